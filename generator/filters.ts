@@ -1,0 +1,55 @@
+/**
+ * `--filter KEY=VALUE` selection shared by `list` and `build`.
+ *
+ * Keys: package, python, cuda, sm, isa, system. Values are compared to the variant's field as written in
+ * `list --json` ("3.13", "12.8", "121", "armv9", "aarch64-linux"); `cuda` also accepts "12_8", and
+ * `cuda=none` / `sm=none` select CPU-only variants. Several filters on one key are alternatives (OR);
+ * filters on different keys must all hold (AND).
+ */
+export const FILTER_KEYS = ["package", "python", "cuda", "sm", "isa", "system"] as const;
+export type FilterKey = (typeof FILTER_KEYS)[number];
+
+/** One parsed `KEY=VALUE`. */
+export interface Filter {
+  key: FilterKey;
+  value: string;
+}
+
+/** The fields a filter reads. */
+export type Filterable = Record<FilterKey, string | null>;
+
+/** Thrown for a malformed filter; the message names the allowed keys. */
+export class FilterError extends Error {}
+
+/**
+ * Parse `KEY=VALUE` strings.
+ * @throws FilterError naming the bad filter and the allowed keys.
+ */
+export function parseFilters(specs: readonly string[] | undefined): Filter[] {
+  return (specs ?? []).map((spec) => {
+    const eq = spec.indexOf("=");
+    const key = spec.slice(0, eq).trim();
+    const value = spec.slice(eq + 1).trim();
+    if (eq < 1 || value === "")
+      throw new FilterError(`--filter "${spec}": expected KEY=VALUE with KEY one of ${FILTER_KEYS.join(", ")}`);
+    if (!(FILTER_KEYS as readonly string[]).includes(key))
+      throw new FilterError(`--filter "${spec}": unknown key "${key}"; allowed keys: ${FILTER_KEYS.join(", ")}`);
+    let v = value;
+    if (key === "cuda") v = v.replace("_", ".");
+    if (key === "sm") v = v.replace(/^sm_?/, "");
+    if (key === "python") v = /^\d{3,}$/.test(v) ? `${v[0]}.${v.slice(1)}` : v.replace(/^python/, "");
+    return { key: key as FilterKey, value: v };
+  });
+}
+
+/** True when `item` passes every filter (OR within a key, AND across keys). */
+export function matchFilters(item: Filterable, filters: readonly Filter[]): boolean {
+  const byKey = new Map<FilterKey, string[]>();
+  for (const f of filters) byKey.set(f.key, [...(byKey.get(f.key) ?? []), f.value]);
+  for (const [key, values] of byKey) {
+    const actual = item[key];
+    const ok = values.some((v) => (v === "none" || v === "cpu" ? actual === null : actual === v));
+    if (!ok) return false;
+  }
+  return true;
+}

@@ -1,0 +1,62 @@
+/**
+ * Format and parse package variant names (DESIGN.md "Names"); `parseName(formatName(p))` returns `p`.
+ *
+ *   {package}{tag}-python{PY}-cuda{CUDA}-sm{SM}-{ISA}   torchaudio-python313-cuda12_8-sm121-armv9
+ *   {package}{tag}-python{PY}-cpu-{ISA}                 pytorch-python313-cpu-avx2
+ *
+ * `PY` is major+minor without the dot, `CUDA` writes the dot as `_`, `ISA` is a catalog key (a dot in a flox
+ * package name would become a quoted attribute, so `armv8.2` is spelled `armv8_2`). `tag` is empty when the
+ * matrix holds one PyTorch release, and the release's `nameTag` ("29" for 2.9.x) when it holds several.
+ */
+import type { PackageName } from "./schema.ts";
+
+/** The parts of a variant name. `cuda`/`sm` are both null for a CPU-only variant. */
+export interface NameParts {
+  package: PackageName;
+  /** Release tag ("29") or "" when the name carries no release. */
+  tag: string;
+  /** "3.13" */
+  python: string;
+  /** "12.8" or null */
+  cuda: string | null;
+  /** "121" or null */
+  sm: string | null;
+  /** "armv9" */
+  isa: string;
+}
+
+const NAME_RE =
+  /^(pytorch|torchaudio)(\d*)-python(\d)(\d+)-(?:cuda(\d+)_(\d+)-sm(\d{2,3})|cpu)-([a-z0-9]+(?:_[a-z0-9]+)*)$/;
+
+/**
+ * Format a variant name.
+ * @throws Error when only one of `cuda`/`sm` is set, or a part contains characters a flox name cannot hold.
+ */
+export function formatName(p: NameParts): string {
+  if ((p.cuda === null) !== (p.sm === null)) throw new Error(`formatName: cuda and sm must both be set or both null`);
+  const [maj, min] = p.python.split(".");
+  const gpu = p.cuda === null ? "cpu" : `cuda${p.cuda.replace(".", "_")}-sm${p.sm}`;
+  const name = `${p.package}${p.tag}-python${maj}${min}-${gpu}-${p.isa}`;
+  if (!NAME_RE.test(name)) throw new Error(`formatName: cannot format a valid name from ${JSON.stringify(p)}`);
+  return name;
+}
+
+/** Parse a variant name; returns null when `name` does not follow the naming rule. */
+export function parseName(name: string): NameParts | null {
+  const m = NAME_RE.exec(name);
+  if (!m) return null;
+  const [, pkg, tag, pyMaj, pyMin, cudaMaj, cudaMin, sm, isa] = m;
+  return {
+    package: pkg as PackageName,
+    tag,
+    python: `${pyMaj}.${pyMin}`,
+    cuda: cudaMaj === undefined ? null : `${cudaMaj}.${cudaMin}`,
+    sm: sm ?? null,
+    isa,
+  };
+}
+
+/** The pytorch variant a torchaudio variant of these parts is built against. */
+export function torchSiblingName(p: NameParts): string {
+  return formatName({ ...p, package: "pytorch" });
+}

@@ -1,0 +1,354 @@
+/**
+ * zod schemas for the user's matrix (`matrix.ts`) and for the catalog of facts, and the types exported from them.
+ *
+ * Two kinds of schema live here:
+ * - catalog schemas (`GpuArchSchema`, `CudaToolkitSchema`, ...): the shape of every fact in `generator/catalog/`.
+ *   Each fact carries `source`, a document, release note or file that states it.
+ * - `makeMatrixSchema(catalog)`: the matrix schema, built from the catalog so that an unknown SM, ISA, CUDA or
+ *   Python version is rejected with the field path and the allowed values.
+ *
+ * The `Variant` and `Excluded` types are what `expand()` returns; `VariantJson` is the `list --json` contract of
+ * DESIGN.md.
+ */
+import { z } from "zod";
+
+/** A Nix system double, e.g. `aarch64-linux`. */
+export const SYSTEMS = ["x86_64-linux", "aarch64-linux"] as const;
+export type System = (typeof SYSTEMS)[number];
+
+/** The two packages the generator writes per kept combination. */
+export const PACKAGES = ["pytorch", "torchaudio"] as const;
+export type PackageName = (typeof PACKAGES)[number];
+
+const version2 = z.string().regex(/^\d+\.\d+$/, "expected MAJOR.MINOR, e.g. 12.8");
+const capability = z.string().regex(/^\d+\.\d+$/, "expected a compute capability written MAJOR.MINOR, e.g. 12.0");
+const source = z.string().min(3);
+
+/**
+ * One GPU architecture, keyed by its SM number (compute capability without the dot: `121` for 12.1).
+ * `systems` lists the Nix systems a host of this GPU can be: SoC-only GPUs (Thor, GB10, Orin) are
+ * `["aarch64-linux"]` only (DESIGN.md rule 5).
+ */
+export const GpuArchSchema = z.object({
+  /** SM number as a string: "121". */
+  sm: z.string().regex(/^\d{2,3}$/),
+  /** Compute capability as nvcc and TORCH_CUDA_ARCH_LIST write it: "12.1". */
+  capability,
+  /** Architecture family: "Blackwell", "Hopper", ... */
+  family: z.string(),
+  /** Products with this compute capability: "DGX Spark (GB10)", "H100", ... */
+  products: z.array(z.string()).min(1),
+  /** Short hardware label for names in descriptions and docs: "DGX Spark (GB10)". */
+  label: z.string(),
+  /** Nix systems a host with this GPU can run. */
+  systems: z.array(z.enum(SYSTEMS)).min(1),
+  /** Optional note shown where the value surprises (e.g. Thor's rename from sm_101 to sm_110). */
+  note: z.string().optional(),
+  source,
+});
+export type GpuArch = z.infer<typeof GpuArchSchema>;
+
+/**
+ * One CUDA toolkit line as a nixpkgs package set sees it.
+ * `capabilities` are the real (sm_XY, non-`a`/`f`) targets its nvcc compiles offline, written "X.Y".
+ */
+export const CudaToolkitSchema = z.object({
+  /** "12.8" */
+  version: version2,
+  /** nixpkgs attribute of the package set: "cudaPackages_12_8". */
+  packageSet: z.string().regex(/^cudaPackages_\d+_\d+$/),
+  /** Compute capabilities nvcc of this version compiles for (offline, real architectures), ascending. */
+  capabilities: z.array(capability).min(1),
+  /** Minimum Linux driver version for this toolkit (toolkit release notes, Table 3), e.g. "570.26". */
+  minDriverLinux: z.string().regex(/^\d+(\.\d+)*$/),
+  /** Optional note (e.g. architectures dropped or renamed in this release). */
+  note: z.string().optional(),
+  source,
+});
+export type CudaToolkit = z.infer<typeof CudaToolkitSchema>;
+
+/**
+ * One CPU ISA level. `cflags` turn on only instructions that every CPU in `for` has (DESIGN.md rule 4).
+ */
+export const CpuIsaSchema = z.object({
+  /** Name key used in variant names: "avx512bf16", "armv8_2". */
+  key: z.string().regex(/^[a-z0-9_]+$/),
+  /** Human label: "AVX-512 BF16". */
+  label: z.string(),
+  system: z.enum(SYSTEMS),
+  /** Compiler flags as data, e.g. ["-march=x86-64-v4", "-mavx512bf16"]. */
+  cflags: z.array(z.string().regex(/^-m[a-z0-9=.+_-]+$/)).min(1),
+  /** CPUs this ISA is for (each has every instruction the flags enable). */
+  cpus: z.array(z.string()).min(1),
+  /** CPUs people expect here that it is NOT for, with why. */
+  notFor: z.array(z.string()),
+  /** CPU feature names (from /proc/cpuinfo `flags`/`Features`) a host must have to run this ISA's code. */
+  requiredCpuFeatures: z.array(z.string()).min(1),
+  /** Rank within its system: a higher rank is a wider ISA (detect picks the highest a host has). */
+  rank: z.number().int().nonnegative(),
+  note: z.string().optional(),
+  source,
+});
+export type CpuIsa = z.infer<typeof CpuIsaSchema>;
+
+/** One CPython minor version and its nixpkgs package-set attribute. */
+export const PythonVersionSchema = z.object({
+  /** "3.13" */
+  version: version2,
+  /** "python313Packages" */
+  packageSet: z.string().regex(/^python\d+Packages$/),
+  source,
+});
+export type PythonVersion = z.infer<typeof PythonVersionSchema>;
+
+/** One PyTorch release line and its torchaudio pairing. */
+export const TorchReleaseSchema = z.object({
+  /** Full release version: "2.8.0". */
+  version: z.string().regex(/^\d+\.\d+\.\d+$/),
+  /** Name prefix used when the matrix holds more than one release: "28" gives `pytorch28-…`. */
+  nameTag: z.string().regex(/^\d+$/),
+  /** The torchaudio release built against it: "2.8.0". */
+  torchaudio: z.string().regex(/^\d+\.\d+\.\d+$/),
+  /** Python minor versions this release supports (its wheels / setup.py classifiers). */
+  python: z.array(version2).min(1),
+  /** CUDA versions PyTorch's own release matrix builds this release for. */
+  cuda: z.array(version2).min(1),
+  source,
+});
+export type TorchRelease = z.infer<typeof TorchReleaseSchema>;
+
+/**
+ * A nixpkgs revision and what it carries. A variant is only emitted when a known pin carries its torch release,
+ * Python set and CUDA package set, and its torch is not marked broken for that CUDA.
+ */
+export const NixpkgsPinSchema = z.object({
+  /** 40-hex git revision of NixOS/nixpkgs. */
+  rev: z.string().regex(/^[0-9a-f]{40}$/),
+  /** sha256 of the GitHub tarball (for `builtins.fetchTarball`), when known; null leaves it unpinned by hash. */
+  sha256: z.string().nullable(),
+  /** python3Packages.torch version at this revision. */
+  torch: z.string(),
+  /** python3Packages.torchaudio version at this revision. */
+  torchaudio: z.string(),
+  /** Python minor versions with a package set at this revision. */
+  python: z.array(version2).min(1),
+  /** CUDA versions with a `cudaPackages_X_Y` set at this revision. */
+  cuda: z.array(version2).min(1),
+  /** CUDA versions (MAJOR.MINOR) whose torch is marked broken at this revision, with the reason. */
+  brokenCuda: z.record(z.string(), z.string()),
+  source,
+});
+export type NixpkgsPin = z.infer<typeof NixpkgsPinSchema>;
+
+/** The whole catalog: every fact the generator knows. */
+export interface Catalog {
+  gpus: GpuArch[];
+  cuda: CudaToolkit[];
+  isas: CpuIsa[];
+  python: PythonVersion[];
+  torch: TorchRelease[];
+  nixpkgs: NixpkgsPin[];
+}
+
+export const CatalogSchema = z.object({
+  gpus: z.array(GpuArchSchema).min(1),
+  cuda: z.array(CudaToolkitSchema).min(1),
+  isas: z.array(CpuIsaSchema).min(1),
+  python: z.array(PythonVersionSchema).min(1),
+  torch: z.array(TorchReleaseSchema).min(1),
+  nixpkgs: z.array(NixpkgsPinSchema).min(1),
+});
+
+/** What to do with a GPU whose compute capability the CUDA version's nvcc does not know. */
+export const BINARY_COMPAT_POLICIES = ["serve", "drop"] as const;
+export type BinaryCompatPolicy = (typeof BINARY_COMPAT_POLICIES)[number];
+
+/** The matrix as the user writes it in `matrix.ts` (before validation). */
+export interface MatrixInput {
+  /** PyTorch releases with the nixpkgs revision that carries each. */
+  releases: { torch: string; nixpkgs: string }[];
+  /** Python minor versions: ["3.13"]. */
+  python: string[];
+  /** CUDA versions: ["12.8"]. */
+  cuda: string[];
+  /** GPU SM numbers: ["80", "121"]. */
+  gpus: string[];
+  /** CPU ISA keys: ["avx2", "armv9"]. */
+  isas: string[];
+  /** Also emit one CPU-only variant per (release, Python, ISA). */
+  cpuOnly: boolean;
+  /** Which packages to write. */
+  packages?: PackageName[];
+  policy?: {
+    /**
+     * `serve`: a GPU the CUDA version's nvcc does not know is served by same-major binary-compatible code
+     * (sm121 on 12.8 compiles 12.0), with a note. `drop`: such combinations are dropped with a reason.
+     */
+    binaryCompat?: BinaryCompatPolicy;
+    /** Set nixpkgs `config.cudaCapabilities` for the whole CUDA package set (default true). */
+    cudaCapabilitiesForPackageSet?: boolean;
+  };
+}
+
+/** Identity for typing `matrix.ts`: `export default defineMatrix({...})`. */
+export function defineMatrix(m: MatrixInput): MatrixInput {
+  return m;
+}
+
+function uniqueEnum(values: readonly string[], what: string) {
+  const allowed = [...values];
+  return z
+    .array(
+      z.string().refine((v) => allowed.includes(v), {
+        message: `unknown ${what}; allowed values: ${allowed.join(", ")}`,
+      }),
+    )
+    .min(1, `must list at least one ${what}; allowed values: ${allowed.join(", ")}`)
+    .superRefine((arr, ctx) => {
+      const seen = new Set<string>();
+      arr.forEach((v, i) => {
+        if (seen.has(v)) ctx.addIssue({ code: "custom", path: [i], message: `duplicate ${what} "${v}"` });
+        seen.add(v);
+      });
+    });
+}
+
+/**
+ * Build the zod schema of `matrix.ts` from the catalog: each axis accepts only values the catalog knows.
+ * Errors name the field path (e.g. `gpus.3`) and list the allowed values.
+ */
+export function makeMatrixSchema(catalog: Catalog) {
+  const pins = catalog.nixpkgs.map((p) => p.rev);
+  const torchVersions = catalog.torch.map((t) => t.version);
+  return z
+    .object({
+      releases: z
+        .array(
+          z
+            .object({
+              torch: z.string().refine((v) => torchVersions.includes(v), {
+                message: `unknown PyTorch release; allowed values: ${torchVersions.join(", ")}`,
+              }),
+              nixpkgs: z.string().refine((v) => pins.includes(v), {
+                message: `unknown nixpkgs revision (the catalog must know what it carries); allowed values: ${pins.join(", ")}`,
+              }),
+            })
+            .strict(),
+        )
+        .min(1, `must list at least one release; allowed PyTorch releases: ${torchVersions.join(", ")}`)
+        .superRefine((arr, ctx) => {
+          const seen = new Set<string>();
+          arr.forEach((r, i) => {
+            if (seen.has(r.torch))
+              ctx.addIssue({ code: "custom", path: [i, "torch"], message: `duplicate PyTorch release "${r.torch}"` });
+            seen.add(r.torch);
+          });
+        }),
+      python: uniqueEnum(
+        catalog.python.map((p) => p.version),
+        "Python version",
+      ),
+      cuda: uniqueEnum(
+        catalog.cuda.map((c) => c.version),
+        "CUDA version",
+      ),
+      gpus: uniqueEnum(
+        catalog.gpus.map((g) => g.sm),
+        "GPU SM",
+      ),
+      isas: uniqueEnum(
+        catalog.isas.map((i) => i.key),
+        "CPU ISA",
+      ),
+      cpuOnly: z.boolean(),
+      packages: uniqueEnum(PACKAGES, "package").default(["pytorch", "torchaudio"]),
+      policy: z
+        .object({
+          binaryCompat: z.enum(BINARY_COMPAT_POLICIES).default("serve"),
+          cudaCapabilitiesForPackageSet: z.boolean().default(true),
+        })
+        .strict()
+        .default({ binaryCompat: "serve", cudaCapabilitiesForPackageSet: true }),
+    })
+    .strict();
+}
+export type Matrix = z.output<ReturnType<typeof makeMatrixSchema>>;
+
+/**
+ * One package variant the generator writes. Every field is resolved: the Nix side receives these as literal data.
+ * The `list --json` contract (`VariantJson`) is a subset.
+ */
+export interface Variant {
+  /** Package variant name, e.g. "torchaudio-python313-cuda12_8-sm121-armv9". */
+  name: string;
+  package: PackageName;
+  /** Version of this package (torch or torchaudio). */
+  version: string;
+  torchVersion: string;
+  /** torchaudio version paired with `torchVersion`. */
+  torchaudioVersion: string;
+  /** "3.13" */
+  python: string;
+  /** "python313Packages" */
+  pythonPackageSet: string;
+  /** "12.8", or null for CPU-only. */
+  cuda: string | null;
+  /** "cudaPackages_12_8", or null for CPU-only. */
+  cudaPackageSet: string | null;
+  /** SM of the target GPU ("121"), or null for CPU-only. */
+  sm: string | null;
+  /** ISA key ("armv9"). */
+  isa: string;
+  system: System;
+  /** Compute capabilities handed to nvcc ("12.0"); [] for CPU-only. */
+  cudaCapabilities: string[];
+  /** True when the GPU is served through same-major binary compatibility (capabilities differ from the GPU's). */
+  binaryCompat: boolean;
+  /** Also set nixpkgs config.cudaCapabilities for the whole package set. */
+  cudaCapabilitiesForPackageSet: boolean;
+  cflags: string[];
+  /** nixpkgs revision. */
+  nixpkgs: string;
+  /** sha256 of the nixpkgs tarball, when the catalog knows it. */
+  nixpkgsSha256: string | null;
+  /** Names of package variants this one is built against. */
+  dependsOn: string[];
+  /** Generated file, relative to the repo root: ".flox/pkgs/NAME.nix". */
+  file: string;
+  /** One-line description naming the hardware. */
+  description: string;
+  notes: string[];
+}
+
+/** The `list --json` contract of DESIGN.md: one object per package variant. */
+export type VariantJson = Pick<
+  Variant,
+  | "name"
+  | "package"
+  | "version"
+  | "torchVersion"
+  | "python"
+  | "cuda"
+  | "sm"
+  | "isa"
+  | "system"
+  | "cudaCapabilities"
+  | "cflags"
+  | "nixpkgs"
+  | "dependsOn"
+  | "file"
+  | "notes"
+>;
+
+/** A combination of the matrix that was dropped, with every reason in words (DESIGN.md rule 7). */
+export interface Excluded {
+  /** The name it would have had, e.g. "pytorch-python313-cuda12_8-sm110-armv9". */
+  name: string;
+  package: PackageName;
+  torchVersion: string;
+  python: string;
+  cuda: string | null;
+  sm: string | null;
+  isa: string;
+  reasons: string[];
+}
