@@ -1,0 +1,243 @@
+/**
+ * matrix × catalog → kept package variants and dropped combinations with reasons (pure functions, no I/O).
+ *
+ * Every rule of truth of DESIGN.md is decided here, once:
+ * 1. Python: a variant names `pythonXYPackages` of its pin, which must carry that set and the release must support it.
+ * 2. CUDA: a variant names `cudaPackages_X_Y` of its pin, which must carry it and not mark torch broken for it.
+ * 3. GPU: the capabilities handed to nvcc are ones that CUDA version's nvcc compiles (`CudaToolkit.capabilities`)
+ *    and that run on the GPU: its own, or (policy `serve`) the highest same-major capability with a lower minor
+ *    (CUDA C++ Programming Guide, "Binary Compatibility": cubins run on X.z for z ≥ y, never across a major).
+ * 4. CPU ISA: flags come from the catalog entry, which lists only CPUs that have every enabled instruction.
+ * 5. Platform: a GPU whose `systems` lacks the ISA's system has no variant there.
+ * 6. Releases: torch ↔ torchaudio pairing, Python range and CUDA majors of each release.
+ * 7. Every dropped combination carries its reasons in words.
+ */
+import { formatName, torchSiblingName } from "./naming.ts";
+import type {
+  Catalog,
+  CpuIsa,
+  CudaToolkit,
+  Excluded,
+  GpuArch,
+  Matrix,
+  NixpkgsPin,
+  PackageName,
+  PythonVersion,
+  TorchRelease,
+  Variant,
+} from "./schema.ts";
+
+/** Result of `expand`: kept variants (stable order) and dropped combinations (stable order). */
+export interface Expansion {
+  variants: Variant[];
+  excluded: Excluded[];
+}
+
+/** How a GPU is served by a CUDA version: the capabilities nvcc compiles, or why it cannot be. */
+export type GpuService =
+  | { ok: true; capabilities: string[]; binaryCompat: boolean; note?: string }
+  | { ok: false; reason: string };
+
+const cmpVersion = (a: string, b: string): number => {
+  const pa = a.split(".").map(Number);
+  const pb = b.split(".").map(Number);
+  for (let i = 0; i < Math.max(pa.length, pb.length); i++) {
+    const d = (pa[i] ?? 0) - (pb[i] ?? 0);
+    if (d !== 0) return d;
+  }
+  return 0;
+};
+export { cmpVersion };
+
+const major = (cap: string) => Number(cap.split(".")[0]);
+const minor = (cap: string) => Number(cap.split(".")[1]);
+const smOf = (cap: string) => cap.replace(".", "");
+
+/**
+ * Decide which compute capabilities CUDA `cuda`'s nvcc compiles for GPU `gpu` (DESIGN.md rule 3).
+ * Native when nvcc knows the GPU's capability; otherwise, under policy `serve`, the highest capability nvcc knows
+ * with the same major and a minor ≤ the GPU's (binary compatibility); otherwise a reason naming the CUDA versions
+ * of the catalog whose nvcc does know it.
+ */
+export function serveGpu(gpu: GpuArch, cuda: CudaToolkit, policy: "serve" | "drop", catalog: Catalog): GpuService {
+  if (cuda.capabilities.includes(gpu.capability)) return { ok: true, capabilities: [gpu.capability], binaryCompat: false };
+  const knownBy = catalog.cuda.filter((c) => c.capabilities.includes(gpu.capability)).map((c) => c.version);
+  const where = knownBy.length
+    ? `CUDA ${knownBy.join(", ")} ${knownBy.length === 1 ? "compiles" : "compile"} sm_${gpu.sm} natively`
+    : `no CUDA version in the catalog compiles sm_${gpu.sm}`;
+  const earlier = catalog.cuda.filter((c) => cmpVersion(c.version, cuda.version) < 0 && c.capabilities.includes(gpu.capability));
+  const dropped =
+    earlier.length > 0
+      ? `CUDA ${cuda.version} dropped offline compilation for sm_${gpu.sm} (last supported in CUDA ${earlier[earlier.length - 1].version})`
+      : `CUDA ${cuda.version}'s nvcc has no sm_${gpu.sm} target`;
+  const compat = cuda.capabilities
+    .filter((c) => major(c) === major(gpu.capability) && minor(c) <= minor(gpu.capability))
+    .sort(cmpVersion)
+    .pop();
+  const gpuNote = gpu.note ? ` ${gpu.note}` : "";
+  if (compat === undefined)
+    return {
+      ok: false,
+      reason: `${dropped}, and no capability it compiles has the same major version as ${gpu.capability} (cubins do not run across a major version); ${where}.${gpuNote}`,
+    };
+  if (policy === "drop")
+    return {
+      ok: false,
+      reason: `${dropped}; ${compat} code would run on it by binary compatibility, but matrix.ts policy.binaryCompat is "drop"; ${where}.`,
+    };
+  return {
+    ok: true,
+    capabilities: [compat],
+    binaryCompat: true,
+    note: `Served by binary compatibility: CUDA ${cuda.version}'s nvcc has no sm_${gpu.sm}, so this variant compiles sm_${smOf(compat)} (compute capability ${compat}), which runs on ${gpu.capability} (same major, lower minor; CUDA C++ Programming Guide, "Binary Compatibility"). ${where} for native code.`,
+  };
+}
+
+function find<T>(list: T[], pred: (t: T) => boolean, what: string): T {
+  const x = list.find(pred);
+  if (x === undefined) throw new Error(`catalog has no ${what}`);
+  return x;
+}
+
+const isaLabel = (isa: CpuIsa) => isa.label;
+
+/** Everything about one (release, python, cuda|null, gpu|null, isa) combination before the package split. */
+interface Combo {
+  release: TorchRelease;
+  pin: NixpkgsPin;
+  tag: string;
+  py: PythonVersion;
+  cuda: CudaToolkit | null;
+  gpu: GpuArch | null;
+  isa: CpuIsa;
+}
+
+/** Reasons a combination cannot be built truthfully; [] when it can. Also returns the GPU service when it can. */
+function judge(c: Combo, matrix: Matrix, catalog: Catalog): { reasons: string[]; service?: GpuService } {
+  const reasons: string[] = [];
+  const { release, pin, py, cuda, gpu, isa } = c;
+  if (!release.python.includes(py.version))
+    reasons.push(
+      `PyTorch ${release.version} supports Python ${release.python.join(", ")}, not ${py.version}.`,
+    );
+  if (!pin.python.includes(py.version))
+    reasons.push(`nixpkgs ${pin.rev.slice(0, 7)} has no ${py.packageSet}.`);
+  if (cuda) {
+    const relMajors = [...new Set(release.cuda.map((v) => v.split(".")[0]))];
+    if (!relMajors.includes(cuda.version.split(".")[0]))
+      reasons.push(
+        `PyTorch ${release.version} is released for CUDA ${release.cuda.join(", ")}; it does not support CUDA ${cuda.version.split(".")[0]}.x.`,
+      );
+    if (!pin.cuda.includes(cuda.version))
+      reasons.push(`nixpkgs ${pin.rev.slice(0, 7)} has no ${cuda.packageSet}.`);
+    const broken = pin.brokenCuda[cuda.version];
+    if (broken) reasons.push(`nixpkgs ${pin.rev.slice(0, 7)} marks torch broken with CUDA ${cuda.version}: ${broken}`);
+  }
+  if (gpu && !gpu.systems.includes(isa.system))
+    reasons.push(
+      `SM${gpu.sm} (${gpu.label}) exists only on ${gpu.systems.join(", ")} hosts; ${isa.key} is an ${isa.system} ISA.`,
+    );
+  let service: GpuService | undefined;
+  if (gpu && cuda) {
+    service = serveGpu(gpu, cuda, matrix.policy.binaryCompat, catalog);
+    if (!service.ok) reasons.push(service.reason);
+  }
+  return { reasons, service };
+}
+
+function describe(pkg: PackageName, c: Combo, version: string): string {
+  const what = pkg === "pytorch" ? `PyTorch ${version}` : `torchaudio ${version} (PyTorch ${c.release.version})`;
+  const gpu = c.gpu && c.cuda ? `${c.gpu.label} (SM${c.gpu.sm}), CUDA ${c.cuda.version}` : "CPU only";
+  return `${what} for ${gpu}, ${isaLabel(c.isa)} (${c.isa.cpus.join(", ")}), Python ${c.py.version}`;
+}
+
+/**
+ * Expand a validated matrix against the catalog.
+ *
+ * Order: releases and ISAs as listed in matrix.ts, Python and CUDA ascending, GPUs by SM ascending, CPU-only
+ * after CUDA; pytorch before torchaudio within a combination. Names carry the release tag only when the matrix
+ * lists more than one release.
+ *
+ * @param matrix validated matrix (output of `makeMatrixSchema(catalog)`).
+ * @throws Error when the matrix names a value the catalog lacks (validation should have caught it).
+ */
+export function expand(matrix: Matrix, catalog: Catalog): Expansion {
+  const variants: Variant[] = [];
+  const excluded: Excluded[] = [];
+  const multi = matrix.releases.length > 1;
+  const byVersion = (a: string, b: string) => cmpVersion(a, b);
+  const pythons = [...matrix.python].sort(byVersion).map((v) => find(catalog.python, (p) => p.version === v, `Python ${v}`));
+  const cudas = [...matrix.cuda].sort(byVersion).map((v) => find(catalog.cuda, (c) => c.version === v, `CUDA ${v}`));
+  const gpus = [...matrix.gpus]
+    .sort((a, b) => Number(a) - Number(b))
+    .map((sm) => find(catalog.gpus, (g) => g.sm === sm, `GPU SM${sm}`));
+  const isas = matrix.isas.map((k) => find(catalog.isas, (i) => i.key === k, `ISA ${k}`));
+  const packages = (["pytorch", "torchaudio"] as const).filter((p) => matrix.packages.includes(p));
+
+  for (const r of matrix.releases) {
+    const release = find(catalog.torch, (t) => t.version === r.torch, `PyTorch ${r.torch}`);
+    const pin = find(catalog.nixpkgs, (p) => p.rev === r.nixpkgs, `nixpkgs ${r.nixpkgs}`);
+    const tag = multi ? release.nameTag : "";
+    for (const py of pythons) {
+      const gpuCombos: [CudaToolkit | null, GpuArch | null][] = [];
+      for (const cuda of cudas) for (const gpu of gpus) gpuCombos.push([cuda, gpu]);
+      if (matrix.cpuOnly) gpuCombos.push([null, null]);
+      for (const [cuda, gpu] of gpuCombos) {
+        for (const isa of isas) {
+          const combo: Combo = { release, pin, tag, py, cuda, gpu, isa };
+          const { reasons, service } = judge(combo, matrix, catalog);
+          const parts = {
+            tag,
+            python: py.version,
+            cuda: cuda?.version ?? null,
+            sm: gpu?.sm ?? null,
+            isa: isa.key,
+          };
+          for (const pkg of packages) {
+            const name = formatName({ ...parts, package: pkg });
+            if (reasons.length) {
+              excluded.push({ name, package: pkg, torchVersion: release.version, ...parts, reasons });
+              continue;
+            }
+            const version = pkg === "pytorch" ? release.version : release.torchaudio;
+            const notes: string[] = [];
+            if (service?.ok && service.note) notes.push(service.note);
+            if (cuda && !release.cuda.includes(cuda.version))
+              notes.push(
+                `PyTorch ${release.version}'s own binaries are built for CUDA ${release.cuda.join(", ")}; this CUDA ${cuda.version} build comes from nixpkgs ${pin.rev.slice(0, 7)}.`,
+              );
+            if (isa.note) notes.push(isa.note);
+            if (gpu?.note) notes.push(gpu.note);
+            if (pkg === "torchaudio")
+              notes.push(`Built against ${torchSiblingName({ ...parts, package: pkg })} (the same torch derivation).`);
+            variants.push({
+              name,
+              package: pkg,
+              version,
+              torchVersion: release.version,
+              torchaudioVersion: release.torchaudio,
+              python: py.version,
+              pythonPackageSet: py.packageSet,
+              cuda: cuda?.version ?? null,
+              cudaPackageSet: cuda?.packageSet ?? null,
+              sm: gpu?.sm ?? null,
+              isa: isa.key,
+              system: isa.system,
+              cudaCapabilities: service?.ok ? service.capabilities : [],
+              binaryCompat: service?.ok ? service.binaryCompat : false,
+              cudaCapabilitiesForPackageSet: matrix.policy.cudaCapabilitiesForPackageSet,
+              cflags: [...isa.cflags],
+              nixpkgs: pin.rev,
+              nixpkgsSha256: pin.sha256,
+              dependsOn: pkg === "torchaudio" ? [torchSiblingName({ ...parts, package: pkg })] : [],
+              file: `.flox/pkgs/${name}.nix`,
+              description: describe(pkg, combo, version),
+              notes,
+            });
+          }
+        }
+      }
+    }
+  }
+  return { variants, excluded };
+}

@@ -1,0 +1,140 @@
+/**
+ * `explain NAME`: the resolved parameters of a variant, or why a name is not one, and the nearest names that exist.
+ * Pure: works on a loaded Project.
+ */
+import { distance } from "fastest-levenshtein";
+import { expand } from "./expand.ts";
+import { parseName, type NameParts } from "./naming.ts";
+import type { Project } from "./project.ts";
+import type { Matrix, Variant } from "./schema.ts";
+
+/** A name that exists, with why it is suggested ("same GPU on CUDA 12.9"). */
+export interface Suggestion {
+  name: string;
+  why: string;
+}
+
+/** What `explain` found for a name. */
+export type Explanation =
+  | { kind: "variant"; variant: Variant }
+  | {
+      kind: "excluded" | "not-in-matrix" | "unknown";
+      name: string;
+      /** Why there is no such variant, in words. */
+      reasons: string[];
+      /** matrix.ts changes that would add it, when the catalog could build it. */
+      matrixChanges: string[];
+      nearest: Suggestion[];
+    };
+
+const sameExceptTag = (a: NameParts, b: NameParts) =>
+  a.package === b.package && a.python === b.python && a.cuda === b.cuda && a.sm === b.sm && a.isa === b.isa;
+
+/** The matrix widened to every catalog value (each release on the first pin that carries it), same policy. */
+export function widenMatrix(p: Project): Matrix {
+  const releases = p.catalog.torch
+    .map((t) => ({ torch: t.version, nixpkgs: p.catalog.nixpkgs.find((n) => n.torch === t.version)?.rev }))
+    .filter((r): r is { torch: string; nixpkgs: string } => r.nixpkgs !== undefined);
+  return {
+    ...p.matrix,
+    releases,
+    python: p.catalog.python.map((x) => x.version),
+    cuda: p.catalog.cuda.map((x) => x.version),
+    gpus: p.catalog.gpus.map((x) => x.sm),
+    isas: p.catalog.isas.map((x) => x.key),
+    cpuOnly: true,
+    packages: ["pytorch", "torchaudio"],
+  };
+}
+
+/**
+ * Nearest existing names to `name`: a name that differs only in its release tag first, then the same GPU on
+ * another CUDA version, the same CUDA and GPU on another ISA, the same hardware on another release, then by
+ * edit distance. At most `max`.
+ */
+export function nearestNames(name: string, variants: Variant[], max = 5): Suggestion[] {
+  const want = parseName(name);
+  const out: Suggestion[] = [];
+  const add = (v: Variant, why: string) => {
+    if (v.name !== name && !out.some((s) => s.name === v.name)) out.push({ name: v.name, why });
+  };
+  if (want) {
+    const parsed = variants.map((v) => [v, parseName(v.name)!] as const);
+    for (const [v, p] of parsed) if (sameExceptTag(p, want)) add(v, `the same variant under this matrix's naming (PyTorch ${v.torchVersion})`);
+    for (const [v, p] of parsed)
+      if (p.package === want.package && p.sm === want.sm && p.isa === want.isa && p.python === want.python && p.cuda !== want.cuda && p.tag === want.tag)
+        add(v, p.cuda ? `same GPU and ISA on CUDA ${p.cuda}` : "CPU-only build for the same ISA");
+    for (const [v, p] of parsed)
+      if (p.package === want.package && p.sm === want.sm && p.cuda === want.cuda && p.python === want.python && p.isa !== want.isa && p.tag === want.tag)
+        add(v, `same GPU and CUDA on ISA ${p.isa} (${v.system})`);
+    for (const [v, p] of parsed)
+      if (p.package === want.package && p.sm === want.sm && p.isa === want.isa && p.tag !== want.tag)
+        add(v, `same hardware on PyTorch ${v.torchVersion}${p.cuda ? `, CUDA ${p.cuda}` : ""}`);
+    for (const [v, p] of parsed)
+      if (p.package === want.package && p.sm === want.sm && p.isa === want.isa && p.python !== want.python)
+        add(v, `same hardware on Python ${p.python}`);
+  }
+  const byDistance = [...variants].sort((a, b) => distance(a.name, name) - distance(b.name, name) || (a.name < b.name ? -1 : 1));
+  for (const v of byDistance.slice(0, max)) add(v, "similar name");
+  return out.slice(0, max);
+}
+
+/** Explain `name` against project `p`. */
+export function explainName(name: string, p: Project): Explanation {
+  const variant = p.variants.find((v) => v.name === name);
+  if (variant) return { kind: "variant", variant };
+  const nearest = nearestNames(name, p.variants);
+  const excluded = p.excluded.find((e) => e.name === name);
+  if (excluded) return { kind: "excluded", name, reasons: excluded.reasons, matrixChanges: [], nearest };
+  const parts = parseName(name);
+  if (!parts)
+    return {
+      kind: "unknown",
+      name,
+      reasons: [
+        `"${name}" does not follow the naming rule {package}-python{PY}-cuda{X_Y}-sm{SM}-{ISA} or {package}-python{PY}-cpu-{ISA}.`,
+      ],
+      matrixChanges: [],
+      nearest,
+    };
+  // Not in this matrix: judge it against every catalog value to say whether matrix.ts could add it.
+  const wide = widenMatrix(p);
+  const { variants, excluded: wideExcluded } = expand(wide, p.catalog);
+  const tagOf = (torch: string) => p.catalog.torch.find((t) => t.version === torch)!.nameTag;
+  const matches = (n: string, torch: string) => {
+    const q = parseName(n)!;
+    return sameExceptTag(q, parts) && (parts.tag === "" || parts.tag === tagOf(torch));
+  };
+  const releasesInMatrix = new Set(p.matrix.releases.map((r) => r.torch));
+  const candidates = variants
+    .filter((v) => matches(v.name, v.torchVersion))
+    .sort((a, b) => Number(releasesInMatrix.has(b.torchVersion)) - Number(releasesInMatrix.has(a.torchVersion)));
+  const reasons: string[] = [];
+  const matrixChanges: string[] = [];
+  if (parts.tag !== "" && p.matrix.releases.length === 1)
+    reasons.push(
+      `This matrix holds one PyTorch release (${p.matrix.releases[0].torch}), so its names carry no release tag.`,
+    );
+  const v = candidates[0];
+  if (v) {
+    const m = p.matrix;
+    if (!m.releases.some((r) => r.torch === v.torchVersion))
+      matrixChanges.push(`add { torch: "${v.torchVersion}", nixpkgs: "${v.nixpkgs}" } to releases`);
+    if (!m.python.includes(v.python)) matrixChanges.push(`add "${v.python}" to python`);
+    if (v.cuda && !m.cuda.includes(v.cuda)) matrixChanges.push(`add "${v.cuda}" to cuda`);
+    if (v.sm && !m.gpus.includes(v.sm)) matrixChanges.push(`add "${v.sm}" to gpus`);
+    if (!m.isas.includes(v.isa)) matrixChanges.push(`add "${v.isa}" to isas`);
+    if (!v.cuda && !m.cpuOnly) matrixChanges.push(`set cpuOnly: true`);
+    if (!m.packages.includes(v.package)) matrixChanges.push(`add "${v.package}" to packages`);
+    reasons.push(
+      matrixChanges.length
+        ? `Not in matrix.ts, but the catalog can build it (as ${v.name}${v.binaryCompat ? ", through binary compatibility" : ""}).`
+        : `Not in this matrix.`,
+    );
+  } else {
+    const ex = wideExcluded.find((e) => matches(e.name, e.torchVersion));
+    if (ex) reasons.push(...ex.reasons);
+    else reasons.push(`No catalog value matches every part of "${name}".`);
+  }
+  return { kind: "not-in-matrix", name, reasons, matrixChanges, nearest };
+}

@@ -1,0 +1,106 @@
+/**
+ * Load and validate the user's matrix, and expand it: the one entry point the CLI commands share.
+ * I/O is limited to importing the matrix module; everything after is pure.
+ */
+import { resolve } from "node:path";
+import { pathToFileURL } from "node:url";
+import { existsSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import type { ZodError } from "zod";
+import { catalog as defaultCatalog } from "./catalog/index.ts";
+import { expand } from "./expand.ts";
+import { makeMatrixSchema, type Catalog, type Excluded, type Matrix, type MatrixInput, type Variant } from "./schema.ts";
+
+/** The repository root (the directory holding package.json and matrix.ts). */
+export const REPO_ROOT = resolve(fileURLToPath(new URL("..", import.meta.url)));
+
+/** A matrix that cannot be used: `issues` lists each field path with what is wrong and the allowed values. */
+export class MatrixError extends Error {
+  constructor(
+    readonly file: string,
+    readonly issues: { path: string; message: string }[],
+  ) {
+    super(`${file}: invalid matrix\n` + issues.map((i) => `  ${i.path || "(root)"}: ${i.message}`).join("\n"));
+  }
+}
+
+/** A loaded project: the validated matrix, the catalog, and its expansion. */
+export interface Project {
+  root: string;
+  matrixFile: string;
+  matrix: Matrix;
+  catalog: Catalog;
+  variants: Variant[];
+  excluded: Excluded[];
+}
+
+function zodIssues(err: ZodError): { path: string; message: string }[] {
+  return err.issues.map((i) => ({ path: i.path.map(String).join("."), message: i.message }));
+}
+
+/**
+ * Validate a matrix object against the catalog (zod schema plus cross-field rules: the pin of each release must
+ * carry that release; torchaudio needs pytorch in `packages`).
+ * @throws MatrixError naming every bad field with the allowed values.
+ */
+export function validateMatrix(input: unknown, catalog: Catalog = defaultCatalog, file = "matrix.ts"): Matrix {
+  const parsed = makeMatrixSchema(catalog).safeParse(input);
+  if (!parsed.success) throw new MatrixError(file, zodIssues(parsed.error));
+  const m = parsed.data;
+  const issues: { path: string; message: string }[] = [];
+  m.releases.forEach((r, i) => {
+    const pin = catalog.nixpkgs.find((p) => p.rev === r.nixpkgs)!;
+    if (pin.torch !== r.torch) {
+      const carriers = catalog.nixpkgs.filter((p) => p.torch === r.torch).map((p) => p.rev);
+      issues.push({
+        path: `releases.${i}.nixpkgs`,
+        message: `nixpkgs ${r.nixpkgs} carries PyTorch ${pin.torch}, not ${r.torch}; allowed values: ${carriers.join(", ") || "(no known pin carries it)"}`,
+      });
+    }
+  });
+  if (m.packages.includes("torchaudio") && !m.packages.includes("pytorch"))
+    issues.push({
+      path: "packages",
+      message: `torchaudio is built against its pytorch variant, so packages must include "pytorch"; allowed values: pytorch, torchaudio`,
+    });
+  if (issues.length) throw new MatrixError(file, issues);
+  return m;
+}
+
+/**
+ * Import a matrix module (default export, or named export `matrix`).
+ * @throws MatrixError when the file is missing, fails to load, or exports no object.
+ */
+export async function importMatrix(file: string): Promise<unknown> {
+  if (!existsSync(file)) throw new MatrixError(file, [{ path: "", message: "file not found" }]);
+  let mod: Record<string, unknown>;
+  try {
+    mod = await import(pathToFileURL(file).href + `?t=${Date.now()}`);
+  } catch (e) {
+    throw new MatrixError(file, [{ path: "", message: `cannot load: ${(e as Error).message.split("\n")[0]}` }]);
+  }
+  const m = mod.default ?? mod.matrix;
+  if (typeof m !== "object" || m === null)
+    throw new MatrixError(file, [{ path: "", message: "must `export default defineMatrix({...})`" }]);
+  return m;
+}
+
+/**
+ * Load `matrix.ts` (or `opts.matrixFile`), validate it and expand it.
+ * @throws MatrixError for a missing, unloadable or invalid matrix.
+ */
+export async function loadProject(opts: { matrixFile?: string; root?: string; catalog?: Catalog } = {}): Promise<Project> {
+  const root = opts.root ?? REPO_ROOT;
+  const matrixFile = resolve(root, opts.matrixFile ?? "matrix.ts");
+  const cat = opts.catalog ?? defaultCatalog;
+  const matrix = validateMatrix(await importMatrix(matrixFile), cat, matrixFile);
+  const { variants, excluded } = expand(matrix, cat);
+  return { root, matrixFile, matrix, catalog: cat, variants, excluded };
+}
+
+/** Project from an in-memory matrix (tests, benchmarks). @throws MatrixError */
+export function projectFromMatrix(input: MatrixInput | unknown, catalog: Catalog = defaultCatalog, root = REPO_ROOT): Project {
+  const matrix = validateMatrix(input, catalog);
+  const { variants, excluded } = expand(matrix, catalog);
+  return { root, matrixFile: resolve(root, "matrix.ts"), matrix, catalog, variants, excluded };
+}

@@ -1,0 +1,188 @@
+/**
+ * Render a project to the generated files: one `.flox/pkgs/NAME.nix` per package variant, `BUILD_MATRIX.md`,
+ * one `docs/matrix/*.md` page per (PyTorch release, CUDA version) and `.flox/env/manifest.toml`.
+ * Pure: returns a map of repo-relative path → content; `write.ts` does the I/O.
+ */
+import { stringify as tomlStringify } from "smol-toml";
+import { cmpVersion } from "../expand.ts";
+import type { Project } from "../project.ts";
+import type { Excluded, Variant } from "../schema.ts";
+import { GENERATED_HEADER, templates } from "./env.ts";
+
+/** Generated files: repo-relative path → content. Insertion order is stable. */
+export type FileMap = Map<string, string>;
+
+/** The Nix fields handed to a builder, in the order they are written (the builder's `variant` attrset). */
+export function nixFields(v: Variant): [string, unknown][] {
+  return [
+    ["name", v.name],
+    ["package", v.package],
+    ["version", v.version],
+    ["torchVersion", v.torchVersion],
+    ["torchaudioVersion", v.torchaudioVersion],
+    ["python", v.python],
+    ["pythonPackageSet", v.pythonPackageSet],
+    ["cuda", v.cuda],
+    ["cudaPackageSet", v.cudaPackageSet],
+    ["sm", v.sm],
+    ["isa", v.isa],
+    ["system", v.system],
+    ["cudaCapabilities", v.cudaCapabilities],
+    ["binaryCompat", v.binaryCompat],
+    ["cudaCapabilitiesForPackageSet", v.cudaCapabilitiesForPackageSet],
+    ["cflags", v.cflags],
+    ["nixpkgsRev", v.nixpkgs],
+    ["nixpkgsSha256", v.nixpkgsSha256],
+    ["description", v.description],
+    ["notes", v.notes],
+  ];
+}
+
+/** Render one variant's `.flox/pkgs/NAME.nix`. */
+export function renderVariant(v: Variant): string {
+  return templates().render("variant.nix.njk", { v, fields: nixFields(v) });
+}
+
+/** Flox manifest schema version written to `.flox/env/manifest.toml`: the first `schema-version` (flox 1.10.0);
+ * the manifest uses no later feature, so every flox since 1.10 reads it (flox docs, "Compatibility policy"). */
+export const FLOX_SCHEMA_VERSION = "1.10.0";
+
+/** Render `.flox/env/manifest.toml`: current schema, the systems the matrix covers. */
+export function renderManifest(p: Project): string {
+  const systems = [...new Set(p.variants.map((v) => v.system))].sort();
+  const body = tomlStringify({
+    "schema-version": FLOX_SCHEMA_VERSION,
+    install: { nodejs: { "pkg-path": "nodejs_20" }, git: { "pkg-path": "git" } },
+    vars: {},
+    hook: {},
+    profile: {},
+    options: { systems },
+  });
+  return `# ${GENERATED_HEADER}\n# Packages to build live in .flox/pkgs/ (flox build NAME); this environment holds the tools to generate them.\n${body}\n`;
+}
+
+/** The suffix shared by a pytorch variant and its torchaudio variant: "python313-cuda12_8-sm121-armv9". */
+const suffix = (name: string) => name.replace(/^(pytorch|torchaudio)\d*-/, "");
+
+/** One (release, CUDA) slice of the matrix, the unit of a docs page and of a grid. */
+export interface MatrixPage {
+  /** "pytorch-2.8.0-cuda-12.8" (or "…-cpu" for CPU-only). */
+  slug: string;
+  title: string;
+  torchVersion: string;
+  torchaudioVersion: string;
+  cuda: string | null;
+  nixpkgs: string;
+  /** SM rows (ascending) × ISA columns, cells are pytorch variants or null for dropped. */
+  grid: { sms: string[]; isas: string[]; rows: { sm: string; python: string; cells: (Variant | null)[] }[] };
+  variants: Variant[];
+  excluded: { suffix: string; names: string[]; reasons: string[] }[];
+}
+
+function groupExcluded(ex: Excluded[]) {
+  const bySuffix = new Map<string, { suffix: string; names: string[]; reasons: string[] }>();
+  for (const e of ex) {
+    const key = `${e.torchVersion}|${suffix(e.name)}`;
+    const g = bySuffix.get(key) ?? { suffix: suffix(e.name), names: [], reasons: e.reasons };
+    g.names.push(e.name);
+    bySuffix.set(key, g);
+  }
+  return [...bySuffix.values()];
+}
+
+/** Slice a project into pages, one per (release, CUDA version) plus one per release for CPU-only variants. */
+export function matrixPages(p: Project): MatrixPage[] {
+  const pages: MatrixPage[] = [];
+  const isas = p.matrix.isas;
+  const cudas: (string | null)[] = [...p.matrix.cuda].sort(cmpVersion);
+  if (p.matrix.cpuOnly) cudas.push(null);
+  for (const r of p.matrix.releases) {
+    const rel = p.catalog.torch.find((t) => t.version === r.torch)!;
+    for (const cuda of cudas) {
+      const variants = p.variants.filter((v) => v.torchVersion === r.torch && v.cuda === cuda);
+      const excluded = p.excluded.filter((e) => e.torchVersion === r.torch && e.cuda === cuda);
+      const pythons = [...p.matrix.python].sort(cmpVersion);
+      const sms = cuda === null ? ["cpu"] : [...p.matrix.gpus].sort((a, b) => Number(a) - Number(b));
+      const rows = pythons.flatMap((python) =>
+        sms.map((sm) => ({
+          sm,
+          python,
+          cells: isas.map(
+            (isa) =>
+              variants.find(
+                (v) => v.package === "pytorch" && v.python === python && (v.sm ?? "cpu") === sm && v.isa === isa,
+              ) ??
+              variants.find((v) => v.python === python && (v.sm ?? "cpu") === sm && v.isa === isa) ??
+              null,
+          ),
+        })),
+      );
+      const slug = `pytorch-${r.torch}-${cuda === null ? "cpu" : `cuda-${cuda}`}`;
+      pages.push({
+        slug,
+        title: `PyTorch ${r.torch} / torchaudio ${rel.torchaudio}, ${cuda === null ? "CPU only" : `CUDA ${cuda}`}`,
+        torchVersion: r.torch,
+        torchaudioVersion: rel.torchaudio,
+        cuda,
+        nixpkgs: r.nixpkgs,
+        grid: { sms, isas, rows },
+        variants,
+        excluded: groupExcluded(excluded),
+      });
+    }
+  }
+  return pages;
+}
+
+/** Reference rows for the GPU table: first and last CUDA version of the catalog whose nvcc compiles each SM. */
+function gpuReference(p: Project) {
+  return p.catalog.gpus.map((g) => {
+    const knownBy = p.catalog.cuda.filter((c) => c.capabilities.includes(g.capability)).map((c) => c.version);
+    return { ...g, minCuda: knownBy[0] ?? "—", lastCuda: knownBy[knownBy.length - 1] ?? "—", selected: p.matrix.gpus.includes(g.sm) };
+  });
+}
+
+/** Render BUILD_MATRIX.md and the docs/matrix pages. */
+export function renderDocs(p: Project): FileMap {
+  const files: FileMap = new Map();
+  const pages = matrixPages(p);
+  const multi = p.matrix.releases.length > 1;
+  const counts = {
+    variants: p.variants.length,
+    pytorch: p.variants.filter((v) => v.package === "pytorch").length,
+    torchaudio: p.variants.filter((v) => v.package === "torchaudio").length,
+    cuda: p.variants.filter((v) => v.cuda !== null).length,
+    cpu: p.variants.filter((v) => v.cuda === null).length,
+    binaryCompat: p.variants.filter((v) => v.binaryCompat).length,
+    excluded: groupExcluded(p.excluded).length,
+    excludedPackages: p.excluded.length,
+  };
+  const example =
+    p.variants.find((v) => v.package === "torchaudio" && v.binaryCompat) ??
+    p.variants.find((v) => v.package === "torchaudio") ??
+    p.variants[0];
+  const ctx = {
+    p,
+    pages,
+    counts,
+    multi,
+    example,
+    gpus: gpuReference(p),
+    header: GENERATED_HEADER,
+    systems: [...new Set(p.variants.map((v) => v.system))].sort(),
+  };
+  files.set("BUILD_MATRIX.md", templates().render("BUILD_MATRIX.md.njk", ctx));
+  for (const page of pages)
+    files.set(`docs/matrix/${page.slug}.md`, templates().render("matrix-page.md.njk", { ...ctx, page }));
+  return files;
+}
+
+/** Render every generated file of a project. */
+export function renderAll(p: Project): FileMap {
+  const files: FileMap = new Map();
+  for (const v of p.variants) files.set(v.file, renderVariant(v));
+  files.set(".flox/env/manifest.toml", renderManifest(p));
+  for (const [k, v] of renderDocs(p)) files.set(k, v);
+  return files;
+}
+

@@ -1,0 +1,93 @@
+/**
+ * Bring the generated files on disk in line with a rendered FileMap: compare, write atomically (temporary file
+ * and rename), remove stale generated files, or with `check` change nothing and report what differs.
+ *
+ * A file is only ever removed when it lies in a managed directory AND carries the generated header
+ * (`GENERATED_MARK` within its first five lines): a hand-written file in `.flox/pkgs/` is never touched.
+ */
+import { mkdirSync, readdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { GENERATED_MARK } from "./render/env.ts";
+import type { FileMap } from "./render/index.ts";
+
+/** Directories (repo-relative) whose generated files of the given extension are ours to remove when stale. */
+export const MANAGED_DIRS: { dir: string; ext: string }[] = [
+  { dir: ".flox/pkgs", ext: ".nix" },
+  { dir: "docs/matrix", ext: ".md" },
+];
+
+/** What a sync did (or, with `check`, would do). Paths are repo-relative, sorted. */
+export interface SyncResult {
+  /** Files created or changed. */
+  written: string[];
+  /** Stale generated files removed. */
+  removed: string[];
+  /** Files already identical. */
+  unchanged: number;
+}
+
+function readOrNull(path: string): string | null {
+  try {
+    return readFileSync(path, "utf8");
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === "ENOENT") return null;
+    throw e;
+  }
+}
+
+/** True when `content` carries the generated header near its top. */
+export function isGenerated(content: string): boolean {
+  return content.split("\n", 5).some((l) => l.includes(GENERATED_MARK));
+}
+
+/** Stale generated files under the managed directories of `root` that `files` no longer holds. */
+export function staleFiles(root: string, files: FileMap, managed = MANAGED_DIRS): string[] {
+  const stale: string[] = [];
+  for (const { dir, ext } of managed) {
+    let names: string[];
+    try {
+      names = readdirSync(join(root, dir));
+    } catch {
+      continue;
+    }
+    for (const n of names) {
+      if (!n.endsWith(ext)) continue;
+      const rel = `${dir}/${n}`;
+      if (files.has(rel)) continue;
+      const content = readOrNull(join(root, rel));
+      if (content !== null && isGenerated(content)) stale.push(rel);
+    }
+  }
+  return stale.sort();
+}
+
+/**
+ * Sync `files` into `root`.
+ * @param opts.check when true, write and remove nothing; the result says what differs.
+ * @throws the underlying fs error if a write, rename or removal fails (files already renamed stay complete).
+ */
+export function syncFiles(root: string, files: FileMap, opts: { check?: boolean } = {}): SyncResult {
+  const written: string[] = [];
+  let unchanged = 0;
+  const madeDirs = new Set<string>();
+  for (const [rel, content] of files) {
+    const path = join(root, rel);
+    if (readOrNull(path) === content) {
+      unchanged++;
+      continue;
+    }
+    written.push(rel);
+    if (opts.check) continue;
+    const dir = dirname(path);
+    if (!madeDirs.has(dir)) {
+      mkdirSync(dir, { recursive: true });
+      madeDirs.add(dir);
+    }
+    const tmp = `${path}.tmp-${process.pid}`;
+    writeFileSync(tmp, content);
+    renameSync(tmp, path);
+  }
+  const removed = staleFiles(root, files);
+  if (!opts.check) for (const rel of removed) unlinkSync(join(root, rel));
+  return { written: written.sort(), removed, unchanged };
+}
