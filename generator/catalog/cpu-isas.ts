@@ -1,0 +1,160 @@
+/**
+ * CPU ISA levels: compiler flags as data, the CPUs each level is for, and the /proc/cpuinfo features a host needs.
+ *
+ * Rule (DESIGN.md rule 4): `cflags` turn on only instructions that EVERY CPU in `cpus` has. `notFor` names CPUs
+ * people expect to be covered and says why they are not. `requiredCpuFeatures` uses Linux /proc/cpuinfo names
+ * (x86 `flags`, arm64 `Features`). `rank` orders levels within one system: higher = wider.
+ *
+ * Sources: GCC manual "x86 Options" (-march=x86-64-v3/-v4 select the x86-64 psABI micro-architecture levels;
+ * v3 = AVX, AVX2, BMI1, BMI2, F16C, FMA, LZCNT, MOVBE, XSAVE; v4 = v3 + AVX512F/BW/CD/DQ/VL, as listed for
+ * GNU_PROPERTY_X86_ISA_1_V3/V4); aws/aws-graviton-getting-started c-c++.md (Graviton2 = Neoverse N1,
+ * Graviton3 = Neoverse V1, Graviton4 = Neoverse V2); NVIDIA DGX Spark porting guide "System Overview"
+ * (GB10 CPU = Cortex-X925 + Cortex-A725, "ARM v9.2"); /proc/cpuinfo dumps of Graviton2/Graviton3 in
+ * andikaseptiadi/local-code-model GRAVITON_VERIFICATION.md. Every `cflags` set is compiled by the real
+ * compiler in tests/catalog.test.ts (gcc for x86_64, aarch64-linux-gnu-gcc for aarch64).
+ */
+import type { CpuIsa } from "../schema.ts";
+
+const GCC_X86 =
+  "GCC manual 'x86 Options' (-march=x86-64-v3/-v4 = x86-64 psABI levels; -mavx512vnni, -mavx512bf16)";
+const GRAVITON = "aws/aws-graviton-getting-started c-c++.md (Graviton2 N1, Graviton3 V1, Graviton4 V2)";
+
+export const isas: CpuIsa[] = [
+  {
+    key: "avx2",
+    label: "AVX2 (x86-64-v3)",
+    system: "x86_64-linux",
+    cflags: ["-march=x86-64-v3"],
+    cpus: [
+      "Intel Haswell and newer (Broadwell, Skylake, Ice Lake, Sapphire Rapids, ...)",
+      "AMD Zen 1 and newer (EPYC 7001 Naples onwards)",
+    ],
+    notFor: [
+      "Intel Atom/Pentium/Celeron parts without AVX2 (e.g. Goldmont, Tremont): no AVX",
+      "Intel Ivy Bridge / Sandy Bridge and older: no AVX2, FMA, BMI2",
+    ],
+    requiredCpuFeatures: ["avx", "avx2", "fma", "bmi1", "bmi2", "f16c", "movbe"],
+    rank: 0,
+    source: `${GCC_X86}; x86-64 psABI level v3 (AVX, AVX2, BMI1, BMI2, F16C, FMA, LZCNT, MOVBE, XSAVE)`,
+  },
+  {
+    key: "avx512",
+    label: "AVX-512 (x86-64-v4)",
+    system: "x86_64-linux",
+    cflags: ["-march=x86-64-v4"],
+    cpus: [
+      "Intel Skylake-SP/Skylake-X (Xeon Scalable 1st gen) and newer server parts",
+      "Intel Cascade Lake, Cooper Lake, Ice Lake-SP, Sapphire Rapids, Emerald Rapids, Granite Rapids",
+      "AMD Zen 4 (EPYC 9004 Genoa) and Zen 5",
+    ],
+    notFor: [
+      "AMD Zen 1–3 (EPYC 7001–7003): no AVX-512",
+      "Intel client Alder Lake / Raptor Lake: AVX-512 fused off",
+      "Intel Haswell/Broadwell: no AVX-512",
+    ],
+    requiredCpuFeatures: ["avx2", "fma", "avx512f", "avx512bw", "avx512cd", "avx512dq", "avx512vl"],
+    rank: 1,
+    source: `${GCC_X86}; x86-64 psABI level v4 (v3 + AVX512F, AVX512BW, AVX512CD, AVX512DQ, AVX512VL)`,
+  },
+  {
+    key: "avx512vnni",
+    label: "AVX-512 VNNI",
+    system: "x86_64-linux",
+    cflags: ["-march=x86-64-v4", "-mavx512vnni"],
+    cpus: [
+      "Intel Cascade Lake (Xeon Scalable 2nd gen) and Cooper Lake",
+      "Intel Ice Lake-SP (Xeon Scalable 3rd gen)",
+      "Intel Sapphire Rapids, Emerald Rapids, Granite Rapids",
+      "AMD Zen 4 (EPYC 9004 Genoa) and Zen 5",
+    ],
+    notFor: ["Intel Skylake-SP/Skylake-X: AVX-512 without VNNI (VNNI arrived with Cascade Lake)"],
+    requiredCpuFeatures: ["avx512f", "avx512bw", "avx512cd", "avx512dq", "avx512vl", "avx512_vnni"],
+    rank: 2,
+    source: `${GCC_X86}; GCC -march=cascadelake adds AVX512VNNI to the skylake-avx512 set`,
+  },
+  {
+    key: "avx512bf16",
+    label: "AVX-512 BF16",
+    system: "x86_64-linux",
+    cflags: ["-march=x86-64-v4", "-mavx512vnni", "-mavx512bf16"],
+    cpus: [
+      "Intel Cooper Lake (Xeon Scalable 3rd gen, 4-8 socket)",
+      "Intel Sapphire Rapids (Xeon Scalable 4th gen), Emerald Rapids, Granite Rapids",
+      "AMD Zen 4 (EPYC 9004 Genoa) and Zen 5",
+    ],
+    notFor: [
+      "Intel Ice Lake-SP: VNNI but no AVX512_BF16",
+      "Intel Cascade Lake: VNNI but no AVX512_BF16",
+      "Intel Skylake-SP: neither VNNI nor BF16",
+    ],
+    requiredCpuFeatures: [
+      "avx512f",
+      "avx512bw",
+      "avx512cd",
+      "avx512dq",
+      "avx512vl",
+      "avx512_vnni",
+      "avx512_bf16",
+    ],
+    rank: 3,
+    // Wider than avx512vnni: every CPU listed here also has VNNI, so the flag set is a superset.
+    source: `${GCC_X86}; GCC -march=cooperlake = cascadelake + AVX512BF16; -march=sapphirerapids includes both`,
+  },
+  {
+    key: "armv8_2",
+    label: "Armv8.2-A + FP16 + DotProd",
+    system: "aarch64-linux",
+    cflags: ["-march=armv8.2-a+fp16+dotprod"],
+    cpus: [
+      "AWS Graviton2 (Neoverse N1)",
+      "Ampere Altra / Altra Max (Neoverse N1)",
+      "NVIDIA Jetson AGX Orin (Cortex-A78AE)",
+      "AWS Graviton3 (Neoverse V1) and Graviton4 (Neoverse V2): newer cores, run it too",
+      "NVIDIA Grace (Neoverse V2) and DGX Spark GB10 (Cortex-X925/A725): run it too",
+    ],
+    notFor: [
+      "AWS Graviton (1st gen, Cortex-A72): Armv8.0, no FP16 arithmetic or dot product",
+      "Raspberry Pi 4 (Cortex-A72): Armv8.0",
+    ],
+    requiredCpuFeatures: ["asimd", "fphp", "asimdhp", "asimddp", "atomics"],
+    rank: 0,
+    source:
+      `${GRAVITON}; Graviton2 /proc/cpuinfo Features 'fp asimd ... atomics fphp asimdhp ... asimddp' ` +
+      "(andikaseptiadi/local-code-model GRAVITON_VERIFICATION.md); seed 000 (DGX Spark build used " +
+      "-march=armv8.2-a+fp16)",
+  },
+  {
+    key: "armv9",
+    label: "Armv9-A (SVE2) + I8MM",
+    system: "aarch64-linux",
+    // Deliberately no +bf16, see `note`.
+    cflags: ["-march=armv9-a+i8mm"],
+    cpus: [
+      "NVIDIA Grace (Neoverse V2; GH200, GB200, GB300 hosts)",
+      "AWS Graviton4 (Neoverse V2)",
+      "NVIDIA DGX Spark GB10 (Cortex-X925 + Cortex-A725, Armv9.2-A)",
+    ],
+    notFor: [
+      "AWS Graviton3/3E (Neoverse V1): Armv8.4-A with SVE but no SVE2; -march=armv9-a enables SVE2, so " +
+        "this code may trap with SIGILL there. Use armv8_2.",
+      "AWS Graviton2 / Ampere Altra (Neoverse N1): no SVE at all",
+    ],
+    requiredCpuFeatures: ["asimd", "asimdhp", "asimddp", "sve", "sve2", "i8mm", "svei8mm"],
+    rank: 1,
+    note:
+      "GCC's code generation for SVE combined with BF16 has repeatedly hit internal compiler errors in " +
+      "PyTorch's aarch64 kernels (pytorch/pytorch #157842: gcc-14 'unrecognizable insn' on SVE+BF16, GCC bug " +
+      "114334, worked around by using -march=armv8-a+sve instead of +sve+bf16; PR #157867 'Make PyTorch " +
+      "compilable with gcc-14 on ARM'; PR #174647 for gcc-14.2; #136432 GCC ICE in the SVE256 kernels; " +
+      "PR #176646 gcc-13 vget_low_bf16 mismatch when mixing NEON and SVE). Seed 000 hit the same ICE and " +
+      "pinned CPU_CAPABILITY=NEON with USE_SVE=OFF. Decision: the armv9 flags enable SVE2 and I8MM but NOT " +
+      "+bf16, so our global flags never put the SVE+BF16 combination into every translation unit; BF16 " +
+      "matmul kernels still come from PyTorch's runtime-dispatched code (oneDNN/ACL, its own per-file flags). " +
+      "We do not force USE_SVE=OFF: if PyTorch's own SVE256 kernels ICE with the pinned GCC, that is a " +
+      "builder fix (pkgs/), not an ISA fact.",
+    source:
+      `${GRAVITON}; NVIDIA DGX Spark porting guide 'System Overview' (Cortex-X925/A725, ARM v9.2); Graviton3 ` +
+      "/proc/cpuinfo Features (sve, no sve2) in andikaseptiadi/local-code-model GRAVITON_VERIFICATION.md; " +
+      "pytorch/pytorch issue #157842 and PRs #157867, #174647, #176646 (GCC SVE/BF16 ICEs)",
+  },
+];

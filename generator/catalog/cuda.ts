@@ -1,0 +1,77 @@
+/**
+ * CUDA toolkit lines as nixpkgs package sets see them.
+ *
+ * For each toolkit: the nixpkgs package-set attribute (`cudaPackages_X_Y`), the real compute capabilities its nvcc
+ * compiles offline (what `nvcc --list-gpu-code` prints as `sm_XY`, written "X.Y", ascending; the `a`/`f`
+ * architecture- and family-specific variants are left out), and the minimum Linux x86_64 driver of the GA
+ * release (NVIDIA CUDA Toolkit release notes, Table 3 "CUDA Toolkit and Corresponding Driver Versions").
+ *
+ * Facts (DESIGN.md rule 3): sm_100, sm_101 and sm_120 are new in 12.8; sm_103 and sm_121 in 12.9; CUDA 13.0 adds
+ * sm_88 and sm_110, renames Thor's sm_101 to sm_110 (13.0 has no 10.1) and removes offline compilation for
+ * Maxwell, Pascal and Volta (sm_50–sm_72).
+ *
+ * Sources: `nvcc --list-gpu-code` of CUDA 13.0 (V13.0.88) run on this machine (tests/catalog.test.ts re-checks
+ * it); `nvcc --list-gpu-code` of CUDA 12.8 as posted in Dao-AILab/causal-conv1d PR #56; the CUDA 12.9 and 13.0
+ * nvcc reference lists as transcribed in galaxyproject/KegAlign PR #38; nixpkgs
+ * pkgs/development/cuda-modules/_cuda/db/bootstrap/cuda.nix; NVIDIA CUDA 13.2 Update 2 release notes (Table 3,
+ * and "Deprecated Architectures").
+ */
+import type { CudaToolkit } from "../schema.ts";
+
+const DRIVER_TABLE =
+  "NVIDIA CUDA Toolkit release notes (13.2 Update 2 edition, docs.nvidia.com/cuda/archive/13.2.2), " +
+  "Table 3 'CUDA Toolkit and Corresponding Driver Versions'";
+const NIX_DB = "nixpkgs pkgs/development/cuda-modules/_cuda/db/bootstrap/cuda.nix";
+
+/** Maxwell, Pascal and Volta targets that every 12.x nvcc still compiles (5.3 and 6.2 are Jetson TX1/TX2). */
+const PRE_TURING = ["5.0", "5.2", "5.3", "6.0", "6.1", "6.2", "7.0", "7.2"];
+
+export const cuda: CudaToolkit[] = [
+  {
+    version: "12.6",
+    packageSet: "cudaPackages_12_6",
+    capabilities: [...PRE_TURING, "7.5", "8.0", "8.6", "8.7", "8.9", "9.0"],
+    minDriverLinux: "560.28.03",
+    note: "Newest target is sm_90: no Blackwell (10.x/12.x) code before CUDA 12.8.",
+    source:
+      `${DRIVER_TABLE} (CUDA 12.6 GA >=560.28.03); ${NIX_DB} (every capability with min <= 12.6 <= max; ` +
+      '"10.0" min is 12.7, a version never released, so 12.6 has none); the 12.8 list below minus the targets ' +
+      "new in 12.8 (NVIDIA CUDA 12.8 release notes: sm_100, sm_101, sm_120 added)",
+  },
+  {
+    version: "12.8",
+    packageSet: "cudaPackages_12_8",
+    capabilities: [...PRE_TURING, "7.5", "8.0", "8.6", "8.7", "8.9", "9.0", "10.0", "10.1", "12.0"],
+    minDriverLinux: "570.26",
+    note: "First toolkit with Blackwell: sm_100 (B200), sm_101 (Thor, later renamed sm_110), sm_120 (RTX 5090).",
+    source:
+      `${DRIVER_TABLE} (CUDA 12.8 GA >=570.26); \`/usr/local/cuda-12.8/bin/nvcc --list-gpu-code\` output ` +
+      `posted in Dao-AILab/causal-conv1d PR #56 (sm_50 ... sm_90, sm_100, sm_101, sm_120); ${NIX_DB}`,
+  },
+  {
+    version: "12.9",
+    packageSet: "cudaPackages_12_9",
+    capabilities: [...PRE_TURING, "7.5", "8.0", "8.6", "8.7", "8.9", "9.0", "10.0", "10.1", "10.3", "12.0", "12.1"],
+    minDriverLinux: "575.51.03",
+    note: "Adds sm_103 (B300) and sm_121 (GB10), plus the `f` family-specific targets (not listed here).",
+    source:
+      `${DRIVER_TABLE} (CUDA 12.9 GA >=575.51.03); CUDA 12.9 nvcc reference target list as quoted in ` +
+      `galaxyproject/KegAlign PR #38 ("12.9 docs 50 52 53 60 61 62 70 72 75 80 86 87 89 90 100 101 103 120 121"); ` +
+      `eyalroz/cuda-api-wrappers issue #732 (12.9 adds sm_103, sm_121); ${NIX_DB} ("10.3", "12.1" min 12.9)`,
+  },
+  {
+    version: "13.0",
+    packageSet: "cudaPackages_13_0",
+    // Exactly the sm_XY lines of `nvcc --list-gpu-code` (CUDA 13.0, V13.0.88) here, sorted; nvcc prints sm_110
+    // before sm_103.
+    capabilities: ["7.5", "8.0", "8.6", "8.7", "8.8", "8.9", "9.0", "10.0", "10.3", "11.0", "12.0", "12.1"],
+    minDriverLinux: "580.65.06",
+    note:
+      "Drops offline compilation for Maxwell, Pascal and Volta (sm_50–sm_72); renames Thor sm_101 to sm_110 " +
+      "(no 10.1 any more); adds sm_88 and sm_110.",
+    source:
+      `${DRIVER_TABLE} (CUDA 13.0 GA >=580.65.06); \`nvcc --list-gpu-code\` of CUDA 13.0 (V13.0.88) on this ` +
+      "machine; NVIDIA CUDA release notes 'Deprecated Architectures' (Maxwell, Pascal, Volta offline compilation " +
+      `removed in 13.0); ${NIX_DB} ("10.1" max 12.9, "11.0" min 13.0)`,
+  },
+];
