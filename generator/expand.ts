@@ -70,8 +70,11 @@ export function serveGpu(gpu: GpuArch, cuda: CudaToolkit, policy: "serve" | "dro
     earlier.length > 0
       ? `CUDA ${cuda.version} dropped offline compilation for sm_${gpu.sm} (last supported in CUDA ${earlier[earlier.length - 1].version})`
       : `CUDA ${cuda.version}'s nvcc has no sm_${gpu.sm} target`;
+  // Candidates are capabilities of GPU architectures the catalog knows: CUDA 12.8/12.9's 10.1 was Thor's
+  // pre-release number (renamed 11.0 in CUDA 13.0), not an architecture B300 (10.3) belongs with.
+  const archs = new Set(catalog.gpus.map((g) => g.capability));
   const compat = cuda.capabilities
-    .filter((c) => major(c) === major(gpu.capability) && minor(c) <= minor(gpu.capability))
+    .filter((c) => archs.has(c) && major(c) === major(gpu.capability) && minor(c) <= minor(gpu.capability))
     .sort(cmpVersion)
     .pop();
   const gpuNote = gpu.note ? ` ${gpu.note}` : "";
