@@ -35,8 +35,9 @@ export const cuda: CudaToolkit[] = [
     note: "Newest target is sm_90: no Blackwell (10.x/12.x) code before CUDA 12.8.",
     source:
       `${DRIVER_TABLE} (CUDA 12.6 GA >=560.28.03); ${NIX_DB} (every capability with min <= 12.6 <= max; ` +
-      '"10.0" min is 12.7, a version never released, so 12.6 has none); the 12.8 list below minus the targets ' +
-      "new in 12.8 (NVIDIA CUDA 12.8 release notes: sm_100, sm_101, sm_120 added)",
+      '"10.0" min is 12.7, a version never released, so 12.6 has none); the 12.8 nvcc list below minus ' +
+      "sm_100/101/120 (nixpkgs: min 12.7/12.8; NVIDIA/nccl-tests PR #271: Blackwell 'officially supported in " +
+      "CUDA 12.8 and later'). No 12.6 `nvcc --list-gpu-code` output was found to quote directly",
   },
   {
     version: "12.8",

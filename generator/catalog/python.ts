@@ -4,12 +4,15 @@
  * A variant named `python313` uses `python313Packages` of the pinned nixpkgs, never `python3Packages`
  * (DESIGN.md rule 1). Which pins carry which sets is recorded per pin in `torch.ts` (`NixpkgsPin.python`).
  *
- * Source: nixpkgs pkgs/top-level/all-packages.nix / python-packages aliases (`python311Packages`,
- * `python312Packages`, `python313Packages` exist in every 2025 nixpkgs revision).
+ * Source: the attribute names as used against the pinned nixpkgs revisions by barstoolbluz/build-pytorch
+ * (`nixpkgs_pinned.python311Packages.torch` in .flox/pkgs/pytorch-python311-*.nix, python313 variants in its README)
+ * and barstoolbluz/build-torchaudio; nixpkgs' naming pattern pythonXYZPackages for CPython X.YZ.
  */
 import type { PythonVersion } from "../schema.ts";
 
-const SRC = "nixpkgs pkgs/top-level/all-packages.nix (pythonNNNPackages = recurseIntoAttrs pythonNNN.pkgs)";
+const SRC =
+  "nixpkgs attribute pythonXYZPackages, as used by barstoolbluz/build-pytorch .flox/pkgs/pytorch-python311-*.nix " +
+  "(nixpkgs_pinned.python311Packages.torch) and its python313 variants";
 
 export const python: PythonVersion[] = [
   { version: "3.11", packageSet: "python311Packages", source: SRC },
