@@ -1,0 +1,78 @@
+# pkgs/nixpkgs.nix: import the pinned nixpkgs for one package variant (hand-written; shared by
+# pkgs/pytorch.nix and pkgs/torchaudio.nix).
+#
+# Takes
+#   variant   the attrset a generated .flox/pkgs file carries (see pkgs/pytorch.nix); this file reads
+#             system, cuda, cudaPackageSet, cudaCapabilities, cudaCapabilitiesForPackageSet,
+#             nixpkgsRev, nixpkgsSha256.
+#   nixpkgs   null (default): fetch github:NixOS/nixpkgs at variant.nixpkgsRev (with nixpkgsSha256
+#             when it is not null); or a nixpkgs source (path, string, or a non-derivation attrset with
+#             outPath such as a flake input); or a nixpkgs function (`args: pkgs`), which tests use to
+#             hand in the stand-in with extra arguments.
+# Returns
+#   the package set, imported with
+#     system   = variant.system
+#     config   = { allowUnfree = true; cudaSupport = cuda != null; cudaForwardCompat = false; }
+#                plus cudaCapabilities = variant.cudaCapabilities when cuda != null and
+#                variant.cudaCapabilitiesForPackageSet
+#     overlays = for CUDA: [ (final: prev: { cudaPackages = final.${variant.cudaPackageSet}; }) ],
+#                for CPU-only: [ ]
+#
+# Facts relied on
+# - nixpkgs' entry point accepts { system, config, overlays, ... } (pkgs/top-level/impure.nix).
+# - Python packages and magma/nccl take `cudaPackages` from the top-level set through callPackage, so
+#   one overlay that points `cudaPackages` at a versioned set makes torch, torchaudio, magma and nccl
+#   use that one set (DESIGN.md rule 2; barstoolbluz/build-pytorch and flox/torchaudio-nix use the
+#   same overlay). nixpkgs' torch breaks itself when magma's CUDA version differs from its own
+#   (`brokenConditions`, pkgs/development/python-modules/torch/source/default.nix).
+# - torch's `cudaSupport` defaults to config.cudaSupport (same file); flox's own nixpkgs has allowUnfree
+#   but not cudaSupport (DESIGN.md), hence this separate import.
+# - config.cudaCapabilities applies to every package of the CUDA set; config.cudaForwardCompat "includes
+#   the forward compatibility gencode (+PTX)" on top of them (nixpkgs cuda-modules flags module). We turn
+#   it off so nvcc compiles exactly the listed targets, as nixpkgs' own per-capability sets do
+#   (pkgs/top-level/variants.nix: `cudaForwardCompat = false; cudaCapabilities = [ cap ];`).
+# - builtins.fetchTarball takes { url, sha256? }; without sha256 the fetch is not cached across
+#   tarball-ttl and is refused in pure evaluation (Nix manual, builtins.fetchTarball).
+{ variant, nixpkgs ? null }:
+
+let
+  isCuda = variant.cuda != null;
+
+  fetched = builtins.fetchTarball (
+    { url = "https://github.com/NixOS/nixpkgs/archive/${variant.nixpkgsRev}.tar.gz"; }
+    // (if (variant.nixpkgsSha256 or null) != null then { sha256 = variant.nixpkgsSha256; } else { })
+  );
+
+  kind = builtins.typeOf nixpkgs;
+
+  # What to call with { system, config, overlays }.
+  nixpkgsFunction =
+    if nixpkgs == null then import fetched
+    else if kind == "lambda" then nixpkgs
+    else if kind == "path" || kind == "string" then import nixpkgs
+    else if kind == "set" && nixpkgs ? outPath && (nixpkgs.type or null) != "derivation" then import nixpkgs
+    else throw ''
+      ${variant.name}: the `nixpkgs` argument must be null (fetch nixpkgs ${variant.nixpkgsRev}), a nixpkgs
+      source (path, string, flake input) or a nixpkgs function; got a ${kind}${
+        if kind == "set" && (nixpkgs.type or null) == "derivation" then " (a derivation: did callPackage fill `nixpkgs` from a package of that name?)" else ""
+      }.
+    '';
+
+  config = {
+    allowUnfree = true;
+    cudaSupport = isCuda;
+    cudaForwardCompat = false;
+  }
+  // (if isCuda && variant.cudaCapabilitiesForPackageSet then { cudaCapabilities = variant.cudaCapabilities; } else { });
+
+  cudaOverlay = final: prev: {
+    cudaPackages =
+      final.${variant.cudaPackageSet}
+        or (throw "${variant.name}: nixpkgs ${variant.nixpkgsRev} has no ${variant.cudaPackageSet}");
+  };
+in
+nixpkgsFunction {
+  system = variant.system;
+  inherit config;
+  overlays = if isCuda then [ cudaOverlay ] else [ ];
+}

@@ -1,0 +1,58 @@
+# pkgs/pytorch.nix: PyTorch for one variant of the matrix (hand-written; called by the generated
+# .flox/pkgs/pytorch-*.nix files, which pass literal data only).
+#
+# Takes
+#   nixpkgs   null, a nixpkgs source or a nixpkgs function (see pkgs/nixpkgs.nix); null fetches the pin.
+#   variant   {
+#               name                  "pytorch-python313-cuda12_8-sm121-armv9" (package variant name)
+#               package               "pytorch"
+#               version, torchVersion "2.8.0" (equal for pytorch)
+#               python                "3.13"
+#               pythonPackageSet      "python313Packages"
+#               cuda                  "12.8" | null (CPU-only)
+#               cudaPackageSet        "cudaPackages_12_8" | null
+#               sm                    "121" | null
+#               isa                   "armv9"
+#               system                "aarch64-linux"
+#               cudaCapabilities      [ "12.0" ] ([ ] for CPU-only), written X.Y, never sm_XY
+#               cudaCapabilitiesForPackageSet  bool: also set nixpkgs config.cudaCapabilities
+#               cflags                [ "-march=armv9-a" ]
+#               nixpkgsRev            40-hex nixpkgs revision
+#               nixpkgsSha256         null | sha256 of its tarball
+#               description           one line naming the hardware
+#               notes                 [ string ]
+#             }
+# Returns
+#   nixpkgs' `${pythonPackageSet}.torch` of the pinned nixpkgs, overridden with
+#   { cudaSupport = cuda != null; gpuTargets = cudaCapabilities; } and then pkgs/variant-attrs.nix
+#   (cflags, TORCH_CUDA_ARCH_LIST, MAX_JOBS, pname/name, meta, passthru.variant), plus
+#   passthru.cudaCapabilities = variant.cudaCapabilities.
+#
+# Facts relied on
+# - nixpkgs torch (pkgs/development/python-modules/torch/source/default.nix, 2025) takes
+#   `cudaSupport ? config.cudaSupport`, `cudaPackages` (from callPackage) and `gpuTargets ? [ ]`;
+#   a non-empty gpuTargets "always takes priority" and becomes TORCH_CUDA_ARCH_LIST in preConfigure.
+# - Its passthru.cudaCapabilities is computed from config.cudaCapabilities (intersected with the list
+#   torch knows), not from gpuTargets, and torchaudio compiles for that list. We set it to the variant's
+#   capabilities so every consumer of this torch sees what it was really built for.
+# - rule 1 of DESIGN.md: the Python version of the name is `${pythonPackageSet}` (python313Packages),
+#   never python3Packages.
+{ variant, nixpkgs ? null }:
+
+let
+  pkgs = import ./nixpkgs.nix { inherit variant nixpkgs; };
+
+  pythonPackages =
+    pkgs.${variant.pythonPackageSet}
+      or (throw "${variant.name}: nixpkgs ${variant.nixpkgsRev} has no ${variant.pythonPackageSet}");
+
+  torch = pythonPackages.torch.override {
+    cudaSupport = variant.cuda != null;
+    gpuTargets = variant.cudaCapabilities;
+  };
+in
+assert variant.package == "pytorch";
+torch.overrideAttrs (import ./variant-attrs.nix {
+  inherit variant;
+  passthru.cudaCapabilities = variant.cudaCapabilities;
+})

@@ -1,0 +1,63 @@
+# pkgs/torchaudio.nix: torchaudio for one variant of the matrix, built against the matching PyTorch
+# variant (hand-written; called by the generated .flox/pkgs/torchaudio-*.nix files).
+#
+# Takes
+#   nixpkgs   as in pkgs/pytorch.nix (null fetches the pin).
+#   torch     the PyTorch variant this torchaudio links against: the result of the generated
+#             .flox/pkgs/pytorch-*.nix file of the same Python/CUDA/SM/ISA/pin (it carries
+#             passthru.variant, which is checked against this variant).
+#   variant   the attrset described in pkgs/pytorch.nix, with package = "torchaudio" and
+#             version = the torchaudio version (torchVersion = the paired torch version).
+# Returns
+#   nixpkgs' `${pythonPackageSet}.torchaudio` of the pinned nixpkgs, overridden with the given torch
+#   (and, where torchaudio accepts them, cudaSupport and torch's own cudaPackages), then
+#   pkgs/variant-attrs.nix (cflags, TORCH_CUDA_ARCH_LIST, MAX_JOBS, pname/name, meta,
+#   passthru.variant) and passthru.torch = torch.
+#
+# Facts relied on
+# - nixpkgs torchaudio (pkgs/development/python-modules/torchaudio/default.nix, 2025) takes `torch`,
+#   `cudaSupport ? torch.cudaSupport`, `cudaPackages` (callPackage) and `gpuTargets` (ROCm only), builds
+#   with torch's stdenv and exports TORCH_CUDA_ARCH_LIST from torch.cudaCapabilities.
+# - `.override` of a callPackage'd package mirrors the function's arguments (lib.makeOverridable uses
+#   lib.mirrorFunctionArgs, read back with `__functionArgs`), so optional arguments are passed only when
+#   this nixpkgs' torchaudio declares them; `torch` is always passed.
+{ variant, torch, nixpkgs ? null }:
+
+let
+  inherit (builtins) intersectAttrs functionArgs isFunction;
+
+  pkgs = import ./nixpkgs.nix { inherit variant nixpkgs; };
+  isCuda = variant.cuda != null;
+
+  pythonPackages =
+    pkgs.${variant.pythonPackageSet}
+      or (throw "${variant.name}: nixpkgs ${variant.nixpkgsRev} has no ${variant.pythonPackageSet}");
+  base = pythonPackages.torchaudio;
+
+  # Arguments the override accepts (as lib.functionArgs reads them).
+  accepted =
+    let o = base.override; in
+    o.__functionArgs or (if isFunction o then functionArgs o else { });
+
+  optionalArgs = {
+    cudaSupport = isCuda;
+  }
+  // (if isCuda then { cudaPackages = torch.cudaPackages or pkgs.cudaPackages; } else { });
+
+  # The torch variant must be the one this torchaudio's name promises.
+  torchVariant = torch.variant or null;
+  mismatches = builtins.filter (field: torchVariant.${field} != variant.${field}) [
+    "torchVersion" "python" "cuda" "sm" "isa" "system" "cudaCapabilities" "cflags" "nixpkgsRev"
+  ];
+  checkedTorch =
+    if torchVariant == null then throw "${variant.name}: `torch` is not a variant-matrix PyTorch (no passthru.variant)"
+    else if mismatches != [ ] then
+      throw "${variant.name}: torch ${torchVariant.name} differs in ${builtins.concatStringsSep ", " mismatches}"
+    else torch;
+in
+assert variant.package == "torchaudio";
+(base.override ({ torch = checkedTorch; } // intersectAttrs accepted optionalArgs)).overrideAttrs
+  (import ./variant-attrs.nix {
+    inherit variant;
+    passthru.torch = checkedTorch;
+  })

@@ -1,0 +1,81 @@
+# pkgs/variant-attrs.nix: the one overrideAttrs function every variant builder applies (hand-written).
+#
+# Takes
+#   variant    the variant attrset of a generated file (see pkgs/pytorch.nix); reads name, version,
+#              cuda, cudaCapabilities, cflags, system, description.
+#   passthru   extra passthru attributes of this package (default { }).
+# Returns
+#   `old: { ... }`, to hand to `drv.overrideAttrs`. It
+#   - checks that the package nixpkgs provides is the version the variant's name promises;
+#   - appends variant.cflags to NIX_CFLAGS_COMPILE (keeping what nixpkgs set there);
+#   - for CUDA, sets TORCH_CUDA_ARCH_LIST to variant.cudaCapabilities joined with ";" ("12.0;...");
+#   - prepends `export MAX_JOBS="$NIX_BUILD_CORES"` to preConfigure (never a fixed -j);
+#   - sets pname = variant.name and name = "${variant.name}-${version}";
+#   - sets meta.description, meta.platforms = [ variant.system ];
+#   - adds passthru.variant = variant (plus the given passthru).
+#
+# Facts relied on
+# - nixpkgs torch sets env.NIX_CFLAGS_COMPILE (toString [ "-Wno-error" ... ]) and PyTorch's setup.py
+#   reads CFLAGS for C and C++ alike; NIX_CFLAGS_COMPILE reaches every compiler call through the cc
+#   wrapper (pkgs/development/python-modules/torch/source/default.nix, `env` block and its comment).
+# - stdenv.mkDerivation refuses a name that is both in `env` and a top-level attribute, so a variable
+#   is written where the package already keeps it (top level if there, else `env`)
+#   (pkgs/stdenv/generic/make-derivation.nix, the `env` overlap check).
+# - nixpkgs torchaudio exports TORCH_CUDA_ARCH_LIST from `torch.cudaCapabilities`, which nixpkgs torch
+#   derives from config.cudaCapabilities, not from `gpuTargets`
+#   (pkgs/development/python-modules/torchaudio/default.nix `env`; torch/source/default.nix passthru).
+#   Setting it here from the variant keeps torchaudio's kernels on the variant's capabilities whether or
+#   not config.cudaCapabilities is set.
+# - PyTorch's and torchaudio's setup.py take their build parallelism from MAX_JOBS; stdenv sets
+#   NIX_BUILD_CORES (normalised to the core count when 0) before any hook runs (nixpkgs torch itself does
+#   `export MAX_JOBS=$NIX_BUILD_CORES` in preBuild). preConfigure runs for buildPythonPackage even with
+#   dontUseCmakeConfigure (the default configurePhase runs its hooks).
+# - Older buildPythonPackage passed `name = namePrefix + "${pname}-${version}"` computed once, so an
+#   overrideAttrs that changes only pname keeps the old store name
+#   (pkgs/development/interpreters/python/mk-python-derivation.nix); newer ones derive name from
+#   finalAttrs.pname. Setting `name` too gives the same result on both.
+{ variant, passthru ? { } }:
+
+old:
+let
+  inherit (builtins) concatStringsSep intersectAttrs attrNames removeAttrs;
+
+  # Guard the promise of the name: the pinned nixpkgs must carry the version the variant names.
+  version =
+    if old.version == variant.version then old.version
+    else throw ''
+      ${variant.name}: the pinned nixpkgs (${variant.nixpkgsRev or "?"}) provides ${old.pname or "the package"} ${old.version},
+      but the variant promises ${variant.version}. Fix the release → nixpkgs pin in the catalog.
+    '';
+
+  oldEnv = old.env or { };
+  current = name: toString (old.${name} or oldEnv.${name} or "");
+  appendWords = a: b: if a == "" then b else if b == "" then a else "${a} ${b}";
+
+  vars = {
+    NIX_CFLAGS_COMPILE = appendWords (current "NIX_CFLAGS_COMPILE") (concatStringsSep " " variant.cflags);
+  }
+  // (if variant.cuda != null then { TORCH_CUDA_ARCH_LIST = concatStringsSep ";" variant.cudaCapabilities; } else { });
+
+  # Variables the package keeps at top level stay there; the rest go to `env`.
+  topLevelVars = intersectAttrs old vars;
+  envVars = removeAttrs vars (attrNames topLevelVars);
+in
+topLevelVars
+// {
+  pname = variant.name;
+  name = "${variant.name}-${version}";
+  env = oldEnv // envVars;
+
+  preConfigure = ''
+    # variant-matrix: build parallelism follows the builder's cores (nix --cores / NIX_BUILD_CORES).
+    export MAX_JOBS="$NIX_BUILD_CORES"
+  '' + (old.preConfigure or "");
+
+  passthru = (old.passthru or { }) // passthru // { inherit variant; };
+
+  meta = (old.meta or { }) // {
+    description = variant.description;
+    platforms = [ variant.system ];
+  };
+}
