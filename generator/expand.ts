@@ -150,8 +150,8 @@ function judge(c: Combo, matrix: Matrix, catalog: Catalog): { reasons: string[];
 
 function describe(pkg: PackageName, c: Combo, version: string): string {
   const what = pkg === "pytorch" ? `PyTorch ${version}` : `torchaudio ${version} (PyTorch ${c.release.version})`;
-  const gpu = c.gpu && c.cuda ? `${c.gpu.label} (SM${c.gpu.sm}), CUDA ${c.cuda.version}` : "CPU only";
-  return `${what} for ${gpu}, ${isaLabel(c.isa)} (${c.isa.cpus.join(", ")}), Python ${c.py.version}`;
+  const gpu = c.gpu && c.cuda ? `${c.gpu.label}, SM${c.gpu.sm}, CUDA ${c.cuda.version}` : "CPU only";
+  return `${what} for ${gpu}; ${isaLabel(c.isa)} (${c.isa.system}); Python ${c.py.version}`;
 }
 
 /**
@@ -209,7 +209,6 @@ export function expand(matrix: Matrix, catalog: Catalog): Expansion {
               notes.push(
                 `PyTorch ${release.version}'s own binaries are built for CUDA ${release.cuda.join(", ")}; this CUDA ${cuda.version} build comes from nixpkgs ${pin.rev.slice(0, 7)}.`,
               );
-            if (isa.note) notes.push(isa.note);
             if (gpu?.note) notes.push(gpu.note);
             if (pkg === "torchaudio")
               notes.push(`Built against ${torchSiblingName({ ...parts, package: pkg })} (the same torch derivation).`);

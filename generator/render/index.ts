@@ -157,8 +157,9 @@ export function renderDocs(p: Project): FileMap {
     excluded: groupExcluded(p.excluded).length,
     excludedPackages: p.excluded.length,
   };
+  // The example is the last torchaudio variant with a GPU (highest SM, last ISA): the DGX Spark one by default.
   const example =
-    p.variants.find((v) => v.package === "torchaudio" && v.binaryCompat) ??
+    [...p.variants].reverse().find((v) => v.package === "torchaudio" && v.cuda) ??
     p.variants.find((v) => v.package === "torchaudio") ??
     p.variants[0];
   const ctx = {

@@ -1,0 +1,189 @@
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync, mkdirSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { ROOT, runCli, tempDir, writeMatrix } from "./helpers/cli.ts";
+import { projectFromMatrix } from "../generator/project.ts";
+import { renderAll } from "../generator/render/index.ts";
+import matrix from "../matrix.ts";
+
+const GOLDEN = join(ROOT, "tests", "golden");
+const PIN28 = "fe5e41d7ffc0421f0913e8472ce6238ed0daf8e3";
+const small = {
+  releases: [{ torch: "2.8.0", nixpkgs: PIN28 }],
+  python: ["3.13"],
+  cuda: ["12.8"],
+  gpus: ["90", "110", "121"],
+  isas: ["avx2", "armv9"],
+  cpuOnly: true,
+};
+
+function listFiles(dir: string): string[] {
+  const out: string[] = [];
+  const walk = (d: string, rel: string) => {
+    for (const e of readdirSync(d, { withFileTypes: true })) {
+      if (e.isDirectory()) walk(join(d, e.name), rel ? `${rel}/${e.name}` : e.name);
+      else out.push(rel ? `${rel}/${e.name}` : e.name);
+    }
+  };
+  if (existsSync(dir)) walk(dir, "");
+  return out.sort();
+}
+
+test("generate writes every file, then a second run writes nothing and says so", () => {
+  const out = tempDir();
+  const m = writeMatrix(out, small);
+  const first = runCli(["generate", "--matrix", m, "--out", out]);
+  assert.is(first.status, 0, first.stderr);
+  const files = listFiles(out).filter((f) => f !== "matrix.ts");
+  const expected = [...renderAll(projectFromMatrix(small)).keys()].sort();
+  assert.equal(files, expected);
+  assert.ok(files.includes(".flox/pkgs/torchaudio-python313-cuda12_8-sm121-armv9.nix"));
+  assert.not.ok(files.some((f) => f.includes("sm110")), "sm110 must be dropped on CUDA 12.8");
+  const before = new Map(files.map((f) => [f, [readFileSync(join(out, f), "utf8"), statSync(join(out, f)).mtimeMs] as const]));
+  const second = runCli(["generate", "--matrix", m, "--out", out]);
+  assert.is(second.status, 0);
+  assert.match(second.stdout, /nothing to write/);
+  for (const f of files) {
+    assert.is(readFileSync(join(out, f), "utf8"), before.get(f)![0], f);
+    assert.is(statSync(join(out, f)).mtimeMs, before.get(f)![1], `${f} was rewritten`);
+  }
+  assert.not.ok(listFiles(out).some((f) => f.includes(".tmp-")), "no temporary files left");
+});
+
+test("--check changes nothing and exits 1 naming the files that differ", () => {
+  const out = tempDir();
+  const m = writeMatrix(out, small);
+  const fresh = runCli(["generate", "--check", "--matrix", m, "--out", out]);
+  assert.is(fresh.status, 1);
+  assert.match(fresh.stderr, /differs: \.flox\/pkgs\/pytorch-python313-cuda12_8-sm90-avx2\.nix/);
+  assert.equal(listFiles(out), ["matrix.ts"], "check wrote nothing");
+  assert.is(runCli(["generate", "--matrix", m, "--out", out]).status, 0);
+  assert.is(runCli(["generate", "--check", "--matrix", m, "--out", out]).status, 0);
+  const f = join(out, "BUILD_MATRIX.md");
+  writeFileSync(f, readFileSync(f, "utf8") + "edited by hand\n");
+  const drift = runCli(["generate", "--check", "--matrix", m, "--out", out]);
+  assert.is(drift.status, 1);
+  assert.match(drift.stderr, /differs: BUILD_MATRIX\.md/);
+  assert.match(readFileSync(f, "utf8"), /edited by hand/, "check did not repair the file");
+});
+
+test("stale generated files are removed; hand-written files in .flox/pkgs are kept", () => {
+  const out = tempDir();
+  const m = writeMatrix(out, small);
+  assert.is(runCli(["generate", "--matrix", m, "--out", out]).status, 0);
+  const pkgs = join(out, ".flox", "pkgs");
+  const old = "torchaudio-python313-cuda12_8-sm90-armv9.nix";
+  assert.ok(existsSync(join(pkgs, old)));
+  writeFileSync(join(pkgs, "my-own-package.nix"), "# hand-written\n{ hello }: hello\n");
+  const narrowed = writeMatrix(out, { ...small, gpus: ["121"] });
+  const check = runCli(["generate", "--check", "--matrix", narrowed, "--out", out]);
+  assert.is(check.status, 1);
+  assert.match(check.stderr, new RegExp(`stale: \\.flox/pkgs/${old.replace(/\./g, "\\.")}`));
+  const r = runCli(["generate", "--matrix", narrowed, "--out", out]);
+  assert.is(r.status, 0, r.stderr);
+  assert.not.ok(existsSync(join(pkgs, old)), "stale generated file removed");
+  assert.ok(existsSync(join(pkgs, "my-own-package.nix")), "hand-written file kept");
+  assert.ok(existsSync(join(pkgs, "pytorch-python313-cuda12_8-sm121-armv9.nix")));
+});
+
+const badCases: [string, Record<string, unknown>, RegExp][] = [
+  ["unknown SM", { gpus: ["90", "95"] }, /gpus\.1: unknown GPU SM; allowed values: /],
+  ["unknown ISA", { isas: ["avx2", "neon"] }, /isas\.1: unknown CPU ISA; allowed values: avx2, /],
+  ["unknown CUDA", { cuda: ["12.5"] }, /cuda\.0: unknown CUDA version; allowed values: /],
+  ["unknown Python", { python: ["3.14"] }, /python\.0: unknown Python version; allowed values: /],
+  ["empty axis", { isas: [] }, /isas: must list at least one CPU ISA; allowed values: /],
+  ["duplicate", { gpus: ["90", "90"] }, /gpus\.1: duplicate GPU SM "90"/],
+];
+for (const [what, patch, re] of badCases)
+  test(`bad matrix.ts (${what}): exit 2, field path and allowed values, no file written`, () => {
+    const out = tempDir();
+    const m = writeMatrix(out, { ...small, ...patch });
+    const r = runCli(["generate", "--matrix", m, "--out", out]);
+    assert.is(r.status, 2, r.stdout + r.stderr);
+    assert.match(r.stderr, re);
+    assert.equal(listFiles(out), ["matrix.ts"]);
+  });
+
+test("a matrix.ts that does not load: exit 2, no file written", () => {
+  const out = tempDir();
+  const m = join(out, "matrix.ts");
+  writeFileSync(m, "export default {{ broken");
+  const r = runCli(["generate", "--matrix", m, "--out", out]);
+  assert.is(r.status, 2);
+  assert.match(r.stderr, /cannot load/);
+  assert.equal(listFiles(out), ["matrix.ts"]);
+});
+
+test("golden files: one pytorch file, one torchaudio file and BUILD_MATRIX.md of the default matrix", () => {
+  const files = renderAll(projectFromMatrix(matrix));
+  const golden = [
+    ".flox/pkgs/pytorch-python313-cuda12_8-sm121-armv9.nix",
+    ".flox/pkgs/torchaudio-python313-cuda12_8-sm121-armv9.nix",
+    "BUILD_MATRIX.md",
+  ];
+  for (const rel of golden) {
+    const g = join(GOLDEN, rel.replace(/^\.flox\/pkgs\//, ""));
+    const content = files.get(rel);
+    assert.ok(content, `${rel} not generated`);
+    if (process.env.UPDATE_GOLDEN) {
+      mkdirSync(GOLDEN, { recursive: true });
+      writeFileSync(g, content!);
+    }
+    assert.fixture(content!, readFileSync(g, "utf8"));
+  }
+});
+
+test("generated Nix files say they are generated and from what", () => {
+  const files = renderAll(projectFromMatrix(matrix));
+  for (const [rel, content] of files)
+    if (rel.endsWith(".nix"))
+      assert.ok(content.startsWith("# generated by variant-matrix from matrix.ts: edit matrix.ts and run `npm run generate`\n"), rel);
+});
+
+test("list --json follows the contract", () => {
+  const r = runCli(["list", "--json", "--filter", "sm=121", "--filter", "package=torchaudio"]);
+  assert.is(r.status, 0, r.stderr);
+  const rows = JSON.parse(r.stdout);
+  assert.ok(rows.length >= 1);
+  const keys = ["name", "package", "version", "torchVersion", "python", "cuda", "sm", "isa", "system", "cudaCapabilities", "cflags", "nixpkgs", "dependsOn", "file", "notes"];
+  for (const row of rows) {
+    assert.equal(Object.keys(row).sort(), [...keys].sort());
+    assert.is(row.package, "torchaudio");
+    assert.is(row.sm, "121");
+    assert.is(row.system, "aarch64-linux");
+    assert.ok(existsSync(join(ROOT, row.file)), `${row.file} is committed`);
+    assert.equal(row.dependsOn, [row.name.replace(/^torchaudio/, "pytorch")]);
+  }
+  const ex = JSON.parse(runCli(["list", "--excluded", "--json"]).stdout);
+  assert.ok(ex.some((e: { name: string; reasons: string[] }) => e.name === "pytorch-python313-cuda12_8-sm110-armv9" && e.reasons.length > 0));
+  assert.equal(Object.keys(ex[0]).sort(), ["name", "reasons"]);
+  const badFilter = runCli(["list", "--filter", "gpu=121"]);
+  assert.is(badFilter.status, 2);
+  assert.match(badFilter.stderr, /allowed keys: package, python, cuda, sm, isa, system/);
+});
+
+test("explain: a variant's parameters; a dropped name's reasons and nearest names", () => {
+  const ok = runCli(["explain", "torchaudio-python313-cuda12_8-sm121-armv9"]);
+  assert.is(ok.status, 0, ok.stderr);
+  assert.match(ok.stdout, /TORCH_CUDA_ARCH_LIST\s+12\.0/);
+  assert.match(ok.stdout, /binary compatibility/i);
+  const dropped = runCli(["explain", "pytorch-python313-cuda12_8-sm110-armv9"]);
+  assert.is(dropped.status, 1);
+  assert.match(dropped.stdout, /dropped/);
+  assert.match(dropped.stdout, /13\.0/);
+  assert.match(dropped.stdout, /nearest names that exist:\n  pytorch-python313-/);
+  const outside = runCli(["explain", "pytorch-python313-cuda12_8-sm75-armv8_2"]);
+  assert.is(outside.status, 1);
+  assert.match(outside.stdout, /add "75" to gpus/);
+  const nonsense = runCli(["explain", "torch-cuda-whatever"]);
+  assert.is(nonsense.status, 1);
+  assert.match(nonsense.stdout, /naming rule/);
+});
+
+test("the committed generated files match matrix.ts", () => {
+  const r = runCli(["generate", "--check"]);
+  assert.is(r.status, 0, r.stderr);
+});
+
+test.run();

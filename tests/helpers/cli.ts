@@ -1,0 +1,43 @@
+/**
+ * Run the real CLI as a child process (node + tsx), the way a user does, and capture what it prints.
+ */
+import { spawnSync } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+export const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+const CLI = join(ROOT, "generator", "cli.ts");
+
+/** Result of one CLI run: exit status and captured output. */
+export interface CliRun {
+  status: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Run `variant-matrix ARGS...` synchronously from `cwd` (default: the repo root). */
+export function runCli(args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): CliRun {
+  const r = spawnSync(process.execPath, ["--import", "tsx", CLI, ...args], {
+    cwd: opts.cwd ?? ROOT,
+    encoding: "utf8",
+    env: { ...process.env, NO_COLOR: "1", ...opts.env },
+  });
+  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+/** A fresh temporary directory. */
+export function tempDir(prefix = "vm-test-"): string {
+  return mkdtempSync(join(tmpdir(), prefix));
+}
+
+/** Write a matrix module into `dir` and return its path; `body` is the object literal passed to defineMatrix. */
+export function writeMatrix(dir: string, body: unknown): string {
+  const file = join(dir, "matrix.ts");
+  writeFileSync(
+    file,
+    `import { defineMatrix } from ${JSON.stringify(join(ROOT, "generator", "schema.ts"))};\nexport default defineMatrix(${JSON.stringify(body, null, 2)});\n`,
+  );
+  return file;
+}
