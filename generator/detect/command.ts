@@ -1,0 +1,144 @@
+/**
+ * `variant-matrix detect`: recommend the package variant for this host (or a recorded one) and say why.
+ *
+ *   detect [--json] [--package torchaudio|pytorch] [--cpuinfo FILE] [--nvidia-smi FILE] [--machine ARCH]
+ *          [--matrix FILE]
+ *
+ * Without files it reads /proc/cpuinfo, runs `nvidia-smi --query-gpu=compute_cap,name,driver_version
+ * --format=csv,noheader` (absent → no NVIDIA GPU) and takes the machine from `uname -m` (os.machine()). With
+ * `--cpuinfo` the machine is the one that file describes unless `--machine` says otherwise, and the GPU list is
+ * `--nvidia-smi` or none (a recorded CPU is never mixed with this machine's GPUs).
+ *
+ * Exit status: 0 when every GPU (or, without GPU, the CPU) has a variant; 1 when some or none fit (the output says
+ * why and which matrix.ts change would add one); 2 for bad input (unknown --package or --machine, a host file that
+ * cannot be opened or parsed — the message names the line — or an invalid matrix).
+ */
+import type { ArgumentsCamelCase, Argv, CommandModule } from "yargs";
+import { PACKAGES, type Catalog, type PackageName, type Variant } from "../schema.ts";
+import { HostFileError, HostInputError, MachineError, readHost, type HostInfo } from "./host.ts";
+import { recommend, type Recommendation } from "./recommend.ts";
+
+/** Arguments of `detect`, as yargs hands them to the handler. */
+export interface DetectArgs {
+  json?: boolean;
+  package?: string;
+  cpuinfo?: string;
+  "nvidia-smi"?: string;
+  machine?: string;
+  matrix?: string;
+}
+
+/** Bad command-line input for detect (exit 2). */
+export class DetectUsageError extends Error {}
+
+/** Where detect gets the generated matrix; tests replace it to avoid depending on the real matrix. */
+export type VariantSource = (matrixFile?: string) => Promise<{ catalog: Catalog; variants: Variant[] }>;
+
+/** Default variant source: `loadProject()` of generator/project.ts (imported lazily so parse errors stay cheap). */
+export const loadVariants: VariantSource = async (matrixFile) => {
+  const { loadProject } = await import("../project.ts");
+  const p = await loadProject(matrixFile ? { matrixFile } : {});
+  return { catalog: p.catalog, variants: p.variants };
+};
+
+/**
+ * Check `--package` against PACKAGES.
+ * @throws DetectUsageError naming the allowed values.
+ */
+export function parsePackage(value: string | undefined): PackageName {
+  const v = value ?? "torchaudio";
+  if (!(PACKAGES as readonly string[]).includes(v))
+    throw new DetectUsageError(`--package: unknown package "${v}"; allowed values: ${PACKAGES.join(", ")}`);
+  return v as PackageName;
+}
+
+/** Render a recommendation for the terminal (plain text, one finding per line). */
+export function formatRecommendation(r: Recommendation): string {
+  const out: string[] = [];
+  const h = r.host;
+  out.push(`Host: ${h.system} (machine ${h.machine}; ${h.sources.machine})`);
+  out.push(`  CPU: ${h.cpu}  [${h.sources.cpuinfo}]`);
+  if (h.gpus.length === 0) out.push(`  GPU: none — ${h.gpuAbsentReason ?? "no NVIDIA GPU"}`);
+  for (const g of h.gpus)
+    out.push(`  GPU ${g.index}: ${g.name}, compute capability ${g.capability} (sm${g.sm}), driver ${g.driver}`);
+  for (const reason of r.reasons) out.push(`  - ${reason}`);
+  out.push("");
+  for (const p of r.picks) {
+    const what = p.kind === "cpu" ? "CPU-only" : `GPU ${p.gpuIndices.join(",")} (${p.gpuName}, sm${p.sm})`;
+    if (p.variant) out.push(`Recommended ${r.package} for ${what}: ${p.variant}`);
+    else out.push(`No ${r.package} variant fits ${what}.`);
+    for (const reason of p.reasons) out.push(`  - ${reason}`);
+    for (const problem of p.problems) out.push(`  ! ${problem}`);
+    if (p.alternatives.length) out.push(`  Also fits: ${p.alternatives.join(", ")}`);
+    for (const s of p.suggestions) out.push(`  → ${s}`);
+    out.push("");
+  }
+  if (r.status !== "ok" && r.cpuFallback) out.push(`CPU-only fallback: ${r.cpuFallback}`);
+  return out.join("\n").trimEnd() + "\n";
+}
+
+/**
+ * Run detect: read the host, load the variants, recommend, print. Returns the exit status instead of exiting, so
+ * tests and the CLI share it.
+ * @param io where to write (defaults to the process streams).
+ */
+export async function runDetect(
+  args: DetectArgs,
+  source: VariantSource = loadVariants,
+  io: { out: (s: string) => void; err: (s: string) => void } = {
+    out: (s) => process.stdout.write(s),
+    err: (s) => process.stderr.write(s),
+  },
+): Promise<number> {
+  let host: HostInfo;
+  let pkg: PackageName;
+  try {
+    pkg = parsePackage(args.package);
+    host = await readHost({ cpuinfo: args.cpuinfo, nvidiaSmi: args["nvidia-smi"], machine: args.machine });
+  } catch (e) {
+    if (e instanceof DetectUsageError || e instanceof HostInputError || e instanceof HostFileError || e instanceof MachineError) {
+      io.err(`detect: ${e.message}\n`);
+      return 2;
+    }
+    throw e;
+  }
+  let project: { catalog: Catalog; variants: Variant[] };
+  try {
+    project = await source(args.matrix);
+  } catch (e) {
+    const { MatrixError } = await import("../project.ts");
+    if (e instanceof MatrixError) {
+      io.err(`detect: ${e.message}\n`);
+      return 2;
+    }
+    throw e;
+  }
+  const r = recommend(host, project.variants, project.catalog, { package: pkg });
+  io.out(args.json ? JSON.stringify(r, null, 2) + "\n" : formatRecommendation(r));
+  return r.status === "ok" ? 0 : 1;
+}
+
+/** The yargs command module; generator/cli.ts registers it. Sets `process.exitCode` (0, 1 or 2, see above). */
+export const detectCommand: CommandModule<object, DetectArgs> = {
+  command: "detect",
+  describe: "Recommend the package variant for this host (GPU, driver, CPU ISA, machine) and say why",
+  builder: (y: Argv<object>) =>
+    y
+      .option("json", { type: "boolean", default: false, describe: "Print the recommendation as JSON" })
+      .option("package", {
+        type: "string",
+        default: "torchaudio",
+        describe: `Package to recommend: ${PACKAGES.join(" | ")}`,
+      })
+      .option("cpuinfo", { type: "string", describe: "Read this recorded /proc/cpuinfo instead of the real one" })
+      .option("nvidia-smi", {
+        type: "string",
+        describe:
+          "Read this recorded output of `nvidia-smi --query-gpu=compute_cap,name,driver_version --format=csv,noheader`",
+      })
+      .option("machine", { type: "string", describe: "Machine as `uname -m` prints it: x86_64 | aarch64" })
+      .option("matrix", { type: "string", describe: "Matrix file (default: matrix.ts at the repository root)" }) as Argv<DetectArgs>,
+  handler: async (argv: ArgumentsCamelCase<DetectArgs>) => {
+    process.exitCode = await runDetect(argv);
+  },
+};

@@ -1,0 +1,442 @@
+/**
+ * What `detect` knows about a host: its CPU (from `/proc/cpuinfo`), its NVIDIA GPUs (from `nvidia-smi`) and its
+ * machine (`uname -m`). Parsing is pure (text in, data out); `readHost()` at the bottom is the only I/O.
+ *
+ * Inputs and their formats:
+ * - `/proc/cpuinfo`: blocks of `key<TAB>: value` lines, one block per logical CPU, separated by blank lines.
+ *   x86 lists its ISA extensions in `flags`; aarch64 in `Features`, and names the core with `CPU implementer` and
+ *   `CPU part` (the MIDR_EL1 fields). Feature names are the kernel's spellings: x86 `avx512_bf16`,
+ *   `avx512_vnni`, `avx512f`, `avx2` (arch/x86/include/asm/cpufeatures.h); aarch64 `asimddp`, `sve`, `sve2`,
+ *   `i8mm`, `bf16`, `svebf16` (`hwcap_str[]` in arch/arm64/kernel/cpuinfo.c; Documentation/arch/arm64/elf_hwcaps.rst).
+ * - `nvidia-smi --query-gpu=compute_cap,name,driver_version --format=csv,noheader`: one line per GPU,
+ *   fields separated by ", ", e.g. `9.0, NVIDIA H100 80GB HBM3, 570.124.06` (format as shown in
+ *   triton-inference-server/server PR #8070; `compute_cap` is "MAJOR.MINOR"). When the driver sees no GPU it prints
+ *   `No devices were found`. Drivers before the R510 series do not know the `compute_cap` field
+ *   (huggingface/candle issue #733, driver 470).
+ * - `uname -m`: `x86_64` or `aarch64` (`arm64` on some systems is accepted as aarch64).
+ */
+import { readFile } from "node:fs/promises";
+import { execFile } from "node:child_process";
+import { machine as osMachine } from "node:os";
+import type { CudaToolkit, System } from "../schema.ts";
+
+/**
+ * A recorded or live host file that cannot be read. `line` is 1-based (0 when the problem is not one line, e.g. a
+ * missing `flags` line); `text` is that line as found. The message names the file and the line.
+ */
+export class HostInputError extends Error {
+  constructor(
+    readonly file: string,
+    readonly line: number,
+    readonly text: string,
+    readonly problem: string,
+  ) {
+    super(line > 0 ? `${file}:${line}: ${problem}\n  ${line} | ${text}` : `${file}: ${problem}`);
+  }
+}
+
+/** CPU architecture family as `/proc/cpuinfo` shows it. */
+export type CpuArch = "x86_64" | "aarch64";
+
+/** One distinct aarch64 core type on the host (big.LITTLE hosts have several). */
+export interface ArmCore {
+  /** `CPU implementer`, lower-case hex: "0x41" (Arm Ltd). */
+  implementer: string;
+  /** `CPU part`, lower-case hex: "0xd4f". */
+  part: string;
+  /** Core name from `ARM_CORES`, or null when unknown: "Neoverse V2". */
+  name: string | null;
+  /** How many logical CPUs report this core. */
+  count: number;
+}
+
+/** The CPU part of a host, parsed from `/proc/cpuinfo`. */
+export interface CpuInfo {
+  arch: CpuArch;
+  /**
+   * Feature names every logical CPU reports (the intersection over all processor blocks: code must run on any
+   * core the scheduler picks), in the kernel's spelling, sorted.
+   */
+  features: string[];
+  /** x86 `model name` of the first CPU ("Intel(R) Xeon(R) Platinum 8480+"), null on aarch64 or when absent. */
+  modelName: string | null;
+  /** x86 `vendor_id` ("GenuineIntel", "AuthenticAMD"), null on aarch64. */
+  vendor: string | null;
+  /** aarch64 core types (empty on x86). */
+  armCores: ArmCore[];
+  /** Number of processor blocks (logical CPUs). */
+  logicalCpus: number;
+}
+
+/** One NVIDIA GPU as `nvidia-smi` reports it. */
+export interface GpuInfo {
+  /** 0-based position in nvidia-smi's output (its device index). */
+  index: number;
+  /** Product name: "NVIDIA H100 80GB HBM3". */
+  name: string;
+  /** Compute capability "MAJOR.MINOR": "9.0". */
+  capability: string;
+  /** SM number (capability without the dot): "90". */
+  sm: string;
+  /** Driver version: "570.124.06". */
+  driver: string;
+}
+
+/** Everything `recommend()` needs to know about a host. */
+export interface HostInfo {
+  /** `uname -m` (normalised: `arm64` becomes `aarch64`). */
+  machine: CpuArch;
+  /** Nix system of the host: "x86_64-linux". */
+  system: System;
+  cpu: CpuInfo;
+  /** NVIDIA GPUs, in nvidia-smi order; [] when there is none. */
+  gpus: GpuInfo[];
+  /** Where each part came from (file paths or "/proc/cpuinfo", "nvidia-smi", "uname"), for the report. */
+  sources: { cpuinfo: string; nvidiaSmi: string; machine: string };
+  /** Why there is no GPU information, when `gpus` is empty: "nvidia-smi not found", "No devices were found". */
+  gpuAbsentReason: string | null;
+}
+
+/**
+ * Arm core names by (implementer, part), the MIDR_EL1 fields `/proc/cpuinfo` prints as `CPU implementer` and
+ * `CPU part`. Source: Linux arch/arm64/include/asm/cputype.h (ARM_CPU_IMP_ARM 0x41, ARM_CPU_PART_NEOVERSE_N1 0xD0C,
+ * _NEOVERSE_V1 0xD40, _NEOVERSE_N2 0xD49, _NEOVERSE_V2 0xD4F, _NEOVERSE_V3 0xD84, _CORTEX_X925 0xD85,
+ * _CORTEX_A725 0xD87, ...; NVIDIA_CPU_PART_CARMEL 0x004 under ARM_CPU_IMP_NVIDIA 0x4E). Informational only: the
+ * ISA choice reads the feature list, never the core name.
+ */
+export const ARM_CORES: Record<string, string> = {
+  "0x41/0xd08": "Cortex-A72",
+  "0x41/0xd0b": "Cortex-A76",
+  "0x41/0xd0c": "Neoverse N1",
+  "0x41/0xd40": "Neoverse V1",
+  "0x41/0xd41": "Cortex-A78",
+  "0x41/0xd42": "Cortex-A78AE",
+  "0x41/0xd49": "Neoverse N2",
+  "0x41/0xd4f": "Neoverse V2",
+  "0x41/0xd84": "Neoverse V3",
+  "0x41/0xd85": "Cortex-X925",
+  "0x41/0xd87": "Cortex-A725",
+  "0x41/0xd8e": "Neoverse N3",
+  "0x4e/0x004": "NVIDIA Carmel",
+  "0xc0/0xac3": "AmpereOne",
+};
+
+/** Hosts people recognise by their cores (informational; the ISA choice reads features). */
+const ARM_HOST_HINTS: Record<string, string> = {
+  "Neoverse N1": "e.g. AWS Graviton2, Ampere Altra",
+  "Neoverse V1": "e.g. AWS Graviton3",
+  "Neoverse V2": "e.g. NVIDIA Grace (GH200), AWS Graviton4",
+  "Cortex-X925": "e.g. NVIDIA GB10 (DGX Spark)",
+};
+
+/** A hint naming well-known hosts with this core ("e.g. AWS Graviton3"), or null. */
+export function armHostHint(coreName: string | null): string | null {
+  return coreName ? (ARM_HOST_HINTS[coreName] ?? null) : null;
+}
+
+const CPUINFO_LINE = /^([A-Za-z][A-Za-z0-9 _()/-]*?)\s*:(.*)$/;
+
+/**
+ * Parse `/proc/cpuinfo` text.
+ * @param file name used in error messages.
+ * @throws HostInputError naming the first line that is not `key : value` (or blank), a `processor` value that is
+ *   not a number, a hex field that is not hex, or (line 0) a file with no `flags`/`Features` line at all.
+ */
+export function parseCpuinfo(text: string, file = "/proc/cpuinfo"): CpuInfo {
+  const lines = text.split(/\r?\n/);
+  type Block = Map<string, { value: string; line: number; text: string }>;
+  const blocks: Block[] = [];
+  let cur: Block | null = null;
+  lines.forEach((raw, i) => {
+    const n = i + 1;
+    if (raw.trim() === "") {
+      cur = null;
+      return;
+    }
+    const m = CPUINFO_LINE.exec(raw);
+    if (!m) throw new HostInputError(file, n, raw, "cannot read this line: expected `key : value` as in /proc/cpuinfo");
+    const key = m[1].trim();
+    const value = (m[2] ?? "").trim();
+    // Some kernels (aarch64 before 4.x, and a few vendor kernels) print a leading block without `processor`.
+    if (key === "processor") {
+      if (!/^\d+$/.test(value))
+        throw new HostInputError(file, n, raw, "cannot read this line: `processor` must be a CPU number");
+      cur = new Map();
+      blocks.push(cur);
+    } else if (cur === null) {
+      cur = new Map();
+      blocks.push(cur);
+    }
+    if ((key === "CPU implementer" || key === "CPU part") && !/^0x[0-9a-fA-F]+$/.test(value))
+      throw new HostInputError(file, n, raw, `cannot read this line: \`${key}\` must be a hex number such as 0x41`);
+    (cur as Block).set(key, { value, line: n, text: raw });
+  });
+
+  const withFlags = blocks.filter((b) => b.has("flags"));
+  const withFeatures = blocks.filter((b) => b.has("Features"));
+  if (withFlags.length === 0 && withFeatures.length === 0)
+    throw new HostInputError(
+      file,
+      0,
+      "",
+      "no `flags` line (x86_64) or `Features` line (aarch64) found: is this a /proc/cpuinfo file?",
+    );
+  if (withFlags.length > 0 && withFeatures.length > 0) {
+    const f = withFeatures[0].get("Features")!;
+    throw new HostInputError(file, f.line, f.text, "cannot read this line: a file with x86 `flags` lines cannot also have aarch64 `Features`");
+  }
+  const arch: CpuArch = withFlags.length > 0 ? "x86_64" : "aarch64";
+  const key = arch === "x86_64" ? "flags" : "Features";
+  const featureBlocks = arch === "x86_64" ? withFlags : withFeatures;
+
+  const sets = featureBlocks.map((b) => new Set(b.get(key)!.value.split(/\s+/).filter(Boolean)));
+  const features = [...sets[0]].filter((f) => sets.every((s) => s.has(f))).sort();
+
+  const armCores: ArmCore[] = [];
+  if (arch === "aarch64") {
+    for (const b of blocks) {
+      const imp = b.get("CPU implementer")?.value.toLowerCase();
+      const part = b.get("CPU part")?.value.toLowerCase();
+      if (!imp || !part) continue;
+      const found = armCores.find((c) => c.implementer === imp && c.part === part);
+      if (found) found.count++;
+      else armCores.push({ implementer: imp, part, name: ARM_CORES[`${imp}/${part}`] ?? null, count: 1 });
+    }
+  }
+  const first = blocks[0];
+  return {
+    arch,
+    features,
+    modelName: arch === "x86_64" ? (first?.get("model name")?.value ?? null) : null,
+    vendor: arch === "x86_64" ? (first?.get("vendor_id")?.value ?? null) : null,
+    armCores,
+    logicalCpus: blocks.filter((b) => b.has("processor")).length || blocks.length,
+  };
+}
+
+/**
+ * Parse `nvidia-smi --query-gpu=compute_cap,name,driver_version --format=csv,noheader` output. The name may itself
+ * contain commas, so the first field is the capability, the last the driver, and everything between the name.
+ * `No devices were found` (nvidia-smi's message for a driver without GPUs) yields [].
+ * @param file name used in error messages.
+ * @throws HostInputError naming the line that is not `MAJOR.MINOR, NAME, DRIVER` (a header line, `[N/A]`, an
+ *   error such as `Field "compute_cap" is not a valid field to query.` from drivers before R510, ...).
+ */
+export function parseNvidiaSmi(text: string, file = "nvidia-smi"): GpuInfo[] {
+  const gpus: GpuInfo[] = [];
+  const lines = text.split(/\r?\n/);
+  for (let i = 0; i < lines.length; i++) {
+    const raw = lines[i];
+    const n = i + 1;
+    const t = raw.trim();
+    if (t === "") continue;
+    if (/^No devices were found$/i.test(t)) continue;
+    if (/compute_cap/.test(t) && /not a valid field/i.test(t))
+      throw new HostInputError(
+        file,
+        n,
+        raw,
+        "this nvidia-smi does not know the compute_cap field (drivers before R510); upgrade the NVIDIA driver",
+      );
+    const parts = t.split(",").map((s) => s.trim());
+    if (parts.length < 3)
+      throw new HostInputError(file, n, raw, "cannot read this line: expected `COMPUTE_CAP, NAME, DRIVER_VERSION`");
+    const capability = parts[0];
+    const driver = parts[parts.length - 1];
+    const name = parts.slice(1, -1).join(", ");
+    if (!/^\d+\.\d+$/.test(capability))
+      throw new HostInputError(
+        file,
+        n,
+        raw,
+        `cannot read this line: compute capability "${capability}" is not MAJOR.MINOR (e.g. 9.0)`,
+      );
+    if (!/^\d+(\.\d+)+$/.test(driver))
+      throw new HostInputError(
+        file,
+        n,
+        raw,
+        `cannot read this line: driver version "${driver}" is not numeric (e.g. 570.124.06)`,
+      );
+    if (name === "")
+      throw new HostInputError(file, n, raw, "cannot read this line: the GPU name is empty");
+    const [maj, min] = capability.split(".");
+    gpus.push({ index: gpus.length, name, capability, sm: `${Number(maj)}${Number(min)}`, driver });
+  }
+  return gpus;
+}
+
+/** Machine names accepted by `--machine` and `uname -m`, and the Nix system each maps to. */
+export const MACHINES: Record<string, { arch: CpuArch; system: System }> = {
+  x86_64: { arch: "x86_64", system: "x86_64-linux" },
+  amd64: { arch: "x86_64", system: "x86_64-linux" },
+  aarch64: { arch: "aarch64", system: "aarch64-linux" },
+  arm64: { arch: "aarch64", system: "aarch64-linux" },
+};
+
+/** Thrown for a machine name detect does not handle (exit 2). */
+export class MachineError extends Error {}
+
+/**
+ * Map a `uname -m` value to the Nix system: x86_64 → x86_64-linux, aarch64 (or arm64) → aarch64-linux.
+ * @throws MachineError naming the allowed values.
+ */
+export function machineToSystem(machine: string): { arch: CpuArch; system: System } {
+  const m = MACHINES[machine.trim()];
+  if (!m)
+    throw new MachineError(
+      `unsupported machine "${machine.trim()}"; allowed values: ${Object.keys(MACHINES).join(", ")} (as \`uname -m\` prints them)`,
+    );
+  return m;
+}
+
+/**
+ * Compare dotted numeric versions component by component ("570.26" < "570.124.06"; missing components count as 0).
+ * @returns negative when a < b, 0 when equal, positive when a > b.
+ * @throws Error when either is not dotted digits.
+ */
+export function compareVersions(a: string, b: string): number {
+  const re = /^\d+(\.\d+)*$/;
+  if (!re.test(a) || !re.test(b)) throw new Error(`compareVersions: not a dotted numeric version: "${a}" / "${b}"`);
+  const pa = a.split(".").map(Number);
+  const pb = b.split(".").map(Number);
+  for (let i = 0; i < Math.max(pa.length, pb.length); i++) {
+    const d = (pa[i] ?? 0) - (pb[i] ?? 0);
+    if (d !== 0) return d;
+  }
+  return 0;
+}
+
+/**
+ * The CUDA toolkits a Linux driver can run: those whose `minDriverLinux` (toolkit release notes, Table 3) is ≤ the
+ * driver, compared numerically per component. Sorted newest CUDA first. CUDA minor-version compatibility (running
+ * a newer 12.x on an older 12.x driver with restrictions) is deliberately not relied upon.
+ */
+export function cudaForDriver(driver: string, cuda: readonly CudaToolkit[]): CudaToolkit[] {
+  return cuda
+    .filter((c) => compareVersions(c.minDriverLinux, driver) <= 0)
+    .sort((a, b) => compareVersions(b.version, a.version));
+}
+
+/**
+ * Assemble a host from already-read texts (pure; `readHost` does the reading).
+ * When `machine` is null the machine is the one the cpuinfo describes.
+ * @throws HostInputError for unreadable texts; MachineError for an unknown machine or one that contradicts the
+ *   cpuinfo (an aarch64 cpuinfo with `--machine x86_64`).
+ */
+export function hostFromTexts(input: {
+  cpuinfo: string;
+  cpuinfoFile: string;
+  nvidiaSmi: string | null;
+  nvidiaSmiFile: string;
+  gpuAbsentReason?: string | null;
+  machine: string | null;
+  machineSource: string;
+}): HostInfo {
+  const cpu = parseCpuinfo(input.cpuinfo, input.cpuinfoFile);
+  const m = machineToSystem(input.machine ?? cpu.arch);
+  if (m.arch !== cpu.arch)
+    throw new MachineError(
+      `machine ${input.machine} (${input.machineSource}) contradicts ${input.cpuinfoFile}, which describes an ${cpu.arch} CPU`,
+    );
+  const gpus = input.nvidiaSmi === null ? [] : parseNvidiaSmi(input.nvidiaSmi, input.nvidiaSmiFile);
+  const gpuAbsentReason =
+    gpus.length > 0 ? null : (input.gpuAbsentReason ?? `${input.nvidiaSmiFile} lists no GPU ("No devices were found")`);
+  return {
+    machine: m.arch,
+    system: m.system,
+    cpu,
+    gpus,
+    sources: { cpuinfo: input.cpuinfoFile, nvidiaSmi: input.nvidiaSmiFile, machine: input.machineSource },
+    gpuAbsentReason,
+  };
+}
+
+/** Options of `readHost`: recorded files instead of the live host, as `detect --cpuinfo/--nvidia-smi/--machine`. */
+export interface ReadHostOptions {
+  cpuinfo?: string;
+  nvidiaSmi?: string;
+  machine?: string;
+}
+
+/** Thrown when a recorded host file named on the command line cannot be opened (exit 2). */
+export class HostFileError extends Error {}
+
+async function readText(file: string, what: string): Promise<string> {
+  try {
+    return await readFile(file, "utf8");
+  } catch (e) {
+    const why = (e as NodeJS.ErrnoException).code ?? (e as Error).message;
+    throw new HostFileError(`cannot read ${what ? `${what} ` : ""}${file}: ${why}`);
+  }
+}
+
+/** Run the real nvidia-smi query; returns its stdout, or null with the reason when there is no usable GPU. */
+function runNvidiaSmi(): Promise<{ text: string | null; reason: string | null }> {
+  return new Promise((resolvePromise) => {
+    execFile(
+      "nvidia-smi",
+      ["--query-gpu=compute_cap,name,driver_version", "--format=csv,noheader"],
+      { timeout: 30_000 },
+      (err, stdout, stderr) => {
+        if (err && (err as NodeJS.ErrnoException).code === "ENOENT")
+          return resolvePromise({ text: null, reason: "no NVIDIA GPU: nvidia-smi not found" });
+        const out = String(stdout);
+        if (err) {
+          const msg = (String(stderr).trim() || out.trim() || err.message).split("\n")[0];
+          if (/No devices were found/i.test(out + stderr)) return resolvePromise({ text: null, reason: "no NVIDIA GPU: nvidia-smi found no devices" });
+          // compute_cap unknown to an old driver: hand the text to the parser, which names the problem.
+          if (/compute_cap/.test(out + stderr)) return resolvePromise({ text: out + String(stderr), reason: null });
+          return resolvePromise({ text: null, reason: `no usable NVIDIA GPU: nvidia-smi failed: ${msg}` });
+        }
+        resolvePromise({ text: out, reason: null });
+      },
+    );
+  });
+}
+
+/**
+ * Read the host: `/proc/cpuinfo` (or `opts.cpuinfo`), `nvidia-smi` (or `opts.nvidiaSmi`; a missing nvidia-smi
+ * means no NVIDIA GPU), and the machine (`opts.machine`, else the one the cpuinfo file describes when a file was
+ * given, else `os.machine()`, which is `uname -m`).
+ * @throws HostFileError when a named file cannot be opened; HostInputError when a text cannot be parsed;
+ *   MachineError for an unknown or contradicting machine.
+ */
+export async function readHost(opts: ReadHostOptions = {}): Promise<HostInfo> {
+  const cpuinfoFile = opts.cpuinfo ?? "/proc/cpuinfo";
+  const cpuinfo = await readText(cpuinfoFile, opts.cpuinfo ? "--cpuinfo file" : "");
+  let nvidiaSmi: string | null;
+  let gpuAbsentReason: string | null = null;
+  if (opts.nvidiaSmi !== undefined) {
+    nvidiaSmi = await readText(opts.nvidiaSmi, "--nvidia-smi file");
+  } else if (opts.cpuinfo !== undefined) {
+    // A recorded CPU without a recorded GPU list: do not mix in this machine's GPUs.
+    nvidiaSmi = null;
+    gpuAbsentReason = "no NVIDIA GPU recorded (no --nvidia-smi file given with --cpuinfo)";
+  } else {
+    const r = await runNvidiaSmi();
+    nvidiaSmi = r.text;
+    gpuAbsentReason = r.reason;
+  }
+  let machine: string | null;
+  let machineSource: string;
+  if (opts.machine !== undefined) {
+    machine = opts.machine;
+    machineSource = "--machine";
+  } else if (opts.cpuinfo !== undefined) {
+    machine = null;
+    machineSource = `inferred from ${cpuinfoFile}`;
+  } else {
+    machine = osMachine();
+    machineSource = "uname -m";
+  }
+  return hostFromTexts({
+    cpuinfo,
+    cpuinfoFile,
+    nvidiaSmi,
+    nvidiaSmiFile: opts.nvidiaSmi ?? "nvidia-smi",
+    gpuAbsentReason,
+    machine,
+    machineSource,
+  });
+}
