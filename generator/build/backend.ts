@@ -1,0 +1,70 @@
+/**
+ * Backends: the exact command that builds one variant.
+ *
+ * - flox: `flox build NAME`, run in the project root; flox writes `ROOT/result-NAME`. flox build has no options
+ *   for remote builders, cores, jobs or Nix settings, so `--builders`, `--cores` and `--nix-option` are not
+ *   passed to it (configure them in nix.conf; see docs/building.md).
+ * - nix: `nix-build FILE -o OUTDIR/result-NAME [--builders SPEC] [--cores N] [--option K V]...`.
+ *
+ * Commands are argument arrays handed to the process without a shell.
+ */
+import { join } from "node:path";
+import { which } from "zx";
+import type { NixOptions } from "./store.ts";
+
+/** A resolved backend. */
+export type Backend = "flox" | "nix";
+/** What the user may ask for. */
+export type BackendChoice = Backend | "auto";
+export const BACKEND_CHOICES: readonly BackendChoice[] = ["auto", "flox", "nix"];
+
+/** Options shared by every command of a run. */
+export interface BackendOptions {
+  backend: Backend;
+  /** Project root: the working directory of `flox build`. */
+  root: string;
+  /** Where `result-NAME` links go (nix backend; flox always writes into `root`). */
+  outDir: string;
+  /** Nix `builders` spec (nix backend only), e.g. "ssh://big x86_64-linux - 32". */
+  builders?: string;
+  /** NIX_BUILD_CORES of each build (nix backend only). */
+  cores?: number;
+  /** Extra `--option NAME VALUE` pairs (nix backend only). */
+  nixOptions?: NixOptions;
+}
+
+/** One build command. */
+export interface BuildCmd {
+  /** Program and arguments, e.g. ["nix-build", "/abs/NAME.nix", "-o", "/abs/result-NAME"]. */
+  argv: string[];
+  /** Working directory. */
+  cwd: string;
+  /** The `result-NAME` link the command leaves. */
+  outLink: string;
+}
+
+/**
+ * `auto` → flox when a `flox` executable is on PATH, else nix.
+ * @param path the PATH to search (defaults to the process's)
+ */
+export async function resolveBackend(choice: BackendChoice, path = process.env.PATH ?? ""): Promise<Backend> {
+  if (choice !== "auto") return choice;
+  const found = await which("flox", { nothrow: true, path });
+  return found ? "flox" : "nix";
+}
+
+/**
+ * The command that builds `target` with the given backend.
+ * @param target variant name and absolute path of its `.nix` file
+ */
+export function buildCmd(target: { name: string; file: string }, o: BackendOptions): BuildCmd {
+  if (o.backend === "flox") {
+    return { argv: ["flox", "build", target.name], cwd: o.root, outLink: join(o.root, `result-${target.name}`) };
+  }
+  const outLink = join(o.outDir, `result-${target.name}`);
+  const argv = ["nix-build", target.file, "-o", outLink];
+  if (o.builders !== undefined) argv.push("--builders", o.builders);
+  if (o.cores !== undefined) argv.push("--cores", String(o.cores));
+  for (const [k, v] of o.nixOptions ?? []) argv.push("--option", k, v);
+  return { argv, cwd: o.root, outLink };
+}

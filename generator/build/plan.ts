@@ -1,0 +1,251 @@
+/**
+ * The build plan: pure functions, no I/O.
+ *
+ * - `makePlan` turns selected targets into a DAG (edges from `dependsOn`), checks it (no cycles, no missing
+ *   dependency), gives every node a duration estimate (seconds) and a priority, and lists a topological order and
+ *   the waves (wave k = nodes whose longest dependency chain has k edges).
+ * - Priority is the node's "bottom level": its estimate plus the longest chain of estimates among its dependents.
+ *   Ready work runs highest priority first, i.e. longest (remaining critical path) first. Estimates come from
+ *   earlier reports (`history`); without history a pytorch variant is estimated at `DEFAULT_ESTIMATE_S.pytorch`
+ *   and a torchaudio one at `DEFAULT_ESTIMATE_S.torchaudio`, so pytorch goes first.
+ * - `pickNext` is the scheduler's choice among ready nodes; `simulate` replays list scheduling on estimates
+ *   (dry-run's estimated makespan); `lowerBound` is max(critical path, total work / jobs).
+ */
+import type { PackageName } from "../schema.ts";
+
+/** Default duration estimates in seconds when no earlier report knows a variant (hours-long torch builds). */
+export const DEFAULT_ESTIMATE_S: Record<PackageName, number> = { pytorch: 3 * 3600, torchaudio: 20 * 60 };
+
+/** The part of a target the plan needs. */
+export interface PlanInput {
+  name: string;
+  package: PackageName;
+  dependsOn: readonly string[];
+}
+
+/** One node of the plan. */
+export interface PlanNode<T extends PlanInput = PlanInput> {
+  target: T;
+  name: string;
+  /** Names this node waits for. */
+  deps: string[];
+  /** Names that wait for this node. */
+  dependents: string[];
+  /** Estimated duration in seconds. */
+  estimateS: number;
+  /** Where the estimate comes from: an earlier report, the median of the same package's history, or the default. */
+  estimateSource: "history" | "package-median" | "default";
+  /** Bottom level in seconds: estimate + the longest estimate chain among dependents. Higher runs first. */
+  priority: number;
+  /** Longest dependency chain (edges) leading to this node: its wave. */
+  wave: number;
+}
+
+/** A checked DAG with priorities. */
+export interface Plan<T extends PlanInput = PlanInput> {
+  /** Nodes by name. */
+  nodes: Map<string, PlanNode<T>>;
+  /** A topological order (dependencies first), ties by priority (desc) then name. */
+  order: string[];
+  /** Waves: names grouped by longest dependency chain; within a wave, by priority. */
+  waves: string[][];
+}
+
+/** Thrown for a plan that is not a DAG over known nodes. */
+export class PlanError extends Error {}
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = Math.floor(s.length / 2);
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+}
+
+/** Order of two nodes for "which runs first": priority desc, own estimate desc, name asc. */
+export function compareNodes(a: PlanNode, b: PlanNode): number {
+  return b.priority - a.priority || b.estimateS - a.estimateS || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+}
+
+/**
+ * Build the plan.
+ * @param targets selected targets; every `dependsOn` entry must be among them
+ * @param history name → duration in seconds of an earlier successful build (from `durationsFromReports`)
+ * @throws PlanError for a duplicate name, a dependency that is not in `targets`, or a cycle (named)
+ */
+export function makePlan<T extends PlanInput>(targets: readonly T[], history: ReadonlyMap<string, number> = new Map()): Plan<T> {
+  const nodes = new Map<string, PlanNode<T>>();
+  const byPackage = new Map<PackageName, number[]>();
+  for (const [name, s] of history) {
+    const t = targets.find((x) => x.name === name);
+    if (t) byPackage.set(t.package, [...(byPackage.get(t.package) ?? []), s]);
+  }
+  for (const t of targets) {
+    if (nodes.has(t.name)) throw new PlanError(`duplicate target ${t.name}`);
+    const h = history.get(t.name);
+    const pkgHist = byPackage.get(t.package);
+    const [estimateS, estimateSource] =
+      h !== undefined
+        ? ([h, "history"] as const)
+        : pkgHist && pkgHist.length > 0
+          ? ([median(pkgHist), "package-median"] as const)
+          : ([DEFAULT_ESTIMATE_S[t.package], "default"] as const);
+    nodes.set(t.name, {
+      target: t,
+      name: t.name,
+      deps: [...new Set(t.dependsOn)],
+      dependents: [],
+      estimateS,
+      estimateSource,
+      priority: 0,
+      wave: 0,
+    });
+  }
+  for (const n of nodes.values())
+    for (const d of n.deps) {
+      const dep = nodes.get(d);
+      if (!dep) throw new PlanError(`${n.name} depends on ${d}, which is not in the plan`);
+      dep.dependents.push(n.name);
+    }
+  // Kahn's algorithm: topological order and waves; leftovers form a cycle.
+  const indeg = new Map([...nodes.values()].map((n) => [n.name, n.deps.length]));
+  let frontier = [...nodes.values()].filter((n) => n.deps.length === 0).map((n) => n.name);
+  const topo: string[] = [];
+  while (frontier.length > 0) {
+    const next: string[] = [];
+    for (const name of frontier) {
+      topo.push(name);
+      const n = nodes.get(name)!;
+      for (const m of n.dependents) {
+        const dm = nodes.get(m)!;
+        dm.wave = Math.max(dm.wave, n.wave + 1);
+        indeg.set(m, indeg.get(m)! - 1);
+        if (indeg.get(m) === 0) next.push(m);
+      }
+    }
+    frontier = next;
+  }
+  if (topo.length !== nodes.size) {
+    const left = [...nodes.keys()].filter((n) => !topo.includes(n));
+    throw new PlanError(`dependency cycle among: ${left.join(", ")}`);
+  }
+  for (const name of [...topo].reverse()) {
+    const n = nodes.get(name)!;
+    n.priority = n.estimateS + Math.max(0, ...n.dependents.map((m) => nodes.get(m)!.priority));
+  }
+  // Order: repeatedly take the best ready node (a topological order that follows the priorities).
+  const done = new Set<string>();
+  const order: string[] = [];
+  const ready = [...nodes.values()].filter((n) => n.deps.length === 0);
+  while (ready.length > 0) {
+    ready.sort(compareNodes);
+    const n = ready.shift()!;
+    order.push(n.name);
+    done.add(n.name);
+    for (const m of n.dependents) {
+      const dm = nodes.get(m)!;
+      if (dm.deps.every((d) => done.has(d))) ready.push(dm);
+    }
+  }
+  const waveCount = Math.max(0, ...[...nodes.values()].map((n) => n.wave + 1));
+  const waves: string[][] = Array.from({ length: waveCount }, () => []);
+  for (const name of order) waves[nodes.get(name)!.wave].push(name);
+  return { nodes, order, waves };
+}
+
+/** Per-node state the scheduler tracks. */
+export type NodeState = "pending" | "running" | "built" | "cached" | "failed" | "skipped";
+
+/** True when every dependency of `name` is built or cached. */
+export function isReady(plan: Plan, state: ReadonlyMap<string, NodeState>, name: string): boolean {
+  return plan.nodes.get(name)!.deps.every((d) => state.get(d) === "built" || state.get(d) === "cached");
+}
+
+/** Pending nodes whose dependencies are all built or cached, best first (`compareNodes`). */
+export function readyNodes(plan: Plan, state: ReadonlyMap<string, NodeState>): string[] {
+  return [...plan.nodes.values()]
+    .filter((n) => (state.get(n.name) ?? "pending") === "pending" && isReady(plan, state, n.name))
+    .sort(compareNodes)
+    .map((n) => n.name);
+}
+
+/** The next node to start, or undefined when nothing is ready. */
+export function pickNext(plan: Plan, state: ReadonlyMap<string, NodeState>): string | undefined {
+  return readyNodes(plan, state)[0];
+}
+
+/** Every node that transitively depends on `name`, in topological order. */
+export function transitiveDependents(plan: Plan, name: string): string[] {
+  const seen = new Set<string>();
+  const stack = [...plan.nodes.get(name)!.dependents];
+  while (stack.length > 0) {
+    const m = stack.pop()!;
+    if (seen.has(m)) continue;
+    seen.add(m);
+    stack.push(...plan.nodes.get(m)!.dependents);
+  }
+  return plan.order.filter((n) => seen.has(n));
+}
+
+/** One simulated run of a node. */
+export interface SimSlot {
+  name: string;
+  /** Seconds from the start of the run. */
+  start: number;
+  end: number;
+}
+
+/**
+ * Replay list scheduling (the driver's policy: whenever a slot is free, start the best ready node) with the given
+ * durations. Nodes in `done` (cached) take no time and no slot.
+ * @param durations name → seconds; defaults to each node's estimate
+ * @returns the slots in start order and the makespan in seconds
+ */
+export function simulate(
+  plan: Plan,
+  jobs: number,
+  durations: ReadonlyMap<string, number> = new Map(),
+  done: ReadonlySet<string> = new Set(),
+): { slots: SimSlot[]; makespan: number } {
+  const state = new Map<string, NodeState>();
+  for (const n of done) state.set(n, "cached");
+  const running: SimSlot[] = [];
+  const slots: SimSlot[] = [];
+  let now = 0;
+  for (;;) {
+    while (running.length < Math.max(1, jobs)) {
+      const next = pickNext(plan, state);
+      if (next === undefined) break;
+      state.set(next, "running");
+      const d = durations.get(next) ?? plan.nodes.get(next)!.estimateS;
+      const slot = { name: next, start: now, end: now + d };
+      running.push(slot);
+      slots.push(slot);
+    }
+    if (running.length === 0) break;
+    running.sort((a, b) => a.end - b.end);
+    const first = running.shift()!;
+    now = first.end;
+    state.set(first.name, "built");
+    while (running.length > 0 && running[0].end <= now) state.set(running.shift()!.name, "built");
+  }
+  return { slots, makespan: now };
+}
+
+/**
+ * Lower bound of any schedule's makespan: max(critical path, total work / jobs), in seconds.
+ * @param durations name → seconds; defaults to each node's estimate
+ */
+export function lowerBound(
+  plan: Plan,
+  jobs: number,
+  durations: ReadonlyMap<string, number> = new Map(),
+): { criticalPath: number; totalWork: number; bound: number } {
+  const d = (n: string) => durations.get(n) ?? plan.nodes.get(n)!.estimateS;
+  const finish = new Map<string, number>();
+  for (const name of plan.order) {
+    const n = plan.nodes.get(name)!;
+    finish.set(name, d(name) + Math.max(0, ...n.deps.map((x) => finish.get(x)!)));
+  }
+  const criticalPath = Math.max(0, ...finish.values());
+  const totalWork = plan.order.reduce((s, n) => s + d(n), 0);
+  return { criticalPath, totalWork, bound: Math.max(criticalPath, totalWork / Math.max(1, jobs)) };
+}

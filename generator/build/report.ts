@@ -1,0 +1,135 @@
+/**
+ * The build report (`logs/<run-id>/report.json`, and `--report FILE`), the closing summary table, and durations
+ * read back from earlier reports for the scheduler.
+ */
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { mkdir, rename, writeFile } from "node:fs/promises";
+import { dirname, join } from "node:path";
+import type { Backend } from "./backend.ts";
+
+/** Final status of a variant in a run. */
+export type VariantStatus = "built" | "cached" | "failed" | "skipped";
+
+/** One selected variant in the report. */
+export interface VariantReport {
+  name: string;
+  package: string;
+  status: VariantStatus;
+  /** Why it failed or was skipped ("dependency pytorch-… failed", "exit code 1: …"); null otherwise. */
+  reason: string | null;
+  /** Wall time of all attempts in seconds (0 for cached and skipped). */
+  durationS: number;
+  /** Output store path (built or cached), else null. */
+  outPath: string | null;
+  /** Log file path (absolute), null when nothing ran. */
+  log: string | null;
+  /** Exit code of the last attempt; null when nothing ran or the process was killed by a signal. */
+  exitCode: number | null;
+  /** Number of times the build command ran (0 for cached and skipped). */
+  attempts: number;
+  /** Why it is in the selection: named/filtered, or pulled in as a dependency. */
+  selectedAs: "requested" | "dependency";
+  dependsOn: string[];
+  /** ISO times of the first start and the last end, null when nothing ran. */
+  startedAt: string | null;
+  finishedAt: string | null;
+  /** The build command (argv) that ran or would run. */
+  command: string[];
+}
+
+/** The whole report. */
+export interface BuildReport {
+  runId: string;
+  /** ISO 8601 times. */
+  startedAt: string;
+  finishedAt: string;
+  backend: Backend;
+  jobs: number;
+  /** True when SIGINT/SIGTERM stopped the run. */
+  interrupted: boolean;
+  /** Exit code of the run: 0 all built or cached, 1 otherwise, 130 interrupted. */
+  exitCode: number;
+  /** Directory holding this run's logs. */
+  logsDir: string;
+  variants: VariantReport[];
+}
+
+/**
+ * A sortable, unique run id: UTC time to the second plus 4 random hex digits, e.g. "20251122T044610Z-3f9a".
+ */
+export function makeRunId(now = new Date()): string {
+  const t = now.toISOString().replace(/[-:]/g, "").replace(/\.\d+Z$/, "Z");
+  return `${t}-${Math.floor(Math.random() * 0x10000)
+    .toString(16)
+    .padStart(4, "0")}`;
+}
+
+/** Write JSON atomically (temporary file + rename), creating the directory. */
+export async function writeJsonAtomic(file: string, value: unknown): Promise<void> {
+  await mkdir(dirname(file), { recursive: true });
+  const tmp = `${file}.${process.pid}.tmp`;
+  await writeFile(tmp, JSON.stringify(value, null, 2) + "\n");
+  await rename(tmp, file);
+}
+
+/**
+ * Durations of earlier successful builds, read from `logsDir/<run-id>/report.json` (runs in id order, so the
+ * newest wins). Only `built` entries count (cached and failed durations say nothing about a build).
+ * @returns name → seconds; empty when there are no reports. Unreadable reports are ignored.
+ */
+export function durationsFromReports(logsDir: string): Map<string, number> {
+  const out = new Map<string, number>();
+  if (!existsSync(logsDir)) return out;
+  const runs = readdirSync(logsDir, { withFileTypes: true })
+    .filter((d) => d.isDirectory())
+    .map((d) => d.name)
+    .sort();
+  for (const run of runs) {
+    const f = join(logsDir, run, "report.json");
+    if (!existsSync(f)) continue;
+    try {
+      const r = JSON.parse(readFileSync(f, "utf8")) as Partial<BuildReport>;
+      for (const v of r.variants ?? [])
+        if (v.status === "built" && typeof v.durationS === "number" && v.durationS > 0) out.set(v.name, v.durationS);
+    } catch {
+      /* a half-written or foreign file: ignore */
+    }
+  }
+  return out;
+}
+
+/** Seconds as "1h02m", "3m05s" or "4.2s". */
+export function formatDuration(s: number): string {
+  if (s < 60) return `${s.toFixed(1)}s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return `${m}m${String(Math.floor(s % 60)).padStart(2, "0")}s`;
+  return `${Math.floor(m / 60)}h${String(m % 60).padStart(2, "0")}m`;
+}
+
+/** The closing summary: a table of every variant, then counts. Plain text, no colour. */
+export function summaryTable(report: BuildReport): string {
+  const rows = report.variants.map((v) => [
+    v.name,
+    v.status,
+    v.status === "built" || v.status === "failed" ? formatDuration(v.durationS) : "",
+    v.attempts > 0 ? String(v.attempts) : "",
+    v.reason ?? "",
+  ]);
+  const head = ["VARIANT", "STATUS", "TIME", "TRIES", "REASON"];
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
+  const line = (r: string[]) =>
+    r
+      .map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i])))
+      .join("  ")
+      .trimEnd();
+  const counts = (["built", "cached", "failed", "skipped"] as const)
+    .map((s) => `${report.variants.filter((v) => v.status === s).length} ${s}`)
+    .join(", ");
+  const took = (Date.parse(report.finishedAt) - Date.parse(report.startedAt)) / 1000;
+  return [
+    line(head),
+    ...rows.map(line),
+    "",
+    `${counts} in ${formatDuration(took)}${report.interrupted ? " (interrupted)" : ""}; exit ${report.exitCode}`,
+  ].join("\n");
+}

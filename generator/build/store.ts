@@ -1,0 +1,149 @@
+/**
+ * Is a variant already built? Questions to the Nix store (I/O, child processes with argument arrays).
+ *
+ * A target is cached when
+ * 1. its derivation (`nix-instantiate FILE`) has every output (`nix-store -q --outputs DRV`) valid in the store
+ *    (`nix-store --check-validity`), or
+ * 2. its derivation cannot be instantiated here (e.g. offline, or a file only flox evaluates) and its
+ *    `result-NAME` link points at a valid store path.
+ * When instantiation succeeds and the outputs are not valid, a `result-NAME` link to an older output is stale
+ * (the file changed since) and does not count: the variant is rebuilt.
+ */
+import { execFile } from "node:child_process";
+import { readlink } from "node:fs/promises";
+import { join } from "node:path";
+import pLimit from "p-limit";
+
+/** Result of probing one target. */
+export interface CacheProbe {
+  cached: boolean;
+  /** How it was decided: derivation outputs valid, `result-NAME` link valid, or neither. */
+  by: "store" | "link" | null;
+  /** The output path (first output of the derivation, or the link's target) when cached. */
+  outPath: string | null;
+  /** Derivation path when instantiation succeeded. */
+  drvPath: string | null;
+  /** Why instantiation failed (first line of its stderr), when it did. */
+  note?: string;
+}
+
+/** `[name, value]` pairs passed to every Nix command as `--option name value`. */
+export type NixOptions = readonly (readonly [string, string])[];
+
+function nixOptionArgs(opts: NixOptions): string[] {
+  return opts.flatMap(([k, v]) => ["--option", k, v]);
+}
+
+/**
+ * Run a program with an argument array (no shell) and collect its output.
+ * @returns exit code (null when killed), stdout and stderr as strings; never throws for a non-zero exit
+ */
+export function run(
+  argv: readonly string[],
+  opts: { cwd?: string; env?: NodeJS.ProcessEnv } = {},
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((res) => {
+    execFile(argv[0], argv.slice(1), { cwd: opts.cwd, env: opts.env, maxBuffer: 64 << 20 }, (err, stdout, stderr) => {
+      let code: number | null = 0;
+      if (err) {
+        const c = (err as { code?: unknown }).code;
+        code = typeof c === "number" ? c : null; // null: killed, or the program was not found
+      }
+      res({ code, stdout: String(stdout), stderr: String(stderr) || (err && code === null ? err.message : "") });
+    });
+  });
+}
+
+/** Store paths among `paths` that are valid (`nix-store --check-validity --print-invalid`). */
+export async function validPaths(paths: readonly string[], nixOptions: NixOptions = []): Promise<Set<string>> {
+  if (paths.length === 0) return new Set();
+  const r = await run(["nix-store", ...nixOptionArgs(nixOptions), "--check-validity", "--print-invalid", ...paths]);
+  if (r.code !== 0) {
+    // A malformed path fails the whole call; fall back to one path at a time.
+    if (paths.length === 1) return new Set();
+    const each = await Promise.all(paths.map((p) => validPaths([p], nixOptions)));
+    return new Set(each.flatMap((s) => [...s]));
+  }
+  const invalid = new Set(r.stdout.split("\n").filter(Boolean));
+  return new Set(paths.filter((p) => !invalid.has(p)));
+}
+
+/** Derivation paths of `files` (one `nix-instantiate` for all, one per file when the batch fails). */
+async function instantiate(
+  files: readonly string[],
+  nixOptions: NixOptions,
+): Promise<({ drv: string } | { error: string })[]> {
+  const one = async (f: string) => {
+    const r = await run(["nix-instantiate", ...nixOptionArgs(nixOptions), f]);
+    const lines = r.stdout.split("\n").filter((l) => l.endsWith(".drv"));
+    if (r.code === 0 && lines.length === 1) return { drv: lines[0] };
+    const err = r.stderr.split("\n").find((l) => l.startsWith("error")) ?? `nix-instantiate exited with ${r.code}`;
+    return { error: err.trim() };
+  };
+  if (files.length > 1) {
+    const r = await run(["nix-instantiate", ...nixOptionArgs(nixOptions), ...files]);
+    const lines = r.stdout.split("\n").filter((l) => l.endsWith(".drv"));
+    if (r.code === 0 && lines.length === files.length) return lines.map((drv) => ({ drv }));
+  }
+  const limit = pLimit(8);
+  return Promise.all(files.map((f) => limit(() => one(f))));
+}
+
+/**
+ * Probe whether each target is already built (see the module comment for the rule).
+ * @param targets name and `.nix` file of each target
+ * @param outDir directory holding the `result-NAME` links
+ * @returns name → probe
+ */
+export async function probeCached(
+  targets: readonly { name: string; file: string }[],
+  outDir: string,
+  nixOptions: NixOptions = [],
+): Promise<Map<string, CacheProbe>> {
+  const drvs = await instantiate(
+    targets.map((t) => t.file),
+    nixOptions,
+  );
+  const limit = pLimit(8);
+  const outputs = await Promise.all(
+    drvs.map((d) =>
+      limit(async () => {
+        if (!("drv" in d)) return null;
+        const r = await run(["nix-store", ...nixOptionArgs(nixOptions), "-q", "--outputs", d.drv]);
+        return r.code === 0 ? r.stdout.split("\n").filter(Boolean) : null;
+      }),
+    ),
+  );
+  const links = await Promise.all(
+    targets.map((t) => readlink(join(outDir, `result-${t.name}`)).catch(() => null as string | null)),
+  );
+  const candidates = [...outputs.flatMap((o) => o ?? []), ...links.filter((l): l is string => l !== null)];
+  const valid = await validPaths([...new Set(candidates)], nixOptions);
+  const result = new Map<string, CacheProbe>();
+  targets.forEach((t, i) => {
+    const d = drvs[i];
+    const outs = outputs[i];
+    const link = links[i];
+    if ("drv" in d && outs && outs.length > 0) {
+      const ok = outs.every((o) => valid.has(o));
+      result.set(t.name, { cached: ok, by: ok ? "store" : null, outPath: ok ? outs[0] : null, drvPath: d.drv });
+    } else if (link && valid.has(link)) {
+      result.set(t.name, {
+        cached: true,
+        by: "link",
+        outPath: link,
+        drvPath: null,
+        note: "error" in d ? d.error : undefined,
+      });
+    } else {
+      result.set(t.name, {
+        cached: false,
+        by: null,
+        outPath: null,
+        drvPath: "drv" in d ? d.drv : null,
+        note: "error" in d ? d.error : undefined,
+      });
+    }
+  });
+  return result;
+}
