@@ -1,0 +1,573 @@
+/**
+ * detect: parsing recorded hosts (tests/fixtures/hosts/, see its README), the selection rule of recommend(), the
+ * command's exit codes, one run as a real child process, and runs against the real catalog and matrix.
+ *
+ * Most recommend() tests use a small hand-made catalog and hand-made Variant objects (`fixtureVariants`), so they
+ * do not move when matrix.ts or the generator change; the last group uses the real catalog and generator.
+ */
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { readFileSync } from "node:fs";
+import { execFile } from "node:child_process";
+import { machine as osMachine } from "node:os";
+import { join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import {
+  HostInputError,
+  MachineError,
+  compareVersions,
+  cudaForDriver,
+  hostFromTexts,
+  machineToSystem,
+  parseCpuinfo,
+  parseNvidiaSmi,
+  readHost,
+  type HostInfo,
+} from "../generator/detect/host.ts";
+import { capabilitiesRunOn, recommend, type Recommendation } from "../generator/detect/recommend.ts";
+import { runDetect, type VariantSource } from "../generator/detect/command.ts";
+import { formatName } from "../generator/naming.ts";
+import type { Catalog, CpuIsa, PackageName, System, Variant } from "../generator/schema.ts";
+
+const ROOT = resolve(fileURLToPath(new URL("..", import.meta.url)));
+const HOSTS = join(ROOT, "tests/fixtures/hosts");
+const hostFile = (h: string, f: string) => join(HOSTS, h, f);
+
+/** A recorded host: its cpuinfo, and its nvidia-smi output when it has one. */
+function host(name: string, opts: { machine?: string; smi?: string | null } = {}): HostInfo {
+  const smi = opts.smi === undefined ? readFileSync(hostFile(name, "nvidia-smi.txt"), "utf8") : opts.smi;
+  return hostFromTexts({
+    cpuinfo: readFileSync(hostFile(name, "cpuinfo"), "utf8"),
+    cpuinfoFile: `${name}/cpuinfo`,
+    nvidiaSmi: smi,
+    nvidiaSmiFile: `${name}/nvidia-smi.txt`,
+    gpuAbsentReason: smi === null ? "no NVIDIA GPU: nvidia-smi not found" : null,
+    machine: opts.machine ?? null,
+    machineSource: "test",
+  });
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// A hand-made catalog. CUDA rows mirror NVIDIA's release notes (Table 3 minimum drivers; nvcc target lists, see
+// generator/catalog/cuda.ts); ISA rows mirror the shape of generator/catalog/cpu-isas.ts. Kept small on purpose.
+// ---------------------------------------------------------------------------------------------------------------
+const PIN28 = "fe5e41d7ffc0421f0913e8472ce6238ed0daf8e3";
+const PIN29 = "6a030d535719c5190187c4cec156f335e95e3211";
+const isa = (key: string, system: System, rank: number, requiredCpuFeatures: string[]): CpuIsa => ({
+  key,
+  label: key,
+  system,
+  cflags: ["-mtest"],
+  cpus: ["test"],
+  notFor: [],
+  requiredCpuFeatures,
+  rank,
+  source: "test fixture",
+});
+const AVX512 = ["avx2", "fma", "avx512f", "avx512bw", "avx512cd", "avx512dq", "avx512vl"];
+const CAT: Catalog = {
+  gpus: [
+    ["75", "7.5", "T4 / T4G", ["x86_64-linux", "aarch64-linux"]],
+    ["80", "8.0", "A100", ["x86_64-linux", "aarch64-linux"]],
+    ["86", "8.6", "RTX A6000", ["x86_64-linux", "aarch64-linux"]],
+    ["90", "9.0", "H100 / GH200", ["x86_64-linux", "aarch64-linux"]],
+    ["120", "12.0", "RTX 5090", ["x86_64-linux", "aarch64-linux"]],
+    ["121", "12.1", "DGX Spark (GB10)", ["aarch64-linux"]],
+  ].map(([sm, capability, label, systems]) => ({
+    sm: sm as string,
+    capability: capability as string,
+    family: "test",
+    products: [label as string],
+    label: label as string,
+    systems: systems as System[],
+    source: "test fixture",
+  })),
+  cuda: [
+    ["12.6", "560.28.03", ["7.5", "8.0", "8.6", "8.7", "8.9", "9.0"]],
+    ["12.8", "570.26", ["7.5", "8.0", "8.6", "8.7", "8.9", "9.0", "10.0", "10.1", "12.0"]],
+    ["12.9", "575.51.03", ["7.5", "8.0", "8.6", "8.7", "8.9", "9.0", "10.0", "10.1", "10.3", "12.0", "12.1"]],
+    ["13.0", "580.65.06", ["7.5", "8.0", "8.6", "8.7", "8.8", "8.9", "9.0", "10.0", "10.3", "11.0", "12.0", "12.1"]],
+  ].map(([version, minDriverLinux, capabilities]) => ({
+    version: version as string,
+    packageSet: `cudaPackages_${(version as string).replace(".", "_")}`,
+    capabilities: capabilities as string[],
+    minDriverLinux: minDriverLinux as string,
+    source: "test fixture",
+  })),
+  isas: [
+    isa("avx2", "x86_64-linux", 0, ["avx", "avx2", "fma", "bmi1", "bmi2", "f16c", "movbe"]),
+    isa("avx512", "x86_64-linux", 1, AVX512),
+    isa("avx512vnni", "x86_64-linux", 2, [...AVX512, "avx512_vnni"]),
+    isa("avx512bf16", "x86_64-linux", 3, [...AVX512, "avx512_vnni", "avx512_bf16"]),
+    isa("armv8_2", "aarch64-linux", 0, ["asimd", "fphp", "asimdhp", "asimddp", "atomics"]),
+    isa("armv9", "aarch64-linux", 1, ["asimd", "asimdhp", "asimddp", "sve", "sve2", "i8mm", "svei8mm"]),
+  ],
+  python: [
+    { version: "3.12", packageSet: "python312Packages", source: "test" },
+    { version: "3.13", packageSet: "python313Packages", source: "test" },
+  ],
+  torch: [
+    { version: "2.8.0", nameTag: "28", torchaudio: "2.8.0", python: ["3.12", "3.13"], cuda: ["12.6", "12.8"], source: "t" },
+    { version: "2.9.1", nameTag: "29", torchaudio: "2.9.1", python: ["3.12", "3.13"], cuda: ["12.8", "12.9"], source: "t" },
+  ],
+  nixpkgs: [
+    { rev: PIN28, sha256: null, torch: "2.8.0", torchaudio: "2.8.0", python: ["3.12", "3.13"], cuda: ["12.6", "12.8"], brokenCuda: {}, source: "t" },
+    { rev: PIN29, sha256: null, torch: "2.9.1", torchaudio: "2.9.1", python: ["3.12", "3.13"], cuda: ["12.8", "12.9"], brokenCuda: {}, source: "t" },
+  ],
+};
+
+interface FixtureMatrix {
+  releases: { torch: string; cuda: string[]; nixpkgs: string }[];
+  python: string[];
+  gpus: string[];
+  isas: string[];
+  cpuOnly: boolean;
+}
+
+/**
+ * Variants of a fixture matrix, built by the documented rules (not by generator/expand.ts): the GPU's own
+ * capability when the CUDA version compiles it, else the newest same-major lower capability it compiles
+ * (binaryCompat), else dropped; SoC-only GPUs only on their system; the release tag in the name when the matrix
+ * holds several releases.
+ */
+function fixtureVariants(m: FixtureMatrix): Variant[] {
+  const out: Variant[] = [];
+  const tagged = m.releases.length > 1;
+  for (const rel of m.releases) {
+    const t = CAT.torch.find((x) => x.version === rel.torch)!;
+    for (const python of m.python)
+      for (const isaKey of m.isas) {
+        const isaRow = CAT.isas.find((i) => i.key === isaKey)!;
+        const combos: { cuda: string | null; sm: string | null; caps: string[]; bc: boolean }[] = [];
+        if (m.cpuOnly) combos.push({ cuda: null, sm: null, caps: [], bc: false });
+        for (const cuda of rel.cuda)
+          for (const sm of m.gpus) {
+            const g = CAT.gpus.find((x) => x.sm === sm)!;
+            if (!g.systems.includes(isaRow.system)) continue;
+            const tk = CAT.cuda.find((c) => c.version === cuda)!;
+            if (tk.capabilities.includes(g.capability)) combos.push({ cuda, sm, caps: [g.capability], bc: false });
+            else {
+              const [maj, min] = g.capability.split(".").map(Number);
+              const lower = tk.capabilities.filter((c) => {
+                const [a, b] = c.split(".").map(Number);
+                return a === maj && b < min;
+              });
+              if (lower.length) combos.push({ cuda, sm, caps: [lower[lower.length - 1]], bc: true });
+            }
+          }
+        for (const c of combos)
+          for (const pkg of ["pytorch", "torchaudio"] as PackageName[]) {
+            const parts = { package: pkg, tag: tagged ? t.nameTag : "", python, cuda: c.cuda, sm: c.sm, isa: isaKey };
+            out.push({
+              name: formatName(parts),
+              package: pkg,
+              version: pkg === "pytorch" ? t.version : t.torchaudio,
+              torchVersion: t.version,
+              torchaudioVersion: t.torchaudio,
+              python,
+              pythonPackageSet: `python${python.replace(".", "")}Packages`,
+              cuda: c.cuda,
+              cudaPackageSet: c.cuda ? `cudaPackages_${c.cuda.replace(".", "_")}` : null,
+              sm: c.sm,
+              isa: isaKey,
+              system: isaRow.system,
+              cudaCapabilities: c.caps,
+              binaryCompat: c.bc,
+              cudaCapabilitiesForPackageSet: true,
+              cflags: isaRow.cflags,
+              nixpkgs: rel.nixpkgs,
+              nixpkgsSha256: null,
+              dependsOn: pkg === "torchaudio" ? [formatName({ ...parts, package: "pytorch" })] : [],
+              file: `.flox/pkgs/${formatName(parts)}.nix`,
+              description: "test",
+              notes: [],
+            });
+          }
+      }
+  }
+  return out;
+}
+
+const R28 = { torch: "2.8.0", cuda: ["12.8"], nixpkgs: PIN28 };
+const R29 = { torch: "2.9.1", cuda: ["12.9"], nixpkgs: PIN29 };
+const ALL_ISAS = ["avx2", "avx512", "avx512vnni", "avx512bf16", "armv8_2", "armv9"];
+/** Like the default matrix.ts: one release on CUDA 12.8, Python 3.13, every ISA, CPU-only variants. */
+const M28: FixtureMatrix = { releases: [R28], python: ["3.13"], gpus: ["75", "80", "86", "90", "120", "121"], isas: ALL_ISAS, cpuOnly: true };
+const rec = (h: HostInfo, m: FixtureMatrix, pkg: PackageName = "torchaudio"): Recommendation =>
+  recommend(h, fixtureVariants(m), CAT, { package: pkg });
+const text = (r: Recommendation) => JSON.stringify(r);
+
+// --- parsing ---------------------------------------------------------------------------------------------------
+
+test("cpuinfo x86 (Sapphire-Rapids-class, recorded): flags line, avx512_bf16 spelling", () => {
+  const c = parseCpuinfo(readFileSync(hostFile("spr-h100", "cpuinfo"), "utf8"));
+  assert.is(c.arch, "x86_64");
+  for (const f of ["avx2", "avx512f", "avx512_vnni", "avx512_bf16", "amx_bf16"]) assert.ok(c.features.includes(f), f);
+  assert.is(c.vendor, "GenuineIntel");
+  assert.is(c.logicalCpus, 2);
+  assert.equal(c.armCores, []);
+});
+
+test("cpuinfo aarch64: Features line and CPU part → core names (Graviton3, Grace, GB10)", () => {
+  const g3 = parseCpuinfo(readFileSync(hostFile("graviton3-t4g", "cpuinfo"), "utf8"));
+  assert.is(g3.arch, "aarch64");
+  assert.ok(g3.features.includes("sve") && g3.features.includes("asimddp") && g3.features.includes("i8mm"));
+  assert.not.ok(g3.features.includes("sve2"), "Neoverse V1 has SVE but not SVE2");
+  assert.equal(g3.armCores, [{ implementer: "0x41", part: "0xd40", name: "Neoverse V1", count: 16 }]);
+  const grace = parseCpuinfo(readFileSync(hostFile("gh200", "cpuinfo"), "utf8"));
+  assert.equal(grace.armCores, [{ implementer: "0x41", part: "0xd4f", name: "Neoverse V2", count: 72 }]);
+  assert.ok(grace.features.includes("sve2"));
+  const spark = parseCpuinfo(readFileSync(hostFile("dgx-spark", "cpuinfo"), "utf8"));
+  assert.equal(
+    spark.armCores.map((k) => [k.name, k.count]),
+    [["Cortex-A725", 10], ["Cortex-X925", 10]],
+  );
+  const n1 = parseCpuinfo(readFileSync(hostFile("graviton2-t4g", "cpuinfo"), "utf8"));
+  assert.is(n1.armCores[0].name, "Neoverse N1");
+});
+
+test("cpuinfo: features are the intersection over all CPUs (code must run on every core)", () => {
+  const c = parseCpuinfo(
+    "processor\t: 0\nFeatures\t: fp asimd sve sve2\nCPU implementer\t: 0x41\nCPU part\t: 0xd85\n\n" +
+      "processor\t: 1\nFeatures\t: fp asimd sve\nCPU implementer\t: 0x41\nCPU part\t: 0xd87\n",
+  );
+  assert.equal(c.features, ["asimd", "fp", "sve"]);
+});
+
+test("cpuinfo that cannot be parsed: the error names the file, the line number and the line", () => {
+  const file = hostFile("bad", "cpuinfo-missing-colon");
+  try {
+    parseCpuinfo(readFileSync(file, "utf8"), file);
+    assert.unreachable("should throw");
+  } catch (e) {
+    assert.instance(e, HostInputError);
+    const err = e as HostInputError;
+    assert.is(err.line, 19);
+    assert.is(err.text, "wp\t\t yes");
+    assert.match(err.message, `${file}:19:`);
+    assert.match(err.message, "wp\t\t yes");
+  }
+  assert.throws(() => parseCpuinfo("hello world\n", "x"), /x:1: cannot read this line/);
+  assert.throws(() => parseCpuinfo("processor\t: 0\nvendor_id\t: GenuineIntel\n", "x"), /no `flags` line/);
+  assert.throws(() => parseCpuinfo("processor\t: zero\nflags\t: avx2\n", "x"), /x:1:.*CPU number/);
+  assert.throws(() => parseCpuinfo("processor\t: 0\nFeatures\t: fp\nCPU part\t: d40\n", "x"), /x:3:.*hex/);
+});
+
+test("nvidia-smi csv: one GPU per line; names with commas; no devices; unreadable lines name the line", () => {
+  assert.equal(parseNvidiaSmi("9.0, NVIDIA H100 80GB HBM3, 570.124.06\n12.1, NVIDIA GB10, 580.95.05\n"), [
+    { index: 0, name: "NVIDIA H100 80GB HBM3", capability: "9.0", sm: "90", driver: "570.124.06" },
+    { index: 1, name: "NVIDIA GB10", capability: "12.1", sm: "121", driver: "580.95.05" },
+  ]);
+  assert.is(parseNvidiaSmi("8.6, NVIDIA RTX A6000, rev B, 570.124.06\n")[0].name, "NVIDIA RTX A6000, rev B");
+  assert.equal(parseNvidiaSmi("No devices were found\n"), []);
+  assert.throws(
+    () => parseNvidiaSmi(readFileSync(hostFile("bad", "nvidia-smi-with-header.txt"), "utf8"), "h.txt"),
+    (e: Error) => e instanceof HostInputError && e.line === 1 && /h\.txt:1: .*compute capability "compute_cap"/.test(e.message),
+  );
+  assert.throws(
+    () => parseNvidiaSmi(readFileSync(hostFile("bad", "nvidia-smi-old-driver.txt"), "utf8"), "o.txt"),
+    /o\.txt:1: this nvidia-smi does not know the compute_cap field/,
+  );
+  assert.throws(() => parseNvidiaSmi("9.0, NVIDIA H100, [N/A]\n", "n"), /n:1:.*driver version "\[N\/A\]"/);
+});
+
+test("machine → Nix system; versions compare numerically; driver → CUDA via minDriverLinux", () => {
+  assert.equal(machineToSystem("x86_64"), { arch: "x86_64", system: "x86_64-linux" });
+  assert.equal(machineToSystem("aarch64"), { arch: "aarch64", system: "aarch64-linux" });
+  assert.is(machineToSystem("arm64").system, "aarch64-linux");
+  assert.throws(() => machineToSystem("ppc64le"), /unsupported machine "ppc64le"; allowed values: x86_64, amd64, aarch64, arm64/);
+  assert.ok(compareVersions("570.26", "570.124.06") < 0, "570.26 < 570.124.06 (numeric, not string)");
+  assert.ok(compareVersions("580.65.06", "575.51.03") > 0);
+  assert.is(compareVersions("570.26", "570.26.0"), 0);
+  assert.equal(cudaForDriver("570.124.06", CAT.cuda).map((c) => c.version), ["12.8", "12.6"]);
+  assert.equal(cudaForDriver("580.95.05", CAT.cuda).map((c) => c.version), ["13.0", "12.9", "12.8", "12.6"]);
+  assert.equal(cudaForDriver("535.183.01", CAT.cuda), []);
+  assert.throws(
+    () => host("gh200", { machine: "x86_64" }),
+    (e: Error) => e instanceof MachineError && /contradicts .*aarch64 CPU/.test(e.message),
+  );
+});
+
+test("binary compatibility: same major, minor ≤ the GPU's; never across a major", () => {
+  assert.ok(capabilitiesRunOn(["12.0"], "12.1"));
+  assert.ok(capabilitiesRunOn(["12.1"], "12.1"));
+  assert.not.ok(capabilitiesRunOn(["12.1"], "12.0"));
+  assert.not.ok(capabilitiesRunOn(["10.0"], "12.1"));
+  assert.not.ok(capabilitiesRunOn(["9.0"], "10.0"));
+});
+
+// --- recommend on the fixture catalog ------------------------------------------------------------------------
+
+test("x86 server with AVX-512 BF16 and 8× H100: native sm90, widest ISA avx512bf16, one variant for all GPUs", () => {
+  const r = rec(host("spr-h100"), M28);
+  assert.is(r.status, "ok");
+  assert.equal(r.variants, ["torchaudio-python313-cuda12_8-sm90-avx512bf16"]);
+  assert.is(r.picks.length, 1);
+  assert.equal(r.picks[0].gpuIndices, [0, 1, 2, 3, 4, 5, 6, 7]);
+  assert.not.ok(r.picks[0].binaryCompat);
+  assert.ok(r.picks[0].alternatives.includes("torchaudio-python313-cuda12_8-sm90-avx2"));
+  assert.match(text(r), "one variant covers them all");
+  assert.is(r.host.maxCuda, "12.8");
+  assert.equal(rec(host("spr-h100"), M28, "pytorch").variants, ["pytorch-python313-cuda12_8-sm90-avx512bf16"]);
+});
+
+test("Grace Hopper GH200 (Neoverse V2, SM90): armv9 on aarch64-linux", () => {
+  const r = rec(host("gh200"), M28);
+  assert.is(r.host.system, "aarch64-linux");
+  assert.equal(r.variants, ["torchaudio-python313-cuda12_8-sm90-armv9"]);
+  assert.match(r.host.cpu, "Neoverse V2 ×72");
+});
+
+test("DGX Spark (GB10, SM121): 12.0 code on CUDA 12.8 by binary compatibility, native once 12.9 exists", () => {
+  const only128 = rec(host("dgx-spark"), M28);
+  assert.equal(only128.variants, ["torchaudio-python313-cuda12_8-sm121-armv9"]);
+  const p = only128.picks[0];
+  assert.ok(p.binaryCompat);
+  assert.match(p.reasons.join("\n"), "carries 12.0 code, which runs on 12.1");
+  assert.ok(
+    p.suggestions.some((s) => s.includes(`add "12.9" to cuda in matrix.ts`) && s.includes(PIN29)),
+    p.suggestions.join("\n"),
+  );
+
+  const both = rec(host("dgx-spark"), { ...M28, releases: [R28, R29] });
+  assert.equal(both.variants, ["torchaudio29-python313-cuda12_9-sm121-armv9"]);
+  assert.not.ok(both.picks[0].binaryCompat);
+  assert.ok(both.picks[0].alternatives.includes("torchaudio28-python313-cuda12_8-sm121-armv9"));
+
+  // Same Spark with a driver that predates CUDA 12.9: the binary-compatible 12.8 build, and why not native.
+  const oldDriver = host("dgx-spark", { smi: "12.1, NVIDIA GB10, 570.124.06\n" });
+  const r = rec(oldDriver, { ...M28, releases: [R28, R29] });
+  assert.equal(r.variants, ["torchaudio28-python313-cuda12_8-sm121-armv9"]);
+  assert.match(r.picks[0].reasons.join("\n"), "needs driver ≥ 575.51.03");
+});
+
+test("native before newer: a native build wins over a binary-compatible one on a newer CUDA", () => {
+  // sm121 on 12.8 (binary-compatible) vs sm121 on 12.9 (native): native wins even when ordered the other way.
+  const r = rec(host("dgx-spark"), { ...M28, releases: [{ torch: "2.9.1", cuda: ["12.8", "12.9"], nixpkgs: PIN29 }] });
+  assert.equal(r.variants, ["torchaudio-python313-cuda12_9-sm121-armv9"]);
+  // Python: newest wins among otherwise equal variants; the older one is an alternative.
+  const py = rec(host("gh200"), { ...M28, python: ["3.12", "3.13"] });
+  assert.equal(py.variants, ["torchaudio-python313-cuda12_8-sm90-armv9"]);
+  assert.is(py.picks[0].alternatives[0], "torchaudio-python312-cuda12_8-sm90-armv9");
+});
+
+test("Graviton3 (Neoverse V1: SVE, no SVE2) with a T4G: armv8_2, never armv9", () => {
+  const r = rec(host("graviton3-t4g"), M28);
+  assert.equal(r.variants, ["torchaudio-python313-cuda12_8-sm75-armv8_2"]);
+  assert.is(r.host.isa, "armv8_2");
+  assert.match(r.reasons[0], "not armv9 (lacks sve2)");
+  assert.not.ok(text(r).includes("sm75-armv9\""), "armv9 must not be offered");
+  // A matrix with armv9 only has nothing for this CPU: say why and which matrix.ts change adds one.
+  const armv9only = rec(host("graviton3-t4g"), { ...M28, isas: ["avx2", "armv9"] });
+  assert.is(armv9only.status, "none");
+  assert.match(armv9only.picks[0].problems.join("\n"), "armv9 needs sve2");
+  assert.ok(armv9only.picks[0].suggestions.some((s) => s.startsWith(`add "armv8_2" to isas in matrix.ts`)));
+  // Without SM75 in the matrix: add "75".
+  const no75 = rec(host("graviton3-t4g"), { ...M28, gpus: ["90", "121"] });
+  assert.is(no75.status, "none");
+  assert.ok(no75.picks[0].suggestions.includes(`add "75" to gpus in matrix.ts`));
+  assert.is(no75.cpuFallback, "torchaudio-python313-cpu-armv8_2");
+  // The real AWS pairing (g5g: Graviton2 = Neoverse N1) gets the same variant.
+  assert.equal(rec(host("graviton2-t4g"), M28).variants, ["torchaudio-python313-cuda12_8-sm75-armv8_2"]);
+});
+
+test("no NVIDIA GPU: the CPU-only variant of the widest ISA (AMD EPYC 7763: avx2)", () => {
+  const viaFile = rec(host("epyc-nogpu"), M28);
+  assert.is(viaFile.status, "ok");
+  assert.equal(viaFile.variants, ["torchaudio-python313-cpu-avx2"]);
+  assert.is(viaFile.picks[0].kind, "cpu");
+  const noSmi = rec(host("epyc-nogpu", { smi: null }), M28);
+  assert.equal(noSmi.variants, ["torchaudio-python313-cpu-avx2"]);
+  assert.match(noSmi.picks[0].reasons[0], "nvidia-smi not found");
+  const noCpuOnly = rec(host("epyc-nogpu", { smi: null }), { ...M28, cpuOnly: false });
+  assert.is(noCpuOnly.status, "none");
+  assert.ok(noCpuOnly.picks[0].suggestions.includes("set cpuOnly: true in matrix.ts"));
+});
+
+test("driver too old for the matrix's CUDA: names the minimum driver; suggests a CUDA the driver runs", () => {
+  const r = rec(host("h100-old-driver"), M28);
+  assert.is(r.status, "none");
+  assert.equal(r.variants, []);
+  const p = r.picks[0];
+  assert.match(p.problems.join("\n"), "driver 535.183.01 is too old for the matrix's sm90 variants: CUDA 12.8 needs ≥ 570.26");
+  assert.ok(p.suggestions.includes("upgrade the NVIDIA driver to ≥ 570.26 (CUDA 12.8)"));
+  assert.match(p.suggestions.join("\n"), "no CUDA version in the catalog runs on driver 535.183.01");
+  assert.is(r.cpuFallback, "torchaudio-python313-cpu-avx512bf16");
+  // An R560 driver runs CUDA 12.6, which a pin in the catalog carries: that is the matrix.ts change.
+  const r560 = rec(host("h100-old-driver", { smi: "9.0, NVIDIA H100 80GB HBM3, 560.35.03\n" }), M28);
+  assert.ok(r560.picks[0].suggestions.includes(`or add "12.6" to cuda in matrix.ts (CUDA 12.6 runs on driver 560.35.03)`));
+  const with126 = rec(host("h100-old-driver", { smi: "9.0, NVIDIA H100 80GB HBM3, 560.35.03\n" }), {
+    ...M28,
+    releases: [{ ...R28, cuda: ["12.6", "12.8"] }],
+  });
+  assert.equal(with126.variants, ["torchaudio-python313-cuda12_6-sm90-avx512bf16"]);
+});
+
+test("two different GPUs: says so, one variant per GPU kind; a missing SM makes it partial", () => {
+  const r = rec(host("two-gpus"), M28);
+  assert.is(r.status, "ok");
+  assert.equal(r.variants, [
+    "torchaudio-python313-cuda12_8-sm80-avx512bf16",
+    "torchaudio-python313-cuda12_8-sm86-avx512bf16",
+  ]);
+  assert.equal(r.picks.map((p) => p.gpuIndices), [[0, 1], [2]]);
+  assert.match(r.reasons.join("\n"), "GPUs of 2 different compute capabilities");
+  assert.match(r.reasons.join("\n"), "no single variant covers them all");
+  const partial = rec(host("two-gpus"), { ...M28, gpus: ["80"] });
+  assert.is(partial.status, "partial");
+  assert.equal(partial.variants, ["torchaudio-python313-cuda12_8-sm80-avx512bf16"]);
+  assert.ok(partial.picks[1].suggestions.includes(`add "86" to gpus in matrix.ts`));
+});
+
+test("a GPU the catalog does not know, and a package the matrix does not build", () => {
+  const r = rec(host("spr-h100", { smi: "6.1, NVIDIA GeForce GTX 1080, 570.124.06\n" }), M28);
+  assert.is(r.status, "none");
+  assert.match(r.picks[0].problems[0], "compute capability 6.1 (sm61) is not in the catalog");
+  const onlyArm = rec(host("spr-h100"), { ...M28, isas: ["armv9"] });
+  assert.match(onlyArm.picks[0].problems.join("\n"), "no torchaudio variants for x86_64-linux");
+  assert.ok(onlyArm.picks[0].suggestions.includes(`add "avx512bf16" to isas in matrix.ts`));
+});
+
+// --- the command --------------------------------------------------------------------------------------------
+
+const fixtureSource: VariantSource = async () => ({ catalog: CAT, variants: fixtureVariants(M28) });
+async function run(args: Parameters<typeof runDetect>[0]) {
+  let out = "";
+  let err = "";
+  const code = await runDetect(args, fixtureSource, { out: (s) => (out += s), err: (s) => (err += s) });
+  return { code, out, err };
+}
+
+test("runDetect: text and JSON output, exit 0 / 1 / 2", async () => {
+  const ok = await run({ cpuinfo: hostFile("gh200", "cpuinfo"), "nvidia-smi": hostFile("gh200", "nvidia-smi.txt") });
+  assert.is(ok.code, 0);
+  assert.match(ok.out, "Recommended torchaudio for GPU 0 (NVIDIA GH200 480GB, sm90): torchaudio-python313-cuda12_8-sm90-armv9");
+  const json = await run({
+    json: true,
+    package: "pytorch",
+    cpuinfo: hostFile("spr-h100", "cpuinfo"),
+    "nvidia-smi": hostFile("spr-h100", "nvidia-smi.txt"),
+  });
+  assert.equal(JSON.parse(json.out).variants, ["pytorch-python313-cuda12_8-sm90-avx512bf16"]);
+  const none = await run({
+    cpuinfo: hostFile("h100-old-driver", "cpuinfo"),
+    "nvidia-smi": hostFile("h100-old-driver", "nvidia-smi.txt"),
+  });
+  assert.is(none.code, 1);
+  assert.match(none.out, "upgrade the NVIDIA driver to ≥ 570.26");
+  const badPkg = await run({ package: "torchvision", cpuinfo: hostFile("gh200", "cpuinfo") });
+  assert.is(badPkg.code, 2);
+  assert.match(badPkg.err, `--package: unknown package "torchvision"; allowed values: pytorch, torchaudio`);
+  const badMachine = await run({ machine: "riscv64", cpuinfo: hostFile("gh200", "cpuinfo") });
+  assert.is(badMachine.code, 2);
+  assert.match(badMachine.err, "allowed values: x86_64, amd64, aarch64, arm64");
+  const missing = await run({ cpuinfo: hostFile("nope", "cpuinfo") });
+  assert.is(missing.code, 2);
+  assert.match(missing.err, "cannot read --cpuinfo file");
+  // A recorded CPU without a recorded GPU list is not mixed with this machine's GPUs.
+  const cpuOnly = await run({ json: true, cpuinfo: hostFile("epyc-nogpu", "cpuinfo") });
+  assert.equal(JSON.parse(cpuOnly.out).variants, ["torchaudio-python313-cpu-avx2"]);
+});
+
+function child(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((res) => {
+    execFile(
+      process.execPath,
+      ["--import", "tsx", join(ROOT, "generator/detect/main.ts"), ...args],
+      { cwd: ROOT, timeout: 120_000 },
+      (err, stdout, stderr) => res({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+    );
+  });
+}
+
+test("child process: `detect --cpuinfo … --nvidia-smi … --json` against the real matrix; bad file exits 2", async () => {
+  const r = await child([
+    "detect",
+    "--cpuinfo",
+    hostFile("dgx-spark", "cpuinfo"),
+    "--nvidia-smi",
+    hostFile("dgx-spark", "nvidia-smi.txt"),
+    "--json",
+  ]);
+  assert.ok(r.code === 0 || r.code === 1, r.stderr);
+  const out = JSON.parse(r.stdout) as Recommendation;
+  assert.is(out.host.system, "aarch64-linux");
+  assert.equal(out.host.gpus.map((g) => g.sm), ["121"]);
+  for (const name of out.variants) assert.match(name, /^torchaudio\d*-python\d+-cuda\d+_\d+-sm121-armv9$/);
+
+  const bad = await child(["detect", "--cpuinfo", hostFile("bad", "cpuinfo-missing-colon")]);
+  assert.is(bad.code, 2);
+  assert.match(bad.stderr, "cpuinfo-missing-colon:19: cannot read this line");
+  assert.match(bad.stderr, "19 | wp\t\t yes");
+  assert.is(bad.stdout, "");
+
+  const unknown = await child(["detect", "--bogus"]);
+  assert.is(unknown.code, 2);
+});
+
+// --- the real catalog and the real generated matrix ---------------------------------------------------------
+
+test("real catalog: the recorded hosts get the documented ISA and their GPU's SM", async () => {
+  const { catalog } = await import("../generator/catalog/index.ts");
+  const { projectFromMatrix } = await import("../generator/project.ts");
+  const p = projectFromMatrix(
+    {
+      releases: [
+        { torch: "2.8.0", nixpkgs: PIN28 },
+        { torch: "2.9.1", nixpkgs: PIN29 },
+      ],
+      python: ["3.13"],
+      cuda: ["12.8", "12.9"],
+      gpus: ["75", "80", "86", "90", "121"],
+      isas: ALL_ISAS,
+      cpuOnly: true,
+    },
+    catalog,
+  );
+  const r = (h: HostInfo) => recommend(h, p.variants, catalog, { package: "torchaudio" });
+  assert.equal(r(host("spr-h100")).host.isa, "avx512bf16");
+  assert.equal(r(host("graviton3-t4g")).host.isa, "armv8_2");
+  assert.equal(r(host("gh200")).host.isa, "armv9");
+  assert.equal(r(host("dgx-spark")).host.isa, "armv9");
+  assert.equal(r(host("epyc-nogpu")).host.isa, "avx2");
+  const spark = r(host("dgx-spark"));
+  assert.is(spark.status, "ok");
+  assert.match(spark.variants[0], /-cuda12_9-sm121-armv9$/);
+  assert.not.ok(spark.picks[0].binaryCompat, "CUDA 12.9 compiles 12.1 natively");
+  const g3 = r(host("graviton3-t4g"));
+  for (const v of g3.variants) assert.match(v, /-sm75-armv8_2$/);
+  const old = r(host("h100-old-driver"));
+  assert.is(old.status, "none");
+  assert.match(old.picks[0].problems.join("\n"), "CUDA 12.8 needs ≥ 570.26");
+});
+
+test("real generated matrix (loadProject): every recommendation is a generated variant for the host", async () => {
+  const { loadProject } = await import("../generator/project.ts");
+  const p = await loadProject();
+  const names = new Set(p.variants.map((v) => v.name));
+  for (const h of ["spr-h100", "gh200", "dgx-spark", "graviton3-t4g", "epyc-nogpu", "two-gpus", "h100-old-driver"]) {
+    const hi = host(h);
+    const r = recommend(hi, p.variants, p.catalog, { package: "torchaudio" });
+    for (const pick of r.picks) {
+      if (pick.variant === null) {
+        assert.ok(pick.problems.length > 0, `${h}: no variant and no reason`);
+        continue;
+      }
+      assert.ok(names.has(pick.variant), `${h}: ${pick.variant} is not generated`);
+      const v = p.variants.find((x) => x.name === pick.variant)!;
+      assert.is(v.system, hi.system, h);
+      assert.is(v.sm, pick.sm, h);
+      if (pick.capability) assert.ok(capabilitiesRunOn(v.cudaCapabilities, pick.capability), h);
+    }
+  }
+});
+
+test("live host (no files): reads /proc/cpuinfo and uname; a missing nvidia-smi means no GPU", async () => {
+  const h = await readHost();
+  assert.is(h.sources.cpuinfo, "/proc/cpuinfo");
+  assert.is(h.sources.machine, "uname -m");
+  assert.is(h.machine, machineToSystem(osMachine()).arch);
+  if (h.gpus.length === 0) assert.ok(h.gpuAbsentReason);
+});
+
+test.run();
