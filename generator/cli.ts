@@ -14,8 +14,8 @@ import { loadProject, MatrixError, REPO_ROOT, type Project } from "./project.ts"
 import { FilterError, matchFilters, parseFilters } from "./filters.ts";
 import { explainName } from "./explain.ts";
 import type { Variant, VariantJson } from "./schema.ts";
-// WIRE: import { buildCommand } from "./build/command.ts";
-// WIRE: import { detectCommand } from "./detect/command.ts";
+import { buildCommand } from "./build/command.ts";
+import { detectCommand } from "./detect/command.ts";
 
 /** Thrown for bad command-line input; exits 2 with its message. */
 export class UsageError extends Error {}
@@ -187,8 +187,8 @@ export function cli(args: string[]): Argv {
     .command(generate)
     .command(list)
     .command(explain)
-    // WIRE: .command(buildCommand as CommandModule)
-    // WIRE: .command(detectCommand as CommandModule)
+    .command(buildCommand as CommandModule)
+    .command(detectCommand as CommandModule)
     .demandCommand(1, "name a command: generate, list, explain, build, detect")
     .strict()
     .help()

@@ -6,7 +6,7 @@
  * (`GENERATED_MARK` within its first five lines): a hand-written file in `.flox/pkgs/` is never touched.
  */
 import { mkdirSync, readdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { GENERATED_MARK } from "./render/env.ts";
 import type { FileMap } from "./render/index.ts";
 
@@ -70,15 +70,29 @@ export function syncFiles(root: string, files: FileMap, opts: { check?: boolean 
   const written: string[] = [];
   let unchanged = 0;
   const madeDirs = new Set<string>();
+  // One readdir per directory instead of a failed read per new file (an ENOENT throw costs more than the read).
+  const listings = new Map<string, Set<string>>();
+  const exists = (dir: string, base: string) => {
+    let names = listings.get(dir);
+    if (!names) {
+      try {
+        names = new Set(readdirSync(dir));
+      } catch {
+        names = new Set();
+      }
+      listings.set(dir, names);
+    }
+    return names.has(base);
+  };
   for (const [rel, content] of files) {
     const path = join(root, rel);
-    if (readOrNull(path) === content) {
+    const dir = dirname(path);
+    if (exists(dir, basename(path)) && readOrNull(path) === content) {
       unchanged++;
       continue;
     }
     written.push(rel);
     if (opts.check) continue;
-    const dir = dirname(path);
     if (!madeDirs.has(dir)) {
       mkdirSync(dir, { recursive: true });
       madeDirs.add(dir);

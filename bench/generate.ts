@@ -1,0 +1,85 @@
+/**
+ * Benchmark: generate a synthetic matrix of ≥ 5,000 package variants into a fresh directory, then regenerate it
+ * with nothing to change (the no-op run). Prints seconds, files per second and the no-op/full ratio, both measured
+ * in this one run. Targets (issue 2): full < 2 s, no-op < 0.5 s.
+ *
+ * The synthetic catalog is the real one plus 40 made-up GPU architectures (SM 200–239, compute capability
+ * 20.0–23.9) that every CUDA version "compiles": it exists only to make the matrix large.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { catalog } from "../generator/catalog/index.ts";
+import { projectFromMatrix } from "../generator/project.ts";
+import { renderAll } from "../generator/render/index.ts";
+import { syncFiles } from "../generator/write.ts";
+import type { Catalog, MatrixInput } from "../generator/schema.ts";
+
+/** The real catalog plus `n` synthetic GPUs. */
+export function syntheticCatalog(n = 40): Catalog {
+  const fake = Array.from({ length: n }, (_, i) => {
+    const major = 20 + Math.floor(i / 10);
+    const capability = `${major}.${i % 10}`;
+    return {
+      sm: `${major}${i % 10}`,
+      capability,
+      family: "Synthetic",
+      products: [`Synthetic GPU ${i}`],
+      label: `Synthetic ${i}`,
+      systems: ["x86_64-linux", "aarch64-linux"] as ("x86_64-linux" | "aarch64-linux")[],
+      source: "bench/generate.ts (synthetic, benchmark only)",
+    };
+  });
+  return {
+    ...catalog,
+    gpus: [...catalog.gpus, ...fake],
+    cuda: catalog.cuda.map((c) => ({ ...c, capabilities: [...c.capabilities, ...fake.map((g) => g.capability)] })),
+  };
+}
+
+/** A matrix over the synthetic catalog: 2 releases × 3 Python × 2 CUDA × 40 GPUs × 6 ISAs (+ CPU-only). */
+export function syntheticMatrix(cat: Catalog): MatrixInput {
+  return {
+    releases: cat.torch
+      .map((t) => ({ torch: t.version, nixpkgs: cat.nixpkgs.find((p) => p.torch === t.version)?.rev }))
+      .filter((r): r is { torch: string; nixpkgs: string } => !!r.nixpkgs),
+    python: ["3.11", "3.12", "3.13"],
+    cuda: ["12.6", "12.8"],
+    gpus: cat.gpus.filter((g) => g.family === "Synthetic").map((g) => g.sm),
+    isas: cat.isas.map((i) => i.key),
+    cpuOnly: true,
+  };
+}
+
+function time<T>(f: () => T): [T, number] {
+  const t0 = process.hrtime.bigint();
+  const r = f();
+  return [r, Number(process.hrtime.bigint() - t0) / 1e9];
+}
+
+/** Run the benchmark and print its figures. */
+export async function main(): Promise<{ full: number; noop: number; files: number; variants: number }> {
+  const cat = syntheticCatalog();
+  const m = syntheticMatrix(cat);
+  const dir = mkdtempSync(join(tmpdir(), "vm-bench-"));
+  try {
+    const generate = () => {
+      const p = projectFromMatrix(m, cat, dir);
+      const files = renderAll(p);
+      return { p, files, r: syncFiles(dir, files) };
+    };
+    const [first, full] = time(generate);
+    const [second, noop] = time(generate);
+    if (second.r.written.length || second.r.removed.length) throw new Error("no-op run wrote files");
+    const files = first.files.size;
+    console.log(`generate: ${first.p.variants.length} package variants, ${files} files`);
+    console.log(`  full run:  ${full.toFixed(3)} s  (${Math.round(files / full)} files/s)  target < 2 s`);
+    console.log(`  no-op run: ${noop.toFixed(3)} s  (${Math.round(files / noop)} files/s)  target < 0.5 s`);
+    console.log(`  ratio no-op / full: ${(noop / full).toFixed(2)}`);
+    return { full, noop, files, variants: first.p.variants.length };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) await main();
