@@ -31,8 +31,9 @@
 #   the forward compatibility gencode (+PTX)" on top of them (nixpkgs cuda-modules flags module). We turn
 #   it off so nvcc compiles exactly the listed targets, as nixpkgs' own per-capability sets do
 #   (pkgs/top-level/variants.nix: `cudaForwardCompat = false; cudaCapabilities = [ cap ];`).
-# - builtins.fetchTarball takes { url, sha256? }; without sha256 the fetch is not cached across
-#   tarball-ttl and is refused in pure evaluation (Nix manual, builtins.fetchTarball).
+# - builtins.fetchTarball takes { url, sha256? }; sha256 may be base32 or SRI ("sha256-...": both checked
+#   with Nix 2.8 here). Without sha256 the download is re-checked after tarball-ttl and is refused in pure
+#   evaluation (Nix manual, builtins.fetchTarball), so the catalog should carry nixpkgsSha256.
 { variant, nixpkgs ? null }:
 
 let

@@ -1,0 +1,164 @@
+/**
+ * Small helpers to run the real Nix tools from tests (nix-instantiate, nix-build, nix-store), with arguments as
+ * arrays (no shell), from the repository root, offline (`--option substituters ''` for builds).
+ *
+ * Nix expressions are built from strings here; `nixStr` and `nixPath` quote values so that a file name or a value
+ * never becomes Nix syntax.
+ */
+import { execFileSync } from "node:child_process";
+import { existsSync, readdirSync } from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import type { VariantJson } from "../../generator/schema.ts";
+
+export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+/** The stand-in nixpkgs of the contract tests (NOT nixpkgs; see its header). */
+export const STAND_IN_NIXPKGS = path.join(REPO_ROOT, "tests/fixtures/stand-in-nixpkgs");
+/** Hand-written examples of the generated file format, with their `list --json` entries in list.json. */
+export const GENERATED_EXAMPLE_DIR = path.join(REPO_ROOT, "tests/fixtures/generated-example");
+
+export interface RunOptions {
+  /** Extra environment variables. */
+  env?: Record<string, string>;
+  /** Milliseconds before the process is killed (default 120 s). */
+  timeout?: number;
+}
+
+/** Runs a Nix tool and returns its stdout; on failure throws an Error carrying the command and its stderr. */
+export function runNix(tool: string, args: string[], opts: RunOptions = {}): string {
+  try {
+    return execFileSync(tool, args, {
+      cwd: REPO_ROOT,
+      encoding: "utf8",
+      stdio: ["ignore", "pipe", "pipe"],
+      timeout: opts.timeout ?? 120_000,
+      env: { ...process.env, ...opts.env },
+      maxBuffer: 64 * 1024 * 1024,
+    });
+  } catch (err) {
+    const e = err as { stderr?: string; status?: number | null; message: string };
+    const stderr = (e.stderr ?? "").trim();
+    throw new Error(`${tool} ${args.join(" ")} failed (exit ${e.status ?? "?"}):\n${stderr || e.message}`);
+  }
+}
+
+/** True when `nix-instantiate` can be run. */
+export function hasNix(): boolean {
+  try {
+    execFileSync("nix-instantiate", ["--version"], { stdio: "ignore" });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** A Nix string literal holding `s` exactly (JSON escapes are valid in Nix strings; `${` must be escaped). */
+export function nixStr(s: string): string {
+  return JSON.stringify(s).replace(/\$\{/g, "\\${");
+}
+
+/** A Nix path value for a file system path (absolute or relative to the repository root), safe for any name. */
+export function nixPath(p: string): string {
+  return `(/. + ${nixStr(path.resolve(REPO_ROOT, p))})`;
+}
+
+/** Parses a file with `nix-instantiate --parse`; returns the printed AST, throws with Nix's message on a syntax error. */
+export function nixParse(file: string): string {
+  return runNix("nix-instantiate", ["--parse", path.resolve(REPO_ROOT, file)]);
+}
+
+/** Evaluates a Nix expression strictly and returns it decoded from JSON. */
+export function nixEvalJson<T = unknown>(expr: string, opts: RunOptions = {}): T {
+  return JSON.parse(runNix("nix-instantiate", ["--eval", "--strict", "--json", "-E", expr], opts)) as T;
+}
+
+/**
+ * Instantiates a file (`nix-instantiate FILE ARGS...`) or, with `{ expr: true }`, an expression, writing the .drv
+ * files to the store; returns the .drv paths printed.
+ */
+export function nixInstantiate(fileOrExpr: string, args: string[] = [], how: { expr?: boolean } = {}): string[] {
+  const target = how.expr ? ["-E", fileOrExpr] : [path.resolve(REPO_ROOT, fileOrExpr)];
+  return lines(runNix("nix-instantiate", [...target, ...args]));
+}
+
+/** Builds an expression offline (no substituters, no out link) with `--cores cores`; returns the output paths. */
+export function nixBuild(expr: string, opts: RunOptions & { cores?: number } = {}): string[] {
+  const args = ["--no-out-link", "--option", "substituters", "", "-E", expr];
+  if (opts.cores !== undefined) args.unshift("--cores", String(opts.cores));
+  return lines(runNix("nix-build", args, opts));
+}
+
+/** Direct references of a store path (for a .drv: the .drv files and sources it depends on). */
+export function nixStoreReferences(storePath: string): string[] {
+  return lines(runNix("nix-store", ["--query", "--references", storePath]));
+}
+
+/** Deletes store paths if they exist and nothing keeps them alive (errors ignored); lets a test force a rebuild. */
+export function nixStoreDelete(storePaths: string[]): void {
+  for (const p of storePaths) {
+    try {
+      execFileSync("nix-store", ["--delete", p], { stdio: "ignore" });
+    } catch {
+      /* not valid or still alive: the caller checks what it needs */
+    }
+  }
+}
+
+/** `builtins.currentSystem` of this machine, e.g. "x86_64-linux". */
+export function currentSystem(): string {
+  return nixEvalJson<string>("builtins.currentSystem");
+}
+
+/** The `.nix` files directly in a directory (absolute paths, sorted); [] when it does not exist. */
+export function nixFilesIn(dir: string): string[] {
+  const abs = path.resolve(REPO_ROOT, dir);
+  if (!existsSync(abs)) return [];
+  return readdirSync(abs)
+    .filter((f) => f.endsWith(".nix"))
+    .sort()
+    .map((f) => path.join(abs, f));
+}
+
+/** One contract case: a pytorch variant and the torchaudio variant built against it, as `list --json` shows them. */
+export interface ContractCase {
+  pytorch: VariantJson;
+  torchaudio: VariantJson;
+}
+
+/**
+ * Pairs the entries of a `list --json` array into contract cases: each torchaudio with the pytorch variant named in
+ * its `dependsOn`. Throws when a torchaudio's pytorch is missing from the list.
+ */
+export function casesFromList(list: VariantJson[]): ContractCase[] {
+  const byName = new Map(list.map((v) => [v.name, v]));
+  return list
+    .filter((v) => v.package === "torchaudio")
+    .map((torchaudio) => {
+      const ptName = torchaudio.dependsOn.find((d) => byName.get(d)?.package === "pytorch");
+      const pytorch = ptName ? byName.get(ptName) : undefined;
+      if (!pytorch) throw new Error(`${torchaudio.name}: no pytorch variant among dependsOn ${torchaudio.dependsOn.join(", ")}`);
+      return { pytorch, torchaudio };
+    });
+}
+
+/**
+ * A Nix expression for a nixpkgs function that imports the stand-in nixpkgs carrying the given torch/torchaudio
+ * versions (the versions the pinned nixpkgs is expected to carry).
+ */
+export function standInNixpkgs(versions: { torch: string; torchaudio: string }): string {
+  return `(args: import ${nixPath(STAND_IN_NIXPKGS)} (args // { standIn.versions = { torch = ${nixStr(
+    versions.torch,
+  )}; torchaudio = ${nixStr(versions.torchaudio)}; }; }))`;
+}
+
+/** `import FILE { nixpkgs = NIXPKGS_EXPR; }` */
+export function importVariant(file: string, nixpkgsExpr: string): string {
+  return `(import ${nixPath(file)} { nixpkgs = ${nixpkgsExpr}; })`;
+}
+
+function lines(s: string): string[] {
+  return s
+    .split("\n")
+    .map((l) => l.trim())
+    .filter((l) => l.length > 0);
+}
