@@ -317,7 +317,7 @@ export function recommend(
       sm: null,
       variant: null,
       binaryCompat: false,
-      reasons: [host.gpuAbsentReason ?? "no NVIDIA GPU", "no GPU: a CPU-only variant"],
+      reasons: [`${host.gpuAbsentReason ?? "no NVIDIA GPU"}: so a CPU-only variant`],
       problems: [],
       suggestions: [],
       alternatives: [],
