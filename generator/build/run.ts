@@ -82,7 +82,10 @@ function failureLine(fd: number, from: number): string {
     .split("\n")
     .map((l) => l.trim())
     .filter((l) => l && !l.startsWith("==="));
-  const errAt = lines.findLastIndex((l) => l.startsWith("error:"));
+  let errAt = -1;
+  lines.forEach((x, i) => {
+    if (x.startsWith("error:")) errAt = i;
+  });
   let l = lines.at(-1) ?? "";
   if (errAt >= 0) {
     l = lines[errAt].replace(/\/nix\/store\/[a-z0-9]{32}-/g, "");

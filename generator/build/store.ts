@@ -84,6 +84,12 @@ async function instantiate(
     const r = await run(["nix-instantiate", ...nixOptionArgs(nixOptions), ...files]);
     const lines = r.stdout.split("\n").filter((l) => l.endsWith(".drv"));
     if (r.code === 0 && lines.length === files.length) return lines.map((drv) => ({ drv }));
+    // When the first file fails with the batch's error (typically: the pinned nixpkgs cannot be fetched
+    // offline), every file shares the cause: do not pay for it once per file.
+    const batchErr = r.stderr.split("\n").find((l) => l.startsWith("error"))?.trim();
+    const first = await one(files[0]);
+    if ("error" in first && batchErr !== undefined && first.error === batchErr && !batchErr.includes(files[0]))
+      return files.map(() => first);
   }
   const limit = pLimit(8);
   return Promise.all(files.map((f) => limit(() => one(f))));

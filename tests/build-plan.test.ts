@@ -1,0 +1,156 @@
+/**
+ * Build driver, pure parts: plan (DAG, order, waves, priorities, simulate, lower bound), the --jobs rule,
+ * selection (closure over dependsOn, close names), directory scan, backend commands.
+ */
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { join, resolve } from "node:path";
+import { DEFAULT_ESTIMATE_S, lowerBound, makePlan, pickNext, PlanError, simulate, transitiveDependents, type NodeState } from "../generator/build/plan.ts";
+import { jobsRule } from "../generator/build/jobs.ts";
+import { closeNames, guessSystem, scanPkgsDir, selectTargets, SelectionError, type BuildTarget } from "../generator/build/targets.ts";
+import { buildCmd } from "../generator/build/backend.ts";
+import { formatDuration, makeRunId, summaryTable, type BuildReport } from "../generator/build/report.ts";
+
+const FIXTURES = resolve(import.meta.dirname, "fixtures/build-pkgs");
+const GiB = 2 ** 30;
+
+const t = (name: string, dependsOn: string[] = []) => ({
+  name,
+  package: (name.startsWith("torchaudio") ? "torchaudio" : "pytorch") as "pytorch" | "torchaudio",
+  dependsOn,
+});
+
+test("plan: DAG, topological order, waves; pytorch first without history", () => {
+  const plan = makePlan([t("torchaudio-a", ["pytorch-a"]), t("pytorch-b"), t("pytorch-a"), t("torchaudio-b", ["pytorch-b"])]);
+  assert.equal(plan.waves, [["pytorch-a", "pytorch-b"], ["torchaudio-a", "torchaudio-b"]]);
+  assert.equal(plan.order, ["pytorch-a", "pytorch-b", "torchaudio-a", "torchaudio-b"]);
+  const a = plan.nodes.get("pytorch-a")!;
+  assert.is(a.estimateSource, "default");
+  assert.is(a.priority, DEFAULT_ESTIMATE_S.pytorch + DEFAULT_ESTIMATE_S.torchaudio);
+  assert.equal(a.dependents, ["torchaudio-a"]);
+  assert.equal(transitiveDependents(plan, "pytorch-b"), ["torchaudio-b"]);
+});
+
+test("plan: durations from earlier reports drive longest-first (critical path), package median for unknowns", () => {
+  const history = new Map([
+    ["pytorch-a", 100],
+    ["pytorch-b", 300],
+    ["torchaudio-a", 500],
+  ]);
+  const plan = makePlan([t("pytorch-a"), t("pytorch-b"), t("pytorch-c"), t("torchaudio-a", ["pytorch-a"])], history);
+  // pytorch-a: 100 + 500 (its torchaudio) beats pytorch-b's 300; pytorch-c gets the pytorch median 200
+  assert.is(plan.nodes.get("pytorch-a")!.priority, 600);
+  assert.is(plan.nodes.get("pytorch-c")!.estimateS, 200);
+  assert.is(plan.nodes.get("pytorch-c")!.estimateSource, "package-median");
+  assert.equal(plan.order, ["pytorch-a", "torchaudio-a", "pytorch-b", "pytorch-c"]);
+  const state = new Map<string, NodeState>([["pytorch-a", "running"]]);
+  assert.is(pickNext(plan, state), "pytorch-b", "torchaudio-a waits for pytorch-a");
+  state.set("pytorch-a", "built");
+  assert.is(pickNext(plan, state), "torchaudio-a");
+});
+
+test("plan: missing dependency and cycles are errors", () => {
+  assert.throws(() => makePlan([t("torchaudio-a", ["pytorch-a"])]), (e: unknown) => e instanceof PlanError && /not in the plan/.test((e as Error).message));
+  assert.throws(() => makePlan([t("pytorch-x", ["pytorch-y"]), t("pytorch-y", ["pytorch-x"])]), /cycle among: pytorch-x, pytorch-y/);
+});
+
+test("simulate and lower bound: list scheduling longest first", () => {
+  const d = new Map([
+    ["pytorch-a", 10],
+    ["pytorch-b", 6],
+    ["pytorch-c", 4],
+    ["torchaudio-a", 2],
+  ]);
+  const plan = makePlan([t("pytorch-a"), t("pytorch-b"), t("pytorch-c"), t("torchaudio-a", ["pytorch-a"])], d);
+  const sim = simulate(plan, 2);
+  assert.is(sim.makespan, 12);
+  const lb = lowerBound(plan, 2);
+  assert.equal(lb, { criticalPath: 12, totalWork: 22, bound: 12 });
+  assert.is(simulate(plan, 1).makespan, 22);
+  assert.is(simulate(plan, 2, new Map(), new Set(["pytorch-a"])).makespan, 6, "cached nodes take no time");
+});
+
+test("jobs rule: min of CPUs and memory / 4 GiB, cores per build, documented explanation", () => {
+  assert.equal(jobsRule({ cpus: 64, memBytes: 256 * GiB }).jobs, 8);
+  assert.equal(jobsRule({ cpus: 64, memBytes: 256 * GiB }).coresPerBuild, 8);
+  assert.equal(jobsRule({ cpus: 64, memBytes: 64 * GiB }).jobs, 2, "memory-bound: 16 slots");
+  assert.equal(jobsRule({ cpus: 2, memBytes: 23 * GiB }), {
+    jobs: 1,
+    coresPerBuild: 2,
+    slots: 2,
+    explanation: "slots = min(2 CPUs, floor(23.0 GiB / 4 GiB)) = 2; jobs = 1 = floor(2 / 2); cores per build = 2",
+  });
+  assert.equal(jobsRule({ cpus: 8, memBytes: 2 * GiB }).jobs, 1, "never below 1");
+  assert.equal(jobsRule({ cpus: 64, memBytes: 256 * GiB }, 4).jobs, 16, "--cores 4");
+  assert.equal(jobsRule({ cpus: 64, memBytes: 256 * GiB }, undefined, 4).coresPerBuild, 16, "--jobs 4");
+});
+
+test("scan and selection: fixtures parse as variants; torchaudio pulls in pytorch; filters; close names", () => {
+  const { targets, ignored } = scanPkgsDir(FIXTURES, new Map([["avx2", "x86_64-linux"]]));
+  assert.is(targets.length, 7);
+  assert.equal(ignored, []);
+  const ta = targets.find((x) => x.name === "torchaudio-python313-cuda12_8-sm121-armv9")!;
+  assert.equal(ta.dependsOn, ["pytorch-python313-cuda12_8-sm121-armv9"]);
+  assert.is(ta.system, "aarch64-linux");
+  assert.is(ta.file, join(FIXTURES, "torchaudio-python313-cuda12_8-sm121-armv9.nix"));
+  assert.is(targets.find((x) => x.name === "pytorch-python313-cpu-avx2")!.system, "x86_64-linux");
+  assert.is(guessSystem("avx512bf16"), "x86_64-linux");
+
+  const s = selectTargets(targets, { names: ["torchaudio-python313-cuda12_8-sm121-armv9"] });
+  assert.equal(s.targets.map((x) => x.name).sort(), ["pytorch-python313-cuda12_8-sm121-armv9", "torchaudio-python313-cuda12_8-sm121-armv9"]);
+  assert.is(s.why.get("pytorch-python313-cuda12_8-sm121-armv9"), "dependency");
+  const f = selectTargets(targets, { filters: ["cuda=12_8", "sm=90"], package: "torchaudio" });
+  assert.equal(f.targets.map((x) => x.name).sort(), ["pytorch-python313-cuda12_8-sm90-avx512", "torchaudio-python313-cuda12_8-sm90-avx512"]);
+  const cpu = selectTargets(targets, { filters: ["cuda=none", "package=pytorch"] });
+  assert.equal(cpu.targets.map((x) => x.name), ["pytorch-python313-cpu-avx2"]);
+  assert.throws(() => selectTargets(targets, { names: ["pytorch-python313-cpu-avx"] }), (e: unknown) => e instanceof SelectionError && /close names: pytorch-python313-cpu-avx2/.test((e as Error).message));
+  assert.throws(() => selectTargets(targets, { filters: ["isa=avx9000"] }), /selection is empty/);
+  assert.equal(closeNames("pytorch", ["pytorch-a", "torchaudio-a", "zzz"]), ["pytorch-a"]);
+});
+
+test("backend commands: argument arrays, flox in the root, nix with pass-through options", () => {
+  const target = { name: "pytorch-python313-cpu-avx2", file: "/p/.flox/pkgs/pytorch-python313-cpu-avx2.nix" };
+  assert.equal(buildCmd(target, { backend: "flox", root: "/p", outDir: "/elsewhere", builders: "x", cores: 3 }), {
+    argv: ["flox", "build", "pytorch-python313-cpu-avx2"],
+    cwd: "/p",
+    outLink: "/p/result-pytorch-python313-cpu-avx2",
+  });
+  assert.equal(
+    buildCmd(target, { backend: "nix", root: "/p", outDir: "/o", builders: "ssh://big x86_64-linux - 32", cores: 8, nixOptions: [["substituters", ""]] }).argv,
+    ["nix-build", target.file, "-o", "/o/result-pytorch-python313-cpu-avx2", "--builders", "ssh://big x86_64-linux - 32", "--cores", "8", "--option", "substituters", ""],
+  );
+});
+
+test("report helpers: run ids sort by time, durations, summary table", () => {
+  const a = makeRunId(new Date("2025-01-02T03:04:05.678Z"));
+  assert.match(a, /^20250102T030405Z-[0-9a-f]{4}$/);
+  assert.ok(a < makeRunId(new Date("2025-01-02T03:04:06Z")));
+  assert.is(formatDuration(4.21), "4.2s");
+  assert.is(formatDuration(3725), "1h02m");
+  const rep: BuildReport = {
+    runId: a,
+    startedAt: "2025-01-02T03:04:05.000Z",
+    finishedAt: "2025-01-02T03:05:05.000Z",
+    backend: "nix",
+    jobs: 2,
+    interrupted: false,
+    exitCode: 1,
+    logsDir: "/l",
+    variants: [
+      { name: "pytorch-x", package: "pytorch", status: "failed", reason: "exit code 100: boom", durationS: 12, outPath: null, log: "/l/pytorch-x.log", exitCode: 100, attempts: 2, selectedAs: "dependency", dependsOn: [], startedAt: null, finishedAt: null, command: [] },
+      { name: "torchaudio-x", package: "torchaudio", status: "skipped", reason: "dependency pytorch-x failed", durationS: 0, outPath: null, log: null, exitCode: null, attempts: 0, selectedAs: "requested", dependsOn: ["pytorch-x"], startedAt: null, finishedAt: null, command: [] },
+    ],
+  };
+  assert.is(
+    summaryTable(rep),
+    [
+      "VARIANT       STATUS   TIME   TRIES  REASON",
+      "pytorch-x     failed   12.0s  2      exit code 100: boom",
+      "torchaudio-x  skipped                dependency pytorch-x failed",
+      "",
+      "0 built, 0 cached, 1 failed, 1 skipped in 1m00s; exit 1",
+    ].join("\n"),
+  );
+});
+
+test.run();

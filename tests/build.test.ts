@@ -1,0 +1,324 @@
+/**
+ * Build driver, end to end with real nix-build (offline: --nix-option substituters=) on the tiny derivations of
+ * tests/fixtures/build-pkgs, driven as a real child process (`node --import tsx generator/build/main.ts build`).
+ *
+ * Each test sets its own VM_BUILD_TEST_SALT, so its derivations are new to the store and "built" vs "cached" is
+ * deterministic; result links, logs and reports go to a temporary directory.
+ */
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { spawn } from "node:child_process";
+import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, readdirSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import type { BuildReport, VariantReport } from "../generator/build/report.ts";
+
+const ROOT = resolve(import.meta.dirname, "..");
+const FIXTURES = join(ROOT, "tests/fixtures/build-pkgs");
+const MAIN = join(ROOT, "generator/build/main.ts");
+
+const PT_ARM = "pytorch-python313-cuda12_8-sm121-armv9";
+const TA_ARM = "torchaudio-python313-cuda12_8-sm121-armv9";
+const PT_CPU = "pytorch-python313-cpu-avx2";
+const TA_CPU = "torchaudio-python313-cpu-avx2";
+const PT_FAIL = "pytorch-python313-cuda12_8-sm90-avx512";
+const TA_FAIL = "torchaudio-python313-cuda12_8-sm90-avx512";
+const PT_FLAKY = "pytorch-python312-cuda12_9-sm100-avx512bf16";
+
+interface Ctx {
+  dir: string;
+  salt: string;
+  env: NodeJS.ProcessEnv;
+}
+
+/** A fresh temp dir, salt and environment (the flaky fixture's state dir must be writable by nixbld users). */
+function ctx(extraEnv: NodeJS.ProcessEnv = {}): Ctx {
+  const dir = mkdtempSync(join(tmpdir(), "vm-build-test-"));
+  chmodSync(dir, 0o755);
+  const salt = `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}`;
+  const state = join(dir, "state");
+  mkdirSync(state);
+  chmodSync(state, 0o777);
+  return { dir, salt, env: { ...process.env, VM_BUILD_TEST_SALT: salt, VM_BUILD_TEST_STATE: state, ...extraEnv } };
+}
+
+interface Result {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function driver(c: Ctx, args: string[], opts: { env?: NodeJS.ProcessEnv; onSpawn?: (pid: number) => void } = {}) {
+  const defaults = (flag: string, value: string) => (args.includes(flag) ? [] : [flag, value]);
+  const argv = [
+    "--import",
+    "tsx",
+    MAIN,
+    "build",
+    ...defaults("--pkgs-dir", FIXTURES),
+    ...defaults("--out-dir", join(c.dir, "out")),
+    "--logs-dir",
+    join(c.dir, "logs"),
+    "--nix-option",
+    "substituters=",
+    "--plain",
+    ...args,
+  ];
+  return new Promise<Result>((res) => {
+    const child = spawn(process.execPath, argv, { cwd: ROOT, env: { ...c.env, ...opts.env, NO_COLOR: "1" } });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d) => (stdout += d));
+    child.stderr.on("data", (d) => (stderr += d));
+    opts.onSpawn?.(child.pid!);
+    child.on("close", (code) => res({ code, stdout, stderr }));
+  });
+}
+
+function byName(r: BuildReport): Map<string, VariantReport> {
+  return new Map(r.variants.map((v) => [v.name, v]));
+}
+
+function latestReport(c: Ctx): BuildReport {
+  return JSON.parse(readFileSync(join(c.dir, "logs/latest/report.json"), "utf8"));
+}
+
+test("dry run: plan JSON with order, exact commands, nothing built; torchaudio pulls in its pytorch", async () => {
+  const c = ctx();
+  const r = await driver(c, [TA_ARM, "--backend", "nix", "--dry-run", "--json", "--jobs", "2"]);
+  assert.is(r.code, 0, r.stderr);
+  const plan = JSON.parse(r.stdout);
+  assert.equal(
+    plan.variants.map((v: { name: string }) => v.name),
+    [PT_ARM, TA_ARM],
+  );
+  const [pt, ta] = plan.variants;
+  assert.is(pt.selectedAs, "dependency");
+  assert.is(ta.selectedAs, "requested");
+  assert.equal(ta.dependsOn, [PT_ARM]);
+  assert.equal(plan.waves, [[PT_ARM], [TA_ARM]]);
+  assert.equal(pt.command.argv, [
+    "nix-build",
+    join(FIXTURES, `${PT_ARM}.nix`),
+    "-o",
+    join(c.dir, "out", `result-${PT_ARM}`),
+    "--cores",
+    String(plan.coresPerBuild),
+    "--option",
+    "substituters",
+    "",
+  ]);
+  assert.is(pt.cached, false);
+  assert.is(plan.jobs, 2);
+  assert.ok(!existsSync(join(c.dir, "out")), "no result links");
+  assert.ok(!existsSync(join(c.dir, "logs")), "no logs");
+  // The derivation was instantiated (for the cache probe) but not built: a second dry run still says "to build".
+  const again = JSON.parse((await driver(c, [TA_ARM, "--backend", "nix", "--dry-run", "--json"])).stdout);
+  assert.is(again.toBuild, 2);
+});
+
+test("selection errors: unknown name lists close names (exit 2); bad filter names the keys", async () => {
+  const c = ctx();
+  const r = await driver(c, ["pytorch-python313-cuda12_8-sm12-armv9", "--backend", "nix", "--dry-run"]);
+  assert.is(r.code, 2);
+  assert.match(r.stderr, /unknown variant "pytorch-python313-cuda12_8-sm12-armv9"; close names: pytorch-python313-cuda12_8-sm121-armv9/);
+  const f = await driver(c, ["--filter", "gpu=121", "--backend", "nix", "--dry-run"]);
+  assert.is(f.code, 2);
+  assert.match(f.stderr, /allowed keys: package, python, cuda, sm, isa, system/);
+  const flt = await driver(c, ["--filter", "isa=avx2", "--filter", "package=torchaudio", "--backend", "nix", "--dry-run", "--json"]);
+  assert.equal(
+    JSON.parse(flt.stdout).variants.map((v: { name: string }) => v.name),
+    [PT_CPU, TA_CPU],
+  );
+});
+
+test("real run, --jobs 2 --retries 1: parallel, dependency order, failure isolation, skipped dependents, retries; then resume and --force", async () => {
+  const c = ctx();
+  const reportFile = join(c.dir, "report-copy.json");
+  const r = await driver(c, ["--backend", "nix", "--jobs", "2", "--retries", "1", "--report", reportFile]);
+  assert.is(r.code, 1, r.stderr);
+  const rep = latestReport(c);
+  assert.equal(JSON.parse(readFileSync(reportFile, "utf8")), rep, "--report holds the same report");
+  assert.is(rep.interrupted, false);
+  assert.is(rep.backend, "nix");
+  assert.is(rep.jobs, 2);
+  for (const k of ["runId", "startedAt", "finishedAt", "backend", "jobs", "interrupted", "variants"])
+    assert.ok(k in rep, `report has ${k}`);
+  const v = byName(rep);
+  assert.is(v.size, 7);
+  for (const n of [PT_ARM, TA_ARM, PT_CPU, TA_CPU]) {
+    assert.is(v.get(n)!.status, "built", n);
+    assert.is(v.get(n)!.attempts, 1, n);
+    assert.is(v.get(n)!.exitCode, 0);
+    assert.ok(v.get(n)!.durationS >= 0.9, `${n} took its second`);
+    assert.match(v.get(n)!.outPath!, new RegExp(`^/nix/store/[a-z0-9]{32}-${n}$`));
+    assert.is(readlinkSync(join(c.dir, "out", `result-${n}`)), v.get(n)!.outPath);
+  }
+  // retries: the flaky one fails once, then builds
+  assert.is(v.get(PT_FLAKY)!.status, "built");
+  assert.is(v.get(PT_FLAKY)!.attempts, 2);
+  // failure isolation: the failing one used all attempts; its torchaudio is skipped with the reason
+  const failed = v.get(PT_FAIL)!;
+  assert.is(failed.status, "failed");
+  assert.is(failed.attempts, 2);
+  assert.is(failed.exitCode, 100);
+  assert.match(failed.reason!, /failed with exit code 3; last output: nvcc fatal: stand-in failure/);
+  assert.is(v.get(TA_FAIL)!.status, "skipped");
+  assert.is(v.get(TA_FAIL)!.reason, `dependency ${PT_FAIL} failed`);
+  assert.is(v.get(TA_FAIL)!.attempts, 0);
+  // dependency order: each torchaudio started after its pytorch finished
+  for (const [pt, ta] of [
+    [PT_ARM, TA_ARM],
+    [PT_CPU, TA_CPU],
+  ])
+    assert.ok(Date.parse(v.get(ta)!.startedAt!) >= Date.parse(v.get(pt)!.finishedAt!), `${ta} after ${pt}`);
+  // real parallelism: some runs overlap, and never more than 2 at once
+  const ran = rep.variants.filter((x) => x.startedAt).map((x) => [Date.parse(x.startedAt!), Date.parse(x.finishedAt!)]);
+  let overlaps = 0;
+  for (let i = 0; i < ran.length; i++)
+    for (let j = i + 1; j < ran.length; j++) if (ran[i][0] < ran[j][1] && ran[j][0] < ran[i][1]) overlaps++;
+  assert.ok(overlaps >= 2, `overlapping runs: ${overlaps}`);
+  for (const [s] of ran) assert.ok(ran.filter(([a, b]) => a <= s && s < b).length <= 2, "at most 2 concurrent");
+  const makespan = (Date.parse(rep.finishedAt) - Date.parse(rep.startedAt)) / 1000;
+  const work = rep.variants.reduce((s, x) => s + x.durationS, 0);
+  assert.ok(makespan < work * 0.8, `parallel: makespan ${makespan}s < work ${work}s`);
+  // logs: one per variant that ran, stdout and stderr of the builder in it; latest points at the run
+  assert.is(readlinkSync(join(c.dir, "logs/latest")), rep.runId);
+  const logs = readdirSync(join(c.dir, "logs", rep.runId)).sort();
+  assert.equal(logs, [...[PT_ARM, TA_ARM, PT_CPU, TA_CPU, PT_FAIL, PT_FLAKY].map((n) => `${n}.log`), "report.json"].sort());
+  const flog = readFileSync(failed.log!, "utf8");
+  assert.match(flog, /building pytorch-python313-cuda12_8-sm90-avx512 \(salt /); // builder stdout
+  assert.match(flog, /nvcc fatal: stand-in failure/); // builder stderr
+  assert.match(flog, /=== attempt 2\/2/);
+  assert.match(r.stdout, /VARIANT\s+STATUS\s+TIME\s+TRIES\s+REASON/);
+  assert.match(r.stdout, /5 built, 0 cached, 1 failed, 1 skipped/);
+
+  // Resume after fixing the failure: only the failed and skipped variants are built; the rest is cached.
+  const r2 = await driver(c, ["--backend", "nix", "--jobs", "2"], { env: { VM_BUILD_TEST_FAIL: "0" } });
+  assert.is(r2.code, 0, r2.stderr + r2.stdout);
+  const v2 = byName(latestReport(c));
+  for (const n of [PT_ARM, TA_ARM, PT_CPU, TA_CPU, PT_FLAKY]) {
+    assert.is(v2.get(n)!.status, "cached", n);
+    assert.is(v2.get(n)!.attempts, 0);
+    assert.is(v2.get(n)!.outPath, v.get(n)!.outPath);
+  }
+  assert.is(v2.get(PT_FAIL)!.status, "built");
+  assert.is(v2.get(TA_FAIL)!.status, "built");
+  assert.equal(readdirSync(join(c.dir, "logs/latest")).sort(), [`${PT_FAIL}.log`, "report.json", `${TA_FAIL}.log`].sort());
+
+  // --force: the build command runs for every selected variant (nothing reported cached)
+  const r3 = await driver(c, [PT_CPU, TA_CPU, "--backend", "nix", "--force"]);
+  assert.is(r3.code, 0, r3.stderr);
+  const v3 = byName(latestReport(c));
+  assert.equal(
+    [...v3.values()].map((x) => [x.name, x.status, x.attempts]),
+    [
+      [PT_CPU, "built", 1],
+      [TA_CPU, "built", 1],
+    ],
+  );
+  assert.ok(existsSync(join(c.dir, "logs/latest", `${TA_CPU}.log`)));
+});
+
+test("--fail-fast: nothing new starts after a failure", async () => {
+  const c = ctx();
+  const r = await driver(c, [PT_FAIL, TA_FAIL, PT_CPU, TA_CPU, "--backend", "nix", "--jobs", "1", "--fail-fast"]);
+  assert.is(r.code, 1, r.stderr);
+  const v = byName(latestReport(c));
+  // PT_FAIL and PT_CPU tie on priority; whichever ran first, the run stopped at the failure.
+  assert.is(v.get(PT_FAIL)!.status, "failed");
+  assert.is(v.get(TA_FAIL)!.status, "skipped");
+  assert.is(v.get(TA_CPU)!.status, "skipped");
+  assert.match(v.get(TA_CPU)!.reason!, /fail-fast|not started/);
+});
+
+test("interrupt: SIGINT to the driver ends the builds (and their builders), writes interrupted:true, exits 130", async () => {
+  const c = ctx({ VM_BUILD_TEST_SLEEP: "30" });
+  let pid = 0;
+  const started = Date.now();
+  const done = driver(c, [PT_ARM, TA_ARM, PT_CPU, "--backend", "nix", "--jobs", "2"], { onSpawn: (p) => (pid = p) });
+  // wait until both builders are running (their logs say "building …")
+  const runDir = () => join(c.dir, "logs/latest");
+  for (;;) {
+    await new Promise((r) => setTimeout(r, 200));
+    const logs = existsSync(runDir()) ? readdirSync(runDir()).filter((f) => f.endsWith(".log")) : [];
+    const busy = logs.filter((f) => /building .*\(salt/.test(readFileSync(join(runDir(), f), "utf8")));
+    if (busy.length === 2) break;
+    assert.ok(Date.now() - started < 20_000, "builds started");
+  }
+  process.kill(pid, "SIGINT");
+  const r = await done;
+  assert.is(r.code, 130, r.stderr);
+  assert.ok(Date.now() - started < 25_000, "did not wait for the 30 s builds");
+  const rep = latestReport(c);
+  assert.is(rep.interrupted, true);
+  assert.is(rep.exitCode, 130);
+  const v = byName(rep);
+  assert.is(v.get(PT_ARM)!.status, "failed");
+  assert.match(v.get(PT_ARM)!.reason!, /interrupted \(SIGINT\)/);
+  assert.is(v.get(PT_CPU)!.status, "failed");
+  assert.is(v.get(TA_ARM)!.status, "skipped");
+  assert.match(v.get(TA_ARM)!.reason!, /interrupted before start/);
+  // no builder of this test is left running (nix-build ended its builder on SIGTERM)
+  await new Promise((res) => setTimeout(res, 300));
+  const ps = await new Promise<string>((res) => {
+    const p = spawn("ps", ["-eww", "-o", "args"]);
+    let out = "";
+    p.stdout.on("data", (d) => (out += d));
+    p.on("close", () => res(out));
+  });
+  assert.not.match(ps, new RegExp(`salt ${c.salt}`), "builders ended");
+  // the next run resumes: the interrupted variants are still to build
+  const plan = JSON.parse((await driver(c, [PT_ARM, TA_ARM, PT_CPU, "--backend", "nix", "--dry-run", "--json"])).stdout);
+  assert.is(plan.toBuild, 3);
+});
+
+test("flox backend (through a stand-in `flox` on PATH): auto picks it, runs `flox build NAME` in the root", async () => {
+  const c = ctx();
+  const root = join(c.dir, "project");
+  mkdirSync(join(root, ".flox/pkgs"), { recursive: true });
+  for (const n of [PT_CPU, TA_CPU]) cpSync(join(FIXTURES, `${n}.nix`), join(root, ".flox/pkgs", `${n}.nix`));
+  const bin = join(c.dir, "bin");
+  mkdirSync(bin);
+  const calls = join(c.dir, "flox-calls.txt");
+  // STAND-IN for flox (no flox binary here): records its argv and cwd, then builds like `flox build` would.
+  writeFileSync(
+    join(bin, "flox"),
+    `#!/bin/sh
+# flox stand-in for tests/build.test.ts: records argv, builds .flox/pkgs/NAME.nix to ./result-NAME.
+echo "cwd=$(pwd) argv=$*" >> "${calls}"
+[ "$1" = build ] || exit 64
+exec nix-build ".flox/pkgs/$2.nix" -o "result-$2" --option substituters ''
+`,
+    { mode: 0o755 },
+  );
+  const env = { PATH: `${bin}:${process.env.PATH}` };
+  const base = ["--root", root, "--pkgs-dir", join(root, ".flox/pkgs"), "--out-dir", root];
+  const dry = await driver(c, [...base, TA_CPU, "--dry-run", "--json"], { env });
+  assert.is(dry.code, 0, dry.stderr);
+  const plan = JSON.parse(dry.stdout);
+  assert.is(plan.backend, "flox");
+  assert.equal(
+    plan.variants.map((v: { command: unknown }) => v.command),
+    [
+      { argv: ["flox", "build", PT_CPU], cwd: root },
+      { argv: ["flox", "build", TA_CPU], cwd: root },
+    ],
+  );
+  assert.ok(!existsSync(calls), "dry run ran nothing");
+  const r = await driver(c, [...base, TA_CPU], { env });
+  assert.is(r.code, 0, r.stderr);
+  assert.equal(readFileSync(calls, "utf8").trim().split("\n"), [
+    `cwd=${root} argv=build ${PT_CPU}`,
+    `cwd=${root} argv=build ${TA_CPU}`,
+  ]);
+  const rep = latestReport(c);
+  assert.is(rep.backend, "flox");
+  assert.is(readlinkSync(join(root, `result-${TA_CPU}`)), byName(rep).get(TA_CPU)!.outPath);
+  // what flox cannot take is refused, not silently dropped
+  const bad = await driver(c, [...base, TA_CPU, "--builders", "ssh://x", "--dry-run"], { env });
+  assert.is(bad.code, 2);
+  assert.match(bad.stderr, /--builders and --cores pass through to Nix with --backend nix only/);
+});
+
+test.run();
