@@ -107,7 +107,8 @@ const isaLabel = (isa: CpuIsa) => isa.label;
 /** Everything about one (release, python, cuda|null, gpu|null, isa) combination before the package split. */
 interface Combo {
   release: TorchRelease;
-  pin: NixpkgsPin;
+  /** The nixpkgs pin carrying the release, or null when no sourced pin does (every combination is dropped). */
+  pin: NixpkgsPin | null;
   tag: string;
   py: PythonVersion;
   cuda: CudaToolkit | null;
@@ -123,7 +124,11 @@ function judge(c: Combo, matrix: Matrix, catalog: Catalog): { reasons: string[];
     reasons.push(
       `PyTorch ${release.version} supports Python ${release.python.join(", ")}, not ${py.version}.`,
     );
-  if (!pin.python.includes(py.version))
+  if (pin === null)
+    reasons.push(
+      `No nixpkgs revision in the catalog carries PyTorch ${release.version} (known pins carry ${catalog.nixpkgs.map((p) => `${p.torch} at ${p.rev.slice(0, 7)}`).join(", ")}); add a sourced pin to generator/catalog/torch.ts.`,
+    );
+  else if (!pin.python.includes(py.version))
     reasons.push(`nixpkgs ${pin.rev.slice(0, 7)} has no ${py.packageSet}.`);
   if (cuda) {
     const relMajors = [...new Set(release.cuda.map((v) => v.split(".")[0]))];
@@ -131,10 +136,10 @@ function judge(c: Combo, matrix: Matrix, catalog: Catalog): { reasons: string[];
       reasons.push(
         `PyTorch ${release.version} is released for CUDA ${release.cuda.join(", ")}; it does not support CUDA ${cuda.version.split(".")[0]}.x.`,
       );
-    if (!pin.cuda.includes(cuda.version))
+    if (pin && !pin.cuda.includes(cuda.version))
       reasons.push(`nixpkgs ${pin.rev.slice(0, 7)} has no ${cuda.packageSet}.`);
-    const broken = pin.brokenCuda[cuda.version];
-    if (broken) reasons.push(`nixpkgs ${pin.rev.slice(0, 7)} marks torch broken with CUDA ${cuda.version}: ${broken}`);
+    const broken = pin?.brokenCuda[cuda.version];
+    if (pin && broken) reasons.push(`nixpkgs ${pin.rev.slice(0, 7)} marks torch broken with CUDA ${cuda.version}: ${broken}`);
   }
   if (gpu && !gpu.systems.includes(isa.system))
     reasons.push(
@@ -179,7 +184,10 @@ export function expand(matrix: Matrix, catalog: Catalog): Expansion {
 
   for (const r of matrix.releases) {
     const release = find(catalog.torch, (t) => t.version === r.torch, `PyTorch ${r.torch}`);
-    const pin = find(catalog.nixpkgs, (p) => p.rev === r.nixpkgs, `nixpkgs ${r.nixpkgs}`);
+    const pin =
+      r.nixpkgs !== undefined
+        ? find(catalog.nixpkgs, (p) => p.rev === r.nixpkgs, `nixpkgs ${r.nixpkgs}`)
+        : (catalog.nixpkgs.find((p) => p.torch === release.version) ?? null);
     const tag = multi ? release.nameTag : "";
     for (const py of pythons) {
       const gpuCombos: [CudaToolkit | null, GpuArch | null][] = [];
@@ -198,7 +206,7 @@ export function expand(matrix: Matrix, catalog: Catalog): Expansion {
           };
           for (const pkg of packages) {
             const name = formatName({ ...parts, package: pkg });
-            if (reasons.length) {
+            if (reasons.length || pin === null) {
               excluded.push({ name, package: pkg, torchVersion: release.version, ...parts, reasons });
               continue;
             }

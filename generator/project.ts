@@ -49,6 +49,11 @@ export function validateMatrix(input: unknown, catalog: Catalog = defaultCatalog
   const m = parsed.data;
   const issues: { path: string; message: string }[] = [];
   m.releases.forEach((r, i) => {
+    // Left out: the catalog's pin for the release (none: expand drops every combination with that reason).
+    if (r.nixpkgs === undefined) {
+      r.nixpkgs = catalog.nixpkgs.find((p) => p.torch === r.torch)?.rev;
+      return;
+    }
     const pin = catalog.nixpkgs.find((p) => p.rev === r.nixpkgs)!;
     if (pin.torch !== r.torch) {
       const carriers = catalog.nixpkgs.filter((p) => p.torch === r.torch).map((p) => p.rev);

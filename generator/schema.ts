@@ -165,8 +165,12 @@ export type BinaryCompatPolicy = (typeof BINARY_COMPAT_POLICIES)[number];
 
 /** The matrix as the user writes it in `matrix.ts` (before validation). */
 export interface MatrixInput {
-  /** PyTorch releases with the nixpkgs revision that carries each. */
-  releases: { torch: string; nixpkgs: string }[];
+  /**
+   * PyTorch releases, each with the nixpkgs revision that carries it. `nixpkgs` may be left out: the catalog's
+   * pin for that release is used, and when no sourced pin carries the release every combination of it is
+   * dropped with that reason.
+   */
+  releases: { torch: string; nixpkgs?: string }[];
   /** Python minor versions: ["3.13"]. */
   python: string[];
   /** CUDA versions: ["12.8"]. */
@@ -229,9 +233,12 @@ export function makeMatrixSchema(catalog: Catalog) {
               torch: z.string().refine((v) => torchVersions.includes(v), {
                 message: `unknown PyTorch release; allowed values: ${torchVersions.join(", ")}`,
               }),
-              nixpkgs: z.string().refine((v) => pins.includes(v), {
-                message: `unknown nixpkgs revision (the catalog must know what it carries); allowed values: ${pins.join(", ")}`,
-              }),
+              nixpkgs: z
+                .string()
+                .refine((v) => pins.includes(v), {
+                  message: `unknown nixpkgs revision (the catalog must know what it carries); allowed values: ${pins.join(", ")}`,
+                })
+                .optional(),
             })
             .strict(),
         )

@@ -77,7 +77,8 @@ export interface MatrixPage {
   torchVersion: string;
   torchaudioVersion: string;
   cuda: string | null;
-  nixpkgs: string;
+  /** nixpkgs revision, or null when no sourced pin carries the release. */
+  nixpkgs: string | null;
   /** SM rows (ascending) × ISA columns, cells are pytorch variants or null for dropped. */
   grid: { sms: string[]; isas: string[]; rows: { sm: string; python: string; cells: (Variant | null)[] }[] };
   variants: Variant[];
@@ -124,7 +125,7 @@ export function matrixPages(p: Project): MatrixPage[] {
         torchVersion: r.torch,
         torchaudioVersion: rel.torchaudio,
         cuda,
-        nixpkgs: r.nixpkgs,
+        nixpkgs: r.nixpkgs ?? null,
         grid: { sms, isas, rows },
         variants,
         excluded: groupExcluded(excluded),
