@@ -163,8 +163,13 @@ export function renderDocs(p: Project): FileMap {
     [...p.variants].reverse().find((v) => v.package === "torchaudio" && v.cuda) ??
     p.variants.find((v) => v.package === "torchaudio") ??
     p.variants[0];
+  const releases = p.matrix.releases.map((r) => {
+    const rel = p.catalog.torch.find((t) => t.version === r.torch)!;
+    return { torch: r.torch, torchaudio: rel.torchaudio, tag: rel.nameTag, nixpkgs: r.nixpkgs ?? null };
+  });
   const ctx = {
     p,
+    releases,
     pages,
     counts,
     multi,
