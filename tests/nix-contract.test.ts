@@ -49,8 +49,16 @@ import {
   type ContractCase,
 } from "./helpers/nix.ts";
 
+import { runCli } from "./helpers/cli.ts";
+
 const exampleList = JSON.parse(readFileSync(path.join(GENERATED_EXAMPLE_DIR, "list.json"), "utf8")) as VariantJson[];
-const cases: ContractCase[] = [...casesFromList(exampleList)];
+// Real generated files: pairs chosen to cover binary compatibility (sm121 on 12.8), native CUDA on both systems,
+// and CPU-only on both systems, read from the real `variant-matrix list --json`.
+const REAL = ["sm121-armv9", "sm90-avx512bf16", "sm80-armv8_2", "cpu-avx2", "cpu-armv9"];
+const realRun = runCli(["list", "--json"]);
+if (realRun.status !== 0) throw new Error(`variant-matrix list --json failed: ${realRun.stderr}`);
+const realList = (JSON.parse(realRun.stdout) as VariantJson[]).filter((v) => REAL.some((r) => v.name.endsWith(`-${r}`)));
+const cases: ContractCase[] = [...casesFromList(exampleList), ...casesFromList(realList)];
 
 /** What the test reads back from one evaluated package. */
 interface Seen {
