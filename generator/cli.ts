@@ -97,7 +97,7 @@ const generate: CommandModule<{}, { check: boolean; matrix?: string; out?: strin
           `(${p.variants.length} package variants, ${p.excluded.length} dropped; see BUILD_MATRIX.md)`,
       );
     }
-    if (root === REPO_ROOT) warnUntracked(root, [...files.keys()]);
+    warnUntracked(root, [...files.keys()]);
   },
 };
 
@@ -202,6 +202,11 @@ export function cli(args: string[]): Argv {
 
 /** Entry point: runs the CLI; maps MatrixError / FilterError / UsageError to exit 2 with their message. */
 export async function main(argv = hideBin(process.argv)): Promise<void> {
+  // `variant-matrix list | head`: a closed pipe ends the output quietly.
+  process.stdout.on("error", (e: NodeJS.ErrnoException) => {
+    if (e.code === "EPIPE") process.exit(process.exitCode ?? 0);
+    throw e;
+  });
   try {
     await cli(argv).parseAsync();
   } catch (e) {

@@ -85,8 +85,22 @@ export function explainName(name: string, p: Project): Explanation {
   if (variant) return { kind: "variant", variant };
   const nearest = nearestNames(name, p.variants);
   const excluded = p.excluded.find((e) => e.name === name);
-  if (excluded) return { kind: "excluded", name, reasons: excluded.reasons, matrixChanges: [], nearest };
   const parts = parseName(name);
+  if (excluded) {
+    // Would another CUDA version, Python or release of the catalog build the same hardware?
+    const { variants } = expand(widenMatrix(p), p.catalog);
+    const same = variants.filter(
+      (v) => v.package === excluded.package && v.sm === excluded.sm && v.isa === excluded.isa && !p.variants.some((k) => sameExceptTag(parseName(k.name)!, parseName(v.name)!) && k.torchVersion === v.torchVersion),
+    );
+    const best = same.find((v) => v.python === excluded.python && !v.binaryCompat) ?? same.find((v) => !v.binaryCompat) ?? same[0];
+    const reasons = [...excluded.reasons];
+    const matrixChanges = best ? changesFor(best, p.matrix) : [];
+    if (best)
+      reasons.push(`The catalog can build this hardware with PyTorch ${best.torchVersion}, CUDA ${best.cuda ?? "none"}, Python ${best.python}${best.binaryCompat ? " (through binary compatibility)" : ""}.`);
+    else if (excluded.sm && onSameSystem(p, excluded.sm, excluded.isa))
+      reasons.push(`No release, CUDA version and nixpkgs pin in the catalog builds SM${excluded.sm} for ${excluded.isa} today.`);
+    return { kind: "excluded", name, reasons, matrixChanges, nearest };
+  }
   if (!parts)
     return {
       kind: "unknown",
@@ -117,15 +131,7 @@ export function explainName(name: string, p: Project): Explanation {
     );
   const v = candidates[0];
   if (v) {
-    const m = p.matrix;
-    if (!m.releases.some((r) => r.torch === v.torchVersion))
-      matrixChanges.push(`add { torch: "${v.torchVersion}", nixpkgs: "${v.nixpkgs}" } to releases`);
-    if (!m.python.includes(v.python)) matrixChanges.push(`add "${v.python}" to python`);
-    if (v.cuda && !m.cuda.includes(v.cuda)) matrixChanges.push(`add "${v.cuda}" to cuda`);
-    if (v.sm && !m.gpus.includes(v.sm)) matrixChanges.push(`add "${v.sm}" to gpus`);
-    if (!m.isas.includes(v.isa)) matrixChanges.push(`add "${v.isa}" to isas`);
-    if (!v.cuda && !m.cpuOnly) matrixChanges.push(`set cpuOnly: true`);
-    if (!m.packages.includes(v.package)) matrixChanges.push(`add "${v.package}" to packages`);
+    matrixChanges.push(...changesFor(v, p.matrix));
     reasons.push(
       matrixChanges.length
         ? `Not in matrix.ts, but the catalog can build it (as ${v.name}${v.binaryCompat ? ", through binary compatibility" : ""}).`
@@ -137,4 +143,24 @@ export function explainName(name: string, p: Project): Explanation {
     else reasons.push(`No catalog value matches every part of "${name}".`);
   }
   return { kind: "not-in-matrix", name, reasons, matrixChanges, nearest };
+}
+
+/** The matrix.ts edits that would add variant `v` (computed against the widened matrix) to matrix `m`. */
+function changesFor(v: Variant, m: Matrix): string[] {
+  const out: string[] = [];
+  if (!m.releases.some((r) => r.torch === v.torchVersion && (r.nixpkgs ?? v.nixpkgs) === v.nixpkgs))
+    out.push(`add { torch: "${v.torchVersion}", nixpkgs: "${v.nixpkgs}" } to releases`);
+  if (!m.python.includes(v.python)) out.push(`add "${v.python}" to python`);
+  if (v.cuda && !m.cuda.includes(v.cuda)) out.push(`add "${v.cuda}" to cuda`);
+  if (v.sm && !m.gpus.includes(v.sm)) out.push(`add "${v.sm}" to gpus`);
+  if (!m.isas.includes(v.isa)) out.push(`add "${v.isa}" to isas`);
+  if (!v.cuda && !m.cpuOnly) out.push(`set cpuOnly: true`);
+  if (!m.packages.includes(v.package)) out.push(`add "${v.package}" to packages`);
+  return out;
+}
+
+/** True when GPU `sm` can sit in a host of ISA `isa`'s system (DESIGN.md rule 5). */
+function onSameSystem(p: Project, sm: string, isa: string): boolean {
+  const system = p.catalog.isas.find((i) => i.key === isa)?.system;
+  return !!system && !!p.catalog.gpus.find((g) => g.sm === sm)?.systems.includes(system);
 }

@@ -2,6 +2,7 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync, mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
+import { execFileSync } from "node:child_process";
 import { ROOT, runCli, tempDir, writeMatrix } from "./helpers/cli.ts";
 import { projectFromMatrix } from "../generator/project.ts";
 import { renderAll } from "../generator/render/index.ts";
@@ -179,6 +180,20 @@ test("explain: a variant's parameters; a dropped name's reasons and nearest name
   const nonsense = runCli(["explain", "torch-cuda-whatever"]);
   assert.is(nonsense.status, 1);
   assert.match(nonsense.stdout, /naming rule/);
+});
+
+test("generate warns when generated files are not git-tracked (flox build sees tracked files only)", () => {
+  const out = tempDir();
+  execFileSync("git", ["init", "-q", out]);
+  const m = writeMatrix(out, { ...small, gpus: ["121"] });
+  const r = runCli(["generate", "--matrix", m, "--out", out]);
+  assert.is(r.status, 0);
+  assert.match(r.stderr, /not git-tracked.*git add \.flox pkgs/);
+  execFileSync("git", ["add", ".flox"], { cwd: out });
+  writeFileSync(join(out, "BUILD_MATRIX.md"), "");
+  const again = runCli(["generate", "--matrix", m, "--out", out]);
+  assert.is(again.status, 0);
+  assert.not.match(again.stderr, /not git-tracked/);
 });
 
 test("the committed generated files match matrix.ts", () => {
