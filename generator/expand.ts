@@ -143,7 +143,7 @@ function judge(c: Combo, matrix: Matrix, catalog: Catalog): { reasons: string[];
   }
   if (gpu && !gpu.systems.includes(isa.system))
     reasons.push(
-      `SM${gpu.sm} (${gpu.label}) exists only on ${gpu.systems.join(", ")} hosts; ${isa.key} is an ${isa.system} ISA.`,
+      `SM${gpu.sm} (${gpu.label}) exists only on ${gpu.systems.join(", ")} hosts, so it has no ${isa.system} variant.`,
     );
   let service: GpuService | undefined;
   if (gpu && cuda) {

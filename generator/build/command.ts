@@ -204,7 +204,8 @@ async function buildMainInner(a: BuildArgs): Promise<number> {
 
   const runId = makeRunId();
   const t0 = Date.now();
-  const live = !a.plain && !a.json && process.stderr.isTTY === true;
+  // A terminal that reports no size (rows 0, e.g. `script` without a size) gets plain lines: log-update would draw nothing.
+  const live = !a.plain && !a.json && process.stderr.isTTY === true && (process.stderr.rows ?? 0) > 0;
   const status = live ? liveStatus(process.stderr, plan.order.length, t0) : plainStatus(process.stderr, t0);
   status.event({
     type: "note",

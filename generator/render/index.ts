@@ -82,18 +82,34 @@ export interface MatrixPage {
   /** SM rows (ascending) × ISA columns, cells are pytorch variants or null for dropped. */
   grid: { sms: string[]; isas: string[]; rows: { sm: string; python: string; cells: (Variant | null)[] }[] };
   variants: Variant[];
-  excluded: { suffix: string; names: string[]; reasons: string[] }[];
+  excluded: ExcludedGroup[];
+  /** Number of dropped combinations (a pytorch/torchaudio pair counts once). */
+  excludedCombinations: number;
 }
 
-function groupExcluded(ex: Excluded[]) {
-  const bySuffix = new Map<string, { suffix: string; names: string[]; reasons: string[] }>();
+/** Dropped combinations sharing release, Python, CUDA, GPU and reasons, gathered over ISAs and packages. */
+export interface ExcludedGroup {
+  /** The name suffix without the ISA: "python313-cuda12_8-sm110" or "python313-cpu". */
+  combination: string;
+  isas: string[];
+  packages: string[];
+  /** Dropped package variant names in the group. */
+  names: string[];
+  reasons: string[];
+}
+
+function groupExcluded(ex: Excluded[]): ExcludedGroup[] {
+  const groups = new Map<string, ExcludedGroup>();
   for (const e of ex) {
-    const key = `${e.torchVersion}|${suffix(e.name)}`;
-    const g = bySuffix.get(key) ?? { suffix: suffix(e.name), names: [], reasons: e.reasons };
+    const combination = suffix(e.name).slice(0, -(e.isa.length + 1));
+    const key = `${e.torchVersion}|${combination}|${e.reasons.join("\n")}`;
+    const g = groups.get(key) ?? { combination, isas: [], packages: [], names: [], reasons: e.reasons };
+    if (!g.isas.includes(e.isa)) g.isas.push(e.isa);
+    if (!g.packages.includes(e.package)) g.packages.push(e.package);
     g.names.push(e.name);
-    bySuffix.set(key, g);
+    groups.set(key, g);
   }
-  return [...bySuffix.values()];
+  return [...groups.values()];
 }
 
 /** Slice a project into pages, one per (release, CUDA version) plus one per release for CPU-only variants. */
@@ -129,6 +145,7 @@ export function matrixPages(p: Project): MatrixPage[] {
         grid: { sms, isas, rows },
         variants,
         excluded: groupExcluded(excluded),
+        excludedCombinations: new Set(excluded.map((e) => suffix(e.name))).size,
       });
     }
   }
@@ -155,7 +172,7 @@ export function renderDocs(p: Project): FileMap {
     cuda: p.variants.filter((v) => v.cuda !== null).length,
     cpu: p.variants.filter((v) => v.cuda === null).length,
     binaryCompat: p.variants.filter((v) => v.binaryCompat).length,
-    excluded: groupExcluded(p.excluded).length,
+    excluded: new Set(p.excluded.map((e) => `${e.torchVersion}|${suffix(e.name)}`)).size,
     excludedPackages: p.excluded.length,
   };
   // The example is the last torchaudio variant with a GPU (highest SM, last ISA): the DGX Spark one by default.
