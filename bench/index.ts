@@ -1,0 +1,6 @@
+/** `npm run bench`: every benchmark in one run, each printing ratios measured side by side. */
+import { main as generate } from "./generate.ts";
+import { main as schedule } from "./schedule.ts";
+
+await generate();
+await schedule();
