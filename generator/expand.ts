@@ -13,6 +13,7 @@
  * 7. Every dropped combination carries its reasons in words.
  */
 import { formatName, torchSiblingName } from "./naming.ts";
+import { compareVersions } from "./versions.ts";
 import type {
   Catalog,
   CpuIsa,
@@ -38,16 +39,7 @@ export type GpuService =
   | { ok: true; capabilities: string[]; binaryCompat: boolean; note?: string }
   | { ok: false; reason: string };
 
-const cmpVersion = (a: string, b: string): number => {
-  const pa = a.split(".").map(Number);
-  const pb = b.split(".").map(Number);
-  for (let i = 0; i < Math.max(pa.length, pb.length); i++) {
-    const d = (pa[i] ?? 0) - (pb[i] ?? 0);
-    if (d !== 0) return d;
-  }
-  return 0;
-};
-export { cmpVersion };
+const cmpVersion = compareVersions;
 
 const major = (cap: string) => Number(cap.split(".")[0]);
 const minor = (cap: string) => Number(cap.split(".")[1]);

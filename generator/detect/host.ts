@@ -290,22 +290,8 @@ export function machineToSystem(machine: string): { arch: CpuArch; system: Syste
   return m;
 }
 
-/**
- * Compare dotted numeric versions component by component ("570.26" < "570.124.06"; missing components count as 0).
- * @returns negative when a < b, 0 when equal, positive when a > b.
- * @throws Error when either is not dotted digits.
- */
-export function compareVersions(a: string, b: string): number {
-  const re = /^\d+(\.\d+)*$/;
-  if (!re.test(a) || !re.test(b)) throw new Error(`compareVersions: not a dotted numeric version: "${a}" / "${b}"`);
-  const pa = a.split(".").map(Number);
-  const pb = b.split(".").map(Number);
-  for (let i = 0; i < Math.max(pa.length, pb.length); i++) {
-    const d = (pa[i] ?? 0) - (pb[i] ?? 0);
-    if (d !== 0) return d;
-  }
-  return 0;
-}
+export { compareVersions } from "../versions.ts";
+import { compareVersions } from "../versions.ts";
 
 /**
  * The CUDA toolkits a Linux driver can run: those whose `minDriverLinux` (toolkit release notes, Table 3) is ≤ the

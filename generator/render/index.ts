@@ -4,7 +4,7 @@
  * Pure: returns a map of repo-relative path → content; `write.ts` does the I/O.
  */
 import { stringify as tomlStringify } from "smol-toml";
-import { cmpVersion } from "../expand.ts";
+import { compareVersions as cmpVersion } from "../versions.ts";
 import type { Project } from "../project.ts";
 import type { Excluded, Variant } from "../schema.ts";
 import { GENERATED_HEADER, nixValue, templates } from "./env.ts";
