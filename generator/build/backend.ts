@@ -16,6 +16,7 @@ import type { NixOptions } from "./store.ts";
 export type Backend = "flox" | "nix";
 /** What the user may ask for. */
 export type BackendChoice = Backend | "auto";
+/** The values `--backend` accepts. */
 export const BACKEND_CHOICES: readonly BackendChoice[] = ["auto", "flox", "nix"];
 
 /** Options shared by every command of a run. */
