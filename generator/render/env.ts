@@ -16,7 +16,9 @@ export const GENERATED_HEADER = `${GENERATED_MARK}: edit matrix.ts and run \`npm
  */
 export function nixString(v: unknown): string {
   if (v === null || v === undefined) return "null";
-  const s = String(v)
+  const str = String(v);
+  if (!/[\\"$\n\r\t]/.test(str)) return `"${str}"`; // nothing to escape (the common case)
+  const s = str
     .replace(/\\/g, "\\\\")
     .replace(/"/g, '\\"')
     .replace(/\$\{/g, "\\${")
