@@ -84,7 +84,7 @@ export function serveGpu(gpu: GpuArch, cuda: CudaToolkit, policy: "serve" | "dro
     ok: true,
     capabilities: [compat],
     binaryCompat: true,
-    note: `Served by binary compatibility: CUDA ${cuda.version}'s nvcc has no sm_${gpu.sm}, so this variant compiles sm_${smOf(compat)} (compute capability ${compat}), which runs on ${gpu.capability} (same major, lower minor; CUDA C++ Programming Guide, "Binary Compatibility"). ${where} for native code.`,
+    note: `Served by binary compatibility: CUDA ${cuda.version}'s nvcc has no sm_${gpu.sm}, so this variant compiles sm_${smOf(compat)} (compute capability ${compat}), which runs on ${gpu.capability} (same major, lower minor; CUDA C++ Programming Guide, "Binary Compatibility"). ${knownBy.length ? `Native sm_${gpu.sm} code needs CUDA ${knownBy.join(" or ")}.` : ""}`.trim(),
   };
 }
 

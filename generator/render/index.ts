@@ -83,6 +83,8 @@ export interface MatrixPage {
   grid: { sms: string[]; isas: string[]; rows: { sm: string; python: string; cells: (Variant | null)[] }[] };
   variants: Variant[];
   excluded: ExcludedGroup[];
+  /** Each distinct note of the page's pytorch variants, with the combinations it applies to. */
+  notes: { note: string; appliesTo: string[] }[];
   /** Number of dropped combinations (a pytorch/torchaudio pair counts once). */
   excludedCombinations: number;
 }
@@ -110,6 +112,24 @@ function groupExcluded(ex: Excluded[]): ExcludedGroup[] {
     groups.set(key, g);
   }
   return [...groups.values()];
+}
+
+/** Distinct notes of the pytorch variants (torchaudio shares them), each with "python313-cuda12_8-sm89: avx2, …". */
+function pageNotes(variants: Variant[]): { note: string; appliesTo: string[] }[] {
+  const byNote = new Map<string, Map<string, string[]>>();
+  for (const v of variants) {
+    if (v.package !== "pytorch") continue;
+    const combination = suffix(v.name).slice(0, -(v.isa.length + 1));
+    for (const note of v.notes) {
+      const combos = byNote.get(note) ?? new Map<string, string[]>();
+      combos.set(combination, [...(combos.get(combination) ?? []), v.isa]);
+      byNote.set(note, combos);
+    }
+  }
+  return [...byNote].map(([note, combos]) => ({
+    note,
+    appliesTo: [...combos].map(([c, isas]) => `${c}: ${isas.join(", ")}`),
+  }));
 }
 
 /** Slice a project into pages, one per (release, CUDA version) plus one per release for CPU-only variants. */
@@ -145,6 +165,7 @@ export function matrixPages(p: Project): MatrixPage[] {
         grid: { sms, isas, rows },
         variants,
         excluded: groupExcluded(excluded),
+        notes: pageNotes(variants),
         excludedCombinations: new Set(excluded.map((e) => suffix(e.name))).size,
       });
     }
