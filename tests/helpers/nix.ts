@@ -15,7 +15,6 @@ export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url
 /** The stand-in nixpkgs of the contract tests (NOT nixpkgs; see its header). */
 export const STAND_IN_NIXPKGS = path.join(REPO_ROOT, "tests/fixtures/stand-in-nixpkgs");
 /** Hand-written examples of the generated file format, with their `list --json` entries in list.json. */
-export const GENERATED_EXAMPLE_DIR = path.join(REPO_ROOT, "tests/fixtures/generated-example");
 
 export interface RunOptions {
   /** Extra environment variables. */
