@@ -137,6 +137,10 @@ function judge(c: Combo, matrix: Matrix, catalog: Catalog): { reasons: string[];
     reasons.push(
       `SM${gpu.sm} (${gpu.label}) exists only on ${gpu.systems.join(", ")} hosts, so it has no ${isa.system} variant.`,
     );
+  else if (gpu?.socCpu && !gpu.socCpu.isas.includes(isa.key))
+    reasons.push(
+      `SM${gpu.sm} (${gpu.label}) sits in an SoC whose CPU, ${gpu.socCpu.cpu}, ${gpu.socCpu.isas.length ? `runs only ${gpu.socCpu.isas.join(", ")} of the catalog's ISAs` : "lacks instructions every catalog ISA enables"}, not ${isa.key}.`,
+    );
   let service: GpuService | undefined;
   if (gpu && cuda) {
     service = serveGpu(gpu, cuda, matrix.policy.binaryCompat, catalog);

@@ -42,6 +42,11 @@ export const GpuArchSchema = z.object({
   label: z.string(),
   /** Nix systems a host with this GPU can run. */
   systems: z.array(z.enum(SYSTEMS)).min(1),
+  /**
+   * SoC GPUs only: the CPU of that SoC and the catalog ISA keys it runs. A GPU inside an SoC only ever sits next to
+   * that CPU, so other ISAs are dropped (DESIGN.md rules 4 and 5).
+   */
+  socCpu: z.object({ cpu: z.string(), isas: z.array(z.string()), source }).optional(),
   /** Optional note shown where the value surprises (e.g. Thor's rename from sm_101 to sm_110). */
   note: z.string().optional(),
   source,

@@ -107,6 +107,16 @@ for (const [what, patch, re] of badCases)
     assert.equal(listFiles(out), ["matrix.ts"]);
   });
 
+test("a matrix whose every combination is dropped still documents why (no crash, exit 0)", () => {
+  const out = tempDir();
+  const m = writeMatrix(out, { ...small, releases: [{ torch: "2.10.0" }] });
+  const r = runCli(["generate", "--matrix", m, "--out", out]);
+  assert.is(r.status, 0, r.stderr);
+  const doc = readFileSync(join(out, "BUILD_MATRIX.md"), "utf8");
+  assert.match(doc, /no package variants/);
+  assert.match(doc, /No nixpkgs revision in the catalog carries PyTorch 2\.10\.0/);
+});
+
 test("a matrix.ts that does not load: exit 2, no file written", () => {
   const out = tempDir();
   const m = join(out, "matrix.ts");

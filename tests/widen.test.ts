@@ -54,6 +54,17 @@ test("SM87 (Orin) is aarch64-only; SM75 is on both systems", () => {
   assert.ok(p.variants.some((v) => v.sm === "75" && v.system === "aarch64-linux"));
 });
 
+test("SoC GPUs only pair with ISAs their own SoC CPU runs (Orin has no SVE; Xavier's Carmel no dot product)", () => {
+  const p = projectFromMatrix({ ...wide, releases: [{ torch: "2.8.0", nixpkgs: PIN28 }], cuda: ["12.6"] });
+  assert.not.ok(p.variants.some((v) => v.sm === "87" && v.isa === "armv9"));
+  assert.ok(p.variants.some((v) => v.sm === "87" && v.isa === "armv8_2"));
+  assert.not.ok(p.variants.some((v) => v.sm === "72"));
+  const orin = p.excluded.find((e) => e.sm === "87" && e.isa === "armv9")!;
+  assert.match(orin.reasons.join(" "), /Cortex-A78AE.*runs only armv8_2/);
+  for (const g of catalog.gpus.filter((g) => g.socCpu))
+    for (const k of g.socCpu!.isas) assert.ok(catalog.isas.some((i) => i.key === k && g.systems.includes(i.system)), `${g.sm}: ${k}`);
+});
+
 test("Python outside a release's range is dropped; a release with no sourced pin is dropped whole", () => {
   const p = projectFromMatrix({ ...wide, releases: [{ torch: "2.10.0" }] });
   assert.is(p.variants.length, 0);

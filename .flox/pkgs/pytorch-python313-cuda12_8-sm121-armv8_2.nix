@@ -24,6 +24,6 @@ import ../../pkgs/pytorch.nix {
     nixpkgsRev = "fe5e41d7ffc0421f0913e8472ce6238ed0daf8e3";
     nixpkgsSha256 = null;
     description = "PyTorch 2.8.0 for DGX Spark (GB10), SM121, CUDA 12.8; Armv8.2-A + FP16 + DotProd (aarch64-linux); Python 3.13";
-    notes = [ "Served by binary compatibility: CUDA 12.8's nvcc has no sm_121, so this variant compiles sm_120 (compute capability 12.0), which runs on 12.1 (same major, lower minor; CUDA C++ Programming Guide, \"Binary Compatibility\"). Native sm_121 code needs CUDA 12.9 or 13.0." "GB10 is an SoC (Arm CPU + Blackwell GPU): aarch64 only. nvcc compiles sm_121 from CUDA 12.9 on; on 12.8 it can only be served by 12.0 code." ];
+    notes = [ "Served by binary compatibility: CUDA 12.8's nvcc has no sm_121, so this variant compiles sm_120 (compute capability 12.0), which runs on 12.1 (same major, lower minor; CUDA C++ Programming Guide, \"Binary Compatibility\"). Native sm_121 code needs CUDA 12.9 or 13.0." "GB10 is an SoC (Arm CPU + Blackwell GPU): aarch64 only." ];
   };
 }

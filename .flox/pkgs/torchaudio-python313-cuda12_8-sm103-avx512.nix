@@ -25,6 +25,6 @@ import ../../pkgs/torchaudio.nix {
     nixpkgsRev = "fe5e41d7ffc0421f0913e8472ce6238ed0daf8e3";
     nixpkgsSha256 = null;
     description = "torchaudio 2.8.0 (PyTorch 2.8.0) for B300 / GB300, SM103, CUDA 12.8; AVX-512 (x86-64-v4) (x86_64-linux); Python 3.13";
-    notes = [ "Served by binary compatibility: CUDA 12.8's nvcc has no sm_103, so this variant compiles sm_100 (compute capability 10.0), which runs on 10.3 (same major, lower minor; CUDA C++ Programming Guide, \"Binary Compatibility\"). Native sm_103 code needs CUDA 12.9 or 13.0." "nvcc compiles sm_103 from CUDA 12.9 on; on 12.8 it can only be served by 10.0 code." "Built against pytorch-python313-cuda12_8-sm103-avx512 (the same torch derivation)." ];
+    notes = [ "Served by binary compatibility: CUDA 12.8's nvcc has no sm_103, so this variant compiles sm_100 (compute capability 10.0), which runs on 10.3 (same major, lower minor; CUDA C++ Programming Guide, \"Binary Compatibility\"). Native sm_103 code needs CUDA 12.9 or 13.0." "Built against pytorch-python313-cuda12_8-sm103-avx512 (the same torch derivation)." ];
   };
 }

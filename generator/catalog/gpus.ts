@@ -36,7 +36,13 @@ export const gpus: GpuArch[] = [
     products: ["Jetson AGX Xavier", "Jetson Xavier NX"],
     label: "Jetson AGX Xavier",
     systems: ["aarch64-linux"],
-    note: "Tegra SoC GPU (aarch64 only). Dropped from offline compilation in CUDA 13.0.",
+    note: "Tegra SoC GPU (aarch64 only).",
+    // Carmel is Armv8.2-A but reports no asimddp, so not even armv8_2 (+dotprod) runs on it.
+    socCpu: {
+      cpu: "NVIDIA Carmel (Armv8.2-A, no dot product)",
+      isas: [],
+      source: "LLVM test data, Carmel /proc/cpuinfo Features line (ends 'asimdrdm dcpop', no asimddp)",
+    },
     source: `${LEGACY_GPUS}; ${NIX_DB} ("7.2" Volta, isJetson = true)`,
   },
   {
@@ -75,6 +81,11 @@ export const gpus: GpuArch[] = [
     label: "Jetson AGX Orin",
     systems: ["aarch64-linux"],
     note: "Tegra T234 SoC GPU: aarch64 only.",
+    socCpu: {
+      cpu: "Arm Cortex-A78AE (Armv8.2-A with FP16 and dot product, no SVE)",
+      isas: ["armv8_2"],
+      source: "Arm Cortex-A78AE Technical Reference Manual (Armv8.2-A; FP16, DotProd; no SVE); NVIDIA Jetson AGX Orin data sheet",
+    },
     source: `${CUDA_GPUS} (8.7: Jetson AGX Orin, Orin NX, Orin Nano); ${NIX_DB} ("8.7" isJetson = true)`,
   },
   {
@@ -114,7 +125,6 @@ export const gpus: GpuArch[] = [
     products: ["B300", "GB300"],
     label: "B300 / GB300",
     systems: ["x86_64-linux", "aarch64-linux"],
-    note: "nvcc compiles sm_103 from CUDA 12.9 on; on 12.8 it can only be served by 10.0 code.",
     source: `${CUDA_GPUS} (10.3: NVIDIA GB300, B300); ${NIX_DB} ("10.3" minCudaMajorMinorVersion 12.9)`,
   },
   {
@@ -129,6 +139,11 @@ export const gpus: GpuArch[] = [
       "Thor was compute capability 10.1 (sm_101) in CUDA 12.8–12.9; CUDA 13.0 renamed it 11.0 (sm_110) and " +
       "removed 10.1. There is no 11.x code before CUDA 13.0, and 10.x code does not run on 11.0 (binary " +
       "compatibility never crosses a major), so Thor needs CUDA 13.0+. SoC GPU: aarch64 only.",
+    socCpu: {
+      cpu: "Arm Neoverse V3AE (Armv9.2-A, SVE2, I8MM)",
+      isas: ["armv8_2", "armv9"],
+      source: "NVIDIA Jetson Thor product page / Jetson AGX Thor data sheet (Arm Neoverse-V3AE CPU); Armv9.2-A includes FEAT_I8MM",
+    },
     source:
       `${CUDA_GPUS} (11.0: Jetson T5000, Jetson T4000); ${NIX_DB} ("10.1" Thor for CUDA 12.7–12.9, ` +
       `"11.0" Thor from 13.0: "NVIDIA changed the compute capability ... to 11.0 in CUDA 13.0"); ` +
@@ -150,9 +165,12 @@ export const gpus: GpuArch[] = [
     products: ["DGX Spark (GB10)"],
     label: "DGX Spark (GB10)",
     systems: ["aarch64-linux"],
-    note:
-      "GB10 is an SoC (Arm CPU + Blackwell GPU): aarch64 only. nvcc compiles sm_121 from CUDA 12.9 on; on " +
-      "12.8 it can only be served by 12.0 code.",
+    note: "GB10 is an SoC (Arm CPU + Blackwell GPU): aarch64 only.",
+    socCpu: {
+      cpu: "10× Arm Cortex-X925 + 10× Cortex-A725 (Armv9.2-A, SVE2, I8MM)",
+      isas: ["armv8_2", "armv9"],
+      source: "NVIDIA DGX Spark porting guide (GB10 CPU: Cortex-X925 and Cortex-A725, Armv9.2-A)",
+    },
     source: `${CUDA_GPUS} (12.1: NVIDIA GB10 (DGX Spark)); ${NIX_DB} ("12.1" NVIDIA DGX Spark, min 12.9)`,
   },
 ];

@@ -200,7 +200,8 @@ export function renderDocs(p: Project): FileMap {
   const example =
     [...p.variants].reverse().find((v) => v.package === "torchaudio" && v.cuda) ??
     p.variants.find((v) => v.package === "torchaudio") ??
-    p.variants[0];
+    p.variants[0] ??
+    null;
   const releases = p.matrix.releases.map((r) => {
     const rel = p.catalog.torch.find((t) => t.version === r.torch)!;
     return { torch: r.torch, torchaudio: rel.torchaudio, tag: rel.nameTag, nixpkgs: r.nixpkgs ?? null };

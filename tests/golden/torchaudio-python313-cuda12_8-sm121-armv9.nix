@@ -25,6 +25,6 @@ import ../../pkgs/torchaudio.nix {
     nixpkgsRev = "fe5e41d7ffc0421f0913e8472ce6238ed0daf8e3";
     nixpkgsSha256 = null;
     description = "torchaudio 2.8.0 (PyTorch 2.8.0) for DGX Spark (GB10), SM121, CUDA 12.8; Armv9-A (SVE2) + I8MM (aarch64-linux); Python 3.13";
-    notes = [ "Served by binary compatibility: CUDA 12.8's nvcc has no sm_121, so this variant compiles sm_120 (compute capability 12.0), which runs on 12.1 (same major, lower minor; CUDA C++ Programming Guide, \"Binary Compatibility\"). Native sm_121 code needs CUDA 12.9 or 13.0." "GB10 is an SoC (Arm CPU + Blackwell GPU): aarch64 only. nvcc compiles sm_121 from CUDA 12.9 on; on 12.8 it can only be served by 12.0 code." "Built against pytorch-python313-cuda12_8-sm121-armv9 (the same torch derivation)." ];
+    notes = [ "Served by binary compatibility: CUDA 12.8's nvcc has no sm_121, so this variant compiles sm_120 (compute capability 12.0), which runs on 12.1 (same major, lower minor; CUDA C++ Programming Guide, \"Binary Compatibility\"). Native sm_121 code needs CUDA 12.9 or 13.0." "GB10 is an SoC (Arm CPU + Blackwell GPU): aarch64 only." "Built against pytorch-python313-cuda12_8-sm121-armv9 (the same torch derivation)." ];
   };
 }
