@@ -60,7 +60,9 @@ export function nearestNames(name: string, variants: Variant[], max = 5): Sugges
   };
   if (want) {
     const parsed = variants.map((v) => [v, parseName(v.name)!] as const);
-    for (const [v, p] of parsed) if (sameExceptTag(p, want)) add(v, `the same variant under this matrix's naming (PyTorch ${v.torchVersion})`);
+    for (const [v, p] of parsed)
+      if (sameExceptTag(p, want))
+        add(v, want.tag === "" ? `this matrix's name for it (PyTorch ${v.torchVersion})` : `same combination on PyTorch ${v.torchVersion}`);
     for (const [v, p] of parsed)
       if (p.package === want.package && p.sm === want.sm && p.isa === want.isa && p.python === want.python && p.cuda !== want.cuda && p.tag === want.tag)
         add(v, p.cuda ? `same GPU and ISA on CUDA ${p.cuda}` : "CPU-only build for the same ISA");
@@ -94,8 +96,10 @@ export function explainName(name: string, p: Project): Explanation {
     );
     const best = same.find((v) => v.python === excluded.python && !v.binaryCompat) ?? same.find((v) => !v.binaryCompat) ?? same[0];
     const reasons = [...excluded.reasons];
-    const matrixChanges = best ? changesFor(best, p.matrix) : [];
-    if (best)
+    const inMatrix = p.variants.find((v) => v.package === excluded.package && v.sm === excluded.sm && v.isa === excluded.isa);
+    const matrixChanges = best && !inMatrix ? changesFor(best, p.matrix) : [];
+    if (inMatrix) reasons.push(`This matrix builds the same hardware as ${inMatrix.name}.`);
+    else if (best)
       reasons.push(`The catalog can build this hardware with PyTorch ${best.torchVersion}, CUDA ${best.cuda ?? "none"}, Python ${best.python}${best.binaryCompat ? " (through binary compatibility)" : ""}.`);
     else if (excluded.sm && onSameSystem(p, excluded.sm, excluded.isa))
       reasons.push(`No release, CUDA version and nixpkgs pin in the catalog builds SM${excluded.sm} for ${excluded.isa} today.`);
