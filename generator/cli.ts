@@ -11,7 +11,7 @@ import { execFileSync } from "node:child_process";
 import { renderAll } from "./render/index.ts";
 import { syncFiles } from "./write.ts";
 import { loadProject, MatrixError, REPO_ROOT, type Project } from "./project.ts";
-import { FilterError, matchFilters, parseFilters } from "./filters.ts";
+import { checkFilterValues, FilterError, matchFilters, parseFilters } from "./filters.ts";
 import { explainName } from "./explain.ts";
 import type { Variant, VariantJson } from "./schema.ts";
 import { buildCommand } from "./build/command.ts";
@@ -121,6 +121,7 @@ const list: CommandModule<{}, { json: boolean; excluded: boolean; filter?: strin
       else for (const e of ex) console.log(`${e.name}\n${e.reasons.map((r) => `  - ${r}`).join("\n")}`);
       return;
     }
+    checkFilterValues(filters, p.variants);
     const vs = p.variants.filter((v) => matchFilters(v, filters));
     if (argv.json) console.log(JSON.stringify(vs.map(variantJson), null, 2));
     else {
@@ -212,6 +213,13 @@ export async function main(argv = hideBin(process.argv)): Promise<void> {
   } catch (e) {
     if (e instanceof MatrixError || e instanceof FilterError || e instanceof UsageError) {
       console.error(`error: ${e.message}`);
+      process.exitCode = 2;
+      return;
+    }
+    // A path the user gave that cannot be written or read: say so plainly, no stack trace.
+    const code = (e as NodeJS.ErrnoException)?.code;
+    if (code && ["EACCES", "EPERM", "ENOENT", "EISDIR", "ENOTDIR", "EROFS", "EEXIST"].includes(code)) {
+      console.error(`error: ${(e as Error).message}`);
       process.exitCode = 2;
       return;
     }

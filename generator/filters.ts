@@ -53,3 +53,18 @@ export function matchFilters(item: Filterable, filters: readonly Filter[]): bool
   }
   return true;
 }
+
+/**
+ * Check that every filter value occurs in `items` (the variants of this matrix or build targets).
+ * @throws FilterError naming the filter and the values that do occur for its key.
+ */
+export function checkFilterValues(filters: readonly Filter[], items: readonly Filterable[]): void {
+  for (const f of filters) {
+    const values = new Set(items.map((i) => i[f.key] ?? "none"));
+    const v = f.value === "cpu" ? "none" : f.value;
+    if (!values.has(v))
+      throw new FilterError(
+        `--filter ${f.key}=${f.value} matches no variant of this matrix; values of ${f.key} here: ${[...values].sort().join(", ")}`,
+      );
+  }
+}

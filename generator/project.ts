@@ -45,7 +45,22 @@ function zodIssues(err: ZodError): { path: string; message: string }[] {
  */
 export function validateMatrix(input: unknown, catalog: Catalog = defaultCatalog, file = "matrix.ts"): Matrix {
   const parsed = makeMatrixSchema(catalog).safeParse(input);
-  if (!parsed.success) throw new MatrixError(file, zodIssues(parsed.error));
+  if (!parsed.success) {
+    // Type errors ("expected string, received number") also list what the field accepts.
+    const allowed: Record<string, string[]> = {
+      python: catalog.python.map((x) => x.version),
+      cuda: catalog.cuda.map((x) => x.version),
+      gpus: catalog.gpus.map((x) => `"${x.sm}"`),
+      isas: catalog.isas.map((x) => x.key),
+      releases: catalog.torch.map((t) => `{ torch: "${t.version}" }`),
+      packages: ["pytorch", "torchaudio"],
+    };
+    const issues = zodIssues(parsed.error).map((i) => {
+      const axis = allowed[i.path.split(".")[0]];
+      return axis && !/allowed values/.test(i.message) ? { ...i, message: `${i.message}; allowed values: ${axis.join(", ")}` } : i;
+    });
+    throw new MatrixError(file, issues);
+  }
   const m = parsed.data;
   const issues: { path: string; message: string }[] = [];
   m.releases.forEach((r, i) => {

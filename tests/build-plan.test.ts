@@ -104,7 +104,8 @@ test("scan and selection: fixtures parse as variants; torchaudio pulls in pytorc
   const cpu = selectTargets(targets, { filters: ["cuda=none", "package=pytorch"] });
   assert.equal(cpu.targets.map((x) => x.name), ["pytorch-python313-cpu-avx2"]);
   assert.throws(() => selectTargets(targets, { names: ["pytorch-python313-cpu-avx"] }), (e: unknown) => e instanceof SelectionError && /close names: pytorch-python313-cpu-avx2/.test((e as Error).message));
-  assert.throws(() => selectTargets(targets, { filters: ["isa=avx9000"] }), /selection is empty/);
+  assert.throws(() => selectTargets(targets, { filters: ["isa=avx9000"] }), /isa=avx9000 matches no variant/);
+  assert.throws(() => selectTargets(targets, { filters: ["isa=avx2", "sm=90"] }), /selection is empty/);
   assert.equal(closeNames("pytorch", ["pytorch-a", "torchaudio-a", "zzz"]), ["pytorch-a"]);
 });
 

@@ -96,6 +96,8 @@ const badCases: [string, Record<string, unknown>, RegExp][] = [
   ["unknown Python", { python: ["3.14"] }, /python\.0: unknown Python version; allowed values: /],
   ["empty axis", { isas: [] }, /isas: must list at least one CPU ISA; allowed values: /],
   ["duplicate", { gpus: ["90", "90"] }, /gpus\.1: duplicate GPU SM "90"/],
+  ["number for a string", { gpus: [90] }, /gpus\.0: .*expected string.*; allowed values: .*"121"/],
+  ["missing axis", { cuda: undefined }, /cuda: .*; allowed values: .*12\.8/],
 ];
 for (const [what, patch, re] of badCases)
   test(`bad matrix.ts (${what}): exit 2, field path and allowed values, no file written`, () => {
@@ -180,6 +182,12 @@ test("list --json follows the contract", () => {
   const ex = JSON.parse(runCli(["list", "--excluded", "--json"]).stdout);
   assert.ok(ex.some((e: { name: string; reasons: string[] }) => e.name === "pytorch-python313-cuda12_8-sm110-armv9" && e.reasons.length > 0));
   assert.equal(Object.keys(ex[0]).sort(), ["name", "reasons"]);
+  const noSuchIsa = runCli(["list", "--filter", "isa=avx3"]);
+  assert.is(noSuchIsa.status, 2);
+  assert.match(noSuchIsa.stderr, /isa=avx3 matches no variant of this matrix; values of isa here: armv8_2, armv9, avx2/);
+  const badOut = runCli(["generate", "--out", "/proc/version/x"]);
+  assert.is(badOut.status, 2);
+  assert.not.match(badOut.stderr, /    at /, "no stack trace");
   const badFilter = runCli(["list", "--filter", "gpu=121"]);
   assert.is(badFilter.status, 2);
   assert.match(badFilter.stderr, /allowed keys: package, python, cuda, sm, isa, system/);

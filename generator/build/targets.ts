@@ -16,7 +16,7 @@ import { basename, isAbsolute, join, relative, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { closest, distance } from "fastest-levenshtein";
 import { parseName, torchSiblingName } from "../naming.ts";
-import { matchFilters, parseFilters, type Filterable } from "../filters.ts";
+import { checkFilterValues, matchFilters, parseFilters, type Filterable } from "../filters.ts";
 import type { PackageName, Variant } from "../schema.ts";
 
 /** One package variant the driver can build. */
@@ -229,6 +229,7 @@ export function selectTargets(all: readonly BuildTarget[], sel: Selection): Sele
   let filters;
   try {
     filters = parseFilters(sel.filters);
+    checkFilterValues(filters, all as unknown as Filterable[]);
   } catch (e) {
     throw new SelectionError((e as Error).message);
   }
