@@ -16,7 +16,7 @@
 #               system                "aarch64-linux"
 #               cudaCapabilities      [ "12.0" ] ([ ] for CPU-only), written X.Y, never sm_XY
 #               cudaCapabilitiesForPackageSet  bool: also set nixpkgs config.cudaCapabilities
-#               cflags                [ "-march=armv9-a" ]
+#               cflags                [ "-march=armv9-a+i8mm" ]
 #               nixpkgsRev            40-hex nixpkgs revision
 #               nixpkgsSha256         null | sha256 of its tarball
 #               description           one line naming the hardware

@@ -148,10 +148,10 @@ export const isas: CpuIsa[] = [
       "compilable with gcc-14 on ARM'; PR #174647 for gcc-14.2; #136432 GCC ICE in the SVE256 kernels; " +
       "PR #176646 gcc-13 vget_low_bf16 mismatch when mixing NEON and SVE). Seed 000 hit the same ICE and " +
       "pinned CPU_CAPABILITY=NEON with USE_SVE=OFF. Decision: the armv9 flags enable SVE2 and I8MM but NOT " +
-      "+bf16, so our global flags never put the SVE+BF16 combination into every translation unit; BF16 " +
-      "matmul kernels still come from PyTorch's runtime-dispatched code (oneDNN/ACL, its own per-file flags). " +
-      "We do not force USE_SVE=OFF: if PyTorch's own SVE256 kernels ICE with the pinned GCC, that is a " +
-      "builder fix (pkgs/), not an ISA fact.",
+      "+bf16, so our global flags do not add SVE+BF16 to every translation unit (the gcc-14 ICE of #157842 came " +
+      "from such global flags). This does NOT cover PyTorch's own SVE256 kernels, which keep their per-file " +
+      "flags (the ICE of #136432 and seed 000 was there); whether the pinned GCC hits it is not verified here. " +
+      "If it does, the fix is seed 000's USE_SVE=OFF in the builder (pkgs/), not a different ISA fact.",
     source:
       `${GRAVITON}; NVIDIA DGX Spark porting guide 'System Overview' (Cortex-X925/A725, ARM v9.2); Graviton3 ` +
       "/proc/cpuinfo Features (sve, no sve2) in andikaseptiadi/local-code-model GRAVITON_VERIFICATION.md; " +

@@ -234,8 +234,9 @@ export function recommend(
     reasons.push(
       `this host has GPUs of ${groups.size} different compute capabilities ` +
         `(${[...groups].map(([cap, gs]) => `${cap}: GPU ${gs.map((g) => g.index).join(",")}`).join("; ")}); ` +
-        `each variant targets one SM, so no single variant covers them all: one variant per GPU kind is ` +
-        `recommended — install each and pick the GPU with CUDA_VISIBLE_DEVICES`,
+        `each variant is built for one GPU's SM (lower same-major code could load on several, but would give up ` +
+        `native code on the newer GPU), so one variant per GPU kind is recommended — install each and pick the ` +
+        `GPU with CUDA_VISIBLE_DEVICES`,
     );
   } else if (host.gpus.length > 1) {
     reasons.push(`all ${host.gpus.length} GPUs have compute capability ${host.gpus[0].capability}: one variant covers them all`);
