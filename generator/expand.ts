@@ -13,7 +13,7 @@
  * 7. Every dropped combination carries its reasons in words.
  */
 import { formatName, torchSiblingName } from "./naming.ts";
-import { compareVersions } from "./versions.ts";
+import { capabilityRunsOn, compareVersions } from "./versions.ts";
 import type {
   Catalog,
   CpuIsa,
@@ -41,8 +41,6 @@ export type GpuService =
 
 const cmpVersion = compareVersions;
 
-const major = (cap: string) => Number(cap.split(".")[0]);
-const minor = (cap: string) => Number(cap.split(".")[1]);
 const smOf = (cap: string) => cap.replace(".", "");
 
 /**
@@ -66,7 +64,7 @@ export function serveGpu(gpu: GpuArch, cuda: CudaToolkit, policy: "serve" | "dro
   // pre-release number (renamed 11.0 in CUDA 13.0), not an architecture B300 (10.3) belongs with.
   const archs = new Set(catalog.gpus.map((g) => g.capability));
   const compat = cuda.capabilities
-    .filter((c) => archs.has(c) && major(c) === major(gpu.capability) && minor(c) <= minor(gpu.capability))
+    .filter((c) => archs.has(c) && capabilityRunsOn(c, gpu.capability))
     .sort(cmpVersion)
     .pop();
   const gpuNote = gpu.note ? ` ${gpu.note}` : "";

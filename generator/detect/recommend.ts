@@ -20,6 +20,7 @@
  * Several GPUs: GPUs are grouped by compute capability. Since each variant targets exactly one SM, GPUs of
  * different capabilities cannot share a variant: one pick per group, and the result says so.
  */
+import { capabilityRunsOn } from "../versions.ts";
 import type { Catalog, CpuIsa, CudaToolkit, PackageName, Variant } from "../schema.ts";
 import { armHostHint, compareVersions, cudaForDriver, type GpuInfo, type HostInfo } from "./host.ts";
 
@@ -92,11 +93,7 @@ const MATRIX = "matrix.ts";
 
 /** True when code compiled for one of `caps` runs on a GPU of capability `cap` (same major, minor ≤). */
 export function capabilitiesRunOn(caps: readonly string[], cap: string): boolean {
-  const [maj, min] = cap.split(".").map(Number);
-  return caps.some((c) => {
-    const [cm, cn] = c.split(".").map(Number);
-    return cm === maj && cn <= min;
-  });
+  return caps.some((c) => capabilityRunsOn(c, cap));
 }
 
 /** One line describing the host CPU: model name (x86) or core types with MIDR ids (aarch64). */
