@@ -9,12 +9,15 @@ import { defineMatrix } from "./generator/schema.ts";
 
 export default defineMatrix({
   // PyTorch releases, each with the nixpkgs revision that carries it (torchaudio is paired by the catalog).
-  // fe5e41d7… = PyTorch 2.8.0 / torchaudio 2.8.0, CUDA 12.8, Python 3.13 (barstoolbluz/build-pytorch README).
-  releases: [{ torch: "2.8.0", nixpkgs: "fe5e41d7ffc0421f0913e8472ce6238ed0daf8e3" }],
+  // 549bd84… = nixos-unstable of 2026-05-05: PyTorch 2.11.0 / torchaudio 2.11.0, cudaPackages_12_8, _12_9 and
+  // _13_0, python312-314Packages; its tarball hash is in the catalog (generator/catalog/torch.ts).
+  // A pin the catalog has no hash for needs `sha256` here (what `nix-prefetch-url --unpack URL` prints).
+  releases: [{ torch: "2.11.0", nixpkgs: "549bd84d6279f9852cae6225e372cc67fb91a4c1" }],
   python: ["3.13"],
-  cuda: ["12.8"],
+  // 12.8 for the widest driver support (>= 570), 12.9 and 13.0 for native SM103/SM121 code and SM110 (Thor).
+  cuda: ["12.8", "12.9", "13.0"],
   // GPU architectures by SM (compute capability without the dot).
-  gpus: ["80", "86", "89", "90", "100", "103", "110", "120", "121"],
+  gpus: ["75", "80", "86", "89", "90", "100", "103", "110", "120", "121"],
   // CPU ISA levels; x86_64: avx2 avx512 avx512bf16 avx512vnni; aarch64: armv8_2 armv9.
   isas: ["avx2", "avx512", "avx512bf16", "avx512vnni", "armv8_2", "armv9"],
   // One CPU-only variant per (release, Python, ISA).

@@ -40,9 +40,10 @@ export function syntheticCatalog(n = 40): Catalog {
 /** A matrix over the synthetic catalog: 2 releases × 3 Python × 2 CUDA × 40 GPUs × 6 ISAs (+ CPU-only). */
 export function syntheticMatrix(cat: Catalog): MatrixInput {
   return {
-    releases: cat.torch
-      .map((t) => ({ torch: t.version, nixpkgs: cat.nixpkgs.find((p) => p.torch === t.version)?.rev }))
-      .filter((r): r is { torch: string; nixpkgs: string } => !!r.nixpkgs),
+    releases: cat.nixpkgs
+      .filter((p) => p.sha256 !== null)
+      .map((p) => ({ torch: p.torch, nixpkgs: p.rev }))
+      .filter((r, i, all) => all.findIndex((x) => x.torch === r.torch) === i),
     python: ["3.11", "3.12", "3.13"],
     cuda: ["12.6", "12.8"],
     gpus: cat.gpus.filter((g) => g.family === "Synthetic").map((g) => g.sm),

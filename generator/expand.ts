@@ -12,6 +12,7 @@
  * 6. Releases: torch ↔ torchaudio pairing, Python range and CUDA majors of each release.
  * 7. Every dropped combination carries its reasons in words.
  */
+import { preferredPin } from "./catalog/index.ts";
 import { formatName, torchSiblingName } from "./naming.ts";
 import { capabilityRunsOn, compareVersions } from "./versions.ts";
 import type {
@@ -118,6 +119,10 @@ function judge(c: Combo, matrix: Matrix, catalog: Catalog): { reasons: string[];
     reasons.push(
       `No nixpkgs revision in the catalog carries PyTorch ${release.version} (known pins carry ${catalog.nixpkgs.map((p) => `${p.torch} at ${p.rev.slice(0, 7)}`).join(", ")}); add a sourced pin to generator/catalog/torch.ts.`,
     );
+  else if (pin.torchaudio !== release.torchaudio)
+    reasons.push(
+      `nixpkgs ${pin.rev.slice(0, 7)} carries torchaudio ${pin.torchaudio}, not ${release.torchaudio}, the release paired with PyTorch ${release.version}.`,
+    );
   else if (!pin.python.includes(py.version))
     reasons.push(`nixpkgs ${pin.rev.slice(0, 7)} has no ${py.packageSet}.`);
   if (cuda) {
@@ -181,8 +186,12 @@ export function expand(matrix: Matrix, catalog: Catalog): Expansion {
     const pin =
       r.nixpkgs !== undefined
         ? find(catalog.nixpkgs, (p) => p.rev === r.nixpkgs, `nixpkgs ${r.nixpkgs}`)
-        : (catalog.nixpkgs.find((p) => p.torch === release.version) ?? null);
+        : (preferredPin(catalog, release.version) ?? null);
     const tag = multi ? release.nameTag : "";
+    // validateMatrix resolved the hash (catalog pin or matrix.ts); a pin without one never reaches a variant.
+    const sha256 = r.sha256 ?? pin?.sha256 ?? null;
+    if (pin && sha256 === null)
+      throw new Error(`nixpkgs ${pin.rev} has no sha256: validate the matrix (validateMatrix) before expanding it`);
     for (const py of pythons) {
       const gpuCombos: [CudaToolkit | null, GpuArch | null][] = [];
       for (const cuda of cudas) for (const gpu of gpus) gpuCombos.push([cuda, gpu]);
@@ -232,7 +241,7 @@ export function expand(matrix: Matrix, catalog: Catalog): Expansion {
               cudaCapabilitiesForPackageSet: matrix.policy.cudaCapabilitiesForPackageSet,
               cflags: [...isa.cflags],
               nixpkgs: pin.rev,
-              nixpkgsSha256: pin.sha256,
+              nixpkgsSha256: sha256!,
               dependsOn: pkg === "torchaudio" ? [torchSiblingName({ ...parts, package: pkg })] : [],
               file: `.flox/pkgs/${name}.nix`,
               description: describe(pkg, combo, version),

@@ -3,6 +3,7 @@
  * Pure: works on a loaded Project.
  */
 import { distance } from "fastest-levenshtein";
+import { preferredPin } from "./catalog/index.ts";
 import { expand } from "./expand.ts";
 import { parseName, type NameParts } from "./naming.ts";
 import type { Project } from "./project.ts";
@@ -32,9 +33,14 @@ const sameExceptTag = (a: NameParts, b: NameParts) =>
 
 /** The matrix widened to every catalog value (each release on the first pin that carries it), same policy. */
 export function widenMatrix(p: Project): Matrix {
-  const releases = p.catalog.torch
-    .map((t) => ({ torch: t.version, nixpkgs: p.catalog.nixpkgs.find((n) => n.torch === t.version)?.rev }))
-    .filter((r): r is { torch: string; nixpkgs: string } => r.nixpkgs !== undefined);
+  // Each release on its pin in matrix.ts, else the catalog's preferred pin; only pins with a tarball hash, since
+  // nothing is generated from a pin without one.
+  const releases = p.catalog.torch.flatMap((t) => {
+    const own = p.matrix.releases.find((r) => r.torch === t.version && r.nixpkgs && r.sha256);
+    if (own) return [{ torch: t.version, nixpkgs: own.nixpkgs!, sha256: own.sha256! }];
+    const pin = preferredPin(p.catalog, t.version);
+    return pin?.sha256 ? [{ torch: t.version, nixpkgs: pin.rev, sha256: pin.sha256 }] : [];
+  });
   return {
     ...p.matrix,
     releases,

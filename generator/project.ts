@@ -7,7 +7,7 @@ import { pathToFileURL } from "node:url";
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import type { ZodError } from "zod";
-import { catalog as defaultCatalog } from "./catalog/index.ts";
+import { catalog as defaultCatalog, nixpkgsTarballUrl, preferredPin } from "./catalog/index.ts";
 import { expand } from "./expand.ts";
 import { makeMatrixSchema, type Catalog, type Excluded, type Matrix, type MatrixInput, type Variant } from "./schema.ts";
 
@@ -64,11 +64,9 @@ export function validateMatrix(input: unknown, catalog: Catalog = defaultCatalog
   const m = parsed.data;
   const issues: { path: string; message: string }[] = [];
   m.releases.forEach((r, i) => {
-    // Left out: the catalog's pin for the release (none: expand drops every combination with that reason).
-    if (r.nixpkgs === undefined) {
-      r.nixpkgs = catalog.nixpkgs.find((p) => p.torch === r.torch)?.rev;
-      return;
-    }
+    // Left out: the catalog's preferred pin for the release (none: expand drops every combination with that reason).
+    if (r.nixpkgs === undefined) r.nixpkgs = preferredPin(catalog, r.torch)?.rev;
+    if (r.nixpkgs === undefined) return;
     const pin = catalog.nixpkgs.find((p) => p.rev === r.nixpkgs)!;
     if (pin.torch !== r.torch) {
       const carriers = catalog.nixpkgs.filter((p) => p.torch === r.torch).map((p) => p.rev);
@@ -76,7 +74,24 @@ export function validateMatrix(input: unknown, catalog: Catalog = defaultCatalog
         path: `releases.${i}.nixpkgs`,
         message: `nixpkgs ${r.nixpkgs} carries PyTorch ${pin.torch}, not ${r.torch}; allowed values: ${carriers.join(", ") || "(no known pin carries it)"}`,
       });
+      return;
     }
+    // Every generated file fetches nixpkgs by content (DESIGN.md rule 6): a pin without a hash stops here.
+    if (r.sha256 !== undefined && pin.sha256 !== null && r.sha256 !== pin.sha256)
+      issues.push({
+        path: `releases.${i}.sha256`,
+        message: `"${r.sha256}" differs from the catalog's sha256 of nixpkgs ${pin.rev}, ${pin.sha256} (${pin.sha256Source}); remove it or fix the catalog`,
+      });
+    else if (r.sha256 === undefined && pin.sha256 === null)
+      issues.push({
+        path: `releases.${i}.sha256`,
+        message:
+          `nixpkgs ${pin.rev} (PyTorch ${r.torch}) has no known tarball hash, and no generated file may fetch nixpkgs ` +
+          `without one. Run \`nix-prefetch-url --unpack ${nixpkgsTarballUrl(pin.rev)}\` and set releases[${i}].sha256 ` +
+          `to the hash it prints` +
+          (preferredPin(catalog, r.torch)?.sha256 ? `, or use the hashed pin ${preferredPin(catalog, r.torch)!.rev}` : ""),
+      });
+    else r.sha256 ??= pin.sha256!;
   });
   if (m.packages.includes("torchaudio") && !m.packages.includes("pytorch"))
     issues.push({

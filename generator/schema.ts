@@ -24,6 +24,9 @@ const version2 = z.string().regex(/^\d+\.\d+$/, "expected MAJOR.MINOR, e.g. 12.8
 const capability = z.string().regex(/^\d+\.\d+$/, "expected a compute capability written MAJOR.MINOR, e.g. 12.0");
 const source = z.string().min(3);
 
+/** A sha256 as Nix accepts it in `fetchTarball { sha256 }`: SRI ("sha256-" + 44 base64 chars) or 52 base32 chars. */
+export const SHA256_RE = /^(sha256-[A-Za-z0-9+/]{43}=|[0-9abcdfghijklmnpqrsvwxyz]{52})$/;
+
 /**
  * One GPU architecture, keyed by its SM number (compute capability without the dot: `121` for 12.1).
  * `systems` lists the Nix systems a host of this GPU can be: SoC-only GPUs (Thor, GB10, Orin) are
@@ -129,8 +132,16 @@ export type TorchRelease = z.infer<typeof TorchReleaseSchema>;
 export const NixpkgsPinSchema = z.object({
   /** 40-hex git revision of NixOS/nixpkgs. */
   rev: z.string().regex(/^[0-9a-f]{40}$/),
-  /** sha256 of the GitHub tarball (for `builtins.fetchTarball`), when known; null leaves it unpinned by hash. */
-  sha256: z.string().nullable(),
+  /** Commit date of the revision (YYYY-MM-DD), when a source gives it; the newer of two pins is preferred. */
+  date: z.string().regex(/^\d{4}-\d{2}-\d{2}$/).nullable(),
+  /**
+   * The hash `builtins.fetchTarball` checks: the NAR hash (sha256) of the unpacked GitHub tarball, in SRI form
+   * ("sha256-…", equal to a flake.lock `narHash` of the same rev) or Nix base32; null when no source gives it, and
+   * then matrix.ts must give `releases[].sha256` before anything is generated.
+   */
+  sha256: z.string().regex(SHA256_RE, "expected an SRI sha256 (sha256-…=) or a 52-character Nix base32 hash").nullable(),
+  /** Where the hash was read (a flake.lock, a fetchTarball call); null when `sha256` is null. */
+  sha256Source: z.string().min(3).nullable(),
   /** python3Packages.torch version at this revision. */
   torch: z.string(),
   /** python3Packages.torchaudio version at this revision. */
@@ -173,9 +184,10 @@ export interface MatrixInput {
   /**
    * PyTorch releases, each with the nixpkgs revision that carries it. `nixpkgs` may be left out: the catalog's
    * pin for that release is used, and when no sourced pin carries the release every combination of it is
-   * dropped with that reason.
+   * dropped with that reason. `sha256` (SRI or base32, as `nix-prefetch-url --unpack` prints it) supplies the
+   * tarball hash of a catalog pin that has none; generation stops while a pin in use has no hash.
    */
-  releases: { torch: string; nixpkgs?: string }[];
+  releases: { torch: string; nixpkgs?: string; sha256?: string }[];
   /** Python minor versions: ["3.13"]. */
   python: string[];
   /** CUDA versions: ["12.8"]. */
@@ -243,6 +255,10 @@ export function makeMatrixSchema(catalog: Catalog) {
                 .refine((v) => pins.includes(v), {
                   message: `unknown nixpkgs revision (the catalog must know what it carries); allowed values: ${pins.join(", ")}`,
                 })
+                .optional(),
+              sha256: z
+                .string()
+                .regex(SHA256_RE, "expected the nixpkgs tarball hash as `nix-prefetch-url --unpack` prints it (52 base32 chars) or in SRI form (sha256-…=)")
                 .optional(),
             })
             .strict(),
@@ -321,8 +337,8 @@ export interface Variant {
   cflags: string[];
   /** nixpkgs revision. */
   nixpkgs: string;
-  /** sha256 of the nixpkgs tarball, when the catalog knows it. */
-  nixpkgsSha256: string | null;
+  /** sha256 of the nixpkgs tarball (catalog pin or matrix.ts), checked by `builtins.fetchTarball`. */
+  nixpkgsSha256: string;
   /** Names of package variants this one is built against. */
   dependsOn: string[];
   /** Generated file, relative to the repo root: ".flox/pkgs/NAME.nix". */

@@ -8,10 +8,10 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { spawn } from "node:child_process";
-import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, readdirSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { chmodSync, cpSync, existsSync, mkdirSync, readFileSync, readlinkSync, readdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { BuildReport, VariantReport } from "../generator/build/report.ts";
+import { tempDir } from "./helpers/cli.ts";
 
 const ROOT = resolve(import.meta.dirname, "..");
 const FIXTURES = join(ROOT, "tests/fixtures/build-pkgs");
@@ -33,7 +33,7 @@ interface Ctx {
 
 /** A fresh temp dir, salt and environment (the flaky fixture's state dir must be writable by nixbld users). */
 function ctx(extraEnv: NodeJS.ProcessEnv = {}): Ctx {
-  const dir = mkdtempSync(join(tmpdir(), "vm-build-test-"));
+  const dir = tempDir("vm-build-test-");
   chmodSync(dir, 0o755);
   const salt = `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}`;
   const state = join(dir, "state");

@@ -51,6 +51,8 @@ function host(name: string, opts: { machine?: string; smi?: string | null } = {}
 // A hand-made catalog. CUDA rows mirror NVIDIA's release notes (Table 3 minimum drivers; nvcc target lists, see
 // generator/catalog/cuda.ts); ISA rows mirror the shape of generator/catalog/cpu-isas.ts. Kept small on purpose.
 // ---------------------------------------------------------------------------------------------------------------
+// The catalog has no tarball hash for PIN28/PIN29: matrix.ts must give one. These tests never fetch it.
+const USER_SHA256 = "sha256-AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=";
 const PIN28 = "fe5e41d7ffc0421f0913e8472ce6238ed0daf8e3";
 const PIN29 = "6a030d535719c5190187c4cec156f335e95e3211";
 const isa = (key: string, system: System, rank: number, requiredCpuFeatures: string[]): CpuIsa => ({
@@ -111,8 +113,8 @@ const CAT: Catalog = {
     { version: "2.9.1", nameTag: "29", torchaudio: "2.9.1", python: ["3.12", "3.13"], cuda: ["12.8", "12.9"], source: "t" },
   ],
   nixpkgs: [
-    { rev: PIN28, sha256: null, torch: "2.8.0", torchaudio: "2.8.0", python: ["3.12", "3.13"], cuda: ["12.6", "12.8"], brokenCuda: {}, source: "t" },
-    { rev: PIN29, sha256: null, torch: "2.9.1", torchaudio: "2.9.1", python: ["3.12", "3.13"], cuda: ["12.8", "12.9"], brokenCuda: {}, source: "t" },
+    { rev: PIN28, date: null, sha256: "sha256-AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=", sha256Source: "test", torch: "2.8.0", torchaudio: "2.8.0", python: ["3.12", "3.13"], cuda: ["12.6", "12.8"], brokenCuda: {}, source: "t" },
+    { rev: PIN29, date: null, sha256: "sha256-AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=", sha256Source: "test", torch: "2.9.1", torchaudio: "2.9.1", python: ["3.12", "3.13"], cuda: ["12.8", "12.9"], brokenCuda: {}, source: "t" },
   ],
 };
 
@@ -176,7 +178,7 @@ function fixtureVariants(m: FixtureMatrix): Variant[] {
               cudaCapabilitiesForPackageSet: true,
               cflags: isaRow.cflags,
               nixpkgs: rel.nixpkgs,
-              nixpkgsSha256: null,
+              nixpkgsSha256: "sha256-AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=",
               dependsOn: pkg === "torchaudio" ? [formatName({ ...parts, package: "pytorch" })] : [],
               file: `.flox/pkgs/${formatName(parts)}.nix`,
               description: "test",
@@ -188,8 +190,8 @@ function fixtureVariants(m: FixtureMatrix): Variant[] {
   return out;
 }
 
-const R28 = { torch: "2.8.0", cuda: ["12.8"], nixpkgs: PIN28 };
-const R29 = { torch: "2.9.1", cuda: ["12.9"], nixpkgs: PIN29 };
+const R28 = { torch: "2.8.0", cuda: ["12.8"], nixpkgs: PIN28, sha256: USER_SHA256 };
+const R29 = { torch: "2.9.1", cuda: ["12.9"], nixpkgs: PIN29, sha256: USER_SHA256 };
 const ALL_ISAS = ["avx2", "avx512", "avx512vnni", "avx512bf16", "armv8_2", "armv9"];
 /** Like the default matrix.ts: one release on CUDA 12.8, Python 3.13, every ISA, CPU-only variants. */
 const M28: FixtureMatrix = { releases: [R28], python: ["3.13"], gpus: ["75", "80", "86", "90", "120", "121"], isas: ALL_ISAS, cpuOnly: true };
@@ -513,8 +515,8 @@ test("real catalog: the recorded hosts get the documented ISA and their GPU's SM
   const p = projectFromMatrix(
     {
       releases: [
-        { torch: "2.8.0", nixpkgs: PIN28 },
-        { torch: "2.9.1", nixpkgs: PIN29 },
+        { torch: "2.8.0", nixpkgs: PIN28, sha256: USER_SHA256 },
+        { torch: "2.9.1", nixpkgs: PIN29, sha256: USER_SHA256 },
       ],
       python: ["3.13"],
       cuda: ["12.8", "12.9"],

@@ -5,10 +5,12 @@ import { projectFromMatrix, MatrixError } from "../generator/project.ts";
 import matrix from "../matrix.ts";
 import type { MatrixInput } from "../generator/schema.ts";
 
+// The catalog has no tarball hash for PIN28/PIN29: matrix.ts must give one. These tests never fetch it.
+const USER_SHA256 = "sha256-AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=";
 const PIN28 = "fe5e41d7ffc0421f0913e8472ce6238ed0daf8e3";
 const PIN29 = "6a030d535719c5190187c4cec156f335e95e3211";
 const base: MatrixInput = {
-  releases: [{ torch: "2.8.0", nixpkgs: PIN28 }],
+  releases: [{ torch: "2.8.0", nixpkgs: PIN28, sha256: USER_SHA256 }],
   python: ["3.13"],
   cuda: ["12.8"],
   gpus: ["80", "90", "103", "110", "120", "121"],
@@ -94,7 +96,7 @@ test("policy drop drops what binary compatibility would serve", () => {
 });
 
 test("CUDA 12.9 compiles sm121 and sm103 natively", () => {
-  const p = projectFromMatrix({ ...base, releases: [{ torch: "2.9.1", nixpkgs: PIN29 }], cuda: ["12.9"] });
+  const p = projectFromMatrix({ ...base, releases: [{ torch: "2.9.1", nixpkgs: PIN29, sha256: USER_SHA256 }], cuda: ["12.9"] });
   const spark = p.variants.find((v) => v.name === "pytorch-python313-cuda12_9-sm121-armv9")!;
   assert.equal(spark.cudaCapabilities, ["12.1"]);
   assert.not.ok(spark.binaryCompat);
@@ -107,7 +109,7 @@ test("CPU-only variants: one per ISA, no CUDA", () => {
 });
 
 test("several releases put the release tag into every name; one release puts none", () => {
-  const two = projectFromMatrix({ ...base, releases: [{ torch: "2.8.0", nixpkgs: PIN28 }, { torch: "2.9.1", nixpkgs: PIN29 }], cuda: ["12.8"] });
+  const two = projectFromMatrix({ ...base, releases: [{ torch: "2.8.0", nixpkgs: PIN28, sha256: USER_SHA256 }, { torch: "2.9.1", nixpkgs: PIN29, sha256: USER_SHA256 }], cuda: ["12.8"] });
   assert.ok(two.variants.every((v) => /^(pytorch|torchaudio)(28|29)-/.test(v.name)));
   assert.ok(two.variants.some((v) => v.name === "torchaudio29-python313-cuda12_8-sm90-armv9"));
   const one = projectFromMatrix(base);
@@ -115,7 +117,7 @@ test("several releases put the release tag into every name; one release puts non
 });
 
 test("a nixpkgs pin whose torch is broken for CUDA 13 drops those combinations", () => {
-  const p = projectFromMatrix({ ...base, releases: [{ torch: "2.9.1", nixpkgs: PIN29 }], cuda: ["13.0"] });
+  const p = projectFromMatrix({ ...base, releases: [{ torch: "2.9.1", nixpkgs: PIN29, sha256: USER_SHA256 }], cuda: ["13.0"] });
   assert.is(p.variants.filter((v) => v.cuda).length, 0);
   assert.match(p.excluded[0].reasons.join(" "), /broken/);
 });
@@ -133,7 +135,7 @@ const bad: [string, Partial<MatrixInput> | Record<string, unknown>, RegExp][] = 
   ["unknown Python", { python: ["3.8"] }, /python\.0: unknown Python version; allowed values: .*3\.13/],
   ["empty axis", { gpus: [] }, /gpus: must list at least one GPU SM; allowed values/],
   ["duplicate", { isas: ["avx2", "avx2"] }, /isas\.1: duplicate CPU ISA "avx2"/],
-  ["pin without the release", { releases: [{ torch: "2.8.0", nixpkgs: PIN29 }] }, /releases\.0\.nixpkgs: .*carries PyTorch 2\.9\.1, not 2\.8\.0; allowed values: fe5e41d7/],
+  ["pin without the release", { releases: [{ torch: "2.8.0", nixpkgs: PIN29, sha256: USER_SHA256 }] }, /releases\.0\.nixpkgs: .*carries PyTorch 2\.9\.1, not 2\.8\.0; allowed values: fe5e41d7/],
   ["unknown field", { gpu: ["80"] }, /gpu/],
   ["bad policy", { policy: { binaryCompat: "maybe" } }, /policy\.binaryCompat/],
 ];

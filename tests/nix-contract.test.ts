@@ -100,7 +100,7 @@ interface Seen {
 }
 
 function nixpkgsFor(c: ContractCase): string {
-  return standInNixpkgs({ torch: c.pytorch.torchVersion, torchaudio: c.torchaudio.version });
+  return standInNixpkgs(c.pytorch.nixpkgs);
 }
 
 function evalCase(c: ContractCase): { pytorch: Seen; torchaudio: Seen } {
@@ -252,7 +252,7 @@ test("nix-build: the stand-in packages build offline and MAX_JOBS follows NIX_BU
 
 test("the builders refuse a nixpkgs whose torch is not the variant's version", () => {
   const c = cases[0]!;
-  const wrong = standInNixpkgs({ torch: "2.9.1", torchaudio: c.torchaudio.version });
+  const wrong = standInNixpkgs(c.pytorch.nixpkgs, { torch: "2.9.1", torchaudio: c.torchaudio.version });
   assert.throws(
     () => nixEvalJson(`${importVariant(c.pytorch.file, wrong)}.name`),
     (e: Error) => /provides torch 2\.9\.1,\s+but the variant promises/.test(e.message),

@@ -18,4 +18,9 @@ export const python: PythonVersion[] = [
   { version: "3.11", packageSet: "python311Packages", source: SRC },
   { version: "3.12", packageSet: "python312Packages", source: SRC },
   { version: "3.13", packageSet: "python313Packages", source: SRC },
+  {
+    version: "3.14",
+    packageSet: "python314Packages",
+    source: "NixOS/nixpkgs#502810 nixpkgs-review (2026-03-27) built python314Packages.torch and python314Packages.torchaudio",
+  },
 ];

@@ -48,9 +48,29 @@ export function renderVariant(v: Variant): string {
   return templates().render("variant.nix.njk", { v, attrs });
 }
 
-/** Flox manifest schema version written to `.flox/env/manifest.toml`: the first `schema-version` (flox 1.10.0);
- * the manifest uses no later feature, so every flox since 1.10 reads it (flox docs, "Compatibility policy"). */
-export const FLOX_SCHEMA_VERSION = "1.10.0";
+/**
+ * Flox manifest schema version written to `.flox/env/manifest.toml`: the newest `schema-version` current flox
+ * writes, as `flox init` would leave it (flox docs, manifest.toml(5) "schema-version": 1.10.0 … 1.19.0, "1.19.0:
+ * introduced options.stability and pkg-groups"; older flox refuses a newer schema, so users need flox ≥ 1.19).
+ */
+export const FLOX_SCHEMA_VERSION = "1.19.0";
+
+/** Name of the flox path environment in `.flox/env.json` (`flox init` writes the directory's name). */
+export const FLOX_ENV_NAME = "variant-matrix";
+
+/**
+ * `.flox/env.json`: what makes `.flox` a flox path environment (`{ "name", "version": 1 }`, as `flox init` writes it;
+ * without it flox stops with "Failed to read environment metadata … verify that `.flox/env.json` is committed").
+ * JSON has no comments, so it carries no generated header and is never removed as stale.
+ */
+export function renderFloxEnvJson(): string {
+  return JSON.stringify({ name: FLOX_ENV_NAME, version: 1 }, null, 2) + "\n";
+}
+
+/** `.flox/.gitignore` as `flox init` writes it: flox's run, cache, lib and log directories stay out of git. */
+export function renderFloxGitignore(): string {
+  return `# ${GENERATED_HEADER}\nrun/\ncache/\nlib/\nlog/\n!env/\n`;
+}
 
 /** Render `.flox/env/manifest.toml`: current schema, the systems the matrix covers. */
 export function renderManifest(p: Project): string {
@@ -228,6 +248,8 @@ export function renderAll(p: Project): FileMap {
   const files: FileMap = new Map();
   for (const v of p.variants) files.set(v.file, renderVariant(v));
   files.set(".flox/env/manifest.toml", renderManifest(p));
+  files.set(".flox/env.json", renderFloxEnvJson());
+  files.set(".flox/.gitignore", renderFloxGitignore());
   for (const [k, v] of renderDocs(p)) files.set(k, v);
   return files;
 }

@@ -3,7 +3,7 @@
  */
 import { spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
@@ -27,9 +27,17 @@ export function runCli(args: string[], opts: { cwd?: string; env?: NodeJS.Proces
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
-/** A fresh temporary directory. */
+const made: string[] = [];
+// Every temporary directory a test file made is removed when its process exits (pass or fail).
+process.on("exit", () => {
+  for (const d of made) rmSync(d, { recursive: true, force: true });
+});
+
+/** A fresh temporary directory, removed when the test process exits. */
 export function tempDir(prefix = "vm-test-"): string {
-  return mkdtempSync(join(tmpdir(), prefix));
+  const d = mkdtempSync(join(tmpdir(), prefix));
+  made.push(d);
+  return d;
 }
 
 /** Write a matrix module into `dir` and return its path; `body` is the object literal passed to defineMatrix. */

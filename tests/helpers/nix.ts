@@ -141,13 +141,15 @@ export function casesFromList(list: VariantJson[]): ContractCase[] {
 }
 
 /**
- * A Nix expression for a nixpkgs function that imports the stand-in nixpkgs carrying the given torch/torchaudio
- * versions (the versions the pinned nixpkgs is expected to carry).
+ * A Nix expression for a nixpkgs function that imports the stand-in nixpkgs imitating the real revision `pin` (one
+ * of tests/fixtures/stand-in-nixpkgs/pins.nix: its versions, package sets and torch/torchaudio formal arguments).
+ * `versions` overrides the torch/torchaudio versions it carries (to provoke a mismatch).
  */
-export function standInNixpkgs(versions: { torch: string; torchaudio: string }): string {
-  return `(args: import ${nixPath(STAND_IN_NIXPKGS)} (args // { standIn.versions = { torch = ${nixStr(
-    versions.torch,
-  )}; torchaudio = ${nixStr(versions.torchaudio)}; }; }))`;
+export function standInNixpkgs(pin: string, versions?: { torch: string; torchaudio: string }): string {
+  const v = versions
+    ? ` versions = { torch = ${nixStr(versions.torch)}; torchaudio = ${nixStr(versions.torchaudio)}; };`
+    : "";
+  return `(args: import ${nixPath(STAND_IN_NIXPKGS)} (args // { standIn = { pin = ${nixStr(pin)};${v} }; }))`;
 }
 
 /** `import FILE { nixpkgs = NIXPKGS_EXPR; }` */

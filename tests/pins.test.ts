@@ -1,0 +1,186 @@
+// Issue 9: content-addressed nixpkgs pins, current PyTorch on CUDA 13 (SM110, native SM121/SM103), and a stand-in
+// nixpkgs that fails where real nixpkgs would.
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { readFileSync, readdirSync, writeFileSync, mkdirSync, existsSync } from "node:fs";
+import { join } from "node:path";
+import { execFileSync } from "node:child_process";
+import { catalog, nixpkgsTarballUrl, preferredPin } from "../generator/catalog/index.ts";
+import { projectFromMatrix } from "../generator/project.ts";
+import { SHA256_RE, type MatrixInput } from "../generator/schema.ts";
+import { ROOT, runCli, tempDir, writeMatrix } from "./helpers/cli.ts";
+import { nixEvalJson, nixPath, nixStr, STAND_IN_NIXPKGS } from "./helpers/nix.ts";
+
+const HASHLESS = catalog.nixpkgs.find((p) => p.sha256 === null)!;
+const small = { python: ["3.13"], cuda: ["12.8"], gpus: ["90"], isas: ["avx2"], cpuOnly: false };
+
+/** Every catalog release on its preferred pin, when that pin has a hash; every CUDA, GPU, ISA and Python. */
+function widest(): MatrixInput {
+  return {
+    releases: catalog.torch.flatMap((t) => {
+      const pin = preferredPin(catalog, t.version);
+      return pin?.sha256 ? [{ torch: t.version, nixpkgs: pin.rev }] : [];
+    }),
+    python: catalog.python.map((p) => p.version),
+    cuda: catalog.cuda.map((c) => c.version),
+    gpus: catalog.gpus.map((g) => g.sm),
+    isas: catalog.isas.map((i) => i.key),
+    cpuOnly: true,
+  };
+}
+
+test("catalog pins: a hash is SRI or base32 with its source; the preferred pin of a release has one when any does", () => {
+  for (const p of catalog.nixpkgs) {
+    if (p.sha256 === null) assert.is(p.sha256Source, null, p.rev);
+    else {
+      assert.match(p.sha256, SHA256_RE);
+      assert.ok(p.sha256Source && p.sha256Source.length > 10, `${p.rev}: sha256Source`);
+    }
+  }
+  for (const t of catalog.torch) {
+    const carriers = catalog.nixpkgs.filter((p) => p.torch === t.version);
+    if (carriers.some((p) => p.sha256)) assert.ok(preferredPin(catalog, t.version)!.sha256, t.version);
+  }
+  assert.ok(catalog.nixpkgs.some((p) => p.torch.startsWith("2.11.")), "a pin carrying PyTorch 2.11");
+});
+
+test("generate refuses a pin without a hash: exit 2, the pin, the prefetch command, no file written", () => {
+  const out = tempDir();
+  const m = writeMatrix(out, { ...small, releases: [{ torch: HASHLESS.torch, nixpkgs: HASHLESS.rev }] });
+  const r = runCli(["generate", "--matrix", m, "--out", out]);
+  assert.is(r.status, 2, r.stdout + r.stderr);
+  assert.match(r.stderr, /releases\.0\.sha256: /);
+  assert.ok(r.stderr.includes(HASHLESS.rev), "names the pin");
+  assert.ok(r.stderr.includes(`nix-prefetch-url --unpack ${nixpkgsTarballUrl(HASHLESS.rev)}`), r.stderr);
+  assert.equal(readdirSync(out), ["matrix.ts"]);
+});
+
+test("a hash given in matrix.ts makes that pin usable and reaches every generated file; a malformed one is refused", () => {
+  const sha = "0".repeat(52);
+  const out = tempDir();
+  const m = writeMatrix(out, { ...small, releases: [{ torch: HASHLESS.torch, nixpkgs: HASHLESS.rev, sha256: sha }] });
+  const r = runCli(["generate", "--matrix", m, "--out", out]);
+  assert.is(r.status, 0, r.stderr);
+  const files = readdirSync(join(out, ".flox/pkgs"));
+  assert.ok(files.length > 0);
+  for (const f of files) assert.ok(readFileSync(join(out, ".flox/pkgs", f), "utf8").includes(`nixpkgsSha256 = "${sha}";`), f);
+
+  const bad = tempDir();
+  const mb = writeMatrix(bad, { ...small, releases: [{ torch: HASHLESS.torch, nixpkgs: HASHLESS.rev, sha256: "abc" }] });
+  const rb = runCli(["generate", "--matrix", mb, "--out", bad]);
+  assert.is(rb.status, 2);
+  assert.match(rb.stderr, /releases\.0\.sha256: expected the nixpkgs tarball hash/);
+  assert.equal(readdirSync(bad), ["matrix.ts"]);
+});
+
+test("every committed generated file fetches nixpkgs with a sha256", () => {
+  const dir = join(ROOT, ".flox/pkgs");
+  const files = readdirSync(dir).filter((f) => f.endsWith(".nix"));
+  assert.ok(files.length > 100);
+  for (const f of files) {
+    const text = readFileSync(join(dir, f), "utf8");
+    assert.match(text, /nixpkgsSha256 = "sha256-[A-Za-z0-9+/]{43}=";/, f);
+    assert.not.match(text, /nixpkgsSha256 = null/, f);
+  }
+});
+
+test("real Nix 2.8 fetchTarball checks an SRI sha256 (our pkgs/nixpkgs.nix call) and refuses a wrong one", () => {
+  // A local tarball stands in for GitHub's; the hash is what nix-prefetch-url --unpack prints for it.
+  const dir = tempDir("vm-tarball-");
+  mkdirSync(join(dir, "src"));
+  writeFileSync(join(dir, "src", "default.nix"), "{ ... }: { answer = 42; }\n");
+  execFileSync("tar", ["-czf", join(dir, "t.tar.gz"), "-C", dir, "src"]);
+  const url = `file://${join(dir, "t.tar.gz")}`;
+  const base32 = execFileSync("nix-prefetch-url", ["--unpack", url], { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim();
+  const sri = execFileSync("nix", ["--extra-experimental-features", "nix-command", "hash", "to-sri", "--type", "sha256", base32], { encoding: "utf8" }).trim();
+  assert.match(sri, SHA256_RE);
+  const fetch = (h: string) => nixEvalJson<number>(`(import (builtins.fetchTarball { url = ${nixStr(url)}; sha256 = ${nixStr(h)}; }) { }).answer`);
+  assert.is(fetch(sri), 42);
+  assert.is(fetch(base32), 42);
+  assert.throws(() => fetch("sha256-" + "B".repeat(43) + "="), /hash mismatch/);
+});
+
+test("widest matrix: SM110 aarch64-only on 11.0; SM121 12.1 and SM103 10.3 on CUDA >= 12.9; no SM70/72 on 13.x; versions of the pin", () => {
+  const p = projectFromMatrix(widest());
+  const sm110 = p.variants.filter((v) => v.sm === "110");
+  assert.ok(sm110.length > 0, "SM110 has variants");
+  for (const v of sm110) {
+    assert.is(v.system, "aarch64-linux", v.name);
+    assert.equal(v.cudaCapabilities, ["11.0"], v.name);
+  }
+  const ge129 = (c: string | null) => c !== null && c !== "12.6" && c !== "12.8";
+  const sm121 = p.variants.filter((v) => v.sm === "121" && ge129(v.cuda));
+  const sm103 = p.variants.filter((v) => v.sm === "103" && ge129(v.cuda));
+  assert.ok(sm121.length > 0 && sm103.length > 0);
+  for (const v of sm121) assert.equal(v.cudaCapabilities, ["12.1"], v.name);
+  for (const v of sm103) assert.equal(v.cudaCapabilities, ["10.3"], v.name);
+  assert.not.ok(p.variants.some((v) => (v.sm === "70" || v.sm === "72") && v.cuda?.startsWith("13.")));
+  assert.ok(p.excluded.some((e) => e.sm === "70" && e.cuda === "13.0" && e.reasons.some((r) => /dropped offline compilation for sm_70/.test(r))));
+  const sm75 = p.variants.filter((v) => v.sm === "75");
+  assert.ok(sm75.some((v) => v.system === "x86_64-linux") && sm75.some((v) => v.system === "aarch64-linux"), "T4/T4G on both");
+  for (const v of p.variants) {
+    const pin = catalog.nixpkgs.find((n) => n.rev === v.nixpkgs)!;
+    assert.is(v.torchVersion, pin.torch, v.name);
+    assert.is(v.version, v.package === "pytorch" ? pin.torch : pin.torchaudio, v.name);
+    assert.ok(v.nixpkgsSha256 && v.nixpkgsSha256 === pin.sha256, v.name);
+  }
+});
+
+test("stand-in pins agree with the catalog (versions, Python and CUDA sets, CUDA majors torch accepts)", () => {
+  const pins = nixEvalJson<Record<string, { torch: string; torchaudio: string; python: string[]; cuda: string[]; cudaMajors: string[] }>>(
+    `import ${nixPath(join(STAND_IN_NIXPKGS, "pins.nix"))}`,
+  );
+  assert.equal(Object.keys(pins).sort(), catalog.nixpkgs.map((p) => p.rev).sort());
+  for (const p of catalog.nixpkgs) {
+    const s = pins[p.rev]!;
+    assert.is(s.torch, p.torch, p.rev);
+    assert.is(s.torchaudio, p.torchaudio, p.rev);
+    assert.equal(s.python, p.python, p.rev);
+    assert.equal(s.cuda, p.cuda, p.rev);
+    for (const c of catalog.cuda.map((c) => c.version))
+      assert.is(c in p.brokenCuda, !s.cudaMajors.includes(c.split(".")[0]!), `${p.rev} CUDA ${c} broken`);
+  }
+});
+
+const standIn = (pin: string, overlays = "[ ]") =>
+  `(import ${nixPath(STAND_IN_NIXPKGS)} { config.allowUnfree = true; overlays = ${overlays}; standIn.pin = ${nixStr(pin)}; })`;
+
+test("stand-in: an override argument the real torch lacks fails as in nixpkgs (every era); real ones pass", () => {
+  for (const p of catalog.nixpkgs) {
+    const py = `python${p.python.at(-1)!.replace(".", "")}Packages`;
+    const torch = `${standIn(p.rev)}.${py}.torch`;
+    assert.match(nixEvalJson<string>(`(${torch}.override { cudaSupport = false; gpuTargets = [ ]; }).name`), /torch/);
+    assert.throws(
+      () => nixEvalJson(`(${torch}.override { gpuTarget = [ "9.0" ]; }).name`),
+      /called with unexpected argument 'gpuTarget'/,
+      `${p.rev}: misspelled gpuTargets`,
+    );
+    const ta = `${standIn(p.rev)}.${py}.torchaudio`;
+    assert.throws(() => nixEvalJson(`(${ta}.override { pytorch = null; }).name`), /unexpected argument 'pytorch'/);
+  }
+});
+
+test("stand-in: only the pin's package sets exist; torch refuses a CUDA major its brokenConditions reject", () => {
+  const old = catalog.nixpkgs.find((p) => p.rev.startsWith("0182a36"))!;
+  const names = nixEvalJson<string[]>(`builtins.attrNames ${standIn(old.rev)}`);
+  assert.ok(names.includes("python313Packages") && !names.includes("python314Packages"), "no python314Packages at 0182a36");
+  assert.ok(names.includes("cudaPackages_12_9") && !names.includes("cudaPackages_13_0"));
+  const cuda13 = catalog.nixpkgs.find((p) => p.cuda.includes("13.0") && "13.0" in p.brokenCuda)!;
+  const ov = `[ (f: p: { cudaPackages = f.cudaPackages_13_0; }) ]`;
+  assert.throws(
+    () => nixEvalJson(`(${standIn(cuda13.rev, ov)}.python313Packages.torch.override { cudaSupport = true; }).drvPath`),
+    /marked as broken.*Unsupported CUDA version/,
+  );
+});
+
+test("the default matrix documents the pins: BUILD_MATRIX.md shows each pin's hash and its source", () => {
+  const doc = readFileSync(join(ROOT, "BUILD_MATRIX.md"), "utf8");
+  for (const p of catalog.nixpkgs) {
+    assert.ok(doc.includes(p.rev), p.rev);
+    if (p.sha256) assert.ok(doc.includes(p.sha256), `${p.rev}: hash shown`);
+  }
+  assert.ok(existsSync(join(ROOT, "docs/matrix/pytorch-2.11.0-cuda-13.0.md")));
+  assert.match(readFileSync(join(ROOT, "docs/matrix/pytorch-2.11.0-cuda-13.0.md"), "utf8"), /sm110|SM110/);
+});
+
+test.run();
