@@ -162,6 +162,7 @@ const explain: CommandModule<{}, { name: string; json: boolean; matrix?: string 
         ["cudaCapabilities", `${JSON.stringify(v.cudaCapabilities)}${v.cudaCapabilitiesForPackageSet ? " (whole CUDA package set)" : " (torch gpuTargets only)"}`],
         ["isa", `${v.isa}: ${v.cflags.join(" ")}`],
         ["nixpkgs", v.nixpkgs],
+        ["nixpkgs sha256", v.nixpkgsSha256],
         ["file", v.file],
         ["dependsOn", v.dependsOn.join(", ") || "(none)"],
       ];

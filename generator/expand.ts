@@ -221,6 +221,8 @@ export function expand(matrix: Matrix, catalog: Catalog): Expansion {
                 `PyTorch ${release.version}'s own binaries are built for CUDA ${release.cuda.join(", ")}; this CUDA ${cuda.version} build comes from nixpkgs ${pin.rev.slice(0, 7)}.`,
               );
             if (gpu?.note) notes.push(gpu.note);
+            if (isa.variantNote) notes.push(isa.variantNote);
+            if (pkg === "torchaudio" && release.torchaudioNote) notes.push(release.torchaudioNote);
             if (pkg === "torchaudio")
               notes.push(`Built against ${torchSiblingName({ ...parts, package: pkg })} (the same torch derivation).`);
             variants.push({

@@ -95,6 +95,8 @@ export const CpuIsaSchema = z.object({
   /** Rank within its system: a higher rank is a wider ISA (detect picks the highest a host has). */
   rank: z.number().int().nonnegative(),
   note: z.string().optional(),
+  /** Shown on every variant of this ISA (list --json `notes`, explain, docs): a build decision users must know. */
+  variantNote: z.string().optional(),
   source,
 });
 export type CpuIsa = z.infer<typeof CpuIsaSchema>;
@@ -121,6 +123,8 @@ export const TorchReleaseSchema = z.object({
   python: z.array(version2).min(1),
   /** CUDA versions PyTorch's own release matrix builds this release for. */
   cuda: z.array(version2).min(1),
+  /** Shown on every torchaudio variant of this release (e.g. where its audio I/O comes from). */
+  torchaudioNote: z.string().optional(),
   source,
 });
 export type TorchRelease = z.infer<typeof TorchReleaseSchema>;

@@ -543,11 +543,23 @@ test("real catalog: the recorded hosts get the documented ISA and their GPU's SM
   assert.match(old.picks[0].problems.join("\n"), "CUDA 12.8 needs ≥ 570.26");
 });
 
+test("real catalog and default matrix: a Thor host gets an sm110 variant on CUDA 13.0 (armv9)", async () => {
+  const { loadProject } = await import("../generator/project.ts");
+  const p = await loadProject();
+  const thor = recommend(host("thor"), p.variants, p.catalog, { package: "torchaudio" });
+  assert.is(thor.status, "ok", JSON.stringify(thor.picks));
+  assert.is(thor.host.isa, "armv9");
+  assert.match(thor.variants[0]!, /^torchaudio-python313-cuda13_0-sm110-armv9$/);
+  assert.not.ok(thor.picks[0]!.binaryCompat);
+  const v = p.variants.find((x) => x.name === thor.variants[0])!;
+  assert.equal(v.cudaCapabilities, ["11.0"]);
+});
+
 test("real generated matrix (loadProject): every recommendation is a generated variant for the host", async () => {
   const { loadProject } = await import("../generator/project.ts");
   const p = await loadProject();
   const names = new Set(p.variants.map((v) => v.name));
-  for (const h of ["spr-h100", "gh200", "dgx-spark", "graviton3-t4g", "epyc-nogpu", "two-gpus", "h100-old-driver"]) {
+  for (const h of ["spr-h100", "gh200", "dgx-spark", "thor", "graviton3-t4g", "epyc-nogpu", "two-gpus", "h100-old-driver"]) {
     const hi = host(h);
     const r = recommend(hi, p.variants, p.catalog, { package: "torchaudio" });
     for (const pick of r.picks) {

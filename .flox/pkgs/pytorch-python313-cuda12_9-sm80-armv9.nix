@@ -24,6 +24,6 @@ import ../../pkgs/pytorch.nix {
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     description = "PyTorch 2.11.0 for A100, SM80, CUDA 12.9; Armv9-A (SVE2) + I8MM (aarch64-linux); Python 3.13";
-    notes = [ "PyTorch 2.11.0's own binaries are built for CUDA 12.6, 12.8, 13.0; this CUDA 12.9 build comes from nixpkgs 549bd84." ];
+    notes = [ "PyTorch 2.11.0's own binaries are built for CUDA 12.6, 12.8, 13.0; this CUDA 12.9 build comes from nixpkgs 549bd84." "aarch64 GCC internal-compiler-error workaround (seed 000; pytorch/pytorch #157842, #136432): the armv9 flags enable SVE2 and I8MM but not +bf16, so no SVE+BF16 code is forced into every translation unit; PyTorch's own SVE kernels are compiled as nixpkgs compiles them (GCC 14 with nixpkgs' aarch64 flags), not disabled." ];
   };
 }

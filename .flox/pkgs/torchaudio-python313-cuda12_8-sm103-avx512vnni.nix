@@ -25,6 +25,6 @@ import ../../pkgs/torchaudio.nix {
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     description = "torchaudio 2.11.0 (PyTorch 2.11.0) for B300 / GB300, SM103, CUDA 12.8; AVX-512 VNNI (x86_64-linux); Python 3.13";
-    notes = [ "Served by binary compatibility: CUDA 12.8's nvcc has no sm_103, so this variant compiles sm_100 (compute capability 10.0), which runs on 10.3 (same major, lower minor; CUDA C++ Programming Guide, \"Binary Compatibility\"). Native sm_103 code needs CUDA 12.9 or 13.0." "Built against pytorch-python313-cuda12_8-sm103-avx512vnni (the same torch derivation)." ];
+    notes = [ "Served by binary compatibility: CUDA 12.8's nvcc has no sm_103, so this variant compiles sm_100 (compute capability 10.0), which runs on 10.3 (same major, lower minor; CUDA C++ Programming Guide, \"Binary Compatibility\"). Native sm_103 code needs CUDA 12.9 or 13.0." "Since torchaudio 2.9, torchaudio.load and torchaudio.save go through TorchCodec (pytorch/audio#3902); nixpkgs' torchaudio does not depend on torchcodec (pkgs/development/python-modules/torchaudio/default.nix at 005ab72), so add python3Packages.torchcodec of the same nixpkgs to read or write audio files." "Built against pytorch-python313-cuda12_8-sm103-avx512vnni (the same torch derivation)." ];
   };
 }

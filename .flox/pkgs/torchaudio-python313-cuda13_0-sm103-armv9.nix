@@ -25,6 +25,6 @@ import ../../pkgs/torchaudio.nix {
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     description = "torchaudio 2.11.0 (PyTorch 2.11.0) for B300 / GB300, SM103, CUDA 13.0; Armv9-A (SVE2) + I8MM (aarch64-linux); Python 3.13";
-    notes = [ "Built against pytorch-python313-cuda13_0-sm103-armv9 (the same torch derivation)." ];
+    notes = [ "aarch64 GCC internal-compiler-error workaround (seed 000; pytorch/pytorch #157842, #136432): the armv9 flags enable SVE2 and I8MM but not +bf16, so no SVE+BF16 code is forced into every translation unit; PyTorch's own SVE kernels are compiled as nixpkgs compiles them (GCC 14 with nixpkgs' aarch64 flags), not disabled." "Since torchaudio 2.9, torchaudio.load and torchaudio.save go through TorchCodec (pytorch/audio#3902); nixpkgs' torchaudio does not depend on torchcodec (pkgs/development/python-modules/torchaudio/default.nix at 005ab72), so add python3Packages.torchcodec of the same nixpkgs to read or write audio files." "Built against pytorch-python313-cuda13_0-sm103-armv9 (the same torch derivation)." ];
   };
 }

@@ -25,6 +25,6 @@ import ../../pkgs/torchaudio.nix {
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     description = "torchaudio 2.11.0 (PyTorch 2.11.0) for B300 / GB300, SM103, CUDA 13.0; AVX-512 BF16 (x86_64-linux); Python 3.13";
-    notes = [ "Built against pytorch-python313-cuda13_0-sm103-avx512bf16 (the same torch derivation)." ];
+    notes = [ "Since torchaudio 2.9, torchaudio.load and torchaudio.save go through TorchCodec (pytorch/audio#3902); nixpkgs' torchaudio does not depend on torchcodec (pkgs/development/python-modules/torchaudio/default.nix at 005ab72), so add python3Packages.torchcodec of the same nixpkgs to read or write audio files." "Built against pytorch-python313-cuda13_0-sm103-avx512bf16 (the same torch derivation)." ];
   };
 }

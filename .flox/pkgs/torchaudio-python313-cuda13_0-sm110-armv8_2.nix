@@ -25,6 +25,6 @@ import ../../pkgs/torchaudio.nix {
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     description = "torchaudio 2.11.0 (PyTorch 2.11.0) for Jetson/DRIVE Thor, SM110, CUDA 13.0; Armv8.2-A + FP16 + DotProd (aarch64-linux); Python 3.13";
-    notes = [ "Thor was compute capability 10.1 (sm_101) in CUDA 12.8–12.9; CUDA 13.0 renamed it 11.0 (sm_110) and removed 10.1. There is no 11.x code before CUDA 13.0, and 10.x code does not run on 11.0 (binary compatibility never crosses a major), so Thor needs CUDA 13.0+. SoC GPU: aarch64 only." "Built against pytorch-python313-cuda13_0-sm110-armv8_2 (the same torch derivation)." ];
+    notes = [ "Thor was compute capability 10.1 (sm_101) in CUDA 12.8–12.9; CUDA 13.0 renamed it 11.0 (sm_110) and removed 10.1. There is no 11.x code before CUDA 13.0, and 10.x code does not run on 11.0 (binary compatibility never crosses a major), so Thor needs CUDA 13.0+. SoC GPU: aarch64 only." "Since torchaudio 2.9, torchaudio.load and torchaudio.save go through TorchCodec (pytorch/audio#3902); nixpkgs' torchaudio does not depend on torchcodec (pkgs/development/python-modules/torchaudio/default.nix at 005ab72), so add python3Packages.torchcodec of the same nixpkgs to read or write audio files." "Built against pytorch-python313-cuda13_0-sm110-armv8_2 (the same torch derivation)." ];
   };
 }

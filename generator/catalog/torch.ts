@@ -18,6 +18,10 @@
 import type { NixpkgsPin, TorchRelease } from "../schema.ts";
 
 const RELEASE_MD = "pytorch/pytorch RELEASE.md 'Release Compatibility Matrix'";
+const TORCHCODEC =
+  "Since torchaudio 2.9, torchaudio.load and torchaudio.save go through TorchCodec (pytorch/audio#3902); nixpkgs' " +
+  "torchaudio does not depend on torchcodec (pkgs/development/python-modules/torchaudio/default.nix at 005ab72), " +
+  "so add python3Packages.torchcodec of the same nixpkgs to read or write audio files.";
 
 export const torch: TorchRelease[] = [
   {
@@ -32,6 +36,7 @@ export const torch: TorchRelease[] = [
     version: "2.9.1",
     nameTag: "29",
     torchaudio: "2.9.1",
+    torchaudioNote: TORCHCODEC,
     python: ["3.10", "3.11", "3.12", "3.13", "3.14"],
     cuda: ["12.6", "12.8", "13.0"],
     source:
@@ -42,6 +47,7 @@ export const torch: TorchRelease[] = [
     version: "2.10.0",
     nameTag: "210",
     torchaudio: "2.10.0",
+    torchaudioNote: TORCHCODEC,
     python: ["3.10", "3.11", "3.12", "3.13", "3.14"],
     cuda: ["12.6", "12.8", "13.0"],
     // nixpkgs carried torch 2.10.0 with torchaudio 2.10.0 between NixOS/nixpkgs#484881 and #502810 (Feb-Mar 2026),
@@ -55,6 +61,7 @@ export const torch: TorchRelease[] = [
     version: "2.11.0",
     nameTag: "211",
     torchaudio: "2.11.0",
+    torchaudioNote: TORCHCODEC,
     python: ["3.10", "3.11", "3.12", "3.13", "3.14"],
     cuda: ["12.6", "12.8", "13.0"],
     // RELEASE.md's 2.11 row was not read directly; the Python range and CUDA majors are those of 2.10, which the

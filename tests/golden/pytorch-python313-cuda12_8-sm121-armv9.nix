@@ -24,6 +24,6 @@ import ../../pkgs/pytorch.nix {
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     description = "PyTorch 2.11.0 for DGX Spark (GB10), SM121, CUDA 12.8; Armv9-A (SVE2) + I8MM (aarch64-linux); Python 3.13";
-    notes = [ "Served by binary compatibility: CUDA 12.8's nvcc has no sm_121, so this variant compiles sm_120 (compute capability 12.0), which runs on 12.1 (same major, lower minor; CUDA C++ Programming Guide, \"Binary Compatibility\"). Native sm_121 code needs CUDA 12.9 or 13.0." "GB10 is an SoC (Arm CPU + Blackwell GPU): aarch64 only." ];
+    notes = [ "Served by binary compatibility: CUDA 12.8's nvcc has no sm_121, so this variant compiles sm_120 (compute capability 12.0), which runs on 12.1 (same major, lower minor; CUDA C++ Programming Guide, \"Binary Compatibility\"). Native sm_121 code needs CUDA 12.9 or 13.0." "GB10 is an SoC (Arm CPU + Blackwell GPU): aarch64 only." "aarch64 GCC internal-compiler-error workaround (seed 000; pytorch/pytorch #157842, #136432): the armv9 flags enable SVE2 and I8MM but not +bf16, so no SVE+BF16 code is forced into every translation unit; PyTorch's own SVE kernels are compiled as nixpkgs compiles them (GCC 14 with nixpkgs' aarch64 flags), not disabled." ];
   };
 }
