@@ -8,7 +8,9 @@
 #   nixpkgs   null (default): fetch github:NixOS/nixpkgs at variant.nixpkgsRev (with nixpkgsSha256
 #             when it is not null); or a nixpkgs source (path, string, or a non-derivation attrset with
 #             outPath such as a flake input); or a nixpkgs function (`args: pkgs`), which tests use to
-#             hand in the stand-in with extra arguments.
+#             hand in the stand-in with extra arguments; or a set of any of these by revision
+#             ({ "<40-hex rev>" = source or function; ... }, e.g. local checkouts of each pin), from which
+#             the variant's nixpkgsRev is taken.
 # Returns
 #   the package set, imported with
 #     system   = variant.system
@@ -42,20 +44,30 @@ let
   fetched = builtins.fetchTarball (
     { url = "https://github.com/NixOS/nixpkgs/archive/${variant.nixpkgsRev}.tar.gz"; }
     // (if (variant.nixpkgsSha256 or null) != null then { sha256 = variant.nixpkgsSha256; } else { })
+    # (the generator refuses a pin without a hash, so generated variants always have one)
   );
 
-  kind = builtins.typeOf nixpkgs;
+  # A set of sources by revision: pick this variant's.
+  isByRev = builtins.typeOf nixpkgs == "set" && !(nixpkgs ? outPath) && (nixpkgs.type or null) != "derivation"
+    && builtins.all (n: builtins.match "[0-9a-f]{40}" n != null) (builtins.attrNames nixpkgs);
+  chosen =
+    if isByRev then
+      nixpkgs.${variant.nixpkgsRev}
+        or (throw "${variant.name}: the `nixpkgs` set by revision has no ${variant.nixpkgsRev} (it has ${builtins.concatStringsSep ", " (builtins.attrNames nixpkgs)})")
+    else nixpkgs;
+
+  kind = builtins.typeOf chosen;
 
   # What to call with { system, config, overlays }.
   nixpkgsFunction =
-    if nixpkgs == null then import fetched
-    else if kind == "lambda" then nixpkgs
-    else if kind == "path" || kind == "string" then import nixpkgs
-    else if kind == "set" && nixpkgs ? outPath && (nixpkgs.type or null) != "derivation" then import nixpkgs
+    if chosen == null then import fetched
+    else if kind == "lambda" then chosen
+    else if kind == "path" || kind == "string" then import chosen
+    else if kind == "set" && chosen ? outPath && (chosen.type or null) != "derivation" then import chosen
     else throw ''
       ${variant.name}: the `nixpkgs` argument must be null (fetch nixpkgs ${variant.nixpkgsRev}), a nixpkgs
       source (path, string, flake input) or a nixpkgs function; got a ${kind}${
-        if kind == "set" && (nixpkgs.type or null) == "derivation" then " (a derivation: did callPackage fill `nixpkgs` from a package of that name?)" else ""
+        if kind == "set" && (chosen.type or null) == "derivation" then " (a derivation: did callPackage fill `nixpkgs` from a package of that name?)" else ""
       }.
     '';
 

@@ -1,8 +1,9 @@
-# pkgs/pytorch.nix: PyTorch for one variant of the matrix (hand-written; called by the generated
-# .flox/pkgs/pytorch-*.nix files, which pass literal data only).
+# pkgs/pytorch.nix: PyTorch for one variant of the matrix (hand-written; called by pkgs/matrix.nix with one
+# entry of the generated data file pkgs/variants.nix).
 #
 # Takes
-#   nixpkgs   null, a nixpkgs source or a nixpkgs function (see pkgs/nixpkgs.nix); null fetches the pin.
+#   pkgs      the nixpkgs package set pkgs/nixpkgs.nix imported for this variant (shared by every variant with
+#             the same pin, system, CUDA set and capabilities).
 #   variant   {
 #               name                  "pytorch-python313-cuda12_8-sm121-armv9" (package variant name)
 #               package               "pytorch"
@@ -18,7 +19,8 @@
 #               cudaCapabilitiesForPackageSet  bool: also set nixpkgs config.cudaCapabilities
 #               cflags                [ "-march=armv9-a+i8mm" ]
 #               nixpkgsRev            40-hex nixpkgs revision
-#               nixpkgsSha256         null | sha256 of its tarball
+#               nixpkgsSha256         sha256 of its tarball (SRI or base32)
+#               dependsOn             [ ] (torchaudio: [ its pytorch variant's name ])
 #               description           one line naming the hardware
 #               notes                 [ string ]
 #             }
@@ -37,11 +39,9 @@
 #   capabilities so every consumer of this torch sees what it was really built for.
 # - rule 1 of DESIGN.md: the Python version of the name is `${pythonPackageSet}` (python313Packages),
 #   never python3Packages.
-{ variant, nixpkgs ? null }:
+{ variant, pkgs }:
 
 let
-  pkgs = import ./nixpkgs.nix { inherit variant nixpkgs; };
-
   pythonPackages =
     pkgs.${variant.pythonPackageSet}
       or (throw "${variant.name}: nixpkgs ${variant.nixpkgsRev} has no ${variant.pythonPackageSet}");

@@ -1,11 +1,11 @@
 # pkgs/torchaudio.nix: torchaudio for one variant of the matrix, built against the matching PyTorch
-# variant (hand-written; called by the generated .flox/pkgs/torchaudio-*.nix files).
+# variant (hand-written; called by pkgs/matrix.nix).
 #
 # Takes
-#   nixpkgs   as in pkgs/pytorch.nix (null fetches the pin).
-#   torch     the PyTorch variant this torchaudio links against: the result of the generated
-#             .flox/pkgs/pytorch-*.nix file of the same Python/CUDA/SM/ISA/pin (it carries
-#             passthru.variant, which is checked against this variant).
+#   pkgs      the package set of this variant, the same instance its torch was built from (pkgs/matrix.nix).
+#   torch     the PyTorch variant this torchaudio links against: pkgs/matrix.nix's package of the variant
+#             named in dependsOn, same Python/CUDA/SM/ISA/pin (it carries passthru.variant, which is checked
+#             against this variant).
 #   variant   the attrset described in pkgs/pytorch.nix, with package = "torchaudio" and
 #             version = the torchaudio version (torchVersion = the paired torch version).
 # Returns
@@ -21,12 +21,11 @@
 # - `.override` of a callPackage'd package mirrors the function's arguments (lib.makeOverridable uses
 #   lib.mirrorFunctionArgs, read back with `__functionArgs`), so optional arguments are passed only when
 #   this nixpkgs' torchaudio declares them; `torch` is always passed.
-{ variant, torch, nixpkgs ? null }:
+{ variant, torch, pkgs }:
 
 let
   inherit (builtins) intersectAttrs functionArgs isFunction;
 
-  pkgs = import ./nixpkgs.nix { inherit variant nixpkgs; };
   isCuda = variant.cuda != null;
 
   pythonPackages =

@@ -268,7 +268,8 @@ test("torchaudio refuses a torch of another variant", () => {
       nixpkgs = ${nixpkgsFor(a)};
       variant = ${importVariant(a.torchaudio.file, "nixpkgs")}.variant;
     in (import ${nixPath("pkgs/torchaudio.nix")} {
-      inherit nixpkgs variant;
+      inherit variant;
+      pkgs = import ${nixPath("pkgs/nixpkgs.nix")} { inherit variant nixpkgs; };
       torch = ${importVariant(other.pytorch.file, "nixpkgs")};
     }).drvPath`;
   assert.throws(

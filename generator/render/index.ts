@@ -7,7 +7,7 @@ import { stringify as tomlStringify } from "smol-toml";
 import { compareVersions as cmpVersion } from "../versions.ts";
 import type { Project } from "../project.ts";
 import type { Excluded, Variant } from "../schema.ts";
-import { GENERATED_HEADER, nixValue, templates } from "./env.ts";
+import { GENERATED_HEADER, nixString, nixValue, templates } from "./env.ts";
 
 /** Generated files: repo-relative path → content. Insertion order is stable. */
 export type FileMap = Map<string, string>;
@@ -33,19 +33,41 @@ export function nixFields(v: Variant): [string, unknown][] {
     ["cflags", v.cflags],
     ["nixpkgsRev", v.nixpkgs],
     ["nixpkgsSha256", v.nixpkgsSha256],
+    ["dependsOn", v.dependsOn],
     ["description", v.description],
     ["notes", v.notes],
   ];
 }
 
-/** Render one variant's `.flox/pkgs/NAME.nix`. */
+/** Render one variant's `.flox/pkgs/NAME.nix`: a thin wrapper naming its entry of `pkgs/variants.nix`. */
 export function renderVariant(v: Variant): string {
-  // The attrset body is built here rather than looped in the template: the same escaping filter, ~5x faster
-  // over thousands of variants (bench/generate.ts).
+  return templates().render("variant.nix.njk", { v });
+}
+
+/** One variant's attrset as it stands in `pkgs/variants.nix` (indented for that file). */
+function variantEntry(v: Variant): string {
   const attrs = nixFields(v)
     .map(([k, val]) => `    ${k} = ${nixValue(val)};`)
     .join("\n");
-  return templates().render("variant.nix.njk", { v, attrs });
+  return `  ${nixString(v.name)} = {\n${attrs}\n  };\n`;
+}
+
+/**
+ * Render `pkgs/variants.nix`: every variant's resolved data, by name, once (the wrappers in .flox/pkgs and
+ * release.nix read it through pkgs/matrix.nix). Built by string joins: it holds thousands of entries.
+ */
+export function renderVariantsData(p: Project): string {
+  const head =
+    `# ${GENERATED_HEADER}\n` +
+    "# Every package variant of the matrix by name, with its resolved parameters (literal data only): what\n" +
+    "# pkgs/matrix.nix builds. `variant-matrix explain NAME` prints one entry with its notes.\n";
+  return `${head}{\n${p.variants.map(variantEntry).join("")}}\n`;
+}
+
+/** Render the root `release.nix`: every variant by name, `all` and `bySystem`, for engines (see the template). */
+export function renderRelease(p: Project): string {
+  const systems = [...new Set(p.variants.map((v) => v.system))].sort();
+  return templates().render("release.nix.njk", { count: p.variants.length, systems });
 }
 
 /**
@@ -247,6 +269,8 @@ export function renderDocs(p: Project): FileMap {
 export function renderAll(p: Project): FileMap {
   const files: FileMap = new Map();
   for (const v of p.variants) files.set(v.file, renderVariant(v));
+  files.set("pkgs/variants.nix", renderVariantsData(p));
+  files.set("release.nix", renderRelease(p));
   files.set(".flox/env/manifest.toml", renderManifest(p));
   files.set(".flox/env.json", renderFloxEnvJson());
   files.set(".flox/.gitignore", renderFloxGitignore());

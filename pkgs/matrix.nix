@@ -1,0 +1,53 @@
+# pkgs/matrix.nix: every package variant of the matrix, built from the one generated data file
+# pkgs/variants.nix (hand-written; used by every .flox/pkgs/NAME.nix wrapper and by release.nix).
+#
+# Takes
+#   nixpkgs   as in pkgs/nixpkgs.nix: null (fetch each variant's pinned revision by content), a nixpkgs
+#             source or function, or a set of sources by revision.
+# Returns {
+#   variants    the data of pkgs/variants.nix: { NAME = variant attrset (see pkgs/pytorch.nix); ... }
+#   packages    { NAME = derivation; ... } for every variant, lazily (only what is asked for is evaluated)
+#   bySystem    { "aarch64-linux" = { NAME = derivation; ... }; ... }
+#   instances   { KEY = nixpkgs package set; ... }, one per distinct (rev, system, CUDA set, capabilities)
+#   keyOf       variant -> KEY
+# }
+#
+# Facts relied on
+# - A nixpkgs instance is determined by what pkgs/nixpkgs.nix reads: the revision (and its hash), the system,
+#   the CUDA package set of the overlay, and config.cudaCapabilities when the variant sets them for the whole
+#   package set. Variants with the same key share one instance: `instances` is an attrset whose values Nix
+#   evaluates at most once per evaluation (lazy, memoised attribute values; Nix manual, "Laziness").
+# - A torchaudio variant's key equals its pytorch variant's key (same pin, system, CUDA and capabilities), and its
+#   torch is `packages.${dependsOn}`: the very derivation of its pytorch variant, no second nixpkgs import.
+{ nixpkgs ? null }:
+
+let
+  inherit (builtins) attrValues concatStringsSep groupBy head mapAttrs;
+
+  variants = import ./variants.nix;
+
+  keyOf = v:
+    concatStringsSep "|" (
+      [ v.nixpkgsRev v.system (if v.cuda == null then "cpu" else v.cudaPackageSet) ]
+      ++ (if v.cuda != null && v.cudaCapabilitiesForPackageSet then v.cudaCapabilities else [ ])
+    );
+
+  instances = mapAttrs
+    (_: vs: import ./nixpkgs.nix { variant = head vs; inherit nixpkgs; })
+    (groupBy keyOf (attrValues variants));
+
+  build = v:
+    let pkgs = instances.${keyOf v};
+    in
+    if v.package == "pytorch" then import ./pytorch.nix { variant = v; inherit pkgs; }
+    else import ./torchaudio.nix { variant = v; inherit pkgs; torch = packages.${head v.dependsOn}; };
+
+  packages = mapAttrs (_: build) variants;
+
+  bySystem = mapAttrs
+    (_: vs: builtins.listToAttrs (map (v: { inherit (v) name; value = packages.${v.name}; }) vs))
+    (groupBy (v: v.system) (attrValues variants));
+in
+{
+  inherit variants packages bySystem instances keyOf;
+}

@@ -1,0 +1,64 @@
+// Issue 10 (1, 2): release.nix, the one entry point for engines, and one nixpkgs instance per distinct key.
+// Real nix-instantiate against the STAND-IN nixpkgs (tests/fixtures/stand-in-nixpkgs/by-rev.nix: one stand-in per
+// recorded pin, selected by revision); the stand-in traces every instantiation, so the counts are measured.
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { execFileSync, spawnSync } from "node:child_process";
+import { join } from "node:path";
+import { projectFromMatrix } from "../generator/project.ts";
+import matrix from "../matrix.ts";
+import type { Variant } from "../generator/schema.ts";
+import { REPO_ROOT, STAND_IN_NIXPKGS, nixPath } from "./helpers/nix.ts";
+
+const BY_REV = `import ${nixPath(join(STAND_IN_NIXPKGS, "by-rev.nix"))}`;
+const project = projectFromMatrix(matrix);
+
+/** The key pkgs/matrix.nix shares instances by (the inputs of pkgs/nixpkgs.nix). */
+const keyOf = (v: Variant) =>
+  [v.nixpkgs, v.system, v.cuda === null ? "cpu" : v.cudaPackageSet, ...(v.cuda !== null && v.cudaCapabilitiesForPackageSet ? v.cudaCapabilities : [])].join("|");
+
+/** Runs nix-instantiate with the stand-in; returns the .drv paths and the number of nixpkgs instantiations. */
+function instantiate(args: string[]): { drvs: string[]; instances: number; stderr: string } {
+  const r = spawnSync("nix-instantiate", [...args, "--arg", "nixpkgs", BY_REV], {
+    cwd: REPO_ROOT,
+    encoding: "utf8",
+    maxBuffer: 256 * 1024 * 1024,
+  });
+  assert.is(r.status, 0, r.stderr);
+  const drvs = r.stdout.split("\n").filter((l) => l.endsWith(".drv"));
+  const instances = r.stderr.split("\n").filter((l) => l.includes("stand-in nixpkgs instantiated")).length;
+  return { drvs, instances, stderr: r.stderr };
+}
+
+test("nix-instantiate release.nix -A all: every variant, and exactly one nixpkgs instance per distinct key", () => {
+  const { drvs, instances } = instantiate(["release.nix", "-A", "all"]);
+  assert.is(drvs.length, project.variants.length);
+  const keys = new Set(project.variants.map(keyOf));
+  assert.is(instances, keys.size, `instantiations (${instances}) = distinct keys (${keys.size})`);
+  assert.ok(keys.size < project.variants.length / 2, "sharing happens");
+});
+
+test("nix-instantiate release.nix (top level) lists each variant once; all and bySystem are not recursed", () => {
+  const { drvs } = instantiate(["release.nix"]);
+  assert.is(drvs.length, project.variants.length);
+  assert.is(new Set(drvs).size, drvs.length);
+  const names = JSON.parse(
+    execFileSync("nix-instantiate", ["--eval", "--json", "-E", `builtins.attrNames (import ./release.nix { nixpkgs = ${BY_REV}; })`], { cwd: REPO_ROOT, encoding: "utf8" }),
+  ) as string[];
+  assert.equal(names.sort(), [...project.variants.map((v) => v.name), "all", "bySystem"].sort());
+  const sys = instantiate(["release.nix", "-A", "bySystem.aarch64-linux"]);
+  assert.is(sys.drvs.length, project.variants.filter((v) => v.system === "aarch64-linux").length);
+});
+
+test("one torchaudio file instantiates nixpkgs exactly once, and its torch is its pytorch file's derivation", () => {
+  const ta = project.variants.find((v) => v.name === "torchaudio-python313-cuda12_8-sm121-armv9")!;
+  const one = instantiate([ta.file]);
+  assert.is(one.instances, 1, one.stderr);
+  const pt = instantiate([`.flox/pkgs/${ta.dependsOn[0]}.nix`]);
+  const refs = execFileSync("nix-store", ["--query", "--references", one.drvs[0]!], { encoding: "utf8" });
+  assert.ok(refs.split("\n").includes(pt.drvs[0]!), "torchaudio.drv depends on the pytorch file's .drv");
+  const viaRelease = instantiate(["release.nix", "-A", ta.name]);
+  assert.equal(viaRelease.drvs, one.drvs, "release.nix -A NAME is the same derivation as .flox/pkgs/NAME.nix");
+});
+
+test.run();
