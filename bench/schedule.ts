@@ -22,8 +22,8 @@ import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:f
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
-import { lowerBound, makePlan } from "../generator/build/plan.ts";
-import type { BuildReport } from "../generator/build/report.ts";
+import { lowerBound, makePlan } from "../generator/driver/plan.ts";
+import type { BuildReport } from "../generator/driver/report.ts";
 
 const ROOT = resolve(import.meta.dirname, "..");
 const JOBS = 4;
@@ -101,7 +101,7 @@ async function driverRun(pkgs: string, logs: string, out: string): Promise<Drive
       process.execPath,
       "--import",
       "tsx",
-      join(ROOT, "generator/build/main.ts"),
+      join(ROOT, "generator/driver/main.ts"),
       "build",
       "--pkgs-dir",
       pkgs,

@@ -14,8 +14,9 @@ import { loadProject, MatrixError, REPO_ROOT, type Project } from "./project.ts"
 import { checkFilterValues, FilterError, matchFilters, parseFilters } from "./filters.ts";
 import { explainName } from "./explain.ts";
 import type { Variant, VariantJson } from "./schema.ts";
-import { buildCommand } from "./build/command.ts";
+import { buildCommand } from "./driver/command.ts";
 import { detectCommand } from "./detect/command.ts";
+import { evalCommand, EvalUsageError } from "./driver/eval-command.ts";
 
 /** Thrown for bad command-line input; exits 2 with its message. */
 export class UsageError extends Error {}
@@ -191,7 +192,8 @@ export function cli(args: string[]): Argv {
     .command(explain)
     .command(buildCommand as CommandModule)
     .command(detectCommand as CommandModule)
-    .demandCommand(1, "name a command: generate, list, explain, build, detect")
+    .command(evalCommand as CommandModule)
+    .demandCommand(1, "name a command: generate, list, explain, build, eval, detect")
     .strict()
     .help()
     .alias("h", "help")
@@ -212,7 +214,7 @@ export async function main(argv = hideBin(process.argv)): Promise<void> {
   try {
     await cli(argv).parseAsync();
   } catch (e) {
-    if (e instanceof MatrixError || e instanceof FilterError || e instanceof UsageError) {
+    if (e instanceof MatrixError || e instanceof FilterError || e instanceof UsageError || e instanceof EvalUsageError) {
       console.error(`error: ${e.message}`);
       process.exitCode = 2;
       return;

@@ -5,11 +5,11 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { join, resolve } from "node:path";
-import { DEFAULT_ESTIMATE_S, lowerBound, makePlan, pickNext, PlanError, simulate, transitiveDependents, type NodeState } from "../generator/build/plan.ts";
-import { jobsRule } from "../generator/build/jobs.ts";
-import { closeNames, guessSystem, scanPkgsDir, selectTargets, SelectionError, type BuildTarget } from "../generator/build/targets.ts";
-import { buildCmd } from "../generator/build/backend.ts";
-import { formatDuration, makeRunId, summaryTable, type BuildReport } from "../generator/build/report.ts";
+import { DEFAULT_ESTIMATE_S, lowerBound, makePlan, pickNext, PlanError, simulate, transitiveDependents, type NodeState } from "../generator/driver/plan.ts";
+import { jobsRule } from "../generator/driver/jobs.ts";
+import { closeNames, guessSystem, scanPkgsDir, selectTargets, SelectionError, type BuildTarget } from "../generator/driver/targets.ts";
+import { buildCmd } from "../generator/driver/backend.ts";
+import { formatDuration, makeRunId, summaryTable, type BuildReport } from "../generator/driver/report.ts";
 
 const FIXTURES = resolve(import.meta.dirname, "fixtures/build-pkgs");
 const GiB = 2 ** 30;

@@ -1,6 +1,6 @@
 /**
  * Build driver, end to end with real nix-build (offline: --nix-option substituters=) on the tiny derivations of
- * tests/fixtures/build-pkgs, driven as a real child process (`node --import tsx generator/build/main.ts build`).
+ * tests/fixtures/build-pkgs, driven as a real child process (`node --import tsx generator/driver/main.ts build`).
  *
  * Each test sets its own VM_BUILD_TEST_SALT, so its derivations are new to the store and "built" vs "cached" is
  * deterministic; result links, logs and reports go to a temporary directory.
@@ -10,12 +10,12 @@ import * as assert from "uvu/assert";
 import { spawn } from "node:child_process";
 import { chmodSync, cpSync, existsSync, mkdirSync, readFileSync, readlinkSync, readdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import type { BuildReport, VariantReport } from "../generator/build/report.ts";
+import type { BuildReport, VariantReport } from "../generator/driver/report.ts";
 import { tempDir } from "./helpers/cli.ts";
 
 const ROOT = resolve(import.meta.dirname, "..");
 const FIXTURES = join(ROOT, "tests/fixtures/build-pkgs");
-const MAIN = join(ROOT, "generator/build/main.ts");
+const MAIN = join(ROOT, "generator/driver/main.ts");
 
 const PT_ARM = "pytorch-python313-cuda12_8-sm121-armv9";
 const TA_ARM = "torchaudio-python313-cuda12_8-sm121-armv9";

@@ -1,5 +1,5 @@
 /**
- * Standalone entry for the build driver (development and tests): `node --import tsx generator/build/main.ts build …`.
+ * Standalone entry for the build driver (development and tests): `node --import tsx generator/driver/main.ts build …`.
  * The project CLI (`generator/cli.ts`) registers the same `buildCommand`.
  */
 import yargs from "yargs";

@@ -1,0 +1,204 @@
+/**
+ * `variant-matrix eval`: evaluate a selection of variants to drvPaths through `release.nix`, in parallel, and prove
+ * from the derivations themselves that every torchaudio is built against exactly its pytorch variant.
+ *
+ * Engines: `nix-eval-jobs` when it is on PATH (it evaluates release.nix with N workers and prints one JSON object
+ * per job); otherwise bounded parallel `nix-instantiate`: the selected attributes are split into N chunks, each
+ * evaluated by one `nix-instantiate --eval --strict --json --read-write-mode` process (so the variants of a chunk
+ * share their nixpkgs instances, pkgs/matrix.nix), and a variant whose evaluation fails is evaluated alone with
+ * `nix-instantiate release.nix -A NAME` to report Nix's own error message.
+ *
+ * Coupling proof: for each torchaudio whose pytorch was evaluated, `nix-store --query --references` of the
+ * torchaudio .drv (its input derivations and sources) must contain the pytorch variant's .drv.
+ */
+import { $, which } from "zx";
+import pLimit from "p-limit";
+import type { Variant } from "../schema.ts";
+
+/** One evaluated variant, as printed by `eval --json` (one JSON object per line). */
+export interface EvalResult {
+  /** Variant name. */
+  name: string;
+  /** Attribute path in release.nix (equal to the name). */
+  attribute: string;
+  /** Nix system of the derivation ("aarch64-linux"), null when evaluation failed. */
+  system: string | null;
+  /** The .drv store path, null when evaluation failed. */
+  drvPath: string | null;
+  /** Output name → store path ({ out: "/nix/store/…" }), {} when evaluation failed. */
+  outputs: Record<string, string>;
+  /** Nix's error message, or null. */
+  error: string | null;
+  /**
+   * torchaudio only: its pytorch variant and whether that variant's .drv is among this .drv's references
+   * (null when the pytorch variant was not evaluated or failed).
+   */
+  coupling?: { pytorch: string; pytorchDrvPath: string | null; ok: boolean | null };
+}
+
+/** What `eval` needs to run. */
+export interface EvalOptions {
+  /** Project root holding release.nix. */
+  root: string;
+  /** Variants to evaluate (pytorch variants of selected torchaudio ones are added for the proof). */
+  variants: readonly Variant[];
+  /** Parallel evaluators (chunks or nix-eval-jobs workers), ≥ 1. */
+  jobs: number;
+  /** A Nix expression handed to release.nix as `nixpkgs` (`--arg nixpkgs EXPR`), or undefined for the pins. */
+  nixpkgsExpr?: string;
+  /** "auto" picks nix-eval-jobs when on PATH. */
+  engine?: "auto" | "nix-eval-jobs" | "nix-instantiate";
+  /** Called with each result as soon as it is known. */
+  onResult?: (r: EvalResult) => void;
+}
+
+/** Summary of an evaluation. */
+export interface EvalSummary {
+  engine: "nix-eval-jobs" | "nix-instantiate";
+  evaluated: number;
+  errors: number;
+  pairs: number;
+  coupled: number;
+  uncoupled: number;
+  seconds: number;
+}
+
+const nixStr = (s: string) => JSON.stringify(s).replace(/\$\{/g, "\\${");
+
+/** Split `xs` into at most `n` chunks of near-equal size, keeping order. */
+export function chunks<T>(xs: readonly T[], n: number): T[][] {
+  const k = Math.max(1, Math.min(n, xs.length));
+  const out: T[][] = Array.from({ length: k }, () => []);
+  const size = Math.ceil(xs.length / k);
+  xs.forEach((x, i) => out[Math.floor(i / size)]!.push(x));
+  return out.filter((c) => c.length > 0);
+}
+
+/** The Nix expression that evaluates `names` of release.nix to { name, drvPath, system, outputs } or a failure. */
+export function chunkExpr(root: string, names: readonly string[], nixpkgsExpr?: string): string {
+  const arg = nixpkgsExpr ? `{ nixpkgs = ${nixpkgsExpr}; }` : "{ }";
+  return `
+    let
+      release = import ${nixStr(`${root}/release.nix`)} ${arg};
+      one = name:
+        let
+          d = release.\${name};
+          t = builtins.tryEval (builtins.seq d.drvPath {
+            inherit name;
+            inherit (d) drvPath system;
+            outputs = builtins.listToAttrs (map (o: { name = o; value = d.\${o}.outPath; }) (d.outputs or [ "out" ]));
+          });
+        in if t.success then t.value else { inherit name; failed = true; };
+    in map one [ ${names.map(nixStr).join(" ")} ]`;
+}
+
+function nixArgs(nixpkgsExpr?: string): string[] {
+  return nixpkgsExpr ? ["--arg", "nixpkgs", nixpkgsExpr] : [];
+}
+
+/** Last meaningful lines of Nix's stderr (the error itself, not the trace chatter). */
+function nixError(stderr: string): string {
+  const lines = stderr.split("\n").filter((l) => l.trim() && !/^trace: |^warning: /.test(l));
+  const i = lines.findIndex((l) => l.startsWith("error"));
+  return (i >= 0 ? lines.slice(i, i + 6) : lines.slice(-6)).join("\n").trim() || "evaluation failed";
+}
+
+async function evalChunk(root: string, names: string[], nixpkgsExpr?: string): Promise<EvalResult[]> {
+  // --read-write-mode: write the .drv files, so drvPaths exist in the store for nix-store and builds.
+  const p = await $({ nothrow: true, quiet: true, cwd: root })`nix-instantiate --eval --strict --json --read-write-mode ${nixArgs(nixpkgsExpr)} -E ${chunkExpr(root, names, nixpkgsExpr)}`;
+  if (p.exitCode !== 0) {
+    // An error tryEval cannot catch (e.g. a missing attribute) sinks the whole chunk: evaluate one by one.
+    if (names.length > 1) return (await Promise.all(names.map((n) => evalChunk(root, [n], nixpkgsExpr)))).flat();
+    return [failed(names[0]!, nixError(p.stderr))];
+  }
+  const rows = JSON.parse(p.stdout) as ({ name: string; failed: true } | { name: string; drvPath: string; system: string; outputs: Record<string, string> })[];
+  const out: EvalResult[] = [];
+  for (const r of rows) {
+    if ("failed" in r) {
+      const alone = await $({ nothrow: true, quiet: true, cwd: root })`nix-instantiate release.nix -A ${r.name} ${nixArgs(nixpkgsExpr)}`;
+      out.push(failed(r.name, alone.exitCode === 0 ? "evaluation failed (tryEval)" : nixError(alone.stderr)));
+    } else out.push({ name: r.name, attribute: r.name, system: r.system, drvPath: r.drvPath, outputs: r.outputs, error: null });
+  }
+  return out;
+}
+
+function failed(name: string, error: string): EvalResult {
+  return { name, attribute: name, system: null, drvPath: null, outputs: {}, error };
+}
+
+async function evalWithNixEvalJobs(o: EvalOptions, wanted: Set<string>): Promise<EvalResult[]> {
+  const p = await $({ nothrow: true, quiet: true, cwd: o.root })`nix-eval-jobs --workers ${String(o.jobs)} ${nixArgs(o.nixpkgsExpr)} release.nix`;
+  const out: EvalResult[] = [];
+  for (const line of p.stdout.split("\n")) {
+    if (!line.trim()) continue;
+    const j = JSON.parse(line) as { attr: string; drvPath?: string; system?: string; outputs?: Record<string, string>; error?: string };
+    if (!wanted.has(j.attr)) continue;
+    out.push({
+      name: j.attr,
+      attribute: j.attr,
+      system: j.system ?? null,
+      drvPath: j.drvPath ?? null,
+      outputs: j.outputs ?? {},
+      error: j.error ?? null,
+    });
+  }
+  for (const n of wanted) if (!out.some((r) => r.name === n)) out.push(failed(n, nixError(p.stderr) || "not reported by nix-eval-jobs"));
+  return out;
+}
+
+/**
+ * Evaluate the selection and prove the pytorch → torchaudio coupling.
+ * @returns one result per evaluated variant (selection order) and a summary; never throws for Nix errors (they are
+ *   results).
+ */
+export async function evalVariants(o: EvalOptions): Promise<{ results: EvalResult[]; summary: EvalSummary }> {
+  const t0 = Date.now();
+  const byName = new Map(o.variants.map((v) => [v.name, v]));
+  const names = [...byName.keys()];
+  const engine =
+    o.engine === "nix-instantiate" || o.engine === "nix-eval-jobs"
+      ? o.engine
+      : (await which("nix-eval-jobs", { nothrow: true }))
+        ? "nix-eval-jobs"
+        : "nix-instantiate";
+  let results: EvalResult[];
+  if (engine === "nix-eval-jobs") results = await evalWithNixEvalJobs(o, new Set(names));
+  else {
+    const limit = pLimit(Math.max(1, o.jobs));
+    results = (await Promise.all(chunks(names, o.jobs).map((c) => limit(() => evalChunk(o.root, c, o.nixpkgsExpr))))).flat();
+  }
+  const res = new Map(results.map((r) => [r.name, r]));
+  const limit = pLimit(Math.max(2, o.jobs * 2));
+  await Promise.all(
+    [...byName.values()]
+      .filter((v) => v.package === "torchaudio")
+      .map((v) =>
+        limit(async () => {
+          const r = res.get(v.name)!;
+          const pytorch = v.dependsOn[0]!;
+          const pt = res.get(pytorch);
+          if (!r.drvPath || !pt?.drvPath) {
+            r.coupling = { pytorch, pytorchDrvPath: pt?.drvPath ?? null, ok: null };
+            return;
+          }
+          const refs = await $({ nothrow: true, quiet: true })`nix-store --query --references ${r.drvPath}`;
+          r.coupling = { pytorch, pytorchDrvPath: pt.drvPath, ok: refs.exitCode === 0 && refs.stdout.split("\n").includes(pt.drvPath) };
+        }),
+      ),
+  );
+  const ordered = names.map((n) => res.get(n)!);
+  for (const r of ordered) o.onResult?.(r);
+  const pairs = ordered.filter((r) => r.coupling);
+  return {
+    results: ordered,
+    summary: {
+      engine,
+      evaluated: ordered.length,
+      errors: ordered.filter((r) => r.error).length,
+      pairs: pairs.length,
+      coupled: pairs.filter((r) => r.coupling!.ok === true).length,
+      uncoupled: pairs.filter((r) => r.coupling!.ok === false).length,
+      seconds: (Date.now() - t0) / 1000,
+    },
+  };
+}
