@@ -241,6 +241,7 @@ export function expand(matrix: Matrix, catalog: Catalog): Expansion {
               cudaCapabilities: service?.ok ? service.capabilities : [],
               binaryCompat: service?.ok ? service.binaryCompat : false,
               cudaCapabilitiesForPackageSet: matrix.policy.cudaCapabilitiesForPackageSet,
+              requiredSystemFeatures: [...matrix.policy.requiredSystemFeatures],
               cflags: [...isa.cflags],
               nixpkgs: pin.rev,
               nixpkgsSha256: sha256!,

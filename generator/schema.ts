@@ -298,9 +298,12 @@ export function makeMatrixSchema(catalog: Catalog) {
         .object({
           binaryCompat: z.enum(BINARY_COMPAT_POLICIES).default("serve"),
           cudaCapabilitiesForPackageSet: z.boolean().default(true),
+          requiredSystemFeatures: z
+            .array(z.string().regex(/^[a-z0-9][a-z0-9-]*$/, "a Nix system feature name such as big-parallel"))
+            .default(["big-parallel"]),
         })
         .strict()
-        .default({ binaryCompat: "serve", cudaCapabilitiesForPackageSet: true }),
+        .default({ binaryCompat: "serve", cudaCapabilitiesForPackageSet: true, requiredSystemFeatures: ["big-parallel"] }),
     })
     .strict();
 }
@@ -338,6 +341,8 @@ export interface Variant {
   binaryCompat: boolean;
   /** Also set nixpkgs config.cudaCapabilities for the whole package set. */
   cudaCapabilitiesForPackageSet: boolean;
+  /** The derivation's requiredSystemFeatures (routing to remote builders and Hydra machines). */
+  requiredSystemFeatures: string[];
   cflags: string[];
   /** nixpkgs revision. */
   nixpkgs: string;

@@ -12,6 +12,8 @@
 #   - prepends `export MAX_JOBS="$NIX_BUILD_CORES"` to preConfigure (never a fixed -j);
 #   - sets pname = variant.name and name = "${variant.name}-${version}";
 #   - sets meta.description, meta.platforms = [ variant.system ];
+#   - adds variant.requiredSystemFeatures (matrix.ts policy, default [ "big-parallel" ]) to the derivation's
+#     requiredSystemFeatures, so remote builders and Hydra route it to machines that declare them;
 #   - adds passthru.variant = variant (plus the given passthru).
 #
 # Facts relied on
@@ -65,6 +67,9 @@ topLevelVars
 // {
   pname = variant.name;
   name = "${variant.name}-${version}";
+  requiredSystemFeatures =
+    let old' = old.requiredSystemFeatures or [ ];
+    in old' ++ builtins.filter (f: !(builtins.elem f old')) (variant.requiredSystemFeatures or [ ]);
   env = oldEnv // envVars;
 
   preConfigure = ''

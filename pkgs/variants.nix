@@ -19,6 +19,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v3" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -42,6 +43,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v3" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm75-avx2" ];
@@ -65,6 +67,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -88,6 +91,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm75-avx512" ];
@@ -111,6 +115,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -134,6 +139,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm75-avx512bf16" ];
@@ -157,6 +163,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -180,6 +187,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm75-avx512vnni" ];
@@ -203,6 +211,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -226,6 +235,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm75-armv8_2" ];
@@ -249,6 +259,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=armv9-a+i8mm" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -272,6 +283,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=armv9-a+i8mm" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm75-armv9" ];
@@ -295,6 +307,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v3" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -318,6 +331,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v3" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm80-avx2" ];
@@ -341,6 +355,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -364,6 +379,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm80-avx512" ];
@@ -387,6 +403,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -410,6 +427,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm80-avx512bf16" ];
@@ -433,6 +451,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -456,6 +475,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm80-avx512vnni" ];
@@ -479,6 +499,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -502,6 +523,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm80-armv8_2" ];
@@ -525,6 +547,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=armv9-a+i8mm" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -548,6 +571,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=armv9-a+i8mm" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm80-armv9" ];
@@ -571,6 +595,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v3" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -594,6 +619,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v3" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm86-avx2" ];
@@ -617,6 +643,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -640,6 +667,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm86-avx512" ];
@@ -663,6 +691,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -686,6 +715,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm86-avx512bf16" ];
@@ -709,6 +739,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -732,6 +763,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm86-avx512vnni" ];
@@ -755,6 +787,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -778,6 +811,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm86-armv8_2" ];
@@ -801,6 +835,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=armv9-a+i8mm" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -824,6 +859,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=armv9-a+i8mm" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm86-armv9" ];
@@ -847,6 +883,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v3" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -870,6 +907,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v3" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm89-avx2" ];
@@ -893,6 +931,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -916,6 +955,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm89-avx512" ];
@@ -939,6 +979,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -962,6 +1003,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm89-avx512bf16" ];
@@ -985,6 +1027,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -1008,6 +1051,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm89-avx512vnni" ];
@@ -1031,6 +1075,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -1054,6 +1099,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm89-armv8_2" ];
@@ -1077,6 +1123,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=armv9-a+i8mm" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -1100,6 +1147,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=armv9-a+i8mm" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm89-armv9" ];
@@ -1123,6 +1171,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v3" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -1146,6 +1195,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v3" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm90-avx2" ];
@@ -1169,6 +1219,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -1192,6 +1243,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm90-avx512" ];
@@ -1215,6 +1267,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -1238,6 +1291,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm90-avx512bf16" ];
@@ -1261,6 +1315,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -1284,6 +1339,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm90-avx512vnni" ];
@@ -1307,6 +1363,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -1330,6 +1387,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm90-armv8_2" ];
@@ -1353,6 +1411,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=armv9-a+i8mm" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -1376,6 +1435,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=armv9-a+i8mm" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm90-armv9" ];
@@ -1399,6 +1459,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v3" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -1422,6 +1483,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v3" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm100-avx2" ];
@@ -1445,6 +1507,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -1468,6 +1531,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm100-avx512" ];
@@ -1491,6 +1555,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -1514,6 +1579,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm100-avx512bf16" ];
@@ -1537,6 +1603,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -1560,6 +1627,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm100-avx512vnni" ];
@@ -1583,6 +1651,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -1606,6 +1675,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm100-armv8_2" ];
@@ -1629,6 +1699,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=armv9-a+i8mm" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -1652,6 +1723,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=armv9-a+i8mm" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm100-armv9" ];
@@ -1675,6 +1747,7 @@
     binaryCompat = true;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v3" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -1698,6 +1771,7 @@
     binaryCompat = true;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v3" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm103-avx2" ];
@@ -1721,6 +1795,7 @@
     binaryCompat = true;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -1744,6 +1819,7 @@
     binaryCompat = true;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm103-avx512" ];
@@ -1767,6 +1843,7 @@
     binaryCompat = true;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -1790,6 +1867,7 @@
     binaryCompat = true;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm103-avx512bf16" ];
@@ -1813,6 +1891,7 @@
     binaryCompat = true;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -1836,6 +1915,7 @@
     binaryCompat = true;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm103-avx512vnni" ];
@@ -1859,6 +1939,7 @@
     binaryCompat = true;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -1882,6 +1963,7 @@
     binaryCompat = true;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm103-armv8_2" ];
@@ -1905,6 +1987,7 @@
     binaryCompat = true;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=armv9-a+i8mm" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -1928,6 +2011,7 @@
     binaryCompat = true;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=armv9-a+i8mm" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm103-armv9" ];
@@ -1951,6 +2035,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v3" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -1974,6 +2059,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v3" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm120-avx2" ];
@@ -1997,6 +2083,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -2020,6 +2107,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm120-avx512" ];
@@ -2043,6 +2131,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -2066,6 +2155,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm120-avx512bf16" ];
@@ -2089,6 +2179,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -2112,6 +2203,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm120-avx512vnni" ];
@@ -2135,6 +2227,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -2158,6 +2251,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm120-armv8_2" ];
@@ -2181,6 +2275,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=armv9-a+i8mm" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -2204,6 +2299,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=armv9-a+i8mm" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm120-armv9" ];
@@ -2227,6 +2323,7 @@
     binaryCompat = true;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -2250,6 +2347,7 @@
     binaryCompat = true;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm121-armv8_2" ];
@@ -2273,6 +2371,7 @@
     binaryCompat = true;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=armv9-a+i8mm" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -2296,6 +2395,7 @@
     binaryCompat = true;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=armv9-a+i8mm" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm121-armv9" ];
@@ -2319,6 +2419,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v3" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -2342,6 +2443,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v3" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm75-avx2" ];
@@ -2365,6 +2467,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -2388,6 +2491,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm75-avx512" ];
@@ -2411,6 +2515,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -2434,6 +2539,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm75-avx512bf16" ];
@@ -2457,6 +2563,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -2480,6 +2587,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm75-avx512vnni" ];
@@ -2503,6 +2611,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -2526,6 +2635,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm75-armv8_2" ];
@@ -2549,6 +2659,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=armv9-a+i8mm" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -2572,6 +2683,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=armv9-a+i8mm" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm75-armv9" ];
@@ -2595,6 +2707,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v3" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -2618,6 +2731,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v3" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm80-avx2" ];
@@ -2641,6 +2755,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -2664,6 +2779,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm80-avx512" ];
@@ -2687,6 +2803,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -2710,6 +2827,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm80-avx512bf16" ];
@@ -2733,6 +2851,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -2756,6 +2875,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm80-avx512vnni" ];
@@ -2779,6 +2899,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -2802,6 +2923,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm80-armv8_2" ];
@@ -2825,6 +2947,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=armv9-a+i8mm" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -2848,6 +2971,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=armv9-a+i8mm" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm80-armv9" ];
@@ -2871,6 +2995,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v3" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -2894,6 +3019,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v3" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm86-avx2" ];
@@ -2917,6 +3043,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -2940,6 +3067,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm86-avx512" ];
@@ -2963,6 +3091,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -2986,6 +3115,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm86-avx512bf16" ];
@@ -3009,6 +3139,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -3032,6 +3163,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm86-avx512vnni" ];
@@ -3055,6 +3187,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -3078,6 +3211,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm86-armv8_2" ];
@@ -3101,6 +3235,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=armv9-a+i8mm" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -3124,6 +3259,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=armv9-a+i8mm" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm86-armv9" ];
@@ -3147,6 +3283,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v3" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -3170,6 +3307,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v3" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm89-avx2" ];
@@ -3193,6 +3331,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -3216,6 +3355,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm89-avx512" ];
@@ -3239,6 +3379,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -3262,6 +3403,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm89-avx512bf16" ];
@@ -3285,6 +3427,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -3308,6 +3451,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm89-avx512vnni" ];
@@ -3331,6 +3475,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -3354,6 +3499,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm89-armv8_2" ];
@@ -3377,6 +3523,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=armv9-a+i8mm" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -3400,6 +3547,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=armv9-a+i8mm" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm89-armv9" ];
@@ -3423,6 +3571,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v3" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -3446,6 +3595,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v3" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm90-avx2" ];
@@ -3469,6 +3619,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -3492,6 +3643,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm90-avx512" ];
@@ -3515,6 +3667,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -3538,6 +3691,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm90-avx512bf16" ];
@@ -3561,6 +3715,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -3584,6 +3739,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm90-avx512vnni" ];
@@ -3607,6 +3763,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -3630,6 +3787,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm90-armv8_2" ];
@@ -3653,6 +3811,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=armv9-a+i8mm" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -3676,6 +3835,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=armv9-a+i8mm" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm90-armv9" ];
@@ -3699,6 +3859,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v3" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -3722,6 +3883,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v3" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm100-avx2" ];
@@ -3745,6 +3907,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -3768,6 +3931,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm100-avx512" ];
@@ -3791,6 +3955,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -3814,6 +3979,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm100-avx512bf16" ];
@@ -3837,6 +4003,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -3860,6 +4027,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm100-avx512vnni" ];
@@ -3883,6 +4051,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -3906,6 +4075,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm100-armv8_2" ];
@@ -3929,6 +4099,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=armv9-a+i8mm" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -3952,6 +4123,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=armv9-a+i8mm" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm100-armv9" ];
@@ -3975,6 +4147,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v3" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -3998,6 +4171,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v3" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm103-avx2" ];
@@ -4021,6 +4195,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -4044,6 +4219,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm103-avx512" ];
@@ -4067,6 +4243,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -4090,6 +4267,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm103-avx512bf16" ];
@@ -4113,6 +4291,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -4136,6 +4315,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm103-avx512vnni" ];
@@ -4159,6 +4339,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -4182,6 +4363,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm103-armv8_2" ];
@@ -4205,6 +4387,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=armv9-a+i8mm" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -4228,6 +4411,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=armv9-a+i8mm" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm103-armv9" ];
@@ -4251,6 +4435,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v3" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -4274,6 +4459,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v3" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm120-avx2" ];
@@ -4297,6 +4483,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -4320,6 +4507,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm120-avx512" ];
@@ -4343,6 +4531,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -4366,6 +4555,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm120-avx512bf16" ];
@@ -4389,6 +4579,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -4412,6 +4603,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm120-avx512vnni" ];
@@ -4435,6 +4627,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -4458,6 +4651,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm120-armv8_2" ];
@@ -4481,6 +4675,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=armv9-a+i8mm" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -4504,6 +4699,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=armv9-a+i8mm" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm120-armv9" ];
@@ -4527,6 +4723,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -4550,6 +4747,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm121-armv8_2" ];
@@ -4573,6 +4771,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=armv9-a+i8mm" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -4596,6 +4795,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=armv9-a+i8mm" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm121-armv9" ];
@@ -4619,6 +4819,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v3" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -4642,6 +4843,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v3" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm75-avx2" ];
@@ -4665,6 +4867,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -4688,6 +4891,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm75-avx512" ];
@@ -4711,6 +4915,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -4734,6 +4939,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm75-avx512bf16" ];
@@ -4757,6 +4963,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -4780,6 +4987,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm75-avx512vnni" ];
@@ -4803,6 +5011,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -4826,6 +5035,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm75-armv8_2" ];
@@ -4849,6 +5059,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=armv9-a+i8mm" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -4872,6 +5083,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=armv9-a+i8mm" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm75-armv9" ];
@@ -4895,6 +5107,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v3" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -4918,6 +5131,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v3" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm80-avx2" ];
@@ -4941,6 +5155,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -4964,6 +5179,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm80-avx512" ];
@@ -4987,6 +5203,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -5010,6 +5227,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm80-avx512bf16" ];
@@ -5033,6 +5251,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -5056,6 +5275,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm80-avx512vnni" ];
@@ -5079,6 +5299,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -5102,6 +5323,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm80-armv8_2" ];
@@ -5125,6 +5347,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=armv9-a+i8mm" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -5148,6 +5371,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=armv9-a+i8mm" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm80-armv9" ];
@@ -5171,6 +5395,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v3" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -5194,6 +5419,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v3" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm86-avx2" ];
@@ -5217,6 +5443,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -5240,6 +5467,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm86-avx512" ];
@@ -5263,6 +5491,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -5286,6 +5515,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm86-avx512bf16" ];
@@ -5309,6 +5539,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -5332,6 +5563,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm86-avx512vnni" ];
@@ -5355,6 +5587,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -5378,6 +5611,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm86-armv8_2" ];
@@ -5401,6 +5635,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=armv9-a+i8mm" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -5424,6 +5659,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=armv9-a+i8mm" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm86-armv9" ];
@@ -5447,6 +5683,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v3" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -5470,6 +5707,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v3" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm89-avx2" ];
@@ -5493,6 +5731,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -5516,6 +5755,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm89-avx512" ];
@@ -5539,6 +5779,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -5562,6 +5803,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm89-avx512bf16" ];
@@ -5585,6 +5827,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -5608,6 +5851,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm89-avx512vnni" ];
@@ -5631,6 +5875,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -5654,6 +5899,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm89-armv8_2" ];
@@ -5677,6 +5923,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=armv9-a+i8mm" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -5700,6 +5947,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=armv9-a+i8mm" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm89-armv9" ];
@@ -5723,6 +5971,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v3" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -5746,6 +5995,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v3" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm90-avx2" ];
@@ -5769,6 +6019,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -5792,6 +6043,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm90-avx512" ];
@@ -5815,6 +6067,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -5838,6 +6091,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm90-avx512bf16" ];
@@ -5861,6 +6115,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -5884,6 +6139,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm90-avx512vnni" ];
@@ -5907,6 +6163,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -5930,6 +6187,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm90-armv8_2" ];
@@ -5953,6 +6211,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=armv9-a+i8mm" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -5976,6 +6235,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=armv9-a+i8mm" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm90-armv9" ];
@@ -5999,6 +6259,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v3" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -6022,6 +6283,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v3" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm100-avx2" ];
@@ -6045,6 +6307,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -6068,6 +6331,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm100-avx512" ];
@@ -6091,6 +6355,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -6114,6 +6379,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm100-avx512bf16" ];
@@ -6137,6 +6403,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -6160,6 +6427,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm100-avx512vnni" ];
@@ -6183,6 +6451,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -6206,6 +6475,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm100-armv8_2" ];
@@ -6229,6 +6499,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=armv9-a+i8mm" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -6252,6 +6523,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=armv9-a+i8mm" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm100-armv9" ];
@@ -6275,6 +6547,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v3" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -6298,6 +6571,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v3" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm103-avx2" ];
@@ -6321,6 +6595,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -6344,6 +6619,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm103-avx512" ];
@@ -6367,6 +6643,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -6390,6 +6667,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm103-avx512bf16" ];
@@ -6413,6 +6691,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -6436,6 +6715,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm103-avx512vnni" ];
@@ -6459,6 +6739,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -6482,6 +6763,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm103-armv8_2" ];
@@ -6505,6 +6787,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=armv9-a+i8mm" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -6528,6 +6811,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=armv9-a+i8mm" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm103-armv9" ];
@@ -6551,6 +6835,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -6574,6 +6859,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm110-armv8_2" ];
@@ -6597,6 +6883,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=armv9-a+i8mm" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -6620,6 +6907,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=armv9-a+i8mm" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm110-armv9" ];
@@ -6643,6 +6931,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v3" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -6666,6 +6955,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v3" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm120-avx2" ];
@@ -6689,6 +6979,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -6712,6 +7003,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm120-avx512" ];
@@ -6735,6 +7027,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -6758,6 +7051,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm120-avx512bf16" ];
@@ -6781,6 +7075,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -6804,6 +7099,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm120-avx512vnni" ];
@@ -6827,6 +7123,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -6850,6 +7147,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm120-armv8_2" ];
@@ -6873,6 +7171,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=armv9-a+i8mm" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -6896,6 +7195,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=armv9-a+i8mm" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm120-armv9" ];
@@ -6919,6 +7219,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -6942,6 +7243,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm121-armv8_2" ];
@@ -6965,6 +7267,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=armv9-a+i8mm" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -6988,6 +7291,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=armv9-a+i8mm" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm121-armv9" ];
@@ -7011,6 +7315,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v3" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -7034,6 +7339,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v3" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cpu-avx2" ];
@@ -7057,6 +7363,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -7080,6 +7387,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cpu-avx512" ];
@@ -7103,6 +7411,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -7126,6 +7435,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cpu-avx512bf16" ];
@@ -7149,6 +7459,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -7172,6 +7483,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cpu-avx512vnni" ];
@@ -7195,6 +7507,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -7218,6 +7531,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cpu-armv8_2" ];
@@ -7241,6 +7555,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=armv9-a+i8mm" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ ];
@@ -7264,6 +7579,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=armv9-a+i8mm" ];
+    requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "549bd84d6279f9852cae6225e372cc67fb91a4c1";
     nixpkgsSha256 = "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=";
     dependsOn = [ "pytorch-python313-cpu-armv9" ];

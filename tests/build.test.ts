@@ -190,7 +190,7 @@ test("real run, --jobs 2 --retries 1: parallel, dependency order, failure isolat
   assert.match(flog, /building pytorch-python313-cuda12_8-sm90-avx512 \(salt /); // builder stdout
   assert.match(flog, /nvcc fatal: stand-in failure/); // builder stderr
   assert.match(flog, /=== attempt 2\/2/);
-  assert.match(r.stdout, /VARIANT\s+STATUS\s+TIME\s+TRIES\s+REASON/);
+  assert.match(r.stdout, /VARIANT\s+STATUS\s+TIME\s+TRIES\s+WHERE\s+REASON/);
   assert.match(r.stdout, /5 built, 0 cached, 1 failed, 1 skipped/);
 
   // Resume after fixing the failure: only the failed and skipped variants are built; the rest is cached.
@@ -318,7 +318,7 @@ exec nix-build ".flox/pkgs/$2.nix" -o "result-$2" --option substituters ''
   // what flox cannot take is refused, not silently dropped
   const bad = await driver(c, [...base, TA_CPU, "--builders", "ssh://x", "--dry-run"], { env });
   assert.is(bad.code, 2);
-  assert.match(bad.stderr, /--builders and --cores pass through to Nix with --backend nix only/);
+  assert.match(bad.stderr, /--builders, --max-jobs, --substituters and --cores pass through to Nix with --backend nix only/);
 });
 
 test.run();

@@ -176,6 +176,7 @@ function fixtureVariants(m: FixtureMatrix): Variant[] {
               cudaCapabilities: c.caps,
               binaryCompat: c.bc,
               cudaCapabilitiesForPackageSet: true,
+              requiredSystemFeatures: ["big-parallel"],
               cflags: isaRow.cflags,
               nixpkgs: rel.nixpkgs,
               nixpkgsSha256: "sha256-AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=",

@@ -61,4 +61,20 @@ test("one torchaudio file instantiates nixpkgs exactly once, and its torch is it
   assert.equal(viaRelease.drvs, one.drvs, "release.nix -A NAME is the same derivation as .flox/pkgs/NAME.nix");
 });
 
+
+
+test("generated derivations declare requiredSystemFeatures from matrix.ts (default big-parallel; overridable)", () => {
+  const name = project.variants.find((v) => v.package === "pytorch")!.name;
+  const feats = JSON.parse(
+    execFileSync("nix-instantiate", ["--eval", "--strict", "--json", "-E", `(import ./release.nix { nixpkgs = ${BY_REV}; }).${JSON.stringify(name)}.requiredSystemFeatures`], {
+      cwd: REPO_ROOT,
+      encoding: "utf8",
+    }),
+  );
+  assert.equal(feats, ["big-parallel"]);
+  const none = projectFromMatrix({ ...matrix, policy: { ...matrix.policy, requiredSystemFeatures: [] } });
+  assert.ok(none.variants.every((v) => v.requiredSystemFeatures.length === 0));
+  assert.throws(() => projectFromMatrix({ ...matrix, policy: { ...matrix.policy, requiredSystemFeatures: ["Big Parallel"] } }), /requiredSystemFeatures\.0/);
+});
+
 test.run();

@@ -4,7 +4,9 @@
  * - flox: `flox build NAME`, run in the project root; flox writes `ROOT/result-NAME`. flox build has no options
  *   for remote builders, cores, jobs or Nix settings, so `--builders`, `--cores` and `--nix-option` are not
  *   passed to it (configure them in nix.conf; see docs/building.md).
- * - nix: `nix-build FILE -o OUTDIR/result-NAME [--builders SPEC] [--cores N] [--option K V]...`.
+ * - nix: `nix-build FILE -o OUTDIR/result-NAME [--builders SPEC] [--max-jobs N] [--cores N] [--option K V]...`.
+ *   `--builders @FILE` reads a Nix machines file; `--max-jobs 0` builds nothing locally, so every build goes to
+ *   a remote builder (Nix manual, "Remote Builds"; nix.conf `builders`, `max-jobs`).
  *
  * Commands are argument arrays handed to the process without a shell.
  */
@@ -30,6 +32,10 @@ export interface BackendOptions {
   builders?: string;
   /** NIX_BUILD_CORES of each build (nix backend only). */
   cores?: number;
+  /** Nix `max-jobs` of each nix-build (nix backend only); 0 = build nothing locally, only on remote builders. */
+  maxJobs?: number;
+  /** Store URI every finished variant's closure is pushed to with `nix copy --to` (file://, s3://, ssh://). */
+  copyTo?: string;
   /** Extra `--option NAME VALUE` pairs (nix backend only). */
   nixOptions?: NixOptions;
 }
@@ -65,6 +71,7 @@ export function buildCmd(target: { name: string; file: string }, o: BackendOptio
   const outLink = join(o.outDir, `result-${target.name}`);
   const argv = ["nix-build", target.file, "-o", outLink];
   if (o.builders !== undefined) argv.push("--builders", o.builders);
+  if (o.maxJobs !== undefined) argv.push("--max-jobs", String(o.maxJobs));
   if (o.cores !== undefined) argv.push("--cores", String(o.cores));
   for (const [k, v] of o.nixOptions ?? []) argv.push("--option", k, v);
   return { argv, cwd: o.root, outLink };

@@ -33,6 +33,9 @@ export interface BuildArgs {
   pkgsDir?: string;
   outDir?: string;
   builders?: string;
+  maxJobs?: number;
+  copyTo?: string;
+  substituters?: string;
   cores?: number;
   jobs?: number;
   retries?: number;
@@ -95,13 +98,17 @@ async function buildMainInner(a: BuildArgs): Promise<number> {
   const jobsArg = positiveInt("jobs", a.jobs, 1);
   const cores = positiveInt("cores", a.cores, 1);
   const retries = positiveInt("retries", a.retries ?? 0, 0) ?? 0;
-  const nixOptions = parseNixOptions(a.nixOption);
+  const nixOptions: NixOptions = [
+    ...parseNixOptions(a.nixOption),
+    ...(a.substituters !== undefined ? [["substituters", a.substituters] as const] : []),
+  ];
+  const maxJobs = a.maxJobs === undefined ? undefined : positiveInt("max-jobs", a.maxJobs, 0);
   const backend = await resolveBackend(a.backend ?? "auto");
   if (backend === "flox") {
-    if (a.builders !== undefined || cores !== undefined)
+    if (a.builders !== undefined || cores !== undefined || maxJobs !== undefined || a.substituters !== undefined)
       throw new UsageError(
-        "--builders and --cores pass through to Nix with --backend nix only; flox build takes neither " +
-          "(set `builders` / `cores` in nix.conf for flox, or use --backend nix)",
+        "--builders, --max-jobs, --substituters and --cores pass through to Nix with --backend nix only; flox build " +
+          "takes none of them (set `builders` / `max-jobs` / `substituters` / `cores` in nix.conf for flox, or use --backend nix)",
       );
     if (outDir !== root)
       throw new UsageError("--out-dir works with --backend nix only: flox writes result-NAME in the project root");
@@ -122,6 +129,8 @@ async function buildMainInner(a: BuildArgs): Promise<number> {
     root,
     outDir: backend === "flox" ? root : outDir,
     builders: a.builders,
+    maxJobs,
+    copyTo: a.copyTo,
     cores: backend === "nix" ? rule.coresPerBuild : undefined,
     nixOptions,
   };
@@ -269,7 +278,13 @@ export const buildCommand: CommandModule<object, BuildArgs> = {
       .option("root", { type: "string", describe: "project root (flox runs here; default result links and logs go here)" })
       .option("pkgs-dir", { type: "string", describe: "build the .nix files of this directory instead of the project's variants" })
       .option("out-dir", { type: "string", describe: "where result-NAME links go (nix backend; default the root)" })
-      .option("builders", { type: "string", describe: "Nix remote builders spec, passed as --builders (nix backend)" })
+      .option("builders", {
+        type: "string",
+        describe: "Nix remote builders, passed as --builders (nix backend): a spec, or @FILE for a machines file",
+      })
+      .option("max-jobs", { type: "number", describe: "passed as --max-jobs (nix backend); 0 = build only on remote builders" })
+      .option("copy-to", { type: "string", describe: "push each finished closure to this store URI (nix copy --to; file://, s3://, ssh://)" })
+      .option("substituters", { type: "string", describe: "binary caches for this run, passed as --option substituters (nix backend)" })
       .option("cores", { type: "number", describe: "NIX_BUILD_CORES per build, passed as --cores (nix backend)" })
       .option("jobs", { type: "number", alias: "j", describe: JOBS_HELP })
       .option("retries", { type: "number", default: 0, describe: "rerun a failed build up to N more times" })

@@ -35,6 +35,18 @@ export interface VariantReport {
   finishedAt: string | null;
   /** The build command (argv) that ran or would run. */
   command: string[];
+  /**
+   * How the variant's own output came to be, read from Nix's log: "built" (its derivation was built in this run),
+   * "substituted" (copied from a binary cache), "present" (already valid in the store), or null (nothing ran).
+   */
+  origin: "built" | "substituted" | "present" | null;
+  /** Where its derivation was built: "local", or the remote builder ("ssh://big"); the cache it came from when
+   * substituted; null otherwise. */
+  machine: string | null;
+  /** `--copy-to` store URI the closure was pushed to, null when not pushed. */
+  copiedTo: string | null;
+  /** Why the push failed (the variant stays built; the run exits 1), else null. */
+  copyError: string | null;
 }
 
 /** The whole report. */
@@ -52,6 +64,29 @@ export interface BuildReport {
   /** Directory holding this run's logs. */
   logsDir: string;
   variants: VariantReport[];
+}
+
+/**
+ * How a variant's output came to be, from the log Nix wrote while building it (pure).
+ * Nix 2.8 prints "building '/nix/store/…-NAME-VERSION.drv'..." for a local build, "building '…drv' on
+ * 'ssh://host'..." for a remote one, and "copying path '/nix/store/…-NAME-VERSION' from 'URI'..." for a
+ * substitution (src/libmain/progress-bar.cc, src/nix-build / build/derivation-goal.cc log lines).
+ * @param log the log text of the successful attempt
+ * @param name the variant name (the derivation's name is NAME-VERSION)
+ */
+export function originFromLog(log: string, name: string): { origin: "built" | "substituted" | "present"; machine: string | null } {
+  const esc = name.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  const built = new RegExp(`building '/nix/store/[a-z0-9]{32}-${esc}-[^/']*\\.drv'(?: on '([^']+)')?`);
+  const copied = new RegExp(`copying path '/nix/store/[a-z0-9]{32}-${esc}-[^/']*' from '([^']+)'`);
+  let b: RegExpExecArray | null = null;
+  let c: RegExpExecArray | null = null;
+  for (const line of log.split("\n")) {
+    b = built.exec(line) ?? b;
+    c = copied.exec(line) ?? c;
+  }
+  if (b) return { origin: "built", machine: b[1] ?? "local" };
+  if (c) return { origin: "substituted", machine: c[1]! };
+  return { origin: "present", machine: null };
 }
 
 /**
@@ -113,9 +148,12 @@ export function summaryTable(report: BuildReport): string {
     v.status,
     v.status === "built" || v.status === "failed" ? formatDuration(v.durationS) : "",
     v.attempts > 0 ? String(v.attempts) : "",
-    v.reason ?? "",
+    v.origin === "built" ? `built on ${v.machine}` : v.origin === "substituted" ? `from ${v.machine}` : v.origin ?? "",
+    [v.reason, v.copyError ? `push to ${v.copiedTo ?? "cache"} failed: ${v.copyError}` : v.copiedTo ? `pushed to ${v.copiedTo}` : null]
+      .filter(Boolean)
+      .join("; "),
   ]);
-  const head = ["VARIANT", "STATUS", "TIME", "TRIES", "REASON"];
+  const head = ["VARIANT", "STATUS", "TIME", "TRIES", "WHERE", "REASON"];
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
   const line = (r: string[]) =>
     r

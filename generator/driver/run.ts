@@ -18,7 +18,8 @@ import { join, relative } from "node:path";
 import pLimit from "p-limit";
 import { buildCmd, type BackendOptions, type BuildCmd } from "./backend.ts";
 import { pickNext, readyNodes, transitiveDependents, type NodeState, type Plan } from "./plan.ts";
-import { writeJsonAtomic, type BuildReport, type VariantReport } from "./report.ts";
+import { $ } from "zx";
+import { originFromLog, writeJsonAtomic, type BuildReport, type VariantReport } from "./report.ts";
 import type { StatusSink } from "./status.ts";
 import type { CacheProbe } from "./store.ts";
 import type { BuildTarget } from "./targets.ts";
@@ -95,6 +96,28 @@ function failureLine(fd: number, from: number): string {
   return l.length > 300 ? l.slice(0, 297) + "…" : l;
 }
 
+/** What an attempt wrote to `fd` since byte `from`. */
+function readFrom(fd: number, from: number): string {
+  const size = fstatSync(fd).size;
+  const buf = Buffer.alloc(Math.max(0, size - from));
+  readSync(fd, buf, 0, buf.length, from);
+  return buf.toString("utf8");
+}
+
+/**
+ * Push `outPath`'s closure to the store `uri` (`nix copy --to`; Debian's Nix 2.8 needs the nix-command feature),
+ * appending its output to the variant's log. Returns null on success, else the reason.
+ */
+async function pushClosure(outPath: string, uri: string, fd: number, nixOptions: readonly (readonly [string, string])[], env?: NodeJS.ProcessEnv): Promise<string | null> {
+  const opts = nixOptions.flatMap(([k, v]) => ["--option", k, v]);
+  writeSync(fd, `=== nix copy --to ${uri} ${outPath} ===\n`);
+  const p = await $({ nothrow: true, quiet: true, env: env ?? process.env })`nix --extra-experimental-features nix-command copy ${opts} --to ${uri} ${outPath}`;
+  writeSync(fd, p.stdout + p.stderr);
+  if (p.exitCode === 0) return null;
+  const last = (p.stderr.split("\n").filter((l) => l.trim()).at(-1) ?? "").trim();
+  return `exit code ${p.exitCode}: ${last || "(no output)"}`;
+}
+
 /**
  * Run the plan and write the report (`logsRoot/runId/report.json`, and `reportFile`).
  * Never throws for a failed build; a failed build is a report entry.
@@ -132,12 +155,23 @@ export async function runBuilds(o: RunOptions): Promise<BuildReport> {
       startedAt: null,
       finishedAt: null,
       command: cmd.argv,
+      origin: null,
+      machine: null,
+      copiedTo: null,
+      copyError: null,
     });
   }
 
   let stopping: null | { kind: "interrupt" | "fail-fast"; why: string } = null;
   const running = new Map<string, Running>();
   const emit = o.status.event.bind(o.status);
+  /** --copy-to: push a finished variant's closure; a failed push is recorded on the variant. */
+  const push = async (r: VariantReport, fd: number) => {
+    if (!o.backend.copyTo || !r.outPath) return;
+    r.copiedTo = o.backend.copyTo;
+    r.copyError = await pushClosure(r.outPath, o.backend.copyTo, fd, o.backend.nixOptions ?? [], o.env);
+    if (r.copyError) emit({ type: "note", text: `push of ${r.name} to ${o.backend.copyTo} failed: ${r.copyError}`, at: Date.now() });
+  };
 
   const settle = (name: string, status: "built" | "cached" | "failed" | "skipped", reason: string | null) => {
     state.set(name, status);
@@ -170,6 +204,7 @@ export async function runBuilds(o: RunOptions): Promise<BuildReport> {
     if (c?.cached) {
       settle(name, "cached", null);
       rep.get(name)!.outPath = c.outPath;
+      rep.get(name)!.origin = "present";
       emit({ type: "cached", name, at: Date.now() });
     }
   }
@@ -228,9 +263,16 @@ export async function runBuilds(o: RunOptions): Promise<BuildReport> {
         r.finishedAt = new Date().toISOString();
         if (res.code === 0) {
           r.outPath = await readlink(cmds.get(name)!.outLink).catch(() => null);
-          writeSync(fd, `=== built in ${r.durationS.toFixed(1)}s: ${r.outPath ?? "(no result link)"} ===\n`);
+          const where = originFromLog(readFrom(fd, from), name);
+          r.origin = where.origin;
+          r.machine = where.machine;
+          writeSync(
+            fd,
+            `=== done in ${r.durationS.toFixed(1)}s (${where.origin}${where.machine ? ` ${where.origin === "built" ? "on" : "from"} ${where.machine}` : ""}): ${r.outPath ?? "(no result link)"} ===\n`,
+          );
+          await push(r, fd);
           settle(name, "built", null);
-          emit({ type: "built", name, durationS: r.durationS, at: Date.now() });
+          emit({ type: "built", name, durationS: r.durationS, origin: where.origin, machine: where.machine, at: Date.now() });
           return;
         }
         const st = stopping as null | { kind: string; why: string };
@@ -319,9 +361,23 @@ export async function runBuilds(o: RunOptions): Promise<BuildReport> {
     settle(name, "skipped", why);
     emit({ type: "skipped", name, reason: why, at: Date.now() });
   }
+  // Variants that were already built are pushed too (nix copy skips what the cache already has).
+  if (o.backend.copyTo && !stopped)
+    for (const name of plan.order) {
+      const r = rep.get(name)!;
+      if (r.status !== "cached") continue;
+      r.origin = "present";
+      r.log = join(runDir, `${name}.log`);
+      const fd = openSync(r.log, "a+");
+      try {
+        await push(r, fd);
+      } finally {
+        closeSync(fd);
+      }
+    }
   const variants = plan.order.map((n) => rep.get(n)!);
   const interrupted = stopped?.kind === "interrupt";
-  const ok = variants.every((v) => v.status === "built" || v.status === "cached");
+  const ok = variants.every((v) => (v.status === "built" || v.status === "cached") && !v.copyError);
   const report: BuildReport = {
     runId: o.runId,
     startedAt: startedAt.toISOString(),

@@ -10,7 +10,15 @@ import { formatDuration } from "./report.ts";
 /** Something that happened during a run. Times are `Date.now()` milliseconds. */
 export type BuildEvent =
   | { type: "start"; name: string; attempt: number; maxAttempts: number; at: number }
-  | { type: "built"; name: string; durationS: number; at: number }
+  | {
+      type: "built";
+      name: string;
+      durationS: number;
+      /** How the output came to be and where (see VariantReport.origin / machine). */
+      origin?: "built" | "substituted" | "present";
+      machine?: string | null;
+      at: number;
+    }
   | { type: "retry"; name: string; attempt: number; maxAttempts: number; reason: string; at: number }
   | { type: "failed"; name: string; reason: string; at: number }
   | { type: "cached"; name: string; at: number }
@@ -40,7 +48,10 @@ function eventLine(e: BuildEvent, t0: number, color: ReturnType<typeof paint>): 
     case "start":
       return `${clock} start   ${e.name}${e.maxAttempts > 1 ? ` (attempt ${e.attempt}/${e.maxAttempts})` : ""}`;
     case "built":
-      return `${clock} ${color("green", "built")}   ${e.name} in ${formatDuration(e.durationS)}`;
+      return (
+        `${clock} ${color("green", "built")}   ${e.name} in ${formatDuration(e.durationS)}` +
+        (e.origin === "built" && e.machine ? ` on ${e.machine}` : e.origin === "substituted" ? ` (substituted from ${e.machine})` : e.origin === "present" ? " (already in the store)" : "")
+      );
     case "retry":
       return `${clock} ${color("yellow", "retry")}   ${e.name} (attempt ${e.attempt}/${e.maxAttempts} failed: ${e.reason})`;
     case "failed":

@@ -31,6 +31,7 @@ export function nixFields(v: Variant): [string, unknown][] {
     ["binaryCompat", v.binaryCompat],
     ["cudaCapabilitiesForPackageSet", v.cudaCapabilitiesForPackageSet],
     ["cflags", v.cflags],
+    ["requiredSystemFeatures", v.requiredSystemFeatures],
     ["nixpkgsRev", v.nixpkgs],
     ["nixpkgsSha256", v.nixpkgsSha256],
     ["dependsOn", v.dependsOn],
