@@ -72,12 +72,12 @@ export interface BuildReport {
  * 'ssh://host'..." for a remote one, and "copying path '/nix/store/…-NAME-VERSION' from 'URI'..." for a
  * substitution (src/libmain/progress-bar.cc, src/nix-build / build/derivation-goal.cc log lines).
  * @param log the log text of the successful attempt
- * @param name the variant name (the derivation's name is NAME-VERSION)
+ * @param name the variant name (the derivation's name is NAME-VERSION, or NAME)
  */
 export function originFromLog(log: string, name: string): { origin: "built" | "substituted" | "present"; machine: string | null } {
   const esc = name.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-  const built = new RegExp(`building '/nix/store/[a-z0-9]{32}-${esc}-[^/']*\\.drv'(?: on '([^']+)')?`);
-  const copied = new RegExp(`copying path '/nix/store/[a-z0-9]{32}-${esc}-[^/']*' from '([^']+)'`);
+  const built = new RegExp(`building '/nix/store/[a-z0-9]{32}-${esc}(?:-[0-9][^/']*)?\\.drv'(?: on '([^']+)')?`);
+  const copied = new RegExp(`copying path '/nix/store/[a-z0-9]{32}-${esc}(?:-[0-9][^/']*)?' from '([^']+)'`);
   let b: RegExpExecArray | null = null;
   let c: RegExpExecArray | null = null;
   for (const line of log.split("\n")) {
