@@ -183,6 +183,49 @@ const explain: CommandModule<{}, { name: string; json: boolean; matrix?: string 
   },
 };
 
+const ci: CommandModule<{}, { engine: string; output?: string; runsOn?: string[]; filter?: string[]; repo?: string; branch: string; matrix?: string }> = {
+  command: "ci <engine>",
+  describe: "write a CI definition for every variant: github (Actions workflow) or hydra (declarative jobset spec)",
+  builder: (y) =>
+    y
+      .positional("engine", { choices: ["github", "hydra"] as const, demandOption: true })
+      .option("output", { alias: "o", type: "string", describe: "file to write (default: stdout)" })
+      .option("runs-on", { type: "string", array: true, describe: "github: SYSTEM=LABEL[,LABEL...] runner labels for a system" })
+      .option("filter", { type: "string", array: true, describe: "github: only these variants (KEY=VALUE, as for list)" })
+      .option("repo", { type: "string", describe: "hydra: the git URL Hydra fetches this repository from" })
+      .option("branch", { type: "string", default: "main", describe: "hydra: branch" })
+      .options(matrixOption) as never,
+  handler: async (argv) => {
+    const { githubWorkflowYaml, hydraSpec } = await import("./ci.ts");
+    let text: string;
+    if (argv.engine === "github") {
+      const p = await project(argv.matrix);
+      const filters = parseFilters(argv.filter);
+      checkFilterValues(filters, p.variants);
+      const chosen = new Set(p.variants.filter((v) => matchFilters(v, filters)).map((v) => v.name));
+      for (const v of p.variants) if (chosen.has(v.name)) for (const d of v.dependsOn) chosen.add(d);
+      const runsOn: Record<string, string[]> = {};
+      for (const spec of argv.runsOn ?? []) {
+        const eq = spec.indexOf("=");
+        if (eq < 1) throw new UsageError(`--runs-on "${spec}": expected SYSTEM=LABEL[,LABEL...], e.g. aarch64-linux=self-hosted,arm64`);
+        runsOn[spec.slice(0, eq)] = spec.slice(eq + 1).split(",").filter(Boolean);
+      }
+      text = githubWorkflowYaml(p.variants.filter((v) => chosen.has(v.name)), { runsOn });
+    } else {
+      if (!argv.repo) throw new UsageError("ci hydra needs --repo URL (the git URL Hydra fetches this repository from)");
+      text = JSON.stringify(hydraSpec({ repo: argv.repo, branch: argv.branch }), null, 2) + "\n";
+    }
+    if (argv.output) {
+      const { mkdirSync, writeFileSync } = await import("node:fs");
+      const { dirname } = await import("node:path");
+      const out = resolve(process.cwd(), argv.output);
+      mkdirSync(dirname(out), { recursive: true });
+      writeFileSync(out, text);
+      console.error(`wrote ${argv.output}`);
+    } else process.stdout.write(text);
+  },
+};
+
 /** Build the yargs parser (exported for tests). */
 export function cli(args: string[]): Argv {
   return yargs(args)
@@ -193,7 +236,8 @@ export function cli(args: string[]): Argv {
     .command(buildCommand as CommandModule)
     .command(detectCommand as CommandModule)
     .command(evalCommand as CommandModule)
-    .demandCommand(1, "name a command: generate, list, explain, build, eval, detect")
+    .command(ci as CommandModule)
+    .demandCommand(1, "name a command: generate, list, explain, build, eval, detect, ci")
     .strict()
     .help()
     .alias("h", "help")

@@ -1,0 +1,181 @@
+/**
+ * CI exports (pure): a GitHub Actions workflow that builds every variant, and a Hydra declarative jobset spec
+ * pointing at release.nix. The CLI (`variant-matrix ci github|hydra`) writes what these return.
+ *
+ * GitHub Actions facts relied on (docs.github.com, "Using a matrix for your jobs" and "jobs.<job_id>.needs"):
+ * a job's matrix may generate at most 256 jobs per workflow run; `needs` waits for every job a matrix generated,
+ * so torchaudio variants are grouped into jobs whose `needs` are exactly the pytorch jobs holding their torches.
+ */
+import { stringify as yamlStringify } from "yaml";
+import type { Variant } from "./schema.ts";
+
+/** GitHub's limit on the jobs one matrix may generate. */
+export const GITHUB_MATRIX_LIMIT = 256;
+
+/** Default `runs-on` labels by Nix system (GitHub-hosted runners; override with --runs-on SYSTEM=LABEL[,LABEL]). */
+export const DEFAULT_RUNS_ON: Record<string, string[]> = {
+  "x86_64-linux": ["ubuntu-24.04"],
+  "aarch64-linux": ["ubuntu-24.04-arm"],
+};
+
+/** Options of the GitHub workflow. */
+export interface GithubOptions {
+  /** runs-on labels by system; systems not listed use DEFAULT_RUNS_ON. */
+  runsOn?: Record<string, string[]>;
+  /** Workflow name. */
+  name?: string;
+  /** Chunk size (≤ 256; smaller in tests). */
+  limit?: number;
+}
+
+/** One generated job: id, system, variant names and the job ids it needs. */
+export interface JobPlan {
+  id: string;
+  package: "pytorch" | "torchaudio";
+  system: string;
+  variants: string[];
+  needs: string[];
+}
+
+function chunk<T>(xs: readonly T[], n: number): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < xs.length; i += n) out.push(xs.slice(i, i + n));
+  return out;
+}
+
+const slug = (s: string) => s.replace(/[^A-Za-z0-9_-]/g, "_");
+
+/**
+ * The job graph: per system, pytorch variants in chunks of ≤ limit; torchaudio variants grouped by the pytorch
+ * chunk that holds their torch (then chunked again), each group's job needing that one pytorch job.
+ * @throws Error when a torchaudio's pytorch is not among the variants.
+ */
+export function planJobs(variants: readonly Variant[], limit = GITHUB_MATRIX_LIMIT): JobPlan[] {
+  if (limit < 1 || limit > GITHUB_MATRIX_LIMIT) throw new Error(`matrix limit must be 1..${GITHUB_MATRIX_LIMIT}`);
+  const jobs: JobPlan[] = [];
+  const jobOf = new Map<string, string>();
+  const systems = [...new Set(variants.map((v) => v.system))].sort();
+  for (const system of systems) {
+    const pts = variants.filter((v) => v.system === system && v.package === "pytorch");
+    chunk(pts, limit).forEach((c, i) => {
+      const id = `pytorch-${slug(system)}-${i + 1}`;
+      for (const v of c) jobOf.set(v.name, id);
+      jobs.push({ id, package: "pytorch", system, variants: c.map((v) => v.name), needs: [] });
+    });
+  }
+  for (const system of systems) {
+    const byNeed = new Map<string, Variant[]>();
+    for (const v of variants.filter((x) => x.system === system && x.package === "torchaudio")) {
+      const need = jobOf.get(v.dependsOn[0] ?? "");
+      if (!need) throw new Error(`${v.name}: its pytorch variant ${v.dependsOn[0]} is not in the selection`);
+      byNeed.set(need, [...(byNeed.get(need) ?? []), v]);
+    }
+    let n = 0;
+    for (const [need, tas] of byNeed)
+      for (const c of chunk(tas, limit)) {
+        n++;
+        jobs.push({ id: `torchaudio-${slug(system)}-${n}`, package: "torchaudio", system, variants: c.map((v) => v.name), needs: [need] });
+      }
+  }
+  return jobs;
+}
+
+/** The steps every job runs: install Nix, build its matrix entry from release.nix, push the closure to the cache. */
+function steps() {
+  return [
+    { uses: "actions/checkout@v4" },
+    {
+      uses: "cachix/install-nix-action@v31",
+      with: {
+        extra_nix_config: [
+          "extra-substituters = ${{ vars.NIX_SUBSTITUTER }}",
+          "extra-trusted-public-keys = ${{ vars.NIX_PUBLIC_KEY }}",
+          "system-features = big-parallel benchmark nixos-test",
+          "",
+        ].join("\n"),
+      },
+    },
+    {
+      name: "Build ${{ matrix.variant }}",
+      run: 'nix-build release.nix -A "${{ matrix.variant }}" -o result',
+    },
+    {
+      name: "Push the closure to the binary cache",
+      if: "${{ env.NIX_CACHE_URI != '' }}",
+      run: 'nix --extra-experimental-features nix-command copy --to "$NIX_CACHE_URI" ./result',
+    },
+  ];
+}
+
+/**
+ * The workflow as an object (YAML comes from `githubWorkflowYaml`). Triggered by hand and on pushes that change
+ * what is built; each job is a matrix over variant names.
+ */
+export function githubWorkflow(variants: readonly Variant[], o: GithubOptions = {}) {
+  const runsOn = { ...DEFAULT_RUNS_ON, ...o.runsOn };
+  const jobs: Record<string, unknown> = {};
+  for (const j of planJobs(variants, o.limit)) {
+    const labels = runsOn[j.system];
+    if (!labels?.length) throw new Error(`no runs-on labels for ${j.system}; give --runs-on ${j.system}=LABEL`);
+    jobs[j.id] = {
+      name: `${j.package} (${j.system}) \${{ matrix.variant }}`,
+      ...(j.needs.length ? { needs: j.needs } : {}),
+      "runs-on": labels.length === 1 ? labels[0] : labels,
+      "timeout-minutes": j.package === "pytorch" ? 4320 : 720,
+      env: { NIX_CACHE_URI: "${{ secrets.NIX_CACHE_URI }}" },
+      strategy: { "fail-fast": false, matrix: { variant: j.variants } },
+      steps: steps(),
+    };
+  }
+  return {
+    name: o.name ?? "build variants",
+    on: {
+      workflow_dispatch: {},
+      push: { paths: ["pkgs/**", ".flox/pkgs/**", "release.nix"] },
+    },
+    jobs,
+  };
+}
+
+/** The workflow YAML, with a generated header. */
+export function githubWorkflowYaml(variants: readonly Variant[], o: GithubOptions = {}): string {
+  const head =
+    "# generated by variant-matrix (`variant-matrix ci github`): one job per package variant, built with Nix from\n" +
+    "# release.nix and pushed to the binary cache in the secret NIX_CACHE_URI (any store URI `nix copy --to` takes).\n" +
+    "# Repository variables NIX_SUBSTITUTER / NIX_PUBLIC_KEY make later jobs substitute what earlier ones pushed.\n";
+  return head + yamlStringify(githubWorkflow(variants, o), { lineWidth: 0 });
+}
+
+/** Options of the Hydra jobset spec. */
+export interface HydraOptions {
+  /** Git URL of this repository as Hydra fetches it. */
+  repo: string;
+  branch: string;
+  /** Jobset name. */
+  name?: string;
+}
+
+/**
+ * A Hydra declarative jobset spec (the `spec.json` a declarative project points at): one jobset evaluating
+ * release.nix from this repository. Hydra's own nixexprinput/nixexprpath/inputs fields (hydra manual,
+ * "Declarative projects").
+ */
+export function hydraSpec(o: HydraOptions) {
+  return {
+    [o.name ?? "variants"]: {
+      enabled: 1,
+      hidden: false,
+      description: "every package variant of matrix.ts (release.nix)",
+      nixexprinput: "src",
+      nixexprpath: "release.nix",
+      checkinterval: 3600,
+      schedulingshares: 100,
+      enableemail: false,
+      emailoverride: "",
+      keepnr: 3,
+      inputs: {
+        src: { type: "git", value: `${o.repo} ${o.branch}`, emailresponsible: false },
+      },
+    },
+  };
+}
