@@ -3,8 +3,8 @@
  * with nothing to change (the no-op run). Prints seconds, files per second and the no-op/full ratio, both measured
  * in this one run. Targets (issue 2): full < 2 s, no-op < 0.5 s.
  *
- * The synthetic catalog is the real one plus 40 made-up GPU architectures (SM 200–239, compute capability
- * 20.0–23.9) that every CUDA version "compiles": it exists only to make the matrix large.
+ * The synthetic catalog is the real one plus 50 made-up GPU architectures (SM 200–249, compute capability
+ * 20.0–24.9) that every CUDA version "compiles": it exists only to make the matrix large.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -16,7 +16,7 @@ import { syncFiles } from "../generator/write.ts";
 import type { Catalog, MatrixInput } from "../generator/schema.ts";
 
 /** The real catalog plus `n` synthetic GPUs. */
-export function syntheticCatalog(n = 40): Catalog {
+export function syntheticCatalog(n = 50): Catalog {
   const fake = Array.from({ length: n }, (_, i) => {
     const major = 20 + Math.floor(i / 10);
     const capability = `${major}.${i % 10}`;
@@ -37,15 +37,15 @@ export function syntheticCatalog(n = 40): Catalog {
   };
 }
 
-/** A matrix over the synthetic catalog: 2 releases × 3 Python × 2 CUDA × 40 GPUs × 6 ISAs (+ CPU-only). */
+/** A matrix over the synthetic catalog: the releases with hashed pins × 3 Python × 2 CUDA × 50 GPUs × 6 ISAs (+ CPU-only). */
 export function syntheticMatrix(cat: Catalog): MatrixInput {
   return {
     releases: cat.nixpkgs
       .filter((p) => p.sha256 !== null)
       .map((p) => ({ torch: p.torch, nixpkgs: p.rev }))
       .filter((r, i, all) => all.findIndex((x) => x.torch === r.torch) === i),
-    python: ["3.11", "3.12", "3.13"],
-    cuda: ["12.6", "12.8"],
+    python: ["3.12", "3.13", "3.14"],
+    cuda: ["12.8", "12.9"],
     gpus: cat.gpus.filter((g) => g.family === "Synthetic").map((g) => g.sm),
     isas: cat.isas.map((i) => i.key),
     cpuOnly: true,

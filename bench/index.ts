@@ -1,6 +1,8 @@
 /** `npm run bench`: every benchmark in one run, each printing ratios measured side by side. */
 import { main as generate } from "./generate.ts";
 import { main as schedule } from "./schedule.ts";
+import { main as evaluate } from "./eval.ts";
 
 await generate();
 await schedule();
+await evaluate();

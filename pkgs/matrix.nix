@@ -6,7 +6,10 @@
 #             source or function, or a set of sources by revision.
 # Returns {
 #   variants    the data of pkgs/variants.nix: { NAME = variant attrset (see pkgs/pytorch.nix); ... }
-#   packages    { NAME = derivation; ... } for every variant, lazily (only what is asked for is evaluated)
+#   packages    { NAME = derivation; ... } for every variant, lazily (only what is asked for is evaluated),
+#               sharing nixpkgs instances across variants (release.nix)
+#   package     NAME -> derivation of that one variant, importing nixpkgs once for it and its torch
+#               (.flox/pkgs/NAME.nix): no work proportional to the size of the matrix beyond reading variants.nix
 #   bySystem    { "aarch64-linux" = { NAME = derivation; ... }; ... }
 #   instances   { KEY = nixpkgs package set; ... }, one per distinct (rev, system, CUDA set, capabilities)
 #   keyOf       variant -> KEY
@@ -36,18 +39,24 @@ let
     (_: vs: import ./nixpkgs.nix { variant = head vs; inherit nixpkgs; })
     (groupBy keyOf (attrValues variants));
 
-  build = v:
-    let pkgs = instances.${keyOf v};
-    in
+  # `torchOf` gives a torchaudio variant its torch: the pytorch variant built from the same package set.
+  buildWith = pkgs: torchOf: v:
     if v.package == "pytorch" then import ./pytorch.nix { variant = v; inherit pkgs; }
-    else import ./torchaudio.nix { variant = v; inherit pkgs; torch = packages.${head v.dependsOn}; };
+    else import ./torchaudio.nix { variant = v; inherit pkgs; torch = torchOf (head v.dependsOn); };
 
-  packages = mapAttrs (_: build) variants;
+  packages = mapAttrs (_: v: buildWith instances.${keyOf v} (n: packages.${n}) v) variants;
+
+  package = name:
+    let
+      v = variants.${name} or (throw "pkgs/matrix.nix: no variant named ${name} in pkgs/variants.nix");
+      pkgs = import ./nixpkgs.nix { variant = v; inherit nixpkgs; };
+    in
+    buildWith pkgs (n: buildWith pkgs (_: throw "a pytorch variant depends on nothing") variants.${n}) v;
 
   bySystem = mapAttrs
     (_: vs: builtins.listToAttrs (map (v: { inherit (v) name; value = packages.${v.name}; }) vs))
     (groupBy (v: v.system) (attrValues variants));
 in
 {
-  inherit variants packages bySystem instances keyOf;
+  inherit variants packages package bySystem instances keyOf;
 }

@@ -3,4 +3,4 @@
 # Its parameters are the entry "pytorch-python313-cuda12_8-sm86-armv8_2" of pkgs/variants.nix (`variant-matrix explain pytorch-python313-cuda12_8-sm86-armv8_2`).
 { nixpkgs ? null }:
 
-(import ../../pkgs/matrix.nix { inherit nixpkgs; }).packages."pytorch-python313-cuda12_8-sm86-armv8_2"
+(import ../../pkgs/matrix.nix { inherit nixpkgs; }).package "pytorch-python313-cuda12_8-sm86-armv8_2"

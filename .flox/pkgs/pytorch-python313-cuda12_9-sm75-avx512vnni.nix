@@ -3,4 +3,4 @@
 # Its parameters are the entry "pytorch-python313-cuda12_9-sm75-avx512vnni" of pkgs/variants.nix (`variant-matrix explain pytorch-python313-cuda12_9-sm75-avx512vnni`).
 { nixpkgs ? null }:
 
-(import ../../pkgs/matrix.nix { inherit nixpkgs; }).packages."pytorch-python313-cuda12_9-sm75-avx512vnni"
+(import ../../pkgs/matrix.nix { inherit nixpkgs; }).package "pytorch-python313-cuda12_9-sm75-avx512vnni"

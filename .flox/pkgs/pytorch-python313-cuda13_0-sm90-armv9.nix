@@ -3,4 +3,4 @@
 # Its parameters are the entry "pytorch-python313-cuda13_0-sm90-armv9" of pkgs/variants.nix (`variant-matrix explain pytorch-python313-cuda13_0-sm90-armv9`).
 { nixpkgs ? null }:
 
-(import ../../pkgs/matrix.nix { inherit nixpkgs; }).packages."pytorch-python313-cuda13_0-sm90-armv9"
+(import ../../pkgs/matrix.nix { inherit nixpkgs; }).package "pytorch-python313-cuda13_0-sm90-armv9"

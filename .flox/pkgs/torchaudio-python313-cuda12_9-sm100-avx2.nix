@@ -3,4 +3,4 @@
 # Its parameters are the entry "torchaudio-python313-cuda12_9-sm100-avx2" of pkgs/variants.nix (`variant-matrix explain torchaudio-python313-cuda12_9-sm100-avx2`).
 { nixpkgs ? null }:
 
-(import ../../pkgs/matrix.nix { inherit nixpkgs; }).packages."torchaudio-python313-cuda12_9-sm100-avx2"
+(import ../../pkgs/matrix.nix { inherit nixpkgs; }).package "torchaudio-python313-cuda12_9-sm100-avx2"

@@ -3,4 +3,4 @@
 # Its parameters are the entry "torchaudio-python313-cuda12_9-sm86-avx512" of pkgs/variants.nix (`variant-matrix explain torchaudio-python313-cuda12_9-sm86-avx512`).
 { nixpkgs ? null }:
 
-(import ../../pkgs/matrix.nix { inherit nixpkgs; }).packages."torchaudio-python313-cuda12_9-sm86-avx512"
+(import ../../pkgs/matrix.nix { inherit nixpkgs; }).package "torchaudio-python313-cuda12_9-sm86-avx512"

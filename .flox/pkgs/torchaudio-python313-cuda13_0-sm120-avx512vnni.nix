@@ -3,4 +3,4 @@
 # Its parameters are the entry "torchaudio-python313-cuda13_0-sm120-avx512vnni" of pkgs/variants.nix (`variant-matrix explain torchaudio-python313-cuda13_0-sm120-avx512vnni`).
 { nixpkgs ? null }:
 
-(import ../../pkgs/matrix.nix { inherit nixpkgs; }).packages."torchaudio-python313-cuda13_0-sm120-avx512vnni"
+(import ../../pkgs/matrix.nix { inherit nixpkgs; }).package "torchaudio-python313-cuda13_0-sm120-avx512vnni"
