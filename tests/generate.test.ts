@@ -243,7 +243,7 @@ test("generate warns when generated files are not git-tracked (flox build sees t
   const r = runCli(["generate", "--matrix", m, "--out", out]);
   assert.is(r.status, 0);
   assert.match(r.stderr, /not git-tracked.*git add \.flox pkgs/);
-  execFileSync("git", ["add", ".flox"], { cwd: out });
+  execFileSync("git", ["add", ".flox", "pkgs"], { cwd: out });
   writeFileSync(join(out, "BUILD_MATRIX.md"), "");
   const again = runCli(["generate", "--matrix", m, "--out", out]);
   assert.is(again.status, 0);
