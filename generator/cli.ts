@@ -7,7 +7,6 @@
 import yargs, { type Argv, type CommandModule } from "yargs";
 import { hideBin } from "yargs/helpers";
 import { resolve } from "node:path";
-import { execFileSync } from "node:child_process";
 import { renderAll } from "./render/index.ts";
 import { syncFiles } from "./write.ts";
 import { loadProject, MatrixError, REPO_ROOT, type Project } from "./project.ts";
@@ -52,14 +51,11 @@ export function variantJson(v: Variant): VariantJson {
 }
 
 /** Warn about generated files git does not track: `flox build` evaluates a store copy of tracked files only. */
-function warnUntracked(root: string, files: string[]): void {
-  let tracked: Set<string>;
-  try {
-    const out = execFileSync("git", ["ls-files", "-z", "--", ".flox", "pkgs"], { cwd: root, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] });
-    tracked = new Set(out.split("\0").filter(Boolean));
-  } catch {
-    return; // not a git checkout: nothing to say
-  }
+async function warnUntracked(root: string, files: string[]): Promise<void> {
+  const { $ } = await import("zx");
+  const p = await $({ nothrow: true, quiet: true, cwd: root })`git ls-files -z -- .flox pkgs`;
+  if (p.exitCode !== 0) return; // not a git checkout (or no git): nothing to say
+  const tracked = new Set(p.stdout.split("\0").filter(Boolean));
   const untracked = files.filter((f) => (f.startsWith(".flox/") || f.startsWith("pkgs/")) && !tracked.has(f));
   if (untracked.length)
     console.error(
@@ -98,7 +94,7 @@ const generate: CommandModule<{}, { check: boolean; matrix?: string; out?: strin
           `(${p.variants.length} package variants, ${p.excluded.length} dropped; see BUILD_MATRIX.md)`,
       );
     }
-    warnUntracked(root, [...files.keys()]);
+    await warnUntracked(root, [...files.keys()]);
   },
 };
 

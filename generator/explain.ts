@@ -53,15 +53,19 @@ export function widenMatrix(p: Project): Matrix {
   };
 }
 
+/** What nearestNames reads of a variant (a Variant, or a build target). */
+export type NearestCandidate = Pick<Variant, "name" | "torchVersion" | "system">;
+
 /**
+ * The one nearest-name search (explain, eval, build).
  * Nearest existing names to `name`: a name that differs only in its release tag first, then the same GPU on
  * another CUDA version, the same CUDA and GPU on another ISA, the same hardware on another release, then by
  * edit distance. At most `max`.
  */
-export function nearestNames(name: string, variants: Variant[], max = 5): Suggestion[] {
+export function nearestNames(name: string, variants: readonly NearestCandidate[], max = 5): Suggestion[] {
   const want = parseName(name);
   const out: Suggestion[] = [];
-  const add = (v: Variant, why: string) => {
+  const add = (v: NearestCandidate, why: string) => {
     if (v.name !== name && !out.some((s) => s.name === v.name)) out.push({ name: v.name, why });
   };
   if (want) {

@@ -5,14 +5,14 @@
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { existsSync } from "node:fs";
-import { fileURLToPath } from "node:url";
+import { REPO_ROOT } from "./paths.ts";
 import type { ZodError } from "zod";
 import { catalog as defaultCatalog, nixpkgsTarballUrl, preferredPin } from "./catalog/index.ts";
 import { expand } from "./expand.ts";
 import { makeMatrixSchema, type Catalog, type Excluded, type Matrix, type MatrixInput, type Variant } from "./schema.ts";
 
-/** The repository root (the directory holding package.json and matrix.ts). */
-export const REPO_ROOT = resolve(fileURLToPath(new URL("..", import.meta.url)));
+/** The repository root (the directory holding package.json and matrix.ts); see paths.ts. */
+export { REPO_ROOT };
 
 /** A matrix that cannot be used: `issues` lists each field path with what is wrong and the allowed values. */
 export class MatrixError extends Error {

@@ -15,6 +15,7 @@ import { tempDir } from "./helpers/cli.ts";
 
 const ROOT = resolve(import.meta.dirname, "..");
 const FIXTURES = join(ROOT, "tests/fixtures/build-pkgs");
+const BUILD_MATRIX = join(ROOT, "tests/fixtures/build-matrix.ts");
 const MAIN = join(ROOT, "generator/driver/main.ts");
 
 const PT_ARM = "pytorch-python313-cuda12_8-sm121-armv9";
@@ -56,6 +57,7 @@ function driver(c: Ctx, args: string[], opts: { env?: NodeJS.ProcessEnv; onSpawn
     MAIN,
     "build",
     ...defaults("--pkgs-dir", FIXTURES),
+    ...defaults("--matrix", BUILD_MATRIX),
     ...defaults("--out-dir", join(c.dir, "out")),
     "--logs-dir",
     join(c.dir, "logs"),

@@ -12,13 +12,14 @@ import { hasSshd, startSshd } from "./helpers/sshd.ts";
 
 const ROOT = resolve(import.meta.dirname, "..");
 const FIXTURES = join(ROOT, "tests/fixtures/build-pkgs");
+const BUILD_MATRIX = join(ROOT, "tests/fixtures/build-matrix.ts");
 const MAIN = join(ROOT, "generator/driver/main.ts");
 const PT = "pytorch-python313-cpu-avx2";
 const TA = "torchaudio-python313-cpu-avx2";
 const SYSTEM = execFileSync("nix-instantiate", ["--eval", "--json", "-E", "builtins.currentSystem"], { encoding: "utf8" }).trim().replace(/"/g, "");
 
 function driver(dir: string, args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const argv = ["--import", "tsx", MAIN, "build", "--pkgs-dir", FIXTURES, "--out-dir", join(dir, "out"), "--logs-dir", join(dir, "logs"), "--plain", "--backend", "nix", ...args];
+  const argv = ["--import", "tsx", MAIN, "build", "--pkgs-dir", FIXTURES, "--matrix", BUILD_MATRIX, "--out-dir", join(dir, "out"), "--logs-dir", join(dir, "logs"), "--plain", "--backend", "nix", ...args];
   return new Promise((res) => {
     const child = spawn(process.execPath, argv, { cwd: ROOT, env: { ...process.env, ...env, NO_COLOR: "1" } });
     let stdout = "";

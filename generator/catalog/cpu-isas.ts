@@ -170,3 +170,39 @@ export const isas: CpuIsa[] = [
       "types on aarch64-linux for GCC 14)",
   },
 ];
+
+/**
+ * Arm core names by (implementer, part), the MIDR_EL1 fields `/proc/cpuinfo` prints as `CPU implementer` and
+ * `CPU part`. Source: Linux arch/arm64/include/asm/cputype.h (ARM_CPU_IMP_ARM 0x41, ARM_CPU_PART_NEOVERSE_N1 0xD0C,
+ * _NEOVERSE_V1 0xD40, _NEOVERSE_N2 0xD49, _NEOVERSE_V2 0xD4F, _NEOVERSE_V3AE 0xD83, _NEOVERSE_V3 0xD84, _CORTEX_X925 0xD85,
+ * _CORTEX_A725 0xD87, ...; NVIDIA_CPU_PART_CARMEL 0x004 under ARM_CPU_IMP_NVIDIA 0x4E). Informational only: the
+ * ISA choice reads the feature list, never the core name.
+ */
+export const ARM_CORES: Record<string, string> = {
+  "0x41/0xd08": "Cortex-A72",
+  "0x41/0xd0b": "Cortex-A76",
+  "0x41/0xd0c": "Neoverse N1",
+  "0x41/0xd40": "Neoverse V1",
+  "0x41/0xd41": "Cortex-A78",
+  "0x41/0xd42": "Cortex-A78AE",
+  "0x41/0xd49": "Neoverse N2",
+  "0x41/0xd4f": "Neoverse V2",
+  "0x41/0xd83": "Neoverse V3AE",
+  "0x41/0xd84": "Neoverse V3",
+  "0x41/0xd85": "Cortex-X925",
+  "0x41/0xd87": "Cortex-A725",
+  "0x41/0xd8e": "Neoverse N3",
+  "0x4e/0x004": "NVIDIA Carmel",
+  "0xc0/0xac3": "AmpereOne",
+};
+
+/** Hosts people recognise by their cores (informational for detect; the ISA choice reads features). */
+export const ARM_HOST_HINTS: Record<string, string> = {
+  "Neoverse N1": "e.g. AWS Graviton2, Ampere Altra",
+  "Neoverse V1": "e.g. AWS Graviton3",
+  "Neoverse V2": "e.g. NVIDIA Grace (GH200), AWS Graviton4",
+  "Neoverse V3AE": "e.g. NVIDIA Jetson AGX / DRIVE Thor",
+  "Cortex-X925": "e.g. NVIDIA GB10 (DGX Spark)",
+};
+
+

@@ -16,7 +16,6 @@
  * - `uname -m`: `x86_64` or `aarch64` (`arm64` on some systems is accepted as aarch64).
  */
 import { readFile } from "node:fs/promises";
-import { execFile } from "node:child_process";
 import { machine as osMachine } from "node:os";
 import type { CudaToolkit, System } from "../schema.ts";
 
@@ -97,39 +96,9 @@ export interface HostInfo {
   gpuAbsentReason: string | null;
 }
 
-/**
- * Arm core names by (implementer, part), the MIDR_EL1 fields `/proc/cpuinfo` prints as `CPU implementer` and
- * `CPU part`. Source: Linux arch/arm64/include/asm/cputype.h (ARM_CPU_IMP_ARM 0x41, ARM_CPU_PART_NEOVERSE_N1 0xD0C,
- * _NEOVERSE_V1 0xD40, _NEOVERSE_N2 0xD49, _NEOVERSE_V2 0xD4F, _NEOVERSE_V3AE 0xD83, _NEOVERSE_V3 0xD84, _CORTEX_X925 0xD85,
- * _CORTEX_A725 0xD87, ...; NVIDIA_CPU_PART_CARMEL 0x004 under ARM_CPU_IMP_NVIDIA 0x4E). Informational only: the
- * ISA choice reads the feature list, never the core name.
- */
-export const ARM_CORES: Record<string, string> = {
-  "0x41/0xd08": "Cortex-A72",
-  "0x41/0xd0b": "Cortex-A76",
-  "0x41/0xd0c": "Neoverse N1",
-  "0x41/0xd40": "Neoverse V1",
-  "0x41/0xd41": "Cortex-A78",
-  "0x41/0xd42": "Cortex-A78AE",
-  "0x41/0xd49": "Neoverse N2",
-  "0x41/0xd4f": "Neoverse V2",
-  "0x41/0xd83": "Neoverse V3AE",
-  "0x41/0xd84": "Neoverse V3",
-  "0x41/0xd85": "Cortex-X925",
-  "0x41/0xd87": "Cortex-A725",
-  "0x41/0xd8e": "Neoverse N3",
-  "0x4e/0x004": "NVIDIA Carmel",
-  "0xc0/0xac3": "AmpereOne",
-};
-
-/** Hosts people recognise by their cores (informational; the ISA choice reads features). */
-const ARM_HOST_HINTS: Record<string, string> = {
-  "Neoverse N1": "e.g. AWS Graviton2, Ampere Altra",
-  "Neoverse V1": "e.g. AWS Graviton3",
-  "Neoverse V2": "e.g. NVIDIA Grace (GH200), AWS Graviton4",
-  "Neoverse V3AE": "e.g. NVIDIA Jetson AGX / DRIVE Thor",
-  "Cortex-X925": "e.g. NVIDIA GB10 (DGX Spark)",
-};
+/** The Arm core table lives in the catalog, next to the ISA facts it describes (generator/catalog/cpu-isas.ts). */
+export { ARM_CORES } from "../catalog/cpu-isas.ts";
+import { ARM_CORES, ARM_HOST_HINTS } from "../catalog/cpu-isas.ts";
 
 /** A hint naming well-known hosts with this core ("e.g. AWS Graviton3"), or null. */
 export function armHostHint(coreName: string | null): string | null {
@@ -360,27 +329,22 @@ async function readText(file: string, what: string): Promise<string> {
 }
 
 /** Run the real nvidia-smi query; returns its stdout, or null with the reason when there is no usable GPU. */
-function runNvidiaSmi(): Promise<{ text: string | null; reason: string | null }> {
-  return new Promise((resolvePromise) => {
-    execFile(
-      "nvidia-smi",
-      ["--query-gpu=compute_cap,name,driver_version", "--format=csv,noheader"],
-      { timeout: 30_000 },
-      (err, stdout, stderr) => {
-        if (err && (err as NodeJS.ErrnoException).code === "ENOENT")
-          return resolvePromise({ text: null, reason: "no NVIDIA GPU: nvidia-smi not found" });
-        const out = String(stdout);
-        if (err) {
-          const msg = (String(stderr).trim() || out.trim() || err.message).split("\n")[0];
-          if (/No devices were found/i.test(out + stderr)) return resolvePromise({ text: null, reason: "no NVIDIA GPU: nvidia-smi found no devices" });
-          // compute_cap unknown to an old driver: hand the text to the parser, which names the problem.
-          if (/compute_cap/.test(out + stderr)) return resolvePromise({ text: out + String(stderr), reason: null });
-          return resolvePromise({ text: null, reason: `no usable NVIDIA GPU: nvidia-smi failed: ${msg}` });
-        }
-        resolvePromise({ text: out, reason: null });
-      },
-    );
-  });
+async function runNvidiaSmi(): Promise<{ text: string | null; reason: string | null }> {
+  // zx only here (loaded on demand): recorded hosts (--cpuinfo/--nvidia-smi) never start a process.
+  const { $ } = await import("zx");
+  const p = await $({ nothrow: true, quiet: true, timeout: "30s" })`nvidia-smi --query-gpu=compute_cap,name,driver_version --format=csv,noheader`;
+  const out = p.stdout;
+  const err = p.stderr;
+  // 127: the shell found no nvidia-smi.
+  if (p.exitCode === 127 || /nvidia-smi: (command )?not found/.test(err)) return { text: null, reason: "no NVIDIA GPU: nvidia-smi not found" };
+  if (p.exitCode !== 0) {
+    const msg = (err.trim() || out.trim() || `exit code ${p.exitCode}`).split("\n")[0];
+    if (/No devices were found/i.test(out + err)) return { text: null, reason: "no NVIDIA GPU: nvidia-smi found no devices" };
+    // compute_cap unknown to an old driver: hand the text to the parser, which names the problem.
+    if (/compute_cap/.test(out + err)) return { text: out + err, reason: null };
+    return { text: null, reason: `no usable NVIDIA GPU: nvidia-smi failed: ${msg}` };
+  }
+  return { text: out, reason: null };
 }
 
 /**

@@ -16,10 +16,11 @@ import { durationsFromReports, formatDuration, makeRunId, summaryTable } from ".
 import { runBuilds, shortPath } from "./run.ts";
 import { liveStatus, plainStatus } from "./status.ts";
 import { probeCached, type CacheProbe, type NixOptions } from "./store.ts";
-import { loadTargets, selectTargets, SelectionError } from "./targets.ts";
+import { checkFiles, loadTargets, selectTargets, SelectionError } from "./targets.ts";
 
-/** The project root this package lives in (where `.flox/pkgs` and `logs` are by default). */
-export const PROJECT_ROOT = resolve(import.meta.dirname, "../..");
+/** The project root this package lives in (where `.flox/pkgs` and `logs` are by default); see paths.ts. */
+export { REPO_ROOT as PROJECT_ROOT } from "../paths.ts";
+import { REPO_ROOT as PROJECT_ROOT } from "../paths.ts";
 
 /** Parsed options of `build`. */
 export interface BuildArgs {
@@ -46,6 +47,8 @@ export interface BuildArgs {
   nixOption?: string[];
   plain?: boolean;
   killGrace?: number;
+  /** matrix file (default: ROOT/matrix.ts). */
+  matrix?: string;
   /** Injected variant list (tests, or a caller that already expanded the matrix). */
   variants?: readonly Variant[];
 }
@@ -114,12 +117,14 @@ async function buildMainInner(a: BuildArgs): Promise<number> {
       throw new UsageError("--out-dir works with --backend nix only: flox writes result-NAME in the project root");
   }
 
-  const { targets: all, source, ignored } = await loadTargets({
+  const { targets: all, source } = await loadTargets({
     root,
     pkgsDir: a.pkgsDir !== undefined ? resolve(a.pkgsDir) : undefined,
     variants: a.variants,
+    matrixFile: a.matrix !== undefined ? resolve(a.matrix) : undefined,
   });
   const sel = selectTargets(all, { names: a.names, filters: a.filter, package: a.package });
+  checkFiles(sel.targets);
   const history = durationsFromReports(logsRoot);
   const plan = makePlan(sel.targets, history);
 
@@ -147,7 +152,7 @@ async function buildMainInner(a: BuildArgs): Promise<number> {
       const c = cached.get(name);
       const cmd = buildCmd(n.target, backendOpts);
       const notes: string[] = [];
-      if (n.target.system !== host && n.target.system !== "unknown" && a.builders === undefined)
+      if (n.target.system !== host && a.builders === undefined)
         notes.push(`system ${n.target.system} differs from this host (${host}): needs a remote builder (--builders)`);
       if (c?.note && !c.cached) notes.push(`not instantiated here: ${c.note}`);
       return {
@@ -174,7 +179,6 @@ async function buildMainInner(a: BuildArgs): Promise<number> {
       backend,
       root,
       source,
-      ignoredFiles: ignored,
       jobs: rule.jobs,
       coresPerBuild: backend === "nix" ? rule.coresPerBuild : null,
       jobsRule: rule.explanation,
@@ -276,7 +280,8 @@ export const buildCommand: CommandModule<object, BuildArgs> = {
         describe: "flox: `flox build NAME` in the root; nix: `nix-build FILE -o result-NAME`; auto: flox if on PATH",
       })
       .option("root", { type: "string", describe: "project root (flox runs here; default result links and logs go here)" })
-      .option("pkgs-dir", { type: "string", describe: "build the .nix files of this directory instead of the project's variants" })
+      .option("pkgs-dir", { type: "string", describe: "take each selected variant's file from DIR/NAME.nix instead of ROOT/.flox/pkgs" })
+      .option("matrix", { type: "string", describe: "matrix file whose variants are selected from (default: ROOT/matrix.ts)" })
       .option("out-dir", { type: "string", describe: "where result-NAME links go (nix backend; default the root)" })
       .option("builders", {
         type: "string",

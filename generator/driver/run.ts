@@ -219,6 +219,11 @@ export async function runBuilds(o: RunOptions): Promise<BuildReport> {
     return new Promise((resolve) => {
       let child: ChildProcess;
       try {
+        // The raw spawn stays here, on purpose: the build must (1) write stdout and stderr to the SAME file
+        // descriptor, so the log interleaves them exactly as produced, without a pipe through this process that a
+        // multi-hour build would keep busy; (2) run detached in its own process group, so SIGTERM/SIGKILL reach
+        // nix-build and everything it started (`process.kill(-pid)`), with our own grace period. zx's
+        // ProcessPromise pipes output through Node streams and kills via its own tree walk, which gives neither.
         child = spawn(cmd.argv[0], cmd.argv.slice(1), {
           cwd: cmd.cwd,
           env: o.env ?? process.env,

@@ -9,7 +9,6 @@
  * When instantiation succeeds and the outputs are not valid, a `result-NAME` link to an older output is stale
  * (the file changed since) and does not count: the variant is rebuilt.
  */
-import { execFile } from "node:child_process";
 import { readlink } from "node:fs/promises";
 import { join } from "node:path";
 import pLimit from "p-limit";
@@ -35,23 +34,16 @@ function nixOptionArgs(opts: NixOptions): string[] {
 }
 
 /**
- * Run a program with an argument array (no shell) and collect its output.
+ * Run a program with an argument array (zx quotes every argument; no word splitting) and collect its output.
  * @returns exit code (null when killed), stdout and stderr as strings; never throws for a non-zero exit
  */
-export function run(
+export async function run(
   argv: readonly string[],
   opts: { cwd?: string; env?: NodeJS.ProcessEnv } = {},
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((res) => {
-    execFile(argv[0], argv.slice(1), { cwd: opts.cwd, env: opts.env, maxBuffer: 64 << 20 }, (err, stdout, stderr) => {
-      let code: number | null = 0;
-      if (err) {
-        const c = (err as { code?: unknown }).code;
-        code = typeof c === "number" ? c : null; // null: killed, or the program was not found
-      }
-      res({ code, stdout: String(stdout), stderr: String(stderr) || (err && code === null ? err.message : "") });
-    });
-  });
+  const { $ } = await import("zx");
+  const p = await $({ nothrow: true, quiet: true, cwd: opts.cwd, env: opts.env ?? process.env })`${argv}`;
+  return { code: p.exitCode, stdout: p.stdout, stderr: p.stderr };
 }
 
 /** Store paths among `paths` that are valid (`nix-store --check-validity --print-invalid`). */

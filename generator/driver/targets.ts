@@ -1,23 +1,22 @@
 /**
  * Build targets: what the driver can build, and the selection a user asks for.
  *
- * Two sources of targets:
- * - the generator's variant list (`loadProject()` of `generator/project.ts`), used for the project's own
- *   `.flox/pkgs` when `--pkgs-dir` is not given;
- * - a scan of a package directory (`DIR/*.nix`, names parsed with `parseName`), used for `--pkgs-dir DIR`
- *   (tests, foreign directories) and as the fallback when the project module is not available.
+ * One source: the expanded variant list of the matrix (`loadProject()`, the same list `generate` writes from),
+ * each variant with its own system; its file is `ROOT/.flox/pkgs/NAME.nix`, or `PKGS_DIR/NAME.nix` when
+ * `--pkgs-dir` points the driver at another directory of files named like the variants (tests use tiny
+ * stand-in derivations there; only the variants with a file there are targets). Names and systems always come
+ * from the variant list; nothing is parsed from file names and no system is guessed.
  *
  * Selection (`selectTargets`) is pure: names, `--filter KEY=VALUE` (the `list` filters) and `--package`, closed
- * over `dependsOn` (selecting torchaudio-X pulls in pytorch-X). Unknown names throw `SelectionError` listing
- * close names (Levenshtein distance).
+ * over `dependsOn` (selecting torchaudio-X pulls in pytorch-X). Unknown names throw `SelectionError` listing the
+ * nearest names (`nearestNames` of explain.ts, the one nearest-name search).
  */
-import { existsSync, readdirSync } from "node:fs";
-import { basename, isAbsolute, join, relative, resolve } from "node:path";
-import { pathToFileURL } from "node:url";
-import { closest, distance } from "fastest-levenshtein";
-import { parseName, torchSiblingName } from "../naming.ts";
+import { existsSync } from "node:fs";
+import { isAbsolute, join, relative, resolve } from "node:path";
+import { nearestNames } from "../explain.ts";
 import { checkFilterValues, matchFilters, parseFilters, type Filterable } from "../filters.ts";
-import type { PackageName, Variant } from "../schema.ts";
+import { loadProject } from "../project.ts";
+import type { PackageName, System, Variant } from "../schema.ts";
 
 /** One package variant the driver can build. */
 export interface BuildTarget {
@@ -36,85 +35,14 @@ export interface BuildTarget {
   sm: string | null;
   /** ISA key, "armv9". */
   isa: string;
-  /** Nix system the variant is for ("aarch64-linux"), or "unknown" when the ISA is unknown. */
-  system: string;
+  /** Nix system the variant is for ("aarch64-linux"). */
+  system: System;
+  /** PyTorch release ("2.11.0"). */
+  torchVersion: string;
 }
 
 /** Thrown for a selection that cannot be satisfied (unknown name, bad filter, nothing selected). */
 export class SelectionError extends Error {}
-
-/**
- * ISA key → Nix system, from the catalog (`generator/catalog/index.ts`, `catalog.isas`) when it loads; otherwise
- * null, and callers fall back to `guessSystem`.
- */
-export async function loadIsaSystems(): Promise<Map<string, string> | null> {
-  try {
-    const mod = (await import(pathToFileURL(resolve(import.meta.dirname, "../catalog/index.ts")).href)) as {
-      catalog?: { isas?: { key: string; system: string }[] };
-    };
-    const isas = mod.catalog?.isas;
-    if (!Array.isArray(isas)) return null;
-    return new Map(isas.map((i) => [i.key, i.system]));
-  } catch {
-    return null;
-  }
-}
-
-/**
- * Fallback ISA → system for a foreign directory when the catalog does not know the key:
- * `avx*` → x86_64-linux, `armv*` → aarch64-linux, anything else "unknown".
- */
-export function guessSystem(isa: string): string {
-  if (isa.startsWith("avx") || isa.startsWith("x86")) return "x86_64-linux";
-  if (isa.startsWith("armv") || isa.startsWith("neoverse")) return "aarch64-linux";
-  return "unknown";
-}
-
-/**
- * Discover targets by scanning `dir/*.nix`. Files whose base name is not a variant name are ignored (returned
- * in `ignored`). A torchaudio variant depends on its pytorch sibling when that file exists in `dir`.
- * @param dir package directory (absolute or relative to the current directory)
- * @param isaSystems ISA key → system (from `loadIsaSystems`); unknown keys use `guessSystem`
- * @throws SelectionError when `dir` does not exist
- */
-export function scanPkgsDir(
-  dir: string,
-  isaSystems: Map<string, string> | null = null,
-): { targets: BuildTarget[]; ignored: string[] } {
-  const abs = resolve(dir);
-  if (!existsSync(abs)) throw new SelectionError(`package directory ${abs} does not exist`);
-  const files = readdirSync(abs)
-    .filter((f) => f.endsWith(".nix"))
-    .sort();
-  const names = new Set(files.map((f) => basename(f, ".nix")));
-  const targets: BuildTarget[] = [];
-  const ignored: string[] = [];
-  for (const f of files) {
-    const name = basename(f, ".nix");
-    const parts = parseName(name);
-    if (!parts) {
-      ignored.push(f);
-      continue;
-    }
-    const dependsOn: string[] = [];
-    if (parts.package === "torchaudio") {
-      const sib = torchSiblingName(parts);
-      if (names.has(sib)) dependsOn.push(sib);
-    }
-    targets.push({
-      name,
-      package: parts.package,
-      dependsOn,
-      file: join(abs, f),
-      python: parts.python,
-      cuda: parts.cuda,
-      sm: parts.sm,
-      isa: parts.isa,
-      system: isaSystems?.get(parts.isa) ?? guessSystem(parts.isa),
-    });
-  }
-  return { targets, ignored };
-}
 
 /**
  * Targets from the generator's variant list.
@@ -132,46 +60,35 @@ export function targetsFromVariants(variants: readonly Variant[], root: string):
     sm: v.sm,
     isa: v.isa,
     system: v.system,
+    torchVersion: v.torchVersion,
   }));
 }
 
-/** Where the targets came from, for messages and the dry-run plan. */
-export type TargetSource = "project" | "scan";
+/** Where the targets' files are: the project's `.flox/pkgs`, or `--pkgs-dir`. */
+export type TargetSource = "project" | "pkgs-dir";
 
 /**
- * Load the targets for a run.
- * - `pkgsDir` given: scan it.
- * - otherwise `variants` given (injected, e.g. by tests or the lead's CLI): use them.
- * - otherwise try `loadProject()` from `generator/project.ts`; when that module does not exist yet, scan
- *   `root/.flox/pkgs`. An error thrown by `loadProject()` itself propagates (a broken matrix is not hidden).
- * @throws SelectionError when a variant's file is missing (run `generate` first) or the directory is missing
+ * Load the targets for a run: `variants` when given (tests, a caller that expanded the matrix), else the variants
+ * of `matrixFile` (default: the root's matrix.ts); files under `root` (`v.file`) or `pkgsDir/NAME.nix`.
+ * @throws SelectionError when a variant's file is missing (run `generate` first)
+ * @throws MatrixError (from loadProject) for a bad matrix
  */
 export async function loadTargets(opts: {
   root: string;
   pkgsDir?: string;
   variants?: readonly Variant[];
-}): Promise<{ targets: BuildTarget[]; source: TargetSource; ignored: string[] }> {
-  const isaSystems = await loadIsaSystems();
+  matrixFile?: string;
+}): Promise<{ targets: BuildTarget[]; source: TargetSource }> {
+  const variants = opts.variants ?? (await loadProject({ root: opts.root, matrixFile: opts.matrixFile })).variants;
+  let targets = targetsFromVariants(variants, opts.root);
+  // --pkgs-dir: the variants of the matrix that have a file there (the directory restricts the list; it is never
+  // a second source of names or systems).
   if (opts.pkgsDir !== undefined) {
-    const { targets, ignored } = scanPkgsDir(resolve(opts.root, opts.pkgsDir), isaSystems);
-    return { targets, source: "scan", ignored };
+    const dir = resolve(opts.root, opts.pkgsDir);
+    if (!existsSync(dir)) throw new SelectionError(`--pkgs-dir ${dir} does not exist`);
+    targets = targets.map((t) => ({ ...t, file: join(dir, `${t.name}.nix`) })).filter((t) => existsSync(t.file));
+    return { targets, source: "pkgs-dir" };
   }
-  let variants = opts.variants;
-  if (!variants) {
-    const projectFile = resolve(import.meta.dirname, "../project.ts");
-    // Only the project's own root uses its variant list; another root is scanned.
-    if (existsSync(projectFile) && resolve(opts.root) === resolve(import.meta.dirname, "../..")) {
-      const mod = (await import(pathToFileURL(projectFile).href)) as {
-        loadProject?: () => Promise<{ variants: Variant[] }>;
-      };
-      if (typeof mod.loadProject === "function") variants = (await mod.loadProject()).variants;
-    }
-  }
-  if (!variants) {
-    const { targets, ignored } = scanPkgsDir(join(opts.root, ".flox", "pkgs"), isaSystems);
-    return { targets, source: "scan", ignored };
-  }
-  const targets = targetsFromVariants(variants, opts.root);
   const missing = targets.filter((t) => !existsSync(t.file));
   if (missing.length > 0)
     throw new SelectionError(
@@ -182,7 +99,13 @@ export async function loadTargets(opts: {
           .join(", ") +
         (missing.length > 5 ? ", …" : ""),
     );
-  return { targets, source: "project", ignored: [] };
+  return { targets, source: "project" };
+}
+
+/** @throws SelectionError naming the selected targets whose file does not exist. */
+export function checkFiles(targets: readonly BuildTarget[]): void {
+  const missing = targets.filter((t) => !existsSync(t.file));
+  if (missing.length) throw new SelectionError(`no file for ${missing.map((t) => `${t.name} (${t.file})`).join(", ")}`);
 }
 
 /** What the user asked for. */
@@ -203,22 +126,6 @@ export interface SelectedTargets {
 }
 
 /**
- * Up to `n` names close to `name`: edit distance ≤ max(3, a third of its length), nearest first, plus names
- * that contain it; always at least the single closest name.
- */
-export function closeNames(name: string, candidates: readonly string[], n = 5): string[] {
-  if (candidates.length === 0) return [];
-  const limit = Math.max(3, Math.floor(name.length / 3));
-  const scored = candidates
-    .map((c) => ({ c, d: c.includes(name) ? 0 : distance(name, c) }))
-    .filter((x) => x.d <= limit)
-    .sort((a, b) => a.d - b.d || a.c.localeCompare(b.c))
-    .map((x) => x.c);
-  if (scored.length === 0) return [closest(name, candidates as string[])];
-  return scored.slice(0, n);
-}
-
-/**
  * Select targets by names, filters and package, then close the selection over `dependsOn`.
  * Names and filters combine as: a named target is selected when it also passes the filters.
  * @throws SelectionError for an unknown name (with close names), a malformed filter, a dependency that is not
@@ -236,11 +143,11 @@ export function selectTargets(all: readonly BuildTarget[], sel: Selection): Sele
   const names = sel.names ?? [];
   const unknown = names.filter((n) => !byName.has(n));
   if (unknown.length > 0) {
-    const all_ = [...byName.keys()];
+    const all_ = [...byName.values()];
     throw new SelectionError(
       unknown
         .map((n) => {
-          const close = closeNames(n, all_);
+          const close = nearestNames(n, all_, 5).map((x) => x.name);
           return `unknown variant "${n}"` + (close.length ? `; close names: ${close.join(", ")}` : "");
         })
         .join("\n"),

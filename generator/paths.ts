@@ -1,0 +1,28 @@
+/**
+ * The repository root, found once: the nearest directory above this module holding the project's package.json
+ * (so the same answer comes from the TypeScript sources in generator/ and from the compiled JavaScript in dist/).
+ * @throws Error when no such directory exists (a broken install)
+ */
+import { existsSync, readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+function findRoot(start: string): string {
+  for (let dir = start; ; dir = dirname(dir)) {
+    const pkg = join(dir, "package.json");
+    if (existsSync(pkg)) {
+      try {
+        if ((JSON.parse(readFileSync(pkg, "utf8")) as { name?: string }).name === "variant-matrix") return dir;
+      } catch {
+        /* not ours: keep looking */
+      }
+    }
+    if (dirname(dir) === dir) throw new Error(`variant-matrix: no package.json of variant-matrix above ${start}`);
+  }
+}
+
+/** Absolute path of the repository root (package.json, matrix.ts, .flox/, pkgs/, release.nix). */
+export const REPO_ROOT = findRoot(dirname(fileURLToPath(import.meta.url)));
+
+/** The nunjucks templates (kept in the sources; the compiled code reads them from there). */
+export const TEMPLATES_DIR = join(REPO_ROOT, "generator", "render", "templates");
