@@ -44,7 +44,7 @@ async function one(label: string, m: MatrixInput, cat: Catalog, runs: number) {
   const dir = mkdtempSync(join(tmpdir(), "vm-bench-eval-"));
   try {
     const p = projectFromMatrix(m, cat, dir);
-    syncFiles(dir, renderAll(p));
+    await syncFiles(dir, renderAll(p));
     cpSync(join(ROOT, "pkgs"), join(dir, "pkgs"), { recursive: true, filter: (src) => !src.endsWith("variants.nix") });
     const files = readdirSync(join(dir, ".flox/pkgs")).map((f) => join(".flox/pkgs", f));
     const keys = new Set(p.variants.map(keyOf)).size;

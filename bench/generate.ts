@@ -52,9 +52,9 @@ export function syntheticMatrix(cat: Catalog): MatrixInput {
   };
 }
 
-function time<T>(f: () => T): [T, number] {
+async function time<T>(f: () => Promise<T>): Promise<[T, number]> {
   const t0 = process.hrtime.bigint();
-  const r = f();
+  const r = await f();
   return [r, Number(process.hrtime.bigint() - t0) / 1e9];
 }
 
@@ -79,13 +79,13 @@ export async function main(runs = 3): Promise<{ full: number; noop: number; file
     for (let i = 0; i < runs; i++) {
       const dir = mkdtempSync(join(tmpdir(), "vm-bench-"));
       dirs.push(dir);
-      const generate = () => {
+      const generate = async () => {
         const p = projectFromMatrix(m, cat, dir);
         const fm = renderAll(p);
-        return { p, fm, r: syncFiles(dir, fm) };
+        return { p, fm, r: await syncFiles(dir, fm) };
       };
-      const [first, full] = time(generate);
-      const [second, noop] = time(generate);
+      const [first, full] = await time(generate);
+      const [second, noop] = await time(generate);
       if (second.r.written.length || second.r.removed.length) throw new Error("no-op run wrote files");
       if (first.r.written.length !== first.fm.size) throw new Error("full run did not write every file");
       fulls.push(full);

@@ -7,18 +7,18 @@
 import yargs, { type Argv, type CommandModule } from "yargs";
 import { hideBin } from "yargs/helpers";
 import { resolve } from "node:path";
-import { renderAll } from "./render/index.ts";
-import { syncFiles } from "./write.ts";
-import { loadProject, MatrixError, REPO_ROOT, type Project } from "./project.ts";
-import { checkFilterValues, FilterError, matchFilters, parseFilters } from "./filters.ts";
-import { explainName } from "./explain.ts";
+// Only light modules load at start; each command imports what it uses in its handler (fast --help, list, explain).
+import { InputError } from "./errors.ts";
+import { checkFilterValues, matchFilters, parseFilters } from "./filters.ts";
+import { REPO_ROOT } from "./paths.ts";
+import type { Project } from "./project.ts";
 import type { Variant, VariantJson } from "./schema.ts";
 import { buildCommand } from "./driver/command.ts";
 import { detectCommand } from "./detect/command.ts";
-import { evalCommand, EvalUsageError } from "./driver/eval-command.ts";
+import { evalCommand } from "./driver/eval-command.ts";
 
 /** Thrown for bad command-line input; exits 2 with its message. */
-export class UsageError extends Error {}
+export class UsageError extends InputError {}
 
 const matrixOption = {
   matrix: { type: "string", describe: "matrix file to read (default: matrix.ts in the repository root)" },
@@ -26,6 +26,7 @@ const matrixOption = {
 
 /** Load the project, turning a bad matrix into exit 2 with the field paths and allowed values. */
 async function project(matrix?: string): Promise<Project> {
+  const { loadProject } = await import("./project.ts");
   return loadProject({ matrixFile: matrix ? resolve(process.cwd(), matrix) : undefined });
 }
 
@@ -52,10 +53,14 @@ export function variantJson(v: Variant): VariantJson {
 
 /** Warn about generated files git does not track: `flox build` evaluates a store copy of tracked files only. */
 async function warnUntracked(root: string, files: string[]): Promise<void> {
-  const { $ } = await import("zx");
-  const p = await $({ nothrow: true, quiet: true, cwd: root })`git ls-files -z -- .flox pkgs`;
-  if (p.exitCode !== 0) return; // not a git checkout (or no git): nothing to say
-  const tracked = new Set(p.stdout.split("\0").filter(Boolean));
+  // node:child_process rather than zx here, on purpose: `generate` runs on every edit of matrix.ts and loading zx
+  // costs about 15 ms of its start-up for one short, argument-array git call (bench/cli.ts).
+  const { execFile } = await import("node:child_process");
+  const out = await new Promise<string | null>((res) =>
+    execFile("git", ["ls-files", "-z", "--", ".flox", "pkgs"], { cwd: root, maxBuffer: 64 << 20 }, (err, stdout) => res(err ? null : stdout)),
+  );
+  if (out === null) return; // not a git checkout (or no git): nothing to say
+  const tracked = new Set(out.split("\0").filter(Boolean));
   const untracked = files.filter((f) => (f.startsWith(".flox/") || f.startsWith("pkgs/")) && !tracked.has(f));
   if (untracked.length)
     console.error(
@@ -73,10 +78,24 @@ const generate: CommandModule<{}, { check: boolean; matrix?: string; out?: strin
       .options(matrixOption)
       .option("out", { type: "string", describe: "directory to write into (default: the repository root)" }),
   handler: async (argv) => {
-    const p = await project(argv.matrix);
     const root = argv.out ? resolve(process.cwd(), argv.out) : REPO_ROOT;
+    const matrixFile = argv.matrix ? resolve(process.cwd(), argv.matrix) : resolve(REPO_ROOT, "matrix.ts");
+    const stamp = await import("./stamp.ts");
+    if (!argv.check) {
+      const s = stamp.upToDate(root, matrixFile);
+      if (s.upToDate) {
+        console.log(`nothing to write: ${s.files} generated files already up to date (inputs unchanged since the last generate)`);
+        return;
+      }
+    }
+    const [p, { renderAll }, { syncFiles }, { lastMatrixWasSingleFile }] = await Promise.all([
+      project(argv.matrix),
+      import("./render/index.ts"),
+      import("./write.ts"),
+      import("./load-matrix.ts"),
+    ]);
     const files = renderAll(p);
-    const r = syncFiles(root, files, { check: argv.check });
+    const r = await syncFiles(root, files, { check: argv.check });
     const changes = [...r.written.map((f) => `  ${argv.check ? "differs" : "wrote"}: ${f}`), ...r.removed.map((f) => `  ${argv.check ? "stale" : "removed"}: ${f}`)];
     if (argv.check) {
       if (changes.length) {
@@ -86,6 +105,7 @@ const generate: CommandModule<{}, { check: boolean; matrix?: string; out?: strin
       } else console.log(`up to date: ${files.size} generated files match ${p.matrixFile}`);
       return;
     }
+    stamp.writeStamp(root, matrixFile, files.keys(), lastMatrixWasSingleFile());
     if (!changes.length) console.log(`nothing to write: ${files.size} generated files already up to date`);
     else {
       if (changes.length <= 20) console.log(changes.join("\n"));
@@ -141,7 +161,7 @@ const explain: CommandModule<{}, { name: string; json: boolean; matrix?: string 
       .option("json", { type: "boolean", default: false })
       .options(matrixOption),
   handler: async (argv) => {
-    const p = await project(argv.matrix);
+    const [p, { explainName }] = await Promise.all([project(argv.matrix), import("./explain.ts")]);
     const e = explainName(argv.name, p);
     if (argv.json) {
       console.log(JSON.stringify(e.kind === "variant" ? { kind: e.kind, ...e.variant } : e, null, 2));
@@ -254,7 +274,7 @@ export async function main(argv = hideBin(process.argv)): Promise<void> {
   try {
     await cli(argv).parseAsync();
   } catch (e) {
-    if (e instanceof MatrixError || e instanceof FilterError || e instanceof UsageError || e instanceof EvalUsageError) {
+    if (e instanceof InputError) {
       console.error(`error: ${e.message}`);
       process.exitCode = 2;
       return;

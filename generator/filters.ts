@@ -6,6 +6,8 @@
  * `cuda=none` / `sm=none` select CPU-only variants. Several filters on one key are alternatives (OR);
  * filters on different keys must all hold (AND).
  */
+import { InputError } from "./errors.ts";
+
 export const FILTER_KEYS = ["package", "python", "cuda", "sm", "isa", "system"] as const;
 export type FilterKey = (typeof FILTER_KEYS)[number];
 
@@ -19,7 +21,7 @@ export interface Filter {
 export type Filterable = Record<FilterKey, string | null>;
 
 /** Thrown for a malformed filter; the message names the allowed keys. */
-export class FilterError extends Error {}
+export class FilterError extends InputError {}
 
 /**
  * Parse `KEY=VALUE` strings.

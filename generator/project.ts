@@ -3,9 +3,9 @@
  * I/O is limited to importing the matrix module; everything after is pure.
  */
 import { resolve } from "node:path";
-import { pathToFileURL } from "node:url";
 import { existsSync } from "node:fs";
 import { REPO_ROOT } from "./paths.ts";
+import { InputError } from "./errors.ts";
 import type { ZodError } from "zod";
 import { catalog as defaultCatalog, nixpkgsTarballUrl, preferredPin } from "./catalog/index.ts";
 import { expand } from "./expand.ts";
@@ -15,7 +15,7 @@ import { makeMatrixSchema, type Catalog, type Excluded, type Matrix, type Matrix
 export { REPO_ROOT };
 
 /** A matrix that cannot be used: `issues` lists each field path with what is wrong and the allowed values. */
-export class MatrixError extends Error {
+export class MatrixError extends InputError {
   constructor(
     readonly file: string,
     readonly issues: { path: string; message: string }[],
@@ -110,7 +110,8 @@ export async function importMatrix(file: string): Promise<unknown> {
   if (!existsSync(file)) throw new MatrixError(file, [{ path: "", message: "file not found" }]);
   let mod: Record<string, unknown>;
   try {
-    mod = await import(pathToFileURL(file).href + `?t=${Date.now()}`);
+    const { importMatrixModule } = await import("./load-matrix.ts");
+    mod = await importMatrixModule(file);
   } catch (e) {
     throw new MatrixError(file, [{ path: "", message: `cannot load: ${(e as Error).message.split("\n")[0]}` }]);
   }

@@ -12,13 +12,8 @@
  */
 import { z } from "zod";
 
-/** A Nix system double, e.g. `aarch64-linux`. */
-export const SYSTEMS = ["x86_64-linux", "aarch64-linux"] as const;
-export type System = (typeof SYSTEMS)[number];
-
-/** The two packages the generator writes per kept combination. */
-export const PACKAGES = ["pytorch", "torchaudio"] as const;
-export type PackageName = (typeof PACKAGES)[number];
+import { PACKAGES, SYSTEMS, type PackageName, type System } from "./constants.ts";
+export { PACKAGES, SYSTEMS, type PackageName, type System };
 
 const version2 = z.string().regex(/^\d+\.\d+$/, "expected MAJOR.MINOR, e.g. 12.8");
 const capability = z.string().regex(/^\d+\.\d+$/, "expected a compute capability written MAJOR.MINOR, e.g. 12.0");

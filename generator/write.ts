@@ -5,7 +5,8 @@
  * A file is only ever removed when it lies in a managed directory AND carries the generated header
  * (`GENERATED_MARK` within its first five lines): a hand-written file in `.flox/pkgs/` is never touched.
  */
-import { mkdirSync, readdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, unlinkSync } from "node:fs";
+import { rename, writeFile } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { GENERATED_MARK } from "./render/env.ts";
 import type { FileMap } from "./render/index.ts";
@@ -61,12 +62,18 @@ export function staleFiles(root: string, files: FileMap, managed = MANAGED_DIRS)
   return stale.sort();
 }
 
+/** How many file writes are in flight at once (libuv's thread pool does the I/O). */
+const WRITE_CONCURRENCY = 32;
+
 /**
- * Sync `files` into `root`.
+ * Sync `files` into `root`. Files whose content already matches are left alone (not even touched); a new file is
+ * created exclusively (`wx`: a concurrent writer's file is never clobbered half-written), a changed file is
+ * written to a temporary name and renamed over the old one, so a reader sees the old or the new content, never a
+ * mix. Writes run concurrently (bounded): creating files is most of a full generate's time.
  * @param opts.check when true, write and remove nothing; the result says what differs.
  * @throws the underlying fs error if a write, rename or removal fails (files already renamed stay complete).
  */
-export function syncFiles(root: string, files: FileMap, opts: { check?: boolean } = {}): SyncResult {
+export async function syncFiles(root: string, files: FileMap, opts: { check?: boolean } = {}): Promise<SyncResult> {
   const written: string[] = [];
   let unchanged = 0;
   const madeDirs = new Set<string>();
@@ -84,10 +91,12 @@ export function syncFiles(root: string, files: FileMap, opts: { check?: boolean 
     }
     return names.has(base);
   };
+  const jobs: (() => Promise<void>)[] = [];
   for (const [rel, content] of files) {
     const path = join(root, rel);
     const dir = dirname(path);
-    if (exists(dir, basename(path)) && readOrNull(path) === content) {
+    const present = exists(dir, basename(path));
+    if (present && readOrNull(path) === content) {
       unchanged++;
       continue;
     }
@@ -97,10 +106,26 @@ export function syncFiles(root: string, files: FileMap, opts: { check?: boolean 
       mkdirSync(dir, { recursive: true });
       madeDirs.add(dir);
     }
-    const tmp = `${path}.tmp-${process.pid}`;
-    writeFileSync(tmp, content);
-    renameSync(tmp, path);
+    jobs.push(async () => {
+      if (!present) {
+        try {
+          await writeFile(path, content, { flag: "wx" });
+          return;
+        } catch (e) {
+          if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
+        }
+      }
+      const tmp = `${path}.tmp-${process.pid}`;
+      await writeFile(tmp, content);
+      await rename(tmp, path);
+    });
   }
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(WRITE_CONCURRENCY, jobs.length) }, async () => {
+      while (next < jobs.length) await jobs[next++]!();
+    }),
+  );
   const removed = staleFiles(root, files);
   if (!opts.check) for (const rel of removed) unlinkSync(join(root, rel));
   return { written: written.sort(), removed, unchanged };

@@ -14,7 +14,8 @@
  * cannot be opened or parsed — the message names the line — or an invalid matrix).
  */
 import type { ArgumentsCamelCase, Argv, CommandModule } from "yargs";
-import { PACKAGES, type Catalog, type PackageName, type Variant } from "../schema.ts";
+import { PACKAGES, type PackageName } from "../constants.ts";
+import type { Catalog, Variant } from "../schema.ts";
 import { HostFileError, HostInputError, MachineError, readHost, type HostInfo } from "./host.ts";
 import { recommend, type Recommendation } from "./recommend.ts";
 

@@ -11,7 +11,6 @@
  * Commands are argument arrays handed to the process without a shell.
  */
 import { join } from "node:path";
-import { which } from "zx";
 import type { NixOptions } from "./store.ts";
 
 /** A resolved backend. */
@@ -56,6 +55,7 @@ export interface BuildCmd {
  */
 export async function resolveBackend(choice: BackendChoice, path = process.env.PATH ?? ""): Promise<Backend> {
   if (choice !== "auto") return choice;
+  const { which } = await import("zx");
   const found = await which("flox", { nothrow: true, path });
   return found ? "flox" : "nix";
 }

@@ -6,14 +6,15 @@
 import { availableParallelism } from "node:os";
 import { resolve } from "node:path";
 import type { CommandModule } from "yargs";
+import { InputError } from "../errors.ts";
 import { checkFilterValues, matchFilters, parseFilters } from "../filters.ts";
-import { nearestNames } from "../explain.ts";
-import { loadProject, REPO_ROOT } from "../project.ts";
+import { REPO_ROOT } from "../paths.ts";
 import type { Variant } from "../schema.ts";
-import { evalVariants, type EvalResult } from "./eval.ts";
+import type { EvalResult } from "./eval.ts";
+import type { NearestCandidate } from "../explain.ts";
 
 /** Thrown for a selection that cannot be used; the CLI exits 2 with its message. */
-export class EvalUsageError extends Error {}
+export class EvalUsageError extends InputError {}
 
 interface EvalArgs {
   names?: string[];
@@ -30,7 +31,12 @@ interface EvalArgs {
  * Names and filters → variants, plus the pytorch variant of every selected torchaudio (needed for the proof).
  * @throws EvalUsageError for an unknown name (with the nearest names that exist).
  */
-export function selectForEval(variants: readonly Variant[], names: readonly string[], filterSpecs: readonly string[] | undefined): Variant[] {
+export function selectForEval(
+  variants: readonly Variant[],
+  names: readonly string[],
+  filterSpecs: readonly string[] | undefined,
+  nearestNames: (name: string, vs: readonly NearestCandidate[], max: number) => { name: string }[],
+): Variant[] {
   const byName = new Map(variants.map((v) => [v.name, v]));
   for (const n of names)
     if (!byName.has(n))
@@ -66,10 +72,15 @@ export const evalCommand: CommandModule<object, EvalArgs> = {
       .option("matrix", { type: "string", describe: "matrix file to read (default: matrix.ts in the repository root)" })
       .option("root", { type: "string", describe: "directory holding release.nix (default: the repository root)" }) as never,
   handler: async (argv) => {
+    const [{ loadProject }, { nearestNames }, { evalVariants }] = await Promise.all([
+      import("../project.ts"),
+      import("../explain.ts"),
+      import("./eval.ts"),
+    ]);
     const p = await loadProject({ matrixFile: argv.matrix ? resolve(process.cwd(), argv.matrix) : undefined });
     const jobs = argv.jobs ?? availableParallelism();
     if (!Number.isInteger(jobs) || jobs < 1) throw new EvalUsageError(`--jobs ${argv.jobs}: expected a whole number ≥ 1`);
-    const variants = selectForEval(p.variants, argv.names ?? [], argv.filter);
+    const variants = selectForEval(p.variants, argv.names ?? [], argv.filter, nearestNames);
     const root = argv.root ? resolve(process.cwd(), argv.root) : REPO_ROOT;
     const { summary } = await evalVariants({
       root,

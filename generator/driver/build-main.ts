@@ -1,0 +1,214 @@
+/**
+ * The `build` command's work: select, plan, probe, then print the plan (`--dry-run`) or build. Loaded only when
+ * `build` runs (generator/driver/command.ts holds the light yargs definition).
+ */
+import { availableParallelism, totalmem } from "node:os";
+import { resolve } from "node:path";
+import { buildCmd, resolveBackend, type BackendOptions } from "./backend.ts";
+import { jobsRule } from "./jobs.ts";
+import { makePlan, PlanError, simulate } from "./plan.ts";
+import { durationsFromReports, formatDuration, makeRunId, summaryTable } from "./report.ts";
+import { runBuilds, shortPath } from "./run.ts";
+import { liveStatus, plainStatus } from "./status.ts";
+import { probeCached, type CacheProbe, type NixOptions } from "./store.ts";
+import { checkFiles, loadTargets, selectTargets, SelectionError } from "./targets.ts";
+import { REPO_ROOT as PROJECT_ROOT } from "../paths.ts";
+import { UsageError, type BuildArgs } from "./command.ts";
+
+/** Host Nix system of this process, e.g. "x86_64-linux". */
+function hostSystem(): string {
+  const arch = process.arch === "x64" ? "x86_64" : process.arch === "arm64" ? "aarch64" : process.arch;
+  return `${arch}-${process.platform}`;
+}
+
+function parseNixOptions(specs: readonly string[] | undefined): NixOptions {
+  return (specs ?? []).map((s) => {
+    const eq = s.indexOf("=");
+    if (eq < 1) throw new UsageError(`--nix-option "${s}": expected NAME=VALUE (e.g. substituters=)`);
+    return [s.slice(0, eq), s.slice(eq + 1)] as const;
+  });
+}
+
+function positiveInt(name: string, v: number | undefined, min: number): number | undefined {
+  if (v === undefined) return undefined;
+  if (!Number.isInteger(v) || v < min) throw new UsageError(`--${name} must be an integer ≥ ${min}, got ${v}`);
+  return v;
+}
+
+/**
+ * Run `build` with parsed options: select, plan, probe, then print the plan (`--dry-run`) or build.
+ * Writes to stdout/stderr and sets `process.exitCode`.
+ * @returns the exit code
+ */
+export async function buildMain(a: BuildArgs): Promise<number> {
+  try {
+    return await buildMainInner(a);
+  } catch (e) {
+    if (e instanceof UsageError || e instanceof SelectionError || e instanceof PlanError) {
+      process.stderr.write(`variant-matrix build: ${e.message}\n`);
+      process.exitCode = 2;
+      return 2;
+    }
+    throw e;
+  }
+}
+
+async function buildMainInner(a: BuildArgs): Promise<number> {
+  const root = resolve(a.root ?? PROJECT_ROOT);
+  const outDir = a.outDir !== undefined ? resolve(a.outDir) : root;
+  const logsRoot = a.logsDir !== undefined ? resolve(a.logsDir) : resolve(root, "logs");
+  const jobsArg = positiveInt("jobs", a.jobs, 1);
+  const cores = positiveInt("cores", a.cores, 1);
+  const retries = positiveInt("retries", a.retries ?? 0, 0) ?? 0;
+  const nixOptions: NixOptions = [
+    ...parseNixOptions(a.nixOption),
+    ...(a.substituters !== undefined ? [["substituters", a.substituters] as const] : []),
+  ];
+  const maxJobs = a.maxJobs === undefined ? undefined : positiveInt("max-jobs", a.maxJobs, 0);
+  const backend = await resolveBackend(a.backend ?? "auto");
+  if (backend === "flox") {
+    if (a.builders !== undefined || cores !== undefined || maxJobs !== undefined || a.substituters !== undefined)
+      throw new UsageError(
+        "--builders, --max-jobs, --substituters and --cores pass through to Nix with --backend nix only; flox build " +
+          "takes none of them (set `builders` / `max-jobs` / `substituters` / `cores` in nix.conf for flox, or use --backend nix)",
+      );
+    if (outDir !== root)
+      throw new UsageError("--out-dir works with --backend nix only: flox writes result-NAME in the project root");
+  }
+
+  const { targets: all, source } = await loadTargets({
+    root,
+    pkgsDir: a.pkgsDir !== undefined ? resolve(a.pkgsDir) : undefined,
+    variants: a.variants,
+    matrixFile: a.matrix !== undefined ? resolve(a.matrix) : undefined,
+  });
+  const sel = selectTargets(all, { names: a.names, filters: a.filter, package: a.package });
+  checkFiles(sel.targets);
+  const history = durationsFromReports(logsRoot);
+  const plan = makePlan(sel.targets, history);
+
+  const rule = jobsRule({ cpus: availableParallelism(), memBytes: totalmem() }, cores, jobsArg);
+  const backendOpts: BackendOptions = {
+    backend,
+    root,
+    outDir: backend === "flox" ? root : outDir,
+    builders: a.builders,
+    maxJobs,
+    copyTo: a.copyTo,
+    cores: backend === "nix" ? rule.coresPerBuild : undefined,
+    nixOptions,
+  };
+  const cached: Map<string, CacheProbe> = a.force
+    ? new Map()
+    : await probeCached(sel.targets, backendOpts.outDir, nixOptions);
+  const host = hostSystem();
+
+  if (a.dryRun) {
+    const done = new Set([...cached].filter(([, c]) => c.cached).map(([n]) => n));
+    const sim = simulate(plan, rule.jobs, new Map(), done);
+    const variants = plan.order.map((name, i) => {
+      const n = plan.nodes.get(name)!;
+      const c = cached.get(name);
+      const cmd = buildCmd(n.target, backendOpts);
+      const notes: string[] = [];
+      if (n.target.system !== host && a.builders === undefined)
+        notes.push(`system ${n.target.system} differs from this host (${host}): needs a remote builder (--builders)`);
+      if (c?.note && !c.cached) notes.push(`not instantiated here: ${c.note}`);
+      return {
+        order: i + 1,
+        name,
+        package: n.target.package,
+        wave: n.wave,
+        selectedAs: sel.why.get(name),
+        dependsOn: n.deps,
+        system: n.target.system,
+        file: n.target.file,
+        estimateS: n.estimateS,
+        estimateSource: n.estimateSource,
+        priorityS: n.priority,
+        cached: a.force ? false : (c?.cached ?? false),
+        cachedBy: c?.by ?? null,
+        outPath: c?.outPath ?? null,
+        command: { argv: cmd.argv, cwd: cmd.cwd },
+        notes,
+      };
+    });
+    const out = {
+      dryRun: true,
+      backend,
+      root,
+      source,
+      jobs: rule.jobs,
+      coresPerBuild: backend === "nix" ? rule.coresPerBuild : null,
+      jobsRule: rule.explanation,
+      force: !!a.force,
+      toBuild: variants.filter((v) => !v.cached).length,
+      cached: variants.filter((v) => v.cached).length,
+      estimatedMakespanS: sim.makespan,
+      waves: plan.waves,
+      variants,
+    };
+    if (a.json) process.stdout.write(JSON.stringify(out, null, 2) + "\n");
+    else {
+      const lines = [
+        `plan: ${variants.length} variant(s), ${out.cached} already built, ${out.toBuild} to build; backend ${backend}; ` +
+          `jobs ${rule.jobs}${out.coresPerBuild ? `, cores per build ${out.coresPerBuild}` : ""}`,
+        `  (${rule.explanation})`,
+        `  estimated makespan ${formatDuration(sim.makespan)} (estimates from ${history.size > 0 ? "earlier reports where known" : "defaults"})`,
+        "",
+      ];
+      for (const v of variants) {
+        const state = v.cached ? `already built (${v.cachedBy}): ${v.outPath}` : "to build";
+        lines.push(
+          `${String(v.order).padStart(3)}. [wave ${v.wave}] ${v.name}  est ${formatDuration(v.estimateS)} (${v.estimateSource})` +
+            `${v.dependsOn.length ? `  after ${v.dependsOn.join(", ")}` : ""}`,
+          `       ${state}`,
+          `       $ ${v.command.argv.map((x) => (/^[\w@%+=:,./-]+$/.test(x) ? x : `'${x.replace(/'/g, `'\\''`)}'`)).join(" ")}` +
+            `   (in ${shortPath(v.command.cwd)})`,
+          ...v.notes.map((x) => `       note: ${x}`),
+        );
+      }
+      process.stdout.write(lines.join("\n") + "\n");
+    }
+    process.exitCode = 0;
+    return 0;
+  }
+
+  const runId = makeRunId();
+  const t0 = Date.now();
+  // A terminal that reports no size (rows 0, e.g. `script` without a size) gets plain lines: log-update would draw nothing.
+  const live = !a.plain && !a.json && process.stderr.isTTY === true && (process.stderr.rows ?? 0) > 0;
+  const status = live ? liveStatus(process.stderr, plan.order.length, t0) : plainStatus(process.stderr, t0);
+  status.event({
+    type: "note",
+    text: `run ${runId}: ${plan.order.length} variant(s), backend ${backend}, jobs ${rule.jobs} (${rule.explanation}); logs ${shortPath(resolve(logsRoot, runId))}`,
+    at: t0,
+  });
+  let report;
+  try {
+    report = await runBuilds({
+      plan,
+      why: sel.why,
+      backend: backendOpts,
+      jobs: rule.jobs,
+      retries,
+      failFast: !!a.failFast,
+      cached,
+      logsRoot,
+      runId,
+      reportFile: a.report !== undefined ? resolve(a.report) : undefined,
+      status,
+      killGraceMs: a.killGrace !== undefined ? a.killGrace * 1000 : undefined,
+    });
+  } finally {
+    status.close();
+  }
+  if (a.json) process.stdout.write(JSON.stringify(report, null, 2) + "\n");
+  else
+    process.stdout.write(
+      summaryTable(report) + `\nreport: ${shortPath(resolve(report.logsDir, "report.json"))}\n`,
+    );
+  process.exitCode = report.exitCode;
+  return report.exitCode;
+}
+

@@ -1,0 +1,86 @@
+/**
+ * Load a user's `matrix.ts` without compiling TypeScript on every run: the file is bundled once with esbuild into
+ * JavaScript, cached by the hash of its source, and imported from the cache on later runs (no esbuild then).
+ *
+ * - `import { defineMatrix } from "…/generator/schema.ts"` (what matrix.ts files write) is served by a one-line
+ *   stub (`defineMatrix` is the identity), so loading a matrix never loads zod or the catalog.
+ * - npm packages stay external (resolved from the project's node_modules, where the cache lives).
+ * - A matrix that imports other local files is bundled afresh on every run (its cache key could not see their
+ *   changes); the usual single-file matrix is cached.
+ * Cache: ROOT/node_modules/.cache/variant-matrix/matrix-HASH.mjs (or the OS temp dir when that is not writable).
+ */
+import { createHash } from "node:crypto";
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { REPO_ROOT } from "./paths.ts";
+
+let singleFile = true;
+
+/** Whether the last matrix imported was a single file (no other local imports), for the generate stamp. */
+export function lastMatrixWasSingleFile(): boolean {
+  return singleFile;
+}
+
+/** Bumped when the bundling below changes, so old cache entries are not reused. */
+const CACHE_VERSION = "1";
+
+function cacheDir(): string {
+  for (const d of [join(REPO_ROOT, "node_modules", ".cache", "variant-matrix"), join(tmpdir(), `variant-matrix-cache-${process.getuid?.() ?? "u"}`)]) {
+    try {
+      mkdirSync(d, { recursive: true });
+      return d;
+    } catch {
+      /* try the next */
+    }
+  }
+  throw new Error("variant-matrix: no writable cache directory for the compiled matrix");
+}
+
+/**
+ * Import the matrix module at `file` (absolute path) and return its namespace.
+ * @throws Error (esbuild's message) when the file does not compile
+ */
+export async function importMatrixModule(file: string): Promise<Record<string, unknown>> {
+  const source = readFileSync(file, "utf8");
+  const hash = createHash("sha256").update(CACHE_VERSION).update("\0").update(file).update("\0").update(source).digest("hex").slice(0, 24);
+  const dir = cacheDir();
+  const cached = join(dir, `matrix-${hash}.mjs`);
+  singleFile = true;
+  if (!existsSync(cached)) {
+    const esbuild = await import("esbuild");
+    const result = await esbuild.build({
+      entryPoints: [file],
+      bundle: true,
+      format: "esm",
+      platform: "node",
+      target: "node20",
+      write: false,
+      packages: "external",
+      metafile: true,
+      logLevel: "silent",
+      plugins: [
+        {
+          name: "define-matrix-stub",
+          setup(b) {
+            b.onResolve({ filter: /(^|[\\/])generator[\\/]schema(\.ts|\.js)?$/ }, () => ({ path: "define-matrix", namespace: "variant-matrix" }));
+            b.onLoad({ filter: /.*/, namespace: "variant-matrix" }, () => ({
+              contents: "export function defineMatrix(m) { return m; }\n",
+              loader: "js",
+            }));
+          },
+        },
+      ],
+    });
+    const code = result.outputFiles[0]!.text;
+    const localInputs = Object.keys(result.metafile!.inputs).filter((i) => !i.startsWith("variant-matrix:"));
+    singleFile = localInputs.length <= 1;
+    const target = localInputs.length > 1 ? join(dir, `matrix-${hash}-${process.pid}-${Date.now()}.mjs`) : cached;
+    const tmp = `${target}.${process.pid}.tmp`;
+    writeFileSync(tmp, code);
+    renameSync(tmp, target);
+    return (await import(pathToFileURL(target).href)) as Record<string, unknown>;
+  }
+  return (await import(pathToFileURL(cached).href)) as Record<string, unknown>;
+}

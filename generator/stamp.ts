@@ -1,0 +1,95 @@
+/**
+ * The no-op fast path of `generate` (like make's timestamps, but by content of the inputs): after a generate, a
+ * stamp records a hash of the inputs and the size and modification time of every generated file. The next
+ * generate with the same inputs whose files all still have that size and time has nothing to write, and says so
+ * without loading the catalog, validating or rendering. `generate --check` never uses the stamp (it compares
+ * contents, for CI).
+ *
+ * Inputs: the matrix file's path and text, and the size and time of every file of the running generator (its
+ * code, catalog and templates), so a changed catalog or template is never hidden. A matrix that imports other
+ * local files is not stamped (their changes would be invisible).
+ * Stamps live in ROOT/node_modules/.cache/variant-matrix/stamps/, one per output directory.
+ */
+import { createHash } from "node:crypto";
+import { mkdirSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { REPO_ROOT, TEMPLATES_DIR } from "./paths.ts";
+
+interface Stamp {
+  inputs: string;
+  /** rel path → [size, mtimeMs] */
+  files: Record<string, [number, number]>;
+}
+
+const STAMP_DIR = join(REPO_ROOT, "node_modules", ".cache", "variant-matrix", "stamps");
+
+function stampFile(outRoot: string): string {
+  return join(STAMP_DIR, `${createHash("sha256").update(outRoot).digest("hex").slice(0, 24)}.json`);
+}
+
+/** Every file below `dir` (sorted), for the inputs hash. */
+function walk(dir: string, out: string[] = []): string[] {
+  let entries: import("node:fs").Dirent[];
+  try {
+    entries = readdirSync(dir, { withFileTypes: true });
+  } catch {
+    return out;
+  }
+  for (const e of entries.sort((a, b) => (a.name < b.name ? -1 : 1))) {
+    const p = join(dir, e.name);
+    if (e.isDirectory()) walk(p, out);
+    else out.push(p);
+  }
+  return out;
+}
+
+/** Hash of what a generate's output depends on (see the module comment). */
+export function inputsHash(matrixFile: string): string {
+  const h = createHash("sha256").update(matrixFile).update("\0").update(readFileSync(matrixFile));
+  const codeDir = dirname(fileURLToPath(import.meta.url)); // generator/ or dist/generator/
+  for (const f of [...walk(codeDir), ...walk(TEMPLATES_DIR)]) {
+    const s = statSync(f);
+    h.update(`\0${f}\0${s.size}\0${s.mtimeMs}`);
+  }
+  return h.digest("hex");
+}
+
+/** True when the stamp of `outRoot` matches `matrixFile` and every generated file is as it was left. */
+export function upToDate(outRoot: string, matrixFile: string): { upToDate: boolean; files: number } {
+  let stamp: Stamp;
+  try {
+    stamp = JSON.parse(readFileSync(stampFile(outRoot), "utf8")) as Stamp;
+  } catch {
+    return { upToDate: false, files: 0 };
+  }
+  try {
+    if (stamp.inputs !== inputsHash(matrixFile)) return { upToDate: false, files: 0 };
+    for (const [rel, [size, mtime]] of Object.entries(stamp.files)) {
+      const s = statSync(join(outRoot, rel));
+      if (s.size !== size || s.mtimeMs !== mtime) return { upToDate: false, files: 0 };
+    }
+  } catch {
+    return { upToDate: false, files: 0 };
+  }
+  return { upToDate: true, files: Object.keys(stamp.files).length };
+}
+
+/** Record the stamp after a successful generate (best effort: a cache that cannot be written is skipped). */
+export function writeStamp(outRoot: string, matrixFile: string, rels: Iterable<string>, singleFileMatrix: boolean): void {
+  const file = stampFile(outRoot);
+  try {
+    if (!singleFileMatrix) return;
+    const files: Stamp["files"] = {};
+    for (const rel of rels) {
+      const s = statSync(join(outRoot, rel));
+      files[rel] = [s.size, s.mtimeMs];
+    }
+    mkdirSync(STAMP_DIR, { recursive: true });
+    const tmp = `${file}.${process.pid}.tmp`;
+    writeFileSync(tmp, JSON.stringify({ inputs: inputsHash(matrixFile), files } satisfies Stamp));
+    renameSync(tmp, file);
+  } catch {
+    /* no cache: the next generate takes the full path */
+  }
+}
