@@ -2,7 +2,9 @@
 import { main as generate } from "./generate.ts";
 import { main as schedule } from "./schedule.ts";
 import { main as evaluate } from "./eval.ts";
+import { main as cli } from "./cli.ts";
 
+await cli();
 await generate();
 await schedule();
 await evaluate();

@@ -220,7 +220,7 @@ function uniqueEnum(values: readonly string[], what: string) {
   return z
     .array(
       z.string().refine((v) => allowed.includes(v), {
-        message: `unknown ${what}; allowed values: ${allowed.join(", ")}`,
+        error: (iss) => `unknown ${what} ${JSON.stringify(iss.input)}; allowed values: ${allowed.join(", ")}`,
       }),
     )
     .min(1, `must list at least one ${what}; allowed values: ${allowed.join(", ")}`)
@@ -247,12 +247,13 @@ export function makeMatrixSchema(catalog: Catalog) {
           z
             .object({
               torch: z.string().refine((v) => torchVersions.includes(v), {
-                message: `unknown PyTorch release; allowed values: ${torchVersions.join(", ")}`,
+                error: (iss) => `unknown PyTorch release ${JSON.stringify(iss.input)}; allowed values: ${torchVersions.join(", ")}`,
               }),
               nixpkgs: z
                 .string()
                 .refine((v) => pins.includes(v), {
-                  message: `unknown nixpkgs revision (the catalog must know what it carries); allowed values: ${pins.join(", ")}`,
+                  error: (iss) =>
+                    `unknown nixpkgs revision ${JSON.stringify(iss.input)} (the catalog must know what it carries); allowed values: ${pins.join(", ")}`,
                 })
                 .optional(),
               sha256: z

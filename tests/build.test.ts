@@ -323,4 +323,17 @@ exec nix-build ".flox/pkgs/$2.nix" -o "result-$2" --option substituters ''
   assert.match(bad.stderr, /--builders, --max-jobs, --substituters and --cores pass through to Nix with --backend nix only/);
 });
 
+
+
+test("a failure's reason is the builder's own last line, not Nix's substituter warnings", async () => {
+  const c = ctx();
+  // An unreachable binary cache: Nix warns "unable to download '…/nix-cache-info'" before it builds.
+  const r = await driver(c, [PT_FAIL, "--backend", "nix", "--nix-option", "substituters=http://127.0.0.1:9"]);
+  assert.is(r.code, 1, r.stderr);
+  const failed = byName(latestReport(c)).get(PT_FAIL)!;
+  assert.match(readFileSync(failed.log!, "utf8"), /warning: unable to download/, "the log still holds Nix's warning");
+  assert.match(failed.reason!, /last output: nvcc fatal: stand-in failure/);
+  assert.not.match(failed.reason!, /nix-cache-info/);
+});
+
 test.run();

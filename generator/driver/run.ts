@@ -78,11 +78,13 @@ function failureLine(fd: number, from: number): string {
   const start = Math.max(from, size - 8192);
   const buf = Buffer.alloc(size - start);
   readSync(fd, buf, 0, buf.length, start);
+  // Nix's own chatter is not the builder's reason: substituter warnings ("warning: unable to download
+  // '…/nix-cache-info'"), copy and fetch progress.
   const lines = buf
     .toString("utf8")
     .split("\n")
     .map((l) => l.trim())
-    .filter((l) => l && !l.startsWith("==="));
+    .filter((l) => l && !l.startsWith("===") && !/^(warning:|copying path |copying \d+ paths|these \d+ paths will be fetched|this path will be fetched)/.test(l));
   let errAt = -1;
   lines.forEach((x, i) => {
     if (x.startsWith("error:")) errAt = i;
