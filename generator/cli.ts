@@ -215,18 +215,15 @@ const ci: CommandModule<{}, { engine: string; output?: string; runsOn?: string[]
     const { githubWorkflowYaml, hydraSpec } = await import("./ci.ts");
     let text: string;
     if (argv.engine === "github") {
-      const p = await project(argv.matrix);
-      const filters = parseFilters(argv.filter);
-      checkFilterValues(filters, p.variants);
-      const chosen = new Set(p.variants.filter((v) => matchFilters(v, filters)).map((v) => v.name));
-      for (const v of p.variants) if (chosen.has(v.name)) for (const d of v.dependsOn) chosen.add(d);
+      const [p, { selectTargets }] = await Promise.all([project(argv.matrix), import("./driver/targets.ts")]);
+      const chosen = selectTargets(p.variants, { filters: argv.filter }).targets;
       const runsOn: Record<string, string[]> = {};
       for (const spec of argv.runsOn ?? []) {
         const eq = spec.indexOf("=");
         if (eq < 1) throw new UsageError(`--runs-on "${spec}": expected SYSTEM=LABEL[,LABEL...], e.g. aarch64-linux=self-hosted,arm64`);
         runsOn[spec.slice(0, eq)] = spec.slice(eq + 1).split(",").filter(Boolean);
       }
-      text = githubWorkflowYaml(p.variants.filter((v) => chosen.has(v.name)), { runsOn });
+      text = githubWorkflowYaml(chosen, { runsOn });
     } else {
       if (!argv.repo) throw new UsageError("ci hydra needs --repo URL (the git URL Hydra fetches this repository from)");
       text = JSON.stringify(hydraSpec({ repo: argv.repo, branch: argv.branch }), null, 2) + "\n";

@@ -5,25 +5,13 @@ import * as assert from "uvu/assert";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parse as parseYaml } from "yaml";
-import { catalog, preferredPin } from "../generator/catalog/index.ts";
 import { GITHUB_MATRIX_LIMIT, githubWorkflowYaml, planJobs } from "../generator/ci.ts";
 import { projectFromMatrix } from "../generator/project.ts";
-import type { MatrixInput, Variant } from "../generator/schema.ts";
+import type { Variant } from "../generator/schema.ts";
+import { widestMatrix } from "./helpers/matrices.ts";
 import { ROOT, runCli, tempDir } from "./helpers/cli.ts";
 
-/** The widest catalog matrix: every release with a hashed pin, every Python, CUDA, GPU and ISA. */
-const widest: MatrixInput = {
-  releases: catalog.torch.flatMap((t) => {
-    const pin = preferredPin(catalog, t.version);
-    return pin?.sha256 ? [{ torch: t.version, nixpkgs: pin.rev }] : [];
-  }),
-  python: catalog.python.map((p) => p.version),
-  cuda: catalog.cuda.map((c) => c.version),
-  gpus: catalog.gpus.map((g) => g.sm),
-  isas: catalog.isas.map((i) => i.key),
-  cpuOnly: true,
-};
-const wide = projectFromMatrix(widest).variants;
+const wide = projectFromMatrix(widestMatrix()).variants;
 
 async function validate(yamlText: string) {
   // ESM-only package (its exports have an "import" condition only), so it is imported dynamically.

@@ -88,7 +88,7 @@ test("the coupling proof reads the .drv: a torchaudio paired with another pytorc
 test("eval of an unknown name: exit 2 with the nearest names", () => {
   const r = runCli(["eval", "torchaudio-python313-cuda12_9-sm121-armv8"]);
   assert.is(r.status, 2);
-  assert.match(r.stderr, /no variant named torchaudio-python313-cuda12_9-sm121-armv8.*nearest: torchaudio-python313-cuda12_9-sm121-armv/);
+  assert.match(r.stderr, /unknown variant "torchaudio-python313-cuda12_9-sm121-armv8"; close names: torchaudio-python313-cuda12_9-sm121-armv/);
 });
 
 test.run();

@@ -7,27 +7,13 @@ import { join } from "node:path";
 import { execFileSync } from "node:child_process";
 import { catalog, nixpkgsTarballUrl, preferredPin } from "../generator/catalog/index.ts";
 import { projectFromMatrix } from "../generator/project.ts";
-import { SHA256_RE, type MatrixInput } from "../generator/schema.ts";
+import { SHA256_RE } from "../generator/schema.ts";
 import { ROOT, runCli, tempDir, writeMatrix } from "./helpers/cli.ts";
+import { widestMatrix } from "./helpers/matrices.ts";
 import { nixEvalJson, nixPath, nixStr, STAND_IN_NIXPKGS } from "./helpers/nix.ts";
 
 const HASHLESS = catalog.nixpkgs.find((p) => p.sha256 === null)!;
 const small = { python: ["3.13"], cuda: ["12.8"], gpus: ["90"], isas: ["avx2"], cpuOnly: false };
-
-/** Every catalog release on its preferred pin, when that pin has a hash; every CUDA, GPU, ISA and Python. */
-function widest(): MatrixInput {
-  return {
-    releases: catalog.torch.flatMap((t) => {
-      const pin = preferredPin(catalog, t.version);
-      return pin?.sha256 ? [{ torch: t.version, nixpkgs: pin.rev }] : [];
-    }),
-    python: catalog.python.map((p) => p.version),
-    cuda: catalog.cuda.map((c) => c.version),
-    gpus: catalog.gpus.map((g) => g.sm),
-    isas: catalog.isas.map((i) => i.key),
-    cpuOnly: true,
-  };
-}
 
 test("catalog pins: a hash is SRI or base32 with its source; the preferred pin of a release has one when any does", () => {
   for (const p of catalog.nixpkgs) {
@@ -101,7 +87,7 @@ test("real Nix 2.8 fetchTarball checks an SRI sha256 (our pkgs/nixpkgs.nix call)
 });
 
 test("widest matrix: SM110 aarch64-only on 11.0; SM121 12.1 and SM103 10.3 on CUDA >= 12.9; no SM70/72 on 13.x; versions of the pin", () => {
-  const p = projectFromMatrix(widest());
+  const p = projectFromMatrix(widestMatrix());
   const sm110 = p.variants.filter((v) => v.sm === "110");
   assert.ok(sm110.length > 0, "SM110 has variants");
   for (const v of sm110) {

@@ -7,11 +7,8 @@ import { availableParallelism } from "node:os";
 import { resolve } from "node:path";
 import type { CommandModule } from "yargs";
 import { InputError } from "../errors.ts";
-import { checkFilterValues, matchFilters, parseFilters } from "../filters.ts";
 import { REPO_ROOT } from "../paths.ts";
-import type { Variant } from "../schema.ts";
 import type { EvalResult } from "./eval.ts";
-import type { NearestCandidate } from "../explain.ts";
 
 /** Thrown for a selection that cannot be used; the CLI exits 2 with its message. */
 export class EvalUsageError extends InputError {}
@@ -25,31 +22,6 @@ interface EvalArgs {
   engine: "auto" | "nix-eval-jobs" | "nix-instantiate";
   matrix?: string;
   root?: string;
-}
-
-/**
- * Names and filters → variants, plus the pytorch variant of every selected torchaudio (needed for the proof).
- * @throws EvalUsageError for an unknown name (with the nearest names that exist).
- */
-export function selectForEval(
-  variants: readonly Variant[],
-  names: readonly string[],
-  filterSpecs: readonly string[] | undefined,
-  nearestNames: (name: string, vs: readonly NearestCandidate[], max: number) => { name: string }[],
-): Variant[] {
-  const byName = new Map(variants.map((v) => [v.name, v]));
-  for (const n of names)
-    if (!byName.has(n))
-      throw new EvalUsageError(
-        `no variant named ${n} in this matrix; nearest: ${nearestNames(n, [...variants], 3).map((s) => s.name).join(", ") || "(none)"}`,
-      );
-  const filters = parseFilters(filterSpecs);
-  checkFilterValues(filters, variants);
-  const chosen = new Set(
-    variants.filter((v) => (names.length === 0 || names.includes(v.name)) && matchFilters(v, filters)).map((v) => v.name),
-  );
-  for (const n of [...chosen]) for (const d of byName.get(n)!.dependsOn) chosen.add(d);
-  return variants.filter((v) => chosen.has(v.name));
 }
 
 function line(r: EvalResult): string {
@@ -72,15 +44,16 @@ export const evalCommand: CommandModule<object, EvalArgs> = {
       .option("matrix", { type: "string", describe: "matrix file to read (default: matrix.ts in the repository root)" })
       .option("root", { type: "string", describe: "directory holding release.nix (default: the repository root)" }) as never,
   handler: async (argv) => {
-    const [{ loadProject }, { nearestNames }, { evalVariants }] = await Promise.all([
+    const [{ loadProject }, { selectTargets }, { evalVariants }] = await Promise.all([
       import("../project.ts"),
-      import("../explain.ts"),
+      import("./targets.ts"),
       import("./eval.ts"),
     ]);
     const p = await loadProject({ matrixFile: argv.matrix ? resolve(process.cwd(), argv.matrix) : undefined });
     const jobs = argv.jobs ?? availableParallelism();
     if (!Number.isInteger(jobs) || jobs < 1) throw new EvalUsageError(`--jobs ${argv.jobs}: expected a whole number ≥ 1`);
-    const variants = selectForEval(p.variants, argv.names ?? [], argv.filter, nearestNames);
+    // The variants asked for, plus the pytorch each torchaudio needs for the coupling proof.
+    const variants = selectTargets(p.variants, { names: argv.names, filters: argv.filter }).targets;
     const root = argv.root ? resolve(process.cwd(), argv.root) : REPO_ROOT;
     const { summary } = await evalVariants({
       root,

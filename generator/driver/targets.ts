@@ -13,7 +13,8 @@
  */
 import { existsSync } from "node:fs";
 import { isAbsolute, join, relative, resolve } from "node:path";
-import { nearestNames } from "../explain.ts";
+import { InputError } from "../errors.ts";
+import { nearestNames, type NearestCandidate } from "../explain.ts";
 import { checkFilterValues, matchFilters, parseFilters, type Filterable } from "../filters.ts";
 import { loadProject } from "../project.ts";
 import type { PackageName, System, Variant } from "../schema.ts";
@@ -42,7 +43,7 @@ export interface BuildTarget {
 }
 
 /** Thrown for a selection that cannot be satisfied (unknown name, bad filter, nothing selected). */
-export class SelectionError extends Error {}
+export class SelectionError extends InputError {}
 
 /**
  * Targets from the generator's variant list.
@@ -118,20 +119,24 @@ export interface Selection {
   package?: PackageName;
 }
 
+/** What selection reads of a build target or a variant. */
+export type Selectable = NearestCandidate & Filterable & { dependsOn: readonly string[]; package: PackageName };
+
 /** Result of `selectTargets`: the closed selection in input order, and why each target is in it. */
-export interface SelectedTargets {
-  targets: BuildTarget[];
+export interface SelectedTargets<T extends Selectable = BuildTarget> {
+  targets: T[];
   /** name → "requested" (named or matched the filters) or "dependency" (pulled in by a dependent). */
   why: Map<string, "requested" | "dependency">;
 }
 
 /**
- * Select targets by names, filters and package, then close the selection over `dependsOn`.
+ * The one selection of the CLI (build, eval, ci github): select targets (or variants) by names, filters and
+ * package, then close the selection over `dependsOn`.
  * Names and filters combine as: a named target is selected when it also passes the filters.
  * @throws SelectionError for an unknown name (with close names), a malformed filter, a dependency that is not
  *   a known target, or an empty selection
  */
-export function selectTargets(all: readonly BuildTarget[], sel: Selection): SelectedTargets {
+export function selectTargets<T extends Selectable>(all: readonly T[], sel: Selection): SelectedTargets<T> {
   const byName = new Map(all.map((t) => [t.name, t]));
   let filters;
   try {
@@ -153,12 +158,12 @@ export function selectTargets(all: readonly BuildTarget[], sel: Selection): Sele
         .join("\n"),
     );
   }
-  const pass = (t: BuildTarget) =>
+  const pass = (t: T) =>
     matchFilters(t as unknown as Filterable, filters) && (sel.package === undefined || t.package === sel.package);
   const requested = (names.length > 0 ? names.map((n) => byName.get(n)!) : all).filter(pass);
   if (requested.length === 0) throw new SelectionError("the selection is empty: no variant matches");
   const why = new Map<string, "requested" | "dependency">();
-  const stack: BuildTarget[] = [];
+  const stack: T[] = [];
   for (const t of requested) {
     why.set(t.name, "requested");
     stack.push(t);
