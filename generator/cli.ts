@@ -16,6 +16,7 @@ import type { Variant, VariantJson } from "./schema.ts";
 import { buildCommand } from "./driver/command.ts";
 import { detectCommand } from "./detect/command.ts";
 import { evalCommand } from "./driver/eval-command.ts";
+import { fleetCommand } from "./fleet/command.ts";
 
 /** Thrown for bad command-line input; exits 2 with its message. */
 export class UsageError extends InputError {}
@@ -250,7 +251,8 @@ export function cli(args: string[]): Argv {
     .command(detectCommand as CommandModule)
     .command(evalCommand as CommandModule)
     .command(ci as CommandModule)
-    .demandCommand(1, "name a command: generate, list, explain, build, eval, detect, ci")
+    .command(fleetCommand as CommandModule)
+    .demandCommand(1, "name a command: generate, list, explain, build, eval, detect, fleet, ci")
     .strict()
     .help()
     .alias("h", "help")

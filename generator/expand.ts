@@ -159,6 +159,14 @@ function describe(pkg: PackageName, c: Combo, version: string): string {
 }
 
 /**
+ * The name of a combination without package and release tag, as matrix.ts `only` lists it:
+ * "python313-cuda12_8-sm90-avx512bf16", "python313-cpu-avx2".
+ */
+export function combinationName(python: string, cuda: string | null, sm: string | null, isa: string): string {
+  return `python${python.replace(".", "")}-${cuda === null ? "cpu" : `cuda${cuda.replace(".", "_")}-sm${sm}`}-${isa}`;
+}
+
+/**
  * Expand a validated matrix against the catalog.
  *
  * Order: releases and ISAs as listed in matrix.ts, Python and CUDA ascending, GPUs by SM ascending, CPU-only
@@ -180,6 +188,7 @@ export function expand(matrix: Matrix, catalog: Catalog): Expansion {
     .map((sm) => find(catalog.gpus, (g) => g.sm === sm, `GPU SM${sm}`));
   const isas = matrix.isas.map((k) => find(catalog.isas, (i) => i.key === k, `ISA ${k}`));
   const packages = (["pytorch", "torchaudio"] as const).filter((p) => matrix.packages.includes(p));
+  const only = matrix.only ? new Set(matrix.only) : null;
 
   for (const r of matrix.releases) {
     const release = find(catalog.torch, (t) => t.version === r.torch, `PyTorch ${r.torch}`);
@@ -198,6 +207,7 @@ export function expand(matrix: Matrix, catalog: Catalog): Expansion {
       if (matrix.cpuOnly) gpuCombos.push([null, null]);
       for (const [cuda, gpu] of gpuCombos) {
         for (const isa of isas) {
+          if (only && !only.has(combinationName(py.version, cuda?.version ?? null, gpu?.sm ?? null, isa.key))) continue;
           const combo: Combo = { release, pin, tag, py, cuda, gpu, isa };
           const { reasons, service } = judge(combo, matrix, catalog);
           const parts = {

@@ -50,6 +50,7 @@ export function widenMatrix(p: Project): Matrix {
     isas: p.catalog.isas.map((x) => x.key),
     cpuOnly: true,
     packages: ["pytorch", "torchaudio"],
+    only: undefined,
   };
 }
 

@@ -93,6 +93,19 @@ export function validateMatrix(input: unknown, catalog: Catalog = defaultCatalog
       });
     else r.sha256 ??= pin.sha256!;
   });
+  // `only`: each combination must be one the axes produce (else it could never appear).
+  m.only?.forEach((c, i) => {
+    const mm = /^python(\d)(\d+)-(?:cpu|cuda(\d+)_(\d+)-sm(\d+))-([a-z0-9_]+)$/.exec(c)!;
+    const [, pyMaj, pyMin, cMaj, cMin, sm, isa] = mm;
+    const missing: string[] = [];
+    if (!m.python.includes(`${pyMaj}.${pyMin}`)) missing.push(`python ${pyMaj}.${pyMin}`);
+    if (cMaj !== undefined && !m.cuda.includes(`${cMaj}.${cMin}`)) missing.push(`cuda ${cMaj}.${cMin}`);
+    if (sm !== undefined && !m.gpus.includes(sm)) missing.push(`gpus ${sm}`);
+    if (cMaj === undefined && !m.cpuOnly) missing.push("cpuOnly true");
+    if (!m.isas.includes(isa!)) missing.push(`isas ${isa}`);
+    if (missing.length)
+      issues.push({ path: `only.${i}`, message: `"${c}" is not a combination of the axes: the matrix lacks ${missing.join(", ")}` });
+  });
   if (m.packages.includes("torchaudio") && !m.packages.includes("pytorch"))
     issues.push({
       path: "packages",

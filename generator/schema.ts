@@ -199,6 +199,12 @@ export interface MatrixInput {
   cpuOnly: boolean;
   /** Which packages to write. */
   packages?: PackageName[];
+  /**
+   * Only these combinations of the axes (names without the package and release tag, e.g.
+   * "python313-cuda12_8-sm90-avx512bf16", "python313-cpu-avx2"), instead of every combination; what
+   * `variant-matrix fleet --write-matrix` writes. Each must be a combination of the axes above.
+   */
+  only?: string[];
   policy?: {
     /**
      * `serve`: a GPU the CUDA version's nvcc does not know is served by same-major binary-compatible code
@@ -290,6 +296,10 @@ export function makeMatrixSchema(catalog: Catalog) {
       ),
       cpuOnly: z.boolean(),
       packages: uniqueEnum(PACKAGES, "package").default(["pytorch", "torchaudio"]),
+      only: z
+        .array(z.string().regex(/^python\d+-(cpu|cuda\d+_\d+-sm\d+)-[a-z0-9_]+$/, "expected a combination name such as python313-cuda12_8-sm90-avx512bf16 or python313-cpu-avx2"))
+        .min(1, "must list at least one combination (or leave `only` out for every combination)")
+        .optional(),
       policy: z
         .object({
           binaryCompat: z.enum(BINARY_COMPAT_POLICIES).default("serve"),

@@ -1,0 +1,139 @@
+/**
+ * Build-cost model of a set of variants: seconds per package build, fitted on the durations of earlier build
+ * reports (the driver's `logs/<run>/report.json`) when there are any, otherwise a default table with its source;
+ * total build hours, and the makespan on N builders from the driver's own scheduler (plan.ts `makePlan` +
+ * `simulate`, the list scheduling `build` runs). `leaveOneOut` says how far to trust the fit.
+ *
+ * Features of a build: package (pytorch | torchaudio), CUDA or CPU-only, and the number of compute capabilities
+ * it compiles (1 for every variant this generator writes: one SM per name). Per (package, CUDA/CPU) the model is
+ * a least-squares line in the number of capabilities when the samples hold at least two different counts, else
+ * their mean; a group without samples falls back to the other kind of the same package, then to the table.
+ */
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { makePlan, simulate } from "../driver/plan.ts";
+import { parseName } from "../naming.ts";
+import type { PackageName, Variant } from "../schema.ts";
+
+/** Default seconds per build when no report has the group. */
+export const DEFAULT_BUILD_SECONDS: Record<PackageName, { seconds: number; source: string }> = {
+  pytorch: {
+    seconds: 1.75 * 3600,
+    source: "seed 001 (aarch64/CUDA torch build notes): \"Build (takes 1.5-2 hours for single architecture)\"; midpoint",
+  },
+  torchaudio: {
+    seconds: 30 * 60,
+    source: "seed 003 (torchaudio variant README): \"Build times vary (20-40 minutes typical for TorchAudio)\"; midpoint",
+  },
+};
+
+/** One recorded build. */
+export interface BuildSample {
+  name: string;
+  package: PackageName;
+  cuda: boolean;
+  capabilities: number;
+  seconds: number;
+}
+
+/** What the model needs of a variant. */
+export type CostInput = Pick<Variant, "name" | "package" | "cuda" | "cudaCapabilities" | "dependsOn">;
+
+type Line = { a: number; b: number; n: number };
+
+/** A fitted model. */
+export interface CostModel {
+  /** Per "package|cuda" or "package|cpu": seconds = a + b × capabilities. */
+  groups: Map<string, Line>;
+  samples: number;
+}
+
+/**
+ * Builds recorded in `logsDir/<run>/report.json` files: variants the driver built itself (status built, not
+ * substituted or already present), with their wall time. Unparseable reports are skipped.
+ */
+export function readSamples(logsDir: string): BuildSample[] {
+  if (!existsSync(logsDir)) return [];
+  const out: BuildSample[] = [];
+  for (const run of readdirSync(logsDir).sort()) {
+    const file = join(logsDir, run, "report.json");
+    if (run === "latest" || !existsSync(file)) continue;
+    let rep: { variants?: { name: string; package: string; status: string; durationS: number; origin?: string | null }[] };
+    try {
+      rep = JSON.parse(readFileSync(file, "utf8"));
+    } catch {
+      continue;
+    }
+    for (const v of rep.variants ?? []) {
+      if (v.status !== "built" || !(v.durationS > 0) || (v.origin && v.origin !== "built")) continue;
+      const p = parseName(v.name);
+      if (!p) continue;
+      out.push({ name: v.name, package: p.package, cuda: p.cuda !== null, capabilities: p.cuda !== null ? 1 : 0, seconds: v.durationS });
+    }
+  }
+  return out;
+}
+
+const key = (pkg: PackageName, cuda: boolean) => `${pkg}|${cuda ? "cuda" : "cpu"}`;
+
+/** Fit the model on samples (see the module comment). */
+export function fit(samples: readonly BuildSample[]): CostModel {
+  const groups = new Map<string, Line>();
+  const by = new Map<string, BuildSample[]>();
+  for (const s of samples) by.set(key(s.package, s.cuda), [...(by.get(key(s.package, s.cuda)) ?? []), s]);
+  for (const [k, ss] of by) {
+    const xs = ss.map((s) => s.capabilities);
+    const ys = ss.map((s) => s.seconds);
+    const mx = xs.reduce((a, b) => a + b, 0) / xs.length;
+    const my = ys.reduce((a, b) => a + b, 0) / ys.length;
+    const sxx = xs.reduce((a, x) => a + (x - mx) ** 2, 0);
+    if (new Set(xs).size >= 2 && sxx > 0) {
+      const b = xs.reduce((a, x, i) => a + (x - mx) * (ys[i]! - my), 0) / sxx;
+      groups.set(k, { a: my - b * mx, b, n: ss.length });
+    } else groups.set(k, { a: my, b: 0, n: ss.length });
+  }
+  return { groups, samples: samples.length };
+}
+
+/** Predicted seconds for one build, and where the figure comes from. */
+export function predict(m: CostModel, v: Pick<CostInput, "package" | "cuda" | "cudaCapabilities">): { seconds: number; from: "fit" | "default" } {
+  const cuda = v.cuda !== null;
+  const caps = cuda ? v.cudaCapabilities.length : 0;
+  const g = m.groups.get(key(v.package, cuda)) ?? m.groups.get(key(v.package, !cuda));
+  if (g) return { seconds: Math.max(1, g.a + g.b * caps), from: "fit" };
+  return { seconds: DEFAULT_BUILD_SECONDS[v.package].seconds, from: "default" };
+}
+
+/**
+ * Leave-one-out error: each sample predicted by a model fitted on the others.
+ * @returns the number of samples and the mean and median absolute percentage errors (null without ≥ 2 samples)
+ */
+export function leaveOneOut(samples: readonly BuildSample[]): { n: number; meanPct: number | null; medianPct: number | null } {
+  if (samples.length < 2) return { n: samples.length, meanPct: null, medianPct: null };
+  const errs = samples.map((s, i) => {
+    const m = fit(samples.filter((_, j) => j !== i));
+    const p = predict(m, { package: s.package, cuda: s.cuda ? "x" : null, cudaCapabilities: Array(s.capabilities).fill("x") }).seconds;
+    return (Math.abs(p - s.seconds) / s.seconds) * 100;
+  });
+  const sorted = [...errs].sort((a, b) => a - b);
+  return { n: samples.length, meanPct: errs.reduce((a, b) => a + b, 0) / errs.length, medianPct: sorted[Math.floor(sorted.length / 2)]! };
+}
+
+/**
+ * Total build hours and the makespan on `builders` machines of building `variants` (and nothing else), with the
+ * driver's scheduler (dependency order, longest remaining path first).
+ */
+export function buildCost(variants: readonly CostInput[], m: CostModel, builders: number): { builds: number; hours: number; makespanHours: number; fromDefaults: number } {
+  const est = new Map(variants.map((v) => [v.name, predict(m, v)]));
+  const plan = makePlan(
+    variants.map((v) => ({ name: v.name, package: v.package, dependsOn: v.dependsOn.filter((d) => est.has(d)) })),
+    new Map([...est].map(([n, e]) => [n, e.seconds])),
+  );
+  const total = [...est.values()].reduce((a, e) => a + e.seconds, 0);
+  return {
+    builds: variants.length,
+    hours: total / 3600,
+    makespanHours: simulate(plan, builders).makespan / 3600,
+    fromDefaults: [...est.values()].filter((e) => e.from === "default").length,
+  };
+}

@@ -1,0 +1,224 @@
+/**
+ * Fleet plan (pure): the fewest package variants such that every host of a fleet has one that runs on it.
+ *
+ * Each host contributes elements to cover: one per distinct GPU compute capability it holds (a host with an H100
+ * and an RTX A6000 needs code for 9.0 and for 8.6), or one CPU element for a host without an NVIDIA GPU. A
+ * candidate variant covers an element when it runs there by the catalog's rules, the same ones `detect` applies:
+ * the host's system, an ISA whose instructions the host's CPU has, and for a GPU a variant named for that GPU's SM
+ * whose code runs on it (capabilityRunsOn: same major, minor ≤ the GPU's; sm121 on CUDA 12.8 carries 12.0 code)
+ * from a CUDA version the driver supports. Like detect, it never hands a GPU a variant built and named for another
+ * GPU, even where that code would load.
+ *
+ * The choice is a minimum set cover, solved exactly by branch and bound: pick the uncovered element with the
+ * fewest candidates and branch on each candidate covering it (every cover holds one of them), pruning branches
+ * that cannot beat the best cover found. Among covers of the fewest variants it minimises the total preference
+ * cost: native code before binary-compatible code, then the host's widest ISA, then the newest CUDA. Instances
+ * are small (tens of candidates); past `maxNodes` the search stops and the greedy cover is used, and `method`
+ * says which ran.
+ */
+import { capabilityRunsOn, compareVersions } from "../versions.ts";
+import { cudaForDriver, type HostInfo } from "../detect/host.ts";
+import type { Catalog, PackageName, Variant } from "../schema.ts";
+
+/** A host of the fleet, by a name the user recognises (its file or directory). */
+export interface FleetHost {
+  id: string;
+  host: HostInfo;
+}
+
+/** Something a variant must cover: one GPU compute capability of a host, or a host without a GPU. */
+export interface Element {
+  /** "gh200 gpu 9.0" or "graviton3 cpu". */
+  key: string;
+  hostId: string;
+  /** Compute capability, or null for a CPU-only host. */
+  capability: string | null;
+  /** GPU indices and name, for the report. */
+  gpus: { indices: number[]; name: string } | null;
+}
+
+/** Where the cover came from. */
+export type CoverMethod =
+  | { kind: "exact"; nodes: number; candidates: number; elements: number }
+  | { kind: "greedy"; reason: string; candidates: number; elements: number };
+
+/** The plan for a fleet. */
+export interface FleetCover {
+  /** Chosen variants of `package`, in name order. */
+  chosen: Variant[];
+  /** For each servable element, the chosen variant it runs (its best one). */
+  assignment: { element: Element; variant: Variant; native: boolean; isaIsBest: boolean }[];
+  /** Elements no candidate covers. */
+  unserved: Element[];
+  method: CoverMethod;
+  /** Total preference cost of the assignment (0 = every element native on its best ISA and newest CUDA). */
+  cost: number;
+}
+
+/** The elements of a fleet (see the module comment). */
+export function elementsOf(hosts: readonly FleetHost[]): Element[] {
+  const out: Element[] = [];
+  for (const { id, host } of hosts) {
+    if (host.gpus.length === 0) {
+      out.push({ key: `${id} cpu`, hostId: id, capability: null, gpus: null });
+      continue;
+    }
+    const byCap = new Map<string, { indices: number[]; name: string }>();
+    for (const g of host.gpus) {
+      const e = byCap.get(g.capability) ?? { indices: [], name: g.name };
+      e.indices.push(g.index);
+      byCap.set(g.capability, e);
+    }
+    for (const [cap, gpus] of byCap) out.push({ key: `${id} gpu ${cap}`, hostId: id, capability: cap, gpus });
+  }
+  return out;
+}
+
+/** ISA keys the host's CPU runs (every required feature present), with their ranks. */
+function runnableIsas(host: HostInfo, catalog: Catalog): Map<string, number> {
+  const have = new Set(host.cpu.features);
+  return new Map(
+    catalog.isas
+      .filter((i) => i.system === host.system && i.requiredCpuFeatures.every((f) => have.has(f)))
+      .map((i) => [i.key, i.rank] as [string, number]),
+  );
+}
+
+/**
+ * Does `v` run on element `e` of `host`? (The rules of the module comment.)
+ */
+export function runsOn(v: Variant, e: Element, host: HostInfo, catalog: Catalog): boolean {
+  if (v.system !== host.system) return false;
+  if (!runnableIsas(host, catalog).has(v.isa)) return false;
+  if (e.capability === null) return v.cuda === null;
+  if (v.cuda === null || v.sm !== e.capability.replace(".", "")) return false;
+  if (!v.cudaCapabilities.some((c) => capabilityRunsOn(c, e.capability!))) return false;
+  const driver = host.gpus.find((g) => g.capability === e.capability)!.driver;
+  return cudaForDriver(driver, catalog.cuda).some((c) => c.version === v.cuda);
+}
+
+/**
+ * Preference cost of running `v` on `e` (lower is better): 1000 for binary-compatible instead of native code,
+ * 10 per ISA rank below the host's widest runnable ISA, 1 per newer CUDA version among the candidates.
+ */
+export function preferenceCost(v: Variant, e: Element, host: HostInfo, catalog: Catalog, cudaOrder: readonly string[]): number {
+  const ranks = runnableIsas(host, catalog);
+  const best = Math.max(...ranks.values());
+  const native = e.capability === null || (!v.binaryCompat && v.cudaCapabilities.includes(e.capability));
+  const cudaPos = v.cuda === null ? 0 : Math.max(0, cudaOrder.indexOf(v.cuda));
+  return (native ? 0 : 1000) + (best - (ranks.get(v.isa) ?? 0)) * 10 + cudaPos;
+}
+
+/**
+ * Choose the fewest variants of `pkg` from `candidates` covering every servable element of `hosts`.
+ * @param opts.maxNodes search nodes before falling back to greedy (default 2,000,000)
+ */
+export function coverFleet(
+  hosts: readonly FleetHost[],
+  candidates: readonly Variant[],
+  catalog: Catalog,
+  pkg: PackageName,
+  opts: { maxNodes?: number } = {},
+): FleetCover {
+  const hostOf = new Map(hosts.map((h) => [h.id, h.host]));
+  const elements = elementsOf(hosts);
+  const pool = candidates.filter((v) => v.package === pkg);
+  const cudaOrder = [...new Set(pool.map((v) => v.cuda).filter((c): c is string => c !== null))].sort((a, b) => compareVersions(b, a));
+  // covers[i] = element indices candidate i covers; cost[i][e] = its preference cost there.
+  const covers: number[][] = pool.map(() => []);
+  const cost: Map<number, number>[] = pool.map(() => new Map());
+  elements.forEach((e, ei) => {
+    const host = hostOf.get(e.hostId)!;
+    pool.forEach((v, vi) => {
+      if (runsOn(v, e, host, catalog)) {
+        covers[vi]!.push(ei);
+        cost[vi]!.set(ei, preferenceCost(v, e, host, catalog, cudaOrder));
+      }
+    });
+  });
+  const byElement: number[][] = elements.map((_, ei) => pool.map((_, vi) => vi).filter((vi) => cost[vi]!.has(ei)));
+  const servable = elements.map((_, ei) => ei).filter((ei) => byElement[ei]!.length > 0);
+  const unserved = elements.filter((_, ei) => byElement[ei]!.length === 0);
+  const relevant = pool.map((_, vi) => vi).filter((vi) => covers[vi]!.length > 0);
+
+  const assignmentCost = (set: readonly number[]) =>
+    servable.reduce((s, ei) => s + Math.min(...set.filter((vi) => cost[vi]!.has(ei)).map((vi) => cost[vi]!.get(ei)!)), 0);
+
+  // Branch and bound on (number of variants, preference cost).
+  const maxNodes = opts.maxNodes ?? 2_000_000;
+  let nodes = 0;
+  let best: number[] | null = null;
+  let bestCost = Infinity;
+  let aborted = false;
+  const chosen: number[] = [];
+  const count = new Array<number>(elements.length).fill(0);
+  const search = () => {
+    if (aborted) return;
+    if (++nodes > maxNodes) {
+      aborted = true;
+      return;
+    }
+    const uncovered = servable.filter((ei) => count[ei] === 0);
+    if (uncovered.length === 0) {
+      const c = assignmentCost(chosen);
+      if (best === null || chosen.length < best.length || (chosen.length === best.length && c < bestCost)) {
+        best = [...chosen];
+        bestCost = c;
+      }
+      return;
+    }
+    // Every remaining element needs a variant: at least one more; never more than the best cover's size.
+    if (best !== null && chosen.length + 1 > (best as number[]).length) return;
+    const pivot = uncovered.reduce((a, b) => (byElement[a]!.length <= byElement[b]!.length ? a : b));
+    for (const vi of [...byElement[pivot]!].sort((a, b) => cost[a]!.get(pivot)! - cost[b]!.get(pivot)!)) {
+      if (chosen.includes(vi)) continue;
+      chosen.push(vi);
+      for (const ei of covers[vi]!) count[ei]!++;
+      search();
+      for (const ei of covers[vi]!) count[ei]!--;
+      chosen.pop();
+    }
+  };
+  search();
+
+  let method: CoverMethod;
+  let set: number[];
+  if (!aborted && best !== null) {
+    set = best;
+    method = { kind: "exact", nodes, candidates: relevant.length, elements: servable.length };
+  } else if (!aborted) {
+    set = [];
+    method = { kind: "exact", nodes, candidates: relevant.length, elements: servable.length };
+  } else {
+    // Greedy: the variant covering most uncovered elements (cheapest on ties), until all are covered.
+    set = [];
+    const covered = new Set<number>();
+    while (servable.some((ei) => !covered.has(ei))) {
+      const gain = (vi: number) => covers[vi]!.filter((ei) => !covered.has(ei)).length;
+      const vi = relevant.reduce((a, b) => (gain(b) > gain(a) ? b : a));
+      set.push(vi);
+      for (const ei of covers[vi]!) covered.add(ei);
+    }
+    method = { kind: "greedy", reason: `the exact search passed ${maxNodes} nodes`, candidates: relevant.length, elements: servable.length };
+  }
+  const assignment = servable.map((ei) => {
+    const vi = set.filter((x) => cost[x]!.has(ei)).sort((a, b) => cost[a]!.get(ei)! - cost[b]!.get(ei)!)[0]!;
+    const e = elements[ei]!;
+    const v = pool[vi]!;
+    const host = hostOf.get(e.hostId)!;
+    const ranks = runnableIsas(host, catalog);
+    return {
+      element: e,
+      variant: v,
+      native: e.capability === null || (!v.binaryCompat && v.cudaCapabilities.includes(e.capability)),
+      isaIsBest: ranks.get(v.isa) === Math.max(...ranks.values()),
+    };
+  });
+  return {
+    chosen: set.map((vi) => pool[vi]!).sort((a, b) => a.name.localeCompare(b.name)),
+    assignment,
+    unserved,
+    method,
+    cost: set.length ? assignmentCost(set) : 0,
+  };
+}

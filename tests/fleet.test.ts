@@ -1,0 +1,149 @@
+// Issue 12: fleet plan. The cover is checked against brute force, each host's variant against detect's own
+// recommendation, --write-matrix against generate, and the cost model on recorded (synthetic) reports.
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { execFileSync } from "node:child_process";
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { catalog } from "../generator/catalog/index.ts";
+import { recommend } from "../generator/detect/recommend.ts";
+import { buildCost, fit, leaveOneOut, predict, readSamples, DEFAULT_BUILD_SECONDS } from "../generator/fleet/cost.ts";
+import { coverFleet, elementsOf, runsOn } from "../generator/fleet/cover.ts";
+import { readFleetHost } from "../generator/fleet/run.ts";
+import { projectFromMatrix } from "../generator/project.ts";
+import type { Variant } from "../generator/schema.ts";
+import { ROOT, runCli, tempDir } from "./helpers/cli.ts";
+
+const HOSTS = join(ROOT, "tests/fixtures/hosts");
+const FLEET = ["spr-h100", "gh200", "dgx-spark", "graviton2-t4g", "graviton3-nogpu", "newer-gpu", "two-gpus", "thor"].map((h) => join(HOSTS, h));
+const REPORTS = join(ROOT, "tests/fixtures/reports");
+
+/** The fleet's candidates: the default matrix's release, Python and CUDA with every GPU and ISA of the catalog. */
+const candidates = projectFromMatrix({
+  releases: [{ torch: "2.11.0" }],
+  python: ["3.13"],
+  cuda: ["12.8", "12.9", "13.0"],
+  gpus: catalog.gpus.map((g) => g.sm),
+  isas: catalog.isas.map((i) => i.key),
+  cpuOnly: true,
+}).variants;
+let hosts: Awaited<ReturnType<typeof readFleetHost>>[] = [];
+let cover: ReturnType<typeof coverFleet>;
+test.before(async () => {
+  hosts = await Promise.all(FLEET.map(readFleetHost));
+  cover = coverFleet(hosts, candidates, catalog, "torchaudio");
+});
+
+function* combinations<T>(xs: readonly T[], k: number, start = 0, acc: T[] = []): Generator<T[]> {
+  if (acc.length === k) {
+    yield acc;
+    return;
+  }
+  for (let i = start; i <= xs.length - (k - acc.length); i++) yield* combinations(xs, k, i + 1, [...acc, xs[i]!]);
+}
+
+test("fleet cover is exact: it covers every servable host GPU/CPU, and brute force finds no smaller cover", () => {
+  assert.is(cover.method.kind, "exact");
+  const elements = elementsOf(hosts);
+  const hostOf = new Map(hosts.map((h) => [h.id, h.host]));
+  const pool = candidates.filter((v) => v.package === "torchaudio");
+  const servable = elements.filter((e) => pool.some((v) => runsOn(v, e, hostOf.get(e.hostId)!, catalog)));
+  const coversAll = (set: readonly Variant[]) => servable.every((e) => set.some((v) => runsOn(v, e, hostOf.get(e.hostId)!, catalog)));
+  assert.ok(coversAll(cover.chosen), "the chosen set covers every servable element");
+  const relevant = pool.filter((v) => servable.some((e) => runsOn(v, e, hostOf.get(e.hostId)!, catalog)));
+  let smaller = 0;
+  for (const set of combinations(relevant, cover.chosen.length - 1)) if (coversAll(set)) smaller++;
+  assert.is(smaller, 0, `no cover of ${cover.chosen.length - 1} variants among ${relevant.length} candidates`);
+  assert.is(cover.chosen.length, 8);
+});
+
+test("every served host's variant is one detect itself recommends or accepts for that host; unserved hosts carry reasons", () => {
+  const chosenNames = new Set(cover.chosen.map((v) => v.name));
+  for (const x of cover.assignment) {
+    const h = hosts.find((y) => y.id === x.element.hostId)!.host;
+    // detect, given only the chosen variants, picks a variant for this GPU (or the CPU) among them: the same one.
+    const r = recommend(h, cover.chosen, catalog, { package: "torchaudio" });
+    const pick = r.picks.find((p) => (x.element.capability === null ? p.kind === "cpu" : p.capability === x.element.capability))!;
+    assert.ok(pick.variant && chosenNames.has(pick.variant), `${x.element.key}: detect finds a chosen variant`);
+    assert.is(pick.variant, x.variant.name, `${x.element.key}: detect's pick equals the fleet's`);
+  }
+  assert.equal(cover.unserved.map((e) => e.key), ["newer-gpu gpu 13.0"]);
+  const r = runCli(["fleet", ...FLEET, "--json"]);
+  assert.is(r.status, 1, "unserved hosts make the exit code 1");
+  const j = JSON.parse(r.stdout);
+  assert.match(j.unserved[0].reason, /13\.0.*not in the catalog/);
+  assert.match(j.method.kind, /exact/);
+});
+
+test("preferences cost no extra variant: native code and the widest ISA wherever the cover allows", () => {
+  const byKey = new Map(cover.assignment.map((x) => [x.element.key, x]));
+  for (const k of ["spr-h100 gpu 9.0", "gh200 gpu 9.0", "dgx-spark gpu 12.1", "thor gpu 11.0", "graviton2-t4g gpu 7.5"]) {
+    assert.ok(byKey.get(k)!.native, `${k} native`);
+    assert.ok(byKey.get(k)!.isaIsBest, `${k} widest ISA`);
+  }
+  assert.match(byKey.get("dgx-spark gpu 12.1")!.variant.name, /cuda1(2_9|3_0)-sm121-armv9$/, "native 12.1 code needs CUDA ≥ 12.9");
+  assert.match(byKey.get("thor gpu 11.0")!.variant.name, /cuda13_0-sm110-armv9$/);
+  // Like detect, a GPU gets a variant named for its own SM: the A6000 (8.6) next to A100s (8.0) needs its own.
+  assert.match(byKey.get("two-gpus gpu 8.6")!.variant.name, /-sm86-/);
+  assert.match(byKey.get("two-gpus gpu 8.0")!.variant.name, /-sm80-/);
+  // Where only binary-compatible code exists for a GPU's SM on the allowed CUDA versions, it is used.
+  const only128 = coverFleet(hosts.filter((h) => h.id === "dgx-spark"), candidates.filter((v) => v.cuda !== "12.9" && v.cuda !== "13.0"), catalog, "torchaudio");
+  assert.not.ok(only128.assignment[0]!.native, "sm121 on CUDA 12.8 carries 12.0 code");
+  assert.equal(only128.assignment[0]!.variant.cudaCapabilities, ["12.0"]);
+});
+
+test("--write-matrix: the matrix it writes generates exactly the chosen variants (and their pytorch)", () => {
+  const out = tempDir("vm-fleet-");
+  const m = join(out, "matrix.ts");
+  const r = runCli(["fleet", ...FLEET, "--write-matrix", m]);
+  assert.ok(r.status === 1 && /wrote/.test(r.stderr), r.stderr);
+  // The written file imports ./generator/schema.ts; point it at this checkout.
+  writeFileSync(m, readFileSync(m, "utf8").replace("./generator/schema.ts", join(ROOT, "generator/schema.ts")));
+  const list = runCli(["list", "--json", "--matrix", m]);
+  assert.is(list.status, 0, list.stderr);
+  const names = (JSON.parse(list.stdout) as { name: string }[]).map((v) => v.name).sort();
+  const want = [...new Set(cover.chosen.flatMap((v) => [v.name, ...v.dependsOn]))].sort();
+  assert.equal(names, want);
+  const gen = runCli(["generate", "--matrix", m, "--out", out]);
+  assert.is(gen.status, 0, gen.stderr);
+});
+
+test("a detect --json file is a host too", () => {
+  const out = tempDir("vm-fleet-json-");
+  const json = execFileSync(process.execPath, ["--import", "tsx", join(ROOT, "generator/cli.ts"), "detect", "--json", "--cpuinfo", join(HOSTS, "gh200/cpuinfo"), "--nvidia-smi", join(HOSTS, "gh200/nvidia-smi.txt"), "--machine", "aarch64"], { cwd: ROOT, encoding: "utf8" });
+  writeFileSync(join(out, "grace-node.json"), json);
+  const r = runCli(["fleet", join(out, "grace-node.json"), join(HOSTS, "spr-h100"), "--json"]);
+  assert.is(r.status, 0, r.stderr);
+  const j = JSON.parse(r.stdout);
+  assert.equal(j.hosts.map((h: { host: string }) => h.host).sort(), ["grace-node", "spr-h100"]);
+  assert.ok(j.variants.some((n: string) => /sm90-armv9$/.test(n)));
+  const bad = runCli(["fleet", join(out, "nope.json")]);
+  assert.is(bad.status, 2);
+  assert.match(bad.stderr, /no such file/);
+});
+
+test("cost model: fit on recorded reports (built only), leave-one-out error, default table with sources, makespan from the driver's scheduler", () => {
+  const samples = readSamples(REPORTS);
+  assert.is(samples.length, 10, "the substituted and the failed entries are ignored");
+  const m = fit(samples);
+  const pt = predict(m, { package: "pytorch", cuda: "12.8", cudaCapabilities: ["9.0"] });
+  assert.is(pt.from, "fit");
+  assert.ok(Math.abs(pt.seconds - (6900 + 7400 + 7900) / 3) < 1e-6, "mean of the CUDA pytorch builds");
+  const loo = leaveOneOut(samples);
+  assert.is(loo.n, 10);
+  assert.ok(loo.meanPct! > 0 && loo.meanPct! < 50, `LOO mean error ${loo.meanPct}`);
+  const none = fit([]);
+  assert.is(predict(none, { package: "torchaudio", cuda: null, cudaCapabilities: [] }).seconds, DEFAULT_BUILD_SECONDS.torchaudio.seconds);
+  assert.match(DEFAULT_BUILD_SECONDS.pytorch.source, /seed 001/);
+  const chosen = cover.chosen.flatMap((v) => [v, candidates.find((c) => c.name === v.dependsOn[0])!]);
+  const one = buildCost(chosen, none, 1);
+  const four = buildCost(chosen, none, 4);
+  assert.ok(Math.abs(one.makespanHours - one.hours) < 1e-9, "one builder: makespan = total");
+  assert.ok(four.makespanHours < one.makespanHours && four.makespanHours >= one.hours / 4, "more builders, shorter, not below work/4");
+  const r = runCli(["fleet", join(HOSTS, "spr-h100"), "--reports", REPORTS, "--builders", "2"]);
+  assert.is(r.status, 0, r.stderr);
+  assert.match(r.stdout, /makespan on 2 builder\(s\)/);
+  assert.match(r.stdout, /leave-one-out error mean \d+%/);
+});
+
+test.run();
