@@ -138,7 +138,18 @@ const bad: [string, Partial<MatrixInput> | Record<string, unknown>, RegExp][] = 
   ["pin without the release", { releases: [{ torch: "2.8.0", nixpkgs: PIN29, sha256: USER_SHA256 }] }, /releases\.0\.nixpkgs: .*carries PyTorch 2\.9\.1, not 2\.8\.0; allowed values: fe5e41d7/],
   ["unknown field", { gpu: ["80"] }, /gpu/],
   ["bad policy", { policy: { binaryCompat: "maybe" } }, /policy\.binaryCompat/],
+  ["only: a combination the axes lack", { only: ["python313-cuda12_8-sm95-avx2"] }, /only\.0: "python313-cuda12_8-sm95-avx2" is not a combination of the axes: the matrix lacks gpus 95/],
+  ["only: not a combination name", { only: ["pytorch-python313-cpu-avx2"] }, /only\.0: expected a combination name/],
 ];
+
+test("only: the matrix expands to exactly the listed combinations", () => {
+  const all = projectFromMatrix(base);
+  const pick = all.variants.filter((v) => v.package === "pytorch").slice(0, 3);
+  const only = pick.map((v) => v.name.replace(/^pytorch-/, ""));
+  const p = projectFromMatrix({ ...base, only });
+  assert.equal(p.variants.map((v) => v.name).sort(), pick.flatMap((v) => [v.name, v.name.replace(/^pytorch/, "torchaudio")]).sort());
+  assert.ok(p.excluded.length < all.excluded.length, "combinations outside `only` are not listed as dropped");
+});
 for (const [what, patch, re] of bad)
   test(`bad matrix: ${what} names the field and the allowed values`, () => {
     try {
