@@ -181,6 +181,7 @@ const explain: CommandModule<{}, { name: string; json: boolean; matrix?: string 
         ["isa", `${v.isa}: ${v.cflags.join(" ")}`],
         ["nixpkgs", v.nixpkgs],
         ["nixpkgs sha256", v.nixpkgsSha256],
+        ["systemFeatures", v.requiredSystemFeatures.join(" ") || "(none)"],
         ["file", v.file],
         ["dependsOn", v.dependsOn.join(", ") || "(none)"],
       ];
