@@ -14,12 +14,12 @@ const ROOT = resolve(import.meta.dirname, "..");
 const BIN = join(ROOT, "bin/variant-matrix.js");
 const HOST = join(ROOT, "tests/fixtures/hosts/dgx-spark");
 
-/** The widest hashed-pin matrix: ≥ 700 generated files. */
+/** The widest catalog matrix (every release with a hashed pin, every Python, CUDA, GPU, ISA): ≥ 700 files. */
 const WIDE = {
-  releases: [{ torch: "2.11.0" }],
-  python: ["3.12", "3.13", "3.14"],
-  cuda: ["12.8", "12.9", "13.0"],
-  gpus: ["75", "80", "86", "87", "89", "90", "100", "103", "110", "120", "121"],
+  releases: [{ torch: "2.9.1" }, { torch: "2.11.0" }],
+  python: ["3.11", "3.12", "3.13", "3.14"],
+  cuda: ["12.6", "12.8", "12.9", "13.0"],
+  gpus: ["70", "72", "75", "80", "86", "87", "89", "90", "100", "103", "110", "120", "121"],
   isas: ["avx2", "avx512", "avx512bf16", "avx512vnni", "armv8_2", "armv9"],
   cpuOnly: true,
 };
@@ -38,10 +38,14 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 export async function main(runs = 7) {
   if (!existsSync(join(ROOT, "dist/cli.js"))) throw new Error("dist/ is missing: run `npm run prepare`");
   const work = mkdtempSync(join(tmpdir(), "vm-bench-cli-"));
+  let memDir: string | null = null;
   try {
     const matrix = join(work, "matrix.ts");
     writeFileSync(matrix, `import { defineMatrix } from ${JSON.stringify(join(ROOT, "generator/schema.ts"))};\nexport default defineMatrix(${JSON.stringify(WIDE)});\n`);
     const noopDir = join(work, "noop");
+    // The same full generate into memory (tmpfs), when the machine has /dev/shm: the tool without the disk.
+    const mem = existsSync("/dev/shm") ? mkdtempSync("/dev/shm/vm-bench-cli-") : null;
+    memDir = mem;
     const node = process.execPath;
     const cmds: Record<string, () => string[]> = {
       floor: () => [node, "-e", "0"],
@@ -51,6 +55,7 @@ export async function main(runs = 7) {
       detect: () => [node, BIN, "detect", "--cpuinfo", join(HOST, "cpuinfo"), "--nvidia-smi", join(HOST, "nvidia-smi.txt"), "--machine", "aarch64"],
       noopGenerate: () => [node, BIN, "generate", "--matrix", matrix, "--out", noopDir],
       fullGenerate: () => [node, BIN, "generate", "--matrix", matrix, "--out", mkdtempSync(join(work, "full-"))],
+      ...(mem ? { fullGenerateMem: () => [node, BIN, "generate", "--matrix", matrix, "--out", mkdtempSync(join(mem, "full-"))] } : {}),
     };
     timeIt(cmds.noopGenerate!()); // first run writes the tree the no-op runs compare against
     const files = Number(/(\d+) written/.exec(spawnSync(node, [BIN, "generate", "--matrix", matrix, "--out", join(work, "count")], { encoding: "utf8" }).stdout)?.[1] ?? 0);
@@ -67,10 +72,15 @@ export async function main(runs = 7) {
     for (const k of ["list", "explain", "detect"]) row(k, "≤ 5× floor", ratio(k) <= 5);
     row("noopGenerate", "≤ 0.3 s", m.noopGenerate! <= 0.3);
     const rate = files / m.fullGenerate!;
-    console.log(`  fullGenerate  median ${m.fullGenerate!.toFixed(3)} s  ${files} files  ${Math.round(rate)} files/s including start-up  ≥ 3000 files/s: ${rate >= 3000 ? "met" : "NOT met"}`);
+    console.log(`  fullGenerate  median ${m.fullGenerate!.toFixed(3)} s  ${files} files  ${Math.round(rate)} files/s including start-up  ≥ 3000 files/s: ${rate >= 3000 ? "met" : "NOT met"}  (into ${tmpdir()}, this machine's disk)`);
+    if (m.fullGenerateMem !== undefined) {
+      const r2 = files / m.fullGenerateMem;
+      console.log(`  fullGenerate  median ${m.fullGenerateMem.toFixed(3)} s  ${files} files  ${Math.round(r2)} files/s including start-up  ≥ 3000 files/s: ${r2 >= 3000 ? "met" : "NOT met"}  (into /dev/shm: without the disk)`);
+    }
     return { medians: m, files, rate };
   } finally {
     rmSync(work, { recursive: true, force: true });
+    if (memDir) rmSync(memDir, { recursive: true, force: true });
   }
 }
 

@@ -10,11 +10,10 @@
  * Cache: ROOT/node_modules/.cache/variant-matrix/matrix-HASH.mjs (or the OS temp dir when that is not writable).
  */
 import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { REPO_ROOT } from "./paths.ts";
+import { cacheDir } from "./paths.ts";
 
 let singleFile = true;
 
@@ -25,18 +24,6 @@ export function lastMatrixWasSingleFile(): boolean {
 
 /** Bumped when the bundling below changes, so old cache entries are not reused. */
 const CACHE_VERSION = "1";
-
-function cacheDir(): string {
-  for (const d of [join(REPO_ROOT, "node_modules", ".cache", "variant-matrix"), join(tmpdir(), `variant-matrix-cache-${process.getuid?.() ?? "u"}`)]) {
-    try {
-      mkdirSync(d, { recursive: true });
-      return d;
-    } catch {
-      /* try the next */
-    }
-  }
-  throw new Error("variant-matrix: no writable cache directory for the compiled matrix");
-}
 
 /**
  * Import the matrix module at `file` (absolute path) and return its namespace.

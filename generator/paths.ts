@@ -3,7 +3,8 @@
  * (so the same answer comes from the TypeScript sources in generator/ and from the compiled JavaScript in dist/).
  * @throws Error when no such directory exists (a broken install)
  */
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -26,3 +27,22 @@ export const REPO_ROOT = findRoot(dirname(fileURLToPath(import.meta.url)));
 
 /** The nunjucks templates (kept in the sources; the compiled code reads them from there). */
 export const TEMPLATES_DIR = join(REPO_ROOT, "generator", "render", "templates");
+
+/**
+ * A writable cache directory for compiled inputs (matrix.ts, templates, generate stamps):
+ * ROOT/node_modules/.cache/variant-matrix[/sub], or a per-user directory in the OS temp dir when that cannot be
+ * created. @throws Error when neither is writable
+ */
+export function cacheDir(sub = ""): string {
+  const uid = process.getuid?.() ?? "u";
+  for (const base of [join(REPO_ROOT, "node_modules", ".cache", "variant-matrix"), join(tmpdir(), `variant-matrix-cache-${uid}`)]) {
+    const d = sub ? join(base, sub) : base;
+    try {
+      mkdirSync(d, { recursive: true });
+      return d;
+    } catch {
+      /* try the next */
+    }
+  }
+  throw new Error("variant-matrix: no writable cache directory");
+}

@@ -8,13 +8,13 @@
  * Inputs: the matrix file's path and text, and the size and time of every file of the running generator (its
  * code, catalog and templates), so a changed catalog or template is never hidden. A matrix that imports other
  * local files is not stamped (their changes would be invisible).
- * Stamps live in ROOT/node_modules/.cache/variant-matrix/stamps/, one per output directory.
+ * Stamps live in the cache directory (paths.ts cacheDir, "stamps"), one per output directory.
  */
 import { createHash } from "node:crypto";
-import { mkdirSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
+import { readdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { REPO_ROOT, TEMPLATES_DIR } from "./paths.ts";
+import { cacheDir, TEMPLATES_DIR } from "./paths.ts";
 
 interface Stamp {
   inputs: string;
@@ -22,10 +22,8 @@ interface Stamp {
   files: Record<string, [number, number]>;
 }
 
-const STAMP_DIR = join(REPO_ROOT, "node_modules", ".cache", "variant-matrix", "stamps");
-
 function stampFile(outRoot: string): string {
-  return join(STAMP_DIR, `${createHash("sha256").update(outRoot).digest("hex").slice(0, 24)}.json`);
+  return join(cacheDir("stamps"), `${createHash("sha256").update(outRoot).digest("hex").slice(0, 24)}.json`);
 }
 
 /** Every file below `dir` (sorted), for the inputs hash. */
@@ -85,7 +83,6 @@ export function writeStamp(outRoot: string, matrixFile: string, rels: Iterable<s
       const s = statSync(join(outRoot, rel));
       files[rel] = [s.size, s.mtimeMs];
     }
-    mkdirSync(STAMP_DIR, { recursive: true });
     const tmp = `${file}.${process.pid}.tmp`;
     writeFileSync(tmp, JSON.stringify({ inputs: inputsHash(matrixFile), files } satisfies Stamp));
     renameSync(tmp, file);
