@@ -15,7 +15,8 @@ import { join, resolve } from "node:path";
 import { projectFromMatrix } from "../generator/project.ts";
 import { renderAll } from "../generator/render/index.ts";
 import { syncFiles } from "../generator/write.ts";
-import type { Catalog, MatrixInput, Variant } from "../generator/schema.ts";
+import type { Catalog, MatrixInput } from "../generator/schema.ts";
+import { nixpkgsInstanceKey } from "../generator/expand.ts";
 import { catalog } from "../generator/catalog/index.ts";
 import matrix from "../matrix.ts";
 import { syntheticCatalog, syntheticMatrix } from "./generate.ts";
@@ -23,8 +24,7 @@ import { syntheticCatalog, syntheticMatrix } from "./generate.ts";
 const ROOT = resolve(import.meta.dirname, "..");
 const BY_REV = `import ${join(ROOT, "tests/fixtures/stand-in-nixpkgs/by-rev.nix")}`;
 
-const keyOf = (v: Variant) =>
-  [v.nixpkgs, v.system, v.cuda === null ? "cpu" : v.cudaPackageSet, ...(v.cuda !== null && v.cudaCapabilitiesForPackageSet ? v.cudaCapabilities : [])].join("|");
+const keyOf = nixpkgsInstanceKey;
 
 function instantiate(dir: string, args: string[]): { drvs: number; instances: number; seconds: number } {
   const t0 = process.hrtime.bigint();

@@ -9,7 +9,7 @@ import { hideBin } from "yargs/helpers";
 import { resolve } from "node:path";
 // Only light modules load at start; each command imports what it uses in its handler (fast --help, list, explain).
 import { InputError } from "./errors.ts";
-import { checkFilterValues, matchFilters, parseFilters } from "./filters.ts";
+import { checkFilterValues, FILTER_OPTION, matchFilters, parseFilters } from "./filters.ts";
 import { REPO_ROOT } from "./paths.ts";
 import type { Project } from "./project.ts";
 import type { Variant, VariantJson } from "./schema.ts";
@@ -89,8 +89,8 @@ const generate: CommandModule<{}, { check: boolean; matrix?: string; out?: strin
         return;
       }
     }
-    const [p, { renderAll }, { syncFiles }, { lastMatrixWasSingleFile }] = await Promise.all([
-      project(argv.matrix),
+    const [p, { renderAll }, { syncFiles }, { isSingleFileMatrix }] = await Promise.all([
+      import("./project.ts").then((m) => m.loadProject({ matrixFile })),
       import("./render/index.ts"),
       import("./write.ts"),
       import("./load-matrix.ts"),
@@ -106,7 +106,7 @@ const generate: CommandModule<{}, { check: boolean; matrix?: string; out?: strin
       } else console.log(`up to date: ${files.size} generated files match ${p.matrixFile}`);
       return;
     }
-    stamp.writeStamp(root, matrixFile, files.keys(), lastMatrixWasSingleFile());
+    stamp.writeStamp(root, matrixFile, files.keys(), isSingleFileMatrix(matrixFile));
     if (!changes.length) console.log(`nothing to write: ${files.size} generated files already up to date`);
     else {
       if (changes.length <= 20) console.log(changes.join("\n"));
@@ -126,7 +126,7 @@ const list: CommandModule<{}, { json: boolean; excluded: boolean; filter?: strin
     y
       .option("json", { type: "boolean", default: false, describe: "print JSON (the list --json contract)" })
       .option("excluded", { type: "boolean", default: false, describe: "list dropped combinations with reasons" })
-      .option("filter", { type: "string", array: true, describe: "KEY=VALUE, KEY one of package, python, cuda, sm, isa, system (repeatable)" })
+      .option("filter", FILTER_OPTION)
       .options(matrixOption),
   handler: async (argv) => {
     const filters = parseFilters(argv.filter);
@@ -209,7 +209,7 @@ const ci: CommandModule<{}, { engine: string; output?: string; runsOn?: string[]
       .positional("engine", { choices: ["github", "hydra"] as const, demandOption: true })
       .option("output", { alias: "o", type: "string", describe: "file to write (default: stdout)" })
       .option("runs-on", { type: "string", array: true, describe: "github: SYSTEM=LABEL[,LABEL...] runner labels for a system" })
-      .option("filter", { type: "string", array: true, describe: "github: only these variants (KEY=VALUE, as for list)" })
+      .option("filter", { ...FILTER_OPTION, describe: `github: only these variants; ${FILTER_OPTION.describe}` })
       .option("repo", { type: "string", describe: "hydra: the git URL Hydra fetches this repository from" })
       .option("branch", { type: "string", default: "main", describe: "hydra: branch" })
       .options(matrixOption) as never,

@@ -13,7 +13,7 @@
  * 7. Every dropped combination carries its reasons in words.
  */
 import { preferredPin } from "./catalog/index.ts";
-import { formatName, torchSiblingName } from "./naming.ts";
+import { formatCombination, formatName, torchSiblingName } from "./naming.ts";
 import { capabilityRunsOn, compareVersions } from "./versions.ts";
 import type {
   Catalog,
@@ -159,11 +159,12 @@ function describe(pkg: PackageName, c: Combo, version: string): string {
 }
 
 /**
- * The name of a combination without package and release tag, as matrix.ts `only` lists it:
- * "python313-cuda12_8-sm90-avx512bf16", "python313-cpu-avx2".
+ * The nixpkgs instance a variant needs: revision, system, CUDA package set (or "cpu") and, when the capabilities
+ * go to the whole package set, those capabilities. Variants with one key share one instance in an evaluation;
+ * this is the key pkgs/matrix.nix's `keyOf` computes (tests/release.test.ts checks instantiations = distinct keys).
  */
-export function combinationName(python: string, cuda: string | null, sm: string | null, isa: string): string {
-  return `python${python.replace(".", "")}-${cuda === null ? "cpu" : `cuda${cuda.replace(".", "_")}-sm${sm}`}-${isa}`;
+export function nixpkgsInstanceKey(v: Pick<Variant, "nixpkgs" | "system" | "cuda" | "cudaPackageSet" | "cudaCapabilities" | "cudaCapabilitiesForPackageSet">): string {
+  return [v.nixpkgs, v.system, v.cuda === null ? "cpu" : v.cudaPackageSet, ...(v.cuda !== null && v.cudaCapabilitiesForPackageSet ? v.cudaCapabilities : [])].join("|");
 }
 
 /**
@@ -207,7 +208,8 @@ export function expand(matrix: Matrix, catalog: Catalog): Expansion {
       if (matrix.cpuOnly) gpuCombos.push([null, null]);
       for (const [cuda, gpu] of gpuCombos) {
         for (const isa of isas) {
-          if (only && !only.has(combinationName(py.version, cuda?.version ?? null, gpu?.sm ?? null, isa.key))) continue;
+          if (only && !only.has(formatCombination({ python: py.version, cuda: cuda?.version ?? null, sm: gpu?.sm ?? null, isa: isa.key })))
+            continue;
           const combo: Combo = { release, pin, tag, py, cuda, gpu, isa };
           const { reasons, service } = judge(combo, matrix, catalog);
           const parts = {

@@ -11,6 +11,13 @@ import { InputError } from "./errors.ts";
 export const FILTER_KEYS = ["package", "python", "cuda", "sm", "isa", "system"] as const;
 export type FilterKey = (typeof FILTER_KEYS)[number];
 
+/** The `--filter` option of every command that selects variants (list, build, eval, ci github). */
+export const FILTER_OPTION = {
+  type: "string",
+  array: true,
+  describe: `KEY=VALUE with KEY one of ${FILTER_KEYS.join(", ")}; repeat it: alternatives on one key, all keys must hold`,
+} as const;
+
 /** One parsed `KEY=VALUE`. */
 export interface Filter {
   key: FilterKey;

@@ -15,26 +15,35 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { cacheDir } from "./paths.ts";
 
-let singleFile = true;
-
-/** Whether the last matrix imported was a single file (no other local imports), for the generate stamp. */
-export function lastMatrixWasSingleFile(): boolean {
-  return singleFile;
-}
-
 /** Bumped when the bundling below changes, so old cache entries are not reused. */
 const CACHE_VERSION = "1";
+
+/** The hash of the matrix at `file` with its current text, and its cache file (it exists once imported). */
+function cachedModule(file: string): { hash: string; path: string } {
+  const source = readFileSync(file, "utf8");
+  const hash = createHash("sha256").update(CACHE_VERSION).update("\0").update(file).update("\0").update(source).digest("hex").slice(0, 24);
+  return { hash, path: join(cacheDir(), `matrix-${hash}.mjs`) };
+}
+
+/**
+ * True when the matrix at `file` was imported as a single file (no other local imports): only such matrices are
+ * cached, so the cache file of its current text exists. The generate stamp is written only for these.
+ */
+export function isSingleFileMatrix(file: string): boolean {
+  try {
+    return existsSync(cachedModule(file).path);
+  } catch {
+    return false;
+  }
+}
 
 /**
  * Import the matrix module at `file` (absolute path) and return its namespace.
  * @throws Error (esbuild's message) when the file does not compile
  */
 export async function importMatrixModule(file: string): Promise<Record<string, unknown>> {
-  const source = readFileSync(file, "utf8");
-  const hash = createHash("sha256").update(CACHE_VERSION).update("\0").update(file).update("\0").update(source).digest("hex").slice(0, 24);
+  const { hash, path: cached } = cachedModule(file);
   const dir = cacheDir();
-  const cached = join(dir, `matrix-${hash}.mjs`);
-  singleFile = true;
   if (!existsSync(cached)) {
     const esbuild = await import("esbuild");
     const result = await esbuild.build({
@@ -62,7 +71,6 @@ export async function importMatrixModule(file: string): Promise<Record<string, u
     });
     const code = result.outputFiles[0]!.text;
     const localInputs = Object.keys(result.metafile!.inputs).filter((i) => !i.startsWith("variant-matrix:"));
-    singleFile = localInputs.length <= 1;
     const target = localInputs.length > 1 ? join(dir, `matrix-${hash}-${process.pid}-${Date.now()}.mjs`) : cached;
     const tmp = `${target}.${process.pid}.tmp`;
     writeFileSync(tmp, code);

@@ -56,6 +56,22 @@ export function parseName(name: string): NameParts | null {
   };
 }
 
+/**
+ * A combination's name without package and release tag, as matrix.ts `only` lists it:
+ * "python313-cuda12_8-sm90-avx512bf16", "python313-cpu-avx2" (the variant name after "pytorch-").
+ */
+export function formatCombination(p: Omit<NameParts, "package" | "tag">): string {
+  return formatName({ ...p, package: "pytorch", tag: "" }).slice("pytorch-".length);
+}
+
+/** Parse a combination name (see formatCombination); null when it does not follow the naming rule. */
+export function parseCombination(name: string): Omit<NameParts, "package" | "tag"> | null {
+  const p = parseName(`pytorch-${name}`);
+  if (!p || p.tag !== "") return null;
+  const { python, cuda, sm, isa } = p;
+  return { python, cuda, sm, isa };
+}
+
 /** The pytorch variant a torchaudio variant of these parts is built against. */
 export function torchSiblingName(p: NameParts): string {
   return formatName({ ...p, package: "pytorch" });

@@ -6,6 +6,7 @@ import { resolve } from "node:path";
 import { existsSync } from "node:fs";
 import { REPO_ROOT } from "./paths.ts";
 import { InputError } from "./errors.ts";
+import { parseCombination } from "./naming.ts";
 import type { ZodError } from "zod";
 import { catalog as defaultCatalog, nixpkgsTarballUrl, preferredPin } from "./catalog/index.ts";
 import { expand } from "./expand.ts";
@@ -95,14 +96,13 @@ export function validateMatrix(input: unknown, catalog: Catalog = defaultCatalog
   });
   // `only`: each combination must be one the axes produce (else it could never appear).
   m.only?.forEach((c, i) => {
-    const mm = /^python(\d)(\d+)-(?:cpu|cuda(\d+)_(\d+)-sm(\d+))-([a-z0-9_]+)$/.exec(c)!;
-    const [, pyMaj, pyMin, cMaj, cMin, sm, isa] = mm;
+    const p = parseCombination(c)!; // the schema checked the form
     const missing: string[] = [];
-    if (!m.python.includes(`${pyMaj}.${pyMin}`)) missing.push(`python ${pyMaj}.${pyMin}`);
-    if (cMaj !== undefined && !m.cuda.includes(`${cMaj}.${cMin}`)) missing.push(`cuda ${cMaj}.${cMin}`);
-    if (sm !== undefined && !m.gpus.includes(sm)) missing.push(`gpus ${sm}`);
-    if (cMaj === undefined && !m.cpuOnly) missing.push("cpuOnly true");
-    if (!m.isas.includes(isa!)) missing.push(`isas ${isa}`);
+    if (!m.python.includes(p.python)) missing.push(`python ${p.python}`);
+    if (p.cuda !== null && !m.cuda.includes(p.cuda)) missing.push(`cuda ${p.cuda}`);
+    if (p.sm !== null && !m.gpus.includes(p.sm)) missing.push(`gpus ${p.sm}`);
+    if (p.cuda === null && !m.cpuOnly) missing.push("cpuOnly true");
+    if (!m.isas.includes(p.isa)) missing.push(`isas ${p.isa}`);
     if (missing.length)
       issues.push({ path: `only.${i}`, message: `"${c}" is not a combination of the axes: the matrix lacks ${missing.join(", ")}` });
   });

@@ -13,6 +13,7 @@
 import { z } from "zod";
 
 import { PACKAGES, SYSTEMS, type PackageName, type System } from "./constants.ts";
+import { parseCombination } from "./naming.ts";
 export { PACKAGES, SYSTEMS, type PackageName, type System };
 
 const version2 = z.string().regex(/^\d+\.\d+$/, "expected MAJOR.MINOR, e.g. 12.8");
@@ -297,7 +298,12 @@ export function makeMatrixSchema(catalog: Catalog) {
       cpuOnly: z.boolean(),
       packages: uniqueEnum(PACKAGES, "package").default(["pytorch", "torchaudio"]),
       only: z
-        .array(z.string().regex(/^python\d+-(cpu|cuda\d+_\d+-sm\d+)-[a-z0-9_]+$/, "expected a combination name such as python313-cuda12_8-sm90-avx512bf16 or python313-cpu-avx2"))
+        .array(
+          z.string().refine((c) => parseCombination(c) !== null, {
+            error: (iss) =>
+              `expected a combination name such as python313-cuda12_8-sm90-avx512bf16 or python313-cpu-avx2 (got ${JSON.stringify(iss.input)})`,
+          }),
+        )
         .min(1, "must list at least one combination (or leave `only` out for every combination)")
         .optional(),
       policy: z

@@ -7,7 +7,7 @@ import * as assert from "uvu/assert";
 import { join, resolve } from "node:path";
 import { DEFAULT_ESTIMATE_S, lowerBound, makePlan, pickNext, PlanError, simulate, transitiveDependents, type NodeState } from "../generator/driver/plan.ts";
 import { jobsRule } from "../generator/driver/jobs.ts";
-import { selectTargets, SelectionError, targetsFromVariants, type BuildTarget } from "../generator/driver/targets.ts";
+import { selectTargets, SelectionError, targetsFromVariants } from "../generator/driver/targets.ts";
 import { projectFromMatrix } from "../generator/project.ts";
 import buildMatrix from "./fixtures/build-matrix.ts";
 import { buildCmd } from "../generator/driver/backend.ts";

@@ -9,14 +9,11 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { spawn } from "node:child_process";
 import { chmodSync, cpSync, existsSync, mkdirSync, readFileSync, readlinkSync, readdirSync, writeFileSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import type { BuildReport, VariantReport } from "../generator/driver/report.ts";
 import { tempDir } from "./helpers/cli.ts";
+import { BUILD_MATRIX, FIXTURES, latestReport as latestIn, newSalt, runDriver } from "./helpers/driver.ts";
 
-const ROOT = resolve(import.meta.dirname, "..");
-const FIXTURES = join(ROOT, "tests/fixtures/build-pkgs");
-const BUILD_MATRIX = join(ROOT, "tests/fixtures/build-matrix.ts");
-const MAIN = join(ROOT, "generator/driver/main.ts");
 
 const PT_ARM = "pytorch-python313-cuda12_8-sm121-armv9";
 const TA_ARM = "torchaudio-python313-cuda12_8-sm121-armv9";
@@ -36,45 +33,30 @@ interface Ctx {
 function ctx(extraEnv: NodeJS.ProcessEnv = {}): Ctx {
   const dir = tempDir("vm-build-test-");
   chmodSync(dir, 0o755);
-  const salt = `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}`;
+  const salt = newSalt();
   const state = join(dir, "state");
   mkdirSync(state);
   chmodSync(state, 0o777);
   return { dir, salt, env: { ...process.env, VM_BUILD_TEST_SALT: salt, VM_BUILD_TEST_STATE: state, ...extraEnv } };
 }
 
-interface Result {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
 function driver(c: Ctx, args: string[], opts: { env?: NodeJS.ProcessEnv; onSpawn?: (pid: number) => void } = {}) {
   const defaults = (flag: string, value: string) => (args.includes(flag) ? [] : [flag, value]);
-  const argv = [
-    "--import",
-    "tsx",
-    MAIN,
-    "build",
-    ...defaults("--pkgs-dir", FIXTURES),
-    ...defaults("--matrix", BUILD_MATRIX),
-    ...defaults("--out-dir", join(c.dir, "out")),
-    "--logs-dir",
-    join(c.dir, "logs"),
-    "--nix-option",
-    "substituters=",
-    "--plain",
-    ...args,
-  ];
-  return new Promise<Result>((res) => {
-    const child = spawn(process.execPath, argv, { cwd: ROOT, env: { ...c.env, ...opts.env, NO_COLOR: "1" } });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d) => (stdout += d));
-    child.stderr.on("data", (d) => (stderr += d));
-    opts.onSpawn?.(child.pid!);
-    child.on("close", (code) => res({ code, stdout, stderr }));
-  });
+  return runDriver(
+    [
+      ...defaults("--pkgs-dir", FIXTURES),
+      ...defaults("--matrix", BUILD_MATRIX),
+      ...defaults("--out-dir", join(c.dir, "out")),
+      "--logs-dir",
+      join(c.dir, "logs"),
+      "--nix-option",
+      "substituters=",
+      "--plain",
+      ...args,
+    ],
+    { ...c.env, ...opts.env },
+    opts.onSpawn,
+  );
 }
 
 function byName(r: BuildReport): Map<string, VariantReport> {
@@ -82,7 +64,7 @@ function byName(r: BuildReport): Map<string, VariantReport> {
 }
 
 function latestReport(c: Ctx): BuildReport {
-  return JSON.parse(readFileSync(join(c.dir, "logs/latest/report.json"), "utf8"));
+  return latestIn(join(c.dir, "logs"));
 }
 
 test("dry run: plan JSON with order, exact commands, nothing built; torchaudio pulls in its pytorch", async () => {

@@ -7,15 +7,13 @@ import { execFileSync, spawnSync } from "node:child_process";
 import { join } from "node:path";
 import { projectFromMatrix } from "../generator/project.ts";
 import matrix from "../matrix.ts";
-import type { Variant } from "../generator/schema.ts";
+import { nixpkgsInstanceKey } from "../generator/expand.ts";
 import { REPO_ROOT, STAND_IN_NIXPKGS, nixPath } from "./helpers/nix.ts";
 
 const BY_REV = `import ${nixPath(join(STAND_IN_NIXPKGS, "by-rev.nix"))}`;
 const project = projectFromMatrix(matrix);
 
-/** The key pkgs/matrix.nix shares instances by (the inputs of pkgs/nixpkgs.nix). */
-const keyOf = (v: Variant) =>
-  [v.nixpkgs, v.system, v.cuda === null ? "cpu" : v.cudaPackageSet, ...(v.cuda !== null && v.cudaCapabilitiesForPackageSet ? v.cudaCapabilities : [])].join("|");
+const keyOf = nixpkgsInstanceKey;
 
 /** Runs nix-instantiate with the stand-in; returns the .drv paths and the number of nixpkgs instantiations. */
 function instantiate(args: string[]): { drvs: string[]; instances: number; stderr: string } {

@@ -3,35 +3,24 @@
 // tests/fixtures/build-pkgs (stand-ins named like variants; they build in a second).
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { execFileSync, spawn } from "node:child_process";
+import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync, readdirSync } from "node:fs";
-import { basename, join, resolve } from "node:path";
-import type { BuildReport } from "../generator/driver/report.ts";
+import { basename, join } from "node:path";
 import { tempDir } from "./helpers/cli.ts";
+import { BUILD_MATRIX, FIXTURES, latestReport, newSalt, runDriver } from "./helpers/driver.ts";
 import { hasSshd, startSshd } from "./helpers/sshd.ts";
 
-const ROOT = resolve(import.meta.dirname, "..");
-const FIXTURES = join(ROOT, "tests/fixtures/build-pkgs");
-const BUILD_MATRIX = join(ROOT, "tests/fixtures/build-matrix.ts");
-const MAIN = join(ROOT, "generator/driver/main.ts");
 const PT = "pytorch-python313-cpu-avx2";
 const TA = "torchaudio-python313-cpu-avx2";
 const SYSTEM = execFileSync("nix-instantiate", ["--eval", "--json", "-E", "builtins.currentSystem"], { encoding: "utf8" }).trim().replace(/"/g, "");
 
-function driver(dir: string, args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const argv = ["--import", "tsx", MAIN, "build", "--pkgs-dir", FIXTURES, "--matrix", BUILD_MATRIX, "--out-dir", join(dir, "out"), "--logs-dir", join(dir, "logs"), "--plain", "--backend", "nix", ...args];
-  return new Promise((res) => {
-    const child = spawn(process.execPath, argv, { cwd: ROOT, env: { ...process.env, ...env, NO_COLOR: "1" } });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d) => (stdout += d));
-    child.stderr.on("data", (d) => (stderr += d));
-    child.on("close", (code) => res({ code, stdout, stderr }));
-  });
-}
-
-const report = (dir: string): BuildReport => JSON.parse(readFileSync(join(dir, "logs/latest/report.json"), "utf8"));
-const salt = () => `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}`;
+const driver = (dir: string, args: string[], env: Record<string, string>) =>
+  runDriver(
+    ["--pkgs-dir", FIXTURES, "--matrix", BUILD_MATRIX, "--out-dir", join(dir, "out"), "--logs-dir", join(dir, "logs"), "--plain", "--backend", "nix", ...args],
+    { ...process.env, ...env },
+  );
+const report = (dir: string) => latestReport(join(dir, "logs"));
+const salt = newSalt;
 
 test("openssh-server is installed (.ci/run installs it)", () => {
   assert.ok(hasSshd(), "/usr/sbin/sshd not found: apt-get install openssh-server");

@@ -117,12 +117,13 @@ function cmpDesc(a: string | null, b: string | null): number {
   return compareVersions(b, a);
 }
 
-function isNative(v: Variant, cap: string): boolean {
+/** True when `v` carries code compiled for compute capability `cap` itself (not binary-compatible code). */
+export function isNative(v: Variant, cap: string): boolean {
   return !v.binaryCompat && v.cudaCapabilities.includes(cap);
 }
 
 /** Runnable catalog ISAs for the host, widest first, and for the others which features are missing. */
-function isaFit(host: HostInfo, catalog: Catalog) {
+export function isaFit(host: HostInfo, catalog: Catalog) {
   const have = new Set(host.cpu.features);
   const all = catalog.isas.filter((i) => i.system === host.system).sort((a, b) => b.rank - a.rank);
   const runnable = all.filter((i) => i.requiredCpuFeatures.every((f) => have.has(f)));

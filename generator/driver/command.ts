@@ -7,6 +7,7 @@
  */
 import type { Argv, ArgumentsCamelCase, CommandModule } from "yargs";
 import { PACKAGES, type PackageName } from "../constants.ts";
+import { FILTER_OPTION } from "../filters.ts";
 import type { Variant } from "../schema.ts";
 import { BACKEND_CHOICES, type BackendChoice } from "./backend.ts";
 import { GIB_PER_COMPILE_JOB, DEFAULT_CORES_PER_BUILD } from "./jobs.ts";
@@ -60,11 +61,7 @@ export const buildCommand: CommandModule<object, BuildArgs> = {
   builder: (y: Argv<object>) =>
     y
       .positional("names", { type: "string", array: true, describe: "variant names (default: all, after filters)" })
-      .option("filter", {
-        type: "string",
-        array: true,
-        describe: "KEY=VALUE, keys package|python|cuda|sm|isa|system (as for `list`); repeat: OR per key, AND across",
-      })
+      .option("filter", FILTER_OPTION)
       .option("package", { type: "string", choices: PACKAGES, describe: "only this package (dependencies still built)" })
       .option("dry-run", { type: "boolean", describe: "print the plan (order, commands, what is built) and build nothing" })
       .option("json", { type: "boolean", describe: "print the plan (dry run) or the report as JSON on stdout" })

@@ -7,6 +7,7 @@ import { availableParallelism } from "node:os";
 import { resolve } from "node:path";
 import type { CommandModule } from "yargs";
 import { InputError } from "../errors.ts";
+import { FILTER_OPTION } from "../filters.ts";
 import { REPO_ROOT } from "../paths.ts";
 import type { EvalResult } from "./eval.ts";
 
@@ -36,7 +37,7 @@ export const evalCommand: CommandModule<object, EvalArgs> = {
   builder: (y) =>
     y
       .positional("names", { type: "string", array: true, describe: "variant names (default: every variant)" })
-      .option("filter", { type: "string", array: true, describe: "KEY=VALUE, KEY one of package, python, cuda, sm, isa, system (repeatable)" })
+      .option("filter", FILTER_OPTION)
       .option("jobs", { type: "number", describe: "parallel evaluators (default: the number of CPUs)" })
       .option("json", { type: "boolean", default: false, describe: "one JSON object per variant, then a summary object" })
       .option("nixpkgs", { type: "string", describe: "Nix expression passed as release.nix's nixpkgs (--arg nixpkgs EXPR)" })

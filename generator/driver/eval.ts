@@ -13,6 +13,7 @@
  */
 import { $, which } from "zx";
 import pLimit from "p-limit";
+import { nixString } from "../render/literals.ts";
 import type { Variant } from "../schema.ts";
 
 /** One evaluated variant, as printed by `eval --json` (one JSON object per line). */
@@ -63,7 +64,6 @@ export interface EvalSummary {
   seconds: number;
 }
 
-const nixStr = (s: string) => JSON.stringify(s).replace(/\$\{/g, "\\${");
 
 /** Split `xs` into at most `n` chunks of near-equal size, keeping order. */
 export function chunks<T>(xs: readonly T[], n: number): T[][] {
@@ -79,7 +79,7 @@ export function chunkExpr(root: string, names: readonly string[], nixpkgsExpr?: 
   const arg = nixpkgsExpr ? `{ nixpkgs = ${nixpkgsExpr}; }` : "{ }";
   return `
     let
-      release = import ${nixStr(`${root}/release.nix`)} ${arg};
+      release = import ${nixString(`${root}/release.nix`)} ${arg};
       one = name:
         let
           d = release.\${name};
@@ -89,7 +89,7 @@ export function chunkExpr(root: string, names: readonly string[], nixpkgsExpr?: 
             outputs = builtins.listToAttrs (map (o: { name = o; value = d.\${o}.outPath; }) (d.outputs or [ "out" ]));
           });
         in if t.success then t.value else { inherit name; failed = true; };
-    in map one [ ${names.map(nixStr).join(" ")} ]`;
+    in map one [ ${names.map(nixString).join(" ")} ]`;
 }
 
 function nixArgs(nixpkgsExpr?: string): string[] {

@@ -13,8 +13,26 @@
  */
 import type { PackageName } from "../schema.ts";
 
-/** Default duration estimates in seconds when no earlier report knows a variant (hours-long torch builds). */
-export const DEFAULT_ESTIMATE_S: Record<PackageName, number> = { pytorch: 3 * 3600, torchaudio: 20 * 60 };
+/**
+ * Default build time of a package when no earlier report knows it: seconds and the source of the figure. The one
+ * table the driver's plan and the fleet cost model (fleet/cost.ts) both use.
+ */
+export const DEFAULT_BUILD_SECONDS: Record<PackageName, { seconds: number; source: string }> = {
+  pytorch: {
+    seconds: 1.75 * 3600,
+    source: "seed 001 (aarch64/CUDA torch build notes): \"Build (takes 1.5-2 hours for single architecture)\"; midpoint",
+  },
+  torchaudio: {
+    seconds: 30 * 60,
+    source: "seed 003 (torchaudio variant README): \"Build times vary (20-40 minutes typical for TorchAudio)\"; midpoint",
+  },
+};
+
+/** Default duration estimates in seconds (DEFAULT_BUILD_SECONDS without the sources). */
+export const DEFAULT_ESTIMATE_S: Record<PackageName, number> = {
+  pytorch: DEFAULT_BUILD_SECONDS.pytorch.seconds,
+  torchaudio: DEFAULT_BUILD_SECONDS.torchaudio.seconds,
+};
 
 /** The part of a target the plan needs. */
 export interface PlanInput {

@@ -11,21 +11,12 @@
  */
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { makePlan, simulate } from "../driver/plan.ts";
+import { DEFAULT_BUILD_SECONDS, makePlan, simulate } from "../driver/plan.ts";
 import { parseName } from "../naming.ts";
 import type { PackageName, Variant } from "../schema.ts";
 
-/** Default seconds per build when no report has the group. */
-export const DEFAULT_BUILD_SECONDS: Record<PackageName, { seconds: number; source: string }> = {
-  pytorch: {
-    seconds: 1.75 * 3600,
-    source: "seed 001 (aarch64/CUDA torch build notes): \"Build (takes 1.5-2 hours for single architecture)\"; midpoint",
-  },
-  torchaudio: {
-    seconds: 30 * 60,
-    source: "seed 003 (torchaudio variant README): \"Build times vary (20-40 minutes typical for TorchAudio)\"; midpoint",
-  },
-};
+/** Default seconds per build when no report has the group: the driver's sourced table (driver/plan.ts). */
+export { DEFAULT_BUILD_SECONDS };
 
 /** One recorded build. */
 export interface BuildSample {

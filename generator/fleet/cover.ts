@@ -18,6 +18,7 @@
  */
 import { capabilityRunsOn, compareVersions } from "../versions.ts";
 import { cudaForDriver, type HostInfo } from "../detect/host.ts";
+import { isaFit, isNative } from "../detect/recommend.ts";
 import type { Catalog, PackageName, Variant } from "../schema.ts";
 
 /** A host of the fleet, by a name the user recognises (its file or directory). */
@@ -74,14 +75,9 @@ export function elementsOf(hosts: readonly FleetHost[]): Element[] {
   return out;
 }
 
-/** ISA keys the host's CPU runs (every required feature present), with their ranks. */
+/** ISA keys the host's CPU runs, with their ranks: detect's own rule (recommend.ts isaFit). */
 function runnableIsas(host: HostInfo, catalog: Catalog): Map<string, number> {
-  const have = new Set(host.cpu.features);
-  return new Map(
-    catalog.isas
-      .filter((i) => i.system === host.system && i.requiredCpuFeatures.every((f) => have.has(f)))
-      .map((i) => [i.key, i.rank] as [string, number]),
-  );
+  return new Map(isaFit(host, catalog).runnable.map((i) => [i.key, i.rank] as [string, number]));
 }
 
 /**
@@ -104,7 +100,7 @@ export function runsOn(v: Variant, e: Element, host: HostInfo, catalog: Catalog)
 export function preferenceCost(v: Variant, e: Element, host: HostInfo, catalog: Catalog, cudaOrder: readonly string[]): number {
   const ranks = runnableIsas(host, catalog);
   const best = Math.max(...ranks.values());
-  const native = e.capability === null || (!v.binaryCompat && v.cudaCapabilities.includes(e.capability));
+  const native = e.capability === null || isNative(v, e.capability);
   const cudaPos = v.cuda === null ? 0 : Math.max(0, cudaOrder.indexOf(v.cuda));
   return (native ? 0 : 1000) + (best - (ranks.get(v.isa) ?? 0)) * 10 + cudaPos;
 }
@@ -210,7 +206,7 @@ export function coverFleet(
     return {
       element: e,
       variant: v,
-      native: e.capability === null || (!v.binaryCompat && v.cudaCapabilities.includes(e.capability)),
+      native: e.capability === null || isNative(v, e.capability),
       isaIsBest: ranks.get(v.isa) === Math.max(...ranks.values()),
     };
   });

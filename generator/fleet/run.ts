@@ -6,7 +6,8 @@ import { join, resolve } from "node:path";
 import { preferredPin } from "../catalog/index.ts";
 import { readHost, type HostInfo } from "../detect/host.ts";
 import { recommend } from "../detect/recommend.ts";
-import { combinationName, expand } from "../expand.ts";
+import { expand } from "../expand.ts";
+import { formatCombination } from "../naming.ts";
 import { REPO_ROOT } from "../paths.ts";
 import { loadProject, validateMatrix } from "../project.ts";
 import type { Variant } from "../schema.ts";
@@ -111,7 +112,7 @@ export async function runFleet(a: FleetArgs): Promise<void> {
   const builders = Number.isInteger(a.builders) && a.builders >= 1 ? a.builders : 1;
   const cost = buildCost(toBuild, model, builders);
 
-  const only = cover.chosen.map((v) => combinationName(v.python, v.cuda, v.sm, v.isa));
+  const only = cover.chosen.map((v) => formatCombination(v));
   const uniq = <T>(xs: T[]) => [...new Set(xs)];
   const keep = {
     releases: [release],

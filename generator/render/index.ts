@@ -7,6 +7,7 @@ import { stringify as tomlStringify } from "smol-toml";
 import { compareVersions as cmpVersion } from "../versions.ts";
 import type { Project } from "../project.ts";
 import type { Excluded, Variant } from "../schema.ts";
+import { formatCombination, parseName } from "../naming.ts";
 import { GENERATED_HEADER, nixString, nixValue, templates } from "./env.ts";
 
 /** Generated files: repo-relative path → content. Insertion order is stable. */
@@ -120,8 +121,8 @@ export function renderManifest(p: Project): string {
   return `# ${GENERATED_HEADER}\n# Packages to build live in .flox/pkgs/ (flox build NAME); this environment holds the tools to generate them.\n${body}\n`;
 }
 
-/** The suffix shared by a pytorch variant and its torchaudio variant: "python313-cuda12_8-sm121-armv9". */
-const suffix = (name: string) => name.replace(/^(pytorch|torchaudio)\d*-/, "");
+/** The combination a pytorch variant and its torchaudio variant share: "python313-cuda12_8-sm121-armv9". */
+const suffix = (name: string) => formatCombination(parseName(name)!);
 
 /** One (release, CUDA) slice of the matrix, the unit of a docs page and of a grid. */
 export interface MatrixPage {

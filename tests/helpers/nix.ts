@@ -51,10 +51,9 @@ export function hasNix(): boolean {
   }
 }
 
-/** A Nix string literal holding `s` exactly (JSON escapes are valid in Nix strings; `${` must be escaped). */
-export function nixStr(s: string): string {
-  return JSON.stringify(s).replace(/\$\{/g, "\\${");
-}
+/** A Nix string literal holding `s` exactly: the generator's own escaping (render/literals.ts). */
+export { nixString as nixStr } from "../../generator/render/literals.ts";
+import { nixString as nixStr } from "../../generator/render/literals.ts";
 
 /** A Nix path value for a file system path (absolute or relative to the repository root), safe for any name. */
 export function nixPath(p: string): string {

@@ -1,0 +1,42 @@
+/**
+ * Running the build driver as a child process (`node --import tsx generator/driver/main.ts build …`) against the
+ * tiny stand-in derivations of tests/fixtures/build-pkgs, selected from the variants of
+ * tests/fixtures/build-matrix.ts; shared by tests/build.test.ts and tests/scale-out.test.ts.
+ */
+import { spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import type { BuildReport } from "../../generator/driver/report.ts";
+import { ROOT } from "./cli.ts";
+
+export const FIXTURES = join(ROOT, "tests/fixtures/build-pkgs");
+export const BUILD_MATRIX = join(ROOT, "tests/fixtures/build-matrix.ts");
+const MAIN = join(ROOT, "generator/driver/main.ts");
+
+/** What a driver run printed and how it ended. */
+export interface DriverResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Run `build ARGS…` (no colour) with `env`; `onSpawn` gets the child's pid (to signal it). */
+export function runDriver(args: string[], env: NodeJS.ProcessEnv, onSpawn?: (pid: number) => void): Promise<DriverResult> {
+  return new Promise((res) => {
+    const child = spawn(process.execPath, ["--import", "tsx", MAIN, "build", ...args], { cwd: ROOT, env: { ...env, NO_COLOR: "1" } });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d) => (stdout += d));
+    child.stderr.on("data", (d) => (stderr += d));
+    onSpawn?.(child.pid!);
+    child.on("close", (code) => res({ code, stdout, stderr }));
+  });
+}
+
+/** The report of the newest run under `logsDir`. */
+export function latestReport(logsDir: string): BuildReport {
+  return JSON.parse(readFileSync(join(logsDir, "latest/report.json"), "utf8"));
+}
+
+/** A unique salt for the fixture derivations, so built and cached are deterministic per test. */
+export const newSalt = () => `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}`;
