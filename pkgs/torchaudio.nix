@@ -9,12 +9,20 @@
 #   variant   the attrset described in pkgs/pytorch.nix, with package = "torchaudio" and
 #             version = the torchaudio version (torchVersion = the paired torch version).
 # Returns
-#   nixpkgs' `${pythonPackageSet}.torchaudio` of the pinned nixpkgs, overridden with the given torch
-#   (and, where torchaudio accepts them, cudaSupport and torch's own cudaPackages), then
-#   pkgs/variant-attrs.nix (cflags, TORCH_CUDA_ARCH_LIST, MAX_JOBS, pname/name, meta,
-#   passthru.variant) and passthru.torch = torch.
+#   `torchaudio` of the variant's Python set with `torch` replaced by the given torch (pkgs/python-set.nix:
+#   `${pythonPackageSet}.overrideScope`), so torchaudio AND every package of its closure that takes `torch`
+#   (torchcodec, which nixpkgs' torchaudio 2.11 depends on; torchvision among torchcodec's check inputs) are built
+#   on that one derivation; overridden where torchaudio accepts them with cudaSupport and torch's own
+#   cudaPackages; then pkgs/variant-attrs.nix (cflags, TORCH_CUDA_ARCH_LIST, MAX_JOBS, pname/name, meta,
+#   passthru.variant), passthru.torch = torch and passthru.pythonPackages = that Python set (take torchcodec or
+#   torchvision from it to stay on the same torch).
 #
 # Facts relied on
+# - Overriding only torchaudio's own `torch` argument is not enough from torchaudio 2.11 on: nixpkgs' torchaudio
+#   2.11.0 has `dependencies = [ torch torchcodec ]` and torchcodec takes the `torch` of its package set, so the
+#   closure would hold the set's stock torch beside ours, a second ~2-hour build that pythonCatchConflictsHook
+#   (on in buildPythonPackage) refuses ("Found duplicated packages in closure for dependency 'torch'").
+#   Hence the package-set override of pkgs/python-set.nix.
 # - nixpkgs torchaudio (pkgs/development/python-modules/torchaudio/default.nix, 2025) takes `torch`,
 #   `cudaSupport ? torch.cudaSupport`, `cudaPackages` (callPackage) and `gpuTargets` (ROCm only), builds
 #   with torch's stdenv and exports TORCH_CUDA_ARCH_LIST from torch.cudaCapabilities.
@@ -28,9 +36,8 @@ let
 
   isCuda = variant.cuda != null;
 
-  pythonPackages =
-    pkgs.${variant.pythonPackageSet}
-      or (throw "${variant.name}: nixpkgs ${variant.nixpkgsRev} has no ${variant.pythonPackageSet}");
+  # Checked before the set is built on it.
+  pythonPackages = import ./python-set.nix { inherit pkgs variant; torch = checkedTorch; };
   base = pythonPackages.torchaudio;
 
   # Arguments the override accepts (as lib.functionArgs reads them).
@@ -58,5 +65,8 @@ assert variant.package == "torchaudio";
 (base.override ({ torch = checkedTorch; } // intersectAttrs accepted optionalArgs)).overrideAttrs
   (import ./variant-attrs.nix {
     inherit variant;
-    passthru.torch = checkedTorch;
+    passthru = {
+      torch = checkedTorch;
+      inherit pythonPackages;
+    };
   })
