@@ -9,10 +9,12 @@ import { defineMatrix } from "./generator/schema.ts";
 
 export default defineMatrix({
   // PyTorch releases, each with the nixpkgs revision that carries it (torchaudio is paired by the catalog).
-  // 549bd84… = nixos-unstable of 2026-05-05: PyTorch 2.11.0 / torchaudio 2.11.0, cudaPackages_12_8, _12_9 and
-  // _13_0, python312-314Packages; its tarball hash is in the catalog (generator/catalog/torch.ts).
+  // 2c423e0… = nixos-unstable of 2026-08-22: PyTorch 2.12.0 with torchaudio 2.11.0 (torchaudio's last release,
+  // built on PyTorch's stable ABI: it serves torch >= 2.11), cudaPackages_12_8, _12_9 and _13_0,
+  // python312-314Packages. For the stable channel, use { torch: "2.11.0", nixpkgs: "a3116115851d68b8952a2a4221cc25a84e56b532" }
+  // (nixos-26.05 of 2026-09-01). Both tarball hashes are in the catalog (generator/catalog/torch.ts).
   // A pin the catalog has no hash for needs `sha256` here (what `nix-prefetch-url --unpack URL` prints).
-  releases: [{ torch: "2.11.0", nixpkgs: "549bd84d6279f9852cae6225e372cc67fb91a4c1" }],
+  releases: [{ torch: "2.12.0", nixpkgs: "2c423e03bbafcff28bfadc6781a4a8257f205cb5" }],
   python: ["3.13"],
   // 12.8 for the widest driver support (>= 570), 12.9 and 13.0 for native SM103/SM121 code and SM110 (Thor).
   cuda: ["12.8", "12.9", "13.0"],

@@ -235,6 +235,12 @@ export function expand(matrix: Matrix, catalog: Catalog): Expansion {
             if (gpu?.note) notes.push(gpu.note);
             if (isa.variantNote) notes.push(isa.variantNote);
             if (pkg === "torchaudio" && release.torchaudioNote) notes.push(release.torchaudioNote);
+            const ta = catalog.torchaudio.find((a) => a.version === release.torchaudio);
+            if (pkg === "torchaudio" && ta?.stableAbi && !release.version.startsWith(`${ta.servesTorch.min}.`))
+              notes.push(
+                `torchaudio ${ta.version} is built on PyTorch's stable ABI and serves torch >= ${ta.servesTorch.min} ` +
+                  `(pytorch/audio#4212); here it is built from source against PyTorch ${release.version}.`,
+              );
             if (pkg === "torchaudio")
               notes.push(`Built against ${torchSiblingName({ ...parts, package: pkg })} (the same torch derivation).`);
             variants.push({

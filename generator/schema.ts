@@ -126,6 +126,24 @@ export const TorchReleaseSchema = z.object({
 export type TorchRelease = z.infer<typeof TorchReleaseSchema>;
 
 /**
+ * One torchaudio release and the PyTorch releases it serves. Before 2.11 torchaudio X.Y was built against the C++
+ * ABI of exactly torch X.Y (`servesTorch = { min: "X.Y", below: "X.(Y+1)" }`); torchaudio 2.11 builds against
+ * PyTorch's stable ABI and serves every torch from 2.11 on (`below: null`), and it is the last torchaudio release,
+ * so torch 2.12 pairs with torchaudio 2.11.0. A TorchRelease may only name a torchaudio that serves it (checked when
+ * the catalog loads, generator/catalog/index.ts).
+ */
+export const TorchaudioReleaseSchema = z.object({
+  /** "2.11.0" */
+  version: z.string().regex(/^\d+\.\d+\.\d+$/),
+  /** Torch versions served, MAJOR.MINOR: `min` inclusive, `below` exclusive (null: no upper bound). */
+  servesTorch: z.object({ min: version2, below: version2.nullable() }),
+  /** Built against PyTorch's stable C ABI (libtorch's `torch/csrc/stable`), not one torch's C++ ABI. */
+  stableAbi: z.boolean(),
+  source,
+});
+export type TorchaudioRelease = z.infer<typeof TorchaudioReleaseSchema>;
+
+/**
  * A nixpkgs revision and what it carries. A variant is only emitted when a known pin carries its torch release,
  * Python set and CUDA package set, and its torch is not marked broken for that CUDA.
  */
@@ -152,6 +170,20 @@ export const NixpkgsPinSchema = z.object({
   cuda: z.array(version2).min(1),
   /** CUDA versions (MAJOR.MINOR) whose torch is marked broken at this revision, with the reason. */
   brokenCuda: z.record(z.string(), z.string()),
+  /**
+   * python3Packages.torchcodec version at this revision (nixpkgs' torchaudio depends on it from 2.11.0), or null when
+   * the set has none; "unknown" when it is present but no source gives its version.
+   */
+  torchcodec: z.string().nullable(),
+  /** The default `python3` at this revision ("3.13"), when a source gives it. */
+  defaultPython: version2.nullable(),
+  /** NixOS channel the revision was taken from: "nixos-unstable", "nixos-26.05"; null when unknown. */
+  channel: z.string().nullable(),
+  /**
+   * Facts of this entry that were inferred (from dates, neighbouring revisions, PR order) rather than read at this
+   * revision: field name ("torch", "cuda", "brokenCuda", ...) → how it was inferred. Shown in BUILD_MATRIX.md.
+   */
+  inferred: z.record(z.string(), z.string()),
   source,
 });
 export type NixpkgsPin = z.infer<typeof NixpkgsPinSchema>;
@@ -163,6 +195,7 @@ export interface Catalog {
   isas: CpuIsa[];
   python: PythonVersion[];
   torch: TorchRelease[];
+  torchaudio: TorchaudioRelease[];
   nixpkgs: NixpkgsPin[];
 }
 
@@ -172,6 +205,7 @@ export const CatalogSchema = z.object({
   isas: z.array(CpuIsaSchema).min(1),
   python: z.array(PythonVersionSchema).min(1),
   torch: z.array(TorchReleaseSchema).min(1),
+  torchaudio: z.array(TorchaudioReleaseSchema).min(1),
   nixpkgs: z.array(NixpkgsPinSchema).min(1),
 });
 

@@ -50,7 +50,7 @@ test("a variant that fails to evaluate is reported with Nix's error, the others 
   const out = tempDir("vm-eval-");
   cpSync(join(ROOT, "pkgs"), join(out, "pkgs"), { recursive: true });
   const m = writeMatrix(out, {
-    releases: [{ torch: "2.9.1" }, { torch: "2.11.0" }],
+    releases: [{ torch: "2.9.1" }, { torch: "2.11.0", nixpkgs: "549bd84d6279f9852cae6225e372cc67fb91a4c1" }],
     python: ["3.13"],
     cuda: ["12.9"],
     gpus: ["90"],

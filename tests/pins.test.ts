@@ -5,7 +5,7 @@ import * as assert from "uvu/assert";
 import { readFileSync, readdirSync, writeFileSync, mkdirSync, existsSync } from "node:fs";
 import { join } from "node:path";
 import { execFileSync } from "node:child_process";
-import { catalog, nixpkgsTarballUrl, preferredPin } from "../generator/catalog/index.ts";
+import { catalog, checkPairings, nixpkgsTarballUrl, preferredPin, torchaudioServes } from "../generator/catalog/index.ts";
 import { projectFromMatrix } from "../generator/project.ts";
 import { SHA256_RE } from "../generator/schema.ts";
 import { ROOT, runCli, tempDir, writeMatrix } from "./helpers/cli.ts";
@@ -112,6 +112,41 @@ test("widest matrix: SM110 aarch64-only on 11.0; SM121 12.1 and SM103 10.3 on CU
   }
 });
 
+test("widest matrix (list --json): torch 2.12.0 variants, whose torchaudio is 2.11.0 built on them; names unambiguous", () => {
+  const dir = tempDir();
+  const m = writeMatrix(dir, widestMatrix());
+  const r = runCli(["list", "--json", "--matrix", m]);
+  assert.is(r.status, 0, r.stderr);
+  const list = JSON.parse(r.stdout) as { name: string; package: string; version: string; torchVersion: string; dependsOn: string[] }[];
+  const ta212 = list.filter((v) => v.package === "torchaudio" && v.torchVersion === "2.12.0");
+  assert.ok(ta212.length > 0, "torchaudio variants on torch 2.12.0");
+  const byName = new Map(list.map((v) => [v.name, v]));
+  for (const v of ta212) {
+    assert.is(v.version, "2.11.0", v.name);
+    assert.match(v.name, /^torchaudio212-/, "the tag names the torch release");
+    assert.is(byName.get(v.dependsOn[0]!)?.version, "2.12.0", `${v.name} is built on torch 2.12.0`);
+  }
+  assert.is(byName.size, list.length, "every name once");
+  // The pairing is data: torchaudio 2.11 serves torch >= 2.11, and a release may not name a torchaudio that does not serve it.
+  const ta = catalog.torchaudio.find((a) => a.version === "2.11.0")!;
+  assert.ok(torchaudioServes(ta, "2.12.0") && torchaudioServes(ta, "2.11.0") && !torchaudioServes(ta, "2.10.0"));
+  const bad = { ...catalog, torch: catalog.torch.map((t) => (t.version === "2.10.0" ? { ...t, torchaudio: "2.11.0" } : t)) };
+  assert.throws(() => checkPairings(bad), /PyTorch 2\.10\.0 pairs torchaudio 2\.11\.0 with torch 2\.10\.0, but torchaudio 2\.11\.0 serves torch >= 2\.11/);
+});
+
+test("every pin records where its hash was read, and which of its facts were inferred rather than read", () => {
+  for (const p of catalog.nixpkgs) {
+    if (p.sha256) assert.ok(p.sha256Source && p.sha256Source.length > 10, p.rev);
+    for (const [k, why] of Object.entries(p.inferred)) {
+      assert.ok(k in p, `${p.rev}: inferred names a field of the pin (${k})`);
+      assert.ok(why.length > 10, `${p.rev}: inferred.${k} says how`);
+    }
+  }
+  const doc = readFileSync(join(ROOT, "BUILD_MATRIX.md"), "utf8");
+  const a311 = catalog.nixpkgs.find((p) => p.rev.startsWith("a311611"))!;
+  assert.ok(doc.includes(a311.inferred.torch!.slice(0, 40)), "BUILD_MATRIX.md shows how a311611's torch was inferred");
+});
+
 test("stand-in pins agree with the catalog (versions, Python and CUDA sets, CUDA majors torch accepts)", () => {
   const pins = nixEvalJson<Record<string, { torch: string; torchaudio: string; python: string[]; cuda: string[]; cudaMajors: string[] }>>(
     `import ${nixPath(join(STAND_IN_NIXPKGS, "pins.nix"))}`,
@@ -165,8 +200,8 @@ test("the default matrix documents the pins: BUILD_MATRIX.md shows each pin's ha
     assert.ok(doc.includes(p.rev), p.rev);
     if (p.sha256) assert.ok(doc.includes(p.sha256), `${p.rev}: hash shown`);
   }
-  assert.ok(existsSync(join(ROOT, "docs/matrix/pytorch-2.11.0-cuda-13.0.md")));
-  assert.match(readFileSync(join(ROOT, "docs/matrix/pytorch-2.11.0-cuda-13.0.md"), "utf8"), /sm110|SM110/);
+  assert.ok(existsSync(join(ROOT, "docs/matrix/pytorch-2.12.0-cuda-13.0.md")));
+  assert.match(readFileSync(join(ROOT, "docs/matrix/pytorch-2.12.0-cuda-13.0.md"), "utf8"), /sm110|SM110/);
 });
 
 test.run();

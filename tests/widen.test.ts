@@ -97,7 +97,7 @@ test("one docs page per (release, CUDA), indexed by BUILD_MATRIX.md", () => {
   ]);
   const index = files.get("BUILD_MATRIX.md")!;
   for (const page of pages) assert.ok(index.includes(`(${page})`), `BUILD_MATRIX.md links ${page}`);
-  assert.match(index, /`29` = 2\.9\.1/);
+  assert.match(index, /`29` = PyTorch 2\.9\.1/);
   const p129 = files.get("docs/matrix/pytorch-2.9.1-cuda-12.9.md")!;
   assert.match(p129, /`pytorch29-python313-cuda12_9-sm121-armv9`/);
   assert.match(p129, /## Dropped combinations/);

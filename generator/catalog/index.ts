@@ -2,14 +2,54 @@
  * The catalog: every fact the generator knows, each with a `source`. Validated by `CatalogSchema` at load.
  * @throws Error (zod) at import time when a catalog file breaks its schema.
  */
-import { CatalogSchema, type Catalog, type NixpkgsPin } from "../schema.ts";
+import { CatalogSchema, type Catalog, type NixpkgsPin, type TorchaudioRelease } from "../schema.ts";
 import { gpus } from "./gpus.ts";
 import { cuda } from "./cuda.ts";
 import { isas } from "./cpu-isas.ts";
 import { python } from "./python.ts";
-import { torch, nixpkgs } from "./torch.ts";
+import { torch, torchaudio, nixpkgs } from "./torch.ts";
 
-export const catalog: Catalog = CatalogSchema.parse({ gpus, cuda, isas, python, torch, nixpkgs });
+/** MAJOR.MINOR as a comparable pair. */
+function minor(v: string): [number, number] {
+  const [a, b] = v.split(".").map(Number);
+  return [a!, b!];
+}
+const cmpMinor = (a: string, b: string) => {
+  const [a1, a2] = minor(a);
+  const [b1, b2] = minor(b);
+  return a1 - b1 || a2 - b2;
+};
+
+/**
+ * Whether torchaudio release `ta` serves PyTorch `torchVersion` ("2.12.0"): its minor is within
+ * `ta.servesTorch` (min inclusive, below exclusive or open). Source of the ranges: generator/catalog/torch.ts.
+ */
+export function torchaudioServes(ta: TorchaudioRelease, torchVersion: string): boolean {
+  const v = torchVersion.split(".").slice(0, 2).join(".");
+  return cmpMinor(v, ta.servesTorch.min) >= 0 && (ta.servesTorch.below === null || cmpMinor(v, ta.servesTorch.below) < 0);
+}
+
+/**
+ * Checks the pairings of a parsed catalog: every PyTorch release names a known torchaudio that serves it, and every
+ * pin's torchaudio serves the pin's torch.
+ * @throws Error naming the release or pin and the torchaudio's served range.
+ */
+export function checkPairings(cat: Catalog): Catalog {
+  const served = (ta: string, t: string, where: string) => {
+    const rel = cat.torchaudio.find((a) => a.version === ta);
+    if (!rel) throw new Error(`catalog: ${where} names torchaudio ${ta}, which is not in the torchaudio releases`);
+    if (!torchaudioServes(rel, t))
+      throw new Error(
+        `catalog: ${where} pairs torchaudio ${ta} with torch ${t}, but torchaudio ${ta} serves torch >= ${rel.servesTorch.min}` +
+          (rel.servesTorch.below ? ` and < ${rel.servesTorch.below}` : ""),
+      );
+  };
+  for (const t of cat.torch) served(t.torchaudio, t.version, `PyTorch ${t.version}`);
+  for (const p of cat.nixpkgs) served(p.torchaudio, p.torch, `nixpkgs ${p.rev.slice(0, 7)}`);
+  return cat;
+}
+
+export const catalog: Catalog = checkPairings(CatalogSchema.parse({ gpus, cuda, isas, python, torch, torchaudio, nixpkgs }));
 
 /**
  * The catalog pin to use for PyTorch `torchVersion` when matrix.ts names none: among the pins carrying it, one with

@@ -15,13 +15,19 @@
  * as stored for the revisions named below; nixpkgs pull requests named per entry; flake.lock files that pin
  * each revision (narHash).
  */
-import type { NixpkgsPin, TorchRelease } from "../schema.ts";
+import type { NixpkgsPin, TorchRelease, TorchaudioRelease } from "../schema.ts";
 
 const RELEASE_MD = "pytorch/pytorch RELEASE.md 'Release Compatibility Matrix'";
 const TORCHCODEC =
   "Since torchaudio 2.9, torchaudio.load and torchaudio.save go through TorchCodec (pytorch/audio#3902); nixpkgs' " +
-  "torchaudio does not depend on torchcodec (pkgs/development/python-modules/torchaudio/default.nix at 005ab72), " +
-  "so add python3Packages.torchcodec of the same nixpkgs to read or write audio files.";
+  "torchaudio before 2.11 does not depend on torchcodec (pkgs/development/python-modules/torchaudio/default.nix " +
+  "at 005ab72), so to read or write audio files take torchcodec from this package's passthru.pythonPackages (the " +
+  "variant's Python set, where torchcodec is built on this variant's torch), not from another package set.";
+const TORCHCODEC_DEP =
+  "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this " +
+  "variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch " +
+  "are in this package's passthru.pythonPackages.";
+const AUDIO = "pytorch/audio";
 
 export const torch: TorchRelease[] = [
   {
@@ -50,8 +56,10 @@ export const torch: TorchRelease[] = [
     torchaudioNote: TORCHCODEC,
     python: ["3.10", "3.11", "3.12", "3.13", "3.14"],
     cuda: ["12.6", "12.8", "13.0"],
-    // nixpkgs carried torch 2.10.0 with torchaudio 2.10.0 between NixOS/nixpkgs#484881 and #502810 (Feb-Mar 2026),
-    // but no revision of that window with a sourced narHash was found, so the catalog has no 2.10 pin.
+    // nixpkgs carried torch 2.10.0 with torchaudio 2.10.0 between NixOS/nixpkgs#484881 and #502810 (Feb-Mar 2026).
+    // The one revision of that window with a sourced narHash, 46db2e0 (nixos-unstable 2026-03-24, narHash
+    // sha256-4hAV26qu… in fzakaria/nixpkgs-multiverse revisions.json), is only inferred to carry 2.10.0 (from PR
+    // dates; #484881's merge date was not found): no source read torch at that rev, so the catalog has no 2.10 pin.
     source:
       `${RELEASE_MD} (2.10: Python >=3.10, <=3.14; stable CUDA 12.6, 12.8; experimental CUDA 13.0); ` +
       "nixpkgs pkgs/development/python-modules/torchaudio/default.nix at 005ab72 (version 2.10.0, torch from the " +
@@ -61,16 +69,65 @@ export const torch: TorchRelease[] = [
     version: "2.11.0",
     nameTag: "211",
     torchaudio: "2.11.0",
-    torchaudioNote: TORCHCODEC,
+    torchaudioNote: TORCHCODEC_DEP,
     python: ["3.10", "3.11", "3.12", "3.13", "3.14"],
     cuda: ["12.6", "12.8", "13.0"],
-    // RELEASE.md's 2.11 row was not read directly; the Python range and CUDA majors are those of 2.10, which the
-    // stored evidence agrees with (PyTorch 2.11.0+cu128 and +cu130 wheels, python314Packages.torch built in #502810).
     source:
-      "NixOS/nixpkgs#502810 (2026-03-23, 'python3Packages.torch: 2.10.0 -> 2.11.0' and 'python3Packages.torchaudio: " +
-      "2.10.0 -> 2.11.0' in one update; nixpkgs-review built python313Packages and python314Packages torch and " +
-      "torchaudio); pytorch/audio v2.11.0 (torchaudio 2.11 builds against PyTorch's stable ABI: DESIGN.md rule 6); " +
-      "cu128 and cu130 builds of torch 2.11.0 quoted in stored projects",
+      `${RELEASE_MD} (2.11: Python >=3.10, <=3.14; stable CUDA 12.6, 12.8, 13.0), read in a stored copy of ` +
+      "RELEASE.md that also lists 2.12-2.14; NixOS/nixpkgs#502810 (2026-03-23, torch and torchaudio 2.10.0 -> 2.11.0 " +
+      "in one update)",
+  },
+  {
+    version: "2.12.0",
+    nameTag: "212",
+    // torchaudio 2.11.0 is torchaudio's last release and serves torch >= 2.11 (see `torchaudio` below).
+    torchaudio: "2.11.0",
+    torchaudioNote: TORCHCODEC_DEP,
+    python: ["3.10", "3.11", "3.12", "3.13", "3.14"],
+    // PyTorch's own 2.12 wheels dropped CUDA 12.8 (PyTorchKR/pytorch.kr#82: "12.8 제거"); the release still supports
+    // CUDA 12 through 12.6, and a source build with nixpkgs' cudaPackages_12_8 is a CUDA 12 build (majors are what
+    // `judge` checks).
+    cuda: ["12.6", "13.0", "13.2"],
+    source:
+      `${RELEASE_MD} (2.12: Python >=3.10, <=3.14; stable CUDA 12.6, 13.0; experimental 13.2; release 13 May 2026); ` +
+      "pytorch.org release blog 'PyTorch 2.12 Release Blog'; PyTorchKR/pytorch.kr#102 (torchaudio 2.11.0 is the last " +
+      "release, 2.12 has none)",
+  },
+];
+
+/**
+ * torchaudio releases and the torch releases each serves. Up to 2.10 a torchaudio release is built against the C++
+ * ABI of its own torch minor only; 2.11 moved to PyTorch's stable ABI and declares `torch>=2.11`, and is the last
+ * release (torch 2.12 and later pair with it).
+ */
+export const torchaudio: TorchaudioRelease[] = [
+  {
+    version: "2.8.0",
+    servesTorch: { min: "2.8", below: "2.9" },
+    stableAbi: false,
+    source: `${AUDIO} README version table (torchaudio 2.8 with torch 2.8; built against torch's C++ ABI)`,
+  },
+  {
+    version: "2.9.1",
+    servesTorch: { min: "2.9", below: "2.10" },
+    stableAbi: false,
+    source: `${AUDIO} README version table (torchaudio 2.9 with torch 2.9)`,
+  },
+  {
+    version: "2.10.0",
+    servesTorch: { min: "2.10", below: "2.11" },
+    stableAbi: false,
+    source: `${AUDIO} README version table (torchaudio 2.10 with torch 2.10); NixOS/nixpkgs#502810 bumps both together`,
+  },
+  {
+    version: "2.11.0",
+    servesTorch: { min: "2.11", below: null },
+    stableAbi: true,
+    source:
+      `${AUDIO}#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), ${AUDIO}#4225 ('set torch dep to ` +
+      `torch>=2.11'), ${AUDIO}#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable'); ` +
+      "PyTorchKR/pytorch.kr#102 (2.11.0 is the last torchaudio release); the nixos-unstable pin 2c423e0 pairs " +
+      "torch 2.12.0 with torchaudio 2.11.0 (see nixpkgs below)",
   },
 ];
 
@@ -91,6 +148,13 @@ export const nixpkgs: NixpkgsPin[] = [
     brokenCuda: {
       "13.0": "nixpkgs torch brokenConditions 'Unsupported CUDA version': cudaMajorVersion must be 11 or 12",
     },
+    torchcodec: null,
+    defaultPython: null,
+    channel: null,
+    inferred: {
+      torchcodec: "absent: nixpkgs' torchcodec was initialised at 0.8.1 (NixOS/nixpkgs#456843, 2025-10-29) with torch 2.9.0",
+      python: "package sets as the build-torchvision/build-torchaudio recipes at this rev use them",
+    },
     source:
       "barstoolbluz/build-torchvision README 'Version Matrix' (main: PyTorch 2.8.0, CUDA 12.8, Python 3.13, " +
       "nixpkgs fe5e41d); barstoolbluz/build-torchaudio .flox/pkgs/torchaudio-python313-cuda12_8-*.nix (fe5e41d: " +
@@ -110,6 +174,13 @@ export const nixpkgs: NixpkgsPin[] = [
     cuda: ["12.6", "12.8", "12.9", "13.0"],
     brokenCuda: {
       "13.0": "nixpkgs torch 2.9.1 brokenConditions 'Unsupported CUDA version': cudaMajorVersion must be 11 or 12",
+    },
+    torchcodec: "unknown",
+    defaultPython: null,
+    channel: null,
+    inferred: {
+      torchaudio: "2.9.1 from the release pairing, not read at this rev",
+      torchcodec: "present (init at 0.8.1, NixOS/nixpkgs#456843, 2025-10-29, with torch 2.9.0), version not read",
     },
     source:
       "barstoolbluz/build-torchvision README 'Version Matrix' (cuda-12_9: PyTorch 2.9.1, CUDA 12.9.1, cuDNN " +
@@ -135,6 +206,13 @@ export const nixpkgs: NixpkgsPin[] = [
     // branch that uses it (pytorch-2.10-python313 README: "0182a36 with cudaPackages_12_9 and torch 2.10.0 source
     // override") and its vLLM recipes ("Custom PyTorch 2.9.1", "pin 0182a36 has 2.9.1 natively") say 2.9.1; the
     // 2.10 update (#484881) is later. We record 2.9.1; pkgs/variant-attrs.nix refuses a mismatch at evaluation.
+    torchcodec: "0.9.1",
+    defaultPython: "3.13",
+    channel: "nixos-unstable",
+    inferred: {
+      torchcodec: "0.9.1: NixOS/nixpkgs#498390 'torchcodec: 0.9.1 -> 0.10.0' is dated 2026-03-09, after this rev",
+      defaultPython: "python3 became 3.14 in nixos-unstable on 2026-07-08 (carlthome/mirpkgs#26)",
+    },
     source:
       "barstoolbluz/build-pytorch branch pytorch-2.10-python313 README (CUDA 12.8/12.9 variants use 0182a36 with " +
       "cudaPackages_12_8/_12_9 and a torch 2.10.0 source override) and its recipes ('pin 0182a36 has 2.9.1 " +
@@ -158,6 +236,18 @@ export const nixpkgs: NixpkgsPin[] = [
     // were not read directly; we never set allowBroken, so if they still refuse CUDA 13 evaluation stops with
     // nixpkgs' own "Unsupported CUDA version" instead of building anything else.
     brokenCuda: {},
+    torchcodec: "0.11.1",
+    defaultPython: "3.13",
+    channel: "nixos-unstable",
+    inferred: {
+      torch:
+        "2.11.0: NixOS/nixpkgs#502810 (torch, torchaudio, torchvision, torchcodec to 2.11 / 0.26 / 0.11) was reviewed " +
+        "on 2026-03-27 and nixos-26.05, branched from unstable after this rev, carries torch 2.11.0; PyTorch 2.12 was " +
+        "released on 2026-05-13, after this rev. Not read at this rev",
+      torchcodec: "0.11.1: NixOS/nixpkgs#510060 (0.11.0 -> 0.11.1, 2026-04-14); #530330 (2026-06-10) came later",
+      brokenCuda: "CUDA 13 accepted: see the comment above; torch 2.11.0's brokenConditions were not read",
+      defaultPython: "python3 became 3.14 in nixos-unstable on 2026-07-08 (carlthome/mirpkgs#26)",
+    },
     source:
       "NixOS/nixpkgs#502810 (torch and torchaudio 2.10.0 -> 2.11.0, nixpkgs-review 2026-03-27 on python313Packages " +
       "and python314Packages) before this nixos-unstable rev of 2026-05-05; NixOS 26.05 (branched from unstable in " +
@@ -165,5 +255,70 @@ export const nixpkgs: NixpkgsPin[] = [
       "12.9: cudaPackages_12_8 and _12_9); #501079 (2026-03-18, cuda_cccl patch fixing torch on CUDA >= 13.0) and " +
       "#504339 (2026-03-28, torch: gcc 14 with CUDA 12.8/12.9) before this rev; nixpkgs torch source/default.nix " +
       "2.10.0 and torchaudio/default.nix 2.10.0 (005ab72) for the formal arguments",
+  },
+  {
+    rev: "a3116115851d68b8952a2a4221cc25a84e56b532",
+    date: "2026-09-01",
+    sha256: "sha256-Z+vUNbfd2FIKkWOTkcT7RYlh3oFCnig/d2eXD1SWf2E=",
+    sha256Source:
+      "sha256 of two stored fetchTarball calls of this rev (`rev = \"a311611…\"; sha256 = \"sha256-Z+vU…\"`) and the " +
+      "narHash a stored Go test uses for rev a311611 (the NAR hash of the unpacked tree, as a flake.lock records it)",
+    torch: "2.11.0",
+    torchaudio: "2.11.0",
+    python: ["3.12", "3.13", "3.14"],
+    cuda: ["12.8", "12.9", "13.0"],
+    brokenCuda: {},
+    torchcodec: "0.11.1",
+    defaultPython: "3.13",
+    channel: "nixos-26.05",
+    inferred: {
+      torch:
+        "2.11.0 read at an earlier revision of the same branch (nixos-26.05.7376, fcb8fcd, 2026-08-09: " +
+        "python3.13-torch-2.11.0 and python3.13-torchaudio-2.11.0 substitutable, recorded 2026-09-09); a stable branch " +
+        "takes no minor torch update, so this later 26.05 revision (build 8846) is taken to carry the same",
+      torchcodec: "0.11.1: 26.05 branched in late May 2026, before NixOS/nixpkgs#530330 (2026-06-10)",
+      python: "python312-314Packages as at 549bd84, the unstable revision 26.05 branched after",
+      cuda: "cudaPackages_12_8 and _12_9 are still in late-2026 files; _13_0 was updated in April (#514134)",
+      brokenCuda: "as at 549bd84 (torch 2.11.0's brokenConditions were not read)",
+    },
+    source:
+      "NixOS channel name nixos-26.05.8846.a3116115851d (a stored NixOS configuration's `nixpkgs-stable` tarball; ISO " +
+      "names nixos-minimal-26.05.8846.a3116115851d-x86_64-linux.iso); system names 26.05.20260901.a311611 (date); a " +
+      "26.05 deployment at fcb8fcd recording python3.13-torch-2.11.0, -torchvision-0.26.0 and -torchaudio-2.11.0 " +
+      "built from python3 (3.13)",
+  },
+  {
+    rev: "2c423e03bbafcff28bfadc6781a4a8257f205cb5",
+    date: "2026-08-22",
+    sha256: "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=",
+    sha256Source:
+      "narHash in fzakaria/nixpkgs-multiverse revisions.json (nixos-unstable channel revisions; entry " +
+      "nixos-26.11pre1059570.2c423e03bbaf, 2026-08-22); the same narHash in two stored projects pinning this rev " +
+      "(one with lastModified 1787360063 = 2026-08-22)",
+    torch: "2.12.0",
+    torchaudio: "2.11.0",
+    python: ["3.12", "3.13", "3.14"],
+    cuda: ["12.8", "12.9", "13.0"],
+    brokenCuda: {},
+    torchcodec: "unknown",
+    defaultPython: "3.14",
+    channel: "nixos-unstable",
+    inferred: {
+      python:
+        "python313Packages and python314Packages are Hydra-built in this period (NixOS/nixpkgs#502810 review); " +
+        "python312Packages is still defined, not Hydra-built (#484881 comment, 2026-05-28)",
+      cuda: "cudaPackages_12_8, _12_9 and _13_0 are in every cuda-packages.nix of 2026 found, before and after this rev",
+      brokenCuda:
+        "CUDA 13 accepted: torch 2.12.0's brokenConditions accept majors 11, 12, 13 in a fork's copy of the file " +
+        "(Swarsel/nixpkgs 4aa6836), and upstream torch 2.13.0 (098e8c2) does too; upstream 2.12.0 not read",
+      torchcodec:
+        "present (torchaudio 2.11.0 depends on it); after NixOS/nixpkgs#530330 (2026-06-10) it compiles for " +
+        "torch.cudaCapabilities; its version was not read",
+    },
+    source:
+      "an outside `nix eval --offline` at this rev (x86_64-linux): python 3.14.7, torch 2.12.0, torchaudio 2.11.0, " +
+      "numpy 2.5.1 (a stored public project's qualification notes); nixos-unstable had python3.13-torch-2.12.0 by " +
+      "2026-06-12 and python3.14-torch-2.12.0 on 2026-09-07 (stored records), torch 2.13.0 only from 2026-09-06; " +
+      "python3 switched to 3.14 on 2026-07-08 (carlthome/mirpkgs#26)",
   },
 ];

@@ -23,6 +23,7 @@ export function runCli(args: string[], opts: { cwd?: string; env?: NodeJS.Proces
     cwd: opts.cwd ?? ROOT,
     encoding: "utf8",
     env: { ...process.env, NO_COLOR: "1", ...opts.env },
+    maxBuffer: 256 * 1024 * 1024,
   });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
