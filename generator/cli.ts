@@ -15,6 +15,7 @@ import type { Project } from "./project.ts";
 import type { Variant, VariantJson } from "./schema.ts";
 import { buildCommand } from "./driver/command.ts";
 import { detectCommand } from "./detect/command.ts";
+import { verifyCommand } from "./verify/command.ts";
 import { evalCommand } from "./driver/eval-command.ts";
 import { fleetCommand } from "./fleet/command.ts";
 
@@ -253,6 +254,7 @@ export function cli(args: string[]): Argv {
     .command(evalCommand as CommandModule)
     .command(ci as CommandModule)
     .command(fleetCommand as CommandModule)
+    .command(verifyCommand as CommandModule)
     .demandCommand(1, "name a command: generate, list, explain, build, eval, detect, fleet, ci")
     .strict()
     .help()

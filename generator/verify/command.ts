@@ -1,0 +1,262 @@
+/**
+ * `variant-matrix verify [NAME]`: run the probe (generator/verify/probe.py) in a Python environment and check the
+ * promise of a variant's name against what it finds, one line per promise.
+ *
+ *   verify [NAME] [--python PATH] [--json] [--probe FILE] [--no-gpu]
+ *          [--cpuinfo FILE] [--nvidia-smi FILE] [--machine ARCH] [--matrix FILE]
+ *
+ * NAME defaults to the variant `detect` picks for this host (the torchaudio variant when the environment has
+ * torchaudio, else the pytorch one); verify also says which variant of the matrix, if any, the installation is.
+ * `--python PATH`: an interpreter, a directory with `bin/python3` (a flox environment, a venv), or a package output
+ * such as a `result-*` link of a variant (its `lib/python3.X/site-packages` and those of its propagated inputs
+ * are put on PYTHONPATH of the `python3` on PATH). Default: `python3` on PATH. `--probe FILE` replays a probe
+ * recorded elsewhere (e.g. on a GPU machine: `python3 generator/verify/probe.py --gpu --cuobjdump > probe.json`).
+ *
+ * Exit status: 0 when every promise holds (those that cannot be checked here, such as GPU ones on a host without
+ * a GPU, are shown as "–" and do not fail); 1 when one fails, torch is missing or dies on import; 2 for bad input
+ * (an unknown NAME, a Python that cannot be run, an unreadable file).
+ */
+import type { ArgumentsCamelCase, Argv, CommandModule } from "yargs";
+import { spawnSync } from "node:child_process";
+import { existsSync, readFileSync, readdirSync, statSync } from "node:fs";
+import { constants as osConstants } from "node:os";
+import path from "node:path";
+import { REPO_ROOT } from "../paths.ts";
+import type { Catalog, Variant } from "../schema.ts";
+import { HostFileError, HostInputError, MachineError, readHost, type HostInfo } from "../detect/host.ts";
+import { isaFit, recommend } from "../detect/recommend.ts";
+import { loadVariants, type VariantSource } from "../detect/command.ts";
+import { allHold, checkPromise, identify, type Probe, type PromiseCheck } from "./compare.ts";
+
+/** The probe script shipped in the repository (also used by pkgs/checks.nix). */
+export const PROBE_SCRIPT = path.join(REPO_ROOT, "generator", "verify", "probe.py");
+
+/** Arguments of `verify`, as yargs hands them to the handler. */
+export interface VerifyArgs {
+  name?: string;
+  python?: string;
+  json?: boolean;
+  probe?: string;
+  gpu?: boolean;
+  cpuinfo?: string;
+  "nvidia-smi"?: string;
+  machine?: string;
+  matrix?: string;
+}
+
+/** Bad input for verify (exit 2). */
+export class VerifyInputError extends Error {}
+
+/** How to run the probe: interpreter and extra environment. */
+export interface PythonTarget {
+  interpreter: string;
+  env: Record<string, string>;
+  /** What the user named, for messages. */
+  label: string;
+}
+
+/**
+ * Resolve `--python`: an interpreter file; a directory with bin/python3 (flox environment, venv); or a package
+ * output with lib/python3.X/site-packages (a `result-*` link), whose site-packages and those of every path in its
+ * nix-support/propagated-build-inputs closure go on PYTHONPATH of `python3` from PATH.
+ * @throws VerifyInputError when PATH does not exist or holds none of these.
+ */
+export function resolvePython(p: string | undefined): PythonTarget {
+  if (p === undefined) return { interpreter: "python3", env: {}, label: "python3 on PATH" };
+  if (!existsSync(p)) throw new VerifyInputError(`--python: ${p} does not exist`);
+  if (!statSync(p).isDirectory()) return { interpreter: p, env: {}, label: p };
+  for (const bin of ["bin/python3", "bin/python"]) if (existsSync(path.join(p, bin))) return { interpreter: path.join(p, bin), env: {}, label: p };
+  const sites = sitePackagesClosure(p);
+  if (sites.length === 0)
+    throw new VerifyInputError(`--python: ${p} has neither bin/python3 nor lib/python3.X/site-packages (not an environment or a Python package output)`);
+  return { interpreter: "python3", env: { PYTHONPATH: sites.join(":") }, label: `${p} (on PYTHONPATH of python3)` };
+}
+
+function sitePackagesClosure(root: string): string[] {
+  const seen = new Set<string>();
+  const sites: string[] = [];
+  const visit = (dir: string) => {
+    const real = path.resolve(dir);
+    if (seen.has(real)) return;
+    seen.add(real);
+    const lib = path.join(real, "lib");
+    if (existsSync(lib))
+      for (const d of readdirSync(lib)) if (/^python3\.\d+$/.test(d) && existsSync(path.join(lib, d, "site-packages"))) sites.push(path.join(lib, d, "site-packages"));
+    const prop = path.join(real, "nix-support", "propagated-build-inputs");
+    if (existsSync(prop)) for (const dep of readFileSync(prop, "utf8").split(/\s+/).filter(Boolean)) visit(dep);
+  };
+  visit(root);
+  return sites;
+}
+
+/** The outcome of running the probe: its JSON, or why there is none. */
+export type ProbeRun = { ok: true; probe: Probe } | { ok: false; exit: 1 | 2; message: string };
+
+/** Run probe.py in `target` (a real child process); never throws for a Python that fails. */
+export function runProbe(target: PythonTarget, opts: { gpu: boolean }): ProbeRun {
+  const args = [PROBE_SCRIPT, "--cuobjdump", ...(opts.gpu ? ["--gpu"] : [])];
+  const r = spawnSync(target.interpreter, args, {
+    encoding: "utf8",
+    env: { ...process.env, ...target.env },
+    maxBuffer: 64 * 1024 * 1024,
+    timeout: 30 * 60_000,
+  });
+  if (r.error && (r.error as NodeJS.ErrnoException).code === "ENOENT")
+    return { ok: false, exit: 2, message: `cannot run ${target.interpreter}: not found (give --python PATH)` };
+  if (r.signal) {
+    const why =
+      r.signal === "SIGILL"
+        ? "illegal instruction: this CPU lacks an instruction the build uses, so the ISA promise does not hold on this host"
+        : r.signal === "SIGSEGV"
+          ? "segmentation fault while importing torch/torchaudio (often a torchaudio built against another torch)"
+          : `signal ${r.signal} (${osConstants.signals[r.signal] ?? "?"})`;
+    return { ok: false, exit: 1, message: `the probe in ${target.label} was killed by ${r.signal}: ${why}` };
+  }
+  const line = (r.stdout ?? "").trim().split("\n").pop() ?? "";
+  try {
+    const probe = JSON.parse(line) as Probe;
+    if (probe.probe !== 1) throw new Error("not a probe");
+    return { ok: true, probe };
+  } catch {
+    const err = (r.stderr ?? "").trim().split("\n").slice(-3).join(" | ");
+    return { ok: false, exit: r.status === 0 ? 2 : 1, message: `the probe in ${target.label} printed no result (exit ${r.status}): ${err || "no output"}` };
+  }
+}
+
+/** What verify reports (also its --json shape). */
+export interface VerifyReport {
+  name: string;
+  /** Why this name: "given" or "picked by detect for this host". */
+  chosenBy: string;
+  python: string;
+  checks: PromiseCheck[];
+  holds: boolean;
+  /** Variants of the matrix whose every promise holds for this installation. */
+  installationIs: string[];
+  nearest: { name: string; failed: number }[];
+}
+
+/**
+ * The pure part: check `name` (or detect's pick on `host`) against `probe` and identify the installation.
+ * @throws VerifyInputError for an unknown name or when detect picks nothing.
+ */
+export function verifyProbe(
+  probe: Probe,
+  variants: readonly Variant[],
+  catalog: Catalog,
+  host: HostInfo | null,
+  name: string | undefined,
+  label: string,
+): VerifyReport {
+  let chosenBy = "given";
+  let v: Variant | undefined;
+  if (name !== undefined) {
+    v = variants.find((x) => x.name === name);
+    if (!v) throw new VerifyInputError(`unknown variant "${name}" (not in the generated matrix; see \`variant-matrix list\`)`);
+  } else {
+    if (!host) throw new VerifyInputError("no NAME given and no host to pick one for");
+    const pkg = probe.torchaudio?.ok ? "torchaudio" : "pytorch";
+    const r = recommend(host, [...variants], catalog, { package: pkg });
+    const pick = r.variants[0] ?? r.cpuFallback;
+    if (!pick) throw new VerifyInputError(`detect picks no ${pkg} variant of the matrix for this host; give NAME`);
+    v = variants.find((x) => x.name === pick)!;
+    chosenBy = "picked by detect for this host";
+  }
+  // detect's own rule: the host's CPU runs the ISA when it has every feature the ISA requires.
+  const isaRuns = host ? isaFit(host, catalog).runnable.some((i) => i.key === v!.isa) : null;
+  const checks = checkPromise(v, probe, { isaRuns });
+  const who = identify(variants.filter((x) => x.package === v!.package), probe);
+  return { name: v.name, chosenBy, python: label, checks, holds: allHold(checks), installationIs: who.matches, nearest: who.nearest };
+}
+
+/** Render a report for the terminal. */
+export function formatReport(r: VerifyReport): string {
+  const out = [`verify ${r.name} (${r.chosenBy}) in ${r.python}`];
+  for (const c of r.checks) {
+    const mark = c.ok === true ? "✓" : c.ok === false ? "✗" : "–";
+    out.push(`  ${mark} ${c.promise}: ${c.ok === true ? c.found : `expected ${c.expected}, found ${c.found}`}`);
+  }
+  const failed = r.checks.filter((c) => c.ok === false).length;
+  const unchecked = r.checks.filter((c) => c.ok === null).length;
+  out.push(`${r.checks.length - failed - unchecked} of ${r.checks.length} promises hold, ${failed} failed, ${unchecked} not checkable here.`);
+  out.push(
+    r.installationIs.length
+      ? `This installation is: ${r.installationIs.join(", ")}`
+      : `This installation is none of the matrix's variants${r.nearest.length ? ` (nearest: ${r.nearest.map((n) => `${n.name}, ${n.failed} failed`).join("; ")})` : ""}.`,
+  );
+  return out.join("\n") + "\n";
+}
+
+/**
+ * Run verify; returns the exit status (0, 1, 2; see the file header) instead of exiting.
+ * @param io where to write (defaults to the process streams).
+ */
+export async function runVerify(
+  args: VerifyArgs,
+  source: VariantSource = loadVariants,
+  io: { out: (s: string) => void; err: (s: string) => void } = { out: (s) => process.stdout.write(s), err: (s) => process.stderr.write(s) },
+): Promise<number> {
+  try {
+    let probe: Probe;
+    let label: string;
+    if (args.probe) {
+      try {
+        probe = JSON.parse(readFileSync(args.probe, "utf8")) as Probe;
+      } catch (e) {
+        throw new VerifyInputError(`--probe: cannot read ${args.probe}: ${(e as Error).message}`);
+      }
+      label = `the recorded probe ${args.probe} (${probe.python?.executable ?? "?"})`;
+    } else {
+      const target = resolvePython(args.python);
+      const r = runProbe(target, { gpu: args.gpu !== false });
+      if (!r.ok) {
+        io.err(`verify: ${r.message}\n`);
+        return r.exit;
+      }
+      probe = r.probe;
+      label = `${target.label} (${probe.python.executable})`;
+    }
+    if (probe.torch && !probe.torch.ok) {
+      io.err(`verify: torch cannot be imported in ${label}: ${probe.torch.error}\n`);
+      return 1;
+    }
+    let host: HostInfo | null = null;
+    try {
+      host = await readHost({ cpuinfo: args.cpuinfo, nvidiaSmi: args["nvidia-smi"], machine: args.machine });
+    } catch (e) {
+      if (e instanceof HostInputError || e instanceof HostFileError || e instanceof MachineError) throw new VerifyInputError(e.message);
+      throw e;
+    }
+    const { catalog, variants } = await source(args.matrix);
+    const report = verifyProbe(probe, variants, catalog, host, args.name, label);
+    io.out(args.json ? JSON.stringify(report, null, 2) + "\n" : formatReport(report));
+    return report.holds ? 0 : 1;
+  } catch (e) {
+    const { MatrixError } = await import("../project.ts");
+    if (e instanceof VerifyInputError || e instanceof MatrixError) {
+      io.err(`verify: ${e.message}\n`);
+      return 2;
+    }
+    throw e;
+  }
+}
+
+/** The yargs command module; generator/cli.ts registers it. Sets `process.exitCode` (0, 1 or 2). */
+export const verifyCommand: CommandModule<object, VerifyArgs> = {
+  command: "verify [name]",
+  describe: "Check a Python environment's torch/torchaudio against a variant's promise (default: detect's pick)",
+  builder: (y: Argv<object>) =>
+    y
+      .positional("name", { type: "string", describe: "Variant name (default: the one detect picks for this host)" })
+      .option("python", { type: "string", describe: "Interpreter, environment directory (bin/python3) or result-* link (default: python3 on PATH)" })
+      .option("json", { type: "boolean", default: false, describe: "Print the report as JSON" })
+      .option("probe", { type: "string", describe: "Replay a recorded probe JSON instead of running one" })
+      .option("gpu", { type: "boolean", default: true, describe: "Run the GPU checks (matmul, torchaudio CUDA kernels); --no-gpu skips them" })
+      .option("cpuinfo", { type: "string", describe: "Read this recorded /proc/cpuinfo instead of the real one" })
+      .option("nvidia-smi", { type: "string", describe: "Read this recorded nvidia-smi --query-gpu=compute_cap,name,driver_version output" })
+      .option("machine", { type: "string", describe: "Machine as `uname -m` prints it: x86_64 | aarch64" })
+      .option("matrix", { type: "string", describe: "Matrix file (default: matrix.ts at the repository root)" }) as Argv<VerifyArgs>,
+  handler: async (argv: ArgumentsCamelCase<VerifyArgs>) => {
+    process.exitCode = await runVerify(argv);
+  },
+};

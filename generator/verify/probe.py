@@ -1,0 +1,206 @@
+#!/usr/bin/env python3
+"""variant-matrix probe: what a Python environment's torch and torchaudio really are.
+
+Runs inside the Python being checked (a variant's Nix check, `variant-matrix verify`, or by hand) and prints one
+JSON object on stdout; it judges nothing. The comparison with a variant's promise is generator/verify/compare.ts,
+shared by `verify` and the Nix checks of pkgs/checks.nix.
+
+Usage: probe.py [--gpu] [--cuobjdump[=PATH]] [--no-torchaudio]
+  --gpu          also run on the GPU: a matmul compared with the CPU result, and torchaudio's CUDA kernels
+                 (torchaudio.functional.rnnt_loss and forced_align on CUDA tensors)
+  --cuobjdump    list the device code (cuobjdump --list-elf / --list-ptx) of torch's and torchaudio's shared
+                 libraries; PATH defaults to `cuobjdump` on PATH
+Output shape (every key always present; null where not applicable):
+  {"probe": 1, "python": {"version": "3.13.5", "executable": ...}, "machine": "x86_64",
+   "torch": {"ok": true, "error": null, "version": "2.12.0", "file": ..., "cuda": "12.8" | null,
+             "archFlags": ["sm_90"], "nvccArchFlags": "-gencode;arch=compute_90,code=sm_90" | null,
+             "cpuCapability": "AVX512", "libDir": ..., "libs": [mapped libtorch*/libc10* paths]},
+   "gpu": {"available": bool, "devices": [{"name": ..., "capability": "9.0"}], "matmul": {"ok", "error",
+           "maxAbsDiff"} | null},
+   "torchaudio": {"ok", "error", "version", "file", "libDir", "libsAfterImport": [...], "newLibtorch": [...],
+                  "rnntLoss": {"ok", "error"} | null, "forcedAlign": {"ok", "error"} | null} | null,
+   "cuobjdump": {"tool": path | null, "error": str | null,
+                 "libs": {"<path>": {"elf": ["sm_90", "sm_90a"], "ptx": ["compute_90"]}}} | null}
+A torch import that dies (illegal instruction on a CPU without the variant's ISA) kills this process; the caller
+reports the signal.
+"""
+import json
+import os
+import platform
+import re
+import shutil
+import subprocess
+import sys
+
+# libtorch.so, libtorch_cpu.so, libtorch_cuda.so, libc10.so, libc10_cuda.so (not libtorchaudio*.so).
+LIB_RE = re.compile(r"/(libtorch(_[a-z_]+)?\.so[.0-9]*|libc10(_[a-z_]+)?\.so[.0-9]*)$")
+ARCH_RE = re.compile(r"\.(sm_\d+[af]?|compute_\d+[af]?)\.(cubin|ptx)\b")
+
+
+def mapped_libs():
+    """Paths of libtorch*/libc10* shared objects mapped into this process (/proc/self/maps)."""
+    found = []
+    try:
+        with open("/proc/self/maps") as f:
+            for line in f:
+                parts = line.split()
+                if len(parts) >= 6 and LIB_RE.search(parts[5]) and parts[5] not in found:
+                    found.append(parts[5])
+    except OSError:
+        pass
+    return sorted(found)
+
+
+def err(e):
+    return "%s: %s" % (type(e).__name__, str(e).strip().splitlines()[0] if str(e).strip() else "")
+
+
+def shared_objects(d):
+    if not d or not os.path.isdir(d):
+        return []
+    return sorted(os.path.join(d, n) for n in os.listdir(d) if ".so" in n and os.path.isfile(os.path.join(d, n)))
+
+
+def cuobjdump_libs(tool, libs):
+    out = {}
+    for lib in libs:
+        entry = {"elf": [], "ptx": []}
+        for flag, key in (("--list-elf", "elf"), ("--list-ptx", "ptx")):
+            r = subprocess.run([tool, flag, lib], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            # cuobjdump exits non-zero on a library without device code ("does not contain device code").
+            archs = set()
+            for m in ARCH_RE.finditer(r.stdout):
+                a = m.group(1)
+                archs.add(a if key == "elf" else a.replace("sm_", "compute_"))
+            entry[key] = sorted(archs)
+        out[lib] = entry
+    return out
+
+
+def main(argv):
+    gpu = "--gpu" in argv
+    want_audio = "--no-torchaudio" not in argv
+    tool = None
+    for a in argv:
+        if a == "--cuobjdump":
+            tool = shutil.which("cuobjdump") or ""
+        elif a.startswith("--cuobjdump="):
+            tool = a.split("=", 1)[1]
+    out = {
+        "probe": 1,
+        "python": {"version": "%d.%d.%d" % sys.version_info[:3], "executable": sys.executable},
+        "machine": platform.machine(),
+        "torch": None,
+        "gpu": None,
+        "torchaudio": None,
+        "cuobjdump": None,
+    }
+    try:
+        import torch
+    except Exception as e:  # noqa: BLE001 - any import failure is a finding
+        out["torch"] = {"ok": False, "error": err(e)}
+        print(json.dumps(out))
+        return 0
+    t = {"ok": True, "error": None, "version": torch.__version__, "file": torch.__file__,
+         "cuda": torch.version.cuda, "archFlags": [], "nvccArchFlags": None, "cpuCapability": None,
+         "libDir": os.path.join(os.path.dirname(torch.__file__), "lib"), "libs": mapped_libs()}
+    if torch.version.cuda:
+        try:
+            # The arch list compiled in (TORCH_CUDA_ARCH_LIST); torch.cuda.get_arch_list() is [] without a GPU.
+            t["archFlags"] = sorted(set(torch._C._cuda_getArchFlags().split()))
+        except Exception:  # noqa: BLE001
+            t["archFlags"] = sorted(set(torch.cuda.get_arch_list()))
+    m = re.search(r"NVCC architecture flags: (\S*)", torch.__config__.show())
+    t["nvccArchFlags"] = m.group(1) if m else None
+    try:
+        t["cpuCapability"] = torch.backends.cpu.get_cpu_capability()
+    except Exception as e:  # noqa: BLE001
+        t["cpuCapability"] = None
+        t["error"] = err(e)
+    out["torch"] = t
+
+    g = {"available": False, "devices": [], "matmul": None}
+    try:
+        g["available"] = bool(torch.cuda.is_available())
+        for i in range(torch.cuda.device_count() if g["available"] else 0):
+            maj, mnr = torch.cuda.get_device_capability(i)
+            g["devices"].append({"name": torch.cuda.get_device_name(i), "capability": "%d.%d" % (maj, mnr)})
+    except Exception as e:  # noqa: BLE001
+        g["error"] = err(e)
+    if gpu and g["available"]:
+        try:
+            torch.backends.cuda.matmul.allow_tf32 = False
+            gen = torch.Generator().manual_seed(0)
+            a = torch.randn(512, 512, generator=gen, dtype=torch.float32)
+            b = torch.randn(512, 512, generator=gen, dtype=torch.float32)
+            ref = a @ b
+            got = (a.cuda() @ b.cuda()).cpu()
+            diff = float((got - ref).abs().max())
+            g["matmul"] = {"ok": bool(torch.allclose(got, ref, rtol=1e-3, atol=1e-3)), "error": None, "maxAbsDiff": diff}
+        except Exception as e:  # noqa: BLE001 - e.g. "no kernel image is available for execution on the device"
+            g["matmul"] = {"ok": False, "error": err(e), "maxAbsDiff": None}
+    out["gpu"] = g
+
+    libs = shared_objects(t["libDir"])
+    if want_audio:
+        before = set(mapped_libs())
+        a = {"ok": False, "error": None, "version": None, "file": None, "libDir": None, "libsAfterImport": [],
+             "newLibtorch": [], "rnntLoss": None, "forcedAlign": None}
+        try:
+            import torchaudio
+            import torchaudio.functional as F
+            a["ok"] = True
+            a["version"] = torchaudio.__version__
+            a["file"] = torchaudio.__file__
+            a["libDir"] = os.path.join(os.path.dirname(torchaudio.__file__), "lib")
+            try:
+                # Run one CPU kernel of the extension so that it is loaded (it links libtorch): which libtorch
+                # does the dynamic loader map for it?
+                F.forced_align(torch.zeros(1, 3, 3).log_softmax(-1), torch.tensor([[1]], dtype=torch.int32), blank=0)
+            except Exception as e:  # noqa: BLE001
+                a["error"] = "forced_align on CPU: " + err(e)
+            after = mapped_libs()
+            a["libsAfterImport"] = after
+            a["newLibtorch"] = sorted(p for p in after if p not in before)
+            libs += shared_objects(a["libDir"])
+            if gpu and g["available"]:
+                try:
+                    gen = torch.Generator().manual_seed(0)
+                    logits = torch.randn(1, 4, 3, 5, generator=gen)
+                    targets = torch.tensor([[1, 2]], dtype=torch.int32)
+                    lengths = torch.tensor([4], dtype=torch.int32)
+                    tlen = torch.tensor([2], dtype=torch.int32)
+                    cpu = F.rnnt_loss(logits, targets, lengths, tlen, blank=0)
+                    cuda = F.rnnt_loss(logits.cuda(), targets.cuda(), lengths.cuda(), tlen.cuda(), blank=0).cpu()
+                    a["rnntLoss"] = {"ok": bool(torch.allclose(cpu, cuda, rtol=1e-4, atol=1e-4)), "error": None}
+                except Exception as e:  # noqa: BLE001
+                    a["rnntLoss"] = {"ok": False, "error": err(e)}
+                try:
+                    gen = torch.Generator().manual_seed(0)
+                    lp = torch.randn(1, 10, 5, generator=gen).log_softmax(-1)
+                    tg = torch.tensor([[1, 2, 3]], dtype=torch.int32)
+                    cpu_path, _ = F.forced_align(lp, tg, blank=0)
+                    cuda_path, _ = F.forced_align(lp.cuda(), tg.cuda(), blank=0)
+                    a["forcedAlign"] = {"ok": bool(torch.equal(cpu_path, cuda_path.cpu())), "error": None}
+                except Exception as e:  # noqa: BLE001
+                    a["forcedAlign"] = {"ok": False, "error": err(e)}
+        except Exception as e:  # noqa: BLE001
+            a["error"] = err(e)
+        out["torchaudio"] = a
+
+    if tool is not None:
+        c = {"tool": tool or None, "error": None, "libs": {}}
+        if not tool:
+            c["error"] = "cuobjdump is not on PATH"
+        else:
+            try:
+                c["libs"] = cuobjdump_libs(tool, libs)
+            except OSError as e:
+                c["error"] = err(e)
+        out["cuobjdump"] = c
+    print(json.dumps(out))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,150 @@
+// Issue 16: `verify` and the shared comparison, replaying what the probe recorded on a real H100 host
+// (tests/fixtures/probes/h100-pypi-torch2.11.0-cu130, see its README), plus real child processes for the failure
+// paths (no torch, an interpreter killed by SIGILL, a result-* style package directory).
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { chmodSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { allowedSass, allHold, checkPromise, identify, sassRunsOn, type Probe } from "../generator/verify/compare.ts";
+import { projectFromMatrix } from "../generator/project.ts";
+import { ROOT, runCli, tempDir, writeMatrix } from "./helpers/cli.ts";
+
+const H100 = join(ROOT, "tests/fixtures/probes/h100-pypi-torch2.11.0-cu130");
+const probe = JSON.parse(readFileSync(join(H100, "probe.json"), "utf8")) as Probe;
+const onDevice = JSON.parse(readFileSync(join(H100, "verify-on-device.json"), "utf8")) as {
+  name: string;
+  checks: { promise: string; ok: boolean | null }[];
+  installationIs: string[];
+};
+const host = ["--cpuinfo", join(H100, "cpuinfo"), "--nvidia-smi", join(H100, "nvidia-smi.txt"), "--machine", "x86_64"];
+const x86Matrix = {
+  releases: [{ torch: "2.12.0", nixpkgs: "2c423e03bbafcff28bfadc6781a4a8257f205cb5" }],
+  python: ["3.13"],
+  cuda: ["12.8", "12.9", "13.0"],
+  gpus: ["90"],
+  isas: ["avx2", "avx512", "avx512bf16", "avx512vnni"],
+  cpuOnly: true,
+};
+const project = projectFromMatrix(x86Matrix);
+const variant = (name: string) => project.variants.find((v) => v.name === name)!;
+
+test("replaying the H100 probe: verify picks detect's variant and reports what verify printed on the device", () => {
+  const dir = tempDir();
+  const m = writeMatrix(dir, x86Matrix);
+  const r = runCli(["verify", "--json", "--probe", join(H100, "probe.json"), ...host, "--matrix", m]);
+  assert.is(r.status, 1, r.stderr);
+  const rep = JSON.parse(r.stdout) as typeof onDevice & { chosenBy: string };
+  assert.is(rep.name, onDevice.name);
+  assert.is(rep.chosenBy, "picked by detect for this host");
+  assert.equal(rep.checks, onDevice.checks);
+  assert.equal(rep.installationIs, []);
+  const by = (p: string) => rep.checks.find((c) => c.promise === p)!;
+  // An honest verdict on a multi-arch wheel: the GPU, CUDA, torchaudio coupling and kernels hold; the name's
+  // Python, torch version and single-capability promises do not.
+  assert.is(by("CUDA of torch").ok, true);
+  assert.is(by("GPU NVIDIA H100 80GB HBM3 (9.0) runs this variant's code").ok, true);
+  assert.is(by("torchaudio loads the variant's own libtorch").ok, true);
+  assert.is(by("torchaudio.functional.rnnt_loss on CUDA").ok, true);
+  assert.is(by("torchaudio.functional.forced_align on CUDA").ok, true);
+  assert.is(by("Python").ok, false);
+  assert.is(by("torch version").ok, false);
+  assert.is(by("TORCH_CUDA_ARCH_LIST compiled in (torch.cuda.get_arch_list)").ok, false);
+  assert.is(by("lib/libtorchaudio.abi3.so: no PTX").ok, false);
+});
+
+test("the arch-specific extras rule is data, and it is exactly what a real build carries", () => {
+  // The wheel's TORCH_CUDA_ARCH_LIST (torch.cuda.get_arch_list) and its libtorch_cuda.so SASS (cuobjdump on the H100).
+  const t = probe.torch as { archFlags: string[]; cuda: string };
+  const caps = t.archFlags.map((s) => `${s.slice(3, -1)}.${s.slice(-1)}`);
+  const lib = Object.entries(probe.cuobjdump!.libs).find(([p]) => p.endsWith("/libtorch_cuda.so"))![1];
+  assert.equal([...allowedSass(caps, t.cuda)].sort(), [...lib.elf].sort());
+  // CUDA gates: sm_103a and sm_121a need CUDA >= 12.9, sm_110a 13.0.
+  assert.equal([...allowedSass(["10.0", "12.0"], "12.8")].sort(), ["sm_100", "sm_100a", "sm_120", "sm_120a"]);
+  assert.ok(allowedSass(["11.0"], "13.0").has("sm_110a"));
+  assert.ok(sassRunsOn("sm_90", "9.0") && sassRunsOn("sm_120", "12.1") && !sassRunsOn("sm_120a", "12.1") && !sassRunsOn("sm_90", "10.0"));
+});
+
+/** The H100 probe rewritten to be exactly a build of `name` (what a correct variant build would show). */
+function faithfulProbe(name: string): Probe {
+  const v = variant(name);
+  const p = structuredClone(probe);
+  p.python.version = `${v.python}.5`;
+  const sms = v.cudaCapabilities.map((c) => `sm_${c.replace(".", "")}`);
+  p.torch = { ...(p.torch as Extract<Probe["torch"], { ok: true }>), version: v.torchVersion, cuda: v.cuda, archFlags: sms, nvccArchFlags: sms.map((s) => `-gencode;arch=compute_${s.slice(3)},code=${s}`).join(";") };
+  for (const d of Object.values(p.cuobjdump!.libs)) if (d.elf.length) {
+    d.elf = [...allowedSass(v.cudaCapabilities, v.cuda!)];
+    d.ptx = [];
+  }
+  p.torchaudio!.version = v.package === "torchaudio" ? v.version : p.torchaudio!.version;
+  return p;
+}
+
+test("a probe that keeps the promise passes every check; each broken promise fails its own check", () => {
+  const name = "torchaudio-python313-cuda13_0-sm90-avx512bf16";
+  const good = faithfulProbe(name);
+  const checks = checkPromise(variant(name), good, { isaRuns: true });
+  assert.ok(allHold(checks), JSON.stringify(checks.filter((c) => c.ok !== true)));
+  assert.ok(checks.every((c) => c.ok === true), "nothing left unchecked with a GPU probe");
+  // The ISA is not visible in the binary: every ISA variant of the same GPU/CUDA/Python/torch is this installation.
+  const who = identify(project.variants.filter((v) => v.package === "torchaudio"), good);
+  assert.equal(who.matches.sort(), project.variants.filter((v) => v.package === "torchaudio" && v.cuda === "13.0" && v.sm === "90").map((v) => v.name).sort());
+
+  const fails = (mut: (p: Probe) => void, promise: RegExp) => {
+    const p = structuredClone(good);
+    mut(p);
+    const bad = checkPromise(variant(name), p).filter((c) => c.ok === false).map((c) => c.promise);
+    assert.ok(bad.length > 0 && bad.every((b) => promise.test(b)), `${promise}: ${bad.join(" | ")}`);
+  };
+  fails((p) => (p.torchaudio!.newLibtorch = ["/nix/store/other-torch/lib/libtorch_cpu.so"]), /own libtorch/);
+  fails((p) => (p.torchaudio!.rnntLoss = { ok: false, error: "RuntimeError: no kernel image is available" }), /rnnt_loss/);
+  fails((p) => (p.gpu!.devices = [{ name: "NVIDIA A100", capability: "8.0" }]), /runs this variant's code|variant's SM90/);
+  fails((p) => (Object.values(p.cuobjdump!.libs).find((d) => d.elf.length)!.ptx = ["compute_90"]), /no PTX/);
+  fails((p) => (Object.values(p.cuobjdump!.libs).find((d) => d.elf.length)!.elf.push("sm_80")), /no SASS beyond/);
+  fails((p) => ((p.torch as { cuda: string | null }).cuda = null), /CUDA of torch/);
+});
+
+test("a CPU-only variant: no GPU promises, and torch must have no CUDA", () => {
+  const name = "torchaudio-python313-cpu-avx2";
+  const checks = checkPromise(variant(name), probe);
+  assert.is(checks.find((c) => c.promise === "CPU-only: torch has no CUDA")!.ok, false);
+  assert.not.ok(checks.some((c) => /GPU|SASS|PTX/.test(c.promise)));
+});
+
+test("real processes: no torch, an interpreter killed by SIGILL, a missing interpreter, a result-* package directory", () => {
+  const dir = tempDir();
+  const m = writeMatrix(dir, x86Matrix);
+  const name = "pytorch-python313-cpu-avx2";
+  // A real python3 without torch (or with a torch that cannot load: a package directory whose torch raises).
+  const pkg = join(dir, "result-pytorch");
+  const dep = join(dir, "dep");
+  mkdirSync(join(pkg, "lib/python3.13/site-packages/torch"), { recursive: true });
+  mkdirSync(join(pkg, "nix-support"), { recursive: true });
+  mkdirSync(join(dep, "lib/python3.13/site-packages/helper_mod"), { recursive: true });
+  writeFileSync(join(pkg, "nix-support/propagated-build-inputs"), `${dep}\n`);
+  writeFileSync(join(dep, "lib/python3.13/site-packages/helper_mod/__init__.py"), "MARK = 'propagated'\n");
+  writeFileSync(
+    join(pkg, "lib/python3.13/site-packages/torch/__init__.py"),
+    "import helper_mod\nraise ImportError('libtorch_cpu.so: cannot open shared object file (' + helper_mod.MARK + ')')\n",
+  );
+  const r1 = runCli(["verify", name, "--python", pkg, "--matrix", m, "--no-gpu"]);
+  assert.is(r1.status, 1, r1.stdout + r1.stderr);
+  assert.match(r1.stderr, /torch cannot be imported in .*result-pytorch.*ImportError: libtorch_cpu\.so: cannot open shared object file \(propagated\)/);
+  assert.not.match(r1.stderr, /Traceback|at .*\.ts:\d+/);
+
+  const sigill = join(dir, "python-sigill");
+  writeFileSync(sigill, "#!/bin/sh\nkill -ILL $$\n");
+  chmodSync(sigill, 0o755);
+  const r2 = runCli(["verify", name, "--python", sigill, "--matrix", m]);
+  assert.is(r2.status, 1);
+  assert.match(r2.stderr, /killed by SIGILL: illegal instruction: this CPU lacks an instruction the build uses/);
+
+  const r3 = runCli(["verify", name, "--python", join(dir, "nope"), "--matrix", m]);
+  assert.is(r3.status, 2);
+  assert.match(r3.stderr, /--python: .*nope does not exist/);
+
+  const r4 = runCli(["verify", "pytorch-python399-cpu-avx2", "--probe", join(H100, "probe.json"), ...host, "--matrix", m]);
+  assert.is(r4.status, 2);
+  assert.match(r4.stderr, /unknown variant "pytorch-python399-cpu-avx2"/);
+});
+
+test.run();
