@@ -3,6 +3,8 @@
 #   nix-build release.nix -A NAME        one variant (the same derivation as .flox/pkgs/NAME.nix)
 #   nix-build release.nix -A all         every variant
 #   nix-build release.nix -A bySystem.aarch64-linux
+#   nix-build release.nix -A tests.NAME.static     the variant's promise checked on its outputs (no GPU needed)
+#   nix-build release.nix -A tests.NAME.gpuCheck   the same on a GPU: builders with the `cuda` system feature only
 #   nix-instantiate release.nix          every variant's .drv (the top level holds only the variants)
 #   nix-eval-jobs release.nix            one job per variant, evaluated in parallel
 #   Hydra: a jobset whose Nix expression is release.nix (each top-level attribute is a job)
@@ -17,4 +19,6 @@ in
 matrix.packages // {
   all = matrix.packages;
   inherit (matrix) bySystem;
+  # Checks of every variant (pkgs/checks.nix); recursed, so nix-eval-jobs and Hydra list them as jobs too.
+  tests = matrix.tests // { recurseForDerivations = true; };
 }

@@ -44,7 +44,22 @@ let
     if v.package == "pytorch" then import ./pytorch.nix { variant = v; inherit pkgs; }
     else import ./torchaudio.nix { variant = v; inherit pkgs; torch = torchOf (head v.dependsOn); };
 
-  packages = mapAttrs (_: v: buildWith instances.${keyOf v} (n: packages.${n}) v) variants;
+  built = mapAttrs (_: v: buildWith instances.${keyOf v} (n: built.${n}) v) variants;
+
+  # The checks of a variant's promise (pkgs/checks.nix): { static; gpuCheck (CUDA only); }.
+  checksOf = pkgs: v: p:
+    import ./checks.nix {
+      inherit pkgs;
+      variant = v;
+      package = p;
+      pythonPackages = p.pythonPackages or (import ./python-set.nix { inherit pkgs; variant = v; torch = p; });
+    };
+
+  # Each package with its checks as `tests` (nixpkgs' passthru.tests convention).
+  packages = mapAttrs (n: v: built.${n} // { tests = checksOf instances.${keyOf v} v built.${n}; }) variants;
+
+  # release.nix's `tests.NAME`: recursed by nix-eval-jobs and Hydra.
+  tests = mapAttrs (n: _: packages.${n}.tests // { recurseForDerivations = true; }) variants;
 
   package = name:
     let
@@ -58,5 +73,5 @@ let
     (groupBy (v: v.system) (attrValues variants));
 in
 {
-  inherit variants packages package bySystem instances keyOf;
+  inherit variants packages package bySystem instances keyOf tests;
 }

@@ -36,14 +36,18 @@ test("nix-instantiate release.nix -A all: every variant, and exactly one nixpkgs
   assert.ok(keys.size < project.variants.length / 2, "sharing happens");
 });
 
-test("nix-instantiate release.nix (top level) lists each variant once; all and bySystem are not recursed", () => {
+test("nix-instantiate release.nix (top level) lists each variant once, plus its checks; all and bySystem are not recursed", () => {
   const { drvs } = instantiate(["release.nix"]);
-  assert.is(drvs.length, project.variants.length);
+  // Each variant once, a static check for each, a GPU check for each CUDA variant (tests.NAME, recursed).
+  const cudaCount = project.variants.filter((v) => v.cuda !== null).length;
+  assert.is(drvs.length, 2 * project.variants.length + cudaCount);
   assert.is(new Set(drvs).size, drvs.length);
+  assert.is(drvs.filter((d) => d.endsWith("-check-static.drv")).length, project.variants.length);
+  assert.is(drvs.filter((d) => d.endsWith("-check-gpu.drv")).length, cudaCount);
   const names = JSON.parse(
     execFileSync("nix-instantiate", ["--eval", "--json", "-E", `builtins.attrNames (import ./release.nix { nixpkgs = ${BY_REV}; })`], { cwd: REPO_ROOT, encoding: "utf8" }),
   ) as string[];
-  assert.equal(names.sort(), [...project.variants.map((v) => v.name), "all", "bySystem"].sort());
+  assert.equal(names.sort(), [...project.variants.map((v) => v.name), "all", "bySystem", "tests"].sort());
   const sys = instantiate(["release.nix", "-A", "bySystem.aarch64-linux"]);
   assert.is(sys.drvs.length, project.variants.filter((v) => v.system === "aarch64-linux").length);
 });

@@ -8,6 +8,8 @@ import { join } from "node:path";
 import { allowedSass, allHold, checkPromise, identify, sassRunsOn, type Probe } from "../generator/verify/compare.ts";
 import { projectFromMatrix } from "../generator/project.ts";
 import { ROOT, runCli, tempDir, writeMatrix } from "./helpers/cli.ts";
+import { nixEvalJson, nixInstantiate, runNix } from "./helpers/nix.ts";
+import { execSync, spawnSync } from "node:child_process";
 
 const H100 = join(ROOT, "tests/fixtures/probes/h100-pypi-torch2.11.0-cu130");
 const probe = JSON.parse(readFileSync(join(H100, "probe.json"), "utf8")) as Probe;
@@ -145,6 +147,54 @@ test("real processes: no torch, an interpreter killed by SIGILL, a missing inter
   const r4 = runCli(["verify", "pytorch-python399-cpu-avx2", "--probe", join(H100, "probe.json"), ...host, "--matrix", m]);
   assert.is(r4.status, 2);
   assert.match(r4.stderr, /unknown variant "pytorch-python399-cpu-avx2"/);
+});
+
+test("Nix checks (release.nix tests.NAME, stand-in): static for every variant, gpuCheck with the cuda feature for CUDA ones; the probe, the compare bundle and the promise cross the boundary", () => {
+  const byRev = `(import ${JSON.stringify(join(ROOT, "tests/fixtures/stand-in-nixpkgs/by-rev.nix"))})`;
+  const name = "torchaudio-python313-cuda13_0-sm90-avx512bf16";
+  const r = nixEvalJson<{ static: string; gpu: string; gpuFeatures: string[]; staticFeatures: string[]; pkg: string; cpu: string[] }>(`
+    let rel = import ${JSON.stringify(join(ROOT, "release.nix"))} { nixpkgs = ${byRev}; }; t = rel.tests.${JSON.stringify(name)}; in {
+      static = t.static.drvPath; gpu = t.gpuCheck.drvPath; pkg = rel.${JSON.stringify(name)}.drvPath;
+      gpuFeatures = t.gpuCheck.requiredSystemFeatures or [ ]; staticFeatures = t.static.requiredSystemFeatures or [ ];
+      cpu = builtins.attrNames rel.tests."pytorch-python313-cpu-avx2";
+    }`);
+  assert.equal(r.gpuFeatures, ["cuda"]);
+  assert.not.ok(r.staticFeatures.includes("cuda"), "the static check needs no GPU");
+  assert.equal(r.cpu.sort(), ["recurseForDerivations", "static"]);
+  for (const drv of [r.static, r.gpu]) {
+    nixInstantiate(`(import ${JSON.stringify(join(ROOT, "release.nix"))} { nixpkgs = ${byRev}; }).tests.${JSON.stringify(name)}.${drv === r.static ? "static" : "gpuCheck"}`, [], { expr: true });
+    const req = runNix("nix-store", ["--query", "--requisites", drv]).split("\n");
+    assert.ok(req.includes(r.pkg), "the check depends on the variant's own derivation");
+    assert.ok(req.some((p) => p.endsWith("-probe.py")), "probe.py");
+    const bundle = req.find((p) => p.endsWith("-verify-compare.mjs"))!;
+    assert.is(readFileSync(bundle, "utf8"), readFileSync(join(ROOT, "pkgs/verify-compare.mjs"), "utf8"));
+    const promise = JSON.parse(readFileSync(req.find((p) => p.endsWith(`${name}-promise.json`))!, "utf8"));
+    const v = variant(name);
+    for (const k of ["name", "package", "version", "torchVersion", "python", "cuda", "sm", "isa", "system", "cudaCapabilities"] as const)
+      assert.equal(promise[k], v[k], k);
+  }
+});
+
+test("the committed compare bundle is current, and as a real process judges like verify", () => {
+  const dir = tempDir();
+  const out = join(dir, "bundle.mjs");
+  const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { scripts: Record<string, string> };
+  const args = pkg.scripts["bundle:checks"]!.replace("--outfile=pkgs/verify-compare.mjs", `--outfile=${out}`);
+  execSync(`npx ${args}`, { cwd: ROOT, stdio: "ignore" });
+  assert.is(readFileSync(out, "utf8"), readFileSync(join(ROOT, "pkgs/verify-compare.mjs"), "utf8"), "run npm run bundle:checks");
+  const name = "torchaudio-python313-cuda13_0-sm90-avx512bf16";
+  const v = variant(name);
+  const promise = join(dir, "promise.json");
+  writeFileSync(promise, JSON.stringify(v));
+  const run = spawnSync(process.execPath, [join(ROOT, "pkgs/verify-compare.mjs"), promise, join(H100, "probe.json")], { encoding: "utf8" });
+  assert.is(run.status, 1);
+  const lines = run.stdout.trim().split("\n");
+  const checks = checkPromise(v, probe);
+  assert.is(lines.length, checks.length + 1);
+  checks.forEach((c, i) => assert.ok(lines[i]!.startsWith(`${c.ok ? "✓" : c.ok === false ? "✗" : "–"} ${c.promise}:`), lines[i]));
+  const good = join(dir, "good.json");
+  writeFileSync(good, JSON.stringify(faithfulProbe(name)));
+  assert.is(spawnSync(process.execPath, [join(ROOT, "pkgs/verify-compare.mjs"), promise, good]).status, 0);
 });
 
 test.run();

@@ -1,0 +1,49 @@
+# pkgs/checks.nix: the checks of one variant's promise (hand-written; used by pkgs/matrix.nix for release.nix's
+# `tests.NAME`, and as passthru.tests of the packages).
+#
+# Takes
+#   pkgs            the variant's nixpkgs instance (pkgs/nixpkgs.nix).
+#   variant         the variant attrset (pkgs/pytorch.nix describes it).
+#   package         the built variant (torch, or torchaudio with passthru.pythonPackages).
+#   pythonPackages  the variant's Python set in which `torch` is the variant's torch (pkgs/python-set.nix).
+# Returns
+#   {
+#     static    runs generator/verify/probe.py --cuobjdump in a Python environment holding `package`, then
+#               pkgs/verify-compare.mjs (the bundle of generator/verify/compare.ts, the comparison `verify` uses)
+#               against the variant's promise: versions, Python, CUDA, TORCH_CUDA_ARCH_LIST and NVCC flags, the
+#               SASS of every library with device code (cuobjdump of cudaPackages.cuda_cuobjdump), no PTX, the
+#               libtorch torchaudio loads. No GPU needed: it builds in any sandbox.
+#     gpuCheck  the same probe with --gpu (matmul against the CPU, torchaudio's rnnt_loss and forced_align on CUDA
+#               tensors), with requiredSystemFeatures = [ "cuda" ], nixpkgs' convention for GPU checks (as in
+#               torch's and torchaudio 2.11's passthru.gpuCheck): only builders that declare the `cuda` system
+#               feature (e.g. NixOS hosts with `nix-required-mounts`) build it. Absent for CPU-only variants.
+#   }
+#   Each writes the probe (probe.json) and the report (report.txt) to $out and fails when a promise does not hold.
+{ pkgs, variant, package, pythonPackages }:
+
+let
+  isCuda = variant.cuda != null;
+  python = pythonPackages.python;
+  # withPackages gathers the propagated closure (torch for torchaudio) of exactly these derivations.
+  env = python.withPackages (_: [ package ]);
+  promise = builtins.toFile "${variant.name}-promise.json" (builtins.toJSON {
+    inherit (variant) name package version torchVersion python cuda sm isa system cudaCapabilities;
+  });
+  cuobjdump = if isCuda then "--cuobjdump=${pkgs.cudaPackages.cuda_cuobjdump}/bin/cuobjdump" else "";
+  check = kind: probeArgs: extra:
+    pkgs.runCommand "${variant.name}-check-${kind}" ({
+      nativeBuildInputs = [ env pkgs.nodejs ];
+      passthru = { inherit variant; };
+    } // extra) ''
+      mkdir -p $out
+      ${env}/bin/python3 ${../generator/verify/probe.py} ${probeArgs} > $out/probe.json
+      status=0
+      node ${./verify-compare.mjs} ${promise} $out/probe.json > $out/report.txt || status=$?
+      cat $out/report.txt
+      exit $status
+    '';
+in
+{
+  static = check "static" cuobjdump { };
+}
+// (if isCuda then { gpuCheck = check "gpu" "--gpu ${cuobjdump}" { requiredSystemFeatures = [ "cuda" ]; }; } else { })
