@@ -29,8 +29,10 @@ export default defineMatrix({
     // "serve": a GPU this CUDA's nvcc does not know is served by same-major binary-compatible code
     // (sm121 on CUDA 12.8 compiles 12.0, sm103 compiles 10.0), with a note. "drop": drop such combinations.
     binaryCompat: "serve",
-    // true: nixpkgs config.cudaCapabilities too, so magma, nccl, … are compiled for exactly these capabilities
-    // (coherent on the device, but no binary-cache hits for them). false: torch's gpuTargets only.
-    cudaCapabilitiesForPackageSet: true,
+    // "torch": the capabilities reach torch (gpuTargets) and the packages built on it; the rest of the CUDA set
+    // keeps nixpkgs' defaults, so binary caches serve it. "packageSet": every CUDA library compiled for exactly
+    // this GPU, all built from source. Variants nixpkgs' defaults cannot serve (SM110 Thor is Jetson) use
+    // "packageSet" either way (see each variant's notes).
+    cudaCapabilitiesScope: "torch",
   },
 });

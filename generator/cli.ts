@@ -178,7 +178,7 @@ const explain: CommandModule<{}, { name: string; json: boolean; matrix?: string 
         ["cuda", v.cuda ? `${v.cuda} (${v.cudaPackageSet})` : "none (CPU only)"],
         ["gpu", v.sm ? `SM${v.sm}` : "none"],
         ["TORCH_CUDA_ARCH_LIST", v.cudaCapabilities.join(";") || "(none)"],
-        ["cudaCapabilities", `${JSON.stringify(v.cudaCapabilities)}${v.cudaCapabilitiesForPackageSet ? " (whole CUDA package set)" : " (torch gpuTargets only)"}`],
+        ["cudaCapabilities", `${JSON.stringify(v.cudaCapabilities)}${v.cudaCapabilitiesForPackageSet ? " (whole CUDA package set: config.cudaCapabilities)" : " (torch and the packages built on it; the CUDA set keeps nixpkgs' defaults)"}`],
         ["isa", `${v.isa}: ${v.cflags.join(" ")}`],
         ["nixpkgs", v.nixpkgs],
         ["nixpkgs sha256", v.nixpkgsSha256],

@@ -13,11 +13,13 @@
  * 7. Every dropped combination carries its reasons in words.
  */
 import { preferredPin } from "./catalog/index.ts";
+import { NIXPKGS_JETSON_CAPABILITIES } from "./catalog/cuda.ts";
 import { formatCombination, formatName, torchSiblingName } from "./naming.ts";
 import { capabilityRunsOn, compareVersions } from "./versions.ts";
 import type {
   Catalog,
   CpuIsa,
+  CudaCapabilitiesScope,
   CudaToolkit,
   Excluded,
   GpuArch,
@@ -159,6 +161,38 @@ function describe(pkg: PackageName, c: Combo, version: string): string {
 }
 
 /**
+ * Whether a variant's capabilities must also go to nixpkgs' `config.cudaCapabilities` (the package-set scope), and
+ * why. With policy "torch", the package set keeps nixpkgs' defaults unless they cannot serve the variant:
+ * - a Jetson capability (NIXPKGS_JETSON_CAPABILITIES: 11.0 Thor, 8.7 Orin, …) is never in nixpkgs' default list;
+ * - a capability missing from `cuda.nixpkgsDefaultCapabilities` (e.g. 7.0 on CUDA 12.x) leaves magma, nccl, … with
+ *   no code for that GPU.
+ * Sources: generator/catalog/cuda.ts (nixpkgs' capability table and default rule).
+ * @returns { packageSet, reason } — reason is null when the matrix's policy decided, a sentence when the catalog forced it.
+ */
+export function cudaScopeFor(caps: readonly string[], cuda: CudaToolkit, policy: CudaCapabilitiesScope): { packageSet: boolean; reason: string | null } {
+  if (policy === "packageSet") return { packageSet: true, reason: null };
+  const jetson = caps.filter((c) => (NIXPKGS_JETSON_CAPABILITIES.capabilities as readonly string[]).includes(c));
+  if (jetson.length)
+    return {
+      packageSet: true,
+      reason:
+        `CUDA package-set scope: nixpkgs builds the Jetson capability ${jetson.join(", ")} only on request (isJetson in ` +
+        `_cuda/db/bootstrap/cuda.nix), so this variant sets config.cudaCapabilities and its whole CUDA closure (magma, ` +
+        `nccl, …) is built from source for it; no binary cache holds that closure.`,
+    };
+  const missing = caps.filter((c) => !cuda.nixpkgsDefaultCapabilities.includes(c));
+  if (missing.length)
+    return {
+      packageSet: true,
+      reason:
+        `CUDA package-set scope: ${missing.join(", ")} is not in nixpkgs' default cudaCapabilities for CUDA ${cuda.version} ` +
+        `(${cuda.nixpkgsDefaultCapabilities.join(", ")}), so magma, nccl, … of the default set would have no code for ` +
+        `this GPU; this variant sets config.cudaCapabilities and builds its CUDA closure from source.`,
+    };
+  return { packageSet: false, reason: null };
+}
+
+/**
  * The nixpkgs instance a variant needs: revision, system, CUDA package set (or "cpu") and, when the capabilities
  * go to the whole package set, those capabilities. Variants with one key share one instance in an evaluation;
  * this is the key pkgs/matrix.nix's `keyOf` computes (tests/release.test.ts checks instantiations = distinct keys).
@@ -226,6 +260,8 @@ export function expand(matrix: Matrix, catalog: Catalog): Expansion {
               continue;
             }
             const version = pkg === "pytorch" ? release.version : release.torchaudio;
+            const scope =
+              cuda && service?.ok ? cudaScopeFor(service.capabilities, cuda, matrix.policy.cudaCapabilitiesScope) : { packageSet: false, reason: null };
             const notes: string[] = [];
             if (service?.ok && service.note) notes.push(service.note);
             if (cuda && !release.cuda.includes(cuda.version))
@@ -233,6 +269,7 @@ export function expand(matrix: Matrix, catalog: Catalog): Expansion {
                 `PyTorch ${release.version}'s own binaries are built for CUDA ${release.cuda.join(", ")}; this CUDA ${cuda.version} build comes from nixpkgs ${pin.rev.slice(0, 7)}.`,
               );
             if (gpu?.note) notes.push(gpu.note);
+            if (scope.reason) notes.push(scope.reason);
             if (isa.variantNote) notes.push(isa.variantNote);
             if (pkg === "torchaudio" && release.torchaudioNote) notes.push(release.torchaudioNote);
             const ta = catalog.torchaudio.find((a) => a.version === release.torchaudio);
@@ -258,7 +295,7 @@ export function expand(matrix: Matrix, catalog: Catalog): Expansion {
               system: isa.system,
               cudaCapabilities: service?.ok ? service.capabilities : [],
               binaryCompat: service?.ok ? service.binaryCompat : false,
-              cudaCapabilitiesForPackageSet: matrix.policy.cudaCapabilitiesForPackageSet,
+              cudaCapabilitiesForPackageSet: scope.packageSet,
               requiredSystemFeatures: [...matrix.policy.requiredSystemFeatures],
               cflags: [...isa.cflags],
               nixpkgs: pin.rev,

@@ -65,6 +65,12 @@ export const CudaToolkitSchema = z.object({
   capabilities: z.array(capability).min(1),
   /** Minimum Linux driver version for this toolkit (toolkit release notes, Table 3), e.g. "570.26". */
   minDriverLinux: z.string().regex(/^\d+(\.\d+)*$/),
+  /**
+   * The `cudaCapabilities` nixpkgs builds this CUDA package set for when config.cudaCapabilities is not set (what
+   * binary caches built with the default config hold), ascending. A variant whose capabilities are all in this list
+   * can leave the rest of the CUDA set at these defaults (policy.cudaCapabilitiesScope "torch").
+   */
+  nixpkgsDefaultCapabilities: z.array(capability).min(1),
   /** Optional note (e.g. architectures dropped or renamed in this release). */
   note: z.string().optional(),
   source,
@@ -209,6 +215,16 @@ export const CatalogSchema = z.object({
   nixpkgs: z.array(NixpkgsPinSchema).min(1),
 });
 
+/**
+ * Where a variant's compute capabilities go. "torch": torch's `gpuTargets` (and, through torch.cudaCapabilities,
+ * torchaudio and torchcodec) only; the rest of the CUDA package set keeps nixpkgs' default capabilities, the
+ * derivations binary caches serve. "packageSet": also nixpkgs `config.cudaCapabilities`, so magma, nccl, … are
+ * compiled for exactly the variant's capabilities (and built from source). A variant whose capabilities nixpkgs'
+ * defaults do not cover is always built with "packageSet" (generator/expand.ts `cudaScopeFor`).
+ */
+export const CUDA_CAPABILITIES_SCOPES = ["torch", "packageSet"] as const;
+export type CudaCapabilitiesScope = (typeof CUDA_CAPABILITIES_SCOPES)[number];
+
 /** What to do with a GPU whose compute capability the CUDA version's nvcc does not know. */
 export const BINARY_COMPAT_POLICIES = ["serve", "drop"] as const;
 export type BinaryCompatPolicy = (typeof BINARY_COMPAT_POLICIES)[number];
@@ -246,8 +262,16 @@ export interface MatrixInput {
      * (sm121 on 12.8 compiles 12.0), with a note. `drop`: such combinations are dropped with a reason.
      */
     binaryCompat?: BinaryCompatPolicy;
-    /** Set nixpkgs `config.cudaCapabilities` for the whole CUDA package set (default true). */
-    cudaCapabilitiesForPackageSet?: boolean;
+    /**
+     * Where the variant's capabilities go (default "torch"): "torch" = torch's gpuTargets and the packages built on
+     * torch; the rest of the CUDA set keeps nixpkgs' defaults (binary-cache hits). "packageSet" = also nixpkgs
+     * `config.cudaCapabilities` (every CUDA library compiled for exactly this GPU, all built from source).
+     * Variants nixpkgs' defaults cannot serve (Jetson capabilities such as SM110, or one missing from the default
+     * list) use "packageSet" either way, with a note.
+     */
+    cudaCapabilitiesScope?: CudaCapabilitiesScope;
+    /** Nix system features every generated derivation requires (default ["big-parallel"]). */
+    requiredSystemFeatures?: string[];
   };
 }
 
@@ -343,13 +367,13 @@ export function makeMatrixSchema(catalog: Catalog) {
       policy: z
         .object({
           binaryCompat: z.enum(BINARY_COMPAT_POLICIES).default("serve"),
-          cudaCapabilitiesForPackageSet: z.boolean().default(true),
+          cudaCapabilitiesScope: z.enum(CUDA_CAPABILITIES_SCOPES).default("torch"),
           requiredSystemFeatures: z
             .array(z.string().regex(/^[a-z0-9][a-z0-9-]*$/, "a Nix system feature name such as big-parallel"))
             .default(["big-parallel"]),
         })
         .strict()
-        .default({ binaryCompat: "serve", cudaCapabilitiesForPackageSet: true, requiredSystemFeatures: ["big-parallel"] }),
+        .default({ binaryCompat: "serve", cudaCapabilitiesScope: "torch", requiredSystemFeatures: ["big-parallel"] }),
     })
     .strict();
 }
@@ -385,7 +409,10 @@ export interface Variant {
   cudaCapabilities: string[];
   /** True when the GPU is served through same-major binary compatibility (capabilities differ from the GPU's). */
   binaryCompat: boolean;
-  /** Also set nixpkgs config.cudaCapabilities for the whole package set. */
+  /**
+   * Also set nixpkgs config.cudaCapabilities for the whole package set: policy.cudaCapabilitiesScope "packageSet",
+   * or forced because nixpkgs' default capabilities cannot serve this variant (expand.ts `cudaScopeFor`).
+   */
   cudaCapabilitiesForPackageSet: boolean;
   /** The derivation's requiredSystemFeatures (routing to remote builders and Hydra machines). */
   requiredSystemFeatures: string[];

@@ -18,7 +18,7 @@ export function compareVersions(a: string, b: string): number {
 
 /**
  * True when a cubin compiled for compute capability `code` ("12.0") runs on a device of capability `device`
- * ("12.1"): same major, minor ≤ the device's. No PTX is shipped (`cudaForwardCompat = false`), so nothing else runs.
+ * ("12.1"): same major, minor ≤ the device's. torch ships no PTX (its TORCH_CUDA_ARCH_LIST has no +PTX), so nothing else runs.
  * Source: CUDA C++ Programming Guide, "Binary Compatibility".
  */
 export function capabilityRunsOn(code: string, device: string): boolean {

@@ -65,8 +65,9 @@ let
     let
       v = variants.${name} or (throw "pkgs/matrix.nix: no variant named ${name} in pkgs/variants.nix");
       pkgs = import ./nixpkgs.nix { variant = v; inherit nixpkgs; };
+      p = buildWith pkgs (n: buildWith pkgs (_: throw "a pytorch variant depends on nothing") variants.${n}) v;
     in
-    buildWith pkgs (n: buildWith pkgs (_: throw "a pytorch variant depends on nothing") variants.${n}) v;
+    p // { tests = checksOf pkgs v p; };
 
   bySystem = mapAttrs
     (_: vs: builtins.listToAttrs (map (v: { inherit (v) name; value = packages.${v.name}; }) vs))

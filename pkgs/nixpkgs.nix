@@ -14,9 +14,9 @@
 # Returns
 #   the package set, imported with
 #     system   = variant.system
-#     config   = { allowUnfree = true; cudaSupport = cuda != null; cudaForwardCompat = false; }
-#                plus cudaCapabilities = variant.cudaCapabilities when cuda != null and
-#                variant.cudaCapabilitiesForPackageSet
+#     config   = { allowUnfree = true; cudaSupport = cuda != null; }
+#                plus, in the package-set scope (cuda != null and variant.cudaCapabilitiesForPackageSet),
+#                cudaCapabilities = variant.cudaCapabilities and cudaForwardCompat = false
 #     overlays = for CUDA: [ (final: prev: { cudaPackages = final.${variant.cudaPackageSet}; }) ],
 #                for CPU-only: [ ]
 #
@@ -31,8 +31,10 @@
 #   but not cudaSupport (DESIGN.md), hence this separate import.
 # - config.cudaCapabilities applies to every package of the CUDA set; config.cudaForwardCompat "includes
 #   the forward compatibility gencode (+PTX)" on top of them (nixpkgs cuda-modules flags module). We turn
-#   it off so nvcc compiles exactly the listed targets, as nixpkgs' own per-capability sets do
-#   (pkgs/top-level/variants.nix: `cudaForwardCompat = false; cudaCapabilities = [ cap ];`).
+#   it off in the package-set scope so nvcc compiles exactly the listed targets, as nixpkgs' own per-capability
+#   sets do (pkgs/top-level/variants.nix: `cudaForwardCompat = false; cudaCapabilities = [ cap ];`). In the torch
+#   scope the CUDA set must be the one binary caches built with nixpkgs' default config, so neither is set; torch
+#   itself compiles exactly gpuTargets (TORCH_CUDA_ARCH_LIST, no +PTX) whatever cudaForwardCompat says.
 # - builtins.fetchTarball takes { url, sha256? }; sha256 may be base32 or SRI ("sha256-...": both checked
 #   with Nix 2.8 here). Without sha256 the download is re-checked after tarball-ttl and is refused in pure
 #   evaluation (Nix manual, builtins.fetchTarball), so the catalog should carry nixpkgsSha256.
@@ -71,12 +73,16 @@ let
       }.
     '';
 
+  # Package-set scope: config.cudaCapabilities and no forward-compatible PTX in the CUDA libraries. Torch scope:
+  # the config binary caches build the CUDA set with (allowUnfree, cudaSupport, nothing else), so magma, nccl, …
+  # are the cached derivations; torch gets the capabilities through gpuTargets (pkgs/pytorch.nix) and never adds
+  # PTX itself (it does not read cudaForwardCompat).
+  packageSetScope = isCuda && variant.cudaCapabilitiesForPackageSet;
   config = {
     allowUnfree = true;
     cudaSupport = isCuda;
-    cudaForwardCompat = false;
   }
-  // (if isCuda && variant.cudaCapabilitiesForPackageSet then { cudaCapabilities = variant.cudaCapabilities; } else { });
+  // (if packageSetScope then { cudaCapabilities = variant.cudaCapabilities; cudaForwardCompat = false; } else { });
 
   cudaOverlay = final: prev: {
     cudaPackages =

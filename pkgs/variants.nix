@@ -17,7 +17,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "7.5" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -41,7 +41,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "7.5" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -65,7 +65,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "7.5" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -89,7 +89,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "7.5" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -113,7 +113,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "7.5" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -137,7 +137,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "7.5" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -161,7 +161,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "7.5" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -185,7 +185,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "7.5" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -209,7 +209,7 @@
     system = "aarch64-linux";
     cudaCapabilities = [ "7.5" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -233,7 +233,7 @@
     system = "aarch64-linux";
     cudaCapabilities = [ "7.5" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -257,7 +257,7 @@
     system = "aarch64-linux";
     cudaCapabilities = [ "7.5" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -281,7 +281,7 @@
     system = "aarch64-linux";
     cudaCapabilities = [ "7.5" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -305,7 +305,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "8.0" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -329,7 +329,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "8.0" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -353,7 +353,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "8.0" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -377,7 +377,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "8.0" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -401,7 +401,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "8.0" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -425,7 +425,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "8.0" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -449,7 +449,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "8.0" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -473,7 +473,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "8.0" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -497,7 +497,7 @@
     system = "aarch64-linux";
     cudaCapabilities = [ "8.0" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -521,7 +521,7 @@
     system = "aarch64-linux";
     cudaCapabilities = [ "8.0" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -545,7 +545,7 @@
     system = "aarch64-linux";
     cudaCapabilities = [ "8.0" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -569,7 +569,7 @@
     system = "aarch64-linux";
     cudaCapabilities = [ "8.0" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -593,7 +593,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "8.6" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -617,7 +617,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "8.6" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -641,7 +641,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "8.6" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -665,7 +665,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "8.6" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -689,7 +689,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "8.6" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -713,7 +713,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "8.6" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -737,7 +737,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "8.6" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -761,7 +761,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "8.6" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -785,7 +785,7 @@
     system = "aarch64-linux";
     cudaCapabilities = [ "8.6" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -809,7 +809,7 @@
     system = "aarch64-linux";
     cudaCapabilities = [ "8.6" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -833,7 +833,7 @@
     system = "aarch64-linux";
     cudaCapabilities = [ "8.6" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -857,7 +857,7 @@
     system = "aarch64-linux";
     cudaCapabilities = [ "8.6" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -881,7 +881,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "8.9" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -905,7 +905,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "8.9" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -929,7 +929,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "8.9" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -953,7 +953,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "8.9" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -977,7 +977,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "8.9" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -1001,7 +1001,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "8.9" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -1025,7 +1025,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "8.9" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -1049,7 +1049,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "8.9" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -1073,7 +1073,7 @@
     system = "aarch64-linux";
     cudaCapabilities = [ "8.9" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -1097,7 +1097,7 @@
     system = "aarch64-linux";
     cudaCapabilities = [ "8.9" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -1121,7 +1121,7 @@
     system = "aarch64-linux";
     cudaCapabilities = [ "8.9" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -1145,7 +1145,7 @@
     system = "aarch64-linux";
     cudaCapabilities = [ "8.9" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -1169,7 +1169,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "9.0" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -1193,7 +1193,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "9.0" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -1217,7 +1217,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "9.0" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -1241,7 +1241,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "9.0" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -1265,7 +1265,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "9.0" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -1289,7 +1289,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "9.0" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -1313,7 +1313,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "9.0" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -1337,7 +1337,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "9.0" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -1361,7 +1361,7 @@
     system = "aarch64-linux";
     cudaCapabilities = [ "9.0" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -1385,7 +1385,7 @@
     system = "aarch64-linux";
     cudaCapabilities = [ "9.0" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -1409,7 +1409,7 @@
     system = "aarch64-linux";
     cudaCapabilities = [ "9.0" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -1433,7 +1433,7 @@
     system = "aarch64-linux";
     cudaCapabilities = [ "9.0" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -1457,7 +1457,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "10.0" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -1481,7 +1481,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "10.0" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -1505,7 +1505,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "10.0" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -1529,7 +1529,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "10.0" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -1553,7 +1553,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "10.0" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -1577,7 +1577,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "10.0" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -1601,7 +1601,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "10.0" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -1625,7 +1625,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "10.0" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -1649,7 +1649,7 @@
     system = "aarch64-linux";
     cudaCapabilities = [ "10.0" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -1673,7 +1673,7 @@
     system = "aarch64-linux";
     cudaCapabilities = [ "10.0" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -1697,7 +1697,7 @@
     system = "aarch64-linux";
     cudaCapabilities = [ "10.0" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -1721,7 +1721,7 @@
     system = "aarch64-linux";
     cudaCapabilities = [ "10.0" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -1745,7 +1745,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "10.0" ];
     binaryCompat = true;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -1769,7 +1769,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "10.0" ];
     binaryCompat = true;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -1793,7 +1793,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "10.0" ];
     binaryCompat = true;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -1817,7 +1817,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "10.0" ];
     binaryCompat = true;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -1841,7 +1841,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "10.0" ];
     binaryCompat = true;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -1865,7 +1865,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "10.0" ];
     binaryCompat = true;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -1889,7 +1889,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "10.0" ];
     binaryCompat = true;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -1913,7 +1913,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "10.0" ];
     binaryCompat = true;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -1937,7 +1937,7 @@
     system = "aarch64-linux";
     cudaCapabilities = [ "10.0" ];
     binaryCompat = true;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -1961,7 +1961,7 @@
     system = "aarch64-linux";
     cudaCapabilities = [ "10.0" ];
     binaryCompat = true;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -1985,7 +1985,7 @@
     system = "aarch64-linux";
     cudaCapabilities = [ "10.0" ];
     binaryCompat = true;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -2009,7 +2009,7 @@
     system = "aarch64-linux";
     cudaCapabilities = [ "10.0" ];
     binaryCompat = true;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -2033,7 +2033,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "12.0" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -2057,7 +2057,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "12.0" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -2081,7 +2081,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "12.0" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -2105,7 +2105,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "12.0" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -2129,7 +2129,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "12.0" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -2153,7 +2153,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "12.0" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -2177,7 +2177,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "12.0" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -2201,7 +2201,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "12.0" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -2225,7 +2225,7 @@
     system = "aarch64-linux";
     cudaCapabilities = [ "12.0" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -2249,7 +2249,7 @@
     system = "aarch64-linux";
     cudaCapabilities = [ "12.0" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -2273,7 +2273,7 @@
     system = "aarch64-linux";
     cudaCapabilities = [ "12.0" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -2297,7 +2297,7 @@
     system = "aarch64-linux";
     cudaCapabilities = [ "12.0" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -2321,7 +2321,7 @@
     system = "aarch64-linux";
     cudaCapabilities = [ "12.0" ];
     binaryCompat = true;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -2345,7 +2345,7 @@
     system = "aarch64-linux";
     cudaCapabilities = [ "12.0" ];
     binaryCompat = true;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -2369,7 +2369,7 @@
     system = "aarch64-linux";
     cudaCapabilities = [ "12.0" ];
     binaryCompat = true;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -2393,7 +2393,7 @@
     system = "aarch64-linux";
     cudaCapabilities = [ "12.0" ];
     binaryCompat = true;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -2417,7 +2417,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "7.5" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -2441,7 +2441,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "7.5" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -2465,7 +2465,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "7.5" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -2489,7 +2489,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "7.5" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -2513,7 +2513,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "7.5" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -2537,7 +2537,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "7.5" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -2561,7 +2561,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "7.5" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -2585,7 +2585,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "7.5" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -2609,7 +2609,7 @@
     system = "aarch64-linux";
     cudaCapabilities = [ "7.5" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -2633,7 +2633,7 @@
     system = "aarch64-linux";
     cudaCapabilities = [ "7.5" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -2657,7 +2657,7 @@
     system = "aarch64-linux";
     cudaCapabilities = [ "7.5" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -2681,7 +2681,7 @@
     system = "aarch64-linux";
     cudaCapabilities = [ "7.5" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -2705,7 +2705,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "8.0" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -2729,7 +2729,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "8.0" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -2753,7 +2753,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "8.0" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -2777,7 +2777,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "8.0" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -2801,7 +2801,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "8.0" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -2825,7 +2825,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "8.0" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -2849,7 +2849,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "8.0" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -2873,7 +2873,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "8.0" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -2897,7 +2897,7 @@
     system = "aarch64-linux";
     cudaCapabilities = [ "8.0" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -2921,7 +2921,7 @@
     system = "aarch64-linux";
     cudaCapabilities = [ "8.0" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -2945,7 +2945,7 @@
     system = "aarch64-linux";
     cudaCapabilities = [ "8.0" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -2969,7 +2969,7 @@
     system = "aarch64-linux";
     cudaCapabilities = [ "8.0" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -2993,7 +2993,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "8.6" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -3017,7 +3017,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "8.6" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -3041,7 +3041,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "8.6" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -3065,7 +3065,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "8.6" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -3089,7 +3089,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "8.6" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -3113,7 +3113,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "8.6" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -3137,7 +3137,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "8.6" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -3161,7 +3161,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "8.6" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -3185,7 +3185,7 @@
     system = "aarch64-linux";
     cudaCapabilities = [ "8.6" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -3209,7 +3209,7 @@
     system = "aarch64-linux";
     cudaCapabilities = [ "8.6" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -3233,7 +3233,7 @@
     system = "aarch64-linux";
     cudaCapabilities = [ "8.6" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -3257,7 +3257,7 @@
     system = "aarch64-linux";
     cudaCapabilities = [ "8.6" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -3281,7 +3281,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "8.9" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -3305,7 +3305,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "8.9" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -3329,7 +3329,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "8.9" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -3353,7 +3353,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "8.9" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -3377,7 +3377,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "8.9" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -3401,7 +3401,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "8.9" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -3425,7 +3425,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "8.9" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -3449,7 +3449,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "8.9" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -3473,7 +3473,7 @@
     system = "aarch64-linux";
     cudaCapabilities = [ "8.9" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -3497,7 +3497,7 @@
     system = "aarch64-linux";
     cudaCapabilities = [ "8.9" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -3521,7 +3521,7 @@
     system = "aarch64-linux";
     cudaCapabilities = [ "8.9" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -3545,7 +3545,7 @@
     system = "aarch64-linux";
     cudaCapabilities = [ "8.9" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -3569,7 +3569,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "9.0" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -3593,7 +3593,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "9.0" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -3617,7 +3617,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "9.0" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -3641,7 +3641,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "9.0" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -3665,7 +3665,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "9.0" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -3689,7 +3689,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "9.0" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -3713,7 +3713,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "9.0" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -3737,7 +3737,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "9.0" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -3761,7 +3761,7 @@
     system = "aarch64-linux";
     cudaCapabilities = [ "9.0" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -3785,7 +3785,7 @@
     system = "aarch64-linux";
     cudaCapabilities = [ "9.0" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -3809,7 +3809,7 @@
     system = "aarch64-linux";
     cudaCapabilities = [ "9.0" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -3833,7 +3833,7 @@
     system = "aarch64-linux";
     cudaCapabilities = [ "9.0" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -3857,7 +3857,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "10.0" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -3881,7 +3881,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "10.0" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -3905,7 +3905,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "10.0" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -3929,7 +3929,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "10.0" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -3953,7 +3953,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "10.0" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -3977,7 +3977,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "10.0" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -4001,7 +4001,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "10.0" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -4025,7 +4025,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "10.0" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -4049,7 +4049,7 @@
     system = "aarch64-linux";
     cudaCapabilities = [ "10.0" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -4073,7 +4073,7 @@
     system = "aarch64-linux";
     cudaCapabilities = [ "10.0" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -4097,7 +4097,7 @@
     system = "aarch64-linux";
     cudaCapabilities = [ "10.0" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -4121,7 +4121,7 @@
     system = "aarch64-linux";
     cudaCapabilities = [ "10.0" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -4145,7 +4145,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "10.3" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -4169,7 +4169,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "10.3" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -4193,7 +4193,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "10.3" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -4217,7 +4217,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "10.3" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -4241,7 +4241,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "10.3" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -4265,7 +4265,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "10.3" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -4289,7 +4289,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "10.3" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -4313,7 +4313,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "10.3" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -4337,7 +4337,7 @@
     system = "aarch64-linux";
     cudaCapabilities = [ "10.3" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -4361,7 +4361,7 @@
     system = "aarch64-linux";
     cudaCapabilities = [ "10.3" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -4385,7 +4385,7 @@
     system = "aarch64-linux";
     cudaCapabilities = [ "10.3" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -4409,7 +4409,7 @@
     system = "aarch64-linux";
     cudaCapabilities = [ "10.3" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -4433,7 +4433,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "12.0" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -4457,7 +4457,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "12.0" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -4481,7 +4481,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "12.0" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -4505,7 +4505,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "12.0" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -4529,7 +4529,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "12.0" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -4553,7 +4553,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "12.0" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -4577,7 +4577,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "12.0" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -4601,7 +4601,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "12.0" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -4625,7 +4625,7 @@
     system = "aarch64-linux";
     cudaCapabilities = [ "12.0" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -4649,7 +4649,7 @@
     system = "aarch64-linux";
     cudaCapabilities = [ "12.0" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -4673,7 +4673,7 @@
     system = "aarch64-linux";
     cudaCapabilities = [ "12.0" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -4697,7 +4697,7 @@
     system = "aarch64-linux";
     cudaCapabilities = [ "12.0" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -4721,7 +4721,7 @@
     system = "aarch64-linux";
     cudaCapabilities = [ "12.1" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -4745,7 +4745,7 @@
     system = "aarch64-linux";
     cudaCapabilities = [ "12.1" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -4769,7 +4769,7 @@
     system = "aarch64-linux";
     cudaCapabilities = [ "12.1" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -4793,7 +4793,7 @@
     system = "aarch64-linux";
     cudaCapabilities = [ "12.1" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -4817,7 +4817,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "7.5" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -4841,7 +4841,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "7.5" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -4865,7 +4865,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "7.5" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -4889,7 +4889,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "7.5" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -4913,7 +4913,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "7.5" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -4937,7 +4937,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "7.5" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -4961,7 +4961,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "7.5" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -4985,7 +4985,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "7.5" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -5009,7 +5009,7 @@
     system = "aarch64-linux";
     cudaCapabilities = [ "7.5" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -5033,7 +5033,7 @@
     system = "aarch64-linux";
     cudaCapabilities = [ "7.5" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -5057,7 +5057,7 @@
     system = "aarch64-linux";
     cudaCapabilities = [ "7.5" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -5081,7 +5081,7 @@
     system = "aarch64-linux";
     cudaCapabilities = [ "7.5" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -5105,7 +5105,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "8.0" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -5129,7 +5129,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "8.0" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -5153,7 +5153,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "8.0" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -5177,7 +5177,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "8.0" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -5201,7 +5201,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "8.0" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -5225,7 +5225,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "8.0" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -5249,7 +5249,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "8.0" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -5273,7 +5273,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "8.0" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -5297,7 +5297,7 @@
     system = "aarch64-linux";
     cudaCapabilities = [ "8.0" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -5321,7 +5321,7 @@
     system = "aarch64-linux";
     cudaCapabilities = [ "8.0" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -5345,7 +5345,7 @@
     system = "aarch64-linux";
     cudaCapabilities = [ "8.0" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -5369,7 +5369,7 @@
     system = "aarch64-linux";
     cudaCapabilities = [ "8.0" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -5393,7 +5393,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "8.6" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -5417,7 +5417,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "8.6" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -5441,7 +5441,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "8.6" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -5465,7 +5465,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "8.6" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -5489,7 +5489,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "8.6" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -5513,7 +5513,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "8.6" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -5537,7 +5537,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "8.6" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -5561,7 +5561,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "8.6" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -5585,7 +5585,7 @@
     system = "aarch64-linux";
     cudaCapabilities = [ "8.6" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -5609,7 +5609,7 @@
     system = "aarch64-linux";
     cudaCapabilities = [ "8.6" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -5633,7 +5633,7 @@
     system = "aarch64-linux";
     cudaCapabilities = [ "8.6" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -5657,7 +5657,7 @@
     system = "aarch64-linux";
     cudaCapabilities = [ "8.6" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -5681,7 +5681,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "8.9" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -5705,7 +5705,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "8.9" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -5729,7 +5729,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "8.9" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -5753,7 +5753,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "8.9" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -5777,7 +5777,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "8.9" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -5801,7 +5801,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "8.9" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -5825,7 +5825,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "8.9" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -5849,7 +5849,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "8.9" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -5873,7 +5873,7 @@
     system = "aarch64-linux";
     cudaCapabilities = [ "8.9" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -5897,7 +5897,7 @@
     system = "aarch64-linux";
     cudaCapabilities = [ "8.9" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -5921,7 +5921,7 @@
     system = "aarch64-linux";
     cudaCapabilities = [ "8.9" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -5945,7 +5945,7 @@
     system = "aarch64-linux";
     cudaCapabilities = [ "8.9" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -5969,7 +5969,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "9.0" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -5993,7 +5993,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "9.0" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -6017,7 +6017,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "9.0" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -6041,7 +6041,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "9.0" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -6065,7 +6065,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "9.0" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -6089,7 +6089,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "9.0" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -6113,7 +6113,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "9.0" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -6137,7 +6137,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "9.0" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -6161,7 +6161,7 @@
     system = "aarch64-linux";
     cudaCapabilities = [ "9.0" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -6185,7 +6185,7 @@
     system = "aarch64-linux";
     cudaCapabilities = [ "9.0" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -6209,7 +6209,7 @@
     system = "aarch64-linux";
     cudaCapabilities = [ "9.0" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -6233,7 +6233,7 @@
     system = "aarch64-linux";
     cudaCapabilities = [ "9.0" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -6257,7 +6257,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "10.0" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -6281,7 +6281,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "10.0" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -6305,7 +6305,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "10.0" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -6329,7 +6329,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "10.0" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -6353,7 +6353,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "10.0" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -6377,7 +6377,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "10.0" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -6401,7 +6401,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "10.0" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -6425,7 +6425,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "10.0" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -6449,7 +6449,7 @@
     system = "aarch64-linux";
     cudaCapabilities = [ "10.0" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -6473,7 +6473,7 @@
     system = "aarch64-linux";
     cudaCapabilities = [ "10.0" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -6497,7 +6497,7 @@
     system = "aarch64-linux";
     cudaCapabilities = [ "10.0" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -6521,7 +6521,7 @@
     system = "aarch64-linux";
     cudaCapabilities = [ "10.0" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -6545,7 +6545,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "10.3" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -6569,7 +6569,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "10.3" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -6593,7 +6593,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "10.3" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -6617,7 +6617,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "10.3" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -6641,7 +6641,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "10.3" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -6665,7 +6665,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "10.3" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -6689,7 +6689,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "10.3" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -6713,7 +6713,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "10.3" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -6737,7 +6737,7 @@
     system = "aarch64-linux";
     cudaCapabilities = [ "10.3" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -6761,7 +6761,7 @@
     system = "aarch64-linux";
     cudaCapabilities = [ "10.3" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -6785,7 +6785,7 @@
     system = "aarch64-linux";
     cudaCapabilities = [ "10.3" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -6809,7 +6809,7 @@
     system = "aarch64-linux";
     cudaCapabilities = [ "10.3" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -6840,7 +6840,7 @@
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for Jetson/DRIVE Thor, SM110, CUDA 13.0; Armv8.2-A + FP16 + DotProd (aarch64-linux); Python 3.13";
-    notes = [ "Thor was compute capability 10.1 (sm_101) in CUDA 12.8–12.9; CUDA 13.0 renamed it 11.0 (sm_110) and removed 10.1. There is no 11.x code before CUDA 13.0, and 10.x code does not run on 11.0 (binary compatibility never crosses a major), so Thor needs CUDA 13.0+. SoC GPU: aarch64 only." ];
+    notes = [ "Thor was compute capability 10.1 (sm_101) in CUDA 12.8–12.9; CUDA 13.0 renamed it 11.0 (sm_110) and removed 10.1. There is no 11.x code before CUDA 13.0, and 10.x code does not run on 11.0 (binary compatibility never crosses a major), so Thor needs CUDA 13.0+. SoC GPU: aarch64 only." "CUDA package-set scope: nixpkgs builds the Jetson capability 11.0 only on request (isJetson in _cuda/db/bootstrap/cuda.nix), so this variant sets config.cudaCapabilities and its whole CUDA closure (magma, nccl, …) is built from source for it; no binary cache holds that closure." ];
   };
   "torchaudio-python313-cuda13_0-sm110-armv8_2" = {
     name = "torchaudio-python313-cuda13_0-sm110-armv8_2";
@@ -6864,7 +6864,7 @@
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm110-armv8_2" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for Jetson/DRIVE Thor, SM110, CUDA 13.0; Armv8.2-A + FP16 + DotProd (aarch64-linux); Python 3.13";
-    notes = [ "Thor was compute capability 10.1 (sm_101) in CUDA 12.8–12.9; CUDA 13.0 renamed it 11.0 (sm_110) and removed 10.1. There is no 11.x code before CUDA 13.0, and 10.x code does not run on 11.0 (binary compatibility never crosses a major), so Thor needs CUDA 13.0+. SoC GPU: aarch64 only." "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda13_0-sm110-armv8_2 (the same torch derivation)." ];
+    notes = [ "Thor was compute capability 10.1 (sm_101) in CUDA 12.8–12.9; CUDA 13.0 renamed it 11.0 (sm_110) and removed 10.1. There is no 11.x code before CUDA 13.0, and 10.x code does not run on 11.0 (binary compatibility never crosses a major), so Thor needs CUDA 13.0+. SoC GPU: aarch64 only." "CUDA package-set scope: nixpkgs builds the Jetson capability 11.0 only on request (isJetson in _cuda/db/bootstrap/cuda.nix), so this variant sets config.cudaCapabilities and its whole CUDA closure (magma, nccl, …) is built from source for it; no binary cache holds that closure." "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda13_0-sm110-armv8_2 (the same torch derivation)." ];
   };
   "pytorch-python313-cuda13_0-sm110-armv9" = {
     name = "pytorch-python313-cuda13_0-sm110-armv9";
@@ -6888,7 +6888,7 @@
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for Jetson/DRIVE Thor, SM110, CUDA 13.0; Armv9-A (SVE2) + I8MM (aarch64-linux); Python 3.13";
-    notes = [ "Thor was compute capability 10.1 (sm_101) in CUDA 12.8–12.9; CUDA 13.0 renamed it 11.0 (sm_110) and removed 10.1. There is no 11.x code before CUDA 13.0, and 10.x code does not run on 11.0 (binary compatibility never crosses a major), so Thor needs CUDA 13.0+. SoC GPU: aarch64 only." "aarch64 GCC internal-compiler-error workaround (seed 000; pytorch/pytorch #157842, #136432): the armv9 flags enable SVE2 and I8MM but not +bf16, so no SVE+BF16 code is forced into every translation unit; PyTorch's own SVE kernels are compiled as nixpkgs compiles them (GCC 14 with nixpkgs' aarch64 flags), not disabled." ];
+    notes = [ "Thor was compute capability 10.1 (sm_101) in CUDA 12.8–12.9; CUDA 13.0 renamed it 11.0 (sm_110) and removed 10.1. There is no 11.x code before CUDA 13.0, and 10.x code does not run on 11.0 (binary compatibility never crosses a major), so Thor needs CUDA 13.0+. SoC GPU: aarch64 only." "CUDA package-set scope: nixpkgs builds the Jetson capability 11.0 only on request (isJetson in _cuda/db/bootstrap/cuda.nix), so this variant sets config.cudaCapabilities and its whole CUDA closure (magma, nccl, …) is built from source for it; no binary cache holds that closure." "aarch64 GCC internal-compiler-error workaround (seed 000; pytorch/pytorch #157842, #136432): the armv9 flags enable SVE2 and I8MM but not +bf16, so no SVE+BF16 code is forced into every translation unit; PyTorch's own SVE kernels are compiled as nixpkgs compiles them (GCC 14 with nixpkgs' aarch64 flags), not disabled." ];
   };
   "torchaudio-python313-cuda13_0-sm110-armv9" = {
     name = "torchaudio-python313-cuda13_0-sm110-armv9";
@@ -6912,7 +6912,7 @@
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm110-armv9" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for Jetson/DRIVE Thor, SM110, CUDA 13.0; Armv9-A (SVE2) + I8MM (aarch64-linux); Python 3.13";
-    notes = [ "Thor was compute capability 10.1 (sm_101) in CUDA 12.8–12.9; CUDA 13.0 renamed it 11.0 (sm_110) and removed 10.1. There is no 11.x code before CUDA 13.0, and 10.x code does not run on 11.0 (binary compatibility never crosses a major), so Thor needs CUDA 13.0+. SoC GPU: aarch64 only." "aarch64 GCC internal-compiler-error workaround (seed 000; pytorch/pytorch #157842, #136432): the armv9 flags enable SVE2 and I8MM but not +bf16, so no SVE+BF16 code is forced into every translation unit; PyTorch's own SVE kernels are compiled as nixpkgs compiles them (GCC 14 with nixpkgs' aarch64 flags), not disabled." "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda13_0-sm110-armv9 (the same torch derivation)." ];
+    notes = [ "Thor was compute capability 10.1 (sm_101) in CUDA 12.8–12.9; CUDA 13.0 renamed it 11.0 (sm_110) and removed 10.1. There is no 11.x code before CUDA 13.0, and 10.x code does not run on 11.0 (binary compatibility never crosses a major), so Thor needs CUDA 13.0+. SoC GPU: aarch64 only." "CUDA package-set scope: nixpkgs builds the Jetson capability 11.0 only on request (isJetson in _cuda/db/bootstrap/cuda.nix), so this variant sets config.cudaCapabilities and its whole CUDA closure (magma, nccl, …) is built from source for it; no binary cache holds that closure." "aarch64 GCC internal-compiler-error workaround (seed 000; pytorch/pytorch #157842, #136432): the armv9 flags enable SVE2 and I8MM but not +bf16, so no SVE+BF16 code is forced into every translation unit; PyTorch's own SVE kernels are compiled as nixpkgs compiles them (GCC 14 with nixpkgs' aarch64 flags), not disabled." "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda13_0-sm110-armv9 (the same torch derivation)." ];
   };
   "pytorch-python313-cuda13_0-sm120-avx2" = {
     name = "pytorch-python313-cuda13_0-sm120-avx2";
@@ -6929,7 +6929,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "12.0" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -6953,7 +6953,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "12.0" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -6977,7 +6977,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "12.0" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -7001,7 +7001,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "12.0" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -7025,7 +7025,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "12.0" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -7049,7 +7049,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "12.0" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -7073,7 +7073,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "12.0" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -7097,7 +7097,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ "12.0" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -7121,7 +7121,7 @@
     system = "aarch64-linux";
     cudaCapabilities = [ "12.0" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -7145,7 +7145,7 @@
     system = "aarch64-linux";
     cudaCapabilities = [ "12.0" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -7169,7 +7169,7 @@
     system = "aarch64-linux";
     cudaCapabilities = [ "12.0" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -7193,7 +7193,7 @@
     system = "aarch64-linux";
     cudaCapabilities = [ "12.0" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -7217,7 +7217,7 @@
     system = "aarch64-linux";
     cudaCapabilities = [ "12.1" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -7241,7 +7241,7 @@
     system = "aarch64-linux";
     cudaCapabilities = [ "12.1" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -7265,7 +7265,7 @@
     system = "aarch64-linux";
     cudaCapabilities = [ "12.1" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -7289,7 +7289,7 @@
     system = "aarch64-linux";
     cudaCapabilities = [ "12.1" ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -7313,7 +7313,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -7337,7 +7337,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -7361,7 +7361,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -7385,7 +7385,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -7409,7 +7409,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -7433,7 +7433,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -7457,7 +7457,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -7481,7 +7481,7 @@
     system = "x86_64-linux";
     cudaCapabilities = [ ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -7505,7 +7505,7 @@
     system = "aarch64-linux";
     cudaCapabilities = [ ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -7529,7 +7529,7 @@
     system = "aarch64-linux";
     cudaCapabilities = [ ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -7553,7 +7553,7 @@
     system = "aarch64-linux";
     cudaCapabilities = [ ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
@@ -7577,7 +7577,7 @@
     system = "aarch64-linux";
     cudaCapabilities = [ ];
     binaryCompat = false;
-    cudaCapabilitiesForPackageSet = true;
+    cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
     requiredSystemFeatures = [ "big-parallel" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";

@@ -318,4 +318,34 @@ test("a failure's reason is the builder's own last line, not Nix's substituter w
   assert.not.match(failed.reason!, /nix-cache-info/);
 });
 
+test("build --verify: each variant's static check (its file's tests.static) runs after it; a broken promise fails only its check", async () => {
+  const c = ctx();
+  // A pkgs dir whose two variants carry checks as pkgs/matrix.nix gives them: the pytorch check passes, the
+  // torchaudio one fails the way pkgs/checks.nix does (the comparison's last line, exit 1).
+  const pkgsDir = join(c.dir, "pkgs-with-checks");
+  mkdirSync(pkgsDir);
+  const drv = (name: string, script: string) =>
+    `derivation { name = ${JSON.stringify(name)}; system = builtins.currentSystem; builder = "/bin/sh"; salt = builtins.getEnv "VM_BUILD_TEST_SALT"; args = [ "-c" ${JSON.stringify(script)} ]; }`;
+  for (const [name, check] of [
+    [PT_CPU, 'echo "✓ torch version: 2.12.0"; echo ok > $out'],
+    [TA_CPU, 'echo "✗ torch version: expected 2.12.0, found 2.11.0"; echo "a promise does not hold"; exit 1'],
+  ] as const)
+    writeFileSync(
+      join(pkgsDir, `${name}.nix`),
+      `{ ... }: (${drv(name, "echo built > $out")}) // { tests.static = ${drv(`${name}-check-static`, check)}; }\n`,
+    );
+  const r = await driver(c, [TA_CPU, "--backend", "nix", "--verify", "--pkgs-dir", pkgsDir]);
+  assert.is(r.code, 1, r.stderr);
+  const v = byName(latestReport(c));
+  assert.is(v.get(PT_CPU)!.status, "built");
+  assert.is(v.get(TA_CPU)!.status, "built");
+  assert.is(v.get(`check-static-${PT_CPU}`)!.status, "built");
+  const bad = v.get(`check-static-${TA_CPU}`)!;
+  assert.is(bad.status, "failed");
+  assert.match(readFileSync(bad.log!, "utf8"), /✗ torch version: expected 2\.12\.0, found 2\.11\.0/);
+  assert.equal(bad.dependsOn, [TA_CPU]);
+  assert.equal(bad.command.slice(0, 1), ["nix-build"]);
+  assert.ok(Date.parse(bad.startedAt!) >= Date.parse(v.get(TA_CPU)!.finishedAt!), "the check runs after its variant");
+});
+
 test.run();

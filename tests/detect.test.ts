@@ -94,6 +94,7 @@ const CAT: Catalog = {
     packageSet: `cudaPackages_${(version as string).replace(".", "_")}`,
     capabilities: capabilities as string[],
     minDriverLinux: minDriverLinux as string,
+    nixpkgsDefaultCapabilities: (capabilities as string[]).filter((c) => !["8.7", "8.8", "10.1", "11.0"].includes(c)),
     source: "test fixture",
   })),
   isas: [

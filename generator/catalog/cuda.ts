@@ -18,6 +18,28 @@
  */
 import type { CudaToolkit } from "../schema.ts";
 
+/**
+ * nixpkgs' default `cudaCapabilities` per CUDA package set (`nixpkgsDefaultCapabilities` below): every capability
+ * of the table that the CUDA version supports, minus those marked `isJetson`, architecture- or family-specific, or
+ * past their `dontDefaultAfterCudaMajorMinorVersion`. Evaluated by hand from the rule `_cudaCapabilityIsDefault`
+ * (pkgs/development/cuda-modules/_cuda/lib/cuda.nix at 1da571d) on the table _cuda/db/bootstrap/cuda.nix (55d5788;
+ * the older 8c546da gives the same lists); corroborated by graham33/nixos-dgx-spark#176 (2026-08-24: packages such
+ * as ucc "compiling for all nine architectures" with CUDA 12.9). Not read off an evaluation of a pinned revision.
+ */
+export const NIXPKGS_DEFAULT_CAPABILITIES_SOURCE =
+  "nixpkgs _cudaCapabilityIsDefault (_cuda/lib/cuda.nix at 1da571d) applied by hand to _cuda/db/bootstrap/cuda.nix (55d5788); graham33/nixos-dgx-spark#176";
+
+/**
+ * Compute capabilities nixpkgs marks `isJetson` (Jetson TX2 7.2, Orin 8.7, Thor 10.1 / 11.0 from CUDA 13.0): never
+ * in the default list ("only built upon request"), and pre-Thor ones cannot be mixed with others. A variant for one
+ * of them needs config.cudaCapabilities (the package-set scope). Source: _cuda/db/bootstrap/cuda.nix (55d5788:
+ * `isJetson = true` on 7.2, 8.7, 10.1 and 11.0) and backendStdenv/default.nix (0cdfaf4: the pre-/post-Thor rules).
+ */
+export const NIXPKGS_JETSON_CAPABILITIES = {
+  capabilities: ["7.2", "8.7", "10.1", "11.0"],
+  source: "nixpkgs pkgs/development/cuda-modules/_cuda/db/bootstrap/cuda.nix (isJetson), backendStdenv/default.nix",
+} as const;
+
 const DRIVER_TABLE =
   "NVIDIA CUDA Toolkit release notes (13.2 Update 2 edition, docs.nvidia.com/cuda/archive/13.2.2), " +
   "Table 3 'CUDA Toolkit and Corresponding Driver Versions'";
@@ -32,6 +54,7 @@ export const cuda: CudaToolkit[] = [
     packageSet: "cudaPackages_12_6",
     capabilities: [...PRE_TURING, "7.5", "8.0", "8.6", "8.7", "8.9", "9.0"],
     minDriverLinux: "560.28.03",
+    nixpkgsDefaultCapabilities: ["7.5", "8.0", "8.6", "8.9", "9.0"],
     note: "Newest target is sm_90: no Blackwell (10.x/12.x) code before CUDA 12.8.",
     source:
       `${DRIVER_TABLE} (CUDA 12.6 GA >=560.28.03); ${NIX_DB} (every capability with min <= 12.6 <= max; ` +
@@ -44,6 +67,7 @@ export const cuda: CudaToolkit[] = [
     packageSet: "cudaPackages_12_8",
     capabilities: [...PRE_TURING, "7.5", "8.0", "8.6", "8.7", "8.9", "9.0", "10.0", "10.1", "12.0"],
     minDriverLinux: "570.26",
+    nixpkgsDefaultCapabilities: ["7.5", "8.0", "8.6", "8.9", "9.0", "10.0", "12.0"],
     note: "First toolkit with Blackwell: sm_100 (B200), sm_101 (Thor, later renamed sm_110), sm_120 (RTX 5090).",
     source:
       `${DRIVER_TABLE} (CUDA 12.8 GA >=570.26); \`/usr/local/cuda-12.8/bin/nvcc --list-gpu-code\` output ` +
@@ -54,6 +78,7 @@ export const cuda: CudaToolkit[] = [
     packageSet: "cudaPackages_12_9",
     capabilities: [...PRE_TURING, "7.5", "8.0", "8.6", "8.7", "8.9", "9.0", "10.0", "10.1", "10.3", "12.0", "12.1"],
     minDriverLinux: "575.51.03",
+    nixpkgsDefaultCapabilities: ["7.5", "8.0", "8.6", "8.9", "9.0", "10.0", "10.3", "12.0", "12.1"],
     note: "Adds sm_103 (B300) and sm_121 (GB10), plus the `f` family-specific targets (not listed here).",
     source:
       `${DRIVER_TABLE} (CUDA 12.9 GA >=575.51.03); CUDA 12.9 nvcc reference target list as quoted in ` +
@@ -67,6 +92,7 @@ export const cuda: CudaToolkit[] = [
     // before sm_103.
     capabilities: ["7.5", "8.0", "8.6", "8.7", "8.8", "8.9", "9.0", "10.0", "10.3", "11.0", "12.0", "12.1"],
     minDriverLinux: "580.65.06",
+    nixpkgsDefaultCapabilities: ["7.5", "8.0", "8.6", "8.9", "9.0", "10.0", "10.3", "12.0", "12.1"],
     note:
       "Drops offline compilation for Maxwell, Pascal and Volta (sm_50–sm_72); renames Thor sm_101 to sm_110 " +
       "(no 10.1 any more); adds sm_88 and sm_110.",

@@ -64,8 +64,9 @@ export async function resolveBackend(choice: BackendChoice, path = process.env.P
  * The command that builds `target` with the given backend.
  * @param target variant name and absolute path of its `.nix` file
  */
-export function buildCmd(target: { name: string; file: string }, o: BackendOptions): BuildCmd {
-  if (o.backend === "flox") {
+export function buildCmd(target: { name: string; file: string; check?: unknown }, o: BackendOptions): BuildCmd {
+  // A check (build --verify) is an attribute of the variant's file, not a flox package: always nix-build.
+  if (o.backend === "flox" && !target.check) {
     return { argv: ["flox", "build", target.name], cwd: o.root, outLink: join(o.root, `result-${target.name}`) };
   }
   const outLink = join(o.outDir, `result-${target.name}`);

@@ -6,12 +6,13 @@ import { availableParallelism, totalmem } from "node:os";
 import { resolve } from "node:path";
 import { buildCmd, resolveBackend, type BackendOptions } from "./backend.ts";
 import { jobsRule } from "./jobs.ts";
-import { makePlan, PlanError, simulate } from "./plan.ts";
+import { cudaClosures, DEFAULT_CHECK_SECONDS, DEFAULT_CUDA_CLOSURE_SECONDS, makePlan, PlanError, simulate } from "./plan.ts";
 import { durationsFromReports, formatDuration, makeRunId, summaryTable } from "./report.ts";
 import { runBuilds, shortPath } from "./run.ts";
 import { liveStatus, plainStatus } from "./status.ts";
 import { probeCached, type CacheProbe, type NixOptions } from "./store.ts";
-import { checkFiles, loadTargets, selectTargets, SelectionError } from "./targets.ts";
+import { checkFiles, checkTargets, loadTargets, selectTargets, SelectionError } from "./targets.ts";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { REPO_ROOT as PROJECT_ROOT } from "../paths.ts";
 import { UsageError, type BuildArgs } from "./command.ts";
 
@@ -85,6 +86,18 @@ async function buildMainInner(a: BuildArgs): Promise<number> {
   const sel = selectTargets(all, { names: a.names, filters: a.filter, package: a.package });
   checkFiles(sel.targets);
   const history = durationsFromReports(logsRoot);
+  if (a.verify || a.verifyGpu) {
+    // Checks of each selected variant's promise, after it (pkgs/checks.nix through the variant's own file).
+    const dir = resolve(logsRoot, "checks");
+    const checks = checkTargets(sel.targets, dir, !!a.verifyGpu);
+    mkdirSync(dir, { recursive: true });
+    for (const [f, text] of checks.files) writeFileSync(f, text);
+    for (const t of checks.targets) {
+      sel.targets.push(t);
+      sel.why.set(t.name, "requested");
+      if (!history.has(t.name)) history.set(t.name, DEFAULT_CHECK_SECONDS.seconds);
+    }
+  }
   const plan = makePlan(sel.targets, history);
 
   const rule = jobsRule({ cpus: availableParallelism(), memBytes: totalmem() }, cores, jobsArg);
@@ -104,6 +117,7 @@ async function buildMainInner(a: BuildArgs): Promise<number> {
   const host = hostSystem();
 
   if (a.dryRun) {
+    const closures = cudaClosures(plan.order.map((n) => plan.nodes.get(n)!.target));
     const done = new Set([...cached].filter(([, c]) => c.cached).map(([n]) => n));
     const sim = simulate(plan, rule.jobs, new Map(), done);
     const variants = plan.order.map((name, i) => {
@@ -145,6 +159,7 @@ async function buildMainInner(a: BuildArgs): Promise<number> {
       toBuild: variants.filter((v) => !v.cached).length,
       cached: variants.filter((v) => v.cached).length,
       estimatedMakespanS: sim.makespan,
+      cudaClosures: closures,
       waves: plan.waves,
       variants,
     };
@@ -155,6 +170,10 @@ async function buildMainInner(a: BuildArgs): Promise<number> {
           `jobs ${rule.jobs}${out.coresPerBuild ? `, cores per build ${out.coresPerBuild}` : ""}`,
         `  (${rule.explanation})`,
         `  estimated makespan ${formatDuration(sim.makespan)} (estimates from ${history.size > 0 ? "earlier reports where known" : "defaults"})`,
+        `  CUDA closures: ${closures.shared.length} shared nixpkgs default set(s) (binary-cache hits) for ` +
+          `${closures.shared.reduce((a, c) => a + c.variants.length, 0)} variant(s); ${closures.own.length} built from source ` +
+          `(package-set scope, about ${formatDuration(DEFAULT_CUDA_CLOSURE_SECONDS.seconds)} each, not in the makespan)` +
+          (closures.own.length ? `: ${closures.own.map((c) => `${c.variants.join(", ")}`).join("; ")}` : ""),
         "",
       ];
       for (const v of variants) {

@@ -35,6 +35,10 @@ export interface BuildArgs {
   retries?: number;
   failFast?: boolean;
   force?: boolean;
+  /** After each variant builds, build its static check (tests.static of pkgs/checks.nix). */
+  verify?: boolean;
+  /** Also its GPU check (tests.gpuCheck, requiredSystemFeatures = [ "cuda" ]: a local or remote builder with that feature). */
+  verifyGpu?: boolean;
   report?: string;
   logsDir?: string;
   nixOption?: string[];
@@ -97,6 +101,8 @@ export const buildCommand: CommandModule<object, BuildArgs> = {
         array: true,
         describe: "NAME=VALUE passed as --option NAME VALUE to nix-build and the store probes (e.g. substituters=)",
       })
+      .option("verify", { type: "boolean", describe: "after each variant builds, build its static check of the name's promise (nix-build, no GPU)" })
+      .option("verify-gpu", { type: "boolean", describe: "also build each CUDA variant's GPU check (needs a builder with the `cuda` system feature)" })
       .option("plain", { type: "boolean", describe: "one line per event even on a terminal (no live status)" })
       .option("kill-grace", { type: "number", default: 10, describe: "seconds between SIGTERM and SIGKILL when ending builds" })
       .example("$0 build --filter isa=armv9 --dry-run", "show what would be built for Arm v9")

@@ -28,6 +28,54 @@ export const DEFAULT_BUILD_SECONDS: Record<PackageName, { seconds: number; sourc
   },
 };
 
+/**
+ * Default time to build one CUDA closure from source (magma, nccl, gdrcopy, ucc, libnvshmem, … for one nixpkgs
+ * instance whose config.cudaCapabilities differs from the default, so no binary cache serves it), in seconds.
+ */
+export const DEFAULT_CUDA_CLOSURE_SECONDS = {
+  seconds: 3 * 3600,
+  source:
+    "NixOS/nixpkgs#555389 (2026-08-22, 26.05): with config.cudaCapabilities = [ \"12.0\" ] torch's CUDA closure " +
+    "(magma, gdrcopy, nccl, … 7 derivations) is not in cache.nixos-cuda.org, 'forcing a full local build' of " +
+    "'several hours'; 3 h is taken for 'several'",
+};
+
+/** Default time of one check of `build --verify` (the probe and the comparison), when no report knows it. */
+export const DEFAULT_CHECK_SECONDS = {
+  seconds: 120,
+  source:
+    "the probe with cuobjdump over torch's and torchaudio's libraries and the GPU checks took 29 s on the H100 host " +
+    "(tests/fixtures/probes/h100-pypi-torch2.11.0-cu130); 2 min leaves room for the Python environment",
+};
+
+/** What `cudaClosures` needs of a variant. */
+export interface ClosureInput {
+  name: string;
+  cuda: string | null;
+  /** The variant sets config.cudaCapabilities (package-set scope). */
+  cudaCapabilitiesForPackageSet: boolean;
+  /** generator/expand.ts nixpkgsInstanceKey: variants with one key share one nixpkgs instance. */
+  nixpkgsKey: string;
+}
+
+/**
+ * Which CUDA closures a set of variants needs built. Torch-scope CUDA variants use nixpkgs' default CUDA set of
+ * their (rev, system, CUDA version): the derivations binary caches serve, shared by every such variant ("shared",
+ * assumed substituted). Package-set-scope variants force their own CUDA closure, one per distinct instance key
+ * ("own", each built from source, DEFAULT_CUDA_CLOSURE_SECONDS). CPU-only variants need none.
+ */
+export function cudaClosures(vs: readonly ClosureInput[]): {
+  own: { key: string; variants: string[] }[];
+  shared: { key: string; variants: string[] }[];
+} {
+  const group = (pred: (v: ClosureInput) => boolean) => {
+    const m = new Map<string, string[]>();
+    for (const v of vs) if (v.cuda !== null && pred(v)) m.set(v.nixpkgsKey, [...(m.get(v.nixpkgsKey) ?? []), v.name]);
+    return [...m].map(([key, variants]) => ({ key, variants }));
+  };
+  return { own: group((v) => v.cudaCapabilitiesForPackageSet), shared: group((v) => !v.cudaCapabilitiesForPackageSet) };
+}
+
 /** Default duration estimates in seconds (DEFAULT_BUILD_SECONDS without the sources). */
 export const DEFAULT_ESTIMATE_S: Record<PackageName, number> = {
   pytorch: DEFAULT_BUILD_SECONDS.pytorch.seconds,

@@ -18,6 +18,7 @@ import { nearestNames, type NearestCandidate } from "../explain.ts";
 import { checkFilterValues, matchFilters, parseFilters, type Filterable } from "../filters.ts";
 import { loadProject } from "../project.ts";
 import type { PackageName, System, Variant } from "../schema.ts";
+import { nixpkgsInstanceKey } from "../expand.ts";
 
 /** One package variant the driver can build. */
 export interface BuildTarget {
@@ -40,6 +41,34 @@ export interface BuildTarget {
   system: System;
   /** PyTorch release ("2.11.0"). */
   torchVersion: string;
+  /** The variant sets nixpkgs config.cudaCapabilities (package-set scope): it needs its own CUDA closure. */
+  cudaCapabilitiesForPackageSet: boolean;
+  /** generator/expand.ts nixpkgsInstanceKey: variants with one key share one nixpkgs instance (and CUDA closure). */
+  nixpkgsKey: string;
+  /** A check of a variant (`build --verify`), not a variant: built with nix-build whatever the backend. */
+  check?: { of: string; kind: "static" | "gpuCheck" };
+}
+
+/**
+ * The check targets of `build --verify`: for each variant, a node `check-static-NAME` (and with `gpu`,
+ * `check-gpu-NAME` for CUDA variants) that depends on it and builds `(import FILE { }).tests.static` (or
+ * `.gpuCheck`) of the variant's own file, through a one-line .nix file written to `dir`.
+ * @returns the check targets and the files to write (path → contents); nothing is written here.
+ */
+export function checkTargets(variants: readonly BuildTarget[], dir: string, gpu: boolean): { targets: BuildTarget[]; files: Map<string, string> } {
+  const targets: BuildTarget[] = [];
+  const files = new Map<string, string>();
+  for (const v of variants) {
+    if (v.check) continue;
+    const kinds: ("static" | "gpuCheck")[] = gpu && v.cuda !== null ? ["static", "gpuCheck"] : ["static"];
+    for (const kind of kinds) {
+      const name = `check-${kind === "static" ? "static" : "gpu"}-${v.name}`;
+      const file = join(dir, `${name}.nix`);
+      files.set(file, `# variant-matrix build --verify: the ${kind} check of ${v.name} (pkgs/checks.nix)\n(import ${JSON.stringify(v.file)} { }).tests.${kind}\n`);
+      targets.push({ ...v, name, file, dependsOn: [v.name], check: { of: v.name, kind } });
+    }
+  }
+  return { targets, files };
 }
 
 /** Thrown for a selection that cannot be satisfied (unknown name, bad filter, nothing selected). */
@@ -62,6 +91,8 @@ export function targetsFromVariants(variants: readonly Variant[], root: string):
     isa: v.isa,
     system: v.system,
     torchVersion: v.torchVersion,
+    cudaCapabilitiesForPackageSet: v.cudaCapabilitiesForPackageSet,
+    nixpkgsKey: nixpkgsInstanceKey(v),
   }));
 }
 

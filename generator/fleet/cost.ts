@@ -11,7 +11,8 @@
  */
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { DEFAULT_BUILD_SECONDS, makePlan, simulate } from "../driver/plan.ts";
+import { cudaClosures, DEFAULT_BUILD_SECONDS, DEFAULT_CUDA_CLOSURE_SECONDS, makePlan, simulate } from "../driver/plan.ts";
+import { nixpkgsInstanceKey } from "../expand.ts";
 import { parseName } from "../naming.ts";
 import type { PackageName, Variant } from "../schema.ts";
 
@@ -28,7 +29,8 @@ export interface BuildSample {
 }
 
 /** What the model needs of a variant. */
-export type CostInput = Pick<Variant, "name" | "package" | "cuda" | "cudaCapabilities" | "dependsOn">;
+export type CostInput = Pick<Variant, "name" | "package" | "cuda" | "cudaCapabilities" | "dependsOn"> &
+  Partial<Pick<Variant, "cudaCapabilitiesForPackageSet" | "nixpkgs" | "system" | "cudaPackageSet">>;
 
 type Line = { a: number; b: number; n: number };
 
@@ -112,17 +114,49 @@ export function leaveOneOut(samples: readonly BuildSample[]): { n: number; meanP
 
 /**
  * Total build hours and the makespan on `builders` machines of building `variants` (and nothing else), with the
- * driver's scheduler (dependency order, longest remaining path first).
+ * driver's scheduler (dependency order, longest remaining path first). A variant in the package-set CUDA scope
+ * (cudaCapabilitiesForPackageSet) also needs its own CUDA closure built from source, one per distinct nixpkgs
+ * instance (driver/plan.ts cudaClosures, DEFAULT_CUDA_CLOSURE_SECONDS), scheduled before its builds; torch-scope
+ * variants share nixpkgs' default CUDA sets, taken as served by a binary cache.
+ * @returns builds (package builds), cudaClosures (closures built from source), hours (both), makespanHours
  */
-export function buildCost(variants: readonly CostInput[], m: CostModel, builders: number): { builds: number; hours: number; makespanHours: number; fromDefaults: number } {
+export function buildCost(
+  variants: readonly CostInput[],
+  m: CostModel,
+  builders: number,
+): { builds: number; cudaClosures: number; sharedCudaSets: number; hours: number; makespanHours: number; fromDefaults: number } {
   const est = new Map(variants.map((v) => [v.name, predict(m, v)]));
-  const plan = makePlan(
-    variants.map((v) => ({ name: v.name, package: v.package, dependsOn: v.dependsOn.filter((d) => est.has(d)) })),
-    new Map([...est].map(([n, e]) => [n, e.seconds])),
+  const closures = cudaClosures(
+    variants.map((v) => ({
+      name: v.name,
+      cuda: v.cuda,
+      cudaCapabilitiesForPackageSet: v.cudaCapabilitiesForPackageSet ?? false,
+      nixpkgsKey:
+        v.nixpkgs !== undefined && v.system !== undefined
+          ? nixpkgsInstanceKey({ nixpkgs: v.nixpkgs, system: v.system, cuda: v.cuda, cudaPackageSet: v.cudaPackageSet ?? null, cudaCapabilities: v.cudaCapabilities, cudaCapabilitiesForPackageSet: v.cudaCapabilitiesForPackageSet ?? false })
+          : v.name,
+    })),
   );
-  const total = [...est.values()].reduce((a, e) => a + e.seconds, 0);
+  const closureOf = new Map(closures.own.flatMap((c) => c.variants.map((n) => [n, `cuda-closure:${c.key}`] as const)));
+  const closureSeconds = DEFAULT_CUDA_CLOSURE_SECONDS.seconds;
+  const durations = new Map([...est].map(([n, e]) => [n, e.seconds]));
+  for (const c of closures.own) durations.set(`cuda-closure:${c.key}`, closureSeconds);
+  const plan = makePlan(
+    [
+      ...closures.own.map((c) => ({ name: `cuda-closure:${c.key}`, package: "pytorch" as const, dependsOn: [] })),
+      ...variants.map((v) => ({
+        name: v.name,
+        package: v.package,
+        dependsOn: [...v.dependsOn.filter((d) => est.has(d)), ...(closureOf.has(v.name) ? [closureOf.get(v.name)!] : [])],
+      })),
+    ],
+    durations,
+  );
+  const total = [...est.values()].reduce((a, e) => a + e.seconds, 0) + closures.own.length * closureSeconds;
   return {
     builds: variants.length,
+    cudaClosures: closures.own.length,
+    sharedCudaSets: closures.shared.length,
     hours: total / 3600,
     makespanHours: simulate(plan, builders).makespan / 3600,
     fromDefaults: [...est.values()].filter((e) => e.from === "default").length,

@@ -191,7 +191,11 @@ export async function runFleet(a: FleetArgs): Promise<void> {
       for (const u of unserved)
         out.push(`  ${u.element.hostId}: ${u.element.gpus ? `GPU ${u.element.gpus.indices.join(",")} ${u.element.gpus.name} (${u.element.capability})` : "CPU"}: ${u.reason}`);
     }
-    out.push(`Build cost: ${cost.builds} package builds, ${cost.hours.toFixed(1)} build-hours; makespan on ${builders} builder(s) ${cost.makespanHours.toFixed(1)} h (the driver's scheduler).`);
+    out.push(
+      `Build cost: ${cost.builds} package builds and ${cost.cudaClosures} CUDA closure(s) built from source ` +
+        `(package-set scope; ${cost.sharedCudaSets} nixpkgs default CUDA set(s) shared, from the binary cache), ` +
+        `${cost.hours.toFixed(1)} build-hours; makespan on ${builders} builder(s) ${cost.makespanHours.toFixed(1)} h (the driver's scheduler).`,
+    );
     out.push(`  Model: ${modelText}.`);
     console.log(out.join("\n"));
   }

@@ -8,6 +8,7 @@ import { compareVersions as cmpVersion } from "../versions.ts";
 import type { Project } from "../project.ts";
 import type { Excluded, Variant } from "../schema.ts";
 import { formatCombination, parseName } from "../naming.ts";
+import { nixpkgsInstanceKey } from "../expand.ts";
 import { GENERATED_HEADER, nixString, nixValue, templates } from "./env.ts";
 
 /** Generated files: repo-relative path → content. Insertion order is stable. */
@@ -261,8 +262,18 @@ export function renderDocs(p: Project): FileMap {
     const rel = p.catalog.torch.find((t) => t.version === r.torch)!;
     return { torch: r.torch, torchaudio: rel.torchaudio, tag: rel.nameTag, nixpkgs: r.nixpkgs ?? null };
   });
+  const cudaVariants = p.variants.filter((v) => v.cuda !== null);
+  const forced = cudaVariants.filter((v) => v.cudaCapabilitiesForPackageSet);
+  const ownSets = new Set(forced.map(nixpkgsInstanceKey)).size;
+  const sharedSets = new Set(cudaVariants.filter((v) => !v.cudaCapabilitiesForPackageSet).map(nixpkgsInstanceKey)).size;
+  const scopeSummary = cudaVariants.length
+    ? `In this matrix: ${cudaVariants.length - forced.length} of ${cudaVariants.length} CUDA package variants share ` +
+      `${sharedSets} nixpkgs default CUDA set(s); ${forced.length} use the package-set scope, with ${ownSets} CUDA ` +
+      `closure(s) of their own built from source${forced.length ? ` (${[...new Set(forced.map((v) => `SM${v.sm} on CUDA ${v.cuda}`))].join(", ")})` : ""}.`
+    : "";
   const ctx = {
     p,
+    scopeSummary,
     releases,
     pages,
     counts,
