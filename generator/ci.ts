@@ -3,8 +3,10 @@
  * pointing at release.nix. The CLI (`variant-matrix ci github|hydra`) writes what these return.
  *
  * GitHub Actions facts relied on (docs.github.com, "Using a matrix for your jobs" and "jobs.<job_id>.needs"):
- * a job's matrix may generate at most 256 jobs per workflow run; `needs` waits for every job a matrix generated,
- * so torchaudio variants are grouped into jobs whose `needs` are exactly the pytorch jobs holding their torches.
+ * a job's matrix may generate at most 256 jobs per workflow run, and `needs` waits for EVERY job a matrix
+ * generated, so one failed pytorch build would skip every torchaudio job that needs its matrix. Instead each matrix
+ * entry is one pytorch variant and the torchaudio variants built on it, built in that order on one runner: a failed
+ * pytorch skips only its own torchaudio, and the torchaudio builds reuse the torch just built.
  */
 import { stringify as yamlStringify } from "yaml";
 import type { Variant } from "./schema.ts";
@@ -28,15 +30,6 @@ export interface GithubOptions {
   limit?: number;
 }
 
-/** One generated job: id, system, variant names and the job ids it needs. */
-export interface JobPlan {
-  id: string;
-  package: "pytorch" | "torchaudio";
-  system: string;
-  variants: string[];
-  needs: string[];
-}
-
 function chunk<T>(xs: readonly T[], n: number): T[][] {
   const out: T[][] = [];
   for (let i = 0; i < xs.length; i += n) out.push(xs.slice(i, i + n));
@@ -45,37 +38,45 @@ function chunk<T>(xs: readonly T[], n: number): T[][] {
 
 const slug = (s: string) => s.replace(/[^A-Za-z0-9_-]/g, "_");
 
+/** One matrix entry: a pytorch variant and the torchaudio variants built on it (space-separated). */
+export interface JobEntry {
+  variant: string;
+  dependents: string;
+}
+
+/** One generated job: id, system, its matrix entries, and every variant name it builds. */
+export interface JobPlan {
+  id: string;
+  system: string;
+  entries: JobEntry[];
+  variants: string[];
+}
+
 /**
- * The job graph: per system, pytorch variants in chunks of ≤ limit; torchaudio variants grouped by the pytorch
- * chunk that holds their torch (then chunked again), each group's job needing that one pytorch job.
+ * The job graph: per system, one matrix entry per pytorch variant with the torchaudio variants built on it, in
+ * chunks of ≤ limit entries per job. No job needs another.
  * @throws Error when a torchaudio's pytorch is not among the variants.
  */
 export function planJobs(variants: readonly Variant[], limit = GITHUB_MATRIX_LIMIT): JobPlan[] {
   if (limit < 1 || limit > GITHUB_MATRIX_LIMIT) throw new Error(`matrix limit must be 1..${GITHUB_MATRIX_LIMIT}`);
+  const names = new Set(variants.map((v) => v.name));
+  for (const v of variants)
+    if (v.package === "torchaudio" && !names.has(v.dependsOn[0] ?? ""))
+      throw new Error(`${v.name}: its pytorch variant ${v.dependsOn[0]} is not in the selection`);
   const jobs: JobPlan[] = [];
-  const jobOf = new Map<string, string>();
   const systems = [...new Set(variants.map((v) => v.system))].sort();
   for (const system of systems) {
-    const pts = variants.filter((v) => v.system === system && v.package === "pytorch");
-    chunk(pts, limit).forEach((c, i) => {
-      const id = `pytorch-${slug(system)}-${i + 1}`;
-      for (const v of c) jobOf.set(v.name, id);
-      jobs.push({ id, package: "pytorch", system, variants: c.map((v) => v.name), needs: [] });
-    });
-  }
-  for (const system of systems) {
-    const byNeed = new Map<string, Variant[]>();
-    for (const v of variants.filter((x) => x.system === system && x.package === "torchaudio")) {
-      const need = jobOf.get(v.dependsOn[0] ?? "");
-      if (!need) throw new Error(`${v.name}: its pytorch variant ${v.dependsOn[0]} is not in the selection`);
-      byNeed.set(need, [...(byNeed.get(need) ?? []), v]);
-    }
-    let n = 0;
-    for (const [need, tas] of byNeed)
-      for (const c of chunk(tas, limit)) {
-        n++;
-        jobs.push({ id: `torchaudio-${slug(system)}-${n}`, package: "torchaudio", system, variants: c.map((v) => v.name), needs: [need] });
-      }
+    const entries = variants
+      .filter((v) => v.system === system && v.package === "pytorch")
+      .map((pt) => ({ pt, tas: variants.filter((v) => v.package === "torchaudio" && v.dependsOn[0] === pt.name) }));
+    chunk(entries, limit).forEach((c, i) =>
+      jobs.push({
+        id: `variants-${slug(system)}-${i + 1}`,
+        system,
+        entries: c.map((e) => ({ variant: e.pt.name, dependents: e.tas.map((t) => t.name).join(" ") })),
+        variants: c.flatMap((e) => [e.pt.name, ...e.tas.map((t) => t.name)]),
+      }),
+    );
   }
   return jobs;
 }
@@ -104,6 +105,17 @@ function steps() {
       if: "${{ env.NIX_CACHE_URI != '' }}",
       run: 'nix --extra-experimental-features nix-command copy --to "$NIX_CACHE_URI" ./result',
     },
+    {
+      // Runs only when the pytorch build above succeeded: a failure skips this entry's torchaudio, no other.
+      name: "Build the torchaudio variants built on it",
+      if: "${{ matrix.dependents != '' }}",
+      run: [
+        "for v in ${{ matrix.dependents }}; do",
+        '  nix-build release.nix -A "$v" -o "result-$v"',
+        '  if [ -n "$NIX_CACHE_URI" ]; then nix --extra-experimental-features nix-command copy --to "$NIX_CACHE_URI" "./result-$v"; fi',
+        "done",
+      ].join("\n"),
+    },
   ];
 }
 
@@ -118,12 +130,11 @@ export function githubWorkflow(variants: readonly Variant[], o: GithubOptions = 
     const labels = runsOn[j.system];
     if (!labels?.length) throw new Error(`no runs-on labels for ${j.system}; give --runs-on ${j.system}=LABEL`);
     jobs[j.id] = {
-      name: `${j.package} (${j.system}) \${{ matrix.variant }}`,
-      ...(j.needs.length ? { needs: j.needs } : {}),
+      name: `${j.system} \${{ matrix.variant }}`,
       "runs-on": labels.length === 1 ? labels[0] : labels,
-      "timeout-minutes": j.package === "pytorch" ? 4320 : 720,
+      "timeout-minutes": 4320,
       env: { NIX_CACHE_URI: "${{ secrets.NIX_CACHE_URI }}" },
-      strategy: { "fail-fast": false, matrix: { variant: j.variants } },
+      strategy: { "fail-fast": false, matrix: { include: j.entries } },
       steps: steps(),
     };
   }
@@ -140,7 +151,8 @@ export function githubWorkflow(variants: readonly Variant[], o: GithubOptions = 
 /** The workflow YAML, with a generated header. */
 export function githubWorkflowYaml(variants: readonly Variant[], o: GithubOptions = {}): string {
   const head =
-    "# generated by variant-matrix (`variant-matrix ci github`): one job per package variant, built with Nix from\n" +
+    "# generated by variant-matrix (`variant-matrix ci github`): one matrix entry per pytorch variant, then the\n" +
+    "# torchaudio variants built on it (a failed pytorch skips only its own torchaudio), built with Nix from\n" +
     "# release.nix and pushed to the binary cache in the secret NIX_CACHE_URI (any store URI `nix copy --to` takes).\n" +
     "# Repository variables NIX_SUBSTITUTER / NIX_PUBLIC_KEY make later jobs substitute what earlier ones pushed.\n";
   return head + yamlStringify(githubWorkflow(variants, o), { lineWidth: 0 });

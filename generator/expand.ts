@@ -15,7 +15,8 @@
 import { preferredPin } from "./catalog/index.ts";
 import { NIXPKGS_JETSON_CAPABILITIES } from "./catalog/cuda.ts";
 import { formatCombination, formatName, torchSiblingName } from "./naming.ts";
-import { capabilityRunsOn, compareVersions } from "./versions.ts";
+import { compareVersions } from "./versions.ts";
+import { capabilityRunsOn } from "./compat.ts";
 import type {
   Catalog,
   CpuIsa,

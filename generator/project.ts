@@ -77,7 +77,7 @@ export function validateMatrix(input: unknown, catalog: Catalog = defaultCatalog
       });
       return;
     }
-    // Every generated file fetches nixpkgs by content (DESIGN.md rule 6): a pin without a hash stops here.
+    // Every generated file fetches nixpkgs by content (nixpkgs torch brokenConditions): a pin without a hash stops here.
     if (r.sha256 !== undefined && pin.sha256 !== null && r.sha256 !== pin.sha256)
       issues.push({
         path: `releases.${i}.sha256`,
@@ -94,6 +94,24 @@ export function validateMatrix(input: unknown, catalog: Catalog = defaultCatalog
       });
     else r.sha256 ??= pin.sha256!;
   });
+  // A Python or CUDA version that no release's pin has a package set for could only ever be dropped: an error naming
+  // the pins and what they have. (One that some pins have is legitimate in a multi-release matrix; BUILD_MATRIX.md
+  // gives the reason for each drop.)
+  const usedPins = [...new Set(m.releases.map((r) => r.nixpkgs).filter((r): r is string => r !== undefined))].map(
+    (rev) => catalog.nixpkgs.find((p) => p.rev === rev)!,
+  );
+  if (usedPins.length && issues.length === 0) {
+    const has = (field: "python" | "cuda") =>
+      usedPins.map((p) => `${p.rev.slice(0, 7)} has ${p[field].join(", ")}`).join("; ");
+    m.python.forEach((v, i) => {
+      if (!usedPins.some((p) => p.python.includes(v)))
+        issues.push({ path: `python.${i}`, message: `no nixpkgs pin of the matrix has python${v.replace(".", "")}Packages (${has("python")})` });
+    });
+    m.cuda.forEach((v, i) => {
+      if (!usedPins.some((p) => p.cuda.includes(v)))
+        issues.push({ path: `cuda.${i}`, message: `no nixpkgs pin of the matrix has cudaPackages_${v.replace(".", "_")} (${has("cuda")})` });
+    });
+  }
   // `only`: each combination must be one the axes produce (else it could never appear).
   m.only?.forEach((c, i) => {
     const p = parseCombination(c)!; // the schema checked the form
@@ -126,7 +144,17 @@ export async function importMatrix(file: string): Promise<unknown> {
     const { importMatrixModule } = await import("./load-matrix.ts");
     mod = await importMatrixModule(file);
   } catch (e) {
-    throw new MatrixError(file, [{ path: "", message: `cannot load: ${(e as Error).message.split("\n")[0]}` }]);
+    // esbuild's BuildFailure carries each compile error with its location: show file:line:column, the message and
+    // the offending line, as a compiler does. Anything else (an error thrown while the module runs): its message.
+    const errors = (e as { errors?: { text: string; location?: { file: string; line: number; column: number; lineText: string } | null }[] }).errors;
+    const lines = errors?.length
+      ? errors.map((x) =>
+          x.location
+            ? `${resolve(x.location.file)}:${x.location.line}:${x.location.column + 1}: ${x.text}\n      ${x.location.lineText.trim()}`
+            : x.text,
+        )
+      : [(e as Error).message.split("\n")[0]];
+    throw new MatrixError(file, [{ path: "", message: `cannot load: ${lines.join("\n    ")}` }]);
   }
   const m = mod.default ?? mod.matrix;
   if (typeof m !== "object" || m === null)

@@ -229,51 +229,13 @@ export type CudaCapabilitiesScope = (typeof CUDA_CAPABILITIES_SCOPES)[number];
 export const BINARY_COMPAT_POLICIES = ["serve", "drop"] as const;
 export type BinaryCompatPolicy = (typeof BINARY_COMPAT_POLICIES)[number];
 
-/** The matrix as the user writes it in `matrix.ts` (before validation). */
-export interface MatrixInput {
-  /**
-   * PyTorch releases, each with the nixpkgs revision that carries it. `nixpkgs` may be left out: the catalog's
-   * pin for that release is used, and when no sourced pin carries the release every combination of it is
-   * dropped with that reason. `sha256` (SRI or base32, as `nix-prefetch-url --unpack` prints it) supplies the
-   * tarball hash of a catalog pin that has none; generation stops while a pin in use has no hash.
-   */
-  releases: { torch: string; nixpkgs?: string; sha256?: string }[];
-  /** Python minor versions: ["3.13"]. */
-  python: string[];
-  /** CUDA versions: ["12.8"]. */
-  cuda: string[];
-  /** GPU SM numbers: ["80", "121"]. */
-  gpus: string[];
-  /** CPU ISA keys: ["avx2", "armv9"]. */
-  isas: string[];
-  /** Also emit one CPU-only variant per (release, Python, ISA). */
-  cpuOnly: boolean;
-  /** Which packages to write. */
-  packages?: PackageName[];
-  /**
-   * Only these combinations of the axes (names without the package and release tag, e.g.
-   * "python313-cuda12_8-sm90-avx512bf16", "python313-cpu-avx2"), instead of every combination; what
-   * `variant-matrix fleet --write-matrix` writes. Each must be a combination of the axes above.
-   */
-  only?: string[];
-  policy?: {
-    /**
-     * `serve`: a GPU the CUDA version's nvcc does not know is served by same-major binary-compatible code
-     * (sm121 on 12.8 compiles 12.0), with a note. `drop`: such combinations are dropped with a reason.
-     */
-    binaryCompat?: BinaryCompatPolicy;
-    /**
-     * Where the variant's capabilities go (default "torch"): "torch" = torch's gpuTargets and the packages built on
-     * torch; the rest of the CUDA set keeps nixpkgs' defaults (binary-cache hits). "packageSet" = also nixpkgs
-     * `config.cudaCapabilities` (every CUDA library compiled for exactly this GPU, all built from source).
-     * Variants nixpkgs' defaults cannot serve (Jetson capabilities such as SM110, or one missing from the default
-     * list) use "packageSet" either way, with a note.
-     */
-    cudaCapabilitiesScope?: CudaCapabilitiesScope;
-    /** Nix system features every generated derivation requires (default ["big-parallel"]). */
-    requiredSystemFeatures?: string[];
-  };
-}
+/**
+ * The matrix as the user writes it in `matrix.ts` (before validation): derived from the schema (`z.input` of
+ * `makeMatrixSchema`), so it cannot drift from what `generate` accepts. Fields (see makeMatrixSchema):
+ * releases [{ torch, nixpkgs?, sha256? }], python, cuda, gpus (SM numbers), isas, cpuOnly, packages?, only?,
+ * policy? { binaryCompat?, cudaCapabilitiesScope?, requiredSystemFeatures? }.
+ */
+export type MatrixInput = z.input<ReturnType<typeof makeMatrixSchema>>;
 
 /** Identity for typing `matrix.ts`: `export default defineMatrix({...})`. */
 export function defineMatrix(m: MatrixInput): MatrixInput {

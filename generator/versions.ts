@@ -15,14 +15,3 @@ export function compareVersions(a: string, b: string): number {
   }
   return 0;
 }
-
-/**
- * True when a cubin compiled for compute capability `code` ("12.0") runs on a device of capability `device`
- * ("12.1"): same major, minor ≤ the device's. torch ships no PTX (its TORCH_CUDA_ARCH_LIST has no +PTX), so nothing else runs.
- * Source: CUDA C++ Programming Guide, "Binary Compatibility".
- */
-export function capabilityRunsOn(code: string, device: string): boolean {
-  const [cm, cn] = code.split(".").map(Number);
-  const [dm, dn] = device.split(".").map(Number);
-  return cm === dm && cn <= dn;
-}

@@ -134,7 +134,7 @@ test("cost model: fit on recorded reports (built only), leave-one-out error, def
   assert.ok(loo.meanPct! > 0 && loo.meanPct! < 50, `LOO mean error ${loo.meanPct}`);
   const none = fit([]);
   assert.is(predict(none, { package: "torchaudio", cuda: null, cudaCapabilities: [] }).seconds, DEFAULT_BUILD_SECONDS.torchaudio.seconds);
-  assert.match(DEFAULT_BUILD_SECONDS.pytorch.source, /seed 001/);
+  assert.match(DEFAULT_BUILD_SECONDS.pytorch.source, /Building PyTorch 2\.9\.1 for ARM64/);
   const chosen = cover.chosen.flatMap((v) => [v, candidates.find((c) => c.name === v.dependsOn[0])!]);
   const one = buildCost(chosen, none, 1);
   const four = buildCost(chosen, none, 4);
@@ -144,6 +144,33 @@ test("cost model: fit on recorded reports (built only), leave-one-out error, def
   assert.is(r.status, 0, r.stderr);
   assert.match(r.stdout, /makespan on 2 builder\(s\)/);
   assert.match(r.stdout, /leave-one-out error mean \d+%/);
+});
+
+test("property: for every recorded host and every variant of the widest matrix, detect and fleet agree on what runs", async () => {
+  const { readFleetHost } = await import("../generator/fleet/run.ts");
+  const { elementsOf, runsOn } = await import("../generator/fleet/cover.ts");
+  const { recommend } = await import("../generator/detect/recommend.ts");
+  const { projectFromMatrix } = await import("../generator/project.ts");
+  const { widestMatrix } = await import("./helpers/matrices.ts");
+  const { readdirSync, statSync } = await import("node:fs");
+  const p = projectFromMatrix(widestMatrix());
+  const dirs = readdirSync(HOSTS).filter((d) => d !== "bad" && statSync(join(HOSTS, d)).isDirectory());
+  assert.ok(dirs.length >= 8, `recorded hosts: ${dirs.join(" ")}`);
+  let compared = 0;
+  for (const d of dirs) {
+    const fh = await readFleetHost(join(HOSTS, d));
+    for (const pkg of ["pytorch", "torchaudio"] as const) {
+      const r = recommend(fh.host, p.variants, p.catalog, { package: pkg, maxAlternatives: Number.MAX_SAFE_INTEGER });
+      for (const e of elementsOf([fh])) {
+        const pick = r.picks.find((k) => (e.capability === null ? k.kind === "cpu" : k.capability === e.capability));
+        const detectFits = new Set(pick ? [pick.variant, ...pick.alternatives].filter((n): n is string => n !== null) : []);
+        const fleetFits = new Set(p.variants.filter((v) => v.package === pkg && runsOn(v, e, fh.host, p.catalog)).map((v) => v.name));
+        assert.equal([...detectFits].sort(), [...fleetFits].sort(), `${d} ${pkg} ${e.capability ?? "cpu"}`);
+        compared += p.variants.filter((v) => v.package === pkg).length;
+      }
+    }
+  }
+  assert.ok(compared > 10_000, `${compared} (variant, host element) pairs compared`);
 });
 
 test.run();

@@ -120,7 +120,7 @@ export const isas: CpuIsa[] = [
     rank: 0,
     source:
       `${GRAVITON}; Graviton2 /proc/cpuinfo Features 'fp asimd ... atomics fphp asimdhp ... asimddp' ` +
-      "(andikaseptiadi/local-code-model GRAVITON_VERIFICATION.md); seed 000 (DGX Spark build used " +
+      "(andikaseptiadi/local-code-model GRAVITON_VERIFICATION.md); the DGX Spark aarch64 CUDA wheel build guide (used " +
       "-march=armv8.2-a+fp16)",
   },
   {
@@ -150,15 +150,15 @@ export const isas: CpuIsa[] = [
       "pinned CPU_CAPABILITY=NEON with USE_SVE=OFF. Decision: the armv9 flags enable SVE2 and I8MM but NOT " +
       "+bf16, so our global flags do not add SVE+BF16 to every translation unit (the gcc-14 ICE of #157842 came " +
       "from such global flags). This does NOT cover PyTorch's own SVE256 kernels, which keep their per-file " +
-      "flags (the ICE of #136432 and seed 000 was there); whether the pinned GCC hits it is not verified here. " +
-      "If it does, the fix is seed 000's USE_SVE=OFF in the builder (pkgs/), not a different ISA fact. " +
+      "flags (the ICE of #136432 and the DGX Spark aarch64 CUDA wheel build guide was there); whether the pinned GCC hits it is not verified here. " +
+      "If it does, the fix is the DGX Spark wheel build guide's USE_SVE=OFF in the builder (pkgs/), not a different ISA fact. " +
       "Decided for the 2026 pins (nixpkgs 0182a36, 549bd84): keep PyTorch's SVE kernels. Those pins build torch " +
       "with nixpkgs' own aarch64 workaround for GCC 14 (torch source/default.nix adds " +
       "-Wno-error=incompatible-pointer-types on aarch64-linux, 'fix build aarch64-linux build failure with GCC14'), " +
-      "i.e. nixpkgs builds these kernels with GCC 14 itself; seed 000's NEON-only build would silently give up " +
+      "i.e. nixpkgs builds these kernels with GCC 14 itself; the DGX Spark wheel build guide's NEON-only build would silently give up " +
       "SVE on the very CPUs armv9 is for. The decision is shown on every armv9 variant (variantNote).",
     variantNote:
-      "aarch64 GCC internal-compiler-error workaround (seed 000; pytorch/pytorch #157842, #136432): the armv9 " +
+      "aarch64 GCC internal-compiler-error workaround (a DGX Spark aarch64 CUDA wheel build guide; pytorch/pytorch #157842, #136432): the armv9 " +
       "flags enable SVE2 and I8MM but not +bf16, so no SVE+BF16 code is forced into every translation unit; " +
       "PyTorch's own SVE kernels are compiled as nixpkgs compiles them (GCC 14 with nixpkgs' aarch64 flags), " +
       "not disabled.",

@@ -53,7 +53,7 @@ export const gpus: GpuArch[] = [
     label: "T4 / T4G",
     systems: ["x86_64-linux", "aarch64-linux"],
     note: "T4G is the T4 offered on AWS g5g instances, whose host CPU is Graviton2 (aarch64).",
-    source: `${NIX_DB} ("7.5" Turing: Tesla T4, RTX 20xx); seed 001 (T4G on AWS g5g is sm_75)`,
+    source: `${NIX_DB} ("7.5" Turing: Tesla T4, RTX 20xx); the guide 'Building PyTorch 2.9.1 for ARM64 with T4G (sm_75) Support' (T4G on AWS g5g is sm_75)`,
   },
   {
     sm: "80",
@@ -95,7 +95,7 @@ export const gpus: GpuArch[] = [
     products: ["L4", "L40", "L40S", "RTX 6000 Ada", "GeForce RTX 4090"],
     label: "L4 / L40S / RTX 4090",
     systems: ["x86_64-linux", "aarch64-linux"],
-    // L40S is Ada (8.9), not Hopper: the seed 003 README that lists it under SM90 is wrong.
+    // L40S is Ada (8.9), not Hopper: the the README 'TorchAudio Architecture-Specific Builds' README that lists it under SM90 is wrong.
     note: "L40S is Ada Lovelace (8.9), not Hopper.",
     source: `${CUDA_GPUS} (8.9: NVIDIA L4, L40, L40S, GeForce RTX 4090); ${NIX_DB} ("8.9" Ada)`,
   },

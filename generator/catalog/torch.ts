@@ -185,7 +185,7 @@ export const nixpkgs: NixpkgsPin[] = [
     source:
       "barstoolbluz/build-torchvision README 'Version Matrix' (cuda-12_9: PyTorch 2.9.1, CUDA 12.9.1, cuDNN " +
       "9.13.0, Python 3.13, nixpkgs 6a030d5); nixpkgs pkgs/top-level/cuda-packages.nix of that period (CUDA 12.9.1 " +
-      "with cuDNN 9.13.0 alongside cudaPackages_12_6, _12_8 and _13_0); DESIGN.md rule 6 (torch 2.9.1 broken for " +
+      "with cuDNN 9.13.0 alongside cudaPackages_12_6, _12_8 and _13_0); nixpkgs torch brokenConditions (torch 2.9.1 broken for " +
       "CUDA 13). torchaudio 2.9.1 at this revision is assumed from the release pairing, not read from nixpkgs",
   },
   {

@@ -13,6 +13,7 @@
  * why and which matrix.ts change would add one); 2 for bad input (unknown --package or --machine, a host file that
  * cannot be opened or parsed — the message names the line — or an invalid matrix).
  */
+import { InputError } from "../errors.ts";
 import type { ArgumentsCamelCase, Argv, CommandModule } from "yargs";
 import { PACKAGES, type PackageName } from "../constants.ts";
 import type { Catalog, Variant } from "../schema.ts";
@@ -30,7 +31,7 @@ export interface DetectArgs {
 }
 
 /** Bad command-line input for detect (exit 2). */
-export class DetectUsageError extends Error {}
+export class DetectUsageError extends InputError {}
 
 /** Where detect gets the generated matrix; tests replace it to avoid depending on the real matrix. */
 export type VariantSource = (matrixFile?: string) => Promise<{ catalog: Catalog; variants: Variant[] }>;

@@ -15,6 +15,7 @@
  *   (huggingface/candle issue #733, driver 470).
  * - `uname -m`: `x86_64` or `aarch64` (`arm64` on some systems is accepted as aarch64).
  */
+import { InputError } from "../errors.ts";
 import { readFile } from "node:fs/promises";
 import { machine as osMachine } from "node:os";
 import type { CudaToolkit, System } from "../schema.ts";
@@ -23,7 +24,7 @@ import type { CudaToolkit, System } from "../schema.ts";
  * A recorded or live host file that cannot be read. `line` is 1-based (0 when the problem is not one line, e.g. a
  * missing `flags` line); `text` is that line as found. The message names the file and the line.
  */
-export class HostInputError extends Error {
+export class HostInputError extends InputError {
   constructor(
     readonly file: string,
     readonly line: number,
@@ -246,7 +247,7 @@ export const MACHINES: Record<string, { arch: CpuArch; system: System }> = {
 };
 
 /** Thrown for a machine name detect does not handle (exit 2). */
-export class MachineError extends Error {}
+export class MachineError extends InputError {}
 
 /**
  * Map a `uname -m` value to the Nix system: x86_64 → x86_64-linux, aarch64 (or arm64) → aarch64-linux.
@@ -264,16 +265,7 @@ export function machineToSystem(machine: string): { arch: CpuArch; system: Syste
 export { compareVersions } from "../versions.ts";
 import { compareVersions } from "../versions.ts";
 
-/**
- * The CUDA toolkits a Linux driver can run: those whose `minDriverLinux` (toolkit release notes, Table 3) is ≤ the
- * driver, compared numerically per component. Sorted newest CUDA first. CUDA minor-version compatibility (running
- * a newer 12.x on an older 12.x driver with restrictions) is deliberately not relied upon.
- */
-export function cudaForDriver(driver: string, cuda: readonly CudaToolkit[]): CudaToolkit[] {
-  return cuda
-    .filter((c) => compareVersions(c.minDriverLinux, driver) <= 0)
-    .sort((a, b) => compareVersions(b.version, a.version));
-}
+export { cudaForDriver } from "../compat.ts";
 
 /**
  * Assemble a host from already-read texts (pure; `readHost` does the reading).
@@ -317,7 +309,7 @@ export interface ReadHostOptions {
 }
 
 /** Thrown when a recorded host file named on the command line cannot be opened (exit 2). */
-export class HostFileError extends Error {}
+export class HostFileError extends InputError {}
 
 async function readText(file: string, what: string): Promise<string> {
   try {

@@ -20,7 +20,7 @@
  * Several GPUs: GPUs are grouped by compute capability. Since each variant targets exactly one SM, GPUs of
  * different capabilities cannot share a variant: one pick per group, and the result says so.
  */
-import { capabilityRunsOn } from "../versions.ts";
+import { capabilitiesRunOn, isaFit, variantRunsOn } from "../compat.ts";
 import type { Catalog, CpuIsa, CudaToolkit, PackageName, Variant } from "../schema.ts";
 import { armHostHint, compareVersions, cudaForDriver, type GpuInfo, type HostInfo } from "./host.ts";
 
@@ -91,10 +91,7 @@ export interface Recommendation {
 
 const MATRIX = "matrix.ts";
 
-/** True when code compiled for one of `caps` runs on a GPU of capability `cap` (same major, minor ≤). */
-export function capabilitiesRunOn(caps: readonly string[], cap: string): boolean {
-  return caps.some((c) => capabilityRunsOn(c, cap));
-}
+export { capabilitiesRunOn } from "../compat.ts";
 
 /** One line describing the host CPU: model name (x86) or core types with MIDR ids (aarch64). */
 export function describeCpu(host: HostInfo): string {
@@ -122,16 +119,7 @@ export function isNative(v: Variant, cap: string): boolean {
   return !v.binaryCompat && v.cudaCapabilities.includes(cap);
 }
 
-/** Runnable catalog ISAs for the host, widest first, and for the others which features are missing. */
-export function isaFit(host: HostInfo, catalog: Catalog) {
-  const have = new Set(host.cpu.features);
-  const all = catalog.isas.filter((i) => i.system === host.system).sort((a, b) => b.rank - a.rank);
-  const runnable = all.filter((i) => i.requiredCpuFeatures.every((f) => have.has(f)));
-  const missing = new Map<string, string[]>(
-    all.map((i) => [i.key, i.requiredCpuFeatures.filter((f) => !have.has(f))] as [string, string[]]),
-  );
-  return { all, runnable, missing, byKey: new Map(all.map((i) => [i.key, i] as [string, CpuIsa])) };
-}
+export { isaFit } from "../compat.ts";
 
 function sortKey(cap: string | null, rankOf: (k: string) => number) {
   return (a: Variant, b: Variant): number => {
@@ -322,7 +310,7 @@ export function recommend(
       alternatives: [],
     };
     const cpuOnly = pool.filter((v) => v.sm === null);
-    const fits = cpuOnly.filter((v) => runnableKeys.has(v.isa)).sort(sortKey(null, rankOf));
+    const fits = pool.filter((v) => variantRunsOn(v, host, null, catalog)).sort(sortKey(null, rankOf));
     if (fits.length) {
       const best = fits[0];
       p.variant = best.name;
@@ -378,7 +366,8 @@ export function recommend(
       const t = v.cuda === null ? undefined : cudaByVersion.get(v.cuda);
       return t !== undefined && compareVersions(t.minDriverLinux, gdriver) <= 0;
     });
-    const fits = driverOk.filter((v) => runnableKeys.has(v.isa)).sort(sortKey(cap, rankOf));
+    // The one rule (compat.ts); the steps above only explain a miss.
+    const fits = pool.filter((v) => variantRunsOn(v, host, { capability: cap, driver: gdriver }, catalog)).sort(sortKey(cap, rankOf));
 
     if (fits.length) {
       const best = fits[0];

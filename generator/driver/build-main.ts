@@ -14,7 +14,7 @@ import { probeCached, type CacheProbe, type NixOptions } from "./store.ts";
 import { checkFiles, checkTargets, loadTargets, selectTargets, SelectionError } from "./targets.ts";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { REPO_ROOT as PROJECT_ROOT } from "../paths.ts";
-import { UsageError, type BuildArgs } from "./command.ts";
+import { UsageError, type BuildArgs } from "./options.ts";
 
 /** Host Nix system of this process, e.g. "x86_64-linux". */
 function hostSystem(): string {

@@ -15,43 +15,8 @@ import { GIB_PER_COMPILE_JOB, DEFAULT_CORES_PER_BUILD } from "./jobs.ts";
 /** The project root this package lives in (where `.flox/pkgs` and `logs` are by default); see paths.ts. */
 export { REPO_ROOT as PROJECT_ROOT } from "../paths.ts";
 
-/** Parsed options of `build`. */
-export interface BuildArgs {
-  names?: string[];
-  filter?: string[];
-  package?: PackageName;
-  dryRun?: boolean;
-  json?: boolean;
-  backend?: BackendChoice;
-  root?: string;
-  pkgsDir?: string;
-  outDir?: string;
-  builders?: string;
-  maxJobs?: number;
-  copyTo?: string;
-  substituters?: string;
-  cores?: number;
-  jobs?: number;
-  retries?: number;
-  failFast?: boolean;
-  force?: boolean;
-  /** After each variant builds, build its static check (tests.static of pkgs/checks.nix). */
-  verify?: boolean;
-  /** Also its GPU check (tests.gpuCheck, requiredSystemFeatures = [ "cuda" ]: a local or remote builder with that feature). */
-  verifyGpu?: boolean;
-  report?: string;
-  logsDir?: string;
-  nixOption?: string[];
-  plain?: boolean;
-  killGrace?: number;
-  /** matrix file (default: ROOT/matrix.ts). */
-  matrix?: string;
-  /** Injected variant list (tests, or a caller that already expanded the matrix). */
-  variants?: readonly Variant[];
-}
-
-/** A usage error: printed without a stack, exit code 2. */
-export class UsageError extends Error {}
+export { UsageError, type BuildArgs } from "./options.ts";
+import type { BuildArgs } from "./options.ts";
 
 const JOBS_HELP =
   `concurrent builds. Default from this machine: slots = min(CPUs, floor(memory GiB / ${GIB_PER_COMPILE_JOB})) ` +

@@ -7,13 +7,13 @@
  *   coresPerBuild = --cores if given, else min(8, slots)        NIX_BUILD_CORES (→ MAX_JOBS) of one build
  *   jobs          = max(1, floor(slots / coresPerBuild))
  *
- * A CUDA compile job of torch needs about 4 GB (seed 001: "~4GB per job for CUDA compilation"), and one build
+ * A CUDA compile job of torch needs about 4 GB (the guide 'Building PyTorch 2.9.1 for ARM64 with T4G (sm_75) Support': "~4GB per job for CUDA compilation"), and one build
  * runs `NIX_BUILD_CORES` compile jobs, so `jobs × coresPerBuild` compile processes must fit both the CPUs and the
  * memory. When `--cores` is not given, the nix backend passes `--cores floor(slots / jobs)` so that the product
  * stays within the slots (Nix's own default, cores = 0, would give every build all CPUs).
  */
 
-/** Memory one CUDA compile process of torch needs, in GiB (seed 001). */
+/** Memory one CUDA compile process of torch needs, in GiB (the guide 'Building PyTorch 2.9.1 for ARM64 with T4G (sm_75) Support'). */
 export const GIB_PER_COMPILE_JOB = 4;
 /** Cores one build gets by default, when the machine has that many slots. */
 export const DEFAULT_CORES_PER_BUILD = 8;

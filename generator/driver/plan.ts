@@ -11,6 +11,7 @@
  * - `pickNext` is the scheduler's choice among ready nodes; `simulate` replays list scheduling on estimates
  *   (dry-run's estimated makespan); `lowerBound` is max(critical path, total work / jobs).
  */
+import { InputError } from "../errors.ts";
 import type { PackageName } from "../schema.ts";
 
 /**
@@ -20,11 +21,11 @@ import type { PackageName } from "../schema.ts";
 export const DEFAULT_BUILD_SECONDS: Record<PackageName, { seconds: number; source: string }> = {
   pytorch: {
     seconds: 1.75 * 3600,
-    source: "seed 001 (aarch64/CUDA torch build notes): \"Build (takes 1.5-2 hours for single architecture)\"; midpoint",
+    source: "the guide 'Building PyTorch 2.9.1 for ARM64 with T4G (sm_75) Support': \"Build (takes 1.5-2 hours for single architecture)\"; midpoint",
   },
   torchaudio: {
     seconds: 30 * 60,
-    source: "seed 003 (torchaudio variant README): \"Build times vary (20-40 minutes typical for TorchAudio)\"; midpoint",
+    source: "the README 'TorchAudio Architecture-Specific Builds' (Flox/Nix torchaudio variants): \"Build times vary (20-40 minutes typical for TorchAudio)\"; midpoint",
   },
 };
 
@@ -118,7 +119,7 @@ export interface Plan<T extends PlanInput = PlanInput> {
 }
 
 /** Thrown for a plan that is not a DAG over known nodes. */
-export class PlanError extends Error {}
+export class PlanError extends InputError {}
 
 function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);

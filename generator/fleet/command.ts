@@ -13,21 +13,8 @@ import type { CommandModule } from "yargs";
 import { InputError } from "../errors.ts";
 import { PACKAGES, type PackageName } from "../constants.ts";
 
-/** Bad input for fleet (exit 2). */
-export class FleetUsageError extends InputError {}
-
-interface FleetArgs {
-  hosts: string[];
-  torch?: string;
-  python?: string;
-  cuda?: string[];
-  package: PackageName;
-  builders: number;
-  reports?: string;
-  json: boolean;
-  writeMatrix?: string;
-  matrix?: string;
-}
+export { FleetUsageError, hostId, type FleetArgs } from "./options.ts";
+import type { FleetArgs } from "./options.ts";
 
 export const fleetCommand: CommandModule<object, FleetArgs> = {
   command: "fleet <hosts..>",
@@ -50,9 +37,3 @@ export const fleetCommand: CommandModule<object, FleetArgs> = {
   },
 };
 
-export type { FleetArgs };
-
-/** Host id shown in the report: the file or directory name. */
-export function hostId(path: string): string {
-  return basename(resolve(path)).replace(/\.json$/, "");
-}

@@ -16,7 +16,8 @@
  * are small (tens of candidates); past `maxNodes` the search stops and the greedy cover is used, and `method`
  * says which ran.
  */
-import { capabilityRunsOn, compareVersions } from "../versions.ts";
+import { compareVersions } from "../versions.ts";
+import { variantRunsOn } from "../compat.ts";
 import { cudaForDriver, type HostInfo } from "../detect/host.ts";
 import { isaFit, isNative } from "../detect/recommend.ts";
 import type { Catalog, PackageName, Variant } from "../schema.ts";
@@ -84,13 +85,8 @@ function runnableIsas(host: HostInfo, catalog: Catalog): Map<string, number> {
  * Does `v` run on element `e` of `host`? (The rules of the module comment.)
  */
 export function runsOn(v: Variant, e: Element, host: HostInfo, catalog: Catalog): boolean {
-  if (v.system !== host.system) return false;
-  if (!runnableIsas(host, catalog).has(v.isa)) return false;
-  if (e.capability === null) return v.cuda === null;
-  if (v.cuda === null || v.sm !== e.capability.replace(".", "")) return false;
-  if (!v.cudaCapabilities.some((c) => capabilityRunsOn(c, e.capability!))) return false;
-  const driver = host.gpus.find((g) => g.capability === e.capability)!.driver;
-  return cudaForDriver(driver, catalog.cuda).some((c) => c.version === v.cuda);
+  const gpu = e.capability === null ? null : { capability: e.capability, driver: host.gpus.find((g) => g.capability === e.capability)!.driver };
+  return variantRunsOn(v, host, gpu, catalog);
 }
 
 /**

@@ -12,7 +12,7 @@ import { REPO_ROOT } from "../paths.ts";
 import { loadProject, validateMatrix } from "../project.ts";
 import type { Variant } from "../schema.ts";
 import { compareVersions } from "../versions.ts";
-import { FleetUsageError, hostId, type FleetArgs } from "./command.ts";
+import { FleetUsageError, hostId, type FleetArgs } from "./options.ts";
 import { buildCost, fit, leaveOneOut, readSamples, DEFAULT_BUILD_SECONDS } from "./cost.ts";
 import { coverFleet, type Element, type FleetHost } from "./cover.ts";
 

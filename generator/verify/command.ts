@@ -16,6 +16,7 @@
  * a GPU, are shown as "–" and do not fail); 1 when one fails, torch is missing or dies on import; 2 for bad input
  * (an unknown NAME, a Python that cannot be run, an unreadable file).
  */
+import { InputError } from "../errors.ts";
 import type { ArgumentsCamelCase, Argv, CommandModule } from "yargs";
 import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync, readdirSync, statSync } from "node:fs";
@@ -24,7 +25,8 @@ import path from "node:path";
 import { REPO_ROOT } from "../paths.ts";
 import type { Catalog, Variant } from "../schema.ts";
 import { HostFileError, HostInputError, MachineError, readHost, type HostInfo } from "../detect/host.ts";
-import { isaFit, recommend } from "../detect/recommend.ts";
+import { recommend } from "../detect/recommend.ts";
+import { isaFit } from "../compat.ts";
 import { loadVariants, type VariantSource } from "../detect/command.ts";
 import { allHold, checkPromise, identify, type Probe, type PromiseCheck } from "./compare.ts";
 
@@ -45,7 +47,7 @@ export interface VerifyArgs {
 }
 
 /** Bad input for verify (exit 2). */
-export class VerifyInputError extends Error {}
+export class VerifyInputError extends InputError {}
 
 /** How to run the probe: interpreter and extra environment. */
 export interface PythonTarget {

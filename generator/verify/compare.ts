@@ -3,10 +3,10 @@
  * with the promise of a variant's name. Shared by `variant-matrix verify` (generator/verify/command.ts) and the Nix
  * checks of pkgs/checks.nix (bundled to pkgs/verify-compare.mjs by `generate`), so both judge alike.
  *
- * The "runs on" rules are detect's, not copies: `capabilityRunsOn` of generator/versions.ts (compute capability on a
+ * The "runs on" rules are generator/compat.ts's (shared with expand, detect and fleet): `capabilityRunsOn` (compute capability on a
  * device: same major, minor ≤), and the command passes in detect's `isaFit` verdict for the host's CPU.
  */
-import { capabilityRunsOn } from "../versions.ts";
+import { capabilityRunsOn } from "../compat.ts";
 
 /** What probe.py prints (see its docstring); every field may be null where not applicable. */
 export interface Probe {
