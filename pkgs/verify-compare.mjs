@@ -3,7 +3,7 @@
 // generator/verify/check-main.ts
 import { readFileSync } from "node:fs";
 
-// generator/versions.ts
+// generator/compat.ts
 function capabilityRunsOn(code, device) {
   const [cm, cn] = code.split(".").map(Number);
   const [dm, dn] = device.split(".").map(Number);

@@ -96,7 +96,7 @@ test("dry run: plan JSON with order, exact commands, nothing built; torchaudio p
   assert.is(plan.jobs, 2);
   assert.ok(!existsSync(join(c.dir, "out")), "no result links");
   assert.ok(!existsSync(join(c.dir, "logs")), "no logs");
-  // The derivation was instantiated (for the cache probe) but not built: a second dry run still says "to build".
+  // Nothing was built or linked: a second dry run still says "to build".
   const again = JSON.parse((await driver(c, [TA_ARM, "--backend", "nix", "--dry-run", "--json"])).stdout);
   assert.is(again.toBuild, 2);
 });

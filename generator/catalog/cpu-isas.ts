@@ -146,7 +146,7 @@ export const isas: CpuIsa[] = [
       "PyTorch's aarch64 kernels (pytorch/pytorch #157842: gcc-14 'unrecognizable insn' on SVE+BF16, GCC bug " +
       "114334, worked around by using -march=armv8-a+sve instead of +sve+bf16; PR #157867 'Make PyTorch " +
       "compilable with gcc-14 on ARM'; PR #174647 for gcc-14.2; #136432 GCC ICE in the SVE256 kernels; " +
-      "PR #176646 gcc-13 vget_low_bf16 mismatch when mixing NEON and SVE). Seed 000 hit the same ICE and " +
+      "PR #176646 gcc-13 vget_low_bf16 mismatch when mixing NEON and SVE). The DGX Spark aarch64 CUDA wheel build guide hit the same ICE and " +
       "pinned CPU_CAPABILITY=NEON with USE_SVE=OFF. Decision: the armv9 flags enable SVE2 and I8MM but NOT " +
       "+bf16, so our global flags do not add SVE+BF16 to every translation unit (the gcc-14 ICE of #157842 came " +
       "from such global flags). This does NOT cover PyTorch's own SVE256 kernels, which keep their per-file " +

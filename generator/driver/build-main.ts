@@ -113,7 +113,7 @@ async function buildMainInner(a: BuildArgs): Promise<number> {
   };
   const cached: Map<string, CacheProbe> = a.force
     ? new Map()
-    : await probeCached(sel.targets, backendOpts.outDir, nixOptions);
+    : await probeCached(sel.targets, backendOpts.outDir, nixOptions, { instantiate: !a.dryRun || !!a.probeStore });
   const host = hostSystem();
 
   if (a.dryRun) {

@@ -32,7 +32,8 @@ export const buildCommand: CommandModule<object, BuildArgs> = {
       .positional("names", { type: "string", array: true, describe: "variant names (default: all, after filters)" })
       .option("filter", FILTER_OPTION)
       .option("package", { type: "string", choices: PACKAGES, describe: "only this package (dependencies still built)" })
-      .option("dry-run", { type: "boolean", describe: "print the plan (order, commands, what is built) and build nothing" })
+      .option("dry-run", { type: "boolean", describe: "print the plan (order, commands, what is built) and build nothing; offline: only result-NAME links say what is built" })
+      .option("probe-store", { type: "boolean", describe: "with --dry-run: also instantiate each file and ask the Nix store what is built (fetches the pinned nixpkgs: network)" })
       .option("json", { type: "boolean", describe: "print the plan (dry run) or the report as JSON on stdout" })
       .option("backend", {
         type: "string",

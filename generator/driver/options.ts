@@ -31,6 +31,8 @@ export interface BuildArgs {
   verify?: boolean;
   /** Also its GPU check (tests.gpuCheck, requiredSystemFeatures = [ "cuda" ]: a local or remote builder with that feature). */
   verifyGpu?: boolean;
+  /** Dry run: also instantiate every file to ask the store what is built (may fetch nixpkgs: network). */
+  probeStore?: boolean;
   report?: string;
   logsDir?: string;
   nixOption?: string[];

@@ -97,11 +97,17 @@ export async function probeCached(
   targets: readonly { name: string; file: string }[],
   outDir: string,
   nixOptions: NixOptions = [],
+  opts: { instantiate?: boolean } = {},
 ): Promise<Map<string, CacheProbe>> {
-  const drvs = await instantiate(
-    targets.map((t) => t.file),
-    nixOptions,
-  );
+  // Without instantiation (a dry run's default) only the result-NAME links are looked at: evaluating a generated
+  // file fetches its pinned nixpkgs, which needs the network the first time.
+  const drvs =
+    opts.instantiate === false
+      ? targets.map(() => ({ error: "" }) as { error: string })
+      : await instantiate(
+          targets.map((t) => t.file),
+          nixOptions,
+        );
   const limit = pLimit(8);
   const outputs = await Promise.all(
     drvs.map((d) =>
@@ -131,7 +137,7 @@ export async function probeCached(
         by: "link",
         outPath: link,
         drvPath: null,
-        note: "error" in d ? d.error : undefined,
+        note: "error" in d && d.error ? d.error : undefined,
       });
     } else {
       result.set(t.name, {
@@ -139,7 +145,7 @@ export async function probeCached(
         by: null,
         outPath: null,
         drvPath: "drv" in d ? d.drv : null,
-        note: "error" in d ? d.error : undefined,
+        note: "error" in d && d.error ? d.error : undefined,
       });
     }
   });

@@ -9,7 +9,7 @@ import { recommend } from "../detect/recommend.ts";
 import { expand } from "../expand.ts";
 import { formatCombination } from "../naming.ts";
 import { REPO_ROOT } from "../paths.ts";
-import { loadProject, validateMatrix } from "../project.ts";
+import { loadProject, projectFromMatrix, validateMatrix } from "../project.ts";
 import type { Variant } from "../schema.ts";
 import { compareVersions } from "../versions.ts";
 import { FleetUsageError, hostId, type FleetArgs } from "./options.ts";
@@ -65,7 +65,10 @@ export async function readFleetHost(path: string): Promise<FleetHost> {
 function reasonFor(e: Element, host: HostInfo, candidates: readonly Variant[], catalog: Parameters<typeof recommend>[2], pkg: FleetArgs["package"]): string {
   const r = recommend(host, candidates, catalog, { package: pkg });
   const pick = r.picks.find((p) => (e.capability === null ? p.kind === "cpu" : p.capability === e.capability));
-  const why = [...(pick?.problems ?? []), ...(pick?.suggestions ?? []).map((s) => `to serve it: ${s}`)];
+  // fleet's candidates are already every GPU and ISA of the catalog: detect's "add X to matrix.ts" advice cannot
+  // help here, so only advice outside matrix.ts (a driver upgrade) is kept.
+  const help = (pick?.suggestions ?? []).filter((s) => !/matrix\.ts/.test(s));
+  const why = [...(pick?.problems ?? []), ...help.map((s) => `to serve it: ${s}`)];
   return why.join("; ") || "no candidate variant runs on it";
 }
 
@@ -141,9 +144,24 @@ export async function runFleet(a: FleetArgs): Promise<void> {
     ? `fitted on ${samples.length} recorded build(s) (${a.reports ?? "logs"}); leave-one-out error ${loo.meanPct === null ? "unknown (needs ≥ 2 builds)" : `mean ${loo.meanPct.toFixed(0)}%, median ${loo.medianPct!.toFixed(0)}%`}`
     : `no recorded builds: default table (pytorch ${DEFAULT_BUILD_SECONDS.pytorch.seconds / 3600} h: ${DEFAULT_BUILD_SECONDS.pytorch.source}; torchaudio ${DEFAULT_BUILD_SECONDS.torchaudio.seconds / 60} min: ${DEFAULT_BUILD_SECONDS.torchaudio.source}); its error is unknown`;
 
-  if (a.writeMatrix !== undefined && a.writeMatrix !== "") {
-    writeFileSync(resolve(process.cwd(), a.writeMatrix), matrixText);
-    console.error(`wrote ${a.writeMatrix}`);
+  if (a.writeMatrix !== undefined) {
+    // Never write a matrix generate would reject: nothing chosen, or one the schema refuses, is reported instead.
+    let refusal: string | null = cover.chosen.length === 0 ? "no variant serves any of these hosts, so there is no matrix to write" : null;
+    if (refusal === null) {
+      try {
+        projectFromMatrix(keep);
+      } catch (e) {
+        refusal = `the matrix it would write is invalid: ${(e as Error).message}`;
+      }
+    }
+    if (refusal !== null) {
+      console.error(`fleet: --write-matrix: ${refusal}; nothing written`);
+      process.exitCode = 1;
+      if (a.writeMatrix === "") return;
+    } else if (a.writeMatrix !== "") {
+      writeFileSync(resolve(process.cwd(), a.writeMatrix), matrixText);
+      console.error(`wrote ${a.writeMatrix}`);
+    }
   }
   if (a.json) {
     console.log(
