@@ -101,7 +101,7 @@ async function driverRun(pkgs: string, logs: string, out: string): Promise<Drive
       process.execPath,
       "--import",
       "tsx",
-      join(ROOT, "generator/driver/main.ts"),
+      join(ROOT, "generator/cli.ts"),
       "build",
       "--pkgs-dir",
       pkgs,

@@ -8,7 +8,7 @@ import yargs, { type Argv, type CommandModule } from "yargs";
 import { hideBin } from "yargs/helpers";
 import { resolve } from "node:path";
 // Only light modules load at start; each command imports what it uses in its handler (fast --help, list, explain).
-import { InputError } from "./errors.ts";
+import { EXIT, exitCodeOf, InputError } from "./errors.ts";
 import { checkFilterValues, FILTER_OPTION, matchFilters, parseFilters } from "./filters.ts";
 import { REPO_ROOT } from "./paths.ts";
 import type { Project } from "./project.ts";
@@ -255,14 +255,14 @@ export function cli(args: string[]): Argv {
     .command(ci as CommandModule)
     .command(fleetCommand as CommandModule)
     .command(verifyCommand as CommandModule)
-    .demandCommand(1, "name a command: generate, list, explain, build, eval, detect, fleet, ci")
+    .demandCommand(1, "name a command: generate, list, explain, build, eval, detect, fleet, ci, verify")
     .strict()
     .help()
     .alias("h", "help")
     .fail((msg, err) => {
       if (err) throw err;
       console.error(`error: ${msg}\nrun with --help for usage`);
-      process.exit(2);
+      process.exit(EXIT.input);
     });
 }
 
@@ -276,16 +276,17 @@ export async function main(argv = hideBin(process.argv)): Promise<void> {
   try {
     await cli(argv).parseAsync();
   } catch (e) {
-    if (e instanceof InputError) {
-      console.error(`error: ${e.message}`);
-      process.exitCode = 2;
+    const exit = exitCodeOf(e);
+    if (exit !== null) {
+      console.error(`error: ${(e as Error).message}`);
+      process.exitCode = exit;
       return;
     }
     // A path the user gave that cannot be written or read: say so plainly, no stack trace.
     const code = (e as NodeJS.ErrnoException)?.code;
     if (code && ["EACCES", "EPERM", "ENOENT", "EISDIR", "ENOTDIR", "EROFS", "EEXIST"].includes(code)) {
       console.error(`error: ${(e as Error).message}`);
-      process.exitCode = 2;
+      process.exitCode = EXIT.input;
       return;
     }
     throw e;

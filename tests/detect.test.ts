@@ -481,7 +481,7 @@ function child(args: string[]): Promise<{ code: number; stdout: string; stderr: 
   return new Promise((res) => {
     execFile(
       process.execPath,
-      ["--import", "tsx", join(ROOT, "generator/detect/main.ts"), ...args],
+      ["--import", "tsx", join(ROOT, "generator/cli.ts"), ...args],
       { cwd: ROOT, timeout: 120_000 },
       (err, stdout, stderr) => res({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
     );

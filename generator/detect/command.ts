@@ -13,7 +13,7 @@
  * why and which matrix.ts change would add one); 2 for bad input (unknown --package or --machine, a host file that
  * cannot be opened or parsed — the message names the line — or an invalid matrix).
  */
-import { InputError } from "../errors.ts";
+import { exitCodeOf, InputError } from "../errors.ts";
 import type { ArgumentsCamelCase, Argv, CommandModule } from "yargs";
 import { PACKAGES, type PackageName } from "../constants.ts";
 import type { Catalog, Variant } from "../schema.ts";
@@ -98,9 +98,10 @@ export async function runDetect(
     pkg = parsePackage(args.package);
     host = await readHost({ cpuinfo: args.cpuinfo, nvidiaSmi: args["nvidia-smi"], machine: args.machine });
   } catch (e) {
-    if (e instanceof DetectUsageError || e instanceof HostInputError || e instanceof HostFileError || e instanceof MachineError) {
-      io.err(`detect: ${e.message}\n`);
-      return 2;
+    const code = exitCodeOf(e);
+    if (code !== null) {
+      io.err(`detect: ${(e as Error).message}\n`);
+      return code;
     }
     throw e;
   }
@@ -108,10 +109,10 @@ export async function runDetect(
   try {
     project = await source(args.matrix);
   } catch (e) {
-    const { MatrixError } = await import("../project.ts");
-    if (e instanceof MatrixError) {
-      io.err(`detect: ${e.message}\n`);
-      return 2;
+    const code = exitCodeOf(e);
+    if (code !== null) {
+      io.err(`detect: ${(e as Error).message}\n`);
+      return code;
     }
     throw e;
   }

@@ -14,6 +14,7 @@ import { probeCached, type CacheProbe, type NixOptions } from "./store.ts";
 import { checkFiles, checkTargets, loadTargets, selectTargets, SelectionError } from "./targets.ts";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { REPO_ROOT as PROJECT_ROOT } from "../paths.ts";
+import { exitCodeOf } from "../errors.ts";
 import { UsageError, type BuildArgs } from "./options.ts";
 
 /** Host Nix system of this process, e.g. "x86_64-linux". */
@@ -45,10 +46,11 @@ export async function buildMain(a: BuildArgs): Promise<number> {
   try {
     return await buildMainInner(a);
   } catch (e) {
-    if (e instanceof UsageError || e instanceof SelectionError || e instanceof PlanError) {
-      process.stderr.write(`variant-matrix build: ${e.message}\n`);
-      process.exitCode = 2;
-      return 2;
+    const code = exitCodeOf(e);
+    if (code !== null) {
+      process.stderr.write(`variant-matrix build: ${(e as Error).message}\n`);
+      process.exitCode = code;
+      return code;
     }
     throw e;
   }

@@ -16,7 +16,7 @@
  * a GPU, are shown as "–" and do not fail); 1 when one fails, torch is missing or dies on import; 2 for bad input
  * (an unknown NAME, a Python that cannot be run, an unreadable file).
  */
-import { InputError } from "../errors.ts";
+import { exitCodeOf, InputError } from "../errors.ts";
 import type { ArgumentsCamelCase, Argv, CommandModule } from "yargs";
 import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync, readdirSync, statSync } from "node:fs";
@@ -234,10 +234,10 @@ export async function runVerify(
     io.out(args.json ? JSON.stringify(report, null, 2) + "\n" : formatReport(report));
     return report.holds ? 0 : 1;
   } catch (e) {
-    const { MatrixError } = await import("../project.ts");
-    if (e instanceof VerifyInputError || e instanceof MatrixError) {
-      io.err(`verify: ${e.message}\n`);
-      return 2;
+    const code = exitCodeOf(e);
+    if (code !== null) {
+      io.err(`verify: ${(e as Error).message}\n`);
+      return code;
     }
     throw e;
   }

@@ -1,5 +1,5 @@
 /**
- * Running the build driver as a child process (`node --import tsx generator/driver/main.ts build …`) against the
+ * Running the build driver as a child process (`node --import tsx generator/cli.ts build …`, the real CLI) against the
  * tiny stand-in derivations of tests/fixtures/build-pkgs, selected from the variants of
  * tests/fixtures/build-matrix.ts; shared by tests/build.test.ts and tests/scale-out.test.ts.
  */
@@ -11,7 +11,7 @@ import { ROOT } from "./cli.ts";
 
 export const FIXTURES = join(ROOT, "tests/fixtures/build-pkgs");
 export const BUILD_MATRIX = join(ROOT, "tests/fixtures/build-matrix.ts");
-const MAIN = join(ROOT, "generator/driver/main.ts");
+const MAIN = join(ROOT, "generator/cli.ts");
 
 /** What a driver run printed and how it ended. */
 export interface DriverResult {
