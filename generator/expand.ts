@@ -12,6 +12,7 @@
  * 6. Releases: torch ↔ torchaudio pairing, Python range and CUDA majors of each release.
  * 7. Every dropped combination carries its reasons in words.
  */
+import { PACKAGES } from "./constants.ts";
 import { preferredPin } from "./catalog/index.ts";
 import { NIXPKGS_JETSON_CAPABILITIES } from "./catalog/cuda.ts";
 import { formatCombination, formatName, torchSiblingName } from "./naming.ts";
@@ -223,7 +224,7 @@ export function expand(matrix: Matrix, catalog: Catalog): Expansion {
     .sort((a, b) => Number(a) - Number(b))
     .map((sm) => find(catalog.gpus, (g) => g.sm === sm, `GPU SM${sm}`));
   const isas = matrix.isas.map((k) => find(catalog.isas, (i) => i.key === k, `ISA ${k}`));
-  const packages = (["pytorch", "torchaudio"] as const).filter((p) => matrix.packages.includes(p));
+  const packages = PACKAGES.filter((p) => matrix.packages.includes(p));
   const only = matrix.only ? new Set(matrix.only) : null;
 
   for (const r of matrix.releases) {

@@ -2,6 +2,7 @@
  * `explain NAME`: the resolved parameters of a variant, or why a name is not one, and the nearest names that exist.
  * Pure: works on a loaded Project.
  */
+import { PACKAGES } from "./constants.ts";
 import { distance } from "fastest-levenshtein";
 import { preferredPin } from "./catalog/index.ts";
 import { expand } from "./expand.ts";
@@ -49,7 +50,7 @@ export function widenMatrix(p: Project): Matrix {
     gpus: p.catalog.gpus.map((x) => x.sm),
     isas: p.catalog.isas.map((x) => x.key),
     cpuOnly: true,
-    packages: ["pytorch", "torchaudio"],
+    packages: [...PACKAGES],
     only: undefined,
   };
 }

@@ -2,6 +2,7 @@
  * Load and validate the user's matrix, and expand it: the one entry point the CLI commands share.
  * I/O is limited to importing the matrix module; everything after is pure.
  */
+import { PACKAGES } from "./constants.ts";
 import { resolve } from "node:path";
 import { existsSync } from "node:fs";
 import { REPO_ROOT } from "./paths.ts";
@@ -54,7 +55,7 @@ export function validateMatrix(input: unknown, catalog: Catalog = defaultCatalog
       gpus: catalog.gpus.map((x) => `"${x.sm}"`),
       isas: catalog.isas.map((x) => x.key),
       releases: catalog.torch.map((t) => `{ torch: "${t.version}" }`),
-      packages: ["pytorch", "torchaudio"],
+      packages: [...PACKAGES],
     };
     const issues = zodIssues(parsed.error).map((i) => {
       const axis = allowed[i.path.split(".")[0]];

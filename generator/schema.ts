@@ -316,7 +316,7 @@ export function makeMatrixSchema(catalog: Catalog) {
         "CPU ISA",
       ),
       cpuOnly: z.boolean(),
-      packages: uniqueEnum(PACKAGES, "package").default(["pytorch", "torchaudio"]),
+      packages: uniqueEnum(PACKAGES, "package").default([...PACKAGES]),
       only: z
         .array(
           z.string().refine((c) => parseCombination(c) !== null, {

@@ -173,4 +173,28 @@ test("property: for every recorded host and every variant of the widest matrix, 
   assert.ok(compared > 10_000, `${compared} (variant, host element) pairs compared`);
 });
 
+test("one report reader: the plan's estimates and the cost model count the same builds (substituted or present ones are not builds)", async () => {
+  const { durationsFromReports } = await import("../generator/driver/report.ts");
+  const { mkdirSync, writeFileSync } = await import("node:fs");
+  const { tempDir } = await import("./helpers/cli.ts");
+  const logs = tempDir();
+  mkdirSync(join(logs, "run-1"));
+  const v = (name: string, origin: string, durationS: number) => ({ name, status: "built", origin, durationS });
+  writeFileSync(
+    join(logs, "run-1", "report.json"),
+    JSON.stringify({
+      variants: [
+        v("pytorch-python313-cuda12_8-sm90-avx2", "built", 7000),
+        v("pytorch-python313-cuda12_8-sm80-avx2", "substituted", 12),
+        v("pytorch-python313-cpu-avx2", "present", 1),
+      ],
+    }),
+  );
+  writeFileSync(join(logs, "run-2-broken.json"), "{");
+  const plan = [...durationsFromReports(logs).keys()];
+  const cost = readSamples(logs).map((x) => x.name);
+  assert.equal(plan, ["pytorch-python313-cuda12_8-sm90-avx2"]);
+  assert.equal(cost, plan);
+});
+
 test.run();

@@ -108,28 +108,47 @@ export async function writeJsonAtomic(file: string, value: unknown): Promise<voi
 }
 
 /**
- * Durations of earlier successful builds, read from `logsDir/<run-id>/report.json` (runs in id order, so the
- * newest wins). Only `built` entries count (cached and failed durations say nothing about a build).
- * @returns name → seconds; empty when there are no reports. Unreadable reports are ignored.
+ * The one reader of earlier reports: every `logsDir/<run-id>/report.json` (not the `latest` link), in run-id order
+ * (oldest first). Unreadable or half-written files are skipped.
+ * @returns the parsed reports; [] when there are none
  */
-export function durationsFromReports(logsDir: string): Map<string, number> {
-  const out = new Map<string, number>();
-  if (!existsSync(logsDir)) return out;
+export function readReports(logsDir: string): Partial<BuildReport>[] {
+  if (!existsSync(logsDir)) return [];
   const runs = readdirSync(logsDir, { withFileTypes: true })
-    .filter((d) => d.isDirectory())
+    .filter((d) => d.isDirectory() && d.name !== "latest")
     .map((d) => d.name)
     .sort();
+  const out: Partial<BuildReport>[] = [];
   for (const run of runs) {
     const f = join(logsDir, run, "report.json");
     if (!existsSync(f)) continue;
     try {
-      const r = JSON.parse(readFileSync(f, "utf8")) as Partial<BuildReport>;
-      for (const v of r.variants ?? [])
-        if (v.status === "built" && typeof v.durationS === "number" && v.durationS > 0) out.set(v.name, v.durationS);
+      out.push(JSON.parse(readFileSync(f, "utf8")) as Partial<BuildReport>);
     } catch {
       /* a half-written or foreign file: ignore */
     }
   }
+  return out;
+}
+
+/**
+ * The builds an earlier report says really happened here: status `built` with a positive duration, and an output
+ * built in that run (not substituted from a cache or already present: those durations say nothing about a build).
+ * Both the plan's estimates (durationsFromReports) and the fleet cost model (fleet/cost.ts) count exactly these.
+ */
+export function realBuilds(r: Partial<BuildReport>): VariantReport[] {
+  return (r.variants ?? []).filter(
+    (v) => v.status === "built" && typeof v.durationS === "number" && v.durationS > 0 && (!v.origin || v.origin === "built"),
+  );
+}
+
+/**
+ * Durations of earlier builds (readReports, realBuilds): runs in id order, so the newest wins.
+ * @returns name → seconds; empty when there are no reports.
+ */
+export function durationsFromReports(logsDir: string): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const r of readReports(logsDir)) for (const v of realBuilds(r)) out.set(v.name, v.durationS);
   return out;
 }
 

@@ -9,10 +9,9 @@
  * a least-squares line in the number of capabilities when the samples hold at least two different counts, else
  * their mean; a group without samples falls back to the other kind of the same package, then to the table.
  */
-import { existsSync, readdirSync, readFileSync } from "node:fs";
-import { join } from "node:path";
 import { cudaClosures, DEFAULT_BUILD_SECONDS, DEFAULT_CUDA_CLOSURE_SECONDS, makePlan, simulate } from "../driver/plan.ts";
 import { nixpkgsInstanceKey } from "../expand.ts";
+import { readReports, realBuilds } from "../driver/report.ts";
 import { parseName } from "../naming.ts";
 import type { PackageName, Variant } from "../schema.ts";
 
@@ -46,24 +45,13 @@ export interface CostModel {
  * substituted or already present), with their wall time. Unparseable reports are skipped.
  */
 export function readSamples(logsDir: string): BuildSample[] {
-  if (!existsSync(logsDir)) return [];
   const out: BuildSample[] = [];
-  for (const run of readdirSync(logsDir).sort()) {
-    const file = join(logsDir, run, "report.json");
-    if (run === "latest" || !existsSync(file)) continue;
-    let rep: { variants?: { name: string; package: string; status: string; durationS: number; origin?: string | null }[] };
-    try {
-      rep = JSON.parse(readFileSync(file, "utf8"));
-    } catch {
-      continue;
-    }
-    for (const v of rep.variants ?? []) {
-      if (v.status !== "built" || !(v.durationS > 0) || (v.origin && v.origin !== "built")) continue;
+  for (const rep of readReports(logsDir))
+    for (const v of realBuilds(rep)) {
       const p = parseName(v.name);
       if (!p) continue;
       out.push({ name: v.name, package: p.package, cuda: p.cuda !== null, capabilities: p.cuda !== null ? 1 : 0, seconds: v.durationS });
     }
-  }
   return out;
 }
 

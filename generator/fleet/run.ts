@@ -1,6 +1,7 @@
 /**
  * The work of `fleet` (see command.ts): read the hosts, expand the candidates, cover, cost, print.
  */
+import { PACKAGES } from "../constants.ts";
 import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { preferredPin } from "../catalog/index.ts";
@@ -96,7 +97,7 @@ export async function runFleet(a: FleetArgs): Promise<void> {
       gpus: p.catalog.gpus.map((g) => g.sm),
       isas: p.catalog.isas.map((i) => i.key),
       cpuOnly: true,
-      packages: ["pytorch", "torchaudio"],
+      packages: [...PACKAGES],
       policy: p.matrix.policy,
     },
     p.catalog,
