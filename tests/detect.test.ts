@@ -25,7 +25,7 @@ import {
   type HostInfo,
 } from "../generator/detect/host.ts";
 import { capabilitiesRunOn, recommend, type Recommendation } from "../generator/detect/recommend.ts";
-import { runDetect, type VariantSource } from "../generator/detect/command.ts";
+import { runDetect, type VariantSource } from "../generator/commands/detect.ts";
 import { formatName } from "../generator/naming.ts";
 import type { Catalog, CpuIsa, PackageName, System, Variant } from "../generator/schema.ts";
 

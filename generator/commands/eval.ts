@@ -9,7 +9,7 @@ import type { CommandModule } from "yargs";
 import { InputError } from "../errors.ts";
 import { FILTER_OPTION } from "../filters.ts";
 import { REPO_ROOT } from "../paths.ts";
-import type { EvalResult } from "./eval.ts";
+import type { EvalResult } from "../driver/eval.ts";
 
 /** Thrown for a selection that cannot be used; the CLI exits 2 with its message. */
 export class EvalUsageError extends InputError {}
@@ -47,8 +47,8 @@ export const evalCommand: CommandModule<object, EvalArgs> = {
   handler: async (argv) => {
     const [{ loadProject }, { selectTargets }, { evalVariants }] = await Promise.all([
       import("../project.ts"),
-      import("./targets.ts"),
-      import("./eval.ts"),
+      import("../driver/targets.ts"),
+      import("../driver/eval.ts"),
     ]);
     const p = await loadProject({ matrixFile: argv.matrix ? resolve(process.cwd(), argv.matrix) : undefined });
     const jobs = argv.jobs ?? availableParallelism();

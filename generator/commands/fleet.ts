@@ -13,8 +13,8 @@ import type { CommandModule } from "yargs";
 import { InputError } from "../errors.ts";
 import { PACKAGES, type PackageName } from "../constants.ts";
 
-export { FleetUsageError, hostId, type FleetArgs } from "./options.ts";
-import type { FleetArgs } from "./options.ts";
+export { FleetUsageError, hostId, type FleetArgs } from "../fleet/options.ts";
+import type { FleetArgs } from "../fleet/options.ts";
 
 export const fleetCommand: CommandModule<object, FleetArgs> = {
   command: "fleet <hosts..>",
@@ -32,7 +32,7 @@ export const fleetCommand: CommandModule<object, FleetArgs> = {
       .option("write-matrix", { type: "string", describe: "print (or, with a file name, write) the matrix.ts that generates exactly these variants" })
       .option("matrix", { type: "string", describe: "matrix file the defaults come from (default: matrix.ts)" }) as never,
   handler: async (argv) => {
-    const { runFleet } = await import("./run.ts");
+    const { runFleet } = await import("../fleet/run.ts");
     await runFleet(argv);
   },
 };

@@ -17,8 +17,8 @@ import { exitCodeOf, InputError } from "../errors.ts";
 import type { ArgumentsCamelCase, Argv, CommandModule } from "yargs";
 import { PACKAGES, type PackageName } from "../constants.ts";
 import type { Catalog, Variant } from "../schema.ts";
-import { HostFileError, HostInputError, MachineError, readHost, type HostInfo } from "./host.ts";
-import { recommend, type Recommendation } from "./recommend.ts";
+import { HostFileError, HostInputError, MachineError, readHost, type HostInfo } from "../detect/host.ts";
+import { recommend, type Recommendation } from "../detect/recommend.ts";
 
 /** Arguments of `detect`, as yargs hands them to the handler. */
 export interface DetectArgs {
@@ -33,15 +33,8 @@ export interface DetectArgs {
 /** Bad command-line input for detect (exit 2). */
 export class DetectUsageError extends InputError {}
 
-/** Where detect gets the generated matrix; tests replace it to avoid depending on the real matrix. */
-export type VariantSource = (matrixFile?: string) => Promise<{ catalog: Catalog; variants: Variant[] }>;
-
-/** Default variant source: `loadProject()` of generator/project.ts (imported lazily so parse errors stay cheap). */
-export const loadVariants: VariantSource = async (matrixFile) => {
-  const { loadProject } = await import("../project.ts");
-  const p = await loadProject(matrixFile ? { matrixFile } : {});
-  return { catalog: p.catalog, variants: p.variants };
-};
+export { loadVariants, type VariantSource } from "../variant-source.ts";
+import { loadVariants, type VariantSource } from "../variant-source.ts";
 
 /**
  * Check `--package` against PACKAGES.

@@ -9,14 +9,14 @@ import type { Argv, ArgumentsCamelCase, CommandModule } from "yargs";
 import { PACKAGES, type PackageName } from "../constants.ts";
 import { FILTER_OPTION } from "../filters.ts";
 import type { Variant } from "../schema.ts";
-import { BACKEND_CHOICES, type BackendChoice } from "./backend.ts";
-import { GIB_PER_COMPILE_JOB, DEFAULT_CORES_PER_BUILD } from "./jobs.ts";
+import { BACKEND_CHOICES, type BackendChoice } from "../driver/backend.ts";
+import { GIB_PER_COMPILE_JOB, DEFAULT_CORES_PER_BUILD } from "../driver/jobs.ts";
 
 /** The project root this package lives in (where `.flox/pkgs` and `logs` are by default); see paths.ts. */
 export { REPO_ROOT as PROJECT_ROOT } from "../paths.ts";
 
-export { UsageError, type BuildArgs } from "./options.ts";
-import type { BuildArgs } from "./options.ts";
+export { UsageError, type BuildArgs } from "../driver/options.ts";
+import type { BuildArgs } from "../driver/options.ts";
 
 const JOBS_HELP =
   `concurrent builds. Default from this machine: slots = min(CPUs, floor(memory GiB / ${GIB_PER_COMPILE_JOB})) ` +
@@ -74,7 +74,7 @@ export const buildCommand: CommandModule<object, BuildArgs> = {
       .example("$0 build --filter isa=armv9 --dry-run", "show what would be built for Arm v9")
       .example("$0 build torchaudio-python313-cuda12_8-sm121-armv9", "build it (and its pytorch) with logs and a report") as unknown as Argv<BuildArgs>,
   handler: async (argv: ArgumentsCamelCase<BuildArgs>) => {
-    const { buildMain } = await import("./build-main.ts");
+    const { buildMain } = await import("../driver/build-main.ts");
     await buildMain(argv);
   },
 };

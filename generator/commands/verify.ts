@@ -27,8 +27,8 @@ import type { Catalog, Variant } from "../schema.ts";
 import { HostFileError, HostInputError, MachineError, readHost, type HostInfo } from "../detect/host.ts";
 import { recommend } from "../detect/recommend.ts";
 import { isaFit } from "../compat.ts";
-import { loadVariants, type VariantSource } from "../detect/command.ts";
-import { allHold, checkPromise, identify, type Probe, type PromiseCheck } from "./compare.ts";
+import { loadVariants, type VariantSource } from "../variant-source.ts";
+import { allHold, checkPromise, identify, type Probe, type PromiseCheck } from "../verify/compare.ts";
 
 /** The probe script shipped in the repository (also used by pkgs/checks.nix). */
 export const PROBE_SCRIPT = path.join(REPO_ROOT, "generator", "verify", "probe.py");

@@ -1,0 +1,49 @@
+/**
+ * `variant-matrix ci github|hydra`: a GitHub Actions workflow or a Hydra jobset spec for every variant.
+ */
+import type { CommandModule } from "yargs";
+import { resolve } from "node:path";
+import { checkFilterValues, FILTER_OPTION, matchFilters, parseFilters } from "../filters.ts";
+import { REPO_ROOT } from "../paths.ts";
+import { matrixOption, project, UsageError, variantJson, warnUntracked } from "./shared.ts";
+
+export const ciCommand: CommandModule<{}, { engine: string; output?: string; runsOn?: string[]; filter?: string[]; repo?: string; branch: string; matrix?: string }> = {
+  command: "ci <engine>",
+  describe: "write a CI definition for every variant: github (Actions workflow) or hydra (declarative jobset spec)",
+  builder: (y) =>
+    y
+      .positional("engine", { choices: ["github", "hydra"] as const, demandOption: true })
+      .option("output", { alias: "o", type: "string", describe: "file to write (default: stdout)" })
+      .option("runs-on", { type: "string", array: true, describe: "github: SYSTEM=LABEL[,LABEL...] runner labels for a system" })
+      .option("filter", { ...FILTER_OPTION, describe: `github: only these variants; ${FILTER_OPTION.describe}` })
+      .option("repo", { type: "string", describe: "hydra: the git URL Hydra fetches this repository from" })
+      .option("branch", { type: "string", default: "main", describe: "hydra: branch" })
+      .options(matrixOption) as never,
+  handler: async (argv) => {
+    const { githubWorkflowYaml, hydraSpec } = await import("../ci.ts");
+    let text: string;
+    if (argv.engine === "github") {
+      const [p, { selectTargets }] = await Promise.all([project(argv.matrix), import("../driver/targets.ts")]);
+      const chosen = selectTargets(p.variants, { filters: argv.filter }).targets;
+      const runsOn: Record<string, string[]> = {};
+      for (const spec of argv.runsOn ?? []) {
+        const eq = spec.indexOf("=");
+        if (eq < 1) throw new UsageError(`--runs-on "${spec}": expected SYSTEM=LABEL[,LABEL...], e.g. aarch64-linux=self-hosted,arm64`);
+        runsOn[spec.slice(0, eq)] = spec.slice(eq + 1).split(",").filter(Boolean);
+      }
+      text = githubWorkflowYaml(chosen, { runsOn });
+    } else {
+      if (!argv.repo) throw new UsageError("ci hydra needs --repo URL (the git URL Hydra fetches this repository from)");
+      text = JSON.stringify(hydraSpec({ repo: argv.repo, branch: argv.branch }), null, 2) + "\n";
+    }
+    if (argv.output) {
+      const { mkdirSync, writeFileSync } = await import("node:fs");
+      const { dirname } = await import("node:path");
+      const out = resolve(process.cwd(), argv.output);
+      mkdirSync(dirname(out), { recursive: true });
+      writeFileSync(out, text);
+      console.error(`wrote ${argv.output}`);
+    } else process.stdout.write(text);
+  },
+};
+

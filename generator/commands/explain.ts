@@ -1,0 +1,57 @@
+/**
+ * `variant-matrix explain NAME`: a variant's resolved parameters and notes, or why it is dropped and the nearest names.
+ */
+import type { CommandModule } from "yargs";
+import { resolve } from "node:path";
+import { checkFilterValues, FILTER_OPTION, matchFilters, parseFilters } from "../filters.ts";
+import { REPO_ROOT } from "../paths.ts";
+import { matrixOption, project, UsageError, variantJson, warnUntracked } from "./shared.ts";
+
+export const explainCommand: CommandModule<{}, { name: string; json: boolean; matrix?: string }> = {
+  command: "explain <name>",
+  describe: "show a variant's resolved parameters and notes, or why a name is dropped and the nearest names that exist",
+  builder: (y) =>
+    y
+      .positional("name", { type: "string", demandOption: true, describe: "package variant name" })
+      .option("json", { type: "boolean", default: false })
+      .options(matrixOption),
+  handler: async (argv) => {
+    const [p, { explainName }] = await Promise.all([project(argv.matrix), import("../explain.ts")]);
+    const e = explainName(argv.name, p);
+    if (argv.json) {
+      console.log(JSON.stringify(e.kind === "variant" ? { kind: e.kind, ...e.variant } : e, null, 2));
+    } else if (e.kind === "variant") {
+      const v = e.variant;
+      const rows: [string, string][] = [
+        ["name", v.name],
+        ["description", v.description],
+        ["package", `${v.package} ${v.version} (PyTorch ${v.torchVersion}, torchaudio ${v.torchaudioVersion})`],
+        ["system", v.system],
+        ["python", `${v.python} (${v.pythonPackageSet})`],
+        ["cuda", v.cuda ? `${v.cuda} (${v.cudaPackageSet})` : "none (CPU only)"],
+        ["gpu", v.sm ? `SM${v.sm}` : "none"],
+        ["TORCH_CUDA_ARCH_LIST", v.cudaCapabilities.join(";") || "(none)"],
+        ["cudaCapabilities", `${JSON.stringify(v.cudaCapabilities)}${v.cudaCapabilitiesForPackageSet ? " (whole CUDA package set: config.cudaCapabilities)" : " (torch and the packages built on it; the CUDA set keeps nixpkgs' defaults)"}`],
+        ["isa", `${v.isa}: ${v.cflags.join(" ")}`],
+        ["nixpkgs", v.nixpkgs],
+        ["nixpkgs sha256", v.nixpkgsSha256],
+        ["systemFeatures", v.requiredSystemFeatures.join(" ") || "(none)"],
+        ["file", v.file],
+        ["dependsOn", v.dependsOn.join(", ") || "(none)"],
+      ];
+      for (const [k, val] of rows) console.log(`${k.padEnd(21)} ${val}`);
+      for (const n of v.notes) console.log(`note: ${n}`);
+    } else {
+      const head = { excluded: "dropped", "not-in-matrix": "not in this matrix", unknown: "not a variant name" }[e.kind];
+      console.log(`${e.name}: ${head}`);
+      for (const r of e.reasons) console.log(`  - ${r}`);
+      if (e.matrixChanges.length) console.log(`to add it, edit matrix.ts: ${e.matrixChanges.join("; ")}`);
+      if (e.nearest.length) {
+        console.log("nearest names that exist:");
+        for (const s of e.nearest) console.log(`  ${s.name}  (${s.why})`);
+      }
+    }
+    if (e.kind !== "variant") process.exitCode = 1;
+  },
+};
+

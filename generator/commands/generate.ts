@@ -1,0 +1,58 @@
+/**
+ * `variant-matrix generate`: write the generated files from matrix.ts (or, with --check, compare them).
+ */
+import type { CommandModule } from "yargs";
+import { resolve } from "node:path";
+import { checkFilterValues, FILTER_OPTION, matchFilters, parseFilters } from "../filters.ts";
+import { REPO_ROOT } from "../paths.ts";
+import { matrixOption, project, UsageError, variantJson, warnUntracked } from "./shared.ts";
+
+export const generateCommand: CommandModule<{}, { check: boolean; matrix?: string; out?: string }> = {
+  command: "generate",
+  describe: "write .flox/pkgs/*.nix, .flox/env/manifest.toml, BUILD_MATRIX.md and docs/matrix/ from matrix.ts",
+  builder: (y) =>
+    y
+      .option("check", { type: "boolean", default: false, describe: "change nothing; exit 1 naming the files that differ" })
+      .options(matrixOption)
+      .option("out", { type: "string", describe: "directory to write into (default: the repository root)" }),
+  handler: async (argv) => {
+    const root = argv.out ? resolve(process.cwd(), argv.out) : REPO_ROOT;
+    const matrixFile = argv.matrix ? resolve(process.cwd(), argv.matrix) : resolve(REPO_ROOT, "matrix.ts");
+    const stamp = await import("../stamp.ts");
+    if (!argv.check) {
+      const s = stamp.upToDate(root, matrixFile);
+      if (s.upToDate) {
+        console.log(`nothing to write: ${s.files} generated files already up to date (inputs unchanged since the last generate)`);
+        return;
+      }
+    }
+    const [p, { renderAll }, { syncFiles }, { isSingleFileMatrix }] = await Promise.all([
+      import("../project.ts").then((m) => m.loadProject({ matrixFile })),
+      import("../render/index.ts"),
+      import("../write.ts"),
+      import("../load-matrix.ts"),
+    ]);
+    const files = renderAll(p);
+    const r = await syncFiles(root, files, { check: argv.check });
+    const changes = [...r.written.map((f) => `  ${argv.check ? "differs" : "wrote"}: ${f}`), ...r.removed.map((f) => `  ${argv.check ? "stale" : "removed"}: ${f}`)];
+    if (argv.check) {
+      if (changes.length) {
+        console.error(`generated files are out of date with ${p.matrixFile}; run \`npm run generate\`:`);
+        console.error(changes.slice(0, 50).join("\n") + (changes.length > 50 ? `\n  ... and ${changes.length - 50} more` : ""));
+        process.exitCode = 1;
+      } else console.log(`up to date: ${files.size} generated files match ${p.matrixFile}`);
+      return;
+    }
+    stamp.writeStamp(root, matrixFile, files.keys(), isSingleFileMatrix(matrixFile));
+    if (!changes.length) console.log(`nothing to write: ${files.size} generated files already up to date`);
+    else {
+      if (changes.length <= 20) console.log(changes.join("\n"));
+      console.log(
+        `${r.written.length} written, ${r.removed.length} stale removed, ${r.unchanged} unchanged ` +
+          `(${p.variants.length} package variants, ${p.excluded.length} dropped; see BUILD_MATRIX.md)`,
+      );
+    }
+    await warnUntracked(root, [...files.keys()]);
+  },
+};
+

@@ -1,0 +1,52 @@
+// Issue 18: one command layer. Only generator/cli.ts and generator/commands/ import yargs; libraries never import a
+// command; no import cycles among generator/ modules (static and dynamic imports).
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import { dirname, join, relative, resolve } from "node:path";
+import { ROOT } from "./helpers/cli.ts";
+
+const GEN = join(ROOT, "generator");
+function files(dir: string): string[] {
+  return readdirSync(dir).flatMap((n) => {
+    const p = join(dir, n);
+    return statSync(p).isDirectory() ? files(p) : p.endsWith(".ts") ? [p] : [];
+  });
+}
+const all = files(GEN);
+/** Local imports of a file (static `from "…"` and dynamic `import("…")`), as absolute paths. */
+const importsOf = (f: string) =>
+  [...readFileSync(f, "utf8").matchAll(/(?:from\s+|import\()\s*"(\.{1,2}\/[^"]+)"/g)].map((m) => resolve(dirname(f), m[1]!));
+const rel = (f: string) => relative(GEN, f);
+
+test("only cli.ts and commands/ import yargs, and no library imports a command", () => {
+  const isCommand = (f: string) => rel(f) === "cli.ts" || rel(f).startsWith("commands/");
+  for (const f of all) {
+    const text = readFileSync(f, "utf8");
+    if (!isCommand(f)) {
+      assert.not.match(text, /from\s+"yargs|import\("yargs/, `${rel(f)} imports yargs`);
+      for (const i of importsOf(f)) assert.not.ok(rel(i).startsWith("commands/"), `${rel(f)} imports ${rel(i)}`);
+    }
+  }
+  assert.ok(all.some((f) => rel(f) === "commands/verify.ts") && all.some((f) => rel(f) === "commands/generate.ts"));
+});
+
+test("no import cycles under generator/", () => {
+  const graph = new Map(all.map((f) => [f, importsOf(f).filter((i) => all.includes(i))]));
+  const state = new Map<string, "open" | "done">();
+  const cycles: string[] = [];
+  const visit = (f: string, path: string[]) => {
+    if (state.get(f) === "done") return;
+    if (state.get(f) === "open") {
+      cycles.push([...path.slice(path.indexOf(f)), f].map(rel).join(" -> "));
+      return;
+    }
+    state.set(f, "open");
+    for (const i of graph.get(f)!) visit(i, [...path, f]);
+    state.set(f, "done");
+  };
+  for (const f of all) visit(f, []);
+  assert.equal(cycles, []);
+});
+
+test.run();
