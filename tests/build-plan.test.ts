@@ -153,4 +153,32 @@ test("report helpers: run ids sort by time, durations, summary table", () => {
   );
 });
 
+test("dry-run rows (pure): plan order, exact commands, cached nodes, cross-system notes, the CUDA closures", async () => {
+  const { dryRunRows } = await import("../generator/driver/dry-run.ts");
+  const p = projectFromMatrix({ releases: [{ torch: "2.12.0" }], python: ["3.13"], cuda: ["13.0"], gpus: ["90", "110"], isas: ["avx2", "armv9"], cpuOnly: false });
+  const targets = targetsFromVariants(p.variants, "/repo");
+  const sel = selectTargets(targets, { names: ["torchaudio-python313-cuda13_0-sm90-avx2", "torchaudio-python313-cuda13_0-sm110-armv9"] });
+  const plan = makePlan(sel.targets);
+  const cached = new Map([["pytorch-python313-cuda13_0-sm90-avx2", { cached: true, by: "store" as const, outPath: "/nix/store/x-pt", drvPath: null }]]);
+  const backend = { backend: "nix" as const, root: "/repo", outDir: "/out" };
+  const d = dryRunRows(plan, cached, sel.why, backend, { host: "x86_64-linux", force: false, jobs: 2 });
+  assert.equal(d.rows.map((r) => r.name), plan.order);
+  assert.is(d.cached, 1);
+  assert.is(d.toBuild, 3);
+  const pt = d.rows.find((r) => r.name === "pytorch-python313-cuda13_0-sm90-avx2")!;
+  assert.is(pt.cached, true);
+  assert.is(pt.selectedAs, "dependency");
+  assert.equal(pt.command.argv, ["nix-build", "/repo/.flox/pkgs/pytorch-python313-cuda13_0-sm90-avx2.nix", "-o", "/out/result-pytorch-python313-cuda13_0-sm90-avx2"]);
+  const arm = d.rows.find((r) => r.name === "torchaudio-python313-cuda13_0-sm110-armv9")!;
+  assert.match(arm.notes.join(" "), /differs from this host \(x86_64-linux\): needs a remote builder/);
+  // SM110 forces its own CUDA closure; SM90 shares nixpkgs' default set.
+  assert.is(d.cudaClosures.own.length, 1);
+  assert.is(d.cudaClosures.shared.length, 1);
+  assert.ok(d.cudaClosures.own[0]!.variants.every((n) => n.includes("sm110")));
+  const forced = dryRunRows(plan, cached, sel.why, backend, { host: "x86_64-linux", force: true, jobs: 1 });
+  const one = dryRunRows(plan, cached, sel.why, backend, { host: "x86_64-linux", force: false, jobs: 1 });
+  assert.is(forced.toBuild, 4);
+  assert.ok(forced.estimatedMakespanS > one.estimatedMakespanS, "on one builder, a built torch shortens the estimate");
+});
+
 test.run();

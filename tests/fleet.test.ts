@@ -197,4 +197,22 @@ test("one report reader: the plan's estimates and the cost model count the same 
   assert.equal(cost, plan);
 });
 
+test("planFleet decides without printing: cover, cost with the CUDA closure, and the matrix or why none is written", async () => {
+  const { planFleet } = await import("../generator/fleet/run.ts");
+  const { projectFromMatrix } = await import("../generator/project.ts");
+  const defaultMatrix = (await import("../matrix.ts")).default;
+  const p = projectFromMatrix(defaultMatrix);
+  const hosts = await Promise.all(["spr-h100", "thor"].map((h) => readFleetHost(join(HOSTS, h))));
+  const f = planFleet(p, hosts, { package: "torchaudio", builders: 2 }, []);
+  assert.equal(f.cover.chosen.map((v) => v.sm).sort(), ["110", "90"]);
+  assert.is(f.unserved.length, 0);
+  assert.is(f.refusal, null);
+  assert.is(f.cost.cudaClosures, 1, "Thor's variant brings its own CUDA closure");
+  assert.match(f.matrixText, /defineMatrix/);
+  const none = planFleet(p, [await readFleetHost(join(HOSTS, "newer-gpu"))], { package: "torchaudio", builders: 1 }, []);
+  assert.is(none.cover.chosen.length, 0);
+  assert.match(none.refusal!, /no variant serves any of these hosts/);
+  assert.match(none.unserved[0]!.reason, /not in the catalog/);
+});
+
 test.run();

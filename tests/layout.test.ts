@@ -31,6 +31,12 @@ test("only cli.ts and commands/ import yargs, and no library imports a command",
   assert.ok(all.some((f) => rel(f) === "commands/verify.ts") && all.some((f) => rel(f) === "commands/generate.ts"));
 });
 
+test("libraries decide, commands print: console and process.exitCode only in cli.ts, commands/ and the check bundle's entry point", () => {
+  const entry = (f: string) => rel(f) === "cli.ts" || rel(f).startsWith("commands/") || rel(f) === "verify/check-main.ts";
+  const offenders = all.filter((f) => !entry(f) && /\bconsole\.|process\.exitCode/.test(readFileSync(f, "utf8")));
+  assert.equal(offenders.map(rel), []);
+});
+
 test("no import cycles under generator/", () => {
   const graph = new Map(all.map((f) => [f, importsOf(f).filter((i) => all.includes(i))]));
   const state = new Map<string, "open" | "done">();

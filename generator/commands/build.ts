@@ -74,7 +74,7 @@ export const buildCommand: CommandModule<object, BuildArgs> = {
       .example("$0 build --filter isa=armv9 --dry-run", "show what would be built for Arm v9")
       .example("$0 build torchaudio-python313-cuda12_8-sm121-armv9", "build it (and its pytorch) with logs and a report") as unknown as Argv<BuildArgs>,
   handler: async (argv: ArgumentsCamelCase<BuildArgs>) => {
-    const { buildMain } = await import("../driver/build-main.ts");
+    const { buildMain } = await import("./build-main.ts");
     await buildMain(argv);
   },
 };

@@ -1,5 +1,5 @@
 /**
- * `variant-matrix fleet HOST...` (yargs definition; the work is loaded in the handler): the fewest variants that
+ * `variant-matrix fleet HOST...` (definition, handler and printing; the deciding is fleet/run.ts planFleet): the fewest variants that
  * serve a whole fleet, which host runs which, who cannot be served and why, the `matrix.ts` that generates
  * exactly those variants, and what they cost to build.
  *
@@ -8,10 +8,12 @@
  * `nvidia-smi --query-gpu=compute_cap,name,driver_version --format=csv,noheader`), as `detect --cpuinfo/--nvidia-smi`
  * reads them.
  */
-import { basename, resolve } from "node:path";
+import { writeFileSync } from "node:fs";
+import { join, resolve } from "node:path";
 import type { CommandModule } from "yargs";
-import { InputError } from "../errors.ts";
 import { PACKAGES, type PackageName } from "../constants.ts";
+import { REPO_ROOT } from "../paths.ts";
+
 
 export { FleetUsageError, hostId, type FleetArgs } from "../fleet/options.ts";
 import type { FleetArgs } from "../fleet/options.ts";
@@ -32,8 +34,88 @@ export const fleetCommand: CommandModule<object, FleetArgs> = {
       .option("write-matrix", { type: "string", describe: "print (or, with a file name, write) the matrix.ts that generates exactly these variants" })
       .option("matrix", { type: "string", describe: "matrix file the defaults come from (default: matrix.ts)" }) as never,
   handler: async (argv) => {
-    const { runFleet } = await import("../fleet/run.ts");
     await runFleet(argv);
   },
 };
 
+
+/** Run fleet with parsed arguments: read, decide (planFleet), then print, write the matrix, set process.exitCode. */
+export async function runFleet(a: FleetArgs): Promise<void> {
+  // Loaded here, not at start-up: `variant-matrix --help` and the other commands stay light.
+  const [{ loadProject }, { readSamples }, { planFleet, readFleetHost }] = await Promise.all([
+    import("../project.ts"),
+    import("../fleet/cost.ts"),
+    import("../fleet/run.ts"),
+  ]);
+  const p = await loadProject({ matrixFile: a.matrix ? resolve(process.cwd(), a.matrix) : undefined });
+  const hosts = await Promise.all(a.hosts.map(readFleetHost));
+  const samples = readSamples(a.reports ? resolve(process.cwd(), a.reports) : join(REPO_ROOT, "logs"));
+  const f = planFleet(p, hosts, a, samples);
+  const { torch, python, cuda, release, cover, toBuild, unserved, builders, cost, loo, matrixText, refusal, methodText, modelText } = f;
+  const uniq = <T>(xs: T[]) => [...new Set(xs)];
+  if (a.writeMatrix !== undefined) {
+    if (refusal !== null) {
+      console.error(`fleet: --write-matrix: ${refusal}; nothing written`);
+      process.exitCode = 1;
+      if (a.writeMatrix === "") return;
+    } else if (a.writeMatrix !== "") {
+      writeFileSync(resolve(process.cwd(), a.writeMatrix), matrixText);
+      console.error(`wrote ${a.writeMatrix}`);
+    }
+  }
+  if (a.json) {
+    console.log(
+      JSON.stringify(
+        {
+          choice: { torch, nixpkgs: release.nixpkgs ?? null, python, cuda, package: a.package },
+          method: cover.method,
+          variants: cover.chosen.map((v) => v.name),
+          build: toBuild.map((v) => v.name),
+          hosts: cover.assignment.map((x) => ({
+            host: x.element.hostId,
+            capability: x.element.capability,
+            gpus: x.element.gpus,
+            variant: x.variant.name,
+            native: x.native,
+            bestIsa: x.isaIsBest,
+          })),
+          unserved: unserved.map((u) => ({ host: u.element.hostId, capability: u.element.capability, gpus: u.element.gpus, reason: u.reason })),
+          cost: { ...cost, builders, model: f.samples ? "fit" : "default", samples: f.samples, leaveOneOut: loo },
+          matrix: a.writeMatrix === "" ? matrixText : undefined,
+        },
+        null,
+        2,
+      ),
+    );
+  } else if (a.writeMatrix === "") process.stdout.write(matrixText);
+  else {
+    const out: string[] = [];
+    out.push(`Fleet: ${hosts.length} host(s); PyTorch ${torch}, Python ${python}, CUDA ${cuda.join(", ")}; package ${a.package}`);
+    out.push(`Method: ${methodText}.`);
+    out.push(`Variants (${cover.chosen.length}):`);
+    for (const v of cover.chosen) {
+      const who = cover.assignment.filter((x) => x.variant.name === v.name).map((x) => x.element.hostId);
+      out.push(`  ${v.name}  ← ${uniq(who).join(", ")}`);
+    }
+    out.push("Hosts:");
+    for (const x of cover.assignment) {
+      const what = x.element.gpus ? `GPU ${x.element.gpus.indices.join(",")} ${x.element.gpus.name} (${x.element.capability})` : "CPU only";
+      out.push(
+        `  ${x.element.hostId}: ${what} → ${x.variant.name} (${x.native ? "native" : "binary-compatible"} code${x.isaIsBest ? ", the host's widest ISA" : `, ISA ${x.variant.isa}: not the host's widest, which would cost another variant`})`,
+      );
+    }
+    if (unserved.length) {
+      out.push("Not served:");
+      for (const u of unserved)
+        out.push(`  ${u.element.hostId}: ${u.element.gpus ? `GPU ${u.element.gpus.indices.join(",")} ${u.element.gpus.name} (${u.element.capability})` : "CPU"}: ${u.reason}`);
+    }
+    out.push(
+      `Build cost: ${cost.builds} package builds and ${cost.cudaClosures} CUDA closure(s) built from source ` +
+        `(package-set scope; ${cost.sharedCudaSets} nixpkgs default CUDA set(s) shared, from the binary cache), ` +
+        `${cost.hours.toFixed(1)} build-hours; makespan on ${builders} builder(s) ${cost.makespanHours.toFixed(1)} h (the driver's scheduler).`,
+    );
+    out.push(`  Model: ${modelText}.`);
+    console.log(out.join("\n"));
+  }
+  if (unserved.length) process.exitCode = 1;
+}

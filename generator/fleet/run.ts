@@ -1,8 +1,9 @@
 /**
- * The work of `fleet` (see command.ts): read the hosts, expand the candidates, cover, cost, print.
+ * The work of `fleet`: read the hosts (readFleetHost), then decide (planFleet: candidates, cover, cost, the matrix
+ * to write). Printing and writing are commands/fleet.ts's.
  */
 import { PACKAGES } from "../constants.ts";
-import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { preferredPin } from "../catalog/index.ts";
 import { readHost, type HostInfo } from "../detect/host.ts";
@@ -10,11 +11,11 @@ import { recommend } from "../detect/recommend.ts";
 import { expand } from "../expand.ts";
 import { formatCombination } from "../naming.ts";
 import { REPO_ROOT } from "../paths.ts";
-import { loadProject, projectFromMatrix, validateMatrix } from "../project.ts";
+import { projectFromMatrix, validateMatrix, type Project } from "../project.ts";
 import type { Variant } from "../schema.ts";
 import { compareVersions } from "../versions.ts";
 import { FleetUsageError, hostId, type FleetArgs } from "./options.ts";
-import { buildCost, fit, leaveOneOut, readSamples, DEFAULT_BUILD_SECONDS } from "./cost.ts";
+import { buildCost, fit, leaveOneOut, DEFAULT_BUILD_SECONDS, type BuildSample } from "./cost.ts";
 import { coverFleet, type Element, type FleetHost } from "./cover.ts";
 
 /** The `host` object `detect --json` prints (generator/detect/command.ts). */
@@ -73,10 +74,18 @@ function reasonFor(e: Element, host: HostInfo, candidates: readonly Variant[], c
   return why.join("; ") || "no candidate variant runs on it";
 }
 
-/** Run fleet with parsed arguments; prints and sets process.exitCode. */
-export async function runFleet(a: FleetArgs): Promise<void> {
-  const p = await loadProject({ matrixFile: a.matrix ? resolve(process.cwd(), a.matrix) : undefined });
-  const hosts = await Promise.all(a.hosts.map(readFleetHost));
+/**
+ * Decide fleet's answer (pure: no I/O, no printing): candidates of the catalog for the chosen release, Python and
+ * CUDA versions, the fewest variants that serve every servable host, why the others are not served, the build cost
+ * (fitted on `samples`), and the matrix that generates exactly the chosen variants, or why none can be written.
+ * @throws FleetUsageError for two hosts with one name; MatrixError for a bad --torch/--python/--cuda choice
+ */
+export function planFleet(
+  p: Project,
+  hosts: readonly FleetHost[],
+  a: Pick<FleetArgs, "torch" | "python" | "cuda" | "package" | "builders" | "reports">,
+  samples: readonly BuildSample[],
+) {
   const ids = new Set<string>();
   for (const h of hosts) {
     if (ids.has(h.id)) throw new FleetUsageError(`two hosts are named ${h.id}: rename one file or directory`);
@@ -110,7 +119,6 @@ export async function runFleet(a: FleetArgs): Promise<void> {
   const hostOf = new Map(hosts.map((h) => [h.id, h.host]));
   const unserved = cover.unserved.map((e) => ({ element: e, reason: reasonFor(e, hostOf.get(e.hostId)!, variants, p.catalog, a.package) }));
 
-  const samples = readSamples(a.reports ? resolve(process.cwd(), a.reports) : join(REPO_ROOT, "logs"));
   const model = fit(samples);
   const loo = leaveOneOut(samples);
   const builders = Number.isInteger(a.builders) && a.builders >= 1 ? a.builders : 1;
@@ -145,78 +153,17 @@ export async function runFleet(a: FleetArgs): Promise<void> {
     ? `fitted on ${samples.length} recorded build(s) (${a.reports ?? "logs"}); leave-one-out error ${loo.meanPct === null ? "unknown (needs ≥ 2 builds)" : `mean ${loo.meanPct.toFixed(0)}%, median ${loo.medianPct!.toFixed(0)}%`}`
     : `no recorded builds: default table (pytorch ${DEFAULT_BUILD_SECONDS.pytorch.seconds / 3600} h: ${DEFAULT_BUILD_SECONDS.pytorch.source}; torchaudio ${DEFAULT_BUILD_SECONDS.torchaudio.seconds / 60} min: ${DEFAULT_BUILD_SECONDS.torchaudio.source}); its error is unknown`;
 
-  if (a.writeMatrix !== undefined) {
-    // Never write a matrix generate would reject: nothing chosen, or one the schema refuses, is reported instead.
-    let refusal: string | null = cover.chosen.length === 0 ? "no variant serves any of these hosts, so there is no matrix to write" : null;
-    if (refusal === null) {
-      try {
-        projectFromMatrix(keep);
-      } catch (e) {
-        refusal = `the matrix it would write is invalid: ${(e as Error).message}`;
-      }
-    }
-    if (refusal !== null) {
-      console.error(`fleet: --write-matrix: ${refusal}; nothing written`);
-      process.exitCode = 1;
-      if (a.writeMatrix === "") return;
-    } else if (a.writeMatrix !== "") {
-      writeFileSync(resolve(process.cwd(), a.writeMatrix), matrixText);
-      console.error(`wrote ${a.writeMatrix}`);
+  // Never write a matrix generate would reject: nothing chosen, or one the schema refuses, is reported instead.
+  let refusal: string | null = cover.chosen.length === 0 ? "no variant serves any of these hosts, so there is no matrix to write" : null;
+  if (refusal === null) {
+    try {
+      projectFromMatrix(keep);
+    } catch (e) {
+      refusal = `the matrix it would write is invalid: ${(e as Error).message}`;
     }
   }
-  if (a.json) {
-    console.log(
-      JSON.stringify(
-        {
-          choice: { torch, nixpkgs: release.nixpkgs ?? null, python, cuda, package: a.package },
-          method: cover.method,
-          variants: cover.chosen.map((v) => v.name),
-          build: toBuild.map((v) => v.name),
-          hosts: cover.assignment.map((x) => ({
-            host: x.element.hostId,
-            capability: x.element.capability,
-            gpus: x.element.gpus,
-            variant: x.variant.name,
-            native: x.native,
-            bestIsa: x.isaIsBest,
-          })),
-          unserved: unserved.map((u) => ({ host: u.element.hostId, capability: u.element.capability, gpus: u.element.gpus, reason: u.reason })),
-          cost: { ...cost, builders, model: samples.length ? "fit" : "default", samples: samples.length, leaveOneOut: loo },
-          matrix: a.writeMatrix === "" ? matrixText : undefined,
-        },
-        null,
-        2,
-      ),
-    );
-  } else if (a.writeMatrix === "") process.stdout.write(matrixText);
-  else {
-    const out: string[] = [];
-    out.push(`Fleet: ${hosts.length} host(s); PyTorch ${torch}, Python ${python}, CUDA ${cuda.join(", ")}; package ${a.package}`);
-    out.push(`Method: ${methodText}.`);
-    out.push(`Variants (${cover.chosen.length}):`);
-    for (const v of cover.chosen) {
-      const who = cover.assignment.filter((x) => x.variant.name === v.name).map((x) => x.element.hostId);
-      out.push(`  ${v.name}  ← ${uniq(who).join(", ")}`);
-    }
-    out.push("Hosts:");
-    for (const x of cover.assignment) {
-      const what = x.element.gpus ? `GPU ${x.element.gpus.indices.join(",")} ${x.element.gpus.name} (${x.element.capability})` : "CPU only";
-      out.push(
-        `  ${x.element.hostId}: ${what} → ${x.variant.name} (${x.native ? "native" : "binary-compatible"} code${x.isaIsBest ? ", the host's widest ISA" : `, ISA ${x.variant.isa}: not the host's widest, which would cost another variant`})`,
-      );
-    }
-    if (unserved.length) {
-      out.push("Not served:");
-      for (const u of unserved)
-        out.push(`  ${u.element.hostId}: ${u.element.gpus ? `GPU ${u.element.gpus.indices.join(",")} ${u.element.gpus.name} (${u.element.capability})` : "CPU"}: ${u.reason}`);
-    }
-    out.push(
-      `Build cost: ${cost.builds} package builds and ${cost.cudaClosures} CUDA closure(s) built from source ` +
-        `(package-set scope; ${cost.sharedCudaSets} nixpkgs default CUDA set(s) shared, from the binary cache), ` +
-        `${cost.hours.toFixed(1)} build-hours; makespan on ${builders} builder(s) ${cost.makespanHours.toFixed(1)} h (the driver's scheduler).`,
-    );
-    out.push(`  Model: ${modelText}.`);
-    console.log(out.join("\n"));
-  }
-  if (unserved.length) process.exitCode = 1;
+  return { torch, python, cuda, release, cover, toBuild, unserved, builders, cost, samples: samples.length, loo, keep, matrixText, refusal, methodText, modelText };
 }
+
+/** What planFleet decides. */
+export type FleetPlan = ReturnType<typeof planFleet>;

@@ -4,18 +4,19 @@
  */
 import { availableParallelism, totalmem } from "node:os";
 import { resolve } from "node:path";
-import { buildCmd, resolveBackend, type BackendOptions } from "./backend.ts";
-import { jobsRule } from "./jobs.ts";
-import { cudaClosures, DEFAULT_CHECK_SECONDS, DEFAULT_CUDA_CLOSURE_SECONDS, makePlan, PlanError, simulate } from "./plan.ts";
-import { durationsFromReports, formatDuration, makeRunId, summaryTable } from "./report.ts";
-import { runBuilds, shortPath } from "./run.ts";
-import { liveStatus, plainStatus } from "./status.ts";
-import { probeCached, type CacheProbe, type NixOptions } from "./store.ts";
-import { checkFiles, checkTargets, loadTargets, selectTargets, SelectionError } from "./targets.ts";
+import { resolveBackend, type BackendOptions } from "../driver/backend.ts";
+import { jobsRule } from "../driver/jobs.ts";
+import { DEFAULT_CHECK_SECONDS, DEFAULT_CUDA_CLOSURE_SECONDS, makePlan } from "../driver/plan.ts";
+import { dryRunRows } from "../driver/dry-run.ts";
+import { durationsFromReports, formatDuration, makeRunId, summaryTable } from "../driver/report.ts";
+import { runBuilds, shortPath } from "../driver/run.ts";
+import { liveStatus, plainStatus } from "../driver/status.ts";
+import { probeCached, type CacheProbe, type NixOptions } from "../driver/store.ts";
+import { checkFiles, checkTargets, loadTargets, selectTargets, SelectionError } from "../driver/targets.ts";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { REPO_ROOT as PROJECT_ROOT } from "../paths.ts";
 import { exitCodeOf } from "../errors.ts";
-import { UsageError, type BuildArgs } from "./options.ts";
+import { UsageError, type BuildArgs } from "../driver/options.ts";
 
 /** Host Nix system of this process, e.g. "x86_64-linux". */
 function hostSystem(): string {
@@ -119,36 +120,9 @@ async function buildMainInner(a: BuildArgs): Promise<number> {
   const host = hostSystem();
 
   if (a.dryRun) {
-    const closures = cudaClosures(plan.order.map((n) => plan.nodes.get(n)!.target));
-    const done = new Set([...cached].filter(([, c]) => c.cached).map(([n]) => n));
-    const sim = simulate(plan, rule.jobs, new Map(), done);
-    const variants = plan.order.map((name, i) => {
-      const n = plan.nodes.get(name)!;
-      const c = cached.get(name);
-      const cmd = buildCmd(n.target, backendOpts);
-      const notes: string[] = [];
-      if (n.target.system !== host && a.builders === undefined)
-        notes.push(`system ${n.target.system} differs from this host (${host}): needs a remote builder (--builders)`);
-      if (c?.note && !c.cached) notes.push(`not instantiated here: ${c.note}`);
-      return {
-        order: i + 1,
-        name,
-        package: n.target.package,
-        wave: n.wave,
-        selectedAs: sel.why.get(name),
-        dependsOn: n.deps,
-        system: n.target.system,
-        file: n.target.file,
-        estimateS: n.estimateS,
-        estimateSource: n.estimateSource,
-        priorityS: n.priority,
-        cached: a.force ? false : (c?.cached ?? false),
-        cachedBy: c?.by ?? null,
-        outPath: c?.outPath ?? null,
-        command: { argv: cmd.argv, cwd: cmd.cwd },
-        notes,
-      };
-    });
+    const d = dryRunRows(plan, cached, sel.why, backendOpts, { host, force: !!a.force, jobs: rule.jobs });
+    const { rows: variants, cudaClosures: closures } = d;
+    const sim = { makespan: d.estimatedMakespanS };
     const out = {
       dryRun: true,
       backend,
@@ -158,9 +132,9 @@ async function buildMainInner(a: BuildArgs): Promise<number> {
       coresPerBuild: backend === "nix" ? rule.coresPerBuild : null,
       jobsRule: rule.explanation,
       force: !!a.force,
-      toBuild: variants.filter((v) => !v.cached).length,
-      cached: variants.filter((v) => v.cached).length,
-      estimatedMakespanS: sim.makespan,
+      toBuild: d.toBuild,
+      cached: d.cached,
+      estimatedMakespanS: d.estimatedMakespanS,
       cudaClosures: closures,
       waves: plan.waves,
       variants,
