@@ -4,7 +4,7 @@
  */
 import { PACKAGES } from "./constants.ts";
 import { distance } from "fastest-levenshtein";
-import { preferredPin } from "./catalog/index.ts";
+import { catalogAxes, preferredPin } from "./catalog/index.ts";
 import { expand } from "./expand.ts";
 import { parseName, type NameParts } from "./naming.ts";
 import type { Project } from "./project.ts";
@@ -45,10 +45,7 @@ export function widenMatrix(p: Project): Matrix {
   return {
     ...p.matrix,
     releases,
-    python: p.catalog.python.map((x) => x.version),
-    cuda: p.catalog.cuda.map((x) => x.version),
-    gpus: p.catalog.gpus.map((x) => x.sm),
-    isas: p.catalog.isas.map((x) => x.key),
+    ...catalogAxes(p.catalog),
     cpuOnly: true,
     packages: [...PACKAGES],
     only: undefined,

@@ -5,7 +5,7 @@
 import { PACKAGES } from "../constants.ts";
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { preferredPin } from "../catalog/index.ts";
+import { catalogAxes, preferredPin } from "../catalog/index.ts";
 import { readHost, type HostInfo } from "../detect/host.ts";
 import { recommend } from "../detect/recommend.ts";
 import { expand } from "../expand.ts";
@@ -103,8 +103,8 @@ export function planFleet(
       releases: [release],
       python: [python],
       cuda,
-      gpus: p.catalog.gpus.map((g) => g.sm),
-      isas: p.catalog.isas.map((i) => i.key),
+      gpus: catalogAxes(p.catalog).gpus,
+      isas: catalogAxes(p.catalog).isas,
       cpuOnly: true,
       packages: [...PACKAGES],
       policy: p.matrix.policy,

@@ -1,5 +1,5 @@
 /** Matrices several test files share. */
-import { catalog, preferredPin } from "../../generator/catalog/index.ts";
+import { catalog, catalogAxes, preferredPin } from "../../generator/catalog/index.ts";
 import type { MatrixInput } from "../../generator/schema.ts";
 
 /** The widest catalog matrix: every release whose preferred pin has a hash, every Python and CUDA version one of those pins has, every GPU and ISA. */
@@ -12,10 +12,10 @@ export function widestMatrix(): MatrixInput {
   const pins = releases.map((r) => catalog.nixpkgs.find((p) => p.rev === r.nixpkgs)!);
   return {
     releases,
-    python: catalog.python.map((p) => p.version).filter((v) => pins.some((p) => p.python.includes(v))),
-    cuda: catalog.cuda.map((c) => c.version).filter((v) => pins.some((p) => p.cuda.includes(v))),
-    gpus: catalog.gpus.map((g) => g.sm),
-    isas: catalog.isas.map((i) => i.key),
+    python: catalogAxes(catalog).python.filter((v) => pins.some((p) => p.python.includes(v))),
+    cuda: catalogAxes(catalog).cuda.filter((v) => pins.some((p) => p.cuda.includes(v))),
+    gpus: catalogAxes(catalog).gpus,
+    isas: catalogAxes(catalog).isas,
     cpuOnly: true,
   };
 }
