@@ -22,14 +22,18 @@
 #   is evaluated), and is what `lib.makeScopeWithSplicing'`, which builds every Python package set, provides
 #   (pkgs/development/interpreters/python/passthrufun.nix). Packages outside the set (magma, nccl, the CUDA
 #   libraries) never take `torch`, so nothing else needs rewiring.
-{ pkgs, variant, torch }:
+#
+# With torch = null (pkgs/pytorch.nix, which takes torch from it) it returns the set as nixpkgs has it: the one
+# place a variant's Python set is looked up.
+{ pkgs, variant, torch ? null }:
 
 let
   pythonPackages =
     pkgs.${variant.pythonPackageSet}
       or (throw "${variant.name}: nixpkgs ${variant.nixpkgsRev} has no ${variant.pythonPackageSet}");
 in
-if !(pythonPackages ? overrideScope) then
+if torch == null then pythonPackages
+else if !(pythonPackages ? overrideScope) then
   throw "${variant.name}: ${variant.pythonPackageSet} of nixpkgs ${variant.nixpkgsRev} has no overrideScope (not a lib.makeScope set)"
 else
   pythonPackages.overrideScope (final: prev: { inherit torch; })

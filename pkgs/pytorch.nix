@@ -42,9 +42,8 @@
 { variant, pkgs }:
 
 let
-  pythonPackages =
-    pkgs.${variant.pythonPackageSet}
-      or (throw "${variant.name}: nixpkgs ${variant.nixpkgsRev} has no ${variant.pythonPackageSet}");
+  # The variant's Python set as nixpkgs has it (pkgs/python-set.nix without a torch to put in).
+  pythonPackages = import ./python-set.nix { inherit pkgs variant; };
 
   torch = pythonPackages.torch.override {
     cudaSupport = variant.cuda != null;

@@ -3,6 +3,19 @@
 // generator/verify/check-main.ts
 import { readFileSync } from "node:fs";
 
+// generator/versions.ts
+function compareVersions(a, b) {
+  const re = /^\d+(\.\d+)*$/;
+  if (!re.test(a) || !re.test(b)) throw new Error(`compareVersions: not a dotted numeric version: "${a}" / "${b}"`);
+  const pa = a.split(".").map(Number);
+  const pb = b.split(".").map(Number);
+  for (let i = 0; i < Math.max(pa.length, pb.length); i++) {
+    const d = (pa[i] ?? 0) - (pb[i] ?? 0);
+    if (d !== 0) return d;
+  }
+  return 0;
+}
+
 // generator/compat.ts
 function capabilityRunsOn(code, device) {
   const [cm, cn] = code.split(".").map(Number);
@@ -25,14 +38,9 @@ var capOf = (sm) => {
   const d = /^sm_(\d+)(\d)[af]?$/.exec(sm);
   return d ? `${d[1]}.${d[2]}` : null;
 };
-var cudaGe = (a, b) => {
-  const [a1, a2] = a.split(".").map(Number);
-  const [b1, b2] = b.split(".").map(Number);
-  return a1 > b1 || a1 === b1 && a2 >= b2;
-};
 function allowedSass(caps, cuda) {
   const s = new Set(caps.map(smOf));
-  for (const r of EXTRA_SASS) if (caps.includes(r.when) && (r.minCuda === null || cudaGe(cuda, r.minCuda))) s.add(r.adds);
+  for (const r of EXTRA_SASS) if (caps.includes(r.when) && (r.minCuda === null || compareVersions(cuda, r.minCuda) >= 0)) s.add(r.adds);
   return s;
 }
 function sassRunsOn(sm, device) {

@@ -16,7 +16,6 @@ import {
   HostInputError,
   MachineError,
   compareVersions,
-  cudaForDriver,
   hostFromTexts,
   machineToSystem,
   parseCpuinfo,
@@ -24,7 +23,8 @@ import {
   readHost,
   type HostInfo,
 } from "../generator/detect/host.ts";
-import { capabilitiesRunOn, recommend, type Recommendation } from "../generator/detect/recommend.ts";
+import { recommend, type Recommendation } from "../generator/detect/recommend.ts";
+import { capabilitiesRunOn, cudaForDriver } from "../generator/compat.ts";
 import { runDetect, type VariantSource } from "../generator/commands/detect.ts";
 import { formatName } from "../generator/naming.ts";
 import type { Catalog, CpuIsa, PackageName, System, Variant } from "../generator/schema.ts";

@@ -265,8 +265,6 @@ export function machineToSystem(machine: string): { arch: CpuArch; system: Syste
 export { compareVersions } from "../versions.ts";
 import { compareVersions } from "../versions.ts";
 
-export { cudaForDriver } from "../compat.ts";
-
 /**
  * Assemble a host from already-read texts (pure; `readHost` does the reading).
  * When `machine` is null the machine is the one the cpuinfo describes.

@@ -20,9 +20,9 @@
  * Several GPUs: GPUs are grouped by compute capability. Since each variant targets exactly one SM, GPUs of
  * different capabilities cannot share a variant: one pick per group, and the result says so.
  */
-import { capabilitiesRunOn, isaFit, variantRunsOn } from "../compat.ts";
+import { capabilitiesRunOn, cudaForDriver, isaFit, variantRunsOn } from "../compat.ts";
 import type { Catalog, CpuIsa, CudaToolkit, PackageName, Variant } from "../schema.ts";
-import { armHostHint, compareVersions, cudaForDriver, type GpuInfo, type HostInfo } from "./host.ts";
+import { armHostHint, compareVersions, type GpuInfo, type HostInfo } from "./host.ts";
 
 /** Options of `recommend`. */
 export interface RecommendOptions {
@@ -91,8 +91,6 @@ export interface Recommendation {
 
 const MATRIX = "matrix.ts";
 
-export { capabilitiesRunOn } from "../compat.ts";
-
 /** One line describing the host CPU: model name (x86) or core types with MIDR ids (aarch64). */
 export function describeCpu(host: HostInfo): string {
   const c = host.cpu;
@@ -118,8 +116,6 @@ function cmpDesc(a: string | null, b: string | null): number {
 export function isNative(v: Variant, cap: string): boolean {
   return !v.binaryCompat && v.cudaCapabilities.includes(cap);
 }
-
-export { isaFit } from "../compat.ts";
 
 function sortKey(cap: string | null, rankOf: (k: string) => number) {
   return (a: Variant, b: Variant): number => {

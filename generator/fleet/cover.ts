@@ -17,9 +17,9 @@
  * says which ran.
  */
 import { compareVersions } from "../versions.ts";
-import { variantRunsOn } from "../compat.ts";
-import { cudaForDriver, type HostInfo } from "../detect/host.ts";
-import { isaFit, isNative } from "../detect/recommend.ts";
+import { isaFit, variantRunsOn } from "../compat.ts";
+import type { HostInfo } from "../detect/host.ts";
+import { isNative } from "../detect/recommend.ts";
 import type { Catalog, PackageName, Variant } from "../schema.ts";
 
 /** A host of the fleet, by a name the user recognises (its file or directory). */

@@ -7,6 +7,7 @@
  * device: same major, minor ≤), and the command passes in detect's `isaFit` verdict for the host's CPU.
  */
 import { capabilityRunsOn } from "../compat.ts";
+import { compareVersions } from "../versions.ts";
 
 /** What probe.py prints (see its docstring); every field may be null where not applicable. */
 export interface Probe {
@@ -95,19 +96,13 @@ const capOf = (sm: string) => {
   const d = /^sm_(\d+)(\d)[af]?$/.exec(sm);
   return d ? `${d[1]}.${d[2]}` : null;
 };
-const cudaGe = (a: string, b: string) => {
-  const [a1, a2] = a.split(".").map(Number);
-  const [b1, b2] = b.split(".").map(Number);
-  return a1! > b1! || (a1 === b1 && a2! >= b2!);
-};
-
 /**
  * The SASS targets a correct build for `caps` with CUDA `cuda` may carry: `sm_XY` of each capability plus the
  * EXTRA_SASS rule. Returns e.g. Set{"sm_90", "sm_90a"} for ["9.0"].
  */
 export function allowedSass(caps: readonly string[], cuda: string): Set<string> {
   const s = new Set(caps.map(smOf));
-  for (const r of EXTRA_SASS) if (caps.includes(r.when) && (r.minCuda === null || cudaGe(cuda, r.minCuda))) s.add(r.adds);
+  for (const r of EXTRA_SASS) if (caps.includes(r.when) && (r.minCuda === null || compareVersions(cuda, r.minCuda) >= 0)) s.add(r.adds);
   return s;
 }
 

@@ -33,6 +33,8 @@ const made: string[] = [];
 process.on("exit", () => {
   for (const d of made) rmSync(d, { recursive: true, force: true });
 });
+// A test run ended by a signal (Ctrl-C, a CI timeout) cleans up too: exiting runs the handler above.
+for (const sig of ["SIGINT", "SIGTERM"] as const) process.once(sig, () => process.exit(sig === "SIGINT" ? 130 : 143));
 
 /** A fresh temporary directory, removed when the test process exits. */
 export function tempDir(prefix = "vm-test-"): string {
