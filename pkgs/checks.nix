@@ -11,7 +11,9 @@
 #     static    runs generator/verify/probe.py --cuobjdump in a Python environment holding `package`, then
 #               pkgs/verify-compare.mjs (the bundle of generator/verify/compare.ts, the comparison `verify` uses)
 #               against the variant's promise: versions, Python, CUDA, TORCH_CUDA_ARCH_LIST and NVCC flags, the
-#               SASS of every library with device code (cuobjdump of cudaPackages.cuda_cuobjdump), no PTX, the
+#               device code of every library per origin (cuobjdump -symbols of cudaPackages.cuda_cuobjdump: torch's
+#               and torchaudio's own kernels exactly the capabilities with no PTX; NCCL, MAGMA and NVSHMEM, which
+#               nixpkgs links into torch statically, as their scope builds them), SASS for the variant's GPU, the
 #               libtorch torchaudio loads. No GPU needed: it builds in any sandbox.
 #     gpuCheck  the same probe with --gpu (matmul against the CPU, torchaudio's rnnt_loss and forced_align on CUDA
 #               tensors), with requiredSystemFeatures = [ "cuda" ], nixpkgs' convention for GPU checks (as in
@@ -26,8 +28,11 @@ let
   python = pythonPackages.python;
   # withPackages gathers the propagated closure (torch for torchaudio) of exactly these derivations.
   env = python.withPackages (_: [ package ]);
+  # The promise the comparison reads: the name's parts, the CUDA scope and the pin (which third-party device code
+  # nixpkgs links into torch, and for which capabilities, depends on both: generator/verify/origins.ts).
   promise = builtins.toFile "${variant.name}-promise.json" (builtins.toJSON {
-    inherit (variant) name package version torchVersion python cuda sm isa system cudaCapabilities;
+    inherit (variant) name package version torchVersion python cuda sm isa system cudaCapabilities cudaCapabilitiesForPackageSet;
+    nixpkgs = variant.nixpkgsRev;
   });
   cuobjdump = if isCuda then "--cuobjdump=${pkgs.cudaPackages.cuda_cuobjdump}/bin/cuobjdump" else "";
   check = kind: probeArgs: extra:

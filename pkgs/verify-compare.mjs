@@ -23,6 +23,483 @@ function capabilityRunsOn(code, device) {
   return cm === dm && cn <= dn;
 }
 
+// generator/catalog/device-code.ts
+var TORCH_NIX = "nixpkgs pkgs/development/python-modules/torch/source/default.nix (torch 2.13.0 file, a8b649e; same text at the 2.12 era in Swarsel/nixpkgs 4aa6836)";
+var bundledDeviceCode = [
+  {
+    origin: "nccl",
+    label: "NCCL",
+    library: "libtorch_cuda.so",
+    // ncclDevKernel_* (device-linked collectives), ncclSymkDevKernel_* (symmetric kernels), ncclDevFunc_* helpers.
+    names: ["^nccl[A-Z]"],
+    libraryDefault: false,
+    flags: "gencode",
+    deviceLinkedByTorch: false,
+    ptxVisible: true,
+    extraSass: [
+      {
+        sass: "sm_100a",
+        minCuda: "12.7",
+        belowCuda: "12.9",
+        why: "NCCL's FP8 symmetric kernels (NVCC_GENCODE_LDMC_FP8 = compute_100a,sm_100a on CUDA 12.7-12.8)"
+      },
+      {
+        sass: "sm_100f",
+        minCuda: "12.9",
+        belowCuda: null,
+        why: "NCCL's FP8 symmetric kernels (NVCC_GENCODE_LDMC_FP8 = compute_100f,sm_100f on CUDA >= 12.9)"
+      }
+    ],
+    linkedAt: "every pin",
+    source: `${TORCH_NIX}: cudaInputs nccl and (lib.getOutput "static" nccl), USE_NCCL = USE_SYSTEM_NCCL = USE_STATIC_NCCL = useSystemNccl (default cudaSupport); nixpkgs pkgs/development/cuda-modules/packages/nccl.nix (0145c6d, NCCL 2.30.7-1): makeFlags NVCC_GENCODE=\${flags.gencodeString}, outputs out/dev/static; NVIDIA/nccl src/device/Makefile (v2.27.3-1 \u2026 v2.30.7-1): collectives -dc and device-linked into device_glue.o, symmetric kernels -dw with NVCC_GENCODE, FP8 ones with NVCC_GENCODE_LDMC_FP8 only; PyTorch cmake/Modules/FindNCCL.cmake (USE_STATIC_NCCL \u2192 nccl_static)`,
+    inferred: "static at every pin: USE_STATIC_NCCL = USE_NCCL read in nixpkgs' torch files 2.7.1 (00d0ced), 2.9.1 (6b516b4) and 2.13.0 (the 2.8.0 file itself was not read; before nccl had a `static` output, libnccl_static.a was in `dev`, nccl.nix b6fea07); the FP8 kernels exist from NCCL 2.27.3 and nixpkgs' NCCL is 2.27.6 from NixOS/nixpkgs#427804 (2025-07-23, 'nccl 2.27 is required for the upcoming torch 2.8'), 2.28.7 from #456520, 2.30.7 at 0145c6d: every pin is taken to have NCCL >= 2.27; the exact NCCL of the 2026 pins was not read"
+  },
+  {
+    origin: "magma",
+    label: "MAGMA",
+    library: "libtorch_cuda_linalg.so",
+    names: ["^magma"],
+    libraryDefault: true,
+    flags: "cmake",
+    deviceLinkedByTorch: false,
+    ptxVisible: true,
+    extraSass: [],
+    linkedAt: "every pin",
+    source: `${TORCH_NIX}: effectiveMagma = magma-cuda-static.override { inherit cudaPackages; } (static since NixOS/nixpkgs#238465); nixpkgs pkgs/by-name/ma/magma/package.nix (85b7ecd, MAGMA 2.9.0): GPU_TARGET "" and CMAKE_CUDA_ARCHITECTURES = flags.cmakeCudaArchitecturesString (no -real); icl-utk-edu/magma v2.9.0 CMakeLists.txt (uses CMAKE_CUDA_ARCHITECTURES as given, no separable compilation); CMake CUDA_ARCHITECTURES ('no suffix: both real and virtual'); --generate-code=arch=compute_90,code=[compute_90,sm_90] seen on an H100 host`,
+    inferred: "magma-cuda-static read in nixpkgs' torch files 2.7.1, 2.9.1 and 2.13.0 (static since #238465, June 2023); MAGMA 2.9.0 in every magma package.nix read; the files at the pins themselves were not read"
+  },
+  {
+    origin: "nvshmem",
+    label: "NVSHMEM",
+    library: "libtorch_nvshmem.so",
+    names: ["^nvshmemi?x?_"],
+    libraryDefault: false,
+    flags: "cmake",
+    deviceLinkedByTorch: true,
+    ptxVisible: false,
+    extraSass: [],
+    // NixOS/nixpkgs#508278 ("python3Packages.torch: build with nvshmem support", 2026-04-09) added withNvshmem; the
+    // three catalog pins after it: 549bd84 (2026-05-05), a311611 (26.05, branched after it) and 2c423e0 (2026-08-22).
+    linkedAt: [
+      "549bd84d6279f9852cae6225e372cc67fb91a4c1",
+      "a3116115851d68b8952a2a4221cc25a84e56b532",
+      "2c423e03bbafcff28bfadc6781a4a8257f205cb5"
+    ],
+    source: `NixOS/nixpkgs#508278 (2026-04-09: withNvshmem, cudaPackages.libnvshmem in buildInputs, USE_NVSHMEM); ${TORCH_NIX}: withNvshmem ? (cudaSupport && cudaPackages.libnvshmem.meta.available), USE_NVSHMEM; nixpkgs pkgs/development/cuda-modules/packages/libnvshmem.nix (ee7ded0, 3.4.5-0): CMAKE_CUDA_ARCHITECTURES = flags.cmakeCudaArchitecturesString; NVIDIA/nvshmem v3.4.5-0: nvshmem_device STATIC with CUDA_SEPARABLE_COMPILATION; PyTorch caffe2/CMakeLists.txt: torch_nvshmem SHARED, CUDA_SEPARABLE_COMPILATION ON, links the device library; PyPI torch 2.11.0's libtorch_nvshmem.so on the H100 host: nvshmemi_* functions in the same cubins as c10d::nvshmem_extension kernels, one cubin per TORCH_CUDA_ARCH_LIST entry, no PTX`,
+    inferred: "the pins after #508278 link it: its merge date was not seen (its description is of 2026-04-09, before 549bd84 of 2026-05-05); the 2.9.1 and 2.10.0 torch files read have no withNvshmem; that torch's static link takes libnvshmem_device.a is PyTorch's CMake (read), not a listing of a nixpkgs build"
+  }
+];
+var COMPILER_HELPER_NAMES = ["^__cuda_", "^__internal_", "^__nv_", "^__unnamed", "^__assertfail$", "^vprintf$"];
+var ownDeviceCode = [
+  {
+    origin: "torch",
+    directory: "torch/lib",
+    // PyTorch's own namespaces, which keep its kernels its own in a library whose default is a bundled origin.
+    names: ["^at$", "^at_cuda_detail$", "^c10", "^torch$", "^caffe2$", "^_INTERNAL_"],
+    source: "PyTorch cmake/public/utils.cmake torch_cuda_get_nvcc_gencode_flag; cmake/Codegen.cmake; the H100 recording's heads"
+  },
+  { origin: "torchaudio", directory: "torchaudio/lib", names: [], source: "torch.utils.cpp_extension _get_cuda_arch_flags; nixpkgs torchaudio TORCH_CUDA_ARCH_LIST" },
+  { origin: "torchvision", directory: "torchvision", names: [], source: "torch.utils.cpp_extension _get_cuda_arch_flags; nixpkgs torchvision TORCH_CUDA_ARCH_LIST" }
+];
+
+// generator/catalog/cuda.ts
+var DRIVER_TABLE = "NVIDIA CUDA Toolkit release notes (13.2 Update 2 edition, docs.nvidia.com/cuda/archive/13.2.2), Table 3 'CUDA Toolkit and Corresponding Driver Versions'";
+var NIX_DB = "nixpkgs pkgs/development/cuda-modules/_cuda/db/bootstrap/cuda.nix";
+var PRE_TURING = ["5.0", "5.2", "5.3", "6.0", "6.1", "6.2", "7.0", "7.2"];
+var cuda = [
+  {
+    version: "12.6",
+    packageSet: "cudaPackages_12_6",
+    capabilities: [...PRE_TURING, "7.5", "8.0", "8.6", "8.7", "8.9", "9.0"],
+    minDriverLinux: "560.28.03",
+    nixpkgsDefaultCapabilities: ["7.5", "8.0", "8.6", "8.9", "9.0"],
+    note: "Newest target is sm_90: no Blackwell (10.x/12.x) code before CUDA 12.8.",
+    source: `${DRIVER_TABLE} (CUDA 12.6 GA >=560.28.03); ${NIX_DB} (every capability with min <= 12.6 <= max; "10.0" min is 12.7, a version never released, so 12.6 has none); the 12.8 nvcc list below minus sm_100/101/120 (nixpkgs: min 12.7/12.8; NVIDIA/nccl-tests PR #271: Blackwell 'officially supported in CUDA 12.8 and later'). No 12.6 \`nvcc --list-gpu-code\` output was found to quote directly`
+  },
+  {
+    version: "12.8",
+    packageSet: "cudaPackages_12_8",
+    capabilities: [...PRE_TURING, "7.5", "8.0", "8.6", "8.7", "8.9", "9.0", "10.0", "10.1", "12.0"],
+    minDriverLinux: "570.26",
+    nixpkgsDefaultCapabilities: ["7.5", "8.0", "8.6", "8.9", "9.0", "10.0", "12.0"],
+    note: "First toolkit with Blackwell: sm_100 (B200), sm_101 (Thor, later renamed sm_110), sm_120 (RTX 5090).",
+    source: `${DRIVER_TABLE} (CUDA 12.8 GA >=570.26); \`/usr/local/cuda-12.8/bin/nvcc --list-gpu-code\` output posted in Dao-AILab/causal-conv1d PR #56 (sm_50 ... sm_90, sm_100, sm_101, sm_120); ${NIX_DB}`
+  },
+  {
+    version: "12.9",
+    packageSet: "cudaPackages_12_9",
+    capabilities: [...PRE_TURING, "7.5", "8.0", "8.6", "8.7", "8.9", "9.0", "10.0", "10.1", "10.3", "12.0", "12.1"],
+    minDriverLinux: "575.51.03",
+    nixpkgsDefaultCapabilities: ["7.5", "8.0", "8.6", "8.9", "9.0", "10.0", "10.3", "12.0", "12.1"],
+    note: "Adds sm_103 (B300) and sm_121 (GB10), plus the `f` family-specific targets (not listed here).",
+    source: `${DRIVER_TABLE} (CUDA 12.9 GA >=575.51.03); CUDA 12.9 nvcc reference target list as quoted in galaxyproject/KegAlign PR #38 ("12.9 docs 50 52 53 60 61 62 70 72 75 80 86 87 89 90 100 101 103 120 121"); eyalroz/cuda-api-wrappers issue #732 (12.9 adds sm_103, sm_121); ${NIX_DB} ("10.3", "12.1" min 12.9)`
+  },
+  {
+    version: "13.0",
+    packageSet: "cudaPackages_13_0",
+    // Exactly the sm_XY lines of `nvcc --list-gpu-code` (CUDA 13.0, V13.0.88) here, sorted; nvcc prints sm_110
+    // before sm_103.
+    capabilities: ["7.5", "8.0", "8.6", "8.7", "8.8", "8.9", "9.0", "10.0", "10.3", "11.0", "12.0", "12.1"],
+    minDriverLinux: "580.65.06",
+    nixpkgsDefaultCapabilities: ["7.5", "8.0", "8.6", "8.9", "9.0", "10.0", "10.3", "12.0", "12.1"],
+    note: "Drops offline compilation for Maxwell, Pascal and Volta (sm_50\u2013sm_72); renames Thor sm_101 to sm_110 (no 10.1 any more); adds sm_88 and sm_110.",
+    source: `${DRIVER_TABLE} (CUDA 13.0 GA >=580.65.06); \`nvcc --list-gpu-code\` of CUDA 13.0 (V13.0.88) on this machine; NVIDIA CUDA release notes 'Deprecated Architectures' (Maxwell, Pascal, Volta offline compilation removed in 13.0); ${NIX_DB} ("10.1" max 12.9, "11.0" min 13.0)`
+  }
+];
+
+// generator/catalog/torch.ts
+var RELEASE_MD = "pytorch/pytorch RELEASE.md 'Release Compatibility Matrix'";
+var TORCHCODEC = "Since torchaudio 2.9, torchaudio.load and torchaudio.save go through TorchCodec (pytorch/audio#3902); nixpkgs' torchaudio before 2.11 does not depend on torchcodec (pkgs/development/python-modules/torchaudio/default.nix at 005ab72), so to read or write audio files take torchcodec from this package's passthru.pythonPackages (the variant's Python set, where torchcodec is built on this variant's torch), not from another package set.";
+var TORCHCODEC_DEP = "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages.";
+var AUDIO = "pytorch/audio";
+var torch = [
+  {
+    version: "2.8.0",
+    nameTag: "28",
+    torchaudio: "2.8.0",
+    python: ["3.9", "3.10", "3.11", "3.12", "3.13"],
+    cuda: ["12.6", "12.8", "12.9"],
+    source: `${RELEASE_MD} (2.8: Python >=3.9, <=3.13; stable CUDA 12.6, 12.8; experimental CUDA 12.9)`
+  },
+  {
+    version: "2.9.1",
+    nameTag: "29",
+    torchaudio: "2.9.1",
+    torchaudioNote: TORCHCODEC,
+    python: ["3.10", "3.11", "3.12", "3.13", "3.14"],
+    cuda: ["12.6", "12.8", "13.0"],
+    source: `${RELEASE_MD} (2.9: Python >=3.10, <=3.14; stable CUDA 12.6, 12.8; experimental CUDA 13.0); torch 2.9.1 pairs with torchaudio 2.9.1 in PyTorch's install instructions (as quoted in several stored projects)`
+  },
+  {
+    version: "2.10.0",
+    nameTag: "210",
+    torchaudio: "2.10.0",
+    torchaudioNote: TORCHCODEC,
+    python: ["3.10", "3.11", "3.12", "3.13", "3.14"],
+    cuda: ["12.6", "12.8", "13.0"],
+    // nixpkgs carried torch 2.10.0 with torchaudio 2.10.0 between NixOS/nixpkgs#484881 and #502810 (Feb-Mar 2026).
+    // The one revision of that window with a sourced narHash, 46db2e0 (nixos-unstable 2026-03-24, narHash
+    // sha256-4hAV26qu… in fzakaria/nixpkgs-multiverse revisions.json), is only inferred to carry 2.10.0 (from PR
+    // dates; #484881's merge date was not found): no source read torch at that rev, so the catalog has no 2.10 pin.
+    source: `${RELEASE_MD} (2.10: Python >=3.10, <=3.14; stable CUDA 12.6, 12.8; experimental CUDA 13.0); nixpkgs pkgs/development/python-modules/torchaudio/default.nix at 005ab72 (version 2.10.0, torch from the same set); NixOS/nixpkgs#502810 ('python3Packages.torchaudio: 2.10.0 -> 2.11.0', 'Previous update: #484881')`
+  },
+  {
+    version: "2.11.0",
+    nameTag: "211",
+    torchaudio: "2.11.0",
+    torchaudioNote: TORCHCODEC_DEP,
+    python: ["3.10", "3.11", "3.12", "3.13", "3.14"],
+    cuda: ["12.6", "12.8", "13.0"],
+    source: `${RELEASE_MD} (2.11: Python >=3.10, <=3.14; stable CUDA 12.6, 12.8, 13.0), read in a stored copy of RELEASE.md that also lists 2.12-2.14; NixOS/nixpkgs#502810 (2026-03-23, torch and torchaudio 2.10.0 -> 2.11.0 in one update)`
+  },
+  {
+    version: "2.12.0",
+    nameTag: "212",
+    // torchaudio 2.11.0 is torchaudio's last release and serves torch >= 2.11 (see `torchaudio` below).
+    torchaudio: "2.11.0",
+    torchaudioNote: TORCHCODEC_DEP,
+    python: ["3.10", "3.11", "3.12", "3.13", "3.14"],
+    // PyTorch's own 2.12 wheels dropped CUDA 12.8 (PyTorchKR/pytorch.kr#82: "12.8 제거"); the release still supports
+    // CUDA 12 through 12.6, and a source build with nixpkgs' cudaPackages_12_8 is a CUDA 12 build (majors are what
+    // `judge` checks).
+    cuda: ["12.6", "13.0", "13.2"],
+    source: `${RELEASE_MD} (2.12: Python >=3.10, <=3.14; stable CUDA 12.6, 13.0; experimental 13.2; release 13 May 2026); pytorch.org release blog 'PyTorch 2.12 Release Blog'; PyTorchKR/pytorch.kr#102 (torchaudio 2.11.0 is the last release, 2.12 has none)`
+  }
+];
+var torchaudio = [
+  {
+    version: "2.8.0",
+    servesTorch: { min: "2.8", below: "2.9" },
+    stableAbi: false,
+    source: `${AUDIO} README version table (torchaudio 2.8 with torch 2.8; built against torch's C++ ABI)`
+  },
+  {
+    version: "2.9.1",
+    servesTorch: { min: "2.9", below: "2.10" },
+    stableAbi: false,
+    source: `${AUDIO} README version table (torchaudio 2.9 with torch 2.9)`
+  },
+  {
+    version: "2.10.0",
+    servesTorch: { min: "2.10", below: "2.11" },
+    stableAbi: false,
+    source: `${AUDIO} README version table (torchaudio 2.10 with torch 2.10); NixOS/nixpkgs#502810 bumps both together`
+  },
+  {
+    version: "2.11.0",
+    servesTorch: { min: "2.11", below: null },
+    stableAbi: true,
+    source: `${AUDIO}#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), ${AUDIO}#4225 ('set torch dep to torch>=2.11'), ${AUDIO}#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable'); PyTorchKR/pytorch.kr#102 (2.11.0 is the last torchaudio release); the nixos-unstable pin 2c423e0 pairs torch 2.12.0 with torchaudio 2.11.0 (see nixpkgs below)`
+  }
+];
+var nixpkgs = [
+  {
+    rev: "fe5e41d7ffc0421f0913e8472ce6238ed0daf8e3",
+    date: null,
+    sha256: null,
+    // No flake.lock or fetchTarball with a hash of this rev was found (its users write "You can add the sha256 here
+    // once known"): matrix.ts must give releases[].sha256 for it.
+    sha256Source: null,
+    torch: "2.8.0",
+    torchaudio: "2.8.0",
+    python: ["3.11", "3.12", "3.13"],
+    // Only 12.6/12.8 are listed: build-pytorch's CUDA 12.9 variants (e.g. pytorch-python311-cuda12_9-sm103-armv9.nix)
+    // pin a different nixpkgs (46336d4) "with CUDA 12.9", so cudaPackages_12_9 at fe5e41d is not relied on.
+    cuda: ["12.6", "12.8"],
+    brokenCuda: {
+      "13.0": "nixpkgs torch brokenConditions 'Unsupported CUDA version': cudaMajorVersion must be 11 or 12"
+    },
+    torchcodec: null,
+    defaultPython: null,
+    channel: null,
+    inferred: {
+      torchcodec: "absent: nixpkgs' torchcodec was initialised at 0.8.1 (NixOS/nixpkgs#456843, 2025-10-29) with torch 2.9.0",
+      python: "package sets as the build-torchvision/build-torchaudio recipes at this rev use them"
+    },
+    source: "barstoolbluz/build-torchvision README 'Version Matrix' (main: PyTorch 2.8.0, CUDA 12.8, Python 3.13, nixpkgs fe5e41d); barstoolbluz/build-torchaudio .flox/pkgs/torchaudio-python313-cuda12_8-*.nix (fe5e41d: 'PyTorch 2.8.0 and TorchAudio 2.8.0 are compatible'); build-pytorch python311 variants import fe5e41d; nixpkgs torch source/default.nix brokenConditions of the 2.x era (CUDA major 11 or 12 only)"
+  },
+  {
+    rev: "6a030d535719c5190187c4cec156f335e95e3211",
+    date: null,
+    sha256: null,
+    // Pinned by URL alone in every stored recipe (build-pytorch, build-torchvision, flox/torchaudio-nix); no narHash
+    // found. 0182a36 below carries the same torch 2.9.1 with a sourced hash and is preferred for 2.9.1.
+    sha256Source: null,
+    torch: "2.9.1",
+    torchaudio: "2.9.1",
+    python: ["3.11", "3.12", "3.13"],
+    cuda: ["12.6", "12.8", "12.9", "13.0"],
+    brokenCuda: {
+      "13.0": "nixpkgs torch 2.9.1 brokenConditions 'Unsupported CUDA version': cudaMajorVersion must be 11 or 12"
+    },
+    torchcodec: "unknown",
+    defaultPython: null,
+    channel: null,
+    inferred: {
+      torchaudio: "2.9.1 from the release pairing, not read at this rev",
+      torchcodec: "present (init at 0.8.1, NixOS/nixpkgs#456843, 2025-10-29, with torch 2.9.0), version not read"
+    },
+    source: "barstoolbluz/build-torchvision README 'Version Matrix' (cuda-12_9: PyTorch 2.9.1, CUDA 12.9.1, cuDNN 9.13.0, Python 3.13, nixpkgs 6a030d5); nixpkgs pkgs/top-level/cuda-packages.nix of that period (CUDA 12.9.1 with cuDNN 9.13.0 alongside cudaPackages_12_6, _12_8 and _13_0); nixpkgs torch brokenConditions (torch 2.9.1 broken for CUDA 13). torchaudio 2.9.1 at this revision is assumed from the release pairing, not read from nixpkgs"
+  },
+  {
+    rev: "0182a361324364ae3f436a63005877674cf45efb",
+    date: "2026-02-17",
+    sha256: "sha256-0NBlEBKkN3lufyvFegY4TYv5mCNHbi5OmBDrzihbBMQ=",
+    sha256Source: "narHash of two stored flake.lock files locking github:NixOS/nixpkgs/nixos-unstable at this rev (lastModified 1771369470 = 2026-02-17)",
+    torch: "2.9.1",
+    torchaudio: "2.9.1",
+    python: ["3.12", "3.13"],
+    cuda: ["12.8", "12.9"],
+    brokenCuda: {
+      "13.0": "nixpkgs torch 2.9.1 brokenConditions 'Unsupported CUDA version': cudaMajorVersion must be 11 or 12"
+    },
+    // Sources disagree on this rev's torch: one build-pytorch planning note says it "ships 2.10.0 natively", but the
+    // branch that uses it (pytorch-2.10-python313 README: "0182a36 with cudaPackages_12_9 and torch 2.10.0 source
+    // override") and its vLLM recipes ("Custom PyTorch 2.9.1", "pin 0182a36 has 2.9.1 natively") say 2.9.1; the
+    // 2.10 update (#484881) is later. We record 2.9.1; pkgs/variant-attrs.nix refuses a mismatch at evaluation.
+    torchcodec: "0.9.1",
+    defaultPython: "3.13",
+    channel: "nixos-unstable",
+    inferred: {
+      torchcodec: "0.9.1: NixOS/nixpkgs#498390 'torchcodec: 0.9.1 -> 0.10.0' is dated 2026-03-09, after this rev",
+      defaultPython: "python3 became 3.14 in nixos-unstable on 2026-07-08 (carlthome/mirpkgs#26)"
+    },
+    source: "barstoolbluz/build-pytorch branch pytorch-2.10-python313 README (CUDA 12.8/12.9 variants use 0182a36 with cudaPackages_12_8/_12_9 and a torch 2.10.0 source override) and its recipes ('pin 0182a36 has 2.9.1 natively'); build-pytorch vllm-0.15.1 recipes at 0182a36 (python312/python313 variants, cudaPackages_12_8 and _12_9); nixpkgs torch source/default.nix at 6b516b4 (torch 2.9.1, brokenConditions: CUDA major 11 or 12)"
+  },
+  {
+    rev: "549bd84d6279f9852cae6225e372cc67fb91a4c1",
+    date: "2026-05-05",
+    sha256: "sha256-hGdgeU2Nk87RAuZyYjyDjFL6LK7dAZN5RE9+hrDTkDU=",
+    sha256Source: "narHash of a stored flake.lock excerpt locking github:NixOS/nixpkgs at this rev (lastModified 1777954456 = 2026-05-05; 'Added input nixpkgs: github:NixOS/nixpkgs/549bd84 (2026-05-05)')",
+    torch: "2.11.0",
+    torchaudio: "2.11.0",
+    python: ["3.12", "3.13", "3.14"],
+    cuda: ["12.8", "12.9", "13.0"],
+    // CUDA 13: nixpkgs torch 2.10.0 (GaetanLepage/nixpkgs d361bc7) still accepted CUDA majors 11 and 12 only; the
+    // torch 2.13.0 file stored later accepts 11, 12 and 13. Between them #501079 (2026-03-18, "fixes the PyTorch
+    // build when using cudaPackages>=13.0") landed before the 2.11 update. The brokenConditions of 2.11.0 at this rev
+    // were not read directly; we never set allowBroken, so if they still refuse CUDA 13 evaluation stops with
+    // nixpkgs' own "Unsupported CUDA version" instead of building anything else.
+    brokenCuda: {},
+    torchcodec: "0.11.1",
+    defaultPython: "3.13",
+    channel: "nixos-unstable",
+    inferred: {
+      torch: "2.11.0: NixOS/nixpkgs#502810 (torch, torchaudio, torchvision, torchcodec to 2.11 / 0.26 / 0.11) was reviewed on 2026-03-27 and nixos-26.05, branched from unstable after this rev, carries torch 2.11.0; PyTorch 2.12 was released on 2026-05-13, after this rev. Not read at this rev",
+      torchcodec: "0.11.1: NixOS/nixpkgs#510060 (0.11.0 -> 0.11.1, 2026-04-14); #530330 (2026-06-10) came later",
+      brokenCuda: "CUDA 13 accepted: see the comment above; torch 2.11.0's brokenConditions were not read",
+      defaultPython: "python3 became 3.14 in nixos-unstable on 2026-07-08 (carlthome/mirpkgs#26)"
+    },
+    source: "NixOS/nixpkgs#502810 (torch and torchaudio 2.10.0 -> 2.11.0, nixpkgs-review 2026-03-27 on python313Packages and python314Packages) before this nixos-unstable rev of 2026-05-05; NixOS 26.05 (branched from unstable in May 2026) builds python3.12-torch-2.11.0 (a stored deployment log); #498861 (2026-03-11, cudaPackages 12.8 -> 12.9: cudaPackages_12_8 and _12_9); #501079 (2026-03-18, cuda_cccl patch fixing torch on CUDA >= 13.0) and #504339 (2026-03-28, torch: gcc 14 with CUDA 12.8/12.9) before this rev; nixpkgs torch source/default.nix 2.10.0 and torchaudio/default.nix 2.10.0 (005ab72) for the formal arguments"
+  },
+  {
+    rev: "a3116115851d68b8952a2a4221cc25a84e56b532",
+    date: "2026-09-01",
+    sha256: "sha256-Z+vUNbfd2FIKkWOTkcT7RYlh3oFCnig/d2eXD1SWf2E=",
+    sha256Source: 'sha256 of two stored fetchTarball calls of this rev (`rev = "a311611\u2026"; sha256 = "sha256-Z+vU\u2026"`) and the narHash a stored Go test uses for rev a311611 (the NAR hash of the unpacked tree, as a flake.lock records it)',
+    torch: "2.11.0",
+    torchaudio: "2.11.0",
+    python: ["3.12", "3.13", "3.14"],
+    cuda: ["12.8", "12.9", "13.0"],
+    brokenCuda: {},
+    torchcodec: "0.11.1",
+    defaultPython: "3.13",
+    channel: "nixos-26.05",
+    inferred: {
+      torch: "2.11.0 read at an earlier revision of the same branch (nixos-26.05.7376, fcb8fcd, 2026-08-09: python3.13-torch-2.11.0 and python3.13-torchaudio-2.11.0 substitutable, recorded 2026-09-09); a stable branch takes no minor torch update, so this later 26.05 revision (build 8846) is taken to carry the same",
+      torchcodec: "0.11.1: 26.05 branched in late May 2026, before NixOS/nixpkgs#530330 (2026-06-10)",
+      python: "python312-314Packages as at 549bd84, the unstable revision 26.05 branched after",
+      cuda: "cudaPackages_12_8 and _12_9 are still in late-2026 files; _13_0 was updated in April (#514134)",
+      brokenCuda: "as at 549bd84 (torch 2.11.0's brokenConditions were not read)"
+    },
+    source: "NixOS channel name nixos-26.05.8846.a3116115851d (a stored NixOS configuration's `nixpkgs-stable` tarball; ISO names nixos-minimal-26.05.8846.a3116115851d-x86_64-linux.iso); system names 26.05.20260901.a311611 (date); a 26.05 deployment at fcb8fcd recording python3.13-torch-2.11.0, -torchvision-0.26.0 and -torchaudio-2.11.0 built from python3 (3.13)"
+  },
+  {
+    rev: "2c423e03bbafcff28bfadc6781a4a8257f205cb5",
+    date: "2026-08-22",
+    sha256: "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=",
+    sha256Source: "narHash in fzakaria/nixpkgs-multiverse revisions.json (nixos-unstable channel revisions; entry nixos-26.11pre1059570.2c423e03bbaf, 2026-08-22); the same narHash in two stored projects pinning this rev (one with lastModified 1787360063 = 2026-08-22)",
+    torch: "2.12.0",
+    torchaudio: "2.11.0",
+    python: ["3.12", "3.13", "3.14"],
+    cuda: ["12.8", "12.9", "13.0"],
+    brokenCuda: {},
+    torchcodec: "unknown",
+    defaultPython: "3.14",
+    channel: "nixos-unstable",
+    inferred: {
+      python: "python313Packages and python314Packages are Hydra-built in this period (NixOS/nixpkgs#502810 review); python312Packages is still defined, not Hydra-built (#484881 comment, 2026-05-28)",
+      cuda: "cudaPackages_12_8, _12_9 and _13_0 are in every cuda-packages.nix of 2026 found, before and after this rev",
+      brokenCuda: "CUDA 13 accepted: torch 2.12.0's brokenConditions accept majors 11, 12, 13 in a fork's copy of the file (Swarsel/nixpkgs 4aa6836), and upstream torch 2.13.0 (098e8c2) does too; upstream 2.12.0 not read",
+      torchcodec: "present (torchaudio 2.11.0 depends on it); after NixOS/nixpkgs#530330 (2026-06-10) it compiles for torch.cudaCapabilities; its version was not read"
+    },
+    source: "an outside `nix eval --offline` at this rev (x86_64-linux): python 3.14.7, torch 2.12.0, torchaudio 2.11.0, numpy 2.5.1 (a stored public project's qualification notes); nixos-unstable had python3.13-torch-2.12.0 by 2026-06-12 and python3.14-torch-2.12.0 on 2026-09-07 (stored records), torch 2.13.0 only from 2026-09-06; python3 switched to 3.14 on 2026-07-08 (carlthome/mirpkgs#26)"
+  }
+];
+
+// generator/verify/origins.ts
+var KNOWN_PINS = new Set(nixpkgs.map((p) => p.rev));
+var smOf = (cap) => `sm_${cap.replace(".", "")}`;
+var computeOf = (cap) => `compute_${cap.replace(".", "")}`;
+var archKey = (a) => {
+  const m = /^(?:sm|compute)_(\d+)([a-z]?)$/.exec(a);
+  return m ? Number(m[1]) * 10 + (m[2] ? m[2].charCodeAt(0) - 96 : 0) : 1e9;
+};
+function formatArchs(xs) {
+  const s = [...new Set(xs)].sort((a, b) => archKey(a) - archKey(b) || a.localeCompare(b));
+  return s.length ? s.join(" ") : "(none)";
+}
+function nixpkgsDefaults(cudaVersion) {
+  return cuda.find((c) => c.version === cudaVersion)?.nixpkgsDefaultCapabilities ?? null;
+}
+function linksBundled(b, rev) {
+  if (b.linkedAt === "every pin") return true;
+  if (rev === void 0) return null;
+  return b.linkedAt.includes(rev) ? true : KNOWN_PINS.has(rev) ? false : null;
+}
+function bundledPromise(b, v) {
+  const cuda2 = v.cuda;
+  const packageSet = v.cudaCapabilitiesForPackageSet === true;
+  const defaults = nixpkgsDefaults(cuda2);
+  if (!packageSet && !defaults) throw new Error(`no nixpkgs default capabilities for CUDA ${cuda2} in the catalog`);
+  const scopeCaps = packageSet ? v.cudaCapabilities : defaults;
+  const extras = b.extraSass.filter((e) => compareVersions(cuda2, e.minCuda) >= 0 && (e.belowCuda === null || compareVersions(cuda2, e.belowCuda) < 0));
+  let sass;
+  let ptx;
+  let why;
+  const scopeWords = packageSet ? `package-set scope: the variant's capabilities, cudaForwardCompat = false` : `torch scope: nixpkgs' default capabilities of CUDA ${cuda2}, the cached build`;
+  if (b.deviceLinkedByTorch) {
+    sass = v.cudaCapabilities.map(smOf);
+    ptx = [];
+    why = `relocatable device code that torch's device link resolves at its own capabilities; its PTX stays in the relocatable fatbin (${scopeWords})`;
+  } else if (b.flags === "gencode") {
+    sass = [...scopeCaps.map(smOf), ...extras.map((e) => e.sass)];
+    ptx = b.ptxVisible && !packageSet ? [computeOf(scopeCaps[scopeCaps.length - 1])] : [];
+    why = `${scopeWords}; NVCC_GENCODE = flags.gencodeString${ptx.length ? " with its forward-compatible PTX" : ""}${extras.length ? `; ${extras.map((e) => e.why).join("; ")}` : ""}`;
+  } else {
+    sass = scopeCaps.map(smOf);
+    ptx = b.ptxVisible ? scopeCaps.map(computeOf) : [];
+    why = `${scopeWords}; CMAKE_CUDA_ARCHITECTURES without -real: SASS and PTX for each`;
+  }
+  return { origin: b.origin, label: `bundled ${b.label}`, library: b.library, sassRequired: sass, sassAllowed: sass, ptx, why };
+}
+function deviceCodePromises(v, extraSass) {
+  if (v.cuda === null) return [];
+  const caps = v.cudaCapabilities;
+  const cuda2 = v.cuda;
+  const extras = extraSass.filter((r) => caps.includes(r.when) && (r.minCuda === null || compareVersions(cuda2, r.minCuda) >= 0)).map((r) => r.adds);
+  const out = [
+    {
+      origin: "torch",
+      label: "torch's kernels",
+      library: null,
+      sassRequired: caps.map(smOf),
+      sassAllowed: [...caps.map(smOf), ...extras],
+      ptx: [],
+      why: "TORCH_CUDA_ARCH_LIST exactly (plus PyTorch's arch-specific extras), no PTX"
+    },
+    ...bundledDeviceCode.flatMap((b) => {
+      const linked = linksBundled(b, v.nixpkgs);
+      return linked === false ? [] : [{ ...bundledPromise(b, v), ...linked === null ? { unknown: true } : {} }];
+    })
+  ];
+  for (const o of ["torchaudio", "torchvision"])
+    out.push({
+      origin: o,
+      label: `${o}'s kernels`,
+      library: null,
+      sassRequired: caps.map(smOf),
+      sassAllowed: caps.map(smOf),
+      ptx: [],
+      why: "torch.cudaCapabilities exactly, no PTX"
+    });
+  return out;
+}
+var compiled = (xs) => xs.map((x) => new RegExp(x));
+var HELPERS = compiled(COMPILER_HELPER_NAMES);
+var BUNDLED = bundledDeviceCode.map((b) => ({ b, re: compiled(b.names) }));
+var OWN = ownDeviceCode.map((o) => ({ o, re: compiled(o.names) }));
+function ownerOf(libPath) {
+  const p = libPath.replace(/\\/g, "/");
+  return [...ownDeviceCode].sort((a, b) => b.directory.length - a.directory.length).find((o) => p.includes(`/${o.directory}/`))?.origin ?? "torch";
+}
+function classify(libPath, head) {
+  if (HELPERS.some((r) => r.test(head))) return { origin: null, by: "helper" };
+  for (const { b, re } of BUNDLED) if (re.some((r) => r.test(head))) return { origin: b.origin, by: "name" };
+  const owner = ownerOf(libPath);
+  const own = OWN.find((x) => x.o.origin === owner);
+  if (own && own.re.some((r) => r.test(head))) return { origin: owner, by: "own" };
+  const base = libPath.split("/").pop();
+  const def = bundledDeviceCode.find((b) => b.libraryDefault && b.library === base);
+  return { origin: def && owner === "torch" ? def.origin : owner, by: "default" };
+}
+function originOf(libPath, head) {
+  return classify(libPath, head).origin;
+}
+function attribute(libPath, d) {
+  const byOrigin = /* @__PURE__ */ new Map();
+  const unattributedPtx = /* @__PURE__ */ new Set();
+  const heads = d.heads ?? [];
+  const owner = ownerOf(libPath);
+  for (const b of d.blocks ?? []) {
+    if (b.kind === "ptx" && b.heads === null) {
+      unattributedPtx.add(b.arch);
+      continue;
+    }
+    const attributions = (b.heads ?? []).map((i) => classify(libPath, heads[i] ?? ""));
+    const named = attributions.find((a) => a.by === "name")?.origin ?? null;
+    const origins = /* @__PURE__ */ new Set();
+    for (const a of attributions) if (a.origin) origins.add(a.by === "default" && named ? named : a.origin);
+    if (origins.size === 0) origins.add(originOf(libPath, "") ?? owner);
+    for (const o of origins) {
+      const e = byOrigin.get(o) ?? { sass: /* @__PURE__ */ new Set(), ptx: /* @__PURE__ */ new Set() };
+      (b.kind === "elf" ? e.sass : e.ptx).add(b.arch);
+      byOrigin.set(o, e);
+    }
+  }
+  return { byOrigin, unattributedPtx };
+}
+
 // generator/verify/compare.ts
 var EXTRA_SASS = [
   { when: "8.6", adds: "sm_89", minCuda: null },
@@ -33,20 +510,20 @@ var EXTRA_SASS = [
   { when: "12.0", adds: "sm_120a", minCuda: null },
   { when: "12.0", adds: "sm_121a", minCuda: "12.9" }
 ];
-var smOf = (cap) => `sm_${cap.replace(".", "")}`;
+var smOf2 = (cap) => `sm_${cap.replace(".", "")}`;
 var capOf = (sm) => {
   const d = /^sm_(\d+)(\d)[af]?$/.exec(sm);
   return d ? `${d[1]}.${d[2]}` : null;
 };
-function allowedSass(caps, cuda) {
-  const s = new Set(caps.map(smOf));
-  for (const r of EXTRA_SASS) if (caps.includes(r.when) && (r.minCuda === null || compareVersions(cuda, r.minCuda) >= 0)) s.add(r.adds);
+function allowedSass(caps, cuda2) {
+  const s = new Set(caps.map(smOf2));
+  for (const r of EXTRA_SASS) if (caps.includes(r.when) && (r.minCuda === null || compareVersions(cuda2, r.minCuda) >= 0)) s.add(r.adds);
   return s;
 }
 function sassRunsOn(sm, device) {
   const cap = capOf(sm);
   if (cap === null) return false;
-  return /[af]$/.test(sm) ? cap === device : capabilityRunsOn(cap, device);
+  return /a$/.test(sm) ? cap === device : capabilityRunsOn(cap, device);
 }
 function capabilityOfSm(sm) {
   return `${sm.slice(0, -1)}.${sm.slice(-1)}`;
@@ -67,7 +544,7 @@ function checkPromise(v, probe, opts = {}) {
   add("torch version", baseVersion(t.version) === v.torchVersion, v.torchVersion, t.version);
   add("CUDA of torch", (t.cuda ?? null) === v.cuda, v.cuda ?? "none (CPU-only)", t.cuda ?? "none");
   const caps = v.cudaCapabilities;
-  const wantSm = caps.map(smOf);
+  const wantSm = caps.map(smOf2);
   add("TORCH_CUDA_ARCH_LIST compiled in (torch.cuda.get_arch_list)", set(t.archFlags) === set(wantSm), set(wantSm), set(t.archFlags));
   const nvcc = [...(t.nvccArchFlags ?? "").matchAll(/code=(sm_\d+[af]?|compute_\d+[af]?)/g)].map((m) => m[1]);
   add("NVCC architecture flags (torch.__config__.show)", set(nvcc) === set(wantSm), set(wantSm), set(nvcc));
@@ -96,8 +573,13 @@ function checkPromise(v, probe, opts = {}) {
       const target = v.sm === null ? null : capabilityOfSm(v.sm);
       for (const [lib, d] of Object.entries(c.libs)) {
         if (d.elf.length === 0 && d.ptx.length === 0) continue;
-        const short = lib.split("/").slice(-2).join("/");
-        if (target) add(`${short}: SASS for SM${v.sm}`, d.elf.some((s) => sassRunsOn(s, target)), `SASS that runs on ${target}`, set(d.elf));
+        const short = lib.split("/").slice(d.blocks ? -3 : -2).join("/");
+        const sass = d.blocks ? [...new Set(d.blocks.filter((b) => b.kind === "elf").map((b) => b.arch))] : d.elf;
+        if (target) add(`${short}: SASS for SM${v.sm}`, sass.some((s) => sassRunsOn(s, target)), `SASS that runs on ${target}`, d.blocks ? formatArchs(sass) : set(sass));
+        if (d.blocks) {
+          for (const chk of checkOrigins(v, lib, d)) out.push(chk);
+          continue;
+        }
         const extra = d.elf.filter((s) => !allowed.has(s));
         add(`${short}: no SASS beyond the capabilities (and PyTorch's arch-specific extras)`, extra.length === 0, set(allowed), extra.length ? `also ${set(extra)}` : set(d.elf));
         add(`${short}: no PTX`, d.ptx.length === 0, "(none)", set(d.ptx));
@@ -124,6 +606,66 @@ function machineSystem(machine) {
 }
 function allHold(checks) {
   return checks.every((c) => c.ok !== false);
+}
+var shortLib = (lib) => lib.split("/").slice(-3).join("/");
+var baseName = (lib) => lib.split("/").pop();
+var words = (p) => {
+  const extra = p.sassAllowed.filter((s) => !p.sassRequired.includes(s));
+  return `SASS ${formatArchs(p.sassRequired)}${extra.length ? ` (+ ${formatArchs(extra)})` : ""}, ${p.ptx.length ? `PTX ${formatArchs(p.ptx)}` : "no PTX"}`;
+};
+function checkOrigins(v, lib, d) {
+  const out = [];
+  const short = shortLib(lib);
+  const base = baseName(lib);
+  let promises;
+  try {
+    promises = deviceCodePromises(v, EXTRA_SASS);
+  } catch (e) {
+    return [{ promise: `${short}: device code per origin`, ok: null, expected: "the catalog's facts", found: e.message }];
+  }
+  const { byOrigin, unattributedPtx } = attribute(lib, d);
+  const owner = ownerOf(lib);
+  for (const p of promises) {
+    const found = byOrigin.get(p.origin);
+    const here = p.library === null ? p.origin === owner || found !== void 0 : p.library === base;
+    if (!here && !found) continue;
+    if (!found && p.library === null) continue;
+    const promise = `${short}: ${p.label}`;
+    if (!found) {
+      out.push({ promise, ok: p.library === base && !p.unknown ? false : null, expected: `${words(p)} (${p.why})`, found: "none: no kernel of this origin" });
+      continue;
+    }
+    if (p.library !== null && p.library !== base) {
+      out.push({ promise, ok: false, expected: `only in ${p.library}`, found: `SASS ${formatArchs(found.sass)} in ${base}` });
+      continue;
+    }
+    const sassOk = p.sassRequired.every((s) => found.sass.has(s)) && [...found.sass].every((s) => p.sassAllowed.includes(s));
+    const ptxOk = [...found.ptx].every((x) => p.ptx.includes(x)) && p.ptx.every((x) => found.ptx.has(x) || unattributedPtx.has(x));
+    const missing = p.sassRequired.filter((s) => !found.sass.has(s));
+    const beyond = [...found.sass].filter((s) => !p.sassAllowed.includes(s));
+    const detail = [
+      `SASS ${formatArchs(found.sass)}`,
+      found.ptx.size ? `PTX ${formatArchs(found.ptx)}` : "no PTX",
+      ...beyond.length ? [`beyond the promise: ${formatArchs(beyond)}`] : [],
+      ...missing.length ? [`missing: ${formatArchs(missing)}`] : []
+    ].join(", ");
+    const why = p.unknown ? `${p.why}; the catalog does not know whether nixpkgs at ${v.nixpkgs ?? "this revision"} links it` : p.why;
+    out.push({ promise, ok: p.unknown ? null : sassOk && ptxOk, expected: `${words(p)} (${why})`, found: detail });
+  }
+  for (const [o, found] of byOrigin)
+    if (!promises.some((p) => p.origin === o))
+      out.push({ promise: `${short}: ${o} device code`, ok: false, expected: `none (nixpkgs' torch at ${v.nixpkgs?.slice(0, 7) ?? "this pin"} does not link ${o})`, found: `SASS ${formatArchs(found.sass)}` });
+  if (unattributedPtx.size) {
+    const promised = new Set(promises.filter((p) => p.library === base || p.library === null && p.origin === owner).flatMap((p) => p.ptx));
+    const stray = [...unattributedPtx].filter((x) => !promised.has(x));
+    out.push({
+      promise: `${short}: PTX whose kernels cuobjdump does not name (attributed by library)`,
+      ok: stray.length === 0,
+      expected: `only PTX some origin of ${base} promises: ${formatArchs(promised)}`,
+      found: stray.length ? `also ${formatArchs(stray)}` : formatArchs(unattributedPtx)
+    });
+  }
+  return out;
 }
 
 // generator/verify/check-main.ts

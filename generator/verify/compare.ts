@@ -8,6 +8,7 @@
  */
 import { capabilityRunsOn } from "../compat.ts";
 import { compareVersions } from "../versions.ts";
+import { attribute, deviceCodePromises, formatArchs, ownerOf, type LibDeviceCode, type OriginPromise } from "./origins.ts";
 
 /** What probe.py prints (see its docstring); every field may be null where not applicable. */
 export interface Probe {
@@ -46,7 +47,8 @@ export interface Probe {
     rnntLoss: { ok: boolean; error: string | null } | null;
     forcedAlign: { ok: boolean; error: string | null } | null;
   } | null;
-  cuobjdump: { tool: string | null; error: string | null; libs: Record<string, { elf: string[]; ptx: string[] }> } | null;
+  /** Per library: --list-elf/--list-ptx targets and, from probes since issue 22, -symbols blocks (origins.ts). */
+  cuobjdump: { tool: string | null; error: string | null; libs: Record<string, LibDeviceCode> } | null;
 }
 
 /** The parts of a variant the comparison reads (a `Variant` or a `list --json` entry has them). */
@@ -61,6 +63,10 @@ export interface PromiseOf {
   isa: string;
   system: string;
   cudaCapabilities: string[];
+  /** The package-set scope (config.cudaCapabilities for the whole CUDA set); absent or false: the torch scope. */
+  cudaCapabilitiesForPackageSet?: boolean;
+  /** nixpkgs revision (what the bundled libraries are depends on the pin). */
+  nixpkgs?: string;
 }
 
 /** One promise of the name and what was found. `ok: null` = cannot be checked here (e.g. no GPU on this host). */
@@ -106,11 +112,16 @@ export function allowedSass(caps: readonly string[], cuda: string): Set<string> 
   return s;
 }
 
-/** True when SASS target `sm` ("sm_90a", "sm_86") runs on a device of capability `device`: arch-specific only on its own. */
+/**
+ * True when SASS target `sm` ("sm_90a", "sm_100f", "sm_86") runs on a device of capability `device`:
+ * architecture-specific (`a`) only on its own capability; family-specific (`f`) on the same major with a minor at
+ * least its own (CUDA C++ Programming Guide, "Feature Availability": sm_100f runs on 10.0 and 10.3); plain code by
+ * binary compatibility.
+ */
 export function sassRunsOn(sm: string, device: string): boolean {
   const cap = capOf(sm);
   if (cap === null) return false;
-  return /[af]$/.test(sm) ? cap === device : capabilityRunsOn(cap, device);
+  return /a$/.test(sm) ? cap === device : capabilityRunsOn(cap, device);
 }
 
 /** The capability of an SM number: "121" → "12.1". */
@@ -174,8 +185,16 @@ export function checkPromise(v: PromiseOf, probe: Probe, opts: { isaRuns?: boole
       const target = v.sm === null ? null : capabilityOfSm(v.sm);
       for (const [lib, d] of Object.entries(c.libs)) {
         if (d.elf.length === 0 && d.ptx.length === 0) continue;
-        const short = lib.split("/").slice(-2).join("/");
-        if (target) add(`${short}: SASS for SM${v.sm}`, d.elf.some((s) => sassRunsOn(s, target)), `SASS that runs on ${target}`, set(d.elf));
+        // Probes with -symbols blocks name the package too ("torch/lib/libtorch_cuda.so"); older ones kept "lib/…".
+        const short = lib.split("/").slice(d.blocks ? -3 : -2).join("/");
+        // -symbols gives the real target of each cubin (sm_100f; --list-elf names it sm_100).
+        const sass = d.blocks ? [...new Set(d.blocks.filter((b) => b.kind === "elf").map((b) => b.arch))] : d.elf;
+        if (target) add(`${short}: SASS for SM${v.sm}`, sass.some((s) => sassRunsOn(s, target)), `SASS that runs on ${target}`, d.blocks ? formatArchs(sass) : set(sass));
+        if (d.blocks) {
+          for (const chk of checkOrigins(v, lib, d)) out.push(chk);
+          continue;
+        }
+        // A probe without -symbols blocks (recorded before issue 22): the library as a whole.
         const extra = d.elf.filter((s) => !allowed.has(s));
         add(`${short}: no SASS beyond the capabilities (and PyTorch's arch-specific extras)`, extra.length === 0, set(allowed), extra.length ? `also ${set(extra)}` : set(d.elf));
         add(`${short}: no PTX`, d.ptx.length === 0, "(none)", set(d.ptx));
@@ -225,4 +244,73 @@ export function identify(variants: readonly PromiseOf[], probe: Probe): { matche
     matches: scored.filter((s) => s.failed === 0).map((s) => s.name),
     nearest: scored.filter((s) => s.failed > 0).sort((a, b) => a.failed - b.failed || a.name.localeCompare(b.name)).slice(0, 5),
   };
+}
+
+const shortLib = (lib: string) => lib.split("/").slice(-3).join("/");
+const baseName = (lib: string) => lib.split("/").pop()!;
+const words = (p: OriginPromise) => {
+  const extra = p.sassAllowed.filter((s) => !p.sassRequired.includes(s));
+  return `SASS ${formatArchs(p.sassRequired)}${extra.length ? ` (+ ${formatArchs(extra)})` : ""}, ${p.ptx.length ? `PTX ${formatArchs(p.ptx)}` : "no PTX"}`;
+};
+
+/**
+ * One line per origin of one library's device code (origins.ts): each origin found holds its promise, each bundled
+ * library that nixpkgs links into this file is there, and PTX no name attributes is one some origin of the file
+ * promises.
+ */
+export function checkOrigins(v: PromiseOf, lib: string, d: LibDeviceCode): PromiseCheck[] {
+  const out: PromiseCheck[] = [];
+  const short = shortLib(lib);
+  const base = baseName(lib);
+  let promises: OriginPromise[];
+  try {
+    promises = deviceCodePromises(v, EXTRA_SASS);
+  } catch (e) {
+    return [{ promise: `${short}: device code per origin`, ok: null, expected: "the catalog's facts", found: (e as Error).message }];
+  }
+  const { byOrigin, unattributedPtx } = attribute(lib, d);
+  const owner = ownerOf(lib);
+  for (const p of promises) {
+    const found = byOrigin.get(p.origin);
+    const here = p.library === null ? p.origin === owner || found !== undefined : p.library === base;
+    if (!here && !found) continue;
+    if (!found && p.library === null) continue;
+    const promise = `${short}: ${p.label}`;
+    if (!found) {
+      out.push({ promise, ok: p.library === base && !p.unknown ? false : null, expected: `${words(p)} (${p.why})`, found: "none: no kernel of this origin" });
+      continue;
+    }
+    if (p.library !== null && p.library !== base) {
+      out.push({ promise, ok: false, expected: `only in ${p.library}`, found: `SASS ${formatArchs(found.sass)} in ${base}` });
+      continue;
+    }
+    const sassOk = p.sassRequired.every((s) => found.sass.has(s)) && [...found.sass].every((s) => p.sassAllowed.includes(s));
+    // PTX that no name attributes may be this origin's (it is judged by library below).
+    const ptxOk = [...found.ptx].every((x) => p.ptx.includes(x)) && p.ptx.every((x) => found.ptx.has(x) || unattributedPtx.has(x));
+    const missing = p.sassRequired.filter((s) => !found.sass.has(s));
+    const beyond = [...found.sass].filter((s) => !p.sassAllowed.includes(s));
+    const detail = [
+      `SASS ${formatArchs(found.sass)}`,
+      found.ptx.size ? `PTX ${formatArchs(found.ptx)}` : "no PTX",
+      ...(beyond.length ? [`beyond the promise: ${formatArchs(beyond)}`] : []),
+      ...(missing.length ? [`missing: ${formatArchs(missing)}`] : []),
+    ].join(", ");
+    const why = p.unknown ? `${p.why}; the catalog does not know whether nixpkgs at ${v.nixpkgs ?? "this revision"} links it` : p.why;
+    out.push({ promise, ok: p.unknown ? null : sassOk && ptxOk, expected: `${words(p)} (${why})`, found: detail });
+  }
+  // Origins found that the variant does not promise at all (e.g. NVSHMEM in a torch whose nixpkgs file links none).
+  for (const [o, found] of byOrigin)
+    if (!promises.some((p) => p.origin === o))
+      out.push({ promise: `${short}: ${o} device code`, ok: false, expected: `none (nixpkgs' torch at ${v.nixpkgs?.slice(0, 7) ?? "this pin"} does not link ${o})`, found: `SASS ${formatArchs(found.sass)}` });
+  if (unattributedPtx.size) {
+    const promised = new Set(promises.filter((p) => p.library === base || (p.library === null && p.origin === owner)).flatMap((p) => p.ptx));
+    const stray = [...unattributedPtx].filter((x) => !promised.has(x));
+    out.push({
+      promise: `${short}: PTX whose kernels cuobjdump does not name (attributed by library)`,
+      ok: stray.length === 0,
+      expected: `only PTX some origin of ${base} promises: ${formatArchs(promised)}`,
+      found: stray.length ? `also ${formatArchs(stray)}` : formatArchs(unattributedPtx),
+    });
+  }
+  return out;
 }

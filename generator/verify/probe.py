@@ -8,8 +8,9 @@ shared by `verify` and the Nix checks of pkgs/checks.nix.
 Usage: probe.py [--gpu] [--cuobjdump[=PATH]] [--no-torchaudio]
   --gpu          also run on the GPU: a matmul compared with the CPU result, and torchaudio's CUDA kernels
                  (torchaudio.functional.rnnt_loss and forced_align on CUDA tensors)
-  --cuobjdump    list the device code (cuobjdump --list-elf / --list-ptx) of torch's and torchaudio's shared
-                 libraries; PATH defaults to `cuobjdump` on PATH
+  --cuobjdump    list the device code of torch's and torchaudio's shared libraries (cuobjdump --list-elf,
+                 --list-ptx, -symbols, and -ptx for the .entry names of each PTX arch); PATH defaults to
+                 `cuobjdump` on PATH
 Output shape (every key always present; null where not applicable):
   {"probe": 1, "python": {"version": "3.13.5", "executable": ...}, "machine": "x86_64",
    "torch": {"ok": true, "error": null, "version": "2.12.0", "file": ..., "cuda": "12.8" | null,
@@ -20,7 +21,16 @@ Output shape (every key always present; null where not applicable):
    "torchaudio": {"ok", "error", "version", "file", "libDir", "libsAfterImport": [...], "newLibtorch": [...],
                   "rnntLoss": {"ok", "error"} | null, "forcedAlign": {"ok", "error"} | null} | null,
    "cuobjdump": {"tool": path | null, "error": str | null,
-                 "libs": {"<path>": {"elf": ["sm_90", "sm_90a"], "ptx": ["compute_90"]}}} | null}
+                 "libs": {"<path>": {"elf": ["sm_90", "sm_90a"], "ptx": ["compute_90"],
+                                     "heads": ["at", "ncclDevKernel_AllReduce_Sum_f32_RING_LL", ...],
+                                     "blocks": [{"kind": "elf", "arch": "sm_100f", "heads": [0, 1]},
+                                                {"kind": "ptx", "arch": "compute_121", "heads": [1] | null}]}}} | null}
+  `elf`/`ptx` come from --list-elf/--list-ptx (file names: a family-specific sm_100f cubin is listed as sm_100).
+  `blocks` come from `cuobjdump -symbols`, one per fatbin entry in its order, with the arch it prints
+  (`arch = sm_100f`); `heads` of an ELF block index the library's `heads` table: the first identifier of each
+  function's name (`_ZN2at6native…` -> "at", `_Z24ncclSymkDevKernel_Fp8ToyPf` -> "ncclSymkDevKernel_Fp8Toy"),
+  which is what tells where code came from (the comparison, not this script, decides). A PTX block carries no
+  names in -symbols; its heads come from the `.entry` lines of its arch in `cuobjdump -ptx` (null when that fails).
 A torch import that dies (illegal instruction on a CPU without the variant's ISA) kills this process; the caller
 reports the signal.
 """
@@ -61,10 +71,101 @@ def shared_objects(d):
     return sorted(os.path.join(d, n) for n in os.listdir(d) if ".so" in n and os.path.isfile(os.path.join(d, n)))
 
 
+IDENT_RE = re.compile(r"(\d+)")
+
+
+def head_of(name):
+    """The first identifier of a (possibly Itanium-mangled) function name: `_ZN2at6native3fooEv` -> "at",
+    `_Z17ncclDevKernel_ToyPf` -> "ncclDevKernel_Toy", `_ZN57_INTERNAL_36317ce5_…` -> "_INTERNAL_36317ce5_…",
+    a `$`-joined alias (`$_ZN13pytorch_flash…$_ZN…`, `$__internal_0_$__cuda_sm20_div_s64`) -> the head of its first
+    part, an unmangled name -> itself."""
+    if name.startswith("$") and len(name) > 1:
+        return head_of(name[1:].split("$", 1)[0])
+    if not name.startswith("_Z"):
+        return name
+    i = 2
+    # local entities (_ZZ), nesting (N), cv/ref qualifiers and the `L` of internal linkage precede the first name
+    while i < len(name) and name[i] in "ZNLKVrRO":
+        i += 1
+    if name.startswith("St", i):
+        return "std"
+    m = IDENT_RE.match(name, i)
+    if not m:
+        return name
+    n = int(m.group(1))
+    start = m.end()
+    return name[start:start + n] or name
+
+
+def parse_symbols(text):
+    """Blocks of `cuobjdump -symbols` output, in order: [{"kind": "elf"|"ptx", "arch": "sm_90", "names": [...]}]."""
+    blocks = []
+    cur = None
+    for line in text.splitlines():
+        if line.startswith("Fatbin elf code:") or line.startswith("Fatbin ptx code:"):
+            cur = {"kind": "elf" if "elf" in line else "ptx", "arch": None, "names": []}
+            blocks.append(cur)
+        elif cur is not None and line.startswith("arch = "):
+            cur["arch"] = line.split("=", 1)[1].strip()
+        elif cur is not None and line.startswith("STT_FUNC"):
+            parts = line.split()
+            if len(parts) >= 4:
+                cur["names"].append(parts[-1])
+    return blocks
+
+
+def ptx_entry_heads(tool, lib):
+    """Heads of the `.entry` names of each PTX arch in `lib` ({"sm_121": [...]}) from one streamed `cuobjdump -ptx`
+    (each PTX entry starts with its `arch = sm_XY` header), or None when cuobjdump fails."""
+    try:
+        p = subprocess.Popen([tool, "-ptx", lib], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    except OSError:
+        return None
+    heads = {}
+    arch = None
+    for line in p.stdout:
+        if line.startswith("arch = "):
+            arch = line.split("=", 1)[1].strip()
+            heads.setdefault(arch, set())
+        elif ".entry" in line and arch is not None:
+            m = re.search(r"\.entry\s+([A-Za-z0-9_$]+)", line)
+            if m:
+                heads[arch].add(head_of(m.group(1)))
+    return {a: sorted(h) for a, h in heads.items()} if p.wait() == 0 else None
+
+
+def symbol_blocks(tool, lib):
+    """The library's head table and its blocks (see the module docstring), or (None, None) when -symbols fails."""
+    r = subprocess.run([tool, "-symbols", lib], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    if r.returncode != 0:
+        return None, None
+    table = []
+    index = {}
+
+    def ix(h):
+        if h not in index:
+            index[h] = len(table)
+            table.append(h)
+        return index[h]
+
+    blocks = []
+    parsed = parse_symbols(r.stdout)
+    ptx_heads = ptx_entry_heads(tool, lib) if any(b["kind"] == "ptx" for b in parsed) else {}
+    for b in parsed:
+        arch = b["arch"] or "?"
+        if b["kind"] == "elf":
+            blocks.append({"kind": "elf", "arch": arch, "heads": sorted({ix(head_of(n)) for n in b["names"]})})
+        else:
+            hs = None if ptx_heads is None else ptx_heads.get(arch)
+            blocks.append({"kind": "ptx", "arch": arch.replace("sm_", "compute_"),
+                           "heads": None if hs is None else sorted({ix(h) for h in hs})})
+    return table, blocks
+
+
 def cuobjdump_libs(tool, libs):
     out = {}
     for lib in libs:
-        entry = {"elf": [], "ptx": []}
+        entry = {"elf": [], "ptx": [], "heads": None, "blocks": None}
         for flag, key in (("--list-elf", "elf"), ("--list-ptx", "ptx")):
             r = subprocess.run([tool, flag, lib], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
             # cuobjdump exits non-zero on a library without device code ("does not contain device code").
@@ -73,6 +174,8 @@ def cuobjdump_libs(tool, libs):
                 a = m.group(1)
                 archs.add(a if key == "elf" else a.replace("sm_", "compute_"))
             entry[key] = sorted(archs)
+        if entry["elf"] or entry["ptx"]:
+            entry["heads"], entry["blocks"] = symbol_blocks(tool, lib)
         out[lib] = entry
     return out
 

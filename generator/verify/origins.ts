@@ -1,0 +1,230 @@
+/**
+ * The device-code promise per origin (DESIGN.md rule 10): which code in a variant's libraries comes from torch,
+ * torchaudio or torchvision themselves, which from a library nixpkgs links in statically (NCCL, MAGMA, NVSHMEM),
+ * and what each origin's build puts there in the variant's CUDA scope. Pure; the facts are
+ * generator/catalog/device-code.ts and nixpkgs' default capabilities (generator/catalog/cuda.ts).
+ *
+ * Used by compare.ts (so by `verify` and the Nix static check alike) and by the tests' model of a correct build.
+ */
+import { bundledDeviceCode, COMPILER_HELPER_NAMES, ownDeviceCode, type BundledDeviceCode, type DeviceCodeOrigin } from "../catalog/device-code.ts";
+import { cuda as cudaToolkits } from "../catalog/cuda.ts";
+import { nixpkgs as catalogPins } from "../catalog/torch.ts";
+
+const KNOWN_PINS = new Set(catalogPins.map((p) => p.rev));
+import { compareVersions } from "../versions.ts";
+
+/** The parts of a variant the device-code promise reads. */
+export interface DeviceCodeVariant {
+  package: string;
+  torchVersion: string;
+  /** nixpkgs revision of the variant's pin (absent: unknown, so pin-dependent promises cannot be stated). */
+  nixpkgs?: string;
+  cuda: string | null;
+  cudaCapabilities: string[];
+  /** Package-set scope (config.cudaCapabilities, cudaForwardCompat = false); false or absent: torch scope. */
+  cudaCapabilitiesForPackageSet?: boolean;
+}
+
+/** What one origin's code in one library must be: exact SASS and PTX sets, or (own torch) a range. */
+export interface OriginPromise {
+  origin: DeviceCodeOrigin;
+  /** "torch's kernels", "bundled NCCL". */
+  label: string;
+  /** Library file name ("libtorch_cuda.so"), or null for "every library of this package". */
+  library: string | null;
+  /** SASS targets that must be there ("sm_90"). */
+  sassRequired: string[];
+  /** SASS targets that may be there (a superset of sassRequired). */
+  sassAllowed: string[];
+  /** PTX targets that must be there, exactly ("compute_121"). */
+  ptx: string[];
+  /** Why, in words (the scope and the source of the fact). */
+  why: string;
+  /** The catalog cannot say whether this pin's torch links it (an unknown revision): the check prints "–". */
+  unknown?: boolean;
+}
+
+const smOf = (cap: string) => `sm_${cap.replace(".", "")}`;
+const computeOf = (cap: string) => `compute_${cap.replace(".", "")}`;
+const archKey = (a: string) => {
+  const m = /^(?:sm|compute)_(\d+)([a-z]?)$/.exec(a);
+  return m ? Number(m[1]) * 10 + (m[2] ? m[2].charCodeAt(0) - 96 : 0) : 1e9;
+};
+/** Architectures sorted by capability ("sm_75 sm_80 … sm_121"), or "(none)". */
+export function formatArchs(xs: Iterable<string>): string {
+  const s = [...new Set(xs)].sort((a, b) => archKey(a) - archKey(b) || a.localeCompare(b));
+  return s.length ? s.join(" ") : "(none)";
+}
+
+/**
+ * Arch-specific SASS a correct PyTorch build carries beyond TORCH_CUDA_ARCH_LIST (see compare.ts EXTRA_SASS for the
+ * sources): `sm_XY` of each capability plus these. Passed in to keep one table.
+ */
+export type ExtraSassRule = { when: string; adds: string; minCuda: string | null };
+
+/** nixpkgs' default capabilities of a CUDA version (catalog), or null when the catalog lacks the version. */
+export function nixpkgsDefaults(cudaVersion: string): string[] | null {
+  return cudaToolkits.find((c) => c.version === cudaVersion)?.nixpkgsDefaultCapabilities ?? null;
+}
+
+/** Whether nixpkgs' torch at revision `rev` links `b` (catalog: `linkedAt`); null when the catalog cannot say. */
+export function linksBundled(b: BundledDeviceCode, rev: string | undefined): boolean | null {
+  if (b.linkedAt === "every pin") return true;
+  if (rev === undefined) return null;
+  return b.linkedAt.includes(rev) ? true : KNOWN_PINS.has(rev) ? false : null;
+}
+
+/**
+ * The promise of one bundled library in a variant's scope: exact SASS and PTX.
+ * Torch scope: the CUDA set keeps nixpkgs' default capabilities and `cudaForwardCompat = true` (nixpkgs
+ * backendStdenv: `config.cudaForwardCompat or true`); package-set scope: the variant's capabilities and
+ * `cudaForwardCompat = false` (pkgs/nixpkgs.nix). Plus what the library's own build adds (`extraSass`).
+ * @throws Error when the catalog has no default capabilities for the variant's CUDA version.
+ */
+export function bundledPromise(b: BundledDeviceCode, v: DeviceCodeVariant): OriginPromise {
+  const cuda = v.cuda!;
+  const packageSet = v.cudaCapabilitiesForPackageSet === true;
+  const defaults = nixpkgsDefaults(cuda);
+  if (!packageSet && !defaults) throw new Error(`no nixpkgs default capabilities for CUDA ${cuda} in the catalog`);
+  const scopeCaps = packageSet ? v.cudaCapabilities : defaults!;
+  const extras = b.extraSass.filter((e) => compareVersions(cuda, e.minCuda) >= 0 && (e.belowCuda === null || compareVersions(cuda, e.belowCuda) < 0));
+  let sass: string[];
+  let ptx: string[];
+  let why: string;
+  const scopeWords = packageSet
+    ? `package-set scope: the variant's capabilities, cudaForwardCompat = false`
+    : `torch scope: nixpkgs' default capabilities of CUDA ${cuda}, the cached build`;
+  if (b.deviceLinkedByTorch) {
+    sass = v.cudaCapabilities.map(smOf);
+    ptx = [];
+    why = `relocatable device code that torch's device link resolves at its own capabilities; its PTX stays in the relocatable fatbin (${scopeWords})`;
+  } else if (b.flags === "gencode") {
+    sass = [...scopeCaps.map(smOf), ...extras.map((e) => e.sass)];
+    ptx = b.ptxVisible && !packageSet ? [computeOf(scopeCaps[scopeCaps.length - 1]!)] : [];
+    why = `${scopeWords}; NVCC_GENCODE = flags.gencodeString${ptx.length ? " with its forward-compatible PTX" : ""}${extras.length ? `; ${extras.map((e) => e.why).join("; ")}` : ""}`;
+  } else {
+    sass = scopeCaps.map(smOf);
+    ptx = b.ptxVisible ? scopeCaps.map(computeOf) : [];
+    why = `${scopeWords}; CMAKE_CUDA_ARCHITECTURES without -real: SASS and PTX for each`;
+  }
+  return { origin: b.origin, label: `bundled ${b.label}`, library: b.library, sassRequired: sass, sassAllowed: sass, ptx, why };
+}
+
+/**
+ * Every origin's promise for a CUDA variant: the own kernels of torch (the capabilities plus PyTorch's arch-specific
+ * extras, no PTX), of torchaudio and torchvision (exactly the capabilities, no PTX), and each bundled library that
+ * the variant's nixpkgs torch links. [] for a CPU-only variant.
+ * @throws Error when the catalog has no default capabilities for the variant's CUDA version (torch scope).
+ */
+export function deviceCodePromises(v: DeviceCodeVariant, extraSass: readonly ExtraSassRule[]): OriginPromise[] {
+  if (v.cuda === null) return [];
+  const caps = v.cudaCapabilities;
+  const cuda = v.cuda;
+  const extras = extraSass.filter((r) => caps.includes(r.when) && (r.minCuda === null || compareVersions(cuda, r.minCuda) >= 0)).map((r) => r.adds);
+  const out: OriginPromise[] = [
+    {
+      origin: "torch",
+      label: "torch's kernels",
+      library: null,
+      sassRequired: caps.map(smOf),
+      sassAllowed: [...caps.map(smOf), ...extras],
+      ptx: [],
+      why: "TORCH_CUDA_ARCH_LIST exactly (plus PyTorch's arch-specific extras), no PTX",
+    },
+    ...bundledDeviceCode.flatMap((b) => {
+      const linked = linksBundled(b, v.nixpkgs);
+      return linked === false ? [] : [{ ...bundledPromise(b, v), ...(linked === null ? { unknown: true } : {}) }];
+    }),
+  ];
+  // torchaudio and torchvision compile for torch.cudaCapabilities, whichever variant's environment holds them.
+  for (const o of ["torchaudio", "torchvision"] as const)
+    out.push({
+      origin: o,
+      label: `${o}'s kernels`,
+      library: null,
+      sassRequired: caps.map(smOf),
+      sassAllowed: caps.map(smOf),
+      ptx: [],
+      why: "torch.cudaCapabilities exactly, no PTX",
+    });
+  return out;
+}
+
+const compiled = (xs: readonly string[]) => xs.map((x) => new RegExp(x));
+const HELPERS = compiled(COMPILER_HELPER_NAMES);
+const BUNDLED = bundledDeviceCode.map((b) => ({ b, re: compiled(b.names) }));
+const OWN = ownDeviceCode.map((o) => ({ o, re: compiled(o.names) }));
+
+/** The own origin of a library by its directory (torch/lib, torchaudio/lib, torchvision), "torch" when unknown. */
+export function ownerOf(libPath: string): "torch" | "torchaudio" | "torchvision" {
+  const p = libPath.replace(/\\/g, "/");
+  return [...ownDeviceCode].sort((a, b) => b.directory.length - a.directory.length).find((o) => p.includes(`/${o.directory}/`))?.origin ?? "torch";
+}
+
+/** How a head was attributed: a compiler helper, a bundled library's name, the owner's namespaces, or by default. */
+export type Attribution = { origin: DeviceCodeOrigin | null; by: "helper" | "name" | "own" | "default" };
+
+/**
+ * Where a function whose first identifier is `head` in library `libPath` comes from (origin null: code the compiler
+ * adds to every cubin). The order: compiler helpers; a bundled library's name patterns; the owner's own namespaces;
+ * by default the library's bundled default (MAGMA in libtorch_cuda_linalg.so), else the owner of the directory.
+ */
+export function classify(libPath: string, head: string): Attribution {
+  if (HELPERS.some((r) => r.test(head))) return { origin: null, by: "helper" };
+  for (const { b, re } of BUNDLED) if (re.some((r) => r.test(head))) return { origin: b.origin, by: "name" };
+  const owner = ownerOf(libPath);
+  const own = OWN.find((x) => x.o.origin === owner);
+  if (own && own.re.some((r) => r.test(head))) return { origin: owner, by: "own" };
+  const base = libPath.split("/").pop()!;
+  const def = bundledDeviceCode.find((b) => b.libraryDefault && b.library === base);
+  return { origin: def && owner === "torch" ? def.origin : owner, by: "default" };
+}
+
+/** The origin of `head` in `libPath` (classify's), or null for compiler helpers. */
+export function originOf(libPath: string, head: string): DeviceCodeOrigin | null {
+  return classify(libPath, head).origin;
+}
+
+/** The probe's view of one library (probe.py `--cuobjdump`). `heads`/`blocks` are null when -symbols failed. */
+export interface LibDeviceCode {
+  elf: string[];
+  ptx: string[];
+  heads?: string[] | null;
+  blocks?: { kind: "elf" | "ptx"; arch: string; heads: number[] | null }[] | null;
+}
+
+/** What one library holds per origin: SASS and PTX targets; PTX whose origin no name tells, apart. */
+export interface LibraryOrigins {
+  byOrigin: Map<DeviceCodeOrigin, { sass: Set<string>; ptx: Set<string> }>;
+  /** PTX targets of blocks without entry names (cuobjdump -ptx gave none). */
+  unattributedPtx: Set<string>;
+}
+
+/** Attribute every block of a library (see originOf). A block holding code of two origins counts for both. */
+export function attribute(libPath: string, d: LibDeviceCode): LibraryOrigins {
+  const byOrigin = new Map<DeviceCodeOrigin, { sass: Set<string>; ptx: Set<string> }>();
+  const unattributedPtx = new Set<string>();
+  const heads = d.heads ?? [];
+  const owner = ownerOf(libPath);
+  for (const b of d.blocks ?? []) {
+    if (b.kind === "ptx" && b.heads === null) {
+      unattributedPtx.add(b.arch);
+      continue;
+    }
+    // One cubin is one object's or one device link's code. A cubin holding a bundled library's kernels is that
+    // library's: its other functions (NCCL's device helpers, `nccl_helper` in the H100 toy) are too, unless they
+    // are in the owner's own namespaces (torch's c10d kernels device-linked with NVSHMEM in libtorch_nvshmem.so).
+    const attributions = (b.heads ?? []).map((i) => classify(libPath, heads[i] ?? ""));
+    const named = attributions.find((a) => a.by === "name")?.origin ?? null;
+    const origins = new Set<DeviceCodeOrigin>();
+    for (const a of attributions) if (a.origin) origins.add(a.by === "default" && named ? named : a.origin);
+    // A cubin of compiler helpers only belongs to the library's owner.
+    if (origins.size === 0) origins.add(originOf(libPath, "") ?? owner);
+    for (const o of origins) {
+      const e = byOrigin.get(o) ?? { sass: new Set<string>(), ptx: new Set<string>() };
+      (b.kind === "elf" ? e.sass : e.ptx).add(b.arch);
+      byOrigin.set(o, e);
+    }
+  }
+  return { byOrigin, unattributedPtx };
+}

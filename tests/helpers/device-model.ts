@@ -1,0 +1,182 @@
+/**
+ * A MODEL of the device code a correct nixpkgs build of a variant holds (tests only), and the stand-in environment
+ * that carries it: a Python package directory with a stand-in `torch` (and `torchaudio`) whose libraries are JSON
+ * models that the stand-in cuobjdump (tests/fixtures/stand-in-cuobjdump/cuobjdump) prints in the real tool's formats.
+ *
+ * The model is derived from the catalog's per-origin facts through generator/verify/origins.ts
+ * (`deviceCodePromises`), not from a second copy of them: each origin's code goes where nixpkgs' build puts it
+ * (torch's own kernels in every torch library that has device code, NCCL in libtorch_cuda.so, MAGMA in
+ * libtorch_cuda_linalg.so, NVSHMEM in the same cubins as torch's kernels of libtorch_nvshmem.so), with kernel names
+ * of the shapes the real libraries hold (the H100 recording of PyPI torch 2.11.0; NCCL's from its
+ * src/device/generate.py and symmetric/generate.py, since PyPI links NCCL dynamically).
+ */
+import { chmodSync, mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { deviceCodePromises, type DeviceCodeVariant, type OriginPromise } from "../../generator/verify/origins.ts";
+import { EXTRA_SASS } from "../../generator/verify/compare.ts";
+import { ROOT } from "./cli.ts";
+
+/** One fatbin entry of a modelled library. */
+export interface ModelBlock {
+  kind: "elf" | "ptx";
+  arch: string;
+  names: string[];
+}
+/** Modelled libraries by path relative to site-packages ("torch/lib/libtorch_cuda.so"). [] = no device code. */
+export type ModelLibs = Record<string, ModelBlock[]>;
+
+/** The stand-in cuobjdump's directory (put it first on PATH, or pass `--cuobjdump=DIR/cuobjdump`). */
+export const STAND_IN_CUOBJDUMP_DIR = join(ROOT, "tests/fixtures/stand-in-cuobjdump");
+
+/** Kernel names per origin, as the real libraries spell them. */
+export const NAMES = {
+  torch: [
+    "_ZN2at6native29vectorized_elementwise_kernelILi2EN48_GLOBAL__N__70991ef6_15_IGammaKernel_cu_cb51a28d10CalcIgammaIdEESt5arrayIPcLm3EEEEviT0_T1_",
+    "_ZN14at_cuda_detail3cub6detail11EmptyKernelIvEEvv",
+    "$__internal_0_$__cuda_sm20_div_s64",
+  ],
+  nvshmemTorch: ["_ZN4c10d17nvshmem_extension9allToAllVEPvS1_Plmi"],
+  nvshmem: ["_Z23nvshmemi_transfer_quietIL13threadgroup_t0EEvb"],
+  nccl: ["_Z39ncclDevKernel_AllReduce_Sum_f32_RING_LL24ncclDevKernelArgsStorageILm4096EE"],
+  ncclSymmetric: ["_Z35ncclSymkDevKernel_AllReduce_AGxLL_R21ncclSymkDevWorkArgs4K"],
+  ncclFp8: ["_Z40ncclSymkDevKernel_AllReduce_AGxLLMC_R_f8e421ncclSymkDevWorkArgs4K"],
+  magma: ["_Z11dlascl_fulliidPdi", "_Z20magma_max_nan_kernelIdEviPT_"],
+  torchaudio: ["_ZN10torchaudio4rnnt11ReduceMax2DILi256EffEEviPKT0_PT1_"],
+  torchvision: ["_ZN6vision3ops61_GLOBAL__N__roi_align_kernel_cu_roi_align_forward_kernel_implIfEEviPKT_S5_iiiiiiPS3_"],
+} as const;
+
+const promiseOf = (ps: OriginPromise[], origin: string) => ps.find((p) => p.origin === origin);
+
+/**
+ * The libraries a correct build of `v` holds (torch's, and torchaudio's for a torchaudio variant), per the
+ * variant's scope and pin. CPU-only: the same files without device code.
+ */
+export function modelLibraries(v: DeviceCodeVariant): ModelLibs {
+  const libs: ModelLibs = { "torch/lib/libc10.so": [], "torch/lib/libtorch_cuda.so": [] };
+  const withAudio = v.package === "torchaudio";
+  if (withAudio) Object.assign(libs, { "torchaudio/lib/_torchaudio.abi3.so": [], "torchaudio/lib/libtorchaudio.abi3.so": [] });
+  if (v.cuda === null) return libs;
+  const ps = deviceCodePromises(v, EXTRA_SASS);
+  const torch = promiseOf(ps, "torch")!;
+  const cuda: ModelBlock[] = torch.sassAllowed.map((arch) => ({ kind: "elf", arch, names: [...NAMES.torch] }));
+  const nccl = promiseOf(ps, "nccl");
+  if (nccl) {
+    // Device-linked collectives and -dw symmetric kernels per capability, the FP8 ones on their own target, the
+    // symmetric kernels' forward-compatible PTX (toy on the H100 host: the -dc code's PTX is not listed).
+    const fp8 = nccl.sassRequired.filter((s) => /[af]$/.test(s));
+    for (const arch of nccl.sassRequired.filter((s) => !fp8.includes(s)))
+      cuda.push({ kind: "elf", arch, names: [...NAMES.ncclSymmetric] }, { kind: "elf", arch, names: [...NAMES.nccl] });
+    for (const arch of fp8) cuda.push({ kind: "elf", arch, names: [...NAMES.ncclFp8] });
+    for (const arch of nccl.ptx) cuda.push({ kind: "ptx", arch, names: [...NAMES.ncclSymmetric] });
+  }
+  libs["torch/lib/libtorch_cuda.so"] = cuda;
+  const magma = promiseOf(ps, "magma");
+  if (magma) {
+    const blocks: ModelBlock[] = [];
+    for (const arch of magma.sassRequired) {
+      const cap = arch.slice(3);
+      if (magma.ptx.includes(`compute_${cap}`)) blocks.push({ kind: "ptx", arch: `compute_${cap}`, names: [...NAMES.magma] });
+      blocks.push({ kind: "elf", arch, names: [...NAMES.magma] });
+    }
+    libs["torch/lib/libtorch_cuda_linalg.so"] = blocks;
+  }
+  const nvshmem = promiseOf(ps, "nvshmem");
+  if (nvshmem)
+    libs["torch/lib/libtorch_nvshmem.so"] = nvshmem.sassRequired.map((arch) => ({ kind: "elf", arch, names: [...NAMES.nvshmemTorch, ...NAMES.nvshmem] }));
+  if (withAudio) libs["torchaudio/lib/libtorchaudio.abi3.so"] = promiseOf(ps, "torchaudio")!.sassRequired.map((arch) => ({ kind: "elf", arch, names: [...NAMES.torchaudio] }));
+  return libs;
+}
+
+/** Write modelled libraries under `sitePackages` (JSON files the stand-in cuobjdump reads). */
+export function writeModel(sitePackages: string, libs: ModelLibs): string[] {
+  return Object.entries(libs).map(([rel, blocks]) => {
+    const p = join(sitePackages, rel);
+    mkdirSync(join(p, ".."), { recursive: true });
+    writeFileSync(p, JSON.stringify({ model: "variant-matrix device code", blocks }));
+    return p;
+  });
+}
+
+/** What the stand-in torch reports besides its libraries. */
+export interface StandInTorch {
+  torchVersion: string;
+  torchaudioVersion: string | null;
+  cuda: string | null;
+  cudaCapabilities: string[];
+  python: string;
+  machine: string;
+}
+
+/**
+ * A stand-in Python environment of a modelled build: `DIR/lib/python3.X/site-packages` with a `torch` (and
+ * `torchaudio`) package answering probe.py's questions as a build of the variant would, and `DIR/bin/python3`, a
+ * STAND-IN interpreter (this machine's python3 reporting the variant's Python version and machine, since the probe
+ * reads them from the interpreter). Returns DIR.
+ */
+export function writeStandInEnv(dir: string, t: StandInTorch, libs: ModelLibs): string {
+  const site = join(dir, `lib/python${t.python}/site-packages`);
+  mkdirSync(join(site, "torch/lib"), { recursive: true });
+  const sms = t.cudaCapabilities.map((c) => `sm_${c.replace(".", "")}`);
+  const nvcc = sms.map((s) => `-gencode;arch=compute_${s.slice(3)},code=${s}`).join(";");
+  writeFileSync(
+    join(site, "torch/__init__.py"),
+    `# STAND-IN torch (tests/helpers/device-model.ts): answers generator/verify/probe.py as a build of a variant would.
+__version__ = ${JSON.stringify(t.torchVersion)}
+int32 = "int32"
+class _T:
+    def log_softmax(self, dim):
+        return self
+def zeros(*a, **k):
+    return _T()
+def tensor(*a, **k):
+    return _T()
+class version:
+    cuda = ${t.cuda === null ? "None" : JSON.stringify(t.cuda)}
+class _C:
+    @staticmethod
+    def _cuda_getArchFlags():
+        return ${JSON.stringify(sms.join(" "))}
+class __config__:
+    @staticmethod
+    def show():
+        return "PyTorch built with:\\n  - NVCC architecture flags: ${t.cuda === null ? "" : nvcc}\\n"
+class backends:
+    class cpu:
+        @staticmethod
+        def get_cpu_capability():
+            return "DEFAULT"
+class cuda:
+    @staticmethod
+    def is_available():
+        return False
+    @staticmethod
+    def device_count():
+        return 0
+    @staticmethod
+    def get_arch_list():
+        return []
+`,
+  );
+  if (t.torchaudioVersion) {
+    mkdirSync(join(site, "torchaudio/lib"), { recursive: true });
+    writeFileSync(join(site, "torchaudio/__init__.py"), `__version__ = ${JSON.stringify(t.torchaudioVersion)}\n`);
+    writeFileSync(join(site, "torchaudio/functional.py"), "def forced_align(*a, **k):\n    return None, None\n");
+  }
+  writeModel(site, libs);
+  mkdirSync(join(dir, "bin"), { recursive: true });
+  const py = join(dir, "bin/python3");
+  const [maj, min] = t.python.split(".").map(Number);
+  writeFileSync(
+    py,
+    `#!/bin/sh
+# STAND-IN interpreter: this machine's python3, reporting Python ${t.python} on ${t.machine}, with the stand-in torch first.
+PYTHONPATH=${JSON.stringify(site)} exec python3 -c 'import sys, runpy, platform
+sys.version_info = (${maj}, ${min}, 0, "final", 0)
+platform.machine = lambda: ${JSON.stringify(t.machine)}
+sys.argv = sys.argv[1:]
+runpy.run_path(sys.argv[0], run_name="__main__")' "$@"
+`,
+  );
+  chmodSync(py, 0o755);
+  return dir;
+}
