@@ -89,6 +89,15 @@ var bundledDeviceCode = [
     inferred: "the pins after #508278 link it: its merge date was not seen (its description is of 2026-04-09, before 549bd84 of 2026-05-05); the 2.9.1 and 2.10.0 torch files read have no withNvshmem; that torch's static link takes libnvshmem_device.a is PyTorch's CMake (read), not a listing of a nixpkgs build"
   }
 ];
+var EXTRA_SASS = [
+  { when: "8.6", adds: "sm_89", minCuda: null },
+  { when: "9.0", adds: "sm_90a", minCuda: null },
+  { when: "10.0", adds: "sm_100a", minCuda: null },
+  { when: "10.0", adds: "sm_103a", minCuda: "12.9" },
+  { when: "11.0", adds: "sm_110a", minCuda: "13.0" },
+  { when: "12.0", adds: "sm_120a", minCuda: null },
+  { when: "12.0", adds: "sm_121a", minCuda: "12.9" }
+];
 var COMPILER_HELPER_NAMES = ["^__cuda_", "^__internal_", "^__nv_", "^__unnamed", "^__assertfail$", "^vprintf$"];
 var ownDeviceCode = [
   {
@@ -389,6 +398,11 @@ function formatArchs(xs) {
   const s = [...new Set(xs)].sort((a, b) => archKey(a) - archKey(b) || a.localeCompare(b));
   return s.length ? s.join(" ") : "(none)";
 }
+function allowedSass(caps, cuda2) {
+  const s = new Set(caps.map(smOf));
+  for (const r of EXTRA_SASS) if (caps.includes(r.when) && (r.minCuda === null || compareVersions(cuda2, r.minCuda) >= 0)) s.add(r.adds);
+  return s;
+}
 function nixpkgsDefaults(cudaVersion) {
   return cuda.find((c) => c.version === cudaVersion)?.nixpkgsDefaultCapabilities ?? null;
 }
@@ -423,18 +437,17 @@ function bundledPromise(b, v) {
   }
   return { origin: b.origin, label: `bundled ${b.label}`, library: b.library, sassRequired: sass, sassAllowed: sass, ptx, why };
 }
-function deviceCodePromises(v, extraSass) {
+function deviceCodePromises(v) {
   if (v.cuda === null) return [];
   const caps = v.cudaCapabilities;
   const cuda2 = v.cuda;
-  const extras = extraSass.filter((r) => caps.includes(r.when) && (r.minCuda === null || compareVersions(cuda2, r.minCuda) >= 0)).map((r) => r.adds);
   const out = [
     {
       origin: "torch",
       label: "torch's kernels",
       library: null,
       sassRequired: caps.map(smOf),
-      sassAllowed: [...caps.map(smOf), ...extras],
+      sassAllowed: [...allowedSass(caps, cuda2)],
       ptx: [],
       why: "TORCH_CUDA_ARCH_LIST exactly (plus PyTorch's arch-specific extras), no PTX"
     },
@@ -501,25 +514,10 @@ function attribute(libPath, d) {
 }
 
 // generator/verify/compare.ts
-var EXTRA_SASS = [
-  { when: "8.6", adds: "sm_89", minCuda: null },
-  { when: "9.0", adds: "sm_90a", minCuda: null },
-  { when: "10.0", adds: "sm_100a", minCuda: null },
-  { when: "10.0", adds: "sm_103a", minCuda: "12.9" },
-  { when: "11.0", adds: "sm_110a", minCuda: "13.0" },
-  { when: "12.0", adds: "sm_120a", minCuda: null },
-  { when: "12.0", adds: "sm_121a", minCuda: "12.9" }
-];
-var smOf2 = (cap) => `sm_${cap.replace(".", "")}`;
 var capOf = (sm) => {
   const d = /^sm_(\d+)(\d)[af]?$/.exec(sm);
   return d ? `${d[1]}.${d[2]}` : null;
 };
-function allowedSass(caps, cuda2) {
-  const s = new Set(caps.map(smOf2));
-  for (const r of EXTRA_SASS) if (caps.includes(r.when) && (r.minCuda === null || compareVersions(cuda2, r.minCuda) >= 0)) s.add(r.adds);
-  return s;
-}
 function sassRunsOn(sm, device) {
   const cap = capOf(sm);
   if (cap === null) return false;
@@ -544,7 +542,7 @@ function checkPromise(v, probe, opts = {}) {
   add("torch version", baseVersion(t.version) === v.torchVersion, v.torchVersion, t.version);
   add("CUDA of torch", (t.cuda ?? null) === v.cuda, v.cuda ?? "none (CPU-only)", t.cuda ?? "none");
   const caps = v.cudaCapabilities;
-  const wantSm = caps.map(smOf2);
+  const wantSm = caps.map(smOf);
   add("TORCH_CUDA_ARCH_LIST compiled in (torch.cuda.get_arch_list)", set(t.archFlags) === set(wantSm), set(wantSm), set(t.archFlags));
   const nvcc = [...(t.nvccArchFlags ?? "").matchAll(/code=(sm_\d+[af]?|compute_\d+[af]?)/g)].map((m) => m[1]);
   add("NVCC architecture flags (torch.__config__.show)", set(nvcc) === set(wantSm), set(wantSm), set(nvcc));
@@ -573,7 +571,7 @@ function checkPromise(v, probe, opts = {}) {
       const target = v.sm === null ? null : capabilityOfSm(v.sm);
       for (const [lib, d] of Object.entries(c.libs)) {
         if (d.elf.length === 0 && d.ptx.length === 0) continue;
-        const short = lib.split("/").slice(d.blocks ? -3 : -2).join("/");
+        const short = d.blocks ? shortLib(lib) : lib.split("/").slice(-2).join("/");
         const sass = d.blocks ? [...new Set(d.blocks.filter((b) => b.kind === "elf").map((b) => b.arch))] : d.elf;
         if (target) add(`${short}: SASS for SM${v.sm}`, sass.some((s) => sassRunsOn(s, target)), `SASS that runs on ${target}`, d.blocks ? formatArchs(sass) : set(sass));
         if (d.blocks) {
@@ -619,7 +617,7 @@ function checkOrigins(v, lib, d) {
   const base = baseName(lib);
   let promises;
   try {
-    promises = deviceCodePromises(v, EXTRA_SASS);
+    promises = deviceCodePromises(v);
   } catch (e) {
     return [{ promise: `${short}: device code per origin`, ok: null, expected: "the catalog's facts", found: e.message }];
   }

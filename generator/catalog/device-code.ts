@@ -155,6 +155,27 @@ export const bundledDeviceCode: BundledDeviceCode[] = [
 ];
 
 /**
+ * Arch-specific SASS a correct PyTorch build carries beyond TORCH_CUDA_ARCH_LIST: PyTorch's
+ * `cmake/Codegen.cmake` `_BUILD_FOR_ADDITIONAL_ARCHS` compiles a few ATen sources (RowwiseScaledMM.cu,
+ * ScaledGroupMM.cu, GroupMM.cu) also for these targets when the listed capability is in the build
+ * (`_existing_arch_flags MATCHES compute_XY`), gated on the CUDA version where nvcc needs it.
+ * Source: pytorch/pytorch cmake/Codegen.cmake (2.10/2.11 era, quoted verbatim in a doc dump of a checkout; the 2.8
+ * file at 629e381 has 89/90a/100a only), PRs #148274 and #149978; confirmed on a PyPI torch 2.11.0+cu130 built for
+ * 7.5;8.0;8.6;9.0;10.0;12.0, whose libtorch_cuda.so carries exactly sm_89, sm_90a, sm_100a, sm_103a, sm_120a and
+ * sm_121a besides (tests/fixtures/probes/h100-pypi-torch2.11.0-cu130, cuobjdump --list-elf on an H100 host).
+ */
+export const EXTRA_SASS: readonly { when: string; adds: string; minCuda: string | null }[] = [
+  { when: "8.6", adds: "sm_89", minCuda: null },
+  { when: "9.0", adds: "sm_90a", minCuda: null },
+  { when: "10.0", adds: "sm_100a", minCuda: null },
+  { when: "10.0", adds: "sm_103a", minCuda: "12.9" },
+  { when: "11.0", adds: "sm_110a", minCuda: "13.0" },
+  { when: "12.0", adds: "sm_120a", minCuda: null },
+  { when: "12.0", adds: "sm_121a", minCuda: "12.9" },
+];
+
+
+/**
  * Heads (first identifiers) the probe reports that belong to no origin: code the compiler and the device runtime add
  * to cubins of any origin (`__cuda_sm20_div_u64`, `$__internal_3_$__cuda_sm20_rem_s64` → "__internal_3_", `__nv_…`,
  * `__assertfail`, `vprintf`), seen in every library of the H100 recording.

@@ -7,8 +7,7 @@
  * device: same major, minor ≤), and the command passes in detect's `isaFit` verdict for the host's CPU.
  */
 import { capabilityRunsOn } from "../compat.ts";
-import { compareVersions } from "../versions.ts";
-import { attribute, deviceCodePromises, formatArchs, ownerOf, type LibDeviceCode, type OriginPromise } from "./origins.ts";
+import { allowedSass, attribute, deviceCodePromises, formatArchs, ownerOf, smOf, type LibDeviceCode, type OriginPromise } from "./origins.ts";
 
 /** What probe.py prints (see its docstring); every field may be null where not applicable. */
 export interface Probe {
@@ -77,40 +76,10 @@ export interface PromiseCheck {
   found: string;
 }
 
-/**
- * Arch-specific SASS a correct PyTorch build carries beyond TORCH_CUDA_ARCH_LIST: PyTorch's
- * `cmake/Codegen.cmake` `_BUILD_FOR_ADDITIONAL_ARCHS` compiles a few ATen sources (RowwiseScaledMM.cu,
- * ScaledGroupMM.cu, GroupMM.cu) also for these targets when the listed capability is in the build
- * (`_existing_arch_flags MATCHES compute_XY`), gated on the CUDA version where nvcc needs it.
- * Source: pytorch/pytorch cmake/Codegen.cmake (2.10/2.11 era, quoted verbatim in a doc dump of a checkout; the 2.8
- * file at 629e381 has 89/90a/100a only), PRs #148274 and #149978; confirmed on a PyPI torch 2.11.0+cu130 built for
- * 7.5;8.0;8.6;9.0;10.0;12.0, whose libtorch_cuda.so carries exactly sm_89, sm_90a, sm_100a, sm_103a, sm_120a and
- * sm_121a besides (tests/fixtures/probes/h100-pypi-torch2.11.0-cu130, cuobjdump --list-elf on an H100 host).
- */
-export const EXTRA_SASS: readonly { when: string; adds: string; minCuda: string | null }[] = [
-  { when: "8.6", adds: "sm_89", minCuda: null },
-  { when: "9.0", adds: "sm_90a", minCuda: null },
-  { when: "10.0", adds: "sm_100a", minCuda: null },
-  { when: "10.0", adds: "sm_103a", minCuda: "12.9" },
-  { when: "11.0", adds: "sm_110a", minCuda: "13.0" },
-  { when: "12.0", adds: "sm_120a", minCuda: null },
-  { when: "12.0", adds: "sm_121a", minCuda: "12.9" },
-];
-
-const smOf = (cap: string) => `sm_${cap.replace(".", "")}`;
 const capOf = (sm: string) => {
   const d = /^sm_(\d+)(\d)[af]?$/.exec(sm);
   return d ? `${d[1]}.${d[2]}` : null;
 };
-/**
- * The SASS targets a correct build for `caps` with CUDA `cuda` may carry: `sm_XY` of each capability plus the
- * EXTRA_SASS rule. Returns e.g. Set{"sm_90", "sm_90a"} for ["9.0"].
- */
-export function allowedSass(caps: readonly string[], cuda: string): Set<string> {
-  const s = new Set(caps.map(smOf));
-  for (const r of EXTRA_SASS) if (caps.includes(r.when) && (r.minCuda === null || compareVersions(cuda, r.minCuda) >= 0)) s.add(r.adds);
-  return s;
-}
 
 /**
  * True when SASS target `sm` ("sm_90a", "sm_100f", "sm_86") runs on a device of capability `device`:
@@ -186,7 +155,7 @@ export function checkPromise(v: PromiseOf, probe: Probe, opts: { isaRuns?: boole
       for (const [lib, d] of Object.entries(c.libs)) {
         if (d.elf.length === 0 && d.ptx.length === 0) continue;
         // Probes with -symbols blocks name the package too ("torch/lib/libtorch_cuda.so"); older ones kept "lib/…".
-        const short = lib.split("/").slice(d.blocks ? -3 : -2).join("/");
+        const short = d.blocks ? shortLib(lib) : lib.split("/").slice(-2).join("/");
         // -symbols gives the real target of each cubin (sm_100f; --list-elf names it sm_100).
         const sass = d.blocks ? [...new Set(d.blocks.filter((b) => b.kind === "elf").map((b) => b.arch))] : d.elf;
         if (target) add(`${short}: SASS for SM${v.sm}`, sass.some((s) => sassRunsOn(s, target)), `SASS that runs on ${target}`, d.blocks ? formatArchs(sass) : set(sass));
@@ -264,7 +233,7 @@ export function checkOrigins(v: PromiseOf, lib: string, d: LibDeviceCode): Promi
   const base = baseName(lib);
   let promises: OriginPromise[];
   try {
-    promises = deviceCodePromises(v, EXTRA_SASS);
+    promises = deviceCodePromises(v);
   } catch (e) {
     return [{ promise: `${short}: device code per origin`, ok: null, expected: "the catalog's facts", found: (e as Error).message }];
   }

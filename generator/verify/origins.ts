@@ -6,7 +6,7 @@
  *
  * Used by compare.ts (so by `verify` and the Nix static check alike) and by the tests' model of a correct build.
  */
-import { bundledDeviceCode, COMPILER_HELPER_NAMES, ownDeviceCode, type BundledDeviceCode, type DeviceCodeOrigin } from "../catalog/device-code.ts";
+import { bundledDeviceCode, COMPILER_HELPER_NAMES, EXTRA_SASS, ownDeviceCode, type BundledDeviceCode, type DeviceCodeOrigin } from "../catalog/device-code.ts";
 import { cuda as cudaToolkits } from "../catalog/cuda.ts";
 import { nixpkgs as catalogPins } from "../catalog/torch.ts";
 
@@ -44,7 +44,8 @@ export interface OriginPromise {
   unknown?: boolean;
 }
 
-const smOf = (cap: string) => `sm_${cap.replace(".", "")}`;
+/** The SASS target of a capability: "9.0" → "sm_90". */
+export const smOf = (cap: string) => `sm_${cap.replace(".", "")}`;
 const computeOf = (cap: string) => `compute_${cap.replace(".", "")}`;
 const archKey = (a: string) => {
   const m = /^(?:sm|compute)_(\d+)([a-z]?)$/.exec(a);
@@ -57,10 +58,14 @@ export function formatArchs(xs: Iterable<string>): string {
 }
 
 /**
- * Arch-specific SASS a correct PyTorch build carries beyond TORCH_CUDA_ARCH_LIST (see compare.ts EXTRA_SASS for the
- * sources): `sm_XY` of each capability plus these. Passed in to keep one table.
+ * The SASS targets a correct build for `caps` with CUDA `cuda` may carry: `sm_XY` of each capability plus the
+ * EXTRA_SASS rule (generator/catalog/device-code.ts). Returns e.g. Set{"sm_90", "sm_90a"} for ["9.0"].
  */
-export type ExtraSassRule = { when: string; adds: string; minCuda: string | null };
+export function allowedSass(caps: readonly string[], cuda: string): Set<string> {
+  const s = new Set(caps.map(smOf));
+  for (const r of EXTRA_SASS) if (caps.includes(r.when) && (r.minCuda === null || compareVersions(cuda, r.minCuda) >= 0)) s.add(r.adds);
+  return s;
+}
 
 /** nixpkgs' default capabilities of a CUDA version (catalog), or null when the catalog lacks the version. */
 export function nixpkgsDefaults(cudaVersion: string): string[] | null {
@@ -116,18 +121,17 @@ export function bundledPromise(b: BundledDeviceCode, v: DeviceCodeVariant): Orig
  * the variant's nixpkgs torch links. [] for a CPU-only variant.
  * @throws Error when the catalog has no default capabilities for the variant's CUDA version (torch scope).
  */
-export function deviceCodePromises(v: DeviceCodeVariant, extraSass: readonly ExtraSassRule[]): OriginPromise[] {
+export function deviceCodePromises(v: DeviceCodeVariant): OriginPromise[] {
   if (v.cuda === null) return [];
   const caps = v.cudaCapabilities;
   const cuda = v.cuda;
-  const extras = extraSass.filter((r) => caps.includes(r.when) && (r.minCuda === null || compareVersions(cuda, r.minCuda) >= 0)).map((r) => r.adds);
   const out: OriginPromise[] = [
     {
       origin: "torch",
       label: "torch's kernels",
       library: null,
       sassRequired: caps.map(smOf),
-      sassAllowed: [...caps.map(smOf), ...extras],
+      sassAllowed: [...allowedSass(caps, cuda)],
       ptx: [],
       why: "TORCH_CUDA_ARCH_LIST exactly (plus PyTorch's arch-specific extras), no PTX",
     },

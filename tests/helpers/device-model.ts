@@ -13,7 +13,6 @@
 import { chmodSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { deviceCodePromises, type DeviceCodeVariant, type OriginPromise } from "../../generator/verify/origins.ts";
-import { EXTRA_SASS } from "../../generator/verify/compare.ts";
 import { ROOT } from "./cli.ts";
 
 /** One fatbin entry of a modelled library. */
@@ -56,7 +55,7 @@ export function modelLibraries(v: DeviceCodeVariant): ModelLibs {
   const withAudio = v.package === "torchaudio";
   if (withAudio) Object.assign(libs, { "torchaudio/lib/_torchaudio.abi3.so": [], "torchaudio/lib/libtorchaudio.abi3.so": [] });
   if (v.cuda === null) return libs;
-  const ps = deviceCodePromises(v, EXTRA_SASS);
+  const ps = deviceCodePromises(v);
   const torch = promiseOf(ps, "torch")!;
   const cuda: ModelBlock[] = torch.sassAllowed.map((arch) => ({ kind: "elf", arch, names: [...NAMES.torch] }));
   const nccl = promiseOf(ps, "nccl");
