@@ -1,6 +1,6 @@
 /**
  * variant-matrix command line (yargs): registers the commands of generator/commands/ (one file per command:
- * generate, list, explain, build, eval, detect, fleet, ci, verify) and maps errors to exit codes with errors.ts's
+ * generate, list, explain, build, eval, detect, fleet, ci, verify, pin) and maps errors to exit codes with errors.ts's
  * one map (0 done; 1 a finding: drift, a failed build or check, a host nothing serves; 2 bad input; 130
  * interrupted). Only cli.ts and commands/ import yargs.
  */
@@ -19,6 +19,7 @@ import { detectCommand } from "./commands/detect.ts";
 import { verifyCommand } from "./commands/verify.ts";
 import { evalCommand } from "./commands/eval.ts";
 import { fleetCommand } from "./commands/fleet.ts";
+import { pinCommand } from "./commands/pin.ts";
 
 /** Build the yargs parser (exported for tests). */
 export function cli(args: string[]): Argv {
@@ -33,7 +34,8 @@ export function cli(args: string[]): Argv {
     .command(ciCommand as CommandModule)
     .command(fleetCommand as CommandModule)
     .command(verifyCommand as CommandModule)
-    .demandCommand(1, "name a command: generate, list, explain, build, eval, detect, fleet, ci, verify")
+    .command(pinCommand as CommandModule)
+    .demandCommand(1, "name a command: generate, list, explain, build, eval, detect, fleet, ci, verify, pin")
     .strict()
     .help()
     .alias("h", "help")

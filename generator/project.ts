@@ -3,7 +3,7 @@
  * I/O is limited to importing the matrix module; everything after is pure.
  */
 import { PACKAGES } from "./constants.ts";
-import { resolve } from "node:path";
+import { dirname, resolve } from "node:path";
 import { existsSync } from "node:fs";
 import { REPO_ROOT } from "./paths.ts";
 import { InputError } from "./errors.ts";
@@ -170,7 +170,8 @@ export async function importMatrix(file: string): Promise<unknown> {
 export async function loadProject(opts: { matrixFile?: string; root?: string; catalog?: Catalog } = {}): Promise<Project> {
   const root = opts.root ?? REPO_ROOT;
   const matrixFile = resolve(root, opts.matrixFile ?? "matrix.ts");
-  const cat = opts.catalog ?? defaultCatalog;
+  // The built-in catalog plus the user's local pins and releases beside the matrix (`pin add`, generator/pin/local.ts).
+  const cat = opts.catalog ?? (await import("./pin/local.ts")).withLocalCatalog(defaultCatalog, dirname(matrixFile));
   const matrix = validateMatrix(await importMatrix(matrixFile), cat, matrixFile);
   const { variants, excluded } = expand(matrix, cat);
   return { root, matrixFile, matrix, catalog: cat, variants, excluded };

@@ -145,6 +145,11 @@ export const TorchaudioReleaseSchema = z.object({
   servesTorch: z.object({ min: version2, below: version2.nullable() }),
   /** Built against PyTorch's stable C ABI (libtorch's `torch/csrc/stable`), not one torch's C++ ABI. */
   stableAbi: z.boolean(),
+  /**
+   * Whether nixpkgs' torchaudio of this release depends on torchcodec (`dependencies = [ torch torchcodec ]`, from
+   * 2.11.0), as read in its nixpkgs file; `pin check` compares it with the evaluated propagatedBuildInputs.
+   */
+  nixpkgsDependsOnTorchcodec: z.boolean().optional(),
   source,
 });
 export type TorchaudioRelease = z.infer<typeof TorchaudioReleaseSchema>;
@@ -183,6 +188,8 @@ export const NixpkgsPinSchema = z.object({
   torchcodec: z.string().nullable(),
   /** The default `python3` at this revision ("3.13"), when a source gives it. */
   defaultPython: version2.nullable(),
+  /** The CUDA version of the default `cudaPackages` at this revision ("12.9"), when a source gives it. */
+  defaultCuda: version2.nullable(),
   /** NixOS channel the revision was taken from: "nixos-unstable", "nixos-26.05"; null when unknown. */
   channel: z.string().nullable(),
   /**

@@ -5,16 +5,17 @@
  * without loading the catalog, validating or rendering. `generate --check` never uses the stamp (it compares
  * contents, for CI).
  *
- * Inputs: the matrix file's path and text, and the size and time of every file of the running generator (its
+ * Inputs: the matrix file's path and text, the local catalog beside it (local-catalog.json), and the size and time of every file of the running generator (its
  * code, catalog and templates), so a changed catalog or template is never hidden. A matrix that imports other
  * local files is not stamped (their changes would be invisible).
  * Stamps live in the cache directory (paths.ts cacheDir, "stamps"), one per output directory.
  */
 import { createHash } from "node:crypto";
-import { readdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { cacheDir, TEMPLATES_DIR } from "./paths.ts";
+import { LOCAL_CATALOG_FILE } from "./constants.ts";
 
 interface Stamp {
   inputs: string;
@@ -45,6 +46,9 @@ function walk(dir: string, out: string[] = []): string[] {
 /** Hash of what a generate's output depends on (see the module comment). */
 export function inputsHash(matrixFile: string): string {
   const h = createHash("sha256").update(matrixFile).update("\0").update(readFileSync(matrixFile));
+  // The local catalog beside the matrix (pin add) is an input too.
+  const local = join(dirname(matrixFile), LOCAL_CATALOG_FILE);
+  if (existsSync(local)) h.update("\0local\0").update(readFileSync(local));
   const codeDir = dirname(fileURLToPath(import.meta.url)); // generator/ or dist/generator/
   for (const f of [...walk(codeDir), ...walk(TEMPLATES_DIR)]) {
     const s = statSync(f);

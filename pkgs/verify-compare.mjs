@@ -79,11 +79,13 @@ var bundledDeviceCode = [
     ptxVisible: false,
     extraSass: [],
     // NixOS/nixpkgs#508278 ("python3Packages.torch: build with nvshmem support", 2026-04-09) added withNvshmem; the
-    // three catalog pins after it: 549bd84 (2026-05-05), a311611 (26.05, branched after it) and 2c423e0 (2026-08-22).
+    // catalog pins after it: 549bd84 (2026-05-05), a311611 (26.05, branched after it), 2c423e0 (2026-08-22), c043004.
     linkedAt: [
       "549bd84d6279f9852cae6225e372cc67fb91a4c1",
       "a3116115851d68b8952a2a4221cc25a84e56b532",
-      "2c423e03bbafcff28bfadc6781a4a8257f205cb5"
+      "2c423e03bbafcff28bfadc6781a4a8257f205cb5",
+      // torch 2.13.0 (every stored 2.13.0 file: withNvshmem, USE_NVSHMEM in env, cudaPackages.libnvshmem in buildInputs)
+      "c043004d1c6985732bcc1cbc5a9c9aecbbb4e0f0"
     ],
     source: `NixOS/nixpkgs#508278 (2026-04-09: withNvshmem, cudaPackages.libnvshmem in buildInputs, USE_NVSHMEM); ${TORCH_NIX}: withNvshmem ? (cudaSupport && cudaPackages.libnvshmem.meta.available), USE_NVSHMEM; nixpkgs pkgs/development/cuda-modules/packages/libnvshmem.nix (ee7ded0, 3.4.5-0): CMAKE_CUDA_ARCHITECTURES = flags.cmakeCudaArchitecturesString; NVIDIA/nvshmem v3.4.5-0: nvshmem_device STATIC with CUDA_SEPARABLE_COMPILATION; PyTorch caffe2/CMakeLists.txt: torch_nvshmem SHARED, CUDA_SEPARABLE_COMPILATION ON, links the device library; PyPI torch 2.11.0's libtorch_nvshmem.so on the H100 host: nvshmemi_* functions in the same cubins as c10d::nvshmem_extension kernels, one cubin per TORCH_CUDA_ARCH_LIST entry, no PTX`,
     inferred: "the pins after #508278 link it: its merge date was not seen (its description is of 2026-04-09, before 549bd84 of 2026-05-05); the 2.9.1 and 2.10.0 torch files read have no withNvshmem; that torch's static link takes libnvshmem_device.a is PyTorch's CMake (read), not a listing of a nixpkgs build"
@@ -161,6 +163,7 @@ var RELEASE_MD = "pytorch/pytorch RELEASE.md 'Release Compatibility Matrix'";
 var TORCHCODEC = "Since torchaudio 2.9, torchaudio.load and torchaudio.save go through TorchCodec (pytorch/audio#3902); nixpkgs' torchaudio before 2.11 does not depend on torchcodec (pkgs/development/python-modules/torchaudio/default.nix at 005ab72), so to read or write audio files take torchcodec from this package's passthru.pythonPackages (the variant's Python set, where torchcodec is built on this variant's torch), not from another package set.";
 var TORCHCODEC_DEP = "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages.";
 var AUDIO = "pytorch/audio";
+var DEFAULT_CUDA_12_9 = "12.9: NixOS/nixpkgs#498861 (2026-03-11, cudaPackages 12.8 -> 12.9) came before this rev; nixpkgs' torchaudio 2.11.0 file: 'As of 2026-03-27, the default `cudaPackages` version is 12.9.1'; a late-2026 all-packages.nix has cudaPackages_12 = cudaPackages_12_9. Not read at this rev";
 var torch = [
   {
     version: "2.8.0",
@@ -213,29 +216,43 @@ var torch = [
     // `judge` checks).
     cuda: ["12.6", "13.0", "13.2"],
     source: `${RELEASE_MD} (2.12: Python >=3.10, <=3.14; stable CUDA 12.6, 13.0; experimental 13.2; release 13 May 2026); pytorch.org release blog 'PyTorch 2.12 Release Blog'; PyTorchKR/pytorch.kr#102 (torchaudio 2.11.0 is the last release, 2.12 has none)`
+  },
+  {
+    version: "2.13.0",
+    nameTag: "213",
+    // torchaudio 2.11.0 is torchaudio's last release and serves torch >= 2.11 (see `torchaudio` below).
+    torchaudio: "2.11.0",
+    torchaudioNote: TORCHCODEC_DEP,
+    python: ["3.10", "3.11", "3.12", "3.13", "3.14", "3.15"],
+    cuda: ["12.6", "13.0", "13.2"],
+    source: `${RELEASE_MD} (2.13: Python >=3.10, <=3.15; stable CUDA 12.6, 13.0; experimental 13.2; released 2026-07-09); NixOS/nixpkgs#533426 (python3Packages.torch 2.12.0 -> 2.13.0)`
   }
 ];
 var torchaudio = [
   {
     version: "2.8.0",
+    nixpkgsDependsOnTorchcodec: false,
     servesTorch: { min: "2.8", below: "2.9" },
     stableAbi: false,
     source: `${AUDIO} README version table (torchaudio 2.8 with torch 2.8; built against torch's C++ ABI)`
   },
   {
     version: "2.9.1",
+    nixpkgsDependsOnTorchcodec: false,
     servesTorch: { min: "2.9", below: "2.10" },
     stableAbi: false,
     source: `${AUDIO} README version table (torchaudio 2.9 with torch 2.9)`
   },
   {
     version: "2.10.0",
+    nixpkgsDependsOnTorchcodec: false,
     servesTorch: { min: "2.10", below: "2.11" },
     stableAbi: false,
     source: `${AUDIO} README version table (torchaudio 2.10 with torch 2.10); NixOS/nixpkgs#502810 bumps both together`
   },
   {
     version: "2.11.0",
+    nixpkgsDependsOnTorchcodec: true,
     servesTorch: { min: "2.11", below: null },
     stableAbi: true,
     source: `${AUDIO}#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), ${AUDIO}#4225 ('set torch dep to torch>=2.11'), ${AUDIO}#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable'); PyTorchKR/pytorch.kr#102 (2.11.0 is the last torchaudio release); the nixos-unstable pin 2c423e0 pairs torch 2.12.0 with torchaudio 2.11.0 (see nixpkgs below)`
@@ -260,6 +277,7 @@ var nixpkgs = [
     },
     torchcodec: null,
     defaultPython: null,
+    defaultCuda: null,
     channel: null,
     inferred: {
       torchcodec: "absent: nixpkgs' torchcodec was initialised at 0.8.1 (NixOS/nixpkgs#456843, 2025-10-29) with torch 2.9.0",
@@ -283,6 +301,7 @@ var nixpkgs = [
     },
     torchcodec: "unknown",
     defaultPython: null,
+    defaultCuda: null,
     channel: null,
     inferred: {
       torchaudio: "2.9.1 from the release pairing, not read at this rev",
@@ -308,10 +327,12 @@ var nixpkgs = [
     // 2.10 update (#484881) is later. We record 2.9.1; pkgs/variant-attrs.nix refuses a mismatch at evaluation.
     torchcodec: "0.9.1",
     defaultPython: "3.13",
+    defaultCuda: "12.8",
     channel: "nixos-unstable",
     inferred: {
       torchcodec: "0.9.1: NixOS/nixpkgs#498390 'torchcodec: 0.9.1 -> 0.10.0' is dated 2026-03-09, after this rev",
-      defaultPython: "python3 became 3.14 in nixos-unstable on 2026-07-08 (carlthome/mirpkgs#26)"
+      defaultPython: "python3 became 3.14 in nixos-unstable on 2026-07-08 (carlthome/mirpkgs#26)",
+      defaultCuda: "12.8: cudaPackages_12 = cudaPackages_12_8 in 2025 all-packages.nix; NixOS/nixpkgs#498861 (12.8 -> 12.9) is dated 2026-03-11, after this rev"
     },
     source: "barstoolbluz/build-pytorch branch pytorch-2.10-python313 README (CUDA 12.8/12.9 variants use 0182a36 with cudaPackages_12_8/_12_9 and a torch 2.10.0 source override) and its recipes ('pin 0182a36 has 2.9.1 natively'); build-pytorch vllm-0.15.1 recipes at 0182a36 (python312/python313 variants, cudaPackages_12_8 and _12_9); nixpkgs torch source/default.nix at 6b516b4 (torch 2.9.1, brokenConditions: CUDA major 11 or 12)"
   },
@@ -332,8 +353,10 @@ var nixpkgs = [
     brokenCuda: {},
     torchcodec: "0.11.1",
     defaultPython: "3.13",
+    defaultCuda: "12.9",
     channel: "nixos-unstable",
     inferred: {
+      defaultCuda: DEFAULT_CUDA_12_9,
       torch: "2.11.0: NixOS/nixpkgs#502810 (torch, torchaudio, torchvision, torchcodec to 2.11 / 0.26 / 0.11) was reviewed on 2026-03-27 and nixos-26.05, branched from unstable after this rev, carries torch 2.11.0; PyTorch 2.12 was released on 2026-05-13, after this rev. Not read at this rev",
       torchcodec: "0.11.1: NixOS/nixpkgs#510060 (0.11.0 -> 0.11.1, 2026-04-14); #530330 (2026-06-10) came later",
       brokenCuda: "CUDA 13 accepted: see the comment above; torch 2.11.0's brokenConditions were not read",
@@ -353,8 +376,10 @@ var nixpkgs = [
     brokenCuda: {},
     torchcodec: "0.11.1",
     defaultPython: "3.13",
+    defaultCuda: "12.9",
     channel: "nixos-26.05",
     inferred: {
+      defaultCuda: DEFAULT_CUDA_12_9,
       torch: "2.11.0 read at an earlier revision of the same branch (nixos-26.05.7376, fcb8fcd, 2026-08-09: python3.13-torch-2.11.0 and python3.13-torchaudio-2.11.0 substitutable, recorded 2026-09-09); a stable branch takes no minor torch update, so this later 26.05 revision (build 8846) is taken to carry the same",
       torchcodec: "0.11.1: 26.05 branched in late May 2026, before NixOS/nixpkgs#530330 (2026-06-10)",
       python: "python312-314Packages as at 549bd84, the unstable revision 26.05 branched after",
@@ -375,14 +400,41 @@ var nixpkgs = [
     brokenCuda: {},
     torchcodec: "unknown",
     defaultPython: "3.14",
+    defaultCuda: "12.9",
     channel: "nixos-unstable",
     inferred: {
+      defaultCuda: DEFAULT_CUDA_12_9,
       python: "python313Packages and python314Packages are Hydra-built in this period (NixOS/nixpkgs#502810 review); python312Packages is still defined, not Hydra-built (#484881 comment, 2026-05-28)",
       cuda: "cudaPackages_12_8, _12_9 and _13_0 are in every cuda-packages.nix of 2026 found, before and after this rev",
       brokenCuda: "CUDA 13 accepted: torch 2.12.0's brokenConditions accept majors 11, 12, 13 in a fork's copy of the file (Swarsel/nixpkgs 4aa6836), and upstream torch 2.13.0 (098e8c2) does too; upstream 2.12.0 not read",
       torchcodec: "present (torchaudio 2.11.0 depends on it); after NixOS/nixpkgs#530330 (2026-06-10) it compiles for torch.cudaCapabilities; its version was not read"
     },
     source: "an outside `nix eval --offline` at this rev (x86_64-linux): python 3.14.7, torch 2.12.0, torchaudio 2.11.0, numpy 2.5.1 (a stored public project's qualification notes); nixos-unstable had python3.13-torch-2.12.0 by 2026-06-12 and python3.14-torch-2.12.0 on 2026-09-07 (stored records), torch 2.13.0 only from 2026-09-06; python3 switched to 3.14 on 2026-07-08 (carlthome/mirpkgs#26)"
+  },
+  {
+    rev: "c043004d1c6985732bcc1cbc5a9c9aecbbb4e0f0",
+    date: "2026-09-05",
+    sha256: "sha256-7QYjT2vHLuX9Z1pdxHXDKCbh1CR3D/2rywB9Tx0MPRg=",
+    sha256Source: "narHash of a stored flake.lock diff moving ref nixos-unstable from 801bef6 to this rev (lastModified 1788614874 = 2026-09-05); the same hash as the nix-base32 sha256 061x1hfl\u2026j61pd of a stored fetchTarball of this rev's GitHub archive (converted to SRI)",
+    torch: "2.13.0",
+    torchaudio: "2.11.0",
+    python: ["3.12", "3.13", "3.14"],
+    cuda: ["12.8", "12.9", "13.0"],
+    brokenCuda: {},
+    torchcodec: "unknown",
+    defaultPython: "3.14",
+    defaultCuda: "12.9",
+    channel: "nixos-unstable",
+    inferred: {
+      torchaudio: "2.11.0: torchaudio has no later release (PyTorchKR/pytorch.kr#102) and nixpkgs' torchaudio was 2.11.0 at 2c423e0 (2026-08-22); not read at this rev",
+      python: "python312-314Packages as at 2c423e0 (a stored, undated mid-2026 python/default.nix lists python311-315); only python3.14-torch-2.13.0 was seen at this rev",
+      cuda: "cudaPackages_12_8, _12_9 and _13_0 are in every cuda-packages.nix of 2026 found, before and after this rev",
+      brokenCuda: "CUDA 13 accepted: torch 2.13.0's brokenConditions accept CUDA majors 11, 12, 13 in every stored 2.13.0 file (NixOS/nixpkgs 098e8c2, 85b7ecd, 7dec1fd, a8b649e); which of them this rev has was not seen",
+      torchcodec: "present (torchaudio 2.11.0 depends on it); stored nixpkgs files show 0.16.0 and 0.17.0, neither dated to this rev",
+      defaultPython: "3.14: the torch seen in the cache at this rev is python3.14-torch-2.13.0 (python3 is 3.14 since 2026-07-08)",
+      defaultCuda: DEFAULT_CUDA_12_9
+    },
+    source: "nixos-unstable channel revision nixos-26.11pre1068089.c043004d1c69 (a stored NixOS verification record); a stored note 'Verified 2026-09-06 against our locked nixpkgs (c043004): the cache has python3.14-torch-2.13.0 \u2026 for this exact rev' (lcleveland/itera.personal hosts/apps/dream/freetoken.nix at 34c7437); NixOS/nixpkgs#533426 (torch 2.12.0 -> 2.13.0); nixpkgs torch source/default.nix 2.13.0 at 098e8c2 for the formal arguments"
   }
 ];
 

@@ -133,11 +133,13 @@ export const bundledDeviceCode: BundledDeviceCode[] = [
     ptxVisible: false,
     extraSass: [],
     // NixOS/nixpkgs#508278 ("python3Packages.torch: build with nvshmem support", 2026-04-09) added withNvshmem; the
-    // three catalog pins after it: 549bd84 (2026-05-05), a311611 (26.05, branched after it) and 2c423e0 (2026-08-22).
+    // catalog pins after it: 549bd84 (2026-05-05), a311611 (26.05, branched after it), 2c423e0 (2026-08-22), c043004.
     linkedAt: [
       "549bd84d6279f9852cae6225e372cc67fb91a4c1",
       "a3116115851d68b8952a2a4221cc25a84e56b532",
       "2c423e03bbafcff28bfadc6781a4a8257f205cb5",
+      // torch 2.13.0 (every stored 2.13.0 file: withNvshmem, USE_NVSHMEM in env, cudaPackages.libnvshmem in buildInputs)
+      "c043004d1c6985732bcc1cbc5a9c9aecbbb4e0f0",
     ],
     source:
       "NixOS/nixpkgs#508278 (2026-04-09: withNvshmem, cudaPackages.libnvshmem in buildInputs, USE_NVSHMEM); " +

@@ -28,6 +28,10 @@ const TORCHCODEC_DEP =
   "variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch " +
   "are in this package's passthru.pythonPackages.";
 const AUDIO = "pytorch/audio";
+const DEFAULT_CUDA_12_9 =
+  "12.9: NixOS/nixpkgs#498861 (2026-03-11, cudaPackages 12.8 -> 12.9) came before this rev; nixpkgs' torchaudio 2.11.0 " +
+  "file: 'As of 2026-03-27, the default `cudaPackages` version is 12.9.1'; a late-2026 all-packages.nix has " +
+  "cudaPackages_12 = cudaPackages_12_9. Not read at this rev";
 
 export const torch: TorchRelease[] = [
   {
@@ -93,34 +97,54 @@ export const torch: TorchRelease[] = [
       "pytorch.org release blog 'PyTorch 2.12 Release Blog'; PyTorchKR/pytorch.kr#102 (torchaudio 2.11.0 is the last " +
       "release, 2.12 has none)",
   },
+  {
+    version: "2.13.0",
+    nameTag: "213",
+    // torchaudio 2.11.0 is torchaudio's last release and serves torch >= 2.11 (see `torchaudio` below).
+    torchaudio: "2.11.0",
+    torchaudioNote: TORCHCODEC_DEP,
+    python: ["3.10", "3.11", "3.12", "3.13", "3.14", "3.15"],
+    cuda: ["12.6", "13.0", "13.2"],
+    source:
+      `${RELEASE_MD} (2.13: Python >=3.10, <=3.15; stable CUDA 12.6, 13.0; experimental 13.2; released 2026-07-09); ` +
+      "NixOS/nixpkgs#533426 (python3Packages.torch 2.12.0 -> 2.13.0)",
+  },
 ];
 
 /**
  * torchaudio releases and the torch releases each serves. Up to 2.10 a torchaudio release is built against the C++
  * ABI of its own torch minor only; 2.11 moved to PyTorch's stable ABI and declares `torch>=2.11`, and is the last
  * release (torch 2.12 and later pair with it).
+ *
+ * `nixpkgsDependsOnTorchcodec`: nixpkgs' torchaudio file of that release: `dependencies = [ torch ]` for 2.9.1 and
+ * 2.10.0 (005ab72; 2.8.0 taken to be the same, its file was not found stored), `[ torch torchcodec ]` for 2.11.0
+ * (NixOS/nixpkgs#502810); the stand-in's torchaudio-*.nix mirror them.
  */
 export const torchaudio: TorchaudioRelease[] = [
   {
     version: "2.8.0",
+    nixpkgsDependsOnTorchcodec: false,
     servesTorch: { min: "2.8", below: "2.9" },
     stableAbi: false,
     source: `${AUDIO} README version table (torchaudio 2.8 with torch 2.8; built against torch's C++ ABI)`,
   },
   {
     version: "2.9.1",
+    nixpkgsDependsOnTorchcodec: false,
     servesTorch: { min: "2.9", below: "2.10" },
     stableAbi: false,
     source: `${AUDIO} README version table (torchaudio 2.9 with torch 2.9)`,
   },
   {
     version: "2.10.0",
+    nixpkgsDependsOnTorchcodec: false,
     servesTorch: { min: "2.10", below: "2.11" },
     stableAbi: false,
     source: `${AUDIO} README version table (torchaudio 2.10 with torch 2.10); NixOS/nixpkgs#502810 bumps both together`,
   },
   {
     version: "2.11.0",
+    nixpkgsDependsOnTorchcodec: true,
     servesTorch: { min: "2.11", below: null },
     stableAbi: true,
     source:
@@ -150,6 +174,7 @@ export const nixpkgs: NixpkgsPin[] = [
     },
     torchcodec: null,
     defaultPython: null,
+    defaultCuda: null,
     channel: null,
     inferred: {
       torchcodec: "absent: nixpkgs' torchcodec was initialised at 0.8.1 (NixOS/nixpkgs#456843, 2025-10-29) with torch 2.9.0",
@@ -177,6 +202,7 @@ export const nixpkgs: NixpkgsPin[] = [
     },
     torchcodec: "unknown",
     defaultPython: null,
+    defaultCuda: null,
     channel: null,
     inferred: {
       torchaudio: "2.9.1 from the release pairing, not read at this rev",
@@ -208,10 +234,12 @@ export const nixpkgs: NixpkgsPin[] = [
     // 2.10 update (#484881) is later. We record 2.9.1; pkgs/variant-attrs.nix refuses a mismatch at evaluation.
     torchcodec: "0.9.1",
     defaultPython: "3.13",
+    defaultCuda: "12.8",
     channel: "nixos-unstable",
     inferred: {
       torchcodec: "0.9.1: NixOS/nixpkgs#498390 'torchcodec: 0.9.1 -> 0.10.0' is dated 2026-03-09, after this rev",
       defaultPython: "python3 became 3.14 in nixos-unstable on 2026-07-08 (carlthome/mirpkgs#26)",
+      defaultCuda: "12.8: cudaPackages_12 = cudaPackages_12_8 in 2025 all-packages.nix; NixOS/nixpkgs#498861 (12.8 -> 12.9) is dated 2026-03-11, after this rev",
     },
     source:
       "barstoolbluz/build-pytorch branch pytorch-2.10-python313 README (CUDA 12.8/12.9 variants use 0182a36 with " +
@@ -238,8 +266,10 @@ export const nixpkgs: NixpkgsPin[] = [
     brokenCuda: {},
     torchcodec: "0.11.1",
     defaultPython: "3.13",
+    defaultCuda: "12.9",
     channel: "nixos-unstable",
     inferred: {
+      defaultCuda: DEFAULT_CUDA_12_9,
       torch:
         "2.11.0: NixOS/nixpkgs#502810 (torch, torchaudio, torchvision, torchcodec to 2.11 / 0.26 / 0.11) was reviewed " +
         "on 2026-03-27 and nixos-26.05, branched from unstable after this rev, carries torch 2.11.0; PyTorch 2.12 was " +
@@ -270,8 +300,10 @@ export const nixpkgs: NixpkgsPin[] = [
     brokenCuda: {},
     torchcodec: "0.11.1",
     defaultPython: "3.13",
+    defaultCuda: "12.9",
     channel: "nixos-26.05",
     inferred: {
+      defaultCuda: DEFAULT_CUDA_12_9,
       torch:
         "2.11.0 read at an earlier revision of the same branch (nixos-26.05.7376, fcb8fcd, 2026-08-09: " +
         "python3.13-torch-2.11.0 and python3.13-torchaudio-2.11.0 substitutable, recorded 2026-09-09); a stable branch " +
@@ -302,8 +334,10 @@ export const nixpkgs: NixpkgsPin[] = [
     brokenCuda: {},
     torchcodec: "unknown",
     defaultPython: "3.14",
+    defaultCuda: "12.9",
     channel: "nixos-unstable",
     inferred: {
+      defaultCuda: DEFAULT_CUDA_12_9,
       python:
         "python313Packages and python314Packages are Hydra-built in this period (NixOS/nixpkgs#502810 review); " +
         "python312Packages is still defined, not Hydra-built (#484881 comment, 2026-05-28)",
@@ -320,5 +354,43 @@ export const nixpkgs: NixpkgsPin[] = [
       "numpy 2.5.1 (a stored public project's qualification notes); nixos-unstable had python3.13-torch-2.12.0 by " +
       "2026-06-12 and python3.14-torch-2.12.0 on 2026-09-07 (stored records), torch 2.13.0 only from 2026-09-06; " +
       "python3 switched to 3.14 on 2026-07-08 (carlthome/mirpkgs#26)",
+  },
+  {
+    rev: "c043004d1c6985732bcc1cbc5a9c9aecbbb4e0f0",
+    date: "2026-09-05",
+    sha256: "sha256-7QYjT2vHLuX9Z1pdxHXDKCbh1CR3D/2rywB9Tx0MPRg=",
+    sha256Source:
+      "narHash of a stored flake.lock diff moving ref nixos-unstable from 801bef6 to this rev (lastModified 1788614874 = " +
+      "2026-09-05); the same hash as the nix-base32 sha256 061x1hfl…j61pd of a stored fetchTarball of this rev's GitHub " +
+      "archive (converted to SRI)",
+    torch: "2.13.0",
+    torchaudio: "2.11.0",
+    python: ["3.12", "3.13", "3.14"],
+    cuda: ["12.8", "12.9", "13.0"],
+    brokenCuda: {},
+    torchcodec: "unknown",
+    defaultPython: "3.14",
+    defaultCuda: "12.9",
+    channel: "nixos-unstable",
+    inferred: {
+      torchaudio:
+        "2.11.0: torchaudio has no later release (PyTorchKR/pytorch.kr#102) and nixpkgs' torchaudio was 2.11.0 at 2c423e0 " +
+        "(2026-08-22); not read at this rev",
+      python:
+        "python312-314Packages as at 2c423e0 (a stored, undated mid-2026 python/default.nix lists python311-315); only " +
+        "python3.14-torch-2.13.0 was seen at this rev",
+      cuda: "cudaPackages_12_8, _12_9 and _13_0 are in every cuda-packages.nix of 2026 found, before and after this rev",
+      brokenCuda:
+        "CUDA 13 accepted: torch 2.13.0's brokenConditions accept CUDA majors 11, 12, 13 in every stored 2.13.0 file " +
+        "(NixOS/nixpkgs 098e8c2, 85b7ecd, 7dec1fd, a8b649e); which of them this rev has was not seen",
+      torchcodec: "present (torchaudio 2.11.0 depends on it); stored nixpkgs files show 0.16.0 and 0.17.0, neither dated to this rev",
+      defaultPython: "3.14: the torch seen in the cache at this rev is python3.14-torch-2.13.0 (python3 is 3.14 since 2026-07-08)",
+      defaultCuda: DEFAULT_CUDA_12_9,
+    },
+    source:
+      "nixos-unstable channel revision nixos-26.11pre1068089.c043004d1c69 (a stored NixOS verification record); a stored " +
+      "note 'Verified 2026-09-06 against our locked nixpkgs (c043004): the cache has python3.14-torch-2.13.0 … for this " +
+      "exact rev' (lcleveland/itera.personal hosts/apps/dream/freetoken.nix at 34c7437); NixOS/nixpkgs#533426 (torch " +
+      "2.12.0 -> 2.13.0); nixpkgs torch source/default.nix 2.13.0 at 098e8c2 for the formal arguments",
   },
 ];

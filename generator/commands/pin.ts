@@ -1,0 +1,140 @@
+/**
+ * `variant-matrix pin inspect|check|add`: read a nixpkgs pin's facts with the user's own Nix, compare the catalog's
+ * pins with them, and add a pin the built-in catalog does not know to the local catalog (local-catalog.json beside
+ * matrix.ts).
+ *
+ *   pin inspect REV|PATH [--json] [--system S] [--rev REV] [--url URL]
+ *   pin check [--nixpkgs REV=PATH ...] [--no-fetch] [--system S] [--json] [--matrix FILE]
+ *   pin add REV|PATH [--rev REV] [--sha256 H] [--url URL] [--date YYYY-MM-DD] [--channel C] [--system S] [--matrix FILE]
+ *
+ * Exit status: 0 done (check: every reachable pin agrees); 1 check found a difference; 2 bad input, a Nix too old
+ * for the nixpkgs (lib/minver.nix), a failed fetch or evaluation, or check reached no pin at all.
+ */
+import type { Argv, CommandModule } from "yargs";
+import { dirname, resolve } from "node:path";
+import { LOCAL_CATALOG_FILE } from "../constants.ts";
+import { REPO_ROOT } from "../paths.ts";
+import { matrixOption, UsageError } from "./shared.ts";
+
+interface PinArgs {
+  action: "inspect" | "check" | "add";
+  source?: string;
+  json: boolean;
+  system?: string;
+  rev?: string;
+  url?: string;
+  sha256?: string;
+  date?: string;
+  channel?: string;
+  nixpkgs?: string[];
+  fetch: boolean;
+  matrix?: string;
+}
+
+async function catalogFor(matrix?: string) {
+  const [{ catalog }, { withLocalCatalog }] = await Promise.all([import("../catalog/index.ts"), import("../pin/local.ts")]);
+  const matrixFile = matrix ? resolve(process.cwd(), matrix) : resolve(REPO_ROOT, "matrix.ts");
+  return { cat: withLocalCatalog(catalog, dirname(matrixFile)), dir: dirname(matrixFile) };
+}
+
+const fmt = (v: unknown) => (v === null ? "absent" : Array.isArray(v) ? (v.length ? v.join(" ") : "(none)") : String(v));
+
+export const pinCommand: CommandModule<{}, PinArgs> = {
+  command: "pin <action> [source]",
+  describe: "read a nixpkgs pin's facts with your Nix (inspect), compare the catalog's pins with them (check), add a pin locally (add)",
+  builder: (y: Argv) =>
+    y
+      .positional("action", { choices: ["inspect", "check", "add"] as const, demandOption: true })
+      .positional("source", { type: "string", describe: "inspect/add: a nixpkgs revision (40 hex, fetched) or a nixpkgs checkout directory" })
+      .option("json", { type: "boolean", default: false, describe: "inspect/check: print JSON" })
+      .option("system", { type: "string", describe: "Nix system to evaluate for (default: this machine's)" })
+      .option("rev", { type: "string", describe: "the revision of a checkout without .git-revision or .git" })
+      .option("url", { type: "string", describe: "inspect/add: fetch the revision from this tarball URL (default: GitHub's archive of REV)" })
+      .option("sha256", { type: "string", describe: "add: the tarball hash, for a checkout (what nix-prefetch-url --unpack prints)" })
+      .option("date", { type: "string", describe: "add: the revision's commit date, YYYY-MM-DD" })
+      .option("channel", { type: "string", describe: "add: the channel it was taken from (nixos-unstable, nixos-26.05)" })
+      .option("nixpkgs", { type: "string", array: true, describe: "check: REV=PATH, a checkout of a catalog pin (repeatable)" })
+      .option("fetch", { type: "boolean", default: true, describe: "check: fetch pins not given with --nixpkgs (--no-fetch: only those given)" })
+      .options(matrixOption) as never,
+  handler: async (argv) => {
+    const run = await import("../pin/run.ts");
+    if (argv.action !== "check" && !argv.source) throw new UsageError(`pin ${argv.action} needs a source: a nixpkgs revision or checkout directory`);
+
+    if (argv.action === "inspect") {
+      const src = await run.resolveSource(argv.source!, { rev: argv.rev, url: argv.url });
+      const ins = await run.inspect(src, argv.system);
+      if (argv.json) {
+        console.log(JSON.stringify({ path: src.path, rev: src.rev, sha256: src.sha256, url: src.url, nixVersion: ins.nixVersion, system: ins.system, facts: ins.facts }, null, 2));
+        return;
+      }
+      const f = ins.facts;
+      const line = (label: string, value: unknown, expr: string) => console.log(`${label.padEnd(34)} ${fmt(value)}\n${"".padEnd(36)}← ${expr}`);
+      console.log(`nixpkgs ${src.rev ?? "(revision unknown)"} at ${src.path}, read with Nix ${ins.nixVersion}${ins.system ? ` for ${ins.system}` : ""}`);
+      if (src.sha256) console.log(`sha256 ${src.sha256}  (nix-prefetch-url --unpack ${src.url})`);
+      line("default Python", f.defaultPython.value, f.defaultPython.expr);
+      line("default CUDA", f.defaultCuda.value, f.defaultCuda.expr);
+      for (const s of f.pythonSets) {
+        line(`${s.set} torch`, s.torch.value, s.torch.expr);
+        line(`${s.set} torchaudio`, s.torchaudio.value, s.torchaudio.expr);
+        line(`${s.set} torchcodec`, s.torchcodec.value, s.torchcodec.expr);
+        line(`${s.set} torchvision`, s.torchvision.value, s.torchvision.expr);
+      }
+      for (const s of f.cudaSets) {
+        line(`${s.set} default capabilities`, s.defaultCapabilities.value, s.defaultCapabilities.expr);
+        line(`${s.set} torch broken`, s.torchBroken.value, s.torchBroken.expr);
+      }
+      line("torch formals", f.torchFormals.value, f.torchFormals.expr);
+      line("builder arguments torch lacks", f.builderArgsMissing.value, f.builderArgsMissing.expr);
+      line("torch links NCCL statically", f.staticLinks.nccl.value, f.staticLinks.nccl.expr);
+      line("torch links MAGMA statically", f.staticLinks.magma.value, f.staticLinks.magma.expr);
+      line("torch links NVSHMEM statically", f.staticLinks.nvshmem.value, f.staticLinks.nvshmem.expr);
+      line("torchaudio dependencies", f.torchaudioDependencies.value, f.torchaudioDependencies.expr);
+      return;
+    }
+
+    const { cat, dir } = await catalogFor(argv.matrix);
+
+    if (argv.action === "check") {
+      const given: Record<string, string> = {};
+      for (const spec of argv.nixpkgs ?? []) {
+        const m = spec.match(/^([0-9a-f]{40})=(.+)$/);
+        if (!m) throw new UsageError(`--nixpkgs ${spec}: expected REV=PATH (a 40-hex revision, '=', a nixpkgs checkout)`);
+        if (!cat.nixpkgs.some((p) => p.rev === m[1])) throw new UsageError(`--nixpkgs ${spec}: ${m[1]} is not a pin of the catalog (known: ${cat.nixpkgs.map((p) => p.rev.slice(0, 7)).join(", ")})`);
+        given[m[1]!] = m[2]!;
+      }
+      const results = await run.checkPins(cat, { given, fetch: argv.fetch, system: argv.system });
+      const checked = results.filter((r) => r.status === "checked");
+      if (argv.json) console.log(JSON.stringify(results.map((r) => (r.status === "checked" ? { status: r.status, where: r.where, ...r.comparison } : { rev: r.pin.rev, status: r.status, why: r.why })), null, 2));
+      else
+        for (const r of results) {
+          const head = `${r.pin.rev.slice(0, 7)} (torch ${r.pin.torch}${r.pin.channel ? `, ${r.pin.channel}` : ""}${r.pin.date ? ` ${r.pin.date}` : ""})`;
+          if (r.status === "unreachable") {
+            console.log(`– ${head}: not checked: ${r.why}`);
+            continue;
+          }
+          const c = r.comparison;
+          console.log(c.differences.length ? `✗ ${head}: ${c.differences.length} of ${c.compared} facts differ` : `✓ ${head}: ${c.compared} facts agree`);
+          for (const d of c.differences) console.log(`    ${d.message}`);
+          for (const n of c.notes) console.log(`    note: ${n}`);
+        }
+      if (!checked.length) {
+        const { PinError } = await import("../pin/nix.ts");
+        throw new PinError("no pin of the catalog could be read: give checkouts with --nixpkgs REV=PATH, or allow fetching");
+      }
+      if (checked.some((r) => r.status === "checked" && r.comparison.differences.length)) process.exitCode = 1;
+      return;
+    }
+
+    // add
+    const { addLocalEntry } = await import("../pin/local.ts");
+    const src = await run.resolveSource(argv.source!, { rev: argv.rev, url: argv.url });
+    if (argv.date !== undefined && !/^\d{4}-\d{2}-\d{2}$/.test(argv.date)) throw new UsageError(`--date ${argv.date}: expected YYYY-MM-DD`);
+    const { entry } = await run.makePinEntry(src, cat, { sha256: argv.sha256, date: argv.date, channel: argv.channel, system: argv.system });
+    const file = addLocalEntry(cat, dir, entry);
+    const p = entry.pin;
+    console.log(`added nixpkgs ${p.rev} (torch ${p.torch}, torchaudio ${p.torchaudio}; Python ${p.python.join(", ")}; CUDA ${p.cuda.join(", ")}${Object.keys(p.brokenCuda).length ? `, torch broken with CUDA ${Object.keys(p.brokenCuda).join(", ")}` : ""}) to ${file}`);
+    if (entry.torch) console.log(`added PyTorch ${entry.torch.version} (name tag ${entry.torch.nameTag}) to ${LOCAL_CATALOG_FILE}: Python and CUDA as nixpkgs builds it`);
+    if (entry.torchaudio) console.log(`added torchaudio ${entry.torchaudio.version} to ${LOCAL_CATALOG_FILE}`);
+    console.log(`use it in matrix.ts: releases: [{ torch: "${p.torch}", nixpkgs: "${p.rev}" }], then \`npm run generate\``);
+  },
+};

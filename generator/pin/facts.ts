@@ -1,0 +1,237 @@
+/**
+ * The facts of one nixpkgs revision as `pkgs/inspect-pin.nix` reads them by evaluation, their comparison with the
+ * catalog (`pin check`), and a catalog pin entry made from them (`pin add`). Pure: no I/O.
+ *
+ * Every fact is `{ expr, value }`: the Nix expression it was read from and its value (null when absent or when it
+ * failed to evaluate). What the catalog keeps per pin (generator/catalog/torch.ts `nixpkgs`), per CUDA version
+ * (cuda.ts `nixpkgsDefaultCapabilities`), per bundled library (device-code.ts `linkedAt`) and per torchaudio release
+ * (torch.ts `torchaudio[].nixpkgsDependsOnTorchcodec`) is compared with the matching fact.
+ */
+import { z } from "zod";
+import { bundledDeviceCode } from "../catalog/device-code.ts";
+import type { Catalog, NixpkgsPin, TorchaudioRelease, TorchRelease } from "../schema.ts";
+
+const fact = <T extends z.ZodTypeAny>(value: T) => z.object({ expr: z.string(), value: value.nullable() });
+const str = fact(z.string());
+
+/** What pkgs/inspect-pin.nix prints (nix-instantiate --eval --strict --json), validated. */
+export const PinFactsSchema = z.object({
+  pythonSets: z.array(
+    z.object({ set: z.string(), version: z.string(), torch: str, torchaudio: str, torchcodec: str, torchvision: str }),
+  ),
+  defaultPython: str,
+  defaultCuda: str,
+  cudaSets: z.array(
+    z.object({
+      set: z.string(),
+      version: z.string(),
+      defaultCapabilities: fact(z.array(z.string())),
+      torchBroken: fact(z.boolean()),
+    }),
+  ),
+  torchFormals: fact(z.array(z.string())),
+  builderArgsMissing: fact(z.array(z.string())),
+  staticLinks: z.object({ nccl: fact(z.boolean()), magma: fact(z.boolean()), nvshmem: fact(z.boolean()) }),
+  torchaudioDependencies: fact(z.array(z.string())),
+});
+/** The facts of one nixpkgs revision (see PinFactsSchema). */
+export type PinFacts = z.infer<typeof PinFactsSchema>;
+
+/** One fact on which the catalog and the inspected nixpkgs disagree: `fact` names it, `message` says both sides. */
+export interface PinDifference {
+  /** "torch", "brokenCuda[13.0]", "nixpkgsDefaultCapabilities[12.8]", "staticLinks.nvshmem", … */
+  fact: string;
+  /** What the catalog says, as text. */
+  catalog: string;
+  /** What the evaluated nixpkgs says, as text. */
+  nixpkgs: string;
+  /** The Nix expression the nixpkgs side was read from. */
+  expr: string;
+  /** One line for the user, e.g. "catalog says CUDA 13.0 refused for torch 2.11.0 at 549bd84; your nixpkgs says accepted". */
+  message: string;
+}
+
+/** The result of comparing a pin with its facts: differences fail `pin check`; notes do not (facts the catalog leaves open). */
+export interface PinComparison {
+  rev: string;
+  differences: PinDifference[];
+  notes: string[];
+  /** How many facts were compared. */
+  compared: number;
+}
+
+const short = (rev: string) => rev.slice(0, 7);
+const show = (v: unknown) => (v === null ? "absent" : Array.isArray(v) ? (v.length ? v.join(", ") : "(none)") : String(v));
+
+/**
+ * Compare a catalog pin (and the catalog facts that depend on it) with the facts read from that revision.
+ * Facts the catalog marks unknown ("unknown" torchcodec) or does not list (extra Python or CUDA sets) become notes.
+ * @returns every difference and note; `compared` counts the facts checked.
+ */
+export function comparePin(pin: NixpkgsPin, facts: PinFacts, cat: Catalog): PinComparison {
+  const differences: PinDifference[] = [];
+  const notes: string[] = [];
+  let compared = 0;
+  const at = short(pin.rev);
+  const differ = (factName: string, catalog: unknown, nixpkgs: unknown, expr: string, message?: string) => {
+    compared++;
+    if (JSON.stringify(catalog) === JSON.stringify(nixpkgs)) return;
+    differences.push({
+      fact: factName,
+      catalog: show(catalog),
+      nixpkgs: show(nixpkgs),
+      expr,
+      message: message ?? `${factName}: catalog says ${show(catalog)} at ${at}; your nixpkgs says ${show(nixpkgs)} (${expr})`,
+    });
+  };
+
+  // Package sets the catalog relies on must exist; extra ones are only worth a note.
+  const py = new Map(facts.pythonSets.map((s) => [s.version, s]));
+  for (const v of pin.python) differ(`python[${v}]`, `python${v.replace(".", "")}Packages`, py.has(v) ? py.get(v)!.set : null, "builtins.attrNames pkgs");
+  const extraPy = [...py.keys()].filter((v) => !pin.python.includes(v));
+  if (extraPy.length) notes.push(`nixpkgs at ${at} also has Python ${extraPy.join(", ")} (the catalog does not list them for this pin)`);
+  const cu = new Map(facts.cudaSets.map((s) => [s.version, s]));
+  for (const v of pin.cuda) differ(`cuda[${v}]`, `cudaPackages_${v.replace(".", "_")}`, cu.has(v) ? cu.get(v)!.set : null, "builtins.attrNames pkgs");
+  const extraCuda = [...cu.keys()].filter((v) => !pin.cuda.includes(v));
+  if (extraCuda.length) notes.push(`nixpkgs at ${at} also has CUDA ${extraCuda.join(", ")} (the catalog does not list them for this pin)`);
+
+  // Versions in every Python set the catalog lists for the pin.
+  const unknownCodec: string[] = [];
+  for (const v of pin.python) {
+    const s = py.get(v);
+    if (!s) continue;
+    differ(`torch[${v}]`, pin.torch, s.torch.value, s.torch.expr);
+    differ(`torchaudio[${v}]`, pin.torchaudio, s.torchaudio.value, s.torchaudio.expr);
+    if (pin.torchcodec === "unknown") unknownCodec.push(`${s.set}: ${show(s.torchcodec.value)}`);
+    else differ(`torchcodec[${v}]`, pin.torchcodec, s.torchcodec.value, s.torchcodec.expr);
+  }
+  if (unknownCodec.length)
+    notes.push(`torchcodec at ${at}: the catalog has "unknown"; your nixpkgs says ${unknownCodec.join(", ")} (pythonXYZPackages.torchcodec.version): record it in the catalog`);
+  for (const [key, f] of [["defaultPython", facts.defaultPython], ["defaultCuda", facts.defaultCuda]] as const) {
+    if (pin[key] !== null) differ(key, pin[key], f.value, f.expr);
+    else if (f.value) notes.push(`${key} at ${at}: the catalog has none; your nixpkgs says ${f.value} (${f.expr})`);
+  }
+
+  // torch's brokenConditions, per CUDA set present (the catalog's brokenCuda lists the versions it refuses).
+  for (const s of facts.cudaSets) {
+    if (!cat.cuda.some((c) => c.version === s.version)) continue;
+    const refused = s.version in pin.brokenCuda;
+    const nix = s.torchBroken.value;
+    const word = (b: boolean | null) => (b === null ? "unreadable" : b ? "refused" : "accepted");
+    differ(`brokenCuda[${s.version}]`, word(refused), word(nix), s.torchBroken.expr,
+      `catalog says CUDA ${s.version} ${word(refused)} for torch ${pin.torch} at ${at}; your nixpkgs says ${word(nix)} (${s.torchBroken.expr})`);
+    // nixpkgs' default capabilities of that CUDA set (a per-CUDA-version fact of the catalog).
+    const tk = cat.cuda.find((c) => c.version === s.version)!;
+    differ(`nixpkgsDefaultCapabilities[${s.version}]`, tk.nixpkgsDefaultCapabilities, s.defaultCapabilities.value, s.defaultCapabilities.expr);
+  }
+
+  // What our builders hand torch must be among its formal arguments.
+  differ("torch formals our builders pass", [], facts.builderArgsMissing.value, facts.builderArgsMissing.expr,
+    `torch at ${at} lacks formal argument(s) ${show(facts.builderArgsMissing.value)} that pkgs/pytorch.nix passes (${facts.torchFormals.expr})`);
+
+  // Bundled libraries (catalog/device-code.ts: which pins' torch links each statically).
+  for (const lib of bundledDeviceCode) {
+    const expected = lib.linkedAt === "every pin" || lib.linkedAt.includes(pin.rev);
+    const f = facts.staticLinks[lib.origin];
+    differ(`staticLinks.${lib.origin}`, expected, f.value, f.expr,
+      `catalog says torch ${expected ? "links" : "does not link"} ${lib.label} statically at ${at}; your nixpkgs says ${f.value === null ? "unreadable" : f.value ? "it does" : "it does not"} (${f.expr})`);
+  }
+
+  // torchaudio's dependency on torchcodec (nixpkgs' torchaudio file, per torchaudio release).
+  const ta = cat.torchaudio.find((t) => t.version === pin.torchaudio);
+  if (ta && ta.nixpkgsDependsOnTorchcodec !== undefined) {
+    const deps = facts.torchaudioDependencies.value;
+    differ("torchaudio depends on torchcodec", ta.nixpkgsDependsOnTorchcodec, deps === null ? null : deps.includes("torchcodec"), facts.torchaudioDependencies.expr);
+  }
+  return { rev: pin.rev, differences, notes, compared };
+}
+
+/** The PyTorch version nixpkgs' default Python set carries (the set of `python3`), else the first set's. */
+function defaultSet(facts: PinFacts) {
+  return facts.pythonSets.find((s) => s.version === facts.defaultPython.value) ?? facts.pythonSets.find((s) => s.torch.value !== null);
+}
+
+/** What `pin add` writes: the pin, and the PyTorch and torchaudio releases the catalog lacks for it. */
+export interface LocalPinEntry {
+  pin: NixpkgsPin;
+  torch: TorchRelease | null;
+  torchaudio: TorchaudioRelease | null;
+}
+
+/**
+ * A catalog pin entry made from the facts of a revision: every field read (nothing inferred), with the expressions
+ * in its `source`. When the catalog lacks the PyTorch release (or the torchaudio) it carries, a release entry is
+ * made too: its Python range is the Python sets that carry that torch, its CUDA list the sets torch accepts (what
+ * nixpkgs builds, not PyTorch's own release matrix: said in its source).
+ * @throws Error when the revision has no torch in any Python set, or a Python/CUDA set the catalog has no facts for
+ *   is all it has.
+ */
+export function pinEntryFromFacts(
+  facts: PinFacts,
+  opts: { rev: string; sha256: string; sha256Source: string; date: string | null; channel: string | null; nixVersion: string; where: string },
+  cat: Catalog,
+): LocalPinEntry {
+  const def = defaultSet(facts);
+  if (!def || def.torch.value === null) throw new Error(`nixpkgs ${opts.rev} has no torch in any Python set`);
+  const torch = def.torch.value;
+  const torchaudio = def.torchaudio.value;
+  if (torchaudio === null) throw new Error(`nixpkgs ${opts.rev} has torch ${torch} but no torchaudio in ${def.set}`);
+  const knownPy = new Set(cat.python.map((p) => p.version));
+  const knownCuda = new Set(cat.cuda.map((c) => c.version));
+  const python = facts.pythonSets.filter((s) => s.torch.value === torch && knownPy.has(s.version)).map((s) => s.version);
+  const cudaSets = facts.cudaSets.filter((s) => knownCuda.has(s.version));
+  const cuda = cudaSets.map((s) => s.version);
+  if (!python.length) throw new Error(`nixpkgs ${opts.rev}: no Python set the catalog knows carries torch ${torch}`);
+  if (!cuda.length) throw new Error(`nixpkgs ${opts.rev}: no CUDA set the catalog knows (${[...knownCuda].join(", ")})`);
+  const brokenCuda = Object.fromEntries(
+    cudaSets.filter((s) => s.torchBroken.value === true).map((s) => [s.version, `nixpkgs marks torch ${torch} broken with ${s.set} (${s.torchBroken.expr} = true)`]),
+  );
+  const codecs = [...new Set(facts.pythonSets.filter((s) => python.includes(s.version)).map((s) => s.torchcodec.value))];
+  const pin: NixpkgsPin = {
+    rev: opts.rev,
+    date: opts.date,
+    sha256: opts.sha256,
+    sha256Source: opts.sha256Source,
+    torch,
+    torchaudio,
+    python,
+    cuda,
+    brokenCuda,
+    torchcodec: codecs.length === 1 ? codecs[0]! : "unknown",
+    defaultPython: facts.defaultPython.value,
+    defaultCuda: facts.defaultCuda.value,
+    channel: opts.channel,
+    inferred: {},
+    source:
+      `variant-matrix pin add: evaluated ${opts.where} with Nix ${opts.nixVersion} (pkgs/inspect-pin.nix): ` +
+      `${def.torch.expr} = ${torch}; ${def.torchaudio.expr} = ${torchaudio}; package sets from builtins.attrNames; ` +
+      `brokenCuda from torch.meta.broken per cudaPackages_X_Y`,
+  };
+  const minorOf = (v: string) => v.split(".").slice(0, 2).join(".");
+  const nextMinor = (v: string) => {
+    const [a, b] = v.split(".").map(Number);
+    return `${a}.${b! + 1}`;
+  };
+  const release: TorchRelease | null = cat.torch.some((t) => t.version === torch)
+    ? null
+    : {
+        version: torch,
+        nameTag: minorOf(torch).replace(".", ""),
+        torchaudio,
+        python,
+        cuda: cuda.filter((v) => !(v in brokenCuda)),
+        source:
+          `nixpkgs ${short(opts.rev)} as evaluated by variant-matrix pin add: Python sets carrying torch ${torch} ` +
+          `(${python.join(", ")}) and the CUDA sets its meta.broken accepts; PyTorch's own release matrix was not read`,
+      };
+  const audio: TorchaudioRelease | null = cat.torchaudio.some((t) => t.version === torchaudio)
+    ? null
+    : {
+        version: torchaudio,
+        servesTorch: { min: minorOf(torch), below: nextMinor(torch) },
+        stableAbi: false,
+        nixpkgsDependsOnTorchcodec: (facts.torchaudioDependencies.value ?? []).includes("torchcodec"),
+        source: `nixpkgs ${short(opts.rev)} pairs torchaudio ${torchaudio} with torch ${torch} (variant-matrix pin add); taken to serve that torch minor only`,
+      };
+  return { pin, torch: release, torchaudio: audio };
+}

@@ -1,0 +1,122 @@
+/**
+ * Reading a nixpkgs revision with the user's own Nix (I/O: child processes, files): its Nix version requirement,
+ * fetching a revision's tarball with its hash, and evaluating pkgs/inspect-pin.nix over it.
+ *
+ * Facts relied on:
+ * - nixpkgs' root default.nix aborts on a Nix older than `lib/minver.nix` ("This version of Nixpkgs requires Nix >=
+ *   …, please upgrade"); nixpkgs of 2025+ asks for 2.18, which Debian's nix-bin (2.8) is not.
+ * - `nix-prefetch-url --unpack --print-path URL` prints the sha256 (Nix base32) of the NAR of the unpacked tarball,
+ *   the very hash `builtins.fetchTarball { sha256 }` checks, and the store path it unpacked to.
+ * - `nix hash to-sri --type sha256 HASH` (nix-command) writes that hash as SRI ("sha256-…"), as flake.lock does.
+ */
+import { existsSync, readFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { InputError } from "../errors.ts";
+import { REPO_ROOT } from "../paths.ts";
+import { run } from "../driver/store.ts";
+import { compareVersions } from "../versions.ts";
+import { PinFactsSchema, type PinFacts } from "./facts.ts";
+
+/** The inspection expression (hand-written Nix; see its header). */
+export const INSPECT_NIX = join(REPO_ROOT, "pkgs", "inspect-pin.nix");
+
+/** A nixpkgs that cannot be read here (too old a Nix, a fetch that failed, an evaluation error): exit 2. */
+export class PinError extends InputError {
+  override name = "PinError";
+}
+
+/**
+ * The version of the Nix on PATH (`nix-instantiate --version`: "nix-instantiate (Nix) 2.8.0" → "2.8.0").
+ * @throws PinError when nix-instantiate cannot be run
+ */
+export async function nixVersion(): Promise<string> {
+  const r = await run(["nix-instantiate", "--version"]).catch(() => null);
+  const m = r?.stdout.match(/(\d+\.\d+(?:\.\d+)?)/);
+  if (!r || r.code !== 0 || !m) throw new PinError("cannot run nix-instantiate: install Nix (nix-instantiate on PATH) to read a nixpkgs");
+  return m[1]!;
+}
+
+/**
+ * The Nix version a nixpkgs checkout asks for: the string in its `lib/minver.nix` ("2.18"), or null when it has
+ * none (the stand-in, or very old nixpkgs).
+ */
+export function requiredNixVersion(nixpkgsPath: string): string | null {
+  const f = join(nixpkgsPath, "lib", "minver.nix");
+  if (!existsSync(f)) return null;
+  const m = readFileSync(f, "utf8").match(/"(\d+(?:\.\d+)*)"/);
+  return m ? m[1]! : null;
+}
+
+/**
+ * Refuse, with a plain message, a nixpkgs whose lib/minver.nix asks for a newer Nix than `have`.
+ * @throws PinError naming both versions and what to do
+ */
+export function checkNixVersion(nixpkgsPath: string, have: string): void {
+  const need = requiredNixVersion(nixpkgsPath);
+  if (need !== null && compareVersions(have, need) < 0)
+    throw new PinError(
+      `this nixpkgs (${nixpkgsPath}) needs Nix >= ${need} (its lib/minver.nix), and the Nix on PATH is ${have} ` +
+        `(nix-instantiate --version). nixpkgs of 2025 and later cannot be evaluated by Nix ${have} (Debian's nix-bin); ` +
+        `put a Nix >= ${need} first on PATH (the official installer, or \`nix profile install nixpkgs#nix\`) and run this again.`,
+    );
+}
+
+/**
+ * Fetch a tarball as `builtins.fetchTarball` would and hash it: `nix-prefetch-url --unpack --print-path URL`.
+ * @returns the store path it unpacked to and its sha256 in SRI form ("sha256-…=")
+ * @throws PinError with Nix's message when the fetch fails (offline, unknown revision)
+ */
+export async function prefetchTarball(url: string): Promise<{ path: string; sha256: string; base32: string }> {
+  const r = await run(["nix-prefetch-url", "--unpack", "--print-path", url]);
+  const [base32, path] = r.stdout.trim().split("\n");
+  if (r.code !== 0 || !base32 || !path)
+    throw new PinError(`cannot fetch ${url}: ${lastLines(r.stderr) || `nix-prefetch-url exited ${r.code}`}`);
+  return { path, base32, sha256: await toSri(base32) };
+}
+
+/** Nix base32 sha256 → SRI, by the user's Nix (`nix hash to-sri`). @throws PinError when Nix refuses */
+export async function toSri(base32: string): Promise<string> {
+  const r = await run(["nix", "--extra-experimental-features", "nix-command", "hash", "to-sri", "--type", "sha256", base32]);
+  const out = r.stdout.trim();
+  if (r.code !== 0 || !out.startsWith("sha256-")) throw new PinError(`nix hash to-sri ${base32} failed: ${lastLines(r.stderr)}`);
+  return out;
+}
+
+/**
+ * The revision of a nixpkgs checkout: its `.git-revision` file (channel tarballs), else `git rev-parse HEAD`.
+ * @returns the 40-hex revision, or null when neither says
+ */
+export async function revisionOf(nixpkgsPath: string): Promise<string | null> {
+  const f = join(nixpkgsPath, ".git-revision");
+  if (existsSync(f)) {
+    const rev = readFileSync(f, "utf8").trim();
+    if (/^[0-9a-f]{40}$/.test(rev)) return rev;
+  }
+  const r = await run(["git", "-C", nixpkgsPath, "rev-parse", "HEAD"]).catch(() => null);
+  const rev = r?.code === 0 ? r.stdout.trim() : "";
+  return /^[0-9a-f]{40}$/.test(rev) ? rev : null;
+}
+
+/**
+ * Evaluate pkgs/inspect-pin.nix over a nixpkgs checkout with the Nix on PATH.
+ * @param nixpkgsPath a directory holding nixpkgs (its default.nix)
+ * @param system the Nix system to evaluate for ("x86_64-linux"), or undefined for the current one
+ * @throws PinError when Nix is too old for it (lib/minver.nix) or the evaluation fails (Nix's message)
+ */
+export async function inspectNixpkgs(nixpkgsPath: string, system?: string): Promise<{ facts: PinFacts; nixVersion: string }> {
+  const path = resolve(nixpkgsPath);
+  if (!existsSync(join(path, "default.nix"))) throw new PinError(`${path} is not a nixpkgs checkout: it has no default.nix`);
+  const have = await nixVersion();
+  checkNixVersion(path, have);
+  const args = ["nix-instantiate", "--eval", "--strict", "--json", INSPECT_NIX, "--argstr", "nixpkgs", path];
+  if (system) args.push("--argstr", "system", system);
+  const r = await run(args);
+  if (r.code !== 0) throw new PinError(`evaluating ${path} with Nix ${have} failed:\n${lastLines(r.stderr, 8)}`);
+  const parsed = PinFactsSchema.safeParse(JSON.parse(r.stdout));
+  if (!parsed.success) throw new PinError(`pkgs/inspect-pin.nix printed an unexpected shape: ${parsed.error.message}`);
+  return { facts: parsed.data, nixVersion: have };
+}
+
+function lastLines(s: string, n = 3): string {
+  return s.trim().split("\n").filter((l) => l.trim()).slice(-n).join("\n");
+}

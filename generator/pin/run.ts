@@ -1,0 +1,141 @@
+/**
+ * `pin inspect | check | add` without the printing: where a nixpkgs comes from (a checkout, or a revision fetched
+ * with its hash), reading its facts (pkgs/inspect-pin.nix), comparing every reachable catalog pin, and making a
+ * local pin entry. The command layer (generator/commands/pin.ts) prints the results.
+ */
+import { existsSync, statSync } from "node:fs";
+import { resolve } from "node:path";
+import { nixpkgsTarballUrl } from "../catalog/index.ts";
+import type { Catalog, NixpkgsPin } from "../schema.ts";
+import { comparePin, pinEntryFromFacts, type LocalPinEntry, type PinComparison, type PinFacts } from "./facts.ts";
+import { inspectNixpkgs, PinError, prefetchTarball, revisionOf } from "./nix.ts";
+
+const REV_RE = /^[0-9a-f]{40}$/;
+
+/** A nixpkgs to read: where it is on disk, which revision it is, and its tarball hash when it was fetched. */
+export interface PinSource {
+  /** Directory holding nixpkgs (a checkout or the unpacked tarball in the store). */
+  path: string;
+  /** 40-hex revision, or null when a checkout does not say (no .git-revision, not a git work tree). */
+  rev: string | null;
+  /** SRI sha256 of the tarball (NAR hash of the unpacked tree) when fetched, else null. */
+  sha256: string | null;
+  /** The URL fetched, when fetched. */
+  url: string | null;
+  /** "the checkout PATH" or "URL": said in messages and in a pin's source. */
+  where: string;
+}
+
+/**
+ * Where `source` is: an existing directory (a nixpkgs checkout), or a 40-hex revision fetched from `url` (default:
+ * GitHub's tarball of the revision) with nix-prefetch-url, which also gives its sha256.
+ * @throws PinError for a source that is neither, or a fetch that fails
+ */
+export async function resolveSource(source: string, opts: { rev?: string; url?: string } = {}): Promise<PinSource> {
+  const asPath = resolve(process.cwd(), source);
+  if (existsSync(asPath) && statSync(asPath).isDirectory()) {
+    const rev = opts.rev ?? (await revisionOf(asPath));
+    if (opts.rev !== undefined && !REV_RE.test(opts.rev)) throw new PinError(`--rev ${opts.rev}: expected a 40-hex nixpkgs revision`);
+    return { path: asPath, rev, sha256: null, url: null, where: `the checkout ${asPath}` };
+  }
+  if (!REV_RE.test(source))
+    throw new PinError(`${source}: neither a nixpkgs directory nor a 40-hex nixpkgs revision (e.g. 2c423e03bbafcff28bfadc6781a4a8257f205cb5)`);
+  const url = opts.url ?? nixpkgsTarballUrl(source);
+  const got = await prefetchTarball(url);
+  return { path: got.path, rev: source, sha256: got.sha256, url, where: url };
+}
+
+/** The facts of one nixpkgs, and what was read them with. */
+export interface Inspection {
+  source: PinSource;
+  nixVersion: string;
+  system: string | null;
+  facts: PinFacts;
+}
+
+/** Read the facts of a resolved source. @throws PinError (Nix too old, evaluation failed) */
+export async function inspect(source: PinSource, system?: string): Promise<Inspection> {
+  const { facts, nixVersion } = await inspectNixpkgs(source.path, system);
+  return { source, nixVersion, system: system ?? null, facts };
+}
+
+/** One catalog pin's outcome in `pin check`. */
+export type PinCheck =
+  | { pin: NixpkgsPin; status: "checked"; comparison: PinComparison; where: string }
+  | { pin: NixpkgsPin; status: "unreachable"; why: string };
+
+/**
+ * Check every pin of `cat` the user can reach: those given as `given[rev] = path`, and, unless `fetch` is false, the
+ * others fetched by revision (whose fetched sha256 must equal the catalog's).
+ * @returns one entry per catalog pin, in catalog order
+ */
+export async function checkPins(
+  cat: Catalog,
+  opts: { given: Record<string, string>; fetch: boolean; system?: string; url?: (rev: string) => string },
+): Promise<PinCheck[]> {
+  const out: PinCheck[] = [];
+  for (const pin of cat.nixpkgs) {
+    let source: PinSource;
+    try {
+      if (opts.given[pin.rev]) source = await resolveSource(opts.given[pin.rev]!, { rev: pin.rev });
+      else if (opts.fetch) source = await resolveSource(pin.rev, { url: opts.url?.(pin.rev) });
+      else {
+        out.push({ pin, status: "unreachable", why: "not given with --nixpkgs REV=PATH, and fetching is off (--no-fetch)" });
+        continue;
+      }
+    } catch (e) {
+      out.push({ pin, status: "unreachable", why: (e as Error).message.split("\n")[0]! });
+      continue;
+    }
+    const { facts } = await inspect(source, opts.system);
+    const comparison = comparePin(pin, facts, cat);
+    if (source.sha256 !== null && pin.sha256 !== null && !pin.sha256.startsWith("sha256-")) {
+      comparison.notes.push(`sha256 at ${pin.rev.slice(0, 7)}: the catalog's is base32, not compared with ${source.sha256}`);
+    } else if (source.sha256 !== null) {
+      comparison.compared++;
+      if (pin.sha256 !== source.sha256)
+        comparison.differences.push({
+          fact: "sha256",
+          catalog: pin.sha256 ?? "none",
+          nixpkgs: source.sha256,
+          expr: `nix-prefetch-url --unpack ${source.url}`,
+          message: `sha256: catalog says ${pin.sha256 ?? "none"} for ${pin.rev.slice(0, 7)}; the fetched tarball's is ${source.sha256}`,
+        });
+    }
+    out.push({ pin, status: "checked", comparison, where: source.where });
+  }
+  return out;
+}
+
+/**
+ * Read a revision and make its local catalog entry (`pin add`): the source must be a fetched revision, or a checkout
+ * with `rev` and `sha256` known (a checkout's own tree is not the tarball, so its hash cannot be computed from it).
+ * @throws PinError when the revision or hash is unknown, or the facts cannot make a pin
+ */
+export async function makePinEntry(
+  source: PinSource,
+  cat: Catalog,
+  opts: { sha256?: string; date?: string; channel?: string; system?: string },
+): Promise<{ entry: LocalPinEntry; inspection: Inspection }> {
+  if (!source.rev) throw new PinError(`${source.where}: which revision is it? Pass --rev REV (it has no .git-revision and is not a git checkout)`);
+  const sha256 = opts.sha256 ?? source.sha256;
+  if (!sha256)
+    throw new PinError(
+      `${source.where}: the pin needs the tarball's sha256; pass --sha256 (what \`nix-prefetch-url --unpack ${nixpkgsTarballUrl(source.rev)}\` prints) or give the revision instead of a checkout`,
+    );
+  const inspection = await inspect(source, opts.system);
+  const today = new Date().toISOString().slice(0, 10);
+  const sha256Source = opts.sha256
+    ? `given to variant-matrix pin add --sha256 on ${today}`
+    : `nix-prefetch-url --unpack ${source.url} (variant-matrix pin add, ${today})`;
+  try {
+    const entry = pinEntryFromFacts(
+      inspection.facts,
+      { rev: source.rev, sha256, sha256Source, date: opts.date ?? null, channel: opts.channel ?? null, nixVersion: inspection.nixVersion, where: source.where },
+      cat,
+    );
+    return { entry, inspection };
+  } catch (e) {
+    throw new PinError((e as Error).message);
+  }
+}
