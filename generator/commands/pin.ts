@@ -34,7 +34,7 @@ interface PinArgs {
 async function catalogFor(matrix?: string) {
   const [{ catalog }, { withLocalCatalog }] = await Promise.all([import("../catalog/index.ts"), import("../pin/local.ts")]);
   const matrixFile = matrix ? resolve(process.cwd(), matrix) : resolve(REPO_ROOT, "matrix.ts");
-  return { cat: withLocalCatalog(catalog, dirname(matrixFile)), dir: dirname(matrixFile) };
+  return { builtIn: catalog, cat: withLocalCatalog(catalog, dirname(matrixFile)), dir: dirname(matrixFile) };
 }
 
 const fmt = (v: unknown) => (v === null ? "absent" : Array.isArray(v) ? (v.length ? v.join(" ") : "(none)") : String(v));
@@ -92,7 +92,7 @@ export const pinCommand: CommandModule<{}, PinArgs> = {
       return;
     }
 
-    const { cat, dir } = await catalogFor(argv.matrix);
+    const { builtIn, cat, dir } = await catalogFor(argv.matrix);
 
     if (argv.action === "check") {
       const given: Record<string, string> = {};
@@ -130,7 +130,7 @@ export const pinCommand: CommandModule<{}, PinArgs> = {
     const src = await run.resolveSource(argv.source!, { rev: argv.rev, url: argv.url });
     if (argv.date !== undefined && !/^\d{4}-\d{2}-\d{2}$/.test(argv.date)) throw new UsageError(`--date ${argv.date}: expected YYYY-MM-DD`);
     const { entry } = await run.makePinEntry(src, cat, { sha256: argv.sha256, date: argv.date, channel: argv.channel, system: argv.system });
-    const file = addLocalEntry(cat, dir, entry);
+    const file = addLocalEntry(builtIn, dir, entry);
     const p = entry.pin;
     console.log(`added nixpkgs ${p.rev} (torch ${p.torch}, torchaudio ${p.torchaudio}; Python ${p.python.join(", ")}; CUDA ${p.cuda.join(", ")}${Object.keys(p.brokenCuda).length ? `, torch broken with CUDA ${Object.keys(p.brokenCuda).join(", ")}` : ""}) to ${file}`);
     if (entry.torch) console.log(`added PyTorch ${entry.torch.version} (name tag ${entry.torch.nameTag}) to ${LOCAL_CATALOG_FILE}: Python and CUDA as nixpkgs builds it`);

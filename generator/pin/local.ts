@@ -72,8 +72,8 @@ export function withLocalCatalog(cat: Catalog, dir: string): Catalog {
 }
 
 /**
- * Add a pin entry (and the releases it brings) to the local catalog of `dir`, written atomically. The merged
- * catalog is validated before anything is written.
+ * Add a pin entry (and the releases it brings) to the local catalog of `dir`, written atomically. The built-in
+ * catalog `cat` with the new local catalog is validated before anything is written.
  * @returns the file written
  * @throws LocalCatalogError when the entry clashes with the built-in or local catalog (nothing written)
  */

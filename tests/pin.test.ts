@@ -1,0 +1,226 @@
+// Issue 23: a pin's facts read by evaluating a nixpkgs (pkgs/inspect-pin.nix) with the real Nix, `pin check` against
+// the catalog, `pin add` into the local catalog, and the version message of a nixpkgs newer than this Nix can read.
+// Every nixpkgs here is the stand-in (tests/fixtures/stand-in-nixpkgs, NOT nixpkgs) of one catalog pin, laid out as a
+// nixpkgs checkout directory (default.nix, .git-revision) or a tarball served from a file:// URL.
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { catalog } from "../generator/catalog/index.ts";
+import { bundledDeviceCode } from "../generator/catalog/device-code.ts";
+import { comparePin, PinFactsSchema, type PinFacts } from "../generator/pin/facts.ts";
+import { SHA256_RE, type NixpkgsPin } from "../generator/schema.ts";
+import { runCli, tempDir, writeMatrix } from "./helpers/cli.ts";
+import { STAND_IN_NIXPKGS } from "./helpers/nix.ts";
+
+/** A nixpkgs checkout directory whose default.nix is the stand-in of `pin` (with `overrides` of its facts). */
+function standInCheckout(pin: string, overrides: Record<string, unknown> = {}, opts: { gitRevision?: string | null; dir?: string } = {}): string {
+  const dir = opts.dir ?? join(tempDir("vm-pin-"), "nixpkgs");
+  mkdirSync(dir, { recursive: true });
+  const nixOverrides = Object.entries(overrides)
+    .map(([k, v]) => `${k} = ${Array.isArray(v) ? `[ ${v.map((x) => JSON.stringify(x)).join(" ")} ]` : JSON.stringify(v)};`)
+    .join(" ");
+  writeFileSync(
+    join(dir, "default.nix"),
+    `# stand-in nixpkgs of ${pin} (tests/fixtures/stand-in-nixpkgs)\n` +
+      `args: import ${STAND_IN_NIXPKGS} (args // { standIn = { pin = "${pin}"; pinOverrides = { ${nixOverrides} }; }; })\n`,
+  );
+  const rev = opts.gitRevision === undefined ? pin : opts.gitRevision;
+  if (rev !== null) writeFileSync(join(dir, ".git-revision"), `${rev}\n`);
+  return dir;
+}
+
+const checkouts = new Map(catalog.nixpkgs.map((p) => [p.rev, standInCheckout(p.rev)]));
+const givenAll = [...checkouts].flatMap(([rev, dir]) => ["--nixpkgs", `${rev}=${dir}`]);
+
+function inspectJson(dir: string): { rev: string; facts: PinFacts } {
+  const r = runCli(["pin", "inspect", dir, "--json"]);
+  assert.is(r.status, 0, r.stderr);
+  const j = JSON.parse(r.stdout) as { rev: string; facts: unknown };
+  return { rev: j.rev, facts: PinFactsSchema.parse(j.facts) };
+}
+
+test("pin inspect PATH --json reads every per-pin fact the catalog holds, each with its Nix expression (every stand-in era)", () => {
+  for (const pin of catalog.nixpkgs) {
+    const { rev, facts } = inspectJson(checkouts.get(pin.rev)!);
+    assert.is(rev, pin.rev, "the revision from .git-revision");
+    const sets = new Map(facts.pythonSets.map((s) => [s.version, s]));
+    for (const v of pin.python) {
+      const s = sets.get(v);
+      assert.ok(s, `${pin.rev}: python${v} set`);
+      assert.is(s!.torch.value, pin.torch, `${pin.rev} python ${v} torch`);
+      assert.is(s!.torchaudio.value, pin.torchaudio, `${pin.rev} python ${v} torchaudio`);
+      assert.is(s!.torch.expr, `(import <nixpkgs> { config = { allowUnfree = true; allowAliases = false; }; }).${s!.set}.torch.version`);
+      if (pin.torchcodec === null) assert.is(s!.torchcodec.value, null, `${pin.rev}: no torchcodec`);
+    }
+    assert.equal(facts.cudaSets.map((s) => s.version), pin.cuda, `${pin.rev}: CUDA sets`);
+    for (const s of facts.cudaSets) {
+      assert.is(s.torchBroken.value, s.version in pin.brokenCuda, `${pin.rev}: torch broken with CUDA ${s.version}`);
+      assert.match(s.torchBroken.expr, new RegExp(`cudaPackages = final\\.${s.set}; .*\\.torch\\.meta\\.broken$`));
+      assert.equal(s.defaultCapabilities.value, catalog.cuda.find((c) => c.version === s.version)!.nixpkgsDefaultCapabilities);
+    }
+    if (pin.defaultPython) assert.is(facts.defaultPython.value, pin.defaultPython);
+    if (pin.defaultCuda) assert.is(facts.defaultCuda.value, pin.defaultCuda);
+    assert.equal(facts.builderArgsMissing.value, [], `${pin.rev}: torch takes cudaSupport and gpuTargets`);
+    assert.ok(facts.torchFormals.value!.includes("gpuTargets"));
+    for (const lib of bundledDeviceCode)
+      assert.is(facts.staticLinks[lib.origin].value, lib.linkedAt === "every pin" || lib.linkedAt.includes(pin.rev), `${pin.rev}: ${lib.origin}`);
+    const ta = catalog.torchaudio.find((t) => t.version === pin.torchaudio)!;
+    assert.is(facts.torchaudioDependencies.value!.includes("torchcodec"), ta.nixpkgsDependsOnTorchcodec, `${pin.rev}: torchaudio → torchcodec`);
+    assert.ok(facts.torchaudioDependencies.value!.includes("torch"));
+  }
+});
+
+test("pin inspect (text) names each fact with the expression it came from", () => {
+  const p = catalog.nixpkgs.find((x) => x.torch === "2.13.0")!;
+  const r = runCli(["pin", "inspect", checkouts.get(p.rev)!]);
+  assert.is(r.status, 0, r.stderr);
+  assert.match(r.stdout, /python313Packages torch\s+2\.13\.0\n\s+← \(import <nixpkgs> .*\)\.python313Packages\.torch\.version/);
+  assert.match(r.stdout, /cudaPackages_13_0 torch broken\s+false\n\s+← .*meta\.broken/);
+  assert.match(r.stdout, /torch links NVSHMEM statically\s+true/);
+});
+
+test("pin check exits 0 against a faithful stand-in of every catalog pin", () => {
+  const r = runCli(["pin", "check", "--no-fetch", ...givenAll]);
+  assert.is(r.status, 0, r.stdout + r.stderr);
+  for (const p of catalog.nixpkgs) assert.match(r.stdout, new RegExp(`✓ ${p.rev.slice(0, 7)} \\(torch ${p.torch.replace(/\./g, "\\.")}.*: \\d+ facts agree`));
+  assert.not.match(r.stdout, /✗/);
+});
+
+test("pin check exits 1 and names the fact when the nixpkgs disagrees with the catalog (one fact changed each time)", () => {
+  const newest = catalog.nixpkgs.find((p) => p.rev.startsWith("2c423e0"))!;
+  const cases: { overrides: Record<string, unknown>; fact: RegExp }[] = [
+    // torch 2.12's brokenConditions refusing CUDA 13, as 2.9.1's did
+    { overrides: { cudaMajors: ["11", "12"] }, fact: /catalog says CUDA 13\.0 accepted for torch 2\.12\.0 at 2c423e0; your nixpkgs says refused \(.*cudaPackages_13_0.*meta\.broken\)/ },
+    { overrides: { torch: "2.12.1" }, fact: /torch\[3\.13\]: catalog says 2\.12\.0 at 2c423e0; your nixpkgs says 2\.12\.1/ },
+    { overrides: { python: ["3.13", "3.14"] }, fact: /python\[3\.12\]: catalog says python312Packages at 2c423e0; your nixpkgs says absent/ },
+    { overrides: { defaultCuda: "12.8" }, fact: /defaultCuda: catalog says 12\.9 at 2c423e0; your nixpkgs says 12\.8/ },
+    { overrides: { nvshmem: false }, fact: /catalog says torch links NVSHMEM statically at 2c423e0; your nixpkgs says it does not/ },
+  ];
+  for (const c of cases) {
+    const changed = standInCheckout(newest.rev, c.overrides);
+    const others = catalog.nixpkgs.filter((p) => p.rev !== newest.rev).flatMap((p) => ["--nixpkgs", `${p.rev}=${checkouts.get(p.rev)!}`]);
+    const r = runCli(["pin", "check", "--no-fetch", "--nixpkgs", `${newest.rev}=${changed}`, ...others]);
+    assert.is(r.status, 1, `${JSON.stringify(c.overrides)}: ${r.stdout}${r.stderr}`);
+    assert.match(r.stdout, /✗ 2c423e0 \(torch 2\.12\.0.*\): \d+ of \d+ facts differ/);
+    assert.match(r.stdout, c.fact, r.stdout);
+    for (const p of catalog.nixpkgs.filter((x) => x.rev !== newest.rev)) assert.match(r.stdout, new RegExp(`✓ ${p.rev.slice(0, 7)}`));
+  }
+});
+
+test("pin check --json: one entry per catalog pin; pins not given and not fetched are said, not failed", () => {
+  const one = catalog.nixpkgs[catalog.nixpkgs.length - 1]!;
+  const r = runCli(["pin", "check", "--no-fetch", "--json", "--nixpkgs", `${one.rev}=${checkouts.get(one.rev)!}`]);
+  assert.is(r.status, 0, r.stderr);
+  const j = JSON.parse(r.stdout) as { rev: string; status: string; differences?: unknown[] }[];
+  assert.equal(j.map((x) => x.rev), catalog.nixpkgs.map((p) => p.rev));
+  assert.equal(j.filter((x) => x.status === "checked").map((x) => x.rev), [one.rev]);
+  assert.equal(j.find((x) => x.rev === one.rev)!.differences, []);
+  const none = runCli(["pin", "check", "--no-fetch"]);
+  assert.is(none.status, 2);
+  assert.match(none.stderr, /no pin of the catalog could be read/);
+});
+
+test("comparePin: a catalog that disagrees with the facts yields exactly that difference (pure)", () => {
+  const pin = catalog.nixpkgs.find((p) => p.torch === "2.13.0")!;
+  const { facts } = inspectJson(checkouts.get(pin.rev)!);
+  assert.equal(comparePin(pin, facts, catalog).differences, []);
+  const wrong: NixpkgsPin = { ...pin, brokenCuda: { "13.0": "a wrong claim" } };
+  const d = comparePin(wrong, facts, catalog).differences;
+  assert.equal(d.map((x) => x.fact), ["brokenCuda[13.0]"]);
+  assert.match(d[0]!.message, /catalog says CUDA 13\.0 refused for torch 2\.13\.0 at c043004; your nixpkgs says accepted/);
+});
+
+test("a nixpkgs that needs a newer Nix: a plain message naming both versions, nothing evaluated (lib/minver.nix as in nixpkgs)", () => {
+  const dir = join(tempDir("vm-pin-"), "nixpkgs");
+  mkdirSync(join(dir, "lib"), { recursive: true });
+  // nixpkgs' own files (lib/minver.nix at 40cc908; the root default.nix's check of the 2018-2025 era).
+  writeFileSync(join(dir, "lib", "minver.nix"), '# Expose the minimum required version for evaluating Nixpkgs\n"2.18.0"\n');
+  writeFileSync(
+    join(dir, "default.nix"),
+    "let requiredVersion = import ./lib/minver.nix; in\n" +
+      "if ! builtins ? nixVersion || builtins.compareVersions requiredVersion builtins.nixVersion == 1 then\n" +
+      "  abort ''This version of Nixpkgs requires Nix >= ${requiredVersion}, please upgrade''\nelse throw \"(real nixpkgs would be imported here)\"\n",
+  );
+  const nixVersion = execFileSync("nix-instantiate", ["--version"], { encoding: "utf8" }).match(/(\d+\.\d+(\.\d+)?)/)![1]!;
+  const r = runCli(["pin", "inspect", dir]);
+  assert.is(r.status, 2, r.stdout + r.stderr);
+  assert.match(r.stderr, new RegExp(`needs Nix >= 2\\.18\\.0 \\(its lib/minver\\.nix\\), and the Nix on PATH is ${nixVersion.replace(/\./g, "\\.")}`));
+  assert.match(r.stderr, /put a Nix >= 2\.18\.0 first on PATH/);
+  assert.not.match(r.stderr, /please upgrade/, "our message, before Nix's abort");
+});
+
+test("pin add REV (fetched from a file:// tarball) makes a release usable by generate without touching the built-in catalog", () => {
+  const work = tempDir("vm-pin-add-");
+  const base = catalog.nixpkgs.find((p) => p.torch === "2.13.0")!;
+  const rev = "1a2b3c4d5e6f708192a3b4c5d6e7f80912345678";
+  // A nixpkgs whose torch is a release the catalog does not know (2.14.0), served as a tarball (no network).
+  standInCheckout(base.rev, { torch: "2.14.0" }, { gitRevision: null, dir: join(work, "src", "nixpkgs-2.14") });
+  const tarball = join(work, "nixpkgs.tar.gz");
+  execFileSync("tar", ["-czf", tarball, "-C", join(work, "src"), "nixpkgs-2.14"]);
+  const project = join(work, "project");
+  mkdirSync(project);
+  const matrix = { releases: [{ torch: "2.14.0", nixpkgs: rev }], python: ["3.13"], cuda: ["12.9"], gpus: ["121"], isas: ["armv9"], cpuOnly: false };
+  const m = writeMatrix(project, matrix);
+  const before = runCli(["generate", "--matrix", m, "--out", project]);
+  assert.is(before.status, 2, "2.14.0 is unknown before pin add");
+  assert.match(before.stderr, /releases\.0\.torch/);
+
+  const r = runCli(["pin", "add", rev, "--url", `file://${tarball}`, "--date", "2026-11-01", "--channel", "nixos-unstable", "--matrix", m]);
+  assert.is(r.status, 0, r.stdout + r.stderr);
+  assert.match(r.stdout, /added nixpkgs 1a2b3c4.* \(torch 2\.14\.0, torchaudio 2\.11\.0; Python 3\.12, 3\.13, 3\.14; CUDA 12\.8, 12\.9, 13\.0\)/);
+  const local = JSON.parse(readFileSync(join(project, "local-catalog.json"), "utf8")) as { nixpkgs: NixpkgsPin[]; torch: { version: string; nameTag: string }[] };
+  const pin = local.nixpkgs[0]!;
+  assert.is(pin.rev, rev);
+  assert.match(pin.sha256!, SHA256_RE);
+  // The same hash Nix's own fetchTarball checks: evaluating it with that sha256 succeeds (and a wrong one fails).
+  const fetch = (sha: string) =>
+    execFileSync("nix-instantiate", ["--eval", "-E", `builtins.fetchTarball { url = "file://${tarball}"; sha256 = "${sha}"; }`], { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
+  assert.match(fetch(pin.sha256!), /\/nix\/store\//);
+  assert.throws(() => fetch(`sha256-${"A".repeat(43)}=`));
+  assert.equal(pin.inferred, {});
+  assert.is(pin.date, "2026-11-01");
+  assert.equal(local.torch.map((t) => [t.version, t.nameTag]), [["2.14.0", "214"]]);
+  assert.not.ok(catalog.torch.some((t) => t.version === "2.14.0"), "the built-in catalog is untouched");
+
+  const g = runCli(["generate", "--matrix", m, "--out", project]);
+  assert.is(g.status, 0, g.stderr);
+  const files = readdirSync(join(project, ".flox/pkgs")).sort();
+  assert.equal(files, ["pytorch-python313-cuda12_9-sm121-armv9.nix", "torchaudio-python313-cuda12_9-sm121-armv9.nix"]);
+  const data = readFileSync(join(project, "pkgs/variants.nix"), "utf8");
+  assert.ok(data.includes(`nixpkgsRev = "${rev}";`) && data.includes(`nixpkgsSha256 = "${pin.sha256}";`));
+  const list = runCli(["list", "--json", "--matrix", m]);
+  const variants = JSON.parse(list.stdout) as { name: string; torchVersion: string; version: string }[];
+  assert.equal(variants.map((v) => [v.torchVersion, v.version]), [["2.14.0", "2.14.0"], ["2.14.0", "2.11.0"]]);
+
+  // Adding it again is refused and changes nothing.
+  const again = runCli(["pin", "add", rev, "--url", `file://${tarball}`, "--matrix", m]);
+  assert.is(again.status, 2);
+  assert.match(again.stderr, /appears twice/);
+  assert.equal((JSON.parse(readFileSync(join(project, "local-catalog.json"), "utf8")) as { nixpkgs: unknown[] }).nixpkgs.length, 1);
+});
+
+test("pin add refuses a pin the built-in catalog has, and a checkout without a revision or a hash; a bad local catalog stops generate", () => {
+  const project = tempDir("vm-pin-add-");
+  const m = writeMatrix(project, { python: ["3.13"], cuda: ["12.9"], gpus: ["121"], isas: ["armv9"], cpuOnly: false });
+  const builtIn = catalog.nixpkgs.find((p) => p.torch === "2.13.0")!;
+  const dup = runCli(["pin", "add", checkouts.get(builtIn.rev)!, "--sha256", builtIn.sha256!, "--matrix", m]);
+  assert.is(dup.status, 2);
+  assert.match(dup.stderr, /c043004d1c6985732bcc1cbc5a9c9aecbbb4e0f0 is already in the built-in catalog/);
+  const noRev = runCli(["pin", "add", standInCheckout(builtIn.rev, {}, { gitRevision: null }), "--matrix", m]);
+  assert.is(noRev.status, 2);
+  assert.match(noRev.stderr, /which revision is it\? Pass --rev REV/);
+  const noHash = runCli(["pin", "add", checkouts.get(builtIn.rev)!, "--matrix", m]);
+  assert.is(noHash.status, 2);
+  assert.match(noHash.stderr, /needs the tarball's sha256; pass --sha256/);
+  assert.not.ok(existsSync(join(project, "local-catalog.json")), "nothing written");
+
+  writeFileSync(join(project, "local-catalog.json"), JSON.stringify({ nixpkgs: [{ ...builtIn, rev: "f".repeat(40), sha256: "nope" }] }));
+  const g = runCli(["generate", "--matrix", m, "--out", project]);
+  assert.is(g.status, 2);
+  assert.match(g.stderr, /local-catalog\.json: invalid local catalog\n\s+nixpkgs\.0\.sha256: expected an SRI sha256/);
+  assert.not.ok(existsSync(join(project, ".flox")), "no file written");
+});
+
+test.run();
