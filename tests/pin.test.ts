@@ -149,6 +149,24 @@ test("a nixpkgs that needs a newer Nix: a plain message naming both versions, no
   assert.match(r.stderr, new RegExp(`needs Nix >= 2\\.18\\.0 \\(its lib/minver\\.nix\\), and the Nix on PATH is ${nixVersion.replace(/\./g, "\\.")}`));
   assert.match(r.stderr, /put a Nix >= 2\.18\.0 first on PATH/);
   assert.not.match(r.stderr, /please upgrade/, "our message, before Nix's abort");
+
+  // nixpkgs since NixOS/nixpkgs#433057 (August 2025): lib/minfeatures.nix, as in nixpkgs at 18d54ee, evaluated by this Nix.
+  writeFileSync(
+    join(dir, "lib", "minfeatures.nix"),
+    `let
+  features = [
+    { description = "the \`nixVersion\` builtin"; condition = builtins ? nixVersion; }
+    { description = "\`builtins.nixVersion\` reports at least 2.18"; condition = builtins ? nixVersion && builtins.compareVersions "2.18" builtins.nixVersion != 1; }
+  ];
+  evaluated = builtins.partition ({ condition, ... }: condition) features;
+in
+{ all = features; supported = evaluated.right; missing = evaluated.wrong; }
+`,
+  );
+  writeFileSync(join(dir, "lib", "minver.nix"), '"2.0"\n');
+  const f = runCli(["pin", "inspect", dir]);
+  assert.is(f.status, 2, f.stdout + f.stderr);
+  assert.match(f.stderr, new RegExp(`needs a Nix with features the Nix on PATH \\(${nixVersion.replace(/\./g, "\\.")}\\) lacks \\(its lib/minfeatures\\.nix\\): \`builtins\.nixVersion\` reports at least 2\.18`));
 });
 
 test("pin add REV (fetched from a file:// tarball) makes a release usable by generate without touching the built-in catalog", () => {

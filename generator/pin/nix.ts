@@ -62,6 +62,23 @@ export function checkNixVersion(nixpkgsPath: string, have: string): void {
 }
 
 /**
+ * Refuse a nixpkgs whose `lib/minfeatures.nix` (nixpkgs since NixOS/nixpkgs#433057, August 2025: the root default.nix
+ * aborts when a feature is missing) lists features this Nix lacks; it is evaluated by this very Nix.
+ * @throws PinError listing the missing features (e.g. "`builtins.nixVersion` reports at least 2.18")
+ */
+export async function checkNixFeatures(nixpkgsPath: string, have: string): Promise<void> {
+  const f = join(nixpkgsPath, "lib", "minfeatures.nix");
+  if (!existsSync(f)) return;
+  const r = await run(["nix-instantiate", "--eval", "--strict", "--json", "-E", `map (f: f.description) (import ${JSON.stringify(f)}).missing`]);
+  const missing = r.code === 0 ? (JSON.parse(r.stdout) as string[]) : [`(evaluating lib/minfeatures.nix failed: ${lastLines(r.stderr, 1)})`];
+  if (missing.length)
+    throw new PinError(
+      `this nixpkgs (${nixpkgsPath}) needs a Nix with features the Nix on PATH (${have}) lacks (its lib/minfeatures.nix): ` +
+        `${missing.join("; ")}. Put a newer Nix first on PATH (the official installer, or \`nix profile install nixpkgs#nix\`) and run this again.`,
+    );
+}
+
+/**
  * Fetch a tarball as `builtins.fetchTarball` would and hash it: `nix-prefetch-url --unpack --print-path URL`.
  * @returns the store path it unpacked to and its sha256 in SRI form ("sha256-…=")
  * @throws PinError with Nix's message when the fetch fails (offline, unknown revision)
@@ -108,6 +125,7 @@ export async function inspectNixpkgs(nixpkgsPath: string, system?: string): Prom
   if (!existsSync(join(path, "default.nix"))) throw new PinError(`${path} is not a nixpkgs checkout: it has no default.nix`);
   const have = await nixVersion();
   checkNixVersion(path, have);
+  await checkNixFeatures(path, have);
   const args = ["nix-instantiate", "--eval", "--strict", "--json", INSPECT_NIX, "--argstr", "nixpkgs", path];
   if (system) args.push("--argstr", "system", system);
   const r = await run(args);

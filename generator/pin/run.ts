@@ -89,9 +89,11 @@ export async function checkPins(
     }
     const { facts } = await inspect(source, opts.system);
     const comparison = comparePin(pin, facts, cat);
-    if (source.sha256 !== null && pin.sha256 !== null && !pin.sha256.startsWith("sha256-")) {
+    if (source.sha256 === null) {
+      comparison.notes.push(`sha256 at ${pin.rev.slice(0, 7)}: not checked (a checkout is not the tarball; without --nixpkgs the revision is fetched and its hash compared)`);
+    } else if (pin.sha256 !== null && !pin.sha256.startsWith("sha256-")) {
       comparison.notes.push(`sha256 at ${pin.rev.slice(0, 7)}: the catalog's is base32, not compared with ${source.sha256}`);
-    } else if (source.sha256 !== null) {
+    } else {
       comparison.compared++;
       if (pin.sha256 !== source.sha256)
         comparison.differences.push({
