@@ -112,19 +112,24 @@ test("widest matrix: SM110 aarch64-only on 11.0; SM121 12.1 and SM103 10.3 on CU
   }
 });
 
-test("widest matrix (list --json): torch 2.12.0 variants, whose torchaudio is 2.11.0 built on them; names unambiguous", () => {
+test("widest matrix (list --json): torch 2.12.0 and 2.13.0 variants, whose torchaudio is 2.11.0 built on them, on hashed pins; names unambiguous", () => {
   const dir = tempDir();
   const m = writeMatrix(dir, widestMatrix());
   const r = runCli(["list", "--json", "--matrix", m]);
   assert.is(r.status, 0, r.stderr);
-  const list = JSON.parse(r.stdout) as { name: string; package: string; version: string; torchVersion: string; dependsOn: string[] }[];
-  const ta212 = list.filter((v) => v.package === "torchaudio" && v.torchVersion === "2.12.0");
-  assert.ok(ta212.length > 0, "torchaudio variants on torch 2.12.0");
+  const list = JSON.parse(r.stdout) as { name: string; package: string; version: string; torchVersion: string; dependsOn: string[]; nixpkgs: string }[];
   const byName = new Map(list.map((v) => [v.name, v]));
-  for (const v of ta212) {
-    assert.is(v.version, "2.11.0", v.name);
-    assert.match(v.name, /^torchaudio212-/, "the tag names the torch release");
-    assert.is(byName.get(v.dependsOn[0]!)?.version, "2.12.0", `${v.name} is built on torch 2.12.0`);
+  for (const [torch, tag] of [["2.12.0", "212"], ["2.13.0", "213"]] as const) {
+    const tas = list.filter((v) => v.package === "torchaudio" && v.torchVersion === torch);
+    assert.ok(tas.length > 0, `torchaudio variants on torch ${torch}`);
+    for (const v of tas) {
+      assert.is(v.version, "2.11.0", v.name);
+      assert.match(v.name, new RegExp(`^torchaudio${tag}-`), "the tag names the torch release");
+      assert.is(byName.get(v.dependsOn[0]!)?.version, torch, `${v.name} is built on torch ${torch}`);
+      const pin = catalog.nixpkgs.find((p) => p.rev === v.nixpkgs)!;
+      assert.is(pin.torch, torch);
+      assert.ok(pin.sha256 && pin.sha256Source && pin.source, `${v.name}: a hashed, sourced pin`);
+    }
   }
   assert.is(byName.size, list.length, "every name once");
   // The pairing is data: torchaudio 2.11 serves torch >= 2.11, and a release may not name a torchaudio that does not serve it.

@@ -28,6 +28,7 @@ const TORCHCODEC_DEP =
   "variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch " +
   "are in this package's passthru.pythonPackages.";
 const AUDIO = "pytorch/audio";
+const CUDA_SETS_2026 = "cudaPackages_12_8, _12_9 and _13_0 are in every cuda-packages.nix of 2026 found, before and after this rev";
 const DEFAULT_CUDA_12_9 =
   "12.9: NixOS/nixpkgs#498861 (2026-03-11, cudaPackages 12.8 -> 12.9) came before this rev; nixpkgs' torchaudio 2.11.0 " +
   "file: 'As of 2026-03-27, the default `cudaPackages` version is 12.9.1'; a late-2026 all-packages.nix has " +
@@ -341,7 +342,7 @@ export const nixpkgs: NixpkgsPin[] = [
       python:
         "python313Packages and python314Packages are Hydra-built in this period (NixOS/nixpkgs#502810 review); " +
         "python312Packages is still defined, not Hydra-built (#484881 comment, 2026-05-28)",
-      cuda: "cudaPackages_12_8, _12_9 and _13_0 are in every cuda-packages.nix of 2026 found, before and after this rev",
+      cuda: CUDA_SETS_2026,
       brokenCuda:
         "CUDA 13 accepted: torch 2.12.0's brokenConditions accept majors 11, 12, 13 in a fork's copy of the file " +
         "(Swarsel/nixpkgs 4aa6836), and upstream torch 2.13.0 (098e8c2) does too; upstream 2.12.0 not read",
@@ -379,7 +380,7 @@ export const nixpkgs: NixpkgsPin[] = [
       python:
         "python312-314Packages as at 2c423e0 (a stored, undated mid-2026 python/default.nix lists python311-315); only " +
         "python3.14-torch-2.13.0 was seen at this rev",
-      cuda: "cudaPackages_12_8, _12_9 and _13_0 are in every cuda-packages.nix of 2026 found, before and after this rev",
+      cuda: CUDA_SETS_2026,
       brokenCuda:
         "CUDA 13 accepted: torch 2.13.0's brokenConditions accept CUDA majors 11, 12, 13 in every stored 2.13.0 file " +
         "(NixOS/nixpkgs 098e8c2, 85b7ecd, 7dec1fd, a8b649e); which of them this rev has was not seen",
