@@ -163,6 +163,7 @@ var RELEASE_MD = "pytorch/pytorch RELEASE.md 'Release Compatibility Matrix'";
 var TORCHCODEC = "Since torchaudio 2.9, torchaudio.load and torchaudio.save go through TorchCodec (pytorch/audio#3902); nixpkgs' torchaudio before 2.11 does not depend on torchcodec (pkgs/development/python-modules/torchaudio/default.nix at 005ab72), so to read or write audio files take torchcodec from this package's passthru.pythonPackages (the variant's Python set, where torchcodec is built on this variant's torch), not from another package set.";
 var TORCHCODEC_DEP = "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages.";
 var AUDIO = "pytorch/audio";
+var CUDA_SETS_2026 = "cudaPackages_12_8, _12_9 and _13_0 are in every cuda-packages.nix of 2026 found, before and after this rev";
 var DEFAULT_CUDA_12_9 = "12.9: NixOS/nixpkgs#498861 (2026-03-11, cudaPackages 12.8 -> 12.9) came before this rev; nixpkgs' torchaudio 2.11.0 file: 'As of 2026-03-27, the default `cudaPackages` version is 12.9.1'; a late-2026 all-packages.nix has cudaPackages_12 = cudaPackages_12_9. Not read at this rev";
 var torch = [
   {
@@ -405,7 +406,7 @@ var nixpkgs = [
     inferred: {
       defaultCuda: DEFAULT_CUDA_12_9,
       python: "python313Packages and python314Packages are Hydra-built in this period (NixOS/nixpkgs#502810 review); python312Packages is still defined, not Hydra-built (#484881 comment, 2026-05-28)",
-      cuda: "cudaPackages_12_8, _12_9 and _13_0 are in every cuda-packages.nix of 2026 found, before and after this rev",
+      cuda: CUDA_SETS_2026,
       brokenCuda: "CUDA 13 accepted: torch 2.12.0's brokenConditions accept majors 11, 12, 13 in a fork's copy of the file (Swarsel/nixpkgs 4aa6836), and upstream torch 2.13.0 (098e8c2) does too; upstream 2.12.0 not read",
       torchcodec: "present (torchaudio 2.11.0 depends on it); after NixOS/nixpkgs#530330 (2026-06-10) it compiles for torch.cudaCapabilities; its version was not read"
     },
@@ -428,7 +429,7 @@ var nixpkgs = [
     inferred: {
       torchaudio: "2.11.0: torchaudio has no later release (PyTorchKR/pytorch.kr#102) and nixpkgs' torchaudio was 2.11.0 at 2c423e0 (2026-08-22); not read at this rev",
       python: "python312-314Packages as at 2c423e0 (a stored, undated mid-2026 python/default.nix lists python311-315); only python3.14-torch-2.13.0 was seen at this rev",
-      cuda: "cudaPackages_12_8, _12_9 and _13_0 are in every cuda-packages.nix of 2026 found, before and after this rev",
+      cuda: CUDA_SETS_2026,
       brokenCuda: "CUDA 13 accepted: torch 2.13.0's brokenConditions accept CUDA majors 11, 12, 13 in every stored 2.13.0 file (NixOS/nixpkgs 098e8c2, 85b7ecd, 7dec1fd, a8b649e); which of them this rev has was not seen",
       torchcodec: "present (torchaudio 2.11.0 depends on it); stored nixpkgs files show 0.16.0 and 0.17.0, neither dated to this rev",
       defaultPython: "3.14: the torch seen in the cache at this rev is python3.14-torch-2.13.0 (python3 is 3.14 since 2026-07-08)",
