@@ -129,6 +129,9 @@ export const pinCommand: CommandModule<{}, PinArgs> = {
     const { addLocalEntry } = await import("../pin/local.ts");
     const src = await run.resolveSource(argv.source!, { rev: argv.rev, url: argv.url });
     if (argv.date !== undefined && !/^\d{4}-\d{2}-\d{2}$/.test(argv.date)) throw new UsageError(`--date ${argv.date}: expected YYYY-MM-DD`);
+    const { SHA256_RE } = await import("../schema.ts");
+    if (argv.sha256 !== undefined && !SHA256_RE.test(argv.sha256))
+      throw new UsageError(`--sha256 ${argv.sha256}: expected an SRI sha256 (sha256-…=) or 52 Nix base32 characters, as nix-prefetch-url --unpack prints`);
     const { entry } = await run.makePinEntry(src, cat, { sha256: argv.sha256, date: argv.date, channel: argv.channel, system: argv.system });
     const file = addLocalEntry(builtIn, dir, entry);
     const p = entry.pin;

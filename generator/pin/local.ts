@@ -34,6 +34,11 @@ export class LocalCatalogError extends InputError {
   override name = "LocalCatalogError";
 }
 
+/** One line per zod issue: "  nixpkgs.0.sha256: expected …". */
+function issuesText(err: z.ZodError): string {
+  return err.issues.map((i) => `  ${i.path.map(String).join(".") || "(root)"}: ${i.message}`).join("\n");
+}
+
 /** The local catalog file of the matrix in directory `dir`. */
 export function localCatalogFile(dir: string): string {
   return join(dir, LOCAL_CATALOG_FILE);
@@ -55,7 +60,7 @@ export function readLocalCatalog(dir: string): LocalCatalog {
   const parsed = LocalCatalogSchema.safeParse(raw);
   if (!parsed.success)
     throw new LocalCatalogError(
-      `${file}: invalid local catalog\n` + parsed.error.issues.map((i) => `  ${i.path.map(String).join(".") || "(root)"}: ${i.message}`).join("\n"),
+      `${file}: invalid local catalog\n` + issuesText(parsed.error),
     );
   return parsed.data;
 }
@@ -79,12 +84,17 @@ export function withLocalCatalog(cat: Catalog, dir: string): Catalog {
  */
 export function addLocalEntry(cat: Catalog, dir: string, entry: LocalPinEntry): string {
   const local = readLocalCatalog(dir);
-  const next = LocalCatalogSchema.parse({
+  const file = localCatalogFile(dir);
+  const parsed = LocalCatalogSchema.safeParse({
     nixpkgs: [...local.nixpkgs, entry.pin],
     torch: [...local.torch, ...(entry.torch ? [entry.torch] : [])],
     torchaudio: [...local.torchaudio, ...(entry.torchaudio ? [entry.torchaudio] : [])],
   });
-  const file = localCatalogFile(dir);
+  if (!parsed.success)
+    throw new LocalCatalogError(
+      `${file}: the new entry is not a valid catalog entry (nothing written)\n` + issuesText(parsed.error),
+    );
+  const next = parsed.data;
   merge(cat, next, file);
   const tmp = `${file}.${process.pid}.tmp`;
   writeFileSync(tmp, JSON.stringify(next, null, 2) + "\n");
