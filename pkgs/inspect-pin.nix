@@ -5,7 +5,8 @@
 #   nixpkgs   a nixpkgs source (path or string: a checkout, or the store path of a fetched tarball) or a nixpkgs
 #             function (tests hand in the stand-in this way).
 #   system    the Nix system to evaluate for (default builtins.currentSystem).
-#   builderTorchArgs  the arguments pkgs/pytorch.nix passes to torch.override (checked against its formals).
+#   builderTorchArgs  the arguments pkgs/pytorch.nix passes to torch.override (checked against its formals);
+#             default: the names of pkgs/torch-override-args.nix, the set pkgs/pytorch.nix passes.
 # Returns (nix-instantiate --eval --strict --json)
 #   { pythonSets = [ { set; version; torch; torchaudio; torchcodec; torchvision; } ];
 #     defaultPython; defaultCuda;
@@ -37,7 +38,7 @@
 {
   nixpkgs,
   system ? builtins.currentSystem,
-  builderTorchArgs ? [ "cudaSupport" "gpuTargets" ],
+  builderTorchArgs ? builtins.attrNames (import ./torch-override-args.nix { cuda = null; cudaCapabilities = [ ]; }),
 }:
 
 let

@@ -45,10 +45,7 @@ let
   # The variant's Python set as nixpkgs has it (pkgs/python-set.nix without a torch to put in).
   pythonPackages = import ./python-set.nix { inherit pkgs variant; };
 
-  torch = pythonPackages.torch.override {
-    cudaSupport = variant.cuda != null;
-    gpuTargets = variant.cudaCapabilities;
-  };
+  torch = pythonPackages.torch.override (import ./torch-override-args.nix variant);
 in
 assert variant.package == "pytorch";
 torch.overrideAttrs (import ./variant-attrs.nix {

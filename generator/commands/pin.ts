@@ -37,7 +37,6 @@ async function catalogFor(matrix?: string) {
   return { builtIn: catalog, cat: withLocalCatalog(catalog, dirname(matrixFile)), dir: dirname(matrixFile) };
 }
 
-const fmt = (v: unknown) => (v === null ? "absent" : Array.isArray(v) ? (v.length ? v.join(" ") : "(none)") : String(v));
 
 export const pinCommand: CommandModule<{}, PinArgs> = {
   command: "pin <action> [source]",
@@ -57,7 +56,7 @@ export const pinCommand: CommandModule<{}, PinArgs> = {
       .option("fetch", { type: "boolean", default: true, describe: "check: fetch pins not given with --nixpkgs (--no-fetch: only those given)" })
       .options(matrixOption) as never,
   handler: async (argv) => {
-    const run = await import("../pin/run.ts");
+    const [run, { show }] = await Promise.all([import("../pin/run.ts"), import("../pin/facts.ts")]);
     if (argv.action !== "check" && !argv.source) throw new UsageError(`pin ${argv.action} needs a source: a nixpkgs revision or checkout directory`);
 
     if (argv.action === "inspect") {
@@ -68,7 +67,7 @@ export const pinCommand: CommandModule<{}, PinArgs> = {
         return;
       }
       const f = ins.facts;
-      const line = (label: string, value: unknown, expr: string) => console.log(`${label.padEnd(34)} ${fmt(value)}\n${"".padEnd(36)}← ${expr}`);
+      const line = (label: string, value: unknown, expr: string) => console.log(`${label.padEnd(34)} ${show(value)}\n${"".padEnd(36)}← ${expr}`);
       console.log(`nixpkgs ${src.rev ?? "(revision unknown)"} at ${src.path}, read with Nix ${ins.nixVersion}${ins.system ? ` for ${ins.system}` : ""}`);
       if (src.sha256) console.log(`sha256 ${src.sha256}  (nix-prefetch-url --unpack ${src.url})`);
       line("default Python", f.defaultPython.value, f.defaultPython.expr);

@@ -61,7 +61,8 @@ export interface PinComparison {
 }
 
 const short = (rev: string) => rev.slice(0, 7);
-const show = (v: unknown) => (v === null ? "absent" : Array.isArray(v) ? (v.length ? v.join(", ") : "(none)") : String(v));
+/** A fact's value as text: "absent" for null, a list joined with ", " ("(none)" when empty). */
+export const show = (v: unknown) => (v === null ? "absent" : Array.isArray(v) ? (v.length ? v.join(", ") : "(none)") : String(v));
 
 /**
  * Compare a catalog pin (and the catalog facts that depend on it) with the facts read from that revision.
