@@ -11,9 +11,12 @@ import { dryRunRows } from "../driver/dry-run.ts";
 import { durationsFromReports, formatDuration, makeRunId, summaryTable } from "../driver/report.ts";
 import { runBuilds, shortPath } from "../driver/run.ts";
 import { liveStatus, plainStatus } from "../driver/status.ts";
-import { probeCached, type CacheProbe, type NixOptions } from "../driver/store.ts";
+import { dryRealise, probeCached, type CacheProbe, type DryRealise, type NixOptions } from "../driver/store.ts";
+import { modelCacheMisses } from "../driver/cache-model.ts";
+import type { BuildTarget } from "../driver/targets.ts";
 import { checkFiles, checkTargets, loadTargets, selectTargets, SelectionError } from "../driver/targets.ts";
 import { mkdirSync, writeFileSync } from "node:fs";
+import { dirname } from "node:path";
 import { REPO_ROOT as PROJECT_ROOT } from "../paths.ts";
 import { exitCodeOf } from "../errors.ts";
 import { UsageError, type BuildArgs } from "../driver/options.ts";
@@ -119,8 +122,27 @@ async function buildMainInner(a: BuildArgs): Promise<number> {
     : await probeCached(sel.targets, backendOpts.outDir, nixOptions, { instantiate: !a.dryRun || !!a.probeStore });
   const host = hostSystem();
 
+  // What Nix would build and fetch for each instantiated variant, with the user's substituters: the dry run's real
+  // answer (--probe-store) and what --skip-cached decides by.
+  const askNix = (a.dryRun && !!a.probeStore) || (!a.dryRun && !!a.skipCached);
+  const store = askNix ? await storeAnswers(sel.targets, cached, nixOptions) : undefined;
+  if (!a.dryRun && a.skipCached && store)
+    for (const t of sel.targets) {
+      const c = cached.get(t.name);
+      const s = store.get(t.name);
+      if (c && !c.cached && c.drvPath && s && !("error" in s) && !s.toBuild.includes(c.drvPath) && s.unknown.length === 0)
+        cached.set(t.name, { ...c, cached: true, by: "substituter" });
+    }
+
   if (a.dryRun) {
-    const d = dryRunRows(plan, cached, sel.why, backendOpts, { host, force: !!a.force, jobs: rule.jobs });
+    const pins = await pinsOf(a.matrix !== undefined ? resolve(a.matrix) : resolve(root, "matrix.ts"));
+    const model = modelCacheMisses(
+      sel.targets
+        .filter((t): t is BuildTarget & { nixpkgs: string } => t.nixpkgs !== undefined && t.check === undefined)
+        .map((t) => ({ name: t.name, system: t.system, python: t.python, cuda: t.cuda, nixpkgs: t.nixpkgs, cudaCapabilitiesForPackageSet: t.cudaCapabilitiesForPackageSet, nixpkgsKey: t.nixpkgsKey })),
+      pins,
+    );
+    const d = dryRunRows(plan, cached, sel.why, backendOpts, { host, force: !!a.force, jobs: rule.jobs, store, model });
     const { rows: variants, cudaClosures: closures } = d;
     const sim = { makespan: d.estimatedMakespanS };
     const out = {
@@ -136,6 +158,8 @@ async function buildMainInner(a: BuildArgs): Promise<number> {
       cached: d.cached,
       estimatedMakespanS: d.estimatedMakespanS,
       cudaClosures: closures,
+      store: d.store,
+      cacheModel: d.cacheModel,
       waves: plan.waves,
       variants,
     };
@@ -146,10 +170,11 @@ async function buildMainInner(a: BuildArgs): Promise<number> {
           `jobs ${rule.jobs}${out.coresPerBuild ? `, cores per build ${out.coresPerBuild}` : ""}`,
         `  (${rule.explanation})`,
         `  estimated makespan ${formatDuration(sim.makespan)} (estimates from ${history.size > 0 ? "earlier reports where known" : "defaults"})`,
-        `  CUDA closures: ${closures.shared.length} shared nixpkgs default set(s) (binary-cache hits) for ` +
+        `  CUDA closures: ${closures.shared.length} nixpkgs instance(s) with the default capabilities (what the cache model below says the cache serves) for ` +
           `${closures.shared.reduce((a, c) => a + c.variants.length, 0)} variant(s); ${closures.own.length} built from source ` +
           `(package-set scope, about ${formatDuration(DEFAULT_CUDA_CLOSURE_SECONDS.seconds)} each, not in the makespan)` +
           (closures.own.length ? `: ${closures.own.map((c) => `${c.variants.join(", ")}`).join("; ")}` : ""),
+        ...storeLines(d, !!a.probeStore),
         "",
       ];
       for (const v of variants) {
@@ -161,6 +186,7 @@ async function buildMainInner(a: BuildArgs): Promise<number> {
           `       $ ${v.command.argv.map((x) => (/^[\w@%+=:,./-]+$/.test(x) ? x : `'${x.replace(/'/g, `'\\''`)}'`)).join(" ")}` +
             `   (in ${shortPath(v.command.cwd)})`,
           ...v.notes.map((x) => `       note: ${x}`),
+          ...rowStoreLines(v),
         );
       }
       process.stdout.write(lines.join("\n") + "\n");
@@ -207,3 +233,60 @@ async function buildMainInner(a: BuildArgs): Promise<number> {
   return report.exitCode;
 }
 
+
+/** Nix's dry-run answer for every target that was instantiated and is not already built. */
+async function storeAnswers(
+  targets: readonly BuildTarget[],
+  cached: ReadonlyMap<string, CacheProbe>,
+  nixOptions: NixOptions,
+): Promise<Map<string, DryRealise | { error: string }>> {
+  const asked = targets.filter((t) => {
+    const c = cached.get(t.name);
+    return c !== undefined && !c.cached && c.drvPath !== null;
+  });
+  const answers = await dryRealise(asked.map((t) => cached.get(t.name)!.drvPath!), nixOptions);
+  return new Map(asked.map((t, i) => [t.name, answers[i]!]));
+}
+
+/** The pins of the catalog with the local catalog beside the matrix (for the cache model's pin defaults). */
+async function pinsOf(matrixFile: string) {
+  const [{ catalog }, { withLocalCatalog }] = await Promise.all([import("../catalog/index.ts"), import("../pin/local.ts")]);
+  try {
+    return withLocalCatalog(catalog, dirname(matrixFile)).nixpkgs;
+  } catch {
+    return catalog.nixpkgs; // a bad local catalog is generate's to report; the model uses the built-in pins
+  }
+}
+
+/** The dry run's summary of what is built besides the variants: Nix's answer, or the cache model. */
+function storeLines(d: ReturnType<typeof dryRunRows>, probed: boolean): string[] {
+  const out: string[] = [];
+  if (d.store) {
+    out.push(
+      `  Nix (nix-store --realise --dry-run, your substituters) for ${d.store.answered} variant(s): ` +
+        `${d.store.toBuild.length} derivation(s) to build, ${d.store.toFetch.length} path(s) to fetch (each counted once)`,
+    );
+    if (d.store.toBuild.length) out.push(`    to build: ${d.store.toBuild.join(", ")}`);
+    if (d.store.unreachable.length)
+      out.push(`    unreachable substituter(s): ${d.store.unreachable.join(", ")}: their paths count as to build (offline?)`);
+  } else if (probed) out.push("  Nix could not answer for any variant (not instantiated here, e.g. offline): the cache model follows");
+  if (!d.store && d.cacheModel) {
+    const hours = d.cacheModel.reduce((a, b) => a + b.seconds, 0) / 3600;
+    const count = (w: string) => d.cacheModel!.filter((b) => b.what === w).length;
+    out.push(
+      `  model (catalog/binary-cache.ts; --probe-store asks Nix): besides the variants, ${count("cuda-closure")} CUDA closure(s), ` +
+        `${count("magma")} magma and ${count("triton")} triton build(s) the CUDA cache cannot serve, about ${hours.toFixed(1)} h, each counted once`,
+    );
+  }
+  return out;
+}
+
+/** One variant's lines: Nix's answer, else the model's reasons. */
+function rowStoreLines(v: ReturnType<typeof dryRunRows>["rows"][number]): string[] {
+  if (v.store && "error" in v.store) return [`       Nix: ${v.store.error} (model: ${v.offCache.join("; ") || "served by the cache"})`];
+  if (v.store)
+    return [
+      `       Nix: builds ${v.store.toBuild.length}${v.store.toBuild.length ? ` (${v.store.toBuild.join(", ")})` : ""}, fetches ${v.store.toFetch.length}`,
+    ];
+  return v.offCache.map((r) => `       model: ${r}`);
+}

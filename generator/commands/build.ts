@@ -33,7 +33,13 @@ export const buildCommand: CommandModule<object, BuildArgs> = {
       .option("filter", FILTER_OPTION)
       .option("package", { type: "string", choices: PACKAGES, describe: "only this package (dependencies still built)" })
       .option("dry-run", { type: "boolean", describe: "print the plan (order, commands, what is built) and build nothing; offline: only result-NAME links say what is built" })
-      .option("probe-store", { type: "boolean", describe: "with --dry-run: also instantiate each file and ask the Nix store what is built (fetches the pinned nixpkgs: network)" })
+      .option("probe-store", {
+        type: "boolean",
+        describe:
+          "with --dry-run: instantiate each file and ask Nix what it would build and fetch with your substituters " +
+          "(nix-store --realise --dry-run; fetches the pinned nixpkgs: network); without it the dry run uses the cache model",
+      })
+      .option("skip-cached", { type: "boolean", describe: "skip variants whose outputs a substituter already holds (nothing is built or fetched for them)" })
       .option("json", { type: "boolean", describe: "print the plan (dry run) or the report as JSON on stdout" })
       .option("backend", {
         type: "string",

@@ -16,10 +16,20 @@ export const explainCommand: CommandModule<{}, { name: string; json: boolean; ma
       .option("json", { type: "boolean", default: false })
       .options(matrixOption),
   handler: async (argv) => {
-    const [p, { explainName }] = await Promise.all([project(argv.matrix), import("../explain.ts")]);
+    const [p, { explainName }, { modelCacheMisses }, { nixpkgsInstanceKey }] = await Promise.all([
+      project(argv.matrix),
+      import("../explain.ts"),
+      import("../driver/cache-model.ts"),
+      import("../expand.ts"),
+    ]);
     const e = explainName(argv.name, p);
+    // What the CUDA binary cache cannot serve this variant (the model of catalog/binary-cache.ts).
+    const offCache =
+      e.kind === "variant"
+        ? modelCacheMisses([{ ...e.variant, nixpkgsKey: nixpkgsInstanceKey(e.variant) }], p.catalog.nixpkgs).reasons.get(e.variant.name)!
+        : [];
     if (argv.json) {
-      console.log(JSON.stringify(e.kind === "variant" ? { kind: e.kind, ...e.variant } : e, null, 2));
+      console.log(JSON.stringify(e.kind === "variant" ? { kind: e.kind, ...e.variant, offCache } : e, null, 2));
     } else if (e.kind === "variant") {
       const v = e.variant;
       const rows: [string, string][] = [
@@ -41,6 +51,9 @@ export const explainCommand: CommandModule<{}, { name: string; json: boolean; ma
       ];
       for (const [k, val] of rows) console.log(`${k.padEnd(21)} ${val}`);
       for (const n of v.notes) console.log(`note: ${n}`);
+      for (const r of offCache) console.log(`note: off the binary cache: ${r}`);
+      if (v.cuda !== null && !offCache.length)
+        console.log("note: the CUDA set, magma and triton it needs are the ones the CUDA binary cache builds; only torch-based packages are built");
     } else {
       const head = { excluded: "dropped", "not-in-matrix": "not in this matrix", unknown: "not a variant name" }[e.kind];
       console.log(`${e.name}: ${head}`);

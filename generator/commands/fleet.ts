@@ -109,11 +109,15 @@ export async function runFleet(a: FleetArgs): Promise<void> {
       for (const u of unserved)
         out.push(`  ${u.element.hostId}: ${u.element.gpus ? `GPU ${u.element.gpus.indices.join(",")} ${u.element.gpus.name} (${u.element.capability})` : "CPU"}: ${u.reason}`);
     }
+    const count = (what: string) => cost.rebuilt.filter((b) => b.what === what).length;
     out.push(
-      `Build cost: ${cost.builds} package builds and ${cost.cudaClosures} CUDA closure(s) built from source ` +
-        `(package-set scope; ${cost.sharedCudaSets} nixpkgs default CUDA set(s) shared, from the binary cache), ` +
+      `Build cost: ${cost.builds} package builds, ${cost.cudaClosures} CUDA closure(s), ${count("magma")} magma and ` +
+        `${count("triton")} triton build(s) the CUDA cache cannot serve (model: catalog/binary-cache.ts; ` +
+        `${cost.sharedCudaSets} nixpkgs default CUDA set(s) from the cache), ` +
         `${cost.hours.toFixed(1)} build-hours; makespan on ${builders} builder(s) ${cost.makespanHours.toFixed(1)} h (the driver's scheduler).`,
     );
+    for (const b of cost.rebuilt)
+      out.push(`  builds ${b.what} (${(b.seconds / 3600).toFixed(1)} h, for ${b.variants.length} variant(s)): ${b.why}`);
     out.push(`  Model: ${modelText}.`);
     console.log(out.join("\n"));
   }

@@ -5,7 +5,8 @@
  */
 import { buildCmd, type BackendOptions } from "./backend.ts";
 import { cudaClosures, simulate, type Plan } from "./plan.ts";
-import type { CacheProbe } from "./store.ts";
+import { storeName, type CacheProbe, type DryRealise } from "./store.ts";
+import type { ModelledBuild } from "./cache-model.ts";
 import type { BuildTarget } from "./targets.ts";
 
 /** One row of the dry-run plan. */
@@ -26,6 +27,13 @@ export interface DryRunRow {
   outPath: string | null;
   command: { argv: string[]; cwd: string };
   notes: string[];
+  /**
+   * What Nix says realising it builds and fetches (`--probe-store`: nix-store --realise --dry-run with the user's
+   * substituters), by store name ("python3.13-torch-2.12.0"); `error` when Nix could not say; null without a probe.
+   */
+  store: { toBuild: string[]; toFetch: string[]; unreachable: string[] } | { error: string } | null;
+  /** The cache model's reasons this variant is off the binary cache (driver/cache-model.ts); [] when it is not. */
+  offCache: string[];
 }
 
 /**
@@ -39,7 +47,15 @@ export function dryRunRows(
   cached: ReadonlyMap<string, CacheProbe>,
   why: ReadonlyMap<string, "requested" | "dependency">,
   backend: BackendOptions,
-  o: { host: string; force: boolean; jobs: number },
+  o: {
+    host: string;
+    force: boolean;
+    jobs: number;
+    /** Per name, Nix's dry-run answer (build --probe-store). */
+    store?: ReadonlyMap<string, DryRealise | { error: string }>;
+    /** The cache model of the selection (driver/cache-model.ts modelCacheMisses). */
+    model?: { builds: ModelledBuild[]; reasons: ReadonlyMap<string, string[]> };
+  },
 ) {
   const closures = cudaClosures(plan.order.map((n) => plan.nodes.get(n)!.target));
   const done = new Set([...cached].filter(([, c]) => c.cached).map(([n]) => n));
@@ -69,13 +85,35 @@ export function dryRunRows(
       outPath: c?.outPath ?? null,
       command: { argv: cmd.argv, cwd: cmd.cwd },
       notes,
+      store: storeRow(o.store?.get(name)),
+      offCache: o.model?.reasons.get(name) ?? [],
     };
   });
+  // Across the selection, each derivation and path once (variants share torch, magma, nccl, …).
+  const answers = [...(o.store?.values() ?? [])].filter((s): s is DryRealise => !("error" in s));
+  const store = answers.length
+    ? {
+        toBuild: [...new Set(answers.flatMap((s) => s.toBuild))].map(storeName),
+        toFetch: [...new Set(answers.flatMap((s) => s.toFetch))].map(storeName),
+        unreachable: [...new Set(answers.flatMap((s) => s.unreachable))],
+        answered: answers.length,
+      }
+    : null;
   return {
     rows,
     toBuild: rows.filter((v) => !v.cached).length,
     cached: rows.filter((v) => v.cached).length,
     estimatedMakespanS: sim.makespan,
     cudaClosures: closures,
+    /** Nix's answer across the selection (null without --probe-store or when Nix answered for no variant). */
+    store,
+    /** The cache model's extra builds, each counted once (null when not modelled). */
+    cacheModel: o.model?.builds ?? null,
   };
+}
+
+function storeRow(s: DryRealise | { error: string } | undefined): DryRunRow["store"] {
+  if (s === undefined) return null;
+  if ("error" in s) return { error: s.error };
+  return { toBuild: s.toBuild.map(storeName), toFetch: s.toFetch.map(storeName), unreachable: s.unreachable };
 }

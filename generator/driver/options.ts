@@ -33,6 +33,8 @@ export interface BuildArgs {
   verifyGpu?: boolean;
   /** Dry run: also instantiate every file to ask the store what is built (may fetch nixpkgs: network). */
   probeStore?: boolean;
+  /** Skip variants whose outputs a substituter already holds (nix-fast-build's --skip-cached). */
+  skipCached?: boolean;
   report?: string;
   logsDir?: string;
   nixOption?: string[];

@@ -206,7 +206,9 @@ export async function runBuilds(o: RunOptions): Promise<BuildReport> {
     if (c?.cached) {
       settle(name, "cached", null);
       rep.get(name)!.outPath = c.outPath;
-      rep.get(name)!.origin = "present";
+      // --skip-cached: a substituter holds it, and nothing ran (nix-fast-build's meaning); else valid in the store.
+      rep.get(name)!.origin = c.by === "substituter" ? "substituted" : "present";
+      if (c.by === "substituter") rep.get(name)!.reason = "a substituter holds its outputs: not built (--skip-cached)";
       emit({ type: "cached", name, at: Date.now() });
     }
   }

@@ -16,8 +16,11 @@ import pLimit from "p-limit";
 /** Result of probing one target. */
 export interface CacheProbe {
   cached: boolean;
-  /** How it was decided: derivation outputs valid, `result-NAME` link valid, or neither. */
-  by: "store" | "link" | null;
+  /**
+   * How it was decided: derivation outputs valid, `result-NAME` link valid, a substituter holds its outputs
+   * (`build --skip-cached`: nix-store --realise --dry-run would build nothing of its own), or neither.
+   */
+  by: "store" | "link" | "substituter" | null;
   /** The output path (first output of the derivation, or the link's target) when cached. */
   outPath: string | null;
   /** Derivation path when instantiation succeeded. */
@@ -150,4 +153,67 @@ export async function probeCached(
     }
   });
   return result;
+}
+
+/** What Nix says realising a derivation would do (`nix-store --realise --dry-run`), as store paths. */
+export interface DryRealise {
+  /** Derivations (.drv) that will be built. */
+  toBuild: string[];
+  /** Output paths that will be fetched from a substituter. */
+  toFetch: string[];
+  /** Paths Nix does not know how to build (neither a derivation's output nor substitutable). */
+  unknown: string[];
+  /** Substituters Nix could not reach ("unable to download 'URL/nix-cache-info'"): their paths count as to build. */
+  unreachable: string[];
+}
+
+/**
+ * Parse the dry-run report Nix prints on stderr (src/libmain/shared.cc `printMissing`): a header such as
+ * "these 3 derivations will be built:" / "this derivation will be built:", "these 2 paths will be fetched (0.01 MiB
+ * download, 0.05 MiB unpacked):" / "this path will be fetched (…):", "don't know how to build these paths:", each
+ * followed by indented store paths. Other lines (warnings, traces) are ignored.
+ * @returns the three lists, in Nix's order (empty when everything is already valid)
+ */
+export function parseDryRun(stderr: string): DryRealise {
+  const out: DryRealise = { toBuild: [], toFetch: [], unknown: [], unreachable: [] };
+  let into: string[] | null = null;
+  for (const line of stderr.split("\n")) {
+    const down = line.match(/^warning: unable to download '(.+)\/nix-cache-info'/);
+    if (down && !out.unreachable.includes(down[1]!)) out.unreachable.push(down[1]!);
+    if (/^(these \d+ derivations|this derivation) will be built:/.test(line)) into = out.toBuild;
+    else if (/^(these \d+ paths|this path) will be fetched/.test(line)) into = out.toFetch;
+    else if (/^don't know how to build these paths/.test(line)) into = out.unknown;
+    else if (into && /^\s+\/\S+$/.test(line)) into.push(line.trim());
+    else into = null;
+  }
+  return out;
+}
+
+/**
+ * The name Nix gives a store path, without its hash and `.drv`: "/nix/store/abc…-python3.13-torch-2.12.0.drv" →
+ * "python3.13-torch-2.12.0".
+ */
+export function storeName(path: string): string {
+  return path.replace(/^.*\/[0-9a-z]{32}-/, "").replace(/\.drv$/, "");
+}
+
+/**
+ * Ask Nix what realising each derivation would build and fetch, with the user's substituters (and `nixOptions`):
+ * `nix-store --realise --dry-run DRV`, one call per derivation (8 at a time).
+ * @returns per derivation its DryRealise, or `{ error }` with Nix's first error line
+ */
+export async function dryRealise(
+  drvs: readonly string[],
+  nixOptions: NixOptions = [],
+): Promise<(DryRealise | { error: string })[]> {
+  const limit = pLimit(8);
+  return Promise.all(
+    drvs.map((drv) =>
+      limit(async () => {
+        const r = await run(["nix-store", ...nixOptionArgs(nixOptions), "--realise", "--dry-run", drv]);
+        if (r.code !== 0) return { error: r.stderr.split("\n").find((l) => l.startsWith("error"))?.trim() ?? `nix-store exited with ${r.code}` };
+        return parseDryRun(r.stderr);
+      }),
+    ),
+  );
 }

@@ -45,6 +45,8 @@ export interface BuildTarget {
   cudaCapabilitiesForPackageSet: boolean;
   /** generator/expand.ts nixpkgsInstanceKey: variants with one key share one nixpkgs instance (and CUDA closure). */
   nixpkgsKey: string;
+  /** The nixpkgs revision of the variant's pin (for the cache model, driver/cache-model.ts). */
+  nixpkgs?: string;
   /** A check of a variant (`build --verify`), not a variant: built with nix-build whatever the backend. */
   check?: { of: string; kind: "static" | "gpuCheck" };
 }
@@ -93,6 +95,7 @@ export function targetsFromVariants(variants: readonly Variant[], root: string):
     torchVersion: v.torchVersion,
     cudaCapabilitiesForPackageSet: v.cudaCapabilitiesForPackageSet,
     nixpkgsKey: nixpkgsInstanceKey(v),
+    nixpkgs: v.nixpkgs,
   }));
 }
 

@@ -9,11 +9,13 @@
  * a least-squares line in the number of capabilities when the samples hold at least two different counts, else
  * their mean; a group without samples falls back to the other kind of the same package, then to the table.
  */
-import { cudaClosures, DEFAULT_BUILD_SECONDS, DEFAULT_CUDA_CLOSURE_SECONDS, makePlan, simulate } from "../driver/plan.ts";
+import { cudaClosures, DEFAULT_BUILD_SECONDS, makePlan, simulate } from "../driver/plan.ts";
+import { modelCacheMisses, type ModelledBuild } from "../driver/cache-model.ts";
+import { catalog } from "../catalog/index.ts";
 import { nixpkgsInstanceKey } from "../expand.ts";
 import { readReports, realBuilds } from "../driver/report.ts";
 import { parseName } from "../naming.ts";
-import type { PackageName, Variant } from "../schema.ts";
+import type { NixpkgsPin, PackageName, Variant } from "../schema.ts";
 
 /** Default seconds per build when no report has the group: the driver's sourced table (driver/plan.ts). */
 export { DEFAULT_BUILD_SECONDS };
@@ -29,7 +31,7 @@ export interface BuildSample {
 
 /** What the model needs of a variant. */
 export type CostInput = Pick<Variant, "name" | "package" | "cuda" | "cudaCapabilities" | "dependsOn"> &
-  Partial<Pick<Variant, "cudaCapabilitiesForPackageSet" | "nixpkgs" | "system" | "cudaPackageSet">>;
+  Partial<Pick<Variant, "cudaCapabilitiesForPackageSet" | "nixpkgs" | "system" | "cudaPackageSet" | "python">>;
 
 type Line = { a: number; b: number; n: number };
 
@@ -101,50 +103,66 @@ export function leaveOneOut(samples: readonly BuildSample[]): { n: number; meanP
 }
 
 /**
- * Total build hours and the makespan on `builders` machines of building `variants` (and nothing else), with the
- * driver's scheduler (dependency order, longest remaining path first). A variant in the package-set CUDA scope
- * (cudaCapabilitiesForPackageSet) also needs its own CUDA closure built from source, one per distinct nixpkgs
- * instance (driver/plan.ts cudaClosures, DEFAULT_CUDA_CLOSURE_SECONDS), scheduled before its builds; torch-scope
- * variants share nixpkgs' default CUDA sets, taken as served by a binary cache.
- * @returns builds (package builds), cudaClosures (closures built from source), hours (both), makespanHours
+ * Total build hours and the makespan on `builders` machines of building `variants` and what the binary cache cannot
+ * serve them, with the driver's scheduler (dependency order, longest remaining path first). Besides the package
+ * builds, the cache model (driver/cache-model.ts, from catalog/binary-cache.ts) adds each derivation the CUDA cache
+ * does not hold, counted once and scheduled before the variants that need it: a CUDA closure per nixpkgs instance in
+ * the package-set scope or on a system the cache does not build for, magma for a CUDA set other than the pin's
+ * default, triton for a Python or CUDA set other than the pin's defaults. A variant without pin, system or Python
+ * (a bare cost input) gets no modelled extras.
+ * @param pins the catalog's pins (for their default Python and CUDA set)
+ * @returns builds (package builds), cudaClosures (closures built from source), sharedCudaSets (default sets used),
+ *   rebuilt (the modelled extra builds), hours (all of them), makespanHours, fromDefaults
  */
 export function buildCost(
   variants: readonly CostInput[],
   m: CostModel,
   builders: number,
-): { builds: number; cudaClosures: number; sharedCudaSets: number; hours: number; makespanHours: number; fromDefaults: number } {
+  pins: readonly NixpkgsPin[] = catalog.nixpkgs,
+): {
+  builds: number;
+  cudaClosures: number;
+  sharedCudaSets: number;
+  rebuilt: ModelledBuild[];
+  hours: number;
+  makespanHours: number;
+  fromDefaults: number;
+} {
   const est = new Map(variants.map((v) => [v.name, predict(m, v)]));
+  const keyOf = (v: CostInput) =>
+    v.nixpkgs !== undefined && v.system !== undefined
+      ? nixpkgsInstanceKey({ nixpkgs: v.nixpkgs, system: v.system, cuda: v.cuda, cudaPackageSet: v.cudaPackageSet ?? null, cudaCapabilities: v.cudaCapabilities, cudaCapabilitiesForPackageSet: v.cudaCapabilitiesForPackageSet ?? false })
+      : v.name;
   const closures = cudaClosures(
-    variants.map((v) => ({
-      name: v.name,
-      cuda: v.cuda,
-      cudaCapabilitiesForPackageSet: v.cudaCapabilitiesForPackageSet ?? false,
-      nixpkgsKey:
-        v.nixpkgs !== undefined && v.system !== undefined
-          ? nixpkgsInstanceKey({ nixpkgs: v.nixpkgs, system: v.system, cuda: v.cuda, cudaPackageSet: v.cudaPackageSet ?? null, cudaCapabilities: v.cudaCapabilities, cudaCapabilitiesForPackageSet: v.cudaCapabilitiesForPackageSet ?? false })
-          : v.name,
-    })),
+    variants.map((v) => ({ name: v.name, cuda: v.cuda, cudaCapabilitiesForPackageSet: v.cudaCapabilitiesForPackageSet ?? false, nixpkgsKey: keyOf(v) })),
   );
-  const closureOf = new Map(closures.own.flatMap((c) => c.variants.map((n) => [n, `cuda-closure:${c.key}`] as const)));
-  const closureSeconds = DEFAULT_CUDA_CLOSURE_SECONDS.seconds;
+  const modelled = variants.filter((v) => v.nixpkgs !== undefined && v.system !== undefined && v.python !== undefined);
+  const { builds: rebuilt } = modelCacheMisses(
+    modelled.map((v) => ({ name: v.name, system: v.system!, python: v.python!, cuda: v.cuda, nixpkgs: v.nixpkgs!, cudaCapabilitiesForPackageSet: v.cudaCapabilitiesForPackageSet ?? false, nixpkgsKey: keyOf(v) })),
+    pins,
+  );
+  const needs = new Map<string, string[]>();
+  for (const b of rebuilt) for (const n of b.variants) needs.set(n, [...(needs.get(n) ?? []), b.key]);
   const durations = new Map([...est].map(([n, e]) => [n, e.seconds]));
-  for (const c of closures.own) durations.set(`cuda-closure:${c.key}`, closureSeconds);
+  for (const b of rebuilt) durations.set(b.key, b.seconds);
   const plan = makePlan(
     [
-      ...closures.own.map((c) => ({ name: `cuda-closure:${c.key}`, package: "pytorch" as const, dependsOn: [] })),
+      ...rebuilt.map((b) => ({ name: b.key, package: "pytorch" as const, dependsOn: [] })),
       ...variants.map((v) => ({
         name: v.name,
         package: v.package,
-        dependsOn: [...v.dependsOn.filter((d) => est.has(d)), ...(closureOf.has(v.name) ? [closureOf.get(v.name)!] : [])],
+        dependsOn: [...v.dependsOn.filter((d) => est.has(d)), ...(needs.get(v.name) ?? [])],
       })),
     ],
     durations,
   );
-  const total = [...est.values()].reduce((a, e) => a + e.seconds, 0) + closures.own.length * closureSeconds;
+  const total = [...est.values()].reduce((a, e) => a + e.seconds, 0) + rebuilt.reduce((a, b) => a + b.seconds, 0);
   return {
     builds: variants.length,
-    cudaClosures: closures.own.length,
-    sharedCudaSets: closures.shared.length,
+    cudaClosures: rebuilt.filter((b) => b.what === "cuda-closure").length,
+    // Default CUDA sets some variant takes from the cache (not built with a closure of its own).
+    sharedCudaSets: closures.shared.filter((c) => c.variants.some((n) => !(needs.get(n) ?? []).some((k) => k.startsWith("cuda-closure|")))).length,
+    rebuilt,
     hours: total / 3600,
     makespanHours: simulate(plan, builders).makespan / 3600,
     fromDefaults: [...est.values()].filter((e) => e.from === "default").length,
