@@ -81,7 +81,27 @@ export function planJobs(variants: readonly Variant[], limit = GITHUB_MATRIX_LIM
   return jobs;
 }
 
-/** The steps every job runs: install Nix, build its matrix entry from release.nix, push the closure to the cache. */
+/**
+ * Shell test: would realising "$drv" build "$drv" itself (Nix's dry-run list names it)? The list is read whole
+ * first: under GitHub's `bash -eo pipefail`, `grep -q` ending a pipe early would fail nix-store with SIGPIPE.
+ */
+const WOULD_BUILD_DRV = 'grep -qxF "  $drv" <<<"$(nix-store --realise --dry-run "$drv" 2>&1)"';
+
+/**
+ * The shell of the first step after installing Nix: is `ATTR` of release.nix already in the store or a substituter
+ * (its own derivation is not among what `nix-store --realise --dry-run` would build)? Writes `hit=true|false` to
+ * $GITHUB_OUTPUT; the build and push steps run only on `hit != 'true'` (nix-fast-build's --skip-cached).
+ */
+export function cachedCheckScript(attr: string): string {
+  return [
+    `drv=$(nix-instantiate release.nix -A "${attr}")`,
+    `if ${WOULD_BUILD_DRV}; then hit=false; else hit=true; fi`,
+    'echo "hit=$hit" >> "$GITHUB_OUTPUT"',
+    'if [ "$hit" = true ]; then echo "the binary cache already holds it: nothing to build"; fi',
+  ].join("\n");
+}
+
+/** The steps every job runs: install Nix, skip a variant the cache holds, build its matrix entry from release.nix, push. */
 function steps() {
   return [
     { uses: "actions/checkout@v4" },
@@ -97,12 +117,18 @@ function steps() {
       },
     },
     {
+      name: "Skip ${{ matrix.variant }} if the binary cache holds it",
+      id: "cached",
+      run: cachedCheckScript("${{ matrix.variant }}"),
+    },
+    {
       name: "Build ${{ matrix.variant }}",
+      if: "${{ steps.cached.outputs.hit != 'true' }}",
       run: 'nix-build release.nix -A "${{ matrix.variant }}" -o result',
     },
     {
       name: "Push the closure to the binary cache",
-      if: "${{ env.NIX_CACHE_URI != '' }}",
+      if: "${{ env.NIX_CACHE_URI != '' && steps.cached.outputs.hit != 'true' }}",
       run: 'nix --extra-experimental-features nix-command copy --to "$NIX_CACHE_URI" ./result',
     },
     {
@@ -111,6 +137,8 @@ function steps() {
       if: "${{ matrix.dependents != '' }}",
       run: [
         "for v in ${{ matrix.dependents }}; do",
+        '  drv=$(nix-instantiate release.nix -A "$v")',
+        `  if ! ${WOULD_BUILD_DRV}; then echo "$v: the binary cache already holds it"; continue; fi`,
         '  nix-build release.nix -A "$v" -o "result-$v"',
         '  if [ -n "$NIX_CACHE_URI" ]; then nix --extra-experimental-features nix-command copy --to "$NIX_CACHE_URI" "./result-$v"; fi',
         "done",

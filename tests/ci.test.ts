@@ -2,10 +2,11 @@
 // (@actions/workflow-parser) and by its job graph; the Hydra spec by its fields and the jobset's expression.
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { readFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
 import { join } from "node:path";
 import { parse as parseYaml } from "yaml";
-import { GITHUB_MATRIX_LIMIT, githubWorkflowYaml, planJobs } from "../generator/ci.ts";
+import { cachedCheckScript, GITHUB_MATRIX_LIMIT, githubWorkflowYaml, planJobs } from "../generator/ci.ts";
 import { projectFromMatrix } from "../generator/project.ts";
 import type { Variant } from "../generator/schema.ts";
 import { widestMatrix } from "./helpers/matrices.ts";
@@ -102,6 +103,29 @@ test("ci hydra: a declarative jobset spec evaluating release.nix from the reposi
   assert.equal(js.inputs.src, { type: "git", value: "https://example.org/variants.git main", emailresponsible: false });
   assert.ok(readFileSync(join(ROOT, "release.nix"), "utf8").includes("{ nixpkgs ? null }:"), "release.nix takes no required argument");
   assert.is(runCli(["ci", "hydra"]).status, 2);
+});
+
+test("github: the first step skips a variant the store or a substituter already holds (its shell, run for real)", () => {
+  const text = githubWorkflowYaml(wide);
+  const wf = parseYaml(text) as { jobs: Record<string, { steps: { id?: string; name?: string; if?: string; run?: string }[] }> };
+  for (const j of Object.values(wf.jobs)) {
+    const ids = j.steps.map((s) => s.id ?? s.name ?? "");
+    assert.ok(ids.indexOf("cached") < ids.indexOf("Build ${{ matrix.variant }}"), "the check comes first");
+    assert.match(j.steps.find((s) => s.name === "Build ${{ matrix.variant }}")!.if!, /steps\.cached\.outputs\.hit != 'true'/);
+    assert.match(j.steps.find((s) => s.name === "Build the torchaudio variants built on it")!.run!, /the binary cache already holds it"; continue/);
+  }
+  // The script against a real Nix store: a derivation not built yet → hit=false; once valid → hit=true.
+  const dir = tempDir("vm-ci-");
+  writeFileSync(join(dir, "release.nix"), `{ x = derivation { name = "vm-ci-check"; salt = "${process.pid}-${Date.now()}"; system = builtins.currentSystem; builder = "/bin/sh"; args = [ "-c" "echo > $out" ]; }; }\n`);
+  const hit = () => {
+    const out = join(dir, `out-${Math.random()}`);
+    writeFileSync(out, "");
+    execFileSync("bash", ["-euo", "pipefail", "-c", cachedCheckScript("x")], { cwd: dir, env: { ...process.env, GITHUB_OUTPUT: out, NIX_CONFIG: "substituters =" }, stdio: ["ignore", "pipe", "pipe"] });
+    return readFileSync(out, "utf8").trim();
+  };
+  assert.is(hit(), "hit=false");
+  execFileSync("nix-build", [join(dir, "release.nix"), "-A", "x", "--no-out-link", "--option", "substituters", ""], { stdio: "ignore" });
+  assert.is(hit(), "hit=true");
 });
 
 test.run();
