@@ -6,11 +6,12 @@
  *
  * Per CUDA variant (CPU-only variants need nothing from the CUDA cache):
  * - on a system the cache does not build for (aarch64-linux), or in the package-set scope (config.cudaCapabilities:
- *   a CUDA set no cache holds), the whole CUDA closure (magma, nccl, NVSHMEM, … : one per nixpkgs instance) and
- *   triton are built;
- * - in the torch scope on a cached system: magma when the CUDA set is not the pin's default `cudaPackages` (the cache
- *   builds magma with the default set only), and triton when the Python or the CUDA set is not the pin's default
- *   (the cache builds `python3Packages.triton` with both defaults only);
+ *   a CUDA set no cache holds), the CUDA closure (magma, nccl, NVSHMEM, …: the libraries compiled for capabilities,
+ *   one per nixpkgs instance) is built; on such a system triton too;
+ * - on a cached system: magma when the CUDA set is not the pin's default `cudaPackages` (the cache builds magma with
+ *   the default set only; in the package-set scope it is in the closure already), and triton when the Python or the
+ *   CUDA set is not the pin's default (the cache builds `python3Packages.triton` with both defaults only; triton
+ *   compiles no code for capabilities, so the scope does not change it);
  * - a pin whose default is not known counts as off the default (said in the reason).
  * A derivation shared by several variants (same pin, system, CUDA set, and Python for triton) is counted once.
  */
@@ -70,12 +71,13 @@ export function modelCacheMisses(
     const at = v.nixpkgs.slice(0, 7);
     const set = `cudaPackages_${v.cuda.replace(".", "_")}`;
     const tritonKey = `triton|${v.nixpkgs}|${v.system}|${v.python}|${v.cuda}`;
-    if (!CUDA_CACHE.systems.includes(v.system) || v.cudaCapabilitiesForPackageSet) {
-      const why = v.cudaCapabilitiesForPackageSet
-        ? `package-set scope: config.cudaCapabilities makes a CUDA set (magma, nccl, NVSHMEM, …) no cache holds`
-        : `${CUDA_CACHE.name} builds CUDA packages for ${CUDA_CACHE.systems.join(", ")} only, not ${v.system}: the CUDA set (magma, nccl, NVSHMEM, …) is built`;
-      need(v, `cuda-closure|${v.nixpkgsKey}`, "cuda-closure", why);
-      need(v, tritonKey, "triton", `triton is built with that CUDA set too`);
+    const cachedSystem = CUDA_CACHE.systems.includes(v.system);
+    if (!cachedSystem || v.cudaCapabilitiesForPackageSet)
+      need(v, `cuda-closure|${v.nixpkgsKey}`, "cuda-closure", !cachedSystem
+        ? `${CUDA_CACHE.name} builds CUDA packages for ${CUDA_CACHE.systems.join(", ")} only, not ${v.system}: the CUDA set (magma, nccl, NVSHMEM, …) is built`
+        : `package-set scope: config.cudaCapabilities makes a CUDA set (magma, nccl, NVSHMEM, …) no cache holds`);
+    if (!cachedSystem) {
+      need(v, tritonKey, "triton", `triton: not cached for ${v.system} either`);
       continue;
     }
     const defCuda = pin?.defaultCuda ?? null;
@@ -83,7 +85,9 @@ export function modelCacheMisses(
     const offCuda = defCuda !== v.cuda;
     const offPy = defPy !== v.python;
     const cudaWhy = defCuda === null ? `the default cudaPackages at ${at} is not known` : `${set} is not the default cudaPackages at ${at} (CUDA ${defCuda})`;
-    if (offCuda) need(v, `magma|${v.nixpkgs}|${v.system}|${v.cuda}`, "magma", `magma: ${cudaWhy}; ${CUDA_CACHE.name} builds magma with the default set only`);
+    // (In the package-set scope magma is part of the closure above.)
+    if (offCuda && !v.cudaCapabilitiesForPackageSet)
+      need(v, `magma|${v.nixpkgs}|${v.system}|${v.cuda}`, "magma", `magma: ${cudaWhy}; ${CUDA_CACHE.name} builds magma with the default set only`);
     if (offCuda || offPy) {
       const pyWhy = defPy === null ? `the default python3 at ${at} is not known` : `python${v.python.replace(".", "")}Packages is not the default Python at ${at} (${defPy})`;
       need(v, tritonKey, "triton", `triton: ${offPy ? pyWhy : cudaWhy}; ${CUDA_CACHE.name} builds python3Packages.triton for the default Python and CUDA set only`);
