@@ -164,4 +164,27 @@ test("without --probe-store the dry run and explain say what the cache cannot se
   assert.match(x.stdout, /note: off the binary cache: triton: python313Packages is not the default Python/);
 });
 
+test("eval --probe-store: Nix's to-build and to-fetch lists per evaluated derivation, the union once", () => {
+  const cache = tempDir("vm-cache-bin-");
+  const salted = `(args: import ${STAND_IN_NIXPKGS} (args // { standIn = { pin = "${PIN}"; salt = "${salt}-eval"; }; }))`;
+  // Put torch's magma in the cache only (found through the pytorch variant's drv, as eval evaluates it).
+  const first = runCli(["eval", PT, "--json", "--nixpkgs", salted]);
+  assert.is(first.status, 0, first.stderr);
+  const ptDrv = (JSON.parse(first.stdout.split("\n")[0]!) as { drvPath: string }).drvPath;
+  const magma = requisiteDrvs(ptDrv).filter((d) => /^magma-/.test(storeName(d)));
+  intoCacheOnly(magma, cache);
+  const r = runCli(["eval", PT, TA, "--json", "--probe-store", "--nixpkgs", salted, ...substituterOptions(cache)]);
+  assert.is(r.status, 0, r.stderr);
+  const lines = r.stdout.trim().split("\n").map((l) => JSON.parse(l) as Record<string, any>);
+  const rows = lines.filter((l) => l.store && l.store.name).map((l) => l.store as { name: string; toBuild: string[]; toFetch: string[] });
+  assert.equal(rows.map((x) => x.name).sort(), [PT, TA].sort());
+  for (const row of rows) {
+    assert.equal(row.toFetch, magma.map(storeName), `${row.name}: magma from the cache`);
+    assert.ok(row.toBuild.includes(`${PT}-2.12.0`), `${row.name} builds the torch`);
+  }
+  const sum = lines.at(-1)!;
+  assert.is(sum.store.toBuild.filter((n: string) => n === `${PT}-2.12.0`).length, 1, "torch once across both");
+  assert.equal(sum.store.toFetch, magma.map(storeName));
+});
+
 test.run();

@@ -23,6 +23,8 @@ interface EvalArgs {
   engine: "auto" | "nix-eval-jobs" | "nix-instantiate";
   matrix?: string;
   root?: string;
+  probeStore?: boolean;
+  nixOption?: string[];
 }
 
 function line(r: EvalResult): string {
@@ -43,7 +45,12 @@ export const evalCommand: CommandModule<object, EvalArgs> = {
       .option("nixpkgs", { type: "string", describe: "Nix expression passed as release.nix's nixpkgs (--arg nixpkgs EXPR)" })
       .option("engine", { choices: ["auto", "nix-eval-jobs", "nix-instantiate"] as const, default: "auto" as const })
       .option("matrix", { type: "string", describe: "matrix file to read (default: matrix.ts in the repository root)" })
-      .option("root", { type: "string", describe: "directory holding release.nix (default: the repository root)" }) as never,
+      .option("root", { type: "string", describe: "directory holding release.nix (default: the repository root)" })
+      .option("probe-store", {
+        type: "boolean",
+        describe: "then ask Nix what realising each derivation builds and fetches with your substituters (nix-store --realise --dry-run)",
+      })
+      .option("nix-option", { type: "string", array: true, describe: "with --probe-store: NAME=VALUE passed to nix-store as --option NAME VALUE" }) as never,
   handler: async (argv) => {
     const [{ loadProject }, { selectTargets }, { evalVariants }] = await Promise.all([
       import("../project.ts"),
@@ -56,7 +63,7 @@ export const evalCommand: CommandModule<object, EvalArgs> = {
     // The variants asked for, plus the pytorch each torchaudio needs for the coupling proof.
     const variants = selectTargets(p.variants, { names: argv.names, filters: argv.filter }).targets;
     const root = argv.root ? resolve(process.cwd(), argv.root) : REPO_ROOT;
-    const { summary } = await evalVariants({
+    const { results, summary } = await evalVariants({
       root,
       variants,
       jobs,
@@ -64,7 +71,16 @@ export const evalCommand: CommandModule<object, EvalArgs> = {
       engine: argv.engine,
       onResult: (r) => console.log(argv.json ? JSON.stringify(r) : line(r)),
     });
-    if (argv.json) console.log(JSON.stringify({ summary }));
+    const store = argv.probeStore ? await probeStore(results, argv.nixOption ?? []) : null;
+    if (store) {
+      for (const s of store.rows) console.log(argv.json ? JSON.stringify({ store: s }) : storeLine(s));
+      if (!argv.json)
+        console.error(
+          `Nix (nix-store --realise --dry-run): ${store.toBuild.length} derivation(s) to build, ${store.toFetch.length} path(s) to fetch across ` +
+            `${store.rows.length} variant(s), each counted once${store.unreachable.length ? `; unreachable substituter(s): ${store.unreachable.join(", ")}` : ""}`,
+        );
+    }
+    if (argv.json) console.log(JSON.stringify(store ? { summary, store: { toBuild: store.toBuild, toFetch: store.toFetch, unreachable: store.unreachable } } : { summary }));
     else
       console.error(
         `${summary.evaluated} evaluated with ${summary.engine} in ${summary.seconds.toFixed(1)} s: ${summary.errors} error(s); ` +
@@ -74,3 +90,32 @@ export const evalCommand: CommandModule<object, EvalArgs> = {
     if (summary.errors || summary.uncoupled) process.exitCode = 1;
   },
 };
+
+type StoreRow = { name: string; toBuild: string[]; toFetch: string[] } | { name: string; error: string };
+
+function storeLine(s: StoreRow): string {
+  return "error" in s ? `store ${s.name}  ${s.error}` : `store ${s.name}  builds ${s.toBuild.length}${s.toBuild.length ? ` (${s.toBuild.join(", ")})` : ""}, fetches ${s.toFetch.length}`;
+}
+
+/** Nix's dry-run answer for every evaluated derivation, and the union across them (each derivation/path once). */
+async function probeStore(results: readonly EvalResult[], nixOption: readonly string[]) {
+  const { dryRealise, storeName } = await import("../driver/store.ts");
+  const opts = nixOption.map((s) => {
+    const eq = s.indexOf("=");
+    if (eq < 1) throw new EvalUsageError(`--nix-option "${s}": expected NAME=VALUE`);
+    return [s.slice(0, eq), s.slice(eq + 1)] as const;
+  });
+  const ok = results.filter((r) => r.drvPath !== null);
+  const answers = await dryRealise(ok.map((r) => r.drvPath!), opts);
+  const rows: StoreRow[] = ok.map((r, i) => {
+    const a = answers[i]!;
+    return "error" in a ? { name: r.name, error: a.error } : { name: r.name, toBuild: a.toBuild.map(storeName), toFetch: a.toFetch.map(storeName) };
+  });
+  const good = answers.filter((a): a is Exclude<typeof a, { error: string }> => !("error" in a));
+  return {
+    rows,
+    toBuild: [...new Set(good.flatMap((a) => a.toBuild))].map(storeName),
+    toFetch: [...new Set(good.flatMap((a) => a.toFetch))].map(storeName),
+    unreachable: [...new Set(good.flatMap((a) => a.unreachable))],
+  };
+}
