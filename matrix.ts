@@ -24,7 +24,9 @@ export default defineMatrix({
   isas: ["avx2", "avx512", "avx512bf16", "avx512vnni", "armv8_2", "armv9"],
   // One CPU-only variant per (release, Python, ISA).
   cpuOnly: true,
-  packages: ["pytorch", "torchaudio"],
+  // What each combination gets: pytorch, the packages built on it (torchaudio, torchvision: the catalog's table,
+  // generator/catalog/packages.ts) and torch-env, one Python environment of them all. Leave out for all of them.
+  packages: ["pytorch", "torchaudio", "torchvision", "torch-env"],
   policy: {
     // "serve": a GPU this CUDA's nvcc does not know is served by same-major binary-compatible code
     // (sm121 on CUDA 12.8 compiles 12.0, sm103 compiles 10.0), with a note. "drop": drop such combinations.

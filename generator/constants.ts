@@ -3,13 +3,19 @@
  * command definitions load nothing heavy.
  */
 
+import { PACKAGE_NAMES } from "./catalog/packages.ts";
+
 /** A Nix system double, e.g. `aarch64-linux`. */
 export const SYSTEMS = ["x86_64-linux", "aarch64-linux"] as const;
 export type System = (typeof SYSTEMS)[number];
 
-/** The two packages the generator writes per kept combination. */
-export const PACKAGES = ["pytorch", "torchaudio"] as const;
-export type PackageName = (typeof PACKAGES)[number];
+/**
+ * The package variants the generator writes per kept combination, in build order: `pytorch`, each package built on
+ * torch of the catalog's table (generator/catalog/packages.ts), and the environment of them (`torch-env`).
+ */
+export const PACKAGES: readonly string[] = PACKAGE_NAMES;
+/** A package variant kind: one of PACKAGES ("pytorch", "torchaudio", "torchvision", "torch-env"). */
+export type PackageName = string;
 
 /**
  * The local catalog file, beside the matrix file (matrix.ts's directory): pins, PyTorch and torchaudio releases the

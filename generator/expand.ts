@@ -9,11 +9,13 @@
  *    (CUDA C++ Programming Guide, "Binary Compatibility": cubins run on X.z for z ≥ y, never across a major).
  * 4. CPU ISA: flags come from the catalog entry, which lists only CPUs that have every enabled instruction.
  * 5. Platform: a GPU whose `systems` lacks the ISA's system has no variant there.
- * 6. Releases: torch ↔ torchaudio pairing, Python range and CUDA majors of each release.
+ * 6. Releases: Python range and CUDA majors of each release; each package built on torch (catalog/packages.ts) only
+ *    where the pin carries a release of it that serves the pin's torch.
  * 7. Every dropped combination carries its reasons in words.
  */
 import { PACKAGES } from "./constants.ts";
 import { preferredPin } from "./catalog/index.ts";
+import { ENV_PACKAGE, TORCH_PACKAGE, onTorch, releaseOf, releaseServes, type PackageOnTorch } from "./catalog/packages.ts";
 import { NIXPKGS_JETSON_CAPABILITIES } from "./catalog/cuda.ts";
 import { formatCombination, formatName, torchSiblingName } from "./naming.ts";
 import { compareVersions } from "./versions.ts";
@@ -123,10 +125,6 @@ function judge(c: Combo, matrix: Matrix, catalog: Catalog): { reasons: string[];
     reasons.push(
       `No nixpkgs revision in the catalog carries PyTorch ${release.version} (known pins carry ${catalog.nixpkgs.map((p) => `${p.torch} at ${p.rev.slice(0, 7)}`).join(", ")}); add a sourced pin to generator/catalog/torch.ts.`,
     );
-  else if (pin.torchaudio !== release.torchaudio)
-    reasons.push(
-      `nixpkgs ${pin.rev.slice(0, 7)} carries torchaudio ${pin.torchaudio}, not ${release.torchaudio}, the release paired with PyTorch ${release.version}.`,
-    );
   else if (!pin.python.includes(py.version))
     reasons.push(`nixpkgs ${pin.rev.slice(0, 7)} has no ${py.packageSet}.`);
   if (cuda) {
@@ -156,8 +154,31 @@ function judge(c: Combo, matrix: Matrix, catalog: Catalog): { reasons: string[];
   return { reasons, service };
 }
 
+/**
+ * The version of a package built on torch at a pin, or the reason there is none: the pin must carry it (its
+ * `pinField`), with a version some source gives, of a release in the package's table that serves the pin's torch.
+ */
+export function onTorchVersion(p: PackageOnTorch, pin: NixpkgsPin, py: PythonVersion): { version: string } | { reason: string } {
+  const at = `nixpkgs ${pin.rev.slice(0, 7)}`;
+  const version = pin[p.pinField];
+  if (version === null) return { reason: `${at} has no ${py.packageSet}.${p.attr}.` };
+  if (version === "unknown")
+    return { reason: `No source gives the ${p.label} version at ${at}; \`variant-matrix pin add\` reads it from your nixpkgs.` };
+  const rel = releaseOf(p, version);
+  if (!rel) return { reason: `${at} carries ${p.label} ${version}, a release the catalog's ${p.label} table (generator/catalog/packages.ts) lacks.` };
+  if (!releaseServes(rel, pin.torch))
+    return {
+      reason:
+        `${at} carries ${p.label} ${version}, which serves torch ${rel.servesTorch.min}${rel.servesTorch.below ? `–${rel.servesTorch.below} (exclusive)` : " and later"}, ` +
+        `not its torch ${pin.torch}.`,
+    };
+  return { version };
+}
+
 function describe(pkg: PackageName, c: Combo, version: string): string {
-  const what = pkg === "pytorch" ? `PyTorch ${version}` : `torchaudio ${version} (PyTorch ${c.release.version})`;
+  const p = onTorch(pkg);
+  const what =
+    pkg === TORCH_PACKAGE ? `PyTorch ${version}` : p ? `${p.label} ${version} (PyTorch ${c.release.version})` : `Python environment of PyTorch ${version} and the packages built on it`;
   const gpu = c.gpu && c.cuda ? `${c.gpu.label}, SM${c.gpu.sm}, CUDA ${c.cuda.version}` : "CPU only";
   return `${what} for ${gpu}; ${isaLabel(c.isa)} (${c.isa.system}); Python ${c.py.version}`;
 }
@@ -207,7 +228,7 @@ export function nixpkgsInstanceKey(v: Pick<Variant, "nixpkgs" | "system" | "cuda
  * Expand a validated matrix against the catalog.
  *
  * Order: releases and ISAs as listed in matrix.ts, Python and CUDA ascending, GPUs by SM ascending, CPU-only
- * after CUDA; pytorch before torchaudio within a combination. Names carry the release tag only when the matrix
+ * after CUDA; within a combination the order of PACKAGES (pytorch, the packages on torch, the environment). Names carry the release tag only when the matrix
  * lists more than one release.
  *
  * @param matrix validated matrix (output of `makeMatrixSchema(catalog)`).
@@ -255,13 +276,32 @@ export function expand(matrix: Matrix, catalog: Catalog): Expansion {
             sm: gpu?.sm ?? null,
             isa: isa.key,
           };
+          // Per package: the combination's reasons, plus (for a package built on torch) its own at this pin.
+          const pkgReasons = new Map<string, string[]>();
+          const versions: Record<string, string> = {};
+          for (const pkg of packages) {
+            const p = onTorch(pkg);
+            const own: string[] = [];
+            if (p && pin) {
+              const r = onTorchVersion(p, pin, py);
+              if ("reason" in r) own.push(r.reason);
+              else versions[pkg] = r.version;
+            }
+            pkgReasons.set(pkg, [...reasons, ...own]);
+          }
+          const kept = (pkg: string) => pin !== null && (pkgReasons.get(pkg)?.length ?? 1) === 0;
+          const torchName = formatName({ ...parts, package: TORCH_PACKAGE });
           for (const pkg of packages) {
             const name = formatName({ ...parts, package: pkg });
-            if (reasons.length || pin === null) {
-              excluded.push({ name, package: pkg, torchVersion: release.version, ...parts, reasons });
+            const p = onTorch(pkg);
+            const isEnv = pkg === ENV_PACKAGE;
+            // The environment holds torch and the packages on torch the matrix keeps here; it needs torch.
+            const envMembers = isEnv ? packages.filter((q) => onTorch(q)?.inEnv && kept(q)) : [];
+            if (!kept(pkg) || pin === null) {
+              excluded.push({ name, package: pkg, torchVersion: release.version, ...parts, reasons: pkgReasons.get(pkg) ?? reasons });
               continue;
             }
-            const version = pkg === "pytorch" ? release.version : release.torchaudio;
+            const version = p ? versions[pkg]! : release.version;
             const scope =
               cuda && service?.ok ? cudaScopeFor(service.capabilities, cuda, matrix.policy.cudaCapabilitiesScope) : { packageSet: false, reason: null };
             const notes: string[] = [];
@@ -273,21 +313,28 @@ export function expand(matrix: Matrix, catalog: Catalog): Expansion {
             if (gpu?.note) notes.push(gpu.note);
             if (scope.reason) notes.push(scope.reason);
             if (isa.variantNote) notes.push(isa.variantNote);
-            if (pkg === "torchaudio" && release.torchaudioNote) notes.push(release.torchaudioNote);
-            const ta = catalog.torchaudio.find((a) => a.version === release.torchaudio);
-            if (pkg === "torchaudio" && ta?.stableAbi && !release.version.startsWith(`${ta.servesTorch.min}.`))
+            if (p?.pinField === "torchaudio" && release.torchaudioNote) notes.push(release.torchaudioNote);
+            const rel = p ? releaseOf(p, version) : undefined;
+            if (p && rel?.stableAbi && !release.version.startsWith(`${rel.servesTorch.min}.`))
               notes.push(
-                `torchaudio ${ta.version} is built on PyTorch's stable ABI and serves torch >= ${ta.servesTorch.min} ` +
-                  `(pytorch/audio#4212); here it is built from source against PyTorch ${release.version}.`,
+                `${p.label} ${version} is built on PyTorch's stable ABI and serves torch >= ${rel.servesTorch.min} ` +
+                  `(${rel.source.split(";")[0]}); here it is built from source against PyTorch ${release.version}.`,
               );
-            if (pkg === "torchaudio")
-              notes.push(`Built against ${torchSiblingName({ ...parts, package: pkg })} (the same torch derivation).`);
+            if (p) notes.push(`Built against ${torchName} (the same torch derivation).`);
+            if (isEnv)
+              notes.push(
+                `python${py.version}.withPackages of ${[torchName, ...envMembers.map((q) => formatName({ ...parts, package: q }))].join(", ")}` +
+                  `${pin.torchcodec !== null ? ` and ${py.packageSet}.torchcodec built on the same torch` : ""}: one torch in the environment.`,
+              );
+            const dependsOn = p ? [torchName] : isEnv ? [torchName, ...envMembers.map((q) => formatName({ ...parts, package: q }))] : [];
             variants.push({
               name,
               package: pkg,
+              role: p ? "onTorch" : isEnv ? "env" : "torch",
+              attr: p?.attr ?? null,
               version,
               torchVersion: release.version,
-              torchaudioVersion: release.torchaudio,
+              onTorchVersions: { ...versions },
               python: py.version,
               pythonPackageSet: py.packageSet,
               cuda: cuda?.version ?? null,
@@ -302,7 +349,7 @@ export function expand(matrix: Matrix, catalog: Catalog): Expansion {
               cflags: [...isa.cflags],
               nixpkgs: pin.rev,
               nixpkgsSha256: sha256!,
-              dependsOn: pkg === "torchaudio" ? [torchSiblingName({ ...parts, package: pkg })] : [],
+              dependsOn,
               file: `.flox/pkgs/${name}.nix`,
               description: describe(pkg, combo, version),
               notes,

@@ -4,11 +4,12 @@
  *   {package}{tag}-python{PY}-cuda{CUDA}-sm{SM}-{ISA}   torchaudio-python313-cuda12_8-sm121-armv9
  *   {package}{tag}-python{PY}-cpu-{ISA}                 pytorch-python313-cpu-avx2
  *
- * `PY` is major+minor without the dot, `CUDA` writes the dot as `_`, `ISA` is a catalog key (a dot in a flox
+ * `package` is one of PACKAGES: `pytorch`, a package built on torch (generator/catalog/packages.ts) or the
+ * environment `torch-env` (torch-env-python313-cuda12_8-sm121-armv9). `PY` is major+minor without the dot, `CUDA` writes the dot as `_`, `ISA` is a catalog key (a dot in a flox
  * package name would become a quoted attribute, so `armv8.2` is spelled `armv8_2`). `tag` is empty when the
  * matrix holds one PyTorch release, and the release's `nameTag` ("29" for 2.9.x) when it holds several.
  */
-import type { PackageName } from "./constants.ts";
+import { PACKAGES, type PackageName } from "./constants.ts";
 
 /** The parts of a variant name. `cuda`/`sm` are both null for a CPU-only variant. */
 export interface NameParts {
@@ -25,8 +26,10 @@ export interface NameParts {
   isa: string;
 }
 
-const NAME_RE =
-  /^(pytorch|torchaudio)(\d*)-python(\d)(\d+)-(?:cuda(\d+)_(\d+)-sm(\d{2,3})|cpu)-([a-z0-9]+(?:_[a-z0-9]+)*)$/;
+const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\-]/g, "\\$&");
+const NAME_RE = new RegExp(
+  `^(${[...PACKAGES].sort((a, b) => b.length - a.length).map(escape).join("|")})(\\d*)-python(\\d)(\\d+)-(?:cuda(\\d+)_(\\d+)-sm(\\d{2,3})|cpu)-([a-z0-9]+(?:_[a-z0-9]+)*)$`,
+);
 
 /**
  * Format a variant name.
@@ -72,7 +75,7 @@ export function parseCombination(name: string): Omit<NameParts, "package" | "tag
   return { python, cuda, sm, isa };
 }
 
-/** The pytorch variant a torchaudio variant of these parts is built against. */
+/** The pytorch variant a package built on torch (or the environment) of these parts is built against. */
 export function torchSiblingName(p: NameParts): string {
   return formatName({ ...p, package: "pytorch" });
 }

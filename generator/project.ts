@@ -3,6 +3,7 @@
  * I/O is limited to importing the matrix module; everything after is pure.
  */
 import { PACKAGES } from "./constants.ts";
+import { TORCH_PACKAGE } from "./catalog/packages.ts";
 import { dirname, resolve } from "node:path";
 import { existsSync } from "node:fs";
 import { REPO_ROOT } from "./paths.ts";
@@ -42,7 +43,7 @@ function zodIssues(err: ZodError): { path: string; message: string }[] {
 
 /**
  * Validate a matrix object against the catalog (zod schema plus cross-field rules: the pin of each release must
- * carry that release; torchaudio needs pytorch in `packages`).
+ * carry that release; every other package needs pytorch in `packages`).
  * @throws MatrixError naming every bad field with the allowed values.
  */
 export function validateMatrix(input: unknown, catalog: Catalog = defaultCatalog, file = "matrix.ts"): Matrix {
@@ -125,10 +126,11 @@ export function validateMatrix(input: unknown, catalog: Catalog = defaultCatalog
     if (missing.length)
       issues.push({ path: `only.${i}`, message: `"${c}" is not a combination of the axes: the matrix lacks ${missing.join(", ")}` });
   });
-  if (m.packages.includes("torchaudio") && !m.packages.includes("pytorch"))
+  const onPytorch = m.packages.filter((p) => p !== TORCH_PACKAGE);
+  if (onPytorch.length && !m.packages.includes(TORCH_PACKAGE))
     issues.push({
       path: "packages",
-      message: `torchaudio is built against its pytorch variant, so packages must include "pytorch"; allowed values: pytorch, torchaudio`,
+      message: `${onPytorch.join(", ")} ${onPytorch.length > 1 ? "are" : "is"} built against its pytorch variant, so packages must include "${TORCH_PACKAGE}"; allowed values: ${PACKAGES.join(", ")}`,
     });
   if (issues.length) throw new MatrixError(file, issues);
   return m;

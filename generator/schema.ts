@@ -186,6 +186,12 @@ export const NixpkgsPinSchema = z.object({
    * the set has none; "unknown" when it is present but no source gives its version.
    */
   torchcodec: z.string().nullable(),
+  /**
+   * python3Packages.torchvision version at this revision, or null when the set has none; "unknown" when no source
+   * gives it. A torchvision variant is only emitted when it is known and its release serves the pin's torch
+   * (generator/catalog/packages.ts).
+   */
+  torchvision: z.string().nullable().default("unknown"),
   /** The default `python3` at this revision ("3.13"), when a source gives it. */
   defaultPython: version2.nullable(),
   /** The CUDA version of the default `cudaPackages` at this revision ("12.9"), when a source gives it. */
@@ -356,11 +362,15 @@ export interface Variant {
   /** Package variant name, e.g. "torchaudio-python313-cuda12_8-sm121-armv9". */
   name: string;
   package: PackageName;
-  /** Version of this package (torch or torchaudio). */
+  /** What the builder makes: torch itself, a package built on torch (the catalog's table), or the environment. */
+  role: "torch" | "onTorch" | "env";
+  /** nixpkgs attribute in the Python set of a package built on torch ("torchvision"); null for pytorch and the environment. */
+  attr: string | null;
+  /** Version of this package (torch's for pytorch and the environment). */
   version: string;
   torchVersion: string;
-  /** torchaudio version paired with `torchVersion`. */
-  torchaudioVersion: string;
+  /** Versions of the packages built on torch this combination's pin carries and serves: { torchaudio: "2.11.0", … }. */
+  onTorchVersions: Record<string, string>;
   /** "3.13" */
   python: string;
   /** "python313Packages" */

@@ -4,7 +4,8 @@
 # Takes
 #   pkgs            the variant's nixpkgs instance (pkgs/nixpkgs.nix).
 #   variant         the variant attrset (pkgs/pytorch.nix describes it).
-#   package         the built variant (torch, or torchaudio with passthru.pythonPackages).
+#   package         the built variant (torch; a package built on torch, with passthru.pythonPackages; or the
+#                   environment, pkgs/torch-env.nix, which is itself the Python environment checked).
 #   pythonPackages  the variant's Python set in which `torch` is the variant's torch (pkgs/python-set.nix).
 # Returns
 #   {
@@ -14,9 +15,9 @@
 #               device code of every library per origin (cuobjdump -symbols of cudaPackages.cuda_cuobjdump: torch's
 #               and torchaudio's own kernels exactly the capabilities with no PTX; NCCL, MAGMA and NVSHMEM, which
 #               nixpkgs links into torch statically, as their scope builds them), SASS for the variant's GPU, the
-#               libtorch torchaudio loads. No GPU needed: it builds in any sandbox.
-#     gpuCheck  the same probe with --gpu (matmul against the CPU, torchaudio's rnnt_loss and forced_align on CUDA
-#               tensors), with requiredSystemFeatures = [ "cuda" ], nixpkgs' convention for GPU checks (as in
+#               libtorch each package built on torch loads. No GPU needed: it builds in any sandbox.
+#     gpuCheck  the same probe with --gpu (matmul against the CPU; each package's GPU smoke tests, the catalog's
+#               `gpuChecks`: torchaudio's rnnt_loss and forced_align, torchvision's nms and roi_align on CUDA tensors), with requiredSystemFeatures = [ "cuda" ], nixpkgs' convention for GPU checks (as in
 #               torch's and torchaudio 2.11's passthru.gpuCheck): only builders that declare the `cuda` system
 #               feature (e.g. NixOS hosts with `nix-required-mounts`) build it. Absent for CPU-only variants.
 #   }
@@ -26,12 +27,13 @@
 let
   isCuda = variant.cuda != null;
   python = pythonPackages.python;
-  # withPackages gathers the propagated closure (torch for torchaudio) of exactly these derivations.
-  env = python.withPackages (_: [ package ]);
+  # withPackages gathers the propagated closure (torch for torchaudio) of exactly these derivations; the
+  # environment variant is one already.
+  env = if variant.role == "env" then package else python.withPackages (_: [ package ]);
   # The promise the comparison reads: the name's parts, the CUDA scope and the pin (which third-party device code
   # nixpkgs links into torch, and for which capabilities, depends on both: generator/verify/origins.ts).
   promise = builtins.toFile "${variant.name}-promise.json" (builtins.toJSON {
-    inherit (variant) name package version torchVersion python cuda sm isa system cudaCapabilities cudaCapabilitiesForPackageSet;
+    inherit (variant) name package version torchVersion onTorchVersions dependsOn python cuda sm isa system cudaCapabilities cudaCapabilitiesForPackageSet;
     nixpkgs = variant.nixpkgsRev;
   });
   cuobjdump = if isCuda then "--cuobjdump=${pkgs.cudaPackages.cuda_cuobjdump}/bin/cuobjdump" else "";

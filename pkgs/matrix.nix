@@ -20,12 +20,14 @@
 #   the CUDA package set of the overlay, and config.cudaCapabilities when the variant sets them for the whole
 #   package set. Variants with the same key share one instance: `instances` is an attrset whose values Nix
 #   evaluates at most once per evaluation (lazy, memoised attribute values; Nix manual, "Laziness").
-# - A torchaudio variant's key equals its pytorch variant's key (same pin, system, CUDA and capabilities), and its
-#   torch is `packages.${dependsOn}`: the very derivation of its pytorch variant, no second nixpkgs import.
+# - A variant of a package built on torch (role "onTorch": torchaudio, torchvision, …) or an environment (role "env")
+#   has its pytorch variant's key (same pin, system, CUDA and capabilities), and its torch is `packages.${dependsOn}`:
+#   the very derivation of its pytorch variant, no second nixpkgs import. An environment's members are the
+#   packages of its dependsOn (pytorch first).
 { nixpkgs ? null }:
 
 let
-  inherit (builtins) attrValues concatStringsSep groupBy head mapAttrs;
+  inherit (builtins) attrValues concatStringsSep groupBy head map mapAttrs;
 
   variants = import ./variants.nix;
 
@@ -39,10 +41,13 @@ let
     (_: vs: import ./nixpkgs.nix { variant = head vs; inherit nixpkgs; })
     (groupBy keyOf (attrValues variants));
 
-  # `torchOf` gives a torchaudio variant its torch: the pytorch variant built from the same package set.
-  buildWith = pkgs: torchOf: v:
-    if v.package == "pytorch" then import ./pytorch.nix { variant = v; inherit pkgs; }
-    else import ./torchaudio.nix { variant = v; inherit pkgs; torch = torchOf (head v.dependsOn); };
+  # `built'` gives a variant the packages it depends on (its torch; an environment's members), built from the same
+  # package set.
+  buildWith = pkgs: built': v:
+    if v.role == "torch" then import ./pytorch.nix { variant = v; inherit pkgs; }
+    else if v.role == "onTorch" then import ./on-torch.nix { variant = v; inherit pkgs; torch = built' (head v.dependsOn); }
+    else if v.role == "env" then import ./torch-env.nix { variant = v; inherit pkgs; members = map built' v.dependsOn; }
+    else throw "pkgs/matrix.nix: ${v.name} has unknown role ${v.role}";
 
   built = mapAttrs (_: v: buildWith instances.${keyOf v} (n: built.${n}) v) variants;
 
@@ -65,7 +70,9 @@ let
     let
       v = variants.${name} or (throw "pkgs/matrix.nix: no variant named ${name} in pkgs/variants.nix");
       pkgs = import ./nixpkgs.nix { variant = v; inherit nixpkgs; };
-      p = buildWith pkgs (n: buildWith pkgs (_: throw "a pytorch variant depends on nothing") variants.${n}) v;
+      # This variant and what it depends on (a member's own dependency, its pytorch, is among them), each once.
+      local = builtins.listToAttrs (map (n: { name = n; value = buildWith pkgs (m: local.${m}) variants.${n}; }) ([ name ] ++ v.dependsOn));
+      p = local.${name};
     in
     p // { tests = checksOf pkgs v p; };
 

@@ -1,5 +1,5 @@
 # pkgs/nixpkgs.nix: import the pinned nixpkgs for one package variant (hand-written; shared by
-# pkgs/pytorch.nix and pkgs/torchaudio.nix).
+# pkgs/pytorch.nix, pkgs/on-torch.nix and pkgs/torch-env.nix).
 #
 # Takes
 #   variant   the attrset a generated .flox/pkgs file carries (see pkgs/pytorch.nix); this file reads

@@ -1,5 +1,5 @@
 # pkgs/python-set.nix: the Python package set of one variant, in which `torch` IS the variant's torch
-# (hand-written; used by pkgs/torchaudio.nix and exposed as passthru.pythonPackages).
+# (hand-written; used by pkgs/on-torch.nix and pkgs/torch-env.nix, and exposed as passthru.pythonPackages).
 #
 # Takes
 #   pkgs      the nixpkgs package set pkgs/nixpkgs.nix imported for the variant.

@@ -6,8 +6,12 @@
 #             the same pin, system, CUDA set and capabilities).
 #   variant   {
 #               name                  "pytorch-python313-cuda12_8-sm121-armv9" (package variant name)
-#               package               "pytorch"
-#               version, torchVersion "2.8.0" (equal for pytorch)
+#               package               "pytorch" (or a package of generator/catalog/packages.ts, or "torch-env")
+#               role                  "torch" | "onTorch" | "env" (which builder: pytorch.nix, on-torch.nix,
+#                                     torch-env.nix)
+#               attr                  nixpkgs attribute of an "onTorch" package ("torchvision"), else null
+#               version, torchVersion "2.8.0" (equal for pytorch and the environment)
+#               onTorchVersions       { torchaudio = "2.8.0"; torchvision = "0.23.0"; } (what this pin carries)
 #               python                "3.13"
 #               pythonPackageSet      "python313Packages"
 #               cuda                  "12.8" | null (CPU-only)
@@ -20,7 +24,7 @@
 #               cflags                [ "-march=armv9-a+i8mm" ]
 #               nixpkgsRev            40-hex nixpkgs revision
 #               nixpkgsSha256         sha256 of its tarball (SRI or base32)
-#               dependsOn             [ ] (torchaudio: [ its pytorch variant's name ])
+#               dependsOn             [ ] (onTorch: [ its pytorch variant ]; env: [ pytorch, its members ])
 #               description           one line naming the hardware
 #               notes                 [ string ]
 #             }
@@ -47,7 +51,7 @@ let
 
   torch = pythonPackages.torch.override (import ./torch-override-args.nix variant);
 in
-assert variant.package == "pytorch";
+assert variant.role == "torch";
 torch.overrideAttrs (import ./variant-attrs.nix {
   inherit variant;
   passthru.cudaCapabilities = variant.cudaCapabilities;

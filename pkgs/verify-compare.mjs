@@ -23,6 +23,146 @@ function capabilityRunsOn(code, device) {
   return cm === dm && cn <= dn;
 }
 
+// generator/catalog/packages.ts
+var ENV_PACKAGE = "torch-env";
+var TORCH_PACKAGE = "pytorch";
+var VISION = "pytorch/vision";
+var VISION_PAIRING = `${VISION} README 'Installation' compatibility table (torch \u2194 torchvision: each torchvision minor is built for one torch minor, main/nightly \u2194 main/nightly)`;
+var AUDIO = "pytorch/audio";
+var packagesOnTorch = [
+  {
+    name: "torchaudio",
+    attr: "torchaudio",
+    label: "torchaudio",
+    pinField: "torchaudio",
+    // Up to 2.10 a torchaudio release is built against the C++ ABI of its own torch minor only; 2.11 moved to
+    // PyTorch's stable ABI and declares `torch>=2.11`, and is the last release (torch 2.12 and later pair with it).
+    // nixpkgs' file: `dependencies = [ torch ]` for 2.9.1 and 2.10.0 (005ab72; 2.8.0 taken to be the same, its file
+    // was not found stored), `[ torch torchcodec ]` for 2.11.0 (NixOS/nixpkgs#502810); the stand-in mirrors them.
+    releases: [
+      {
+        version: "2.8.0",
+        nixpkgsDependencies: [],
+        servesTorch: { min: "2.8", below: "2.9" },
+        stableAbi: false,
+        source: `${AUDIO} README version table (torchaudio 2.8 with torch 2.8; built against torch's C++ ABI)`
+      },
+      {
+        version: "2.9.1",
+        nixpkgsDependencies: [],
+        servesTorch: { min: "2.9", below: "2.10" },
+        stableAbi: false,
+        source: `${AUDIO} README version table (torchaudio 2.9 with torch 2.9)`
+      },
+      {
+        version: "2.10.0",
+        nixpkgsDependencies: [],
+        servesTorch: { min: "2.10", below: "2.11" },
+        stableAbi: false,
+        source: `${AUDIO} README version table (torchaudio 2.10 with torch 2.10); NixOS/nixpkgs#502810 bumps both together`
+      },
+      {
+        version: "2.11.0",
+        nixpkgsDependencies: ["torchcodec"],
+        servesTorch: { min: "2.11", below: null },
+        stableAbi: true,
+        source: `${AUDIO}#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), ${AUDIO}#4225 ('set torch dep to torch>=2.11'), ${AUDIO}#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable'); PyTorchKR/pytorch.kr#102 (2.11.0 is the last torchaudio release); the nixos-unstable pin 2c423e0 pairs torch 2.12.0 with torchaudio 2.11.0 (generator/catalog/torch.ts)`
+      }
+    ],
+    archList: [
+      {
+        from: "2.8",
+        placement: "env",
+        expr: 'env.TORCH_CUDA_ARCH_LIST = lib.concatStringsSep ";" torch.cudaCapabilities',
+        source: "nixpkgs pkgs/development/python-modules/torchaudio/default.nix at 005ab72 (2.10.0) and NixOS/nixpkgs#502810 (2.11.0); the stand-in's torchaudio-2.9/2.10/2.11.nix"
+      }
+    ],
+    deviceCode: { directory: "torchaudio/lib", source: "torchaudio's libtorchaudio.so (PyPI wheel, cuobjdump on the H100: tests/fixtures/probes)" },
+    gpuChecks: [
+      { key: "rnntLoss", label: "torchaudio.functional.rnnt_loss on CUDA" },
+      { key: "forcedAlign", label: "torchaudio.functional.forced_align on CUDA" }
+    ],
+    buildSeconds: {
+      seconds: 30 * 60,
+      source: `the README 'TorchAudio Architecture-Specific Builds' (Flox/Nix torchaudio variants, ../shared/seeds): "Build times vary (20-40 minutes typical for TorchAudio)"; midpoint`
+    },
+    inEnv: true,
+    source: "pytorch/audio README version table; pytorch/audio#4212, #4225 (2.11 serves torch>=2.11)"
+  },
+  {
+    name: "torchvision",
+    attr: "torchvision",
+    label: "torchvision",
+    pinField: "torchvision",
+    releases: [
+      { version: "0.23", servesTorch: { min: "2.8", below: "2.9" }, stableAbi: false, source: `${VISION_PAIRING}: 0.23 \u2194 2.8` },
+      { version: "0.24", servesTorch: { min: "2.9", below: "2.10" }, stableAbi: false, source: `${VISION_PAIRING}: 0.24 \u2194 2.9` },
+      { version: "0.25", servesTorch: { min: "2.10", below: "2.11" }, stableAbi: false, source: `${VISION_PAIRING}: 0.25 \u2194 2.10` },
+      {
+        version: "0.26",
+        servesTorch: { min: "2.11", below: "2.12" },
+        stableAbi: false,
+        source: `${VISION_PAIRING}: 0.26 \u2194 2.11; NixOS/nixpkgs#502810 bumps torch 2.11 and torchvision 0.26 together`
+      },
+      { version: "0.27", servesTorch: { min: "2.12", below: "2.13" }, stableAbi: false, source: `${VISION_PAIRING}: 0.27 \u2194 2.12` },
+      {
+        version: "0.28",
+        servesTorch: { min: "2.13", below: "2.14" },
+        stableAbi: false,
+        source: `${VISION_PAIRING}: 0.28 \u2194 2.13 ("torchvision 0.28.0+cpu requires torch==2.13.0", a stored pip resolution)`
+      }
+    ],
+    archList: [
+      {
+        from: "0.20",
+        placement: "env",
+        expr: 'env = lib.optionalAttrs cudaSupport { TORCH_CUDA_ARCH_LIST = "${lib.concatStringsSep ";" cudaCapabilities}"; }',
+        source: "nixpkgs pkgs/development/python-modules/torchvision/default.nix (0.26.0 and 0.27.1 stored copies): `inherit (torch) cudaCapabilities cudaPackages cudaSupport;`, TORCH_CUDA_ARCH_LIST in env when cudaSupport"
+      }
+    ],
+    deviceCode: {
+      directory: "torchvision",
+      source: "pytorch/vision setup.py: the `torchvision._C` extension holds the CUDA ops (nms, roi_align, deform_conv2d, \u2026)"
+    },
+    gpuChecks: [
+      { key: "nms", label: "torchvision.ops.nms on CUDA" },
+      { key: "roiAlign", label: "torchvision.ops.roi_align on CUDA" }
+    ],
+    buildSeconds: {
+      seconds: 30 * 60,
+      source: "estimate, not a measurement: no recorded torchvision build time was found (nixpkgs PRs, Hydra: CUDA packages are not built there); its _C extension is, like torchaudio's, one cpp_extension of C++/CUDA ops built against a finished torch, so torchaudio's 20-40 minutes (midpoint) is taken"
+    },
+    inEnv: true,
+    source: VISION_PAIRING
+  }
+];
+var PACKAGE_NAMES = [TORCH_PACKAGE, ...packagesOnTorch.map((p) => p.name), ENV_PACKAGE];
+function onTorch(name) {
+  return packagesOnTorch.find((p) => p.name === name);
+}
+
+// generator/constants.ts
+var PACKAGES = PACKAGE_NAMES;
+
+// generator/naming.ts
+var escape = (s) => s.replace(/[.*+?^${}()|[\]\\-]/g, "\\$&");
+var NAME_RE = new RegExp(
+  `^(${[...PACKAGES].sort((a, b) => b.length - a.length).map(escape).join("|")})(\\d*)-python(\\d)(\\d+)-(?:cuda(\\d+)_(\\d+)-sm(\\d{2,3})|cpu)-([a-z0-9]+(?:_[a-z0-9]+)*)$`
+);
+function parseName(name) {
+  const m = NAME_RE.exec(name);
+  if (!m) return null;
+  const [, pkg, tag, pyMaj, pyMin, cudaMaj, cudaMin, sm, isa] = m;
+  return {
+    package: pkg,
+    tag,
+    python: `${pyMaj}.${pyMin}`,
+    cuda: cudaMaj === void 0 ? null : `${cudaMaj}.${cudaMin}`,
+    sm: sm ?? null,
+    isa
+  };
+}
+
 // generator/catalog/device-code.ts
 var TORCH_NIX = "nixpkgs pkgs/development/python-modules/torch/source/default.nix (torch 2.13.0 file, a8b649e; same text at the 2.12 era in Swarsel/nixpkgs 4aa6836)";
 var bundledDeviceCode = [
@@ -109,8 +249,13 @@ var ownDeviceCode = [
     names: ["^at$", "^at_cuda_detail$", "^c10", "^torch$", "^caffe2$", "^_INTERNAL_"],
     source: "PyTorch cmake/public/utils.cmake torch_cuda_get_nvcc_gencode_flag; cmake/Codegen.cmake; the H100 recording's heads"
   },
-  { origin: "torchaudio", directory: "torchaudio/lib", names: [], source: "torch.utils.cpp_extension _get_cuda_arch_flags; nixpkgs torchaudio TORCH_CUDA_ARCH_LIST" },
-  { origin: "torchvision", directory: "torchvision", names: [], source: "torch.utils.cpp_extension _get_cuda_arch_flags; nixpkgs torchvision TORCH_CUDA_ARCH_LIST" }
+  // Each package built on torch: its library directory from the table (catalog/packages.ts).
+  ...packagesOnTorch.map((p) => ({
+    origin: p.name,
+    directory: p.deviceCode.directory,
+    names: [],
+    source: `torch.utils.cpp_extension _get_cuda_arch_flags; ${p.archList.map((e) => e.source).join("; ")}; ${p.deviceCode.source}`
+  }))
 ];
 
 // generator/catalog/cuda.ts
@@ -162,7 +307,6 @@ var cuda = [
 var RELEASE_MD = "pytorch/pytorch RELEASE.md 'Release Compatibility Matrix'";
 var TORCHCODEC = "Since torchaudio 2.9, torchaudio.load and torchaudio.save go through TorchCodec (pytorch/audio#3902); nixpkgs' torchaudio before 2.11 does not depend on torchcodec (pkgs/development/python-modules/torchaudio/default.nix at 005ab72), so to read or write audio files take torchcodec from this package's passthru.pythonPackages (the variant's Python set, where torchcodec is built on this variant's torch), not from another package set.";
 var TORCHCODEC_DEP = "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages.";
-var AUDIO = "pytorch/audio";
 var CUDA_SETS_2026 = "cudaPackages_12_8, _12_9 and _13_0 are in every cuda-packages.nix of 2026 found, before and after this rev";
 var DEFAULT_CUDA_12_9 = "12.9: NixOS/nixpkgs#498861 (2026-03-11, cudaPackages 12.8 -> 12.9) came before this rev; nixpkgs' torchaudio 2.11.0 file: 'As of 2026-03-27, the default `cudaPackages` version is 12.9.1'; a late-2026 all-packages.nix has cudaPackages_12 = cudaPackages_12_9. Not read at this rev";
 var torch = [
@@ -229,36 +373,13 @@ var torch = [
     source: `${RELEASE_MD} (2.13: Python >=3.10, <=3.15; stable CUDA 12.6, 13.0; experimental 13.2; released 2026-07-09); NixOS/nixpkgs#533426 (python3Packages.torch 2.12.0 -> 2.13.0)`
   }
 ];
-var torchaudio = [
-  {
-    version: "2.8.0",
-    nixpkgsDependsOnTorchcodec: false,
-    servesTorch: { min: "2.8", below: "2.9" },
-    stableAbi: false,
-    source: `${AUDIO} README version table (torchaudio 2.8 with torch 2.8; built against torch's C++ ABI)`
-  },
-  {
-    version: "2.9.1",
-    nixpkgsDependsOnTorchcodec: false,
-    servesTorch: { min: "2.9", below: "2.10" },
-    stableAbi: false,
-    source: `${AUDIO} README version table (torchaudio 2.9 with torch 2.9)`
-  },
-  {
-    version: "2.10.0",
-    nixpkgsDependsOnTorchcodec: false,
-    servesTorch: { min: "2.10", below: "2.11" },
-    stableAbi: false,
-    source: `${AUDIO} README version table (torchaudio 2.10 with torch 2.10); NixOS/nixpkgs#502810 bumps both together`
-  },
-  {
-    version: "2.11.0",
-    nixpkgsDependsOnTorchcodec: true,
-    servesTorch: { min: "2.11", below: null },
-    stableAbi: true,
-    source: `${AUDIO}#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), ${AUDIO}#4225 ('set torch dep to torch>=2.11'), ${AUDIO}#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable'); PyTorchKR/pytorch.kr#102 (2.11.0 is the last torchaudio release); the nixos-unstable pin 2c423e0 pairs torch 2.12.0 with torchaudio 2.11.0 (see nixpkgs below)`
-  }
-];
+var torchaudio = onTorch("torchaudio").releases.map((r) => ({
+  version: r.version,
+  servesTorch: r.servesTorch,
+  stableAbi: r.stableAbi,
+  nixpkgsDependsOnTorchcodec: (r.nixpkgsDependencies ?? []).includes("torchcodec"),
+  source: r.source
+}));
 var nixpkgs = [
   {
     rev: "fe5e41d7ffc0421f0913e8472ce6238ed0daf8e3",
@@ -277,10 +398,12 @@ var nixpkgs = [
       "13.0": "nixpkgs torch brokenConditions 'Unsupported CUDA version': cudaMajorVersion must be 11 or 12"
     },
     torchcodec: null,
+    torchvision: "0.23.0",
     defaultPython: null,
     defaultCuda: null,
     channel: null,
     inferred: {
+      torchvision: "0.23.0: the torchvision of torch 2.8.0 in the build-torchvision README at this rev (barstoolbluz/build-torchvision main), not read from nixpkgs",
       torchcodec: "absent: nixpkgs' torchcodec was initialised at 0.8.1 (NixOS/nixpkgs#456843, 2025-10-29) with torch 2.9.0",
       python: "package sets as the build-torchvision/build-torchaudio recipes at this rev use them"
     },
@@ -301,10 +424,12 @@ var nixpkgs = [
       "13.0": "nixpkgs torch 2.9.1 brokenConditions 'Unsupported CUDA version': cudaMajorVersion must be 11 or 12"
     },
     torchcodec: "unknown",
+    torchvision: "0.24.1",
     defaultPython: null,
     defaultCuda: null,
     channel: null,
     inferred: {
+      torchvision: "0.24.1: the build-torchvision README cuda-12_9 branch at this rev builds torchvision 0.24 on torch 2.9.1; the patch release not read",
       torchaudio: "2.9.1 from the release pairing, not read at this rev",
       torchcodec: "present (init at 0.8.1, NixOS/nixpkgs#456843, 2025-10-29, with torch 2.9.0), version not read"
     },
@@ -327,10 +452,12 @@ var nixpkgs = [
     // override") and its vLLM recipes ("Custom PyTorch 2.9.1", "pin 0182a36 has 2.9.1 natively") say 2.9.1; the
     // 2.10 update (#484881) is later. We record 2.9.1; pkgs/variant-attrs.nix refuses a mismatch at evaluation.
     torchcodec: "0.9.1",
+    torchvision: "0.24.1",
     defaultPython: "3.13",
     defaultCuda: "12.8",
     channel: "nixos-unstable",
     inferred: {
+      torchvision: "0.24.1: the torchvision paired with torch 2.9.1 (pytorch/vision 0.24 \u2194 2.9), not read at this rev",
       torchcodec: "0.9.1: NixOS/nixpkgs#498390 'torchcodec: 0.9.1 -> 0.10.0' is dated 2026-03-09, after this rev",
       defaultPython: "python3 became 3.14 in nixos-unstable on 2026-07-08 (carlthome/mirpkgs#26)",
       defaultCuda: "12.8: cudaPackages_12 = cudaPackages_12_8 in 2025 all-packages.nix; NixOS/nixpkgs#498861 (12.8 -> 12.9) is dated 2026-03-11, after this rev"
@@ -353,10 +480,12 @@ var nixpkgs = [
     // nixpkgs' own "Unsupported CUDA version" instead of building anything else.
     brokenCuda: {},
     torchcodec: "0.11.1",
+    torchvision: "0.26.0",
     defaultPython: "3.13",
     defaultCuda: "12.9",
     channel: "nixos-unstable",
     inferred: {
+      torchvision: "0.26.0: NixOS/nixpkgs#502810 moved torch 2.11 and torchvision 0.26 together before this rev; not read at this rev",
       defaultCuda: DEFAULT_CUDA_12_9,
       torch: "2.11.0: NixOS/nixpkgs#502810 (torch, torchaudio, torchvision, torchcodec to 2.11 / 0.26 / 0.11) was reviewed on 2026-03-27 and nixos-26.05, branched from unstable after this rev, carries torch 2.11.0; PyTorch 2.12 was released on 2026-05-13, after this rev. Not read at this rev",
       torchcodec: "0.11.1: NixOS/nixpkgs#510060 (0.11.0 -> 0.11.1, 2026-04-14); #530330 (2026-06-10) came later",
@@ -376,10 +505,12 @@ var nixpkgs = [
     cuda: ["12.8", "12.9", "13.0"],
     brokenCuda: {},
     torchcodec: "0.11.1",
+    torchvision: "0.26.0",
     defaultPython: "3.13",
     defaultCuda: "12.9",
     channel: "nixos-26.05",
     inferred: {
+      torchvision: "0.26.0: a 26.05 deployment record (fcb8fcd) lists python3.13-torchvision-0.26.0 beside torch 2.11.0; not read at this rev",
       defaultCuda: DEFAULT_CUDA_12_9,
       torch: "2.11.0 read at an earlier revision of the same branch (nixos-26.05.7376, fcb8fcd, 2026-08-09: python3.13-torch-2.11.0 and python3.13-torchaudio-2.11.0 substitutable, recorded 2026-09-09); a stable branch takes no minor torch update, so this later 26.05 revision (build 8846) is taken to carry the same",
       torchcodec: "0.11.1: 26.05 branched in late May 2026, before NixOS/nixpkgs#530330 (2026-06-10)",
@@ -400,10 +531,12 @@ var nixpkgs = [
     cuda: ["12.8", "12.9", "13.0"],
     brokenCuda: {},
     torchcodec: "unknown",
+    torchvision: "0.27.1",
     defaultPython: "3.14",
     defaultCuda: "12.9",
     channel: "nixos-unstable",
     inferred: {
+      torchvision: "0.27.1: the newest stored nixpkgs torchvision file (version 0.27.1, the pair of torch 2.12); not read at this rev",
       defaultCuda: DEFAULT_CUDA_12_9,
       python: "python313Packages and python314Packages are Hydra-built in this period (NixOS/nixpkgs#502810 review); python312Packages is still defined, not Hydra-built (#484881 comment, 2026-05-28)",
       cuda: CUDA_SETS_2026,
@@ -423,10 +556,12 @@ var nixpkgs = [
     cuda: ["12.8", "12.9", "13.0"],
     brokenCuda: {},
     torchcodec: "unknown",
+    torchvision: "0.28.0",
     defaultPython: "3.14",
     defaultCuda: "12.9",
     channel: "nixos-unstable",
     inferred: {
+      torchvision: "0.28.0: upstream pairs torch 2.13.0 with torchvision 0.28.0 ('torchvision 0.28.0+cpu requires torch==2.13.0'); no nixpkgs 0.28.0 file was found stored",
       torchaudio: "2.11.0: torchaudio has no later release (PyTorchKR/pytorch.kr#102) and nixpkgs' torchaudio was 2.11.0 at 2c423e0 (2026-08-22); not read at this rev",
       python: "python312-314Packages as at 2c423e0 (a stored, undated mid-2026 python/default.nix lists python311-315); only python3.14-torch-2.13.0 was seen at this rev",
       cuda: CUDA_SETS_2026,
@@ -509,10 +644,10 @@ function deviceCodePromises(v) {
       return linked === false ? [] : [{ ...bundledPromise(b, v), ...linked === null ? { unknown: true } : {} }];
     })
   ];
-  for (const o of ["torchaudio", "torchvision"])
+  for (const o of packagesOnTorch)
     out.push({
-      origin: o,
-      label: `${o}'s kernels`,
+      origin: o.name,
+      label: `${o.label}'s kernels`,
       library: null,
       sassRequired: caps.map(smOf),
       sassAllowed: caps.map(smOf),
@@ -567,6 +702,22 @@ function attribute(libPath, d) {
 }
 
 // generator/verify/compare.ts
+function packageProbes(probe) {
+  if (probe.packages) return probe.packages;
+  const a = probe.torchaudio;
+  if (!a) return {};
+  const gpu = {};
+  if (a.rnntLoss) gpu.rnntLoss = a.rnntLoss;
+  if (a.forcedAlign) gpu.forcedAlign = a.forcedAlign;
+  return { torchaudio: { ok: a.ok, error: a.error, version: a.version, file: a.file, libDir: a.libDir, libsAfterImport: a.libsAfterImport, newLibtorch: a.newLibtorch, gpu } };
+}
+function promisedPackages(v) {
+  if (onTorch(v.package)) return [[v.package, v.version]];
+  if (v.package !== ENV_PACKAGE) return [];
+  const versions = v.onTorchVersions ?? {};
+  const members = v.dependsOn ? v.dependsOn.map((n) => parseName(n)?.package).filter((p) => !!p && !!onTorch(p)) : Object.keys(versions);
+  return members.map((m) => [m, versions[m] ?? "?"]);
+}
 var capOf = (sm) => {
   const d = /^sm_(\d+)(\d)[af]?$/.exec(sm);
   return d ? `${d[1]}.${d[2]}` : null;
@@ -637,18 +788,22 @@ function checkPromise(v, probe, opts = {}) {
       }
     }
   }
-  if (v.package === "torchaudio") {
-    const a = probe.torchaudio;
-    if (!a || !a.ok) add("torchaudio imports", false, `torchaudio ${v.version}`, a?.error ?? "not probed");
-    else {
-      add("torchaudio version", baseVersion(a.version ?? "") === v.version, v.version, a.version ?? "?");
-      const foreign = a.newLibtorch;
-      add("torchaudio loads the variant's own libtorch", foreign.length === 0 && a.error === null, `only ${t.libDir}`, foreign.length ? `also ${foreign.join(", ")}` : a.error ?? "same libtorch");
-      if (v.cuda !== null) {
-        for (const [name, r] of [["rnnt_loss", a.rnntLoss], ["forced_align", a.forcedAlign]])
-          add(`torchaudio.functional.${name} on CUDA`, r ? r.ok : null, "runs, equals the CPU result", r ? r.error ?? (r.ok ? "equal" : "differs") : "not run (no GPU)");
-      }
+  const probed = packageProbes(probe);
+  for (const [name, version] of promisedPackages(v)) {
+    const p = onTorch(name);
+    const a = probed[name];
+    if (!a || !a.ok) {
+      add(`${p.label} imports`, false, `${p.label} ${version}`, a?.error ?? "not probed");
+      continue;
     }
+    add(`${p.label} version`, baseVersion(a.version ?? "") === version, version, a.version ?? "?");
+    const foreign = a.newLibtorch;
+    add(`${p.label} loads the variant's own libtorch`, foreign.length === 0 && a.error === null, `only ${t.libDir}`, foreign.length ? `also ${foreign.join(", ")}` : a.error ?? "same libtorch");
+    if (v.cuda !== null)
+      for (const chk of p.gpuChecks) {
+        const r = a.gpu[chk.key];
+        add(chk.label, r ? r.ok : null, "runs, equals the CPU result", r ? r.error ?? (r.ok ? "equal" : "differs") : "not run (no GPU)");
+      }
   }
   return out;
 }

@@ -17,9 +17,10 @@
  * does not load; whole-program objects (`-dw`, plain `-c`) keep their PTX, listed; a family-specific `sm_100f`
  * cubin is named `…sm_100.cubin` by `--list-elf` and `--list-text`, and `arch = sm_100f` by `-symbols`.
  */
+import { packagesOnTorch } from "./packages.ts";
 
-/** Where device code comes from: the variant's own packages, or a library nixpkgs links into torch statically. */
-export type DeviceCodeOrigin = "torch" | "torchaudio" | "torchvision" | "nccl" | "magma" | "nvshmem";
+/** Where device code comes from: torch, a package built on torch (catalog/packages.ts names), or a bundled library. */
+export type DeviceCodeOrigin = "torch" | "nccl" | "magma" | "nvshmem" | (string & {});
 
 /**
  * A third-party library with device code that nixpkgs' torch links statically.
@@ -186,13 +187,13 @@ export const COMPILER_HELPER_NAMES = ["^__cuda_", "^__internal_", "^__nv_", "^__
 
 /**
  * The variant's own packages and the libraries whose device code they compile, by directory of the installed
- * package: torch's `lib/` (every file but the bundled ones' `libraryDefault`), torchaudio's `lib/`, torchvision's
- * package directory (`_C.so`). Own kernels are compiled from `TORCH_CUDA_ARCH_LIST` with no PTX: PyTorch's
+ * package: torch's `lib/` (every file but the bundled ones' `libraryDefault`), and each package built on torch's
+ * `deviceCode.directory` (torchaudio's `lib/`, torchvision's package directory with `_C.so`). Own kernels are compiled from `TORCH_CUDA_ARCH_LIST` with no PTX: PyTorch's
  * cmake/public/utils.cmake `torch_cuda_get_nvcc_gencode_flag` writes `code=sm_XY` unless an entry says `+PTX`, and
  * our builders never write `+PTX` (rule 3); torchaudio and torchvision compile through
  * torch.utils.cpp_extension `_get_cuda_arch_flags`, which adds `compute_XY` only for `+PTX` entries.
  */
-export const ownDeviceCode: { origin: "torch" | "torchaudio" | "torchvision"; directory: string; names: string[]; source: string }[] = [
+export const ownDeviceCode: { origin: string; directory: string; names: string[]; source: string }[] = [
   {
     origin: "torch",
     directory: "torch/lib",
@@ -200,6 +201,11 @@ export const ownDeviceCode: { origin: "torch" | "torchaudio" | "torchvision"; di
     names: ["^at$", "^at_cuda_detail$", "^c10", "^torch$", "^caffe2$", "^_INTERNAL_"],
     source: "PyTorch cmake/public/utils.cmake torch_cuda_get_nvcc_gencode_flag; cmake/Codegen.cmake; the H100 recording's heads",
   },
-  { origin: "torchaudio", directory: "torchaudio/lib", names: [], source: "torch.utils.cpp_extension _get_cuda_arch_flags; nixpkgs torchaudio TORCH_CUDA_ARCH_LIST" },
-  { origin: "torchvision", directory: "torchvision", names: [], source: "torch.utils.cpp_extension _get_cuda_arch_flags; nixpkgs torchvision TORCH_CUDA_ARCH_LIST" },
+  // Each package built on torch: its library directory from the table (catalog/packages.ts).
+  ...packagesOnTorch.map((p) => ({
+    origin: p.name,
+    directory: p.deviceCode.directory,
+    names: [],
+    source: `torch.utils.cpp_extension _get_cuda_arch_flags; ${p.archList.map((e) => e.source).join("; ")}; ${p.deviceCode.source}`,
+  })),
 ];

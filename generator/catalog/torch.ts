@@ -16,6 +16,7 @@
  * each revision (narHash).
  */
 import type { NixpkgsPin, TorchRelease, TorchaudioRelease } from "../schema.ts";
+import { onTorch } from "./packages.ts";
 
 const RELEASE_MD = "pytorch/pytorch RELEASE.md 'Release Compatibility Matrix'";
 const TORCHCODEC =
@@ -27,7 +28,6 @@ const TORCHCODEC_DEP =
   "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this " +
   "variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch " +
   "are in this package's passthru.pythonPackages.";
-const AUDIO = "pytorch/audio";
 const CUDA_SETS_2026 = "cudaPackages_12_8, _12_9 and _13_0 are in every cuda-packages.nix of 2026 found, before and after this rev";
 const DEFAULT_CUDA_12_9 =
   "12.9: NixOS/nixpkgs#498861 (2026-03-11, cudaPackages 12.8 -> 12.9) came before this rev; nixpkgs' torchaudio 2.11.0 " +
@@ -113,48 +113,17 @@ export const torch: TorchRelease[] = [
 ];
 
 /**
- * torchaudio releases and the torch releases each serves. Up to 2.10 a torchaudio release is built against the C++
- * ABI of its own torch minor only; 2.11 moved to PyTorch's stable ABI and declares `torch>=2.11`, and is the last
- * release (torch 2.12 and later pair with it).
- *
- * `nixpkgsDependsOnTorchcodec`: nixpkgs' torchaudio file of that release: `dependencies = [ torch ]` for 2.9.1 and
- * 2.10.0 (005ab72; 2.8.0 taken to be the same, its file was not found stored), `[ torch torchcodec ]` for 2.11.0
- * (NixOS/nixpkgs#502810); the stand-in's torchaudio-*.nix mirror them.
+ * torchaudio releases and the torch releases each serves: the torchaudio entry of the table of packages built on
+ * torch (generator/catalog/packages.ts, where the data and its sources live), in the shape pairing checks and
+ * `pin check` read.
  */
-export const torchaudio: TorchaudioRelease[] = [
-  {
-    version: "2.8.0",
-    nixpkgsDependsOnTorchcodec: false,
-    servesTorch: { min: "2.8", below: "2.9" },
-    stableAbi: false,
-    source: `${AUDIO} README version table (torchaudio 2.8 with torch 2.8; built against torch's C++ ABI)`,
-  },
-  {
-    version: "2.9.1",
-    nixpkgsDependsOnTorchcodec: false,
-    servesTorch: { min: "2.9", below: "2.10" },
-    stableAbi: false,
-    source: `${AUDIO} README version table (torchaudio 2.9 with torch 2.9)`,
-  },
-  {
-    version: "2.10.0",
-    nixpkgsDependsOnTorchcodec: false,
-    servesTorch: { min: "2.10", below: "2.11" },
-    stableAbi: false,
-    source: `${AUDIO} README version table (torchaudio 2.10 with torch 2.10); NixOS/nixpkgs#502810 bumps both together`,
-  },
-  {
-    version: "2.11.0",
-    nixpkgsDependsOnTorchcodec: true,
-    servesTorch: { min: "2.11", below: null },
-    stableAbi: true,
-    source:
-      `${AUDIO}#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), ${AUDIO}#4225 ('set torch dep to ` +
-      `torch>=2.11'), ${AUDIO}#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable'); ` +
-      "PyTorchKR/pytorch.kr#102 (2.11.0 is the last torchaudio release); the nixos-unstable pin 2c423e0 pairs " +
-      "torch 2.12.0 with torchaudio 2.11.0 (see nixpkgs below)",
-  },
-];
+export const torchaudio: TorchaudioRelease[] = onTorch("torchaudio")!.releases.map((r) => ({
+  version: r.version,
+  servesTorch: r.servesTorch,
+  stableAbi: r.stableAbi,
+  nixpkgsDependsOnTorchcodec: (r.nixpkgsDependencies ?? []).includes("torchcodec"),
+  source: r.source,
+}));
 
 export const nixpkgs: NixpkgsPin[] = [
   {
@@ -174,10 +143,12 @@ export const nixpkgs: NixpkgsPin[] = [
       "13.0": "nixpkgs torch brokenConditions 'Unsupported CUDA version': cudaMajorVersion must be 11 or 12",
     },
     torchcodec: null,
+    torchvision: "0.23.0",
     defaultPython: null,
     defaultCuda: null,
     channel: null,
     inferred: {
+      torchvision: "0.23.0: the torchvision of torch 2.8.0 in the build-torchvision README at this rev (barstoolbluz/build-torchvision main), not read from nixpkgs",
       torchcodec: "absent: nixpkgs' torchcodec was initialised at 0.8.1 (NixOS/nixpkgs#456843, 2025-10-29) with torch 2.9.0",
       python: "package sets as the build-torchvision/build-torchaudio recipes at this rev use them",
     },
@@ -202,10 +173,12 @@ export const nixpkgs: NixpkgsPin[] = [
       "13.0": "nixpkgs torch 2.9.1 brokenConditions 'Unsupported CUDA version': cudaMajorVersion must be 11 or 12",
     },
     torchcodec: "unknown",
+    torchvision: "0.24.1",
     defaultPython: null,
     defaultCuda: null,
     channel: null,
     inferred: {
+      torchvision: "0.24.1: the build-torchvision README cuda-12_9 branch at this rev builds torchvision 0.24 on torch 2.9.1; the patch release not read",
       torchaudio: "2.9.1 from the release pairing, not read at this rev",
       torchcodec: "present (init at 0.8.1, NixOS/nixpkgs#456843, 2025-10-29, with torch 2.9.0), version not read",
     },
@@ -234,10 +207,12 @@ export const nixpkgs: NixpkgsPin[] = [
     // override") and its vLLM recipes ("Custom PyTorch 2.9.1", "pin 0182a36 has 2.9.1 natively") say 2.9.1; the
     // 2.10 update (#484881) is later. We record 2.9.1; pkgs/variant-attrs.nix refuses a mismatch at evaluation.
     torchcodec: "0.9.1",
+    torchvision: "0.24.1",
     defaultPython: "3.13",
     defaultCuda: "12.8",
     channel: "nixos-unstable",
     inferred: {
+      torchvision: "0.24.1: the torchvision paired with torch 2.9.1 (pytorch/vision 0.24 ↔ 2.9), not read at this rev",
       torchcodec: "0.9.1: NixOS/nixpkgs#498390 'torchcodec: 0.9.1 -> 0.10.0' is dated 2026-03-09, after this rev",
       defaultPython: "python3 became 3.14 in nixos-unstable on 2026-07-08 (carlthome/mirpkgs#26)",
       defaultCuda: "12.8: cudaPackages_12 = cudaPackages_12_8 in 2025 all-packages.nix; NixOS/nixpkgs#498861 (12.8 -> 12.9) is dated 2026-03-11, after this rev",
@@ -266,10 +241,12 @@ export const nixpkgs: NixpkgsPin[] = [
     // nixpkgs' own "Unsupported CUDA version" instead of building anything else.
     brokenCuda: {},
     torchcodec: "0.11.1",
+    torchvision: "0.26.0",
     defaultPython: "3.13",
     defaultCuda: "12.9",
     channel: "nixos-unstable",
     inferred: {
+      torchvision: "0.26.0: NixOS/nixpkgs#502810 moved torch 2.11 and torchvision 0.26 together before this rev; not read at this rev",
       defaultCuda: DEFAULT_CUDA_12_9,
       torch:
         "2.11.0: NixOS/nixpkgs#502810 (torch, torchaudio, torchvision, torchcodec to 2.11 / 0.26 / 0.11) was reviewed " +
@@ -300,10 +277,12 @@ export const nixpkgs: NixpkgsPin[] = [
     cuda: ["12.8", "12.9", "13.0"],
     brokenCuda: {},
     torchcodec: "0.11.1",
+    torchvision: "0.26.0",
     defaultPython: "3.13",
     defaultCuda: "12.9",
     channel: "nixos-26.05",
     inferred: {
+      torchvision: "0.26.0: a 26.05 deployment record (fcb8fcd) lists python3.13-torchvision-0.26.0 beside torch 2.11.0; not read at this rev",
       defaultCuda: DEFAULT_CUDA_12_9,
       torch:
         "2.11.0 read at an earlier revision of the same branch (nixos-26.05.7376, fcb8fcd, 2026-08-09: " +
@@ -334,10 +313,12 @@ export const nixpkgs: NixpkgsPin[] = [
     cuda: ["12.8", "12.9", "13.0"],
     brokenCuda: {},
     torchcodec: "unknown",
+    torchvision: "0.27.1",
     defaultPython: "3.14",
     defaultCuda: "12.9",
     channel: "nixos-unstable",
     inferred: {
+      torchvision: "0.27.1: the newest stored nixpkgs torchvision file (version 0.27.1, the pair of torch 2.12); not read at this rev",
       defaultCuda: DEFAULT_CUDA_12_9,
       python:
         "python313Packages and python314Packages are Hydra-built in this period (NixOS/nixpkgs#502810 review); " +
@@ -370,10 +351,12 @@ export const nixpkgs: NixpkgsPin[] = [
     cuda: ["12.8", "12.9", "13.0"],
     brokenCuda: {},
     torchcodec: "unknown",
+    torchvision: "0.28.0",
     defaultPython: "3.14",
     defaultCuda: "12.9",
     channel: "nixos-unstable",
     inferred: {
+      torchvision: "0.28.0: upstream pairs torch 2.13.0 with torchvision 0.28.0 ('torchvision 0.28.0+cpu requires torch==2.13.0'); no nixpkgs 0.28.0 file was found stored",
       torchaudio:
         "2.11.0: torchaudio has no later release (PyTorchKR/pytorch.kr#102) and nixpkgs' torchaudio was 2.11.0 at 2c423e0 " +
         "(2026-08-22); not read at this rev",

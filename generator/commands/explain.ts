@@ -35,7 +35,7 @@ export const explainCommand: CommandModule<{}, { name: string; json: boolean; ma
       const rows: [string, string][] = [
         ["name", v.name],
         ["description", v.description],
-        ["package", `${v.package} ${v.version} (PyTorch ${v.torchVersion}, torchaudio ${v.torchaudioVersion})`],
+        ["package", `${v.package} ${v.version} (PyTorch ${v.torchVersion}${Object.entries(v.onTorchVersions).map(([k, x]) => `, ${k} ${x}`).join("")})`],
         ["system", v.system],
         ["python", `${v.python} (${v.pythonPackageSet})`],
         ["cuda", v.cuda ? `${v.cuda} (${v.cudaPackageSet})` : "none (CPU only)"],

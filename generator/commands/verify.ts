@@ -28,7 +28,8 @@ import { HostFileError, HostInputError, MachineError, readHost, type HostInfo } 
 import { recommend } from "../detect/recommend.ts";
 import { isaFit } from "../compat.ts";
 import { loadVariants, type VariantSource } from "../variant-source.ts";
-import { allHold, checkPromise, identify, type Probe, type PromiseCheck } from "../verify/compare.ts";
+import { allHold, checkPromise, identify, packageProbes, type Probe, type PromiseCheck } from "../verify/compare.ts";
+import { ENV_PACKAGE, TORCH_PACKAGE, packagesOnTorch } from "../catalog/packages.ts";
 
 /** The probe script shipped in the repository (also used by pkgs/checks.nix). */
 export const PROBE_SCRIPT = path.join(REPO_ROOT, "generator", "verify", "probe.py");
@@ -157,7 +158,7 @@ export function verifyProbe(
     if (!v) throw new VerifyInputError(`unknown variant "${name}" (not in the generated matrix; see \`variant-matrix list\`)`);
   } else {
     if (!host) throw new VerifyInputError("no NAME given and no host to pick one for");
-    const pkg = probe.torchaudio?.ok ? "torchaudio" : "pytorch";
+    const pkg = probedPackage(probe, variants);
     const r = recommend(host, [...variants], catalog, { package: pkg });
     const pick = r.variants[0] ?? r.cpuFallback;
     if (!pick) throw new VerifyInputError(`detect picks no ${pkg} variant of the matrix for this host; give NAME`);
@@ -169,6 +170,20 @@ export function verifyProbe(
   const checks = checkPromise(v, probe, { isaRuns });
   const who = identify(variants.filter((x) => x.package === v!.package), probe);
   return { name: v.name, chosenBy, python: label, checks, holds: allHold(checks), installationIs: who.matches, nearest: who.nearest };
+}
+
+/**
+ * Which package variant a probed installation is, by what imports in it: the environment when every package on torch
+ * it holds imports (and the matrix has environments), else the first package on torch that imports (table order),
+ * else pytorch.
+ */
+export function probedPackage(probe: Probe, variants: readonly Variant[]): string {
+  const probed = packageProbes(probe);
+  const ok = packagesOnTorch.filter((p) => probed[p.name]?.ok).map((p) => p.name);
+  const env = variants.find((v) => v.package === ENV_PACKAGE);
+  if (env && ok.length && packagesOnTorch.filter((p) => p.inEnv && variants.some((v) => v.package === p.name)).every((p) => ok.includes(p.name)))
+    return ENV_PACKAGE;
+  return ok.find((n) => variants.some((v) => v.package === n)) ?? TORCH_PACKAGE;
 }
 
 /** Render a report for the terminal. */

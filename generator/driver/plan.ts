@@ -6,26 +6,29 @@
  *   the waves (wave k = nodes whose longest dependency chain has k edges).
  * - Priority is the node's "bottom level": its estimate plus the longest chain of estimates among its dependents.
  *   Ready work runs highest priority first, i.e. longest (remaining critical path) first. Estimates come from
- *   earlier reports (`history`); without history a pytorch variant is estimated at `DEFAULT_ESTIMATE_S.pytorch`
- *   and a torchaudio one at `DEFAULT_ESTIMATE_S.torchaudio`, so pytorch goes first.
+ *   earlier reports (`history`); without history each package at `DEFAULT_ESTIMATE_S[package]` (pytorch 1.75 h, the
+ *   packages on torch their catalog estimate, an environment a minute), so pytorch goes first.
  * - `pickNext` is the scheduler's choice among ready nodes; `simulate` replays list scheduling on estimates
  *   (dry-run's estimated makespan); `lowerBound` is max(critical path, total work / jobs).
  */
 import { InputError } from "../errors.ts";
 import type { PackageName } from "../schema.ts";
+import { ENV_PACKAGE, TORCH_PACKAGE, packagesOnTorch } from "../catalog/packages.ts";
 
 /**
  * Default build time of a package when no earlier report knows it: seconds and the source of the figure. The one
  * table the driver's plan and the fleet cost model (fleet/cost.ts) both use.
  */
 export const DEFAULT_BUILD_SECONDS: Record<PackageName, { seconds: number; source: string }> = {
-  pytorch: {
+  [TORCH_PACKAGE]: {
     seconds: 1.75 * 3600,
     source: "the guide 'Building PyTorch 2.9.1 for ARM64 with T4G (sm_75) Support': \"Build (takes 1.5-2 hours for single architecture)\"; midpoint",
   },
-  torchaudio: {
-    seconds: 30 * 60,
-    source: "the README 'TorchAudio Architecture-Specific Builds' (Flox/Nix torchaudio variants): \"Build times vary (20-40 minutes typical for TorchAudio)\"; midpoint",
+  // Each package built on torch: its estimate in the catalog's table.
+  ...Object.fromEntries(packagesOnTorch.map((p) => [p.name, p.buildSeconds])),
+  [ENV_PACKAGE]: {
+    seconds: 60,
+    source: "python.withPackages is a buildEnv: symlinks to the members' store paths and wrapped scripts, nothing compiled",
   },
 };
 
@@ -78,10 +81,9 @@ export function cudaClosures(vs: readonly ClosureInput[]): {
 }
 
 /** Default duration estimates in seconds (DEFAULT_BUILD_SECONDS without the sources). */
-export const DEFAULT_ESTIMATE_S: Record<PackageName, number> = {
-  pytorch: DEFAULT_BUILD_SECONDS.pytorch.seconds,
-  torchaudio: DEFAULT_BUILD_SECONDS.torchaudio.seconds,
-};
+export const DEFAULT_ESTIMATE_S: Record<PackageName, number> = Object.fromEntries(
+  Object.entries(DEFAULT_BUILD_SECONDS).map(([k, v]) => [k, v.seconds]),
+);
 
 /** The part of a target the plan needs. */
 export interface PlanInput {

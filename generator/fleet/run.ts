@@ -151,7 +151,7 @@ export function planFleet(
       : `greedy (${cover.method.reason}); ${cover.method.candidates} candidates, ${cover.method.elements} host GPUs/CPUs`;
   const modelText = samples.length
     ? `fitted on ${samples.length} recorded build(s) (${a.reports ?? "logs"}); leave-one-out error ${loo.meanPct === null ? "unknown (needs ≥ 2 builds)" : `mean ${loo.meanPct.toFixed(0)}%, median ${loo.medianPct!.toFixed(0)}%`}`
-    : `no recorded builds: default table (pytorch ${DEFAULT_BUILD_SECONDS.pytorch.seconds / 3600} h: ${DEFAULT_BUILD_SECONDS.pytorch.source}; torchaudio ${DEFAULT_BUILD_SECONDS.torchaudio.seconds / 60} min: ${DEFAULT_BUILD_SECONDS.torchaudio.source}); its error is unknown`;
+    : `no recorded builds: default table (${Object.entries(DEFAULT_BUILD_SECONDS).map(([k, d]) => `${k} ${d.seconds >= 3600 ? `${d.seconds / 3600} h` : `${d.seconds / 60} min`}: ${d.source}`).join("; ")}); its error is unknown`;
 
   // Never write a matrix generate would reject: nothing chosen, or one the schema refuses, is reported instead.
   let refusal: string | null = cover.chosen.length === 0 ? "no variant serves any of these hosts, so there is no matrix to write" : null;

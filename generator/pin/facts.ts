@@ -9,6 +9,7 @@
  */
 import { z } from "zod";
 import { bundledDeviceCode } from "../catalog/device-code.ts";
+import { packagesOnTorch } from "../catalog/packages.ts";
 import type { Catalog, NixpkgsPin, TorchaudioRelease, TorchRelease } from "../schema.ts";
 
 const fact = <T extends z.ZodTypeAny>(value: T) => z.object({ expr: z.string(), value: value.nullable() });
@@ -97,17 +98,20 @@ export function comparePin(pin: NixpkgsPin, facts: PinFacts, cat: Catalog): PinC
   if (extraCuda.length) notes.push(`nixpkgs at ${at} also has CUDA ${extraCuda.join(", ")} (the catalog does not list them for this pin)`);
 
   // Versions in every Python set the catalog lists for the pin.
-  const unknownCodec: string[] = [];
+  // The packages built on torch (catalog/packages.ts: each entry's pin field) and torchcodec (torchaudio's dependency).
+  const fields = [...new Set([...packagesOnTorch.map((p) => p.pinField), "torchcodec" as const])];
+  const unknown = new Map<string, string[]>();
   for (const v of pin.python) {
     const s = py.get(v);
     if (!s) continue;
     differ(`torch[${v}]`, pin.torch, s.torch.value, s.torch.expr);
-    differ(`torchaudio[${v}]`, pin.torchaudio, s.torchaudio.value, s.torchaudio.expr);
-    if (pin.torchcodec === "unknown") unknownCodec.push(`${s.set}: ${show(s.torchcodec.value)}`);
-    else differ(`torchcodec[${v}]`, pin.torchcodec, s.torchcodec.value, s.torchcodec.expr);
+    for (const f of fields) {
+      if (pin[f] === "unknown") unknown.set(f, [...(unknown.get(f) ?? []), `${s.set}: ${show(s[f].value)}`]);
+      else differ(`${f}[${v}]`, pin[f], s[f].value, s[f].expr);
+    }
   }
-  if (unknownCodec.length)
-    notes.push(`torchcodec at ${at}: the catalog has "unknown"; your nixpkgs says ${unknownCodec.join(", ")} (pythonXYZPackages.torchcodec.version): record it in the catalog`);
+  for (const [f, seen] of unknown)
+    notes.push(`${f} at ${at}: the catalog has "unknown"; your nixpkgs says ${seen.join(", ")} (pythonXYZPackages.${f}.version): record it in the catalog`);
   for (const [key, f] of [["defaultPython", facts.defaultPython], ["defaultCuda", facts.defaultCuda]] as const) {
     if (pin[key] !== null) differ(key, pin[key], f.value, f.expr);
     else if (f.value) notes.push(`${key} at ${at}: the catalog has none; your nixpkgs says ${f.value} (${f.expr})`);
@@ -188,6 +192,7 @@ export function pinEntryFromFacts(
     cudaSets.filter((s) => s.torchBroken.value === true).map((s) => [s.version, `nixpkgs marks torch ${torch} broken with ${s.set} (${s.torchBroken.expr} = true)`]),
   );
   const codecs = [...new Set(facts.pythonSets.filter((s) => python.includes(s.version)).map((s) => s.torchcodec.value))];
+  const visions = [...new Set(facts.pythonSets.filter((s) => python.includes(s.version)).map((s) => s.torchvision.value))];
   const pin: NixpkgsPin = {
     rev: opts.rev,
     date: opts.date,
@@ -199,6 +204,7 @@ export function pinEntryFromFacts(
     cuda,
     brokenCuda,
     torchcodec: codecs.length === 1 ? codecs[0]! : "unknown",
+    torchvision: visions.length === 1 ? visions[0]! : "unknown",
     defaultPython: facts.defaultPython.value,
     defaultCuda: facts.defaultCuda.value,
     channel: opts.channel,

@@ -19,9 +19,11 @@ export function nixFields(v: Variant): [string, unknown][] {
   return [
     ["name", v.name],
     ["package", v.package],
+    ["role", v.role],
+    ["attr", v.attr],
     ["version", v.version],
     ["torchVersion", v.torchVersion],
-    ["torchaudioVersion", v.torchaudioVersion],
+    ["onTorchVersions", v.onTorchVersions],
     ["python", v.python],
     ["pythonPackageSet", v.pythonPackageSet],
     ["cuda", v.cuda],

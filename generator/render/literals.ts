@@ -26,9 +26,16 @@ export function nixString(v: unknown): string {
   return `"${s}"`;
 }
 
-/** A Nix value from JSON-like data: strings escaped, lists `[ a b ]`, booleans, null. @throws Error for objects. */
+/**
+ * A Nix value from JSON-like data: strings escaped, lists `[ a b ]`, booleans, null, plain objects `{ "k" = v; }`
+ * (keys quoted, in insertion order). @throws Error for anything else.
+ */
 export function nixValue(v: unknown): string {
   if (Array.isArray(v)) return v.length ? `[ ${v.map(nixValue).join(" ")} ]` : "[ ]";
+  if (v !== null && typeof v === "object" && Object.getPrototypeOf(v) === Object.prototype) {
+    const es = Object.entries(v as Record<string, unknown>);
+    return es.length ? `{ ${es.map(([k, x]) => `${nixString(k)} = ${nixValue(x)};`).join(" ")} }` : "{ }";
+  }
   if (typeof v === "boolean") return v ? "true" : "false";
   if (typeof v === "number" && Number.isInteger(v)) return String(v);
   if (v === null || v === undefined || typeof v === "string") return nixString(v);

@@ -7,6 +7,8 @@
  * device: same major, minor ≤), and the command passes in detect's `isaFit` verdict for the host's CPU.
  */
 import { capabilityRunsOn } from "../compat.ts";
+import { ENV_PACKAGE, onTorch } from "../catalog/packages.ts";
+import { parseName } from "../naming.ts";
 import { allowedSass, attribute, deviceCodePromises, formatArchs, ownerOf, smOf, type LibDeviceCode, type OriginPromise } from "./origins.ts";
 
 /** What probe.py prints (see its docstring); every field may be null where not applicable. */
@@ -46,14 +48,59 @@ export interface Probe {
     rnntLoss: { ok: boolean; error: string | null } | null;
     forcedAlign: { ok: boolean; error: string | null } | null;
   } | null;
+  /** Per package built on torch (probes since issue 24; older probes have `torchaudio` only): see PackageProbe. */
+  packages?: Record<string, PackageProbe> | null;
   /** Per library: --list-elf/--list-ptx targets and, from probes since issue 22, -symbols blocks (origins.ts). */
   cuobjdump: { tool: string | null; error: string | null; libs: Record<string, LibDeviceCode> } | null;
+}
+
+/** What probe.py found for one package built on torch. `gpu`: check key (catalog `gpuChecks`) → result. */
+export interface PackageProbe {
+  ok: boolean;
+  error: string | null;
+  version: string | null;
+  file: string | null;
+  libDir: string | null;
+  libsAfterImport: string[];
+  newLibtorch: string[];
+  gpu: Record<string, { ok: boolean; error: string | null }>;
+}
+
+/** The probe's packages: its `packages`, or for a probe recorded before issue 24 its `torchaudio` entry. */
+export function packageProbes(probe: Probe): Record<string, PackageProbe> {
+  if (probe.packages) return probe.packages;
+  const a = probe.torchaudio;
+  if (!a) return {};
+  const gpu: PackageProbe["gpu"] = {};
+  if (a.rnntLoss) gpu.rnntLoss = a.rnntLoss;
+  if (a.forcedAlign) gpu.forcedAlign = a.forcedAlign;
+  return { torchaudio: { ok: a.ok, error: a.error, version: a.version, file: a.file, libDir: a.libDir, libsAfterImport: a.libsAfterImport, newLibtorch: a.newLibtorch, gpu } };
+}
+
+/**
+ * The packages built on torch a variant promises, with their versions: a package variant promises itself; the
+ * environment every package on torch among its `dependsOn` (versions from `onTorchVersions`; without `dependsOn`,
+ * every entry of `onTorchVersions`); pytorch none.
+ */
+export function promisedPackages(v: PromiseOf): [string, string][] {
+  if (onTorch(v.package)) return [[v.package, v.version]];
+  if (v.package !== ENV_PACKAGE) return [];
+  const versions = v.onTorchVersions ?? {};
+  const members = v.dependsOn
+    ? v.dependsOn.map((n) => parseName(n)?.package).filter((p): p is string => !!p && !!onTorch(p))
+    : Object.keys(versions);
+  return members.map((m) => [m, versions[m] ?? "?"]);
 }
 
 /** The parts of a variant the comparison reads (a `Variant` or a `list --json` entry has them). */
 export interface PromiseOf {
   name: string;
-  package: "pytorch" | "torchaudio";
+  /** "pytorch", a package of catalog/packages.ts, or the environment ("torch-env"). */
+  package: string;
+  /** Names this variant is built against (an environment: pytorch and its members). */
+  dependsOn?: readonly string[];
+  /** Versions of the packages built on torch at this variant's pin ({ torchvision: "0.27.1" }). */
+  onTorchVersions?: Record<string, string>;
   version: string;
   torchVersion: string;
   python: string;
@@ -171,19 +218,23 @@ export function checkPromise(v: PromiseOf, probe: Probe, opts: { isaRuns?: boole
     }
   }
 
-  // torchaudio: its version, the torch it loads, its CUDA kernels.
-  if (v.package === "torchaudio") {
-    const a = probe.torchaudio;
-    if (!a || !a.ok) add("torchaudio imports", false, `torchaudio ${v.version}`, a?.error ?? "not probed");
-    else {
-      add("torchaudio version", baseVersion(a.version ?? "") === v.version, v.version, a.version ?? "?");
-      const foreign = a.newLibtorch;
-      add("torchaudio loads the variant's own libtorch", foreign.length === 0 && a.error === null, `only ${t.libDir}`, foreign.length ? `also ${foreign.join(", ")}` : a.error ?? "same libtorch");
-      if (v.cuda !== null) {
-        for (const [name, r] of [["rnnt_loss", a.rnntLoss], ["forced_align", a.forcedAlign]] as const)
-          add(`torchaudio.functional.${name} on CUDA`, r ? r.ok : null, "runs, equals the CPU result", r ? (r.error ?? (r.ok ? "equal" : "differs")) : "not run (no GPU)");
-      }
+  // Each package built on torch the variant promises: its version, the torch it loads, its CUDA kernels.
+  const probed = packageProbes(probe);
+  for (const [name, version] of promisedPackages(v)) {
+    const p = onTorch(name)!;
+    const a = probed[name];
+    if (!a || !a.ok) {
+      add(`${p.label} imports`, false, `${p.label} ${version}`, a?.error ?? "not probed");
+      continue;
     }
+    add(`${p.label} version`, baseVersion(a.version ?? "") === version, version, a.version ?? "?");
+    const foreign = a.newLibtorch;
+    add(`${p.label} loads the variant's own libtorch`, foreign.length === 0 && a.error === null, `only ${t.libDir}`, foreign.length ? `also ${foreign.join(", ")}` : a.error ?? "same libtorch");
+    if (v.cuda !== null)
+      for (const chk of p.gpuChecks) {
+        const r = a.gpu[chk.key];
+        add(chk.label, r ? r.ok : null, "runs, equals the CPU result", r ? (r.error ?? (r.ok ? "equal" : "differs")) : "not run (no GPU)");
+      }
   }
   return out;
 }

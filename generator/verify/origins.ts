@@ -8,6 +8,7 @@
  */
 import { bundledDeviceCode, COMPILER_HELPER_NAMES, EXTRA_SASS, ownDeviceCode, type BundledDeviceCode, type DeviceCodeOrigin } from "../catalog/device-code.ts";
 import { cuda as cudaToolkits } from "../catalog/cuda.ts";
+import { packagesOnTorch } from "../catalog/packages.ts";
 import { nixpkgs as catalogPins } from "../catalog/torch.ts";
 
 const KNOWN_PINS = new Set(catalogPins.map((p) => p.rev));
@@ -140,11 +141,11 @@ export function deviceCodePromises(v: DeviceCodeVariant): OriginPromise[] {
       return linked === false ? [] : [{ ...bundledPromise(b, v), ...(linked === null ? { unknown: true } : {}) }];
     }),
   ];
-  // torchaudio and torchvision compile for torch.cudaCapabilities, whichever variant's environment holds them.
-  for (const o of ["torchaudio", "torchvision"] as const)
+  // The packages built on torch compile for torch.cudaCapabilities, whichever variant's environment holds them.
+  for (const o of packagesOnTorch)
     out.push({
-      origin: o,
-      label: `${o}'s kernels`,
+      origin: o.name,
+      label: `${o.label}'s kernels`,
       library: null,
       sassRequired: caps.map(smOf),
       sassAllowed: caps.map(smOf),
@@ -160,7 +161,7 @@ const BUNDLED = bundledDeviceCode.map((b) => ({ b, re: compiled(b.names) }));
 const OWN = ownDeviceCode.map((o) => ({ o, re: compiled(o.names) }));
 
 /** The own origin of a library by its directory (torch/lib, torchaudio/lib, torchvision), "torch" when unknown. */
-export function ownerOf(libPath: string): "torch" | "torchaudio" | "torchvision" {
+export function ownerOf(libPath: string): string {
   const p = libPath.replace(/\\/g, "/");
   return [...ownDeviceCode].sort((a, b) => b.directory.length - a.directory.length).find((o) => p.includes(`/${o.directory}/`))?.origin ?? "torch";
 }

@@ -1,14 +1,17 @@
 #!/usr/bin/env python3
-"""variant-matrix probe: what a Python environment's torch and torchaudio really are.
+"""variant-matrix probe: what a Python environment's torch and the packages built on it really are.
 
 Runs inside the Python being checked (a variant's Nix check, `variant-matrix verify`, or by hand) and prints one
 JSON object on stdout; it judges nothing. The comparison with a variant's promise is generator/verify/compare.ts,
 shared by `verify` and the Nix checks of pkgs/checks.nix.
 
-Usage: probe.py [--gpu] [--cuobjdump[=PATH]] [--no-torchaudio]
-  --gpu          also run on the GPU: a matmul compared with the CPU result, and torchaudio's CUDA kernels
-                 (torchaudio.functional.rnnt_loss and forced_align on CUDA tensors)
-  --cuobjdump    list the device code of torch's and torchaudio's shared libraries (cuobjdump --list-elf,
+Usage: probe.py [--gpu] [--cuobjdump[=PATH]] [--no-torchaudio] [--packages=torchaudio,torchvision]
+  --gpu          also run on the GPU: a matmul compared with the CPU result, and each package's CUDA kernels
+                 (torchaudio.functional.rnnt_loss and forced_align; torchvision.ops.nms and roi_align: CUDA tensors
+                 against the CPU result)
+  --packages     the packages built on torch to probe (default: every one below that imports; one that is not
+                 installed is reported as not importable); --no-torchaudio leaves torchaudio out
+  --cuobjdump    list the device code of torch's and each probed package's shared libraries (cuobjdump --list-elf,
                  --list-ptx, -symbols, and -ptx for the .entry names of each PTX arch); PATH defaults to
                  `cuobjdump` on PATH
 Output shape (every key always present; null where not applicable):
@@ -20,6 +23,9 @@ Output shape (every key always present; null where not applicable):
            "maxAbsDiff"} | null},
    "torchaudio": {"ok", "error", "version", "file", "libDir", "libsAfterImport": [...], "newLibtorch": [...],
                   "rnntLoss": {"ok", "error"} | null, "forcedAlign": {"ok", "error"} | null} | null,
+   "packages": {"torchaudio": {"ok", "error", "version", "file", "libDir", "libsAfterImport", "newLibtorch",
+                               "gpu": {"rnntLoss": {"ok", "error"}, "forcedAlign": {...}}},
+                "torchvision": {... "gpu": {"nms": {"ok", "error"}, "roiAlign": {"ok", "error"}}}},
    "cuobjdump": {"tool": path | null, "error": str | null,
                  "libs": {"<path>": {"elf": ["sm_90", "sm_90a"], "ptx": ["compute_90"],
                                      "heads": ["at", "ncclDevKernel_AllReduce_Sum_f32_RING_LL", ...],
@@ -180,9 +186,83 @@ def cuobjdump_libs(tool, libs):
     return out
 
 
+def audio_load(torch):
+    import torchaudio.functional as F
+    F.forced_align(torch.zeros(1, 3, 3).log_softmax(-1), torch.tensor([[1]], dtype=torch.int32), blank=0)
+
+
+def audio_rnnt(torch, ta):
+    F = ta.functional
+    gen = torch.Generator().manual_seed(0)
+    logits = torch.randn(1, 4, 3, 5, generator=gen)
+    targets = torch.tensor([[1, 2]], dtype=torch.int32)
+    lengths = torch.tensor([4], dtype=torch.int32)
+    tlen = torch.tensor([2], dtype=torch.int32)
+    cpu = F.rnnt_loss(logits, targets, lengths, tlen, blank=0)
+    cuda = F.rnnt_loss(logits.cuda(), targets.cuda(), lengths.cuda(), tlen.cuda(), blank=0).cpu()
+    return torch.allclose(cpu, cuda, rtol=1e-4, atol=1e-4)
+
+
+def audio_align(torch, ta):
+    F = ta.functional
+    gen = torch.Generator().manual_seed(0)
+    lp = torch.randn(1, 10, 5, generator=gen).log_softmax(-1)
+    tg = torch.tensor([[1, 2, 3]], dtype=torch.int32)
+    cpu_path, _ = F.forced_align(lp, tg, blank=0)
+    cuda_path, _ = F.forced_align(lp.cuda(), tg.cuda(), blank=0)
+    return torch.equal(cpu_path, cuda_path.cpu())
+
+
+def boxes(torch, n=64):
+    gen = torch.Generator().manual_seed(0)
+    xy = torch.rand(n, 2, generator=gen) * 100
+    wh = torch.rand(n, 2, generator=gen) * 50 + 1
+    return torch.cat([xy, xy + wh], 1), torch.rand(n, generator=gen)
+
+
+def vision_load(torch):
+    import torchvision
+    b, s = boxes(torch, 4)
+    torchvision.ops.nms(b, s, 0.5)
+
+
+def vision_nms(torch, tv):
+    b, s = boxes(torch)
+    cpu = tv.ops.nms(b, s, 0.5)
+    cuda = tv.ops.nms(b.cuda(), s.cuda(), 0.5).cpu()
+    return torch.equal(cpu, cuda)
+
+
+def vision_roi_align(torch, tv):
+    gen = torch.Generator().manual_seed(0)
+    x = torch.randn(2, 3, 32, 32, generator=gen)
+    rois = torch.tensor([[0, 1.0, 1.0, 20.0, 20.0], [1, 4.0, 2.0, 30.0, 17.0]])
+    cpu = tv.ops.roi_align(x, rois, output_size=(5, 5), spatial_scale=1.0, sampling_ratio=2, aligned=True)
+    cuda = tv.ops.roi_align(x.cuda(), rois.cuda(), output_size=(5, 5), spatial_scale=1.0, sampling_ratio=2, aligned=True).cpu()
+    return torch.allclose(cpu, cuda, rtol=1e-4, atol=1e-5)
+
+
+# The packages built on torch this probe knows (generator/catalog/packages.ts names the same GPU check keys):
+# module name -> (a CPU op that loads its extension, its library directories relative to the package (the first is
+# reported as libDir; "" is the package directory itself), {GPU check key: fn(torch, module) -> bool}).
+PACKAGES = {
+    "torchaudio": (audio_load, ["lib"], {"rnntLoss": audio_rnnt, "forcedAlign": audio_align}),
+    "torchvision": (vision_load, [""], {"nms": vision_nms, "roiAlign": vision_roi_align}),
+}
+
+
 def main(argv):
     gpu = "--gpu" in argv
-    want_audio = "--no-torchaudio" not in argv
+    wanted = list(PACKAGES)
+    for a in argv:
+        if a.startswith("--packages="):
+            wanted = [p for p in a.split("=", 1)[1].split(",") if p]
+    if "--no-torchaudio" in argv:
+        wanted = [p for p in wanted if p != "torchaudio"]
+    unknown = [p for p in wanted if p not in PACKAGES]
+    if unknown:
+        sys.stderr.write("probe.py: unknown package(s) %s; known: %s\n" % (", ".join(unknown), ", ".join(PACKAGES)))
+        return 2
     tool = None
     for a in argv:
         if a == "--cuobjdump":
@@ -196,6 +276,7 @@ def main(argv):
         "torch": None,
         "gpu": None,
         "torchaudio": None,
+        "packages": None,
         "cuobjdump": None,
     }
     try:
@@ -245,51 +326,46 @@ def main(argv):
     out["gpu"] = g
 
     libs = shared_objects(t["libDir"])
-    if want_audio:
+    out["packages"] = {}
+    for name in wanted:
+        load, lib_dirs, checks = PACKAGES[name]
         before = set(mapped_libs())
-        a = {"ok": False, "error": None, "version": None, "file": None, "libDir": None, "libsAfterImport": [],
-             "newLibtorch": [], "rnntLoss": None, "forcedAlign": None}
+        r = {"ok": False, "error": None, "version": None, "file": None, "libDir": None, "libsAfterImport": [],
+             "newLibtorch": [], "gpu": {}}
         try:
-            import torchaudio
-            import torchaudio.functional as F
-            a["ok"] = True
-            a["version"] = torchaudio.__version__
-            a["file"] = torchaudio.__file__
-            a["libDir"] = os.path.join(os.path.dirname(torchaudio.__file__), "lib")
-            try:
-                # Run one CPU kernel of the extension so that it is loaded (it links libtorch): which libtorch
-                # does the dynamic loader map for it?
-                F.forced_align(torch.zeros(1, 3, 3).log_softmax(-1), torch.tensor([[1]], dtype=torch.int32), blank=0)
-            except Exception as e:  # noqa: BLE001
-                a["error"] = "forced_align on CPU: " + err(e)
-            after = mapped_libs()
-            a["libsAfterImport"] = after
-            a["newLibtorch"] = sorted(p for p in after if p not in before)
-            libs += shared_objects(a["libDir"])
-            if gpu and g["available"]:
-                try:
-                    gen = torch.Generator().manual_seed(0)
-                    logits = torch.randn(1, 4, 3, 5, generator=gen)
-                    targets = torch.tensor([[1, 2]], dtype=torch.int32)
-                    lengths = torch.tensor([4], dtype=torch.int32)
-                    tlen = torch.tensor([2], dtype=torch.int32)
-                    cpu = F.rnnt_loss(logits, targets, lengths, tlen, blank=0)
-                    cuda = F.rnnt_loss(logits.cuda(), targets.cuda(), lengths.cuda(), tlen.cuda(), blank=0).cpu()
-                    a["rnntLoss"] = {"ok": bool(torch.allclose(cpu, cuda, rtol=1e-4, atol=1e-4)), "error": None}
-                except Exception as e:  # noqa: BLE001
-                    a["rnntLoss"] = {"ok": False, "error": err(e)}
-                try:
-                    gen = torch.Generator().manual_seed(0)
-                    lp = torch.randn(1, 10, 5, generator=gen).log_softmax(-1)
-                    tg = torch.tensor([[1, 2, 3]], dtype=torch.int32)
-                    cpu_path, _ = F.forced_align(lp, tg, blank=0)
-                    cuda_path, _ = F.forced_align(lp.cuda(), tg.cuda(), blank=0)
-                    a["forcedAlign"] = {"ok": bool(torch.equal(cpu_path, cuda_path.cpu())), "error": None}
-                except Exception as e:  # noqa: BLE001
-                    a["forcedAlign"] = {"ok": False, "error": err(e)}
+            mod = __import__(name)
         except Exception as e:  # noqa: BLE001
-            a["error"] = err(e)
-        out["torchaudio"] = a
+            r["error"] = err(e)
+            out["packages"][name] = r
+            continue
+        r["ok"] = True
+        r["version"] = getattr(mod, "__version__", None)
+        r["file"] = mod.__file__
+        pkg_dir = os.path.dirname(mod.__file__)
+        r["libDir"] = os.path.join(pkg_dir, lib_dirs[0]) if lib_dirs[0] else pkg_dir
+        try:
+            # Run one CPU op of the extension so that it is loaded (it links libtorch): which libtorch does the
+            # dynamic loader map for it?
+            load(torch)
+        except Exception as e:  # noqa: BLE001
+            r["error"] = "CPU op: " + err(e)
+        after = mapped_libs()
+        r["libsAfterImport"] = after
+        r["newLibtorch"] = sorted(p for p in after if p not in before)
+        for d in lib_dirs:
+            libs += shared_objects(os.path.join(pkg_dir, d) if d else pkg_dir)
+        if gpu and g["available"]:
+            for key, fn in checks.items():
+                try:
+                    r["gpu"][key] = {"ok": bool(fn(torch, mod)), "error": None}
+                except Exception as e:  # noqa: BLE001 - e.g. "no kernel image is available for execution"
+                    r["gpu"][key] = {"ok": False, "error": err(e)}
+        out["packages"][name] = r
+    # The pre-issue-24 key, kept for readers of older probes.
+    a = out["packages"].get("torchaudio")
+    if a is not None:
+        out["torchaudio"] = dict({k: v for k, v in a.items() if k != "gpu"},
+                                 rnntLoss=a["gpu"].get("rnntLoss"), forcedAlign=a["gpu"].get("forcedAlign"))
 
     if tool is not None:
         c = {"tool": tool or None, "error": None, "libs": {}}

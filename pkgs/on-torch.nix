@@ -1,21 +1,23 @@
-# pkgs/torchaudio.nix: torchaudio for one variant of the matrix, built against the matching PyTorch
-# variant (hand-written; called by pkgs/matrix.nix).
+# pkgs/on-torch.nix: a package built on torch (torchaudio, torchvision, … : the catalog's table,
+# generator/catalog/packages.ts) for one variant of the matrix, built against the matching PyTorch variant
+# (hand-written; called by pkgs/matrix.nix). Nothing here names a package: the variant says which (`attr`).
 #
 # Takes
 #   pkgs      the package set of this variant, the same instance its torch was built from (pkgs/matrix.nix).
-#   torch     the PyTorch variant this torchaudio links against: pkgs/matrix.nix's package of the variant
+#   torch     the PyTorch variant this package links against: pkgs/matrix.nix's package of the variant
 #             named in dependsOn, same Python/CUDA/SM/ISA/pin (it carries passthru.variant, which is checked
 #             against this variant).
-#   variant   the attrset described in pkgs/pytorch.nix, with package = "torchaudio" and
-#             version = the torchaudio version (torchVersion = the paired torch version).
+#   variant   the attrset described in pkgs/pytorch.nix, with role = "onTorch", attr = the nixpkgs attribute
+#             ("torchvision") and version = that package's version (torchVersion = the torch version).
 # Returns
-#   `torchaudio` of the variant's Python set with `torch` replaced by the given torch (pkgs/python-set.nix:
-#   `${pythonPackageSet}.overrideScope`), so torchaudio AND every package of its closure that takes `torch`
+#   `${attr}` of the variant's Python set with `torch` replaced by the given torch (pkgs/python-set.nix:
+#   `${pythonPackageSet}.overrideScope`), so the package AND every package of its closure that takes `torch`
 #   (torchcodec, which nixpkgs' torchaudio 2.11 depends on; torchvision among torchcodec's check inputs) are built
-#   on that one derivation; overridden where torchaudio accepts them with cudaSupport and torch's own
-#   cudaPackages; then pkgs/variant-attrs.nix (cflags, TORCH_CUDA_ARCH_LIST, MAX_JOBS, pname/name, meta,
-#   passthru.variant), passthru.torch = torch and passthru.pythonPackages = that Python set (take torchcodec or
-#   torchvision from it to stay on the same torch).
+#   on that one derivation; overridden where the package accepts them with cudaSupport and torch's own
+#   cudaPackages (torchaudio takes both; torchvision takes neither: `inherit (torch) cudaSupport cudaPackages`);
+#   then pkgs/variant-attrs.nix (cflags, TORCH_CUDA_ARCH_LIST where the file keeps it, MAX_JOBS, pname/name,
+#   meta, passthru.variant), passthru.torch = torch and passthru.pythonPackages = that Python set (take
+#   torchcodec or any other package from it to stay on the same torch).
 #
 # Facts relied on
 # - Overriding only torchaudio's own `torch` argument is not enough from torchaudio 2.11 on: nixpkgs' torchaudio
@@ -25,7 +27,9 @@
 #   Hence the package-set override of pkgs/python-set.nix.
 # - nixpkgs torchaudio (pkgs/development/python-modules/torchaudio/default.nix, 2025) takes `torch`,
 #   `cudaSupport ? torch.cudaSupport`, `cudaPackages` (callPackage) and `gpuTargets` (ROCm only), builds
-#   with torch's stdenv and exports TORCH_CUDA_ARCH_LIST from torch.cudaCapabilities.
+#   with torch's stdenv and exports TORCH_CUDA_ARCH_LIST from torch.cudaCapabilities. nixpkgs torchvision
+#   (.../torchvision/default.nix, 0.23-0.27) takes `torch` only among these and sets env.TORCH_CUDA_ARCH_LIST
+#   from torch's cudaCapabilities when torch.cudaSupport (generator/catalog/packages.ts `archList`).
 # - `.override` of a callPackage'd package mirrors the function's arguments (lib.makeOverridable uses
 #   lib.mirrorFunctionArgs, read back with `__functionArgs`), so optional arguments are passed only when
 #   this nixpkgs' torchaudio declares them; `torch` is always passed.
@@ -38,7 +42,9 @@ let
 
   # Checked before the set is built on it.
   pythonPackages = import ./python-set.nix { inherit pkgs variant; torch = checkedTorch; };
-  base = pythonPackages.torchaudio;
+  base =
+    pythonPackages.${variant.attr}
+      or (throw "${variant.name}: ${variant.pythonPackageSet} of nixpkgs ${variant.nixpkgsRev} has no ${variant.attr}");
 
   # Arguments the override accepts (as lib.functionArgs reads them).
   accepted =
@@ -50,7 +56,7 @@ let
   }
   // (if isCuda then { cudaPackages = torch.cudaPackages or pkgs.cudaPackages; } else { });
 
-  # The torch variant must be the one this torchaudio's name promises.
+  # The torch variant must be the one this package's name promises.
   torchVariant = torch.variant or null;
   mismatches = builtins.filter (field: torchVariant.${field} != variant.${field}) [
     "torchVersion" "python" "cuda" "sm" "isa" "system" "cudaCapabilities" "cflags" "nixpkgsRev"
@@ -61,7 +67,7 @@ let
       throw "${variant.name}: torch ${torchVariant.name} differs in ${builtins.concatStringsSep ", " mismatches}"
     else torch;
 in
-assert variant.package == "torchaudio";
+assert variant.role == "onTorch";
 (base.override ({ torch = checkedTorch; } // intersectAttrs accepted optionalArgs)).overrideAttrs
   (import ./variant-attrs.nix {
     inherit variant;

@@ -1,0 +1,48 @@
+# pkgs/torch-env.nix: the environment of one variant (`torch-env-python313-cuda12_8-sm121-armv9`): the Python of the
+# variant's Python set with its torch, the packages built on it that the matrix keeps (torchaudio, torchvision, …)
+# and torchcodec, all from that one set (hand-written; called by pkgs/matrix.nix). What a user activates:
+# `flox build`, `nix-build`, `nix shell -f … ` give a `bin/python3` that imports all of them.
+#
+# Takes
+#   pkgs      the variant's nixpkgs instance (the one its torch was built from).
+#   variant   the attrset described in pkgs/pytorch.nix, with role = "env"; dependsOn names the pytorch variant
+#             first, then the packages on torch it holds.
+#   members   the built derivations of dependsOn, in that order (pkgs/matrix.nix's packages): torch first.
+# Returns
+#   `python.withPackages (_: members ++ [ torchcodec ])` of the variant's Python set (pkgs/python-set.nix, `torch`
+#   replaced, so torchcodec, when the set has one, is built on the same torch), with passthru-style attributes
+#   variant, torch and pythonPackages.
+#
+# Facts relied on
+# - `python.withPackages` is nixpkgs' python/wrapper.nix: a `buildEnv` of the given packages and their Python
+#   closure (requiredPythonModules) with ignoreCollisions = false, so two torches in it (two store paths that both
+#   hold lib/pythonX.Y/site-packages/torch) fail the build with buildEnv's "two given paths contain a conflicting
+#   subpath" (pkgs/build-support/buildenv/builder.pl). Explicit derivations (not `ps: [ ps.torch ]`) are passed, so
+#   the environment holds exactly the variants built by this matrix.
+# - Every member was built from the same Python set with the same torch (pkgs/on-torch.nix checks passthru.variant),
+#   and torchcodec is taken from that set with `torch` replaced: one torch in the environment (DESIGN.md rule 8).
+{ variant, pkgs, members }:
+
+let
+  inherit (builtins) head filter map concatStringsSep;
+
+  torch = head members;
+  torchVariant = torch.variant or (throw "${variant.name}: its first member is not a variant-matrix PyTorch");
+  pythonPackages = import ./python-set.nix { inherit pkgs variant torch; };
+  # torchcodec (torchaudio's audio I/O since 2.9; a dependency of nixpkgs' torchaudio from 2.11) when the set has it.
+  torchcodec = if pythonPackages ? torchcodec then [ pythonPackages.torchcodec ] else [ ];
+  # Every member must be built on exactly this torch.
+  foreign = filter (m: (m.torch or torch) != torch && (m.torch.drvPath or "") != torch.drvPath) (builtins.tail members);
+  checked =
+    if torchVariant.name != head variant.dependsOn then
+      throw "${variant.name}: first member is ${torchVariant.name}, not ${head variant.dependsOn}"
+    else if foreign != [ ] then
+      throw "${variant.name}: ${concatStringsSep ", " (map (m: m.variant.name or m.name) foreign)} built on another torch"
+    else members;
+  env = pythonPackages.python.withPackages (_: checked ++ torchcodec);
+in
+assert variant.role == "env";
+env // {
+  inherit variant torch pythonPackages;
+  members = map (m: m.variant.name or m.name) checked;
+}
