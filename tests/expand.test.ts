@@ -110,10 +110,11 @@ test("CPU-only variants: one per ISA, no CUDA", () => {
 
 test("several releases put the release tag into every name; one release puts none", () => {
   const two = projectFromMatrix({ ...base, releases: [{ torch: "2.8.0", nixpkgs: PIN28, sha256: USER_SHA256 }, { torch: "2.9.1", nixpkgs: PIN29, sha256: USER_SHA256 }], cuda: ["12.8"] });
-  assert.ok(two.variants.every((v) => /^(pytorch|torchaudio)(28|29)-/.test(v.name)));
+  assert.ok(two.variants.every((v) => /^(pytorch|torchaudio|torchvision|torch-env)(28|29)-/.test(v.name)));
+  assert.ok(two.variants.some((v) => v.name === "torch-env28-python313-cuda12_8-sm90-armv9"));
   assert.ok(two.variants.some((v) => v.name === "torchaudio29-python313-cuda12_8-sm90-armv9"));
   const one = projectFromMatrix(base);
-  assert.ok(one.variants.every((v) => /^(pytorch|torchaudio)-python/.test(v.name)));
+  assert.ok(one.variants.every((v) => /^(pytorch|torchaudio|torchvision|torch-env)-python/.test(v.name)));
 });
 
 test("a nixpkgs pin whose torch is broken for CUDA 13 drops those combinations", () => {
@@ -147,7 +148,10 @@ test("only: the matrix expands to exactly the listed combinations", () => {
   const pick = all.variants.filter((v) => v.package === "pytorch").slice(0, 3);
   const only = pick.map((v) => v.name.replace(/^pytorch-/, ""));
   const p = projectFromMatrix({ ...base, only });
-  assert.equal(p.variants.map((v) => v.name).sort(), pick.flatMap((v) => [v.name, v.name.replace(/^pytorch/, "torchaudio")]).sort());
+  assert.equal(
+    p.variants.map((v) => v.name).sort(),
+    pick.flatMap((v) => ["pytorch", "torchaudio", "torchvision", "torch-env"].map((pkg) => v.name.replace(/^pytorch/, pkg))).sort(),
+  );
   assert.ok(p.excluded.length < all.excluded.length, "combinations outside `only` are not listed as dropped");
 });
 for (const [what, patch, re] of bad)

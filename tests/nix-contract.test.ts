@@ -270,7 +270,7 @@ test("torchaudio refuses a torch of another variant", () => {
     let
       nixpkgs = ${nixpkgsFor(a)};
       variant = ${importVariant(a.torchaudio.file, "nixpkgs")}.variant;
-    in (import ${nixPath("pkgs/torchaudio.nix")} {
+    in (import ${nixPath("pkgs/on-torch.nix")} {
       inherit variant;
       pkgs = import ${nixPath("pkgs/nixpkgs.nix")} { inherit variant nixpkgs; };
       torch = ${importVariant(other.pytorch.file, "nixpkgs")};

@@ -14,6 +14,7 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { cpSync, readFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
 import path from "node:path";
 import { catalog } from "../generator/catalog/index.ts";
 import type { NixpkgsPin, VariantJson } from "../generator/schema.ts";
@@ -41,6 +42,7 @@ const UNUSED_SHA256 = "sha256-AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=";
 /** What the stand-in of a pin models (tests/fixtures/stand-in-nixpkgs/pins.nix). */
 interface StandInPin {
   torchaudioEra: string;
+  torchvisionEra: string;
   torchcodecEra: string | null;
 }
 const standInPins = nixEvalJson<Record<string, StandInPin>>(`import ${nixPath(path.join(STAND_IN_NIXPKGS, "pins.nix"))}`);
@@ -107,6 +109,52 @@ test("every pin: a torchaudio variant's .drv closure holds exactly one torch .dr
       }
     }
   }
+});
+
+test("every pin: torchvision and environment variants hold exactly the pytorch variant's torch; torchvision compiles for the capabilities; both build", () => {
+  for (const { pin, era, cases } of perPin) {
+    for (const c of cases) {
+      const tv = c.others.find((v) => v.package === "torchvision");
+      const env = c.others.find((v) => v.package === "torch-env");
+      assert.ok(tv && env, `${pin.rev.slice(0, 7)}: torchvision and torch-env variants listed (${c.others.map((v) => v.name)})`);
+      assert.equal(tv!.dependsOn, [c.pytorch.name]);
+      assert.equal(env!.dependsOn, [c.pytorch.name, c.torchaudio.name, tv!.name], "the environment's members, pytorch first");
+      const n = standInNixpkgs(pin.rev);
+      const { pt, tvDrv, envDrv, tvEra } = nixEvalJson<{ pt: string; tvDrv: string; envDrv: string; tvEra: string }>(
+        `let n = ${n}; tv = ${importVariant(tv!.file, "n")}; in { pt = ${importVariant(c.pytorch.file, "n")}.drvPath; tvDrv = tv.drvPath; ` +
+          `envDrv = ${importVariant(env!.file, "n")}.drvPath; tvEra = tv.standIn.era; }`,
+      );
+      assert.is(tvEra, era.torchvisionEra, `${pin.rev.slice(0, 7)}: torchvision formals of its era`);
+      for (const [what, drv] of [["torchvision", tvDrv], ["torch-env", envDrv]] as const) {
+        nixInstantiate(importVariant(what === "torchvision" ? tv!.file : env!.file, n), [], { expr: true });
+        const seen = torchDrvsIn(drv);
+        assert.equal(seen.torch, [pt], `${pin.rev.slice(0, 7)} ${what} ${c.pytorch.name}: torch .drv files in the closure`);
+      }
+      // The environment's runtime closure (what withPackages links: the members and what they propagate) holds torch,
+      // torchaudio, torchvision and (where the set has it) torchcodec, each once. (The .drv closure may hold a second
+      // torchvision: torchcodec's check input, the set's own, built on the same torch.)
+      const closure = nixEvalJson<{ name: string }[]>(`map (e: { inherit (e) name; }) ${importVariant(env!.file, n)}.standInEnvClosure`).map((e) => e.name);
+      for (const d of ["torch", "torchaudio", "torchvision", ...(pin.torchcodec === null ? [] : ["torchcodec"])])
+        assert.is(closure.filter((x) => x === d).length, 1, `${pin.rev.slice(0, 7)} ${env!.name}: ${d} once in the environment (${closure})`);
+      if (c.pytorch.cuda !== null) {
+        const [out] = nixBuild(importVariant(tv!.file, n));
+        assert.match(readFileSync(out!, "utf8"), new RegExp(`TORCH_CUDA_ARCH_LIST=${c.pytorch.cudaCapabilities.join(";").replace(/\./g, "\\.")}\\n`), `${tv!.name}: arch list`);
+        assert.is(nixBuild(importVariant(env!.file, n)).length, 1, `${env!.name}: builds (one torch, no buildEnv collision)`);
+      }
+    }
+  }
+});
+
+test("a python.withPackages of two variants' packages (two torches) fails as nixpkgs' buildEnv does", () => {
+  const { pin, cases } = perPin.find((p) => p.pin.rev === "2c423e03bbafcff28bfadc6781a4a8257f205cb5")!;
+  const [a, b] = cases;
+  const n = standInNixpkgs(pin.rev);
+  const expr =
+    `let n = ${n}; ta = ${importVariant(a!.torchaudio.file, "n")}; tv = ${importVariant(b!.others.find((v) => v.package === "torchvision")!.file, "n")}; ` +
+    `in ta.pythonPackages.python.withPackages (_: [ ta tv ])`;
+  const r = spawnSync("nix-build", ["--no-out-link", "-E", expr], { encoding: "utf8" });
+  assert.is.not(r.status, 0, "two torches in one environment must not build");
+  assert.match(r.stderr, /pkgs\.buildEnv error: two given paths contain a conflicting subpath:[\s\S]*site-packages\/torch\/__init__\.py/);
 });
 
 test("every pin: the variant builds; the old coupling (torchaudio.override { torch }) fails on a duplicated torch exactly where torchaudio depends on torchcodec", () => {

@@ -26,7 +26,7 @@ import { armHostHint, compareVersions, type GpuInfo, type HostInfo } from "./hos
 
 /** Options of `recommend`. */
 export interface RecommendOptions {
-  /** Which package to recommend (DESIGN.md: "pytorch" | "torchaudio"). */
+  /** Which package to recommend: "pytorch", a package built on torch (catalog/packages.ts) or the environment "torch-env". */
   package: PackageName;
   /** How many runner-up names to list per pick (default 5). */
   maxAlternatives?: number;

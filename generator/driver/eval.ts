@@ -1,6 +1,7 @@
 /**
  * `variant-matrix eval`: evaluate a selection of variants to drvPaths through `release.nix`, in parallel, and prove
- * from the derivations themselves that every torchaudio is built against exactly its pytorch variant.
+ * from the derivations themselves that every variant built on torch (torchaudio, torchvision, the environment) is
+ * built against exactly its pytorch variant.
  *
  * Engines: `nix-eval-jobs` when it is on PATH (it evaluates release.nix with N workers and prints one JSON object
  * per job); otherwise bounded parallel `nix-instantiate`: the selected attributes are split into N chunks, each
@@ -8,8 +9,8 @@
  * share their nixpkgs instances, pkgs/matrix.nix), and a variant whose evaluation fails is evaluated alone with
  * `nix-instantiate release.nix -A NAME` to report Nix's own error message.
  *
- * Coupling proof: for each torchaudio whose pytorch was evaluated, `nix-store --query --references` of the
- * torchaudio .drv (its input derivations and sources) must contain the pytorch variant's .drv.
+ * Coupling proof: for each variant with a pytorch (`dependsOn[0]`) that was evaluated, `nix-store --query
+ * --references` of its .drv (its input derivations and sources) must contain the pytorch variant's .drv.
  */
 import { $, which } from "zx";
 import pLimit from "p-limit";
@@ -31,8 +32,8 @@ export interface EvalResult {
   /** Nix's error message, or null. */
   error: string | null;
   /**
-   * torchaudio only: its pytorch variant and whether that variant's .drv is among this .drv's references
-   * (null when the pytorch variant was not evaluated or failed).
+   * A variant built on another (a package on torch, an environment): its pytorch variant and whether that
+   * variant's .drv is among this .drv's references (null when the pytorch variant was not evaluated or failed).
    */
   coupling?: { pytorch: string; pytorchDrvPath: string | null; ok: boolean | null };
 }
@@ -171,7 +172,7 @@ export async function evalVariants(o: EvalOptions): Promise<{ results: EvalResul
   const limit = pLimit(Math.max(2, o.jobs * 2));
   await Promise.all(
     [...byName.values()]
-      .filter((v) => v.package === "torchaudio")
+      .filter((v) => v.dependsOn.length > 0)
       .map((v) =>
         limit(async () => {
           const r = res.get(v.name)!;

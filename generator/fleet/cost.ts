@@ -4,7 +4,7 @@
  * total build hours, and the makespan on N builders from the driver's own scheduler (plan.ts `makePlan` +
  * `simulate`, the list scheduling `build` runs). `leaveOneOut` says how far to trust the fit.
  *
- * Features of a build: package (pytorch | torchaudio), CUDA or CPU-only, and the number of compute capabilities
+ * Features of a build: package (pytorch, a package built on torch, the environment), CUDA or CPU-only, and the number of compute capabilities
  * it compiles (1 for every variant this generator writes: one SM per name). Per (package, CUDA/CPU) the model is
  * a least-squares line in the number of capabilities when the samples hold at least two different counts, else
  * their mean; a group without samples falls back to the other kind of the same package, then to the table.

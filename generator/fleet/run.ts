@@ -3,6 +3,18 @@
  * to write). Printing and writing are commands/fleet.ts's.
  */
 import { PACKAGES } from "../constants.ts";
+import { ENV_PACKAGE, TORCH_PACKAGE, onTorch } from "../catalog/packages.ts";
+
+/**
+ * The `packages` of the matrix fleet writes for a chosen package: pytorch, the package itself, and for the
+ * environment the packages on torch it holds that the current matrix has (every one when it lists none).
+ */
+export function fleetPackages(pkg: string, current: readonly string[]): string[] {
+  if (pkg === TORCH_PACKAGE) return [TORCH_PACKAGE];
+  if (pkg !== ENV_PACKAGE) return [TORCH_PACKAGE, pkg];
+  const members = PACKAGES.filter((q) => onTorch(q)?.inEnv && (current.length === 0 || current.includes(q)));
+  return [TORCH_PACKAGE, ...members, ENV_PACKAGE];
+}
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { catalogAxes, preferredPin } from "../catalog/index.ts";
@@ -133,7 +145,8 @@ export function planFleet(
     gpus: uniq(cover.chosen.map((v) => v.sm).filter((s): s is string => s !== null)).sort((x, y) => Number(x) - Number(y)),
     isas: uniq(cover.chosen.map((v) => v.isa)),
     cpuOnly: cover.chosen.some((v) => v.cuda === null),
-    packages: a.package === "torchaudio" ? ["pytorch", "torchaudio"] : ["pytorch"],
+    // The package every host needs and what it is built against: pytorch, and for the environment its members.
+    packages: fleetPackages(a.package, p.matrix.packages),
     policy: p.matrix.policy,
     only,
   };
@@ -142,7 +155,7 @@ export function planFleet(
   if (keep.gpus.length === 0) keep.gpus = [p.catalog.gpus[0]!.sm];
   const matrixText =
     `// Written by \`variant-matrix fleet\` for ${hosts.map((h) => h.id).join(", ")}: the ${cover.chosen.length} ${a.package} ` +
-    `variant(s) that serve every servable host${a.package === "torchaudio" ? " (and the pytorch each is built against)" : ""}.\n` +
+    `variant(s) that serve every servable host${a.package !== TORCH_PACKAGE ? " (and what each is built against)" : ""}.\n` +
     `import { defineMatrix } from "./generator/schema.ts";\n\nexport default defineMatrix(${JSON.stringify(keep, null, 2)});\n`;
 
   const methodText =

@@ -9,6 +9,8 @@ import type { Project } from "../project.ts";
 import type { Excluded, Variant } from "../schema.ts";
 import { formatCombination, parseName } from "../naming.ts";
 import { nixpkgsInstanceKey } from "../expand.ts";
+import { PACKAGES } from "../constants.ts";
+import { ENV_PACKAGE, packagesOnTorch } from "../catalog/packages.ts";
 import { GENERATED_HEADER, nixString, nixValue, templates } from "./env.ts";
 
 /** Generated files: repo-relative path → content. Insertion order is stable. */
@@ -215,7 +217,7 @@ export function matrixPages(p: Project): MatrixPage[] {
       const slug = `pytorch-${r.torch}-${cuda === null ? "cpu" : `cuda-${cuda}`}`;
       pages.push({
         slug,
-        title: `PyTorch ${r.torch} / torchaudio ${rel.torchaudio}, ${cuda === null ? "CPU only" : `CUDA ${cuda}`}`,
+        title: `PyTorch ${r.torch}${Object.entries(variants[0]?.onTorchVersions ?? { torchaudio: rel.torchaudio }).map(([k, x]) => ` / ${k} ${x}`).join("")}, ${cuda === null ? "CPU only" : `CUDA ${cuda}`}`,
         torchVersion: r.torch,
         torchaudioVersion: rel.torchaudio,
         cuda,
@@ -246,23 +248,23 @@ export function renderDocs(p: Project): FileMap {
   const multi = p.matrix.releases.length > 1;
   const counts = {
     variants: p.variants.length,
-    pytorch: p.variants.filter((v) => v.package === "pytorch").length,
-    torchaudio: p.variants.filter((v) => v.package === "torchaudio").length,
+    byPackage: PACKAGES.filter((k) => p.matrix.packages.includes(k)).map((k) => ({ name: k, count: p.variants.filter((v) => v.package === k).length })),
     cuda: p.variants.filter((v) => v.cuda !== null).length,
     cpu: p.variants.filter((v) => v.cuda === null).length,
     binaryCompat: p.variants.filter((v) => v.binaryCompat).length,
     excluded: new Set(p.excluded.map((e) => `${e.torchVersion}|${suffix(e.name)}`)).size,
     excludedPackages: p.excluded.length,
   };
-  // The example is the last torchaudio variant with a GPU (highest SM, last ISA): the DGX Spark one by default.
+  // The example is the last variant with a GPU (highest SM, last ISA) of the environment, else of the last package
+  // built on torch, else any: the DGX Spark one by default.
+  const lastWithGpu = (pkg: string) => [...p.variants].reverse().find((v) => v.package === pkg && v.cuda) ?? p.variants.find((v) => v.package === pkg);
+  const envExample = lastWithGpu(ENV_PACKAGE) ?? null;
   const example =
-    [...p.variants].reverse().find((v) => v.package === "torchaudio" && v.cuda) ??
-    p.variants.find((v) => v.package === "torchaudio") ??
-    p.variants[0] ??
-    null;
+    envExample ?? [...packagesOnTorch].reverse().map((o) => lastWithGpu(o.name)).find((v) => v) ?? p.variants[0] ?? null;
   const releases = p.matrix.releases.map((r) => {
     const rel = p.catalog.torch.find((t) => t.version === r.torch)!;
-    return { torch: r.torch, torchaudio: rel.torchaudio, tag: rel.nameTag, nixpkgs: r.nixpkgs ?? null };
+    const v = p.variants.find((x) => x.torchVersion === r.torch);
+    return { torch: r.torch, torchaudio: rel.torchaudio, versions: v?.onTorchVersions ?? {}, tag: rel.nameTag, nixpkgs: r.nixpkgs ?? null };
   });
   const cudaVariants = p.variants.filter((v) => v.cuda !== null);
   const forced = cudaVariants.filter((v) => v.cudaCapabilitiesForPackageSet);
@@ -281,6 +283,9 @@ export function renderDocs(p: Project): FileMap {
     counts,
     multi,
     example,
+    envExample,
+    envPackage: ENV_PACKAGE,
+    onTorch: packagesOnTorch,
     gpus: gpuReference(p),
     header: GENERATED_HEADER,
     systems: [...new Set(p.variants.map((v) => v.system))].sort(),

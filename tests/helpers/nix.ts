@@ -121,6 +121,8 @@ export function nixFilesIn(dir: string): string[] {
 export interface ContractCase {
   pytorch: VariantJson;
   torchaudio: VariantJson;
+  /** Every other variant built against the same pytorch (torchvision, the environment), in list order. */
+  others: VariantJson[];
 }
 
 /**
@@ -135,7 +137,8 @@ export function casesFromList(list: VariantJson[]): ContractCase[] {
       const ptName = torchaudio.dependsOn.find((d) => byName.get(d)?.package === "pytorch");
       const pytorch = ptName ? byName.get(ptName) : undefined;
       if (!pytorch) throw new Error(`${torchaudio.name}: no pytorch variant among dependsOn ${torchaudio.dependsOn.join(", ")}`);
-      return { pytorch, torchaudio };
+      const others = list.filter((v) => v.dependsOn[0] === pytorch.name && v.name !== torchaudio.name);
+      return { pytorch, torchaudio, others };
     });
 }
 
