@@ -8,14 +8,14 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { spawn, spawnSync } from "node:child_process";
 import { availableParallelism } from "node:os";
-import { checkPromise, type Probe, type PromiseCheck } from "../generator/verify/compare.ts";
+import { checkPromise, promisedPackages, type Probe, type PromiseCheck } from "../generator/verify/compare.ts";
 import { attribute, originOf } from "../generator/verify/origins.ts";
 import { projectFromMatrix } from "../generator/project.ts";
 import type { Variant } from "../generator/schema.ts";
 import { ROOT, runCli, tempDir, writeMatrix } from "./helpers/cli.ts";
 import { widestMatrix } from "./helpers/matrices.ts";
 import defaultMatrix from "../matrix.ts";
-import { modelLibraries, STAND_IN_CUOBJDUMP_DIR, writeModel, writeStandInEnv, type ModelLibs } from "./helpers/device-model.ts";
+import { modelLibraries, NAMES, STAND_IN_CUOBJDUMP_DIR, writeModel, writeStandInEnv, type ModelLibs } from "./helpers/device-model.ts";
 
 const PROBE_DIR = join(ROOT, "generator/verify");
 const CUOBJDUMP = join(STAND_IN_CUOBJDUMP_DIR, "cuobjdump");
@@ -59,10 +59,14 @@ function probeOf(v: Variant, libs: Probe["cuobjdump"] extends infer C ? (C exten
       libs: [],
     },
     gpu: { available: false, devices: [], matmul: null },
-    torchaudio:
-      v.package === "torchaudio"
-        ? { ok: true, error: null, version: v.version, file: "stand-in", libDir: "stand-in", libsAfterImport: [], newLibtorch: [], rnntLoss: null, forcedAlign: null }
-        : null,
+    torchaudio: null,
+    // Every package built on torch the variant promises imports, at its version, on the same libtorch.
+    packages: Object.fromEntries(
+      promisedPackages(v).map(([name, version]) => [
+        name,
+        { ok: true, error: null, version, file: "stand-in", libDir: "stand-in", libsAfterImport: [], newLibtorch: [], gpu: {} },
+      ]),
+    ),
     cuobjdump: { tool: CUOBJDUMP, error: null, libs },
   };
 }
@@ -78,13 +82,14 @@ const failed = (cs: PromiseCheck[]) => cs.filter((c) => c.ok === false);
 async function probeModelled(variants: Variant[], mutate?: (v: Variant, libs: ModelLibs) => void): Promise<Map<string, Probe>> {
   const dir = tempDir();
   const keys = new Map<string, { libs: ModelLibs; paths: string[]; rels: string[] }>();
-  // Device code does not depend on the ISA or Python, and the torchaudio variant's environment holds the pytorch
-  // variant's libraries too: one model per torch, pin, CUDA, capabilities and scope.
+  // Device code does not depend on the ISA or Python, and the environment variant holds the libraries of the
+  // pytorch, torchaudio and torchvision variants: one model (the environment's) per torch, pin, CUDA, capabilities
+  // and scope.
   const keyOf = (v: Variant) => JSON.stringify([v.torchVersion, v.nixpkgs, v.cuda, v.cudaCapabilities, v.cudaCapabilitiesForPackageSet, mutate ? v.name : ""]);
   for (const v of variants) {
     const k = keyOf(v);
     if (keys.has(k)) continue;
-    const libs = modelLibraries({ ...v, package: mutate ? v.package : "torchaudio" });
+    const libs = modelLibraries({ ...v, package: mutate ? v.package : "torch-env" });
     mutate?.(v, libs);
     const site = join(dir, String(keys.size), "site-packages");
     keys.set(k, { libs, paths: writeModel(site, libs), rels: Object.keys(libs) });
@@ -205,6 +210,31 @@ test("verify NAME --python ENV --no-gpu on a stand-in environment of a modelled 
   const r = runCli(["verify", v.name, "--python", e, "--no-gpu", "--matrix", m, ...hostArgs("spr-h100")], { env });
   assert.is(r.status, 1, r.stdout + r.stderr);
   assert.match(r.stdout, /✗ torch\/lib\/libtorch_cuda\.so: torch's kernels: expected SASS sm_90 \(\+ sm_90a\), no PTX .*found SASS sm_80 sm_90 sm_90a, no PTX, beyond the promise: sm_80/);
+});
+
+test("verify --python on a stand-in torch-env (torch, torchaudio, torchvision of one variant): every package's promise holds, and without NAME verify takes it for the environment; a torchvision with PTX fails", async () => {
+  const dir = tempDir();
+  const m = writeMatrix(dir, defaultMatrix);
+  const variants = projectFromMatrix(defaultMatrix).variants;
+  const env = { PATH: `${STAND_IN_CUOBJDUMP_DIR}:${process.env.PATH}` };
+  const v = variants.find((x) => x.name === "torch-env-python313-cuda12_9-sm121-armv9")!;
+  const t = { torchVersion: v.torchVersion, torchaudioVersion: v.onTorchVersions.torchaudio!, torchvisionVersion: v.onTorchVersions.torchvision!, cuda: v.cuda, cudaCapabilities: v.cudaCapabilities, python: v.python, machine: "aarch64" };
+  const e = writeStandInEnv(join(dir, "env"), t, modelLibraries(v));
+  const r = runCli(["verify", v.name, "--python", e, "--no-gpu", "--matrix", m, ...hostArgs("dgx-spark")], { env });
+  assert.is(r.status, 0, r.stdout + r.stderr);
+  assert.match(r.stdout, /✓ torchvision version: 0\.27\.1/);
+  assert.match(r.stdout, /✓ torchaudio version: 2\.11\.0/);
+  assert.match(r.stdout, /✓ \S*torchvision\/_C\.so: torchvision's kernels: SASS sm_121, no PTX/);
+  assert.match(r.stdout, /– torchvision\.ops\.nms on CUDA: expected runs/);
+  const picked = runCli(["verify", "--json", "--python", e, "--no-gpu", "--matrix", m, ...hostArgs("dgx-spark")], { env });
+  assert.is((JSON.parse(picked.stdout) as { name: string }).name.split("-python")[0], "torch-env", picked.stdout + picked.stderr);
+  // The same environment whose torchvision also carries a forward-compatible PTX (as a `+PTX` arch list would).
+  const libs = modelLibraries(v);
+  libs["torchvision/_C.so"]!.push({ kind: "ptx", arch: "compute_121", names: [...NAMES.torchvision] });
+  const w = writeStandInEnv(join(dir, "wrong"), t, libs);
+  const bad = runCli(["verify", v.name, "--python", w, "--no-gpu", "--matrix", m, ...hostArgs("dgx-spark")], { env });
+  assert.is(bad.status, 1, bad.stdout + bad.stderr);
+  assert.match(bad.stdout, /✗ \S*torchvision\/_C\.so: torchvision's kernels: expected SASS sm_121, no PTX .*found SASS sm_121, PTX compute_121/);
 });
 
 test("on an H100 host: the toy static link shows device-linked NCCL-like code without listed PTX, -dw code with it, and sm_100f only in -symbols", async () => {

@@ -52,8 +52,11 @@ const promiseOf = (ps: OriginPromise[], origin: string) => ps.find((p) => p.orig
  */
 export function modelLibraries(v: DeviceCodeVariant): ModelLibs {
   const libs: ModelLibs = { "torch/lib/libc10.so": [], "torch/lib/libtorch_cuda.so": [] };
-  const withAudio = v.package === "torchaudio";
+  // What the variant's environment holds: a package built on torch holds itself; the environment every one.
+  const withAudio = v.package === "torchaudio" || v.package === "torch-env";
+  const withVision = v.package === "torchvision" || v.package === "torch-env";
   if (withAudio) Object.assign(libs, { "torchaudio/lib/_torchaudio.abi3.so": [], "torchaudio/lib/libtorchaudio.abi3.so": [] });
+  if (withVision) Object.assign(libs, { "torchvision/image.so": [], "torchvision/_C.so": [] });
   if (v.cuda === null) return libs;
   const ps = deviceCodePromises(v);
   const torch = promiseOf(ps, "torch")!;
@@ -83,6 +86,8 @@ export function modelLibraries(v: DeviceCodeVariant): ModelLibs {
   if (nvshmem)
     libs["torch/lib/libtorch_nvshmem.so"] = nvshmem.sassRequired.map((arch) => ({ kind: "elf", arch, names: [...NAMES.nvshmemTorch, ...NAMES.nvshmem] }));
   if (withAudio) libs["torchaudio/lib/libtorchaudio.abi3.so"] = promiseOf(ps, "torchaudio")!.sassRequired.map((arch) => ({ kind: "elf", arch, names: [...NAMES.torchaudio] }));
+  // torchvision's _C.so: its kernels for exactly the capabilities (nixpkgs' TORCH_CUDA_ARCH_LIST without +PTX).
+  if (withVision) libs["torchvision/_C.so"] = promiseOf(ps, "torchvision")!.sassRequired.map((arch) => ({ kind: "elf", arch, names: [...NAMES.torchvision] }));
   return libs;
 }
 
@@ -100,6 +105,8 @@ export function writeModel(sitePackages: string, libs: ModelLibs): string[] {
 export interface StandInTorch {
   torchVersion: string;
   torchaudioVersion: string | null;
+  /** torchvision's version when the environment holds it (a torchvision or environment variant). */
+  torchvisionVersion?: string | null;
   cuda: string | null;
   cudaCapabilities: string[];
   python: string;
@@ -160,6 +167,11 @@ class cuda:
     mkdirSync(join(site, "torchaudio/lib"), { recursive: true });
     writeFileSync(join(site, "torchaudio/__init__.py"), `__version__ = ${JSON.stringify(t.torchaudioVersion)}\n`);
     writeFileSync(join(site, "torchaudio/functional.py"), "def forced_align(*a, **k):\n    return None, None\n");
+  }
+  if (t.torchvisionVersion) {
+    mkdirSync(join(site, "torchvision"), { recursive: true });
+    writeFileSync(join(site, "torchvision/__init__.py"), `__version__ = ${JSON.stringify(t.torchvisionVersion)}\nfrom . import ops\n`);
+    writeFileSync(join(site, "torchvision/ops.py"), "def nms(*a, **k):\n    return None\n");
   }
   writeModel(site, libs);
   mkdirSync(join(dir, "bin"), { recursive: true });
