@@ -43,7 +43,13 @@ function checkGraph(yamlText: string, variants: readonly Variant[]) {
         entryOf.set(v, { job: id, pytorch: e.variant });
       }
     const names = j.steps.map((s) => s.name ?? "");
-    assert.ok(names.indexOf("Build the torchaudio variants built on it") > names.indexOf("Build ${{ matrix.variant }}"), "torchaudio after pytorch");
+    assert.ok(names.indexOf("Build the variants built on it") > names.indexOf("Build ${{ matrix.variant }}"), "dependents after pytorch");
+    // Within an entry, the environment comes after the packages it holds.
+    for (const e of entries) {
+      const ds = e.dependents.split(" ").filter(Boolean);
+      const env = ds.findIndex((d) => d.startsWith("torch-env"));
+      if (env >= 0) assert.ok(ds.slice(0, env).some((d) => d.startsWith("torchvision")) && ds.slice(0, env).some((d) => d.startsWith("torchaudio")), `${e.variant}: ${ds}`);
+    }
   }
   assert.is(entryOf.size, variants.length, "every variant has a job");
   for (const v of variants) {
@@ -51,7 +57,7 @@ function checkGraph(yamlText: string, variants: readonly Variant[]) {
     const job = wf.jobs[e.job]!;
     const label = Array.isArray(job["runs-on"]) ? job["runs-on"].join(",") : job["runs-on"];
     assert.ok(v.system === "aarch64-linux" ? /arm/.test(label) : !/arm/.test(label), `${v.name} runs on ${label}`);
-    assert.is(e.pytorch, v.package === "torchaudio" ? v.dependsOn[0] : v.name, `${v.name}: in its own pytorch's entry`);
+    assert.is(e.pytorch, v.dependsOn[0] ?? v.name, `${v.name}: in its own pytorch's entry`);
   }
   return wf;
 }
@@ -112,7 +118,7 @@ test("github: the first step skips a variant the store or a substituter already 
     const ids = j.steps.map((s) => s.id ?? s.name ?? "");
     assert.ok(ids.indexOf("cached") < ids.indexOf("Build ${{ matrix.variant }}"), "the check comes first");
     assert.match(j.steps.find((s) => s.name === "Build ${{ matrix.variant }}")!.if!, /steps\.cached\.outputs\.hit != 'true'/);
-    assert.match(j.steps.find((s) => s.name === "Build the torchaudio variants built on it")!.run!, /the binary cache already holds it"; continue/);
+    assert.match(j.steps.find((s) => s.name === "Build the variants built on it")!.run!, /the binary cache already holds it"; continue/);
   }
   // The script against a real Nix store: a derivation not built yet → hit=false; once valid → hit=true.
   const dir = tempDir("vm-ci-");

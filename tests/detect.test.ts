@@ -459,15 +459,28 @@ test("runDetect: text and JSON output, exit 0 / 1 / 2", async () => {
     "nvidia-smi": hostFile("spr-h100", "nvidia-smi.txt"),
   });
   assert.equal(JSON.parse(json.out).variants, ["pytorch-python313-cuda12_8-sm90-avx512bf16"]);
+  // Every package of the catalog's table, and the environment, is recommended by the same rule.
+  // (The default matrix, matrix.ts, which has them.)
+  for (const pkg of ["torchvision", "torch-env"]) {
+    let out = "";
+    const code = await runDetect(
+      { json: true, package: pkg, matrix: join(ROOT, "matrix.ts"), cpuinfo: hostFile("spr-h100", "cpuinfo"), "nvidia-smi": hostFile("spr-h100", "nvidia-smi.txt") },
+      undefined,
+      { out: (x) => (out += x), err: () => {} },
+    );
+    assert.is(code, 0, out);
+    const [name] = JSON.parse(out).variants as string[];
+    assert.match(name!, new RegExp(`^${pkg}-python313-cuda\\d+_\\d+-sm90-avx512bf16$`));
+  }
   const none = await run({
     cpuinfo: hostFile("h100-old-driver", "cpuinfo"),
     "nvidia-smi": hostFile("h100-old-driver", "nvidia-smi.txt"),
   });
   assert.is(none.code, 1);
   assert.match(none.out, "upgrade the NVIDIA driver to ≥ 570.26");
-  const badPkg = await run({ package: "torchvision", cpuinfo: hostFile("gh200", "cpuinfo") });
+  const badPkg = await run({ package: "torchtext", cpuinfo: hostFile("gh200", "cpuinfo") });
   assert.is(badPkg.code, 2);
-  assert.match(badPkg.err, `--package: unknown package "torchvision"; allowed values: pytorch, torchaudio`);
+  assert.match(badPkg.err, `--package: unknown package "torchtext"; allowed values: pytorch, torchaudio, torchvision, torch-env`);
   const badMachine = await run({ machine: "riscv64", cpuinfo: hostFile("gh200", "cpuinfo") });
   assert.is(badMachine.code, 2);
   assert.match(badMachine.err, "allowed values: x86_64, amd64, aarch64, arm64");

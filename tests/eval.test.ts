@@ -27,7 +27,8 @@ test("eval --json: every variant of the default matrix has a drvPath; every pair
     assert.is(l.system, project.variants.find((v) => v.name === l.name)!.system);
     assert.ok(l.outputs.out, `${l.name}: out path`);
   }
-  const pairs = lines.filter((l) => l.name.startsWith("torchaudio"));
+  const pairs = lines.filter((l) => l.name && !l.name.startsWith("pytorch"));
+  assert.ok(["torchaudio", "torchvision", "torch-env"].every((k) => pairs.some((l) => l.name.startsWith(`${k}-`))), "every package built on torch is proven");
   for (const l of pairs) {
     assert.is(l.coupling.ok, true, l.name);
     assert.is(l.coupling.pytorchDrvPath, lines.find((x) => x.name === l.coupling.pytorch).drvPath);
@@ -41,7 +42,7 @@ test("eval with a filter selects those variants plus the pytorch each torchaudio
   const r = runCli(["eval", "--json", "--filter", "package=torchaudio", "--filter", "sm=110", "--nixpkgs", BY_REV]);
   assert.is(r.status, 0, r.stderr);
   const names = r.stdout.trim().split("\n").map((l) => JSON.parse(l)).filter((l) => l.name).map((l) => l.name);
-  const want = project.variants.filter((v) => v.sm === "110").map((v) => v.name);
+  const want = project.variants.filter((v) => v.sm === "110" && ["pytorch", "torchaudio"].includes(v.package)).map((v) => v.name);
   assert.equal(names.sort(), want.sort());
 });
 
@@ -64,10 +65,10 @@ test("a variant that fails to evaluate is reported with Nix's error, the others 
   const lines = r.stdout.trim().split("\n").map((l) => JSON.parse(l));
   const summary = lines.pop().summary;
   const bad = lines.filter((l) => l.error);
-  assert.equal(bad.map((l) => l.name).sort(), ["pytorch29-python313-cuda12_9-sm90-avx512", "torchaudio29-python313-cuda12_9-sm90-avx512"]);
+  assert.equal(bad.map((l) => l.name).sort(), ["pytorch29-python313-cuda12_9-sm90-avx512", "torch-env29-python313-cuda12_9-sm90-avx512", "torchaudio29-python313-cuda12_9-sm90-avx512", "torchvision29-python313-cuda12_9-sm90-avx512"]);
   for (const l of bad) assert.match(l.error, /has no 0182a361324364ae3f436a63005877674cf45efb/);
   assert.ok(lines.filter((l) => !l.error).every((l) => l.drvPath), "the 2.11 variants still evaluate");
-  assert.is(summary.errors, 2);
+  assert.is(summary.errors, 4);
 });
 
 test("the coupling proof reads the .drv: a torchaudio paired with another pytorch is reported NOT coupled", async () => {

@@ -132,11 +132,13 @@ test("a matrix.ts that does not load: exit 2, no file written", () => {
   assert.equal(listFiles(out), ["matrix.ts"]);
 });
 
-test("golden files: one pytorch file, one torchaudio file and BUILD_MATRIX.md of the default matrix", () => {
+test("golden files: one file per package (pytorch, torchaudio, torchvision, the environment) and BUILD_MATRIX.md of the default matrix", () => {
   const files = renderAll(projectFromMatrix(matrix));
   const golden = [
     ".flox/pkgs/pytorch-python313-cuda12_8-sm121-armv9.nix",
     ".flox/pkgs/torchaudio-python313-cuda12_8-sm121-armv9.nix",
+    ".flox/pkgs/torchvision-python313-cuda12_8-sm121-armv9.nix",
+    ".flox/pkgs/torch-env-python313-cuda12_8-sm121-armv9.nix",
     "BUILD_MATRIX.md",
   ];
   for (const rel of golden) {

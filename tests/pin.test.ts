@@ -205,12 +205,15 @@ test("pin add REV (fetched from a file:// tarball) makes a release usable by gen
   const g = runCli(["generate", "--matrix", m, "--out", project]);
   assert.is(g.status, 0, g.stderr);
   const files = readdirSync(join(project, ".flox/pkgs")).sort();
-  assert.equal(files, ["pytorch-python313-cuda12_9-sm121-armv9.nix", "torchaudio-python313-cuda12_9-sm121-armv9.nix"]);
+  // torchvision's table has no release serving torch 2.14 yet: its variant is dropped with that reason, the rest kept.
+  assert.equal(files, ["pytorch-python313-cuda12_9-sm121-armv9.nix", "torch-env-python313-cuda12_9-sm121-armv9.nix", "torchaudio-python313-cuda12_9-sm121-armv9.nix"]);
+  const ex = JSON.parse(runCli(["list", "--excluded", "--json", "--matrix", m]).stdout) as { name: string; reasons: string[] }[];
+  assert.match(ex.find((e) => e.name.startsWith("torchvision-"))!.reasons.join(" "), /torchvision .* which serves torch 2\.13.*not its torch 2\.14\.0|a release the catalog's torchvision table/);
   const data = readFileSync(join(project, "pkgs/variants.nix"), "utf8");
   assert.ok(data.includes(`nixpkgsRev = "${rev}";`) && data.includes(`nixpkgsSha256 = "${pin.sha256}";`));
   const list = runCli(["list", "--json", "--matrix", m]);
   const variants = JSON.parse(list.stdout) as { name: string; torchVersion: string; version: string }[];
-  assert.equal(variants.map((v) => [v.torchVersion, v.version]), [["2.14.0", "2.14.0"], ["2.14.0", "2.11.0"]]);
+  assert.equal(variants.map((v) => [v.torchVersion, v.version]), [["2.14.0", "2.14.0"], ["2.14.0", "2.11.0"], ["2.14.0", "2.14.0"]]);
 
   // Adding it again is refused and changes nothing.
   const again = runCli(["pin", "add", rev, "--url", `file://${tarball}`, "--matrix", m]);

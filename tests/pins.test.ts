@@ -5,6 +5,7 @@ import * as assert from "uvu/assert";
 import { readFileSync, readdirSync, writeFileSync, mkdirSync, existsSync } from "node:fs";
 import { join } from "node:path";
 import { execFileSync } from "node:child_process";
+import { onTorch } from "../generator/catalog/packages.ts";
 import { catalog, checkPairings, nixpkgsTarballUrl, preferredPin, torchaudioServes } from "../generator/catalog/index.ts";
 import { projectFromMatrix } from "../generator/project.ts";
 import { SHA256_RE } from "../generator/schema.ts";
@@ -107,7 +108,8 @@ test("widest matrix: SM110 aarch64-only on 11.0; SM121 12.1 and SM103 10.3 on CU
   for (const v of p.variants) {
     const pin = catalog.nixpkgs.find((n) => n.rev === v.nixpkgs)!;
     assert.is(v.torchVersion, pin.torch, v.name);
-    assert.is(v.version, v.package === "pytorch" ? pin.torch : pin.torchaudio, v.name);
+    const on = onTorch(v.package);
+    assert.is(v.version, on ? pin[on.pinField] : pin.torch, v.name);
     assert.ok(v.nixpkgsSha256 && v.nixpkgsSha256 === pin.sha256, v.name);
   }
 });

@@ -20,13 +20,15 @@ test("nixString survives real Nix evaluation for hostile strings", () => {
   assert.equal(nixEval(expr), hostile);
 });
 
-test("nixValue renders lists, booleans and null", () => {
+test("nixValue renders lists, booleans, null and plain objects", () => {
   assert.is(nixValue(["12.0", "10.0"]), '[ "12.0" "10.0" ]');
   assert.is(nixValue([]), "[ ]");
   assert.is(nixValue(true), "true");
   assert.is(nixValue(null), "null");
   assert.equal(nixEval(`{ a = ${nixValue(["a\"b"])}; b = ${nixValue(false)}; c = ${nixValue(null)}; }`), { a: ['a"b'], b: false, c: null });
-  assert.throws(() => nixValue({ a: 1 }));
+  assert.equal(nixEval(`${nixValue({ torchaudio: "2.11.0", "a b": [true] })}`), { torchaudio: "2.11.0", "a b": [true] });
+  assert.throws(() => nixValue(new Map()));
+  assert.throws(() => nixValue(() => 1));
 });
 
 test("mdCell keeps a table row intact", () => {
