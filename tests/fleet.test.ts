@@ -108,6 +108,25 @@ test("--write-matrix: the matrix it writes generates exactly the chosen variants
   assert.is(gen.status, 0, gen.stderr);
 });
 
+test("--package torchvision and --package torch-env: the matrix written generates the chosen variants and what each is built against", () => {
+  for (const pkg of ["torchvision", "torch-env"]) {
+    const out = tempDir("vm-fleet-");
+    const m = join(out, "matrix.ts");
+    const r = runCli(["fleet", ...FLEET, "--package", pkg, "--write-matrix", m, "--json"]);
+    assert.ok(r.status === 1 && /wrote/.test(r.stderr), r.stderr);
+    const chosen = (JSON.parse(r.stdout) as { variants: string[] }).variants;
+    assert.ok(chosen.length > 0 && chosen.every((n) => n.startsWith(`${pkg}-`)), chosen.join(" "));
+    writeFileSync(m, readFileSync(m, "utf8").replace("./generator/schema.ts", join(ROOT, "generator/schema.ts")));
+    const list = JSON.parse(runCli(["list", "--json", "--matrix", m]).stdout) as { name: string; dependsOn: string[] }[];
+    const names = new Set(list.map((v) => v.name));
+    for (const n of chosen) {
+      assert.ok(names.has(n), `${n} generated`);
+      for (const d of list.find((v) => v.name === n)!.dependsOn) assert.ok(names.has(d), `${n}: ${d} generated too`);
+    }
+    if (pkg === "torch-env") assert.ok(list.some((v) => v.name.startsWith("torchvision-")) && list.some((v) => v.name.startsWith("torchaudio-")), "the environment's members");
+  }
+});
+
 test("a detect --json file is a host too", () => {
   const out = tempDir("vm-fleet-json-");
   const json = execFileSync(process.execPath, ["--import", "tsx", join(ROOT, "generator/cli.ts"), "detect", "--json", "--cpuinfo", join(HOSTS, "gh200/cpuinfo"), "--nvidia-smi", join(HOSTS, "gh200/nvidia-smi.txt"), "--machine", "aarch64"], { cwd: ROOT, encoding: "utf8" });

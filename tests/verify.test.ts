@@ -199,3 +199,54 @@ test("the committed compare bundle is current, and as a real process judges like
 });
 
 test.run();
+
+// Issue 24: the probe recorded on the H100 with PyPI torchvision 0.26 (tests/fixtures/probes/h100-pypi-torch2.11.0-cu130-torchvision).
+const TV = join(ROOT, "tests/fixtures/probes/h100-pypi-torch2.11.0-cu130-torchvision");
+const tvMatrix = {
+  releases: [{ torch: "2.11.0", nixpkgs: "a3116115851d68b8952a2a4221cc25a84e56b532" }],
+  python: ["3.12"],
+  cuda: ["13.0"],
+  gpus: ["90"],
+  isas: ["avx512"],
+  cpuOnly: false,
+};
+
+test("replaying the H100 torchvision probe: verify takes the installation for the environment and checks torchvision's promises", () => {
+  const dir = tempDir();
+  const m = writeMatrix(dir, tvMatrix);
+  const r = runCli(["verify", "--json", "--probe", join(TV, "probe.json"), ...host, "--matrix", m]);
+  assert.is(r.status, 1, r.stderr);
+  const rep = JSON.parse(r.stdout) as { name: string; checks: { promise: string; ok: boolean | null; found: string }[] };
+  assert.is(rep.name, "torch-env-python312-cuda13_0-sm90-avx512", "torch, torchaudio and torchvision import: the environment");
+  const by = (p: string) => rep.checks.find((c) => c.promise === p)!;
+  // What holds on the real wheel: versions, one libtorch, the CUDA ops against the CPU.
+  assert.is(by("torchvision version").ok, true);
+  assert.is(by("torchvision loads the variant's own libtorch").ok, true);
+  assert.is(by("torchvision.ops.nms on CUDA").ok, true);
+  assert.is(by("torchvision.ops.roi_align on CUDA").ok, true);
+  assert.is(by("torchaudio.functional.rnnt_loss on CUDA").ok, true);
+  // What does not: the wheel's _C.so is multi-arch with a compute_120 PTX (its list ends in +PTX), not sm_90 only.
+  const c = by("site-packages/torchvision/_C.so: torchvision's kernels");
+  assert.is(c.ok, false);
+  assert.match(c.found, /SASS sm_75 sm_80 sm_86 sm_90 sm_100 sm_120, PTX compute_120/);
+  assert.is(by("site-packages/torchvision/_C.so: SASS for SM90").ok, true);
+});
+
+test("a torchvision variant's promise on the same probe; a failed or missing GPU op is reported, not hidden", () => {
+  const p = projectFromMatrix(tvMatrix);
+  const v = p.variants.find((x) => x.package === "torchvision")!;
+  assert.is(v.version, "0.26.0");
+  const tvProbe = JSON.parse(readFileSync(join(TV, "probe.json"), "utf8")) as Probe;
+  const ok = checkPromise(v, tvProbe);
+  assert.ok(!ok.some((c) => /torchaudio/.test(c.promise) && !/libtorchaudio|prefixctc/.test(c.promise)), "a torchvision variant promises nothing about torchaudio");
+  const broken = structuredClone(tvProbe);
+  broken.packages!.torchvision!.gpu.nms = { ok: false, error: "RuntimeError: CUDA error: no kernel image is available for execution on the device" };
+  delete (broken.packages!.torchvision!.gpu as Record<string, unknown>).roiAlign;
+  const cs = checkPromise(v, broken);
+  assert.is(cs.find((c) => c.promise === "torchvision.ops.nms on CUDA")!.ok, false);
+  assert.match(cs.find((c) => c.promise === "torchvision.ops.nms on CUDA")!.found, /no kernel image/);
+  assert.is(cs.find((c) => c.promise === "torchvision.ops.roi_align on CUDA")!.ok, null, "not run: cannot be checked, never a pass");
+  const gone = structuredClone(tvProbe);
+  delete gone.packages!.torchvision;
+  assert.is(checkPromise(v, gone).find((c) => c.promise === "torchvision imports")!.ok, false);
+});
