@@ -8,7 +8,10 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { spawnSync } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { archListEra, onTorch, packagesOnTorch, releaseOf, releaseServes } from "../generator/catalog/packages.ts";
+import { ROOT } from "./helpers/cli.ts";
 import { catalog } from "../generator/catalog/index.ts";
 import { gpus } from "../generator/catalog/gpus.ts";
 import { cuda } from "../generator/catalog/cuda.ts";
@@ -148,3 +151,39 @@ test("ranks are unique within a system; torch pins name releases the catalog kno
 });
 
 test.run();
+
+// Issue 24: the table of packages built on torch.
+test("packages on torch: every entry sourced; releases of a package serve disjoint torch minors; every pin's version is a known release", () => {
+  for (const p of packagesOnTorch) {
+    assert.ok(p.source.length > 10 && p.buildSeconds.source.length > 10 && p.deviceCode.source.length > 10, p.name);
+    for (const r of p.releases) assert.ok(r.source.length > 10, `${p.name} ${r.version}`);
+    for (const e of p.archList) assert.ok(e.source.length > 10, `${p.name} archList ${e.from}`);
+    // No torch minor is served by two releases: the pairing is a function of the torch release.
+    for (const t of catalog.torch) {
+      const serving = p.releases.filter((r) => releaseServes(r, t.version));
+      assert.ok(serving.length <= 1, `${p.name}: torch ${t.version} served by ${serving.map((r) => r.version)}`);
+    }
+    for (const pin of catalog.nixpkgs) {
+      const v = pin[p.pinField];
+      if (v === null || v === "unknown") continue;
+      const rel = releaseOf(p, v);
+      assert.ok(rel, `${pin.rev.slice(0, 7)}: ${p.name} ${v} is a release of the table`);
+      assert.ok(releaseServes(rel!, pin.torch), `${pin.rev.slice(0, 7)}: ${p.name} ${v} serves its torch ${pin.torch}`);
+    }
+  }
+});
+
+test("packages on torch: each GPU check key is one probe.py runs, and each stand-in torchvision era puts TORCH_CUDA_ARCH_LIST where the catalog says", () => {
+  const probe = readFileSync(join(ROOT, "generator/verify/probe.py"), "utf8");
+  for (const p of packagesOnTorch) {
+    const line = new RegExp(`"${p.name}": \\(\\w+, \\[[^\\]]*\\], \\{([^}]*)\\}\\)`).exec(probe);
+    assert.ok(line, `probe.py knows ${p.name}`);
+    for (const c of p.gpuChecks) assert.match(line![1]!, new RegExp(`"${c.key}":`), `${p.name}: probe.py runs ${c.key}`);
+  }
+  const tv = onTorch("torchvision")!;
+  for (const era of ["0.23", "0.24", "0.26"]) {
+    const file = readFileSync(join(ROOT, `tests/fixtures/stand-in-nixpkgs/torchvision-${era}.nix`), "utf8");
+    const placement = /archListIn = "(\w+)"/.exec(file)?.[1] ?? "env";
+    assert.is(placement, archListEra(tv, `${era}.0`)!.placement, `torchvision ${era}`);
+  }
+});
