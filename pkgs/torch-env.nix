@@ -32,7 +32,7 @@ let
   # torchcodec (torchaudio's audio I/O since 2.9; a dependency of nixpkgs' torchaudio from 2.11) when the set has it.
   torchcodec = if pythonPackages ? torchcodec then [ pythonPackages.torchcodec ] else [ ];
   # Every member must be built on exactly this torch.
-  foreign = filter (m: (m.torch or torch) != torch && (m.torch.drvPath or "") != torch.drvPath) (builtins.tail members);
+  foreign = filter (m: (m.torch.drvPath or torch.drvPath) != torch.drvPath) (builtins.tail members);
   checked =
     if torchVariant.name != head variant.dependsOn then
       throw "${variant.name}: first member is ${torchVariant.name}, not ${head variant.dependsOn}"

@@ -8,25 +8,14 @@ import { cuda } from "./cuda.ts";
 import { isas } from "./cpu-isas.ts";
 import { python } from "./python.ts";
 import { torch, torchaudio, nixpkgs } from "./torch.ts";
-
-/** MAJOR.MINOR as a comparable pair. */
-function minor(v: string): [number, number] {
-  const [a, b] = v.split(".").map(Number);
-  return [a!, b!];
-}
-const cmpMinor = (a: string, b: string) => {
-  const [a1, a2] = minor(a);
-  const [b1, b2] = minor(b);
-  return a1 - b1 || a2 - b2;
-};
+import { releaseServes } from "./packages.ts";
 
 /**
  * Whether torchaudio release `ta` serves PyTorch `torchVersion` ("2.12.0"): its minor is within
- * `ta.servesTorch` (min inclusive, below exclusive or open). Source of the ranges: generator/catalog/torch.ts.
+ * `ta.servesTorch` (min inclusive, below exclusive or open): the one rule of catalog/packages.ts `releaseServes`.
  */
 export function torchaudioServes(ta: TorchaudioRelease, torchVersion: string): boolean {
-  const v = torchVersion.split(".").slice(0, 2).join(".");
-  return cmpMinor(v, ta.servesTorch.min) >= 0 && (ta.servesTorch.below === null || cmpMinor(v, ta.servesTorch.below) < 0);
+  return releaseServes(ta, torchVersion);
 }
 
 /**

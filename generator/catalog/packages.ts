@@ -23,7 +23,9 @@
  * Adding a package built on torch: one entry here, its pin field on the pins (torch.ts), its nixpkgs file in the
  * stand-in (tests/fixtures/stand-in-nixpkgs), and its probe keys in probe.py when it has GPU checks.
  */
-// This file imports nothing: constants.ts, the schema and the catalog read it, and it must not read them back.
+// constants.ts, the schema and the catalog read this file, so it imports none of them (only versions.ts, which
+// imports nothing).
+import { compareVersions } from "../versions.ts";
 
 /** The name of the environment variant's package part: `torch-env-python313-cuda12_8-sm121-armv9`. */
 export const ENV_PACKAGE = "torch-env";
@@ -213,21 +215,10 @@ export function onTorch(name: string): PackageOnTorch | undefined {
   return packagesOnTorch.find((p) => p.name === name);
 }
 
-/** MAJOR.MINOR as a comparable pair. */
-const minor = (v: string): [number, number] => {
-  const [a, b] = v.split(".").map(Number);
-  return [a!, b!];
-};
-const cmpMinor = (a: string, b: string) => {
-  const [a1, a2] = minor(a);
-  const [b1, b2] = minor(b);
-  return a1 - b1 || a2 - b2;
-};
-
 /** Whether a release serves PyTorch `torchVersion` ("2.12.0"): its minor is within `servesTorch`. */
 export function releaseServes(r: Pick<OnTorchRelease, "servesTorch">, torchVersion: string): boolean {
   const v = torchVersion.split(".").slice(0, 2).join(".");
-  return cmpMinor(v, r.servesTorch.min) >= 0 && (r.servesTorch.below === null || cmpMinor(v, r.servesTorch.below) < 0);
+  return compareVersions(v, r.servesTorch.min) >= 0 && (r.servesTorch.below === null || compareVersions(v, r.servesTorch.below) < 0);
 }
 
 /** The release of `pkg` that a version ("0.27.1") belongs to: exact, else its series ("0.27"); undefined if none. */
@@ -238,5 +229,5 @@ export function releaseOf(pkg: PackageOnTorch, version: string): OnTorchRelease 
 /** The `archList` era of a package version (the last era whose `from` ≤ its minor), or undefined. */
 export function archListEra(pkg: PackageOnTorch, version: string): ArchListEra | undefined {
   const m = version.split(".").slice(0, 2).join(".");
-  return [...pkg.archList].reverse().find((e) => cmpMinor(m, e.from) >= 0);
+  return [...pkg.archList].reverse().find((e) => compareVersions(m, e.from) >= 0);
 }

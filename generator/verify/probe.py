@@ -21,8 +21,7 @@ Output shape (every key always present; null where not applicable):
              "cpuCapability": "AVX512", "libDir": ..., "libs": [mapped libtorch*/libc10* paths]},
    "gpu": {"available": bool, "devices": [{"name": ..., "capability": "9.0"}], "matmul": {"ok", "error",
            "maxAbsDiff"} | null},
-   "torchaudio": {"ok", "error", "version", "file", "libDir", "libsAfterImport": [...], "newLibtorch": [...],
-                  "rnntLoss": {"ok", "error"} | null, "forcedAlign": {"ok", "error"} | null} | null,
+   "torchaudio": null (probes recorded before issue 24 held torchaudio's result here; compare.ts still reads them),
    "packages": {"torchaudio": {"ok", "error", "version", "file", "libDir", "libsAfterImport", "newLibtorch",
                                "gpu": {"rnntLoss": {"ok", "error"}, "forcedAlign": {...}}},
                 "torchvision": {... "gpu": {"nms": {"ok", "error"}, "roiAlign": {"ok", "error"}}}},
@@ -360,11 +359,6 @@ def main(argv):
                 except Exception as e:  # noqa: BLE001 - e.g. "no kernel image is available for execution"
                     r["gpu"][key] = {"ok": False, "error": err(e)}
         out["packages"][name] = r
-    # The pre-issue-24 key, kept for readers of older probes.
-    a = out["packages"].get("torchaudio")
-    if a is not None:
-        out["torchaudio"] = dict({k: v for k, v in a.items() if k != "gpu"},
-                                 rnntLoss=a["gpu"].get("rnntLoss"), forcedAlign=a["gpu"].get("forcedAlign"))
 
     if tool is not None:
         c = {"tool": tool or None, "error": None, "libs": {}}
