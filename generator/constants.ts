@@ -5,6 +5,15 @@
 
 import { PACKAGE_NAMES } from "./catalog/packages.ts";
 
+/**
+ * A repeatable string option of the command line: one value per occurrence (`--filter isa=armv9 --filter sm=121`),
+ * so variant names written after it stay names (`build --nix-option substituters= NAME...`). yargs' `array: true`
+ * alone takes every following word up to the next option (yargs docs, ".array(key)"); `nargs: 1` stops it after
+ * one, and `requiresArg` makes a bare `--filter` an error. Every repeatable option of generator/commands/ spreads it
+ * (tests/options.test.ts checks).
+ */
+export const REPEATABLE = { type: "string", array: true, nargs: 1, requiresArg: true } as const;
+
 /** A Nix system double, e.g. `aarch64-linux`. */
 export const SYSTEMS = ["x86_64-linux", "aarch64-linux"] as const;
 export type System = (typeof SYSTEMS)[number];

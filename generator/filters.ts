@@ -6,6 +6,7 @@
  * `cuda=none` / `sm=none` select CPU-only variants. Several filters on one key are alternatives (OR);
  * filters on different keys must all hold (AND).
  */
+import { REPEATABLE } from "./constants.ts";
 import { InputError } from "./errors.ts";
 
 export const FILTER_KEYS = ["package", "python", "cuda", "sm", "isa", "system"] as const;
@@ -13,8 +14,7 @@ export type FilterKey = (typeof FILTER_KEYS)[number];
 
 /** The `--filter` option of every command that selects variants (list, build, eval, ci github). */
 export const FILTER_OPTION = {
-  type: "string",
-  array: true,
+  ...REPEATABLE,
   describe: `KEY=VALUE with KEY one of ${FILTER_KEYS.join(", ")}; repeat it: alternatives on one key, all keys must hold`,
 } as const;
 

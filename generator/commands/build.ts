@@ -6,7 +6,7 @@
  * failed or was skipped, 2 a usage error (unknown name, bad filter, bad option), 130 interrupted.
  */
 import type { Argv, ArgumentsCamelCase, CommandModule } from "yargs";
-import { PACKAGES, type PackageName } from "../constants.ts";
+import { PACKAGES, REPEATABLE, type PackageName } from "../constants.ts";
 import { FILTER_OPTION } from "../filters.ts";
 import type { Variant } from "../schema.ts";
 import { BACKEND_CHOICES, type BackendChoice } from "../driver/backend.ts";
@@ -69,8 +69,7 @@ export const buildCommand: CommandModule<object, BuildArgs> = {
         describe: "logs root (default: logs in the project root): <dir>/<run-id>/<NAME>.log, report.json, <dir>/latest",
       })
       .option("nix-option", {
-        type: "string",
-        array: true,
+        ...REPEATABLE,
         describe: "NAME=VALUE passed as --option NAME VALUE to nix-build and the store probes (e.g. substituters=)",
       })
       .option("verify", { type: "boolean", describe: "after each variant builds, build its static check of the name's promise (nix-build, no GPU)" })

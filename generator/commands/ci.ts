@@ -6,6 +6,7 @@ import { resolve } from "node:path";
 import { checkFilterValues, FILTER_OPTION, matchFilters, parseFilters } from "../filters.ts";
 import { REPO_ROOT } from "../paths.ts";
 import { matrixOption, project, UsageError, variantJson, warnUntracked } from "./shared.ts";
+import { REPEATABLE } from "../constants.ts";
 
 export const ciCommand: CommandModule<{}, { engine: string; output?: string; runsOn?: string[]; filter?: string[]; repo?: string; branch: string; matrix?: string }> = {
   command: "ci <engine>",
@@ -14,7 +15,7 @@ export const ciCommand: CommandModule<{}, { engine: string; output?: string; run
     y
       .positional("engine", { choices: ["github", "hydra"] as const, demandOption: true })
       .option("output", { alias: "o", type: "string", describe: "file to write (default: stdout)" })
-      .option("runs-on", { type: "string", array: true, describe: "github: SYSTEM=LABEL[,LABEL...] runner labels for a system" })
+      .option("runs-on", { ...REPEATABLE, describe: "github: SYSTEM=LABEL[,LABEL...] runner labels for a system" })
       .option("filter", { ...FILTER_OPTION, describe: `github: only these variants; ${FILTER_OPTION.describe}` })
       .option("repo", { type: "string", describe: "hydra: the git URL Hydra fetches this repository from" })
       .option("branch", { type: "string", default: "main", describe: "hydra: branch" })

@@ -10,6 +10,7 @@ import { InputError } from "../errors.ts";
 import { FILTER_OPTION } from "../filters.ts";
 import { REPO_ROOT } from "../paths.ts";
 import type { EvalResult } from "../driver/eval.ts";
+import { REPEATABLE } from "../constants.ts";
 
 /** Thrown for a selection that cannot be used; the CLI exits 2 with its message. */
 export class EvalUsageError extends InputError {}
@@ -50,7 +51,7 @@ export const evalCommand: CommandModule<object, EvalArgs> = {
         type: "boolean",
         describe: "then ask Nix what realising each derivation builds and fetches with your substituters (nix-store --realise --dry-run)",
       })
-      .option("nix-option", { type: "string", array: true, describe: "with --probe-store: NAME=VALUE passed to nix-store as --option NAME VALUE" }) as never,
+      .option("nix-option", { ...REPEATABLE, describe: "with --probe-store: NAME=VALUE passed to nix-store as --option NAME VALUE" }) as never,
   handler: async (argv) => {
     const [{ loadProject }, { selectTargets }, { evalVariants }] = await Promise.all([
       import("../project.ts"),

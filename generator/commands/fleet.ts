@@ -11,7 +11,7 @@
 import { writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { CommandModule } from "yargs";
-import { PACKAGES, type PackageName } from "../constants.ts";
+import { PACKAGES, REPEATABLE, type PackageName } from "../constants.ts";
 import { REPO_ROOT } from "../paths.ts";
 
 
@@ -26,7 +26,7 @@ export const fleetCommand: CommandModule<object, FleetArgs> = {
       .positional("hosts", { type: "string", array: true, demandOption: true, describe: "detect --json files or directories of cpuinfo + nvidia-smi.txt" })
       .option("torch", { type: "string", describe: "PyTorch release (default: the matrix's first release)" })
       .option("python", { type: "string", describe: "Python version (default: the newest of the matrix's)" })
-      .option("cuda", { type: "string", array: true, describe: "CUDA versions to choose from (default: the matrix's)" })
+      .option("cuda", { ...REPEATABLE, describe: "CUDA versions to choose from (default: the matrix's)" })
       .option("package", { choices: PACKAGES, default: "torchaudio" as PackageName, describe: "the package every host needs (torchaudio brings its pytorch)" })
       .option("builders", { type: "number", default: 1, describe: "build machines for the makespan estimate" })
       .option("reports", { type: "string", describe: "logs directory whose report.json files fit the cost model (default: logs)" })

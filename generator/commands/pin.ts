@@ -12,7 +12,7 @@
  */
 import type { Argv, CommandModule } from "yargs";
 import { dirname, resolve } from "node:path";
-import { LOCAL_CATALOG_FILE } from "../constants.ts";
+import { LOCAL_CATALOG_FILE, REPEATABLE } from "../constants.ts";
 import { REPO_ROOT } from "../paths.ts";
 import { matrixOption, UsageError } from "./shared.ts";
 
@@ -52,7 +52,7 @@ export const pinCommand: CommandModule<{}, PinArgs> = {
       .option("sha256", { type: "string", describe: "add: the tarball hash, for a checkout (what nix-prefetch-url --unpack prints)" })
       .option("date", { type: "string", describe: "add: the revision's commit date, YYYY-MM-DD" })
       .option("channel", { type: "string", describe: "add: the channel it was taken from (nixos-unstable, nixos-26.05)" })
-      .option("nixpkgs", { type: "string", array: true, describe: "check: REV=PATH, a checkout of a catalog pin (repeatable)" })
+      .option("nixpkgs", { ...REPEATABLE, describe: "check: REV=PATH, a checkout of a catalog pin (repeatable)" })
       .option("fetch", { type: "boolean", default: true, describe: "check: fetch pins not given with --nixpkgs (--no-fetch: only those given)" })
       .options(matrixOption) as never,
   handler: async (argv) => {
