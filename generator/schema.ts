@@ -10,7 +10,7 @@
  * The `Variant` and `Excluded` types are what `expand()` returns; `VariantJson` is the `list --json` contract of
  * DESIGN.md.
  */
-import { z } from "zod";
+import * as z from "zod";
 
 import { PACKAGES, SYSTEMS, type PackageName, type System } from "./constants.ts";
 import { parseCombination } from "./naming.ts";

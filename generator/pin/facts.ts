@@ -7,7 +7,7 @@
  * (cuda.ts `nixpkgsDefaultCapabilities`), per bundled library (device-code.ts `linkedAt`) and per torchaudio release
  * (torch.ts `torchaudio[].nixpkgsDependsOnTorchcodec`) is compared with the matching fact.
  */
-import { z } from "zod";
+import * as z from "zod";
 import { bundledDeviceCode } from "../catalog/device-code.ts";
 import { packagesOnTorch } from "../catalog/packages.ts";
 import type { Catalog, NixpkgsPin, TorchaudioRelease, TorchRelease } from "../schema.ts";

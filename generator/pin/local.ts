@@ -9,7 +9,7 @@
  */
 import { existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { z } from "zod";
+import * as z from "zod";
 import { LOCAL_CATALOG_FILE } from "../constants.ts";
 import { InputError } from "../errors.ts";
 import { checkPairings } from "../catalog/index.ts";

@@ -1,0 +1,34 @@
+// Issue 30 (6): start-up. The bundle's string-width stand-in (generator/lazy-string-width.ts, aliased in
+// package.json's `prepare`) answers exactly what string-width answers, and the compiled CLI prints the same help as
+// the TypeScript sources (which use the real string-width); the figures themselves are measured by `npm run bench`.
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { spawnSync } from "node:child_process";
+import { existsSync, readFileSync, readdirSync } from "node:fs";
+import { join } from "node:path";
+import realStringWidth from "string-width";
+import lazyStringWidth from "../generator/lazy-string-width.ts";
+import { ROOT, runCli } from "./helpers/cli.ts";
+
+test("the lazy string-width gives string-width's answer for ASCII, ANSI, CJK, emoji, combining marks and non-strings", () => {
+  const samples = ["", "plain ASCII text", " ~", "\u001b[31mred\u001b[39m", "\u009b31m", "tab\there", "≤ 3× floor", "日本語", "👩‍👩‍👧", "e\u0301", "1\u20e3", "\u0000"];
+  for (const s of samples) assert.is(lazyStringWidth(s), realStringWidth(s), JSON.stringify(s));
+  for (const s of samples) assert.is(lazyStringWidth(s, { ambiguousIsNarrow: false }), realStringWidth(s, { ambiguousIsNarrow: false }), JSON.stringify(s));
+  assert.is(lazyStringWidth(42 as unknown as string), realStringWidth(42 as unknown as string));
+});
+
+test("the compiled CLI uses it lazily and prints the same help as the sources", () => {
+  assert.ok(existsSync(join(ROOT, "dist/cli.js")), "dist/ is built by npm ci (prepare)");
+  const chunks = readdirSync(join(ROOT, "dist")).map((f) => readFileSync(join(ROOT, "dist", f), "utf8"));
+  const withEmoji = chunks.filter((c) => c.includes('new RegExp("^\\\\p{RGI_Emoji}$", "v")'));
+  assert.is(withEmoji.length, 1, "string-width is bundled once");
+  assert.match(withEmoji[0]!, /var init_string_width = __esm\(\{/, "behind a lazy initialiser");
+  for (const args of [["--help"], ["build", "--help"], ["ci", "--help"]]) {
+    const compiled = spawnSync(process.execPath, [join(ROOT, "bin/variant-matrix.js"), ...args], { encoding: "utf8", env: { ...process.env, COLUMNS: "100" } });
+    const sources = runCli(args, { env: { COLUMNS: "100" } });
+    assert.is(compiled.status, 0, compiled.stderr);
+    assert.is(compiled.stdout, sources.stdout, args.join(" "));
+  }
+});
+
+test.run();
