@@ -1,6 +1,7 @@
 /**
- * CI exports (pure): a GitHub Actions workflow that builds every variant, and a Hydra declarative jobset spec
- * pointing at release.nix. The CLI (`variant-matrix ci github|hydra`) writes what these return.
+ * CI exports (pure): a GitHub Actions workflow that builds every variant, a scheduled workflow that checks the catalog
+ * against the real nixpkgs, and a Hydra declarative jobset spec pointing at release.nix. The CLI
+ * (`variant-matrix ci github|hydra`) writes what these return.
  *
  * GitHub Actions facts relied on (docs.github.com, "Using a matrix for your jobs" and "jobs.<job_id>.needs"):
  * a job's matrix may generate at most 256 jobs per workflow run, and `needs` waits for EVERY job a matrix
@@ -8,23 +9,119 @@
  * entry is one pytorch variant and the variants built on it (torchaudio, torchvision, … of the catalog's table, then
  * the environment of them), built in that order on one runner: a failed pytorch skips only its own dependents, and
  * their builds reuse the torch just built.
+ *
+ * Runners (GITHUB_LIMITS, GITHUB_HOSTED_RUNNERS): a job on a GitHub-hosted runner (standard or larger) is stopped at
+ * 6 hours whatever `timeout-minutes` says, on 14 GB of disk and 4 CPUs; a self-hosted runner's job may run 5 days. A
+ * CUDA torch build needs about 20 GB of disk and hours, so every job lands on self-hosted labels by default; with
+ * `hostedCpu`, CPU-only entries whose ISA the hosted runner's CPU is known to run go to GitHub-hosted labels.
  */
-import { stringify as yamlStringify } from "yaml";
-import type { Variant } from "./schema.ts";
+import { Document, isScalar, type YAMLMap } from "yaml";
+import { variantRunsOn } from "./compat.ts";
+import { InputError } from "./errors.ts";
+import type { Catalog, Variant } from "./schema.ts";
 
 /** GitHub's limit on the jobs one matrix may generate. */
 export const GITHUB_MATRIX_LIMIT = 256;
 
-/** Default `runs-on` labels by Nix system (GitHub-hosted runners; override with --runs-on SYSTEM=LABEL[,LABEL]). */
-export const DEFAULT_RUNS_ON: Record<string, string[]> = {
-  "x86_64-linux": ["ubuntu-24.04"],
-  "aarch64-linux": ["ubuntu-24.04-arm"],
+/** GitHub Actions limits the workflows are written for, in minutes, with their sources. */
+export const GITHUB_LIMITS = {
+  /** A job on a GitHub-hosted runner (standard or larger) is terminated at 6 hours of execution time. */
+  hostedJobMinutes: 360,
+  /** A job on a self-hosted runner is terminated at 5 days. */
+  selfHostedJobMinutes: 7200,
+  source:
+    "docs.github.com 'Usage limits, billing, and administration' (GitHub-hosted: 'Each job in a workflow can run for up " +
+    "to 6 hours of execution time'); 'Usage limits for self-hosted runners' ('Each job in a workflow can run for up to " +
+    "5 days of execution time'; 'A job matrix can generate a maximum of 256 jobs per workflow run')",
+} as const;
+
+/** `timeout-minutes` the build workflow writes: what GitHub allows, never more. */
+export const JOB_TIMEOUT_MINUTES = { hosted: GITHUB_LIMITS.hostedJobMinutes, selfHosted: 4320 } as const;
+
+/**
+ * A standard GitHub-hosted Linux runner, as data: its labels, size, and the /proc/cpuinfo features every machine
+ * behind those labels is known to have (the variant's code must run there while it builds: torch's import check,
+ * the checks of the packages on torch, torchcodec's tests).
+ */
+export interface HostedRunner {
+  system: string;
+  labels: string[];
+  cpus: number;
+  memoryGB: number;
+  diskGB: number;
+  /** /proc/cpuinfo feature names (x86 `flags`, arm64 `Features`) every machine behind the labels has. */
+  cpuFeatures: string[];
+  source: string;
+}
+
+const HOSTED_SIZE_SOURCE =
+  "docs.github.com 'GitHub-hosted runners reference', 'Standard GitHub-hosted runners for public repositories': " +
+  "Linux x64 and arm64, 4 CPU, 16 GB RAM, 14 GB SSD (2 CPU, 7 GB for private repositories)";
+
+/** The standard GitHub-hosted Linux runners (public repositories). */
+export const GITHUB_HOSTED_RUNNERS: readonly HostedRunner[] = [
+  {
+    system: "x86_64-linux",
+    labels: ["ubuntu-24.04"],
+    cpus: 4,
+    memoryGB: 16,
+    diskGB: 14,
+    // The x86-64-v3 (AVX2) set and nothing wider: AVX-512 is not guaranteed.
+    cpuFeatures: ["avx", "avx2", "fma", "bmi1", "bmi2", "f16c", "movbe"],
+    source:
+      `${HOSTED_SIZE_SOURCE}. CPU model not documented: actions/runner-images#3389 (GitHub: 'our agents are not ` +
+      "guaranteed to have AVX-512'); IPNP-BIPN/bwa-mem4#44 (2026: 23 runs on ubuntu-22.04/24.04/latest drew AMD EPYC " +
+      "7763 and EPYC 9V74, none exposing avx512bw); julia-actions/cache#114 (Intel Xeon Platinum 8272CL and AMD parts " +
+      "alternate). Every model seen has the x86-64-v3 features.",
+  },
+  {
+    system: "aarch64-linux",
+    labels: ["ubuntu-24.04-arm"],
+    cpus: 4,
+    memoryGB: 16,
+    diskGB: 14,
+    // Neoverse N2: Armv9.0-A with SVE2, I8MM and BF16.
+    cpuFeatures: ["fp", "asimd", "atomics", "fphp", "asimdhp", "asimddp", "sve", "sve2", "i8mm", "svei8mm", "bf16", "svebf16"],
+    source:
+      `${HOSTED_SIZE_SOURCE}. ARM-software/astc-encoder#540: the arm64 runners are Azure Cobalt 100, Neoverse N2, ` +
+      "with NEON and SVE2; Neoverse N2's Features line in archspec/archspec-json#97 (… atomics fphp asimdhp … asimddp … " +
+      "sve … sve2 … svei8mm svebf16 i8mm bf16 …)",
+  },
+];
+
+/**
+ * Default labels of self-hosted runners by Nix system: GitHub gives every self-hosted runner the labels `self-hosted`,
+ * its OS and its architecture (docs.github.com 'Using labels with self-hosted runners'). Override per system with
+ * --runs-on SYSTEM=LABEL[,LABEL].
+ */
+export const DEFAULT_SELF_HOSTED_LABELS: Record<string, string[]> = {
+  "x86_64-linux": ["self-hosted", "linux", "X64"],
+  "aarch64-linux": ["self-hosted", "linux", "ARM64"],
 };
+
+/** What a self-hosted runner needs to take a job that builds torch (the comment above each such job). */
+export const SELF_HOSTED_NEEDS =
+  "a self-hosted runner: ~20 GB of free disk per torch build and many cores (torch is a big-parallel build that runs " +
+  "for hours; barstoolbluz/build-pytorch BUILD_MATRIX.md: '~18-20 GB disk per build', '1-3 hours per variant'), Nix or " +
+  "the rights to install it, and a CPU that runs the variant's ISA (its code runs while it builds); no GPU is needed to build";
+
+/** True when a `runs-on` label list names a self-hosted runner (every self-hosted runner carries `self-hosted`). */
+export const isSelfHosted = (labels: readonly string[]) => labels.some((l) => l.toLowerCase() === "self-hosted");
+
+/** A `ci github` request that cannot be met (a CUDA build on a GitHub-hosted label, …): exit 2 with the reason. */
+export class CiError extends InputError {}
 
 /** Options of the GitHub workflow. */
 export interface GithubOptions {
-  /** runs-on labels by system; systems not listed use DEFAULT_RUNS_ON. */
+  /** Self-hosted runs-on labels by system; systems not listed use DEFAULT_SELF_HOSTED_LABELS. */
   runsOn?: Record<string, string[]>;
+  /**
+   * Put CPU-only entries whose ISA the standard GitHub-hosted runner of their system runs on that runner (its labels,
+   * `timeout-minutes` 360, a step that frees disk); every other entry stays self-hosted. Needs `isas`.
+   */
+  hostedCpu?: boolean;
+  /** The catalog's ISAs (their /proc/cpuinfo features), for `hostedCpu`. */
+  isas?: Catalog["isas"];
   /** Workflow name. */
   name?: string;
   /** Chunk size (≤ 256; smaller in tests). */
@@ -45,21 +142,30 @@ export interface JobEntry {
   dependents: string;
 }
 
-/** One generated job: id, system, its matrix entries, and every variant name it builds. */
+/** Where a job runs: a self-hosted runner, or GitHub's standard hosted runner of its system. */
+export type Placement = "self-hosted" | "hosted";
+
+/** One generated job: id, system, placement, its matrix entries, and every variant name it builds. */
 export interface JobPlan {
   id: string;
   system: string;
+  placement: Placement;
   entries: JobEntry[];
   variants: string[];
 }
 
 /**
- * The job graph: per system, one matrix entry per pytorch variant with the variants built on it (every variant
- * whose `dependsOn` starts with that pytorch: the packages on torch, then the environment, which also needs them), in
- * chunks of ≤ limit entries per job. No job needs another.
+ * The job graph: per system and placement, one matrix entry per pytorch variant with the variants built on it (every
+ * variant whose `dependsOn` starts with that pytorch: the packages on torch, then the environment, which also needs
+ * them), in chunks of ≤ limit entries per job. No job needs another.
+ * @param placeOf where the entry of a pytorch variant runs (default: every one self-hosted)
  * @throws Error when a variant depends on one that is not among the variants.
  */
-export function planJobs(variants: readonly Variant[], limit = GITHUB_MATRIX_LIMIT): JobPlan[] {
+export function planJobs(
+  variants: readonly Variant[],
+  limit: number = GITHUB_MATRIX_LIMIT,
+  placeOf: (pytorch: Variant) => Placement = () => "self-hosted",
+): JobPlan[] {
   if (limit < 1 || limit > GITHUB_MATRIX_LIMIT) throw new Error(`matrix limit must be 1..${GITHUB_MATRIX_LIMIT}`);
   const names = new Set(variants.map((v) => v.name));
   for (const v of variants)
@@ -68,19 +174,21 @@ export function planJobs(variants: readonly Variant[], limit = GITHUB_MATRIX_LIM
   const rank = (v: Variant) => v.dependsOn.length;
   const jobs: JobPlan[] = [];
   const systems = [...new Set(variants.map((v) => v.system))].sort();
-  for (const system of systems) {
-    const entries = variants
-      .filter((v) => v.system === system && v.dependsOn.length === 0)
-      .map((pt) => ({ pt, tas: variants.filter((v) => v.dependsOn[0] === pt.name).sort((a, b) => rank(a) - rank(b)) }));
-    chunk(entries, limit).forEach((c, i) =>
-      jobs.push({
-        id: `variants-${slug(system)}-${i + 1}`,
-        system,
-        entries: c.map((e) => ({ variant: e.pt.name, dependents: e.tas.map((t) => t.name).join(" ") })),
-        variants: c.flatMap((e) => [e.pt.name, ...e.tas.map((t) => t.name)]),
-      }),
-    );
-  }
+  for (const system of systems)
+    for (const placement of ["hosted", "self-hosted"] as const) {
+      const entries = variants
+        .filter((v) => v.system === system && v.dependsOn.length === 0 && placeOf(v) === placement)
+        .map((pt) => ({ pt, tas: variants.filter((v) => v.dependsOn[0] === pt.name).sort((a, b) => rank(a) - rank(b)) }));
+      chunk(entries, limit).forEach((c, i) =>
+        jobs.push({
+          id: `variants-${slug(system)}-${placement}-${i + 1}`,
+          system,
+          placement,
+          entries: c.map((e) => ({ variant: e.pt.name, dependents: e.tas.map((t) => t.name).join(" ") })),
+          variants: c.flatMap((e) => [e.pt.name, ...e.tas.map((t) => t.name)]),
+        }),
+      );
+    }
   return jobs;
 }
 
@@ -104,9 +212,21 @@ export function cachedCheckScript(attr: string): string {
   ].join("\n");
 }
 
+/**
+ * The shell of the first step on a GitHub-hosted runner: make room for a torch build on its 14 GB disk by removing
+ * preinstalled toolchains the build never uses (the directories jlumbroso/free-disk-space removes: .NET, the Android
+ * SDK, GHC, CodeQL), printing the free space before and after. Not measured here: the log says what it freed.
+ */
+export const FREE_DISK_SCRIPT = [
+  "df -h /",
+  "sudo rm -rf /usr/share/dotnet /usr/local/lib/android /opt/ghc /usr/local/.ghcup /opt/hostedtoolcache/CodeQL",
+  "df -h /",
+].join("\n");
+
 /** The steps every job runs: install Nix, skip a variant the cache holds, build its matrix entry from release.nix, push. */
-function steps() {
+function steps(placement: Placement) {
   return [
+    ...(placement === "hosted" ? [{ name: "Free disk space on the GitHub-hosted runner", run: FREE_DISK_SCRIPT }] : []),
     { uses: "actions/checkout@v4" },
     {
       uses: "cachix/install-nix-action@v31",
@@ -150,26 +270,79 @@ function steps() {
   ];
 }
 
+/** The standard GitHub-hosted runner of `system`, or undefined. */
+export const hostedRunnerOf = (system: string) => GITHUB_HOSTED_RUNNERS.find((r) => r.system === system);
+
 /**
- * The workflow as an object (YAML comes from `githubWorkflowYaml`). Triggered by hand and on pushes that change
- * what is built; each job is a matrix over variant names.
+ * Where the matrix entry of pytorch variant `pt` runs: hosted only with `hostedCpu`, for a CPU-only variant whose ISA
+ * the hosted runner of its system runs (compat.ts's runs-on rule over the runner's CPU features); else self-hosted.
  */
-export function githubWorkflow(variants: readonly Variant[], o: GithubOptions = {}) {
-  const runsOn = { ...DEFAULT_RUNS_ON, ...o.runsOn };
+export function placementOf(pt: Variant, o: Pick<GithubOptions, "hostedCpu" | "isas">): Placement {
+  if (!o.hostedCpu || pt.cuda !== null) return "self-hosted";
+  const runner = hostedRunnerOf(pt.system);
+  if (!runner || !o.isas) return "self-hosted";
+  return variantRunsOn(pt, { system: runner.system, cpu: { features: runner.cpuFeatures } }, null, { isas: o.isas, cuda: [] }) ? "hosted" : "self-hosted";
+}
+
+/** Why a job of `j` needs a self-hosted runner, in words (CUDA torch builds, or CPU-only ones not placed on hosted). */
+function whySelfHosted(j: JobPlan, variants: readonly Variant[], o: GithubOptions): string {
+  const pts = j.entries.map((e) => variants.find((v) => v.name === e.variant)!);
+  const cuda = pts.filter((v) => v.cuda !== null);
+  const runner = hostedRunnerOf(j.system);
+  const limit =
+    `a GitHub-hosted runner stops a job at ${GITHUB_LIMITS.hostedJobMinutes / 60} hours and has ${runner?.diskGB ?? 14} GB of disk ` +
+    "and 4 CPUs, while a CUDA torch build needs about 20 GB of disk and hours (barstoolbluz/build-pytorch BUILD_MATRIX.md)";
+  if (cuda.length) return `its ${cuda.length} CUDA torch build(s) (e.g. ${cuda[0]!.name}) cannot run on GitHub-hosted labels: ${limit}`;
+  const isas = [...new Set(pts.map((v) => v.isa))];
+  if (o.hostedCpu)
+    return (
+      `its CPU-only torch builds are for ${isas.join(", ")}, whose code the GitHub-hosted ${j.system} runner is not known to run ` +
+      `(it runs while the variant builds; the runner's CPU features: ${runner?.cpuFeatures.join(" ") ?? "unknown"})`
+    );
+  return `its CPU-only torch builds (${isas.join(", ")}) go to self-hosted runners unless --hosted-cpu is given (not measured on a 4-CPU hosted runner)`;
+}
+
+/**
+ * The workflow as an object and a comment per job (YAML comes from `githubWorkflowYaml`). Triggered by hand and on
+ * pushes that change what is built; each job is a matrix over variant names.
+ * @throws CiError when --runs-on gives a system's self-hosted jobs labels without `self-hosted` (GitHub-hosted ones).
+ */
+export function githubWorkflowPlan(variants: readonly Variant[], o: GithubOptions = {}) {
+  const runsOn = { ...DEFAULT_SELF_HOSTED_LABELS, ...o.runsOn };
   const jobs: Record<string, unknown> = {};
-  for (const j of planJobs(variants, o.limit)) {
-    const labels = runsOn[j.system];
-    if (!labels?.length) throw new Error(`no runs-on labels for ${j.system}; give --runs-on ${j.system}=LABEL`);
+  const comments: Record<string, string> = {};
+  for (const j of planJobs(variants, o.limit, (pt) => placementOf(pt, o))) {
+    let labels: string[];
+    if (j.placement === "hosted") {
+      labels = hostedRunnerOf(j.system)!.labels;
+      comments[j.id] =
+        ` GitHub-hosted: CPU-only variants whose ISA this runner's CPU runs; timeout-minutes ${JOB_TIMEOUT_MINUTES.hosted} is GitHub's\n` +
+        ` cap for hosted jobs (${GITHUB_LIMITS.hostedJobMinutes / 60} h); the first step frees disk (${hostedRunnerOf(j.system)!.diskGB} GB SSD).`;
+    } else {
+      const given = runsOn[j.system];
+      if (!given?.length) throw new CiError(`no runs-on labels for ${j.system}; give --runs-on ${j.system}=self-hosted,LABEL...`);
+      if (!isSelfHosted(given)) {
+        const example = (DEFAULT_SELF_HOSTED_LABELS[j.system] ?? ["self-hosted"]).join(",");
+        throw new CiError(
+          `--runs-on ${j.system}=${given.join(",")}: these labels name no self-hosted runner (every self-hosted runner carries ` +
+            `'self-hosted'; others are GitHub-hosted, larger runners included), and the ${j.system} job ${j.id} needs one: ` +
+            `${whySelfHosted(j, variants, o)}. Name a self-hosted runner's labels, e.g. --runs-on ${j.system}=${example},big-parallel` +
+            (variants.some((v) => v.system === j.system && v.cuda === null) && !o.hostedCpu ? `; --hosted-cpu puts CPU-only variants that fit on GitHub-hosted runners` : ""),
+        );
+      }
+      labels = given;
+      comments[j.id] = ` Needs ${SELF_HOSTED_NEEDS}.\n Why not GitHub-hosted: ${whySelfHosted(j, variants, o)}.`;
+    }
     jobs[j.id] = {
       name: `${j.system} \${{ matrix.variant }}`,
       "runs-on": labels.length === 1 ? labels[0] : labels,
-      "timeout-minutes": 4320,
+      "timeout-minutes": j.placement === "hosted" ? JOB_TIMEOUT_MINUTES.hosted : JOB_TIMEOUT_MINUTES.selfHosted,
       env: { NIX_CACHE_URI: "${{ secrets.NIX_CACHE_URI }}" },
       strategy: { "fail-fast": false, matrix: { include: j.entries } },
-      steps: steps(),
+      steps: steps(j.placement),
     };
   }
-  return {
+  const workflow = {
     name: o.name ?? "build variants",
     on: {
       workflow_dispatch: {},
@@ -177,16 +350,122 @@ export function githubWorkflow(variants: readonly Variant[], o: GithubOptions = 
     },
     jobs,
   };
+  return { workflow, comments };
 }
 
-/** The workflow YAML, with a generated header. */
+/** The workflow as an object (see githubWorkflowPlan). */
+export function githubWorkflow(variants: readonly Variant[], o: GithubOptions = {}) {
+  return githubWorkflowPlan(variants, o).workflow;
+}
+
+/** YAML of `value` with `comments[key]` written above each key of its `jobs` map. */
+function yamlWithJobComments(value: unknown, comments: Record<string, string>): string {
+  const doc = new Document(value);
+  const jobs = doc.get("jobs", true) as YAMLMap | undefined;
+  for (const pair of jobs?.items ?? []) if (isScalar(pair.key) && comments[String(pair.key.value)]) pair.key.commentBefore = comments[String(pair.key.value)];
+  return doc.toString({ lineWidth: 0 });
+}
+
+/** The workflow YAML, with a generated header and, above each job, what runner it needs and why. */
 export function githubWorkflowYaml(variants: readonly Variant[], o: GithubOptions = {}): string {
   const head =
     "# generated by variant-matrix (`variant-matrix ci github`): one matrix entry per pytorch variant, then the\n" +
     "# variants built on it (a failed pytorch skips only its own dependents), built with Nix from\n" +
     "# release.nix and pushed to the binary cache in the secret NIX_CACHE_URI (any store URI `nix copy --to` takes).\n" +
-    "# Repository variables NIX_SUBSTITUTER / NIX_PUBLIC_KEY make later jobs substitute what earlier ones pushed.\n";
-  return head + yamlStringify(githubWorkflow(variants, o), { lineWidth: 0 });
+    "# Repository variables NIX_SUBSTITUTER / NIX_PUBLIC_KEY make later jobs substitute what earlier ones pushed.\n" +
+    `# Torch builds run on self-hosted runners (labels from --runs-on SYSTEM=LABELS): a GitHub-hosted job stops at\n` +
+    `# ${GITHUB_LIMITS.hostedJobMinutes} minutes on a 14 GB disk; self-hosted jobs get timeout-minutes ${JOB_TIMEOUT_MINUTES.selfHosted} (GitHub's cap: ${GITHUB_LIMITS.selfHostedJobMinutes}).\n`;
+  const { workflow, comments } = githubWorkflowPlan(variants, o);
+  return head + yamlWithJobComments(workflow, comments);
+}
+
+/** The oldest Nix that evaluates nixpkgs of 2025 and later (nixpkgs lib/minver.nix). */
+export const NIX_MIN_VERSION = "2.18";
+
+/**
+ * Shell that fails unless `nix --version` is at least `min` (sort -V orders versions: 2.8 < 2.18). Prints the version.
+ */
+export function nixVersionCheckScript(min: string = NIX_MIN_VERSION): string {
+  return [
+    'v=$(nix --version | grep -oE \'[0-9]+\\.[0-9]+(\\.[0-9]+)?\' | head -n 1)',
+    'echo "Nix $v"',
+    `if [ "$(printf '%s\\n%s\\n' "${min}" "$v" | sort -V | head -n 1)" != "${min}" ]; then`,
+    `  echo "Nix $v is older than ${min}, the oldest that evaluates nixpkgs of 2025 and later (lib/minver.nix)" >&2`,
+    "  exit 1",
+    "fi",
+  ].join("\n");
+}
+
+/** The CLI as the checks workflow runs it: the compiled one from `npm ci`, in the checkout. */
+const CLI = "node bin/variant-matrix.js";
+
+/**
+ * Shell of the nightly pin check: every catalog pin fetched and read with the runner's Nix, compared with the
+ * catalog (`pin check --json`, exit 1 on a difference) into pin-check.json. `extra` is appended to the command
+ * (tests: `--no-fetch --nixpkgs REV=PATH...` with the stand-in).
+ */
+export function pinCheckScript(extra = ""): string {
+  return `${CLI} pin check --json${extra ? ` ${extra}` : ""} > pin-check.json`;
+}
+
+/**
+ * Shell of the nightly evaluation: every variant of the matrix through release.nix against its real pin (`eval
+ * --json`, exit 1 on an evaluation error or a package not built on its pytorch) into eval.jsonl.
+ */
+export function evalCheckScript(extra = ""): string {
+  return `${CLI} eval --json${extra ? ` ${extra}` : ""} > eval.jsonl`;
+}
+
+/** Options of the checks workflow. */
+export interface ChecksOptions {
+  name?: string;
+  /** cron of the nightly run (UTC). */
+  cron?: string;
+}
+
+/**
+ * The scheduled workflow (nightly and on demand) that checks the catalog against the real nixpkgs on a GitHub-hosted
+ * runner: install Nix (≥ 2.18, checked), `generate --check`, `pin check` over every catalog pin (fetching each
+ * revision), `eval` over every variant of the matrix through release.nix with the real pins, and upload both JSON
+ * results. Any difference or error fails the job; both checks run and both results are uploaded either way.
+ */
+export function checksWorkflow(o: ChecksOptions = {}) {
+  return {
+    name: o.name ?? "check the catalog against nixpkgs",
+    on: { schedule: [{ cron: o.cron ?? "17 3 * * *" }], workflow_dispatch: {} },
+    jobs: {
+      "catalog-against-nixpkgs": {
+        "runs-on": hostedRunnerOf("x86_64-linux")!.labels[0],
+        // Evaluation only, no builds: well inside the hosted cap.
+        "timeout-minutes": Math.min(180, GITHUB_LIMITS.hostedJobMinutes),
+        steps: [
+          { uses: "actions/checkout@v4" },
+          { uses: "actions/setup-node@v4", with: { "node-version": 20 } },
+          { run: "npm ci --no-audit --no-fund" },
+          { uses: "cachix/install-nix-action@v31", with: { extra_nix_config: "experimental-features = nix-command\n" } },
+          { name: `Nix is at least ${NIX_MIN_VERSION}`, run: nixVersionCheckScript() },
+          { name: "Generated files match matrix.ts", run: "npm run --silent generate -- --check" },
+          { name: "pin check: every catalog pin against its nixpkgs", id: "pins", run: pinCheckScript() },
+          { name: "eval: every variant through release.nix with the real pins", id: "eval", if: "${{ !cancelled() }}", run: evalCheckScript() },
+          {
+            name: "Upload both results",
+            if: "${{ !cancelled() }}",
+            uses: "actions/upload-artifact@v4",
+            with: { name: "catalog-checks", path: "pin-check.json\neval.jsonl\n", "if-no-files-found": "warn" },
+          },
+        ],
+      },
+    },
+  };
+}
+
+/** The checks workflow YAML, with a generated header. */
+export function checksWorkflowYaml(o: ChecksOptions = {}): string {
+  const head =
+    "# generated by variant-matrix (`variant-matrix ci github --checks`): nightly and on demand, the catalog against the\n" +
+    "# real nixpkgs: `pin check` fetches every catalog pin and reads its facts with a Nix >= 2.18, `eval` evaluates every\n" +
+    "# variant of matrix.ts through release.nix with its real pin; any difference fails the run; the JSON of both is uploaded.\n";
+  return head + new Document(checksWorkflow(o)).toString({ lineWidth: 0 });
 }
 
 /** Options of the Hydra jobset spec. */

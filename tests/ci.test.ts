@@ -1,12 +1,29 @@
-// Issue 10 (6): CI exports. The GitHub workflow is checked with GitHub's own workflow parser
-// (@actions/workflow-parser) and by its job graph; the Hydra spec by its fields and the jobset's expression.
+// Issue 10 (6), issue 30 (1, 2): CI exports. The GitHub workflows are checked with GitHub's own workflow parser
+// (@actions/workflow-parser), the build workflow by its job graph and runner placement (no CUDA torch build on a
+// GitHub-hosted label; timeouts within GitHub's caps), the checks workflow by running its shell steps against the
+// stand-in nixpkgs (NOT nixpkgs) and the real Nix 2.8; the Hydra spec by its fields and the jobset's expression.
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { readFileSync, writeFileSync } from "node:fs";
-import { execFileSync } from "node:child_process";
+import { chmodSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { execFileSync, spawnSync } from "node:child_process";
 import { join } from "node:path";
 import { parse as parseYaml } from "yaml";
-import { cachedCheckScript, GITHUB_MATRIX_LIMIT, githubWorkflowYaml, planJobs } from "../generator/ci.ts";
+import {
+  cachedCheckScript,
+  checksWorkflowYaml,
+  evalCheckScript,
+  FREE_DISK_SCRIPT,
+  GITHUB_HOSTED_RUNNERS,
+  GITHUB_LIMITS,
+  GITHUB_MATRIX_LIMIT,
+  githubWorkflowYaml,
+  isSelfHosted,
+  nixVersionCheckScript,
+  pinCheckScript,
+  planJobs,
+} from "../generator/ci.ts";
+import { catalog } from "../generator/catalog/index.ts";
+import { nixPath, STAND_IN_NIXPKGS, standInCheckout } from "./helpers/nix.ts";
 import { projectFromMatrix } from "../generator/project.ts";
 import type { Variant } from "../generator/schema.ts";
 import { widestMatrix } from "./helpers/matrices.ts";
@@ -14,10 +31,10 @@ import { ROOT, runCli, tempDir } from "./helpers/cli.ts";
 
 const wide = projectFromMatrix(widestMatrix()).variants;
 
-async function validate(yamlText: string) {
+async function validate(yamlText: string, name = "build-variants.yml") {
   // ESM-only package (its exports have an "import" condition only), so it is imported dynamically.
   const { convertWorkflowTemplate, NoOperationTraceWriter, parseWorkflow } = await import("@actions/workflow-parser");
-  const parsed = parseWorkflow({ name: "build-variants.yml", content: yamlText }, new NoOperationTraceWriter());
+  const parsed = parseWorkflow({ name, content: yamlText }, new NoOperationTraceWriter());
   const errors = parsed.context.errors.getErrors().map((e: { message: string }) => e.message);
   assert.equal(errors, [], "GitHub's workflow parser reports no error");
   const template = await convertWorkflowTemplate(parsed.context, parsed.value!);
@@ -56,7 +73,7 @@ function checkGraph(yamlText: string, variants: readonly Variant[]) {
     const e = entryOf.get(v.name)!;
     const job = wf.jobs[e.job]!;
     const label = Array.isArray(job["runs-on"]) ? job["runs-on"].join(",") : job["runs-on"];
-    assert.ok(v.system === "aarch64-linux" ? /arm/.test(label) : !/arm/.test(label), `${v.name} runs on ${label}`);
+    assert.ok(v.system === "aarch64-linux" ? /arm/i.test(label) : !/arm/i.test(label), `${v.name} runs on ${label}`);
     assert.is(e.pytorch, v.dependsOn[0] ?? v.name, `${v.name}: in its own pytorch's entry`);
   }
   return wf;
@@ -88,12 +105,12 @@ test("planJobs splits at the limit and keeps each torchaudio in the matrix entry
 
 test("ci github CLI: --runs-on labels, --filter keeps the pytorch of each torchaudio, -o writes the file", async () => {
   const out = join(tempDir("vm-ci-"), ".github/workflows/build-variants.yml");
-  const r = runCli(["ci", "github", "--filter", "package=torchaudio", "--filter", "sm=121", "--runs-on", "aarch64-linux=self-hosted,arm64,gpu", "-o", out]);
+  const r = runCli(["ci", "github", "--filter", "package=torchaudio", "--filter", "sm=121", "--runs-on", "aarch64-linux=self-hosted,arm64,big-parallel", "-o", out]);
   assert.is(r.status, 0, r.stderr);
   const text = readFileSync(out, "utf8");
   await validate(text);
   const wf = parseYaml(text) as { jobs: Record<string, { "runs-on": string[] }> };
-  for (const j of Object.values(wf.jobs)) assert.equal(j["runs-on"], ["self-hosted", "arm64", "gpu"]);
+  for (const j of Object.values(wf.jobs)) assert.equal(j["runs-on"], ["self-hosted", "arm64", "big-parallel"]);
   const bad = runCli(["ci", "github", "--runs-on", "nonsense"]);
   assert.is(bad.status, 2);
   assert.match(bad.stderr, /--runs-on "nonsense": expected SYSTEM=LABEL/);
@@ -132,6 +149,137 @@ test("github: the first step skips a variant the store or a substituter already 
   assert.is(hit(), "hit=false");
   execFileSync("nix-build", [join(dir, "release.nix"), "-A", "x", "--no-out-link", "--option", "substituters", ""], { stdio: "ignore" });
   assert.is(hit(), "hit=true");
+});
+
+type WfJob = { "runs-on": string | string[]; "timeout-minutes": number; strategy: { matrix: { include: { variant: string; dependents: string }[] } }; steps: { name?: string; run?: string }[] };
+const labelsOf = (j: WfJob) => (Array.isArray(j["runs-on"]) ? j["runs-on"] : [j["runs-on"]]);
+const hostedLabels = new Set(GITHUB_HOSTED_RUNNERS.flatMap((r) => r.labels));
+const byName = new Map(wide.map((v) => [v.name, v]));
+
+/** Every entry of every job with its job's labels and timeout; checks GitHub's caps on the way. */
+function placements(text: string) {
+  const wf = parseYaml(text) as { jobs: Record<string, WfJob> };
+  const out: { v: Variant; selfHosted: boolean; job: WfJob }[] = [];
+  for (const [id, j] of Object.entries(wf.jobs)) {
+    const labels = labelsOf(j);
+    const self = isSelfHosted(labels);
+    if (!self) assert.ok(labels.every((l) => hostedLabels.has(l)), `${id}: ${labels} are GitHub-hosted labels`);
+    assert.ok(j["timeout-minutes"] <= (self ? GITHUB_LIMITS.selfHostedJobMinutes : GITHUB_LIMITS.hostedJobMinutes), `${id}: timeout ${j["timeout-minutes"]}`);
+    for (const e of j.strategy.matrix.include)
+      for (const n of [e.variant, ...e.dependents.split(" ").filter(Boolean)]) out.push({ v: byName.get(n)!, selfHosted: self, job: j });
+  }
+  return out;
+}
+
+test("ci github by default: every torch build on self-hosted labels with timeout ≤ 7200, none on a GitHub-hosted one", async () => {
+  const text = githubWorkflowYaml(wide, { isas: catalog.isas });
+  await validate(text);
+  const ps = placements(text);
+  assert.is(ps.length, wide.length);
+  assert.ok(ps.every((p) => p.selfHosted), "default: self-hosted for all");
+  assert.ok(ps.some((p) => p.v.cuda !== null));
+  assert.match(text, /# Needs a self-hosted runner: ~20 GB of free disk/);
+  assert.not.match(text, /Free disk space on the GitHub-hosted runner/);
+});
+
+test("ci github --hosted-cpu: CPU-only variants whose ISA the hosted runner runs go there (360 min, free-disk step); CUDA and AVX-512 stay self-hosted", async () => {
+  const text = githubWorkflowYaml(wide, { hostedCpu: true, isas: catalog.isas });
+  await validate(text);
+  const ps = placements(text);
+  assert.is(ps.length, wide.length);
+  for (const p of ps) {
+    if (p.v.cuda !== null) assert.ok(p.selfHosted, `${p.v.name}: CUDA never on a hosted label`);
+    else if (p.v.isa.startsWith("avx512")) assert.ok(p.selfHosted, `${p.v.name}: hosted x86_64 runners do not guarantee AVX-512`);
+    else assert.not.ok(p.selfHosted, `${p.v.name}: ${p.v.isa} runs on the hosted ${p.v.system} runner`);
+    if (!p.selfHosted) {
+      assert.is(p.job["timeout-minutes"], 360);
+      assert.is(p.job.steps[0]!.run, FREE_DISK_SCRIPT, "the hosted job frees disk first");
+    }
+  }
+  assert.ok(ps.some((p) => !p.selfHosted && p.v.system === "aarch64-linux") && ps.some((p) => !p.selfHosted && p.v.system === "x86_64-linux"));
+});
+
+test("ci github CLI: GitHub-hosted labels for CUDA torch builds exit 2 with the reason and an example; self-hosted ones pass", () => {
+  const bad = runCli(["ci", "github", "--runs-on", "x86_64-linux=ubuntu-24.04"]);
+  assert.is(bad.status, 2, bad.stderr);
+  assert.match(bad.stderr, /name no self-hosted runner/);
+  assert.match(bad.stderr, /CUDA torch build\(s\) \(e\.g\. pytorch-python313-cuda/);
+  assert.match(bad.stderr, /6 hours/);
+  assert.match(bad.stderr, /--runs-on x86_64-linux=self-hosted,linux,X64/);
+  // A larger runner's custom label is GitHub-hosted too (no 'self-hosted'): refused the same way.
+  assert.is(runCli(["ci", "github", "--filter", "cuda=12.9", "--runs-on", "aarch64-linux=my-64-core-runner"]).status, 2);
+  const ok = runCli(["ci", "github", "--filter", "cuda=12.9", "--runs-on", "x86_64-linux=self-hosted,X64,big-parallel"]);
+  assert.is(ok.status, 0, ok.stderr);
+  const wf = parseYaml(ok.stdout) as { jobs: Record<string, WfJob> };
+  assert.ok(Object.values(wf.jobs).some((j) => labelsOf(j).join(",") === "self-hosted,X64,big-parallel"));
+});
+
+test("ci github --checks: a valid scheduled workflow that installs Nix ≥ 2.18, runs pin check and eval, uploads both", async () => {
+  const r = runCli(["ci", "github", "--checks"]);
+  assert.is(r.status, 0, r.stderr);
+  assert.is(r.stdout, checksWorkflowYaml());
+  await validate(r.stdout, "catalog-checks.yml");
+  const wf = parseYaml(r.stdout) as { on: { schedule: { cron: string }[]; workflow_dispatch: unknown }; jobs: Record<string, WfJob & { steps: { uses?: string; run?: string; if?: string; with?: Record<string, string> }[] }> };
+  assert.ok(wf.on.schedule[0]!.cron && "workflow_dispatch" in wf.on);
+  const job = Object.values(wf.jobs)[0]!;
+  assert.ok(job["timeout-minutes"] <= GITHUB_LIMITS.hostedJobMinutes);
+  const runs = job.steps.map((s) => s.run ?? s.uses ?? "");
+  const at = (x: string) => runs.findIndex((r) => r.includes(x));
+  assert.ok(at("cachix/install-nix-action") < at("sort -V") && at("sort -V") < at("pin check"), "Nix installed and its version checked first");
+  assert.is(job.steps[at("pin check")]!.run, pinCheckScript());
+  assert.is(job.steps[at(" eval ")]!.run, evalCheckScript());
+  const upload = job.steps[at("actions/upload-artifact")]!;
+  assert.match(upload.with!.path!, /pin-check\.json/);
+  assert.match(upload.with!.path!, /eval\.jsonl/);
+  assert.is(upload.if, "${{ !cancelled() }}", "uploaded after a failed check too");
+  assert.is(runCli(["ci", "hydra", "--checks", "--repo", "x"]).status, 2);
+});
+
+/** Run one step's shell as GitHub does (bash -e -o pipefail) in `cwd` with the compiled CLI reachable as bin/. */
+function step(script: string, cwd: string, env: NodeJS.ProcessEnv = {}) {
+  return spawnSync("bash", ["--noprofile", "--norc", "-eo", "pipefail", "-c", script], { cwd, encoding: "utf8", env: { ...process.env, ...env } });
+}
+function workDir(): string {
+  const d = tempDir("vm-checks-");
+  symlinkSync(join(ROOT, "bin"), join(d, "bin"));
+  return d;
+}
+
+test("checks workflow steps, run here: the Nix version gate refuses Nix 2.8 and passes 2.24; pin check and eval against the stand-in", () => {
+  // The real Nix here is 2.8: refused. A `nix` that says 2.24.9: passes.
+  const gate = step(nixVersionCheckScript(), tempDir("vm-checks-"));
+  assert.is(gate.status, 1, gate.stdout + gate.stderr);
+  assert.match(gate.stderr, /older than 2\.18/);
+  const fake = tempDir("vm-fake-nix-");
+  writeFileSync(join(fake, "nix"), '#!/bin/sh\necho "nix (Nix) 2.24.9"\n');
+  chmodSync(join(fake, "nix"), 0o755);
+  assert.is(step(nixVersionCheckScript(), fake, { PATH: `${fake}:${process.env.PATH}` }).status, 0);
+
+  // pin check: every catalog pin given as a stand-in checkout → exit 0, pin-check.json lists each pin as checked.
+  const given = catalog.nixpkgs.map((p) => `--nixpkgs ${p.rev}=${standInCheckout(p.rev)}`).join(" ");
+  const d = workDir();
+  const pins = step(pinCheckScript(`--no-fetch ${given}`), d);
+  assert.is(pins.status, 0, pins.stderr);
+  const results = JSON.parse(readFileSync(join(d, "pin-check.json"), "utf8")) as { status: string }[];
+  assert.is(results.length, catalog.nixpkgs.length);
+  assert.ok(results.every((x) => x.status === "checked"));
+  // One fact changed in one stand-in: the same step fails, and its JSON says which.
+  const one = catalog.nixpkgs[0]!;
+  const changedGiven = `--nixpkgs ${one.rev}=${standInCheckout(one.rev, { torch: "0.0.1" })}`;
+  const d2 = workDir();
+  const bad = step(pinCheckScript(`--no-fetch ${changedGiven}`), d2);
+  assert.is(bad.status, 1, bad.stderr);
+  assert.match(readFileSync(join(d2, "pin-check.json"), "utf8"), /0\.0\.1/);
+
+  // eval: variants through release.nix with the stand-in → exit 0, one JSON line per variant and a summary.
+  const byRev = `import ${nixPath(join(STAND_IN_NIXPKGS, "by-rev.nix"))}`;
+  const d3 = workDir();
+  const ev = step(evalCheckScript(`--filter sm=121 --filter python=3.13 --nixpkgs '${byRev}'`), d3);
+  assert.is(ev.status, 0, ev.stderr);
+  const lines = readFileSync(join(d3, "eval.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l));
+  const summary = lines.pop().summary;
+  assert.ok(lines.length > 0 && lines.every((l) => l.error === null && /\.drv$/.test(l.drvPath)));
+  assert.is(summary.errors, 0);
 });
 
 test.run();

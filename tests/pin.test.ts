@@ -12,24 +12,7 @@ import { bundledDeviceCode } from "../generator/catalog/device-code.ts";
 import { comparePin, PinFactsSchema, type PinFacts } from "../generator/pin/facts.ts";
 import { SHA256_RE, type NixpkgsPin } from "../generator/schema.ts";
 import { runCli, tempDir, writeMatrix } from "./helpers/cli.ts";
-import { STAND_IN_NIXPKGS } from "./helpers/nix.ts";
-
-/** A nixpkgs checkout directory whose default.nix is the stand-in of `pin` (with `overrides` of its facts). */
-function standInCheckout(pin: string, overrides: Record<string, unknown> = {}, opts: { gitRevision?: string | null; dir?: string } = {}): string {
-  const dir = opts.dir ?? join(tempDir("vm-pin-"), "nixpkgs");
-  mkdirSync(dir, { recursive: true });
-  const nixOverrides = Object.entries(overrides)
-    .map(([k, v]) => `${k} = ${Array.isArray(v) ? `[ ${v.map((x) => JSON.stringify(x)).join(" ")} ]` : JSON.stringify(v)};`)
-    .join(" ");
-  writeFileSync(
-    join(dir, "default.nix"),
-    `# stand-in nixpkgs of ${pin} (tests/fixtures/stand-in-nixpkgs)\n` +
-      `args: import ${STAND_IN_NIXPKGS} (args // { standIn = { pin = "${pin}"; pinOverrides = { ${nixOverrides} }; }; })\n`,
-  );
-  const rev = opts.gitRevision === undefined ? pin : opts.gitRevision;
-  if (rev !== null) writeFileSync(join(dir, ".git-revision"), `${rev}\n`);
-  return dir;
-}
+import { standInCheckout } from "./helpers/nix.ts";
 
 const checkouts = new Map(catalog.nixpkgs.map((p) => [p.rev, standInCheckout(p.rev)]));
 const givenAll = [...checkouts].flatMap(([rev, dir]) => ["--nixpkgs", `${rev}=${dir}`]);

@@ -6,7 +6,8 @@
  * never becomes Nix syntax.
  */
 import { execFileSync } from "node:child_process";
-import { existsSync, readdirSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
+import { tempDir } from "./cli.ts";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import type { VariantJson } from "../../generator/schema.ts";
@@ -164,4 +165,21 @@ function lines(s: string): string[] {
     .split("\n")
     .map((l) => l.trim())
     .filter((l) => l.length > 0);
+}
+
+/** A nixpkgs checkout directory whose default.nix is the stand-in of `pin` (with `overrides` of its facts). */
+export function standInCheckout(pin: string, overrides: Record<string, unknown> = {}, opts: { gitRevision?: string | null; dir?: string } = {}): string {
+  const dir = opts.dir ?? path.join(tempDir("vm-pin-"), "nixpkgs");
+  mkdirSync(dir, { recursive: true });
+  const nixOverrides = Object.entries(overrides)
+    .map(([k, v]) => `${k} = ${Array.isArray(v) ? `[ ${v.map((x) => JSON.stringify(x)).join(" ")} ]` : JSON.stringify(v)};`)
+    .join(" ");
+  writeFileSync(
+    path.join(dir, "default.nix"),
+    `# stand-in nixpkgs of ${pin} (tests/fixtures/stand-in-nixpkgs)\n` +
+      `args: import ${STAND_IN_NIXPKGS} (args // { standIn = { pin = "${pin}"; pinOverrides = { ${nixOverrides} }; }; })\n`,
+  );
+  const rev = opts.gitRevision === undefined ? pin : opts.gitRevision;
+  if (rev !== null) writeFileSync(path.join(dir, ".git-revision"), `${rev}\n`);
+  return dir;
 }
