@@ -47,6 +47,17 @@ export function nixFields(v: Variant): [string, unknown][] {
 }
 
 /**
+ * The one formal argument of every `.flox/pkgs` wrapper: a nixpkgs to use instead of the variant's pin (tests, or
+ * `nix-build FILE --arg variantMatrixNixpkgs PATH`). flox calls each `.flox/pkgs` file with `callPackage` over a scope
+ * of its own nixpkgs, `catalogs` and every other `.flox/pkgs` package (flox/flox package-builder/nef/lib/mkOverlay.nix:
+ * `final.newScope { … }`; instantiate.nix), and callPackage fills every formal argument the scope has. A plain
+ * `nixpkgs` could be filled by a hand-written `.flox/pkgs/nixpkgs.nix` or an overlay's attribute of that name (third
+ * parties' overlays define `nixpkgs = callPackage …`), silently replacing the pin; no package of nixpkgs or of the
+ * generator's naming scheme is called this.
+ */
+export const WRAPPER_NIXPKGS_ARG = "variantMatrixNixpkgs";
+
+/**
  * Render one variant's `.flox/pkgs/NAME.nix`: a thin wrapper naming its entry of `pkgs/variants.nix`.
  * Written here rather than through a nunjucks template: it is five fixed lines, rendered thousands of times, and
  * a template render costs more than the rest of a full generate per file (bench/cli.ts).
@@ -57,8 +68,8 @@ export function renderVariant(v: Variant): string {
     `# ${GENERATED_HEADER}\n` +
     `# ${v.name}: ${v.description.replace(/\n/g, " ")}\n` +
     `# Its parameters are the entry "${v.name}" of pkgs/variants.nix (\`variant-matrix explain ${v.name}\`).\n` +
-    "{ nixpkgs ? null }:\n\n" +
-    `(import ../../pkgs/matrix.nix { inherit nixpkgs; }).package ${name}\n`
+    `{ ${WRAPPER_NIXPKGS_ARG} ? null }:\n\n` +
+    `(import ../../pkgs/matrix.nix { nixpkgs = ${WRAPPER_NIXPKGS_ARG}; }).package ${name}\n`
   );
 }
 

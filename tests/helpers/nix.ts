@@ -55,6 +55,7 @@ export function hasNix(): boolean {
 /** A Nix string literal holding `s` exactly: the generator's own escaping (render/literals.ts). */
 export { nixString as nixStr } from "../../generator/render/literals.ts";
 import { nixString as nixStr } from "../../generator/render/literals.ts";
+import { WRAPPER_NIXPKGS_ARG } from "../../generator/render/index.ts";
 
 /** A Nix path value for a file system path (absolute or relative to the repository root), safe for any name. */
 export function nixPath(p: string): string {
@@ -155,9 +156,9 @@ export function standInNixpkgs(pin: string, versions?: { torch: string; torchaud
   return `(args: import ${nixPath(STAND_IN_NIXPKGS)} (args // { standIn = { pin = ${nixStr(pin)};${v} }; }))`;
 }
 
-/** `import FILE { nixpkgs = NIXPKGS_EXPR; }` */
+/** `import FILE { variantMatrixNixpkgs = NIXPKGS_EXPR; }` (a `.flox/pkgs` wrapper's one argument). */
 export function importVariant(file: string, nixpkgsExpr: string): string {
-  return `(import ${nixPath(file)} { nixpkgs = ${nixpkgsExpr}; })`;
+  return `(import ${nixPath(file)} { ${WRAPPER_NIXPKGS_ARG} = ${nixpkgsExpr}; })`;
 }
 
 function lines(s: string): string[] {
