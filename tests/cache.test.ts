@@ -15,6 +15,7 @@ import { modelCacheMisses } from "../generator/driver/cache-model.ts";
 import { parseDryRun, storeName } from "../generator/driver/store.ts";
 import { ROOT, runCli, tempDir } from "./helpers/cli.ts";
 import { nixStoreDelete, STAND_IN_NIXPKGS } from "./helpers/nix.ts";
+import { WRAPPER_NIXPKGS_ARG } from "../generator/render/index.ts";
 
 const PIN = "2c423e03bbafcff28bfadc6781a4a8257f205cb5"; // the default matrix's pin: default CUDA 12.9, default Python 3.14
 const PT = "pytorch-python313-cuda12_9-sm90-avx2";
@@ -29,7 +30,7 @@ function pkgsDir(names: string[]): string {
     writeFileSync(
       join(dir, `${n}.nix`),
       `{ }: import ${join(ROOT, ".flox/pkgs", `${n}.nix`)} {\n` +
-        `  nixpkgs = args: import ${STAND_IN_NIXPKGS} (args // { standIn = { pin = "${PIN}"; salt = "${salt}"; }; });\n}\n`,
+        `  ${WRAPPER_NIXPKGS_ARG} = args: import ${STAND_IN_NIXPKGS} (args // { standIn = { pin = "${PIN}"; salt = "${salt}"; }; });\n}\n`,
     );
   return dir;
 }

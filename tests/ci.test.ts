@@ -219,7 +219,7 @@ test("ci github --checks: a valid scheduled workflow that installs Nix ≥ 2.18,
   assert.is(r.status, 0, r.stderr);
   assert.is(r.stdout, checksWorkflowYaml());
   await validate(r.stdout, "catalog-checks.yml");
-  const wf = parseYaml(r.stdout) as { on: { schedule: { cron: string }[]; workflow_dispatch: unknown }; jobs: Record<string, WfJob & { steps: { uses?: string; run?: string; if?: string; with?: Record<string, string> }[] }> };
+  const wf = parseYaml(r.stdout) as { on: { schedule: { cron: string }[]; workflow_dispatch: unknown }; jobs: Record<string, Omit<WfJob, "steps"> & { steps: { uses?: string; run?: string; if?: string; with?: Record<string, string> }[] }> };
   assert.ok(wf.on.schedule[0]!.cron && "workflow_dispatch" in wf.on);
   const job = Object.values(wf.jobs)[0]!;
   assert.ok(job["timeout-minutes"] <= GITHUB_LIMITS.hostedJobMinutes);

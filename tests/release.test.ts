@@ -9,15 +9,20 @@ import { projectFromMatrix } from "../generator/project.ts";
 import matrix from "../matrix.ts";
 import { nixpkgsInstanceKey } from "../generator/expand.ts";
 import { REPO_ROOT, STAND_IN_NIXPKGS, nixPath } from "./helpers/nix.ts";
+import { WRAPPER_NIXPKGS_ARG } from "../generator/render/index.ts";
 
 const BY_REV = `import ${nixPath(join(STAND_IN_NIXPKGS, "by-rev.nix"))}`;
 const project = projectFromMatrix(matrix);
 
 const keyOf = nixpkgsInstanceKey;
 
-/** Runs nix-instantiate with the stand-in; returns the .drv paths and the number of nixpkgs instantiations. */
+/**
+ * Runs nix-instantiate with the stand-in (release.nix takes it as `nixpkgs`, a .flox/pkgs wrapper as
+ * `variantMatrixNixpkgs`; Nix passes an --arg only to a function that names it); returns the .drv paths and the
+ * number of nixpkgs instantiations.
+ */
 function instantiate(args: string[]): { drvs: string[]; instances: number; stderr: string } {
-  const r = spawnSync("nix-instantiate", [...args, "--arg", "nixpkgs", BY_REV], {
+  const r = spawnSync("nix-instantiate", [...args, "--arg", "nixpkgs", BY_REV, "--arg", WRAPPER_NIXPKGS_ARG, BY_REV], {
     cwd: REPO_ROOT,
     encoding: "utf8",
     maxBuffer: 256 * 1024 * 1024,

@@ -47,6 +47,15 @@ export interface VariantReport {
   copiedTo: string | null;
   /** Why the push failed (the variant stays built; the run exits 1), else null. */
   copyError: string | null;
+  /**
+   * Store path of every output whose `result-NAME[-OUTPUT]` link the build left, by output name (`out` is
+   * `result-NAME`; flox's `nix build --out-link result-NAME 'DRV^*'` links every output, the others as
+   * `result-NAME-OUTPUT`, e.g. torch's dev, lib, cxxdev; nix-build of a wrapper links its default output only); null
+   * when nothing was built. Optional in older reports.
+   */
+  outputs?: Record<string, string> | null;
+  /** flox backend: the build log flox added to the store and linked as `result-NAME-log`, else null. */
+  floxLog?: string | null;
 }
 
 /** The whole report. */

@@ -13,8 +13,8 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { closeSync, openSync, writeSync, readSync, fstatSync, mkdirSync, symlinkSync, renameSync } from "node:fs";
-import { readlink } from "node:fs/promises";
-import { join, relative } from "node:path";
+import { readdir, readlink } from "node:fs/promises";
+import { basename, dirname, join, relative } from "node:path";
 import pLimit from "p-limit";
 import { buildCmd, type BackendOptions, type BuildCmd } from "./backend.ts";
 import { pickNext, readyNodes, transitiveDependents, type NodeState, type Plan } from "./plan.ts";
@@ -107,6 +107,30 @@ function readFrom(fd: number, from: number): string {
 }
 
 /**
+ * The outputs a build's result links name: `result-NAME` is `out`, `result-NAME-OUTPUT` each other output (Nix's
+ * `--out-link` convention: flox's `nix build --out-link result-NAME 'DRV^*'` links every output; nix-build of a
+ * wrapper, the default one). flox's own
+ * `result-NAME-log` (a log file in the store, not an output) is left out. Output names are one word (`dev`, `lib`,
+ * `cxxdev`), and no variant name extends another by one dash-free word, so the links cannot be confused.
+ * @param outLink absolute path of `result-NAME`
+ * @returns output name → store path; null when `result-NAME` is missing
+ */
+async function resultOutputs(outLink: string): Promise<Record<string, string> | null> {
+  const out = await readlink(outLink).catch(() => null);
+  if (out === null) return null;
+  const dir = dirname(outLink);
+  const prefix = `${basename(outLink)}-`;
+  const outputs: Record<string, string> = { out };
+  for (const f of await readdir(dir).catch(() => [] as string[])) {
+    const m = f.startsWith(prefix) ? /^([A-Za-z][A-Za-z0-9_]*)$/.exec(f.slice(prefix.length)) : null;
+    if (!m || m[1] === "log") continue;
+    const p = await readlink(join(dir, f)).catch(() => null);
+    if (p !== null) outputs[m[1]!] = p;
+  }
+  return outputs;
+}
+
+/**
  * Push `outPath`'s closure to the store `uri` (`nix copy --to`; Debian's Nix 2.8 needs the nix-command feature),
  * appending its output to the variant's log. Returns null on success, else the reason.
  */
@@ -161,6 +185,8 @@ export async function runBuilds(o: RunOptions): Promise<BuildReport> {
       machine: null,
       copiedTo: null,
       copyError: null,
+      outputs: null,
+      floxLog: null,
     });
   }
 
@@ -272,6 +298,8 @@ export async function runBuilds(o: RunOptions): Promise<BuildReport> {
         r.finishedAt = new Date().toISOString();
         if (res.code === 0) {
           r.outPath = await readlink(cmds.get(name)!.outLink).catch(() => null);
+          r.outputs = await resultOutputs(cmds.get(name)!.outLink);
+          if (o.backend.backend === "flox") r.floxLog = await readlink(`${cmds.get(name)!.outLink}-log`).catch(() => null);
           const where = originFromLog(readFrom(fd, from), name);
           r.origin = where.origin;
           r.machine = where.machine;

@@ -100,11 +100,20 @@ export function renderRelease(p: Project): string {
 }
 
 /**
- * Flox manifest schema version written to `.flox/env/manifest.toml`: the newest `schema-version` current flox
- * writes, as `flox init` would leave it (flox docs, manifest.toml(5) "schema-version": 1.10.0 … 1.19.0, "1.19.0:
- * introduced options.stability and pkg-groups"; older flox refuses a newer schema, so users need flox ≥ 1.19).
+ * The flox that opens `.flox/env/manifest.toml` and builds `.flox/pkgs/*.nix`, and why (flox/flox 6536dac, read by a
+ * helper into the notes of issue 30):
+ * - The manifest says `version = 1`, the oldest manifest format: every flox since 1.0.4 reads it, and the newest
+ *   still does (cli/flox-manifest/src/parsed/common.rs `VersionKind::Version(1) => Ok(KnownSchemaVersion::V1)`,
+ *   migrated in memory, kept as written on disk). It uses `[options] systems` only, which that format has. A
+ *   `schema-version` is refused by any flox older than it ("manifest had invalid schema version '1.19.0'"), and
+ *   1.10.0 (the oldest) by flox ≤ 1.9.1 ("unsupported manifest version").
+ * - Nix expression builds (`flox build NAME` of `.flox/pkgs/NAME.nix`) are generally available from flox 1.5.0 (they
+ *   appeared behind a feature flag in 1.4.3; #3281 removed it "in preparation for 1.5 release").
  */
-export const FLOX_SCHEMA_VERSION = "1.19.0";
+export const FLOX_MIN_VERSION = "1.5.0";
+
+/** The manifest format written: the pre-1.10 `version = 1` field (see FLOX_MIN_VERSION). */
+export const FLOX_MANIFEST_VERSION = 1;
 
 /** Name of the flox path environment in `.flox/env.json` (`flox init` writes the directory's name). */
 export const FLOX_ENV_NAME = "variant-matrix";
@@ -123,18 +132,37 @@ export function renderFloxGitignore(): string {
   return `# ${GENERATED_HEADER}\nrun/\ncache/\nlib/\nlog/\n!env/\n`;
 }
 
-/** Render `.flox/env/manifest.toml`: current schema, the systems the matrix covers. */
+/** The systems the matrix covers, sorted: the manifest's `options.systems`. */
+const floxSystems = (p: Project) => [...new Set(p.variants.map((v) => v.system))].sort();
+
+/**
+ * Render `.flox/env/manifest.toml`: `version = 1` and the systems the matrix covers, no `[install]` packages. With no
+ * packages flox locks the environment without its catalog service (providers/lock_manifest.rs `resolve_manifest`:
+ * nothing to resolve, no request), so the committed lock (renderManifestLock) is current and `flox build` needs no
+ * FloxHub login; the tools that run the generator (Node, git) come from the user's system.
+ */
 export function renderManifest(p: Project): string {
-  const systems = [...new Set(p.variants.map((v) => v.system))].sort();
-  const body = tomlStringify({
-    "schema-version": FLOX_SCHEMA_VERSION,
-    install: { nodejs: { "pkg-path": "nodejs_20" }, git: { "pkg-path": "git" } },
-    vars: {},
-    hook: {},
-    profile: {},
-    options: { systems },
-  });
-  return `# ${GENERATED_HEADER}\n# Packages to build live in .flox/pkgs/ (flox build NAME); this environment holds the tools to generate them.\n${body}\n`;
+  const body = tomlStringify({ version: FLOX_MANIFEST_VERSION, options: { systems: floxSystems(p) } });
+  return (
+    `# ${GENERATED_HEADER}\n` +
+    `# Packages to build live in .flox/pkgs/ (flox build NAME, flox >= ${FLOX_MIN_VERSION}). No [install] packages: the lock beside\n` +
+    "# this file is made without flox's catalog service and committed, so `flox build` needs no login. Node and git,\n" +
+    "# which run the generator, come from your system.\n" +
+    `${body}\n`
+  );
+}
+
+/**
+ * Render `.flox/env/manifest.lock` as flox writes it for that manifest: `lockfile-version` 1, the manifest as flox
+ * parses it (`version`, `options`; empty tables left out), no packages, pretty JSON with a final newline (flox/flox
+ * cli/flox-manifest/src/lockfile/mod.rs `Lockfile`; core_environment.rs `write_atomically`; the fixture
+ * test_data/manually_generated/prior_release_baselines/plain/manifest.lock has exactly this shape). flox takes a lock
+ * as current when its `manifest` equals the parsed manifest.toml, so it never relocks (or asks the catalog) for it.
+ * JSON has no comments: no generated header, never removed as stale.
+ */
+export function renderManifestLock(p: Project): string {
+  const lock = { "lockfile-version": 1, manifest: { version: FLOX_MANIFEST_VERSION, options: { systems: floxSystems(p) } }, packages: [] };
+  return JSON.stringify(lock, null, 2) + "\n";
 }
 
 /** The combination a pytorch variant and its torchaudio variant share: "python313-cuda12_8-sm121-armv9". */
@@ -314,6 +342,7 @@ export function renderAll(p: Project): FileMap {
   files.set("pkgs/variants.nix", renderVariantsData(p));
   files.set("release.nix", renderRelease(p));
   files.set(".flox/env/manifest.toml", renderManifest(p));
+  files.set(".flox/env/manifest.lock", renderManifestLock(p));
   files.set(".flox/env.json", renderFloxEnvJson());
   files.set(".flox/.gitignore", renderFloxGitignore());
   for (const [k, v] of renderDocs(p)) files.set(k, v);
