@@ -196,6 +196,13 @@ export const NixpkgsPinSchema = z.object({
   defaultPython: version2.nullable(),
   /** The CUDA version of the default `cudaPackages` at this revision ("12.9"), when a source gives it. */
   defaultCuda: version2.nullable(),
+  /**
+   * The Python versions whose `pythonXYZPackages` nixpkgs' CI evaluation recurses into at this revision
+   * (`recurseIntoAttrs` in all-packages.nix: `pythonXYZPackages.recurseForDerivations`), e.g. ["3.13", "3.14"];
+   * `python3Packages` itself is `dontRecurseIntoAttrs`. The NixOS-CUDA Hydra builds the cudaSupport-sensitive
+   * attributes of exactly these sets (generator/catalog/binary-cache.ts). null when no source gives them.
+   */
+  recursedPython: z.array(version2).nullable().default(null),
   /** NixOS channel the revision was taken from: "nixos-unstable", "nixos-26.05"; null when unknown. */
   channel: z.string().nullable(),
   /**

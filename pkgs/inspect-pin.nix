@@ -9,7 +9,7 @@
 #             default: the names of pkgs/torch-override-args.nix, the set pkgs/pytorch.nix passes.
 # Returns (nix-instantiate --eval --strict --json)
 #   { pythonSets = [ { set; version; torch; torchaudio; torchcodec; torchvision; } ];
-#     defaultPython; defaultCuda;
+#     defaultPython; defaultCuda; recursedPython;
 #     cudaSets = [ { set; version; defaultCapabilities; torchBroken; } ];
 #     torchFormals; builderArgsMissing; staticLinks = { nccl; magma; nvshmem; }; torchaudioDependencies; }
 #   where every fact is { expr; value; }: `expr` is the Nix expression the value was read from (relative to the
@@ -22,6 +22,8 @@
 #   allowAliases = false, so removed sets (aliases that throw) are not listed.
 # - The default Python is `python3.pythonVersion`; the default CUDA set is `cudaPackages.cudaMajorMinorVersion`
 #   (`cudaVersion` in older eras).
+# - The Python sets nixpkgs' CI evaluation recurses into: the versions of the `pythonXYZPackages` sets whose
+#   `recurseForDerivations` is true (all-packages.nix `recurseIntoAttrs`; pkgs/top-level/release.nix follows it).
 # - CUDA sets: every `cudaPackages_X_Y`; its `cudaMajorMinorVersion`; nixpkgs' default capabilities for it,
 #   `flags.cudaCapabilities` (2025+; `cudaFlags.cudaCapabilities` before the cuda-modules rework).
 # - Whether torch is broken with a CUDA set: nixpkgs imported exactly as pkgs/nixpkgs.nix imports it for a variant
@@ -115,6 +117,8 @@ in
   inherit pythonSets cudaSets;
   defaultPython = fact "(${importText}).python3.pythonVersion" defaultPythonVersion;
   defaultCuda = fact "(${importText}).cudaPackages.cudaMajorMinorVersion" defaultCudaVersion;
+  recursedPython = fact "map (s: s.python.pythonVersion) (filter (s: s.recurseForDerivations or false) pythonXYZPackages of ${importText})"
+    (map (s: s.version) (filter (s: plain.${s.set}.recurseForDerivations or false) pythonSets));
   torchFormals = fact "builtins.attrNames (${importText}).${defaultPythonSet}.torch.override.__functionArgs" torchFormalNames;
   builderArgsMissing = fact "the arguments pkgs/pytorch.nix passes (${builtins.concatStringsSep ", " builderTorchArgs}) minus torch's formals"
     (if torchFormalNames == null then null else filter (a: !(elem a torchFormalNames)) builderTorchArgs);

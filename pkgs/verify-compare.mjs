@@ -308,6 +308,8 @@ var RELEASE_MD = "pytorch/pytorch RELEASE.md 'Release Compatibility Matrix'";
 var TORCHCODEC = "Since torchaudio 2.9, torchaudio.load and torchaudio.save go through TorchCodec (pytorch/audio#3902); nixpkgs' torchaudio before 2.11 does not depend on torchcodec (pkgs/development/python-modules/torchaudio/default.nix at 005ab72), so to read or write audio files take torchcodec from this package's passthru.pythonPackages (the variant's Python set, where torchcodec is built on this variant's torch), not from another package set.";
 var TORCHCODEC_DEP = "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages.";
 var CUDA_SETS_2026 = "cudaPackages_12_8, _12_9 and _13_0 are in every cuda-packages.nix of 2026 found, before and after this rev";
+var RECURSED_2025 = "3.12, 3.13: the 2025 pattern (all-packages.nix with python3 = python313: python312Packages and python313Packages recurseIntoAttrs, python3Packages dontRecurseIntoAttrs); not read at this rev";
+var RECURSED_2026 = "3.13, 3.14: a 2026 all-packages.nix (python313Packages and python314Packages recurseIntoAttrs, python312Packages plain); NixOS/nixpkgs#502810's review (2026-03-27) ran on python313Packages and python314Packages and #484881 (2026-05-28) says python312Packages is not Hydra-built; not read at this rev";
 var DEFAULT_CUDA_12_9 = "12.9: NixOS/nixpkgs#498861 (2026-03-11, cudaPackages 12.8 -> 12.9) came before this rev; nixpkgs' torchaudio 2.11.0 file: 'As of 2026-03-27, the default `cudaPackages` version is 12.9.1'; a late-2026 all-packages.nix has cudaPackages_12 = cudaPackages_12_9. Not read at this rev";
 var torch = [
   {
@@ -401,8 +403,10 @@ var nixpkgs = [
     torchvision: "0.23.0",
     defaultPython: null,
     defaultCuda: null,
+    recursedPython: ["3.12", "3.13"],
     channel: null,
     inferred: {
+      recursedPython: RECURSED_2025,
       torchvision: "0.23.0: the torchvision of torch 2.8.0 in the build-torchvision README at this rev (barstoolbluz/build-torchvision main), not read from nixpkgs",
       torchcodec: "absent: nixpkgs' torchcodec was initialised at 0.8.1 (NixOS/nixpkgs#456843, 2025-10-29) with torch 2.9.0",
       python: "package sets as the build-torchvision/build-torchaudio recipes at this rev use them"
@@ -427,8 +431,10 @@ var nixpkgs = [
     torchvision: "0.24.1",
     defaultPython: null,
     defaultCuda: null,
+    recursedPython: ["3.12", "3.13"],
     channel: null,
     inferred: {
+      recursedPython: RECURSED_2025,
       torchvision: "0.24.1: the build-torchvision README cuda-12_9 branch at this rev builds torchvision 0.24 on torch 2.9.1; the patch release not read",
       torchaudio: "2.9.1 from the release pairing, not read at this rev",
       torchcodec: "present (init at 0.8.1, NixOS/nixpkgs#456843, 2025-10-29, with torch 2.9.0), version not read"
@@ -455,8 +461,10 @@ var nixpkgs = [
     torchvision: "0.24.1",
     defaultPython: "3.13",
     defaultCuda: "12.8",
+    recursedPython: ["3.12", "3.13"],
     channel: "nixos-unstable",
     inferred: {
+      recursedPython: RECURSED_2025,
       torchvision: "0.24.1: the torchvision paired with torch 2.9.1 (pytorch/vision 0.24 \u2194 2.9), not read at this rev",
       torchcodec: "0.9.1: NixOS/nixpkgs#498390 'torchcodec: 0.9.1 -> 0.10.0' is dated 2026-03-09, after this rev",
       defaultPython: "python3 became 3.14 in nixos-unstable on 2026-07-08 (carlthome/mirpkgs#26)",
@@ -483,8 +491,10 @@ var nixpkgs = [
     torchvision: "0.26.0",
     defaultPython: "3.13",
     defaultCuda: "12.9",
+    recursedPython: ["3.13", "3.14"],
     channel: "nixos-unstable",
     inferred: {
+      recursedPython: RECURSED_2026,
       torchvision: "0.26.0: NixOS/nixpkgs#502810 moved torch 2.11 and torchvision 0.26 together before this rev; not read at this rev",
       defaultCuda: DEFAULT_CUDA_12_9,
       torch: "2.11.0: NixOS/nixpkgs#502810 (torch, torchaudio, torchvision, torchcodec to 2.11 / 0.26 / 0.11) was reviewed on 2026-03-27 and nixos-26.05, branched from unstable after this rev, carries torch 2.11.0; PyTorch 2.12 was released on 2026-05-13, after this rev. Not read at this rev",
@@ -508,8 +518,10 @@ var nixpkgs = [
     torchvision: "0.26.0",
     defaultPython: "3.13",
     defaultCuda: "12.9",
+    recursedPython: ["3.13", "3.14"],
     channel: "nixos-26.05",
     inferred: {
+      recursedPython: RECURSED_2026,
       torchvision: "0.26.0: a 26.05 deployment record (fcb8fcd) lists python3.13-torchvision-0.26.0 beside torch 2.11.0; not read at this rev",
       defaultCuda: DEFAULT_CUDA_12_9,
       torch: "2.11.0 read at an earlier revision of the same branch (nixos-26.05.7376, fcb8fcd, 2026-08-09: python3.13-torch-2.11.0 and python3.13-torchaudio-2.11.0 substitutable, recorded 2026-09-09); a stable branch takes no minor torch update, so this later 26.05 revision (build 8846) is taken to carry the same",
@@ -534,8 +546,10 @@ var nixpkgs = [
     torchvision: "0.27.1",
     defaultPython: "3.14",
     defaultCuda: "12.9",
+    recursedPython: ["3.13", "3.14"],
     channel: "nixos-unstable",
     inferred: {
+      recursedPython: RECURSED_2026,
       torchvision: "0.27.1: the newest stored nixpkgs torchvision file (version 0.27.1, the pair of torch 2.12); not read at this rev",
       defaultCuda: DEFAULT_CUDA_12_9,
       python: "python313Packages and python314Packages are Hydra-built in this period (NixOS/nixpkgs#502810 review); python312Packages is still defined, not Hydra-built (#484881 comment, 2026-05-28)",
@@ -559,8 +573,10 @@ var nixpkgs = [
     torchvision: "0.28.0",
     defaultPython: "3.14",
     defaultCuda: "12.9",
+    recursedPython: ["3.13", "3.14"],
     channel: "nixos-unstable",
     inferred: {
+      recursedPython: RECURSED_2026,
       torchvision: "0.28.0: upstream pairs torch 2.13.0 with torchvision 0.28.0 ('torchvision 0.28.0+cpu requires torch==2.13.0'); no nixpkgs 0.28.0 file was found stored",
       torchaudio: "2.11.0: torchaudio has no later release (PyTorchKR/pytorch.kr#102) and nixpkgs' torchaudio was 2.11.0 at 2c423e0 (2026-08-22); not read at this rev",
       python: "python312-314Packages as at 2c423e0 (a stored, undated mid-2026 python/default.nix lists python311-315); only python3.14-torch-2.13.0 was seen at this rev",

@@ -1,20 +1,23 @@
 // Issue 25: know before you build. The real list comes from Nix (`build --dry-run --probe-store`: nix-store --realise
 // --dry-run with the user's substituters, here a local file:// binary cache holding part of a variant's closure);
 // `--skip-cached` skips what a substituter holds; without Nix's answer, the cache model of catalog/binary-cache.ts
-// names magma and triton for a non-default CUDA set or Python. The nixpkgs is the stand-in (NOT nixpkgs), whose
+// names what the NixOS-CUDA Hydra's jobs do not build (issue 33: the cudaSupport-sensitive attributes of the sets CI
+// evaluation recurses into), checked against a stand-in of that jobset run over the stand-in nixpkgs. The nixpkgs is the stand-in (NOT nixpkgs), whose
 // torch has the inputs the real one's closure has (static nccl, magma, libnvshmem, triton), with a salt so that this
 // file's store paths are its own.
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { execFileSync } from "node:child_process";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { cpSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { catalog } from "../generator/catalog/index.ts";
 import { CUDA_CACHE, REBUILD_SECONDS } from "../generator/catalog/binary-cache.ts";
 import { modelCacheMisses } from "../generator/driver/cache-model.ts";
 import { parseDryRun, storeName } from "../generator/driver/store.ts";
-import { ROOT, runCli, tempDir } from "./helpers/cli.ts";
-import { nixStoreDelete, STAND_IN_NIXPKGS } from "./helpers/nix.ts";
+import { nixpkgsInstanceKey } from "../generator/expand.ts";
+import { projectFromMatrix } from "../generator/project.ts";
+import { ROOT, runCli, tempDir, writeMatrix } from "./helpers/cli.ts";
+import { importVariant, nixStoreDelete, STAND_IN_NIXPKGS } from "./helpers/nix.ts";
 import { WRAPPER_NIXPKGS_ARG } from "../generator/render/index.ts";
 
 const PIN = "2c423e03bbafcff28bfadc6781a4a8257f205cb5"; // the default matrix's pin: default CUDA 12.9, default Python 3.14
@@ -128,25 +131,105 @@ test("build --skip-cached: a variant a substituter holds is not built, and the r
   assert.ok(ta.attempts >= 1);
 });
 
-test("the model (no Nix): magma for a CUDA set other than the pin's default, triton for another Python, a closure on aarch64; each once", () => {
+test("the model (no Nix): a non-default CUDA set's NCCL, NVSHMEM and MAGMA and triton; triton for a set CI does not recurse into; a closure on aarch64; each once", () => {
   const pin = catalog.nixpkgs.find((p) => p.rev === PIN)!;
   assert.is(pin.defaultCuda, "12.9");
-  assert.is(pin.defaultPython, "3.14");
+  assert.equal(pin.recursedPython, ["3.13", "3.14"]);
   const v = (name: string, python: string, cuda: string, system: "x86_64-linux" | "aarch64-linux" = "x86_64-linux") => ({
     name, system, python, cuda, nixpkgs: PIN, cudaCapabilitiesForPackageSet: false, nixpkgsKey: `${PIN}|${system}|${cuda}`,
   });
   const m = modelCacheMisses(
-    [v("a", "3.14", "12.9"), v("b", "3.14", "12.8"), v("b2", "3.14", "12.8"), v("c", "3.13", "12.9"), v("d", "3.13", "12.9", "aarch64-linux")],
+    [v("a", "3.13", "12.9"), v("a2", "3.14", "12.9"), v("b", "3.13", "12.8"), v("b2", "3.14", "12.8"), v("c", "3.12", "12.9"), v("d", "3.13", "12.9", "aarch64-linux")],
     catalog.nixpkgs,
   );
-  assert.equal(m.reasons.get("a"), [], "default Python and CUDA set on x86_64: the cache serves it all");
-  assert.equal(m.builds.filter((b) => b.what === "magma").map((b) => b.variants), [["b", "b2"]], "magma once for both");
-  assert.match(m.reasons.get("b")![0]!, /magma: cudaPackages_12_8 is not the default cudaPackages at 2c423e0 \(CUDA 12\.9\)/);
-  assert.match(m.reasons.get("c")!.join(" "), /triton: python313Packages is not the default Python at 2c423e0 \(3\.14\)/);
-  assert.not.match(m.reasons.get("c")!.join(" "), /magma/);
+  assert.equal(m.reasons.get("a"), [], "python313Packages is recursed at 2c423e0 (not the default Python): the cache serves it all");
+  assert.equal(m.reasons.get("a2"), []);
+  const whats = (n: string) => m.builds.filter((b) => b.variants.includes(n)).map((b) => b.what).sort();
+  assert.equal(whats("b"), ["magma", "nccl", "nvshmem", "triton"], "CUDA 12.8: every library torch links from that set, and triton");
+  assert.equal(m.builds.filter((b) => b.what === "nccl").map((b) => b.variants), [["b", "b2"]], "NCCL once for both Pythons");
+  assert.match(m.reasons.get("b")!.join("\n"), /nccl: cudaPackages_12_8 is not the default cudaPackages at 2c423e0 \(CUDA 12\.9\)/);
+  assert.match(m.reasons.get("b")!.join("\n"), /libnvshmem: cudaPackages_12_8/);
+  assert.match(m.reasons.get("b")!.join("\n"), /magma-cuda-static: cudaPackages_12_8/);
+  assert.equal(whats("c"), ["triton"]);
+  assert.match(m.reasons.get("c")!.join(" "), /triton: python312Packages is not a set nixpkgs' CI evaluation recurses into at 2c423e0 \(python313Packages, python314Packages\)/);
   assert.match(m.reasons.get("d")!.join(" "), new RegExp(`${CUDA_CACHE.name} builds CUDA packages for x86_64-linux only, not aarch64-linux`));
   assert.is(m.builds.find((b) => b.what === "magma")!.seconds, REBUILD_SECONDS.magma.seconds);
   for (const b of m.builds) assert.ok(b.source.length > 20, `${b.what}: a source`);
+  // A pin whose recursed sets are not known: triton counts as built, and the reason says why.
+  const unknown = modelCacheMisses([v("e", "3.13", "12.9")], catalog.nixpkgs.map((p) => (p.rev === PIN ? { ...p, recursedPython: null } : p)));
+  assert.match(unknown.reasons.get("e")!.join(" "), /which Python sets nixpkgs' CI evaluation recurses into at 2c423e0 is not known/);
+});
+
+test("the model agrees with a stand-in of the NixOS-CUDA Hydra's jobset run over the stand-in nixpkgs (CUDA 12.8 and 12.9, Python 3.12 and 3.13)", () => {
+  const pin = catalog.nixpkgs.find((p) => p.rev === PIN)!;
+  const nixpkgsFn = `(args: import ${STAND_IN_NIXPKGS} (args // { standIn = { pin = "${PIN}"; salt = "${salt}-hydra"; }; }))`;
+  // The jobs: attribute paths whose outputs change when cudaSupport flips, in the sets CI evaluation recurses into.
+  const sim = `import ${join(ROOT, "tests/fixtures/stand-in-hydra/cuda-packages.nix")} { nixpkgs = ${nixpkgsFn}; defaultCuda = "${pin.defaultCuda}"; }`;
+  const jobNames = JSON.parse(nix("nix-instantiate", ["--eval", "--strict", "--json", "-E", `(${sim}).jobNames`])) as string[];
+  assert.ok(jobNames.includes("python313Packages.torch") && jobNames.includes("python314Packages.torch"), jobNames.join(", "));
+  assert.not.ok(jobNames.some((j) => j.startsWith("python312Packages.") || j.startsWith("python3Packages.")), "sets CI does not recurse into give no job");
+  assert.not.ok(jobNames.some((j) => j.startsWith("cudaPackages")), "no CUDA set member reads cudaSupport");
+  const jobDrvs = nix("nix-instantiate", ["-E", `(${sim}).jobs`]).split("\n").filter(Boolean);
+  // What the cache holds: every job's build closure (the Hydra builds it; harmonia serves its store).
+  const cached = new Set(nix("nix-store", ["--query", "--requisites", ...jobDrvs]).split("\n").filter((p) => p.endsWith(".drv")));
+
+  // Variants of a matrix with both CUDA sets and both Pythons, generated into a tree of their own.
+  const out = tempDir("vm-hydra-");
+  cpSync(join(ROOT, "pkgs"), join(out, "pkgs"), { recursive: true });
+  const matrix = { releases: [{ torch: "2.12.0", nixpkgs: PIN }], python: ["3.12", "3.13"], cuda: ["12.8", "12.9"], gpus: ["90"], isas: ["avx2"], cpuOnly: false, packages: ["pytorch"] };
+  const m = writeMatrix(out, matrix);
+  const g = runCli(["generate", "--matrix", m, "--out", out]);
+  assert.is(g.status, 0, g.stderr);
+  const p = projectFromMatrix(matrix);
+  // The stand-in's derivation names of what the model counts (its nccl has a static output of its own name).
+  const standInNames = (what: string, python: string) =>
+    ({ nccl: ["nccl-stand-in", "nccl-stand-in-static"], nvshmem: ["libnvshmem-stand-in"], magma: ["magma-stand-in"], triton: [`python${python}-triton-stand-in`] })[what] ?? [what];
+  const deps = new Set(["nccl-stand-in", "nccl-stand-in-static", "libnvshmem-stand-in", "magma-stand-in", "python3.12-triton-stand-in", "python3.13-triton-stand-in"]);
+  const seen: Record<string, string[]> = {};
+  for (const v of p.variants) {
+    assert.is(v.system, "x86_64-linux", "the Hydra's system");
+    const drv = nix("nix-instantiate", ["-E", importVariant(join(out, v.file), nixpkgsFn)]);
+    const built = requisiteDrvs(drv).filter((d) => !cached.has(d)).map((d) => storeName(d).replace(/\.drv$/, "")).filter((n) => deps.has(n)).sort();
+    const model = modelCacheMisses([{ ...v, nixpkgsKey: nixpkgsInstanceKey(v) }], catalog.nixpkgs).builds.flatMap((b) => standInNames(b.what, v.python)).sort();
+    assert.equal(model, built, `${v.name}: the model says ${model.join(", ") || "nothing"}; the Hydra's closures leave ${built.join(", ") || "nothing"}`);
+    seen[v.name] = built;
+  }
+  // The CUDA 12.8 case of issue 33: NCCL (not magma alone) is built off the cache.
+  assert.equal(seen["pytorch-python313-cuda12_8-sm90-avx2"], ["libnvshmem-stand-in", "magma-stand-in", "nccl-stand-in", "nccl-stand-in-static", "python3.13-triton-stand-in"]);
+  assert.equal(seen["pytorch-python313-cuda12_9-sm90-avx2"], []);
+  assert.equal(seen["pytorch-python312-cuda12_9-sm90-avx2"], ["python3.12-triton-stand-in"]);
+});
+
+test("pin cache: the model against a binary cache that the stand-in Hydra filled: every answer agrees; a cache holding more is caught", () => {
+  // A checkout of the stand-in nixpkgs (NOT nixpkgs) of the default pin, salted so its store paths are this test's.
+  const checkout = join(tempDir("vm-pin-cache-"), "nixpkgs");
+  mkdirSync(checkout);
+  writeFileSync(join(checkout, "default.nix"), `args: import ${STAND_IN_NIXPKGS} (args // { standIn = { pin = "${PIN}"; salt = "${salt}-pin-cache"; }; })\n`);
+  writeFileSync(join(checkout, ".git-revision"), `${PIN}\n`);
+  // The Hydra's jobs, built, their whole build closures pushed to a file:// cache, and deleted from the local store.
+  const sim = `import ${join(ROOT, "tests/fixtures/stand-in-hydra/cuda-packages.nix")} { nixpkgs = import ${checkout}; defaultCuda = "12.9"; }`;
+  const jobDrvs = nix("nix-instantiate", ["-E", `(${sim}).jobs`]).split("\n").filter(Boolean);
+  const closure = nix("nix-store", ["--query", "--requisites", ...jobDrvs]).split("\n").filter((p) => p.endsWith(".drv"));
+  const cache = tempDir("vm-hydra-cache-");
+  intoCacheOnly(closure, cache);
+  const ask = () =>
+    runCli(["pin", "cache", "--no-fetch", "--nixpkgs", `${PIN}=${checkout}`, "--substituter", `file://${cache}`, "--nix-option", "require-sigs=false", "--json"]);
+  const r = ask();
+  assert.is(r.status, 0, r.stdout + r.stderr);
+  const checked = (JSON.parse(r.stdout) as { rev: string; status: string; answers?: { python: string; cuda: string; input: string; drv: string; cached: boolean; modelCached: boolean }[] }[]).find((x) => x.status === "checked")!;
+  assert.is(checked.rev, PIN);
+  const answers = checked.answers!;
+  const at = (python: string, cuda: string) => Object.fromEntries(answers.filter((a) => a.python === python && a.cuda === cuda).map((a) => [a.input, a.cached]));
+  assert.equal(at("3.13", "12.9"), { nccl: true, nvshmem: true, magma: true, triton: true }, "a recursed set with the default CUDA set: all cached");
+  assert.equal(at("3.12", "12.9"), { nccl: true, nvshmem: true, magma: true, triton: false }, "python312Packages is not recursed: its triton is not");
+  assert.equal(at("3.13", "12.8"), { nccl: false, nvshmem: false, magma: false, triton: false }, "cudaPackages_12_8: nothing torch links from it");
+  for (const a of answers) assert.is(a.cached, a.modelCached, `${a.python} ${a.cuda} ${a.input}`);
+  // A cache that also holds cudaPackages_12_8's NCCL (as if some job built with it): the model is contradicted, exit 1.
+  const nccl128 = answers.find((a) => a.python === "3.13" && a.cuda === "12.8" && a.input === "nccl")!.drv;
+  intoCacheOnly([nccl128], cache);
+  const wrong = runCli(["pin", "cache", "--no-fetch", "--nixpkgs", `${PIN}=${checkout}`, "--substituter", `file://${cache}`, "--nix-option", "require-sigs=false"]);
+  assert.is(wrong.status, 1, wrong.stdout + wrong.stderr);
+  assert.match(wrong.stdout, /✗ python313Packages, CUDA 12\.8: nccl cached \(model: built\)/);
 });
 
 test("without --probe-store the dry run and explain say what the cache cannot serve (offline, from the catalog)", () => {
@@ -154,15 +237,22 @@ test("without --probe-store the dry run and explain say what the cache cannot se
   assert.is(r.status, 0, r.stderr);
   const out = JSON.parse(r.stdout) as { store: unknown; cacheModel: { what: string; key: string; variants: string[] }[]; variants: { name: string; offCache: string[] }[] };
   assert.is(out.store, null);
-  const magma = out.cacheModel.filter((b) => b.what === "magma");
-  assert.equal(magma.map((b) => b.key.split("|").at(-1)).sort(), ["12.8", "13.0"], "magma for the two non-default CUDA sets, once each");
-  assert.is(out.cacheModel.filter((b) => b.what === "triton").length, 3, "triton per CUDA set (Python 3.13 is not 3.14)");
-  for (const row of out.variants) assert.ok(row.offCache.length > 0, row.name);
+  for (const what of ["magma", "nccl", "nvshmem"]) {
+    const b = out.cacheModel.filter((x) => x.what === what);
+    assert.equal(b.map((x) => x.key.split("|").at(-1)).sort(), ["12.8", "13.0"], `${what} for the two non-default CUDA sets, once each`);
+  }
+  assert.equal(out.cacheModel.filter((b) => b.what === "triton").map((b) => b.key.split("|").at(-1)).sort(), ["12.8", "13.0"], "triton for the non-default sets only: python313Packages is recursed");
+  const row = (n: string) => out.variants.find((v) => v.name === n)!;
+  assert.equal(row("pytorch-python313-cuda12_9-sm90-avx2").offCache, [], "default CUDA set, a recursed Python set: the cache serves the rest");
+  assert.ok(row("pytorch-python313-cuda12_8-sm90-avx2").offCache.length === 4);
   const e = runCli(["explain", "torchaudio-python313-cuda12_8-sm121-armv9"]);
   assert.match(e.stdout, /note: off the binary cache: .*builds CUDA packages for x86_64-linux only, not aarch64-linux/);
   const x = runCli(["explain", "pytorch-python313-cuda12_8-sm90-avx2"]);
-  assert.match(x.stdout, /note: off the binary cache: magma: cudaPackages_12_8 is not the default/);
-  assert.match(x.stdout, /note: off the binary cache: triton: python313Packages is not the default Python/);
+  assert.match(x.stdout, /note: off the binary cache: nccl: cudaPackages_12_8 is not the default cudaPackages at 2c423e0 \(CUDA 12\.9\); cache\.nixos-cuda\.org holds what the NixOS-CUDA Hydra's jobs build/);
+  assert.match(x.stdout, /note: off the binary cache: libnvshmem: /);
+  assert.match(x.stdout, /note: off the binary cache: magma-cuda-static: /);
+  assert.match(x.stdout, /note: off the binary cache: triton: cudaPackages_12_8 is not the default/);
+  assert.not.match(runCli(["explain", "pytorch-python313-cuda12_9-sm90-avx2"]).stdout, /off the binary cache/);
 });
 
 test("eval --probe-store: Nix's to-build and to-fetch lists per evaluated derivation, the union once", () => {

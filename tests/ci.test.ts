@@ -19,6 +19,7 @@ import {
   githubWorkflowYaml,
   isSelfHosted,
   nixVersionCheckScript,
+  pinCacheScript,
   pinCheckScript,
   planJobs,
 } from "../generator/ci.ts";
@@ -228,9 +229,11 @@ test("ci github --checks: a valid scheduled workflow that installs Nix ≥ 2.18,
   assert.ok(at("cachix/install-nix-action") < at("sort -V") && at("sort -V") < at("pin check"), "Nix installed and its version checked first");
   assert.is(job.steps[at("pin check")]!.run, pinCheckScript());
   assert.is(job.steps[at(" eval ")]!.run, evalCheckScript());
+  assert.is(job.steps[at("pin cache")]!.run, pinCacheScript());
   const upload = job.steps[at("actions/upload-artifact")]!;
   assert.match(upload.with!.path!, /pin-check\.json/);
   assert.match(upload.with!.path!, /eval\.jsonl/);
+  assert.match(upload.with!.path!, /cache-check\.json/);
   assert.is(upload.if, "${{ !cancelled() }}", "uploaded after a failed check too");
   assert.is(runCli(["ci", "hydra", "--checks", "--repo", "x"]).status, 2);
 });
@@ -280,6 +283,17 @@ test("checks workflow steps, run here: the Nix version gate refuses Nix 2.8 and 
   const summary = lines.pop().summary;
   assert.ok(lines.length > 0 && lines.every((l) => l.error === null && /\.drv$/.test(l.drvPath)));
   assert.is(summary.errors, 0);
+
+  // pin cache against an empty file:// cache: the model says the default set's libraries are cached, the cache holds
+  // nothing, so the step fails and its JSON says so (tests/cache.test.ts checks a cache the stand-in Hydra filled).
+  const empty = tempDir("vm-empty-cache-");
+  const newest = catalog.nixpkgs.find((p) => p.rev.startsWith("2c423e0"))!;
+  const d4 = workDir();
+  const pc = step(pinCacheScript(`--no-fetch --nixpkgs ${newest.rev}=${standInCheckout(newest.rev)} --substituter file://${empty} --nix-option require-sigs=false`), d4);
+  assert.is(pc.status, 1, pc.stderr);
+  const cacheJson = JSON.parse(readFileSync(join(d4, "cache-check.json"), "utf8")) as { status: string; answers?: { cached: boolean; modelCached: boolean }[] }[];
+  const answers = cacheJson.find((x) => x.status === "checked")!.answers!;
+  assert.ok(answers.some((a) => a.modelCached && !a.cached), "disagreements are in the JSON");
 });
 
 test.run();

@@ -83,10 +83,10 @@ test("instances and cost: fewer nixpkgs instances under the torch scope; one CUD
   assert.is(c90.cudaClosures, 0);
   assert.is(c90.sharedCudaSets, 1);
   // Each modelled extra build is added once: Thor's CUDA closure (and triton with it); SM90 on CUDA 13.0 at a pin whose
-  // default set is 12.9 and default Python 3.14: magma and triton (driver/cache-model.ts).
+  // default set is 12.9: the libraries torch links from that set (NCCL, NVSHMEM, MAGMA) and triton (driver/cache-model.ts).
   const extra = (c: typeof c110) => c.rebuilt.reduce((a, b) => a + b.seconds, 0) / 3600;
   assert.equal(c110.rebuilt.map((b) => b.what).sort(), ["cuda-closure", "triton"]);
-  assert.equal(c90.rebuilt.map((b) => b.what).sort(), ["magma", "triton"]);
+  assert.equal(c90.rebuilt.map((b) => b.what).sort(), ["magma", "nccl", "nvshmem", "triton"]);
   assert.ok(c110.rebuilt.find((b) => b.what === "cuda-closure")!.seconds === DEFAULT_CUDA_CLOSURE_SECONDS.seconds);
   assert.ok(Math.abs(c110.hours - extra(c110) - (c90.hours - extra(c90))) < 1e-9, "the modelled builds' hours are added");
   assert.ok(c110.makespanHours >= c110.hours - 1e-9, "one builder: the closure is on the critical path");

@@ -80,6 +80,8 @@ test("pin check exits 1 and names the fact when the nixpkgs disagrees with the c
     { overrides: { python: ["3.13", "3.14"] }, fact: /python\[3\.12\]: catalog says python312Packages at 2c423e0; your nixpkgs says absent/ },
     { overrides: { defaultCuda: "12.8" }, fact: /defaultCuda: catalog says 12\.9 at 2c423e0; your nixpkgs says 12\.8/ },
     { overrides: { nvshmem: false }, fact: /catalog says torch links NVSHMEM statically at 2c423e0; your nixpkgs says it does not/ },
+    // python313Packages no longer recurseIntoAttrs: the NixOS-CUDA Hydra would not build its triton
+    { overrides: { recursedPython: ["3.14"] }, fact: /recursedPython: catalog says 3\.13, 3\.14 at 2c423e0; your nixpkgs says 3\.14 \(.*recurseForDerivations/ },
   ];
   for (const c of cases) {
     const changed = standInCheckout(newest.rev, c.overrides);

@@ -154,8 +154,8 @@ test("every pin records where its hash was read, and which of its facts were inf
   assert.ok(doc.includes(a311.inferred.torch!.slice(0, 40)), "BUILD_MATRIX.md shows how a311611's torch was inferred");
 });
 
-test("stand-in pins agree with the catalog (versions, Python and CUDA sets, CUDA majors torch accepts)", () => {
-  const pins = nixEvalJson<Record<string, { torch: string; torchaudio: string; python: string[]; cuda: string[]; cudaMajors: string[] }>>(
+test("stand-in pins agree with the catalog (versions, Python and CUDA sets, CUDA majors torch accepts, recursed Python sets)", () => {
+  const pins = nixEvalJson<Record<string, { torch: string; torchaudio: string; python: string[]; cuda: string[]; cudaMajors: string[]; recursedPython: string[] }>>(
     `import ${nixPath(join(STAND_IN_NIXPKGS, "pins.nix"))}`,
   );
   assert.equal(Object.keys(pins).sort(), catalog.nixpkgs.map((p) => p.rev).sort());
@@ -165,6 +165,7 @@ test("stand-in pins agree with the catalog (versions, Python and CUDA sets, CUDA
     assert.is(s.torchaudio, p.torchaudio, p.rev);
     assert.equal(s.python, p.python, p.rev);
     assert.equal(s.cuda, p.cuda, p.rev);
+    assert.equal(s.recursedPython, p.recursedPython, `${p.rev} recursedPython`);
     for (const c of catalog.cuda.map((c) => c.version))
       assert.is(c in p.brokenCuda, !s.cudaMajors.includes(c.split(".")[0]!), `${p.rev} CUDA ${c} broken`);
   }

@@ -1,42 +1,63 @@
 /**
  * What the CUDA binary cache holds, as data: which derivations of a variant's closure a user can substitute and
  * which their machine builds. `build --dry-run` (without `--probe-store`), `fleet`'s cost and `explain` use it
- * (generator/driver/cache-model.ts); `build --dry-run --probe-store` asks Nix itself instead.
+ * (generator/driver/cache-model.ts); `build --dry-run --probe-store` asks Nix itself instead, and stays the authority.
  *
- * nixpkgs' unfree CUDA packages are not built by cache.nixos.org; the NixOS-CUDA Hydra builds them with nixpkgs'
- * default config plus `cudaSupport = true` (no `cudaCapabilities`, so nixpkgs' default capability list) and serves
- * them from cache.nixos-cuda.org. Its job list was nixpkgs' pkgs/top-level/release-cuda.nix: every top-level
- * `cudaPackages*` set whole, a list of top-level packages including `magma` (built with the default `cudaPackages`),
- * and `python3Packages.{torch,torchaudio,torchvision,triton,…}` of the default Python only.
+ * nixpkgs' unfree CUDA packages are not built by cache.nixos.org; cache.nixos-cuda.org serves the store of the
+ * NixOS-CUDA Hydra (nixos-cuda/infra c2b55a1 hosts/hydra/cache.nix: harmonia over the Hydra host's /nix/store, GC
+ * off), so it holds every path that Hydra built: each job and its whole build closure. The jobs are those of
+ * nixos-cuda/hydra-jobsets `cuda-packages.nix` (1f6df3c; README 097ac6b: "All `cudaSupport`-sensitive nixpkgs packages
+ * (~2k packages) … we leverage nixpkgs' CI evaluation logic"): nixpkgs is evaluated twice through its CI entry point
+ * (`import "${nixpkgs}/ci"`, `ci.eval`), with `cudaSupport = false` and `true` (both `allowUnfree`, `allowAliases =
+ * false`, no `cudaCapabilities`: nixpkgs' defaults), and every attribute path whose outputs differ is a job
+ * (`release-lib.mapTestOn`), on `supportedSystems ? [ "x86_64-linux" # "aarch64-linux" ]`. CI evaluation enumerates
+ * the attribute paths pkgs/top-level/release.nix reaches: top-level derivations and sets marked
+ * `recurseForDerivations` (all-packages.nix `recurseIntoAttrs`), so:
+ * - Python: the `pythonXYZPackages` sets the pin recurses into (`NixpkgsPin.recursedPython`: in 2026 python313Packages
+ *   and python314Packages; `python3Packages` is `dontRecurseIntoAttrs`). Their torch and triton take
+ *   `cudaSupport ? config.cudaSupport`, so they are jobs, and with them everything torch's build needs.
+ * - CUDA: `cudaPackages = recurseIntoAttrs cudaPackages_12` (the default set) is enumerated, but its members do not
+ *   read `config.cudaSupport` (cuda-modules nccl.nix has no such input), so they are not jobs; the default set's
+ *   NCCL, NVSHMEM and magma-cuda-static are cached because torch's jobs build with them. The versioned sets
+ *   (`cudaPackages_12_8`, `_13_0`, … from pkgs/top-level/cuda-packages.nix, a plain `inherit`) are never enumerated:
+ *   their source-built members are cached only where some job happens to build with them, which the model does not
+ *   assume. (The channel jobset builds `cudatoolkit` of each versioned set and `python3Packages.{torch,triton}`;
+ *   the per-PR jobset builds PR-changed `cudaPackages*` attributes: neither covers torch's NCCL of another set.)
+ *
+ * Earlier state (what this model replaced): nixos-cuda/infra's README still says "`cuda-packages-[un]stable`: builds
+ * `nixpkgs`'s `release-cuda.nix` jobset", whose fixed list built every `cudaPackages*` set whole; the jobset file
+ * above is what Hydra runs now.
  *
  * Sources disagree on the systems: release-cuda.nix says `supportedSystems ? [ "x86_64-linux" "aarch64-linux" ]`,
- * but the Hydra that fills the cache (nixos-cuda/infra README at c2b55a1: builders atlas, oxide-1, ada and pascal,
- * all x86_64-linux) runs the jobset of nixos-cuda/hydra-jobsets cuda-packages.nix (1f6df3c), whose
- * `supportedSystems ? [ "x86_64-linux" # "aarch64-linux" ]` leaves aarch64 out. We follow the Hydra: on
- * aarch64-linux (Grace, DGX Spark, Thor, Graviton) the CUDA set is built locally.
+ * but the jobset leaves aarch64 out and the Hydra's builders (nixos-cuda/infra hosts/hydra/hydra/builders.nix: atlas,
+ * oxide-1, ada, pascal) are all x86_64-linux. We follow the Hydra: on aarch64-linux (Grace, DGX Spark, Thor,
+ * Graviton) the CUDA set is built locally.
  */
 import type { System } from "../schema.ts";
 
-/** The cache's job list, per the sources above. */
+/** The cache's jobs and what their closures hold, per the sources above. */
 export const CUDA_CACHE = {
   name: "cache.nixos-cuda.org",
-  /** Systems whose CUDA packages the cache holds. */
+  /** Systems the Hydra builds for. */
   systems: ["x86_64-linux"] as System[],
-  /** Every `cudaPackages*` set is built whole, with nixpkgs' default capabilities. */
-  wholeCudaSets: true,
-  /** Top-level packages built with the default `cudaPackages` only (a variant on another CUDA set rebuilds them). */
-  defaultCudaOnly: ["magma"],
-  /** `python3Packages` entries built for the default Python (and default CUDA set) only. */
-  defaultPythonOnly: ["torch", "torchaudio", "torchvision", "triton"],
+  /** What is evaluated: every cudaSupport-sensitive attribute path of the sets CI evaluation recurses into. */
+  jobs: "every attribute path whose outputs change when cudaSupport flips, in the sets nixpkgs' CI evaluation recurses into",
+  /**
+   * torch's CUDA dependencies built from source per CUDA set (catalog/device-code.ts `bundledDeviceCode` says which
+   * torch links at each pin), by origin: the attribute torch takes. In a job's closure only with the default set.
+   */
+  perCudaSet: { nccl: "nccl", nvshmem: "libnvshmem", magma: "magma-cuda-static" } as Record<string, string>,
+  /** Python packages of torch's closure that read cudaSupport (jobs in the recursed sets, with the default CUDA set). */
+  perPythonSet: ["triton"],
   source:
-    "nixpkgs pkgs/top-level/release-cuda.nix (NixOS/nixpkgs 04edda0; Swarsel/nixpkgs 4aa6836, 2026): " +
-    "`builtins.filter (lib.strings.hasPrefix \"cudaPackages\") (builtins.attrNames pkgs)`, `magma = linux;`, " +
-    "`python3Packages = { … torch = linux; torchaudio = linux; torchvision = linux; triton = linux; … }`, config " +
-    "`cudaSupport = true` without cudaCapabilities (NixOS/nixpkgs#515928, adding it, still open); nixos-cuda/infra " +
-    "README (c2b55a1): 'cuda-packages-[un]stable: builds nixpkgs's release-cuda.nix jobset', cache " +
-    "https://cache.nixos-cuda.org, x86_64-linux builders only; nixos-cuda/hydra-jobsets cuda-packages.nix (1f6df3c): " +
-    "supportedSystems x86_64-linux, aarch64-linux commented out; NixOS/nixpkgs#555389 (2026-08-22: torch with " +
-    "cudaCapabilities [\"12.0\"] 'not built/cached by … cache.nixos-cuda.org')",
+    "nixos-cuda/hydra-jobsets cuda-packages.nix (1f6df3c: ci.eval with cudaSupport = false and true, " +
+    "changed-paths.json rebuildsByPlatform, release-lib.mapTestOn, supportedSystems x86_64-linux) and README (097ac6b: " +
+    "'All cudaSupport-sensitive nixpkgs packages (~2k packages)', channels nixos-unstable-small and nixos-26.05-small); " +
+    "nixos-cuda/infra (c2b55a1): harmonia serves the Hydra's own store, GC disabled, x86_64-linux builders only; " +
+    "nixpkgs pkgs/top-level/release.nix (recurseForDerivations) and a 2026 all-packages.nix (cudaPackages = " +
+    "recurseIntoAttrs cudaPackages_12; python313Packages, python314Packages recurseIntoAttrs; python3Packages " +
+    "dontRecurseIntoAttrs); cuda-modules nccl.nix (no config.cudaSupport input); NixOS/nixpkgs#555389 (2026-08-22: " +
+    "torch with cudaCapabilities [\"12.0\"] 'not built/cached by … cache.nixos-cuda.org')",
 } as const;
 
 /**
@@ -52,6 +73,18 @@ export const REBUILD_SECONDS = {
       "estimate: NixOS/nixpkgs#555389 gives 'several hours even with high parallelism' for torch's CUDA closure (magma, " +
       "gdrcopy, nccl, …; 3 h taken, driver/plan.ts DEFAULT_CUDA_CLOSURE_SECONDS), of which magma, compiled for every " +
       "default capability and needing '50GB+ RAM' (NixOS/nixpkgs#393035), is the largest: 2 h of the 3 h",
+  },
+  nccl: {
+    seconds: 0.5 * 3600,
+    source:
+      "estimate: of NixOS/nixpkgs#555389's 'several hours' for torch's CUDA closure (3 h taken), magma takes 2 h (above); " +
+      "NCCL, compiled for every default capability, is taken as half of the remaining hour; no measured time found",
+  },
+  nvshmem: {
+    seconds: 0.5 * 3600,
+    source:
+      "estimate: the other half of the hour left in the CUDA closure's 3 h after magma (NixOS/nixpkgs#555389); NVSHMEM's " +
+      "device library is compiled for every default capability (libnvshmem.nix: CMAKE_CUDA_ARCHITECTURES from flags)",
   },
   triton: {
     seconds: 1 * 3600,

@@ -111,7 +111,8 @@ export async function runFleet(a: FleetArgs): Promise<void> {
     }
     const count = (what: string) => cost.rebuilt.filter((b) => b.what === what).length;
     out.push(
-      `Build cost: ${cost.builds} package builds, ${cost.cudaClosures} CUDA closure(s), ${count("magma")} magma and ` +
+      `Build cost: ${cost.builds} package builds, ${cost.cudaClosures} CUDA closure(s), ${count("nccl")} NCCL, ` +
+        `${count("nvshmem")} NVSHMEM, ${count("magma")} magma and ` +
         `${count("triton")} triton build(s) the CUDA cache cannot serve (model: catalog/binary-cache.ts; ` +
         `${cost.sharedCudaSets} nixpkgs default CUDA set(s) from the cache), ` +
         `${cost.hours.toFixed(1)} build-hours; makespan on ${builders} builder(s) ${cost.makespanHours.toFixed(1)} h (the driver's scheduler).`,

@@ -1,14 +1,16 @@
 /**
- * `variant-matrix pin inspect|check|add`: read a nixpkgs pin's facts with the user's own Nix, compare the catalog's
- * pins with them, and add a pin the built-in catalog does not know to the local catalog (local-catalog.json beside
- * matrix.ts).
+ * `variant-matrix pin inspect|check|add|cache`: read a nixpkgs pin's facts with the user's own Nix, compare the
+ * catalog's pins with them, add a pin the built-in catalog does not know to the local catalog (local-catalog.json
+ * beside matrix.ts), and ask a binary cache whether it holds what the cache model says it holds.
  *
  *   pin inspect REV|PATH [--json] [--system S] [--rev REV] [--url URL]
  *   pin check [--nixpkgs REV=PATH ...] [--no-fetch] [--system S] [--json] [--matrix FILE]
  *   pin add REV|PATH [--rev REV] [--sha256 H] [--url URL] [--date YYYY-MM-DD] [--channel C] [--system S] [--matrix FILE]
+ *   pin cache [--substituter URL] [--nixpkgs REV=PATH ...] [--no-fetch] [--nix-option K=V ...] [--json]
  *
- * Exit status: 0 done (check: every reachable pin agrees); 1 check found a difference; 2 bad input, a Nix too old
- * for the nixpkgs (lib/minver.nix), a failed fetch or evaluation, or check reached no pin at all.
+ * Exit status: 0 done (check: every reachable pin agrees; cache: every answer agrees with the model); 1 check or
+ * cache found a difference (or cache got no answer at a pin); 2 bad input, a Nix too old for the nixpkgs
+ * (lib/minver.nix), a failed fetch or evaluation, or check or cache reached no pin at all.
  */
 import type { Argv, CommandModule } from "yargs";
 import { dirname, resolve } from "node:path";
@@ -17,7 +19,7 @@ import { REPO_ROOT } from "../paths.ts";
 import { matrixOption, UsageError } from "./shared.ts";
 
 interface PinArgs {
-  action: "inspect" | "check" | "add";
+  action: "inspect" | "check" | "add" | "cache";
   source?: string;
   json: boolean;
   system?: string;
@@ -28,6 +30,8 @@ interface PinArgs {
   channel?: string;
   nixpkgs?: string[];
   fetch: boolean;
+  substituter: string;
+  nixOption?: string[];
   matrix?: string;
 }
 
@@ -40,24 +44,32 @@ async function catalogFor(matrix?: string) {
 
 export const pinCommand: CommandModule<{}, PinArgs> = {
   command: "pin <action> [source]",
-  describe: "read a nixpkgs pin's facts with your Nix (inspect), compare the catalog's pins with them (check), add a pin locally (add)",
+  describe:
+    "read a nixpkgs pin's facts with your Nix (inspect), compare the catalog's pins with them (check), add a pin locally (add), " +
+    "ask a binary cache whether it holds what the cache model says (cache)",
   builder: (y: Argv) =>
     y
-      .positional("action", { choices: ["inspect", "check", "add"] as const, demandOption: true })
+      .positional("action", { choices: ["inspect", "check", "add", "cache"] as const, demandOption: true })
       .positional("source", { type: "string", describe: "inspect/add: a nixpkgs revision (40 hex, fetched) or a nixpkgs checkout directory" })
-      .option("json", { type: "boolean", default: false, describe: "inspect/check: print JSON" })
+      .option("json", { type: "boolean", default: false, describe: "inspect/check/cache: print JSON" })
       .option("system", { type: "string", describe: "Nix system to evaluate for (default: this machine's)" })
       .option("rev", { type: "string", describe: "the revision of a checkout without .git-revision or .git" })
       .option("url", { type: "string", describe: "inspect/add: fetch the revision from this tarball URL (default: GitHub's archive of REV)" })
       .option("sha256", { type: "string", describe: "add: the tarball hash, for a checkout (what nix-prefetch-url --unpack prints)" })
       .option("date", { type: "string", describe: "add: the revision's commit date, YYYY-MM-DD" })
       .option("channel", { type: "string", describe: "add: the channel it was taken from (nixos-unstable, nixos-26.05)" })
-      .option("nixpkgs", { ...REPEATABLE, describe: "check: REV=PATH, a checkout of a catalog pin (repeatable)" })
-      .option("fetch", { type: "boolean", default: true, describe: "check: fetch pins not given with --nixpkgs (--no-fetch: only those given)" })
+      .option("nixpkgs", { ...REPEATABLE, describe: "check, cache: REV=PATH, a checkout of a catalog pin (repeatable)" })
+      .option("fetch", { type: "boolean", default: true, describe: "check, cache: fetch pins not given with --nixpkgs (--no-fetch: only those given)" })
+      .option("substituter", {
+        type: "string",
+        default: "https://cache.nixos-cuda.org",
+        describe: "cache: the binary cache whose contents are compared with the cache model",
+      })
+      .option("nix-option", { ...REPEATABLE, describe: "cache: NAME=VALUE passed to nix-store as --option NAME VALUE (e.g. require-sigs=false)" })
       .options(matrixOption) as never,
   handler: async (argv) => {
     const [run, { show }] = await Promise.all([import("../pin/run.ts"), import("../pin/facts.ts")]);
-    if (argv.action !== "check" && !argv.source) throw new UsageError(`pin ${argv.action} needs a source: a nixpkgs revision or checkout directory`);
+    if ((argv.action === "inspect" || argv.action === "add") && !argv.source) throw new UsageError(`pin ${argv.action} needs a source: a nixpkgs revision or checkout directory`);
 
     if (argv.action === "inspect") {
       const src = await run.resolveSource(argv.source!, { rev: argv.rev, url: argv.url });
@@ -93,14 +105,46 @@ export const pinCommand: CommandModule<{}, PinArgs> = {
 
     const { builtIn, cat, dir } = await catalogFor(argv.matrix);
 
-    if (argv.action === "check") {
-      const given: Record<string, string> = {};
-      for (const spec of argv.nixpkgs ?? []) {
-        const m = spec.match(/^([0-9a-f]{40})=(.+)$/);
-        if (!m) throw new UsageError(`--nixpkgs ${spec}: expected REV=PATH (a 40-hex revision, '=', a nixpkgs checkout)`);
-        if (!cat.nixpkgs.some((p) => p.rev === m[1])) throw new UsageError(`--nixpkgs ${spec}: ${m[1]} is not a pin of the catalog (known: ${cat.nixpkgs.map((p) => p.rev.slice(0, 7)).join(", ")})`);
-        given[m[1]!] = m[2]!;
+    const given: Record<string, string> = {};
+    for (const spec of argv.nixpkgs ?? []) {
+      const m = spec.match(/^([0-9a-f]{40})=(.+)$/);
+      if (!m) throw new UsageError(`--nixpkgs ${spec}: expected REV=PATH (a 40-hex revision, '=', a nixpkgs checkout)`);
+      if (!cat.nixpkgs.some((p) => p.rev === m[1])) throw new UsageError(`--nixpkgs ${spec}: ${m[1]} is not a pin of the catalog (known: ${cat.nixpkgs.map((p) => p.rev.slice(0, 7)).join(", ")})`);
+      given[m[1]!] = m[2]!;
+    }
+
+    if (argv.action === "cache") {
+      const nixOptions = (argv.nixOption ?? []).map((o) => {
+        const eq = o.indexOf("=");
+        if (eq < 1) throw new UsageError(`--nix-option "${o}": expected NAME=VALUE`);
+        return [o.slice(0, eq), o.slice(eq + 1)] as const;
+      });
+      const results = await run.cachePins(cat, { given, fetch: argv.fetch, system: argv.system, substituter: argv.substituter, nixOptions });
+      const word = (b: boolean) => (b ? "cached" : "built");
+      if (argv.json) console.log(JSON.stringify(results.map((r) => (r.status === "checked" ? { rev: r.pin.rev, status: r.status, where: r.where, answers: r.answers, notes: r.notes } : { rev: r.pin.rev, status: r.status, why: r.why })), null, 2));
+      else
+        for (const r of results) {
+          const head = `${r.pin.rev.slice(0, 7)} (torch ${r.pin.torch}${r.pin.channel ? `, ${r.pin.channel}` : ""}${r.pin.date ? ` ${r.pin.date}` : ""})`;
+          if (r.status === "unreachable") {
+            console.log(`– ${head}: not checked: ${r.why}`);
+            continue;
+          }
+          const bad = r.answers.filter((a) => a.cached !== a.modelCached);
+          console.log(bad.length ? `✗ ${head}: ${bad.length} of ${r.answers.length} answers differ from the model` : `✓ ${head}: ${r.answers.length} answers agree with the model`);
+          for (const a of r.answers)
+            console.log(`    ${a.cached === a.modelCached ? "✓" : "✗"} python${a.python.replace(".", "")}Packages, CUDA ${a.cuda}: ${a.input} ${word(a.cached)} (model: ${word(a.modelCached)})`);
+          for (const n of r.notes) console.log(`    note: ${n}`);
+        }
+      const checked = results.filter((r) => r.status === "checked");
+      if (!checked.length) {
+        const { PinError } = await import("../pin/nix.ts");
+        throw new PinError("no pin of the catalog could be read: give checkouts with --nixpkgs REV=PATH, or allow fetching");
       }
+      if (checked.some((r) => r.status === "checked" && (r.answers.some((a) => a.cached !== a.modelCached) || !r.answers.length))) process.exitCode = 1;
+      return;
+    }
+
+    if (argv.action === "check") {
       const results = await run.checkPins(cat, { given, fetch: argv.fetch, system: argv.system });
       const checked = results.filter((r) => r.status === "checked");
       if (argv.json) console.log(JSON.stringify(results.map((r) => (r.status === "checked" ? { status: r.status, where: r.where, ...r.comparison } : { rev: r.pin.rev, status: r.status, why: r.why })), null, 2));

@@ -1,21 +1,25 @@
 /**
- * The model of what a selection builds besides its own packages, from the CUDA cache's job list
- * (generator/catalog/binary-cache.ts) and each pin's defaults (generator/catalog/torch.ts `defaultPython`,
- * `defaultCuda`). Pure. `build --dry-run` without `--probe-store`, `fleet`'s cost and `explain` use it; the real
- * answer comes from Nix (`build --dry-run --probe-store`, driver/store.ts dryRealise).
+ * The model of what a selection builds besides its own packages, from what the NixOS-CUDA Hydra's jobs hold
+ * (generator/catalog/binary-cache.ts) and each pin's facts (generator/catalog/torch.ts `defaultCuda`, `recursedPython`;
+ * device-code.ts `linkedAt`: which libraries torch links at the pin). Pure. `build --dry-run` without `--probe-store`,
+ * `fleet`'s cost and `explain` use it; the real answer comes from Nix (`build --dry-run --probe-store`, driver/store.ts
+ * dryRealise), which stays the authority.
  *
  * Per CUDA variant (CPU-only variants need nothing from the CUDA cache):
- * - on a system the cache does not build for (aarch64-linux), or in the package-set scope (config.cudaCapabilities:
- *   a CUDA set no cache holds), the CUDA closure (magma, nccl, NVSHMEM, …: the libraries compiled for capabilities,
- *   one per nixpkgs instance) is built; on such a system triton too;
- * - on a cached system: magma when the CUDA set is not the pin's default `cudaPackages` (the cache builds magma with
- *   the default set only; in the package-set scope it is in the closure already), and triton when the Python or the
- *   CUDA set is not the pin's default (the cache builds `python3Packages.triton` with both defaults only; triton
- *   compiles no code for capabilities, so the scope does not change it);
- * - a pin whose default is not known counts as off the default (said in the reason).
+ * - on a system the Hydra does not build for (aarch64-linux), or in the package-set scope (config.cudaCapabilities:
+ *   a CUDA set no job builds with), the CUDA closure (magma, nccl, NVSHMEM, …: the libraries compiled for
+ *   capabilities, one per nixpkgs instance) is built; on such a system triton too;
+ * - on x86_64-linux in the torch scope, with a CUDA set other than the pin's default `cudaPackages`: each library of
+ *   that set torch links at the pin (NCCL, NVSHMEM where linked, magma-cuda-static) is built, since no job is
+ *   cudaSupport-sensitive in a versioned set and torch's jobs build with the default set only;
+ * - triton when the Python set is not one CI evaluation recurses into at the pin, or the CUDA set is not the default
+ *   (triton reads cudaSupport: a job in each recursed set, with the default set; it compiles no code for
+ *   capabilities, so the scope does not change it);
+ * - a pin whose default CUDA set or recursed Python sets are not known counts as off (said in the reason).
  * A derivation shared by several variants (same pin, system, CUDA set, and Python for triton) is counted once.
  */
 import { CUDA_CACHE, REBUILD_SECONDS } from "../catalog/binary-cache.ts";
+import { bundledDeviceCode } from "../catalog/device-code.ts";
 import type { NixpkgsPin, System } from "../schema.ts";
 import { DEFAULT_CUDA_CLOSURE_SECONDS } from "./plan.ts";
 
@@ -36,7 +40,7 @@ export interface CacheModelInput {
 export interface ModelledBuild {
   /** Identity: what is built and for which (pin, system, CUDA set[, Python]). */
   key: string;
-  what: "magma" | "triton" | "cuda-closure";
+  what: "magma" | "nccl" | "nvshmem" | "triton" | "cuda-closure";
   /** Default duration in seconds and its source. */
   seconds: number;
   source: string;
@@ -81,17 +85,53 @@ export function modelCacheMisses(
       continue;
     }
     const defCuda = pin?.defaultCuda ?? null;
-    const defPy = pin?.defaultPython ?? null;
     const offCuda = defCuda !== v.cuda;
-    const offPy = defPy !== v.python;
     const cudaWhy = defCuda === null ? `the default cudaPackages at ${at} is not known` : `${set} is not the default cudaPackages at ${at} (CUDA ${defCuda})`;
-    // (In the package-set scope magma is part of the closure above.)
+    // (In the package-set scope these are part of the closure above.)
     if (offCuda && !v.cudaCapabilitiesForPackageSet)
-      need(v, `magma|${v.nixpkgs}|${v.system}|${v.cuda}`, "magma", `magma: ${cudaWhy}; ${CUDA_CACHE.name} builds magma with the default set only`);
-    if (offCuda || offPy) {
-      const pyWhy = defPy === null ? `the default python3 at ${at} is not known` : `python${v.python.replace(".", "")}Packages is not the default Python at ${at} (${defPy})`;
-      need(v, tritonKey, "triton", `triton: ${offPy ? pyWhy : cudaWhy}; ${CUDA_CACHE.name} builds python3Packages.triton for the default Python and CUDA set only`);
+      for (const lib of bundledDeviceCode) {
+        if (lib.linkedAt !== "every pin" && !lib.linkedAt.includes(v.nixpkgs)) continue;
+        const attr = CUDA_CACHE.perCudaSet[lib.origin] ?? lib.origin;
+        need(
+          v,
+          `${lib.origin}|${v.nixpkgs}|${v.system}|${v.cuda}`,
+          lib.origin,
+          `${attr}: ${cudaWhy}; ${CUDA_CACHE.name} holds what the NixOS-CUDA Hydra's jobs build (the cudaSupport-sensitive ` +
+            `attributes), and torch's jobs build with the default set only`,
+        );
+      }
+    const recursed = pin?.recursedPython ?? null;
+    const pySet = `python${v.python.replace(".", "")}Packages`;
+    const pyServed = recursed !== null && recursed.includes(v.python);
+    if (offCuda || !pyServed) {
+      const pyWhy =
+        recursed === null
+          ? `which Python sets nixpkgs' CI evaluation recurses into at ${at} is not known`
+          : `${pySet} is not a set nixpkgs' CI evaluation recurses into at ${at} (${recursed.map((p) => `python${p.replace(".", "")}Packages`).join(", ")})`;
+      need(v, tritonKey, "triton", `triton: ${!pyServed ? pyWhy : cudaWhy}; the Hydra builds triton only in the Python sets CI evaluation recurses into, with the default CUDA set`);
     }
   }
   return { builds: [...builds.values()], reasons };
+}
+
+/** The pnames of torch's inputs the model speaks of, by what the model calls them (ModelledBuild["what"]). */
+export const MODELLED_INPUTS: Record<"nccl" | "nvshmem" | "magma" | "triton", string> = {
+  nccl: "nccl",
+  nvshmem: "libnvshmem",
+  magma: "magma",
+  triton: "triton",
+};
+
+/**
+ * What the model says cache.nixos-cuda.org holds of torch's CUDA-built inputs for (pin, Python, CUDA set) on
+ * x86_64-linux in the torch scope: per input (nccl, nvshmem, magma, triton), true when cached. The same rule as
+ * modelCacheMisses (it is asked about one such variant); `pin cache` compares it with the real cache.
+ */
+export function modelledInputsCached(pin: NixpkgsPin, python: string, cuda: string, pins: readonly NixpkgsPin[]): Record<keyof typeof MODELLED_INPUTS, boolean> {
+  const { builds } = modelCacheMisses(
+    [{ name: "sample", system: "x86_64-linux", python, cuda, nixpkgs: pin.rev, cudaCapabilitiesForPackageSet: false, nixpkgsKey: "sample" }],
+    pins,
+  );
+  const missed = new Set(builds.map((b) => b.what));
+  return { nccl: !missed.has("nccl"), nvshmem: !missed.has("nvshmem"), magma: !missed.has("magma"), triton: !missed.has("triton") };
 }

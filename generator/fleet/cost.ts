@@ -107,10 +107,11 @@ export function leaveOneOut(samples: readonly BuildSample[]): { n: number; meanP
  * serve them, with the driver's scheduler (dependency order, longest remaining path first). Besides the package
  * builds, the cache model (driver/cache-model.ts, from catalog/binary-cache.ts) adds each derivation the CUDA cache
  * does not hold, counted once and scheduled before the variants that need it: a CUDA closure per nixpkgs instance in
- * the package-set scope or on a system the cache does not build for, magma for a CUDA set other than the pin's
- * default, triton for a Python or CUDA set other than the pin's defaults. A variant without pin, system or Python
+ * the package-set scope or on a system the cache does not build for, the NCCL, NVSHMEM and magma torch links from a
+ * CUDA set other than the pin's default, triton for a Python set CI evaluation does not recurse into or a CUDA set
+ * other than the default. A variant without pin, system or Python
  * (a bare cost input) gets no modelled extras.
- * @param pins the catalog's pins (for their default Python and CUDA set)
+ * @param pins the catalog's pins (for their default CUDA set and recursed Python sets)
  * @returns builds (package builds), cudaClosures (closures built from source), sharedCudaSets (default sets used),
  *   rebuilt (the modelled extra builds), hours (all of them), makespanHours, fromDefaults
  */

@@ -11,6 +11,7 @@ import * as z from "zod";
 import { bundledDeviceCode } from "../catalog/device-code.ts";
 import { packagesOnTorch } from "../catalog/packages.ts";
 import type { Catalog, NixpkgsPin, TorchaudioRelease, TorchRelease } from "../schema.ts";
+import { compareVersions } from "../versions.ts";
 
 const fact = <T extends z.ZodTypeAny>(value: T) => z.object({ expr: z.string(), value: value.nullable() });
 const str = fact(z.string());
@@ -22,6 +23,8 @@ export const PinFactsSchema = z.object({
   ),
   defaultPython: str,
   defaultCuda: str,
+  /** Versions of the pythonXYZPackages sets with recurseForDerivations (what nixpkgs' CI evaluation recurses into). */
+  recursedPython: fact(z.array(z.string())),
   cudaSets: z.array(
     z.object({
       set: z.string(),
@@ -62,6 +65,7 @@ export interface PinComparison {
 }
 
 const short = (rev: string) => rev.slice(0, 7);
+const compareVersionStrings = (a: string, b: string) => compareVersions(a, b);
 /** A fact's value as text: "absent" for null, a list joined with ", " ("(none)" when empty). */
 export const show = (v: unknown) => (v === null ? "absent" : Array.isArray(v) ? (v.length ? v.join(", ") : "(none)") : String(v));
 
@@ -116,6 +120,10 @@ export function comparePin(pin: NixpkgsPin, facts: PinFacts, cat: Catalog): PinC
     if (pin[key] !== null) differ(key, pin[key], f.value, f.expr);
     else if (f.value) notes.push(`${key} at ${at}: the catalog has none; your nixpkgs says ${f.value} (${f.expr})`);
   }
+  // The Python sets nixpkgs' CI evaluation recurses into: the cache model's jobs (catalog/binary-cache.ts).
+  const recursed = facts.recursedPython.value === null ? null : [...facts.recursedPython.value].sort(compareVersionStrings);
+  if (pin.recursedPython !== null) differ("recursedPython", [...pin.recursedPython].sort(compareVersionStrings), recursed, facts.recursedPython.expr);
+  else if (recursed) notes.push(`recursedPython at ${at}: the catalog has none; your nixpkgs says ${show(recursed)} (${facts.recursedPython.expr})`);
 
   // torch's brokenConditions, per CUDA set present (the catalog's brokenCuda lists the versions it refuses).
   for (const s of facts.cudaSets) {
@@ -207,6 +215,7 @@ export function pinEntryFromFacts(
     torchvision: visions.length === 1 ? visions[0]! : "unknown",
     defaultPython: facts.defaultPython.value,
     defaultCuda: facts.defaultCuda.value,
+    recursedPython: facts.recursedPython.value === null ? null : [...facts.recursedPython.value].sort(compareVersionStrings),
     channel: opts.channel,
     inferred: {},
     source:

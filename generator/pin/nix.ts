@@ -19,6 +19,8 @@ import { PinFactsSchema, type PinFacts } from "./facts.ts";
 
 /** The inspection expression (hand-written Nix; see its header). */
 export const INSPECT_NIX = join(REPO_ROOT, "pkgs", "inspect-pin.nix");
+/** The expression of `pin cache`'s sample derivations (hand-written Nix; see its header). */
+export const CACHE_SAMPLES_NIX = join(REPO_ROOT, "pkgs", "cache-samples.nix");
 
 /** A nixpkgs that cannot be read here (too old a Nix, a fetch that failed, an evaluation error): exit 2. */
 export class PinError extends InputError {
@@ -137,4 +139,36 @@ export async function inspectNixpkgs(nixpkgsPath: string, system?: string): Prom
 
 function lastLines(s: string, n = 3): string {
   return s.trim().split("\n").filter((l) => l.trim()).slice(-n).join("\n");
+}
+
+/** One sample of `pin cache`: torch of a Python set with a CUDA set, and the drvPaths of its CUDA-built inputs. */
+export interface CacheSampleDrvs {
+  python: string;
+  cuda: string;
+  /** torch's drvPath, null when it cannot be evaluated (marked broken with that CUDA set, absent). */
+  torch: string | null;
+  /** By pname (nccl, magma, libnvshmem, triton): the drvPath of torch's input, null when torch has none. */
+  deps: Record<string, string | null>;
+}
+
+/**
+ * Instantiate, in the nixpkgs at `nixpkgsPath` imported as the NixOS-CUDA Hydra imports it, torch and its CUDA-built
+ * inputs for each (Python, CUDA) sample (pkgs/cache-samples.nix; the .drv files are written, for
+ * `nix-store --realise --dry-run`).
+ * @throws PinError when Nix is too old for it or the evaluation fails
+ */
+export async function cacheSampleDrvs(
+  nixpkgsPath: string,
+  samples: readonly { python: string; cuda: string }[],
+  system?: string,
+): Promise<CacheSampleDrvs[]> {
+  const path = resolve(nixpkgsPath);
+  const have = await nixVersion();
+  checkNixVersion(path, have);
+  const args = ["nix-instantiate", "--eval", "--strict", "--json", "--read-write-mode", CACHE_SAMPLES_NIX, "--argstr", "nixpkgs", path];
+  args.push("--argstr", "samplesJson", JSON.stringify(samples));
+  if (system) args.push("--argstr", "system", system);
+  const r = await run(args);
+  if (r.code !== 0) throw new PinError(`evaluating torch's inputs in ${path} with Nix ${have} failed:\n${lastLines(r.stderr, 8)}`);
+  return JSON.parse(r.stdout) as CacheSampleDrvs[];
 }

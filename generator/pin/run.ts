@@ -59,6 +59,24 @@ export async function inspect(source: PinSource, system?: string): Promise<Inspe
   return { source, nixVersion, system: system ?? null, facts };
 }
 
+/** Options shared by `pin check` and `pin cache`: which pins are given as checkouts, and whether others are fetched. */
+export interface ReachOptions {
+  given: Record<string, string>;
+  fetch: boolean;
+  url?: (rev: string) => string;
+}
+
+/** A catalog pin's nixpkgs: the checkout given for it, else its revision fetched (unless fetching is off). */
+async function reach(pin: NixpkgsPin, opts: ReachOptions): Promise<PinSource | { why: string }> {
+  try {
+    if (opts.given[pin.rev]) return await resolveSource(opts.given[pin.rev]!, { rev: pin.rev });
+    if (opts.fetch) return await resolveSource(pin.rev, { url: opts.url?.(pin.rev) });
+    return { why: "not given with --nixpkgs REV=PATH, and fetching is off (--no-fetch)" };
+  } catch (e) {
+    return { why: (e as Error).message.split("\n")[0]! };
+  }
+}
+
 /** One catalog pin's outcome in `pin check`. */
 export type PinCheck =
   | { pin: NixpkgsPin; status: "checked"; comparison: PinComparison; where: string }
@@ -71,20 +89,13 @@ export type PinCheck =
  */
 export async function checkPins(
   cat: Catalog,
-  opts: { given: Record<string, string>; fetch: boolean; system?: string; url?: (rev: string) => string },
+  opts: ReachOptions & { system?: string },
 ): Promise<PinCheck[]> {
   const out: PinCheck[] = [];
   for (const pin of cat.nixpkgs) {
-    let source: PinSource;
-    try {
-      if (opts.given[pin.rev]) source = await resolveSource(opts.given[pin.rev]!, { rev: pin.rev });
-      else if (opts.fetch) source = await resolveSource(pin.rev, { url: opts.url?.(pin.rev) });
-      else {
-        out.push({ pin, status: "unreachable", why: "not given with --nixpkgs REV=PATH, and fetching is off (--no-fetch)" });
-        continue;
-      }
-    } catch (e) {
-      out.push({ pin, status: "unreachable", why: (e as Error).message.split("\n")[0]! });
+    const source = await reach(pin, opts);
+    if ("why" in source) {
+      out.push({ pin, status: "unreachable", why: source.why });
       continue;
     }
     const { facts } = await inspect(source, opts.system);
@@ -140,4 +151,86 @@ export async function makePinEntry(
   } catch (e) {
     throw new PinError((e as Error).message);
   }
+}
+
+/** One answer of `pin cache`: does the binary cache hold torch's input `input` for (Python, CUDA), and does the model agree? */
+export interface CacheAnswer {
+  python: string;
+  cuda: string;
+  /** The model's name of the input: nccl, nvshmem, magma, triton. */
+  input: string;
+  drv: string;
+  /** The cache holds its outputs (Nix would fetch them, not build the derivation). */
+  cached: boolean;
+  /** What the model (driver/cache-model.ts) says. */
+  modelCached: boolean;
+}
+
+/** One catalog pin's outcome in `pin cache`. */
+export type PinCacheCheck =
+  | { pin: NixpkgsPin; status: "checked"; where: string; answers: CacheAnswer[]; notes: string[] }
+  | { pin: NixpkgsPin; status: "unreachable"; why: string };
+
+/**
+ * The (Python, CUDA) samples `pin cache` asks about at a pin: every Python set of the pin (those CI evaluation recurses
+ * into and the others) with the default CUDA set, and the Python sets with the first other CUDA set torch accepts, so
+ * each rule of the model is asked where it says "cached" and where it says "built". Pure.
+ */
+export function cacheSamples(pin: NixpkgsPin): { python: string; cuda: string }[] {
+  const accepted = pin.cuda.filter((c) => !(c in pin.brokenCuda));
+  const def = pin.defaultCuda !== null && accepted.includes(pin.defaultCuda) ? pin.defaultCuda : null;
+  const other = accepted.find((c) => c !== def) ?? null;
+  return [def, other].filter((c): c is string => c !== null).flatMap((cuda) => pin.python.map((python) => ({ python, cuda })));
+}
+
+/**
+ * Ask a binary cache (`substituter`, e.g. https://cache.nixos-cuda.org) whether it holds what the cache model says it
+ * holds, at every catalog pin the user can reach: for each sample (cacheSamples), torch's NCCL, NVSHMEM, MAGMA and
+ * triton derivations in the nixpkgs imported as the NixOS-CUDA Hydra imports it (pkgs/cache-samples.nix), each asked
+ * with `nix-store --realise --dry-run --option substituters URL` (cached: Nix would not build it). Meaningful on
+ * x86_64-linux, the only system that Hydra builds for.
+ * @param nixOptions further `--option NAME VALUE` pairs (e.g. trusted-public-keys)
+ */
+export async function cachePins(
+  cat: Catalog,
+  opts: ReachOptions & { system?: string; substituter: string; nixOptions?: readonly (readonly [string, string])[] },
+): Promise<PinCacheCheck[]> {
+  const [{ cacheSampleDrvs }, { dryRealise }, { MODELLED_INPUTS, modelledInputsCached }] = await Promise.all([
+    import("./nix.ts"),
+    import("../driver/store.ts"),
+    import("../driver/cache-model.ts"),
+  ]);
+  const out: PinCacheCheck[] = [];
+  for (const pin of cat.nixpkgs) {
+    const source = await reach(pin, opts);
+    if ("why" in source) {
+      out.push({ pin, status: "unreachable", why: source.why });
+      continue;
+    }
+    const samples = await cacheSampleDrvs(source.path, cacheSamples(pin), opts.system);
+    const notes: string[] = [];
+    const asks: Omit<CacheAnswer, "cached">[] = [];
+    for (const s of samples) {
+      if (s.torch === null) {
+        notes.push(`python${s.python.replace(".", "")}Packages.torch with CUDA ${s.cuda} does not evaluate at ${pin.rev.slice(0, 7)}: not asked`);
+        continue;
+      }
+      const model = modelledInputsCached(pin, s.python, s.cuda, cat.nixpkgs);
+      for (const [input, pname] of Object.entries(MODELLED_INPUTS) as [keyof typeof MODELLED_INPUTS, string][]) {
+        const drv = s.deps[pname];
+        if (drv) asks.push({ python: s.python, cuda: s.cuda, input, drv, modelCached: model[input] });
+      }
+    }
+    const options = [["substituters", opts.substituter] as const, ...(opts.nixOptions ?? [])];
+    const replies = await dryRealise(asks.map((a) => a.drv), options);
+    const answers: CacheAnswer[] = [];
+    asks.forEach((a, i) => {
+      const r = replies[i]!;
+      if ("error" in r) notes.push(`${a.drv}: ${r.error}`);
+      else if (r.unreachable.length) notes.push(`${a.drv}: not asked, the substituter ${r.unreachable.join(", ")} cannot be reached`);
+      else answers.push({ ...a, cached: !r.toBuild.includes(a.drv) });
+    });
+    out.push({ pin, status: "checked", where: source.where, answers, notes });
+  }
+  return out;
 }
