@@ -345,7 +345,8 @@ export function expand(matrix: Matrix, catalog: Catalog): Expansion {
               cudaCapabilities: service?.ok ? service.capabilities : [],
               binaryCompat: service?.ok ? service.binaryCompat : false,
               cudaCapabilitiesForPackageSet: scope.packageSet,
-              requiredSystemFeatures: [...matrix.policy.requiredSystemFeatures],
+              // The ISA's gccarch feature: every derivation of the variant runs its code while it builds (catalog/cpu-isas.ts).
+              requiredSystemFeatures: [...new Set([...matrix.policy.requiredSystemFeatures, gccarchFeature(isa)])],
               cflags: [...isa.cflags],
               nixpkgs: pin.rev,
               nixpkgsSha256: sha256!,
@@ -360,4 +361,12 @@ export function expand(matrix: Matrix, catalog: Catalog): Expansion {
     }
   }
   return { variants, excluded };
+}
+
+/**
+ * The Nix system feature a builder must declare to run an ISA's code, `gccarch-<arch>` (catalog/cpu-isas.ts `gccarch`):
+ * on every derivation of the ISA's variants, beside matrix.ts's `requiredSystemFeatures`.
+ */
+export function gccarchFeature(isa: Pick<CpuIsa, "gccarch">): string {
+  return `gccarch-${isa.gccarch.arch}`;
 }

@@ -96,6 +96,14 @@ export const CpuIsaSchema = z.object({
   requiredCpuFeatures: z.array(z.string()).min(1),
   /** Rank within its system: a higher rank is a wider ISA (detect picks the highest a host has). */
   rank: z.number().int().nonnegative(),
+  /**
+   * The Nix system feature a builder must declare to take this ISA's derivations (they run its code while they
+   * build): `gccarch-<arch>`, the feature NixOS declares for its `gcc.arch` and every architecture nixpkgs lists among
+   * that arch's `inferiors` (nixos/modules/config/nix.nix; lib/systems/architectures.nix). `arch` is the smallest
+   * architecture whose instructions include the flags; `declaredBy` the gcc.arch values whose NixOS builders declare it
+   * themselves; `why` says how it was chosen and who must add it to nix.conf `system-features` by hand.
+   */
+  gccarch: z.object({ arch: z.string().regex(/^[a-z0-9.+_-]+$/), declaredBy: z.array(z.string()), why: z.string() }),
   note: z.string().optional(),
   /** Shown on every variant of this ISA (list --json `notes`, explain, docs): a build decision users must know. */
   variantNote: z.string().optional(),

@@ -36,6 +36,9 @@ let
     inherit (variant) name package version torchVersion onTorchVersions dependsOn python cuda sm isa system cudaCapabilities cudaCapabilitiesForPackageSet;
     nixpkgs = variant.nixpkgsRev;
   });
+  # The checks run the variant's code (the probe imports torch): they need a builder that runs its ISA, like the
+  # variant (pkgs/variant-attrs.nix).
+  isaFeatures = builtins.filter (f: builtins.substring 0 8 f == "gccarch-") (variant.requiredSystemFeatures or [ ]);
   cuobjdump = if isCuda then "--cuobjdump=${pkgs.cudaPackages.cuda_cuobjdump}/bin/cuobjdump" else "";
   check = kind: probeArgs: extra:
     pkgs.runCommand "${variant.name}-check-${kind}" ({
@@ -51,6 +54,6 @@ let
     '';
 in
 {
-  static = check "static" cuobjdump { };
+  static = check "static" cuobjdump (if isaFeatures == [ ] then { } else { requiredSystemFeatures = isaFeatures; });
 }
-// (if isCuda then { gpuCheck = check "gpu" "--gpu ${cuobjdump}" { requiredSystemFeatures = [ "cuda" ]; }; } else { })
+// (if isCuda then { gpuCheck = check "gpu" "--gpu ${cuobjdump}" { requiredSystemFeatures = [ "cuda" ] ++ isaFeatures; }; } else { })

@@ -24,10 +24,14 @@
 #   has its pytorch variant's key (same pin, system, CUDA and capabilities), and its torch is `packages.${dependsOn}`:
 #   the very derivation of its pytorch variant, no second nixpkgs import. An environment's members are the
 #   packages of its dependsOn (pytorch first).
+# - Every package variant on one torch is built from ONE Python set: the set with `torch` replaced and each of its
+#   sibling packages (the onTorch variants of the same pytorch) replaced by the variant itself (pkgs/python-set.nix
+#   `siblings`), so a package of the table that another takes from the set (torchcodec's check input torchvision) is
+#   the variant's own derivation: one derivation per package per closure.
 { nixpkgs ? null }:
 
 let
-  inherit (builtins) attrValues concatStringsSep groupBy head map mapAttrs;
+  inherit (builtins) attrValues concatStringsSep filter groupBy head map mapAttrs;
 
   variants = import ./variants.nix;
 
@@ -41,12 +45,16 @@ let
     (_: vs: import ./nixpkgs.nix { variant = head vs; inherit nixpkgs; })
     (groupBy keyOf (attrValues variants));
 
+  # The package variants built on each pytorch variant (by its name): a set's siblings.
+  onTorchOf = groupBy (v: head v.dependsOn) (filter (v: v.role == "onTorch") (attrValues variants));
+  siblingsOf = v: onTorchOf.${head v.dependsOn} or [ ];
+
   # `built'` gives a variant the packages it depends on (its torch; an environment's members), built from the same
   # package set.
   buildWith = pkgs: built': v:
     if v.role == "torch" then import ./pytorch.nix { variant = v; inherit pkgs; }
-    else if v.role == "onTorch" then import ./on-torch.nix { variant = v; inherit pkgs; torch = built' (head v.dependsOn); }
-    else if v.role == "env" then import ./torch-env.nix { variant = v; inherit pkgs; members = map built' v.dependsOn; }
+    else if v.role == "onTorch" then import ./on-torch.nix { variant = v; inherit pkgs; torch = built' (head v.dependsOn); siblings = siblingsOf v; }
+    else if v.role == "env" then import ./torch-env.nix { variant = v; inherit pkgs; members = map built' v.dependsOn; siblings = siblingsOf v; }
     else throw "pkgs/matrix.nix: ${v.name} has unknown role ${v.role}";
 
   built = mapAttrs (_: v: buildWith instances.${keyOf v} (n: built.${n}) v) variants;

@@ -9,15 +9,17 @@
 #             against this variant).
 #   variant   the attrset described in pkgs/pytorch.nix, with role = "onTorch", attr = the nixpkgs attribute
 #             ("torchvision") and version = that package's version (torchVersion = the torch version).
+#   siblings  the package variants built on the same torch (pkgs/matrix.nix), default [ variant ]: they are the
+#             set's own packages of those attributes (pkgs/python-set.nix), this variant among them.
 # Returns
-#   `${attr}` of the variant's Python set with `torch` replaced by the given torch (pkgs/python-set.nix:
-#   `${pythonPackageSet}.overrideScope`), so the package AND every package of its closure that takes `torch`
-#   (torchcodec, which nixpkgs' torchaudio 2.11 depends on; torchvision among torchcodec's check inputs) are built
-#   on that one derivation; overridden where the package accepts them with cudaSupport and torch's own
-#   cudaPackages (torchaudio takes both; torchvision takes neither: `inherit (torch) cudaSupport cudaPackages`);
-#   then pkgs/variant-attrs.nix (cflags, TORCH_CUDA_ARCH_LIST where the file keeps it, MAX_JOBS, pname/name,
-#   meta, passthru.variant), passthru.torch = torch and passthru.pythonPackages = that Python set (take
-#   torchcodec or any other package from it to stay on the same torch).
+#   `${attr}` of the variant's Python set with `torch` replaced by the given torch and each sibling's attribute
+#   replaced by that sibling variant (pkgs/python-set.nix: `${pythonPackageSet}.overrideScope`), so the package AND
+#   every package of its closure that takes `torch` (torchcodec, which nixpkgs' torchaudio 2.11 depends on;
+#   torchvision among torchcodec's check inputs, which is then the torchvision variant itself) are built on that one
+#   derivation. The variant is pkgs/package-on-torch.nix over the set's package: overridden where the package
+#   accepts them with cudaSupport and torch's own cudaPackages, then pkgs/variant-attrs.nix, passthru.torch = torch
+#   and passthru.pythonPackages = that Python set (take torchcodec or any other package from it to stay on the same
+#   torch).
 #
 # Facts relied on
 # - Overriding only torchaudio's own `torch` argument is not enough from torchaudio 2.11 on: nixpkgs' torchaudio
@@ -30,32 +32,9 @@
 #   with torch's stdenv and exports TORCH_CUDA_ARCH_LIST from torch.cudaCapabilities. nixpkgs torchvision
 #   (.../torchvision/default.nix, 0.23-0.27) takes `torch` only among these and sets env.TORCH_CUDA_ARCH_LIST
 #   from torch's cudaCapabilities when torch.cudaSupport (generator/catalog/packages.ts `archList`).
-# - `.override` of a callPackage'd package mirrors the function's arguments (lib.makeOverridable uses
-#   lib.mirrorFunctionArgs, read back with `__functionArgs`), so optional arguments are passed only when
-#   this nixpkgs' torchaudio declares them; `torch` is always passed.
-{ variant, torch, pkgs }:
+{ variant, torch, pkgs, siblings ? [ variant ] }:
 
 let
-  inherit (builtins) intersectAttrs functionArgs isFunction;
-
-  isCuda = variant.cuda != null;
-
-  # Checked before the set is built on it.
-  pythonPackages = import ./python-set.nix { inherit pkgs variant; torch = checkedTorch; };
-  base =
-    pythonPackages.${variant.attr}
-      or (throw "${variant.name}: ${variant.pythonPackageSet} of nixpkgs ${variant.nixpkgsRev} has no ${variant.attr}");
-
-  # Arguments the override accepts (as lib.functionArgs reads them).
-  accepted =
-    let o = base.override; in
-    o.__functionArgs or (if isFunction o then functionArgs o else { });
-
-  optionalArgs = {
-    cudaSupport = isCuda;
-  }
-  // (if isCuda then { cudaPackages = torch.cudaPackages or pkgs.cudaPackages; } else { });
-
   # The torch variant must be the one this package's name promises.
   torchVariant = torch.variant or null;
   mismatches = builtins.filter (field: torchVariant.${field} != variant.${field}) [
@@ -66,13 +45,10 @@ let
     else if mismatches != [ ] then
       throw "${variant.name}: torch ${torchVariant.name} differs in ${builtins.concatStringsSep ", " mismatches}"
     else torch;
+  # This variant is always among the set's replaced packages.
+  siblings' = siblings ++ builtins.filter (_: !(builtins.any (s: s.name == variant.name) siblings)) [ variant ];
+  # Checked before the set is built on it.
+  pythonPackages = import ./python-set.nix { inherit pkgs variant; torch = checkedTorch; siblings = siblings'; };
 in
 assert variant.role == "onTorch";
-(base.override ({ torch = checkedTorch; } // intersectAttrs accepted optionalArgs)).overrideAttrs
-  (import ./variant-attrs.nix {
-    inherit variant;
-    passthru = {
-      torch = checkedTorch;
-      inherit pythonPackages;
-    };
-  })
+pythonPackages.${variant.attr}

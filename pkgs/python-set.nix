@@ -5,11 +5,17 @@
 #   pkgs      the nixpkgs package set pkgs/nixpkgs.nix imported for the variant.
 #   variant   the variant attrset (see pkgs/pytorch.nix); reads name, nixpkgsRev, pythonPackageSet.
 #   torch     the variant's torch derivation (pkgs/pytorch.nix's result for the pytorch variant).
+#   siblings  the package variants built on that torch (role "onTorch", same pytorch; pkgs/matrix.nix), default [ ].
 # Returns
-#   pkgs.${variant.pythonPackageSet}.overrideScope (final: prev: { torch = torch; }): the same package set with
+#   pkgs.${variant.pythonPackageSet}.overrideScope (final: prev: { torch = torch; … }): the same package set with
 #   `torch` replaced, so every package of it that takes `torch` through callPackage (torchaudio; torchcodec, which
 #   nixpkgs' torchaudio 2.11 depends on; torchvision, among torchcodec's check inputs; anything else) is built on
-#   exactly that derivation. One torch per closure (DESIGN.md rule 8).
+#   exactly that derivation. One torch per closure (DESIGN.md rule 8). And each sibling's attribute (`torchvision`)
+#   is the sibling variant itself (pkgs/package-on-torch.nix over the set's own package), so where one package takes
+#   another of the table from the set (nixpkgs' torchcodec lists torchvision among its check inputs) it gets the
+#   variant, not a second build of the same package: one derivation per package per closure (issue 34). torchcodec,
+#   which runs torch in its tests, gets the variant's gccarch system feature (pkgs/variant-attrs.nix does the same
+#   for the variants).
 #
 # The idiom, and why this one
 # - nixpkgs offers three: `pythonXYZPackages.overrideScope`, `pythonXYZ.override { packageOverrides; self; }`
@@ -25,7 +31,7 @@
 #
 # With torch = null (pkgs/pytorch.nix, which takes torch from it) it returns the set as nixpkgs has it: the one
 # place a variant's Python set is looked up.
-{ pkgs, variant, torch ? null }:
+{ pkgs, variant, torch ? null, siblings ? [ ] }:
 
 let
   pythonPackages =
@@ -36,4 +42,23 @@ if torch == null then pythonPackages
 else if !(pythonPackages ? overrideScope) then
   throw "${variant.name}: ${variant.pythonPackageSet} of nixpkgs ${variant.nixpkgsRev} has no overrideScope (not a lib.makeScope set)"
 else
-  pythonPackages.overrideScope (final: prev: { inherit torch; })
+  pythonPackages.overrideScope (final: prev:
+    let
+      isaFeatures = builtins.filter (f: builtins.substring 0 8 f == "gccarch-") (variant.requiredSystemFeatures or [ ]);
+      asVariant = s: {
+        name = s.attr;
+        value = import ./package-on-torch.nix {
+          variant = s;
+          inherit pkgs torch;
+          base = prev.${s.attr} or (throw "${s.name}: ${s.pythonPackageSet} of nixpkgs ${s.nixpkgsRev} has no ${s.attr}");
+          pythonPackages = final;
+        };
+      };
+    in
+    { inherit torch; }
+    // builtins.listToAttrs (map asVariant siblings)
+    // (if prev ? torchcodec && isaFeatures != [ ] then {
+      torchcodec = prev.torchcodec.overrideAttrs (old: {
+        requiredSystemFeatures = (old.requiredSystemFeatures or [ ]) ++ builtins.filter (f: !(builtins.elem f (old.requiredSystemFeatures or [ ]))) isaFeatures;
+      });
+    } else { }))

@@ -8,6 +8,7 @@
 #   variant   the attrset described in pkgs/pytorch.nix, with role = "env"; dependsOn names the pytorch variant
 #             first, then the packages on torch it holds.
 #   members   the built derivations of dependsOn, in that order (pkgs/matrix.nix's packages): torch first.
+#   siblings  the package variants on that torch (pkgs/matrix.nix), default: the members' variants.
 # Returns
 #   `python.withPackages (_: members ++ [ torchcodec ])` of the variant's Python set (pkgs/python-set.nix, `torch`
 #   replaced, so torchcodec, when the set has one, is built on the same torch), with passthru-style attributes
@@ -21,14 +22,15 @@
 #   the environment holds exactly the variants built by this matrix.
 # - Every member was built from the same Python set with the same torch (pkgs/on-torch.nix checks passthru.variant),
 #   and torchcodec is taken from that set with `torch` replaced: one torch in the environment (DESIGN.md rule 8).
-{ variant, pkgs, members }:
+{ variant, pkgs, members, siblings ? builtins.filter (v: (v.role or null) == "onTorch") (map (m: m.variant or { }) (builtins.tail members)) }:
 
 let
   inherit (builtins) head filter map concatStringsSep;
 
   torch = head members;
   torchVariant = torch.variant or (throw "${variant.name}: its first member is not a variant-matrix PyTorch");
-  pythonPackages = import ./python-set.nix { inherit pkgs variant torch; };
+  # The set the members were built from (the same siblings), so torchcodec's own inputs are the members.
+  pythonPackages = import ./python-set.nix { inherit pkgs variant torch siblings; };
   # torchcodec (torchaudio's audio I/O since 2.9; a dependency of nixpkgs' torchaudio from 2.11) when the set has it.
   torchcodec = if pythonPackages ? torchcodec then [ pythonPackages.torchcodec ] else [ ];
   # Every member must be built on exactly this torch.
@@ -39,7 +41,14 @@ let
     else if foreign != [ ] then
       throw "${variant.name}: ${concatStringsSep ", " (map (m: m.variant.name or m.name) foreign)} built on another torch"
     else members;
-  env = pythonPackages.python.withPackages (_: checked ++ torchcodec);
+  # The environment runs no variant code itself (a buildEnv of symlinks and wrappers), but it is a derivation of the
+  # variant: it carries the ISA's gccarch feature like every other (issue 34), so a builder that takes it can run
+  # what it holds.
+  isaFeatures = filter (f: builtins.substring 0 8 f == "gccarch-") (variant.requiredSystemFeatures or [ ]);
+  plainEnv = pythonPackages.python.withPackages (_: checked ++ torchcodec);
+  env = if isaFeatures == [ ] then plainEnv else plainEnv.overrideAttrs (old: {
+    requiredSystemFeatures = (old.requiredSystemFeatures or [ ]) ++ isaFeatures;
+  });
 in
 assert variant.role == "env";
 env // {

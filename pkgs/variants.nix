@@ -21,7 +21,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -47,7 +47,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm75-avx2" ];
@@ -73,7 +73,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm75-avx2" ];
@@ -99,7 +99,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm75-avx2" "torchaudio-python313-cuda12_8-sm75-avx2" "torchvision-python313-cuda12_8-sm75-avx2" ];
@@ -125,7 +125,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -151,7 +151,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm75-avx512" ];
@@ -177,7 +177,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm75-avx512" ];
@@ -203,7 +203,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm75-avx512" "torchaudio-python313-cuda12_8-sm75-avx512" "torchvision-python313-cuda12_8-sm75-avx512" ];
@@ -229,7 +229,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -255,7 +255,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm75-avx512bf16" ];
@@ -281,7 +281,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm75-avx512bf16" ];
@@ -307,7 +307,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm75-avx512bf16" "torchaudio-python313-cuda12_8-sm75-avx512bf16" "torchvision-python313-cuda12_8-sm75-avx512bf16" ];
@@ -333,7 +333,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -359,7 +359,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm75-avx512vnni" ];
@@ -385,7 +385,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm75-avx512vnni" ];
@@ -411,7 +411,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm75-avx512vnni" "torchaudio-python313-cuda12_8-sm75-avx512vnni" "torchvision-python313-cuda12_8-sm75-avx512vnni" ];
@@ -437,7 +437,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -463,7 +463,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm75-armv8_2" ];
@@ -489,7 +489,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm75-armv8_2" ];
@@ -515,7 +515,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm75-armv8_2" "torchaudio-python313-cuda12_8-sm75-armv8_2" "torchvision-python313-cuda12_8-sm75-armv8_2" ];
@@ -541,7 +541,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -567,7 +567,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm75-armv9" ];
@@ -593,7 +593,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm75-armv9" ];
@@ -619,7 +619,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm75-armv9" "torchaudio-python313-cuda12_8-sm75-armv9" "torchvision-python313-cuda12_8-sm75-armv9" ];
@@ -645,7 +645,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -671,7 +671,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm80-avx2" ];
@@ -697,7 +697,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm80-avx2" ];
@@ -723,7 +723,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm80-avx2" "torchaudio-python313-cuda12_8-sm80-avx2" "torchvision-python313-cuda12_8-sm80-avx2" ];
@@ -749,7 +749,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -775,7 +775,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm80-avx512" ];
@@ -801,7 +801,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm80-avx512" ];
@@ -827,7 +827,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm80-avx512" "torchaudio-python313-cuda12_8-sm80-avx512" "torchvision-python313-cuda12_8-sm80-avx512" ];
@@ -853,7 +853,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -879,7 +879,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm80-avx512bf16" ];
@@ -905,7 +905,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm80-avx512bf16" ];
@@ -931,7 +931,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm80-avx512bf16" "torchaudio-python313-cuda12_8-sm80-avx512bf16" "torchvision-python313-cuda12_8-sm80-avx512bf16" ];
@@ -957,7 +957,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -983,7 +983,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm80-avx512vnni" ];
@@ -1009,7 +1009,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm80-avx512vnni" ];
@@ -1035,7 +1035,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm80-avx512vnni" "torchaudio-python313-cuda12_8-sm80-avx512vnni" "torchvision-python313-cuda12_8-sm80-avx512vnni" ];
@@ -1061,7 +1061,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -1087,7 +1087,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm80-armv8_2" ];
@@ -1113,7 +1113,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm80-armv8_2" ];
@@ -1139,7 +1139,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm80-armv8_2" "torchaudio-python313-cuda12_8-sm80-armv8_2" "torchvision-python313-cuda12_8-sm80-armv8_2" ];
@@ -1165,7 +1165,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -1191,7 +1191,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm80-armv9" ];
@@ -1217,7 +1217,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm80-armv9" ];
@@ -1243,7 +1243,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm80-armv9" "torchaudio-python313-cuda12_8-sm80-armv9" "torchvision-python313-cuda12_8-sm80-armv9" ];
@@ -1269,7 +1269,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -1295,7 +1295,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm86-avx2" ];
@@ -1321,7 +1321,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm86-avx2" ];
@@ -1347,7 +1347,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm86-avx2" "torchaudio-python313-cuda12_8-sm86-avx2" "torchvision-python313-cuda12_8-sm86-avx2" ];
@@ -1373,7 +1373,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -1399,7 +1399,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm86-avx512" ];
@@ -1425,7 +1425,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm86-avx512" ];
@@ -1451,7 +1451,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm86-avx512" "torchaudio-python313-cuda12_8-sm86-avx512" "torchvision-python313-cuda12_8-sm86-avx512" ];
@@ -1477,7 +1477,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -1503,7 +1503,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm86-avx512bf16" ];
@@ -1529,7 +1529,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm86-avx512bf16" ];
@@ -1555,7 +1555,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm86-avx512bf16" "torchaudio-python313-cuda12_8-sm86-avx512bf16" "torchvision-python313-cuda12_8-sm86-avx512bf16" ];
@@ -1581,7 +1581,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -1607,7 +1607,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm86-avx512vnni" ];
@@ -1633,7 +1633,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm86-avx512vnni" ];
@@ -1659,7 +1659,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm86-avx512vnni" "torchaudio-python313-cuda12_8-sm86-avx512vnni" "torchvision-python313-cuda12_8-sm86-avx512vnni" ];
@@ -1685,7 +1685,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -1711,7 +1711,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm86-armv8_2" ];
@@ -1737,7 +1737,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm86-armv8_2" ];
@@ -1763,7 +1763,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm86-armv8_2" "torchaudio-python313-cuda12_8-sm86-armv8_2" "torchvision-python313-cuda12_8-sm86-armv8_2" ];
@@ -1789,7 +1789,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -1815,7 +1815,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm86-armv9" ];
@@ -1841,7 +1841,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm86-armv9" ];
@@ -1867,7 +1867,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm86-armv9" "torchaudio-python313-cuda12_8-sm86-armv9" "torchvision-python313-cuda12_8-sm86-armv9" ];
@@ -1893,7 +1893,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -1919,7 +1919,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm89-avx2" ];
@@ -1945,7 +1945,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm89-avx2" ];
@@ -1971,7 +1971,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm89-avx2" "torchaudio-python313-cuda12_8-sm89-avx2" "torchvision-python313-cuda12_8-sm89-avx2" ];
@@ -1997,7 +1997,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -2023,7 +2023,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm89-avx512" ];
@@ -2049,7 +2049,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm89-avx512" ];
@@ -2075,7 +2075,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm89-avx512" "torchaudio-python313-cuda12_8-sm89-avx512" "torchvision-python313-cuda12_8-sm89-avx512" ];
@@ -2101,7 +2101,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -2127,7 +2127,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm89-avx512bf16" ];
@@ -2153,7 +2153,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm89-avx512bf16" ];
@@ -2179,7 +2179,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm89-avx512bf16" "torchaudio-python313-cuda12_8-sm89-avx512bf16" "torchvision-python313-cuda12_8-sm89-avx512bf16" ];
@@ -2205,7 +2205,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -2231,7 +2231,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm89-avx512vnni" ];
@@ -2257,7 +2257,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm89-avx512vnni" ];
@@ -2283,7 +2283,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm89-avx512vnni" "torchaudio-python313-cuda12_8-sm89-avx512vnni" "torchvision-python313-cuda12_8-sm89-avx512vnni" ];
@@ -2309,7 +2309,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -2335,7 +2335,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm89-armv8_2" ];
@@ -2361,7 +2361,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm89-armv8_2" ];
@@ -2387,7 +2387,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm89-armv8_2" "torchaudio-python313-cuda12_8-sm89-armv8_2" "torchvision-python313-cuda12_8-sm89-armv8_2" ];
@@ -2413,7 +2413,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -2439,7 +2439,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm89-armv9" ];
@@ -2465,7 +2465,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm89-armv9" ];
@@ -2491,7 +2491,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm89-armv9" "torchaudio-python313-cuda12_8-sm89-armv9" "torchvision-python313-cuda12_8-sm89-armv9" ];
@@ -2517,7 +2517,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -2543,7 +2543,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm90-avx2" ];
@@ -2569,7 +2569,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm90-avx2" ];
@@ -2595,7 +2595,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm90-avx2" "torchaudio-python313-cuda12_8-sm90-avx2" "torchvision-python313-cuda12_8-sm90-avx2" ];
@@ -2621,7 +2621,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -2647,7 +2647,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm90-avx512" ];
@@ -2673,7 +2673,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm90-avx512" ];
@@ -2699,7 +2699,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm90-avx512" "torchaudio-python313-cuda12_8-sm90-avx512" "torchvision-python313-cuda12_8-sm90-avx512" ];
@@ -2725,7 +2725,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -2751,7 +2751,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm90-avx512bf16" ];
@@ -2777,7 +2777,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm90-avx512bf16" ];
@@ -2803,7 +2803,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm90-avx512bf16" "torchaudio-python313-cuda12_8-sm90-avx512bf16" "torchvision-python313-cuda12_8-sm90-avx512bf16" ];
@@ -2829,7 +2829,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -2855,7 +2855,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm90-avx512vnni" ];
@@ -2881,7 +2881,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm90-avx512vnni" ];
@@ -2907,7 +2907,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm90-avx512vnni" "torchaudio-python313-cuda12_8-sm90-avx512vnni" "torchvision-python313-cuda12_8-sm90-avx512vnni" ];
@@ -2933,7 +2933,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -2959,7 +2959,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm90-armv8_2" ];
@@ -2985,7 +2985,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm90-armv8_2" ];
@@ -3011,7 +3011,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm90-armv8_2" "torchaudio-python313-cuda12_8-sm90-armv8_2" "torchvision-python313-cuda12_8-sm90-armv8_2" ];
@@ -3037,7 +3037,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -3063,7 +3063,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm90-armv9" ];
@@ -3089,7 +3089,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm90-armv9" ];
@@ -3115,7 +3115,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm90-armv9" "torchaudio-python313-cuda12_8-sm90-armv9" "torchvision-python313-cuda12_8-sm90-armv9" ];
@@ -3141,7 +3141,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -3167,7 +3167,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm100-avx2" ];
@@ -3193,7 +3193,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm100-avx2" ];
@@ -3219,7 +3219,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm100-avx2" "torchaudio-python313-cuda12_8-sm100-avx2" "torchvision-python313-cuda12_8-sm100-avx2" ];
@@ -3245,7 +3245,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -3271,7 +3271,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm100-avx512" ];
@@ -3297,7 +3297,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm100-avx512" ];
@@ -3323,7 +3323,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm100-avx512" "torchaudio-python313-cuda12_8-sm100-avx512" "torchvision-python313-cuda12_8-sm100-avx512" ];
@@ -3349,7 +3349,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -3375,7 +3375,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm100-avx512bf16" ];
@@ -3401,7 +3401,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm100-avx512bf16" ];
@@ -3427,7 +3427,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm100-avx512bf16" "torchaudio-python313-cuda12_8-sm100-avx512bf16" "torchvision-python313-cuda12_8-sm100-avx512bf16" ];
@@ -3453,7 +3453,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -3479,7 +3479,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm100-avx512vnni" ];
@@ -3505,7 +3505,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm100-avx512vnni" ];
@@ -3531,7 +3531,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm100-avx512vnni" "torchaudio-python313-cuda12_8-sm100-avx512vnni" "torchvision-python313-cuda12_8-sm100-avx512vnni" ];
@@ -3557,7 +3557,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -3583,7 +3583,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm100-armv8_2" ];
@@ -3609,7 +3609,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm100-armv8_2" ];
@@ -3635,7 +3635,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm100-armv8_2" "torchaudio-python313-cuda12_8-sm100-armv8_2" "torchvision-python313-cuda12_8-sm100-armv8_2" ];
@@ -3661,7 +3661,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -3687,7 +3687,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm100-armv9" ];
@@ -3713,7 +3713,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm100-armv9" ];
@@ -3739,7 +3739,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm100-armv9" "torchaudio-python313-cuda12_8-sm100-armv9" "torchvision-python313-cuda12_8-sm100-armv9" ];
@@ -3765,7 +3765,7 @@
     binaryCompat = true;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -3791,7 +3791,7 @@
     binaryCompat = true;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm103-avx2" ];
@@ -3817,7 +3817,7 @@
     binaryCompat = true;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm103-avx2" ];
@@ -3843,7 +3843,7 @@
     binaryCompat = true;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm103-avx2" "torchaudio-python313-cuda12_8-sm103-avx2" "torchvision-python313-cuda12_8-sm103-avx2" ];
@@ -3869,7 +3869,7 @@
     binaryCompat = true;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -3895,7 +3895,7 @@
     binaryCompat = true;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm103-avx512" ];
@@ -3921,7 +3921,7 @@
     binaryCompat = true;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm103-avx512" ];
@@ -3947,7 +3947,7 @@
     binaryCompat = true;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm103-avx512" "torchaudio-python313-cuda12_8-sm103-avx512" "torchvision-python313-cuda12_8-sm103-avx512" ];
@@ -3973,7 +3973,7 @@
     binaryCompat = true;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -3999,7 +3999,7 @@
     binaryCompat = true;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm103-avx512bf16" ];
@@ -4025,7 +4025,7 @@
     binaryCompat = true;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm103-avx512bf16" ];
@@ -4051,7 +4051,7 @@
     binaryCompat = true;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm103-avx512bf16" "torchaudio-python313-cuda12_8-sm103-avx512bf16" "torchvision-python313-cuda12_8-sm103-avx512bf16" ];
@@ -4077,7 +4077,7 @@
     binaryCompat = true;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -4103,7 +4103,7 @@
     binaryCompat = true;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm103-avx512vnni" ];
@@ -4129,7 +4129,7 @@
     binaryCompat = true;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm103-avx512vnni" ];
@@ -4155,7 +4155,7 @@
     binaryCompat = true;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm103-avx512vnni" "torchaudio-python313-cuda12_8-sm103-avx512vnni" "torchvision-python313-cuda12_8-sm103-avx512vnni" ];
@@ -4181,7 +4181,7 @@
     binaryCompat = true;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -4207,7 +4207,7 @@
     binaryCompat = true;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm103-armv8_2" ];
@@ -4233,7 +4233,7 @@
     binaryCompat = true;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm103-armv8_2" ];
@@ -4259,7 +4259,7 @@
     binaryCompat = true;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm103-armv8_2" "torchaudio-python313-cuda12_8-sm103-armv8_2" "torchvision-python313-cuda12_8-sm103-armv8_2" ];
@@ -4285,7 +4285,7 @@
     binaryCompat = true;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -4311,7 +4311,7 @@
     binaryCompat = true;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm103-armv9" ];
@@ -4337,7 +4337,7 @@
     binaryCompat = true;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm103-armv9" ];
@@ -4363,7 +4363,7 @@
     binaryCompat = true;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm103-armv9" "torchaudio-python313-cuda12_8-sm103-armv9" "torchvision-python313-cuda12_8-sm103-armv9" ];
@@ -4389,7 +4389,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -4415,7 +4415,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm120-avx2" ];
@@ -4441,7 +4441,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm120-avx2" ];
@@ -4467,7 +4467,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm120-avx2" "torchaudio-python313-cuda12_8-sm120-avx2" "torchvision-python313-cuda12_8-sm120-avx2" ];
@@ -4493,7 +4493,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -4519,7 +4519,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm120-avx512" ];
@@ -4545,7 +4545,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm120-avx512" ];
@@ -4571,7 +4571,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm120-avx512" "torchaudio-python313-cuda12_8-sm120-avx512" "torchvision-python313-cuda12_8-sm120-avx512" ];
@@ -4597,7 +4597,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -4623,7 +4623,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm120-avx512bf16" ];
@@ -4649,7 +4649,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm120-avx512bf16" ];
@@ -4675,7 +4675,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm120-avx512bf16" "torchaudio-python313-cuda12_8-sm120-avx512bf16" "torchvision-python313-cuda12_8-sm120-avx512bf16" ];
@@ -4701,7 +4701,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -4727,7 +4727,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm120-avx512vnni" ];
@@ -4753,7 +4753,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm120-avx512vnni" ];
@@ -4779,7 +4779,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm120-avx512vnni" "torchaudio-python313-cuda12_8-sm120-avx512vnni" "torchvision-python313-cuda12_8-sm120-avx512vnni" ];
@@ -4805,7 +4805,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -4831,7 +4831,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm120-armv8_2" ];
@@ -4857,7 +4857,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm120-armv8_2" ];
@@ -4883,7 +4883,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm120-armv8_2" "torchaudio-python313-cuda12_8-sm120-armv8_2" "torchvision-python313-cuda12_8-sm120-armv8_2" ];
@@ -4909,7 +4909,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -4935,7 +4935,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm120-armv9" ];
@@ -4961,7 +4961,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm120-armv9" ];
@@ -4987,7 +4987,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm120-armv9" "torchaudio-python313-cuda12_8-sm120-armv9" "torchvision-python313-cuda12_8-sm120-armv9" ];
@@ -5013,7 +5013,7 @@
     binaryCompat = true;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -5039,7 +5039,7 @@
     binaryCompat = true;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm121-armv8_2" ];
@@ -5065,7 +5065,7 @@
     binaryCompat = true;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm121-armv8_2" ];
@@ -5091,7 +5091,7 @@
     binaryCompat = true;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm121-armv8_2" "torchaudio-python313-cuda12_8-sm121-armv8_2" "torchvision-python313-cuda12_8-sm121-armv8_2" ];
@@ -5117,7 +5117,7 @@
     binaryCompat = true;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -5143,7 +5143,7 @@
     binaryCompat = true;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm121-armv9" ];
@@ -5169,7 +5169,7 @@
     binaryCompat = true;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm121-armv9" ];
@@ -5195,7 +5195,7 @@
     binaryCompat = true;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_8-sm121-armv9" "torchaudio-python313-cuda12_8-sm121-armv9" "torchvision-python313-cuda12_8-sm121-armv9" ];
@@ -5221,7 +5221,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -5247,7 +5247,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm75-avx2" ];
@@ -5273,7 +5273,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm75-avx2" ];
@@ -5299,7 +5299,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm75-avx2" "torchaudio-python313-cuda12_9-sm75-avx2" "torchvision-python313-cuda12_9-sm75-avx2" ];
@@ -5325,7 +5325,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -5351,7 +5351,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm75-avx512" ];
@@ -5377,7 +5377,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm75-avx512" ];
@@ -5403,7 +5403,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm75-avx512" "torchaudio-python313-cuda12_9-sm75-avx512" "torchvision-python313-cuda12_9-sm75-avx512" ];
@@ -5429,7 +5429,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -5455,7 +5455,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm75-avx512bf16" ];
@@ -5481,7 +5481,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm75-avx512bf16" ];
@@ -5507,7 +5507,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm75-avx512bf16" "torchaudio-python313-cuda12_9-sm75-avx512bf16" "torchvision-python313-cuda12_9-sm75-avx512bf16" ];
@@ -5533,7 +5533,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -5559,7 +5559,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm75-avx512vnni" ];
@@ -5585,7 +5585,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm75-avx512vnni" ];
@@ -5611,7 +5611,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm75-avx512vnni" "torchaudio-python313-cuda12_9-sm75-avx512vnni" "torchvision-python313-cuda12_9-sm75-avx512vnni" ];
@@ -5637,7 +5637,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -5663,7 +5663,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm75-armv8_2" ];
@@ -5689,7 +5689,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm75-armv8_2" ];
@@ -5715,7 +5715,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm75-armv8_2" "torchaudio-python313-cuda12_9-sm75-armv8_2" "torchvision-python313-cuda12_9-sm75-armv8_2" ];
@@ -5741,7 +5741,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -5767,7 +5767,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm75-armv9" ];
@@ -5793,7 +5793,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm75-armv9" ];
@@ -5819,7 +5819,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm75-armv9" "torchaudio-python313-cuda12_9-sm75-armv9" "torchvision-python313-cuda12_9-sm75-armv9" ];
@@ -5845,7 +5845,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -5871,7 +5871,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm80-avx2" ];
@@ -5897,7 +5897,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm80-avx2" ];
@@ -5923,7 +5923,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm80-avx2" "torchaudio-python313-cuda12_9-sm80-avx2" "torchvision-python313-cuda12_9-sm80-avx2" ];
@@ -5949,7 +5949,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -5975,7 +5975,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm80-avx512" ];
@@ -6001,7 +6001,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm80-avx512" ];
@@ -6027,7 +6027,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm80-avx512" "torchaudio-python313-cuda12_9-sm80-avx512" "torchvision-python313-cuda12_9-sm80-avx512" ];
@@ -6053,7 +6053,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -6079,7 +6079,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm80-avx512bf16" ];
@@ -6105,7 +6105,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm80-avx512bf16" ];
@@ -6131,7 +6131,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm80-avx512bf16" "torchaudio-python313-cuda12_9-sm80-avx512bf16" "torchvision-python313-cuda12_9-sm80-avx512bf16" ];
@@ -6157,7 +6157,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -6183,7 +6183,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm80-avx512vnni" ];
@@ -6209,7 +6209,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm80-avx512vnni" ];
@@ -6235,7 +6235,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm80-avx512vnni" "torchaudio-python313-cuda12_9-sm80-avx512vnni" "torchvision-python313-cuda12_9-sm80-avx512vnni" ];
@@ -6261,7 +6261,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -6287,7 +6287,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm80-armv8_2" ];
@@ -6313,7 +6313,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm80-armv8_2" ];
@@ -6339,7 +6339,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm80-armv8_2" "torchaudio-python313-cuda12_9-sm80-armv8_2" "torchvision-python313-cuda12_9-sm80-armv8_2" ];
@@ -6365,7 +6365,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -6391,7 +6391,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm80-armv9" ];
@@ -6417,7 +6417,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm80-armv9" ];
@@ -6443,7 +6443,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm80-armv9" "torchaudio-python313-cuda12_9-sm80-armv9" "torchvision-python313-cuda12_9-sm80-armv9" ];
@@ -6469,7 +6469,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -6495,7 +6495,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm86-avx2" ];
@@ -6521,7 +6521,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm86-avx2" ];
@@ -6547,7 +6547,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm86-avx2" "torchaudio-python313-cuda12_9-sm86-avx2" "torchvision-python313-cuda12_9-sm86-avx2" ];
@@ -6573,7 +6573,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -6599,7 +6599,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm86-avx512" ];
@@ -6625,7 +6625,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm86-avx512" ];
@@ -6651,7 +6651,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm86-avx512" "torchaudio-python313-cuda12_9-sm86-avx512" "torchvision-python313-cuda12_9-sm86-avx512" ];
@@ -6677,7 +6677,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -6703,7 +6703,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm86-avx512bf16" ];
@@ -6729,7 +6729,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm86-avx512bf16" ];
@@ -6755,7 +6755,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm86-avx512bf16" "torchaudio-python313-cuda12_9-sm86-avx512bf16" "torchvision-python313-cuda12_9-sm86-avx512bf16" ];
@@ -6781,7 +6781,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -6807,7 +6807,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm86-avx512vnni" ];
@@ -6833,7 +6833,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm86-avx512vnni" ];
@@ -6859,7 +6859,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm86-avx512vnni" "torchaudio-python313-cuda12_9-sm86-avx512vnni" "torchvision-python313-cuda12_9-sm86-avx512vnni" ];
@@ -6885,7 +6885,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -6911,7 +6911,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm86-armv8_2" ];
@@ -6937,7 +6937,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm86-armv8_2" ];
@@ -6963,7 +6963,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm86-armv8_2" "torchaudio-python313-cuda12_9-sm86-armv8_2" "torchvision-python313-cuda12_9-sm86-armv8_2" ];
@@ -6989,7 +6989,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -7015,7 +7015,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm86-armv9" ];
@@ -7041,7 +7041,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm86-armv9" ];
@@ -7067,7 +7067,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm86-armv9" "torchaudio-python313-cuda12_9-sm86-armv9" "torchvision-python313-cuda12_9-sm86-armv9" ];
@@ -7093,7 +7093,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -7119,7 +7119,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm89-avx2" ];
@@ -7145,7 +7145,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm89-avx2" ];
@@ -7171,7 +7171,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm89-avx2" "torchaudio-python313-cuda12_9-sm89-avx2" "torchvision-python313-cuda12_9-sm89-avx2" ];
@@ -7197,7 +7197,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -7223,7 +7223,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm89-avx512" ];
@@ -7249,7 +7249,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm89-avx512" ];
@@ -7275,7 +7275,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm89-avx512" "torchaudio-python313-cuda12_9-sm89-avx512" "torchvision-python313-cuda12_9-sm89-avx512" ];
@@ -7301,7 +7301,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -7327,7 +7327,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm89-avx512bf16" ];
@@ -7353,7 +7353,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm89-avx512bf16" ];
@@ -7379,7 +7379,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm89-avx512bf16" "torchaudio-python313-cuda12_9-sm89-avx512bf16" "torchvision-python313-cuda12_9-sm89-avx512bf16" ];
@@ -7405,7 +7405,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -7431,7 +7431,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm89-avx512vnni" ];
@@ -7457,7 +7457,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm89-avx512vnni" ];
@@ -7483,7 +7483,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm89-avx512vnni" "torchaudio-python313-cuda12_9-sm89-avx512vnni" "torchvision-python313-cuda12_9-sm89-avx512vnni" ];
@@ -7509,7 +7509,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -7535,7 +7535,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm89-armv8_2" ];
@@ -7561,7 +7561,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm89-armv8_2" ];
@@ -7587,7 +7587,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm89-armv8_2" "torchaudio-python313-cuda12_9-sm89-armv8_2" "torchvision-python313-cuda12_9-sm89-armv8_2" ];
@@ -7613,7 +7613,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -7639,7 +7639,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm89-armv9" ];
@@ -7665,7 +7665,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm89-armv9" ];
@@ -7691,7 +7691,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm89-armv9" "torchaudio-python313-cuda12_9-sm89-armv9" "torchvision-python313-cuda12_9-sm89-armv9" ];
@@ -7717,7 +7717,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -7743,7 +7743,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm90-avx2" ];
@@ -7769,7 +7769,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm90-avx2" ];
@@ -7795,7 +7795,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm90-avx2" "torchaudio-python313-cuda12_9-sm90-avx2" "torchvision-python313-cuda12_9-sm90-avx2" ];
@@ -7821,7 +7821,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -7847,7 +7847,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm90-avx512" ];
@@ -7873,7 +7873,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm90-avx512" ];
@@ -7899,7 +7899,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm90-avx512" "torchaudio-python313-cuda12_9-sm90-avx512" "torchvision-python313-cuda12_9-sm90-avx512" ];
@@ -7925,7 +7925,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -7951,7 +7951,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm90-avx512bf16" ];
@@ -7977,7 +7977,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm90-avx512bf16" ];
@@ -8003,7 +8003,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm90-avx512bf16" "torchaudio-python313-cuda12_9-sm90-avx512bf16" "torchvision-python313-cuda12_9-sm90-avx512bf16" ];
@@ -8029,7 +8029,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -8055,7 +8055,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm90-avx512vnni" ];
@@ -8081,7 +8081,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm90-avx512vnni" ];
@@ -8107,7 +8107,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm90-avx512vnni" "torchaudio-python313-cuda12_9-sm90-avx512vnni" "torchvision-python313-cuda12_9-sm90-avx512vnni" ];
@@ -8133,7 +8133,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -8159,7 +8159,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm90-armv8_2" ];
@@ -8185,7 +8185,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm90-armv8_2" ];
@@ -8211,7 +8211,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm90-armv8_2" "torchaudio-python313-cuda12_9-sm90-armv8_2" "torchvision-python313-cuda12_9-sm90-armv8_2" ];
@@ -8237,7 +8237,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -8263,7 +8263,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm90-armv9" ];
@@ -8289,7 +8289,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm90-armv9" ];
@@ -8315,7 +8315,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm90-armv9" "torchaudio-python313-cuda12_9-sm90-armv9" "torchvision-python313-cuda12_9-sm90-armv9" ];
@@ -8341,7 +8341,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -8367,7 +8367,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm100-avx2" ];
@@ -8393,7 +8393,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm100-avx2" ];
@@ -8419,7 +8419,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm100-avx2" "torchaudio-python313-cuda12_9-sm100-avx2" "torchvision-python313-cuda12_9-sm100-avx2" ];
@@ -8445,7 +8445,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -8471,7 +8471,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm100-avx512" ];
@@ -8497,7 +8497,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm100-avx512" ];
@@ -8523,7 +8523,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm100-avx512" "torchaudio-python313-cuda12_9-sm100-avx512" "torchvision-python313-cuda12_9-sm100-avx512" ];
@@ -8549,7 +8549,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -8575,7 +8575,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm100-avx512bf16" ];
@@ -8601,7 +8601,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm100-avx512bf16" ];
@@ -8627,7 +8627,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm100-avx512bf16" "torchaudio-python313-cuda12_9-sm100-avx512bf16" "torchvision-python313-cuda12_9-sm100-avx512bf16" ];
@@ -8653,7 +8653,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -8679,7 +8679,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm100-avx512vnni" ];
@@ -8705,7 +8705,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm100-avx512vnni" ];
@@ -8731,7 +8731,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm100-avx512vnni" "torchaudio-python313-cuda12_9-sm100-avx512vnni" "torchvision-python313-cuda12_9-sm100-avx512vnni" ];
@@ -8757,7 +8757,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -8783,7 +8783,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm100-armv8_2" ];
@@ -8809,7 +8809,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm100-armv8_2" ];
@@ -8835,7 +8835,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm100-armv8_2" "torchaudio-python313-cuda12_9-sm100-armv8_2" "torchvision-python313-cuda12_9-sm100-armv8_2" ];
@@ -8861,7 +8861,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -8887,7 +8887,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm100-armv9" ];
@@ -8913,7 +8913,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm100-armv9" ];
@@ -8939,7 +8939,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm100-armv9" "torchaudio-python313-cuda12_9-sm100-armv9" "torchvision-python313-cuda12_9-sm100-armv9" ];
@@ -8965,7 +8965,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -8991,7 +8991,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm103-avx2" ];
@@ -9017,7 +9017,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm103-avx2" ];
@@ -9043,7 +9043,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm103-avx2" "torchaudio-python313-cuda12_9-sm103-avx2" "torchvision-python313-cuda12_9-sm103-avx2" ];
@@ -9069,7 +9069,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -9095,7 +9095,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm103-avx512" ];
@@ -9121,7 +9121,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm103-avx512" ];
@@ -9147,7 +9147,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm103-avx512" "torchaudio-python313-cuda12_9-sm103-avx512" "torchvision-python313-cuda12_9-sm103-avx512" ];
@@ -9173,7 +9173,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -9199,7 +9199,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm103-avx512bf16" ];
@@ -9225,7 +9225,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm103-avx512bf16" ];
@@ -9251,7 +9251,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm103-avx512bf16" "torchaudio-python313-cuda12_9-sm103-avx512bf16" "torchvision-python313-cuda12_9-sm103-avx512bf16" ];
@@ -9277,7 +9277,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -9303,7 +9303,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm103-avx512vnni" ];
@@ -9329,7 +9329,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm103-avx512vnni" ];
@@ -9355,7 +9355,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm103-avx512vnni" "torchaudio-python313-cuda12_9-sm103-avx512vnni" "torchvision-python313-cuda12_9-sm103-avx512vnni" ];
@@ -9381,7 +9381,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -9407,7 +9407,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm103-armv8_2" ];
@@ -9433,7 +9433,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm103-armv8_2" ];
@@ -9459,7 +9459,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm103-armv8_2" "torchaudio-python313-cuda12_9-sm103-armv8_2" "torchvision-python313-cuda12_9-sm103-armv8_2" ];
@@ -9485,7 +9485,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -9511,7 +9511,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm103-armv9" ];
@@ -9537,7 +9537,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm103-armv9" ];
@@ -9563,7 +9563,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm103-armv9" "torchaudio-python313-cuda12_9-sm103-armv9" "torchvision-python313-cuda12_9-sm103-armv9" ];
@@ -9589,7 +9589,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -9615,7 +9615,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm120-avx2" ];
@@ -9641,7 +9641,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm120-avx2" ];
@@ -9667,7 +9667,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm120-avx2" "torchaudio-python313-cuda12_9-sm120-avx2" "torchvision-python313-cuda12_9-sm120-avx2" ];
@@ -9693,7 +9693,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -9719,7 +9719,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm120-avx512" ];
@@ -9745,7 +9745,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm120-avx512" ];
@@ -9771,7 +9771,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm120-avx512" "torchaudio-python313-cuda12_9-sm120-avx512" "torchvision-python313-cuda12_9-sm120-avx512" ];
@@ -9797,7 +9797,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -9823,7 +9823,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm120-avx512bf16" ];
@@ -9849,7 +9849,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm120-avx512bf16" ];
@@ -9875,7 +9875,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm120-avx512bf16" "torchaudio-python313-cuda12_9-sm120-avx512bf16" "torchvision-python313-cuda12_9-sm120-avx512bf16" ];
@@ -9901,7 +9901,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -9927,7 +9927,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm120-avx512vnni" ];
@@ -9953,7 +9953,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm120-avx512vnni" ];
@@ -9979,7 +9979,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm120-avx512vnni" "torchaudio-python313-cuda12_9-sm120-avx512vnni" "torchvision-python313-cuda12_9-sm120-avx512vnni" ];
@@ -10005,7 +10005,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -10031,7 +10031,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm120-armv8_2" ];
@@ -10057,7 +10057,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm120-armv8_2" ];
@@ -10083,7 +10083,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm120-armv8_2" "torchaudio-python313-cuda12_9-sm120-armv8_2" "torchvision-python313-cuda12_9-sm120-armv8_2" ];
@@ -10109,7 +10109,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -10135,7 +10135,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm120-armv9" ];
@@ -10161,7 +10161,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm120-armv9" ];
@@ -10187,7 +10187,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm120-armv9" "torchaudio-python313-cuda12_9-sm120-armv9" "torchvision-python313-cuda12_9-sm120-armv9" ];
@@ -10213,7 +10213,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -10239,7 +10239,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm121-armv8_2" ];
@@ -10265,7 +10265,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm121-armv8_2" ];
@@ -10291,7 +10291,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm121-armv8_2" "torchaudio-python313-cuda12_9-sm121-armv8_2" "torchvision-python313-cuda12_9-sm121-armv8_2" ];
@@ -10317,7 +10317,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -10343,7 +10343,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm121-armv9" ];
@@ -10369,7 +10369,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm121-armv9" ];
@@ -10395,7 +10395,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda12_9-sm121-armv9" "torchaudio-python313-cuda12_9-sm121-armv9" "torchvision-python313-cuda12_9-sm121-armv9" ];
@@ -10421,7 +10421,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -10447,7 +10447,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm75-avx2" ];
@@ -10473,7 +10473,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm75-avx2" ];
@@ -10499,7 +10499,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm75-avx2" "torchaudio-python313-cuda13_0-sm75-avx2" "torchvision-python313-cuda13_0-sm75-avx2" ];
@@ -10525,7 +10525,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -10551,7 +10551,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm75-avx512" ];
@@ -10577,7 +10577,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm75-avx512" ];
@@ -10603,7 +10603,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm75-avx512" "torchaudio-python313-cuda13_0-sm75-avx512" "torchvision-python313-cuda13_0-sm75-avx512" ];
@@ -10629,7 +10629,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -10655,7 +10655,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm75-avx512bf16" ];
@@ -10681,7 +10681,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm75-avx512bf16" ];
@@ -10707,7 +10707,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm75-avx512bf16" "torchaudio-python313-cuda13_0-sm75-avx512bf16" "torchvision-python313-cuda13_0-sm75-avx512bf16" ];
@@ -10733,7 +10733,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -10759,7 +10759,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm75-avx512vnni" ];
@@ -10785,7 +10785,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm75-avx512vnni" ];
@@ -10811,7 +10811,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm75-avx512vnni" "torchaudio-python313-cuda13_0-sm75-avx512vnni" "torchvision-python313-cuda13_0-sm75-avx512vnni" ];
@@ -10837,7 +10837,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -10863,7 +10863,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm75-armv8_2" ];
@@ -10889,7 +10889,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm75-armv8_2" ];
@@ -10915,7 +10915,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm75-armv8_2" "torchaudio-python313-cuda13_0-sm75-armv8_2" "torchvision-python313-cuda13_0-sm75-armv8_2" ];
@@ -10941,7 +10941,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -10967,7 +10967,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm75-armv9" ];
@@ -10993,7 +10993,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm75-armv9" ];
@@ -11019,7 +11019,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm75-armv9" "torchaudio-python313-cuda13_0-sm75-armv9" "torchvision-python313-cuda13_0-sm75-armv9" ];
@@ -11045,7 +11045,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -11071,7 +11071,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm80-avx2" ];
@@ -11097,7 +11097,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm80-avx2" ];
@@ -11123,7 +11123,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm80-avx2" "torchaudio-python313-cuda13_0-sm80-avx2" "torchvision-python313-cuda13_0-sm80-avx2" ];
@@ -11149,7 +11149,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -11175,7 +11175,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm80-avx512" ];
@@ -11201,7 +11201,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm80-avx512" ];
@@ -11227,7 +11227,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm80-avx512" "torchaudio-python313-cuda13_0-sm80-avx512" "torchvision-python313-cuda13_0-sm80-avx512" ];
@@ -11253,7 +11253,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -11279,7 +11279,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm80-avx512bf16" ];
@@ -11305,7 +11305,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm80-avx512bf16" ];
@@ -11331,7 +11331,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm80-avx512bf16" "torchaudio-python313-cuda13_0-sm80-avx512bf16" "torchvision-python313-cuda13_0-sm80-avx512bf16" ];
@@ -11357,7 +11357,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -11383,7 +11383,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm80-avx512vnni" ];
@@ -11409,7 +11409,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm80-avx512vnni" ];
@@ -11435,7 +11435,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm80-avx512vnni" "torchaudio-python313-cuda13_0-sm80-avx512vnni" "torchvision-python313-cuda13_0-sm80-avx512vnni" ];
@@ -11461,7 +11461,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -11487,7 +11487,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm80-armv8_2" ];
@@ -11513,7 +11513,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm80-armv8_2" ];
@@ -11539,7 +11539,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm80-armv8_2" "torchaudio-python313-cuda13_0-sm80-armv8_2" "torchvision-python313-cuda13_0-sm80-armv8_2" ];
@@ -11565,7 +11565,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -11591,7 +11591,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm80-armv9" ];
@@ -11617,7 +11617,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm80-armv9" ];
@@ -11643,7 +11643,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm80-armv9" "torchaudio-python313-cuda13_0-sm80-armv9" "torchvision-python313-cuda13_0-sm80-armv9" ];
@@ -11669,7 +11669,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -11695,7 +11695,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm86-avx2" ];
@@ -11721,7 +11721,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm86-avx2" ];
@@ -11747,7 +11747,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm86-avx2" "torchaudio-python313-cuda13_0-sm86-avx2" "torchvision-python313-cuda13_0-sm86-avx2" ];
@@ -11773,7 +11773,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -11799,7 +11799,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm86-avx512" ];
@@ -11825,7 +11825,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm86-avx512" ];
@@ -11851,7 +11851,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm86-avx512" "torchaudio-python313-cuda13_0-sm86-avx512" "torchvision-python313-cuda13_0-sm86-avx512" ];
@@ -11877,7 +11877,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -11903,7 +11903,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm86-avx512bf16" ];
@@ -11929,7 +11929,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm86-avx512bf16" ];
@@ -11955,7 +11955,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm86-avx512bf16" "torchaudio-python313-cuda13_0-sm86-avx512bf16" "torchvision-python313-cuda13_0-sm86-avx512bf16" ];
@@ -11981,7 +11981,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -12007,7 +12007,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm86-avx512vnni" ];
@@ -12033,7 +12033,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm86-avx512vnni" ];
@@ -12059,7 +12059,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm86-avx512vnni" "torchaudio-python313-cuda13_0-sm86-avx512vnni" "torchvision-python313-cuda13_0-sm86-avx512vnni" ];
@@ -12085,7 +12085,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -12111,7 +12111,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm86-armv8_2" ];
@@ -12137,7 +12137,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm86-armv8_2" ];
@@ -12163,7 +12163,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm86-armv8_2" "torchaudio-python313-cuda13_0-sm86-armv8_2" "torchvision-python313-cuda13_0-sm86-armv8_2" ];
@@ -12189,7 +12189,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -12215,7 +12215,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm86-armv9" ];
@@ -12241,7 +12241,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm86-armv9" ];
@@ -12267,7 +12267,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm86-armv9" "torchaudio-python313-cuda13_0-sm86-armv9" "torchvision-python313-cuda13_0-sm86-armv9" ];
@@ -12293,7 +12293,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -12319,7 +12319,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm89-avx2" ];
@@ -12345,7 +12345,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm89-avx2" ];
@@ -12371,7 +12371,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm89-avx2" "torchaudio-python313-cuda13_0-sm89-avx2" "torchvision-python313-cuda13_0-sm89-avx2" ];
@@ -12397,7 +12397,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -12423,7 +12423,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm89-avx512" ];
@@ -12449,7 +12449,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm89-avx512" ];
@@ -12475,7 +12475,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm89-avx512" "torchaudio-python313-cuda13_0-sm89-avx512" "torchvision-python313-cuda13_0-sm89-avx512" ];
@@ -12501,7 +12501,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -12527,7 +12527,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm89-avx512bf16" ];
@@ -12553,7 +12553,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm89-avx512bf16" ];
@@ -12579,7 +12579,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm89-avx512bf16" "torchaudio-python313-cuda13_0-sm89-avx512bf16" "torchvision-python313-cuda13_0-sm89-avx512bf16" ];
@@ -12605,7 +12605,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -12631,7 +12631,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm89-avx512vnni" ];
@@ -12657,7 +12657,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm89-avx512vnni" ];
@@ -12683,7 +12683,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm89-avx512vnni" "torchaudio-python313-cuda13_0-sm89-avx512vnni" "torchvision-python313-cuda13_0-sm89-avx512vnni" ];
@@ -12709,7 +12709,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -12735,7 +12735,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm89-armv8_2" ];
@@ -12761,7 +12761,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm89-armv8_2" ];
@@ -12787,7 +12787,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm89-armv8_2" "torchaudio-python313-cuda13_0-sm89-armv8_2" "torchvision-python313-cuda13_0-sm89-armv8_2" ];
@@ -12813,7 +12813,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -12839,7 +12839,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm89-armv9" ];
@@ -12865,7 +12865,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm89-armv9" ];
@@ -12891,7 +12891,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm89-armv9" "torchaudio-python313-cuda13_0-sm89-armv9" "torchvision-python313-cuda13_0-sm89-armv9" ];
@@ -12917,7 +12917,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -12943,7 +12943,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm90-avx2" ];
@@ -12969,7 +12969,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm90-avx2" ];
@@ -12995,7 +12995,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm90-avx2" "torchaudio-python313-cuda13_0-sm90-avx2" "torchvision-python313-cuda13_0-sm90-avx2" ];
@@ -13021,7 +13021,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -13047,7 +13047,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm90-avx512" ];
@@ -13073,7 +13073,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm90-avx512" ];
@@ -13099,7 +13099,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm90-avx512" "torchaudio-python313-cuda13_0-sm90-avx512" "torchvision-python313-cuda13_0-sm90-avx512" ];
@@ -13125,7 +13125,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -13151,7 +13151,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm90-avx512bf16" ];
@@ -13177,7 +13177,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm90-avx512bf16" ];
@@ -13203,7 +13203,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm90-avx512bf16" "torchaudio-python313-cuda13_0-sm90-avx512bf16" "torchvision-python313-cuda13_0-sm90-avx512bf16" ];
@@ -13229,7 +13229,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -13255,7 +13255,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm90-avx512vnni" ];
@@ -13281,7 +13281,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm90-avx512vnni" ];
@@ -13307,7 +13307,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm90-avx512vnni" "torchaudio-python313-cuda13_0-sm90-avx512vnni" "torchvision-python313-cuda13_0-sm90-avx512vnni" ];
@@ -13333,7 +13333,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -13359,7 +13359,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm90-armv8_2" ];
@@ -13385,7 +13385,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm90-armv8_2" ];
@@ -13411,7 +13411,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm90-armv8_2" "torchaudio-python313-cuda13_0-sm90-armv8_2" "torchvision-python313-cuda13_0-sm90-armv8_2" ];
@@ -13437,7 +13437,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -13463,7 +13463,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm90-armv9" ];
@@ -13489,7 +13489,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm90-armv9" ];
@@ -13515,7 +13515,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm90-armv9" "torchaudio-python313-cuda13_0-sm90-armv9" "torchvision-python313-cuda13_0-sm90-armv9" ];
@@ -13541,7 +13541,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -13567,7 +13567,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm100-avx2" ];
@@ -13593,7 +13593,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm100-avx2" ];
@@ -13619,7 +13619,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm100-avx2" "torchaudio-python313-cuda13_0-sm100-avx2" "torchvision-python313-cuda13_0-sm100-avx2" ];
@@ -13645,7 +13645,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -13671,7 +13671,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm100-avx512" ];
@@ -13697,7 +13697,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm100-avx512" ];
@@ -13723,7 +13723,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm100-avx512" "torchaudio-python313-cuda13_0-sm100-avx512" "torchvision-python313-cuda13_0-sm100-avx512" ];
@@ -13749,7 +13749,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -13775,7 +13775,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm100-avx512bf16" ];
@@ -13801,7 +13801,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm100-avx512bf16" ];
@@ -13827,7 +13827,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm100-avx512bf16" "torchaudio-python313-cuda13_0-sm100-avx512bf16" "torchvision-python313-cuda13_0-sm100-avx512bf16" ];
@@ -13853,7 +13853,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -13879,7 +13879,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm100-avx512vnni" ];
@@ -13905,7 +13905,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm100-avx512vnni" ];
@@ -13931,7 +13931,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm100-avx512vnni" "torchaudio-python313-cuda13_0-sm100-avx512vnni" "torchvision-python313-cuda13_0-sm100-avx512vnni" ];
@@ -13957,7 +13957,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -13983,7 +13983,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm100-armv8_2" ];
@@ -14009,7 +14009,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm100-armv8_2" ];
@@ -14035,7 +14035,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm100-armv8_2" "torchaudio-python313-cuda13_0-sm100-armv8_2" "torchvision-python313-cuda13_0-sm100-armv8_2" ];
@@ -14061,7 +14061,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -14087,7 +14087,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm100-armv9" ];
@@ -14113,7 +14113,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm100-armv9" ];
@@ -14139,7 +14139,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm100-armv9" "torchaudio-python313-cuda13_0-sm100-armv9" "torchvision-python313-cuda13_0-sm100-armv9" ];
@@ -14165,7 +14165,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -14191,7 +14191,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm103-avx2" ];
@@ -14217,7 +14217,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm103-avx2" ];
@@ -14243,7 +14243,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm103-avx2" "torchaudio-python313-cuda13_0-sm103-avx2" "torchvision-python313-cuda13_0-sm103-avx2" ];
@@ -14269,7 +14269,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -14295,7 +14295,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm103-avx512" ];
@@ -14321,7 +14321,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm103-avx512" ];
@@ -14347,7 +14347,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm103-avx512" "torchaudio-python313-cuda13_0-sm103-avx512" "torchvision-python313-cuda13_0-sm103-avx512" ];
@@ -14373,7 +14373,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -14399,7 +14399,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm103-avx512bf16" ];
@@ -14425,7 +14425,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm103-avx512bf16" ];
@@ -14451,7 +14451,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm103-avx512bf16" "torchaudio-python313-cuda13_0-sm103-avx512bf16" "torchvision-python313-cuda13_0-sm103-avx512bf16" ];
@@ -14477,7 +14477,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -14503,7 +14503,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm103-avx512vnni" ];
@@ -14529,7 +14529,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm103-avx512vnni" ];
@@ -14555,7 +14555,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm103-avx512vnni" "torchaudio-python313-cuda13_0-sm103-avx512vnni" "torchvision-python313-cuda13_0-sm103-avx512vnni" ];
@@ -14581,7 +14581,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -14607,7 +14607,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm103-armv8_2" ];
@@ -14633,7 +14633,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm103-armv8_2" ];
@@ -14659,7 +14659,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm103-armv8_2" "torchaudio-python313-cuda13_0-sm103-armv8_2" "torchvision-python313-cuda13_0-sm103-armv8_2" ];
@@ -14685,7 +14685,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -14711,7 +14711,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm103-armv9" ];
@@ -14737,7 +14737,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm103-armv9" ];
@@ -14763,7 +14763,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm103-armv9" "torchaudio-python313-cuda13_0-sm103-armv9" "torchvision-python313-cuda13_0-sm103-armv9" ];
@@ -14789,7 +14789,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -14815,7 +14815,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm110-armv8_2" ];
@@ -14841,7 +14841,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm110-armv8_2" ];
@@ -14867,7 +14867,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm110-armv8_2" "torchaudio-python313-cuda13_0-sm110-armv8_2" "torchvision-python313-cuda13_0-sm110-armv8_2" ];
@@ -14893,7 +14893,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=armv9-a+i8mm" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -14919,7 +14919,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=armv9-a+i8mm" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm110-armv9" ];
@@ -14945,7 +14945,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=armv9-a+i8mm" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm110-armv9" ];
@@ -14971,7 +14971,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = true;
     cflags = [ "-march=armv9-a+i8mm" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm110-armv9" "torchaudio-python313-cuda13_0-sm110-armv9" "torchvision-python313-cuda13_0-sm110-armv9" ];
@@ -14997,7 +14997,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -15023,7 +15023,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm120-avx2" ];
@@ -15049,7 +15049,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm120-avx2" ];
@@ -15075,7 +15075,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm120-avx2" "torchaudio-python313-cuda13_0-sm120-avx2" "torchvision-python313-cuda13_0-sm120-avx2" ];
@@ -15101,7 +15101,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -15127,7 +15127,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm120-avx512" ];
@@ -15153,7 +15153,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm120-avx512" ];
@@ -15179,7 +15179,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm120-avx512" "torchaudio-python313-cuda13_0-sm120-avx512" "torchvision-python313-cuda13_0-sm120-avx512" ];
@@ -15205,7 +15205,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -15231,7 +15231,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm120-avx512bf16" ];
@@ -15257,7 +15257,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm120-avx512bf16" ];
@@ -15283,7 +15283,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm120-avx512bf16" "torchaudio-python313-cuda13_0-sm120-avx512bf16" "torchvision-python313-cuda13_0-sm120-avx512bf16" ];
@@ -15309,7 +15309,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -15335,7 +15335,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm120-avx512vnni" ];
@@ -15361,7 +15361,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm120-avx512vnni" ];
@@ -15387,7 +15387,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm120-avx512vnni" "torchaudio-python313-cuda13_0-sm120-avx512vnni" "torchvision-python313-cuda13_0-sm120-avx512vnni" ];
@@ -15413,7 +15413,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -15439,7 +15439,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm120-armv8_2" ];
@@ -15465,7 +15465,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm120-armv8_2" ];
@@ -15491,7 +15491,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm120-armv8_2" "torchaudio-python313-cuda13_0-sm120-armv8_2" "torchvision-python313-cuda13_0-sm120-armv8_2" ];
@@ -15517,7 +15517,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -15543,7 +15543,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm120-armv9" ];
@@ -15569,7 +15569,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm120-armv9" ];
@@ -15595,7 +15595,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm120-armv9" "torchaudio-python313-cuda13_0-sm120-armv9" "torchvision-python313-cuda13_0-sm120-armv9" ];
@@ -15621,7 +15621,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -15647,7 +15647,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm121-armv8_2" ];
@@ -15673,7 +15673,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm121-armv8_2" ];
@@ -15699,7 +15699,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm121-armv8_2" "torchaudio-python313-cuda13_0-sm121-armv8_2" "torchvision-python313-cuda13_0-sm121-armv8_2" ];
@@ -15725,7 +15725,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -15751,7 +15751,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm121-armv9" ];
@@ -15777,7 +15777,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm121-armv9" ];
@@ -15803,7 +15803,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cuda13_0-sm121-armv9" "torchaudio-python313-cuda13_0-sm121-armv9" "torchvision-python313-cuda13_0-sm121-armv9" ];
@@ -15829,7 +15829,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -15855,7 +15855,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cpu-avx2" ];
@@ -15881,7 +15881,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cpu-avx2" ];
@@ -15907,7 +15907,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v3" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cpu-avx2" "torchaudio-python313-cpu-avx2" "torchvision-python313-cpu-avx2" ];
@@ -15933,7 +15933,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -15959,7 +15959,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cpu-avx512" ];
@@ -15985,7 +15985,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cpu-avx512" ];
@@ -16011,7 +16011,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cpu-avx512" "torchaudio-python313-cpu-avx512" "torchvision-python313-cpu-avx512" ];
@@ -16037,7 +16037,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -16063,7 +16063,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cpu-avx512bf16" ];
@@ -16089,7 +16089,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cpu-avx512bf16" ];
@@ -16115,7 +16115,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" "-mavx512bf16" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cpu-avx512bf16" "torchaudio-python313-cpu-avx512bf16" "torchvision-python313-cpu-avx512bf16" ];
@@ -16141,7 +16141,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -16167,7 +16167,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cpu-avx512vnni" ];
@@ -16193,7 +16193,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cpu-avx512vnni" ];
@@ -16219,7 +16219,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=x86-64-v4" "-mavx512vnni" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cpu-avx512vnni" "torchaudio-python313-cpu-avx512vnni" "torchvision-python313-cpu-avx512vnni" ];
@@ -16245,7 +16245,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -16271,7 +16271,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cpu-armv8_2" ];
@@ -16297,7 +16297,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cpu-armv8_2" ];
@@ -16323,7 +16323,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv8.2-a+fp16+dotprod" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cpu-armv8_2" "torchaudio-python313-cpu-armv8_2" "torchvision-python313-cpu-armv8_2" ];
@@ -16349,7 +16349,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ ];
@@ -16375,7 +16375,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cpu-armv9" ];
@@ -16401,7 +16401,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cpu-armv9" ];
@@ -16427,7 +16427,7 @@
     binaryCompat = false;
     cudaCapabilitiesForPackageSet = false;
     cflags = [ "-march=armv9-a+i8mm" ];
-    requiredSystemFeatures = [ "big-parallel" ];
+    requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
     dependsOn = [ "pytorch-python313-cpu-armv9" "torchaudio-python313-cpu-armv9" "torchvision-python313-cpu-armv9" ];

@@ -17,7 +17,7 @@ import { parseDryRun, storeName } from "../generator/driver/store.ts";
 import { nixpkgsInstanceKey } from "../generator/expand.ts";
 import { projectFromMatrix } from "../generator/project.ts";
 import { ROOT, runCli, tempDir, writeMatrix } from "./helpers/cli.ts";
-import { importVariant, nixStoreDelete, STAND_IN_NIXPKGS } from "./helpers/nix.ts";
+import { importVariant, nixStoreDelete, STAND_IN_BUILDER_FEATURES, STAND_IN_NIXPKGS } from "./helpers/nix.ts";
 import { WRAPPER_NIXPKGS_ARG } from "../generator/render/index.ts";
 
 const PIN = "2c423e03bbafcff28bfadc6781a4a8257f205cb5"; // the default matrix's pin: default CUDA 12.9, default Python 3.14
@@ -42,7 +42,7 @@ const nix = (tool: string, args: string[]) => execFileSync(tool, args, { encodin
 const requisiteDrvs = (drv: string) => nix("nix-store", ["--query", "--requisites", drv]).split("\n").filter((p) => p.endsWith(".drv"));
 /** Build `drvs`, push their outputs to a file:// cache, and delete them from the store: only the cache has them. */
 function intoCacheOnly(drvs: string[], cache: string) {
-  const outs = drvs.flatMap((d) => nix("nix-store", ["--realise", d, "--option", "substituters", ""]).split("\n"));
+  const outs = drvs.flatMap((d) => nix("nix-store", ["--realise", d, "--option", "substituters", "", ...STAND_IN_BUILDER_FEATURES]).split("\n"));
   nix("nix", ["--extra-experimental-features", "nix-command", "copy", "--to", `file://${cache}`, ...outs]);
   nixStoreDelete(outs);
   for (const o of outs) assert.throws(() => nix("nix-store", ["--check-validity", o]), undefined, `${o} is gone from the store`);
@@ -117,6 +117,7 @@ test("build --skip-cached: a variant a substituter holds is not built, and the r
   const r = runCli([
     "build", PT, TA, "--skip-cached", "--json", "--backend", "nix", "--pkgs-dir", dir, "--out-dir", work, "--logs-dir", join(work, "logs"),
     "--substituters", `file://${cache}`, "--nix-option", "require-sigs=false",
+    "--nix-option", `extra-system-features=${STAND_IN_BUILDER_FEATURES[2]}`,
   ]);
   assert.is(r.status, 0, r.stdout + r.stderr);
   const rep = JSON.parse(r.stdout) as { variants: { name: string; status: string; origin: string | null; attempts: number; reason: string | null }[] };

@@ -64,6 +64,7 @@ const isa = (key: string, system: System, rank: number, requiredCpuFeatures: str
   notFor: [],
   requiredCpuFeatures,
   rank,
+  gccarch: { arch: `test-${key}`, declaredBy: [], why: "test fixture" },
   source: "test fixture",
 });
 const AVX512 = ["avx2", "fma", "avx512f", "avx512bw", "avx512cd", "avx512dq", "avx512vl"];

@@ -21,6 +21,7 @@ import type { NixpkgsPin, VariantJson } from "../generator/schema.ts";
 import { runCli, tempDir, writeMatrix } from "./helpers/cli.ts";
 import {
   REPO_ROOT,
+  STAND_IN_BUILDER_FEATURES,
   STAND_IN_NIXPKGS,
   casesFromList,
   currentSystem,
@@ -129,10 +130,11 @@ test("every pin: torchvision and environment variants hold exactly the pytorch v
         nixInstantiate(importVariant(what === "torchvision" ? tv!.file : env!.file, n), [], { expr: true });
         const seen = torchDrvsIn(drv);
         assert.equal(seen.torch, [pt], `${pin.rev.slice(0, 7)} ${what} ${c.pytorch.name}: torch .drv files in the closure`);
+        // One derivation per package per closure (issue 34): torchcodec's check input is the torchvision variant.
+        for (const [dist, drvs] of seen.byDist) assert.is(drvs.length, 1, `${pin.rev.slice(0, 7)} ${what}: ${dist} ×${drvs.length}`);
       }
       // The environment's runtime closure (what withPackages links: the members and what they propagate) holds torch,
-      // torchaudio, torchvision and (where the set has it) torchcodec, each once. (The .drv closure may hold a second
-      // torchvision: torchcodec's check input, the set's own, built on the same torch.)
+      // torchaudio, torchvision and (where the set has it) torchcodec, each once.
       const closure = nixEvalJson<{ name: string }[]>(`map (e: { inherit (e) name; }) ${importVariant(env!.file, n)}.standInEnvClosure`).map((e) => e.name);
       for (const d of ["torch", "torchaudio", "torchvision", ...(pin.torchcodec === null ? [] : ["torchcodec"])])
         assert.is(closure.filter((x) => x === d).length, 1, `${pin.rev.slice(0, 7)} ${env!.name}: ${d} once in the environment (${closure})`);
@@ -152,7 +154,7 @@ test("a python.withPackages of two variants' packages (two torches) fails as nix
   const expr =
     `let n = ${n}; ta = ${importVariant(a!.torchaudio.file, "n")}; tv = ${importVariant(b!.others.find((v) => v.package === "torchvision")!.file, "n")}; ` +
     `in ta.pythonPackages.python.withPackages (_: [ ta tv ])`;
-  const r = spawnSync("nix-build", ["--no-out-link", "-E", expr], { encoding: "utf8" });
+  const r = spawnSync("nix-build", ["--no-out-link", ...STAND_IN_BUILDER_FEATURES, "-E", expr], { encoding: "utf8" });
   assert.is.not(r.status, 0, "two torches in one environment must not build");
   assert.match(r.stderr, /pkgs\.buildEnv error: two given paths contain a conflicting subpath:[\s\S]*site-packages\/torch\/__init__\.py/);
 });

@@ -10,6 +10,7 @@ import matrix from "../matrix.ts";
 import { nixpkgsInstanceKey } from "../generator/expand.ts";
 import { REPO_ROOT, STAND_IN_NIXPKGS, nixPath } from "./helpers/nix.ts";
 import { WRAPPER_NIXPKGS_ARG } from "../generator/render/index.ts";
+import { catalog } from "../generator/catalog/index.ts";
 
 const BY_REV = `import ${nixPath(join(STAND_IN_NIXPKGS, "by-rev.nix"))}`;
 const project = projectFromMatrix(matrix);
@@ -70,17 +71,18 @@ test("one torchaudio file instantiates nixpkgs exactly once, and its torch is it
 
 
 
-test("generated derivations declare requiredSystemFeatures from matrix.ts (default big-parallel; overridable)", () => {
-  const name = project.variants.find((v) => v.package === "pytorch")!.name;
+test("generated derivations declare requiredSystemFeatures from matrix.ts (default big-parallel; overridable) and their ISA's gccarch feature", () => {
+  const v = project.variants.find((x) => x.package === "pytorch")!;
+  const name = v.name;
   const feats = JSON.parse(
     execFileSync("nix-instantiate", ["--eval", "--strict", "--json", "-E", `(import ./release.nix { nixpkgs = ${BY_REV}; }).${JSON.stringify(name)}.requiredSystemFeatures`], {
       cwd: REPO_ROOT,
       encoding: "utf8",
     }),
   );
-  assert.equal(feats, ["big-parallel"]);
+  assert.equal(feats, ["big-parallel", `gccarch-${catalog.isas.find((i) => i.key === v.isa)!.gccarch.arch}`]);
   const none = projectFromMatrix({ ...matrix, policy: { ...matrix.policy, requiredSystemFeatures: [] } });
-  assert.ok(none.variants.every((v) => v.requiredSystemFeatures.length === 0));
+  assert.ok(none.variants.every((x) => x.requiredSystemFeatures.length === 1 && x.requiredSystemFeatures[0]!.startsWith("gccarch-")), "the ISA's feature stays");
   assert.throws(() => projectFromMatrix({ ...matrix, policy: { ...matrix.policy, requiredSystemFeatures: ["Big Parallel"] } }), /requiredSystemFeatures\.0/);
 });
 

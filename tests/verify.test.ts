@@ -159,7 +159,8 @@ test("Nix checks (release.nix tests.NAME, stand-in): static for every variant, g
       gpuFeatures = t.gpuCheck.requiredSystemFeatures or [ ]; staticFeatures = t.static.requiredSystemFeatures or [ ];
       cpu = builtins.attrNames rel.tests."pytorch-python313-cpu-avx2";
     }`);
-  assert.equal(r.gpuFeatures, ["cuda"]);
+  assert.equal(r.gpuFeatures, ["cuda", "gccarch-cooperlake"], "a GPU builder that runs the variant's ISA (avx512bf16)");
+  assert.equal(r.staticFeatures, ["gccarch-cooperlake"], "the static check runs the variant's code too");
   assert.not.ok(r.staticFeatures.includes("cuda"), "the static check needs no GPU");
   assert.equal(r.cpu.sort(), ["recurseForDerivations", "static"]);
   for (const drv of [r.static, r.gpu]) {

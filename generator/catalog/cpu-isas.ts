@@ -19,6 +19,18 @@ const GCC_X86 =
   "GCC manual 'x86 Options' (-march=x86-64-v3/-v4 = x86-64 psABI levels; -mavx512vnni, -mavx512bf16)";
 const GRAVITON = "aws/aws-graviton-getting-started c-c++.md (Graviton2 N1, Graviton3 V1, Graviton4 V2)";
 
+/**
+ * The `gccarch-<arch>` system features (issue 34). nixpkgs lib/systems/architectures.nix (0136356) `inferiors`: "a
+ * superior CPU has all the features of an inferior and is able to build and test code for it"; NixOS declares
+ * `gccarch-<gcc.arch>` and `gccarch-<each inferior>` on a machine whose nixpkgs.hostPlatform.gcc.arch is set
+ * (nixos/modules/config/nix.nix); elsewhere nix.conf `system-features` must list them, for local builds too. x86:
+ * x86-64-v3 is an inferior of haswell, broadwell, skylake…, znver1–5; x86-64-v4 of skylake-avx512, cannonlake,
+ * icelake-*, cascadelake, cooperlake, tigerlake, sapphirerapids, emeraldrapids, znver4, znver5; cascadelake only of
+ * cooperlake; nothing lists cooperlake. Arm: the file has only `armv8-a`, with no inferiors, so the feature is the
+ * exact -march value (a NixOS builder with that gcc.arch declares it; any other adds it by hand).
+ */
+const ARCHITECTURES = "nixpkgs lib/systems/architectures.nix (0136356): features and inferiors; nixos/modules/config/nix.nix (gccarch-* system features)";
+
 export const isas: CpuIsa[] = [
   {
     key: "avx2",
@@ -35,6 +47,11 @@ export const isas: CpuIsa[] = [
     ],
     requiredCpuFeatures: ["avx", "avx2", "fma", "bmi1", "bmi2", "f16c", "movbe"],
     rank: 0,
+    gccarch: {
+      arch: "x86-64-v3",
+      declaredBy: ["x86-64-v3", "haswell", "broadwell", "skylake", "skylake-avx512", "cannonlake", "icelake-client", "icelake-server", "cascadelake", "cooperlake", "tigerlake", "sapphirerapids", "emeraldrapids", "znver1", "znver2", "znver3", "znver4", "znver5", "x86-64-v4"],
+      why: `${ARCHITECTURES}: the flags are exactly -march=x86-64-v3, a nixpkgs architecture and an inferior of every Intel from haswell and every AMD from znver1`,
+    },
     source: `${GCC_X86}; x86-64 psABI level v3 (AVX, AVX2, BMI1, BMI2, F16C, FMA, LZCNT, MOVBE, XSAVE)`,
   },
   {
@@ -54,6 +71,11 @@ export const isas: CpuIsa[] = [
     ],
     requiredCpuFeatures: ["avx2", "fma", "avx512f", "avx512bw", "avx512cd", "avx512dq", "avx512vl"],
     rank: 1,
+    gccarch: {
+      arch: "x86-64-v4",
+      declaredBy: ["x86-64-v4", "skylake-avx512", "cannonlake", "icelake-client", "icelake-server", "cascadelake", "cooperlake", "tigerlake", "sapphirerapids", "emeraldrapids", "znver4", "znver5"],
+      why: `${ARCHITECTURES}: the flags are exactly -march=x86-64-v4, an inferior of every AVX-512 architecture nixpkgs lists`,
+    },
     source: `${GCC_X86}; x86-64 psABI level v4 (v3 + AVX512F, AVX512BW, AVX512CD, AVX512DQ, AVX512VL)`,
   },
   {
@@ -70,6 +92,11 @@ export const isas: CpuIsa[] = [
     notFor: ["Intel Skylake-SP/Skylake-X: AVX-512 without VNNI (VNNI arrived with Cascade Lake)"],
     requiredCpuFeatures: ["avx512f", "avx512bw", "avx512cd", "avx512dq", "avx512vl", "avx512_vnni"],
     rank: 2,
+    gccarch: {
+      arch: "cascadelake",
+      declaredBy: ["cascadelake", "cooperlake"],
+      why: `${ARCHITECTURES}; GCC -march=cascadelake = skylake-avx512 + AVX512VNNI: the smallest architecture whose instructions include x86-64-v4 + AVX512-VNNI (nixpkgs has no exact one). nixpkgs lists cascadelake among the inferiors of cooperlake only, so Ice Lake-SP, Sapphire/Emerald/Granite Rapids and Zen 4/5 builders, which run this code, must add gccarch-cascadelake to system-features by hand`,
+    },
     source: `${GCC_X86}; GCC -march=cascadelake adds AVX512VNNI to the skylake-avx512 set`,
   },
   {
@@ -97,6 +124,11 @@ export const isas: CpuIsa[] = [
       "avx512_bf16",
     ],
     rank: 3,
+    gccarch: {
+      arch: "cooperlake",
+      declaredBy: ["cooperlake"],
+      why: `${ARCHITECTURES}; GCC -march=cooperlake = cascadelake + AVX512BF16: the smallest architecture whose instructions include the flags (no exact one). No nixpkgs architecture lists cooperlake among its inferiors, so Sapphire/Emerald/Granite Rapids and Zen 4/5 builders must add gccarch-cooperlake by hand`,
+    },
     // Wider than avx512vnni: every CPU listed here also has VNNI, so the flag set is a superset.
     source: `${GCC_X86}; GCC -march=cooperlake = cascadelake + AVX512BF16; -march=sapphirerapids includes both`,
   },
@@ -118,6 +150,11 @@ export const isas: CpuIsa[] = [
     ],
     requiredCpuFeatures: ["asimd", "fphp", "asimdhp", "asimddp", "atomics"],
     rank: 0,
+    gccarch: {
+      arch: "armv8.2-a+fp16+dotprod",
+      declaredBy: ["armv8.2-a+fp16+dotprod"],
+      why: `${ARCHITECTURES}: nixpkgs models no Arm level above armv8-a (no features, no inferiors), so the feature is the exact -march value; a Graviton2/3/4, Grace, Ampere or GB10 builder adds it by hand (NixOS adds it only when gcc.arch is exactly this)`,
+    },
     source:
       `${GRAVITON}; Graviton2 /proc/cpuinfo Features 'fp asimd ... atomics fphp asimdhp ... asimddp' ` +
       "(andikaseptiadi/local-code-model GRAVITON_VERIFICATION.md); the DGX Spark aarch64 CUDA wheel build guide (used " +
@@ -141,6 +178,11 @@ export const isas: CpuIsa[] = [
     ],
     requiredCpuFeatures: ["asimd", "asimdhp", "asimddp", "sve", "sve2", "i8mm", "svei8mm"],
     rank: 1,
+    gccarch: {
+      arch: "armv9-a+i8mm",
+      declaredBy: ["armv9-a+i8mm"],
+      why: `${ARCHITECTURES}: nixpkgs models no Arm level above armv8-a, so the feature is the exact -march value; a Grace, Graviton4 or GB10 builder adds it by hand (never a Graviton3: no SVE2)`,
+    },
     note:
       "GCC's code generation for SVE combined with BF16 has repeatedly hit internal compiler errors in " +
       "PyTorch's aarch64 kernels (pytorch/pytorch #157842: gcc-14 'unrecognizable insn' on SVE+BF16, GCC bug " +

@@ -56,6 +56,8 @@ export function hasNix(): boolean {
 export { nixString as nixStr } from "../../generator/render/literals.ts";
 import { nixString as nixStr } from "../../generator/render/literals.ts";
 import { WRAPPER_NIXPKGS_ARG } from "../../generator/render/index.ts";
+import { catalog } from "../../generator/catalog/index.ts";
+import { gccarchFeature } from "../../generator/expand.ts";
 
 /** A Nix path value for a file system path (absolute or relative to the repository root), safe for any name. */
 export function nixPath(p: string): string {
@@ -83,7 +85,7 @@ export function nixInstantiate(fileOrExpr: string, args: string[] = [], how: { e
 
 /** Builds an expression offline (no substituters, no out link) with `--cores cores`; returns the output paths. */
 export function nixBuild(expr: string, opts: RunOptions & { cores?: number } = {}): string[] {
-  const args = ["--no-out-link", "--option", "substituters", "", "-E", expr];
+  const args = ["--no-out-link", "--option", "substituters", "", ...STAND_IN_BUILDER_FEATURES, "-E", expr];
   if (opts.cores !== undefined) args.unshift("--cores", String(opts.cores));
   return lines(runNix("nix-build", args, opts));
 }
@@ -155,6 +157,13 @@ export function standInNixpkgs(pin: string, versions?: { torch: string; torchaud
     : "";
   return `(args: import ${nixPath(STAND_IN_NIXPKGS)} (args // { standIn = { pin = ${nixStr(pin)};${v} }; }))`;
 }
+
+/**
+ * Nix options that make this machine declare every ISA's gccarch system feature, for building STAND-IN variants:
+ * their derivations require the feature (pkgs/variant-attrs.nix), as real ones do, but run no code of that ISA, so
+ * declaring it here lies about nothing they execute. Tests of the refusal itself leave it out (tests/isa-features.test.ts).
+ */
+export const STAND_IN_BUILDER_FEATURES = ["--option", "extra-system-features", [...new Set(catalog.isas.map(gccarchFeature))].join(" ")];
 
 /** `import FILE { variantMatrixNixpkgs = NIXPKGS_EXPR; }` (a `.flox/pkgs` wrapper's one argument). */
 export function importVariant(file: string, nixpkgsExpr: string): string {
