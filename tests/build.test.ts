@@ -13,6 +13,7 @@ import { join } from "node:path";
 import type { BuildReport, VariantReport } from "../generator/driver/report.ts";
 import { tempDir } from "./helpers/cli.ts";
 import { BUILD_MATRIX, FIXTURES, latestReport as latestIn, newSalt, runDriver } from "./helpers/driver.ts";
+import { STAND_IN_BUILDER_FEATURES } from "./helpers/nix.ts";
 
 
 const PT_ARM = "pytorch-python313-cuda12_8-sm121-armv9";
@@ -89,9 +90,17 @@ test("dry run: plan JSON with order, exact commands, nothing built; torchaudio p
     "--cores",
     String(plan.coresPerBuild),
     "--option",
+    "extra-system-features",
+    STAND_IN_BUILDER_FEATURES[2]!,
+    "--option",
     "substituters",
     "",
   ]);
+  // The features a builder must declare, and who does: no builder of aarch64-linux is configured (this is x86_64).
+  assert.equal(
+    plan.systemFeatures.map((g: { system: string; features: string[]; variants: string[]; takenBy: string[] }) => [g.system, g.features, g.variants.length, g.takenBy]),
+    [["aarch64-linux", ["big-parallel", "gccarch-armv9-a+i8mm"], 2, []]],
+  );
   assert.is(pt.cached, false);
   assert.is(plan.jobs, 2);
   assert.ok(!existsSync(join(c.dir, "out")), "no result links");

@@ -11,7 +11,8 @@ import { dryRunRows } from "../driver/dry-run.ts";
 import { durationsFromReports, formatDuration, makeRunId, summaryTable } from "../driver/report.ts";
 import { runBuilds, shortPath } from "../driver/run.ts";
 import { liveStatus, plainStatus } from "../driver/status.ts";
-import { dryRealise, probeCached, type CacheProbe, type DryRealise, type NixOptions } from "../driver/store.ts";
+import { dryRealise, localSystemFeatures, probeCached, type CacheProbe, type DryRealise, type NixOptions } from "../driver/store.ts";
+import { featureNeeds, parseMachines, systemFeaturesLine, type FeatureNeed } from "../driver/features.ts";
 import { modelCacheMisses } from "../driver/cache-model.ts";
 import type { BuildTarget } from "../driver/targets.ts";
 import { checkFiles, checkTargets, loadTargets, selectTargets, SelectionError } from "../driver/targets.ts";
@@ -122,6 +123,9 @@ async function buildMainInner(a: BuildArgs): Promise<number> {
     : await probeCached(sel.targets, backendOpts.outDir, nixOptions, { instantiate: !a.dryRun || !!a.probeStore });
   const host = hostSystem();
 
+  // Which builder can take which variants (their requiredSystemFeatures: big-parallel, the ISA's gccarch-…).
+  const needs = await builderNeeds(sel.targets.filter((t) => !cached.get(t.name)?.cached), host, a, nixOptions, backend);
+
   // What Nix would build and fetch for each instantiated variant, with the user's substituters: the dry run's real
   // answer (--probe-store) and what --skip-cached decides by.
   const askNix = (a.dryRun && !!a.probeStore) || (!a.dryRun && !!a.skipCached);
@@ -160,6 +164,7 @@ async function buildMainInner(a: BuildArgs): Promise<number> {
       cudaClosures: closures,
       store: d.store,
       cacheModel: d.cacheModel,
+      systemFeatures: needs.groups,
       waves: plan.waves,
       variants,
     };
@@ -175,6 +180,7 @@ async function buildMainInner(a: BuildArgs): Promise<number> {
           `(package-set scope, about ${formatDuration(DEFAULT_CUDA_CLOSURE_SECONDS.seconds)} each, not in the makespan)` +
           (closures.own.length ? `: ${closures.own.map((c) => `${c.variants.join(", ")}`).join("; ")}` : ""),
         ...storeLines(d, !!a.probeStore),
+        ...featureLines(needs),
         "",
       ];
       for (const v of variants) {
@@ -194,6 +200,18 @@ async function buildMainInner(a: BuildArgs): Promise<number> {
     process.exitCode = 0;
     return 0;
   }
+
+  // This machine builds (no remote builders, --max-jobs not 0) and does not declare what a variant requires: Nix would
+  // refuse that variant only once its dependencies are built, hours in. Stop now with the nix.conf line.
+  const refused = needs.groups.filter((g) => g.system === host && g.takenBy.length === 0);
+  if (backend === "nix" && needs.localBuilds && !a.builders && refused.length)
+    throw new UsageError(
+      `this machine's Nix declares no ${[...new Set(refused.flatMap((g) => g.features.filter((f) => !(needs.local ?? []).includes(f))))].join(", ")}, ` +
+        `which ${refused.reduce((n, g) => n + g.variants.length, 0)} variant(s) require (e.g. ${refused[0]!.variants[0]}): Nix would refuse them after building ` +
+        `their dependencies. Their code runs while they build, so only a CPU that runs their ISA may take them. ` +
+        (needs.hostLine ? `This CPU runs: add \`${needs.hostLine}\` to nix.conf (NixOS: nixpkgs.hostPlatform.gcc.arch declares its own), ` : "") +
+        `or give --builders with machines that declare them (build --dry-run lists them)`,
+    );
 
   const runId = makeRunId();
   const t0 = Date.now();
@@ -275,7 +293,7 @@ function storeLines(d: ReturnType<typeof dryRunRows>, probed: boolean): string[]
     const count = (w: string) => d.cacheModel!.filter((b) => b.what === w).length;
     out.push(
       `  model (catalog/binary-cache.ts; --probe-store asks Nix): besides the variants, ${count("cuda-closure")} CUDA closure(s), ` +
-        `${count("magma")} magma and ${count("triton")} triton build(s) the CUDA cache cannot serve, about ${hours.toFixed(1)} h, each counted once`,
+        `${count("nccl")} NCCL, ${count("nvshmem")} NVSHMEM, ${count("magma")} magma and ${count("triton")} triton build(s) the CUDA cache cannot serve, about ${hours.toFixed(1)} h, each counted once`,
     );
   }
   return out;
@@ -289,4 +307,57 @@ function rowStoreLines(v: ReturnType<typeof dryRunRows>["rows"][number]): string
       `       Nix: builds ${v.store.toBuild.length}${v.store.toBuild.length ? ` (${v.store.toBuild.join(", ")})` : ""}, fetches ${v.store.toFetch.length}`,
     ];
   return v.offCache.map((r) => `       model: ${r}`);
+}
+
+/**
+ * What builders the selection needs: this machine (unless --max-jobs 0) with the `system-features` its Nix declares,
+ * and the `--builders` machines, against each group of variants' requiredSystemFeatures (driver/features.ts). With
+ * the flox backend the local Nix is asked the same (flox builds with it). Also the nix.conf line of the gccarch
+ * features this CPU really runs (/proc/cpuinfo through the catalog's ISAs), for messages.
+ */
+async function builderNeeds(
+  targets: readonly BuildTarget[],
+  host: string,
+  a: BuildArgs,
+  nixOptions: NixOptions,
+  backend: string,
+): Promise<{ groups: FeatureNeed[]; local: string[] | null; localBuilds: boolean; hostLine: string | null }> {
+  const local = await localSystemFeatures(backend === "nix" ? nixOptions : []);
+  const localBuilds = a.maxJobs !== 0;
+  let remote: ReturnType<typeof parseMachines> = [];
+  if (a.builders) {
+    const { readFileSync } = await import("node:fs");
+    const spec = a.builders.startsWith("@") ? (() => { try { return readFileSync(a.builders!.slice(1), "utf8"); } catch { return ""; } })() : a.builders;
+    remote = parseMachines(spec);
+  }
+  const groups = featureNeeds(targets, localBuilds && local !== null ? { name: "this machine", systems: [host], features: local } : null, remote);
+  let hostLine: string | null = null;
+  try {
+    const [{ readFile }, { parseCpuinfo }, { isaFit }, { catalog }, { gccarchFeature }, { systemFeaturesLine: line }] = await Promise.all([
+      import("node:fs/promises"),
+      import("../detect/host.ts"),
+      import("../compat.ts"),
+      import("../catalog/index.ts"),
+      import("../expand.ts"),
+      import("../driver/features.ts"),
+    ]);
+    const cpu = parseCpuinfo(await readFile("/proc/cpuinfo", "utf8"));
+    const runnable = isaFit({ system: host, cpu }, catalog).runnable;
+    if (runnable.length) hostLine = line(runnable.map(gccarchFeature));
+  } catch {
+    hostLine = null;
+  }
+  return { groups, local, localBuilds, hostLine };
+}
+
+/** The dry run's lines on builders: per group of variants, its features and who takes it (or that nobody does). */
+function featureLines(n: Awaited<ReturnType<typeof builderNeeds>>): string[] {
+  const out = ["  system features a builder must declare (requiredSystemFeatures; Nix builds a derivation only where all are declared):"];
+  for (const g of n.groups)
+    out.push(
+      `    ${g.system} ${g.features.join(" ") || "(none)"}: ${g.variants.length} variant(s); ` +
+        (g.takenBy.length ? `taken by ${g.takenBy.join(", ")}` : `warning: no configured builder declares them (Nix will refuse these)`),
+    );
+  if (n.groups.some((g) => !g.takenBy.length) && n.hostLine) out.push(`    this CPU could declare: ${n.hostLine}   (nix.conf; NixOS: nixpkgs.hostPlatform.gcc.arch)`);
+  return out;
 }

@@ -57,6 +57,8 @@ export function formatRecommendation(r: Recommendation): string {
   for (const g of h.gpus)
     out.push(`  GPU ${g.index}: ${g.name}, compute capability ${g.capability} (sm${g.sm}), driver ${g.driver}`);
   for (const reason of r.reasons) out.push(`  - ${reason}`);
+  if (h.systemFeatures.length)
+    out.push(`  As a Nix builder this host runs these variants' code: nix.conf \`extra-system-features = ${h.systemFeatures.join(" ")}\``);
   out.push("");
   for (const p of r.picks) {
     const what = p.kind === "cpu" ? "CPU-only" : `GPU ${p.gpuIndices.join(",")} (${p.gpuName}, sm${p.sm})`;

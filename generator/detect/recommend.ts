@@ -21,6 +21,7 @@
  * different capabilities cannot share a variant: one pick per group, and the result says so.
  */
 import { capabilitiesRunOn, cudaForDriver, isaFit, variantRunsOn } from "../compat.ts";
+import { gccarchFeature } from "../expand.ts";
 import type { Catalog, CpuIsa, CudaToolkit, PackageName, Variant } from "../schema.ts";
 import { armHostHint, compareVersions, type GpuInfo, type HostInfo } from "./host.ts";
 
@@ -81,6 +82,11 @@ export interface Recommendation {
     features: string[];
     /** Widest catalog ISA the CPU runs, or null. */
     isa: string | null;
+    /**
+     * The gccarch system features of every catalog ISA this CPU runs (catalog/cpu-isas.ts): what this host may
+     * declare as a builder (nix.conf `extra-system-features`), since it runs the code of those variants' builds.
+     */
+    systemFeatures: string[];
     gpus: { index: number; name: string; capability: string; sm: string; driver: string }[];
     /** Newest catalog CUDA version the driver runs, or null (no GPU, or driver older than every one). */
     maxCuda: string | null;
@@ -266,6 +272,7 @@ export function recommend(
       cpu: describeCpu(host),
       features: host.cpu.features,
       isa: bestIsa?.key ?? null,
+      systemFeatures: isas.runnable.map(gccarchFeature),
       gpus: host.gpus.map(({ index, name, capability, sm, driver }) => ({ index, name, capability, sm, driver })),
       maxCuda: driverCuda[0]?.version ?? null,
       sources: host.sources,

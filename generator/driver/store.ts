@@ -217,3 +217,15 @@ export async function dryRealise(
     ),
   );
 }
+
+/**
+ * The `system-features` this machine's Nix declares (nix.conf, NIX_CONFIG and `nixOptions`), read with
+ * `nix show-config` (nix-command). Nix builds a derivation locally only when they include all its
+ * requiredSystemFeatures. null when Nix cannot be asked.
+ */
+export async function localSystemFeatures(nixOptions: NixOptions = []): Promise<string[] | null> {
+  const r = await run(["nix", "--extra-experimental-features", "nix-command", "show-config", ...nixOptionArgs(nixOptions)]).catch(() => null);
+  if (!r || r.code !== 0) return null;
+  const line = r.stdout.split("\n").find((l) => l.startsWith("system-features ="));
+  return line ? line.slice("system-features =".length).trim().split(/\s+/).filter(Boolean) : [];
+}

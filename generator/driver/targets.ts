@@ -47,6 +47,8 @@ export interface BuildTarget {
   nixpkgsKey: string;
   /** The nixpkgs revision of the variant's pin (for the cache model, driver/cache-model.ts). */
   nixpkgs?: string;
+  /** The derivation's requiredSystemFeatures (big-parallel, the ISA's gccarch-…): what a builder must declare. */
+  requiredSystemFeatures?: string[];
   /** A check of a variant (`build --verify`), not a variant: built with nix-build whatever the backend. */
   check?: { of: string; kind: "static" | "gpuCheck" };
 }
@@ -96,6 +98,7 @@ export function targetsFromVariants(variants: readonly Variant[], root: string):
     cudaCapabilitiesForPackageSet: v.cudaCapabilitiesForPackageSet,
     nixpkgsKey: nixpkgsInstanceKey(v),
     nixpkgs: v.nixpkgs,
+    requiredSystemFeatures: [...v.requiredSystemFeatures],
   }));
 }
 

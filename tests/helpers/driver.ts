@@ -3,6 +3,7 @@
  * tiny stand-in derivations of tests/fixtures/build-pkgs, selected from the variants of
  * tests/fixtures/build-matrix.ts; shared by tests/build.test.ts and tests/scale-out.test.ts.
  */
+import { STAND_IN_BUILDER_FEATURES } from "./nix.ts";
 import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -22,8 +23,12 @@ export interface DriverResult {
 
 /** Run `build ARGS…` (no colour) with `env`; `onSpawn` gets the child's pid (to signal it). */
 export function runDriver(args: string[], env: NodeJS.ProcessEnv, onSpawn?: (pid: number) => void): Promise<DriverResult> {
+  // The toy derivations require no system feature, but their variants do (the ISA's gccarch-…), and `build` refuses
+  // to start where this machine declares none of them: declare them for these stand-in builds, which run no ISA code
+  // (tests/isa-features.test.ts covers the refusal itself).
+  const features = ["--nix-option", `extra-system-features=${STAND_IN_BUILDER_FEATURES[2]}`];
   return new Promise((res) => {
-    const child = spawn(process.execPath, ["--import", "tsx", MAIN, "build", ...args], { cwd: ROOT, env: { ...env, NO_COLOR: "1" } });
+    const child = spawn(process.execPath, ["--import", "tsx", MAIN, "build", ...features, ...args], { cwd: ROOT, env: { ...env, NO_COLOR: "1" } });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (d) => (stdout += d));
