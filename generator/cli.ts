@@ -1,6 +1,6 @@
 /**
  * variant-matrix command line (yargs): registers the commands of generator/commands/ (one file per command:
- * generate, list, explain, build, eval, detect, fleet, ci, verify, pin) and maps errors to exit codes with errors.ts's
+ * generate, list, explain, build, eval, detect, fleet, ci, verify, pin, publish) and maps errors to exit codes with errors.ts's
  * one map (0 done; 1 a finding: drift, a failed build or check, a host nothing serves; 2 bad input; 130
  * interrupted). Only cli.ts and commands/ import yargs.
  */
@@ -20,6 +20,7 @@ import { verifyCommand } from "./commands/verify.ts";
 import { evalCommand } from "./commands/eval.ts";
 import { fleetCommand } from "./commands/fleet.ts";
 import { pinCommand } from "./commands/pin.ts";
+import { publishCommand } from "./commands/publish.ts";
 
 /** Build the yargs parser (exported for tests). */
 export function cli(args: string[]): Argv {
@@ -35,7 +36,8 @@ export function cli(args: string[]): Argv {
     .command(fleetCommand as CommandModule)
     .command(verifyCommand as CommandModule)
     .command(pinCommand as CommandModule)
-    .demandCommand(1, "name a command: generate, list, explain, build, eval, detect, fleet, ci, verify, pin")
+    .command(publishCommand as CommandModule)
+    .demandCommand(1, "name a command: generate, list, explain, build, eval, detect, fleet, ci, verify, pin, publish")
     .strict()
     .help()
     .alias("h", "help")

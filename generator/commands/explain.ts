@@ -16,11 +16,13 @@ export const explainCommand: CommandModule<{}, { name: string; json: boolean; ma
       .option("json", { type: "boolean", default: false })
       .options(matrixOption),
   handler: async (argv) => {
-    const [p, { explainName }, { modelCacheMisses }, { nixpkgsInstanceKey }] = await Promise.all([
+    const [p, { explainName }, { modelCacheMisses }, { nixpkgsInstanceKey }, { modelDeviceCode, DEVICE_CODE_BYTES }, { bundledDeviceCode }] = await Promise.all([
       project(argv.matrix),
       import("../explain.ts"),
       import("../driver/cache-model.ts"),
       import("../expand.ts"),
+      import("../catalog/device-code-size.ts"),
+      import("../catalog/device-code.ts"),
     ]);
     const e = explainName(argv.name, p);
     // What the CUDA binary cache cannot serve this variant (the model of catalog/binary-cache.ts).
@@ -28,8 +30,24 @@ export const explainCommand: CommandModule<{}, { name: string; json: boolean; ma
       e.kind === "variant"
         ? modelCacheMisses([{ ...e.variant, nixpkgsKey: nixpkgsInstanceKey(e.variant) }], p.catalog.nixpkgs).reasons.get(e.variant.name)!
         : [];
+    // What its torch's device code weighs in each CUDA scope (catalog/device-code-size.ts: a model from measurements).
+    const deviceCode =
+      e.kind === "variant" && e.variant.cuda !== null
+        ? (() => {
+            const v = e.variant;
+            const defaults = p.catalog.cuda.find((c) => c.version === v.cuda)?.nixpkgsDefaultCapabilities ?? [];
+            const nvshmem = bundledDeviceCode.find((b) => b.origin === "nvshmem");
+            const links = nvshmem !== undefined && (nvshmem.linkedAt === "every pin" || nvshmem.linkedAt.includes(v.nixpkgs));
+            return {
+              torch: modelDeviceCode(v.cudaCapabilities, defaults, "torch", links),
+              packageSet: modelDeviceCode(v.cudaCapabilities, defaults, "packageSet", links),
+              scope: v.cudaCapabilitiesForPackageSet ? "packageSet" : "torch",
+              sources: Object.values(DEVICE_CODE_BYTES).map((d) => d.source),
+            };
+          })()
+        : null;
     if (argv.json) {
-      console.log(JSON.stringify(e.kind === "variant" ? { kind: e.kind, ...e.variant, offCache } : e, null, 2));
+      console.log(JSON.stringify(e.kind === "variant" ? { kind: e.kind, ...e.variant, offCache, deviceCode } : e, null, 2));
     } else if (e.kind === "variant") {
       const v = e.variant;
       const rows: [string, string][] = [
@@ -54,6 +72,18 @@ export const explainCommand: CommandModule<{}, { name: string; json: boolean; ma
       for (const r of offCache) console.log(`note: off the binary cache: ${r}`);
       if (v.cuda !== null && !offCache.length)
         console.log("note: the CUDA set, magma and triton it needs are the ones the CUDA binary cache builds; only torch-based packages are built");
+      if (deviceCode) {
+        const mb = (b: number) => `${(b / 1e6).toLocaleString("en-US", { minimumFractionDigits: 1, maximumFractionDigits: 1 })} MB`;
+        const line = (parts: typeof deviceCode.torch) =>
+          parts.map((x) => `${x.origin} ${mb(x.bytes)} (${x.capabilities.length} capabilit${x.capabilities.length === 1 ? "y" : "ies"})`).join(", ") +
+          `: ${mb(parts.reduce((a, x) => a + x.bytes, 0))}`;
+        const approx = [...new Set([...deviceCode.torch, ...deviceCode.packageSet].flatMap((x) => x.approximated))];
+        console.log("device code of its torch (model: uncompressed cubins per library, measured in PyPI torch 2.11 on an H100; catalog/device-code-size.ts):");
+        const label = (name: string, mine: boolean) => `${name}${mine ? " (this variant)" : ""}:`.padEnd(34);
+        console.log(`  ${label("torch scope", deviceCode.scope === "torch")}${line(deviceCode.torch)}`);
+        console.log(`  ${label("package-set scope", deviceCode.scope === "packageSet")}${line(deviceCode.packageSet)}`);
+        console.log(`  NCCL is not modelled (PyPI links it dynamically, not per capability)${approx.length ? `; approximated: ${approx.join(", ")}` : ""}`);
+      }
     } else {
       const head = { excluded: "dropped", "not-in-matrix": "not in this matrix", unknown: "not a variant name" }[e.kind];
       console.log(`${e.name}: ${head}`);

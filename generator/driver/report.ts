@@ -56,6 +56,13 @@ export interface VariantReport {
   outputs?: Record<string, string> | null;
   /** flox backend: the build log flox added to the store and linked as `result-NAME-log`, else null. */
   floxLog?: string | null;
+  /** Bytes of the output's NAR (`nix-store --query --size OUT`), when built; null otherwise. Optional in older reports. */
+  narSize?: number | null;
+  /**
+   * Bytes of the output's whole runtime closure: the sum of `nix-store --query --size` over `nix-store --query
+   * --requisites OUT` (what `nix path-info -S` gives), when built; null otherwise. What a host downloads to run it.
+   */
+  closureSize?: number | null;
 }
 
 /** The whole report. */
@@ -170,18 +177,31 @@ export function formatDuration(s: number): string {
 }
 
 /** The closing summary: a table of every variant, then counts. Plain text, no colour. */
+/** Bytes for people: "812.4 MB", "1.3 GB", "4.1 kB" (powers of 1000, as `nix path-info -h` does not: said here). */
+export function formatBytes(n: number): string {
+  const units = ["B", "kB", "MB", "GB", "TB"];
+  let i = 0;
+  let x = n;
+  while (x >= 1000 && i < units.length - 1) {
+    x /= 1000;
+    i++;
+  }
+  return i === 0 ? `${n} B` : `${x.toFixed(1)} ${units[i]}`;
+}
+
 export function summaryTable(report: BuildReport): string {
   const rows = report.variants.map((v) => [
     v.name,
     v.status,
     v.status === "built" || v.status === "failed" ? formatDuration(v.durationS) : "",
     v.attempts > 0 ? String(v.attempts) : "",
+    v.closureSize != null ? formatBytes(v.closureSize) : "",
     v.origin === "built" ? `built on ${v.machine}` : v.origin === "substituted" ? `from ${v.machine}` : v.origin ?? "",
     [v.reason, v.copyError ? `push to ${v.copiedTo ?? "cache"} failed: ${v.copyError}` : v.copiedTo ? `pushed to ${v.copiedTo}` : null]
       .filter(Boolean)
       .join("; "),
   ]);
-  const head = ["VARIANT", "STATUS", "TIME", "TRIES", "WHERE", "REASON"];
+  const head = ["VARIANT", "STATUS", "TIME", "TRIES", "CLOSURE", "WHERE", "REASON"];
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
   const line = (r: string[]) =>
     r

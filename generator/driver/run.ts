@@ -21,7 +21,7 @@ import { pickNext, readyNodes, transitiveDependents, type NodeState, type Plan }
 import { $ } from "zx";
 import { originFromLog, writeJsonAtomic, type BuildReport, type VariantReport } from "./report.ts";
 import type { StatusSink } from "./status.ts";
-import type { CacheProbe } from "./store.ts";
+import { pathSizes, type CacheProbe } from "./store.ts";
 import type { BuildTarget } from "./targets.ts";
 
 /** Everything a run needs. */
@@ -134,7 +134,7 @@ async function resultOutputs(outLink: string): Promise<Record<string, string> | 
  * Push `outPath`'s closure to the store `uri` (`nix copy --to`; Debian's Nix 2.8 needs the nix-command feature),
  * appending its output to the variant's log. Returns null on success, else the reason.
  */
-async function pushClosure(outPath: string, uri: string, fd: number, nixOptions: readonly (readonly [string, string])[], env?: NodeJS.ProcessEnv): Promise<string | null> {
+export async function pushClosure(outPath: string, uri: string, fd: number, nixOptions: readonly (readonly [string, string])[], env?: NodeJS.ProcessEnv): Promise<string | null> {
   const opts = nixOptions.flatMap(([k, v]) => ["--option", k, v]);
   writeSync(fd, `=== nix copy --to ${uri} ${outPath} ===\n`);
   const p = await $({ nothrow: true, quiet: true, env: env ?? process.env })`nix --extra-experimental-features nix-command copy ${opts} --to ${uri} ${outPath}`;
@@ -187,6 +187,8 @@ export async function runBuilds(o: RunOptions): Promise<BuildReport> {
       copyError: null,
       outputs: null,
       floxLog: null,
+      narSize: null,
+      closureSize: null,
     });
   }
 
@@ -299,6 +301,11 @@ export async function runBuilds(o: RunOptions): Promise<BuildReport> {
         if (res.code === 0) {
           r.outPath = await readlink(cmds.get(name)!.outLink).catch(() => null);
           r.outputs = await resultOutputs(cmds.get(name)!.outLink);
+          if (r.outPath) {
+            const sizes = await pathSizes(r.outPath);
+            r.narSize = sizes?.narSize ?? null;
+            r.closureSize = sizes?.closureSize ?? null;
+          }
           if (o.backend.backend === "flox") r.floxLog = await readlink(`${cmds.get(name)!.outLink}-log`).catch(() => null);
           const where = originFromLog(readFrom(fd, from), name);
           r.origin = where.origin;

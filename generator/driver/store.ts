@@ -229,3 +229,18 @@ export async function localSystemFeatures(nixOptions: NixOptions = []): Promise<
   const line = r.stdout.split("\n").find((l) => l.startsWith("system-features ="));
   return line ? line.slice("system-features =".length).trim().split(/\s+/).filter(Boolean) : [];
 }
+
+/**
+ * The NAR size of `outPath` and of its runtime closure, in bytes: `nix-store --query --requisites OUT`, then
+ * `nix-store --query --size` of each (what `nix path-info -S` sums). null when Nix cannot answer.
+ */
+export async function pathSizes(outPath: string, nixOptions: NixOptions = []): Promise<{ narSize: number; closureSize: number } | null> {
+  const req = await run(["nix-store", ...nixOptionArgs(nixOptions), "--query", "--requisites", outPath]).catch(() => null);
+  if (!req || req.code !== 0) return null;
+  const paths = req.stdout.split("\n").filter(Boolean);
+  const sizes = await run(["nix-store", ...nixOptionArgs(nixOptions), "--query", "--size", ...paths]).catch(() => null);
+  if (!sizes || sizes.code !== 0) return null;
+  const n = sizes.stdout.split("\n").filter(Boolean).map(Number);
+  if (n.length !== paths.length || n.some((x) => !Number.isFinite(x))) return null;
+  return { narSize: n[paths.indexOf(outPath)] ?? 0, closureSize: n.reduce((a, b) => a + b, 0) };
+}

@@ -1,0 +1,148 @@
+/**
+ * `variant-matrix publish [NAME...] [--filter K=V]... (--org ORG | --to STORE_URI) [--dry-run] [--json]`: carry built
+ * variants to a Flox catalog (`flox publish -o ORG NAME`, pytorch first, on hosts of each variant's system, after
+ * checking flox's preconditions) or to a Nix binary cache (`nix copy --to URI` of each built closure). See
+ * driver/publish.ts.
+ *
+ * Exit status: 0 done; 1 a publish or copy failed; 2 bad input: neither or both of --org/--to, an unknown name, a
+ * failed precondition (a dirty tree under .flox/ or pkgs/, an unpushed revision, no manifest.lock, not logged in:
+ * with --dry-run too), or (--to) a variant that is not built (its build command is named).
+ */
+import type { CommandModule } from "yargs";
+import { resolve } from "node:path";
+import { REPEATABLE } from "../constants.ts";
+import { FILTER_OPTION } from "../filters.ts";
+import { REPO_ROOT } from "../paths.ts";
+import { UsageError } from "./shared.ts";
+
+interface PublishArgs {
+  names?: string[];
+  filter?: string[];
+  org?: string;
+  to?: string;
+  dryRun?: boolean;
+  json?: boolean;
+  root?: string;
+  matrix?: string;
+  outDir?: string;
+  nixOption?: string[];
+}
+
+export const publishCommand: CommandModule<object, PublishArgs> = {
+  command: "publish [names..]",
+  describe: "publish built variants: to a Flox catalog (--org ORG: flox publish) or a Nix binary cache (--to URI: nix copy)",
+  builder: (y) =>
+    y
+      .positional("names", { type: "string", array: true, describe: "variant names (default: all, after filters); what they are built on comes first" })
+      .option("filter", FILTER_OPTION)
+      .option("org", { type: "string", describe: "Flox organisation: flox publish -o ORG NAME per variant, on hosts of its system" })
+      .option("to", { type: "string", describe: "Nix store URI (file://, s3://, ssh://; ?secret-key=FILE to sign): nix copy --to of each built closure" })
+      .option("dry-run", { type: "boolean", describe: "print the plan (commands in order) and, with --org, flox's preconditions; run nothing" })
+      .option("json", { type: "boolean", describe: "print the plan or the report as JSON" })
+      .option("root", { type: "string", describe: "project root (default: the repository root)" })
+      .option("matrix", { type: "string", describe: "matrix file (default: ROOT/matrix.ts)" })
+      .option("out-dir", { type: "string", describe: "--to: where the result-NAME links of the build are (default: the root)" })
+      .option("nix-option", { ...REPEATABLE, describe: "--to: NAME=VALUE passed to nix copy as --option NAME VALUE" }) as never,
+  handler: async (argv) => {
+    if (!argv.org === !argv.to) throw new UsageError("publish needs one of --org ORG (a Flox catalog) or --to STORE_URI (a Nix binary cache)");
+    const [{ loadProject }, { selectTargets, targetsFromVariants }, { makePlan }, pub] = await Promise.all([
+      import("../project.ts"),
+      import("../driver/targets.ts"),
+      import("../driver/plan.ts"),
+      import("../driver/publish.ts"),
+    ]);
+    const root = argv.root ? resolve(process.cwd(), argv.root) : REPO_ROOT;
+    const p = await loadProject({ root, matrixFile: argv.matrix ? resolve(process.cwd(), argv.matrix) : undefined });
+    let sel;
+    try {
+      sel = selectTargets(targetsFromVariants(p.variants, root), { names: argv.names, filters: argv.filter });
+    } catch (e) {
+      throw new UsageError((e as Error).message);
+    }
+    const order = makePlan(sel.targets).order;
+    const byName = new Map(sel.targets.map((t) => [t.name, t]));
+    const ordered = order.map((n) => byName.get(n)!);
+
+    if (argv.org) {
+      const host = process.arch === "arm64" ? "aarch64-linux" : "x86_64-linux";
+      const steps = pub.floxPublishPlan(ordered, argv.org, host);
+      const pre = await pub.floxPublishPreconditions(root);
+      const failed = pre.filter((c) => !c.ok);
+      if (argv.json) console.log(JSON.stringify({ dryRun: !!argv.dryRun, org: argv.org, preconditions: pre, steps }, null, 2));
+      else {
+        console.log(`flox publish to ${argv.org}: ${steps.filter((s) => s.action === "publish").length} variant(s) on this host (${host}), ${steps.filter((s) => s.action === "skip").length} for other systems`);
+        for (const c of pre) console.log(`  ${c.ok ? "✓" : "✗"} ${c.check}: ${c.detail}`);
+        for (const s of steps) console.log(s.action === "publish" ? `  $ ${s.argv.join(" ")}` : `  – ${s.name}: ${s.reason}`);
+      }
+      if (failed.length) throw new UsageError(`flox publish cannot run here: ${failed.map((c) => `${c.check}: ${c.detail}`).join("; ")}`);
+      if (argv.dryRun) return;
+      const { run } = await import("../driver/store.ts");
+      const report: { name: string; status: "published" | "failed" | "skipped"; detail: string }[] = [];
+      for (const s of steps) {
+        if (s.action === "skip") {
+          report.push({ name: s.name, status: "skipped", detail: s.reason! });
+          continue;
+        }
+        // What is built on a variant is not published after its own failure.
+        const dep = ordered.find((t) => t.name === s.name)!.dependsOn.find((d) => report.some((r) => r.name === d && r.status === "failed"));
+        if (dep) {
+          report.push({ name: s.name, status: "skipped", detail: `${dep} failed` });
+          continue;
+        }
+        const r = await run(s.argv, { cwd: root });
+        report.push({ name: s.name, status: r.code === 0 ? "published" : "failed", detail: r.code === 0 ? `${argv.org}/${s.name}` : (r.stderr.trim().split("\n").at(-1) ?? `exit ${r.code}`) });
+      }
+      if (argv.json) console.log(JSON.stringify({ org: argv.org, report }, null, 2));
+      else for (const r of report) console.log(`${r.status.padEnd(9)} ${r.name}  ${r.detail}`);
+      if (report.some((r) => r.status === "failed")) process.exitCode = 1;
+      return;
+    }
+
+    // --to: each built variant's closure, one `nix copy` per variant (a closure shared with an earlier one is skipped by Nix).
+    const { readlinkSync, openSync, closeSync } = await import("node:fs");
+    const { join } = await import("node:path");
+    const { tmpdir } = await import("node:os");
+    const outDir = argv.outDir ? resolve(process.cwd(), argv.outDir) : root;
+    const nixOptions = (argv.nixOption ?? []).map((o) => {
+      const eq = o.indexOf("=");
+      if (eq < 1) throw new UsageError(`--nix-option "${o}": expected NAME=VALUE`);
+      return [o.slice(0, eq), o.slice(eq + 1)] as const;
+    });
+    const outs = ordered.map((t) => {
+      let out: string | null = null;
+      try {
+        out = readlinkSync(join(outDir, `result-${t.name}`));
+      } catch {
+        out = null;
+      }
+      return { name: t.name, out };
+    });
+    const missing = outs.filter((o) => o.out === null);
+    if (missing.length)
+      throw new UsageError(
+        `not built (no result link in ${outDir}): ${missing.map((m) => m.name).join(", ")}; build first: ` +
+          `npx variant-matrix build ${missing.map((m) => m.name).join(" ")}${argv.outDir ? ` --out-dir ${argv.outDir}` : ""}`,
+      );
+    if (argv.dryRun) {
+      const plan = outs.map((o) => ({ name: o.name, outPath: o.out, argv: ["nix", "copy", "--to", argv.to!, o.out!] }));
+      if (argv.json) console.log(JSON.stringify({ dryRun: true, to: argv.to, steps: plan }, null, 2));
+      else for (const s of plan) console.log(`  $ ${s.argv.join(" ")}`);
+      return;
+    }
+    const { pushClosure } = await import("../driver/run.ts");
+    const log = join(tmpdir(), `variant-matrix-publish-${process.pid}.log`);
+    const fd = openSync(log, "a");
+    const report: { name: string; outPath: string; status: "copied" | "failed"; detail: string }[] = [];
+    try {
+      for (const o of outs) {
+        const err = await pushClosure(o.out!, argv.to!, fd, nixOptions);
+        report.push({ name: o.name, outPath: o.out!, status: err ? "failed" : "copied", detail: err ?? argv.to! });
+      }
+    } finally {
+      closeSync(fd);
+    }
+    if (argv.json) console.log(JSON.stringify({ to: argv.to, log, report }, null, 2));
+    else for (const r of report) console.log(`${r.status.padEnd(7)} ${r.name}  ${r.outPath}  ${r.detail}`);
+    if (report.some((r) => r.status === "failed")) process.exitCode = 1;
+  },
+};

@@ -1,0 +1,127 @@
+// Issue 31: ship what you build. The driver's report records each built variant's NAR and closure size (checked
+// against nix-store's own answer); `publish --to file:///DIR` leaves the closures in that binary cache; `publish
+// --org ORG --dry-run` plans `flox publish -o ORG NAME` in build order through a STAND-IN flox
+// (tests/fixtures/stand-in-flox) and runs nothing, and refuses a dirty tree naming the file; explain models the
+// device code of both CUDA scopes. Real nix-build / nix-store / nix copy and git.
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { execFileSync } from "node:child_process";
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { bytesFor, modelDeviceCode } from "../generator/catalog/device-code-size.ts";
+import { ROOT, runCli, tempDir } from "./helpers/cli.ts";
+import { BUILD_MATRIX, FIXTURES, latestReport, newSalt, runDriver } from "./helpers/driver.ts";
+
+const PT = "pytorch-python313-cpu-avx2";
+const TA = "torchaudio-python313-cpu-avx2";
+const STAND_IN_FLOX = join(ROOT, "tests/fixtures/stand-in-flox");
+const nix = (tool: string, args: string[]) => execFileSync(tool, args, { encoding: "utf8" }).trim();
+
+/** Build the toy variants PT and TA into a fresh directory; returns it and the run's report. */
+async function built() {
+  const dir = tempDir("vm-publish-");
+  chmodSync(dir, 0o755);
+  const env = { ...process.env, VM_BUILD_TEST_SALT: newSalt() };
+  const r = await runDriver(["--pkgs-dir", FIXTURES, "--matrix", BUILD_MATRIX, "--out-dir", dir, "--logs-dir", join(dir, "logs"), "--backend", "nix", "--nix-option", "substituters=", "--plain", TA], env);
+  assert.is(r.code, 0, r.stderr);
+  return { dir, report: latestReport(join(dir, "logs")) };
+}
+
+test("the report gives each built variant's narSize and closureSize, equal to nix-store's sizes over its closure", async () => {
+  const { report } = await built();
+  for (const v of report.variants) {
+    assert.is(v.status, "built");
+    const closure = nix("nix-store", ["--query", "--requisites", v.outPath!]).split("\n");
+    const sizes = nix("nix-store", ["--query", "--size", ...closure]).split("\n").map(Number);
+    assert.is(v.closureSize, sizes.reduce((a, b) => a + b, 0), `${v.name}: closure`);
+    assert.is(v.narSize, Number(nix("nix-store", ["--query", "--size", v.outPath!])), `${v.name}: NAR`);
+    assert.ok(v.closureSize! > v.narSize! || closure.length === 1);
+  }
+  const ta = report.variants.find((v) => v.name === TA)!;
+  assert.ok(nix("nix-store", ["--query", "--requisites", ta.outPath!]).split("\n").length >= 1);
+});
+
+test("publish NAMES --to file:///DIR leaves their closures in that binary cache; a name not built is refused with its build command", async () => {
+  const { dir, report } = await built();
+  const cache = tempDir("vm-publish-cache-");
+  const r = runCli(["publish", TA, "--to", `file://${cache}`, "--matrix", BUILD_MATRIX, "--out-dir", dir, "--json"]);
+  assert.is(r.status, 0, r.stderr);
+  const out = JSON.parse(r.stdout) as { report: { name: string; status: string }[] };
+  assert.equal(out.report.map((x) => [x.name, x.status]), [[PT, "copied"], [TA, "copied"]], "pytorch first, then what is built on it");
+  for (const v of report.variants) {
+    const hash = v.outPath!.slice("/nix/store/".length, "/nix/store/".length + 32);
+    assert.ok(existsSync(join(cache, `${hash}.narinfo`)), `${v.name}: in the cache`);
+    const info = nix("nix", ["--extra-experimental-features", "nix-command", "path-info", "--store", `file://${cache}`, v.outPath!]);
+    assert.is(info, v.outPath);
+  }
+  const missing = runCli(["publish", "torchaudio-python313-cuda12_8-sm121-armv9", "--to", `file://${cache}`, "--matrix", BUILD_MATRIX, "--out-dir", dir]);
+  assert.is(missing.status, 2);
+  assert.match(missing.stderr, /not built .*: pytorch-python313-cuda12_8-sm121-armv9, torchaudio-python313-cuda12_8-sm121-armv9; build first: npx variant-matrix build/);
+});
+
+/** A git project with a pushed upstream and a committed manifest.lock: what flox publish needs. */
+function floxProject(): string {
+  const base = tempDir("vm-publish-git-");
+  const remote = join(base, "remote.git");
+  const root = join(base, "project");
+  const git = (cwd: string, ...a: string[]) => execFileSync("git", ["-c", "user.email=t@example.org", "-c", "user.name=t", "-c", "init.defaultBranch=main", ...a], { cwd, stdio: "ignore" });
+  mkdirSync(remote);
+  git(remote, "init", "-q", "--bare");
+  mkdirSync(join(root, ".flox/env"), { recursive: true });
+  mkdirSync(join(root, ".flox/pkgs"), { recursive: true });
+  writeFileSync(join(root, ".flox/env/manifest.lock"), readFileSync(join(ROOT, ".flox/env/manifest.lock")));
+  writeFileSync(join(root, ".flox/pkgs", `${PT}.nix`), readFileSync(join(FIXTURES, `${PT}.nix`)));
+  git(root, "init", "-q");
+  git(root, "add", ".");
+  git(root, "commit", "-qm", "variants");
+  git(root, "remote", "add", "origin", remote);
+  git(root, "push", "-q", "-u", "origin", "HEAD:main");
+  git(root, "branch", "-q", "--set-upstream-to=origin/main");
+  return root;
+}
+
+test("publish --org ORG --dry-run: flox publish per variant, pytorch first, preconditions checked, nothing run; a dirty tree exits 2 naming the file", () => {
+  const root = floxProject();
+  const calls = join(root, "..", "calls.txt");
+  const env = { PATH: `${STAND_IN_FLOX}:${process.env.PATH}`, STAND_IN_FLOX_CALLS: calls, STAND_IN_FLOX_LOGGED_IN: "1" };
+  const r = runCli(["publish", TA, "--org", "acme", "--dry-run", "--json", "--root", root, "--matrix", BUILD_MATRIX], { env });
+  assert.is(r.status, 0, r.stdout + r.stderr);
+  const plan = JSON.parse(r.stdout) as { preconditions: { check: string; ok: boolean }[]; steps: { argv: string[]; action: string }[] };
+  assert.equal(plan.preconditions.map((c) => [c.check, c.ok]), [["tracked and committed", true], ["pushed", true], ["locked", true], ["logged in", true]]);
+  assert.equal(plan.steps.map((s) => s.argv.join(" ")), [`flox publish -o acme ${PT}`, `flox publish -o acme ${TA}`]);
+  assert.equal(readFileSync(calls, "utf8").trim().split("\n"), ["auth status"], "no flox publish ran");
+  // An uncommitted change under .flox/pkgs: exit 2, naming it (with --dry-run too).
+  writeFileSync(join(root, ".flox/pkgs", `${PT}.nix`), "# changed\n");
+  const dirty = runCli(["publish", TA, "--org", "acme", "--dry-run", "--root", root, "--matrix", BUILD_MATRIX], { env });
+  assert.is(dirty.status, 2, dirty.stdout + dirty.stderr);
+  assert.match(dirty.stderr, new RegExp(`uncommitted or untracked under \\.flox/ or pkgs/: \\.flox/pkgs/${PT}\\.nix`));
+  // Not logged in: named too.
+  execFileSync("git", ["checkout", "--", "."], { cwd: root });
+  const anon = runCli(["publish", TA, "--org", "acme", "--dry-run", "--root", root, "--matrix", BUILD_MATRIX], { env: { ...env, STAND_IN_FLOX_LOGGED_IN: "0" } });
+  assert.is(anon.status, 2);
+  assert.match(anon.stderr, /logged in: flox auth status: You are not logged in/);
+  // Without --dry-run and with everything in order, the stand-in records the publishes in that order.
+  const real = runCli(["publish", TA, "--org", "acme", "--root", root, "--matrix", BUILD_MATRIX], { env });
+  assert.is(real.status, 0, real.stdout + real.stderr);
+  assert.equal(readFileSync(calls, "utf8").trim().split("\n").filter((l) => l.startsWith("publish")), [`publish -o acme ${PT}`, `publish -o acme ${TA}`]);
+});
+
+test("explain of a CUDA variant shows its modelled device code per library in both scopes, with the source", () => {
+  const r = runCli(["explain", "pytorch-python313-cuda12_9-sm121-armv9"]);
+  assert.is(r.status, 0, r.stderr);
+  assert.match(r.stdout, /device code of its torch \(model: uncompressed cubins per library, measured in PyPI torch 2\.11 on an H100/);
+  assert.match(r.stdout, /torch scope \(this variant\):\s+torch 1,024\.7 MB \(1 capability\), magma [\d,.]+ MB \(9 capabilities\), nvshmem 1\.0 MB/);
+  assert.match(r.stdout, /package-set scope:\s+torch 1,024\.7 MB \(1 capability\), magma 105\.7 MB \(1 capability\)/);
+  // The model: sums of the measured per-capability bytes, approximations said.
+  const torchScope = modelDeviceCode(["12.1"], ["7.5", "8.0", "8.6", "8.9", "9.0", "10.0", "10.3", "12.0", "12.1"], "torch", true);
+  const magma = torchScope.find((x) => x.origin === "magma")!;
+  assert.is(magma.bytes, ["7.5", "8.0", "8.6", "8.9", "9.0", "10.0", "10.3", "12.0", "12.1"].reduce((a, c) => a + bytesFor("magma", c).bytes, 0));
+  assert.is(bytesFor("magma", "12.1").from, "12.0");
+  assert.is(bytesFor("torch", "8.9").from, "8.6");
+  assert.ok(magma.approximated.includes("7.5←8.0"), "MAGMA was not measured at 7.5: said");
+  const json = JSON.parse(runCli(["explain", "pytorch-python313-cuda12_9-sm121-armv9", "--json"]).stdout);
+  assert.ok(json.deviceCode.sources.every((s: string) => /device-code-size-pypi-torch2\.11-h100/.test(s)));
+  assert.is(JSON.parse(runCli(["explain", "pytorch-python313-cpu-avx2", "--json"]).stdout).deviceCode, null, "CPU variants carry none");
+});
+
+test.run();
