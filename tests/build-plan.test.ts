@@ -139,16 +139,18 @@ test("report helpers: run ids sort by time, durations, summary table", () => {
     variants: [
       { name: "pytorch-x", package: "pytorch", status: "failed", reason: "exit code 100: boom", durationS: 12, outPath: null, log: "/l/pytorch-x.log", exitCode: 100, attempts: 2, selectedAs: "dependency", dependsOn: [], startedAt: null, finishedAt: null, command: [], origin: null, machine: null, copiedTo: null, copyError: null },
       { name: "torchaudio-x", package: "torchaudio", status: "skipped", reason: "dependency pytorch-x failed", durationS: 0, outPath: null, log: null, exitCode: null, attempts: 0, selectedAs: "requested", dependsOn: ["pytorch-x"], startedAt: null, finishedAt: null, command: [], origin: null, machine: null, copiedTo: null, copyError: null },
+      { name: "torchvision-x", package: "torchvision", status: "built", reason: null, durationS: 3, outPath: "/nix/store/x", log: "/l/tv.log", exitCode: 0, attempts: 1, selectedAs: "requested", dependsOn: [], startedAt: null, finishedAt: null, command: [], origin: "built", machine: "local", copiedTo: null, copyError: null, narSize: 1234, closureSize: 1812345678 },
     ],
   };
   assert.is(
     summaryTable(rep),
     [
-      "VARIANT       STATUS   TIME   TRIES  WHERE  REASON",
-      "pytorch-x     failed   12.0s  2             exit code 100: boom",
-      "torchaudio-x  skipped                       dependency pytorch-x failed",
+      "VARIANT        STATUS   TIME   TRIES  CLOSURE  WHERE           REASON",
+      "pytorch-x      failed   12.0s  2                               exit code 100: boom",
+      "torchaudio-x   skipped                                         dependency pytorch-x failed",
+      "torchvision-x  built    3.0s   1      1.8 GB   built on local",
       "",
-      "0 built, 0 cached, 1 failed, 1 skipped in 1m00s; exit 1",
+      "1 built, 0 cached, 1 failed, 1 skipped in 1m00s; exit 1",
     ].join("\n"),
   );
 });

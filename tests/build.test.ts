@@ -183,7 +183,7 @@ test("real run, --jobs 2 --retries 1: parallel, dependency order, failure isolat
   assert.match(flog, /building pytorch-python313-cuda12_8-sm90-avx512 \(salt /); // builder stdout
   assert.match(flog, /nvcc fatal: stand-in failure/); // builder stderr
   assert.match(flog, /=== attempt 2\/2/);
-  assert.match(r.stdout, /VARIANT\s+STATUS\s+TIME\s+TRIES\s+WHERE\s+REASON/);
+  assert.match(r.stdout, /VARIANT\s+STATUS\s+TIME\s+TRIES\s+CLOSURE\s+WHERE\s+REASON/);
   assert.match(r.stdout, /5 built, 0 cached, 1 failed, 1 skipped/);
 
   // Resume after fixing the failure: only the failed and skipped variants are built; the rest is cached.

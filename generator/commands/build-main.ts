@@ -21,19 +21,12 @@ import { dirname } from "node:path";
 import { REPO_ROOT as PROJECT_ROOT } from "../paths.ts";
 import { exitCodeOf } from "../errors.ts";
 import { UsageError, type BuildArgs } from "../driver/options.ts";
+import { parseNixOptions } from "./shared.ts";
 
 /** Host Nix system of this process, e.g. "x86_64-linux". */
 function hostSystem(): string {
   const arch = process.arch === "x64" ? "x86_64" : process.arch === "arm64" ? "aarch64" : process.arch;
   return `${arch}-${process.platform}`;
-}
-
-function parseNixOptions(specs: readonly string[] | undefined): NixOptions {
-  return (specs ?? []).map((s) => {
-    const eq = s.indexOf("=");
-    if (eq < 1) throw new UsageError(`--nix-option "${s}": expected NAME=VALUE (e.g. substituters=)`);
-    return [s.slice(0, eq), s.slice(eq + 1)] as const;
-  });
 }
 
 function positiveInt(name: string, v: number | undefined, min: number): number | undefined {

@@ -16,7 +16,7 @@ import type { Argv, CommandModule } from "yargs";
 import { dirname, resolve } from "node:path";
 import { LOCAL_CATALOG_FILE, REPEATABLE } from "../constants.ts";
 import { REPO_ROOT } from "../paths.ts";
-import { matrixOption, UsageError } from "./shared.ts";
+import { matrixOption, parseNixOptions, UsageError } from "./shared.ts";
 
 interface PinArgs {
   action: "inspect" | "check" | "add" | "cache";
@@ -33,6 +33,16 @@ interface PinArgs {
   substituter: string;
   nixOption?: string[];
   matrix?: string;
+}
+
+/** A pin as the check and cache lines name it: "2c423e0 (torch 2.12.0, nixos-unstable 2026-08-22)". */
+const pinHead = (pin: { rev: string; torch: string; channel: string | null; date: string | null }) =>
+  `${pin.rev.slice(0, 7)} (torch ${pin.torch}${pin.channel ? `, ${pin.channel}` : ""}${pin.date ? ` ${pin.date}` : ""})`;
+
+/** check and cache reached no pin at all: exit 2. */
+async function noPinReached(): Promise<never> {
+  const { PinError } = await import("../pin/nix.ts");
+  throw new PinError("no pin of the catalog could be read: give checkouts with --nixpkgs REV=PATH, or allow fetching");
 }
 
 async function catalogFor(matrix?: string) {
@@ -114,17 +124,13 @@ export const pinCommand: CommandModule<{}, PinArgs> = {
     }
 
     if (argv.action === "cache") {
-      const nixOptions = (argv.nixOption ?? []).map((o) => {
-        const eq = o.indexOf("=");
-        if (eq < 1) throw new UsageError(`--nix-option "${o}": expected NAME=VALUE`);
-        return [o.slice(0, eq), o.slice(eq + 1)] as const;
-      });
+      const nixOptions = parseNixOptions(argv.nixOption);
       const results = await run.cachePins(cat, { given, fetch: argv.fetch, system: argv.system, substituter: argv.substituter, nixOptions });
       const word = (b: boolean) => (b ? "cached" : "built");
       if (argv.json) console.log(JSON.stringify(results.map((r) => (r.status === "checked" ? { rev: r.pin.rev, status: r.status, where: r.where, answers: r.answers, notes: r.notes } : { rev: r.pin.rev, status: r.status, why: r.why })), null, 2));
       else
         for (const r of results) {
-          const head = `${r.pin.rev.slice(0, 7)} (torch ${r.pin.torch}${r.pin.channel ? `, ${r.pin.channel}` : ""}${r.pin.date ? ` ${r.pin.date}` : ""})`;
+          const head = pinHead(r.pin);
           if (r.status === "unreachable") {
             console.log(`– ${head}: not checked: ${r.why}`);
             continue;
@@ -136,10 +142,7 @@ export const pinCommand: CommandModule<{}, PinArgs> = {
           for (const n of r.notes) console.log(`    note: ${n}`);
         }
       const checked = results.filter((r) => r.status === "checked");
-      if (!checked.length) {
-        const { PinError } = await import("../pin/nix.ts");
-        throw new PinError("no pin of the catalog could be read: give checkouts with --nixpkgs REV=PATH, or allow fetching");
-      }
+      if (!checked.length) await noPinReached();
       if (checked.some((r) => r.status === "checked" && (r.answers.some((a) => a.cached !== a.modelCached) || !r.answers.length))) process.exitCode = 1;
       return;
     }
@@ -150,7 +153,7 @@ export const pinCommand: CommandModule<{}, PinArgs> = {
       if (argv.json) console.log(JSON.stringify(results.map((r) => (r.status === "checked" ? { status: r.status, where: r.where, ...r.comparison } : { rev: r.pin.rev, status: r.status, why: r.why })), null, 2));
       else
         for (const r of results) {
-          const head = `${r.pin.rev.slice(0, 7)} (torch ${r.pin.torch}${r.pin.channel ? `, ${r.pin.channel}` : ""}${r.pin.date ? ` ${r.pin.date}` : ""})`;
+          const head = pinHead(r.pin);
           if (r.status === "unreachable") {
             console.log(`– ${head}: not checked: ${r.why}`);
             continue;
@@ -160,10 +163,7 @@ export const pinCommand: CommandModule<{}, PinArgs> = {
           for (const d of c.differences) console.log(`    ${d.message}`);
           for (const n of c.notes) console.log(`    note: ${n}`);
         }
-      if (!checked.length) {
-        const { PinError } = await import("../pin/nix.ts");
-        throw new PinError("no pin of the catalog could be read: give checkouts with --nixpkgs REV=PATH, or allow fetching");
-      }
+      if (!checked.length) await noPinReached();
       if (checked.some((r) => r.status === "checked" && r.comparison.differences.length)) process.exitCode = 1;
       return;
     }

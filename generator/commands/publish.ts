@@ -13,7 +13,7 @@ import { resolve } from "node:path";
 import { REPEATABLE } from "../constants.ts";
 import { FILTER_OPTION } from "../filters.ts";
 import { REPO_ROOT } from "../paths.ts";
-import { UsageError } from "./shared.ts";
+import { parseNixOptions, UsageError } from "./shared.ts";
 
 interface PublishArgs {
   names?: string[];
@@ -103,11 +103,7 @@ export const publishCommand: CommandModule<object, PublishArgs> = {
     const { join } = await import("node:path");
     const { tmpdir } = await import("node:os");
     const outDir = argv.outDir ? resolve(process.cwd(), argv.outDir) : root;
-    const nixOptions = (argv.nixOption ?? []).map((o) => {
-      const eq = o.indexOf("=");
-      if (eq < 1) throw new UsageError(`--nix-option "${o}": expected NAME=VALUE`);
-      return [o.slice(0, eq), o.slice(eq + 1)] as const;
-    });
+    const nixOptions = parseNixOptions(argv.nixOption);
     const outs = ordered.map((t) => {
       let out: string | null = null;
       try {

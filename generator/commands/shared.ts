@@ -10,6 +10,18 @@ import type { Variant, VariantJson } from "../schema.ts";
 /** Thrown for bad command-line input; exits 2 with its message. */
 export class UsageError extends InputError {}
 
+/**
+ * `--nix-option NAME=VALUE` occurrences as [name, value] pairs (passed to Nix as `--option NAME VALUE`).
+ * @throws UsageError for an occurrence without `=` or without a name
+ */
+export function parseNixOptions(specs: readonly string[] | undefined): (readonly [string, string])[] {
+  return (specs ?? []).map((s) => {
+    const eq = s.indexOf("=");
+    if (eq < 1) throw new UsageError(`--nix-option "${s}": expected NAME=VALUE (e.g. substituters=)`);
+    return [s.slice(0, eq), s.slice(eq + 1)] as const;
+  });
+}
+
 export const matrixOption = {
   matrix: { type: "string", describe: "matrix file to read (default: matrix.ts in the repository root)" },
 } as const;
