@@ -103,7 +103,15 @@ export const DEFAULT_SELF_HOSTED_LABELS: Record<string, string[]> = {
 export const SELF_HOSTED_NEEDS =
   "a self-hosted runner: ~20 GB of free disk per torch build and many cores (torch is a big-parallel build that runs " +
   "for hours; barstoolbluz/build-pytorch BUILD_MATRIX.md: '~18-20 GB disk per build', '1-3 hours per variant'), Nix or " +
-  "the rights to install it, and a CPU that runs the variant's ISA (its code runs while it builds); no GPU is needed to build";
+  "the rights to install it, and a CPU that runs the variant's ISA (its code runs while it builds: the runner carries " +
+  "the job's gccarch-… label only if it does); no GPU is needed to build";
+
+/**
+ * The runner label of a gccarch feature: the feature with every character outside letters, digits, `.`, `_` and `-`
+ * turned into `-` (`gccarch-armv9-a+i8mm` → `gccarch-armv9-a-i8mm`), a conservative spelling for a runner label; the
+ * job's Nix still declares the feature itself.
+ */
+export const runnerLabel = (feature: string) => feature.replace(/[^A-Za-z0-9._-]/g, "-");
 
 /** True when a `runs-on` label list names a self-hosted runner (every self-hosted runner carries `self-hosted`). */
 export const isSelfHosted = (labels: readonly string[]) => labels.some((l) => l.toLowerCase() === "self-hosted");
@@ -145,17 +153,20 @@ export interface JobEntry {
 /** Where a job runs: a self-hosted runner, or GitHub's standard hosted runner of its system. */
 export type Placement = "self-hosted" | "hosted";
 
-/** One generated job: id, system, placement, its matrix entries, and every variant name it builds. */
+/** One generated job: id, system, placement, ISA feature, its matrix entries, and every variant name it builds. */
 export interface JobPlan {
   id: string;
   system: string;
   placement: Placement;
+  /** The gccarch system feature its variants require (their ISA's): a runner label, and declared to the job's Nix. */
+  feature: string | null;
   entries: JobEntry[];
   variants: string[];
 }
 
 /**
- * The job graph: per system and placement, one matrix entry per pytorch variant with the variants built on it (every
+ * The job graph: per system, placement and ISA feature (a variant's `gccarch-…`: one runner label per ISA level), one
+ * matrix entry per pytorch variant with the variants built on it (every
  * variant whose `dependsOn` starts with that pytorch: the packages on torch, then the environment, which also needs
  * them), in chunks of ≤ limit entries per job. No job needs another.
  * @param placeOf where the entry of a pytorch variant runs (default: every one self-hosted)
@@ -174,16 +185,19 @@ export function planJobs(
   const rank = (v: Variant) => v.dependsOn.length;
   const jobs: JobPlan[] = [];
   const systems = [...new Set(variants.map((v) => v.system))].sort();
+  const featureOf = (v: Variant) => v.requiredSystemFeatures.find((f) => f.startsWith("gccarch-")) ?? null;
   for (const system of systems)
-    for (const placement of ["hosted", "self-hosted"] as const) {
+    for (const placement of ["hosted", "self-hosted"] as const)
+      for (const feature of [...new Set(variants.filter((v) => v.system === system).map(featureOf))].sort()) {
       const entries = variants
-        .filter((v) => v.system === system && v.dependsOn.length === 0 && placeOf(v) === placement)
+        .filter((v) => v.system === system && v.dependsOn.length === 0 && placeOf(v) === placement && featureOf(v) === feature)
         .map((pt) => ({ pt, tas: variants.filter((v) => v.dependsOn[0] === pt.name).sort((a, b) => rank(a) - rank(b)) }));
       chunk(entries, limit).forEach((c, i) =>
         jobs.push({
-          id: `variants-${slug(system)}-${placement}-${i + 1}`,
+          id: `variants-${slug(system)}-${placement}${feature ? `-${slug(feature.slice("gccarch-".length))}` : ""}-${i + 1}`,
           system,
           placement,
+          feature,
           entries: c.map((e) => ({ variant: e.pt.name, dependents: e.tas.map((t) => t.name).join(" ") })),
           variants: c.flatMap((e) => [e.pt.name, ...e.tas.map((t) => t.name)]),
         }),
@@ -223,8 +237,12 @@ export const FREE_DISK_SCRIPT = [
   "df -h /",
 ].join("\n");
 
-/** The steps every job runs: install Nix, skip a variant the cache holds, build its matrix entry from release.nix, push. */
-function steps(placement: Placement) {
+/**
+ * The steps every job runs: install Nix, skip a variant the cache holds, build its matrix entry from release.nix, push.
+ * The job's Nix declares the job's ISA feature (`gccarch-…`): its variants require it, and its runner (chosen by
+ * that label, or a hosted runner whose CPU was checked) runs their code; without it Nix refuses to build them.
+ */
+function steps(placement: Placement, feature: string | null) {
   return [
     ...(placement === "hosted" ? [{ name: "Free disk space on the GitHub-hosted runner", run: FREE_DISK_SCRIPT }] : []),
     { uses: "actions/checkout@v4" },
@@ -234,7 +252,7 @@ function steps(placement: Placement) {
         extra_nix_config: [
           "extra-substituters = ${{ vars.NIX_SUBSTITUTER }}",
           "extra-trusted-public-keys = ${{ vars.NIX_PUBLIC_KEY }}",
-          "system-features = big-parallel benchmark nixos-test",
+          `system-features = big-parallel benchmark nixos-test${feature ? ` ${feature}` : ""}`,
           "",
         ].join("\n"),
       },
@@ -330,7 +348,10 @@ export function githubWorkflowPlan(variants: readonly Variant[], o: GithubOption
             (variants.some((v) => v.system === j.system && v.cuda === null) && !o.hostedCpu ? `; --hosted-cpu puts CPU-only variants that fit on GitHub-hosted runners` : ""),
         );
       }
-      labels = given;
+      // One label per ISA level: the runner declares it because its CPU runs that code (README, "Each variant on a
+      // builder that can run it").
+      const label = j.feature ? runnerLabel(j.feature) : null;
+      labels = label && !given.includes(label) ? [...given, label] : given;
       comments[j.id] = ` Needs ${SELF_HOSTED_NEEDS}.\n Why not GitHub-hosted: ${whySelfHosted(j, variants, o)}.`;
     }
     jobs[j.id] = {
@@ -339,7 +360,7 @@ export function githubWorkflowPlan(variants: readonly Variant[], o: GithubOption
       "timeout-minutes": j.placement === "hosted" ? JOB_TIMEOUT_MINUTES.hosted : JOB_TIMEOUT_MINUTES.selfHosted,
       env: { NIX_CACHE_URI: "${{ secrets.NIX_CACHE_URI }}" },
       strategy: { "fail-fast": false, matrix: { include: j.entries } },
-      steps: steps(j.placement),
+      steps: steps(j.placement, j.feature),
     };
   }
   const workflow = {

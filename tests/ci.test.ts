@@ -22,6 +22,7 @@ import {
   pinCacheScript,
   pinCheckScript,
   planJobs,
+  runnerLabel,
 } from "../generator/ci.ts";
 import { catalog } from "../generator/catalog/index.ts";
 import { nixPath, STAND_IN_NIXPKGS, standInCheckout } from "./helpers/nix.ts";
@@ -111,7 +112,11 @@ test("ci github CLI: --runs-on labels, --filter keeps the pytorch of each torcha
   const text = readFileSync(out, "utf8");
   await validate(text);
   const wf = parseYaml(text) as { jobs: Record<string, { "runs-on": string[] }> };
-  for (const j of Object.values(wf.jobs)) assert.equal(j["runs-on"], ["self-hosted", "arm64", "big-parallel"]);
+  // The given labels, then the job's ISA level (one job per level: armv8_2 and armv9 variants never share a runner).
+  assert.equal(Object.values(wf.jobs).map((j) => j["runs-on"]).sort(), [
+    ["self-hosted", "arm64", "big-parallel", "gccarch-armv8.2-a-fp16-dotprod"],
+    ["self-hosted", "arm64", "big-parallel", "gccarch-armv9-a-i8mm"],
+  ]);
   const bad = runCli(["ci", "github", "--runs-on", "nonsense"]);
   assert.is(bad.status, 2);
   assert.match(bad.stderr, /--runs-on "nonsense": expected SYSTEM=LABEL/);
@@ -172,12 +177,18 @@ function placements(text: string) {
   return out;
 }
 
-test("ci github by default: every torch build on self-hosted labels with timeout ≤ 7200, none on a GitHub-hosted one", async () => {
+test("ci github by default: every torch build on self-hosted labels with timeout ≤ 7200, none on a GitHub-hosted one; each job's runner label and Nix carry its ISA's feature", async () => {
   const text = githubWorkflowYaml(wide, { isas: catalog.isas });
   await validate(text);
   const ps = placements(text);
   assert.is(ps.length, wide.length);
   assert.ok(ps.every((p) => p.selfHosted), "default: self-hosted for all");
+  for (const p of ps) {
+    const feature = p.v.requiredSystemFeatures.find((f) => f.startsWith("gccarch-"))!;
+    assert.ok(labelsOf(p.job).includes(runnerLabel(feature)), `${p.v.name}: runner label ${runnerLabel(feature)}`);
+    const nixConf = (p.job.steps as { uses?: string; with?: { extra_nix_config?: string } }[]).find((s) => s.uses?.startsWith("cachix/install-nix-action"))!.with!.extra_nix_config!;
+    assert.match(nixConf, new RegExp(`^system-features = big-parallel benchmark nixos-test ${feature.replace(/[.+]/g, "\\$&")}$`, "m"), `${p.v.name}: the job's Nix declares it`);
+  }
   assert.ok(ps.some((p) => p.v.cuda !== null));
   assert.match(text, /# Needs a self-hosted runner: ~20 GB of free disk/);
   assert.not.match(text, /Free disk space on the GitHub-hosted runner/);
@@ -212,7 +223,7 @@ test("ci github CLI: GitHub-hosted labels for CUDA torch builds exit 2 with the 
   const ok = runCli(["ci", "github", "--filter", "cuda=12.9", "--runs-on", "x86_64-linux=self-hosted,X64,big-parallel"]);
   assert.is(ok.status, 0, ok.stderr);
   const wf = parseYaml(ok.stdout) as { jobs: Record<string, WfJob> };
-  assert.ok(Object.values(wf.jobs).some((j) => labelsOf(j).join(",") === "self-hosted,X64,big-parallel"));
+  assert.ok(Object.values(wf.jobs).some((j) => labelsOf(j).join(",") === "self-hosted,X64,big-parallel,gccarch-x86-64-v3"));
 });
 
 test("ci github --checks: a valid scheduled workflow that installs Nix ≥ 2.18, runs pin check and eval, uploads both", async () => {
