@@ -124,4 +124,18 @@ test("explain of a CUDA variant shows its modelled device code per library in bo
   assert.is(JSON.parse(runCli(["explain", "pytorch-python313-cpu-avx2", "--json"]).stdout).deviceCode, null, "CPU variants carry none");
 });
 
+test("detect prints how to install the chosen variant: flox install ORG/NAME with --org, and the Nix line with the cache", () => {
+  const host = join(ROOT, "tests/fixtures/hosts/dgx-spark");
+  const args = ["detect", "--cpuinfo", join(host, "cpuinfo"), "--nvidia-smi", join(host, "nvidia-smi.txt"), "--machine", "aarch64"];
+  const r = runCli([...args, "--org", "acme", "--substituter", "s3://bucket"]);
+  assert.is(r.status, 0, r.stderr);
+  const name = /Recommended torchaudio for GPU 0 \(NVIDIA GB10, sm121\): (\S+)/.exec(r.stdout)![1]!;
+  assert.match(r.stdout, new RegExp(`install: flox install acme/${name}\n`));
+  assert.match(r.stdout, new RegExp(`install: nix-env -if \\.flox/pkgs/${name}\\.nix --option extra-substituters s3://bucket\n`));
+  const plain = runCli(args);
+  assert.not.match(plain.stdout, /flox install/, "no organisation, no flox line");
+  const json = JSON.parse(runCli([...args, "--json", "--org", "acme"]).stdout);
+  assert.equal(json.install[name], [`flox install acme/${name}`, `nix-env -if .flox/pkgs/${name}.nix`]);
+});
+
 test.run();

@@ -28,6 +28,20 @@ export interface DetectArgs {
   "nvidia-smi"?: string;
   machine?: string;
   matrix?: string;
+  /** Flox organisation the variants are published to (`publish --org`): the install line is `flox install ORG/NAME`. */
+  org?: string;
+  /** Binary cache the variants are pushed to (`publish --to`): added to the Nix install line as a substituter. */
+  substituter?: string;
+}
+
+/**
+ * How to install `name` on this host: from a Flox catalog (`flox install ORG/NAME`, when the variants were published
+ * with `publish --org ORG`), and with Nix from this repository's file, substituting from `substituter` when given
+ * (`publish --to`). Pure.
+ */
+export function installLines(name: string, o: { org?: string; substituter?: string }): string[] {
+  const nix = `nix-env -if .flox/pkgs/${name}.nix${o.substituter ? ` --option extra-substituters ${o.substituter}` : ""}`;
+  return [...(o.org ? [`flox install ${o.org}/${name}`] : []), nix];
 }
 
 /** Bad command-line input for detect (exit 2). */
@@ -48,7 +62,7 @@ export function parsePackage(value: string | undefined): PackageName {
 }
 
 /** Render a recommendation for the terminal (plain text, one finding per line). */
-export function formatRecommendation(r: Recommendation): string {
+export function formatRecommendation(r: Recommendation, install: { org?: string; substituter?: string } = {}): string {
   const out: string[] = [];
   const h = r.host;
   out.push(`Host: ${h.system} (machine ${h.machine}; ${h.sources.machine})`);
@@ -62,8 +76,10 @@ export function formatRecommendation(r: Recommendation): string {
   out.push("");
   for (const p of r.picks) {
     const what = p.kind === "cpu" ? "CPU-only" : `GPU ${p.gpuIndices.join(",")} (${p.gpuName}, sm${p.sm})`;
-    if (p.variant) out.push(`Recommended ${r.package} for ${what}: ${p.variant}`);
-    else out.push(`No ${r.package} variant fits ${what}.`);
+    if (p.variant) {
+      out.push(`Recommended ${r.package} for ${what}: ${p.variant}`);
+      for (const l of installLines(p.variant, install)) out.push(`  install: ${l}`);
+    } else out.push(`No ${r.package} variant fits ${what}.`);
     for (const reason of p.reasons) out.push(`  - ${reason}`);
     for (const problem of p.problems) out.push(`  ! ${problem}`);
     if (p.alternatives.length) out.push(`  Also fits: ${p.alternatives.join(", ")}`);
@@ -112,7 +128,12 @@ export async function runDetect(
     throw e;
   }
   const r = recommend(host, project.variants, project.catalog, { package: pkg });
-  io.out(args.json ? JSON.stringify(r, null, 2) + "\n" : formatRecommendation(r));
+  const install = { org: args.org, substituter: args.substituter };
+  io.out(
+    args.json
+      ? JSON.stringify({ ...r, install: Object.fromEntries(r.variants.map((n) => [n, installLines(n, install)])) }, null, 2) + "\n"
+      : formatRecommendation(r, install),
+  );
   return r.status === "ok" ? 0 : 1;
 }
 
@@ -135,7 +156,9 @@ export const detectCommand: CommandModule<object, DetectArgs> = {
           "Read this recorded output of `nvidia-smi --query-gpu=compute_cap,name,driver_version --format=csv,noheader`",
       })
       .option("machine", { type: "string", describe: "Machine as `uname -m` prints it: x86_64 | aarch64" })
-      .option("matrix", { type: "string", describe: "Matrix file (default: matrix.ts at the repository root)" }) as Argv<DetectArgs>,
+      .option("matrix", { type: "string", describe: "Matrix file (default: matrix.ts at the repository root)" })
+      .option("org", { type: "string", describe: "Flox organisation the variants were published to: print `flox install ORG/NAME`" })
+      .option("substituter", { type: "string", describe: "binary cache the variants were pushed to: added to the Nix install line" }) as Argv<DetectArgs>,
   handler: async (argv: ArgumentsCamelCase<DetectArgs>) => {
     process.exitCode = await runDetect(argv);
   },
