@@ -73,6 +73,11 @@ test("every served host's variant is one detect itself recommends or accepts for
   const j = JSON.parse(r.stdout);
   assert.match(j.unserved[0].reason, /13\.0.*not in the catalog/);
   assert.match(j.method.kind, /exact/);
+  // What the build machines must declare: per system, big-parallel and each ISA's gccarch feature, covering every build.
+  const needs = j.builderFeatures as { system: string; features: string[]; variants: number }[];
+  assert.is(needs.reduce((a, n) => a + n.variants, 0), j.build.length);
+  for (const n of needs) assert.ok(n.features.includes("big-parallel") && n.features.some((f) => f.startsWith("gccarch-")), JSON.stringify(n));
+  assert.ok(needs.some((n) => n.system === "aarch64-linux" && n.features.includes("gccarch-armv9-a+i8mm")));
 });
 
 test("preferences cost no extra variant: native code and the widest ISA wherever the cover allows", () => {

@@ -53,6 +53,9 @@ export async function runFleet(a: FleetArgs): Promise<void> {
   const f = planFleet(p, hosts, a, samples);
   const { torch, python, cuda, release, cover, toBuild, unserved, builders, cost, loo, matrixText, refusal, methodText, modelText } = f;
   const uniq = <T>(xs: T[]) => [...new Set(xs)];
+  // What the build machines must declare (driver/features.ts): per system, the features of what is built.
+  const { featureNeeds } = await import("../driver/features.ts");
+  const needs = featureNeeds(toBuild, null, []).map((g) => ({ system: g.system, features: g.features, variants: g.variants.length }));
   if (a.writeMatrix !== undefined) {
     if (refusal !== null) {
       console.error(`fleet: --write-matrix: ${refusal}; nothing written`);
@@ -81,6 +84,7 @@ export async function runFleet(a: FleetArgs): Promise<void> {
           })),
           unserved: unserved.map((u) => ({ host: u.element.hostId, capability: u.element.capability, gpus: u.element.gpus, reason: u.reason })),
           cost: { ...cost, builders, model: f.samples ? "fit" : "default", samples: f.samples, leaveOneOut: loo },
+          builderFeatures: needs,
           matrix: a.writeMatrix === "" ? matrixText : undefined,
         },
         null,
@@ -120,6 +124,8 @@ export async function runFleet(a: FleetArgs): Promise<void> {
     for (const b of cost.rebuilt)
       out.push(`  builds ${b.what} (${(b.seconds / 3600).toFixed(1)} h, for ${b.variants.length} variant(s)): ${b.why}`);
     out.push(`  Model: ${modelText}.`);
+    out.push("Builders must declare (nix.conf system-features, or the machines file; NixOS adds gccarch-<gcc.arch> and its inferiors):");
+    for (const n of needs) out.push(`  ${n.system}: ${n.features.join(" ") || "(nothing)"} for ${n.variants} build(s)`);
     console.log(out.join("\n"));
   }
   if (unserved.length) process.exitCode = 1;
