@@ -12,6 +12,7 @@ import { nixpkgsInstanceKey } from "../expand.ts";
 import { PACKAGES } from "../constants.ts";
 import { ENV_PACKAGE, packagesOnTorch } from "../catalog/packages.ts";
 import { GENERATED_HEADER, nixString, nixValue, templates } from "./env.ts";
+import { DEVICE_CODE_BYTES, modelDeviceCode } from "../catalog/device-code-size.ts";
 
 /** Generated files: repo-relative path → content. Insertion order is stable. */
 export type FileMap = Map<string, string>;
@@ -314,9 +315,23 @@ export function renderDocs(p: Project): FileMap {
       `${sharedSets} nixpkgs default CUDA set(s); ${forced.length} use the package-set scope, with ${ownSets} CUDA ` +
       `closure(s) of their own built from source${forced.length ? ` (${[...new Set(forced.map((v) => `SM${v.sm} on CUDA ${v.cuda}`))].join(", ")})` : ""}.`
     : "";
+  // What the scope costs in device code (catalog/device-code-size.ts, a model from cubins measured on an H100): MAGMA at
+  // nixpkgs' default list (torch scope) against one capability (package-set scope), per CUDA version of the matrix.
+  const mb = (b: number) => `${(b / 1e6).toLocaleString("en-US", { maximumFractionDigits: 0 })} MB`;
+  const perCap = (origin: "torch" | "magma") => Object.values(DEVICE_CODE_BYTES[origin].perCapability);
+  const scopeSizes = [...new Set(cudaVariants.map((v) => v.cuda!))].sort().map((version) => {
+    const defaults = p.catalog.cuda.find((c) => c.version === version)?.nixpkgsDefaultCapabilities ?? [];
+    const magma = modelDeviceCode([], defaults, "torch", false).find((x) => x.origin === "magma")!;
+    return { version, defaults: defaults.join(", "), magmaTorchScope: mb(magma.bytes) };
+  });
+  const sizeRange = (origin: "torch" | "magma") => `${mb(Math.min(...perCap(origin)))}–${mb(Math.max(...perCap(origin)))}`;
   const ctx = {
     p,
     scopeSummary,
+    scopeSizes,
+    magmaPerCapability: sizeRange("magma"),
+    torchPerCapability: sizeRange("torch"),
+    sizeSource: DEVICE_CODE_BYTES.torch.source,
     releases,
     pages,
     counts,
