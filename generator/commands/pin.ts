@@ -39,6 +39,18 @@ interface PinArgs {
 const pinHead = (pin: { rev: string; torch: string; channel: string | null; date: string | null }) =>
   `${pin.rev.slice(0, 7)} (torch ${pin.torch}${pin.channel ? `, ${pin.channel}` : ""}${pin.date ? ` ${pin.date}` : ""})`;
 
+/** One block per catalog pin: "– PIN: not checked: why" for an unreachable one, else the lines `checked` gives. */
+function printPerPin<C extends { status: "checked" }, U extends { status: "unreachable"; why: string }>(
+  results: readonly ((C | U) & { pin: { rev: string; torch: string; channel: string | null; date: string | null } })[],
+  checked: (r: C, head: string) => string[],
+): void {
+  for (const r of results) {
+    const head = pinHead(r.pin);
+    if (r.status === "unreachable") console.log(`– ${head}: not checked: ${(r as U).why}`);
+    else for (const l of checked(r as C, head)) console.log(l);
+  }
+}
+
 /** check and cache reached no pin at all: exit 2. */
 async function noPinReached(): Promise<never> {
   const { PinError } = await import("../pin/nix.ts");
@@ -129,18 +141,14 @@ export const pinCommand: CommandModule<{}, PinArgs> = {
       const word = (b: boolean) => (b ? "cached" : "built");
       if (argv.json) console.log(JSON.stringify(results.map((r) => (r.status === "checked" ? { rev: r.pin.rev, status: r.status, where: r.where, answers: r.answers, notes: r.notes } : { rev: r.pin.rev, status: r.status, why: r.why })), null, 2));
       else
-        for (const r of results) {
-          const head = pinHead(r.pin);
-          if (r.status === "unreachable") {
-            console.log(`– ${head}: not checked: ${r.why}`);
-            continue;
-          }
+        printPerPin(results, (r, head) => {
           const bad = r.answers.filter((a) => a.cached !== a.modelCached);
-          console.log(bad.length ? `✗ ${head}: ${bad.length} of ${r.answers.length} answers differ from the model` : `✓ ${head}: ${r.answers.length} answers agree with the model`);
-          for (const a of r.answers)
-            console.log(`    ${a.cached === a.modelCached ? "✓" : "✗"} python${a.python.replace(".", "")}Packages, CUDA ${a.cuda}: ${a.input} ${word(a.cached)} (model: ${word(a.modelCached)})`);
-          for (const n of r.notes) console.log(`    note: ${n}`);
-        }
+          return [
+            bad.length ? `✗ ${head}: ${bad.length} of ${r.answers.length} answers differ from the model` : `✓ ${head}: ${r.answers.length} answers agree with the model`,
+            ...r.answers.map((a) => `    ${a.cached === a.modelCached ? "✓" : "✗"} python${a.python.replace(".", "")}Packages, CUDA ${a.cuda}: ${a.input} ${word(a.cached)} (model: ${word(a.modelCached)})`),
+            ...r.notes.map((n) => `    note: ${n}`),
+          ];
+        });
       const checked = results.filter((r) => r.status === "checked");
       if (!checked.length) await noPinReached();
       if (checked.some((r) => r.status === "checked" && (r.answers.some((a) => a.cached !== a.modelCached) || !r.answers.length))) process.exitCode = 1;
@@ -152,17 +160,14 @@ export const pinCommand: CommandModule<{}, PinArgs> = {
       const checked = results.filter((r) => r.status === "checked");
       if (argv.json) console.log(JSON.stringify(results.map((r) => (r.status === "checked" ? { status: r.status, where: r.where, ...r.comparison } : { rev: r.pin.rev, status: r.status, why: r.why })), null, 2));
       else
-        for (const r of results) {
-          const head = pinHead(r.pin);
-          if (r.status === "unreachable") {
-            console.log(`– ${head}: not checked: ${r.why}`);
-            continue;
-          }
+        printPerPin(results, (r, head) => {
           const c = r.comparison;
-          console.log(c.differences.length ? `✗ ${head}: ${c.differences.length} of ${c.compared} facts differ` : `✓ ${head}: ${c.compared} facts agree`);
-          for (const d of c.differences) console.log(`    ${d.message}`);
-          for (const n of c.notes) console.log(`    note: ${n}`);
-        }
+          return [
+            c.differences.length ? `✗ ${head}: ${c.differences.length} of ${c.compared} facts differ` : `✓ ${head}: ${c.compared} facts agree`,
+            ...c.differences.map((d) => `    ${d.message}`),
+            ...c.notes.map((n) => `    note: ${n}`),
+          ];
+        });
       if (!checked.length) await noPinReached();
       if (checked.some((r) => r.status === "checked" && r.comparison.differences.length)) process.exitCode = 1;
       return;
