@@ -34,21 +34,12 @@ export interface DetectArgs {
   substituter?: string;
 }
 
-/**
- * How to install `name` on this host: from a Flox catalog (`flox install ORG/NAME`, when the variants were published
- * with `publish --org ORG`), and with Nix from this repository's file, substituting from `substituter` when given
- * (`publish --to`). Pure.
- */
-export function installLines(name: string, o: { org?: string; substituter?: string }): string[] {
-  const nix = `nix-env -if .flox/pkgs/${name}.nix${o.substituter ? ` --option extra-substituters ${o.substituter}` : ""}`;
-  return [...(o.org ? [`flox install ${o.org}/${name}`] : []), nix];
-}
-
 /** Bad command-line input for detect (exit 2). */
 export class DetectUsageError extends InputError {}
 
 export { loadVariants, type VariantSource } from "../variant-source.ts";
 import { loadVariants, type VariantSource } from "../variant-source.ts";
+import { installLines } from "../detect/recommend.ts";
 
 /**
  * Check `--package` against PACKAGES.

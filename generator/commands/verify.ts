@@ -25,7 +25,7 @@ import path from "node:path";
 import { REPO_ROOT } from "../paths.ts";
 import type { Catalog, Variant } from "../schema.ts";
 import { HostFileError, HostInputError, MachineError, readHost, type HostInfo } from "../detect/host.ts";
-import { recommend } from "../detect/recommend.ts";
+import { installLines, recommend } from "../detect/recommend.ts";
 import { isaFit } from "../compat.ts";
 import { loadVariants, type VariantSource } from "../variant-source.ts";
 import { allHold, checkPromise, identify, packageProbes, type Probe, type PromiseCheck } from "../verify/compare.ts";
@@ -45,6 +45,10 @@ export interface VerifyArgs {
   "nvidia-smi"?: string;
   machine?: string;
   matrix?: string;
+  /** Flox organisation the variants are published to: how to install the picked variant (`flox install ORG/NAME`). */
+  org?: string;
+  /** Binary cache the variants are pushed to: added to the Nix install line. */
+  substituter?: string;
 }
 
 /** Bad input for verify (exit 2). */
@@ -186,8 +190,11 @@ export function probedPackage(probe: Probe, variants: readonly Variant[]): strin
   return ok.find((n) => variants.some((v) => v.package === n)) ?? TORCH_PACKAGE;
 }
 
-/** Render a report for the terminal. */
-export function formatReport(r: VerifyReport): string {
+/**
+ * Render a report for the terminal. When the variant was picked by detect, or its promise does not hold here, it ends
+ * with how to install that variant (detect/recommend.ts installLines).
+ */
+export function formatReport(r: VerifyReport, install: { org?: string; substituter?: string } = {}): string {
   const out = [`verify ${r.name} (${r.chosenBy}) in ${r.python}`];
   for (const c of r.checks) {
     const mark = c.ok === true ? "✓" : c.ok === false ? "✗" : "–";
@@ -201,6 +208,7 @@ export function formatReport(r: VerifyReport): string {
       ? `This installation is: ${r.installationIs.join(", ")}`
       : `This installation is none of the matrix's variants${r.nearest.length ? ` (nearest: ${r.nearest.map((n) => `${n.name}, ${n.failed} failed`).join("; ")})` : ""}.`,
   );
+  if (r.chosenBy !== "given" || !r.holds) for (const l of installLines(r.name, install)) out.push(`install ${r.name}: ${l}`);
   return out.join("\n") + "\n";
 }
 
@@ -246,7 +254,7 @@ export async function runVerify(
     }
     const { catalog, variants } = await source(args.matrix);
     const report = verifyProbe(probe, variants, catalog, host, args.name, label);
-    io.out(args.json ? JSON.stringify(report, null, 2) + "\n" : formatReport(report));
+    io.out(args.json ? JSON.stringify(report, null, 2) + "\n" : formatReport(report, { org: args.org, substituter: args.substituter }));
     return report.holds ? 0 : 1;
   } catch (e) {
     const code = exitCodeOf(e);
@@ -272,7 +280,9 @@ export const verifyCommand: CommandModule<object, VerifyArgs> = {
       .option("cpuinfo", { type: "string", describe: "Read this recorded /proc/cpuinfo instead of the real one" })
       .option("nvidia-smi", { type: "string", describe: "Read this recorded nvidia-smi --query-gpu=compute_cap,name,driver_version output" })
       .option("machine", { type: "string", describe: "Machine as `uname -m` prints it: x86_64 | aarch64" })
-      .option("matrix", { type: "string", describe: "Matrix file (default: matrix.ts at the repository root)" }) as Argv<VerifyArgs>,
+      .option("matrix", { type: "string", describe: "Matrix file (default: matrix.ts at the repository root)" })
+      .option("org", { type: "string", describe: "Flox organisation the variants were published to: how to install the picked one" })
+      .option("substituter", { type: "string", describe: "binary cache the variants were pushed to: added to the Nix install line" }) as Argv<VerifyArgs>,
   handler: async (argv: ArgumentsCamelCase<VerifyArgs>) => {
     process.exitCode = await runVerify(argv);
   },

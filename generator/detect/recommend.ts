@@ -532,3 +532,13 @@ export function recommend(
       );
   }
 }
+
+/**
+ * How to install `name` on a host: from a Flox catalog (`flox install ORG/NAME`, when the variants were published
+ * with `publish --org ORG`), and with Nix from this repository's file, substituting from `substituter` when given
+ * (`publish --to`). Pure; detect and verify print it.
+ */
+export function installLines(name: string, o: { org?: string; substituter?: string }): string[] {
+  const nix = `nix-env -if .flox/pkgs/${name}.nix${o.substituter ? ` --option extra-substituters ${o.substituter}` : ""}`;
+  return [...(o.org ? [`flox install ${o.org}/${name}`] : []), nix];
+}
