@@ -3,7 +3,8 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { execFileSync } from "node:child_process";
-import { readFileSync, writeFileSync } from "node:fs";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { parse as parseToml } from "smol-toml";
 import { join } from "node:path";
 import { catalog } from "../generator/catalog/index.ts";
 import { recommend } from "../generator/detect/recommend.ts";
@@ -237,6 +238,26 @@ test("planFleet decides without printing: cover, cost with the CUDA closure, and
   assert.is(none.cover.chosen.length, 0);
   assert.match(none.refusal!, /no variant serves any of these hosts/);
   assert.match(none.unserved[0]!.reason, /not in the catalog/);
+});
+
+test("fleet --write-manifest DIR --org ORG: one flox manifest per variant, installing ORG/NAME on its system, naming its hosts; without --org exit 2", () => {
+  const dir = tempDir("vm-fleet-manifests-");
+  const r = runCli(["fleet", ...FLEET, "--write-manifest", dir, "--org", "acme", "--json"]);
+  const j = JSON.parse(r.stdout) as { variants: string[]; hosts: { host: string; variant: string }[] };
+  const files = readdirSync(dir).sort();
+  assert.equal(files, [...j.variants].sort().map((v) => `${v}.toml`), "one environment per chosen variant (never two torches in one)");
+  for (const f of files) {
+    const name = f.replace(/\.toml$/, "");
+    const text = readFileSync(join(dir, f), "utf8");
+    const m = JSON.parse(JSON.stringify(parseToml(text))) as { version: number; install: Record<string, { "pkg-path": string }>; options: { systems: string[] } };
+    assert.is(m.version, 1);
+    assert.equal(m.install, { [name]: { "pkg-path": `acme/${name}` } });
+    assert.equal(m.options.systems, [name.includes("armv") ? "aarch64-linux" : "x86_64-linux"]);
+    for (const h of j.hosts.filter((x) => x.variant === name)) assert.match(text, new RegExp(`host\\(s\\) .*${h.host}`));
+  }
+  const bad = runCli(["fleet", ...FLEET, "--write-manifest", tempDir("vm-fleet-manifests-")]);
+  assert.is(bad.status, 2);
+  assert.match(bad.stderr, /--write-manifest needs --org ORG/);
 });
 
 test.run();

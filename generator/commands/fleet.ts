@@ -16,7 +16,7 @@ import { REPO_ROOT } from "../paths.ts";
 
 
 export { FleetUsageError, hostId, type FleetArgs } from "../fleet/options.ts";
-import type { FleetArgs } from "../fleet/options.ts";
+import { FleetUsageError, type FleetArgs } from "../fleet/options.ts";
 
 export const fleetCommand: CommandModule<object, FleetArgs> = {
   command: "fleet <hosts..>",
@@ -32,6 +32,8 @@ export const fleetCommand: CommandModule<object, FleetArgs> = {
       .option("reports", { type: "string", describe: "logs directory whose report.json files fit the cost model (default: logs)" })
       .option("json", { type: "boolean", default: false })
       .option("write-matrix", { type: "string", describe: "print (or, with a file name, write) the matrix.ts that generates exactly these variants" })
+      .option("write-manifest", { type: "string", describe: "write into DIR one flox manifest per group of hosts sharing a variant (with --org)" })
+      .option("org", { type: "string", describe: "the Flox organisation the variants are published to (publish --org): --write-manifest installs ORG/NAME" })
       .option("matrix", { type: "string", describe: "matrix file the defaults come from (default: matrix.ts)" }) as never,
   handler: async (argv) => {
     await runFleet(argv);
@@ -56,6 +58,16 @@ export async function runFleet(a: FleetArgs): Promise<void> {
   // What the build machines must declare (driver/features.ts): per system, the features of what is built.
   const { featureNeeds } = await import("../driver/features.ts");
   const needs = featureNeeds(toBuild, null, []).map((g) => ({ system: g.system, features: g.features, variants: g.variants.length }));
+  if (a.writeManifest !== undefined) {
+    if (!a.org) throw new FleetUsageError("--write-manifest needs --org ORG: the manifests install ORG/NAME (what publish --org ORG published)");
+    const { hostGroupManifests } = await import("../fleet/manifests.ts");
+    const { mkdirSync } = await import("node:fs");
+    const dir = resolve(process.cwd(), a.writeManifest);
+    mkdirSync(dir, { recursive: true });
+    const files = hostGroupManifests(cover.assignment, a.org);
+    for (const [f, text] of files) writeFileSync(join(dir, f), text);
+    console.error(`wrote ${files.size} flox manifest(s) into ${a.writeManifest}`);
+  }
   if (a.writeMatrix !== undefined) {
     if (refusal !== null) {
       console.error(`fleet: --write-matrix: ${refusal}; nothing written`);

@@ -19,6 +19,10 @@ export interface FleetArgs {
   reports?: string;
   json: boolean;
   writeMatrix?: string;
+  /** Directory to write one flox manifest per group of hosts sharing a variant (needs org). */
+  writeManifest?: string;
+  /** Flox organisation the variants are published to (`publish --org`). */
+  org?: string;
   matrix?: string;
 }
 
