@@ -38,7 +38,7 @@ let
   });
   # The checks run the variant's code (the probe imports torch): they need a builder that runs its ISA, like the
   # variant (pkgs/variant-attrs.nix).
-  isaFeatures = builtins.filter (f: builtins.substring 0 8 f == "gccarch-") (variant.requiredSystemFeatures or [ ]);
+  isaFeatures = import ./isa-features.nix variant;
   cuobjdump = if isCuda then "--cuobjdump=${pkgs.cudaPackages.cuda_cuobjdump}/bin/cuobjdump" else "";
   check = kind: probeArgs: extra:
     pkgs.runCommand "${variant.name}-check-${kind}" ({

@@ -44,7 +44,7 @@ else if !(pythonPackages ? overrideScope) then
 else
   pythonPackages.overrideScope (final: prev:
     let
-      isaFeatures = builtins.filter (f: builtins.substring 0 8 f == "gccarch-") (variant.requiredSystemFeatures or [ ]);
+      isaFeatures = import ./isa-features.nix variant;
       asVariant = s: {
         name = s.attr;
         value = import ./package-on-torch.nix {

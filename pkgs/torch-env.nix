@@ -44,7 +44,7 @@ let
   # The environment runs no variant code itself (a buildEnv of symlinks and wrappers), but it is a derivation of the
   # variant: it carries the ISA's gccarch feature like every other (issue 34), so a builder that takes it can run
   # what it holds.
-  isaFeatures = filter (f: builtins.substring 0 8 f == "gccarch-") (variant.requiredSystemFeatures or [ ]);
+  isaFeatures = import ./isa-features.nix variant;
   plainEnv = pythonPackages.python.withPackages (_: checked ++ torchcodec);
   env = if isaFeatures == [ ] then plainEnv else plainEnv.overrideAttrs (old: {
     requiredSystemFeatures = (old.requiredSystemFeatures or [ ]) ++ isaFeatures;

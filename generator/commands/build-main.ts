@@ -4,7 +4,7 @@
  */
 import { availableParallelism, totalmem } from "node:os";
 import { resolve } from "node:path";
-import { resolveBackend, type BackendOptions } from "../driver/backend.ts";
+import { hostSystem, resolveBackend, type BackendOptions } from "../driver/backend.ts";
 import { jobsRule } from "../driver/jobs.ts";
 import { DEFAULT_CHECK_SECONDS, DEFAULT_CUDA_CLOSURE_SECONDS, makePlan } from "../driver/plan.ts";
 import { dryRunRows } from "../driver/dry-run.ts";
@@ -23,11 +23,6 @@ import { exitCodeOf } from "../errors.ts";
 import { UsageError, type BuildArgs } from "../driver/options.ts";
 import { parseNixOptions } from "./shared.ts";
 
-/** Host Nix system of this process, e.g. "x86_64-linux". */
-function hostSystem(): string {
-  const arch = process.arch === "x64" ? "x86_64" : process.arch === "arm64" ? "aarch64" : process.arch;
-  return `${arch}-${process.platform}`;
-}
 
 function positiveInt(name: string, v: number | undefined, min: number): number | undefined {
   if (v === undefined) return undefined;

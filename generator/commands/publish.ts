@@ -64,7 +64,8 @@ export const publishCommand: CommandModule<object, PublishArgs> = {
     const ordered = order.map((n) => byName.get(n)!);
 
     if (argv.org) {
-      const host = process.arch === "arm64" ? "aarch64-linux" : "x86_64-linux";
+      const { hostSystem } = await import("../driver/backend.ts");
+      const host = hostSystem();
       const steps = pub.floxPublishPlan(ordered, argv.org, host);
       const pre = await pub.floxPublishPreconditions(root);
       const failed = pre.filter((c) => !c.ok);

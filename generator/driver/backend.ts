@@ -49,6 +49,12 @@ export interface BuildCmd {
   outLink: string;
 }
 
+/** Host Nix system of this process, e.g. "x86_64-linux" (what `build` and `publish` compare variants' systems with). */
+export function hostSystem(): string {
+  const arch = process.arch === "x64" ? "x86_64" : process.arch === "arm64" ? "aarch64" : process.arch;
+  return `${arch}-${process.platform}`;
+}
+
 /**
  * `auto` → flox when a `flox` executable is on PATH, else nix.
  * @param path the PATH to search (defaults to the process's)
