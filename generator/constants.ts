@@ -3,7 +3,7 @@
  * command definitions load nothing heavy.
  */
 
-import { PACKAGE_NAMES } from "./catalog/packages.ts";
+import { DEFAULT_PACKAGE_NAMES, PACKAGE_NAMES } from "./catalog/packages.ts";
 
 /**
  * A repeatable string option of the command line: one value per occurrence (`--filter isa=armv9 --filter sm=121`),
@@ -23,6 +23,8 @@ export type System = (typeof SYSTEMS)[number];
  * torch of the catalog's table (generator/catalog/packages.ts), and the environment of them (`torch-env`).
  */
 export const PACKAGES: readonly string[] = PACKAGE_NAMES;
+/** matrix.ts `packages` when left out: PACKAGES but the opt-in CUDA extensions (flash-attn, xformers, bitsandbytes). */
+export const DEFAULT_PACKAGES: readonly string[] = DEFAULT_PACKAGE_NAMES;
 /** A package variant kind: one of PACKAGES ("pytorch", "torchaudio", "torchvision", "torch-env"). */
 export type PackageName = string;
 

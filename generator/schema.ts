@@ -12,7 +12,7 @@
  */
 import * as z from "zod";
 
-import { PACKAGES, SYSTEMS, type PackageName, type System } from "./constants.ts";
+import { DEFAULT_PACKAGES, PACKAGES, SYSTEMS, type PackageName, type System } from "./constants.ts";
 import { parseCombination } from "./naming.ts";
 export { PACKAGES, SYSTEMS, type PackageName, type System };
 
@@ -200,6 +200,14 @@ export const NixpkgsPinSchema = z.object({
    * (generator/catalog/packages.ts).
    */
   torchvision: z.string().nullable().default("unknown"),
+  /**
+   * The versions of the CUDA extensions built on torch (generator/catalog/packages.ts) at this revision:
+   * pythonXYZPackages.flash-attn, .xformers and .bitsandbytes; null when the set has none, "unknown" when no source
+   * gives it (then no variant of it is emitted; `pin add` reads it from a nixpkgs checkout).
+   */
+  flashAttn: z.string().nullable().default("unknown"),
+  xformers: z.string().nullable().default("unknown"),
+  bitsandbytes: z.string().nullable().default("unknown"),
   /** The default `python3` at this revision ("3.13"), when a source gives it. */
   defaultPython: version2.nullable(),
   /** The CUDA version of the default `cudaPackages` at this revision ("12.9"), when a source gives it. */
@@ -344,7 +352,8 @@ export function makeMatrixSchema(catalog: Catalog) {
         "CPU ISA",
       ),
       cpuOnly: z.boolean(),
-      packages: uniqueEnum(PACKAGES, "package").default([...PACKAGES]),
+      // Default: every package but the opt-in CUDA extensions (catalog/packages.ts `optIn`).
+      packages: uniqueEnum(PACKAGES, "package").default([...DEFAULT_PACKAGES]),
       only: z
         .array(
           z.string().refine((c) => parseCombination(c) !== null, {
@@ -417,6 +426,13 @@ export interface Variant {
   nixpkgsSha256: string;
   /** Names of package variants this one is built against. */
   dependsOn: string[];
+  /**
+   * What a package built on torch's own build reads besides TORCH_CUDA_ARCH_LIST (catalog/packages.ts `cudaBuildOf`):
+   * environment variables (flash-attn's FLASH_ATTN_CUDA_ARCHS), CMake flags replacing any of the same variable
+   * (bitsandbytes' -DCOMPUTE_CAPABILITY), and the memory one compile process needs (GiB; the build caps MAX_JOBS to
+   * the builder's memory). Absent when the package needs none of them.
+   */
+  packageBuild?: { env: Record<string, string>; cmakeFlags: string[]; gibPerCompileJob: number | null };
   /** Generated file, relative to the repo root: ".flox/pkgs/NAME.nix". */
   file: string;
   /** One-line description naming the hardware. */

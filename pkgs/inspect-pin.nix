@@ -8,7 +8,7 @@
 #   builderTorchArgs  the arguments pkgs/pytorch.nix passes to torch.override (checked against its formals);
 #             default: the names of pkgs/torch-override-args.nix, the set pkgs/pytorch.nix passes.
 # Returns (nix-instantiate --eval --strict --json)
-#   { pythonSets = [ { set; version; torch; torchaudio; torchcodec; torchvision; } ];
+#   { pythonSets = [ { set; version; torch; torchaudio; torchcodec; torchvision; flashAttn; xformers; bitsandbytes; } ];
 #     defaultPython; defaultCuda; recursedPython;
 #     cudaSets = [ { set; version; defaultCapabilities; torchBroken; } ];
 #     torchFormals; builderArgsMissing; staticLinks = { nccl; magma; nvshmem; }; torchaudioDependencies; }
@@ -76,6 +76,10 @@ let
     torchaudio = fact "(${importText}).${set}.torchaudio.version" (plain.${set}.torchaudio.version or null);
     torchcodec = fact "(${importText}).${set}.torchcodec.version" (plain.${set}.torchcodec.version or null);
     torchvision = fact "(${importText}).${set}.torchvision.version" (plain.${set}.torchvision.version or null);
+    # The CUDA extensions of generator/catalog/packages.ts (pin fields flashAttn, xformers, bitsandbytes).
+    flashAttn = fact "(${importText}).${set}.flash-attn.version" (plain.${set}.flash-attn.version or null);
+    xformers = fact "(${importText}).${set}.xformers.version" (plain.${set}.xformers.version or null);
+    bitsandbytes = fact "(${importText}).${set}.bitsandbytes.version" (plain.${set}.bitsandbytes.version or null);
   }) pythonSetNames);
 
   defaultPythonVersion = try (plain.python3.pythonVersion or null);

@@ -8,7 +8,12 @@
 #   `old: { ... }`, to hand to `drv.overrideAttrs`. It
 #   - checks that the package nixpkgs provides is the version the variant's name promises;
 #   - appends variant.cflags to NIX_CFLAGS_COMPILE (keeping what nixpkgs set there);
-#   - for CUDA, sets TORCH_CUDA_ARCH_LIST to variant.cudaCapabilities joined with ";" ("12.0;...");
+#   - for CUDA, sets TORCH_CUDA_ARCH_LIST to variant.cudaCapabilities joined with ";" ("12.0;..."), and the
+#     package's own variables of variant.packageBuild.env (flash-attn's FLASH_ATTN_CUDA_ARCHS);
+#   - adds variant.packageBuild.cmakeFlags to cmakeFlags, replacing the package's flags of the same variable
+#     (bitsandbytes' -DCOMPUTE_CAPABILITY, which its CMakeLists turns into CMAKE_CUDA_ARCHITECTURES);
+#   - with variant.packageBuild.gibPerCompileJob, caps MAX_JOBS to the builder's available memory after the
+#     package's own preConfigure;
 #   - prepends `export MAX_JOBS="$NIX_BUILD_CORES"` to preConfigure (never a fixed -j);
 #   - sets pname = variant.name and name = "${variant.name}-${version}";
 #   - sets meta.description, meta.platforms = [ variant.system ];
@@ -54,16 +59,50 @@ let
   current = name: toString (old.${name} or oldEnv.${name} or "");
   appendWords = a: b: if a == "" then b else if b == "" then a else "${a} ${b}";
 
+  # A package's own build inputs besides TORCH_CUDA_ARCH_LIST (generator/catalog/packages.ts `cudaBuildOf`), absent for
+  # most variants.
+  build = { env = { }; cmakeFlags = [ ]; gibPerCompileJob = null; } // (variant.packageBuild or { });
+
   vars = {
     NIX_CFLAGS_COMPILE = appendWords (current "NIX_CFLAGS_COMPILE") (concatStringsSep " " variant.cflags);
   }
-  // (if variant.cuda != null then { TORCH_CUDA_ARCH_LIST = concatStringsSep ";" variant.cudaCapabilities; } else { });
+  // (if variant.cuda != null then { TORCH_CUDA_ARCH_LIST = concatStringsSep ";" variant.cudaCapabilities; } // build.env else { });
+
+  # CMake flags replace any flag of the same variable the package sets ("-DCOMPUTE_CAPABILITY" of
+  # "-DCOMPUTE_CAPABILITY:STRING=…", lib.cmakeFeature's spelling, or of "-DCOMPUTE_CAPABILITY=…").
+  flagName = f: builtins.head (builtins.split "[=:]" (toString f));
+  ourFlagNames = map flagName build.cmakeFlags;
+  cmakeAttrs =
+    if build.cmakeFlags == [ ] then { }
+    else { cmakeFlags = builtins.filter (f: !(builtins.elem (flagName f) ourFlagNames)) (old.cmakeFlags or [ ]) ++ build.cmakeFlags; };
+
+  # At most one compile job per gibPerCompileJob GiB of the memory the builder has now (MemAvailable), after the
+  # package's own preConfigure (which sets MAX_JOBS from NIX_BUILD_CORES); shell builtins only. Unreadable
+  # /proc/meminfo: no cap.
+  memoryCap = if build.gibPerCompileJob == null then "" else ''
+    # variant-matrix: one compile job per ${toString build.gibPerCompileJob} GiB of available memory (generator/catalog/packages.ts gibPerCompileJob).
+    variantMatrixMemKiB=0
+    if [ -r /proc/meminfo ]; then
+      while read -r variantMatrixKey variantMatrixValue variantMatrixUnit; do
+        if [ "$variantMatrixKey" = "MemAvailable:" ]; then variantMatrixMemKiB=$variantMatrixValue; fi
+      done < /proc/meminfo
+    fi
+    if [ "$variantMatrixMemKiB" -gt 0 ]; then
+      variantMatrixByMemory=$(( variantMatrixMemKiB / (${toString build.gibPerCompileJob} * 1024 * 1024) ))
+      if [ "$variantMatrixByMemory" -lt 1 ]; then variantMatrixByMemory=1; fi
+      if [ "''${MAX_JOBS:-$NIX_BUILD_CORES}" -gt "$variantMatrixByMemory" ]; then
+        echo "variant-matrix: MAX_JOBS $variantMatrixByMemory (of ''${MAX_JOBS:-$NIX_BUILD_CORES}): $variantMatrixMemKiB KiB available, ${toString build.gibPerCompileJob} GiB per compile job"
+        export MAX_JOBS=$variantMatrixByMemory
+      fi
+    fi
+  '';
 
   # Variables the package keeps at top level stay there; the rest go to `env`.
   topLevelVars = intersectAttrs old vars;
   envVars = removeAttrs vars (attrNames topLevelVars);
 in
 topLevelVars
+// cmakeAttrs
 // {
   pname = variant.name;
   name = "${variant.name}-${version}";
@@ -75,7 +114,7 @@ topLevelVars
   preConfigure = ''
     # variant-matrix: build parallelism follows the builder's cores (nix --cores / NIX_BUILD_CORES).
     export MAX_JOBS="$NIX_BUILD_CORES"
-  '' + (old.preConfigure or "");
+  '' + (old.preConfigure or "") + memoryCap;
 
   passthru = (old.passthru or { }) // passthru // { inherit variant; };
 

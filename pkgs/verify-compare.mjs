@@ -29,6 +29,12 @@ var TORCH_PACKAGE = "pytorch";
 var VISION = "pytorch/vision";
 var VISION_PAIRING = `${VISION} README 'Installation' compatibility table (torch \u2194 torchvision: each torchvision minor is built for one torch minor, main/nightly \u2194 main/nightly)`;
 var AUDIO = "pytorch/audio";
+var BNB_TARGETS = {
+  kind: "cmakeList",
+  flag: "COMPUTE_CAPABILITY",
+  ptxForLast: true,
+  source: "bitsandbytes CMakeLists.txt (0.45.5 \u2026 0.49.2): 'COMPUTE_CAPABILITY: Which GPU Arch/Compute codes to provide to NVCC. Separate by semicolons, i.e. `-DCOMPUTE_CAPABILITY=89;90;100;120`'; it then sets CMAKE_CUDA_ARCHITECTURES itself (`list(POP_BACK COMPUTE_CAPABILITY _LATEST_CAPABILITY)`, every other entry with `-real`, the latest without: SASS and PTX), so a -DCMAKE_CUDA_ARCHITECTURES would be overwritten"
+};
 var packagesOnTorch = [
   {
     name: "torchaudio",
@@ -134,11 +140,248 @@ var packagesOnTorch = [
     },
     inEnv: true,
     source: VISION_PAIRING
+  },
+  {
+    name: "flash-attn",
+    attr: "flash-attn",
+    label: "flash-attn",
+    pinField: "flashAttn",
+    // FlashAttention 2 (the `flash_attn_2_cuda` extension). nixpkgs' flash-attn/default.nix takes `torch` and
+    // `inherit (torch) cudaCapabilities cudaPackages cudaSupport` (2.8.2 at 30f6c69 and 079ad55; 2.8.3.post1), so in
+    // the variant's Python set it is built on the variant's torch (pkgs/python-set.nix). Read for issue 32:
+    // docs/research/cuda-extensions-on-torch.md §1.
+    releases: [
+      {
+        version: "2.8",
+        servesTorch: { min: "2.2", below: null },
+        stableAbi: false,
+        cuda: {
+          min: "12.0",
+          below: null,
+          source: "Dao-AILab/flash-attention README v2.8.3.post1 'Requirements: CUDA 12.0 and above' (setup.py itself refuses only below 11.7: 'FlashAttention is only supported on CUDA 11.7 and above')"
+        },
+        targets: {
+          kind: "ownList",
+          variable: "FLASH_ATTN_CUDA_ARCHS",
+          tokens: [
+            { token: "80", capability: "8.0", minCuda: "11.7" },
+            { token: "90", capability: "9.0", minCuda: "11.8" },
+            { token: "100", capability: "10.0", minCuda: "12.8" },
+            { token: "120", capability: "12.0", minCuda: "12.8" }
+          ],
+          limit: "FlashAttention 2 runs on Ampere (SM80) or newer: 'FlashAttention only supports Ampere GPUs or newer.' (csrc/flash_attn/flash_api.cpp)",
+          source: 'Dao-AILab/flash-attention setup.py v2.8.2 (7321879) and v2.8.3.post1 (a8aa52b), lines 69-70 and 179-191: `cuda_archs()` reads FLASH_ATTN_CUDA_ARCHS (default "80;90;100;120") and adds `-gencode arch=compute_N,code=sm_N` for "80", for "90" with nvcc >= 11.8, for "100" and "120" with nvcc >= 12.8; any other token is ignored, and torch\'s `_get_cuda_arch_flags` adds nothing once the nvcc flags name an arch, so TORCH_CUDA_ARCH_LIST alone does not choose flash-attn\'s targets (nixpkgs\' 2.8.2 file sets only TORCH_CUDA_ARCH_LIST; 2.8.3.post1 sets FLASH_ATTN_CUDA_ARCHS to dropDots of the capabilities, which gives an ignored "86" for 8.6). csrc/flash_attn/flash_api.cpp: \'FlashAttention only supports Ampere GPUs or newer.\''
+        },
+        source: "Dao-AILab/flash-attention README v2.8.3.post1 ('PyTorch 2.2 and above'); built from source against the variant's torch (C++ extension through torch.utils.cpp_extension, no stable ABI); nixpkgs carries 2.8.2 and 2.8.3.post1 (docs/research/cuda-extensions-on-torch.md \xA71.1)"
+      }
+    ],
+    archList: [
+      {
+        from: "2.8",
+        placement: "env",
+        expr: 'env.TORCH_CUDA_ARCH_LIST = "${lib.concatStringsSep ";" cudaCapabilities}" (2.8.2); 2.8.3.post1 adds FLASH_ATTN_CUDA_ARCHS = lib.strings.concatMapStringsSep ";" dropDots cudaCapabilities',
+        source: "nixpkgs pkgs/development/python-modules/flash-attn/default.nix at 30f6c69 and 079ad55 (2.8.2) and the 2.8.3.post1 copy (docs/research/cuda-extensions-on-torch.md \xA71.3); our builder writes FLASH_ATTN_CUDA_ARCHS from `targets` (the tokens setup.py accepts) in env"
+      }
+    ],
+    deviceCode: {
+      directory: "flash_attn",
+      file: "^flash_attn_2_cuda\\.",
+      source: 'Dao-AILab/flash-attention setup.py: `CUDAExtension(name="flash_attn_2_cuda", \u2026)`, installed beside the flash_attn package'
+    },
+    cudaOnly: "nixpkgs' flash-attn is `meta.broken = !cudaSupport` ('Upstream requires either CUDA or ROCm'; flash-attn/default.nix at 079ad55), and FlashAttention has no CPU kernels",
+    gpuChecks: [{ key: "flashAttnFunc", label: "flash_attn_func on CUDA against scaled_dot_product_attention (math backend)" }],
+    buildSeconds: {
+      seconds: 2 * 3600,
+      source: "the aarch64 SBSA package guide (../shared/seeds): 'Building flash-attention (this may take 2+ hours)' with MAX_JOBS=4, for upstream's four targets (80;90;100;120); a variant compiles one or two of them, so this is an upper estimate"
+    },
+    gibPerCompileJob: {
+      gib: 9,
+      source: "Dao-AILab/flash-attention setup.py v2.8.3.post1: without MAX_JOBS it picks min(cores / 2, free GB / 9), 'each JOB peak memory cost is ~8-9GB when threads = 4' (NVCC_THREADS; nixpkgs sets 2)"
+    },
+    inEnv: true,
+    optIn: true,
+    source: "Dao-AILab/flash-attention v2.8.x; nixpkgs python-modules/flash-attn (docs/research/cuda-extensions-on-torch.md)"
+  },
+  {
+    name: "xformers",
+    attr: "xformers",
+    label: "xformers",
+    pinField: "xformers",
+    // nixpkgs' xformers/default.nix takes `torch` and inherits cudaCapabilities, cudaPackages and cudaSupport from it
+    // (0.0.30 at 1c60f9f, 0.0.35 at 6348e94). It runs without CUDA too (nixpkgs builds it either way).
+    releases: [
+      {
+        version: "0.0.30",
+        servesTorch: { min: "2.7", below: null },
+        stableAbi: false,
+        targets: { kind: "torchArchList" },
+        source: "facebookresearch/xformers v0.0.30 requirements.txt 'torch >= 2.7'; nixpkgs xformers/default.nix at 1c60f9f pins 0.0.30 ('version 0.0.32.post2 was confirmed to break CUDA')"
+      },
+      {
+        version: "0.0.35",
+        servesTorch: { min: "2.10", below: null },
+        stableAbi: true,
+        targets: { kind: "torchArchList" },
+        source: "facebookresearch/xformers v0.0.35 requirements.txt 'torch >= 2.10' and setup.py stable_args '-DTORCH_STABLE_ONLY', '-DTORCH_TARGET_VERSION=0x020a000000000000' (torch 2.10's stable ABI); it no longer bundles flash-attention (third_party/ holds composable_kernel_tiled and cutlass only)"
+      }
+    ],
+    archList: [
+      {
+        from: "0.0",
+        placement: "env",
+        expr: 'env.TORCH_CUDA_ARCH_LIST = "${lib.concatStringsSep ";" torch.cudaCapabilities}"',
+        source: "nixpkgs pkgs/development/python-modules/xformers/default.nix at 1c60f9f (0.0.30) and 6348e94 (0.0.35); docs/research/cuda-extensions-on-torch.md \xA72.3"
+      }
+    ],
+    deviceCode: { directory: "xformers", source: "facebookresearch/xformers setup.py: the `xformers._C` extension (its CUDA ops)" },
+    gpuChecks: [{ key: "memoryEfficientAttention", label: "xformers.ops.memory_efficient_attention on CUDA against scaled_dot_product_attention (math backend)" }],
+    buildSeconds: {
+      seconds: 60 * 60,
+      source: "estimate, not a measurement: no recorded xformers build time was found; its CUDA sources (cutlass-based attention kernels) are fewer than flash-attn's, so half of flash-attn's 2 hours is taken"
+    },
+    inEnv: true,
+    optIn: true,
+    source: "facebookresearch/xformers; nixpkgs python-modules/xformers (docs/research/cuda-extensions-on-torch.md \xA72)"
+  },
+  {
+    name: "bitsandbytes",
+    attr: "bitsandbytes",
+    label: "bitsandbytes",
+    pinField: "bitsandbytes",
+    // nixpkgs' bitsandbytes/default.nix takes `torch` (and from 0.48 `cudaSupport ? torch.cudaSupport`, `cudaPackages ?
+    // torch.cudaPackages`), builds with CMake and COMPUTE_BACKEND=cuda or cpu. It passes no architecture (0.46.1 at
+    // 056e018; only 0.45.5 passed COMPUTE_CAPABILITY = flags.cmakeCudaArchitecturesString), so upstream's default,
+    // every architecture of CMAKE_CUDA_ARCHITECTURES_ALL, would be built: our builder sets COMPUTE_CAPABILITY.
+    releases: [
+      {
+        version: "0.46",
+        servesTorch: { min: "2.3", below: "3.0" },
+        stableAbi: false,
+        cuda: { min: "11.4", below: "13.0", source: "bitsandbytes CMakeLists.txt 0.46.1: 'CUDA Version < 11.4 is not supported', 'CUDA Version > 12 is not supported' (VERSION_GREATER_EQUAL 13.0)" },
+        targets: BNB_TARGETS,
+        source: "bitsandbytes-foundation/bitsandbytes 0.46.x (its torch bound was not read: 0.48.2's pyproject 'torch>=2.3,<3' is taken)"
+      },
+      {
+        version: "0.47",
+        servesTorch: { min: "2.3", below: "3.0" },
+        stableAbi: false,
+        cuda: { min: "11.8", below: "13.0", source: "bitsandbytes CMakeLists.txt 0.47.0: the same 'CUDA Version > 12 is not supported' (>= 13.0) error" },
+        targets: BNB_TARGETS,
+        source: "bitsandbytes-foundation/bitsandbytes 0.47.0 (its torch bound was not read: 0.48.2's is taken)"
+      },
+      {
+        version: "0.48",
+        servesTorch: { min: "2.3", below: "3.0" },
+        stableAbi: false,
+        cuda: { min: "11.8", below: "14.0", source: "bitsandbytes CMakeLists.txt 0.48.2: VERSION_LESS 11.8 fatal, 'CUDA Version > 13 is not supported' (>= 14.0)" },
+        targets: BNB_TARGETS,
+        source: "bitsandbytes-foundation/bitsandbytes 0.48.2 pyproject.toml 'torch>=2.3,<3'"
+      },
+      {
+        version: "0.49.1",
+        servesTorch: { min: "2.3", below: "3.0" },
+        stableAbi: false,
+        cuda: { min: "11.8", below: "14.0", source: "bitsandbytes CMakeLists.txt 0.49.2: as 0.48.2 (0.49.1 taken to be the same)" },
+        failsWithCuda: {
+          cuda: ["12.8"],
+          source: "NixOS/nixpkgs#406675 (2026-02-02): python3Packages.bitsandbytes 0.49.1 fails to build with CUDA 12.8 on master (rsqrtf: 'exception specification is incompatible'); fixed, if at all, by 0.49.2 (#501796, 2026-03-21)"
+        },
+        targets: BNB_TARGETS,
+        source: "bitsandbytes-foundation/bitsandbytes 0.49.1 (2026-01-08)"
+      },
+      {
+        version: "0.49",
+        servesTorch: { min: "2.3", below: "3.0" },
+        stableAbi: false,
+        cuda: { min: "11.8", below: "14.0", source: "bitsandbytes CMakeLists.txt 0.49.2: as 0.48.2" },
+        targets: BNB_TARGETS,
+        source: "bitsandbytes-foundation/bitsandbytes 0.49.2"
+      }
+    ],
+    archList: [
+      {
+        from: "0.46",
+        placement: "none",
+        expr: '(lib.cmakeFeature "COMPUTE_BACKEND" (if cudaSupport then "cuda" else "cpu")): no architecture (0.45.5 alone passed (lib.cmakeFeature "COMPUTE_CAPABILITY" flags.cmakeCudaArchitecturesString))',
+        source: "nixpkgs pkgs/development/python-modules/bitsandbytes/default.nix at 056e018 (0.46.1) and the 0.47.0/0.48.2 copies (docs/research/cuda-extensions-on-torch.md \xA73.3); our builder appends -DCOMPUTE_CAPABILITY"
+      }
+    ],
+    deviceCode: { directory: "bitsandbytes", source: "bitsandbytes' libbitsandbytes_cuda<MAJOR><MINOR>.so in the package directory (nixpkgs' postPatch names it)" },
+    gpuChecks: [{ key: "blockwise8bit", label: "bitsandbytes 8-bit blockwise quantize/dequantize round trip on CUDA" }],
+    buildSeconds: {
+      seconds: 20 * 60,
+      source: "estimate, not a measurement: one CMake library of a few .cu files (csrc/kernels.cu, ops.cu) compiled for the variant's capabilities only; torchaudio's 20-40 minutes (lower end) is taken"
+    },
+    inEnv: true,
+    optIn: true,
+    source: "bitsandbytes-foundation/bitsandbytes; nixpkgs python-modules/bitsandbytes (docs/research/cuda-extensions-on-torch.md \xA73)"
   }
 ];
 var PACKAGE_NAMES = [TORCH_PACKAGE, ...packagesOnTorch.map((p) => p.name), ENV_PACKAGE];
+var DEFAULT_PACKAGE_NAMES = PACKAGE_NAMES.filter((n) => !packagesOnTorch.find((p) => p.name === n)?.optIn);
 function onTorch(name) {
   return packagesOnTorch.find((p) => p.name === name);
+}
+function releaseOf(pkg, version) {
+  return pkg.releases.find((r) => r.version === version) ?? pkg.releases.find((r) => version.startsWith(`${r.version}.`));
+}
+var dots = (c) => c.replace(".", "");
+var runsOn = (code, device) => {
+  const [cm, cn] = code.split(".").map(Number);
+  const [dm, dn] = device.split(".").map(Number);
+  return cm === dm && cn <= dn;
+};
+function cudaBuildOf(p, version, caps, cuda2) {
+  const rel = releaseOf(p, version);
+  const label = `${p.label} ${version}`;
+  if (rel?.cuda) {
+    const { min, below } = rel.cuda;
+    if (compareVersions(cuda2, min) < 0 || below !== null && compareVersions(cuda2, below) >= 0)
+      return { reason: `${label} builds with CUDA ${min}${below ? ` up to ${below} (exclusive)` : " and later"}, not CUDA ${cuda2} (${rel.cuda.source}).` };
+  }
+  if (rel?.failsWithCuda?.cuda.some((c) => compareVersions(c, cuda2) === 0))
+    return { reason: `${label} is reported to fail to build with CUDA ${cuda2}: ${rel.failsWithCuda.source}.` };
+  const t = rel?.targets ?? { kind: "torchArchList" };
+  const sm = (c) => `sm_${dots(c)}`;
+  if (t.kind === "torchArchList") {
+    const extra = (t.extraSass ?? []).filter((e) => caps.includes(e.when) && compareVersions(cuda2, e.minCuda) >= 0);
+    return {
+      env: {},
+      cmakeFlags: [],
+      sass: [...caps.map(sm), ...extra.map((e) => e.adds)],
+      ptx: [],
+      why: `TORCH_CUDA_ARCH_LIST through torch.utils.cpp_extension: the capabilities exactly, no PTX${extra.length ? `; ${extra.map((e) => e.source).join("; ")}` : ""}`
+    };
+  }
+  if (t.kind === "ownList") {
+    const chosen = [];
+    for (const c of caps) {
+      const tok = [...t.tokens].reverse().find((k) => runsOn(k.capability, c) && compareVersions(cuda2, k.minCuda) >= 0);
+      if (!tok) {
+        const any = t.tokens.find((k) => runsOn(k.capability, c));
+        return {
+          reason: any ? `${label} compiles SM${any.token} code (which would serve ${c}) only with CUDA ${any.minCuda} and later, not ${cuda2} (its setup.py).` : `${label} compiles device code only for ${t.tokens.map((k) => `SM${k.token}`).join(", ")} (the ${t.variable} tokens its setup.py accepts; a cubin also runs on later minors of its major), none of which runs on compute capability ${c}. ${t.limit}.`
+        };
+      }
+      if (!chosen.some((x) => x.token === tok.token)) chosen.push(tok);
+    }
+    return {
+      env: { [t.variable]: chosen.map((x) => x.token).join(";") },
+      cmakeFlags: [],
+      sass: chosen.map((x) => sm(x.capability)),
+      ptx: [],
+      why: `${t.variable}=${chosen.map((x) => x.token).join(";")}: the package's own -gencode list (code=sm_N, no PTX)${chosen.some((x) => !caps.includes(x.capability)) ? ", served to a later minor of the same major by binary compatibility" : ""}`
+    };
+  }
+  const list = caps.map(dots);
+  const last = caps[caps.length - 1];
+  return {
+    env: {},
+    cmakeFlags: [`-D${t.flag}=${list.join(";")}`],
+    sass: caps.map(sm),
+    ptx: t.ptxForLast && last ? [`compute_${dots(last)}`] : [],
+    why: `-D${t.flag}=${list.join(";")}: SASS for each${t.ptxForLast ? `, and PTX for the last (${last}), as the package's CMakeLists makes it` : ""}`
+  };
 }
 
 // generator/constants.ts
@@ -253,6 +496,7 @@ var ownDeviceCode = [
   ...packagesOnTorch.map((p) => ({
     origin: p.name,
     directory: p.deviceCode.directory,
+    ...p.deviceCode.file !== void 0 ? { file: p.deviceCode.file } : {},
     names: [],
     source: `torch.utils.cpp_extension _get_cuda_arch_flags; ${p.archList.map((e) => e.source).join("; ")}; ${p.deviceCode.source}`
   }))
@@ -401,11 +645,17 @@ var nixpkgs = [
     },
     torchcodec: null,
     torchvision: "0.23.0",
+    flashAttn: "unknown",
+    xformers: "unknown",
+    bitsandbytes: "unknown",
     defaultPython: null,
     defaultCuda: null,
     recursedPython: ["3.12", "3.13"],
     channel: null,
     inferred: {
+      flashAttn: "unknown: nixpkgs' flash-attn was initialised at 2.8.2 on 2025-07-31 (NixOS/nixpkgs#429821); this rev's date is not known",
+      xformers: "unknown: 0.0.30 after NixOS/nixpkgs#446320 (2025-09-26), 0.0.32.post2 (broken with CUDA) before it; this rev's date is not known",
+      bitsandbytes: "unknown: 0.46.1 or 0.47.0 (NixOS/nixpkgs#436594, 2025-08-24); this rev's date is not known",
       recursedPython: RECURSED_2025,
       torchvision: "0.23.0: the torchvision of torch 2.8.0 in the build-torchvision README at this rev (barstoolbluz/build-torchvision main), not read from nixpkgs",
       torchcodec: "absent: nixpkgs' torchcodec was initialised at 0.8.1 (NixOS/nixpkgs#456843, 2025-10-29) with torch 2.9.0",
@@ -429,11 +679,17 @@ var nixpkgs = [
     },
     torchcodec: "unknown",
     torchvision: "0.24.1",
+    flashAttn: "2.8.2",
+    xformers: "0.0.30",
+    bitsandbytes: "unknown",
     defaultPython: null,
     defaultCuda: null,
     recursedPython: ["3.12", "3.13"],
     channel: null,
     inferred: {
+      flashAttn: "2.8.2: nixpkgs' flash-attn was initialised at 2.8.2 (NixOS/nixpkgs#429821, 2025-07-31) and moved to 2.8.3 only with #514440 (reviewed 2026-05-27); not read at this rev",
+      xformers: "0.0.30: NixOS/nixpkgs#446320 (2025-09-26) took xformers back from 0.0.32.post2 (broken with CUDA) to 0.0.30, and #502963 (2026-03-24) moved it to 0.0.35; not read at this rev",
+      bitsandbytes: "unknown: somewhere between 0.47.0 (NixOS/nixpkgs#436594, 2025-08-24) and 0.49.1 (on master by 2026-02-02); this rev's date is not known",
       recursedPython: RECURSED_2025,
       torchvision: "0.24.1: the build-torchvision README cuda-12_9 branch at this rev builds torchvision 0.24 on torch 2.9.1; the patch release not read",
       torchaudio: "2.9.1 from the release pairing, not read at this rev",
@@ -459,11 +715,17 @@ var nixpkgs = [
     // 2.10 update (#484881) is later. We record 2.9.1; pkgs/variant-attrs.nix refuses a mismatch at evaluation.
     torchcodec: "0.9.1",
     torchvision: "0.24.1",
+    flashAttn: "2.8.2",
+    xformers: "0.0.30",
+    bitsandbytes: "0.49.1",
     defaultPython: "3.13",
     defaultCuda: "12.8",
     recursedPython: ["3.12", "3.13"],
     channel: "nixos-unstable",
     inferred: {
+      flashAttn: "2.8.2: from NixOS/nixpkgs#429821 (init, 2025-07-31) until #514440 (2.8.3, reviewed 2026-05-27); not read at this rev",
+      xformers: "0.0.30: between NixOS/nixpkgs#446320 (2025-09-26) and #502963 (0.0.35, 2026-03-24); not read at this rev",
+      bitsandbytes: "0.49.1: on master by 2026-02-02 (NixOS/nixpkgs#406675 reports it) and bumped to 0.49.2 by #501796 (2026-03-21); not read at this rev",
       recursedPython: RECURSED_2025,
       torchvision: "0.24.1: the torchvision paired with torch 2.9.1 (pytorch/vision 0.24 \u2194 2.9), not read at this rev",
       torchcodec: "0.9.1: NixOS/nixpkgs#498390 'torchcodec: 0.9.1 -> 0.10.0' is dated 2026-03-09, after this rev",
@@ -489,11 +751,17 @@ var nixpkgs = [
     brokenCuda: {},
     torchcodec: "0.11.1",
     torchvision: "0.26.0",
+    flashAttn: "2.8.2",
+    xformers: "0.0.35",
+    bitsandbytes: "0.49.2",
     defaultPython: "3.13",
     defaultCuda: "12.9",
     recursedPython: ["3.13", "3.14"],
     channel: "nixos-unstable",
     inferred: {
+      flashAttn: "2.8.2: NixOS/nixpkgs#514440 (2.8.2 -> 2.8.3) was reviewed on 2026-05-27, after this rev; not read at this rev",
+      xformers: "0.0.35: NixOS/nixpkgs#502963 (0.0.30 -> 0.0.35, 2026-03-24) before this rev; not read at this rev",
+      bitsandbytes: "0.49.2: NixOS/nixpkgs#501796 (0.49.1 -> 0.49.2, 2026-03-21) before this rev; upstream 0.50.0 came on 2026-07-24; not read at this rev",
       recursedPython: RECURSED_2026,
       torchvision: "0.26.0: NixOS/nixpkgs#502810 moved torch 2.11 and torchvision 0.26 together before this rev; not read at this rev",
       defaultCuda: DEFAULT_CUDA_12_9,
@@ -516,11 +784,17 @@ var nixpkgs = [
     brokenCuda: {},
     torchcodec: "0.11.1",
     torchvision: "0.26.0",
+    flashAttn: "unknown",
+    xformers: "0.0.35",
+    bitsandbytes: "0.49.2",
     defaultPython: "3.13",
     defaultCuda: "12.9",
     recursedPython: ["3.13", "3.14"],
     channel: "nixos-26.05",
     inferred: {
+      flashAttn: "unknown: 26.05 branched in late May 2026, about when NixOS/nixpkgs#514440 (2.8.2 -> 2.8.3, reviewed 2026-05-27) merged; which side of it the branch is was not found",
+      xformers: "0.0.35: NixOS/nixpkgs#502963 (2026-03-24) before 26.05 branched; not read at this rev",
+      bitsandbytes: "0.49.2: NixOS/nixpkgs#501796 (2026-03-21) before 26.05 branched, and upstream 0.50.0 (2026-07-24) is a minor update a stable branch does not take; not read at this rev",
       recursedPython: RECURSED_2026,
       torchvision: "0.26.0: a 26.05 deployment record (fcb8fcd) lists python3.13-torchvision-0.26.0 beside torch 2.11.0; not read at this rev",
       defaultCuda: DEFAULT_CUDA_12_9,
@@ -544,11 +818,17 @@ var nixpkgs = [
     brokenCuda: {},
     torchcodec: "unknown",
     torchvision: "0.27.1",
+    flashAttn: "2.8.3.post1",
+    xformers: "0.0.35",
+    bitsandbytes: "unknown",
     defaultPython: "3.14",
     defaultCuda: "12.9",
     recursedPython: ["3.13", "3.14"],
     channel: "nixos-unstable",
     inferred: {
+      flashAttn: "2.8.3.post1: NixOS/nixpkgs#530811 (2.8.3 -> 2.8.3.post1, 2026-06-11, merged) before this rev; no later flash-attn 2 release (v2.8.3.post1 is upstream's newest tag); not read at this rev",
+      xformers: "0.0.35: NixOS/nixpkgs#502963 (2026-03-24); no later bump found; not read at this rev",
+      bitsandbytes: "unknown: 0.49.2 (NixOS/nixpkgs#501796) or a 0.50.x (upstream 0.50.0 on 2026-07-24); no bump PR was found",
       recursedPython: RECURSED_2026,
       torchvision: "0.27.1: the newest stored nixpkgs torchvision file (version 0.27.1, the pair of torch 2.12); not read at this rev",
       defaultCuda: DEFAULT_CUDA_12_9,
@@ -571,11 +851,17 @@ var nixpkgs = [
     brokenCuda: {},
     torchcodec: "unknown",
     torchvision: "0.28.0",
+    flashAttn: "2.8.3.post1",
+    xformers: "0.0.35",
+    bitsandbytes: "unknown",
     defaultPython: "3.14",
     defaultCuda: "12.9",
     recursedPython: ["3.13", "3.14"],
     channel: "nixos-unstable",
     inferred: {
+      flashAttn: "2.8.3.post1: as at 2c423e0 (NixOS/nixpkgs#530811, 2026-06-11); not read at this rev",
+      xformers: "0.0.35: as at 2c423e0; not read at this rev",
+      bitsandbytes: "unknown: as at 2c423e0",
       recursedPython: RECURSED_2026,
       torchvision: "0.28.0: upstream pairs torch 2.13.0 with torchvision 0.28.0 ('torchvision 0.28.0+cpu requires torch==2.13.0'); no nixpkgs 0.28.0 file was found stored",
       torchaudio: "2.11.0: torchaudio has no later release (PyTorchKR/pytorch.kr#102) and nixpkgs' torchaudio was 2.11.0 at 2c423e0 (2026-08-22); not read at this rev",
@@ -592,6 +878,9 @@ var nixpkgs = [
 
 // generator/verify/origins.ts
 var KNOWN_PINS = new Set(nixpkgs.map((p) => p.rev));
+function packageVersionOf(v, name) {
+  return v.package === name ? v.version : v.onTorchVersions?.[name];
+}
 var smOf = (cap) => `sm_${cap.replace(".", "")}`;
 var computeOf = (cap) => `compute_${cap.replace(".", "")}`;
 var archKey = (a) => {
@@ -660,16 +949,13 @@ function deviceCodePromises(v) {
       return linked === false ? [] : [{ ...bundledPromise(b, v), ...linked === null ? { unknown: true } : {} }];
     })
   ];
-  for (const o of packagesOnTorch)
-    out.push({
-      origin: o.name,
-      label: `${o.label}'s kernels`,
-      library: null,
-      sassRequired: caps.map(smOf),
-      sassAllowed: caps.map(smOf),
-      ptx: [],
-      why: "torch.cudaCapabilities exactly, no PTX"
-    });
+  for (const o of packagesOnTorch) {
+    const version = packageVersionOf(v, o.name) ?? "?";
+    const b = cudaBuildOf(o, version, caps, cuda2);
+    out.push(
+      "reason" in b ? { origin: o.name, label: `${o.label}'s kernels`, library: null, sassRequired: [], sassAllowed: [], ptx: [], why: `no build: ${b.reason}` } : { origin: o.name, label: `${o.label}'s kernels`, library: null, sassRequired: b.sass, sassAllowed: b.sass, ptx: b.ptx, why: b.why }
+    );
+  }
   return out;
 }
 var compiled = (xs) => xs.map((x) => new RegExp(x));
@@ -678,6 +964,9 @@ var BUNDLED = bundledDeviceCode.map((b) => ({ b, re: compiled(b.names) }));
 var OWN = ownDeviceCode.map((o) => ({ o, re: compiled(o.names) }));
 function ownerOf(libPath) {
   const p = libPath.replace(/\\/g, "/");
+  const base = p.split("/").pop();
+  const byFile = ownDeviceCode.find((o) => o.file !== void 0 && new RegExp(o.file).test(base));
+  if (byFile) return byFile.origin;
   return [...ownDeviceCode].sort((a, b) => b.directory.length - a.directory.length).find((o) => p.includes(`/${o.directory}/`))?.origin ?? "torch";
 }
 function classify(libPath, head) {

@@ -193,7 +193,7 @@ export const COMPILER_HELPER_NAMES = ["^__cuda_", "^__internal_", "^__nv_", "^__
  * our builders never write `+PTX` (rule 3); torchaudio and torchvision compile through
  * torch.utils.cpp_extension `_get_cuda_arch_flags`, which adds `compute_XY` only for `+PTX` entries.
  */
-export const ownDeviceCode: { origin: string; directory: string; names: string[]; source: string }[] = [
+export const ownDeviceCode: { origin: string; directory: string; file?: string; names: string[]; source: string }[] = [
   {
     origin: "torch",
     directory: "torch/lib",
@@ -205,6 +205,7 @@ export const ownDeviceCode: { origin: string; directory: string; names: string[]
   ...packagesOnTorch.map((p) => ({
     origin: p.name,
     directory: p.deviceCode.directory,
+    ...(p.deviceCode.file !== undefined ? { file: p.deviceCode.file } : {}),
     names: [],
     source: `torch.utils.cpp_extension _get_cuda_arch_flags; ${p.archList.map((e) => e.source).join("; ")}; ${p.deviceCode.source}`,
   })),

@@ -45,8 +45,44 @@ export interface OnTorchRelease {
    * read in that file; `pin check` compares it with the evaluated propagatedBuildInputs.
    */
   nixpkgsDependencies?: string[];
+  /** CUDA versions this release builds with, MAJOR.MINOR: `min` inclusive, `below` exclusive (null: no bound); absent: any. */
+  cuda?: { min: string; below: string | null; source: string };
+  /**
+   * CUDA versions with which this release is reported to fail to build, with the source; such combinations are dropped.
+   */
+  failsWithCuda?: { cuda: string[]; source: string };
+  /**
+   * What device code a build of this release holds for a variant's capabilities (absent: `{ kind: "torchArchList" }`,
+   * exactly the capabilities, no PTX).
+   */
+  targets?: DeviceTargets;
   source: string;
 }
+
+/**
+ * How one release turns the variant's capabilities into device code, read in its build scripts:
+ * - `torchArchList`: torch.utils.cpp_extension `_get_cuda_arch_flags` from `TORCH_CUDA_ARCH_LIST` ("9.0" →
+ *   `-gencode arch=compute_90,code=sm_90`; PTX only for a `+PTX` entry, which we never write): SASS exactly the
+ *   capabilities, no PTX. `extraSass` adds what the package's own build adds for a capability (read in its setup.py).
+ * - `ownList`: the package builds its own `-gencode` list from `variable`, which accepts only the listed `tokens`; each
+ *   capability is served by the token of the same major whose minor is ≤ its own (CUDA Programming Guide, "Binary
+ *   Compatibility": a cubin for X.y runs on X.z, z ≥ y; generator/compat.ts `capabilityRunsOn`), from `minCuda` on.
+ *   A capability no token serves cannot be built (the variant is dropped with the reason). No PTX.
+ * - `cmakeList`: a CMake cache variable (`-D<flag>=80;90`, capabilities without dots) the package's CMakeLists turns
+ *   into CMAKE_CUDA_ARCHITECTURES itself; `ptxForLast`: the last entry gets PTX besides SASS (CMake's "90" without
+ *   `-real`), every other entry SASS only (`-real`).
+ */
+export type DeviceTargets =
+  | { kind: "torchArchList"; extraSass?: { when: string; adds: string; minCuda: string; source: string }[] }
+  | {
+      kind: "ownList";
+      variable: string;
+      tokens: { token: string; capability: string; minCuda: string }[];
+      /** The limit in one clause, for drop reasons ("FlashAttention needs Ampere (SM80) or newer: flash_api.cpp"). */
+      limit: string;
+      source: string;
+    }
+  | { kind: "cmakeList"; flag: string; ptxForLast: boolean; source: string };
 
 /** How one era of the package's nixpkgs file hands the CUDA capabilities to its build. */
 export interface ArchListEra {
@@ -67,15 +103,36 @@ export interface PackageOnTorch {
   /** Name used in prose ("torchvision"). */
   label: string;
   /** Field of a nixpkgs pin (NixpkgsPin) that records this package's version at that revision. */
-  pinField: "torchaudio" | "torchvision" | "torchcodec";
+  pinField: "torchaudio" | "torchvision" | "torchcodec" | "flashAttn" | "xformers" | "bitsandbytes";
   releases: OnTorchRelease[];
   archList: ArchListEra[];
-  deviceCode: { directory: string; source: string };
+  /**
+   * Where its libraries with device code are: a directory of the installed package (relative to site-packages, every
+   * shared object in it), or, for an extension module installed beside the packages (flash-attn's
+   * `flash_attn_2_cuda.cpython-…so` sits in site-packages itself), `file`: a RegExp its file name matches.
+   */
+  deviceCode: { directory: string; file?: string; source: string };
+  /**
+   * Set when the package has no CPU-only build: the reason (sourced). The variant's CPU-only combinations are dropped
+   * with it.
+   */
+  cudaOnly?: string;
+  /**
+   * Memory one compile process of this package needs, GiB, with its source: the build caps its parallel compile jobs
+   * (MAX_JOBS) to the memory the builder has (pkgs/variant-attrs.nix), and the driver gives its builds at most
+   * floor(memory per build / this) cores (generator/driver/jobs.ts). Absent: torch's 4 GiB rule of jobs.ts.
+   */
+  gibPerCompileJob?: { gib: number; source: string };
   /** Keys of the probe's per-package `gpu` results that must hold on a GPU (generator/verify/probe.py). */
   gpuChecks: { key: string; label: string }[];
   /** Build duration estimate without recorded builds, seconds, with where it comes from. */
   buildSeconds: { seconds: number; source: string };
   inEnv: boolean;
+  /**
+   * Built only when matrix.ts `packages` names it (the CUDA extensions: hours of nvcc each); absent/false: also in
+   * the default `packages`.
+   */
+  optIn?: boolean;
   source: string;
 }
 
@@ -85,6 +142,18 @@ const VISION_PAIRING =
   "torch minor, main/nightly ↔ main/nightly)";
 
 const AUDIO = "pytorch/audio";
+
+/** bitsandbytes' CUDA targets (0.45.5 … 0.49.2 CMakeLists.txt, the same lines in each). */
+const BNB_TARGETS: DeviceTargets = {
+  kind: "cmakeList",
+  flag: "COMPUTE_CAPABILITY",
+  ptxForLast: true,
+  source:
+    "bitsandbytes CMakeLists.txt (0.45.5 … 0.49.2): 'COMPUTE_CAPABILITY: Which GPU Arch/Compute codes to provide to " +
+    "NVCC. Separate by semicolons, i.e. `-DCOMPUTE_CAPABILITY=89;90;100;120`'; it then sets CMAKE_CUDA_ARCHITECTURES " +
+    "itself (`list(POP_BACK COMPUTE_CAPABILITY _LATEST_CAPABILITY)`, every other entry with `-real`, the latest " +
+    "without: SASS and PTX), so a -DCMAKE_CUDA_ARCHITECTURES would be overwritten",
+};
 
 export const packagesOnTorch: PackageOnTorch[] = [
   {
@@ -205,10 +274,224 @@ export const packagesOnTorch: PackageOnTorch[] = [
     inEnv: true,
     source: VISION_PAIRING,
   },
+  {
+    name: "flash-attn",
+    attr: "flash-attn",
+    label: "flash-attn",
+    pinField: "flashAttn",
+    // FlashAttention 2 (the `flash_attn_2_cuda` extension). nixpkgs' flash-attn/default.nix takes `torch` and
+    // `inherit (torch) cudaCapabilities cudaPackages cudaSupport` (2.8.2 at 30f6c69 and 079ad55; 2.8.3.post1), so in
+    // the variant's Python set it is built on the variant's torch (pkgs/python-set.nix). Read for issue 32:
+    // docs/research/cuda-extensions-on-torch.md §1.
+    releases: [
+      {
+        version: "2.8",
+        servesTorch: { min: "2.2", below: null },
+        stableAbi: false,
+        cuda: {
+          min: "12.0",
+          below: null,
+          source:
+            "Dao-AILab/flash-attention README v2.8.3.post1 'Requirements: CUDA 12.0 and above' (setup.py itself refuses " +
+            "only below 11.7: 'FlashAttention is only supported on CUDA 11.7 and above')",
+        },
+        targets: {
+          kind: "ownList",
+          variable: "FLASH_ATTN_CUDA_ARCHS",
+          tokens: [
+            { token: "80", capability: "8.0", minCuda: "11.7" },
+            { token: "90", capability: "9.0", minCuda: "11.8" },
+            { token: "100", capability: "10.0", minCuda: "12.8" },
+            { token: "120", capability: "12.0", minCuda: "12.8" },
+          ],
+          limit: "FlashAttention 2 runs on Ampere (SM80) or newer: 'FlashAttention only supports Ampere GPUs or newer.' (csrc/flash_attn/flash_api.cpp)",
+          source:
+            "Dao-AILab/flash-attention setup.py v2.8.2 (7321879) and v2.8.3.post1 (a8aa52b), lines 69-70 and 179-191: " +
+            "`cuda_archs()` reads FLASH_ATTN_CUDA_ARCHS (default \"80;90;100;120\") and adds `-gencode " +
+            "arch=compute_N,code=sm_N` for \"80\", for \"90\" with nvcc >= 11.8, for \"100\" and \"120\" with nvcc >= 12.8; " +
+            "any other token is ignored, and torch's `_get_cuda_arch_flags` adds nothing once the nvcc flags name an " +
+            "arch, so TORCH_CUDA_ARCH_LIST alone does not choose flash-attn's targets (nixpkgs' 2.8.2 file sets only " +
+            "TORCH_CUDA_ARCH_LIST; 2.8.3.post1 sets FLASH_ATTN_CUDA_ARCHS to dropDots of the capabilities, which gives " +
+            "an ignored \"86\" for 8.6). csrc/flash_attn/flash_api.cpp: 'FlashAttention only supports Ampere GPUs or newer.'",
+        },
+        source:
+          "Dao-AILab/flash-attention README v2.8.3.post1 ('PyTorch 2.2 and above'); built from source against the " +
+          "variant's torch (C++ extension through torch.utils.cpp_extension, no stable ABI); nixpkgs carries 2.8.2 and " +
+          "2.8.3.post1 (docs/research/cuda-extensions-on-torch.md §1.1)",
+      },
+    ],
+    archList: [
+      {
+        from: "2.8",
+        placement: "env",
+        expr: 'env.TORCH_CUDA_ARCH_LIST = "${lib.concatStringsSep ";" cudaCapabilities}" (2.8.2); 2.8.3.post1 adds FLASH_ATTN_CUDA_ARCHS = lib.strings.concatMapStringsSep ";" dropDots cudaCapabilities',
+        source:
+          "nixpkgs pkgs/development/python-modules/flash-attn/default.nix at 30f6c69 and 079ad55 (2.8.2) and the " +
+          "2.8.3.post1 copy (docs/research/cuda-extensions-on-torch.md §1.3); our builder writes FLASH_ATTN_CUDA_ARCHS " +
+          "from `targets` (the tokens setup.py accepts) in env",
+      },
+    ],
+    deviceCode: {
+      directory: "flash_attn",
+      file: "^flash_attn_2_cuda\\.",
+      source: "Dao-AILab/flash-attention setup.py: `CUDAExtension(name=\"flash_attn_2_cuda\", …)`, installed beside the flash_attn package",
+    },
+    cudaOnly:
+      "nixpkgs' flash-attn is `meta.broken = !cudaSupport` ('Upstream requires either CUDA or ROCm'; flash-attn/default.nix " +
+      "at 079ad55), and FlashAttention has no CPU kernels",
+    gpuChecks: [{ key: "flashAttnFunc", label: "flash_attn_func on CUDA against scaled_dot_product_attention (math backend)" }],
+    buildSeconds: {
+      seconds: 2 * 3600,
+      source:
+        "the aarch64 SBSA package guide (../shared/seeds): 'Building flash-attention (this may take 2+ hours)' with " +
+        "MAX_JOBS=4, for upstream's four targets (80;90;100;120); a variant compiles one or two of them, so this is an upper estimate",
+    },
+    gibPerCompileJob: {
+      gib: 9,
+      source:
+        "Dao-AILab/flash-attention setup.py v2.8.3.post1: without MAX_JOBS it picks min(cores / 2, free GB / 9), " +
+        "'each JOB peak memory cost is ~8-9GB when threads = 4' (NVCC_THREADS; nixpkgs sets 2)",
+    },
+    inEnv: true,
+    optIn: true,
+    source: "Dao-AILab/flash-attention v2.8.x; nixpkgs python-modules/flash-attn (docs/research/cuda-extensions-on-torch.md)",
+  },
+  {
+    name: "xformers",
+    attr: "xformers",
+    label: "xformers",
+    pinField: "xformers",
+    // nixpkgs' xformers/default.nix takes `torch` and inherits cudaCapabilities, cudaPackages and cudaSupport from it
+    // (0.0.30 at 1c60f9f, 0.0.35 at 6348e94). It runs without CUDA too (nixpkgs builds it either way).
+    releases: [
+      {
+        version: "0.0.30",
+        servesTorch: { min: "2.7", below: null },
+        stableAbi: false,
+        targets: { kind: "torchArchList" },
+        source:
+          "facebookresearch/xformers v0.0.30 requirements.txt 'torch >= 2.7'; nixpkgs xformers/default.nix at 1c60f9f " +
+          "pins 0.0.30 ('version 0.0.32.post2 was confirmed to break CUDA')",
+      },
+      {
+        version: "0.0.35",
+        servesTorch: { min: "2.10", below: null },
+        stableAbi: true,
+        targets: { kind: "torchArchList" },
+        source:
+          "facebookresearch/xformers v0.0.35 requirements.txt 'torch >= 2.10' and setup.py stable_args " +
+          "'-DTORCH_STABLE_ONLY', '-DTORCH_TARGET_VERSION=0x020a000000000000' (torch 2.10's stable ABI); it no longer " +
+          "bundles flash-attention (third_party/ holds composable_kernel_tiled and cutlass only)",
+      },
+    ],
+    archList: [
+      {
+        from: "0.0",
+        placement: "env",
+        expr: 'env.TORCH_CUDA_ARCH_LIST = "${lib.concatStringsSep ";" torch.cudaCapabilities}"',
+        source:
+          "nixpkgs pkgs/development/python-modules/xformers/default.nix at 1c60f9f (0.0.30) and 6348e94 (0.0.35); " +
+          "docs/research/cuda-extensions-on-torch.md §2.3",
+      },
+    ],
+    deviceCode: { directory: "xformers", source: "facebookresearch/xformers setup.py: the `xformers._C` extension (its CUDA ops)" },
+    gpuChecks: [{ key: "memoryEfficientAttention", label: "xformers.ops.memory_efficient_attention on CUDA against scaled_dot_product_attention (math backend)" }],
+    buildSeconds: {
+      seconds: 60 * 60,
+      source:
+        "estimate, not a measurement: no recorded xformers build time was found; its CUDA sources (cutlass-based " +
+        "attention kernels) are fewer than flash-attn's, so half of flash-attn's 2 hours is taken",
+    },
+    inEnv: true,
+    optIn: true,
+    source: "facebookresearch/xformers; nixpkgs python-modules/xformers (docs/research/cuda-extensions-on-torch.md §2)",
+  },
+  {
+    name: "bitsandbytes",
+    attr: "bitsandbytes",
+    label: "bitsandbytes",
+    pinField: "bitsandbytes",
+    // nixpkgs' bitsandbytes/default.nix takes `torch` (and from 0.48 `cudaSupport ? torch.cudaSupport`, `cudaPackages ?
+    // torch.cudaPackages`), builds with CMake and COMPUTE_BACKEND=cuda or cpu. It passes no architecture (0.46.1 at
+    // 056e018; only 0.45.5 passed COMPUTE_CAPABILITY = flags.cmakeCudaArchitecturesString), so upstream's default,
+    // every architecture of CMAKE_CUDA_ARCHITECTURES_ALL, would be built: our builder sets COMPUTE_CAPABILITY.
+    releases: [
+      {
+        version: "0.46",
+        servesTorch: { min: "2.3", below: "3.0" },
+        stableAbi: false,
+        cuda: { min: "11.4", below: "13.0", source: "bitsandbytes CMakeLists.txt 0.46.1: 'CUDA Version < 11.4 is not supported', 'CUDA Version > 12 is not supported' (VERSION_GREATER_EQUAL 13.0)" },
+        targets: BNB_TARGETS,
+        source: "bitsandbytes-foundation/bitsandbytes 0.46.x (its torch bound was not read: 0.48.2's pyproject 'torch>=2.3,<3' is taken)",
+      },
+      {
+        version: "0.47",
+        servesTorch: { min: "2.3", below: "3.0" },
+        stableAbi: false,
+        cuda: { min: "11.8", below: "13.0", source: "bitsandbytes CMakeLists.txt 0.47.0: the same 'CUDA Version > 12 is not supported' (>= 13.0) error" },
+        targets: BNB_TARGETS,
+        source: "bitsandbytes-foundation/bitsandbytes 0.47.0 (its torch bound was not read: 0.48.2's is taken)",
+      },
+      {
+        version: "0.48",
+        servesTorch: { min: "2.3", below: "3.0" },
+        stableAbi: false,
+        cuda: { min: "11.8", below: "14.0", source: "bitsandbytes CMakeLists.txt 0.48.2: VERSION_LESS 11.8 fatal, 'CUDA Version > 13 is not supported' (>= 14.0)" },
+        targets: BNB_TARGETS,
+        source: "bitsandbytes-foundation/bitsandbytes 0.48.2 pyproject.toml 'torch>=2.3,<3'",
+      },
+      {
+        version: "0.49.1",
+        servesTorch: { min: "2.3", below: "3.0" },
+        stableAbi: false,
+        cuda: { min: "11.8", below: "14.0", source: "bitsandbytes CMakeLists.txt 0.49.2: as 0.48.2 (0.49.1 taken to be the same)" },
+        failsWithCuda: {
+          cuda: ["12.8"],
+          source:
+            "NixOS/nixpkgs#406675 (2026-02-02): python3Packages.bitsandbytes 0.49.1 fails to build with CUDA 12.8 on master " +
+            "(rsqrtf: 'exception specification is incompatible'); fixed, if at all, by 0.49.2 (#501796, 2026-03-21)",
+        },
+        targets: BNB_TARGETS,
+        source: "bitsandbytes-foundation/bitsandbytes 0.49.1 (2026-01-08)",
+      },
+      {
+        version: "0.49",
+        servesTorch: { min: "2.3", below: "3.0" },
+        stableAbi: false,
+        cuda: { min: "11.8", below: "14.0", source: "bitsandbytes CMakeLists.txt 0.49.2: as 0.48.2" },
+        targets: BNB_TARGETS,
+        source: "bitsandbytes-foundation/bitsandbytes 0.49.2",
+      },
+    ],
+    archList: [
+      {
+        from: "0.46",
+        placement: "none",
+        expr: '(lib.cmakeFeature "COMPUTE_BACKEND" (if cudaSupport then "cuda" else "cpu")): no architecture (0.45.5 alone passed (lib.cmakeFeature "COMPUTE_CAPABILITY" flags.cmakeCudaArchitecturesString))',
+        source:
+          "nixpkgs pkgs/development/python-modules/bitsandbytes/default.nix at 056e018 (0.46.1) and the 0.47.0/0.48.2 " +
+          "copies (docs/research/cuda-extensions-on-torch.md §3.3); our builder appends -DCOMPUTE_CAPABILITY",
+      },
+    ],
+    deviceCode: { directory: "bitsandbytes", source: "bitsandbytes' libbitsandbytes_cuda<MAJOR><MINOR>.so in the package directory (nixpkgs' postPatch names it)" },
+    gpuChecks: [{ key: "blockwise8bit", label: "bitsandbytes 8-bit blockwise quantize/dequantize round trip on CUDA" }],
+    buildSeconds: {
+      seconds: 20 * 60,
+      source:
+        "estimate, not a measurement: one CMake library of a few .cu files (csrc/kernels.cu, ops.cu) compiled for the " +
+        "variant's capabilities only; torchaudio's 20-40 minutes (lower end) is taken",
+    },
+    inEnv: true,
+    optIn: true,
+    source: "bitsandbytes-foundation/bitsandbytes; nixpkgs python-modules/bitsandbytes (docs/research/cuda-extensions-on-torch.md §3)",
+  },
 ];
 
 /** Names of every package variant kind, in build order: torch, the packages on torch, the environment. */
 export const PACKAGE_NAMES: readonly string[] = [TORCH_PACKAGE, ...packagesOnTorch.map((p) => p.name), ENV_PACKAGE];
+
+/** The default of matrix.ts `packages`: every package but the opt-in ones (`optIn`). */
+export const DEFAULT_PACKAGE_NAMES: readonly string[] = PACKAGE_NAMES.filter((n) => !packagesOnTorch.find((p) => p.name === n)?.optIn);
 
 /** The table entry of a package on torch, or undefined for `pytorch`, the environment or an unknown name. */
 export function onTorch(name: string): PackageOnTorch | undefined {
@@ -230,4 +513,98 @@ export function releaseOf(pkg: PackageOnTorch, version: string): OnTorchRelease 
 export function archListEra(pkg: PackageOnTorch, version: string): ArchListEra | undefined {
   const m = version.split(".").slice(0, 2).join(".");
   return [...pkg.archList].reverse().find((e) => compareVersions(m, e.from) >= 0);
+}
+
+/** What a package's build is handed and what it then holds, for one variant (see `cudaBuildOf`). */
+export interface PackageCudaBuild {
+  /** Environment variables the build reads besides TORCH_CUDA_ARCH_LIST ({ FLASH_ATTN_CUDA_ARCHS: "90" }). */
+  env: Record<string, string>;
+  /** CMake flags to add, each replacing any flag of the same variable ("-DCOMPUTE_CAPABILITY=90"). */
+  cmakeFlags: string[];
+  /** SASS targets the build holds ("sm_90"), sorted by capability. */
+  sass: string[];
+  /** PTX targets the build holds ("compute_90"). */
+  ptx: string[];
+  /** How, in words, with the source. */
+  why: string;
+}
+
+const dots = (c: string) => c.replace(".", "");
+/** A cubin for X.y runs on X.z, z ≥ y (the rule of generator/compat.ts `capabilityRunsOn`, restated: no imports here). */
+const runsOn = (code: string, device: string) => {
+  const [cm, cn] = code.split(".").map(Number);
+  const [dm, dn] = device.split(".").map(Number);
+  return cm === dm && cn! <= dn!;
+};
+
+/**
+ * What a CUDA build of package `p` at `version` is handed and holds for capabilities `caps` (["8.6"]) with CUDA
+ * `cuda` ("12.8"), from the release's `targets` (see DeviceTargets), or the reason no build of this release can serve
+ * them (a capability no token serves, a CUDA the release refuses).
+ * @returns a PackageCudaBuild, or { reason } (a sentence naming the release, the capability or CUDA, and the source).
+ */
+export function cudaBuildOf(p: PackageOnTorch, version: string, caps: readonly string[], cuda: string): PackageCudaBuild | { reason: string } {
+  const rel = releaseOf(p, version);
+  const label = `${p.label} ${version}`;
+  if (rel?.cuda) {
+    const { min, below } = rel.cuda;
+    if (compareVersions(cuda, min) < 0 || (below !== null && compareVersions(cuda, below) >= 0))
+      return { reason: `${label} builds with CUDA ${min}${below ? ` up to ${below} (exclusive)` : " and later"}, not CUDA ${cuda} (${rel.cuda.source}).` };
+  }
+  if (rel?.failsWithCuda?.cuda.some((c) => compareVersions(c, cuda) === 0))
+    return { reason: `${label} is reported to fail to build with CUDA ${cuda}: ${rel.failsWithCuda.source}.` };
+  const t: DeviceTargets = rel?.targets ?? { kind: "torchArchList" };
+  const sm = (c: string) => `sm_${dots(c)}`;
+  if (t.kind === "torchArchList") {
+    const extra = (t.extraSass ?? []).filter((e) => caps.includes(e.when) && compareVersions(cuda, e.minCuda) >= 0);
+    return {
+      env: {},
+      cmakeFlags: [],
+      sass: [...caps.map(sm), ...extra.map((e) => e.adds)],
+      ptx: [],
+      why: `TORCH_CUDA_ARCH_LIST through torch.utils.cpp_extension: the capabilities exactly, no PTX${extra.length ? `; ${extra.map((e) => e.source).join("; ")}` : ""}`,
+    };
+  }
+  if (t.kind === "ownList") {
+    const chosen: { token: string; capability: string }[] = [];
+    for (const c of caps) {
+      const tok = [...t.tokens].reverse().find((k) => runsOn(k.capability, c) && compareVersions(cuda, k.minCuda) >= 0);
+      if (!tok) {
+        const any = t.tokens.find((k) => runsOn(k.capability, c));
+        return {
+          reason: any
+            ? `${label} compiles SM${any.token} code (which would serve ${c}) only with CUDA ${any.minCuda} and later, not ${cuda} (its setup.py).`
+            : `${label} compiles device code only for ${t.tokens.map((k) => `SM${k.token}`).join(", ")} (the ${t.variable} tokens its setup.py accepts; ` +
+              `a cubin also runs on later minors of its major), none of which runs on compute capability ${c}. ${t.limit}.`,
+        };
+      }
+      if (!chosen.some((x) => x.token === tok.token)) chosen.push(tok);
+    }
+    return {
+      env: { [t.variable]: chosen.map((x) => x.token).join(";") },
+      cmakeFlags: [],
+      sass: chosen.map((x) => sm(x.capability)),
+      ptx: [],
+      why: `${t.variable}=${chosen.map((x) => x.token).join(";")}: the package's own -gencode list (code=sm_N, no PTX)${chosen.some((x) => !caps.includes(x.capability)) ? ", served to a later minor of the same major by binary compatibility" : ""}`,
+    };
+  }
+  const list = caps.map(dots);
+  const last = caps[caps.length - 1];
+  return {
+    env: {},
+    cmakeFlags: [`-D${t.flag}=${list.join(";")}`],
+    sass: caps.map(sm),
+    ptx: t.ptxForLast && last ? [`compute_${dots(last)}`] : [],
+    why: `-D${t.flag}=${list.join(";")}: SASS for each${t.ptxForLast ? `, and PTX for the last (${last}), as the package's CMakeLists makes it` : ""}`,
+  };
+}
+
+/**
+ * Why package `p` at `version` cannot serve a combination, or null when it can: a CPU-only combination of a package
+ * with `cudaOnly`, or a CUDA combination `cudaBuildOf` refuses.
+ */
+export function packageRefuses(p: PackageOnTorch, version: string, cuda: string | null, caps: readonly string[]): string | null {
+  if (cuda === null) return p.cudaOnly ? `${p.label} has no CPU-only build: ${p.cudaOnly}.` : null;
+  const b = cudaBuildOf(p, version, caps, cuda);
+  return "reason" in b ? b.reason : null;
 }

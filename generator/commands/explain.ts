@@ -6,6 +6,8 @@ import { resolve } from "node:path";
 import { checkFilterValues, FILTER_OPTION, matchFilters, parseFilters } from "../filters.ts";
 import { REPO_ROOT } from "../paths.ts";
 import { matrixOption, project, UsageError, variantJson, warnUntracked } from "./shared.ts";
+import { cudaBuildOf, onTorch } from "../catalog/packages.ts";
+import type { Variant } from "../schema.ts";
 
 export const explainCommand: CommandModule<{}, { name: string; json: boolean; matrix?: string }> = {
   command: "explain <name>",
@@ -60,6 +62,7 @@ export const explainCommand: CommandModule<{}, { name: string; json: boolean; ma
         ["gpu", v.sm ? `SM${v.sm}` : "none"],
         ["TORCH_CUDA_ARCH_LIST", v.cudaCapabilities.join(";") || "(none)"],
         ["cudaCapabilities", `${JSON.stringify(v.cudaCapabilities)}${v.cudaCapabilitiesForPackageSet ? " (whole CUDA package set: config.cudaCapabilities)" : " (torch and the packages built on it; the CUDA set keeps nixpkgs' defaults)"}`],
+        ...packageRows(v),
         ["isa", `${v.isa}: ${v.cflags.join(" ")}`],
         ["nixpkgs", v.nixpkgs],
         ["nixpkgs sha256", v.nixpkgsSha256],
@@ -98,3 +101,19 @@ export const explainCommand: CommandModule<{}, { name: string; json: boolean; ma
   },
 };
 
+/**
+ * The rows of a package built on torch with its own arch handling (catalog/packages.ts `cudaBuildOf`): what its build
+ * is handed (an own arch variable, a CMake flag, the memory per compile job) and the device code it then holds.
+ */
+function packageRows(v: Variant): [string, string][] {
+  const p = onTorch(v.package);
+  if (!p || v.cuda === null) return [];
+  const b = cudaBuildOf(p, v.version, v.cudaCapabilities, v.cuda);
+  if ("reason" in b) return [];
+  const rows: [string, string][] = [];
+  for (const [k, x] of Object.entries(b.env)) rows.push([k, x]);
+  for (const f of b.cmakeFlags) rows.push(["cmakeFlags", f]);
+  if (p.gibPerCompileJob) rows.push(["memory per job", `${p.gibPerCompileJob.gib} GiB (MAX_JOBS capped to the builder's memory; ${p.gibPerCompileJob.source})`]);
+  rows.push(["device code", `SASS ${b.sass.join(" ")}${b.ptx.length ? `, PTX ${b.ptx.join(" ")}` : ", no PTX"} (${b.why})`]);
+  return rows;
+}

@@ -19,7 +19,18 @@ const str = fact(z.string());
 /** What pkgs/inspect-pin.nix prints (nix-instantiate --eval --strict --json), validated. */
 export const PinFactsSchema = z.object({
   pythonSets: z.array(
-    z.object({ set: z.string(), version: z.string(), torch: str, torchaudio: str, torchcodec: str, torchvision: str }),
+    z.object({
+      set: z.string(),
+      version: z.string(),
+      torch: str,
+      torchaudio: str,
+      torchcodec: str,
+      torchvision: str,
+      // The CUDA extensions (catalog/packages.ts pin fields); facts recorded before issue 32 lack them (not read).
+      flashAttn: str.default({ expr: "(not read)", value: null }),
+      xformers: str.default({ expr: "(not read)", value: null }),
+      bitsandbytes: str.default({ expr: "(not read)", value: null }),
+    }),
   ),
   defaultPython: str,
   defaultCuda: str,
@@ -201,6 +212,11 @@ export function pinEntryFromFacts(
   );
   const codecs = [...new Set(facts.pythonSets.filter((s) => python.includes(s.version)).map((s) => s.torchcodec.value))];
   const visions = [...new Set(facts.pythonSets.filter((s) => python.includes(s.version)).map((s) => s.torchvision.value))];
+  // One version across the pin's Python sets, else "unknown" (as torchcodec and torchvision).
+  const one = (f: "flashAttn" | "xformers" | "bitsandbytes") => {
+    const vs = [...new Set(facts.pythonSets.filter((s) => python.includes(s.version)).map((s) => s[f].value))];
+    return vs.length === 1 ? vs[0]! : "unknown";
+  };
   const pin: NixpkgsPin = {
     rev: opts.rev,
     date: opts.date,
@@ -213,6 +229,9 @@ export function pinEntryFromFacts(
     brokenCuda,
     torchcodec: codecs.length === 1 ? codecs[0]! : "unknown",
     torchvision: visions.length === 1 ? visions[0]! : "unknown",
+    flashAttn: one("flashAttn"),
+    xformers: one("xformers"),
+    bitsandbytes: one("bitsandbytes"),
     defaultPython: facts.defaultPython.value,
     defaultCuda: facts.defaultCuda.value,
     recursedPython: facts.recursedPython.value === null ? null : [...facts.recursedPython.value].sort(compareVersionStrings),

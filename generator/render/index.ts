@@ -42,6 +42,7 @@ export function nixFields(v: Variant): [string, unknown][] {
     ["nixpkgsRev", v.nixpkgs],
     ["nixpkgsSha256", v.nixpkgsSha256],
     ["dependsOn", v.dependsOn],
+    ...(v.packageBuild ? ([["packageBuild", v.packageBuild]] as [string, unknown][]) : []),
     ["description", v.description],
     ["notes", v.notes],
   ];

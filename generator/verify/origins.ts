@@ -8,7 +8,7 @@
  */
 import { bundledDeviceCode, COMPILER_HELPER_NAMES, EXTRA_SASS, ownDeviceCode, type BundledDeviceCode, type DeviceCodeOrigin } from "../catalog/device-code.ts";
 import { cuda as cudaToolkits } from "../catalog/cuda.ts";
-import { packagesOnTorch } from "../catalog/packages.ts";
+import { cudaBuildOf, packagesOnTorch } from "../catalog/packages.ts";
 import { nixpkgs as catalogPins } from "../catalog/torch.ts";
 
 const KNOWN_PINS = new Set(catalogPins.map((p) => p.rev));
@@ -24,6 +24,15 @@ export interface DeviceCodeVariant {
   cudaCapabilities: string[];
   /** Package-set scope (config.cudaCapabilities, cudaForwardCompat = false); false or absent: torch scope. */
   cudaCapabilitiesForPackageSet?: boolean;
+  /** The variant's own version (a package variant's is its package's). */
+  version?: string;
+  /** Versions of the packages built on torch at the variant's pin ({ "flash-attn": "2.8.3.post1" }). */
+  onTorchVersions?: Record<string, string>;
+}
+
+/** The version of package `name` a variant holds: its own for a variant of that package, else its pin's; or undefined. */
+export function packageVersionOf(v: Pick<DeviceCodeVariant, "package" | "version" | "onTorchVersions">, name: string): string | undefined {
+  return v.package === name ? v.version : v.onTorchVersions?.[name];
 }
 
 /** What one origin's code in one library must be: exact SASS and PTX sets, or (own torch) a range. */
@@ -141,17 +150,18 @@ export function deviceCodePromises(v: DeviceCodeVariant): OriginPromise[] {
       return linked === false ? [] : [{ ...bundledPromise(b, v), ...(linked === null ? { unknown: true } : {}) }];
     }),
   ];
-  // The packages built on torch compile for torch.cudaCapabilities, whichever variant's environment holds them.
-  for (const o of packagesOnTorch)
-    out.push({
-      origin: o.name,
-      label: `${o.label}'s kernels`,
-      library: null,
-      sassRequired: caps.map(smOf),
-      sassAllowed: caps.map(smOf),
-      ptx: [],
-      why: "torch.cudaCapabilities exactly, no PTX",
-    });
+  // The packages built on torch compile for the variant's capabilities as their own build turns them into targets
+  // (catalog/packages.ts `cudaBuildOf`: TORCH_CUDA_ARCH_LIST exactly, flash-attn's own list, bitsandbytes' CMake list
+  // with PTX for the last), whichever variant's environment holds them.
+  for (const o of packagesOnTorch) {
+    const version = packageVersionOf(v, o.name) ?? "?";
+    const b = cudaBuildOf(o, version, caps, cuda);
+    out.push(
+      "reason" in b
+        ? { origin: o.name, label: `${o.label}'s kernels`, library: null, sassRequired: [], sassAllowed: [], ptx: [], why: `no build: ${b.reason}` }
+        : { origin: o.name, label: `${o.label}'s kernels`, library: null, sassRequired: b.sass, sassAllowed: b.sass, ptx: b.ptx, why: b.why },
+    );
+  }
   return out;
 }
 
@@ -163,6 +173,10 @@ const OWN = ownDeviceCode.map((o) => ({ o, re: compiled(o.names) }));
 /** The own origin of a library by its directory (torch/lib, torchaudio/lib, torchvision), "torch" when unknown. */
 export function ownerOf(libPath: string): string {
   const p = libPath.replace(/\\/g, "/");
+  // An extension module installed beside the packages (flash-attn's flash_attn_2_cuda.cpython-….so): by its file name.
+  const base = p.split("/").pop()!;
+  const byFile = ownDeviceCode.find((o) => o.file !== undefined && new RegExp(o.file).test(base));
+  if (byFile) return byFile.origin;
   return [...ownDeviceCode].sort((a, b) => b.directory.length - a.directory.length).find((o) => p.includes(`/${o.directory}/`))?.origin ?? "torch";
 }
 
