@@ -10,7 +10,7 @@ import type { Excluded, Variant } from "../schema.ts";
 import { formatCombination, parseName } from "../naming.ts";
 import { nixpkgsInstanceKey } from "../expand.ts";
 import { PACKAGES } from "../constants.ts";
-import { ENV_PACKAGE, packagesOnTorch } from "../catalog/packages.ts";
+import { ENV_PACKAGE, packagesOnTorch, type OnTorchRelease } from "../catalog/packages.ts";
 import { GENERATED_HEADER, nixString, nixValue, templates } from "./env.ts";
 import { DEVICE_CODE_BYTES, modelDeviceCode } from "../catalog/device-code-size.ts";
 
@@ -340,7 +340,13 @@ export function renderDocs(p: Project): FileMap {
     example,
     envExample,
     envPackage: ENV_PACKAGE,
-    onTorch: packagesOnTorch,
+    // The packages on torch the matrix asks for (names, the versions table); the reference lists every entry.
+    onTorch: packagesOnTorch.filter((o) => p.matrix.packages.includes(o.name)),
+    allOnTorch: packagesOnTorch.map((o) => ({
+      ...o,
+      targets: o.releases.map((r) => `${r.version}: ${targetsWords(r)}`),
+      cuda: o.releases.filter((r) => r.cuda || r.failsWithCuda).map((r) => `${r.version}: ${r.cuda ? `CUDA ${r.cuda.min}${r.cuda.below ? `–${r.cuda.below} (exclusive)` : "+"}` : ""}${r.failsWithCuda ? ` (fails with CUDA ${r.failsWithCuda.cuda.join(", ")})` : ""}`),
+    })),
     gpus: gpuReference(p),
     header: GENERATED_HEADER,
     systems: [...new Set(p.variants.map((v) => v.system))].sort(),
@@ -365,3 +371,11 @@ export function renderAll(p: Project): FileMap {
   return files;
 }
 
+/** How a release turns capabilities into device code, in words (BUILD_MATRIX's reference; catalog/packages.ts DeviceTargets). */
+function targetsWords(r: OnTorchRelease): string {
+  const t = r.targets ?? { kind: "torchArchList" as const };
+  if (t.kind === "torchArchList") return "TORCH_CUDA_ARCH_LIST: the capabilities exactly, no PTX";
+  if (t.kind === "ownList")
+    return `its own ${t.variable} (${t.tokens.map((k) => `${k.token} from CUDA ${k.minCuda}`).join(", ")}; a capability gets the token of its major at or below it), no PTX`;
+  return `-D${t.flag}=<capabilities without dots>: SASS for each${t.ptxForLast ? ", PTX for the last" : ""}`;
+}

@@ -5,10 +5,12 @@ Runs inside the Python being checked (a variant's Nix check, `variant-matrix ver
 JSON object on stdout; it judges nothing. The comparison with a variant's promise is generator/verify/compare.ts,
 shared by `verify` and the Nix checks of pkgs/checks.nix.
 
-Usage: probe.py [--gpu] [--cuobjdump[=PATH]] [--no-torchaudio] [--packages=torchaudio,torchvision]
+Usage: probe.py [--gpu] [--cuobjdump[=PATH]] [--no-torchaudio] [--packages=torchaudio,torchvision,flash-attn]
   --gpu          also run on the GPU: a matmul compared with the CPU result, and each package's CUDA kernels
                  (torchaudio.functional.rnnt_loss and forced_align; torchvision.ops.nms and roi_align: CUDA tensors
-                 against the CPU result)
+                 against the CPU result; flash-attn's flash_attn_func and xformers' memory_efficient_attention in
+                 fp16/bf16 against scaled_dot_product_attention's math backend; bitsandbytes' 8-bit blockwise
+                 quantize/dequantize round trip)
   --packages     the packages built on torch to probe (default: every one below that imports; one that is not
                  installed is reported as not importable); --no-torchaudio leaves torchaudio out
   --cuobjdump    list the device code of torch's and each probed package's shared libraries (cuobjdump --list-elf,
@@ -39,6 +41,7 @@ Output shape (every key always present; null where not applicable):
 A torch import that dies (illegal instruction on a CPU without the variant's ISA) kills this process; the caller
 reports the signal.
 """
+import glob
 import json
 import os
 import platform
@@ -240,12 +243,93 @@ def vision_roi_align(torch, tv):
     return torch.allclose(cpu, cuda, rtol=1e-4, atol=1e-5)
 
 
-# The packages built on torch this probe knows (generator/catalog/packages.ts names the same GPU check keys):
-# module name -> (a CPU op that loads its extension, its library directories relative to the package (the first is
-# reported as libDir; "" is the package directory itself), {GPU check key: fn(torch, module) -> bool}).
+def attention_inputs(torch, dtype):
+    """q, k, v of shape (batch 2, seqlen 128, heads 4, headdim 64), flash-attn's and xformers' layout: the fp32 CPU
+    tensors and their `dtype` copies on the GPU."""
+    gen = torch.Generator().manual_seed(0)
+    qkv = [torch.randn(2, 128, 4, 64, generator=gen) for _ in range(3)]
+    return qkv, [t.to("cuda", dtype) for t in qkv]
+
+
+def sdpa_math(torch, q, k, v):
+    """torch.nn.functional.scaled_dot_product_attention with the math backend, in the (batch, seqlen, heads, dim)
+    layout (SDPA takes (batch, heads, seqlen, dim))."""
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    t = lambda x: x.transpose(1, 2)  # noqa: E731
+    with sdpa_kernel(SDPBackend.MATH):
+        return t(torch.nn.functional.scaled_dot_product_attention(t(q), t(k), t(v)))
+
+
+def flash_attn_load(torch):
+    # flash_attn_interface imports the flash_attn_2_cuda extension (it has no CPU op).
+    import flash_attn.flash_attn_interface  # noqa: F401
+
+
+def flash_attn_func_check(torch, fa):
+    """flash_attn_func in fp16 and bf16 against SDPA's math backend: flash-attn's own test criterion
+    (tests/test_flash_attn.py, v2.8.3): max |out - ref32| <= 2 * max |ref_dtype - ref32|, where ref32 is the math
+    reference in fp32 and ref_dtype the same in the input dtype."""
+    from flash_attn import flash_attn_func
+    for dtype in (torch.float16, torch.bfloat16):
+        (q, k, v), (qd, kd, vd) = attention_inputs(torch, dtype)
+        out = flash_attn_func(qd, kd, vd).float()
+        ref32 = sdpa_math(torch, q.cuda(), k.cuda(), v.cuda())
+        ref_dt = sdpa_math(torch, qd, kd, vd).float()
+        if not float((out - ref32).abs().max()) <= 2 * float((ref_dt - ref32).abs().max()):
+            return False
+    return True
+
+
+def xformers_load(torch):
+    # xformers/_cpp_lib.py loads the _C extension on import and keeps the failure instead of raising it.
+    import xformers
+    from xformers import _cpp_lib
+    exc = getattr(_cpp_lib, "_cpp_library_load_exception", None)
+    if exc is not None:
+        raise exc
+
+
+def xformers_mea_check(torch, xf):
+    """xformers.ops.memory_efficient_attention in fp16 and bf16 against SDPA's math backend in fp32, with xformers' own
+    forward tolerances (xformers/ops/fmha/common.py ERROR_ATOL / ERROR_RTOL: fp16 4e-3 / 4e-4, bf16 2e-2 / 5e-3)."""
+    import xformers.ops
+    tol = {torch.float16: (4e-3, 4e-4), torch.bfloat16: (2e-2, 5e-3)}
+    for dtype, (atol, rtol) in tol.items():
+        (q, k, v), (qd, kd, vd) = attention_inputs(torch, dtype)
+        out = xformers.ops.memory_efficient_attention(qd, kd, vd).float()
+        if not torch.allclose(out, sdpa_math(torch, q.cuda(), k.cuda(), v.cuda()), atol=atol, rtol=rtol):
+            return False
+    return True
+
+
+def bnb_load(torch):
+    # bitsandbytes/cextension.py loads libbitsandbytes_<backend>.so with ctypes on import.
+    import bitsandbytes.functional  # noqa: F401
+
+
+def bnb_blockwise_check(torch, bnb):
+    """8-bit blockwise quantize/dequantize round trip of a 1024x1024 normal tensor on the GPU, within bitsandbytes' own
+    test bounds (tests/test_functional.py test_dynamic_blockwise_quantization, 0.46.1 and 0.48.2: mean absolute error
+    < 0.011, mean relative error < 0.018)."""
+    import bitsandbytes.functional as F
+    gen = torch.Generator().manual_seed(0)
+    a = torch.randn(1024, 1024, generator=gen).cuda()
+    q, state = F.quantize_blockwise(a)
+    back = F.dequantize_blockwise(q, state)
+    diff = (a - back).abs()
+    return bool(q.is_cuda) and float(diff.mean()) < 0.011 and float((diff / (a.abs() + 1e-8)).mean()) < 0.018
+
+
+# The packages built on torch this probe knows (generator/catalog/packages.ts names the same packages and GPU check
+# keys): package name -> (its Python module, a CPU op or import that loads its extension, its libraries relative to the
+# package directory (the first is reported as libDir; "" is the package directory itself; an entry with "*" is a glob,
+# e.g. flash-attn's extension installed beside the package in site-packages), {GPU check key: fn(torch, module) -> bool}).
 PACKAGES = {
-    "torchaudio": (audio_load, ["lib"], {"rnntLoss": audio_rnnt, "forcedAlign": audio_align}),
-    "torchvision": (vision_load, [""], {"nms": vision_nms, "roiAlign": vision_roi_align}),
+    "torchaudio": ("torchaudio", audio_load, ["lib"], {"rnntLoss": audio_rnnt, "forcedAlign": audio_align}),
+    "torchvision": ("torchvision", vision_load, [""], {"nms": vision_nms, "roiAlign": vision_roi_align}),
+    "flash-attn": ("flash_attn", flash_attn_load, ["", "../flash_attn_2_cuda*.so"], {"flashAttnFunc": flash_attn_func_check}),
+    "xformers": ("xformers", xformers_load, [""], {"memoryEfficientAttention": xformers_mea_check}),
+    "bitsandbytes": ("bitsandbytes", bnb_load, [""], {"blockwise8bit": bnb_blockwise_check}),
 }
 
 
@@ -326,12 +410,12 @@ def main(argv):
     libs = shared_objects(t["libDir"])
     out["packages"] = {}
     for name in wanted:
-        load, lib_dirs, checks = PACKAGES[name]
+        module, load, lib_dirs, checks = PACKAGES[name]
         before = set(mapped_libs())
         r = {"ok": False, "error": None, "version": None, "file": None, "libDir": None, "libsAfterImport": [],
              "newLibtorch": [], "gpu": {}}
         try:
-            mod = __import__(name)
+            mod = __import__(module)
         except Exception as e:  # noqa: BLE001
             r["error"] = err(e)
             out["packages"][name] = r
@@ -351,7 +435,10 @@ def main(argv):
         r["libsAfterImport"] = after
         r["newLibtorch"] = sorted(p for p in after if p not in before)
         for d in lib_dirs:
-            libs += shared_objects(os.path.join(pkg_dir, d) if d else pkg_dir)
+            if "*" in d:
+                libs += sorted(p for p in glob.glob(os.path.join(pkg_dir, d)) if os.path.isfile(p))
+            else:
+                libs += shared_objects(os.path.join(pkg_dir, d) if d else pkg_dir)
         if gpu and g["available"]:
             for key, fn in checks.items():
                 try:

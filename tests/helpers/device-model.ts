@@ -42,7 +42,23 @@ export const NAMES = {
   magma: ["_Z11dlascl_fulliidPdi", "_Z20magma_max_nan_kernelIdEviPT_"],
   torchaudio: ["_ZN10torchaudio4rnnt11ReduceMax2DILi256EffEEviPKT0_PT1_"],
   torchvision: ["_ZN6vision3ops61_GLOBAL__N__roi_align_kernel_cu_roi_align_forward_kernel_implIfEEviPKT_S5_iiiiiiPS3_"],
+  // flash-attn 2's kernels are templates in namespace `flash` (csrc/flash_attn/src/flash_fwd_kernel.h).
+  "flash-attn": ["_ZN5flash15flash_fwd_kernelI23Flash_fwd_kernel_traitsILi64ELi128ELi128ELi4ELb0ELb0EN7cutlass6half_tEEEvv"],
+  // xformers' cutlass attention kernels are global functions (xformers/csrc/attention/cuda/fmha/kernels/cutlassF_f16_aligned.cu).
+  xformers: ["_Z37fmha_cutlassF_f16_aligned_64x64_rf_sm80N15AttentionKernelIN7cutlass6half_tENS0_4arch5Sm80ELb1ELi64ELi64ELi64ELb1ELb1EE6ParamsE"],
+  // bitsandbytes' kernels are global templates (csrc/kernels.cu kQuantizeBlockwise).
+  bitsandbytes: ["_Z18kQuantizeBlockwiseIfLi4096ELi4ELi0ELi0EEvPfS0_PhS0_S1_ii"],
 } as const;
+
+/**
+ * Where each CUDA extension's modelled library sits (relative to site-packages): flash-attn's extension module beside
+ * its package (setup.py `CUDAExtension(name="flash_attn_2_cuda")`), xformers' `_C.so`, bitsandbytes' CUDA library.
+ */
+export const EXTENSION_LIBS: Record<string, string> = {
+  "flash-attn": "flash_attn_2_cuda.cpython-313-x86_64-linux-gnu.so",
+  xformers: "xformers/_C.so",
+  bitsandbytes: "bitsandbytes/libbitsandbytes_cuda128.so",
+};
 
 const promiseOf = (ps: OriginPromise[], origin: string) => ps.find((p) => p.origin === origin);
 
@@ -50,15 +66,26 @@ const promiseOf = (ps: OriginPromise[], origin: string) => ps.find((p) => p.orig
  * The libraries a correct build of `v` holds (torch's, and torchaudio's for a torchaudio variant), per the
  * variant's scope and pin. CPU-only: the same files without device code.
  */
-export function modelLibraries(v: DeviceCodeVariant): ModelLibs {
+export function modelLibraries(v: DeviceCodeVariant & { dependsOn?: readonly string[] }): ModelLibs {
   const libs: ModelLibs = { "torch/lib/libc10.so": [], "torch/lib/libtorch_cuda.so": [] };
   // What the variant's environment holds: a package built on torch holds itself; the environment every one.
   const withAudio = v.package === "torchaudio" || v.package === "torch-env";
   const withVision = v.package === "torchvision" || v.package === "torch-env";
   if (withAudio) Object.assign(libs, { "torchaudio/lib/_torchaudio.abi3.so": [], "torchaudio/lib/libtorchaudio.abi3.so": [] });
   if (withVision) Object.assign(libs, { "torchvision/image.so": [], "torchvision/_C.so": [] });
+  // The CUDA extensions the variant holds: itself, or (an environment) those among its dependsOn.
+  const extensions = Object.keys(EXTENSION_LIBS).filter((n) => v.package === n || (v.package === "torch-env" && (v.dependsOn ?? []).some((d: string) => d.startsWith(`${n}-python`))));
+  for (const n of extensions) libs[EXTENSION_LIBS[n]!] = [];
   if (v.cuda === null) return libs;
   const ps = deviceCodePromises(v);
+  // Each extension's code exactly as its build makes it (origins.ts from catalog/packages.ts `cudaBuildOf`).
+  for (const n of extensions) {
+    const p = promiseOf(ps, n)!;
+    libs[EXTENSION_LIBS[n]!] = [
+      ...p.sassRequired.map((arch): ModelBlock => ({ kind: "elf", arch, names: [...NAMES[n as keyof typeof NAMES]] })),
+      ...p.ptx.map((arch): ModelBlock => ({ kind: "ptx", arch, names: [...NAMES[n as keyof typeof NAMES]] })),
+    ];
+  }
   const torch = promiseOf(ps, "torch")!;
   const cuda: ModelBlock[] = torch.sassAllowed.map((arch) => ({ kind: "elf", arch, names: [...NAMES.torch] }));
   const nccl = promiseOf(ps, "nccl");
@@ -107,6 +134,8 @@ export interface StandInTorch {
   torchaudioVersion: string | null;
   /** torchvision's version when the environment holds it (a torchvision or environment variant). */
   torchvisionVersion?: string | null;
+  /** Versions of the CUDA extensions the environment holds ({ "flash-attn": "2.8.2" }). */
+  extensions?: Record<string, string>;
   cuda: string | null;
   cudaCapabilities: string[];
   python: string;
@@ -172,6 +201,23 @@ class cuda:
     mkdirSync(join(site, "torchvision"), { recursive: true });
     writeFileSync(join(site, "torchvision/__init__.py"), `__version__ = ${JSON.stringify(t.torchvisionVersion)}\nfrom . import ops\n`);
     writeFileSync(join(site, "torchvision/ops.py"), "def nms(*a, **k):\n    return None\n");
+  }
+  // STAND-IN modules of the CUDA extensions: the imports probe.py's load functions make, nothing more.
+  const ext = t.extensions ?? {};
+  if (ext["flash-attn"]) {
+    mkdirSync(join(site, "flash_attn"), { recursive: true });
+    writeFileSync(join(site, "flash_attn/__init__.py"), `__version__ = ${JSON.stringify(ext["flash-attn"])}\n`);
+    writeFileSync(join(site, "flash_attn/flash_attn_interface.py"), "# stand-in: the real one imports flash_attn_2_cuda\n");
+  }
+  if (ext.xformers) {
+    mkdirSync(join(site, "xformers"), { recursive: true });
+    writeFileSync(join(site, "xformers/__init__.py"), `__version__ = ${JSON.stringify(ext.xformers)}\n`);
+    writeFileSync(join(site, "xformers/_cpp_lib.py"), "_cpp_library_load_exception = None\n");
+  }
+  if (ext.bitsandbytes) {
+    mkdirSync(join(site, "bitsandbytes"), { recursive: true });
+    writeFileSync(join(site, "bitsandbytes/__init__.py"), `__version__ = ${JSON.stringify(ext.bitsandbytes)}\n`);
+    writeFileSync(join(site, "bitsandbytes/functional.py"), "# stand-in\n");
   }
   writeModel(site, libs);
   mkdirSync(join(dir, "bin"), { recursive: true });
