@@ -5,7 +5,8 @@
 import { availableParallelism, totalmem } from "node:os";
 import { resolve } from "node:path";
 import { hostSystem, resolveBackend, type BackendOptions } from "../driver/backend.ts";
-import { jobsRule } from "../driver/jobs.ts";
+import { coresForPackage, jobsRule } from "../driver/jobs.ts";
+import { onTorch } from "../catalog/packages.ts";
 import { DEFAULT_CHECK_SECONDS, DEFAULT_CUDA_CLOSURE_SECONDS, makePlan } from "../driver/plan.ts";
 import { dryRunRows } from "../driver/dry-run.ts";
 import { durationsFromReports, formatDuration, makeRunId, summaryTable } from "../driver/report.ts";
@@ -106,6 +107,15 @@ async function buildMainInner(a: BuildArgs): Promise<number> {
     cores: backend === "nix" ? rule.coresPerBuild : undefined,
     nixOptions,
   };
+  // Packages whose compile processes need more memory than torch's get fewer cores (catalog/packages.ts gibPerCompileJob).
+  const machine = { cpus: availableParallelism(), memBytes: totalmem() };
+  const capped = new Map<string, { cores: number; why: string }>();
+  if (backend === "nix" && cores === undefined)
+    for (const t of sel.targets) {
+      const c = coresForPackage(rule, machine, onTorch(t.package)?.gibPerCompileJob?.gib);
+      if (c.why) capped.set(t.name, { cores: c.cores, why: `${t.package}: ${c.why}` });
+    }
+  backendOpts.coresByName = new Map([...capped].map(([n, c]) => [n, c.cores]));
   const cached: Map<string, CacheProbe> = a.force
     ? new Map()
     : await probeCached(sel.targets, backendOpts.outDir, nixOptions, { instantiate: !a.dryRun || !!a.probeStore });
@@ -145,6 +155,8 @@ async function buildMainInner(a: BuildArgs): Promise<number> {
       jobs: rule.jobs,
       coresPerBuild: backend === "nix" ? rule.coresPerBuild : null,
       jobsRule: rule.explanation,
+      // Builds given fewer cores than coresPerBuild: a package whose compile jobs need more memory (jobs.ts coresForPackage).
+      coresCapped: Object.fromEntries(capped),
       force: !!a.force,
       toBuild: d.toBuild,
       cached: d.cached,
@@ -162,6 +174,7 @@ async function buildMainInner(a: BuildArgs): Promise<number> {
         `plan: ${variants.length} variant(s), ${out.cached} already built, ${out.toBuild} to build; backend ${backend}; ` +
           `jobs ${rule.jobs}${out.coresPerBuild ? `, cores per build ${out.coresPerBuild}` : ""}`,
         `  (${rule.explanation})`,
+        ...[...new Set([...capped.values()].map((c) => `  cores per build ${c.cores} for ${c.why}`))],
         `  estimated makespan ${formatDuration(sim.makespan)} (estimates from ${history.size > 0 ? "earlier reports where known" : "defaults"})`,
         `  CUDA closures: ${closures.shared.length} nixpkgs instance(s) with the default capabilities (what the cache model below says the cache serves) for ` +
           `${closures.shared.reduce((a, c) => a + c.variants.length, 0)} variant(s); ${closures.own.length} built from source ` +

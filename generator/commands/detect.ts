@@ -16,7 +16,7 @@
 import { exitCodeOf, InputError } from "../errors.ts";
 import type { ArgumentsCamelCase, Argv, CommandModule } from "yargs";
 import { PACKAGES, type PackageName } from "../constants.ts";
-import type { Catalog, Variant } from "../schema.ts";
+import type { Catalog, Excluded, Variant } from "../schema.ts";
 import { HostFileError, HostInputError, MachineError, readHost, type HostInfo } from "../detect/host.ts";
 import { recommend, type Recommendation } from "../detect/recommend.ts";
 
@@ -107,7 +107,7 @@ export async function runDetect(
     }
     throw e;
   }
-  let project: { catalog: Catalog; variants: Variant[] };
+  let project: { catalog: Catalog; variants: Variant[]; excluded?: Excluded[] };
   try {
     project = await source(args.matrix);
   } catch (e) {
@@ -118,7 +118,7 @@ export async function runDetect(
     }
     throw e;
   }
-  const r = recommend(host, project.variants, project.catalog, { package: pkg });
+  const r = recommend(host, project.variants, project.catalog, { package: pkg, excluded: project.excluded });
   const install = { org: args.org, substituter: args.substituter };
   io.out(
     args.json

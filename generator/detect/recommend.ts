@@ -22,7 +22,7 @@
  */
 import { capabilitiesRunOn, cudaForDriver, isaFit, variantRunsOn } from "../compat.ts";
 import { gccarchFeature } from "../expand.ts";
-import type { Catalog, CpuIsa, CudaToolkit, PackageName, Variant } from "../schema.ts";
+import type { Catalog, CpuIsa, CudaToolkit, Excluded, PackageName, Variant } from "../schema.ts";
 import { armHostHint, compareVersions, type GpuInfo, type HostInfo } from "./host.ts";
 
 /** Options of `recommend`. */
@@ -31,6 +31,11 @@ export interface RecommendOptions {
   package: PackageName;
   /** How many runner-up names to list per pick (default 5). */
   maxAlternatives?: number;
+  /**
+   * The matrix's dropped combinations (Project.excluded): where the matrix asks for a GPU but drops this package's
+   * variants for it (flash-attn below SM80), the pick says why instead of suggesting to add the GPU.
+   */
+  excluded?: readonly Excluded[];
 }
 
 /** The recommendation for one group of identical GPUs, or for the CPU when the host has no NVIDIA GPU. */
@@ -413,6 +418,13 @@ export function recommend(
     }
     if (forSm.length === 0) {
       p.problems.push(`the matrix has no ${opts.package} variant for sm${sm} (${arch.label}) on ${host.system}`);
+      // The matrix asks for this GPU but drops the package for it: say why (the catalog's reasons), suggest nothing.
+      const systemOf = (isa: string) => catalog.isas.find((i) => i.key === isa)?.system;
+      const dropped = (opts.excluded ?? []).filter((e) => e.package === opts.package && e.sm === sm && systemOf(e.isa) === host.system);
+      if (dropped.length && variants.some((v) => v.sm === sm && v.system === host.system)) {
+        for (const r of uniq(dropped.flatMap((e) => e.reasons))) p.problems.push(`dropped: ${r}`);
+        return p;
+      }
       const sameMajor = uniq(
         pool
           .filter((v) => v.sm !== null && v.sm !== sm && capabilitiesRunOn(v.cudaCapabilities, cap))

@@ -31,6 +31,8 @@ export interface BackendOptions {
   builders?: string;
   /** NIX_BUILD_CORES of each build (nix backend only). */
   cores?: number;
+  /** NIX_BUILD_CORES of particular builds, by variant name, instead of `cores` (a package whose compile jobs need more memory: jobs.ts coresForPackage). */
+  coresByName?: Map<string, number>;
   /** Nix `max-jobs` of each nix-build (nix backend only); 0 = build nothing locally, only on remote builders. */
   maxJobs?: number;
   /** Store URI every finished variant's closure is pushed to with `nix copy --to` (file://, s3://, ssh://). */
@@ -79,7 +81,8 @@ export function buildCmd(target: { name: string; file: string; check?: unknown }
   const argv = ["nix-build", target.file, "-o", outLink];
   if (o.builders !== undefined) argv.push("--builders", o.builders);
   if (o.maxJobs !== undefined) argv.push("--max-jobs", String(o.maxJobs));
-  if (o.cores !== undefined) argv.push("--cores", String(o.cores));
+  const cores = o.coresByName?.get(target.name) ?? o.cores;
+  if (cores !== undefined) argv.push("--cores", String(cores));
   for (const [k, v] of o.nixOptions ?? []) argv.push("--option", k, v);
   return { argv, cwd: o.root, outLink };
 }

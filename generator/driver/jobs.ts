@@ -63,3 +63,19 @@ export function jobsRule(m: MachineFacts, cores?: number, jobs?: number): JobsRu
     `cores per build = ${coresPerBuild}${cores !== undefined ? " (--cores)" : ""}`;
   return { jobs: j, coresPerBuild, slots, explanation };
 }
+
+/**
+ * The cores one build of a package gets when a compile process of it needs more memory than torch's
+ * (catalog/packages.ts `gibPerCompileJob`, e.g. flash-attn's ~9 GiB): the memory of one build slot, total memory / jobs,
+ * holds at most floor(share / gib) compile processes, so the build gets min(coresPerBuild, that) cores (≥ 1).
+ * Without `gibPerJob`, `rule.coresPerBuild`.
+ * @param m the machine (memory in bytes); @param gibPerJob GiB per compile process of the package
+ * @returns cores and, when capped, the reason in words
+ */
+export function coresForPackage(rule: JobsRule, m: MachineFacts, gibPerJob: number | undefined): { cores: number; why: string | null } {
+  if (gibPerJob === undefined) return { cores: rule.coresPerBuild, why: null };
+  const share = m.memBytes / 2 ** 30 / rule.jobs;
+  const cap = Math.max(1, Math.floor(share / gibPerJob));
+  if (cap >= rule.coresPerBuild) return { cores: rule.coresPerBuild, why: null };
+  return { cores: cap, why: `floor(${share.toFixed(1)} GiB per build / ${gibPerJob} GiB per compile job) = ${cap}` };
+}

@@ -24,7 +24,7 @@ import { expand } from "../expand.ts";
 import { formatCombination } from "../naming.ts";
 import { REPO_ROOT } from "../paths.ts";
 import { projectFromMatrix, validateMatrix, type Project } from "../project.ts";
-import type { Variant } from "../schema.ts";
+import type { Excluded, Variant } from "../schema.ts";
 import { compareVersions } from "../versions.ts";
 import { FleetUsageError, hostId, type FleetArgs } from "./options.ts";
 import { buildCost, fit, leaveOneOut, DEFAULT_BUILD_SECONDS, type BuildSample } from "./cost.ts";
@@ -76,8 +76,8 @@ export async function readFleetHost(path: string): Promise<FleetHost> {
   return { id: hostId(path), host: hostFromDetectJson(h) };
 }
 
-function reasonFor(e: Element, host: HostInfo, candidates: readonly Variant[], catalog: Parameters<typeof recommend>[2], pkg: FleetArgs["package"]): string {
-  const r = recommend(host, candidates, catalog, { package: pkg });
+function reasonFor(e: Element, host: HostInfo, candidates: readonly Variant[], catalog: Parameters<typeof recommend>[2], pkg: FleetArgs["package"], excluded: readonly Excluded[]): string {
+  const r = recommend(host, candidates, catalog, { package: pkg, excluded });
   const pick = r.picks.find((p) => (e.capability === null ? p.kind === "cpu" : p.capability === e.capability));
   // fleet's candidates are already every GPU and ISA of the catalog: detect's "add X to matrix.ts" advice cannot
   // help here, so only advice outside matrix.ts (a driver upgrade) is kept.
@@ -118,18 +118,20 @@ export function planFleet(
       gpus: catalogAxes(p.catalog).gpus,
       isas: catalogAxes(p.catalog).isas,
       cpuOnly: true,
-      packages: [...PACKAGES],
+      // What the chosen package needs, as the written matrix will ask for it (the environment: the members the current
+      // matrix has, so an environment never grows opt-in packages the user did not choose).
+      packages: fleetPackages(a.package, p.matrix.packages),
       policy: p.matrix.policy,
     },
     p.catalog,
     "fleet choice (--torch/--python/--cuda)",
   );
-  const { variants } = expand(wide, p.catalog);
+  const { variants, excluded } = expand(wide, p.catalog);
   const cover = coverFleet(hosts, variants, p.catalog, a.package);
   const byName = new Map(variants.map((v) => [v.name, v]));
   const toBuild = [...new Set(cover.chosen.flatMap((v) => [...v.dependsOn, v.name]))].map((n) => byName.get(n)!);
   const hostOf = new Map(hosts.map((h) => [h.id, h.host]));
-  const unserved = cover.unserved.map((e) => ({ element: e, reason: reasonFor(e, hostOf.get(e.hostId)!, variants, p.catalog, a.package) }));
+  const unserved = cover.unserved.map((e) => ({ element: e, reason: reasonFor(e, hostOf.get(e.hostId)!, variants, p.catalog, a.package, excluded) }));
 
   const model = fit(samples);
   const loo = leaveOneOut(samples);
