@@ -967,7 +967,10 @@ function ownerOf(libPath) {
   const base = p.split("/").pop();
   const byFile = ownDeviceCode.find((o) => o.file !== void 0 && new RegExp(o.file).test(base));
   if (byFile) return byFile.origin;
-  return [...ownDeviceCode].sort((a, b) => b.directory.length - a.directory.length).find((o) => p.includes(`/${o.directory}/`))?.origin ?? "torch";
+  const at = p.lastIndexOf("/site-packages/");
+  const inside = at >= 0 ? `/${p.slice(at + "/site-packages/".length)}` : p;
+  const sorted = [...ownDeviceCode].sort((a, b) => b.directory.length - a.directory.length);
+  return (at >= 0 ? sorted.find((o) => inside.startsWith(`/${o.directory}/`)) : sorted.find((o) => p.includes(`/${o.directory}/`)))?.origin ?? "torch";
 }
 function classify(libPath, head) {
   if (HELPERS.some((r) => r.test(head))) return { origin: null, by: "helper" };

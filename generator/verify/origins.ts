@@ -170,14 +170,23 @@ const HELPERS = compiled(COMPILER_HELPER_NAMES);
 const BUNDLED = bundledDeviceCode.map((b) => ({ b, re: compiled(b.names) }));
 const OWN = ownDeviceCode.map((o) => ({ o, re: compiled(o.names) }));
 
-/** The own origin of a library by its directory (torch/lib, torchaudio/lib, torchvision), "torch" when unknown. */
+/**
+ * The own origin of a library: by its file name for an extension module installed beside the packages (flash-attn's
+ * `flash_attn_2_cuda.cpython-….so`), else by its directory under site-packages (torch/lib, torchaudio/lib,
+ * torchvision, xformers, bitsandbytes); "torch" when unknown.
+ */
 export function ownerOf(libPath: string): string {
   const p = libPath.replace(/\\/g, "/");
   // An extension module installed beside the packages (flash-attn's flash_attn_2_cuda.cpython-….so): by its file name.
   const base = p.split("/").pop()!;
   const byFile = ownDeviceCode.find((o) => o.file !== undefined && new RegExp(o.file).test(base));
   if (byFile) return byFile.origin;
-  return [...ownDeviceCode].sort((a, b) => b.directory.length - a.directory.length).find((o) => p.includes(`/${o.directory}/`))?.origin ?? "torch";
+  // By directory, relative to site-packages where the path has one (an environment directory named "bitsandbytes"
+  // above it says nothing about the library); older probes' short "lib/…" paths match anywhere.
+  const at = p.lastIndexOf("/site-packages/");
+  const inside = at >= 0 ? `/${p.slice(at + "/site-packages/".length)}` : p;
+  const sorted = [...ownDeviceCode].sort((a, b) => b.directory.length - a.directory.length);
+  return (at >= 0 ? sorted.find((o) => inside.startsWith(`/${o.directory}/`)) : sorted.find((o) => p.includes(`/${o.directory}/`)))?.origin ?? "torch";
 }
 
 /** How a head was attributed: a compiler helper, a bundled library's name, the owner's namespaces, or by default. */

@@ -420,6 +420,11 @@ def main(argv):
             r["error"] = err(e)
             out["packages"][name] = r
             continue
+        if getattr(mod, "__file__", None) is None:
+            # A directory without __init__.py imports as a namespace package: not the package.
+            r["error"] = "ImportError: %s is a namespace package (no __init__.py): not an installed %s" % (module, name)
+            out["packages"][name] = r
+            continue
         r["ok"] = True
         r["version"] = getattr(mod, "__version__", None)
         r["file"] = mod.__file__
