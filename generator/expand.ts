@@ -160,7 +160,7 @@ function judge(c: Combo, matrix: Matrix, catalog: Catalog): { reasons: string[];
  */
 /**
  * The extra build inputs of a package variant (catalog/packages.ts `cudaBuildOf`: an own arch variable, a CMake
- * flag; `gibPerCompileJob`), as the Variant's `packageBuild`, or nothing when the package needs none (TORCH_CUDA_ARCH_LIST,
+ * flag; `gibPerCompileJob`; the `pname` correction), as the Variant's `packageBuild`, or nothing when the package needs none (TORCH_CUDA_ARCH_LIST,
  * which pkgs/variant-attrs.nix writes for every CUDA variant, is all it reads).
  */
 function packageBuildOf(p: PackageOnTorch, version: string, cuda: string | null, caps: readonly string[]): Pick<Variant, "packageBuild"> {
@@ -168,8 +168,9 @@ function packageBuildOf(p: PackageOnTorch, version: string, cuda: string | null,
   const env = b && !("reason" in b) ? b.env : {};
   const cmakeFlags = b && !("reason" in b) ? b.cmakeFlags : [];
   const gib = p.gibPerCompileJob?.gib ?? null;
-  if (!Object.keys(env).length && !cmakeFlags.length && gib === null) return {};
-  return { packageBuild: { env, cmakeFlags, gibPerCompileJob: gib } };
+  const pname = p.pname?.value ?? null;
+  if (!Object.keys(env).length && !cmakeFlags.length && gib === null && pname === null) return {};
+  return { packageBuild: { env, cmakeFlags, gibPerCompileJob: gib, ...(pname !== null ? { pname } : {}) } };
 }
 
 export function onTorchVersion(p: PackageOnTorch, pin: NixpkgsPin, py: PythonVersion): { version: string } | { reason: string } {

@@ -15,7 +15,11 @@
 #   - with variant.packageBuild.gibPerCompileJob, caps MAX_JOBS to the builder's available memory after the
 #     package's own preConfigure;
 #   - prepends `export MAX_JOBS="$NIX_BUILD_CORES"` to preConfigure (never a fixed -j);
-#   - sets pname = variant.name and name = "${variant.name}-${version}";
+#   - sets name = "${variant.name}-${version}" (the store name) and keeps the package's pname, or sets the
+#     distribution name variant.packageBuild.pname where nixpkgs' pname is not it (flash-attn before
+#     NixOS/nixpkgs#561201): nixpkgs' pythonMetadataCheckHook (NixOS/nixpkgs#532778, in nixos-unstable from mid-2026)
+#     runs `importlib.metadata.version("$pname")` after the install and fails the build when no installed
+#     distribution has that (normalized) name, whatever doCheck says;
 #   - sets meta.description, meta.platforms = [ variant.system ];
 #   - adds variant.requiredSystemFeatures (matrix.ts policy, default [ "big-parallel" ]) to the derivation's
 #     requiredSystemFeatures, so remote builders and Hydra route it to machines that declare them;
@@ -37,10 +41,12 @@
 #   NIX_BUILD_CORES (normalised to the core count when 0) before any hook runs (nixpkgs torch itself does
 #   `export MAX_JOBS=$NIX_BUILD_CORES` in preBuild). preConfigure runs for buildPythonPackage even with
 #   dontUseCmakeConfigure (the default configurePhase runs its hooks).
-# - Older buildPythonPackage passed `name = namePrefix + "${pname}-${version}"` computed once, so an
-#   overrideAttrs that changes only pname keeps the old store name
-#   (pkgs/development/interpreters/python/mk-python-derivation.nix); newer ones derive name from
-#   finalAttrs.pname. Setting `name` too gives the same result on both.
+# - Older buildPythonPackage passed `name = namePrefix + "${pname}-${version}"` computed once
+#   (pkgs/development/interpreters/python/mk-python-derivation.nix); newer ones derive name from finalAttrs.pname.
+#   Setting `name` gives the variant's store name on both, with pname left as the distribution's.
+# - pkgs/development/interpreters/python/hooks/python-metadata-check-hook.sh reads `$pname` and `$version` from the
+#   build environment (so an overrideAttrs of pname changes what it looks up) and is skipped only by
+#   dontCheckPythonMetadata (it runs in preDistPhases, not under doCheck).
 { variant, passthru ? { } }:
 
 old:
@@ -61,7 +67,7 @@ let
 
   # A package's own build inputs besides TORCH_CUDA_ARCH_LIST (generator/catalog/packages.ts `cudaBuildOf`), absent for
   # most variants.
-  build = { env = { }; cmakeFlags = [ ]; gibPerCompileJob = null; } // (variant.packageBuild or { });
+  build = { env = { }; cmakeFlags = [ ]; gibPerCompileJob = null; pname = null; } // (variant.packageBuild or { });
 
   vars = {
     NIX_CFLAGS_COMPILE = appendWords (current "NIX_CFLAGS_COMPILE") (concatStringsSep " " variant.cflags);
@@ -104,7 +110,9 @@ in
 topLevelVars
 // cmakeAttrs
 // {
-  pname = variant.name;
+  # pname stays the package's own (or the table's correction of it): nixpkgs' pythonMetadataCheckHook looks the
+  # installed distribution up by `$pname` at build time; only the store name carries the variant.
+  pname = if build.pname != null then build.pname else old.pname or variant.name;
   name = "${variant.name}-${version}";
   requiredSystemFeatures =
     let old' = old.requiredSystemFeatures or [ ];

@@ -194,6 +194,10 @@ var packagesOnTorch = [
       seconds: 2 * 3600,
       source: "the aarch64 SBSA package guide (../shared/seeds): 'Building flash-attention (this may take 2+ hours)' with MAX_JOBS=4, for upstream's four targets (80;90;100;120); a variant compiles one or two of them, so this is an upper estimate"
     },
+    pname: {
+      value: "flash-attn",
+      source: "NixOS/nixpkgs#561201 (2026-09-08, 'python3Packages.flash-attn: set pname to flash-attn to fix build'): the file's `pname = \"flash-attention\"` (079ad55) fails pythonMetadataCheckPhase ('No package metadata was found for flash-attention'; the wheel installs flash_attn) at every revision with the hook (#532778) before that fix"
+    },
     gibPerCompileJob: {
       gib: 9,
       source: "Dao-AILab/flash-attention setup.py v2.8.3.post1: without MAX_JOBS it picks min(cores / 2, free GB / 9), 'each JOB peak memory cost is ~8-9GB when threads = 4' (NVCC_THREADS; nixpkgs sets 2)"

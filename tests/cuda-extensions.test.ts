@@ -203,6 +203,30 @@ test("what each build is handed, in the torch scope: flash-attn's FLASH_ATTN_CUD
   assert.equal(era046.flags, ["-DCOMPUTE_BACKEND:STRING=cuda", "-DCOMPUTE_CAPABILITY=90"]);
 });
 
+test("nixpkgs' pythonMetadataCheckHook (stand-in at 2c423e0): variants keep the distribution's pname and build; nixpkgs' own flash-attn (pname flash-attention) and a pname set to the variant name fail, as they do not before the hook", () => {
+  const { dir, variants } = generated(PIN_2_12, "2.12.0", "12.9", ["90"]);
+  const nixpkgs = standIn(PIN_2_12);
+  const build = (expr: string) => {
+    try {
+      runNix("nix-build", ["--no-out-link", ...STAND_IN_BUILDER_FEATURES, "-E", expr]);
+      return "built";
+    } catch (e) {
+      return (e as Error).message;
+    }
+  };
+  for (const name of ["flash-attn", "torchaudio", "xformers"].map((k) => variants.find((v) => v.package === k && v.cuda !== null)!.name))
+    assert.is(build(variantExpr(dir, name, nixpkgs)), "built", name);
+  const own = `(${nixpkgs} { config = { allowUnfree = true; cudaSupport = true; }; }).python313Packages.flash-attn`;
+  assert.match(build(own), /pythonMetadataCheckPhase[\s\S]*No package metadata was found for flash-attention/);
+  const ta = variants.find((v) => v.package === "torchaudio" && v.cuda !== null)!;
+  const renamed = (n: string) => `(${variantExpr(dir, ta.name, n)}).overrideAttrs (old: { pname = "${ta.name}"; })`;
+  assert.match(build(renamed(nixpkgs)), new RegExp(`No package metadata was found for ${ta.name}`));
+  // Before the hook (549bd84) the same rename builds: the stand-in checks only where nixpkgs does.
+  const { dir: d2, variants: v2 } = generated(PIN_2_11, "2.11.0", "12.9", ["90"]);
+  const ta2 = v2.find((v) => v.package === "torchaudio" && v.cuda !== null)!;
+  assert.is(build(`(${variantExpr(d2, ta2.name, standIn(PIN_2_11))}).overrideAttrs (old: { pname = "${ta2.name}"; })`), "built");
+});
+
 test("the driver gives a flash-attn build at most one core per 9 GiB of its share of memory; other packages keep coresPerBuild", () => {
   const m = { cpus: 64, memBytes: 128 * 2 ** 30 };
   const rule = jobsRule(m);

@@ -123,6 +123,12 @@ export interface PackageOnTorch {
    * floor(memory per build / this) cores (generator/driver/jobs.ts). Absent: torch's 4 GiB rule of jobs.ts.
    */
   gibPerCompileJob?: { gib: number; source: string };
+  /**
+   * The pname the build must have where nixpkgs' file has another: nixpkgs' pythonMetadataCheckHook (NixOS/nixpkgs#532778)
+   * looks the installed distribution up by `$pname` and fails the build when none has that normalized name. Absent:
+   * the file's pname is the distribution's.
+   */
+  pname?: { value: string; source: string };
   /** Keys of the probe's per-package `gpu` results that must hold on a GPU (generator/verify/probe.py). */
   gpuChecks: { key: string; label: string }[];
   /** Build duration estimate without recorded builds, seconds, with where it comes from. */
@@ -345,6 +351,13 @@ export const packagesOnTorch: PackageOnTorch[] = [
       source:
         "the aarch64 SBSA package guide (../shared/seeds): 'Building flash-attention (this may take 2+ hours)' with " +
         "MAX_JOBS=4, for upstream's four targets (80;90;100;120); a variant compiles one or two of them, so this is an upper estimate",
+    },
+    pname: {
+      value: "flash-attn",
+      source:
+        "NixOS/nixpkgs#561201 (2026-09-08, 'python3Packages.flash-attn: set pname to flash-attn to fix build'): the file's " +
+        "`pname = \"flash-attention\"` (079ad55) fails pythonMetadataCheckPhase ('No package metadata was found for " +
+        "flash-attention'; the wheel installs flash_attn) at every revision with the hook (#532778) before that fix",
     },
     gibPerCompileJob: {
       gib: 9,
