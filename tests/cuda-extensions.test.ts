@@ -10,6 +10,7 @@ import { cudaBuildOf, onTorch, packagesOnTorch } from "../generator/catalog/pack
 import { coresForPackage, jobsRule } from "../generator/driver/jobs.ts";
 import { projectFromMatrix } from "../generator/project.ts";
 import { buildCmd } from "../generator/driver/backend.ts";
+import { checkPromise, type Probe } from "../generator/verify/compare.ts";
 import type { MatrixInput, Variant } from "../generator/schema.ts";
 import defaultMatrix from "../matrix.ts";
 import { ROOT, runCli, tempDir, writeMatrix } from "./helpers/cli.ts";
@@ -152,6 +153,14 @@ for (const [pin, torch, cuda, eras] of [
       assert.equal(torches, [byName.get(v.dependsOn[0]!)!.drvPath], `${v.name}: one torch, its pytorch variant's`);
     }
     assert.is(summary.uncoupled, 0);
+    // nixpkgs wires no extension into another (xformers' flash-attn input is commented out in 0.0.30 and gone in
+    // 0.0.35), but if it did, it would get the variant: in every variant's Python set each sibling IS the variant.
+    for (const xf of exts.filter((v) => v.package === "xformers")) {
+      const fa = exts.find((v) => v.package === "flash-attn" && v.dependsOn[0] === xf.dependsOn[0]);
+      if (!fa) continue;
+      const inSet = nixEvalJson<string>(`${variantExpr(dir, xf.name, standIn(pin))}.passthru.pythonPackages.flash-attn.drvPath`);
+      assert.is(inSet, byName.get(fa.name)!.drvPath, `${xf.name}: its set's flash-attn is ${fa.name}`);
+    }
     for (const env of variants.filter((v) => v.package === "torch-env" && v.cuda !== null)) {
       const drvs = closureDrvs(byName.get(env.name)!.drvPath);
       for (const dist of ["torch-", ...env.dependsOn.filter((d) => !d.startsWith("pytorch")).map((d) => d.split("-python")[0]! + "-")]) {
@@ -317,6 +326,26 @@ test("verify on stand-in environments of modelled builds: a correct build of eac
   const noPtx = modelLibraries(bnb);
   noPtx["bitsandbytes/libbitsandbytes_cuda128.so"] = noPtx["bitsandbytes/libbitsandbytes_cuda128.so"]!.filter((b) => b.kind === "elf");
   assert.is(verify(bnb, standInFor(bnb, "bnb-noptx", noPtx), "spr-h100").status, 1);
+});
+
+test("replaying the H100 recordings: the attention checks accept PyTorch's fused kernels and refuse a wrong one; a probe without the extensions fails their import promise, never passes it", () => {
+  const dir = join(ROOT, "tests/fixtures/probes/h100-extension-criteria");
+  const r = JSON.parse(readFileSync(join(dir, "result.json"), "utf8")) as Record<string, Record<string, { ok: boolean; error: string | null }> | string>;
+  assert.is(r.capability, "9.0");
+  for (const key of ["flashAttnFunc", "memoryEfficientAttention"]) {
+    const cases = r[key] as Record<string, { ok: boolean; error: string | null }>;
+    for (const [what, c] of Object.entries(cases)) {
+      assert.is(c.error, null, `${key} ${what}`);
+      assert.is(c.ok, what.startsWith("correct"), `${key} ${what}`);
+    }
+    // The key is the one the catalog's gpuChecks name.
+    assert.ok(packagesOnTorch.some((p) => p.gpuChecks.some((g) => g.key === key)), key);
+  }
+  const probe = JSON.parse(readFileSync(join(dir, "probe-no-extensions.json"), "utf8")) as Probe;
+  const v = projectFromMatrix({ ...wide, releases: [{ torch: "2.11.0", nixpkgs: PIN_2_11 }], cuda: ["13.0"], gpus: ["90"], isas: ["avx2"], cpuOnly: false }).variants.find((x) => x.package === "flash-attn")!;
+  const c = checkPromise(v, probe).find((x) => x.promise === "flash-attn imports")!;
+  assert.is(c.ok, false);
+  assert.match(c.found, /ModuleNotFoundError: No module named 'flash_attn'/);
 });
 
 test("detect --package flash-attn: the variant for an H100; for a T4G the dropped reason, not advice to add a GPU the matrix has", () => {
