@@ -340,6 +340,9 @@ export function expand(matrix: Matrix, catalog: Catalog): Expansion {
                 `${p.label} ${version} is built on PyTorch's stable ABI and serves torch >= ${rel.servesTorch.min} ` +
                   `(${rel.source.split(";")[0]}); here it is built from source against PyTorch ${release.version}.`,
               );
+            for (const c of p?.caveats ?? [])
+              if ((c.system === undefined || c.system === isa.system) && (c.minCuda === undefined || (cuda !== null && compareVersions(cuda.version, c.minCuda) >= 0)))
+                notes.push(`${c.note}.`);
             if (p) notes.push(`Built against ${torchName} (the same torch derivation).`);
             if (isEnv)
               notes.push(

@@ -57,6 +57,10 @@ test("opting in: each extension on every CUDA pytorch variant it can serve, buil
   // xformers and bitsandbytes have CPU builds in nixpkgs (bitsandbytes: COMPUTE_BACKEND=cpu).
   assert.ok(kept("xformers").some((v) => v.cuda === null) && kept("bitsandbytes").some((v) => v.cuda === null));
   assert.ok(kept("bitsandbytes").some((v) => v.cuda === "13.0"), "0.49.2 builds with CUDA 13 (< 14.0)");
+  // A report not reproduced here is a note on the variants it concerns (aarch64 with CUDA 13), not a drop.
+  const note = (n: string) => p.variants.find((v) => v.name === n)!.notes.some((x) => /NOT RECOMMENDED/.test(x));
+  assert.ok(note("flash-attn-python313-cuda13_0-sm90-armv9"));
+  assert.not.ok(note("flash-attn-python313-cuda12_8-sm90-armv9") || note("flash-attn-python313-cuda13_0-sm90-avx2"));
   // The environment holds every chosen package on that torch.
   const env = p.variants.find((v) => v.name === "torch-env-python313-cuda12_8-sm90-avx2")!;
   assert.equal(env.dependsOn, ALL.slice(0, -1).map((k) => `${k}-python313-cuda12_8-sm90-avx2`));

@@ -124,6 +124,11 @@ export interface PackageOnTorch {
    */
   gibPerCompileJob?: { gib: number; source: string };
   /**
+   * Reports about builds of the package on some systems or CUDA versions that were not reproduced here: a note on
+   * the variants they concern (never a drop), with the source.
+   */
+  caveats?: { system?: string; minCuda?: string; note: string }[];
+  /**
    * The pname the build must have where nixpkgs' file has another: nixpkgs' pythonMetadataCheckHook (NixOS/nixpkgs#532778)
    * looks the installed distribution up by `$pname` and fails the build when none has that normalized name. Absent:
    * the file's pname is the distribution's.
@@ -347,11 +352,23 @@ export const packagesOnTorch: PackageOnTorch[] = [
       "at 079ad55), and FlashAttention has no CPU kernels",
     gpuChecks: [{ key: "flashAttnFunc", label: "flash_attn_func on CUDA against scaled_dot_product_attention (math backend)" }],
     buildSeconds: {
-      seconds: 2 * 3600,
+      seconds: 3600,
       source:
-        "the aarch64 SBSA package guide (../shared/seeds): 'Building flash-attention (this may take 2+ hours)' with " +
-        "MAX_JOBS=4, for upstream's four targets (80;90;100;120); a variant compiles one or two of them, so this is an upper estimate",
+        "one target (a variant compiles one token): Dao-AILab/flash-attention#1038, FLASH_ATTN_CUDA_ARCHS=\"80\" with " +
+        "MAX_JOBS=5 on 64 GB RAM and a 5700X: 'within the hour'; the aarch64 SBSA package guide (../shared/seeds): 2+ hours " +
+        "with MAX_JOBS=4 for upstream's four targets; its README: 3-5 minutes with ninja on a 64-core machine (with the " +
+        "memory for 64 jobs: #1038, '~500GB ram'). Our builds run one job per 9 GiB, so a builder of 64 GB is near #1038's",
     },
+    caveats: [
+      {
+        system: "aarch64-linux",
+        minCuda: "13.0",
+        note:
+          "The aarch64 SBSA package guide (../shared/seeds) calls flash-attention on CUDA 13.0 + aarch64 'NOT RECOMMENDED' " +
+          "(a GCC 13 bug with SVE and -march=native; 'CUDA 12.8 is more stable'; Dao-AILab/flash-attention#1815), about " +
+          "FlashAttention 3; this FlashAttention 2 build (-march of the variant's ISA, not native) has not been built here",
+      },
+    ],
     pname: {
       value: "flash-attn",
       source:
@@ -412,8 +429,8 @@ export const packagesOnTorch: PackageOnTorch[] = [
     buildSeconds: {
       seconds: 60 * 60,
       source:
-        "estimate, not a measurement: no recorded xformers build time was found; its CUDA sources (cutlass-based " +
-        "attention kernels) are fewer than flash-attn's, so half of flash-attn's 2 hours is taken",
+        "facebookresearch/xformers README ('this can take dozens of minutes'); facebookresearch/xformers#822: 5-10 minutes " +
+        "on a 7950X, more than an hour with MAX_JOBS=4 on 24 CPUs / 96 GB; the upper figure is taken (arch lists there not stated)",
     },
     inEnv: true,
     optIn: true,

@@ -85,7 +85,7 @@ export const evalCommand: CommandModule<object, EvalArgs> = {
     else
       console.error(
         `${summary.evaluated} evaluated with ${summary.engine} in ${summary.seconds.toFixed(1)} s: ${summary.errors} error(s); ` +
-          `${summary.coupled} of ${summary.pairs} torchaudio variants proven built against their pytorch` +
+          `${summary.coupled} of ${summary.pairs} variants built on torch proven built against their pytorch` +
           (summary.uncoupled ? `, ${summary.uncoupled} NOT` : ""),
       );
     if (summary.errors || summary.uncoupled) process.exitCode = 1;
