@@ -35,6 +35,9 @@ var BNB_TARGETS = {
   ptxForLast: true,
   source: "bitsandbytes CMakeLists.txt (0.45.5 \u2026 0.49.2): 'COMPUTE_CAPABILITY: Which GPU Arch/Compute codes to provide to NVCC. Separate by semicolons, i.e. `-DCOMPUTE_CAPABILITY=89;90;100;120`'; it then sets CMAKE_CUDA_ARCHITECTURES itself (`list(POP_BACK COMPUTE_CAPABILITY _LATEST_CAPABILITY)`, every other entry with `-real`, the latest without: SASS and PTX), so a -DCMAKE_CUDA_ARCHITECTURES would be overwritten"
 };
+function bnbRelease(version, cuda2, source) {
+  return { version, servesTorch: { min: "2.3", below: "3.0" }, stableAbi: false, cuda: cuda2, targets: BNB_TARGETS, source };
+}
 var packagesOnTorch = [
   {
     name: "torchaudio",
@@ -264,50 +267,17 @@ var packagesOnTorch = [
     // 056e018; only 0.45.5 passed COMPUTE_CAPABILITY = flags.cmakeCudaArchitecturesString), so upstream's default,
     // every architecture of CMAKE_CUDA_ARCHITECTURES_ALL, would be built: our builder sets COMPUTE_CAPABILITY.
     releases: [
+      bnbRelease("0.46", { min: "11.4", below: "13.0", source: "bitsandbytes CMakeLists.txt 0.46.1: 'CUDA Version < 11.4 is not supported', 'CUDA Version > 12 is not supported' (VERSION_GREATER_EQUAL 13.0)" }, "bitsandbytes-foundation/bitsandbytes 0.46.x (its torch bound was not read: 0.48.2's pyproject 'torch>=2.3,<3' is taken)"),
+      bnbRelease("0.47", { min: "11.8", below: "13.0", source: "bitsandbytes CMakeLists.txt 0.47.0: the same 'CUDA Version > 12 is not supported' (>= 13.0) error" }, "bitsandbytes-foundation/bitsandbytes 0.47.0 (its torch bound was not read: 0.48.2's is taken)"),
+      bnbRelease("0.48", { min: "11.8", below: "14.0", source: "bitsandbytes CMakeLists.txt 0.48.2: VERSION_LESS 11.8 fatal, 'CUDA Version > 13 is not supported' (>= 14.0)" }, "bitsandbytes-foundation/bitsandbytes 0.48.2 pyproject.toml 'torch>=2.3,<3'"),
       {
-        version: "0.46",
-        servesTorch: { min: "2.3", below: "3.0" },
-        stableAbi: false,
-        cuda: { min: "11.4", below: "13.0", source: "bitsandbytes CMakeLists.txt 0.46.1: 'CUDA Version < 11.4 is not supported', 'CUDA Version > 12 is not supported' (VERSION_GREATER_EQUAL 13.0)" },
-        targets: BNB_TARGETS,
-        source: "bitsandbytes-foundation/bitsandbytes 0.46.x (its torch bound was not read: 0.48.2's pyproject 'torch>=2.3,<3' is taken)"
-      },
-      {
-        version: "0.47",
-        servesTorch: { min: "2.3", below: "3.0" },
-        stableAbi: false,
-        cuda: { min: "11.8", below: "13.0", source: "bitsandbytes CMakeLists.txt 0.47.0: the same 'CUDA Version > 12 is not supported' (>= 13.0) error" },
-        targets: BNB_TARGETS,
-        source: "bitsandbytes-foundation/bitsandbytes 0.47.0 (its torch bound was not read: 0.48.2's is taken)"
-      },
-      {
-        version: "0.48",
-        servesTorch: { min: "2.3", below: "3.0" },
-        stableAbi: false,
-        cuda: { min: "11.8", below: "14.0", source: "bitsandbytes CMakeLists.txt 0.48.2: VERSION_LESS 11.8 fatal, 'CUDA Version > 13 is not supported' (>= 14.0)" },
-        targets: BNB_TARGETS,
-        source: "bitsandbytes-foundation/bitsandbytes 0.48.2 pyproject.toml 'torch>=2.3,<3'"
-      },
-      {
-        version: "0.49.1",
-        servesTorch: { min: "2.3", below: "3.0" },
-        stableAbi: false,
-        cuda: { min: "11.8", below: "14.0", source: "bitsandbytes CMakeLists.txt 0.49.2: as 0.48.2 (0.49.1 taken to be the same)" },
+        ...bnbRelease("0.49.1", { min: "11.8", below: "14.0", source: "bitsandbytes CMakeLists.txt 0.49.2: as 0.48.2 (0.49.1 taken to be the same)" }, "bitsandbytes-foundation/bitsandbytes 0.49.1 (2026-01-08)"),
         failsWithCuda: {
           cuda: ["12.8"],
           source: "NixOS/nixpkgs#406675 (2026-02-02): python3Packages.bitsandbytes 0.49.1 fails to build with CUDA 12.8 on master (rsqrtf: 'exception specification is incompatible'); fixed, if at all, by 0.49.2 (#501796, 2026-03-21)"
-        },
-        targets: BNB_TARGETS,
-        source: "bitsandbytes-foundation/bitsandbytes 0.49.1 (2026-01-08)"
+        }
       },
-      {
-        version: "0.49",
-        servesTorch: { min: "2.3", below: "3.0" },
-        stableAbi: false,
-        cuda: { min: "11.8", below: "14.0", source: "bitsandbytes CMakeLists.txt 0.49.2: as 0.48.2" },
-        targets: BNB_TARGETS,
-        source: "bitsandbytes-foundation/bitsandbytes 0.49.2"
-      }
+      bnbRelease("0.49", { min: "11.8", below: "14.0", source: "bitsandbytes CMakeLists.txt 0.49.2: as 0.48.2" }, "bitsandbytes-foundation/bitsandbytes 0.49.2")
     ],
     archList: [
       {

@@ -167,9 +167,14 @@ for (const [pin, torch, cuda, eras] of [
     }
     for (const env of variants.filter((v) => v.package === "torch-env" && v.cuda !== null)) {
       const drvs = closureDrvs(byName.get(env.name)!.drvPath);
-      for (const dist of ["torch-", ...env.dependsOn.filter((d) => !d.startsWith("pytorch")).map((d) => d.split("-python")[0]! + "-")]) {
-        const n = drvs.filter((d) => new RegExp(`-(${dist.replace("torch-", "(py)?torch-")}python\\d+-|python3\\.\\d+-${dist})`).test(d)).length;
-        assert.is(n, 1, `${env.name}: one ${dist.slice(0, -1)} derivation (${n})`);
+      // Each distribution once: the variant's derivation ("flash-attn-python313-…") and no nixpkgs one
+      // ("python3.13-flash-attention-…", buildPythonPackage's name from the file's pname).
+      const own: Record<string, string> = { torch: "pytorch", "flash-attn": "flash-attn" };
+      const nixpkgsName: Record<string, string> = { "flash-attn": "flash-attention" };
+      for (const pkg of ["torch", ...env.dependsOn.filter((d) => !d.startsWith("pytorch")).map((d) => d.split("-python")[0]!)]) {
+        const re = new RegExp(`/[a-z0-9]{32}-(${own[pkg] ?? pkg}-python\\d+-|python3\\.\\d+-${nixpkgsName[pkg] ?? pkg}-\\d)`);
+        const n = drvs.filter((d) => re.test(d)).length;
+        assert.is(n, 1, `${env.name}: one ${pkg} derivation (${n})`);
       }
     }
   });

@@ -203,21 +203,16 @@ class cuda:
     writeFileSync(join(site, "torchvision/ops.py"), "def nms(*a, **k):\n    return None\n");
   }
   // STAND-IN modules of the CUDA extensions: the imports probe.py's load functions make, nothing more.
-  const ext = t.extensions ?? {};
-  if (ext["flash-attn"]) {
-    mkdirSync(join(site, "flash_attn"), { recursive: true });
-    writeFileSync(join(site, "flash_attn/__init__.py"), `__version__ = ${JSON.stringify(ext["flash-attn"])}\n`);
-    writeFileSync(join(site, "flash_attn/flash_attn_interface.py"), "# stand-in: the real one imports flash_attn_2_cuda\n");
-  }
-  if (ext.xformers) {
-    mkdirSync(join(site, "xformers"), { recursive: true });
-    writeFileSync(join(site, "xformers/__init__.py"), `__version__ = ${JSON.stringify(ext.xformers)}\n`);
-    writeFileSync(join(site, "xformers/_cpp_lib.py"), "_cpp_library_load_exception = None\n");
-  }
-  if (ext.bitsandbytes) {
-    mkdirSync(join(site, "bitsandbytes"), { recursive: true });
-    writeFileSync(join(site, "bitsandbytes/__init__.py"), `__version__ = ${JSON.stringify(ext.bitsandbytes)}\n`);
-    writeFileSync(join(site, "bitsandbytes/functional.py"), "# stand-in\n");
+  const stubs: Record<string, [string, Record<string, string>]> = {
+    "flash-attn": ["flash_attn", { "flash_attn_interface.py": "# stand-in: the real one imports flash_attn_2_cuda\n" }],
+    xformers: ["xformers", { "_cpp_lib.py": "_cpp_library_load_exception = None\n" }],
+    bitsandbytes: ["bitsandbytes", { "functional.py": "# stand-in\n" }],
+  };
+  for (const [pkg, version] of Object.entries(t.extensions ?? {})) {
+    const [module, files] = stubs[pkg]!;
+    mkdirSync(join(site, module), { recursive: true });
+    writeFileSync(join(site, module, "__init__.py"), `__version__ = ${JSON.stringify(version)}\n`);
+    for (const [f, text] of Object.entries(files)) writeFileSync(join(site, module, f), text);
   }
   writeModel(site, libs);
   mkdirSync(join(dir, "bin"), { recursive: true });
