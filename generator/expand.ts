@@ -15,7 +15,7 @@
  */
 import { PACKAGES } from "./constants.ts";
 import { preferredPin } from "./catalog/index.ts";
-import { ENV_PACKAGE, TORCH_PACKAGE, cudaBuildOf, onTorch, packageRefuses, releaseOf, releaseServes, type PackageOnTorch } from "./catalog/packages.ts";
+import { ENV_PACKAGE, TORCH_PACKAGE, onTorch, packageBuildFor, releaseOf, releaseServes, type PackageCudaBuild, type PackageOnTorch } from "./catalog/packages.ts";
 import { NIXPKGS_JETSON_CAPABILITIES } from "./catalog/cuda.ts";
 import { formatCombination, formatName, torchSiblingName } from "./naming.ts";
 import { compareVersions } from "./versions.ts";
@@ -155,24 +155,24 @@ function judge(c: Combo, matrix: Matrix, catalog: Catalog): { reasons: string[];
 }
 
 /**
- * The version of a package built on torch at a pin, or the reason there is none: the pin must carry it (its
- * `pinField`), with a version some source gives, of a release in the package's table that serves the pin's torch.
+ * The extra build inputs of a package variant (its catalog/packages.ts `cudaBuildOf` answer, null for CPU-only: an
+ * own arch variable, a CMake flag; `gibPerCompileJob`; the `pname` correction), as the Variant's `packageBuild`, or
+ * nothing when the package needs none (TORCH_CUDA_ARCH_LIST, which pkgs/variant-attrs.nix writes for every CUDA
+ * variant, is all it reads).
  */
-/**
- * The extra build inputs of a package variant (catalog/packages.ts `cudaBuildOf`: an own arch variable, a CMake
- * flag; `gibPerCompileJob`; the `pname` correction), as the Variant's `packageBuild`, or nothing when the package needs none (TORCH_CUDA_ARCH_LIST,
- * which pkgs/variant-attrs.nix writes for every CUDA variant, is all it reads).
- */
-function packageBuildOf(p: PackageOnTorch, version: string, cuda: string | null, caps: readonly string[]): Pick<Variant, "packageBuild"> {
-  const b = cuda === null ? null : cudaBuildOf(p, version, caps, cuda);
-  const env = b && !("reason" in b) ? b.env : {};
-  const cmakeFlags = b && !("reason" in b) ? b.cmakeFlags : [];
+function packageBuildOf(p: PackageOnTorch, b: PackageCudaBuild | null): Pick<Variant, "packageBuild"> {
+  const env = b?.env ?? {};
+  const cmakeFlags = b?.cmakeFlags ?? [];
   const gib = p.gibPerCompileJob?.gib ?? null;
   const pname = p.pname?.value ?? null;
   if (!Object.keys(env).length && !cmakeFlags.length && gib === null && pname === null) return {};
   return { packageBuild: { env, cmakeFlags, gibPerCompileJob: gib, ...(pname !== null ? { pname } : {}) } };
 }
 
+/**
+ * The version of a package built on torch at a pin, or the reason there is none: the pin must carry it (its
+ * `pinField`), with a version some source gives, of a release in the package's table that serves the pin's torch.
+ */
 export function onTorchVersion(p: PackageOnTorch, pin: NixpkgsPin, py: PythonVersion): { version: string } | { reason: string } {
   const at = `nixpkgs ${pin.rev.slice(0, 7)}`;
   const version = pin[p.pinField];
@@ -294,17 +294,21 @@ export function expand(matrix: Matrix, catalog: Catalog): Expansion {
           // Per package: the combination's reasons, plus (for a package built on torch) its own at this pin.
           const pkgReasons = new Map<string, string[]>();
           const versions: Record<string, string> = {};
+          const builds = new Map<string, PackageCudaBuild | null>();
           for (const pkg of packages) {
             const p = onTorch(pkg);
             const own: string[] = [];
             if (p && pin) {
               const r = onTorchVersion(p, pin, py);
               if ("reason" in r) own.push(r.reason);
-              else {
-                // What this release can build for the combination (catalog/packages.ts: cudaOnly, CUDA range, targets).
-                const refused = reasons.length ? null : packageRefuses(p, r.version, cuda?.version ?? null, service?.ok ? service.capabilities : []);
-                if (refused) own.push(refused);
-                else versions[pkg] = r.version;
+              else if (!reasons.length) {
+                // What this release builds for the combination, or why not (catalog/packages.ts: cudaOnly, CUDA range, targets).
+                const b = packageBuildFor(p, r.version, cuda?.version ?? null, service?.ok ? service.capabilities : []);
+                if ("reason" in b) own.push(b.reason);
+                else {
+                  versions[pkg] = r.version;
+                  builds.set(pkg, b.build);
+                }
               }
             }
             pkgReasons.set(pkg, [...reasons, ...own]);
@@ -370,7 +374,7 @@ export function expand(matrix: Matrix, catalog: Catalog): Expansion {
               cudaCapabilitiesForPackageSet: scope.packageSet,
               // The ISA's gccarch feature: every derivation of the variant runs its code while it builds (catalog/cpu-isas.ts).
               requiredSystemFeatures: [...new Set([...matrix.policy.requiredSystemFeatures, gccarchFeature(isa)])],
-              ...(p ? packageBuildOf(p, version, cuda?.version ?? null, service?.ok ? service.capabilities : []) : {}),
+              ...(p ? packageBuildOf(p, builds.get(pkg) ?? null) : {}),
               cflags: [...isa.cflags],
               nixpkgs: pin.rev,
               nixpkgsSha256: sha256!,

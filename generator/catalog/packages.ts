@@ -602,11 +602,12 @@ export function cudaBuildOf(p: PackageOnTorch, version: string, caps: readonly s
 }
 
 /**
- * Why package `p` at `version` cannot serve a combination, or null when it can: a CPU-only combination of a package
- * with `cudaOnly`, or a CUDA combination `cudaBuildOf` refuses.
+ * What package `p` at `version` builds for a combination, or why it cannot: a CPU-only combination of a package with
+ * `cudaOnly` is refused; a CUDA one is `cudaBuildOf`'s answer.
+ * @returns { build } (null for a CPU-only build) or { reason }
  */
-export function packageRefuses(p: PackageOnTorch, version: string, cuda: string | null, caps: readonly string[]): string | null {
-  if (cuda === null) return p.cudaOnly ? `${p.label} has no CPU-only build: ${p.cudaOnly}.` : null;
+export function packageBuildFor(p: PackageOnTorch, version: string, cuda: string | null, caps: readonly string[]): { build: PackageCudaBuild | null } | { reason: string } {
+  if (cuda === null) return p.cudaOnly ? { reason: `${p.label} has no CPU-only build: ${p.cudaOnly}.` } : { build: null };
   const b = cudaBuildOf(p, version, caps, cuda);
-  return "reason" in b ? b.reason : null;
+  return "reason" in b ? b : { build: b };
 }

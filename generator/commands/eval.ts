@@ -36,7 +36,7 @@ function line(r: EvalResult): string {
 
 export const evalCommand: CommandModule<object, EvalArgs> = {
   command: "eval [names..]",
-  describe: "evaluate variants to drvPaths through release.nix (in parallel) and prove each torchaudio uses its pytorch",
+  describe: "evaluate variants to drvPaths through release.nix (in parallel) and prove each package built on torch uses its pytorch",
   builder: (y) =>
     y
       .positional("names", { type: "string", array: true, describe: "variant names (default: every variant)" })
