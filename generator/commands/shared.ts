@@ -71,3 +71,13 @@ export async function warnUntracked(root: string, files: string[]): Promise<void
     );
 }
 
+
+/**
+ * The width human output wraps to, in columns: `$COLUMNS` when set to a number, else the terminal's width
+ * (`process.stdout.columns`), else 80 (a pipe, a file, CI).
+ */
+export function terminalWidth(): number {
+  const env = Number(process.env.COLUMNS);
+  if (Number.isInteger(env) && env > 0) return env;
+  return process.stdout.isTTY && process.stdout.columns ? process.stdout.columns : 80;
+}
