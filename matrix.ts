@@ -26,8 +26,7 @@ export default defineMatrix({
   cpuOnly: true,
   // What each combination gets: pytorch, the packages built on it (torchaudio, torchvision: the catalog's table,
   // generator/catalog/packages.ts) and torch-env, one Python environment of them all. Leave out for these four. The
-  // CUDA extensions "flash-attn", "xformers" and "bitsandbytes" are built only when listed here (README, "The CUDA
-  // stack on one torch").
+  // CUDA extensions "flash-attn", "xformers" and "bitsandbytes" are built only when listed here (docs/packages.md).
   packages: ["pytorch", "torchaudio", "torchvision", "torch-env"],
   policy: {
     // "serve": a GPU this CUDA's nvcc does not know is served by same-major binary-compatible code

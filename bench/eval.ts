@@ -28,7 +28,9 @@ const keyOf = nixpkgsInstanceKey;
 
 function instantiate(dir: string, args: string[]): { drvs: number; instances: number; seconds: number } {
   const t0 = process.hrtime.bigint();
-  const r = spawnSync("nix-instantiate", [...args, "--arg", "nixpkgs", BY_REV], { cwd: dir, encoding: "utf8", maxBuffer: 1 << 30 });
+  // release.nix takes `nixpkgs`, each .flox/pkgs wrapper `variantMatrixNixpkgs`; Nix passes a function only the
+  // arguments it declares.
+  const r = spawnSync("nix-instantiate", [...args, "--arg", "nixpkgs", BY_REV, "--arg", "variantMatrixNixpkgs", BY_REV], { cwd: dir, encoding: "utf8", maxBuffer: 1 << 30 });
   const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
   if (r.status !== 0) throw new Error(`nix-instantiate ${args.slice(0, 3).join(" ")} failed: ${r.stderr.slice(-2000)}`);
   return {

@@ -348,8 +348,8 @@ export function githubWorkflowPlan(variants: readonly Variant[], o: GithubOption
             (variants.some((v) => v.system === j.system && v.cuda === null) && !o.hostedCpu ? `; --hosted-cpu puts CPU-only variants that fit on GitHub-hosted runners` : ""),
         );
       }
-      // One label per ISA level: the runner declares it because its CPU runs that code (README, "Each variant on a
-      // builder that can run it").
+      // One label per ISA level: the runner declares it because its CPU runs that code (docs/building.md, "Each
+      // variant on a builder that can run it").
       const label = j.feature ? runnerLabel(j.feature) : null;
       labels = label && !given.includes(label) ? [...given, label] : given;
       comments[j.id] = ` Needs ${SELF_HOSTED_NEEDS}.\n Why not GitHub-hosted: ${whySelfHosted(j, variants, o)}.`;

@@ -51,7 +51,7 @@ export function sentences(markdown: string): string[] {
   return proseBlocks(markdown).flatMap((b) =>
     b
       .replace(ABBREVIATIONS, "$1\u2024")
-      .split(/(?<=[.!?])\s+/)
+      .split(/(?<=[.!?]["')\]]*)\s+/)
       .map((s) => s.trim())
       .filter((s) => /[A-Za-z]/.test(s)),
   );
@@ -77,11 +77,16 @@ export function sentenceStats(markdown: string): { count: number; mean: number; 
 
 /**
  * Relative link targets of a Markdown text (`[text](target)`, without `#anchor`), excluding URLs (`scheme:`), pure
- * anchors and links inside fenced code blocks.
+ * anchors and links inside code (fenced blocks or inline).
  */
 export function relativeLinks(markdown: string): string[] {
-  const text = markdown.replace(/^(```|~~~)[^\n]*\n[\s\S]*?^\1[^\n]*$/gm, "");
+  const text = withoutCode(markdown);
   return [...text.matchAll(/\]\(([^)\s]+)(?:\s+"[^"]*")?\)/g)]
     .map((m) => m[1]!.split("#")[0]!)
     .filter((t) => t !== "" && !/^[a-z][a-z0-9+.-]*:/i.test(t));
+}
+
+/** A Markdown text without its fenced code blocks and inline code spans (neither holds links or headings). */
+export function withoutCode(markdown: string): string {
+  return markdown.replace(/^(```|~~~)[^\n]*\n[\s\S]*?^\1[^\n]*$/gm, "").replace(/`[^`\n]*`/g, "code");
 }
