@@ -1,7 +1,7 @@
 /**
  * matrix × catalog → kept package variants and dropped combinations with reasons (pure functions, no I/O).
  *
- * Every rule of truth of DESIGN.md is decided here, once:
+ * Every rule of truth of ARCHITECTURE.md is decided here, once:
  * 1. Python: a variant names `pythonXYPackages` of its pin, which must carry that set and the release must support it.
  * 2. CUDA: a variant names `cudaPackages_X_Y` of its pin, which must carry it and not mark torch broken for it.
  * 3. GPU: the capabilities handed to nvcc are ones that CUDA version's nvcc compiles (`CudaToolkit.capabilities`)
@@ -51,7 +51,7 @@ const cmpVersion = compareVersions;
 const smOf = (cap: string) => cap.replace(".", "");
 
 /**
- * Decide which compute capabilities CUDA `cuda`'s nvcc compiles for GPU `gpu` (DESIGN.md rule 3).
+ * Decide which compute capabilities CUDA `cuda`'s nvcc compiles for GPU `gpu` (ARCHITECTURE.md rule 3).
  * Native when nvcc knows the GPU's capability; otherwise, under policy `serve`, the highest capability nvcc knows
  * with the same major and a minor ≤ the GPU's (binary compatibility); otherwise a reason naming the CUDA versions
  * of the catalog whose nvcc does know it.

@@ -172,7 +172,7 @@ function changesFor(v: Variant, m: Matrix): string[] {
   return out;
 }
 
-/** True when GPU `sm` can sit in a host of ISA `isa`'s system (DESIGN.md rule 5). */
+/** True when GPU `sm` can sit in a host of ISA `isa`'s system (ARCHITECTURE.md rule 5). */
 function onSameSystem(p: Project, sm: string, isa: string): boolean {
   const system = p.catalog.isas.find((i) => i.key === isa)?.system;
   return !!system && !!p.catalog.gpus.find((g) => g.sm === sm)?.systems.includes(system);

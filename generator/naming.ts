@@ -1,5 +1,5 @@
 /**
- * Format and parse package variant names (DESIGN.md "Names"); `parseName(formatName(p))` returns `p`.
+ * Format and parse package variant names (README "Names"); `parseName(formatName(p))` returns `p`.
  *
  *   {package}{tag}-python{PY}-cuda{CUDA}-sm{SM}-{ISA}   torchaudio-python313-cuda12_8-sm121-armv9
  *   {package}{tag}-python{PY}-cpu-{ISA}                 pytorch-python313-cpu-avx2

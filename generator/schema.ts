@@ -8,7 +8,7 @@
  *   Python version is rejected with the field path and the allowed values.
  *
  * The `Variant` and `Excluded` types are what `expand()` returns; `VariantJson` is the `list --json` contract of
- * DESIGN.md.
+ * ARCHITECTURE.md.
  */
 import * as z from "zod";
 
@@ -26,7 +26,7 @@ export const SHA256_RE = /^(sha256-[A-Za-z0-9+/]{43}=|[0-9abcdfghijklmnpqrsvwxyz
 /**
  * One GPU architecture, keyed by its SM number (compute capability without the dot: `121` for 12.1).
  * `systems` lists the Nix systems a host of this GPU can be: SoC-only GPUs (Thor, GB10, Orin) are
- * `["aarch64-linux"]` only (DESIGN.md rule 5).
+ * `["aarch64-linux"]` only (ARCHITECTURE.md rule 5).
  */
 export const GpuArchSchema = z.object({
   /** SM number as a string: "121". */
@@ -43,7 +43,7 @@ export const GpuArchSchema = z.object({
   systems: z.array(z.enum(SYSTEMS)).min(1),
   /**
    * SoC GPUs only: the CPU of that SoC and the catalog ISA keys it runs. A GPU inside an SoC only ever sits next to
-   * that CPU, so other ISAs are dropped (DESIGN.md rules 4 and 5).
+   * that CPU, so other ISAs are dropped (ARCHITECTURE.md rules 4 and 5).
    */
   socCpu: z.object({ cpu: z.string(), isas: z.array(z.string()), source }).optional(),
   /** Optional note shown where the value surprises (e.g. Thor's rename from sm_101 to sm_110). */
@@ -78,7 +78,7 @@ export const CudaToolkitSchema = z.object({
 export type CudaToolkit = z.infer<typeof CudaToolkitSchema>;
 
 /**
- * One CPU ISA level. `cflags` turn on only instructions that every CPU in `for` has (DESIGN.md rule 4).
+ * One CPU ISA level. `cflags` turn on only instructions that every CPU in `for` has (ARCHITECTURE.md rule 4).
  */
 export const CpuIsaSchema = z.object({
   /** Name key used in variant names: "avx512bf16", "armv8_2". */
@@ -441,7 +441,7 @@ export interface Variant {
   notes: string[];
 }
 
-/** The `list --json` contract of DESIGN.md: one object per package variant. */
+/** The `list --json` contract of ARCHITECTURE.md: one object per package variant. */
 export type VariantJson = Pick<
   Variant,
   | "name"
@@ -461,7 +461,7 @@ export type VariantJson = Pick<
   | "notes"
 >;
 
-/** A combination of the matrix that was dropped, with every reason in words (DESIGN.md rule 7). */
+/** A combination of the matrix that was dropped, with every reason in words (ARCHITECTURE.md rule 7). */
 export interface Excluded {
   /** The name it would have had, e.g. "pytorch-python313-cuda12_8-sm110-armv9". */
   name: string;

@@ -24,11 +24,11 @@
 # - nixpkgs' entry point accepts { system, config, overlays, ... } (pkgs/top-level/impure.nix).
 # - Python packages and magma/nccl take `cudaPackages` from the top-level set through callPackage, so
 #   one overlay that points `cudaPackages` at a versioned set makes torch, torchaudio, magma and nccl
-#   use that one set (DESIGN.md rule 2; barstoolbluz/build-pytorch and flox/torchaudio-nix use the
+#   use that one set (ARCHITECTURE.md rule 2; barstoolbluz/build-pytorch and flox/torchaudio-nix use the
 #   same overlay). nixpkgs' torch breaks itself when magma's CUDA version differs from its own
 #   (`brokenConditions`, pkgs/development/python-modules/torch/source/default.nix).
 # - torch's `cudaSupport` defaults to config.cudaSupport (same file); flox's own nixpkgs has allowUnfree
-#   but not cudaSupport (DESIGN.md), hence this separate import.
+#   but not cudaSupport (ARCHITECTURE.md, "Nix and flox facts"), hence this separate import.
 # - config.cudaCapabilities applies to every package of the CUDA set; config.cudaForwardCompat "includes
 #   the forward compatibility gencode (+PTX)" on top of them (nixpkgs cuda-modules flags module). We turn
 #   it off in the package-set scope so nvcc compiles exactly the listed targets, as nixpkgs' own per-capability

@@ -10,7 +10,7 @@
 #   pkgs.${variant.pythonPackageSet}.overrideScope (final: prev: { torch = torch; … }): the same package set with
 #   `torch` replaced, so every package of it that takes `torch` through callPackage (torchaudio; torchcodec, which
 #   nixpkgs' torchaudio 2.11 depends on; torchvision, among torchcodec's check inputs; anything else) is built on
-#   exactly that derivation. One torch per closure (DESIGN.md rule 8). And each sibling's attribute (`torchvision`)
+#   exactly that derivation. One torch per closure (ARCHITECTURE.md rule 8). And each sibling's attribute (`torchvision`)
 #   is the sibling variant itself (pkgs/package-on-torch.nix over the set's own package), so where one package takes
 #   another of the table from the set (nixpkgs' torchcodec lists torchvision among its check inputs) it gets the
 #   variant, not a second build of the same package: one derivation per package per closure (issue 34). torchcodec,

@@ -41,7 +41,7 @@
 # - Its passthru.cudaCapabilities is computed from config.cudaCapabilities (intersected with the list
 #   torch knows), not from gpuTargets, and torchaudio compiles for that list. We set it to the variant's
 #   capabilities so every consumer of this torch sees what it was really built for.
-# - rule 1 of DESIGN.md: the Python version of the name is `${pythonPackageSet}` (python313Packages),
+# - rule 1 of ARCHITECTURE.md: the Python version of the name is `${pythonPackageSet}` (python313Packages),
 #   never python3Packages.
 { variant, pkgs }:
 

@@ -21,7 +21,7 @@
 #   subpath" (pkgs/build-support/buildenv/builder.pl). Explicit derivations (not `ps: [ ps.torch ]`) are passed, so
 #   the environment holds exactly the variants built by this matrix.
 # - Every member was built from the same Python set with the same torch (pkgs/on-torch.nix checks passthru.variant),
-#   and torchcodec is taken from that set with `torch` replaced: one torch in the environment (DESIGN.md rule 8).
+#   and torchcodec is taken from that set with `torch` replaced: one torch in the environment (ARCHITECTURE.md rule 8).
 { variant, pkgs, members, siblings ? builtins.filter (v: (v.role or null) == "onTorch") (map (m: m.variant or { }) (builtins.tail members)) }:
 
 let

@@ -1,7 +1,7 @@
 /**
  * CPU ISA levels: compiler flags as data, the CPUs each level is for, and the /proc/cpuinfo features a host needs.
  *
- * Rule (DESIGN.md rule 4): `cflags` turn on only instructions that EVERY CPU in `cpus` has. `notFor` names CPUs
+ * Rule (ARCHITECTURE.md rule 4): `cflags` turn on only instructions that EVERY CPU in `cpus` has. `notFor` names CPUs
  * people expect to be covered and says why they are not. `requiredCpuFeatures` uses Linux /proc/cpuinfo names
  * (x86 `flags`, arm64 `Features`). `rank` orders levels within one system: higher = wider.
  *

@@ -6,7 +6,7 @@
  * architecture- and family-specific variants are left out), and the minimum Linux x86_64 driver of the GA
  * release (NVIDIA CUDA Toolkit release notes, Table 3 "CUDA Toolkit and Corresponding Driver Versions").
  *
- * Facts (DESIGN.md rule 3): sm_100, sm_101 and sm_120 are new in 12.8; sm_103 and sm_121 in 12.9; CUDA 13.0 adds
+ * Facts (ARCHITECTURE.md rule 3): sm_100, sm_101 and sm_120 are new in 12.8; sm_103 and sm_121 in 12.9; CUDA 13.0 adds
  * sm_88 and sm_110, renames Thor's sm_101 to sm_110 (13.0 has no 10.1) and removes offline compilation for
  * Maxwell, Pascal and Volta (sm_50–sm_72).
  *

@@ -2,7 +2,7 @@
  * GPU architectures, keyed by SM number (compute capability without the dot).
  *
  * One row per compute capability: the products that report it, its architecture family, and the Nix systems a
- * host of that GPU can be (DESIGN.md rule 5: a GPU that exists only inside an Arm SoC — Xavier, Orin, Thor,
+ * host of that GPU can be (ARCHITECTURE.md rule 5: a GPU that exists only inside an Arm SoC — Xavier, Orin, Thor,
  * GB10 — is `aarch64-linux` only; discrete/datacenter GPUs are listed for both systems, since e.g. H100 and B200
  * ship in x86 servers while GH200/GB200 put the same SM next to a Grace CPU).
  *

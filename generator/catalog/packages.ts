@@ -1,5 +1,5 @@
 /**
- * The packages built on torch (DESIGN.md rule 8): one entry per package, read by every part of the generator that
+ * The packages built on torch (ARCHITECTURE.md rule 8): one entry per package, read by every part of the generator that
  * handles packages (expand, naming, the Nix builders through pkgs/variants.nix, the plan's durations, CI exports,
  * detect, fleet, verify). Nothing outside this table names a package but the `pytorch` root and the environment
  * (`torch-env`, ENV_PACKAGE below), which holds every package of this table that the matrix keeps.

@@ -2,7 +2,7 @@
  * CPython minor versions and their nixpkgs package-set attributes.
  *
  * A variant named `python313` uses `python313Packages` of the pinned nixpkgs, never `python3Packages`
- * (DESIGN.md rule 1). Which pins carry which sets is recorded per pin in `torch.ts` (`NixpkgsPin.python`).
+ * (ARCHITECTURE.md rule 1). Which pins carry which sets is recorded per pin in `torch.ts` (`NixpkgsPin.python`).
  *
  * Source: the attribute names as used against the pinned nixpkgs revisions by barstoolbluz/build-pytorch
  * (`nixpkgs_pinned.python311Packages.torch` in .flox/pkgs/pytorch-python311-*.nix, python313 variants in its README)

@@ -32,7 +32,7 @@ export async function project(matrix?: string): Promise<Project> {
   return loadProject({ matrixFile: matrix ? resolve(process.cwd(), matrix) : undefined });
 }
 
-/** The `list --json` contract of DESIGN.md for one variant. */
+/** The `list --json` contract of ARCHITECTURE.md for one variant. */
 export function variantJson(v: Variant): VariantJson {
   return {
     name: v.name,

@@ -1,5 +1,5 @@
 /**
- * The device-code promise per origin (DESIGN.md rule 10): which code in a variant's libraries comes from torch,
+ * The device-code promise per origin (ARCHITECTURE.md rule 10): which code in a variant's libraries comes from torch,
  * torchaudio or torchvision themselves, which from a library nixpkgs links in statically (NCCL, MAGMA, NVSHMEM),
  * and what each origin's build puts there in the variant's CUDA scope. Pure; the facts are
  * generator/catalog/device-code.ts and nixpkgs' default capabilities (generator/catalog/cuda.ts).
