@@ -370,8 +370,9 @@ var PACKAGES = PACKAGE_NAMES;
 
 // generator/naming.ts
 var escape = (s) => s.replace(/[.*+?^${}()|[\]\\-]/g, "\\$&");
+var ENV_PACKAGE_RE_SOURCE = "[a-z][a-z0-9]*-env";
 var NAME_RE = new RegExp(
-  `^(${[...PACKAGES].sort((a, b) => b.length - a.length).map(escape).join("|")})(\\d*)-python(\\d)(\\d+)-(?:cuda(\\d+)_(\\d+)-sm(\\d{2,3})|cpu)-([a-z0-9]+(?:_[a-z0-9]+)*)$`
+  `^(${[...PACKAGES].sort((a, b) => b.length - a.length).map(escape).join("|")}|${ENV_PACKAGE_RE_SOURCE})(\\d*)-python(\\d)(\\d+)-(?:cuda(\\d+)_(\\d+)-sm(\\d{2,3})|cpu)-([a-z0-9]+(?:_[a-z0-9]+)*)$`
 );
 function parseName(name) {
   const m = NAME_RE.exec(name);

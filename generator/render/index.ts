@@ -43,6 +43,7 @@ export function nixFields(v: Variant): [string, unknown][] {
     ["nixpkgsSha256", v.nixpkgsSha256],
     ["dependsOn", v.dependsOn],
     ...(v.packageBuild ? ([["packageBuild", v.packageBuild]] as [string, unknown][]) : []),
+    ...(v.extras.length ? ([["extras", v.extras]] as [string, unknown][]) : []),
     ["description", v.description],
     ["notes", v.notes],
   ];
