@@ -375,10 +375,7 @@ export function makeMatrixSchema(catalog: Catalog) {
       packages: uniqueEnum(PACKAGES, "package").default([...DEFAULT_PACKAGES]),
       environments: z
         .record(
-          z.string().regex(ENVIRONMENT_NAME_RE, {
-            error: (iss) =>
-              `environment name ${JSON.stringify(iss.input)}: expected lower-case letters and digits, starting with a letter (it becomes "<name>-env-python313-…")`,
-          }),
+          z.string(),
           z
             .array(
               z.string().regex(NIX_ATTR_RE, {
@@ -402,7 +399,13 @@ export function makeMatrixSchema(catalog: Catalog) {
         )
         .superRefine((rec, ctx) => {
           for (const n of Object.keys(rec))
-            if (RESERVED_ENVIRONMENT_NAMES.includes(n))
+            if (!ENVIRONMENT_NAME_RE.test(n))
+              ctx.addIssue({
+                code: "custom",
+                path: [n],
+                message: `environment name ${JSON.stringify(n)}: expected lower-case letters and digits, starting with a letter, such as "${n.toLowerCase().replace(/[^a-z0-9]/g, "").replace(/^[0-9]+/, "") || "llm"}" (the environment's variants are named NAME-env-python313-…)`,
+              });
+            else if (RESERVED_ENVIRONMENT_NAMES.includes(n))
               ctx.addIssue({ code: "custom", path: [n], message: `environment name "${n}" is taken: "${n}-env" is the environment of the torch stack alone` });
         })
         .default({}),
