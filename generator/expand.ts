@@ -404,7 +404,9 @@ export function expand(matrix: Matrix, catalog: Catalog): Expansion {
                 `${pin.torchcodec !== null ? `, ${py.packageSet}.torchcodec` : ""} and the extras ${extras.map((e) => `${py.packageSet}.${e}`).join(", ")}, ` +
                 `each taken from the Python set whose torch is ${torchName}: one torch in the environment. nixpkgs ${pin.rev.slice(0, 7)} must carry every extra (evaluation names a missing one).`,
             );
-            for (const e of extras) notes.push(`Extra ${extraPromise(e).line}.`);
+            const unjudged = extras.filter((e) => !extraPromise(e).judged);
+            if (unjudged.length)
+              notes.push(`The device code of ${unjudged.join(", ")} is not judged (\`explain\` says why per extra; generator/catalog/extras.ts).`);
             variants.push({
               ...base,
               name,

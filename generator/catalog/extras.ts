@@ -115,6 +115,6 @@ export function extraPromise(attr: string): { judged: boolean; line: string } {
       judged: false,
       line: `${attr}: its version, and that it imports on the variant's torch; not in the catalog (generator/catalog/extras.ts), so its device code, if it has any, is not judged`,
     };
-  if (f.deviceCode === "none") return { judged: true, line: `${attr}: ${f.promise} (no device code of its own)` };
+  if (f.deviceCode === "none") return { judged: true, line: `${attr}: ${f.promise}` };
   return { judged: false, line: `${attr}: ${f.promise}` };
 }
