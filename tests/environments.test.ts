@@ -15,6 +15,7 @@ import { spawnSync } from "node:child_process";
 import path from "node:path";
 import { catalog } from "../generator/catalog/index.ts";
 import { formatName, parseName } from "../generator/naming.ts";
+import { torchDrvs } from "../generator/driver/eval.ts";
 import { validateMatrix } from "../generator/project.ts";
 import type { NixpkgsPin, VariantJson } from "../generator/schema.ts";
 import { runCli, tempDir, writeMatrix } from "./helpers/cli.ts";
@@ -182,6 +183,45 @@ test("the CUDA environment with extras builds (one torch: no buildEnv collision,
     assert.is(nixBuild(importVariant(env.file, n)).length, 1, `${env.name}: built`);
   }
   void STAND_IN_BUILDER_FEATURES;
+});
+
+test("eval: the one-torch proof covers named environments (their whole .drv closure holds their pytorch variant's torch only)", () => {
+  const { pin, dir } = perPin.find((p) => p.pin.rev === "2c423e03bbafcff28bfadc6781a4a8257f205cb5")!;
+  const byRev = `import ${nixPath(path.join(STAND_IN_NIXPKGS, "by-rev.nix"))}`;
+  const r = runCli(["eval", "--json", "--jobs", "1", "--matrix", path.join(dir, "matrix.ts"), "--root", dir, "--nixpkgs", byRev, "--filter", "package=llm-env"]);
+  assert.is(r.status, 0, r.stdout + r.stderr);
+  const lines = r.stdout.trim().split("\n").map((l) => JSON.parse(l));
+  const envs = lines.filter((l) => l.name?.startsWith("llm-env-"));
+  assert.is(envs.length, 2, `${pin.rev.slice(0, 7)}: both llm-env variants evaluated`);
+  for (const l of envs) {
+    assert.is(l.coupling.ok, true, l.name);
+    assert.equal(l.coupling.otherTorches, [], `${l.name}: no other torch`);
+  }
+});
+
+test("eval's torch detector: nixpkgs' torch and the matrix's pytorch variants are torches; torchaudio, torchvision are not", () => {
+  const h = "/nix/store/" + "a".repeat(32);
+  const paths = [
+    `${h}-python3.13-torch-2.12.0.drv`,
+    `${h}-pytorch-python313-cuda13_0-sm90-avx2-2.12.0.drv`,
+    `${h}-pytorch29-python313-cpu-avx2-2.9.1.drv`,
+    `${h}-python3.13-torchaudio-2.11.0.drv`,
+    `${h}-torchvision-python313-cpu-avx2-0.27.1.drv`,
+    `${h}-python3.13-torch-2.12.0`,
+  ];
+  assert.equal(torchDrvs(paths), paths.slice(0, 3));
+});
+
+test("detect --package llm-env recommends the named environment; an environment the matrix lacks is a usage error (exit 2)", () => {
+  const { dir } = perPin.find((p) => p.pin.rev === "2c423e03bbafcff28bfadc6781a4a8257f205cb5")!;
+  const host = path.join(REPO_ROOT, "tests/fixtures/hosts/epyc-nogpu");
+  const args = ["--matrix", path.join(dir, "matrix.ts"), "--cpuinfo", path.join(host, "cpuinfo"), "--nvidia-smi", path.join(host, "nvidia-smi.txt"), "--machine", "x86_64"];
+  const ok = runCli(["detect", "--package", "llm-env", "--json", ...args]);
+  assert.is(ok.status, 0, ok.stderr);
+  assert.equal(JSON.parse(ok.stdout).variants, ["llm-env-python313-cpu-avx2"]);
+  const bad = runCli(["detect", "--package", "audio-env", ...args]);
+  assert.is(bad.status, 2);
+  assert.match(bad.stderr, /no environment "audio-env"; its environments: torch-env, llm-env, ds-env/);
 });
 
 test.run();
