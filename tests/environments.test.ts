@@ -16,6 +16,7 @@ import path from "node:path";
 import { catalog } from "../generator/catalog/index.ts";
 import { formatName, parseName } from "../generator/naming.ts";
 import { torchDrvs } from "../generator/driver/eval.ts";
+import { allHold, checkPromise, type Probe } from "../generator/verify/compare.ts";
 import { validateMatrix } from "../generator/project.ts";
 import type { NixpkgsPin, VariantJson } from "../generator/schema.ts";
 import { runCli, tempDir, writeMatrix } from "./helpers/cli.ts";
@@ -222,6 +223,31 @@ test("detect --package llm-env recommends the named environment; an environment 
   const bad = runCli(["detect", "--package", "audio-env", ...args]);
   assert.is(bad.status, 2);
   assert.match(bad.stderr, /no environment "audio-env"; its environments: torch-env, llm-env, ds-env/);
+});
+
+test("the comparison: an extra promises its version and that it imports on the variant's torch; deepspeed's device code is said to be not judged", () => {
+  const v = {
+    name: "llm-env-python313-cpu-avx2", package: "llm-env", version: "2.12.0", torchVersion: "2.12.0", python: "3.13", cuda: null, sm: null,
+    isa: "avx2", system: "x86_64-linux", cudaCapabilities: [], dependsOn: ["pytorch-python313-cpu-avx2"],
+    extras: [{ attr: "peft", version: "0.11.1" }, { attr: "deepspeed", version: "0.19.5" }],
+  };
+  const probe = (extras: Probe["extras"]): Probe => ({
+    probe: 1, python: { version: "3.13.5", executable: "/x/bin/python3" }, machine: "x86_64",
+    torch: { ok: true, error: null, version: "2.12.0", file: "/t/torch/__init__.py", cuda: null, archFlags: [], nvccArchFlags: null, cpuCapability: "AVX2", libDir: "/t/torch/lib", libs: [] },
+    gpu: { available: false, devices: [], matmul: null }, torchaudio: null, packages: {}, cuobjdump: null, extras,
+  } as unknown as Probe);
+  const good = { peft: { ok: true, error: null, version: "0.11.1", newLibtorch: [] }, deepspeed: { ok: true, error: null, version: "0.19.5", newLibtorch: [] } };
+  const ok = checkPromise(v, probe(good));
+  assert.ok(allHold(ok), JSON.stringify(ok.filter((c) => c.ok === false)));
+  const ds = ok.find((c) => c.promise === "extra deepspeed: device code")!;
+  assert.is(ds.ok, null);
+  assert.match(ds.found, /not judged/);
+  assert.not.ok(ok.some((c) => c.promise === "extra peft: device code"), "a pure-Python extra has no device code to judge");
+  // Wrong ones fail: another version, an import error, a second libtorch mapped by the import, an extra not probed.
+  assert.not.ok(allHold(checkPromise(v, probe({ ...good, peft: { ...good.peft, version: "0.12.0" } }))));
+  assert.not.ok(allHold(checkPromise(v, probe({ ...good, peft: { ...good.peft, ok: false, error: "ImportError: no module named peft" } }))));
+  assert.not.ok(allHold(checkPromise(v, probe({ ...good, deepspeed: { ...good.deepspeed, newLibtorch: ["/other/torch/lib/libtorch_cpu.so"] } }))));
+  assert.not.ok(allHold(checkPromise(v, probe(null))));
 });
 
 test.run();
