@@ -1158,7 +1158,7 @@ function checkPromise(v, probe, opts = {}) {
       add(`extra ${attr} imports`, false, `${attr}${version ? ` ${version}` : ""}`, r?.error ?? "not probed");
       continue;
     }
-    if (version !== null) add(`extra ${attr} version`, r.version === version, version, r.version ?? "?");
+    if (version !== null) add(`extra ${attr} version`, r.version !== null && baseVersion(r.version) === baseVersion(version), version, r.version ?? "?");
     add(`extra ${attr} loads the variant's own libtorch`, r.newLibtorch.length === 0, `only ${t.libDir}`, r.newLibtorch.length ? `also ${r.newLibtorch.join(", ")}` : "same libtorch");
     const promise = extraPromise(attr);
     if (!promise.judged) add(`extra ${attr}: device code`, null, "judged by the catalog", "not judged (generator/catalog/extras.ts)");
