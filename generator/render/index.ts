@@ -408,6 +408,7 @@ export function renderDocs(p: Project): FileMap {
     example,
     envExample,
     envPackage: ENV_PACKAGE,
+    environments: Object.entries(p.matrix.environments).map(([name, extras]) => ({ name, extras })),
     // The packages on torch the matrix asks for (names, the versions table); the reference lists every entry.
     onTorch: packagesOnTorch.filter((o) => p.matrix.packages.includes(o.name)),
     allOnTorch: packagesOnTorch.map((o) => ({
