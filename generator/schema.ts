@@ -12,7 +12,8 @@
  */
 import * as z from "zod";
 
-import { DEFAULT_PACKAGES, PACKAGES, SYSTEMS, type PackageName, type System } from "./constants.ts";
+import { DEFAULT_PACKAGES, NIX_ATTR_RE, PACKAGES, SYSTEMS, type PackageName, type System } from "./constants.ts";
+export { NIX_ATTR_RE };
 import { parseCombination } from "./naming.ts";
 export { PACKAGES, SYSTEMS, type PackageName, type System };
 
@@ -281,11 +282,6 @@ export type MatrixInput = z.input<ReturnType<typeof makeMatrixSchema>>;
 export const ENVIRONMENT_NAME_RE = /^[a-z][a-z0-9]*$/;
 /** Names an environment may not take: `torch` (torch-env is the environment of the stack alone). */
 export const RESERVED_ENVIRONMENT_NAMES: readonly string[] = ["torch"];
-/**
- * A nixpkgs attribute name as Nix's lexer reads an identifier (`[a-zA-Z_][a-zA-Z0-9_'-]*`, Nix manual "Identifiers"):
- * what an environment's extras are.
- */
-export const NIX_ATTR_RE = /^[A-Za-z_][A-Za-z0-9_'-]*$/;
 /**
  * Extras an environment may not list: torch and the packages the variant builds itself. The stack comes from the
  * matrix's `packages`; listing `torch` would ask for what every environment already holds.

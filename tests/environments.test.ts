@@ -31,6 +31,7 @@ import {
   nixInstantiate,
   nixPath,
   runNix,
+  standInCheckout,
   standInNixpkgs,
 } from "./helpers/nix.ts";
 
@@ -248,6 +249,19 @@ test("the comparison: an extra promises its version and that it imports on the v
   assert.not.ok(allHold(checkPromise(v, probe({ ...good, peft: { ...good.peft, ok: false, error: "ImportError: no module named peft" } }))));
   assert.not.ok(allHold(checkPromise(v, probe({ ...good, deepspeed: { ...good.deepspeed, newLibtorch: ["/other/torch/lib/libtorch_cpu.so"] } }))));
   assert.not.ok(allHold(checkPromise(v, probe(null))));
+});
+
+test("pin inspect --extra reads an extra's version in every Python set of a pin, null where the pin lacks it", () => {
+  for (const [rev, deepspeed] of [["a3116115851d68b8952a2a4221cc25a84e56b532", null], ["2c423e03bbafcff28bfadc6781a4a8257f205cb5", "0.19.5"]] as const) {
+    const r = runCli(["pin", "inspect", standInCheckout(rev), "--json", "--extra", "deepspeed", "--extra", "peft"]);
+    assert.is(r.status, 0, r.stderr);
+    const sets = JSON.parse(r.stdout).facts.pythonSets as { set: string; extras: { attr: string; value: string | null }[] }[];
+    const py313 = sets.find((x) => x.set === "python313Packages")!;
+    assert.equal(py313.extras.map((x) => [x.attr, x.value]), [["deepspeed", deepspeed], ["peft", "0.11.1"]], rev.slice(0, 7));
+  }
+  const bad = runCli(["pin", "inspect", standInCheckout("2c423e03bbafcff28bfadc6781a4a8257f205cb5"), "--extra", "not an attr"]);
+  assert.is(bad.status, 2);
+  assert.match(bad.stderr, /--extra: "not an attr" is not a nixpkgs attribute name/);
 });
 
 test.run();
