@@ -264,4 +264,23 @@ test("pin inspect --extra reads an extra's version in every Python set of a pin,
   assert.match(bad.stderr, /--extra: "not an attr" is not a nixpkgs attribute name/);
 });
 
+test("explain of a named environment lists what it holds and, per extra, whether its device code is judged (80 columns)", () => {
+  const { dir } = perPin.find((p) => p.pin.rev === "2c423e03bbafcff28bfadc6781a4a8257f205cb5")!;
+  const m = path.join(dir, "matrix.ts");
+  const r = runCli(["explain", "llm-env-python313-cpu-" + ISA, "--matrix", m], { env: { COLUMNS: "80" } });
+  assert.is(r.status, 0, r.stderr);
+  const holds = r.stdout.slice(r.stdout.indexOf("holds ("), r.stdout.indexOf("\nnote: "));
+  for (const n of ["pytorch-python313-cpu-", "torchaudio-python313-cpu-", "torchvision-python313-cpu-", "python313Packages.torchcodec"]) assert.ok(holds.includes(n), n);
+  assert.match(holds, /python313Packages\.peft \(extra; device code none\)/);
+  assert.match(holds, /python313Packages\.einops \(extra; device code none\)/);
+  for (const l of holds.split("\n")) assert.ok(l.length <= 80, `wider than 80: ${l}`);
+  const ds = runCli(["explain", "ds-env-python313-cuda" + perPin.find((p) => p.pin.rev === "2c423e03bbafcff28bfadc6781a4a8257f205cb5")!.list.find((v) => v.package === "ds-env" && v.cuda)!.name.split("-cuda")[1], "--matrix", m, "--json"]);
+  const j = JSON.parse(ds.stdout);
+  assert.equal(j.environment.extras.map((x: { attr: string; deviceCode: string }) => [x.attr, x.deviceCode]), [["deepspeed", "not judged"]]);
+  assert.match(j.environment.extras[0].promise, /compiles each op at run time/);
+  const none = runCli(["explain", "audio-env-python313-cpu-" + ISA, "--matrix", m]);
+  assert.is(none.status, 1);
+  assert.match(none.stdout, /matrix\.ts defines no environment "audio" \(its environments: llm, ds\)/);
+});
+
 test.run();

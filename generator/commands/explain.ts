@@ -50,7 +50,9 @@ export const explainCommand: CommandModule<{}, { name: string; json: boolean; ma
             };
           })()
         : null;
-    const environment = e.kind === "variant" && e.variant.role === "env" ? environmentOf(e.variant) : null;
+    const environment = e.kind === "variant" && e.variant.role === "env"
+        ? environmentOf(e.variant, p.catalog.nixpkgs.find((n) => n.rev === e.variant.nixpkgs)?.torchcodec ?? null)
+        : null;
     if (argv.json) {
       console.log(JSON.stringify(e.kind === "variant" ? { kind: e.kind, ...e.variant, offCache, deviceCode, ...(environment ? { environment } : {}) } : e, null, 2));
     } else if (e.kind === "variant") {
@@ -114,16 +116,16 @@ export const explainCommand: CommandModule<{}, { name: string; json: boolean; ma
 
 /**
  * What an environment variant holds, for `explain`: its members (pytorch first), whether torchcodec comes with them (the
- * pin has it and torchaudio is a member), and per extra whether its device code is judged (catalog/extras.ts).
+ * pin's Python set has it: pkgs/torch-env.nix adds it), and per extra whether its device code is judged (catalog/extras.ts).
  */
-function environmentOf(v: Variant): {
+function environmentOf(v: Variant, pinTorchcodec: string | null): {
   members: string[];
   torchcodec: boolean;
   extras: { attr: string; deviceCode: "none" | "not judged"; promise: string }[];
 } {
   return {
     members: v.dependsOn,
-    torchcodec: v.dependsOn.some((d) => d.startsWith("torchaudio")) && "torchaudio" in v.onTorchVersions,
+    torchcodec: pinTorchcodec !== null,
     extras: v.extras.map((attr) => {
       const judged = extraPromise(attr).judged && extraFact(attr)?.deviceCode === "none";
       return { attr, deviceCode: judged ? "none" : "not judged", promise: extraPromise(attr).line.slice(attr.length + 2) };
