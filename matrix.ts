@@ -28,6 +28,9 @@ export default defineMatrix({
   // generator/catalog/packages.ts) and torch-env, one Python environment of them all. Leave out for these four. The
   // CUDA extensions "flash-attn", "xformers" and "bitsandbytes" are built only when listed here (docs/packages.md).
   packages: ["pytorch", "torchaudio", "torchvision", "torch-env"],
+  // Named environments: per combination one more variant, NAME-env-… (llm-env-python313-cuda13_0-sm121-armv9), holding
+  // the torch stack plus these attributes of the variant's Python set, all built on its torch (docs/environments.md).
+  // environments: { llm: ["transformers", "accelerate", "peft"], audio: ["librosa", "soundfile"] },
   policy: {
     // "serve": a GPU this CUDA's nvcc does not know is served by same-major binary-compatible code
     // (sm121 on CUDA 12.8 compiles 12.0, sm103 compiles 10.0), with a note. "drop": drop such combinations.

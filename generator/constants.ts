@@ -14,6 +14,12 @@ import { DEFAULT_PACKAGE_NAMES, PACKAGE_NAMES } from "./catalog/packages.ts";
  */
 export const REPEATABLE = { type: "string", array: true, nargs: 1, requiresArg: true } as const;
 
+/**
+ * A nixpkgs attribute name as Nix's lexer reads an identifier (`[a-zA-Z_][a-zA-Z0-9_'-]*`, Nix manual "Identifiers"):
+ * what a named environment's extras are (matrix.ts `environments`, `pin inspect --extra`).
+ */
+export const NIX_ATTR_RE = /^[A-Za-z_][A-Za-z0-9_'-]*$/;
+
 /** A Nix system double, e.g. `aarch64-linux`. */
 export const SYSTEMS = ["x86_64-linux", "aarch64-linux"] as const;
 export type System = (typeof SYSTEMS)[number];

@@ -17,7 +17,8 @@ import { PACKAGES } from "./constants.ts";
 import { preferredPin } from "./catalog/index.ts";
 import { ENV_PACKAGE, TORCH_PACKAGE, onTorch, packageBuildFor, releaseOf, releaseServes, type PackageCudaBuild, type PackageOnTorch } from "./catalog/packages.ts";
 import { NIXPKGS_JETSON_CAPABILITIES } from "./catalog/cuda.ts";
-import { formatCombination, formatName, torchSiblingName } from "./naming.ts";
+import { environmentPackage, formatCombination, formatName, torchSiblingName } from "./naming.ts";
+import { extraPromise } from "./catalog/extras.ts";
 import { compareVersions } from "./versions.ts";
 import { capabilityRunsOn } from "./compat.ts";
 import type {
@@ -358,6 +359,7 @@ export function expand(matrix: Matrix, catalog: Catalog): Expansion {
               name,
               package: pkg,
               role: p ? "onTorch" : isEnv ? "env" : "torch",
+              extras: [],
               attr: p?.attr ?? null,
               version,
               torchVersion: release.version,
@@ -381,6 +383,41 @@ export function expand(matrix: Matrix, catalog: Catalog): Expansion {
               dependsOn,
               file: `.flox/pkgs/${name}.nix`,
               description: describe(pkg, combo, version),
+              notes,
+            });
+          }
+          // Named environments (matrix.ts `environments`): the torch stack of this combination plus each one's extras.
+          for (const [envName, extras] of Object.entries(matrix.environments)) {
+            const pkg = environmentPackage(envName);
+            const name = formatName({ ...parts, package: pkg });
+            const torchReasons = pkgReasons.get(TORCH_PACKAGE) ?? reasons;
+            if (pin === null || reasons.length > 0) {
+              excluded.push({ name, package: pkg, torchVersion: release.version, ...parts, reasons: reasons.length ? reasons : torchReasons });
+              continue;
+            }
+            const base = variants.find((v) => v.name === torchName);
+            if (!base) throw new Error(`expand: ${name} needs ${torchName}, which this combination did not emit`);
+            const members = packages.filter((q) => onTorch(q)?.inEnv && kept(q)).map((q) => formatName({ ...parts, package: q }));
+            const notes = base.notes.filter((n) => !n.startsWith("Built against"));
+            notes.push(
+              `python${py.version}.withPackages of ${[torchName, ...members].join(", ")}` +
+                `${pin.torchcodec !== null ? `, ${py.packageSet}.torchcodec` : ""} and the extras ${extras.map((e) => `${py.packageSet}.${e}`).join(", ")}, ` +
+                `each taken from the Python set whose torch is ${torchName}: one torch in the environment. nixpkgs ${pin.rev.slice(0, 7)} must carry every extra (evaluation names a missing one).`,
+            );
+            const unjudged = extras.filter((e) => !extraPromise(e).judged);
+            if (unjudged.length)
+              notes.push(`The device code of ${unjudged.join(", ")} is not judged (\`explain\` says why per extra; generator/catalog/extras.ts).`);
+            variants.push({
+              ...base,
+              name,
+              package: pkg,
+              role: "env",
+              extras: [...extras],
+              attr: null,
+              version: release.version,
+              dependsOn: [torchName, ...members],
+              file: `.flox/pkgs/${name}.nix`,
+              description: `Python environment "${envName}" of PyTorch ${release.version}, the packages built on it and ${extras.join(", ")}${describe(TORCH_PACKAGE, combo, release.version).replace(/^PyTorch \S+/, "")}`,
               notes,
             });
           }

@@ -6,7 +6,8 @@ import { PACKAGES } from "./constants.ts";
 import { distance } from "fastest-levenshtein";
 import { catalogAxes, preferredPin } from "./catalog/index.ts";
 import { expand } from "./expand.ts";
-import { parseName, type NameParts } from "./naming.ts";
+import { environmentOf, parseName, type NameParts } from "./naming.ts";
+import { ENV_PACKAGE } from "./catalog/packages.ts";
 import type { Project } from "./project.ts";
 import type { Matrix, Variant } from "./schema.ts";
 
@@ -124,6 +125,20 @@ export function explainName(name: string, p: Project): Explanation {
       matrixChanges: [],
       nearest,
     };
+  // A named environment matrix.ts does not define: say so (the catalog cannot know its extras).
+  const envName = environmentOf(parts.package);
+  if (envName !== null && parts.package !== ENV_PACKAGE && !(envName in p.matrix.environments)) {
+    const defined = Object.keys(p.matrix.environments);
+    return {
+      kind: "not-in-matrix",
+      name,
+      reasons: [
+        `matrix.ts defines no environment "${envName}" (${defined.length ? `its environments: ${defined.join(", ")}` : "it has no environments"}).`,
+      ],
+      matrixChanges: [`add ${envName}: [ nixpkgs Python attributes, e.g. "transformers" ] to environments`],
+      nearest,
+    };
+  }
   // Not in this matrix: judge it against every catalog value to say whether matrix.ts could add it.
   const wide = widenMatrix(p);
   const { variants, excluded: wideExcluded } = expand(wide, p.catalog);

@@ -5,7 +5,9 @@
  *   {package}{tag}-python{PY}-cpu-{ISA}                 pytorch-python313-cpu-avx2
  *
  * `package` is one of PACKAGES: `pytorch`, a package built on torch (generator/catalog/packages.ts) or the
- * environment `torch-env` (torch-env-python313-cuda12_8-sm121-armv9). `PY` is major+minor without the dot, `CUDA` writes the dot as `_`, `ISA` is a catalog key (a dot in a flox
+ * environment `torch-env` (torch-env-python313-cuda12_8-sm121-armv9), or a named environment of matrix.ts
+ * `environments`, `{NAME}-env` (llm-env-python313-cuda13_0-sm121-armv9: the torch stack plus NAME's extras; NAME is
+ * lower-case letters and digits, so `torch-env` is the environment named `torch`, the stack alone). `PY` is major+minor without the dot, `CUDA` writes the dot as `_`, `ISA` is a catalog key (a dot in a flox
  * package name would become a quoted attribute, so `armv8.2` is spelled `armv8_2`). `tag` is empty when the
  * matrix holds one PyTorch release, and the release's `nameTag` ("29" for 2.9.x) when it holds several.
  */
@@ -27,8 +29,10 @@ export interface NameParts {
 }
 
 const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\-]/g, "\\$&");
+/** The package word of a named environment: `{NAME}-env` (schema.ts ENVIRONMENT_NAME_RE for NAME). */
+const ENV_PACKAGE_RE_SOURCE = "[a-z][a-z0-9]*-env";
 const NAME_RE = new RegExp(
-  `^(${[...PACKAGES].sort((a, b) => b.length - a.length).map(escape).join("|")})(\\d*)-python(\\d)(\\d+)-(?:cuda(\\d+)_(\\d+)-sm(\\d{2,3})|cpu)-([a-z0-9]+(?:_[a-z0-9]+)*)$`,
+  `^(${[...PACKAGES].sort((a, b) => b.length - a.length).map(escape).join("|")}|${ENV_PACKAGE_RE_SOURCE})(\\d*)-python(\\d)(\\d+)-(?:cuda(\\d+)_(\\d+)-sm(\\d{2,3})|cpu)-([a-z0-9]+(?:_[a-z0-9]+)*)$`,
 );
 
 /**
@@ -73,6 +77,17 @@ export function parseCombination(name: string): Omit<NameParts, "package" | "tag
   if (!p || p.tag !== "") return null;
   const { python, cuda, sm, isa } = p;
   return { python, cuda, sm, isa };
+}
+
+/** The package word of named environment `name`: "llm" → "llm-env". */
+export function environmentPackage(name: string): string {
+  return `${name}-env`;
+}
+
+/** The environment name of an environment package word ("llm-env" → "llm", "torch-env" → "torch"), or null. */
+export function environmentOf(pkg: string): string | null {
+  const m = /^([a-z][a-z0-9]*)-env$/.exec(pkg);
+  return m ? m[1]! : null;
 }
 
 /** The pytorch variant a package built on torch (or the environment) of these parts is built against. */

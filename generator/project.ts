@@ -132,6 +132,11 @@ export function validateMatrix(input: unknown, catalog: Catalog = defaultCatalog
       path: "packages",
       message: `${onPytorch.join(", ")} ${onPytorch.length > 1 ? "are" : "is"} built against its pytorch variant, so packages must include "${TORCH_PACKAGE}"; allowed values: ${PACKAGES.join(", ")}`,
     });
+  if (Object.keys(m.environments).length && !m.packages.includes(TORCH_PACKAGE))
+    issues.push({
+      path: "environments",
+      message: `an environment holds its combination's pytorch variant, so packages must include "${TORCH_PACKAGE}"`,
+    });
   if (issues.length) throw new MatrixError(file, issues);
   return m;
 }

@@ -12,7 +12,8 @@
  */
 import * as z from "zod";
 
-import { DEFAULT_PACKAGES, PACKAGES, SYSTEMS, type PackageName, type System } from "./constants.ts";
+import { DEFAULT_PACKAGES, NIX_ATTR_RE, PACKAGES, SYSTEMS, type PackageName, type System } from "./constants.ts";
+export { NIX_ATTR_RE };
 import { parseCombination } from "./naming.ts";
 export { PACKAGES, SYSTEMS, type PackageName, type System };
 
@@ -268,10 +269,24 @@ export type BinaryCompatPolicy = (typeof BINARY_COMPAT_POLICIES)[number];
 /**
  * The matrix as the user writes it in `matrix.ts` (before validation): derived from the schema (`z.input` of
  * `makeMatrixSchema`), so it cannot drift from what `generate` accepts. Fields (see makeMatrixSchema):
- * releases [{ torch, nixpkgs?, sha256? }], python, cuda, gpus (SM numbers), isas, cpuOnly, packages?, only?,
+ * releases [{ torch, nixpkgs?, sha256? }], python, cuda, gpus (SM numbers), isas, cpuOnly, packages?, environments?
+ * ({ NAME: [nixpkgs Python attribute, …] }: one `NAME-env-…` environment per kept combination), only?,
  * policy? { binaryCompat?, cudaCapabilitiesScope?, requiredSystemFeatures? }.
  */
 export type MatrixInput = z.input<ReturnType<typeof makeMatrixSchema>>;
+
+/**
+ * A named environment's name (matrix.ts `environments`): lower-case letters and digits, starting with a letter, so
+ * `<name>-env` is one word of a variant name that naming.ts parses back (`llm` → `llm-env-python313-cuda13_0-sm121-armv9`).
+ */
+export const ENVIRONMENT_NAME_RE = /^[a-z][a-z0-9]*$/;
+/** Names an environment may not take: `torch` (torch-env is the environment of the stack alone). */
+export const RESERVED_ENVIRONMENT_NAMES: readonly string[] = ["torch"];
+/**
+ * Extras an environment may not list: torch and the packages the variant builds itself. The stack comes from the
+ * matrix's `packages`; listing `torch` would ask for what every environment already holds.
+ */
+export const RESERVED_EXTRAS: readonly string[] = ["torch"];
 
 /** Identity for typing `matrix.ts`: `export default defineMatrix({...})`. */
 export function defineMatrix(m: MatrixInput): MatrixInput {
@@ -354,6 +369,42 @@ export function makeMatrixSchema(catalog: Catalog) {
       cpuOnly: z.boolean(),
       // Default: every package but the opt-in CUDA extensions (catalog/packages.ts `optIn`).
       packages: uniqueEnum(PACKAGES, "package").default([...DEFAULT_PACKAGES]),
+      environments: z
+        .record(
+          z.string(),
+          z
+            .array(
+              z.string().regex(NIX_ATTR_RE, {
+                error: (iss) => `expected a nixpkgs Python attribute name such as "transformers" (got ${JSON.stringify(iss.input)})`,
+              }),
+            )
+            .min(1, "an environment lists at least one nixpkgs Python attribute")
+            .superRefine((arr, ctx) => {
+              const seen = new Set<string>();
+              arr.forEach((v, i) => {
+                if (seen.has(v)) ctx.addIssue({ code: "custom", path: [i], message: `duplicate attribute "${v}"` });
+                else if (RESERVED_EXTRAS.includes(v))
+                  ctx.addIssue({
+                    code: "custom",
+                    path: [i],
+                    message: `"${v}" is part of every environment's torch stack (the variant's own build); list the extras beside it`,
+                  });
+                seen.add(v);
+              });
+            }),
+        )
+        .superRefine((rec, ctx) => {
+          for (const n of Object.keys(rec))
+            if (!ENVIRONMENT_NAME_RE.test(n))
+              ctx.addIssue({
+                code: "custom",
+                path: [n],
+                message: `environment name ${JSON.stringify(n)}: expected lower-case letters and digits, starting with a letter, such as "${n.toLowerCase().replace(/[^a-z0-9]/g, "").replace(/^[0-9]+/, "") || "llm"}" (the environment's variants are named NAME-env-python313-…)`,
+              });
+            else if (RESERVED_ENVIRONMENT_NAMES.includes(n))
+              ctx.addIssue({ code: "custom", path: [n], message: `environment name "${n}" is taken: "${n}-env" is the environment of the torch stack alone` });
+        })
+        .default({}),
       only: z
         .array(
           z.string().refine((c) => parseCombination(c) !== null, {
@@ -388,6 +439,12 @@ export interface Variant {
   package: PackageName;
   /** What the builder makes: torch itself, a package built on torch (the catalog's table), or the environment. */
   role: "torch" | "onTorch" | "env";
+  /**
+   * A named environment's extras (matrix.ts `environments`): nixpkgs attribute names of the variant's Python set, each
+   * taken from the set whose `torch` is this variant's torch (pkgs/torch-env.nix). [] for every other variant and for
+   * `torch-env`.
+   */
+  extras: string[];
   /** nixpkgs attribute in the Python set of a package built on torch ("torchvision"); null for pytorch and the environment. */
   attr: string | null;
   /** Version of this package (torch's for pytorch and the environment). */

@@ -35,6 +35,15 @@ let
   promise = builtins.toFile "${variant.name}-promise.json" (builtins.toJSON {
     inherit (variant) name package version torchVersion onTorchVersions dependsOn python cuda sm isa system cudaCapabilities cudaCapabilitiesForPackageSet;
     nixpkgs = variant.nixpkgsRev;
+    # A named environment's extras (pkgs/torch-env.nix): the version the pin carries, the modules its own
+    # pythonImportsCheck imports (else the attribute), its distribution name (pname) for importlib.metadata.
+    extras = map (a:
+      let p = pythonPackages.${a}; in {
+        attr = a;
+        version = p.version or null;
+        modules = p.pythonImportsCheck or [ a ];
+        dist = p.pname or a;
+      }) (variant.extras or [ ]);
   });
   # The checks run the variant's code (the probe imports torch): they need a builder that runs its ISA, like the
   # variant (pkgs/variant-attrs.nix).
@@ -46,7 +55,7 @@ let
       passthru = { inherit variant; };
     } // extra) ''
       mkdir -p $out
-      ${env}/bin/python3 ${../generator/verify/probe.py} ${probeArgs} > $out/probe.json
+      ${env}/bin/python3 ${../generator/verify/probe.py} ${probeArgs} --promise=${promise} > $out/probe.json
       status=0
       node ${./verify-compare.mjs} ${promise} $out/probe.json > $out/report.txt || status=$?
       cat $out/report.txt

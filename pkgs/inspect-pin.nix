@@ -8,7 +8,8 @@
 #   builderTorchArgs  the arguments pkgs/pytorch.nix passes to torch.override (checked against its formals);
 #             default: the names of pkgs/torch-override-args.nix, the set pkgs/pytorch.nix passes.
 # Returns (nix-instantiate --eval --strict --json)
-#   { pythonSets = [ { set; version; torch; torchaudio; torchcodec; torchvision; flashAttn; xformers; bitsandbytes; } ];
+#   { pythonSets = [ { set; version; torch; torchaudio; torchcodec; torchvision; flashAttn; xformers; bitsandbytes;
+#                      extras = [ { attr; expr; value; } ]; } ];
 #     defaultPython; defaultCuda; recursedPython;
 #     cudaSets = [ { set; version; defaultCapabilities; torchBroken; } ];
 #     torchFormals; builderArgsMissing; staticLinks = { nccl; magma; nvshmem; }; torchaudioDependencies; }
@@ -41,6 +42,8 @@
   nixpkgs,
   system ? builtins.currentSystem,
   builderTorchArgs ? builtins.attrNames (import ./torch-override-args.nix { cuda = null; cudaCapabilities = [ ]; }),
+  # Environment extras to look up (matrix.ts `environments`: nixpkgs attribute names; `pin inspect --extra ATTR`).
+  extras ? [ ],
 }:
 
 let
@@ -80,6 +83,9 @@ let
     flashAttn = fact "(${importText}).${set}.flash-attn.version" (plain.${set}.flash-attn.version or null);
     xformers = fact "(${importText}).${set}.xformers.version" (plain.${set}.xformers.version or null);
     bitsandbytes = fact "(${importText}).${set}.bitsandbytes.version" (plain.${set}.bitsandbytes.version or null);
+    # Each asked-for extra: its version, null when the set has no such attribute (an environment holding it would stop
+    # at evaluation, pkgs/torch-env.nix).
+    extras = map (a: { attr = a; } // fact "(${importText}).${set}.${a}.version" (plain.${set}.${a}.version or null)) extras;
   }) pythonSetNames);
 
   defaultPythonVersion = try (plain.python3.pythonVersion or null);

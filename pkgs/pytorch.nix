@@ -2,6 +2,8 @@
 # entry of the generated data file pkgs/variants.nix).
 #
 # Takes
+#   base      (optional) the torch derivation to override; default: `torch` of the variant's Python set of `pkgs`
+#             (pkgs/overlay.nix passes the set's own torch from inside a pythonPackagesExtensions overlay).
 #   pkgs      the nixpkgs package set pkgs/nixpkgs.nix imported for this variant (shared by every variant with
 #             the same pin, system, CUDA set and capabilities).
 #   variant   {
@@ -43,13 +45,14 @@
 #   capabilities so every consumer of this torch sees what it was really built for.
 # - rule 1 of ARCHITECTURE.md: the Python version of the name is `${pythonPackageSet}` (python313Packages),
 #   never python3Packages.
-{ variant, pkgs }:
+{ variant, pkgs, base ? null }:
 
 let
-  # The variant's Python set as nixpkgs has it (pkgs/python-set.nix without a torch to put in).
+  # The variant's Python set as nixpkgs has it (pkgs/python-set.nix without a torch to put in). `base`: the torch to
+  # start from instead (pkgs/overlay.nix hands in the set's own torch from inside a Python-set overlay).
   pythonPackages = import ./python-set.nix { inherit pkgs variant; };
 
-  torch = pythonPackages.torch.override (import ./torch-override-args.nix variant);
+  torch = (if base != null then base else pythonPackages.torch).override (import ./torch-override-args.nix variant);
 in
 assert variant.role == "torch";
 torch.overrideAttrs (import ./variant-attrs.nix {

@@ -14,6 +14,13 @@
 #   replaced, so torchcodec, when the set has one, is built on the same torch), with passthru-style attributes
 #   variant, torch and pythonPackages.
 #
+# Named environments (matrix.ts `environments`, `llm-env-…`): variant.extras lists nixpkgs attribute names of the
+# variant's Python set; each is taken from the set built above (torch replaced), so an extra that takes `torch` is built
+# on the variant's torch. An extra the pin lacks stops the evaluation with the attribute and the pin named; an extra
+# whose Python closure (propagatedBuildInputs, followed transitively: what buildPythonPackage propagates and
+# withPackages links) holds another torch stops it too, naming the extra and that torch (a user's overlay that pinned
+# a package to the stock torch would do that).
+#
 # Facts relied on
 # - `python.withPackages` is nixpkgs' python/wrapper.nix: a `buildEnv` of the given packages and their Python
 #   closure (requiredPythonModules) with ignoreCollisions = false, so two torches in it (two store paths that both
@@ -31,6 +38,22 @@ let
   torchVariant = torch.variant or (throw "${variant.name}: its first member is not a variant-matrix PyTorch");
   # The set the members were built from (the same siblings), so torchcodec's own inputs are the members.
   pythonPackages = import ./python-set.nix { inherit pkgs variant torch siblings; };
+  extraNames = variant.extras or [ ];
+  extras = map (a:
+    pythonPackages.${a} or (throw "${variant.name}: nixpkgs ${variant.nixpkgsRev} has no ${variant.pythonPackageSet}.${a} (an extra of this environment, matrix.ts environments); pick a pin that carries it or drop it")
+  ) extraNames;
+  # The derivations of a package's Python closure (propagatedBuildInputs, transitively), by drvPath.
+  isDrv = d: builtins.isAttrs d && (d.type or null) == "derivation";
+  closureOf = p: map (e: e.drv) (builtins.genericClosure {
+    startSet = [ { key = p.drvPath; drv = p; } ];
+    operator = e: map (d: { key = d.drvPath; drv = d; }) (filter isDrv (e.drv.propagatedBuildInputs or [ ]));
+  });
+  otherTorches = p: filter (d: (d.pname or null) == "torch" && d.drvPath != torch.drvPath) (closureOf p);
+  foreignExtras = filter (x: otherTorches x.drv != [ ]) (builtins.genList (i: { name = builtins.elemAt extraNames i; drv = builtins.elemAt extras i; }) (builtins.length extras));
+  checkedExtras =
+    if foreignExtras != [ ] then
+      throw "${variant.name}: extra ${concatStringsSep ", " (map (x: "${x.name} is built on ${(head (otherTorches x.drv)).drvPath}") foreignExtras)}, not on this variant's torch ${torch.drvPath}: two torches in one environment"
+    else extras;
   # torchcodec (torchaudio's audio I/O since 2.9; a dependency of nixpkgs' torchaudio from 2.11) when the set has it.
   torchcodec = if pythonPackages ? torchcodec then [ pythonPackages.torchcodec ] else [ ];
   # Every member must be built on exactly this torch.
@@ -45,7 +68,7 @@ let
   # variant: it carries the ISA's gccarch feature like every other (issue 34), so a builder that takes it can run
   # what it holds.
   isaFeatures = import ./isa-features.nix variant;
-  plainEnv = pythonPackages.python.withPackages (_: checked ++ torchcodec);
+  plainEnv = pythonPackages.python.withPackages (_: checked ++ torchcodec ++ checkedExtras);
   env = if isaFeatures == [ ] then plainEnv else plainEnv.overrideAttrs (old: {
     requiredSystemFeatures = (old.requiredSystemFeatures or [ ]) ++ isaFeatures;
   });
@@ -54,4 +77,5 @@ assert variant.role == "env";
 env // {
   inherit variant torch pythonPackages;
   members = map (m: m.variant.name or m.name) checked;
+  extras = extraNames;
 }

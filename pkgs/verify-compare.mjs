@@ -370,8 +370,9 @@ var PACKAGES = PACKAGE_NAMES;
 
 // generator/naming.ts
 var escape = (s) => s.replace(/[.*+?^${}()|[\]\\-]/g, "\\$&");
+var ENV_PACKAGE_RE_SOURCE = "[a-z][a-z0-9]*-env";
 var NAME_RE = new RegExp(
-  `^(${[...PACKAGES].sort((a, b) => b.length - a.length).map(escape).join("|")})(\\d*)-python(\\d)(\\d+)-(?:cuda(\\d+)_(\\d+)-sm(\\d{2,3})|cpu)-([a-z0-9]+(?:_[a-z0-9]+)*)$`
+  `^(${[...PACKAGES].sort((a, b) => b.length - a.length).map(escape).join("|")}|${ENV_PACKAGE_RE_SOURCE})(\\d*)-python(\\d)(\\d+)-(?:cuda(\\d+)_(\\d+)-sm(\\d{2,3})|cpu)-([a-z0-9]+(?:_[a-z0-9]+)*)$`
 );
 function parseName(name) {
   const m = NAME_RE.exec(name);
@@ -385,6 +386,62 @@ function parseName(name) {
     sm: sm ?? null,
     isa
   };
+}
+function environmentOf(pkg) {
+  const m = /^([a-z][a-z0-9]*)-env$/.exec(pkg);
+  return m ? m[1] : null;
+}
+
+// generator/catalog/extras.ts
+var deepspeed = {
+  attr: "deepspeed",
+  deviceCode: "runtimeJit",
+  takesTorch: true,
+  promise: "its version, and that it imports on the variant's torch. Its CUDA ops are not built: nixpkgs sets TORCH_CUDA_ARCH_LIST from torch.cudaCapabilities but no DS_BUILD_* flag, and DeepSpeed compiles each op at run time (torch.utils.cpp_extension, nvcc of torch's cudaPackages) for the GPUs the process sees, or TORCH_CUDA_ARCH_LIST of that process: its device code is not judged",
+  since: "NixOS/nixpkgs#541806 (init at 0.19.2, 2026-07)",
+  source: 'nixpkgs pkgs/development/python-modules/deepspeed/default.nix at 0699369 (0.19.5: cuda-native-redist, env.TORCH_CUDA_ARCH_LIST, no DS_BUILD_OPS); NixOS/nixpkgs#541806; deepspeedai/DeepSpeed deepspeed/ops/op_builder/builder.py compute_capability_args ("Under jit_mode compute capabilities of all visible cards will be used plus PTX")'
+};
+var purePython = (attr, what, takesTorch) => ({
+  attr,
+  deviceCode: "none",
+  takesTorch,
+  promise: `its version, and that it imports on the variant's torch; ${what}`,
+  source: `PyPI: ${attr} publishes one py3-none-any wheel per release (pure Python); nixpkgs pkgs/development/python-modules/${attr}/default.nix`
+});
+var EXTRAS = [
+  deepspeed,
+  purePython("transformers", "pure Python, it runs torch's kernels", true),
+  purePython("accelerate", "pure Python, it runs torch's kernels", true),
+  purePython("peft", "pure Python, it runs torch's kernels", true),
+  purePython("diffusers", "pure Python, it runs torch's kernels", true),
+  purePython("einops", "pure Python; it does not take torch (it works on whatever array library it is given)", false),
+  {
+    attr: "librosa",
+    deviceCode: "none",
+    takesTorch: false,
+    promise: "its version, and that it imports; CPU only (numpy, scipy, soundfile), no torch and no device code",
+    source: "PyPI: librosa publishes one py3-none-any wheel per release; nixpkgs pkgs/development/python-modules/librosa/default.nix"
+  },
+  {
+    attr: "soundfile",
+    deviceCode: "none",
+    takesTorch: false,
+    promise: "its version, and that it imports; a CFFI binding of libsndfile (CPU), no torch and no device code",
+    source: 'python-soundfile docs ("based on libsndfile, CFFI and NumPy"); nixpkgs pkgs/development/python-modules/soundfile/default.nix'
+  }
+];
+function extraFact(attr) {
+  return EXTRAS.find((e) => e.attr === attr);
+}
+function extraPromise(attr) {
+  const f = extraFact(attr);
+  if (!f)
+    return {
+      judged: false,
+      line: `${attr}: its version, and that it imports on the variant's torch; not in the catalog (generator/catalog/extras.ts), so its device code, if it has any, is not judged`
+    };
+  if (f.deviceCode === "none") return { judged: true, line: `${attr}: ${f.promise}` };
+  return { judged: false, line: `${attr}: ${f.promise}` };
 }
 
 // generator/catalog/device-code.ts
@@ -1002,7 +1059,7 @@ function packageProbes(probe) {
 }
 function promisedPackages(v) {
   if (onTorch(v.package)) return [[v.package, v.version]];
-  if (v.package !== ENV_PACKAGE) return [];
+  if (v.package !== ENV_PACKAGE && environmentOf(v.package) === null) return [];
   const versions = v.onTorchVersions ?? {};
   const members = v.dependsOn ? v.dependsOn.map((n) => parseName(n)?.package).filter((p) => !!p && !!onTorch(p)) : Object.keys(versions);
   return members.map((m) => [m, versions[m] ?? "?"]);
@@ -1093,6 +1150,18 @@ function checkPromise(v, probe, opts = {}) {
         const r = a.gpu[chk.key];
         add(chk.label, r ? r.ok : null, "runs, equals the CPU result", r ? r.error ?? (r.ok ? "equal" : "differs") : "not run (no GPU)");
       }
+  }
+  for (const x of v.extras ?? []) {
+    const { attr, version } = typeof x === "string" ? { attr: x, version: null } : x;
+    const r = probe.extras?.[attr];
+    if (!r || !r.ok) {
+      add(`extra ${attr} imports`, false, `${attr}${version ? ` ${version}` : ""}`, r?.error ?? "not probed");
+      continue;
+    }
+    if (version !== null) add(`extra ${attr} version`, r.version !== null && baseVersion(r.version) === baseVersion(version), version, r.version ?? "?");
+    add(`extra ${attr} loads the variant's own libtorch`, r.newLibtorch.length === 0, `only ${t.libDir}`, r.newLibtorch.length ? `also ${r.newLibtorch.join(", ")}` : "same libtorch");
+    const promise = extraPromise(attr);
+    if (!promise.judged) add(`extra ${attr}: device code`, null, "judged by the catalog", "not judged (generator/catalog/extras.ts)");
   }
   return out;
 }

@@ -170,6 +170,7 @@ function fixtureVariants(m: FixtureMatrix): Variant[] {
               name: formatName(parts),
               package: pkg,
               role: pkg === "pytorch" ? "torch" : "onTorch",
+              extras: [],
               attr: pkg === "pytorch" ? null : pkg,
               version: pkg === "pytorch" ? t.version : t.torchaudio,
               torchVersion: t.version,

@@ -16,6 +16,7 @@
 import { exitCodeOf, InputError } from "../errors.ts";
 import type { ArgumentsCamelCase, Argv, CommandModule } from "yargs";
 import { PACKAGES, type PackageName } from "../constants.ts";
+import { environmentOf } from "../naming.ts";
 import type { Catalog, Excluded, Variant } from "../schema.ts";
 import { HostFileError, HostInputError, MachineError, readHost, type HostInfo } from "../detect/host.ts";
 import { recommend, type Recommendation } from "../detect/recommend.ts";
@@ -47,9 +48,23 @@ import { installLines } from "../detect/recommend.ts";
  */
 export function parsePackage(value: string | undefined): PackageName {
   const v = value ?? "torchaudio";
-  if (!(PACKAGES as readonly string[]).includes(v))
-    throw new DetectUsageError(`--package: unknown package "${v}"; allowed values: ${PACKAGES.join(", ")}`);
+  // A named environment of matrix.ts (`llm-env`) is checked against the matrix once it is loaded (checkEnvironment).
+  if (!(PACKAGES as readonly string[]).includes(v) && environmentOf(v) === null)
+    throw new DetectUsageError(`--package: unknown package "${v}"; allowed values: ${PACKAGES.join(", ")}, or NAME-env for an environment of matrix.ts`);
   return v as PackageName;
+}
+
+/**
+ * A `--package NAME-env` that is no environment of the matrix (matrix.ts `environments`).
+ * @throws DetectUsageError naming the environments the matrix has.
+ */
+export function checkEnvironment(pkg: PackageName, variants: readonly Pick<Variant, "package" | "role">[]): void {
+  if ((PACKAGES as readonly string[]).includes(pkg)) return;
+  const envs = [...new Set(variants.filter((x) => x.role === "env").map((x) => x.package))];
+  if (!envs.includes(pkg))
+    throw new DetectUsageError(
+      `--package: the matrix has no environment "${pkg}"; its environments: ${envs.join(", ") || "(none)"} (matrix.ts environments)`,
+    );
 }
 
 /** Render a recommendation for the terminal (plain text, one finding per line). */
@@ -117,6 +132,12 @@ export async function runDetect(
       return code;
     }
     throw e;
+  }
+  try {
+    checkEnvironment(pkg, project.variants);
+  } catch (e) {
+    io.err(`detect: ${(e as Error).message}\n`);
+    return exitCodeOf(e) ?? 2;
   }
   const r = recommend(host, project.variants, project.catalog, { package: pkg, excluded: project.excluded });
   const install = { org: args.org, substituter: args.substituter };

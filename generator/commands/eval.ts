@@ -30,7 +30,7 @@ interface EvalArgs {
 
 function line(r: EvalResult): string {
   if (r.error) return `FAIL  ${r.name}\n      ${r.error.split("\n").join("\n      ")}`;
-  const c = r.coupling ? (r.coupling.ok === true ? `  torch = ${r.coupling.pytorch} ✓` : r.coupling.ok === false ? `  NOT built against ${r.coupling.pytorch}` : "") : "";
+  const c = r.coupling ? (r.coupling.ok === true ? `  torch = ${r.coupling.pytorch} ✓` : r.coupling.ok === false ? `  NOT built against ${r.coupling.pytorch}${r.coupling.otherTorches?.length ? ` alone: another torch in its closure, ${r.coupling.otherTorches.join(" ")}` : ""}` : "") : "";
   return `ok    ${r.name}  ${r.drvPath}${c}`;
 }
 

@@ -5,7 +5,9 @@ import type { CommandModule } from "yargs";
 import { resolve } from "node:path";
 import { checkFilterValues, FILTER_OPTION, matchFilters, parseFilters } from "../filters.ts";
 import { REPO_ROOT } from "../paths.ts";
-import { matrixOption, project, UsageError, variantJson, warnUntracked } from "./shared.ts";
+import { matrixOption, project, terminalWidth, UsageError, variantJson, warnUntracked } from "./shared.ts";
+import { wrap } from "../text.ts";
+import { extraFact, extraPromise } from "../catalog/extras.ts";
 import { cudaBuildOf, onTorch } from "../catalog/packages.ts";
 import type { Variant } from "../schema.ts";
 
@@ -48,8 +50,11 @@ export const explainCommand: CommandModule<{}, { name: string; json: boolean; ma
             };
           })()
         : null;
+    const environment = e.kind === "variant" && e.variant.role === "env"
+        ? environmentOf(e.variant, p.catalog.nixpkgs.find((n) => n.rev === e.variant.nixpkgs)?.torchcodec ?? null)
+        : null;
     if (argv.json) {
-      console.log(JSON.stringify(e.kind === "variant" ? { kind: e.kind, ...e.variant, offCache, deviceCode } : e, null, 2));
+      console.log(JSON.stringify(e.kind === "variant" ? { kind: e.kind, ...e.variant, offCache, deviceCode, ...(environment ? { environment } : {}) } : e, null, 2));
     } else if (e.kind === "variant") {
       const v = e.variant;
       const rows: [string, string][] = [
@@ -71,6 +76,14 @@ export const explainCommand: CommandModule<{}, { name: string; json: boolean; ma
         ["dependsOn", v.dependsOn.join(", ") || "(none)"],
       ];
       for (const [k, val] of rows) console.log(`${k.padEnd(21)} ${val}`);
+      if (environment) {
+        const width = terminalWidth();
+        console.log("holds (one Python environment, every package on this variant's torch):");
+        for (const m of environment.members) console.log(wrap(m, width, { indent: "  " }));
+        if (environment.torchcodec) console.log(wrap(`${v.pythonPackageSet}.torchcodec (torchaudio's audio I/O), on the same torch`, width, { indent: "  " }));
+        for (const x of environment.extras)
+          console.log(wrap(`${v.pythonPackageSet}.${x.attr} (extra; device code ${x.deviceCode}): ${x.promise}`, width, { indent: "  " }));
+      }
       for (const n of v.notes) console.log(`note: ${n}`);
       for (const r of offCache) console.log(`note: off the binary cache: ${r}`);
       if (v.cuda !== null && !offCache.length)
@@ -100,6 +113,25 @@ export const explainCommand: CommandModule<{}, { name: string; json: boolean; ma
     if (e.kind !== "variant") process.exitCode = 1;
   },
 };
+
+/**
+ * What an environment variant holds, for `explain`: its members (pytorch first), whether torchcodec comes with them (the
+ * pin's Python set has it: pkgs/torch-env.nix adds it), and per extra whether its device code is judged (catalog/extras.ts).
+ */
+function environmentOf(v: Variant, pinTorchcodec: string | null): {
+  members: string[];
+  torchcodec: boolean;
+  extras: { attr: string; deviceCode: "none" | "not judged"; promise: string }[];
+} {
+  return {
+    members: v.dependsOn,
+    torchcodec: pinTorchcodec !== null,
+    extras: v.extras.map((attr) => {
+      const judged = extraPromise(attr).judged && extraFact(attr)?.deviceCode === "none";
+      return { attr, deviceCode: judged ? "none" : "not judged", promise: extraPromise(attr).line.slice(attr.length + 2) };
+    }),
+  };
+}
 
 /**
  * The rows of a package built on torch with its own arch handling (catalog/packages.ts `cudaBuildOf`): what its build

@@ -14,7 +14,7 @@
  */
 import type { Argv, CommandModule } from "yargs";
 import { dirname, resolve } from "node:path";
-import { LOCAL_CATALOG_FILE, REPEATABLE } from "../constants.ts";
+import { LOCAL_CATALOG_FILE, NIX_ATTR_RE, REPEATABLE } from "../constants.ts";
 import { REPO_ROOT } from "../paths.ts";
 import { matrixOption, parseNixOptions, UsageError } from "./shared.ts";
 
@@ -23,6 +23,7 @@ interface PinArgs {
   source?: string;
   json: boolean;
   system?: string;
+  extra?: string[];
   rev?: string;
   url?: string;
   sha256?: string;
@@ -75,6 +76,7 @@ export const pinCommand: CommandModule<{}, PinArgs> = {
       .positional("source", { type: "string", describe: "inspect/add: a nixpkgs revision (40 hex, fetched) or a nixpkgs checkout directory" })
       .option("json", { type: "boolean", default: false, describe: "inspect/check/cache: print JSON" })
       .option("system", { type: "string", describe: "Nix system to evaluate for (default: this machine's)" })
+      .option("extra", { ...REPEATABLE, describe: "inspect: also read this nixpkgs Python attribute in every Python set (an environment extra; repeatable)" })
       .option("rev", { type: "string", describe: "the revision of a checkout without .git-revision or .git" })
       .option("url", { type: "string", describe: "inspect/add: fetch the revision from this tarball URL (default: GitHub's archive of REV)" })
       .option("sha256", { type: "string", describe: "add: the tarball hash, for a checkout (what nix-prefetch-url --unpack prints)" })
@@ -95,7 +97,10 @@ export const pinCommand: CommandModule<{}, PinArgs> = {
 
     if (argv.action === "inspect") {
       const src = await run.resolveSource(argv.source!, { rev: argv.rev, url: argv.url });
-      const ins = await run.inspect(src, argv.system);
+      const extras = (argv.extra ?? []) as string[];
+      const badExtra = extras.find((e) => !NIX_ATTR_RE.test(e));
+      if (badExtra !== undefined) throw new UsageError(`--extra: "${badExtra}" is not a nixpkgs attribute name`);
+      const ins = await run.inspect(src, argv.system, extras);
       if (argv.json) {
         console.log(JSON.stringify({ path: src.path, rev: src.rev, sha256: src.sha256, url: src.url, nixVersion: ins.nixVersion, system: ins.system, facts: ins.facts }, null, 2));
         return;
@@ -111,6 +116,7 @@ export const pinCommand: CommandModule<{}, PinArgs> = {
         line(`${s.set} torchaudio`, s.torchaudio.value, s.torchaudio.expr);
         line(`${s.set} torchcodec`, s.torchcodec.value, s.torchcodec.expr);
         line(`${s.set} torchvision`, s.torchvision.value, s.torchvision.expr);
+        for (const x of s.extras) line(`${s.set} ${x.attr}`, x.value ?? "absent", x.expr);
       }
       for (const s of f.cudaSets) {
         line(`${s.set} default capabilities`, s.defaultCapabilities.value, s.defaultCapabilities.expr);

@@ -23,6 +23,7 @@ import { existsSync, readFileSync, readdirSync, statSync } from "node:fs";
 import { constants as osConstants } from "node:os";
 import path from "node:path";
 import { REPO_ROOT } from "../paths.ts";
+import { environmentOf, parseName } from "../naming.ts";
 import type { Catalog, Variant } from "../schema.ts";
 import { HostFileError, HostInputError, MachineError, readHost, type HostInfo } from "../detect/host.ts";
 import { installLines, recommend } from "../detect/recommend.ts";
@@ -100,8 +101,8 @@ function sitePackagesClosure(root: string): string[] {
 export type ProbeRun = { ok: true; probe: Probe } | { ok: false; exit: 1 | 2; message: string };
 
 /** Run probe.py in `target` (a real child process); never throws for a Python that fails. */
-export function runProbe(target: PythonTarget, opts: { gpu: boolean }): ProbeRun {
-  const args = [PROBE_SCRIPT, "--cuobjdump", ...(opts.gpu ? ["--gpu"] : [])];
+export function runProbe(target: PythonTarget, opts: { gpu: boolean; extras?: readonly string[] }): ProbeRun {
+  const args = [PROBE_SCRIPT, "--cuobjdump", ...(opts.gpu ? ["--gpu"] : []), ...(opts.extras?.length ? [`--extras=${opts.extras.join(",")}`] : [])];
   const r = spawnSync(target.interpreter, args, {
     encoding: "utf8",
     env: { ...process.env, ...target.env },
@@ -233,7 +234,12 @@ export async function runVerify(
       label = `the recorded probe ${args.probe} (${probe.python?.executable ?? "?"})`;
     } else {
       const target = resolvePython(args.python);
-      const r = runProbe(target, { gpu: args.gpu !== false });
+      // A named environment's extras are probed too (they are part of its promise: version, import on its torch).
+      const envName = args.name ? parseName(args.name)?.package : undefined;
+      const extras = envName && environmentOf(envName) !== null && envName !== ENV_PACKAGE
+        ? ((await source(args.matrix)).variants.find((v) => v.name === args.name)?.extras ?? [])
+        : [];
+      const r = runProbe(target, { gpu: args.gpu !== false, extras });
       if (!r.ok) {
         io.err(`verify: ${r.message}\n`);
         return r.exit;

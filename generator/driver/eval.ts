@@ -35,7 +35,7 @@ export interface EvalResult {
    * A variant built on another (a package on torch, an environment): its pytorch variant and whether that
    * variant's .drv is among this .drv's references (null when the pytorch variant was not evaluated or failed).
    */
-  coupling?: { pytorch: string; pytorchDrvPath: string | null; ok: boolean | null };
+  coupling?: { pytorch: string; pytorchDrvPath: string | null; ok: boolean | null; otherTorches?: string[] };
 }
 
 /** What `eval` needs to run. */
@@ -65,6 +65,15 @@ export interface EvalSummary {
   seconds: number;
 }
 
+
+/**
+ * The torch derivations among store paths: nixpkgs' torch (`python3.13-torch-2.12.0.drv`, buildPythonPackage's name
+ * "python" + version + "-" + pname + "-" + version) and the matrix's pytorch variants (`pytorch-python313-…-2.12.0.drv`,
+ * `pytorch29-…`; pkgs/variant-attrs.nix names them after the variant).
+ */
+export function torchDrvs(paths: readonly string[]): string[] {
+  return paths.filter((p) => /^\/nix\/store\/[0-9a-z]{32}-(python3\.\d+-torch-\d[^/]*|pytorch\d*-python\d+-[^/]+)\.drv$/.test(p));
+}
 
 /** Split `xs` into at most `n` chunks of near-equal size, keeping order. */
 export function chunks<T>(xs: readonly T[], n: number): T[][] {
@@ -183,7 +192,16 @@ export async function evalVariants(o: EvalOptions): Promise<{ results: EvalResul
             return;
           }
           const refs = await $({ nothrow: true, quiet: true })`nix-store --query --references ${r.drvPath}`;
-          r.coupling = { pytorch, pytorchDrvPath: pt.drvPath, ok: refs.exitCode === 0 && refs.stdout.split("\n").includes(pt.drvPath) };
+          const referenced = refs.exitCode === 0 && refs.stdout.split("\n").includes(pt.drvPath);
+          // An environment holds packages the matrix did not build (torchcodec, named environments' extras): its whole
+          // .drv closure must hold no torch but its pytorch variant's (one torch per closure, DESIGN.md rule 8).
+          if (v.role !== "env") {
+            r.coupling = { pytorch, pytorchDrvPath: pt.drvPath, ok: referenced };
+            return;
+          }
+          const reqs = await $({ nothrow: true, quiet: true })`nix-store --query --requisites ${r.drvPath}`;
+          const otherTorches = reqs.exitCode === 0 ? torchDrvs(reqs.stdout.split("\n")).filter((d) => d !== pt.drvPath) : [];
+          r.coupling = { pytorch, pytorchDrvPath: pt.drvPath, ok: referenced && reqs.exitCode === 0 && otherTorches.length === 0, otherTorches };
         }),
       ),
   );

@@ -30,6 +30,8 @@ export const PinFactsSchema = z.object({
       flashAttn: str.default({ expr: "(not read)", value: null }),
       xformers: str.default({ expr: "(not read)", value: null }),
       bitsandbytes: str.default({ expr: "(not read)", value: null }),
+      // Environment extras asked for (`pin inspect --extra ATTR`): version, null when the set lacks the attribute.
+      extras: z.array(z.object({ attr: z.string(), expr: z.string(), value: z.string().nullable() })).default([]),
     }),
   ),
   defaultPython: str,

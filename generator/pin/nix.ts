@@ -120,9 +120,10 @@ export async function revisionOf(nixpkgsPath: string): Promise<string | null> {
  * Evaluate pkgs/inspect-pin.nix over a nixpkgs checkout with the Nix on PATH.
  * @param nixpkgsPath a directory holding nixpkgs (its default.nix)
  * @param system the Nix system to evaluate for ("x86_64-linux"), or undefined for the current one
+ * @param extras nixpkgs Python attribute names whose version to read in every Python set (environment extras)
  * @throws PinError when Nix is too old for it (lib/minver.nix) or the evaluation fails (Nix's message)
  */
-export async function inspectNixpkgs(nixpkgsPath: string, system?: string): Promise<{ facts: PinFacts; nixVersion: string }> {
+export async function inspectNixpkgs(nixpkgsPath: string, system?: string, extras: readonly string[] = []): Promise<{ facts: PinFacts; nixVersion: string }> {
   const path = resolve(nixpkgsPath);
   if (!existsSync(join(path, "default.nix"))) throw new PinError(`${path} is not a nixpkgs checkout: it has no default.nix`);
   const have = await nixVersion();
@@ -130,6 +131,8 @@ export async function inspectNixpkgs(nixpkgsPath: string, system?: string): Prom
   await checkNixFeatures(path, have);
   const args = ["nix-instantiate", "--eval", "--strict", "--json", INSPECT_NIX, "--argstr", "nixpkgs", path];
   if (system) args.push("--argstr", "system", system);
+  // Attribute names (schema.ts NIX_ATTR_RE, checked by the caller) as a Nix list of strings.
+  if (extras.length) args.push("--arg", "extras", `[ ${extras.map((e) => JSON.stringify(e)).join(" ")} ]`);
   const r = await run(args);
   if (r.code !== 0) throw new PinError(`evaluating ${path} with Nix ${have} failed:\n${lastLines(r.stderr, 8)}`);
   const parsed = PinFactsSchema.safeParse(JSON.parse(r.stdout));

@@ -54,8 +54,8 @@ export interface Inspection {
 }
 
 /** Read the facts of a resolved source. @throws PinError (Nix too old, evaluation failed) */
-export async function inspect(source: PinSource, system?: string): Promise<Inspection> {
-  const { facts, nixVersion } = await inspectNixpkgs(source.path, system);
+export async function inspect(source: PinSource, system?: string, extras: readonly string[] = []): Promise<Inspection> {
+  const { facts, nixVersion } = await inspectNixpkgs(source.path, system, extras);
   return { source, nixVersion, system: system ?? null, facts };
 }
 

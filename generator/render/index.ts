@@ -43,6 +43,7 @@ export function nixFields(v: Variant): [string, unknown][] {
     ["nixpkgsSha256", v.nixpkgsSha256],
     ["dependsOn", v.dependsOn],
     ...(v.packageBuild ? ([["packageBuild", v.packageBuild]] as [string, unknown][]) : []),
+    ...(v.extras.length ? ([["extras", v.extras]] as [string, unknown][]) : []),
     ["description", v.description],
     ["notes", v.notes],
   ];
@@ -99,6 +100,73 @@ export function renderVariantsData(p: Project): string {
 export function renderRelease(p: Project): string {
   const systems = [...new Set(p.variants.map((v) => v.system))].sort();
   return templates().render("release.nix.njk", { count: p.variants.length, systems });
+}
+
+/** One pinned nixpkgs of the flake: input name, revision and its NAR hash in SRI form (flake.lock `narHash`). */
+export interface FlakePin {
+  /** "nixpkgs-2c423e0": the flake input (first 7 hex digits of the revision). */
+  input: string;
+  rev: string;
+  /** "sha256-…=" */
+  narHash: string;
+}
+
+const NIX_BASE32 = "0123456789abcdfghijklmnpqrsvwxyz";
+
+/**
+ * A sha256 as the catalog or matrix.ts gives it (SRI "sha256-…=" or Nix base32, schema.ts SHA256_RE) in SRI form, the only
+ * form flake.lock's `narHash` holds. Nix base32 is Nix's own alphabet read from the last character (libutil hash.cc
+ * `Hash::parseNonSRIUnprefixed`: bit i*5 of the hash is character n-1-i).
+ * @throws Error for a string that is neither.
+ */
+export function sha256ToSri(hash: string): string {
+  if (hash.startsWith("sha256-")) return hash;
+  if (!/^[0-9abcdfghijklmnpqrsvwxyz]{52}$/.test(hash)) throw new Error(`not a sha256 in SRI or Nix base32 form: ${hash}`);
+  const bytes = new Uint8Array(32);
+  for (let n = 0; n < 52; n++) {
+    const c = NIX_BASE32.indexOf(hash[51 - n]!);
+    const b = n * 5;
+    const i = b >> 3;
+    const j = b & 7;
+    bytes[i]! |= (c << j) & 0xff;
+    if (i + 1 < 32) bytes[i + 1]! |= c >> (8 - j);
+  }
+  return `sha256-${Buffer.from(bytes).toString("base64")}`;
+}
+
+/** The nixpkgs pins the matrix's variants use, each once, in revision order (the flake's inputs). */
+export function flakePins(p: Project): FlakePin[] {
+  const byRev = new Map<string, string>();
+  for (const v of p.variants) byRev.set(v.nixpkgs, v.nixpkgsSha256);
+  return [...byRev.entries()]
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([rev, sha]) => ({ input: `nixpkgs-${rev.slice(0, 7)}`, rev, narHash: sha256ToSri(sha) }));
+}
+
+/** Render the root `flake.nix` (see the template): the pins as inputs, the outputs from pkgs/flake-outputs.nix. */
+export function renderFlake(p: Project): string {
+  const systems = [...new Set(p.variants.map((v) => v.system))].sort();
+  return templates().render("flake.nix.njk", { count: p.variants.length, systems, pins: flakePins(p) });
+}
+
+/**
+ * Render `flake.lock` as Nix writes it (lock file version 7, Nix 2.4 and later; nixos/nix src/libexpr/flake/lockfile.cc):
+ * a root node listing the inputs, one node per pin with `flake: false`, `locked` = { narHash, owner, repo, rev, type:
+ * "github" } and `original` = the input's URL as written. `lastModified` is left out: no catalog source gives the commit
+ * time, and Nix compares it only when the lock has it. Pretty JSON (2 spaces) with a final newline; JSON has no comments,
+ * so it carries no generated header.
+ */
+export function renderFlakeLock(p: Project): string {
+  const pins = flakePins(p);
+  const nodes: Record<string, unknown> = {};
+  for (const pin of pins)
+    nodes[pin.input] = {
+      flake: false,
+      locked: { narHash: pin.narHash, owner: "NixOS", repo: "nixpkgs", rev: pin.rev, type: "github" },
+      original: { owner: "NixOS", repo: "nixpkgs", rev: pin.rev, type: "github" },
+    };
+  nodes.root = { inputs: Object.fromEntries(pins.map((pin) => [pin.input, pin.input])) };
+  return JSON.stringify({ nodes, root: "root", version: 7 }, null, 2) + "\n";
 }
 
 /**
@@ -340,6 +408,7 @@ export function renderDocs(p: Project): FileMap {
     example,
     envExample,
     envPackage: ENV_PACKAGE,
+    environments: Object.entries(p.matrix.environments).map(([name, extras]) => ({ name, extras })),
     // The packages on torch the matrix asks for (names, the versions table); the reference lists every entry.
     onTorch: packagesOnTorch.filter((o) => p.matrix.packages.includes(o.name)),
     allOnTorch: packagesOnTorch.map((o) => ({
@@ -363,6 +432,8 @@ export function renderAll(p: Project): FileMap {
   for (const v of p.variants) files.set(v.file, renderVariant(v));
   files.set("pkgs/variants.nix", renderVariantsData(p));
   files.set("release.nix", renderRelease(p));
+  files.set("flake.nix", renderFlake(p));
+  files.set("flake.lock", renderFlakeLock(p));
   files.set(".flox/env/manifest.toml", renderManifest(p));
   files.set(".flox/env/manifest.lock", renderManifestLock(p));
   files.set(".flox/env.json", renderFloxEnvJson());

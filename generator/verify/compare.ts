@@ -8,7 +8,8 @@
  */
 import { capabilityRunsOn } from "../compat.ts";
 import { ENV_PACKAGE, onTorch } from "../catalog/packages.ts";
-import { parseName } from "../naming.ts";
+import { environmentOf, parseName } from "../naming.ts";
+import { extraPromise } from "../catalog/extras.ts";
 import { allowedSass, attribute, deviceCodePromises, formatArchs, ownerOf, smOf, type LibDeviceCode, type OriginPromise } from "./origins.ts";
 
 /** What probe.py prints (see its docstring); every field may be null where not applicable. */
@@ -50,6 +51,12 @@ export interface Probe {
   } | null;
   /** Per package built on torch (probes since issue 24; older probes have `torchaudio` only): see PackageProbe. */
   packages?: Record<string, PackageProbe> | null;
+  /**
+   * A named environment's extras (probes since issue 41, `--promise=FILE` with `extras`): per nixpkgs attribute, whether
+   * its modules import, the version of its distribution (importlib.metadata), and libtorch mapped by importing it that is
+   * not the variant's.
+   */
+  extras?: Record<string, { ok: boolean; error: string | null; version: string | null; newLibtorch: string[] }> | null;
   /** Per library: --list-elf/--list-ptx targets and, from probes since issue 22, -symbols blocks (origins.ts). */
   cuobjdump: { tool: string | null; error: string | null; libs: Record<string, LibDeviceCode> } | null;
 }
@@ -84,7 +91,7 @@ export function packageProbes(probe: Probe): Record<string, PackageProbe> {
  */
 export function promisedPackages(v: PromiseOf): [string, string][] {
   if (onTorch(v.package)) return [[v.package, v.version]];
-  if (v.package !== ENV_PACKAGE) return [];
+  if (v.package !== ENV_PACKAGE && environmentOf(v.package) === null) return [];
   const versions = v.onTorchVersions ?? {};
   const members = v.dependsOn
     ? v.dependsOn.map((n) => parseName(n)?.package).filter((p): p is string => !!p && !!onTorch(p))
@@ -113,6 +120,11 @@ export interface PromiseOf {
   cudaCapabilitiesForPackageSet?: boolean;
   /** nixpkgs revision (what the bundled libraries are depends on the pin). */
   nixpkgs?: string;
+  /**
+   * A named environment's extras as the Nix side resolved them (pkgs/checks.nix): nixpkgs attribute, the version the
+   * pin carries (null when unknown) and the modules to import (its pythonImportsCheck, else the attribute).
+   */
+  extras?: readonly (string | { attr: string; version: string | null; modules?: string[] })[];
 }
 
 /** One promise of the name and what was found. `ok: null` = cannot be checked here (e.g. no GPU on this host). */
@@ -235,6 +247,21 @@ export function checkPromise(v: PromiseOf, probe: Probe, opts: { isaRuns?: boole
         const r = a.gpu[chk.key];
         add(chk.label, r ? r.ok : null, "runs, equals the CPU result", r ? (r.error ?? (r.ok ? "equal" : "differs")) : "not run (no GPU)");
       }
+  }
+
+  // A named environment's extras: the version the pin carries, that it imports on the variant's torch; its device code
+  // is judged only where generator/catalog/extras.ts says how capabilities reach it (none so far: it is said so).
+  for (const x of v.extras ?? []) {
+    const { attr, version } = typeof x === "string" ? { attr: x, version: null } : x;
+    const r = probe.extras?.[attr];
+    if (!r || !r.ok) {
+      add(`extra ${attr} imports`, false, `${attr}${version ? ` ${version}` : ""}`, r?.error ?? "not probed");
+      continue;
+    }
+    if (version !== null) add(`extra ${attr} version`, r.version !== null && baseVersion(r.version) === baseVersion(version), version, r.version ?? "?");
+    add(`extra ${attr} loads the variant's own libtorch`, r.newLibtorch.length === 0, `only ${t.libDir}`, r.newLibtorch.length ? `also ${r.newLibtorch.join(", ")}` : "same libtorch");
+    const promise = extraPromise(attr);
+    if (!promise.judged) add(`extra ${attr}: device code`, null, "judged by the catalog", "not judged (generator/catalog/extras.ts)");
   }
   return out;
 }

@@ -42,6 +42,8 @@ A torch import that dies (illegal instruction on a CPU without the variant's ISA
 reports the signal.
 """
 import glob
+import importlib
+import importlib.metadata
 import json
 import os
 import platform
@@ -451,6 +453,35 @@ def main(argv):
                 except Exception as e:  # noqa: BLE001 - e.g. "no kernel image is available for execution"
                     r["gpu"][key] = {"ok": False, "error": err(e)}
         out["packages"][name] = r
+
+    # A named environment's extras (--promise=FILE, the promise pkgs/checks.nix writes: "extras" = [{attr, modules,
+    # dist}]): each imports, its distribution's version, and the libtorch its import maps beside the variant's.
+    # `verify` on a host passes --extras=ATTR,… instead (modules and distribution named as the attribute).
+    for a in argv:
+        extras = None
+        if a.startswith("--promise="):
+            with open(a.split("=", 1)[1]) as f:
+                extras = json.load(f).get("extras") or []
+        elif a.startswith("--extras="):
+            extras = [{"attr": x} for x in a.split("=", 1)[1].split(",") if x]
+        if extras is None:
+            continue
+        out["extras"] = {}
+        for x in extras:
+            before = set(mapped_libs())
+            r = {"ok": False, "error": None, "version": None, "newLibtorch": []}
+            try:
+                for m in x.get("modules") or [x["attr"]]:
+                    importlib.import_module(m)
+                r["ok"] = True
+            except Exception as e:  # noqa: BLE001 - any import failure is a finding
+                r["error"] = err(e)
+            try:
+                r["version"] = importlib.metadata.version(x.get("dist") or x["attr"])
+            except Exception:  # noqa: BLE001
+                r["version"] = None
+            r["newLibtorch"] = sorted(p for p in mapped_libs() if p not in before)
+            out["extras"][x["attr"]] = r
 
     if tool is not None:
         c = {"tool": tool or None, "error": None, "libs": {}}
