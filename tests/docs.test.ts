@@ -17,7 +17,7 @@ import matrix from "../matrix.ts";
  * Pages other helpers of issues 38, 39 and 41 write on their branches, which the README already links to.
  * INTEGRATOR: remove each entry once its page is merged (the link test then requires the file itself).
  */
-const PAGES_WRITTEN_ELSEWHERE = new Set(["docs/gpu-driver.md", "docs/real-builds.md", "docs/environments.md", "docs/flake.md"]);
+const PAGES_WRITTEN_ELSEWHERE = new Set(["docs/gpu-driver.md", "docs/real-builds.md"]);
 
 /** Every Markdown page users read: README.md, ARCHITECTURE.md and docs/** (repository-relative paths). */
 function userDocs(): string[] {
