@@ -21,6 +21,8 @@ import { gccarchFeature } from "../expand.ts";
 import { wrap } from "../text.ts";
 import { formatName, parseName } from "../naming.ts";
 import { ENV_PACKAGE } from "../catalog/packages.ts";
+import { InputError } from "../errors.ts";
+import { GENERATED_MARK } from "../render/literals.ts";
 
 /** A variant as the checks need it. */
 export interface CheckedVariant {
@@ -258,7 +260,9 @@ export const CHECKS: readonly Check[] = [
     commands: ["doctor", "build"],
     blocking: true,
     appliesTo: (c) =>
-      c.localBuilds === false
+      c.command === "build" && c.backend === "flox"
+        ? "flox builds with the Nix it runs (build --dry-run lists what a builder must declare)"
+        : c.localBuilds === false
         ? "--max-jobs 0: this machine builds nothing"
         : c.builders
           ? "--builders given: build --dry-run says which builder takes which variant"
@@ -278,7 +282,7 @@ export const CHECKS: readonly Check[] = [
       return {
         status: "fail",
         detail:
-          `this Nix declares no ${missing.join(", ")}, which ${who.length} variant(s) require (e.g. ${who[0]}): Nix would refuse ` +
+          `this machine's Nix declares no ${missing.join(", ")}, which ${who.length} variant(s) require (e.g. ${who[0]}): Nix would refuse ` +
           "them after building their dependencies",
         fix: unrunnable.length
           ? `this CPU cannot run ${unrunnable.join(", ")}: build on a machine that can (--builders), whose nix.conf declares it`
@@ -455,5 +459,39 @@ export function checkedVariants(
       file: v.file,
       envFile: env !== null ? files.get(env) : undefined,
     };
+  });
+}
+
+/** build/publish cannot start: a blocking check failed. Exit 2; the message holds the check lines with their fixes. */
+export class PreflightError extends InputError {
+  override name = "PreflightError";
+  constructor(
+    readonly results: readonly CheckResult[],
+    width: number,
+  ) {
+    super(`cannot start: a check failed (variant-matrix doctor runs them all)\n${formatChecks(results.filter((r) => r.status === "fail"), width)}`);
+  }
+}
+
+/**
+ * Throw PreflightError when a blocking check of `results` failed.
+ * @throws PreflightError listing the failed checks (blocking or not) with their fixes
+ */
+export function refuseOnBlocking(results: readonly CheckResult[], width: number): void {
+  if (results.some((r) => r.status === "fail" && r.blocking)) throw new PreflightError(results, width);
+}
+
+/**
+ * Whether building `files` makes this host's Nix evaluate a catalog pin: a generated wrapper (its first line is the
+ * generator's header) imports pkgs/matrix.nix, which fetches the pinned nixpkgs; the user's own files (--pkgs-dir)
+ * are not known to.
+ */
+export function evaluatesPinnedNixpkgs(files: readonly string[]): boolean {
+  return files.some((f) => {
+    try {
+      return readFileSync(f, "utf8").startsWith(`# ${GENERATED_MARK}`);
+    } catch {
+      return false;
+    }
   });
 }
