@@ -18,13 +18,14 @@ export const explainCommand: CommandModule<{}, { name: string; json: boolean; ma
       .option("json", { type: "boolean", default: false })
       .options(matrixOption),
   handler: async (argv) => {
-    const [p, { explainName }, { modelCacheMisses }, { nixpkgsInstanceKey }, { modelDeviceCode, DEVICE_CODE_BYTES }, { bundledDeviceCode }] = await Promise.all([
+    const [p, { explainName }, { modelCacheMisses }, { nixpkgsInstanceKey }, { modelDeviceCode, DEVICE_CODE_BYTES }, { bundledDeviceCode }, { checkedVariants, hostDriverRoute }] = await Promise.all([
       project(argv.matrix),
       import("../explain.ts"),
       import("../driver/cache-model.ts"),
       import("../expand.ts"),
       import("../catalog/device-code-size.ts"),
       import("../catalog/device-code.ts"),
+      import("../preflight/checks.ts"),
     ]);
     const e = explainName(argv.name, p);
     // What the CUDA binary cache cannot serve this variant (the model of catalog/binary-cache.ts).
@@ -48,8 +49,10 @@ export const explainCommand: CommandModule<{}, { name: string; json: boolean; ma
             };
           })()
         : null;
+    // How it finds the host's GPU driver (preflight/checks.ts: NixOS, nixglhost, flox).
+    const hostDriver = e.kind === "variant" ? hostDriverRoute(checkedVariants([e.variant], p.variants)[0]!) : null;
     if (argv.json) {
-      console.log(JSON.stringify(e.kind === "variant" ? { kind: e.kind, ...e.variant, offCache, deviceCode } : e, null, 2));
+      console.log(JSON.stringify(e.kind === "variant" ? { kind: e.kind, ...e.variant, offCache, deviceCode, hostDriver } : e, null, 2));
     } else if (e.kind === "variant") {
       const v = e.variant;
       const rows: [string, string][] = [
@@ -67,6 +70,7 @@ export const explainCommand: CommandModule<{}, { name: string; json: boolean; ma
         ["nixpkgs", v.nixpkgs],
         ["nixpkgs sha256", v.nixpkgsSha256],
         ["systemFeatures", v.requiredSystemFeatures.join(" ") || "(none)"],
+        ...(hostDriver ? [["host driver", hostDriver.summary] as [string, string]] : []),
         ["file", v.file],
         ["dependsOn", v.dependsOn.join(", ") || "(none)"],
       ];

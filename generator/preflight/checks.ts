@@ -495,3 +495,17 @@ export function evaluatesPinnedNixpkgs(files: readonly string[]): boolean {
     }
   });
 }
+
+/**
+ * How a variant finds the host's GPU driver, for `explain`: null for a CPU variant; else NixOS natively, and elsewhere
+ * nixglhost from the environment variant of its combination (pkgs/torch-env.nix passthru `nixglhost`) or flox.
+ */
+export function hostDriverRoute(v: CheckedVariant): { summary: string; routes: string[] } | null {
+  if (v.cuda === null) return null;
+  return {
+    summary:
+      `libcuda.so.1 from ${NIXOS_DRIVER_LIB.dir} (NixOS); elsewhere through nixglhost ` +
+      `(${nixglhostBuildLine(v)}) or \`flox activate\` (cuda-detection): docs/gpu-driver.md`,
+    routes: driverRouteLines(v),
+  };
+}
