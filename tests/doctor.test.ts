@@ -11,14 +11,15 @@ import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, writeFile
 import { join } from "node:path";
 import { runChecks, type CheckResult, type PreflightContext } from "../generator/preflight/checks.ts";
 import { CUDA_CACHE_SUBSTITUTER } from "../generator/preflight/facts.ts";
-import { loadProject } from "../generator/project.ts";
+import { projectFromMatrix } from "../generator/project.ts";
+import matrix from "../matrix.ts";
 import { checkedVariants } from "../generator/preflight/checks.ts";
 import { ROOT, runCli, tempDir, writeMatrix } from "./helpers/cli.ts";
 import { nixPath, runNix } from "./helpers/nix.ts";
 
 const HOSTS = join(ROOT, "tests/fixtures/hosts");
 const STAND_IN_FLOX = join(ROOT, "tests/fixtures/stand-in-flox");
-const project = await loadProject({});
+const project = projectFromMatrix(matrix);
 const variant = (name: string) => {
   const v = project.variants.find((x) => x.name === name);
   if (!v) throw new Error(`no ${name} in the matrix`);
@@ -219,7 +220,7 @@ test("GPU driver: ✓ on NixOS (/run/opengl-driver/lib/libcuda.so.1); ✗ on a n
 });
 
 test("doctor (CLI) on the recorded DGX Spark as DGX OS: exit 1, one line per check at 80 columns, the driver path and the routes; --json; detect's pick without NAME", () => {
-  const h = makeHost({ recorded: "dgx-spark", nvidiaSmi: true, devNvidia: true, hostLibcuda: "/usr/lib/aarch64-linux-gnu/libcuda.so.1", nix: "2.24.9", nixConf: { "system-features": "big-parallel gccarch-armv9-a" } });
+  const h = makeHost({ recorded: "dgx-spark", nvidiaSmi: true, devNvidia: true, hostLibcuda: "/usr/lib/aarch64-linux-gnu/libcuda.so.1", nix: "2.24.9", nixConf: { "system-features": variant(SPARK_ENV).requiredSystemFeatures.join(" ") } });
   const args = ["doctor", SPARK_ENV, "--machine", "aarch64", "--host-root", h.root, "--backend", "nix"];
   const r = runCli(args, { env: { ...h.env, COLUMNS: "80" } });
   assert.is(r.status, 1, r.stderr);
@@ -233,7 +234,7 @@ test("doctor (CLI) on the recorded DGX Spark as DGX OS: exit 1, one line per che
   assert.is(rep.ok, false);
   assert.is(check(rep.checks, "gpu-driver").status, "fail");
   // NixOS: the same host passes.
-  const nixos = makeHost({ recorded: "dgx-spark", nvidiaSmi: true, devNvidia: true, nixos: true, nix: "2.24.9", nixConf: { "system-features": "big-parallel gccarch-armv9-a" } });
+  const nixos = makeHost({ recorded: "dgx-spark", nvidiaSmi: true, devNvidia: true, nixos: true, nix: "2.24.9", nixConf: { "system-features": variant(SPARK_ENV).requiredSystemFeatures.join(" ") } });
   const ok = runCli(["doctor", SPARK_ENV, "--machine", "aarch64", "--host-root", nixos.root, "--backend", "nix", "--json"], { env: nixos.env });
   assert.equal(JSON.parse(ok.stdout).checks.filter((c: CheckResult) => c.status === "fail").map((c: CheckResult) => c.id), [], ok.stdout);
   assert.is(ok.status, 0);

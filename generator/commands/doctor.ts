@@ -10,7 +10,7 @@
  * be read, an invalid matrix, no variant for this host).
  */
 import type { ArgumentsCamelCase, Argv, CommandModule } from "yargs";
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { exitCodeOf, InputError } from "../errors.ts";
 import { BACKEND_CHOICES } from "../driver/backend.ts";
@@ -53,7 +53,7 @@ export async function runDoctor(
 }
 
 async function doctor(args: DoctorArgs, io: { out: (s: string) => void }): Promise<number> {
-  const [{ loadVariants }, { readHost }, { recommend }, { parsePackage }, { resolveBackend, hostSystem }, pre, { wrap }] = await Promise.all([
+  const [{ loadVariants }, { readHost, hostFromTexts }, { recommend }, { parsePackage }, { resolveBackend, hostSystem }, pre, { wrap }] = await Promise.all([
     import("../variant-source.ts"),
     import("../detect/host.ts"),
     import("../detect/recommend.ts"),
@@ -62,6 +62,7 @@ async function doctor(args: DoctorArgs, io: { out: (s: string) => void }): Promi
     import("../preflight/checks.ts"),
     import("../text.ts"),
   ]);
+  const { runOn } = await import("../preflight/host.ts");
   const root = args.hostRoot ?? "/";
   const project = await loadVariants(args.matrix);
   let name = args.name;
@@ -69,11 +70,22 @@ async function doctor(args: DoctorArgs, io: { out: (s: string) => void }): Promi
   let system = hostSystem();
   if (name === undefined) {
     const rootCpuinfo = join(root, "proc/cpuinfo");
-    const host = await readHost({
-      cpuinfo: args.cpuinfo ?? (root !== "/" && existsSync(rootCpuinfo) ? rootCpuinfo : undefined),
-      nvidiaSmi: args["nvidia-smi"],
-      machine: args.machine,
-    });
+    // A modelled host (--host-root): its cpuinfo under the root, its nvidia-smi on PATH; else detect's own reading.
+    const host =
+      root !== "/" && args.cpuinfo === undefined && args["nvidia-smi"] === undefined && existsSync(rootCpuinfo)
+        ? (() => {
+            const smi = runOn({ root, env: process.env }, ["nvidia-smi", "--query-gpu=compute_cap,name,driver_version", "--format=csv,noheader"]);
+            return hostFromTexts({
+              cpuinfo: readFileSync(rootCpuinfo, "utf8"),
+              cpuinfoFile: rootCpuinfo,
+              nvidiaSmi: smi.code === 0 ? smi.stdout : null,
+              nvidiaSmiFile: "nvidia-smi",
+              gpuAbsentReason: smi.code === 0 ? null : "no NVIDIA GPU: nvidia-smi did not answer",
+              machine: args.machine ?? null,
+              machineSource: args.machine ? "--machine" : rootCpuinfo,
+            });
+          })()
+        : await readHost({ cpuinfo: args.cpuinfo, nvidiaSmi: args["nvidia-smi"], machine: args.machine });
     system = host.system;
     const r = recommend(host, project.variants, project.catalog, { package: parsePackage(args.package), excluded: project.excluded });
     name = r.variants[0] ?? r.cpuFallback ?? undefined;
