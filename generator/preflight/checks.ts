@@ -413,7 +413,7 @@ export function gpuDriverVerdict(p: Probes, v: CheckedVariant): Verdict {
     detail:
       `${d.smi ? `nvidia-smi sees ${d.smi.length} GPU(s)` : "/dev/nvidia0 exists"} and ${where}, but ${nixosLib} is missing ` +
       `(not NixOS): the variant's CUDA libraries look for libcuda only there (the runpath Nix gives them), so torch sees no GPU`,
-    fix: `run it through one of: ${driverRouteLines(v).join("; ")}`,
+    fix: `run it through one of:\n${driverRouteLines(v).join("\n")}`,
   };
 }
 
@@ -427,13 +427,16 @@ export function runChecks(host: Host, c: PreflightContext, only?: readonly strin
   });
 }
 
-/** The lines of `results` at `width` columns: "✓ title: detail", "✗ …" then "    fix: …", "– …". */
+/** The lines of `results` at `width` columns: "✓ title: detail", "✗ …" then "    fix: …" (a list when the fix has several lines), "– …". */
 export function formatChecks(results: readonly CheckResult[], width: number): string {
   const mark = { ok: "✓", fail: "✗", skip: "–" } as const;
   return results
     .flatMap((r) => [
       wrap(`${r.title}: ${r.detail}`, width, { indent: `  ${mark[r.status]} `, hang: "    " }),
-      ...(r.status === "fail" && r.fix ? [wrap(`fix: ${r.fix}`, width, { indent: "    ", hang: "      " })] : []),
+      // A fix of several lines (one per way) is a list under its first line.
+      ...(r.status === "fail" && r.fix
+        ? r.fix.split("\n").map((l, i) => (i === 0 ? wrap(`fix: ${l}`, width, { indent: "    ", hang: "      " }) : wrap(l, width, { indent: "      - ", hang: "        " })))
+        : []),
     ])
     .join("\n");
 }

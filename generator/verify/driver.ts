@@ -52,8 +52,8 @@ export function driverCause(f: DriverFacts, v: Pick<CheckedVariant, "name" | "fi
     lines: [
       `Nix's CUDA libraries load libcuda.so.1 from ${NIXOS_DRIVER_LIB.dir} only, which only NixOS creates (${lib} is missing here); ${where}, ` +
         "where Nix's glibc does not look.",
-      `run again through the host's driver: \`${rerun} --host-driver\` (nixglhost on PATH, or PATH of it), or run the environment itself through one of: ` +
-        driverRouteLines(v).join("; "),
+      `run again through the host's driver: \`${rerun} --host-driver\` (nixglhost on PATH, or PATH of it), or run the environment itself through one of:`,
+      ...driverRouteLines(v).map((l) => `- ${l}`),
     ],
   };
 }
