@@ -299,7 +299,8 @@ export async function runVerify(
  */
 function addDriverCause(report: VerifyReport, probe: Probe, variants: readonly Variant[], host: HostInfo | null, args: VerifyArgs): void {
   const v = variants.find((x) => x.name === report.name);
-  if (!v || !host || v.cuda === null || probe.gpu?.available || host.gpus.length === 0) return;
+  // Only when the probe asked torch for the GPU (not --no-gpu, not a probe recorded without it).
+  if (!v || !host || v.cuda === null || args.gpu === false || !probe.gpu || probe.gpu.available || host.gpus.length === 0) return;
   const h = { root: args.hostRoot ?? "/", env: process.env };
   const p = new Probes(h);
   const cause = driverCause(

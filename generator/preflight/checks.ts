@@ -8,7 +8,7 @@
  * --org, `flox auth status`. `blocking` says which ✗ stops `build`/`publish` with exit 2.
  */
 import { readFileSync } from "node:fs";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { compareVersions } from "../versions.ts";
 import { systemFeaturesLine } from "../driver/features.ts";
 import { CUDA_CACHE } from "../catalog/binary-cache.ts";
@@ -198,8 +198,14 @@ export function nixglhostBuildLine(v: Pick<CheckedVariant, "file" | "envFile">):
   return `nix-build ${v.envFile ?? v.file} -A nixglhost -o result-nixglhost`;
 }
 
-/** The ways to run on a non-NixOS host, each with its command, for `program` (e.g. result-NAME/bin/python3). */
-export function driverRouteLines(v: Pick<CheckedVariant, "file" | "envFile" | "name">, program = `result-${v.name}/bin/python3`): string[] {
+/**
+ * The ways to run on a non-NixOS host, each with its command, for `program` (default: the python3 of the environment
+ * variant of the combination, which is what holds an interpreter).
+ */
+export function driverRouteLines(
+  v: Pick<CheckedVariant, "file" | "envFile" | "name">,
+  program = `result-${v.envFile ? basename(v.envFile, ".nix") : v.name}/bin/python3`,
+): string[] {
   const nixglhost = DRIVER_ROUTES.find((r) => r.id === "nixglhost")!;
   const flox = DRIVER_ROUTES.find((r) => r.id === "flox")!;
   return [

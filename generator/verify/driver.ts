@@ -46,12 +46,13 @@ export function driverCause(f: DriverFacts, v: Pick<CheckedVariant, "name" | "fi
       ],
     };
   if (f.nixosDriver) return null;
-  const where = f.hostLibcuda.length ? `the host has it at ${f.hostLibcuda.join(", ")} (ldconfig -p)` : "`ldconfig -p` lists no libcuda.so.1 either";
+  const where = f.hostLibcuda.length
+    ? `the host has it at ${f.hostLibcuda.join(", ")} (ldconfig -p), where Nix's glibc does not look.`
+    : "`ldconfig -p` lists no libcuda.so.1 either: check the driver's installation (nvidia-smi runs, so its libraries may sit outside the ldconfig cache).";
   return {
     found: `torch sees no CUDA device though nvidia-smi lists ${f.hostGpus} GPU(s): libcuda.so.1 is not on the runpath Nix gave torch (${NIXOS_DRIVER_LIB.dir})`,
     lines: [
-      `Nix's CUDA libraries load libcuda.so.1 from ${NIXOS_DRIVER_LIB.dir} only, which only NixOS creates (${lib} is missing here); ${where}, ` +
-        "where Nix's glibc does not look.",
+      `Nix's CUDA libraries load libcuda.so.1 from ${NIXOS_DRIVER_LIB.dir} only, which only NixOS creates (${lib} is missing here); ${where}`,
       `run again through the host's driver: \`${rerun} --host-driver\` (nixglhost on PATH, or PATH of it), or run the environment itself through one of:`,
       ...driverRouteLines(v).map((l) => `- ${l}`),
     ],
