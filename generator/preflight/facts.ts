@@ -37,7 +37,7 @@ export const CUDA_CACHE_SUBSTITUTER = {
   url: "https://cache.nixos-cuda.org",
   publicKey: "cache.nixos-cuda.org:74DUi4Ye579gUqzH4ziL9IyiJBlDpMRn9MBN8oNan9M=",
   source:
-    "nixos-cuda/infra README (c2b55a1), as generator/ci.ts NIXOS_CUDA_CACHE records it; the same key name and value in " +
+    "nixos-cuda/infra README (c2b55a1; generator/ci.ts NIXOS_CUDA_CACHE takes it from here); the same key name and value in " +
     "NixOS configurations citing wiki.nixos.org/wiki/CUDA (some other repositories write invented `cache.nixos-cuda.org-1:` keys: " +
     "the key's name has no `-1`)",
 } as const;
