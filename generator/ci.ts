@@ -18,6 +18,7 @@
 import { Document, isScalar, type YAMLMap } from "yaml";
 import { variantRunsOn } from "./compat.ts";
 import { InputError } from "./errors.ts";
+import { CUDA_CACHE_SUBSTITUTER, NIX_MIN } from "./preflight/facts.ts";
 import type { Catalog, Variant } from "./schema.ts";
 
 /** GitHub's limit on the jobs one matrix may generate. */
@@ -400,8 +401,8 @@ export function githubWorkflowYaml(variants: readonly Variant[], o: GithubOption
   return head + yamlWithJobComments(workflow, comments);
 }
 
-/** The oldest Nix that evaluates nixpkgs of 2025 and later (nixpkgs lib/minver.nix). */
-export const NIX_MIN_VERSION = "2.18";
+/** The oldest Nix that evaluates nixpkgs of 2025 and later (nixpkgs lib/minver.nix; preflight/facts.ts NIX_MIN). */
+export const NIX_MIN_VERSION: string = NIX_MIN.version;
 
 /**
  * Shell that fails unless `nix --version` is at least `min` (sort -V orders versions: 2.8 < 2.18). Prints the version.
@@ -437,11 +438,8 @@ export function evalCheckScript(extra = ""): string {
   return `${CLI} eval --json${extra ? ` ${extra}` : ""} > eval.jsonl`;
 }
 
-/** The NixOS-CUDA binary cache and its signing key (nixos-cuda/infra README, c2b55a1). */
-export const NIXOS_CUDA_CACHE = {
-  url: "https://cache.nixos-cuda.org",
-  publicKey: "cache.nixos-cuda.org:74DUi4Ye579gUqzH4ziL9IyiJBlDpMRn9MBN8oNan9M=",
-} as const;
+/** The NixOS-CUDA binary cache and its signing key (nixos-cuda/infra README, c2b55a1; kept in preflight/facts.ts). */
+export const NIXOS_CUDA_CACHE = { url: CUDA_CACHE_SUBSTITUTER.url, publicKey: CUDA_CACHE_SUBSTITUTER.publicKey } as const;
 
 /**
  * Shell of the nightly cache check: at every catalog pin, torch's NCCL, NVSHMEM, MAGMA and triton for each Python set

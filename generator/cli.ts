@@ -21,6 +21,7 @@ import { evalCommand } from "./commands/eval.ts";
 import { fleetCommand } from "./commands/fleet.ts";
 import { pinCommand } from "./commands/pin.ts";
 import { publishCommand } from "./commands/publish.ts";
+import { doctorCommand } from "./commands/doctor.ts";
 
 /** Build the yargs parser (exported for tests). */
 export function cli(args: string[]): Argv {
@@ -37,7 +38,8 @@ export function cli(args: string[]): Argv {
     .command(verifyCommand as CommandModule)
     .command(pinCommand as CommandModule)
     .command(publishCommand as CommandModule)
-    .demandCommand(1, "name a command: generate, list, explain, build, eval, detect, fleet, ci, verify, pin, publish")
+    .command(doctorCommand as CommandModule)
+    .demandCommand(1, "name a command: generate, list, explain, build, eval, detect, fleet, ci, verify, pin, publish, doctor")
     .strict()
     .help()
     .alias("h", "help")

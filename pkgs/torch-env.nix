@@ -12,7 +12,8 @@
 # Returns
 #   `python.withPackages (_: members ++ [ torchcodec ])` of the variant's Python set (pkgs/python-set.nix, `torch`
 #   replaced, so torchcodec, when the set has one, is built on the same torch), with passthru-style attributes
-#   variant, torch and pythonPackages.
+#   variant, torch, pythonPackages and nixglhost (CUDA variants: the pin's nix-gl-host, the route to the host's GPU
+#   driver outside NixOS; see below).
 #
 # Named environments (matrix.ts `environments`, `llm-env-…`): variant.extras lists nixpkgs attribute names of the
 # variant's Python set; each is taken from the set built above (torch replaced), so an extra that takes `torch` is built
@@ -72,10 +73,22 @@ let
   env = if isaFeatures == [ ] then plainEnv else plainEnv.overrideAttrs (old: {
     requiredSystemFeatures = (old.requiredSystemFeatures or [ ]) ++ isaFeatures;
   });
+  # The host's GPU driver outside NixOS (docs/gpu-driver.md). The CUDA libraries of this environment load libcuda.so.1
+  # from /run/opengl-driver/lib only (their runpath: nixpkgs addDriverRunpath), which only NixOS creates; Nix's glibc
+  # does not read the host's /etc/ld.so.cache. nixpkgs' nix-gl-host (numtide/nix-gl-host, meta.mainProgram
+  # "nixglhost") runs a program with the host's libcuda.so* (found in LD_LIBRARY_PATH, /etc/ld.so.conf and its
+  # includes, /lib, /usr/lib, /lib64, /usr/lib64) on LD_LIBRARY_PATH: `nix-build FILE -A nixglhost -o result-nixglhost`
+  # gives the one of this variant's nixpkgs, and `result-nixglhost/bin/nixglhost result-NAME/bin/python3 …` runs on the
+  # GPU. Taken from the pin, not copied: whether a pin has the attribute was not read here (no copy of nixpkgs'
+  # by-name tree at the catalog pins was at hand); a pin without it says so when the attribute is asked for. The other
+  # route, `flox activate` of an environment that installs the variant (options.cuda-detection), needs nothing here.
+  nixglhost =
+    if variant.cuda == null then throw "${variant.name} is CPU-only: it loads no libcuda, so it needs no nixglhost"
+    else pkgs.nix-gl-host or (throw "${variant.name}: this nixpkgs (${variant.nixpkgsRev}) has no nix-gl-host; run through `flox activate` (cuda-detection) or on NixOS");
 in
 assert variant.role == "env";
 env // {
-  inherit variant torch pythonPackages;
+  inherit variant torch pythonPackages nixglhost;
   members = map (m: m.variant.name or m.name) checked;
   extras = extraNames;
 }

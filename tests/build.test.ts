@@ -278,7 +278,9 @@ test("flox backend (through a stand-in `flox` on PATH): auto picks it, runs `flo
   writeFileSync(
     join(bin, "flox"),
     `#!/bin/sh
-# flox stand-in for tests/build.test.ts: records argv, builds .flox/pkgs/NAME.nix to ./result-NAME.
+# flox stand-in for tests/build.test.ts: answers --version (build's preflight asks it), records the argv of every
+# other call, builds .flox/pkgs/NAME.nix to ./result-NAME.
+[ "$1" = --version ] && { echo 1.7.0; exit 0; }
 echo "cwd=$(pwd) argv=$*" >> "${calls}"
 [ "$1" = build ] || exit 64
 exec nix-build ".flox/pkgs/$2.nix" -o "result-$2" --option substituters ''

@@ -83,8 +83,12 @@ test("build --dry-run needs no network: it evaluates nothing unless --probe-stor
   const bin = join(dir, "bin");
   mkdirSync(bin);
   const marker = join(dir, "instantiated");
-  // A nix-instantiate that records being called (evaluating a generated file would fetch its pinned nixpkgs).
-  writeFileSync(join(bin, "nix-instantiate"), `#!/bin/sh\necho "$@" >> ${JSON.stringify(marker)}\necho "error: offline" >&2\nexit 1\n`);
+  // A nix-instantiate that records being called to evaluate (a generated file would fetch its pinned nixpkgs); it
+  // answers `--version` (the preflight's Nix version check) as Nix does, offline.
+  writeFileSync(
+    join(bin, "nix-instantiate"),
+    `#!/bin/sh\n[ "$1" = --version ] && { echo "nix-instantiate (Nix) 2.24.9"; exit 0; }\necho "$@" >> ${JSON.stringify(marker)}\necho "error: offline" >&2\nexit 1\n`,
+  );
   chmodSync(join(bin, "nix-instantiate"), 0o755);
   const env = { PATH: `${bin}:${process.env.PATH}` };
   const r = runCli(["build", "--dry-run", "--filter", "sm=90", "--filter", "isa=avx2", "--backend", "nix", "--logs-dir", join(dir, "logs")], { env });

@@ -93,6 +93,13 @@ export function formatRecommendation(r: Recommendation, install: { org?: string;
     out.push("");
   }
   if (r.status !== "ok" && r.cpuFallback) out.push(`CPU-only fallback: ${r.cpuFallback}`);
+  const next = r.variants[0] ?? r.cpuFallback;
+  if (next)
+    out.push(
+      ...(out.at(-1) === "" ? [] : [""]),
+      `Next: npx variant-matrix doctor ${next}`,
+      "  (checks Nix, nix.conf system features, store space, caches, the GPU driver)",
+    );
   return out.join("\n").trimEnd() + "\n";
 }
 

@@ -20,13 +20,14 @@ export const explainCommand: CommandModule<{}, { name: string; json: boolean; ma
       .option("json", { type: "boolean", default: false })
       .options(matrixOption),
   handler: async (argv) => {
-    const [p, { explainName }, { modelCacheMisses }, { nixpkgsInstanceKey }, { modelDeviceCode, DEVICE_CODE_BYTES }, { bundledDeviceCode }] = await Promise.all([
+    const [p, { explainName }, { modelCacheMisses }, { nixpkgsInstanceKey }, { modelDeviceCode, DEVICE_CODE_BYTES }, { bundledDeviceCode }, { checkedVariants, hostDriverRoute }] = await Promise.all([
       project(argv.matrix),
       import("../explain.ts"),
       import("../driver/cache-model.ts"),
       import("../expand.ts"),
       import("../catalog/device-code-size.ts"),
       import("../catalog/device-code.ts"),
+      import("../preflight/checks.ts"),
     ]);
     const e = explainName(argv.name, p);
     // What the CUDA binary cache cannot serve this variant (the model of catalog/binary-cache.ts).
@@ -53,8 +54,10 @@ export const explainCommand: CommandModule<{}, { name: string; json: boolean; ma
     const environment = e.kind === "variant" && e.variant.role === "env"
         ? environmentOf(e.variant, p.catalog.nixpkgs.find((n) => n.rev === e.variant.nixpkgs)?.torchcodec ?? null)
         : null;
+    // How it finds the host's GPU driver (preflight/checks.ts: NixOS, nixglhost, flox).
+    const hostDriver = e.kind === "variant" ? hostDriverRoute(checkedVariants([e.variant], p.variants)[0]!) : null;
     if (argv.json) {
-      console.log(JSON.stringify(e.kind === "variant" ? { kind: e.kind, ...e.variant, offCache, deviceCode, ...(environment ? { environment } : {}) } : e, null, 2));
+      console.log(JSON.stringify(e.kind === "variant" ? { kind: e.kind, ...e.variant, offCache, deviceCode, hostDriver, ...(environment ? { environment } : {}) } : e, null, 2));
     } else if (e.kind === "variant") {
       const v = e.variant;
       const rows: [string, string][] = [
@@ -72,6 +75,7 @@ export const explainCommand: CommandModule<{}, { name: string; json: boolean; ma
         ["nixpkgs", v.nixpkgs],
         ["nixpkgs sha256", v.nixpkgsSha256],
         ["systemFeatures", v.requiredSystemFeatures.join(" ") || "(none)"],
+        ...(hostDriver ? [["host driver", hostDriver.summary] as [string, string]] : []),
         ["file", v.file],
         ["dependsOn", v.dependsOn.join(", ") || "(none)"],
       ];

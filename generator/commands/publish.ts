@@ -4,8 +4,8 @@
  * checking flox's preconditions) or to a Nix binary cache (`nix copy --to URI` of each built closure). See
  * driver/publish.ts.
  *
- * Exit status: 0 done; 1 a publish or copy failed; 2 bad input: neither or both of --org/--to, an unknown name, a
- * failed precondition (a dirty tree under .flox/ or pkgs/, an unpushed revision, no manifest.lock, not logged in:
+ * Exit status: 0 done; 1 a publish or copy failed; 2 bad input: neither or both of --org/--to, an unknown name, no flox
+ * (or one older than 1.5.0) with --org (preflight/checks.ts, as doctor says it), a failed precondition (a dirty tree under .flox/ or pkgs/, an unpushed revision, no manifest.lock, not logged in:
  * with --dry-run too), or (--to) a variant that is not built (its build command is named).
  */
 import type { CommandModule } from "yargs";
@@ -67,9 +67,21 @@ export const publishCommand: CommandModule<object, PublishArgs> = {
       const { hostSystem } = await import("../driver/backend.ts");
       const host = hostSystem();
       const steps = pub.floxPublishPlan(ordered, argv.org, host);
+      // flox itself first (preflight/checks.ts, as doctor and build check it): without it nothing below can answer.
+      const [{ runChecks, refuseOnBlocking, formatChecks }, { thisHost }, { terminalWidth }] = await Promise.all([
+        import("../preflight/checks.ts"),
+        import("../preflight/host.ts"),
+        import("./shared.ts"),
+      ]);
+      const preflight = runChecks(thisHost(), { command: "publish", variants: [], backend: "flox", pinnedNixpkgs: false, hostSystem: host, org: argv.org }, ["flox"]);
+      if (preflight.some((r) => r.status === "fail")) {
+        if (argv.json) console.log(JSON.stringify({ dryRun: !!argv.dryRun, org: argv.org, preflight, steps }, null, 2));
+        else console.log(`flox publish to ${argv.org}:\n${formatChecks(preflight, terminalWidth())}`);
+        refuseOnBlocking(preflight, terminalWidth());
+      }
       const pre = await pub.floxPublishPreconditions(root);
       const failed = pre.filter((c) => !c.ok);
-      if (argv.json) console.log(JSON.stringify({ dryRun: !!argv.dryRun, org: argv.org, preconditions: pre, steps }, null, 2));
+      if (argv.json) console.log(JSON.stringify({ dryRun: !!argv.dryRun, org: argv.org, preflight, preconditions: pre, steps }, null, 2));
       else {
         console.log(`flox publish to ${argv.org}: ${steps.filter((s) => s.action === "publish").length} variant(s) on this host (${host}), ${steps.filter((s) => s.action === "skip").length} for other systems`);
         for (const c of pre) console.log(`  ${c.ok ? "✓" : "✗"} ${c.check}: ${c.detail}`);

@@ -2,7 +2,7 @@
  * `variant-matrix verify [NAME]`: run the probe (generator/verify/probe.py) in a Python environment and check the
  * promise of a variant's name against what it finds, one line per promise.
  *
- *   verify [NAME] [--python PATH] [--json] [--probe FILE] [--no-gpu]
+ *   verify [NAME] [--python PATH] [--json] [--probe FILE] [--no-gpu] [--host-driver [NIXGLHOST]]
  *          [--cpuinfo FILE] [--nvidia-smi FILE] [--machine ARCH] [--matrix FILE]
  *
  * NAME defaults to the variant `detect` picks for this host (the torchaudio variant when the environment has
@@ -31,6 +31,12 @@ import { isaFit } from "../compat.ts";
 import { loadVariants, type VariantSource } from "../variant-source.ts";
 import { allHold, checkPromise, identify, packageProbes, type Probe, type PromiseCheck } from "../verify/compare.ts";
 import { ENV_PACKAGE, TORCH_PACKAGE, packagesOnTorch } from "../catalog/packages.ts";
+import { checkedVariants, Probes } from "../preflight/checks.ts";
+import { existsOn } from "../preflight/host.ts";
+import { NIXOS_DRIVER_LIB } from "../preflight/facts.ts";
+import { driverCause } from "../verify/driver.ts";
+import { wrap } from "../text.ts";
+import { terminalWidth } from "./shared.ts";
 
 /** The probe script shipped in the repository (also used by pkgs/checks.nix). */
 export const PROBE_SCRIPT = path.join(REPO_ROOT, "generator", "verify", "probe.py");
@@ -50,6 +56,13 @@ export interface VerifyArgs {
   org?: string;
   /** Binary cache the variants are pushed to: added to the Nix install line. */
   substituter?: string;
+  /**
+   * Run the probe through the host's GPU driver route: `nixglhost` (nixpkgs' nix-gl-host) from PATH when "" , else this
+   * path to it (docs/gpu-driver.md).
+   */
+  hostDriver?: string;
+  /** Root directory host files are read under (tests: a fake host root); default "/". */
+  hostRoot?: string;
 }
 
 /** Bad input for verify (exit 2). */
@@ -61,6 +74,8 @@ export interface PythonTarget {
   env: Record<string, string>;
   /** What the user named, for messages. */
   label: string;
+  /** A program the interpreter runs under (e.g. ["/…/bin/nixglhost"]: the host's driver route). */
+  wrapper?: string[];
 }
 
 /**
@@ -103,14 +118,21 @@ export type ProbeRun = { ok: true; probe: Probe } | { ok: false; exit: 1 | 2; me
 /** Run probe.py in `target` (a real child process); never throws for a Python that fails. */
 export function runProbe(target: PythonTarget, opts: { gpu: boolean; extras?: readonly string[] }): ProbeRun {
   const args = [PROBE_SCRIPT, "--cuobjdump", ...(opts.gpu ? ["--gpu"] : []), ...(opts.extras?.length ? [`--extras=${opts.extras.join(",")}`] : [])];
-  const r = spawnSync(target.interpreter, args, {
+  const argv = [...(target.wrapper ?? []), target.interpreter, ...args];
+  const r = spawnSync(argv[0]!, argv.slice(1), {
     encoding: "utf8",
     env: { ...process.env, ...target.env },
     maxBuffer: 64 * 1024 * 1024,
     timeout: 30 * 60_000,
   });
   if (r.error && (r.error as NodeJS.ErrnoException).code === "ENOENT")
-    return { ok: false, exit: 2, message: `cannot run ${target.interpreter}: not found (give --python PATH)` };
+    return {
+      ok: false,
+      exit: 2,
+      message: target.wrapper
+        ? `cannot run ${target.wrapper[0]}: not found (--host-driver: put nixglhost on PATH or give its path; docs/gpu-driver.md)`
+        : `cannot run ${target.interpreter}: not found (give --python PATH)`,
+    };
   if (r.signal) {
     const why =
       r.signal === "SIGILL"
@@ -142,6 +164,8 @@ export interface VerifyReport {
   /** Variants of the matrix whose every promise holds for this installation. */
   installationIs: string[];
   nearest: { name: string; failed: number }[];
+  /** Why torch sees no GPU that nvidia-smi sees (verify/driver.ts), with the ways to run again; null when not that. */
+  hostDriver?: { lines: string[] } | null;
 }
 
 /**
@@ -201,6 +225,7 @@ export function formatReport(r: VerifyReport, install: { org?: string; substitut
     const mark = c.ok === true ? "✓" : c.ok === false ? "✗" : "–";
     out.push(`  ${mark} ${c.promise}: ${c.ok === true ? c.found : `expected ${c.expected}, found ${c.found}`}`);
   }
+  if (r.hostDriver) for (const l of r.hostDriver.lines) out.push(wrap(l, terminalWidth(), { indent: "    ", hang: "      " }));
   const failed = r.checks.filter((c) => c.ok === false).length;
   const unchecked = r.checks.filter((c) => c.ok === null).length;
   out.push(`${r.checks.length - failed - unchecked} of ${r.checks.length} promises hold, ${failed} failed, ${unchecked} not checkable here.`);
@@ -239,6 +264,7 @@ export async function runVerify(
       const extras = envName && environmentOf(envName) !== null && envName !== ENV_PACKAGE
         ? ((await source(args.matrix)).variants.find((v) => v.name === args.name)?.extras ?? [])
         : [];
+      if (args.hostDriver !== undefined) target.wrapper = [args.hostDriver || "nixglhost"];
       const r = runProbe(target, { gpu: args.gpu !== false, extras });
       if (!r.ok) {
         io.err(`verify: ${r.message}\n`);
@@ -260,6 +286,7 @@ export async function runVerify(
     }
     const { catalog, variants } = await source(args.matrix);
     const report = verifyProbe(probe, variants, catalog, host, args.name, label);
+    addDriverCause(report, probe, variants, host, args);
     io.out(args.json ? JSON.stringify(report, null, 2) + "\n" : formatReport(report, { org: args.org, substituter: args.substituter }));
     return report.holds ? 0 : 1;
   } catch (e) {
@@ -270,6 +297,35 @@ export async function runVerify(
     }
     throw e;
   }
+}
+
+/**
+ * When the variant's torch sees no GPU while nvidia-smi sees one, say why on the GPU check (verify/driver.ts) and how to
+ * run again through the host's driver; the check then fails instead of reading "not checkable here".
+ */
+function addDriverCause(report: VerifyReport, probe: Probe, variants: readonly Variant[], host: HostInfo | null, args: VerifyArgs): void {
+  const v = variants.find((x) => x.name === report.name);
+  // Only when the probe asked torch for the GPU (not --no-gpu, not a probe recorded without it).
+  if (!v || !host || v.cuda === null || args.gpu === false || !probe.gpu || probe.gpu.available || host.gpus.length === 0) return;
+  const h = { root: args.hostRoot ?? "/", env: process.env };
+  const p = new Probes(h);
+  const cause = driverCause(
+    {
+      cuda: v.cuda,
+      torchSeesGpu: !!probe.gpu?.available,
+      hostGpus: host.gpus.length,
+      hostLibcuda: p.driver().hostLibcuda,
+      nixosDriver: existsOn(h, `${NIXOS_DRIVER_LIB.dir}/libcuda.so.1`),
+      throughRoute: args.hostDriver !== undefined ? args.hostDriver || "nixglhost" : null,
+    },
+    checkedVariants([v], variants)[0]!,
+    `npx variant-matrix verify ${v.name}${args.python ? ` --python ${args.python}` : ""}`,
+  );
+  if (!cause) return;
+  const gpu = report.checks.find((c) => c.promise === "a GPU this variant runs on");
+  if (gpu) Object.assign(gpu, { ok: false, found: cause.found });
+  report.holds = allHold(report.checks);
+  report.hostDriver = { lines: cause.lines };
 }
 
 /** The yargs command module; generator/cli.ts registers it. Sets `process.exitCode` (0, 1 or 2). */
@@ -288,7 +344,12 @@ export const verifyCommand: CommandModule<object, VerifyArgs> = {
       .option("machine", { type: "string", describe: "Machine as `uname -m` prints it: x86_64 | aarch64" })
       .option("matrix", { type: "string", describe: "Matrix file (default: matrix.ts at the repository root)" })
       .option("org", { type: "string", describe: "Flox organisation the variants were published to: how to install the picked one" })
-      .option("substituter", { type: "string", describe: "binary cache the variants were pushed to: added to the Nix install line" }) as Argv<VerifyArgs>,
+      .option("substituter", { type: "string", describe: "binary cache the variants were pushed to: added to the Nix install line" })
+      .option("host-driver", {
+        type: "string",
+        describe: "run the probe through the host's GPU driver: nixglhost (nixpkgs' nix-gl-host) from PATH, or give its path",
+      })
+      .option("host-root", { type: "string", hidden: true, describe: "read host files under this root (tests)" }) as Argv<VerifyArgs>,
   handler: async (argv: ArgumentsCamelCase<VerifyArgs>) => {
     process.exitCode = await runVerify(argv);
   },

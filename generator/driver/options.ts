@@ -49,3 +49,57 @@ export interface BuildArgs {
 /** A usage error: printed without a stack, exit code 2. */
 export class UsageError extends InputError {}
 
+
+/** `build`'s options resolved against the project root and this machine (paths absolute, numbers checked). */
+export interface ResolvedBuildOptions {
+  root: string;
+  outDir: string;
+  logsRoot: string;
+  jobs: number | undefined;
+  cores: number | undefined;
+  retries: number;
+  maxJobs: number | undefined;
+  nixOptions: (readonly [string, string])[];
+  backend: "flox" | "nix";
+  matrixFile: string;
+}
+
+function positiveInt(name: string, v: number | undefined, min: number): number | undefined {
+  if (v === undefined) return undefined;
+  if (!Number.isInteger(v) || v < min) throw new UsageError(`--${name} must be an integer ≥ ${min}, got ${v}`);
+  return v;
+}
+
+/**
+ * Resolve `a` (paths against `projectRoot` and the cwd, numbers checked, the backend chosen: auto → flox when on PATH).
+ * @throws UsageError for a bad number or an option the flox backend does not take
+ */
+export async function resolveBuildOptions(a: BuildArgs, projectRoot: string, parseNixOptions: (s: string[] | undefined) => (readonly [string, string])[]): Promise<ResolvedBuildOptions> {
+  const { resolve } = await import("node:path");
+  const { resolveBackend } = await import("./backend.ts");
+  const root = resolve(a.root ?? projectRoot);
+  const outDir = a.outDir !== undefined ? resolve(a.outDir) : root;
+  const cores = positiveInt("cores", a.cores, 1);
+  const maxJobs = a.maxJobs === undefined ? undefined : positiveInt("max-jobs", a.maxJobs, 0);
+  const backend = await resolveBackend(a.backend ?? "auto");
+  if (backend === "flox") {
+    if (a.builders !== undefined || cores !== undefined || maxJobs !== undefined || a.substituters !== undefined)
+      throw new UsageError(
+        "--builders, --max-jobs, --substituters and --cores pass through to Nix with --backend nix only; flox build " +
+          "takes none of them (set `builders` / `max-jobs` / `substituters` / `cores` in nix.conf for flox, or use --backend nix)",
+      );
+    if (outDir !== root) throw new UsageError("--out-dir works with --backend nix only: flox writes result-NAME in the project root");
+  }
+  return {
+    root,
+    outDir: backend === "flox" ? root : outDir,
+    logsRoot: a.logsDir !== undefined ? resolve(a.logsDir) : resolve(root, "logs"),
+    jobs: positiveInt("jobs", a.jobs, 1),
+    cores,
+    retries: positiveInt("retries", a.retries ?? 0, 0) ?? 0,
+    maxJobs,
+    nixOptions: [...parseNixOptions(a.nixOption), ...(a.substituters !== undefined ? [["substituters", a.substituters] as const] : [])],
+    backend,
+    matrixFile: a.matrix !== undefined ? resolve(a.matrix) : resolve(root, "matrix.ts"),
+  };
+}

@@ -1,0 +1,153 @@
+/**
+ * `variant-matrix doctor [NAME]`: is this host ready to build and run NAME (default: the variant `detect` picks for
+ * it)? One line per check of generator/preflight/checks.ts, ✓ / ✗ / –, each ✗ with its exact fix (the convention of
+ * `brew doctor` and `flutter doctor`).
+ *
+ *   doctor [NAME] [--package P] [--backend auto|flox|nix] [--org ORG] [--json]
+ *          [--cpuinfo FILE] [--nvidia-smi FILE] [--machine ARCH] [--matrix FILE]
+ *
+ * Exit status: 0 every check that applies passes; 1 one fails; 2 bad input (an unknown NAME, a host file that cannot
+ * be read, an invalid matrix, no variant for this host).
+ */
+import type { ArgumentsCamelCase, Argv, CommandModule } from "yargs";
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { exitCodeOf, InputError } from "../errors.ts";
+import { BACKEND_CHOICES } from "../driver/backend.ts";
+import { terminalWidth } from "./shared.ts";
+
+/** Arguments of `doctor`, as yargs hands them to the handler. */
+export interface DoctorArgs {
+  name?: string;
+  package?: string;
+  backend?: string;
+  org?: string;
+  json?: boolean;
+  cpuinfo?: string;
+  "nvidia-smi"?: string;
+  machine?: string;
+  matrix?: string;
+  /** Root directory host files are read under (tests: a fake host root); default "/". */
+  hostRoot?: string;
+}
+
+/** Bad input for doctor (exit 2). */
+export class DoctorInputError extends InputError {}
+
+/**
+ * Run doctor: choose the variant, run the checks against this host, print. Returns the exit status.
+ * @param io where to write (defaults to the process streams)
+ */
+export async function runDoctor(
+  args: DoctorArgs,
+  io: { out: (s: string) => void; err: (s: string) => void } = { out: (s) => process.stdout.write(s), err: (s) => process.stderr.write(s) },
+): Promise<number> {
+  try {
+    return await doctor(args, io);
+  } catch (e) {
+    const code = exitCodeOf(e);
+    if (code === null) throw e;
+    io.err(`doctor: ${(e as Error).message}\n`);
+    return code;
+  }
+}
+
+async function doctor(args: DoctorArgs, io: { out: (s: string) => void }): Promise<number> {
+  const [{ loadVariants }, { readHost, hostFromTexts }, { recommend }, { parsePackage }, { resolveBackend, hostSystem }, pre, { wrap }] = await Promise.all([
+    import("../variant-source.ts"),
+    import("../detect/host.ts"),
+    import("../detect/recommend.ts"),
+    import("./detect.ts"),
+    import("../driver/backend.ts"),
+    import("../preflight/checks.ts"),
+    import("../text.ts"),
+  ]);
+  const { runOn } = await import("../preflight/host.ts");
+  const root = args.hostRoot ?? "/";
+  const project = await loadVariants(args.matrix);
+  let name = args.name;
+  let chosenBy = "given";
+  let system = hostSystem();
+  if (name === undefined) {
+    const rootCpuinfo = join(root, "proc/cpuinfo");
+    // A modelled host (--host-root): its cpuinfo under the root, its nvidia-smi on PATH; else detect's own reading.
+    const host =
+      root !== "/" && args.cpuinfo === undefined && args["nvidia-smi"] === undefined && existsSync(rootCpuinfo)
+        ? (() => {
+            const smi = runOn({ root, env: process.env }, ["nvidia-smi", "--query-gpu=compute_cap,name,driver_version", "--format=csv,noheader"]);
+            return hostFromTexts({
+              cpuinfo: readFileSync(rootCpuinfo, "utf8"),
+              cpuinfoFile: rootCpuinfo,
+              nvidiaSmi: smi.code === 0 ? smi.stdout : null,
+              nvidiaSmiFile: "nvidia-smi",
+              gpuAbsentReason: smi.code === 0 ? null : "no NVIDIA GPU: nvidia-smi did not answer",
+              machine: args.machine ?? null,
+              machineSource: args.machine ? "--machine" : rootCpuinfo,
+            });
+          })()
+        : await readHost({ cpuinfo: args.cpuinfo, nvidiaSmi: args["nvidia-smi"], machine: args.machine });
+    system = host.system;
+    const r = recommend(host, project.variants, project.catalog, { package: parsePackage(args.package), excluded: project.excluded });
+    name = r.variants[0] ?? r.cpuFallback ?? undefined;
+    if (name === undefined) throw new DoctorInputError("detect picks no variant for this host (run `variant-matrix detect` for why); name one: doctor NAME");
+    chosenBy = "picked by detect for this host";
+  } else if (args.machine) {
+    const { machineToSystem } = await import("../detect/host.ts");
+    system = machineToSystem(args.machine).system;
+  }
+  const variant = project.variants.find((v) => v.name === name);
+  if (!variant) throw new DoctorInputError(`unknown variant "${name}" (variant-matrix list names them)`);
+  const backend = await resolveBackend((args.backend ?? "auto") as never);
+  const results = pre.runChecks(
+    { root, env: process.env, cpuinfoFile: args.cpuinfo },
+    {
+      command: "doctor",
+      variants: pre.checkedVariants([variant], project.variants),
+      backend,
+      pinnedNixpkgs: true,
+      hostSystem: system,
+      org: args.org,
+    },
+  );
+  const failed = results.filter((r) => r.status === "fail");
+  if (args.json) {
+    io.out(JSON.stringify({ name, chosenBy, system, backend, checks: results, ok: failed.length === 0 }, null, 2) + "\n");
+    return failed.length ? 1 : 0;
+  }
+  const width = terminalWidth();
+  const lines = [
+    wrap(`doctor: ${name} (${chosenBy}), backend ${backend}, on ${system}`, width),
+    pre.formatChecks(results, width),
+    "",
+    wrap(
+      failed.length
+        ? `${failed.length} check(s) failed: apply the fix shown under each ✗, then run doctor again.`
+        : `Ready: build it with \`npx variant-matrix build ${name}\`` +
+            (variant.cuda !== null && results.find((r) => r.id === "gpu-driver")?.status === "ok" ? "." : "; on a GPU host run it as the GPU driver line says."),
+      width,
+    ),
+  ];
+  io.out(lines.join("\n") + "\n");
+  return failed.length ? 1 : 0;
+}
+
+/** The yargs command module; generator/cli.ts registers it. Sets `process.exitCode` (0, 1 or 2, see above). */
+export const doctorCommand: CommandModule<object, DoctorArgs> = {
+  command: "doctor [name]",
+  describe: "Check this host for a variant (default: the one detect picks): Nix, system features, store space, caches, flox, the GPU driver; each ✗ with its fix",
+  builder: (y: Argv<object>) =>
+    y
+      .positional("name", { type: "string", describe: "variant name (default: detect's pick for this host)" })
+      .option("package", { type: "string", default: "torchaudio", describe: "package detect picks for when NAME is not given" })
+      .option("backend", { type: "string", choices: BACKEND_CHOICES, default: "auto", describe: "the backend you will build with (auto: flox if on PATH)" })
+      .option("org", { type: "string", describe: "Flox organisation you will `publish --org` to: also checks `flox auth status`" })
+      .option("json", { type: "boolean", default: false, describe: "print the checks as JSON" })
+      .option("cpuinfo", { type: "string", describe: "read this recorded /proc/cpuinfo for detect's pick" })
+      .option("nvidia-smi", { type: "string", describe: "read this recorded nvidia-smi output for detect's pick" })
+      .option("machine", { type: "string", describe: "machine as `uname -m` prints it: x86_64 | aarch64" })
+      .option("matrix", { type: "string", describe: "matrix file (default: matrix.ts at the repository root)" })
+      .option("host-root", { type: "string", hidden: true, describe: "read host files under this root (tests)" }) as Argv<DoctorArgs>,
+  handler: async (argv: ArgumentsCamelCase<DoctorArgs>) => {
+    process.exitCode = await runDoctor(argv);
+  },
+};

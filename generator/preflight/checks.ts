@@ -1,0 +1,520 @@
+/**
+ * The checks `doctor`, `build` and `publish` share (issue 38): each a small record saying what it applies to, how it
+ * probes the host (generator/preflight/host.ts: a root directory and a PATH, so tests model hosts) and its verdict,
+ * ✓ ok, ✗ fail (with the exact fix) or – (does not apply here, and why). The facts compared against are in facts.ts.
+ *
+ * Which command runs which check: `doctor` all of them; `build` the ones it must not start without (Nix version when
+ * the pinned nixpkgs is evaluated, system features, flox) plus store space as a warning; `publish` flox and, with
+ * --org, `flox auth status`. `blocking` says which ✗ stops `build`/`publish` with exit 2.
+ */
+import { readFileSync } from "node:fs";
+import { basename, join } from "node:path";
+import { compareVersions } from "../versions.ts";
+import { systemFeaturesLine } from "../driver/features.ts";
+import { CUDA_CACHE } from "../catalog/binary-cache.ts";
+import { CUDA_CACHE_SUBSTITUTER, DRIVER_ROUTES, FLOX_MIN, NIX_MIN, NIXOS_DRIVER_LIB, STORE_FREE_FLOOR } from "./facts.ts";
+import { existsOn, runOn, type Host } from "./host.ts";
+import { parseCpuinfo } from "../detect/host.ts";
+import { isaFit } from "../compat.ts";
+import { catalog } from "../catalog/index.ts";
+import { gccarchFeature } from "../expand.ts";
+import { wrap } from "../text.ts";
+import { formatName, parseName } from "../naming.ts";
+import { ENV_PACKAGE } from "../catalog/packages.ts";
+import { InputError } from "../errors.ts";
+import { GENERATED_MARK } from "../render/literals.ts";
+
+/** A variant as the checks need it. */
+export interface CheckedVariant {
+  name: string;
+  system: string;
+  cuda: string | null;
+  package: string;
+  /** The derivation's requiredSystemFeatures (big-parallel, gccarch-…). */
+  requiredSystemFeatures: readonly string[];
+  /** Its file relative to the project root (`.flox/pkgs/NAME.nix`), for the commands in fixes. */
+  file: string;
+  /** The file of the environment variant of its combination (torch-env-…), which carries nixglhost; when the matrix has it. */
+  envFile?: string;
+}
+
+/** What the checks are asked about. */
+export interface PreflightContext {
+  command: "doctor" | "build" | "publish";
+  variants: readonly CheckedVariant[];
+  /** The backend chosen ("flox", "nix"), or null when none is (doctor without flox on PATH: the nix backend). */
+  backend: "flox" | "nix";
+  /** Whether this host's Nix evaluates the catalog's pinned nixpkgs (not when the user hands in their own files). */
+  pinnedNixpkgs: boolean;
+  /** This host's Nix system ("x86_64-linux"). */
+  hostSystem: string;
+  /** --builders given: remote machines may take what this one cannot. */
+  builders?: string;
+  /** --max-jobs 0: this machine builds nothing. */
+  localBuilds?: boolean;
+  /** publish --org ORG: flox auth status is needed. */
+  org?: string;
+  /** --nix-option pairs, passed to `nix show-config`. */
+  nixOptions?: readonly (readonly [string, string])[];
+}
+
+/** A check's answer. */
+export interface Verdict {
+  status: "ok" | "fail" | "skip";
+  /** What was found (or why the check does not apply). */
+  detail: string;
+  /** The exact fix, for "fail". */
+  fix?: string;
+}
+
+/** One check: what it applies to, how it probes, its verdict. */
+export interface Check {
+  id: string;
+  title: string;
+  /** Commands that run it. */
+  commands: readonly PreflightContext["command"][];
+  /** A ✗ stops build/publish with exit 2 (doctor exits 1 on any ✗). */
+  blocking: boolean;
+  /** null when it applies, else why not (shown as –). */
+  appliesTo(c: PreflightContext): string | null;
+  probe(p: Probes, c: PreflightContext): Verdict;
+}
+
+/** A check's result, as doctor prints it and --json writes it. */
+export interface CheckResult extends Verdict {
+  id: string;
+  title: string;
+  blocking: boolean;
+}
+
+/**
+ * What the host answers, each asked once: `nix-instantiate --version`, `nix show-config` (with and without
+ * nix-command), flox, nvidia-smi, ldconfig, df.
+ */
+export class Probes {
+  private memo = new Map<string, unknown>();
+  constructor(
+    readonly host: Host,
+    private readonly nixOptions: readonly (readonly [string, string])[] = [],
+  ) {}
+  private once<T>(key: string, f: () => T): T {
+    if (!this.memo.has(key)) this.memo.set(key, f());
+    return this.memo.get(key) as T;
+  }
+  /** The Nix version ("2.8.0"), or null when Nix is not on PATH. */
+  nixVersion(): string | null {
+    return this.once("nixVersion", () => {
+      const r = runOn(this.host, ["nix-instantiate", "--version"]);
+      return r.code === 0 ? (r.stdout.match(/(\d+\.\d+(?:\.\d+)?)/)?.[1] ?? null) : null;
+    });
+  }
+  /** `nix show-config` as a map (nix-command turned on for this call only), or null when it fails. */
+  nixConfig(): Map<string, string> | null {
+    return this.once("nixConfig", () => {
+      const opts = this.nixOptions.flatMap(([k, v]) => ["--option", k, v]);
+      const r = runOn(this.host, ["nix", "--extra-experimental-features", "nix-command", "show-config", ...opts]);
+      if (r.code !== 0) return null;
+      return new Map(
+        r.stdout
+          .split("\n")
+          .map((l) => l.match(/^([\w-]+) = ?(.*)$/))
+          .filter((m): m is RegExpMatchArray => m !== null)
+          .map((m) => [m[1]!, m[2]!.trim()] as const),
+      );
+    });
+  }
+  /** Whether `nix show-config` runs without --extra-experimental-features (nix-command on by the user's config). */
+  nixCommandOn(): boolean | null {
+    return this.once("nixCommand", () => {
+      const r = runOn(this.host, ["nix", "show-config"]);
+      if (r.code === null) return null;
+      return r.code === 0;
+    });
+  }
+  /** `flox --version` ("1.7.3"), "unknown" when flox runs but prints no version, null when flox is not on PATH. */
+  floxVersion(): string | null {
+    return this.once("flox", () => {
+      const r = runOn(this.host, ["flox", "--version"]);
+      if (r.code === null) return null;
+      return r.code === 0 ? (r.stdout.match(/(\d+\.\d+\.\d+)/)?.[1] ?? "unknown") : "unknown";
+    });
+  }
+  /** `flox auth status`: its exit code and first line. */
+  floxAuth(): { ok: boolean; line: string } {
+    return this.once("floxAuth", () => {
+      const r = runOn(this.host, ["flox", "auth", "status"]);
+      return { ok: r.code === 0, line: (r.code === 0 ? r.stdout || r.stderr : r.stderr || r.stdout).trim().split("\n")[0] ?? "" };
+    });
+  }
+  /** The NVIDIA driver as the host sees it: nvidia-smi's GPUs, /dev/nvidia0, libcuda.so.1 in `ldconfig -p`. */
+  driver(): { smi: string[] | null; device: boolean; hostLibcuda: string[] } {
+    return this.once("driver", () => {
+      const smi = runOn(this.host, ["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"]);
+      const ld = runOn(this.host, ["ldconfig", "-p"]);
+      const libs = ld.code === 0 ? parseLdconfig(ld.stdout).filter((l) => l.name === "libcuda.so.1").map((l) => l.path) : [];
+      return {
+        smi: smi.code === 0 ? smi.stdout.split("\n").map((l) => l.trim()).filter(Boolean) : null,
+        device: existsOn(this.host, "/dev/nvidia0"),
+        hostLibcuda: [...new Set(libs)],
+      };
+    });
+  }
+  /** Bytes free where the Nix store is (`df -Pk` of /nix/store, else /nix, else /), or null when df cannot say. */
+  storeFree(): { path: string; bytes: number } | null {
+    return this.once("df", () => {
+      const path = ["/nix/store", "/nix", "/"].find((p) => existsOn(this.host, p)) ?? "/";
+      const r = runOn(this.host, ["df", "-Pk", join(this.host.root, path)]);
+      const line = r.code === 0 ? r.stdout.trim().split("\n")[1] : undefined;
+      const kib = Number(line?.split(/\s+/)[3]);
+      return Number.isFinite(kib) ? { path, bytes: kib * 1024 } : null;
+    });
+  }
+  /** The CPU's /proc/cpuinfo under the host root, or null. */
+  cpuinfo(): string | null {
+    return this.once("cpuinfo", () => {
+      try {
+        return readFileSync(this.host.cpuinfoFile ?? join(this.host.root, "proc/cpuinfo"), "utf8");
+      } catch {
+        return null;
+      }
+    });
+  }
+}
+
+/** `ldconfig -p` lines ("\tlibcuda.so.1 (libc6,AArch64) => /usr/lib/aarch64-linux-gnu/libcuda.so.1") as name and path. */
+export function parseLdconfig(text: string): { name: string; path: string }[] {
+  return text
+    .split("\n")
+    .map((l) => l.match(/^\s*(\S+)\s+\(.*\)\s+=>\s+(\S+)\s*$/))
+    .filter((m): m is RegExpMatchArray => m !== null)
+    .map((m) => ({ name: m[1]!, path: m[2]! }));
+}
+
+const gib = (b: number) => `${(b / 1000 ** 3).toFixed(1)} GB`;
+const cudaVariants = (c: PreflightContext) => c.variants.filter((v) => v.cuda !== null);
+
+/** The nix-build line that gives a CUDA environment variant's nixglhost (pkgs/torch-env.nix passthru). */
+export function nixglhostBuildLine(v: Pick<CheckedVariant, "file" | "envFile">): string {
+  return `nix-build ${v.envFile ?? v.file} -A nixglhost -o result-nixglhost`;
+}
+
+/**
+ * The ways to run on a non-NixOS host, each with its command, for `program` (default: the python3 of the environment
+ * variant of the combination, which is what holds an interpreter).
+ */
+export function driverRouteLines(
+  v: Pick<CheckedVariant, "file" | "envFile" | "name">,
+  program = `result-${v.envFile ? basename(v.envFile, ".nix") : v.name}/bin/python3`,
+): string[] {
+  const nixglhost = DRIVER_ROUTES.find((r) => r.id === "nixglhost")!;
+  const flox = DRIVER_ROUTES.find((r) => r.id === "flox")!;
+  return [
+    `nixglhost (nixpkgs' nix-gl-host): \`${nixglhostBuildLine(v)}\`, then \`result-nixglhost/bin/${nixglhost.command.replace("PROGRAM", program)}\``,
+    `flox: ${flox.command.replace("PROGRAM", "python3")} (cuda-detection, on by default, finds the host's libcuda)`,
+    "NixOS with hardware.nvidia: /run/opengl-driver/lib is there",
+  ];
+}
+
+/** The checks, in the order doctor prints them. */
+export const CHECKS: readonly Check[] = [
+  {
+    id: "nix-version",
+    title: "Nix version",
+    commands: ["doctor", "build"],
+    blocking: true,
+    appliesTo: (c) =>
+      c.backend === "flox"
+        ? "the flox backend evaluates with flox's own Nix"
+        : !c.pinnedNixpkgs
+          ? "the files built are your own (--pkgs-dir): no catalog pin is evaluated by this Nix"
+          : null,
+    probe: (p) => {
+      const have = p.nixVersion();
+      const fix = `install Nix >= ${NIX_MIN.version} with the official installer (the Nix manual, "Installation"), then open a new shell`;
+      if (have === null) return { status: "fail", detail: "Nix is not installed (no nix-instantiate on PATH)", fix };
+      return compareVersions(have, NIX_MIN.version) >= 0
+        ? { status: "ok", detail: `Nix ${have} (the catalog's pins need >= ${NIX_MIN.version}, their lib/minver.nix)` }
+        : {
+            status: "fail",
+            detail: `Nix ${have} is older than ${NIX_MIN.version}, which the pinned nixpkgs needs (its lib/minver.nix): it would abort evaluating it`,
+            fix,
+          };
+    },
+  },
+  {
+    id: "nix-command",
+    title: "nix-command",
+    commands: ["doctor"],
+    blocking: false,
+    appliesTo: () => null,
+    probe: (p) => {
+      const on = p.nixCommandOn();
+      if (on === null) return { status: "skip", detail: "Nix is not installed" };
+      return on
+        ? { status: "ok", detail: "on: `nix …` commands run as written" }
+        : {
+            status: "skip",
+            detail:
+              "off (Nix's default): not needed, the commands the docs show are nix-build and nix-instantiate; for `nix shell` or " +
+              "`nix copy` yourself add `extra-experimental-features = nix-command` to ~/.config/nix/nix.conf",
+          };
+    },
+  },
+  {
+    id: "system-features",
+    title: "system features",
+    commands: ["doctor", "build"],
+    blocking: true,
+    appliesTo: (c) =>
+      c.command === "build" && c.backend === "flox"
+        ? "flox builds with the Nix it runs (build --dry-run lists what a builder must declare)"
+        : c.localBuilds === false
+        ? "--max-jobs 0: this machine builds nothing"
+        : c.builders
+          ? "--builders given: build --dry-run says which builder takes which variant"
+          : c.variants.some((v) => v.system === c.hostSystem)
+            ? null
+            : `no variant here is for this host's system (${c.hostSystem})`,
+    probe: (p, c) => {
+      const conf = p.nixConfig();
+      if (!conf) return { status: "fail", detail: "`nix show-config` did not answer", fix: `install Nix >= ${NIX_MIN.version} (the official installer)` };
+      const declared = (conf.get("system-features") ?? "").split(/\s+/).filter(Boolean);
+      const required = [...new Set(c.variants.filter((v) => v.system === c.hostSystem).flatMap((v) => v.requiredSystemFeatures))].sort();
+      const missing = required.filter((f) => !declared.includes(f));
+      if (missing.length === 0) return { status: "ok", detail: `declared: ${required.join(" ") || "(none required)"}` };
+      const who = c.variants.filter((v) => v.requiredSystemFeatures.some((f) => missing.includes(f))).map((v) => v.name);
+      const runnable = hostGccarch(p, c.hostSystem);
+      const unrunnable = missing.filter((f) => f.startsWith("gccarch-") && runnable !== null && !runnable.includes(f));
+      return {
+        status: "fail",
+        detail:
+          `this machine's Nix declares no ${missing.join(", ")}, which ${who.length} variant(s) require (e.g. ${who[0]}): Nix would refuse ` +
+          "them after building their dependencies",
+        fix: unrunnable.length
+          ? `this CPU cannot run ${unrunnable.join(", ")}: build on a machine that can (--builders), whose nix.conf declares it`
+          : `add \`${systemFeaturesLine(missing)}\` to nix.conf (/etc/nix/nix.conf, then restart nix-daemon; NixOS: nix.settings.system-features)`,
+      };
+    },
+  },
+  {
+    id: "store-space",
+    title: "Nix store space",
+    commands: ["doctor", "build"],
+    blocking: false,
+    appliesTo: () => null,
+    probe: (p) => {
+      const f = p.storeFree();
+      if (!f) return { status: "skip", detail: "df could not say how much space is free" };
+      return f.bytes >= STORE_FREE_FLOOR.bytes
+        ? { status: "ok", detail: `${gib(f.bytes)} free at ${f.path}` }
+        : {
+            status: "fail",
+            detail: `${gib(f.bytes)} free at ${f.path}, less than the ${gib(STORE_FREE_FLOOR.bytes)} that a CUDA toolkit and one CUDA torch fill`,
+            fix: "free space (nix-collect-garbage -d) or put /nix on a larger disk",
+          };
+    },
+  },
+  {
+    id: "cuda-cache",
+    title: "CUDA binary cache",
+    commands: ["doctor"],
+    blocking: false,
+    appliesTo: (c) =>
+      cudaVariants(c).length === 0
+        ? "no CUDA variant"
+        : !cudaVariants(c).some((v) => (CUDA_CACHE.systems as string[]).includes(v.system))
+          ? `${CUDA_CACHE.name} builds for ${CUDA_CACHE.systems.join(", ")} only: the CUDA set of ${cudaVariants(c)[0]!.system} is built here`
+          : null,
+    probe: (p) => {
+      const conf = p.nixConfig();
+      if (!conf) return { status: "fail", detail: "`nix show-config` did not answer", fix: `install Nix >= ${NIX_MIN.version}` };
+      const subs = (conf.get("substituters") ?? "").split(/\s+/).map((s) => s.replace(/\/+$/, ""));
+      const keys = (conf.get("trusted-public-keys") ?? "").split(/\s+/);
+      const hasSub = subs.includes(CUDA_CACHE_SUBSTITUTER.url);
+      const hasKey = keys.includes(CUDA_CACHE_SUBSTITUTER.publicKey);
+      if (hasSub && hasKey) return { status: "ok", detail: `${CUDA_CACHE_SUBSTITUTER.url} with its key` };
+      const lines = [
+        ...(hasSub ? [] : [`extra-substituters = ${CUDA_CACHE_SUBSTITUTER.url}`]),
+        ...(hasKey ? [] : [`extra-trusted-public-keys = ${CUDA_CACHE_SUBSTITUTER.publicKey}`]),
+      ];
+      return {
+        status: "fail",
+        detail: `${hasSub ? "the key" : "the substituter"} of ${CUDA_CACHE.name} is not configured: its CUDA packages would be built here`,
+        fix: `add ${lines.map((l) => `\`${l}\``).join(" and ")} to /etc/nix/nix.conf, then restart nix-daemon`,
+      };
+    },
+  },
+  {
+    id: "flox",
+    title: "flox",
+    commands: ["doctor", "build", "publish"],
+    blocking: true,
+    appliesTo: (c) => (c.backend === "flox" || c.org !== undefined ? null : "the nix backend is chosen"),
+    probe: (p) => {
+      const v = p.floxVersion();
+      const fix = `install flox >= ${FLOX_MIN.version} (flox.dev docs, "Install Flox"), or build with --backend nix`;
+      if (v === null) return { status: "fail", detail: "flox is not installed (no flox on PATH)", fix };
+      if (v === "unknown") return { status: "ok", detail: "flox is on PATH (it printed no version)" };
+      return compareVersions(v, FLOX_MIN.version) >= 0
+        ? { status: "ok", detail: `flox ${v}` }
+        : { status: "fail", detail: `flox ${v} is older than ${FLOX_MIN.version}, the first whose flox build builds .flox/pkgs/*.nix`, fix: `upgrade flox to >= ${FLOX_MIN.version}` };
+    },
+  },
+  {
+    id: "flox-auth",
+    title: "flox auth",
+    commands: ["doctor", "publish"],
+    blocking: true,
+    appliesTo: (c) => (c.org !== undefined ? null : "only publish --org needs a login"),
+    probe: (p) => {
+      if (p.floxVersion() === null) return { status: "skip", detail: "flox is not installed (the flox line says how to install it)" };
+      const a = p.floxAuth();
+      return a.ok ? { status: "ok", detail: a.line || "logged in" } : { status: "fail", detail: `flox auth status: ${a.line || "not logged in"}`, fix: "flox auth login" };
+    },
+  },
+  {
+    id: "gpu-driver",
+    title: "GPU driver",
+    commands: ["doctor"],
+    blocking: false,
+    appliesTo: (c) => {
+      const cuda = cudaVariants(c);
+      if (cuda.length === 0) return "no CUDA variant: nothing loads libcuda";
+      if (!cuda.some((v) => v.system === c.hostSystem)) return `the CUDA variant is for ${cuda[0]!.system}, not this host (${c.hostSystem})`;
+      return null;
+    },
+    probe: (p, c) => gpuDriverVerdict(p, cudaVariants(c).find((v) => v.system === c.hostSystem)!),
+  },
+];
+
+/** The gccarch-… features this host's CPU runs (its /proc/cpuinfo under the root, through compat.ts isaFit), or null. */
+function hostGccarch(p: Probes, hostSystem: string): string[] | null {
+  const text = p.cpuinfo();
+  if (text === null) return null;
+  try {
+    return isaFit({ system: hostSystem as never, cpu: parseCpuinfo(text) }, catalog).runnable.map(gccarchFeature);
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The GPU driver as the variant's CUDA libraries see it: their runpath holds /run/opengl-driver/lib only.
+ * ✓ NixOS with libcuda.so.1 there, or a process already run through a route (flox activation with cuda-detection on);
+ * ✗ a host whose driver sits elsewhere (nvidia-smi, /dev/nvidia0, `ldconfig -p`), with the routes that work;
+ * – no NVIDIA driver here (fine for building).
+ */
+export function gpuDriverVerdict(p: Probes, v: CheckedVariant): Verdict {
+  const nixosLib = `${NIXOS_DRIVER_LIB.dir}/libcuda.so.1`;
+  if (existsOn(p.host, nixosLib)) return { status: "ok", detail: `${nixosLib} is there (NixOS): the variant's CUDA libraries load it` };
+  const d = p.driver();
+  const env = p.host.env;
+  if (env.FLOX_ENV && env._FLOX_ENV_CUDA_DETECTION === "1" && d.device)
+    return { status: "ok", detail: `run inside \`flox activate\` of ${env.FLOX_ENV} with cuda-detection on: flox adds the host's libcuda` };
+  if (!d.smi && !d.device && d.hostLibcuda.length === 0)
+    return { status: "skip", detail: "no NVIDIA driver here (no nvidia-smi, /dev/nvidia0 or libcuda.so.1): fine for building; run on a GPU host" };
+  const where = d.hostLibcuda.length ? `the host's libcuda.so.1 is ${d.hostLibcuda.join(", ")} (ldconfig -p)` : "no libcuda.so.1 in `ldconfig -p`";
+  return {
+    status: "fail",
+    detail:
+      `${d.smi ? `nvidia-smi sees ${d.smi.length} GPU(s)` : "/dev/nvidia0 exists"} and ${where}, but ${nixosLib} is missing ` +
+      `(not NixOS): the variant's CUDA libraries look for libcuda only there (the runpath Nix gives them), so torch sees no GPU`,
+    fix: `run it through one of:\n${driverRouteLines(v).join("\n")}`,
+  };
+}
+
+/** Run the checks `command` runs against `host`, in order. */
+export function runChecks(host: Host, c: PreflightContext, only?: readonly string[]): CheckResult[] {
+  const p = new Probes(host, c.nixOptions ?? []);
+  return CHECKS.filter((k) => k.commands.includes(c.command) && (!only || only.includes(k.id))).map((k) => {
+    const why = k.appliesTo(c);
+    const v: Verdict = why !== null ? { status: "skip", detail: why } : k.probe(p, c);
+    return { id: k.id, title: k.title, blocking: k.blocking, ...v };
+  });
+}
+
+/** The lines of `results` at `width` columns: "✓ title: detail", "✗ …" then "    fix: …" (a list when the fix has several lines), "– …". */
+export function formatChecks(results: readonly CheckResult[], width: number): string {
+  const mark = { ok: "✓", fail: "✗", skip: "–" } as const;
+  return results
+    .flatMap((r) => [
+      wrap(`${r.title}: ${r.detail}`, width, { indent: `  ${mark[r.status]} `, hang: "    " }),
+      // A fix of several lines (one per way) is a list under its first line.
+      ...(r.status === "fail" && r.fix
+        ? r.fix.split("\n").map((l, i) => (i === 0 ? wrap(`fix: ${l}`, width, { indent: "    ", hang: "      " }) : wrap(l, width, { indent: "      - ", hang: "        " })))
+        : []),
+    ])
+    .join("\n");
+}
+
+/**
+ * Checked variants of `variants` (schema Variant or driver targets), each with the file of the environment variant of
+ * its combination when the matrix has one (it carries nixglhost).
+ */
+export function checkedVariants(
+  variants: readonly { name: string; system: string; cuda: string | null; package: string; requiredSystemFeatures?: readonly string[]; file: string }[],
+  all: readonly { name: string; file: string }[] = variants,
+): CheckedVariant[] {
+  const files = new Map(all.map((v) => [v.name, v.file]));
+  return variants.map((v) => {
+    const parts = parseName(v.name);
+    const env = parts ? formatName({ ...parts, package: ENV_PACKAGE as never }) : null;
+    return {
+      name: v.name,
+      system: v.system,
+      cuda: v.cuda,
+      package: v.package,
+      requiredSystemFeatures: [...(v.requiredSystemFeatures ?? [])],
+      file: v.file,
+      envFile: env !== null ? files.get(env) : undefined,
+    };
+  });
+}
+
+/** build/publish cannot start: a blocking check failed. Exit 2; the message holds the check lines with their fixes. */
+export class PreflightError extends InputError {
+  override name = "PreflightError";
+  constructor(
+    readonly results: readonly CheckResult[],
+    width: number,
+  ) {
+    super(`cannot start: a check failed (variant-matrix doctor runs them all)\n${formatChecks(results.filter((r) => r.status === "fail"), width)}`);
+  }
+}
+
+/**
+ * Throw PreflightError when a blocking check of `results` failed.
+ * @throws PreflightError listing the failed checks (blocking or not) with their fixes
+ */
+export function refuseOnBlocking(results: readonly CheckResult[], width: number): void {
+  if (results.some((r) => r.status === "fail" && r.blocking)) throw new PreflightError(results, width);
+}
+
+/**
+ * Whether building `files` makes this host's Nix evaluate a catalog pin: a generated wrapper (its first line is the
+ * generator's header) imports pkgs/matrix.nix, which fetches the pinned nixpkgs; the user's own files (--pkgs-dir)
+ * are not known to.
+ */
+export function evaluatesPinnedNixpkgs(files: readonly string[]): boolean {
+  return files.some((f) => {
+    try {
+      return readFileSync(f, "utf8").startsWith(`# ${GENERATED_MARK}`);
+    } catch {
+      return false;
+    }
+  });
+}
+
+/**
+ * How a variant finds the host's GPU driver, for `explain`: null for a CPU variant; else NixOS natively, and elsewhere
+ * nixglhost from the environment variant of its combination (pkgs/torch-env.nix passthru `nixglhost`) or flox.
+ */
+export function hostDriverRoute(v: CheckedVariant): { summary: string; routes: string[] } | null {
+  if (v.cuda === null) return null;
+  return {
+    summary:
+      `libcuda.so.1 from ${NIXOS_DRIVER_LIB.dir} (NixOS); elsewhere through nixglhost ` +
+      `(${nixglhostBuildLine(v)}) or \`flox activate\` (cuda-detection): docs/gpu-driver.md`,
+    routes: driverRouteLines(v),
+  };
+}

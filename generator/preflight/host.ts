@@ -1,0 +1,46 @@
+/**
+ * How the preflight checks see a host (I/O at the edge): a root directory (`/`, or a fake root in tests) under which
+ * files such as /etc/NIXOS, /dev/nvidia0 and /run/opengl-driver/lib/libcuda.so.1 are looked up, and the PATH and
+ * environment its executables (nix, flox, nvidia-smi, ldconfig, df) run with, so tests model hosts with stand-in
+ * executables.
+ */
+import { spawnSync } from "node:child_process";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+
+/** A host as the probes see it. */
+export interface Host {
+  /** Root directory host paths are looked up under ("/" on the real host). */
+  root: string;
+  /** Environment executables run with and are found through (its PATH). */
+  env: NodeJS.ProcessEnv;
+  /** A recorded /proc/cpuinfo to read instead of ROOT/proc/cpuinfo (doctor --cpuinfo). */
+  cpuinfoFile?: string;
+}
+
+/** The host this process runs on. */
+export function thisHost(): Host {
+  return { root: "/", env: process.env };
+}
+
+/** What a command printed and how it ended; `code` null when it could not be started (not on PATH). */
+export interface CommandResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * Run `argv` on `host` (found through the host's PATH), with a 60 s limit. Never throws.
+ * @returns code null when the executable is not found or cannot start
+ */
+export function runOn(host: Host, argv: readonly string[]): CommandResult {
+  const r = spawnSync(argv[0]!, argv.slice(1), { env: host.env, encoding: "utf8", timeout: 60_000, maxBuffer: 16 << 20 });
+  if (r.error) return { code: null, stdout: "", stderr: String((r.error as Error).message) };
+  return { code: r.status, stdout: r.stdout ?? "", stderr: r.stderr ?? "" };
+}
+
+/** Whether the host path `p` (absolute, e.g. "/dev/nvidia0") exists under the host's root. */
+export function existsOn(host: Host, p: string): boolean {
+  return existsSync(join(host.root, p));
+}

@@ -1,0 +1,369 @@
+/**
+ * Issue 38: the preflight checks (generator/preflight/checks.ts) that `doctor`, `build` and `publish` share, each with a
+ * ✓ and a ✗ case on modelled hosts: a fake host root (etc/NIXOS, run/opengl-driver/lib, dev/nvidia0, proc/cpuinfo of
+ * a recorded host) and STAND-IN executables on PATH (nix, nix-instantiate, flox, nvidia-smi, ldconfig, df) that print
+ * what the real ones print; the route to the host's GPU driver outside NixOS (the stand-in nixpkgs' nix-gl-host, built
+ * with the real nix-build); `verify` naming the missing driver path; build and publish refusing with exit 2.
+ */
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { runChecks, type CheckResult, type PreflightContext } from "../generator/preflight/checks.ts";
+import { CUDA_CACHE_SUBSTITUTER } from "../generator/preflight/facts.ts";
+import { projectFromMatrix } from "../generator/project.ts";
+import matrix from "../matrix.ts";
+import { checkedVariants } from "../generator/preflight/checks.ts";
+import { ROOT, runCli, tempDir, writeMatrix } from "./helpers/cli.ts";
+import { nixPath, runNix } from "./helpers/nix.ts";
+
+const HOSTS = join(ROOT, "tests/fixtures/hosts");
+const STAND_IN_FLOX = join(ROOT, "tests/fixtures/stand-in-flox");
+const project = projectFromMatrix(matrix);
+const variant = (name: string) => {
+  const v = project.variants.find((x) => x.name === name);
+  if (!v) throw new Error(`no ${name} in the matrix`);
+  return v;
+};
+const CPU = "pytorch-python313-cpu-avx2"; // requires big-parallel gccarch-x86-64-v3
+const H100 = "pytorch-python313-cuda12_8-sm90-avx512bf16";
+const SPARK_ENV = "torch-env-python313-cuda12_8-sm121-armv9";
+
+/** What a modelled host has. */
+interface HostModel {
+  /** nix-instantiate --version; null: no Nix. */
+  nix?: string | null;
+  /** nix.conf as `nix show-config` prints it. */
+  nixConf?: Record<string, string>;
+  /** nix-command enabled in the user's config. */
+  nixCommand?: boolean;
+  /** flox --version; null: no flox. */
+  flox?: string | null;
+  floxLoggedIn?: boolean;
+  /** Recorded host directory (cpuinfo, nvidia-smi.txt); its GPUs answer nvidia-smi. */
+  recorded?: string;
+  nvidiaSmi?: boolean;
+  devNvidia?: boolean;
+  nixos?: boolean;
+  /** `ldconfig -p` lists libcuda.so.1 at this path (and the file exists under the root). */
+  hostLibcuda?: string | null;
+  /** Free KiB `df -Pk` reports. */
+  freeKib?: number;
+}
+
+const sh = (file: string, body: string) => {
+  writeFileSync(file, `#!/bin/sh\n${body}\n`);
+  chmodSync(file, 0o755);
+};
+
+/** A fake root and a bin directory of stand-ins for `m`; returns the host for runChecks and the env for the CLI. */
+function makeHost(m: HostModel) {
+  const dir = tempDir("vm-doctor-");
+  const root = join(dir, "root");
+  const bin = join(dir, "bin");
+  mkdirSync(join(root, "nix/store"), { recursive: true });
+  mkdirSync(join(root, "proc"), { recursive: true });
+  mkdirSync(bin);
+  if (m.recorded) copyFileSync(join(HOSTS, m.recorded, "cpuinfo"), join(root, "proc/cpuinfo"));
+  if (m.nixos) {
+    mkdirSync(join(root, "etc"), { recursive: true });
+    writeFileSync(join(root, "etc/NIXOS"), "");
+    mkdirSync(join(root, "run/opengl-driver/lib"), { recursive: true });
+    writeFileSync(join(root, "run/opengl-driver/lib/libcuda.so.1"), "stand-in libcuda\n");
+  }
+  if (m.devNvidia) {
+    mkdirSync(join(root, "dev"), { recursive: true });
+    writeFileSync(join(root, "dev/nvidia0"), "");
+  }
+  if (m.nix !== null) {
+    const conf = Object.entries({ "system-features": "benchmark big-parallel kvm nixos-test", substituters: "https://cache.nixos.org/", "trusted-public-keys": "cache.nixos.org-1:6NCHdD59X431o0gWypbMrAURkbJ16ZPMQFGspcDShjY=", ...m.nixConf })
+      .map(([k, v]) => `${k} = ${v}`)
+      .join("\n");
+    writeFileSync(join(dir, "nix.conf"), conf + "\n");
+    // STAND-IN nix-instantiate: the version line Nix prints.
+    sh(join(bin, "nix-instantiate"), `[ "$1" = --version ] && { echo "nix-instantiate (Nix) ${m.nix ?? "2.24.9"}"; exit 0; }; exit 64`);
+    // STAND-IN nix: `show-config` prints the modelled nix.conf; without nix-command Nix refuses with its own message.
+    sh(
+      join(bin, "nix"),
+      `case " $* " in *" nix-command "*) ;; *) ${m.nixCommand ? ":" : `echo "error: experimental Nix feature 'nix-command' is disabled; use '--extra-experimental-features nix-command' to override" >&2; exit 1`};; esac
+case " $* " in *" show-config "*) cat "${join(dir, "nix.conf")}";; *) exit 64;; esac`,
+    );
+  }
+  if (m.flox !== undefined && m.flox !== null) {
+    // STAND-IN flox (tests/fixtures/stand-in-flox) with the modelled version and login.
+    sh(join(bin, "flox"), `STAND_IN_FLOX_VERSION=${m.flox} STAND_IN_FLOX_LOGGED_IN=${m.floxLoggedIn ? 1 : 0} exec "${join(STAND_IN_FLOX, "flox")}" "$@"`);
+  }
+  if (m.nvidiaSmi && m.recorded) {
+    // STAND-IN nvidia-smi: the recorded `--query-gpu=compute_cap,name,driver_version` answer (other queries: its columns 2-3).
+    const rec = join(HOSTS, m.recorded, "nvidia-smi.txt");
+    sh(join(bin, "nvidia-smi"), `case "$*" in *compute_cap*) cat "${rec}";; *) cut -d, -f2- "${rec}" | sed 's/^ //';; esac`);
+  }
+  if (m.hostLibcuda !== undefined) {
+    // STAND-IN ldconfig -p: glibc's format ("\tNAME (libc6,ARCH) => PATH").
+    const lines = ["\tlibc.so.6 (libc6,x86-64) => /lib/x86_64-linux-gnu/libc.so.6"];
+    if (m.hostLibcuda) {
+      lines.push(`\tlibcuda.so.1 (libc6,x86-64) => ${m.hostLibcuda}`);
+      mkdirSync(join(root, m.hostLibcuda, ".."), { recursive: true });
+      writeFileSync(join(root, m.hostLibcuda), "stand-in libcuda\n");
+      mkdirSync(join(root, "etc"), { recursive: true });
+      writeFileSync(join(root, "etc/ld.so.conf"), `${join(m.hostLibcuda, "..")}\n`);
+    }
+    sh(join(bin, "ldconfig"), `[ "$1" = -p ] || exit 64; echo "${lines.length} libs found in cache \\\`/etc/ld.so.cache'"; printf '%b\\n' ${lines.map((l) => `'${l}'`).join(" ")}`);
+  }
+  // STAND-IN df -Pk: POSIX format, the modelled free KiB.
+  sh(join(bin, "df"), `echo "Filesystem 1024-blocks Used Available Capacity Mounted on"; echo "/dev/stand-in 200000000 1 ${m.freeKib ?? 100_000_000} 1% /"`);
+  const env = { PATH: `${bin}:/usr/bin:/bin`, NIX_PATH: "", HOME: dir } as NodeJS.ProcessEnv;
+  return { root, bin, dir, env, host: { root, env } };
+}
+
+const ctx = (over: Partial<PreflightContext> & { names?: string[] }): PreflightContext => ({
+  command: "doctor",
+  variants: checkedVariants((over.names ?? [CPU]).map(variant), project.variants),
+  backend: "nix",
+  pinnedNixpkgs: true,
+  hostSystem: "x86_64-linux",
+  ...over,
+});
+const check = (results: CheckResult[], id: string) => results.find((r) => r.id === id)!;
+
+test("Nix version: ✓ at 2.18 or later, ✗ below with the official installer as the fix; – when the user's own files are built or flox builds", () => {
+  const ok = makeHost({ nix: "2.24.9" });
+  assert.is(check(runChecks(ok.host, ctx({})), "nix-version").status, "ok");
+  const old = makeHost({ nix: "2.8.0" });
+  const r = check(runChecks(old.host, ctx({})), "nix-version");
+  assert.is(r.status, "fail");
+  assert.match(r.detail, /Nix 2\.8\.0 is older than 2\.18/);
+  assert.match(r.fix!, /install Nix >= 2\.18 with the official installer/);
+  assert.is(check(runChecks(old.host, ctx({ pinnedNixpkgs: false })), "nix-version").status, "skip");
+  assert.is(check(runChecks(old.host, ctx({ backend: "flox" })), "nix-version").status, "skip");
+});
+
+test("nix-command: ✓ when the user's config turns it on; – (not ✗) when off, since the documented commands need none", () => {
+  assert.is(check(runChecks(makeHost({ nixCommand: true }).host, ctx({})), "nix-command").status, "ok");
+  const off = check(runChecks(makeHost({ nixCommand: false }).host, ctx({})), "nix-command");
+  assert.is(off.status, "skip");
+  assert.match(off.detail, /extra-experimental-features = nix-command/);
+});
+
+test("system features: ✓ when nix.conf declares the variant's; ✗ with the nix.conf line of what is missing (this CPU runs it)", () => {
+  const ok = makeHost({ recorded: "epyc-nogpu", nixConf: { "system-features": "big-parallel gccarch-x86-64-v3" } });
+  assert.is(check(runChecks(ok.host, ctx({})), "system-features").status, "ok");
+  const missing = makeHost({ recorded: "epyc-nogpu" });
+  const r = check(runChecks(missing.host, ctx({})), "system-features");
+  assert.is(r.status, "fail");
+  assert.match(r.detail, /declares no gccarch-x86-64-v3/);
+  assert.match(r.fix!, /add `extra-system-features = gccarch-x86-64-v3` to nix\.conf/);
+  // A CPU that cannot run the ISA is not told to declare it (EPYC 7763 has no AVX-512).
+  const avx512 = check(runChecks(missing.host, ctx({ names: [H100] })), "system-features");
+  assert.is(avx512.status, "fail");
+  assert.match(avx512.fix!, /this CPU cannot run gccarch-cooperlake/);
+  assert.is(check(runChecks(missing.host, ctx({ builders: "ssh://b x86_64-linux" })), "system-features").status, "skip");
+});
+
+test("store space: ✓ with room for a CUDA toolkit and torch, ✗ below the sourced floor", () => {
+  assert.is(check(runChecks(makeHost({ freeKib: 100_000_000 }).host, ctx({})), "store-space").status, "ok");
+  const r = check(runChecks(makeHost({ freeKib: 5_000_000 }).host, ctx({})), "store-space");
+  assert.is(r.status, "fail");
+  assert.match(r.detail, /5\.1 GB free at \/nix\/store, less than the 14\.0 GB/);
+});
+
+test("CUDA cache: ✓ with cache.nixos-cuda.org and its key, ✗ with the two nix.conf lines, – for aarch64 (the Hydra builds x86_64 only)", () => {
+  const conf = { substituters: `https://cache.nixos.org/ ${CUDA_CACHE_SUBSTITUTER.url}`, "trusted-public-keys": `cache.nixos.org-1:6NCHdD59X431o0gWypbMrAURkbJ16ZPMQFGspcDShjY= ${CUDA_CACHE_SUBSTITUTER.publicKey}` };
+  assert.is(check(runChecks(makeHost({ nixConf: conf }).host, ctx({ names: [H100] })), "cuda-cache").status, "ok");
+  const r = check(runChecks(makeHost({}).host, ctx({ names: [H100] })), "cuda-cache");
+  assert.is(r.status, "fail");
+  assert.ok(r.fix!.includes(`extra-substituters = ${CUDA_CACHE_SUBSTITUTER.url}`) && r.fix!.includes(`extra-trusted-public-keys = ${CUDA_CACHE_SUBSTITUTER.publicKey}`), r.fix);
+  assert.is(check(runChecks(makeHost({}).host, ctx({ names: [SPARK_ENV] })), "cuda-cache").status, "skip");
+  assert.is(check(runChecks(makeHost({}).host, ctx({})), "cuda-cache").status, "skip", "a CPU variant needs no CUDA cache");
+});
+
+test("flox: ✓ at 1.5.0 or later; ✗ when absent or older, with the install line; – with the nix backend", () => {
+  assert.is(check(runChecks(makeHost({ flox: "1.7.0" }).host, ctx({ backend: "flox" })), "flox").status, "ok");
+  const none = check(runChecks(makeHost({ flox: null }).host, ctx({ backend: "flox" })), "flox");
+  assert.is(none.status, "fail");
+  assert.match(none.detail, /flox is not installed/);
+  assert.match(none.fix!, /install flox >= 1\.5\.0/);
+  const old = check(runChecks(makeHost({ flox: "1.4.3" }).host, ctx({ backend: "flox" })), "flox");
+  assert.is(old.status, "fail");
+  assert.match(old.detail, /flox 1\.4\.3 is older than 1\.5\.0/);
+  assert.is(check(runChecks(makeHost({ flox: null }).host, ctx({})), "flox").status, "skip");
+});
+
+test("flox auth (publish --org only): ✓ logged in, ✗ not, with `flox auth login`; – when flox is not installed, never `flox auth login` then", () => {
+  assert.is(check(runChecks(makeHost({ flox: "1.7.0", floxLoggedIn: true }).host, ctx({ org: "acme" })), "flox-auth").status, "ok");
+  const out = check(runChecks(makeHost({ flox: "1.7.0" }).host, ctx({ org: "acme" })), "flox-auth");
+  assert.is(out.status, "fail");
+  assert.is(out.fix, "flox auth login");
+  const none = check(runChecks(makeHost({ flox: null }).host, ctx({ org: "acme" })), "flox-auth");
+  assert.is(none.status, "skip");
+  assert.not.match(none.detail, /auth login/);
+  assert.is(check(runChecks(makeHost({ flox: "1.7.0" }).host, ctx({})), "flox-auth").status, "skip");
+});
+
+test("GPU driver: ✓ on NixOS (/run/opengl-driver/lib/libcuda.so.1); ✗ on a non-NixOS GPU host, naming the path, the host's libcuda and the routes; – without a driver", () => {
+  const spark = { recorded: "dgx-spark", nvidiaSmi: true, devNvidia: true };
+  const c = ctx({ names: [SPARK_ENV], hostSystem: "aarch64-linux" });
+  assert.is(check(runChecks(makeHost({ ...spark, nixos: true }).host, c), "gpu-driver").status, "ok");
+  const dgxos = makeHost({ ...spark, hostLibcuda: "/usr/lib/aarch64-linux-gnu/libcuda.so.1" });
+  const r = check(runChecks(dgxos.host, c), "gpu-driver");
+  assert.is(r.status, "fail");
+  assert.match(r.detail, /nvidia-smi sees 1 GPU\(s\)/);
+  assert.match(r.detail, /the host's libcuda\.so\.1 is \/usr\/lib\/aarch64-linux-gnu\/libcuda\.so\.1 \(ldconfig -p\)/);
+  assert.match(r.detail, /\/run\/opengl-driver\/lib\/libcuda\.so\.1 is missing/);
+  assert.match(r.fix!, new RegExp(`nix-build \\.flox/pkgs/${SPARK_ENV}\\.nix -A nixglhost -o result-nixglhost`));
+  assert.match(r.fix!, /flox activate/);
+  assert.match(r.fix!, /NixOS/);
+  // Inside `flox activate` with cuda-detection on (flox's activation sets these), the route is taken.
+  const inFlox = { ...dgxos.host, env: { ...dgxos.env, FLOX_ENV: "/x/.flox/run/env", _FLOX_ENV_CUDA_DETECTION: "1" } };
+  assert.is(check(runChecks(inFlox, c), "gpu-driver").status, "ok");
+  assert.is(check(runChecks(makeHost({ recorded: "dgx-spark", hostLibcuda: null }).host, c), "gpu-driver").status, "skip");
+});
+
+test("doctor (CLI) on the recorded DGX Spark as DGX OS: exit 1, one line per check at 80 columns, the driver path and the routes; --json; detect's pick without NAME", () => {
+  const h = makeHost({ recorded: "dgx-spark", nvidiaSmi: true, devNvidia: true, hostLibcuda: "/usr/lib/aarch64-linux-gnu/libcuda.so.1", nix: "2.24.9", nixConf: { "system-features": variant(SPARK_ENV).requiredSystemFeatures.join(" ") } });
+  const args = ["doctor", SPARK_ENV, "--machine", "aarch64", "--host-root", h.root, "--backend", "nix"];
+  const r = runCli(args, { env: { ...h.env, COLUMNS: "80" } });
+  assert.is(r.status, 1, r.stderr);
+  for (const l of r.stdout.split("\n")) assert.ok([...l].length <= 80, `longer than 80: ${l}`);
+  assert.match(r.stdout, /✓ Nix version: Nix 2\.24\.9/);
+  assert.match(r.stdout, /✗ GPU driver:/);
+  assert.match(r.stdout.replace(/\s+/g, " "), /\/run\/opengl-driver\/lib\/libcuda\.so\.1 is missing/);
+  assert.match(r.stdout.replace(/\s+/g, " "), /result-nixglhost\/bin\/nixglhost result-torch-env-python313-cuda12_8-sm121-armv9\/bin\/python3/);
+  const j = runCli([...args, "--json"], { env: h.env });
+  const rep = JSON.parse(j.stdout) as { name: string; checks: CheckResult[]; ok: boolean };
+  assert.is(rep.ok, false);
+  assert.is(check(rep.checks, "gpu-driver").status, "fail");
+  // NixOS: the same host passes.
+  const nixos = makeHost({ recorded: "dgx-spark", nvidiaSmi: true, devNvidia: true, nixos: true, nix: "2.24.9", nixConf: { "system-features": variant(SPARK_ENV).requiredSystemFeatures.join(" ") } });
+  const ok = runCli(["doctor", SPARK_ENV, "--machine", "aarch64", "--host-root", nixos.root, "--backend", "nix", "--json"], { env: nixos.env });
+  assert.equal(JSON.parse(ok.stdout).checks.filter((c: CheckResult) => c.status === "fail").map((c: CheckResult) => c.id), [], ok.stdout);
+  assert.is(ok.status, 0);
+  // Without NAME: detect's pick for the recorded host (its cpuinfo under the root, its nvidia-smi on PATH).
+  const picked = runCli(["doctor", "--machine", "aarch64", "--host-root", h.root, "--json"], { env: h.env });
+  assert.match(JSON.parse(picked.stdout).name, /-sm121-armv9$/);
+  assert.is(JSON.parse(picked.stdout).chosenBy, "picked by detect for this host");
+  const bad = runCli(["doctor", "torch-env-python313-cuda12_8-sm999-armv9"], { env: h.env });
+  assert.is(bad.status, 2);
+  assert.match(bad.stderr, /unknown variant/);
+});
+
+test("the route outside NixOS: the environment's nixglhost (the pin's nix-gl-host, a stand-in here) finds a stand-in libcuda on a fake host root; nothing without it", () => {
+  const env = variant(SPARK_ENV.replace("sm121-armv9", "sm90-avx512bf16"));
+  const standIn = `(args: import ${nixPath(join(ROOT, "tests/fixtures/stand-in-nixpkgs"))} (args // { standIn = { pin = "${env.nixpkgs}"; }; }))`;
+  const dir = tempDir("vm-nixglhost-");
+  const out = join(dir, "result-nixglhost");
+  // The documented command (docs/gpu-driver.md), with the stand-in nixpkgs handed to the wrapper.
+  runNix("nix-build", [join(ROOT, env.file), "-A", "nixglhost", "-o", out, "--option", "substituters", "", "--arg", "variantMatrixNixpkgs", standIn]);
+  const h = makeHost({ hostLibcuda: "/usr/lib/x86_64-linux-gnu/libcuda.so.1" });
+  const seen = runNix(join(out, "bin/nixglhost"), ["sh", "-c", 'echo "$LD_LIBRARY_PATH"'], { env: { NIXGLHOST_STAND_IN_ROOT: h.root } }).trim();
+  assert.is(seen, join(h.root, "usr/lib/x86_64-linux-gnu"));
+  const bare = makeHost({});
+  assert.is(runNix(join(out, "bin/nixglhost"), ["sh", "-c", 'echo "$LD_LIBRARY_PATH"'], { env: { NIXGLHOST_STAND_IN_ROOT: bare.root } }).trim(), "");
+  // A CPU variant has none: it loads no libcuda.
+  const cpuEnv = project.variants.find((v) => v.package === "torch-env" && v.cuda === null)!;
+  let err = "";
+  try {
+    runNix("nix-instantiate", ["--eval", "-E", `(import ${nixPath(join(ROOT, cpuEnv.file))} { variantMatrixNixpkgs = ${standIn.replace(env.nixpkgs, cpuEnv.nixpkgs)}; }).nixglhost.drvPath`]);
+  } catch (e) {
+    err = String((e as Error).message);
+  }
+  assert.match(err, /is CPU-only: it loads no libcuda/);
+});
+
+test("verify on a recorded non-NixOS GPU host: a Nix-built torch that cannot load libcuda gets the cause and the rerun; --host-driver runs it through nixglhost and the GPU is seen", () => {
+  const dir = tempDir("vm-verify-driver-");
+  const matrix = writeMatrix(dir, {
+    releases: [{ torch: "2.12.0", nixpkgs: "2c423e03bbafcff28bfadc6781a4a8257f205cb5" }],
+    python: ["3.13"],
+    cuda: ["12.8"],
+    gpus: ["90"],
+    isas: ["avx512bf16"],
+    cpuOnly: false,
+  });
+  const recorded = JSON.parse(readFileSync(join(ROOT, "tests/fixtures/probes/h100-pypi-torch2.11.0-cu130/probe.json"), "utf8"));
+  const sees = join(dir, "sees.json");
+  const blind = join(dir, "blind.json");
+  writeFileSync(sees, JSON.stringify(recorded) + "\n");
+  writeFileSync(blind, JSON.stringify({ ...recorded, gpu: { available: false, devices: [], matmul: null } }) + "\n");
+  // STAND-IN environment: its python3 runs no Python; it prints the recorded H100 probe with the GPU as a Nix-built
+  // torch finds it here: seen only when a directory of LD_LIBRARY_PATH holds libcuda.so.1 (its runpath,
+  // /run/opengl-driver/lib, does not exist on this host).
+  const envDir = join(dir, "result-torch-env");
+  mkdirSync(join(envDir, "bin"), { recursive: true });
+  sh(join(envDir, "bin/python3"), `for d in $(echo "\${LD_LIBRARY_PATH:-}" | tr ':' ' '); do [ -e "$d/libcuda.so.1" ] && exec cat "${sees}"; done\nexec cat "${blind}"`);
+  const h = makeHost({ recorded: "spr-h100", nvidiaSmi: true, devNvidia: true, hostLibcuda: "/usr/lib/x86_64-linux-gnu/libcuda.so.1" });
+  const name = "pytorch-python313-cuda12_8-sm90-avx512bf16";
+  const rec = ["--cpuinfo", join(HOSTS, "spr-h100/cpuinfo"), "--nvidia-smi", join(HOSTS, "spr-h100/nvidia-smi.txt"), "--machine", "x86_64"];
+  const base = ["verify", name, "--python", envDir, ...rec, "--matrix", matrix, "--host-root", h.root];
+  const r = runCli(base, { env: { ...h.env, COLUMNS: "80" } });
+  assert.is(r.status, 1, r.stderr);
+  const flat = r.stdout.replace(/\s+/g, " ");
+  assert.match(flat, /✗ a GPU this variant runs on: expected SM90, found torch sees no CUDA device though nvidia-smi lists 8 GPU\(s\): libcuda\.so\.1 is not on the runpath Nix gave torch \(\/run\/opengl-driver\/lib\)/);
+  assert.match(flat, /the host has it at \/usr\/lib\/x86_64-linux-gnu\/libcuda\.so\.1 \(ldconfig -p\)/);
+  assert.match(flat, new RegExp(`npx variant-matrix verify ${name} --python ${envDir.replace(/[/.]/g, "\\$&")} --host-driver`));
+  const json = JSON.parse(runCli([...base, "--json"], { env: h.env }).stdout);
+  assert.ok(json.hostDriver.lines.length >= 2);
+  // Through the route: the stand-in nix-gl-host of the variant's pin, on PATH, finds the host's libcuda.
+  const standIn = `(args: import ${nixPath(join(ROOT, "tests/fixtures/stand-in-nixpkgs"))} (args // { standIn = { pin = "2c423e03bbafcff28bfadc6781a4a8257f205cb5"; }; }))`;
+  const envFile = join(ROOT, ".flox/pkgs/torch-env-python313-cuda12_8-sm90-avx512bf16.nix");
+  const out = join(dir, "result-nixglhost");
+  runNix("nix-build", ["--option", "substituters", "", "-E", `(import ${nixPath(envFile)} { variantMatrixNixpkgs = ${standIn}; }).nixglhost`, "-o", out]);
+  const through = runCli([...base, "--host-driver", join(out, "bin/nixglhost")], { env: { ...h.env, NIXGLHOST_STAND_IN_ROOT: h.root } });
+  assert.match(through.stdout, /✓ GPU NVIDIA H100 80GB HBM3 \(9\.0\) runs this variant's code/);
+  assert.not.match(through.stdout, /not on the runpath/);
+  // Without a nixglhost: exit 2 saying where to get it.
+  const missing = runCli([...base, "--host-driver", join(dir, "nope/nixglhost")], { env: h.env });
+  assert.is(missing.status, 2);
+  assert.match(missing.stderr, /--host-driver: put nixglhost on PATH or give its path/);
+});
+
+test("build refuses with exit 2 and the fix before any work: Nix older than the pin needs (not with the user's own files), a system feature not declared, the flox backend without flox; --dry-run prints them", () => {
+  const logs = tempDir("vm-preflight-");
+  const h = makeHost({ nix: "2.8.0", recorded: "epyc-nogpu" });
+  const build = (args: string[], env = h.env) => runCli(["build", CPU, "--logs-dir", logs, "--plain", ...args], { env: { ...env, COLUMNS: "80" } });
+  const old = build(["--backend", "nix", "--out-dir", logs]);
+  assert.is(old.status, 2, old.stdout + old.stderr);
+  assert.match(old.stderr, /✗ Nix version: Nix 2\.8\.0 is older than 2\.18/);
+  assert.match(old.stderr.replace(/\s+/g, " "), /fix: install Nix >= 2\.18 with the official installer/);
+  assert.is(existsSync(join(logs, `result-${CPU}`)), false);
+  // The dry run shows the same line (and plans).
+  const dry = build(["--backend", "nix", "--dry-run"]);
+  assert.is(dry.status, 0, dry.stderr);
+  assert.match(dry.stdout, /✗ Nix version: Nix 2\.8\.0 is older than 2\.18/);
+  // The user's own files (--pkgs-dir): no catalog pin is evaluated, so no Nix version refusal.
+  const own = build(["--backend", "nix", "--dry-run", "--json", "--pkgs-dir", join(ROOT, "tests/fixtures/build-pkgs"), "--matrix", join(ROOT, "tests/fixtures/build-matrix.ts")]);
+  assert.is(own.status, 0, own.stderr);
+  assert.is(JSON.parse(own.stdout).preflight.find((c: CheckResult) => c.id === "nix-version").status, "skip");
+  // A required system feature not declared (this Nix new enough, its own files): refused with the nix.conf line.
+  const newer = makeHost({ nix: "2.24.9", recorded: "epyc-nogpu" });
+  const feat = build(["--backend", "nix", "--out-dir", logs, "--pkgs-dir", join(ROOT, "tests/fixtures/build-pkgs"), "--matrix", join(ROOT, "tests/fixtures/build-matrix.ts")], newer.env);
+  assert.is(feat.status, 2, feat.stderr);
+  assert.match(feat.stderr.replace(/\s+/g, " "), /fix: add `extra-system-features = gccarch-x86-64-v3` to nix\.conf/);
+  // The flox backend without flox: refused, and the dry run says so too (it used to say nothing).
+  const flox = build(["--backend", "flox"]);
+  assert.is(flox.status, 2);
+  assert.match(flox.stderr, /✗ flox: flox is not installed/);
+  assert.match(flox.stderr.replace(/\s+/g, " "), /fix: install flox >= 1\.5\.0/);
+  const floxDry = build(["--backend", "flox", "--dry-run"]);
+  assert.match(floxDry.stdout, /✗ flox: flox is not installed/);
+});
+
+test("publish --org without flox: exit 2 with the install line, before flox's preconditions (never `flox auth login`); an old flox too", () => {
+  const h = makeHost({});
+  const r = runCli(["publish", CPU, "--org", "acme", "--dry-run"], { env: { ...h.env, COLUMNS: "80" } });
+  assert.is(r.status, 2, r.stdout + r.stderr);
+  assert.match(r.stdout + r.stderr, /✗ flox: flox is not installed/);
+  assert.match((r.stdout + r.stderr).replace(/\s+/g, " "), /install flox >= 1\.5\.0/);
+  assert.not.match(r.stdout + r.stderr, /flox auth login/);
+  const old = runCli(["publish", CPU, "--org", "acme", "--dry-run"], { env: makeHost({ flox: "1.4.3" }).env });
+  assert.is(old.status, 2);
+  assert.match(old.stdout + old.stderr, /flox 1\.4\.3 is older than 1\.5\.0/);
+});
+
+test("detect ends with the doctor line to run next", () => {
+  const r = runCli(["detect", "--cpuinfo", join(HOSTS, "dgx-spark/cpuinfo"), "--nvidia-smi", join(HOSTS, "dgx-spark/nvidia-smi.txt")]);
+  assert.is(r.status, 0, r.stderr);
+  assert.match(r.stdout, /\nNext: npx variant-matrix doctor torchaudio-python313-cuda\d+_\d+-sm121-armv9\n/);
+});
+
+test.run();
