@@ -17,7 +17,7 @@ import matrix from "../matrix.ts";
  * Pages other helpers of issues 38, 39 and 41 write on their branches, which the README already links to.
  * INTEGRATOR: remove each entry once its page is merged (the link test then requires the file itself).
  */
-const PAGES_WRITTEN_ELSEWHERE = new Set(["docs/gpu-driver.md", "docs/real-builds.md"]);
+const PAGES_WRITTEN_ELSEWHERE = new Set(["docs/real-builds.md"]);
 
 /** Every Markdown page users read: README.md, ARCHITECTURE.md and docs/** (repository-relative paths). */
 function userDocs(): string[] {
@@ -123,8 +123,9 @@ test("the README's quick start: detect, doctor, build, a run through the host-dr
     "npx variant-matrix detect",
     `npx variant-matrix doctor ${env}`,
     `nix-build .flox/pkgs/${env}.nix -o result-torch-env`,
-    "result-torch-env/bin/nixglhost result-torch-env/bin/python3",
-    `npx variant-matrix verify ${env} --python result-torch-env --host-driver`,
+    `nix-build .flox/pkgs/${env}.nix -A nixglhost -o result-nixglhost`,
+    "result-nixglhost/bin/nixglhost result-torch-env/bin/python3",
+    `npx variant-matrix verify ${env} --python result-torch-env \\\n  --host-driver result-nixglhost/bin/nixglhost`,
   ];
   const at = order.map((c) => start.indexOf(c));
   assert.ok(at.every((i) => i >= 0), `every step is there: ${order.filter((_, i) => at[i]! < 0).join("; ")}`);
