@@ -13,7 +13,7 @@
 #                                 attributes in the Python set of the variant's Python version only (python3Packages
 #                                 too when it is that set), so every package of that set that takes `torch` (the user's
 #                                 transformers, accelerate, …) is built on the variant's torch: one torch per closure.
-#     cudaPackages = final.<variant's cudaPackages_X_Y>;   CUDA variants: the one CUDA set of DESIGN.md rule 2, as
+#     cudaPackages = final.<variant's cudaPackages_X_Y>;   CUDA variants: the one CUDA set of ARCHITECTURE.md rule 2, as
 #                                 pkgs/nixpkgs.nix's overlay does (torch, magma, nccl take it through callPackage).
 #   }
 #

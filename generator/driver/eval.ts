@@ -194,7 +194,7 @@ export async function evalVariants(o: EvalOptions): Promise<{ results: EvalResul
           const refs = await $({ nothrow: true, quiet: true })`nix-store --query --references ${r.drvPath}`;
           const referenced = refs.exitCode === 0 && refs.stdout.split("\n").includes(pt.drvPath);
           // An environment holds packages the matrix did not build (torchcodec, named environments' extras): its whole
-          // .drv closure must hold no torch but its pytorch variant's (one torch per closure, DESIGN.md rule 8).
+          // .drv closure must hold no torch but its pytorch variant's (one torch per closure, ARCHITECTURE.md rule 8).
           if (v.role !== "env") {
             r.coupling = { pytorch, pytorchDrvPath: pt.drvPath, ok: referenced };
             return;
