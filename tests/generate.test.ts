@@ -112,14 +112,13 @@ for (const [what, patch, re] of badCases)
     assert.equal(listFiles(out), ["matrix.ts"]);
   });
 
-test("a matrix whose every combination is dropped still documents why (no crash, exit 0)", () => {
+test("a matrix whose every combination is dropped: exit 2 with why (issue 40: no silent, destructive generate), no file written", () => {
   const out = tempDir();
   const m = writeMatrix(out, { ...small, releases: [{ torch: "2.10.0" }] });
   const r = runCli(["generate", "--matrix", m, "--out", out]);
-  assert.is(r.status, 0, r.stderr);
-  const doc = readFileSync(join(out, "BUILD_MATRIX.md"), "utf8");
-  assert.match(doc, /no package variants/);
-  assert.match(doc, /No nixpkgs revision in the catalog carries PyTorch 2\.10\.0/);
+  assert.is(r.status, 2, r.stdout);
+  assert.match(r.stderr, /No nixpkgs revision in the catalog carries PyTorch 2\.10\.0/);
+  assert.equal(listFiles(out), ["matrix.ts"]);
 });
 
 test("a matrix.ts that does not load: exit 2, no file written", () => {
@@ -253,6 +252,37 @@ test("explain: a variant's parameters; a dropped name's reasons and nearest name
   const nonsense = runCli(["explain", "torch-cuda-whatever"]);
   assert.is(nonsense.status, 1);
   assert.match(nonsense.stdout, /naming rule/);
+});
+
+test("a matrix that yields no variant: exit 2 naming what dropped everything, and no file changes (git status clean)", () => {
+  const out = tempDir("vm-empty-");
+  execFileSync("git", ["init", "-q", out]);
+  const good = writeMatrix(tempDir("vm-empty-m-"), { ...small, gpus: ["90"] });
+  assert.is(runCli(["generate", "--matrix", good, "--out", out]).status, 0);
+  execFileSync("git", ["-c", "user.email=t@t", "-c", "user.name=t", "add", "-A"], { cwd: out });
+  execFileSync("git", ["-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "generated"], { cwd: out });
+  // SM110 (Thor) on CUDA 12.8 only, no CPU-only variants: every combination is dropped.
+  const empty = writeMatrix(tempDir("vm-empty-m-"), { ...small, gpus: ["110"], cpuOnly: false });
+  for (const args of [["generate"], ["generate", "--check"]]) {
+    const r = runCli([...args, "--matrix", empty, "--out", out]);
+    assert.is(r.status, 2, args.join(" "));
+    assert.is(r.stdout, "");
+    assert.match(r.stderr, /^variant-matrix: error: .*matrix\.ts yields no package variant: all \d+ of its combinations are dropped, so nothing was written/);
+    assert.match(r.stderr, /sm_110/, "names the reason that dropped them");
+    assert.is(execFileSync("git", ["status", "--porcelain"], { cwd: out, encoding: "utf8" }), "", "no file changed");
+  }
+  // The right case passes: the same matrix with CPU-only variants generates.
+  const cpu = writeMatrix(tempDir("vm-empty-m-"), { ...small, gpus: ["110"], cpuOnly: true });
+  assert.is(runCli(["generate", "--matrix", cpu, "--out", out]).status, 0);
+});
+
+test("generate names a requested package that yields no variant, with its first reason", () => {
+  const out = tempDir("vm-nopkg-");
+  const m = writeMatrix(out, { ...small, gpus: ["90"], packages: ["pytorch", "bitsandbytes"] });
+  const r = runCli(["generate", "--matrix", m, "--out", out]);
+  assert.is(r.status, 0, r.stderr);
+  assert.match(r.stdout, /note: no variant of bitsandbytes \(asked for in packages; \d+ combination\(s\)\s+dropped\): \S/);
+  assert.not.match(r.stdout, /no variant of pytorch/);
 });
 
 test("generate warns when generated files are not git-tracked (flox build sees tracked files only)", () => {

@@ -1,0 +1,48 @@
+/**
+ * What a matrix yields, judged before anything is written (pure): a matrix whose every combination is dropped, and
+ * the packages it asks for that get no variant. `generate` refuses the first (exit 2, nothing written) and names
+ * the second in its summary; the reasons are expand.ts's own (Excluded.reasons).
+ */
+import type { Excluded, Matrix, Variant } from "./schema.ts";
+
+/** A requested package that yields no variant, with the first reason of its first dropped combination. */
+export interface PackageWithoutVariant {
+  package: string;
+  /** Why, in words: expand's reason, or that no combination of the matrix includes it. */
+  reason: string;
+  /** How many of its combinations were dropped. */
+  dropped: number;
+}
+
+/**
+ * The packages of `matrix.packages` with no variant among `variants`, in the matrix's order, each with the first
+ * reason expand gave for its first dropped combination.
+ */
+export function packagesWithoutVariant(matrix: Pick<Matrix, "packages">, variants: readonly Variant[], excluded: readonly Excluded[]): PackageWithoutVariant[] {
+  const built = new Set(variants.map((v) => v.package));
+  return matrix.packages
+    .filter((p) => !built.has(p))
+    .map((p) => {
+      const ex = excluded.filter((e) => e.package === p);
+      return { package: p, dropped: ex.length, reason: ex[0]?.reasons[0] ?? "no combination of the matrix includes it" };
+    });
+}
+
+/**
+ * The message for a matrix that yields no package variant: how many combinations were dropped and the reasons
+ * that dropped them, most frequent first (at most `max`, each with its count), or null when some variant exists.
+ */
+export function noVariantMessage(variants: readonly Variant[], excluded: readonly Excluded[], matrixFile: string, max = 3): string | null {
+  if (variants.length) return null;
+  if (!excluded.length)
+    return `${matrixFile} yields no package variant and no combination at all (an axis is empty?); nothing was written`;
+  const count = new Map<string, number>();
+  for (const e of excluded) for (const r of new Set(e.reasons)) count.set(r, (count.get(r) ?? 0) + 1);
+  const top = [...count].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1));
+  const lines = top.slice(0, max).map(([r, n]) => `  - ${r} (drops ${n} of ${excluded.length})`);
+  const more = top.length > max ? `\n  … and ${top.length - max} more reason(s): \`variant-matrix list --excluded\` lists them all` : "";
+  return (
+    `${matrixFile} yields no package variant: all ${excluded.length} of its combinations are dropped, so nothing was written. ` +
+    `What dropped them:\n${lines.join("\n")}${more}`
+  );
+}
