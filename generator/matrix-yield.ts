@@ -46,3 +46,47 @@ export function noVariantMessage(variants: readonly Variant[], excluded: readonl
     `What dropped them:\n${lines.join("\n")}${more}`
   );
 }
+
+/** Dropped combinations that share their packages and reasons: one group of `list --excluded`. */
+export interface ExcludedGroup {
+  /** Combination names without package ("python313-cuda12_8-sm110-avx2"; with the release tag when names carry one). */
+  combinations: string[];
+  /** The packages dropped at each of them, in the matrix's order. */
+  packages: string[];
+  /** Indices into `reasons` of groupExcluded's answer. */
+  reasons: number[];
+}
+
+/**
+ * `list --excluded` grouped (pure): each dropped combination once with the packages it drops, combinations that
+ * drop the same packages for the same reasons together, and each distinct reason once (groups cite it by index).
+ * Order: first appearance in `excluded` (expand's order).
+ */
+export function groupExcluded(excluded: readonly Excluded[]): { reasons: string[]; groups: ExcludedGroup[] } {
+  const reasons: string[] = [];
+  const idx = (r: string) => {
+    const i = reasons.indexOf(r);
+    if (i >= 0) return i;
+    reasons.push(r);
+    return reasons.length - 1;
+  };
+  // Per combination (and reason set): the packages dropped there.
+  const byCombo = new Map<string, { combination: string; packages: string[]; reasons: number[] }>();
+  for (const e of excluded) {
+    const combination = e.name.slice(e.name.indexOf("-python") + 1);
+    const tag = /^(?:[a-z-]*?[a-z])(\d*)-python/.exec(e.name)?.[1] ?? "";
+    const rs = e.reasons.map(idx);
+    const key = `${tag}|${combination}|${rs.join(",")}`;
+    const c = byCombo.get(key) ?? { combination: tag ? `${combination} (release ${tag})` : combination, packages: [], reasons: rs };
+    if (!c.packages.includes(e.package)) c.packages.push(e.package);
+    byCombo.set(key, c);
+  }
+  const groups = new Map<string, ExcludedGroup>();
+  for (const c of byCombo.values()) {
+    const key = `${c.packages.join(",")}|${c.reasons.join(",")}`;
+    const g = groups.get(key) ?? { combinations: [], packages: c.packages, reasons: c.reasons };
+    g.combinations.push(c.combination);
+    groups.set(key, g);
+  }
+  return { reasons, groups: [...groups.values()] };
+}

@@ -227,7 +227,11 @@ test("list --json follows the contract", () => {
   assert.equal(Object.keys(ex[0]).sort(), ["name", "reasons"]);
   const noSuchIsa = runCli(["list", "--filter", "isa=avx3"]);
   assert.is(noSuchIsa.status, 2);
-  assert.match(noSuchIsa.stderr, /isa=avx3 matches no variant of this matrix; values of isa here: armv8_2, armv9, avx2/);
+  assert.match(noSuchIsa.stderr, /isa=avx3 matches no variant of this matrix; values of isa here: armv8_2, armv9, avx2.*; closest: avx2/);
+  // Numbers sort as numbers (75 before 100), with the closest values.
+  const sm95 = runCli(["list", "--filter", "sm=95"]);
+  assert.is(sm95.status, 2);
+  assert.match(sm95.stderr, /values of sm here: 75, 80, 86, 89, 90, 100, 103, 110, 120, 121, none; closest: 90, 75/);
   const badOut = runCli(["generate", "--out", "/proc/version/x"]);
   assert.is(badOut.status, 2);
   assert.not.match(badOut.stderr, /    at /, "no stack trace");
@@ -241,17 +245,33 @@ test("explain: a variant's parameters; a dropped name's reasons and nearest name
   assert.is(ok.status, 0, ok.stderr);
   assert.match(ok.stdout, /TORCH_CUDA_ARCH_LIST\s+12\.0/);
   assert.match(ok.stdout, /binary compatibility/i);
+  // A name that is no variant of the matrix is bad input for explain: exit 2, the why on stderr, nothing on stdout.
   const dropped = runCli(["explain", "pytorch-python313-cuda12_8-sm110-armv9"]);
-  assert.is(dropped.status, 1);
-  assert.match(dropped.stdout, /dropped/);
-  assert.match(dropped.stdout, /13\.0/);
-  assert.match(dropped.stdout, /nearest names that exist:\n  pytorch-python313-/);
+  assert.is(dropped.status, 2);
+  assert.is(dropped.stdout, "");
+  assert.match(dropped.stderr, /^variant-matrix: error: pytorch-python313-cuda12_8-sm110-armv9: dropped/);
+  assert.match(dropped.stderr, /13\.0/);
+  assert.match(dropped.stderr, /nearest names that exist:\n  pytorch-python313-/);
   const outside = runCli(["explain", "pytorch-python313-cuda12_8-sm70-avx2"]);
-  assert.is(outside.status, 1);
-  assert.match(outside.stdout, /add "70" to gpus/);
+  assert.is(outside.status, 2);
+  assert.match(outside.stderr, /add "70" to gpus/);
+  assert.match(outside.stderr, /as pytorch-python313-cuda12_8-sm70-avx2\)/, "named as this matrix would name it (no release tag)");
   const nonsense = runCli(["explain", "torch-cuda-whatever"]);
-  assert.is(nonsense.status, 1);
-  assert.match(nonsense.stdout, /naming rule/);
+  assert.is(nonsense.status, 2);
+  assert.match(nonsense.stderr, /naming rule/);
+  // An unknown value is named with the allowed values, in numeric order, and the closest ones.
+  const sm95 = runCli(["explain", "pytorch-python313-cuda12_8-sm95-avx2"]);
+  assert.is(sm95.status, 2);
+  assert.match(sm95.stderr, /SM95 is not a GPU of the catalog; SMs here: 70, 72, 75, 80, .*closest: 90, 75\./s);
+  const typo = runCli(["explain", "torchaudoi-python313-cpu-avx2"]);
+  assert.match(typo.stderr, /"torchaudoi" is not a package of the catalog; .*closest: torchaudio/s);
+  // explain cites the matrix's own pin (2c423e0), not another pin of the catalog.
+  const py311 = runCli(["explain", "torchaudio-python311-cuda12_8-sm90-avx512"]);
+  assert.match(py311.stderr, /nixpkgs 2c423e0 has no python311Packages/);
+  assert.not.match(py311.stderr, /0182a36/);
+  // A suggestion that adds a second release says it renames every variant.
+  const other = runCli(["explain", "pytorch29-python313-cuda12_8-sm90-avx2"]);
+  assert.match(other.stderr, /to releases \(this renames every existing variant/);
 });
 
 test("a matrix that yields no variant: exit 2 naming what dropped everything, and no file changes (git status clean)", () => {
