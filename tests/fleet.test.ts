@@ -101,7 +101,7 @@ test("preferences cost no extra variant: native code and the widest ISA wherever
 test("--write-matrix: the matrix it writes generates exactly the chosen variants (and their pytorch)", () => {
   const out = tempDir("vm-fleet-");
   const m = join(out, "matrix.ts");
-  const r = runCli(["fleet", ...FLEET, "--write-matrix", m]);
+  const r = runCli(["fleet", ...FLEET, "--package", "torchaudio", "--write-matrix", m]);
   assert.ok(r.status === 1 && /wrote/.test(r.stderr), r.stderr);
   // The written file imports ./generator/schema.ts; point it at this checkout.
   writeFileSync(m, readFileSync(m, "utf8").replace("./generator/schema.ts", join(ROOT, "generator/schema.ts")));

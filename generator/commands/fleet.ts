@@ -164,9 +164,9 @@ export async function runFleet(a: FleetArgs): Promise<void> {
       if (a.verbose) para(`why: ${b.why}`, "      ", "      ");
     }
     para(
-      a.verbose
+      a.verbose || f.samples
         ? `Model: ${modelText}.`
-        : `Model: ${f.samples ? `fitted on ${f.samples} recorded build(s)` : "no recorded builds: the default table of build times"}; --verbose or --json give its sources.`,
+        : "Model: no recorded builds: the default table of build times (--verbose or --json give their sources).",
       "  ",
       "    ",
     );
