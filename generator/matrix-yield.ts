@@ -90,3 +90,18 @@ export function groupExcluded(excluded: readonly Excluded[]): { reasons: string[
   }
   return { reasons, groups: [...groups.values()] };
 }
+
+/**
+ * Generated variant files that were renamed rather than dropped (pure): a removed `.flox/pkgs/NAME.nix` whose name,
+ * with a release tag added to its package, is among the written files. That happens when a matrix goes from one
+ * PyTorch release to several, so every name gains its release ("pytorch-…" becomes "pytorch212-…").
+ * @returns [old, new] file pairs
+ */
+export function renamedFiles(removed: readonly string[], written: readonly string[]): [string, string][] {
+  const byUntagged = new Map<string, string>();
+  for (const w of written) {
+    const m = /^(\.flox\/pkgs\/[a-z-]*?[a-z])(\d+)(-python.*)$/.exec(w);
+    if (m) byUntagged.set(m[1]! + m[3]!, w);
+  }
+  return removed.flatMap((r) => (byUntagged.has(r) ? [[r, byUntagged.get(r)!] as [string, string]] : []));
+}

@@ -305,6 +305,18 @@ test("generate names a requested package that yields no variant, with its first 
   assert.not.match(r.stdout, /no variant of pytorch/);
 });
 
+test("generate says when a second release renames the variants (not a silent '… stale removed')", () => {
+  const out = tempDir("vm-rename-");
+  const one = { ...small, gpus: ["90"], isas: ["avx2"], cpuOnly: false };
+  assert.is(runCli(["generate", "--matrix", writeMatrix(tempDir("vm-rename-m-"), one), "--out", out]).status, 0);
+  const r = runCli(["generate", "--matrix", writeMatrix(tempDir("vm-rename-m-"), { ...one, releases: [...one.releases, { torch: "2.12.0" }] }), "--out", out]);
+  assert.is(r.status, 0, r.stderr);
+  assert.match(r.stdout, /note: \d+ variant file\(s\) renamed, not dropped: with more than one PyTorch release each name carries its release \(e\.g\. \.flox\/pkgs\/pytorch-python313-cuda12_8-sm90-avx2\.nix is now \.flox\/pkgs\/pytorch28-python313-cuda12_8-sm90-avx2\.nix\)/);
+  // The wrong case: a generate that only adds a GPU renames nothing and says nothing of it.
+  const more = runCli(["generate", "--matrix", writeMatrix(tempDir("vm-rename-m-"), { ...one, releases: [...one.releases, { torch: "2.12.0" }], gpus: ["90", "80"] }), "--out", out]);
+  assert.not.match(more.stdout, /renamed/);
+});
+
 test("generate warns when generated files are not git-tracked (flox build sees tracked files only)", () => {
   const out = tempDir();
   execFileSync("git", ["init", "-q", out]);

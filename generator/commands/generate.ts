@@ -57,6 +57,17 @@ export const generateCommand: CommandModule<{}, { check: boolean; matrix?: strin
           `(${p.variants.length} package variants, ${p.excluded.length} dropped; see BUILD_MATRIX.md)`,
       );
     }
+    const { renamedFiles } = await import("../matrix-yield.ts");
+    const renamed = renamedFiles(r.removed, r.written);
+    if (renamed.length)
+      console.log(
+        wrap(
+          `${renamed.length} variant file(s) renamed, not dropped: with more than one PyTorch release each name carries ` +
+            `its release (e.g. ${renamed[0]![0]} is now ${renamed[0]![1]}); update what installs or builds them by name.`,
+          terminalWidth(),
+          { indent: "note: ", hang: "  " },
+        ),
+      );
     for (const w of packagesWithoutVariant(p.matrix, p.variants, p.excluded))
       console.log(
         wrap(
