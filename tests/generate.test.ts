@@ -92,7 +92,7 @@ test("stale generated files are removed; hand-written files in .flox/pkgs are ke
 });
 
 const badCases: [string, Record<string, unknown>, RegExp][] = [
-  ["unknown SM", { gpus: ["90", "95"] }, /gpus\.1: unknown GPU SM "95"; allowed values: /],
+  ["unknown SM", { gpus: ["90", "95"] }, /gpus\.1: unknown GPU SM "95"; allowed values: .*; closest: 90, 75\n/],
   ["unknown ISA", { isas: ["avx2", "neon"] }, /isas\.1: unknown CPU ISA "neon"; allowed values: avx2, /],
   ["unknown CUDA", { cuda: ["12.5"] }, /cuda\.0: unknown CUDA version "12\.5"; allowed values: /],
   ["unknown ISA named in the error", { isas: ["avx2", "avx512", "armv9", "armv8_2", "avx512bf16", "armv99"] }, /isas\.5: unknown CPU ISA "armv99"; allowed values: /],
