@@ -84,7 +84,7 @@ export const buildCommand: CommandModule<object, BuildArgs> = {
       .option("kill-grace", { type: "number", default: 10, describe: "seconds between SIGTERM and SIGKILL when ending builds" })
       .example("$0 build --filter isa=armv9 --dry-run", "show what would be built for Arm v9")
       .example("$0 build --filter sm=121 --filter cuda=12.9", "build the DGX Spark variants of CUDA 12.9 and what they are built on")
-      .example("$0 build NAME", "build one variant (e.g. torchaudio-python313-cuda12_9-sm121-armv9) and its pytorch, with logs and a report") as unknown as Argv<BuildArgs>,
+      .example("$0 build NAME", "build one variant (a name `variant-matrix list` prints) and what it is built on, with logs and a report") as unknown as Argv<BuildArgs>,
   handler: async (argv: ArgumentsCamelCase<BuildArgs & { substituter?: string[] }>) => {
     const [{ buildMain }, { wrapLines }, { ERROR_PREFIX }, { terminalWidth, UsageError }] = await Promise.all([
       import("./build-main.ts"),
