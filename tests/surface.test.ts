@@ -118,6 +118,9 @@ test("COLUMNS=80: detect, explain, build --dry-run, list --excluded and fleet on
   const dry = runCli(["build", "--dry-run", "--backend", "nix", "--filter", "sm=121", "--filter", "sm=90", "--filter", "cuda=12.8"], { env });
   assert.is(dry.status, 0, dry.stderr);
   outputs.push(["build --dry-run", dry.stdout]);
+  const list = runCli(["list"], { env });
+  outputs.push(["list", list.stdout + list.stderr]);
+  assert.match(list.stdout, /^pytorch-python313-cuda12_8-sm103-avx2 +x86_64-linux +10\.0 \*$/m, "binary-compatible rows marked");
   const ex = runCli(["list", "--excluded"], { env });
   assert.is(ex.status, 0, ex.stderr);
   outputs.push(["list --excluded", ex.stdout]);

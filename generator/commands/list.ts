@@ -37,12 +37,18 @@ export const listCommand: CommandModule<{}, { json: boolean; excluded: boolean; 
     const vs = p.variants.filter((v) => matchFilters(v, filters));
     if (argv.json) console.log(JSON.stringify(vs.map(variantJson), null, 2));
     else {
-      const w = Math.max(0, ...vs.map((v) => v.name.length));
-      for (const v of vs)
-        console.log(
-          `${v.name.padEnd(w)}  ${v.system.padEnd(13)}  ${(v.cudaCapabilities.join(",") || "cpu").padEnd(5)}${v.binaryCompat ? " (binary-compatible)" : ""}`,
-        );
+      const nw = Math.max(0, ...vs.map((v) => v.name.length));
+      // One row per variant: name, system, the capabilities nvcc compiles; "*" marks binary-compatible code.
+      for (const v of vs) console.log(`${v.name.padEnd(nw)}  ${v.system.padEnd(13)}  ${v.cudaCapabilities.join(",") || "cpu"}${v.binaryCompat ? " *" : ""}`.trimEnd());
       console.error(`${vs.length} of ${p.variants.length} package variants`);
+      if (vs.some((v) => v.binaryCompat))
+        console.error(
+          wrap(
+            "* binary-compatible: compiled for a lower capability of the same major, which runs on this GPU (`variant-matrix explain NAME` says why)",
+            w,
+            { hang: "  " },
+          ),
+        );
     }
   },
 };
