@@ -6,6 +6,7 @@ import { relative, resolve } from "node:path";
 import { REPO_ROOT } from "../paths.ts";
 import { matrixOption, terminalWidth, UsageError, warnUntracked } from "./shared.ts";
 import { wrap } from "../text.ts";
+import { errorLine } from "../errors.ts";
 
 export const generateCommand: CommandModule<{}, { check: boolean; matrix?: string; out?: string }> = {
   command: "generate",
@@ -42,7 +43,7 @@ export const generateCommand: CommandModule<{}, { check: boolean; matrix?: strin
     const changes = [...r.written.map((f) => `  ${argv.check ? "differs" : "wrote"}: ${f}`), ...r.removed.map((f) => `  ${argv.check ? "stale" : "removed"}: ${f}`)];
     if (argv.check) {
       if (changes.length) {
-        console.error(`generated files are out of date with ${p.matrixFile}; run \`npm run generate\`:`);
+        process.stderr.write(errorLine(`generated files are out of date with ${p.matrixFile}; run \`npm run generate\`:`));
         console.error(changes.slice(0, 50).join("\n") + (changes.length > 50 ? `\n  ... and ${changes.length - 50} more` : ""));
         process.exitCode = 1;
       } else console.log(`up to date: ${files.size} generated files match ${p.matrixFile}`);
