@@ -42,7 +42,7 @@ export function packageVersion(): string {
 const EPILOGUE =
   "Exit status: 0 ok; 1 the work failed (a build or check failed, a promise does not hold, a host nothing serves, " +
   "generated files out of date); 2 bad input or an unmet precondition (an invalid matrix.ts, a matrix that yields no " +
-  "variant, an unknown name, option or value); 130 interrupted. Errors go to stderr as `variant-matrix: error: …`.";
+  "variant, an unknown name, option or value); 130 interrupted. Errors go to stderr as `variant-matrix: error: MESSAGE`.";
 
 /** Build the yargs parser (exported for tests). */
 export function cli(args: string[]): Argv {
