@@ -12,11 +12,14 @@ import { described, entries } from "./helpers/help.ts";
 
 const HOSTS = join(ROOT, "tests/fixtures/hosts");
 const RECORDED = readdirSync(HOSTS).filter((h) => h !== "bad" && statSync(join(HOSTS, h)).isDirectory());
-const COMMANDS = ["generate", "list", "explain", "build", "detect", "eval", "ci", "fleet", "verify", "pin", "publish"];
+/** Every command the root help lists (a command added later is walked too). */
+const COMMANDS = [...runCli(["--help"]).stdout.matchAll(/^ {2}variant-matrix ([a-z-]+)/gm)].map((m) => m[1]!);
 const PIN_ACTIONS = ["inspect", "check", "add", "cache"];
 
 test("every command's help and each pin action's help describe every option and positional; names are consistent", () => {
   const names = new Map<string, string[]>();
+  for (const c of ["generate", "list", "explain", "build", "detect", "eval", "ci", "fleet", "verify", "pin", "publish"])
+    assert.ok(COMMANDS.includes(c), `the root help lists ${c}`);
   const helps: [string, string][] = [["(root)", runCli(["--help"]).stdout]];
   for (const c of COMMANDS) helps.push([c, runCli([c, "--help"]).stdout]);
   for (const a of PIN_ACTIONS) helps.push([`pin ${a}`, runCli(["pin", a, "--help"]).stdout]);
