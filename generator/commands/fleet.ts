@@ -32,7 +32,9 @@ export const fleetCommand: CommandModule<object, FleetArgs> = {
       .option("cuda", { ...REPEATABLE, describe: "CUDA versions to choose from (default: the matrix's)" })
       .option("package", { choices: PACKAGES, default: "torch-env" as PackageName, describe: "the package every host needs (default torch-env: the Python environment of the whole stack; each package brings what it is built on)" })
       .option("builders", { type: "number", default: 1, describe: "build machines for the makespan estimate" })
-      .option("reports", { type: "string", describe: "logs directory whose report.json files fit the cost model (default: logs)" })
+      .option("logs-dir", { type: "string", describe: "logs directory of earlier builds (as build --logs-dir) whose report.json files fit the cost model (default: logs)" })
+      // The old spelling, kept working but not shown: build and fleet name the logs directory alike (issue 40).
+      .option("reports", { type: "string", hidden: true })
       .option("json", { type: "boolean", default: false, describe: "print the plan as JSON (with the cost model's sources)" })
       .option("verbose", { type: "boolean", default: false, describe: "also say why each extra build is needed and where the cost model's figures come from" })
       .option("write-matrix", { type: "string", describe: "print (or, with a file name, write) the matrix.ts that generates exactly these variants" })
@@ -40,7 +42,9 @@ export const fleetCommand: CommandModule<object, FleetArgs> = {
       .option("org", { type: "string", describe: "the Flox organisation the variants are published to (publish --org): --write-manifest installs ORG/NAME" })
       .option("matrix", { type: "string", describe: "matrix file the defaults come from (default: matrix.ts)" }) as never,
   handler: async (argv) => {
-    await runFleet(argv);
+    const a = argv as FleetArgs & { logsDir?: string };
+    if (a.logsDir !== undefined && a.reports !== undefined) throw new FleetUsageError("give --logs-dir, not both it and the old --reports");
+    await runFleet({ ...a, reports: a.logsDir ?? a.reports });
   },
 };
 
