@@ -1,15 +1,18 @@
 /**
  * variant-matrix command line (yargs): registers the commands of generator/commands/ (one file per command:
  * generate, list, explain, build, eval, detect, fleet, ci, verify, pin, publish) and maps errors to exit codes with errors.ts's
- * one map (0 done; 1 a finding: drift, a failed build or check, a host nothing serves; 2 bad input; 130
- * interrupted). Only cli.ts and commands/ import yargs.
+ * one map (0 ok; 1 the work failed: drift, a failed build or check, a host nothing serves; 2 bad input or an unmet
+ * precondition; 130 interrupted). Every error is one `variant-matrix: error: …` message on stderr. Only cli.ts and
+ * commands/ import yargs.
  */
 import yargs, { type Argv, type CommandModule } from "yargs";
 import { hideBin } from "yargs/helpers";
+import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 // Only light modules load at start; each command imports what it uses in its handler (fast --help, list, explain).
-import { EXIT, exitCodeOf } from "./errors.ts";
+import { errorLine, EXIT, exitCodeOf } from "./errors.ts";
 export { variantJson, UsageError } from "./commands/shared.ts";
+import { terminalWidth } from "./commands/shared.ts";
 import { generateCommand } from "./commands/generate.ts";
 import { listCommand } from "./commands/list.ts";
 import { explainCommand } from "./commands/explain.ts";
@@ -22,6 +25,25 @@ import { fleetCommand } from "./commands/fleet.ts";
 import { pinCommand } from "./commands/pin.ts";
 import { publishCommand } from "./commands/publish.ts";
 import { doctorCommand } from "./commands/doctor.ts";
+
+/**
+ * The version in package.json, read when the parser is built (about 0.1 ms). The sources (generator/cli.ts) and the
+ * esbuild bundle (dist/cli.js and its chunks) both sit one directory below package.json, so one relative URL serves
+ * both. "unknown" only when package.json is missing or unreadable (never thrown: --help must still work).
+ */
+export function packageVersion(): string {
+  try {
+    const v = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")).version;
+    return typeof v === "string" ? v : "unknown";
+  } catch {
+    return "unknown";
+  }
+}
+
+const EPILOGUE =
+  "Exit status: 0 ok; 1 the work failed (a build or check failed, a promise does not hold, a host nothing serves, " +
+  "generated files out of date); 2 bad input or an unmet precondition (an invalid matrix.ts, a matrix that yields no " +
+  "variant, an unknown name, option or value); 130 interrupted. Errors go to stderr as `variant-matrix: error: MESSAGE`.";
 
 /** Build the yargs parser (exported for tests). */
 export function cli(args: string[]): Argv {
@@ -43,9 +65,14 @@ export function cli(args: string[]): Argv {
     .strict()
     .help()
     .alias("h", "help")
+    .version(packageVersion())
+    .describe("version", "print the version (package.json) and exit")
+    .describe("help", "print this help and exit")
+    .epilogue(EPILOGUE)
+    .wrap(Math.min(terminalWidth(), 100))
     .fail((msg, err) => {
       if (err) throw err;
-      console.error(`error: ${msg}\nrun with --help for usage`);
+      process.stderr.write(errorLine(`${msg}\nrun with --help for usage`));
       process.exit(EXIT.input);
     });
 }
@@ -62,14 +89,14 @@ export async function main(argv = hideBin(process.argv)): Promise<void> {
   } catch (e) {
     const exit = exitCodeOf(e);
     if (exit !== null) {
-      console.error(`error: ${(e as Error).message}`);
+      process.stderr.write(errorLine((e as Error).message));
       process.exitCode = exit;
       return;
     }
     // A path the user gave that cannot be written or read: say so plainly, no stack trace.
     const code = (e as NodeJS.ErrnoException)?.code;
     if (code && ["EACCES", "EPERM", "ENOENT", "EISDIR", "ENOTDIR", "EROFS", "EEXIST"].includes(code)) {
-      console.error(`error: ${(e as Error).message}`);
+      process.stderr.write(errorLine((e as Error).message));
       process.exitCode = EXIT.input;
       return;
     }

@@ -8,11 +8,23 @@ export class InputError extends Error {
 }
 
 /**
- * The one exit-code map of every command: 0 done (every build built, every promise holds, every host served);
- * 1 a finding (a build failed, a promise does not hold, a host nothing serves, a file out of date); 2 bad input
- * (any InputError, and yargs usage errors); 130 interrupted (SIGINT).
+ * The one exit-code map of every command:
+ * - 0 ok: done (every build built, every promise holds, every host served, files up to date);
+ * - 1 the work failed: a build or check failed, a promise does not hold, a host nothing serves, a file out of date;
+ * - 2 bad input or an unmet precondition: any InputError (an invalid matrix.ts, a matrix that yields no variant, an
+ *   unknown name or option value, an unreadable file), and yargs usage errors;
+ * - 130 interrupted (SIGINT).
+ * Every error goes to stderr as one line starting with ERROR_PREFIX (see errorLine).
  */
 export const EXIT = { ok: 0, finding: 1, input: 2, interrupted: 130 } as const;
+
+/** The prefix of every error message of every command, on stderr. */
+export const ERROR_PREFIX = "variant-matrix: error: ";
+
+/** `message` as every command prints an error: ERROR_PREFIX + message + newline (for process.stderr.write). */
+export function errorLine(message: string): string {
+  return `${ERROR_PREFIX}${message}\n`;
+}
 
 /** The exit code for an error: EXIT.input for bad input (an InputError), null for anything else (a bug). */
 export function exitCodeOf(e: unknown): number | null {

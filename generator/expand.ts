@@ -217,7 +217,7 @@ export function cudaScopeFor(caps: readonly string[], cuda: CudaToolkit, policy:
       reason:
         `CUDA package-set scope: nixpkgs builds the Jetson capability ${jetson.join(", ")} only on request (isJetson in ` +
         `_cuda/db/bootstrap/cuda.nix), so this variant sets config.cudaCapabilities and its whole CUDA closure (magma, ` +
-        `nccl, …) is built from source for it; no binary cache holds that closure.`,
+        `NCCL and every other library of the cudaPackages set) is built from source for it; no binary cache holds that closure.`,
     };
   const missing = caps.filter((c) => !cuda.nixpkgsDefaultCapabilities.includes(c));
   if (missing.length)
@@ -225,7 +225,7 @@ export function cudaScopeFor(caps: readonly string[], cuda: CudaToolkit, policy:
       packageSet: true,
       reason:
         `CUDA package-set scope: ${missing.join(", ")} is not in nixpkgs' default cudaCapabilities for CUDA ${cuda.version} ` +
-        `(${cuda.nixpkgsDefaultCapabilities.join(", ")}), so magma, nccl, … of the default set would have no code for ` +
+        `(${cuda.nixpkgsDefaultCapabilities.join(", ")}), so magma, NCCL and the other libraries of the default set would have no code for ` +
         `this GPU; this variant sets config.cudaCapabilities and builds its CUDA closure from source.`,
     };
   return { packageSet: false, reason: null };

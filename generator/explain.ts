@@ -4,9 +4,10 @@
  */
 import { PACKAGES } from "./constants.ts";
 import { distance } from "fastest-levenshtein";
+import { allowedAndClosest } from "./suggest.ts";
 import { catalogAxes, preferredPin } from "./catalog/index.ts";
 import { expand } from "./expand.ts";
-import { environmentOf, parseName, type NameParts } from "./naming.ts";
+import { environmentOf, formatName, parseName, type NameParts } from "./naming.ts";
 import { ENV_PACKAGE } from "./catalog/packages.ts";
 import type { Project } from "./project.ts";
 import type { Matrix, Variant } from "./schema.ts";
@@ -107,7 +108,7 @@ export function explainName(name: string, p: Project): Explanation {
     const best = same.find((v) => v.python === excluded.python && !v.binaryCompat) ?? same.find((v) => !v.binaryCompat) ?? same[0];
     const reasons = [...excluded.reasons];
     const inMatrix = p.variants.find((v) => v.package === excluded.package && v.sm === excluded.sm && v.isa === excluded.isa);
-    const matrixChanges = best && !inMatrix ? changesFor(best, p.matrix) : [];
+    const matrixChanges = best && !inMatrix ? changesFor(best, p.matrix, releaseTag(p)) : [];
     if (inMatrix) reasons.push(`This matrix builds the same hardware as ${inMatrix.name}.`);
     else if (best)
       reasons.push(`The catalog can build this hardware with PyTorch ${best.torchVersion}, CUDA ${best.cuda ?? "none"}, Python ${best.python}${best.binaryCompat ? " (through binary compatibility)" : ""}.`);
@@ -115,16 +116,21 @@ export function explainName(name: string, p: Project): Explanation {
       reasons.push(`No release, CUDA version and nixpkgs pin in the catalog builds SM${excluded.sm} for ${excluded.isa} today.`);
     return { kind: "excluded", name, reasons, matrixChanges, nearest };
   }
-  if (!parts)
+  if (!parts) {
+    const loose = /^([a-z][a-z0-9-]*?)(\d*)-python\d+-(?:cuda\d+_\d+-sm\d+|cpu)-[a-z0-9_]+$/.exec(name);
+    const pkg = loose?.[1];
     return {
       kind: "unknown",
       name,
       reasons: [
-        `"${name}" does not follow the naming rule {package}-python{PY}-cuda{X_Y}-sm{SM}-{ISA} or {package}-python{PY}-cpu-{ISA}.`,
+        pkg && !(PACKAGES as readonly string[]).includes(pkg)
+          ? `"${pkg}" is not a package of the catalog; ${allowedAndClosest(pkg, PACKAGES, "packages")}.`
+          : `"${name}" does not follow the naming rule {package}-python{PY}-cuda{X_Y}-sm{SM}-{ISA} or {package}-python{PY}-cpu-{ISA}.`,
       ],
       matrixChanges: [],
       nearest,
     };
+  }
   // A named environment matrix.ts does not define: say so (the catalog cannot know its extras).
   const envName = environmentOf(parts.package);
   if (envName !== null && parts.package !== ENV_PACKAGE && !(envName in p.matrix.environments)) {
@@ -159,31 +165,76 @@ export function explainName(name: string, p: Project): Explanation {
     );
   const v = candidates[0];
   if (v) {
-    matrixChanges.push(...changesFor(v, p.matrix));
+    matrixChanges.push(...changesFor(v, p.matrix, releaseTag(p)));
     reasons.push(
       matrixChanges.length
-        ? `Not in matrix.ts, but the catalog can build it (as ${v.name}${v.binaryCompat ? ", through binary compatibility" : ""}).`
+        ? `Not in matrix.ts, but the catalog can build it (as ${nameInThisMatrix(v, p, matrixChanges)}${v.binaryCompat ? ", through binary compatibility" : ""}).`
         : `Not in this matrix.`,
     );
   } else {
-    const ex = wideExcluded.find((e) => matches(e.name, e.torchVersion));
-    if (ex) reasons.push(...ex.reasons);
+    // The matrix's own releases (and their pins) first: a reason about a pin the matrix does not use misleads.
+    const ex =
+      wideExcluded.find((e) => matches(e.name, e.torchVersion) && releasesInMatrix.has(e.torchVersion)) ??
+      wideExcluded.find((e) => matches(e.name, e.torchVersion));
+    const unknownParts = unknownValues(parts, p);
+    if (unknownParts.length) reasons.push(...unknownParts);
+    else if (ex) reasons.push(...ex.reasons);
     else reasons.push(`No catalog value matches every part of "${name}".`);
   }
   return { kind: "not-in-matrix", name, reasons, matrixChanges, nearest };
 }
 
 /** The matrix.ts edits that would add variant `v` (computed against the widened matrix) to matrix `m`. */
-function changesFor(v: Variant, m: Matrix): string[] {
+function changesFor(v: Variant, m: Matrix, tagOf?: (torch: string) => string | undefined): string[] {
   const out: string[] = [];
   if (!m.releases.some((r) => r.torch === v.torchVersion && (r.nixpkgs ?? v.nixpkgs) === v.nixpkgs))
-    out.push(`add { torch: "${v.torchVersion}", nixpkgs: "${v.nixpkgs}" } to releases`);
+    out.push(
+      `add { torch: "${v.torchVersion}", nixpkgs: "${v.nixpkgs}" } to releases` +
+        (m.releases.length === 1 && tagOf
+          ? ` (this renames every existing variant: with two releases each name carries its release, ` +
+            `pytorch-… becomes pytorch${tagOf(m.releases[0]!.torch)}-…, and generate removes the old files)`
+          : ""),
+    );
   if (!m.python.includes(v.python)) out.push(`add "${v.python}" to python`);
   if (v.cuda && !m.cuda.includes(v.cuda)) out.push(`add "${v.cuda}" to cuda`);
   if (v.sm && !m.gpus.includes(v.sm)) out.push(`add "${v.sm}" to gpus`);
   if (!m.isas.includes(v.isa)) out.push(`add "${v.isa}" to isas`);
   if (!v.cuda && !m.cpuOnly) out.push(`set cpuOnly: true`);
   if (!m.packages.includes(v.package)) out.push(`add "${v.package}" to packages`);
+  return out;
+}
+
+/**
+ * The name `v` (from the widened matrix, whose names carry release tags) would have in this matrix after the changes:
+ * without a tag while the matrix keeps one release.
+ */
+function nameInThisMatrix(v: Variant, p: Project, changes: readonly string[]): string {
+  const adds = changes.some((c) => c.includes("to releases"));
+  if (adds || p.matrix.releases.length !== 1) return v.name;
+  const parts = parseName(v.name);
+  return parts ? formatName({ ...parts, tag: "" }) : v.name;
+}
+
+/** The name tag of a PyTorch release of the catalog ("212" for 2.12.0). */
+const releaseTag = (p: Project) => (torch: string) => p.catalog.torch.find((t) => t.version === torch)?.nameTag;
+
+/**
+ * The parts of a parsed name that are no value of the catalog at all, each as a sentence naming the value, the
+ * allowed values (numbers in numeric order) and the closest ones (edit distance): "SM95 is not a GPU of the
+ * catalog; SMs here: 70, …; closest: 90, 75."
+ */
+export function unknownValues(parts: NameParts, p: Project): string[] {
+  const out: string[] = [];
+  const check = (value: string | null, allowed: string[], what: string, label: string) => {
+    if (value !== null && !allowed.includes(value)) out.push(`${label} is not ${what} of the catalog; ${allowedAndClosest(value, allowed, what === "a GPU" ? "SMs" : "values")}.`);
+  };
+  const axes = catalogAxes(p.catalog);
+  check(parts.python, axes.python, "a Python version", `Python ${parts.python}`);
+  check(parts.cuda, axes.cuda, "a CUDA version", `CUDA ${parts.cuda}`);
+  check(parts.sm, axes.gpus, "a GPU", `SM${parts.sm}`);
+  check(parts.isa, axes.isas, "an ISA", `ISA ${parts.isa}`);
+  const tags = p.catalog.torch.map((t) => t.nameTag);
+  if (parts.tag !== "" && !tags.includes(parts.tag)) out.push(`release tag ${parts.tag} is not a PyTorch release of the catalog; ${allowedAndClosest(parts.tag, tags, "tags")}.`);
   return out;
 }
 

@@ -8,6 +8,7 @@
  */
 import { REPEATABLE } from "./constants.ts";
 import { InputError } from "./errors.ts";
+import { allowedAndClosest } from "./suggest.ts";
 
 export const FILTER_KEYS = ["package", "python", "cuda", "sm", "isa", "system"] as const;
 export type FilterKey = (typeof FILTER_KEYS)[number];
@@ -65,7 +66,8 @@ export function matchFilters(item: Filterable, filters: readonly Filter[]): bool
 
 /**
  * Check that every filter value occurs in `items` (the variants of this matrix or build targets).
- * @throws FilterError naming the filter and the values that do occur for its key.
+ * @throws FilterError naming the filter, the values that do occur for its key (numbers in numeric order) and the
+ *   closest of them.
  */
 export function checkFilterValues(filters: readonly Filter[], items: readonly Filterable[]): void {
   for (const f of filters) {
@@ -73,7 +75,7 @@ export function checkFilterValues(filters: readonly Filter[], items: readonly Fi
     const v = f.value === "cpu" ? "none" : f.value;
     if (!values.has(v))
       throw new FilterError(
-        `--filter ${f.key}=${f.value} matches no variant of this matrix; values of ${f.key} here: ${[...values].sort().join(", ")}`,
+        `--filter ${f.key}=${f.value} matches no variant of this matrix; ${allowedAndClosest(v, values, `values of ${f.key}`)}`,
       );
   }
 }

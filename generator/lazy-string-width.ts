@@ -17,6 +17,24 @@ let real: StringWidth | undefined;
 const PRINTABLE_ASCII = /^[\u0020-\u007E]*$/;
 
 /**
+ * Printable ASCII plus the narrow, single-column characters the CLI's prose uses (Latin-1 and Latin Extended letters
+ * and signs such as ×, general punctuation such as – — … •, arrows such as → ←, mathematical operators such as ≤ ≥,
+ * box drawing): string-width 8 gives each of them width 1 alone and beside others (tests/cli-startup.test.ts checks
+ * every code point of these ranges against it), so such a string's width is its code point count. Left out: the
+ * soft hyphen U+00AD and the bidirectional controls U+202A–U+202E (width 0).
+ */
+const NARROW = /^[\u0020-\u007E\u00A1-\u00AC\u00AE-\u02FF\u2010-\u2029\u202F-\u205E\u2190-\u22FF\u2500-\u257F]*$/;
+/** The ranges of NARROW beyond ASCII, for the test that checks them against string-width. */
+export const NARROW_RANGES: readonly (readonly [number, number])[] = [
+  [0xa1, 0xac],
+  [0xae, 0x2ff],
+  [0x2010, 0x2029],
+  [0x202f, 0x205e],
+  [0x2190, 0x22ff],
+  [0x2500, 0x257f],
+];
+
+/**
  * string-width's default export: the display width of `input` in terminal columns. Printable ASCII is answered as
  * string-width 8 answers it before any Unicode work (its `if (/^[\u0020-\u007E]*$/.test(string)) return
  * string.length`; such a string holds no ANSI escape, which starts with \x1B or \x9B); anything else loads the real
@@ -25,6 +43,8 @@ const PRINTABLE_ASCII = /^[\u0020-\u007E]*$/;
  */
 export default function stringWidth(input: string, options?: Parameters<StringWidth>[1]): number {
   if (typeof input === "string" && PRINTABLE_ASCII.test(input)) return input.length;
+  // Narrow non-ASCII prose (wrap-ansi measures each word of detect's and explain's output): no Unicode tables needed.
+  if (typeof input === "string" && options?.ambiguousIsNarrow !== false && NARROW.test(input)) return input.length;
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   real ??= (require("../node_modules/string-width/index.js") as { default: StringWidth }).default;
   return real(input, options);

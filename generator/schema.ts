@@ -14,6 +14,13 @@ import * as z from "zod";
 
 import { DEFAULT_PACKAGES, NIX_ATTR_RE, PACKAGES, SYSTEMS, type PackageName, type System } from "./constants.ts";
 export { NIX_ATTR_RE };
+import { closestValues } from "./suggest.ts";
+
+/** "; closest: 90, 75" for an unknown value, or "" when no allowed value is close (suggest.ts, edit distance). */
+const closestTail = (value: string, allowed: readonly string[]) => {
+  const near = closestValues(value, allowed);
+  return near.length ? `; closest: ${near.join(", ")}` : "";
+};
 import { parseCombination } from "./naming.ts";
 export { PACKAGES, SYSTEMS, type PackageName, type System };
 
@@ -298,7 +305,7 @@ function uniqueEnum(values: readonly string[], what: string) {
   return z
     .array(
       z.string().refine((v) => allowed.includes(v), {
-        error: (iss) => `unknown ${what} ${JSON.stringify(iss.input)}; allowed values: ${allowed.join(", ")}`,
+        error: (iss) => `unknown ${what} ${JSON.stringify(iss.input)}; allowed values: ${allowed.join(", ")}${closestTail(String(iss.input), allowed)}`,
       }),
     )
     .min(1, `must list at least one ${what}; allowed values: ${allowed.join(", ")}`)

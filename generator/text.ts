@@ -32,3 +32,47 @@ export function wrap(text: string, width: number, options: WrapOptions = {}): st
     })
     .join("\n");
 }
+
+/**
+ * A shell command line fitted to `width` columns without changing what it runs: broken only at spaces between
+ * words, each broken line ending in ` \` (a shell line continuation), continuation lines indented by `hang`. A
+ * word wider than the line stays whole. Pure; returns the lines joined by newlines, without a trailing newline.
+ * @param indent prefix of the first line (e.g. "  $ "), counted in the width
+ * @param hang prefix of every continuation line (default: `indent`'s width plus two spaces)
+ */
+export function wrapCommand(command: string, width: number, indent = "", hang?: string): string {
+  const cont = hang ?? " ".repeat([...indent].length + 2);
+  const max = Math.max(20, width);
+  const words = command.split(" ").filter((w) => w !== "");
+  const lines: string[] = [];
+  let line = indent;
+  let empty = true;
+  for (const w of words) {
+    // Room for the word and, should another follow, the " \" continuation.
+    if (!empty && [...line].length + 1 + [...w].length + 2 > max) {
+      lines.push(`${line} \\`);
+      line = cont + w;
+    } else line = empty ? line + w : `${line} ${w}`;
+    empty = false;
+  }
+  lines.push(line);
+  return lines.join("\n");
+}
+
+/**
+ * Every line of `text` wrapped to `width` (its own leading spaces kept as its indent; continuation lines hang
+ * under the text after a leading "- ", "✓ ", "✗ ", "! " or "→ " mark), shell lines starting "$ " through wrapCommand.
+ * Blank lines are kept. Pure.
+ */
+export function wrapLines(text: string, width: number): string {
+  return text
+    .split("\n")
+    .map((line) => {
+      const m = /^(\s*)((?:[-✓✗–!→•*] |\$ |\d+\. )?)(.*)$/u.exec(line)!;
+      const [, lead, mark, rest] = m as unknown as [string, string, string, string];
+      if (rest.trim() === "") return line.trimEnd();
+      if (mark === "$ ") return wrapCommand(rest, width, lead + mark, lead + "    ");
+      return wrap(rest, width, { indent: lead + mark, hang: " ".repeat([...(lead + mark)].length + (mark ? 0 : 2)) });
+    })
+    .join("\n");
+}

@@ -7,7 +7,7 @@ import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import realStringWidth from "string-width";
-import lazyStringWidth from "../generator/lazy-string-width.ts";
+import lazyStringWidth, { NARROW_RANGES } from "../generator/lazy-string-width.ts";
 import { ROOT, runCli } from "./helpers/cli.ts";
 
 test("the lazy string-width gives string-width's answer for ASCII, ANSI, CJK, emoji, combining marks and non-strings", () => {
@@ -15,6 +15,19 @@ test("the lazy string-width gives string-width's answer for ASCII, ANSI, CJK, em
   for (const s of samples) assert.is(lazyStringWidth(s), realStringWidth(s), JSON.stringify(s));
   for (const s of samples) assert.is(lazyStringWidth(s, { ambiguousIsNarrow: false }), realStringWidth(s, { ambiguousIsNarrow: false }), JSON.stringify(s));
   assert.is(lazyStringWidth(42 as unknown as string), realStringWidth(42 as unknown as string));
+});
+
+test("its narrow fast path answers as string-width for every code point it covers, alone, paired and in words", () => {
+  let n = 0;
+  for (const [a, b] of NARROW_RANGES)
+    for (let c = a; c <= b; c++) {
+      const ch = String.fromCodePoint(c);
+      for (const s of [ch, ch + ch, `ab${ch}c`, `≤ ${ch} 3×`]) assert.is(lazyStringWidth(s), realStringWidth(s), `U+${c.toString(16)} in ${JSON.stringify(s)}`);
+      n++;
+    }
+  assert.ok(n > 1000, `${n} code points checked`);
+  // Outside it, or with ambiguousIsNarrow: false, the real module answers (wide and zero-width characters differ).
+  for (const s of ["\u00ad", "a\u202eb", "日本", "→", "×"]) assert.is(lazyStringWidth(s, { ambiguousIsNarrow: false }), realStringWidth(s, { ambiguousIsNarrow: false }), JSON.stringify(s));
 });
 
 test("the compiled CLI uses it lazily and prints the same help as the sources", () => {

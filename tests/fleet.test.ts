@@ -101,7 +101,7 @@ test("preferences cost no extra variant: native code and the widest ISA wherever
 test("--write-matrix: the matrix it writes generates exactly the chosen variants (and their pytorch)", () => {
   const out = tempDir("vm-fleet-");
   const m = join(out, "matrix.ts");
-  const r = runCli(["fleet", ...FLEET, "--write-matrix", m]);
+  const r = runCli(["fleet", ...FLEET, "--package", "torchaudio", "--write-matrix", m]);
   assert.ok(r.status === 1 && /wrote/.test(r.stderr), r.stderr);
   // The written file imports ./generator/schema.ts; point it at this checkout.
   writeFileSync(m, readFileSync(m, "utf8").replace("./generator/schema.ts", join(ROOT, "generator/schema.ts")));
@@ -165,10 +165,13 @@ test("cost model: fit on recorded reports (built only), leave-one-out error, def
   const four = buildCost(chosen, none, 4);
   assert.ok(Math.abs(one.makespanHours - one.hours) < 1e-9, "one builder: makespan = total");
   assert.ok(four.makespanHours < one.makespanHours && four.makespanHours >= one.hours / 4, "more builders, shorter, not below work/4");
-  const r = runCli(["fleet", join(HOSTS, "spr-h100"), "--reports", REPORTS, "--builders", "2"]);
+  const r = runCli(["fleet", join(HOSTS, "spr-h100"), "--logs-dir", REPORTS, "--builders", "2"]);
   assert.is(r.status, 0, r.stderr);
   assert.match(r.stdout, /makespan on 2 builder\(s\)/);
   assert.match(r.stdout, /leave-one-out error mean \d+%/);
+  // The old spelling still works, hidden from the help.
+  const old = runCli(["fleet", join(HOSTS, "spr-h100"), "--reports", REPORTS, "--builders", "2"]);
+  assert.match(old.stdout, /leave-one-out error mean \d+%/);
 });
 
 test("property: for every recorded host and every variant of the widest matrix, detect and fleet agree on what runs", async () => {

@@ -92,7 +92,7 @@ test("stale generated files are removed; hand-written files in .flox/pkgs are ke
 });
 
 const badCases: [string, Record<string, unknown>, RegExp][] = [
-  ["unknown SM", { gpus: ["90", "95"] }, /gpus\.1: unknown GPU SM "95"; allowed values: /],
+  ["unknown SM", { gpus: ["90", "95"] }, /gpus\.1: unknown GPU SM "95"; allowed values: .*; closest: 90, 75\n/],
   ["unknown ISA", { isas: ["avx2", "neon"] }, /isas\.1: unknown CPU ISA "neon"; allowed values: avx2, /],
   ["unknown CUDA", { cuda: ["12.5"] }, /cuda\.0: unknown CUDA version "12\.5"; allowed values: /],
   ["unknown ISA named in the error", { isas: ["avx2", "avx512", "armv9", "armv8_2", "avx512bf16", "armv99"] }, /isas\.5: unknown CPU ISA "armv99"; allowed values: /],
@@ -112,14 +112,13 @@ for (const [what, patch, re] of badCases)
     assert.equal(listFiles(out), ["matrix.ts"]);
   });
 
-test("a matrix whose every combination is dropped still documents why (no crash, exit 0)", () => {
+test("a matrix whose every combination is dropped: exit 2 with why (issue 40: no silent, destructive generate), no file written", () => {
   const out = tempDir();
   const m = writeMatrix(out, { ...small, releases: [{ torch: "2.10.0" }] });
   const r = runCli(["generate", "--matrix", m, "--out", out]);
-  assert.is(r.status, 0, r.stderr);
-  const doc = readFileSync(join(out, "BUILD_MATRIX.md"), "utf8");
-  assert.match(doc, /no package variants/);
-  assert.match(doc, /No nixpkgs revision in the catalog carries PyTorch 2\.10\.0/);
+  assert.is(r.status, 2, r.stdout);
+  assert.match(r.stderr, /No nixpkgs revision in the catalog carries PyTorch 2\.10\.0/);
+  assert.equal(listFiles(out), ["matrix.ts"]);
 });
 
 test("a matrix.ts that does not load: exit 2, no file written", () => {
@@ -228,7 +227,11 @@ test("list --json follows the contract", () => {
   assert.equal(Object.keys(ex[0]).sort(), ["name", "reasons"]);
   const noSuchIsa = runCli(["list", "--filter", "isa=avx3"]);
   assert.is(noSuchIsa.status, 2);
-  assert.match(noSuchIsa.stderr, /isa=avx3 matches no variant of this matrix; values of isa here: armv8_2, armv9, avx2/);
+  assert.match(noSuchIsa.stderr, /isa=avx3 matches no variant of this matrix; values of isa here: armv8_2, armv9, avx2.*; closest: avx2/);
+  // Numbers sort as numbers (75 before 100), with the closest values.
+  const sm95 = runCli(["list", "--filter", "sm=95"]);
+  assert.is(sm95.status, 2);
+  assert.match(sm95.stderr, /values of sm here: 75, 80, 86, 89, 90, 100, 103, 110, 120, 121, none; closest: 90, 75/);
   const badOut = runCli(["generate", "--out", "/proc/version/x"]);
   assert.is(badOut.status, 2);
   assert.not.match(badOut.stderr, /    at /, "no stack trace");
@@ -242,17 +245,76 @@ test("explain: a variant's parameters; a dropped name's reasons and nearest name
   assert.is(ok.status, 0, ok.stderr);
   assert.match(ok.stdout, /TORCH_CUDA_ARCH_LIST\s+12\.0/);
   assert.match(ok.stdout, /binary compatibility/i);
+  // A name that is no variant of the matrix is bad input for explain: exit 2, the why on stderr, nothing on stdout.
   const dropped = runCli(["explain", "pytorch-python313-cuda12_8-sm110-armv9"]);
-  assert.is(dropped.status, 1);
-  assert.match(dropped.stdout, /dropped/);
-  assert.match(dropped.stdout, /13\.0/);
-  assert.match(dropped.stdout, /nearest names that exist:\n  pytorch-python313-/);
+  assert.is(dropped.status, 2);
+  assert.is(dropped.stdout, "");
+  assert.match(dropped.stderr, /^variant-matrix: error: pytorch-python313-cuda12_8-sm110-armv9: dropped/);
+  assert.match(dropped.stderr, /13\.0/);
+  assert.match(dropped.stderr, /nearest names that exist:\n  pytorch-python313-/);
   const outside = runCli(["explain", "pytorch-python313-cuda12_8-sm70-avx2"]);
-  assert.is(outside.status, 1);
-  assert.match(outside.stdout, /add "70" to gpus/);
+  assert.is(outside.status, 2);
+  assert.match(outside.stderr, /add "70" to gpus/);
+  assert.match(outside.stderr, /as pytorch-python313-cuda12_8-sm70-avx2\)/, "named as this matrix would name it (no release tag)");
   const nonsense = runCli(["explain", "torch-cuda-whatever"]);
-  assert.is(nonsense.status, 1);
-  assert.match(nonsense.stdout, /naming rule/);
+  assert.is(nonsense.status, 2);
+  assert.match(nonsense.stderr, /naming rule/);
+  // An unknown value is named with the allowed values, in numeric order, and the closest ones.
+  const sm95 = runCli(["explain", "pytorch-python313-cuda12_8-sm95-avx2"]);
+  assert.is(sm95.status, 2);
+  assert.match(sm95.stderr, /SM95 is not a GPU of the catalog; SMs here: 70, 72, 75, 80, .*closest: 90, 75\./s);
+  const typo = runCli(["explain", "torchaudoi-python313-cpu-avx2"]);
+  assert.match(typo.stderr, /"torchaudoi" is not a package of the catalog; .*closest: torchaudio/s);
+  // explain cites the matrix's own pin (2c423e0), not another pin of the catalog.
+  const py311 = runCli(["explain", "torchaudio-python311-cuda12_8-sm90-avx512"]);
+  assert.match(py311.stderr, /nixpkgs 2c423e0 has no python311Packages/);
+  assert.not.match(py311.stderr, /0182a36/);
+  // A suggestion that adds a second release says it renames every variant.
+  const other = runCli(["explain", "pytorch29-python313-cuda12_8-sm90-avx2"]);
+  assert.match(other.stderr, /to releases \(this renames every existing variant/);
+});
+
+test("a matrix that yields no variant: exit 2 naming what dropped everything, and no file changes (git status clean)", () => {
+  const out = tempDir("vm-empty-");
+  execFileSync("git", ["init", "-q", out]);
+  const good = writeMatrix(tempDir("vm-empty-m-"), { ...small, gpus: ["90"] });
+  assert.is(runCli(["generate", "--matrix", good, "--out", out]).status, 0);
+  execFileSync("git", ["-c", "user.email=t@t", "-c", "user.name=t", "add", "-A"], { cwd: out });
+  execFileSync("git", ["-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "generated"], { cwd: out });
+  // SM110 (Thor) on CUDA 12.8 only, no CPU-only variants: every combination is dropped.
+  const empty = writeMatrix(tempDir("vm-empty-m-"), { ...small, gpus: ["110"], cpuOnly: false });
+  for (const args of [["generate"], ["generate", "--check"]]) {
+    const r = runCli([...args, "--matrix", empty, "--out", out]);
+    assert.is(r.status, 2, args.join(" "));
+    assert.is(r.stdout, "");
+    assert.match(r.stderr, /^variant-matrix: error: .*matrix\.ts yields no package variant: all \d+ of its combinations are dropped, so nothing was written/);
+    assert.match(r.stderr, /sm_110/, "names the reason that dropped them");
+    assert.is(execFileSync("git", ["status", "--porcelain"], { cwd: out, encoding: "utf8" }), "", "no file changed");
+  }
+  // The right case passes: the same matrix with CPU-only variants generates.
+  const cpu = writeMatrix(tempDir("vm-empty-m-"), { ...small, gpus: ["110"], cpuOnly: true });
+  assert.is(runCli(["generate", "--matrix", cpu, "--out", out]).status, 0);
+});
+
+test("generate names a requested package that yields no variant, with its first reason", () => {
+  const out = tempDir("vm-nopkg-");
+  const m = writeMatrix(out, { ...small, gpus: ["90"], packages: ["pytorch", "bitsandbytes"] });
+  const r = runCli(["generate", "--matrix", m, "--out", out]);
+  assert.is(r.status, 0, r.stderr);
+  assert.match(r.stdout, /note: no variant of bitsandbytes \(asked for in packages; \d+ combination\(s\)\s+dropped\): \S/);
+  assert.not.match(r.stdout, /no variant of pytorch/);
+});
+
+test("generate says when a second release renames the variants (not a silent '… stale removed')", () => {
+  const out = tempDir("vm-rename-");
+  const one = { ...small, gpus: ["90"], isas: ["avx2"], cpuOnly: false };
+  assert.is(runCli(["generate", "--matrix", writeMatrix(tempDir("vm-rename-m-"), one), "--out", out]).status, 0);
+  const r = runCli(["generate", "--matrix", writeMatrix(tempDir("vm-rename-m-"), { ...one, releases: [...one.releases, { torch: "2.12.0" }] }), "--out", out]);
+  assert.is(r.status, 0, r.stderr);
+  assert.match(r.stdout, /note: \d+ variant file\(s\) renamed, not dropped: with more than one PyTorch release each name carries its release \(e\.g\. \.flox\/pkgs\/pytorch-python313-cuda12_8-sm90-avx2\.nix is now \.flox\/pkgs\/pytorch28-python313-cuda12_8-sm90-avx2\.nix\)/);
+  // The wrong case: a generate that only adds a GPU renames nothing and says nothing of it.
+  const more = runCli(["generate", "--matrix", writeMatrix(tempDir("vm-rename-m-"), { ...one, releases: [...one.releases, { torch: "2.12.0" }], gpus: ["90", "80"] }), "--out", out]);
+  assert.not.match(more.stdout, /renamed/);
 });
 
 test("generate warns when generated files are not git-tracked (flox build sees tracked files only)", () => {

@@ -129,9 +129,9 @@ test("detect prints how to install the chosen variant: flox install ORG/NAME wit
   const args = ["detect", "--cpuinfo", join(host, "cpuinfo"), "--nvidia-smi", join(host, "nvidia-smi.txt"), "--machine", "aarch64"];
   const r = runCli([...args, "--org", "acme", "--substituter", "s3://bucket"]);
   assert.is(r.status, 0, r.stderr);
-  const name = /Recommended torchaudio for GPU 0 \(NVIDIA GB10, sm121\): (\S+)/.exec(r.stdout)![1]!;
-  assert.match(r.stdout, new RegExp(`install: flox install acme/${name}\n`));
-  assert.match(r.stdout, new RegExp(`install: nix-env -if \\.flox/pkgs/${name}\\.nix --option extra-substituters s3://bucket\n`));
+  const name = /Recommended torch-env for GPU 0 \(NVIDIA GB10, sm121\): (\S+)/.exec(r.stdout)![1]!;
+  assert.match(r.stdout, new RegExp(`install:\n    flox install acme/${name}\n`));
+  assert.match(r.stdout, new RegExp(`\n    nix-env -if \\.flox/pkgs/${name}\\.nix --option extra-substituters s3://bucket\n`));
   const plain = runCli(args);
   assert.not.match(plain.stdout, /flox install/, "no organisation, no flox line");
   const json = JSON.parse(runCli([...args, "--json", "--org", "acme"]).stdout);

@@ -233,7 +233,7 @@ export const packagesOnTorch: PackageOnTorch[] = [
     buildSeconds: {
       seconds: 30 * 60,
       source:
-        "the README 'TorchAudio Architecture-Specific Builds' (Flox/Nix torchaudio variants, ../shared/seeds): " +
+        "the README 'TorchAudio Architecture-Specific Builds' (Flox/Nix torchaudio variants; an unpublished build guide given to this project): " +
         "\"Build times vary (20-40 minutes typical for TorchAudio)\"; midpoint",
     },
     inEnv: true,
@@ -360,7 +360,7 @@ export const packagesOnTorch: PackageOnTorch[] = [
       seconds: 3600,
       source:
         "one target (a variant compiles one token): Dao-AILab/flash-attention#1038, FLASH_ATTN_CUDA_ARCHS=\"80\" with " +
-        "MAX_JOBS=5 on 64 GB RAM and a 5700X: 'within the hour'; the aarch64 SBSA package guide (../shared/seeds): 2+ hours " +
+        "MAX_JOBS=5 on 64 GB RAM and a 5700X: 'within the hour'; the aarch64 SBSA package guide (unpublished, given to this project): 2+ hours " +
         "with MAX_JOBS=4 for upstream's four targets; its README: 3-5 minutes with ninja on a 64-core machine (with the " +
         "memory for 64 jobs: #1038, '~500GB ram'). Our builds run one job per 9 GiB, so a builder of 64 GB is near #1038's",
     },
@@ -369,7 +369,7 @@ export const packagesOnTorch: PackageOnTorch[] = [
         system: "aarch64-linux",
         minCuda: "13.0",
         note:
-          "The aarch64 SBSA package guide (../shared/seeds) calls flash-attention on CUDA 13.0 + aarch64 'NOT RECOMMENDED' " +
+          "The aarch64 SBSA package guide (unpublished, given to this project) calls flash-attention on CUDA 13.0 + aarch64 'NOT RECOMMENDED' " +
           "(a GCC 13 bug with SVE and -march=native; 'CUDA 12.8 is more stable'; Dao-AILab/flash-attention#1815), about " +
           "FlashAttention 3; this FlashAttention 2 build (-march of the variant's ISA, not native) has not been built here",
       },

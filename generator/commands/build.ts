@@ -3,10 +3,11 @@
  * (`buildMain`). Register with `yargs(...).command(buildCommand)`.
  *
  * Exit codes (set on `process.exitCode`): 0 every selected variant built or cached (or a dry run), 1 a variant
- * failed or was skipped, 2 a usage error (unknown name, bad filter, bad option), 130 interrupted.
+ * failed or was skipped, 2 a usage error (unknown name, bad filter, bad option, a selection that matches no
+ * variant: nothing is built), 130 interrupted.
  */
 import type { Argv, ArgumentsCamelCase, CommandModule } from "yargs";
-import { PACKAGES, REPEATABLE, type PackageName } from "../constants.ts";
+import { PACKAGES, REPEATABLE } from "../constants.ts";
 import { FILTER_OPTION } from "../filters.ts";
 import type { Variant } from "../schema.ts";
 import { BACKEND_CHOICES, type BackendChoice } from "../driver/backend.ts";
@@ -57,7 +58,12 @@ export const buildCommand: CommandModule<object, BuildArgs> = {
       })
       .option("max-jobs", { type: "number", describe: "passed as --max-jobs (nix backend); 0 = build only on remote builders" })
       .option("copy-to", { type: "string", describe: "push each finished closure to this store URI (nix copy --to; file://, s3://, ssh://)" })
-      .option("substituters", { type: "string", describe: "binary caches for this run, passed as --option substituters (nix backend)" })
+      .option("substituter", {
+        ...REPEATABLE,
+        describe: "binary cache URL for this run, instead of nix.conf's (repeat for several; nix backend: --option substituters)",
+      })
+      // The old spelling, kept working but not shown: one option name per concept across commands (issue 40).
+      .option("substituters", { type: "string", hidden: true })
       .option("cores", { type: "number", describe: "NIX_BUILD_CORES per build, passed as --cores (nix backend)" })
       .option("jobs", { type: "number", alias: "j", describe: JOBS_HELP })
       .option("retries", { type: "number", default: 0, describe: "rerun a failed build up to N more times" })
@@ -77,9 +83,42 @@ export const buildCommand: CommandModule<object, BuildArgs> = {
       .option("plain", { type: "boolean", describe: "one line per event even on a terminal (no live status)" })
       .option("kill-grace", { type: "number", default: 10, describe: "seconds between SIGTERM and SIGKILL when ending builds" })
       .example("$0 build --filter isa=armv9 --dry-run", "show what would be built for Arm v9")
-      .example("$0 build torchaudio-python313-cuda12_8-sm121-armv9", "build it (and its pytorch) with logs and a report") as unknown as Argv<BuildArgs>,
-  handler: async (argv: ArgumentsCamelCase<BuildArgs>) => {
-    const { buildMain } = await import("./build-main.ts");
-    await buildMain(argv);
+      .example("$0 build --filter sm=121 --filter cuda=12.9", "build the DGX Spark variants of CUDA 12.9 and what they are built on")
+      .example("$0 build NAME", "build one variant (a name `variant-matrix list` prints) and what it is built on, with logs and a report") as unknown as Argv<BuildArgs>,
+  handler: async (argv: ArgumentsCamelCase<BuildArgs & { substituter?: string[] }>) => {
+    const [{ buildMain }, { wrapLines }, { ERROR_PREFIX }, { terminalWidth, UsageError }] = await Promise.all([
+      import("./build-main.ts"),
+      import("../text.ts"),
+      import("../errors.ts"),
+      import("./shared.ts"),
+    ]);
+    if (argv.substituter?.length) {
+      if (argv.substituters !== undefined) throw new UsageError("give --substituter (repeatable), not both it and the old --substituters");
+      argv.substituters = argv.substituter.join(" ");
+    }
+    // build-main.ts prints its own errors and the dry-run's text; until it uses errors.ts errorLine and text.ts
+    // (issue 38 makes it thin), its error prefix is rewritten to the one prefix, and the dry run's text (written
+    // once, at the end) is wrapped to the terminal here. JSON and the live build output pass through unchanged.
+    const dryText = !!argv.dryRun && !argv.json;
+    const out = process.stdout.write.bind(process.stdout);
+    const err = process.stderr.write.bind(process.stderr);
+    let buffered = "";
+    if (dryText)
+      process.stdout.write = ((chunk: string | Uint8Array) => {
+        buffered += typeof chunk === "string" ? chunk : Buffer.from(chunk).toString("utf8");
+        return true;
+      }) as typeof process.stdout.write;
+    process.stderr.write = ((chunk: string | Uint8Array, ...rest: unknown[]) =>
+      err(
+        typeof chunk === "string" ? chunk.replace(/^variant-matrix build: /, ERROR_PREFIX) : chunk,
+        ...(rest as [])
+      )) as typeof process.stderr.write;
+    try {
+      await buildMain(argv);
+    } finally {
+      process.stdout.write = out;
+      process.stderr.write = err;
+      if (buffered) out(wrapLines(buffered.replace(/\n$/, ""), terminalWidth()) + "\n");
+    }
   },
 };

@@ -25,7 +25,7 @@ export const ciCommand: CommandModule<{}, CiArgs> = {
   describe: "write a CI definition for every variant: github (Actions workflow) or hydra (declarative jobset spec)",
   builder: (y) =>
     y
-      .positional("engine", { choices: ["github", "hydra"] as const, demandOption: true })
+      .positional("engine", { choices: ["github", "hydra"] as const, demandOption: true, describe: "github: a GitHub Actions workflow; hydra: a declarative Hydra jobset spec" })
       .option("output", { alias: "o", type: "string", describe: "file to write (default: stdout)" })
       .option("runs-on", {
         ...REPEATABLE,

@@ -1,13 +1,15 @@
 /**
  * `variant-matrix detect`: recommend the package variant for this host (or a recorded one) and say why.
  *
- *   detect [--json] [--package torchaudio|pytorch] [--cpuinfo FILE] [--nvidia-smi FILE] [--machine ARCH]
+ *   detect [--json] [--package NAME (default torch-env)] [--cpuinfo FILE] [--nvidia-smi FILE] [--machine ARCH]
  *          [--matrix FILE]
  *
  * Without files it reads /proc/cpuinfo, runs `nvidia-smi --query-gpu=compute_cap,name,driver_version
  * --format=csv,noheader` (absent → no NVIDIA GPU) and takes the machine from `uname -m` (os.machine()). With
  * `--cpuinfo` the machine is the one that file describes unless `--machine` says otherwise, and the GPU list is
  * `--nvidia-smi` or none (a recorded CPU is never mixed with this machine's GPUs).
+ *
+ * With no --package it recommends the torch-env variant (the Python environment of the whole stack).
  *
  * Exit status: 0 when every GPU (or, without GPU, the CPU) has a variant; 1 when some or none fit (the output says
  * why and which matrix.ts change would add one); 2 for bad input (unknown --package or --machine, a host file that
@@ -20,6 +22,9 @@ import { environmentOf } from "../naming.ts";
 import type { Catalog, Excluded, Variant } from "../schema.ts";
 import { HostFileError, HostInputError, MachineError, readHost, type HostInfo } from "../detect/host.ts";
 import { recommend, type Recommendation } from "../detect/recommend.ts";
+import { wrap, wrapCommand } from "../text.ts";
+import { errorLine } from "../errors.ts";
+import { terminalWidth } from "./shared.ts";
 
 /** Arguments of `detect`, as yargs hands them to the handler. */
 export interface DetectArgs {
@@ -35,6 +40,9 @@ export interface DetectArgs {
   substituter?: string;
 }
 
+/** What detect, fleet and verify recommend by default: the Python environment of the whole stack (what you activate). */
+export const DEFAULT_PACKAGE: PackageName = "torch-env";
+
 /** Bad command-line input for detect (exit 2). */
 export class DetectUsageError extends InputError {}
 
@@ -47,7 +55,7 @@ import { installLines } from "../detect/recommend.ts";
  * @throws DetectUsageError naming the allowed values.
  */
 export function parsePackage(value: string | undefined): PackageName {
-  const v = value ?? "torchaudio";
+  const v = value ?? DEFAULT_PACKAGE;
   // A named environment of matrix.ts (`llm-env`) is checked against the matrix once it is loaded (checkEnvironment).
   if (!(PACKAGES as readonly string[]).includes(v) && environmentOf(v) === null)
     throw new DetectUsageError(`--package: unknown package "${v}"; allowed values: ${PACKAGES.join(", ")}, or NAME-env for an environment of matrix.ts`);
@@ -67,39 +75,44 @@ export function checkEnvironment(pkg: PackageName, variants: readonly Pick<Varia
     );
 }
 
-/** Render a recommendation for the terminal (plain text, one finding per line). */
-export function formatRecommendation(r: Recommendation, install: { org?: string; substituter?: string } = {}): string {
+/**
+ * Render a recommendation for the terminal (plain text, one finding per paragraph), wrapped to `width` columns
+ * (generator/text.ts): install commands are broken only at spaces, with shell continuations.
+ */
+export function formatRecommendation(r: Recommendation, install: { org?: string; substituter?: string } = {}, width = 80): string {
   const out: string[] = [];
   const h = r.host;
-  out.push(`Host: ${h.system} (machine ${h.machine}; ${h.sources.machine})`);
-  out.push(`  CPU: ${h.cpu}  [${h.sources.cpuinfo}]`);
-  if (h.gpus.length === 0) out.push(`  GPU: none — ${h.gpuAbsentReason ?? "no NVIDIA GPU"}`);
-  for (const g of h.gpus)
-    out.push(`  GPU ${g.index}: ${g.name}, compute capability ${g.capability} (sm${g.sm}), driver ${g.driver}`);
-  for (const reason of r.reasons) out.push(`  - ${reason}`);
-  if (h.systemFeatures.length)
-    out.push(`  As a Nix builder this host runs these variants' code: nix.conf \`extra-system-features = ${h.systemFeatures.join(" ")}\``);
+  const para = (text: string, indent = "", hang?: string) => out.push(wrap(text, width, { indent, hang }));
+  para(`Host: ${h.system} (machine ${h.machine}; ${h.sources.machine})`);
+  para(`CPU: ${h.cpu} [${h.sources.cpuinfo}]`, "  ", "    ");
+  if (h.gpus.length === 0) para(`GPU: none — ${h.gpuAbsentReason ?? "no NVIDIA GPU"}`, "  ", "    ");
+  for (const g of h.gpus) para(`GPU ${g.index}: ${g.name}, compute capability ${g.capability} (sm${g.sm}), driver ${g.driver}`, "  ", "    ");
+  for (const reason of r.reasons) para(reason, "  - ");
+  if (h.systemFeatures.length) {
+    para("As a Nix builder this host runs these variants' code; its nix.conf line:", "  ", "    ");
+    para(`extra-system-features = ${h.systemFeatures.join(" ")}`, "    ", "      ");
+  }
   out.push("");
   for (const p of r.picks) {
     const what = p.kind === "cpu" ? "CPU-only" : `GPU ${p.gpuIndices.join(",")} (${p.gpuName}, sm${p.sm})`;
     if (p.variant) {
-      out.push(`Recommended ${r.package} for ${what}: ${p.variant}`);
-      for (const l of installLines(p.variant, install)) out.push(`  install: ${l}`);
-    } else out.push(`No ${r.package} variant fits ${what}.`);
-    for (const reason of p.reasons) out.push(`  - ${reason}`);
-    for (const problem of p.problems) out.push(`  ! ${problem}`);
-    if (p.alternatives.length) out.push(`  Also fits: ${p.alternatives.join(", ")}`);
-    for (const s of p.suggestions) out.push(`  → ${s}`);
+      para(`Recommended ${r.package} for ${what}: ${p.variant}`);
+      out.push("  install:");
+      for (const l of installLines(p.variant, install)) out.push(wrapCommand(l, width, "    "));
+    } else para(`No ${r.package} variant fits ${what}.`);
+    for (const reason of p.reasons) para(reason, "  - ");
+    for (const problem of p.problems) para(problem, "  ! ");
+    if (p.alternatives.length) para(`Also fits: ${p.alternatives.join(", ")}`, "  ", "    ");
+    for (const s of p.suggestions) para(s, "  → ");
     out.push("");
   }
-  if (r.status !== "ok" && r.cpuFallback) out.push(`CPU-only fallback: ${r.cpuFallback}`);
+  if (r.status !== "ok" && r.cpuFallback) para(`CPU-only fallback: ${r.cpuFallback}`);
   const next = r.variants[0] ?? r.cpuFallback;
-  if (next)
-    out.push(
-      ...(out.at(-1) === "" ? [] : [""]),
-      `Next: npx variant-matrix doctor ${next}`,
-      "  (checks Nix, nix.conf system features, store space, caches, the GPU driver)",
-    );
+  if (next) {
+    if (out.at(-1) !== "") out.push("");
+    para(`Next: npx variant-matrix doctor ${next}`);
+    para("(checks Nix, nix.conf system features, store space, caches, the GPU driver)", "  ", "  ");
+  }
   return out.join("\n").trimEnd() + "\n";
 }
 
@@ -124,7 +137,7 @@ export async function runDetect(
   } catch (e) {
     const code = exitCodeOf(e);
     if (code !== null) {
-      io.err(`detect: ${(e as Error).message}\n`);
+      io.err(errorLine((e as Error).message));
       return code;
     }
     throw e;
@@ -135,7 +148,7 @@ export async function runDetect(
   } catch (e) {
     const code = exitCodeOf(e);
     if (code !== null) {
-      io.err(`detect: ${(e as Error).message}\n`);
+      io.err(errorLine((e as Error).message));
       return code;
     }
     throw e;
@@ -151,7 +164,7 @@ export async function runDetect(
   io.out(
     args.json
       ? JSON.stringify({ ...r, install: Object.fromEntries(r.variants.map((n) => [n, installLines(n, install)])) }, null, 2) + "\n"
-      : formatRecommendation(r, install),
+      : formatRecommendation(r, install, terminalWidth()),
   );
   return r.status === "ok" ? 0 : 1;
 }
@@ -159,23 +172,23 @@ export async function runDetect(
 /** The yargs command module; generator/cli.ts registers it. Sets `process.exitCode` (0, 1 or 2, see above). */
 export const detectCommand: CommandModule<object, DetectArgs> = {
   command: "detect",
-  describe: "Recommend the package variant for this host (GPU, driver, CPU ISA, machine) and say why",
+  describe: "recommend the package variant for this host (GPU, driver, CPU ISA, machine) and say why (default package: torch-env)",
   builder: (y: Argv<object>) =>
     y
-      .option("json", { type: "boolean", default: false, describe: "Print the recommendation as JSON" })
+      .option("json", { type: "boolean", default: false, describe: "print the recommendation as JSON" })
       .option("package", {
         type: "string",
-        default: "torchaudio",
-        describe: `Package to recommend: ${PACKAGES.join(" | ")}`,
+        default: DEFAULT_PACKAGE,
+        describe: `package to recommend: ${PACKAGES.join(" | ")} (default torch-env: the Python environment of the whole stack, what you activate)`,
       })
-      .option("cpuinfo", { type: "string", describe: "Read this recorded /proc/cpuinfo instead of the real one" })
+      .option("cpuinfo", { type: "string", describe: "read this recorded /proc/cpuinfo, or a recorded host directory (cpuinfo and nvidia-smi.txt, as fleet reads them), instead of this machine" })
       .option("nvidia-smi", {
         type: "string",
         describe:
-          "Read this recorded output of `nvidia-smi --query-gpu=compute_cap,name,driver_version --format=csv,noheader`",
+          "read this recorded output of `nvidia-smi --query-gpu=compute_cap,name,driver_version --format=csv,noheader`",
       })
-      .option("machine", { type: "string", describe: "Machine as `uname -m` prints it: x86_64 | aarch64" })
-      .option("matrix", { type: "string", describe: "Matrix file (default: matrix.ts at the repository root)" })
+      .option("machine", { type: "string", describe: "machine as `uname -m` prints it: x86_64 | aarch64" })
+      .option("matrix", { type: "string", describe: "matrix file to read (default: matrix.ts in the repository root)" })
       .option("org", { type: "string", describe: "Flox organisation the variants were published to: print `flox install ORG/NAME`" })
       .option("substituter", { type: "string", describe: "binary cache the variants were pushed to: added to the Nix install line" }) as Argv<DetectArgs>,
   handler: async (argv: ArgumentsCamelCase<DetectArgs>) => {

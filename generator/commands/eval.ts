@@ -44,7 +44,11 @@ export const evalCommand: CommandModule<object, EvalArgs> = {
       .option("jobs", { type: "number", describe: "parallel evaluators (default: the number of CPUs)" })
       .option("json", { type: "boolean", default: false, describe: "one JSON object per variant, then a summary object" })
       .option("nixpkgs", { type: "string", describe: "Nix expression passed as release.nix's nixpkgs (--arg nixpkgs EXPR)" })
-      .option("engine", { choices: ["auto", "nix-eval-jobs", "nix-instantiate"] as const, default: "auto" as const })
+      .option("engine", {
+        choices: ["auto", "nix-eval-jobs", "nix-instantiate"] as const,
+        default: "auto" as const,
+        describe: "evaluator: nix-eval-jobs (parallel workers), nix-instantiate (chunks of variants), auto: nix-eval-jobs when on PATH",
+      })
       .option("matrix", { type: "string", describe: "matrix file to read (default: matrix.ts in the repository root)" })
       .option("root", { type: "string", describe: "directory holding release.nix (default: the repository root)" })
       .option("probe-store", {

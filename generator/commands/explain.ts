@@ -1,5 +1,8 @@
 /**
  * `variant-matrix explain NAME`: a variant's resolved parameters and notes, or why it is dropped and the nearest names.
+ *
+ * Exit status: 0 NAME is a variant of the matrix; 2 it is not (dropped, not in this matrix, or not a variant name):
+ * the why, the matrix.ts change that would add it and the nearest names go to stderr as one error (JSON: stdout).
  */
 import type { CommandModule } from "yargs";
 import { resolve } from "node:path";
@@ -8,6 +11,7 @@ import { REPO_ROOT } from "../paths.ts";
 import { matrixOption, project, terminalWidth, UsageError, variantJson, warnUntracked } from "./shared.ts";
 import { wrap } from "../text.ts";
 import { extraFact, extraPromise } from "../catalog/extras.ts";
+import { ERROR_PREFIX, EXIT } from "../errors.ts";
 import { cudaBuildOf, onTorch } from "../catalog/packages.ts";
 import type { Variant } from "../schema.ts";
 
@@ -17,7 +21,7 @@ export const explainCommand: CommandModule<{}, { name: string; json: boolean; ma
   builder: (y) =>
     y
       .positional("name", { type: "string", demandOption: true, describe: "package variant name" })
-      .option("json", { type: "boolean", default: false })
+      .option("json", { type: "boolean", default: false, describe: "print the explanation as JSON (a variant's fields, or why a name is none and the nearest names) on stdout" })
       .options(matrixOption),
   handler: async (argv) => {
     const [p, { explainName }, { modelCacheMisses }, { nixpkgsInstanceKey }, { modelDeviceCode, DEVICE_CODE_BYTES }, { bundledDeviceCode }, { checkedVariants, hostDriverRoute }] = await Promise.all([
@@ -56,6 +60,8 @@ export const explainCommand: CommandModule<{}, { name: string; json: boolean; ma
         : null;
     // How it finds the host's GPU driver (preflight/checks.ts: NixOS, nixglhost, flox).
     const hostDriver = e.kind === "variant" ? hostDriverRoute(checkedVariants([e.variant], p.variants)[0]!) : null;
+    const w = terminalWidth();
+    const say = (text: string, indent = "", hang?: string) => console.log(wrap(text, w, { indent, hang }));
     if (argv.json) {
       console.log(JSON.stringify(e.kind === "variant" ? { kind: e.kind, ...e.variant, offCache, deviceCode, hostDriver, ...(environment ? { environment } : {}) } : e, null, 2));
     } else if (e.kind === "variant") {
@@ -79,42 +85,43 @@ export const explainCommand: CommandModule<{}, { name: string; json: boolean; ma
         ["file", v.file],
         ["dependsOn", v.dependsOn.join(", ") || "(none)"],
       ];
-      for (const [k, val] of rows) console.log(`${k.padEnd(21)} ${val}`);
+      // Key column, then the value wrapped under itself (a long name or hash alone on its line stays whole).
+      for (const [k, val] of rows) say(val, `${k.padEnd(21)} `, " ".repeat(22));
       if (environment) {
-        const width = terminalWidth();
-        console.log("holds (one Python environment, every package on this variant's torch):");
-        for (const m of environment.members) console.log(wrap(m, width, { indent: "  " }));
-        if (environment.torchcodec) console.log(wrap(`${v.pythonPackageSet}.torchcodec (torchaudio's audio I/O), on the same torch`, width, { indent: "  " }));
-        for (const x of environment.extras)
-          console.log(wrap(`${v.pythonPackageSet}.${x.attr} (extra; device code ${x.deviceCode}): ${x.promise}`, width, { indent: "  " }));
+        say("holds (one Python environment, every package on this variant's torch):");
+        for (const m of environment.members) say(m, "  ");
+        if (environment.torchcodec) say(`${v.pythonPackageSet}.torchcodec (torchaudio's audio I/O), on the same torch`, "  ");
+        for (const x of environment.extras) say(`${v.pythonPackageSet}.${x.attr} (extra; device code ${x.deviceCode}): ${x.promise}`, "  ");
       }
-      for (const n of v.notes) console.log(`note: ${n}`);
-      for (const r of offCache) console.log(`note: off the binary cache: ${r}`);
+      for (const n of v.notes) say(n, "note: ", "  ");
+      for (const r of offCache) say(`off the binary cache: ${r}`, "note: ", "  ");
       if (v.cuda !== null && !offCache.length)
-        console.log("note: the CUDA set, magma and triton it needs are the ones the CUDA binary cache builds; only torch-based packages are built");
+        say("the CUDA set, magma and triton it needs are the ones the CUDA binary cache builds; only torch-based packages are built", "note: ", "  ");
       if (deviceCode) {
         const mb = (b: number) => `${(b / 1e6).toLocaleString("en-US", { minimumFractionDigits: 1, maximumFractionDigits: 1 })} MB`;
         const line = (parts: typeof deviceCode.torch) =>
           parts.map((x) => `${x.origin} ${mb(x.bytes)} (${x.capabilities.length} capabilit${x.capabilities.length === 1 ? "y" : "ies"})`).join(", ") +
           `: ${mb(parts.reduce((a, x) => a + x.bytes, 0))}`;
         const approx = [...new Set([...deviceCode.torch, ...deviceCode.packageSet].flatMap((x) => x.approximated))];
-        console.log("device code of its torch (model: uncompressed cubins per library, measured in PyPI torch 2.11 on an H100; catalog/device-code-size.ts):");
-        const label = (name: string, mine: boolean) => `${name}${mine ? " (this variant)" : ""}:`.padEnd(34);
-        console.log(`  ${label("torch scope", deviceCode.scope === "torch")}${line(deviceCode.torch)}`);
-        console.log(`  ${label("package-set scope", deviceCode.scope === "packageSet")}${line(deviceCode.packageSet)}`);
-        console.log(`  NCCL is not modelled (PyPI links it dynamically, not per capability)${approx.length ? `; approximated: ${approx.join(", ")}` : ""}`);
+        say("device code of its torch (model: uncompressed cubins per library, measured in PyPI torch 2.11 on an H100; catalog/device-code-size.ts):");
+        const label = (name: string, mine: boolean) => `${name}${mine ? " (this variant)" : ""}: `;
+        say(line(deviceCode.torch), `  ${label("torch scope", deviceCode.scope === "torch")}`, "    ");
+        say(line(deviceCode.packageSet), `  ${label("package-set scope", deviceCode.scope === "packageSet")}`, "    ");
+        say(`NCCL is not modelled (PyPI links it dynamically, not per capability)${approx.length ? `; approximated: ${approx.join(", ")}` : ""}`, "  ", "    ");
       }
     } else {
+      // Not a variant of this matrix: bad input for explain (exit 2), the why on stderr with the one error prefix.
       const head = { excluded: "dropped", "not-in-matrix": "not in this matrix", unknown: "not a variant name" }[e.kind];
-      console.log(`${e.name}: ${head}`);
-      for (const r of e.reasons) console.log(`  - ${r}`);
-      if (e.matrixChanges.length) console.log(`to add it, edit matrix.ts: ${e.matrixChanges.join("; ")}`);
+      const lines = [wrap(`${ERROR_PREFIX}${e.name}: ${head}`, w, { hang: "  " })];
+      for (const r of e.reasons) lines.push(wrap(r, w, { indent: "  - ", hang: "    " }));
+      if (e.matrixChanges.length) lines.push(wrap(`to add it, edit matrix.ts: ${e.matrixChanges.join("; ")}`, w, { hang: "  " }));
       if (e.nearest.length) {
-        console.log("nearest names that exist:");
-        for (const s of e.nearest) console.log(`  ${s.name}  (${s.why})`);
+        lines.push("nearest names that exist:");
+        for (const s of e.nearest) lines.push(wrap(`${s.name} (${s.why})`, w, { indent: "  ", hang: "    " }));
       }
+      process.stderr.write(lines.join("\n") + "\n");
     }
-    if (e.kind !== "variant") process.exitCode = 1;
+    if (e.kind !== "variant") process.exitCode = EXIT.input;
   },
 };
 

@@ -13,6 +13,9 @@ import { join, resolve } from "node:path";
 import type { CommandModule } from "yargs";
 import { PACKAGES, REPEATABLE, type PackageName } from "../constants.ts";
 import { REPO_ROOT } from "../paths.ts";
+import { errorLine } from "../errors.ts";
+import { wrap } from "../text.ts";
+import { terminalWidth } from "./shared.ts";
 
 
 export { FleetUsageError, hostId, type FleetArgs } from "../fleet/options.ts";
@@ -20,26 +23,49 @@ import { FleetUsageError, type FleetArgs } from "../fleet/options.ts";
 
 export const fleetCommand: CommandModule<object, FleetArgs> = {
   command: "fleet <hosts..>",
-  describe: "the fewest variants that serve every host of a fleet (detect --json files or cpuinfo/nvidia-smi.txt dirs), and their build cost",
+  describe: "the fewest variants that serve every host of a fleet (detect --json files or cpuinfo/nvidia-smi.txt dirs), and their build cost (default package: torch-env)",
   builder: (y) =>
     y
       .positional("hosts", { type: "string", array: true, demandOption: true, describe: "detect --json files or directories of cpuinfo + nvidia-smi.txt" })
       .option("torch", { type: "string", describe: "PyTorch release (default: the matrix's first release)" })
       .option("python", { type: "string", describe: "Python version (default: the newest of the matrix's)" })
       .option("cuda", { ...REPEATABLE, describe: "CUDA versions to choose from (default: the matrix's)" })
-      .option("package", { choices: PACKAGES, default: "torchaudio" as PackageName, describe: "the package every host needs (torchaudio brings its pytorch)" })
+      .option("package", { choices: PACKAGES, default: "torch-env" as PackageName, describe: "the package every host needs (default torch-env: the Python environment of the whole stack; each package brings what it is built on)" })
       .option("builders", { type: "number", default: 1, describe: "build machines for the makespan estimate" })
-      .option("reports", { type: "string", describe: "logs directory whose report.json files fit the cost model (default: logs)" })
-      .option("json", { type: "boolean", default: false })
+      .option("logs-dir", { type: "string", describe: "logs directory of earlier builds (as build --logs-dir) whose report.json files fit the cost model (default: logs)" })
+      // The old spelling, kept working but not shown: build and fleet name the logs directory alike (issue 40).
+      .option("reports", { type: "string", hidden: true })
+      .option("json", { type: "boolean", default: false, describe: "print the plan as JSON (with the cost model's sources)" })
+      .option("verbose", { type: "boolean", default: false, describe: "also say why each extra build is needed and where the cost model's figures come from" })
       .option("write-matrix", { type: "string", describe: "print (or, with a file name, write) the matrix.ts that generates exactly these variants" })
       .option("write-manifest", { type: "string", describe: "write into DIR one flox manifest per group of hosts sharing a variant (with --org)" })
       .option("org", { type: "string", describe: "the Flox organisation the variants are published to (publish --org): --write-manifest installs ORG/NAME" })
       .option("matrix", { type: "string", describe: "matrix file the defaults come from (default: matrix.ts)" }) as never,
   handler: async (argv) => {
-    await runFleet(argv);
+    const a = argv as FleetArgs & { logsDir?: string };
+    if (a.logsDir !== undefined && a.reports !== undefined) throw new FleetUsageError("give --logs-dir, not both it and the old --reports");
+    await runFleet({ ...a, reports: a.logsDir ?? a.reports });
   },
 };
 
+
+/**
+ * What one modelled extra build is for, from its key (driver/cache-model.ts: `what|rev|system|…`): the system, the
+ * CUDA package set or version, the Python set for triton, the capabilities of a package-set closure, and the
+ * nixpkgs revision when the builds span several. E.g. "aarch64-linux, CUDA 12.8, Python 3.13".
+ */
+export function buildFor(key: string, withRev: boolean): string {
+  const [what, rev, system, ...rest] = key.split("|");
+  const parts = [system!];
+  if (what === "cuda-closure") {
+    const [set, ...caps] = rest;
+    parts.push(set === "cpu" ? "CPU" : `${set}`);
+    if (caps.length) parts.push(`capabilities ${caps.join(" ")}`);
+  } else if (what === "triton") parts.push(`Python ${rest[0]}`, `CUDA ${rest[1]}`);
+  else parts.push(`CUDA ${rest[0]}`);
+  if (withRev) parts.push(`nixpkgs ${rev!.slice(0, 7)}`);
+  return parts.join(", ");
+}
 
 /** Run fleet with parsed arguments: read, decide (planFleet), then print, write the matrix, set process.exitCode. */
 export async function runFleet(a: FleetArgs): Promise<void> {
@@ -70,7 +96,7 @@ export async function runFleet(a: FleetArgs): Promise<void> {
   }
   if (a.writeMatrix !== undefined) {
     if (refusal !== null) {
-      console.error(`fleet: --write-matrix: ${refusal}; nothing written`);
+      process.stderr.write(errorLine(`--write-matrix: ${refusal}; nothing written`));
       process.exitCode = 1;
       if (a.writeMatrix === "") return;
     } else if (a.writeMatrix !== "") {
@@ -95,7 +121,7 @@ export async function runFleet(a: FleetArgs): Promise<void> {
             bestIsa: x.isaIsBest,
           })),
           unserved: unserved.map((u) => ({ host: u.element.hostId, capability: u.element.capability, gpus: u.element.gpus, reason: u.reason })),
-          cost: { ...cost, builders, model: f.samples ? "fit" : "default", samples: f.samples, leaveOneOut: loo },
+          cost: { ...cost, builders, model: f.samples ? "fit" : "default", modelSources: modelText, samples: f.samples, leaveOneOut: loo },
           builderFeatures: needs,
           matrix: a.writeMatrix === "" ? matrixText : undefined,
         },
@@ -105,39 +131,51 @@ export async function runFleet(a: FleetArgs): Promise<void> {
     );
   } else if (a.writeMatrix === "") process.stdout.write(matrixText);
   else {
+    const w = terminalWidth();
     const out: string[] = [];
-    out.push(`Fleet: ${hosts.length} host(s); PyTorch ${torch}, Python ${python}, CUDA ${cuda.join(", ")}; package ${a.package}`);
-    out.push(`Method: ${methodText}.`);
+    const para = (text: string, indent = "", hang?: string) => out.push(wrap(text, w, { indent, hang }));
+    para(`Fleet: ${hosts.length} host(s); PyTorch ${torch}, Python ${python}, CUDA ${cuda.join(", ")}; package ${a.package}`);
+    para(`Method: ${methodText}.`);
     out.push(`Variants (${cover.chosen.length}):`);
     for (const v of cover.chosen) {
       const who = cover.assignment.filter((x) => x.variant.name === v.name).map((x) => x.element.hostId);
-      out.push(`  ${v.name}  ← ${uniq(who).join(", ")}`);
+      para(`${v.name} ← ${uniq(who).join(", ")}`, "  ", "    ");
     }
     out.push("Hosts:");
     for (const x of cover.assignment) {
       const what = x.element.gpus ? `GPU ${x.element.gpus.indices.join(",")} ${x.element.gpus.name} (${x.element.capability})` : "CPU only";
-      out.push(
-        `  ${x.element.hostId}: ${what} → ${x.variant.name} (${x.native ? "native" : "binary-compatible"} code${x.isaIsBest ? ", the host's widest ISA" : `, ISA ${x.variant.isa}: not the host's widest, which would cost another variant`})`,
+      para(
+        `${x.element.hostId}: ${what} → ${x.variant.name} (${x.native ? "native" : "binary-compatible"} code${x.isaIsBest ? ", the host's widest ISA" : `, ISA ${x.variant.isa}: not the host's widest, which would cost another variant`})`,
+        "  ",
+        "    ",
       );
     }
     if (unserved.length) {
       out.push("Not served:");
       for (const u of unserved)
-        out.push(`  ${u.element.hostId}: ${u.element.gpus ? `GPU ${u.element.gpus.indices.join(",")} ${u.element.gpus.name} (${u.element.capability})` : "CPU"}: ${u.reason}`);
+        para(`${u.element.hostId}: ${u.element.gpus ? `GPU ${u.element.gpus.indices.join(",")} ${u.element.gpus.name} (${u.element.capability})` : "CPU"}: ${u.reason}`, "  ", "    ");
     }
     const count = (what: string) => cost.rebuilt.filter((b) => b.what === what).length;
-    out.push(
-      `Build cost: ${cost.builds} package builds, ${cost.cudaClosures} CUDA closure(s), ${count("nccl")} NCCL, ` +
-        `${count("nvshmem")} NVSHMEM, ${count("magma")} magma and ` +
-        `${count("triton")} triton build(s) the CUDA cache cannot serve (model: catalog/binary-cache.ts; ` +
-        `${cost.sharedCudaSets} nixpkgs default CUDA set(s) from the cache), ` +
+    para(
+      `Build cost: ${cost.builds} package builds, and ${cost.rebuilt.length} build(s) the CUDA cache cannot serve ` +
+        `(${cost.cudaClosures} CUDA closure(s), ${count("nccl")} NCCL, ${count("nvshmem")} NVSHMEM, ${count("magma")} magma, ` +
+        `${count("triton")} triton; model: catalog/binary-cache.ts; ${cost.sharedCudaSets} nixpkgs default CUDA set(s) come from the cache). ` +
         `${cost.hours.toFixed(1)} build-hours; makespan on ${builders} builder(s) ${cost.makespanHours.toFixed(1)} h (the driver's scheduler).`,
     );
-    for (const b of cost.rebuilt)
-      out.push(`  builds ${b.what} (${(b.seconds / 3600).toFixed(1)} h, for ${b.variants.length} variant(s)): ${b.why}`);
-    out.push(`  Model: ${modelText}.`);
-    out.push("Builders must declare (nix.conf system-features, or the machines file; NixOS adds gccarch-<gcc.arch> and its inferiors):");
-    for (const n of needs) out.push(`  ${n.system}: ${n.features.join(" ") || "(nothing)"} for ${n.variants} build(s)`);
+    const revs = new Set(cost.rebuilt.map((b) => b.key.split("|")[1]));
+    for (const b of cost.rebuilt) {
+      para(`builds ${b.what} for ${buildFor(b.key, revs.size > 1)} (${(b.seconds / 3600).toFixed(1)} h, for ${b.variants.length} variant(s))`, "  ", "    ");
+      if (a.verbose) para(`why: ${b.why}`, "      ", "      ");
+    }
+    para(
+      a.verbose || f.samples
+        ? `Model: ${modelText}.`
+        : "Model: no recorded builds: the default table of build times (--verbose or --json give their sources).",
+      "  ",
+      "    ",
+    );
+    para("Builders must declare (nix.conf system-features, or the machines file; NixOS adds gccarch-<gcc.arch> and its inferiors):");
+    for (const n of needs) para(`${n.system}: ${n.features.join(" ") || "(nothing)"} for ${n.variants} build(s)`, "  ", "    ");
     console.log(out.join("\n"));
   }
   if (unserved.length) process.exitCode = 1;

@@ -2,10 +2,11 @@
  * `variant-matrix generate`: write the generated files from matrix.ts (or, with --check, compare them).
  */
 import type { CommandModule } from "yargs";
-import { resolve } from "node:path";
-import { checkFilterValues, FILTER_OPTION, matchFilters, parseFilters } from "../filters.ts";
+import { relative, resolve } from "node:path";
 import { REPO_ROOT } from "../paths.ts";
-import { matrixOption, project, UsageError, variantJson, warnUntracked } from "./shared.ts";
+import { matrixOption, terminalWidth, UsageError, warnUntracked } from "./shared.ts";
+import { wrap } from "../text.ts";
+import { errorLine } from "../errors.ts";
 
 export const generateCommand: CommandModule<{}, { check: boolean; matrix?: string; out?: string }> = {
   command: "generate",
@@ -32,12 +33,17 @@ export const generateCommand: CommandModule<{}, { check: boolean; matrix?: strin
       import("../write.ts"),
       import("../load-matrix.ts"),
     ]);
+    // A matrix that yields no variant would delete every generated file and write `systems = []`: refuse (exit 2).
+    const { noVariantMessage, packagesWithoutVariant } = await import("../matrix-yield.ts");
+    const shown = relative(process.cwd(), p.matrixFile);
+    const empty = noVariantMessage(p.variants, p.excluded, shown && !shown.startsWith("..") ? shown : p.matrixFile);
+    if (empty) throw new UsageError(empty);
     const files = renderAll(p);
     const r = await syncFiles(root, files, { check: argv.check });
     const changes = [...r.written.map((f) => `  ${argv.check ? "differs" : "wrote"}: ${f}`), ...r.removed.map((f) => `  ${argv.check ? "stale" : "removed"}: ${f}`)];
     if (argv.check) {
       if (changes.length) {
-        console.error(`generated files are out of date with ${p.matrixFile}; run \`npm run generate\`:`);
+        process.stderr.write(errorLine(`generated files are out of date with ${p.matrixFile}; run \`npm run generate\`:`));
         console.error(changes.slice(0, 50).join("\n") + (changes.length > 50 ? `\n  ... and ${changes.length - 50} more` : ""));
         process.exitCode = 1;
       } else console.log(`up to date: ${files.size} generated files match ${p.matrixFile}`);
@@ -52,6 +58,26 @@ export const generateCommand: CommandModule<{}, { check: boolean; matrix?: strin
           `(${p.variants.length} package variants, ${p.excluded.length} dropped; see BUILD_MATRIX.md)`,
       );
     }
+    const { renamedFiles } = await import("../matrix-yield.ts");
+    const renamed = renamedFiles(r.removed, r.written);
+    if (renamed.length)
+      console.log(
+        wrap(
+          `${renamed.length} variant file(s) renamed, not dropped: with more than one PyTorch release each name carries ` +
+            `its release (e.g. ${renamed[0]![0]} is now ${renamed[0]![1]}); update what installs or builds them by name.`,
+          terminalWidth(),
+          { indent: "note: ", hang: "  " },
+        ),
+      );
+    for (const w of packagesWithoutVariant(p.matrix, p.variants, p.excluded))
+      console.log(
+        wrap(
+          `no variant of ${w.package} (asked for in packages; ${w.dropped} combination(s) dropped): ${w.reason} ` +
+            `See \`variant-matrix list --excluded --filter package=${w.package}\`.`,
+          terminalWidth(),
+          { indent: "note: ", hang: "  " },
+        ),
+      );
     await warnUntracked(root, [...files.keys()]);
   },
 };

@@ -2,42 +2,74 @@
  * `variant-matrix list`: the package variants (or the dropped combinations) of the matrix, as text or JSON.
  */
 import type { CommandModule } from "yargs";
-import { resolve } from "node:path";
 import { checkFilterValues, FILTER_OPTION, matchFilters, parseFilters } from "../filters.ts";
-import { REPO_ROOT } from "../paths.ts";
-import { matrixOption, project, UsageError, variantJson, warnUntracked } from "./shared.ts";
+import { matrixOption, project, terminalWidth, variantJson } from "./shared.ts";
+import { wrap } from "../text.ts";
+import { groupExcluded } from "../matrix-yield.ts";
+import type { Excluded } from "../schema.ts";
 
-export const listCommand: CommandModule<{}, { json: boolean; excluded: boolean; filter?: string[]; matrix?: string }> = {
+export const listCommand: CommandModule<{}, { json: boolean; excluded: boolean; verbose: boolean; filter?: string[]; matrix?: string }> = {
   command: "list",
   describe: "list package variants (or, with --excluded, dropped combinations and their reasons)",
   builder: (y) =>
     y
       .option("json", { type: "boolean", default: false, describe: "print JSON (the list --json contract)" })
-      .option("excluded", { type: "boolean", default: false, describe: "list dropped combinations with reasons" })
+      .option("excluded", { type: "boolean", default: false, describe: "list dropped combinations with reasons, grouped by combination, each reason once" })
+      .option("verbose", { type: "boolean", default: false, describe: "with --excluded: every dropped package variant by name with all its reasons" })
       .option("filter", FILTER_OPTION)
       .options(matrixOption),
   handler: async (argv) => {
     const filters = parseFilters(argv.filter);
+    const w = terminalWidth();
     const p = await project(argv.matrix);
     if (argv.excluded) {
       const ex = p.excluded.filter((e) =>
         matchFilters({ ...e, package: e.package, system: p.catalog.isas.find((i) => i.key === e.isa)!.system }, filters),
       );
       if (argv.json) console.log(JSON.stringify(ex.map((e) => ({ name: e.name, reasons: e.reasons })), null, 2));
-      else for (const e of ex) console.log(`${e.name}\n${e.reasons.map((r) => `  - ${r}`).join("\n")}`);
+      else if (argv.verbose)
+        for (const e of ex) console.log(`${e.name}\n${e.reasons.map((r) => wrap(r, w, { indent: "  - ", hang: "    " })).join("\n")}`);
+      else console.log(formatExcluded(ex, w));
+      console.error(`${ex.length} dropped package variant(s)${argv.verbose || argv.json ? "" : " (--verbose: one name per line)"}`);
       return;
     }
     checkFilterValues(filters, p.variants);
     const vs = p.variants.filter((v) => matchFilters(v, filters));
     if (argv.json) console.log(JSON.stringify(vs.map(variantJson), null, 2));
     else {
-      const w = Math.max(0, ...vs.map((v) => v.name.length));
-      for (const v of vs)
-        console.log(
-          `${v.name.padEnd(w)}  ${v.system.padEnd(13)}  ${(v.cudaCapabilities.join(",") || "cpu").padEnd(5)}${v.binaryCompat ? " (binary-compatible)" : ""}`,
-        );
+      const nw = Math.max(0, ...vs.map((v) => v.name.length));
+      // One row per variant: name, system, the capabilities nvcc compiles; "*" marks binary-compatible code.
+      for (const v of vs) console.log(`${v.name.padEnd(nw)}  ${v.system.padEnd(13)}  ${v.cudaCapabilities.join(",") || "cpu"}${v.binaryCompat ? " *" : ""}`.trimEnd());
       console.error(`${vs.length} of ${p.variants.length} package variants`);
+      if (vs.some((v) => v.binaryCompat))
+        console.error(
+          wrap(
+            "* binary-compatible: compiled for a lower capability of the same major, which runs on this GPU (`variant-matrix explain NAME` says why)",
+            w,
+            { hang: "  " },
+          ),
+        );
     }
   },
 };
 
+
+/**
+ * The dropped combinations for the terminal (wrapped to `width`): each distinct reason once, numbered where it is
+ * first given; each group of combinations that drop the same packages for the same reasons once, with its packages.
+ */
+export function formatExcluded(ex: readonly Excluded[], width: number): string {
+  const { reasons, groups } = groupExcluded(ex);
+  const given = new Set<number>();
+  const out: string[] = [];
+  for (const g of groups) {
+    out.push(wrap(g.combinations.join(", "), width, { hang: "  " }));
+    out.push(wrap(`drops: ${g.packages.join(", ")}`, width, { indent: "  ", hang: "    " }));
+    for (const r of g.reasons) {
+      if (given.has(r)) out.push(`  [${r + 1}] (as above)`);
+      else out.push(wrap(reasons[r]!, width, { indent: `  [${r + 1}] `, hang: "      " }));
+      given.add(r);
+    }
+  }
+  return out.join("\n");
+}

@@ -18,7 +18,8 @@ import { LOCAL_CATALOG_FILE, NIX_ATTR_RE, REPEATABLE } from "../constants.ts";
 import { REPO_ROOT } from "../paths.ts";
 import { matrixOption, parseNixOptions, UsageError } from "./shared.ts";
 
-interface PinArgs {
+/** Parsed options of `pin ACTION`. */
+export interface PinArgs {
   action: "inspect" | "check" | "add" | "cache";
   source?: string;
   json: boolean;
@@ -65,33 +66,88 @@ async function catalogFor(matrix?: string) {
 }
 
 
-export const pinCommand: CommandModule<{}, PinArgs> = {
-  command: "pin <action> [source]",
+/** Options each action takes (yargs option definitions), so each action's help lists its own. */
+const OPT = {
+  json: (what: string) => ({ type: "boolean", default: false, describe: `print ${what} as JSON` }) as const,
+  system: { type: "string", describe: "Nix system to evaluate for (default: this machine's)" } as const,
+  rev: { type: "string", describe: "the revision of a checkout without .git-revision or .git" } as const,
+  url: { type: "string", describe: "fetch the revision from this tarball URL (default: GitHub's archive of REV)" } as const,
+  nixpkgs: { ...REPEATABLE, describe: "REV=PATH: a checkout of a catalog pin, read instead of fetching it (repeatable)" } as const,
+  fetch: { type: "boolean", default: true, describe: "fetch pins not given with --nixpkgs (--no-fetch: only those given)" } as const,
+  source: { type: "string", demandOption: true, describe: "a nixpkgs revision (40 hex, fetched) or a nixpkgs checkout directory" } as const,
+};
+
+const ACTIONS: { command: string; describe: string; builder: (y: Argv) => Argv }[] = [
+  {
+    command: "inspect <source>",
+    describe: "read a nixpkgs pin's facts with your Nix: Python and CUDA sets, torch and its packages, static links",
+    builder: (y) =>
+      y
+        .positional("source", OPT.source)
+        .option("json", OPT.json("the facts"))
+        .option("system", OPT.system)
+        .option("extra", { ...REPEATABLE, describe: "also read this nixpkgs Python attribute in every Python set (an environment extra; repeatable)" })
+        .option("rev", OPT.rev)
+        .option("url", OPT.url),
+  },
+  {
+    command: "check",
+    describe: "compare every catalog pin's facts with what your Nix reads from that nixpkgs (exit 1 on a difference)",
+    builder: (y) =>
+      y.option("nixpkgs", OPT.nixpkgs).option("fetch", OPT.fetch).option("system", OPT.system).option("json", OPT.json("the comparison")).options(matrixOption),
+  },
+  {
+    command: "add <source>",
+    describe: "add a nixpkgs pin the built-in catalog does not know to local-catalog.json beside matrix.ts",
+    builder: (y) =>
+      y
+        .positional("source", OPT.source)
+        .option("rev", OPT.rev)
+        .option("sha256", { type: "string", describe: "the tarball hash, for a checkout (what nix-prefetch-url --unpack prints)" })
+        .option("url", OPT.url)
+        .option("date", { type: "string", describe: "the revision's commit date, YYYY-MM-DD" })
+        .option("channel", { type: "string", describe: "the channel it was taken from (nixos-unstable, nixos-26.05)" })
+        .option("system", OPT.system)
+        .options(matrixOption),
+  },
+  {
+    command: "cache",
+    describe: "ask a binary cache whether it holds what the cache model says it holds, at every catalog pin (exit 1 on a difference)",
+    builder: (y) =>
+      y
+        .option("substituter", { type: "string", default: "https://cache.nixos-cuda.org", describe: "the binary cache whose contents are compared with the cache model" })
+        .option("nixpkgs", OPT.nixpkgs)
+        .option("fetch", OPT.fetch)
+        .option("nix-option", { ...REPEATABLE, describe: "NAME=VALUE passed to nix-store as --option NAME VALUE (e.g. require-sigs=false)" })
+        .option("system", OPT.system)
+        .option("json", OPT.json("the answers"))
+        .options(matrixOption),
+  },
+];
+
+/**
+ * The `pin` command with its four actions, each a subcommand with its own options and help; `run` gets the parsed
+ * options with `action` set (tests hand in a recorder).
+ */
+export function makePinCommand(run: (argv: PinArgs) => void | Promise<void> = runPin): CommandModule<{}, PinArgs> {
+  return {
+  command: "pin <action>",
   describe:
     "read a nixpkgs pin's facts with your Nix (inspect), compare the catalog's pins with them (check), add a pin locally (add), " +
-    "ask a binary cache whether it holds what the cache model says (cache)",
-  builder: (y: Argv) =>
-    y
-      .positional("action", { choices: ["inspect", "check", "add", "cache"] as const, demandOption: true })
-      .positional("source", { type: "string", describe: "inspect/add: a nixpkgs revision (40 hex, fetched) or a nixpkgs checkout directory" })
-      .option("json", { type: "boolean", default: false, describe: "inspect/check/cache: print JSON" })
-      .option("system", { type: "string", describe: "Nix system to evaluate for (default: this machine's)" })
-      .option("extra", { ...REPEATABLE, describe: "inspect: also read this nixpkgs Python attribute in every Python set (an environment extra; repeatable)" })
-      .option("rev", { type: "string", describe: "the revision of a checkout without .git-revision or .git" })
-      .option("url", { type: "string", describe: "inspect/add: fetch the revision from this tarball URL (default: GitHub's archive of REV)" })
-      .option("sha256", { type: "string", describe: "add: the tarball hash, for a checkout (what nix-prefetch-url --unpack prints)" })
-      .option("date", { type: "string", describe: "add: the revision's commit date, YYYY-MM-DD" })
-      .option("channel", { type: "string", describe: "add: the channel it was taken from (nixos-unstable, nixos-26.05)" })
-      .option("nixpkgs", { ...REPEATABLE, describe: "check, cache: REV=PATH, a checkout of a catalog pin (repeatable)" })
-      .option("fetch", { type: "boolean", default: true, describe: "check, cache: fetch pins not given with --nixpkgs (--no-fetch: only those given)" })
-      .option("substituter", {
-        type: "string",
-        default: "https://cache.nixos-cuda.org",
-        describe: "cache: the binary cache whose contents are compared with the cache model",
-      })
-      .option("nix-option", { ...REPEATABLE, describe: "cache: NAME=VALUE passed to nix-store as --option NAME VALUE (e.g. require-sigs=false)" })
-      .options(matrixOption) as never,
-  handler: async (argv) => {
+    "ask a binary cache whether it holds what the cache model says (cache); `pin ACTION --help` for each",
+  builder: (y: Argv) => {
+    for (const a of ACTIONS)
+      y.command(a.command, a.describe, a.builder as never, (argv: unknown) => run({ ...(argv as PinArgs), action: a.command.split(" ")[0] as PinArgs["action"] }));
+    return y.demandCommand(1, "name an action: inspect, check, add or cache") as never;
+  },
+  handler: () => {},
+  };
+}
+
+export const pinCommand = makePinCommand();
+
+/** Run one pin action with its parsed options (see the file header for each action and the exit status). */
+async function runPin(argv: PinArgs): Promise<void> {
     const [run, { show }] = await Promise.all([import("../pin/run.ts"), import("../pin/facts.ts")]);
     if ((argv.action === "inspect" || argv.action === "add") && !argv.source) throw new UsageError(`pin ${argv.action} needs a source: a nixpkgs revision or checkout directory`);
 
@@ -193,5 +249,4 @@ export const pinCommand: CommandModule<{}, PinArgs> = {
     if (entry.torch) console.log(`added PyTorch ${entry.torch.version} (name tag ${entry.torch.nameTag}) to ${LOCAL_CATALOG_FILE}: Python and CUDA as nixpkgs builds it`);
     if (entry.torchaudio) console.log(`added torchaudio ${entry.torchaudio.version} to ${LOCAL_CATALOG_FILE}`);
     console.log(`use it in matrix.ts: releases: [{ torch: "${p.torch}", nixpkgs: "${p.rev}" }], then \`npm run generate\``);
-  },
-};
+  }

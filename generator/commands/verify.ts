@@ -16,7 +16,7 @@
  * a GPU, are shown as "–" and do not fail); 1 when one fails, torch is missing or dies on import; 2 for bad input
  * (an unknown NAME, a Python that cannot be run, an unreadable file).
  */
-import { exitCodeOf, InputError } from "../errors.ts";
+import { errorLine, exitCodeOf, InputError } from "../errors.ts";
 import type { ArgumentsCamelCase, Argv, CommandModule } from "yargs";
 import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync, readdirSync, statSync } from "node:fs";
@@ -35,7 +35,7 @@ import { checkedVariants, Probes } from "../preflight/checks.ts";
 import { existsOn } from "../preflight/host.ts";
 import { NIXOS_DRIVER_LIB } from "../preflight/facts.ts";
 import { driverCause } from "../verify/driver.ts";
-import { wrap } from "../text.ts";
+import { wrap, wrapLines } from "../text.ts";
 import { terminalWidth } from "./shared.ts";
 
 /** The probe script shipped in the repository (also used by pkgs/checks.nix). */
@@ -219,7 +219,7 @@ export function probedPackage(probe: Probe, variants: readonly Variant[]): strin
  * Render a report for the terminal. When the variant was picked by detect, or its promise does not hold here, it ends
  * with how to install that variant (detect/recommend.ts installLines).
  */
-export function formatReport(r: VerifyReport, install: { org?: string; substituter?: string } = {}): string {
+export function formatReport(r: VerifyReport, install: { org?: string; substituter?: string } = {}, width = 80): string {
   const out = [`verify ${r.name} (${r.chosenBy}) in ${r.python}`];
   for (const c of r.checks) {
     const mark = c.ok === true ? "✓" : c.ok === false ? "✗" : "–";
@@ -234,8 +234,12 @@ export function formatReport(r: VerifyReport, install: { org?: string; substitut
       ? `This installation is: ${r.installationIs.join(", ")}`
       : `This installation is none of the matrix's variants${r.nearest.length ? ` (nearest: ${r.nearest.map((n) => `${n.name}, ${n.failed} failed`).join("; ")})` : ""}.`,
   );
-  if (r.chosenBy !== "given" || !r.holds) for (const l of installLines(r.name, install)) out.push(`install ${r.name}: ${l}`);
-  return out.join("\n") + "\n";
+  if (r.chosenBy !== "given" || !r.holds) {
+    out.push(`install ${r.name}:`);
+    for (const l of installLines(r.name, install)) out.push(`  $ ${l}`);
+  }
+  // Wrapped to the terminal (generator/text.ts): prose at spaces, install commands with shell continuations.
+  return wrapLines(out.join("\n"), width) + "\n";
 }
 
 /**
@@ -267,14 +271,14 @@ export async function runVerify(
       if (args.hostDriver !== undefined) target.wrapper = [args.hostDriver || "nixglhost"];
       const r = runProbe(target, { gpu: args.gpu !== false, extras });
       if (!r.ok) {
-        io.err(`verify: ${r.message}\n`);
+        io.err(errorLine(r.message));
         return r.exit;
       }
       probe = r.probe;
       label = `${target.label} (${probe.python.executable})`;
     }
     if (probe.torch && !probe.torch.ok) {
-      io.err(`verify: torch cannot be imported in ${label}: ${probe.torch.error}\n`);
+      io.err(errorLine(`torch cannot be imported in ${label}: ${probe.torch.error}`));
       return 1;
     }
     let host: HostInfo | null = null;
@@ -287,12 +291,12 @@ export async function runVerify(
     const { catalog, variants } = await source(args.matrix);
     const report = verifyProbe(probe, variants, catalog, host, args.name, label);
     addDriverCause(report, probe, variants, host, args);
-    io.out(args.json ? JSON.stringify(report, null, 2) + "\n" : formatReport(report, { org: args.org, substituter: args.substituter }));
+    io.out(args.json ? JSON.stringify(report, null, 2) + "\n" : formatReport(report, { org: args.org, substituter: args.substituter }, terminalWidth()));
     return report.holds ? 0 : 1;
   } catch (e) {
     const code = exitCodeOf(e);
     if (code !== null) {
-      io.err(`verify: ${(e as Error).message}\n`);
+      io.err(errorLine((e as Error).message));
       return code;
     }
     throw e;
@@ -331,19 +335,21 @@ function addDriverCause(report: VerifyReport, probe: Probe, variants: readonly V
 /** The yargs command module; generator/cli.ts registers it. Sets `process.exitCode` (0, 1 or 2). */
 export const verifyCommand: CommandModule<object, VerifyArgs> = {
   command: "verify [name]",
-  describe: "Check a Python environment's torch/torchaudio against a variant's promise (default: detect's pick)",
+  describe:
+    "check a Python environment's torch and the packages on it against a variant's promise (default: detect's pick: " +
+    "the torch-env variant when the environment holds every package of torch-env)",
   builder: (y: Argv<object>) =>
     y
-      .positional("name", { type: "string", describe: "Variant name (default: the one detect picks for this host)" })
-      .option("python", { type: "string", describe: "Interpreter, environment directory (bin/python3) or result-* link (default: python3 on PATH)" })
-      .option("json", { type: "boolean", default: false, describe: "Print the report as JSON" })
-      .option("probe", { type: "string", describe: "Replay a recorded probe JSON instead of running one" })
-      .option("gpu", { type: "boolean", default: true, describe: "Run the GPU checks (matmul, torchaudio CUDA kernels); --no-gpu skips them" })
-      .option("cpuinfo", { type: "string", describe: "Read this recorded /proc/cpuinfo instead of the real one" })
-      .option("nvidia-smi", { type: "string", describe: "Read this recorded nvidia-smi --query-gpu=compute_cap,name,driver_version output" })
-      .option("machine", { type: "string", describe: "Machine as `uname -m` prints it: x86_64 | aarch64" })
-      .option("matrix", { type: "string", describe: "Matrix file (default: matrix.ts at the repository root)" })
-      .option("org", { type: "string", describe: "Flox organisation the variants were published to: how to install the picked one" })
+      .positional("name", { type: "string", describe: "variant name (default: the one detect picks for this host: torch-env when the environment holds all of its packages, else the package it holds)" })
+      .option("python", { type: "string", describe: "interpreter, environment directory (bin/python3) or result-* link (default: python3 on PATH)" })
+      .option("json", { type: "boolean", default: false, describe: "print the report as JSON" })
+      .option("probe", { type: "string", describe: "replay a recorded probe JSON instead of running one" })
+      .option("gpu", { type: "boolean", default: true, describe: "run the GPU checks (matmul, torchaudio CUDA kernels); --no-gpu skips them" })
+      .option("cpuinfo", { type: "string", describe: "read this recorded /proc/cpuinfo, or a recorded host directory (cpuinfo and nvidia-smi.txt), instead of this machine" })
+      .option("nvidia-smi", { type: "string", describe: "read this recorded output of `nvidia-smi --query-gpu=compute_cap,name,driver_version --format=csv,noheader`" })
+      .option("machine", { type: "string", describe: "machine as `uname -m` prints it: x86_64 | aarch64" })
+      .option("matrix", { type: "string", describe: "matrix file to read (default: matrix.ts in the repository root)" })
+      .option("org", { type: "string", describe: "Flox organisation the variants were published to: print `flox install ORG/NAME`" })
       .option("substituter", { type: "string", describe: "binary cache the variants were pushed to: added to the Nix install line" })
       .option("host-driver", {
         type: "string",

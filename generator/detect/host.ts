@@ -16,7 +16,9 @@
  * - `uname -m`: `x86_64` or `aarch64` (`arm64` on some systems is accepted as aarch64).
  */
 import { InputError } from "../errors.ts";
-import { readFile } from "node:fs/promises";
+import { readFile, stat } from "node:fs/promises";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
 import { machine as osMachine } from "node:os";
 import type { CudaToolkit, System } from "../schema.ts";
 
@@ -299,7 +301,11 @@ export function hostFromTexts(input: {
   };
 }
 
-/** Options of `readHost`: recorded files instead of the live host, as `detect --cpuinfo/--nvidia-smi/--machine`. */
+/**
+ * Options of `readHost`: recorded files instead of the live host, as `detect --cpuinfo/--nvidia-smi/--machine`.
+ * `cpuinfo` may name a recorded host directory (as `fleet` reads them): its `cpuinfo` file, and its `nvidia-smi.txt`
+ * unless `nvidiaSmi` is given.
+ */
 export interface ReadHostOptions {
   cpuinfo?: string;
   nvidiaSmi?: string;
@@ -308,6 +314,14 @@ export interface ReadHostOptions {
 
 /** Thrown when a recorded host file named on the command line cannot be opened (exit 2). */
 export class HostFileError extends InputError {}
+
+async function isDirectory(path: string): Promise<boolean> {
+  try {
+    return (await stat(path)).isDirectory();
+  } catch {
+    return false; // readText names the file and why it cannot be read
+  }
+}
 
 async function readText(file: string, what: string): Promise<string> {
   try {
@@ -345,6 +359,14 @@ async function runNvidiaSmi(): Promise<{ text: string | null; reason: string | n
  *   MachineError for an unknown or contradicting machine.
  */
 export async function readHost(opts: ReadHostOptions = {}): Promise<HostInfo> {
+  if (opts.cpuinfo !== undefined && (await isDirectory(opts.cpuinfo))) {
+    const dir = opts.cpuinfo;
+    const cpuinfo = join(dir, "cpuinfo");
+    if (!existsSync(cpuinfo))
+      throw new HostFileError(`--cpuinfo ${dir} is a directory without a cpuinfo file (a recorded host directory holds cpuinfo and, for GPUs, nvidia-smi.txt)`);
+    const smi = join(dir, "nvidia-smi.txt");
+    opts = { ...opts, cpuinfo, nvidiaSmi: opts.nvidiaSmi ?? (existsSync(smi) ? smi : undefined) };
+  }
   const cpuinfoFile = opts.cpuinfo ?? "/proc/cpuinfo";
   const cpuinfo = await readText(cpuinfoFile, opts.cpuinfo ? "--cpuinfo file" : "");
   let nvidiaSmi: string | null;

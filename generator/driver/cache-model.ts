@@ -78,8 +78,8 @@ export function modelCacheMisses(
     const cachedSystem = CUDA_CACHE.systems.includes(v.system);
     if (!cachedSystem || v.cudaCapabilitiesForPackageSet)
       need(v, `cuda-closure|${v.nixpkgsKey}`, "cuda-closure", !cachedSystem
-        ? `${CUDA_CACHE.name} builds CUDA packages for ${CUDA_CACHE.systems.join(", ")} only, not ${v.system}: the CUDA set (magma, nccl, NVSHMEM, …) is built`
-        : `package-set scope: config.cudaCapabilities makes a CUDA set (magma, nccl, NVSHMEM, …) no cache holds`);
+        ? `${CUDA_CACHE.name} builds CUDA packages for ${CUDA_CACHE.systems.join(", ")} only, not ${v.system}: so the CUDA libraries this variant links (magma, NCCL, NVSHMEM and the rest of its cudaPackages set) are built from source`
+        : `package-set scope: config.cudaCapabilities gives magma, NCCL, NVSHMEM and the rest of the cudaPackages set capabilities no binary cache builds, so they are built from source`);
     if (!cachedSystem) {
       need(v, tritonKey, "triton", `triton: not cached for ${v.system} either`);
       continue;

@@ -171,7 +171,7 @@ export interface SelectedTargets<T extends Selectable = BuildTarget> {
  * package, then close the selection over `dependsOn`.
  * Names and filters combine as: a named target is selected when it also passes the filters.
  * @throws SelectionError for an unknown name (with close names), a malformed filter, a dependency that is not
- *   a known target, or an empty selection
+ *   a known target, or an empty selection (named: build and publish then do nothing and exit 2)
  */
 export function selectTargets<T extends Selectable>(all: readonly T[], sel: Selection): SelectedTargets<T> {
   const byName = new Map(all.map((t) => [t.name, t]));
@@ -198,7 +198,19 @@ export function selectTargets<T extends Selectable>(all: readonly T[], sel: Sele
   const pass = (t: T) =>
     matchFilters(t as unknown as Filterable, filters) && (sel.package === undefined || t.package === sel.package);
   const requested = (names.length > 0 ? names.map((n) => byName.get(n)!) : all).filter(pass);
-  if (requested.length === 0) throw new SelectionError("the selection is empty: no variant matches");
+  // Every value occurs alone (checkFilterValues), but not together: nothing is built or published (exit 2), and
+  // the message names the selection so the user sees which parts exclude each other.
+  if (requested.length === 0) {
+    const parts = [
+      ...names.map((n) => n),
+      ...(sel.filters ?? []).map((f) => `--filter ${f}`),
+      ...(sel.package !== undefined ? [`--package ${sel.package}`] : []),
+    ];
+    throw new SelectionError(
+      `the selection is empty: no variant matches ${parts.join(" ") || "(nothing selected)"} together ` +
+        `(filters on different keys must all hold); nothing was built or published. \`variant-matrix list\` with the same --filter options shows what each selects`,
+    );
+  }
   const why = new Map<string, "requested" | "dependency">();
   const stack: T[] = [];
   for (const t of requested) {

@@ -18,6 +18,8 @@ export interface FleetArgs {
   builders: number;
   reports?: string;
   json: boolean;
+  /** Say why each extra build is needed and the cost model's sources. */
+  verbose?: boolean;
   writeMatrix?: string;
   /** Directory to write one flox manifest per group of hosts sharing a variant (needs org). */
   writeManifest?: string;

@@ -17,12 +17,16 @@ export interface CliRun {
   stderr: string;
 }
 
-/** Run `variant-matrix ARGS...` synchronously from `cwd` (default: the repo root). */
+/**
+ * Run `variant-matrix ARGS...` synchronously from `cwd` (default: the repo root). Human output wraps to $COLUMNS
+ * (commands/shared.ts terminalWidth); tests that check what a line says run as on a 400-column terminal so a
+ * sentence stays on one line, and the tests of the width itself pass `env: { COLUMNS: "80" }`.
+ */
 export function runCli(args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): CliRun {
   const r = spawnSync(process.execPath, ["--import", "tsx", CLI, ...args], {
     cwd: opts.cwd ?? ROOT,
     encoding: "utf8",
-    env: { ...process.env, NO_COLOR: "1", ...opts.env },
+    env: { ...process.env, NO_COLOR: "1", COLUMNS: "400", ...opts.env },
     maxBuffer: 256 * 1024 * 1024,
   });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };

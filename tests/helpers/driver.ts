@@ -28,7 +28,7 @@ export function runDriver(args: string[], env: NodeJS.ProcessEnv, onSpawn?: (pid
   // (tests/isa-features.test.ts covers the refusal itself).
   const features = ["--nix-option", `extra-system-features=${STAND_IN_BUILDER_FEATURES[2]}`];
   return new Promise((res) => {
-    const child = spawn(process.execPath, ["--import", "tsx", MAIN, "build", ...features, ...args], { cwd: ROOT, env: { ...env, NO_COLOR: "1" } });
+    const child = spawn(process.execPath, ["--import", "tsx", MAIN, "build", ...features, ...args], { cwd: ROOT, env: { COLUMNS: "400", ...env, NO_COLOR: "1" } });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (d) => (stdout += d));

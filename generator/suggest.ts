@@ -1,0 +1,51 @@
+/**
+ * Naming an unknown value well (pure): the allowed values in their natural order (numbers as numbers: 75 before
+ * 100) and the closest ones by edit distance (fastest-levenshtein), for every "unknown value" message of the CLI
+ * (explain, --filter).
+ */
+import { distance } from "fastest-levenshtein";
+
+/** Compare two values as numbers when both are numbers ("75" < "100", "3.9" < "3.13" by parts), else as text. */
+export function compareValues(a: string, b: string): number {
+  const num = /^\d+(\.\d+)*$/;
+  if (num.test(a) && num.test(b)) {
+    const pa = a.split(".").map(Number);
+    const pb = b.split(".").map(Number);
+    for (let i = 0; i < Math.max(pa.length, pb.length); i++) {
+      const d = (pa[i] ?? -1) - (pb[i] ?? -1);
+      if (d) return d;
+    }
+    return 0;
+  }
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** `values` without repeats, in natural order (compareValues). */
+export function sortValues(values: Iterable<string>): string[] {
+  return [...new Set(values)].sort(compareValues);
+}
+
+/**
+ * The values of `allowed` closest to `value` by edit distance (Levenshtein), at most `max`, nearest first (ties in
+ * natural order); only those within half the longer string's length, so "avx3" suggests "avx2" but "hello" nothing.
+ */
+export function closestValues(value: string, allowed: Iterable<string>, max = 3): string[] {
+  const scored = sortValues(allowed)
+    .map((v) => ({ v, d: distance(value.toLowerCase(), v.toLowerCase()) }))
+    .filter((x) => x.d > 0 && x.d <= Math.max(1, Math.floor(Math.max(value.length, x.v.length) / 2)));
+  const num = (x: string) => (/^\d+(\.\d+)?$/.test(x) ? Number(x) : NaN);
+  // Ties: the numerically nearer first (95 → 90 before 75), else natural order.
+  const gap = (x: string) => Math.abs(num(x) - num(value));
+  const best = scored.sort((a, b) => a.d - b.d || (Number.isNaN(gap(a.v) - gap(b.v)) ? 0 : gap(a.v) - gap(b.v)) || compareValues(a.v, b.v));
+  return best.slice(0, max).map((x) => x.v);
+}
+
+/**
+ * "allowed values: 75, 80, …; closest: 90, 75" — the tail of an unknown-value message.
+ * @param what the kind of value for the message, e.g. "SMs"
+ */
+export function allowedAndClosest(value: string, allowed: Iterable<string>, what = "values"): string {
+  const all = sortValues(allowed);
+  const near = closestValues(value, all);
+  return `${what} here: ${all.join(", ")}${near.length ? `; closest: ${near.join(", ")}` : ""}`;
+}
