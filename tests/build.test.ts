@@ -313,7 +313,7 @@ exec nix-build ".flox/pkgs/$2.nix" -o "result-$2" --option substituters ''
   // what flox cannot take is refused, not silently dropped
   const bad = await driver(c, [...base, TA_CPU, "--builders", "ssh://x", "--dry-run"], { env });
   assert.is(bad.code, 2);
-  assert.match(bad.stderr, /--builders, --max-jobs, --substituters and --cores pass through to Nix with --backend nix only/);
+  assert.match(bad.stderr, /--builders, --max-jobs, --substituter and --cores pass through to Nix with --backend nix only/);
 });
 
 

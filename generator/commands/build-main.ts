@@ -24,7 +24,8 @@ import { resolveBuildOptions, type BuildArgs, type ResolvedBuildOptions } from "
 import { checkedVariants, evaluatesPinnedNixpkgs, formatChecks, refuseOnBlocking, runChecks, type CheckResult } from "../preflight/checks.ts";
 import { thisHost } from "../preflight/host.ts";
 import { REPO_ROOT as PROJECT_ROOT } from "../paths.ts";
-import { exitCodeOf } from "../errors.ts";
+import { errorLine, exitCodeOf } from "../errors.ts";
+import { wrapLines } from "../text.ts";
 import { parseNixOptions, terminalWidth } from "./shared.ts";
 
 /**
@@ -38,7 +39,7 @@ export async function buildMain(a: BuildArgs): Promise<number> {
   } catch (e) {
     const code = exitCodeOf(e);
     if (code !== null) {
-      process.stderr.write(`variant-matrix build: ${(e as Error).message}\n`);
+      process.stderr.write(errorLine((e as Error).message));
       process.exitCode = code;
       return code;
     }
@@ -112,7 +113,10 @@ async function buildMainInner(a: BuildArgs): Promise<number> {
       );
     else
       process.stdout.write(
-        dryRunText({ d, backend: o.backend, rule, coresPerBuild, capped, fromHistory: history.size > 0, probed: !!a.probeStore, needs, preflight: failed.length ? formatChecks(failed, width) : "" }),
+        wrapLines(
+          dryRunText({ d, backend: o.backend, rule, coresPerBuild, capped, fromHistory: history.size > 0, probed: !!a.probeStore, needs, preflight: failed.length ? formatChecks(failed, width) : "" }).replace(/\n$/, ""),
+          width,
+        ) + "\n",
       );
     process.exitCode = 0;
     return 0;

@@ -86,39 +86,11 @@ export const buildCommand: CommandModule<object, BuildArgs> = {
       .example("$0 build --filter sm=121 --filter cuda=12.9", "build the DGX Spark variants of CUDA 12.9 and what they are built on")
       .example("$0 build NAME", "build one variant (a name `variant-matrix list` prints) and what it is built on, with logs and a report") as unknown as Argv<BuildArgs>,
   handler: async (argv: ArgumentsCamelCase<BuildArgs & { substituter?: string[] }>) => {
-    const [{ buildMain }, { wrapLines }, { ERROR_PREFIX }, { terminalWidth, UsageError }] = await Promise.all([
-      import("./build-main.ts"),
-      import("../text.ts"),
-      import("../errors.ts"),
-      import("./shared.ts"),
-    ]);
+    const [{ buildMain }, { UsageError }] = await Promise.all([import("./build-main.ts"), import("./shared.ts")]);
     if (argv.substituter?.length) {
       if (argv.substituters !== undefined) throw new UsageError("give --substituter (repeatable), not both it and the old --substituters");
       argv.substituters = argv.substituter.join(" ");
     }
-    // build-main.ts prints its own errors and the dry-run's text; until it uses errors.ts errorLine and text.ts
-    // (issue 38 makes it thin), its error prefix is rewritten to the one prefix, and the dry run's text (written
-    // once, at the end) is wrapped to the terminal here. JSON and the live build output pass through unchanged.
-    const dryText = !!argv.dryRun && !argv.json;
-    const out = process.stdout.write.bind(process.stdout);
-    const err = process.stderr.write.bind(process.stderr);
-    let buffered = "";
-    if (dryText)
-      process.stdout.write = ((chunk: string | Uint8Array) => {
-        buffered += typeof chunk === "string" ? chunk : Buffer.from(chunk).toString("utf8");
-        return true;
-      }) as typeof process.stdout.write;
-    process.stderr.write = ((chunk: string | Uint8Array, ...rest: unknown[]) =>
-      err(
-        typeof chunk === "string" ? chunk.replace(/^variant-matrix build: /, ERROR_PREFIX) : chunk,
-        ...(rest as [])
-      )) as typeof process.stderr.write;
-    try {
-      await buildMain(argv);
-    } finally {
-      process.stdout.write = out;
-      process.stderr.write = err;
-      if (buffered) out(wrapLines(buffered.replace(/\n$/, ""), terminalWidth()) + "\n");
-    }
+    await buildMain(argv);
   },
 };

@@ -156,7 +156,7 @@ export async function runDetect(
   try {
     checkEnvironment(pkg, project.variants);
   } catch (e) {
-    io.err(`detect: ${(e as Error).message}\n`);
+    io.err(errorLine((e as Error).message));
     return exitCodeOf(e) ?? 2;
   }
   const r = recommend(host, project.variants, project.catalog, { package: pkg, excluded: project.excluded });

@@ -85,7 +85,7 @@ export async function resolveBuildOptions(a: BuildArgs, projectRoot: string, par
   if (backend === "flox") {
     if (a.builders !== undefined || cores !== undefined || maxJobs !== undefined || a.substituters !== undefined)
       throw new UsageError(
-        "--builders, --max-jobs, --substituters and --cores pass through to Nix with --backend nix only; flox build " +
+        "--builders, --max-jobs, --substituter and --cores pass through to Nix with --backend nix only; flox build " +
           "takes none of them (set `builders` / `max-jobs` / `substituters` / `cores` in nix.conf for flox, or use --backend nix)",
       );
     if (outDir !== root) throw new UsageError("--out-dir works with --backend nix only: flox writes result-NAME in the project root");
