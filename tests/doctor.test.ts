@@ -363,7 +363,7 @@ test("publish --org without flox: exit 2 with the install line, before flox's pr
 test("detect ends with the doctor line to run next", () => {
   const r = runCli(["detect", "--cpuinfo", join(HOSTS, "dgx-spark/cpuinfo"), "--nvidia-smi", join(HOSTS, "dgx-spark/nvidia-smi.txt")]);
   assert.is(r.status, 0, r.stderr);
-  assert.match(r.stdout, /\nNext: npx variant-matrix doctor torchaudio-python313-cuda\d+_\d+-sm121-armv9\n/);
+  assert.match(r.stdout, /\nNext: npx variant-matrix doctor torch-env-python313-cuda\d+_\d+-sm121-armv9\n/);
 });
 
 test.run();

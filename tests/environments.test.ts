@@ -279,8 +279,8 @@ test("explain of a named environment lists what it holds and, per extra, whether
   assert.equal(j.environment.extras.map((x: { attr: string; deviceCode: string }) => [x.attr, x.deviceCode]), [["deepspeed", "not judged"]]);
   assert.match(j.environment.extras[0].promise, /compiles each op at run time/);
   const none = runCli(["explain", "audio-env-python313-cpu-" + ISA, "--matrix", m]);
-  assert.is(none.status, 1);
-  assert.match(none.stdout, /matrix\.ts defines no environment "audio" \(its environments: llm, ds\)/);
+  assert.is(none.status, 2, "a name that is no variant is bad input (exit 2, on stderr)");
+  assert.match(none.stderr.replace(/\s+/g, " "), /matrix\.ts defines no environment "audio" \(its environments: llm, ds\)/);
 });
 
 test.run();
