@@ -377,5 +377,6 @@ function targetsWords(r: OnTorchRelease): string {
   if (t.kind === "torchArchList") return "TORCH_CUDA_ARCH_LIST: the capabilities exactly, no PTX";
   if (t.kind === "ownList")
     return `its own ${t.variable} (${t.tokens.map((k) => `${k.token} from CUDA ${k.minCuda}`).join(", ")}; a capability gets the token of its major at or below it), no PTX`;
-  return `-D${t.flag}=<capabilities without dots>: SASS for each${t.ptxForLast ? ", PTX for the last" : ""}`;
+  const where = t.ptxIn?.where === "relocatable" ? " (in the relocatable fatbin: cuobjdump -all)" : "";
+  return `-D${t.flag}=<capabilities without dots>: SASS for each${t.ptxForHighest ? `, PTX for the highest${where}` : ""}`;
 }
