@@ -155,6 +155,11 @@ export interface PackageOnTorch {
   pname?: { value: string; source: string };
   /** Keys of the probe's per-package `gpu` results that must hold on a GPU (generator/verify/probe.py). */
   gpuChecks: { key: string; label: string }[];
+  /**
+   * How far this package's device-code promise has met real binaries (docs/real-builds.md): a build from source
+   * recorded on a GPU host, a proxy or subset of one, or null (checked on the tests' models only).
+   */
+  checkedOnRealBuild: string | null;
   /** Build duration estimate without recorded builds, seconds, with where it comes from. */
   buildSeconds: { seconds: number; source: string };
   inEnv: boolean;
@@ -254,6 +259,7 @@ export const packagesOnTorch: PackageOnTorch[] = [
       },
     ],
     deviceCode: { directory: "torchaudio/lib", source: "torchaudio's libtorchaudio.so (PyPI wheel, cuobjdump on the H100: tests/fixtures/probes)" },
+    checkedOnRealBuild: "a proxy: its forced_align CUDA kernel file built through torch's cpp_extension for 9.0, 8.0;9.0, 9.0+PTX and 8.0 on an H100 (tests/fixtures/probes/h100-real-builds/ta-*)",
     gpuChecks: [
       { key: "rnntLoss", label: "torchaudio.functional.rnnt_loss on CUDA" },
       { key: "forcedAlign", label: "torchaudio.functional.forced_align on CUDA" },
@@ -304,6 +310,7 @@ export const packagesOnTorch: PackageOnTorch[] = [
       directory: "torchvision",
       source: "pytorch/vision setup.py: the `torchvision._C` extension holds the CUDA ops (nms, roi_align, deform_conv2d, …)",
     },
+    checkedOnRealBuild: "a proxy: its nms CUDA kernel file built through torch's cpp_extension for 9.0, 8.0;9.0, 9.0+PTX and 8.0 on an H100 (tests/fixtures/probes/h100-real-builds/tv-*)",
     gpuChecks: [
       { key: "nms", label: "torchvision.ops.nms on CUDA" },
       { key: "roiAlign", label: "torchvision.ops.roi_align on CUDA" },
@@ -392,11 +399,15 @@ export const packagesOnTorch: PackageOnTorch[] = [
     cudaOnly:
       "nixpkgs' flash-attn is `meta.broken = !cudaSupport` ('Upstream requires either CUDA or ROCm'; flash-attn/default.nix " +
       "at 079ad55), and FlashAttention has no CPU kernels",
+    checkedOnRealBuild: "a subset: one of 2.8.3's 72 kernel files with setup.py's flags, FLASH_ATTN_CUDA_ARCHS 90, 80;90 and 86 (fallback), on an H100 (tests/fixtures/probes/h100-real-builds/fa-*)",
     gpuChecks: [{ key: "flashAttnFunc", label: "flash_attn_func on CUDA against scaled_dot_product_attention (math backend)" }],
     buildSeconds: {
       seconds: 3600,
       source:
-        "one target (a variant compiles one token): Dao-AILab/flash-attention#1038, FLASH_ATTN_CUDA_ARCHS=\"80\" with " +
+        "one target (a variant compiles one token). Measured on the H100 host (tests/fixtures/probes/h100-real-builds/" +
+        "fa-90): one of the 72 kernel files of 2.8.3 (flash_fwd_hdim64_fp16_sm80.cu) took 216 s for sm_90, one nvcc " +
+        "process; 72 such files at one job per 9 GiB on a 64 GB builder (7 jobs) come to about 37 minutes before the " +
+        "heavier backward files, so the hour below stands. Dao-AILab/flash-attention#1038, FLASH_ATTN_CUDA_ARCHS=\"80\" with " +
         "MAX_JOBS=5 on 64 GB RAM and a 5700X: 'within the hour'; the aarch64 SBSA package guide (../shared/seeds): 2+ hours " +
         "with MAX_JOBS=4 for upstream's four targets; its README: 3-5 minutes with ninja on a 64-core machine (with the " +
         "memory for 64 jobs: #1038, '~500GB ram'). Our builds run one job per 9 GiB, so a builder of 64 GB is near #1038's",
@@ -477,12 +488,16 @@ export const packagesOnTorch: PackageOnTorch[] = [
       },
     ],
     deviceCode: { directory: "xformers", source: "facebookresearch/xformers setup.py: the `xformers._C` extension (its CUDA ops)" },
+    checkedOnRealBuild: "0.0.35 built whole for 9.0 and (one file) for 8.0;9.0 on an H100 (tests/fixtures/probes/h100-real-builds/xf-*); 0.0.30 not built (its FlashAttention-3 guard as a stand-in: toy-fa3)",
     gpuChecks: [{ key: "memoryEfficientAttention", label: "xformers.ops.memory_efficient_attention on CUDA against scaled_dot_product_attention (math backend)" }],
     buildSeconds: {
       seconds: 60 * 60,
       source:
         "facebookresearch/xformers README ('this can take dozens of minutes'); facebookresearch/xformers#822: 5-10 minutes " +
-        "on a 7950X, more than an hour with MAX_JOBS=4 on 24 CPUs / 96 GB; the upper figure is taken (arch lists there not stated)",
+        "on a 7950X, more than an hour with MAX_JOBS=4 on 24 CPUs / 96 GB; the upper figure is taken (arch lists there not " +
+        "stated) for 0.0.30, which bundles FlashAttention 2 and 3. Measured on the H100 host (tests/fixtures/probes/" +
+        "h100-real-builds/xf-90): 0.0.35's whole xformers._C for 9.0 (11 .cu files, no bundled attention) in 58 s with " +
+        "MAX_JOBS=12 (175 s of compile in all; sparse24_gemm_sm90.cu alone 58 s)",
     },
     inEnv: true,
     optIn: true,
@@ -518,12 +533,16 @@ export const packagesOnTorch: PackageOnTorch[] = [
       },
     ],
     deviceCode: { directory: "bitsandbytes", source: "bitsandbytes' libbitsandbytes_cuda<MAJOR><MINOR>.so in the package directory (nixpkgs' postPatch names it)" },
+    checkedOnRealBuild: "0.49.2 built whole for 9.0, 90;80 and 80 on an H100 (tests/fixtures/probes/h100-real-builds/bnb-*)",
     gpuChecks: [{ key: "blockwise8bit", label: "bitsandbytes 8-bit blockwise quantize/dequantize round trip on CUDA" }],
     buildSeconds: {
-      seconds: 20 * 60,
+      seconds: 5 * 60,
       source:
-        "estimate, not a measurement: one CMake library of a few .cu files (csrc/kernels.cu, ops.cu) compiled for the " +
-        "variant's capabilities only; torchaudio's 20-40 minutes (lower end) is taken",
+        "measured on the H100 host (tests/fixtures/probes/h100-real-builds/bnb-*): 0.49.2 for one capability, CMake " +
+        "configure 5 s and compile 54 s with -j13 of 16 cores (its critical path is csrc/kernels.cu alone, 53 s, so " +
+        "fewer cores barely slow it; 71 s of compile in all), 81 s for two capabilities. A Nix build adds unpacking, the " +
+        "wheel build and install, pythonImportsCheck and the variant's checks, not measured here: taken as about 4 " +
+        "minutes more, for 5 minutes per variant",
     },
     inEnv: true,
     optIn: true,

@@ -345,7 +345,9 @@ export function renderDocs(p: Project): FileMap {
     allOnTorch: packagesOnTorch.map((o) => ({
       ...o,
       targets: o.releases.map((r) => `${r.version}: ${targetsWords(r)}`),
-      cuda: o.releases.filter((r) => r.cuda || r.failsWithCuda).map((r) => `${r.version}: ${r.cuda ? `CUDA ${r.cuda.min}${r.cuda.below ? `–${r.cuda.below} (exclusive)` : "+"}` : ""}${r.failsWithCuda ? ` (fails with CUDA ${r.failsWithCuda.cuda.join(", ")})` : ""}`),
+      cuda: o.releases
+        .filter((r) => r.cuda || r.failsWithCuda || r.failsOnCapabilities)
+        .map((r) => `${r.version}: ${r.cuda ? `CUDA ${r.cuda.min}${r.cuda.below ? `–${r.cuda.below} (exclusive)` : "+"}` : "any CUDA"}${r.failsWithCuda ? ` (fails with CUDA ${r.failsWithCuda.cuda.join(", ")})` : ""}${r.failsOnCapabilities ? ` (code that fails on ${r.failsOnCapabilities.capabilities.join(", ")}: dropped there)` : ""}`),
     })),
     gpus: gpuReference(p),
     header: GENERATED_HEADER,

@@ -315,12 +315,14 @@ export function checkOrigins(v: PromiseOf, lib: string, d: LibDeviceCode): Promi
       [...everyPtx].every((x) => p.ptx.includes(x)) &&
       p.ptx.every((x) => (p.ptxIn === "relocatable" ? rel.has(x) : found.ptx.has(x) || unattributedPtx.has(x)));
     const missing = p.sassRequired.filter((s) => !found.sass.has(s));
-    const beyond = [...found.sass, ...[...everyPtx].filter((x) => !p.ptx.includes(x))].filter((s) => !p.sassAllowed.includes(s));
+    const beyond = [...found.sass].filter((s) => !p.sassAllowed.includes(s));
+    const ptxBeyond = [...everyPtx].filter((x) => !p.ptx.includes(x));
     const ptxWords = [found.ptx.size ? `PTX ${formatArchs(found.ptx)}` : "", rel.size ? `PTX ${formatArchs(rel)} in the relocatable fatbin (cuobjdump -all)` : ""].filter(Boolean);
     const detail = [
       `SASS ${formatArchs(found.sass)}`,
       ...(ptxWords.length ? ptxWords : ["no PTX"]),
       ...(beyond.length ? [`beyond the promise: ${formatArchs(beyond)}`] : []),
+      ...(ptxBeyond.length ? [`PTX beyond the promise: ${formatArchs(ptxBeyond)}`] : []),
       ...(missing.length ? [`missing: ${formatArchs(missing)}`] : []),
     ].join(", ");
     const why = p.unknown ? `${p.why}; the catalog does not know whether nixpkgs at ${v.nixpkgs ?? "this revision"} links it` : p.why;

@@ -14,8 +14,12 @@ Usage: probe.py [--gpu] [--cuobjdump[=PATH]] [--no-torchaudio] [--packages=torch
   --packages     the packages built on torch to probe (default: every one below that imports; one that is not
                  installed is reported as not importable); --no-torchaudio leaves torchaudio out
   --cuobjdump    list the device code of torch's and each probed package's shared libraries (cuobjdump --list-elf,
-                 --list-ptx, -symbols, and -ptx for the .entry names of each PTX arch); PATH defaults to
-                 `cuobjdump` on PATH
+                 --list-ptx, -symbols, and -ptx for the .entry names of each PTX arch; and -all --list-elf/--list-ptx,
+                 which also reads the relocatable fatbins of -rdc=true objects, where bitsandbytes keeps its PTX and
+                 which the CUDA runtime JIT-compiles too); PATH defaults to `cuobjdump` on PATH
+Each GPU check of a package runs in a child Python (this script with --check=PACKAGE:KEY), so a package that ends the
+process from C (bitsandbytes calls exit(1) when a CUDA call fails) or dies on a signal is that check's failure, with
+the exit status and the last line of its stderr, never a probe with no result.
 Output shape (every key always present; null where not applicable):
   {"probe": 1, "python": {"version": "3.13.5", "executable": ...}, "machine": "x86_64",
    "torch": {"ok": true, "error": null, "version": "2.12.0", "file": ..., "cuda": "12.8" | null,
@@ -29,6 +33,7 @@ Output shape (every key always present; null where not applicable):
                 "torchvision": {... "gpu": {"nms": {"ok", "error"}, "roiAlign": {"ok", "error"}}}},
    "cuobjdump": {"tool": path | null, "error": str | null,
                  "libs": {"<path>": {"elf": ["sm_90", "sm_90a"], "ptx": ["compute_90"],
+                                     "all": {"elf": [...], "ptx": ["compute_90"], "files": [kernel file names]},
                                      "heads": ["at", "ncclDevKernel_AllReduce_Sum_f32_RING_LL", ...],
                                      "blocks": [{"kind": "elf", "arch": "sm_100f", "heads": [0, 1]},
                                                 {"kind": "ptx", "arch": "compute_121", "heads": [1] | null}]}}} | null}
