@@ -79,6 +79,7 @@ test("bitsandbytes: its PTX is read in the relocatable fatbin (cuobjdump -all); 
   const older = structuredClone(probe);
   delete older.cuobjdump!.libs[lib]!.all;
   assert.is(line(older).ok, false, "a probe that reads the image only misses the PTX");
+  assert.match(line(older).found, /missing: PTX compute_90 in the relocatable fatbin/);
   // The wrong list "90;80": the CMakeLists sorts it and keeps PTX for the highest (9.0), not the last given (8.0).
   const w = probeOf("bnb-wrong-90-80");
   const wl = Object.values(w.cuobjdump!.libs)[0]!;

@@ -317,6 +317,7 @@ export function checkOrigins(v: PromiseOf, lib: string, d: LibDeviceCode): Promi
     const missing = p.sassRequired.filter((s) => !found.sass.has(s));
     const beyond = [...found.sass].filter((s) => !p.sassAllowed.includes(s));
     const ptxBeyond = [...everyPtx].filter((x) => !p.ptx.includes(x));
+    const ptxMissing = p.ptx.filter((x) => !(p.ptxIn === "relocatable" ? rel.has(x) : found.ptx.has(x) || unattributedPtx.has(x)));
     const ptxWords = [found.ptx.size ? `PTX ${formatArchs(found.ptx)}` : "", rel.size ? `PTX ${formatArchs(rel)} in the relocatable fatbin (cuobjdump -all)` : ""].filter(Boolean);
     const detail = [
       `SASS ${formatArchs(found.sass)}`,
@@ -324,6 +325,7 @@ export function checkOrigins(v: PromiseOf, lib: string, d: LibDeviceCode): Promi
       ...(beyond.length ? [`beyond the promise: ${formatArchs(beyond)}`] : []),
       ...(ptxBeyond.length ? [`PTX beyond the promise: ${formatArchs(ptxBeyond)}`] : []),
       ...(missing.length ? [`missing: ${formatArchs(missing)}`] : []),
+      ...(ptxMissing.length ? [`missing: PTX ${formatArchs(ptxMissing)}${p.ptxIn === "relocatable" ? " in the relocatable fatbin" : ""}`] : []),
     ].join(", ");
     const why = p.unknown ? `${p.why}; the catalog does not know whether nixpkgs at ${v.nixpkgs ?? "this revision"} links it` : p.why;
     out.push({ promise, ok: p.unknown ? null : sassOk && ptxOk, expected: `${words(p)} (${why})`, found: detail });
