@@ -304,7 +304,7 @@ export function expand(matrix: Matrix, catalog: Catalog): Expansion {
               if ("reason" in r) own.push(r.reason);
               else if (!reasons.length) {
                 // What this release builds for the combination, or why not (catalog/packages.ts: cudaOnly, CUDA range, targets).
-                const b = packageBuildFor(p, r.version, cuda?.version ?? null, service?.ok ? service.capabilities : []);
+                const b = packageBuildFor(p, r.version, cuda?.version ?? null, service?.ok ? service.capabilities : [], release.version);
                 if ("reason" in b) own.push(b.reason);
                 else {
                   versions[pkg] = r.version;

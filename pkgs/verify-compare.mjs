@@ -23,6 +23,34 @@ function capabilityRunsOn(code, device) {
   return cm === dm && cn <= dn;
 }
 
+// generator/catalog/torch-arch-list.ts
+var torchArchLists = [
+  {
+    torch: "2.9",
+    accepted: null,
+    refused: ["10.1", "10.1a"],
+    source: "pytorch/pytorch#166120 (2025-10-23): TORCH_CUDA_ARCH_LIST=10.1 fails on torch 2.9.0 with 'ValueError: Unknown CUDA arch (10.1) or GPU not supported' (sm_101 renamed sm_110 in CUDA 13.0, pytorch/pytorch#156176); the rest of 2.9's list was not read"
+  },
+  {
+    torch: "2.11",
+    accepted: ["3.5", "3.7", "5.0", "5.2", "5.3", "6.0", "6.1", "6.2", "7.0", "7.2", "7.5", "8.0", "8.6", "8.7", "8.9", "9.0", "9.0a", "10.0", "10.0a", "11.0", "11.0a", "10.3", "10.3a", "12.0", "12.0a", "12.1", "12.1a"],
+    refused: ["8.8", "10.0f", "10.1", "10.1a"],
+    source: "torch 2.11.0+cu130 (PyPI) torch/utils/cpp_extension.py `supported_arches`, read and each entry tried through `_get_cuda_arch_flags` on the H100 host, 2026-11-25 (tests/fixtures/probes/h100-real-builds/torch-arches.json): 8.8 (which CUDA 13.0's nvcc lists), 10.1 and the f forms raise ValueError"
+  }
+];
+function torchArchListOf(torchVersion) {
+  const minor = torchVersion.split(".").slice(0, 2).join(".");
+  return torchArchLists.find((f) => f.torch === minor);
+}
+function archEntryAccepted(torchVersion, entry) {
+  const f = torchArchListOf(torchVersion);
+  if (!f) return null;
+  const e = entry.replace(/\+PTX$/, "");
+  if (f.refused.includes(e)) return false;
+  if (f.accepted) return f.accepted.includes(e);
+  return null;
+}
+
 // generator/catalog/packages.ts
 var ENV_PACKAGE = "torch-env";
 var TORCH_PACKAGE = "pytorch";
@@ -32,8 +60,12 @@ var AUDIO = "pytorch/audio";
 var BNB_TARGETS = {
   kind: "cmakeList",
   flag: "COMPUTE_CAPABILITY",
-  ptxForLast: true,
-  source: "bitsandbytes CMakeLists.txt (0.45.5 \u2026 0.49.2): 'COMPUTE_CAPABILITY: Which GPU Arch/Compute codes to provide to NVCC. Separate by semicolons, i.e. `-DCOMPUTE_CAPABILITY=89;90;100;120`'; it then sets CMAKE_CUDA_ARCHITECTURES itself (`list(POP_BACK COMPUTE_CAPABILITY _LATEST_CAPABILITY)`, every other entry with `-real`, the latest without: SASS and PTX), so a -DCMAKE_CUDA_ARCHITECTURES would be overwritten"
+  ptxForHighest: true,
+  ptxIn: {
+    where: "relocatable",
+    source: "bitsandbytes CMakeLists.txt 0.46.1 \u2026 0.49.2 `CUDA_SEPARABLE_COMPILATION ON` (-rdc=true, then a -dlink step); H100 recording tests/fixtures/probes/h100-real-builds (0.49.2, COMPUTE_CAPABILITY=90: `cuobjdump --list-ptx` finds no PTX, `-all` finds compute_90 in the relocatable fatbin; an 80-only build ran on the 9.0 card through that PTX and failed with CUDA_DISABLE_PTX_JIT=1)"
+  },
+  source: "bitsandbytes CMakeLists.txt (0.45.5 \u2026 0.49.2): 'COMPUTE_CAPABILITY: Which GPU Arch/Compute codes to provide to NVCC. Separate by semicolons, i.e. `-DCOMPUTE_CAPABILITY=89;90;100;120`'; it then sets CMAKE_CUDA_ARCHITECTURES itself (0.49.2 lines 189-193: `list(REMOVE_DUPLICATES \u2026)`, `list(SORT \u2026 COMPARE NATURAL)`, `list(POP_BACK COMPUTE_CAPABILITY _LATEST_CAPABILITY)`: every other entry with `-real`, the highest without: SASS and PTX), so a -DCMAKE_CUDA_ARCHITECTURES would be overwritten; H100: COMPUTE_CAPABILITY=\"90;80\" built PTX compute_90"
 };
 function bnbRelease(version, cuda2, source) {
   return { version, servesTorch: { min: "2.3", below: "3.0" }, stableAbi: false, cuda: cuda2, targets: BNB_TARGETS, source };
@@ -87,6 +119,7 @@ var packagesOnTorch = [
       }
     ],
     deviceCode: { directory: "torchaudio/lib", source: "torchaudio's libtorchaudio.so (PyPI wheel, cuobjdump on the H100: tests/fixtures/probes)" },
+    checkedOnRealBuild: "a proxy: its forced_align CUDA kernel file built through torch's cpp_extension for 9.0, 8.0;9.0, 9.0+PTX and 8.0 on an H100 (tests/fixtures/probes/h100-real-builds/ta-*)",
     gpuChecks: [
       { key: "rnntLoss", label: "torchaudio.functional.rnnt_loss on CUDA" },
       { key: "forcedAlign", label: "torchaudio.functional.forced_align on CUDA" }
@@ -133,6 +166,7 @@ var packagesOnTorch = [
       directory: "torchvision",
       source: "pytorch/vision setup.py: the `torchvision._C` extension holds the CUDA ops (nms, roi_align, deform_conv2d, \u2026)"
     },
+    checkedOnRealBuild: "a proxy: its nms CUDA kernel file built through torch's cpp_extension for 9.0, 8.0;9.0, 9.0+PTX and 8.0 on an H100 (tests/fixtures/probes/h100-real-builds/tv-*)",
     gpuChecks: [
       { key: "nms", label: "torchvision.ops.nms on CUDA" },
       { key: "roiAlign", label: "torchvision.ops.roi_align on CUDA" }
@@ -173,7 +207,11 @@ var packagesOnTorch = [
             { token: "120", capability: "12.0", minCuda: "12.8" }
           ],
           limit: "FlashAttention 2 runs on Ampere (SM80) or newer: 'FlashAttention only supports Ampere GPUs or newer.' (csrc/flash_attn/flash_api.cpp)",
-          source: 'Dao-AILab/flash-attention setup.py v2.8.2 (7321879) and v2.8.3.post1 (a8aa52b), lines 69-70 and 179-191: `cuda_archs()` reads FLASH_ATTN_CUDA_ARCHS (default "80;90;100;120") and adds `-gencode arch=compute_N,code=sm_N` for "80", for "90" with nvcc >= 11.8, for "100" and "120" with nvcc >= 12.8; any other token is ignored, and torch\'s `_get_cuda_arch_flags` adds nothing once the nvcc flags name an arch, so TORCH_CUDA_ARCH_LIST alone does not choose flash-attn\'s targets (nixpkgs\' 2.8.2 file sets only TORCH_CUDA_ARCH_LIST; 2.8.3.post1 sets FLASH_ATTN_CUDA_ARCHS to dropDots of the capabilities, which gives an ignored "86" for 8.6). csrc/flash_attn/flash_api.cpp: \'FlashAttention only supports Ampere GPUs or newer.\''
+          fallback: {
+            to: "torchArchList",
+            source: 'setup.py v2.8.3 lines 179-191 emit no -gencode when no FLASH_ATTN_CUDA_ARCHS token is recognised; then no nvcc flag contains "arch" and torch\'s cpp_extension `_get_cuda_arch_flags` compiles TORCH_CUDA_ARCH_LIST (pytorch/pytorch#23408); H100 recording tests/fixtures/probes/h100-real-builds/fa-fallback-86: FLASH_ATTN_CUDA_ARCHS=86 with TORCH_CUDA_ARCH_LIST=8.6 built sm_86'
+          },
+          source: 'Dao-AILab/flash-attention setup.py v2.8.2 (7321879) and v2.8.3.post1 (a8aa52b), lines 69-70 and 179-191: `cuda_archs()` reads FLASH_ATTN_CUDA_ARCHS (default "80;90;100;120") and adds `-gencode arch=compute_N,code=sm_N` for "80", for "90" with nvcc >= 11.8, for "100" and "120" with nvcc >= 12.8; any other token is ignored, and torch\'s `_get_cuda_arch_flags` adds nothing once the nvcc flags name an arch; with no token recognised it falls back to TORCH_CUDA_ARCH_LIST (`fallback`): nixpkgs\' 2.8.3.post1 (FLASH_ATTN_CUDA_ARCHS = dropDots of the capabilities) builds sm_86 for 8.6 alone, and for "8.6;9.0" sm_90 only (86 ignored, 90 recognised). csrc/flash_attn/flash_api.cpp: \'FlashAttention only supports Ampere GPUs or newer.\' Our builder writes the tokens itself (FLASH_ATTN_CUDA_ARCHS).'
         },
         source: "Dao-AILab/flash-attention README v2.8.3.post1 ('PyTorch 2.2 and above'); built from source against the variant's torch (C++ extension through torch.utils.cpp_extension, no stable ABI); nixpkgs carries 2.8.2 and 2.8.3.post1 (docs/research/cuda-extensions-on-torch.md \xA71.1)"
       }
@@ -192,10 +230,11 @@ var packagesOnTorch = [
       source: 'Dao-AILab/flash-attention setup.py: `CUDAExtension(name="flash_attn_2_cuda", \u2026)`, installed beside the flash_attn package'
     },
     cudaOnly: "nixpkgs' flash-attn is `meta.broken = !cudaSupport` ('Upstream requires either CUDA or ROCm'; flash-attn/default.nix at 079ad55), and FlashAttention has no CPU kernels",
+    checkedOnRealBuild: "a subset: one of 2.8.3's 72 kernel files with setup.py's flags, FLASH_ATTN_CUDA_ARCHS 90, 80;90 and 86 (fallback), on an H100 (tests/fixtures/probes/h100-real-builds/fa-*)",
     gpuChecks: [{ key: "flashAttnFunc", label: "flash_attn_func on CUDA against scaled_dot_product_attention (math backend)" }],
     buildSeconds: {
       seconds: 3600,
-      source: `one target (a variant compiles one token): Dao-AILab/flash-attention#1038, FLASH_ATTN_CUDA_ARCHS="80" with MAX_JOBS=5 on 64 GB RAM and a 5700X: 'within the hour'; the aarch64 SBSA package guide (unpublished, given to this project): 2+ hours with MAX_JOBS=4 for upstream's four targets; its README: 3-5 minutes with ninja on a 64-core machine (with the memory for 64 jobs: #1038, '~500GB ram'). Our builds run one job per 9 GiB, so a builder of 64 GB is near #1038's`
+      source: `one target (a variant compiles one token). Measured on the H100 host (tests/fixtures/probes/h100-real-builds/fa-90): one of the 72 kernel files of 2.8.3 (flash_fwd_hdim64_fp16_sm80.cu) took 216 s for sm_90, one nvcc process; 72 such files at one job per 9 GiB on a 64 GB builder (7 jobs) come to about 37 minutes before the heavier backward files, so the hour below stands. Dao-AILab/flash-attention#1038, FLASH_ATTN_CUDA_ARCHS="80" with MAX_JOBS=5 on 64 GB RAM and a 5700X: 'within the hour'; the aarch64 SBSA package guide (unpublished, given to this project): 2+ hours with MAX_JOBS=4 for upstream's four targets; its README: 3-5 minutes with ninja on a 64-core machine (with the memory for 64 jobs: #1038, '~500GB ram'). Our builds run one job per 9 GiB, so a builder of 64 GB is near #1038's`
     },
     caveats: [
       {
@@ -229,6 +268,10 @@ var packagesOnTorch = [
         servesTorch: { min: "2.7", below: null },
         stableAbi: false,
         targets: { kind: "torchArchList" },
+        failsOnCapabilities: {
+          capabilities: ["9.0"],
+          source: "xformers 0.0.30 setup.py `get_flash_attention3_nvcc_archs_flags` (lines 276-301) compiles its bundled FlashAttention-3 for each 9.0 entry of TORCH_CUDA_ARCH_LIST as `arch=compute_90,code=sm_90` (sm_90a only for an explicit \"9.0a\"), while CUTLASS emits wgmma only under __CUDA_ARCH_FEAT_SM90_ALL (sm_90a; cute/arch/mma_sm90_gmma.hpp, else CUTE_INVALID_CONTROL_PATH: assert, printf, __brkpt), and xformers dispatches FA3 first on a 9.0 device; on the H100 (tests/fixtures/probes/h100-real-builds/toy-fa3) that guard built for sm_90 stopped its kernel with 'device-side assert triggered' and ran when built for sm_90a"
+        },
         source: "facebookresearch/xformers v0.0.30 requirements.txt 'torch >= 2.7'; nixpkgs xformers/default.nix at 1c60f9f pins 0.0.30 ('version 0.0.32.post2 was confirmed to break CUDA')"
       },
       {
@@ -248,10 +291,11 @@ var packagesOnTorch = [
       }
     ],
     deviceCode: { directory: "xformers", source: "facebookresearch/xformers setup.py: the `xformers._C` extension (its CUDA ops)" },
+    checkedOnRealBuild: "0.0.35 built whole for 9.0 and (one file) for 8.0;9.0 on an H100 (tests/fixtures/probes/h100-real-builds/xf-*); 0.0.30 not built (its FlashAttention-3 guard as a stand-in: toy-fa3)",
     gpuChecks: [{ key: "memoryEfficientAttention", label: "xformers.ops.memory_efficient_attention on CUDA against scaled_dot_product_attention (math backend)" }],
     buildSeconds: {
       seconds: 60 * 60,
-      source: "facebookresearch/xformers README ('this can take dozens of minutes'); facebookresearch/xformers#822: 5-10 minutes on a 7950X, more than an hour with MAX_JOBS=4 on 24 CPUs / 96 GB; the upper figure is taken (arch lists there not stated)"
+      source: "facebookresearch/xformers README ('this can take dozens of minutes'); facebookresearch/xformers#822: 5-10 minutes on a 7950X, more than an hour with MAX_JOBS=4 on 24 CPUs / 96 GB; the upper figure is taken (arch lists there not stated) for 0.0.30, which bundles FlashAttention 2 and 3. Measured on the H100 host (tests/fixtures/probes/h100-real-builds/xf-90): 0.0.35's whole xformers._C for 9.0 (11 .cu files, no bundled attention) in 58 s with MAX_JOBS=12 (175 s of compile in all; sparse24_gemm_sm90.cu alone 58 s)"
     },
     inEnv: true,
     optIn: true,
@@ -268,15 +312,12 @@ var packagesOnTorch = [
     // every architecture of CMAKE_CUDA_ARCHITECTURES_ALL, would be built: our builder sets COMPUTE_CAPABILITY.
     releases: [
       bnbRelease("0.46", { min: "11.4", below: "13.0", source: "bitsandbytes CMakeLists.txt 0.46.1: 'CUDA Version < 11.4 is not supported', 'CUDA Version > 12 is not supported' (VERSION_GREATER_EQUAL 13.0)" }, "bitsandbytes-foundation/bitsandbytes 0.46.x (its torch bound was not read: 0.48.2's pyproject 'torch>=2.3,<3' is taken)"),
-      bnbRelease("0.47", { min: "11.8", below: "13.0", source: "bitsandbytes CMakeLists.txt 0.47.0: the same 'CUDA Version > 12 is not supported' (>= 13.0) error" }, "bitsandbytes-foundation/bitsandbytes 0.47.0 (its torch bound was not read: 0.48.2's is taken)"),
+      bnbRelease("0.47", { min: "11.4", below: "13.0", source: "bitsandbytes CMakeLists.txt 0.47.0 lines 107-110: 'CUDA Version < 11.4 is not supported' (VERSION_LESS 11.4), 'CUDA Version > 12 is not supported' (VERSION_GREATER_EQUAL 13.0)" }, "bitsandbytes-foundation/bitsandbytes 0.47.0 (its torch bound was not read: 0.48.2's is taken)"),
       bnbRelease("0.48", { min: "11.8", below: "14.0", source: "bitsandbytes CMakeLists.txt 0.48.2: VERSION_LESS 11.8 fatal, 'CUDA Version > 13 is not supported' (>= 14.0)" }, "bitsandbytes-foundation/bitsandbytes 0.48.2 pyproject.toml 'torch>=2.3,<3'"),
-      {
-        ...bnbRelease("0.49.1", { min: "11.8", below: "14.0", source: "bitsandbytes CMakeLists.txt 0.49.2: as 0.48.2 (0.49.1 taken to be the same)" }, "bitsandbytes-foundation/bitsandbytes 0.49.1 (2026-01-08)"),
-        failsWithCuda: {
-          cuda: ["12.8"],
-          source: "NixOS/nixpkgs#406675 (2026-02-02): python3Packages.bitsandbytes 0.49.1 fails to build with CUDA 12.8 on master (rsqrtf: 'exception specification is incompatible'); fixed, if at all, by 0.49.2 (#501796, 2026-03-21)"
-        }
-      },
+      // No drop with CUDA 12.8: the NixOS/nixpkgs#406675 cited before is a May-2025 PR about something else, no
+      // report of a 0.49.1 + CUDA 12.8 failure was found, and the 0.49.1 → 0.49.2 diff of csrc/ and CMakeLists.txt
+      // touches no CUDA header use (issue 39).
+      bnbRelease("0.49.1", { min: "11.8", below: "14.0", source: "bitsandbytes CMakeLists.txt 0.49.1 lines 125-128: VERSION_LESS 11.8 fatal, 'CUDA Version > 13 is not supported' (>= 14.0)" }, "bitsandbytes-foundation/bitsandbytes 0.49.1 (2026-01-08)"),
       bnbRelease("0.49", { min: "11.8", below: "14.0", source: "bitsandbytes CMakeLists.txt 0.49.2: as 0.48.2" }, "bitsandbytes-foundation/bitsandbytes 0.49.2")
     ],
     archList: [
@@ -288,10 +329,11 @@ var packagesOnTorch = [
       }
     ],
     deviceCode: { directory: "bitsandbytes", source: "bitsandbytes' libbitsandbytes_cuda<MAJOR><MINOR>.so in the package directory (nixpkgs' postPatch names it)" },
+    checkedOnRealBuild: "0.49.2 built whole for 9.0, 90;80 and 80 on an H100 (tests/fixtures/probes/h100-real-builds/bnb-*)",
     gpuChecks: [{ key: "blockwise8bit", label: "bitsandbytes 8-bit blockwise quantize/dequantize round trip on CUDA" }],
     buildSeconds: {
-      seconds: 20 * 60,
-      source: "estimate, not a measurement: one CMake library of a few .cu files (csrc/kernels.cu, ops.cu) compiled for the variant's capabilities only; torchaudio's 20-40 minutes (lower end) is taken"
+      seconds: 5 * 60,
+      source: "measured on the H100 host (tests/fixtures/probes/h100-real-builds/bnb-*): 0.49.2 for one capability, CMake configure 5 s and compile 54 s with -j13 of 16 cores (its critical path is csrc/kernels.cu alone, 53 s, so fewer cores barely slow it; 71 s of compile in all), 81 s for two capabilities. A Nix build adds unpacking, the wheel build and install, pythonImportsCheck and the variant's checks, not measured here: taken as about 4 minutes more, for 5 minutes per variant"
     },
     inEnv: true,
     optIn: true,
@@ -312,7 +354,24 @@ var runsOn = (code, device) => {
   const [dm, dn] = device.split(".").map(Number);
   return cm === dm && cn <= dn;
 };
-function cudaBuildOf(p, version, caps, cuda2) {
+function torchArchEntries(caps, torchVersion, label) {
+  const entries = [];
+  const notes = [];
+  for (const c of caps) {
+    if (torchVersion === void 0 || archEntryAccepted(torchVersion, c) !== false) {
+      entries.push(c);
+      continue;
+    }
+    const f = torchArchListOf(torchVersion);
+    const near = (f.accepted ?? []).filter((e) => /^\d+\.\d+$/.test(e) && runsOn(e, c)).sort((a, b) => compareVersions(b, a))[0];
+    if (!near)
+      return { reason: `${label} is built through torch ${torchVersion}'s cpp_extension, which refuses TORCH_CUDA_ARCH_LIST entry ${c} (ValueError) and accepts no entry of the same major below it (${f.source}).` };
+    entries.push(near);
+    notes.push(`torch ${torchVersion}'s cpp_extension refuses TORCH_CUDA_ARCH_LIST entry ${c}; ${label} is built for ${near}, whose code runs on ${c} (binary compatibility; ${f.source})`);
+  }
+  return { entries, notes };
+}
+function cudaBuildOf(p, version, caps, cuda2, torchVersion) {
   const rel = releaseOf(p, version);
   const label = `${p.label} ${version}`;
   if (rel?.cuda) {
@@ -322,16 +381,21 @@ function cudaBuildOf(p, version, caps, cuda2) {
   }
   if (rel?.failsWithCuda?.cuda.some((c) => compareVersions(c, cuda2) === 0))
     return { reason: `${label} is reported to fail to build with CUDA ${cuda2}: ${rel.failsWithCuda.source}.` };
+  const bad = rel?.failsOnCapabilities?.capabilities.find((c) => caps.includes(c));
+  if (bad) return { reason: `${label} built for compute capability ${bad} holds code that fails on that GPU at run time: ${rel.failsOnCapabilities.source}.` };
   const t = rel?.targets ?? { kind: "torchArchList" };
   const sm = (c) => `sm_${dots(c)}`;
   if (t.kind === "torchArchList") {
+    const served = torchArchEntries(caps, torchVersion, label);
+    if ("reason" in served) return served;
     const extra = (t.extraSass ?? []).filter((e) => caps.includes(e.when) && compareVersions(cuda2, e.minCuda) >= 0);
+    const substituted = served.notes.length > 0;
     return {
-      env: {},
+      env: substituted ? { TORCH_CUDA_ARCH_LIST: served.entries.join(";") } : {},
       cmakeFlags: [],
-      sass: [...caps.map(sm), ...extra.map((e) => e.adds)],
+      sass: [...served.entries.map(sm), ...extra.map((e) => e.adds)],
       ptx: [],
-      why: `TORCH_CUDA_ARCH_LIST through torch.utils.cpp_extension: the capabilities exactly, no PTX${extra.length ? `; ${extra.map((e) => e.source).join("; ")}` : ""}`
+      why: `TORCH_CUDA_ARCH_LIST through torch.utils.cpp_extension: ${substituted ? served.entries.join(";") : "the capabilities exactly"}, no PTX` + (extra.length ? `; ${extra.map((e) => e.source).join("; ")}` : "") + (substituted ? `; ${served.notes.join("; ")}` : "")
     };
   }
   if (t.kind === "ownList") {
@@ -354,14 +418,17 @@ function cudaBuildOf(p, version, caps, cuda2) {
       why: `${t.variable}=${chosen.map((x) => x.token).join(";")}: the package's own -gencode list (code=sm_N, no PTX)${chosen.some((x) => !caps.includes(x.capability)) ? ", served to a later minor of the same major by binary compatibility" : ""}`
     };
   }
-  const list = caps.map(dots);
-  const last = caps[caps.length - 1];
+  const sorted = [...new Set(caps)].sort((a, b) => Number(dots(a)) - Number(dots(b)));
+  const list = sorted.map(dots);
+  const highest = sorted[sorted.length - 1];
+  const ptxIn = t.ptxIn?.where ?? "image";
   return {
     env: {},
     cmakeFlags: [`-D${t.flag}=${list.join(";")}`],
-    sass: caps.map(sm),
-    ptx: t.ptxForLast && last ? [`compute_${dots(last)}`] : [],
-    why: `-D${t.flag}=${list.join(";")}: SASS for each${t.ptxForLast ? `, and PTX for the last (${last}), as the package's CMakeLists makes it` : ""}`
+    sass: sorted.map(sm),
+    ptx: t.ptxForHighest && highest ? [`compute_${dots(highest)}`] : [],
+    ptxIn,
+    why: `-D${t.flag}=${list.join(";")}: SASS for each` + (t.ptxForHighest ? `, and PTX for the highest (${highest}), as the package's CMakeLists makes it` : "") + (t.ptxForHighest && ptxIn === "relocatable" ? "; the PTX stays in the relocatable fatbin (separable compilation), which cuobjdump lists with -all" : "")
   };
 }
 
@@ -989,9 +1056,9 @@ function deviceCodePromises(v) {
   ];
   for (const o of packagesOnTorch) {
     const version = packageVersionOf(v, o.name) ?? "?";
-    const b = cudaBuildOf(o, version, caps, cuda2);
+    const b = cudaBuildOf(o, version, caps, cuda2, v.torchVersion);
     out.push(
-      "reason" in b ? { origin: o.name, label: `${o.label}'s kernels`, library: null, sassRequired: [], sassAllowed: [], ptx: [], why: `no build: ${b.reason}` } : { origin: o.name, label: `${o.label}'s kernels`, library: null, sassRequired: b.sass, sassAllowed: b.sass, ptx: b.ptx, why: b.why }
+      "reason" in b ? { origin: o.name, label: `${o.label}'s kernels`, library: null, sassRequired: [], sassAllowed: [], ptx: [], why: `no build: ${b.reason}` } : { origin: o.name, label: `${o.label}'s kernels`, library: null, sassRequired: b.sass, sassAllowed: b.sass, ptx: b.ptx, ...b.ptxIn ? { ptxIn: b.ptxIn } : {}, why: b.why }
     );
   }
   return out;
@@ -1044,7 +1111,12 @@ function attribute(libPath, d) {
       byOrigin.set(o, e);
     }
   }
-  return { byOrigin, unattributedPtx };
+  const relocatablePtx = /* @__PURE__ */ new Set();
+  if (owner !== "torch" && d.all) {
+    const listed = /* @__PURE__ */ new Set([...d.ptx, ...(d.blocks ?? []).filter((b) => b.kind === "ptx").map((b) => b.arch)]);
+    for (const x of d.all.ptx) if (!listed.has(x)) relocatablePtx.add(x);
+  }
+  return { byOrigin, unattributedPtx, relocatablePtx };
 }
 
 // generator/verify/compare.ts
@@ -1175,7 +1247,8 @@ var shortLib = (lib) => lib.split("/").slice(-3).join("/");
 var baseName = (lib) => lib.split("/").pop();
 var words = (p) => {
   const extra = p.sassAllowed.filter((s) => !p.sassRequired.includes(s));
-  return `SASS ${formatArchs(p.sassRequired)}${extra.length ? ` (+ ${formatArchs(extra)})` : ""}, ${p.ptx.length ? `PTX ${formatArchs(p.ptx)}` : "no PTX"}`;
+  const where = p.ptx.length && p.ptxIn === "relocatable" ? " in the relocatable fatbin" : "";
+  return `SASS ${formatArchs(p.sassRequired)}${extra.length ? ` (+ ${formatArchs(extra)})` : ""}, ${p.ptx.length ? `PTX ${formatArchs(p.ptx)}${where}` : "no PTX"}`;
 };
 function checkOrigins(v, lib, d) {
   const out = [];
@@ -1187,7 +1260,7 @@ function checkOrigins(v, lib, d) {
   } catch (e) {
     return [{ promise: `${short}: device code per origin`, ok: null, expected: "the catalog's facts", found: e.message }];
   }
-  const { byOrigin, unattributedPtx } = attribute(lib, d);
+  const { byOrigin, unattributedPtx, relocatablePtx } = attribute(lib, d);
   const owner = ownerOf(lib);
   for (const p of promises) {
     const found = byOrigin.get(p.origin);
@@ -1204,14 +1277,21 @@ function checkOrigins(v, lib, d) {
       continue;
     }
     const sassOk = p.sassRequired.every((s) => found.sass.has(s)) && [...found.sass].every((s) => p.sassAllowed.includes(s));
-    const ptxOk = [...found.ptx].every((x) => p.ptx.includes(x)) && p.ptx.every((x) => found.ptx.has(x) || unattributedPtx.has(x));
+    const rel = p.origin === owner ? relocatablePtx : /* @__PURE__ */ new Set();
+    const everyPtx = /* @__PURE__ */ new Set([...found.ptx, ...rel]);
+    const ptxOk = [...everyPtx].every((x) => p.ptx.includes(x)) && p.ptx.every((x) => p.ptxIn === "relocatable" ? rel.has(x) : found.ptx.has(x) || unattributedPtx.has(x));
     const missing = p.sassRequired.filter((s) => !found.sass.has(s));
     const beyond = [...found.sass].filter((s) => !p.sassAllowed.includes(s));
+    const ptxBeyond = [...everyPtx].filter((x) => !p.ptx.includes(x));
+    const ptxMissing = p.ptx.filter((x) => !(p.ptxIn === "relocatable" ? rel.has(x) : found.ptx.has(x) || unattributedPtx.has(x)));
+    const ptxWords = [found.ptx.size ? `PTX ${formatArchs(found.ptx)}` : "", rel.size ? `PTX ${formatArchs(rel)} in the relocatable fatbin (cuobjdump -all)` : ""].filter(Boolean);
     const detail = [
       `SASS ${formatArchs(found.sass)}`,
-      found.ptx.size ? `PTX ${formatArchs(found.ptx)}` : "no PTX",
+      ...ptxWords.length ? ptxWords : ["no PTX"],
       ...beyond.length ? [`beyond the promise: ${formatArchs(beyond)}`] : [],
-      ...missing.length ? [`missing: ${formatArchs(missing)}`] : []
+      ...ptxBeyond.length ? [`PTX beyond the promise: ${formatArchs(ptxBeyond)}`] : [],
+      ...missing.length ? [`missing: ${formatArchs(missing)}`] : [],
+      ...ptxMissing.length ? [`missing: PTX ${formatArchs(ptxMissing)}${p.ptxIn === "relocatable" ? " in the relocatable fatbin" : ""}`] : []
     ].join(", ");
     const why = p.unknown ? `${p.why}; the catalog does not know whether nixpkgs at ${v.nixpkgs ?? "this revision"} links it` : p.why;
     out.push({ promise, ok: p.unknown ? null : sassOk && ptxOk, expected: `${words(p)} (${why})`, found: detail });

@@ -13,8 +13,9 @@
  *
  * What a host link of such archives shows (a toy on an H100 host with CUDA 13.0, tests/fixtures/probes/
  * h100-static-link-toy): device-linked (`-dc` + `-dlink`) code appears as SASS for each `sm_` of the link and its PTX
- * stays in the relocatable fatbin, which `cuobjdump --list-ptx` does not list (only `-all` does) and the runtime
- * does not load; whole-program objects (`-dw`, plain `-c`) keep their PTX, listed; a family-specific `sm_100f`
+ * stays in the relocatable fatbin, which `cuobjdump --list-ptx` does not list (only `-all` does); the CUDA runtime
+ * does JIT-compile it (H100, tests/fixtures/probes/h100-real-builds: a bitsandbytes build with SASS sm_80 only ran on
+ * the 9.0 card and failed with CUDA_DISABLE_PTX_JIT=1), so probe.py reads `-all` too; whole-program objects (`-dw`, plain `-c`) keep their PTX, listed; a family-specific `sm_100f`
  * cubin is named `…sm_100.cubin` by `--list-elf` and `--list-text`, and `arch = sm_100f` by `-symbols`.
  */
 import { packagesOnTorch } from "./packages.ts";

@@ -26,6 +26,7 @@
 // constants.ts, the schema and the catalog read this file, so it imports none of them (only versions.ts, which
 // imports nothing).
 import { compareVersions } from "../versions.ts";
+import { archEntryAccepted, torchArchListOf } from "./torch-arch-list.ts";
 
 /** The name of the environment variant's package part: `torch-env-python313-cuda12_8-sm121-armv9`. */
 export const ENV_PACKAGE = "torch-env";
@@ -52,6 +53,11 @@ export interface OnTorchRelease {
    */
   failsWithCuda?: { cuda: string[]; source: string };
   /**
+   * Capabilities for which a build of this release holds code that fails at run time on those very GPUs, with the
+   * source; such combinations are dropped.
+   */
+  failsOnCapabilities?: { capabilities: string[]; source: string };
+  /**
    * What device code a build of this release holds for a variant's capabilities (absent: `{ kind: "torchArchList" }`,
    * exactly the capabilities, no PTX).
    */
@@ -69,8 +75,13 @@ export interface OnTorchRelease {
  *   Compatibility": a cubin for X.y runs on X.z, z ≥ y; generator/compat.ts `capabilityRunsOn`), from `minCuda` on.
  *   A capability no token serves cannot be built (the variant is dropped with the reason). No PTX.
  * - `cmakeList`: a CMake cache variable (`-D<flag>=80;90`, capabilities without dots) the package's CMakeLists turns
- *   into CMAKE_CUDA_ARCHITECTURES itself; `ptxForLast`: the last entry gets PTX besides SASS (CMake's "90" without
- *   `-real`), every other entry SASS only (`-real`).
+ *   into CMAKE_CUDA_ARCHITECTURES itself; `ptxForHighest`: after sorting and de-duplicating the list, the highest
+ *   entry gets PTX besides SASS (CMake's "90" without `-real`), every other entry SASS only (`-real`).
+ * `ptxIn` (any kind): where a build that holds PTX keeps it, with the source: "image" (the device-linked fatbin,
+ * `.nv_fatbin`, listed by `cuobjdump --list-ptx`) or "relocatable" (`-rdc=true` objects' relocatable fatbin,
+ * `__nv_relfatbin`, listed by `cuobjdump -all --list-ptx` only; the CUDA runtime JIT-compiles it all the same).
+ * Absent: "image".
+ * `fallback` (ownList): what the build compiles when no token of `variable` is recognised (absent: nothing).
  */
 export type DeviceTargets =
   | { kind: "torchArchList"; extraSass?: { when: string; adds: string; minCuda: string; source: string }[] }
@@ -80,9 +91,17 @@ export type DeviceTargets =
       tokens: { token: string; capability: string; minCuda: string }[];
       /** The limit in one clause, for drop reasons ("FlashAttention needs Ampere (SM80) or newer: flash_api.cpp"). */
       limit: string;
+      /** "torchArchList": with no token recognised, no nvcc flag names an arch and torch's cpp_extension compiles TORCH_CUDA_ARCH_LIST. */
+      fallback?: { to: "torchArchList"; source: string };
       source: string;
     }
-  | { kind: "cmakeList"; flag: string; ptxForLast: boolean; source: string };
+  | { kind: "cmakeList"; flag: string; ptxForHighest: boolean; ptxIn?: PtxLocation; source: string };
+
+/** Where a build keeps its PTX (see DeviceTargets `ptxIn`), with the source of the fact. */
+export interface PtxLocation {
+  where: "image" | "relocatable";
+  source: string;
+}
 
 /** How one era of the package's nixpkgs file hands the CUDA capabilities to its build. */
 export interface ArchListEra {
@@ -136,6 +155,11 @@ export interface PackageOnTorch {
   pname?: { value: string; source: string };
   /** Keys of the probe's per-package `gpu` results that must hold on a GPU (generator/verify/probe.py). */
   gpuChecks: { key: string; label: string }[];
+  /**
+   * How far this package's device-code promise has met real binaries (docs/real-builds.md): a build from source
+   * recorded on a GPU host, a proxy or subset of one, or null (checked on the tests' models only).
+   */
+  checkedOnRealBuild: string | null;
   /** Build duration estimate without recorded builds, seconds, with where it comes from. */
   buildSeconds: { seconds: number; source: string };
   inEnv: boolean;
@@ -158,12 +182,21 @@ const AUDIO = "pytorch/audio";
 const BNB_TARGETS: DeviceTargets = {
   kind: "cmakeList",
   flag: "COMPUTE_CAPABILITY",
-  ptxForLast: true,
+  ptxForHighest: true,
+  ptxIn: {
+    where: "relocatable",
+    source:
+      "bitsandbytes CMakeLists.txt 0.46.1 … 0.49.2 `CUDA_SEPARABLE_COMPILATION ON` (-rdc=true, then a -dlink step); " +
+      "H100 recording tests/fixtures/probes/h100-real-builds (0.49.2, COMPUTE_CAPABILITY=90: `cuobjdump --list-ptx` " +
+      "finds no PTX, `-all` finds compute_90 in the relocatable fatbin; an 80-only build ran on the 9.0 card through " +
+      "that PTX and failed with CUDA_DISABLE_PTX_JIT=1)",
+  },
   source:
     "bitsandbytes CMakeLists.txt (0.45.5 … 0.49.2): 'COMPUTE_CAPABILITY: Which GPU Arch/Compute codes to provide to " +
     "NVCC. Separate by semicolons, i.e. `-DCOMPUTE_CAPABILITY=89;90;100;120`'; it then sets CMAKE_CUDA_ARCHITECTURES " +
-    "itself (`list(POP_BACK COMPUTE_CAPABILITY _LATEST_CAPABILITY)`, every other entry with `-real`, the latest " +
-    "without: SASS and PTX), so a -DCMAKE_CUDA_ARCHITECTURES would be overwritten",
+    "itself (0.49.2 lines 189-193: `list(REMOVE_DUPLICATES …)`, `list(SORT … COMPARE NATURAL)`, `list(POP_BACK " +
+    "COMPUTE_CAPABILITY _LATEST_CAPABILITY)`: every other entry with `-real`, the highest without: SASS and PTX), so " +
+    "a -DCMAKE_CUDA_ARCHITECTURES would be overwritten; H100: COMPUTE_CAPABILITY=\"90;80\" built PTX compute_90",
 };
 
 /** A bitsandbytes release: torch >= 2.3, < 3 (0.48.2's pyproject), its CUDA range, BNB_TARGETS. */
@@ -226,6 +259,7 @@ export const packagesOnTorch: PackageOnTorch[] = [
       },
     ],
     deviceCode: { directory: "torchaudio/lib", source: "torchaudio's libtorchaudio.so (PyPI wheel, cuobjdump on the H100: tests/fixtures/probes)" },
+    checkedOnRealBuild: "a proxy: its forced_align CUDA kernel file built through torch's cpp_extension for 9.0, 8.0;9.0, 9.0+PTX and 8.0 on an H100 (tests/fixtures/probes/h100-real-builds/ta-*)",
     gpuChecks: [
       { key: "rnntLoss", label: "torchaudio.functional.rnnt_loss on CUDA" },
       { key: "forcedAlign", label: "torchaudio.functional.forced_align on CUDA" },
@@ -276,6 +310,7 @@ export const packagesOnTorch: PackageOnTorch[] = [
       directory: "torchvision",
       source: "pytorch/vision setup.py: the `torchvision._C` extension holds the CUDA ops (nms, roi_align, deform_conv2d, …)",
     },
+    checkedOnRealBuild: "a proxy: its nms CUDA kernel file built through torch's cpp_extension for 9.0, 8.0;9.0, 9.0+PTX and 8.0 on an H100 (tests/fixtures/probes/h100-real-builds/tv-*)",
     gpuChecks: [
       { key: "nms", label: "torchvision.ops.nms on CUDA" },
       { key: "roiAlign", label: "torchvision.ops.roi_align on CUDA" },
@@ -321,14 +356,23 @@ export const packagesOnTorch: PackageOnTorch[] = [
             { token: "120", capability: "12.0", minCuda: "12.8" },
           ],
           limit: "FlashAttention 2 runs on Ampere (SM80) or newer: 'FlashAttention only supports Ampere GPUs or newer.' (csrc/flash_attn/flash_api.cpp)",
+          fallback: {
+            to: "torchArchList",
+            source:
+              "setup.py v2.8.3 lines 179-191 emit no -gencode when no FLASH_ATTN_CUDA_ARCHS token is recognised; then no " +
+              "nvcc flag contains \"arch\" and torch's cpp_extension `_get_cuda_arch_flags` compiles TORCH_CUDA_ARCH_LIST " +
+              "(pytorch/pytorch#23408); H100 recording tests/fixtures/probes/h100-real-builds/fa-fallback-86: " +
+              "FLASH_ATTN_CUDA_ARCHS=86 with TORCH_CUDA_ARCH_LIST=8.6 built sm_86",
+          },
           source:
             "Dao-AILab/flash-attention setup.py v2.8.2 (7321879) and v2.8.3.post1 (a8aa52b), lines 69-70 and 179-191: " +
             "`cuda_archs()` reads FLASH_ATTN_CUDA_ARCHS (default \"80;90;100;120\") and adds `-gencode " +
             "arch=compute_N,code=sm_N` for \"80\", for \"90\" with nvcc >= 11.8, for \"100\" and \"120\" with nvcc >= 12.8; " +
             "any other token is ignored, and torch's `_get_cuda_arch_flags` adds nothing once the nvcc flags name an " +
-            "arch, so TORCH_CUDA_ARCH_LIST alone does not choose flash-attn's targets (nixpkgs' 2.8.2 file sets only " +
-            "TORCH_CUDA_ARCH_LIST; 2.8.3.post1 sets FLASH_ATTN_CUDA_ARCHS to dropDots of the capabilities, which gives " +
-            "an ignored \"86\" for 8.6). csrc/flash_attn/flash_api.cpp: 'FlashAttention only supports Ampere GPUs or newer.'",
+            "arch; with no token recognised it falls back to TORCH_CUDA_ARCH_LIST (`fallback`): nixpkgs' 2.8.3.post1 " +
+            "(FLASH_ATTN_CUDA_ARCHS = dropDots of the capabilities) builds sm_86 for 8.6 alone, and for \"8.6;9.0\" " +
+            "sm_90 only (86 ignored, 90 recognised). csrc/flash_attn/flash_api.cpp: 'FlashAttention only supports Ampere " +
+            "GPUs or newer.' Our builder writes the tokens itself (FLASH_ATTN_CUDA_ARCHS).",
         },
         source:
           "Dao-AILab/flash-attention README v2.8.3.post1 ('PyTorch 2.2 and above'); built from source against the " +
@@ -355,11 +399,15 @@ export const packagesOnTorch: PackageOnTorch[] = [
     cudaOnly:
       "nixpkgs' flash-attn is `meta.broken = !cudaSupport` ('Upstream requires either CUDA or ROCm'; flash-attn/default.nix " +
       "at 079ad55), and FlashAttention has no CPU kernels",
+    checkedOnRealBuild: "a subset: one of 2.8.3's 72 kernel files with setup.py's flags, FLASH_ATTN_CUDA_ARCHS 90, 80;90 and 86 (fallback), on an H100 (tests/fixtures/probes/h100-real-builds/fa-*)",
     gpuChecks: [{ key: "flashAttnFunc", label: "flash_attn_func on CUDA against scaled_dot_product_attention (math backend)" }],
     buildSeconds: {
       seconds: 3600,
       source:
-        "one target (a variant compiles one token): Dao-AILab/flash-attention#1038, FLASH_ATTN_CUDA_ARCHS=\"80\" with " +
+        "one target (a variant compiles one token). Measured on the H100 host (tests/fixtures/probes/h100-real-builds/" +
+        "fa-90): one of the 72 kernel files of 2.8.3 (flash_fwd_hdim64_fp16_sm80.cu) took 216 s for sm_90, one nvcc " +
+        "process; 72 such files at one job per 9 GiB on a 64 GB builder (7 jobs) come to about 37 minutes before the " +
+        "heavier backward files, so the hour below stands. Dao-AILab/flash-attention#1038, FLASH_ATTN_CUDA_ARCHS=\"80\" with " +
         "MAX_JOBS=5 on 64 GB RAM and a 5700X: 'within the hour'; the aarch64 SBSA package guide (unpublished, given to this project): 2+ hours " +
         "with MAX_JOBS=4 for upstream's four targets; its README: 3-5 minutes with ninja on a 64-core machine (with the " +
         "memory for 64 jobs: #1038, '~500GB ram'). Our builds run one job per 9 GiB, so a builder of 64 GB is near #1038's",
@@ -404,6 +452,16 @@ export const packagesOnTorch: PackageOnTorch[] = [
         servesTorch: { min: "2.7", below: null },
         stableAbi: false,
         targets: { kind: "torchArchList" },
+        failsOnCapabilities: {
+          capabilities: ["9.0"],
+          source:
+            "xformers 0.0.30 setup.py `get_flash_attention3_nvcc_archs_flags` (lines 276-301) compiles its bundled " +
+            "FlashAttention-3 for each 9.0 entry of TORCH_CUDA_ARCH_LIST as `arch=compute_90,code=sm_90` (sm_90a only " +
+            "for an explicit \"9.0a\"), while CUTLASS emits wgmma only under __CUDA_ARCH_FEAT_SM90_ALL (sm_90a; " +
+            "cute/arch/mma_sm90_gmma.hpp, else CUTE_INVALID_CONTROL_PATH: assert, printf, __brkpt), and xformers " +
+            "dispatches FA3 first on a 9.0 device; on the H100 (tests/fixtures/probes/h100-real-builds/toy-fa3) that " +
+            "guard built for sm_90 stopped its kernel with 'device-side assert triggered' and ran when built for sm_90a",
+        },
         source:
           "facebookresearch/xformers v0.0.30 requirements.txt 'torch >= 2.7'; nixpkgs xformers/default.nix at 1c60f9f " +
           "pins 0.0.30 ('version 0.0.32.post2 was confirmed to break CUDA')",
@@ -430,12 +488,16 @@ export const packagesOnTorch: PackageOnTorch[] = [
       },
     ],
     deviceCode: { directory: "xformers", source: "facebookresearch/xformers setup.py: the `xformers._C` extension (its CUDA ops)" },
+    checkedOnRealBuild: "0.0.35 built whole for 9.0 and (one file) for 8.0;9.0 on an H100 (tests/fixtures/probes/h100-real-builds/xf-*); 0.0.30 not built (its FlashAttention-3 guard as a stand-in: toy-fa3)",
     gpuChecks: [{ key: "memoryEfficientAttention", label: "xformers.ops.memory_efficient_attention on CUDA against scaled_dot_product_attention (math backend)" }],
     buildSeconds: {
       seconds: 60 * 60,
       source:
         "facebookresearch/xformers README ('this can take dozens of minutes'); facebookresearch/xformers#822: 5-10 minutes " +
-        "on a 7950X, more than an hour with MAX_JOBS=4 on 24 CPUs / 96 GB; the upper figure is taken (arch lists there not stated)",
+        "on a 7950X, more than an hour with MAX_JOBS=4 on 24 CPUs / 96 GB; the upper figure is taken (arch lists there not " +
+        "stated) for 0.0.30, which bundles FlashAttention 2 and 3. Measured on the H100 host (tests/fixtures/probes/" +
+        "h100-real-builds/xf-90): 0.0.35's whole xformers._C for 9.0 (11 .cu files, no bundled attention) in 58 s with " +
+        "MAX_JOBS=12 (175 s of compile in all; sparse24_gemm_sm90.cu alone 58 s)",
     },
     inEnv: true,
     optIn: true,
@@ -452,17 +514,12 @@ export const packagesOnTorch: PackageOnTorch[] = [
     // every architecture of CMAKE_CUDA_ARCHITECTURES_ALL, would be built: our builder sets COMPUTE_CAPABILITY.
     releases: [
       bnbRelease("0.46", { min: "11.4", below: "13.0", source: "bitsandbytes CMakeLists.txt 0.46.1: 'CUDA Version < 11.4 is not supported', 'CUDA Version > 12 is not supported' (VERSION_GREATER_EQUAL 13.0)" }, "bitsandbytes-foundation/bitsandbytes 0.46.x (its torch bound was not read: 0.48.2's pyproject 'torch>=2.3,<3' is taken)"),
-      bnbRelease("0.47", { min: "11.8", below: "13.0", source: "bitsandbytes CMakeLists.txt 0.47.0: the same 'CUDA Version > 12 is not supported' (>= 13.0) error" }, "bitsandbytes-foundation/bitsandbytes 0.47.0 (its torch bound was not read: 0.48.2's is taken)"),
+      bnbRelease("0.47", { min: "11.4", below: "13.0", source: "bitsandbytes CMakeLists.txt 0.47.0 lines 107-110: 'CUDA Version < 11.4 is not supported' (VERSION_LESS 11.4), 'CUDA Version > 12 is not supported' (VERSION_GREATER_EQUAL 13.0)" }, "bitsandbytes-foundation/bitsandbytes 0.47.0 (its torch bound was not read: 0.48.2's is taken)"),
       bnbRelease("0.48", { min: "11.8", below: "14.0", source: "bitsandbytes CMakeLists.txt 0.48.2: VERSION_LESS 11.8 fatal, 'CUDA Version > 13 is not supported' (>= 14.0)" }, "bitsandbytes-foundation/bitsandbytes 0.48.2 pyproject.toml 'torch>=2.3,<3'"),
-      {
-        ...bnbRelease("0.49.1", { min: "11.8", below: "14.0", source: "bitsandbytes CMakeLists.txt 0.49.2: as 0.48.2 (0.49.1 taken to be the same)" }, "bitsandbytes-foundation/bitsandbytes 0.49.1 (2026-01-08)"),
-        failsWithCuda: {
-          cuda: ["12.8"],
-          source:
-            "NixOS/nixpkgs#406675 (2026-02-02): python3Packages.bitsandbytes 0.49.1 fails to build with CUDA 12.8 on master " +
-            "(rsqrtf: 'exception specification is incompatible'); fixed, if at all, by 0.49.2 (#501796, 2026-03-21)",
-        },
-      },
+      // No drop with CUDA 12.8: the NixOS/nixpkgs#406675 cited before is a May-2025 PR about something else, no
+      // report of a 0.49.1 + CUDA 12.8 failure was found, and the 0.49.1 → 0.49.2 diff of csrc/ and CMakeLists.txt
+      // touches no CUDA header use (issue 39).
+      bnbRelease("0.49.1", { min: "11.8", below: "14.0", source: "bitsandbytes CMakeLists.txt 0.49.1 lines 125-128: VERSION_LESS 11.8 fatal, 'CUDA Version > 13 is not supported' (>= 14.0)" }, "bitsandbytes-foundation/bitsandbytes 0.49.1 (2026-01-08)"),
       bnbRelease("0.49", { min: "11.8", below: "14.0", source: "bitsandbytes CMakeLists.txt 0.49.2: as 0.48.2" }, "bitsandbytes-foundation/bitsandbytes 0.49.2"),
     ],
     archList: [
@@ -476,12 +533,16 @@ export const packagesOnTorch: PackageOnTorch[] = [
       },
     ],
     deviceCode: { directory: "bitsandbytes", source: "bitsandbytes' libbitsandbytes_cuda<MAJOR><MINOR>.so in the package directory (nixpkgs' postPatch names it)" },
+    checkedOnRealBuild: "0.49.2 built whole for 9.0, 90;80 and 80 on an H100 (tests/fixtures/probes/h100-real-builds/bnb-*)",
     gpuChecks: [{ key: "blockwise8bit", label: "bitsandbytes 8-bit blockwise quantize/dequantize round trip on CUDA" }],
     buildSeconds: {
-      seconds: 20 * 60,
+      seconds: 5 * 60,
       source:
-        "estimate, not a measurement: one CMake library of a few .cu files (csrc/kernels.cu, ops.cu) compiled for the " +
-        "variant's capabilities only; torchaudio's 20-40 minutes (lower end) is taken",
+        "measured on the H100 host (tests/fixtures/probes/h100-real-builds/bnb-*): 0.49.2 for one capability, CMake " +
+        "configure 5 s and compile 54 s with -j13 of 16 cores (its critical path is csrc/kernels.cu alone, 53 s, so " +
+        "fewer cores barely slow it; 71 s of compile in all), 81 s for two capabilities. A Nix build adds unpacking, the " +
+        "wheel build and install, pythonImportsCheck and the variant's checks, not measured here: taken as about 4 " +
+        "minutes more, for 5 minutes per variant",
     },
     inEnv: true,
     optIn: true,
@@ -527,6 +588,8 @@ export interface PackageCudaBuild {
   sass: string[];
   /** PTX targets the build holds ("compute_90"). */
   ptx: string[];
+  /** Where that PTX is (DeviceTargets `ptxIn`); absent: the device-linked image. */
+  ptxIn?: "image" | "relocatable";
   /** How, in words, with the source. */
   why: string;
 }
@@ -540,12 +603,52 @@ const runsOn = (code: string, device: string) => {
 };
 
 /**
+ * The TORCH_CUDA_ARCH_LIST entries torch `torchVersion`'s cpp_extension is handed for `caps`: each capability itself
+ * where torch accepts it or the catalog cannot say (catalog/torch-arch-list.ts), else the highest accepted entry of
+ * the same major below it (its code runs there by binary compatibility), with a note; or the reason none serves.
+ * @returns { entries, notes } or { reason }
+ */
+export function torchArchEntries(caps: readonly string[], torchVersion: string | undefined, label: string): { entries: string[]; notes: string[] } | { reason: string } {
+  const entries: string[] = [];
+  const notes: string[] = [];
+  for (const c of caps) {
+    if (torchVersion === undefined || archEntryAccepted(torchVersion, c) !== false) {
+      entries.push(c);
+      continue;
+    }
+    const f = torchArchListOf(torchVersion)!;
+    const near = (f.accepted ?? []).filter((e) => /^\d+\.\d+$/.test(e) && runsOn(e, c)).sort((a, b) => compareVersions(b, a))[0];
+    if (!near)
+      return { reason: `${label} is built through torch ${torchVersion}'s cpp_extension, which refuses TORCH_CUDA_ARCH_LIST entry ${c} (ValueError) and accepts no entry of the same major below it (${f.source}).` };
+    entries.push(near);
+    notes.push(`torch ${torchVersion}'s cpp_extension refuses TORCH_CUDA_ARCH_LIST entry ${c}; ${label} is built for ${near}, whose code runs on ${c} (binary compatibility; ${f.source})`);
+  }
+  return { entries, notes };
+}
+
+/**
+ * What flash-attn-style `ownList` targets compile for a value of their variable, as setup.py and torch do it: the
+ * recognised tokens' SASS; with none recognised and a `fallback`, TORCH_CUDA_ARCH_LIST's entries (torch's
+ * cpp_extension); else nothing. E.g. FLASH_ATTN_CUDA_ARCHS "86" with TORCH_CUDA_ARCH_LIST "8.6" → ["sm_86"],
+ * "86;90" → ["sm_90"] (the H100 recording tests/fixtures/probes/h100-real-builds/fa-*).
+ */
+export function ownListSass(t: Extract<DeviceTargets, { kind: "ownList" }>, value: string, torchArchList: string, cuda: string): string[] {
+  const given = value.split(";").map((x) => x.trim());
+  const hit = t.tokens.filter((k) => given.includes(k.token) && compareVersions(cuda, k.minCuda) >= 0);
+  if (hit.length) return hit.map((k) => `sm_${k.token}`);
+  if (!t.fallback) return [];
+  return torchArchList.split(/[;\s]+/).filter(Boolean).map((e) => `sm_${e.replace(/\+PTX$/, "").replace(".", "")}`);
+}
+
+/**
  * What a CUDA build of package `p` at `version` is handed and holds for capabilities `caps` (["8.6"]) with CUDA
  * `cuda` ("12.8"), from the release's `targets` (see DeviceTargets), or the reason no build of this release can serve
- * them (a capability no token serves, a CUDA the release refuses).
+ * them (a capability no token serves, a CUDA the release refuses, code that fails on the capability, a
+ * TORCH_CUDA_ARCH_LIST entry the variant's torch `torchVersion` refuses with none to serve it).
+ * @param torchVersion the variant's torch ("2.11.0"); absent: its cpp_extension's accepted entries are not checked.
  * @returns a PackageCudaBuild, or { reason } (a sentence naming the release, the capability or CUDA, and the source).
  */
-export function cudaBuildOf(p: PackageOnTorch, version: string, caps: readonly string[], cuda: string): PackageCudaBuild | { reason: string } {
+export function cudaBuildOf(p: PackageOnTorch, version: string, caps: readonly string[], cuda: string, torchVersion?: string): PackageCudaBuild | { reason: string } {
   const rel = releaseOf(p, version);
   const label = `${p.label} ${version}`;
   if (rel?.cuda) {
@@ -555,16 +658,24 @@ export function cudaBuildOf(p: PackageOnTorch, version: string, caps: readonly s
   }
   if (rel?.failsWithCuda?.cuda.some((c) => compareVersions(c, cuda) === 0))
     return { reason: `${label} is reported to fail to build with CUDA ${cuda}: ${rel.failsWithCuda.source}.` };
+  const bad = rel?.failsOnCapabilities?.capabilities.find((c) => caps.includes(c));
+  if (bad) return { reason: `${label} built for compute capability ${bad} holds code that fails on that GPU at run time: ${rel!.failsOnCapabilities!.source}.` };
   const t: DeviceTargets = rel?.targets ?? { kind: "torchArchList" };
   const sm = (c: string) => `sm_${dots(c)}`;
   if (t.kind === "torchArchList") {
+    const served = torchArchEntries(caps, torchVersion, label);
+    if ("reason" in served) return served;
     const extra = (t.extraSass ?? []).filter((e) => caps.includes(e.when) && compareVersions(cuda, e.minCuda) >= 0);
+    const substituted = served.notes.length > 0;
     return {
-      env: {},
+      env: substituted ? { TORCH_CUDA_ARCH_LIST: served.entries.join(";") } : {},
       cmakeFlags: [],
-      sass: [...caps.map(sm), ...extra.map((e) => e.adds)],
+      sass: [...served.entries.map(sm), ...extra.map((e) => e.adds)],
       ptx: [],
-      why: `TORCH_CUDA_ARCH_LIST through torch.utils.cpp_extension: the capabilities exactly, no PTX${extra.length ? `; ${extra.map((e) => e.source).join("; ")}` : ""}`,
+      why:
+        `TORCH_CUDA_ARCH_LIST through torch.utils.cpp_extension: ${substituted ? served.entries.join(";") : "the capabilities exactly"}, no PTX` +
+        (extra.length ? `; ${extra.map((e) => e.source).join("; ")}` : "") +
+        (substituted ? `; ${served.notes.join("; ")}` : ""),
     };
   }
   if (t.kind === "ownList") {
@@ -590,24 +701,32 @@ export function cudaBuildOf(p: PackageOnTorch, version: string, caps: readonly s
       why: `${t.variable}=${chosen.map((x) => x.token).join(";")}: the package's own -gencode list (code=sm_N, no PTX)${chosen.some((x) => !caps.includes(x.capability)) ? ", served to a later minor of the same major by binary compatibility" : ""}`,
     };
   }
-  const list = caps.map(dots);
-  const last = caps[caps.length - 1];
+  // The CMakeLists de-duplicates and sorts the list (natural order of the dot-less numbers) before it pops the highest.
+  const sorted = [...new Set(caps)].sort((a, b) => Number(dots(a)) - Number(dots(b)));
+  const list = sorted.map(dots);
+  const highest = sorted[sorted.length - 1];
+  const ptxIn = t.ptxIn?.where ?? "image";
   return {
     env: {},
     cmakeFlags: [`-D${t.flag}=${list.join(";")}`],
-    sass: caps.map(sm),
-    ptx: t.ptxForLast && last ? [`compute_${dots(last)}`] : [],
-    why: `-D${t.flag}=${list.join(";")}: SASS for each${t.ptxForLast ? `, and PTX for the last (${last}), as the package's CMakeLists makes it` : ""}`,
+    sass: sorted.map(sm),
+    ptx: t.ptxForHighest && highest ? [`compute_${dots(highest)}`] : [],
+    ptxIn,
+    why:
+      `-D${t.flag}=${list.join(";")}: SASS for each` +
+      (t.ptxForHighest ? `, and PTX for the highest (${highest}), as the package's CMakeLists makes it` : "") +
+      (t.ptxForHighest && ptxIn === "relocatable" ? "; the PTX stays in the relocatable fatbin (separable compilation), which cuobjdump lists with -all" : ""),
   };
 }
 
 /**
  * What package `p` at `version` builds for a combination, or why it cannot: a CPU-only combination of a package with
- * `cudaOnly` is refused; a CUDA one is `cudaBuildOf`'s answer.
+ * `cudaOnly` is refused; a CUDA one is `cudaBuildOf`'s answer (with the variant's torch `torchVersion`, for the
+ * TORCH_CUDA_ARCH_LIST entries its cpp_extension accepts).
  * @returns { build } (null for a CPU-only build) or { reason }
  */
-export function packageBuildFor(p: PackageOnTorch, version: string, cuda: string | null, caps: readonly string[]): { build: PackageCudaBuild | null } | { reason: string } {
+export function packageBuildFor(p: PackageOnTorch, version: string, cuda: string | null, caps: readonly string[], torchVersion?: string): { build: PackageCudaBuild | null } | { reason: string } {
   if (cuda === null) return p.cudaOnly ? { reason: `${p.label} has no CPU-only build: ${p.cudaOnly}.` } : { build: null };
-  const b = cudaBuildOf(p, version, caps, cuda);
+  const b = cudaBuildOf(p, version, caps, cuda, torchVersion);
   return "reason" in b ? b : { build: b };
 }

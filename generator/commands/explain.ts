@@ -151,7 +151,7 @@ function environmentOf(v: Variant, pinTorchcodec: string | null): {
 function packageRows(v: Variant): [string, string][] {
   const p = onTorch(v.package);
   if (!p || v.cuda === null) return [];
-  const b = cudaBuildOf(p, v.version, v.cudaCapabilities, v.cuda);
+  const b = cudaBuildOf(p, v.version, v.cudaCapabilities, v.cuda, v.torchVersion);
   if ("reason" in b) return [];
   const rows: [string, string][] = [];
   for (const [k, x] of Object.entries(b.env)) rows.push([k, x]);

@@ -414,7 +414,9 @@ export function renderDocs(p: Project): FileMap {
     allOnTorch: packagesOnTorch.map((o) => ({
       ...o,
       targets: o.releases.map((r) => `${r.version}: ${targetsWords(r)}`),
-      cuda: o.releases.filter((r) => r.cuda || r.failsWithCuda).map((r) => `${r.version}: ${r.cuda ? `CUDA ${r.cuda.min}${r.cuda.below ? `–${r.cuda.below} (exclusive)` : "+"}` : ""}${r.failsWithCuda ? ` (fails with CUDA ${r.failsWithCuda.cuda.join(", ")})` : ""}`),
+      cuda: o.releases
+        .filter((r) => r.cuda || r.failsWithCuda || r.failsOnCapabilities)
+        .map((r) => `${r.version}: ${r.cuda ? `CUDA ${r.cuda.min}${r.cuda.below ? `–${r.cuda.below} (exclusive)` : "+"}` : "any CUDA"}${r.failsWithCuda ? ` (fails with CUDA ${r.failsWithCuda.cuda.join(", ")})` : ""}${r.failsOnCapabilities ? ` (code that fails on ${r.failsOnCapabilities.capabilities.join(", ")}: dropped there)` : ""}`),
     })),
     gpus: gpuReference(p),
     header: GENERATED_HEADER,
@@ -448,5 +450,6 @@ function targetsWords(r: OnTorchRelease): string {
   if (t.kind === "torchArchList") return "TORCH_CUDA_ARCH_LIST: the capabilities exactly, no PTX";
   if (t.kind === "ownList")
     return `its own ${t.variable} (${t.tokens.map((k) => `${k.token} from CUDA ${k.minCuda}`).join(", ")}; a capability gets the token of its major at or below it), no PTX`;
-  return `-D${t.flag}=<capabilities without dots>: SASS for each${t.ptxForLast ? ", PTX for the last" : ""}`;
+  const where = t.ptxIn?.where === "relocatable" ? " (in the relocatable fatbin: cuobjdump -all)" : "";
+  return `-D${t.flag}=<capabilities without dots>: SASS for each${t.ptxForHighest ? `, PTX for the highest${where}` : ""}`;
 }

@@ -297,7 +297,8 @@ const shortLib = (lib: string) => lib.split("/").slice(-3).join("/");
 const baseName = (lib: string) => lib.split("/").pop()!;
 const words = (p: OriginPromise) => {
   const extra = p.sassAllowed.filter((s) => !p.sassRequired.includes(s));
-  return `SASS ${formatArchs(p.sassRequired)}${extra.length ? ` (+ ${formatArchs(extra)})` : ""}, ${p.ptx.length ? `PTX ${formatArchs(p.ptx)}` : "no PTX"}`;
+  const where = p.ptx.length && p.ptxIn === "relocatable" ? " in the relocatable fatbin" : "";
+  return `SASS ${formatArchs(p.sassRequired)}${extra.length ? ` (+ ${formatArchs(extra)})` : ""}, ${p.ptx.length ? `PTX ${formatArchs(p.ptx)}${where}` : "no PTX"}`;
 };
 
 /**
@@ -315,7 +316,7 @@ export function checkOrigins(v: PromiseOf, lib: string, d: LibDeviceCode): Promi
   } catch (e) {
     return [{ promise: `${short}: device code per origin`, ok: null, expected: "the catalog's facts", found: (e as Error).message }];
   }
-  const { byOrigin, unattributedPtx } = attribute(lib, d);
+  const { byOrigin, unattributedPtx, relocatablePtx } = attribute(lib, d);
   const owner = ownerOf(lib);
   for (const p of promises) {
     const found = byOrigin.get(p.origin);
@@ -332,15 +333,26 @@ export function checkOrigins(v: PromiseOf, lib: string, d: LibDeviceCode): Promi
       continue;
     }
     const sassOk = p.sassRequired.every((s) => found.sass.has(s)) && [...found.sass].every((s) => p.sassAllowed.includes(s));
-    // PTX that no name attributes may be this origin's (it is judged by library below).
-    const ptxOk = [...found.ptx].every((x) => p.ptx.includes(x)) && p.ptx.every((x) => found.ptx.has(x) || unattributedPtx.has(x));
+    // The relocatable fatbin's PTX (cuobjdump -all) is the owner's; the runtime reads it as it reads the image's.
+    const rel = p.origin === owner ? relocatablePtx : new Set<string>();
+    const everyPtx = new Set([...found.ptx, ...rel]);
+    // PTX that no name attributes may be this origin's (it is judged by library below); promised PTX must be where
+    // the promise says it lives.
+    const ptxOk =
+      [...everyPtx].every((x) => p.ptx.includes(x)) &&
+      p.ptx.every((x) => (p.ptxIn === "relocatable" ? rel.has(x) : found.ptx.has(x) || unattributedPtx.has(x)));
     const missing = p.sassRequired.filter((s) => !found.sass.has(s));
     const beyond = [...found.sass].filter((s) => !p.sassAllowed.includes(s));
+    const ptxBeyond = [...everyPtx].filter((x) => !p.ptx.includes(x));
+    const ptxMissing = p.ptx.filter((x) => !(p.ptxIn === "relocatable" ? rel.has(x) : found.ptx.has(x) || unattributedPtx.has(x)));
+    const ptxWords = [found.ptx.size ? `PTX ${formatArchs(found.ptx)}` : "", rel.size ? `PTX ${formatArchs(rel)} in the relocatable fatbin (cuobjdump -all)` : ""].filter(Boolean);
     const detail = [
       `SASS ${formatArchs(found.sass)}`,
-      found.ptx.size ? `PTX ${formatArchs(found.ptx)}` : "no PTX",
+      ...(ptxWords.length ? ptxWords : ["no PTX"]),
       ...(beyond.length ? [`beyond the promise: ${formatArchs(beyond)}`] : []),
+      ...(ptxBeyond.length ? [`PTX beyond the promise: ${formatArchs(ptxBeyond)}`] : []),
       ...(missing.length ? [`missing: ${formatArchs(missing)}`] : []),
+      ...(ptxMissing.length ? [`missing: PTX ${formatArchs(ptxMissing)}${p.ptxIn === "relocatable" ? " in the relocatable fatbin" : ""}`] : []),
     ].join(", ");
     const why = p.unknown ? `${p.why}; the catalog does not know whether nixpkgs at ${v.nixpkgs ?? "this revision"} links it` : p.why;
     out.push({ promise, ok: p.unknown ? null : sassOk && ptxOk, expected: `${words(p)} (${why})`, found: detail });

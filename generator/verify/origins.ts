@@ -48,6 +48,11 @@ export interface OriginPromise {
   sassAllowed: string[];
   /** PTX targets that must be there, exactly ("compute_121"). */
   ptx: string[];
+  /**
+   * Where that PTX must be: the device-linked image (listed by `cuobjdump --list-ptx`) or the relocatable fatbin of
+   * `-rdc=true` objects (listed with `-all` only; the runtime JIT-compiles it too). Absent: the image.
+   */
+  ptxIn?: "image" | "relocatable";
   /** Why, in words (the scope and the source of the fact). */
   why: string;
   /** The catalog cannot say whether this pin's torch links it (an unknown revision): the check prints "–". */
@@ -152,14 +157,14 @@ export function deviceCodePromises(v: DeviceCodeVariant): OriginPromise[] {
   ];
   // The packages built on torch compile for the variant's capabilities as their own build turns them into targets
   // (catalog/packages.ts `cudaBuildOf`: TORCH_CUDA_ARCH_LIST exactly, flash-attn's own list, bitsandbytes' CMake list
-  // with PTX for the last), whichever variant's environment holds them.
+  // with PTX for the highest, kept in the relocatable fatbin), whichever variant's environment holds them.
   for (const o of packagesOnTorch) {
     const version = packageVersionOf(v, o.name) ?? "?";
-    const b = cudaBuildOf(o, version, caps, cuda);
+    const b = cudaBuildOf(o, version, caps, cuda, v.torchVersion);
     out.push(
       "reason" in b
         ? { origin: o.name, label: `${o.label}'s kernels`, library: null, sassRequired: [], sassAllowed: [], ptx: [], why: `no build: ${b.reason}` }
-        : { origin: o.name, label: `${o.label}'s kernels`, library: null, sassRequired: b.sass, sassAllowed: b.sass, ptx: b.ptx, why: b.why },
+        : { origin: o.name, label: `${o.label}'s kernels`, library: null, sassRequired: b.sass, sassAllowed: b.sass, ptx: b.ptx, ...(b.ptxIn ? { ptxIn: b.ptxIn } : {}), why: b.why },
     );
   }
   return out;
@@ -213,12 +218,17 @@ export function originOf(libPath: string, head: string): DeviceCodeOrigin | null
   return classify(libPath, head).origin;
 }
 
-/** The probe's view of one library (probe.py `--cuobjdump`). `heads`/`blocks` are null when -symbols failed. */
+/**
+ * The probe's view of one library (probe.py `--cuobjdump`). `heads`/`blocks` are null when -symbols failed. `all`
+ * (probes since issue 39): `cuobjdump -all --list-elf/--list-ptx`, which also reads the relocatable fatbins that
+ * `-rdc=true` objects leave (`__nv_relfatbin`): archs and the kernel file names, each once.
+ */
 export interface LibDeviceCode {
   elf: string[];
   ptx: string[];
   heads?: string[] | null;
   blocks?: { kind: "elf" | "ptx"; arch: string; heads: number[] | null }[] | null;
+  all?: { elf: string[]; ptx: string[]; files: string[] } | null;
 }
 
 /** What one library holds per origin: SASS and PTX targets; PTX whose origin no name tells, apart. */
@@ -226,6 +236,11 @@ export interface LibraryOrigins {
   byOrigin: Map<DeviceCodeOrigin, { sass: Set<string>; ptx: Set<string> }>;
   /** PTX targets of blocks without entry names (cuobjdump -ptx gave none). */
   unattributedPtx: Set<string>;
+  /**
+   * PTX only `cuobjdump -all` lists (the relocatable fatbin) in a library of a package built on torch: its owner's
+   * (torch's own libraries are left out: NVSHMEM's relocatable PTX in libtorch_nvshmem.so is its bundled promise's).
+   */
+  relocatablePtx: Set<string>;
 }
 
 /** Attribute every block of a library (see originOf). A block holding code of two origins counts for both. */
@@ -254,5 +269,11 @@ export function attribute(libPath: string, d: LibDeviceCode): LibraryOrigins {
       byOrigin.set(o, e);
     }
   }
-  return { byOrigin, unattributedPtx };
+  // PTX that only -all lists: the relocatable fatbin, which the CUDA runtime JIT-compiles too (H100: bitsandbytes).
+  const relocatablePtx = new Set<string>();
+  if (owner !== "torch" && d.all) {
+    const listed = new Set([...d.ptx, ...(d.blocks ?? []).filter((b) => b.kind === "ptx").map((b) => b.arch)]);
+    for (const x of d.all.ptx) if (!listed.has(x)) relocatablePtx.add(x);
+  }
+  return { byOrigin, unattributedPtx, relocatablePtx };
 }

@@ -14,8 +14,12 @@ Usage: probe.py [--gpu] [--cuobjdump[=PATH]] [--no-torchaudio] [--packages=torch
   --packages     the packages built on torch to probe (default: every one below that imports; one that is not
                  installed is reported as not importable); --no-torchaudio leaves torchaudio out
   --cuobjdump    list the device code of torch's and each probed package's shared libraries (cuobjdump --list-elf,
-                 --list-ptx, -symbols, and -ptx for the .entry names of each PTX arch); PATH defaults to
-                 `cuobjdump` on PATH
+                 --list-ptx, -symbols, and -ptx for the .entry names of each PTX arch; and -all --list-elf/--list-ptx,
+                 which also reads the relocatable fatbins of -rdc=true objects, where bitsandbytes keeps its PTX and
+                 which the CUDA runtime JIT-compiles too); PATH defaults to `cuobjdump` on PATH
+Each GPU check of a package runs in a child Python (this script with --check=PACKAGE:KEY), so a package that ends the
+process from C (bitsandbytes calls exit(1) when a CUDA call fails) or dies on a signal is that check's failure, with
+the exit status and the last line of its stderr, never a probe with no result.
 Output shape (every key always present; null where not applicable):
   {"probe": 1, "python": {"version": "3.13.5", "executable": ...}, "machine": "x86_64",
    "torch": {"ok": true, "error": null, "version": "2.12.0", "file": ..., "cuda": "12.8" | null,
@@ -29,6 +33,7 @@ Output shape (every key always present; null where not applicable):
                 "torchvision": {... "gpu": {"nms": {"ok", "error"}, "roiAlign": {"ok", "error"}}}},
    "cuobjdump": {"tool": path | null, "error": str | null,
                  "libs": {"<path>": {"elf": ["sm_90", "sm_90a"], "ptx": ["compute_90"],
+                                     "all": {"elf": [...], "ptx": ["compute_90"], "files": [kernel file names]},
                                      "heads": ["at", "ncclDevKernel_AllReduce_Sum_f32_RING_LL", ...],
                                      "blocks": [{"kind": "elf", "arch": "sm_100f", "heads": [0, 1]},
                                                 {"kind": "ptx", "arch": "compute_121", "heads": [1] | null}]}}} | null}
@@ -172,19 +177,41 @@ def symbol_blocks(tool, lib):
     return table, blocks
 
 
+def list_archs(tool, flag, lib, key, all_fatbins=False):
+    """Archs in `cuobjdump [-all] --list-elf|--list-ptx lib` (sorted, de-duplicated; PTX as compute_XY) and the file
+    names it printed, each once. Without -all cuobjdump reads the device-linked image (.nv_fatbin) only; with -all it
+    also reads the relocatable fatbins (__nv_relfatbin) that `-rdc=true` objects leave behind, which is where
+    bitsandbytes' PTX lives (CUDA_SEPARABLE_COMPILATION) and which the CUDA runtime JIT-compiles too."""
+    cmd = [tool] + (["-all"] if all_fatbins else []) + [flag, lib]
+    r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # cuobjdump exits non-zero on a library without device code ("does not contain device code").
+    archs = set()
+    names = []
+    for line in r.stdout.splitlines():
+        m = ARCH_RE.search(line)
+        if not m:
+            continue
+        a = m.group(1)
+        archs.add(a if key == "elf" else a.replace("sm_", "compute_"))
+        name = line.split(":", 1)[1].strip() if ":" in line else line.strip()
+        if name not in names:
+            names.append(name)
+    return sorted(archs), names
+
+
 def cuobjdump_libs(tool, libs):
     out = {}
     for lib in libs:
-        entry = {"elf": [], "ptx": [], "heads": None, "blocks": None}
+        entry = {"elf": [], "ptx": [], "heads": None, "blocks": None, "all": None}
         for flag, key in (("--list-elf", "elf"), ("--list-ptx", "ptx")):
-            r = subprocess.run([tool, flag, lib], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-            # cuobjdump exits non-zero on a library without device code ("does not contain device code").
-            archs = set()
-            for m in ARCH_RE.finditer(r.stdout):
-                a = m.group(1)
-                archs.add(a if key == "elf" else a.replace("sm_", "compute_"))
-            entry[key] = sorted(archs)
-        if entry["elf"] or entry["ptx"]:
+            entry[key] = list_archs(tool, flag, lib, key)[0]
+        # -all: the device-linked image and every relocatable fatbin, de-duplicated per kernel file name.
+        rel = {"elf": [], "ptx": [], "files": []}
+        for flag, key in (("--list-elf", "elf"), ("--list-ptx", "ptx")):
+            rel[key], names = list_archs(tool, flag, lib, key, all_fatbins=True)
+            rel["files"] += names
+        entry["all"] = rel
+        if entry["elf"] or entry["ptx"] or rel["elf"] or rel["ptx"]:
             entry["heads"], entry["blocks"] = symbol_blocks(tool, lib)
         out[lib] = entry
     return out
@@ -335,7 +362,57 @@ PACKAGES = {
 }
 
 
+def run_check(name, key):
+    """Run one GPU check in this process: {"ok": bool, "error": str | None}."""
+    import torch
+    module, load, _dirs, checks = PACKAGES[name]
+    try:
+        mod = __import__(module)
+        return {"ok": bool(checks[key](torch, mod)), "error": None}
+    except Exception as e:  # noqa: BLE001 - e.g. "no kernel image is available for execution"
+        return {"ok": False, "error": err(e)}
+
+
+CHECK_TIMEOUT_S = 600
+
+
+def run_check_in_child(name, key):
+    """Run one GPU check of a package in a child Python (this script, --check=NAME:KEY), so that a package which ends
+    the process from C (bitsandbytes calls exit(1) when a CUDA call fails, e.g. with CUDA_DISABLE_PTX_JIT=1 and no
+    SASS for the device) or dies on a signal is reported as that check's failure, never as a probe with no result.
+    Returns {"ok": bool, "error": str | None}; a child that printed no result gives the exit status and the last line
+    of its stderr."""
+    cmd = [sys.executable, os.path.abspath(__file__), "--check=%s:%s" % (name, key)]
+    try:
+        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=CHECK_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        return {"ok": False, "error": "the check ran over %d s and was stopped" % CHECK_TIMEOUT_S}
+    except OSError as e:
+        return {"ok": False, "error": err(e)}
+    for line in reversed(p.stdout.splitlines()):
+        if line.startswith("{"):
+            try:
+                got = json.loads(line)
+                return {"ok": bool(got.get("ok")), "error": got.get("error")}
+            except ValueError:
+                break
+    how = ("was killed by signal %d" % -p.returncode) if p.returncode < 0 else ("exited with status %d" % p.returncode)
+    tail = [x.strip() for x in p.stderr.splitlines() if x.strip()]
+    return {"ok": False, "error": "the process %s during the check, printing no result%s" % (
+        how, (": " + tail[-1][:300]) if tail else "")}
+
+
 def main(argv):
+    for a in argv:
+        if a.startswith("--check="):
+            name, key = a.split("=", 1)[1].split(":", 1)
+            if name not in PACKAGES or key not in PACKAGES[name][3]:
+                sys.stderr.write("probe.py: unknown check %s\n" % a)
+                return 2
+            sys.stdout.flush()
+            print(json.dumps(run_check(name, key)))
+            sys.stdout.flush()
+            return 0
     gpu = "--gpu" in argv
     wanted = list(PACKAGES)
     for a in argv:
@@ -447,11 +524,8 @@ def main(argv):
             else:
                 libs += shared_objects(os.path.join(pkg_dir, d) if d else pkg_dir)
         if gpu and g["available"]:
-            for key, fn in checks.items():
-                try:
-                    r["gpu"][key] = {"ok": bool(fn(torch, mod)), "error": None}
-                except Exception as e:  # noqa: BLE001 - e.g. "no kernel image is available for execution"
-                    r["gpu"][key] = {"ok": False, "error": err(e)}
+            for key in checks:
+                r["gpu"][key] = run_check_in_child(name, key)
         out["packages"][name] = r
 
     # A named environment's extras (--promise=FILE, the promise pkgs/checks.nix writes: "extras" = [{attr, modules,

@@ -15,9 +15,9 @@ import { join } from "node:path";
 import { deviceCodePromises, type DeviceCodeVariant, type OriginPromise } from "../../generator/verify/origins.ts";
 import { ROOT } from "./cli.ts";
 
-/** One fatbin entry of a modelled library. */
+/** One fatbin entry of a modelled library ("relptx": PTX in the relocatable fatbin, listed by cuobjdump -all only). */
 export interface ModelBlock {
-  kind: "elf" | "ptx";
+  kind: "elf" | "ptx" | "relptx";
   arch: string;
   names: string[];
 }
@@ -83,7 +83,8 @@ export function modelLibraries(v: DeviceCodeVariant & { dependsOn?: readonly str
     const p = promiseOf(ps, n)!;
     libs[EXTENSION_LIBS[n]!] = [
       ...p.sassRequired.map((arch): ModelBlock => ({ kind: "elf", arch, names: [...NAMES[n as keyof typeof NAMES]] })),
-      ...p.ptx.map((arch): ModelBlock => ({ kind: "ptx", arch, names: [...NAMES[n as keyof typeof NAMES]] })),
+      // Where the build keeps its PTX (catalog `ptxIn`): bitsandbytes' separable compilation leaves it relocatable.
+      ...p.ptx.map((arch): ModelBlock => ({ kind: p.ptxIn === "relocatable" ? "relptx" : "ptx", arch, names: [...NAMES[n as keyof typeof NAMES]] })),
     ];
   }
   const torch = promiseOf(ps, "torch")!;

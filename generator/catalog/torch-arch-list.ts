@@ -1,0 +1,62 @@
+/**
+ * Which TORCH_CUDA_ARCH_LIST entries each PyTorch release's C++-extension builder accepts: torch.utils.cpp_extension
+ * `_get_cuda_arch_flags` raises `ValueError("Unknown CUDA arch (X) or GPU not supported")` for any entry outside its
+ * `supported_arches`, and that list changes by release. Every package that hands TORCH_CUDA_ARCH_LIST to
+ * cpp_extension (torchaudio, torchvision, xformers, flash-attn when none of its own tokens is recognised) builds only
+ * where the variant's torch accepts the entry (catalog/packages.ts `cudaBuildOf`). torch's own build reads the
+ * variable through CMake (select_compute_arch.cmake), not through this list.
+ *
+ * Facts are data with sources: a release whose list was read has `accepted` (exactly the list); one known only from
+ * reports has `accepted: null` and the entries reported refused. A release absent here: unknown (no drop, no note).
+ */
+
+/** What one torch minor's cpp_extension accepts. */
+export interface TorchArchListFacts {
+  /** torch MAJOR.MINOR. */
+  torch: string;
+  /** Every accepted numeric entry (without "+PTX", which any accepted entry takes), or null when the list was not read. */
+  accepted: string[] | null;
+  /** Entries seen refused (ValueError), with `accepted` null the only ones known. */
+  refused: string[];
+  source: string;
+}
+
+export const torchArchLists: TorchArchListFacts[] = [
+  {
+    torch: "2.9",
+    accepted: null,
+    refused: ["10.1", "10.1a"],
+    source:
+      "pytorch/pytorch#166120 (2025-10-23): TORCH_CUDA_ARCH_LIST=10.1 fails on torch 2.9.0 with 'ValueError: Unknown " +
+      "CUDA arch (10.1) or GPU not supported' (sm_101 renamed sm_110 in CUDA 13.0, pytorch/pytorch#156176); the rest of " +
+      "2.9's list was not read",
+  },
+  {
+    torch: "2.11",
+    accepted: ["3.5", "3.7", "5.0", "5.2", "5.3", "6.0", "6.1", "6.2", "7.0", "7.2", "7.5", "8.0", "8.6", "8.7", "8.9", "9.0", "9.0a", "10.0", "10.0a", "11.0", "11.0a", "10.3", "10.3a", "12.0", "12.0a", "12.1", "12.1a"],
+    refused: ["8.8", "10.0f", "10.1", "10.1a"],
+    source:
+      "torch 2.11.0+cu130 (PyPI) torch/utils/cpp_extension.py `supported_arches`, read and each entry tried through " +
+      "`_get_cuda_arch_flags` on the H100 host, 2026-11-25 (tests/fixtures/probes/h100-real-builds/torch-arches.json): " +
+      "8.8 (which CUDA 13.0's nvcc lists), 10.1 and the f forms raise ValueError",
+  },
+];
+
+/** The facts for a torch version ("2.11.0" → the "2.11" entry), or undefined. */
+export function torchArchListOf(torchVersion: string): TorchArchListFacts | undefined {
+  const minor = torchVersion.split(".").slice(0, 2).join(".");
+  return torchArchLists.find((f) => f.torch === minor);
+}
+
+/**
+ * Whether torch `torchVersion`'s cpp_extension accepts TORCH_CUDA_ARCH_LIST entry `entry` ("12.1", "9.0a"; a "+PTX"
+ * suffix is ignored): true, false (refused: a ValueError at build time), or null when the catalog cannot say.
+ */
+export function archEntryAccepted(torchVersion: string, entry: string): boolean | null {
+  const f = torchArchListOf(torchVersion);
+  if (!f) return null;
+  const e = entry.replace(/\+PTX$/, "");
+  if (f.refused.includes(e)) return false;
+  if (f.accepted) return f.accepted.includes(e);
+  return null;
+}
