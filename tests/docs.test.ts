@@ -13,11 +13,6 @@ import { nixpkgsInstanceKey } from "../generator/expand.ts";
 import type { MatrixInput } from "../generator/schema.ts";
 import matrix from "../matrix.ts";
 
-/**
- * Pages other helpers of issues 38, 39 and 41 write on their branches, which the README already links to.
- * INTEGRATOR: remove each entry once its page is merged (the link test then requires the file itself).
- */
-const PAGES_WRITTEN_ELSEWHERE = new Set(["docs/real-builds.md"]);
 
 /** Every Markdown page users read: README.md, ARCHITECTURE.md and docs/** (repository-relative paths). */
 function userDocs(): string[] {
@@ -102,16 +97,13 @@ test("every relative link of README, ARCHITECTURE.md and docs/ resolves to a fil
       if (/^[a-z][a-z0-9+.-]*:/i.test(path)) continue; // a URL
       const target = path === "" ? f : relative(ROOT, resolve(ROOT, dirname(f), path));
       if (!existsSync(join(ROOT, target))) {
-        if (!PAGES_WRITTEN_ELSEWHERE.has(target)) missing.push(`${f}: ${m[1]} (no ${target})`);
+        missing.push(`${f}: ${m[1]} (no ${target})`);
         continue;
       }
       if (anchor && target.endsWith(".md") && !anchorsOf(read(target)).has(anchor)) missing.push(`${f}: ${m[1]} (no heading #${anchor} in ${target})`);
     }
   }
   assert.equal(missing, []);
-  // The pages still written elsewhere are only the four named, and the README links to each of them.
-  const readmeLinks = new Set(relativeLinks(read("README.md")));
-  for (const p of PAGES_WRITTEN_ELSEWHERE) assert.ok(readmeLinks.has(p), `README links to ${p}`);
 });
 
 test("the README's quick start: detect, doctor, build, a run through the host-driver route, verify; no unmentioned setting", () => {
