@@ -27,10 +27,39 @@ export function wrap(text: string, width: number, options: WrapOptions = {}): st
     .split("\n")
     .map((line) => {
       if (line.trim() === "") return "";
-      const parts = wrapAnsi(line, Math.max(10, inner), { hard: false, trim: true, wordWrap: true }).split("\n");
-      return parts.map((p, i) => (i === 0 ? indent : hang) + p).join("\n");
+      // A `code span` (a command, a nix.conf line) is one unit to copy: its spaces are not break points.
+      const kept = line.replace(/`[^`\n]+`/g, (span) => span.replace(/ /g, NBSP));
+      const parts = wrapAnsi(kept, Math.max(10, inner), { hard: false, trim: true, wordWrap: true }).split("\n");
+      return parts.map((p, i) => (i === 0 ? indent : hang) + p.replaceAll(NBSP, " ")).join("\n");
     })
     .join("\n");
+}
+
+/** The stand-in for a space inside a code span while wrap-ansi breaks the line (it breaks at " " only). */
+const NBSP = "\u00a0";
+
+/**
+ * A nix.conf setting fitted to `width` columns without changing what Nix reads: `extra-NAME = a b c` that does not
+ * fit becomes several `extra-NAME = …` lines (each appends to the setting, as nix.conf's `extra-` prefix does), so
+ * every line can be copied as it is. A setting without the `extra-` prefix stays one line. Pure; returns the lines.
+ * @param indent prefix of each line, counted in the width
+ */
+export function settingLines(setting: string, width: number, indent = ""): string[] {
+  const m = /^(extra-[\w-]+) = (.*)$/.exec(setting);
+  if (!m || [...indent].length + setting.length <= width) return [indent + setting];
+  const [, name, values] = m as unknown as [string, string, string];
+  const lines: string[] = [];
+  let cur: string[] = [];
+  const line = (vs: string[]) => `${indent}${name} = ${vs.join(" ")}`;
+  for (const v of values.split(/\s+/).filter(Boolean)) {
+    if (cur.length && line([...cur, v]).length > width) {
+      lines.push(line(cur));
+      cur = [];
+    }
+    cur.push(v);
+  }
+  if (cur.length) lines.push(line(cur));
+  return lines;
 }
 
 /**

@@ -22,7 +22,7 @@ import { environmentOf } from "../naming.ts";
 import type { Catalog, Excluded, Variant } from "../schema.ts";
 import { HostFileError, HostInputError, MachineError, readHost, type HostInfo } from "../detect/host.ts";
 import { recommend, type Recommendation } from "../detect/recommend.ts";
-import { wrap, wrapCommand } from "../text.ts";
+import { settingLines, wrap, wrapCommand } from "../text.ts";
 import { errorLine } from "../errors.ts";
 import { terminalWidth } from "./shared.ts";
 
@@ -90,7 +90,7 @@ export function formatRecommendation(r: Recommendation, install: { org?: string;
   for (const reason of r.reasons) para(reason, "  - ");
   if (h.systemFeatures.length) {
     para("As a Nix builder this host runs these variants' code; its nix.conf line:", "  ", "    ");
-    para(`extra-system-features = ${h.systemFeatures.join(" ")}`, "    ", "      ");
+    out.push(...settingLines(`extra-system-features = ${h.systemFeatures.join(" ")}`, width, "    "));
   }
   out.push("");
   for (const p of r.picks) {
