@@ -10,7 +10,7 @@
 // And the pure side: the schema refuses bad names and attributes; naming parses environment names back.
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { cpSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { spawnSync } from "node:child_process";
 import path from "node:path";
 import { catalog } from "../generator/catalog/index.ts";
@@ -19,7 +19,8 @@ import { torchDrvs } from "../generator/driver/eval.ts";
 import { allHold, checkPromise, type Probe } from "../generator/verify/compare.ts";
 import { validateMatrix } from "../generator/project.ts";
 import type { NixpkgsPin, VariantJson } from "../generator/schema.ts";
-import { runCli, tempDir, writeMatrix } from "./helpers/cli.ts";
+import { runCli } from "./helpers/cli.ts";
+import { generateForPin } from "./helpers/matrices.ts";
 import {
   REPO_ROOT,
   STAND_IN_BUILDER_FEATURES,
@@ -37,7 +38,6 @@ import {
 
 const SYSTEM = currentSystem();
 const ISA = SYSTEM === "aarch64-linux" ? "armv9" : "avx2";
-const UNUSED_SHA256 = "sha256-AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=";
 const extrasByPin = nixEvalJson<Record<string, Record<string, string>>>(`import ${nixPath(path.join(STAND_IN_NIXPKGS, "extras-by-pin.nix"))}`);
 
 interface PinCase {
@@ -49,24 +49,7 @@ interface PinCase {
 
 /** One CUDA and one CPU combination of the pin with environments `llm` (peft, einops) and `ds` (deepspeed). */
 function caseFor(pin: NixpkgsPin): PinCase {
-  const release = catalog.torch.find((t) => t.version === pin.torch)!;
-  const python = pin.python.includes("3.13") ? "3.13" : pin.python.at(-1)!;
-  const majors = new Set(release.cuda.map((c) => c.split(".")[0]));
-  const cuda = pin.cuda.find((c) => !(c in pin.brokenCuda) && majors.has(c.split(".")[0]))!;
-  const dir = tempDir("vm-envs-");
-  cpSync(path.join(REPO_ROOT, "pkgs"), path.join(dir, "pkgs"), { recursive: true });
-  const matrix = writeMatrix(dir, {
-    releases: [{ torch: pin.torch, nixpkgs: pin.rev, ...(pin.sha256 ? {} : { sha256: UNUSED_SHA256 }) }],
-    python: [python],
-    cuda: [cuda],
-    gpus: ["90"],
-    isas: [ISA],
-    cpuOnly: true,
-    environments: { llm: ["peft", "einops"], ds: ["deepspeed"] },
-  });
-  const gen = runCli(["generate", "--matrix", matrix, "--out", dir]);
-  if (gen.status !== 0) throw new Error(`generate for ${pin.rev} failed: ${gen.stderr}`);
-  const list = (JSON.parse(runCli(["list", "--json", "--matrix", matrix]).stdout) as VariantJson[]).map((v) => ({ ...v, file: path.join(dir, v.file) }));
+  const { dir, list } = generateForPin(pin, ISA, "vm-envs-", { environments: { llm: ["peft", "einops"], ds: ["deepspeed"] } });
   return { pin, hasDeepspeed: "deepspeed" in (extrasByPin[pin.rev] ?? {}), list, dir };
 }
 
