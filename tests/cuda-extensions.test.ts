@@ -351,7 +351,8 @@ test("verify on stand-in environments of modelled builds: a correct build of eac
   ];
   const badBnb = verify(bnb, standInFor(bnb, "bnb-all", bnbLibs), "spr-h100");
   assert.is(badBnb.status, 1, badBnb.stdout);
-  assert.match(badBnb.stdout, /✗ \S*libbitsandbytes_cuda128\.so: bitsandbytes's kernels: expected SASS sm_90, PTX compute_90 .*beyond the promise: sm_75 sm_80 sm_86 sm_89 sm_100 sm_120/);
+  // verify wraps its lines to the terminal (COLUMNS): a finding longer than that continues on indented lines.
+  assert.match(badBnb.stdout.replace(/\n\s+/g, " "), /✗ \S*libbitsandbytes_cuda128\.so: bitsandbytes's kernels: expected SASS sm_90, PTX compute_90 .*beyond the promise: sm_75 sm_80 sm_86 sm_89 sm_100 sm_120/);
   // ... and one whose last capability lost its PTX.
   const noPtx = modelLibraries(bnb);
   noPtx["bitsandbytes/libbitsandbytes_cuda128.so"] = noPtx["bitsandbytes/libbitsandbytes_cuda128.so"]!.filter((b) => b.kind === "elf");
