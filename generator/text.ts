@@ -27,8 +27,9 @@ export function wrap(text: string, width: number, options: WrapOptions = {}): st
     .split("\n")
     .map((line) => {
       if (line.trim() === "") return "";
-      // A `code span` (a command, a nix.conf line) is one unit to copy: its spaces are not break points.
-      const kept = line.replace(/`[^`\n]+`/g, (span) => span.replace(/ /g, NBSP));
+      // A `code span` (a command, a nix.conf line) that fits on a line is one unit to copy: its spaces are not
+      // break points. A longer one is broken at its spaces like the prose around it.
+      const kept = line.replace(/`[^`\n]+`/g, (span) => ([...span].length <= inner ? span.replace(/ /g, NBSP) : span));
       const parts = wrapAnsi(kept, Math.max(10, inner), { hard: false, trim: true, wordWrap: true }).split("\n");
       return parts.map((p, i) => (i === 0 ? indent : hang) + p.replaceAll(NBSP, " ")).join("\n");
     })
@@ -91,7 +92,7 @@ export function wrapCommand(command: string, width: number, indent = "", hang?: 
 /**
  * Every line of `text` wrapped to `width` (its own leading spaces kept as its indent; continuation lines hang
  * under the text after a leading "- ", "✓ ", "✗ ", "! " or "→ " mark), shell lines starting "$ " through wrapCommand.
- * Blank lines are kept. Pure.
+ * A line that already fits is kept as it is (text wrapped before keeps its own layout). Blank lines are kept. Pure.
  */
 export function wrapLines(text: string, width: number): string {
   return text
@@ -100,6 +101,7 @@ export function wrapLines(text: string, width: number): string {
       const m = /^(\s*)((?:[-✓✗–!→•*] |\$ |\d+\. )?)(.*)$/u.exec(line)!;
       const [, lead, mark, rest] = m as unknown as [string, string, string, string];
       if (rest.trim() === "") return line.trimEnd();
+      if ([...line].length <= width) return line; // a line that fits (perhaps wrapped before) is left as it is
       if (mark === "$ ") return wrapCommand(rest, width, lead + mark, lead + "    ");
       return wrap(rest, width, { indent: lead + mark, hang: " ".repeat([...(lead + mark)].length + (mark ? 0 : 2)) });
     })

@@ -54,8 +54,9 @@ export function dryRunText(i: DryRunTextInput): string {
       `${String(v.order).padStart(3)}. [wave ${v.wave}] ${v.name}  est ${formatDuration(v.estimateS)} (${v.estimateSource})` +
         `${v.dependsOn.length ? `  after ${v.dependsOn.join(", ")}` : ""}`,
       `       ${state}`,
-      `       $ ${v.command.argv.map((x) => (/^[\w@%+=:,./-]+$/.test(x) ? x : `'${x.replace(/'/g, `'\\''`)}'`)).join(" ")}` +
-        `   (in ${shortPath(v.command.cwd)})`,
+      // The directory first, on a line of its own, so the command line below can be pasted as it is.
+      `       in ${shortPath(v.command.cwd)}:`,
+      `       $ ${v.command.argv.map((x) => (/^[\w@%+=:,./-]+$/.test(x) ? x : `'${x.replace(/'/g, `'\\''`)}'`)).join(" ")}`,
       ...v.notes.map((x) => `       note: ${x}`),
       ...rowStoreLines(v),
     );
