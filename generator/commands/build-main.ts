@@ -20,6 +20,7 @@ import { builderNeeds } from "../driver/builders.ts";
 import { modelCacheMisses } from "../driver/cache-model.ts";
 import type { BuildTarget } from "../driver/targets.ts";
 import { checkFiles, checkTargets, loadTargets, selectTargets } from "../driver/targets.ts";
+import { assertGeneratedCurrent } from "../generated-state.ts";
 import { resolveBuildOptions, type BuildArgs, type ResolvedBuildOptions } from "../driver/options.ts";
 import { checkedVariants, evaluatesPinnedNixpkgs, formatChecks, refuseOnBlocking, runChecks, type CheckResult } from "../preflight/checks.ts";
 import { thisHost } from "../preflight/host.ts";
@@ -130,13 +131,15 @@ async function buildMainInner(a: BuildArgs): Promise<number> {
 
 /** Load the variants, select (names, filters, package), add their checks (--verify), with earlier durations. */
 async function selection(a: BuildArgs, o: ResolvedBuildOptions) {
-  const { targets: all, source } = await loadTargets({
+  const { targets: all, source, project } = await loadTargets({
     root: o.root,
     pkgsDir: a.pkgsDir !== undefined ? resolve(a.pkgsDir) : undefined,
     variants: a.variants,
     matrixFile: a.matrix !== undefined ? o.matrixFile : undefined,
   });
   const sel = selectTargets(all, { names: a.names, filters: a.filter, package: a.package });
+  // What Nix reads (the last generate's files) must say what was just expanded and is about to be shown or built.
+  if (project) assertGeneratedCurrent(project, o.root, "build", sel.targets);
   checkFiles(sel.targets);
   const history = durationsFromReports(o.logsRoot);
   if (a.verify || a.verifyGpu) {

@@ -59,6 +59,8 @@ export const publishCommand: CommandModule<object, PublishArgs> = {
     } catch (e) {
       throw new UsageError((e as Error).message);
     }
+    // What flox publishes is what the last generate wrote: it must say what was just expanded.
+    (await import("../generated-state.ts")).assertGeneratedCurrent(p, root, "publish", sel.targets);
     const order = makePlan(sel.targets).order;
     const byName = new Map(sel.targets.map((t) => [t.name, t]));
     const ordered = order.map((n) => byName.get(n)!);
