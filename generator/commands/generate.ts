@@ -38,6 +38,10 @@ export const generateCommand: CommandModule<{}, { check: boolean; matrix?: strin
     const shown = relative(process.cwd(), p.matrixFile);
     const empty = noVariantMessage(p.variants, p.excluded, shown && !shown.startsWith("..") ? shown : p.matrixFile);
     if (empty) throw new UsageError(empty);
+    // A typo in an environment's extras shows only when Nix evaluates the environment: say it now, with the extra the
+    // catalog knows that it is close to.
+    const { extraHints, extraHintText } = await import("../catalog/extra-hints.ts");
+    for (const h of extraHints(p.matrix.environments)) console.error(wrap(extraHintText(h), terminalWidth(), { indent: "warning: ", hang: "  " }));
     const files = renderAll(p);
     const r = await syncFiles(root, files, { check: argv.check });
     const changes = [...r.written.map((f) => `  ${argv.check ? "differs" : "wrote"}: ${f}`), ...r.removed.map((f) => `  ${argv.check ? "stale" : "removed"}: ${f}`)];
