@@ -7,7 +7,7 @@
 // - a selection that evaluates builds as before (the gate is not over-eager);
 // - `build --dry-run --probe-store` reports what a build would stop on, builds nothing and exits 0; a plain dry run
 //   instantiates nothing and still says "did you mean peft";
-// - `generate` warns "did you mean peft" for peftt, and nothing for an unknown extra that is close to none;
+// - `generate` and `explain` say "did you mean peft" for peftt, and nothing for an unknown extra close to none;
 // - probeCached blames an evaluation error on its own file only, whichever file of the batch comes first.
 import { test } from "uvu";
 import * as assert from "uvu/assert";
@@ -96,7 +96,7 @@ test("build --dry-run --probe-store names what a build would stop on (JSON evalu
   assert.match(plain.stderr, `warning: extra "peftt" of ${LLM.name} is not one the catalog knows; did you mean peft?`);
 });
 
-test("generate warns did you mean peft for peftt, and nothing for an extra close to no catalog extra", () => {
+test("generate and explain say did you mean peft for peftt, and nothing for an extra close to no catalog extra", () => {
   const out = tempDir("vm-evalfirst-gen-");
   cpSync(path.join(REPO_ROOT, "pkgs"), path.join(out, "pkgs"), { recursive: true });
   const r = runCli(["generate", "--matrix", path.join(dir, "matrix.ts"), "--out", out]);
@@ -104,6 +104,11 @@ test("generate warns did you mean peft for peftt, and nothing for an extra close
   const warnings = r.stderr.split("\n").filter((l) => l.startsWith("warning: environments."));
   assert.equal(warnings.length, 1, r.stderr);
   assert.match(warnings[0]!, /^warning: environments\.llm: "peftt" is not an extra the catalog knows .*did you mean peft\?/);
+  // explain of the environment says the same beside its extras.
+  const e = runCli(["explain", LLM.name, "--matrix", path.join(dir, "matrix.ts")]);
+  assert.is(e.status, 0, e.stderr);
+  assert.match(e.stdout, /^note: extra peftt is not one the catalog knows; did you mean peft\?/m);
+  assert.not.match(e.stdout, /extra einops is not one/);
   // The pure side: a known extra, and one close to none, give no hint; two close ones are both named.
   assert.equal(extraHints({ llm: ["peft", "timm", "peftt"], x: ["transformer"] }), [
     { environment: "llm", extra: "peftt", closest: ["peft"] },

@@ -25,7 +25,7 @@ export interface CacheProbe {
   outPath: string | null;
   /** Derivation path when instantiation succeeded. */
   drvPath: string | null;
-  /** Why instantiation failed (first line of its stderr), when it did. */
+  /** Why instantiation failed: Nix's message as one line starting "error: " (nixErrorMessage), when it did. */
   note?: string;
 }
 
