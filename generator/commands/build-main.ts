@@ -22,11 +22,13 @@ import type { BuildTarget } from "../driver/targets.ts";
 import { checkFiles, checkTargets, loadTargets, selectTargets } from "../driver/targets.ts";
 import { assertGeneratedCurrent } from "../generated-state.ts";
 import { resolveBuildOptions, type BuildArgs, type ResolvedBuildOptions } from "../driver/options.ts";
-import { checkedVariants, evaluatesPinnedNixpkgs, formatChecks, refuseOnBlocking, runChecks, type CheckResult } from "../preflight/checks.ts";
+import { checkedVariants, evaluatesPinnedNixpkgs, formatChecks, Probes, refuseOnBlocking, runChecks, type CheckResult } from "../preflight/checks.ts";
 import { thisHost } from "../preflight/host.ts";
 import { REPO_ROOT as PROJECT_ROOT } from "../paths.ts";
 import { errorLine, exitCodeOf } from "../errors.ts";
-import { wrapLines } from "../text.ts";
+import { wrap, wrapLines } from "../text.ts";
+import { EvaluationError, evaluationFailures, evaluationFailureText, evaluationGate, type EvaluationFailure } from "../driver/eval-first.ts";
+import { closeCatalogExtras, didYouMean } from "../catalog/extra-hints.ts";
 import { parseNixOptions, terminalWidth } from "./shared.ts";
 
 /**
@@ -70,9 +72,20 @@ async function buildMainInner(a: BuildArgs): Promise<number> {
   const plan = makePlan(sel.targets, history);
   const rule = jobsRule({ cpus: availableParallelism(), memBytes: totalmem() }, o.cores, o.jobs);
   const { backendOpts, capped } = backendOptions(a, o, sel.targets, rule);
-  const cached: Map<string, CacheProbe> = a.force
-    ? new Map()
-    : await probeCached(sel.targets, backendOpts.outDir, o.nixOptions, { instantiate: !a.dryRun || !!a.probeStore });
+  // A build instantiates every selected variant before the first build starts, --force included (it only ignores what
+  // is built); a dry run only with --probe-store (evaluating a generated file may fetch its pinned nixpkgs).
+  const instantiate = !a.dryRun || !!a.probeStore;
+  const probes: Map<string, CacheProbe> =
+    a.force && !instantiate ? new Map() : await probeCached(sel.targets, backendOpts.outDir, o.nixOptions, { instantiate });
+  const cached: Map<string, CacheProbe> = a.force ? new Map() : probes;
+  const evalFailures = instantiate ? evaluationFailures(sel.targets, probes, cached) : [];
+  if (!a.dryRun && evalFailures.length) {
+    const gate = evaluationGate(o.backend, context.pinnedNixpkgs, () => new Probes(thisHost()).nixVersion(), evalFailures);
+    if (gate.stop.length) throw new EvaluationError(gate.stop, sel.targets.length, width);
+    const names = gate.pass.map((f) => f.name);
+    const shown = names.length > 3 ? `${names.slice(0, 3).join(", ")} and ${names.length - 3} more` : names.join(", ");
+    process.stderr.write(wrap(`${shown} did not evaluate here, but ${gate.why}: building them`, width, { indent: "warning: ", hang: "  " }) + "\n");
+  }
   const toBuild = sel.targets.filter((t) => !cached.get(t.name)?.cached);
   // The checks of what is left to build: the system features its derivations require, and store space (a warning).
   const late = runChecks(thisHost(), { ...context, variants: context.variants.filter((v) => toBuild.some((t) => t.name === v.name)) }, [
@@ -107,6 +120,8 @@ async function buildMainInner(a: BuildArgs): Promise<number> {
             coresCapped: Object.fromEntries(capped), force: !!a.force, toBuild: d.toBuild, cached: d.cached,
             estimatedMakespanS: d.estimatedMakespanS, cudaClosures: d.cudaClosures, store: d.store, cacheModel: d.cacheModel,
             systemFeatures: needs.groups, preflight, waves: plan.waves, variants: d.rows,
+            // What a build would stop on before building anything: null when nothing was instantiated (no --probe-store).
+            evaluationErrors: instantiate ? evalFailures : null,
           },
           null,
           2,
@@ -119,6 +134,7 @@ async function buildMainInner(a: BuildArgs): Promise<number> {
           width,
         ) + "\n",
       );
+    dryRunWarnings(sel.targets, evalFailures, width);
     process.exitCode = 0;
     return 0;
   }
@@ -127,6 +143,20 @@ async function buildMainInner(a: BuildArgs): Promise<number> {
   refuseOnBlocking(late, width);
   warn(failed.filter((r) => !r.blocking), width);
   return await runAndReport(a, o, plan, sel.why, backendOpts, rule.jobs, rule.explanation, cached);
+}
+
+/**
+ * A dry run's warnings on stderr (stdout keeps the plan, or its JSON): the variants a build would stop on (known only
+ * when it instantiated: --probe-store), and each environment extra close to one the catalog knows (a likely typo that
+ * only Nix's evaluation would otherwise find).
+ */
+function dryRunWarnings(targets: readonly BuildTarget[], failures: readonly EvaluationFailure[], width: number): void {
+  const say = (text: string) => process.stderr.write(wrap(text, width, { indent: "warning: ", hang: "  " }) + "\n");
+  if (failures.length) process.stderr.write(`warning: ${evaluationFailureText(failures, targets.length, width, true)}\n`);
+  const byExtra = new Map<string, string[]>();
+  for (const t of targets) if (!t.check) for (const x of t.extras ?? []) if (closeCatalogExtras(x).length) byExtra.set(x, [...(byExtra.get(x) ?? []), t.name]);
+  for (const [x, names] of byExtra)
+    say(`extra "${x}" of ${names.join(", ")} is not one the catalog knows; ${didYouMean(closeCatalogExtras(x))} (a pin whose Python set lacks it stops the evaluation)`);
 }
 
 /** Load the variants, select (names, filters, package), add their checks (--verify), with earlier durations. */

@@ -87,6 +87,10 @@ async function generateLocked(
   const shown = relative(process.cwd(), p.matrixFile);
   const empty = noVariantMessage(p.variants, p.excluded, shown && !shown.startsWith("..") ? shown : p.matrixFile);
   if (empty) throw new UsageError(empty);
+  // A typo in an environment's extras shows only when Nix evaluates the environment: say it now, with the extra the
+  // catalog knows that it is close to.
+  const { extraHints, extraHintText } = await import("../catalog/extra-hints.ts");
+  for (const h of extraHints(p.matrix.environments)) console.error(wrap(extraHintText(h), terminalWidth(), { indent: "warning: ", hang: "  " }));
   const files = renderAll(p);
   if (!argv.check) stamp.clearStamp(root);
   const r = await write.syncFiles(root, files, { check: argv.check, progress });

@@ -51,6 +51,8 @@ export interface BuildTarget {
   requiredSystemFeatures?: string[];
   /** A check of a variant (`build --verify`), not a variant: built with nix-build whatever the backend. */
   check?: { of: string; kind: "static" | "gpuCheck" };
+  /** A named environment's extras (nixpkgs Python attribute names, matrix.ts `environments`); [] or absent otherwise. */
+  extras?: string[];
 }
 
 /**
@@ -99,6 +101,7 @@ export function targetsFromVariants(variants: readonly Variant[], root: string):
     nixpkgsKey: nixpkgsInstanceKey(v),
     nixpkgs: v.nixpkgs,
     requiredSystemFeatures: [...v.requiredSystemFeatures],
+    extras: [...v.extras],
   }));
 }
 
