@@ -1,7 +1,7 @@
 /**
  * What `build` shows is what it builds: the plan is expanded from matrix.ts, while Nix reads the last generate's
  * pkgs/variants.nix, release.nix and wrappers. When they differ (matrix.ts edited without `generate`, a generated
- * file edited by hand), `build` (dry run or not), `eval` and `publish` stop with exit 2 before any work and name
+ * file edited by hand), `build` (dry run or not), `eval` and `publish --org` (flox builds the files) stop with exit 2 before any work and name
  * `npm run generate`; after it, they go ahead. Real child processes of the CLI, real files.
  */
 import { test } from "uvu";
@@ -30,7 +30,7 @@ test("matrix.ts edited without generate: build --dry-run, build, eval and publis
   assert.is(JSON.parse(ok.stdout).variants[0].name, NAME);
   // The scope changes every variant's parameters; pkgs/variants.nix still says torch scope.
   writeMatrix(dir, { ...BODY, policy: { cudaCapabilitiesScope: "packageSet" } });
-  for (const args of [["build", NAME, "--dry-run"], ["build", NAME, "--dry-run", "--json"], ["build", NAME, "--logs-dir", join(dir, "logs")], ["eval", NAME], ["publish", NAME, "--to", "file:///nonexistent"]]) {
+  for (const args of [["build", NAME, "--dry-run"], ["build", NAME, "--dry-run", "--json"], ["build", NAME, "--logs-dir", join(dir, "logs")], ["eval", NAME], ["publish", NAME, "--org", "acme"]]) {
     const r = at(args);
     assert.is(r.status, 2, `${args.join(" ")}: ${r.stderr}`);
     assert.is(r.stdout, "", args.join(" "));

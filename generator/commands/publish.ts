@@ -59,13 +59,14 @@ export const publishCommand: CommandModule<object, PublishArgs> = {
     } catch (e) {
       throw new UsageError((e as Error).message);
     }
-    // What flox publishes is what the last generate wrote: it must say what was just expanded.
-    (await import("../generated-state.ts")).assertGeneratedCurrent(p, root, "publish", sel.targets);
     const order = makePlan(sel.targets).order;
     const byName = new Map(sel.targets.map((t) => [t.name, t]));
     const ordered = order.map((n) => byName.get(n)!);
 
     if (argv.org) {
+      // flox publish builds the .flox/pkgs files the last generate wrote: they must say what was just expanded.
+      // (--to copies store paths a build already made, whatever wrote them.)
+      (await import("../generated-state.ts")).assertGeneratedCurrent(p, root, "publish", sel.targets);
       const { hostSystem } = await import("../driver/backend.ts");
       const host = hostSystem();
       const steps = pub.floxPublishPlan(ordered, argv.org, host);
