@@ -104,7 +104,7 @@ async function buildMainInner(a: BuildArgs): Promise<number> {
             dryRun: true, backend: o.backend, root: o.root, source, jobs: rule.jobs, coresPerBuild, jobsRule: rule.explanation,
             // Builds given fewer cores than coresPerBuild: a package whose compile jobs need more memory (jobs.ts coresForPackage).
             coresCapped: Object.fromEntries(capped), force: !!a.force, toBuild: d.toBuild, cached: d.cached,
-            estimatedMakespanS: d.estimatedMakespanS, cudaClosures: d.cudaClosures, store: d.store, cacheModel: d.cacheModel,
+            estimatedMakespanS: d.estimatedMakespanS, estimatedMakespanUnknown: d.estimatedMakespanUnknown, cudaClosures: d.cudaClosures, store: d.store, cacheModel: d.cacheModel,
             systemFeatures: needs.groups, preflight, waves: plan.waves, variants: d.rows,
           },
           null,

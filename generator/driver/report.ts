@@ -259,8 +259,9 @@ export function durationsFromReports(logsDir: string, onSkip?: (s: SkippedReport
   return out;
 }
 
-/** Seconds as "1h02m", "3m05s" or "4.2s". */
+/** Seconds as "1h02m", "3m05s" or "4.2s"; "unknown" for a value that is no finite number (never "NaNhNaNm"). */
 export function formatDuration(s: number): string {
+  if (!Number.isFinite(s)) return "unknown";
   if (s < 60) return `${s.toFixed(1)}s`;
   const m = Math.floor(s / 60);
   if (m < 60) return `${m}m${String(Math.floor(s % 60)).padStart(2, "0")}s`;

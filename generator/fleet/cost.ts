@@ -9,7 +9,7 @@
  * a least-squares line in the number of capabilities when the samples hold at least two different counts, else
  * their mean; a group without samples falls back to the other kind of the same package, then to the table.
  */
-import { cudaClosures, DEFAULT_BUILD_SECONDS, makePlan, simulate } from "../driver/plan.ts";
+import { cudaClosures, DEFAULT_BUILD_SECONDS, defaultBuildSeconds, makePlan, simulate } from "../driver/plan.ts";
 import { modelCacheMisses, type ModelledBuild } from "../driver/cache-model.ts";
 import { catalog } from "../catalog/index.ts";
 import { nixpkgsInstanceKey } from "../expand.ts";
@@ -84,7 +84,10 @@ export function predict(m: CostModel, v: Pick<CostInput, "package" | "cuda" | "c
   const caps = cuda ? v.cudaCapabilities.length : 0;
   const g = m.groups.get(key(v.package, cuda)) ?? m.groups.get(key(v.package, !cuda));
   if (g) return { seconds: Math.max(1, g.a + g.b * caps), from: "fit" };
-  return { seconds: DEFAULT_BUILD_SECONDS[v.package].seconds, from: "default" };
+  const d = defaultBuildSeconds(v.package);
+  // Every package the matrix can name has a default (named environments torch-env's); a foreign one is a bug.
+  if (d === null) throw new Error(`no default build time for package "${v.package}"`);
+  return { seconds: d.seconds, from: "default" };
 }
 
 /**
