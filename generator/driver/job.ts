@@ -26,7 +26,8 @@ export class DriverIoError extends Error {
    * @param cause the error the system call threw
    */
   constructor(what: string, cause: unknown) {
-    super(`${what}: ${(cause as Error)?.message ?? String(cause)}`);
+    // Node's message ends with the system call and the path ("…, mkdir '/x/logs/run'"), which `what` already names.
+    super(`${what}: ${((cause as Error)?.message ?? String(cause)).replace(/, \w+ '[^']*'$/, "")}`);
     this.code = (cause as NodeJS.ErrnoException)?.code;
   }
 }
@@ -206,15 +207,15 @@ export async function runJob(ctx: JobContext, cmd: BuildCmd, r: VariantReport): 
     log = new LogFile(r.log);
   } catch (e) {
     if (!(e instanceof DriverIoError)) throw e;
-    return { status: "failed", reason: `not started: ${e.message}`, final: false, driverError: e };
+    return { status: "failed", reason: `not started: the driver failed (${e.message})`, final: false, driverError: e };
   }
   let built = false;
   try {
     for (let k = 1; k <= ctx.maxAttempts; k++) {
       ctx.emit({ type: "start", name, attempt: k, maxAttempts: ctx.maxAttempts, at: Date.now() });
       const from = log.size();
-      r.attempts = k;
       log.write(`=== attempt ${k}/${ctx.maxAttempts} at ${new Date().toISOString()}: ${JSON.stringify(cmd.argv)} (cwd ${cmd.cwd}) ===\n`);
+      r.attempts = k;
       const res = await ctx.groups.run(name, { argv: cmd.argv, cwd: cmd.cwd, env: ctx.env }, log.fd);
       r.exitCode = res.code;
       r.durationS = (Date.now() - t0) / 1000;
@@ -230,7 +231,13 @@ export async function runJob(ctx: JobContext, cmd: BuildCmd, r: VariantReport): 
       }
       const stop = ctx.stopReason();
       if (stop) {
-        log.write(`=== ${stop} ===\n`);
+        // The run is stopping and the report says why; a log that cannot take the line changes nothing of that.
+        try {
+          log.write(`=== ${stop} ===\n`);
+        } catch (e) {
+          if (!(e instanceof DriverIoError)) throw e;
+          return { status: "failed", reason: stop, final: false, driverError: e };
+        }
         return { status: "failed", reason: stop, final: false };
       }
       const reason = res.spawnError ?? `exit code ${res.code ?? "(signal)"}: ${failureLine(log.readFrom(from, 8192)) || "(no output)"}`;
@@ -246,7 +253,7 @@ export async function runJob(ctx: JobContext, cmd: BuildCmd, r: VariantReport): 
     if (!(e instanceof DriverIoError)) throw e;
     // The build's own outcome stands where it is known: a variant built before its log filled up is built.
     if (built) return { status: "built", driverError: e };
-    return { status: "failed", reason: `the driver could not follow it: ${e.message}`, final: false, driverError: e };
+    return { status: "failed", reason: `${r.attempts === 0 ? "not started" : "not followed to its end"}: the driver failed (${e.message})`, final: false, driverError: e };
   } finally {
     log.close();
   }

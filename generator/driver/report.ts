@@ -5,7 +5,6 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { mkdir, rename, rm, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
-import { z } from "zod";
 import type { Backend } from "./backend.ts";
 
 /** Final status of a variant in a run. */
@@ -167,25 +166,25 @@ export interface SkippedReport {
   why: string;
 }
 
-/**
- * The part of an earlier report the history reads: an object whose `variants` is a list of objects, each with a
- * name and a status. Other fields are kept as they are (older and newer reports differ there), and what each reader
- * needs of a variant is checked where it is read (realBuilds).
- */
-const HistoryReport = z
-  .object({
-    variants: z.array(z.object({ name: z.string(), status: z.string() }).passthrough()),
-  })
-  .passthrough();
+/** What `value` is, in two words ("null", "a string", "an array"), for messages. */
+function kindOf(value: unknown): string {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "an array";
+  return typeof value === "object" ? "an object" : `a ${typeof value}`;
+}
 
-/** Why `value` is not a report the history can read, in a few words; null when it is one. */
+/**
+ * Why `value` is not a report the history can read, in a few words; null when it is one. The history reads an
+ * object whose `variants` is a list of objects, each with a string `name` and `status`; other fields are left as
+ * they are (older and newer reports differ there), and what a reader needs of a variant is checked where it is
+ * read (realBuilds).
+ */
 function reportShapeProblem(value: unknown): string | null {
-  if (value === null) return "null, not an object";
-  if (typeof value !== "object" || Array.isArray(value)) return `${Array.isArray(value) ? "an array" : `a ${typeof value}`}, not an object`;
-  const r = HistoryReport.safeParse(value);
-  if (r.success) return null;
-  const i = r.error.issues[0]!;
-  return `${i.path.length ? i.path.join(".") : "the report"}: ${i.message}`;
+  if (kindOf(value) !== "an object") return `${kindOf(value)}, not an object`;
+  const variants = (value as { variants?: unknown }).variants;
+  if (!Array.isArray(variants)) return `variants is ${variants === undefined ? "missing" : kindOf(variants)}, not a list`;
+  const bad = variants.findIndex((v) => kindOf(v) !== "an object" || typeof v.name !== "string" || typeof v.status !== "string");
+  return bad < 0 ? null : `variants[${bad}] is no variant (an object with a name and a status)`;
 }
 
 /**

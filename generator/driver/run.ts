@@ -158,7 +158,7 @@ function driverFailed(s: RunState, e: unknown): void {
   if (s.driverError !== null) return;
   s.driverError = msg;
   s.ended = s.groups.names();
-  s.emit({ type: "note", text: `error of the driver: ${msg}; ending ${s.ended.length} running build(s)`, at: Date.now() });
+  s.emit({ type: "note", text: `error of the driver: ${msg}${s.ended.length ? `; ending ${s.ended.length} running build(s)` : ""}`, at: Date.now() });
   stopRun(s, { kind: "driver", why: msg });
 }
 
