@@ -148,6 +148,50 @@ test("a log directory that cannot be created: no build starts, the report goes t
   assert.not.ok(existsSync(join(c.dir, "out", `result-${PT_CPU}`)), "nothing was built");
 });
 
+test("a bug of the driver (its status sink throws) while a build runs: the build's process group is ended, the run still reports", async () => {
+  const { runBuilds } = await import("../generator/driver/run.ts");
+  const { makePlan } = await import("../generator/driver/plan.ts");
+  const c = ctx();
+  // A stand-in `flox` (a real child process): `flox build NAME` writes its pid, then sleeps the seconds in NAME.sleep.
+  const bin = join(c.dir, "bin");
+  mkdirSync(bin);
+  writeFileSync(join(bin, "flox"), `#!/bin/sh\necho $$ > "${c.dir}/$2.pid"\nexec sleep "$(cat "${c.dir}/$2.sleep" 2>/dev/null || echo 0)"\n`, { mode: 0o755 });
+  writeFileSync(join(c.dir, `${PT_ARM}.sleep`), "60");
+  writeFileSync(join(c.dir, `${PT_CPU}.sleep`), "1");
+  const target = (name: string, dependsOn: string[] = []) => ({
+    name, package: name.startsWith("torchaudio") ? "torchaudio" : "pytorch", dependsOn, file: join(c.dir, `${name}.nix`), system: "x86_64-linux" as const,
+    python: "3.13", cuda: null, sm: null, isa: "avx2", torchVersion: "2.11.0", cudaCapabilitiesForPackageSet: false, nixpkgsKey: "k",
+  });
+  const plan = makePlan([target(PT_ARM), target(PT_CPU), target(TA_CPU, [PT_CPU])]);
+  const status = {
+    event(e: { type: string; name?: string }) {
+      if (e.type === "start" && e.name === TA_CPU) throw new TypeError("the sink broke");
+    },
+    close() {},
+  };
+  const logsRoot = join(c.dir, "logs");
+  const t0 = Date.now();
+  const res = await runBuilds({
+    plan, why: new Map(), jobs: 2, retries: 0, failFast: false, cached: new Map(), logsRoot, runId: "run-1", status, killGraceMs: 1000, handleSignals: false,
+    backend: { backend: "flox", root: c.dir, outDir: c.dir },
+    env: { ...process.env, PATH: `${bin}:${process.env.PATH}` },
+  });
+  assert.ok(Date.now() - t0 < 20_000, "did not wait for the minute-long build");
+  const { report } = res;
+  assert.is(report.driverError, "TypeError: the sink broke");
+  assert.is(report.exitCode, 1);
+  assert.equal(res.ended, [PT_ARM]);
+  const v = new Map(report.variants.map((x) => [x.name, x]));
+  assert.equal([v.get(PT_CPU)!.status, v.get(PT_ARM)!.status], ["built", "failed"]);
+  assert.is(v.get(PT_ARM)!.reason, "stopped: the driver failed (TypeError: the sink broke)");
+  assert.is(v.get(TA_CPU)!.attempts, 0, "nothing is started once the run stops");
+  // The long build's process is gone, and the report is on disk.
+  const pid = Number(readFileSync(join(c.dir, `${PT_ARM}.pid`), "utf8"));
+  assert.throws(() => process.kill(pid, 0), /ESRCH/, "the build's process was ended");
+  assert.equal(JSON.parse(readFileSync(join(logsRoot, "run-1", "report.json"), "utf8")).driverError, "TypeError: the sink broke");
+  assert.equal(res.unwritten, []);
+});
+
 test("an earlier report.json of another shape (null, {\"variants\":\"x\"}, not JSON) is left out with one warning; dry run and build work", async () => {
   const c = ctx();
   const logs = join(c.dir, "logs");

@@ -210,9 +210,21 @@ export async function runJob(ctx: JobContext, cmd: BuildCmd, r: VariantReport): 
     return { status: "failed", reason: `not started: the driver failed (${e.message})`, final: false, driverError: e };
   }
   let built = false;
+  /** The run stopped under this job: its log says so where it can; the report says why in any case. */
+  const stopped = (stop: string): JobOutcome => {
+    try {
+      log.write(`=== ${stop} ===\n`);
+    } catch (e) {
+      if (!(e instanceof DriverIoError)) throw e;
+      return { status: "failed", reason: stop, final: false, driverError: e };
+    }
+    return { status: "failed", reason: stop, final: false };
+  };
   try {
     for (let k = 1; k <= ctx.maxAttempts; k++) {
       ctx.emit({ type: "start", name, attempt: k, maxAttempts: ctx.maxAttempts, at: Date.now() });
+      const early = ctx.stopReason();
+      if (early) return stopped(early);
       const from = log.size();
       log.write(`=== attempt ${k}/${ctx.maxAttempts} at ${new Date().toISOString()}: ${JSON.stringify(cmd.argv)} (cwd ${cmd.cwd}) ===\n`);
       r.attempts = k;
@@ -230,16 +242,7 @@ export async function runJob(ctx: JobContext, cmd: BuildCmd, r: VariantReport): 
         return { status: "built" };
       }
       const stop = ctx.stopReason();
-      if (stop) {
-        // The run is stopping and the report says why; a log that cannot take the line changes nothing of that.
-        try {
-          log.write(`=== ${stop} ===\n`);
-        } catch (e) {
-          if (!(e instanceof DriverIoError)) throw e;
-          return { status: "failed", reason: stop, final: false, driverError: e };
-        }
-        return { status: "failed", reason: stop, final: false };
-      }
+      if (stop) return stopped(stop);
       const reason = res.spawnError ?? `exit code ${res.code ?? "(signal)"}: ${failureLine(log.readFrom(from, 8192)) || "(no output)"}`;
       log.write(`=== attempt ${k} failed: ${reason} ===\n`);
       if (k < ctx.maxAttempts) {

@@ -158,8 +158,13 @@ function driverFailed(s: RunState, e: unknown): void {
   if (s.driverError !== null) return;
   s.driverError = msg;
   s.ended = s.groups.names();
-  s.emit({ type: "note", text: `error of the driver: ${msg}${s.ended.length ? `; ending ${s.ended.length} running build(s)` : ""}`, at: Date.now() });
+  // Stop first: the status sink may be what failed, and saying so must not keep a build running.
   stopRun(s, { kind: "driver", why: msg });
+  try {
+    s.emit({ type: "note", text: `error of the driver: ${msg}${s.ended.length ? `; ending ${s.ended.length} running build(s)` : ""}`, at: Date.now() });
+  } catch {
+    /* the report and the error line still say it */
+  }
 }
 
 /** The reason a job writes in its log and the report when the run stops under it. */
@@ -228,12 +233,12 @@ async function schedule(s: RunState, jobs: number, ctx: JobContext): Promise<voi
     try {
       applyOutcome(s, name, await runJob(ctx, s.cmds.get(name)!, s.rep.get(name)!));
     } catch (e) {
+      driverFailed(s, e);
       if (s.state.get(name) === "running") {
         const reason = `the driver failed while building it: ${messageOf(e)}`;
         settle(s, name, "failed", reason);
         s.emit({ type: "failed", name, reason, at: Date.now() });
       }
-      driverFailed(s, e);
     }
     release();
   };
@@ -318,7 +323,16 @@ export async function runBuilds(o: RunOptions): Promise<RunResult> {
     stopping: null,
     driverError: null,
     ended: [],
-    emit: o.status.event.bind(o.status),
+    emit: () => {},
+  };
+  // A status sink that throws (a bug, a closed terminal) is an error of the driver like any other: the run stops
+  // and reports it, instead of the exception unwinding past running builds.
+  s.emit = (e) => {
+    try {
+      o.status.event(e);
+    } catch (err) {
+      driverFailed(s, err);
+    }
   };
   for (const name of plan.order) {
     const cmd = buildCmd(plan.nodes.get(name)!.target, o.backend);
