@@ -13,7 +13,7 @@ import { cudaClosures, DEFAULT_BUILD_SECONDS, defaultBuildSeconds, makePlan, sim
 import { modelCacheMisses, type ModelledBuild } from "../driver/cache-model.ts";
 import { catalog } from "../catalog/index.ts";
 import { nixpkgsInstanceKey } from "../expand.ts";
-import { readReports, realBuilds } from "../driver/report.ts";
+import { readReports, realBuilds, type SkippedReport } from "../driver/report.ts";
 import { parseName } from "../naming.ts";
 import type { NixpkgsPin, PackageName, Variant } from "../schema.ts";
 
@@ -44,11 +44,12 @@ export interface CostModel {
 
 /**
  * Builds recorded in `logsDir/<run>/report.json` files: variants the driver built itself (status built, not
- * substituted or already present), with their wall time. Unparseable reports are skipped.
+ * substituted or already present), with their wall time. Reports that are not JSON or of another shape are left out.
+ * @param onSkip called for each report left out (driver/report.ts readReports)
  */
-export function readSamples(logsDir: string): BuildSample[] {
+export function readSamples(logsDir: string, onSkip?: (s: SkippedReport) => void): BuildSample[] {
   const out: BuildSample[] = [];
-  for (const rep of readReports(logsDir))
+  for (const rep of readReports(logsDir, onSkip))
     for (const v of realBuilds(rep)) {
       const p = parseName(v.name);
       if (!p) continue;
