@@ -209,6 +209,7 @@ function backendOptions(a: BuildArgs, o: ResolvedBuildOptions, targets: readonly
     copyTo: a.copyTo,
     cores: o.backend === "nix" ? rule.coresPerBuild : undefined,
     nixOptions: o.nixOptions,
+    connectTimeoutS: o.connectTimeoutS,
     coresByName: new Map([...capped].map(([n, c]) => [n, c.cores])),
   };
   return { backendOpts, capped };

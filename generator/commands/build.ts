@@ -82,6 +82,11 @@ export const buildCommand: CommandModule<object, BuildArgs> = {
       .option("verify-gpu", { type: "boolean", describe: "also build each CUDA variant's GPU check (needs a builder with the `cuda` system feature)" })
       .option("plain", { type: "boolean", describe: "one line per event even on a terminal (no live status)" })
       .option("kill-grace", { type: "number", default: 10, describe: "seconds between SIGTERM and SIGKILL when ending builds" })
+      .option("connect-timeout", {
+        type: "number",
+        default: 30,
+        describe: "seconds ssh waits for a remote builder to connect and answer (NIX_SSHOPTS ConnectTimeout); a builder that does not is named in the failure",
+      })
       .example("$0 build --filter isa=armv9 --dry-run", "show what would be built for Arm v9")
       .example("$0 build --filter sm=121 --filter cuda=12.9", "build the DGX Spark variants of CUDA 12.9 and what they are built on")
       .example("$0 build NAME", "build one variant (a name `variant-matrix list` prints) and what it is built on, with logs and a report") as unknown as Argv<BuildArgs>,

@@ -33,6 +33,8 @@ export interface BackendOptions {
   cores?: number;
   /** NIX_BUILD_CORES of particular builds, by variant name, instead of `cores` (a package whose compile jobs need more memory: jobs.ts coresForPackage). */
   coresByName?: Map<string, number>;
+  /** Seconds ssh waits for a remote builder to connect and answer (withSshTimeouts); default 30. */
+  connectTimeoutS?: number;
   /** Nix `max-jobs` of each nix-build (nix backend only); 0 = build nothing locally, only on remote builders. */
   maxJobs?: number;
   /** Store URI every finished variant's closure is pushed to with `nix copy --to` (file://, s3://, ssh://). */
@@ -85,4 +87,22 @@ export function buildCmd(target: { name: string; file: string; check?: unknown }
   if (cores !== undefined) argv.push("--cores", String(cores));
   for (const [k, v] of o.nixOptions ?? []) argv.push("--option", k, v);
   return { argv, cwd: o.root, outLink };
+}
+
+/**
+ * The environment of a build with ssh timeouts for remote builders added to `NIX_SSHOPTS` (Nix passes it to every
+ * `ssh` it runs for an `ssh://` builder or store): `ConnectTimeout` (OpenSSH applies it to the TCP connect and to the
+ * banner exchange, so a port that accepts and never speaks fails after `seconds` instead of hanging the run) and
+ * `ServerAliveInterval`/`ServerAliveCountMax` (a builder that stops answering mid-build is dropped after about
+ * 2 minutes; sshd answers these itself, so a long quiet compile is not affected). A `ConnectTimeout` the user set in
+ * `NIX_SSHOPTS` is kept. (ssh_config(5) ConnectTimeout, ServerAliveInterval; Nix manual, "Remote Builds", NIX_SSHOPTS.)
+ * @param env the environment the build would get
+ * @param seconds ConnectTimeout in seconds (default 30)
+ * @returns a copy of `env` with NIX_SSHOPTS extended
+ */
+export function withSshTimeouts(env: NodeJS.ProcessEnv, seconds = 30): NodeJS.ProcessEnv {
+  const user = env.NIX_SSHOPTS ?? "";
+  if (/ConnectTimeout/i.test(user)) return env;
+  const ours = `-o ConnectTimeout=${seconds} -o ServerAliveInterval=30 -o ServerAliveCountMax=4`;
+  return { ...env, NIX_SSHOPTS: user ? `${user} ${ours}` : ours };
 }

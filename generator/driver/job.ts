@@ -103,6 +103,14 @@ export function failureLine(text: string): string {
     .split("\n")
     .map((l) => l.trim())
     .filter((l) => l && !l.startsWith("===") && !/^(warning:|copying path |copying \d+ paths|these \d+ paths will be fetched|this path will be fetched)/.test(l));
+  // A remote builder that did not answer (Nix: "cannot build on 'URI': error: cannot connect to 'HOST': SSH's
+  // reason"): Nix's last error then blames the machines' features, so name the builder instead.
+  const silent = lines.map((x) => /^cannot build on '([^']+)': error: cannot connect to '[^']*': (.+)$/.exec(x)).filter((m) => m !== null);
+  if (silent.length > 0 && lines.some((x) => /^error: unable to start any build/.test(x))) {
+    const who = [...new Set(silent.map((m) => m[1]!))];
+    const l = `remote builder ${who.join(", ")} did not answer (${silent.at(-1)![2]}); nothing else could build it (see --connect-timeout)`;
+    return l.length > 300 ? l.slice(0, 297) + "…" : l;
+  }
   let errAt = -1;
   lines.forEach((x, i) => {
     if (x.startsWith("error:")) errAt = i;

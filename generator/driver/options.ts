@@ -40,6 +40,8 @@ export interface BuildArgs {
   nixOption?: string[];
   plain?: boolean;
   killGrace?: number;
+  /** Seconds ssh waits for a remote builder to connect and answer (backend.ts withSshTimeouts). */
+  connectTimeout?: number;
   /** matrix file (default: ROOT/matrix.ts). */
   matrix?: string;
   /** Injected variant list (tests, or a caller that already expanded the matrix). */
@@ -62,6 +64,8 @@ export interface ResolvedBuildOptions {
   nixOptions: (readonly [string, string])[];
   backend: "flox" | "nix";
   matrixFile: string;
+  /** Seconds ssh waits for a remote builder (backend.ts withSshTimeouts). */
+  connectTimeoutS: number;
 }
 
 function positiveInt(name: string, v: number | undefined, min: number): number | undefined {
@@ -101,5 +105,6 @@ export async function resolveBuildOptions(a: BuildArgs, projectRoot: string, par
     nixOptions: [...parseNixOptions(a.nixOption), ...(a.substituters !== undefined ? [["substituters", a.substituters] as const] : [])],
     backend,
     matrixFile: a.matrix !== undefined ? resolve(a.matrix) : resolve(root, "matrix.ts"),
+    connectTimeoutS: positiveInt("connect-timeout", a.connectTimeout ?? 30, 1) ?? 30,
   };
 }

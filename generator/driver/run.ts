@@ -18,7 +18,7 @@
 import { mkdirSync, renameSync, symlinkSync } from "node:fs";
 import { join, relative } from "node:path";
 import pLimit from "p-limit";
-import { buildCmd, type BackendOptions, type BuildCmd } from "./backend.ts";
+import { buildCmd, withSshTimeouts, type BackendOptions, type BuildCmd } from "./backend.ts";
 import { DriverIoError, LogFile, push, runJob, type JobContext, type JobOutcome } from "./job.ts";
 import { pickNext, readyNodes, transitiveDependents, type NodeState, type Plan } from "./plan.ts";
 import { ProcessGroups } from "./processes.ts";
@@ -369,7 +369,7 @@ export async function runBuilds(o: RunOptions): Promise<RunResult> {
     runDir,
     maxAttempts: 1 + Math.max(0, o.retries),
     backend: o.backend,
-    env: o.env ?? process.env,
+    env: withSshTimeouts(o.env ?? process.env, o.backend.connectTimeoutS),
     groups: s.groups,
     emit: s.emit,
     stopReason: () => (s.stopping ? stopReason(s.stopping) : null),
