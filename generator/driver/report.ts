@@ -3,8 +3,9 @@
  * read back from earlier reports for the scheduler.
  */
 import { existsSync, readdirSync, readFileSync } from "node:fs";
-import { mkdir, rename, writeFile } from "node:fs/promises";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
+import { writeOutputFile } from "../output-file.ts";
+import { redactDeep } from "../redact.ts";
 import type { Backend } from "./backend.ts";
 
 /** Final status of a variant in a run. */
@@ -115,12 +116,13 @@ export function makeRunId(now = new Date()): string {
     .padStart(4, "0")}`;
 }
 
-/** Write JSON atomically (temporary file + rename), creating the directory. */
-export async function writeJsonAtomic(file: string, value: unknown): Promise<void> {
-  await mkdir(dirname(file), { recursive: true });
-  const tmp = `${file}.${process.pid}.tmp`;
-  await writeFile(tmp, JSON.stringify(value, null, 2) + "\n");
-  await rename(tmp, file);
+/**
+ * Write a report as JSON (2-space indent) to `file`, credentials in URLs redacted (redact.ts), by the rules of
+ * output-file.ts: created or replaced atomically, written through a link, a FIFO or `/dev/null`, parents created.
+ * @throws OutputFileError for a path it will not write (a directory, a socket, a link to nothing)
+ */
+export async function writeReportFile(file: string, report: BuildReport): Promise<void> {
+  await writeOutputFile(file, JSON.stringify(redactDeep(report), null, 2) + "\n");
 }
 
 /**

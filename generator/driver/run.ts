@@ -12,14 +12,16 @@
  * time.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { closeSync, openSync, writeSync, readSync, fstatSync, mkdirSync, symlinkSync, renameSync } from "node:fs";
+import { closeSync, writeSync, readSync, fstatSync, mkdirSync } from "node:fs";
 import { readdir, readlink } from "node:fs/promises";
 import { basename, dirname, join, relative } from "node:path";
 import pLimit from "p-limit";
 import { buildCmd, type BackendOptions, type BuildCmd } from "./backend.ts";
 import { pickNext, readyNodes, transitiveDependents, type NodeState, type Plan } from "./plan.ts";
 import { $ } from "zx";
-import { originFromLog, writeJsonAtomic, type BuildReport, type VariantReport } from "./report.ts";
+import { originFromLog, writeReportFile, type BuildReport, type VariantReport } from "./report.ts";
+import { openLogFile, pointLink } from "../output-file.ts";
+import { redactCredentials, redactDeep } from "../redact.ts";
 import type { StatusSink } from "./status.ts";
 import { pathSizes, type CacheProbe } from "./store.ts";
 import type { BuildTarget } from "./targets.ts";
@@ -57,15 +59,12 @@ interface Running {
   exited: Promise<void>;
 }
 
-/** Point `logsRoot/latest` at `runId` (relative link, replaced atomically). */
-function linkLatest(logsRoot: string, runId: string): void {
-  const tmp = join(logsRoot, `.latest.${process.pid}`);
-  try {
-    symlinkSync(runId, tmp);
-    renameSync(tmp, join(logsRoot, "latest"));
-  } catch {
-    /* a filesystem without symlinks: the run directory is still there */
-  }
+/**
+ * Point `logsRoot/latest` at `runId` (relative link, replaced atomically).
+ * @returns null, or why it was not (a directory or file named `latest` is never replaced): for a note
+ */
+function linkLatest(logsRoot: string, runId: string): string | null {
+  return pointLink(join(logsRoot, "latest"), runId);
 }
 
 /**
@@ -136,12 +135,12 @@ async function resultOutputs(outLink: string): Promise<Record<string, string> | 
  */
 export async function pushClosure(outPath: string, uri: string, fd: number, nixOptions: readonly (readonly [string, string])[], env?: NodeJS.ProcessEnv): Promise<string | null> {
   const opts = nixOptions.flatMap(([k, v]) => ["--option", k, v]);
-  writeSync(fd, `=== nix copy --to ${uri} ${outPath} ===\n`);
+  writeSync(fd, redactCredentials(`=== nix copy --to ${uri} ${outPath} ===\n`));
   const p = await $({ nothrow: true, quiet: true, env: env ?? process.env })`nix --extra-experimental-features nix-command copy ${opts} --to ${uri} ${outPath}`;
-  writeSync(fd, p.stdout + p.stderr);
+  writeSync(fd, redactCredentials(p.stdout + p.stderr));
   if (p.exitCode === 0) return null;
   const last = (p.stderr.split("\n").filter((l) => l.trim()).at(-1) ?? "").trim();
-  return `exit code ${p.exitCode}: ${last || "(no output)"}`;
+  return redactCredentials(`exit code ${p.exitCode}: ${last || "(no output)"}`);
 }
 
 /**
@@ -154,7 +153,7 @@ export async function runBuilds(o: RunOptions): Promise<BuildReport> {
   const startedAt = new Date();
   const runDir = join(o.logsRoot, o.runId);
   mkdirSync(runDir, { recursive: true });
-  linkLatest(o.logsRoot, o.runId);
+  const latestProblem = linkLatest(o.logsRoot, o.runId);
   const maxAttempts = 1 + Math.max(0, o.retries);
   const grace = o.killGraceMs ?? 10_000;
 
@@ -195,12 +194,13 @@ export async function runBuilds(o: RunOptions): Promise<BuildReport> {
   let stopping: null | { kind: "interrupt" | "fail-fast"; why: string } = null;
   const running = new Map<string, Running>();
   const emit = o.status.event.bind(o.status);
+  if (latestProblem) emit({ type: "note", text: `warning: ${latestProblem}`, at: Date.now() });
   /** --copy-to: push a finished variant's closure; a failed push is recorded on the variant. */
   const push = async (r: VariantReport, fd: number) => {
     if (!o.backend.copyTo || !r.outPath) return;
     r.copiedTo = o.backend.copyTo;
     r.copyError = await pushClosure(r.outPath, o.backend.copyTo, fd, o.backend.nixOptions ?? [], o.env);
-    if (r.copyError) emit({ type: "note", text: `push of ${r.name} to ${o.backend.copyTo} failed: ${r.copyError}`, at: Date.now() });
+    if (r.copyError) emit({ type: "note", text: redactCredentials(`push of ${r.name} to ${o.backend.copyTo} failed: ${r.copyError}`), at: Date.now() });
   };
 
   const settle = (name: string, status: "built" | "cached" | "failed" | "skipped", reason: string | null) => {
@@ -246,7 +246,7 @@ export async function runBuilds(o: RunOptions): Promise<BuildReport> {
     const cmd = cmds.get(name)!;
     writeSync(
       fd,
-      `=== attempt ${k}/${maxAttempts} at ${new Date().toISOString()}: ${JSON.stringify(cmd.argv)} (cwd ${cmd.cwd}) ===\n`,
+      redactCredentials(`=== attempt ${k}/${maxAttempts} at ${new Date().toISOString()}: ${JSON.stringify(cmd.argv)} (cwd ${cmd.cwd}) ===\n`),
     );
     return new Promise((resolve) => {
       let child: ChildProcess;
@@ -286,7 +286,7 @@ export async function runBuilds(o: RunOptions): Promise<BuildReport> {
     const r = rep.get(name)!;
     const logFile = join(runDir, `${name}.log`);
     r.log = logFile;
-    const fd = openSync(logFile, "a+");
+    const fd = openLogFile(logFile);
     const t0 = Date.now();
     r.startedAt = new Date(t0).toISOString();
     try {
@@ -412,7 +412,7 @@ export async function runBuilds(o: RunOptions): Promise<BuildReport> {
       if (r.status !== "cached") continue;
       r.origin = "present";
       r.log = join(runDir, `${name}.log`);
-      const fd = openSync(r.log, "a+");
+      const fd = openLogFile(r.log);
       try {
         await push(r, fd);
       } finally {
@@ -422,7 +422,8 @@ export async function runBuilds(o: RunOptions): Promise<BuildReport> {
   const variants = plan.order.map((n) => rep.get(n)!);
   const interrupted = stopped?.kind === "interrupt";
   const ok = variants.every((v) => (v.status === "built" || v.status === "cached") && !v.copyError);
-  const report: BuildReport = {
+  // Credentials in URLs (--substituter https://user:TOKEN@host) stay out of report.json and what is printed.
+  const report: BuildReport = redactDeep({
     runId: o.runId,
     startedAt: startedAt.toISOString(),
     finishedAt: new Date().toISOString(),
@@ -432,9 +433,9 @@ export async function runBuilds(o: RunOptions): Promise<BuildReport> {
     exitCode: interrupted ? 130 : ok ? 0 : 1,
     logsDir: runDir,
     variants,
-  };
-  await writeJsonAtomic(join(runDir, "report.json"), report);
-  if (o.reportFile) await writeJsonAtomic(o.reportFile, report);
+  });
+  await writeReportFile(join(runDir, "report.json"), report);
+  if (o.reportFile) await writeReportFile(o.reportFile, report);
   return report;
 }
 
