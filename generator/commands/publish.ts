@@ -64,6 +64,7 @@ export const publishCommand: CommandModule<object, PublishArgs> = {
     const ordered = order.map((n) => byName.get(n)!);
 
     if (argv.org) {
+      pub.checkFloxOrg(argv.org);
       const { hostSystem } = await import("../driver/backend.ts");
       const host = hostSystem();
       const steps = pub.floxPublishPlan(ordered, argv.org, host);
