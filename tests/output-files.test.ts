@@ -123,12 +123,11 @@ test("writeOutputFile: replaces a regular file atomically keeping its mode, refu
   assert.equal(readdirSync(dir), ["out.txt"], "no temporary file left beside it");
   const dangling = join(dir, "dangling");
   symlinkSync(join(dir, "nowhere", "x"), dangling);
-  try {
-    await writeOutputFile(dangling, "x");
-    assert.unreachable("a link to nothing must be refused");
-  } catch (e) {
-    assert.match((e as Error).message, /a symbolic link to nothing/);
-  }
+  const error = await writeOutputFile(dangling, "x").then(
+    () => null,
+    (e: Error) => e.message,
+  );
+  assert.match(error ?? "(written)", /a symbolic link to nothing/);
   assert.not.ok(existsSync(join(dir, "nowhere")), "nothing created where the link points");
   const block = readdirSync("/dev").map((n) => join("/dev", n)).find((p) => {
     try {
