@@ -3,7 +3,9 @@ import { main as generate } from "./generate.ts";
 import { main as schedule } from "./schedule.ts";
 import { main as evaluate } from "./eval.ts";
 import { main as cli } from "./cli.ts";
+import { main as expand } from "./expand.ts";
 
+await expand();
 await cli();
 await generate();
 await schedule();

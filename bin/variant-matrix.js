@@ -1,12 +1,16 @@
 #!/usr/bin/env node
-// Launcher: runs the compiled CLI (dist/, written by `npm ci` / `npm install` through the `prepare` script), so no
-// TypeScript is compiled at run time. In a checkout where dist/ has not been built yet, it says how to build it.
-import { existsSync } from "node:fs";
+// Launcher: runs the compiled CLI (dist/<hash>/cli.js, bundled by esbuild), so no TypeScript is compiled at run
+// time. The bundle is named by a hash of the sources it was built from (bin/build-dist.mjs), so after an edit or a
+// `git pull` of generator/ without `npm ci` this command compiles the tree's code first (about a second) and never
+// runs an older bundle.
+import { ensureDist } from "./build-dist.mjs";
 
-const compiled = new URL("../dist/cli.js", import.meta.url);
-if (!existsSync(compiled)) {
-  process.stderr.write("variant-matrix: dist/ is missing; run `npm run prepare` (npm ci runs it) to compile the CLI\n");
+let entry;
+try {
+  entry = await ensureDist({ log: (line) => process.stderr.write(`variant-matrix: ${line}\n`) });
+} catch (e) {
+  process.stderr.write(`variant-matrix: error: cannot compile generator/ into dist/ (${e instanceof Error ? e.message.split("\n")[0] : String(e)}); fix the error, or run \`npm ci\` if esbuild is missing\n`);
   process.exit(2);
 }
-const { main } = await import(compiled.href);
+const { main } = await import(new URL(`file://${entry}`).href);
 await main(process.argv.slice(2));

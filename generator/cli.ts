@@ -8,7 +8,8 @@
 import yargs, { type Argv, type CommandModule } from "yargs";
 import { hideBin } from "yargs/helpers";
 import { readFileSync } from "node:fs";
-import { resolve } from "node:path";
+import { join, resolve } from "node:path";
+import { REPO_ROOT } from "./paths.ts";
 // Only light modules load at start; each command imports what it uses in its handler (fast --help, list, explain).
 import { errorLine, EXIT, exitCodeOf } from "./errors.ts";
 export { variantJson, UsageError } from "./commands/shared.ts";
@@ -27,13 +28,13 @@ import { publishCommand } from "./commands/publish.ts";
 import { doctorCommand } from "./commands/doctor.ts";
 
 /**
- * The version in package.json, read when the parser is built (about 0.1 ms). The sources (generator/cli.ts) and the
- * esbuild bundle (dist/cli.js and its chunks) both sit one directory below package.json, so one relative URL serves
- * both. "unknown" only when package.json is missing or unreadable (never thrown: --help must still work).
+ * The version in package.json of the repository root (paths.ts REPO_ROOT: the same answer from the sources and from
+ * the bundle in dist/<hash>/), read when the parser is built (about 0.1 ms). "unknown" only when package.json is
+ * missing or unreadable (never thrown: --help must still work).
  */
 export function packageVersion(): string {
   try {
-    const v = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")).version;
+    const v = JSON.parse(readFileSync(join(REPO_ROOT, "package.json"), "utf8")).version;
     return typeof v === "string" ? v : "unknown";
   } catch {
     return "unknown";

@@ -12,7 +12,8 @@ export class InputError extends Error {
  * - 0 ok: done (every build built, every promise holds, every host served, files up to date);
  * - 1 the work failed: a build or check failed, a promise does not hold, a host nothing serves, a file out of date;
  * - 2 bad input or an unmet precondition: any InputError (an invalid matrix.ts, a matrix that yields no variant, an
- *   unknown name or option value, an unreadable file), and yargs usage errors;
+ *   unknown name or option value, an unreadable file, a host check or a variant's evaluation that stops `build`
+ *   before it builds anything), and yargs usage errors;
  * - 130 interrupted (SIGINT).
  * Every error goes to stderr as one line starting with ERROR_PREFIX (see errorLine).
  */

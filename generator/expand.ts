@@ -252,6 +252,9 @@ export function nixpkgsInstanceKey(v: Pick<Variant, "nixpkgs" | "system" | "cuda
  */
 export function expand(matrix: Matrix, catalog: Catalog): Expansion {
   const variants: Variant[] = [];
+  // The torch variant of each combination by name, for the environments built on it (a lookup per environment
+  // variant: expand stays linear in the number of variants however many environments the matrix names).
+  const torchByName = new Map<string, Variant>();
   const excluded: Excluded[] = [];
   const multi = matrix.releases.length > 1;
   const byVersion = (a: string, b: string) => cmpVersion(a, b);
@@ -385,6 +388,7 @@ export function expand(matrix: Matrix, catalog: Catalog): Expansion {
               description: describe(pkg, combo, version),
               notes,
             });
+            if (name === torchName) torchByName.set(name, variants.at(-1)!);
           }
           // Named environments (matrix.ts `environments`): the torch stack of this combination plus each one's extras.
           for (const [envName, extras] of Object.entries(matrix.environments)) {
@@ -395,7 +399,7 @@ export function expand(matrix: Matrix, catalog: Catalog): Expansion {
               excluded.push({ name, package: pkg, torchVersion: release.version, ...parts, reasons: reasons.length ? reasons : torchReasons });
               continue;
             }
-            const base = variants.find((v) => v.name === torchName);
+            const base = torchByName.get(torchName);
             if (!base) throw new Error(`expand: ${name} needs ${torchName}, which this combination did not emit`);
             const members = packages.filter((q) => onTorch(q)?.inEnv && kept(q)).map((q) => formatName({ ...parts, package: q }));
             const notes = base.notes.filter((n) => !n.startsWith("Built against"));

@@ -8,19 +8,26 @@
  * Inputs: the matrix file's path and text, the local catalog beside it (local-catalog.json), and the size and time of every file of the running generator (its
  * code, catalog and templates), so a changed catalog or template is never hidden. A matrix that imports other
  * local files is not stamped (their changes would be invisible).
+ * The stamp also records the listing of the managed directories (write.ts managedListing), so a stray file there
+ * (one an interrupted run or a hand left behind) is never hidden behind "up to date"; and a writing generate removes
+ * the stamp before its first write (`clearStamp`), so a run killed halfway never leaves a stamp that vouches for a
+ * half-written tree.
  * Stamps live in the cache directory (paths.ts cacheDir, "stamps"), one per output directory.
  */
 import { createHash } from "node:crypto";
-import { existsSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { cacheDir, TEMPLATES_DIR } from "./paths.ts";
 import { LOCAL_CATALOG_FILE } from "./constants.ts";
+import { managedListing } from "./write.ts";
 
 interface Stamp {
   inputs: string;
   /** rel path → [size, mtimeMs] */
   files: Record<string, [number, number]>;
+  /** write.ts managedListing after the generate: every name in the managed directories. */
+  listing: string[];
 }
 
 function stampFile(outRoot: string): string {
@@ -67,6 +74,7 @@ export function upToDate(outRoot: string, matrixFile: string): { upToDate: boole
   }
   try {
     if (stamp.inputs !== inputsHash(matrixFile)) return { upToDate: false, files: 0 };
+    if (!Array.isArray(stamp.listing) || stamp.listing.join("\0") !== managedListing(outRoot).join("\0")) return { upToDate: false, files: 0 };
     for (const [rel, [size, mtime]] of Object.entries(stamp.files)) {
       const s = statSync(join(outRoot, rel));
       if (s.size !== size || s.mtimeMs !== mtime) return { upToDate: false, files: 0 };
@@ -88,9 +96,18 @@ export function writeStamp(outRoot: string, matrixFile: string, rels: Iterable<s
       files[rel] = [s.size, s.mtimeMs];
     }
     const tmp = `${file}.${process.pid}.tmp`;
-    writeFileSync(tmp, JSON.stringify({ inputs: inputsHash(matrixFile), files } satisfies Stamp));
+    writeFileSync(tmp, JSON.stringify({ inputs: inputsHash(matrixFile), files, listing: managedListing(outRoot) } satisfies Stamp));
     renameSync(tmp, file);
   } catch {
     /* no cache: the next generate takes the full path */
+  }
+}
+
+/** Remove the stamp of `outRoot` (before a generate writes: a run that dies halfway leaves no stamp). Best effort. */
+export function clearStamp(outRoot: string): void {
+  try {
+    rmSync(stampFile(outRoot), { force: true });
+  } catch {
+    /* no cache directory: nothing to clear */
   }
 }

@@ -180,7 +180,49 @@ test("dry-run rows (pure): plan order, exact commands, cached nodes, cross-syste
   const forced = dryRunRows(plan, cached, sel.why, backend, { host: "x86_64-linux", force: true, jobs: 1 });
   const one = dryRunRows(plan, cached, sel.why, backend, { host: "x86_64-linux", force: false, jobs: 1 });
   assert.is(forced.toBuild, 4);
-  assert.ok(forced.estimatedMakespanS > one.estimatedMakespanS, "on one builder, a built torch shortens the estimate");
+  assert.ok(forced.estimatedMakespanS! > one.estimatedMakespanS!, "on one builder, a built torch shortens the estimate");
+});
+
+test("estimates: a named environment has torch-env's default; a package no table knows is unknown with its reason, never NaN", async () => {
+  const { dryRunRows } = await import("../generator/driver/dry-run.ts");
+  const { dryRunText } = await import("../generator/driver/dry-run-text.ts");
+  const { defaultBuildSeconds } = await import("../generator/driver/plan.ts");
+  assert.is(defaultBuildSeconds("llm-env")!.seconds, DEFAULT_ESTIMATE_S["torch-env"]);
+  assert.match(defaultBuildSeconds("llm-env")!.source, /named environment is built like torch-env/);
+  assert.is(defaultBuildSeconds("constructor"), null, "no figure from Object.prototype");
+  assert.is(defaultBuildSeconds("mystery"), null);
+  const target = (name: string, pkg: string, dependsOn: string[] = []) => ({
+    name, package: pkg, dependsOn, file: `/x/${name}.nix`, system: "x86_64-linux" as const, python: "3.13", cuda: null, sm: null, isa: "avx2",
+    torchVersion: "2.12.0", cudaCapabilitiesForPackageSet: false, nixpkgsKey: "k",
+  });
+  const backend = { backend: "nix" as const, root: "/x", outDir: "/out" };
+  const why = new Map<string, "requested" | "dependency">();
+  const named = makePlan([target("pytorch-a", "pytorch"), target("llm-env-a", "llm-env", ["pytorch-a"])]);
+  assert.is(named.nodes.get("llm-env-a")!.estimateS, 60);
+  const ok = dryRunRows(named, new Map(), why, backend, { host: "x86_64-linux", force: false, jobs: 1 });
+  assert.is(ok.estimatedMakespanS, DEFAULT_ESTIMATE_S.pytorch! + 60);
+  assert.is(ok.estimatedMakespanUnknown, null);
+  const odd = makePlan([target("pytorch-a", "pytorch"), target("mystery-a", "mystery", ["pytorch-a"])]);
+  const node = odd.nodes.get("mystery-a")!;
+  assert.is(node.estimateS, null);
+  assert.is(node.estimateSource, "unknown");
+  assert.match(node.unknownReason!, /no default build time for package "mystery"/);
+  assert.ok(Number.isFinite(node.priority) && Number.isFinite(odd.nodes.get("pytorch-a")!.priority));
+  const d = dryRunRows(odd, new Map(), why, backend, { host: "x86_64-linux", force: false, jobs: 1 });
+  assert.is(d.estimatedMakespanS, null);
+  assert.match(d.estimatedMakespanUnknown!, /no estimate for mystery-a/);
+  // Cached, it needs no estimate: the makespan is known again.
+  const cached = new Map([["mystery-a", { cached: true, by: "store" as const, outPath: "/nix/store/x", drvPath: null }]]);
+  assert.is(dryRunRows(odd, cached, why, backend, { host: "x86_64-linux", force: false, jobs: 1 }).estimatedMakespanS, DEFAULT_ESTIMATE_S.pytorch);
+  const text = dryRunText({
+    d, backend: "nix", rule: { jobs: 1, explanation: "x" }, coresPerBuild: null, capped: new Map(), fromHistory: false, probed: false,
+    needs: { groups: [], local: null, localBuilds: true, hostLine: null }, preflight: "",
+  });
+  assert.not.match(text, /NaN/);
+  assert.match(text, /estimated makespan unknown: no estimate for mystery-a/);
+  assert.match(text, /mystery-a {2}est unknown \(no earlier build of mystery-a or of another mystery, and no default build time for package "mystery"\)/);
+  assert.not.match(JSON.stringify(d), /NaN/);
+  assert.is(formatDuration(Number.NaN), "unknown");
 });
 
 test.run();

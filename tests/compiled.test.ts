@@ -1,23 +1,33 @@
-// Issue 11: the `variant-matrix` command runs compiled JavaScript (dist/, built by `npm ci` through the
-// `prepare` script), which must agree with the TypeScript sources the other tests run.
+// The `variant-matrix` command runs compiled JavaScript (dist/<hash>/, bundled by bin/build-dist.mjs), which must
+// agree with the TypeScript sources the other tests run, and must never be older than those sources: the bundle is
+// named by a hash of what it was built from, and the launcher compiles the tree's code when that bundle is missing.
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { spawnSync } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+import { cpSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ROOT, runCli } from "./helpers/cli.ts";
+// @ts-expect-error: plain JavaScript module without types (it runs before anything is compiled)
+import { compiledEntry, sourcesHash } from "../bin/build-dist.mjs";
 
 const BIN = join(ROOT, "bin/variant-matrix.js");
-const bin = (args: string[]) => spawnSync(process.execPath, [BIN, ...args], { cwd: ROOT, encoding: "utf8", env: { ...process.env, NO_COLOR: "1" } });
+const bin = (args: string[], root = ROOT) =>
+  spawnSync(process.execPath, [join(root, "bin/variant-matrix.js"), ...args], { cwd: root, encoding: "utf8", env: { ...process.env, NO_COLOR: "1", COLUMNS: "400" } });
 
-test("dist/ is built (npm ci runs prepare) and the launcher uses it, not tsx", () => {
-  assert.ok(existsSync(join(ROOT, "dist/cli.js")), "dist/cli.js missing: run `npm run prepare`");
+test("the launcher and every npm script run the bundle of the current sources, not tsx and not a fixed dist/cli.js", () => {
   const launcher = readFileSync(BIN, "utf8");
-  assert.match(launcher, /dist\/cli\.js/);
+  assert.match(launcher, /ensureDist/);
   assert.not.match(launcher, /tsx/);
   const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8"));
-  assert.match(pkg.scripts.prepare, /esbuild generator\/cli\.ts --bundle/);
-  assert.match(pkg.scripts.generate, /^node dist\/cli\.js generate$/);
+  assert.match(pkg.scripts.prepare, /node bin\/build-dist\.mjs/);
+  for (const s of ["generate", "build:variants", "cli"]) {
+    assert.match(pkg.scripts[s], /bin\/variant-matrix\.js/, s);
+    assert.not.match(pkg.scripts[s], /dist\//, s);
+  }
+  // After one run of the launcher the bundle of these exact sources exists.
+  assert.is(bin(["--version"]).status, 0);
+  assert.ok(existsSync(compiledEntry()), `dist/${sourcesHash()}/cli.js`);
 });
 
 test("the compiled CLI answers like the sources: list --json, explain, a bad matrix value", () => {
@@ -39,6 +49,38 @@ test("generate through the compiled CLI is a no-op on the committed tree (and --
   const g = bin(["generate"]);
   assert.is(g.status, 0, g.stderr);
   assert.match(g.stdout, /nothing to write/);
+});
+
+test("a generator source edited after the bundle was built: the next command runs the edited code", () => {
+  // A copy of the project (sources, launcher, lock file; the dependencies linked), so the real tree is not touched.
+  const work = mkdtempSync(join(tmpdir(), "vm-stale-dist-"));
+  try {
+    for (const f of ["generator", "bin", "package.json", "package-lock.json", "matrix.ts"]) cpSync(join(ROOT, f), join(work, f), { recursive: true });
+    symlinkSync(join(ROOT, "node_modules"), join(work, "node_modules"));
+    const first = bin(["--help"], work);
+    assert.is(first.status, 0, first.stderr);
+    assert.match(first.stdout, /Exit status: 0 ok/);
+    const built = readdirSync(join(work, "dist"));
+    // Edit the sources as a `git pull` would, without `npm ci`.
+    const cli = join(work, "generator/cli.ts");
+    writeFileSync(cli, readFileSync(cli, "utf8").replace("Exit status: 0 ok;", "Exit status (edited): 0 ok;"));
+    const second = bin(["--help"], work);
+    assert.is(second.status, 0, second.stderr);
+    assert.match(second.stdout, /Exit status \(edited\): 0 ok/, "the launcher ran the old bundle");
+    assert.match(second.stderr, /generator\/ changed since dist\/ was built: compiling it/);
+    assert.ok(readdirSync(join(work, "dist")).length > built.length, "a bundle of its own for the new sources");
+    // Unchanged sources: no rebuild, nothing said.
+    const third = bin(["--version"], work);
+    assert.is(third.stderr, "");
+    // A source that does not compile: one error line, exit 2, never the old bundle.
+    writeFileSync(cli, readFileSync(cli, "utf8") + "\nconst broken = ;\n");
+    const fourth = bin(["--version"], work);
+    assert.is(fourth.status, 2);
+    assert.match(fourth.stderr, /^variant-matrix: error: cannot compile generator\/ into dist\//m);
+    assert.is(fourth.stdout, "");
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
 });
 
 test.run();

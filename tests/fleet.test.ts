@@ -219,10 +219,15 @@ test("one report reader: the plan's estimates and the cost model count the same 
     }),
   );
   writeFileSync(join(logs, "run-2-broken.json"), "{");
-  const plan = [...durationsFromReports(logs).keys()];
-  const cost = readSamples(logs).map((x) => x.name);
+  // Reports of another shape are left out, each passed to the caller once (it warns), by both readers alike.
+  mkdirSync(join(logs, "run-3"));
+  writeFileSync(join(logs, "run-3", "report.json"), "null");
+  const skipped: string[][] = [[], []];
+  const plan = [...durationsFromReports(logs, (x) => skipped[0]!.push(x.why)).keys()];
+  const cost = readSamples(logs, (x) => skipped[1]!.push(x.why)).map((x) => x.name);
   assert.equal(plan, ["pytorch-python313-cuda12_8-sm90-avx2"]);
   assert.equal(cost, plan);
+  assert.equal(skipped, [["null, not an object"], ["null, not an object"]]);
 });
 
 test("planFleet decides without printing: cover, cost with the CUDA closure, and the matrix or why none is written", async () => {

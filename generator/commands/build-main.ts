@@ -11,21 +11,24 @@ import { onTorch } from "../catalog/packages.ts";
 import { DEFAULT_CHECK_SECONDS, makePlan, type Plan } from "../driver/plan.ts";
 import { dryRunRows } from "../driver/dry-run.ts";
 import { dryRunText } from "../driver/dry-run-text.ts";
-import { durationsFromReports, makeRunId, summaryTable } from "../driver/report.ts";
-import { runBuilds, shortPath } from "../driver/run.ts";
+import { durationsFromReports, makeRunId, skippedReportsWarning, summaryTable, type SkippedReport } from "../driver/report.ts";
+import { runBuilds, shortPath, type RunResult } from "../driver/run.ts";
 import { liveStatus, plainStatus } from "../driver/status.ts";
 import { dryRealise, probeCached, type CacheProbe, type DryRealise, type NixOptions } from "../driver/store.ts";
 import { builderNeeds } from "../driver/builders.ts";
 import { modelCacheMisses } from "../driver/cache-model.ts";
 import type { BuildTarget } from "../driver/targets.ts";
 import { checkFiles, checkTargets, loadTargets, selectTargets } from "../driver/targets.ts";
+import { assertGeneratedCurrent } from "../generated-state.ts";
 import { resolveBuildOptions, type BuildArgs, type ResolvedBuildOptions } from "../driver/options.ts";
-import { checkedVariants, evaluatesPinnedNixpkgs, formatChecks, refuseOnBlocking, runChecks, type CheckResult } from "../preflight/checks.ts";
+import { checkedVariants, evaluatesPinnedNixpkgs, formatChecks, Probes, refuseOnBlocking, runChecks, type CheckResult } from "../preflight/checks.ts";
 import { thisHost } from "../preflight/host.ts";
 import { REPO_ROOT as PROJECT_ROOT } from "../paths.ts";
-import { errorLine, exitCodeOf } from "../errors.ts";
+import { errorLine, EXIT, exitCodeOf } from "../errors.ts";
 import { outputMode, writeOutputFile } from "../output-file.ts";
-import { wrapLines } from "../text.ts";
+import { wrap, wrapLines } from "../text.ts";
+import { EvaluationError, evaluationFailures, evaluationFailureText, evaluationGate, type EvaluationFailure } from "../driver/eval-first.ts";
+import { closeCatalogExtras, didYouMean } from "../catalog/extra-hints.ts";
 import { parseNixOptions, terminalWidth } from "./shared.ts";
 
 /**
@@ -71,9 +74,20 @@ async function buildMainInner(a: BuildArgs): Promise<number> {
   const plan = makePlan(sel.targets, history);
   const rule = jobsRule({ cpus: availableParallelism(), memBytes: totalmem() }, o.cores, o.jobs);
   const { backendOpts, capped } = backendOptions(a, o, sel.targets, rule);
-  const cached: Map<string, CacheProbe> = a.force
-    ? new Map()
-    : await probeCached(sel.targets, backendOpts.outDir, o.nixOptions, { instantiate: !a.dryRun || !!a.probeStore });
+  // A build instantiates every selected variant before the first build starts, --force included (it only ignores what
+  // is built); a dry run only with --probe-store (evaluating a generated file may fetch its pinned nixpkgs).
+  const instantiate = !a.dryRun || !!a.probeStore;
+  const probes: Map<string, CacheProbe> =
+    a.force && !instantiate ? new Map() : await probeCached(sel.targets, backendOpts.outDir, o.nixOptions, { instantiate });
+  const cached: Map<string, CacheProbe> = a.force ? new Map() : probes;
+  const evalFailures = instantiate ? evaluationFailures(sel.targets, probes, cached) : [];
+  if (!a.dryRun && evalFailures.length) {
+    const gate = evaluationGate(o.backend, context.pinnedNixpkgs, () => new Probes(thisHost()).nixVersion(), evalFailures);
+    if (gate.stop.length) throw new EvaluationError(gate.stop, sel.targets.length, width);
+    const names = gate.pass.map((f) => f.name);
+    const shown = names.length > 3 ? `${names.slice(0, 3).join(", ")} and ${names.length - 3} more` : names.join(", ");
+    process.stderr.write(wrap(`${shown} did not evaluate here, but ${gate.why}: building them`, width, { indent: "warning: ", hang: "  " }) + "\n");
+  }
   const toBuild = sel.targets.filter((t) => !cached.get(t.name)?.cached);
   // The checks of what is left to build: the system features its derivations require, and store space (a warning).
   const late = runChecks(thisHost(), { ...context, variants: context.variants.filter((v) => toBuild.some((t) => t.name === v.name)) }, [
@@ -106,8 +120,10 @@ async function buildMainInner(a: BuildArgs): Promise<number> {
             dryRun: true, backend: o.backend, root: o.root, source, jobs: rule.jobs, coresPerBuild, jobsRule: rule.explanation,
             // Builds given fewer cores than coresPerBuild: a package whose compile jobs need more memory (jobs.ts coresForPackage).
             coresCapped: Object.fromEntries(capped), force: !!a.force, toBuild: d.toBuild, cached: d.cached,
-            estimatedMakespanS: d.estimatedMakespanS, cudaClosures: d.cudaClosures, store: d.store, cacheModel: d.cacheModel,
+            estimatedMakespanS: d.estimatedMakespanS, estimatedMakespanUnknown: d.estimatedMakespanUnknown, cudaClosures: d.cudaClosures, store: d.store, cacheModel: d.cacheModel,
             systemFeatures: needs.groups, preflight, waves: plan.waves, variants: d.rows,
+            // What a build would stop on before building anything: null when nothing was instantiated (no --probe-store).
+            evaluationErrors: instantiate ? evalFailures : null,
           },
           null,
           2,
@@ -120,6 +136,7 @@ async function buildMainInner(a: BuildArgs): Promise<number> {
           width,
         ) + "\n",
       );
+    dryRunWarnings(sel.targets, evalFailures, width);
     process.exitCode = 0;
     return 0;
   }
@@ -130,17 +147,37 @@ async function buildMainInner(a: BuildArgs): Promise<number> {
   return await runAndReport(a, o, plan, sel.why, backendOpts, rule.jobs, rule.explanation, cached);
 }
 
+/**
+ * A dry run's warnings on stderr (stdout keeps the plan, or its JSON): the variants a build would stop on (known only
+ * when it instantiated: --probe-store), and each environment extra close to one the catalog knows (a likely typo that
+ * only Nix's evaluation would otherwise find).
+ */
+function dryRunWarnings(targets: readonly BuildTarget[], failures: readonly EvaluationFailure[], width: number): void {
+  const say = (text: string) => process.stderr.write(wrap(text, width, { indent: "warning: ", hang: "  " }) + "\n");
+  if (failures.length) process.stderr.write(`warning: ${evaluationFailureText(failures, targets.length, width, true)}\n`);
+  const byExtra = new Map<string, string[]>();
+  for (const t of targets) if (!t.check) for (const x of t.extras ?? []) if (closeCatalogExtras(x).length) byExtra.set(x, [...(byExtra.get(x) ?? []), t.name]);
+  for (const [x, names] of byExtra)
+    say(`extra "${x}" of ${names.join(", ")} is not one the catalog knows; ${didYouMean(closeCatalogExtras(x))} (a pin whose Python set lacks it stops the evaluation)`);
+}
+
 /** Load the variants, select (names, filters, package), add their checks (--verify), with earlier durations. */
 async function selection(a: BuildArgs, o: ResolvedBuildOptions) {
-  const { targets: all, source } = await loadTargets({
+  const { targets: all, source, project } = await loadTargets({
     root: o.root,
     pkgsDir: a.pkgsDir !== undefined ? resolve(a.pkgsDir) : undefined,
     variants: a.variants,
     matrixFile: a.matrix !== undefined ? o.matrixFile : undefined,
   });
   const sel = selectTargets(all, { names: a.names, filters: a.filter, package: a.package });
+  // What Nix reads (the last generate's files) must say what was just expanded and is about to be shown or built.
+  if (project) assertGeneratedCurrent(project, o.root, "build", sel.targets);
   checkFiles(sel.targets);
-  const history = durationsFromReports(o.logsRoot);
+  // A foreign or damaged earlier report is left out with a warning: it must not stop this run, nor a dry run.
+  const skipped: SkippedReport[] = [];
+  const history = durationsFromReports(o.logsRoot, (x) => skipped.push(x));
+  const warning = skippedReportsWarning(skipped, shortPath);
+  if (warning) process.stderr.write(warning);
   if (a.verify || a.verifyGpu) {
     // Checks of each selected variant's promise, after it (pkgs/checks.nix through the variant's own file).
     const dir = resolve(o.logsRoot, "checks");
@@ -204,9 +241,9 @@ async function runAndReport(
     text: `run ${runId}: ${plan.order.length} variant(s), backend ${o.backend}, jobs ${jobs} (${explanation}); logs ${shortPath(resolve(o.logsRoot, runId))}`,
     at: t0,
   });
-  let report;
+  let result: RunResult;
   try {
-    report = await runBuilds({
+    result = await runBuilds({
       plan,
       why,
       backend: backendOpts,
@@ -220,13 +257,40 @@ async function runAndReport(
       status,
       killGraceMs: a.killGrace !== undefined ? a.killGrace * 1000 : undefined,
     });
-  } finally {
+  } catch (e) {
+    // runBuilds ends its builds and reports its own errors; reaching here is a bug past that: still one line.
     status.close();
+    process.stderr.write(errorLine(`the build driver failed: ${(e as Error)?.message ?? String(e)}`));
+    process.exitCode = EXIT.finding;
+    return EXIT.finding;
   }
+  status.close();
+  const { report } = result;
   if (a.json) process.stdout.write(JSON.stringify(report, null, 2) + "\n");
-  else process.stdout.write(summaryTable(report) + `\nreport: ${shortPath(resolve(report.logsDir, "report.json"))}\n`);
-  process.exitCode = report.exitCode;
-  return report.exitCode;
+  else process.stdout.write(summaryTable(report) + (result.written.length ? `\nreport: ${result.written.map((f) => shortPath(f)).join(", ")}\n` : "\n"));
+  const problem = runProblem(result);
+  const code = problem ? Math.max(report.exitCode, EXIT.finding) : report.exitCode;
+  if (problem) process.stderr.write(errorLine(problem));
+  process.exitCode = code;
+  return code;
+}
+
+/**
+ * The run's one error line (without the prefix): an error of the driver that stopped it, with the builds it ended,
+ * and every report file that could not be written (where and why) or where the report is; null when neither happened.
+ */
+function runProblem(r: RunResult): string | null {
+  const { report, unwritten, written, ended } = r;
+  if (!report.driverError && unwritten.length === 0) return null;
+  const parts: string[] = [];
+  if (report.driverError)
+    parts.push(
+      `the build driver stopped the run: ${report.driverError}; ` +
+        (ended.length ? `ended ${ended.length} running build(s) (${ended.join(", ")})` : "no build was running"),
+    );
+  for (const u of unwritten) parts.push(`report not written to ${shortPath(u.file)}: ${u.why}`);
+  if (report.driverError && written.length) parts.push(`report: ${written.map((f) => shortPath(f)).join(", ")}`);
+  return parts.join("; ");
 }
 
 /** --skip-cached: variants whose outputs a substituter holds (Nix builds nothing for them) count as cached. */

@@ -68,6 +68,8 @@ export const evalCommand: CommandModule<object, EvalArgs> = {
     // The variants asked for, plus the pytorch each torchaudio needs for the coupling proof.
     const variants = selectTargets(p.variants, { names: argv.names, filters: argv.filter }).targets;
     const root = argv.root ? resolve(process.cwd(), argv.root) : REPO_ROOT;
+    // release.nix and pkgs/variants.nix (what Nix evaluates) must say what was just expanded.
+    (await import("../generated-state.ts")).assertGeneratedCurrent(p, root, "eval", variants);
     const { results, summary } = await evalVariants({
       root,
       variants,

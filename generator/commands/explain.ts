@@ -11,6 +11,7 @@ import { REPO_ROOT } from "../paths.ts";
 import { matrixOption, project, terminalWidth, UsageError, variantJson, warnUntracked } from "./shared.ts";
 import { wrap } from "../text.ts";
 import { extraFact, extraPromise } from "../catalog/extras.ts";
+import { closeCatalogExtras, didYouMean } from "../catalog/extra-hints.ts";
 import { ERROR_PREFIX, EXIT } from "../errors.ts";
 import { cudaBuildOf, onTorch } from "../catalog/packages.ts";
 import type { Variant } from "../schema.ts";
@@ -92,6 +93,8 @@ export const explainCommand: CommandModule<{}, { name: string; json: boolean; ma
         for (const m of environment.members) say(m, "  ");
         if (environment.torchcodec) say(`${v.pythonPackageSet}.torchcodec (torchaudio's audio I/O), on the same torch`, "  ");
         for (const x of environment.extras) say(`${v.pythonPackageSet}.${x.attr} (extra; device code ${x.deviceCode}): ${x.promise}`, "  ");
+        for (const x of environment.extras)
+          if (x.closest) say(`extra ${x.attr} is not one the catalog knows; ${didYouMean(x.closest)} (a pin whose Python set lacks it stops this environment's evaluation)`, "note: ", "  ");
       }
       for (const n of v.notes) say(n, "note: ", "  ");
       for (const r of offCache) say(`off the binary cache: ${r}`, "note: ", "  ");
@@ -132,14 +135,16 @@ export const explainCommand: CommandModule<{}, { name: string; json: boolean; ma
 function environmentOf(v: Variant, pinTorchcodec: string | null): {
   members: string[];
   torchcodec: boolean;
-  extras: { attr: string; deviceCode: "none" | "not judged"; promise: string }[];
+  /** closest: the catalog's extras an unknown extra is close to (a likely typo), when there are any. */
+  extras: { attr: string; deviceCode: "none" | "not judged"; promise: string; closest?: string[] }[];
 } {
   return {
     members: v.dependsOn,
     torchcodec: pinTorchcodec !== null,
     extras: v.extras.map((attr) => {
       const judged = extraPromise(attr).judged && extraFact(attr)?.deviceCode === "none";
-      return { attr, deviceCode: judged ? "none" : "not judged", promise: extraPromise(attr).line.slice(attr.length + 2) };
+      const closest = closeCatalogExtras(attr);
+      return { attr, deviceCode: judged ? "none" : "not judged", promise: extraPromise(attr).line.slice(attr.length + 2), ...(closest.length ? { closest } : {}) };
     }),
   };
 }

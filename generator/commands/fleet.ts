@@ -19,6 +19,7 @@ import { terminalWidth } from "./shared.ts";
 
 export { FleetUsageError, hostId, type FleetArgs } from "../fleet/options.ts";
 import { FleetUsageError, type FleetArgs } from "../fleet/options.ts";
+import type { SkippedReport } from "../driver/report.ts";
 
 export const fleetCommand: CommandModule<object, FleetArgs> = {
   command: "fleet <hosts..>",
@@ -69,14 +70,18 @@ export function buildFor(key: string, withRev: boolean): string {
 /** Run fleet with parsed arguments: read, decide (planFleet), then print, write the matrix, set process.exitCode. */
 export async function runFleet(a: FleetArgs): Promise<void> {
   // Loaded here, not at start-up: `variant-matrix --help` and the other commands stay light.
-  const [{ loadProject }, { readSamples }, { planFleet, readFleetHost }] = await Promise.all([
+  const [{ loadProject }, { readSamples }, { planFleet, readFleetHost }, { skippedReportsWarning }] = await Promise.all([
     import("../project.ts"),
     import("../fleet/cost.ts"),
     import("../fleet/run.ts"),
+    import("../driver/report.ts"),
   ]);
   const p = await loadProject({ matrixFile: a.matrix ? resolve(process.cwd(), a.matrix) : undefined });
   const hosts = await Promise.all(a.hosts.map(readFleetHost));
-  const samples = readSamples(a.reports ? resolve(process.cwd(), a.reports) : join(REPO_ROOT, "logs"));
+  const skipped: SkippedReport[] = [];
+  const samples = readSamples(a.reports ? resolve(process.cwd(), a.reports) : join(REPO_ROOT, "logs"), (x) => skipped.push(x));
+  const warning = skippedReportsWarning(skipped);
+  if (warning) process.stderr.write(warning);
   const f = planFleet(p, hosts, a, samples);
   const { torch, python, cuda, release, cover, toBuild, unserved, builders, cost, loo, matrixText, refusal, methodText, modelText } = f;
   const uniq = <T>(xs: T[]) => [...new Set(xs)];

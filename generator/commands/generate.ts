@@ -7,6 +7,7 @@ import { REPO_ROOT } from "../paths.ts";
 import { matrixOption, terminalWidth, UsageError, warnUntracked } from "./shared.ts";
 import { wrap } from "../text.ts";
 import { errorLine } from "../errors.ts";
+import type { SyncProgress } from "../write.ts";
 
 export const generateCommand: CommandModule<{}, { check: boolean; matrix?: string; out?: string }> = {
   command: "generate",
@@ -19,66 +20,121 @@ export const generateCommand: CommandModule<{}, { check: boolean; matrix?: strin
   handler: async (argv) => {
     const root = argv.out ? resolve(process.cwd(), argv.out) : REPO_ROOT;
     const matrixFile = argv.matrix ? resolve(process.cwd(), argv.matrix) : resolve(REPO_ROOT, "matrix.ts");
-    const stamp = await import("../stamp.ts");
-    if (!argv.check) {
-      const s = stamp.upToDate(root, matrixFile);
-      if (s.upToDate) {
-        console.log(`nothing to write: ${s.files} generated files already up to date (inputs unchanged since the last generate)`);
-        return;
-      }
-    }
-    const [p, { renderAll }, { syncFiles }, { isSingleFileMatrix }] = await Promise.all([
-      import("../project.ts").then((m) => m.loadProject({ matrixFile })),
-      import("../render/index.ts"),
-      import("../write.ts"),
-      import("../load-matrix.ts"),
-    ]);
-    // A matrix that yields no variant would delete every generated file and write `systems = []`: refuse (exit 2).
-    const { noVariantMessage, packagesWithoutVariant } = await import("../matrix-yield.ts");
-    const shown = relative(process.cwd(), p.matrixFile);
-    const empty = noVariantMessage(p.variants, p.excluded, shown && !shown.startsWith("..") ? shown : p.matrixFile);
-    if (empty) throw new UsageError(empty);
-    const files = renderAll(p);
-    const r = await syncFiles(root, files, { check: argv.check });
-    const changes = [...r.written.map((f) => `  ${argv.check ? "differs" : "wrote"}: ${f}`), ...r.removed.map((f) => `  ${argv.check ? "stale" : "removed"}: ${f}`)];
-    if (argv.check) {
-      if (changes.length) {
-        process.stderr.write(errorLine(`generated files are out of date with ${p.matrixFile}; run \`npm run generate\`:`));
-        console.error(changes.slice(0, 50).join("\n") + (changes.length > 50 ? `\n  ... and ${changes.length - 50} more` : ""));
-        process.exitCode = 1;
-      } else console.log(`up to date: ${files.size} generated files match ${p.matrixFile}`);
-      return;
-    }
-    stamp.writeStamp(root, matrixFile, files.keys(), isSingleFileMatrix(matrixFile));
-    if (!changes.length) console.log(`nothing to write: ${files.size} generated files already up to date`);
-    else {
-      if (changes.length <= 20) console.log(changes.join("\n"));
-      console.log(
-        `${r.written.length} written, ${r.removed.length} stale removed, ${r.unchanged} unchanged ` +
-          `(${p.variants.length} package variants, ${p.excluded.length} dropped; see BUILD_MATRIX.md)`,
-      );
-    }
-    const { renamedFiles } = await import("../matrix-yield.ts");
-    const renamed = renamedFiles(r.removed, r.written);
-    if (renamed.length)
-      console.log(
-        wrap(
-          `${renamed.length} variant file(s) renamed, not dropped: with more than one PyTorch release each name carries ` +
-            `its release (e.g. ${renamed[0]![0]} is now ${renamed[0]![1]}); update what installs or builds them by name.`,
-          terminalWidth(),
-          { indent: "note: ", hang: "  " },
+    const [stamp, write] = await Promise.all([import("../stamp.ts"), import("../write.ts")]);
+    // One generate at a time per output directory: a second one waits, then finds the tree current.
+    const release = await write.lockOutput(root, {
+      onWait: (pid) => process.stderr.write(`variant-matrix: another generate (pid ${pid}) is writing this tree; waiting for it to finish\n`),
+    });
+    // SIGINT and SIGTERM while it runs: a sync in progress stops starting writes, lets the ones in flight end and
+    // removes its temporaries (write.ts SyncInterrupted); then the lock is released and one line says how far it got
+    // (the next generate finishes the tree); exit 128 + the signal's number. A second signal exits at once.
+    const progress: SyncProgress = { done: 0, total: 0, temporaries: new Set() };
+    const exitOn = (signal: NodeJS.Signals, done: number, total: number): never => {
+      write.removeTemporaries(progress);
+      release();
+      process.stderr.write(
+        errorLine(
+          done === 0
+            ? `generate interrupted (${signal}) before writing anything; the generated files are as they were`
+            : `generate interrupted (${signal}) after writing ${done} of ${total} changed files; the generated files are partly ` +
+                `updated (each file whole, old or new; no temporaries left): run \`npm run generate\` again to finish`,
         ),
       );
-    for (const w of packagesWithoutVariant(p.matrix, p.variants, p.excluded))
-      console.log(
-        wrap(
-          `no variant of ${w.package} (asked for in packages; ${w.dropped} combination(s) dropped): ${w.reason} ` +
-            `See \`variant-matrix list --excluded --filter package=${w.package}\`.`,
-          terminalWidth(),
-          { indent: "note: ", hang: "  " },
-        ),
-      );
-    await warnUntracked(root, [...files.keys()]);
+      process.exit(128 + (signal === "SIGINT" ? 2 : 15));
+    };
+    const onSignal = (signal: NodeJS.Signals) => {
+      if (progress.running && !progress.interrupted) progress.interrupted = signal;
+      else exitOn(signal, progress.done, progress.total);
+    };
+    process.on("SIGINT", onSignal);
+    process.on("SIGTERM", onSignal);
+    try {
+      await generateLocked(argv, root, matrixFile, stamp, write, progress);
+    } catch (e) {
+      if (e instanceof write.SyncInterrupted) exitOn(e.signal, e.done, e.total);
+      throw e;
+    } finally {
+      process.off("SIGINT", onSignal);
+      process.off("SIGTERM", onSignal);
+      release();
+    }
   },
 };
 
+/** generate's work, holding the output's lock. */
+async function generateLocked(
+  argv: { check: boolean },
+  root: string,
+  matrixFile: string,
+  stamp: typeof import("../stamp.ts"),
+  write: typeof import("../write.ts"),
+  progress: SyncProgress,
+): Promise<void> {
+  if (!argv.check) {
+    const s = stamp.upToDate(root, matrixFile);
+    if (s.upToDate) {
+      console.log(`nothing to write: ${s.files} generated files already up to date (inputs unchanged since the last generate)`);
+      return;
+    }
+  }
+  const [p, { renderAll }, { isSingleFileMatrix }] = await Promise.all([
+    import("../project.ts").then((m) => m.loadProject({ matrixFile })),
+    import("../render/index.ts"),
+    import("../load-matrix.ts"),
+  ]);
+  // A matrix that yields no variant would delete every generated file and write `systems = []`: refuse (exit 2).
+  const { noVariantMessage, packagesWithoutVariant } = await import("../matrix-yield.ts");
+  const shown = relative(process.cwd(), p.matrixFile);
+  const empty = noVariantMessage(p.variants, p.excluded, shown && !shown.startsWith("..") ? shown : p.matrixFile);
+  if (empty) throw new UsageError(empty);
+  // A typo in an environment's extras shows only when Nix evaluates the environment: say it now, with the extra the
+  // catalog knows that it is close to.
+  const { extraHints, extraHintText } = await import("../catalog/extra-hints.ts");
+  for (const h of extraHints(p.matrix.environments)) console.error(wrap(extraHintText(h), terminalWidth(), { indent: "warning: ", hang: "  " }));
+  const files = renderAll(p);
+  if (!argv.check) stamp.clearStamp(root);
+  const r = await write.syncFiles(root, files, { check: argv.check, progress });
+  const changes = [
+    ...r.written.map((f) => `  ${argv.check ? "differs" : "wrote"}: ${f}`),
+    ...r.removed.map((f) => `  ${argv.check ? "stale" : "removed"}: ${f}`),
+    ...r.temporaries.map((f) => `  ${argv.check ? "temporary" : "removed temporary"}: ${f}`),
+  ];
+  if (argv.check) {
+    if (changes.length) {
+      process.stderr.write(errorLine(`generated files are out of date with ${p.matrixFile}; run \`npm run generate\`:`));
+      console.error(changes.slice(0, 50).join("\n") + (changes.length > 50 ? `\n  ... and ${changes.length - 50} more` : ""));
+      process.exitCode = 1;
+    } else console.log(`up to date: ${files.size} generated files match ${p.matrixFile}`);
+    return;
+  }
+  stamp.writeStamp(root, matrixFile, files.keys(), isSingleFileMatrix(matrixFile));
+  if (!changes.length) console.log(`nothing to write: ${files.size} generated files already up to date`);
+  else {
+    if (changes.length <= 20) console.log(changes.join("\n"));
+    console.log(
+      `${r.written.length} written, ${r.removed.length} stale removed, ${r.unchanged} unchanged ` +
+        `(${p.variants.length} package variants, ${p.excluded.length} dropped; see BUILD_MATRIX.md)`,
+    );
+  }
+  const { renamedFiles } = await import("../matrix-yield.ts");
+  const renamed = renamedFiles(r.removed, r.written);
+  if (renamed.length)
+    console.log(
+      wrap(
+        `${renamed.length} variant file(s) renamed, not dropped: with more than one PyTorch release each name carries ` +
+          `its release (e.g. ${renamed[0]![0]} is now ${renamed[0]![1]}); update what installs or builds them by name.`,
+        terminalWidth(),
+        { indent: "note: ", hang: "  " },
+      ),
+    );
+  for (const w of packagesWithoutVariant(p.matrix, p.variants, p.excluded))
+    console.log(
+      wrap(
+        `no variant of ${w.package} (asked for in packages; ${w.dropped} combination(s) dropped): ${w.reason} ` +
+          `See \`variant-matrix list --excluded --filter package=${w.package}\`.`,
+        terminalWidth(),
+        { indent: "note: ", hang: "  " },
+      ),
+    );
+  await warnUntracked(root, [...files.keys()]);
+}

@@ -64,7 +64,11 @@ export const publishCommand: CommandModule<object, PublishArgs> = {
     const ordered = order.map((n) => byName.get(n)!);
 
     if (argv.org) {
+      // The organisation name first: it becomes flox publish's -o argument (a bad one is refused before anything else).
       pub.checkFloxOrg(argv.org);
+      // flox publish builds the .flox/pkgs files the last generate wrote: they must say what was just expanded.
+      // (--to copies store paths a build already made, whatever wrote them.)
+      (await import("../generated-state.ts")).assertGeneratedCurrent(p, root, "publish", sel.targets);
       const { hostSystem } = await import("../driver/backend.ts");
       const host = hostSystem();
       const steps = pub.floxPublishPlan(ordered, argv.org, host);

@@ -38,7 +38,9 @@ export function dryRunText(i: DryRunTextInput): string {
       `jobs ${i.rule.jobs}${i.coresPerBuild ? `, cores per build ${i.coresPerBuild}` : ""}`,
     `  (${i.rule.explanation})`,
     ...[...new Set([...i.capped.values()].map((c) => `  cores per build ${c.cores} for ${c.why}`))],
-    `  estimated makespan ${formatDuration(d.estimatedMakespanS)} (estimates from ${i.fromHistory ? "earlier reports where known" : "defaults"})`,
+    d.estimatedMakespanS === null
+      ? `  estimated makespan unknown: ${d.estimatedMakespanUnknown}`
+      : `  estimated makespan ${formatDuration(d.estimatedMakespanS)} (estimates from ${i.fromHistory ? "earlier reports where known" : "defaults"})`,
     `  CUDA closures: ${closures.shared.length} nixpkgs instance(s) with the default capabilities (what the cache model below says the cache serves) for ` +
       `${closures.shared.reduce((a, c) => a + c.variants.length, 0)} variant(s); ${closures.own.length} built from source ` +
       `(package-set scope, about ${formatDuration(DEFAULT_CUDA_CLOSURE_SECONDS.seconds)} each, not in the makespan)` +
@@ -51,7 +53,7 @@ export function dryRunText(i: DryRunTextInput): string {
   for (const v of d.rows) {
     const state = v.cached ? `already built (${v.cachedBy}): ${v.outPath}` : "to build";
     lines.push(
-      `${String(v.order).padStart(3)}. [wave ${v.wave}] ${v.name}  est ${formatDuration(v.estimateS)} (${v.estimateSource})` +
+      `${String(v.order).padStart(3)}. [wave ${v.wave}] ${v.name}  est ${v.estimateS === null ? `unknown (${v.estimateUnknown})` : `${formatDuration(v.estimateS)} (${v.estimateSource})`}` +
         `${v.dependsOn.length ? `  after ${v.dependsOn.join(", ")}` : ""}`,
       `       ${state}`,
       // The directory first, on a line of its own, so the command line below can be pasted as it is.

@@ -19,8 +19,12 @@ export interface DryRunRow {
   dependsOn: string[];
   system: string;
   file: string;
-  estimateS: number;
+  /** Estimated build time in seconds; null when unknown (`estimateUnknown` says why). */
+  estimateS: number | null;
+  /** "history", "package-median", "default" or "unknown" (plan.ts PlanNode.estimateSource). */
   estimateSource: string;
+  /** Why the estimate is unknown; null when it is known. */
+  estimateUnknown: string | null;
   priorityS: number;
   cached: boolean;
   cachedBy: CacheProbe["by"] | null;
@@ -41,6 +45,8 @@ export interface DryRunRow {
  * @param o.host this machine's Nix system; a node for another system without `builders` gets a note
  * @param o.force every node counts as to build
  * @param o.jobs concurrent builds, for the estimated makespan (list scheduling on the estimates)
+ * @returns the rows; counts to build and already built; the estimated makespan in seconds, or null with the reason
+ *   when a variant to build has no estimate; the CUDA closures; Nix's answer; the cache model's extra builds
  */
 export function dryRunRows(
   plan: Plan<BuildTarget>,
@@ -79,6 +85,7 @@ export function dryRunRows(
       file: n.target.file,
       estimateS: n.estimateS,
       estimateSource: n.estimateSource,
+      estimateUnknown: n.unknownReason,
       priorityS: n.priority,
       cached: o.force ? false : (c?.cached ?? false),
       cachedBy: c?.by ?? null,
@@ -103,7 +110,10 @@ export function dryRunRows(
     rows,
     toBuild: rows.filter((v) => !v.cached).length,
     cached: rows.filter((v) => v.cached).length,
-    estimatedMakespanS: sim.makespan,
+    /** Seconds, by list scheduling on the estimates; null when a variant to build has no estimate. */
+    estimatedMakespanS: sim.unknown.length ? null : sim.makespan,
+    /** Why the makespan is unknown (the variants without an estimate); null when it is known. */
+    estimatedMakespanUnknown: sim.unknown.length ? `no estimate for ${sim.unknown.join(", ")}` : null,
     cudaClosures: closures,
     /** Nix's answer across the selection (null without --probe-store or when Nix answered for no variant). */
     store,

@@ -6,14 +6,16 @@
  *   the waves (wave k = nodes whose longest dependency chain has k edges).
  * - Priority is the node's "bottom level": its estimate plus the longest chain of estimates among its dependents.
  *   Ready work runs highest priority first, i.e. longest (remaining critical path) first. Estimates come from
- *   earlier reports (`history`); without history each package at `DEFAULT_ESTIMATE_S[package]` (pytorch 1.75 h, the
- *   packages on torch their catalog estimate, an environment a minute), so pytorch goes first.
+ *   earlier reports (`history`); without history each package at `defaultBuildSeconds(package)` (pytorch 1.75 h, the
+ *   packages on torch their catalog estimate, an environment, named ones too, a minute), so pytorch goes first. A
+ *   package with no figure at all has an unknown estimate (null, with the reason): never a number made up, never NaN.
  * - `pickNext` is the scheduler's choice among ready nodes; `simulate` replays list scheduling on estimates
  *   (dry-run's estimated makespan); `lowerBound` is max(critical path, total work / jobs).
  */
 import { InputError } from "../errors.ts";
 import type { PackageName } from "../schema.ts";
 import { ENV_PACKAGE, TORCH_PACKAGE, packagesOnTorch } from "../catalog/packages.ts";
+import { environmentOf } from "../naming.ts";
 
 /**
  * Default build time of a package when no earlier report knows it: seconds and the source of the figure. The one
@@ -80,6 +82,20 @@ export function cudaClosures(vs: readonly ClosureInput[]): {
   return { own: group((v) => v.cudaCapabilitiesForPackageSet), shared: group((v) => !v.cudaCapabilitiesForPackageSet) };
 }
 
+/**
+ * The default build time of a package: its entry of DEFAULT_BUILD_SECONDS, or for a named environment (matrix.ts
+ * `environments`, package `NAME-env`) torch-env's, since both are the same python.withPackages buildEnv.
+ * @returns seconds and the source of the figure; null for a package no table knows (then its estimate is unknown)
+ */
+export function defaultBuildSeconds(pkg: PackageName): { seconds: number; source: string } | null {
+  if (Object.hasOwn(DEFAULT_BUILD_SECONDS, pkg)) return DEFAULT_BUILD_SECONDS[pkg]!;
+  if (environmentOf(pkg) !== null) {
+    const env = DEFAULT_BUILD_SECONDS[ENV_PACKAGE]!;
+    return { seconds: env.seconds, source: `a named environment is built like ${ENV_PACKAGE}: ${env.source}` };
+  }
+  return null;
+}
+
 /** Default duration estimates in seconds (DEFAULT_BUILD_SECONDS without the sources). */
 export const DEFAULT_ESTIMATE_S: Record<PackageName, number> = Object.fromEntries(
   Object.entries(DEFAULT_BUILD_SECONDS).map(([k, v]) => [k, v.seconds]),
@@ -100,11 +116,19 @@ export interface PlanNode<T extends PlanInput = PlanInput> {
   deps: string[];
   /** Names that wait for this node. */
   dependents: string[];
-  /** Estimated duration in seconds. */
-  estimateS: number;
-  /** Where the estimate comes from: an earlier report, the median of the same package's history, or the default. */
-  estimateSource: "history" | "package-median" | "default";
-  /** Bottom level in seconds: estimate + the longest estimate chain among dependents. Higher runs first. */
+  /** Estimated duration in seconds; null when unknown (`unknownReason` says why). */
+  estimateS: number | null;
+  /**
+   * Where the estimate comes from: an earlier report, the median of the same package's history, the default, or
+   * nowhere ("unknown").
+   */
+  estimateSource: "history" | "package-median" | "default" | "unknown";
+  /** Why the estimate is unknown, in words; null when it is known. */
+  unknownReason: string | null;
+  /**
+   * Bottom level in seconds: estimate + the longest estimate chain among dependents. Higher runs first. An unknown
+   * estimate counts 0 here: the order needs a number, and no figure is better than a made-up one.
+   */
   priority: number;
   /** Longest dependency chain (edges) leading to this node: its wave. */
   wave: number;
@@ -131,7 +155,7 @@ function median(xs: number[]): number {
 
 /** Order of two nodes for "which runs first": priority desc, own estimate desc, name asc. */
 export function compareNodes(a: PlanNode, b: PlanNode): number {
-  return b.priority - a.priority || b.estimateS - a.estimateS || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+  return b.priority - a.priority || (b.estimateS ?? 0) - (a.estimateS ?? 0) || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
 }
 
 /**
@@ -151,12 +175,15 @@ export function makePlan<T extends PlanInput>(targets: readonly T[], history: Re
     if (nodes.has(t.name)) throw new PlanError(`duplicate target ${t.name}`);
     const h = history.get(t.name);
     const pkgHist = byPackage.get(t.package);
+    const fallback = defaultBuildSeconds(t.package);
     const [estimateS, estimateSource] =
       h !== undefined
         ? ([h, "history"] as const)
         : pkgHist && pkgHist.length > 0
           ? ([median(pkgHist), "package-median"] as const)
-          : ([DEFAULT_ESTIMATE_S[t.package], "default"] as const);
+          : fallback !== null
+            ? ([fallback.seconds, "default"] as const)
+            : ([null, "unknown"] as const);
     nodes.set(t.name, {
       target: t,
       name: t.name,
@@ -164,6 +191,8 @@ export function makePlan<T extends PlanInput>(targets: readonly T[], history: Re
       dependents: [],
       estimateS,
       estimateSource,
+      unknownReason:
+        estimateS === null ? `no earlier build of ${t.name} or of another ${t.package}, and no default build time for package "${t.package}"` : null,
       priority: 0,
       wave: 0,
     });
@@ -198,7 +227,7 @@ export function makePlan<T extends PlanInput>(targets: readonly T[], history: Re
   }
   for (const name of [...topo].reverse()) {
     const n = nodes.get(name)!;
-    n.priority = n.estimateS + Math.max(0, ...n.dependents.map((m) => nodes.get(m)!.priority));
+    n.priority = (n.estimateS ?? 0) + Math.max(0, ...n.dependents.map((m) => nodes.get(m)!.priority));
   }
   // Order: repeatedly take the best ready node (a topological order that follows the priorities).
   const done = new Set<string>();
@@ -266,18 +295,20 @@ export interface SimSlot {
  * Replay list scheduling (the driver's policy: whenever a slot is free, start the best ready node) with the given
  * durations. Nodes in `done` (cached) take no time and no slot.
  * @param durations name → seconds; defaults to each node's estimate
- * @returns the slots in start order and the makespan in seconds
+ * @returns the slots in start order, the makespan in seconds, and the nodes run without a duration (neither in
+ *   `durations` nor estimated: they count 0 s, so with any of them the makespan is only a lower bound)
  */
 export function simulate(
   plan: Plan,
   jobs: number,
   durations: ReadonlyMap<string, number> = new Map(),
   done: ReadonlySet<string> = new Set(),
-): { slots: SimSlot[]; makespan: number } {
+): { slots: SimSlot[]; makespan: number; unknown: string[] } {
   const state = new Map<string, NodeState>();
   for (const n of done) state.set(n, "cached");
   const running: SimSlot[] = [];
   const slots: SimSlot[] = [];
+  const unknown: string[] = [];
   let now = 0;
   for (;;) {
     while (running.length < Math.max(1, jobs)) {
@@ -285,7 +316,8 @@ export function simulate(
       if (next === undefined) break;
       state.set(next, "running");
       const d = durations.get(next) ?? plan.nodes.get(next)!.estimateS;
-      const slot = { name: next, start: now, end: now + d };
+      if (d === null) unknown.push(next);
+      const slot = { name: next, start: now, end: now + (d ?? 0) };
       running.push(slot);
       slots.push(slot);
     }
@@ -296,19 +328,19 @@ export function simulate(
     state.set(first.name, "built");
     while (running.length > 0 && running[0].end <= now) state.set(running.shift()!.name, "built");
   }
-  return { slots, makespan: now };
+  return { slots, makespan: now, unknown };
 }
 
 /**
  * Lower bound of any schedule's makespan: max(critical path, total work / jobs), in seconds.
- * @param durations name → seconds; defaults to each node's estimate
+ * @param durations name → seconds; defaults to each node's estimate (an unknown one counts 0: still a lower bound)
  */
 export function lowerBound(
   plan: Plan,
   jobs: number,
   durations: ReadonlyMap<string, number> = new Map(),
 ): { criticalPath: number; totalWork: number; bound: number } {
-  const d = (n: string) => durations.get(n) ?? plan.nodes.get(n)!.estimateS;
+  const d = (n: string) => durations.get(n) ?? plan.nodes.get(n)!.estimateS ?? 0;
   const finish = new Map<string, number>();
   for (const name of plan.order) {
     const n = plan.nodes.get(name)!;

@@ -1,6 +1,6 @@
 /**
  * `publish`: carry built variants to the machines that need them (issue 31). Two roads:
- * - a Nix binary cache: `nix copy --to URI` of each variant's built closure (driver/run.ts pushClosure, the one code
+ * - a Nix binary cache: `nix copy --to URI` of each variant's built closure (driver/job.ts pushClosure, the one code
  *   path `build --copy-to` uses; sign with the store URI's `secret-key=` parameter or nix.conf `secret-key-files`);
  * - a Flox catalog: `flox publish -o ORG NAME`, one package per call, pytorch before what is built on it, each on a
  *   host of its own system (flox records the system it ran on: flox/flox providers/publish.rs).

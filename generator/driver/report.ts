@@ -76,7 +76,13 @@ export interface BuildReport {
   jobs: number;
   /** True when SIGINT/SIGTERM stopped the run. */
   interrupted: boolean;
-  /** Exit code of the run: 0 all built or cached, 1 otherwise, 130 interrupted. */
+  /**
+   * An error of the driver itself that stopped the run (a log it could not write: "writing log /…/NAME.log: ENOSPC:
+   * no space left on device, write"; a bug), else null. Its running builds were ended; the run exits 1. Optional in
+   * older reports.
+   */
+  driverError?: string | null;
+  /** Exit code of the run: 0 all built or cached, 1 otherwise (a driver error included), 130 interrupted. */
   exitCode: number;
   /** Directory holding this run's logs. */
   logsDir: string;
@@ -119,34 +125,113 @@ export function makeRunId(now = new Date()): string {
 /**
  * Write a report as JSON (2-space indent) to `file`, credentials in URLs redacted (redact.ts), by the rules of
  * output-file.ts: created or replaced atomically, written through a link, a FIFO or `/dev/null`, parents created.
- * @throws OutputFileError for a path it will not write (a directory, a socket, a link to nothing)
+ * A failed write removes its temporary file, so a full disk leaves no half-written temporary behind.
+ * @throws OutputFileError for a path it will not write (a directory, a socket, a link to nothing); the system error
+ *   (ENOSPC, EACCES, EROFS, …) when the file cannot be written; `file` is then unchanged
  */
 export async function writeReportFile(file: string, report: BuildReport): Promise<void> {
   await writeOutputFile(file, JSON.stringify(redactDeep(report), null, 2) + "\n");
 }
 
+/** A report file that could not be written, and why (the system's message). */
+export interface UnwrittenReport {
+  file: string;
+  why: string;
+}
+
+/**
+ * Write `report` to every file of `files` (each by writeReportFile: redacted, by output-file.ts's rules); one that
+ * fails does not stop the others.
+ * @returns the files that could not be written, with why; [] when all were
+ */
+export async function writeReportFiles(report: BuildReport, files: readonly string[]): Promise<UnwrittenReport[]> {
+  const failed: UnwrittenReport[] = [];
+  for (const f of files) {
+    try {
+      await writeReportFile(f, report);
+    } catch (e) {
+      // The caller names the file already ("report not written to FILE: why"): output-file.ts's own "cannot write
+      // FILE: " prefix would say it twice.
+      const msg = (e as Error)?.message ?? String(e);
+      const prefix = `cannot write ${f}: `;
+      failed.push({ file: f, why: msg.startsWith(prefix) ? msg.slice(prefix.length) : msg });
+    }
+  }
+  return failed;
+}
+
+/** An earlier report that was left out of the history, and why ("null, not an object", "not JSON: …"). */
+export interface SkippedReport {
+  file: string;
+  why: string;
+}
+
+/** What `value` is, in two words ("null", "a string", "an array"), for messages. */
+function kindOf(value: unknown): string {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "an array";
+  return typeof value === "object" ? "an object" : `a ${typeof value}`;
+}
+
+/**
+ * Why `value` is not a report the history can read, in a few words; null when it is one. The history reads an
+ * object whose `variants` is a list of objects, each with a string `name` and `status`; other fields are left as
+ * they are (older and newer reports differ there), and what a reader needs of a variant is checked where it is
+ * read (realBuilds).
+ */
+function reportShapeProblem(value: unknown): string | null {
+  if (kindOf(value) !== "an object") return `${kindOf(value)}, not an object`;
+  const variants = (value as { variants?: unknown }).variants;
+  if (!Array.isArray(variants)) return `variants is ${variants === undefined ? "missing" : kindOf(variants)}, not a list`;
+  const bad = variants.findIndex((v) => kindOf(v) !== "an object" || typeof v.name !== "string" || typeof v.status !== "string");
+  return bad < 0 ? null : `variants[${bad}] is no variant (an object with a name and a status)`;
+}
+
 /**
  * The one reader of earlier reports: every `logsDir/<run-id>/report.json` (not the `latest` link), in run-id order
- * (oldest first). Unreadable or half-written files are skipped.
- * @returns the parsed reports; [] when there are none
+ * (oldest first). A file that cannot be read, is not JSON, or is JSON of another shape (`null`, `{"variants":"x"}`)
+ * is left out and passed to `onSkip`, so one foreign file cannot stop every later run.
+ * @param onSkip called once per file left out (the caller says so: libraries do not print)
+ * @returns the reports, each with `variants` a list; [] when there are none
  */
-export function readReports(logsDir: string): Partial<BuildReport>[] {
+export function readReports(logsDir: string, onSkip: (s: SkippedReport) => void = () => {}): (Partial<BuildReport> & { variants: VariantReport[] })[] {
   if (!existsSync(logsDir)) return [];
-  const runs = readdirSync(logsDir, { withFileTypes: true })
-    .filter((d) => d.isDirectory() && d.name !== "latest")
-    .map((d) => d.name)
-    .sort();
-  const out: Partial<BuildReport>[] = [];
+  let runs: string[];
+  try {
+    runs = readdirSync(logsDir, { withFileTypes: true })
+      .filter((d) => d.isDirectory() && d.name !== "latest")
+      .map((d) => d.name)
+      .sort();
+  } catch (e) {
+    onSkip({ file: logsDir, why: `cannot list it: ${(e as Error).message}` });
+    return [];
+  }
+  const out: (Partial<BuildReport> & { variants: VariantReport[] })[] = [];
   for (const run of runs) {
     const f = join(logsDir, run, "report.json");
     if (!existsSync(f)) continue;
+    let value: unknown;
     try {
-      out.push(JSON.parse(readFileSync(f, "utf8")) as Partial<BuildReport>);
-    } catch {
-      /* a half-written or foreign file: ignore */
+      value = JSON.parse(readFileSync(f, "utf8"));
+    } catch (e) {
+      onSkip({ file: f, why: e instanceof SyntaxError ? `not JSON (${e.message})` : (e as Error).message });
+      continue;
     }
+    const problem = reportShapeProblem(value);
+    if (problem !== null) onSkip({ file: f, why: problem });
+    else out.push(value as Partial<BuildReport> & { variants: VariantReport[] });
   }
   return out;
+}
+
+/**
+ * One warning line for the earlier reports left out (readReports), for stderr; null when none was.
+ * @param shown how to print a path (e.g. relative to the current directory)
+ */
+export function skippedReportsWarning(skipped: readonly SkippedReport[], shown: (file: string) => string = (f) => f): string | null {
+  if (skipped.length === 0) return null;
+  const list = skipped.map((s) => `${shown(s.file)} (${s.why})`).join("; ");
+  return `warning: ${skipped.length === 1 ? "an earlier report was" : `${skipped.length} earlier reports were`} left out of the build history, so no estimate comes from ${skipped.length === 1 ? "it" : "them"}: ${list}\n`;
 }
 
 /**
@@ -155,30 +240,33 @@ export function readReports(logsDir: string): Partial<BuildReport>[] {
  * Both the plan's estimates (durationsFromReports) and the fleet cost model (fleet/cost.ts) count exactly these.
  */
 export function realBuilds(r: Partial<BuildReport>): VariantReport[] {
-  return (r.variants ?? []).filter(
-    (v) => v.status === "built" && typeof v.durationS === "number" && v.durationS > 0 && (!v.origin || v.origin === "built"),
+  return (Array.isArray(r.variants) ? r.variants : []).filter(
+    (v) =>
+      typeof v === "object" && v !== null && typeof v.name === "string" &&
+      v.status === "built" && typeof v.durationS === "number" && Number.isFinite(v.durationS) && v.durationS > 0 && (!v.origin || v.origin === "built"),
   );
 }
 
 /**
  * Durations of earlier builds (readReports, realBuilds): runs in id order, so the newest wins.
- * @returns name → seconds; empty when there are no reports.
+ * @param onSkip called for each report left out (readReports)
+ * @returns name → seconds (finite, > 0); empty when there are no reports.
  */
-export function durationsFromReports(logsDir: string): Map<string, number> {
+export function durationsFromReports(logsDir: string, onSkip?: (s: SkippedReport) => void): Map<string, number> {
   const out = new Map<string, number>();
-  for (const r of readReports(logsDir)) for (const v of realBuilds(r)) out.set(v.name, v.durationS);
+  for (const r of readReports(logsDir, onSkip)) for (const v of realBuilds(r)) out.set(v.name, v.durationS);
   return out;
 }
 
-/** Seconds as "1h02m", "3m05s" or "4.2s". */
+/** Seconds as "1h02m", "3m05s" or "4.2s"; "unknown" for a value that is no finite number (never "NaNhNaNm"). */
 export function formatDuration(s: number): string {
+  if (!Number.isFinite(s)) return "unknown";
   if (s < 60) return `${s.toFixed(1)}s`;
   const m = Math.floor(s / 60);
   if (m < 60) return `${m}m${String(Math.floor(s % 60)).padStart(2, "0")}s`;
   return `${Math.floor(m / 60)}h${String(m % 60).padStart(2, "0")}m`;
 }
 
-/** The closing summary: a table of every variant, then counts. Plain text, no colour. */
 /** Bytes for people: "812.4 MB", "1.3 GB", "4.1 kB" (powers of 1000, as `nix path-info -h` does not: said here). */
 export function formatBytes(n: number): string {
   const units = ["B", "kB", "MB", "GB", "TB"];
@@ -191,6 +279,7 @@ export function formatBytes(n: number): string {
   return i === 0 ? `${n} B` : `${x.toFixed(1)} ${units[i]}`;
 }
 
+/** The closing summary: a table of every variant, then counts. Plain text, no colour. */
 export function summaryTable(report: BuildReport): string {
   const rows = report.variants.map((v) => [
     v.name,
@@ -218,6 +307,6 @@ export function summaryTable(report: BuildReport): string {
     line(head),
     ...rows.map(line),
     "",
-    `${counts} in ${formatDuration(took)}${report.interrupted ? " (interrupted)" : ""}; exit ${report.exitCode}`,
+    `${counts} in ${formatDuration(took)}${report.interrupted ? " (interrupted)" : ""}${report.driverError ? " (stopped by an error of the driver)" : ""}; exit ${report.exitCode}`,
   ].join("\n");
 }

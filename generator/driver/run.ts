@@ -2,29 +2,34 @@
  * Run a plan: concurrent builds (p-limit) in dependency order, longest first, with a log per variant, retries,
  * fail-fast, cached variants skipped, and signal handling. I/O lives here; the choices come from plan.ts.
  *
- * Processes: each build is spawned with an argument array (no shell), detached into its own process group, with
- * stdout and stderr both on the log file's descriptor (interleaved exactly as produced). Ending a build sends
- * SIGTERM to its process group (nix-build then stops its builder, which runs in its own session), and SIGKILL to
- * the group after a grace period.
+ * The parts, as nix-fast-build splits its runner:
+ * - a job (job.ts `runJob`): one variant's build with its retries and log;
+ * - the scheduler (`schedule`): every time a node becomes ready, one token enters the p-limit queue; when a token
+ *   gets a slot it takes the best ready node at that moment (`pickNext`), so priorities are applied at start time,
+ *   not enqueue time;
+ * - stop-all (processes.ts `ProcessGroups`): every build runs detached in its own process group; ending the run
+ *   sends SIGTERM to each group (nix-build then stops its builder, which runs in its own session), and SIGKILL to
+ *   the groups still there after a grace period;
+ * - the report (`finish`): every run ends with one, whatever stopped it.
  *
- * Scheduling: every time a node becomes ready, one token enters the p-limit queue; when a token gets a slot it
- * takes the best ready node at that moment (`pickNext`), so priorities are applied at start time, not enqueue
- * time.
+ * An error of the driver itself (a log it cannot write on a full disk, a bug) stops the run like --fail-fast does,
+ * ends every running build, and is recorded in the report (`driverError`), which is still written where it can be.
  */
-import { spawn, type ChildProcess } from "node:child_process";
-import { closeSync, writeSync, readSync, fstatSync, mkdirSync } from "node:fs";
-import { readdir, readlink } from "node:fs/promises";
-import { basename, dirname, join, relative } from "node:path";
+import { mkdirSync } from "node:fs";
+import { join, relative } from "node:path";
 import pLimit from "p-limit";
 import { buildCmd, type BackendOptions, type BuildCmd } from "./backend.ts";
+import { DriverIoError, LogFile, push, runJob, type JobContext, type JobOutcome } from "./job.ts";
 import { pickNext, readyNodes, transitiveDependents, type NodeState, type Plan } from "./plan.ts";
-import { $ } from "zx";
-import { originFromLog, writeReportFile, type BuildReport, type VariantReport } from "./report.ts";
-import { openLogFile, pointLink } from "../output-file.ts";
-import { redactCredentials, redactDeep } from "../redact.ts";
+import { ProcessGroups } from "./processes.ts";
+import { writeReportFiles, type BuildReport, type UnwrittenReport, type VariantReport } from "./report.ts";
+import { pointLink } from "../output-file.ts";
+import { redactDeep } from "../redact.ts";
 import type { StatusSink } from "./status.ts";
-import { pathSizes, type CacheProbe } from "./store.ts";
+import type { CacheProbe } from "./store.ts";
 import type { BuildTarget } from "./targets.ts";
+
+export { pushClosure } from "./job.ts";
 
 /** Everything a run needs. */
 export interface RunOptions {
@@ -54,373 +59,231 @@ export interface RunOptions {
   handleSignals?: boolean;
 }
 
-interface Running {
-  child: ChildProcess;
-  exited: Promise<void>;
+/** What a run ends with. */
+export interface RunResult {
+  /** The report, also when it could be written nowhere. */
+  report: BuildReport;
+  /** The report files that could not be written (`logsRoot/runId/report.json`, `--report`), with why; [] when all were. */
+  unwritten: UnwrittenReport[];
+  /** The report files written. */
+  written: string[];
+  /** Builds that were running when an error of the driver stopped the run, and were ended. */
+  ended: string[];
+}
+
+/** Why a run stops early. */
+type Stop = { kind: "interrupt" | "fail-fast" | "driver"; why: string };
+
+/** The state one run shares between its parts. */
+interface RunState {
+  o: RunOptions;
+  runDir: string;
+  state: Map<string, NodeState>;
+  rep: Map<string, VariantReport>;
+  cmds: Map<string, BuildCmd>;
+  groups: ProcessGroups;
+  stopping: Stop | null;
+  /** The first error of the driver (later ones are consequences, e.g. the same full disk), null while there is none. */
+  driverError: string | null;
+  /** Builds running when the driver error stopped the run. */
+  ended: string[];
+  emit: StatusSink["event"];
 }
 
 /**
- * Point `logsRoot/latest` at `runId` (relative link, replaced atomically).
- * @returns null, or why it was not (a directory or file named `latest` is never replaced): for a note
+ * Point `logsRoot/latest` at `runId` (relative link, replaced atomically; output-file.ts pointLink).
+ * @returns null, or why it was not (a directory or file named `latest` is never replaced; a filesystem without
+ *   symlinks, or no room for the link): for a note. The run directory is there either way.
  */
 function linkLatest(logsRoot: string, runId: string): string | null {
   return pointLink(join(logsRoot, "latest"), runId);
 }
 
-/**
- * A one-line failure reason from what an attempt wrote to `fd` since byte `from` (at most the last 8 KiB): the
- * last `error:` line (Nix's), followed by the last line the builder printed before it when that line is Nix's
- * generic "builder for … failed"; otherwise the last non-empty line. At most 300 characters.
- */
-function failureLine(fd: number, from: number): string {
-  const size = fstatSync(fd).size;
-  const start = Math.max(from, size - 8192);
-  const buf = Buffer.alloc(size - start);
-  readSync(fd, buf, 0, buf.length, start);
-  // Nix's own chatter is not the builder's reason: substituter warnings ("warning: unable to download
-  // '…/nix-cache-info'"), copy and fetch progress.
-  const lines = buf
-    .toString("utf8")
-    .split("\n")
-    .map((l) => l.trim())
-    .filter((l) => l && !l.startsWith("===") && !/^(warning:|copying path |copying \d+ paths|these \d+ paths will be fetched|this path will be fetched)/.test(l));
-  let errAt = -1;
-  lines.forEach((x, i) => {
-    if (x.startsWith("error:")) errAt = i;
-  });
-  let l = lines.at(-1) ?? "";
-  if (errAt >= 0) {
-    l = lines[errAt].replace(/\/nix\/store\/[a-z0-9]{32}-/g, "");
-    const before = lines.slice(0, errAt).filter((x) => !/^(building|this derivation|\/nix\/store\/|these \d+ derivations)/.test(x));
-    if (/builder for .* failed/.test(l) && before.length > 0) l += `; last output: ${before.at(-1)}`;
-  }
-  return l.length > 300 ? l.slice(0, 297) + "…" : l;
-}
-
-/** What an attempt wrote to `fd` since byte `from`. */
-function readFrom(fd: number, from: number): string {
-  const size = fstatSync(fd).size;
-  const buf = Buffer.alloc(Math.max(0, size - from));
-  readSync(fd, buf, 0, buf.length, from);
-  return buf.toString("utf8");
-}
-
-/**
- * The outputs a build's result links name: `result-NAME` is `out`, `result-NAME-OUTPUT` each other output (Nix's
- * `--out-link` convention: flox's `nix build --out-link result-NAME 'DRV^*'` links every output; nix-build of a
- * wrapper, the default one). flox's own
- * `result-NAME-log` (a log file in the store, not an output) is left out. Output names are one word (`dev`, `lib`,
- * `cxxdev`), and no variant name extends another by one dash-free word, so the links cannot be confused.
- * @param outLink absolute path of `result-NAME`
- * @returns output name → store path; null when `result-NAME` is missing
- */
-async function resultOutputs(outLink: string): Promise<Record<string, string> | null> {
-  const out = await readlink(outLink).catch(() => null);
-  if (out === null) return null;
-  const dir = dirname(outLink);
-  const prefix = `${basename(outLink)}-`;
-  const outputs: Record<string, string> = { out };
-  for (const f of await readdir(dir).catch(() => [] as string[])) {
-    const m = f.startsWith(prefix) ? /^([A-Za-z][A-Za-z0-9_]*)$/.exec(f.slice(prefix.length)) : null;
-    if (!m || m[1] === "log") continue;
-    const p = await readlink(join(dir, f)).catch(() => null);
-    if (p !== null) outputs[m[1]!] = p;
-  }
-  return outputs;
-}
-
-/**
- * Push `outPath`'s closure to the store `uri` (`nix copy --to`; Debian's Nix 2.8 needs the nix-command feature),
- * appending its output to the variant's log. Returns null on success, else the reason.
- */
-export async function pushClosure(outPath: string, uri: string, fd: number, nixOptions: readonly (readonly [string, string])[], env?: NodeJS.ProcessEnv): Promise<string | null> {
-  const opts = nixOptions.flatMap(([k, v]) => ["--option", k, v]);
-  writeSync(fd, redactCredentials(`=== nix copy --to ${uri} ${outPath} ===\n`));
-  const p = await $({ nothrow: true, quiet: true, env: env ?? process.env })`nix --extra-experimental-features nix-command copy ${opts} --to ${uri} ${outPath}`;
-  writeSync(fd, redactCredentials(p.stdout + p.stderr));
-  if (p.exitCode === 0) return null;
-  const last = (p.stderr.split("\n").filter((l) => l.trim()).at(-1) ?? "").trim();
-  return redactCredentials(`exit code ${p.exitCode}: ${last || "(no output)"}`);
-}
-
-/**
- * Run the plan and write the report (`logsRoot/runId/report.json`, and `reportFile`).
- * Never throws for a failed build; a failed build is a report entry.
- * @returns the report; `report.exitCode` is 0 when every variant is built or cached, 130 when interrupted, else 1
- */
-export async function runBuilds(o: RunOptions): Promise<BuildReport> {
-  const { plan } = o;
-  const startedAt = new Date();
-  const runDir = join(o.logsRoot, o.runId);
-  mkdirSync(runDir, { recursive: true });
-  const latestProblem = linkLatest(o.logsRoot, o.runId);
-  const maxAttempts = 1 + Math.max(0, o.retries);
-  const grace = o.killGraceMs ?? 10_000;
-
-  const state = new Map<string, NodeState>();
-  const rep = new Map<string, VariantReport>();
-  const cmds = new Map<string, BuildCmd>();
-  for (const name of plan.order) {
-    const n = plan.nodes.get(name)!;
-    const cmd = buildCmd(n.target, o.backend);
-    cmds.set(name, cmd);
-    state.set(name, "pending");
-    rep.set(name, {
-      name,
-      package: n.target.package,
-      status: "skipped",
-      reason: null,
-      durationS: 0,
-      outPath: null,
-      log: null,
-      exitCode: null,
-      attempts: 0,
-      selectedAs: o.why.get(name) ?? "requested",
-      dependsOn: [...n.deps],
-      startedAt: null,
-      finishedAt: null,
-      command: cmd.argv,
-      origin: null,
-      machine: null,
-      copiedTo: null,
-      copyError: null,
-      outputs: null,
-      floxLog: null,
-      narSize: null,
-      closureSize: null,
-    });
-  }
-
-  let stopping: null | { kind: "interrupt" | "fail-fast"; why: string } = null;
-  const running = new Map<string, Running>();
-  const emit = o.status.event.bind(o.status);
-  if (latestProblem) emit({ type: "note", text: `warning: ${latestProblem}`, at: Date.now() });
-  /** --copy-to: push a finished variant's closure; a failed push is recorded on the variant. */
-  const push = async (r: VariantReport, fd: number) => {
-    if (!o.backend.copyTo || !r.outPath) return;
-    r.copiedTo = o.backend.copyTo;
-    r.copyError = await pushClosure(r.outPath, o.backend.copyTo, fd, o.backend.nixOptions ?? [], o.env);
-    if (r.copyError) emit({ type: "note", text: redactCredentials(`push of ${r.name} to ${o.backend.copyTo} failed: ${r.copyError}`), at: Date.now() });
+/** A new, empty report entry of `name` (status skipped until the run says otherwise). */
+function emptyEntry(plan: Plan<BuildTarget>, o: RunOptions, name: string, cmd: BuildCmd): VariantReport {
+  const n = plan.nodes.get(name)!;
+  return {
+    name,
+    package: n.target.package,
+    status: "skipped",
+    reason: null,
+    durationS: 0,
+    outPath: null,
+    log: null,
+    exitCode: null,
+    attempts: 0,
+    selectedAs: o.why.get(name) ?? "requested",
+    dependsOn: [...n.deps],
+    startedAt: null,
+    finishedAt: null,
+    command: cmd.argv,
+    origin: null,
+    machine: null,
+    copiedTo: null,
+    copyError: null,
+    outputs: null,
+    floxLog: null,
+    narSize: null,
+    closureSize: null,
   };
+}
 
-  const settle = (name: string, status: "built" | "cached" | "failed" | "skipped", reason: string | null) => {
-    state.set(name, status);
-    const r = rep.get(name)!;
-    r.status = status;
-    r.reason = reason;
-  };
+function settle(s: RunState, name: string, status: "built" | "cached" | "failed" | "skipped", reason: string | null): void {
+  s.state.set(name, status);
+  const r = s.rep.get(name)!;
+  r.status = status;
+  r.reason = reason;
+}
 
-  const endAll = (signal: NodeJS.Signals) => {
-    for (const [, r] of running) {
-      if (r.child.pid === undefined) continue;
-      try {
-        process.kill(-r.child.pid, signal);
-      } catch {
-        /* already gone */
+/** Text of an error for the report and the error line: the message, or for something thrown that is no Error, its string. */
+function messageOf(e: unknown): string {
+  if (e instanceof DriverIoError) return e.message;
+  if (e instanceof Error) return `${e.name === "Error" ? "" : `${e.name}: `}${e.message}`;
+  return String(e);
+}
+
+/**
+ * Stop the run (once; the first reason wins): no new job starts, and every running build's process group gets
+ * SIGTERM, then SIGKILL after the grace period.
+ */
+function stopRun(s: RunState, stop: Stop): void {
+  if (s.stopping) return;
+  s.stopping = stop;
+  s.groups.terminate(s.o.killGraceMs ?? 10_000);
+}
+
+/** Record an error of the driver (the first one is the run's), and stop the run for it. */
+function driverFailed(s: RunState, e: unknown): void {
+  const msg = messageOf(e);
+  if (s.driverError !== null) return;
+  s.driverError = msg;
+  s.ended = s.groups.names();
+  // Stop first: the status sink may be what failed, and saying so must not keep a build running.
+  stopRun(s, { kind: "driver", why: msg });
+  try {
+    s.emit({ type: "note", text: `error of the driver: ${msg}${s.ended.length ? `; ending ${s.ended.length} running build(s)` : ""}`, at: Date.now() });
+  } catch {
+    /* the report and the error line still say it */
+  }
+}
+
+/** The reason a job writes in its log and the report when the run stops under it. */
+function stopReason(st: Stop): string {
+  return st.kind === "interrupt"
+    ? `interrupted (${st.why})`
+    : st.kind === "fail-fast"
+      ? `stopped by --fail-fast (${st.why})`
+      : `stopped: the driver failed (${st.why})`;
+}
+
+/** The reason for a variant the run never started. */
+function notStartedReason(st: Stop | null): string {
+  if (!st) return "not started";
+  return st.kind === "interrupt"
+    ? `interrupted before start (${st.why})`
+    : st.kind === "fail-fast"
+      ? `not started: --fail-fast after ${st.why}`
+      : `not started: the driver failed (${st.why})`;
+}
+
+/** Apply a job's outcome: its status, its dependents skipped after a final failure, --fail-fast, a driver error. */
+function applyOutcome(s: RunState, name: string, out: JobOutcome): void {
+  const r = s.rep.get(name)!;
+  if (out.status === "built") {
+    settle(s, name, "built", null);
+    s.emit({ type: "built", name, durationS: r.durationS, origin: r.origin ?? undefined, machine: r.machine, at: Date.now() });
+  } else {
+    settle(s, name, "failed", out.reason);
+    s.emit({ type: "failed", name, reason: out.reason, at: Date.now() });
+    if (out.final) {
+      for (const d of transitiveDependents(s.o.plan, name)) {
+        if (s.state.get(d) !== "pending") continue;
+        const why = `dependency ${name} failed`;
+        settle(s, d, "skipped", why);
+        s.emit({ type: "skipped", name: d, reason: why, at: Date.now() });
       }
-    }
-  };
-  let killTimer: NodeJS.Timeout | undefined;
-  const stop = (kind: "interrupt" | "fail-fast", why: string) => {
-    if (stopping) return;
-    stopping = { kind, why };
-    endAll("SIGTERM");
-    killTimer = setTimeout(() => endAll("SIGKILL"), grace);
-    killTimer.unref();
-  };
-
-  for (const name of plan.order) {
-    const c = o.cached.get(name);
-    if (c?.cached) {
-      settle(name, "cached", null);
-      rep.get(name)!.outPath = c.outPath;
-      // --skip-cached: a substituter holds it, and nothing ran (nix-fast-build's meaning); else valid in the store.
-      rep.get(name)!.origin = c.by === "substituter" ? "substituted" : "present";
-      if (c.by === "substituter") rep.get(name)!.reason = "a substituter holds its outputs: not built (--skip-cached)";
-      emit({ type: "cached", name, at: Date.now() });
+      if (s.o.failFast) stopRun(s, { kind: "fail-fast", why: `${name} failed` });
     }
   }
+  if (out.driverError) driverFailed(s, out.driverError);
+}
 
-  /** One attempt: spawn, wait, return exit code (null when killed by a signal or not spawned). */
-  const attempt = (name: string, k: number, fd: number): Promise<{ code: number | null; spawnError?: string }> => {
-    const cmd = cmds.get(name)!;
-    writeSync(
-      fd,
-      redactCredentials(`=== attempt ${k}/${maxAttempts} at ${new Date().toISOString()}: ${JSON.stringify(cmd.argv)} (cwd ${cmd.cwd}) ===\n`),
-    );
-    return new Promise((resolve) => {
-      let child: ChildProcess;
-      try {
-        // The raw spawn stays here, on purpose: the build must (1) write stdout and stderr to the SAME file
-        // descriptor, so the log interleaves them exactly as produced, without a pipe through this process that a
-        // multi-hour build would keep busy; (2) run detached in its own process group, so SIGTERM/SIGKILL reach
-        // nix-build and everything it started (`process.kill(-pid)`), with our own grace period. zx's
-        // ProcessPromise pipes output through Node streams and kills via its own tree walk, which gives neither.
-        child = spawn(cmd.argv[0], cmd.argv.slice(1), {
-          cwd: cmd.cwd,
-          env: o.env ?? process.env,
-          detached: true,
-          stdio: ["ignore", fd, fd],
-        });
-      } catch (e) {
-        resolve({ code: null, spawnError: (e as Error).message });
-        return;
-      }
-      let resolveExited!: () => void;
-      const exited = new Promise<void>((r) => (resolveExited = r));
-      running.set(name, { child, exited });
-      let done = false;
-      const finish = (res: { code: number | null; spawnError?: string }) => {
-        if (done) return;
-        done = true;
-        running.delete(name);
-        resolveExited();
-        resolve(res);
-      };
-      child.on("error", (e) => finish({ code: null, spawnError: `cannot run ${cmd.argv[0]}: ${e.message}` }));
-      child.on("exit", (code) => finish({ code }));
-    });
-  };
-
-  const buildOne = async (name: string) => {
-    const r = rep.get(name)!;
-    const logFile = join(runDir, `${name}.log`);
-    r.log = logFile;
-    const fd = openLogFile(logFile);
-    const t0 = Date.now();
-    r.startedAt = new Date(t0).toISOString();
-    try {
-      for (let k = 1; k <= maxAttempts; k++) {
-        emit({ type: "start", name, attempt: k, maxAttempts, at: Date.now() });
-        const from = fstatSync(fd).size;
-        r.attempts = k;
-        const res = await attempt(name, k, fd);
-        r.exitCode = res.code;
-        r.durationS = (Date.now() - t0) / 1000;
-        r.finishedAt = new Date().toISOString();
-        if (res.code === 0) {
-          r.outPath = await readlink(cmds.get(name)!.outLink).catch(() => null);
-          r.outputs = await resultOutputs(cmds.get(name)!.outLink);
-          if (r.outPath) {
-            const sizes = await pathSizes(r.outPath);
-            r.narSize = sizes?.narSize ?? null;
-            r.closureSize = sizes?.closureSize ?? null;
-          }
-          if (o.backend.backend === "flox") r.floxLog = await readlink(`${cmds.get(name)!.outLink}-log`).catch(() => null);
-          const where = originFromLog(readFrom(fd, from), name);
-          r.origin = where.origin;
-          r.machine = where.machine;
-          writeSync(
-            fd,
-            `=== done in ${r.durationS.toFixed(1)}s (${where.origin}${where.machine ? ` ${where.origin === "built" ? "on" : "from"} ${where.machine}` : ""}): ${r.outPath ?? "(no result link)"} ===\n`,
-          );
-          await push(r, fd);
-          settle(name, "built", null);
-          emit({ type: "built", name, durationS: r.durationS, origin: where.origin, machine: where.machine, at: Date.now() });
-          return;
-        }
-        const st = stopping as null | { kind: string; why: string };
-        if (st) {
-          const reason = st.kind === "interrupt" ? `interrupted (${st.why})` : `stopped by --fail-fast (${st.why})`;
-          writeSync(fd, `=== ${reason} ===\n`);
-          settle(name, "failed", reason);
-          emit({ type: "failed", name, reason, at: Date.now() });
-          return;
-        }
-        const reason = res.spawnError ?? `exit code ${res.code ?? "(signal)"}: ${failureLine(fd, from) || "(no output)"}`;
-        writeSync(fd, `=== attempt ${k} failed: ${reason} ===\n`);
-        if (k < maxAttempts) {
-          emit({ type: "retry", name, attempt: k, maxAttempts, reason, at: Date.now() });
-          continue;
-        }
-        settle(name, "failed", reason);
-        emit({ type: "failed", name, reason, at: Date.now() });
-        for (const d of transitiveDependents(plan, name)) {
-          if (state.get(d) !== "pending") continue;
-          const why = `dependency ${name} failed`;
-          settle(d, "skipped", why);
-          emit({ type: "skipped", name: d, reason: why, at: Date.now() });
-        }
-        if (o.failFast) stop("fail-fast", `${name} failed`);
-        return;
-      }
-    } finally {
-      closeSync(fd);
-    }
-  };
-
-  const limit = pLimit(Math.max(1, o.jobs));
+/**
+ * The scheduler: start the best ready node whenever one of `jobs` slots is free, until nothing is ready or the run
+ * stops; then wait for every running build to exit. A job that throws (a bug) is an error of the driver: its variant
+ * fails and the run stops; the scheduler itself never rejects.
+ */
+async function schedule(s: RunState, jobs: number, ctx: JobContext): Promise<void> {
+  const limit = pLimit(Math.max(1, jobs));
   const tokens: Promise<void>[] = [];
   const announced = new Set<string>();
-  const slot = async () => {
-    if (stopping) return;
-    const name = pickNext(plan, state);
-    if (name === undefined) return;
-    state.set(name, "running");
-    await buildOne(name);
-    release();
-  };
   const release = () => {
-    if (stopping) return;
-    for (const name of readyNodes(plan, state))
+    if (s.stopping) return;
+    for (const name of readyNodes(s.o.plan, s.state))
       if (!announced.has(name)) {
         announced.add(name);
         tokens.push(limit(slot));
       }
   };
-
-  let signalCount = 0;
-  const onSignal = (sig: NodeJS.Signals) => {
-    signalCount++;
-    if (signalCount === 1) {
-      emit({ type: "interrupt", signal: sig, at: Date.now() });
-      stop("interrupt", sig);
-    } else endAll("SIGKILL");
-  };
-  const handle = o.handleSignals !== false;
-  if (handle) {
-    process.on("SIGINT", onSignal);
-    process.on("SIGTERM", onSignal);
-  }
-  try {
-    release();
-    for (let i = 0; i < tokens.length; i++) await tokens[i];
-    await Promise.all([...running.values()].map((r) => r.exited));
-  } finally {
-    if (killTimer) clearTimeout(killTimer);
-    if (handle) {
-      process.off("SIGINT", onSignal);
-      process.off("SIGTERM", onSignal);
-    }
-  }
-
-  const stopped = stopping as null | { kind: "interrupt" | "fail-fast"; why: string };
-  for (const name of plan.order) {
-    if (state.get(name) !== "pending") continue;
-    const why = stopped
-      ? stopped.kind === "interrupt"
-        ? `interrupted before start (${stopped.why})`
-        : `not started: --fail-fast after ${stopped.why}`
-      : "not started";
-    settle(name, "skipped", why);
-    emit({ type: "skipped", name, reason: why, at: Date.now() });
-  }
-  // Variants that were already built are pushed too (nix copy skips what the cache already has).
-  if (o.backend.copyTo && !stopped)
-    for (const name of plan.order) {
-      const r = rep.get(name)!;
-      if (r.status !== "cached") continue;
-      r.origin = "present";
-      r.log = join(runDir, `${name}.log`);
-      const fd = openLogFile(r.log);
-      try {
-        await push(r, fd);
-      } finally {
-        closeSync(fd);
+  const slot = async () => {
+    if (s.stopping) return;
+    const name = pickNext(s.o.plan, s.state);
+    if (name === undefined) return;
+    s.state.set(name, "running");
+    try {
+      applyOutcome(s, name, await runJob(ctx, s.cmds.get(name)!, s.rep.get(name)!));
+    } catch (e) {
+      driverFailed(s, e);
+      if (s.state.get(name) === "running") {
+        const reason = `the driver failed while building it: ${messageOf(e)}`;
+        settle(s, name, "failed", reason);
+        s.emit({ type: "failed", name, reason, at: Date.now() });
       }
     }
-  const variants = plan.order.map((n) => rep.get(n)!);
-  const interrupted = stopped?.kind === "interrupt";
+    release();
+  };
+  try {
+    release();
+  } catch (e) {
+    driverFailed(s, e);
+  }
+  for (let i = 0; i < tokens.length; i++) await tokens[i]!.catch((e: unknown) => driverFailed(s, e));
+  await s.groups.settled();
+}
+
+/**
+ * The report: every variant never started gets its reason, cached variants are pushed (--copy-to), and the report
+ * is written to `runDir/report.json` and `--report`, each where it can be.
+ */
+async function finish(s: RunState, startedAt: Date): Promise<RunResult> {
+  const { o } = s;
+  for (const name of o.plan.order) {
+    if (s.state.get(name) !== "pending") continue;
+    const why = notStartedReason(s.stopping);
+    settle(s, name, "skipped", why);
+    s.emit({ type: "skipped", name, reason: why, at: Date.now() });
+  }
+  // Variants that were already built are pushed too (nix copy skips what the cache already has).
+  if (o.backend.copyTo && !s.stopping)
+    for (const name of o.plan.order) {
+      const r = s.rep.get(name)!;
+      if (r.status !== "cached") continue;
+      r.origin = "present";
+      r.log = join(s.runDir, `${name}.log`);
+      try {
+        const log = new LogFile(r.log);
+        try {
+          await push({ backend: o.backend, env: o.env ?? process.env, emit: s.emit }, r, log);
+        } finally {
+          log.close();
+        }
+      } catch (e) {
+        driverFailed(s, e);
+        break;
+      }
+    }
+  const variants = o.plan.order.map((n) => s.rep.get(n)!);
+  const interrupted = s.stopping?.kind === "interrupt";
   const ok = variants.every((v) => (v.status === "built" || v.status === "cached") && !v.copyError);
   // Credentials in URLs (--substituter https://user:TOKEN@host) stay out of report.json and what is printed.
   const report: BuildReport = redactDeep({
@@ -430,13 +293,115 @@ export async function runBuilds(o: RunOptions): Promise<BuildReport> {
     backend: o.backend.backend,
     jobs: o.jobs,
     interrupted,
-    exitCode: interrupted ? 130 : ok ? 0 : 1,
-    logsDir: runDir,
+    driverError: s.driverError,
+    exitCode: s.driverError !== null ? 1 : interrupted ? 130 : ok ? 0 : 1,
+    logsDir: s.runDir,
     variants,
   });
-  await writeReportFile(join(runDir, "report.json"), report);
-  if (o.reportFile) await writeReportFile(o.reportFile, report);
-  return report;
+  const files = [join(s.runDir, "report.json"), ...(o.reportFile ? [o.reportFile] : [])];
+  const unwritten = await writeReportFiles(report, files);
+  return { report, unwritten, written: files.filter((f) => !unwritten.some((u) => u.file === f)), ended: s.ended };
+}
+
+/**
+ * Run the plan and write the report (`logsRoot/runId/report.json`, and `reportFile`).
+ * Never throws for a failed build (a report entry) nor for an error of the driver (`report.driverError`): every
+ * running build is ended first, and the report is returned even when no file could hold it (`unwritten` says why).
+ * @returns the report (`report.exitCode`: 0 when every variant is built or cached, 130 when interrupted, 1
+ *   otherwise or after a driver error) and where it was and was not written
+ */
+export async function runBuilds(o: RunOptions): Promise<RunResult> {
+  const { plan } = o;
+  const startedAt = new Date();
+  const runDir = join(o.logsRoot, o.runId);
+  const s: RunState = {
+    o,
+    runDir,
+    state: new Map(),
+    rep: new Map(),
+    cmds: new Map(),
+    groups: new ProcessGroups(),
+    stopping: null,
+    driverError: null,
+    ended: [],
+    emit: () => {},
+  };
+  // A status sink that throws (a bug, a closed terminal) is an error of the driver like any other: the run stops
+  // and reports it, instead of the exception unwinding past running builds.
+  s.emit = (e) => {
+    try {
+      o.status.event(e);
+    } catch (err) {
+      driverFailed(s, err);
+    }
+  };
+  for (const name of plan.order) {
+    const cmd = buildCmd(plan.nodes.get(name)!.target, o.backend);
+    s.cmds.set(name, cmd);
+    s.state.set(name, "pending");
+    s.rep.set(name, emptyEntry(plan, o, name, cmd));
+  }
+  for (const name of plan.order) {
+    const c = o.cached.get(name);
+    if (!c?.cached) continue;
+    settle(s, name, "cached", null);
+    const r = s.rep.get(name)!;
+    r.outPath = c.outPath;
+    // --skip-cached: a substituter holds it, and nothing ran (nix-fast-build's meaning); else valid in the store.
+    r.origin = c.by === "substituter" ? "substituted" : "present";
+    if (c.by === "substituter") r.reason = "a substituter holds its outputs: not built (--skip-cached)";
+    s.emit({ type: "cached", name, at: Date.now() });
+  }
+
+  let signalCount = 0;
+  const onSignal = (sig: NodeJS.Signals) => {
+    signalCount++;
+    if (signalCount === 1) {
+      s.emit({ type: "interrupt", signal: sig, at: Date.now() });
+      stopRun(s, { kind: "interrupt", why: sig });
+    } else s.groups.signalAll("SIGKILL");
+  };
+  const handle = o.handleSignals !== false;
+  if (handle) {
+    process.on("SIGINT", onSignal);
+    process.on("SIGTERM", onSignal);
+  }
+  const ctx: JobContext = {
+    runDir,
+    maxAttempts: 1 + Math.max(0, o.retries),
+    backend: o.backend,
+    env: o.env ?? process.env,
+    groups: s.groups,
+    emit: s.emit,
+    stopReason: () => (s.stopping ? stopReason(s.stopping) : null),
+  };
+  try {
+    let ready = true;
+    try {
+      mkdirSync(runDir, { recursive: true });
+    } catch (e) {
+      driverFailed(s, new DriverIoError(`creating the log directory ${runDir}`, e));
+      ready = false;
+    }
+    if (ready) {
+      const latestProblem = linkLatest(o.logsRoot, o.runId);
+      if (latestProblem) s.emit({ type: "note", text: `warning: ${latestProblem}`, at: Date.now() });
+      await schedule(s, o.jobs, ctx);
+    }
+    return await finish(s, startedAt);
+  } catch (e) {
+    // A bug past the scheduler: still no build left running, and still a report.
+    driverFailed(s, e);
+    await s.groups.stopAll(o.killGraceMs ?? 10_000);
+    return await finish(s, startedAt);
+  } finally {
+    // Whatever happened above, nothing this run started outlives it.
+    await s.groups.stopAll(o.killGraceMs ?? 10_000);
+    if (handle) {
+      process.off("SIGINT", onSignal);
+      process.off("SIGTERM", onSignal);
+    }
+  }
 }
 
 /** Path of `file` relative to the current directory when that is shorter (for messages). */

@@ -25,7 +25,7 @@ export interface CacheProbe {
   outPath: string | null;
   /** Derivation path when instantiation succeeded. */
   drvPath: string | null;
-  /** Why instantiation failed (first line of its stderr), when it did. */
+  /** Why instantiation failed: Nix's message as one line starting "error: " (nixErrorMessage), when it did. */
   note?: string;
 }
 
@@ -63,6 +63,23 @@ export async function validPaths(paths: readonly string[], nixOptions: NixOption
   return new Set(paths.filter((p) => !invalid.has(p)));
 }
 
+/**
+ * Nix's own error message in its stderr, without the trace chatter: from the last line that starts with "error:" and
+ * says something (Nix 2.8 prints `error: MESSAGE` first; later versions print a bare `error:`, the trace, then
+ * `error: MESSAGE` last), up to the next blank line, joined into one line, without Nix's "(use '--show-trace' …)"
+ * advice. `fallback` when there is none.
+ */
+export function nixErrorMessage(stderr: string, fallback: string): string {
+  const lines = stderr.split("\n");
+  let start = -1;
+  for (let i = 0; i < lines.length; i++) if (/^\s*error:\s*\S/.test(lines[i]!)) start = i;
+  if (start < 0) return fallback;
+  const out: string[] = [];
+  for (let i = start; i < lines.length && lines[i]!.trim() !== ""; i++)
+    if (!/^\(use '--show-trace'/.test(lines[i]!.trim())) out.push(lines[i]!.trim());
+  return out.join(" ").replace(/^error:\s*/, "error: ");
+}
+
 /** Derivation paths of `files` (one `nix-instantiate` for all, one per file when the batch fails). */
 async function instantiate(
   files: readonly string[],
@@ -72,19 +89,19 @@ async function instantiate(
     const r = await run(["nix-instantiate", ...nixOptionArgs(nixOptions), f]);
     const lines = r.stdout.split("\n").filter((l) => l.endsWith(".drv"));
     if (r.code === 0 && lines.length === 1) return { drv: lines[0] };
-    const err = r.stderr.split("\n").find((l) => l.startsWith("error")) ?? `nix-instantiate exited with ${r.code}`;
-    return { error: err.trim() };
+    return { error: nixErrorMessage(r.stderr, `nix-instantiate exited with ${r.code}`) };
   };
   if (files.length > 1) {
     const r = await run(["nix-instantiate", ...nixOptionArgs(nixOptions), ...files]);
     const lines = r.stdout.split("\n").filter((l) => l.endsWith(".drv"));
     if (r.code === 0 && lines.length === files.length) return lines.map((drv) => ({ drv }));
-    // When the first file fails with the batch's error (typically: the pinned nixpkgs cannot be fetched
-    // offline), every file shares the cause: do not pay for it once per file.
-    const batchErr = r.stderr.split("\n").find((l) => l.startsWith("error"))?.trim();
-    const first = await one(files[0]);
-    if ("error" in first && batchErr !== undefined && first.error === batchErr && !batchErr.includes(files[0]))
-      return files.map(() => first);
+    // When the first and the last file both fail with the batch's error (typically: the pinned nixpkgs cannot be
+    // fetched offline), every file shares the cause: do not pay for it once per file. One file is not enough: an
+    // error of that file alone (an extra its environment's pin lacks) is the batch's error too when it comes first.
+    const batchErr = nixErrorMessage(r.stderr, "");
+    const [first, last] = await Promise.all([one(files[0]!), one(files[files.length - 1]!)]);
+    const shared = (x: { drv: string } | { error: string }, f: string) => "error" in x && x.error === batchErr && !batchErr.includes(f);
+    if (batchErr !== "" && shared(first, files[0]!) && shared(last, files[files.length - 1]!)) return files.map(() => first);
   }
   const limit = pLimit(8);
   return Promise.all(files.map((f) => limit(() => one(f))));
@@ -211,7 +228,7 @@ export async function dryRealise(
     drvs.map((drv) =>
       limit(async () => {
         const r = await run(["nix-store", ...nixOptionArgs(nixOptions), "--realise", "--dry-run", drv]);
-        if (r.code !== 0) return { error: r.stderr.split("\n").find((l) => l.startsWith("error"))?.trim() ?? `nix-store exited with ${r.code}` };
+        if (r.code !== 0) return { error: nixErrorMessage(r.stderr, `nix-store exited with ${r.code}`) };
         return parseDryRun(r.stderr);
       }),
     ),

@@ -16,7 +16,7 @@ import { isAbsolute, join, relative, resolve } from "node:path";
 import { InputError } from "../errors.ts";
 import { nearestNames, type NearestCandidate } from "../explain.ts";
 import { checkFilterValues, matchFilters, parseFilters, type Filterable } from "../filters.ts";
-import { loadProject } from "../project.ts";
+import { loadProject, type Project } from "../project.ts";
 import type { PackageName, System, Variant } from "../schema.ts";
 import { nixpkgsInstanceKey } from "../expand.ts";
 import { commentText, nixString } from "../render/literals.ts";
@@ -52,6 +52,8 @@ export interface BuildTarget {
   requiredSystemFeatures?: string[];
   /** A check of a variant (`build --verify`), not a variant: built with nix-build whatever the backend. */
   check?: { of: string; kind: "static" | "gpuCheck" };
+  /** A named environment's extras (nixpkgs Python attribute names, matrix.ts `environments`); [] or absent otherwise. */
+  extras?: string[];
 }
 
 /**
@@ -100,6 +102,7 @@ export function targetsFromVariants(variants: readonly Variant[], root: string):
     nixpkgsKey: nixpkgsInstanceKey(v),
     nixpkgs: v.nixpkgs,
     requiredSystemFeatures: [...v.requiredSystemFeatures],
+    extras: [...v.extras],
   }));
 }
 
@@ -109,6 +112,8 @@ export type TargetSource = "project" | "pkgs-dir";
 /**
  * Load the targets for a run: `variants` when given (tests, a caller that expanded the matrix), else the variants
  * of `matrixFile` (default: the root's matrix.ts); files under `root` (`v.file`) or `pkgsDir/NAME.nix`.
+ * @returns the targets, where their files are, and the project they were expanded from (when `variants` was not
+ *   given): what generated-state.ts assertGeneratedCurrent compares the generated files with
  * @throws SelectionError when a variant's file is missing (run `generate` first)
  * @throws MatrixError (from loadProject) for a bad matrix
  */
@@ -117,8 +122,9 @@ export async function loadTargets(opts: {
   pkgsDir?: string;
   variants?: readonly Variant[];
   matrixFile?: string;
-}): Promise<{ targets: BuildTarget[]; source: TargetSource }> {
-  const variants = opts.variants ?? (await loadProject({ root: opts.root, matrixFile: opts.matrixFile })).variants;
+}): Promise<{ targets: BuildTarget[]; source: TargetSource; project?: Project }> {
+  const project = opts.variants ? undefined : await loadProject({ root: opts.root, matrixFile: opts.matrixFile });
+  const variants = opts.variants ?? project!.variants;
   let targets = targetsFromVariants(variants, opts.root);
   // --pkgs-dir: the variants of the matrix that have a file there (the directory restricts the list; it is never
   // a second source of names or systems).
@@ -138,7 +144,7 @@ export async function loadTargets(opts: {
           .join(", ") +
         (missing.length > 5 ? ", …" : ""),
     );
-  return { targets, source: "project" };
+  return { targets, source: "project", project };
 }
 
 /** @throws SelectionError naming the selected targets whose file does not exist. */

@@ -9,11 +9,11 @@
  * a least-squares line in the number of capabilities when the samples hold at least two different counts, else
  * their mean; a group without samples falls back to the other kind of the same package, then to the table.
  */
-import { cudaClosures, DEFAULT_BUILD_SECONDS, makePlan, simulate } from "../driver/plan.ts";
+import { cudaClosures, DEFAULT_BUILD_SECONDS, defaultBuildSeconds, makePlan, simulate } from "../driver/plan.ts";
 import { modelCacheMisses, type ModelledBuild } from "../driver/cache-model.ts";
 import { catalog } from "../catalog/index.ts";
 import { nixpkgsInstanceKey } from "../expand.ts";
-import { readReports, realBuilds } from "../driver/report.ts";
+import { readReports, realBuilds, type SkippedReport } from "../driver/report.ts";
 import { parseName } from "../naming.ts";
 import type { NixpkgsPin, PackageName, Variant } from "../schema.ts";
 
@@ -44,11 +44,12 @@ export interface CostModel {
 
 /**
  * Builds recorded in `logsDir/<run>/report.json` files: variants the driver built itself (status built, not
- * substituted or already present), with their wall time. Unparseable reports are skipped.
+ * substituted or already present), with their wall time. Reports that are not JSON or of another shape are left out.
+ * @param onSkip called for each report left out (driver/report.ts readReports)
  */
-export function readSamples(logsDir: string): BuildSample[] {
+export function readSamples(logsDir: string, onSkip?: (s: SkippedReport) => void): BuildSample[] {
   const out: BuildSample[] = [];
-  for (const rep of readReports(logsDir))
+  for (const rep of readReports(logsDir, onSkip))
     for (const v of realBuilds(rep)) {
       const p = parseName(v.name);
       if (!p) continue;
@@ -84,7 +85,10 @@ export function predict(m: CostModel, v: Pick<CostInput, "package" | "cuda" | "c
   const caps = cuda ? v.cudaCapabilities.length : 0;
   const g = m.groups.get(key(v.package, cuda)) ?? m.groups.get(key(v.package, !cuda));
   if (g) return { seconds: Math.max(1, g.a + g.b * caps), from: "fit" };
-  return { seconds: DEFAULT_BUILD_SECONDS[v.package].seconds, from: "default" };
+  const d = defaultBuildSeconds(v.package);
+  // Every package the matrix can name has a default (named environments torch-env's); a foreign one is a bug.
+  if (d === null) throw new Error(`no default build time for package "${v.package}"`);
+  return { seconds: d.seconds, from: "default" };
 }
 
 /**

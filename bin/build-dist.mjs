@@ -1,0 +1,132 @@
+// The one writer of dist/: bundles generator/cli.ts with esbuild into dist/<hash>/, where <hash> names the exact
+// sources it was built from (every file under generator/, package-lock.json and this file). The launcher
+// (bin/variant-matrix.js) and `npm run prepare` both call ensureDist(), so the CLI always runs the code in the tree:
+// after an edit or a `git pull` without `npm ci`, the next command rebuilds (about a second) instead of running old code.
+//
+// Why one directory per hash: a long `build` keeps loading chunks of its own bundle lazily (the commands import
+// their modules on demand); replacing dist/ in place under it would break it. A new build is written to a
+// temporary directory and renamed into place (atomic), so two commands that start at once never see half a bundle;
+// older bundles are pruned, keeping the newest few.
+//
+// Plain JavaScript, not TypeScript: it runs before anything is compiled.
+import { createHash } from "node:crypto";
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from "node:fs";
+import { dirname, join, relative } from "node:path";
+import { fileURLToPath } from "node:url";
+
+/** Absolute path of the repository root (the directory above bin/). */
+export const ROOT = dirname(dirname(fileURLToPath(import.meta.url)));
+/** Where bundles live: DIST_DIR/<hash>/cli.js. */
+export const DIST_DIR = join(ROOT, "dist");
+/** How many bundles to keep (the current one and the newest others, for commands still running on them). */
+const KEEP = 3;
+
+/** Every file below `dir`, sorted, as absolute paths. */
+function walk(dir, out = []) {
+  let entries;
+  try {
+    entries = readdirSync(dir, { withFileTypes: true });
+  } catch {
+    return out;
+  }
+  for (const e of entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
+    const p = join(dir, e.name);
+    if (e.isDirectory()) walk(p, out);
+    else if (e.isFile()) out.push(p);
+  }
+  return out;
+}
+
+/**
+ * The hash (16 hex digits of a SHA-256) of what the bundle is built from: the path and content of every file under
+ * generator/, package-lock.json (the bundled dependencies' versions) and this file (the build options). About 5 ms.
+ * @returns the hash, e.g. "3f2a9c0d1b4e5f60"
+ */
+export function sourcesHash() {
+  const h = createHash("sha256");
+  const files = [...walk(join(ROOT, "generator")), join(ROOT, "package-lock.json"), fileURLToPath(import.meta.url)];
+  for (const f of files) {
+    h.update(relative(ROOT, f)).update("\0");
+    try {
+      h.update(readFileSync(f));
+    } catch {
+      h.update("(missing)");
+    }
+    h.update("\0");
+  }
+  return h.digest("hex").slice(0, 16);
+}
+
+/** The entry of the bundle built from the current sources: DIST_DIR/<sourcesHash()>/cli.js (it may not exist yet). */
+export function compiledEntry() {
+  return join(DIST_DIR, sourcesHash(), "cli.js");
+}
+
+/**
+ * Make sure dist/ holds a bundle of the current sources, building it when it does not.
+ * @param {{ log?: (line: string) => void }} [opts] log: told one line when a rebuild starts (the launcher prints
+ *   it on stderr; prepare stays quiet)
+ * @returns {Promise<string>} absolute path of the bundle's cli.js
+ * @throws Error when esbuild fails (its messages are in the error)
+ */
+export async function ensureDist(opts = {}) {
+  const hash = sourcesHash();
+  const dir = join(DIST_DIR, hash);
+  const entry = join(dir, "cli.js");
+  if (existsSync(entry)) return entry;
+  opts.log?.(`generator/ changed since dist/ was built: compiling it (dist/${hash})`);
+  mkdirSync(DIST_DIR, { recursive: true });
+  const tmp = join(DIST_DIR, `.tmp-${hash}-${process.pid}`);
+  rmSync(tmp, { recursive: true, force: true });
+  const esbuild = await import("esbuild");
+  try {
+    await esbuild.build({
+      entryPoints: [join(ROOT, "generator/cli.ts")],
+      bundle: true,
+      splitting: true,
+      format: "esm",
+      platform: "node",
+      target: "node20",
+      outdir: tmp,
+      external: ["esbuild", "fsevents", "chokidar"],
+      // A lazy string-width: most commands never measure wide text (generator/lazy-string-width.ts).
+      alias: { "string-width": join(ROOT, "generator/lazy-string-width.ts") },
+      banner: { js: "import { createRequire as __vmCreateRequire } from 'node:module'; const require = __vmCreateRequire(import.meta.url);" },
+      logLevel: "warning",
+    });
+    try {
+      renameSync(tmp, dir);
+    } catch (e) {
+      // Another command built the same sources at the same moment: its bundle is as good as ours.
+      if (!existsSync(entry)) throw e;
+    }
+  } finally {
+    rmSync(tmp, { recursive: true, force: true });
+  }
+  prune(hash);
+  return entry;
+}
+
+/** Remove all but the KEEP newest bundles (never `keep`), and temporaries of builds that died. Best effort. */
+function prune(keep) {
+  try {
+    const dirs = readdirSync(DIST_DIR, { withFileTypes: true })
+      .filter((e) => e.isDirectory())
+      .map((e) => ({ name: e.name, path: join(DIST_DIR, e.name), mtime: statSync(join(DIST_DIR, e.name)).mtimeMs }));
+    const stale = dirs.filter((d) => d.name.startsWith(".tmp-") && Date.now() - d.mtime > 10 * 60_000);
+    const bundles = dirs.filter((d) => /^[0-9a-f]{16}$/.test(d.name) && d.name !== keep).sort((a, b) => b.mtime - a.mtime);
+    for (const d of [...stale, ...bundles.slice(KEEP - 1)]) rmSync(d.path, { recursive: true, force: true });
+    // Bundles of the flat layout that came before (dist/cli.js and its chunks) are not ours to keep.
+    for (const e of readdirSync(DIST_DIR, { withFileTypes: true })) if (e.isFile() && e.name.endsWith(".js")) rmSync(join(DIST_DIR, e.name), { force: true });
+  } catch {
+    /* pruning is housekeeping */
+  }
+}
+
+// `node bin/build-dist.mjs` (the prepare script): build now, print nothing unless it fails.
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  ensureDist().catch((e) => {
+    process.stderr.write(`variant-matrix: cannot compile generator/ into dist/: ${e instanceof Error ? e.message : String(e)}\n`);
+    process.exitCode = 1;
+  });
+}

@@ -1,0 +1,295 @@
+/**
+ * One job of a run: a variant's build with its retries (nix-fast-build's build.py), its log, and what the report
+ * records of it. The scheduler (run.ts) decides when a job starts and what its outcome means for the others.
+ *
+ * A job never throws for a failed build: that is an outcome. An error of the driver itself while it writes or
+ * reads the log (a full disk, a directory it may not write) is returned as `driverError`, with the build's own
+ * outcome as far as it is known, so the scheduler can stop the run and still report it.
+ */
+import { closeSync, fstatSync, readSync, writeSync } from "node:fs";
+import { readdir, readlink } from "node:fs/promises";
+import { basename, dirname, join } from "node:path";
+import { $ } from "zx";
+import { openLogFile } from "../output-file.ts";
+import { redactCredentials } from "../redact.ts";
+import type { BackendOptions, BuildCmd } from "./backend.ts";
+import type { ProcessGroups } from "./processes.ts";
+import { originFromLog, type VariantReport } from "./report.ts";
+import type { BuildEvent } from "./status.ts";
+import { pathSizes } from "./store.ts";
+
+/** An I/O error of the driver on a file it owns (a log), with the file in its message. */
+export class DriverIoError extends Error {
+  override name = "DriverIoError";
+  /** The errno code (`ENOSPC`, `EACCES`), when the system gave one. */
+  readonly code: string | undefined;
+  /**
+   * @param what what the driver was doing, with the path ("writing log /x/logs/run/NAME.log")
+   * @param cause the error the system call threw
+   */
+  constructor(what: string, cause: unknown) {
+    // Node's message ends with the system call and the path ("…, mkdir '/x/logs/run'"), which `what` already names.
+    super(`${what}: ${((cause as Error)?.message ?? String(cause)).replace(/, \w+ '[^']*'$/, "")}`);
+    this.code = (cause as NodeJS.ErrnoException)?.code;
+  }
+}
+
+/**
+ * A variant's log file, opened for appending by output-file.ts openLogFile: created with mode 0600 (a build's own
+ * output can hold credentials), a symbolic link at its path refused (O_NOFOLLOW). Every failed call throws
+ * DriverIoError naming the file, so the run's one error line says which file on which disk.
+ */
+export class LogFile {
+  readonly fd: number;
+  /**
+   * @param path absolute path of the log (created when missing)
+   * @throws DriverIoError when it cannot be opened (a link or something else that is no regular file there too)
+   */
+  constructor(readonly path: string) {
+    try {
+      this.fd = openLogFile(path);
+    } catch (e) {
+      throw new DriverIoError(`opening log ${path}`, e);
+    }
+  }
+
+  /** Append `text`. @throws DriverIoError (ENOSPC on a full disk) */
+  write(text: string): void {
+    try {
+      writeSync(this.fd, text);
+    } catch (e) {
+      throw new DriverIoError(`writing log ${this.path}`, e);
+    }
+  }
+
+  /** The file's size in bytes. @throws DriverIoError */
+  size(): number {
+    try {
+      return fstatSync(this.fd).size;
+    } catch (e) {
+      throw new DriverIoError(`reading log ${this.path}`, e);
+    }
+  }
+
+  /** What was written since byte `from`, at most the last `max` bytes, as UTF-8. @throws DriverIoError */
+  readFrom(from: number, max = Infinity): string {
+    try {
+      const size = fstatSync(this.fd).size;
+      const start = Math.max(from, size - max);
+      const buf = Buffer.alloc(Math.max(0, size - start));
+      readSync(this.fd, buf, 0, buf.length, start);
+      return buf.toString("utf8");
+    } catch (e) {
+      throw new DriverIoError(`reading log ${this.path}`, e);
+    }
+  }
+
+  /** Close the descriptor; a failure to close is ignored (nothing is left to save). */
+  close(): void {
+    try {
+      closeSync(this.fd);
+    } catch {
+      /* already closed */
+    }
+  }
+}
+
+/**
+ * A one-line failure reason from what an attempt wrote (at most its last 8 KiB): the last `error:` line (Nix's),
+ * followed by the last line the builder printed before it when that line is Nix's generic "builder for … failed";
+ * otherwise the last non-empty line. At most 300 characters.
+ */
+export function failureLine(text: string): string {
+  // Nix's own chatter is not the builder's reason: substituter warnings ("warning: unable to download
+  // '…/nix-cache-info'"), copy and fetch progress.
+  const lines = text
+    .split("\n")
+    .map((l) => l.trim())
+    .filter((l) => l && !l.startsWith("===") && !/^(warning:|copying path |copying \d+ paths|these \d+ paths will be fetched|this path will be fetched)/.test(l));
+  let errAt = -1;
+  lines.forEach((x, i) => {
+    if (x.startsWith("error:")) errAt = i;
+  });
+  let l = lines.at(-1) ?? "";
+  if (errAt >= 0) {
+    l = lines[errAt]!.replace(/\/nix\/store\/[a-z0-9]{32}-/g, "");
+    const before = lines.slice(0, errAt).filter((x) => !/^(building|this derivation|\/nix\/store\/|these \d+ derivations)/.test(x));
+    if (/builder for .* failed/.test(l) && before.length > 0) l += `; last output: ${before.at(-1)}`;
+  }
+  return l.length > 300 ? l.slice(0, 297) + "…" : l;
+}
+
+/**
+ * The outputs a build's result links name: `result-NAME` is `out`, `result-NAME-OUTPUT` each other output (Nix's
+ * `--out-link` convention: flox's `nix build --out-link result-NAME 'DRV^*'` links every output; nix-build of a
+ * wrapper, the default one). flox's own `result-NAME-log` (a log file in the store, not an output) is left out.
+ * Output names are one word (`dev`, `lib`, `cxxdev`), and no variant name extends another by one dash-free word, so
+ * the links cannot be confused.
+ * @param outLink absolute path of `result-NAME`
+ * @returns output name → store path; null when `result-NAME` is missing
+ */
+export async function resultOutputs(outLink: string): Promise<Record<string, string> | null> {
+  const out = await readlink(outLink).catch(() => null);
+  if (out === null) return null;
+  const dir = dirname(outLink);
+  const prefix = `${basename(outLink)}-`;
+  const outputs: Record<string, string> = { out };
+  for (const f of await readdir(dir).catch(() => [] as string[])) {
+    const m = f.startsWith(prefix) ? /^([A-Za-z][A-Za-z0-9_]*)$/.exec(f.slice(prefix.length)) : null;
+    if (!m || m[1] === "log") continue;
+    const p = await readlink(join(dir, f)).catch(() => null);
+    if (p !== null) outputs[m[1]!] = p;
+  }
+  return outputs;
+}
+
+/**
+ * Push `outPath`'s closure to the store `uri` (`nix copy --to`; Debian's Nix 2.8 needs the nix-command feature),
+ * appending its output to the variant's log. Credentials in URLs (`https://user:TOKEN@host`) are redacted in the
+ * log's header, in nix copy's output and in the reason returned; nix copy itself gets the real URI.
+ * @param log the variant's log: a LogFile, or a raw descriptor (publish's own log)
+ * @returns null on success, else the reason
+ * @throws DriverIoError when the log cannot be written
+ */
+export async function pushClosure(
+  outPath: string,
+  uri: string,
+  log: LogFile | number,
+  nixOptions: readonly (readonly [string, string])[],
+  env?: NodeJS.ProcessEnv,
+): Promise<string | null> {
+  const write = typeof log === "number" ? (t: string) => void writeSync(log, t) : (t: string) => log.write(t);
+  const opts = nixOptions.flatMap(([k, v]) => ["--option", k, v]);
+  write(redactCredentials(`=== nix copy --to ${uri} ${outPath} ===\n`));
+  const p = await $({ nothrow: true, quiet: true, env: env ?? process.env })`nix --extra-experimental-features nix-command copy ${opts} --to ${uri} ${outPath}`;
+  write(redactCredentials(p.stdout + p.stderr));
+  if (p.exitCode === 0) return null;
+  const last = (p.stderr.split("\n").filter((l) => l.trim()).at(-1) ?? "").trim();
+  return redactCredentials(`exit code ${p.exitCode}: ${last || "(no output)"}`);
+}
+
+/** What a job needs from its run. */
+export interface JobContext {
+  /** This run's log directory: the job writes `runDir/NAME.log`. */
+  runDir: string;
+  /** Attempts in all (1 + --retries). */
+  maxAttempts: number;
+  backend: BackendOptions;
+  /** Environment of the build processes. */
+  env: NodeJS.ProcessEnv;
+  groups: ProcessGroups;
+  emit: (e: BuildEvent) => void;
+  /** Why the run is stopping ("interrupted (SIGINT)", "stopped by --fail-fast (…)"), or null while it goes on. */
+  stopReason: () => string | null;
+}
+
+/** How a job ended. */
+export type JobOutcome =
+  | { status: "built"; driverError?: DriverIoError }
+  | {
+      status: "failed";
+      reason: string;
+      /** The build itself failed after every attempt (its dependents are skipped, --fail-fast stops the run), as
+       * opposed to one the run stopped or the driver could not follow. */
+      final: boolean;
+      driverError?: DriverIoError;
+    };
+
+/**
+ * Build one variant: attempts until one succeeds or `maxAttempts` are used, each appended to `runDir/NAME.log`
+ * with a header, then its outputs, sizes, where it was built and the push (`--copy-to`). Fills `r` (attempts, exit
+ * code, times, outputs, origin, …); the status and reason are the caller's to set from the outcome.
+ * @throws only for a bug; I/O errors on the log come back as `driverError`
+ */
+export async function runJob(ctx: JobContext, cmd: BuildCmd, r: VariantReport): Promise<JobOutcome> {
+  const name = r.name;
+  const t0 = Date.now();
+  r.log = join(ctx.runDir, `${name}.log`);
+  r.startedAt = new Date(t0).toISOString();
+  let log: LogFile;
+  try {
+    log = new LogFile(r.log);
+  } catch (e) {
+    if (!(e instanceof DriverIoError)) throw e;
+    return { status: "failed", reason: `not started: the driver failed (${e.message})`, final: false, driverError: e };
+  }
+  let built = false;
+  /** The run stopped under this job: its log says so where it can; the report says why in any case. */
+  const stopped = (stop: string): JobOutcome => {
+    try {
+      log.write(`=== ${stop} ===\n`);
+    } catch (e) {
+      if (!(e instanceof DriverIoError)) throw e;
+      return { status: "failed", reason: stop, final: false, driverError: e };
+    }
+    return { status: "failed", reason: stop, final: false };
+  };
+  try {
+    for (let k = 1; k <= ctx.maxAttempts; k++) {
+      ctx.emit({ type: "start", name, attempt: k, maxAttempts: ctx.maxAttempts, at: Date.now() });
+      const early = ctx.stopReason();
+      if (early) return stopped(early);
+      const from = log.size();
+      // The header records the command with credentials in URLs redacted (--substituter https://user:TOKEN@host).
+      log.write(redactCredentials(`=== attempt ${k}/${ctx.maxAttempts} at ${new Date().toISOString()}: ${JSON.stringify(cmd.argv)} (cwd ${cmd.cwd}) ===\n`));
+      r.attempts = k;
+      const res = await ctx.groups.run(name, { argv: cmd.argv, cwd: cmd.cwd, env: ctx.env }, log.fd);
+      r.exitCode = res.code;
+      r.durationS = (Date.now() - t0) / 1000;
+      r.finishedAt = new Date().toISOString();
+      if (res.code === 0) {
+        built = true;
+        await collectOutputs(ctx, cmd, r, log.readFrom(from));
+        log.write(
+          `=== done in ${r.durationS.toFixed(1)}s (${r.origin}${r.machine ? ` ${r.origin === "built" ? "on" : "from"} ${r.machine}` : ""}): ${r.outPath ?? "(no result link)"} ===\n`,
+        );
+        await push(ctx, r, log);
+        return { status: "built" };
+      }
+      const stop = ctx.stopReason();
+      if (stop) return stopped(stop);
+      const reason = res.spawnError ?? `exit code ${res.code ?? "(signal)"}: ${failureLine(log.readFrom(from, 8192)) || "(no output)"}`;
+      log.write(`=== attempt ${k} failed: ${reason} ===\n`);
+      if (k < ctx.maxAttempts) {
+        ctx.emit({ type: "retry", name, attempt: k, maxAttempts: ctx.maxAttempts, reason, at: Date.now() });
+        continue;
+      }
+      return { status: "failed", reason, final: true };
+    }
+    throw new Error(`runJob: no attempt of ${name} ran (maxAttempts ${ctx.maxAttempts})`);
+  } catch (e) {
+    if (!(e instanceof DriverIoError)) throw e;
+    // The build's own outcome stands where it is known: a variant built before its log filled up is built.
+    if (built) return { status: "built", driverError: e };
+    return { status: "failed", reason: `${r.attempts === 0 ? "not started" : "not followed to its end"}: the driver failed (${e.message})`, final: false, driverError: e };
+  } finally {
+    log.close();
+  }
+}
+
+/** After a successful attempt: the result links, sizes, flox's log, and where Nix says the output came from. */
+async function collectOutputs(ctx: JobContext, cmd: BuildCmd, r: VariantReport, attemptLog: string): Promise<void> {
+  r.outPath = await readlink(cmd.outLink).catch(() => null);
+  r.outputs = await resultOutputs(cmd.outLink);
+  if (r.outPath) {
+    const sizes = await pathSizes(r.outPath);
+    r.narSize = sizes?.narSize ?? null;
+    r.closureSize = sizes?.closureSize ?? null;
+  }
+  if (ctx.backend.backend === "flox") r.floxLog = await readlink(`${cmd.outLink}-log`).catch(() => null);
+  const where = originFromLog(attemptLog, r.name);
+  r.origin = where.origin;
+  r.machine = where.machine;
+}
+
+/**
+ * --copy-to: push a built variant's closure to the cache; a failed push is recorded on the variant (it stays built).
+ * @throws DriverIoError when the log cannot be written
+ */
+export async function push(ctx: Pick<JobContext, "backend" | "env" | "emit">, r: VariantReport, log: LogFile): Promise<void> {
+  if (!ctx.backend.copyTo || !r.outPath) return;
+  r.copiedTo = ctx.backend.copyTo;
+  r.copyError = await pushClosure(r.outPath, ctx.backend.copyTo, log, ctx.backend.nixOptions ?? [], ctx.env);
+  if (r.copyError)
+    ctx.emit({ type: "note", text: redactCredentials(`push of ${r.name} to ${ctx.backend.copyTo} failed: ${r.copyError}`), at: Date.now() });
+}
