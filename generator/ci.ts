@@ -518,11 +518,38 @@ export interface HydraOptions {
 }
 
 /**
+ * Why `branch` is not a git branch name, by `git check-ref-format --branch`'s rules (git-check-ref-format(1)): no
+ * whitespace, control character, `~ ^ : ? * [ \`, `..`, `@{` or `//`; no component starting with `.` or ending with
+ * `.lock`; not starting with `-` or `/`, not ending with `/` or `.`; not `@`.
+ * @returns the reason, or null for a valid name
+ */
+export function branchNameProblem(branch: string): string | null {
+  if (branch === "") return "it is empty";
+  if (/[\s\u0000-\u001f\u007f]/.test(branch)) return "it holds whitespace or a control character";
+  const bad = /[~^:?*[\\]/.exec(branch);
+  if (bad) return `it holds ${JSON.stringify(bad[0])}`;
+  for (const seq of ["..", "@{", "//"]) if (branch.includes(seq)) return `it holds ${JSON.stringify(seq)}`;
+  if (branch === "@") return "it is \"@\"";
+  if (branch.startsWith("-")) return "it starts with \"-\"";
+  if (branch.startsWith("/") || branch.endsWith("/") || branch.endsWith(".")) return "it starts or ends with \"/\", or ends with \".\"";
+  if (branch.split("/").some((c) => c.startsWith(".") || c.endsWith(".lock"))) return "a component starts with \".\" or ends with \".lock\"";
+  return null;
+}
+
+/**
  * A Hydra declarative jobset spec (the `spec.json` a declarative project points at): one jobset evaluating
  * release.nix from this repository. Hydra's own nixexprinput/nixexprpath/inputs fields (hydra manual,
  * "Declarative projects").
+ *
+ * The git input's value is `URL BRANCH`, which Hydra splits at whitespace (a third word is its deep-clone flag): the
+ * URL and the branch are checked here, so that neither adds a field.
+ * @throws InputError (exit 2) for a URL with whitespace or a control character, or a branch branchNameProblem refuses
  */
 export function hydraSpec(o: HydraOptions) {
+  if (o.repo === "" || /[\s\u0000-\u001f\u007f]/.test(o.repo))
+    throw new InputError(`--repo ${JSON.stringify(o.repo)}: a git URL, without whitespace or control characters (Hydra splits its input at whitespace)`);
+  const problem = branchNameProblem(o.branch);
+  if (problem) throw new InputError(`--branch ${JSON.stringify(o.branch)}: not a git branch name: ${problem}`);
   return {
     [o.name ?? "variants"]: {
       enabled: 1,

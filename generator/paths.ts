@@ -7,6 +7,7 @@ import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { ensurePrivateDir } from "./output-file.ts";
 
 function findRoot(start: string): string {
   for (let dir = start; ; dir = dirname(dir)) {
@@ -31,13 +32,17 @@ export const TEMPLATES_DIR = join(REPO_ROOT, "generator", "render", "templates")
 /**
  * A writable cache directory for compiled inputs (matrix.ts, templates, generate stamps):
  * ROOT/node_modules/.cache/variant-matrix[/sub], or a per-user directory in the OS temp dir when that cannot be
- * created. @throws Error when neither is writable
+ * created. The one in the temp dir has a name anyone can guess, and what the cache holds is imported (run): it is
+ * used only when it belongs to this user and no one else may write into it (output-file.ts ensurePrivateDir).
+ * @throws Error when neither is writable
  */
 export function cacheDir(sub = ""): string {
   const uid = process.getuid?.() ?? "u";
-  for (const base of [join(REPO_ROOT, "node_modules", ".cache", "variant-matrix"), join(tmpdir(), `variant-matrix-cache-${uid}`)]) {
+  const shared = join(tmpdir(), `variant-matrix-cache-${uid}`);
+  for (const base of [join(REPO_ROOT, "node_modules", ".cache", "variant-matrix"), shared]) {
     const d = sub ? join(base, sub) : base;
     try {
+      if (base === shared) ensurePrivateDir(base);
       mkdirSync(d, { recursive: true });
       return d;
     } catch {

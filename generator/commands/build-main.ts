@@ -5,7 +5,6 @@
  */
 import { availableParallelism, totalmem } from "node:os";
 import { resolve } from "node:path";
-import { mkdirSync, writeFileSync } from "node:fs";
 import { hostSystem, type BackendOptions } from "../driver/backend.ts";
 import { coresForPackage, jobsRule } from "../driver/jobs.ts";
 import { onTorch } from "../catalog/packages.ts";
@@ -26,6 +25,7 @@ import { checkedVariants, evaluatesPinnedNixpkgs, formatChecks, Probes, refuseOn
 import { thisHost } from "../preflight/host.ts";
 import { REPO_ROOT as PROJECT_ROOT } from "../paths.ts";
 import { errorLine, EXIT, exitCodeOf } from "../errors.ts";
+import { outputMode, writeOutputFile } from "../output-file.ts";
 import { wrap, wrapLines } from "../text.ts";
 import { EvaluationError, evaluationFailures, evaluationFailureText, evaluationGate, type EvaluationFailure } from "../driver/eval-first.ts";
 import { closeCatalogExtras, didYouMean } from "../catalog/extra-hints.ts";
@@ -52,6 +52,8 @@ export async function buildMain(a: BuildArgs): Promise<number> {
 
 async function buildMainInner(a: BuildArgs): Promise<number> {
   const o = await resolveBuildOptions(a, PROJECT_ROOT, parseNixOptions);
+  // A --report this CLI will not write (a directory, a socket, a link to nothing) is refused now, not after the builds.
+  if (a.report !== undefined && !a.dryRun) outputMode(resolve(a.report));
   const { sel, source, history } = await selection(a, o);
   const host = hostSystem();
   const width = terminalWidth();
@@ -180,8 +182,7 @@ async function selection(a: BuildArgs, o: ResolvedBuildOptions) {
     // Checks of each selected variant's promise, after it (pkgs/checks.nix through the variant's own file).
     const dir = resolve(o.logsRoot, "checks");
     const checks = checkTargets(sel.targets, dir, !!a.verifyGpu);
-    mkdirSync(dir, { recursive: true });
-    for (const [f, text] of checks.files) writeFileSync(f, text);
+    for (const [f, text] of checks.files) await writeOutputFile(f, text);
     for (const t of checks.targets) {
       sel.targets.push(t);
       sel.why.set(t.name, "requested");

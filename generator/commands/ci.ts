@@ -65,11 +65,8 @@ export const ciCommand: CommandModule<{}, CiArgs> = {
       text = JSON.stringify(hydraSpec({ repo: argv.repo, branch: argv.branch }), null, 2) + "\n";
     }
     if (argv.output) {
-      const { mkdirSync, writeFileSync } = await import("node:fs");
-      const { dirname } = await import("node:path");
-      const out = resolve(process.cwd(), argv.output);
-      mkdirSync(dirname(out), { recursive: true });
-      writeFileSync(out, text);
+      const { writeOutputFile } = await import("../output-file.ts");
+      await writeOutputFile(resolve(process.cwd(), argv.output), text);
       console.error(`wrote ${argv.output}`);
     } else process.stdout.write(text);
   },

@@ -8,7 +8,6 @@
  * `nvidia-smi --query-gpu=compute_cap,name,driver_version --format=csv,noheader`), as `detect --cpuinfo/--nvidia-smi`
  * reads them.
  */
-import { writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { CommandModule } from "yargs";
 import { PACKAGES, REPEATABLE, type PackageName } from "../constants.ts";
@@ -91,12 +90,10 @@ export async function runFleet(a: FleetArgs): Promise<void> {
   const needs = featureNeeds(toBuild, null, []).map((g) => ({ system: g.system, features: g.features, variants: g.variants.length }));
   if (a.writeManifest !== undefined) {
     if (!a.org) throw new FleetUsageError("--write-manifest needs --org ORG: the manifests install ORG/NAME (what publish --org ORG published)");
-    const { hostGroupManifests } = await import("../fleet/manifests.ts");
-    const { mkdirSync } = await import("node:fs");
+    const [{ hostGroupManifests }, { writeOutputFile }] = await Promise.all([import("../fleet/manifests.ts"), import("../output-file.ts")]);
     const dir = resolve(process.cwd(), a.writeManifest);
-    mkdirSync(dir, { recursive: true });
     const files = hostGroupManifests(cover.assignment, a.org);
-    for (const [f, text] of files) writeFileSync(join(dir, f), text);
+    for (const [f, text] of files) await writeOutputFile(join(dir, f), text);
     console.error(`wrote ${files.size} flox manifest(s) into ${a.writeManifest}`);
   }
   if (a.writeMatrix !== undefined) {
@@ -105,7 +102,8 @@ export async function runFleet(a: FleetArgs): Promise<void> {
       process.exitCode = 1;
       if (a.writeMatrix === "") return;
     } else if (a.writeMatrix !== "") {
-      writeFileSync(resolve(process.cwd(), a.writeMatrix), matrixText);
+      const { writeOutputFile } = await import("../output-file.ts");
+      await writeOutputFile(resolve(process.cwd(), a.writeMatrix), matrixText);
       console.error(`wrote ${a.writeMatrix}`);
     }
   }

@@ -64,6 +64,8 @@ export const publishCommand: CommandModule<object, PublishArgs> = {
     const ordered = order.map((n) => byName.get(n)!);
 
     if (argv.org) {
+      // The organisation name first: it becomes flox publish's -o argument (a bad one is refused before anything else).
+      pub.checkFloxOrg(argv.org);
       // flox publish builds the .flox/pkgs files the last generate wrote: they must say what was just expanded.
       // (--to copies store paths a build already made, whatever wrote them.)
       (await import("../generated-state.ts")).assertGeneratedCurrent(p, root, "publish", sel.targets);
@@ -115,9 +117,8 @@ export const publishCommand: CommandModule<object, PublishArgs> = {
     }
 
     // --to: each built variant's closure, one `nix copy` per variant (a closure shared with an earlier one is skipped by Nix).
-    const { readlinkSync, openSync, closeSync } = await import("node:fs");
+    const { readlinkSync, closeSync, rmSync } = await import("node:fs");
     const { join } = await import("node:path");
-    const { tmpdir } = await import("node:os");
     const outDir = argv.outDir ? resolve(process.cwd(), argv.outDir) : root;
     const nixOptions = parseNixOptions(argv.nixOption);
     const outs = ordered.map((t) => {
@@ -141,20 +142,33 @@ export const publishCommand: CommandModule<object, PublishArgs> = {
       else for (const s of plan) console.log(`  $ ${s.argv.join(" ")}`);
       return;
     }
-    const { pushClosure } = await import("../driver/run.ts");
-    const log = join(tmpdir(), `variant-matrix-publish-${process.pid}.log`);
-    const fd = openSync(log, "a");
+    const [{ pushClosure }, { openLogFile, privateTempDir }, { redactCredentials }] = await Promise.all([
+      import("../driver/run.ts"),
+      import("../output-file.ts"),
+      import("../redact.ts"),
+    ]);
+    // nix copy's output, in a fresh private directory (a fixed name in /tmp could be someone else's file or link);
+    // kept only when a copy failed, to be read.
+    const logDir = privateTempDir("variant-matrix-publish-");
+    const log = join(logDir, "publish.log");
+    const fd = openLogFile(log, { exclusive: true });
+    const to = redactCredentials(argv.to!);
     const report: { name: string; outPath: string; status: "copied" | "failed"; detail: string }[] = [];
     try {
       for (const o of outs) {
         const err = await pushClosure(o.out!, argv.to!, fd, nixOptions);
-        report.push({ name: o.name, outPath: o.out!, status: err ? "failed" : "copied", detail: err ?? argv.to! });
+        report.push({ name: o.name, outPath: o.out!, status: err ? "failed" : "copied", detail: err ?? to });
       }
     } finally {
       closeSync(fd);
     }
-    if (argv.json) console.log(JSON.stringify({ to: argv.to, log, report }, null, 2));
-    else for (const r of report) console.log(`${r.status.padEnd(7)} ${r.name}  ${r.outPath}  ${r.detail}`);
-    if (report.some((r) => r.status === "failed")) process.exitCode = 1;
+    const failed = report.some((r) => r.status === "failed");
+    if (!failed) rmSync(logDir, { recursive: true, force: true });
+    if (argv.json) console.log(JSON.stringify({ to, log: failed ? log : null, report }, null, 2));
+    else {
+      for (const r of report) console.log(`${r.status.padEnd(7)} ${r.name}  ${r.outPath}  ${r.detail}`);
+      if (failed) console.error(`nix copy's output: ${log}`);
+    }
+    if (failed) process.exitCode = 1;
   },
 };

@@ -6,10 +6,12 @@
  * reads the log (a full disk, a directory it may not write) is returned as `driverError`, with the build's own
  * outcome as far as it is known, so the scheduler can stop the run and still report it.
  */
-import { closeSync, fstatSync, openSync, readSync, writeSync } from "node:fs";
+import { closeSync, fstatSync, readSync, writeSync } from "node:fs";
 import { readdir, readlink } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { $ } from "zx";
+import { openLogFile } from "../output-file.ts";
+import { redactCredentials } from "../redact.ts";
 import type { BackendOptions, BuildCmd } from "./backend.ts";
 import type { ProcessGroups } from "./processes.ts";
 import { originFromLog, type VariantReport } from "./report.ts";
@@ -33,18 +35,19 @@ export class DriverIoError extends Error {
 }
 
 /**
- * A variant's log file, opened for appending. Every failed call throws DriverIoError naming the file, so the run's
- * one error line says which file on which disk.
+ * A variant's log file, opened for appending by output-file.ts openLogFile: created with mode 0600 (a build's own
+ * output can hold credentials), a symbolic link at its path refused (O_NOFOLLOW). Every failed call throws
+ * DriverIoError naming the file, so the run's one error line says which file on which disk.
  */
 export class LogFile {
   readonly fd: number;
   /**
    * @param path absolute path of the log (created when missing)
-   * @throws DriverIoError when it cannot be opened
+   * @throws DriverIoError when it cannot be opened (a link or something else that is no regular file there too)
    */
   constructor(readonly path: string) {
     try {
-      this.fd = openSync(path, "a+");
+      this.fd = openLogFile(path);
     } catch (e) {
       throw new DriverIoError(`opening log ${path}`, e);
     }
@@ -150,7 +153,8 @@ export async function resultOutputs(outLink: string): Promise<Record<string, str
 
 /**
  * Push `outPath`'s closure to the store `uri` (`nix copy --to`; Debian's Nix 2.8 needs the nix-command feature),
- * appending its output to the variant's log.
+ * appending its output to the variant's log. Credentials in URLs (`https://user:TOKEN@host`) are redacted in the
+ * log's header, in nix copy's output and in the reason returned; nix copy itself gets the real URI.
  * @param log the variant's log: a LogFile, or a raw descriptor (publish's own log)
  * @returns null on success, else the reason
  * @throws DriverIoError when the log cannot be written
@@ -164,12 +168,12 @@ export async function pushClosure(
 ): Promise<string | null> {
   const write = typeof log === "number" ? (t: string) => void writeSync(log, t) : (t: string) => log.write(t);
   const opts = nixOptions.flatMap(([k, v]) => ["--option", k, v]);
-  write(`=== nix copy --to ${uri} ${outPath} ===\n`);
+  write(redactCredentials(`=== nix copy --to ${uri} ${outPath} ===\n`));
   const p = await $({ nothrow: true, quiet: true, env: env ?? process.env })`nix --extra-experimental-features nix-command copy ${opts} --to ${uri} ${outPath}`;
-  write(p.stdout + p.stderr);
+  write(redactCredentials(p.stdout + p.stderr));
   if (p.exitCode === 0) return null;
   const last = (p.stderr.split("\n").filter((l) => l.trim()).at(-1) ?? "").trim();
-  return `exit code ${p.exitCode}: ${last || "(no output)"}`;
+  return redactCredentials(`exit code ${p.exitCode}: ${last || "(no output)"}`);
 }
 
 /** What a job needs from its run. */
@@ -234,7 +238,8 @@ export async function runJob(ctx: JobContext, cmd: BuildCmd, r: VariantReport): 
       const early = ctx.stopReason();
       if (early) return stopped(early);
       const from = log.size();
-      log.write(`=== attempt ${k}/${ctx.maxAttempts} at ${new Date().toISOString()}: ${JSON.stringify(cmd.argv)} (cwd ${cmd.cwd}) ===\n`);
+      // The header records the command with credentials in URLs redacted (--substituter https://user:TOKEN@host).
+      log.write(redactCredentials(`=== attempt ${k}/${ctx.maxAttempts} at ${new Date().toISOString()}: ${JSON.stringify(cmd.argv)} (cwd ${cmd.cwd}) ===\n`));
       r.attempts = k;
       const res = await ctx.groups.run(name, { argv: cmd.argv, cwd: cmd.cwd, env: ctx.env }, log.fd);
       r.exitCode = res.code;
@@ -293,5 +298,6 @@ export async function push(ctx: Pick<JobContext, "backend" | "env" | "emit">, r:
   if (!ctx.backend.copyTo || !r.outPath) return;
   r.copiedTo = ctx.backend.copyTo;
   r.copyError = await pushClosure(r.outPath, ctx.backend.copyTo, log, ctx.backend.nixOptions ?? [], ctx.env);
-  if (r.copyError) ctx.emit({ type: "note", text: `push of ${r.name} to ${ctx.backend.copyTo} failed: ${r.copyError}`, at: Date.now() });
+  if (r.copyError)
+    ctx.emit({ type: "note", text: redactCredentials(`push of ${r.name} to ${ctx.backend.copyTo} failed: ${r.copyError}`), at: Date.now() });
 }

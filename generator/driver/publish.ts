@@ -14,6 +14,7 @@
  */
 import { existsSync } from "node:fs";
 import { join } from "node:path";
+import { InputError } from "../errors.ts";
 import { run } from "./store.ts";
 
 /** One of flox publish's preconditions and its verdict. */
@@ -52,6 +53,24 @@ export async function floxPublishPreconditions(root: string, env: NodeJS.Process
   const auth = await run(["flox", "auth", "status"], { env }).catch(() => ({ code: 127, stdout: "", stderr: "flox is not on PATH" }));
   out.push({ check: "logged in", ok: auth.code === 0, detail: auth.code === 0 ? (auth.stdout || auth.stderr).trim().split("\n")[0] ?? "" : `flox auth status: ${(auth.stderr || auth.stdout).trim().split("\n")[0] || `exit ${auth.code}`} (flox auth login)` });
   return out;
+}
+
+/**
+ * A Flox organisation (or user) name as `publish --org` and `fleet --org` take it: letters, digits, `-`, `_` and
+ * `.`, starting and ending with a letter or digit, at most 64 characters. It becomes `flox publish -o ORG` and the
+ * `pkg-path = "ORG/NAME"` of the manifests fleet writes: a `/`, a space, a quote or a newline in it would name another
+ * package or, in a file, break out of its string or comment.
+ */
+export const FLOX_ORG_RE = /^[A-Za-z0-9](?:[A-Za-z0-9._-]{0,62}[A-Za-z0-9])?$/;
+
+/**
+ * Refuse an organisation name FLOX_ORG_RE does not match.
+ * @param option the option it came from, for the message ("--org")
+ * @throws InputError (exit 2) naming the value (as JSON, so that a newline shows) and what is allowed
+ */
+export function checkFloxOrg(org: string, option = "--org"): void {
+  if (!FLOX_ORG_RE.test(org))
+    throw new InputError(`${option} ${JSON.stringify(org)}: not an organisation name (letters, digits, "-", "_" and ".", starting and ending with a letter or digit, at most 64)`);
 }
 
 /** One step of a publish plan. */

@@ -3,8 +3,9 @@
  * read back from earlier reports for the scheduler.
  */
 import { existsSync, readdirSync, readFileSync } from "node:fs";
-import { mkdir, rename, rm, writeFile } from "node:fs/promises";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
+import { writeOutputFile } from "../output-file.ts";
+import { redactDeep } from "../redact.ts";
 import type { Backend } from "./backend.ts";
 
 /** Final status of a variant in a run. */
@@ -122,20 +123,14 @@ export function makeRunId(now = new Date()): string {
 }
 
 /**
- * Write JSON atomically (temporary file + rename), creating the directory. A failed write removes its temporary
- * file, so a full disk leaves no half-written `FILE.PID.tmp` behind.
- * @throws the system error (ENOSPC, EACCES, EROFS, …) when the file cannot be written; `file` is then unchanged
+ * Write a report as JSON (2-space indent) to `file`, credentials in URLs redacted (redact.ts), by the rules of
+ * output-file.ts: created or replaced atomically, written through a link, a FIFO or `/dev/null`, parents created.
+ * A failed write removes its temporary file, so a full disk leaves no half-written temporary behind.
+ * @throws OutputFileError for a path it will not write (a directory, a socket, a link to nothing); the system error
+ *   (ENOSPC, EACCES, EROFS, …) when the file cannot be written; `file` is then unchanged
  */
-export async function writeJsonAtomic(file: string, value: unknown): Promise<void> {
-  await mkdir(dirname(file), { recursive: true });
-  const tmp = `${file}.${process.pid}.tmp`;
-  try {
-    await writeFile(tmp, JSON.stringify(value, null, 2) + "\n");
-    await rename(tmp, file);
-  } catch (e) {
-    await rm(tmp, { force: true }).catch(() => {});
-    throw e;
-  }
+export async function writeReportFile(file: string, report: BuildReport): Promise<void> {
+  await writeOutputFile(file, JSON.stringify(redactDeep(report), null, 2) + "\n");
 }
 
 /** A report file that could not be written, and why (the system's message). */
@@ -145,16 +140,21 @@ export interface UnwrittenReport {
 }
 
 /**
- * Write `report` to every file of `files` (each atomically, writeJsonAtomic); one that fails does not stop the others.
+ * Write `report` to every file of `files` (each by writeReportFile: redacted, by output-file.ts's rules); one that
+ * fails does not stop the others.
  * @returns the files that could not be written, with why; [] when all were
  */
 export async function writeReportFiles(report: BuildReport, files: readonly string[]): Promise<UnwrittenReport[]> {
   const failed: UnwrittenReport[] = [];
   for (const f of files) {
     try {
-      await writeJsonAtomic(f, report);
+      await writeReportFile(f, report);
     } catch (e) {
-      failed.push({ file: f, why: (e as Error)?.message ?? String(e) });
+      // The caller names the file already ("report not written to FILE: why"): output-file.ts's own "cannot write
+      // FILE: " prefix would say it twice.
+      const msg = (e as Error)?.message ?? String(e);
+      const prefix = `cannot write ${f}: `;
+      failed.push({ file: f, why: msg.startsWith(prefix) ? msg.slice(prefix.length) : msg });
     }
   }
   return failed;

@@ -15,7 +15,7 @@
  * An error of the driver itself (a log it cannot write on a full disk, a bug) stops the run like --fail-fast does,
  * ends every running build, and is recorded in the report (`driverError`), which is still written where it can be.
  */
-import { mkdirSync, renameSync, symlinkSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import { join, relative } from "node:path";
 import pLimit from "p-limit";
 import { buildCmd, withSshTimeouts, type BackendOptions, type BuildCmd } from "./backend.ts";
@@ -23,6 +23,8 @@ import { DriverIoError, LogFile, push, runJob, type JobContext, type JobOutcome 
 import { pickNext, readyNodes, transitiveDependents, type NodeState, type Plan } from "./plan.ts";
 import { ProcessGroups } from "./processes.ts";
 import { writeReportFiles, type BuildReport, type UnwrittenReport, type VariantReport } from "./report.ts";
+import { pointLink } from "../output-file.ts";
+import { redactDeep } from "../redact.ts";
 import type { StatusSink } from "./status.ts";
 import type { CacheProbe } from "./store.ts";
 import type { BuildTarget } from "./targets.ts";
@@ -88,15 +90,13 @@ interface RunState {
   emit: StatusSink["event"];
 }
 
-/** Point `logsRoot/latest` at `runId` (relative link, replaced atomically). */
-function linkLatest(logsRoot: string, runId: string): void {
-  const tmp = join(logsRoot, `.latest.${process.pid}`);
-  try {
-    symlinkSync(runId, tmp);
-    renameSync(tmp, join(logsRoot, "latest"));
-  } catch {
-    /* a filesystem without symlinks, or no room for the link: the run directory is still there */
-  }
+/**
+ * Point `logsRoot/latest` at `runId` (relative link, replaced atomically; output-file.ts pointLink).
+ * @returns null, or why it was not (a directory or file named `latest` is never replaced; a filesystem without
+ *   symlinks, or no room for the link): for a note. The run directory is there either way.
+ */
+function linkLatest(logsRoot: string, runId: string): string | null {
+  return pointLink(join(logsRoot, "latest"), runId);
 }
 
 /** A new, empty report entry of `name` (status skipped until the run says otherwise). */
@@ -285,7 +285,8 @@ async function finish(s: RunState, startedAt: Date): Promise<RunResult> {
   const variants = o.plan.order.map((n) => s.rep.get(n)!);
   const interrupted = s.stopping?.kind === "interrupt";
   const ok = variants.every((v) => (v.status === "built" || v.status === "cached") && !v.copyError);
-  const report: BuildReport = {
+  // Credentials in URLs (--substituter https://user:TOKEN@host) stay out of report.json and what is printed.
+  const report: BuildReport = redactDeep({
     runId: o.runId,
     startedAt: startedAt.toISOString(),
     finishedAt: new Date().toISOString(),
@@ -296,7 +297,7 @@ async function finish(s: RunState, startedAt: Date): Promise<RunResult> {
     exitCode: s.driverError !== null ? 1 : interrupted ? 130 : ok ? 0 : 1,
     logsDir: s.runDir,
     variants,
-  };
+  });
   const files = [join(s.runDir, "report.json"), ...(o.reportFile ? [o.reportFile] : [])];
   const unwritten = await writeReportFiles(report, files);
   return { report, unwritten, written: files.filter((f) => !unwritten.some((u) => u.file === f)), ended: s.ended };
@@ -383,7 +384,8 @@ export async function runBuilds(o: RunOptions): Promise<RunResult> {
       ready = false;
     }
     if (ready) {
-      linkLatest(o.logsRoot, o.runId);
+      const latestProblem = linkLatest(o.logsRoot, o.runId);
+      if (latestProblem) s.emit({ type: "note", text: `warning: ${latestProblem}`, at: Date.now() });
       await schedule(s, o.jobs, ctx);
     }
     return await finish(s, startedAt);

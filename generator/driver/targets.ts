@@ -19,6 +19,7 @@ import { checkFilterValues, matchFilters, parseFilters, type Filterable } from "
 import { loadProject, type Project } from "../project.ts";
 import type { PackageName, System, Variant } from "../schema.ts";
 import { nixpkgsInstanceKey } from "../expand.ts";
+import { commentText, nixString } from "../render/literals.ts";
 
 /** One package variant the driver can build. */
 export interface BuildTarget {
@@ -70,7 +71,7 @@ export function checkTargets(variants: readonly BuildTarget[], dir: string, gpu:
     for (const kind of kinds) {
       const name = `check-${kind === "static" ? "static" : "gpu"}-${v.name}`;
       const file = join(dir, `${name}.nix`);
-      files.set(file, `# variant-matrix build --verify: the ${kind} check of ${v.name} (pkgs/checks.nix)\n(import ${JSON.stringify(v.file)} { }).tests.${kind}\n`);
+      files.set(file, `# variant-matrix build --verify: the ${kind} check of ${commentText(v.name)} (pkgs/checks.nix)\n(import ${nixString(v.file)} { }).tests.${kind}\n`);
       targets.push({ ...v, name, file, dependsOn: [v.name], check: { of: v.name, kind } });
     }
   }

@@ -10,15 +10,21 @@
  * published from).
  */
 import { stringify as tomlStringify } from "smol-toml";
+import { checkFloxOrg } from "../driver/publish.ts";
+import { commentText } from "../render/literals.ts";
 
 /**
- * The manifests: file name (`NAME.toml`) → text.
+ * The manifests: file name (`NAME.toml`) → text. Values go through smol-toml only; the host names and the
+ * organisation in the comment through commentText (a host's file name may hold a newline).
  * @param assignment which host runs which variant (fleet's cover)
+ * @param org the Flox organisation (FLOX_ORG_RE)
+ * @throws InputError for an organisation name checkFloxOrg refuses
  */
 export function hostGroupManifests(
   assignment: readonly { element: { hostId: string }; variant: { name: string; system: string } }[],
   org: string,
 ): Map<string, string> {
+  checkFloxOrg(org);
   const byVariant = new Map<string, { system: string; hosts: Set<string> }>();
   for (const a of assignment) {
     const g = byVariant.get(a.variant.name) ?? { system: a.variant.system, hosts: new Set<string>() };
@@ -30,8 +36,8 @@ export function hostGroupManifests(
     const body = tomlStringify({ version: 1, install: { [name]: { "pkg-path": `${org}/${name}` } }, options: { systems: [g.system] } });
     out.set(
       `${name}.toml`,
-      `# written by variant-matrix fleet --write-manifest: the environment of host(s) ${[...g.hosts].sort().join(", ")}\n` +
-        `# (flox init there, put this in .flox/env/manifest.toml, flox activate; the variant was published with publish --org ${org})\n${body}\n`,
+      `# written by variant-matrix fleet --write-manifest: the environment of host(s) ${commentText([...g.hosts].sort().join(", "))}\n` +
+        `# (flox init there, put this in .flox/env/manifest.toml, flox activate; the variant was published with publish --org ${commentText(org)})\n${body}\n`,
     );
   }
   return out;

@@ -26,6 +26,7 @@ import { REPO_ROOT } from "../paths.ts";
 import { projectFromMatrix, validateMatrix, type Project } from "../project.ts";
 import type { Excluded, Variant } from "../schema.ts";
 import { compareVersions } from "../versions.ts";
+import { commentText } from "../render/literals.ts";
 import { FleetUsageError, hostId, type FleetArgs } from "./options.ts";
 import { buildCost, fit, leaveOneOut, DEFAULT_BUILD_SECONDS, type BuildSample } from "./cost.ts";
 import { coverFleet, type Element, type FleetHost } from "./cover.ts";
@@ -156,7 +157,7 @@ export function planFleet(
   if (keep.cuda.length === 0) keep.cuda = [cuda[0]!];
   if (keep.gpus.length === 0) keep.gpus = [p.catalog.gpus[0]!.sm];
   const matrixText =
-    `// Written by \`variant-matrix fleet\` for ${hosts.map((h) => h.id).join(", ")}: the ${cover.chosen.length} ${a.package} ` +
+    `// Written by \`variant-matrix fleet\` for ${commentText(hosts.map((h) => h.id).join(", "))}: the ${cover.chosen.length} ${a.package} ` +
     `variant(s) that serve every servable host${a.package !== TORCH_PACKAGE ? " (and what each is built against)" : ""}.\n` +
     `import { defineMatrix } from "./generator/schema.ts";\n\nexport default defineMatrix(${JSON.stringify(keep, null, 2)});\n`;
 

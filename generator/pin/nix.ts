@@ -15,6 +15,7 @@ import { InputError } from "../errors.ts";
 import { REPO_ROOT } from "../paths.ts";
 import { run } from "../driver/store.ts";
 import { compareVersions } from "../versions.ts";
+import { nixString } from "../render/literals.ts";
 import { PinFactsSchema, type PinFacts } from "./facts.ts";
 
 /** The inspection expression (hand-written Nix; see its header). */
@@ -71,7 +72,7 @@ export function checkNixVersion(nixpkgsPath: string, have: string): void {
 export async function checkNixFeatures(nixpkgsPath: string, have: string): Promise<void> {
   const f = join(nixpkgsPath, "lib", "minfeatures.nix");
   if (!existsSync(f)) return;
-  const r = await run(["nix-instantiate", "--eval", "--strict", "--json", "-E", `map (f: f.description) (import ${JSON.stringify(f)}).missing`]);
+  const r = await run(["nix-instantiate", "--eval", "--strict", "--json", "-E", `map (f: f.description) (import ${nixString(f)}).missing`]);
   const missing = r.code === 0 ? (JSON.parse(r.stdout) as string[]) : [`(evaluating lib/minfeatures.nix failed: ${lastLines(r.stderr, 1)})`];
   if (missing.length)
     throw new PinError(
@@ -132,7 +133,7 @@ export async function inspectNixpkgs(nixpkgsPath: string, system?: string, extra
   const args = ["nix-instantiate", "--eval", "--strict", "--json", INSPECT_NIX, "--argstr", "nixpkgs", path];
   if (system) args.push("--argstr", "system", system);
   // Attribute names (schema.ts NIX_ATTR_RE, checked by the caller) as a Nix list of strings.
-  if (extras.length) args.push("--arg", "extras", `[ ${extras.map((e) => JSON.stringify(e)).join(" ")} ]`);
+  if (extras.length) args.push("--arg", "extras", `[ ${extras.map(nixString).join(" ")} ]`);
   const r = await run(args);
   if (r.code !== 0) throw new PinError(`evaluating ${path} with Nix ${have} failed:\n${lastLines(r.stderr, 8)}`);
   const parsed = PinFactsSchema.safeParse(JSON.parse(r.stdout));

@@ -1,6 +1,11 @@
 /**
- * Literals for the languages generated files are written in (Nix strings and values, Markdown cells) and the
- * generated-file header: no template engine, so any module (write, eval) can use them cheaply.
+ * Literals for the languages generated files are written in (Nix strings and values, Markdown cells, line comments)
+ * and the generated-file header: no template engine, so any module (write, eval) can use them cheaply.
+ *
+ * The one way a string reaches generated code: Nix through nixString/nixValue (JSON.stringify is NOT a Nix string:
+ * it leaves `${` live, and Nix would evaluate what follows), TOML through smol-toml's stringify, TypeScript and JSON
+ * through JSON.stringify (JSON is a subset of JavaScript since ES2019, U+2028 included), a comment through
+ * commentText.
  */
 
 /** The header every generated file carries; `write.ts` only ever removes files that hold it. */
@@ -40,6 +45,23 @@ export function nixValue(v: unknown): string {
   if (typeof v === "number" && Number.isInteger(v)) return String(v);
   if (v === null || v === undefined || typeof v === "string") return nixString(v);
   throw new Error(`nixValue: cannot render ${typeof v} as a Nix literal`);
+}
+
+/**
+ * User text (a host's file name, an organisation) made safe for a LINE comment of any generated language (`#` in Nix,
+ * TOML, YAML and shell; `//` in TypeScript): one line whatever it holds. A backslash becomes `\\`, newline, carriage
+ * return and tab `\n` `\r` `\t`, every other control character (C0, DEL, C1) and the Unicode line and paragraph
+ * separators (which end a `//` comment in JavaScript) `\uXXXX`. Not for block comments.
+ * @returns the text, unchanged when it holds none of those
+ */
+export function commentText(v: unknown): string {
+  return String(v ?? "").replace(/[\\\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, (c) => {
+    if (c === "\\") return "\\\\";
+    if (c === "\n") return "\\n";
+    if (c === "\r") return "\\r";
+    if (c === "\t") return "\\t";
+    return `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`;
+  });
 }
 
 /** Escape a value for a Markdown table cell: `|` and newlines would break the row. */
