@@ -12,7 +12,7 @@
 import type { ArgumentsCamelCase, Argv, CommandModule } from "yargs";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { exitCodeOf, InputError } from "../errors.ts";
+import { errorLine, exitCodeOf, InputError } from "../errors.ts";
 import { BACKEND_CHOICES } from "../driver/backend.ts";
 import { terminalWidth } from "./shared.ts";
 
@@ -47,7 +47,7 @@ export async function runDoctor(
   } catch (e) {
     const code = exitCodeOf(e);
     if (code === null) throw e;
-    io.err(`doctor: ${(e as Error).message}\n`);
+    io.err(errorLine(`doctor: ${(e as Error).message}`));
     return code;
   }
 }
