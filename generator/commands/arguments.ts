@@ -103,6 +103,7 @@ export function takeWordsAfterDashDash(argv: Record<string, unknown> & { _: (str
   const words = argv._.slice(depth).map(String);
   if (!words.length) return;
   argv._ = argv._.slice(0, depth);
+  const cmd = argv._.join(" ");
   const positionals = positionalsOf(command);
   const variadic = positionals.find((p) => p.variadic);
   if (variadic) {
@@ -112,7 +113,6 @@ export function takeWordsAfterDashDash(argv: Record<string, unknown> & { _: (str
   }
   for (const p of positionals) if (words.length && argv[p.name] === undefined) argv[p.name] = words.shift();
   if (words.length) {
-    const cmd = command.split(" ")[0];
     const takes = positionals.length ? `takes ${positionals.map((p) => p.name.toUpperCase()).join(" ")} once` : "takes no names";
     throw new UsageError(`unexpected argument${words.length > 1 ? "s" : ""} after \`--\`: ${words.map((w) => JSON.stringify(w)).join(", ")} (${cmd} ${takes})`);
   }
@@ -140,7 +140,9 @@ export function withArgumentRules<T, U>(m: CommandModule<T, U>, opts: ArgumentRu
   return {
     ...m,
     builder: builder as CommandModule<T, U>["builder"],
-    handler: async (argv) => {
+    // Synchronous, as the module's own handler may be (tests parse with parseSync): a throw here reaches yargs' fail
+    // and then main like one from the handler.
+    handler: (argv) => {
       const a = argv as unknown as Record<string, unknown> & { _: (string | number)[] };
       takeWordsAfterDashDash(a, command, opts.depth ?? 1);
       for (const k of strings) {
@@ -148,7 +150,7 @@ export function withArgumentRules<T, U>(m: CommandModule<T, U>, opts: ArgumentRu
         if (v === "" || (Array.isArray(v) && v.includes(""))) throw new UsageError(`--${k} needs a value`);
       }
       checkNumbers(a, numbers);
-      await m.handler(argv);
+      return m.handler(argv);
     },
   };
 }
