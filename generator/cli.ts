@@ -107,12 +107,26 @@ export function cli(args: string[]): Argv {
     });
 }
 
-/** Entry point: runs the CLI; maps MatrixError / FilterError / UsageError to exit 2 with their message. */
+/**
+ * True for an error of writing output (a `write` system call that failed: a full disk, `> /dev/full`, an I/O error).
+ * The work itself may have gone right, but what it printed or wrote is incomplete: exit 1, one line, no stack.
+ */
+export function isWriteError(e: unknown): e is NodeJS.ErrnoException {
+  const x = e as NodeJS.ErrnoException | null;
+  return typeof x?.code === "string" && x.syscall === "write";
+}
+
+/**
+ * Entry point: runs the CLI; maps MatrixError / FilterError / UsageError to exit 2 with their message, an unusable
+ * path to exit 2 and a failed write (stdout or a file) to exit 1, each as one error line.
+ */
 export async function main(argv = hideBin(process.argv)): Promise<void> {
-  // `variant-matrix list | head`: a closed pipe ends the output quietly.
+  // `variant-matrix list | head`: a closed pipe ends the output quietly. Any other error of an asynchronous stdout
+  // (a pipe or socket) is one line and exit 1.
   process.stdout.on("error", (e: NodeJS.ErrnoException) => {
     if (e.code === "EPIPE") process.exit(process.exitCode ?? 0);
-    throw e;
+    process.stderr.write(errorLine(`cannot write the output: ${e.message}`));
+    process.exit(EXIT.finding);
   });
   try {
     await cli(argv).parseAsync();
@@ -121,6 +135,12 @@ export async function main(argv = hideBin(process.argv)): Promise<void> {
     if (exit !== null) {
       process.stderr.write(errorLine((e as Error).message));
       process.exitCode = exit;
+      return;
+    }
+    // stdout to a file or a terminal writes synchronously, so its error is thrown here (`list --json > /dev/full`).
+    if (isWriteError(e)) {
+      process.stderr.write(errorLine(`cannot write the output: ${e.message}`));
+      process.exitCode = EXIT.finding;
       return;
     }
     // A path the user gave that cannot be written or read: say so plainly, no stack trace.

@@ -49,3 +49,54 @@ export function allowedAndClosest(value: string, allowed: Iterable<string>, what
   const near = closestValues(value, all);
   return `${what} here: ${all.join(", ")}${near.length ? `; closest: ${near.join(", ")}` : ""}`;
 }
+
+/** The longest value a message shows before cutting it (MAX_SHOWN characters, then how long it was). */
+export const MAX_SHOWN = 80;
+
+/**
+ * `text` cut to `max` characters, with how long it was: "aaaa… (2000000 characters)". Text within `max` is returned
+ * as it is. Messages pass user values through this so a 2 MB string is not echoed whole.
+ */
+export function clip(text: string, max = MAX_SHOWN): string {
+  return text.length <= max ? text : `${text.slice(0, max)}… (${text.length} characters)`;
+}
+
+/**
+ * A value the user wrote, for a message: as JSON (strings quoted), cut with `clip`. Never throws: a value that cannot
+ * be written as JSON (a cycle, a Proxy whose traps throw, a BigInt) is shown by its type.
+ */
+export function shown(value: unknown, max = MAX_SHOWN): string {
+  let text: string | undefined;
+  try {
+    text = typeof value === "bigint" ? `${value}n` : JSON.stringify(value);
+  } catch {
+    text = undefined;
+  }
+  if (text === undefined) {
+    try {
+      text = `(${value === null ? "null" : typeof value})`;
+    } catch {
+      text = "(a value)";
+    }
+  }
+  return clip(text, max);
+}
+
+/**
+ * The message of an object that has keys its schema does not know: each unknown key (at most 5 shown, with how many
+ * more), the allowed keys, and for each shown key the closest allowed ones (closestValues), e.g.
+ * `unknown key "gpu"; allowed keys: releases, python, cuda, gpus, …; closest to "gpu": gpus`.
+ */
+export function unknownKeysMessage(keys: readonly PropertyKey[], allowed: readonly string[]): string {
+  const names = keys.map((k) => (typeof k === "symbol" ? k.toString() : String(k)));
+  const head = names.slice(0, 5);
+  const more = names.length > head.length ? ` and ${names.length - head.length} more` : "";
+  const near = head
+    .map((k) => [k, closestValues(k, allowed)] as const)
+    .filter(([, c]) => c.length)
+    .map(([k, c]) => `closest to ${shown(k)}: ${c.join(", ")}`);
+  return (
+    `unknown key${names.length > 1 ? "s" : ""} ${head.map((k) => shown(k)).join(", ")}${more}; allowed keys: ${allowed.join(", ")}` +
+    (near.length ? `; ${near.join("; ")}` : "")
+  );
+}
