@@ -10,7 +10,7 @@ import { hideBin } from "yargs/helpers";
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 // Only light modules load at start; each command imports what it uses in its handler (fast --help, list, explain).
-import { errorLine, EXIT, exitCodeOf } from "./errors.ts";
+import { clip, errorLine, EXIT, exitCodeOf } from "./errors.ts";
 export { variantJson, UsageError } from "./commands/shared.ts";
 import { terminalWidth, UsageError } from "./commands/shared.ts";
 import { generateCommand } from "./commands/generate.ts";
@@ -53,10 +53,17 @@ const EPILOGUE =
 export function usageMessage(msg: string, args: readonly string[] = []): string {
   const bare = /^Not enough arguments following: (\S+)$/.exec(msg);
   if (bare) return `${bare[1]!.length === 1 ? "-" : "--"}${bare[1]} needs a value`;
+  // "Invalid values:\n  Argument: backend, Given: "x", Choices: …" (one line per option): one line in all.
+  if (/^Invalid values:/.test(msg)) {
+    const each = [...msg.matchAll(/Argument: (\S+), Given: (.*), Choices: (.*)$/gm)].map(
+      (m) => `--${m[1]}: ${clip(m[2]!)} is not one of ${m[3]}`,
+    );
+    if (each.length) return each.join("; ");
+  }
   // yargs fills a required positional before it looks past `--`, so `explain -- NAME` lands here.
   if (/^Not enough non-option arguments/.test(msg) && args.includes("--"))
     return `${msg}: this command reads its required arguments before \`--\` only; write them before it`;
-  return msg;
+  return clip(msg.replace(/\s*\n\s*/g, " "), 2000);
 }
 
 /**

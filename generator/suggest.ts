@@ -4,6 +4,7 @@
  * (explain, --filter).
  */
 import { distance } from "fastest-levenshtein";
+import { clip, MAX_SHOWN } from "./errors.ts";
 
 /** Compare two values as numbers when both are numbers ("75" < "100", "3.9" < "3.13" by parts), else as text. */
 export function compareValues(a: string, b: string): number {
@@ -50,16 +51,7 @@ export function allowedAndClosest(value: string, allowed: Iterable<string>, what
   return `${what} here: ${all.join(", ")}${near.length ? `; closest: ${near.join(", ")}` : ""}`;
 }
 
-/** The longest value a message shows before cutting it (MAX_SHOWN characters, then how long it was). */
-export const MAX_SHOWN = 80;
-
-/**
- * `text` cut to `max` characters, with how long it was: "aaaa… (2000000 characters)". Text within `max` is returned
- * as it is. Messages pass user values through this so a 2 MB string is not echoed whole.
- */
-export function clip(text: string, max = MAX_SHOWN): string {
-  return text.length <= max ? text : `${text.slice(0, max)}… (${text.length} characters)`;
-}
+export { clip, MAX_SHOWN };
 
 /**
  * A value the user wrote, for a message: as JSON (strings quoted), cut with `clip`. Never throws: a value that cannot

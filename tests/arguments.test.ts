@@ -74,6 +74,11 @@ test("numbers are checked: --kill-grace -5, --jobs 0 / 1.5 / abc, --retries -1 a
   assert.throws(() => checkNumbers({ builders: 0 }, ["builders"]), /--builders must be an integer ≥ 1/);
 });
 
+test("a value outside an option's choices and an unknown option are one line each", () => {
+  usageFailure(runCli(["build", "--backend", "x", "--package", "y"]), "--backend x", /--backend: "x" is not one of "auto", "flox", "nix"; --package: "y" is not one of "pytorch"/);
+  usageFailure(runCli(["list", "--bogus"]), "list --bogus", /Unknown argument: bogus/);
+});
+
 test("fleet --write-matrix stays usable bare (it prints the matrix); publish --org with --to says they exclude each other", () => {
   const bare = runCli(["fleet", HOST, "--write-matrix"]);
   assert.is(bare.status, 0, bare.stderr);
