@@ -68,6 +68,16 @@ test("a 2 MB value is cut, and 200,000 duplicate Pythons are three lines and a c
   assert.match(dup, /… and 199996 more field\(s\) with this message: python\.4, python\.5, python\.6, …/);
 });
 
+test("a 100 kB name or filter value on the command line is cut too, not echoed whole", () => {
+  const long = "x".repeat(100_000);
+  for (const args of [["build", "--dry-run", long], ["explain", long], ["list", "--filter", `sm=${long}`], ["list", "--filter", long]]) {
+    const r = runCli(args);
+    assert.is(r.status, 2, r.stderr.slice(0, 500));
+    assert.ok(r.stderr.length < 3000, `${args[0]} ${args[1]}: ${r.stderr.length} characters of stderr`);
+    assert.match(r.stderr, /… \(10000\d characters\)/, `${args[0]} ${args[1]} says how long the value was`);
+  }
+});
+
 test("__proto__ and other names every object has are refused as environment names, not dropped", () => {
   const err = invalid(
     listWith(`export default { ${BASE}, packages: ["pytorch"], environments: JSON.parse('{"__proto__": ["transformers"], "constructor": ["numpy"]}') };\n`),

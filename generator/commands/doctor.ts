@@ -15,6 +15,7 @@ import { join } from "node:path";
 import { errorLine, exitCodeOf, InputError } from "../errors.ts";
 import { BACKEND_CHOICES } from "../driver/backend.ts";
 import { terminalWidth } from "./shared.ts";
+import { shown } from "../suggest.ts";
 
 /** Arguments of `doctor`, as yargs hands them to the handler. */
 export interface DoctorArgs {
@@ -96,7 +97,7 @@ async function doctor(args: DoctorArgs, io: { out: (s: string) => void }): Promi
     system = machineToSystem(args.machine).system;
   }
   const variant = project.variants.find((v) => v.name === name);
-  if (!variant) throw new DoctorInputError(`unknown variant "${name}" (variant-matrix list names them)`);
+  if (!variant) throw new DoctorInputError(`unknown variant ${shown(name)} (variant-matrix list names them)`);
   const backend = await resolveBackend((args.backend ?? "auto") as never);
   const results = pre.runChecks(
     { root, env: process.env, cpuinfoFile: args.cpuinfo },
