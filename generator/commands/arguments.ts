@@ -16,6 +16,7 @@
  * Every violation throws UsageError (exit 2, one `variant-matrix: error: …` line, no stack).
  */
 import type { Argv, CommandModule } from "yargs";
+import { clip } from "../errors.ts";
 import { UsageError } from "./shared.ts";
 
 /** What a number option accepts: at least `min`, and only whole numbers when `integer`. */
@@ -114,7 +115,7 @@ export function takeWordsAfterDashDash(argv: Record<string, unknown> & { _: (str
   for (const p of positionals) if (words.length && argv[p.name] === undefined) argv[p.name] = words.shift();
   if (words.length) {
     const takes = positionals.length ? `takes ${positionals.map((p) => p.name.toUpperCase()).join(" ")} once` : "takes no names";
-    throw new UsageError(`unexpected argument${words.length > 1 ? "s" : ""} after \`--\`: ${words.map((w) => JSON.stringify(w)).join(", ")} (${cmd} ${takes})`);
+    throw new UsageError(`unexpected argument${words.length > 1 ? "s" : ""} after \`--\`: ${words.slice(0, 5).map((w) => clip(JSON.stringify(w))).join(", ")}${words.length > 5 ? ` and ${words.length - 5} more` : ""} (${cmd} ${takes})`);
   }
 }
 
