@@ -11,9 +11,9 @@ import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { REPO_ROOT } from "./paths.ts";
 // Only light modules load at start; each command imports what it uses in its handler (fast --help, list, explain).
-import { errorLine, EXIT, exitCodeOf } from "./errors.ts";
+import { clip, errorLine, EXIT, exitCodeOf } from "./errors.ts";
 export { variantJson, UsageError } from "./commands/shared.ts";
-import { terminalWidth } from "./commands/shared.ts";
+import { terminalWidth, UsageError } from "./commands/shared.ts";
 import { generateCommand } from "./commands/generate.ts";
 import { listCommand } from "./commands/list.ts";
 import { explainCommand } from "./commands/explain.ts";
@@ -26,6 +26,7 @@ import { fleetCommand } from "./commands/fleet.ts";
 import { pinCommand } from "./commands/pin.ts";
 import { publishCommand } from "./commands/publish.ts";
 import { doctorCommand } from "./commands/doctor.ts";
+import { withArgumentRules } from "./commands/arguments.ts";
 
 /**
  * The version in package.json of the repository root (paths.ts REPO_ROOT: the same answer from the sources and from
@@ -46,22 +47,56 @@ const EPILOGUE =
   "generated files out of date); 2 bad input or an unmet precondition (an invalid matrix.ts, a matrix that yields no " +
   "variant, an unknown name, option or value); 130 interrupted. Errors go to stderr as `variant-matrix: error: MESSAGE`.";
 
-/** Build the yargs parser (exported for tests). */
+/**
+ * yargs' own wording of a parse error, as this CLI says it: "Not enough arguments following: report" (a bare option
+ * that takes a value) becomes "--report needs a value"; anything else is kept.
+ */
+export function usageMessage(msg: string, args: readonly string[] = []): string {
+  const bare = /^Not enough arguments following: (\S+)$/.exec(msg);
+  if (bare) return `${bare[1]!.length === 1 ? "-" : "--"}${bare[1]} needs a value`;
+  // "Invalid values:\n  Argument: backend, Given: "x", Choices: …" (one line per option): one line in all.
+  if (/^Invalid values:/.test(msg)) {
+    const each = [...msg.matchAll(/Argument: (\S+), Given: (.*), Choices: (.*)$/gm)].map(
+      (m) => `--${m[1]}: ${clip(m[2]!)} is not one of ${m[3]}`,
+    );
+    if (each.length) return each.join("; ");
+  }
+  // yargs fills a required positional before it looks past `--`, so `explain -- NAME` lands here.
+  if (/^Not enough non-option arguments/.test(msg) && args.includes("--"))
+    return `${msg}: this command reads its required arguments before \`--\` only; write them before it`;
+  return clip(msg.replace(/\s*\n\s*/g, " "), 2000);
+}
+
+/**
+ * `--NAME=` with nothing after `=` (before any `--`): yargs reads it as "" for a string and as 0 for a number, so
+ * `--kill-grace=` would pass as 0 seconds.
+ * @throws UsageError naming the option
+ */
+function refuseEmptyAssignments(args: readonly string[]): void {
+  const end = args.indexOf("--");
+  const empty = (end < 0 ? args : args.slice(0, end)).find((a) => /^--?[^=\s]+=$/.test(a));
+  if (empty !== undefined) throw new UsageError(`${empty.slice(0, -1)} needs a value`);
+}
+
+/** Build the yargs parser (exported for tests). Every command goes through withArgumentRules (commands/arguments.ts). */
 export function cli(args: string[]): Argv {
+  refuseEmptyAssignments(args);
+  const rules = <T, U>(m: CommandModule<T, U>, o?: Parameters<typeof withArgumentRules>[1]) => withArgumentRules(m, o) as CommandModule;
   return yargs(args)
     .scriptName("variant-matrix")
-    .command(generateCommand as CommandModule)
-    .command(listCommand as CommandModule)
-    .command(explainCommand as CommandModule)
-    .command(buildCommand as CommandModule)
-    .command(detectCommand as CommandModule)
-    .command(evalCommand as CommandModule)
-    .command(ciCommand as CommandModule)
-    .command(fleetCommand as CommandModule)
-    .command(verifyCommand as CommandModule)
-    .command(pinCommand as CommandModule)
-    .command(publishCommand as CommandModule)
-    .command(doctorCommand as CommandModule)
+    .command(rules(generateCommand))
+    .command(rules(listCommand))
+    .command(rules(explainCommand))
+    .command(rules(buildCommand))
+    .command(rules(detectCommand))
+    .command(rules(evalCommand))
+    .command(rules(ciCommand))
+    // Bare, --write-matrix prints the matrix instead of writing it.
+    .command(rules(fleetCommand, { optionalValue: ["write-matrix"] }))
+    .command(rules(verifyCommand))
+    .command(rules(pinCommand))
+    .command(rules(publishCommand))
+    .command(rules(doctorCommand))
     .demandCommand(1, "name a command: generate, list, explain, build, eval, detect, fleet, ci, verify, pin, publish, doctor")
     .strict()
     .help()
@@ -72,18 +107,34 @@ export function cli(args: string[]): Argv {
     .epilogue(EPILOGUE)
     .wrap(Math.min(terminalWidth(), 100))
     .fail((msg, err) => {
-      if (err) throw err;
-      process.stderr.write(errorLine(`${msg}\nrun with --help for usage`));
+      // yargs' own parse errors (YError: a bare option, an unknown argument) are usage errors like any other; an
+      // error a handler threw goes on to main, which knows its exit code.
+      if (err && err.name !== "YError") throw err;
+      process.stderr.write(errorLine(`${usageMessage(msg ?? err?.message ?? "invalid arguments", args)} (run with --help for usage)`));
       process.exit(EXIT.input);
     });
 }
 
-/** Entry point: runs the CLI; maps MatrixError / FilterError / UsageError to exit 2 with their message. */
+/**
+ * True for an error of writing output (a `write` system call that failed: a full disk, `> /dev/full`, an I/O error).
+ * The work itself may have gone right, but what it printed or wrote is incomplete: exit 1, one line, no stack.
+ */
+export function isWriteError(e: unknown): e is NodeJS.ErrnoException {
+  const x = e as NodeJS.ErrnoException | null;
+  return typeof x?.code === "string" && x.syscall === "write";
+}
+
+/**
+ * Entry point: runs the CLI; maps MatrixError / FilterError / UsageError to exit 2 with their message, an unusable
+ * path to exit 2 and a failed write (stdout or a file) to exit 1, each as one error line.
+ */
 export async function main(argv = hideBin(process.argv)): Promise<void> {
-  // `variant-matrix list | head`: a closed pipe ends the output quietly.
+  // `variant-matrix list | head`: a closed pipe ends the output quietly. Any other error of an asynchronous stdout
+  // (a pipe or socket) is one line and exit 1.
   process.stdout.on("error", (e: NodeJS.ErrnoException) => {
     if (e.code === "EPIPE") process.exit(process.exitCode ?? 0);
-    throw e;
+    process.stderr.write(errorLine(`cannot write the output: ${e.message}`));
+    process.exit(EXIT.finding);
   });
   try {
     await cli(argv).parseAsync();
@@ -92,6 +143,12 @@ export async function main(argv = hideBin(process.argv)): Promise<void> {
     if (exit !== null) {
       process.stderr.write(errorLine((e as Error).message));
       process.exitCode = exit;
+      return;
+    }
+    // stdout to a file or a terminal writes synchronously, so its error is thrown here (`list --json > /dev/full`).
+    if (isWriteError(e)) {
+      process.stderr.write(errorLine(`cannot write the output: ${e.message}`));
+      process.exitCode = EXIT.finding;
       return;
     }
     // A path the user gave that cannot be written or read: say so plainly, no stack trace.

@@ -31,3 +31,14 @@ export function errorLine(message: string): string {
 export function exitCodeOf(e: unknown): number | null {
   return e instanceof InputError ? EXIT.input : null;
 }
+
+/** The longest user value a message shows before cutting it (MAX_SHOWN characters, then how long it was). */
+export const MAX_SHOWN = 80;
+
+/**
+ * `text` cut to `max` characters, with how long it was: "aaaa… (2000000 characters)". Text within `max` is returned
+ * as it is. Messages pass user values through this so a 2 MB string is not echoed whole.
+ */
+export function clip(text: string, max = MAX_SHOWN): string {
+  return text.length <= max ? text : `${text.slice(0, max)}… (${text.length} characters)`;
+}

@@ -4,7 +4,7 @@
  */
 import { PACKAGES } from "./constants.ts";
 import { distance } from "fastest-levenshtein";
-import { allowedAndClosest } from "./suggest.ts";
+import { allowedAndClosest, shown } from "./suggest.ts";
 import { catalogAxes, preferredPin } from "./catalog/index.ts";
 import { expand } from "./expand.ts";
 import { environmentOf, formatName, parseName, type NameParts } from "./naming.ts";
@@ -125,7 +125,7 @@ export function explainName(name: string, p: Project): Explanation {
       reasons: [
         pkg && !(PACKAGES as readonly string[]).includes(pkg)
           ? `"${pkg}" is not a package of the catalog; ${allowedAndClosest(pkg, PACKAGES, "packages")}.`
-          : `"${name}" does not follow the naming rule {package}-python{PY}-cuda{X_Y}-sm{SM}-{ISA} or {package}-python{PY}-cpu-{ISA}.`,
+          : `${shown(name)} does not follow the naming rule {package}-python{PY}-cuda{X_Y}-sm{SM}-{ISA} or {package}-python{PY}-cpu-{ISA}.`,
       ],
       matrixChanges: [],
       nearest,
@@ -179,7 +179,7 @@ export function explainName(name: string, p: Project): Explanation {
     const unknownParts = unknownValues(parts, p);
     if (unknownParts.length) reasons.push(...unknownParts);
     else if (ex) reasons.push(...ex.reasons);
-    else reasons.push(`No catalog value matches every part of "${name}".`);
+    else reasons.push(`No catalog value matches every part of ${shown(name)}.`);
   }
   return { kind: "not-in-matrix", name, reasons, matrixChanges, nearest };
 }

@@ -8,7 +8,7 @@
  */
 import { REPEATABLE } from "./constants.ts";
 import { InputError } from "./errors.ts";
-import { allowedAndClosest } from "./suggest.ts";
+import { allowedAndClosest, clip, shown } from "./suggest.ts";
 
 export const FILTER_KEYS = ["package", "python", "cuda", "sm", "isa", "system"] as const;
 export type FilterKey = (typeof FILTER_KEYS)[number];
@@ -41,9 +41,9 @@ export function parseFilters(specs: readonly string[] | undefined): Filter[] {
     const key = spec.slice(0, eq).trim();
     const value = spec.slice(eq + 1).trim();
     if (eq < 1 || value === "")
-      throw new FilterError(`--filter "${spec}": expected KEY=VALUE with KEY one of ${FILTER_KEYS.join(", ")}`);
+      throw new FilterError(`--filter ${shown(spec)}: expected KEY=VALUE with KEY one of ${FILTER_KEYS.join(", ")}`);
     if (!(FILTER_KEYS as readonly string[]).includes(key))
-      throw new FilterError(`--filter "${spec}": unknown key "${key}"; allowed keys: ${FILTER_KEYS.join(", ")}`);
+      throw new FilterError(`--filter ${shown(spec)}: unknown key ${shown(key)}; allowed keys: ${FILTER_KEYS.join(", ")}`);
     let v = value;
     if (key === "cuda") v = v.replace("_", ".");
     if (key === "sm") v = v.replace(/^sm_?/, "");
@@ -75,7 +75,7 @@ export function checkFilterValues(filters: readonly Filter[], items: readonly Fi
     const v = f.value === "cpu" ? "none" : f.value;
     if (!values.has(v))
       throw new FilterError(
-        `--filter ${f.key}=${f.value} matches no variant of this matrix; ${allowedAndClosest(v, values, `values of ${f.key}`)}`,
+        `--filter ${f.key}=${clip(f.value)} matches no variant of this matrix; ${allowedAndClosest(v, values, `values of ${f.key}`)}`,
       );
   }
 }

@@ -10,21 +10,63 @@ import { REPO_ROOT } from "./paths.ts";
 import { InputError } from "./errors.ts";
 import { parseCombination } from "./naming.ts";
 import type { ZodError } from "zod";
+import type * as z from "zod";
+import { clip, shown, unknownKeysMessage } from "./suggest.ts";
 import { catalog as defaultCatalog, nixpkgsTarballUrl, preferredPin } from "./catalog/index.ts";
 import { expand } from "./expand.ts";
-import { makeMatrixSchema, type Catalog, type Excluded, type Matrix, type MatrixInput, type Variant } from "./schema.ts";
+import { makeMatrixSchema, reservedNameMessage, type Catalog, type Excluded, type Matrix, type MatrixInput, type Variant } from "./schema.ts";
 
 /** The repository root (the directory holding package.json and matrix.ts); see paths.ts. */
 export { REPO_ROOT };
 
-/** A matrix that cannot be used: `issues` lists each field path with what is wrong and the allowed values. */
+/**
+ * A matrix that cannot be used: `issues` lists each field path with what is wrong and the allowed values (all of
+ * them); the message shows them as formatIssues does (cut to a readable length).
+ */
 export class MatrixError extends InputError {
   constructor(
     readonly file: string,
     readonly issues: { path: string; message: string }[],
   ) {
-    super(`${file}: invalid matrix\n` + issues.map((i) => `  ${i.path || "(root)"}: ${i.message}`).join("\n"));
+    super(`${file}: invalid matrix\n${formatIssues(issues)}`);
   }
+}
+
+/** At most this many lines of issues in a MatrixError's message; the rest are counted. */
+export const MAX_ISSUE_LINES = 30;
+/** At most this many fields shown per message that repeats (200,000 duplicate Pythons are one message). */
+export const MAX_SAME_ISSUE = 3;
+/** At most this many characters of one issue's message (the longest lists of allowed values fit). */
+export const MAX_ISSUE_CHARS = 2000;
+
+/**
+ * The lines of a MatrixError: `  PATH: MESSAGE` per issue, with issues of the same message grouped (the first
+ * MAX_SAME_ISSUE shown, then "… and N more fields with this message: PATH, …"), at most MAX_ISSUE_LINES lines (then a
+ * count of what is left), each message cut to MAX_ISSUE_CHARS and each path segment to 40 characters.
+ */
+export function formatIssues(issues: readonly { path: string; message: string }[]): string {
+  const groups = new Map<string, string[]>();
+  for (const i of issues) {
+    const g = groups.get(i.message);
+    if (g) g.push(i.path);
+    else groups.set(i.message, [i.path]);
+  }
+  const path = (p: string) => (p ? p.split(".").map((seg) => clip(seg, 40)).join(".") : "(root)");
+  const lines: string[] = [];
+  let shownIssues = 0;
+  for (const [message, paths] of groups) {
+    if (lines.length >= MAX_ISSUE_LINES) break;
+    const text = clip(message, MAX_ISSUE_CHARS);
+    for (const p of paths.slice(0, MAX_SAME_ISSUE)) lines.push(`  ${path(p)}: ${text}`);
+    shownIssues += Math.min(paths.length, MAX_SAME_ISSUE);
+    if (paths.length > MAX_SAME_ISSUE) {
+      const rest = paths.slice(MAX_SAME_ISSUE);
+      lines.push(`  … and ${rest.length} more field(s) with this message: ${rest.slice(0, 3).map(path).join(", ")}${rest.length > 3 ? ", …" : ""}`);
+      shownIssues += rest.length;
+    }
+  }
+  if (shownIssues < issues.length) lines.push(`  … and ${issues.length - shownIssues} more issue(s)`);
+  return lines.join("\n");
 }
 
 /** A loaded project: the validated matrix, the catalog, and its expansion. */
@@ -37,8 +79,56 @@ export interface Project {
   excluded: Excluded[];
 }
 
-function zodIssues(err: ZodError): { path: string; message: string }[] {
-  return err.issues.map((i) => ({ path: i.path.map(String).join("."), message: i.message }));
+/**
+ * The keys the object schema at `path` of `schema` declares, or null when `path` does not lead to an object schema
+ * (through arrays, records, optional and default wrappers). zod's unrecognized-key issue names only the unknown keys.
+ */
+function declaredKeys(schema: z.ZodType, path: readonly PropertyKey[]): string[] | null {
+  type Def = { type: string; shape?: Record<string, z.ZodType>; element?: z.ZodType; valueType?: z.ZodType; innerType?: z.ZodType };
+  const unwrap = (t: z.ZodType | undefined): Def | null => {
+    let def = t ? (t.def as unknown as Def) : null;
+    while (def && def.innerType && ["optional", "default", "nullable", "prefault", "readonly", "catch"].includes(def.type)) def = def.innerType.def as unknown as Def;
+    return def;
+  };
+  let def = unwrap(schema);
+  for (const seg of path) {
+    if (!def) return null;
+    const next = def.type === "object" ? def.shape?.[String(seg)] : def.type === "array" ? def.element : def.type === "record" ? def.valueType : undefined;
+    def = unwrap(next);
+  }
+  return def?.type === "object" && def.shape ? Object.keys(def.shape) : null;
+}
+
+function zodIssues(err: ZodError, schema: z.ZodType): { path: string; message: string }[] {
+  return err.issues.map((i) => {
+    const path = i.path.map(String).join(".");
+    if (i.code === "unrecognized_keys") {
+      const allowed = declaredKeys(schema, i.path);
+      if (allowed) return { path, message: unknownKeysMessage(i.keys, allowed) };
+    }
+    // A record key that fails its own check: zod says "Invalid key in record"; its own messages say why.
+    if (i.code === "invalid_key" && i.issues.length) return { path, message: i.issues.map((x) => x.message).join("; ") };
+    return { path, message: i.message };
+  });
+}
+
+/** What a thrown value says, for a message; never throws (a Proxy or getter may throw again when read). */
+function thrownText(e: unknown): string {
+  try {
+    return e instanceof Error ? `${e.name}: ${e.message}` : shown(e);
+  } catch {
+    return "(a value that cannot be read)";
+  }
+}
+
+/**
+ * Issues of names zod drops before any check sees them: an own `__proto__` key of `environments` (what
+ * `JSON.parse('{"__proto__": …}')` makes) would vanish from the parsed matrix without a word.
+ */
+function droppedKeyIssues(input: unknown): { path: string; message: string }[] {
+  const env = typeof input === "object" && input !== null ? (input as { environments?: unknown }).environments : undefined;
+  if (typeof env !== "object" || env === null) return [];
+  return Object.prototype.hasOwnProperty.call(env, "__proto__") ? [{ path: "environments.__proto__", message: reservedNameMessage("__proto__") }] : [];
 }
 
 /**
@@ -47,7 +137,18 @@ function zodIssues(err: ZodError): { path: string; message: string }[] {
  * @throws MatrixError naming every bad field with the allowed values.
  */
 export function validateMatrix(input: unknown, catalog: Catalog = defaultCatalog, file = "matrix.ts"): Matrix {
-  const parsed = makeMatrixSchema(catalog).safeParse(input);
+  const schema = makeMatrixSchema(catalog);
+  let parsed: ReturnType<typeof schema.safeParse>;
+  let dropped: { path: string; message: string }[];
+  // Reading the matrix runs the user's code when it has getters or is a Proxy: what that throws is a load error of
+  // the file (exit 2), not a crash of the CLI.
+  try {
+    dropped = droppedKeyIssues(input);
+    parsed = schema.safeParse(input);
+  } catch (e) {
+    throw new MatrixError(file, [{ path: "", message: `cannot load: reading the matrix threw ${thrownText(e)}` }]);
+  }
+  if (dropped.length) throw new MatrixError(file, [...dropped, ...(parsed.success ? [] : zodIssues(parsed.error, schema))]);
   if (!parsed.success) {
     // Type errors ("expected string, received number") also list what the field accepts.
     const allowed: Record<string, string[]> = {
@@ -58,9 +159,12 @@ export function validateMatrix(input: unknown, catalog: Catalog = defaultCatalog
       releases: catalog.torch.map((t) => `{ torch: "${t.version}" }`),
       packages: [...PACKAGES],
     };
-    const issues = zodIssues(parsed.error).map((i) => {
-      const axis = allowed[i.path.split(".")[0]];
-      return axis && !/allowed values/.test(i.message) ? { ...i, message: `${i.message}; allowed values: ${axis.join(", ")}` } : i;
+    // Only for the axis itself or one of its entries (`python`, `python.0`, `releases.0`): a field inside an entry
+    // (`releases.0.sha256`) has allowed values of its own, if any.
+    const issues = zodIssues(parsed.error, schema).map((i) => {
+      const parts = i.path.split(".");
+      const axis = parts.length <= 2 ? allowed[parts[0]!] : undefined;
+      return axis && !/allowed (values|keys)/.test(i.message) ? { ...i, message: `${i.message}; allowed values: ${axis.join(", ")}` } : i;
     });
     throw new MatrixError(file, issues);
   }
@@ -142,10 +246,11 @@ export function validateMatrix(input: unknown, catalog: Catalog = defaultCatalog
 }
 
 /**
- * Import a matrix module (default export, or named export `matrix`).
+ * Import a matrix module (default export, or named export `matrix`). The value comes back boxed (`{ matrix }`): an
+ * async function's result is probed for `then`, which would run a Proxy's trap or a getter outside any check.
  * @throws MatrixError when the file is missing, fails to load, or exports no object.
  */
-export async function importMatrix(file: string): Promise<unknown> {
+export async function importMatrix(file: string): Promise<{ matrix: unknown }> {
   if (!existsSync(file)) throw new MatrixError(file, [{ path: "", message: "file not found" }]);
   let mod: Record<string, unknown>;
   try {
@@ -161,13 +266,13 @@ export async function importMatrix(file: string): Promise<unknown> {
             ? `${resolve(x.location.file)}:${x.location.line}:${x.location.column + 1}: ${x.text}\n      ${x.location.lineText.trim()}`
             : x.text,
         )
-      : [(e as Error).message.split("\n")[0]];
+      : [clip(thrownText(e).split("\n")[0]!, MAX_ISSUE_CHARS)];
     throw new MatrixError(file, [{ path: "", message: `cannot load: ${lines.join("\n    ")}` }]);
   }
   const m = mod.default ?? mod.matrix;
   if (typeof m !== "object" || m === null)
     throw new MatrixError(file, [{ path: "", message: "must `export default defineMatrix({...})`" }]);
-  return m;
+  return { matrix: m };
 }
 
 /**
@@ -179,7 +284,7 @@ export async function loadProject(opts: { matrixFile?: string; root?: string; ca
   const matrixFile = resolve(root, opts.matrixFile ?? "matrix.ts");
   // The built-in catalog plus the user's local pins and releases beside the matrix (`pin add`, generator/pin/local.ts).
   const cat = opts.catalog ?? (await import("./pin/local.ts")).withLocalCatalog(defaultCatalog, dirname(matrixFile));
-  const matrix = validateMatrix(await importMatrix(matrixFile), cat, matrixFile);
+  const matrix = validateMatrix((await importMatrix(matrixFile)).matrix, cat, matrixFile);
   const { variants, excluded } = expand(matrix, cat);
   return { root, matrixFile, matrix, catalog: cat, variants, excluded };
 }

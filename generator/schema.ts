@@ -14,7 +14,7 @@ import * as z from "zod";
 
 import { DEFAULT_PACKAGES, NIX_ATTR_RE, PACKAGES, SYSTEMS, type PackageName, type System } from "./constants.ts";
 export { NIX_ATTR_RE };
-import { closestValues } from "./suggest.ts";
+import { closestValues, shown } from "./suggest.ts";
 
 /** "; closest: 90, 75" for an unknown value, or "" when no allowed value is close (suggest.ts, edit distance). */
 const closestTail = (value: string, allowed: readonly string[]) => {
@@ -290,6 +290,18 @@ export const ENVIRONMENT_NAME_RE = /^[a-z][a-z0-9]*$/;
 /** Names an environment may not take: `torch` (torch-env is the environment of the stack alone). */
 export const RESERVED_ENVIRONMENT_NAMES: readonly string[] = ["torch"];
 /**
+ * Names every JavaScript object already answers to (`__proto__`, `constructor`, …): a matrix key of that name is
+ * dropped by the parse (`__proto__`) or could be read back as the built-in instead of the user's entry, so such names
+ * are refused wherever the user names a key (environments; project.ts checks `__proto__` before the parse drops it).
+ */
+export const OBJECT_MEMBER_NAMES: readonly string[] = ["__proto__", "prototype", ...Object.getOwnPropertyNames(Object.prototype)];
+
+/** The message for a name in OBJECT_MEMBER_NAMES. */
+export function reservedNameMessage(name: string): string {
+  return `name ${shown(name)} is reserved (every JavaScript object already has a member of that name); choose another`;
+}
+
+/**
  * Extras an environment may not list: torch and the packages the variant builds itself. The stack comes from the
  * matrix's `packages`; listing `torch` would ask for what every environment already holds.
  */
@@ -305,14 +317,14 @@ function uniqueEnum(values: readonly string[], what: string) {
   return z
     .array(
       z.string().refine((v) => allowed.includes(v), {
-        error: (iss) => `unknown ${what} ${JSON.stringify(iss.input)}; allowed values: ${allowed.join(", ")}${closestTail(String(iss.input), allowed)}`,
+        error: (iss) => `unknown ${what} ${shown(iss.input)}; allowed values: ${allowed.join(", ")}${closestTail(String(iss.input), allowed)}`,
       }),
     )
     .min(1, `must list at least one ${what}; allowed values: ${allowed.join(", ")}`)
     .superRefine((arr, ctx) => {
       const seen = new Set<string>();
       arr.forEach((v, i) => {
-        if (seen.has(v)) ctx.addIssue({ code: "custom", path: [i], message: `duplicate ${what} "${v}"` });
+        if (seen.has(v)) ctx.addIssue({ code: "custom", path: [i], message: `duplicate ${what} ${shown(v)}` });
         seen.add(v);
       });
     });
@@ -332,13 +344,13 @@ export function makeMatrixSchema(catalog: Catalog) {
           z
             .object({
               torch: z.string().refine((v) => torchVersions.includes(v), {
-                error: (iss) => `unknown PyTorch release ${JSON.stringify(iss.input)}; allowed values: ${torchVersions.join(", ")}`,
+                error: (iss) => `unknown PyTorch release ${shown(iss.input)}; allowed values: ${torchVersions.join(", ")}`,
               }),
               nixpkgs: z
                 .string()
                 .refine((v) => pins.includes(v), {
                   error: (iss) =>
-                    `unknown nixpkgs revision ${JSON.stringify(iss.input)} (the catalog must know what it carries); allowed values: ${pins.join(", ")}`,
+                    `unknown nixpkgs revision ${shown(iss.input)} (the catalog must know what it carries); allowed values: ${pins.join(", ")}`,
                 })
                 .optional(),
               sha256: z
@@ -353,7 +365,7 @@ export function makeMatrixSchema(catalog: Catalog) {
           const seen = new Set<string>();
           arr.forEach((r, i) => {
             if (seen.has(r.torch))
-              ctx.addIssue({ code: "custom", path: [i, "torch"], message: `duplicate PyTorch release "${r.torch}"` });
+              ctx.addIssue({ code: "custom", path: [i, "torch"], message: `duplicate PyTorch release ${shown(r.torch)}` });
             seen.add(r.torch);
           });
         }),
@@ -382,14 +394,14 @@ export function makeMatrixSchema(catalog: Catalog) {
           z
             .array(
               z.string().regex(NIX_ATTR_RE, {
-                error: (iss) => `expected a nixpkgs Python attribute name such as "transformers" (got ${JSON.stringify(iss.input)})`,
+                error: (iss) => `expected a nixpkgs Python attribute name such as "transformers" (got ${shown(iss.input)})`,
               }),
             )
             .min(1, "an environment lists at least one nixpkgs Python attribute")
             .superRefine((arr, ctx) => {
               const seen = new Set<string>();
               arr.forEach((v, i) => {
-                if (seen.has(v)) ctx.addIssue({ code: "custom", path: [i], message: `duplicate attribute "${v}"` });
+                if (seen.has(v)) ctx.addIssue({ code: "custom", path: [i], message: `duplicate attribute ${shown(v)}` });
                 else if (RESERVED_EXTRAS.includes(v))
                   ctx.addIssue({
                     code: "custom",
@@ -406,17 +418,19 @@ export function makeMatrixSchema(catalog: Catalog) {
               ctx.addIssue({
                 code: "custom",
                 path: [n],
-                message: `environment name ${JSON.stringify(n)}: expected lower-case letters and digits, starting with a letter, such as "${n.toLowerCase().replace(/[^a-z0-9]/g, "").replace(/^[0-9]+/, "") || "llm"}" (the environment's variants are named NAME-env-python313-…)`,
+                message: `environment name ${shown(n)}: expected lower-case letters and digits, starting with a letter, such as "${n.toLowerCase().replace(/[^a-z0-9]/g, "").replace(/^[0-9]+/, "").slice(0, 20) || "llm"}" (the environment's variants are named NAME-env-python313-…)`,
               });
             else if (RESERVED_ENVIRONMENT_NAMES.includes(n))
               ctx.addIssue({ code: "custom", path: [n], message: `environment name "${n}" is taken: "${n}-env" is the environment of the torch stack alone` });
+            else if (OBJECT_MEMBER_NAMES.includes(n))
+              ctx.addIssue({ code: "custom", path: [n], message: reservedNameMessage(n) });
         })
         .default({}),
       only: z
         .array(
           z.string().refine((c) => parseCombination(c) !== null, {
             error: (iss) =>
-              `expected a combination name such as python313-cuda12_8-sm90-avx512bf16 or python313-cpu-avx2 (got ${JSON.stringify(iss.input)})`,
+              `expected a combination name such as python313-cuda12_8-sm90-avx512bf16 or python313-cpu-avx2 (got ${shown(iss.input)})`,
           }),
         )
         .min(1, "must list at least one combination (or leave `only` out for every combination)")

@@ -4,6 +4,7 @@
  * (explain, --filter).
  */
 import { distance } from "fastest-levenshtein";
+import { clip, MAX_SHOWN } from "./errors.ts";
 
 /** Compare two values as numbers when both are numbers ("75" < "100", "3.9" < "3.13" by parts), else as text. */
 export function compareValues(a: string, b: string): number {
@@ -48,4 +49,46 @@ export function allowedAndClosest(value: string, allowed: Iterable<string>, what
   const all = sortValues(allowed);
   const near = closestValues(value, all);
   return `${what} here: ${all.join(", ")}${near.length ? `; closest: ${near.join(", ")}` : ""}`;
+}
+
+export { clip, MAX_SHOWN };
+
+/**
+ * A value the user wrote, for a message: as JSON (strings quoted), cut with `clip`. Never throws: a value that cannot
+ * be written as JSON (a cycle, a Proxy whose traps throw, a BigInt) is shown by its type.
+ */
+export function shown(value: unknown, max = MAX_SHOWN): string {
+  let text: string | undefined;
+  try {
+    text = typeof value === "bigint" ? `${value}n` : JSON.stringify(value);
+  } catch {
+    text = undefined;
+  }
+  if (text === undefined) {
+    try {
+      text = `(${value === null ? "null" : typeof value})`;
+    } catch {
+      text = "(a value)";
+    }
+  }
+  return clip(text, max);
+}
+
+/**
+ * The message of an object that has keys its schema does not know: each unknown key (at most 5 shown, with how many
+ * more), the allowed keys, and for each shown key the closest allowed ones (closestValues), e.g.
+ * `unknown key "gpu"; allowed keys: releases, python, cuda, gpus, …; closest to "gpu": gpus`.
+ */
+export function unknownKeysMessage(keys: readonly PropertyKey[], allowed: readonly string[]): string {
+  const names = keys.map((k) => (typeof k === "symbol" ? k.toString() : String(k)));
+  const head = names.slice(0, 5);
+  const more = names.length > head.length ? ` and ${names.length - head.length} more` : "";
+  const near = head
+    .map((k) => [k, closestValues(k, allowed)] as const)
+    .filter(([, c]) => c.length)
+    .map(([k, c]) => `closest to ${shown(k)}: ${c.join(", ")}`);
+  return (
+    `unknown key${names.length > 1 ? "s" : ""} ${head.map((k) => shown(k)).join(", ")}${more}; allowed keys: ${allowed.join(", ")}` +
+    (near.length ? `; ${near.join("; ")}` : "")
+  );
 }

@@ -12,9 +12,10 @@
 import type { ArgumentsCamelCase, Argv, CommandModule } from "yargs";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { exitCodeOf, InputError } from "../errors.ts";
+import { errorLine, exitCodeOf, InputError } from "../errors.ts";
 import { BACKEND_CHOICES } from "../driver/backend.ts";
 import { terminalWidth } from "./shared.ts";
+import { shown } from "../suggest.ts";
 
 /** Arguments of `doctor`, as yargs hands them to the handler. */
 export interface DoctorArgs {
@@ -47,7 +48,7 @@ export async function runDoctor(
   } catch (e) {
     const code = exitCodeOf(e);
     if (code === null) throw e;
-    io.err(`doctor: ${(e as Error).message}\n`);
+    io.err(errorLine(`doctor: ${(e as Error).message}`));
     return code;
   }
 }
@@ -96,7 +97,7 @@ async function doctor(args: DoctorArgs, io: { out: (s: string) => void }): Promi
     system = machineToSystem(args.machine).system;
   }
   const variant = project.variants.find((v) => v.name === name);
-  if (!variant) throw new DoctorInputError(`unknown variant "${name}" (variant-matrix list names them)`);
+  if (!variant) throw new DoctorInputError(`unknown variant ${shown(name)} (variant-matrix list names them)`);
   const backend = await resolveBackend((args.backend ?? "auto") as never);
   const results = pre.runChecks(
     { root, env: process.env, cpuinfoFile: args.cpuinfo },

@@ -12,7 +12,7 @@ import { matrixOption, project, terminalWidth, UsageError, variantJson, warnUntr
 import { wrap } from "../text.ts";
 import { extraFact, extraPromise } from "../catalog/extras.ts";
 import { closeCatalogExtras, didYouMean } from "../catalog/extra-hints.ts";
-import { ERROR_PREFIX, EXIT } from "../errors.ts";
+import { clip, ERROR_PREFIX, EXIT } from "../errors.ts";
 import { cudaBuildOf, onTorch } from "../catalog/packages.ts";
 import type { Variant } from "../schema.ts";
 
@@ -115,7 +115,7 @@ export const explainCommand: CommandModule<{}, { name: string; json: boolean; ma
     } else {
       // Not a variant of this matrix: bad input for explain (exit 2), the why on stderr with the one error prefix.
       const head = { excluded: "dropped", "not-in-matrix": "not in this matrix", unknown: "not a variant name" }[e.kind];
-      const lines = [wrap(`${ERROR_PREFIX}${e.name}: ${head}`, w, { hang: "  " })];
+      const lines = [wrap(`${ERROR_PREFIX}${clip(e.name)}: ${head}`, w, { hang: "  " })];
       for (const r of e.reasons) lines.push(wrap(r, w, { indent: "  - ", hang: "    " }));
       if (e.matrixChanges.length) lines.push(wrap(`to add it, edit matrix.ts: ${e.matrixChanges.join("; ")}`, w, { hang: "  " }));
       if (e.nearest.length) {

@@ -17,6 +17,7 @@ import { dirname, resolve } from "node:path";
 import { LOCAL_CATALOG_FILE, NIX_ATTR_RE, REPEATABLE } from "../constants.ts";
 import { REPO_ROOT } from "../paths.ts";
 import { matrixOption, parseNixOptions, UsageError } from "./shared.ts";
+import { withArgumentRules } from "./arguments.ts";
 
 /** Parsed options of `pin ACTION`. */
 export interface PinArgs {
@@ -137,7 +138,12 @@ export function makePinCommand(run: (argv: PinArgs) => void | Promise<void> = ru
     "ask a binary cache whether it holds what the cache model says (cache); `pin ACTION --help` for each",
   builder: (y: Argv) => {
     for (const a of ACTIONS)
-      y.command(a.command, a.describe, a.builder as never, (argv: unknown) => run({ ...(argv as PinArgs), action: a.command.split(" ")[0] as PinArgs["action"] }));
+      y.command(
+        withArgumentRules(
+          { command: a.command, describe: a.describe, builder: a.builder, handler: (argv: unknown) => run({ ...(argv as PinArgs), action: a.command.split(" ")[0] as PinArgs["action"] }) },
+          { depth: 2 },
+        ) as never,
+      );
     return y.demandCommand(1, "name an action: inspect, check, add or cache") as never;
   },
   handler: () => {},

@@ -44,7 +44,9 @@ export const publishCommand: CommandModule<object, PublishArgs> = {
       .option("out-dir", { type: "string", describe: "--to: where the result-NAME links of the build are (default: the root)" })
       .option("nix-option", { ...REPEATABLE, describe: "--to: NAME=VALUE passed to nix copy as --option NAME VALUE" }) as never,
   handler: async (argv) => {
-    if (!argv.org === !argv.to) throw new UsageError("publish needs one of --org ORG (a Flox catalog) or --to STORE_URI (a Nix binary cache)");
+    if (argv.org && argv.to)
+      throw new UsageError("--org and --to exclude each other: publish to a Flox catalog (--org ORG) or to a Nix binary cache (--to STORE_URI), one per run");
+    if (!argv.org && !argv.to) throw new UsageError("publish needs one of --org ORG (a Flox catalog) or --to STORE_URI (a Nix binary cache)");
     const [{ loadProject }, { selectTargets, targetsFromVariants }, { makePlan }, pub] = await Promise.all([
       import("../project.ts"),
       import("../driver/targets.ts"),

@@ -17,6 +17,7 @@
  * (an unknown NAME, a Python that cannot be run, an unreadable file).
  */
 import { errorLine, exitCodeOf, InputError } from "../errors.ts";
+import { shown } from "../suggest.ts";
 import type { ArgumentsCamelCase, Argv, CommandModule } from "yargs";
 import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync, readdirSync, statSync } from "node:fs";
@@ -184,7 +185,7 @@ export function verifyProbe(
   let v: Variant | undefined;
   if (name !== undefined) {
     v = variants.find((x) => x.name === name);
-    if (!v) throw new VerifyInputError(`unknown variant "${name}" (not in the generated matrix; see \`variant-matrix list\`)`);
+    if (!v) throw new VerifyInputError(`unknown variant ${shown(name)} (not in the generated matrix; see \`variant-matrix list\`)`);
   } else {
     if (!host) throw new VerifyInputError("no NAME given and no host to pick one for");
     const pkg = probedPackage(probe, variants);

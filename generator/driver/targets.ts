@@ -16,6 +16,7 @@ import { isAbsolute, join, relative, resolve } from "node:path";
 import { InputError } from "../errors.ts";
 import { nearestNames, type NearestCandidate } from "../explain.ts";
 import { checkFilterValues, matchFilters, parseFilters, type Filterable } from "../filters.ts";
+import { shown } from "../suggest.ts";
 import { loadProject, type Project } from "../project.ts";
 import type { PackageName, System, Variant } from "../schema.ts";
 import { nixpkgsInstanceKey } from "../expand.ts";
@@ -197,7 +198,7 @@ export function selectTargets<T extends Selectable>(all: readonly T[], sel: Sele
       unknown
         .map((n) => {
           const close = nearestNames(n, all_, 5).map((x) => x.name);
-          return `unknown variant "${n}"` + (close.length ? `; close names: ${close.join(", ")}` : "");
+          return `unknown variant ${shown(n)}` + (close.length ? `; close names: ${close.join(", ")}` : "");
         })
         .join("\n"),
     );
