@@ -37,6 +37,8 @@ export const NUMBER_RULES: Readonly<Record<string, NumberRule>> = {
   retries: { min: 0, integer: true },
   "kill-grace": { min: 0, integer: false },
   builders: { min: 1, integer: true },
+  // ssh's ConnectTimeout takes whole seconds, and 0 would mean "the system's TCP timeout" (a hang, not a limit).
+  "connect-timeout": { min: 1, integer: true },
 };
 
 /** The rule of a number option NUMBER_RULES does not name: any finite number ≥ 0. */
