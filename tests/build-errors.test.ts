@@ -97,7 +97,7 @@ test("logs on a full disk while a build runs: the running build is ended, the re
     assert.match(line, new RegExp(`${TA_CPU}\\.log: ENOSPC: no space left on device`));
     assert.match(line, new RegExp(`ended 1 running build\\(s\\) \\(${PT_ARM}\\)`));
     assert.match(line, /report not written to \S+\/report\.json: ENOSPC/);
-    assert.match(line, new RegExp(`report: ${reportFile.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}`));
+    assert.match(line, new RegExp(`report: ${reportFile.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}`), line);
 
     // No build of this run is left: neither nix-build (its argv names the out link under this test's directory) nor
     // the builder (its argv holds the salt).
