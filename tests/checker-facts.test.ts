@@ -9,7 +9,9 @@ import { mkdirSync, readFileSync, realpathSync, symlinkSync, writeFileSync, copy
 import { dirname, join } from "node:path";
 import { execFileSync, spawnSync } from "node:child_process";
 import { ROOT, runCli, tempDir, writeMatrix } from "./helpers/cli.ts";
-import { checkPromise, type Probe, type PromiseOf } from "../generator/verify/compare.ts";
+import { checkPromise, promisedPackages, type Probe, type PromiseOf } from "../generator/verify/compare.ts";
+import { projectFromMatrix } from "../generator/project.ts";
+import { parseName } from "../generator/naming.ts";
 import { catalogCheckerFacts } from "../generator/verify/catalog-facts.ts";
 import { parseCheckerFacts } from "../generator/verify/facts.ts";
 import * as deviceCode from "../generator/catalog/device-code.ts";
@@ -58,6 +60,31 @@ test("the committed bundle is code only: no catalog module, no catalog source st
   const bnbCuda = packages.onTorch("bitsandbytes")!.releases.at(-1)!.cuda!.source;
   assert.ok(text.includes(JSON.stringify(bnbCuda)), "the CUDA range's source, which a drop reason quotes");
   for (const b of deviceCode.bundledDeviceCode) assert.not.ok(text.includes(b.source.slice(0, 60)), `${b.origin}'s source, which no line prints`);
+});
+
+test("the checker reads the packages an environment holds off its member names as naming.ts parses them (release tags, CPU and CUDA names)", () => {
+  const p = projectFromMatrix({
+    releases: [{ torch: "2.11.0", nixpkgs: "a3116115851d68b8952a2a4221cc25a84e56b532" }, { torch: "2.12.0", nixpkgs: "2c423e03bbafcff28bfadc6781a4a8257f205cb5" }],
+    python: ["3.13"],
+    cuda: ["12.8", "13.0"],
+    gpus: ["90"],
+    isas: ["avx2"],
+    cpuOnly: true,
+    packages: [...packages.PACKAGE_NAMES],
+    environments: { llm: ["peft"] },
+  });
+  const envs = p.variants.filter((v) => v.package === packages.ENV_PACKAGE || v.package === "llm-env");
+  assert.ok(envs.some((v) => v.package === "llm-env") && envs.some((v) => v.cuda === null) && envs.some((v) => /^torch-env\d+-/.test(v.name)), envs.map((v) => v.name).join(" "));
+  const facts = catalogCheckerFacts();
+  for (const v of envs) {
+    const byNaming = v.dependsOn.map((n) => parseName(n)!.package).filter((n) => packages.onTorch(n));
+    assert.ok(byNaming.length > 0, v.name);
+    assert.equal(promisedPackages(v, facts).map(([n]) => n), byNaming, v.name);
+  }
+  // A package variant promises itself; pytorch none.
+  const tv = p.variants.find((v) => v.package === "torchvision")!;
+  assert.equal(promisedPackages(tv, facts), [["torchvision", tv.version]]);
+  assert.equal(promisedPackages(p.variants.find((v) => v.package === "pytorch")!, facts), []);
 });
 
 /** The promise of `{package}-python312-cuda13_0-sm90-avx512` at the version the H100 recording built (torch 2.11.0). */
