@@ -10,8 +10,9 @@
 # Returns
 #   {
 #     static    runs generator/verify/probe.py --cuobjdump in a Python environment holding `package`, then
-#               pkgs/verify-compare.mjs (the bundle of generator/verify/compare.ts, the comparison `verify` uses)
-#               against the variant's promise: versions, Python, CUDA, TORCH_CUDA_ARCH_LIST and NVCC flags, the
+#               pkgs/verify-compare.mjs (the bundle of generator/verify/compare.ts, the comparison `verify` uses;
+#               code only) with pkgs/verify-facts.json (the catalog's facts it judges with, as data; both written
+#               by `generate`) against the variant's promise: versions, Python, CUDA, TORCH_CUDA_ARCH_LIST and NVCC flags, the
 #               device code of every library per origin (cuobjdump -symbols of cudaPackages.cuda_cuobjdump: torch's
 #               and torchaudio's own kernels exactly the capabilities with no PTX; NCCL, MAGMA and NVSHMEM, which
 #               nixpkgs links into torch statically, as their scope builds them), SASS for the variant's GPU, the
@@ -57,7 +58,7 @@ let
       mkdir -p $out
       ${env}/bin/python3 ${../generator/verify/probe.py} ${probeArgs} --promise=${promise} > $out/probe.json
       status=0
-      node ${./verify-compare.mjs} ${promise} $out/probe.json > $out/report.txt || status=$?
+      node ${./verify-compare.mjs} ${./verify-facts.json} ${promise} $out/probe.json > $out/report.txt || status=$?
       cat $out/report.txt
       exit $status
     '';

@@ -16,6 +16,10 @@ import defaultMatrix from "../matrix.ts";
 import { ROOT, runCli, tempDir, writeMatrix } from "./helpers/cli.ts";
 import { EXTENSION_LIBS, modelLibraries, NAMES, STAND_IN_CUOBJDUMP_DIR, writeStandInEnv } from "./helpers/device-model.ts";
 import { STAND_IN_BUILDER_FEATURES, STAND_IN_NIXPKGS, currentSystem, nixEvalJson, nixPath, runNix } from "./helpers/nix.ts";
+import { catalogCheckerFacts } from "../generator/verify/catalog-facts.ts";
+
+/** The catalog's facts, as `verify` and pkgs/verify-facts.json give them to the comparison. */
+const FACTS = catalogCheckerFacts();
 
 const EXTENSIONS = ["flash-attn", "xformers", "bitsandbytes"] as const;
 const ALL = ["pytorch", "torchaudio", "torchvision", ...EXTENSIONS, "torch-env"];
@@ -374,7 +378,7 @@ test("replaying the H100 recordings: the attention checks accept PyTorch's fused
   }
   const probe = JSON.parse(readFileSync(join(dir, "probe-no-extensions.json"), "utf8")) as Probe;
   const v = projectFromMatrix({ ...wide, releases: [{ torch: "2.11.0", nixpkgs: PIN_2_11 }], cuda: ["13.0"], gpus: ["90"], isas: ["avx2"], cpuOnly: false }).variants.find((x) => x.package === "flash-attn")!;
-  const c = checkPromise(v, probe).find((x) => x.promise === "flash-attn imports")!;
+  const c = checkPromise(v, probe, FACTS).find((x) => x.promise === "flash-attn imports")!;
   assert.is(c.ok, false);
   assert.match(c.found, /ModuleNotFoundError: No module named 'flash_attn'/);
 });

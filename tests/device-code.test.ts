@@ -16,6 +16,10 @@ import { ROOT, runCli, tempDir, writeMatrix } from "./helpers/cli.ts";
 import { widestMatrix } from "./helpers/matrices.ts";
 import defaultMatrix from "../matrix.ts";
 import { modelLibraries, NAMES, STAND_IN_CUOBJDUMP_DIR, writeModel, writeStandInEnv, type ModelLibs } from "./helpers/device-model.ts";
+import { catalogCheckerFacts } from "../generator/verify/catalog-facts.ts";
+
+/** The catalog's facts, as `verify` and pkgs/verify-facts.json give them to the comparison. */
+const FACTS = catalogCheckerFacts();
 
 const PROBE_DIR = join(ROOT, "generator/verify");
 const CUOBJDUMP = join(STAND_IN_CUOBJDUMP_DIR, "cuobjdump");
@@ -62,7 +66,7 @@ function probeOf(v: Variant, libs: Probe["cuobjdump"] extends infer C ? (C exten
     torchaudio: null,
     // Every package built on torch the variant promises imports, at its version, on the same libtorch.
     packages: Object.fromEntries(
-      promisedPackages(v).map(([name, version]) => [
+      promisedPackages(v, FACTS).map(([name, version]) => [
         name,
         { ok: true, error: null, version, file: "stand-in", libDir: "stand-in", libsAfterImport: [], newLibtorch: [], gpu: {} },
       ]),
@@ -110,7 +114,7 @@ test("a correct build of every CUDA variant of the default and the widest matrix
     assert.ok(variants.some((v) => v.cudaCapabilitiesForPackageSet) && variants.some((v) => !v.cudaCapabilitiesForPackageSet), `${label}: both scopes`);
     const probes = await probeModelled(variants);
     for (const v of variants) {
-      const checks = checkPromise(v, probes.get(v.name)!);
+      const checks = checkPromise(v, probes.get(v.name)!, FACTS);
       assert.equal(failed(checks), [], `${label} ${v.name}`);
       // The device code was judged per origin: torch's own kernels and NCCL in libtorch_cuda.so, MAGMA in linalg.
       const promises = checks.map((c) => c.promise);
@@ -125,7 +129,7 @@ test("each scope's third-party device code is what the catalog says: torch scope
   const m = { releases: [{ torch: "2.12.0", nixpkgs: "2c423e03bbafcff28bfadc6781a4a8257f205cb5" }], python: ["3.13"], cuda: ["12.8", "12.9", "13.0"], gpus: ["90", "110", "121"], isas: ["armv9"], cpuOnly: false };
   const torchScope = projectFromMatrix(m).variants;
   const pkgScope = projectFromMatrix({ ...m, policy: { cudaCapabilitiesScope: "packageSet" } }).variants;
-  const line = (v: Variant, probe: Probe, p: string) => checkPromise(v, probe).find((c) => c.promise.endsWith(p))!;
+  const line = (v: Variant, probe: Probe, p: string) => checkPromise(v, probe, FACTS).find((c) => c.promise.endsWith(p))!;
   const t = torchScope.find((v) => v.name === "pytorch-python313-cuda12_9-sm90-armv9")!;
   const pt = (await probeModelled([t])).get(t.name)!;
   assert.is(line(t, pt, "libtorch_cuda.so: bundled NCCL").found, "SASS sm_75 sm_80 sm_86 sm_89 sm_90 sm_100 sm_100f sm_103 sm_120 sm_121, PTX compute_121");
@@ -152,7 +156,7 @@ test("each scope's third-party device code is what the catalog says: torch scope
 test("wrong builds fail, naming the library and the origin", async () => {
   const variants = projectFromMatrix(defaultMatrix).variants;
   const audio = variants.find((v) => v.name === "torchaudio-python313-cuda12_9-sm90-avx512")!;
-  const fails = async (v: Variant, mutate: (libs: ModelLibs) => void) => failed(checkPromise(v, (await probeModelled([v], (_v, libs) => mutate(libs))).get(v.name)!));
+  const fails = async (v: Variant, mutate: (libs: ModelLibs) => void) => failed(checkPromise(v, (await probeModelled([v], (_v, libs) => mutate(libs))).get(v.name)!, FACTS));
   // A torch whose own kernels also target sm_80.
   const extra = await fails(audio, (libs) => libs["torch/lib/libtorch_cuda.so"]!.push({ kind: "elf", arch: "sm_80", names: ["_ZN2at6native18elementwise_kernelILi128ELi2EEEviT1_"] }));
   assert.equal(extra.map((c) => c.promise), ["torch/lib/libtorch_cuda.so: torch's kernels"]);
@@ -183,7 +187,7 @@ test("wrong builds fail, naming the library and the origin", async () => {
   const lib = Object.entries(c.cuobjdump!.libs).find(([p]) => p.endsWith("libtorch_cuda.so"))!;
   for (const b of lib[1].blocks!) if (b.kind === "ptx") b.heads = null;
   lib[1].blocks!.push({ kind: "ptx", arch: "compute_90", heads: null });
-  const un = failed(checkPromise(audio, c));
+  const un = failed(checkPromise(audio, c, FACTS));
   assert.equal(un.map((x) => x.promise), ["torch/lib/libtorch_cuda.so: PTX whose kernels cuobjdump does not name (attributed by library)"]);
   assert.is(un[0]!.found, "also compute_90");
 });
@@ -271,7 +275,7 @@ test("on an H100 host: the toy static link shows device-linked NCCL-like code wi
     ptx: [],
     heads,
     blocks: blocks.map((b) => ({ kind: b.kind, arch: b.kind === "ptx" ? b.arch.replace("sm_", "compute_") : b.arch, heads: b.kind === "ptx" ? [heads.indexOf("ncclSymkDevKernel_AllReduceToy")] : b.heads.map((h) => heads.indexOf(h)) })),
-  });
+  }, FACTS);
   assert.equal([...a.byOrigin.get("nccl")!.sass].sort(), ["sm_100f", "sm_120", "sm_75", "sm_90"]);
   assert.equal([...a.byOrigin.get("nccl")!.ptx], ["compute_121"]);
   assert.equal([...a.byOrigin.get("torch")!.sass], ["sm_90"]);
@@ -282,7 +286,7 @@ test("on an H100 host: PyPI torch 2.11.0's libraries attribute as their build ma
   const libs = rec.cuobjdump!.libs;
   const by = (suffix: string) => {
     const [p, d] = Object.entries(libs).find(([k]) => k.endsWith(suffix))!;
-    return attribute(p, d).byOrigin;
+    return attribute(p, d, FACTS).byOrigin;
   };
   const cuda = by("/libtorch_cuda.so");
   assert.equal([...cuda.keys()], ["torch"], "PyPI links NCCL dynamically: no NCCL kernel in libtorch_cuda.so");
@@ -296,7 +300,7 @@ test("on an H100 host: PyPI torch 2.11.0's libraries attribute as their build ma
   const audio = by("/libtorchaudio.abi3.so");
   assert.equal([...audio.keys()], ["torchaudio"]);
   assert.equal([...audio.get("torchaudio")!.ptx], ["compute_120"], "PyPI's torchaudio carries PTX (its arch list ends in +PTX)");
-  assert.is(originOf("/x/torch/lib/libtorch_cuda.so", "c10d"), "torch", "c10d's kernels taking an ncclWindow stay torch's");
+  assert.is(originOf("/x/torch/lib/libtorch_cuda.so", "c10d", FACTS), "torch", "c10d's kernels taking an ncclWindow stay torch's");
 });
 
 test.run();

@@ -35,6 +35,10 @@ import {
   standInCheckout,
   standInNixpkgs,
 } from "./helpers/nix.ts";
+import { catalogCheckerFacts } from "../generator/verify/catalog-facts.ts";
+
+/** The catalog's facts, as `verify` and pkgs/verify-facts.json give them to the comparison. */
+const FACTS = catalogCheckerFacts();
 
 const SYSTEM = currentSystem();
 const ISA = SYSTEM === "aarch64-linux" ? "armv9" : "avx2";
@@ -221,17 +225,17 @@ test("the comparison: an extra promises its version and that it imports on the v
     gpu: { available: false, devices: [], matmul: null }, torchaudio: null, packages: {}, cuobjdump: null, extras,
   } as unknown as Probe);
   const good = { peft: { ok: true, error: null, version: "0.11.1", newLibtorch: [] }, deepspeed: { ok: true, error: null, version: "0.19.5", newLibtorch: [] } };
-  const ok = checkPromise(v, probe(good));
+  const ok = checkPromise(v, probe(good), FACTS);
   assert.ok(allHold(ok), JSON.stringify(ok.filter((c) => c.ok === false)));
   const ds = ok.find((c) => c.promise === "extra deepspeed: device code")!;
   assert.is(ds.ok, null);
   assert.match(ds.found, /not judged/);
   assert.not.ok(ok.some((c) => c.promise === "extra peft: device code"), "a pure-Python extra has no device code to judge");
   // Wrong ones fail: another version, an import error, a second libtorch mapped by the import, an extra not probed.
-  assert.not.ok(allHold(checkPromise(v, probe({ ...good, peft: { ...good.peft, version: "0.12.0" } }))));
-  assert.not.ok(allHold(checkPromise(v, probe({ ...good, peft: { ...good.peft, ok: false, error: "ImportError: no module named peft" } }))));
-  assert.not.ok(allHold(checkPromise(v, probe({ ...good, deepspeed: { ...good.deepspeed, newLibtorch: ["/other/torch/lib/libtorch_cpu.so"] } }))));
-  assert.not.ok(allHold(checkPromise(v, probe(null))));
+  assert.not.ok(allHold(checkPromise(v, probe({ ...good, peft: { ...good.peft, version: "0.12.0" } }), FACTS)));
+  assert.not.ok(allHold(checkPromise(v, probe({ ...good, peft: { ...good.peft, ok: false, error: "ImportError: no module named peft" } }), FACTS)));
+  assert.not.ok(allHold(checkPromise(v, probe({ ...good, deepspeed: { ...good.deepspeed, newLibtorch: ["/other/torch/lib/libtorch_cpu.so"] } }), FACTS)));
+  assert.not.ok(allHold(checkPromise(v, probe(null), FACTS)));
 });
 
 test("pin inspect --extra reads an extra's version in every Python set of a pin, null where the pin lacks it", () => {

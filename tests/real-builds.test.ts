@@ -12,6 +12,10 @@ import { checkPromise, type PromiseCheck, type Probe, type PromiseOf } from "../
 import { onTorch } from "../generator/catalog/packages.ts";
 import { archEntryAccepted } from "../generator/catalog/torch-arch-list.ts";
 import { ROOT, runCli, tempDir, writeMatrix } from "./helpers/cli.ts";
+import { catalogCheckerFacts } from "../generator/verify/catalog-facts.ts";
+
+/** The catalog's facts, as `verify` and pkgs/verify-facts.json give them to the comparison. */
+const FACTS = catalogCheckerFacts();
 
 const REC = join(ROOT, "tests/fixtures/probes/h100-real-builds");
 const PIN = "a3116115851d68b8952a2a4221cc25a84e56b532"; // torch 2.11.0, torchvision 0.26.0, xformers 0.0.35, bitsandbytes 0.49.2
@@ -53,14 +57,14 @@ for (const [pkg, b] of Object.entries(BUILDS)) {
   test(`${pkg}: the real 9.0 build passes every line of its own package; each wrong build fails naming what is extra`, () => {
     const v = variantOf(pkg, b.version);
     const probe = probeOf(b.correct);
-    const own = ownLines(checkPromise(v, probe), pkg, probe);
+    const own = ownLines(checkPromise(v, probe, FACTS), pkg, probe);
     const kernels = own.filter((c) => c.promise.endsWith(`: ${onTorch(pkg)!.label}'s kernels`));
     assert.is(kernels.length, 1, `one kernels line: ${own.map((c) => c.promise).join(" | ")}`);
     assert.ok(own.length >= 4, `imports/version/libtorch/GPU/kernels lines: ${own.map((c) => c.promise).join(" | ")}`);
     for (const c of own) assert.is(c.ok, true, `${b.correct}: ${c.promise}: expected ${c.expected}, found ${c.found}`);
     for (const [wrong, names] of Object.entries(b.wrong)) {
       const w = probeOf(wrong);
-      const line = ownLines(checkPromise(v, w), pkg, w).find((c) => c.promise.endsWith(`: ${onTorch(pkg)!.label}'s kernels`))!;
+      const line = ownLines(checkPromise(v, w, FACTS), pkg, w).find((c) => c.promise.endsWith(`: ${onTorch(pkg)!.label}'s kernels`))!;
       assert.is(line.ok, false, `${wrong} must fail`);
       assert.match(line.found, names, `${wrong}: ${line.found}`);
     }
@@ -73,7 +77,7 @@ test("bitsandbytes: its PTX is read in the relocatable fatbin (cuobjdump -all); 
   const lib = Object.keys(probe.cuobjdump!.libs).find((l) => l.endsWith("libbitsandbytes_cuda130.so"))!;
   assert.equal(probe.cuobjdump!.libs[lib]!.ptx, [], "the device-linked image holds no PTX");
   assert.equal(probe.cuobjdump!.libs[lib]!.all!.ptx, ["compute_90"], "-all finds it");
-  const line = (p: Probe) => checkPromise(v, p).find((c) => c.promise.endsWith("bitsandbytes's kernels"))!;
+  const line = (p: Probe) => checkPromise(v, p, FACTS).find((c) => c.promise.endsWith("bitsandbytes's kernels"))!;
   assert.match(line(probe).expected, /PTX compute_90 in the relocatable fatbin/);
   assert.match(line(probe).found, /SASS sm_90, PTX compute_90 in the relocatable fatbin/);
   const older = structuredClone(probe);
@@ -96,7 +100,7 @@ test("torchvision/torchaudio proxies: an 8.0-only build's kernel is the one disp
   assert.is(ta.gpu.forcedAlign!.ok, false);
   assert.match(ta.gpu.forcedAlign!.error!, /no kernel image is available/);
   const v = variantOf("torchvision", "0.26.0");
-  const c = checkPromise(v, probeOf("tv-only-80")).find((x) => x.promise.endsWith("torchvision's kernels"))!;
+  const c = checkPromise(v, probeOf("tv-only-80"), FACTS).find((x) => x.promise.endsWith("torchvision's kernels"))!;
   assert.is(c.ok, false);
   assert.match(c.found, /missing: sm_90/);
 });
@@ -107,7 +111,7 @@ test("a GPU check whose process exits from C is that package's failed check (bit
   assert.is(r.ok, true, "the probe itself ran to its end and printed its JSON");
   assert.is(r.gpu.blockwise8bit!.ok, false);
   assert.match(r.gpu.blockwise8bit!.error!, /exited with status 1 during the check.*PTX JIT compilation was disabled/);
-  const c = checkPromise(variantOf("bitsandbytes", "0.49.2"), p).find((x) => x.promise === onTorch("bitsandbytes")!.gpuChecks[0]!.label)!;
+  const c = checkPromise(variantOf("bitsandbytes", "0.49.2"), p, FACTS).find((x) => x.promise === onTorch("bitsandbytes")!.gpuChecks[0]!.label)!;
   assert.is(c.ok, false);
   // With JIT allowed the same sm_80 build ran on the 9.0 card through its relocatable PTX.
   assert.is(probeOf("bnb-80").packages!.bitsandbytes!.gpu.blockwise8bit!.ok, true);
@@ -115,7 +119,7 @@ test("a GPU check whose process exits from C is that package's failed check (bit
 
 test("flash-attn subset: FLASH_ATTN_CUDA_ARCHS=90 builds sm_90 only; 80;90 adds sm_80; an unrecognised 86 falls back to TORCH_CUDA_ARCH_LIST", () => {
   const v = variantOf("flash-attn", "2.8.3");
-  const line = (b: string) => checkPromise(v, probeOf(b)).find((c) => c.promise.endsWith("flash-attn's kernels"))!;
+  const line = (b: string) => checkPromise(v, probeOf(b), FACTS).find((c) => c.promise.endsWith("flash-attn's kernels"))!;
   assert.is(line("fa-90").ok, true, line("fa-90").found);
   assert.is(line("fa-wrong-80-90").ok, false);
   assert.match(line("fa-wrong-80-90").found, /beyond the promise: sm_80/);

@@ -10,7 +10,12 @@ import { allowedSass } from "../generator/verify/origins.ts";
 import { projectFromMatrix } from "../generator/project.ts";
 import { ROOT, runCli, tempDir, writeMatrix } from "./helpers/cli.ts";
 import { nixEvalJson, nixInstantiate, runNix } from "./helpers/nix.ts";
-import { execSync, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
+import { catalogCheckerFacts } from "../generator/verify/catalog-facts.ts";
+import { renderCheckerBundle, renderCheckerFacts } from "../generator/render/checker.ts";
+
+/** The catalog's facts, as `verify` and pkgs/verify-facts.json give them to the comparison. */
+const FACTS = catalogCheckerFacts();
 
 const H100 = join(ROOT, "tests/fixtures/probes/h100-pypi-torch2.11.0-cu130");
 const probe = JSON.parse(readFileSync(join(H100, "probe.json"), "utf8")) as Probe;
@@ -64,10 +69,10 @@ test("the arch-specific extras rule is data, and it is exactly what a real build
   const t = probe.torch as { archFlags: string[]; cuda: string };
   const caps = t.archFlags.map((s) => `${s.slice(3, -1)}.${s.slice(-1)}`);
   const lib = Object.entries(probe.cuobjdump!.libs).find(([p]) => p.endsWith("/libtorch_cuda.so"))![1];
-  assert.equal([...allowedSass(caps, t.cuda)].sort(), [...lib.elf].sort());
+  assert.equal([...allowedSass(caps, t.cuda, FACTS)].sort(), [...lib.elf].sort());
   // CUDA gates: sm_103a and sm_121a need CUDA >= 12.9, sm_110a 13.0.
-  assert.equal([...allowedSass(["10.0", "12.0"], "12.8")].sort(), ["sm_100", "sm_100a", "sm_120", "sm_120a"]);
-  assert.ok(allowedSass(["11.0"], "13.0").has("sm_110a"));
+  assert.equal([...allowedSass(["10.0", "12.0"], "12.8", FACTS)].sort(), ["sm_100", "sm_100a", "sm_120", "sm_120a"]);
+  assert.ok(allowedSass(["11.0"], "13.0", FACTS).has("sm_110a"));
   assert.ok(sassRunsOn("sm_90", "9.0") && sassRunsOn("sm_120", "12.1") && !sassRunsOn("sm_120a", "12.1") && !sassRunsOn("sm_90", "10.0"));
 });
 
@@ -79,7 +84,7 @@ function faithfulProbe(name: string): Probe {
   const sms = v.cudaCapabilities.map((c) => `sm_${c.replace(".", "")}`);
   p.torch = { ...(p.torch as Extract<Probe["torch"], { ok: true }>), version: v.torchVersion, cuda: v.cuda, archFlags: sms, nvccArchFlags: sms.map((s) => `-gencode;arch=compute_${s.slice(3)},code=${s}`).join(";") };
   for (const d of Object.values(p.cuobjdump!.libs)) if (d.elf.length) {
-    d.elf = [...allowedSass(v.cudaCapabilities, v.cuda!)];
+    d.elf = [...allowedSass(v.cudaCapabilities, v.cuda!, FACTS)];
     d.ptx = [];
   }
   p.torchaudio!.version = v.package === "torchaudio" ? v.version : p.torchaudio!.version;
@@ -89,17 +94,17 @@ function faithfulProbe(name: string): Probe {
 test("a probe that keeps the promise passes every check; each broken promise fails its own check", () => {
   const name = "torchaudio-python313-cuda13_0-sm90-avx512bf16";
   const good = faithfulProbe(name);
-  const checks = checkPromise(variant(name), good, { isaRuns: true });
+  const checks = checkPromise(variant(name), good, FACTS, { isaRuns: true });
   assert.ok(allHold(checks), JSON.stringify(checks.filter((c) => c.ok !== true)));
   assert.ok(checks.every((c) => c.ok === true), "nothing left unchecked with a GPU probe");
   // The ISA is not visible in the binary: every ISA variant of the same GPU/CUDA/Python/torch is this installation.
-  const who = identify(project.variants.filter((v) => v.package === "torchaudio"), good);
+  const who = identify(project.variants.filter((v) => v.package === "torchaudio"), good, FACTS);
   assert.equal(who.matches.sort(), project.variants.filter((v) => v.package === "torchaudio" && v.cuda === "13.0" && v.sm === "90").map((v) => v.name).sort());
 
   const fails = (mut: (p: Probe) => void, promise: RegExp) => {
     const p = structuredClone(good);
     mut(p);
-    const bad = checkPromise(variant(name), p).filter((c) => c.ok === false).map((c) => c.promise);
+    const bad = checkPromise(variant(name), p, FACTS).filter((c) => c.ok === false).map((c) => c.promise);
     assert.ok(bad.length > 0 && bad.every((b) => promise.test(b)), `${promise}: ${bad.join(" | ")}`);
   };
   fails((p) => (p.torchaudio!.newLibtorch = ["/nix/store/other-torch/lib/libtorch_cpu.so"]), /own libtorch/);
@@ -112,7 +117,7 @@ test("a probe that keeps the promise passes every check; each broken promise fai
 
 test("a CPU-only variant: no GPU promises, and torch must have no CUDA", () => {
   const name = "torchaudio-python313-cpu-avx2";
-  const checks = checkPromise(variant(name), probe);
+  const checks = checkPromise(variant(name), probe, FACTS);
   assert.is(checks.find((c) => c.promise === "CPU-only: torch has no CUDA")!.ok, false);
   assert.not.ok(checks.some((c) => /GPU|SASS|PTX/.test(c.promise)));
 });
@@ -154,7 +159,7 @@ test("real processes: no torch, an interpreter killed by SIGILL, a missing inter
   assert.match(r4.stderr, /unknown variant "pytorch-python399-cpu-avx2"/);
 });
 
-test("Nix checks (release.nix tests.NAME, stand-in): static for every variant, gpuCheck with the cuda feature for CUDA ones; the probe, the compare bundle and the promise cross the boundary", () => {
+test("Nix checks (release.nix tests.NAME, stand-in): static for every variant, gpuCheck with the cuda feature for CUDA ones; the probe, the compare bundle, its facts and the promise cross the boundary", () => {
   const byRev = `(import ${JSON.stringify(join(ROOT, "tests/fixtures/stand-in-nixpkgs/by-rev.nix"))})`;
   const name = "torchaudio-python313-cuda13_0-sm90-avx512bf16";
   const r = nixEvalJson<{ static: string; gpu: string; gpuFeatures: string[]; staticFeatures: string[]; pkg: string; cpu: string[] }>(`
@@ -174,6 +179,9 @@ test("Nix checks (release.nix tests.NAME, stand-in): static for every variant, g
     assert.ok(req.some((p) => p.endsWith("-probe.py")), "probe.py");
     const bundle = req.find((p) => p.endsWith("-verify-compare.mjs"))!;
     assert.is(readFileSync(bundle, "utf8"), readFileSync(join(ROOT, "pkgs/verify-compare.mjs"), "utf8"));
+    const facts = req.find((p) => p.endsWith("-verify-facts.json"));
+    assert.ok(facts, "the facts the bundle judges with are an input of the check");
+    assert.is(readFileSync(facts!, "utf8"), readFileSync(join(ROOT, "pkgs/verify-facts.json"), "utf8"));
     const promise = JSON.parse(readFileSync(req.find((p) => p.endsWith(`${name}-promise.json`))!, "utf8"));
     const v = variant(name);
     for (const k of ["name", "package", "version", "torchVersion", "python", "cuda", "sm", "isa", "system", "cudaCapabilities"] as const)
@@ -181,29 +189,35 @@ test("Nix checks (release.nix tests.NAME, stand-in): static for every variant, g
   }
 });
 
-test("the committed compare bundle is current, and as a real process judges like verify", () => {
+test("the committed compare bundle and its facts are what generate writes, and as a real process they judge like verify", () => {
   const dir = tempDir();
-  const out = join(dir, "bundle.mjs");
-  const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { scripts: Record<string, string> };
-  const args = pkg.scripts["bundle:checks"]!.replace("--outfile=pkgs/verify-compare.mjs", `--outfile=${out}`);
-  execSync(`npx ${args}`, { cwd: ROOT, stdio: "ignore" });
-  assert.is(readFileSync(out, "utf8"), readFileSync(join(ROOT, "pkgs/verify-compare.mjs"), "utf8"), "run npm run bundle:checks");
+  assert.is(renderCheckerBundle(), readFileSync(join(ROOT, "pkgs/verify-compare.mjs"), "utf8"), "run npm run generate");
+  assert.is(renderCheckerFacts(), readFileSync(join(ROOT, "pkgs/verify-facts.json"), "utf8"), "run npm run generate");
   const name = "torchaudio-python313-cuda13_0-sm90-avx512bf16";
   const v = variant(name);
   const promise = join(dir, "promise.json");
   writeFileSync(promise, JSON.stringify(v));
-  const run = spawnSync(process.execPath, [join(ROOT, "pkgs/verify-compare.mjs"), promise, join(H100, "probe.json")], { encoding: "utf8" });
+  const bundle = join(ROOT, "pkgs/verify-compare.mjs");
+  const facts = join(ROOT, "pkgs/verify-facts.json");
+  const run = spawnSync(process.execPath, [bundle, facts, promise, join(H100, "probe.json")], { encoding: "utf8" });
   assert.is(run.status, 1);
   const lines = run.stdout.trim().split("\n");
-  const checks = checkPromise(v, probe);
+  const checks = checkPromise(v, probe, FACTS);
   assert.is(lines.length, checks.length + 1);
   checks.forEach((c, i) => assert.ok(lines[i]!.startsWith(`${c.ok ? "✓" : c.ok === false ? "✗" : "–"} ${c.promise}:`), lines[i]));
   const good = join(dir, "good.json");
   writeFileSync(good, JSON.stringify(faithfulProbe(name)));
-  assert.is(spawnSync(process.execPath, [join(ROOT, "pkgs/verify-compare.mjs"), promise, good]).status, 0);
+  assert.is(spawnSync(process.execPath, [bundle, facts, promise, good]).status, 0);
+  // Facts of another shape (a bundle and a facts file from different trees), or none: unreadable input, exit 2.
+  const old = join(dir, "old-facts.json");
+  writeFileSync(old, JSON.stringify({ ...JSON.parse(readFileSync(facts, "utf8")), format: 0 }));
+  const stale = spawnSync(process.execPath, [bundle, old, promise, good], { encoding: "utf8" });
+  assert.is(stale.status, 2);
+  assert.match(stale.stderr, /checker facts: format 0, this checker reads format 1/);
+  const noFacts = spawnSync(process.execPath, [bundle, promise, good], { encoding: "utf8" });
+  assert.is(noFacts.status, 2);
+  assert.match(noFacts.stderr, /usage: verify-compare\.mjs FACTS\.json PROMISE\.json PROBE\.json/);
 });
-
-test.run();
 
 // Issue 24: the probe recorded on the H100 with PyPI torchvision 0.26 (tests/fixtures/probes/h100-pypi-torch2.11.0-cu130-torchvision).
 const TV = join(ROOT, "tests/fixtures/probes/h100-pypi-torch2.11.0-cu130-torchvision");
@@ -242,16 +256,19 @@ test("a torchvision variant's promise on the same probe; a failed or missing GPU
   const v = p.variants.find((x) => x.package === "torchvision")!;
   assert.is(v.version, "0.26.0");
   const tvProbe = JSON.parse(readFileSync(join(TV, "probe.json"), "utf8")) as Probe;
-  const ok = checkPromise(v, tvProbe);
+  const ok = checkPromise(v, tvProbe, FACTS);
   assert.ok(!ok.some((c) => /torchaudio/.test(c.promise) && !/libtorchaudio|prefixctc/.test(c.promise)), "a torchvision variant promises nothing about torchaudio");
   const broken = structuredClone(tvProbe);
   broken.packages!.torchvision!.gpu.nms = { ok: false, error: "RuntimeError: CUDA error: no kernel image is available for execution on the device" };
   delete (broken.packages!.torchvision!.gpu as Record<string, unknown>).roiAlign;
-  const cs = checkPromise(v, broken);
+  const cs = checkPromise(v, broken, FACTS);
   assert.is(cs.find((c) => c.promise === "torchvision.ops.nms on CUDA")!.ok, false);
   assert.match(cs.find((c) => c.promise === "torchvision.ops.nms on CUDA")!.found, /no kernel image/);
   assert.is(cs.find((c) => c.promise === "torchvision.ops.roi_align on CUDA")!.ok, null, "not run: cannot be checked, never a pass");
   const gone = structuredClone(tvProbe);
   delete gone.packages!.torchvision;
-  assert.is(checkPromise(v, gone).find((c) => c.promise === "torchvision imports")!.ok, false);
+  assert.is(checkPromise(v, gone, FACTS).find((c) => c.promise === "torchvision imports")!.ok, false);
 });
+
+// Last, after every test of the file: uvu runs only the tests registered before test.run().
+test.run();

@@ -23,10 +23,13 @@
  * Adding a package built on torch: one entry here, its pin field on the pins (torch.ts), its nixpkgs file in the
  * stand-in (tests/fixtures/stand-in-nixpkgs), and its probe keys in probe.py when it has GPU checks.
  */
-// constants.ts, the schema and the catalog read this file, so it imports none of them (only versions.ts, which
-// imports nothing).
+// constants.ts, the schema and the catalog read this file, so it imports none of them (only versions.ts and
+// cuda-build.ts, which import no catalog file).
 import { compareVersions } from "../versions.ts";
-import { archEntryAccepted, torchArchListOf } from "./torch-arch-list.ts";
+import { cudaBuildIn, releaseIn, torchArchEntriesIn, type PackageCudaBuild } from "../cuda-build.ts";
+import { torchArchLists } from "./torch-arch-list.ts";
+
+export type { PackageCudaBuild } from "../cuda-build.ts";
 
 /** The name of the environment variant's package part: `torch-env-python313-cuda12_8-sm121-armv9`. */
 export const ENV_PACKAGE = "torch-env";
@@ -569,7 +572,7 @@ export function releaseServes(r: Pick<OnTorchRelease, "servesTorch">, torchVersi
 
 /** The release of `pkg` that a version ("0.27.1") belongs to: exact, else its series ("0.27"); undefined if none. */
 export function releaseOf(pkg: PackageOnTorch, version: string): OnTorchRelease | undefined {
-  return pkg.releases.find((r) => r.version === version) ?? pkg.releases.find((r) => version.startsWith(`${r.version}.`));
+  return releaseIn(pkg.releases, version);
 }
 
 /** The `archList` era of a package version (the last era whose `from` ≤ its minor), or undefined. */
@@ -578,52 +581,15 @@ export function archListEra(pkg: PackageOnTorch, version: string): ArchListEra |
   return [...pkg.archList].reverse().find((e) => compareVersions(m, e.from) >= 0);
 }
 
-/** What a package's build is handed and what it then holds, for one variant (see `cudaBuildOf`). */
-export interface PackageCudaBuild {
-  /** Environment variables the build reads besides TORCH_CUDA_ARCH_LIST ({ FLASH_ATTN_CUDA_ARCHS: "90" }). */
-  env: Record<string, string>;
-  /** CMake flags to add, each replacing any flag of the same variable ("-DCOMPUTE_CAPABILITY=90"). */
-  cmakeFlags: string[];
-  /** SASS targets the build holds ("sm_90"), sorted by capability. */
-  sass: string[];
-  /** PTX targets the build holds ("compute_90"). */
-  ptx: string[];
-  /** Where that PTX is (DeviceTargets `ptxIn`); absent: the device-linked image. */
-  ptxIn?: "image" | "relocatable";
-  /** How, in words, with the source. */
-  why: string;
-}
-
-const dots = (c: string) => c.replace(".", "");
-/** A cubin for X.y runs on X.z, z ≥ y (the rule of generator/compat.ts `capabilityRunsOn`, restated: no imports here). */
-const runsOn = (code: string, device: string) => {
-  const [cm, cn] = code.split(".").map(Number);
-  const [dm, dn] = device.split(".").map(Number);
-  return cm === dm && cn! <= dn!;
-};
-
 /**
  * The TORCH_CUDA_ARCH_LIST entries torch `torchVersion`'s cpp_extension is handed for `caps`: each capability itself
  * where torch accepts it or the catalog cannot say (catalog/torch-arch-list.ts), else the highest accepted entry of
- * the same major below it (its code runs there by binary compatibility), with a note; or the reason none serves.
+ * the same major below it (its code runs there by binary compatibility), with a note; or the reason none serves
+ * (generator/cuda-build.ts `torchArchEntriesIn` with the catalog's lists).
  * @returns { entries, notes } or { reason }
  */
 export function torchArchEntries(caps: readonly string[], torchVersion: string | undefined, label: string): { entries: string[]; notes: string[] } | { reason: string } {
-  const entries: string[] = [];
-  const notes: string[] = [];
-  for (const c of caps) {
-    if (torchVersion === undefined || archEntryAccepted(torchVersion, c) !== false) {
-      entries.push(c);
-      continue;
-    }
-    const f = torchArchListOf(torchVersion)!;
-    const near = (f.accepted ?? []).filter((e) => /^\d+\.\d+$/.test(e) && runsOn(e, c)).sort((a, b) => compareVersions(b, a))[0];
-    if (!near)
-      return { reason: `${label} is built through torch ${torchVersion}'s cpp_extension, which refuses TORCH_CUDA_ARCH_LIST entry ${c} (ValueError) and accepts no entry of the same major below it (${f.source}).` };
-    entries.push(near);
-    notes.push(`torch ${torchVersion}'s cpp_extension refuses TORCH_CUDA_ARCH_LIST entry ${c}; ${label} is built for ${near}, whose code runs on ${c} (binary compatibility; ${f.source})`);
-  }
-  return { entries, notes };
+  return torchArchEntriesIn(caps, torchVersion, label, torchArchLists);
 }
 
 /**
@@ -644,79 +610,13 @@ export function ownListSass(t: Extract<DeviceTargets, { kind: "ownList" }>, valu
  * What a CUDA build of package `p` at `version` is handed and holds for capabilities `caps` (["8.6"]) with CUDA
  * `cuda` ("12.8"), from the release's `targets` (see DeviceTargets), or the reason no build of this release can serve
  * them (a capability no token serves, a CUDA the release refuses, code that fails on the capability, a
- * TORCH_CUDA_ARCH_LIST entry the variant's torch `torchVersion` refuses with none to serve it).
+ * TORCH_CUDA_ARCH_LIST entry the variant's torch `torchVersion` refuses with none to serve it). The rule is
+ * generator/cuda-build.ts `cudaBuildIn` (shared with the Nix checks' bundle), with the catalog's torch-arch lists.
  * @param torchVersion the variant's torch ("2.11.0"); absent: its cpp_extension's accepted entries are not checked.
  * @returns a PackageCudaBuild, or { reason } (a sentence naming the release, the capability or CUDA, and the source).
  */
 export function cudaBuildOf(p: PackageOnTorch, version: string, caps: readonly string[], cuda: string, torchVersion?: string): PackageCudaBuild | { reason: string } {
-  const rel = releaseOf(p, version);
-  const label = `${p.label} ${version}`;
-  if (rel?.cuda) {
-    const { min, below } = rel.cuda;
-    if (compareVersions(cuda, min) < 0 || (below !== null && compareVersions(cuda, below) >= 0))
-      return { reason: `${label} builds with CUDA ${min}${below ? ` up to ${below} (exclusive)` : " and later"}, not CUDA ${cuda} (${rel.cuda.source}).` };
-  }
-  if (rel?.failsWithCuda?.cuda.some((c) => compareVersions(c, cuda) === 0))
-    return { reason: `${label} is reported to fail to build with CUDA ${cuda}: ${rel.failsWithCuda.source}.` };
-  const bad = rel?.failsOnCapabilities?.capabilities.find((c) => caps.includes(c));
-  if (bad) return { reason: `${label} built for compute capability ${bad} holds code that fails on that GPU at run time: ${rel!.failsOnCapabilities!.source}.` };
-  const t: DeviceTargets = rel?.targets ?? { kind: "torchArchList" };
-  const sm = (c: string) => `sm_${dots(c)}`;
-  if (t.kind === "torchArchList") {
-    const served = torchArchEntries(caps, torchVersion, label);
-    if ("reason" in served) return served;
-    const extra = (t.extraSass ?? []).filter((e) => caps.includes(e.when) && compareVersions(cuda, e.minCuda) >= 0);
-    const substituted = served.notes.length > 0;
-    return {
-      env: substituted ? { TORCH_CUDA_ARCH_LIST: served.entries.join(";") } : {},
-      cmakeFlags: [],
-      sass: [...served.entries.map(sm), ...extra.map((e) => e.adds)],
-      ptx: [],
-      why:
-        `TORCH_CUDA_ARCH_LIST through torch.utils.cpp_extension: ${substituted ? served.entries.join(";") : "the capabilities exactly"}, no PTX` +
-        (extra.length ? `; ${extra.map((e) => e.source).join("; ")}` : "") +
-        (substituted ? `; ${served.notes.join("; ")}` : ""),
-    };
-  }
-  if (t.kind === "ownList") {
-    const chosen: { token: string; capability: string }[] = [];
-    for (const c of caps) {
-      const tok = [...t.tokens].reverse().find((k) => runsOn(k.capability, c) && compareVersions(cuda, k.minCuda) >= 0);
-      if (!tok) {
-        const any = t.tokens.find((k) => runsOn(k.capability, c));
-        return {
-          reason: any
-            ? `${label} compiles SM${any.token} code (which would serve ${c}) only with CUDA ${any.minCuda} and later, not ${cuda} (its setup.py).`
-            : `${label} compiles device code only for ${t.tokens.map((k) => `SM${k.token}`).join(", ")} (the ${t.variable} tokens its setup.py accepts; ` +
-              `a cubin also runs on later minors of its major), none of which runs on compute capability ${c}. ${t.limit}.`,
-        };
-      }
-      if (!chosen.some((x) => x.token === tok.token)) chosen.push(tok);
-    }
-    return {
-      env: { [t.variable]: chosen.map((x) => x.token).join(";") },
-      cmakeFlags: [],
-      sass: chosen.map((x) => sm(x.capability)),
-      ptx: [],
-      why: `${t.variable}=${chosen.map((x) => x.token).join(";")}: the package's own -gencode list (code=sm_N, no PTX)${chosen.some((x) => !caps.includes(x.capability)) ? ", served to a later minor of the same major by binary compatibility" : ""}`,
-    };
-  }
-  // The CMakeLists de-duplicates and sorts the list (natural order of the dot-less numbers) before it pops the highest.
-  const sorted = [...new Set(caps)].sort((a, b) => Number(dots(a)) - Number(dots(b)));
-  const list = sorted.map(dots);
-  const highest = sorted[sorted.length - 1];
-  const ptxIn = t.ptxIn?.where ?? "image";
-  return {
-    env: {},
-    cmakeFlags: [`-D${t.flag}=${list.join(";")}`],
-    sass: sorted.map(sm),
-    ptx: t.ptxForHighest && highest ? [`compute_${dots(highest)}`] : [],
-    ptxIn,
-    why:
-      `-D${t.flag}=${list.join(";")}: SASS for each` +
-      (t.ptxForHighest ? `, and PTX for the highest (${highest}), as the package's CMakeLists makes it` : "") +
-      (t.ptxForHighest && ptxIn === "relocatable" ? "; the PTX stays in the relocatable fatbin (separable compilation), which cuobjdump lists with -all" : ""),
-  };
+  return cudaBuildIn(p, version, caps, cuda, torchVersion, torchArchLists);
 }
 
 /**

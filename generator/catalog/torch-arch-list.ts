@@ -9,6 +9,7 @@
  * Facts are data with sources: a release whose list was read has `accepted` (exactly the list); one known only from
  * reports has `accepted: null` and the entries reported refused. A release absent here: unknown (no drop, no note).
  */
+import { archEntryAcceptedIn, archListIn } from "../cuda-build.ts";
 
 /** What one torch minor's cpp_extension accepts. */
 export interface TorchArchListFacts {
@@ -44,19 +45,14 @@ export const torchArchLists: TorchArchListFacts[] = [
 
 /** The facts for a torch version ("2.11.0" → the "2.11" entry), or undefined. */
 export function torchArchListOf(torchVersion: string): TorchArchListFacts | undefined {
-  const minor = torchVersion.split(".").slice(0, 2).join(".");
-  return torchArchLists.find((f) => f.torch === minor);
+  return archListIn(torchArchLists, torchVersion);
 }
 
 /**
  * Whether torch `torchVersion`'s cpp_extension accepts TORCH_CUDA_ARCH_LIST entry `entry` ("12.1", "9.0a"; a "+PTX"
- * suffix is ignored): true, false (refused: a ValueError at build time), or null when the catalog cannot say.
+ * suffix is ignored): true, false (refused: a ValueError at build time), or null when the catalog cannot say
+ * (generator/cuda-build.ts `archEntryAcceptedIn` on this table).
  */
 export function archEntryAccepted(torchVersion: string, entry: string): boolean | null {
-  const f = torchArchListOf(torchVersion);
-  if (!f) return null;
-  const e = entry.replace(/\+PTX$/, "");
-  if (f.refused.includes(e)) return false;
-  if (f.accepted) return f.accepted.includes(e);
-  return null;
+  return archEntryAcceptedIn(torchArchLists, torchVersion, entry);
 }

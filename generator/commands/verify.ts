@@ -31,6 +31,7 @@ import { installLines, recommend } from "../detect/recommend.ts";
 import { isaFit } from "../compat.ts";
 import { loadVariants, type VariantSource } from "../variant-source.ts";
 import { allHold, checkPromise, identify, packageProbes, type Probe, type PromiseCheck } from "../verify/compare.ts";
+import { catalogCheckerFacts } from "../verify/catalog-facts.ts";
 import { ENV_PACKAGE, TORCH_PACKAGE, packagesOnTorch } from "../catalog/packages.ts";
 import { checkedVariants, Probes } from "../preflight/checks.ts";
 import { existsOn } from "../preflight/host.ts";
@@ -197,8 +198,9 @@ export function verifyProbe(
   }
   // detect's own rule: the host's CPU runs the ISA when it has every feature the ISA requires.
   const isaRuns = host ? isaFit(host, catalog).runnable.some((i) => i.key === v!.isa) : null;
-  const checks = checkPromise(v, probe, { isaRuns });
-  const who = identify(variants.filter((x) => x.package === v!.package), probe);
+  const facts = catalogCheckerFacts();
+  const checks = checkPromise(v, probe, facts, { isaRuns });
+  const who = identify(variants.filter((x) => x.package === v!.package), probe, facts);
   return { name: v.name, chosenBy, python: label, checks, holds: allHold(checks), installationIs: who.matches, nearest: who.nearest };
 }
 

@@ -13,6 +13,7 @@ import { PACKAGES } from "../constants.ts";
 import { ENV_PACKAGE, packagesOnTorch, type OnTorchRelease } from "../catalog/packages.ts";
 import { GENERATED_HEADER, nixString, nixValue, templates } from "./env.ts";
 import { DEVICE_CODE_BYTES, modelDeviceCode } from "../catalog/device-code-size.ts";
+import { CHECKER_BUNDLE_FILE, CHECKER_FACTS_FILE, renderCheckerBundle, renderCheckerFacts } from "./checker.ts";
 
 /** Generated files: repo-relative path → content. Insertion order is stable. */
 export type FileMap = Map<string, string>;
@@ -428,11 +429,17 @@ export function renderDocs(p: Project): FileMap {
   return files;
 }
 
-/** Render every generated file of a project. */
+/**
+ * Render every generated file of a project, the Nix checks' bundle and facts among them (render/checker.ts: they
+ * depend on the generator's sources and catalog, not on the matrix).
+ * @throws Error when the checker's sources do not bundle.
+ */
 export function renderAll(p: Project): FileMap {
   const files: FileMap = new Map();
   for (const v of p.variants) files.set(v.file, renderVariant(v));
   files.set("pkgs/variants.nix", renderVariantsData(p));
+  files.set(CHECKER_FACTS_FILE, renderCheckerFacts());
+  files.set(CHECKER_BUNDLE_FILE, renderCheckerBundle());
   files.set("release.nix", renderRelease(p));
   files.set("flake.nix", renderFlake(p));
   files.set("flake.lock", renderFlakeLock(p));

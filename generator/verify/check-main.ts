@@ -1,28 +1,32 @@
 /**
- * Entry point of the Nix checks (pkgs/checks.nix): `node pkgs/verify-compare.mjs VARIANT.json PROBE.json`.
+ * Entry point of the Nix checks (pkgs/checks.nix): `node pkgs/verify-compare.mjs FACTS.json PROMISE.json PROBE.json`.
  * Compares the probe a check ran with the variant's promise, using the same pure comparison as `verify`
- * (generator/verify/compare.ts), prints one line per promise and exits 0 only when every promise holds.
- * `npm run prepare` bundles this file to pkgs/verify-compare.mjs (git-tracked, so flox and Nix see it; a test
- * checks the committed bundle is current). Exit 2 for unreadable input.
+ * (generator/verify/compare.ts) with the facts `generate` wrote (pkgs/verify-facts.json, facts.ts), prints one line
+ * per promise and exits 0 only when every promise holds; exit 2 for unreadable input.
+ * `generate` bundles this file to pkgs/verify-compare.mjs (generator/render/checker.ts; git-tracked, so flox and Nix
+ * see it, and `generate --check` fails when the committed bundle is not what the sources give).
  */
 import { readFileSync } from "node:fs";
 import { allHold, checkPromise, type Probe, type PromiseOf } from "./compare.ts";
+import { parseCheckerFacts, type CheckerFacts } from "./facts.ts";
 
 function main(argv: string[]): number {
-  if (argv.length !== 2) {
-    process.stderr.write("usage: verify-compare.mjs VARIANT.json PROBE.json\n");
+  if (argv.length !== 3) {
+    process.stderr.write("usage: verify-compare.mjs FACTS.json PROMISE.json PROBE.json\n");
     return 2;
   }
+  let facts: CheckerFacts;
   let v: PromiseOf;
   let probe: Probe;
   try {
-    v = JSON.parse(readFileSync(argv[0]!, "utf8")) as PromiseOf;
-    probe = JSON.parse(readFileSync(argv[1]!, "utf8")) as Probe;
+    facts = parseCheckerFacts(readFileSync(argv[0]!, "utf8"));
+    v = JSON.parse(readFileSync(argv[1]!, "utf8")) as PromiseOf;
+    probe = JSON.parse(readFileSync(argv[2]!, "utf8")) as Probe;
   } catch (e) {
     process.stderr.write(`verify-compare: ${(e as Error).message}\n`);
     return 2;
   }
-  const checks = checkPromise(v, probe);
+  const checks = checkPromise(v, probe, facts);
   for (const c of checks)
     process.stdout.write(`${c.ok === true ? "✓" : c.ok === false ? "✗" : "–"} ${c.promise}: ${c.ok === true ? c.found : `expected ${c.expected}, found ${c.found}`}\n`);
   const ok = allHold(checks);

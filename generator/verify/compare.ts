@@ -1,15 +1,17 @@
 /**
  * The pure comparison of what a Python environment really holds (the probe's JSON, generator/verify/probe.py)
- * with the promise of a variant's name. Shared by `variant-matrix verify` (generator/verify/command.ts) and the Nix
+ * with the promise of a variant's name. Shared by `variant-matrix verify` (generator/commands/verify.ts) and the Nix
  * checks of pkgs/checks.nix (bundled to pkgs/verify-compare.mjs by `generate`), so both judge alike.
+ *
+ * Code only: what the catalog says (the packages on torch, the device-code origins, nixpkgs' defaults, the pins, the
+ * extras) comes in as a `CheckerFacts` parameter (facts.ts): `verify` passes catalog-facts.ts `catalogCheckerFacts()`,
+ * the Nix checks the same facts read from pkgs/verify-facts.json.
  *
  * The "runs on" rules are generator/compat.ts's (shared with expand, detect and fleet): `capabilityRunsOn` (compute capability on a
  * device: same major, minor ≤), and the command passes in detect's `isaFit` verdict for the host's CPU.
  */
 import { capabilityRunsOn } from "../compat.ts";
-import { ENV_PACKAGE, onTorch } from "../catalog/packages.ts";
-import { environmentOf, parseName } from "../naming.ts";
-import { extraPromise } from "../catalog/extras.ts";
+import type { CheckerFacts, CheckerPackage } from "./facts.ts";
 import { allowedSass, attribute, deviceCodePromises, formatArchs, ownerOf, smOf, type LibDeviceCode, type OriginPromise } from "./origins.ts";
 
 /** What probe.py prints (see its docstring); every field may be null where not applicable. */
@@ -84,18 +86,33 @@ export function packageProbes(probe: Probe): Record<string, PackageProbe> {
   return { torchaudio: { ok: a.ok, error: a.error, version: a.version, file: a.file, libDir: a.libDir, libsAfterImport: a.libsAfterImport, newLibtorch: a.newLibtorch, gpu } };
 }
 
+/** The facts' entry of a package built on torch, or undefined for `pytorch`, an environment or an unknown name. */
+export function onTorchIn(facts: Pick<CheckerFacts, "packagesOnTorch">, name: string): CheckerPackage | undefined {
+  return facts.packagesOnTorch.find((p) => p.name === name);
+}
+
+/** An environment's package word, `{NAME}-env` (the rule of generator/naming.ts `environmentOf`; `torch-env` too). */
+const isEnvironment = (pkg: string) => /^[a-z][a-z0-9]*-env$/.test(pkg);
+
+/** What follows the package word in a variant name (generator/naming.ts): release tag, Python, CUDA and SM or cpu, ISA. */
+const NAME_TAIL = /^\d*-python\d\d+-(?:cuda\d+_\d+-sm\d{2,3}|cpu)-[a-z0-9]+(?:_[a-z0-9]+)*$/;
+
+/** The package built on torch a variant name is of ("torchvision-python313-cpu-avx2" → "torchvision"), or null. */
+function onTorchOfName(facts: Pick<CheckerFacts, "packagesOnTorch">, name: string): string | null {
+  const hits = facts.packagesOnTorch.filter((p) => name.startsWith(p.name) && NAME_TAIL.test(name.slice(p.name.length)));
+  return hits.sort((a, b) => b.name.length - a.name.length)[0]?.name ?? null;
+}
+
 /**
  * The packages built on torch a variant promises, with their versions: a package variant promises itself; the
  * environment every package on torch among its `dependsOn` (versions from `onTorchVersions`; without `dependsOn`,
  * every entry of `onTorchVersions`); pytorch none.
  */
-export function promisedPackages(v: PromiseOf): [string, string][] {
-  if (onTorch(v.package)) return [[v.package, v.version]];
-  if (v.package !== ENV_PACKAGE && environmentOf(v.package) === null) return [];
+export function promisedPackages(v: PromiseOf, facts: Pick<CheckerFacts, "packagesOnTorch">): [string, string][] {
+  if (onTorchIn(facts, v.package)) return [[v.package, v.version]];
+  if (!isEnvironment(v.package)) return [];
   const versions = v.onTorchVersions ?? {};
-  const members = v.dependsOn
-    ? v.dependsOn.map((n) => parseName(n)?.package).filter((p): p is string => !!p && !!onTorch(p))
-    : Object.keys(versions);
+  const members = v.dependsOn ? v.dependsOn.map((n) => onTorchOfName(facts, n)).filter((p): p is string => p !== null) : Object.keys(versions);
   return members.map((m) => [m, versions[m] ?? "?"]);
 }
 
@@ -161,11 +178,12 @@ const baseVersion = (v: string) => v.split("+")[0]!;
 const set = (xs: Iterable<string>) => [...new Set(xs)].sort().join(" ") || "(none)";
 
 /**
- * Compare a probe with a variant's promise; one PromiseCheck per promise, in a stable order.
+ * Compare a probe with a variant's promise; one PromiseCheck per promise, in a stable order. GPU promises are null
+ * when the probe ran no GPU check (no `--gpu`, or no device).
+ * @param facts what the catalog says (facts.ts; `verify`: catalog-facts.ts `catalogCheckerFacts()`).
  * @param opts.isaRuns whether this host's CPU runs the variant's ISA (detect's `isaFit`), or null when unknown.
- * @param opts.gpuChecked whether the probe ran its GPU checks (`--gpu`); GPU promises are null otherwise.
  */
-export function checkPromise(v: PromiseOf, probe: Probe, opts: { isaRuns?: boolean | null } = {}): PromiseCheck[] {
+export function checkPromise(v: PromiseOf, probe: Probe, facts: CheckerFacts, opts: { isaRuns?: boolean | null } = {}): PromiseCheck[] {
   const out: PromiseCheck[] = [];
   const add = (promise: string, ok: boolean | null, expected: string, found: string) => out.push({ promise, ok, expected, found });
   const pyMinor = probe.python.version.split(".").slice(0, 2).join(".");
@@ -209,7 +227,7 @@ export function checkPromise(v: PromiseOf, probe: Probe, opts: { isaRuns?: boole
   if (v.cuda !== null && c) {
     if (c.error || !c.tool) add("device code (cuobjdump)", null, "cuobjdump available", c.error ?? "no cuobjdump");
     else {
-      const allowed = allowedSass(caps, v.cuda);
+      const allowed = allowedSass(caps, v.cuda, facts);
       const target = v.sm === null ? null : capabilityOfSm(v.sm);
       for (const [lib, d] of Object.entries(c.libs)) {
         if (d.elf.length === 0 && d.ptx.length === 0) continue;
@@ -219,7 +237,7 @@ export function checkPromise(v: PromiseOf, probe: Probe, opts: { isaRuns?: boole
         const sass = d.blocks ? [...new Set(d.blocks.filter((b) => b.kind === "elf").map((b) => b.arch))] : d.elf;
         if (target) add(`${short}: SASS for SM${v.sm}`, sass.some((s) => sassRunsOn(s, target)), `SASS that runs on ${target}`, d.blocks ? formatArchs(sass) : set(sass));
         if (d.blocks) {
-          for (const chk of checkOrigins(v, lib, d)) out.push(chk);
+          for (const chk of checkOrigins(v, lib, d, facts)) out.push(chk);
           continue;
         }
         // A probe without -symbols blocks (recorded before issue 22): the library as a whole.
@@ -232,8 +250,8 @@ export function checkPromise(v: PromiseOf, probe: Probe, opts: { isaRuns?: boole
 
   // Each package built on torch the variant promises: its version, the torch it loads, its CUDA kernels.
   const probed = packageProbes(probe);
-  for (const [name, version] of promisedPackages(v)) {
-    const p = onTorch(name)!;
+  for (const [name, version] of promisedPackages(v, facts)) {
+    const p = onTorchIn(facts, name)!;
     const a = probed[name];
     if (!a || !a.ok) {
       add(`${p.label} imports`, false, `${p.label} ${version}`, a?.error ?? "not probed");
@@ -250,7 +268,7 @@ export function checkPromise(v: PromiseOf, probe: Probe, opts: { isaRuns?: boole
   }
 
   // A named environment's extras: the version the pin carries, that it imports on the variant's torch; its device code
-  // is judged only where generator/catalog/extras.ts says how capabilities reach it (none so far: it is said so).
+  // is judged only where generator/catalog/extras.ts says how capabilities reach it (facts' `judgedExtras`).
   for (const x of v.extras ?? []) {
     const { attr, version } = typeof x === "string" ? { attr: x, version: null } : x;
     const r = probe.extras?.[attr];
@@ -260,8 +278,7 @@ export function checkPromise(v: PromiseOf, probe: Probe, opts: { isaRuns?: boole
     }
     if (version !== null) add(`extra ${attr} version`, r.version !== null && baseVersion(r.version) === baseVersion(version), version, r.version ?? "?");
     add(`extra ${attr} loads the variant's own libtorch`, r.newLibtorch.length === 0, `only ${t.libDir}`, r.newLibtorch.length ? `also ${r.newLibtorch.join(", ")}` : "same libtorch");
-    const promise = extraPromise(attr);
-    if (!promise.judged) add(`extra ${attr}: device code`, null, "judged by the catalog", "not judged (generator/catalog/extras.ts)");
+    if (!facts.judgedExtras.includes(attr)) add(`extra ${attr}: device code`, null, "judged by the catalog", "not judged (generator/catalog/extras.ts)");
   }
   return out;
 }
@@ -281,12 +298,12 @@ export function allHold(checks: readonly PromiseCheck[]): boolean {
  * host-only fact decides (none here: the probe alone). Returns the names that hold, and for the rest the number of
  * failed promises, fewest first.
  */
-export function identify(variants: readonly PromiseOf[], probe: Probe): { matches: string[]; nearest: { name: string; failed: number }[] } {
+export function identify(variants: readonly PromiseOf[], probe: Probe, facts: CheckerFacts): { matches: string[]; nearest: { name: string; failed: number }[] } {
   // A CUDA torch is compared with CUDA variants only, a CPU torch with CPU-only ones (fewer promises would otherwise
   // make a CPU variant look nearer).
   const cudaTorch = probe.torch?.ok ? probe.torch.cuda !== null : null;
   const candidates = cudaTorch === null ? variants : variants.filter((v) => (v.cuda !== null) === cudaTorch);
-  const scored = candidates.map((v) => ({ name: v.name, failed: checkPromise(v, probe).filter((c) => c.ok === false).length }));
+  const scored = candidates.map((v) => ({ name: v.name, failed: checkPromise(v, probe, facts).filter((c) => c.ok === false).length }));
   return {
     matches: scored.filter((s) => s.failed === 0).map((s) => s.name),
     nearest: scored.filter((s) => s.failed > 0).sort((a, b) => a.failed - b.failed || a.name.localeCompare(b.name)).slice(0, 5),
@@ -306,18 +323,18 @@ const words = (p: OriginPromise) => {
  * library that nixpkgs links into this file is there, and PTX no name attributes is one some origin of the file
  * promises.
  */
-export function checkOrigins(v: PromiseOf, lib: string, d: LibDeviceCode): PromiseCheck[] {
+export function checkOrigins(v: PromiseOf, lib: string, d: LibDeviceCode, facts: CheckerFacts): PromiseCheck[] {
   const out: PromiseCheck[] = [];
   const short = shortLib(lib);
   const base = baseName(lib);
   let promises: OriginPromise[];
   try {
-    promises = deviceCodePromises(v);
+    promises = deviceCodePromises(v, facts);
   } catch (e) {
     return [{ promise: `${short}: device code per origin`, ok: null, expected: "the catalog's facts", found: (e as Error).message }];
   }
-  const { byOrigin, unattributedPtx, relocatablePtx } = attribute(lib, d);
-  const owner = ownerOf(lib);
+  const { byOrigin, unattributedPtx, relocatablePtx } = attribute(lib, d, facts);
+  const owner = ownerOf(lib, facts);
   for (const p of promises) {
     const found = byOrigin.get(p.origin);
     const here = p.library === null ? p.origin === owner || found !== undefined : p.library === base;

@@ -1,18 +1,17 @@
 /**
  * The device-code promise per origin (ARCHITECTURE.md rule 10): which code in a variant's libraries comes from torch,
  * torchaudio or torchvision themselves, which from a library nixpkgs links in statically (NCCL, MAGMA, NVSHMEM),
- * and what each origin's build puts there in the variant's CUDA scope. Pure; the facts are
- * generator/catalog/device-code.ts and nixpkgs' default capabilities (generator/catalog/cuda.ts).
+ * and what each origin's build puts there in the variant's CUDA scope. Pure, and code only: the facts
+ * (generator/catalog/device-code.ts, nixpkgs' default capabilities of catalog/cuda.ts, the packages on torch) come in
+ * as a `CheckerFacts` parameter (facts.ts), so the Nix checks' bundle holds none of the catalog.
  *
  * Used by compare.ts (so by `verify` and the Nix static check alike) and by the tests' model of a correct build.
  */
-import { bundledDeviceCode, COMPILER_HELPER_NAMES, EXTRA_SASS, ownDeviceCode, type BundledDeviceCode, type DeviceCodeOrigin } from "../catalog/device-code.ts";
-import { cuda as cudaToolkits } from "../catalog/cuda.ts";
-import { cudaBuildOf, packagesOnTorch } from "../catalog/packages.ts";
-import { nixpkgs as catalogPins } from "../catalog/torch.ts";
-
-const KNOWN_PINS = new Set(catalogPins.map((p) => p.rev));
+import { cudaBuildIn } from "../cuda-build.ts";
 import { compareVersions } from "../versions.ts";
+import type { CheckerBundled, CheckerFacts } from "./facts.ts";
+// A type only: the bundle keeps no code of the catalog.
+import type { DeviceCodeOrigin } from "../catalog/device-code.ts";
 
 /** The parts of a variant the device-code promise reads. */
 export interface DeviceCodeVariant {
@@ -74,24 +73,27 @@ export function formatArchs(xs: Iterable<string>): string {
 
 /**
  * The SASS targets a correct build for `caps` with CUDA `cuda` may carry: `sm_XY` of each capability plus the
- * EXTRA_SASS rule (generator/catalog/device-code.ts). Returns e.g. Set{"sm_90", "sm_90a"} for ["9.0"].
+ * facts' `extraSass` rule (generator/catalog/device-code.ts EXTRA_SASS). Returns e.g. Set{"sm_90", "sm_90a"} for ["9.0"].
  */
-export function allowedSass(caps: readonly string[], cuda: string): Set<string> {
+export function allowedSass(caps: readonly string[], cuda: string, facts: Pick<CheckerFacts, "extraSass">): Set<string> {
   const s = new Set(caps.map(smOf));
-  for (const r of EXTRA_SASS) if (caps.includes(r.when) && (r.minCuda === null || compareVersions(cuda, r.minCuda) >= 0)) s.add(r.adds);
+  for (const r of facts.extraSass) if (caps.includes(r.when) && (r.minCuda === null || compareVersions(cuda, r.minCuda) >= 0)) s.add(r.adds);
   return s;
 }
 
-/** nixpkgs' default capabilities of a CUDA version (catalog), or null when the catalog lacks the version. */
-export function nixpkgsDefaults(cudaVersion: string): string[] | null {
-  return cudaToolkits.find((c) => c.version === cudaVersion)?.nixpkgsDefaultCapabilities ?? null;
+/** nixpkgs' default capabilities of a CUDA version (the facts'), or null when they lack the version. */
+export function nixpkgsDefaults(cudaVersion: string, facts: Pick<CheckerFacts, "nixpkgsDefaultCapabilities">): string[] | null {
+  return Object.hasOwn(facts.nixpkgsDefaultCapabilities, cudaVersion) ? facts.nixpkgsDefaultCapabilities[cudaVersion]! : null;
 }
 
-/** Whether nixpkgs' torch at revision `rev` links `b` (catalog: `linkedAt`); null when the catalog cannot say. */
-export function linksBundled(b: BundledDeviceCode, rev: string | undefined): boolean | null {
+/**
+ * Whether nixpkgs' torch at revision `rev` links `b` (its `linkedAt`); null when the facts cannot say (a revision
+ * that is not one of the catalog's pins, `knownPins`).
+ */
+export function linksBundled(b: CheckerBundled, rev: string | undefined, facts: Pick<CheckerFacts, "knownPins">): boolean | null {
   if (b.linkedAt === "every pin") return true;
   if (rev === undefined) return null;
-  return b.linkedAt.includes(rev) ? true : KNOWN_PINS.has(rev) ? false : null;
+  return b.linkedAt.includes(rev) ? true : facts.knownPins.includes(rev) ? false : null;
 }
 
 /**
@@ -99,12 +101,12 @@ export function linksBundled(b: BundledDeviceCode, rev: string | undefined): boo
  * Torch scope: the CUDA set keeps nixpkgs' default capabilities and `cudaForwardCompat = true` (nixpkgs
  * backendStdenv: `config.cudaForwardCompat or true`); package-set scope: the variant's capabilities and
  * `cudaForwardCompat = false` (pkgs/nixpkgs.nix). Plus what the library's own build adds (`extraSass`).
- * @throws Error when the catalog has no default capabilities for the variant's CUDA version.
+ * @throws Error when the facts have no default capabilities for the variant's CUDA version.
  */
-export function bundledPromise(b: BundledDeviceCode, v: DeviceCodeVariant): OriginPromise {
+export function bundledPromise(b: CheckerBundled, v: DeviceCodeVariant, facts: Pick<CheckerFacts, "nixpkgsDefaultCapabilities">): OriginPromise {
   const cuda = v.cuda!;
   const packageSet = v.cudaCapabilitiesForPackageSet === true;
-  const defaults = nixpkgsDefaults(cuda);
+  const defaults = nixpkgsDefaults(cuda, facts);
   if (!packageSet && !defaults) throw new Error(`no nixpkgs default capabilities for CUDA ${cuda} in the catalog`);
   const scopeCaps = packageSet ? v.cudaCapabilities : defaults!;
   const extras = b.extraSass.filter((e) => compareVersions(cuda, e.minCuda) >= 0 && (e.belowCuda === null || compareVersions(cuda, e.belowCuda) < 0));
@@ -134,9 +136,9 @@ export function bundledPromise(b: BundledDeviceCode, v: DeviceCodeVariant): Orig
  * Every origin's promise for a CUDA variant: the own kernels of torch (the capabilities plus PyTorch's arch-specific
  * extras, no PTX), of torchaudio and torchvision (exactly the capabilities, no PTX), and each bundled library that
  * the variant's nixpkgs torch links. [] for a CPU-only variant.
- * @throws Error when the catalog has no default capabilities for the variant's CUDA version (torch scope).
+ * @throws Error when the facts have no default capabilities for the variant's CUDA version (torch scope).
  */
-export function deviceCodePromises(v: DeviceCodeVariant): OriginPromise[] {
+export function deviceCodePromises(v: DeviceCodeVariant, facts: CheckerFacts): OriginPromise[] {
   if (v.cuda === null) return [];
   const caps = v.cudaCapabilities;
   const cuda = v.cuda;
@@ -146,21 +148,21 @@ export function deviceCodePromises(v: DeviceCodeVariant): OriginPromise[] {
       label: "torch's kernels",
       library: null,
       sassRequired: caps.map(smOf),
-      sassAllowed: [...allowedSass(caps, cuda)],
+      sassAllowed: [...allowedSass(caps, cuda, facts)],
       ptx: [],
       why: "TORCH_CUDA_ARCH_LIST exactly (plus PyTorch's arch-specific extras), no PTX",
     },
-    ...bundledDeviceCode.flatMap((b) => {
-      const linked = linksBundled(b, v.nixpkgs);
-      return linked === false ? [] : [{ ...bundledPromise(b, v), ...(linked === null ? { unknown: true } : {}) }];
+    ...facts.bundledDeviceCode.flatMap((b) => {
+      const linked = linksBundled(b, v.nixpkgs, facts);
+      return linked === false ? [] : [{ ...bundledPromise(b, v, facts), ...(linked === null ? { unknown: true } : {}) }];
     }),
   ];
   // The packages built on torch compile for the variant's capabilities as their own build turns them into targets
-  // (catalog/packages.ts `cudaBuildOf`: TORCH_CUDA_ARCH_LIST exactly, flash-attn's own list, bitsandbytes' CMake list
-  // with PTX for the highest, kept in the relocatable fatbin), whichever variant's environment holds them.
-  for (const o of packagesOnTorch) {
+  // (generator/cuda-build.ts `cudaBuildIn`: TORCH_CUDA_ARCH_LIST exactly, flash-attn's own list, bitsandbytes' CMake
+  // list with PTX for the highest, kept in the relocatable fatbin), whichever variant's environment holds them.
+  for (const o of facts.packagesOnTorch) {
     const version = packageVersionOf(v, o.name) ?? "?";
-    const b = cudaBuildOf(o, version, caps, cuda, v.torchVersion);
+    const b = cudaBuildIn(o, version, caps, cuda, v.torchVersion, facts.torchArchLists);
     out.push(
       "reason" in b
         ? { origin: o.name, label: `${o.label}'s kernels`, library: null, sassRequired: [], sassAllowed: [], ptx: [], why: `no build: ${b.reason}` }
@@ -171,26 +173,45 @@ export function deviceCodePromises(v: DeviceCodeVariant): OriginPromise[] {
 }
 
 const compiled = (xs: readonly string[]) => xs.map((x) => new RegExp(x));
-const HELPERS = compiled(COMPILER_HELPER_NAMES);
-const BUNDLED = bundledDeviceCode.map((b) => ({ b, re: compiled(b.names) }));
-const OWN = ownDeviceCode.map((o) => ({ o, re: compiled(o.names) }));
+/** The facts' name patterns, compiled once per facts object. */
+interface Patterns {
+  helpers: RegExp[];
+  bundled: { b: CheckerBundled; re: RegExp[] }[];
+  own: { o: CheckerFacts["ownDeviceCode"][number]; re: RegExp[] }[];
+  /** Own device code by directory, longest directory first. */
+  byDirectory: CheckerFacts["ownDeviceCode"];
+}
+const patternsMemo = new WeakMap<CheckerFacts, Patterns>();
+function patterns(facts: CheckerFacts): Patterns {
+  let p = patternsMemo.get(facts);
+  if (!p) {
+    p = {
+      helpers: compiled(facts.compilerHelperNames),
+      bundled: facts.bundledDeviceCode.map((b) => ({ b, re: compiled(b.names) })),
+      own: facts.ownDeviceCode.map((o) => ({ o, re: compiled(o.names) })),
+      byDirectory: [...facts.ownDeviceCode].sort((a, b) => b.directory.length - a.directory.length),
+    };
+    patternsMemo.set(facts, p);
+  }
+  return p;
+}
 
 /**
  * The own origin of a library: by its file name for an extension module installed beside the packages (flash-attn's
  * `flash_attn_2_cuda.cpython-….so`), else by its directory under site-packages (torch/lib, torchaudio/lib,
  * torchvision, xformers, bitsandbytes); "torch" when unknown.
  */
-export function ownerOf(libPath: string): string {
+export function ownerOf(libPath: string, facts: CheckerFacts): string {
   const p = libPath.replace(/\\/g, "/");
   // An extension module installed beside the packages (flash-attn's flash_attn_2_cuda.cpython-….so): by its file name.
   const base = p.split("/").pop()!;
-  const byFile = ownDeviceCode.find((o) => o.file !== undefined && new RegExp(o.file).test(base));
+  const byFile = facts.ownDeviceCode.find((o) => o.file !== undefined && new RegExp(o.file).test(base));
   if (byFile) return byFile.origin;
   // By directory, relative to site-packages where the path has one (an environment directory named "bitsandbytes"
   // above it says nothing about the library); older probes' short "lib/…" paths match anywhere.
   const at = p.lastIndexOf("/site-packages/");
   const inside = at >= 0 ? `/${p.slice(at + "/site-packages/".length)}` : p;
-  const sorted = [...ownDeviceCode].sort((a, b) => b.directory.length - a.directory.length);
+  const sorted = patterns(facts).byDirectory;
   return (at >= 0 ? sorted.find((o) => inside.startsWith(`/${o.directory}/`)) : sorted.find((o) => p.includes(`/${o.directory}/`)))?.origin ?? "torch";
 }
 
@@ -202,20 +223,21 @@ export type Attribution = { origin: DeviceCodeOrigin | null; by: "helper" | "nam
  * adds to every cubin). The order: compiler helpers; a bundled library's name patterns; the owner's own namespaces;
  * by default the library's bundled default (MAGMA in libtorch_cuda_linalg.so), else the owner of the directory.
  */
-export function classify(libPath: string, head: string): Attribution {
-  if (HELPERS.some((r) => r.test(head))) return { origin: null, by: "helper" };
-  for (const { b, re } of BUNDLED) if (re.some((r) => r.test(head))) return { origin: b.origin, by: "name" };
-  const owner = ownerOf(libPath);
-  const own = OWN.find((x) => x.o.origin === owner);
+export function classify(libPath: string, head: string, facts: CheckerFacts): Attribution {
+  const pt = patterns(facts);
+  if (pt.helpers.some((r) => r.test(head))) return { origin: null, by: "helper" };
+  for (const { b, re } of pt.bundled) if (re.some((r) => r.test(head))) return { origin: b.origin, by: "name" };
+  const owner = ownerOf(libPath, facts);
+  const own = pt.own.find((x) => x.o.origin === owner);
   if (own && own.re.some((r) => r.test(head))) return { origin: owner, by: "own" };
   const base = libPath.split("/").pop()!;
-  const def = bundledDeviceCode.find((b) => b.libraryDefault && b.library === base);
+  const def = facts.bundledDeviceCode.find((b) => b.libraryDefault && b.library === base);
   return { origin: def && owner === "torch" ? def.origin : owner, by: "default" };
 }
 
 /** The origin of `head` in `libPath` (classify's), or null for compiler helpers. */
-export function originOf(libPath: string, head: string): DeviceCodeOrigin | null {
-  return classify(libPath, head).origin;
+export function originOf(libPath: string, head: string, facts: CheckerFacts): DeviceCodeOrigin | null {
+  return classify(libPath, head, facts).origin;
 }
 
 /**
@@ -244,11 +266,11 @@ export interface LibraryOrigins {
 }
 
 /** Attribute every block of a library (see originOf). A block holding code of two origins counts for both. */
-export function attribute(libPath: string, d: LibDeviceCode): LibraryOrigins {
+export function attribute(libPath: string, d: LibDeviceCode, facts: CheckerFacts): LibraryOrigins {
   const byOrigin = new Map<DeviceCodeOrigin, { sass: Set<string>; ptx: Set<string> }>();
   const unattributedPtx = new Set<string>();
   const heads = d.heads ?? [];
-  const owner = ownerOf(libPath);
+  const owner = ownerOf(libPath, facts);
   for (const b of d.blocks ?? []) {
     if (b.kind === "ptx" && b.heads === null) {
       unattributedPtx.add(b.arch);
@@ -257,12 +279,12 @@ export function attribute(libPath: string, d: LibDeviceCode): LibraryOrigins {
     // One cubin is one object's or one device link's code. A cubin holding a bundled library's kernels is that
     // library's: its other functions (NCCL's device helpers, `nccl_helper` in the H100 toy) are too, unless they
     // are in the owner's own namespaces (torch's c10d kernels device-linked with NVSHMEM in libtorch_nvshmem.so).
-    const attributions = (b.heads ?? []).map((i) => classify(libPath, heads[i] ?? ""));
+    const attributions = (b.heads ?? []).map((i) => classify(libPath, heads[i] ?? "", facts));
     const named = attributions.find((a) => a.by === "name")?.origin ?? null;
     const origins = new Set<DeviceCodeOrigin>();
     for (const a of attributions) if (a.origin) origins.add(a.by === "default" && named ? named : a.origin);
     // A cubin of compiler helpers only belongs to the library's owner.
-    if (origins.size === 0) origins.add(originOf(libPath, "") ?? owner);
+    if (origins.size === 0) origins.add(originOf(libPath, "", facts) ?? owner);
     for (const o of origins) {
       const e = byOrigin.get(o) ?? { sass: new Set<string>(), ptx: new Set<string>() };
       (b.kind === "elf" ? e.sass : e.ptx).add(b.arch);

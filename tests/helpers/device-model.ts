@@ -14,6 +14,10 @@ import { chmodSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { deviceCodePromises, type DeviceCodeVariant, type OriginPromise } from "../../generator/verify/origins.ts";
 import { ROOT } from "./cli.ts";
+import { catalogCheckerFacts } from "../../generator/verify/catalog-facts.ts";
+
+/** The catalog's facts, as `verify` and pkgs/verify-facts.json give them to the comparison. */
+const FACTS = catalogCheckerFacts();
 
 /** One fatbin entry of a modelled library ("relptx": PTX in the relocatable fatbin, listed by cuobjdump -all only). */
 export interface ModelBlock {
@@ -77,7 +81,7 @@ export function modelLibraries(v: DeviceCodeVariant & { dependsOn?: readonly str
   const extensions = Object.keys(EXTENSION_LIBS).filter((n) => v.package === n || (v.package === "torch-env" && (v.dependsOn ?? []).some((d: string) => d.startsWith(`${n}-python`))));
   for (const n of extensions) libs[EXTENSION_LIBS[n]!] = [];
   if (v.cuda === null) return libs;
-  const ps = deviceCodePromises(v);
+  const ps = deviceCodePromises(v, FACTS);
   // Each extension's code exactly as its build makes it (origins.ts from catalog/packages.ts `cudaBuildOf`).
   for (const n of extensions) {
     const p = promiseOf(ps, n)!;

@@ -1,0 +1,70 @@
+/**
+ * The checker's facts (facts.ts `CheckerFacts`) taken from the catalog: what `verify` judges with in TypeScript, and
+ * what `generate` writes to pkgs/verify-facts.json for the Nix checks (generator/render/checker.ts), so both judge
+ * with the same facts. Each field is copied by name: a catalog field the comparison does not read (most `source`
+ * strings) never reaches the data, so editing it changes no check derivation.
+ *
+ * The built-in catalog only, not a matrix's local-catalog.json: a local pin is not one whose links the catalog
+ * researched, so its bundled-library lines stay "not checked" (docs/matrix.md).
+ */
+import { bundledDeviceCode, COMPILER_HELPER_NAMES, EXTRA_SASS, ownDeviceCode } from "../catalog/device-code.ts";
+import { cuda } from "../catalog/cuda.ts";
+import { EXTRAS, extraPromise } from "../catalog/extras.ts";
+import { packagesOnTorch, type DeviceTargets, type OnTorchRelease } from "../catalog/packages.ts";
+import { nixpkgs } from "../catalog/torch.ts";
+import { torchArchLists } from "../catalog/torch-arch-list.ts";
+import type { ReleaseBuildFacts, TargetsFacts } from "../cuda-build.ts";
+import { CHECKER_FACTS_FORMAT, type CheckerFacts } from "./facts.ts";
+
+function targetsFacts(t: DeviceTargets): TargetsFacts {
+  if (t.kind === "torchArchList")
+    return { kind: t.kind, ...(t.extraSass ? { extraSass: t.extraSass.map((e) => ({ when: e.when, adds: e.adds, minCuda: e.minCuda, source: e.source })) } : {}) };
+  if (t.kind === "ownList")
+    return { kind: t.kind, variable: t.variable, tokens: t.tokens.map((k) => ({ token: k.token, capability: k.capability, minCuda: k.minCuda })), limit: t.limit };
+  return { kind: t.kind, flag: t.flag, ptxForHighest: t.ptxForHighest, ...(t.ptxIn ? { ptxIn: { where: t.ptxIn.where } } : {}) };
+}
+
+function releaseFacts(r: OnTorchRelease): ReleaseBuildFacts {
+  return {
+    version: r.version,
+    ...(r.cuda ? { cuda: { min: r.cuda.min, below: r.cuda.below, source: r.cuda.source } } : {}),
+    ...(r.failsWithCuda ? { failsWithCuda: { cuda: [...r.failsWithCuda.cuda], source: r.failsWithCuda.source } } : {}),
+    ...(r.failsOnCapabilities ? { failsOnCapabilities: { capabilities: [...r.failsOnCapabilities.capabilities], source: r.failsOnCapabilities.source } } : {}),
+    ...(r.targets ? { targets: targetsFacts(r.targets) } : {}),
+  };
+}
+
+let memo: CheckerFacts | undefined;
+
+/** The checker's facts from the built-in catalog (computed once per process; callers must not mutate it). */
+export function catalogCheckerFacts(): CheckerFacts {
+  memo ??= {
+    format: CHECKER_FACTS_FORMAT,
+    packagesOnTorch: packagesOnTorch.map((p) => ({
+      name: p.name,
+      label: p.label,
+      gpuChecks: p.gpuChecks.map((g) => ({ key: g.key, label: g.label })),
+      releases: p.releases.map(releaseFacts),
+    })),
+    torchArchLists: torchArchLists.map((l) => ({ torch: l.torch, accepted: l.accepted && [...l.accepted], refused: [...l.refused], source: l.source })),
+    bundledDeviceCode: bundledDeviceCode.map((b) => ({
+      origin: b.origin,
+      label: b.label,
+      library: b.library,
+      names: [...b.names],
+      libraryDefault: b.libraryDefault,
+      flags: b.flags,
+      deviceLinkedByTorch: b.deviceLinkedByTorch,
+      ptxVisible: b.ptxVisible,
+      extraSass: b.extraSass.map((e) => ({ sass: e.sass, minCuda: e.minCuda, belowCuda: e.belowCuda, why: e.why })),
+      linkedAt: b.linkedAt === "every pin" ? b.linkedAt : [...b.linkedAt],
+    })),
+    extraSass: EXTRA_SASS.map((e) => ({ when: e.when, adds: e.adds, minCuda: e.minCuda })),
+    compilerHelperNames: [...COMPILER_HELPER_NAMES],
+    ownDeviceCode: ownDeviceCode.map((o) => ({ origin: o.origin, directory: o.directory, ...(o.file !== undefined ? { file: o.file } : {}), names: [...o.names] })),
+    nixpkgsDefaultCapabilities: Object.fromEntries(cuda.map((c) => [c.version, [...c.nixpkgsDefaultCapabilities]])),
+    knownPins: nixpkgs.map((p) => p.rev),
+    judgedExtras: EXTRAS.filter((e) => extraPromise(e.attr).judged).map((e) => e.attr),
+  };
+  return memo;
+}

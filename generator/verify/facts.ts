@@ -1,0 +1,89 @@
+/**
+ * The facts the promise comparison judges with (compare.ts, origins.ts): the catalog's tables, reduced to the fields
+ * the comparison reads. Code only: the Nix checks' bundle (pkgs/verify-compare.mjs) imports this module, so it must
+ * hold no table. Where the facts come from:
+ * - `verify` and the tests: generator/verify/catalog-facts.ts `catalogCheckerFacts()`, from generator/catalog/;
+ * - the Nix checks (pkgs/checks.nix): pkgs/verify-facts.json, the same object as JSON, which `generate` writes
+ *   (generator/render/checker.ts) and `generate --check` compares.
+ * A catalog edit thus changes that data file, never the bundle; a `source` string the comparison never prints is left
+ * out, so fixing its wording changes neither.
+ */
+import type { ArchListFacts, ReleaseBuildFacts } from "../cuda-build.ts";
+
+/** The version of the facts' shape; the checker refuses any other (a bundle and a facts file of different trees). */
+export const CHECKER_FACTS_FORMAT = 1;
+
+/** A package built on torch, as the comparison reads it (catalog/packages.ts `PackageOnTorch`). */
+export interface CheckerPackage {
+  /** The package part of variant names ("torchvision"). */
+  name: string;
+  /** Name used in prose ("torchvision"). */
+  label: string;
+  /** The probe's per-package GPU checks: key of its `gpu` results and the line's words. */
+  gpuChecks: { key: string; label: string }[];
+  /** Its releases' CUDA range and device targets (generator/cuda-build.ts). */
+  releases: ReleaseBuildFacts[];
+}
+
+/** A third-party library nixpkgs links into torch statically (catalog/device-code.ts `BundledDeviceCode`). */
+export interface CheckerBundled {
+  origin: "nccl" | "magma" | "nvshmem";
+  /** "NCCL". */
+  label: string;
+  /** The file of torch's `lib/` holding its device code ("libtorch_cuda.so"). */
+  library: string;
+  /** JavaScript regular expressions matched against a kernel's first identifier. */
+  names: string[];
+  /** Every kernel of `library` no other origin claims is this library's. */
+  libraryDefault: boolean;
+  /** How its derivation hands nvcc the CUDA set's capabilities. */
+  flags: "gencode" | "cmake";
+  /** Relocatable device code that torch's own device link resolves at torch's capabilities. */
+  deviceLinkedByTorch: boolean;
+  /** Whether its PTX reaches the listed fatbin of `library`. */
+  ptxVisible: boolean;
+  /** SASS its own build adds per CUDA range (`minCuda` inclusive, `belowCuda` exclusive or null), with why. */
+  extraSass: { sass: string; minCuda: string; belowCuda: string | null; why: string }[];
+  /** The pins (nixpkgs revisions) whose torch links it, or "every pin". */
+  linkedAt: "every pin" | string[];
+}
+
+/** Everything the comparison reads from the catalog. JSON-safe: pkgs/verify-facts.json is this object. */
+export interface CheckerFacts {
+  format: typeof CHECKER_FACTS_FORMAT;
+  /** The packages built on torch, in table order. */
+  packagesOnTorch: CheckerPackage[];
+  /** What each torch minor's cpp_extension accepts in TORCH_CUDA_ARCH_LIST (catalog/torch-arch-list.ts). */
+  torchArchLists: ArchListFacts[];
+  /** The libraries nixpkgs links into torch statically (catalog/device-code.ts `bundledDeviceCode`). */
+  bundledDeviceCode: CheckerBundled[];
+  /** PyTorch's arch-specific SASS beyond TORCH_CUDA_ARCH_LIST (catalog/device-code.ts `EXTRA_SASS`). */
+  extraSass: { when: string; adds: string; minCuda: string | null }[];
+  /** Heads of code the compiler adds to any cubin (catalog/device-code.ts `COMPILER_HELPER_NAMES`), as RegExp sources. */
+  compilerHelperNames: string[];
+  /** Own device code by directory or file name (catalog/device-code.ts `ownDeviceCode`). */
+  ownDeviceCode: { origin: string; directory: string; file?: string; names: string[] }[];
+  /** nixpkgs' default capabilities per CUDA version ("12.8" → ["7.5", …]; catalog/cuda.ts). */
+  nixpkgsDefaultCapabilities: Record<string, string[]>;
+  /** Revisions of the catalog's own pins (catalog/torch.ts): a `linkedAt` list decides only for these. */
+  knownPins: string[];
+  /** Extras whose device code the catalog judges (catalog/extras.ts `extraPromise(attr).judged`). */
+  judgedExtras: string[];
+}
+
+const ARRAYS = ["packagesOnTorch", "torchArchLists", "bundledDeviceCode", "extraSass", "compilerHelperNames", "ownDeviceCode", "knownPins", "judgedExtras"] as const;
+
+/**
+ * Read checker facts from JSON text (pkgs/verify-facts.json).
+ * @throws Error when the text is not JSON, its `format` is not CHECKER_FACTS_FORMAT, or a table is missing.
+ */
+export function parseCheckerFacts(text: string): CheckerFacts {
+  const f = JSON.parse(text) as Partial<CheckerFacts> | null;
+  if (f === null || typeof f !== "object") throw new Error("checker facts: not a JSON object");
+  if (f.format !== CHECKER_FACTS_FORMAT)
+    throw new Error(`checker facts: format ${JSON.stringify(f.format)}, this checker reads format ${CHECKER_FACTS_FORMAT} (regenerate with \`npm run generate\`)`);
+  for (const k of ARRAYS) if (!Array.isArray(f[k])) throw new Error(`checker facts: "${k}" is not a list`);
+  if (typeof f.nixpkgsDefaultCapabilities !== "object" || f.nixpkgsDefaultCapabilities === null)
+    throw new Error(`checker facts: "nixpkgsDefaultCapabilities" is not an object`);
+  return f as CheckerFacts;
+}
