@@ -81,13 +81,6 @@ async function buildMainInner(a: BuildArgs): Promise<number> {
     a.force && !instantiate ? new Map() : await probeCached(sel.targets, backendOpts.outDir, o.nixOptions, { instantiate });
   const cached: Map<string, CacheProbe> = a.force ? new Map() : probes;
   const evalFailures = instantiate ? evaluationFailures(sel.targets, probes, cached) : [];
-  if (!a.dryRun && evalFailures.length) {
-    const gate = evaluationGate(o.backend, context.pinnedNixpkgs, () => new Probes(thisHost()).nixVersion(), evalFailures);
-    if (gate.stop.length) throw new EvaluationError(gate.stop, sel.targets.length, width);
-    const names = gate.pass.map((f) => f.name);
-    const shown = names.length > 3 ? `${names.slice(0, 3).join(", ")} and ${names.length - 3} more` : names.join(", ");
-    process.stderr.write(wrap(`${shown} did not evaluate here, but ${gate.why}: building them`, width, { indent: "warning: ", hang: "  " }) + "\n");
-  }
   const toBuild = sel.targets.filter((t) => !cached.get(t.name)?.cached);
   // The checks of what is left to build: the system features its derivations require, and store space (a warning).
   const late = runChecks(thisHost(), { ...context, variants: context.variants.filter((v) => toBuild.some((t) => t.name === v.name)) }, [
@@ -142,7 +135,16 @@ async function buildMainInner(a: BuildArgs): Promise<number> {
   }
 
   // This machine would be refused a variant only once its dependencies are built, hours in: stop now with the fix.
+  // (Before the evaluation verdict: a host that cannot build is the first thing to fix, and an unusable Nix is also
+  // why nothing evaluates.)
   refuseOnBlocking(late, width);
+  if (evalFailures.length) {
+    const gate = evaluationGate(o.backend, context.pinnedNixpkgs, () => new Probes(thisHost()).nixVersion(), evalFailures);
+    if (gate.stop.length) throw new EvaluationError(gate.stop, sel.targets.length, width);
+    const names = gate.pass.map((f) => f.name);
+    const shown = names.length > 3 ? `${names.slice(0, 3).join(", ")} and ${names.length - 3} more` : names.join(", ");
+    process.stderr.write(wrap(`${shown} did not evaluate here, but ${gate.why}: building them`, width, { indent: "warning: ", hang: "  " }) + "\n");
+  }
   warn(failed.filter((r) => !r.blocking), width);
   return await runAndReport(a, o, plan, sel.why, backendOpts, rule.jobs, rule.explanation, cached);
 }
