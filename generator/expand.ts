@@ -16,7 +16,7 @@
 import { PACKAGES } from "./constants.ts";
 import { preferredPin } from "./catalog/index.ts";
 import { ENV_PACKAGE, TORCH_PACKAGE, onTorch, packageBuildFor, releaseOf, releaseServes, type PackageCudaBuild, type PackageOnTorch } from "./catalog/packages.ts";
-import { NIXPKGS_JETSON_CAPABILITIES } from "./catalog/cuda.ts";
+import { NIXPKGS_JETSON_CAPABILITIES, glibcCudaHeaderNote } from "./catalog/cuda.ts";
 import { environmentPackage, formatCombination, formatName, torchSiblingName } from "./naming.ts";
 import { extraPromise } from "./catalog/extras.ts";
 import { compareVersions } from "./versions.ts";
@@ -339,6 +339,8 @@ export function expand(matrix: Matrix, catalog: Catalog): Expansion {
                 `PyTorch ${release.version}'s own binaries are built for CUDA ${release.cuda.join(", ")}; this CUDA ${cuda.version} build comes from nixpkgs ${pin.rev.slice(0, 7)}.`,
               );
             if (gpu?.note) notes.push(gpu.note);
+            const headers = cuda ? glibcCudaHeaderNote(pin.rev, pin.date, cuda.version) : null;
+            if (headers) notes.push(headers);
             if (scope.reason) notes.push(scope.reason);
             if (isa.variantNote) notes.push(isa.variantNote);
             if (p?.pinField === "torchaudio" && release.torchaudioNote) notes.push(release.torchaudioNote);

@@ -17,6 +17,7 @@
  * and "Deprecated Architectures").
  */
 import type { CudaToolkit } from "../schema.ts";
+import { compareVersions } from "../versions.ts";
 
 /**
  * nixpkgs' default `cudaCapabilities` per CUDA package set (`nixpkgsDefaultCapabilities` below): every capability
@@ -102,3 +103,65 @@ export const cuda: CudaToolkit[] = [
       `removed in 13.0); ${NIX_DB} ("10.1" max 12.9, "11.0" min 13.0)`,
   },
 ];
+
+/** One nixpkgs change that patched CUDA's math headers for glibc 2.42. */
+export interface CudaHeaderFix {
+  /** The pull request ("NixOS/nixpkgs#484031"). */
+  pr: string;
+  /** When it was on master (YYYY-MM-DD): a pin dated on or after it has the fix. */
+  merged: string;
+  /** The CUDA versions it fixes: `min` inclusive, `below` exclusive (null: open). */
+  cuda: { min: string; below: string | null };
+  /** What it patched. */
+  what: string;
+}
+
+/**
+ * glibc 2.42 against CUDA's math headers, a property of a nixpkgs revision rather than of any package: glibc 2.42
+ * declares rsqrt, sinpi and cospi with `noexcept(true)`, CUDA's `crt/math_functions.h(pp)` without, so nvcc fails
+ * with "exception specification is incompatible with that of previous function" in whatever includes them (CMake's
+ * own CUDA compiler check first). It reached master with the staging-next merge NixOS/nixpkgs#479279 (NixOS/nixpkgs#483507,
+ * 2026-01-25: bitsandbytes' CUDA build with cuda12.8-cuda_nvcc-12.8.93 fails at CMake's compiler identification on
+ * `cospi`). nixpkgs patched the headers in steps (`fixes`): a revision between glibc's arrival and the last fix for
+ * its CUDA version can fail any CUDA package built from source there, bitsandbytes or not.
+ *
+ * Dates: #484031 was opened 2026-01-26 and was on master by 2026-02-09 (#488738 of that day follows it up), so
+ * 2026-02-09 is taken; #498678 was approved on 2026-03-22 (the review links hydra.nixos-cuda.org eval 6130) and is
+ * merged; #512796 was opened 2026-04-23 and is merged, its merge date not read (the opening date is taken). #513972
+ * (2026-04-27) stops patching from CUDA 13.2, whose own headers match glibc.
+ */
+export const GLIBC_242_CUDA_HEADERS = {
+  /** When glibc 2.42 was on master (the first report of the failure). */
+  since: "2026-01-25",
+  fixes: [
+    { pr: "NixOS/nixpkgs#484031", merged: "2026-02-09", cuda: { min: "12.0", below: "13.0" }, what: "cuda_nvcc include/crt/math_functions.h (cospi, sinpi, rsqrt)" },
+    { pr: "NixOS/nixpkgs#498678", merged: "2026-03-22", cuda: { min: "12.0", below: "13.0" }, what: "cuda_nvcc math_functions.hpp (rsqrt, sinpi, cospi in __func__() macros)" },
+    { pr: "NixOS/nixpkgs#512796", merged: "2026-04-23", cuda: { min: "13.0", below: "13.2" }, what: "cuda_crt math_functions.h (rsqrt, rsqrtf)" },
+  ] as CudaHeaderFix[],
+  source:
+    "NixOS/nixpkgs#483507 (2026-01-25: glibc 2.40 -> 2.42 with #479279; bitsandbytes' CMake CUDA compiler check fails on cospi " +
+    "with cuda12.8-cuda_nvcc-12.8.93), #484031 (patch math_functions.h, 'This at least breaks bitsandbytes'), #488738 " +
+    "(2026-02-09: not on CUDA 13), #498678 (math_functions.hpp, approved 2026-03-22), #512796 (2026-04-23: cuda_crt rsqrt " +
+    "for CUDA >= 13.0), #513972 (2026-04-27: no patch from 13.2)",
+} as const;
+
+/**
+ * The note for CUDA `cuda` ("12.8") at a nixpkgs revision of date `date`: why nvcc may fail there against glibc 2.42
+ * (GLIBC_242_CUDA_HEADERS), naming the fixes the revision lacks; null when the revision predates glibc 2.42, has every
+ * fix for that CUDA, or its date is unknown.
+ */
+export function glibcCudaHeaderNote(rev: string, date: string | null, cuda: string): string | null {
+  if (date === null || date < GLIBC_242_CUDA_HEADERS.since) return null;
+  const inRange = (f: CudaHeaderFix) => compareVersions(cuda, f.cuda.min) >= 0 && (f.cuda.below === null || compareVersions(cuda, f.cuda.below) < 0);
+  const fixes = GLIBC_242_CUDA_HEADERS.fixes.filter(inRange);
+  const missing = fixes.filter((f) => date < f.merged);
+  if (!missing.length) return null;
+  const had = fixes.filter((f) => date >= f.merged);
+  return (
+    `nixpkgs ${rev.slice(0, 7)} (${date}) has glibc 2.42, whose rsqrt/sinpi/cospi declarations clash with CUDA ${cuda}'s math headers ` +
+    `("exception specification is incompatible"; NixOS/nixpkgs#483507)` +
+    (had.length ? `; it has ${had.map((f) => `${f.pr} (${f.what})`).join(", ")}` : "") +
+    ` but not ${missing.map((f) => `${f.pr} (${f.what}, ${f.merged})`).join(", ")}: nvcc may fail on sources that include those headers. ` +
+    "This belongs to the revision, not to the package; a later pin has the fix."
+  );
+}

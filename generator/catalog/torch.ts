@@ -207,7 +207,7 @@ export const nixpkgs: NixpkgsPin[] = [
     inferred: {
       flashAttn: "2.8.2: nixpkgs' flash-attn was initialised at 2.8.2 (NixOS/nixpkgs#429821, 2025-07-31) and moved to 2.8.3 only with #514440 (reviewed 2026-05-27); not read at this rev",
       xformers: "0.0.30: NixOS/nixpkgs#446320 (2025-09-26) took xformers back from 0.0.32.post2 (broken with CUDA) to 0.0.30, and #502963 (2026-03-24) moved it to 0.0.35; not read at this rev",
-      bitsandbytes: "unknown: somewhere between 0.47.0 (NixOS/nixpkgs#436594, 2025-08-24) and 0.49.1 (on master by 2026-02-02); this rev's date is not known",
+      bitsandbytes: "unknown: somewhere between 0.47.0 (NixOS/nixpkgs#436594, 2025-08-24) and 0.49.1 (on master until NixOS/nixpkgs#501796, 2026-03-21); this rev's date is not known",
       recursedPython: RECURSED_2025,
       torchvision: "0.24.1: the build-torchvision README cuda-12_9 branch at this rev builds torchvision 0.24 on torch 2.9.1; the patch release not read",
       torchaudio: "2.9.1 from the release pairing, not read at this rev",
@@ -249,7 +249,7 @@ export const nixpkgs: NixpkgsPin[] = [
     inferred: {
       flashAttn: "2.8.2: from NixOS/nixpkgs#429821 (init, 2025-07-31) until #514440 (2.8.3, reviewed 2026-05-27); not read at this rev",
       xformers: "0.0.30: between NixOS/nixpkgs#446320 (2025-09-26) and #502963 (0.0.35, 2026-03-24); not read at this rev",
-      bitsandbytes: "0.49.1: on master by 2026-02-02 (NixOS/nixpkgs#406675 reports it) and bumped to 0.49.2 by #501796 (2026-03-21); not read at this rev",
+      bitsandbytes: "0.49.1: NixOS/nixpkgs#501796 (2026-03-21) bumped 0.49.1 to 0.49.2, and upstream released 0.49.1 on 2026-01-08; when nixpkgs took 0.49.1 was not found (the #406675 cited before is about something else); not read at this rev",
       recursedPython: RECURSED_2025,
       torchvision: "0.24.1: the torchvision paired with torch 2.9.1 (pytorch/vision 0.24 ↔ 2.9), not read at this rev",
       torchcodec: "0.9.1: NixOS/nixpkgs#498390 'torchcodec: 0.9.1 -> 0.10.0' is dated 2026-03-09, after this rev",
