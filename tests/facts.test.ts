@@ -11,6 +11,12 @@ import { compareVersions } from "../generator/versions.ts";
 import { archEntryAccepted } from "../generator/catalog/torch-arch-list.ts";
 import { GLIBC_242_CUDA_HEADERS, glibcCudaHeaderNote } from "../generator/catalog/cuda.ts";
 import { extraFact } from "../generator/catalog/extras.ts";
+import { gpus, NIXPKGS_CAPABILITIES, nixpkgsAllows, nixpkgsCapability, nixpkgsDefaultCapabilitiesFor } from "../generator/catalog/gpus.ts";
+import { cuda, NIXPKGS_JETSON_CAPABILITIES } from "../generator/catalog/cuda.ts";
+import { catalog } from "../generator/catalog/index.ts";
+import { cudaScopeFor, nixpkgsInstanceKey, serveGpu } from "../generator/expand.ts";
+import { projectFromMatrix } from "../generator/project.ts";
+import type { MatrixInput } from "../generator/schema.ts";
 
 test("Nix 2.18: lib/minver.nix said 2.3.17 before NixOS/nixpkgs#428076 (August 2025); every pin is later, by its torch", () => {
   assert.is(NIX_MIN.version, "2.18");
@@ -73,6 +79,84 @@ test("glibc 2.42 vs CUDA headers: a revision's window, by CUDA version and the f
     assert.ok(f.merged >= GLIBC_242_CUDA_HEADERS.since, f.pr);
     assert.match(f.pr, /^NixOS\/nixpkgs#\d+$/);
   }
+});
+
+const gpu = (sm: string) => gpus.find((g) => g.sm === sm)!;
+const toolkit = (v: string) => cuda.find((c) => c.version === v)!;
+
+test("nixpkgs' capability table as data: Jetson, a/f, min/max CUDA; every catalog GPU has its row; defaults follow nixpkgs' rule", () => {
+  assert.equal(NIXPKGS_JETSON_CAPABILITIES.capabilities, ["7.2", "8.7", "10.1", "11.0"]);
+  assert.is(nixpkgsCapability("8.8"), undefined, "commented out in nixpkgs");
+  assert.ok(nixpkgsCapability("9.0a")!.isArchitectureSpecific && nixpkgsCapability("10.3f")!.isFamilySpecific);
+  for (const c of NIXPKGS_CAPABILITIES) assert.match(c.source, /55d5788/);
+  for (const g of gpus) {
+    const info = nixpkgsCapability(g.capability);
+    assert.ok(info, `SM${g.sm}: no nixpkgs row`);
+    // A Jetson capability is aarch64-only in nixpkgs; the catalog's row must not offer another system.
+    if (info.isJetson) assert.equal(g.systems, ["aarch64-linux"], `SM${g.sm}`);
+  }
+  // The lists an earlier hand evaluation of _cudaCapabilityIsDefault gave (graham33/nixos-dgx-spark#176: nine with 12.9).
+  assert.equal(nixpkgsDefaultCapabilitiesFor("12.6"), ["7.5", "8.0", "8.6", "8.9", "9.0"]);
+  assert.equal(nixpkgsDefaultCapabilitiesFor("12.8"), ["7.5", "8.0", "8.6", "8.9", "9.0", "10.0", "12.0"]);
+  assert.equal(nixpkgsDefaultCapabilitiesFor("12.9"), ["7.5", "8.0", "8.6", "8.9", "9.0", "10.0", "10.3", "12.0", "12.1"]);
+  assert.equal(nixpkgsDefaultCapabilitiesFor("13.0"), ["7.5", "8.0", "8.6", "8.9", "9.0", "10.0", "10.3", "12.0", "12.1"]);
+  for (const t of cuda) assert.equal(t.nixpkgsDefaultCapabilities, nixpkgsDefaultCapabilitiesFor(t.version), t.version);
+  // max is inclusive: Thor's 10.1 is allowed with CUDA 12.9 (its last) and not 13.0.
+  assert.ok(nixpkgsAllows("10.1", "12.9") && !nixpkgsAllows("10.1", "13.0") && nixpkgsAllows("10.1f", "12.9"));
+});
+
+test("SM121 is native from CUDA 12.9 only (nixpkgs min 12.9); on 12.8 it is served by 12.0 code, or dropped under policy drop", () => {
+  assert.equal(serveGpu(gpu("121"), toolkit("12.9"), "serve", catalog), { ok: true, capabilities: ["12.1"], binaryCompat: false });
+  const on128 = serveGpu(gpu("121"), toolkit("12.8"), "serve", catalog);
+  assert.ok(on128.ok && on128.binaryCompat);
+  assert.equal(on128.ok && on128.capabilities, ["12.0"]);
+  assert.not.ok(serveGpu(gpu("121"), toolkit("12.8"), "drop", catalog).ok);
+  // Even an nvcc 12.8 that listed sm_121 would not make it native: nixpkgs allows 12.1 from CUDA 12.9 only.
+  const listing = { ...toolkit("12.8"), capabilities: [...toolkit("12.8").capabilities, "12.1"] };
+  const s = serveGpu(gpu("121"), listing, "serve", catalog);
+  assert.ok(s.ok && s.binaryCompat, "served by 12.0, not natively");
+  const d = serveGpu(gpu("121"), listing, "drop", catalog);
+  assert.ok(!d.ok && /nixpkgs allows compute capability 12\.1 with CUDA 12\.9 and later, not 12\.8/.test(d.reason), JSON.stringify(d));
+});
+
+test("nixpkgs wins where nvcc and nixpkgs disagree: 7.2 (Xavier) ends at CUDA 12.2 in nixpkgs though nvcc 12.x lists sm_72", () => {
+  const s = serveGpu(gpu("72"), toolkit("12.6"), "serve", catalog);
+  assert.ok(!s.ok && /nixpkgs allows compute capability 7\.2 with CUDA 10\.0 to 12\.2, not 12\.6/.test(s.reason), JSON.stringify(s));
+});
+
+test("SM110 (Thor): only aarch64-linux, CUDA 13.0 only, and its CUDA set never holds a non-Jetson capability", () => {
+  for (const scope of ["torch", "packageSet"] as const) {
+    const m: MatrixInput = {
+      releases: [{ torch: "2.12.0", nixpkgs: "2c423e03bbafcff28bfadc6781a4a8257f205cb5" }],
+      python: ["3.13"],
+      cuda: ["12.8", "12.9", "13.0"],
+      gpus: ["90", "110", "120", "121"],
+      isas: ["avx2", "armv9"],
+      cpuOnly: false,
+      packages: ["pytorch", "torch-env"],
+      policy: { cudaCapabilitiesScope: scope },
+    };
+    const p = projectFromMatrix(m);
+    const thor = p.variants.filter((v) => v.sm === "110");
+    assert.ok(thor.length > 0, "an SM110 variant on aarch64 with CUDA 13.0");
+    const keys = new Map<string, Set<string>>();
+    for (const v of p.variants) {
+      const k = nixpkgsInstanceKey(v);
+      if (!keys.has(k)) keys.set(k, new Set());
+      for (const c of v.cudaCapabilities) keys.get(k)!.add(c);
+    }
+    for (const v of thor) {
+      assert.is(v.system, "aarch64-linux", v.name);
+      assert.is(v.cuda, "13.0", v.name);
+      assert.equal(v.cudaCapabilities, ["11.0"], v.name);
+      assert.ok(v.cudaCapabilitiesForPackageSet, `${v.name}: its own config.cudaCapabilities`);
+      // Every variant sharing its nixpkgs instance (its CUDA set) has Jetson capabilities only.
+      for (const c of keys.get(nixpkgsInstanceKey(v))!) assert.ok(NIXPKGS_JETSON_CAPABILITIES.capabilities.includes(c), `${v.name} shares a CUDA set with ${c}`);
+    }
+    const x86 = p.excluded.find((e) => e.sm === "110" && e.isa === "avx2" && e.cuda === "13.0")!;
+    assert.match(x86.reasons.join(" "), /aarch64-linux/);
+  }
+  assert.throws(() => cudaScopeFor(["11.0", "12.1"], toolkit("13.0"), "packageSet"), /Jetson capabilities 11\.0 with non-Jetson 12\.1/);
 });
 
 test.run();

@@ -18,27 +18,35 @@
  */
 import type { CudaToolkit } from "../schema.ts";
 import { compareVersions } from "../versions.ts";
+import { NIXPKGS_CAPABILITIES, NIXPKGS_CAPABILITIES_SOURCE, nixpkgsDefaultCapabilitiesFor } from "./gpus.ts";
 
 /**
  * nixpkgs' default `cudaCapabilities` per CUDA package set (`nixpkgsDefaultCapabilities` below): every capability
  * of the table that the CUDA version supports, minus those marked `isJetson`, architecture- or family-specific, or
- * past their `dontDefaultAfterCudaMajorMinorVersion`. Evaluated by hand from the rule `_cudaCapabilityIsDefault`
- * (pkgs/development/cuda-modules/_cuda/lib/cuda.nix at 1da571d) on the table _cuda/db/bootstrap/cuda.nix (55d5788;
- * the older 8c546da gives the same lists); corroborated by graham33/nixos-dgx-spark#176 (2026-08-24: packages such
+ * past their `dontDefaultAfterCudaMajorMinorVersion`. Computed (gpus.ts nixpkgsDefaultCapabilitiesFor) by the rule
+ * `_cudaCapabilityIsDefault` (pkgs/development/cuda-modules/_cuda/lib/cuda.nix at 1da571d) on the table
+ * _cuda/db/bootstrap/cuda.nix as mirrored in gpus.ts NIXPKGS_CAPABILITIES (55d5788; the older 8c546da gives the same
+ * lists, and tests/facts.test.ts holds the lists an earlier hand evaluation gave); corroborated by graham33/nixos-dgx-spark#176 (2026-08-24: packages such
  * as ucc "compiling for all nine architectures" with CUDA 12.9). Not read off an evaluation of a pinned revision.
  */
 export const NIXPKGS_DEFAULT_CAPABILITIES_SOURCE =
   "nixpkgs _cudaCapabilityIsDefault (_cuda/lib/cuda.nix at 1da571d) applied by hand to _cuda/db/bootstrap/cuda.nix (55d5788); graham33/nixos-dgx-spark#176";
 
 /**
- * Compute capabilities nixpkgs marks `isJetson` (Jetson TX2 7.2, Orin 8.7, Thor 10.1 / 11.0 from CUDA 13.0): never
- * in the default list ("only built upon request"), and pre-Thor ones cannot be mixed with others. A variant for one
- * of them needs config.cudaCapabilities (the package-set scope). Source: _cuda/db/bootstrap/cuda.nix (55d5788:
- * `isJetson = true` on 7.2, 8.7, 10.1 and 11.0) and backendStdenv/default.nix (0cdfaf4: the pre-/post-Thor rules).
+ * Compute capabilities nixpkgs marks `isJetson` (Jetson Xavier 7.2, Orin 8.7, Thor 10.1 / 11.0 from CUDA 13.0), read
+ * off the baseline rows of gpus.ts NIXPKGS_CAPABILITIES: never in the default list ("only built upon request"), built
+ * only for aarch64-linux, and a variant for one of them sets config.cudaCapabilities to exactly its own capabilities
+ * (the package-set scope, expand.ts cudaScopeFor), so its CUDA set never holds a non-Jetson capability.
+ *
+ * Sources disagree on mixing, by era: nixpkgs' 2025 code (_cuda/lib/flags.nix bd8fef5, packages/backendStdenv.nix)
+ * refuses any Jetson capability beside a non-Jetson one ("Jetson devices cannot be targeted by the same binaries
+ * which target non-Jetson devices"); the 2026 backendStdenv/default.nix (0cdfaf4) refuses it only before Thor (< 10.1)
+ * and lets Thor's 10.1/11.0 join others on linux-sbsa (_cuda/lib/redist.nix getRedistSystem). The catalog's pins span
+ * both eras (fe5e41d is of 2025), so the stricter rule is kept for every Jetson capability: it holds under both.
  */
 export const NIXPKGS_JETSON_CAPABILITIES = {
-  capabilities: ["7.2", "8.7", "10.1", "11.0"],
-  source: "nixpkgs pkgs/development/cuda-modules/_cuda/db/bootstrap/cuda.nix (isJetson), backendStdenv/default.nix",
+  capabilities: NIXPKGS_CAPABILITIES.filter((c) => c.isJetson && !c.isArchitectureSpecific && !c.isFamilySpecific).map((c) => c.capability),
+  source: `${NIXPKGS_CAPABILITIES_SOURCE} (isJetson); backendStdenv/default.nix (0cdfaf4: the pre-/post-Thor rules); _cuda/lib/flags.nix (bd8fef5)`,
 } as const;
 
 const DRIVER_TABLE =
@@ -55,7 +63,7 @@ export const cuda: CudaToolkit[] = [
     packageSet: "cudaPackages_12_6",
     capabilities: [...PRE_TURING, "7.5", "8.0", "8.6", "8.7", "8.9", "9.0"],
     minDriverLinux: "560.28.03",
-    nixpkgsDefaultCapabilities: ["7.5", "8.0", "8.6", "8.9", "9.0"],
+    nixpkgsDefaultCapabilities: nixpkgsDefaultCapabilitiesFor("12.6"),
     note: "Newest target is sm_90: no Blackwell (10.x/12.x) code before CUDA 12.8.",
     source:
       `${DRIVER_TABLE} (CUDA 12.6 GA >=560.28.03); ${NIX_DB} (every capability with min <= 12.6 <= max; ` +
@@ -68,7 +76,7 @@ export const cuda: CudaToolkit[] = [
     packageSet: "cudaPackages_12_8",
     capabilities: [...PRE_TURING, "7.5", "8.0", "8.6", "8.7", "8.9", "9.0", "10.0", "10.1", "12.0"],
     minDriverLinux: "570.26",
-    nixpkgsDefaultCapabilities: ["7.5", "8.0", "8.6", "8.9", "9.0", "10.0", "12.0"],
+    nixpkgsDefaultCapabilities: nixpkgsDefaultCapabilitiesFor("12.8"),
     note: "First toolkit with Blackwell: sm_100 (B200), sm_101 (Thor, later renamed sm_110), sm_120 (RTX 5090).",
     source:
       `${DRIVER_TABLE} (CUDA 12.8 GA >=570.26); \`/usr/local/cuda-12.8/bin/nvcc --list-gpu-code\` output ` +
@@ -79,7 +87,7 @@ export const cuda: CudaToolkit[] = [
     packageSet: "cudaPackages_12_9",
     capabilities: [...PRE_TURING, "7.5", "8.0", "8.6", "8.7", "8.9", "9.0", "10.0", "10.1", "10.3", "12.0", "12.1"],
     minDriverLinux: "575.51.03",
-    nixpkgsDefaultCapabilities: ["7.5", "8.0", "8.6", "8.9", "9.0", "10.0", "10.3", "12.0", "12.1"],
+    nixpkgsDefaultCapabilities: nixpkgsDefaultCapabilitiesFor("12.9"),
     note: "Adds sm_103 (B300) and sm_121 (GB10), plus the `f` family-specific targets (not listed here).",
     source:
       `${DRIVER_TABLE} (CUDA 12.9 GA >=575.51.03); CUDA 12.9 nvcc reference target list as quoted in ` +
@@ -93,7 +101,7 @@ export const cuda: CudaToolkit[] = [
     // before sm_103.
     capabilities: ["7.5", "8.0", "8.6", "8.7", "8.8", "8.9", "9.0", "10.0", "10.3", "11.0", "12.0", "12.1"],
     minDriverLinux: "580.65.06",
-    nixpkgsDefaultCapabilities: ["7.5", "8.0", "8.6", "8.9", "9.0", "10.0", "10.3", "12.0", "12.1"],
+    nixpkgsDefaultCapabilities: nixpkgsDefaultCapabilitiesFor("13.0"),
     note:
       "Drops offline compilation for Maxwell, Pascal and Volta (sm_50–sm_72); renames Thor sm_101 to sm_110 " +
       "(no 10.1 any more); adds sm_88 and sm_110.",
