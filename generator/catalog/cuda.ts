@@ -110,6 +110,28 @@ export const cuda: CudaToolkit[] = [
       "machine; NVIDIA CUDA release notes 'Deprecated Architectures' (Maxwell, Pascal, Volta offline compilation " +
       `removed in 13.0); ${NIX_DB} ("10.1" max 12.9, "11.0" min 13.0)`,
   },
+  {
+    version: "13.2",
+    packageSet: "cudaPackages_13_2",
+    // Inferred, not read off a 13.2 nvcc: no `nvcc --list-gpu-code` of CUDA 13.2 was at hand (this machine has 13.0,
+    // the GPU host has no network to fetch one). Taken as 13.0's list: nixpkgs' table (55d5788) gives no capability a
+    // min of 13.1/13.2 or a max of 13.0/13.1, and CUDA 13 wheels built with 13.2.1 compile "sm_75 and newer"
+    // (abetlen/llama-cpp-python#2239). NVIDIA's 13.2 notes add CUDA Tile for Ampere and Ada (NVlabs/cutile-rs#54:
+    // "sm_8x in 13.2"), a compiler feature, not a new offline target.
+    capabilities: ["7.5", "8.0", "8.6", "8.7", "8.8", "8.9", "9.0", "10.0", "10.3", "11.0", "12.0", "12.1"],
+    minDriverLinux: "595.45.04",
+    nixpkgsDefaultCapabilities: nixpkgsDefaultCapabilitiesFor("13.2"),
+    note:
+      "PyTorch's own CUDA 13 line from 2.12 (12.6, 13.0, 13.2); nixpkgs' cudaPackages_13 is 13.2 (13.2.1 since " +
+      "NixOS/nixpkgs#525132), and its own math headers need no glibc 2.42 patch (NixOS/nixpkgs#513972). Its capability " +
+      "list is inferred from 13.0's (see the comment in catalog/cuda.ts).",
+    source:
+      "CUDA 13.2 GA >=595.45.04 (NVIDIA CUDA Toolkit release notes 13.2, Table 3, as quoted in several stored projects; " +
+      "13.2 Update 1 >=595.58.03); capabilities INFERRED from CUDA 13.0's nvcc list and " +
+      `${NIX_DB} (55d5788: every capability allowed with 13.0 is allowed with 13.2); abetlen/llama-cpp-python#2239 ` +
+      "(CUDA 13.2.1 wheels, 'CUDA 13 NVCC recognizes sm_75 and newer'); NixOS/nixpkgs#513972 (2026-04-27: " +
+      "cudaPackages_13_2 exists, cuda_crt unpatched from 13.2)",
+  },
 ];
 
 /** One nixpkgs change that patched CUDA's math headers for glibc 2.42. */
