@@ -295,6 +295,14 @@ export const packagesOnTorch: PackageOnTorch[] = [
         stableAbi: false,
         source: `${VISION_PAIRING}: 0.28 ↔ 2.13 ("torchvision 0.28.0+cpu requires torch==2.13.0", a stored pip resolution)`,
       },
+      {
+        version: "0.29",
+        servesTorch: { min: "2.14", below: "2.15" },
+        stableAbi: false,
+        source:
+          "pytorch.org's compatibility table for 2.14.0 (PyTorchKR/pytorch.kr#119: torchvision 0.29.0, tagged the same day " +
+          "as torch 2.14.0); googlecolab/colabtools#6093 ('torch v2.14.0 and torchvision v0.29.0'); coreweave/ml-containers#233",
+      },
     ],
     archList: [
       {

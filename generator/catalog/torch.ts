@@ -19,6 +19,12 @@ import type { NixpkgsPin, TorchRelease, TorchaudioRelease } from "../schema.ts";
 import { onTorch } from "./packages.ts";
 
 const RELEASE_MD = "pytorch/pytorch RELEASE.md 'Release Compatibility Matrix'";
+/**
+ * pytorch.org's version compatibility table as mirrored by PyTorchKR/pytorch.kr (_get_started/version-compatibility.md
+ * at 1c9bf47, which the site takes from pytorch/pytorch.github.io): release date, torchvision, torchcodec, Python
+ * (PyPI classifiers) and CUDA per release; 2.14.0 from PyTorchKR/pytorch.kr#119 (pytorch/pytorch.github.io@563f92c).
+ */
+const COMPAT = "pytorch.org version compatibility table (PyTorchKR/pytorch.kr _get_started/version-compatibility.md at 1c9bf47)";
 const TORCHCODEC =
   "Since torchaudio 2.9, torchaudio.load and torchaudio.save go through TorchCodec (pytorch/audio#3902); nixpkgs' " +
   "torchaudio before 2.11 does not depend on torchcodec (pkgs/development/python-modules/torchaudio/default.nix " +
@@ -56,7 +62,8 @@ export const torch: TorchRelease[] = [
     torchaudio: "2.8.0",
     python: ["3.9", "3.10", "3.11", "3.12", "3.13"],
     cuda: ["12.6", "12.8", "12.9"],
-    source: `${RELEASE_MD} (2.8: Python >=3.9, <=3.13; stable CUDA 12.6, 12.8; experimental CUDA 12.9)`,
+    upstream: [{ version: "2.8.0", released: "2025-08-06", torchvision: "0.23.0", torchcodec: "0.7.0" }],
+    source: `${RELEASE_MD} (2.8: Python >=3.9, <=3.13; stable CUDA 12.6, 12.8; experimental CUDA 12.9); ${COMPAT} (2.8.0)`,
   },
   {
     version: "2.9.1",
@@ -65,8 +72,12 @@ export const torch: TorchRelease[] = [
     torchaudioNote: TORCHCODEC,
     python: ["3.10", "3.11", "3.12", "3.13", "3.14"],
     cuda: ["12.6", "12.8", "13.0"],
+    upstream: [
+      { version: "2.9.0", released: "2025-10-15", torchvision: "0.24.0", torchcodec: "0.8.0" },
+      { version: "2.9.1", released: "2025-11-12", torchvision: "0.24.1", torchcodec: "0.9.1" },
+    ],
     source:
-      `${RELEASE_MD} (2.9: Python >=3.10, <=3.14; stable CUDA 12.6, 12.8; experimental CUDA 13.0); torch 2.9.1 ` +
+      `${RELEASE_MD} (2.9: Python >=3.10, <=3.14; stable CUDA 12.6, 12.8; experimental CUDA 13.0); ${COMPAT} (2.9.0, 2.9.1); torch 2.9.1 ` +
       "pairs with torchaudio 2.9.1 in PyTorch's install instructions (as quoted in several stored projects)",
   },
   {
@@ -76,12 +87,13 @@ export const torch: TorchRelease[] = [
     torchaudioNote: TORCHCODEC,
     python: ["3.10", "3.11", "3.12", "3.13", "3.14"],
     cuda: ["12.6", "12.8", "13.0"],
+    upstream: [{ version: "2.10.0", released: "2026-01-21", torchvision: "0.25.0", torchcodec: "0.10.0" }],
     // nixpkgs carried torch 2.10.0 with torchaudio 2.10.0 between NixOS/nixpkgs#484881 and #502810 (Feb-Mar 2026).
     // The one revision of that window with a sourced narHash, 46db2e0 (nixos-unstable 2026-03-24, narHash
     // sha256-4hAV26qu… in fzakaria/nixpkgs-multiverse revisions.json), is only inferred to carry 2.10.0 (from PR
     // dates; #484881's merge date was not found): no source read torch at that rev, so the catalog has no 2.10 pin.
     source:
-      `${RELEASE_MD} (2.10: Python >=3.10, <=3.14; stable CUDA 12.6, 12.8; experimental CUDA 13.0); ` +
+      `${RELEASE_MD} (2.10: Python >=3.10, <=3.14; stable CUDA 12.6, 12.8; experimental CUDA 13.0); ${COMPAT} (2.10.0); ` +
       "nixpkgs pkgs/development/python-modules/torchaudio/default.nix at 005ab72 (version 2.10.0, torch from the " +
       "same set); NixOS/nixpkgs#502810 ('python3Packages.torchaudio: 2.10.0 -> 2.11.0', 'Previous update: #484881')",
   },
@@ -92,10 +104,11 @@ export const torch: TorchRelease[] = [
     torchaudioNote: TORCHCODEC_DEP,
     python: ["3.10", "3.11", "3.12", "3.13", "3.14"],
     cuda: ["12.6", "12.8", "13.0"],
+    upstream: [{ version: "2.11.0", released: "2026-03-23", torchvision: "0.26.0", torchcodec: "0.11.0" }],
     source:
       `${RELEASE_MD} (2.11: Python >=3.10, <=3.14; stable CUDA 12.6, 12.8, 13.0), read in a stored copy of ` +
       "RELEASE.md that also lists 2.12-2.14; NixOS/nixpkgs#502810 (2026-03-23, torch and torchaudio 2.10.0 -> 2.11.0 " +
-      "in one update)",
+      `in one update); ${COMPAT} (2.11.0)`,
   },
   {
     version: "2.12.0",
@@ -108,10 +121,16 @@ export const torch: TorchRelease[] = [
     // CUDA 12 through 12.6, and a source build with nixpkgs' cudaPackages_12_8 is a CUDA 12 build (majors are what
     // `judge` checks).
     cuda: ["12.6", "13.0", "13.2"],
+    // 2.12.1 (2026-06-18) is the same minor: pytorch.org pairs it with torchvision 0.27.1 and torchcodec 0.13.0, and
+    // its CUDA and Python ranges are 2.12.0's. A pin carrying 2.12.1 is judged by this entry's minor-level facts.
+    upstream: [
+      { version: "2.12.0", released: "2026-05-13", torchvision: "0.27.0", torchcodec: "0.12.0" },
+      { version: "2.12.1", released: "2026-06-18", torchvision: "0.27.1", torchcodec: "0.13.0" },
+    ],
     source:
       `${RELEASE_MD} (2.12: Python >=3.10, <=3.14; stable CUDA 12.6, 13.0; experimental 13.2; release 13 May 2026); ` +
       "pytorch.org release blog 'PyTorch 2.12 Release Blog'; PyTorchKR/pytorch.kr#102 (torchaudio 2.11.0 is the last " +
-      "release, 2.12 has none)",
+      `release, 2.12 has none; torchcodec 2.12.0 -> 0.12.0, 2.12.1 -> 0.13.0); ${COMPAT} (2.12.0, 2.12.1: CUDA 13.2; 13.0; 12.6)`,
   },
   {
     version: "2.13.0",
@@ -119,11 +138,33 @@ export const torch: TorchRelease[] = [
     // torchaudio 2.11.0 is torchaudio's last release and serves torch >= 2.11 (see `torchaudio` below).
     torchaudio: "2.11.0",
     torchaudioNote: TORCHCODEC_DEP,
+    // Sources disagree on Python: RELEASE.md's matrix says <= 3.15 for 2.13, pytorch.org's table (PyPI classifiers)
+    // says <= 3.14. The wider range is kept: 3.15 is in no catalog Python set, so it decides nothing here. They also
+    // disagree on the date by a day (RELEASE.md 2026-07-09, pytorch.org 2026/07/08).
     python: ["3.10", "3.11", "3.12", "3.13", "3.14", "3.15"],
     cuda: ["12.6", "13.0", "13.2"],
+    upstream: [{ version: "2.13.0", released: "2026-07-08", torchvision: "0.28.0", torchcodec: "0.14.0" }],
     source:
       `${RELEASE_MD} (2.13: Python >=3.10, <=3.15; stable CUDA 12.6, 13.0; experimental 13.2; released 2026-07-09); ` +
-      "NixOS/nixpkgs#533426 (python3Packages.torch 2.12.0 -> 2.13.0)",
+      `NixOS/nixpkgs#533426 (python3Packages.torch 2.12.0 -> 2.13.0); ${COMPAT} (2.13.0: Python >=3.10, <=3.14; CUDA ` +
+      "13.2; 13.0; 12.6); PyTorchKR/pytorch.kr#102 (2.13 moves to C++20; torchcodec 0.14.0)",
+  },
+  {
+    version: "2.14.0",
+    nameTag: "214",
+    // torchaudio 2.11.0 is torchaudio's last release and serves torch >= 2.11 (see `torchaudio` below).
+    torchaudio: "2.11.0",
+    torchaudioNote: TORCHCODEC_DEP,
+    python: ["3.10", "3.11", "3.12", "3.13", "3.14"],
+    cuda: ["12.6", "13.0", "13.2"],
+    upstream: [{ version: "2.14.0", released: "2026-09-02", torchvision: "0.29.0", torchcodec: "0.16.0" }],
+    // No catalog pin carries it: nixpkgs master has torch 2.14.0 (source/src.nix at 0d64e2a) and torchcodec 0.16.0
+    // (0873ea5), but no flake.lock or fetchTarball with a hash of such a revision was found. `pin add` is the way in.
+    source:
+      "PyTorchKR/pytorch.kr#119 (mirroring pytorch/pytorch.github.io@563f92c: 2.14.0 released 2026/09/02, torchvision " +
+      "0.29.0, torchcodec 0.16.0, Python >=3.10, <=3.14 from the PyPI classifiers, CUDA 13.2; 13.0; 12.6, no torchaudio); " +
+      "googlecolab/colabtools#6093 (2026-09-03, PyTorch's release manager: 'Python 3.10-Python 3.14', CUDA 13.0 the " +
+      "default, cu126 and cu132 builds); coreweave/ml-containers#233 (torch 2.14.0 with torchvision 0.29.0)",
   },
 ];
 
