@@ -17,6 +17,8 @@ import { catalog } from "../generator/catalog/index.ts";
 import { cudaScopeFor, nixpkgsInstanceKey, serveGpu } from "../generator/expand.ts";
 import { projectFromMatrix } from "../generator/project.ts";
 import type { MatrixInput } from "../generator/schema.ts";
+import { CUDA_CACHE, cudaCachesFor, nixConfBlock, PUBLIC_CUDA_CACHES } from "../generator/catalog/binary-cache.ts";
+import { CUDA_CACHE_SUBSTITUTER, FLOX_CACHE_SUBSTITUTER } from "../generator/preflight/facts.ts";
 
 test("Nix 2.18: lib/minver.nix said 2.3.17 before NixOS/nixpkgs#428076 (August 2025); every pin is later, by its torch", () => {
   assert.is(NIX_MIN.version, "2.18");
@@ -157,6 +159,24 @@ test("SM110 (Thor): only aarch64-linux, CUDA 13.0 only, and its CUDA set never h
     assert.match(x86.reasons.join(" "), /aarch64-linux/);
   }
   assert.throws(() => cudaScopeFor(["11.0", "12.1"], toolkit("13.0"), "packageSet"), /Jetson capabilities 11\.0 with non-Jetson 12\.1/);
+});
+
+test("caches per system: cache.nixos-cuda.org builds x86_64-linux; cache.flox.dev may hold aarch64-linux CUDA, with its key as a nix.conf block", () => {
+  assert.equal(cudaCachesFor("x86_64-linux").map((c) => [c.name, c.holds]), [["cache.nixos-cuda.org", "builds"], ["cache.flox.dev", "may hold"]]);
+  assert.equal(cudaCachesFor("aarch64-linux").map((c) => [c.name, c.holds]), [["cache.flox.dev", "may hold"]]);
+  // The model counts only on a cache whose jobset was read, on its systems.
+  assert.equal(PUBLIC_CUDA_CACHES.filter((c) => c.holds === "builds").flatMap((c) => c.systems), [...CUDA_CACHE.systems]);
+  assert.is(CUDA_CACHE_SUBSTITUTER.publicKey, "cache.nixos-cuda.org:74DUi4Ye579gUqzH4ziL9IyiJBlDpMRn9MBN8oNan9M=");
+  assert.is(FLOX_CACHE_SUBSTITUTER.url, "https://cache.flox.dev");
+  assert.is(FLOX_CACHE_SUBSTITUTER.publicKey, "flox-cache-public-1:7F4OyH7ZCnFhcze3fJdfyXYLQw/aV7GEed86nQ7IsOs=");
+  assert.is(
+    nixConfBlock(cudaCachesFor("aarch64-linux")),
+    "extra-substituters = https://cache.flox.dev\nextra-trusted-public-keys = flox-cache-public-1:7F4OyH7ZCnFhcze3fJdfyXYLQw/aV7GEed86nQ7IsOs=",
+  );
+  for (const c of PUBLIC_CUDA_CACHES) {
+    assert.match(c.url, /^https:\/\/[a-z.-]+$/);
+    assert.match(c.publicKey, /^[a-z0-9.-]+:[A-Za-z0-9+/]{43}=$/, c.name);
+  }
 });
 
 test.run();

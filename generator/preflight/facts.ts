@@ -3,6 +3,7 @@
  * reads them; docs/gpu-driver.md explains them).
  */
 import { FLOX_MIN_VERSION } from "../render/index.ts";
+import { PUBLIC_CUDA_CACHES } from "../catalog/binary-cache.ts";
 
 /**
  * The oldest Nix that evaluates the catalog's pins: nixpkgs' root default.nix aborts on a Nix older than its
@@ -48,15 +49,24 @@ export const STORE_FREE_FLOOR = {
     "generator/ci.ts GITHUB_LIMITS (14 GB hosted-runner disk)",
 } as const;
 
-/** The NixOS-CUDA binary cache the cache model counts on (catalog/binary-cache.ts), and its signing key. */
-export const CUDA_CACHE_SUBSTITUTER = {
-  url: "https://cache.nixos-cuda.org",
-  publicKey: "cache.nixos-cuda.org:74DUi4Ye579gUqzH4ziL9IyiJBlDpMRn9MBN8oNan9M=",
-  source:
-    "nixos-cuda/infra README (c2b55a1; generator/ci.ts NIXOS_CUDA_CACHE takes it from here); the same key name and value in " +
-    "NixOS configurations citing wiki.nixos.org/wiki/CUDA (some other repositories write invented `cache.nixos-cuda.org-1:` keys: " +
-    "the key's name has no `-1`)",
-} as const;
+/**
+ * The NixOS-CUDA binary cache the cache model counts on, and its signing key: the "builds" entry of
+ * catalog/binary-cache.ts PUBLIC_CUDA_CACHES (generator/ci.ts NIXOS_CUDA_CACHE takes it from here). Some other
+ * repositories write invented `cache.nixos-cuda.org-1:` keys: the key's name has no `-1`.
+ */
+export const CUDA_CACHE_SUBSTITUTER = (() => {
+  const c = PUBLIC_CUDA_CACHES.find((x) => x.holds === "builds")!;
+  return { url: c.url, publicKey: c.publicKey, source: c.source } as const;
+})();
+
+/**
+ * Flox's public cache, the one known to serve aarch64-linux CUDA packages ("may hold": which revisions is not known
+ * here; `pin cache` asks). For doctor and install to offer on aarch64 as a copyable nix.conf block (nixConfBlock).
+ */
+export const FLOX_CACHE_SUBSTITUTER = (() => {
+  const c = PUBLIC_CUDA_CACHES.find((x) => x.name === "cache.flox.dev")!;
+  return { url: c.url, publicKey: c.publicKey, source: c.source } as const;
+})();
 
 /**
  * Where nixpkgs' CUDA packages look for the driver's libcuda.so.1 by default: the runpath entry
