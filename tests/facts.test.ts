@@ -19,6 +19,7 @@ import { projectFromMatrix } from "../generator/project.ts";
 import type { MatrixInput } from "../generator/schema.ts";
 import { CUDA_CACHE, cudaCachesFor, nixConfBlock, PUBLIC_CUDA_CACHES } from "../generator/catalog/binary-cache.ts";
 import { CUDA_CACHE_SUBSTITUTER, FLOX_CACHE_SUBSTITUTER } from "../generator/preflight/facts.ts";
+import { modelCacheMisses } from "../generator/driver/cache-model.ts";
 
 test("Nix 2.18: lib/minver.nix said 2.3.17 before NixOS/nixpkgs#428076 (August 2025); every pin is later, by its torch", () => {
   assert.is(NIX_MIN.version, "2.18");
@@ -173,6 +174,11 @@ test("caches per system: cache.nixos-cuda.org builds x86_64-linux; cache.flox.de
     nixConfBlock(cudaCachesFor("aarch64-linux")),
     "extra-substituters = https://cache.flox.dev\nextra-trusted-public-keys = flox-cache-public-1:7F4OyH7ZCnFhcze3fJdfyXYLQw/aV7GEed86nQ7IsOs=",
   );
+  // The model names the cache that may hold an aarch64 variant's CUDA closure, with its key, and still counts it as built.
+  const pin = nixpkgs.find((p) => p.torch === "2.12.0")!;
+  const m = modelCacheMisses([{ name: "arm", system: "aarch64-linux", python: "3.13", cuda: "12.9", nixpkgs: pin.rev, cudaCapabilitiesForPackageSet: false, nixpkgsKey: "arm" }], nixpkgs);
+  assert.match(m.reasons.get("arm")!.join(" "), /unless cache\.flox\.dev \(https:\/\/cache\.flox\.dev, key flox-cache-public-1:7F4OyH7ZCnFhcze3fJdfyXYLQw\/aV7GEed86nQ7IsOs=\) holds them: it may/);
+  assert.ok(m.builds.some((b) => b.what === "cuda-closure" && b.variants.includes("arm")), "may hold: never counted as cached");
   for (const c of PUBLIC_CUDA_CACHES) {
     assert.match(c.url, /^https:\/\/[a-z.-]+$/);
     assert.match(c.publicKey, /^[a-z0-9.-]+:[A-Za-z0-9+/]{43}=$/, c.name);
