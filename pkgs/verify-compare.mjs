@@ -28,8 +28,10 @@ var torchArchLists = [
   {
     torch: "2.9",
     accepted: null,
-    refused: ["10.1", "10.1a"],
-    source: "pytorch/pytorch#166120 (2025-10-23): TORCH_CUDA_ARCH_LIST=10.1 fails on torch 2.9.0 with 'ValueError: Unknown CUDA arch (10.1) or GPU not supported' (sm_101 renamed sm_110 in CUDA 13.0, pytorch/pytorch#156176); the rest of 2.9's list was not read"
+    // Only 10.1 was seen refused: #166120 tries TORCH_CUDA_ARCH_LIST=10.1 alone. 10.1a left the 2.11 list with it
+    // (below), but nothing shows 2.9's, so 2.9 and 10.1a stay unknown.
+    refused: ["10.1"],
+    source: "pytorch/pytorch#166120 (2025-10-23): TORCH_CUDA_ARCH_LIST=10.1 fails on torch 2.9.0 with 'ValueError: Unknown CUDA arch (10.1) or GPU not supported' (sm_101 renamed sm_110 in CUDA 13.0, pytorch/pytorch#156176); 10.1a was not tried there, and the rest of 2.9's list was not read"
   },
   {
     torch: "2.11",
@@ -152,6 +154,12 @@ var packagesOnTorch = [
         servesTorch: { min: "2.13", below: "2.14" },
         stableAbi: false,
         source: `${VISION_PAIRING}: 0.28 \u2194 2.13 ("torchvision 0.28.0+cpu requires torch==2.13.0", a stored pip resolution)`
+      },
+      {
+        version: "0.29",
+        servesTorch: { min: "2.14", below: "2.15" },
+        stableAbi: false,
+        source: "pytorch.org's compatibility table for 2.14.0 (PyTorchKR/pytorch.kr#119: torchvision 0.29.0, tagged the same day as torch 2.14.0); googlecolab/colabtools#6093 ('torch v2.14.0 and torchvision v0.29.0'); coreweave/ml-containers#233"
       }
     ],
     archList: [
@@ -314,9 +322,12 @@ var packagesOnTorch = [
       bnbRelease("0.46", { min: "11.4", below: "13.0", source: "bitsandbytes CMakeLists.txt 0.46.1: 'CUDA Version < 11.4 is not supported', 'CUDA Version > 12 is not supported' (VERSION_GREATER_EQUAL 13.0)" }, "bitsandbytes-foundation/bitsandbytes 0.46.x (its torch bound was not read: 0.48.2's pyproject 'torch>=2.3,<3' is taken)"),
       bnbRelease("0.47", { min: "11.4", below: "13.0", source: "bitsandbytes CMakeLists.txt 0.47.0 lines 107-110: 'CUDA Version < 11.4 is not supported' (VERSION_LESS 11.4), 'CUDA Version > 12 is not supported' (VERSION_GREATER_EQUAL 13.0)" }, "bitsandbytes-foundation/bitsandbytes 0.47.0 (its torch bound was not read: 0.48.2's is taken)"),
       bnbRelease("0.48", { min: "11.8", below: "14.0", source: "bitsandbytes CMakeLists.txt 0.48.2: VERSION_LESS 11.8 fatal, 'CUDA Version > 13 is not supported' (>= 14.0)" }, "bitsandbytes-foundation/bitsandbytes 0.48.2 pyproject.toml 'torch>=2.3,<3'"),
-      // No drop with CUDA 12.8: the NixOS/nixpkgs#406675 cited before is a May-2025 PR about something else, no
-      // report of a 0.49.1 + CUDA 12.8 failure was found, and the 0.49.1 → 0.49.2 diff of csrc/ and CMakeLists.txt
-      // touches no CUDA header use (issue 39).
+      // No drop with CUDA 12.8. Its one reported failure, NixOS/nixpkgs#483507 (2026-01-25: CMake's CUDA compiler
+      // check with cuda12.8-cuda_nvcc-12.8.93 stops on cospi's exception specification), came from glibc 2.42 reaching
+      // master against CUDA <= 12.9's math headers: a failure of those nixpkgs revisions, which any CUDA package built
+      // from source there can hit, not of bitsandbytes (NixOS/nixpkgs#484031, #498678 patch the headers). expand notes
+      // it on every CUDA variant of a revision in that window (catalog/cuda.ts GLIBC_242_CUDA_HEADERS). The 0.49.1 →
+      // 0.49.2 diff of csrc/ and CMakeLists.txt touches no CUDA header use.
       bnbRelease("0.49.1", { min: "11.8", below: "14.0", source: "bitsandbytes CMakeLists.txt 0.49.1 lines 125-128: VERSION_LESS 11.8 fatal, 'CUDA Version > 13 is not supported' (>= 14.0)" }, "bitsandbytes-foundation/bitsandbytes 0.49.1 (2026-01-08)"),
       bnbRelease("0.49", { min: "11.8", below: "14.0", source: "bitsandbytes CMakeLists.txt 0.49.2: as 0.48.2" }, "bitsandbytes-foundation/bitsandbytes 0.49.2")
     ],
@@ -464,9 +475,9 @@ var deepspeed = {
   attr: "deepspeed",
   deviceCode: "runtimeJit",
   takesTorch: true,
-  promise: "its version, and that it imports on the variant's torch. Its CUDA ops are not built: nixpkgs sets TORCH_CUDA_ARCH_LIST from torch.cudaCapabilities but no DS_BUILD_* flag, and DeepSpeed compiles each op at run time (torch.utils.cpp_extension, nvcc of torch's cudaPackages) for the GPUs the process sees, or TORCH_CUDA_ARCH_LIST of that process: its device code is not judged",
+  promise: "its version, and that it imports on the variant's torch. Its CUDA ops are not built: nixpkgs sets TORCH_CUDA_ARCH_LIST from torch.cudaCapabilities but no DS_BUILD_* flag, and DeepSpeed compiles each op at run time (torch.utils.cpp_extension, nvcc of torch's cudaPackages) for the GPUs the process sees plus PTX of the highest; its jit_load blanks TORCH_CUDA_ARCH_LIST for that build, so the variable matters only for pre-built ops (DS_BUILD_OPS): its device code is not judged",
   since: "NixOS/nixpkgs#541806 (init at 0.19.2, 2026-07)",
-  source: 'nixpkgs pkgs/development/python-modules/deepspeed/default.nix at 0699369 (0.19.5: cuda-native-redist, env.TORCH_CUDA_ARCH_LIST, no DS_BUILD_OPS); NixOS/nixpkgs#541806; deepspeedai/DeepSpeed deepspeed/ops/op_builder/builder.py compute_capability_args ("Under jit_mode compute capabilities of all visible cards will be used plus PTX")'
+  source: 'nixpkgs pkgs/development/python-modules/deepspeed/default.nix at 0699369 (0.19.5: cuda-native-redist, env.TORCH_CUDA_ARCH_LIST, no DS_BUILD_OPS); NixOS/nixpkgs#541806; deepspeedai/DeepSpeed op_builder/builder.py at 06450fc: OpBuilder.jit_load (os.environ["TORCH_CUDA_ARCH_LIST"] = "" for the build, restored after) and CUDAOpBuilder.compute_capability_args ("Under jit_mode compute capabilities of all visible cards will be used plus PTX"; TORCH_CUDA_ARCH_LIST only in cross-compile mode)'
 };
 var purePython = (attr, what, takesTorch) => ({
   attr,
@@ -607,9 +618,232 @@ var ownDeviceCode = [
   }))
 ];
 
+// generator/catalog/gpus.ts
+var CUDA_GPUS = "NVIDIA 'CUDA GPU Compute Capability' table (developer.nvidia.com/cuda-gpus)";
+var LEGACY_GPUS = "NVIDIA 'Legacy CUDA GPU Compute Capability' table (developer.nvidia.com/cuda-legacy-gpus)";
+var NIX_DB = "nixpkgs pkgs/development/cuda-modules/_cuda/db/bootstrap/cuda.nix (cudaCapabilityToInfo)";
+var gpus = [
+  {
+    sm: "70",
+    capability: "7.0",
+    family: "Volta",
+    products: ["V100", "Quadro GV100", "TITAN V"],
+    label: "V100",
+    systems: ["x86_64-linux", "aarch64-linux"],
+    note: "CUDA 13.0 removed offline compilation for Volta (sm_70/sm_72): build it with CUDA 12.x only.",
+    source: `${LEGACY_GPUS}; ${NIX_DB} ("7.0" Volta, maxCudaMajorMinorVersion 12.9)`
+  },
+  {
+    sm: "72",
+    capability: "7.2",
+    family: "Volta",
+    products: ["Jetson AGX Xavier", "Jetson Xavier NX"],
+    label: "Jetson AGX Xavier",
+    systems: ["aarch64-linux"],
+    note: "Tegra SoC GPU (aarch64 only).",
+    // Carmel is Armv8.2-A but reports no asimddp, so not even armv8_2 (+dotprod) runs on it.
+    socCpu: {
+      cpu: "NVIDIA Carmel (Armv8.2-A, no dot product)",
+      isas: [],
+      source: "LLVM test data, Carmel /proc/cpuinfo Features line (ends 'asimdrdm dcpop', no asimddp)"
+    },
+    source: `${LEGACY_GPUS}; ${NIX_DB} ("7.2" Volta, isJetson = true)`
+  },
+  {
+    sm: "75",
+    capability: "7.5",
+    family: "Turing",
+    products: ["T4", "T4G (AWS g5g, Graviton2 host)", "Quadro RTX 6000", "GeForce RTX 2080 Ti"],
+    label: "T4 / T4G",
+    systems: ["x86_64-linux", "aarch64-linux"],
+    note: "T4G is the T4 offered on AWS g5g instances, whose host CPU is Graviton2 (aarch64).",
+    source: `${NIX_DB} ("7.5" Turing: Tesla T4, RTX 20xx); the guide 'Building PyTorch 2.9.1 for ARM64 with T4G (sm_75) Support' (T4G on AWS g5g is sm_75)`
+  },
+  {
+    sm: "80",
+    capability: "8.0",
+    family: "Ampere",
+    products: ["A100", "A30"],
+    label: "A100",
+    systems: ["x86_64-linux", "aarch64-linux"],
+    source: `${CUDA_GPUS}; ${NIX_DB} ("8.0" Ampere: A100)`
+  },
+  {
+    sm: "86",
+    capability: "8.6",
+    family: "Ampere",
+    products: ["A40", "A10", "A16", "A2", "RTX A6000", "GeForce RTX 3090"],
+    label: "A40 / A10 / RTX 3090",
+    systems: ["x86_64-linux", "aarch64-linux"],
+    source: `${CUDA_GPUS} (8.6: NVIDIA A40, A10, A16, A2, RTX A6000, GeForce RTX 3090); ${NIX_DB}`
+  },
+  {
+    sm: "87",
+    capability: "8.7",
+    family: "Ampere",
+    products: ["Jetson AGX Orin", "Jetson Orin NX", "Jetson Orin Nano"],
+    label: "Jetson AGX Orin",
+    systems: ["aarch64-linux"],
+    note: "Tegra T234 SoC GPU: aarch64 only.",
+    socCpu: {
+      cpu: "Arm Cortex-A78AE (Armv8.2-A with FP16 and dot product, no SVE)",
+      isas: ["armv8_2"],
+      source: "Arm Cortex-A78AE Technical Reference Manual (Armv8.2-A; FP16, DotProd; no SVE); NVIDIA Jetson AGX Orin data sheet"
+    },
+    source: `${CUDA_GPUS} (8.7: Jetson AGX Orin, Orin NX, Orin Nano); ${NIX_DB} ("8.7" isJetson = true)`
+  },
+  {
+    sm: "89",
+    capability: "8.9",
+    family: "Ada Lovelace",
+    products: ["L4", "L40", "L40S", "RTX 6000 Ada", "GeForce RTX 4090"],
+    label: "L4 / L40S / RTX 4090",
+    systems: ["x86_64-linux", "aarch64-linux"],
+    // L40S is Ada (8.9), not Hopper: the the README 'TorchAudio Architecture-Specific Builds' README that lists it under SM90 is wrong.
+    note: "L40S is Ada Lovelace (8.9), not Hopper.",
+    source: `${CUDA_GPUS} (8.9: NVIDIA L4, L40, L40S, GeForce RTX 4090); ${NIX_DB} ("8.9" Ada)`
+  },
+  {
+    sm: "90",
+    capability: "9.0",
+    family: "Hopper",
+    products: ["H100", "H200", "GH200"],
+    label: "H100 / H200 / GH200",
+    systems: ["x86_64-linux", "aarch64-linux"],
+    note: "GH200 pairs the GPU with a Grace (Neoverse V2) CPU; H100/H200 also ship in x86 servers.",
+    source: `${CUDA_GPUS} (9.0: NVIDIA GH200, H200, H100); ${NIX_DB} ("9.0" Hopper)`
+  },
+  {
+    sm: "100",
+    capability: "10.0",
+    family: "Blackwell",
+    products: ["B200", "GB200"],
+    label: "B200 / GB200",
+    systems: ["x86_64-linux", "aarch64-linux"],
+    source: `${CUDA_GPUS} (10.0: NVIDIA GB200, B200); ${NIX_DB} ("10.0" Blackwell)`
+  },
+  {
+    sm: "103",
+    capability: "10.3",
+    family: "Blackwell",
+    products: ["B300", "GB300"],
+    label: "B300 / GB300",
+    systems: ["x86_64-linux", "aarch64-linux"],
+    source: `${CUDA_GPUS} (10.3: NVIDIA GB300, B300); ${NIX_DB} ("10.3" minCudaMajorMinorVersion 12.9)`
+  },
+  {
+    sm: "110",
+    capability: "11.0",
+    family: "Blackwell",
+    products: ["Jetson AGX Thor (Jetson T5000, T4000)", "DRIVE AGX Thor"],
+    label: "Jetson/DRIVE Thor",
+    systems: ["aarch64-linux"],
+    // Surprise: the same silicon was sm_101 in CUDA 12.8/12.9; CUDA 13.0 renamed it sm_110 and dropped 10.1.
+    note: "Thor was compute capability 10.1 (sm_101) in CUDA 12.8\u201312.9; CUDA 13.0 renamed it 11.0 (sm_110) and removed 10.1. There is no 11.x code before CUDA 13.0, and 10.x code does not run on 11.0 (binary compatibility never crosses a major), so Thor needs CUDA 13.0+. SoC GPU: aarch64 only.",
+    socCpu: {
+      cpu: "Arm Neoverse V3AE (Armv9.2-A, SVE2, I8MM)",
+      isas: ["armv8_2", "armv9"],
+      source: "NVIDIA Jetson Thor product page / Jetson AGX Thor data sheet (Arm Neoverse-V3AE CPU); Armv9.2-A includes FEAT_I8MM"
+    },
+    source: `${CUDA_GPUS} (11.0: Jetson T5000, Jetson T4000); ${NIX_DB} ("10.1" Thor for CUDA 12.7\u201312.9, "11.0" Thor from 13.0: "NVIDIA changed the compute capability ... to 11.0 in CUDA 13.0"); nvcc --list-gpu-code of CUDA 13.0 (lists sm_110, no sm_101)`
+  },
+  {
+    sm: "120",
+    capability: "12.0",
+    family: "Blackwell",
+    products: ["GeForce RTX 5090", "RTX PRO 6000 Blackwell (Server / Workstation / Max-Q)", "GeForce RTX 5080"],
+    label: "RTX 5090 / RTX PRO 6000 Blackwell",
+    systems: ["x86_64-linux", "aarch64-linux"],
+    source: `${CUDA_GPUS} (12.0: RTX PRO 6000 Blackwell editions, GeForce RTX 5090); ${NIX_DB} ("12.0" min 12.8)`
+  },
+  {
+    sm: "121",
+    capability: "12.1",
+    family: "Blackwell",
+    products: ["DGX Spark (GB10)"],
+    label: "DGX Spark (GB10)",
+    systems: ["aarch64-linux"],
+    note: "GB10 is an SoC (Arm CPU + Blackwell GPU): aarch64 only.",
+    socCpu: {
+      cpu: "10\xD7 Arm Cortex-X925 + 10\xD7 Cortex-A725 (Armv9.2-A, SVE2, I8MM)",
+      isas: ["armv8_2", "armv9"],
+      source: "NVIDIA DGX Spark porting guide (GB10 CPU: Cortex-X925 and Cortex-A725, Armv9.2-A)"
+    },
+    source: `${CUDA_GPUS} (12.1: NVIDIA GB10 (DGX Spark)); ${NIX_DB} ("12.1" NVIDIA DGX Spark, min 12.9)`
+  }
+];
+var NIXPKGS_CAPS_SOURCE = 'nixpkgs pkgs/development/cuda-modules/_cuda/db/bootstrap/cuda.nix at 55d5788ba119d2eebd029c1997baef6db81d9372 (cudaCapabilityToInfo; isArchitectureSpecific/isFamilySpecific default to the a/f suffix); "8.8" is commented out there';
+function cap(capability, archName, minCuda, o = {}) {
+  return {
+    capability,
+    archName,
+    isJetson: o.isJetson ?? false,
+    isArchitectureSpecific: capability.endsWith("a"),
+    isFamilySpecific: capability.endsWith("f"),
+    minCuda,
+    maxCuda: o.maxCuda ?? null,
+    dontDefaultAfter: o.dontDefaultAfter ?? null,
+    source: NIXPKGS_CAPS_SOURCE
+  };
+}
+var NIXPKGS_CAPABILITIES = [
+  cap("3.5", "Kepler", "10.0", { maxCuda: "11.8", dontDefaultAfter: "11.0" }),
+  cap("3.7", "Kepler", "10.0", { maxCuda: "11.8", dontDefaultAfter: "11.0" }),
+  cap("5.0", "Maxwell", "10.0", { maxCuda: "12.9", dontDefaultAfter: "11.0" }),
+  cap("5.2", "Maxwell", "10.0", { maxCuda: "12.9", dontDefaultAfter: "11.0" }),
+  cap("6.0", "Pascal", "10.0", { maxCuda: "12.9", dontDefaultAfter: "12.3" }),
+  cap("6.1", "Pascal", "10.0", { maxCuda: "12.9", dontDefaultAfter: "12.3" }),
+  cap("7.0", "Volta", "10.0", { maxCuda: "12.9", dontDefaultAfter: "12.5" }),
+  // "without `cuda_compat`, maxCudaMajorMinorVersion is 11.8" (nixpkgs' comment): 12.2 is with it.
+  cap("7.2", "Volta", "10.0", { maxCuda: "12.2", isJetson: true }),
+  cap("7.5", "Turing", "10.0"),
+  cap("8.0", "Ampere", "11.2"),
+  cap("8.6", "Ampere", "11.2"),
+  cap("8.7", "Ampere", "11.4", { isJetson: true }),
+  cap("8.9", "Ada", "11.8"),
+  cap("9.0", "Hopper", "11.8"),
+  cap("9.0a", "Hopper", "12.0"),
+  cap("10.0", "Blackwell", "12.7"),
+  cap("10.0a", "Blackwell", "12.7"),
+  cap("10.0f", "Blackwell", "12.9"),
+  cap("10.1", "Blackwell", "12.7", { maxCuda: "12.9", isJetson: true }),
+  cap("10.1a", "Blackwell", "12.7", { maxCuda: "12.9", isJetson: true }),
+  cap("10.1f", "Blackwell", "12.9", { maxCuda: "12.9", isJetson: true }),
+  cap("10.3", "Blackwell", "12.9"),
+  cap("10.3a", "Blackwell", "12.9"),
+  cap("10.3f", "Blackwell", "12.9"),
+  cap("11.0", "Blackwell", "13.0", { isJetson: true }),
+  cap("11.0a", "Blackwell", "13.0", { isJetson: true }),
+  cap("11.0f", "Blackwell", "13.0", { isJetson: true }),
+  cap("12.0", "Blackwell", "12.8"),
+  cap("12.0a", "Blackwell", "12.8"),
+  cap("12.0f", "Blackwell", "12.9"),
+  cap("12.1", "Blackwell", "12.9"),
+  cap("12.1a", "Blackwell", "12.9"),
+  cap("12.1f", "Blackwell", "12.9")
+];
+var NIXPKGS_CAPABILITIES_SOURCE = NIXPKGS_CAPS_SOURCE;
+function nixpkgsCapability(c) {
+  return NIXPKGS_CAPABILITIES.find((x) => x.capability === c);
+}
+function nixpkgsAllows(c, cuda2) {
+  const info = nixpkgsCapability(c);
+  if (!info) return false;
+  return compareVersions(info.minCuda, cuda2) <= 0 && (info.maxCuda === null || compareVersions(cuda2, info.maxCuda) <= 0);
+}
+function nixpkgsDefaultCapabilitiesFor(cuda2) {
+  return NIXPKGS_CAPABILITIES.filter(
+    (c) => nixpkgsAllows(c.capability, cuda2) && !c.isJetson && !c.isArchitectureSpecific && !c.isFamilySpecific && (c.dontDefaultAfter === null || compareVersions(c.dontDefaultAfter, cuda2) >= 0)
+  ).map((c) => c.capability).sort(compareVersions);
+}
+
 // generator/catalog/cuda.ts
+var NIXPKGS_JETSON_CAPABILITIES = {
+  capabilities: NIXPKGS_CAPABILITIES.filter((c) => c.isJetson && !c.isArchitectureSpecific && !c.isFamilySpecific).map((c) => c.capability),
+  source: `${NIXPKGS_CAPABILITIES_SOURCE} (isJetson); backendStdenv/default.nix (0cdfaf4: the pre-/post-Thor rules); _cuda/lib/flags.nix (bd8fef5)`
+};
 var DRIVER_TABLE = "NVIDIA CUDA Toolkit release notes (13.2 Update 2 edition, docs.nvidia.com/cuda/archive/13.2.2), Table 3 'CUDA Toolkit and Corresponding Driver Versions'";
-var NIX_DB = "nixpkgs pkgs/development/cuda-modules/_cuda/db/bootstrap/cuda.nix";
+var NIX_DB2 = "nixpkgs pkgs/development/cuda-modules/_cuda/db/bootstrap/cuda.nix";
 var PRE_TURING = ["5.0", "5.2", "5.3", "6.0", "6.1", "6.2", "7.0", "7.2"];
 var cuda = [
   {
@@ -617,27 +851,27 @@ var cuda = [
     packageSet: "cudaPackages_12_6",
     capabilities: [...PRE_TURING, "7.5", "8.0", "8.6", "8.7", "8.9", "9.0"],
     minDriverLinux: "560.28.03",
-    nixpkgsDefaultCapabilities: ["7.5", "8.0", "8.6", "8.9", "9.0"],
+    nixpkgsDefaultCapabilities: nixpkgsDefaultCapabilitiesFor("12.6"),
     note: "Newest target is sm_90: no Blackwell (10.x/12.x) code before CUDA 12.8.",
-    source: `${DRIVER_TABLE} (CUDA 12.6 GA >=560.28.03); ${NIX_DB} (every capability with min <= 12.6 <= max; "10.0" min is 12.7, a version never released, so 12.6 has none); the 12.8 nvcc list below minus sm_100/101/120 (nixpkgs: min 12.7/12.8; NVIDIA/nccl-tests PR #271: Blackwell 'officially supported in CUDA 12.8 and later'). No 12.6 \`nvcc --list-gpu-code\` output was found to quote directly`
+    source: `${DRIVER_TABLE} (CUDA 12.6 GA >=560.28.03); ${NIX_DB2} (every capability with min <= 12.6 <= max; "10.0" min is 12.7, a version never released, so 12.6 has none); the 12.8 nvcc list below minus sm_100/101/120 (nixpkgs: min 12.7/12.8; NVIDIA/nccl-tests PR #271: Blackwell 'officially supported in CUDA 12.8 and later'). No 12.6 \`nvcc --list-gpu-code\` output was found to quote directly`
   },
   {
     version: "12.8",
     packageSet: "cudaPackages_12_8",
     capabilities: [...PRE_TURING, "7.5", "8.0", "8.6", "8.7", "8.9", "9.0", "10.0", "10.1", "12.0"],
     minDriverLinux: "570.26",
-    nixpkgsDefaultCapabilities: ["7.5", "8.0", "8.6", "8.9", "9.0", "10.0", "12.0"],
+    nixpkgsDefaultCapabilities: nixpkgsDefaultCapabilitiesFor("12.8"),
     note: "First toolkit with Blackwell: sm_100 (B200), sm_101 (Thor, later renamed sm_110), sm_120 (RTX 5090).",
-    source: `${DRIVER_TABLE} (CUDA 12.8 GA >=570.26); \`/usr/local/cuda-12.8/bin/nvcc --list-gpu-code\` output posted in Dao-AILab/causal-conv1d PR #56 (sm_50 ... sm_90, sm_100, sm_101, sm_120); ${NIX_DB}`
+    source: `${DRIVER_TABLE} (CUDA 12.8 GA >=570.26); \`/usr/local/cuda-12.8/bin/nvcc --list-gpu-code\` output posted in Dao-AILab/causal-conv1d PR #56 (sm_50 ... sm_90, sm_100, sm_101, sm_120); ${NIX_DB2}`
   },
   {
     version: "12.9",
     packageSet: "cudaPackages_12_9",
     capabilities: [...PRE_TURING, "7.5", "8.0", "8.6", "8.7", "8.9", "9.0", "10.0", "10.1", "10.3", "12.0", "12.1"],
     minDriverLinux: "575.51.03",
-    nixpkgsDefaultCapabilities: ["7.5", "8.0", "8.6", "8.9", "9.0", "10.0", "10.3", "12.0", "12.1"],
+    nixpkgsDefaultCapabilities: nixpkgsDefaultCapabilitiesFor("12.9"),
     note: "Adds sm_103 (B300) and sm_121 (GB10), plus the `f` family-specific targets (not listed here).",
-    source: `${DRIVER_TABLE} (CUDA 12.9 GA >=575.51.03); CUDA 12.9 nvcc reference target list as quoted in galaxyproject/KegAlign PR #38 ("12.9 docs 50 52 53 60 61 62 70 72 75 80 86 87 89 90 100 101 103 120 121"); eyalroz/cuda-api-wrappers issue #732 (12.9 adds sm_103, sm_121); ${NIX_DB} ("10.3", "12.1" min 12.9)`
+    source: `${DRIVER_TABLE} (CUDA 12.9 GA >=575.51.03); CUDA 12.9 nvcc reference target list as quoted in galaxyproject/KegAlign PR #38 ("12.9 docs 50 52 53 60 61 62 70 72 75 80 86 87 89 90 100 101 103 120 121"); eyalroz/cuda-api-wrappers issue #732 (12.9 adds sm_103, sm_121); ${NIX_DB2} ("10.3", "12.1" min 12.9)`
   },
   {
     version: "13.0",
@@ -646,14 +880,29 @@ var cuda = [
     // before sm_103.
     capabilities: ["7.5", "8.0", "8.6", "8.7", "8.8", "8.9", "9.0", "10.0", "10.3", "11.0", "12.0", "12.1"],
     minDriverLinux: "580.65.06",
-    nixpkgsDefaultCapabilities: ["7.5", "8.0", "8.6", "8.9", "9.0", "10.0", "10.3", "12.0", "12.1"],
+    nixpkgsDefaultCapabilities: nixpkgsDefaultCapabilitiesFor("13.0"),
     note: "Drops offline compilation for Maxwell, Pascal and Volta (sm_50\u2013sm_72); renames Thor sm_101 to sm_110 (no 10.1 any more); adds sm_88 and sm_110.",
-    source: `${DRIVER_TABLE} (CUDA 13.0 GA >=580.65.06); \`nvcc --list-gpu-code\` of CUDA 13.0 (V13.0.88) on this machine; NVIDIA CUDA release notes 'Deprecated Architectures' (Maxwell, Pascal, Volta offline compilation removed in 13.0); ${NIX_DB} ("10.1" max 12.9, "11.0" min 13.0)`
+    source: `${DRIVER_TABLE} (CUDA 13.0 GA >=580.65.06); \`nvcc --list-gpu-code\` of CUDA 13.0 (V13.0.88) on this machine; NVIDIA CUDA release notes 'Deprecated Architectures' (Maxwell, Pascal, Volta offline compilation removed in 13.0); ${NIX_DB2} ("10.1" max 12.9, "11.0" min 13.0)`
+  },
+  {
+    version: "13.2",
+    packageSet: "cudaPackages_13_2",
+    // Inferred, not read off a 13.2 nvcc: no `nvcc --list-gpu-code` of CUDA 13.2 was at hand (this machine has 13.0,
+    // the GPU host has no network to fetch one). Taken as 13.0's list: nixpkgs' table (55d5788) gives no capability a
+    // min of 13.1/13.2 or a max of 13.0/13.1, and CUDA 13 wheels built with 13.2.1 compile "sm_75 and newer"
+    // (abetlen/llama-cpp-python#2239). NVIDIA's 13.2 notes add CUDA Tile for Ampere and Ada (NVlabs/cutile-rs#54:
+    // "sm_8x in 13.2"), a compiler feature, not a new offline target.
+    capabilities: ["7.5", "8.0", "8.6", "8.7", "8.8", "8.9", "9.0", "10.0", "10.3", "11.0", "12.0", "12.1"],
+    minDriverLinux: "595.45.04",
+    nixpkgsDefaultCapabilities: nixpkgsDefaultCapabilitiesFor("13.2"),
+    note: "PyTorch's own CUDA 13 line from 2.12 (12.6, 13.0, 13.2); nixpkgs' cudaPackages_13 is 13.2 (13.2.1 since NixOS/nixpkgs#525132), and its own math headers need no glibc 2.42 patch (NixOS/nixpkgs#513972). Its capability list is inferred from 13.0's (see the comment in catalog/cuda.ts).",
+    source: `CUDA 13.2 GA >=595.45.04 (NVIDIA CUDA Toolkit release notes 13.2, Table 3, as quoted in several stored projects; 13.2 Update 1 >=595.58.03); capabilities INFERRED from CUDA 13.0's nvcc list and ${NIX_DB2} (55d5788: every capability allowed with 13.0 is allowed with 13.2); abetlen/llama-cpp-python#2239 (CUDA 13.2.1 wheels, 'CUDA 13 NVCC recognizes sm_75 and newer'); NixOS/nixpkgs#513972 (2026-04-27: cudaPackages_13_2 exists, cuda_crt unpatched from 13.2)`
   }
 ];
 
 // generator/catalog/torch.ts
 var RELEASE_MD = "pytorch/pytorch RELEASE.md 'Release Compatibility Matrix'";
+var COMPAT = "pytorch.org version compatibility table (PyTorchKR/pytorch.kr _get_started/version-compatibility.md at 1c9bf47)";
 var TORCHCODEC = "Since torchaudio 2.9, torchaudio.load and torchaudio.save go through TorchCodec (pytorch/audio#3902); nixpkgs' torchaudio before 2.11 does not depend on torchcodec (pkgs/development/python-modules/torchaudio/default.nix at 005ab72), so to read or write audio files take torchcodec from this package's passthru.pythonPackages (the variant's Python set, where torchcodec is built on this variant's torch), not from another package set.";
 var TORCHCODEC_DEP = "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages.";
 var CUDA_SETS_2026 = "cudaPackages_12_8, _12_9 and _13_0 are in every cuda-packages.nix of 2026 found, before and after this rev";
@@ -667,7 +916,8 @@ var torch = [
     torchaudio: "2.8.0",
     python: ["3.9", "3.10", "3.11", "3.12", "3.13"],
     cuda: ["12.6", "12.8", "12.9"],
-    source: `${RELEASE_MD} (2.8: Python >=3.9, <=3.13; stable CUDA 12.6, 12.8; experimental CUDA 12.9)`
+    upstream: [{ version: "2.8.0", released: "2025-08-06", torchvision: "0.23.0", torchcodec: "0.7.0" }],
+    source: `${RELEASE_MD} (2.8: Python >=3.9, <=3.13; stable CUDA 12.6, 12.8; experimental CUDA 12.9); ${COMPAT} (2.8.0)`
   },
   {
     version: "2.9.1",
@@ -676,7 +926,11 @@ var torch = [
     torchaudioNote: TORCHCODEC,
     python: ["3.10", "3.11", "3.12", "3.13", "3.14"],
     cuda: ["12.6", "12.8", "13.0"],
-    source: `${RELEASE_MD} (2.9: Python >=3.10, <=3.14; stable CUDA 12.6, 12.8; experimental CUDA 13.0); torch 2.9.1 pairs with torchaudio 2.9.1 in PyTorch's install instructions (as quoted in several stored projects)`
+    upstream: [
+      { version: "2.9.0", released: "2025-10-15", torchvision: "0.24.0", torchcodec: "0.8.0" },
+      { version: "2.9.1", released: "2025-11-12", torchvision: "0.24.1", torchcodec: "0.9.1" }
+    ],
+    source: `${RELEASE_MD} (2.9: Python >=3.10, <=3.14; stable CUDA 12.6, 12.8; experimental CUDA 13.0); ${COMPAT} (2.9.0, 2.9.1); torch 2.9.1 pairs with torchaudio 2.9.1 in PyTorch's install instructions (as quoted in several stored projects)`
   },
   {
     version: "2.10.0",
@@ -685,11 +939,12 @@ var torch = [
     torchaudioNote: TORCHCODEC,
     python: ["3.10", "3.11", "3.12", "3.13", "3.14"],
     cuda: ["12.6", "12.8", "13.0"],
+    upstream: [{ version: "2.10.0", released: "2026-01-21", torchvision: "0.25.0", torchcodec: "0.10.0" }],
     // nixpkgs carried torch 2.10.0 with torchaudio 2.10.0 between NixOS/nixpkgs#484881 and #502810 (Feb-Mar 2026).
     // The one revision of that window with a sourced narHash, 46db2e0 (nixos-unstable 2026-03-24, narHash
     // sha256-4hAV26qu… in fzakaria/nixpkgs-multiverse revisions.json), is only inferred to carry 2.10.0 (from PR
     // dates; #484881's merge date was not found): no source read torch at that rev, so the catalog has no 2.10 pin.
-    source: `${RELEASE_MD} (2.10: Python >=3.10, <=3.14; stable CUDA 12.6, 12.8; experimental CUDA 13.0); nixpkgs pkgs/development/python-modules/torchaudio/default.nix at 005ab72 (version 2.10.0, torch from the same set); NixOS/nixpkgs#502810 ('python3Packages.torchaudio: 2.10.0 -> 2.11.0', 'Previous update: #484881')`
+    source: `${RELEASE_MD} (2.10: Python >=3.10, <=3.14; stable CUDA 12.6, 12.8; experimental CUDA 13.0); ${COMPAT} (2.10.0); nixpkgs pkgs/development/python-modules/torchaudio/default.nix at 005ab72 (version 2.10.0, torch from the same set); NixOS/nixpkgs#502810 ('python3Packages.torchaudio: 2.10.0 -> 2.11.0', 'Previous update: #484881')`
   },
   {
     version: "2.11.0",
@@ -698,7 +953,8 @@ var torch = [
     torchaudioNote: TORCHCODEC_DEP,
     python: ["3.10", "3.11", "3.12", "3.13", "3.14"],
     cuda: ["12.6", "12.8", "13.0"],
-    source: `${RELEASE_MD} (2.11: Python >=3.10, <=3.14; stable CUDA 12.6, 12.8, 13.0), read in a stored copy of RELEASE.md that also lists 2.12-2.14; NixOS/nixpkgs#502810 (2026-03-23, torch and torchaudio 2.10.0 -> 2.11.0 in one update)`
+    upstream: [{ version: "2.11.0", released: "2026-03-23", torchvision: "0.26.0", torchcodec: "0.11.0" }],
+    source: `${RELEASE_MD} (2.11: Python >=3.10, <=3.14; stable CUDA 12.6, 12.8, 13.0), read in a stored copy of RELEASE.md that also lists 2.12-2.14; NixOS/nixpkgs#502810 (2026-03-23, torch and torchaudio 2.10.0 -> 2.11.0 in one update); ${COMPAT} (2.11.0)`
   },
   {
     version: "2.12.0",
@@ -711,7 +967,13 @@ var torch = [
     // CUDA 12 through 12.6, and a source build with nixpkgs' cudaPackages_12_8 is a CUDA 12 build (majors are what
     // `judge` checks).
     cuda: ["12.6", "13.0", "13.2"],
-    source: `${RELEASE_MD} (2.12: Python >=3.10, <=3.14; stable CUDA 12.6, 13.0; experimental 13.2; release 13 May 2026); pytorch.org release blog 'PyTorch 2.12 Release Blog'; PyTorchKR/pytorch.kr#102 (torchaudio 2.11.0 is the last release, 2.12 has none)`
+    // 2.12.1 (2026-06-18) is the same minor: pytorch.org pairs it with torchvision 0.27.1 and torchcodec 0.13.0, and
+    // its CUDA and Python ranges are 2.12.0's. A pin carrying 2.12.1 is judged by this entry's minor-level facts.
+    upstream: [
+      { version: "2.12.0", released: "2026-05-13", torchvision: "0.27.0", torchcodec: "0.12.0" },
+      { version: "2.12.1", released: "2026-06-18", torchvision: "0.27.1", torchcodec: "0.13.0" }
+    ],
+    source: `${RELEASE_MD} (2.12: Python >=3.10, <=3.14; stable CUDA 12.6, 13.0; experimental 13.2; release 13 May 2026); pytorch.org release blog 'PyTorch 2.12 Release Blog'; PyTorchKR/pytorch.kr#102 (torchaudio 2.11.0 is the last release, 2.12 has none; torchcodec 2.12.0 -> 0.12.0, 2.12.1 -> 0.13.0); ${COMPAT} (2.12.0, 2.12.1: CUDA 13.2; 13.0; 12.6)`
   },
   {
     version: "2.13.0",
@@ -719,9 +981,26 @@ var torch = [
     // torchaudio 2.11.0 is torchaudio's last release and serves torch >= 2.11 (see `torchaudio` below).
     torchaudio: "2.11.0",
     torchaudioNote: TORCHCODEC_DEP,
+    // Sources disagree on Python: RELEASE.md's matrix says <= 3.15 for 2.13, pytorch.org's table (PyPI classifiers)
+    // says <= 3.14. The wider range is kept: 3.15 is in no catalog Python set, so it decides nothing here. They also
+    // disagree on the date by a day (RELEASE.md 2026-07-09, pytorch.org 2026/07/08).
     python: ["3.10", "3.11", "3.12", "3.13", "3.14", "3.15"],
     cuda: ["12.6", "13.0", "13.2"],
-    source: `${RELEASE_MD} (2.13: Python >=3.10, <=3.15; stable CUDA 12.6, 13.0; experimental 13.2; released 2026-07-09); NixOS/nixpkgs#533426 (python3Packages.torch 2.12.0 -> 2.13.0)`
+    upstream: [{ version: "2.13.0", released: "2026-07-08", torchvision: "0.28.0", torchcodec: "0.14.0" }],
+    source: `${RELEASE_MD} (2.13: Python >=3.10, <=3.15; stable CUDA 12.6, 13.0; experimental 13.2; released 2026-07-09); NixOS/nixpkgs#533426 (python3Packages.torch 2.12.0 -> 2.13.0); ${COMPAT} (2.13.0: Python >=3.10, <=3.14; CUDA 13.2; 13.0; 12.6); PyTorchKR/pytorch.kr#102 (2.13 moves to C++20; torchcodec 0.14.0)`
+  },
+  {
+    version: "2.14.0",
+    nameTag: "214",
+    // torchaudio 2.11.0 is torchaudio's last release and serves torch >= 2.11 (see `torchaudio` below).
+    torchaudio: "2.11.0",
+    torchaudioNote: TORCHCODEC_DEP,
+    python: ["3.10", "3.11", "3.12", "3.13", "3.14"],
+    cuda: ["12.6", "13.0", "13.2"],
+    upstream: [{ version: "2.14.0", released: "2026-09-02", torchvision: "0.29.0", torchcodec: "0.16.0" }],
+    // No catalog pin carries it: nixpkgs master has torch 2.14.0 (source/src.nix at 0d64e2a) and torchcodec 0.16.0
+    // (0873ea5), but no flake.lock or fetchTarball with a hash of such a revision was found. `pin add` is the way in.
+    source: "PyTorchKR/pytorch.kr#119 (mirroring pytorch/pytorch.github.io@563f92c: 2.14.0 released 2026/09/02, torchvision 0.29.0, torchcodec 0.16.0, Python >=3.10, <=3.14 from the PyPI classifiers, CUDA 13.2; 13.0; 12.6, no torchaudio); googlecolab/colabtools#6093 (2026-09-03, PyTorch's release manager: 'Python 3.10-Python 3.14', CUDA 13.0 the default, cu126 and cu132 builds); coreweave/ml-containers#233 (torch 2.14.0 with torchvision 0.29.0)"
   }
 ];
 var torchaudio = onTorch("torchaudio").releases.map((r) => ({
@@ -794,7 +1073,7 @@ var nixpkgs = [
     inferred: {
       flashAttn: "2.8.2: nixpkgs' flash-attn was initialised at 2.8.2 (NixOS/nixpkgs#429821, 2025-07-31) and moved to 2.8.3 only with #514440 (reviewed 2026-05-27); not read at this rev",
       xformers: "0.0.30: NixOS/nixpkgs#446320 (2025-09-26) took xformers back from 0.0.32.post2 (broken with CUDA) to 0.0.30, and #502963 (2026-03-24) moved it to 0.0.35; not read at this rev",
-      bitsandbytes: "unknown: somewhere between 0.47.0 (NixOS/nixpkgs#436594, 2025-08-24) and 0.49.1 (on master by 2026-02-02); this rev's date is not known",
+      bitsandbytes: "unknown: somewhere between 0.47.0 (NixOS/nixpkgs#436594, 2025-08-24) and 0.49.1 (on master until NixOS/nixpkgs#501796, 2026-03-21); this rev's date is not known",
       recursedPython: RECURSED_2025,
       torchvision: "0.24.1: the build-torchvision README cuda-12_9 branch at this rev builds torchvision 0.24 on torch 2.9.1; the patch release not read",
       torchaudio: "2.9.1 from the release pairing, not read at this rev",
@@ -830,7 +1109,7 @@ var nixpkgs = [
     inferred: {
       flashAttn: "2.8.2: from NixOS/nixpkgs#429821 (init, 2025-07-31) until #514440 (2.8.3, reviewed 2026-05-27); not read at this rev",
       xformers: "0.0.30: between NixOS/nixpkgs#446320 (2025-09-26) and #502963 (0.0.35, 2026-03-24); not read at this rev",
-      bitsandbytes: "0.49.1: on master by 2026-02-02 (NixOS/nixpkgs#406675 reports it) and bumped to 0.49.2 by #501796 (2026-03-21); not read at this rev",
+      bitsandbytes: "0.49.1: NixOS/nixpkgs#501796 (2026-03-21) bumped 0.49.1 to 0.49.2, and upstream released 0.49.1 on 2026-01-08; when nixpkgs took 0.49.1 was not found (the #406675 cited before is about something else); not read at this rev",
       recursedPython: RECURSED_2025,
       torchvision: "0.24.1: the torchvision paired with torch 2.9.1 (pytorch/vision 0.24 \u2194 2.9), not read at this rev",
       torchcodec: "0.9.1: NixOS/nixpkgs#498390 'torchcodec: 0.9.1 -> 0.10.0' is dated 2026-03-09, after this rev",
@@ -986,8 +1265,8 @@ var KNOWN_PINS = new Set(nixpkgs.map((p) => p.rev));
 function packageVersionOf(v, name) {
   return v.package === name ? v.version : v.onTorchVersions?.[name];
 }
-var smOf = (cap) => `sm_${cap.replace(".", "")}`;
-var computeOf = (cap) => `compute_${cap.replace(".", "")}`;
+var smOf = (cap2) => `sm_${cap2.replace(".", "")}`;
+var computeOf = (cap2) => `compute_${cap2.replace(".", "")}`;
 var archKey = (a) => {
   const m = /^(?:sm|compute)_(\d+)([a-z]?)$/.exec(a);
   return m ? Number(m[1]) * 10 + (m[2] ? m[2].charCodeAt(0) - 96 : 0) : 1e9;
@@ -1141,9 +1420,9 @@ var capOf = (sm) => {
   return d ? `${d[1]}.${d[2]}` : null;
 };
 function sassRunsOn(sm, device) {
-  const cap = capOf(sm);
-  if (cap === null) return false;
-  return /a$/.test(sm) ? cap === device : capabilityRunsOn(cap, device);
+  const cap2 = capOf(sm);
+  if (cap2 === null) return false;
+  return /a$/.test(sm) ? cap2 === device : capabilityRunsOn(cap2, device);
 }
 function capabilityOfSm(sm) {
   return `${sm.slice(0, -1)}.${sm.slice(-1)}`;
