@@ -905,7 +905,8 @@ var RELEASE_MD = "pytorch/pytorch RELEASE.md 'Release Compatibility Matrix'";
 var COMPAT = "pytorch.org version compatibility table (PyTorchKR/pytorch.kr _get_started/version-compatibility.md at 1c9bf47)";
 var TORCHCODEC = "Since torchaudio 2.9, torchaudio.load and torchaudio.save go through TorchCodec (pytorch/audio#3902); nixpkgs' torchaudio before 2.11 does not depend on torchcodec (pkgs/development/python-modules/torchaudio/default.nix at 005ab72), so to read or write audio files take torchcodec from this package's passthru.pythonPackages (the variant's Python set, where torchcodec is built on this variant's torch), not from another package set.";
 var TORCHCODEC_DEP = "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages.";
-var CUDA_SETS_2026 = "cudaPackages_12_8, _12_9 and _13_0 are in every cuda-packages.nix of 2026 found, before and after this rev";
+var CUDA_SETS_13_2 = "cudaPackages_13_2: on master by 2026-04-27 (NixOS/nixpkgs#513972 'cudaPackages.cuda_crt: do not patch math headers on >=13.2', which 'Fixes cudaPackages_13_2.cuda_crt'); cudaPackages_13 is 13.2 (13.2.1 since NixOS/nixpkgs#525132)";
+var CUDA_SETS_2026 = `cudaPackages_12_8, _12_9 and _13_0 are in every cuda-packages.nix of 2026 found, before and after this rev; ${CUDA_SETS_13_2}`;
 var RECURSED_2025 = "3.12, 3.13: the 2025 pattern (all-packages.nix with python3 = python313: python312Packages and python313Packages recurseIntoAttrs, python3Packages dontRecurseIntoAttrs); not read at this rev";
 var RECURSED_2026 = "3.13, 3.14: a 2026 all-packages.nix (python313Packages and python314Packages recurseIntoAttrs, python312Packages plain); NixOS/nixpkgs#502810's review (2026-03-27) ran on python313Packages and python314Packages and #484881 (2026-05-28) says python312Packages is not Hydra-built; not read at this rev";
 var DEFAULT_CUDA_12_9 = "12.9: NixOS/nixpkgs#498861 (2026-03-11, cudaPackages 12.8 -> 12.9) came before this rev; nixpkgs' torchaudio 2.11.0 file: 'As of 2026-03-27, the default `cudaPackages` version is 12.9.1'; a late-2026 all-packages.nix has cudaPackages_12 = cudaPackages_12_9. Not read at this rev";
@@ -1025,7 +1026,8 @@ var nixpkgs = [
     // pin a different nixpkgs (46336d4) "with CUDA 12.9", so cudaPackages_12_9 at fe5e41d is not relied on.
     cuda: ["12.6", "12.8"],
     brokenCuda: {
-      "13.0": "nixpkgs torch brokenConditions 'Unsupported CUDA version': cudaMajorVersion must be 11 or 12"
+      "13.0": "nixpkgs torch brokenConditions 'Unsupported CUDA version': cudaMajorVersion must be 11 or 12",
+      "13.2": "nixpkgs torch brokenConditions 'Unsupported CUDA version': cudaMajorVersion must be 11 or 12"
     },
     torchcodec: null,
     torchvision: "0.23.0",
@@ -1059,7 +1061,8 @@ var nixpkgs = [
     python: ["3.11", "3.12", "3.13"],
     cuda: ["12.6", "12.8", "12.9", "13.0"],
     brokenCuda: {
-      "13.0": "nixpkgs torch 2.9.1 brokenConditions 'Unsupported CUDA version': cudaMajorVersion must be 11 or 12"
+      "13.0": "nixpkgs torch 2.9.1 brokenConditions 'Unsupported CUDA version': cudaMajorVersion must be 11 or 12",
+      "13.2": "nixpkgs torch 2.9.1 brokenConditions 'Unsupported CUDA version': cudaMajorVersion must be 11 or 12"
     },
     torchcodec: "unknown",
     torchvision: "0.24.1",
@@ -1091,7 +1094,8 @@ var nixpkgs = [
     python: ["3.12", "3.13"],
     cuda: ["12.8", "12.9"],
     brokenCuda: {
-      "13.0": "nixpkgs torch 2.9.1 brokenConditions 'Unsupported CUDA version': cudaMajorVersion must be 11 or 12"
+      "13.0": "nixpkgs torch 2.9.1 brokenConditions 'Unsupported CUDA version': cudaMajorVersion must be 11 or 12",
+      "13.2": "nixpkgs torch 2.9.1 brokenConditions 'Unsupported CUDA version': cudaMajorVersion must be 11 or 12"
     },
     // Sources disagree on this rev's torch: one build-pytorch planning note says it "ships 2.10.0 natively", but the
     // branch that uses it (pytorch-2.10-python313 README: "0182a36 with cudaPackages_12_9 and torch 2.10.0 source
@@ -1126,7 +1130,7 @@ var nixpkgs = [
     torch: "2.11.0",
     torchaudio: "2.11.0",
     python: ["3.12", "3.13", "3.14"],
-    cuda: ["12.8", "12.9", "13.0"],
+    cuda: ["12.8", "12.9", "13.0", "13.2"],
     // CUDA 13: nixpkgs torch 2.10.0 (GaetanLepage/nixpkgs d361bc7) still accepted CUDA majors 11 and 12 only; the
     // torch 2.13.0 file stored later accepts 11, 12 and 13. Between them #501079 (2026-03-18, "fixes the PyTorch
     // build when using cudaPackages>=13.0") landed before the 2.11 update. The brokenConditions of 2.11.0 at this rev
@@ -1144,6 +1148,7 @@ var nixpkgs = [
     channel: "nixos-unstable",
     inferred: {
       flashAttn: "2.8.2: NixOS/nixpkgs#514440 (2.8.2 -> 2.8.3) was reviewed on 2026-05-27, after this rev; not read at this rev",
+      cuda: `cudaPackages_12_8, _12_9 and _13_0 as NixOS/nixpkgs#498861 and #501079 show them; ${CUDA_SETS_13_2}, before this rev of 2026-05-05`,
       xformers: "0.0.35: NixOS/nixpkgs#502963 (0.0.30 -> 0.0.35, 2026-03-24) before this rev; not read at this rev",
       bitsandbytes: "0.49.2: NixOS/nixpkgs#501796 (0.49.1 -> 0.49.2, 2026-03-21) before this rev; upstream 0.50.0 came on 2026-07-24; not read at this rev",
       recursedPython: RECURSED_2026,
@@ -1164,7 +1169,7 @@ var nixpkgs = [
     torch: "2.11.0",
     torchaudio: "2.11.0",
     python: ["3.12", "3.13", "3.14"],
-    cuda: ["12.8", "12.9", "13.0"],
+    cuda: ["12.8", "12.9", "13.0", "13.2"],
     brokenCuda: {},
     torchcodec: "0.11.1",
     torchvision: "0.26.0",
@@ -1185,7 +1190,7 @@ var nixpkgs = [
       torch: "2.11.0 read at an earlier revision of the same branch (nixos-26.05.7376, fcb8fcd, 2026-08-09: python3.13-torch-2.11.0 and python3.13-torchaudio-2.11.0 substitutable, recorded 2026-09-09); a stable branch takes no minor torch update, so this later 26.05 revision (build 8846) is taken to carry the same",
       torchcodec: "0.11.1: 26.05 branched in late May 2026, before NixOS/nixpkgs#530330 (2026-06-10)",
       python: "python312-314Packages as at 549bd84, the unstable revision 26.05 branched after",
-      cuda: "cudaPackages_12_8 and _12_9 are still in late-2026 files; _13_0 was updated in April (#514134)",
+      cuda: `cudaPackages_12_8 and _12_9 are still in late-2026 files; _13_0 was updated in April (#514134); ${CUDA_SETS_13_2}, before 26.05 branched`,
       brokenCuda: "as at 549bd84 (torch 2.11.0's brokenConditions were not read)"
     },
     source: "NixOS channel name nixos-26.05.8846.a3116115851d (a stored NixOS configuration's `nixpkgs-stable` tarball; ISO names nixos-minimal-26.05.8846.a3116115851d-x86_64-linux.iso); system names 26.05.20260901.a311611 (date); a 26.05 deployment at fcb8fcd recording python3.13-torch-2.11.0, -torchvision-0.26.0 and -torchaudio-2.11.0 built from python3 (3.13)"
@@ -1198,7 +1203,7 @@ var nixpkgs = [
     torch: "2.12.0",
     torchaudio: "2.11.0",
     python: ["3.12", "3.13", "3.14"],
-    cuda: ["12.8", "12.9", "13.0"],
+    cuda: ["12.8", "12.9", "13.0", "13.2"],
     brokenCuda: {},
     torchcodec: "unknown",
     torchvision: "0.27.1",
@@ -1231,7 +1236,7 @@ var nixpkgs = [
     torch: "2.13.0",
     torchaudio: "2.11.0",
     python: ["3.12", "3.13", "3.14"],
-    cuda: ["12.8", "12.9", "13.0"],
+    cuda: ["12.8", "12.9", "13.0", "13.2"],
     brokenCuda: {},
     torchcodec: "unknown",
     torchvision: "0.28.0",

@@ -34,7 +34,10 @@ const TORCHCODEC_DEP =
   "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this " +
   "variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch " +
   "are in this package's passthru.pythonPackages.";
-const CUDA_SETS_2026 = "cudaPackages_12_8, _12_9 and _13_0 are in every cuda-packages.nix of 2026 found, before and after this rev";
+const CUDA_SETS_13_2 =
+  "cudaPackages_13_2: on master by 2026-04-27 (NixOS/nixpkgs#513972 'cudaPackages.cuda_crt: do not patch math headers on " +
+  ">=13.2', which 'Fixes cudaPackages_13_2.cuda_crt'); cudaPackages_13 is 13.2 (13.2.1 since NixOS/nixpkgs#525132)";
+const CUDA_SETS_2026 = `cudaPackages_12_8, _12_9 and _13_0 are in every cuda-packages.nix of 2026 found, before and after this rev; ${CUDA_SETS_13_2}`;
 /**
  * Which pythonXYZPackages nixpkgs' CI evaluation recurses into (all-packages.nix `recurseIntoAttrs`), per era. Sources
  * (issue 33's notes): a 2025 all-packages.nix (`python3 = python313`; python312Packages and python313Packages
@@ -197,6 +200,7 @@ export const nixpkgs: NixpkgsPin[] = [
     cuda: ["12.6", "12.8"],
     brokenCuda: {
       "13.0": "nixpkgs torch brokenConditions 'Unsupported CUDA version': cudaMajorVersion must be 11 or 12",
+      "13.2": "nixpkgs torch brokenConditions 'Unsupported CUDA version': cudaMajorVersion must be 11 or 12",
     },
     torchcodec: null,
     torchvision: "0.23.0",
@@ -235,6 +239,7 @@ export const nixpkgs: NixpkgsPin[] = [
     cuda: ["12.6", "12.8", "12.9", "13.0"],
     brokenCuda: {
       "13.0": "nixpkgs torch 2.9.1 brokenConditions 'Unsupported CUDA version': cudaMajorVersion must be 11 or 12",
+      "13.2": "nixpkgs torch 2.9.1 brokenConditions 'Unsupported CUDA version': cudaMajorVersion must be 11 or 12",
     },
     torchcodec: "unknown",
     torchvision: "0.24.1",
@@ -273,6 +278,7 @@ export const nixpkgs: NixpkgsPin[] = [
     cuda: ["12.8", "12.9"],
     brokenCuda: {
       "13.0": "nixpkgs torch 2.9.1 brokenConditions 'Unsupported CUDA version': cudaMajorVersion must be 11 or 12",
+      "13.2": "nixpkgs torch 2.9.1 brokenConditions 'Unsupported CUDA version': cudaMajorVersion must be 11 or 12",
     },
     // Sources disagree on this rev's torch: one build-pytorch planning note says it "ships 2.10.0 natively", but the
     // branch that uses it (pytorch-2.10-python313 README: "0182a36 with cudaPackages_12_9 and torch 2.10.0 source
@@ -313,7 +319,7 @@ export const nixpkgs: NixpkgsPin[] = [
     torch: "2.11.0",
     torchaudio: "2.11.0",
     python: ["3.12", "3.13", "3.14"],
-    cuda: ["12.8", "12.9", "13.0"],
+    cuda: ["12.8", "12.9", "13.0", "13.2"],
     // CUDA 13: nixpkgs torch 2.10.0 (GaetanLepage/nixpkgs d361bc7) still accepted CUDA majors 11 and 12 only; the
     // torch 2.13.0 file stored later accepts 11, 12 and 13. Between them #501079 (2026-03-18, "fixes the PyTorch
     // build when using cudaPackages>=13.0") landed before the 2.11 update. The brokenConditions of 2.11.0 at this rev
@@ -331,6 +337,7 @@ export const nixpkgs: NixpkgsPin[] = [
     channel: "nixos-unstable",
     inferred: {
       flashAttn: "2.8.2: NixOS/nixpkgs#514440 (2.8.2 -> 2.8.3) was reviewed on 2026-05-27, after this rev; not read at this rev",
+      cuda: `cudaPackages_12_8, _12_9 and _13_0 as NixOS/nixpkgs#498861 and #501079 show them; ${CUDA_SETS_13_2}, before this rev of 2026-05-05`,
       xformers: "0.0.35: NixOS/nixpkgs#502963 (0.0.30 -> 0.0.35, 2026-03-24) before this rev; not read at this rev",
       bitsandbytes: "0.49.2: NixOS/nixpkgs#501796 (0.49.1 -> 0.49.2, 2026-03-21) before this rev; upstream 0.50.0 came on 2026-07-24; not read at this rev",
       recursedPython: RECURSED_2026,
@@ -362,7 +369,7 @@ export const nixpkgs: NixpkgsPin[] = [
     torch: "2.11.0",
     torchaudio: "2.11.0",
     python: ["3.12", "3.13", "3.14"],
-    cuda: ["12.8", "12.9", "13.0"],
+    cuda: ["12.8", "12.9", "13.0", "13.2"],
     brokenCuda: {},
     torchcodec: "0.11.1",
     torchvision: "0.26.0",
@@ -386,7 +393,7 @@ export const nixpkgs: NixpkgsPin[] = [
         "takes no minor torch update, so this later 26.05 revision (build 8846) is taken to carry the same",
       torchcodec: "0.11.1: 26.05 branched in late May 2026, before NixOS/nixpkgs#530330 (2026-06-10)",
       python: "python312-314Packages as at 549bd84, the unstable revision 26.05 branched after",
-      cuda: "cudaPackages_12_8 and _12_9 are still in late-2026 files; _13_0 was updated in April (#514134)",
+      cuda: `cudaPackages_12_8 and _12_9 are still in late-2026 files; _13_0 was updated in April (#514134); ${CUDA_SETS_13_2}, before 26.05 branched`,
       brokenCuda: "as at 549bd84 (torch 2.11.0's brokenConditions were not read)",
     },
     source:
@@ -406,7 +413,7 @@ export const nixpkgs: NixpkgsPin[] = [
     torch: "2.12.0",
     torchaudio: "2.11.0",
     python: ["3.12", "3.13", "3.14"],
-    cuda: ["12.8", "12.9", "13.0"],
+    cuda: ["12.8", "12.9", "13.0", "13.2"],
     brokenCuda: {},
     torchcodec: "unknown",
     torchvision: "0.27.1",
@@ -452,7 +459,7 @@ export const nixpkgs: NixpkgsPin[] = [
     torch: "2.13.0",
     torchaudio: "2.11.0",
     python: ["3.12", "3.13", "3.14"],
-    cuda: ["12.8", "12.9", "13.0"],
+    cuda: ["12.8", "12.9", "13.0", "13.2"],
     brokenCuda: {},
     torchcodec: "unknown",
     torchvision: "0.28.0",
