@@ -401,7 +401,7 @@ export function githubWorkflowYaml(variants: readonly Variant[], o: GithubOption
   return head + yamlWithJobComments(workflow, comments);
 }
 
-/** The oldest Nix that evaluates nixpkgs of 2025 and later (nixpkgs lib/minver.nix; preflight/facts.ts NIX_MIN). */
+/** The oldest Nix that evaluates nixpkgs of August 2025 and later, every catalog pin (nixpkgs lib/minver.nix since NixOS/nixpkgs#428076; preflight/facts.ts NIX_MIN). */
 export const NIX_MIN_VERSION: string = NIX_MIN.version;
 
 /**
@@ -412,7 +412,7 @@ export function nixVersionCheckScript(min: string = NIX_MIN_VERSION): string {
     'v=$(nix --version | grep -oE \'[0-9]+\\.[0-9]+(\\.[0-9]+)?\' | head -n 1)',
     'echo "Nix $v"',
     `if [ "$(printf '%s\\n%s\\n' "${min}" "$v" | sort -V | head -n 1)" != "${min}" ]; then`,
-    `  echo "Nix $v is older than ${min}, the oldest that evaluates nixpkgs of 2025 and later (lib/minver.nix)" >&2`,
+    `  echo "Nix $v is older than ${min}, the oldest that evaluates nixpkgs of August 2025 and later (lib/minver.nix)" >&2`,
     "  exit 1",
     "fi",
   ].join("\n");

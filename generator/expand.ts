@@ -16,11 +16,12 @@
 import { PACKAGES } from "./constants.ts";
 import { preferredPin } from "./catalog/index.ts";
 import { ENV_PACKAGE, TORCH_PACKAGE, onTorch, packageBuildFor, releaseOf, releaseServes, type PackageCudaBuild, type PackageOnTorch } from "./catalog/packages.ts";
-import { NIXPKGS_JETSON_CAPABILITIES } from "./catalog/cuda.ts";
+import { NIXPKGS_JETSON_CAPABILITIES, glibcCudaHeaderNote } from "./catalog/cuda.ts";
 import { environmentPackage, formatCombination, formatName, torchSiblingName } from "./naming.ts";
 import { extraPromise } from "./catalog/extras.ts";
 import { compareVersions } from "./versions.ts";
 import { capabilityRunsOn } from "./compat.ts";
+import { nixpkgsAllows, nixpkgsCapability } from "./catalog/gpus.ts";
 import type {
   Catalog,
   CpuIsa,
@@ -53,33 +54,46 @@ const smOf = (cap: string) => cap.replace(".", "");
 
 /**
  * Decide which compute capabilities CUDA `cuda`'s nvcc compiles for GPU `gpu` (ARCHITECTURE.md rule 3).
- * Native when nvcc knows the GPU's capability; otherwise, under policy `serve`, the highest capability nvcc knows
- * with the same major and a minor ≤ the GPU's (binary compatibility); otherwise a reason naming the CUDA versions
- * of the catalog whose nvcc does know it.
+ * A capability is buildable with a CUDA version when its nvcc knows it and nixpkgs' capability table allows it with
+ * that CUDA (catalog/gpus.ts NIXPKGS_CAPABILITIES: min/max CUDA; nixpkgs' backendStdenv refuses anything outside, so
+ * where nvcc and nixpkgs disagree, nixpkgs wins: 7.2 ends at CUDA 12.2 there though nvcc 12.x still lists sm_72).
+ * Native when the GPU's capability is buildable; otherwise, under policy `serve`, the highest buildable capability
+ * with the same major and a minor ≤ the GPU's (binary compatibility: 12.1 on CUDA 12.8 is served by 12.0, since 12.1
+ * needs CUDA 12.9); otherwise a reason naming the CUDA versions of the catalog that build it natively.
  */
 export function serveGpu(gpu: GpuArch, cuda: CudaToolkit, policy: "serve" | "drop", catalog: Catalog): GpuService {
-  if (cuda.capabilities.includes(gpu.capability)) return { ok: true, capabilities: [gpu.capability], binaryCompat: false };
-  const knownBy = catalog.cuda.filter((c) => c.capabilities.includes(gpu.capability)).map((c) => c.version);
+  const builds = (c: CudaToolkit, cap: string) => c.capabilities.includes(cap) && nixpkgsAllows(cap, c.version);
+  if (builds(cuda, gpu.capability)) return { ok: true, capabilities: [gpu.capability], binaryCompat: false };
+  const knownBy = catalog.cuda.filter((c) => builds(c, gpu.capability)).map((c) => c.version);
   const where = knownBy.length
     ? `CUDA ${knownBy.join(", ")} ${knownBy.length === 1 ? "compiles" : "compile"} sm_${gpu.sm} natively`
-    : `no CUDA version in the catalog compiles sm_${gpu.sm}`;
+    : `no CUDA version in the catalog compiles sm_${gpu.sm} where nixpkgs allows it`;
   const earlier = catalog.cuda.filter((c) => cmpVersion(c.version, cuda.version) < 0 && c.capabilities.includes(gpu.capability));
-  const dropped =
-    earlier.length > 0
+  const info = nixpkgsCapability(gpu.capability);
+  const dropped = cuda.capabilities.includes(gpu.capability)
+    ? `nixpkgs allows compute capability ${gpu.capability} with CUDA ${info ? `${info.minCuda}${info.maxCuda ? ` to ${info.maxCuda}` : " and later"}` : "never (not in its capability table)"}, not ${cuda.version}, though CUDA ${cuda.version}'s nvcc lists sm_${gpu.sm} (pkgs/development/cuda-modules/_cuda/db/bootstrap/cuda.nix)`
+    : earlier.length > 0
       ? `CUDA ${cuda.version} dropped offline compilation for sm_${gpu.sm} (last supported in CUDA ${earlier[earlier.length - 1].version})`
       : `CUDA ${cuda.version}'s nvcc has no sm_${gpu.sm} target`;
   // Candidates are capabilities of GPU architectures the catalog knows: CUDA 12.8/12.9's 10.1 was Thor's
   // pre-release number (renamed 11.0 in CUDA 13.0), not an architecture B300 (10.3) belongs with.
   const archs = new Set(catalog.gpus.map((g) => g.capability));
-  const compat = cuda.capabilities
-    .filter((c) => archs.has(c) && capabilityRunsOn(c, gpu.capability))
+  const runs = cuda.capabilities.filter((c) => archs.has(c) && capabilityRunsOn(c, gpu.capability) && nixpkgsAllows(c, cuda.version));
+  // A Jetson GPU is served by Jetson code only: nixpkgs builds a Jetson capability against NVIDIA's Jetson
+  // redistributables and the others against linux-sbsa (_cuda/lib/redist.nix getRedistSystem), so the CUDA libraries
+  // of a non-Jetson capability are not the ones a Jetson runs, whatever the cubin's binary compatibility.
+  const jetson = (c: string) => nixpkgsCapability(c)?.isJetson ?? false;
+  const compat = runs
+    .filter((c) => jetson(c) === jetson(gpu.capability))
     .sort(cmpVersion)
     .pop();
   const gpuNote = gpu.note ? ` ${gpu.note}` : "";
   if (compat === undefined)
     return {
       ok: false,
-      reason: `${dropped}, and no capability it compiles has the same major version as ${gpu.capability} (cubins do not run across a major version); ${where}.${gpuNote}`,
+      reason: runs.length
+        ? `${dropped}, and what it compiles that would run on ${gpu.capability} (${runs.join(", ")}) is not Jetson code, which nixpkgs never serves a Jetson GPU with (other redistributables: _cuda/lib/redist.nix); ${where}.${gpuNote}`
+        : `${dropped}, and no capability it compiles has the same major version as ${gpu.capability} (cubins do not run across a major version); ${where}.${gpuNote}`,
     };
   if (policy === "drop")
     return {
@@ -90,7 +104,7 @@ export function serveGpu(gpu: GpuArch, cuda: CudaToolkit, policy: "serve" | "dro
     ok: true,
     capabilities: [compat],
     binaryCompat: true,
-    note: `Served by binary compatibility: CUDA ${cuda.version}'s nvcc has no sm_${gpu.sm}, so this variant compiles sm_${smOf(compat)} (compute capability ${compat}), which runs on ${gpu.capability} (same major, lower minor; CUDA C++ Programming Guide, "Binary Compatibility"). ${knownBy.length ? `Native sm_${gpu.sm} code needs CUDA ${knownBy.join(" or ")}.` : ""}`.trim(),
+    note: `Served by binary compatibility: ${cuda.capabilities.includes(gpu.capability) ? `nixpkgs does not allow sm_${gpu.sm} with CUDA ${cuda.version} (_cuda/db/bootstrap/cuda.nix)` : `CUDA ${cuda.version}'s nvcc has no sm_${gpu.sm}`}, so this variant compiles sm_${smOf(compat)} (compute capability ${compat}), which runs on ${gpu.capability} (same major, lower minor; CUDA C++ Programming Guide, "Binary Compatibility"). ${knownBy.length ? `Native sm_${gpu.sm} code needs CUDA ${knownBy.join(" or ")}.` : ""}`.trim(),
   };
 }
 
@@ -142,6 +156,12 @@ function judge(c: Combo, matrix: Matrix, catalog: Catalog): { reasons: string[];
   if (gpu && !gpu.systems.includes(isa.system))
     reasons.push(
       `SM${gpu.sm} (${gpu.label}) exists only on ${gpu.systems.join(", ")} hosts, so it has no ${isa.system} variant.`,
+    );
+  else if (gpu && nixpkgsCapability(gpu.capability)?.isJetson && isa.system !== "aarch64-linux")
+    // nixpkgs' own rule, read from its table: a catalog GPU row that listed another system would still be refused here.
+    reasons.push(
+      `nixpkgs builds the Jetson capability ${gpu.capability} only for aarch64-linux (isJetson in _cuda/db/bootstrap/cuda.nix; ` +
+        `backendStdenv: "Requested Jetson CUDA capabilities … require hostPlatform … to be aarch64-linux"), not ${isa.system}.`,
     );
   else if (gpu?.socCpu && !gpu.socCpu.isas.includes(isa.key))
     reasons.push(
@@ -209,8 +229,12 @@ function describe(pkg: PackageName, c: Combo, version: string): string {
  * @returns { packageSet, reason } — reason is null when the matrix's policy decided, a sentence when the catalog forced it.
  */
 export function cudaScopeFor(caps: readonly string[], cuda: CudaToolkit, policy: CudaCapabilitiesScope): { packageSet: boolean; reason: string | null } {
-  if (policy === "packageSet") return { packageSet: true, reason: null };
   const jetson = caps.filter((c) => (NIXPKGS_JETSON_CAPABILITIES.capabilities as readonly string[]).includes(c));
+  // A Jetson capability never shares a CUDA set with a non-Jetson one (catalog/cuda.ts NIXPKGS_JETSON_CAPABILITIES:
+  // nixpkgs refuses it before Thor in every era, and for every Jetson capability in 2025's code).
+  if (jetson.length && jetson.length !== caps.length)
+    throw new Error(`cudaScopeFor: Jetson capabilities ${jetson.join(", ")} with non-Jetson ${caps.filter((c) => !jetson.includes(c)).join(", ")} in one CUDA set; nixpkgs refuses that mix`);
+  if (policy === "packageSet") return { packageSet: true, reason: null };
   if (jetson.length)
     return {
       packageSet: true,
@@ -339,6 +363,8 @@ export function expand(matrix: Matrix, catalog: Catalog): Expansion {
                 `PyTorch ${release.version}'s own binaries are built for CUDA ${release.cuda.join(", ")}; this CUDA ${cuda.version} build comes from nixpkgs ${pin.rev.slice(0, 7)}.`,
               );
             if (gpu?.note) notes.push(gpu.note);
+            const headers = cuda ? glibcCudaHeaderNote(pin.rev, pin.date, cuda.version) : null;
+            if (headers) notes.push(headers);
             if (scope.reason) notes.push(scope.reason);
             if (isa.variantNote) notes.push(isa.variantNote);
             if (p?.pinField === "torchaudio" && release.torchaudioNote) notes.push(release.torchaudioNote);

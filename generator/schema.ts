@@ -143,6 +143,21 @@ export const TorchReleaseSchema = z.object({
   cuda: z.array(version2).min(1),
   /** Shown on every torchaudio variant of this release (e.g. where its audio I/O comes from). */
   torchaudioNote: z.string().optional(),
+  /**
+   * PyTorch's own pairings for the releases of this minor (pytorch.org's compatibility table): release date, the
+   * torchvision and torchcodec published with it (torchcodec null: none). What nixpkgs carries at a pin is the pin's
+   * business (NixpkgsPin.torchvision, .torchcodec); this is what upstream pairs. Its source is in `source`.
+   */
+  upstream: z
+    .array(
+      z.object({
+        version: z.string().regex(/^\d+\.\d+\.\d+$/),
+        released: z.string().regex(/^\d{4}-\d{2}-\d{2}$/),
+        torchvision: z.string().regex(/^\d+\.\d+\.\d+$/),
+        torchcodec: z.string().regex(/^\d+\.\d+\.\d+$/).nullable(),
+      }),
+    )
+    .optional(),
   source,
 });
 export type TorchRelease = z.infer<typeof TorchReleaseSchema>;

@@ -73,9 +73,10 @@ let
   env = if isaFeatures == [ ] then plainEnv else plainEnv.overrideAttrs (old: {
     requiredSystemFeatures = (old.requiredSystemFeatures or [ ]) ++ isaFeatures;
   });
-  # The host's GPU driver outside NixOS (docs/gpu-driver.md). The CUDA libraries of this environment load libcuda.so.1
-  # from /run/opengl-driver/lib only (their runpath: nixpkgs addDriverRunpath), which only NixOS creates; Nix's glibc
-  # does not read the host's /etc/ld.so.cache. nixpkgs' nix-gl-host (numtide/nix-gl-host, meta.mainProgram
+  # The host's GPU driver outside NixOS (docs/gpu-driver.md). The CUDA libraries of this environment look for
+  # libcuda.so.1 in /run/opengl-driver/lib (their runpath: nixpkgs pkgs/by-name/ad/addDriverRunpath), which only NixOS
+  # creates, or on LD_LIBRARY_PATH (searched before the runpath); Nix's glibc does not read the host's
+  # /etc/ld.so.cache. nixpkgs' nix-gl-host (numtide/nix-gl-host, meta.mainProgram
   # "nixglhost") runs a program with the host's libcuda.so* (found in LD_LIBRARY_PATH, /etc/ld.so.conf and its
   # includes, /lib, /usr/lib, /lib64, /usr/lib64) on LD_LIBRARY_PATH: `nix-build FILE -A nixglhost -o result-nixglhost`
   # gives the one of this variant's nixpkgs, and `result-nixglhost/bin/nixglhost result-NAME/bin/python3 …` runs on the

@@ -81,8 +81,13 @@ test("pins decide the version: a pin without a known version drops the package w
   assert.ok(p.variants.some((v) => v.name === "flash-attn-python313-cuda12_8-sm90-avx2" && v.version === "2.8.3.post1"));
   assert.match(p.excluded.find((e) => e.name === "bitsandbytes-python313-cuda12_8-sm90-avx2")!.reasons[0]!, /No source gives the bitsandbytes version at nixpkgs 2c423e0/);
   const q = projectFromMatrix({ ...wide, releases: [{ torch: "2.9.1", nixpkgs: PIN_2_9 }], cuda: ["12.8", "12.9"], gpus: ["90"], isas: ["avx2"], cpuOnly: false });
-  // Issue 39: no source for a 0.49.1 + CUDA 12.8 failure (the #406675 cited before is about something else): kept.
-  assert.ok(q.variants.some((v) => v.name === "bitsandbytes-python313-cuda12_8-sm90-avx2" && v.version === "0.49.1"));
+  // bitsandbytes' one reported CUDA 12.8 failure (NixOS/nixpkgs#483507) is glibc 2.42 against CUDA <= 12.9's math
+  // headers: the revision's, not the package's. Kept, with a note naming the header fix 0182a36 (2026-02-17) lacks.
+  const bnb = q.variants.find((v) => v.name === "bitsandbytes-python313-cuda12_8-sm90-avx2" && v.version === "0.49.1");
+  assert.ok(bnb);
+  assert.ok(bnb.notes.some((n) => /glibc 2\.42/.test(n) && /not NixOS\/nixpkgs#498678/.test(n) && /has NixOS\/nixpkgs#484031/.test(n)), bnb.notes.join("\n"));
+  // The torch of the same combination gets the same note: it is the revision's.
+  assert.ok(q.variants.find((v) => v.name === "pytorch-python313-cuda12_8-sm90-avx2")!.notes.some((n) => /NixOS\/nixpkgs#498678/.test(n)));
   assert.ok(q.variants.some((v) => v.name === "bitsandbytes-python313-cuda12_9-sm90-avx2"));
   // xformers 0.0.30 compiles its bundled FlashAttention-3 for sm_90 from TORCH_CUDA_ARCH_LIST=9.0, where CUTLASS's
   // wgmma path traps (the H100 recording's toy-fa3): dropped on SM90 with the reason, kept elsewhere.

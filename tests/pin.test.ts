@@ -154,26 +154,32 @@ in
   assert.match(f.stderr, new RegExp(`needs a Nix with features the Nix on PATH \\(${nixVersion.replace(/\./g, "\\.")}\\) lacks \\(its lib/minfeatures\\.nix\\): \`builtins\.nixVersion\` reports at least 2\.18`));
 });
 
-test("pin add REV (fetched from a file:// tarball) makes a release usable by generate without touching the built-in catalog", () => {
+test("pin add REV (fetched from a file:// tarball) of a torch 2.14.0 / CUDA 13.2 / Python 3.14 nixpkgs: complete variants whose explain shows the release facts, built-in catalog untouched", () => {
   const work = tempDir("vm-pin-add-");
   const base = catalog.nixpkgs.find((p) => p.torch === "2.13.0")!;
   const rev = "1a2b3c4d5e6f708192a3b4c5d6e7f80912345678";
-  // A nixpkgs whose torch is a release the catalog does not know (2.14.0), served as a tarball (no network).
-  standInCheckout(base.rev, { torch: "2.14.0" }, { gitRevision: null, dir: join(work, "src", "nixpkgs-2.14") });
+  // A nixpkgs of the era after the catalog's newest pin: torch 2.14.0 with torchvision 0.29.0 and torchcodec 0.16.0
+  // (nixpkgs master: torch source/src.nix at 0d64e2a, torchcodec at 0873ea5), cudaPackages_13_2, python314Packages;
+  // served as a tarball (no network).
+  standInCheckout(
+    base.rev,
+    { torch: "2.14.0", torchvision: "0.29.0", torchcodec: "0.16.0", cuda: ["12.9", "13.0", "13.2"], python: ["3.13", "3.14"] },
+    { gitRevision: null, dir: join(work, "src", "nixpkgs-2.14") },
+  );
   const tarball = join(work, "nixpkgs.tar.gz");
   execFileSync("tar", ["-czf", tarball, "-C", join(work, "src"), "nixpkgs-2.14"]);
   const project = join(work, "project");
   mkdirSync(project);
-  const matrix = { releases: [{ torch: "2.14.0", nixpkgs: rev }], python: ["3.13"], cuda: ["12.9"], gpus: ["121"], isas: ["armv9"], cpuOnly: false };
+  const matrix = { releases: [{ torch: "2.14.0", nixpkgs: rev }], python: ["3.14"], cuda: ["13.2"], gpus: ["121"], isas: ["armv9"], cpuOnly: false };
   const m = writeMatrix(project, matrix);
   const before = runCli(["generate", "--matrix", m, "--out", project]);
-  assert.is(before.status, 2, "2.14.0 is unknown before pin add");
-  assert.match(before.stderr, /releases\.0\.torch/);
+  assert.is(before.status, 2, "no pin carries 2.14.0 before pin add");
+  assert.match(before.stderr, /releases\.0\.nixpkgs|1a2b3c4/);
 
   const r = runCli(["pin", "add", rev, "--url", `file://${tarball}`, "--date", "2026-11-01", "--channel", "nixos-unstable", "--matrix", m]);
   assert.is(r.status, 0, r.stdout + r.stderr);
-  assert.match(r.stdout, /added nixpkgs 1a2b3c4.* \(torch 2\.14\.0, torchaudio 2\.11\.0; Python 3\.12, 3\.13, 3\.14; CUDA 12\.8, 12\.9, 13\.0\)/);
-  const local = JSON.parse(readFileSync(join(project, "local-catalog.json"), "utf8")) as { nixpkgs: NixpkgsPin[]; torch: { version: string; nameTag: string }[] };
+  assert.match(r.stdout, /added nixpkgs 1a2b3c4.* \(torch 2\.14\.0, torchaudio 2\.11\.0; Python 3\.13, 3\.14; CUDA 12\.9, 13\.0, 13\.2\)/);
+  const local = JSON.parse(readFileSync(join(project, "local-catalog.json"), "utf8")) as { nixpkgs: NixpkgsPin[]; torch?: { version: string }[] };
   const pin = local.nixpkgs[0]!;
   assert.is(pin.rev, rev);
   assert.match(pin.sha256!, SHA256_RE);
@@ -184,21 +190,39 @@ test("pin add REV (fetched from a file:// tarball) makes a release usable by gen
   assert.throws(() => fetch(`sha256-${"A".repeat(43)}=`));
   assert.equal(pin.inferred, {});
   assert.is(pin.date, "2026-11-01");
-  assert.equal(local.torch.map((t) => [t.version, t.nameTag]), [["2.14.0", "214"]]);
-  assert.not.ok(catalog.torch.some((t) => t.version === "2.14.0"), "the built-in catalog is untouched");
+  assert.equal([pin.torch, pin.torchvision, pin.torchcodec, pin.cuda, pin.python], ["2.14.0", "0.29.0", "0.16.0", ["12.9", "13.0", "13.2"], ["3.13", "3.14"]]);
+  // The release's facts come from the built-in catalog (sourced), not from the evaluation: nothing to add locally.
+  assert.equal(local.torch ?? [], []);
+  assert.ok(catalog.torch.some((t) => t.version === "2.14.0"));
+  assert.not.ok(catalog.nixpkgs.some((p) => p.rev === rev), "the built-in catalog is untouched");
 
   const g = runCli(["generate", "--matrix", m, "--out", project]);
   assert.is(g.status, 0, g.stderr);
   const files = readdirSync(join(project, ".flox/pkgs")).sort();
-  // torchvision's table has no release serving torch 2.14 yet: its variant is dropped with that reason, the rest kept.
-  assert.equal(files, ["pytorch-python313-cuda12_9-sm121-armv9.nix", "torch-env-python313-cuda12_9-sm121-armv9.nix", "torchaudio-python313-cuda12_9-sm121-armv9.nix"]);
-  const ex = JSON.parse(runCli(["list", "--excluded", "--json", "--matrix", m]).stdout) as { name: string; reasons: string[] }[];
-  assert.match(ex.find((e) => e.name.startsWith("torchvision-"))!.reasons.join(" "), /torchvision .* which serves torch 2\.13.*not its torch 2\.14\.0|a release the catalog's torchvision table/);
+  assert.equal(files, [
+    "pytorch-python314-cuda13_2-sm121-armv9.nix",
+    "torch-env-python314-cuda13_2-sm121-armv9.nix",
+    "torchaudio-python314-cuda13_2-sm121-armv9.nix",
+    "torchvision-python314-cuda13_2-sm121-armv9.nix",
+  ]);
   const data = readFileSync(join(project, "pkgs/variants.nix"), "utf8");
   assert.ok(data.includes(`nixpkgsRev = "${rev}";`) && data.includes(`nixpkgsSha256 = "${pin.sha256}";`));
   const list = runCli(["list", "--json", "--matrix", m]);
-  const variants = JSON.parse(list.stdout) as { name: string; torchVersion: string; version: string }[];
-  assert.equal(variants.map((v) => [v.torchVersion, v.version]), [["2.14.0", "2.14.0"], ["2.14.0", "2.11.0"], ["2.14.0", "2.14.0"]]);
+  const variants = JSON.parse(list.stdout) as { name: string; torchVersion: string; version: string; cudaCapabilities: string[] }[];
+  assert.equal(variants.map((v) => [v.torchVersion, v.version]), [["2.14.0", "2.14.0"], ["2.14.0", "2.11.0"], ["2.14.0", "0.29.0"], ["2.14.0", "2.14.0"]]);
+  assert.equal(variants[0]!.cudaCapabilities, ["12.1"], "SM121 native on CUDA 13.2");
+
+  // explain: torch 2.14.0, torchvision 0.29.0, torchcodec 0.16.0 and what is known of its arch entries, with sources.
+  const e = runCli(["explain", "pytorch-python314-cuda13_2-sm121-armv9", "--json", "--matrix", m]);
+  assert.is(e.status, 0, e.stderr);
+  const x = JSON.parse(e.stdout) as { torchVersion: string; onTorchVersions: Record<string, string>; releaseFacts: { release: string; archList: string } };
+  assert.is(x.torchVersion, "2.14.0");
+  assert.is(x.onTorchVersions.torchvision, "0.29.0");
+  assert.match(x.releaseFacts.release, /PyTorch 2\.14\.0 \(released 2026-09-02\) pairs torchvision 0\.29\.0 and torchcodec 0\.16\.0; Python 3\.10–3\.14; PyTorch's own CUDA builds 12\.6, 13\.0, 13\.2/);
+  assert.match(x.releaseFacts.release, /PyTorchKR\/pytorch\.kr#119/);
+  assert.match(x.releaseFacts.archList, /not read for torch 2\.14/);
+  const text = runCli(["explain", "pytorch-python314-cuda13_2-sm121-armv9", "--matrix", m]);
+  assert.match(text.stdout.replace(/\s+/g, " "), /release PyTorch 2\.14\.0 \(released 2026-09-02\) pairs torchvision 0\.29\.0 and torchcodec 0\.16\.0/);
 
   // Adding it again is refused and changes nothing.
   const again = runCli(["pin", "add", rev, "--url", `file://${tarball}`, "--matrix", m]);

@@ -93,3 +93,78 @@ export const REBUILD_SECONDS = {
       "rebuild takes 4 hours because of CUDA') bounds a whole CUDA rebuild; 1 h taken for triton with its LLVM",
   },
 } as const;
+
+/** One public binary cache that serves nixpkgs' CUDA packages, and for which systems. */
+export interface PublicCudaCache {
+  name: string;
+  /** The substituter URL for nix.conf `extra-substituters`. */
+  url: string;
+  /** Its signing key for nix.conf `extra-trusted-public-keys`. */
+  publicKey: string;
+  /** Systems it serves CUDA packages for. */
+  systems: System[];
+  /**
+   * "builds": what it holds follows from a jobset read here (CUDA_CACHE), so the cache model counts on it;
+   * "may hold": it publishes CUDA packages, but which nixpkgs revisions and capabilities is not known here, so the
+   * model counts on nothing from it and `pin cache` (Nix's own query on the user's machine) is the way to know.
+   */
+  holds: "builds" | "may hold";
+  /** What it holds, in words. */
+  what: string;
+  source: string;
+}
+
+/**
+ * The public caches of nixpkgs' CUDA packages, per system. cache.nixos-cuda.org is the one the cache model counts on
+ * (x86_64-linux, nixpkgs' default capabilities: CUDA_CACHE above). cache.flox.dev is Flox's public cache: NVIDIA lets
+ * Flox redistribute CUDA libraries, and it publishes pre-built CUDA packages, PyTorch and MAGMA among them, for Nix
+ * users too; it is the one public cache known here that serves aarch64-linux CUDA packages. Which nixpkgs revisions
+ * and capabilities it built is not published where this catalog could read it, so for a variant it "may hold".
+ *
+ * Sources disagree on aarch64: graham33/nixos-dgx-spark's README at 00818b8 says the community caches "currently
+ * don't provide aarch64-linux packages" and points to its own Cachix; its later revision (cc4390e, as quoted in this
+ * project's notes, not read here) uses cache.flox.dev for aarch64-linux. Flox's own page says nothing per system; its
+ * flox-cuda guide lists CUDA packages for aarch64-linux and x86_64-linux.
+ */
+export const PUBLIC_CUDA_CACHES: readonly PublicCudaCache[] = [
+  {
+    name: CUDA_CACHE.name,
+    url: "https://cache.nixos-cuda.org",
+    publicKey: "cache.nixos-cuda.org:74DUi4Ye579gUqzH4ziL9IyiJBlDpMRn9MBN8oNan9M=",
+    systems: [...CUDA_CACHE.systems],
+    holds: "builds",
+    what: "every cudaSupport-sensitive attribute of nixpkgs' CI evaluation, with nixpkgs' default capabilities (CUDA_CACHE)",
+    source:
+      "nixos-cuda/infra README (c2b55a1: URL and key); the same key name and value in NixOS configurations citing " +
+      "wiki.nixos.org/wiki/CUDA (the key's name has no `-1`); nixos-cuda/hydra-jobsets (x86_64-linux only; CUDA_CACHE)",
+  },
+  {
+    name: "cache.flox.dev",
+    url: "https://cache.flox.dev",
+    publicKey: "flox-cache-public-1:7F4OyH7ZCnFhcze3fJdfyXYLQw/aV7GEed86nQ7IsOs=",
+    systems: ["x86_64-linux", "aarch64-linux"],
+    holds: "may hold",
+    what:
+      "Flox's pre-built CUDA packages (CUDA libraries, PyTorch, MAGMA, ONNX Runtime, …) for the nixpkgs revisions Flox " +
+      "builds; which revisions and capabilities is not known here",
+    source:
+      "flox.dev/docs/concepts/cuda-catalog-and-cache ('Flox is one of the providers that NVIDIA works with to redistribute " +
+      "CUDA libraries … Flox also distributes PyTorch, MAGMA, ONNX Runtime'; 'Nix users first need to add " +
+      "https://cache.flox.dev to … extra-substituters and the Flox cache public key to extra-trusted-public-keys'); the " +
+      "key as written in many stored nix.conf and flake nixConfig blocks beside https://cache.flox.dev; flox/flox-agentic " +
+      "flox-cuda guide ('CUDA packages only work on [\"aarch64-linux\", \"x86_64-linux\"]')",
+  },
+];
+
+/** The public CUDA caches that serve `system` (builds first, then "may hold"). */
+export function cudaCachesFor(system: string): PublicCudaCache[] {
+  return PUBLIC_CUDA_CACHES.filter((c) => (c.systems as string[]).includes(system)).sort((a, b) => (a.holds === b.holds ? 0 : a.holds === "builds" ? -1 : 1));
+}
+
+/**
+ * The nix.conf lines that add `caches` as substituters with their keys, ready to copy into /etc/nix/nix.conf (a
+ * trusted user's own nix.conf takes `extra-trusted-public-keys` only from a trusted user).
+ */
+export function nixConfBlock(caches: readonly Pick<PublicCudaCache, "url" | "publicKey">[]): string {
+  return [`extra-substituters = ${caches.map((c) => c.url).join(" ")}`, `extra-trusted-public-keys = ${caches.map((c) => c.publicKey).join(" ")}`].join("\n");
+}

@@ -17,27 +17,36 @@
  * and "Deprecated Architectures").
  */
 import type { CudaToolkit } from "../schema.ts";
+import { compareVersions } from "../versions.ts";
+import { NIXPKGS_CAPABILITIES, NIXPKGS_CAPABILITIES_SOURCE, nixpkgsDefaultCapabilitiesFor } from "./gpus.ts";
 
 /**
  * nixpkgs' default `cudaCapabilities` per CUDA package set (`nixpkgsDefaultCapabilities` below): every capability
  * of the table that the CUDA version supports, minus those marked `isJetson`, architecture- or family-specific, or
- * past their `dontDefaultAfterCudaMajorMinorVersion`. Evaluated by hand from the rule `_cudaCapabilityIsDefault`
- * (pkgs/development/cuda-modules/_cuda/lib/cuda.nix at 1da571d) on the table _cuda/db/bootstrap/cuda.nix (55d5788;
- * the older 8c546da gives the same lists); corroborated by graham33/nixos-dgx-spark#176 (2026-08-24: packages such
+ * past their `dontDefaultAfterCudaMajorMinorVersion`. Computed (gpus.ts nixpkgsDefaultCapabilitiesFor) by the rule
+ * `_cudaCapabilityIsDefault` (pkgs/development/cuda-modules/_cuda/lib/cuda.nix at 1da571d) on the table
+ * _cuda/db/bootstrap/cuda.nix as mirrored in gpus.ts NIXPKGS_CAPABILITIES (55d5788; the older 8c546da gives the same
+ * lists, and tests/facts.test.ts holds the lists an earlier hand evaluation gave); corroborated by graham33/nixos-dgx-spark#176 (2026-08-24: packages such
  * as ucc "compiling for all nine architectures" with CUDA 12.9). Not read off an evaluation of a pinned revision.
  */
 export const NIXPKGS_DEFAULT_CAPABILITIES_SOURCE =
   "nixpkgs _cudaCapabilityIsDefault (_cuda/lib/cuda.nix at 1da571d) applied by hand to _cuda/db/bootstrap/cuda.nix (55d5788); graham33/nixos-dgx-spark#176";
 
 /**
- * Compute capabilities nixpkgs marks `isJetson` (Jetson TX2 7.2, Orin 8.7, Thor 10.1 / 11.0 from CUDA 13.0): never
- * in the default list ("only built upon request"), and pre-Thor ones cannot be mixed with others. A variant for one
- * of them needs config.cudaCapabilities (the package-set scope). Source: _cuda/db/bootstrap/cuda.nix (55d5788:
- * `isJetson = true` on 7.2, 8.7, 10.1 and 11.0) and backendStdenv/default.nix (0cdfaf4: the pre-/post-Thor rules).
+ * Compute capabilities nixpkgs marks `isJetson` (Jetson Xavier 7.2, Orin 8.7, Thor 10.1 / 11.0 from CUDA 13.0), read
+ * off the baseline rows of gpus.ts NIXPKGS_CAPABILITIES: never in the default list ("only built upon request"), built
+ * only for aarch64-linux, and a variant for one of them sets config.cudaCapabilities to exactly its own capabilities
+ * (the package-set scope, expand.ts cudaScopeFor), so its CUDA set never holds a non-Jetson capability.
+ *
+ * Sources disagree on mixing, by era: nixpkgs' 2025 code (_cuda/lib/flags.nix bd8fef5, packages/backendStdenv.nix)
+ * refuses any Jetson capability beside a non-Jetson one ("Jetson devices cannot be targeted by the same binaries
+ * which target non-Jetson devices"); the 2026 backendStdenv/default.nix (0cdfaf4) refuses it only before Thor (< 10.1)
+ * and lets Thor's 10.1/11.0 join others on linux-sbsa (_cuda/lib/redist.nix getRedistSystem). The catalog's pins span
+ * both eras (fe5e41d is of 2025), so the stricter rule is kept for every Jetson capability: it holds under both.
  */
 export const NIXPKGS_JETSON_CAPABILITIES = {
-  capabilities: ["7.2", "8.7", "10.1", "11.0"],
-  source: "nixpkgs pkgs/development/cuda-modules/_cuda/db/bootstrap/cuda.nix (isJetson), backendStdenv/default.nix",
+  capabilities: NIXPKGS_CAPABILITIES.filter((c) => c.isJetson && !c.isArchitectureSpecific && !c.isFamilySpecific).map((c) => c.capability),
+  source: `${NIXPKGS_CAPABILITIES_SOURCE} (isJetson); backendStdenv/default.nix (0cdfaf4: the pre-/post-Thor rules); _cuda/lib/flags.nix (bd8fef5)`,
 } as const;
 
 const DRIVER_TABLE =
@@ -54,7 +63,7 @@ export const cuda: CudaToolkit[] = [
     packageSet: "cudaPackages_12_6",
     capabilities: [...PRE_TURING, "7.5", "8.0", "8.6", "8.7", "8.9", "9.0"],
     minDriverLinux: "560.28.03",
-    nixpkgsDefaultCapabilities: ["7.5", "8.0", "8.6", "8.9", "9.0"],
+    nixpkgsDefaultCapabilities: nixpkgsDefaultCapabilitiesFor("12.6"),
     note: "Newest target is sm_90: no Blackwell (10.x/12.x) code before CUDA 12.8.",
     source:
       `${DRIVER_TABLE} (CUDA 12.6 GA >=560.28.03); ${NIX_DB} (every capability with min <= 12.6 <= max; ` +
@@ -67,7 +76,7 @@ export const cuda: CudaToolkit[] = [
     packageSet: "cudaPackages_12_8",
     capabilities: [...PRE_TURING, "7.5", "8.0", "8.6", "8.7", "8.9", "9.0", "10.0", "10.1", "12.0"],
     minDriverLinux: "570.26",
-    nixpkgsDefaultCapabilities: ["7.5", "8.0", "8.6", "8.9", "9.0", "10.0", "12.0"],
+    nixpkgsDefaultCapabilities: nixpkgsDefaultCapabilitiesFor("12.8"),
     note: "First toolkit with Blackwell: sm_100 (B200), sm_101 (Thor, later renamed sm_110), sm_120 (RTX 5090).",
     source:
       `${DRIVER_TABLE} (CUDA 12.8 GA >=570.26); \`/usr/local/cuda-12.8/bin/nvcc --list-gpu-code\` output ` +
@@ -78,7 +87,7 @@ export const cuda: CudaToolkit[] = [
     packageSet: "cudaPackages_12_9",
     capabilities: [...PRE_TURING, "7.5", "8.0", "8.6", "8.7", "8.9", "9.0", "10.0", "10.1", "10.3", "12.0", "12.1"],
     minDriverLinux: "575.51.03",
-    nixpkgsDefaultCapabilities: ["7.5", "8.0", "8.6", "8.9", "9.0", "10.0", "10.3", "12.0", "12.1"],
+    nixpkgsDefaultCapabilities: nixpkgsDefaultCapabilitiesFor("12.9"),
     note: "Adds sm_103 (B300) and sm_121 (GB10), plus the `f` family-specific targets (not listed here).",
     source:
       `${DRIVER_TABLE} (CUDA 12.9 GA >=575.51.03); CUDA 12.9 nvcc reference target list as quoted in ` +
@@ -92,7 +101,7 @@ export const cuda: CudaToolkit[] = [
     // before sm_103.
     capabilities: ["7.5", "8.0", "8.6", "8.7", "8.8", "8.9", "9.0", "10.0", "10.3", "11.0", "12.0", "12.1"],
     minDriverLinux: "580.65.06",
-    nixpkgsDefaultCapabilities: ["7.5", "8.0", "8.6", "8.9", "9.0", "10.0", "10.3", "12.0", "12.1"],
+    nixpkgsDefaultCapabilities: nixpkgsDefaultCapabilitiesFor("13.0"),
     note:
       "Drops offline compilation for Maxwell, Pascal and Volta (sm_50–sm_72); renames Thor sm_101 to sm_110 " +
       "(no 10.1 any more); adds sm_88 and sm_110.",
@@ -101,4 +110,88 @@ export const cuda: CudaToolkit[] = [
       "machine; NVIDIA CUDA release notes 'Deprecated Architectures' (Maxwell, Pascal, Volta offline compilation " +
       `removed in 13.0); ${NIX_DB} ("10.1" max 12.9, "11.0" min 13.0)`,
   },
+  {
+    version: "13.2",
+    packageSet: "cudaPackages_13_2",
+    // Inferred, not read off a 13.2 nvcc: no `nvcc --list-gpu-code` of CUDA 13.2 was at hand (this machine has 13.0,
+    // the GPU host has no network to fetch one). Taken as 13.0's list: nixpkgs' table (55d5788) gives no capability a
+    // min of 13.1/13.2 or a max of 13.0/13.1, and CUDA 13 wheels built with 13.2.1 compile "sm_75 and newer"
+    // (abetlen/llama-cpp-python#2239). NVIDIA's 13.2 notes add CUDA Tile for Ampere and Ada (NVlabs/cutile-rs#54:
+    // "sm_8x in 13.2"), a compiler feature, not a new offline target.
+    capabilities: ["7.5", "8.0", "8.6", "8.7", "8.8", "8.9", "9.0", "10.0", "10.3", "11.0", "12.0", "12.1"],
+    minDriverLinux: "595.45.04",
+    nixpkgsDefaultCapabilities: nixpkgsDefaultCapabilitiesFor("13.2"),
+    note:
+      "PyTorch's own CUDA 13 line from 2.12 (12.6, 13.0, 13.2); nixpkgs' cudaPackages_13 is 13.2 (13.2.1 since " +
+      "NixOS/nixpkgs#525132), and its own math headers need no glibc 2.42 patch (NixOS/nixpkgs#513972). Its capability " +
+      "list is inferred from 13.0's (see the comment in catalog/cuda.ts).",
+    source:
+      "CUDA 13.2 GA >=595.45.04 (NVIDIA CUDA Toolkit release notes 13.2, Table 3, as quoted in several stored projects; " +
+      "13.2 Update 1 >=595.58.03); capabilities INFERRED from CUDA 13.0's nvcc list and " +
+      `${NIX_DB} (55d5788: every capability allowed with 13.0 is allowed with 13.2); abetlen/llama-cpp-python#2239 ` +
+      "(CUDA 13.2.1 wheels, 'CUDA 13 NVCC recognizes sm_75 and newer'); NixOS/nixpkgs#513972 (2026-04-27: " +
+      "cudaPackages_13_2 exists, cuda_crt unpatched from 13.2)",
+  },
 ];
+
+/** One nixpkgs change that patched CUDA's math headers for glibc 2.42. */
+export interface CudaHeaderFix {
+  /** The pull request ("NixOS/nixpkgs#484031"). */
+  pr: string;
+  /** When it was on master (YYYY-MM-DD): a pin dated on or after it has the fix. */
+  merged: string;
+  /** The CUDA versions it fixes: `min` inclusive, `below` exclusive (null: open). */
+  cuda: { min: string; below: string | null };
+  /** What it patched. */
+  what: string;
+}
+
+/**
+ * glibc 2.42 against CUDA's math headers, a property of a nixpkgs revision rather than of any package: glibc 2.42
+ * declares rsqrt, sinpi and cospi with `noexcept(true)`, CUDA's `crt/math_functions.h(pp)` without, so nvcc fails
+ * with "exception specification is incompatible with that of previous function" in whatever includes them (CMake's
+ * own CUDA compiler check first). It reached master with the staging-next merge NixOS/nixpkgs#479279 (NixOS/nixpkgs#483507,
+ * 2026-01-25: bitsandbytes' CUDA build with cuda12.8-cuda_nvcc-12.8.93 fails at CMake's compiler identification on
+ * `cospi`). nixpkgs patched the headers in steps (`fixes`): a revision between glibc's arrival and the last fix for
+ * its CUDA version can fail any CUDA package built from source there, bitsandbytes or not.
+ *
+ * Dates: #484031 was opened 2026-01-26 and was on master by 2026-02-09 (#488738 of that day follows it up), so
+ * 2026-02-09 is taken; #498678 was approved on 2026-03-22 (the review links hydra.nixos-cuda.org eval 6130) and is
+ * merged; #512796 was opened 2026-04-23 and is merged, its merge date not read (the opening date is taken). #513972
+ * (2026-04-27) stops patching from CUDA 13.2, whose own headers match glibc.
+ */
+export const GLIBC_242_CUDA_HEADERS = {
+  /** When glibc 2.42 was on master (the first report of the failure). */
+  since: "2026-01-25",
+  fixes: [
+    { pr: "NixOS/nixpkgs#484031", merged: "2026-02-09", cuda: { min: "12.0", below: "13.0" }, what: "cuda_nvcc include/crt/math_functions.h (cospi, sinpi, rsqrt)" },
+    { pr: "NixOS/nixpkgs#498678", merged: "2026-03-22", cuda: { min: "12.0", below: "13.0" }, what: "cuda_nvcc math_functions.hpp (rsqrt, sinpi, cospi in __func__() macros)" },
+    { pr: "NixOS/nixpkgs#512796", merged: "2026-04-23", cuda: { min: "13.0", below: "13.2" }, what: "cuda_crt math_functions.h (rsqrt, rsqrtf)" },
+  ] as CudaHeaderFix[],
+  source:
+    "NixOS/nixpkgs#483507 (2026-01-25: glibc 2.40 -> 2.42 with #479279; bitsandbytes' CMake CUDA compiler check fails on cospi " +
+    "with cuda12.8-cuda_nvcc-12.8.93), #484031 (patch math_functions.h, 'This at least breaks bitsandbytes'), #488738 " +
+    "(2026-02-09: not on CUDA 13), #498678 (math_functions.hpp, approved 2026-03-22), #512796 (2026-04-23: cuda_crt rsqrt " +
+    "for CUDA >= 13.0), #513972 (2026-04-27: no patch from 13.2)",
+} as const;
+
+/**
+ * The note for CUDA `cuda` ("12.8") at a nixpkgs revision of date `date`: why nvcc may fail there against glibc 2.42
+ * (GLIBC_242_CUDA_HEADERS), naming the fixes the revision lacks; null when the revision predates glibc 2.42, has every
+ * fix for that CUDA, or its date is unknown.
+ */
+export function glibcCudaHeaderNote(rev: string, date: string | null, cuda: string): string | null {
+  if (date === null || date < GLIBC_242_CUDA_HEADERS.since) return null;
+  const inRange = (f: CudaHeaderFix) => compareVersions(cuda, f.cuda.min) >= 0 && (f.cuda.below === null || compareVersions(cuda, f.cuda.below) < 0);
+  const fixes = GLIBC_242_CUDA_HEADERS.fixes.filter(inRange);
+  const missing = fixes.filter((f) => date < f.merged);
+  if (!missing.length) return null;
+  const had = fixes.filter((f) => date >= f.merged);
+  return (
+    `nixpkgs ${rev.slice(0, 7)} (${date}) has glibc 2.42, whose rsqrt/sinpi/cospi declarations clash with CUDA ${cuda}'s math headers ` +
+    `("exception specification is incompatible"; NixOS/nixpkgs#483507)` +
+    (had.length ? `; it has ${had.map((f) => `${f.pr} (${f.what})`).join(", ")}` : "") +
+    ` but not ${missing.map((f) => `${f.pr} (${f.what}, ${f.merged})`).join(", ")}: nvcc may fail on sources that include those headers. ` +
+    "This belongs to the revision, not to the package; a later pin has the fix."
+  );
+}

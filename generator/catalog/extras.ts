@@ -43,10 +43,13 @@ export interface ExtraFact {
  * - but no `DS_BUILD_OPS`/`DS_BUILD_*` is set, so setup.py compiles no op: the package holds Python and the ops'
  *   sources; `postPatch` hard-codes `cuda_home` to a symlinkJoin of torch's cudaPackages cuda_cudart and cuda_nvcc
  *   "for JIT op compilation at runtime";
- * - at run time DeepSpeed's op builder (deepspeed/ops/op_builder/builder.py `CUDAOpBuilder.compute_capability_args`,
- *   deepspeedai/DeepSpeed) compiles each op through torch.utils.cpp_extension.load for TORCH_CUDA_ARCH_LIST of the
- *   running process if set, else "compute capabilities of all visible cards … plus PTX". The build-time variable does
- *   not reach that process.
+ * - at run time DeepSpeed's op builder (op_builder/builder.py at deepspeedai/DeepSpeed 06450fc) compiles each op in
+ *   `OpBuilder.jit_load`, which stashes TORCH_CUDA_ARCH_LIST, sets it to "" for the build ("Torch will try and apply
+ *   whatever CCs are in the arch list … we have already set the intended targets ourselves") and restores it after;
+ *   with `jit_mode` set, `CUDAOpBuilder.compute_capability_args` takes "compute capabilities of all visible cards …
+ *   plus PTX" (the highest gets +PTX). TORCH_CUDA_ARCH_LIST is read only in its other mode, pre-built ops
+ *   (`DS_BUILD_OPS` / `DS_BUILD_*` at setup.py time), which nixpkgs does not set. So no TORCH_CUDA_ARCH_LIST, the
+ *   build's or the user's, decides what the JIT compiles.
  * So the variant's capabilities never become deepspeed device code: nothing built here to judge; the ops are the
  * user's host compiling for its own GPUs with the variant's nvcc, on the variant's torch.
  */
@@ -57,13 +60,16 @@ const deepspeed: ExtraFact = {
   promise:
     "its version, and that it imports on the variant's torch. Its CUDA ops are not built: nixpkgs sets TORCH_CUDA_ARCH_LIST " +
     "from torch.cudaCapabilities but no DS_BUILD_* flag, and DeepSpeed compiles each op at run time (torch.utils.cpp_extension, " +
-    "nvcc of torch's cudaPackages) for the GPUs the process sees, or TORCH_CUDA_ARCH_LIST of that process: its device code is " +
+    "nvcc of torch's cudaPackages) for the GPUs the process sees plus PTX of the highest; its jit_load blanks " +
+    "TORCH_CUDA_ARCH_LIST for that build, so the variable matters only for pre-built ops (DS_BUILD_OPS): its device code is " +
     "not judged",
   since: "NixOS/nixpkgs#541806 (init at 0.19.2, 2026-07)",
   source:
     "nixpkgs pkgs/development/python-modules/deepspeed/default.nix at 0699369 (0.19.5: cuda-native-redist, env.TORCH_CUDA_ARCH_LIST, " +
-    "no DS_BUILD_OPS); NixOS/nixpkgs#541806; deepspeedai/DeepSpeed deepspeed/ops/op_builder/builder.py compute_capability_args " +
-    "(\"Under jit_mode compute capabilities of all visible cards will be used plus PTX\")",
+    "no DS_BUILD_OPS); NixOS/nixpkgs#541806; deepspeedai/DeepSpeed op_builder/builder.py at 06450fc: OpBuilder.jit_load " +
+    "(os.environ[\"TORCH_CUDA_ARCH_LIST\"] = \"\" for the build, restored after) and CUDAOpBuilder.compute_capability_args " +
+    "(\"Under jit_mode compute capabilities of all visible cards will be used plus PTX\"; TORCH_CUDA_ARCH_LIST only in " +
+    "cross-compile mode)",
 };
 
 /** Pure-Python packages on torch that users list beside it (seeds 002 and 004): no device code of their own. */

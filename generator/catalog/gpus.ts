@@ -13,6 +13,7 @@
  * pkgs/development/cuda-modules/_cuda/db/bootstrap/cuda.nix (`cudaCapabilityToInfo`: archName, isJetson).
  */
 import type { GpuArch } from "../schema.ts";
+import { compareVersions } from "../versions.ts";
 
 const CUDA_GPUS = "NVIDIA 'CUDA GPU Compute Capability' table (developer.nvidia.com/cuda-gpus)";
 const LEGACY_GPUS = "NVIDIA 'Legacy CUDA GPU Compute Capability' table (developer.nvidia.com/cuda-legacy-gpus)";
@@ -174,3 +175,125 @@ export const gpus: GpuArch[] = [
     source: `${CUDA_GPUS} (12.1: NVIDIA GB10 (DGX Spark)); ${NIX_DB} ("12.1" NVIDIA DGX Spark, min 12.9)`,
   },
 ];
+
+/**
+ * nixpkgs' own facts about one CUDA capability: an entry of `cudaCapabilityToInfo`, read at nixpkgs 55d5788
+ * (pkgs/development/cuda-modules/_cuda/db/bootstrap/cuda.nix). nixpkgs' backendStdenv refuses a capability outside
+ * its CUDA range ("Requested CUDA capabilities which are too old/new for CUDA X.Y"), builds a Jetson capability only
+ * on aarch64-linux, and builds Jetson, `a` and `f` capabilities only on request (never in the default list).
+ */
+export interface NixpkgsCapabilityInfo {
+  /** "12.1", "9.0a", "10.3f". */
+  capability: string;
+  archName: string;
+  /** Part of NVIDIA's Jetson line: "tells us what architecture to build for (as Jetson devices are aarch64)". */
+  isJetson: boolean;
+  /** An architecture-specific feature set (the `a` suffix). */
+  isArchitectureSpecific: boolean;
+  /** A family-specific feature set (the `f` suffix). */
+  isFamilySpecific: boolean;
+  /** The oldest CUDA (MAJOR.MINOR) nixpkgs allows it with. */
+  minCuda: string;
+  /**
+   * The newest CUDA nixpkgs allows it with, or null. Inclusive: the file's doc comment says "maximum (exclusive)", but
+   * its own entries read only as inclusive ("10.1f" has min = max = 12.9; "10.1" Thor ends at 12.9, the last CUDA that
+   * has it) and the rule in _cuda/lib/cuda.nix compares with versionAtLeast, so nixpkgs' behaviour wins over its comment.
+   */
+  maxCuda: string | null;
+  /** The CUDA after which nixpkgs leaves it out of the default list, or null. */
+  dontDefaultAfter: string | null;
+  source: string;
+}
+
+const NIXPKGS_CAPS_SOURCE =
+  "nixpkgs pkgs/development/cuda-modules/_cuda/db/bootstrap/cuda.nix at 55d5788ba119d2eebd029c1997baef6db81d9372 " +
+  "(cudaCapabilityToInfo; isArchitectureSpecific/isFamilySpecific default to the a/f suffix); \"8.8\" is commented out there";
+
+/** Builds one row; `a`/`f` come from the suffix, as in nixpkgs' defaults. */
+function cap(capability: string, archName: string, minCuda: string, o: { maxCuda?: string; isJetson?: boolean; dontDefaultAfter?: string } = {}): NixpkgsCapabilityInfo {
+  return {
+    capability,
+    archName,
+    isJetson: o.isJetson ?? false,
+    isArchitectureSpecific: capability.endsWith("a"),
+    isFamilySpecific: capability.endsWith("f"),
+    minCuda,
+    maxCuda: o.maxCuda ?? null,
+    dontDefaultAfter: o.dontDefaultAfter ?? null,
+    source: NIXPKGS_CAPS_SOURCE,
+  };
+}
+
+/** Every entry of nixpkgs' capability table at 55d5788, in its order (`source`: NIXPKGS_CAPABILITIES_SOURCE). */
+export const NIXPKGS_CAPABILITIES: readonly NixpkgsCapabilityInfo[] = [
+  cap("3.5", "Kepler", "10.0", { maxCuda: "11.8", dontDefaultAfter: "11.0" }),
+  cap("3.7", "Kepler", "10.0", { maxCuda: "11.8", dontDefaultAfter: "11.0" }),
+  cap("5.0", "Maxwell", "10.0", { maxCuda: "12.9", dontDefaultAfter: "11.0" }),
+  cap("5.2", "Maxwell", "10.0", { maxCuda: "12.9", dontDefaultAfter: "11.0" }),
+  cap("6.0", "Pascal", "10.0", { maxCuda: "12.9", dontDefaultAfter: "12.3" }),
+  cap("6.1", "Pascal", "10.0", { maxCuda: "12.9", dontDefaultAfter: "12.3" }),
+  cap("7.0", "Volta", "10.0", { maxCuda: "12.9", dontDefaultAfter: "12.5" }),
+  // "without `cuda_compat`, maxCudaMajorMinorVersion is 11.8" (nixpkgs' comment): 12.2 is with it.
+  cap("7.2", "Volta", "10.0", { maxCuda: "12.2", isJetson: true }),
+  cap("7.5", "Turing", "10.0"),
+  cap("8.0", "Ampere", "11.2"),
+  cap("8.6", "Ampere", "11.2"),
+  cap("8.7", "Ampere", "11.4", { isJetson: true }),
+  cap("8.9", "Ada", "11.8"),
+  cap("9.0", "Hopper", "11.8"),
+  cap("9.0a", "Hopper", "12.0"),
+  cap("10.0", "Blackwell", "12.7"),
+  cap("10.0a", "Blackwell", "12.7"),
+  cap("10.0f", "Blackwell", "12.9"),
+  cap("10.1", "Blackwell", "12.7", { maxCuda: "12.9", isJetson: true }),
+  cap("10.1a", "Blackwell", "12.7", { maxCuda: "12.9", isJetson: true }),
+  cap("10.1f", "Blackwell", "12.9", { maxCuda: "12.9", isJetson: true }),
+  cap("10.3", "Blackwell", "12.9"),
+  cap("10.3a", "Blackwell", "12.9"),
+  cap("10.3f", "Blackwell", "12.9"),
+  cap("11.0", "Blackwell", "13.0", { isJetson: true }),
+  cap("11.0a", "Blackwell", "13.0", { isJetson: true }),
+  cap("11.0f", "Blackwell", "13.0", { isJetson: true }),
+  cap("12.0", "Blackwell", "12.8"),
+  cap("12.0a", "Blackwell", "12.8"),
+  cap("12.0f", "Blackwell", "12.9"),
+  cap("12.1", "Blackwell", "12.9"),
+  cap("12.1a", "Blackwell", "12.9"),
+  cap("12.1f", "Blackwell", "12.9"),
+];
+
+/** Where NIXPKGS_CAPABILITIES was read. */
+export const NIXPKGS_CAPABILITIES_SOURCE = NIXPKGS_CAPS_SOURCE;
+
+/** nixpkgs' entry for capability `c` ("12.1"), or undefined when nixpkgs' table lacks it ("8.8", "5.3"). */
+export function nixpkgsCapability(c: string): NixpkgsCapabilityInfo | undefined {
+  return NIXPKGS_CAPABILITIES.find((x) => x.capability === c);
+}
+
+/**
+ * Whether nixpkgs allows capability `c` with CUDA `cuda` (MAJOR.MINOR): its entry exists and min ≤ cuda ≤ max
+ * (backendStdenv's "too old" / "too new" assertions).
+ */
+export function nixpkgsAllows(c: string, cuda: string): boolean {
+  const info = nixpkgsCapability(c);
+  if (!info) return false;
+  return compareVersions(info.minCuda, cuda) <= 0 && (info.maxCuda === null || compareVersions(cuda, info.maxCuda) <= 0);
+}
+
+/**
+ * nixpkgs' default `cudaCapabilities` for CUDA `cuda`, by its rule `_cudaCapabilityIsDefault` (_cuda/lib/cuda.nix at
+ * 1da571d) on NIXPKGS_CAPABILITIES: allowed with that CUDA, not Jetson, not `a`/`f`, and not past its
+ * `dontDefaultAfterCudaMajorMinorVersion` (dontDefaultAfter ≥ cuda). Ascending, as nixpkgs sorts them.
+ */
+export function nixpkgsDefaultCapabilitiesFor(cuda: string): string[] {
+  return NIXPKGS_CAPABILITIES.filter(
+    (c) =>
+      nixpkgsAllows(c.capability, cuda) &&
+      !c.isJetson &&
+      !c.isArchitectureSpecific &&
+      !c.isFamilySpecific &&
+      (c.dontDefaultAfter === null || compareVersions(c.dontDefaultAfter, cuda) >= 0),
+  )
+    .map((c) => c.capability)
+    .sort(compareVersions);
+}

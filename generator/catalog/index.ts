@@ -9,6 +9,7 @@ import { isas } from "./cpu-isas.ts";
 import { python } from "./python.ts";
 import { torch, torchaudio, nixpkgs } from "./torch.ts";
 import { releaseServes } from "./packages.ts";
+import { torchArchListOf } from "./torch-arch-list.ts";
 
 /**
  * Whether torchaudio release `ta` serves PyTorch `torchVersion` ("2.12.0"): its minor is within
@@ -72,4 +73,27 @@ export function catalogAxes(cat: Catalog): { python: string[]; cuda: string[]; g
     gpus: cat.gpus.map((x) => x.sm),
     isas: cat.isas.map((x) => x.key),
   };
+}
+
+/**
+ * What the catalog knows of PyTorch `torchVersion`'s release, in words for `explain`: upstream's pairing (date,
+ * torchvision, torchcodec; catalog/torch.ts `upstream`) with its Python and CUDA ranges, and which
+ * TORCH_CUDA_ARCH_LIST entries its cpp_extension accepts (catalog/torch-arch-list.ts), each with its source, or that
+ * the catalog does not know.
+ */
+export function torchReleaseFacts(cat: Catalog, torchVersion: string): { release: string; archList: string } {
+  const minor = torchVersion.split(".").slice(0, 2).join(".");
+  const rel = cat.torch.find((t) => t.version === torchVersion) ?? cat.torch.find((t) => t.version.startsWith(`${minor}.`));
+  const up = rel?.upstream?.find((u) => u.version === torchVersion);
+  const release = rel
+    ? `${up ? `PyTorch ${up.version} (released ${up.released}) pairs torchvision ${up.torchvision}${up.torchcodec ? ` and torchcodec ${up.torchcodec}` : ", no torchcodec"}; ` : `PyTorch ${torchVersion}: upstream's torchvision/torchcodec pairing not in the catalog; `}` +
+      `Python ${rel.python[0]}–${rel.python[rel.python.length - 1]}; PyTorch's own CUDA builds ${rel.cuda.join(", ")}. Sources: ${rel.source}`
+    : `PyTorch ${torchVersion} is not in the catalog's releases (generator/catalog/torch.ts)`;
+  const f = torchArchListOf(torchVersion);
+  const archList = !f
+    ? `not read for torch ${minor}: which TORCH_CUDA_ARCH_LIST entries its torch/utils/cpp_extension.py accepts is unknown here (no drop, no verdict)`
+    : f.accepted
+      ? `${f.accepted.join(", ")} (each also with +PTX); refused: ${f.refused.join(", ")}. Source: ${f.source}`
+      : `only known refused: ${f.refused.join(", ")}; the rest not read. Source: ${f.source}`;
+  return { release, archList };
 }

@@ -298,6 +298,14 @@ export const packagesOnTorch: PackageOnTorch[] = [
         stableAbi: false,
         source: `${VISION_PAIRING}: 0.28 ↔ 2.13 ("torchvision 0.28.0+cpu requires torch==2.13.0", a stored pip resolution)`,
       },
+      {
+        version: "0.29",
+        servesTorch: { min: "2.14", below: "2.15" },
+        stableAbi: false,
+        source:
+          "pytorch.org's compatibility table for 2.14.0 (PyTorchKR/pytorch.kr#119: torchvision 0.29.0, tagged the same day " +
+          "as torch 2.14.0); googlecolab/colabtools#6093 ('torch v2.14.0 and torchvision v0.29.0'); coreweave/ml-containers#233",
+      },
     ],
     archList: [
       {
@@ -519,9 +527,12 @@ export const packagesOnTorch: PackageOnTorch[] = [
       bnbRelease("0.46", { min: "11.4", below: "13.0", source: "bitsandbytes CMakeLists.txt 0.46.1: 'CUDA Version < 11.4 is not supported', 'CUDA Version > 12 is not supported' (VERSION_GREATER_EQUAL 13.0)" }, "bitsandbytes-foundation/bitsandbytes 0.46.x (its torch bound was not read: 0.48.2's pyproject 'torch>=2.3,<3' is taken)"),
       bnbRelease("0.47", { min: "11.4", below: "13.0", source: "bitsandbytes CMakeLists.txt 0.47.0 lines 107-110: 'CUDA Version < 11.4 is not supported' (VERSION_LESS 11.4), 'CUDA Version > 12 is not supported' (VERSION_GREATER_EQUAL 13.0)" }, "bitsandbytes-foundation/bitsandbytes 0.47.0 (its torch bound was not read: 0.48.2's is taken)"),
       bnbRelease("0.48", { min: "11.8", below: "14.0", source: "bitsandbytes CMakeLists.txt 0.48.2: VERSION_LESS 11.8 fatal, 'CUDA Version > 13 is not supported' (>= 14.0)" }, "bitsandbytes-foundation/bitsandbytes 0.48.2 pyproject.toml 'torch>=2.3,<3'"),
-      // No drop with CUDA 12.8: the NixOS/nixpkgs#406675 cited before is a May-2025 PR about something else, no
-      // report of a 0.49.1 + CUDA 12.8 failure was found, and the 0.49.1 → 0.49.2 diff of csrc/ and CMakeLists.txt
-      // touches no CUDA header use (issue 39).
+      // No drop with CUDA 12.8. Its one reported failure, NixOS/nixpkgs#483507 (2026-01-25: CMake's CUDA compiler
+      // check with cuda12.8-cuda_nvcc-12.8.93 stops on cospi's exception specification), came from glibc 2.42 reaching
+      // master against CUDA <= 12.9's math headers: a failure of those nixpkgs revisions, which any CUDA package built
+      // from source there can hit, not of bitsandbytes (NixOS/nixpkgs#484031, #498678 patch the headers). expand notes
+      // it on every CUDA variant of a revision in that window (catalog/cuda.ts GLIBC_242_CUDA_HEADERS). The 0.49.1 →
+      // 0.49.2 diff of csrc/ and CMakeLists.txt touches no CUDA header use.
       bnbRelease("0.49.1", { min: "11.8", below: "14.0", source: "bitsandbytes CMakeLists.txt 0.49.1 lines 125-128: VERSION_LESS 11.8 fatal, 'CUDA Version > 13 is not supported' (>= 14.0)" }, "bitsandbytes-foundation/bitsandbytes 0.49.1 (2026-01-08)"),
       bnbRelease("0.49", { min: "11.8", below: "14.0", source: "bitsandbytes CMakeLists.txt 0.49.2: as 0.48.2" }, "bitsandbytes-foundation/bitsandbytes 0.49.2"),
     ],

@@ -26,11 +26,13 @@ export const torchArchLists: TorchArchListFacts[] = [
   {
     torch: "2.9",
     accepted: null,
-    refused: ["10.1", "10.1a"],
+    // Only 10.1 was seen refused: #166120 tries TORCH_CUDA_ARCH_LIST=10.1 alone. 10.1a left the 2.11 list with it
+    // (below), but nothing shows 2.9's, so 2.9 and 10.1a stay unknown.
+    refused: ["10.1"],
     source:
       "pytorch/pytorch#166120 (2025-10-23): TORCH_CUDA_ARCH_LIST=10.1 fails on torch 2.9.0 with 'ValueError: Unknown " +
-      "CUDA arch (10.1) or GPU not supported' (sm_101 renamed sm_110 in CUDA 13.0, pytorch/pytorch#156176); the rest of " +
-      "2.9's list was not read",
+      "CUDA arch (10.1) or GPU not supported' (sm_101 renamed sm_110 in CUDA 13.0, pytorch/pytorch#156176); 10.1a was not " +
+      "tried there, and the rest of 2.9's list was not read",
   },
   {
     torch: "2.11",

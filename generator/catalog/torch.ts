@@ -19,6 +19,12 @@ import type { NixpkgsPin, TorchRelease, TorchaudioRelease } from "../schema.ts";
 import { onTorch } from "./packages.ts";
 
 const RELEASE_MD = "pytorch/pytorch RELEASE.md 'Release Compatibility Matrix'";
+/**
+ * pytorch.org's version compatibility table as mirrored by PyTorchKR/pytorch.kr (_get_started/version-compatibility.md
+ * at 1c9bf47, which the site takes from pytorch/pytorch.github.io): release date, torchvision, torchcodec, Python
+ * (PyPI classifiers) and CUDA per release; 2.14.0 from PyTorchKR/pytorch.kr#119 (pytorch/pytorch.github.io@563f92c).
+ */
+const COMPAT = "pytorch.org version compatibility table (PyTorchKR/pytorch.kr _get_started/version-compatibility.md at 1c9bf47)";
 const TORCHCODEC =
   "Since torchaudio 2.9, torchaudio.load and torchaudio.save go through TorchCodec (pytorch/audio#3902); nixpkgs' " +
   "torchaudio before 2.11 does not depend on torchcodec (pkgs/development/python-modules/torchaudio/default.nix " +
@@ -28,7 +34,10 @@ const TORCHCODEC_DEP =
   "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this " +
   "variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch " +
   "are in this package's passthru.pythonPackages.";
-const CUDA_SETS_2026 = "cudaPackages_12_8, _12_9 and _13_0 are in every cuda-packages.nix of 2026 found, before and after this rev";
+const CUDA_SETS_13_2 =
+  "cudaPackages_13_2: on master by 2026-04-27 (NixOS/nixpkgs#513972 'cudaPackages.cuda_crt: do not patch math headers on " +
+  ">=13.2', which 'Fixes cudaPackages_13_2.cuda_crt'); cudaPackages_13 is 13.2 (13.2.1 since NixOS/nixpkgs#525132)";
+const CUDA_SETS_2026 = `cudaPackages_12_8, _12_9 and _13_0 are in every cuda-packages.nix of 2026 found, before and after this rev; ${CUDA_SETS_13_2}`;
 /**
  * Which pythonXYZPackages nixpkgs' CI evaluation recurses into (all-packages.nix `recurseIntoAttrs`), per era. Sources
  * (issue 33's notes): a 2025 all-packages.nix (`python3 = python313`; python312Packages and python313Packages
@@ -56,7 +65,8 @@ export const torch: TorchRelease[] = [
     torchaudio: "2.8.0",
     python: ["3.9", "3.10", "3.11", "3.12", "3.13"],
     cuda: ["12.6", "12.8", "12.9"],
-    source: `${RELEASE_MD} (2.8: Python >=3.9, <=3.13; stable CUDA 12.6, 12.8; experimental CUDA 12.9)`,
+    upstream: [{ version: "2.8.0", released: "2025-08-06", torchvision: "0.23.0", torchcodec: "0.7.0" }],
+    source: `${RELEASE_MD} (2.8: Python >=3.9, <=3.13; stable CUDA 12.6, 12.8; experimental CUDA 12.9); ${COMPAT} (2.8.0)`,
   },
   {
     version: "2.9.1",
@@ -65,8 +75,12 @@ export const torch: TorchRelease[] = [
     torchaudioNote: TORCHCODEC,
     python: ["3.10", "3.11", "3.12", "3.13", "3.14"],
     cuda: ["12.6", "12.8", "13.0"],
+    upstream: [
+      { version: "2.9.0", released: "2025-10-15", torchvision: "0.24.0", torchcodec: "0.8.0" },
+      { version: "2.9.1", released: "2025-11-12", torchvision: "0.24.1", torchcodec: "0.9.1" },
+    ],
     source:
-      `${RELEASE_MD} (2.9: Python >=3.10, <=3.14; stable CUDA 12.6, 12.8; experimental CUDA 13.0); torch 2.9.1 ` +
+      `${RELEASE_MD} (2.9: Python >=3.10, <=3.14; stable CUDA 12.6, 12.8; experimental CUDA 13.0); ${COMPAT} (2.9.0, 2.9.1); torch 2.9.1 ` +
       "pairs with torchaudio 2.9.1 in PyTorch's install instructions (as quoted in several stored projects)",
   },
   {
@@ -76,12 +90,13 @@ export const torch: TorchRelease[] = [
     torchaudioNote: TORCHCODEC,
     python: ["3.10", "3.11", "3.12", "3.13", "3.14"],
     cuda: ["12.6", "12.8", "13.0"],
+    upstream: [{ version: "2.10.0", released: "2026-01-21", torchvision: "0.25.0", torchcodec: "0.10.0" }],
     // nixpkgs carried torch 2.10.0 with torchaudio 2.10.0 between NixOS/nixpkgs#484881 and #502810 (Feb-Mar 2026).
     // The one revision of that window with a sourced narHash, 46db2e0 (nixos-unstable 2026-03-24, narHash
     // sha256-4hAV26qu… in fzakaria/nixpkgs-multiverse revisions.json), is only inferred to carry 2.10.0 (from PR
     // dates; #484881's merge date was not found): no source read torch at that rev, so the catalog has no 2.10 pin.
     source:
-      `${RELEASE_MD} (2.10: Python >=3.10, <=3.14; stable CUDA 12.6, 12.8; experimental CUDA 13.0); ` +
+      `${RELEASE_MD} (2.10: Python >=3.10, <=3.14; stable CUDA 12.6, 12.8; experimental CUDA 13.0); ${COMPAT} (2.10.0); ` +
       "nixpkgs pkgs/development/python-modules/torchaudio/default.nix at 005ab72 (version 2.10.0, torch from the " +
       "same set); NixOS/nixpkgs#502810 ('python3Packages.torchaudio: 2.10.0 -> 2.11.0', 'Previous update: #484881')",
   },
@@ -92,10 +107,11 @@ export const torch: TorchRelease[] = [
     torchaudioNote: TORCHCODEC_DEP,
     python: ["3.10", "3.11", "3.12", "3.13", "3.14"],
     cuda: ["12.6", "12.8", "13.0"],
+    upstream: [{ version: "2.11.0", released: "2026-03-23", torchvision: "0.26.0", torchcodec: "0.11.0" }],
     source:
       `${RELEASE_MD} (2.11: Python >=3.10, <=3.14; stable CUDA 12.6, 12.8, 13.0), read in a stored copy of ` +
       "RELEASE.md that also lists 2.12-2.14; NixOS/nixpkgs#502810 (2026-03-23, torch and torchaudio 2.10.0 -> 2.11.0 " +
-      "in one update)",
+      `in one update); ${COMPAT} (2.11.0)`,
   },
   {
     version: "2.12.0",
@@ -108,10 +124,16 @@ export const torch: TorchRelease[] = [
     // CUDA 12 through 12.6, and a source build with nixpkgs' cudaPackages_12_8 is a CUDA 12 build (majors are what
     // `judge` checks).
     cuda: ["12.6", "13.0", "13.2"],
+    // 2.12.1 (2026-06-18) is the same minor: pytorch.org pairs it with torchvision 0.27.1 and torchcodec 0.13.0, and
+    // its CUDA and Python ranges are 2.12.0's. A pin carrying 2.12.1 is judged by this entry's minor-level facts.
+    upstream: [
+      { version: "2.12.0", released: "2026-05-13", torchvision: "0.27.0", torchcodec: "0.12.0" },
+      { version: "2.12.1", released: "2026-06-18", torchvision: "0.27.1", torchcodec: "0.13.0" },
+    ],
     source:
       `${RELEASE_MD} (2.12: Python >=3.10, <=3.14; stable CUDA 12.6, 13.0; experimental 13.2; release 13 May 2026); ` +
       "pytorch.org release blog 'PyTorch 2.12 Release Blog'; PyTorchKR/pytorch.kr#102 (torchaudio 2.11.0 is the last " +
-      "release, 2.12 has none)",
+      `release, 2.12 has none; torchcodec 2.12.0 -> 0.12.0, 2.12.1 -> 0.13.0); ${COMPAT} (2.12.0, 2.12.1: CUDA 13.2; 13.0; 12.6)`,
   },
   {
     version: "2.13.0",
@@ -119,11 +141,33 @@ export const torch: TorchRelease[] = [
     // torchaudio 2.11.0 is torchaudio's last release and serves torch >= 2.11 (see `torchaudio` below).
     torchaudio: "2.11.0",
     torchaudioNote: TORCHCODEC_DEP,
+    // Sources disagree on Python: RELEASE.md's matrix says <= 3.15 for 2.13, pytorch.org's table (PyPI classifiers)
+    // says <= 3.14. The wider range is kept: 3.15 is in no catalog Python set, so it decides nothing here. They also
+    // disagree on the date by a day (RELEASE.md 2026-07-09, pytorch.org 2026/07/08).
     python: ["3.10", "3.11", "3.12", "3.13", "3.14", "3.15"],
     cuda: ["12.6", "13.0", "13.2"],
+    upstream: [{ version: "2.13.0", released: "2026-07-08", torchvision: "0.28.0", torchcodec: "0.14.0" }],
     source:
       `${RELEASE_MD} (2.13: Python >=3.10, <=3.15; stable CUDA 12.6, 13.0; experimental 13.2; released 2026-07-09); ` +
-      "NixOS/nixpkgs#533426 (python3Packages.torch 2.12.0 -> 2.13.0)",
+      `NixOS/nixpkgs#533426 (python3Packages.torch 2.12.0 -> 2.13.0); ${COMPAT} (2.13.0: Python >=3.10, <=3.14; CUDA ` +
+      "13.2; 13.0; 12.6); PyTorchKR/pytorch.kr#102 (2.13 moves to C++20; torchcodec 0.14.0)",
+  },
+  {
+    version: "2.14.0",
+    nameTag: "214",
+    // torchaudio 2.11.0 is torchaudio's last release and serves torch >= 2.11 (see `torchaudio` below).
+    torchaudio: "2.11.0",
+    torchaudioNote: TORCHCODEC_DEP,
+    python: ["3.10", "3.11", "3.12", "3.13", "3.14"],
+    cuda: ["12.6", "13.0", "13.2"],
+    upstream: [{ version: "2.14.0", released: "2026-09-02", torchvision: "0.29.0", torchcodec: "0.16.0" }],
+    // No catalog pin carries it: nixpkgs master has torch 2.14.0 (source/src.nix at 0d64e2a) and torchcodec 0.16.0
+    // (0873ea5), but no flake.lock or fetchTarball with a hash of such a revision was found. `pin add` is the way in.
+    source:
+      "PyTorchKR/pytorch.kr#119 (mirroring pytorch/pytorch.github.io@563f92c: 2.14.0 released 2026/09/02, torchvision " +
+      "0.29.0, torchcodec 0.16.0, Python >=3.10, <=3.14 from the PyPI classifiers, CUDA 13.2; 13.0; 12.6, no torchaudio); " +
+      "googlecolab/colabtools#6093 (2026-09-03, PyTorch's release manager: 'Python 3.10-Python 3.14', CUDA 13.0 the " +
+      "default, cu126 and cu132 builds); coreweave/ml-containers#233 (torch 2.14.0 with torchvision 0.29.0)",
   },
 ];
 
@@ -156,6 +200,7 @@ export const nixpkgs: NixpkgsPin[] = [
     cuda: ["12.6", "12.8"],
     brokenCuda: {
       "13.0": "nixpkgs torch brokenConditions 'Unsupported CUDA version': cudaMajorVersion must be 11 or 12",
+      "13.2": "nixpkgs torch brokenConditions 'Unsupported CUDA version': cudaMajorVersion must be 11 or 12",
     },
     torchcodec: null,
     torchvision: "0.23.0",
@@ -194,6 +239,7 @@ export const nixpkgs: NixpkgsPin[] = [
     cuda: ["12.6", "12.8", "12.9", "13.0"],
     brokenCuda: {
       "13.0": "nixpkgs torch 2.9.1 brokenConditions 'Unsupported CUDA version': cudaMajorVersion must be 11 or 12",
+      "13.2": "nixpkgs torch 2.9.1 brokenConditions 'Unsupported CUDA version': cudaMajorVersion must be 11 or 12",
     },
     torchcodec: "unknown",
     torchvision: "0.24.1",
@@ -207,7 +253,7 @@ export const nixpkgs: NixpkgsPin[] = [
     inferred: {
       flashAttn: "2.8.2: nixpkgs' flash-attn was initialised at 2.8.2 (NixOS/nixpkgs#429821, 2025-07-31) and moved to 2.8.3 only with #514440 (reviewed 2026-05-27); not read at this rev",
       xformers: "0.0.30: NixOS/nixpkgs#446320 (2025-09-26) took xformers back from 0.0.32.post2 (broken with CUDA) to 0.0.30, and #502963 (2026-03-24) moved it to 0.0.35; not read at this rev",
-      bitsandbytes: "unknown: somewhere between 0.47.0 (NixOS/nixpkgs#436594, 2025-08-24) and 0.49.1 (on master by 2026-02-02); this rev's date is not known",
+      bitsandbytes: "unknown: somewhere between 0.47.0 (NixOS/nixpkgs#436594, 2025-08-24) and 0.49.1 (on master until NixOS/nixpkgs#501796, 2026-03-21); this rev's date is not known",
       recursedPython: RECURSED_2025,
       torchvision: "0.24.1: the build-torchvision README cuda-12_9 branch at this rev builds torchvision 0.24 on torch 2.9.1; the patch release not read",
       torchaudio: "2.9.1 from the release pairing, not read at this rev",
@@ -232,6 +278,7 @@ export const nixpkgs: NixpkgsPin[] = [
     cuda: ["12.8", "12.9"],
     brokenCuda: {
       "13.0": "nixpkgs torch 2.9.1 brokenConditions 'Unsupported CUDA version': cudaMajorVersion must be 11 or 12",
+      "13.2": "nixpkgs torch 2.9.1 brokenConditions 'Unsupported CUDA version': cudaMajorVersion must be 11 or 12",
     },
     // Sources disagree on this rev's torch: one build-pytorch planning note says it "ships 2.10.0 natively", but the
     // branch that uses it (pytorch-2.10-python313 README: "0182a36 with cudaPackages_12_9 and torch 2.10.0 source
@@ -249,7 +296,7 @@ export const nixpkgs: NixpkgsPin[] = [
     inferred: {
       flashAttn: "2.8.2: from NixOS/nixpkgs#429821 (init, 2025-07-31) until #514440 (2.8.3, reviewed 2026-05-27); not read at this rev",
       xformers: "0.0.30: between NixOS/nixpkgs#446320 (2025-09-26) and #502963 (0.0.35, 2026-03-24); not read at this rev",
-      bitsandbytes: "0.49.1: on master by 2026-02-02 (NixOS/nixpkgs#406675 reports it) and bumped to 0.49.2 by #501796 (2026-03-21); not read at this rev",
+      bitsandbytes: "0.49.1: NixOS/nixpkgs#501796 (2026-03-21) bumped 0.49.1 to 0.49.2, and upstream released 0.49.1 on 2026-01-08; when nixpkgs took 0.49.1 was not found (the #406675 cited before is about something else); not read at this rev",
       recursedPython: RECURSED_2025,
       torchvision: "0.24.1: the torchvision paired with torch 2.9.1 (pytorch/vision 0.24 ↔ 2.9), not read at this rev",
       torchcodec: "0.9.1: NixOS/nixpkgs#498390 'torchcodec: 0.9.1 -> 0.10.0' is dated 2026-03-09, after this rev",
@@ -272,7 +319,7 @@ export const nixpkgs: NixpkgsPin[] = [
     torch: "2.11.0",
     torchaudio: "2.11.0",
     python: ["3.12", "3.13", "3.14"],
-    cuda: ["12.8", "12.9", "13.0"],
+    cuda: ["12.8", "12.9", "13.0", "13.2"],
     // CUDA 13: nixpkgs torch 2.10.0 (GaetanLepage/nixpkgs d361bc7) still accepted CUDA majors 11 and 12 only; the
     // torch 2.13.0 file stored later accepts 11, 12 and 13. Between them #501079 (2026-03-18, "fixes the PyTorch
     // build when using cudaPackages>=13.0") landed before the 2.11 update. The brokenConditions of 2.11.0 at this rev
@@ -290,6 +337,7 @@ export const nixpkgs: NixpkgsPin[] = [
     channel: "nixos-unstable",
     inferred: {
       flashAttn: "2.8.2: NixOS/nixpkgs#514440 (2.8.2 -> 2.8.3) was reviewed on 2026-05-27, after this rev; not read at this rev",
+      cuda: `cudaPackages_12_8, _12_9 and _13_0 as NixOS/nixpkgs#498861 and #501079 show them; ${CUDA_SETS_13_2}, before this rev of 2026-05-05`,
       xformers: "0.0.35: NixOS/nixpkgs#502963 (0.0.30 -> 0.0.35, 2026-03-24) before this rev; not read at this rev",
       bitsandbytes: "0.49.2: NixOS/nixpkgs#501796 (0.49.1 -> 0.49.2, 2026-03-21) before this rev; upstream 0.50.0 came on 2026-07-24; not read at this rev",
       recursedPython: RECURSED_2026,
@@ -321,7 +369,7 @@ export const nixpkgs: NixpkgsPin[] = [
     torch: "2.11.0",
     torchaudio: "2.11.0",
     python: ["3.12", "3.13", "3.14"],
-    cuda: ["12.8", "12.9", "13.0"],
+    cuda: ["12.8", "12.9", "13.0", "13.2"],
     brokenCuda: {},
     torchcodec: "0.11.1",
     torchvision: "0.26.0",
@@ -345,7 +393,7 @@ export const nixpkgs: NixpkgsPin[] = [
         "takes no minor torch update, so this later 26.05 revision (build 8846) is taken to carry the same",
       torchcodec: "0.11.1: 26.05 branched in late May 2026, before NixOS/nixpkgs#530330 (2026-06-10)",
       python: "python312-314Packages as at 549bd84, the unstable revision 26.05 branched after",
-      cuda: "cudaPackages_12_8 and _12_9 are still in late-2026 files; _13_0 was updated in April (#514134)",
+      cuda: `cudaPackages_12_8 and _12_9 are still in late-2026 files; _13_0 was updated in April (#514134); ${CUDA_SETS_13_2}, before 26.05 branched`,
       brokenCuda: "as at 549bd84 (torch 2.11.0's brokenConditions were not read)",
     },
     source:
@@ -365,7 +413,7 @@ export const nixpkgs: NixpkgsPin[] = [
     torch: "2.12.0",
     torchaudio: "2.11.0",
     python: ["3.12", "3.13", "3.14"],
-    cuda: ["12.8", "12.9", "13.0"],
+    cuda: ["12.8", "12.9", "13.0", "13.2"],
     brokenCuda: {},
     torchcodec: "unknown",
     torchvision: "0.27.1",
@@ -411,7 +459,7 @@ export const nixpkgs: NixpkgsPin[] = [
     torch: "2.13.0",
     torchaudio: "2.11.0",
     python: ["3.12", "3.13", "3.14"],
-    cuda: ["12.8", "12.9", "13.0"],
+    cuda: ["12.8", "12.9", "13.0", "13.2"],
     brokenCuda: {},
     torchcodec: "unknown",
     torchvision: "0.28.0",

@@ -14,6 +14,7 @@ import { extraFact, extraPromise } from "../catalog/extras.ts";
 import { closeCatalogExtras, didYouMean } from "../catalog/extra-hints.ts";
 import { clip, ERROR_PREFIX, EXIT } from "../errors.ts";
 import { cudaBuildOf, onTorch } from "../catalog/packages.ts";
+import { torchReleaseFacts } from "../catalog/index.ts";
 import type { Variant } from "../schema.ts";
 
 export const explainCommand: CommandModule<{}, { name: string; json: boolean; matrix?: string }> = {
@@ -64,13 +65,15 @@ export const explainCommand: CommandModule<{}, { name: string; json: boolean; ma
     const w = terminalWidth();
     const say = (text: string, indent = "", hang?: string) => console.log(wrap(text, w, { indent, hang }));
     if (argv.json) {
-      console.log(JSON.stringify(e.kind === "variant" ? { kind: e.kind, ...e.variant, offCache, deviceCode, hostDriver, ...(environment ? { environment } : {}) } : e, null, 2));
+      console.log(JSON.stringify(e.kind === "variant" ? { kind: e.kind, ...e.variant, offCache, deviceCode, hostDriver, releaseFacts: torchReleaseFacts(p.catalog, e.variant.torchVersion), ...(environment ? { environment } : {}) } : e, null, 2));
     } else if (e.kind === "variant") {
       const v = e.variant;
       const rows: [string, string][] = [
         ["name", v.name],
         ["description", v.description],
         ["package", `${v.package} ${v.version} (PyTorch ${v.torchVersion}${Object.entries(v.onTorchVersions).map(([k, x]) => `, ${k} ${x}`).join("")})`],
+        ["release", torchReleaseFacts(p.catalog, v.torchVersion).release],
+        ...(v.cuda !== null ? [["arch entries", torchReleaseFacts(p.catalog, v.torchVersion).archList] as [string, string]] : []),
         ["system", v.system],
         ["python", `${v.python} (${v.pythonPackageSet})`],
         ["cuda", v.cuda ? `${v.cuda} (${v.cudaPackageSet})` : "none (CPU only)"],

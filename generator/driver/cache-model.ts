@@ -18,7 +18,7 @@
  * - a pin whose default CUDA set or recursed Python sets are not known counts as off (said in the reason).
  * A derivation shared by several variants (same pin, system, CUDA set, and Python for triton) is counted once.
  */
-import { CUDA_CACHE, REBUILD_SECONDS } from "../catalog/binary-cache.ts";
+import { CUDA_CACHE, REBUILD_SECONDS, cudaCachesFor } from "../catalog/binary-cache.ts";
 import { bundledDeviceCode } from "../catalog/device-code.ts";
 import type { NixpkgsPin, System } from "../schema.ts";
 import { DEFAULT_CUDA_CLOSURE_SECONDS } from "./plan.ts";
@@ -68,6 +68,13 @@ export function modelCacheMisses(
     builds.set(key, b);
     reasons.get(v.name)!.push(why);
   };
+  /** The public caches that may hold what the model counts as built (catalog/binary-cache.ts): named, never counted. */
+  const mayHold = (system: string) => {
+    const m = cudaCachesFor(system).filter((c) => c.holds === "may hold");
+    return m.length
+      ? ` unless ${m.map((c) => `${c.name} (${c.url}, key ${c.publicKey})`).join(" or ")} holds them: it may, for nixpkgs revisions not known here (\`build --dry-run --probe-store --substituters ${m.map((c) => c.url).join(" ")}\` asks Nix)`
+      : "";
+  };
   for (const v of vs) {
     reasons.set(v.name, []);
     if (v.cuda === null) continue;
@@ -78,7 +85,8 @@ export function modelCacheMisses(
     const cachedSystem = CUDA_CACHE.systems.includes(v.system);
     if (!cachedSystem || v.cudaCapabilitiesForPackageSet)
       need(v, `cuda-closure|${v.nixpkgsKey}`, "cuda-closure", !cachedSystem
-        ? `${CUDA_CACHE.name} builds CUDA packages for ${CUDA_CACHE.systems.join(", ")} only, not ${v.system}: so the CUDA libraries this variant links (magma, NCCL, NVSHMEM and the rest of its cudaPackages set) are built from source`
+        ? `${CUDA_CACHE.name} builds CUDA packages for ${CUDA_CACHE.systems.join(", ")} only, not ${v.system}: so the CUDA libraries this variant links (magma, NCCL, NVSHMEM and the rest of its cudaPackages set) are built from source` +
+          mayHold(v.system)
         : `package-set scope: config.cudaCapabilities gives magma, NCCL, NVSHMEM and the rest of the cudaPackages set capabilities no binary cache builds, so they are built from source`);
     if (!cachedSystem) {
       need(v, tritonKey, "triton", `triton: not cached for ${v.system} either`);

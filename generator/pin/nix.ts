@@ -4,7 +4,8 @@
  *
  * Facts relied on:
  * - nixpkgs' root default.nix aborts on a Nix older than `lib/minver.nix` ("This version of Nixpkgs requires Nix >=
- *   …, please upgrade"); nixpkgs of 2025+ asks for 2.18, which Debian's nix-bin (2.8) is not.
+ *   …, please upgrade"); nixpkgs from NixOS/nixpkgs#428076 (August 2025) on asks for 2.18 (before it, from #354586,
+ *   2.3.17), which Debian's nix-bin (2.8) is not.
  * - `nix-prefetch-url --unpack --print-path URL` prints the sha256 (Nix base32) of the NAR of the unpacked tarball,
  *   the very hash `builtins.fetchTarball { sha256 }` checks, and the store path it unpacked to.
  * - `nix hash to-sri --type sha256 HASH` (nix-command) writes that hash as SRI ("sha256-…"), as flake.lock does.
@@ -59,7 +60,7 @@ export function checkNixVersion(nixpkgsPath: string, have: string): void {
   if (need !== null && compareVersions(have, need) < 0)
     throw new PinError(
       `this nixpkgs (${nixpkgsPath}) needs Nix >= ${need} (its lib/minver.nix), and the Nix on PATH is ${have} ` +
-        `(nix-instantiate --version). nixpkgs of 2025 and later cannot be evaluated by Nix ${have} (Debian's nix-bin); ` +
+        `(nix-instantiate --version). nixpkgs of August 2025 and later cannot be evaluated by Nix ${have} (Debian's nix-bin); ` +
         `put a Nix >= ${need} first on PATH (the official installer, or \`nix profile install nixpkgs#nix\`) and run this again.`,
     );
 }

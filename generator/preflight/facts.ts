@@ -3,15 +3,26 @@
  * reads them; docs/gpu-driver.md explains them).
  */
 import { FLOX_MIN_VERSION } from "../render/index.ts";
+import { PUBLIC_CUDA_CACHES } from "../catalog/binary-cache.ts";
 
 /**
  * The oldest Nix that evaluates the catalog's pins: nixpkgs' root default.nix aborts on a Nix older than its
- * `lib/minver.nix` ("This version of Nixpkgs requires Nix >= …, please upgrade"); every nixpkgs of 2025 and later,
- * which every catalog pin is, asks for 2.18. (generator/pin/nix.ts reads the file itself when it has a checkout.)
+ * `lib/minver.nix` ("This version of Nixpkgs requires Nix >= …, please upgrade"). That file said "2.3.17" from
+ * NixOS/nixpkgs#354586 (2024-11) and became "2.18" with NixOS/nixpkgs#428076 ("nix_2_3: drop and raise minver to
+ * 2.18", reviewed 2025-08-09/10). So not every nixpkgs of 2025 asks for 2.18: those before August 2025 ask for 2.3.17.
+ * The rule holds for every catalog pin for another reason: each carries torch 2.8.0 or later, and torch 2.8.0 reached
+ * nixpkgs with NixOS/nixpkgs#431973 (merged about 2025-08-31), after #428076 (`minverSince` below; tests/catalog.test.ts
+ * checks every pin against it). generator/pin/nix.ts reads the file itself when it has a checkout, so a user's older
+ * pin is judged by its own minver.nix.
  */
 export const NIX_MIN = {
   version: "2.18",
-  source: "nixpkgs lib/minver.nix (\"2.18\" in nixpkgs of 2025 and later, the era of every catalog pin); pin/nix.ts requiredNixVersion reads it from a checkout",
+  /** Since when nixpkgs asks for `version`, and the oldest torch whose nixpkgs update came after that. */
+  minverSince: { pr: "NixOS/nixpkgs#428076", month: "2025-08", previous: "2.3.17", previousSince: "NixOS/nixpkgs#354586 (2024-11)", torchAfter: "2.8.0", torchAfterPr: "NixOS/nixpkgs#431973" },
+  source:
+    "nixpkgs lib/minver.nix: \"2.3.17\" from NixOS/nixpkgs#354586 (2024-11), \"2.18\" from NixOS/nixpkgs#428076 (August 2025); every " +
+    "catalog pin carries torch >= 2.8.0, which came with NixOS/nixpkgs#431973 (2025-08-31), later; pin/nix.ts requiredNixVersion " +
+    "reads the file from a checkout",
 } as const;
 
 /** The oldest flox whose `flox build` builds `.flox/pkgs/*.nix` (render/index.ts FLOX_MIN_VERSION: flox#3281, 1.5 release). */
@@ -21,33 +32,55 @@ export const FLOX_MIN = {
 } as const;
 
 /**
- * Free space the Nix store needs for a variant built here: at least what a CUDA toolkit plus one CUDA torch take,
- * which exhausts a GitHub-hosted runner's ~14 GB free disk (matteospanio/torchfx#76: "the CUDA toolkit + the
- * multi-GB CUDA torch wheel + the build exhaust the runner's ~14 GB free"; generator/ci.ts GITHUB_LIMITS: a hosted job
- * has a 14 GB disk and torch builds go to self-hosted runners). A source build of torch needs more than this floor
- * (its build tree and nvcc's temporaries); no measurement of that here, so the check fails only below the floor.
+ * Free space the Nix store needs for a variant built here: a heuristic floor, not a measurement of a Nix store. The
+ * one figure behind it is matteospanio/torchfx#76: on a GitHub-hosted runner (~14 GB free), "the CUDA toolkit + the
+ * multi-GB CUDA torch wheel + the build" of a pip/dnf wheel build exhausted the disk. That is not a Nix store and not a
+ * source build of torch, but a Nix closure holds the same kinds of things (a CUDA toolkit, a CUDA torch), so 14 GB is
+ * taken as a floor below which a build cannot fit (generator/ci.ts GITHUB_LIMITS: a hosted job has a 14 GB disk and
+ * torch builds go to self-hosted runners). A source build of torch needs more (its build tree and nvcc's temporaries);
+ * nothing here measured how much, so the check fails only below the floor.
  */
 export const STORE_FREE_FLOOR = {
   bytes: 14 * 1000 ** 3,
-  source: "matteospanio/torchfx#76 (CUDA toolkit + CUDA torch exhaust ~14 GB free); generator/ci.ts GITHUB_LIMITS (14 GB hosted-runner disk)",
-} as const;
-
-/** The NixOS-CUDA binary cache the cache model counts on (catalog/binary-cache.ts), and its signing key. */
-export const CUDA_CACHE_SUBSTITUTER = {
-  url: "https://cache.nixos-cuda.org",
-  publicKey: "cache.nixos-cuda.org:74DUi4Ye579gUqzH4ziL9IyiJBlDpMRn9MBN8oNan9M=",
+  /** How the value was reached: a heuristic from one wheel build's disk exhaustion, never measured on a Nix store. */
+  kind: "heuristic",
   source:
-    "nixos-cuda/infra README (c2b55a1; generator/ci.ts NIXOS_CUDA_CACHE takes it from here); the same key name and value in " +
-    "NixOS configurations citing wiki.nixos.org/wiki/CUDA (some other repositories write invented `cache.nixos-cuda.org-1:` keys: " +
-    "the key's name has no `-1`)",
+    "heuristic: matteospanio/torchfx#76 (a pip/dnf CUDA wheel build exhausted a GitHub runner's ~14 GB free; not a Nix store); " +
+    "generator/ci.ts GITHUB_LIMITS (14 GB hosted-runner disk)",
 } as const;
 
-/** Where nixpkgs' CUDA packages look for the driver's libcuda.so.1: the runpath addDriverRunpath gives them. */
+/**
+ * The NixOS-CUDA binary cache the cache model counts on, and its signing key: the "builds" entry of
+ * catalog/binary-cache.ts PUBLIC_CUDA_CACHES (generator/ci.ts NIXOS_CUDA_CACHE takes it from here). Some other
+ * repositories write invented `cache.nixos-cuda.org-1:` keys: the key's name has no `-1`.
+ */
+export const CUDA_CACHE_SUBSTITUTER = (() => {
+  const c = PUBLIC_CUDA_CACHES.find((x) => x.holds === "builds")!;
+  return { url: c.url, publicKey: c.publicKey, source: c.source } as const;
+})();
+
+/**
+ * Flox's public cache, the one known to serve aarch64-linux CUDA packages ("may hold": which revisions is not known
+ * here; `pin cache` asks). For doctor and install to offer on aarch64 as a copyable nix.conf block (nixConfBlock).
+ */
+export const FLOX_CACHE_SUBSTITUTER = (() => {
+  const c = PUBLIC_CUDA_CACHES.find((x) => x.name === "cache.flox.dev")!;
+  return { url: c.url, publicKey: c.publicKey, source: c.source } as const;
+})();
+
+/**
+ * Where nixpkgs' CUDA packages look for the driver's libcuda.so.1 by default: the runpath entry
+ * `${driverLink}/lib` that the addDriverRunpath / autoAddDriverRunpath hooks write into their ELF files. It is not the
+ * only way in: the dynamic loader searches LD_LIBRARY_PATH before a library's RUNPATH, so a libcuda.so.1 placed on
+ * LD_LIBRARY_PATH is found first (that is how nixglhost works, DRIVER_ROUTES below).
+ */
 export const NIXOS_DRIVER_LIB = {
   dir: "/run/opengl-driver/lib",
   source:
-    "nixpkgs pkgs/development/cuda-modules (autoAddDriverRunpath / addDriverRunpath: driverLink = \"/run/opengl-driver\"); " +
-    "NixOS creates it from hardware.graphics / hardware.nvidia; Nix's glibc does not read the host's /etc/ld.so.cache",
+    "nixpkgs pkgs/by-name/ad/addDriverRunpath/package.nix (driverLink = \"/run/opengl-driver\", \"the path to hardware drivers " +
+    "installed by NixOS\") and pkgs/by-name/au/autoAddDriverRunpath (the hook that adds it to every ELF file's runpath); " +
+    "NixOS creates it from hardware.graphics / hardware.nvidia; Nix's glibc does not read the host's /etc/ld.so.cache, " +
+    "but does read LD_LIBRARY_PATH, searched before RUNPATH (ld.so(8))",
 } as const;
 
 /** One way a Nix-built CUDA program finds the host's driver outside (or inside) NixOS, and what it needs. */

@@ -3,6 +3,7 @@
  * one `docs/matrix/*.md` page per (PyTorch release, CUDA version) and `.flox/env/manifest.toml`.
  * Pure: returns a map of repo-relative path → content; `write.ts` does the I/O.
  */
+import { nixpkgsAllows } from "../catalog/gpus.ts";
 import { stringify as tomlStringify } from "smol-toml";
 import { compareVersions as cmpVersion } from "../versions.ts";
 import type { Project } from "../project.ts";
@@ -343,10 +344,13 @@ export function matrixPages(p: Project): MatrixPage[] {
   return pages;
 }
 
-/** Reference rows for the GPU table: first and last CUDA version of the catalog whose nvcc compiles each SM. */
+/**
+ * Reference rows for the GPU table: first and last CUDA version of the catalog that builds each SM natively, as
+ * expand's serveGpu decides (its nvcc compiles it and nixpkgs' capability table allows it with that CUDA).
+ */
 function gpuReference(p: Project) {
   return p.catalog.gpus.map((g) => {
-    const knownBy = p.catalog.cuda.filter((c) => c.capabilities.includes(g.capability)).map((c) => c.version);
+    const knownBy = p.catalog.cuda.filter((c) => c.capabilities.includes(g.capability) && nixpkgsAllows(g.capability, c.version)).map((c) => c.version);
     return { ...g, minCuda: knownBy[0] ?? "—", lastCuda: knownBy[knownBy.length - 1] ?? "—", selected: p.matrix.gpus.includes(g.sm) };
   });
 }
