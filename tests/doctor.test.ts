@@ -240,8 +240,15 @@ test("doctor (CLI) on the recorded DGX Spark as DGX OS: exit 1, one line per che
   assert.is(ok.status, 0);
   // Without NAME: detect's pick for the recorded host (its cpuinfo under the root, its nvidia-smi on PATH).
   const picked = runCli(["doctor", "--machine", "aarch64", "--host-root", h.root, "--json"], { env: h.env });
-  assert.match(JSON.parse(picked.stdout).name, /-sm121-armv9$/);
+  // detect's pick is the environment (its default package), not a package of it such as torchaudio.
+  const detected = runCli(["detect", "--json", "--cpuinfo", join(HOSTS, "dgx-spark/cpuinfo"), "--nvidia-smi", join(HOSTS, "dgx-spark/nvidia-smi.txt"), "--machine", "aarch64"], { env: h.env });
+  const pick = JSON.parse(detected.stdout).variants[0] as string;
+  assert.match(pick, /^torch-env-.*-sm121-armv9$/);
+  assert.is(JSON.parse(picked.stdout).name, pick);
   assert.is(JSON.parse(picked.stdout).chosenBy, "picked by detect for this host");
+  // --package still chooses another package of the same combination.
+  const audio = runCli(["doctor", "--machine", "aarch64", "--host-root", h.root, "--json", "--package", "torchaudio"], { env: h.env });
+  assert.match(JSON.parse(audio.stdout).name, /^torchaudio-.*-sm121-armv9$/);
   const bad = runCli(["doctor", "torch-env-python313-cuda12_8-sm999-armv9"], { env: h.env });
   assert.is(bad.status, 2);
   assert.match(bad.stderr, /unknown variant/);

@@ -15,6 +15,7 @@ import { join } from "node:path";
 import { exitCodeOf, InputError } from "../errors.ts";
 import { BACKEND_CHOICES } from "../driver/backend.ts";
 import { terminalWidth } from "./shared.ts";
+import { DEFAULT_PACKAGE } from "./detect.ts";
 
 /** Arguments of `doctor`, as yargs hands them to the handler. */
 export interface DoctorArgs {
@@ -138,7 +139,8 @@ export const doctorCommand: CommandModule<object, DoctorArgs> = {
   builder: (y: Argv<object>) =>
     y
       .positional("name", { type: "string", describe: "variant name (default: detect's pick for this host)" })
-      .option("package", { type: "string", default: "torchaudio", describe: "package detect picks for when NAME is not given" })
+      // The same default as detect's, so that doctor checks what detect just recommended.
+      .option("package", { type: "string", default: DEFAULT_PACKAGE, describe: `package detect picks for when NAME is not given (default ${DEFAULT_PACKAGE}, as detect; NAME-env for an environment of matrix.ts)` })
       .option("backend", { type: "string", choices: BACKEND_CHOICES, default: "auto", describe: "the backend you will build with (auto: flox if on PATH)" })
       .option("org", { type: "string", describe: "Flox organisation you will `publish --org` to: also checks `flox auth status`" })
       .option("json", { type: "boolean", default: false, describe: "print the checks as JSON" })
