@@ -9,6 +9,7 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { spawnSync } from "node:child_process";
 import { runChecks, type CheckResult, type PreflightContext } from "../generator/preflight/checks.ts";
 import { CUDA_CACHE_SUBSTITUTER } from "../generator/preflight/facts.ts";
 import { projectFromMatrix } from "../generator/project.ts";
@@ -142,7 +143,8 @@ test("nix-command: ✓ when the user's config turns it on; – (not ✗) when of
   assert.is(check(runChecks(makeHost({ nixCommand: true }).host, ctx({})), "nix-command").status, "ok");
   const off = check(runChecks(makeHost({ nixCommand: false }).host, ctx({})), "nix-command");
   assert.is(off.status, "skip");
-  assert.match(off.detail, /extra-experimental-features = nix-command/);
+  assert.equal(off.conf, { file: "~/.config/nix/nix.conf", lines: ["extra-experimental-features = nix-command"] });
+  assert.not.match(off.detail, /extra-experimental-features/, "the setting is a line of its own, not inside the sentence");
 });
 
 test("system features: ✓ when nix.conf declares the variant's; ✗ with the nix.conf line of what is missing (this CPU runs it)", () => {
@@ -152,7 +154,9 @@ test("system features: ✓ when nix.conf declares the variant's; ✗ with the ni
   const r = check(runChecks(missing.host, ctx({})), "system-features");
   assert.is(r.status, "fail");
   assert.match(r.detail, /declares no gccarch-x86-64-v3/);
-  assert.match(r.fix!, /add `extra-system-features = gccarch-x86-64-v3` to nix\.conf/);
+  assert.equal(r.conf!.lines, ["extra-system-features = gccarch-x86-64-v3"]);
+  assert.is(r.conf!.file, "/etc/nix/nix.conf");
+  assert.match(r.fix!, /append this line to \/etc\/nix\/nix\.conf, then restart nix-daemon/);
   // A CPU that cannot run the ISA is not told to declare it (EPYC 7763 has no AVX-512).
   const avx512 = check(runChecks(missing.host, ctx({ names: [H100] })), "system-features");
   assert.is(avx512.status, "fail");
@@ -172,7 +176,8 @@ test("CUDA cache: ✓ with cache.nixos-cuda.org and its key, ✗ with the two ni
   assert.is(check(runChecks(makeHost({ nixConf: conf }).host, ctx({ names: [H100] })), "cuda-cache").status, "ok");
   const r = check(runChecks(makeHost({}).host, ctx({ names: [H100] })), "cuda-cache");
   assert.is(r.status, "fail");
-  assert.ok(r.fix!.includes(`extra-substituters = ${CUDA_CACHE_SUBSTITUTER.url}`) && r.fix!.includes(`extra-trusted-public-keys = ${CUDA_CACHE_SUBSTITUTER.publicKey}`), r.fix);
+  assert.equal(r.conf!.lines, [`extra-substituters = ${CUDA_CACHE_SUBSTITUTER.url}`, `extra-trusted-public-keys = ${CUDA_CACHE_SUBSTITUTER.publicKey}`]);
+  assert.not.match(r.fix!, /extra-/, "the settings are lines of their own, not inside the sentence");
   assert.is(check(runChecks(makeHost({}).host, ctx({ names: [SPARK_ENV] })), "cuda-cache").status, "skip");
   assert.is(check(runChecks(makeHost({}).host, ctx({})), "cuda-cache").status, "skip", "a CPU variant needs no CUDA cache");
 });
@@ -224,7 +229,8 @@ test("doctor (CLI) on the recorded DGX Spark as DGX OS: exit 1, one line per che
   const args = ["doctor", SPARK_ENV, "--machine", "aarch64", "--host-root", h.root, "--backend", "nix"];
   const r = runCli(args, { env: { ...h.env, COLUMNS: "80" } });
   assert.is(r.status, 1, r.stderr);
-  for (const l of r.stdout.split("\n")) assert.ok([...l].length <= 80, `longer than 80: ${l}`);
+  // Every line fits, but a nix.conf setting, which stays whole (pasted cut, it would break nix.conf).
+  for (const l of r.stdout.split("\n")) assert.ok([...l].length <= 80 || /^[a-z][\w-]* = \S+/.test(l), `longer than 80: ${l}`);
   assert.match(r.stdout, /✓ Nix version: Nix 2\.24\.9/);
   assert.match(r.stdout, /✗ GPU driver:/);
   assert.match(r.stdout.replace(/\s+/g, " "), /\/run\/opengl-driver\/lib\/libcuda\.so\.1 is missing/);
@@ -252,6 +258,50 @@ test("doctor (CLI) on the recorded DGX Spark as DGX OS: exit 1, one line per che
   const bad = runCli(["doctor", "torch-env-python313-cuda12_8-sm999-armv9"], { env: h.env });
   assert.is(bad.status, 2);
   assert.match(bad.stderr, /unknown variant/);
+});
+
+test("nix.conf fixes are blocks that wrapping never splits: at 80 columns and through a pipe, every setting doctor prints is a whole line with its whole value, then the daemon restart", () => {
+  const h = makeHost({ recorded: "spr-h100", nvidiaSmi: true, devNvidia: true, hostLibcuda: "/usr/lib/x86_64-linux-gnu/libcuda.so.1", nix: "2.24.9" });
+  const name = "torch-env-python313-cuda12_8-sm90-avx512bf16";
+  const want = [
+    "extra-experimental-features = nix-command",
+    `extra-system-features = ${variant(name).requiredSystemFeatures.filter((f) => f.startsWith("gccarch-")).join(" ")}`,
+    `extra-substituters = ${CUDA_CACHE_SUBSTITUTER.url}`,
+    `extra-trusted-public-keys = ${CUDA_CACHE_SUBSTITUTER.publicKey}`,
+  ];
+  // COLUMNS=80, and a pipe with no COLUMNS (the width falls back to 80).
+  for (const columns of ["80", ""]) {
+    const r = runCli(["doctor", name, "--machine", "x86_64", "--host-root", h.root, "--backend", "nix"], { env: { ...h.env, COLUMNS: columns } });
+    assert.is(r.status, 1, r.stderr);
+    const lines = r.stdout.split("\n");
+    const settings = lines.filter((l) => /^\s*(extra-)?[a-z][\w-]* =/.test(l));
+    assert.equal(settings, want, r.stdout);
+    // Nothing of a setting is left in prose or split over lines: no line ends in "=", no key or URL stands alone.
+    assert.not.ok(lines.some((l) => / =\s*$/.test(l)), r.stdout);
+    assert.is(lines.filter((l) => l.includes(CUDA_CACHE_SUBSTITUTER.publicKey)).length, 1);
+    assert.not.match(r.stdout, /`extra-/);
+    // Each block appends to /etc/nix/nix.conf and restarts the daemon, which reads the file only when it starts.
+    assert.is(lines.filter((l) => l === "sudo tee -a /etc/nix/nix.conf >/dev/null <<'EOF'").length, 2);
+    assert.is(lines.filter((l) => l === "sudo systemctl restart nix-daemon").length, 2);
+    for (const l of lines) assert.ok([...l].length <= 80 || want.includes(l), `longer than 80: ${l}`);
+  }
+  // Pasted as printed, the block is a shell script: run with a stand-in sudo and systemctl, it appends exactly the
+  // settings to the file (after the file's last line, even one without a newline) and restarts nix-daemon.
+  const r = runCli(["doctor", name, "--machine", "x86_64", "--host-root", h.root, "--backend", "nix"], { env: { ...h.env, COLUMNS: "80" } });
+  const blocks = r.stdout.match(/^sudo tee -a [\s\S]*?^sudo systemctl restart nix-daemon$/gm) ?? [];
+  assert.is(blocks.length, 2);
+  const conf = join(h.dir, "etc-nix.conf");
+  writeFileSync(conf, "substituters = https://cache.nixos.org/");
+  const bin = join(h.dir, "paste-bin");
+  mkdirSync(bin);
+  sh(join(bin, "sudo"), 'exec "$@"');
+  sh(join(bin, "systemctl"), `echo "$*" >> "${join(h.dir, "restarts")}"`);
+  const script = blocks.join("\n").replaceAll("/etc/nix/nix.conf", conf);
+  const ran = spawnSync("sh", ["-c", script], { env: { PATH: `${bin}:/usr/bin:/bin` }, encoding: "utf8" });
+  assert.is(ran.status, 0, ran.stderr);
+  const written = readFileSync(conf, "utf8").split("\n").filter((l) => l.trim() !== "");
+  assert.equal(written, ["substituters = https://cache.nixos.org/", ...want.filter((l) => !l.includes("nix-command"))]);
+  assert.equal(readFileSync(join(h.dir, "restarts"), "utf8").trim().split("\n"), ["restart nix-daemon", "restart nix-daemon"]);
 });
 
 test("the route outside NixOS: the environment's nixglhost (the pin's nix-gl-host, a stand-in here) finds a stand-in libcuda on a fake host root; nothing without it", () => {
@@ -345,7 +395,7 @@ test("build refuses with exit 2 and the fix before any work: Nix older than the 
   const newer = makeHost({ nix: "2.24.9", recorded: "epyc-nogpu" });
   const feat = build(["--backend", "nix", "--out-dir", logs, "--pkgs-dir", join(ROOT, "tests/fixtures/build-pkgs"), "--matrix", join(ROOT, "tests/fixtures/build-matrix.ts")], newer.env);
   assert.is(feat.status, 2, feat.stderr);
-  assert.match(feat.stderr.replace(/\s+/g, " "), /fix: add `extra-system-features = gccarch-x86-64-v3` to nix\.conf/);
+  assert.match(feat.stderr, /\nextra-system-features = gccarch-x86-64-v3\nEOF\nsudo systemctl restart nix-daemon\n/);
   // The flox backend without flox: refused, and the dry run says so too (it used to say nothing).
   const flox = build(["--backend", "flox"]);
   assert.is(flox.status, 2);

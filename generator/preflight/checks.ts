@@ -65,6 +65,45 @@ export interface Verdict {
   detail: string;
   /** The exact fix, for "fail". */
   fix?: string;
+  /** The nix.conf lines of the fix (or, for a –, of the optional setting), printed as one block that is never wrapped. */
+  conf?: NixConfFix;
+}
+
+/**
+ * A fix that is nix.conf settings. Each line is a whole `name = value` setting: a line cut inside its value leaves an
+ * empty setting and an invalid line, which stop every Nix command reading the file (nix-daemon included).
+ */
+export interface NixConfFix {
+  /** The file the lines are appended to: "/etc/nix/nix.conf" (the daemon's, needs root) or "~/.config/nix/nix.conf". */
+  file: "/etc/nix/nix.conf" | "~/.config/nix/nix.conf";
+  /** Whole `name = value` lines (`extra-` names, which add to Nix's defaults rather than replace them). */
+  lines: string[];
+  /** What a NixOS host sets instead (its /etc/nix/nix.conf is generated and read-only), e.g. "nix.settings.substituters". */
+  nixos?: string;
+}
+
+/**
+ * The shell block that appends `conf.lines` to its file, as it is printed and pasted: a heredoc (its first line empty,
+ * so the settings start on a line of their own even when the file does not end in a newline), then for the system file
+ * the restart of nix-daemon, which reads /etc/nix/nix.conf only when it starts (Nix manual, "nix.conf": the daemon's
+ * settings; multi-user installs run it as the systemd unit nix-daemon.service). Pure; lines without indentation, since
+ * the heredoc's closing EOF must start its line.
+ */
+export function nixConfBlock(conf: NixConfFix): string[] {
+  const system = conf.file === "/etc/nix/nix.conf";
+  return [
+    system ? `sudo tee -a ${conf.file} >/dev/null <<'EOF'` : `mkdir -p ~/.config/nix && tee -a ${conf.file} >/dev/null <<'EOF'`,
+    "",
+    ...conf.lines,
+    "EOF",
+    ...(system ? ["sudo systemctl restart nix-daemon"] : []),
+  ];
+}
+
+/** The sentence that introduces a NixConfFix's block (the fix line of a ✗). */
+function confFixText(conf: NixConfFix): string {
+  const restart = conf.file === "/etc/nix/nix.conf" ? ", then restart nix-daemon" : "";
+  return `append ${conf.lines.length === 1 ? "this line" : "these lines"} to ${conf.file}${restart} (the block below does both)${conf.nixos ? `; NixOS: set ${conf.nixos} in configuration.nix instead` : ""}`;
 }
 
 /** One check: what it applies to, how it probes, its verdict. */
@@ -256,7 +295,8 @@ export const CHECKS: readonly Check[] = [
             status: "skip",
             detail:
               "off (Nix's default): not needed, the commands the docs show are nix-build and nix-instantiate; for `nix shell` or " +
-              "`nix copy` yourself add `extra-experimental-features = nix-command` to ~/.config/nix/nix.conf",
+              "`nix copy` yourself, the block below turns it on for your user",
+            conf: { file: "~/.config/nix/nix.conf", lines: ["extra-experimental-features = nix-command"] },
           };
     },
   },
@@ -285,15 +325,20 @@ export const CHECKS: readonly Check[] = [
       const who = c.variants.filter((v) => v.requiredSystemFeatures.some((f) => missing.includes(f))).map((v) => v.name);
       const runnable = hostGccarch(p, c.hostSystem);
       const unrunnable = missing.filter((f) => f.startsWith("gccarch-") && runnable !== null && !runnable.includes(f));
-      return {
-        status: "fail",
-        detail:
-          `this machine's Nix declares no ${missing.join(", ")}, which ${who.length} variant(s) require (e.g. ${who[0]}): Nix would refuse ` +
-          "them after building their dependencies",
-        fix: unrunnable.length
-          ? `this CPU cannot run ${unrunnable.join(", ")}: build on a machine that can (--builders), whose nix.conf declares it`
-          : `add \`${systemFeaturesLine(missing)}\` to nix.conf (/etc/nix/nix.conf, then restart nix-daemon; NixOS: nix.settings.system-features)`,
-      };
+      const detail =
+        `this machine's Nix declares no ${missing.join(", ")}, which ${who.length} variant(s) require (e.g. ${who[0]}): Nix would refuse ` +
+        "them after building their dependencies";
+      if (unrunnable.length)
+        return {
+          status: "fail",
+          detail,
+          // --builders is an option of the nix backend only (driver/options.ts refuses it with flox).
+          fix:
+            `this CPU cannot run ${unrunnable.join(", ")}: build on a machine that can, whose nix.conf declares it` +
+            (c.backend === "nix" ? " (--builders)" : " (the nix backend's --builders, or flox on that machine)"),
+        };
+      const fixConf: NixConfFix = { file: "/etc/nix/nix.conf", lines: [systemFeaturesLine(missing)], nixos: "nix.settings.system-features" };
+      return { status: "fail", detail, fix: confFixText(fixConf), conf: fixConf };
     },
   },
   {
@@ -337,10 +382,12 @@ export const CHECKS: readonly Check[] = [
         ...(hasSub ? [] : [`extra-substituters = ${CUDA_CACHE_SUBSTITUTER.url}`]),
         ...(hasKey ? [] : [`extra-trusted-public-keys = ${CUDA_CACHE_SUBSTITUTER.publicKey}`]),
       ];
+      const fixConf: NixConfFix = { file: "/etc/nix/nix.conf", lines, nixos: "nix.settings.substituters and nix.settings.trusted-public-keys" };
       return {
         status: "fail",
         detail: `${hasSub ? "the key" : "the substituter"} of ${CUDA_CACHE.name} is not configured: its CUDA packages would be built here`,
-        fix: `add ${lines.map((l) => `\`${l}\``).join(" and ")} to /etc/nix/nix.conf, then restart nix-daemon`,
+        fix: confFixText(fixConf),
+        conf: fixConf,
       };
     },
   },
@@ -433,7 +480,12 @@ export function runChecks(host: Host, c: PreflightContext, only?: readonly strin
   });
 }
 
-/** The lines of `results` at `width` columns: "✓ title: detail", "✗ …" then "    fix: …" (a list when the fix has several lines), "– …". */
+/**
+ * The lines of `results` at `width` columns: "✓ title: detail", "✗ …" then "    fix: …" (a list when the fix has several
+ * lines), "– …". A fix or setting in nix.conf follows as its shell block (nixConfBlock), between blank lines, never
+ * wrapped: each nix.conf line keeps its setting and its whole value however narrow the terminal (a line longer than
+ * `width` stays whole).
+ */
 export function formatChecks(results: readonly CheckResult[], width: number): string {
   const mark = { ok: "✓", fail: "✗", skip: "–" } as const;
   return results
@@ -443,6 +495,7 @@ export function formatChecks(results: readonly CheckResult[], width: number): st
       ...(r.status === "fail" && r.fix
         ? r.fix.split("\n").map((l, i) => (i === 0 ? wrap(`fix: ${l}`, width, { indent: "    ", hang: "      " }) : wrap(l, width, { indent: "      - ", hang: "        " })))
         : []),
+      ...(r.conf && r.status !== "ok" ? ["", ...nixConfBlock(r.conf), ""] : []),
     ])
     .join("\n");
 }
