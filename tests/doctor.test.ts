@@ -14,7 +14,7 @@ import { runChecks, type CheckResult, type PreflightContext } from "../generator
 import { CUDA_CACHE_SUBSTITUTER } from "../generator/preflight/facts.ts";
 import { projectFromMatrix } from "../generator/project.ts";
 import matrix from "../matrix.ts";
-import { checkedVariants } from "../generator/preflight/checks.ts";
+import { checkedVariants, nixglhostSearch } from "../generator/preflight/checks.ts";
 import { ROOT, runCli, tempDir, writeMatrix } from "./helpers/cli.ts";
 import { nixPath, runNix } from "./helpers/nix.ts";
 
@@ -46,8 +46,13 @@ interface HostModel {
   nvidiaSmi?: boolean;
   devNvidia?: boolean;
   nixos?: boolean;
-  /** `ldconfig -p` lists libcuda.so.1 at this path (and the file exists under the root). */
+  /**
+   * `ldconfig -p` lists libcuda.so.1 at this path (and the file exists under the root), with libnvidia-ml.so.1 and
+   * libnvidia-ptxjitcompiler.so.1 beside it as a driver installs them (unless libcudaAlone).
+   */
   hostLibcuda?: string | null;
+  /** The driver's directory holds libcuda.so.1 and nothing else of NVIDIA's. */
+  libcudaAlone?: boolean;
   /** Free KiB `df -Pk` reports. */
   freeKib?: number;
 }
@@ -103,13 +108,22 @@ case " $* " in *" show-config "*) cat "${join(dir, "nix.conf")}";; *) exit 64;; 
     // STAND-IN ldconfig -p: glibc's format ("\tNAME (libc6,ARCH) => PATH").
     const lines = ["\tlibc.so.6 (libc6,x86-64) => /lib/x86_64-linux-gnu/libc.so.6"];
     if (m.hostLibcuda) {
+      const libDir = join(m.hostLibcuda, "..");
       lines.push(`\tlibcuda.so.1 (libc6,x86-64) => ${m.hostLibcuda}`);
-      mkdirSync(join(root, m.hostLibcuda, ".."), { recursive: true });
+      mkdirSync(join(root, libDir), { recursive: true });
       writeFileSync(join(root, m.hostLibcuda), "stand-in libcuda\n");
-      mkdirSync(join(root, "etc"), { recursive: true });
-      writeFileSync(join(root, "etc/ld.so.conf"), `${join(m.hostLibcuda, "..")}\n`);
+      if (!m.libcudaAlone)
+        for (const lib of ["libnvidia-ml.so.1", "libnvidia-ptxjitcompiler.so.1"]) {
+          lines.push(`\t${lib} (libc6,x86-64) => ${libDir}/${lib}`);
+          writeFileSync(join(root, libDir, lib), `stand-in ${lib}\n`);
+        }
+      // As Debian and Ubuntu ship it: ld.so.conf includes ld.so.conf.d/*.conf, one of which names the directory.
+      mkdirSync(join(root, "etc/ld.so.conf.d"), { recursive: true });
+      writeFileSync(join(root, "etc/ld.so.conf"), "include /etc/ld.so.conf.d/*.conf\n");
+      writeFileSync(join(root, "etc/ld.so.conf.d/x86_64-linux-gnu.conf"), `# Multiarch support\n${libDir}\n`);
     }
-    sh(join(bin, "ldconfig"), `[ "$1" = -p ] || exit 64; echo "${lines.length} libs found in cache \\\`/etc/ld.so.cache'"; printf '%b\\n' ${lines.map((l) => `'${l}'`).join(" ")}`);
+    // -p and --print-cache (flox's 0800_cuda.sh asks `ldconfig --print-cache -C /etc/ld.so.cache`).
+    sh(join(bin, "ldconfig"), `case "$1" in -p|--print-cache) ;; *) exit 64;; esac; echo "${lines.length} libs found in cache \\\`/etc/ld.so.cache'"; printf '%b\\n' ${lines.map((l) => `'${l}'`).join(" ")}`);
   }
   // STAND-IN df -Pk: POSIX format, the modelled free KiB.
   sh(join(bin, "df"), `echo "Filesystem 1024-blocks Used Available Capacity Mounted on"; echo "/dev/stand-in 200000000 1 ${m.freeKib ?? 100_000_000} 1% /"`);
@@ -218,10 +232,63 @@ test("GPU driver: ✓ on NixOS (/run/opengl-driver/lib/libcuda.so.1); ✗ on a n
   assert.match(r.fix!, new RegExp(`nix-build \\.flox/pkgs/${SPARK_ENV}\\.nix -A nixglhost -o result-nixglhost`));
   assert.match(r.fix!, /flox activate/);
   assert.match(r.fix!, /NixOS/);
-  // Inside `flox activate` with cuda-detection on (flox's activation sets these), the route is taken.
+  // nix-gl-host's rule: it takes the driver's directory (libnvidia-ml beside libcuda), reached through ld.so.conf's include.
+  assert.match(r.detail, /nixglhost would take libcuda from \/usr\/lib\/aarch64-linux-gnu/);
+  // Inside `flox activate` of flox 1.5 to 1.12.0, which exported _FLOX_ENV_CUDA_DETECTION=1: the fallback says ✓.
   const inFlox = { ...dgxos.host, env: { ...dgxos.env, FLOX_ENV: "/x/.flox/run/env", _FLOX_ENV_CUDA_DETECTION: "1" } };
   assert.is(check(runChecks(inFlox, c), "gpu-driver").status, "ok");
   assert.is(check(runChecks(makeHost({ recorded: "dgx-spark", hostLibcuda: null }).host, c), "gpu-driver").status, "skip");
+});
+
+test("GPU driver inside a flox >= 1.12.1 activation (the stand-in activation of tests/fixtures/stand-in-flox): ✓ in dev mode (ld-floxlib serves the ldconfig cache's libcuda), ✗ in run mode or with cuda-detection off, saying so", () => {
+  const h = makeHost({ recorded: "spr-h100", nvidiaSmi: true, devNvidia: true, hostLibcuda: "/usr/lib/x86_64-linux-gnu/libcuda.so.1", nix: "2.24.9" });
+  const c = ctx({ names: ["torch-env-python313-cuda12_8-sm90-avx512bf16"] });
+  const activate = (mode: string, detection = "1") => {
+    const r = spawnSync(join(STAND_IN_FLOX, "activate-env"), [mode, h.root, join(h.bin, "ldconfig"), detection], { encoding: "utf8", env: h.env });
+    assert.is(r.status, 0, r.stderr);
+    return Object.fromEntries(r.stdout.trim().split("\n").map((l) => [l.slice(0, l.indexOf("=")), l.slice(l.indexOf("=") + 1)]));
+  };
+  const dev = activate("dev");
+  // What today's flox leaves: no exported detection variable, LD_AUDIT naming ld-floxlib, the host's libraries listed.
+  assert.not.ok("_FLOX_ENV_CUDA_DETECTION" in dev);
+  assert.match(dev.LD_AUDIT!, /\/ld-floxlib\.so$/);
+  assert.is(dev.LD_FLOXLIB_FILES_PATH, ["libcuda.so.1", "libnvidia-ml.so.1", "libnvidia-ptxjitcompiler.so.1"].map((l) => `/usr/lib/x86_64-linux-gnu/${l}`).join(":"));
+  const ok = check(runChecks({ root: h.root, env: { ...h.env, ...dev } }, c), "gpu-driver");
+  assert.is(ok.status, "ok", ok.detail);
+  assert.match(ok.detail, /ld-floxlib \(LD_AUDIT\) serves the host's \/usr\/lib\/x86_64-linux-gnu\/libcuda\.so\.1/);
+  // The CLI, run from inside that activation.
+  const cli = runCli(["doctor", "torch-env-python313-cuda12_8-sm90-avx512bf16", "--machine", "x86_64", "--host-root", h.root, "--backend", "nix", "--json"], { env: { ...h.env, ...dev } });
+  assert.is(check(JSON.parse(cli.stdout).checks, "gpu-driver").status, "ok", cli.stdout + cli.stderr);
+  // A LD_FLOXLIB_FILES_PATH whose libcuda does not exist on this host serves nothing.
+  const stale = { ...dev, LD_FLOXLIB_FILES_PATH: "/usr/lib/elsewhere/libcuda.so.1" };
+  assert.is(check(runChecks({ root: h.root, env: { ...h.env, ...stale } }, c), "gpu-driver").status, "fail");
+  // Run mode sets no LD_AUDIT: nothing serves libcuda, and the line names run mode.
+  const run = check(runChecks({ root: h.root, env: { ...h.env, ...activate("run") } }, c), "gpu-driver");
+  assert.is(run.status, "fail");
+  assert.match(run.detail, /`run` mode \(flox activate -m run\) does no CUDA detection/);
+  // cuda-detection off in the manifest: ld-floxlib is there, no libcuda in its list.
+  const off = check(runChecks({ root: h.root, env: { ...h.env, ...activate("dev", "0") } }, c), "gpu-driver");
+  assert.is(off.status, "fail");
+  assert.match(off.detail, /LD_FLOXLIB_FILES_PATH holds no libcuda\.so\.1: cuda-detection is off/);
+});
+
+test("GPU driver outside NixOS, as nix-gl-host searches: LD_LIBRARY_PATH, ld.so.conf includes, /run/opengl-driver/lib and /usr/lib/wsl/lib; a directory with libcuda alone is passed over", () => {
+  const c = ctx({ names: ["torch-env-python313-cuda12_8-sm90-avx512bf16"] });
+  const alone = makeHost({ recorded: "spr-h100", nvidiaSmi: true, devNvidia: true, hostLibcuda: "/usr/lib/x86_64-linux-gnu/libcuda.so.1", libcudaAlone: true });
+  const r = check(runChecks(alone.host, c), "gpu-driver");
+  assert.is(r.status, "fail");
+  assert.match(r.detail, /nixglhost would find no driver: \/usr\/lib\/x86_64-linux-gnu holds libcuda but none of its NVIDIA libraries/);
+  const searched = nixglhostSearch(alone.host).map((x) => x.dir);
+  assert.ok(searched.includes("/usr/lib/x86_64-linux-gnu"), String(searched));
+  // /usr/lib/wsl/lib (WSL) with libdxcore beside libcuda: kept; a directory of LD_LIBRARY_PATH comes first.
+  const wsl = makeHost({ devNvidia: true, hostLibcuda: null });
+  mkdirSync(join(wsl.root, "usr/lib/wsl/lib"), { recursive: true });
+  for (const f of ["libcuda.so.1", "libdxcore.so"]) writeFileSync(join(wsl.root, "usr/lib/wsl/lib", f), "");
+  mkdirSync(join(wsl.root, "opt/drv"), { recursive: true });
+  for (const f of ["libcuda.so.1", "libnvidia-ptxjitcompiler.so.1", "libnvidia-ml.so.1"]) writeFileSync(join(wsl.root, "opt/drv", f), "");
+  const found = nixglhostSearch({ root: wsl.root, env: { ...wsl.env, LD_LIBRARY_PATH: "/opt/drv:/does/not/exist" } });
+  assert.equal(found.filter((x) => x.kept).map((x) => [x.dir, x.cuda.sort()]), [["/opt/drv", ["libcuda.so.1", "libnvidia-ml.so.1"]], ["/usr/lib/wsl/lib", ["libcuda.so.1"]]]);
+  assert.not.ok(found.some((x) => x.dir === "/does/not/exist"));
 });
 
 test("doctor (CLI) on the recorded DGX Spark as DGX OS: exit 1, one line per check at 80 columns, the driver path and the routes; --json; detect's pick without NAME", () => {
@@ -316,6 +383,13 @@ test("the route outside NixOS: the environment's nixglhost (the pin's nix-gl-hos
   assert.is(seen, join(h.root, "usr/lib/x86_64-linux-gnu"));
   const bare = makeHost({});
   assert.is(runNix(join(out, "bin/nixglhost"), ["sh", "-c", 'echo "$LD_LIBRARY_PATH"'], { env: { NIXGLHOST_STAND_IN_ROOT: bare.root } }).trim(), "");
+  // nix-gl-host's directory rule: libcuda alone (none of its NVIDIA DSO patterns beside it) is passed over.
+  const alone = makeHost({ hostLibcuda: "/usr/lib/x86_64-linux-gnu/libcuda.so.1", libcudaAlone: true });
+  assert.is(runNix(join(out, "bin/nixglhost"), ["sh", "-c", 'echo "$LD_LIBRARY_PATH"'], { env: { NIXGLHOST_STAND_IN_ROOT: alone.root } }).trim(), "");
+  // NixOS's /run/opengl-driver/lib, where the driver's libraries sit together, is searched too.
+  const nixos = makeHost({ nixos: true });
+  writeFileSync(join(nixos.root, "run/opengl-driver/lib/libnvidia-ptxjitcompiler.so.1"), "");
+  assert.is(runNix(join(out, "bin/nixglhost"), ["sh", "-c", 'echo "$LD_LIBRARY_PATH"'], { env: { NIXGLHOST_STAND_IN_ROOT: nixos.root } }).trim(), join(nixos.root, "run/opengl-driver/lib"));
   // A CPU variant has none: it loads no libcuda.
   const cpuEnv = project.variants.find((v) => v.package === "torch-env" && v.cuda === null)!;
   let err = "";

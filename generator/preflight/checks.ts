@@ -7,12 +7,12 @@
  * the pinned nixpkgs is evaluated, system features, flox) plus store space as a warning; `publish` flox and, with
  * --org, `flox auth status`. `blocking` says which ✗ stops `build`/`publish` with exit 2.
  */
-import { readFileSync } from "node:fs";
-import { basename, join } from "node:path";
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import { basename, dirname, join, normalize } from "node:path";
 import { compareVersions } from "../versions.ts";
 import { systemFeaturesLine } from "../driver/features.ts";
 import { CUDA_CACHE } from "../catalog/binary-cache.ts";
-import { CUDA_CACHE_SUBSTITUTER, DRIVER_ROUTES, FLOX_MIN, NIX_MIN, NIXOS_DRIVER_LIB, STORE_FREE_FLOOR } from "./facts.ts";
+import { CUDA_CACHE_SUBSTITUTER, DRIVER_ROUTES, FLOX_CUDA, FLOX_MIN, NIX_MIN, NIXGLHOST, NIXOS_DRIVER_LIB, STORE_FREE_FLOOR } from "./facts.ts";
 import { existsOn, runOn, type Host } from "./host.ts";
 import { parseCpuinfo } from "../detect/host.ts";
 import { isaFit } from "../compat.ts";
@@ -249,7 +249,7 @@ export function driverRouteLines(
   const flox = DRIVER_ROUTES.find((r) => r.id === "flox")!;
   return [
     `nixglhost (nixpkgs' nix-gl-host): \`${nixglhostBuildLine(v)}\`, then \`result-nixglhost/bin/${nixglhost.command.replace("PROGRAM", program)}\``,
-    `flox: ${flox.command.replace("PROGRAM", "python3")} (cuda-detection, on by default, finds the host's libcuda)`,
+    `flox: ${flox.command.replace("PROGRAM", "python3")} (cuda-detection, on by default, serves the host's libcuda through ld-floxlib; not in \`flox activate -m run\`)`,
     "NixOS with hardware.nvidia: /run/opengl-driver/lib is there",
   ];
 }
@@ -447,27 +447,142 @@ function hostGccarch(p: Probes, hostSystem: string): string[] | null {
 
 /**
  * The GPU driver as the variant's CUDA libraries see it: their runpath holds /run/opengl-driver/lib only.
- * ✓ NixOS with libcuda.so.1 there, or a process already run through a route (flox activation with cuda-detection on);
- * ✗ a host whose driver sits elsewhere (nvidia-smi, /dev/nvidia0, `ldconfig -p`), with the routes that work;
+ * ✓ NixOS with libcuda.so.1 there, or this process inside a flox activation that serves the host's libcuda
+ * (floxCudaRoute); ✗ a host whose driver sits elsewhere (nvidia-smi, /dev/nvidia0, `ldconfig -p`), with what
+ * nix-gl-host would find (nixglhostSearch), what the flox activation lacks, and the routes that work;
  * – no NVIDIA driver here (fine for building).
  */
 export function gpuDriverVerdict(p: Probes, v: CheckedVariant): Verdict {
   const nixosLib = `${NIXOS_DRIVER_LIB.dir}/libcuda.so.1`;
   if (existsOn(p.host, nixosLib)) return { status: "ok", detail: `${nixosLib} is there (NixOS): the variant's CUDA libraries load it` };
   const d = p.driver();
-  const env = p.host.env;
-  if (env.FLOX_ENV && env._FLOX_ENV_CUDA_DETECTION === "1" && d.device)
-    return { status: "ok", detail: `run inside \`flox activate\` of ${env.FLOX_ENV} with cuda-detection on: flox adds the host's libcuda` };
+  const flox = floxCudaRoute(p.host, d.device);
+  if (flox.serves) return { status: "ok", detail: flox.detail };
   if (!d.smi && !d.device && d.hostLibcuda.length === 0)
     return { status: "skip", detail: "no NVIDIA driver here (no nvidia-smi, /dev/nvidia0 or libcuda.so.1): fine for building; run on a GPU host" };
   const where = d.hostLibcuda.length ? `the host's libcuda.so.1 is ${d.hostLibcuda.join(", ")} (ldconfig -p)` : "no libcuda.so.1 in `ldconfig -p`";
+  const found = nixglhostSearch(p.host).filter((x) => x.kept && x.cuda.some((f) => f.startsWith("libcuda.so")));
+  const passedOver = nixglhostSearch(p.host).filter((x) => !x.kept && x.cuda.some((f) => f.startsWith("libcuda.so")));
+  const nixglhost = found.length
+    ? `nixglhost would take libcuda from ${found.map((x) => x.dir).join(", ")}`
+    : passedOver.length
+      ? `nixglhost would find no driver: ${passedOver.map((x) => x.dir).join(", ")} holds libcuda but none of its NVIDIA libraries (libnvidia-*), so it passes the directory over`
+      : `nixglhost would find no libcuda in ${NIXGLHOST.searchList}`;
   return {
     status: "fail",
     detail:
       `${d.smi ? `nvidia-smi sees ${d.smi.length} GPU(s)` : "/dev/nvidia0 exists"} and ${where}, but ${nixosLib} is missing ` +
-      `(not NixOS): the variant's CUDA libraries look for libcuda only there (the runpath Nix gives them), so torch sees no GPU`,
+      `(not NixOS): the variant's CUDA libraries look for libcuda only there (the runpath Nix gives them), so torch sees no GPU; ` +
+      `${nixglhost}` +
+      (flox.detail ? `; ${flox.detail}` : ""),
     fix: `run it through one of:\n${driverRouteLines(v).join("\n")}`,
   };
+}
+
+/**
+ * Whether this process runs inside a flox activation that serves the host's libcuda (FLOX_CUDA in facts.ts, read from
+ * flox's 0800_cuda.sh and ld-floxlib): `LD_AUDIT` names ld-floxlib.so and `LD_FLOXLIB_FILES_PATH` holds a file named
+ * libcuda.so.1 that exists (ld-floxlib matches entries by basename); as a fallback for flox 1.5–1.12.0, which exported
+ * it, `_FLOX_ENV_CUDA_DETECTION=1` with an NVIDIA device node. `detail` says why not when FLOX_ENV shows an activation
+ * (run mode, detection off, no libcuda in the ldconfig cache); "" outside any activation. Reads the environment and
+ * files under the host root only.
+ */
+export function floxCudaRoute(host: Host, device: boolean): { serves: boolean; detail: string } {
+  const env = host.env;
+  const audit = (env.LD_AUDIT ?? "").split(/[:\s]/).filter(Boolean);
+  const floxlib = audit.find((a) => basename(a) === FLOX_CUDA.auditLibrary);
+  const files = (env.LD_FLOXLIB_FILES_PATH ?? "").split(":").filter(Boolean);
+  const libcuda = files.find((f) => basename(f) === "libcuda.so.1" && existsOn(host, f));
+  const where = env.FLOX_ENV ? ` of ${env.FLOX_ENV}` : "";
+  if (floxlib && libcuda)
+    return { serves: true, detail: `inside \`flox activate\`${where}: ld-floxlib (LD_AUDIT) serves the host's ${libcuda} (LD_FLOXLIB_FILES_PATH, flox's cuda-detection)` };
+  if (env.FLOX_ENV && env[FLOX_CUDA.legacyVariable] === "1" && device)
+    return { serves: true, detail: `inside \`flox activate\`${where} with cuda-detection on (${FLOX_CUDA.legacyVariable}=1, flox 1.5 to 1.12.0): flox serves the host's libcuda` };
+  if (!env.FLOX_ENV) return { serves: false, detail: "" };
+  if (!floxlib)
+    return {
+      serves: false,
+      detail:
+        `this shell is inside \`flox activate\`${where} but LD_AUDIT names no ld-floxlib.so: \`run\` mode (flox activate -m run) does no CUDA ` +
+        "detection (or FLOX_NOSET_LD_AUDIT is set); activate in dev mode, flox's default",
+    };
+  return {
+    serves: false,
+    detail:
+      `this shell is inside \`flox activate\`${where} with ld-floxlib, but LD_FLOXLIB_FILES_PATH holds no libcuda.so.1: cuda-detection is off ` +
+      "(options.cuda-detection = false), no /dev/nvidia* node, or the host's ldconfig cache lists no libcuda",
+  };
+}
+
+/**
+ * The directories numtide/nix-gl-host's `nixglhost` searches on this host, in its order (NIXGLHOST in facts.ts:
+ * LD_LIBRARY_PATH, /etc/ld.so.conf with its includes, the fixed list), under the host root, each with whether its rule
+ * keeps it (a file matching NVIDIA_DSO_PATTERNS) and its files matching CUDA_DSO_PATTERNS (names). Directories that do
+ * not exist are left out, as get_ld_paths does. Never throws (unreadable files count as absent).
+ * @returns host paths ("/usr/lib/x86_64-linux-gnu"), not paths under the root
+ */
+export function nixglhostSearch(host: Host): { dir: string; kept: boolean; cuda: string[] }[] {
+  const under = (x: string) => join(host.root, x);
+  const isDir = (x: string) => {
+    try {
+      return statSync(under(x)).isDirectory();
+    } catch {
+      return false;
+    }
+  };
+  const confDirs = (file: string, depth = 0): string[] => {
+    let text: string;
+    try {
+      text = readFileSync(under(file), "utf8");
+    } catch {
+      return [];
+    }
+    return text.split("\n").flatMap((raw) => {
+      const l = raw.trim();
+      if (!l || l.startsWith("#")) return [];
+      if (!l.startsWith("include ")) return [l];
+      if (depth > 8) return [];
+      let g = l.slice("include ".length);
+      if (!g.startsWith("/")) g = `${dirname(normalize(file))}/${g}`;
+      return globFiles(host, g).flatMap((f) => confDirs(f, depth + 1));
+    });
+  };
+  const dirs = [...(host.env.LD_LIBRARY_PATH ?? "").split(":").filter(Boolean), ...confDirs("/etc/ld.so.conf"), ...NIXGLHOST.fixedDirs];
+  const nvidia = NIXGLHOST.nvidiaDsoPatterns.map((x) => new RegExp(x));
+  const cudaRe = NIXGLHOST.cudaDsoPatterns.map((x) => new RegExp(x));
+  return [...new Set(dirs)].filter(isDir).map((dir) => {
+    let names: string[] = [];
+    try {
+      names = readdirSync(under(dir)).filter((n) => {
+        try {
+          return statSync(join(under(dir), n)).isFile();
+        } catch {
+          return false;
+        }
+      });
+    } catch {
+      names = [];
+    }
+    // resolve_libraries matches re.search over the file's absolute path; on the host that is DIR/NAME.
+    const matches = (res: RegExp[], n: string) => res.some((r) => r.test(`${dir}/${n}`));
+    return { dir, kept: names.some((n) => matches(nvidia, n)), cuda: names.filter((n) => matches(cudaRe, n)) };
+  });
+}
+
+/** Python's glob for an ld.so.conf `include` (wildcards `*`, `?` in the last component only), as host paths, sorted. */
+function globFiles(host: Host, pattern: string): string[] {
+  const dir = dirname(pattern);
+  const base = basename(pattern);
+  if (!/[*?[]/.test(base)) return existsOn(host, pattern) ? [pattern] : [];
+  const re = new RegExp(`^${base.replace(/[.+^${}()|\\]/g, "\\$&").replace(/\*/g, "[^/]*").replace(/\?/g, "[^/]")}$`);
+  try {
+    return readdirSync(join(host.root, dir))
+      .filter((n) => !n.startsWith(".") && re.test(n))
+      .sort()
+      .map((n) => `${dir}/${n}`);
+  } catch {
+    return [];
+  }
 }
 
 /** Run the checks `command` runs against `host`, in order. */
