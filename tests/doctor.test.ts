@@ -201,7 +201,7 @@ test("flox: ✓ at 1.5.0 or later; ✗ when absent or older, with the install li
   const none = check(runChecks(makeHost({ flox: null }).host, ctx({ backend: "flox" })), "flox");
   assert.is(none.status, "fail");
   assert.match(none.detail, /flox is not installed/);
-  assert.match(none.fix!, /install flox >= 1\.5\.0/);
+  assert.match(none.fix!, /install flox ≥ 1\.5\.0 .*, or use `--backend nix`$/);
   const old = check(runChecks(makeHost({ flox: "1.4.3" }).host, ctx({ backend: "flox" })), "flox");
   assert.is(old.status, "fail");
   assert.match(old.detail, /flox 1\.4\.3 is older than 1\.5\.0/);
@@ -474,9 +474,39 @@ test("build refuses with exit 2 and the fix before any work: Nix older than the 
   const flox = build(["--backend", "flox"]);
   assert.is(flox.status, 2);
   assert.match(flox.stderr, /✗ flox: flox is not installed/);
-  assert.match(flox.stderr.replace(/\s+/g, " "), /fix: install flox >= 1\.5\.0/);
+  assert.match(flox.stderr.replace(/\s+/g, " "), /fix: install flox ≥ 1\.5\.0 .*, or use `--backend nix`/);
   const floxDry = build(["--backend", "flox", "--dry-run"]);
   assert.match(floxDry.stdout, /✗ flox: flox is not installed/);
+});
+
+test("one preflight for every command: build lists every failing check at once; eval refuses an old Nix as build does (not with --nixpkgs); flox dry-run advice names only what the command takes", () => {
+  const logs = tempDir("vm-preflight-all-");
+  // Nix 2.8 and no gccarch feature declared: one refusal names both, not the first only.
+  const h = makeHost({ nix: "2.8.0", recorded: "epyc-nogpu" });
+  const both = runCli(["build", CPU, "--logs-dir", logs, "--plain", "--backend", "nix", "--out-dir", logs], { env: { ...h.env, COLUMNS: "80" } });
+  assert.is(both.status, 2, both.stdout + both.stderr);
+  assert.match(both.stderr, /✗ Nix version: Nix 2\.8\.0 is older than 2\.18/);
+  assert.match(both.stderr, /✗ system features: this machine's Nix declares no gccarch-x86-64-v3/);
+  assert.is(existsSync(join(logs, `result-${CPU}`)), false);
+  // eval on the same Nix: exit 2 with the same line and fix, before evaluating anything.
+  const ev = runCli(["eval", CPU], { env: { ...h.env, COLUMNS: "80" } });
+  assert.is(ev.status, 2, ev.stdout + ev.stderr);
+  assert.match(ev.stderr, /✗ Nix version: Nix 2\.8\.0 is older than 2\.18/);
+  assert.match(ev.stderr.replace(/\s+/g, " "), /fix: install Nix >= 2\.18 with the official installer/);
+  assert.is(ev.stdout, "", "nothing was evaluated");
+  // With the user's own nixpkgs (--nixpkgs) no catalog pin is evaluated: no Nix version refusal.
+  const own = runCli(["eval", CPU, "--nixpkgs", "import <nixpkgs>", "--engine", "nix-instantiate"], { env: h.env });
+  assert.not.match(own.stderr, /Nix version/);
+  // A variant of another system with the flox backend: the dry run's advice takes the nix backend with --builders
+  // together, never --builders alone, which this command refuses with flox.
+  const other = project.variants.find((v) => v.system !== (process.arch === "arm64" ? "aarch64-linux" : "x86_64-linux") && v.package === "pytorch")!;
+  const f = makeHost({ flox: "1.7.0", nix: "2.24.9" });
+  const dry = runCli(["build", other.name, "--backend", "flox", "--dry-run", "--logs-dir", logs], { env: f.env });
+  assert.is(dry.status, 0, dry.stderr);
+  assert.match(dry.stdout.replace(/\s+/g, " "), /flox builds on this machine only; build it on a \S+ machine, or with `--backend nix --builders`/);
+  assert.not.match(dry.stdout.replace(/`--backend nix --builders`/g, ""), /--builders/);
+  const refused = runCli(["build", other.name, "--backend", "flox", "--builders", "ssh://b", "--dry-run", "--logs-dir", logs], { env: f.env });
+  assert.is(refused.status, 2, "the option the advice avoids is indeed refused with flox");
 });
 
 test("publish --org without flox: exit 2 with the install line, before flox's preconditions (never `flox auth login`); an old flox too", () => {
@@ -484,7 +514,9 @@ test("publish --org without flox: exit 2 with the install line, before flox's pr
   const r = runCli(["publish", CPU, "--org", "acme", "--dry-run"], { env: { ...h.env, COLUMNS: "80" } });
   assert.is(r.status, 2, r.stdout + r.stderr);
   assert.match(r.stdout + r.stderr, /✗ flox: flox is not installed/);
-  assert.match((r.stdout + r.stderr).replace(/\s+/g, " "), /install flox >= 1\.5\.0/);
+  // publish has no --backend: its way without flox is --to.
+  assert.match((r.stdout + r.stderr).replace(/\s+/g, " "), /install flox ≥ 1\.5\.0 .*, or push to a Nix binary cache with `publish --to STORE-URI`/);
+  assert.not.match(r.stdout + r.stderr, /--backend/);
   assert.not.match(r.stdout + r.stderr, /flox auth login/);
   const old = runCli(["publish", CPU, "--org", "acme", "--dry-run"], { env: makeHost({ flox: "1.4.3" }).env });
   assert.is(old.status, 2);

@@ -1,11 +1,12 @@
 /**
- * The checks `doctor`, `build` and `publish` share (issue 38): each a small record saying what it applies to, how it
+ * The checks `doctor`, `build`, `eval`, `install` and `publish` share: each a small record saying what it applies to, how it
  * probes the host (generator/preflight/host.ts: a root directory and a PATH, so tests model hosts) and its verdict,
  * ✓ ok, ✗ fail (with the exact fix) or – (does not apply here, and why). The facts compared against are in facts.ts.
  *
  * Which command runs which check: `doctor` all of them; `build` the ones it must not start without (Nix version when
- * the pinned nixpkgs is evaluated, system features, flox) plus store space as a warning; `publish` flox and, with
- * --org, `flox auth status`. `blocking` says which ✗ stops `build`/`publish` with exit 2.
+ * the pinned nixpkgs is evaluated, system features, flox) plus store space as a warning; `eval` the Nix version;
+ * `install` what build runs plus the CUDA cache and the GPU driver; `publish` flox and, with --org, `flox auth status`.
+ * `blocking` says which ✗ stops `build`/`eval`/`install`/`publish` with exit 2; each shows every ✗ at once.
  */
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { basename, dirname, join, normalize } from "node:path";
@@ -40,7 +41,7 @@ export interface CheckedVariant {
 
 /** What the checks are asked about. */
 export interface PreflightContext {
-  command: "doctor" | "build" | "publish";
+  command: "doctor" | "build" | "publish" | "eval" | "install";
   variants: readonly CheckedVariant[];
   /** The backend chosen ("flox", "nix"), or null when none is (doctor without flox on PATH: the nix backend). */
   backend: "flox" | "nix";
@@ -259,7 +260,7 @@ export const CHECKS: readonly Check[] = [
   {
     id: "nix-version",
     title: "Nix version",
-    commands: ["doctor", "build"],
+    commands: ["doctor", "build", "eval", "install"],
     blocking: true,
     appliesTo: (c) =>
       c.backend === "flox"
@@ -303,10 +304,10 @@ export const CHECKS: readonly Check[] = [
   {
     id: "system-features",
     title: "system features",
-    commands: ["doctor", "build"],
+    commands: ["doctor", "build", "install"],
     blocking: true,
     appliesTo: (c) =>
-      c.command === "build" && c.backend === "flox"
+      (c.command === "build" || c.command === "install") && c.backend === "flox"
         ? "flox builds with the Nix it runs (build --dry-run lists what a builder must declare)"
         : c.localBuilds === false
         ? "--max-jobs 0: this machine builds nothing"
@@ -344,7 +345,7 @@ export const CHECKS: readonly Check[] = [
   {
     id: "store-space",
     title: "Nix store space",
-    commands: ["doctor", "build"],
+    commands: ["doctor", "build", "install"],
     blocking: false,
     appliesTo: () => null,
     probe: (p) => {
@@ -362,7 +363,7 @@ export const CHECKS: readonly Check[] = [
   {
     id: "cuda-cache",
     title: "CUDA binary cache",
-    commands: ["doctor"],
+    commands: ["doctor", "install"],
     blocking: false,
     appliesTo: (c) =>
       cudaVariants(c).length === 0
@@ -394,12 +395,15 @@ export const CHECKS: readonly Check[] = [
   {
     id: "flox",
     title: "flox",
-    commands: ["doctor", "build", "publish"],
+    commands: ["doctor", "build", "publish", "install"],
     blocking: true,
     appliesTo: (c) => (c.backend === "flox" || c.org !== undefined ? null : "the nix backend is chosen"),
-    probe: (p) => {
+    probe: (p, c) => {
       const v = p.floxVersion();
-      const fix = `install flox >= ${FLOX_MIN.version} (flox.dev docs, "Install Flox"), or build with --backend nix`;
+      // The way round flox is an option of the command at hand: publish has no --backend, its Nix way is --to.
+      const fix =
+        `install flox ≥ ${FLOX_MIN.version} (flox.dev docs, "Install Flox"), ` +
+        (c.command === "publish" ? "or push to a Nix binary cache with `publish --to STORE-URI`" : "or use `--backend nix`");
       if (v === null) return { status: "fail", detail: "flox is not installed (no flox on PATH)", fix };
       if (v === "unknown") return { status: "ok", detail: "flox is on PATH (it printed no version)" };
       return compareVersions(v, FLOX_MIN.version) >= 0
@@ -422,7 +426,7 @@ export const CHECKS: readonly Check[] = [
   {
     id: "gpu-driver",
     title: "GPU driver",
-    commands: ["doctor"],
+    commands: ["doctor", "install"],
     blocking: false,
     appliesTo: (c) => {
       const cuda = cudaVariants(c);
