@@ -14,6 +14,11 @@ export const STAND_IN_FLOX = join(ROOT, "tests/fixtures/stand-in-flox");
 export interface HostModel {
   /** nix-instantiate --version; null: no Nix. */
   nix?: string | null;
+  /**
+   * Only `nix show-config` is a stand-in (the modelled nix.conf); nix-instantiate, nix-build and nix-store are the
+   * real ones on PATH, for tests that build.
+   */
+  realNixTools?: boolean;
   /** nix.conf as `nix show-config` prints it. */
   nixConf?: Record<string, string>;
   /** nix-command enabled in the user's config. */
@@ -67,12 +72,12 @@ export function makeHost(m: HostModel) {
       .join("\n");
     writeFileSync(join(dir, "nix.conf"), conf + "\n");
     // STAND-IN nix-instantiate: the version line Nix prints.
-    sh(join(bin, "nix-instantiate"), `[ "$1" = --version ] && { echo "nix-instantiate (Nix) ${m.nix ?? "2.24.9"}"; exit 0; }; exit 64`);
+    if (!m.realNixTools) sh(join(bin, "nix-instantiate"), `[ "$1" = --version ] && { echo "nix-instantiate (Nix) ${m.nix ?? "2.24.9"}"; exit 0; }; exit 64`);
     // STAND-IN nix: `show-config` prints the modelled nix.conf; without nix-command Nix refuses with its own message.
     sh(
       join(bin, "nix"),
       `case " $* " in *" nix-command "*) ;; *) ${m.nixCommand ? ":" : `echo "error: experimental Nix feature 'nix-command' is disabled; use '--extra-experimental-features nix-command' to override" >&2; exit 1`};; esac
-case " $* " in *" show-config "*) cat "${join(dir, "nix.conf")}";; *) exit 64;; esac`,
+case " $* " in *" show-config "*) cat "${join(dir, "nix.conf")}";; *) ${m.realNixTools ? 'exec /usr/bin/env PATH=/usr/bin:/bin nix "$@"' : "exit 64"};; esac`,
     );
   }
   if (m.flox !== undefined && m.flox !== null) {
