@@ -422,10 +422,11 @@ test("publish --org without flox: exit 2 with the install line, before flox's pr
   assert.match(old.stdout + old.stderr, /flox 1\.4\.3 is older than 1\.5\.0/);
 });
 
-test("detect ends with the doctor line to run next", () => {
+test("detect ends with the install line to run next, and the doctor line that only checks", () => {
   const r = runCli(["detect", "--cpuinfo", join(HOSTS, "dgx-spark/cpuinfo"), "--nvidia-smi", join(HOSTS, "dgx-spark/nvidia-smi.txt")]);
   assert.is(r.status, 0, r.stderr);
-  assert.match(r.stdout, /\nNext: npx variant-matrix doctor torch-env-python313-cuda\d+_\d+-sm121-armv9\n/);
+  assert.match(r.stdout, /\nNext: npx variant-matrix install torch-env-python313-cuda\d+_\d+-sm121-armv9\n/);
+  assert.match(r.stdout, /`doctor torch-env-python313-cuda\d+_\d+-sm121-armv9` only checks/);
 });
 
 test.run();
