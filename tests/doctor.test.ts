@@ -1,5 +1,5 @@
 /**
- * Issue 38: the preflight checks (generator/preflight/checks.ts) that `doctor`, `build` and `publish` share, each with a
+ * The preflight checks (generator/preflight/checks.ts) that `doctor`, `build` and `publish` share, each with a
  * ✓ and a ✗ case on modelled hosts: a fake host root (etc/NIXOS, run/opengl-driver/lib, dev/nvidia0, proc/cpuinfo of
  * a recorded host) and STAND-IN executables on PATH (nix, nix-instantiate, flox, nvidia-smi, ldconfig, df) that print
  * what the real ones print; the route to the host's GPU driver outside NixOS (the stand-in nixpkgs' nix-gl-host, built

@@ -17,7 +17,7 @@ import { CUDA_CACHE_SUBSTITUTER } from "../generator/preflight/facts.ts";
 import { closingLine } from "../generator/commands/install.ts";
 import { projectFromMatrix } from "../generator/project.ts";
 import matrix from "../matrix.ts";
-import { ROOT, runCli, tempDir } from "./helpers/cli.ts";
+import { ROOT, runCli, tempDir, writeMatrix } from "./helpers/cli.ts";
 import { HOSTS, makeHost } from "./helpers/host-model.ts";
 import { latestReport, newSalt } from "./helpers/driver.ts";
 import { nixPath, runNix } from "./helpers/nix.ts";
@@ -139,6 +139,17 @@ test("install on NixOS: no nixglhost, the environment's python3 loads /run/openg
   assert.ok(r.status === 0 || r.status === 1, r.stdout + r.stderr);
   assert.is(existsSync(`${dir}-nixglhost`), false);
   assert.match(r.stdout.trim().split("\n").at(-1)!, /promises hold on NVIDIA H100 80GB HBM3 \(9\.0\)$/);
+});
+
+test("install on a host the matrix does not serve: exit 2 with detect's reasons and what to add to matrix.ts, before any check or build", () => {
+  const dir = tempDir("vm-install-unserved-");
+  const m = writeMatrix(dir, { releases: [{ torch: "2.12.0", nixpkgs: "2c423e03bbafcff28bfadc6781a4a8257f205cb5" }], python: ["3.13"], cuda: ["12.8"], gpus: ["121"], isas: ["armv9"], cpuOnly: false });
+  const h = makeHost({ ...H100, nix: "2.24.9" });
+  const r = runCli(["install", "--dir", join(dir, "torch-env"), "--matrix", m, "--host-root", h.root, "--logs-dir", join(dir, "logs"), ...recorded], { env: h.env });
+  assert.is(r.status, 2, r.stdout + r.stderr);
+  assert.match(r.stderr, /detect picks no torch-env variant for this host: .*no torch-env variants for x86_64-linux/);
+  assert.match(r.stderr, /to serve it: add "avx512bf16" to isas in matrix\.ts/);
+  assert.is(existsSync(join(dir, "logs")), false);
 });
 
 test("closingLine: held promises and the GPUs they held on; no GPU said so", () => {
