@@ -180,7 +180,15 @@ async function install(args: InstallArgs, io: Io): Promise<number> {
   let hostDriver: string | undefined;
   if (throughNixglhost) {
     if (!envFile) throw new InstallInputError(`${variant.name} runs on this host only through nixglhost, which its environment variant carries, and the matrix has none (add "torch-env" to packages)`);
-    nix(["nix-build", envFile, "-A", "nixglhost", "-o", link]);
+    try {
+      nix(["nix-build", envFile, "-A", "nixglhost", "-o", link]);
+    } catch (e) {
+      // Whether each catalog pin carries nix-gl-host was never read: a pin without it fails here, so say what is left.
+      throw new InstallInputError(
+        `${(e as Error).message}\n${variant.name} is built and linked at ${dir}, but its nixpkgs gave no nixglhost: run it through flox ` +
+          "(`flox activate`, dev mode) or on NixOS (docs/gpu-driver.md)",
+      );
+    }
     hostDriver = `${link}/bin/nixglhost`;
     say(`the host's GPU driver through ${hostDriver} (the environment's nix-gl-host)`);
   }
