@@ -46,6 +46,11 @@ test("install --dry-run: the steps, every check and the plan with its estimate; 
   assert.match(r.stdout, new RegExp(`\\$ nix-build \\S+/${NAME}\\.nix`));
   assert.is(existsSync(dir), false);
   assert.is(existsSync(join(h.dir, "logs")), false, "a dry run starts no build");
+  // Without --dir: ./PACKAGE, a name the user recognises (here from the repository root, where runCli runs).
+  const byDefault = runCli(["install", "--dry-run", "--host-root", h.root, "--backend", "nix", "--logs-dir", join(h.dir, "logs"), ...recorded], { env: h.env });
+  assert.is(byDefault.status, 0, byDefault.stderr);
+  assert.match(byDefault.stdout.replace(/\s+/g, " "), `at ${join(ROOT, "torch-env")},`);
+  assert.is(existsSync(join(ROOT, "torch-env")), false);
 });
 
 test("install stops before any work when nix.conf lacks a setting: exit 2, the block of whole setting lines and the restart", () => {

@@ -7,7 +7,7 @@
  *   2. every `doctor` check of it (preflight/checks.ts, command "install"): a ✗ whose fix is a nix.conf setting, or
  *      a ✗ that stops `build`, prints its fix (the nix.conf block to paste) and exits 2 before any work;
  *   3. the build through the build driver (build-main.ts buildMain: the estimate, progress, logs, resume);
- *   4. DIR (default ./torch-env) as a GC root of the variant's output (`nix-store --realise OUT --add-root DIR`);
+ *   4. DIR (default ./PACKAGE: ./torch-env) as a GC root of the variant's output (`nix-store --realise OUT --add-root DIR`);
  *   5. on a host whose GPU driver the variant cannot load by itself (not NixOS, no flox activation serving it), the
  *      environment's own `nixglhost` passthru (pkgs/torch-env.nix), linked as DIR-nixglhost;
  *   6. `verify` on the GPU through DIR's python (through that nixglhost), ending with one line.
@@ -30,7 +30,7 @@ import { terminalWidth } from "./shared.ts";
 /** Arguments of `install`, as yargs hands them to the handler. */
 export interface InstallArgs {
   name?: string;
-  /** Where the environment is linked (a GC root); default ./torch-env. */
+  /** Where the environment is linked (a GC root); default ./PACKAGE of the variant (./torch-env). */
   dir?: string;
   dryRun?: boolean;
   backend?: string;
@@ -89,11 +89,12 @@ async function install(args: InstallArgs, io: Io): Promise<number> {
   const width = terminalWidth();
   const say = (text: string, indent = "", hang?: string) => io.out(wrap(text, width, { indent, hang }) + "\n");
   const root = args.hostRoot ?? "/";
-  const dir = path.resolve(args.dir ?? "torch-env");
   const project = await loadVariants(args.matrix);
   const chosen = await chooseVariant({ ...args, package: args.package ?? DEFAULT_PACKAGE }, project);
   const variant = project.variants.find((v) => v.name === chosen.name);
   if (!variant) throw new InstallInputError(`unknown variant "${chosen.name}" (variant-matrix list names them)`);
+  // A name the user recognises: the package's (./torch-env, ./llm-env, ./pytorch).
+  const dir = path.resolve(args.dir ?? variant.package);
   const backend = await resolveBackend((args.backend ?? "auto") as never);
   const fileOf = (name: string, file: string) => (args.pkgsDir !== undefined ? path.resolve(args.pkgsDir, `${name}.nix`) : path.join(REPO_ROOT, file));
   const file = fileOf(variant.name, variant.file);
@@ -255,7 +256,7 @@ export const installCommand: CommandModule<object, InstallArgs> = {
   builder: (y: Argv<object>) =>
     y
       .positional("name", { type: "string", describe: "variant name (default: detect's pick for this host)" })
-      .option("dir", { type: "string", default: "torch-env", describe: "where the environment is linked (a GC root): DIR/bin/python3" })
+      .option("dir", { type: "string", describe: "where the environment is linked (a GC root): DIR/bin/python3 (default ./PACKAGE: ./torch-env, ./llm-env)" })
       .option("dry-run", { type: "boolean", describe: "print the steps, the checks and the build's plan with its estimate; change nothing" })
       .option("backend", { type: "string", choices: BACKEND_CHOICES, default: "auto", describe: "flox: flox build; nix: nix-build; auto: flox if on PATH" })
       .option("package", { type: "string", default: DEFAULT_PACKAGE, describe: `package detect picks for when NAME is not given (default ${DEFAULT_PACKAGE}; NAME-env for an environment of matrix.ts)` })
