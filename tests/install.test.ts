@@ -126,8 +126,8 @@ test("install on a non-NixOS host with a driver: built through the driver, DIR a
   // The last line: the python, what it is, and the promises held on the H100 it reached through nixglhost.
   const last = first.stdout.trim().split("\n").at(-1)!;
   assert.match(last, new RegExp(`^${join(dir, "bin/python3").replace(/[/.]/g, "\\$&")}: ${NAME} \\(torch 2\\.12\\.0, capabilities 9\\.0, ISA avx512bf16\\): \\d+ of \\d+ promises hold on NVIDIA H100 80GB HBM3 \\(9\\.0\\)$`));
-  // Again: nothing is built (the driver finds the output), and verify runs again.
-  const second = runCli(args, { env });
+  // Again, at 80 columns: nothing is built (the driver finds the output), verify runs again, and its line stays one line.
+  const second = runCli(args, { env: { ...env, COLUMNS: "80" } });
   assert.is(second.status, first.status, second.stderr);
   assert.is(latestReport(logs).variants.find((v) => v.name === NAME)?.status, "cached");
   assert.is(readlinkSync(dir), out);

@@ -147,7 +147,7 @@ async function doctor(args: DoctorArgs, io: { out: (s: string) => void }): Promi
     wrap(
       failed.length
         ? `${failed.length} check(s) failed: apply the fix shown under each ✗, then run doctor again.`
-        : `Ready: build it with \`npx variant-matrix build ${name}\`` +
+        : `Ready: install it with \`npx variant-matrix install ${name}\` (or build it with \`npx variant-matrix build ${name}\`)` +
             (variant.cuda !== null && results.find((r) => r.id === "gpu-driver")?.status === "ok" ? "." : "; on a GPU host run it as the GPU driver line says."),
       width,
     ),

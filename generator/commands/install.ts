@@ -215,7 +215,8 @@ async function install(args: InstallArgs, io: Io): Promise<number> {
   if (!json) return code;
   const report = JSON.parse(json) as import("./verify.ts").VerifyReport;
   for (const c of report.checks.filter((x) => x.ok === false)) say(`✗ ${c.promise}: expected ${c.expected}, found ${c.found}`, "  ", "    ");
-  io.out(wrap(closingLine(python, report, variant), width) + "\n");
+  // One line, never wrapped: the last line of the run says what was installed and what held.
+  io.out(closingLine(python, report, variant) + "\n");
   return code;
 }
 
