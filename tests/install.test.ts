@@ -123,6 +123,11 @@ test("install on a non-NixOS host with a driver: built through the driver, DIR a
   assert.ok(existsSync(join(dir, "bin/python3")));
   assert.ok(existsSync(`${dir}-nixglhost/bin/nixglhost`), "the environment's nixglhost is linked beside DIR");
   assert.is(latestReport(logs).variants.find((v) => v.name === NAME)?.status, "built");
+  // What it chose and the checks, before the build's lines; the GPU driver's ✗ is the route taken, not a warning.
+  assert.match(first.stdout, new RegExp(`^install ${NAME} \\(picked by detect for this host\\) at `));
+  assert.match(first.stdout, /✓ system features: declared: big-parallel gccarch-cooperlake/);
+  assert.match(first.stdout, /→ GPU driver: the host's is outside \/run\/opengl-driver\/lib/);
+  assert.not.match(first.stderr, /✗ GPU driver/);
   // The last line: the python, what it is, and the promises held on the H100 it reached through nixglhost.
   const last = first.stdout.trim().split("\n").at(-1)!;
   assert.match(last, new RegExp(`^${join(dir, "bin/python3").replace(/[/.]/g, "\\$&")}: ${NAME} \\(torch 2\\.12\\.0, capabilities 9\\.0, ISA avx512bf16\\): \\d+ of \\d+ promises hold on NVIDIA H100 80GB HBM3 \\(9\\.0\\)$`));

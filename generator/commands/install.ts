@@ -152,7 +152,12 @@ async function install(args: InstallArgs, io: Io): Promise<number> {
     );
     return 2;
   }
-  const warned = results.filter((r) => r.status === "fail" && !stops.includes(r) && !(r.id === "gpu-driver" && throughNixglhost));
+  say(`install ${variant.name} (${chosen.chosenBy}) at ${dir}, backend ${backend}, on ${chosen.system}`);
+  // The checks that passed or do not apply, one line each; a ✗ that does not stop install is a warning with its fix,
+  // except the GPU driver's when step 5 takes the nixglhost route it names.
+  const warned = results.filter((r) => r.status === "fail" && !(r.id === "gpu-driver" && throughNixglhost));
+  io.out(pre.formatChecks(results.filter((r) => r.status !== "fail"), width) + "\n");
+  if (throughNixglhost) say(`→ GPU driver: the host's is outside /run/opengl-driver/lib: ${python} runs through the environment's nixglhost`, "  ", "    ");
   if (warned.length) io.err(`warning:\n${pre.formatChecks(warned, width)}\n`);
 
   // 3. The build (cached variants are not built again).
