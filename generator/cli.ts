@@ -1,6 +1,6 @@
 /**
  * variant-matrix command line (yargs): registers the commands of generator/commands/ (one file per command:
- * generate, list, explain, build, eval, detect, fleet, ci, verify, pin, publish) and maps errors to exit codes with errors.ts's
+ * generate, list, explain, build, eval, detect, fleet, ci, verify, pin, publish, doctor, install) and maps errors to exit codes with errors.ts's
  * one map (0 ok; 1 the work failed: drift, a failed build or check, a host nothing serves; 2 bad input or an unmet
  * precondition; 130 interrupted). Every error is one `variant-matrix: error: …` message on stderr. Only cli.ts and
  * commands/ import yargs.
@@ -27,6 +27,7 @@ import { pinCommand } from "./commands/pin.ts";
 import { publishCommand } from "./commands/publish.ts";
 import { doctorCommand } from "./commands/doctor.ts";
 import { withArgumentRules } from "./commands/arguments.ts";
+import { installCommand } from "./commands/install.ts";
 
 /**
  * The version in package.json of the repository root (paths.ts REPO_ROOT: the same answer from the sources and from
@@ -97,7 +98,8 @@ export function cli(args: string[]): Argv {
     .command(rules(pinCommand))
     .command(rules(publishCommand))
     .command(rules(doctorCommand))
-    .demandCommand(1, "name a command: generate, list, explain, build, eval, detect, fleet, ci, verify, pin, publish, doctor")
+    .command(rules(installCommand))
+    .demandCommand(1, "name a command: generate, list, explain, build, eval, detect, fleet, ci, verify, pin, publish, doctor, install")
     .strict()
     .help()
     .alias("h", "help")

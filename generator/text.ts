@@ -36,6 +36,9 @@ export function wrap(text: string, width: number, options: WrapOptions = {}): st
     .join("\n");
 }
 
+/** A nix.conf setting as printed to be pasted: its name at the start of the line, " = ", a value. */
+const NIX_CONF_LINE = /^[a-z][\w-]* = \S/;
+
 /** The stand-in for a space inside a code span while wrap-ansi breaks the line (it breaks at " " only). */
 const NBSP = "\u00a0";
 
@@ -92,12 +95,15 @@ export function wrapCommand(command: string, width: number, indent = "", hang?: 
 /**
  * Every line of `text` wrapped to `width` (its own leading spaces kept as its indent; continuation lines hang
  * under the text after a leading "- ", "✓ ", "✗ ", "! " or "→ " mark), shell lines starting "$ " through wrapCommand.
- * A line that already fits is kept as it is (text wrapped before keeps its own layout). Blank lines are kept. Pure.
+ * A line that already fits is kept as it is (text wrapped before keeps its own layout), and so is a nix.conf setting
+ * at the start of a line (`name = value`, as preflight/checks.ts nixConfBlock prints it): cut inside its value it would
+ * be an empty setting and an invalid line once pasted. Blank lines are kept. Pure.
  */
 export function wrapLines(text: string, width: number): string {
   return text
     .split("\n")
     .map((line) => {
+      if (NIX_CONF_LINE.test(line)) return line;
       const m = /^(\s*)((?:[-✓✗–!→•*] |\$ |\d+\. )?)(.*)$/u.exec(line)!;
       const [, lead, mark, rest] = m as unknown as [string, string, string, string];
       if (rest.trim() === "") return line.trimEnd();

@@ -76,9 +76,11 @@ let
   # The host's GPU driver outside NixOS (docs/gpu-driver.md). The CUDA libraries of this environment look for
   # libcuda.so.1 in /run/opengl-driver/lib (their runpath: nixpkgs pkgs/by-name/ad/addDriverRunpath), which only NixOS
   # creates, or on LD_LIBRARY_PATH (searched before the runpath); Nix's glibc does not read the host's
-  # /etc/ld.so.cache. nixpkgs' nix-gl-host (numtide/nix-gl-host, meta.mainProgram
-  # "nixglhost") runs a program with the host's libcuda.so* (found in LD_LIBRARY_PATH, /etc/ld.so.conf and its
-  # includes, /lib, /usr/lib, /lib64, /usr/lib64) on LD_LIBRARY_PATH: `nix-build FILE -A nixglhost -o result-nixglhost`
+  # /etc/ld.so.cache. nixpkgs' nix-gl-host (numtide/nix-gl-host, meta.mainProgram "nixglhost") runs a program with the
+  # host's libcuda.so* on LD_LIBRARY_PATH, taken from those directories of
+  # LD_LIBRARY_PATH, /etc/ld.so.conf and its includes, /lib, /usr/lib, /lib64, /usr/lib64, /run/opengl-driver/lib and
+  # /usr/lib/wsl/lib that also hold one of its NVIDIA libraries (src/nixglhost.py at 5269b23: get_ld_paths,
+  # scan_dsos_from_dir; generator/preflight/facts.ts NIXGLHOST): `nix-build FILE -A nixglhost -o result-nixglhost`
   # gives the one of this variant's nixpkgs, and `result-nixglhost/bin/nixglhost result-NAME/bin/python3 …` runs on the
   # GPU. Taken from the pin, not copied: whether a pin has the attribute was not read here (no copy of nixpkgs'
   # by-name tree at the catalog pins was at hand); a pin without it says so when the attribute is asked for. The other

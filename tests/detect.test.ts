@@ -584,6 +584,25 @@ test("real catalog and default matrix: a Thor host gets an sm110 variant on CUDA
   assert.equal(v.cudaCapabilities, ["11.0"]);
 });
 
+test("a package the matrix lists but drops everywhere (bitsandbytes at the default pin): detect gives the first drop reason, not \"add it to packages\"", async () => {
+  const [{ projectFromMatrix }, { default: matrix }] = await Promise.all([import("../generator/project.ts"), import("../matrix.ts")]);
+  const p = projectFromMatrix({ ...matrix, packages: [...matrix.packages!, "bitsandbytes"] });
+  const dropped = p.excluded.filter((e) => e.package === "bitsandbytes");
+  assert.ok(dropped.length > 0 && !p.variants.some((v) => v.package === "bitsandbytes"), "the default pin yields no bitsandbytes");
+  const source: VariantSource = async () => ({ catalog: p.catalog, variants: p.variants, excluded: p.excluded });
+  for (const h of ["spr-h100", "epyc-nogpu"]) {
+    let out = "";
+    const code = await runDetect({ package: "bitsandbytes", cpuinfo: hostFile(h, "cpuinfo"), nvidiaSmi: undefined, "nvidia-smi": h === "spr-h100" ? hostFile(h, "nvidia-smi.txt") : undefined } as never, source, { out: (s) => (out += s), err: () => {} });
+    assert.is(code, 1);
+    const flat = out.replace(/\s+/g, " ");
+    assert.not.match(flat, /add "bitsandbytes" to packages/, out);
+    assert.ok(flat.includes(`bitsandbytes is in packages of matrix.ts, but every one of its ${dropped.length} combination(s) is dropped: ${dropped[0]!.reasons[0]!}`), out);
+  }
+  // Not in packages at all: still told to add it.
+  const without = recommend(host("spr-h100"), p.variants, p.catalog, { package: "xformers", excluded: p.excluded });
+  assert.ok(without.picks[0]!.suggestions.includes('add "xformers" to packages in matrix.ts'), JSON.stringify(without.picks[0]));
+});
+
 test("real generated matrix (loadProject): every recommendation is a generated variant for the host", async () => {
   const { loadProject } = await import("../generator/project.ts");
   const p = await loadProject();

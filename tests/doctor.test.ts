@@ -1,5 +1,5 @@
 /**
- * Issue 38: the preflight checks (generator/preflight/checks.ts) that `doctor`, `build` and `publish` share, each with a
+ * The preflight checks (generator/preflight/checks.ts) that `doctor`, `build` and `publish` share, each with a
  * ✓ and a ✗ case on modelled hosts: a fake host root (etc/NIXOS, run/opengl-driver/lib, dev/nvidia0, proc/cpuinfo of
  * a recorded host) and STAND-IN executables on PATH (nix, nix-instantiate, flox, nvidia-smi, ldconfig, df) that print
  * what the real ones print; the route to the host's GPU driver outside NixOS (the stand-in nixpkgs' nix-gl-host, built
@@ -7,18 +7,18 @@
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { spawnSync } from "node:child_process";
 import { runChecks, type CheckResult, type PreflightContext } from "../generator/preflight/checks.ts";
 import { CUDA_CACHE_SUBSTITUTER } from "../generator/preflight/facts.ts";
 import { projectFromMatrix } from "../generator/project.ts";
 import matrix from "../matrix.ts";
-import { checkedVariants } from "../generator/preflight/checks.ts";
+import { checkedVariants, nixglhostSearch } from "../generator/preflight/checks.ts";
 import { ROOT, runCli, tempDir, writeMatrix } from "./helpers/cli.ts";
+import { HOSTS, makeHost, sh, STAND_IN_FLOX } from "./helpers/host-model.ts";
 import { nixPath, runNix } from "./helpers/nix.ts";
 
-const HOSTS = join(ROOT, "tests/fixtures/hosts");
-const STAND_IN_FLOX = join(ROOT, "tests/fixtures/stand-in-flox");
 const project = projectFromMatrix(matrix);
 const variant = (name: string) => {
   const v = project.variants.find((x) => x.name === name);
@@ -29,92 +29,6 @@ const CPU = "pytorch-python313-cpu-avx2"; // requires big-parallel gccarch-x86-6
 const H100 = "pytorch-python313-cuda12_8-sm90-avx512bf16";
 const SPARK_ENV = "torch-env-python313-cuda12_8-sm121-armv9";
 
-/** What a modelled host has. */
-interface HostModel {
-  /** nix-instantiate --version; null: no Nix. */
-  nix?: string | null;
-  /** nix.conf as `nix show-config` prints it. */
-  nixConf?: Record<string, string>;
-  /** nix-command enabled in the user's config. */
-  nixCommand?: boolean;
-  /** flox --version; null: no flox. */
-  flox?: string | null;
-  floxLoggedIn?: boolean;
-  /** Recorded host directory (cpuinfo, nvidia-smi.txt); its GPUs answer nvidia-smi. */
-  recorded?: string;
-  nvidiaSmi?: boolean;
-  devNvidia?: boolean;
-  nixos?: boolean;
-  /** `ldconfig -p` lists libcuda.so.1 at this path (and the file exists under the root). */
-  hostLibcuda?: string | null;
-  /** Free KiB `df -Pk` reports. */
-  freeKib?: number;
-}
-
-const sh = (file: string, body: string) => {
-  writeFileSync(file, `#!/bin/sh\n${body}\n`);
-  chmodSync(file, 0o755);
-};
-
-/** A fake root and a bin directory of stand-ins for `m`; returns the host for runChecks and the env for the CLI. */
-function makeHost(m: HostModel) {
-  const dir = tempDir("vm-doctor-");
-  const root = join(dir, "root");
-  const bin = join(dir, "bin");
-  mkdirSync(join(root, "nix/store"), { recursive: true });
-  mkdirSync(join(root, "proc"), { recursive: true });
-  mkdirSync(bin);
-  if (m.recorded) copyFileSync(join(HOSTS, m.recorded, "cpuinfo"), join(root, "proc/cpuinfo"));
-  if (m.nixos) {
-    mkdirSync(join(root, "etc"), { recursive: true });
-    writeFileSync(join(root, "etc/NIXOS"), "");
-    mkdirSync(join(root, "run/opengl-driver/lib"), { recursive: true });
-    writeFileSync(join(root, "run/opengl-driver/lib/libcuda.so.1"), "stand-in libcuda\n");
-  }
-  if (m.devNvidia) {
-    mkdirSync(join(root, "dev"), { recursive: true });
-    writeFileSync(join(root, "dev/nvidia0"), "");
-  }
-  if (m.nix !== null) {
-    const conf = Object.entries({ "system-features": "benchmark big-parallel kvm nixos-test", substituters: "https://cache.nixos.org/", "trusted-public-keys": "cache.nixos.org-1:6NCHdD59X431o0gWypbMrAURkbJ16ZPMQFGspcDShjY=", ...m.nixConf })
-      .map(([k, v]) => `${k} = ${v}`)
-      .join("\n");
-    writeFileSync(join(dir, "nix.conf"), conf + "\n");
-    // STAND-IN nix-instantiate: the version line Nix prints.
-    sh(join(bin, "nix-instantiate"), `[ "$1" = --version ] && { echo "nix-instantiate (Nix) ${m.nix ?? "2.24.9"}"; exit 0; }; exit 64`);
-    // STAND-IN nix: `show-config` prints the modelled nix.conf; without nix-command Nix refuses with its own message.
-    sh(
-      join(bin, "nix"),
-      `case " $* " in *" nix-command "*) ;; *) ${m.nixCommand ? ":" : `echo "error: experimental Nix feature 'nix-command' is disabled; use '--extra-experimental-features nix-command' to override" >&2; exit 1`};; esac
-case " $* " in *" show-config "*) cat "${join(dir, "nix.conf")}";; *) exit 64;; esac`,
-    );
-  }
-  if (m.flox !== undefined && m.flox !== null) {
-    // STAND-IN flox (tests/fixtures/stand-in-flox) with the modelled version and login.
-    sh(join(bin, "flox"), `STAND_IN_FLOX_VERSION=${m.flox} STAND_IN_FLOX_LOGGED_IN=${m.floxLoggedIn ? 1 : 0} exec "${join(STAND_IN_FLOX, "flox")}" "$@"`);
-  }
-  if (m.nvidiaSmi && m.recorded) {
-    // STAND-IN nvidia-smi: the recorded `--query-gpu=compute_cap,name,driver_version` answer (other queries: its columns 2-3).
-    const rec = join(HOSTS, m.recorded, "nvidia-smi.txt");
-    sh(join(bin, "nvidia-smi"), `case "$*" in *compute_cap*) cat "${rec}";; *) cut -d, -f2- "${rec}" | sed 's/^ //';; esac`);
-  }
-  if (m.hostLibcuda !== undefined) {
-    // STAND-IN ldconfig -p: glibc's format ("\tNAME (libc6,ARCH) => PATH").
-    const lines = ["\tlibc.so.6 (libc6,x86-64) => /lib/x86_64-linux-gnu/libc.so.6"];
-    if (m.hostLibcuda) {
-      lines.push(`\tlibcuda.so.1 (libc6,x86-64) => ${m.hostLibcuda}`);
-      mkdirSync(join(root, m.hostLibcuda, ".."), { recursive: true });
-      writeFileSync(join(root, m.hostLibcuda), "stand-in libcuda\n");
-      mkdirSync(join(root, "etc"), { recursive: true });
-      writeFileSync(join(root, "etc/ld.so.conf"), `${join(m.hostLibcuda, "..")}\n`);
-    }
-    sh(join(bin, "ldconfig"), `[ "$1" = -p ] || exit 64; echo "${lines.length} libs found in cache \\\`/etc/ld.so.cache'"; printf '%b\\n' ${lines.map((l) => `'${l}'`).join(" ")}`);
-  }
-  // STAND-IN df -Pk: POSIX format, the modelled free KiB.
-  sh(join(bin, "df"), `echo "Filesystem 1024-blocks Used Available Capacity Mounted on"; echo "/dev/stand-in 200000000 1 ${m.freeKib ?? 100_000_000} 1% /"`);
-  const env = { PATH: `${bin}:/usr/bin:/bin`, NIX_PATH: "", HOME: dir } as NodeJS.ProcessEnv;
-  return { root, bin, dir, env, host: { root, env } };
-}
 
 const ctx = (over: Partial<PreflightContext> & { names?: string[] }): PreflightContext => ({
   command: "doctor",
@@ -142,7 +56,8 @@ test("nix-command: ✓ when the user's config turns it on; – (not ✗) when of
   assert.is(check(runChecks(makeHost({ nixCommand: true }).host, ctx({})), "nix-command").status, "ok");
   const off = check(runChecks(makeHost({ nixCommand: false }).host, ctx({})), "nix-command");
   assert.is(off.status, "skip");
-  assert.match(off.detail, /extra-experimental-features = nix-command/);
+  assert.equal(off.conf, { file: "~/.config/nix/nix.conf", lines: ["extra-experimental-features = nix-command"] });
+  assert.not.match(off.detail, /extra-experimental-features/, "the setting is a line of its own, not inside the sentence");
 });
 
 test("system features: ✓ when nix.conf declares the variant's; ✗ with the nix.conf line of what is missing (this CPU runs it)", () => {
@@ -152,7 +67,9 @@ test("system features: ✓ when nix.conf declares the variant's; ✗ with the ni
   const r = check(runChecks(missing.host, ctx({})), "system-features");
   assert.is(r.status, "fail");
   assert.match(r.detail, /declares no gccarch-x86-64-v3/);
-  assert.match(r.fix!, /add `extra-system-features = gccarch-x86-64-v3` to nix\.conf/);
+  assert.equal(r.conf!.lines, ["extra-system-features = gccarch-x86-64-v3"]);
+  assert.is(r.conf!.file, "/etc/nix/nix.conf");
+  assert.match(r.fix!, /append this line to \/etc\/nix\/nix\.conf, then restart nix-daemon/);
   // A CPU that cannot run the ISA is not told to declare it (EPYC 7763 has no AVX-512).
   const avx512 = check(runChecks(missing.host, ctx({ names: [H100] })), "system-features");
   assert.is(avx512.status, "fail");
@@ -172,7 +89,8 @@ test("CUDA cache: ✓ with cache.nixos-cuda.org and its key, ✗ with the two ni
   assert.is(check(runChecks(makeHost({ nixConf: conf }).host, ctx({ names: [H100] })), "cuda-cache").status, "ok");
   const r = check(runChecks(makeHost({}).host, ctx({ names: [H100] })), "cuda-cache");
   assert.is(r.status, "fail");
-  assert.ok(r.fix!.includes(`extra-substituters = ${CUDA_CACHE_SUBSTITUTER.url}`) && r.fix!.includes(`extra-trusted-public-keys = ${CUDA_CACHE_SUBSTITUTER.publicKey}`), r.fix);
+  assert.equal(r.conf!.lines, [`extra-substituters = ${CUDA_CACHE_SUBSTITUTER.url}`, `extra-trusted-public-keys = ${CUDA_CACHE_SUBSTITUTER.publicKey}`]);
+  assert.not.match(r.fix!, /extra-/, "the settings are lines of their own, not inside the sentence");
   assert.is(check(runChecks(makeHost({}).host, ctx({ names: [SPARK_ENV] })), "cuda-cache").status, "skip");
   assert.is(check(runChecks(makeHost({}).host, ctx({})), "cuda-cache").status, "skip", "a CPU variant needs no CUDA cache");
 });
@@ -182,7 +100,7 @@ test("flox: ✓ at 1.5.0 or later; ✗ when absent or older, with the install li
   const none = check(runChecks(makeHost({ flox: null }).host, ctx({ backend: "flox" })), "flox");
   assert.is(none.status, "fail");
   assert.match(none.detail, /flox is not installed/);
-  assert.match(none.fix!, /install flox >= 1\.5\.0/);
+  assert.match(none.fix!, /install flox ≥ 1\.5\.0 .*, or use `--backend nix`$/);
   const old = check(runChecks(makeHost({ flox: "1.4.3" }).host, ctx({ backend: "flox" })), "flox");
   assert.is(old.status, "fail");
   assert.match(old.detail, /flox 1\.4\.3 is older than 1\.5\.0/);
@@ -213,10 +131,63 @@ test("GPU driver: ✓ on NixOS (/run/opengl-driver/lib/libcuda.so.1); ✗ on a n
   assert.match(r.fix!, new RegExp(`nix-build \\.flox/pkgs/${SPARK_ENV}\\.nix -A nixglhost -o result-nixglhost`));
   assert.match(r.fix!, /flox activate/);
   assert.match(r.fix!, /NixOS/);
-  // Inside `flox activate` with cuda-detection on (flox's activation sets these), the route is taken.
+  // nix-gl-host's rule: it takes the driver's directory (libnvidia-ml beside libcuda), reached through ld.so.conf's include.
+  assert.match(r.detail, /nixglhost would take libcuda from \/usr\/lib\/aarch64-linux-gnu/);
+  // Inside `flox activate` of flox 1.5 to 1.12.0, which exported _FLOX_ENV_CUDA_DETECTION=1: the fallback says ✓.
   const inFlox = { ...dgxos.host, env: { ...dgxos.env, FLOX_ENV: "/x/.flox/run/env", _FLOX_ENV_CUDA_DETECTION: "1" } };
   assert.is(check(runChecks(inFlox, c), "gpu-driver").status, "ok");
   assert.is(check(runChecks(makeHost({ recorded: "dgx-spark", hostLibcuda: null }).host, c), "gpu-driver").status, "skip");
+});
+
+test("GPU driver inside a flox >= 1.12.1 activation (the stand-in activation of tests/fixtures/stand-in-flox): ✓ in dev mode (ld-floxlib serves the ldconfig cache's libcuda), ✗ in run mode or with cuda-detection off, saying so", () => {
+  const h = makeHost({ recorded: "spr-h100", nvidiaSmi: true, devNvidia: true, hostLibcuda: "/usr/lib/x86_64-linux-gnu/libcuda.so.1", nix: "2.24.9" });
+  const c = ctx({ names: ["torch-env-python313-cuda12_8-sm90-avx512bf16"] });
+  const activate = (mode: string, detection = "1") => {
+    const r = spawnSync(join(STAND_IN_FLOX, "activate-env"), [mode, h.root, join(h.bin, "ldconfig"), detection], { encoding: "utf8", env: h.env });
+    assert.is(r.status, 0, r.stderr);
+    return Object.fromEntries(r.stdout.trim().split("\n").map((l) => [l.slice(0, l.indexOf("=")), l.slice(l.indexOf("=") + 1)]));
+  };
+  const dev = activate("dev");
+  // What today's flox leaves: no exported detection variable, LD_AUDIT naming ld-floxlib, the host's libraries listed.
+  assert.not.ok("_FLOX_ENV_CUDA_DETECTION" in dev);
+  assert.match(dev.LD_AUDIT!, /\/ld-floxlib\.so$/);
+  assert.is(dev.LD_FLOXLIB_FILES_PATH, ["libcuda.so.1", "libnvidia-ml.so.1", "libnvidia-ptxjitcompiler.so.1"].map((l) => `/usr/lib/x86_64-linux-gnu/${l}`).join(":"));
+  const ok = check(runChecks({ root: h.root, env: { ...h.env, ...dev } }, c), "gpu-driver");
+  assert.is(ok.status, "ok", ok.detail);
+  assert.match(ok.detail, /ld-floxlib \(LD_AUDIT\) serves the host's \/usr\/lib\/x86_64-linux-gnu\/libcuda\.so\.1/);
+  // The CLI, run from inside that activation.
+  const cli = runCli(["doctor", "torch-env-python313-cuda12_8-sm90-avx512bf16", "--machine", "x86_64", "--host-root", h.root, "--backend", "nix", "--json"], { env: { ...h.env, ...dev } });
+  assert.is(check(JSON.parse(cli.stdout).checks, "gpu-driver").status, "ok", cli.stdout + cli.stderr);
+  // A LD_FLOXLIB_FILES_PATH whose libcuda does not exist on this host serves nothing.
+  const stale = { ...dev, LD_FLOXLIB_FILES_PATH: "/usr/lib/elsewhere/libcuda.so.1" };
+  assert.is(check(runChecks({ root: h.root, env: { ...h.env, ...stale } }, c), "gpu-driver").status, "fail");
+  // Run mode sets no LD_AUDIT: nothing serves libcuda, and the line names run mode.
+  const run = check(runChecks({ root: h.root, env: { ...h.env, ...activate("run") } }, c), "gpu-driver");
+  assert.is(run.status, "fail");
+  assert.match(run.detail, /`run` mode \(flox activate -m run\) does no CUDA detection/);
+  // cuda-detection off in the manifest: ld-floxlib is there, no libcuda in its list.
+  const off = check(runChecks({ root: h.root, env: { ...h.env, ...activate("dev", "0") } }, c), "gpu-driver");
+  assert.is(off.status, "fail");
+  assert.match(off.detail, /LD_FLOXLIB_FILES_PATH holds no libcuda\.so\.1: cuda-detection is off/);
+});
+
+test("GPU driver outside NixOS, as nix-gl-host searches: LD_LIBRARY_PATH, ld.so.conf includes, /run/opengl-driver/lib and /usr/lib/wsl/lib; a directory with libcuda alone is passed over", () => {
+  const c = ctx({ names: ["torch-env-python313-cuda12_8-sm90-avx512bf16"] });
+  const alone = makeHost({ recorded: "spr-h100", nvidiaSmi: true, devNvidia: true, hostLibcuda: "/usr/lib/x86_64-linux-gnu/libcuda.so.1", libcudaAlone: true });
+  const r = check(runChecks(alone.host, c), "gpu-driver");
+  assert.is(r.status, "fail");
+  assert.match(r.detail, /nixglhost would find no driver: \/usr\/lib\/x86_64-linux-gnu holds libcuda but none of its NVIDIA libraries/);
+  const searched = nixglhostSearch(alone.host).map((x) => x.dir);
+  assert.ok(searched.includes("/usr/lib/x86_64-linux-gnu"), String(searched));
+  // /usr/lib/wsl/lib (WSL) with libdxcore beside libcuda: kept; a directory of LD_LIBRARY_PATH comes first.
+  const wsl = makeHost({ devNvidia: true, hostLibcuda: null });
+  mkdirSync(join(wsl.root, "usr/lib/wsl/lib"), { recursive: true });
+  for (const f of ["libcuda.so.1", "libdxcore.so"]) writeFileSync(join(wsl.root, "usr/lib/wsl/lib", f), "");
+  mkdirSync(join(wsl.root, "opt/drv"), { recursive: true });
+  for (const f of ["libcuda.so.1", "libnvidia-ptxjitcompiler.so.1", "libnvidia-ml.so.1"]) writeFileSync(join(wsl.root, "opt/drv", f), "");
+  const found = nixglhostSearch({ root: wsl.root, env: { ...wsl.env, LD_LIBRARY_PATH: "/opt/drv:/does/not/exist" } });
+  assert.equal(found.filter((x) => x.kept).map((x) => [x.dir, x.cuda.sort()]), [["/opt/drv", ["libcuda.so.1", "libnvidia-ml.so.1"]], ["/usr/lib/wsl/lib", ["libcuda.so.1"]]]);
+  assert.not.ok(found.some((x) => x.dir === "/does/not/exist"));
 });
 
 test("doctor (CLI) on the recorded DGX Spark as DGX OS: exit 1, one line per check at 80 columns, the driver path and the routes; --json; detect's pick without NAME", () => {
@@ -224,7 +195,8 @@ test("doctor (CLI) on the recorded DGX Spark as DGX OS: exit 1, one line per che
   const args = ["doctor", SPARK_ENV, "--machine", "aarch64", "--host-root", h.root, "--backend", "nix"];
   const r = runCli(args, { env: { ...h.env, COLUMNS: "80" } });
   assert.is(r.status, 1, r.stderr);
-  for (const l of r.stdout.split("\n")) assert.ok([...l].length <= 80, `longer than 80: ${l}`);
+  // Every line fits, but a nix.conf setting, which stays whole (pasted cut, it would break nix.conf).
+  for (const l of r.stdout.split("\n")) assert.ok([...l].length <= 80 || /^[a-z][\w-]* = \S+/.test(l), `longer than 80: ${l}`);
   assert.match(r.stdout, /✓ Nix version: Nix 2\.24\.9/);
   assert.match(r.stdout, /✗ GPU driver:/);
   assert.match(r.stdout.replace(/\s+/g, " "), /\/run\/opengl-driver\/lib\/libcuda\.so\.1 is missing/);
@@ -240,11 +212,62 @@ test("doctor (CLI) on the recorded DGX Spark as DGX OS: exit 1, one line per che
   assert.is(ok.status, 0);
   // Without NAME: detect's pick for the recorded host (its cpuinfo under the root, its nvidia-smi on PATH).
   const picked = runCli(["doctor", "--machine", "aarch64", "--host-root", h.root, "--json"], { env: h.env });
-  assert.match(JSON.parse(picked.stdout).name, /-sm121-armv9$/);
+  // detect's pick is the environment (its default package), not a package of it such as torchaudio.
+  const detected = runCli(["detect", "--json", "--cpuinfo", join(HOSTS, "dgx-spark/cpuinfo"), "--nvidia-smi", join(HOSTS, "dgx-spark/nvidia-smi.txt"), "--machine", "aarch64"], { env: h.env });
+  const pick = JSON.parse(detected.stdout).variants[0] as string;
+  assert.match(pick, /^torch-env-.*-sm121-armv9$/);
+  assert.is(JSON.parse(picked.stdout).name, pick);
   assert.is(JSON.parse(picked.stdout).chosenBy, "picked by detect for this host");
+  // --package still chooses another package of the same combination.
+  const audio = runCli(["doctor", "--machine", "aarch64", "--host-root", h.root, "--json", "--package", "torchaudio"], { env: h.env });
+  assert.match(JSON.parse(audio.stdout).name, /^torchaudio-.*-sm121-armv9$/);
   const bad = runCli(["doctor", "torch-env-python313-cuda12_8-sm999-armv9"], { env: h.env });
   assert.is(bad.status, 2);
   assert.match(bad.stderr, /unknown variant/);
+});
+
+test("nix.conf fixes are blocks that wrapping never splits: at 80 columns and through a pipe, every setting doctor prints is a whole line with its whole value, then the daemon restart", () => {
+  const h = makeHost({ recorded: "spr-h100", nvidiaSmi: true, devNvidia: true, hostLibcuda: "/usr/lib/x86_64-linux-gnu/libcuda.so.1", nix: "2.24.9" });
+  const name = "torch-env-python313-cuda12_8-sm90-avx512bf16";
+  const want = [
+    "extra-experimental-features = nix-command",
+    `extra-system-features = ${variant(name).requiredSystemFeatures.filter((f) => f.startsWith("gccarch-")).join(" ")}`,
+    `extra-substituters = ${CUDA_CACHE_SUBSTITUTER.url}`,
+    `extra-trusted-public-keys = ${CUDA_CACHE_SUBSTITUTER.publicKey}`,
+  ];
+  // COLUMNS=80, and a pipe with no COLUMNS (the width falls back to 80).
+  for (const columns of ["80", ""]) {
+    const r = runCli(["doctor", name, "--machine", "x86_64", "--host-root", h.root, "--backend", "nix"], { env: { ...h.env, COLUMNS: columns } });
+    assert.is(r.status, 1, r.stderr);
+    const lines = r.stdout.split("\n");
+    const settings = lines.filter((l) => /^\s*(extra-)?[a-z][\w-]* =/.test(l));
+    assert.equal(settings, want, r.stdout);
+    // Nothing of a setting is left in prose or split over lines: no line ends in "=", no key or URL stands alone.
+    assert.not.ok(lines.some((l) => / =\s*$/.test(l)), r.stdout);
+    assert.is(lines.filter((l) => l.includes(CUDA_CACHE_SUBSTITUTER.publicKey)).length, 1);
+    assert.not.match(r.stdout, /`extra-/);
+    // Each block appends to /etc/nix/nix.conf and restarts the daemon, which reads the file only when it starts.
+    assert.is(lines.filter((l) => l === "sudo tee -a /etc/nix/nix.conf >/dev/null <<'EOF'").length, 2);
+    assert.is(lines.filter((l) => l === "sudo systemctl restart nix-daemon").length, 2);
+    for (const l of lines) assert.ok([...l].length <= 80 || want.includes(l), `longer than 80: ${l}`);
+  }
+  // Pasted as printed, the block is a shell script: run with a stand-in sudo and systemctl, it appends exactly the
+  // settings to the file (after the file's last line, even one without a newline) and restarts nix-daemon.
+  const r = runCli(["doctor", name, "--machine", "x86_64", "--host-root", h.root, "--backend", "nix"], { env: { ...h.env, COLUMNS: "80" } });
+  const blocks = r.stdout.match(/^sudo tee -a [\s\S]*?^sudo systemctl restart nix-daemon$/gm) ?? [];
+  assert.is(blocks.length, 2);
+  const conf = join(h.dir, "etc-nix.conf");
+  writeFileSync(conf, "substituters = https://cache.nixos.org/");
+  const bin = join(h.dir, "paste-bin");
+  mkdirSync(bin);
+  sh(join(bin, "sudo"), 'exec "$@"');
+  sh(join(bin, "systemctl"), `echo "$*" >> "${join(h.dir, "restarts")}"`);
+  const script = blocks.join("\n").replaceAll("/etc/nix/nix.conf", conf);
+  const ran = spawnSync("sh", ["-c", script], { env: { PATH: `${bin}:/usr/bin:/bin` }, encoding: "utf8" });
+  assert.is(ran.status, 0, ran.stderr);
+  const written = readFileSync(conf, "utf8").split("\n").filter((l) => l.trim() !== "");
+  assert.equal(written, ["substituters = https://cache.nixos.org/", ...want.filter((l) => !l.includes("nix-command"))]);
+  assert.equal(readFileSync(join(h.dir, "restarts"), "utf8").trim().split("\n"), ["restart nix-daemon", "restart nix-daemon"]);
 });
 
 test("the route outside NixOS: the environment's nixglhost (the pin's nix-gl-host, a stand-in here) finds a stand-in libcuda on a fake host root; nothing without it", () => {
@@ -259,6 +282,13 @@ test("the route outside NixOS: the environment's nixglhost (the pin's nix-gl-hos
   assert.is(seen, join(h.root, "usr/lib/x86_64-linux-gnu"));
   const bare = makeHost({});
   assert.is(runNix(join(out, "bin/nixglhost"), ["sh", "-c", 'echo "$LD_LIBRARY_PATH"'], { env: { NIXGLHOST_STAND_IN_ROOT: bare.root } }).trim(), "");
+  // nix-gl-host's directory rule: libcuda alone (none of its NVIDIA DSO patterns beside it) is passed over.
+  const alone = makeHost({ hostLibcuda: "/usr/lib/x86_64-linux-gnu/libcuda.so.1", libcudaAlone: true });
+  assert.is(runNix(join(out, "bin/nixglhost"), ["sh", "-c", 'echo "$LD_LIBRARY_PATH"'], { env: { NIXGLHOST_STAND_IN_ROOT: alone.root } }).trim(), "");
+  // NixOS's /run/opengl-driver/lib, where the driver's libraries sit together, is searched too.
+  const nixos = makeHost({ nixos: true });
+  writeFileSync(join(nixos.root, "run/opengl-driver/lib/libnvidia-ptxjitcompiler.so.1"), "");
+  assert.is(runNix(join(out, "bin/nixglhost"), ["sh", "-c", 'echo "$LD_LIBRARY_PATH"'], { env: { NIXGLHOST_STAND_IN_ROOT: nixos.root } }).trim(), join(nixos.root, "run/opengl-driver/lib"));
   // A CPU variant has none: it loads no libcuda.
   const cpuEnv = project.variants.find((v) => v.package === "torch-env" && v.cuda === null)!;
   let err = "";
@@ -338,14 +368,44 @@ test("build refuses with exit 2 and the fix before any work: Nix older than the 
   const newer = makeHost({ nix: "2.24.9", recorded: "epyc-nogpu" });
   const feat = build(["--backend", "nix", "--out-dir", logs, "--pkgs-dir", join(ROOT, "tests/fixtures/build-pkgs"), "--matrix", join(ROOT, "tests/fixtures/build-matrix.ts")], newer.env);
   assert.is(feat.status, 2, feat.stderr);
-  assert.match(feat.stderr.replace(/\s+/g, " "), /fix: add `extra-system-features = gccarch-x86-64-v3` to nix\.conf/);
+  assert.match(feat.stderr, /\nextra-system-features = gccarch-x86-64-v3\nEOF\nsudo systemctl restart nix-daemon\n/);
   // The flox backend without flox: refused, and the dry run says so too (it used to say nothing).
   const flox = build(["--backend", "flox"]);
   assert.is(flox.status, 2);
   assert.match(flox.stderr, /✗ flox: flox is not installed/);
-  assert.match(flox.stderr.replace(/\s+/g, " "), /fix: install flox >= 1\.5\.0/);
+  assert.match(flox.stderr.replace(/\s+/g, " "), /fix: install flox ≥ 1\.5\.0 .*, or use `--backend nix`/);
   const floxDry = build(["--backend", "flox", "--dry-run"]);
   assert.match(floxDry.stdout, /✗ flox: flox is not installed/);
+});
+
+test("one preflight for every command: build lists every failing check at once; eval refuses an old Nix as build does (not with --nixpkgs); flox dry-run advice names only what the command takes", () => {
+  const logs = tempDir("vm-preflight-all-");
+  // Nix 2.8 and no gccarch feature declared: one refusal names both, not the first only.
+  const h = makeHost({ nix: "2.8.0", recorded: "epyc-nogpu" });
+  const both = runCli(["build", CPU, "--logs-dir", logs, "--plain", "--backend", "nix", "--out-dir", logs], { env: { ...h.env, COLUMNS: "80" } });
+  assert.is(both.status, 2, both.stdout + both.stderr);
+  assert.match(both.stderr, /✗ Nix version: Nix 2\.8\.0 is older than 2\.18/);
+  assert.match(both.stderr, /✗ system features: this machine's Nix declares no gccarch-x86-64-v3/);
+  assert.is(existsSync(join(logs, `result-${CPU}`)), false);
+  // eval on the same Nix: exit 2 with the same line and fix, before evaluating anything.
+  const ev = runCli(["eval", CPU], { env: { ...h.env, COLUMNS: "80" } });
+  assert.is(ev.status, 2, ev.stdout + ev.stderr);
+  assert.match(ev.stderr, /✗ Nix version: Nix 2\.8\.0 is older than 2\.18/);
+  assert.match(ev.stderr.replace(/\s+/g, " "), /fix: install Nix >= 2\.18 with the official installer/);
+  assert.is(ev.stdout, "", "nothing was evaluated");
+  // With the user's own nixpkgs (--nixpkgs) no catalog pin is evaluated: no Nix version refusal.
+  const own = runCli(["eval", CPU, "--nixpkgs", "import <nixpkgs>", "--engine", "nix-instantiate"], { env: h.env });
+  assert.not.match(own.stderr, /Nix version/);
+  // A variant of another system with the flox backend: the dry run's advice takes the nix backend with --builders
+  // together, never --builders alone, which this command refuses with flox.
+  const other = project.variants.find((v) => v.system !== (process.arch === "arm64" ? "aarch64-linux" : "x86_64-linux") && v.package === "pytorch")!;
+  const f = makeHost({ flox: "1.7.0", nix: "2.24.9" });
+  const dry = runCli(["build", other.name, "--backend", "flox", "--dry-run", "--logs-dir", logs], { env: f.env });
+  assert.is(dry.status, 0, dry.stderr);
+  assert.match(dry.stdout.replace(/\s+/g, " "), /flox builds on this machine only; build it on a \S+ machine, or with `--backend nix --builders`/);
+  assert.not.match(dry.stdout.replace(/`--backend nix --builders`/g, ""), /--builders/);
+  const refused = runCli(["build", other.name, "--backend", "flox", "--builders", "ssh://b", "--dry-run", "--logs-dir", logs], { env: f.env });
+  assert.is(refused.status, 2, "the option the advice avoids is indeed refused with flox");
 });
 
 test("publish --org without flox: exit 2 with the install line, before flox's preconditions (never `flox auth login`); an old flox too", () => {
@@ -353,17 +413,20 @@ test("publish --org without flox: exit 2 with the install line, before flox's pr
   const r = runCli(["publish", CPU, "--org", "acme", "--dry-run"], { env: { ...h.env, COLUMNS: "80" } });
   assert.is(r.status, 2, r.stdout + r.stderr);
   assert.match(r.stdout + r.stderr, /✗ flox: flox is not installed/);
-  assert.match((r.stdout + r.stderr).replace(/\s+/g, " "), /install flox >= 1\.5\.0/);
+  // publish has no --backend: its way without flox is --to.
+  assert.match((r.stdout + r.stderr).replace(/\s+/g, " "), /install flox ≥ 1\.5\.0 .*, or push to a Nix binary cache with `publish --to STORE-URI`/);
+  assert.not.match(r.stdout + r.stderr, /--backend/);
   assert.not.match(r.stdout + r.stderr, /flox auth login/);
   const old = runCli(["publish", CPU, "--org", "acme", "--dry-run"], { env: makeHost({ flox: "1.4.3" }).env });
   assert.is(old.status, 2);
   assert.match(old.stdout + old.stderr, /flox 1\.4\.3 is older than 1\.5\.0/);
 });
 
-test("detect ends with the doctor line to run next", () => {
+test("detect ends with the install line to run next, and the doctor line that only checks", () => {
   const r = runCli(["detect", "--cpuinfo", join(HOSTS, "dgx-spark/cpuinfo"), "--nvidia-smi", join(HOSTS, "dgx-spark/nvidia-smi.txt")]);
   assert.is(r.status, 0, r.stderr);
-  assert.match(r.stdout, /\nNext: npx variant-matrix doctor torch-env-python313-cuda\d+_\d+-sm121-armv9\n/);
+  assert.match(r.stdout, /\nNext: npx variant-matrix install torch-env-python313-cuda\d+_\d+-sm121-armv9\n/);
+  assert.match(r.stdout, /`doctor torch-env-python313-cuda\d+_\d+-sm121-armv9` only checks/);
 });
 
 test.run();

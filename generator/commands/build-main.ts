@@ -69,7 +69,10 @@ async function buildMainInner(a: BuildArgs): Promise<number> {
     nixOptions: o.nixOptions,
   };
   const early = runChecks(thisHost(), context, ["nix-version", "flox"]);
-  if (!a.dryRun) refuseOnBlocking(early, width);
+  // Without a usable Nix or flox nothing can be probed; the checks that otherwise wait for the probe (which variants
+  // are left to build) run against every selected one, so that one refusal lists every fix, not the first.
+  if (!a.dryRun && early.some((r) => r.status === "fail" && r.blocking))
+    refuseOnBlocking([...early, ...runChecks(thisHost(), context, ["system-features", "store-space"])], width);
 
   const plan = makePlan(sel.targets, history);
   const rule = jobsRule({ cpus: availableParallelism(), memBytes: totalmem() }, o.cores, o.jobs);
@@ -89,6 +92,16 @@ async function buildMainInner(a: BuildArgs): Promise<number> {
   ]);
   const preflight = [...early, ...late];
   const failed = preflight.filter((r) => r.status === "fail");
+  // This machine would be refused a variant only once its dependencies are built, hours in: stop now with the fix,
+  // before the evaluation's verdict (a host fix first; the matrix's errors after it).
+  if (!a.dryRun) refuseOnBlocking(preflight, width);
+  if (!a.dryRun && evalFailures.length) {
+    const gate = evaluationGate(o.backend, context.pinnedNixpkgs, () => new Probes(thisHost()).nixVersion(), evalFailures);
+    if (gate.stop.length) throw new EvaluationError(gate.stop, sel.targets.length, width);
+    const names = gate.pass.map((f) => f.name);
+    const shown = names.length > 3 ? `${names.slice(0, 3).join(", ")} and ${names.length - 3} more` : names.join(", ");
+    process.stderr.write(wrap(`${shown} did not evaluate here, but ${gate.why}: building them`, width, { indent: "warning: ", hang: "  " }) + "\n");
+  }
 
   // What Nix would build and fetch for each instantiated variant, with the user's substituters: the dry run's real
   // answer (--probe-store) and what --skip-cached decides by.
@@ -134,17 +147,6 @@ async function buildMainInner(a: BuildArgs): Promise<number> {
     return 0;
   }
 
-  // This machine would be refused a variant only once its dependencies are built, hours in: stop now with the fix.
-  // (Before the evaluation verdict: a host that cannot build is the first thing to fix, and an unusable Nix is also
-  // why nothing evaluates.)
-  refuseOnBlocking(late, width);
-  if (evalFailures.length) {
-    const gate = evaluationGate(o.backend, context.pinnedNixpkgs, () => new Probes(thisHost()).nixVersion(), evalFailures);
-    if (gate.stop.length) throw new EvaluationError(gate.stop, sel.targets.length, width);
-    const names = gate.pass.map((f) => f.name);
-    const shown = names.length > 3 ? `${names.slice(0, 3).join(", ")} and ${names.length - 3} more` : names.join(", ");
-    process.stderr.write(wrap(`${shown} did not evaluate here, but ${gate.why}: building them`, width, { indent: "warning: ", hang: "  " }) + "\n");
-  }
   warn(failed.filter((r) => !r.blocking), width);
   return await runAndReport(a, o, plan, sel.why, backendOpts, rule.jobs, rule.explanation, cached);
 }

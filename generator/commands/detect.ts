@@ -110,8 +110,8 @@ export function formatRecommendation(r: Recommendation, install: { org?: string;
   const next = r.variants[0] ?? r.cpuFallback;
   if (next) {
     if (out.at(-1) !== "") out.push("");
-    para(`Next: npx variant-matrix doctor ${next}`);
-    para("(checks Nix, nix.conf system features, store space, caches, the GPU driver)", "  ", "  ");
+    para(`Next: npx variant-matrix install ${next}`);
+    para(`(checks the host, builds, links ./torch-env and verifies it on the GPU; \`doctor ${next}\` only checks)`, "  ", "  ");
   }
   return out.join("\n").trimEnd() + "\n";
 }

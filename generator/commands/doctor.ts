@@ -16,6 +16,7 @@ import { errorLine, exitCodeOf, InputError } from "../errors.ts";
 import { BACKEND_CHOICES } from "../driver/backend.ts";
 import { terminalWidth } from "./shared.ts";
 import { shown } from "../suggest.ts";
+import { DEFAULT_PACKAGE } from "./detect.ts";
 
 /** Arguments of `doctor`, as yargs hands them to the handler. */
 export interface DoctorArgs {
@@ -53,49 +54,73 @@ export async function runDoctor(
   }
 }
 
-async function doctor(args: DoctorArgs, io: { out: (s: string) => void }): Promise<number> {
-  const [{ loadVariants }, { readHost, hostFromTexts }, { recommend }, { parsePackage }, { resolveBackend, hostSystem }, pre, { wrap }] = await Promise.all([
-    import("../variant-source.ts"),
+/** The variant a command checks: the one named, or detect's pick for the host (and how it was chosen). */
+export interface ChosenVariant {
+  name: string;
+  /** "given" or "picked by detect for this host". */
+  chosenBy: string;
+  /** The host's Nix system ("x86_64-linux"): --machine's, the modelled host's, or this machine's. */
+  system: string;
+}
+
+/**
+ * NAME, or the variant `detect` picks for this host (`--package`, default torch-env as detect's): for doctor and
+ * install. A modelled host (`hostRoot` other than "/") is read under its root (cpuinfo) and through the nvidia-smi on
+ * PATH; otherwise `--cpuinfo`/`--nvidia-smi`/`--machine` or this machine, as detect reads them.
+ * @throws InputError (DoctorInputError, DetectUsageError, host file errors) when detect picks nothing, naming detect's
+ *   problems and what to add to matrix.ts
+ */
+export async function chooseVariant(
+  args: Pick<DoctorArgs, "name" | "package" | "cpuinfo" | "nvidia-smi" | "machine" | "hostRoot">,
+  project: { variants: import("../schema.ts").Variant[]; catalog: import("../schema.ts").Catalog; excluded?: import("../schema.ts").Excluded[] },
+): Promise<ChosenVariant> {
+  const [{ readHost, hostFromTexts, machineToSystem }, { recommend }, { parsePackage, checkEnvironment }, { hostSystem }, { runOn }] = await Promise.all([
     import("../detect/host.ts"),
     import("../detect/recommend.ts"),
     import("./detect.ts"),
     import("../driver/backend.ts"),
+    import("../preflight/host.ts"),
+  ]);
+  const root = args.hostRoot ?? "/";
+  if (args.name !== undefined) return { name: args.name, chosenBy: "given", system: args.machine ? machineToSystem(args.machine).system : hostSystem() };
+  const rootCpuinfo = join(root, "proc/cpuinfo");
+  // A modelled host (--host-root): its cpuinfo under the root, its nvidia-smi on PATH; else detect's own reading.
+  const host =
+    root !== "/" && args.cpuinfo === undefined && args["nvidia-smi"] === undefined && existsSync(rootCpuinfo)
+      ? (() => {
+          const smi = runOn({ root, env: process.env }, ["nvidia-smi", "--query-gpu=compute_cap,name,driver_version", "--format=csv,noheader"]);
+          return hostFromTexts({
+            cpuinfo: readFileSync(rootCpuinfo, "utf8"),
+            cpuinfoFile: rootCpuinfo,
+            nvidiaSmi: smi.code === 0 ? smi.stdout : null,
+            nvidiaSmiFile: "nvidia-smi",
+            gpuAbsentReason: smi.code === 0 ? null : "no NVIDIA GPU: nvidia-smi did not answer",
+            machine: args.machine ?? null,
+            machineSource: args.machine ? "--machine" : rootCpuinfo,
+          });
+        })()
+      : await readHost({ cpuinfo: args.cpuinfo, nvidiaSmi: args["nvidia-smi"], machine: args.machine });
+  const pkg = parsePackage(args.package);
+  checkEnvironment(pkg, project.variants);
+  const r = recommend(host, project.variants, project.catalog, { package: pkg, excluded: project.excluded });
+  const name = r.variants[0] ?? r.cpuFallback ?? undefined;
+  if (name === undefined) {
+    const why = r.picks.flatMap((p) => [...p.problems, ...p.suggestions.map((x) => `to serve it: ${x}`)]);
+    throw new DoctorInputError(`detect picks no ${pkg} variant for this host${why.length ? `: ${why.join("; ")}` : ""} (variant-matrix detect says why); or name one`);
+  }
+  return { name, chosenBy: "picked by detect for this host", system: host.system };
+}
+
+async function doctor(args: DoctorArgs, io: { out: (s: string) => void }): Promise<number> {
+  const [{ loadVariants }, { resolveBackend }, pre, { wrap }] = await Promise.all([
+    import("../variant-source.ts"),
+    import("../driver/backend.ts"),
     import("../preflight/checks.ts"),
     import("../text.ts"),
   ]);
-  const { runOn } = await import("../preflight/host.ts");
   const root = args.hostRoot ?? "/";
   const project = await loadVariants(args.matrix);
-  let name = args.name;
-  let chosenBy = "given";
-  let system = hostSystem();
-  if (name === undefined) {
-    const rootCpuinfo = join(root, "proc/cpuinfo");
-    // A modelled host (--host-root): its cpuinfo under the root, its nvidia-smi on PATH; else detect's own reading.
-    const host =
-      root !== "/" && args.cpuinfo === undefined && args["nvidia-smi"] === undefined && existsSync(rootCpuinfo)
-        ? (() => {
-            const smi = runOn({ root, env: process.env }, ["nvidia-smi", "--query-gpu=compute_cap,name,driver_version", "--format=csv,noheader"]);
-            return hostFromTexts({
-              cpuinfo: readFileSync(rootCpuinfo, "utf8"),
-              cpuinfoFile: rootCpuinfo,
-              nvidiaSmi: smi.code === 0 ? smi.stdout : null,
-              nvidiaSmiFile: "nvidia-smi",
-              gpuAbsentReason: smi.code === 0 ? null : "no NVIDIA GPU: nvidia-smi did not answer",
-              machine: args.machine ?? null,
-              machineSource: args.machine ? "--machine" : rootCpuinfo,
-            });
-          })()
-        : await readHost({ cpuinfo: args.cpuinfo, nvidiaSmi: args["nvidia-smi"], machine: args.machine });
-    system = host.system;
-    const r = recommend(host, project.variants, project.catalog, { package: parsePackage(args.package), excluded: project.excluded });
-    name = r.variants[0] ?? r.cpuFallback ?? undefined;
-    if (name === undefined) throw new DoctorInputError("detect picks no variant for this host (run `variant-matrix detect` for why); name one: doctor NAME");
-    chosenBy = "picked by detect for this host";
-  } else if (args.machine) {
-    const { machineToSystem } = await import("../detect/host.ts");
-    system = machineToSystem(args.machine).system;
-  }
+  const { name, chosenBy, system } = await chooseVariant(args, project);
   const variant = project.variants.find((v) => v.name === name);
   if (!variant) throw new DoctorInputError(`unknown variant ${shown(name)} (variant-matrix list names them)`);
   const backend = await resolveBackend((args.backend ?? "auto") as never);
@@ -123,7 +148,7 @@ async function doctor(args: DoctorArgs, io: { out: (s: string) => void }): Promi
     wrap(
       failed.length
         ? `${failed.length} check(s) failed: apply the fix shown under each ✗, then run doctor again.`
-        : `Ready: build it with \`npx variant-matrix build ${name}\`` +
+        : `Ready: install it with \`npx variant-matrix install ${name}\` (or build it with \`npx variant-matrix build ${name}\`)` +
             (variant.cuda !== null && results.find((r) => r.id === "gpu-driver")?.status === "ok" ? "." : "; on a GPU host run it as the GPU driver line says."),
       width,
     ),
@@ -139,7 +164,8 @@ export const doctorCommand: CommandModule<object, DoctorArgs> = {
   builder: (y: Argv<object>) =>
     y
       .positional("name", { type: "string", describe: "variant name (default: detect's pick for this host)" })
-      .option("package", { type: "string", default: "torchaudio", describe: "package detect picks for when NAME is not given" })
+      // The same default as detect's, so that doctor checks what detect just recommended.
+      .option("package", { type: "string", default: DEFAULT_PACKAGE, describe: `package detect picks for when NAME is not given (default ${DEFAULT_PACKAGE}, as detect; NAME-env for an environment of matrix.ts)` })
       .option("backend", { type: "string", choices: BACKEND_CHOICES, default: "auto", describe: "the backend you will build with (auto: flox if on PATH)" })
       .option("org", { type: "string", describe: "Flox organisation you will `publish --org` to: also checks `flox auth status`" })
       .option("json", { type: "boolean", default: false, describe: "print the checks as JSON" })

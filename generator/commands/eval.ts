@@ -70,6 +70,9 @@ export const evalCommand: CommandModule<object, EvalArgs> = {
     const root = argv.root ? resolve(process.cwd(), argv.root) : REPO_ROOT;
     // release.nix and pkgs/variants.nix (what Nix evaluates) must say what was just expanded.
     (await import("../generated-state.ts")).assertGeneratedCurrent(p, root, "eval", variants);
+    // The preflight build runs (preflight/checks.ts): a Nix older than the catalog's pins need would only print
+    // download or minver errors per variant. --nixpkgs hands in the user's own nixpkgs: no catalog pin is evaluated.
+    await evalPreflight(variants, argv.nixpkgs === undefined);
     const { results, summary } = await evalVariants({
       root,
       variants,
@@ -97,6 +100,28 @@ export const evalCommand: CommandModule<object, EvalArgs> = {
     if (summary.errors || summary.uncoupled) process.exitCode = 1;
   },
 };
+
+/**
+ * Refuse (exit 2, every failed check with its fix) when this host cannot evaluate the selection: the checks `eval`
+ * shares with build (preflight/checks.ts, command "eval": the Nix version when a catalog pin is evaluated).
+ * @throws PreflightError (an InputError) when a blocking check fails
+ */
+async function evalPreflight(variants: readonly { name: string; system: string; cuda?: string | null; package: string; file: string }[], pinnedNixpkgs: boolean): Promise<void> {
+  const [{ checkedVariants, refuseOnBlocking, runChecks }, { thisHost }, { hostSystem }, { terminalWidth }] = await Promise.all([
+    import("../preflight/checks.ts"),
+    import("../preflight/host.ts"),
+    import("../driver/backend.ts"),
+    import("./shared.ts"),
+  ]);
+  const results = runChecks(thisHost(), {
+    command: "eval",
+    variants: checkedVariants(variants.map((v) => ({ ...v, cuda: v.cuda ?? null }))),
+    backend: "nix",
+    pinnedNixpkgs,
+    hostSystem: hostSystem(),
+  });
+  refuseOnBlocking(results, terminalWidth());
+}
 
 type StoreRow = { name: string; toBuild: string[]; toFetch: string[] } | { name: string; error: string };
 

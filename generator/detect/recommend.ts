@@ -235,9 +235,19 @@ export function recommend(
     reasons.push(`all ${host.gpus.length} GPUs have compute capability ${host.gpus[0].capability}: one variant covers them all`);
   }
 
-  const noPackage = (): string[] => {
+  // A package the matrix lists whose every combination was dropped yields no variant, yet is in `packages`: its drops
+  // (with the catalog's reasons) tell it apart from a package the matrix does not list.
+  const droppedPackage = (opts.excluded ?? []).filter((e) => e.package === opts.package);
+  const noPackage = (p: Pick): string[] => {
     const out: string[] = [];
-    if (!packagesInMatrix.includes(opts.package)) out.push(`add "${opts.package}" to packages in ${MATRIX}`);
+    if (!packagesInMatrix.includes(opts.package)) {
+      if (droppedPackage.length)
+        p.problems.push(
+          `${opts.package} is in packages of ${MATRIX}, but every one of its ${droppedPackage.length} combination(s) is dropped: ` +
+            `${droppedPackage[0]!.reasons[0] ?? "no reason recorded"} (first: ${droppedPackage[0]!.name}; \`variant-matrix list --excluded\` shows all)`,
+        );
+      else out.push(`add "${opts.package}" to packages in ${MATRIX}`);
+    }
     if (bestIsa && !matrixIsas.includes(bestIsa.key)) out.push(addTo("isas", bestIsa.key));
     return out;
   };
@@ -333,7 +343,7 @@ export function recommend(
     }
     if (pool.length === 0) {
       p.problems.push(`the matrix has no ${opts.package} variants for ${host.system}`);
-      p.suggestions.push(...noPackage());
+      p.suggestions.push(...noPackage(p));
     } else if (cpuOnly.length === 0) {
       p.problems.push(`the matrix has no CPU-only ${opts.package} variants for ${host.system}`);
       p.suggestions.push(`set cpuOnly: true in ${MATRIX}`);
@@ -412,7 +422,7 @@ export function recommend(
     }
     if (pool.length === 0) {
       p.problems.push(`the matrix has no ${opts.package} variants for ${host.system}`);
-      p.suggestions.push(...noPackage());
+      p.suggestions.push(...noPackage(p));
       if (!variants.some((v) => v.sm === sm)) p.suggestions.push(addTo("gpus", sm));
       return p;
     }

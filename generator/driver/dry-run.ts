@@ -71,8 +71,13 @@ export function dryRunRows(
     const c = cached.get(name);
     const cmd = buildCmd(n.target, backend);
     const notes: string[] = [];
+    // --builders is the nix backend's (driver/options.ts refuses it with flox): advice names what this command takes.
     if (n.target.system !== o.host && backend.builders === undefined)
-      notes.push(`system ${n.target.system} differs from this host (${o.host}): needs a remote builder (--builders)`);
+      notes.push(
+        backend.backend === "flox"
+          ? `system ${n.target.system} differs from this host (${o.host}): flox builds on this machine only; build it on a ${n.target.system} machine, or with \`--backend nix --builders\``
+          : `system ${n.target.system} differs from this host (${o.host}): needs a remote builder (--builders)`,
+      );
     if (c?.note && !c.cached) notes.push(`not instantiated here: ${c.note}`);
     return {
       order: i + 1,

@@ -1,18 +1,19 @@
 /**
- * The checks `doctor`, `build` and `publish` share (issue 38): each a small record saying what it applies to, how it
+ * The checks `doctor`, `build`, `eval`, `install` and `publish` share: each a small record saying what it applies to, how it
  * probes the host (generator/preflight/host.ts: a root directory and a PATH, so tests model hosts) and its verdict,
  * ✓ ok, ✗ fail (with the exact fix) or – (does not apply here, and why). The facts compared against are in facts.ts.
  *
  * Which command runs which check: `doctor` all of them; `build` the ones it must not start without (Nix version when
- * the pinned nixpkgs is evaluated, system features, flox) plus store space as a warning; `publish` flox and, with
- * --org, `flox auth status`. `blocking` says which ✗ stops `build`/`publish` with exit 2.
+ * the pinned nixpkgs is evaluated, system features, flox) plus store space as a warning; `eval` the Nix version;
+ * `install` what build runs plus the CUDA cache and the GPU driver; `publish` flox and, with --org, `flox auth status`.
+ * `blocking` says which ✗ stops `build`/`eval`/`install`/`publish` with exit 2; each shows every ✗ at once.
  */
-import { readFileSync } from "node:fs";
-import { basename, join } from "node:path";
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import { basename, dirname, join, normalize } from "node:path";
 import { compareVersions } from "../versions.ts";
 import { systemFeaturesLine } from "../driver/features.ts";
 import { CUDA_CACHE } from "../catalog/binary-cache.ts";
-import { CUDA_CACHE_SUBSTITUTER, DRIVER_ROUTES, FLOX_MIN, NIX_MIN, NIXOS_DRIVER_LIB, STORE_FREE_FLOOR } from "./facts.ts";
+import { CUDA_CACHE_SUBSTITUTER, DRIVER_ROUTES, FLOX_CUDA, FLOX_MIN, NIX_MIN, NIXGLHOST, NIXOS_DRIVER_LIB, STORE_FREE_FLOOR } from "./facts.ts";
 import { existsOn, runOn, type Host } from "./host.ts";
 import { parseCpuinfo } from "../detect/host.ts";
 import { isaFit } from "../compat.ts";
@@ -40,7 +41,7 @@ export interface CheckedVariant {
 
 /** What the checks are asked about. */
 export interface PreflightContext {
-  command: "doctor" | "build" | "publish";
+  command: "doctor" | "build" | "publish" | "eval" | "install";
   variants: readonly CheckedVariant[];
   /** The backend chosen ("flox", "nix"), or null when none is (doctor without flox on PATH: the nix backend). */
   backend: "flox" | "nix";
@@ -65,6 +66,45 @@ export interface Verdict {
   detail: string;
   /** The exact fix, for "fail". */
   fix?: string;
+  /** The nix.conf lines of the fix (or, for a –, of the optional setting), printed as one block that is never wrapped. */
+  conf?: NixConfFix;
+}
+
+/**
+ * A fix that is nix.conf settings. Each line is a whole `name = value` setting: a line cut inside its value leaves an
+ * empty setting and an invalid line, which stop every Nix command reading the file (nix-daemon included).
+ */
+export interface NixConfFix {
+  /** The file the lines are appended to: "/etc/nix/nix.conf" (the daemon's, needs root) or "~/.config/nix/nix.conf". */
+  file: "/etc/nix/nix.conf" | "~/.config/nix/nix.conf";
+  /** Whole `name = value` lines (`extra-` names, which add to Nix's defaults rather than replace them). */
+  lines: string[];
+  /** What a NixOS host sets instead (its /etc/nix/nix.conf is generated and read-only), e.g. "nix.settings.substituters". */
+  nixos?: string;
+}
+
+/**
+ * The shell block that appends `conf.lines` to its file, as it is printed and pasted: a heredoc (its first line empty,
+ * so the settings start on a line of their own even when the file does not end in a newline), then for the system file
+ * the restart of nix-daemon, which reads /etc/nix/nix.conf only when it starts (Nix manual, "nix.conf": the daemon's
+ * settings; multi-user installs run it as the systemd unit nix-daemon.service). Pure; lines without indentation, since
+ * the heredoc's closing EOF must start its line.
+ */
+export function nixConfBlock(conf: NixConfFix): string[] {
+  const system = conf.file === "/etc/nix/nix.conf";
+  return [
+    system ? `sudo tee -a ${conf.file} >/dev/null <<'EOF'` : `mkdir -p ~/.config/nix && tee -a ${conf.file} >/dev/null <<'EOF'`,
+    "",
+    ...conf.lines,
+    "EOF",
+    ...(system ? ["sudo systemctl restart nix-daemon"] : []),
+  ];
+}
+
+/** The sentence that introduces a NixConfFix's block (the fix line of a ✗). */
+function confFixText(conf: NixConfFix): string {
+  const restart = conf.file === "/etc/nix/nix.conf" ? ", then restart nix-daemon" : "";
+  return `append ${conf.lines.length === 1 ? "this line" : "these lines"} to ${conf.file}${restart} (the block below does both)${conf.nixos ? `; NixOS: set ${conf.nixos} in configuration.nix instead` : ""}`;
 }
 
 /** One check: what it applies to, how it probes, its verdict. */
@@ -210,7 +250,7 @@ export function driverRouteLines(
   const flox = DRIVER_ROUTES.find((r) => r.id === "flox")!;
   return [
     `nixglhost (nixpkgs' nix-gl-host): \`${nixglhostBuildLine(v)}\`, then \`result-nixglhost/bin/${nixglhost.command.replace("PROGRAM", program)}\``,
-    `flox: ${flox.command.replace("PROGRAM", "python3")} (cuda-detection, on by default, finds the host's libcuda)`,
+    `flox: ${flox.command.replace("PROGRAM", "python3")} (cuda-detection, on by default, serves the host's libcuda through ld-floxlib; not in \`flox activate -m run\`)`,
     "NixOS with hardware.nvidia: /run/opengl-driver/lib is there",
   ];
 }
@@ -220,7 +260,7 @@ export const CHECKS: readonly Check[] = [
   {
     id: "nix-version",
     title: "Nix version",
-    commands: ["doctor", "build"],
+    commands: ["doctor", "build", "eval", "install"],
     blocking: true,
     appliesTo: (c) =>
       c.backend === "flox"
@@ -256,17 +296,18 @@ export const CHECKS: readonly Check[] = [
             status: "skip",
             detail:
               "off (Nix's default): not needed, the commands the docs show are nix-build and nix-instantiate; for `nix shell` or " +
-              "`nix copy` yourself add `extra-experimental-features = nix-command` to ~/.config/nix/nix.conf",
+              "`nix copy` yourself, the block below turns it on for your user",
+            conf: { file: "~/.config/nix/nix.conf", lines: ["extra-experimental-features = nix-command"] },
           };
     },
   },
   {
     id: "system-features",
     title: "system features",
-    commands: ["doctor", "build"],
+    commands: ["doctor", "build", "install"],
     blocking: true,
     appliesTo: (c) =>
-      c.command === "build" && c.backend === "flox"
+      (c.command === "build" || c.command === "install") && c.backend === "flox"
         ? "flox builds with the Nix it runs (build --dry-run lists what a builder must declare)"
         : c.localBuilds === false
         ? "--max-jobs 0: this machine builds nothing"
@@ -285,21 +326,26 @@ export const CHECKS: readonly Check[] = [
       const who = c.variants.filter((v) => v.requiredSystemFeatures.some((f) => missing.includes(f))).map((v) => v.name);
       const runnable = hostGccarch(p, c.hostSystem);
       const unrunnable = missing.filter((f) => f.startsWith("gccarch-") && runnable !== null && !runnable.includes(f));
-      return {
-        status: "fail",
-        detail:
-          `this machine's Nix declares no ${missing.join(", ")}, which ${who.length} variant(s) require (e.g. ${who[0]}): Nix would refuse ` +
-          "them after building their dependencies",
-        fix: unrunnable.length
-          ? `this CPU cannot run ${unrunnable.join(", ")}: build on a machine that can (--builders), whose nix.conf declares it`
-          : `add \`${systemFeaturesLine(missing)}\` to nix.conf (/etc/nix/nix.conf, then restart nix-daemon; NixOS: nix.settings.system-features)`,
-      };
+      const detail =
+        `this machine's Nix declares no ${missing.join(", ")}, which ${who.length} variant(s) require (e.g. ${who[0]}): Nix would refuse ` +
+        "them after building their dependencies";
+      if (unrunnable.length)
+        return {
+          status: "fail",
+          detail,
+          // --builders is an option of the nix backend only (driver/options.ts refuses it with flox).
+          fix:
+            `this CPU cannot run ${unrunnable.join(", ")}: build on a machine that can, whose nix.conf declares it` +
+            (c.backend === "nix" ? " (--builders)" : " (the nix backend's --builders, or flox on that machine)"),
+        };
+      const fixConf: NixConfFix = { file: "/etc/nix/nix.conf", lines: [systemFeaturesLine(missing)], nixos: "nix.settings.system-features" };
+      return { status: "fail", detail, fix: confFixText(fixConf), conf: fixConf };
     },
   },
   {
     id: "store-space",
     title: "Nix store space",
-    commands: ["doctor", "build"],
+    commands: ["doctor", "build", "install"],
     blocking: false,
     appliesTo: () => null,
     probe: (p) => {
@@ -317,7 +363,7 @@ export const CHECKS: readonly Check[] = [
   {
     id: "cuda-cache",
     title: "CUDA binary cache",
-    commands: ["doctor"],
+    commands: ["doctor", "install"],
     blocking: false,
     appliesTo: (c) =>
       cudaVariants(c).length === 0
@@ -337,22 +383,27 @@ export const CHECKS: readonly Check[] = [
         ...(hasSub ? [] : [`extra-substituters = ${CUDA_CACHE_SUBSTITUTER.url}`]),
         ...(hasKey ? [] : [`extra-trusted-public-keys = ${CUDA_CACHE_SUBSTITUTER.publicKey}`]),
       ];
+      const fixConf: NixConfFix = { file: "/etc/nix/nix.conf", lines, nixos: "nix.settings.substituters and nix.settings.trusted-public-keys" };
       return {
         status: "fail",
         detail: `${hasSub ? "the key" : "the substituter"} of ${CUDA_CACHE.name} is not configured: its CUDA packages would be built here`,
-        fix: `add ${lines.map((l) => `\`${l}\``).join(" and ")} to /etc/nix/nix.conf, then restart nix-daemon`,
+        fix: confFixText(fixConf),
+        conf: fixConf,
       };
     },
   },
   {
     id: "flox",
     title: "flox",
-    commands: ["doctor", "build", "publish"],
+    commands: ["doctor", "build", "publish", "install"],
     blocking: true,
     appliesTo: (c) => (c.backend === "flox" || c.org !== undefined ? null : "the nix backend is chosen"),
-    probe: (p) => {
+    probe: (p, c) => {
       const v = p.floxVersion();
-      const fix = `install flox >= ${FLOX_MIN.version} (flox.dev docs, "Install Flox"), or build with --backend nix`;
+      // The way round flox is an option of the command at hand: publish has no --backend, its Nix way is --to.
+      const fix =
+        `install flox ≥ ${FLOX_MIN.version} (flox.dev docs, "Install Flox"), ` +
+        (c.command === "publish" ? "or push to a Nix binary cache with `publish --to STORE-URI`" : "or use `--backend nix`");
       if (v === null) return { status: "fail", detail: "flox is not installed (no flox on PATH)", fix };
       if (v === "unknown") return { status: "ok", detail: "flox is on PATH (it printed no version)" };
       return compareVersions(v, FLOX_MIN.version) >= 0
@@ -375,7 +426,7 @@ export const CHECKS: readonly Check[] = [
   {
     id: "gpu-driver",
     title: "GPU driver",
-    commands: ["doctor"],
+    commands: ["doctor", "install"],
     blocking: false,
     appliesTo: (c) => {
       const cuda = cudaVariants(c);
@@ -400,27 +451,142 @@ function hostGccarch(p: Probes, hostSystem: string): string[] | null {
 
 /**
  * The GPU driver as the variant's CUDA libraries see it: their runpath holds /run/opengl-driver/lib only.
- * ✓ NixOS with libcuda.so.1 there, or a process already run through a route (flox activation with cuda-detection on);
- * ✗ a host whose driver sits elsewhere (nvidia-smi, /dev/nvidia0, `ldconfig -p`), with the routes that work;
+ * ✓ NixOS with libcuda.so.1 there, or this process inside a flox activation that serves the host's libcuda
+ * (floxCudaRoute); ✗ a host whose driver sits elsewhere (nvidia-smi, /dev/nvidia0, `ldconfig -p`), with what
+ * nix-gl-host would find (nixglhostSearch), what the flox activation lacks, and the routes that work;
  * – no NVIDIA driver here (fine for building).
  */
 export function gpuDriverVerdict(p: Probes, v: CheckedVariant): Verdict {
   const nixosLib = `${NIXOS_DRIVER_LIB.dir}/libcuda.so.1`;
   if (existsOn(p.host, nixosLib)) return { status: "ok", detail: `${nixosLib} is there (NixOS): the variant's CUDA libraries load it` };
   const d = p.driver();
-  const env = p.host.env;
-  if (env.FLOX_ENV && env._FLOX_ENV_CUDA_DETECTION === "1" && d.device)
-    return { status: "ok", detail: `run inside \`flox activate\` of ${env.FLOX_ENV} with cuda-detection on: flox adds the host's libcuda` };
+  const flox = floxCudaRoute(p.host, d.device);
+  if (flox.serves) return { status: "ok", detail: flox.detail };
   if (!d.smi && !d.device && d.hostLibcuda.length === 0)
     return { status: "skip", detail: "no NVIDIA driver here (no nvidia-smi, /dev/nvidia0 or libcuda.so.1): fine for building; run on a GPU host" };
   const where = d.hostLibcuda.length ? `the host's libcuda.so.1 is ${d.hostLibcuda.join(", ")} (ldconfig -p)` : "no libcuda.so.1 in `ldconfig -p`";
+  const found = nixglhostSearch(p.host).filter((x) => x.kept && x.cuda.some((f) => f.startsWith("libcuda.so")));
+  const passedOver = nixglhostSearch(p.host).filter((x) => !x.kept && x.cuda.some((f) => f.startsWith("libcuda.so")));
+  const nixglhost = found.length
+    ? `nixglhost would take libcuda from ${found.map((x) => x.dir).join(", ")}`
+    : passedOver.length
+      ? `nixglhost would find no driver: ${passedOver.map((x) => x.dir).join(", ")} holds libcuda but none of its NVIDIA libraries (libnvidia-*), so it passes the directory over`
+      : `nixglhost would find no libcuda in ${NIXGLHOST.searchList}`;
   return {
     status: "fail",
     detail:
       `${d.smi ? `nvidia-smi sees ${d.smi.length} GPU(s)` : "/dev/nvidia0 exists"} and ${where}, but ${nixosLib} is missing ` +
-      `(not NixOS): the variant's CUDA libraries look for libcuda only there (the runpath Nix gives them), so torch sees no GPU`,
+      `(not NixOS): the variant's CUDA libraries look for libcuda only there (the runpath Nix gives them), so torch sees no GPU; ` +
+      `${nixglhost}` +
+      (flox.detail ? `; ${flox.detail}` : ""),
     fix: `run it through one of:\n${driverRouteLines(v).join("\n")}`,
   };
+}
+
+/**
+ * Whether this process runs inside a flox activation that serves the host's libcuda (FLOX_CUDA in facts.ts, read from
+ * flox's 0800_cuda.sh and ld-floxlib): `LD_AUDIT` names ld-floxlib.so and `LD_FLOXLIB_FILES_PATH` holds a file named
+ * libcuda.so.1 that exists (ld-floxlib matches entries by basename); as a fallback for flox 1.5–1.12.0, which exported
+ * it, `_FLOX_ENV_CUDA_DETECTION=1` with an NVIDIA device node. `detail` says why not when FLOX_ENV shows an activation
+ * (run mode, detection off, no libcuda in the ldconfig cache); "" outside any activation. Reads the environment and
+ * files under the host root only.
+ */
+export function floxCudaRoute(host: Host, device: boolean): { serves: boolean; detail: string } {
+  const env = host.env;
+  const audit = (env.LD_AUDIT ?? "").split(/[:\s]/).filter(Boolean);
+  const floxlib = audit.find((a) => basename(a) === FLOX_CUDA.auditLibrary);
+  const files = (env.LD_FLOXLIB_FILES_PATH ?? "").split(":").filter(Boolean);
+  const libcuda = files.find((f) => basename(f) === "libcuda.so.1" && existsOn(host, f));
+  const where = env.FLOX_ENV ? ` of ${env.FLOX_ENV}` : "";
+  if (floxlib && libcuda)
+    return { serves: true, detail: `inside \`flox activate\`${where}: ld-floxlib (LD_AUDIT) serves the host's ${libcuda} (LD_FLOXLIB_FILES_PATH, flox's cuda-detection)` };
+  if (env.FLOX_ENV && env[FLOX_CUDA.legacyVariable] === "1" && device)
+    return { serves: true, detail: `inside \`flox activate\`${where} with cuda-detection on (${FLOX_CUDA.legacyVariable}=1, flox 1.5 to 1.12.0): flox serves the host's libcuda` };
+  if (!env.FLOX_ENV) return { serves: false, detail: "" };
+  if (!floxlib)
+    return {
+      serves: false,
+      detail:
+        `this shell is inside \`flox activate\`${where} but LD_AUDIT names no ld-floxlib.so: \`run\` mode (flox activate -m run) does no CUDA ` +
+        "detection (or FLOX_NOSET_LD_AUDIT is set); activate in dev mode, flox's default",
+    };
+  return {
+    serves: false,
+    detail:
+      `this shell is inside \`flox activate\`${where} with ld-floxlib, but LD_FLOXLIB_FILES_PATH holds no libcuda.so.1: cuda-detection is off ` +
+      "(options.cuda-detection = false), no /dev/nvidia* node, or the host's ldconfig cache lists no libcuda",
+  };
+}
+
+/**
+ * The directories numtide/nix-gl-host's `nixglhost` searches on this host, in its order (NIXGLHOST in facts.ts:
+ * LD_LIBRARY_PATH, /etc/ld.so.conf with its includes, the fixed list), under the host root, each with whether its rule
+ * keeps it (a file matching NVIDIA_DSO_PATTERNS) and its files matching CUDA_DSO_PATTERNS (names). Directories that do
+ * not exist are left out, as get_ld_paths does. Never throws (unreadable files count as absent).
+ * @returns host paths ("/usr/lib/x86_64-linux-gnu"), not paths under the root
+ */
+export function nixglhostSearch(host: Host): { dir: string; kept: boolean; cuda: string[] }[] {
+  const under = (x: string) => join(host.root, x);
+  const isDir = (x: string) => {
+    try {
+      return statSync(under(x)).isDirectory();
+    } catch {
+      return false;
+    }
+  };
+  const confDirs = (file: string, depth = 0): string[] => {
+    let text: string;
+    try {
+      text = readFileSync(under(file), "utf8");
+    } catch {
+      return [];
+    }
+    return text.split("\n").flatMap((raw) => {
+      const l = raw.trim();
+      if (!l || l.startsWith("#")) return [];
+      if (!l.startsWith("include ")) return [l];
+      if (depth > 8) return [];
+      let g = l.slice("include ".length);
+      if (!g.startsWith("/")) g = `${dirname(normalize(file))}/${g}`;
+      return globFiles(host, g).flatMap((f) => confDirs(f, depth + 1));
+    });
+  };
+  const dirs = [...(host.env.LD_LIBRARY_PATH ?? "").split(":").filter(Boolean), ...confDirs("/etc/ld.so.conf"), ...NIXGLHOST.fixedDirs];
+  const nvidia = NIXGLHOST.nvidiaDsoPatterns.map((x) => new RegExp(x));
+  const cudaRe = NIXGLHOST.cudaDsoPatterns.map((x) => new RegExp(x));
+  return [...new Set(dirs)].filter(isDir).map((dir) => {
+    let names: string[] = [];
+    try {
+      names = readdirSync(under(dir)).filter((n) => {
+        try {
+          return statSync(join(under(dir), n)).isFile();
+        } catch {
+          return false;
+        }
+      });
+    } catch {
+      names = [];
+    }
+    // resolve_libraries matches re.search over the file's absolute path; on the host that is DIR/NAME.
+    const matches = (res: RegExp[], n: string) => res.some((r) => r.test(`${dir}/${n}`));
+    return { dir, kept: names.some((n) => matches(nvidia, n)), cuda: names.filter((n) => matches(cudaRe, n)) };
+  });
+}
+
+/** Python's glob for an ld.so.conf `include` (wildcards `*`, `?` in the last component only), as host paths, sorted. */
+function globFiles(host: Host, pattern: string): string[] {
+  const dir = dirname(pattern);
+  const base = basename(pattern);
+  if (!/[*?[]/.test(base)) return existsOn(host, pattern) ? [pattern] : [];
+  const re = new RegExp(`^${base.replace(/[.+^${}()|\\]/g, "\\$&").replace(/\*/g, "[^/]*").replace(/\?/g, "[^/]")}$`);
+  try {
+    return readdirSync(join(host.root, dir))
+      .filter((n) => !n.startsWith(".") && re.test(n))
+      .sort()
+      .map((n) => `${dir}/${n}`);
+  } catch {
+    return [];
+  }
 }
 
 /** Run the checks `command` runs against `host`, in order. */
@@ -433,7 +599,12 @@ export function runChecks(host: Host, c: PreflightContext, only?: readonly strin
   });
 }
 
-/** The lines of `results` at `width` columns: "✓ title: detail", "✗ …" then "    fix: …" (a list when the fix has several lines), "– …". */
+/**
+ * The lines of `results` at `width` columns: "✓ title: detail", "✗ …" then "    fix: …" (a list when the fix has several
+ * lines), "– …". A fix or setting in nix.conf follows as its shell block (nixConfBlock), between blank lines, never
+ * wrapped: each nix.conf line keeps its setting and its whole value however narrow the terminal (a line longer than
+ * `width` stays whole).
+ */
 export function formatChecks(results: readonly CheckResult[], width: number): string {
   const mark = { ok: "✓", fail: "✗", skip: "–" } as const;
   return results
@@ -443,6 +614,7 @@ export function formatChecks(results: readonly CheckResult[], width: number): st
       ...(r.status === "fail" && r.fix
         ? r.fix.split("\n").map((l, i) => (i === 0 ? wrap(`fix: ${l}`, width, { indent: "    ", hang: "      " }) : wrap(l, width, { indent: "      - ", hang: "        " })))
         : []),
+      ...(r.conf && r.status !== "ok" ? ["", ...nixConfBlock(r.conf), ""] : []),
     ])
     .join("\n");
 }

@@ -83,6 +83,65 @@ export const NIXOS_DRIVER_LIB = {
     "but does read LD_LIBRARY_PATH, searched before RUNPATH (ld.so(8))",
 } as const;
 
+/**
+ * How numtide/nix-gl-host's `nixglhost PROGRAM` finds the host's driver (src/nixglhost.py at 5269b23, 2024-11-21; its
+ * README calls it alpha): `get_ld_paths` lists the directories of LD_LIBRARY_PATH, /etc/ld.so.conf (its `include`
+ * globs followed, relative ones from the including file's directory), then /lib, /usr/lib, /lib64, /usr/lib64,
+ * /run/opengl-driver/lib and /usr/lib/wsl/lib, keeping those that are directories ($PREFIX's, for Termux, are not
+ * modelled). `scan_dsos_from_dir` keeps a directory only when a file of it matches one of NVIDIA_DSO_PATTERNS
+ * (`re.search` over the file's absolute path); only then are its CUDA_DSO_PATTERNS files (libcuda, libcudadebugger,
+ * libnvidia-ml) copied to the cache directory put on PROGRAM's LD_LIBRARY_PATH. So a directory holding libcuda alone
+ * is passed over.
+ */
+export const NIXGLHOST = {
+  /** get_ld_paths' fixed directories, after LD_LIBRARY_PATH and /etc/ld.so.conf. */
+  fixedDirs: ["/lib", "/usr/lib", "/lib64", "/usr/lib64", "/run/opengl-driver/lib", "/usr/lib/wsl/lib"],
+  searchList: "LD_LIBRARY_PATH, /etc/ld.so.conf (and its includes), /lib, /usr/lib, /lib64, /usr/lib64, /run/opengl-driver/lib or /usr/lib/wsl/lib",
+  /** NVIDIA_DSO_PATTERNS, as nixglhost.py writes them (Python `re` syntax that JavaScript reads alike). */
+  nvidiaDsoPatterns: [
+    "libGLESv1_CM_nvidia\\.so.*$", "libGLESv2_nvidia\\.so.*$", "libglxserver_nvidia\\.so.*$", "libnvcuvid\\.so.*$",
+    "libnvidia-allocator\\.so.*$", "libnvidia-cfg\\.so.*$", "libnvidia-compiler\\.so.*$", "libnvidia-eglcore\\.so.*$",
+    "libnvidia-encode\\.so.*$", "libnvidia-fbc\\.so.*$", "libnvidia-glcore\\.so.*$", "libnvidia-glsi\\.so.*$",
+    "libnvidia-glvkspirv\\.so.*$", "libnvidia-gpucomp\\.so.*$", "libnvidia-ngx\\.so.*$", "libnvidia-nvvm\\.so.*$",
+    "libnvidia-opencl\\.so.*$", "libnvidia-opticalflow\\.so.*$", "libnvidia-ptxjitcompiler\\.so.*$", "libnvidia-rtcore\\.so.*$",
+    "libnvidia-tls\\.so.*$", "libnvidia-vulkan-producer\\.so.*$", "libnvidia-wayland-client\\.so.*$", "libnvoptix\\.so.*$",
+    "libnvtegrahv\\.so.*$", "libdrm\\.so.*$", "libffi\\.so.*$", "libgbm\\.so.*$", "libexpat\\.so.*$", "libxcb-glx\\.so.*$",
+    "libX11-xcb\\.so.*$", "libX11\\.so.*$", "libXext\\.so.*$", "libwayland-server\\.so.*$", "libwayland-client\\.so.*$",
+    "libd3d12core\\.so.*$", "libd3d12\\.so.*$", "libdxcore\\.so.*$",
+  ],
+  /** CUDA_DSO_PATTERNS: what it copies for CUDA from a kept directory. */
+  cudaDsoPatterns: ["libcudadebugger\\.so.*$", "libcuda\\.so.*$", "libnvidia-ml\\.so.*$"],
+  source:
+    "numtide/nix-gl-host src/nixglhost.py at 5269b233f83880a0b433eafe026f0bc0d8f1a4a9 (2024-11-21): get_ld_paths, " +
+    "NVIDIA_DSO_PATTERNS, CUDA_DSO_PATTERNS, scan_dsos_from_dir, resolve_libraries; meta.mainProgram \"nixglhost\"; " +
+    "graham33/nixos-dgx-spark puts it in its dev shells on non-NixOS hosts",
+} as const;
+
+/**
+ * How today's flox serves the host's driver to a Nix-built program (flox/flox at 6536dac28dab945560ce1a6652fe77415ae66800,
+ * v1.14.x): assets/environment-interpreter/common/etc/profile.d/0800_cuda.sh `activate_cuda` runs only when the activate
+ * script was given `--cuda-detection` (it sets the unexported `_FLOX_ENV_CUDA_DETECTION_V2=1`, since v1.12.1, commit
+ * 588f1f6; earlier flox exported `_FLOX_ENV_CUDA_DETECTION=1` to every child), on Linux, when
+ * `find /dev -maxdepth 1 -iname 'nvidia*' -o -iname dxg` finds a node; it collects the paths of
+ * `^lib(cuda|nv|dxcore).*\.so.*` from `ldconfig --print-cache -C /etc/ld.so.cache` (NixOS: files under
+ * /run/opengl-driver) and appends them to LD_FLOXLIB_FILES_PATH. It links nothing into the environment:
+ * 0101_common-dev-mode-additional-paths.sh sets `LD_AUDIT` to ld-floxlib.so (unless FLOX_NOSET_LD_AUDIT), and
+ * ld-floxlib/ld-floxlib.c's la_objsearch serves a library whose name is the basename of a LD_FLOXLIB_FILES_PATH entry
+ * once the loader's own search (the runpath /run/opengl-driver/lib) found nothing (LD_FLOXLIB_FILES_PATH since v1.3.12,
+ * ca1d1f8). Those profile.d scripts are sourced in dev and build mode; `run` mode (activate/activate) sources only
+ * 0100_common-run-mode-paths.sh, so `flox activate -m run` serves no libcuda.
+ */
+export const FLOX_CUDA = {
+  /** The 1.5–1.12.0 variable, exported into the activation (1.12.1 stopped exporting it). */
+  legacyVariable: "_FLOX_ENV_CUDA_DETECTION",
+  auditLibrary: "ld-floxlib.so",
+  source:
+    "flox/flox 6536dac (v1.14.x): assets/environment-interpreter/common/etc/profile.d/0800_cuda.sh (activate_cuda), " +
+    "0101_common-dev-mode-additional-paths.sh (LD_AUDIT=ld-floxlib.so), activate/activate (--cuda-detection sets the unexported " +
+    "_FLOX_ENV_CUDA_DETECTION_V2 since v1.12.1, 588f1f6; run mode sources no CUDA detection), ld-floxlib/ld-floxlib.c " +
+    "(la_objsearch: LD_FLOXLIB_FILES_PATH entries by basename); flox manifest options.cuda-detection (default true)",
+} as const;
+
 /** One way a Nix-built CUDA program finds the host's driver outside (or inside) NixOS, and what it needs. */
 export interface DriverRoute {
   id: "nixos" | "nixglhost" | "flox";
@@ -108,26 +167,20 @@ export const DRIVER_ROUTES: readonly DriverRoute[] = [
     id: "nixglhost",
     command: "nixglhost PROGRAM",
     needs: [
-      "the host's libcuda.so* in a directory of LD_LIBRARY_PATH, /etc/ld.so.conf (and its includes), /lib, /usr/lib, /lib64 or /usr/lib64",
+      `a directory of ${NIXGLHOST.searchList} that holds one of nix-gl-host's NVIDIA DSO patterns (libnvidia-*, libnvcuvid, …) besides libcuda.so*: a directory with libcuda alone is passed over`,
       "nixglhost itself: nixpkgs' nix-gl-host (every CUDA environment variant carries it: nix-build FILE -A nixglhost)",
     ],
-    source:
-      "numtide/nix-gl-host nixglhost get_ld_paths (LD_LIBRARY_PATH, /etc/ld.so.conf with includes, /lib /usr/lib /lib64 " +
-      "/usr/lib64), CUDA_DSO_PATTERNS (libcuda.so.*, libcudadebugger.so.*): copies the host's DSOs to a cache directory and " +
-      "runs PROGRAM with it on LD_LIBRARY_PATH; meta.mainProgram \"nixglhost\"; graham33/nixos-dgx-spark puts it in its dev shells on non-NixOS hosts",
+    source: NIXGLHOST.source,
   },
   {
     id: "flox",
-    command: "flox activate -- PROGRAM (in an environment that installs the variant)",
+    command: "flox activate -- PROGRAM (in an environment that installs the variant; dev mode, flox's default)",
     needs: [
       "an NVIDIA device node: /dev/nvidia* (or /dev/dxg under WSL)",
-      "the host's ldconfig cache lists lib(cuda|nvidia|dxcore)*.so* (ldconfig --print-cache)",
+      "the host's ldconfig cache lists lib(cuda|nv|dxcore)*.so* (ldconfig --print-cache -C /etc/ld.so.cache; NixOS: /run/opengl-driver)",
       "options.cuda-detection not set to false in the environment's manifest (it is on by default)",
+      "dev or build mode: `flox activate -m run` sets no LD_AUDIT, so nothing serves libcuda",
     ],
-    source:
-      "flox/flox activation script activate.d cuda.bash (activate_cuda: skips without _FLOX_ENV_CUDA_DETECTION=1, without " +
-      "ldconfig, or when `find /dev -maxdepth 1 -iname 'nvidia*' -o -iname dxg` finds nothing; then takes the libraries " +
-      "matching ^lib(cuda|nvidia|dxcore).*\\.so.* from `ldconfig --print-cache -C /etc/ld.so.cache` into the environment); " +
-      "flox manifest options.cuda-detection (default true)",
+    source: FLOX_CUDA.source,
   },
 ];

@@ -1,0 +1,176 @@
+/**
+ * `install [NAME]` (generator/commands/install.ts) on modelled hosts (tests/helpers/host-model.ts: a fake root, stand-in
+ * nix show-config, nvidia-smi, ldconfig and df):
+ * - --dry-run lists the steps, the checks and the build's estimate, and changes nothing;
+ * - a ✗ that a nix.conf setting fixes prints the block (whole setting lines) and exits 2 before any work;
+ * - with the real nix-build, offline: a STAND-IN environment (its python3 prints a probe recorded on an H100, with the
+ *   GPU seen only when libcuda.so.1 is reachable: a directory of LD_LIBRARY_PATH, or its runpath
+ *   /run/opengl-driver/lib under the fake root) is built through the driver, linked at DIR as a GC root, run through
+ *   the stand-in nixpkgs' nix-gl-host on a non-NixOS root and directly on NixOS; the verify line ends the run; a
+ *   second install builds nothing.
+ */
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { existsSync, lstatSync, mkdirSync, readFileSync, readlinkSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { CUDA_CACHE_SUBSTITUTER } from "../generator/preflight/facts.ts";
+import { closingLine } from "../generator/commands/install.ts";
+import { projectFromMatrix } from "../generator/project.ts";
+import matrix from "../matrix.ts";
+import { ROOT, runCli, tempDir, writeMatrix } from "./helpers/cli.ts";
+import { HOSTS, makeHost } from "./helpers/host-model.ts";
+import { latestReport, newSalt } from "./helpers/driver.ts";
+import { nixPath, runNix } from "./helpers/nix.ts";
+
+const NAME = "torch-env-python313-cuda12_8-sm90-avx512bf16";
+const variant = projectFromMatrix(matrix).variants.find((v) => v.name === NAME)!;
+const FEATURES = variant.requiredSystemFeatures.join(" ");
+const CACHE = {
+  substituters: `https://cache.nixos.org/ ${CUDA_CACHE_SUBSTITUTER.url}`,
+  "trusted-public-keys": `cache.nixos.org-1:6NCHdD59X431o0gWypbMrAURkbJ16ZPMQFGspcDShjY= ${CUDA_CACHE_SUBSTITUTER.publicKey}`,
+};
+const H100 = { recorded: "spr-h100", nvidiaSmi: true, devNvidia: true };
+const recorded = ["--cpuinfo", join(HOSTS, "spr-h100/cpuinfo"), "--nvidia-smi", join(HOSTS, "spr-h100/nvidia-smi.txt"), "--machine", "x86_64"];
+
+test("install --dry-run: the steps, every check and the plan with its estimate; nothing linked, nothing built", () => {
+  const h = makeHost({ ...H100, hostLibcuda: "/usr/lib/x86_64-linux-gnu/libcuda.so.1", nix: "2.24.9", nixConf: { "system-features": FEATURES, ...CACHE } });
+  const dir = join(h.dir, "torch-env");
+  const r = runCli(["install", "--dry-run", "--dir", dir, "--host-root", h.root, "--backend", "nix", "--logs-dir", join(h.dir, "logs"), ...recorded], { env: h.env });
+  assert.is(r.status, 0, r.stdout + r.stderr);
+  const flat = r.stdout.replace(/\s+/g, " ");
+  assert.match(flat, `install ${NAME} (picked by detect for this host) at ${dir}`);
+  for (const step of ["1. variant:", "2. checks", "3. build through the build driver", `4. link ${dir}`, "5. the host's GPU driver through the environment's nixglhost", "6. verify"])
+    assert.ok(flat.includes(step), `missing step "${step}":\n${r.stdout}`);
+  for (const check of ["✓ Nix version", "✓ system features", "✓ CUDA binary cache", "✗ GPU driver"]) assert.ok(r.stdout.includes(check), check);
+  assert.match(r.stdout, /estimated makespan \S+/);
+  assert.match(r.stdout, new RegExp(`\\$ nix-build \\S+/${NAME}\\.nix`));
+  assert.is(existsSync(dir), false);
+  assert.is(existsSync(join(h.dir, "logs")), false, "a dry run starts no build");
+  // Without --dir: ./PACKAGE, a name the user recognises (here from the repository root, where runCli runs).
+  const byDefault = runCli(["install", "--dry-run", "--host-root", h.root, "--backend", "nix", "--logs-dir", join(h.dir, "logs"), ...recorded], { env: h.env });
+  assert.is(byDefault.status, 0, byDefault.stderr);
+  assert.match(byDefault.stdout.replace(/\s+/g, " "), `at ${join(ROOT, "torch-env")},`);
+  assert.is(existsSync(join(ROOT, "torch-env")), false);
+});
+
+test("install stops before any work when nix.conf lacks a setting: exit 2, the block of whole setting lines and the restart", () => {
+  const h = makeHost({ ...H100, hostLibcuda: "/usr/lib/x86_64-linux-gnu/libcuda.so.1", nix: "2.24.9" });
+  const dir = join(h.dir, "torch-env");
+  const logs = join(h.dir, "logs");
+  for (const columns of ["80", ""]) {
+    const r = runCli(["install", NAME, "--dir", dir, "--host-root", h.root, "--backend", "nix", "--logs-dir", logs, ...recorded], { env: { ...h.env, COLUMNS: columns } });
+    assert.is(r.status, 2, r.stdout + r.stderr);
+    const lines = r.stderr.split("\n");
+    assert.ok(lines.includes(`extra-system-features = ${FEATURES.split(" ").filter((f) => f.startsWith("gccarch-")).join(" ")}`), r.stderr);
+    assert.ok(lines.includes(`extra-substituters = ${CUDA_CACHE_SUBSTITUTER.url}`), r.stderr);
+    assert.ok(lines.includes(`extra-trusted-public-keys = ${CUDA_CACHE_SUBSTITUTER.publicKey}`), r.stderr);
+    assert.ok(lines.includes("sudo systemctl restart nix-daemon"), r.stderr);
+    assert.not.ok(lines.some((l) => / =\s*$/.test(l)), r.stderr);
+    assert.is(existsSync(dir), false);
+    assert.is(existsSync(logs), false, "no build started");
+  }
+});
+
+/**
+ * A --pkgs-dir holding NAME.nix: a STAND-IN environment whose bin/python3 prints the recorded H100 probe (the GPU seen
+ * only when libcuda.so.1 is reachable), with `nixglhost` = the stand-in nixpkgs' nix-gl-host of the variant's pin, as
+ * pkgs/torch-env.nix carries the pin's nix-gl-host; beside it a tiny derivation of each variant it is built on.
+ */
+function standInEnvironment(): string {
+  const dir = tempDir("vm-install-pkgs-");
+  const probe = JSON.parse(readFileSync(join(ROOT, "tests/fixtures/probes/h100-pypi-torch2.11.0-cu130/probe.json"), "utf8"));
+  writeFileSync(join(dir, "sees.json"), JSON.stringify(probe) + "\n");
+  writeFileSync(join(dir, "blind.json"), JSON.stringify({ ...probe, gpu: { available: false, devices: [], matmul: null } }) + "\n");
+  writeFileSync(
+    join(dir, "python3"),
+    `#!/bin/sh\n# STAND-IN python3 of a Nix-built torch: it sees the GPU only when it can load libcuda.so.1.\n` +
+      `for d in $(echo "\${LD_LIBRARY_PATH:-}" | tr ':' ' ') "\${NIXGLHOST_STAND_IN_ROOT:-}/run/opengl-driver/lib"; do\n` +
+      `  [ -e "$d/libcuda.so.1" ] && exec cat "${join(dir, "sees.json")}"\ndone\nexec cat "${join(dir, "blind.json")}"\n`,
+  );
+  const pkgs = join(dir, "pkgs");
+  mkdirSync(pkgs);
+  writeFileSync(
+    join(pkgs, `${NAME}.nix`),
+    `let standIn = import ${nixPath(join(ROOT, "tests/fixtures/stand-in-nixpkgs"))} { standIn = { pin = "${variant.nixpkgs}"; }; };\n` +
+      `in (derivation {\n  name = "${NAME}-stand-in-${newSalt()}";\n  system = builtins.currentSystem;\n  builder = "/bin/sh";\n` +
+      `  PATH = "/usr/bin:/bin";\n  python = builtins.readFile ${nixPath(join(dir, "python3"))};\n` +
+      `  args = [ "-c" "mkdir -p $out/bin && printf '%s' \\"$python\\" > $out/bin/python3 && chmod +x $out/bin/python3" ];\n` +
+      `}) // { nixglhost = standIn.nix-gl-host; }\n`,
+  );
+  // What the environment is built on (its pytorch, torchaudio, torchvision): tiny derivations, built first.
+  for (const dep of variant.dependsOn)
+    writeFileSync(
+      join(pkgs, `${dep}.nix`),
+      `derivation { name = "${dep}-stand-in-${newSalt()}"; system = builtins.currentSystem; builder = "/bin/sh"; args = [ "-c" "echo > $out" ]; }\n`,
+    );
+  return pkgs;
+}
+
+test("install on a non-NixOS host with a driver: built through the driver, DIR a GC root, python3 through the environment's nixglhost; the verify line ends the run; a second install builds nothing", () => {
+  const pkgs = standInEnvironment();
+  const h = makeHost({ ...H100, hostLibcuda: "/usr/lib/x86_64-linux-gnu/libcuda.so.1", realNixTools: true, nixConf: { "system-features": FEATURES, ...CACHE } });
+  const dir = join(h.dir, "torch-env");
+  const logs = join(h.dir, "logs");
+  const args = ["install", "--dir", dir, "--host-root", h.root, "--backend", "nix", "--pkgs-dir", pkgs, "--logs-dir", logs, "--plain", ...recorded];
+  const env = { ...h.env, NIXGLHOST_STAND_IN_ROOT: h.root };
+  const first = runCli(args, { env });
+  assert.ok(first.status === 0 || first.status === 1, first.stdout + first.stderr);
+  assert.ok(lstatSync(dir).isSymbolicLink());
+  const out = readlinkSync(dir);
+  assert.match(out, /^\/nix\/store\/[a-z0-9]{32}-/);
+  // A GC root: Nix lists DIR among the roots of the output.
+  assert.match(runNix("nix-store", ["--query", "--roots", out]), new RegExp(dir.replace(/[/.]/g, "\\$&")));
+  assert.ok(existsSync(join(dir, "bin/python3")));
+  assert.ok(existsSync(`${dir}-nixglhost/bin/nixglhost`), "the environment's nixglhost is linked beside DIR");
+  assert.is(latestReport(logs).variants.find((v) => v.name === NAME)?.status, "built");
+  // What it chose and the checks, before the build's lines; the GPU driver's ✗ is the route taken, not a warning.
+  assert.match(first.stdout, new RegExp(`^install ${NAME} \\(picked by detect for this host\\) at `));
+  assert.match(first.stdout, /✓ system features: declared: big-parallel gccarch-cooperlake/);
+  assert.match(first.stdout, /→ GPU driver: the host's is outside \/run\/opengl-driver\/lib/);
+  assert.not.match(first.stderr, /✗ GPU driver/);
+  // The last line: the python, what it is, and the promises held on the H100 it reached through nixglhost.
+  const last = first.stdout.trim().split("\n").at(-1)!;
+  assert.match(last, new RegExp(`^${join(dir, "bin/python3").replace(/[/.]/g, "\\$&")}: ${NAME} \\(torch 2\\.12\\.0, capabilities 9\\.0, ISA avx512bf16\\): \\d+ of \\d+ promises hold on NVIDIA H100 80GB HBM3 \\(9\\.0\\)$`));
+  // Again, at 80 columns: nothing is built (the driver finds the output), verify runs again, and its line stays one line.
+  const second = runCli(args, { env: { ...env, COLUMNS: "80" } });
+  assert.is(second.status, first.status, second.stderr);
+  assert.is(latestReport(logs).variants.find((v) => v.name === NAME)?.status, "cached");
+  assert.is(readlinkSync(dir), out);
+  assert.is(second.stdout.trim().split("\n").at(-1), last);
+});
+
+test("install on NixOS: no nixglhost, the environment's python3 loads /run/opengl-driver/lib's libcuda directly", () => {
+  const pkgs = standInEnvironment();
+  const h = makeHost({ ...H100, nixos: true, realNixTools: true, nixConf: { "system-features": FEATURES, ...CACHE } });
+  const dir = join(h.dir, "torch-env");
+  const r = runCli(["install", NAME, "--dir", dir, "--host-root", h.root, "--backend", "nix", "--pkgs-dir", pkgs, "--logs-dir", join(h.dir, "logs"), "--plain", ...recorded], {
+    env: { ...h.env, NIXGLHOST_STAND_IN_ROOT: h.root },
+  });
+  assert.ok(r.status === 0 || r.status === 1, r.stdout + r.stderr);
+  assert.is(existsSync(`${dir}-nixglhost`), false);
+  assert.match(r.stdout.trim().split("\n").at(-1)!, /promises hold on NVIDIA H100 80GB HBM3 \(9\.0\)$/);
+});
+
+test("install on a host the matrix does not serve: exit 2 with detect's reasons and what to add to matrix.ts, before any check or build", () => {
+  const dir = tempDir("vm-install-unserved-");
+  const m = writeMatrix(dir, { releases: [{ torch: "2.12.0", nixpkgs: "2c423e03bbafcff28bfadc6781a4a8257f205cb5" }], python: ["3.13"], cuda: ["12.8"], gpus: ["121"], isas: ["armv9"], cpuOnly: false });
+  const h = makeHost({ ...H100, nix: "2.24.9" });
+  const r = runCli(["install", "--dir", join(dir, "torch-env"), "--matrix", m, "--host-root", h.root, "--logs-dir", join(dir, "logs"), ...recorded], { env: h.env });
+  assert.is(r.status, 2, r.stdout + r.stderr);
+  assert.match(r.stderr, /detect picks no torch-env variant for this host: .*no torch-env variants for x86_64-linux/);
+  assert.match(r.stderr, /to serve it: add "avx512bf16" to isas in matrix\.ts/);
+  assert.is(existsSync(join(dir, "logs")), false);
+});
+
+test("closingLine: held promises and the GPUs they held on; no GPU said so", () => {
+  const v = { torchVersion: "2.12.0", cudaCapabilities: ["9.0"], isa: "avx512bf16" };
+  const checks = [
+    { promise: "torch version", ok: true, expected: "2.12.0", found: "2.12.0" },
+    { promise: "GPU NVIDIA H100 (9.0) runs this variant's code", ok: true, expected: "", found: "9.0" },
+    { promise: "Python", ok: false, expected: "3.13", found: "3.12" },
+  ];
+  assert.is(closingLine("/x/bin/python3", { name: NAME, checks }, v), `/x/bin/python3: ${NAME} (torch 2.12.0, capabilities 9.0, ISA avx512bf16): 2 of 3 promises hold on NVIDIA H100 (9.0)`);
+  assert.match(closingLine("/x/bin/python3", { name: NAME, checks: checks.filter((c) => !c.promise.startsWith("GPU")) }, { ...v, cudaCapabilities: [] }), /CPU-only.*1 of 2 promises hold, no GPU checked$/);
+});
+
+test.run();
