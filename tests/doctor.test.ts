@@ -84,14 +84,27 @@ test("store space: ✓ with room for a CUDA toolkit and torch, ✗ below the sou
   assert.match(r.detail, /5\.1 GB free at \/nix\/store, less than the 14\.0 GB/);
 });
 
-test("CUDA cache: ✓ with cache.nixos-cuda.org and its key, ✗ with the two nix.conf lines, – for aarch64 (the Hydra builds x86_64 only)", () => {
+test("CUDA cache: ✓ with cache.nixos-cuda.org and its key, ✗ with the two nix.conf lines; on aarch64 (the Hydra builds x86_64 only) cache.flox.dev with its key as a copyable block", () => {
   const conf = { substituters: `https://cache.nixos.org/ ${CUDA_CACHE_SUBSTITUTER.url}`, "trusted-public-keys": `cache.nixos.org-1:6NCHdD59X431o0gWypbMrAURkbJ16ZPMQFGspcDShjY= ${CUDA_CACHE_SUBSTITUTER.publicKey}` };
   assert.is(check(runChecks(makeHost({ nixConf: conf }).host, ctx({ names: [H100] })), "cuda-cache").status, "ok");
   const r = check(runChecks(makeHost({}).host, ctx({ names: [H100] })), "cuda-cache");
   assert.is(r.status, "fail");
   assert.equal(r.conf!.lines, [`extra-substituters = ${CUDA_CACHE_SUBSTITUTER.url}`, `extra-trusted-public-keys = ${CUDA_CACHE_SUBSTITUTER.publicKey}`]);
   assert.not.match(r.fix!, /extra-/, "the settings are lines of their own, not inside the sentence");
-  assert.is(check(runChecks(makeHost({}).host, ctx({ names: [SPARK_ENV] })), "cuda-cache").status, "skip");
+  // aarch64: no cache builds for it; the one that may hold its CUDA packages is offered, with its key, as a block.
+  const arm = check(runChecks(makeHost({}).host, ctx({ names: [SPARK_ENV] })), "cuda-cache");
+  assert.is(arm.status, "skip", "offered, not required: it only may hold them");
+  assert.equal(arm.conf!.lines, ["extra-substituters = https://cache.flox.dev", "extra-trusted-public-keys = flox-cache-public-1:7F4OyH7ZCnFhcze3fJdfyXYLQw/aV7GEed86nQ7IsOs="]);
+  assert.match(arm.detail, /cache\.flox\.dev \(which may hold them\)/);
+  assert.not.match(arm.detail + arm.fix, /nixos-cuda/, "the x86_64-only cache is not offered for aarch64");
+  const armConf = { substituters: "https://cache.nixos.org/ https://cache.flox.dev", "trusted-public-keys": "cache.nixos.org-1:6NCHdD59X431o0gWypbMrAURkbJ16ZPMQFGspcDShjY= flox-cache-public-1:7F4OyH7ZCnFhcze3fJdfyXYLQw/aV7GEed86nQ7IsOs=" };
+  const armOk = check(runChecks(makeHost({ nixConf: armConf }).host, ctx({ names: [SPARK_ENV] })), "cuda-cache");
+  assert.is(armOk.status, "ok");
+  assert.match(armOk.detail, /may hold them/);
+  // Through the CLI at 80 columns: the block's lines whole.
+  const h = makeHost({});
+  const out = runCli(["doctor", SPARK_ENV], { env: { ...h.env, COLUMNS: "80" } }).stdout;
+  assert.ok(out.split("\n").includes("extra-trusted-public-keys = flox-cache-public-1:7F4OyH7ZCnFhcze3fJdfyXYLQw/aV7GEed86nQ7IsOs="), out);
   assert.is(check(runChecks(makeHost({}).host, ctx({})), "cuda-cache").status, "skip", "a CPU variant needs no CUDA cache");
 });
 

@@ -17,7 +17,7 @@ import { catalog } from "../generator/catalog/index.ts";
 import { cudaScopeFor, nixpkgsInstanceKey, serveGpu } from "../generator/expand.ts";
 import { projectFromMatrix } from "../generator/project.ts";
 import type { MatrixInput } from "../generator/schema.ts";
-import { CUDA_CACHE, cudaCachesFor, nixConfBlock, PUBLIC_CUDA_CACHES } from "../generator/catalog/binary-cache.ts";
+import { CUDA_CACHE, cudaCachesFor, substituterLines, PUBLIC_CUDA_CACHES } from "../generator/catalog/binary-cache.ts";
 import { CUDA_CACHE_SUBSTITUTER, FLOX_CACHE_SUBSTITUTER } from "../generator/preflight/facts.ts";
 import { modelCacheMisses } from "../generator/driver/cache-model.ts";
 
@@ -171,7 +171,7 @@ test("caches per system: cache.nixos-cuda.org builds x86_64-linux; cache.flox.de
   assert.is(FLOX_CACHE_SUBSTITUTER.url, "https://cache.flox.dev");
   assert.is(FLOX_CACHE_SUBSTITUTER.publicKey, "flox-cache-public-1:7F4OyH7ZCnFhcze3fJdfyXYLQw/aV7GEed86nQ7IsOs=");
   assert.is(
-    nixConfBlock(cudaCachesFor("aarch64-linux")),
+    substituterLines(cudaCachesFor("aarch64-linux")).join("\n"),
     "extra-substituters = https://cache.flox.dev\nextra-trusted-public-keys = flox-cache-public-1:7F4OyH7ZCnFhcze3fJdfyXYLQw/aV7GEed86nQ7IsOs=",
   );
   // The model names the cache that may hold an aarch64 variant's CUDA closure, with its key, and still counts it as built.

@@ -162,9 +162,24 @@ export function cudaCachesFor(system: string): PublicCudaCache[] {
 }
 
 /**
- * The nix.conf lines that add `caches` as substituters with their keys, ready to copy into /etc/nix/nix.conf (a
- * trusted user's own nix.conf takes `extra-trusted-public-keys` only from a trusted user).
+ * The nix.conf settings that add `caches` as substituters with their keys: two whole `name = value` lines, for
+ * /etc/nix/nix.conf (a user's own nix.conf takes `extra-trusted-public-keys` only from a trusted user). preflight's
+ * checks print them as a copyable block (preflight/checks.ts nixConfBlock).
  */
-export function nixConfBlock(caches: readonly Pick<PublicCudaCache, "url" | "publicKey">[]): string {
-  return [`extra-substituters = ${caches.map((c) => c.url).join(" ")}`, `extra-trusted-public-keys = ${caches.map((c) => c.publicKey).join(" ")}`].join("\n");
+export function substituterLines(caches: readonly Pick<PublicCudaCache, "url" | "publicKey">[]): string[] {
+  return [`extra-substituters = ${caches.map((c) => c.url).join(" ")}`, `extra-trusted-public-keys = ${caches.map((c) => c.publicKey).join(" ")}`];
+}
+
+/**
+ * The public caches a host building CUDA variants of `systems` should have: for each system the caches that build
+ * for it, or where none does (aarch64-linux), the ones that may hold its packages. Deduplicated, builds first.
+ */
+export function cachesToOffer(systems: Iterable<string>): PublicCudaCache[] {
+  const out = new Map<string, PublicCudaCache>();
+  for (const s of new Set(systems)) {
+    const all = cudaCachesFor(s);
+    const builds = all.filter((c) => c.holds === "builds");
+    for (const c of builds.length ? builds : all) out.set(c.url, c);
+  }
+  return [...out.values()].sort((a, b) => (a.holds === b.holds ? 0 : a.holds === "builds" ? -1 : 1));
 }

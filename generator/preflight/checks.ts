@@ -12,8 +12,8 @@ import { readdirSync, readFileSync, statSync } from "node:fs";
 import { basename, dirname, join, normalize } from "node:path";
 import { compareVersions } from "../versions.ts";
 import { systemFeaturesLine } from "../driver/features.ts";
-import { CUDA_CACHE } from "../catalog/binary-cache.ts";
-import { CUDA_CACHE_SUBSTITUTER, DRIVER_ROUTES, FLOX_CUDA, FLOX_MIN, NIX_MIN, NIXGLHOST, NIXOS_DRIVER_LIB, STORE_FREE_FLOOR } from "./facts.ts";
+import { cachesToOffer } from "../catalog/binary-cache.ts";
+import { DRIVER_ROUTES, FLOX_CUDA, FLOX_MIN, NIX_MIN, NIXGLHOST, NIXOS_DRIVER_LIB, STORE_FREE_FLOOR } from "./facts.ts";
 import { existsOn, runOn, type Host } from "./host.ts";
 import { parseCpuinfo } from "../detect/host.ts";
 import { isaFit } from "../compat.ts";
@@ -365,28 +365,34 @@ export const CHECKS: readonly Check[] = [
     title: "CUDA binary cache",
     commands: ["doctor", "install"],
     blocking: false,
-    appliesTo: (c) =>
-      cudaVariants(c).length === 0
-        ? "no CUDA variant"
-        : !cudaVariants(c).some((v) => (CUDA_CACHE.systems as string[]).includes(v.system))
-          ? `${CUDA_CACHE.name} builds for ${CUDA_CACHE.systems.join(", ")} only: the CUDA set of ${cudaVariants(c)[0]!.system} is built here`
-          : null,
-    probe: (p) => {
+    // The public caches that serve the CUDA variants' systems (catalog/binary-cache.ts cachesToOffer):
+    // cache.nixos-cuda.org where it builds (x86_64-linux), cache.flox.dev where no cache builds (aarch64-linux), which
+    // may hold the packages (`pin cache` asks it of a variant).
+    appliesTo: (c) => (cudaVariants(c).length === 0 ? "no CUDA variant" : cachesToOffer(cudaVariants(c).map((v) => v.system)).length === 0 ? "no public cache serves these systems" : null),
+    probe: (p, c) => {
       const conf = p.nixConfig();
       if (!conf) return { status: "fail", detail: "`nix show-config` did not answer", fix: `install Nix >= ${NIX_MIN.version}` };
       const subs = (conf.get("substituters") ?? "").split(/\s+/).map((s) => s.replace(/\/+$/, ""));
       const keys = (conf.get("trusted-public-keys") ?? "").split(/\s+/);
-      const hasSub = subs.includes(CUDA_CACHE_SUBSTITUTER.url);
-      const hasKey = keys.includes(CUDA_CACHE_SUBSTITUTER.publicKey);
-      if (hasSub && hasKey) return { status: "ok", detail: `${CUDA_CACHE_SUBSTITUTER.url} with its key` };
+      const caches = cachesToOffer(cudaVariants(c).map((v) => v.system));
+      const missing = caches.filter((k) => !subs.includes(k.url) || !keys.includes(k.publicKey));
+      const said = (k: (typeof caches)[number]) => (k.holds === "builds" ? `${k.url}` : `${k.url} (may hold them: which revisions it built is not known here)`);
+      if (missing.length === 0) return { status: "ok", detail: `${caches.map(said).join(", ")} with ${caches.length === 1 ? "its key" : "their keys"}` };
       const lines = [
-        ...(hasSub ? [] : [`extra-substituters = ${CUDA_CACHE_SUBSTITUTER.url}`]),
-        ...(hasKey ? [] : [`extra-trusted-public-keys = ${CUDA_CACHE_SUBSTITUTER.publicKey}`]),
+        ...(missing.some((k) => !subs.includes(k.url)) ? [`extra-substituters = ${missing.filter((k) => !subs.includes(k.url)).map((k) => k.url).join(" ")}`] : []),
+        ...(missing.some((k) => !keys.includes(k.publicKey))
+          ? [`extra-trusted-public-keys = ${missing.filter((k) => !keys.includes(k.publicKey)).map((k) => k.publicKey).join(" ")}`]
+          : []),
       ];
       const fixConf: NixConfFix = { file: "/etc/nix/nix.conf", lines, nixos: "nix.settings.substituters and nix.settings.trusted-public-keys" };
+      const what = missing
+        .map((k) => `${!subs.includes(k.url) ? "the substituter" : "the key"} of ${k.name}${k.holds === "builds" ? "" : " (which may hold them)"}`)
+        .join(" and ");
+      // A cache that only may hold the packages is offered (–, with its block), not required: doctor still passes.
+      const required = missing.some((k) => k.holds === "builds");
       return {
-        status: "fail",
-        detail: `${hasSub ? "the key" : "the substituter"} of ${CUDA_CACHE.name} is not configured: its CUDA packages would be built here`,
+        status: required ? "fail" : "skip",
+        detail: `${what} ${missing.length === 1 ? "is" : "are"} not configured: ${required ? "its CUDA packages would be built here" : "to try it, add the block below"}`,
         fix: confFixText(fixConf),
         conf: fixConf,
       };
