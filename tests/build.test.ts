@@ -12,7 +12,7 @@ import { chmodSync, cpSync, existsSync, mkdirSync, readFileSync, readlinkSync, r
 import { join } from "node:path";
 import type { BuildReport, VariantReport } from "../generator/driver/report.ts";
 import { tempDir } from "./helpers/cli.ts";
-import { BUILD_MATRIX, FIXTURES, latestReport as latestIn, newSalt, runDriver } from "./helpers/driver.ts";
+import { BUILD_MATRIX, buildTestContext, FIXTURES, latestReport as latestIn, newSalt, runDriver, type BuildTestContext } from "./helpers/driver.ts";
 import { STAND_IN_BUILDER_FEATURES } from "./helpers/nix.ts";
 
 
@@ -24,22 +24,10 @@ const PT_FAIL = "pytorch-python313-cuda12_8-sm90-avx512";
 const TA_FAIL = "torchaudio-python313-cuda12_8-sm90-avx512";
 const PT_FLAKY = "pytorch-python312-cuda12_9-sm100-avx512bf16";
 
-interface Ctx {
-  dir: string;
-  salt: string;
-  env: NodeJS.ProcessEnv;
-}
+type Ctx = BuildTestContext;
 
-/** A fresh temp dir, salt and environment (the flaky fixture's state dir must be writable by nixbld users). */
-function ctx(extraEnv: NodeJS.ProcessEnv = {}): Ctx {
-  const dir = tempDir("vm-build-test-");
-  chmodSync(dir, 0o755);
-  const salt = newSalt();
-  const state = join(dir, "state");
-  mkdirSync(state);
-  chmodSync(state, 0o777);
-  return { dir, salt, env: { ...process.env, VM_BUILD_TEST_SALT: salt, VM_BUILD_TEST_STATE: state, ...extraEnv } };
-}
+/** A fresh temp dir, salt and environment (helpers/driver.ts buildTestContext). */
+const ctx = (extraEnv: NodeJS.ProcessEnv = {}): Ctx => buildTestContext("vm-build-test-", extraEnv);
 
 function driver(c: Ctx, args: string[], opts: { env?: NodeJS.ProcessEnv; onSpawn?: (pid: number) => void } = {}) {
   const defaults = (flag: string, value: string) => (args.includes(flag) ? [] : [flag, value]);

@@ -7,10 +7,10 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { spawn, spawnSync } from "node:child_process";
-import { chmodSync, existsSync, mkdirSync, readFileSync, readdirSync } from "node:fs";
+import { existsSync, readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
-import { ROOT, tempDir } from "./helpers/cli.ts";
-import { BUILD_MATRIX, FIXTURES, latestReport, newSalt } from "./helpers/driver.ts";
+import { ROOT } from "./helpers/cli.ts";
+import { BUILD_MATRIX, buildTestContext, FIXTURES, latestReport } from "./helpers/driver.ts";
 import { STAND_IN_BUILDER_FEATURES } from "./helpers/nix.ts";
 
 const PT_ARM = "pytorch-python313-cuda12_8-sm121-armv9";
@@ -18,12 +18,7 @@ const PT_CPU = "pytorch-python313-cpu-avx2";
 
 for (const signal of ["SIGTERM", "SIGINT"] as const)
   test(`${signal} to npm's pid of \`npm run build:variants\`: the driver stops its builds and reports interrupted`, async () => {
-    const dir = tempDir("vm-signal-test-");
-    chmodSync(dir, 0o755);
-    const salt = newSalt();
-    const state = join(dir, "state");
-    mkdirSync(state);
-    chmodSync(state, 0o777);
+    const { dir, salt, env } = buildTestContext("vm-signal-test-", { VM_BUILD_TEST_SLEEP: "60", NO_COLOR: "1", COLUMNS: "400" });
     const logs = join(dir, "logs");
     const args = [
       "run", "--silent", "build:variants", "--",
@@ -33,7 +28,7 @@ for (const signal of ["SIGTERM", "SIGINT"] as const)
     ];
     const npm = spawn("npm", args, {
       cwd: ROOT,
-      env: { ...process.env, VM_BUILD_TEST_SALT: salt, VM_BUILD_TEST_STATE: state, VM_BUILD_TEST_SLEEP: "60", NO_COLOR: "1", COLUMNS: "400" },
+      env,
     });
     let stderr = "";
     npm.stderr.on("data", (d) => (stderr += d));

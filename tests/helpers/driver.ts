@@ -5,10 +5,10 @@
  */
 import { STAND_IN_BUILDER_FEATURES } from "./nix.ts";
 import { spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { chmodSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { BuildReport } from "../../generator/driver/report.ts";
-import { ROOT } from "./cli.ts";
+import { ROOT, tempDir } from "./cli.ts";
 
 export const FIXTURES = join(ROOT, "tests/fixtures/build-pkgs");
 export const BUILD_MATRIX = join(ROOT, "tests/fixtures/build-matrix.ts");
@@ -45,3 +45,25 @@ export function latestReport(logsDir: string): BuildReport {
 
 /** A unique salt for the fixture derivations, so built and cached are deterministic per test. */
 export const newSalt = () => `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}`;
+
+/** A build test's own directory, salt and environment. */
+export interface BuildTestContext {
+  dir: string;
+  salt: string;
+  env: NodeJS.ProcessEnv;
+}
+
+/**
+ * A fresh temp directory (`prefix…`, readable by the nixbld users), a new salt and the environment of the stand-in
+ * derivations: VM_BUILD_TEST_SALT, and VM_BUILD_TEST_STATE, a state directory the flaky fixture writes as a nixbld
+ * user. `extraEnv` is added last.
+ */
+export function buildTestContext(prefix: string, extraEnv: NodeJS.ProcessEnv = {}): BuildTestContext {
+  const dir = tempDir(prefix);
+  chmodSync(dir, 0o755);
+  const salt = newSalt();
+  const state = join(dir, "state");
+  mkdirSync(state);
+  chmodSync(state, 0o777);
+  return { dir, salt, env: { ...process.env, VM_BUILD_TEST_SALT: salt, VM_BUILD_TEST_STATE: state, ...extraEnv } };
+}
