@@ -20,6 +20,7 @@ import type { MatrixInput } from "../generator/schema.ts";
 import { CUDA_CACHE, cudaCachesFor, substituterLines, PUBLIC_CUDA_CACHES } from "../generator/catalog/binary-cache.ts";
 import { CUDA_CACHE_SUBSTITUTER, FLOX_CACHE_SUBSTITUTER } from "../generator/preflight/facts.ts";
 import { modelCacheMisses } from "../generator/driver/cache-model.ts";
+import { torchNewerThanCatalog } from "../generator/pin/facts.ts";
 
 test("Nix 2.18: lib/minver.nix said 2.3.17 before NixOS/nixpkgs#428076 (August 2025); every pin is later, by its torch", () => {
   assert.is(NIX_MIN.version, "2.18");
@@ -183,6 +184,17 @@ test("caches per system: cache.nixos-cuda.org builds x86_64-linux; cache.flox.de
     assert.match(c.url, /^https:\/\/[a-z.-]+$/);
     assert.match(c.publicKey, /^[a-z0-9.-]+:[A-Za-z0-9+/]{43}=$/, c.name);
   }
+});
+
+test("pin inspect's note: a nixpkgs whose torch is newer than every catalog release names pin add; one the catalog knows does not", () => {
+  const newest = [...catalog.torch].map((t) => t.version).sort(compareVersions).at(-1)!;
+  const sets = (torch: string | null) => ({ pythonSets: [{ torch: { expr: "python313Packages.torch.version", value: torch } }] }) as Parameters<typeof torchNewerThanCatalog>[0];
+  const [maj, min] = newest.split(".").map(Number);
+  const next = `${maj}.${min! + 1}.0`;
+  assert.equal(torchNewerThanCatalog(sets(next), catalog), { torch: next, newest });
+  assert.is(torchNewerThanCatalog(sets(newest), catalog), null);
+  assert.is(torchNewerThanCatalog(sets("2.8.0"), catalog), null);
+  assert.is(torchNewerThanCatalog(sets(null), catalog), null, "a pin without torch says nothing");
 });
 
 test.run();

@@ -163,8 +163,11 @@ async function runPin(argv: PinArgs): Promise<void> {
       const badExtra = extras.find((e) => !NIX_ATTR_RE.test(e));
       if (badExtra !== undefined) throw new UsageError(`--extra: "${badExtra}" is not a nixpkgs attribute name`);
       const ins = await run.inspect(src, argv.system, extras);
+      // A torch newer than the catalog knows: the user's nixpkgs moved past it, and pin add is the way in.
+      const { torchNewerThanCatalog } = await import("../pin/facts.ts");
+      const newer = torchNewerThanCatalog(ins.facts, (await catalogFor(argv.matrix)).cat);
       if (argv.json) {
-        console.log(JSON.stringify({ path: src.path, rev: src.rev, sha256: src.sha256, url: src.url, nixVersion: ins.nixVersion, system: ins.system, facts: ins.facts }, null, 2));
+        console.log(JSON.stringify({ path: src.path, rev: src.rev, sha256: src.sha256, url: src.url, nixVersion: ins.nixVersion, system: ins.system, facts: ins.facts, newerTorch: newer }, null, 2));
         return;
       }
       const f = ins.facts;
@@ -190,6 +193,11 @@ async function runPin(argv: PinArgs): Promise<void> {
       line("torch links MAGMA statically", f.staticLinks.magma.value, f.staticLinks.magma.expr);
       line("torch links NVSHMEM statically", f.staticLinks.nvshmem.value, f.staticLinks.nvshmem.expr);
       line("torchaudio dependencies", f.torchaudioDependencies.value, f.torchaudioDependencies.expr);
+      if (newer)
+        console.log(
+          `note: torch ${newer.torch} is newer than every PyTorch release the catalog knows (newest ${newer.newest}): ` +
+            `\`variant-matrix pin add ${argv.source}\` records this pin and what it carries in ${LOCAL_CATALOG_FILE}`,
+        );
       return;
     }
 

@@ -272,3 +272,18 @@ export function pinEntryFromFacts(
       };
   return { pin, torch: release, torchaudio: audio };
 }
+
+/**
+ * A torch in `facts` newer than every PyTorch release the catalog knows: the user's nixpkgs moved past the catalog, and
+ * `pin add` is the way in (it records the pin and what it carries in local-catalog.json). Versions compare as
+ * versions.ts compareVersions does; a set without torch is ignored.
+ * @returns the newest torch of the pin's Python sets and the catalog's newest release, or null when the catalog knows
+ *   a release at least as new (or the pin has no torch)
+ */
+export function torchNewerThanCatalog(facts: Pick<PinFacts, "pythonSets">, cat: Pick<Catalog, "torch">): { torch: string; newest: string } | null {
+  const newestOf = (vs: string[]) => vs.reduce<string | null>((a, v) => (a === null || compareVersions(v, a) > 0 ? v : a), null);
+  const torch = newestOf(facts.pythonSets.flatMap((s) => (s.torch.value !== null ? [s.torch.value] : [])));
+  const newest = newestOf(cat.torch.map((t) => t.version));
+  if (torch === null || newest === null || compareVersions(torch, newest) <= 0) return null;
+  return { torch, newest };
+}
