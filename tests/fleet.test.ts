@@ -13,7 +13,7 @@ import { coverFleet, elementsOf, runsOn } from "../generator/fleet/cover.ts";
 import { readFleetHost } from "../generator/fleet/run.ts";
 import { projectFromMatrix } from "../generator/project.ts";
 import type { Variant } from "../generator/schema.ts";
-import { ROOT, runCli, tempDir } from "./helpers/cli.ts";
+import { ROOT, runCli, tempDir, writeMatrix } from "./helpers/cli.ts";
 
 const HOSTS = join(ROOT, "tests/fixtures/hosts");
 const FLEET = ["spr-h100", "gh200", "dgx-spark", "graviton2-t4g", "graviton3-nogpu", "newer-gpu", "two-gpus", "thor"].map((h) => join(HOSTS, h));
@@ -266,6 +266,28 @@ test("fleet --write-manifest DIR --org ORG: one flox manifest per variant, insta
   const bad = runCli(["fleet", ...FLEET, "--write-manifest", tempDir("vm-fleet-manifests-")]);
   assert.is(bad.status, 2);
   assert.match(bad.stderr, /--write-manifest needs --org ORG/);
+});
+
+test("fleet --package NAME-env: a named environment of the matrix is served (its extras in the written matrix); an unknown one is refused", () => {
+  const dir = tempDir("vm-fleet-env-");
+  const matrix = writeMatrix(dir, {
+    releases: [{ torch: "2.12.0", nixpkgs: "2c423e03bbafcff28bfadc6781a4a8257f205cb5" }],
+    python: ["3.13"],
+    cuda: ["12.9"],
+    gpus: ["121"],
+    isas: ["armv9"],
+    cpuOnly: false,
+    environments: { llm: ["transformers"] },
+  });
+  const spark = join(ROOT, "tests/fixtures/hosts/dgx-spark");
+  const r = runCli(["fleet", spark, "--matrix", matrix, "--package", "llm-env", "--json"]);
+  assert.is(r.status, 0, r.stderr);
+  assert.equal(JSON.parse(r.stdout).variants, ["llm-env-python313-cuda12_9-sm121-armv9"]);
+  const written = runCli(["fleet", spark, "--matrix", matrix, "--package", "llm-env", "--write-matrix"]);
+  assert.match(written.stdout, /"environments": \{\s*"llm": \[\s*"transformers"\s*\]/);
+  const bad = runCli(["fleet", spark, "--matrix", matrix, "--package", "chat-env"]);
+  assert.is(bad.status, 2);
+  assert.match(bad.stderr, /--package: unknown package "chat-env"; allowed values: .*torch-env, llm-env/);
 });
 
 test.run();

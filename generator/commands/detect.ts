@@ -179,7 +179,7 @@ export const detectCommand: CommandModule<object, DetectArgs> = {
       .option("package", {
         type: "string",
         default: DEFAULT_PACKAGE,
-        describe: `package to recommend: ${PACKAGES.join(" | ")} (default torch-env: the Python environment of the whole stack, what you activate)`,
+        describe: `package to recommend: ${PACKAGES.join(" | ")} | NAME-env (an environment of matrix.ts) (default torch-env: the Python environment of the whole stack, what you activate)`,
       })
       .option("cpuinfo", { type: "string", describe: "read this recorded /proc/cpuinfo, or a recorded host directory (cpuinfo and nvidia-smi.txt, as fleet reads them), instead of this machine" })
       .option("nvidia-smi", {

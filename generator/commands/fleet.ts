@@ -30,7 +30,11 @@ export const fleetCommand: CommandModule<object, FleetArgs> = {
       .option("torch", { type: "string", describe: "PyTorch release (default: the matrix's first release)" })
       .option("python", { type: "string", describe: "Python version (default: the newest of the matrix's)" })
       .option("cuda", { ...REPEATABLE, describe: "CUDA versions to choose from (default: the matrix's)" })
-      .option("package", { choices: PACKAGES, default: "torch-env" as PackageName, describe: "the package every host needs (default torch-env: the Python environment of the whole stack; each package brings what it is built on)" })
+      .option("package", {
+        type: "string",
+        default: "torch-env" as PackageName,
+        describe: `the package every host needs: ${PACKAGES.join(" | ")} | NAME-env (an environment of matrix.ts); default torch-env, the Python environment of the whole stack; each package brings what it is built on`,
+      })
       .option("builders", { type: "number", default: 1, describe: "build machines for the makespan estimate" })
       .option("logs-dir", { type: "string", describe: "logs directory of earlier builds (as build --logs-dir) whose report.json files fit the cost model (default: logs)" })
       // The old spelling, kept working but not shown: build and fleet name the logs directory alike (issue 40).
@@ -77,6 +81,11 @@ export async function runFleet(a: FleetArgs): Promise<void> {
     import("../driver/report.ts"),
   ]);
   const p = await loadProject({ matrixFile: a.matrix ? resolve(process.cwd(), a.matrix) : undefined });
+  // A package of the catalog's table, or a named environment the matrix has (`llm-env`).
+  if (!(PACKAGES as readonly string[]).includes(a.package) && !p.variants.some((v) => v.role === "env" && v.package === a.package)) {
+    const envs = [...new Set(p.variants.filter((v) => v.role === "env" && !(PACKAGES as readonly string[]).includes(v.package)).map((v) => v.package))];
+    throw new FleetUsageError(`--package: unknown package "${a.package}"; allowed values: ${[...PACKAGES, ...envs].join(", ")}${envs.length ? "" : " (named environments come from matrix.ts environments)"}`);
+  }
   const hosts = await Promise.all(a.hosts.map(readFleetHost));
   const skipped: SkippedReport[] = [];
   const samples = readSamples(a.reports ? resolve(process.cwd(), a.reports) : join(REPO_ROOT, "logs"), (x) => skipped.push(x));

@@ -11,11 +11,24 @@ import { ENV_PACKAGE, TORCH_PACKAGE, onTorch } from "../catalog/packages.ts";
  */
 export function fleetPackages(pkg: string, current: readonly string[]): string[] {
   if (pkg === TORCH_PACKAGE) return [TORCH_PACKAGE];
-  if (pkg !== ENV_PACKAGE) return [TORCH_PACKAGE, pkg];
+  // A named environment (`llm-env`) holds the torch stack as torch-env does, plus its extras (fleetEnvironments).
+  if (pkg !== ENV_PACKAGE && !isNamedEnvironment(pkg)) return [TORCH_PACKAGE, pkg];
   const members = PACKAGES.filter((q) => onTorch(q)?.inEnv && (current.length === 0 || current.includes(q)));
   return [TORCH_PACKAGE, ...members, ENV_PACKAGE];
 }
+
+/** True for a named environment of matrix.ts (`llm-env`), not a package of the catalog's table. */
+function isNamedEnvironment(pkg: string): boolean {
+  return !(PACKAGES as readonly string[]).includes(pkg) && environmentOf(pkg) !== null;
+}
+
+/** The `environments` a fleet matrix carries: the named environment asked for, with its extras from the matrix; else none. */
+export function fleetEnvironments(pkg: string, current: Readonly<Record<string, readonly string[]>>): Record<string, string[]> {
+  const name = isNamedEnvironment(pkg) ? environmentOf(pkg) : null;
+  return name !== null && current[name] ? { [name]: [...current[name]!] } : {};
+}
 import { existsSync, readFileSync, statSync } from "node:fs";
+import { environmentOf } from "../naming.ts";
 import { join, resolve } from "node:path";
 import { catalogAxes, preferredPin } from "../catalog/index.ts";
 import { readHost, type HostInfo } from "../detect/host.ts";
@@ -122,6 +135,7 @@ export function planFleet(
       // What the chosen package needs, as the written matrix will ask for it (the environment: the members the current
       // matrix has, so an environment never grows opt-in packages the user did not choose).
       packages: fleetPackages(a.package, p.matrix.packages),
+      environments: fleetEnvironments(a.package, p.matrix.environments),
       policy: p.matrix.policy,
     },
     p.catalog,
@@ -150,6 +164,7 @@ export function planFleet(
     cpuOnly: cover.chosen.some((v) => v.cuda === null),
     // The package every host needs and what it is built against: pytorch, and for the environment its members.
     packages: fleetPackages(a.package, p.matrix.packages),
+    environments: fleetEnvironments(a.package, p.matrix.environments),
     policy: p.matrix.policy,
     only,
   };
