@@ -9,6 +9,7 @@
  * out, so fixing its wording changes neither.
  */
 import type { ArchListFacts, ReleaseBuildFacts } from "../cuda-build.ts";
+import type { BundledDeviceCode } from "../catalog/device-code.ts";
 
 /** The version of the facts' shape; the checker refuses any other (a bundle and a facts file of different trees). */
 export const CHECKER_FACTS_FORMAT = 1;
@@ -25,28 +26,11 @@ export interface CheckerPackage {
   releases: ReleaseBuildFacts[];
 }
 
-/** A third-party library nixpkgs links into torch statically (catalog/device-code.ts `BundledDeviceCode`). */
-export interface CheckerBundled {
-  origin: "nccl" | "magma" | "nvshmem";
-  /** "NCCL". */
-  label: string;
-  /** The file of torch's `lib/` holding its device code ("libtorch_cuda.so"). */
-  library: string;
-  /** JavaScript regular expressions matched against a kernel's first identifier. */
-  names: string[];
-  /** Every kernel of `library` no other origin claims is this library's. */
-  libraryDefault: boolean;
-  /** How its derivation hands nvcc the CUDA set's capabilities. */
-  flags: "gencode" | "cmake";
-  /** Relocatable device code that torch's own device link resolves at torch's capabilities. */
-  deviceLinkedByTorch: boolean;
-  /** Whether its PTX reaches the listed fatbin of `library`. */
-  ptxVisible: boolean;
-  /** SASS its own build adds per CUDA range (`minCuda` inclusive, `belowCuda` exclusive or null), with why. */
-  extraSass: { sass: string; minCuda: string; belowCuda: string | null; why: string }[];
-  /** The pins (nixpkgs revisions) whose torch links it, or "every pin". */
-  linkedAt: "every pin" | string[];
-}
+/**
+ * A third-party library nixpkgs links into torch statically: catalog/device-code.ts `BundledDeviceCode` without its
+ * sourcing (the checker prints neither). A type-only import: it is erased from the bundle, which holds no catalog code.
+ */
+export type CheckerBundled = Omit<BundledDeviceCode, "source" | "inferred">;
 
 /** Everything the comparison reads from the catalog. JSON-safe: pkgs/verify-facts.json is this object. */
 export interface CheckerFacts {
