@@ -12,8 +12,8 @@
 # Returns
 #   `python.withPackages (_: members ++ [ torchcodec ])` of the variant's Python set (pkgs/python-set.nix, `torch`
 #   replaced, so torchcodec, when the set has one, is built on the same torch), with passthru-style attributes
-#   variant, torch, pythonPackages and nixglhost (CUDA variants: the pin's nix-gl-host, the route to the host's GPU
-#   driver outside NixOS; see below).
+#   variant, torch, pythonPackages, nixglhost (CUDA variants: the pin's nix-gl-host, the route to the host's GPU
+#   driver outside NixOS; see below) and withHostDriver (the environment with its Pythons run through that nixglhost).
 #
 # Named environments (matrix.ts `environments`, `llm-env-…`): variant.extras lists nixpkgs attribute names of the
 # variant's Python set; each is taken from the set built above (torch replaced), so an extra that takes `torch` is built
@@ -88,10 +88,13 @@ let
   nixglhost =
     if variant.cuda == null then throw "${variant.name} is CPU-only: it loads no libcuda, so it needs no nixglhost"
     else pkgs.nix-gl-host or (throw "${variant.name}: this nixpkgs (${variant.nixpkgsRev}) has no nix-gl-host; run through `flox activate` (cuda-detection) or on NixOS");
+  # The environment with bin/python, python3 and python3.N running through that nixglhost (pkgs/host-driver.nix): what
+  # `variant-matrix install` links at DIR on a host that is not NixOS.
+  withHostDriver = import ./host-driver.nix { inherit (pkgs) runCommand; shell = pkgs.runtimeShell; inherit env nixglhost; };
 in
 assert variant.role == "env";
 env // {
-  inherit variant torch pythonPackages nixglhost;
+  inherit variant torch pythonPackages nixglhost withHostDriver;
   members = map (m: m.variant.name or m.name) checked;
   extras = extraNames;
 }

@@ -106,22 +106,34 @@ test("every relative link of README, ARCHITECTURE.md and docs/ resolves to a fil
   assert.equal(missing, []);
 });
 
-test("the README's quick start: detect, doctor, build, a run through the host-driver route, verify; no unmentioned setting", () => {
+test("the README's quick start: install (dry run first), then the same by hand: detect, doctor, the environment with its host-driver Pythons, verify", () => {
   const readme = read("README.md");
-  const start = readme.slice(readme.indexOf("## Quick start on a DGX Spark"), readme.indexOf("## Edit the matrix"));
+  const start = readme.slice(readme.indexOf("## Quick start"), readme.indexOf("## Edit the matrix"));
   const env = "torch-env-python313-cuda13_0-sm121-armv9";
   const order = [
     "npm ci && npm run generate",
+    "npx variant-matrix install --dry-run",
+    "npx variant-matrix install ",
+    "./torch-env/bin/python3 -c",
+    "On a DGX Spark",
+    env,
+    "On an Ubuntu server with H100s",
+    "torch-env-python313-cuda12_8-sm90-avx512bf16",
     "npx variant-matrix detect",
     `npx variant-matrix doctor ${env}`,
-    `nix-build .flox/pkgs/${env}.nix -o result-torch-env`,
-    `nix-build .flox/pkgs/${env}.nix -A nixglhost -o result-nixglhost`,
-    "result-nixglhost/bin/nixglhost result-torch-env/bin/python3",
-    `npx variant-matrix verify ${env} --python result-torch-env \\\n  --host-driver result-nixglhost/bin/nixglhost`,
+    `nix-build .flox/pkgs/${env}.nix -A withHostDriver -o torch-env`,
+    `npx variant-matrix verify ${env} --python torch-env`,
   ];
-  const at = order.map((c) => start.indexOf(c));
+  const at = order.map((c) => start.indexOf(c, 0));
   assert.ok(at.every((i) => i >= 0), `every step is there: ${order.filter((_, i) => at[i]! < 0).join("; ")}`);
   assert.equal([...at].sort((a, b) => a - b), at, "in this order");
+  // The picks it names are the ones detect makes for the recorded hosts.
+  for (const [host, machine, name] of [["dgx-spark", "aarch64", env], ["spr-h100", "x86_64", "torch-env-python313-cuda12_8-sm90-avx512bf16"]]) {
+    const dir = join(ROOT, "tests/fixtures/hosts", host!);
+    const r = runCli(["detect", "--json", "--cpuinfo", join(dir, "cpuinfo"), "--nvidia-smi", join(dir, "nvidia-smi.txt"), "--machine", machine!]);
+    assert.is(r.status, 0, r.stderr);
+    assert.is((JSON.parse(r.stdout) as { variants: string[] }).variants[0], name, host);
+  }
   assert.match(start, /Nix ≥ 2\.18/);
   assert.match(start, /official Nix installer/);
   assert.match(start, /flox activate/);

@@ -311,6 +311,14 @@ test("the route outside NixOS: the environment's nixglhost (the pin's nix-gl-hos
     err = String((e as Error).message);
   }
   assert.match(err, /is CPU-only: it loads no libcuda/);
+  // withHostDriver, what install links at DIR: pkgs/host-driver.nix around this environment and this nixglhost (the
+  // stand-in nixpkgs' runCommand records the script; tests/install.test.ts runs it).
+  const wrapped = JSON.parse(
+    runNix("nix-instantiate", ["--eval", "--strict", "--json", "-E", `let e = import ${nixPath(join(ROOT, env.file))} { variantMatrixNixpkgs = ${standIn}; }; in { name = e.withHostDriver.name; script = e.withHostDriver.standInBuildCommand; env = e.outPath; glhost = e.nixglhost.outPath; }`]),
+  ) as { name: string; script: string; env: string; glhost: string };
+  assert.match(wrapped.name, /-host-driver$/);
+  assert.ok(wrapped.script.includes(`for f in ${wrapped.env}/bin/*; do`), wrapped.script);
+  assert.ok(wrapped.script.includes(`"${wrapped.glhost}/bin/nixglhost"`), wrapped.script);
 });
 
 test("verify on a recorded non-NixOS GPU host: a Nix-built torch that cannot load libcuda gets the cause and the rerun; --host-driver runs it through nixglhost and the GPU is seen", () => {

@@ -11,7 +11,7 @@
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { existsSync, lstatSync, mkdirSync, readFileSync, readlinkSync, writeFileSync } from "node:fs";
+import { existsSync, lstatSync, mkdirSync, readFileSync, readlinkSync, realpathSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { CUDA_CACHE_SUBSTITUTER } from "../generator/preflight/facts.ts";
 import { closingLine } from "../generator/commands/install.ts";
@@ -39,8 +39,9 @@ test("install --dry-run: the steps, every check and the plan with its estimate; 
   assert.is(r.status, 0, r.stdout + r.stderr);
   const flat = r.stdout.replace(/\s+/g, " ");
   assert.match(flat, `install ${NAME} (picked by detect for this host) at ${dir}`);
-  for (const step of ["1. variant:", "2. checks", "3. build through the build driver", `4. link ${dir}`, "5. the host's GPU driver through the environment's nixglhost", "6. verify"])
+  for (const step of ["1. variant:", "2. checks", "3. build through the build driver", `4. link ${dir} to the environment with its Pythons run through the pin's nix-gl-host`, `5. the host's GPU driver: ${dir}/bin/python3 and ${dir}/bin/python run through nixglhost`, "6. verify"])
     assert.ok(flat.includes(step), `missing step "${step}":\n${r.stdout}`);
+  assert.ok(flat.includes(`nix-build ${join(ROOT, variant.file)} -A withHostDriver -o ${dir}`), r.stdout);
   for (const check of ["✓ Nix version", "✓ system features", "✓ CUDA binary cache", "✗ GPU driver"]) assert.ok(r.stdout.includes(check), check);
   assert.match(r.stdout, /estimated makespan \S+/);
   assert.match(r.stdout, new RegExp(`\\$ nix-build \\S+/${NAME}\\.nix`));
@@ -73,8 +74,9 @@ test("install stops before any work when nix.conf lacks a setting: exit 2, the b
 
 /**
  * A --pkgs-dir holding NAME.nix: a STAND-IN environment whose bin/python3 prints the recorded H100 probe (the GPU seen
- * only when libcuda.so.1 is reachable), with `nixglhost` = the stand-in nixpkgs' nix-gl-host of the variant's pin, as
- * pkgs/torch-env.nix carries the pin's nix-gl-host; beside it a tiny derivation of each variant it is built on.
+ * only when libcuda.so.1 is reachable), with `nixglhost` = the stand-in nixpkgs' nix-gl-host of the variant's pin and
+ * `withHostDriver` = the real pkgs/host-driver.nix around both, as pkgs/torch-env.nix carries them; beside it a tiny
+ * derivation of each variant it is built on.
  */
 function standInEnvironment(): string {
   const dir = tempDir("vm-install-pkgs-");
@@ -92,10 +94,13 @@ function standInEnvironment(): string {
   writeFileSync(
     join(pkgs, `${NAME}.nix`),
     `let standIn = import ${nixPath(join(ROOT, "tests/fixtures/stand-in-nixpkgs"))} { standIn = { pin = "${variant.nixpkgs}"; }; };\n` +
-      `in (derivation {\n  name = "${NAME}-stand-in-${newSalt()}";\n  system = builtins.currentSystem;\n  builder = "/bin/sh";\n` +
+      `  env = derivation {\n  name = "${NAME}-stand-in-${newSalt()}";\n  system = builtins.currentSystem;\n  builder = "/bin/sh";\n` +
       `  PATH = "/usr/bin:/bin";\n  python = builtins.readFile ${nixPath(join(dir, "python3"))};\n` +
-      `  args = [ "-c" "mkdir -p $out/bin && printf '%s' \\"$python\\" > $out/bin/python3 && chmod +x $out/bin/python3" ];\n` +
-      `}) // { nixglhost = standIn.nix-gl-host; }\n`,
+      `  args = [ "-c" "mkdir -p $out/bin && printf '%s' \\"$python\\" > $out/bin/python3 && chmod +x $out/bin/python3 && echo pip > $out/bin/pip" ];\n` +
+      `  };\n` +
+      // The real pkgs/host-driver.nix, its script run by a runCommand that runs it (the stand-in nixpkgs' only records).
+      `  runCommand = name: _: script: derivation { inherit name; system = builtins.currentSystem; builder = "/bin/sh"; PATH = "/usr/bin:/bin"; args = [ "-c" script ]; };\n` +
+      `in env // { nixglhost = standIn.nix-gl-host; withHostDriver = import ${nixPath(join(ROOT, "pkgs/host-driver.nix"))} { inherit runCommand env; shell = "/bin/sh"; nixglhost = standIn.nix-gl-host; }; }\n`,
   );
   // What the environment is built on (its pytorch, torchaudio, torchvision): tiny derivations, built first.
   for (const dep of variant.dependsOn)
@@ -116,12 +121,17 @@ test("install on a non-NixOS host with a driver: built through the driver, DIR a
   const first = runCli(args, { env });
   assert.ok(first.status === 0 || first.status === 1, first.stdout + first.stderr);
   assert.ok(lstatSync(dir).isSymbolicLink());
-  const out = readlinkSync(dir);
-  assert.match(out, /^\/nix\/store\/[a-z0-9]{32}-/);
+  const out = realpathSync(dir);
+  assert.match(out, new RegExp(`^/nix/store/[a-z0-9]{32}-${NAME}-stand-in-\\w+-host-driver$`), "DIR is the environment's withHostDriver output");
   // A GC root: Nix lists DIR among the roots of the output.
   assert.match(runNix("nix-store", ["--query", "--roots", out]), new RegExp(dir.replace(/[/.]/g, "\\$&")));
-  assert.ok(existsSync(join(dir, "bin/python3")));
-  assert.ok(existsSync(`${dir}-nixglhost/bin/nixglhost`), "the environment's nixglhost is linked beside DIR");
+  // DIR/bin/python3 itself reaches the host's libcuda (through the nixglhost it names); pip is the environment's own.
+  const python3 = readFileSync(join(dir, "bin/python3"), "utf8");
+  assert.match(python3, /^#!\/bin\/sh\nexec \/nix\/store\/\S+-nix-gl-host-stand-in\/bin\/nixglhost \/nix\/store\/\S+\/bin\/python3 "\$@"\n$/);
+  assert.match(runNix(join(dir, "bin/python3"), [], { env: { NIXGLHOST_STAND_IN_ROOT: h.root } }), /"available": ?true/);
+  assert.match(runNix(join(dir, "bin/python3"), [], { env: { NIXGLHOST_STAND_IN_ROOT: makeHost({}).root } }), /"available": ?false/);
+  assert.match(readlinkSync(join(dir, "bin/pip")), /^\/nix\/store\/\S+-stand-in-\w+\/bin\/pip$/);
+  assert.is(existsSync(`${dir}-nixglhost`), false, "nothing outside DIR");
   assert.is(latestReport(logs).variants.find((v) => v.name === NAME)?.status, "built");
   // What it chose and the checks, before the build's lines; the GPU driver's ✗ is the route taken, not a warning.
   assert.match(first.stdout, new RegExp(`^install ${NAME} \\(picked by detect for this host\\) at `));
@@ -135,7 +145,7 @@ test("install on a non-NixOS host with a driver: built through the driver, DIR a
   const second = runCli(args, { env: { ...env, COLUMNS: "80" } });
   assert.is(second.status, first.status, second.stderr);
   assert.is(latestReport(logs).variants.find((v) => v.name === NAME)?.status, "cached");
-  assert.is(readlinkSync(dir), out);
+  assert.is(realpathSync(dir), out);
   assert.is(second.stdout.trim().split("\n").at(-1), last);
 });
 

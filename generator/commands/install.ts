@@ -8,9 +8,12 @@
  *      a ✗ that stops `build`, prints its fix (the nix.conf block to paste) and exits 2 before any work;
  *   3. the build through the build driver (build-main.ts buildMain: the estimate, progress, logs, resume);
  *   4. DIR (default ./PACKAGE: ./torch-env) as a GC root of the variant's output (`nix-store --realise OUT --add-root DIR`);
- *   5. on a host whose GPU driver the variant cannot load by itself (not NixOS, no flox activation serving it), the
- *      environment's own `nixglhost` passthru (pkgs/torch-env.nix), linked as DIR-nixglhost;
- *   6. `verify` on the GPU through DIR's python (through that nixglhost), ending with one line.
+ *   5. on a host whose GPU driver the variant cannot load by itself (not NixOS, no flox activation serving it), DIR is
+ *      instead the environment's `withHostDriver` output (pkgs/host-driver.nix: the same environment whose bin/python3
+ *      and bin/python run through the pin's nix-gl-host), built with `nix-build FILE -A withHostDriver -o DIR`, a Nix
+ *      output and a GC root like the environment; a variant that is not an environment (it has no python of its own)
+ *      gets the environment's `nixglhost` linked as DIR-nixglhost, which verify runs it through;
+ *   6. `verify` on the GPU through DIR/bin/python3, ending with one line.
  *
  *   install [NAME] [--dir DIR] [--dry-run] [--backend auto|flox|nix] [--package P]
  *           [--cpuinfo FILE] [--nvidia-smi FILE] [--machine ARCH] [--matrix FILE] [--pkgs-dir DIR]
@@ -119,6 +122,8 @@ async function install(args: InstallArgs, io: Io): Promise<number> {
   // The route to the driver: NixOS or a flox activation serving libcuda pass the check; a driver elsewhere (its ✗)
   // is reached through nixglhost; no driver at all (–) leaves the GPU checks to verify's "not checkable here".
   const throughNixglhost = variant.cuda !== null && gpu?.status === "fail";
+  // An environment carries its own wrapped Pythons (withHostDriver); another variant is run through the nixglhost.
+  const wrapped = throughNixglhost && variant.role === "env";
   const stops = results.filter((r) => r.status === "fail" && (r.blocking || r.conf !== undefined));
   const link = `${dir}-nixglhost`;
   const python = `${dir}/bin/python3`;
@@ -129,15 +134,23 @@ async function install(args: InstallArgs, io: Io): Promise<number> {
     say(`2. checks (${stops.length ? `${stops.length} to fix first: install stops on them with exit 2` : "none stops install"}):`, "  ", "     ");
     io.out(pre.formatChecks(results, width) + "\n");
     say("3. build through the build driver: the plan and its estimate follow", "  ", "     ");
-    say(`4. link ${dir} to the output (a GC root: nix-store --realise OUT --add-root ${dir})`, "  ", "     ");
     say(
-      throughNixglhost
-        ? `5. the host's GPU driver through the environment's nixglhost: nix-build ${envFile ?? file} -A nixglhost -o ${link}`
-        : `5. the GPU driver: ${variant.cuda === null ? "none needed (CPU-only)" : gpu?.status === "ok" ? "loaded directly (the GPU driver check passes)" : "no NVIDIA driver here: the GPU checks are skipped"}`,
+      wrapped
+        ? `4. link ${dir} to the environment with its Pythons run through the pin's nix-gl-host (a GC root): nix-build ${file} -A withHostDriver -o ${dir}`
+        : `4. link ${dir} to the output (a GC root: nix-store --realise OUT --add-root ${dir})`,
       "  ",
       "     ",
     );
-    say(`6. verify ${variant.name} through ${python}${throughNixglhost ? ` run by ${link}/bin/nixglhost` : ""}`, "  ", "     ");
+    say(
+      wrapped
+        ? `5. the host's GPU driver: ${python} and ${dir}/bin/python run through nixglhost (step 4's output)`
+        : throughNixglhost
+          ? `5. the host's GPU driver through the environment's nixglhost: nix-build ${envFile ?? file} -A nixglhost -o ${link}`
+          : `5. the GPU driver: ${variant.cuda === null ? "none needed (CPU-only)" : gpu?.status === "ok" ? "loaded directly (the GPU driver check passes)" : "no NVIDIA driver here: the GPU checks are skipped"}`,
+      "  ",
+      "     ",
+    );
+    say(`6. verify ${variant.name} through ${python}${throughNixglhost && !wrapped ? ` run by ${link}/bin/nixglhost` : ""}`, "  ", "     ");
     io.out("\n");
     const { buildMain } = await import("./build-main.ts");
     return buildMain(buildArgs(args, variant.name, backend, true, dir, path.dirname));
@@ -157,7 +170,7 @@ async function install(args: InstallArgs, io: Io): Promise<number> {
   // except the GPU driver's when step 5 takes the nixglhost route it names.
   const warned = results.filter((r) => r.status === "fail" && !(r.id === "gpu-driver" && throughNixglhost));
   io.out(pre.formatChecks(results.filter((r) => r.status !== "fail"), width) + "\n");
-  if (throughNixglhost) say(`→ GPU driver: the host's is outside /run/opengl-driver/lib: ${python} runs through the environment's nixglhost`, "  ", "    ");
+  if (throughNixglhost) say(`→ GPU driver: the host's is outside /run/opengl-driver/lib: ${python} runs through the pin's nix-gl-host`, "  ", "    ");
   if (warned.length) io.err(`warning:\n${pre.formatChecks(warned, width)}\n`);
 
   // 3. The build (cached variants are not built again).
@@ -179,21 +192,33 @@ async function install(args: InstallArgs, io: Io): Promise<number> {
     const r = spawnSync(argv[0]!, argv.slice(1), { encoding: "utf8", env: process.env });
     if (r.status !== 0) throw new InstallInputError(`${argv.join(" ")} failed (exit ${r.status ?? r.error?.message}): ${(r.stderr ?? "").trim().split("\n").slice(-3).join(" | ")}`);
   };
-  nix(["nix-store", "--realise", out, "--add-root", dir, "--indirect"]);
-  say(`linked ${dir} -> ${out} (a GC root)`);
+  const gaveNoNixglhost = (e: unknown) =>
+    // Whether each catalog pin carries nix-gl-host was never read: a pin without it fails here, so say what is left.
+    new InstallInputError(
+      `${(e as Error).message}\n${variant.name} is built, but its nixpkgs gave no nixglhost: run it through flox ` +
+        "(`flox activate`, dev mode) or on NixOS (docs/gpu-driver.md)",
+    );
+  if (wrapped) {
+    // 4 and 5 as one: DIR is the environment with its Pythons wrapped, a Nix output (nix-build -o makes DIR a GC root).
+    try {
+      nix(["nix-build", file, "-A", "withHostDriver", "-o", dir]);
+    } catch (e) {
+      throw gaveNoNixglhost(e);
+    }
+    say(`linked ${dir} -> ${fs.realpathSync(dir)} (a GC root): ${out} with bin/python3 and bin/python run through the pin's nix-gl-host`);
+  } else {
+    nix(["nix-store", "--realise", out, "--add-root", dir, "--indirect"]);
+    say(`linked ${dir} -> ${out} (a GC root)`);
+  }
 
-  // 5. The route to the host's driver.
+  // 5. The route to the host's driver for a variant with no python of its own.
   let hostDriver: string | undefined;
-  if (throughNixglhost) {
+  if (throughNixglhost && !wrapped) {
     if (!envFile) throw new InstallInputError(`${variant.name} runs on this host only through nixglhost, which its environment variant carries, and the matrix has none (add "torch-env" to packages)`);
     try {
       nix(["nix-build", envFile, "-A", "nixglhost", "-o", link]);
     } catch (e) {
-      // Whether each catalog pin carries nix-gl-host was never read: a pin without it fails here, so say what is left.
-      throw new InstallInputError(
-        `${(e as Error).message}\n${variant.name} is built and linked at ${dir}, but its nixpkgs gave no nixglhost: run it through flox ` +
-          "(`flox activate`, dev mode) or on NixOS (docs/gpu-driver.md)",
-      );
+      throw gaveNoNixglhost(e);
     }
     hostDriver = `${link}/bin/nixglhost`;
     say(`the host's GPU driver through ${hostDriver} (the environment's nix-gl-host)`);
