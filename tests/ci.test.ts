@@ -21,10 +21,14 @@ import {
   nixVersionCheckScript,
   pinCacheScript,
   pinCheckScript,
+  newerTorchScript,
+  NIXOS_UNSTABLE_HEAD,
+  checksWorkflow,
   planJobs,
   runnerLabel,
 } from "../generator/ci.ts";
 import { catalog } from "../generator/catalog/index.ts";
+import { compareVersions } from "../generator/versions.ts";
 import { nixPath, STAND_IN_NIXPKGS, standInCheckout } from "./helpers/nix.ts";
 import { projectFromMatrix } from "../generator/project.ts";
 import type { Variant } from "../generator/schema.ts";
@@ -305,6 +309,27 @@ test("checks workflow steps, run here: the Nix version gate refuses Nix 2.8 and 
   const cacheJson = JSON.parse(readFileSync(join(d4, "cache-check.json"), "utf8")) as { status: string; answers?: { cached: boolean; modelCached: boolean }[] }[];
   const answers = cacheJson.find((x) => x.status === "checked")!.answers!;
   assert.ok(answers.some((a) => a.modelCached && !a.cached), "disagreements are in the JSON");
+
+  // The look past the catalog: a stand-in nixpkgs (its own revision) carrying a torch newer than every catalog release
+  // gives the warning annotation naming pin add of that revision; one carrying the catalog's newest gives none.
+  const newestTorch = [...catalog.torch].map((t) => t.version).sort(compareVersions).at(-1)!;
+  const [maj, min] = newestTorch.split(".").map(Number);
+  const next = `${maj}.${min! + 1}.0`;
+  const rev = "e".repeat(40);
+  const d5 = workDir();
+  const ahead = step(newerTorchScript(standInCheckout(newest.rev, { torch: next }, { gitRevision: rev })), d5);
+  assert.is(ahead.status, 0, ahead.stderr);
+  assert.ok(
+    ahead.stdout.split("\n").includes(`::warning title=a torch the catalog does not know::nixpkgs ${rev} carries torch ${next}, newer than the newest the catalog knows (${newestTorch}): run variant-matrix pin add ${rev}`),
+    ahead.stdout,
+  );
+  assert.is(JSON.parse(readFileSync(join(d5, "newest-nixpkgs.json"), "utf8")).newerTorch.torch, next);
+  const known = step(newerTorchScript(standInCheckout(newest.rev, { torch: newestTorch }, { gitRevision: rev })), workDir());
+  assert.is(known.status, 0, known.stderr);
+  assert.not.match(known.stdout, /::warning/);
+  assert.match(known.stdout, /no torch newer than the catalog knows/);
+  // The workflow runs it on nixos-unstable's head.
+  assert.ok(checksWorkflow().jobs["catalog-against-nixpkgs"].steps.some((x) => x.run === newerTorchScript(NIXOS_UNSTABLE_HEAD)));
 });
 
 test.run();
