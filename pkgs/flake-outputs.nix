@@ -33,7 +33,8 @@ let
     let
       pkgs = instances.${keyOf v};
       env = packages.${v.name};
-      glhost = if pkgs ? nix-gl-host then [ pkgs.nix-gl-host ] else [ ];
+      # CUDA environments carry nixglhost (pkgs/torch-env.nix: the pin's nix-gl-host, else numtide's at 5269b23).
+      glhost = if v.cuda == null then [ ] else [ env.nixglhost ];
     in
     pkgs.mkShell {
       name = "${v.name}-shell";

@@ -5,7 +5,7 @@
 #   runCommand  nixpkgs' runCommand (pkgs/build-support/trivial-builders): name -> env -> script -> derivation.
 #   shell       the interpreter of the wrappers' `#!` line (nixpkgs' runtimeShell).
 #   env         the environment (pkgs/torch-env.nix's python.withPackages): bin/python3 and the rest.
-#   nixglhost   the pin's nix-gl-host (numtide/nix-gl-host; its program is bin/nixglhost, meta.mainProgram).
+#   nixglhost   pkgs/nix-gl-host.nix (numtide's nix-gl-host; its program is bin/nixglhost, meta.mainProgram).
 # Returns
 #   a derivation named `<env's name>-host-driver` holding a link to every entry of env, except that bin/python,
 #   bin/python3 and bin/python3.N are scripts running `nixglhost <env>/bin/<same name> "$@"`. The other programs of bin

@@ -12,7 +12,7 @@
 # Returns
 #   `python.withPackages (_: members ++ [ torchcodec ])` of the variant's Python set (pkgs/python-set.nix, `torch`
 #   replaced, so torchcodec, when the set has one, is built on the same torch), with passthru-style attributes
-#   variant, torch, pythonPackages, nixglhost (CUDA variants: the pin's nix-gl-host, the route to the host's GPU
+#   variant, torch, pythonPackages, nixglhost (CUDA variants: pkgs/nix-gl-host.nix, the route to the host's GPU
 #   driver outside NixOS; see below) and withHostDriver (the environment with its Pythons run through that nixglhost).
 #
 # Named environments (matrix.ts `environments`, `llm-env-…`): variant.extras lists nixpkgs attribute names of the
@@ -76,18 +76,16 @@ let
   # The host's GPU driver outside NixOS (docs/gpu-driver.md). The CUDA libraries of this environment look for
   # libcuda.so.1 in /run/opengl-driver/lib (their runpath: nixpkgs pkgs/by-name/ad/addDriverRunpath), which only NixOS
   # creates, or on LD_LIBRARY_PATH (searched before the runpath); Nix's glibc does not read the host's
-  # /etc/ld.so.cache. nixpkgs' nix-gl-host (numtide/nix-gl-host, meta.mainProgram "nixglhost") runs a program with the
-  # host's libcuda.so* on LD_LIBRARY_PATH, taken from those directories of
-  # LD_LIBRARY_PATH, /etc/ld.so.conf and its includes, /lib, /usr/lib, /lib64, /usr/lib64, /run/opengl-driver/lib and
-  # /usr/lib/wsl/lib that also hold one of its NVIDIA libraries (src/nixglhost.py at 5269b23: get_ld_paths,
-  # scan_dsos_from_dir; generator/preflight/facts.ts NIXGLHOST): `nix-build FILE -A nixglhost -o result-nixglhost`
-  # gives the one of this variant's nixpkgs, and `result-nixglhost/bin/nixglhost result-NAME/bin/python3 …` runs on the
-  # GPU. Taken from the pin, not copied: whether a pin has the attribute was not read here (no copy of nixpkgs'
-  # by-name tree at the catalog pins was at hand); a pin without it says so when the attribute is asked for. The other
-  # route, `flox activate` of an environment that installs the variant (options.cuda-detection), needs nothing here.
+  # /etc/ld.so.cache. numtide's nix-gl-host (pkgs/nix-gl-host.nix: the pin's when it carries one, which no catalog pin
+  # was found to do, else numtide/nix-gl-host at 5269b23) runs a program with the host's libcuda.so* on
+  # LD_LIBRARY_PATH, taken from those directories of LD_LIBRARY_PATH, /etc/ld.so.conf and its includes, /lib,
+  # /usr/lib, /lib64, /usr/lib64, /run/opengl-driver/lib and /usr/lib/wsl/lib that also hold one of its NVIDIA
+  # libraries (src/nixglhost.py at 5269b23: get_ld_paths, scan_dsos_from_dir; generator/preflight/facts.ts NIXGLHOST).
+  # `nix-build FILE -A withHostDriver -o DIR` gives this environment with its Pythons run through it. The other route,
+  # `flox activate` of an environment that installs the variant (options.cuda-detection), needs nothing here.
   nixglhost =
     if variant.cuda == null then throw "${variant.name} is CPU-only: it loads no libcuda, so it needs no nixglhost"
-    else pkgs.nix-gl-host or (throw "${variant.name}: this nixpkgs (${variant.nixpkgsRev}) has no nix-gl-host; run through `flox activate` (cuda-detection) or on NixOS");
+    else import ./nix-gl-host.nix pkgs;
   # The environment with bin/python, python3 and python3.N running through that nixglhost (pkgs/host-driver.nix): what
   # `variant-matrix install` links at DIR on a host that is not NixOS.
   withHostDriver = import ./host-driver.nix { inherit (pkgs) runCommand; shell = pkgs.runtimeShell; inherit env nixglhost; };

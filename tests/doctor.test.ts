@@ -213,6 +213,7 @@ test("doctor (CLI) on the recorded DGX Spark as DGX OS: exit 1, one line per che
   assert.match(r.stdout, /✓ Nix version: Nix 2\.24\.9/);
   assert.match(r.stdout, /✗ GPU driver:/);
   assert.match(r.stdout.replace(/\s+/g, " "), /\/run\/opengl-driver\/lib\/libcuda\.so\.1 is missing/);
+  assert.match(r.stdout.replace(/\s+/g, " "), /`nix-build \.flox\/pkgs\/torch-env-python313-cuda12_8-sm121-armv9\.nix -A withHostDriver -o torch-env` links torch-env, whose bin\/python3 runs through it/);
   assert.match(r.stdout.replace(/\s+/g, " "), /result-nixglhost\/bin\/nixglhost result-torch-env-python313-cuda12_8-sm121-armv9\/bin\/python3/);
   const j = runCli([...args, "--json"], { env: h.env });
   const rep = JSON.parse(j.stdout) as { name: string; checks: CheckResult[]; ok: boolean };
@@ -285,7 +286,7 @@ test("nix.conf fixes are blocks that wrapping never splits: at 80 columns and th
 
 test("the route outside NixOS: the environment's nixglhost (the pin's nix-gl-host, a stand-in here) finds a stand-in libcuda on a fake host root; nothing without it", () => {
   const env = variant(SPARK_ENV.replace("sm121-armv9", "sm90-avx512bf16"));
-  const standIn = `(args: import ${nixPath(join(ROOT, "tests/fixtures/stand-in-nixpkgs"))} (args // { standIn = { pin = "${env.nixpkgs}"; }; }))`;
+  const standIn = `(args: import ${nixPath(join(ROOT, "tests/fixtures/stand-in-nixpkgs"))} (args // { standIn = { pin = "${env.nixpkgs}"; nixGlHost = true; }; }))`;
   const dir = tempDir("vm-nixglhost-");
   const out = join(dir, "result-nixglhost");
   // The documented command (docs/gpu-driver.md), with the stand-in nixpkgs handed to the wrapper.
@@ -317,6 +318,15 @@ test("the route outside NixOS: the environment's nixglhost (the pin's nix-gl-hos
     runNix("nix-instantiate", ["--eval", "--strict", "--json", "-E", `let e = import ${nixPath(join(ROOT, env.file))} { variantMatrixNixpkgs = ${standIn}; }; in { name = e.withHostDriver.name; script = e.withHostDriver.standInBuildCommand; env = e.outPath; glhost = e.nixglhost.outPath; }`]),
   ) as { name: string; script: string; env: string; glhost: string };
   assert.match(wrapped.name, /-host-driver$/);
+  // A nixpkgs without nix-gl-host (no catalog pin was found to carry one): numtide's at the commit its facts were read
+  // at, fetched by hash, bin/nixglhost installed as its own default.nix installs it.
+  const own = JSON.parse(
+    runNix("nix-instantiate", ["--eval", "--strict", "--json", "-E", `let g = (import ${nixPath(join(ROOT, env.file))} { variantMatrixNixpkgs = ${standIn.replace("nixGlHost = true;", "")}; }).nixglhost; in { inherit (g) pname; src = g.src.standInFetched; main = g.meta.mainProgram; install = g.installPhase; }`]),
+  ) as { pname: string; src: Record<string, string>; main: string; install: string };
+  assert.equal(own.src, { owner: "numtide", repo: "nix-gl-host", rev: "5269b233f83880a0b433eafe026f0bc0d8f1a4a9", hash: "sha256-QZCKJoypcwgS3tDNSWMjlxEBZtOYPW3eXV24rMzKsac=" });
+  assert.is(own.pname, "nix-gl-host");
+  assert.is(own.main, "nixglhost");
+  assert.match(own.install, /install -D -m0755 src\/nixglhost\.py \$out\/bin\/nixglhost/);
   assert.ok(wrapped.script.includes(`for f in ${wrapped.env}/bin/*; do`), wrapped.script);
   assert.ok(wrapped.script.includes(`"${wrapped.glhost}/bin/nixglhost"`), wrapped.script);
 });
@@ -355,7 +365,7 @@ test("verify on a recorded non-NixOS GPU host: a Nix-built torch that cannot loa
   const json = JSON.parse(runCli([...base, "--json"], { env: h.env }).stdout);
   assert.ok(json.hostDriver.lines.length >= 2);
   // Through the route: the stand-in nix-gl-host of the variant's pin, on PATH, finds the host's libcuda.
-  const standIn = `(args: import ${nixPath(join(ROOT, "tests/fixtures/stand-in-nixpkgs"))} (args // { standIn = { pin = "2c423e03bbafcff28bfadc6781a4a8257f205cb5"; }; }))`;
+  const standIn = `(args: import ${nixPath(join(ROOT, "tests/fixtures/stand-in-nixpkgs"))} (args // { standIn = { pin = "2c423e03bbafcff28bfadc6781a4a8257f205cb5"; nixGlHost = true; }; }))`;
   const envFile = join(ROOT, ".flox/pkgs/torch-env-python313-cuda12_8-sm90-avx512bf16.nix");
   const out = join(dir, "result-nixglhost");
   runNix("nix-build", ["--option", "substituters", "", "-E", `(import ${nixPath(envFile)} { variantMatrixNixpkgs = ${standIn}; }).nixglhost`, "-o", out]);

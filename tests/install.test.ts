@@ -93,7 +93,7 @@ function standInEnvironment(): string {
   mkdirSync(pkgs);
   writeFileSync(
     join(pkgs, `${NAME}.nix`),
-    `let standIn = import ${nixPath(join(ROOT, "tests/fixtures/stand-in-nixpkgs"))} { standIn = { pin = "${variant.nixpkgs}"; }; };\n` +
+    `let standIn = import ${nixPath(join(ROOT, "tests/fixtures/stand-in-nixpkgs"))} { standIn = { pin = "${variant.nixpkgs}"; nixGlHost = true; }; };\n` +
       `  env = derivation {\n  name = "${NAME}-stand-in-${newSalt()}";\n  system = builtins.currentSystem;\n  builder = "/bin/sh";\n` +
       `  PATH = "/usr/bin:/bin";\n  python = builtins.readFile ${nixPath(join(dir, "python3"))};\n` +
       `  args = [ "-c" "mkdir -p $out/bin && printf '%s' \\"$python\\" > $out/bin/python3 && chmod +x $out/bin/python3 && echo pip > $out/bin/pip" ];\n` +

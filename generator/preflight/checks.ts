@@ -238,6 +238,11 @@ export function nixglhostBuildLine(v: Pick<CheckedVariant, "file" | "envFile">):
   return `nix-build ${v.envFile ?? v.file} -A nixglhost -o result-nixglhost`;
 }
 
+/** The nix-build line that links a CUDA environment variant with its Pythons run through nixglhost (pkgs/host-driver.nix). */
+export function withHostDriverLine(v: Pick<CheckedVariant, "file" | "envFile">): string {
+  return `nix-build ${v.envFile ?? v.file} -A withHostDriver -o torch-env`;
+}
+
 /**
  * The ways to run on a non-NixOS host, each with its command, for `program` (default: the python3 of the environment
  * variant of the combination, which is what holds an interpreter).
@@ -249,7 +254,8 @@ export function driverRouteLines(
   const nixglhost = DRIVER_ROUTES.find((r) => r.id === "nixglhost")!;
   const flox = DRIVER_ROUTES.find((r) => r.id === "flox")!;
   return [
-    `nixglhost (nixpkgs' nix-gl-host): \`${nixglhostBuildLine(v)}\`, then \`result-nixglhost/bin/${nixglhost.command.replace("PROGRAM", program)}\``,
+    `nixglhost (numtide's nix-gl-host, carried by the environment): \`${withHostDriverLine(v)}\` links torch-env, whose bin/python3 runs through it (what \`variant-matrix install\` does); ` +
+      `for another program, \`${nixglhostBuildLine(v)}\`, then \`result-nixglhost/bin/${nixglhost.command.replace("PROGRAM", program)}\``,
     `flox: ${flox.command.replace("PROGRAM", "python3")} (cuda-detection, on by default, serves the host's libcuda through ld-floxlib; not in \`flox activate -m run\`)`,
     "NixOS with hardware.nvidia: /run/opengl-driver/lib is there",
   ];

@@ -154,7 +154,7 @@ export interface DriverRoute {
 
 /**
  * The three routes, as their own sources say they work. No copy of their logic lives here: the environment variants
- * carry nixpkgs' nix-gl-host itself (pkgs/torch-env.nix passthru `nixglhost`), and flox does its own detection.
+ * carry numtide's nix-gl-host (pkgs/nix-gl-host.nix; pkgs/torch-env.nix passthru `nixglhost`), and flox does its own detection.
  */
 export const DRIVER_ROUTES: readonly DriverRoute[] = [
   {
@@ -168,7 +168,7 @@ export const DRIVER_ROUTES: readonly DriverRoute[] = [
     command: "nixglhost PROGRAM",
     needs: [
       `a directory of ${NIXGLHOST.searchList} that holds one of nix-gl-host's NVIDIA DSO patterns (libnvidia-*, libnvcuvid, …) besides libcuda.so*: a directory with libcuda alone is passed over`,
-      "nixglhost itself: nixpkgs' nix-gl-host (every CUDA environment variant carries it: nix-build FILE -A nixglhost)",
+      "nixglhost itself: numtide's nix-gl-host (every CUDA environment variant carries it: nix-build FILE -A nixglhost; pkgs/nix-gl-host.nix)",
     ],
     source: NIXGLHOST.source,
   },
