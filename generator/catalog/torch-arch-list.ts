@@ -8,6 +8,12 @@
  *
  * Facts are data with sources: a release whose list was read has `accepted` (exactly the list); one known only from
  * reports has `accepted: null` and the entries reported refused. A release absent here: unknown (no drop, no note).
+ *
+ * torch 2.12, 2.13 and 2.14 are absent: their torch/utils/cpp_extension.py was not read (pytorch/pytorch at those tags
+ * is not among the stored sources, and no wheel of them was on the H100 host). What was found does not decide it: a
+ * fork's copy (maggiemoss/pytorch 4b78f85, undated) holds exactly 2.11's list; pytorch/pytorch#157999 (family "f"
+ * entries in TORCH_CUDA_ARCH_LIST, 2025-07-10) is closed with no merge seen. So `explain` says "not read" for them and
+ * no entry is dropped on their account.
  */
 import { archEntryAcceptedIn, archListIn } from "../cuda-build.ts";
 
