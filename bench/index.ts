@@ -4,9 +4,11 @@ import { main as schedule } from "./schedule.ts";
 import { main as evaluate } from "./eval.ts";
 import { main as cli } from "./cli.ts";
 import { main as expand } from "./expand.ts";
+import { main as caches } from "./caches.ts";
 
 await expand();
 await cli();
 await generate();
 await schedule();
 await evaluate();
+await caches();

@@ -63,6 +63,32 @@ export function compiledEntry() {
 }
 
 /**
+ * Bundle generator/cli.ts into `outdir` (esbuild: ESM chunks for Node 20, esbuild itself external).
+ * @param {string} outdir where cli.js and its chunks go (created)
+ * @param {{ lazyStringWidth?: boolean }} [opts] lazyStringWidth (default true): string-width loaded on its first call
+ *   (generator/lazy-string-width.ts); false only for bench/caches.ts, which times the bundle without it
+ * @returns {Promise<void>}
+ * @throws Error when esbuild fails (its messages are in the error)
+ */
+export async function bundle(outdir, opts = {}) {
+  const esbuild = await import("esbuild");
+  await esbuild.build({
+    entryPoints: [join(ROOT, "generator/cli.ts")],
+    bundle: true,
+    splitting: true,
+    format: "esm",
+    platform: "node",
+    target: "node20",
+    outdir,
+    external: ["esbuild", "fsevents", "chokidar"],
+    // A lazy string-width: most commands never measure wide text (generator/lazy-string-width.ts).
+    alias: opts.lazyStringWidth === false ? {} : { "string-width": join(ROOT, "generator/lazy-string-width.ts") },
+    banner: { js: "import { createRequire as __vmCreateRequire } from 'node:module'; const require = __vmCreateRequire(import.meta.url);" },
+    logLevel: "warning",
+  });
+}
+
+/**
  * Make sure dist/ holds a bundle of the current sources, building it when it does not.
  * @param {{ log?: (line: string) => void }} [opts] log: told one line when a rebuild starts (the launcher prints
  *   it on stderr; prepare stays quiet)
@@ -78,22 +104,8 @@ export async function ensureDist(opts = {}) {
   mkdirSync(DIST_DIR, { recursive: true });
   const tmp = join(DIST_DIR, `.tmp-${hash}-${process.pid}`);
   rmSync(tmp, { recursive: true, force: true });
-  const esbuild = await import("esbuild");
   try {
-    await esbuild.build({
-      entryPoints: [join(ROOT, "generator/cli.ts")],
-      bundle: true,
-      splitting: true,
-      format: "esm",
-      platform: "node",
-      target: "node20",
-      outdir: tmp,
-      external: ["esbuild", "fsevents", "chokidar"],
-      // A lazy string-width: most commands never measure wide text (generator/lazy-string-width.ts).
-      alias: { "string-width": join(ROOT, "generator/lazy-string-width.ts") },
-      banner: { js: "import { createRequire as __vmCreateRequire } from 'node:module'; const require = __vmCreateRequire(import.meta.url);" },
-      logLevel: "warning",
-    });
+    await bundle(tmp);
     try {
       renameSync(tmp, dir);
     } catch (e) {

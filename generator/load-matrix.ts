@@ -19,7 +19,7 @@ import { cacheDir } from "./paths.ts";
 const CACHE_VERSION = "1";
 
 /** The hash of the matrix at `file` with its current text, and its cache file (it exists once imported). */
-function cachedModule(file: string): { hash: string; path: string } {
+export function cachedModule(file: string): { hash: string; path: string } {
   const source = readFileSync(file, "utf8");
   const hash = createHash("sha256").update(CACHE_VERSION).update("\0").update(file).update("\0").update(source).digest("hex").slice(0, 24);
   return { hash, path: join(cacheDir(), `matrix-${hash}.mjs`) };
