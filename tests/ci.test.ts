@@ -13,9 +13,6 @@ import {
   checksWorkflowYaml,
   evalCheckScript,
   FREE_DISK_SCRIPT,
-  GITHUB_HOSTED_RUNNERS,
-  GITHUB_LIMITS,
-  GITHUB_MATRIX_LIMIT,
   githubWorkflowYaml,
   isSelfHosted,
   nixVersionCheckScript,
@@ -28,6 +25,7 @@ import {
   runnerLabel,
 } from "../generator/ci.ts";
 import { catalog } from "../generator/catalog/index.ts";
+import { GITHUB_HOSTED_RUNNERS, GITHUB_LIMITS, GITHUB_MATRIX_LIMIT } from "../generator/catalog/ci-runners.ts";
 import { compareVersions } from "../generator/versions.ts";
 import { nixPath, STAND_IN_NIXPKGS, standInCheckout } from "./helpers/nix.ts";
 import { projectFromMatrix } from "../generator/project.ts";

@@ -5,7 +5,7 @@
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { NIX_MIN, NIXOS_DRIVER_LIB, STORE_FREE_FLOOR } from "../generator/preflight/facts.ts";
+import { NIX_MIN, NIXOS_DRIVER_LIB, STORE_FREE_FLOOR } from "../generator/catalog/host.ts";
 import { nixpkgs } from "../generator/catalog/torch.ts";
 import { compareVersions } from "../generator/versions.ts";
 import { archEntryAccepted } from "../generator/catalog/torch-arch-list.ts";
@@ -18,7 +18,7 @@ import { cudaScopeFor, nixpkgsInstanceKey, serveGpu } from "../generator/expand.
 import { projectFromMatrix } from "../generator/project.ts";
 import type { MatrixInput } from "../generator/schema.ts";
 import { CUDA_CACHE, cudaCachesFor, substituterLines, PUBLIC_CUDA_CACHES } from "../generator/catalog/binary-cache.ts";
-import { CUDA_CACHE_SUBSTITUTER, FLOX_CACHE_SUBSTITUTER } from "../generator/preflight/facts.ts";
+import { CUDA_CACHE_SUBSTITUTER, FLOX_CACHE_SUBSTITUTER } from "../generator/catalog/host.ts";
 import { modelCacheMisses } from "../generator/driver/cache-model.ts";
 import { torchNewerThanCatalog } from "../generator/pin/facts.ts";
 

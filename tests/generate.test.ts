@@ -6,7 +6,8 @@ import { execFileSync } from "node:child_process";
 import { parse as parseToml } from "smol-toml";
 import { ROOT, runCli, tempDir, writeMatrix } from "./helpers/cli.ts";
 import { projectFromMatrix } from "../generator/project.ts";
-import { FLOX_MIN_VERSION, renderAll } from "../generator/render/index.ts";
+import { renderAll } from "../generator/render/index.ts";
+import { FLOX_MIN_VERSION } from "../generator/catalog/host.ts";
 import matrix from "../matrix.ts";
 
 const GOLDEN = join(ROOT, "tests", "golden");

@@ -13,7 +13,7 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { existsSync, lstatSync, mkdirSync, readFileSync, readlinkSync, realpathSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { CUDA_CACHE_SUBSTITUTER } from "../generator/preflight/facts.ts";
+import { CUDA_CACHE_SUBSTITUTER } from "../generator/catalog/host.ts";
 import { closingLine } from "../generator/commands/install.ts";
 import { projectFromMatrix } from "../generator/project.ts";
 import matrix from "../matrix.ts";

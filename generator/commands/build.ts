@@ -11,7 +11,8 @@ import { PACKAGES, REPEATABLE } from "../constants.ts";
 import { FILTER_OPTION } from "../filters.ts";
 import type { Variant } from "../schema.ts";
 import { BACKEND_CHOICES, type BackendChoice } from "../driver/backend.ts";
-import { GIB_PER_COMPILE_JOB, DEFAULT_CORES_PER_BUILD } from "../driver/jobs.ts";
+import { DEFAULT_CORES_PER_BUILD } from "../driver/jobs.ts";
+import { GIB_PER_COMPILE_JOB } from "../catalog/host.ts";
 
 /** The project root this package lives in (where `.flox/pkgs` and `logs` are by default); see paths.ts. */
 export { REPO_ROOT as PROJECT_ROOT } from "../paths.ts";

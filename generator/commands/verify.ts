@@ -35,7 +35,7 @@ import { catalogCheckerFacts } from "../verify/catalog-facts.ts";
 import { ENV_PACKAGE, TORCH_PACKAGE, packagesOnTorch } from "../catalog/packages.ts";
 import { checkedVariants, Probes } from "../preflight/checks.ts";
 import { existsOn } from "../preflight/host.ts";
-import { NIXOS_DRIVER_LIB } from "../preflight/facts.ts";
+import { NIXOS_DRIVER_LIB } from "../catalog/host.ts";
 import { driverCause } from "../verify/driver.ts";
 import { wrap, wrapLines } from "../text.ts";
 import { terminalWidth } from "./shared.ts";

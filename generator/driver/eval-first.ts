@@ -16,7 +16,7 @@
  */
 import { closeCatalogExtras, didYouMean } from "../catalog/extra-hints.ts";
 import { ERROR_PREFIX, InputError } from "../errors.ts";
-import { NIX_MIN } from "../preflight/facts.ts";
+import { NIX_MIN } from "../catalog/host.ts";
 import { wrap } from "../text.ts";
 import { compareVersions } from "../versions.ts";
 import type { CacheProbe } from "./store.ts";

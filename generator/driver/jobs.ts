@@ -12,9 +12,8 @@
  * memory. When `--cores` is not given, the nix backend passes `--cores floor(slots / jobs)` so that the product
  * stays within the slots (Nix's own default, cores = 0, would give every build all CPUs).
  */
+import { GIB_PER_COMPILE_JOB } from "../catalog/host.ts";
 
-/** Memory one CUDA compile process of torch needs, in GiB (the guide 'Building PyTorch 2.9.1 for ARM64 with T4G (sm_75) Support'). */
-export const GIB_PER_COMPILE_JOB = 4;
 /** Cores one build gets by default, when the machine has that many slots. */
 export const DEFAULT_CORES_PER_BUILD = 8;
 

@@ -13,7 +13,7 @@ import { basename, dirname, join, normalize } from "node:path";
 import { compareVersions } from "../versions.ts";
 import { systemFeaturesLine } from "../driver/features.ts";
 import { cachesToOffer } from "../catalog/binary-cache.ts";
-import { DRIVER_ROUTES, FLOX_CUDA, FLOX_MIN, NIX_MIN, NIXGLHOST, NIXOS_DRIVER_LIB, STORE_FREE_FLOOR } from "./facts.ts";
+import { DRIVER_ROUTES, FLOX_CUDA, FLOX_MIN, NIX_MIN, NIXGLHOST, NIXOS_DRIVER_LIB, STORE_FREE_FLOOR } from "../catalog/host.ts";
 import { existsOn, runOn, type Host } from "./host.ts";
 import { parseCpuinfo } from "../detect/host.ts";
 import { isaFit } from "../compat.ts";

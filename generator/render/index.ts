@@ -3,6 +3,7 @@
  * one `docs/matrix/*.md` page per (PyTorch release, CUDA version) and `.flox/env/manifest.toml`.
  * Pure: returns a map of repo-relative path → content; `write.ts` does the I/O.
  */
+import { FLOX_MIN_VERSION } from "../catalog/host.ts";
 import { nixpkgsAllows } from "../catalog/gpus.ts";
 import { stringify as tomlStringify } from "smol-toml";
 import { compareVersions as cmpVersion } from "../versions.ts";
@@ -170,19 +171,6 @@ export function renderFlakeLock(p: Project): string {
   nodes.root = { inputs: Object.fromEntries(pins.map((pin) => [pin.input, pin.input])) };
   return JSON.stringify({ nodes, root: "root", version: 7 }, null, 2) + "\n";
 }
-
-/**
- * The flox that opens `.flox/env/manifest.toml` and builds `.flox/pkgs/*.nix`, and why (flox/flox 6536dac, read by a
- * helper into the notes of issue 30):
- * - The manifest says `version = 1`, the oldest manifest format: every flox since 1.0.4 reads it, and the newest
- *   still does (cli/flox-manifest/src/parsed/common.rs `VersionKind::Version(1) => Ok(KnownSchemaVersion::V1)`,
- *   migrated in memory, kept as written on disk). It uses `[options] systems` only, which that format has. A
- *   `schema-version` is refused by any flox older than it ("manifest had invalid schema version '1.19.0'"), and
- *   1.10.0 (the oldest) by flox ≤ 1.9.1 ("unsupported manifest version").
- * - Nix expression builds (`flox build NAME` of `.flox/pkgs/NAME.nix`) are generally available from flox 1.5.0 (they
- *   appeared behind a feature flag in 1.4.3; #3281 removed it "in preparation for 1.5 release").
- */
-export const FLOX_MIN_VERSION = "1.5.0";
 
 /** The manifest format written: the pre-1.10 `version = 1` field (see FLOX_MIN_VERSION). */
 export const FLOX_MANIFEST_VERSION = 1;

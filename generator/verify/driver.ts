@@ -1,10 +1,10 @@
 /**
  * Why a variant's torch sees no GPU that nvidia-smi sees (pure): nixpkgs' CUDA libraries load libcuda.so.1 from
- * /run/opengl-driver/lib only (the runpath Nix gave them; preflight/facts.ts NIXOS_DRIVER_LIB), which only NixOS
+ * /run/opengl-driver/lib only (the runpath Nix gave them; catalog/host.ts NIXOS_DRIVER_LIB), which only NixOS
  * creates, while the host keeps it in its own library directory (`ldconfig -p`). verify prints these lines under the
- * GPU checks, with the ways to run again through the host's driver (preflight/facts.ts DRIVER_ROUTES).
+ * GPU checks, with the ways to run again through the host's driver (catalog/host.ts DRIVER_ROUTES).
  */
-import { NIXOS_DRIVER_LIB } from "../preflight/facts.ts";
+import { NIXOS_DRIVER_LIB } from "../catalog/host.ts";
 import { driverRouteLines, type CheckedVariant } from "../preflight/checks.ts";
 
 /** What the cause is decided from. */

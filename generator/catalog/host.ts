@@ -1,9 +1,25 @@
 /**
- * The facts the preflight checks compare a host against, as data with their sources (generator/preflight/checks.ts
- * reads them; docs/gpu-driver.md explains them).
+ * Facts about the machines and tools the project runs on, as data with their sources: what the preflight checks
+ * compare a host against (generator/preflight/checks.ts reads them; docs/gpu-driver.md explains them), the oldest flox
+ * the generated files need (render/index.ts writes it into them), and the memory one CUDA compile process takes (the
+ * build driver's `--jobs` default, driver/jobs.ts).
  */
-import { FLOX_MIN_VERSION } from "../render/index.ts";
-import { PUBLIC_CUDA_CACHES } from "../catalog/binary-cache.ts";
+import { PUBLIC_CUDA_CACHES } from "./binary-cache.ts";
+
+/**
+ * The flox that opens `.flox/env/manifest.toml` and builds `.flox/pkgs/*.nix`, and why (flox/flox 6536dac):
+ * - The manifest says `version = 1`, the oldest manifest format: every flox since 1.0.4 reads it, and the newest
+ *   still does (cli/flox-manifest/src/parsed/common.rs `VersionKind::Version(1) => Ok(KnownSchemaVersion::V1)`,
+ *   migrated in memory, kept as written on disk). It uses `[options] systems` only, which that format has. A
+ *   `schema-version` is refused by any flox older than it ("manifest had invalid schema version '1.19.0'"), and
+ *   1.10.0 (the oldest) by flox ≤ 1.9.1 ("unsupported manifest version").
+ * - Nix expression builds (`flox build NAME` of `.flox/pkgs/NAME.nix`) are generally available from flox 1.5.0 (they
+ *   appeared behind a feature flag in 1.4.3; #3281 removed it "in preparation for 1.5 release").
+ */
+export const FLOX_MIN_VERSION = "1.5.0";
+
+/** Memory one CUDA compile process of torch needs, in GiB (the guide 'Building PyTorch 2.9.1 for ARM64 with T4G (sm_75) Support'). */
+export const GIB_PER_COMPILE_JOB = 4;
 
 /**
  * The oldest Nix that evaluates the catalog's pins: nixpkgs' root default.nix aborts on a Nix older than its
@@ -36,7 +52,7 @@ export const FLOX_MIN = {
  * one figure behind it is matteospanio/torchfx#76: on a GitHub-hosted runner (~14 GB free), "the CUDA toolkit + the
  * multi-GB CUDA torch wheel + the build" of a pip/dnf wheel build exhausted the disk. That is not a Nix store and not a
  * source build of torch, but a Nix closure holds the same kinds of things (a CUDA toolkit, a CUDA torch), so 14 GB is
- * taken as a floor below which a build cannot fit (generator/ci.ts GITHUB_LIMITS: a hosted job has a 14 GB disk and
+ * taken as a floor below which a build cannot fit (generator/catalog/ci-runners.ts GITHUB_LIMITS: a hosted job has a 14 GB disk and
  * torch builds go to self-hosted runners). A source build of torch needs more (its build tree and nvcc's temporaries);
  * nothing here measured how much, so the check fails only below the floor.
  */
@@ -46,7 +62,7 @@ export const STORE_FREE_FLOOR = {
   kind: "heuristic",
   source:
     "heuristic: matteospanio/torchfx#76 (a pip/dnf CUDA wheel build exhausted a GitHub runner's ~14 GB free; not a Nix store); " +
-    "generator/ci.ts GITHUB_LIMITS (14 GB hosted-runner disk)",
+    "generator/catalog/ci-runners.ts GITHUB_LIMITS (14 GB hosted-runner disk)",
 } as const;
 
 /**
