@@ -7,18 +7,11 @@
  * major; no PTX is shipped, so nothing else runs); NVIDIA CUDA Toolkit release notes, Table 3 (minimum Linux driver
  * per toolkit: generator/catalog/cuda.ts); generator/catalog/cpu-isas.ts (`requiredCpuFeatures` of each ISA).
  */
+import { capabilityRunsOn } from "./capability.ts";
 import { compareVersions } from "./versions.ts";
 import type { Catalog, CpuIsa, CudaToolkit, Variant } from "./schema.ts";
 
-/**
- * True when a cubin compiled for compute capability `code` ("12.0") runs on a device of capability `device`
- * ("12.1"): same major, minor ≤ the device's.
- */
-export function capabilityRunsOn(code: string, device: string): boolean {
-  const [cm, cn] = code.split(".").map(Number);
-  const [dm, dn] = device.split(".").map(Number);
-  return cm === dm && cn! <= dn!;
-}
+export { capabilityRunsOn };
 
 /** True when code compiled for one of `caps` runs on a GPU of capability `cap`. */
 export function capabilitiesRunOn(caps: readonly string[], cap: string): boolean {

@@ -7,6 +7,7 @@
  * with the same facts read from pkgs/verify-facts.json, so a catalog edit changes that data and never the bundle.
  * The types below name only the fields these functions read; a full catalog entry fits them.
  */
+import { capabilityRunsOn } from "./capability.ts";
 import { compareVersions } from "./versions.ts";
 
 /** What one torch minor's cpp_extension accepts in TORCH_CUDA_ARCH_LIST (catalog/torch-arch-list.ts has the sources). */
@@ -93,12 +94,8 @@ export function archEntryAcceptedIn(lists: readonly ArchListFacts[], torchVersio
 }
 
 const dots = (c: string) => c.replace(".", "");
-/** A cubin for X.y runs on X.z, z ≥ y (generator/compat.ts `capabilityRunsOn`, restated: this module imports no rule). */
-const runsOn = (code: string, device: string) => {
-  const [cm, cn] = code.split(".").map(Number);
-  const [dm, dn] = device.split(".").map(Number);
-  return cm === dm && cn! <= dn!;
-};
+/** A cubin for X.y runs on X.z, z ≥ y: the one rule (generator/capability.ts). */
+const runsOn = capabilityRunsOn;
 
 /**
  * The TORCH_CUDA_ARCH_LIST entries torch `torchVersion`'s cpp_extension is handed for `caps`: each capability itself

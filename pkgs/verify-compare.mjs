@@ -3,6 +3,13 @@
 // generator/verify/check-main.ts
 import { readFileSync } from "node:fs";
 
+// generator/capability.ts
+function capabilityRunsOn(code, device) {
+  const [cm, cn] = code.split(".").map(Number);
+  const [dm, dn] = device.split(".").map(Number);
+  return cm === dm && cn <= dn;
+}
+
 // generator/versions.ts
 function compareVersions(a, b) {
   const re = /^\d+(\.\d+)*$/;
@@ -14,13 +21,6 @@ function compareVersions(a, b) {
     if (d !== 0) return d;
   }
   return 0;
-}
-
-// generator/compat.ts
-function capabilityRunsOn(code, device) {
-  const [cm, cn] = code.split(".").map(Number);
-  const [dm, dn] = device.split(".").map(Number);
-  return cm === dm && cn <= dn;
 }
 
 // generator/cuda-build.ts
@@ -40,11 +40,7 @@ function archEntryAcceptedIn(lists, torchVersion, entry) {
   return null;
 }
 var dots = (c) => c.replace(".", "");
-var runsOn = (code, device) => {
-  const [cm, cn] = code.split(".").map(Number);
-  const [dm, dn] = device.split(".").map(Number);
-  return cm === dm && cn <= dn;
-};
+var runsOn = capabilityRunsOn;
 function torchArchEntriesIn(caps, torchVersion, label, lists) {
   const entries = [];
   const notes = [];
