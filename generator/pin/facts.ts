@@ -11,7 +11,7 @@ import * as z from "zod";
 import { bundledDeviceCode } from "../catalog/device-code.ts";
 import { packagesOnTorch } from "../catalog/packages.ts";
 import type { Catalog, NixpkgsPin, TorchaudioRelease, TorchRelease } from "../schema.ts";
-import { compareVersions } from "../versions.ts";
+import { compareVersions, majorMinor } from "../versions.ts";
 
 const fact = <T extends z.ZodTypeAny>(value: T) => z.object({ expr: z.string(), value: value.nullable() });
 const str = fact(z.string());
@@ -78,7 +78,6 @@ export interface PinComparison {
 }
 
 const short = (rev: string) => rev.slice(0, 7);
-const compareVersionStrings = (a: string, b: string) => compareVersions(a, b);
 /** A fact's value as text: "absent" for null, a list joined with ", " ("(none)" when empty). */
 export const show = (v: unknown) => (v === null ? "absent" : Array.isArray(v) ? (v.length ? v.join(", ") : "(none)") : String(v));
 
@@ -134,8 +133,8 @@ export function comparePin(pin: NixpkgsPin, facts: PinFacts, cat: Catalog): PinC
     else if (f.value) notes.push(`${key} at ${at}: the catalog has none; your nixpkgs says ${f.value} (${f.expr})`);
   }
   // The Python sets nixpkgs' CI evaluation recurses into: the cache model's jobs (catalog/binary-cache.ts).
-  const recursed = facts.recursedPython.value === null ? null : [...facts.recursedPython.value].sort(compareVersionStrings);
-  if (pin.recursedPython !== null) differ("recursedPython", [...pin.recursedPython].sort(compareVersionStrings), recursed, facts.recursedPython.expr);
+  const recursed = facts.recursedPython.value === null ? null : [...facts.recursedPython.value].sort(compareVersions);
+  if (pin.recursedPython !== null) differ("recursedPython", [...pin.recursedPython].sort(compareVersions), recursed, facts.recursedPython.expr);
   else if (recursed) notes.push(`recursedPython at ${at}: the catalog has none; your nixpkgs says ${show(recursed)} (${facts.recursedPython.expr})`);
 
   // torch's brokenConditions, per CUDA set present (the catalog's brokenCuda lists the versions it refuses).
@@ -236,7 +235,7 @@ export function pinEntryFromFacts(
     bitsandbytes: one("bitsandbytes"),
     defaultPython: facts.defaultPython.value,
     defaultCuda: facts.defaultCuda.value,
-    recursedPython: facts.recursedPython.value === null ? null : [...facts.recursedPython.value].sort(compareVersionStrings),
+    recursedPython: facts.recursedPython.value === null ? null : [...facts.recursedPython.value].sort(compareVersions),
     channel: opts.channel,
     inferred: {},
     source:
@@ -244,7 +243,6 @@ export function pinEntryFromFacts(
       `${def.torch.expr} = ${torch}; ${def.torchaudio.expr} = ${torchaudio}; package sets from builtins.attrNames; ` +
       `brokenCuda from torch.meta.broken per cudaPackages_X_Y`,
   };
-  const minorOf = (v: string) => v.split(".").slice(0, 2).join(".");
   const nextMinor = (v: string) => {
     const [a, b] = v.split(".").map(Number);
     return `${a}.${b! + 1}`;
@@ -253,7 +251,7 @@ export function pinEntryFromFacts(
     ? null
     : {
         version: torch,
-        nameTag: minorOf(torch).replace(".", ""),
+        nameTag: majorMinor(torch).replace(".", ""),
         torchaudio,
         python,
         cuda: cuda.filter((v) => !(v in brokenCuda)),
@@ -265,7 +263,7 @@ export function pinEntryFromFacts(
     ? null
     : {
         version: torchaudio,
-        servesTorch: { min: minorOf(torch), below: nextMinor(torch) },
+        servesTorch: { min: majorMinor(torch), below: nextMinor(torch) },
         stableAbi: false,
         nixpkgsDependsOnTorchcodec: (facts.torchaudioDependencies.value ?? []).includes("torchcodec"),
         source: `nixpkgs ${short(opts.rev)} pairs torchaudio ${torchaudio} with torch ${torch} (variant-matrix pin add); taken to serve that torch minor only`,
