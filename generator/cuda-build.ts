@@ -8,7 +8,7 @@
  * The types below name only the fields these functions read; a full catalog entry fits them.
  */
 import { capabilityRunsOn } from "./capability.ts";
-import { compareVersions } from "./versions.ts";
+import { compareVersions, majorMinor } from "./versions.ts";
 
 /** What one torch minor's cpp_extension accepts in TORCH_CUDA_ARCH_LIST (catalog/torch-arch-list.ts has the sources). */
 export interface ArchListFacts {
@@ -75,7 +75,7 @@ export function releaseIn<R extends { version: string }>(releases: readonly R[],
 
 /** The facts for a torch version ("2.11.0" → the "2.11" entry of `lists`), or undefined. */
 export function archListIn<L extends ArchListFacts>(lists: readonly L[], torchVersion: string): L | undefined {
-  const minor = torchVersion.split(".").slice(0, 2).join(".");
+  const minor = majorMinor(torchVersion);
   return lists.find((f) => f.torch === minor);
 }
 

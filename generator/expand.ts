@@ -48,8 +48,6 @@ export type GpuService =
   | { ok: true; capabilities: string[]; binaryCompat: boolean; note?: string }
   | { ok: false; reason: string };
 
-const cmpVersion = compareVersions;
-
 const smOf = (cap: string) => cap.replace(".", "");
 
 /**
@@ -68,7 +66,7 @@ export function serveGpu(gpu: GpuArch, cuda: CudaToolkit, policy: "serve" | "dro
   const where = knownBy.length
     ? `CUDA ${knownBy.join(", ")} ${knownBy.length === 1 ? "compiles" : "compile"} sm_${gpu.sm} natively`
     : `no CUDA version in the catalog compiles sm_${gpu.sm} where nixpkgs allows it`;
-  const earlier = catalog.cuda.filter((c) => cmpVersion(c.version, cuda.version) < 0 && c.capabilities.includes(gpu.capability));
+  const earlier = catalog.cuda.filter((c) => compareVersions(c.version, cuda.version) < 0 && c.capabilities.includes(gpu.capability));
   const info = nixpkgsCapability(gpu.capability);
   const dropped = cuda.capabilities.includes(gpu.capability)
     ? `nixpkgs allows compute capability ${gpu.capability} with CUDA ${info ? `${info.minCuda}${info.maxCuda ? ` to ${info.maxCuda}` : " and later"}` : "never (not in its capability table)"}, not ${cuda.version}, though CUDA ${cuda.version}'s nvcc lists sm_${gpu.sm} (pkgs/development/cuda-modules/_cuda/db/bootstrap/cuda.nix)`
@@ -85,7 +83,7 @@ export function serveGpu(gpu: GpuArch, cuda: CudaToolkit, policy: "serve" | "dro
   const jetson = (c: string) => nixpkgsCapability(c)?.isJetson ?? false;
   const compat = runs
     .filter((c) => jetson(c) === jetson(gpu.capability))
-    .sort(cmpVersion)
+    .sort(compareVersions)
     .pop();
   const gpuNote = gpu.note ? ` ${gpu.note}` : "";
   if (compat === undefined)
@@ -264,6 +262,251 @@ export function nixpkgsInstanceKey(v: Pick<Variant, "nixpkgs" | "system" | "cuda
   return [v.nixpkgs, v.system, v.cuda === null ? "cpu" : v.cudaPackageSet, ...(v.cuda !== null && v.cudaCapabilitiesForPackageSet ? v.cudaCapabilities : [])].join("|");
 }
 
+/** The matrix's axes resolved against the catalog, in expansion order (see `expand`). */
+interface Axes {
+  pythons: PythonVersion[];
+  cudas: CudaToolkit[];
+  gpus: GpuArch[];
+  isas: CpuIsa[];
+  packages: PackageName[];
+}
+
+/** Where `expand` collects its output across combinations. */
+interface ExpandSink extends Expansion {
+  /** The torch variant of each combination by name, for the environments built on it. */
+  torchByName: Map<string, Variant>;
+}
+
+/** The name parts of one combination (formatName without `package`). */
+type ComboParts = { tag: string; python: string; cuda: string | null; sm: string | null; isa: string };
+
+/** Per package of one combination: its reasons (the combination's plus its own), versions of packages on torch, builds. */
+interface PackageVerdicts {
+  pkgReasons: Map<string, string[]>;
+  versions: Record<string, string>;
+  builds: Map<string, PackageCudaBuild | null>;
+}
+
+/** Resolve the matrix's Python, CUDA, GPU and ISA values to catalog entries, sorted; throws on a value the catalog lacks. */
+function resolveAxes(matrix: Matrix, catalog: Catalog): Axes {
+  const pythons = [...matrix.python].sort(compareVersions).map((v) => find(catalog.python, (p) => p.version === v, `Python ${v}`));
+  const cudas = [...matrix.cuda].sort(compareVersions).map((v) => find(catalog.cuda, (c) => c.version === v, `CUDA ${v}`));
+  const gpus = [...matrix.gpus]
+    .sort((a, b) => Number(a) - Number(b))
+    .map((sm) => find(catalog.gpus, (g) => g.sm === sm, `GPU SM${sm}`));
+  const isas = matrix.isas.map((k) => find(catalog.isas, (i) => i.key === k, `ISA ${k}`));
+  const packages = PACKAGES.filter((p) => matrix.packages.includes(p));
+  return { pythons, cudas, gpus, isas, packages };
+}
+
+/** One matrix release resolved: its catalog release, pin (null when no sourced pin carries it), name tag and hash. */
+function resolveRelease(r: Matrix["releases"][number], catalog: Catalog, multi: boolean): { release: TorchRelease; pin: NixpkgsPin | null; tag: string; sha256: string | null } {
+  const release = find(catalog.torch, (t) => t.version === r.torch, `PyTorch ${r.torch}`);
+  const pin =
+    r.nixpkgs !== undefined
+      ? find(catalog.nixpkgs, (p) => p.rev === r.nixpkgs, `nixpkgs ${r.nixpkgs}`)
+      : (preferredPin(catalog, release.version) ?? null);
+  const tag = multi ? release.nameTag : "";
+  // validateMatrix resolved the hash (catalog pin or matrix.ts); a pin without one never reaches a variant.
+  const sha256 = r.sha256 ?? pin?.sha256 ?? null;
+  if (pin && sha256 === null)
+    throw new Error(`nixpkgs ${pin.rev} has no sha256: validate the matrix (validateMatrix) before expanding it`);
+  return { release, pin, tag, sha256 };
+}
+
+/** Per package: the combination's reasons, plus (for a package built on torch) its own at this pin. */
+function packageVerdicts(combo: Combo, packages: PackageName[], reasons: string[], service: GpuService | undefined): PackageVerdicts {
+  const { release, pin, py, cuda } = combo;
+  const pkgReasons = new Map<string, string[]>();
+  const versions: Record<string, string> = {};
+  const builds = new Map<string, PackageCudaBuild | null>();
+  for (const pkg of packages) {
+    const p = onTorch(pkg);
+    const own: string[] = [];
+    if (p && pin) {
+      const r = onTorchVersion(p, pin, py);
+      if ("reason" in r) own.push(r.reason);
+      else if (!reasons.length) {
+        // What this release builds for the combination, or why not (catalog/packages.ts: cudaOnly, CUDA range, targets).
+        const b = packageBuildFor(p, r.version, cuda?.version ?? null, service?.ok ? service.capabilities : [], release.version);
+        if ("reason" in b) own.push(b.reason);
+        else {
+          versions[pkg] = r.version;
+          builds.set(pkg, b.build);
+        }
+      }
+    }
+    pkgReasons.set(pkg, [...reasons, ...own]);
+  }
+  return { pkgReasons, versions, builds };
+}
+
+/**
+ * The notes of one kept package variant (`pkg`, at `version`) of a combination whose pin is `pin`, in the order
+ * the Variant carries them: GPU service, CUDA provenance, GPU, glibc headers, scope, ISA, torchaudio, stable ABI,
+ * caveats, then what it is built against or holds.
+ */
+function packageNotes(
+  pkg: PackageName,
+  version: string,
+  c: Combo & { pin: NixpkgsPin },
+  service: GpuService | undefined,
+  scope: { reason: string | null },
+  torchName: string,
+  envMemberNames: string[],
+): string[] {
+  const { release, pin, py, cuda, gpu, isa } = c;
+  const p = onTorch(pkg);
+  const notes: string[] = [];
+  if (service?.ok && service.note) notes.push(service.note);
+  if (cuda && !release.cuda.includes(cuda.version))
+    notes.push(
+      `PyTorch ${release.version}'s own binaries are built for CUDA ${release.cuda.join(", ")}; this CUDA ${cuda.version} build comes from nixpkgs ${pin.rev.slice(0, 7)}.`,
+    );
+  if (gpu?.note) notes.push(gpu.note);
+  const headers = cuda ? glibcCudaHeaderNote(pin.rev, pin.date, cuda.version) : null;
+  if (headers) notes.push(headers);
+  if (scope.reason) notes.push(scope.reason);
+  if (isa.variantNote) notes.push(isa.variantNote);
+  if (p?.pinField === "torchaudio" && release.torchaudioNote) notes.push(release.torchaudioNote);
+  const rel = p ? releaseOf(p, version) : undefined;
+  if (p && rel?.stableAbi && !release.version.startsWith(`${rel.servesTorch.min}.`))
+    notes.push(
+      `${p.label} ${version} is built on PyTorch's stable ABI and serves torch >= ${rel.servesTorch.min} ` +
+        `(${rel.source.split(";")[0]}); here it is built from source against PyTorch ${release.version}.`,
+    );
+  for (const cv of p?.caveats ?? [])
+    if ((cv.system === undefined || cv.system === isa.system) && (cv.minCuda === undefined || (cuda !== null && compareVersions(cuda.version, cv.minCuda) >= 0)))
+      notes.push(`${cv.note}.`);
+  if (p) notes.push(`Built against ${torchName} (the same torch derivation).`);
+  if (pkg === ENV_PACKAGE)
+    notes.push(
+      `python${py.version}.withPackages of ${[torchName, ...envMemberNames].join(", ")}` +
+        `${pin.torchcodec !== null ? ` and ${py.packageSet}.torchcodec built on the same torch` : ""}: one torch in the environment.`,
+    );
+  return notes;
+}
+
+/** The Variant of one kept package (torch, a package on torch, or the environment) of a combination. */
+function packageVariant(
+  pkg: PackageName,
+  c: Combo & { pin: NixpkgsPin },
+  sha256: string,
+  parts: ComboParts,
+  service: GpuService | undefined,
+  verdicts: PackageVerdicts,
+  envMembers: PackageName[],
+  matrix: Matrix,
+): Variant {
+  const { release, pin, py, cuda, gpu, isa } = c;
+  const name = formatName({ ...parts, package: pkg });
+  const torchName = formatName({ ...parts, package: TORCH_PACKAGE });
+  const p = onTorch(pkg);
+  const isEnv = pkg === ENV_PACKAGE;
+  const version = p ? verdicts.versions[pkg]! : release.version;
+  const scope =
+    cuda && service?.ok ? cudaScopeFor(service.capabilities, cuda, matrix.policy.cudaCapabilitiesScope) : { packageSet: false, reason: null };
+  const envMemberNames = envMembers.map((q) => formatName({ ...parts, package: q }));
+  const notes = packageNotes(pkg, version, c, service, scope, torchName, envMemberNames);
+  const dependsOn = p ? [torchName] : isEnv ? [torchName, ...envMemberNames] : [];
+  return {
+    name,
+    package: pkg,
+    role: p ? "onTorch" : isEnv ? "env" : "torch",
+    extras: [],
+    attr: p?.attr ?? null,
+    version,
+    torchVersion: release.version,
+    onTorchVersions: { ...verdicts.versions },
+    python: py.version,
+    pythonPackageSet: py.packageSet,
+    cuda: cuda?.version ?? null,
+    cudaPackageSet: cuda?.packageSet ?? null,
+    sm: gpu?.sm ?? null,
+    isa: isa.key,
+    system: isa.system,
+    cudaCapabilities: service?.ok ? service.capabilities : [],
+    binaryCompat: service?.ok ? service.binaryCompat : false,
+    cudaCapabilitiesForPackageSet: scope.packageSet,
+    // The ISA's gccarch feature: every derivation of the variant runs its code while it builds (catalog/cpu-isas.ts).
+    requiredSystemFeatures: [...new Set([...matrix.policy.requiredSystemFeatures, gccarchFeature(isa)])],
+    ...(p ? packageBuildOf(p, verdicts.builds.get(pkg) ?? null) : {}),
+    cflags: [...isa.cflags],
+    nixpkgs: pin.rev,
+    nixpkgsSha256: sha256,
+    dependsOn,
+    file: `.flox/pkgs/${name}.nix`,
+    description: describe(pkg, c, version),
+    notes,
+  };
+}
+
+/** The Variant of a named environment (matrix.ts `environments`): `base` (the combination's torch) plus `extras`. */
+function environmentVariant(envName: string, extras: readonly string[], c: Combo & { pin: NixpkgsPin }, parts: ComboParts, base: Variant, memberNames: string[]): Variant {
+  const { release, pin, py } = c;
+  const pkg = environmentPackage(envName);
+  const name = formatName({ ...parts, package: pkg });
+  const torchName = formatName({ ...parts, package: TORCH_PACKAGE });
+  const notes = base.notes.filter((n) => !n.startsWith("Built against"));
+  notes.push(
+    `python${py.version}.withPackages of ${[torchName, ...memberNames].join(", ")}` +
+      `${pin.torchcodec !== null ? `, ${py.packageSet}.torchcodec` : ""} and the extras ${extras.map((e) => `${py.packageSet}.${e}`).join(", ")}, ` +
+      `each taken from the Python set whose torch is ${torchName}: one torch in the environment. nixpkgs ${pin.rev.slice(0, 7)} must carry every extra (evaluation names a missing one).`,
+  );
+  const unjudged = extras.filter((e) => !extraPromise(e).judged);
+  if (unjudged.length)
+    notes.push(`The device code of ${unjudged.join(", ")} is not judged (\`explain\` says why per extra; generator/catalog/extras.ts).`);
+  return {
+    ...base,
+    name,
+    package: pkg,
+    role: "env",
+    extras: [...extras],
+    attr: null,
+    version: release.version,
+    dependsOn: [torchName, ...memberNames],
+    file: `.flox/pkgs/${name}.nix`,
+    description: `Python environment "${envName}" of PyTorch ${release.version}, the packages built on it and ${extras.join(", ")}${describe(TORCH_PACKAGE, c, release.version).replace(/^PyTorch \S+/, "")}`,
+    notes,
+  };
+}
+
+/** Expand one (release, python, cuda|null, gpu|null, isa) combination into `out`: its package variants, then its named environments. */
+function expandCombination(combo: Combo, sha256: string | null, packages: PackageName[], matrix: Matrix, catalog: Catalog, out: ExpandSink): void {
+  const { release, pin, tag, py, cuda, gpu, isa } = combo;
+  const { reasons, service } = judge(combo, matrix, catalog);
+  const parts: ComboParts = { tag, python: py.version, cuda: cuda?.version ?? null, sm: gpu?.sm ?? null, isa: isa.key };
+  const verdicts = packageVerdicts(combo, packages, reasons, service);
+  const { pkgReasons } = verdicts;
+  const kept = (pkg: string) => pin !== null && (pkgReasons.get(pkg)?.length ?? 1) === 0;
+  const torchName = formatName({ ...parts, package: TORCH_PACKAGE });
+  for (const pkg of packages) {
+    const name = formatName({ ...parts, package: pkg });
+    // The environment holds torch and the packages on torch the matrix keeps here; it needs torch.
+    const envMembers = pkg === ENV_PACKAGE ? packages.filter((q) => onTorch(q)?.inEnv && kept(q)) : [];
+    if (!kept(pkg) || pin === null) {
+      out.excluded.push({ name, package: pkg, torchVersion: release.version, ...parts, reasons: pkgReasons.get(pkg) ?? reasons });
+      continue;
+    }
+    out.variants.push(packageVariant(pkg, { ...combo, pin }, sha256!, parts, service, verdicts, envMembers, matrix));
+    if (name === torchName) out.torchByName.set(name, out.variants.at(-1)!);
+  }
+  // Named environments (matrix.ts `environments`): the torch stack of this combination plus each one's extras.
+  for (const [envName, extras] of Object.entries(matrix.environments)) {
+    const pkg = environmentPackage(envName);
+    const name = formatName({ ...parts, package: pkg });
+    const torchReasons = pkgReasons.get(TORCH_PACKAGE) ?? reasons;
+    if (pin === null || reasons.length > 0) {
+      out.excluded.push({ name, package: pkg, torchVersion: release.version, ...parts, reasons: reasons.length ? reasons : torchReasons });
+      continue;
+    }
+    const base = out.torchByName.get(torchName);
+    if (!base) throw new Error(`expand: ${name} needs ${torchName}, which this combination did not emit`);
+    const members = packages.filter((q) => onTorch(q)?.inEnv && kept(q)).map((q) => formatName({ ...parts, package: q }));
+    out.variants.push(environmentVariant(envName, extras, { ...combo, pin }, parts, base, members));
+  }
+}
+
 /**
  * Expand a validated matrix against the catalog.
  *
@@ -275,33 +518,15 @@ export function nixpkgsInstanceKey(v: Pick<Variant, "nixpkgs" | "system" | "cuda
  * @throws Error when the matrix names a value the catalog lacks (validation should have caught it).
  */
 export function expand(matrix: Matrix, catalog: Catalog): Expansion {
-  const variants: Variant[] = [];
   // The torch variant of each combination by name, for the environments built on it (a lookup per environment
   // variant: expand stays linear in the number of variants however many environments the matrix names).
-  const torchByName = new Map<string, Variant>();
-  const excluded: Excluded[] = [];
+  const out: ExpandSink = { variants: [], excluded: [], torchByName: new Map() };
   const multi = matrix.releases.length > 1;
-  const byVersion = (a: string, b: string) => cmpVersion(a, b);
-  const pythons = [...matrix.python].sort(byVersion).map((v) => find(catalog.python, (p) => p.version === v, `Python ${v}`));
-  const cudas = [...matrix.cuda].sort(byVersion).map((v) => find(catalog.cuda, (c) => c.version === v, `CUDA ${v}`));
-  const gpus = [...matrix.gpus]
-    .sort((a, b) => Number(a) - Number(b))
-    .map((sm) => find(catalog.gpus, (g) => g.sm === sm, `GPU SM${sm}`));
-  const isas = matrix.isas.map((k) => find(catalog.isas, (i) => i.key === k, `ISA ${k}`));
-  const packages = PACKAGES.filter((p) => matrix.packages.includes(p));
+  const { pythons, cudas, gpus, isas, packages } = resolveAxes(matrix, catalog);
   const only = matrix.only ? new Set(matrix.only) : null;
 
   for (const r of matrix.releases) {
-    const release = find(catalog.torch, (t) => t.version === r.torch, `PyTorch ${r.torch}`);
-    const pin =
-      r.nixpkgs !== undefined
-        ? find(catalog.nixpkgs, (p) => p.rev === r.nixpkgs, `nixpkgs ${r.nixpkgs}`)
-        : (preferredPin(catalog, release.version) ?? null);
-    const tag = multi ? release.nameTag : "";
-    // validateMatrix resolved the hash (catalog pin or matrix.ts); a pin without one never reaches a variant.
-    const sha256 = r.sha256 ?? pin?.sha256 ?? null;
-    if (pin && sha256 === null)
-      throw new Error(`nixpkgs ${pin.rev} has no sha256: validate the matrix (validateMatrix) before expanding it`);
+    const { release, pin, tag, sha256 } = resolveRelease(r, catalog, multi);
     for (const py of pythons) {
       const gpuCombos: [CudaToolkit | null, GpuArch | null][] = [];
       for (const cuda of cudas) for (const gpu of gpus) gpuCombos.push([cuda, gpu]);
@@ -310,152 +535,12 @@ export function expand(matrix: Matrix, catalog: Catalog): Expansion {
         for (const isa of isas) {
           if (only && !only.has(formatCombination({ python: py.version, cuda: cuda?.version ?? null, sm: gpu?.sm ?? null, isa: isa.key })))
             continue;
-          const combo: Combo = { release, pin, tag, py, cuda, gpu, isa };
-          const { reasons, service } = judge(combo, matrix, catalog);
-          const parts = {
-            tag,
-            python: py.version,
-            cuda: cuda?.version ?? null,
-            sm: gpu?.sm ?? null,
-            isa: isa.key,
-          };
-          // Per package: the combination's reasons, plus (for a package built on torch) its own at this pin.
-          const pkgReasons = new Map<string, string[]>();
-          const versions: Record<string, string> = {};
-          const builds = new Map<string, PackageCudaBuild | null>();
-          for (const pkg of packages) {
-            const p = onTorch(pkg);
-            const own: string[] = [];
-            if (p && pin) {
-              const r = onTorchVersion(p, pin, py);
-              if ("reason" in r) own.push(r.reason);
-              else if (!reasons.length) {
-                // What this release builds for the combination, or why not (catalog/packages.ts: cudaOnly, CUDA range, targets).
-                const b = packageBuildFor(p, r.version, cuda?.version ?? null, service?.ok ? service.capabilities : [], release.version);
-                if ("reason" in b) own.push(b.reason);
-                else {
-                  versions[pkg] = r.version;
-                  builds.set(pkg, b.build);
-                }
-              }
-            }
-            pkgReasons.set(pkg, [...reasons, ...own]);
-          }
-          const kept = (pkg: string) => pin !== null && (pkgReasons.get(pkg)?.length ?? 1) === 0;
-          const torchName = formatName({ ...parts, package: TORCH_PACKAGE });
-          for (const pkg of packages) {
-            const name = formatName({ ...parts, package: pkg });
-            const p = onTorch(pkg);
-            const isEnv = pkg === ENV_PACKAGE;
-            // The environment holds torch and the packages on torch the matrix keeps here; it needs torch.
-            const envMembers = isEnv ? packages.filter((q) => onTorch(q)?.inEnv && kept(q)) : [];
-            if (!kept(pkg) || pin === null) {
-              excluded.push({ name, package: pkg, torchVersion: release.version, ...parts, reasons: pkgReasons.get(pkg) ?? reasons });
-              continue;
-            }
-            const version = p ? versions[pkg]! : release.version;
-            const scope =
-              cuda && service?.ok ? cudaScopeFor(service.capabilities, cuda, matrix.policy.cudaCapabilitiesScope) : { packageSet: false, reason: null };
-            const notes: string[] = [];
-            if (service?.ok && service.note) notes.push(service.note);
-            if (cuda && !release.cuda.includes(cuda.version))
-              notes.push(
-                `PyTorch ${release.version}'s own binaries are built for CUDA ${release.cuda.join(", ")}; this CUDA ${cuda.version} build comes from nixpkgs ${pin.rev.slice(0, 7)}.`,
-              );
-            if (gpu?.note) notes.push(gpu.note);
-            const headers = cuda ? glibcCudaHeaderNote(pin.rev, pin.date, cuda.version) : null;
-            if (headers) notes.push(headers);
-            if (scope.reason) notes.push(scope.reason);
-            if (isa.variantNote) notes.push(isa.variantNote);
-            if (p?.pinField === "torchaudio" && release.torchaudioNote) notes.push(release.torchaudioNote);
-            const rel = p ? releaseOf(p, version) : undefined;
-            if (p && rel?.stableAbi && !release.version.startsWith(`${rel.servesTorch.min}.`))
-              notes.push(
-                `${p.label} ${version} is built on PyTorch's stable ABI and serves torch >= ${rel.servesTorch.min} ` +
-                  `(${rel.source.split(";")[0]}); here it is built from source against PyTorch ${release.version}.`,
-              );
-            for (const c of p?.caveats ?? [])
-              if ((c.system === undefined || c.system === isa.system) && (c.minCuda === undefined || (cuda !== null && compareVersions(cuda.version, c.minCuda) >= 0)))
-                notes.push(`${c.note}.`);
-            if (p) notes.push(`Built against ${torchName} (the same torch derivation).`);
-            if (isEnv)
-              notes.push(
-                `python${py.version}.withPackages of ${[torchName, ...envMembers.map((q) => formatName({ ...parts, package: q }))].join(", ")}` +
-                  `${pin.torchcodec !== null ? ` and ${py.packageSet}.torchcodec built on the same torch` : ""}: one torch in the environment.`,
-              );
-            const dependsOn = p ? [torchName] : isEnv ? [torchName, ...envMembers.map((q) => formatName({ ...parts, package: q }))] : [];
-            variants.push({
-              name,
-              package: pkg,
-              role: p ? "onTorch" : isEnv ? "env" : "torch",
-              extras: [],
-              attr: p?.attr ?? null,
-              version,
-              torchVersion: release.version,
-              onTorchVersions: { ...versions },
-              python: py.version,
-              pythonPackageSet: py.packageSet,
-              cuda: cuda?.version ?? null,
-              cudaPackageSet: cuda?.packageSet ?? null,
-              sm: gpu?.sm ?? null,
-              isa: isa.key,
-              system: isa.system,
-              cudaCapabilities: service?.ok ? service.capabilities : [],
-              binaryCompat: service?.ok ? service.binaryCompat : false,
-              cudaCapabilitiesForPackageSet: scope.packageSet,
-              // The ISA's gccarch feature: every derivation of the variant runs its code while it builds (catalog/cpu-isas.ts).
-              requiredSystemFeatures: [...new Set([...matrix.policy.requiredSystemFeatures, gccarchFeature(isa)])],
-              ...(p ? packageBuildOf(p, builds.get(pkg) ?? null) : {}),
-              cflags: [...isa.cflags],
-              nixpkgs: pin.rev,
-              nixpkgsSha256: sha256!,
-              dependsOn,
-              file: `.flox/pkgs/${name}.nix`,
-              description: describe(pkg, combo, version),
-              notes,
-            });
-            if (name === torchName) torchByName.set(name, variants.at(-1)!);
-          }
-          // Named environments (matrix.ts `environments`): the torch stack of this combination plus each one's extras.
-          for (const [envName, extras] of Object.entries(matrix.environments)) {
-            const pkg = environmentPackage(envName);
-            const name = formatName({ ...parts, package: pkg });
-            const torchReasons = pkgReasons.get(TORCH_PACKAGE) ?? reasons;
-            if (pin === null || reasons.length > 0) {
-              excluded.push({ name, package: pkg, torchVersion: release.version, ...parts, reasons: reasons.length ? reasons : torchReasons });
-              continue;
-            }
-            const base = torchByName.get(torchName);
-            if (!base) throw new Error(`expand: ${name} needs ${torchName}, which this combination did not emit`);
-            const members = packages.filter((q) => onTorch(q)?.inEnv && kept(q)).map((q) => formatName({ ...parts, package: q }));
-            const notes = base.notes.filter((n) => !n.startsWith("Built against"));
-            notes.push(
-              `python${py.version}.withPackages of ${[torchName, ...members].join(", ")}` +
-                `${pin.torchcodec !== null ? `, ${py.packageSet}.torchcodec` : ""} and the extras ${extras.map((e) => `${py.packageSet}.${e}`).join(", ")}, ` +
-                `each taken from the Python set whose torch is ${torchName}: one torch in the environment. nixpkgs ${pin.rev.slice(0, 7)} must carry every extra (evaluation names a missing one).`,
-            );
-            const unjudged = extras.filter((e) => !extraPromise(e).judged);
-            if (unjudged.length)
-              notes.push(`The device code of ${unjudged.join(", ")} is not judged (\`explain\` says why per extra; generator/catalog/extras.ts).`);
-            variants.push({
-              ...base,
-              name,
-              package: pkg,
-              role: "env",
-              extras: [...extras],
-              attr: null,
-              version: release.version,
-              dependsOn: [torchName, ...members],
-              file: `.flox/pkgs/${name}.nix`,
-              description: `Python environment "${envName}" of PyTorch ${release.version}, the packages built on it and ${extras.join(", ")}${describe(TORCH_PACKAGE, combo, release.version).replace(/^PyTorch \S+/, "")}`,
-              notes,
-            });
-          }
+          expandCombination({ release, pin, tag, py, cuda, gpu, isa }, sha256, packages, matrix, catalog, out);
         }
       }
     }
   }
-  return { variants, excluded };
+  return { variants: out.variants, excluded: out.excluded };
 }
 
 /**

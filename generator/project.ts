@@ -131,15 +131,18 @@ function droppedKeyIssues(input: unknown): { path: string; message: string }[] {
   return Object.prototype.hasOwnProperty.call(env, "__proto__") ? [{ path: "environments.__proto__", message: reservedNameMessage("__proto__") }] : [];
 }
 
+/** One problem of a matrix: the field path (`releases.0.nixpkgs`) and what is wrong with it. */
+type MatrixIssue = { path: string; message: string };
+
 /**
- * Validate a matrix object against the catalog (zod schema plus cross-field rules: the pin of each release must
- * carry that release; every other package needs pytorch in `packages`).
- * @throws MatrixError naming every bad field with the allowed values.
+ * Parse `input` with the catalog's schema; a key dropped by the shape (droppedKeyIssues) or a schema error throws,
+ * an error on an axis or one of its entries listing what the axis accepts.
+ * @throws MatrixError naming every bad field, also when reading the input throws.
  */
-export function validateMatrix(input: unknown, catalog: Catalog = defaultCatalog, file = "matrix.ts"): Matrix {
+function parseMatrix(input: unknown, catalog: Catalog, file: string): Matrix {
   const schema = makeMatrixSchema(catalog);
   let parsed: ReturnType<typeof schema.safeParse>;
-  let dropped: { path: string; message: string }[];
+  let dropped: MatrixIssue[];
   // Reading the matrix runs the user's code when it has getters or is a Proxy: what that throws is a load error of
   // the file (exit 2), not a crash of the CLI.
   try {
@@ -149,27 +152,32 @@ export function validateMatrix(input: unknown, catalog: Catalog = defaultCatalog
     throw new MatrixError(file, [{ path: "", message: `cannot load: reading the matrix threw ${thrownText(e)}` }]);
   }
   if (dropped.length) throw new MatrixError(file, [...dropped, ...(parsed.success ? [] : zodIssues(parsed.error, schema))]);
-  if (!parsed.success) {
-    // Type errors ("expected string, received number") also list what the field accepts.
-    const allowed: Record<string, string[]> = {
-      python: catalog.python.map((x) => x.version),
-      cuda: catalog.cuda.map((x) => x.version),
-      gpus: catalog.gpus.map((x) => `"${x.sm}"`),
-      isas: catalog.isas.map((x) => x.key),
-      releases: catalog.torch.map((t) => `{ torch: "${t.version}" }`),
-      packages: [...PACKAGES],
-    };
-    // Only for the axis itself or one of its entries (`python`, `python.0`, `releases.0`): a field inside an entry
-    // (`releases.0.sha256`) has allowed values of its own, if any.
-    const issues = zodIssues(parsed.error, schema).map((i) => {
-      const parts = i.path.split(".");
-      const axis = parts.length <= 2 ? allowed[parts[0]!] : undefined;
-      return axis && !/allowed (values|keys)/.test(i.message) ? { ...i, message: `${i.message}; allowed values: ${axis.join(", ")}` } : i;
-    });
-    throw new MatrixError(file, issues);
-  }
-  const m = parsed.data;
-  const issues: { path: string; message: string }[] = [];
+  if (parsed.success) return parsed.data;
+  // Type errors ("expected string, received number") also list what the field accepts.
+  const allowed: Record<string, string[]> = {
+    python: catalog.python.map((x) => x.version),
+    cuda: catalog.cuda.map((x) => x.version),
+    gpus: catalog.gpus.map((x) => `"${x.sm}"`),
+    isas: catalog.isas.map((x) => x.key),
+    releases: catalog.torch.map((t) => `{ torch: "${t.version}" }`),
+    packages: [...PACKAGES],
+  };
+  // Only for the axis itself or one of its entries (`python`, `python.0`, `releases.0`): a field inside an entry
+  // (`releases.0.sha256`) has allowed values of its own, if any.
+  const issues = zodIssues(parsed.error, schema).map((i) => {
+    const parts = i.path.split(".");
+    const axis = parts.length <= 2 ? allowed[parts[0]!] : undefined;
+    return axis && !/allowed (values|keys)/.test(i.message) ? { ...i, message: `${i.message}; allowed values: ${axis.join(", ")}` } : i;
+  });
+  throw new MatrixError(file, issues);
+}
+
+/**
+ * Resolve each release's pin (left out: the catalog's preferred pin) and hash in place, and the issues: a pin that
+ * carries another release, a hash that differs from the catalog's, a pin without any hash.
+ */
+function resolveReleasePins(m: Matrix, catalog: Catalog): MatrixIssue[] {
+  const issues: MatrixIssue[] = [];
   m.releases.forEach((r, i) => {
     // Left out: the catalog's preferred pin for the release (none: expand drops every combination with that reason).
     if (r.nixpkgs === undefined) r.nixpkgs = preferredPin(catalog, r.torch)?.rev;
@@ -200,25 +208,36 @@ export function validateMatrix(input: unknown, catalog: Catalog = defaultCatalog
       });
     else r.sha256 ??= pin.sha256!;
   });
-  // A Python or CUDA version that no release's pin has a package set for could only ever be dropped: an error naming
-  // the pins and what they have. (One that some pins have is legitimate in a multi-release matrix; BUILD_MATRIX.md
-  // gives the reason for each drop.)
+  return issues;
+}
+
+/**
+ * A Python or CUDA version that no release's pin has a package set for could only ever be dropped: an issue naming
+ * the pins and what they have. (One that some pins have is legitimate in a multi-release matrix; BUILD_MATRIX.md
+ * gives the reason for each drop.) Reads the pins resolveReleasePins set.
+ */
+function unservedAxisIssues(m: Matrix, catalog: Catalog): MatrixIssue[] {
+  const issues: MatrixIssue[] = [];
   const usedPins = [...new Set(m.releases.map((r) => r.nixpkgs).filter((r): r is string => r !== undefined))].map(
     (rev) => catalog.nixpkgs.find((p) => p.rev === rev)!,
   );
-  if (usedPins.length && issues.length === 0) {
-    const has = (field: "python" | "cuda") =>
-      usedPins.map((p) => `${p.rev.slice(0, 7)} has ${p[field].join(", ")}`).join("; ");
-    m.python.forEach((v, i) => {
-      if (!usedPins.some((p) => p.python.includes(v)))
-        issues.push({ path: `python.${i}`, message: `no nixpkgs pin of the matrix has python${v.replace(".", "")}Packages (${has("python")})` });
-    });
-    m.cuda.forEach((v, i) => {
-      if (!usedPins.some((p) => p.cuda.includes(v)))
-        issues.push({ path: `cuda.${i}`, message: `no nixpkgs pin of the matrix has cudaPackages_${v.replace(".", "_")} (${has("cuda")})` });
-    });
-  }
-  // `only`: each combination must be one the axes produce (else it could never appear).
+  if (!usedPins.length) return issues;
+  const has = (field: "python" | "cuda") =>
+    usedPins.map((p) => `${p.rev.slice(0, 7)} has ${p[field].join(", ")}`).join("; ");
+  m.python.forEach((v, i) => {
+    if (!usedPins.some((p) => p.python.includes(v)))
+      issues.push({ path: `python.${i}`, message: `no nixpkgs pin of the matrix has python${v.replace(".", "")}Packages (${has("python")})` });
+  });
+  m.cuda.forEach((v, i) => {
+    if (!usedPins.some((p) => p.cuda.includes(v)))
+      issues.push({ path: `cuda.${i}`, message: `no nixpkgs pin of the matrix has cudaPackages_${v.replace(".", "_")} (${has("cuda")})` });
+  });
+  return issues;
+}
+
+/** `only`: each combination must be one the axes produce (else it could never appear); an issue per one that is not. */
+function onlyIssues(m: Matrix): MatrixIssue[] {
+  const issues: MatrixIssue[] = [];
   m.only?.forEach((c, i) => {
     const p = parseCombination(c)!; // the schema checked the form
     const missing: string[] = [];
@@ -230,6 +249,12 @@ export function validateMatrix(input: unknown, catalog: Catalog = defaultCatalog
     if (missing.length)
       issues.push({ path: `only.${i}`, message: `"${c}" is not a combination of the axes: the matrix lacks ${missing.join(", ")}` });
   });
+  return issues;
+}
+
+/** Packages on torch and environments need pytorch in `packages`: an issue for each that lacks it. */
+function torchNeededIssues(m: Matrix): MatrixIssue[] {
+  const issues: MatrixIssue[] = [];
   const onPytorch = m.packages.filter((p) => p !== TORCH_PACKAGE);
   if (onPytorch.length && !m.packages.includes(TORCH_PACKAGE))
     issues.push({
@@ -241,6 +266,19 @@ export function validateMatrix(input: unknown, catalog: Catalog = defaultCatalog
       path: "environments",
       message: `an environment holds its combination's pytorch variant, so packages must include "${TORCH_PACKAGE}"`,
     });
+  return issues;
+}
+
+/**
+ * Validate a matrix object against the catalog (zod schema plus cross-field rules: the pin of each release must
+ * carry that release; every other package needs pytorch in `packages`).
+ * @throws MatrixError naming every bad field with the allowed values.
+ */
+export function validateMatrix(input: unknown, catalog: Catalog = defaultCatalog, file = "matrix.ts"): Matrix {
+  const m = parseMatrix(input, catalog, file);
+  const issues = resolveReleasePins(m, catalog);
+  if (issues.length === 0) issues.push(...unservedAxisIssues(m, catalog));
+  issues.push(...onlyIssues(m), ...torchNeededIssues(m));
   if (issues.length) throw new MatrixError(file, issues);
   return m;
 }

@@ -345,45 +345,119 @@ function uniqueEnum(values: readonly string[], what: string) {
     });
 }
 
+/** The schema of matrix.ts `releases`: PyTorch releases the catalog knows, each with an optional known pin and hash; no repeats. */
+function releasesSchema(catalog: Catalog) {
+  const pins = catalog.nixpkgs.map((p) => p.rev);
+  const torchVersions = catalog.torch.map((t) => t.version);
+  return z
+    .array(
+      z
+        .object({
+          torch: z.string().refine((v) => torchVersions.includes(v), {
+            error: (iss) => `unknown PyTorch release ${shown(iss.input)}; allowed values: ${torchVersions.join(", ")}`,
+          }),
+          nixpkgs: z
+            .string()
+            .refine((v) => pins.includes(v), {
+              error: (iss) =>
+                `unknown nixpkgs revision ${shown(iss.input)} (the catalog must know what it carries); allowed values: ${pins.join(", ")}`,
+            })
+            .optional(),
+          sha256: z
+            .string()
+            .regex(SHA256_RE, "expected the nixpkgs tarball hash as `nix-prefetch-url --unpack` prints it (52 base32 chars) or in SRI form (sha256-…=)")
+            .optional(),
+        })
+        .strict(),
+    )
+    .min(1, `must list at least one release; allowed PyTorch releases: ${torchVersions.join(", ")}`)
+    .superRefine((arr, ctx) => {
+      const seen = new Set<string>();
+      arr.forEach((r, i) => {
+        if (seen.has(r.torch))
+          ctx.addIssue({ code: "custom", path: [i, "torch"], message: `duplicate PyTorch release ${shown(r.torch)}` });
+        seen.add(r.torch);
+      });
+    });
+}
+
+/** The schema of matrix.ts `environments`: names (lower-case letters and digits, not reserved) to nixpkgs Python attributes. */
+function environmentsSchema() {
+  return z
+    .record(
+      z.string(),
+      z
+        .array(
+          z.string().regex(NIX_ATTR_RE, {
+            error: (iss) => `expected a nixpkgs Python attribute name such as "transformers" (got ${shown(iss.input)})`,
+          }),
+        )
+        .min(1, "an environment lists at least one nixpkgs Python attribute")
+        .superRefine((arr, ctx) => {
+          const seen = new Set<string>();
+          arr.forEach((v, i) => {
+            if (seen.has(v)) ctx.addIssue({ code: "custom", path: [i], message: `duplicate attribute ${shown(v)}` });
+            else if (RESERVED_EXTRAS.includes(v))
+              ctx.addIssue({
+                code: "custom",
+                path: [i],
+                message: `"${v}" is part of every environment's torch stack (the variant's own build); list the extras beside it`,
+              });
+            seen.add(v);
+          });
+        }),
+    )
+    .superRefine((rec, ctx) => {
+      for (const n of Object.keys(rec))
+        if (!ENVIRONMENT_NAME_RE.test(n))
+          ctx.addIssue({
+            code: "custom",
+            path: [n],
+            message: `environment name ${shown(n)}: expected lower-case letters and digits, starting with a letter, such as "${n.toLowerCase().replace(/[^a-z0-9]/g, "").replace(/^[0-9]+/, "").slice(0, 20) || "llm"}" (the environment's variants are named NAME-env-python313-…)`,
+          });
+        else if (RESERVED_ENVIRONMENT_NAMES.includes(n))
+          ctx.addIssue({ code: "custom", path: [n], message: `environment name "${n}" is taken: "${n}-env" is the environment of the torch stack alone` });
+        else if (OBJECT_MEMBER_NAMES.includes(n))
+          ctx.addIssue({ code: "custom", path: [n], message: reservedNameMessage(n) });
+    })
+    .default({});
+}
+
+/** The schema of matrix.ts `only`: combination names (formatCombination), at least one when given. */
+function onlySchema() {
+  return z
+    .array(
+      z.string().refine((c) => parseCombination(c) !== null, {
+        error: (iss) =>
+          `expected a combination name such as python313-cuda12_8-sm90-avx512bf16 or python313-cpu-avx2 (got ${shown(iss.input)})`,
+      }),
+    )
+    .min(1, "must list at least one combination (or leave `only` out for every combination)")
+    .optional();
+}
+
+/** The schema of matrix.ts `policy`, every field defaulted. */
+function policySchema() {
+  return z
+    .object({
+      binaryCompat: z.enum(BINARY_COMPAT_POLICIES).default("serve"),
+      cudaCapabilitiesScope: z.enum(CUDA_CAPABILITIES_SCOPES).default("torch"),
+      requiredSystemFeatures: z
+        .array(z.string().regex(/^[a-z0-9][a-z0-9-]*$/, "a Nix system feature name such as big-parallel"))
+        .default(["big-parallel"]),
+    })
+    .strict()
+    .default({ binaryCompat: "serve", cudaCapabilitiesScope: "torch", requiredSystemFeatures: ["big-parallel"] });
+}
+
 /**
  * Build the zod schema of `matrix.ts` from the catalog: each axis accepts only values the catalog knows.
  * Errors name the field path (e.g. `gpus.3`) and list the allowed values.
  */
 export function makeMatrixSchema(catalog: Catalog) {
-  const pins = catalog.nixpkgs.map((p) => p.rev);
-  const torchVersions = catalog.torch.map((t) => t.version);
   return z
     .object({
-      releases: z
-        .array(
-          z
-            .object({
-              torch: z.string().refine((v) => torchVersions.includes(v), {
-                error: (iss) => `unknown PyTorch release ${shown(iss.input)}; allowed values: ${torchVersions.join(", ")}`,
-              }),
-              nixpkgs: z
-                .string()
-                .refine((v) => pins.includes(v), {
-                  error: (iss) =>
-                    `unknown nixpkgs revision ${shown(iss.input)} (the catalog must know what it carries); allowed values: ${pins.join(", ")}`,
-                })
-                .optional(),
-              sha256: z
-                .string()
-                .regex(SHA256_RE, "expected the nixpkgs tarball hash as `nix-prefetch-url --unpack` prints it (52 base32 chars) or in SRI form (sha256-…=)")
-                .optional(),
-            })
-            .strict(),
-        )
-        .min(1, `must list at least one release; allowed PyTorch releases: ${torchVersions.join(", ")}`)
-        .superRefine((arr, ctx) => {
-          const seen = new Set<string>();
-          arr.forEach((r, i) => {
-            if (seen.has(r.torch))
-              ctx.addIssue({ code: "custom", path: [i, "torch"], message: `duplicate PyTorch release ${shown(r.torch)}` });
-            seen.add(r.torch);
-          });
-        }),
+      releases: releasesSchema(catalog),
       python: uniqueEnum(
         catalog.python.map((p) => p.version),
         "Python version",
@@ -403,63 +477,9 @@ export function makeMatrixSchema(catalog: Catalog) {
       cpuOnly: z.boolean(),
       // Default: every package but the opt-in CUDA extensions (catalog/packages.ts `optIn`).
       packages: uniqueEnum(PACKAGES, "package").default([...DEFAULT_PACKAGES]),
-      environments: z
-        .record(
-          z.string(),
-          z
-            .array(
-              z.string().regex(NIX_ATTR_RE, {
-                error: (iss) => `expected a nixpkgs Python attribute name such as "transformers" (got ${shown(iss.input)})`,
-              }),
-            )
-            .min(1, "an environment lists at least one nixpkgs Python attribute")
-            .superRefine((arr, ctx) => {
-              const seen = new Set<string>();
-              arr.forEach((v, i) => {
-                if (seen.has(v)) ctx.addIssue({ code: "custom", path: [i], message: `duplicate attribute ${shown(v)}` });
-                else if (RESERVED_EXTRAS.includes(v))
-                  ctx.addIssue({
-                    code: "custom",
-                    path: [i],
-                    message: `"${v}" is part of every environment's torch stack (the variant's own build); list the extras beside it`,
-                  });
-                seen.add(v);
-              });
-            }),
-        )
-        .superRefine((rec, ctx) => {
-          for (const n of Object.keys(rec))
-            if (!ENVIRONMENT_NAME_RE.test(n))
-              ctx.addIssue({
-                code: "custom",
-                path: [n],
-                message: `environment name ${shown(n)}: expected lower-case letters and digits, starting with a letter, such as "${n.toLowerCase().replace(/[^a-z0-9]/g, "").replace(/^[0-9]+/, "").slice(0, 20) || "llm"}" (the environment's variants are named NAME-env-python313-…)`,
-              });
-            else if (RESERVED_ENVIRONMENT_NAMES.includes(n))
-              ctx.addIssue({ code: "custom", path: [n], message: `environment name "${n}" is taken: "${n}-env" is the environment of the torch stack alone` });
-            else if (OBJECT_MEMBER_NAMES.includes(n))
-              ctx.addIssue({ code: "custom", path: [n], message: reservedNameMessage(n) });
-        })
-        .default({}),
-      only: z
-        .array(
-          z.string().refine((c) => parseCombination(c) !== null, {
-            error: (iss) =>
-              `expected a combination name such as python313-cuda12_8-sm90-avx512bf16 or python313-cpu-avx2 (got ${shown(iss.input)})`,
-          }),
-        )
-        .min(1, "must list at least one combination (or leave `only` out for every combination)")
-        .optional(),
-      policy: z
-        .object({
-          binaryCompat: z.enum(BINARY_COMPAT_POLICIES).default("serve"),
-          cudaCapabilitiesScope: z.enum(CUDA_CAPABILITIES_SCOPES).default("torch"),
-          requiredSystemFeatures: z
-            .array(z.string().regex(/^[a-z0-9][a-z0-9-]*$/, "a Nix system feature name such as big-parallel"))
-            .default(["big-parallel"]),
-        })
-        .strict()
-        .default({ binaryCompat: "serve", cudaCapabilitiesScope: "torch", requiredSystemFeatures: ["big-parallel"] }),
+      environments: environmentsSchema(),
+      only: onlySchema(),
+      policy: policySchema(),
     })
     .strict();
 }

@@ -5,19 +5,14 @@
  */
 import { distance } from "fastest-levenshtein";
 import { clip, MAX_SHOWN } from "./errors.ts";
+import { compareVersions, isDottedVersion } from "./versions.ts";
 
-/** Compare two values as numbers when both are numbers ("75" < "100", "3.9" < "3.13" by parts), else as text. */
+/**
+ * Compare two values as numbers when both are dotted numbers ("75" < "100", "3.9" < "3.13" by parts, versions.ts
+ * compareVersions; of two equal by it, the one with fewer parts first: "3" < "3.0"), else as text.
+ */
 export function compareValues(a: string, b: string): number {
-  const num = /^\d+(\.\d+)*$/;
-  if (num.test(a) && num.test(b)) {
-    const pa = a.split(".").map(Number);
-    const pb = b.split(".").map(Number);
-    for (let i = 0; i < Math.max(pa.length, pb.length); i++) {
-      const d = (pa[i] ?? -1) - (pb[i] ?? -1);
-      if (d) return d;
-    }
-    return 0;
-  }
+  if (isDottedVersion(a) && isDottedVersion(b)) return compareVersions(a, b) || a.split(".").length - b.split(".").length;
   return a < b ? -1 : a > b ? 1 : 0;
 }
 

@@ -11,9 +11,12 @@ function capabilityRunsOn(code, device) {
 }
 
 // generator/versions.ts
+var DOTTED = /^\d+(\.\d+)*$/;
+function isDottedVersion(v) {
+  return DOTTED.test(v);
+}
 function compareVersions(a, b) {
-  const re = /^\d+(\.\d+)*$/;
-  if (!re.test(a) || !re.test(b)) throw new Error(`compareVersions: not a dotted numeric version: "${a}" / "${b}"`);
+  if (!isDottedVersion(a) || !isDottedVersion(b)) throw new Error(`compareVersions: not a dotted numeric version: "${a}" / "${b}"`);
   const pa = a.split(".").map(Number);
   const pb = b.split(".").map(Number);
   for (let i = 0; i < Math.max(pa.length, pb.length); i++) {
@@ -22,13 +25,16 @@ function compareVersions(a, b) {
   }
   return 0;
 }
+function majorMinor(version) {
+  return version.split(".").slice(0, 2).join(".");
+}
 
 // generator/cuda-build.ts
 function releaseIn(releases, version) {
   return releases.find((r) => r.version === version) ?? releases.find((r) => version.startsWith(`${r.version}.`));
 }
 function archListIn(lists, torchVersion) {
-  const minor = torchVersion.split(".").slice(0, 2).join(".");
+  const minor = majorMinor(torchVersion);
   return lists.find((f) => f.torch === minor);
 }
 function archEntryAcceptedIn(lists, torchVersion, entry) {
@@ -308,33 +314,25 @@ function capabilityOfSm(sm) {
 }
 var baseVersion = (v) => v.split("+")[0];
 var set = (xs) => [...new Set(xs)].sort().join(" ") || "(none)";
-function checkPromise(v, probe, facts, opts = {}) {
-  const out = [];
-  const add = (promise, ok, expected, found) => out.push({ promise, ok, expected, found });
-  const pyMinor = probe.python.version.split(".").slice(0, 2).join(".");
-  add("Python", pyMinor === v.python, v.python, probe.python.version);
-  add("system", machineSystem(probe.machine) === v.system, v.system, `${probe.machine} (${machineSystem(probe.machine) ?? "?"})`);
-  const t = probe.torch;
-  if (!t || !t.ok) {
-    add("torch imports", false, `torch ${v.torchVersion}`, t && !t.ok ? t.error : "not probed");
-    return out;
-  }
+var adder = (out) => (promise, ok, expected, found) => out.push({ promise, ok, expected, found });
+function checkTorchBuild(v, t, opts, add) {
   add("torch version", baseVersion(t.version) === v.torchVersion, v.torchVersion, t.version);
   add("CUDA of torch", (t.cuda ?? null) === v.cuda, v.cuda ?? "none (CPU-only)", t.cuda ?? "none");
-  const caps = v.cudaCapabilities;
-  const wantSm = caps.map(smOf);
+  const wantSm = v.cudaCapabilities.map(smOf);
   add("TORCH_CUDA_ARCH_LIST compiled in (torch.cuda.get_arch_list)", set(t.archFlags) === set(wantSm), set(wantSm), set(t.archFlags));
   const nvcc = [...(t.nvccArchFlags ?? "").matchAll(/code=(sm_\d+[af]?|compute_\d+[af]?)/g)].map((m) => m[1]);
   add("NVCC architecture flags (torch.__config__.show)", set(nvcc) === set(wantSm), set(wantSm), set(nvcc));
   add("ISA: torch imports and reports its CPU capability", t.cpuCapability !== null, `${v.isa} runs on this CPU`, t.cpuCapability ?? "not reported");
   if (opts.isaRuns !== void 0)
     add(`ISA ${v.isa} runs on this CPU (detect's rule)`, opts.isaRuns, v.isa, opts.isaRuns === null ? "unknown" : opts.isaRuns ? "yes" : "no");
-  const g = probe.gpu;
+}
+function checkGpu(v, t, g, add) {
+  const caps = v.cudaCapabilities;
   if (v.cuda !== null) {
     const devices = g?.available ? g.devices : [];
     if (devices.length === 0) add("a GPU this variant runs on", null, `SM${v.sm}`, "no CUDA device visible");
     for (const d of devices) {
-      const runs = caps.some((c2) => capabilityRunsOn(c2, d.capability));
+      const runs = caps.some((c) => capabilityRunsOn(c, d.capability));
       add(`GPU ${d.name} (${d.capability}) runs this variant's code`, runs, `capabilities ${caps.join(", ")}`, d.capability);
       if (v.sm !== null && capabilityOfSm(v.sm) !== d.capability)
         add(`GPU is the variant's SM${v.sm}`, false, capabilityOfSm(v.sm), d.capability);
@@ -343,27 +341,31 @@ function checkPromise(v, probe, facts, opts = {}) {
   } else {
     add("CPU-only: torch has no CUDA", t.cuda === null, "torch.version.cuda is None", t.cuda ?? "None");
   }
-  const c = probe.cuobjdump;
-  if (v.cuda !== null && c) {
-    if (c.error || !c.tool) add("device code (cuobjdump)", null, "cuobjdump available", c.error ?? "no cuobjdump");
-    else {
-      const allowed = allowedSass(caps, v.cuda, facts);
-      const target = v.sm === null ? null : capabilityOfSm(v.sm);
-      for (const [lib, d] of Object.entries(c.libs)) {
-        if (d.elf.length === 0 && d.ptx.length === 0) continue;
-        const short = d.blocks ? shortLib(lib) : lib.split("/").slice(-2).join("/");
-        const sass = d.blocks ? [...new Set(d.blocks.filter((b) => b.kind === "elf").map((b) => b.arch))] : d.elf;
-        if (target) add(`${short}: SASS for SM${v.sm}`, sass.some((s) => sassRunsOn(s, target)), `SASS that runs on ${target}`, d.blocks ? formatArchs(sass) : set(sass));
-        if (d.blocks) {
-          for (const chk of checkOrigins(v, lib, d, facts)) out.push(chk);
-          continue;
-        }
-        const extra = d.elf.filter((s) => !allowed.has(s));
-        add(`${short}: no SASS beyond the capabilities (and PyTorch's arch-specific extras)`, extra.length === 0, set(allowed), extra.length ? `also ${set(extra)}` : set(d.elf));
-        add(`${short}: no PTX`, d.ptx.length === 0, "(none)", set(d.ptx));
-      }
-    }
+}
+function checkDeviceCode(v, c, facts, out) {
+  const add = adder(out);
+  if (v.cuda === null || !c) return;
+  if (c.error || !c.tool) {
+    add("device code (cuobjdump)", null, "cuobjdump available", c.error ?? "no cuobjdump");
+    return;
   }
+  const allowed = allowedSass(v.cudaCapabilities, v.cuda, facts);
+  const target = v.sm === null ? null : capabilityOfSm(v.sm);
+  for (const [lib, d] of Object.entries(c.libs)) {
+    if (d.elf.length === 0 && d.ptx.length === 0) continue;
+    const short = d.blocks ? shortLib(lib) : lib.split("/").slice(-2).join("/");
+    const sass = d.blocks ? [...new Set(d.blocks.filter((b) => b.kind === "elf").map((b) => b.arch))] : d.elf;
+    if (target) add(`${short}: SASS for SM${v.sm}`, sass.some((s) => sassRunsOn(s, target)), `SASS that runs on ${target}`, d.blocks ? formatArchs(sass) : set(sass));
+    if (d.blocks) {
+      for (const chk of checkOrigins(v, lib, d, facts)) out.push(chk);
+      continue;
+    }
+    const extra = d.elf.filter((s) => !allowed.has(s));
+    add(`${short}: no SASS beyond the capabilities (and PyTorch's arch-specific extras)`, extra.length === 0, set(allowed), extra.length ? `also ${set(extra)}` : set(d.elf));
+    add(`${short}: no PTX`, d.ptx.length === 0, "(none)", set(d.ptx));
+  }
+}
+function checkPackages(v, probe, t, facts, add) {
   const probed = packageProbes(probe);
   for (const [name, version] of promisedPackages(v, facts)) {
     const p = onTorchIn(facts, name);
@@ -381,6 +383,8 @@ function checkPromise(v, probe, facts, opts = {}) {
         add(chk.label, r ? r.ok : null, "runs, equals the CPU result", r ? r.error ?? (r.ok ? "equal" : "differs") : "not run (no GPU)");
       }
   }
+}
+function checkExtras(v, probe, t, facts, add) {
   for (const x of v.extras ?? []) {
     const { attr, version } = typeof x === "string" ? { attr: x, version: null } : x;
     const r = probe.extras?.[attr];
@@ -392,6 +396,22 @@ function checkPromise(v, probe, facts, opts = {}) {
     add(`extra ${attr} loads the variant's own libtorch`, r.newLibtorch.length === 0, `only ${t.libDir}`, r.newLibtorch.length ? `also ${r.newLibtorch.join(", ")}` : "same libtorch");
     if (!facts.judgedExtras.includes(attr)) add(`extra ${attr}: device code`, null, "judged by the catalog", "not judged (generator/catalog/extras.ts)");
   }
+}
+function checkPromise(v, probe, facts, opts = {}) {
+  const out = [];
+  const add = adder(out);
+  add("Python", majorMinor(probe.python.version) === v.python, v.python, probe.python.version);
+  add("system", machineSystem(probe.machine) === v.system, v.system, `${probe.machine} (${machineSystem(probe.machine) ?? "?"})`);
+  const t = probe.torch;
+  if (!t || !t.ok) {
+    add("torch imports", false, `torch ${v.torchVersion}`, t && !t.ok ? t.error : "not probed");
+    return out;
+  }
+  checkTorchBuild(v, t, opts, add);
+  checkGpu(v, t, probe.gpu, add);
+  checkDeviceCode(v, probe.cuobjdump, facts, out);
+  checkPackages(v, probe, t, facts, add);
+  checkExtras(v, probe, t, facts, add);
   return out;
 }
 function machineSystem(machine) {

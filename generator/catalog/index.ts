@@ -10,6 +10,7 @@ import { python } from "./python.ts";
 import { torch, torchaudio, nixpkgs } from "./torch.ts";
 import { releaseServes } from "./packages.ts";
 import { torchArchListOf } from "./torch-arch-list.ts";
+import { majorMinor } from "../versions.ts";
 
 /**
  * Whether torchaudio release `ta` serves PyTorch `torchVersion` ("2.12.0"): its minor is within
@@ -82,7 +83,7 @@ export function catalogAxes(cat: Catalog): { python: string[]; cuda: string[]; g
  * the catalog does not know.
  */
 export function torchReleaseFacts(cat: Catalog, torchVersion: string): { release: string; archList: string } {
-  const minor = torchVersion.split(".").slice(0, 2).join(".");
+  const minor = majorMinor(torchVersion);
   const rel = cat.torch.find((t) => t.version === torchVersion) ?? cat.torch.find((t) => t.version.startsWith(`${minor}.`));
   const up = rel?.upstream?.find((u) => u.version === torchVersion);
   const release = rel

@@ -25,7 +25,7 @@
  */
 // constants.ts, the schema and the catalog read this file, so it imports none of them (only versions.ts and
 // cuda-build.ts, which import no catalog file).
-import { compareVersions } from "../versions.ts";
+import { compareVersions, majorMinor } from "../versions.ts";
 import { cudaBuildIn, releaseIn, torchArchEntriesIn, type PackageCudaBuild } from "../cuda-build.ts";
 import { torchArchLists } from "./torch-arch-list.ts";
 
@@ -577,7 +577,7 @@ export function onTorch(name: string): PackageOnTorch | undefined {
 
 /** Whether a release serves PyTorch `torchVersion` ("2.12.0"): its minor is within `servesTorch`. */
 export function releaseServes(r: Pick<OnTorchRelease, "servesTorch">, torchVersion: string): boolean {
-  const v = torchVersion.split(".").slice(0, 2).join(".");
+  const v = majorMinor(torchVersion);
   return compareVersions(v, r.servesTorch.min) >= 0 && (r.servesTorch.below === null || compareVersions(v, r.servesTorch.below) < 0);
 }
 
@@ -588,7 +588,7 @@ export function releaseOf(pkg: PackageOnTorch, version: string): OnTorchRelease 
 
 /** The `archList` era of a package version (the last era whose `from` ≤ its minor), or undefined. */
 export function archListEra(pkg: PackageOnTorch, version: string): ArchListEra | undefined {
-  const m = version.split(".").slice(0, 2).join(".");
+  const m = majorMinor(version);
   return [...pkg.archList].reverse().find((e) => compareVersions(m, e.from) >= 0);
 }
 

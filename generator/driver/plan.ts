@@ -159,12 +159,11 @@ export function compareNodes(a: PlanNode, b: PlanNode): number {
 }
 
 /**
- * Build the plan.
- * @param targets selected targets; every `dependsOn` entry must be among them
- * @param history name → duration in seconds of an earlier successful build (from `durationsFromReports`)
- * @throws PlanError for a duplicate name, a dependency that is not in `targets`, or a cycle (named)
+ * The nodes of the plan, each with its estimate (history of that name, else the median of its package's history,
+ * else the package's default, else unknown) and its dependents linked.
+ * @throws PlanError for a duplicate name or a dependency that is not in `targets`
  */
-export function makePlan<T extends PlanInput>(targets: readonly T[], history: ReadonlyMap<string, number> = new Map()): Plan<T> {
+function planNodes<T extends PlanInput>(targets: readonly T[], history: ReadonlyMap<string, number>): Map<string, PlanNode<T>> {
   const nodes = new Map<string, PlanNode<T>>();
   const byPackage = new Map<PackageName, number[]>();
   for (const [name, s] of history) {
@@ -203,7 +202,14 @@ export function makePlan<T extends PlanInput>(targets: readonly T[], history: Re
       if (!dep) throw new PlanError(`${n.name} depends on ${d}, which is not in the plan`);
       dep.dependents.push(n.name);
     }
-  // Kahn's algorithm: topological order and waves; leftovers form a cycle.
+  return nodes;
+}
+
+/**
+ * Kahn's algorithm: a topological order of `nodes`, setting each node's `wave`; leftovers form a cycle.
+ * @throws PlanError naming the nodes of a dependency cycle
+ */
+function topologicalOrder(nodes: Map<string, PlanNode>): string[] {
   const indeg = new Map([...nodes.values()].map((n) => [n.name, n.deps.length]));
   let frontier = [...nodes.values()].filter((n) => n.deps.length === 0).map((n) => n.name);
   const topo: string[] = [];
@@ -225,11 +231,11 @@ export function makePlan<T extends PlanInput>(targets: readonly T[], history: Re
     const left = [...nodes.keys()].filter((n) => !topo.includes(n));
     throw new PlanError(`dependency cycle among: ${left.join(", ")}`);
   }
-  for (const name of [...topo].reverse()) {
-    const n = nodes.get(name)!;
-    n.priority = (n.estimateS ?? 0) + Math.max(0, ...n.dependents.map((m) => nodes.get(m)!.priority));
-  }
-  // Order: repeatedly take the best ready node (a topological order that follows the priorities).
+  return topo;
+}
+
+/** The run order: repeatedly take the best ready node (`compareNodes`; a topological order that follows the priorities). */
+function priorityOrder(nodes: Map<string, PlanNode>): string[] {
   const done = new Set<string>();
   const order: string[] = [];
   const ready = [...nodes.values()].filter((n) => n.deps.length === 0);
@@ -243,6 +249,24 @@ export function makePlan<T extends PlanInput>(targets: readonly T[], history: Re
       if (dm.deps.every((d) => done.has(d))) ready.push(dm);
     }
   }
+  return order;
+}
+
+/**
+ * Build the plan.
+ * @param targets selected targets; every `dependsOn` entry must be among them
+ * @param history name → duration in seconds of an earlier successful build (from `durationsFromReports`)
+ * @throws PlanError for a duplicate name, a dependency that is not in `targets`, or a cycle (named)
+ */
+export function makePlan<T extends PlanInput>(targets: readonly T[], history: ReadonlyMap<string, number> = new Map()): Plan<T> {
+  const nodes = planNodes(targets, history);
+  const topo = topologicalOrder(nodes);
+  // Priority: own estimate plus the longest chain of dependents after it (critical path).
+  for (const name of [...topo].reverse()) {
+    const n = nodes.get(name)!;
+    n.priority = (n.estimateS ?? 0) + Math.max(0, ...n.dependents.map((m) => nodes.get(m)!.priority));
+  }
+  const order = priorityOrder(nodes);
   const waveCount = Math.max(0, ...[...nodes.values()].map((n) => n.wave + 1));
   const waves: string[][] = Array.from({ length: waveCount }, () => []);
   for (const name of order) waves[nodes.get(name)!.wave].push(name);

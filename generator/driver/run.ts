@@ -303,17 +303,8 @@ async function finish(s: RunState, startedAt: Date): Promise<RunResult> {
   return { report, unwritten, written: files.filter((f) => !unwritten.some((u) => u.file === f)), ended: s.ended };
 }
 
-/**
- * Run the plan and write the report (`logsRoot/runId/report.json`, and `reportFile`).
- * Never throws for a failed build (a report entry) nor for an error of the driver (`report.driverError`): every
- * running build is ended first, and the report is returned even when no file could hold it (`unwritten` says why).
- * @returns the report (`report.exitCode`: 0 when every variant is built or cached, 130 when interrupted, 1
- *   otherwise or after a driver error) and where it was and was not written
- */
-export async function runBuilds(o: RunOptions): Promise<RunResult> {
-  const { plan } = o;
-  const startedAt = new Date();
-  const runDir = join(o.logsRoot, o.runId);
+/** A fresh run's state: nothing started, no entries yet; `emit` forwards to `o.status`, and a throwing sink fails the driver. */
+function newRunState(o: RunOptions, runDir: string): RunState {
   const s: RunState = {
     o,
     runDir,
@@ -335,6 +326,13 @@ export async function runBuilds(o: RunOptions): Promise<RunResult> {
       driverFailed(s, err);
     }
   };
+  return s;
+}
+
+/** Give every variant of the plan its command and report entry (pending), then settle those `o.cached` holds. */
+function seedVariants(s: RunState): void {
+  const { o } = s;
+  const { plan } = o;
   for (const name of plan.order) {
     const cmd = buildCmd(plan.nodes.get(name)!.target, o.backend);
     s.cmds.set(name, cmd);
@@ -352,7 +350,13 @@ export async function runBuilds(o: RunOptions): Promise<RunResult> {
     if (c.by === "substituter") r.reason = "a substituter holds its outputs: not built (--skip-cached)";
     s.emit({ type: "cached", name, at: Date.now() });
   }
+}
 
+/**
+ * Unless `o.handleSignals` is false: SIGINT/SIGTERM stop the run (the first one), a second one kills every build.
+ * @returns what removes the handlers again
+ */
+function handleSignals(s: RunState): () => void {
   let signalCount = 0;
   const onSignal = (sig: NodeJS.Signals) => {
     signalCount++;
@@ -361,13 +365,24 @@ export async function runBuilds(o: RunOptions): Promise<RunResult> {
       stopRun(s, { kind: "interrupt", why: sig });
     } else s.groups.signalAll("SIGKILL");
   };
-  const handle = o.handleSignals !== false;
+  const handle = s.o.handleSignals !== false;
   if (handle) {
     process.on("SIGINT", onSignal);
     process.on("SIGTERM", onSignal);
   }
-  const ctx: JobContext = {
-    runDir,
+  return () => {
+    if (handle) {
+      process.off("SIGINT", onSignal);
+      process.off("SIGTERM", onSignal);
+    }
+  };
+}
+
+/** What each build job reads of the run: its directory, attempts, backend, environment, process groups, status. */
+function jobContext(s: RunState): JobContext {
+  const { o } = s;
+  return {
+    runDir: s.runDir,
     maxAttempts: 1 + Math.max(0, o.retries),
     backend: o.backend,
     env: withSshTimeouts(o.env ?? process.env, o.backend.connectTimeoutS),
@@ -375,6 +390,22 @@ export async function runBuilds(o: RunOptions): Promise<RunResult> {
     emit: s.emit,
     stopReason: () => (s.stopping ? stopReason(s.stopping) : null),
   };
+}
+
+/**
+ * Run the plan and write the report (`logsRoot/runId/report.json`, and `reportFile`).
+ * Never throws for a failed build (a report entry) nor for an error of the driver (`report.driverError`): every
+ * running build is ended first, and the report is returned even when no file could hold it (`unwritten` says why).
+ * @returns the report (`report.exitCode`: 0 when every variant is built or cached, 130 when interrupted, 1
+ *   otherwise or after a driver error) and where it was and was not written
+ */
+export async function runBuilds(o: RunOptions): Promise<RunResult> {
+  const startedAt = new Date();
+  const runDir = join(o.logsRoot, o.runId);
+  const s = newRunState(o, runDir);
+  seedVariants(s);
+  const unhandleSignals = handleSignals(s);
+  const ctx = jobContext(s);
   try {
     let ready = true;
     try {
@@ -397,10 +428,7 @@ export async function runBuilds(o: RunOptions): Promise<RunResult> {
   } finally {
     // Whatever happened above, nothing this run started outlives it.
     await s.groups.stopAll(o.killGraceMs ?? 10_000);
-    if (handle) {
-      process.off("SIGINT", onSignal);
-      process.off("SIGTERM", onSignal);
-    }
+    unhandleSignals();
   }
 }
 

@@ -11,7 +11,7 @@ import * as z from "zod";
 import { bundledDeviceCode } from "../catalog/device-code.ts";
 import { packagesOnTorch } from "../catalog/packages.ts";
 import type { Catalog, NixpkgsPin, TorchaudioRelease, TorchRelease } from "../schema.ts";
-import { compareVersions } from "../versions.ts";
+import { compareVersions, majorMinor } from "../versions.ts";
 
 const fact = <T extends z.ZodTypeAny>(value: T) => z.object({ expr: z.string(), value: value.nullable() });
 const str = fact(z.string());
@@ -78,33 +78,44 @@ export interface PinComparison {
 }
 
 const short = (rev: string) => rev.slice(0, 7);
-const compareVersionStrings = (a: string, b: string) => compareVersions(a, b);
 /** A fact's value as text: "absent" for null, a list joined with ", " ("(none)" when empty). */
 export const show = (v: unknown) => (v === null ? "absent" : Array.isArray(v) ? (v.length ? v.join(", ") : "(none)") : String(v));
 
-/**
- * Compare a catalog pin (and the catalog facts that depend on it) with the facts read from that revision.
- * Facts the catalog marks unknown ("unknown" torchcodec) or does not list (extra Python or CUDA sets) become notes.
- * @returns every difference and note; `compared` counts the facts checked.
- */
-export function comparePin(pin: NixpkgsPin, facts: PinFacts, cat: Catalog): PinComparison {
-  const differences: PinDifference[] = [];
-  const notes: string[] = [];
-  let compared = 0;
-  const at = short(pin.rev);
-  const differ = (factName: string, catalog: unknown, nixpkgs: unknown, expr: string, message?: string) => {
-    compared++;
-    if (JSON.stringify(catalog) === JSON.stringify(nixpkgs)) return;
-    differences.push({
-      fact: factName,
-      catalog: show(catalog),
-      nixpkgs: show(nixpkgs),
-      expr,
-      message: message ?? `${factName}: catalog says ${show(catalog)} at ${at}; your nixpkgs says ${show(nixpkgs)} (${expr})`,
-    });
-  };
+/** What comparePin collects, and `differ`, which compares one fact (counting it) and records a difference. */
+interface PinTally {
+  at: string;
+  differences: PinDifference[];
+  notes: string[];
+  compared: number;
+  differ: (factName: string, catalog: unknown, nixpkgs: unknown, expr: string, message?: string) => void;
+}
 
-  // Package sets the catalog relies on must exist; extra ones are only worth a note.
+/** An empty tally for `pin` (its short revision in messages). */
+function pinTally(pin: NixpkgsPin): PinTally {
+  const at = short(pin.rev);
+  const t: PinTally = {
+    at,
+    differences: [],
+    notes: [],
+    compared: 0,
+    differ: (factName, catalog, nixpkgs, expr, message) => {
+      t.compared++;
+      if (JSON.stringify(catalog) === JSON.stringify(nixpkgs)) return;
+      t.differences.push({
+        fact: factName,
+        catalog: show(catalog),
+        nixpkgs: show(nixpkgs),
+        expr,
+        message: message ?? `${factName}: catalog says ${show(catalog)} at ${at}; your nixpkgs says ${show(nixpkgs)} (${expr})`,
+      });
+    },
+  };
+  return t;
+}
+
+/** Package sets the catalog relies on must exist; extra ones are only worth a note. */
+function comparePackageSets(pin: NixpkgsPin, facts: PinFacts, t: PinTally): void {
+  const { at, differ, notes } = t;
   const py = new Map(facts.pythonSets.map((s) => [s.version, s]));
   for (const v of pin.python) differ(`python[${v}]`, `python${v.replace(".", "")}Packages`, py.has(v) ? py.get(v)!.set : null, "builtins.attrNames pkgs");
   const extraPy = [...py.keys()].filter((v) => !pin.python.includes(v));
@@ -113,9 +124,16 @@ export function comparePin(pin: NixpkgsPin, facts: PinFacts, cat: Catalog): PinC
   for (const v of pin.cuda) differ(`cuda[${v}]`, `cudaPackages_${v.replace(".", "_")}`, cu.has(v) ? cu.get(v)!.set : null, "builtins.attrNames pkgs");
   const extraCuda = [...cu.keys()].filter((v) => !pin.cuda.includes(v));
   if (extraCuda.length) notes.push(`nixpkgs at ${at} also has CUDA ${extraCuda.join(", ")} (the catalog does not list them for this pin)`);
+}
 
-  // Versions in every Python set the catalog lists for the pin.
-  // The packages built on torch (catalog/packages.ts: each entry's pin field) and torchcodec (torchaudio's dependency).
+/**
+ * Versions in every Python set the catalog lists for the pin: torch, the packages built on torch (catalog/packages.ts:
+ * each entry's pin field) and torchcodec (torchaudio's dependency); then the default Python and CUDA sets and the
+ * Python sets nixpkgs' CI recurses into.
+ */
+function compareVersionFacts(pin: NixpkgsPin, facts: PinFacts, t: PinTally): void {
+  const { at, differ, notes } = t;
+  const py = new Map(facts.pythonSets.map((s) => [s.version, s]));
   const fields = [...new Set([...packagesOnTorch.map((p) => p.pinField), "torchcodec" as const])];
   const unknown = new Map<string, string[]>();
   for (const v of pin.python) {
@@ -134,11 +152,15 @@ export function comparePin(pin: NixpkgsPin, facts: PinFacts, cat: Catalog): PinC
     else if (f.value) notes.push(`${key} at ${at}: the catalog has none; your nixpkgs says ${f.value} (${f.expr})`);
   }
   // The Python sets nixpkgs' CI evaluation recurses into: the cache model's jobs (catalog/binary-cache.ts).
-  const recursed = facts.recursedPython.value === null ? null : [...facts.recursedPython.value].sort(compareVersionStrings);
-  if (pin.recursedPython !== null) differ("recursedPython", [...pin.recursedPython].sort(compareVersionStrings), recursed, facts.recursedPython.expr);
+  const recursed = facts.recursedPython.value === null ? null : [...facts.recursedPython.value].sort(compareVersions);
+  if (pin.recursedPython !== null) differ("recursedPython", [...pin.recursedPython].sort(compareVersions), recursed, facts.recursedPython.expr);
   else if (recursed) notes.push(`recursedPython at ${at}: the catalog has none; your nixpkgs says ${show(recursed)} (${facts.recursedPython.expr})`);
+}
 
-  // torch's brokenConditions, per CUDA set present (the catalog's brokenCuda lists the versions it refuses).
+/** torch's brokenConditions and nixpkgs' default capabilities, per CUDA set present that the catalog knows. */
+function compareCudaFacts(pin: NixpkgsPin, facts: PinFacts, cat: Catalog, t: PinTally): void {
+  const { at, differ } = t;
+  // The catalog's brokenCuda lists the versions it refuses.
   for (const s of facts.cudaSets) {
     if (!cat.cuda.some((c) => c.version === s.version)) continue;
     const refused = s.version in pin.brokenCuda;
@@ -150,7 +172,11 @@ export function comparePin(pin: NixpkgsPin, facts: PinFacts, cat: Catalog): PinC
     const tk = cat.cuda.find((c) => c.version === s.version)!;
     differ(`nixpkgsDefaultCapabilities[${s.version}]`, tk.nixpkgsDefaultCapabilities, s.defaultCapabilities.value, s.defaultCapabilities.expr);
   }
+}
 
+/** torch's formal arguments, the libraries it links statically, and torchaudio's dependency on torchcodec. */
+function compareTorchFacts(pin: NixpkgsPin, facts: PinFacts, cat: Catalog, t: PinTally): void {
+  const { at, differ } = t;
   // What our builders hand torch must be among its formal arguments.
   differ("torch formals our builders pass", [], facts.builderArgsMissing.value, facts.builderArgsMissing.expr,
     `torch at ${at} lacks formal argument(s) ${show(facts.builderArgsMissing.value)} that pkgs/pytorch.nix passes (${facts.torchFormals.expr})`);
@@ -164,12 +190,25 @@ export function comparePin(pin: NixpkgsPin, facts: PinFacts, cat: Catalog): PinC
   }
 
   // torchaudio's dependency on torchcodec (nixpkgs' torchaudio file, per torchaudio release).
-  const ta = cat.torchaudio.find((t) => t.version === pin.torchaudio);
+  const ta = cat.torchaudio.find((x) => x.version === pin.torchaudio);
   if (ta && ta.nixpkgsDependsOnTorchcodec !== undefined) {
     const deps = facts.torchaudioDependencies.value;
     differ("torchaudio depends on torchcodec", ta.nixpkgsDependsOnTorchcodec, deps === null ? null : deps.includes("torchcodec"), facts.torchaudioDependencies.expr);
   }
-  return { rev: pin.rev, differences, notes, compared };
+}
+
+/**
+ * Compare a catalog pin (and the catalog facts that depend on it) with the facts read from that revision.
+ * Facts the catalog marks unknown ("unknown" torchcodec) or does not list (extra Python or CUDA sets) become notes.
+ * @returns every difference and note; `compared` counts the facts checked.
+ */
+export function comparePin(pin: NixpkgsPin, facts: PinFacts, cat: Catalog): PinComparison {
+  const t = pinTally(pin);
+  comparePackageSets(pin, facts, t);
+  compareVersionFacts(pin, facts, t);
+  compareCudaFacts(pin, facts, cat, t);
+  compareTorchFacts(pin, facts, cat, t);
+  return { rev: pin.rev, differences: t.differences, notes: t.notes, compared: t.compared };
 }
 
 /** The PyTorch version nixpkgs' default Python set carries (the set of `python3`), else the first set's. */
@@ -236,7 +275,7 @@ export function pinEntryFromFacts(
     bitsandbytes: one("bitsandbytes"),
     defaultPython: facts.defaultPython.value,
     defaultCuda: facts.defaultCuda.value,
-    recursedPython: facts.recursedPython.value === null ? null : [...facts.recursedPython.value].sort(compareVersionStrings),
+    recursedPython: facts.recursedPython.value === null ? null : [...facts.recursedPython.value].sort(compareVersions),
     channel: opts.channel,
     inferred: {},
     source:
@@ -244,7 +283,6 @@ export function pinEntryFromFacts(
       `${def.torch.expr} = ${torch}; ${def.torchaudio.expr} = ${torchaudio}; package sets from builtins.attrNames; ` +
       `brokenCuda from torch.meta.broken per cudaPackages_X_Y`,
   };
-  const minorOf = (v: string) => v.split(".").slice(0, 2).join(".");
   const nextMinor = (v: string) => {
     const [a, b] = v.split(".").map(Number);
     return `${a}.${b! + 1}`;
@@ -253,7 +291,7 @@ export function pinEntryFromFacts(
     ? null
     : {
         version: torch,
-        nameTag: minorOf(torch).replace(".", ""),
+        nameTag: majorMinor(torch).replace(".", ""),
         torchaudio,
         python,
         cuda: cuda.filter((v) => !(v in brokenCuda)),
@@ -265,7 +303,7 @@ export function pinEntryFromFacts(
     ? null
     : {
         version: torchaudio,
-        servesTorch: { min: minorOf(torch), below: nextMinor(torch) },
+        servesTorch: { min: majorMinor(torch), below: nextMinor(torch) },
         stableAbi: false,
         nixpkgsDependsOnTorchcodec: (facts.torchaudioDependencies.value ?? []).includes("torchcodec"),
         source: `nixpkgs ${short(opts.rev)} pairs torchaudio ${torchaudio} with torch ${torch} (variant-matrix pin add); taken to serve that torch minor only`,

@@ -6,7 +6,7 @@
 import { FLOX_MIN_VERSION } from "../catalog/host.ts";
 import { nixpkgsAllows } from "../catalog/gpus.ts";
 import { stringify as tomlStringify } from "smol-toml";
-import { compareVersions as cmpVersion } from "../versions.ts";
+import { compareVersions } from "../versions.ts";
 import type { Project } from "../project.ts";
 import type { Excluded, Variant } from "../schema.ts";
 import { formatCombination, parseName } from "../naming.ts";
@@ -295,14 +295,14 @@ function pageNotes(variants: Variant[]): { note: string; appliesTo: string[] }[]
 export function matrixPages(p: Project): MatrixPage[] {
   const pages: MatrixPage[] = [];
   const isas = p.matrix.isas;
-  const cudas: (string | null)[] = [...p.matrix.cuda].sort(cmpVersion);
+  const cudas: (string | null)[] = [...p.matrix.cuda].sort(compareVersions);
   if (p.matrix.cpuOnly) cudas.push(null);
   for (const r of p.matrix.releases) {
     const rel = p.catalog.torch.find((t) => t.version === r.torch)!;
     for (const cuda of cudas) {
       const variants = p.variants.filter((v) => v.torchVersion === r.torch && v.cuda === cuda);
       const excluded = p.excluded.filter((e) => e.torchVersion === r.torch && e.cuda === cuda);
-      const pythons = [...p.matrix.python].sort(cmpVersion);
+      const pythons = [...p.matrix.python].sort(compareVersions);
       const sms = cuda === null ? ["cpu"] : [...p.matrix.gpus].sort((a, b) => Number(a) - Number(b));
       // Grid cell key → the pytorch variant (or the torchaudio one when pytorch is not generated).
       const cellOf = new Map<string, Variant>();

@@ -11,6 +11,7 @@
  * device: same major, minor ≤), and the command passes in detect's `isaFit` verdict for the host's CPU.
  */
 import { capabilityRunsOn } from "../compat.ts";
+import { majorMinor } from "../versions.ts";
 import type { CheckerFacts, CheckerPackage } from "./facts.ts";
 import { allowedSass, attribute, deviceCodePromises, formatArchs, ownerOf, smOf, type LibDeviceCode, type OriginPromise } from "./origins.ts";
 
@@ -177,37 +178,33 @@ export function capabilityOfSm(sm: string): string {
 const baseVersion = (v: string) => v.split("+")[0]!;
 const set = (xs: Iterable<string>) => [...new Set(xs)].sort().join(" ") || "(none)";
 
-/**
- * Compare a probe with a variant's promise; one PromiseCheck per promise, in a stable order. GPU promises are null
- * when the probe ran no GPU check (no `--gpu`, or no device).
- * @param facts what the catalog says (facts.ts; `verify`: catalog-facts.ts `catalogCheckerFacts()`).
- * @param opts.isaRuns whether this host's CPU runs the variant's ISA (detect's `isaFit`), or null when unknown.
- */
-export function checkPromise(v: PromiseOf, probe: Probe, facts: CheckerFacts, opts: { isaRuns?: boolean | null } = {}): PromiseCheck[] {
-  const out: PromiseCheck[] = [];
-  const add = (promise: string, ok: boolean | null, expected: string, found: string) => out.push({ promise, ok, expected, found });
-  const pyMinor = probe.python.version.split(".").slice(0, 2).join(".");
-  add("Python", pyMinor === v.python, v.python, probe.python.version);
-  add("system", machineSystem(probe.machine) === v.system, v.system, `${probe.machine} (${machineSystem(probe.machine) ?? "?"})`);
+/** The probe's torch when it imported. */
+type ProbedTorch = Extract<NonNullable<Probe["torch"]>, { ok: true }>;
 
-  const t = probe.torch;
-  if (!t || !t.ok) {
-    add("torch imports", false, `torch ${v.torchVersion}`, t && !t.ok ? t.error : "not probed");
-    return out;
-  }
+/** Records one promise check. */
+type AddCheck = (promise: string, ok: boolean | null, expected: string, found: string) => void;
+
+const adder =
+  (out: PromiseCheck[]): AddCheck =>
+  (promise, ok, expected, found) =>
+    out.push({ promise, ok, expected, found });
+
+/** The torch build's promises: version, CUDA, the capabilities compiled in (arch list and nvcc flags), the ISA. */
+function checkTorchBuild(v: PromiseOf, t: ProbedTorch, opts: { isaRuns?: boolean | null }, add: AddCheck): void {
   add("torch version", baseVersion(t.version) === v.torchVersion, v.torchVersion, t.version);
   add("CUDA of torch", (t.cuda ?? null) === v.cuda, v.cuda ?? "none (CPU-only)", t.cuda ?? "none");
-  const caps = v.cudaCapabilities;
-  const wantSm = caps.map(smOf);
+  const wantSm = v.cudaCapabilities.map(smOf);
   add("TORCH_CUDA_ARCH_LIST compiled in (torch.cuda.get_arch_list)", set(t.archFlags) === set(wantSm), set(wantSm), set(t.archFlags));
   const nvcc = [...(t.nvccArchFlags ?? "").matchAll(/code=(sm_\d+[af]?|compute_\d+[af]?)/g)].map((m) => m[1]!);
   add("NVCC architecture flags (torch.__config__.show)", set(nvcc) === set(wantSm), set(wantSm), set(nvcc));
   add("ISA: torch imports and reports its CPU capability", t.cpuCapability !== null, `${v.isa} runs on this CPU`, t.cpuCapability ?? "not reported");
   if (opts.isaRuns !== undefined)
     add(`ISA ${v.isa} runs on this CPU (detect's rule)`, opts.isaRuns, v.isa, opts.isaRuns === null ? "unknown" : opts.isaRuns ? "yes" : "no");
+}
 
-  // The GPU: a device this variant's code runs on, and code that runs there.
-  const g = probe.gpu;
+/** The GPU: a device this variant's code runs on, and code that runs there (a CPU-only variant: torch has no CUDA). */
+function checkGpu(v: PromiseOf, t: ProbedTorch, g: Probe["gpu"], add: AddCheck): void {
+  const caps = v.cudaCapabilities;
   if (v.cuda !== null) {
     const devices = g?.available ? g.devices : [];
     if (devices.length === 0) add("a GPU this variant runs on", null, `SM${v.sm}`, "no CUDA device visible");
@@ -221,34 +218,38 @@ export function checkPromise(v: PromiseOf, probe: Probe, facts: CheckerFacts, op
   } else {
     add("CPU-only: torch has no CUDA", t.cuda === null, "torch.version.cuda is None", t.cuda ?? "None");
   }
+}
 
-  // Device code of every library (cuobjdump).
-  const c = probe.cuobjdump;
-  if (v.cuda !== null && c) {
-    if (c.error || !c.tool) add("device code (cuobjdump)", null, "cuobjdump available", c.error ?? "no cuobjdump");
-    else {
-      const allowed = allowedSass(caps, v.cuda, facts);
-      const target = v.sm === null ? null : capabilityOfSm(v.sm);
-      for (const [lib, d] of Object.entries(c.libs)) {
-        if (d.elf.length === 0 && d.ptx.length === 0) continue;
-        // Probes with -symbols blocks name the package too ("torch/lib/libtorch_cuda.so"); older ones kept "lib/…".
-        const short = d.blocks ? shortLib(lib) : lib.split("/").slice(-2).join("/");
-        // -symbols gives the real target of each cubin (sm_100f; --list-elf names it sm_100).
-        const sass = d.blocks ? [...new Set(d.blocks.filter((b) => b.kind === "elf").map((b) => b.arch))] : d.elf;
-        if (target) add(`${short}: SASS for SM${v.sm}`, sass.some((s) => sassRunsOn(s, target)), `SASS that runs on ${target}`, d.blocks ? formatArchs(sass) : set(sass));
-        if (d.blocks) {
-          for (const chk of checkOrigins(v, lib, d, facts)) out.push(chk);
-          continue;
-        }
-        // A probe without -symbols blocks (recorded before issue 22): the library as a whole.
-        const extra = d.elf.filter((s) => !allowed.has(s));
-        add(`${short}: no SASS beyond the capabilities (and PyTorch's arch-specific extras)`, extra.length === 0, set(allowed), extra.length ? `also ${set(extra)}` : set(d.elf));
-        add(`${short}: no PTX`, d.ptx.length === 0, "(none)", set(d.ptx));
-      }
-    }
+/** Device code of every library (cuobjdump) of a CUDA variant, into `out`: per origin where the probe has -symbols blocks. */
+function checkDeviceCode(v: PromiseOf, c: Probe["cuobjdump"], facts: CheckerFacts, out: PromiseCheck[]): void {
+  const add = adder(out);
+  if (v.cuda === null || !c) return;
+  if (c.error || !c.tool) {
+    add("device code (cuobjdump)", null, "cuobjdump available", c.error ?? "no cuobjdump");
+    return;
   }
+  const allowed = allowedSass(v.cudaCapabilities, v.cuda, facts);
+  const target = v.sm === null ? null : capabilityOfSm(v.sm);
+  for (const [lib, d] of Object.entries(c.libs)) {
+    if (d.elf.length === 0 && d.ptx.length === 0) continue;
+    // Probes with -symbols blocks name the package too ("torch/lib/libtorch_cuda.so"); older ones kept "lib/…".
+    const short = d.blocks ? shortLib(lib) : lib.split("/").slice(-2).join("/");
+    // -symbols gives the real target of each cubin (sm_100f; --list-elf names it sm_100).
+    const sass = d.blocks ? [...new Set(d.blocks.filter((b) => b.kind === "elf").map((b) => b.arch))] : d.elf;
+    if (target) add(`${short}: SASS for SM${v.sm}`, sass.some((s) => sassRunsOn(s, target)), `SASS that runs on ${target}`, d.blocks ? formatArchs(sass) : set(sass));
+    if (d.blocks) {
+      for (const chk of checkOrigins(v, lib, d, facts)) out.push(chk);
+      continue;
+    }
+    // A probe without -symbols blocks (recorded before issue 22): the library as a whole.
+    const extra = d.elf.filter((s) => !allowed.has(s));
+    add(`${short}: no SASS beyond the capabilities (and PyTorch's arch-specific extras)`, extra.length === 0, set(allowed), extra.length ? `also ${set(extra)}` : set(d.elf));
+    add(`${short}: no PTX`, d.ptx.length === 0, "(none)", set(d.ptx));
+  }
+}
 
-  // Each package built on torch the variant promises: its version, the torch it loads, its CUDA kernels.
+/** Each package built on torch the variant promises: its version, the torch it loads, its CUDA kernels. */
+function checkPackages(v: PromiseOf, probe: Probe, t: ProbedTorch, facts: CheckerFacts, add: AddCheck): void {
   const probed = packageProbes(probe);
   for (const [name, version] of promisedPackages(v, facts)) {
     const p = onTorchIn(facts, name)!;
@@ -266,9 +267,13 @@ export function checkPromise(v: PromiseOf, probe: Probe, facts: CheckerFacts, op
         add(chk.label, r ? r.ok : null, "runs, equals the CPU result", r ? (r.error ?? (r.ok ? "equal" : "differs")) : "not run (no GPU)");
       }
   }
+}
 
-  // A named environment's extras: the version the pin carries, that it imports on the variant's torch; its device code
-  // is judged only where generator/catalog/extras.ts says how capabilities reach it (facts' `judgedExtras`).
+/**
+ * A named environment's extras: the version the pin carries, that it imports on the variant's torch; its device code
+ * is judged only where generator/catalog/extras.ts says how capabilities reach it (facts' `judgedExtras`).
+ */
+function checkExtras(v: PromiseOf, probe: Probe, t: ProbedTorch, facts: CheckerFacts, add: AddCheck): void {
   for (const x of v.extras ?? []) {
     const { attr, version } = typeof x === "string" ? { attr: x, version: null } : x;
     const r = probe.extras?.[attr];
@@ -280,6 +285,30 @@ export function checkPromise(v: PromiseOf, probe: Probe, facts: CheckerFacts, op
     add(`extra ${attr} loads the variant's own libtorch`, r.newLibtorch.length === 0, `only ${t.libDir}`, r.newLibtorch.length ? `also ${r.newLibtorch.join(", ")}` : "same libtorch");
     if (!facts.judgedExtras.includes(attr)) add(`extra ${attr}: device code`, null, "judged by the catalog", "not judged (generator/catalog/extras.ts)");
   }
+}
+
+/**
+ * Compare a probe with a variant's promise; one PromiseCheck per promise, in a stable order. GPU promises are null
+ * when the probe ran no GPU check (no `--gpu`, or no device).
+ * @param facts what the catalog says (facts.ts; `verify`: catalog-facts.ts `catalogCheckerFacts()`).
+ * @param opts.isaRuns whether this host's CPU runs the variant's ISA (detect's `isaFit`), or null when unknown.
+ */
+export function checkPromise(v: PromiseOf, probe: Probe, facts: CheckerFacts, opts: { isaRuns?: boolean | null } = {}): PromiseCheck[] {
+  const out: PromiseCheck[] = [];
+  const add = adder(out);
+  add("Python", majorMinor(probe.python.version) === v.python, v.python, probe.python.version);
+  add("system", machineSystem(probe.machine) === v.system, v.system, `${probe.machine} (${machineSystem(probe.machine) ?? "?"})`);
+
+  const t = probe.torch;
+  if (!t || !t.ok) {
+    add("torch imports", false, `torch ${v.torchVersion}`, t && !t.ok ? t.error : "not probed");
+    return out;
+  }
+  checkTorchBuild(v, t, opts, add);
+  checkGpu(v, t, probe.gpu, add);
+  checkDeviceCode(v, probe.cuobjdump, facts, out);
+  checkPackages(v, probe, t, facts, add);
+  checkExtras(v, probe, t, facts, add);
   return out;
 }
 
