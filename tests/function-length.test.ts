@@ -1,0 +1,56 @@
+/**
+ * No function in generator/ is longer than 80 lines (a newcomer reads a function whole): every function declaration,
+ * method, arrow function and function expression, measured from its first to its last line with TypeScript's own
+ * parser. A long function is cut into named steps; a long table of data is not a function and is not measured.
+ */
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import { join, relative } from "node:path";
+import ts from "typescript";
+import { ROOT } from "./helpers/cli.ts";
+
+const MAX_LINES = 80;
+
+function files(dir: string): string[] {
+  return readdirSync(dir).flatMap((n) => {
+    const p = join(dir, n);
+    return statSync(p).isDirectory() ? files(p) : p.endsWith(".ts") ? [p] : [];
+  });
+}
+
+/** Every function of `file` longer than `max` lines: "path:line name (N lines)". */
+function longFunctions(file: string, text: string, max: number): string[] {
+  const src = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
+  const out: string[] = [];
+  const visit = (n: ts.Node) => {
+    if (ts.isFunctionDeclaration(n) || ts.isMethodDeclaration(n) || ts.isArrowFunction(n) || ts.isFunctionExpression(n)) {
+      const first = src.getLineAndCharacterOfPosition(n.getStart()).line;
+      const last = src.getLineAndCharacterOfPosition(n.getEnd()).line;
+      const parent = n.parent;
+      const name = n.name?.getText() ?? (parent && (ts.isVariableDeclaration(parent) || ts.isPropertyAssignment(parent)) ? parent.name.getText() : "(anonymous)");
+      if (last - first + 1 > max) out.push(`${relative(ROOT, file)}:${first + 1} ${name} (${last - first + 1} lines)`);
+    }
+    ts.forEachChild(n, visit);
+  };
+  visit(src);
+  return out;
+}
+
+test(`no function in generator/ is longer than ${MAX_LINES} lines`, () => {
+  const long = files(join(ROOT, "generator")).flatMap((f) => longFunctions(f, readFileSync(f, "utf8"), MAX_LINES));
+  assert.equal(long, []);
+});
+
+test("the measure sees a long function, an arrow function and a method, and passes a long table", () => {
+  const body = (n: number) => Array.from({ length: n }, (_, i) => `  x${i}();`).join("\n");
+  const text =
+    `function f() {\n${body(85)}\n}\n` +
+    `const g = () => {\n${body(10)}\n};\n` +
+    `class C { m() {\n${body(90)}\n} }\n` +
+    `const table = [\n${Array.from({ length: 200 }, (_, i) => `  { k: ${i} },`).join("\n")}\n];\n`;
+  const long = longFunctions(join(ROOT, "generator/x.ts"), text, MAX_LINES);
+  assert.equal(long.map((l) => l.replace(/ \(\d+ lines\)$/, "")), ["generator/x.ts:1 f", `generator/x.ts:${87 + 12 + 1} m`]);
+});
+
+test.run();
