@@ -256,7 +256,7 @@ export function cudaScopeFor(caps: readonly string[], cuda: CudaToolkit, policy:
 /**
  * The nixpkgs instance a variant needs: revision, system, CUDA package set (or "cpu") and, when the capabilities
  * go to the whole package set, those capabilities. Variants with one key share one instance in an evaluation;
- * this is the key pkgs/matrix.nix's `keyOf` computes (tests/release.test.ts checks instantiations = distinct keys).
+ * written into pkgs/variants.nix as `nixpkgsKey`, which pkgs/matrix.nix's `keyOf` reads (tests/release.test.ts checks instantiations = distinct keys).
  */
 export function nixpkgsInstanceKey(v: Pick<Variant, "nixpkgs" | "system" | "cuda" | "cudaPackageSet" | "cudaCapabilities" | "cudaCapabilitiesForPackageSet">): string {
   return [v.nixpkgs, v.system, v.cuda === null ? "cpu" : v.cudaPackageSet, ...(v.cuda !== null && v.cudaCapabilitiesForPackageSet ? v.cudaCapabilities : [])].join("|");

@@ -31,15 +31,13 @@
 { nixpkgs ? null }:
 
 let
-  inherit (builtins) attrValues concatStringsSep filter groupBy head map mapAttrs;
+  inherit (builtins) attrValues filter groupBy head map mapAttrs;
 
   variants = import ./variants.nix;
 
-  keyOf = v:
-    concatStringsSep "|" (
-      [ v.nixpkgsRev v.system (if v.cuda == null then "cpu" else v.cudaPackageSet) ]
-      ++ (if v.cuda != null && v.cudaCapabilitiesForPackageSet then v.cudaCapabilities else [ ])
-    );
+  # The nixpkgs instance of a variant: revision, system, CUDA set and (package-set scope) capabilities, computed by
+  # the generator (generator/expand.ts nixpkgsInstanceKey) and written into pkgs/variants.nix as nixpkgsKey.
+  keyOf = v: v.nixpkgsKey;
 
   instances = mapAttrs
     (_: vs: import ./nixpkgs.nix { variant = head vs; inherit nixpkgs; })

@@ -24,6 +24,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_8";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for T4 / T4G, SM75, CUDA 12.8; AVX2 (x86-64-v3) (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "T4G is the T4 offered on AWS g5g instances, whose host CPU is Graviton2 (aarch64)." ];
@@ -50,6 +51,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm75-avx2" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for T4 / T4G, SM75, CUDA 12.8; AVX2 (x86-64-v3) (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "T4G is the T4 offered on AWS g5g instances, whose host CPU is Graviton2 (aarch64)." "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda12_8-sm75-avx2 (the same torch derivation)." ];
@@ -76,6 +78,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm75-avx2" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for T4 / T4G, SM75, CUDA 12.8; AVX2 (x86-64-v3) (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "T4G is the T4 offered on AWS g5g instances, whose host CPU is Graviton2 (aarch64)." "Built against pytorch-python313-cuda12_8-sm75-avx2 (the same torch derivation)." ];
@@ -102,6 +105,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm75-avx2" "torchaudio-python313-cuda12_8-sm75-avx2" "torchvision-python313-cuda12_8-sm75-avx2" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for T4 / T4G, SM75, CUDA 12.8; AVX2 (x86-64-v3) (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "T4G is the T4 offered on AWS g5g instances, whose host CPU is Graviton2 (aarch64)." "python3.13.withPackages of pytorch-python313-cuda12_8-sm75-avx2, torchaudio-python313-cuda12_8-sm75-avx2, torchvision-python313-cuda12_8-sm75-avx2 and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -128,6 +132,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_8";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for T4 / T4G, SM75, CUDA 12.8; AVX-512 (x86-64-v4) (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "T4G is the T4 offered on AWS g5g instances, whose host CPU is Graviton2 (aarch64)." ];
@@ -154,6 +159,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm75-avx512" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for T4 / T4G, SM75, CUDA 12.8; AVX-512 (x86-64-v4) (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "T4G is the T4 offered on AWS g5g instances, whose host CPU is Graviton2 (aarch64)." "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda12_8-sm75-avx512 (the same torch derivation)." ];
@@ -180,6 +186,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm75-avx512" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for T4 / T4G, SM75, CUDA 12.8; AVX-512 (x86-64-v4) (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "T4G is the T4 offered on AWS g5g instances, whose host CPU is Graviton2 (aarch64)." "Built against pytorch-python313-cuda12_8-sm75-avx512 (the same torch derivation)." ];
@@ -206,6 +213,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm75-avx512" "torchaudio-python313-cuda12_8-sm75-avx512" "torchvision-python313-cuda12_8-sm75-avx512" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for T4 / T4G, SM75, CUDA 12.8; AVX-512 (x86-64-v4) (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "T4G is the T4 offered on AWS g5g instances, whose host CPU is Graviton2 (aarch64)." "python3.13.withPackages of pytorch-python313-cuda12_8-sm75-avx512, torchaudio-python313-cuda12_8-sm75-avx512, torchvision-python313-cuda12_8-sm75-avx512 and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -232,6 +240,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_8";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for T4 / T4G, SM75, CUDA 12.8; AVX-512 BF16 (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "T4G is the T4 offered on AWS g5g instances, whose host CPU is Graviton2 (aarch64)." ];
@@ -258,6 +267,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm75-avx512bf16" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for T4 / T4G, SM75, CUDA 12.8; AVX-512 BF16 (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "T4G is the T4 offered on AWS g5g instances, whose host CPU is Graviton2 (aarch64)." "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda12_8-sm75-avx512bf16 (the same torch derivation)." ];
@@ -284,6 +294,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm75-avx512bf16" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for T4 / T4G, SM75, CUDA 12.8; AVX-512 BF16 (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "T4G is the T4 offered on AWS g5g instances, whose host CPU is Graviton2 (aarch64)." "Built against pytorch-python313-cuda12_8-sm75-avx512bf16 (the same torch derivation)." ];
@@ -310,6 +321,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm75-avx512bf16" "torchaudio-python313-cuda12_8-sm75-avx512bf16" "torchvision-python313-cuda12_8-sm75-avx512bf16" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for T4 / T4G, SM75, CUDA 12.8; AVX-512 BF16 (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "T4G is the T4 offered on AWS g5g instances, whose host CPU is Graviton2 (aarch64)." "python3.13.withPackages of pytorch-python313-cuda12_8-sm75-avx512bf16, torchaudio-python313-cuda12_8-sm75-avx512bf16, torchvision-python313-cuda12_8-sm75-avx512bf16 and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -336,6 +348,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_8";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for T4 / T4G, SM75, CUDA 12.8; AVX-512 VNNI (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "T4G is the T4 offered on AWS g5g instances, whose host CPU is Graviton2 (aarch64)." ];
@@ -362,6 +375,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm75-avx512vnni" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for T4 / T4G, SM75, CUDA 12.8; AVX-512 VNNI (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "T4G is the T4 offered on AWS g5g instances, whose host CPU is Graviton2 (aarch64)." "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda12_8-sm75-avx512vnni (the same torch derivation)." ];
@@ -388,6 +402,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm75-avx512vnni" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for T4 / T4G, SM75, CUDA 12.8; AVX-512 VNNI (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "T4G is the T4 offered on AWS g5g instances, whose host CPU is Graviton2 (aarch64)." "Built against pytorch-python313-cuda12_8-sm75-avx512vnni (the same torch derivation)." ];
@@ -414,6 +429,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm75-avx512vnni" "torchaudio-python313-cuda12_8-sm75-avx512vnni" "torchvision-python313-cuda12_8-sm75-avx512vnni" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for T4 / T4G, SM75, CUDA 12.8; AVX-512 VNNI (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "T4G is the T4 offered on AWS g5g instances, whose host CPU is Graviton2 (aarch64)." "python3.13.withPackages of pytorch-python313-cuda12_8-sm75-avx512vnni, torchaudio-python313-cuda12_8-sm75-avx512vnni, torchvision-python313-cuda12_8-sm75-avx512vnni and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -440,6 +456,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_12_8";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for T4 / T4G, SM75, CUDA 12.8; Armv8.2-A + FP16 + DotProd (aarch64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "T4G is the T4 offered on AWS g5g instances, whose host CPU is Graviton2 (aarch64)." ];
@@ -466,6 +483,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm75-armv8_2" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for T4 / T4G, SM75, CUDA 12.8; Armv8.2-A + FP16 + DotProd (aarch64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "T4G is the T4 offered on AWS g5g instances, whose host CPU is Graviton2 (aarch64)." "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda12_8-sm75-armv8_2 (the same torch derivation)." ];
@@ -492,6 +510,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm75-armv8_2" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for T4 / T4G, SM75, CUDA 12.8; Armv8.2-A + FP16 + DotProd (aarch64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "T4G is the T4 offered on AWS g5g instances, whose host CPU is Graviton2 (aarch64)." "Built against pytorch-python313-cuda12_8-sm75-armv8_2 (the same torch derivation)." ];
@@ -518,6 +537,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm75-armv8_2" "torchaudio-python313-cuda12_8-sm75-armv8_2" "torchvision-python313-cuda12_8-sm75-armv8_2" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for T4 / T4G, SM75, CUDA 12.8; Armv8.2-A + FP16 + DotProd (aarch64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "T4G is the T4 offered on AWS g5g instances, whose host CPU is Graviton2 (aarch64)." "python3.13.withPackages of pytorch-python313-cuda12_8-sm75-armv8_2, torchaudio-python313-cuda12_8-sm75-armv8_2, torchvision-python313-cuda12_8-sm75-armv8_2 and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -544,6 +564,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_12_8";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for T4 / T4G, SM75, CUDA 12.8; Armv9-A (SVE2) + I8MM (aarch64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "T4G is the T4 offered on AWS g5g instances, whose host CPU is Graviton2 (aarch64)." "aarch64 GCC internal-compiler-error workaround (a DGX Spark aarch64 CUDA wheel build guide; pytorch/pytorch #157842, #136432): the armv9 flags enable SVE2 and I8MM but not +bf16, so no SVE+BF16 code is forced into every translation unit; PyTorch's own SVE kernels are compiled as nixpkgs compiles them (GCC 14 with nixpkgs' aarch64 flags), not disabled." ];
@@ -570,6 +591,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm75-armv9" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for T4 / T4G, SM75, CUDA 12.8; Armv9-A (SVE2) + I8MM (aarch64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "T4G is the T4 offered on AWS g5g instances, whose host CPU is Graviton2 (aarch64)." "aarch64 GCC internal-compiler-error workaround (a DGX Spark aarch64 CUDA wheel build guide; pytorch/pytorch #157842, #136432): the armv9 flags enable SVE2 and I8MM but not +bf16, so no SVE+BF16 code is forced into every translation unit; PyTorch's own SVE kernels are compiled as nixpkgs compiles them (GCC 14 with nixpkgs' aarch64 flags), not disabled." "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda12_8-sm75-armv9 (the same torch derivation)." ];
@@ -596,6 +618,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm75-armv9" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for T4 / T4G, SM75, CUDA 12.8; Armv9-A (SVE2) + I8MM (aarch64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "T4G is the T4 offered on AWS g5g instances, whose host CPU is Graviton2 (aarch64)." "aarch64 GCC internal-compiler-error workaround (a DGX Spark aarch64 CUDA wheel build guide; pytorch/pytorch #157842, #136432): the armv9 flags enable SVE2 and I8MM but not +bf16, so no SVE+BF16 code is forced into every translation unit; PyTorch's own SVE kernels are compiled as nixpkgs compiles them (GCC 14 with nixpkgs' aarch64 flags), not disabled." "Built against pytorch-python313-cuda12_8-sm75-armv9 (the same torch derivation)." ];
@@ -622,6 +645,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm75-armv9" "torchaudio-python313-cuda12_8-sm75-armv9" "torchvision-python313-cuda12_8-sm75-armv9" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for T4 / T4G, SM75, CUDA 12.8; Armv9-A (SVE2) + I8MM (aarch64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "T4G is the T4 offered on AWS g5g instances, whose host CPU is Graviton2 (aarch64)." "aarch64 GCC internal-compiler-error workaround (a DGX Spark aarch64 CUDA wheel build guide; pytorch/pytorch #157842, #136432): the armv9 flags enable SVE2 and I8MM but not +bf16, so no SVE+BF16 code is forced into every translation unit; PyTorch's own SVE kernels are compiled as nixpkgs compiles them (GCC 14 with nixpkgs' aarch64 flags), not disabled." "python3.13.withPackages of pytorch-python313-cuda12_8-sm75-armv9, torchaudio-python313-cuda12_8-sm75-armv9, torchvision-python313-cuda12_8-sm75-armv9 and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -648,6 +672,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_8";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for A100, SM80, CUDA 12.8; AVX2 (x86-64-v3) (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." ];
@@ -674,6 +699,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm80-avx2" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for A100, SM80, CUDA 12.8; AVX2 (x86-64-v3) (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda12_8-sm80-avx2 (the same torch derivation)." ];
@@ -700,6 +726,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm80-avx2" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for A100, SM80, CUDA 12.8; AVX2 (x86-64-v3) (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "Built against pytorch-python313-cuda12_8-sm80-avx2 (the same torch derivation)." ];
@@ -726,6 +753,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm80-avx2" "torchaudio-python313-cuda12_8-sm80-avx2" "torchvision-python313-cuda12_8-sm80-avx2" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for A100, SM80, CUDA 12.8; AVX2 (x86-64-v3) (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "python3.13.withPackages of pytorch-python313-cuda12_8-sm80-avx2, torchaudio-python313-cuda12_8-sm80-avx2, torchvision-python313-cuda12_8-sm80-avx2 and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -752,6 +780,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_8";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for A100, SM80, CUDA 12.8; AVX-512 (x86-64-v4) (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." ];
@@ -778,6 +807,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm80-avx512" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for A100, SM80, CUDA 12.8; AVX-512 (x86-64-v4) (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda12_8-sm80-avx512 (the same torch derivation)." ];
@@ -804,6 +834,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm80-avx512" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for A100, SM80, CUDA 12.8; AVX-512 (x86-64-v4) (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "Built against pytorch-python313-cuda12_8-sm80-avx512 (the same torch derivation)." ];
@@ -830,6 +861,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm80-avx512" "torchaudio-python313-cuda12_8-sm80-avx512" "torchvision-python313-cuda12_8-sm80-avx512" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for A100, SM80, CUDA 12.8; AVX-512 (x86-64-v4) (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "python3.13.withPackages of pytorch-python313-cuda12_8-sm80-avx512, torchaudio-python313-cuda12_8-sm80-avx512, torchvision-python313-cuda12_8-sm80-avx512 and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -856,6 +888,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_8";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for A100, SM80, CUDA 12.8; AVX-512 BF16 (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." ];
@@ -882,6 +915,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm80-avx512bf16" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for A100, SM80, CUDA 12.8; AVX-512 BF16 (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda12_8-sm80-avx512bf16 (the same torch derivation)." ];
@@ -908,6 +942,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm80-avx512bf16" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for A100, SM80, CUDA 12.8; AVX-512 BF16 (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "Built against pytorch-python313-cuda12_8-sm80-avx512bf16 (the same torch derivation)." ];
@@ -934,6 +969,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm80-avx512bf16" "torchaudio-python313-cuda12_8-sm80-avx512bf16" "torchvision-python313-cuda12_8-sm80-avx512bf16" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for A100, SM80, CUDA 12.8; AVX-512 BF16 (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "python3.13.withPackages of pytorch-python313-cuda12_8-sm80-avx512bf16, torchaudio-python313-cuda12_8-sm80-avx512bf16, torchvision-python313-cuda12_8-sm80-avx512bf16 and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -960,6 +996,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_8";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for A100, SM80, CUDA 12.8; AVX-512 VNNI (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." ];
@@ -986,6 +1023,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm80-avx512vnni" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for A100, SM80, CUDA 12.8; AVX-512 VNNI (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda12_8-sm80-avx512vnni (the same torch derivation)." ];
@@ -1012,6 +1050,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm80-avx512vnni" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for A100, SM80, CUDA 12.8; AVX-512 VNNI (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "Built against pytorch-python313-cuda12_8-sm80-avx512vnni (the same torch derivation)." ];
@@ -1038,6 +1077,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm80-avx512vnni" "torchaudio-python313-cuda12_8-sm80-avx512vnni" "torchvision-python313-cuda12_8-sm80-avx512vnni" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for A100, SM80, CUDA 12.8; AVX-512 VNNI (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "python3.13.withPackages of pytorch-python313-cuda12_8-sm80-avx512vnni, torchaudio-python313-cuda12_8-sm80-avx512vnni, torchvision-python313-cuda12_8-sm80-avx512vnni and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -1064,6 +1104,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_12_8";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for A100, SM80, CUDA 12.8; Armv8.2-A + FP16 + DotProd (aarch64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." ];
@@ -1090,6 +1131,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm80-armv8_2" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for A100, SM80, CUDA 12.8; Armv8.2-A + FP16 + DotProd (aarch64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda12_8-sm80-armv8_2 (the same torch derivation)." ];
@@ -1116,6 +1158,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm80-armv8_2" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for A100, SM80, CUDA 12.8; Armv8.2-A + FP16 + DotProd (aarch64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "Built against pytorch-python313-cuda12_8-sm80-armv8_2 (the same torch derivation)." ];
@@ -1142,6 +1185,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm80-armv8_2" "torchaudio-python313-cuda12_8-sm80-armv8_2" "torchvision-python313-cuda12_8-sm80-armv8_2" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for A100, SM80, CUDA 12.8; Armv8.2-A + FP16 + DotProd (aarch64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "python3.13.withPackages of pytorch-python313-cuda12_8-sm80-armv8_2, torchaudio-python313-cuda12_8-sm80-armv8_2, torchvision-python313-cuda12_8-sm80-armv8_2 and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -1168,6 +1212,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_12_8";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for A100, SM80, CUDA 12.8; Armv9-A (SVE2) + I8MM (aarch64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "aarch64 GCC internal-compiler-error workaround (a DGX Spark aarch64 CUDA wheel build guide; pytorch/pytorch #157842, #136432): the armv9 flags enable SVE2 and I8MM but not +bf16, so no SVE+BF16 code is forced into every translation unit; PyTorch's own SVE kernels are compiled as nixpkgs compiles them (GCC 14 with nixpkgs' aarch64 flags), not disabled." ];
@@ -1194,6 +1239,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm80-armv9" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for A100, SM80, CUDA 12.8; Armv9-A (SVE2) + I8MM (aarch64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "aarch64 GCC internal-compiler-error workaround (a DGX Spark aarch64 CUDA wheel build guide; pytorch/pytorch #157842, #136432): the armv9 flags enable SVE2 and I8MM but not +bf16, so no SVE+BF16 code is forced into every translation unit; PyTorch's own SVE kernels are compiled as nixpkgs compiles them (GCC 14 with nixpkgs' aarch64 flags), not disabled." "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda12_8-sm80-armv9 (the same torch derivation)." ];
@@ -1220,6 +1266,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm80-armv9" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for A100, SM80, CUDA 12.8; Armv9-A (SVE2) + I8MM (aarch64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "aarch64 GCC internal-compiler-error workaround (a DGX Spark aarch64 CUDA wheel build guide; pytorch/pytorch #157842, #136432): the armv9 flags enable SVE2 and I8MM but not +bf16, so no SVE+BF16 code is forced into every translation unit; PyTorch's own SVE kernels are compiled as nixpkgs compiles them (GCC 14 with nixpkgs' aarch64 flags), not disabled." "Built against pytorch-python313-cuda12_8-sm80-armv9 (the same torch derivation)." ];
@@ -1246,6 +1293,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm80-armv9" "torchaudio-python313-cuda12_8-sm80-armv9" "torchvision-python313-cuda12_8-sm80-armv9" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for A100, SM80, CUDA 12.8; Armv9-A (SVE2) + I8MM (aarch64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "aarch64 GCC internal-compiler-error workaround (a DGX Spark aarch64 CUDA wheel build guide; pytorch/pytorch #157842, #136432): the armv9 flags enable SVE2 and I8MM but not +bf16, so no SVE+BF16 code is forced into every translation unit; PyTorch's own SVE kernels are compiled as nixpkgs compiles them (GCC 14 with nixpkgs' aarch64 flags), not disabled." "python3.13.withPackages of pytorch-python313-cuda12_8-sm80-armv9, torchaudio-python313-cuda12_8-sm80-armv9, torchvision-python313-cuda12_8-sm80-armv9 and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -1272,6 +1320,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_8";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for A40 / A10 / RTX 3090, SM86, CUDA 12.8; AVX2 (x86-64-v3) (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." ];
@@ -1298,6 +1347,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm86-avx2" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for A40 / A10 / RTX 3090, SM86, CUDA 12.8; AVX2 (x86-64-v3) (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda12_8-sm86-avx2 (the same torch derivation)." ];
@@ -1324,6 +1374,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm86-avx2" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for A40 / A10 / RTX 3090, SM86, CUDA 12.8; AVX2 (x86-64-v3) (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "Built against pytorch-python313-cuda12_8-sm86-avx2 (the same torch derivation)." ];
@@ -1350,6 +1401,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm86-avx2" "torchaudio-python313-cuda12_8-sm86-avx2" "torchvision-python313-cuda12_8-sm86-avx2" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for A40 / A10 / RTX 3090, SM86, CUDA 12.8; AVX2 (x86-64-v3) (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "python3.13.withPackages of pytorch-python313-cuda12_8-sm86-avx2, torchaudio-python313-cuda12_8-sm86-avx2, torchvision-python313-cuda12_8-sm86-avx2 and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -1376,6 +1428,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_8";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for A40 / A10 / RTX 3090, SM86, CUDA 12.8; AVX-512 (x86-64-v4) (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." ];
@@ -1402,6 +1455,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm86-avx512" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for A40 / A10 / RTX 3090, SM86, CUDA 12.8; AVX-512 (x86-64-v4) (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda12_8-sm86-avx512 (the same torch derivation)." ];
@@ -1428,6 +1482,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm86-avx512" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for A40 / A10 / RTX 3090, SM86, CUDA 12.8; AVX-512 (x86-64-v4) (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "Built against pytorch-python313-cuda12_8-sm86-avx512 (the same torch derivation)." ];
@@ -1454,6 +1509,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm86-avx512" "torchaudio-python313-cuda12_8-sm86-avx512" "torchvision-python313-cuda12_8-sm86-avx512" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for A40 / A10 / RTX 3090, SM86, CUDA 12.8; AVX-512 (x86-64-v4) (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "python3.13.withPackages of pytorch-python313-cuda12_8-sm86-avx512, torchaudio-python313-cuda12_8-sm86-avx512, torchvision-python313-cuda12_8-sm86-avx512 and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -1480,6 +1536,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_8";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for A40 / A10 / RTX 3090, SM86, CUDA 12.8; AVX-512 BF16 (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." ];
@@ -1506,6 +1563,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm86-avx512bf16" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for A40 / A10 / RTX 3090, SM86, CUDA 12.8; AVX-512 BF16 (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda12_8-sm86-avx512bf16 (the same torch derivation)." ];
@@ -1532,6 +1590,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm86-avx512bf16" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for A40 / A10 / RTX 3090, SM86, CUDA 12.8; AVX-512 BF16 (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "Built against pytorch-python313-cuda12_8-sm86-avx512bf16 (the same torch derivation)." ];
@@ -1558,6 +1617,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm86-avx512bf16" "torchaudio-python313-cuda12_8-sm86-avx512bf16" "torchvision-python313-cuda12_8-sm86-avx512bf16" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for A40 / A10 / RTX 3090, SM86, CUDA 12.8; AVX-512 BF16 (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "python3.13.withPackages of pytorch-python313-cuda12_8-sm86-avx512bf16, torchaudio-python313-cuda12_8-sm86-avx512bf16, torchvision-python313-cuda12_8-sm86-avx512bf16 and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -1584,6 +1644,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_8";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for A40 / A10 / RTX 3090, SM86, CUDA 12.8; AVX-512 VNNI (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." ];
@@ -1610,6 +1671,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm86-avx512vnni" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for A40 / A10 / RTX 3090, SM86, CUDA 12.8; AVX-512 VNNI (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda12_8-sm86-avx512vnni (the same torch derivation)." ];
@@ -1636,6 +1698,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm86-avx512vnni" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for A40 / A10 / RTX 3090, SM86, CUDA 12.8; AVX-512 VNNI (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "Built against pytorch-python313-cuda12_8-sm86-avx512vnni (the same torch derivation)." ];
@@ -1662,6 +1725,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm86-avx512vnni" "torchaudio-python313-cuda12_8-sm86-avx512vnni" "torchvision-python313-cuda12_8-sm86-avx512vnni" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for A40 / A10 / RTX 3090, SM86, CUDA 12.8; AVX-512 VNNI (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "python3.13.withPackages of pytorch-python313-cuda12_8-sm86-avx512vnni, torchaudio-python313-cuda12_8-sm86-avx512vnni, torchvision-python313-cuda12_8-sm86-avx512vnni and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -1688,6 +1752,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_12_8";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for A40 / A10 / RTX 3090, SM86, CUDA 12.8; Armv8.2-A + FP16 + DotProd (aarch64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." ];
@@ -1714,6 +1779,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm86-armv8_2" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for A40 / A10 / RTX 3090, SM86, CUDA 12.8; Armv8.2-A + FP16 + DotProd (aarch64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda12_8-sm86-armv8_2 (the same torch derivation)." ];
@@ -1740,6 +1806,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm86-armv8_2" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for A40 / A10 / RTX 3090, SM86, CUDA 12.8; Armv8.2-A + FP16 + DotProd (aarch64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "Built against pytorch-python313-cuda12_8-sm86-armv8_2 (the same torch derivation)." ];
@@ -1766,6 +1833,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm86-armv8_2" "torchaudio-python313-cuda12_8-sm86-armv8_2" "torchvision-python313-cuda12_8-sm86-armv8_2" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for A40 / A10 / RTX 3090, SM86, CUDA 12.8; Armv8.2-A + FP16 + DotProd (aarch64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "python3.13.withPackages of pytorch-python313-cuda12_8-sm86-armv8_2, torchaudio-python313-cuda12_8-sm86-armv8_2, torchvision-python313-cuda12_8-sm86-armv8_2 and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -1792,6 +1860,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_12_8";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for A40 / A10 / RTX 3090, SM86, CUDA 12.8; Armv9-A (SVE2) + I8MM (aarch64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "aarch64 GCC internal-compiler-error workaround (a DGX Spark aarch64 CUDA wheel build guide; pytorch/pytorch #157842, #136432): the armv9 flags enable SVE2 and I8MM but not +bf16, so no SVE+BF16 code is forced into every translation unit; PyTorch's own SVE kernels are compiled as nixpkgs compiles them (GCC 14 with nixpkgs' aarch64 flags), not disabled." ];
@@ -1818,6 +1887,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm86-armv9" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for A40 / A10 / RTX 3090, SM86, CUDA 12.8; Armv9-A (SVE2) + I8MM (aarch64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "aarch64 GCC internal-compiler-error workaround (a DGX Spark aarch64 CUDA wheel build guide; pytorch/pytorch #157842, #136432): the armv9 flags enable SVE2 and I8MM but not +bf16, so no SVE+BF16 code is forced into every translation unit; PyTorch's own SVE kernels are compiled as nixpkgs compiles them (GCC 14 with nixpkgs' aarch64 flags), not disabled." "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda12_8-sm86-armv9 (the same torch derivation)." ];
@@ -1844,6 +1914,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm86-armv9" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for A40 / A10 / RTX 3090, SM86, CUDA 12.8; Armv9-A (SVE2) + I8MM (aarch64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "aarch64 GCC internal-compiler-error workaround (a DGX Spark aarch64 CUDA wheel build guide; pytorch/pytorch #157842, #136432): the armv9 flags enable SVE2 and I8MM but not +bf16, so no SVE+BF16 code is forced into every translation unit; PyTorch's own SVE kernels are compiled as nixpkgs compiles them (GCC 14 with nixpkgs' aarch64 flags), not disabled." "Built against pytorch-python313-cuda12_8-sm86-armv9 (the same torch derivation)." ];
@@ -1870,6 +1941,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm86-armv9" "torchaudio-python313-cuda12_8-sm86-armv9" "torchvision-python313-cuda12_8-sm86-armv9" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for A40 / A10 / RTX 3090, SM86, CUDA 12.8; Armv9-A (SVE2) + I8MM (aarch64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "aarch64 GCC internal-compiler-error workaround (a DGX Spark aarch64 CUDA wheel build guide; pytorch/pytorch #157842, #136432): the armv9 flags enable SVE2 and I8MM but not +bf16, so no SVE+BF16 code is forced into every translation unit; PyTorch's own SVE kernels are compiled as nixpkgs compiles them (GCC 14 with nixpkgs' aarch64 flags), not disabled." "python3.13.withPackages of pytorch-python313-cuda12_8-sm86-armv9, torchaudio-python313-cuda12_8-sm86-armv9, torchvision-python313-cuda12_8-sm86-armv9 and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -1896,6 +1968,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_8";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for L4 / L40S / RTX 4090, SM89, CUDA 12.8; AVX2 (x86-64-v3) (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "L40S is Ada Lovelace (8.9), not Hopper." ];
@@ -1922,6 +1995,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm89-avx2" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for L4 / L40S / RTX 4090, SM89, CUDA 12.8; AVX2 (x86-64-v3) (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "L40S is Ada Lovelace (8.9), not Hopper." "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda12_8-sm89-avx2 (the same torch derivation)." ];
@@ -1948,6 +2022,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm89-avx2" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for L4 / L40S / RTX 4090, SM89, CUDA 12.8; AVX2 (x86-64-v3) (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "L40S is Ada Lovelace (8.9), not Hopper." "Built against pytorch-python313-cuda12_8-sm89-avx2 (the same torch derivation)." ];
@@ -1974,6 +2049,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm89-avx2" "torchaudio-python313-cuda12_8-sm89-avx2" "torchvision-python313-cuda12_8-sm89-avx2" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for L4 / L40S / RTX 4090, SM89, CUDA 12.8; AVX2 (x86-64-v3) (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "L40S is Ada Lovelace (8.9), not Hopper." "python3.13.withPackages of pytorch-python313-cuda12_8-sm89-avx2, torchaudio-python313-cuda12_8-sm89-avx2, torchvision-python313-cuda12_8-sm89-avx2 and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -2000,6 +2076,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_8";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for L4 / L40S / RTX 4090, SM89, CUDA 12.8; AVX-512 (x86-64-v4) (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "L40S is Ada Lovelace (8.9), not Hopper." ];
@@ -2026,6 +2103,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm89-avx512" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for L4 / L40S / RTX 4090, SM89, CUDA 12.8; AVX-512 (x86-64-v4) (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "L40S is Ada Lovelace (8.9), not Hopper." "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda12_8-sm89-avx512 (the same torch derivation)." ];
@@ -2052,6 +2130,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm89-avx512" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for L4 / L40S / RTX 4090, SM89, CUDA 12.8; AVX-512 (x86-64-v4) (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "L40S is Ada Lovelace (8.9), not Hopper." "Built against pytorch-python313-cuda12_8-sm89-avx512 (the same torch derivation)." ];
@@ -2078,6 +2157,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm89-avx512" "torchaudio-python313-cuda12_8-sm89-avx512" "torchvision-python313-cuda12_8-sm89-avx512" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for L4 / L40S / RTX 4090, SM89, CUDA 12.8; AVX-512 (x86-64-v4) (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "L40S is Ada Lovelace (8.9), not Hopper." "python3.13.withPackages of pytorch-python313-cuda12_8-sm89-avx512, torchaudio-python313-cuda12_8-sm89-avx512, torchvision-python313-cuda12_8-sm89-avx512 and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -2104,6 +2184,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_8";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for L4 / L40S / RTX 4090, SM89, CUDA 12.8; AVX-512 BF16 (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "L40S is Ada Lovelace (8.9), not Hopper." ];
@@ -2130,6 +2211,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm89-avx512bf16" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for L4 / L40S / RTX 4090, SM89, CUDA 12.8; AVX-512 BF16 (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "L40S is Ada Lovelace (8.9), not Hopper." "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda12_8-sm89-avx512bf16 (the same torch derivation)." ];
@@ -2156,6 +2238,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm89-avx512bf16" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for L4 / L40S / RTX 4090, SM89, CUDA 12.8; AVX-512 BF16 (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "L40S is Ada Lovelace (8.9), not Hopper." "Built against pytorch-python313-cuda12_8-sm89-avx512bf16 (the same torch derivation)." ];
@@ -2182,6 +2265,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm89-avx512bf16" "torchaudio-python313-cuda12_8-sm89-avx512bf16" "torchvision-python313-cuda12_8-sm89-avx512bf16" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for L4 / L40S / RTX 4090, SM89, CUDA 12.8; AVX-512 BF16 (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "L40S is Ada Lovelace (8.9), not Hopper." "python3.13.withPackages of pytorch-python313-cuda12_8-sm89-avx512bf16, torchaudio-python313-cuda12_8-sm89-avx512bf16, torchvision-python313-cuda12_8-sm89-avx512bf16 and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -2208,6 +2292,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_8";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for L4 / L40S / RTX 4090, SM89, CUDA 12.8; AVX-512 VNNI (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "L40S is Ada Lovelace (8.9), not Hopper." ];
@@ -2234,6 +2319,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm89-avx512vnni" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for L4 / L40S / RTX 4090, SM89, CUDA 12.8; AVX-512 VNNI (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "L40S is Ada Lovelace (8.9), not Hopper." "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda12_8-sm89-avx512vnni (the same torch derivation)." ];
@@ -2260,6 +2346,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm89-avx512vnni" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for L4 / L40S / RTX 4090, SM89, CUDA 12.8; AVX-512 VNNI (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "L40S is Ada Lovelace (8.9), not Hopper." "Built against pytorch-python313-cuda12_8-sm89-avx512vnni (the same torch derivation)." ];
@@ -2286,6 +2373,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm89-avx512vnni" "torchaudio-python313-cuda12_8-sm89-avx512vnni" "torchvision-python313-cuda12_8-sm89-avx512vnni" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for L4 / L40S / RTX 4090, SM89, CUDA 12.8; AVX-512 VNNI (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "L40S is Ada Lovelace (8.9), not Hopper." "python3.13.withPackages of pytorch-python313-cuda12_8-sm89-avx512vnni, torchaudio-python313-cuda12_8-sm89-avx512vnni, torchvision-python313-cuda12_8-sm89-avx512vnni and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -2312,6 +2400,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_12_8";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for L4 / L40S / RTX 4090, SM89, CUDA 12.8; Armv8.2-A + FP16 + DotProd (aarch64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "L40S is Ada Lovelace (8.9), not Hopper." ];
@@ -2338,6 +2427,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm89-armv8_2" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for L4 / L40S / RTX 4090, SM89, CUDA 12.8; Armv8.2-A + FP16 + DotProd (aarch64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "L40S is Ada Lovelace (8.9), not Hopper." "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda12_8-sm89-armv8_2 (the same torch derivation)." ];
@@ -2364,6 +2454,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm89-armv8_2" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for L4 / L40S / RTX 4090, SM89, CUDA 12.8; Armv8.2-A + FP16 + DotProd (aarch64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "L40S is Ada Lovelace (8.9), not Hopper." "Built against pytorch-python313-cuda12_8-sm89-armv8_2 (the same torch derivation)." ];
@@ -2390,6 +2481,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm89-armv8_2" "torchaudio-python313-cuda12_8-sm89-armv8_2" "torchvision-python313-cuda12_8-sm89-armv8_2" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for L4 / L40S / RTX 4090, SM89, CUDA 12.8; Armv8.2-A + FP16 + DotProd (aarch64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "L40S is Ada Lovelace (8.9), not Hopper." "python3.13.withPackages of pytorch-python313-cuda12_8-sm89-armv8_2, torchaudio-python313-cuda12_8-sm89-armv8_2, torchvision-python313-cuda12_8-sm89-armv8_2 and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -2416,6 +2508,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_12_8";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for L4 / L40S / RTX 4090, SM89, CUDA 12.8; Armv9-A (SVE2) + I8MM (aarch64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "L40S is Ada Lovelace (8.9), not Hopper." "aarch64 GCC internal-compiler-error workaround (a DGX Spark aarch64 CUDA wheel build guide; pytorch/pytorch #157842, #136432): the armv9 flags enable SVE2 and I8MM but not +bf16, so no SVE+BF16 code is forced into every translation unit; PyTorch's own SVE kernels are compiled as nixpkgs compiles them (GCC 14 with nixpkgs' aarch64 flags), not disabled." ];
@@ -2442,6 +2535,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm89-armv9" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for L4 / L40S / RTX 4090, SM89, CUDA 12.8; Armv9-A (SVE2) + I8MM (aarch64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "L40S is Ada Lovelace (8.9), not Hopper." "aarch64 GCC internal-compiler-error workaround (a DGX Spark aarch64 CUDA wheel build guide; pytorch/pytorch #157842, #136432): the armv9 flags enable SVE2 and I8MM but not +bf16, so no SVE+BF16 code is forced into every translation unit; PyTorch's own SVE kernels are compiled as nixpkgs compiles them (GCC 14 with nixpkgs' aarch64 flags), not disabled." "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda12_8-sm89-armv9 (the same torch derivation)." ];
@@ -2468,6 +2562,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm89-armv9" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for L4 / L40S / RTX 4090, SM89, CUDA 12.8; Armv9-A (SVE2) + I8MM (aarch64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "L40S is Ada Lovelace (8.9), not Hopper." "aarch64 GCC internal-compiler-error workaround (a DGX Spark aarch64 CUDA wheel build guide; pytorch/pytorch #157842, #136432): the armv9 flags enable SVE2 and I8MM but not +bf16, so no SVE+BF16 code is forced into every translation unit; PyTorch's own SVE kernels are compiled as nixpkgs compiles them (GCC 14 with nixpkgs' aarch64 flags), not disabled." "Built against pytorch-python313-cuda12_8-sm89-armv9 (the same torch derivation)." ];
@@ -2494,6 +2589,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm89-armv9" "torchaudio-python313-cuda12_8-sm89-armv9" "torchvision-python313-cuda12_8-sm89-armv9" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for L4 / L40S / RTX 4090, SM89, CUDA 12.8; Armv9-A (SVE2) + I8MM (aarch64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "L40S is Ada Lovelace (8.9), not Hopper." "aarch64 GCC internal-compiler-error workaround (a DGX Spark aarch64 CUDA wheel build guide; pytorch/pytorch #157842, #136432): the armv9 flags enable SVE2 and I8MM but not +bf16, so no SVE+BF16 code is forced into every translation unit; PyTorch's own SVE kernels are compiled as nixpkgs compiles them (GCC 14 with nixpkgs' aarch64 flags), not disabled." "python3.13.withPackages of pytorch-python313-cuda12_8-sm89-armv9, torchaudio-python313-cuda12_8-sm89-armv9, torchvision-python313-cuda12_8-sm89-armv9 and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -2520,6 +2616,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_8";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for H100 / H200 / GH200, SM90, CUDA 12.8; AVX2 (x86-64-v3) (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "GH200 pairs the GPU with a Grace (Neoverse V2) CPU; H100/H200 also ship in x86 servers." ];
@@ -2546,6 +2643,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm90-avx2" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for H100 / H200 / GH200, SM90, CUDA 12.8; AVX2 (x86-64-v3) (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "GH200 pairs the GPU with a Grace (Neoverse V2) CPU; H100/H200 also ship in x86 servers." "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda12_8-sm90-avx2 (the same torch derivation)." ];
@@ -2572,6 +2670,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm90-avx2" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for H100 / H200 / GH200, SM90, CUDA 12.8; AVX2 (x86-64-v3) (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "GH200 pairs the GPU with a Grace (Neoverse V2) CPU; H100/H200 also ship in x86 servers." "Built against pytorch-python313-cuda12_8-sm90-avx2 (the same torch derivation)." ];
@@ -2598,6 +2697,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm90-avx2" "torchaudio-python313-cuda12_8-sm90-avx2" "torchvision-python313-cuda12_8-sm90-avx2" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for H100 / H200 / GH200, SM90, CUDA 12.8; AVX2 (x86-64-v3) (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "GH200 pairs the GPU with a Grace (Neoverse V2) CPU; H100/H200 also ship in x86 servers." "python3.13.withPackages of pytorch-python313-cuda12_8-sm90-avx2, torchaudio-python313-cuda12_8-sm90-avx2, torchvision-python313-cuda12_8-sm90-avx2 and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -2624,6 +2724,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_8";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for H100 / H200 / GH200, SM90, CUDA 12.8; AVX-512 (x86-64-v4) (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "GH200 pairs the GPU with a Grace (Neoverse V2) CPU; H100/H200 also ship in x86 servers." ];
@@ -2650,6 +2751,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm90-avx512" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for H100 / H200 / GH200, SM90, CUDA 12.8; AVX-512 (x86-64-v4) (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "GH200 pairs the GPU with a Grace (Neoverse V2) CPU; H100/H200 also ship in x86 servers." "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda12_8-sm90-avx512 (the same torch derivation)." ];
@@ -2676,6 +2778,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm90-avx512" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for H100 / H200 / GH200, SM90, CUDA 12.8; AVX-512 (x86-64-v4) (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "GH200 pairs the GPU with a Grace (Neoverse V2) CPU; H100/H200 also ship in x86 servers." "Built against pytorch-python313-cuda12_8-sm90-avx512 (the same torch derivation)." ];
@@ -2702,6 +2805,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm90-avx512" "torchaudio-python313-cuda12_8-sm90-avx512" "torchvision-python313-cuda12_8-sm90-avx512" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for H100 / H200 / GH200, SM90, CUDA 12.8; AVX-512 (x86-64-v4) (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "GH200 pairs the GPU with a Grace (Neoverse V2) CPU; H100/H200 also ship in x86 servers." "python3.13.withPackages of pytorch-python313-cuda12_8-sm90-avx512, torchaudio-python313-cuda12_8-sm90-avx512, torchvision-python313-cuda12_8-sm90-avx512 and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -2728,6 +2832,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_8";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for H100 / H200 / GH200, SM90, CUDA 12.8; AVX-512 BF16 (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "GH200 pairs the GPU with a Grace (Neoverse V2) CPU; H100/H200 also ship in x86 servers." ];
@@ -2754,6 +2859,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm90-avx512bf16" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for H100 / H200 / GH200, SM90, CUDA 12.8; AVX-512 BF16 (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "GH200 pairs the GPU with a Grace (Neoverse V2) CPU; H100/H200 also ship in x86 servers." "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda12_8-sm90-avx512bf16 (the same torch derivation)." ];
@@ -2780,6 +2886,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm90-avx512bf16" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for H100 / H200 / GH200, SM90, CUDA 12.8; AVX-512 BF16 (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "GH200 pairs the GPU with a Grace (Neoverse V2) CPU; H100/H200 also ship in x86 servers." "Built against pytorch-python313-cuda12_8-sm90-avx512bf16 (the same torch derivation)." ];
@@ -2806,6 +2913,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm90-avx512bf16" "torchaudio-python313-cuda12_8-sm90-avx512bf16" "torchvision-python313-cuda12_8-sm90-avx512bf16" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for H100 / H200 / GH200, SM90, CUDA 12.8; AVX-512 BF16 (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "GH200 pairs the GPU with a Grace (Neoverse V2) CPU; H100/H200 also ship in x86 servers." "python3.13.withPackages of pytorch-python313-cuda12_8-sm90-avx512bf16, torchaudio-python313-cuda12_8-sm90-avx512bf16, torchvision-python313-cuda12_8-sm90-avx512bf16 and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -2832,6 +2940,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_8";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for H100 / H200 / GH200, SM90, CUDA 12.8; AVX-512 VNNI (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "GH200 pairs the GPU with a Grace (Neoverse V2) CPU; H100/H200 also ship in x86 servers." ];
@@ -2858,6 +2967,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm90-avx512vnni" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for H100 / H200 / GH200, SM90, CUDA 12.8; AVX-512 VNNI (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "GH200 pairs the GPU with a Grace (Neoverse V2) CPU; H100/H200 also ship in x86 servers." "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda12_8-sm90-avx512vnni (the same torch derivation)." ];
@@ -2884,6 +2994,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm90-avx512vnni" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for H100 / H200 / GH200, SM90, CUDA 12.8; AVX-512 VNNI (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "GH200 pairs the GPU with a Grace (Neoverse V2) CPU; H100/H200 also ship in x86 servers." "Built against pytorch-python313-cuda12_8-sm90-avx512vnni (the same torch derivation)." ];
@@ -2910,6 +3021,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm90-avx512vnni" "torchaudio-python313-cuda12_8-sm90-avx512vnni" "torchvision-python313-cuda12_8-sm90-avx512vnni" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for H100 / H200 / GH200, SM90, CUDA 12.8; AVX-512 VNNI (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "GH200 pairs the GPU with a Grace (Neoverse V2) CPU; H100/H200 also ship in x86 servers." "python3.13.withPackages of pytorch-python313-cuda12_8-sm90-avx512vnni, torchaudio-python313-cuda12_8-sm90-avx512vnni, torchvision-python313-cuda12_8-sm90-avx512vnni and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -2936,6 +3048,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_12_8";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for H100 / H200 / GH200, SM90, CUDA 12.8; Armv8.2-A + FP16 + DotProd (aarch64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "GH200 pairs the GPU with a Grace (Neoverse V2) CPU; H100/H200 also ship in x86 servers." ];
@@ -2962,6 +3075,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm90-armv8_2" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for H100 / H200 / GH200, SM90, CUDA 12.8; Armv8.2-A + FP16 + DotProd (aarch64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "GH200 pairs the GPU with a Grace (Neoverse V2) CPU; H100/H200 also ship in x86 servers." "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda12_8-sm90-armv8_2 (the same torch derivation)." ];
@@ -2988,6 +3102,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm90-armv8_2" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for H100 / H200 / GH200, SM90, CUDA 12.8; Armv8.2-A + FP16 + DotProd (aarch64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "GH200 pairs the GPU with a Grace (Neoverse V2) CPU; H100/H200 also ship in x86 servers." "Built against pytorch-python313-cuda12_8-sm90-armv8_2 (the same torch derivation)." ];
@@ -3014,6 +3129,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm90-armv8_2" "torchaudio-python313-cuda12_8-sm90-armv8_2" "torchvision-python313-cuda12_8-sm90-armv8_2" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for H100 / H200 / GH200, SM90, CUDA 12.8; Armv8.2-A + FP16 + DotProd (aarch64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "GH200 pairs the GPU with a Grace (Neoverse V2) CPU; H100/H200 also ship in x86 servers." "python3.13.withPackages of pytorch-python313-cuda12_8-sm90-armv8_2, torchaudio-python313-cuda12_8-sm90-armv8_2, torchvision-python313-cuda12_8-sm90-armv8_2 and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -3040,6 +3156,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_12_8";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for H100 / H200 / GH200, SM90, CUDA 12.8; Armv9-A (SVE2) + I8MM (aarch64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "GH200 pairs the GPU with a Grace (Neoverse V2) CPU; H100/H200 also ship in x86 servers." "aarch64 GCC internal-compiler-error workaround (a DGX Spark aarch64 CUDA wheel build guide; pytorch/pytorch #157842, #136432): the armv9 flags enable SVE2 and I8MM but not +bf16, so no SVE+BF16 code is forced into every translation unit; PyTorch's own SVE kernels are compiled as nixpkgs compiles them (GCC 14 with nixpkgs' aarch64 flags), not disabled." ];
@@ -3066,6 +3183,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm90-armv9" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for H100 / H200 / GH200, SM90, CUDA 12.8; Armv9-A (SVE2) + I8MM (aarch64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "GH200 pairs the GPU with a Grace (Neoverse V2) CPU; H100/H200 also ship in x86 servers." "aarch64 GCC internal-compiler-error workaround (a DGX Spark aarch64 CUDA wheel build guide; pytorch/pytorch #157842, #136432): the armv9 flags enable SVE2 and I8MM but not +bf16, so no SVE+BF16 code is forced into every translation unit; PyTorch's own SVE kernels are compiled as nixpkgs compiles them (GCC 14 with nixpkgs' aarch64 flags), not disabled." "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda12_8-sm90-armv9 (the same torch derivation)." ];
@@ -3092,6 +3210,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm90-armv9" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for H100 / H200 / GH200, SM90, CUDA 12.8; Armv9-A (SVE2) + I8MM (aarch64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "GH200 pairs the GPU with a Grace (Neoverse V2) CPU; H100/H200 also ship in x86 servers." "aarch64 GCC internal-compiler-error workaround (a DGX Spark aarch64 CUDA wheel build guide; pytorch/pytorch #157842, #136432): the armv9 flags enable SVE2 and I8MM but not +bf16, so no SVE+BF16 code is forced into every translation unit; PyTorch's own SVE kernels are compiled as nixpkgs compiles them (GCC 14 with nixpkgs' aarch64 flags), not disabled." "Built against pytorch-python313-cuda12_8-sm90-armv9 (the same torch derivation)." ];
@@ -3118,6 +3237,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm90-armv9" "torchaudio-python313-cuda12_8-sm90-armv9" "torchvision-python313-cuda12_8-sm90-armv9" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for H100 / H200 / GH200, SM90, CUDA 12.8; Armv9-A (SVE2) + I8MM (aarch64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "GH200 pairs the GPU with a Grace (Neoverse V2) CPU; H100/H200 also ship in x86 servers." "aarch64 GCC internal-compiler-error workaround (a DGX Spark aarch64 CUDA wheel build guide; pytorch/pytorch #157842, #136432): the armv9 flags enable SVE2 and I8MM but not +bf16, so no SVE+BF16 code is forced into every translation unit; PyTorch's own SVE kernels are compiled as nixpkgs compiles them (GCC 14 with nixpkgs' aarch64 flags), not disabled." "python3.13.withPackages of pytorch-python313-cuda12_8-sm90-armv9, torchaudio-python313-cuda12_8-sm90-armv9, torchvision-python313-cuda12_8-sm90-armv9 and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -3144,6 +3264,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_8";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for B200 / GB200, SM100, CUDA 12.8; AVX2 (x86-64-v3) (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." ];
@@ -3170,6 +3291,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm100-avx2" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for B200 / GB200, SM100, CUDA 12.8; AVX2 (x86-64-v3) (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda12_8-sm100-avx2 (the same torch derivation)." ];
@@ -3196,6 +3318,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm100-avx2" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for B200 / GB200, SM100, CUDA 12.8; AVX2 (x86-64-v3) (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "Built against pytorch-python313-cuda12_8-sm100-avx2 (the same torch derivation)." ];
@@ -3222,6 +3345,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm100-avx2" "torchaudio-python313-cuda12_8-sm100-avx2" "torchvision-python313-cuda12_8-sm100-avx2" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for B200 / GB200, SM100, CUDA 12.8; AVX2 (x86-64-v3) (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "python3.13.withPackages of pytorch-python313-cuda12_8-sm100-avx2, torchaudio-python313-cuda12_8-sm100-avx2, torchvision-python313-cuda12_8-sm100-avx2 and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -3248,6 +3372,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_8";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for B200 / GB200, SM100, CUDA 12.8; AVX-512 (x86-64-v4) (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." ];
@@ -3274,6 +3399,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm100-avx512" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for B200 / GB200, SM100, CUDA 12.8; AVX-512 (x86-64-v4) (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda12_8-sm100-avx512 (the same torch derivation)." ];
@@ -3300,6 +3426,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm100-avx512" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for B200 / GB200, SM100, CUDA 12.8; AVX-512 (x86-64-v4) (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "Built against pytorch-python313-cuda12_8-sm100-avx512 (the same torch derivation)." ];
@@ -3326,6 +3453,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm100-avx512" "torchaudio-python313-cuda12_8-sm100-avx512" "torchvision-python313-cuda12_8-sm100-avx512" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for B200 / GB200, SM100, CUDA 12.8; AVX-512 (x86-64-v4) (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "python3.13.withPackages of pytorch-python313-cuda12_8-sm100-avx512, torchaudio-python313-cuda12_8-sm100-avx512, torchvision-python313-cuda12_8-sm100-avx512 and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -3352,6 +3480,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_8";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for B200 / GB200, SM100, CUDA 12.8; AVX-512 BF16 (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." ];
@@ -3378,6 +3507,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm100-avx512bf16" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for B200 / GB200, SM100, CUDA 12.8; AVX-512 BF16 (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda12_8-sm100-avx512bf16 (the same torch derivation)." ];
@@ -3404,6 +3534,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm100-avx512bf16" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for B200 / GB200, SM100, CUDA 12.8; AVX-512 BF16 (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "Built against pytorch-python313-cuda12_8-sm100-avx512bf16 (the same torch derivation)." ];
@@ -3430,6 +3561,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm100-avx512bf16" "torchaudio-python313-cuda12_8-sm100-avx512bf16" "torchvision-python313-cuda12_8-sm100-avx512bf16" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for B200 / GB200, SM100, CUDA 12.8; AVX-512 BF16 (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "python3.13.withPackages of pytorch-python313-cuda12_8-sm100-avx512bf16, torchaudio-python313-cuda12_8-sm100-avx512bf16, torchvision-python313-cuda12_8-sm100-avx512bf16 and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -3456,6 +3588,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_8";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for B200 / GB200, SM100, CUDA 12.8; AVX-512 VNNI (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." ];
@@ -3482,6 +3615,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm100-avx512vnni" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for B200 / GB200, SM100, CUDA 12.8; AVX-512 VNNI (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda12_8-sm100-avx512vnni (the same torch derivation)." ];
@@ -3508,6 +3642,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm100-avx512vnni" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for B200 / GB200, SM100, CUDA 12.8; AVX-512 VNNI (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "Built against pytorch-python313-cuda12_8-sm100-avx512vnni (the same torch derivation)." ];
@@ -3534,6 +3669,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm100-avx512vnni" "torchaudio-python313-cuda12_8-sm100-avx512vnni" "torchvision-python313-cuda12_8-sm100-avx512vnni" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for B200 / GB200, SM100, CUDA 12.8; AVX-512 VNNI (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "python3.13.withPackages of pytorch-python313-cuda12_8-sm100-avx512vnni, torchaudio-python313-cuda12_8-sm100-avx512vnni, torchvision-python313-cuda12_8-sm100-avx512vnni and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -3560,6 +3696,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_12_8";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for B200 / GB200, SM100, CUDA 12.8; Armv8.2-A + FP16 + DotProd (aarch64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." ];
@@ -3586,6 +3723,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm100-armv8_2" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for B200 / GB200, SM100, CUDA 12.8; Armv8.2-A + FP16 + DotProd (aarch64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda12_8-sm100-armv8_2 (the same torch derivation)." ];
@@ -3612,6 +3750,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm100-armv8_2" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for B200 / GB200, SM100, CUDA 12.8; Armv8.2-A + FP16 + DotProd (aarch64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "Built against pytorch-python313-cuda12_8-sm100-armv8_2 (the same torch derivation)." ];
@@ -3638,6 +3777,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm100-armv8_2" "torchaudio-python313-cuda12_8-sm100-armv8_2" "torchvision-python313-cuda12_8-sm100-armv8_2" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for B200 / GB200, SM100, CUDA 12.8; Armv8.2-A + FP16 + DotProd (aarch64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "python3.13.withPackages of pytorch-python313-cuda12_8-sm100-armv8_2, torchaudio-python313-cuda12_8-sm100-armv8_2, torchvision-python313-cuda12_8-sm100-armv8_2 and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -3664,6 +3804,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_12_8";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for B200 / GB200, SM100, CUDA 12.8; Armv9-A (SVE2) + I8MM (aarch64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "aarch64 GCC internal-compiler-error workaround (a DGX Spark aarch64 CUDA wheel build guide; pytorch/pytorch #157842, #136432): the armv9 flags enable SVE2 and I8MM but not +bf16, so no SVE+BF16 code is forced into every translation unit; PyTorch's own SVE kernels are compiled as nixpkgs compiles them (GCC 14 with nixpkgs' aarch64 flags), not disabled." ];
@@ -3690,6 +3831,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm100-armv9" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for B200 / GB200, SM100, CUDA 12.8; Armv9-A (SVE2) + I8MM (aarch64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "aarch64 GCC internal-compiler-error workaround (a DGX Spark aarch64 CUDA wheel build guide; pytorch/pytorch #157842, #136432): the armv9 flags enable SVE2 and I8MM but not +bf16, so no SVE+BF16 code is forced into every translation unit; PyTorch's own SVE kernels are compiled as nixpkgs compiles them (GCC 14 with nixpkgs' aarch64 flags), not disabled." "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda12_8-sm100-armv9 (the same torch derivation)." ];
@@ -3716,6 +3858,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm100-armv9" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for B200 / GB200, SM100, CUDA 12.8; Armv9-A (SVE2) + I8MM (aarch64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "aarch64 GCC internal-compiler-error workaround (a DGX Spark aarch64 CUDA wheel build guide; pytorch/pytorch #157842, #136432): the armv9 flags enable SVE2 and I8MM but not +bf16, so no SVE+BF16 code is forced into every translation unit; PyTorch's own SVE kernels are compiled as nixpkgs compiles them (GCC 14 with nixpkgs' aarch64 flags), not disabled." "Built against pytorch-python313-cuda12_8-sm100-armv9 (the same torch derivation)." ];
@@ -3742,6 +3885,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm100-armv9" "torchaudio-python313-cuda12_8-sm100-armv9" "torchvision-python313-cuda12_8-sm100-armv9" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for B200 / GB200, SM100, CUDA 12.8; Armv9-A (SVE2) + I8MM (aarch64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "aarch64 GCC internal-compiler-error workaround (a DGX Spark aarch64 CUDA wheel build guide; pytorch/pytorch #157842, #136432): the armv9 flags enable SVE2 and I8MM but not +bf16, so no SVE+BF16 code is forced into every translation unit; PyTorch's own SVE kernels are compiled as nixpkgs compiles them (GCC 14 with nixpkgs' aarch64 flags), not disabled." "python3.13.withPackages of pytorch-python313-cuda12_8-sm100-armv9, torchaudio-python313-cuda12_8-sm100-armv9, torchvision-python313-cuda12_8-sm100-armv9 and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -3768,6 +3912,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_8";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for B300 / GB300, SM103, CUDA 12.8; AVX2 (x86-64-v3) (x86_64-linux); Python 3.13";
     notes = [ "Served by binary compatibility: CUDA 12.8's nvcc has no sm_103, so this variant compiles sm_100 (compute capability 10.0), which runs on 10.3 (same major, lower minor; CUDA C++ Programming Guide, \"Binary Compatibility\"). Native sm_103 code needs CUDA 12.9 or 13.0 or 13.2." "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." ];
@@ -3794,6 +3939,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm103-avx2" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for B300 / GB300, SM103, CUDA 12.8; AVX2 (x86-64-v3) (x86_64-linux); Python 3.13";
     notes = [ "Served by binary compatibility: CUDA 12.8's nvcc has no sm_103, so this variant compiles sm_100 (compute capability 10.0), which runs on 10.3 (same major, lower minor; CUDA C++ Programming Guide, \"Binary Compatibility\"). Native sm_103 code needs CUDA 12.9 or 13.0 or 13.2." "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda12_8-sm103-avx2 (the same torch derivation)." ];
@@ -3820,6 +3966,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm103-avx2" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for B300 / GB300, SM103, CUDA 12.8; AVX2 (x86-64-v3) (x86_64-linux); Python 3.13";
     notes = [ "Served by binary compatibility: CUDA 12.8's nvcc has no sm_103, so this variant compiles sm_100 (compute capability 10.0), which runs on 10.3 (same major, lower minor; CUDA C++ Programming Guide, \"Binary Compatibility\"). Native sm_103 code needs CUDA 12.9 or 13.0 or 13.2." "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "Built against pytorch-python313-cuda12_8-sm103-avx2 (the same torch derivation)." ];
@@ -3846,6 +3993,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm103-avx2" "torchaudio-python313-cuda12_8-sm103-avx2" "torchvision-python313-cuda12_8-sm103-avx2" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for B300 / GB300, SM103, CUDA 12.8; AVX2 (x86-64-v3) (x86_64-linux); Python 3.13";
     notes = [ "Served by binary compatibility: CUDA 12.8's nvcc has no sm_103, so this variant compiles sm_100 (compute capability 10.0), which runs on 10.3 (same major, lower minor; CUDA C++ Programming Guide, \"Binary Compatibility\"). Native sm_103 code needs CUDA 12.9 or 13.0 or 13.2." "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "python3.13.withPackages of pytorch-python313-cuda12_8-sm103-avx2, torchaudio-python313-cuda12_8-sm103-avx2, torchvision-python313-cuda12_8-sm103-avx2 and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -3872,6 +4020,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_8";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for B300 / GB300, SM103, CUDA 12.8; AVX-512 (x86-64-v4) (x86_64-linux); Python 3.13";
     notes = [ "Served by binary compatibility: CUDA 12.8's nvcc has no sm_103, so this variant compiles sm_100 (compute capability 10.0), which runs on 10.3 (same major, lower minor; CUDA C++ Programming Guide, \"Binary Compatibility\"). Native sm_103 code needs CUDA 12.9 or 13.0 or 13.2." "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." ];
@@ -3898,6 +4047,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm103-avx512" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for B300 / GB300, SM103, CUDA 12.8; AVX-512 (x86-64-v4) (x86_64-linux); Python 3.13";
     notes = [ "Served by binary compatibility: CUDA 12.8's nvcc has no sm_103, so this variant compiles sm_100 (compute capability 10.0), which runs on 10.3 (same major, lower minor; CUDA C++ Programming Guide, \"Binary Compatibility\"). Native sm_103 code needs CUDA 12.9 or 13.0 or 13.2." "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda12_8-sm103-avx512 (the same torch derivation)." ];
@@ -3924,6 +4074,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm103-avx512" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for B300 / GB300, SM103, CUDA 12.8; AVX-512 (x86-64-v4) (x86_64-linux); Python 3.13";
     notes = [ "Served by binary compatibility: CUDA 12.8's nvcc has no sm_103, so this variant compiles sm_100 (compute capability 10.0), which runs on 10.3 (same major, lower minor; CUDA C++ Programming Guide, \"Binary Compatibility\"). Native sm_103 code needs CUDA 12.9 or 13.0 or 13.2." "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "Built against pytorch-python313-cuda12_8-sm103-avx512 (the same torch derivation)." ];
@@ -3950,6 +4101,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm103-avx512" "torchaudio-python313-cuda12_8-sm103-avx512" "torchvision-python313-cuda12_8-sm103-avx512" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for B300 / GB300, SM103, CUDA 12.8; AVX-512 (x86-64-v4) (x86_64-linux); Python 3.13";
     notes = [ "Served by binary compatibility: CUDA 12.8's nvcc has no sm_103, so this variant compiles sm_100 (compute capability 10.0), which runs on 10.3 (same major, lower minor; CUDA C++ Programming Guide, \"Binary Compatibility\"). Native sm_103 code needs CUDA 12.9 or 13.0 or 13.2." "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "python3.13.withPackages of pytorch-python313-cuda12_8-sm103-avx512, torchaudio-python313-cuda12_8-sm103-avx512, torchvision-python313-cuda12_8-sm103-avx512 and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -3976,6 +4128,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_8";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for B300 / GB300, SM103, CUDA 12.8; AVX-512 BF16 (x86_64-linux); Python 3.13";
     notes = [ "Served by binary compatibility: CUDA 12.8's nvcc has no sm_103, so this variant compiles sm_100 (compute capability 10.0), which runs on 10.3 (same major, lower minor; CUDA C++ Programming Guide, \"Binary Compatibility\"). Native sm_103 code needs CUDA 12.9 or 13.0 or 13.2." "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." ];
@@ -4002,6 +4155,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm103-avx512bf16" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for B300 / GB300, SM103, CUDA 12.8; AVX-512 BF16 (x86_64-linux); Python 3.13";
     notes = [ "Served by binary compatibility: CUDA 12.8's nvcc has no sm_103, so this variant compiles sm_100 (compute capability 10.0), which runs on 10.3 (same major, lower minor; CUDA C++ Programming Guide, \"Binary Compatibility\"). Native sm_103 code needs CUDA 12.9 or 13.0 or 13.2." "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda12_8-sm103-avx512bf16 (the same torch derivation)." ];
@@ -4028,6 +4182,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm103-avx512bf16" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for B300 / GB300, SM103, CUDA 12.8; AVX-512 BF16 (x86_64-linux); Python 3.13";
     notes = [ "Served by binary compatibility: CUDA 12.8's nvcc has no sm_103, so this variant compiles sm_100 (compute capability 10.0), which runs on 10.3 (same major, lower minor; CUDA C++ Programming Guide, \"Binary Compatibility\"). Native sm_103 code needs CUDA 12.9 or 13.0 or 13.2." "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "Built against pytorch-python313-cuda12_8-sm103-avx512bf16 (the same torch derivation)." ];
@@ -4054,6 +4209,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm103-avx512bf16" "torchaudio-python313-cuda12_8-sm103-avx512bf16" "torchvision-python313-cuda12_8-sm103-avx512bf16" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for B300 / GB300, SM103, CUDA 12.8; AVX-512 BF16 (x86_64-linux); Python 3.13";
     notes = [ "Served by binary compatibility: CUDA 12.8's nvcc has no sm_103, so this variant compiles sm_100 (compute capability 10.0), which runs on 10.3 (same major, lower minor; CUDA C++ Programming Guide, \"Binary Compatibility\"). Native sm_103 code needs CUDA 12.9 or 13.0 or 13.2." "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "python3.13.withPackages of pytorch-python313-cuda12_8-sm103-avx512bf16, torchaudio-python313-cuda12_8-sm103-avx512bf16, torchvision-python313-cuda12_8-sm103-avx512bf16 and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -4080,6 +4236,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_8";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for B300 / GB300, SM103, CUDA 12.8; AVX-512 VNNI (x86_64-linux); Python 3.13";
     notes = [ "Served by binary compatibility: CUDA 12.8's nvcc has no sm_103, so this variant compiles sm_100 (compute capability 10.0), which runs on 10.3 (same major, lower minor; CUDA C++ Programming Guide, \"Binary Compatibility\"). Native sm_103 code needs CUDA 12.9 or 13.0 or 13.2." "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." ];
@@ -4106,6 +4263,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm103-avx512vnni" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for B300 / GB300, SM103, CUDA 12.8; AVX-512 VNNI (x86_64-linux); Python 3.13";
     notes = [ "Served by binary compatibility: CUDA 12.8's nvcc has no sm_103, so this variant compiles sm_100 (compute capability 10.0), which runs on 10.3 (same major, lower minor; CUDA C++ Programming Guide, \"Binary Compatibility\"). Native sm_103 code needs CUDA 12.9 or 13.0 or 13.2." "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda12_8-sm103-avx512vnni (the same torch derivation)." ];
@@ -4132,6 +4290,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm103-avx512vnni" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for B300 / GB300, SM103, CUDA 12.8; AVX-512 VNNI (x86_64-linux); Python 3.13";
     notes = [ "Served by binary compatibility: CUDA 12.8's nvcc has no sm_103, so this variant compiles sm_100 (compute capability 10.0), which runs on 10.3 (same major, lower minor; CUDA C++ Programming Guide, \"Binary Compatibility\"). Native sm_103 code needs CUDA 12.9 or 13.0 or 13.2." "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "Built against pytorch-python313-cuda12_8-sm103-avx512vnni (the same torch derivation)." ];
@@ -4158,6 +4317,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm103-avx512vnni" "torchaudio-python313-cuda12_8-sm103-avx512vnni" "torchvision-python313-cuda12_8-sm103-avx512vnni" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for B300 / GB300, SM103, CUDA 12.8; AVX-512 VNNI (x86_64-linux); Python 3.13";
     notes = [ "Served by binary compatibility: CUDA 12.8's nvcc has no sm_103, so this variant compiles sm_100 (compute capability 10.0), which runs on 10.3 (same major, lower minor; CUDA C++ Programming Guide, \"Binary Compatibility\"). Native sm_103 code needs CUDA 12.9 or 13.0 or 13.2." "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "python3.13.withPackages of pytorch-python313-cuda12_8-sm103-avx512vnni, torchaudio-python313-cuda12_8-sm103-avx512vnni, torchvision-python313-cuda12_8-sm103-avx512vnni and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -4184,6 +4344,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_12_8";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for B300 / GB300, SM103, CUDA 12.8; Armv8.2-A + FP16 + DotProd (aarch64-linux); Python 3.13";
     notes = [ "Served by binary compatibility: CUDA 12.8's nvcc has no sm_103, so this variant compiles sm_100 (compute capability 10.0), which runs on 10.3 (same major, lower minor; CUDA C++ Programming Guide, \"Binary Compatibility\"). Native sm_103 code needs CUDA 12.9 or 13.0 or 13.2." "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." ];
@@ -4210,6 +4371,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm103-armv8_2" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for B300 / GB300, SM103, CUDA 12.8; Armv8.2-A + FP16 + DotProd (aarch64-linux); Python 3.13";
     notes = [ "Served by binary compatibility: CUDA 12.8's nvcc has no sm_103, so this variant compiles sm_100 (compute capability 10.0), which runs on 10.3 (same major, lower minor; CUDA C++ Programming Guide, \"Binary Compatibility\"). Native sm_103 code needs CUDA 12.9 or 13.0 or 13.2." "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda12_8-sm103-armv8_2 (the same torch derivation)." ];
@@ -4236,6 +4398,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm103-armv8_2" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for B300 / GB300, SM103, CUDA 12.8; Armv8.2-A + FP16 + DotProd (aarch64-linux); Python 3.13";
     notes = [ "Served by binary compatibility: CUDA 12.8's nvcc has no sm_103, so this variant compiles sm_100 (compute capability 10.0), which runs on 10.3 (same major, lower minor; CUDA C++ Programming Guide, \"Binary Compatibility\"). Native sm_103 code needs CUDA 12.9 or 13.0 or 13.2." "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "Built against pytorch-python313-cuda12_8-sm103-armv8_2 (the same torch derivation)." ];
@@ -4262,6 +4425,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm103-armv8_2" "torchaudio-python313-cuda12_8-sm103-armv8_2" "torchvision-python313-cuda12_8-sm103-armv8_2" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for B300 / GB300, SM103, CUDA 12.8; Armv8.2-A + FP16 + DotProd (aarch64-linux); Python 3.13";
     notes = [ "Served by binary compatibility: CUDA 12.8's nvcc has no sm_103, so this variant compiles sm_100 (compute capability 10.0), which runs on 10.3 (same major, lower minor; CUDA C++ Programming Guide, \"Binary Compatibility\"). Native sm_103 code needs CUDA 12.9 or 13.0 or 13.2." "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "python3.13.withPackages of pytorch-python313-cuda12_8-sm103-armv8_2, torchaudio-python313-cuda12_8-sm103-armv8_2, torchvision-python313-cuda12_8-sm103-armv8_2 and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -4288,6 +4452,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_12_8";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for B300 / GB300, SM103, CUDA 12.8; Armv9-A (SVE2) + I8MM (aarch64-linux); Python 3.13";
     notes = [ "Served by binary compatibility: CUDA 12.8's nvcc has no sm_103, so this variant compiles sm_100 (compute capability 10.0), which runs on 10.3 (same major, lower minor; CUDA C++ Programming Guide, \"Binary Compatibility\"). Native sm_103 code needs CUDA 12.9 or 13.0 or 13.2." "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "aarch64 GCC internal-compiler-error workaround (a DGX Spark aarch64 CUDA wheel build guide; pytorch/pytorch #157842, #136432): the armv9 flags enable SVE2 and I8MM but not +bf16, so no SVE+BF16 code is forced into every translation unit; PyTorch's own SVE kernels are compiled as nixpkgs compiles them (GCC 14 with nixpkgs' aarch64 flags), not disabled." ];
@@ -4314,6 +4479,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm103-armv9" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for B300 / GB300, SM103, CUDA 12.8; Armv9-A (SVE2) + I8MM (aarch64-linux); Python 3.13";
     notes = [ "Served by binary compatibility: CUDA 12.8's nvcc has no sm_103, so this variant compiles sm_100 (compute capability 10.0), which runs on 10.3 (same major, lower minor; CUDA C++ Programming Guide, \"Binary Compatibility\"). Native sm_103 code needs CUDA 12.9 or 13.0 or 13.2." "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "aarch64 GCC internal-compiler-error workaround (a DGX Spark aarch64 CUDA wheel build guide; pytorch/pytorch #157842, #136432): the armv9 flags enable SVE2 and I8MM but not +bf16, so no SVE+BF16 code is forced into every translation unit; PyTorch's own SVE kernels are compiled as nixpkgs compiles them (GCC 14 with nixpkgs' aarch64 flags), not disabled." "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda12_8-sm103-armv9 (the same torch derivation)." ];
@@ -4340,6 +4506,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm103-armv9" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for B300 / GB300, SM103, CUDA 12.8; Armv9-A (SVE2) + I8MM (aarch64-linux); Python 3.13";
     notes = [ "Served by binary compatibility: CUDA 12.8's nvcc has no sm_103, so this variant compiles sm_100 (compute capability 10.0), which runs on 10.3 (same major, lower minor; CUDA C++ Programming Guide, \"Binary Compatibility\"). Native sm_103 code needs CUDA 12.9 or 13.0 or 13.2." "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "aarch64 GCC internal-compiler-error workaround (a DGX Spark aarch64 CUDA wheel build guide; pytorch/pytorch #157842, #136432): the armv9 flags enable SVE2 and I8MM but not +bf16, so no SVE+BF16 code is forced into every translation unit; PyTorch's own SVE kernels are compiled as nixpkgs compiles them (GCC 14 with nixpkgs' aarch64 flags), not disabled." "Built against pytorch-python313-cuda12_8-sm103-armv9 (the same torch derivation)." ];
@@ -4366,6 +4533,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm103-armv9" "torchaudio-python313-cuda12_8-sm103-armv9" "torchvision-python313-cuda12_8-sm103-armv9" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for B300 / GB300, SM103, CUDA 12.8; Armv9-A (SVE2) + I8MM (aarch64-linux); Python 3.13";
     notes = [ "Served by binary compatibility: CUDA 12.8's nvcc has no sm_103, so this variant compiles sm_100 (compute capability 10.0), which runs on 10.3 (same major, lower minor; CUDA C++ Programming Guide, \"Binary Compatibility\"). Native sm_103 code needs CUDA 12.9 or 13.0 or 13.2." "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "aarch64 GCC internal-compiler-error workaround (a DGX Spark aarch64 CUDA wheel build guide; pytorch/pytorch #157842, #136432): the armv9 flags enable SVE2 and I8MM but not +bf16, so no SVE+BF16 code is forced into every translation unit; PyTorch's own SVE kernels are compiled as nixpkgs compiles them (GCC 14 with nixpkgs' aarch64 flags), not disabled." "python3.13.withPackages of pytorch-python313-cuda12_8-sm103-armv9, torchaudio-python313-cuda12_8-sm103-armv9, torchvision-python313-cuda12_8-sm103-armv9 and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -4392,6 +4560,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_8";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for RTX 5090 / RTX PRO 6000 Blackwell, SM120, CUDA 12.8; AVX2 (x86-64-v3) (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." ];
@@ -4418,6 +4587,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm120-avx2" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for RTX 5090 / RTX PRO 6000 Blackwell, SM120, CUDA 12.8; AVX2 (x86-64-v3) (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda12_8-sm120-avx2 (the same torch derivation)." ];
@@ -4444,6 +4614,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm120-avx2" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for RTX 5090 / RTX PRO 6000 Blackwell, SM120, CUDA 12.8; AVX2 (x86-64-v3) (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "Built against pytorch-python313-cuda12_8-sm120-avx2 (the same torch derivation)." ];
@@ -4470,6 +4641,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm120-avx2" "torchaudio-python313-cuda12_8-sm120-avx2" "torchvision-python313-cuda12_8-sm120-avx2" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for RTX 5090 / RTX PRO 6000 Blackwell, SM120, CUDA 12.8; AVX2 (x86-64-v3) (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "python3.13.withPackages of pytorch-python313-cuda12_8-sm120-avx2, torchaudio-python313-cuda12_8-sm120-avx2, torchvision-python313-cuda12_8-sm120-avx2 and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -4496,6 +4668,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_8";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for RTX 5090 / RTX PRO 6000 Blackwell, SM120, CUDA 12.8; AVX-512 (x86-64-v4) (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." ];
@@ -4522,6 +4695,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm120-avx512" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for RTX 5090 / RTX PRO 6000 Blackwell, SM120, CUDA 12.8; AVX-512 (x86-64-v4) (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda12_8-sm120-avx512 (the same torch derivation)." ];
@@ -4548,6 +4722,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm120-avx512" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for RTX 5090 / RTX PRO 6000 Blackwell, SM120, CUDA 12.8; AVX-512 (x86-64-v4) (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "Built against pytorch-python313-cuda12_8-sm120-avx512 (the same torch derivation)." ];
@@ -4574,6 +4749,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm120-avx512" "torchaudio-python313-cuda12_8-sm120-avx512" "torchvision-python313-cuda12_8-sm120-avx512" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for RTX 5090 / RTX PRO 6000 Blackwell, SM120, CUDA 12.8; AVX-512 (x86-64-v4) (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "python3.13.withPackages of pytorch-python313-cuda12_8-sm120-avx512, torchaudio-python313-cuda12_8-sm120-avx512, torchvision-python313-cuda12_8-sm120-avx512 and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -4600,6 +4776,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_8";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for RTX 5090 / RTX PRO 6000 Blackwell, SM120, CUDA 12.8; AVX-512 BF16 (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." ];
@@ -4626,6 +4803,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm120-avx512bf16" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for RTX 5090 / RTX PRO 6000 Blackwell, SM120, CUDA 12.8; AVX-512 BF16 (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda12_8-sm120-avx512bf16 (the same torch derivation)." ];
@@ -4652,6 +4830,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm120-avx512bf16" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for RTX 5090 / RTX PRO 6000 Blackwell, SM120, CUDA 12.8; AVX-512 BF16 (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "Built against pytorch-python313-cuda12_8-sm120-avx512bf16 (the same torch derivation)." ];
@@ -4678,6 +4857,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm120-avx512bf16" "torchaudio-python313-cuda12_8-sm120-avx512bf16" "torchvision-python313-cuda12_8-sm120-avx512bf16" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for RTX 5090 / RTX PRO 6000 Blackwell, SM120, CUDA 12.8; AVX-512 BF16 (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "python3.13.withPackages of pytorch-python313-cuda12_8-sm120-avx512bf16, torchaudio-python313-cuda12_8-sm120-avx512bf16, torchvision-python313-cuda12_8-sm120-avx512bf16 and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -4704,6 +4884,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_8";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for RTX 5090 / RTX PRO 6000 Blackwell, SM120, CUDA 12.8; AVX-512 VNNI (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." ];
@@ -4730,6 +4911,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm120-avx512vnni" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for RTX 5090 / RTX PRO 6000 Blackwell, SM120, CUDA 12.8; AVX-512 VNNI (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda12_8-sm120-avx512vnni (the same torch derivation)." ];
@@ -4756,6 +4938,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm120-avx512vnni" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for RTX 5090 / RTX PRO 6000 Blackwell, SM120, CUDA 12.8; AVX-512 VNNI (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "Built against pytorch-python313-cuda12_8-sm120-avx512vnni (the same torch derivation)." ];
@@ -4782,6 +4965,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm120-avx512vnni" "torchaudio-python313-cuda12_8-sm120-avx512vnni" "torchvision-python313-cuda12_8-sm120-avx512vnni" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for RTX 5090 / RTX PRO 6000 Blackwell, SM120, CUDA 12.8; AVX-512 VNNI (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "python3.13.withPackages of pytorch-python313-cuda12_8-sm120-avx512vnni, torchaudio-python313-cuda12_8-sm120-avx512vnni, torchvision-python313-cuda12_8-sm120-avx512vnni and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -4808,6 +4992,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_12_8";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for RTX 5090 / RTX PRO 6000 Blackwell, SM120, CUDA 12.8; Armv8.2-A + FP16 + DotProd (aarch64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." ];
@@ -4834,6 +5019,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm120-armv8_2" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for RTX 5090 / RTX PRO 6000 Blackwell, SM120, CUDA 12.8; Armv8.2-A + FP16 + DotProd (aarch64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda12_8-sm120-armv8_2 (the same torch derivation)." ];
@@ -4860,6 +5046,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm120-armv8_2" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for RTX 5090 / RTX PRO 6000 Blackwell, SM120, CUDA 12.8; Armv8.2-A + FP16 + DotProd (aarch64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "Built against pytorch-python313-cuda12_8-sm120-armv8_2 (the same torch derivation)." ];
@@ -4886,6 +5073,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm120-armv8_2" "torchaudio-python313-cuda12_8-sm120-armv8_2" "torchvision-python313-cuda12_8-sm120-armv8_2" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for RTX 5090 / RTX PRO 6000 Blackwell, SM120, CUDA 12.8; Armv8.2-A + FP16 + DotProd (aarch64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "python3.13.withPackages of pytorch-python313-cuda12_8-sm120-armv8_2, torchaudio-python313-cuda12_8-sm120-armv8_2, torchvision-python313-cuda12_8-sm120-armv8_2 and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -4912,6 +5100,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_12_8";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for RTX 5090 / RTX PRO 6000 Blackwell, SM120, CUDA 12.8; Armv9-A (SVE2) + I8MM (aarch64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "aarch64 GCC internal-compiler-error workaround (a DGX Spark aarch64 CUDA wheel build guide; pytorch/pytorch #157842, #136432): the armv9 flags enable SVE2 and I8MM but not +bf16, so no SVE+BF16 code is forced into every translation unit; PyTorch's own SVE kernels are compiled as nixpkgs compiles them (GCC 14 with nixpkgs' aarch64 flags), not disabled." ];
@@ -4938,6 +5127,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm120-armv9" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for RTX 5090 / RTX PRO 6000 Blackwell, SM120, CUDA 12.8; Armv9-A (SVE2) + I8MM (aarch64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "aarch64 GCC internal-compiler-error workaround (a DGX Spark aarch64 CUDA wheel build guide; pytorch/pytorch #157842, #136432): the armv9 flags enable SVE2 and I8MM but not +bf16, so no SVE+BF16 code is forced into every translation unit; PyTorch's own SVE kernels are compiled as nixpkgs compiles them (GCC 14 with nixpkgs' aarch64 flags), not disabled." "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda12_8-sm120-armv9 (the same torch derivation)." ];
@@ -4964,6 +5154,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm120-armv9" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for RTX 5090 / RTX PRO 6000 Blackwell, SM120, CUDA 12.8; Armv9-A (SVE2) + I8MM (aarch64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "aarch64 GCC internal-compiler-error workaround (a DGX Spark aarch64 CUDA wheel build guide; pytorch/pytorch #157842, #136432): the armv9 flags enable SVE2 and I8MM but not +bf16, so no SVE+BF16 code is forced into every translation unit; PyTorch's own SVE kernels are compiled as nixpkgs compiles them (GCC 14 with nixpkgs' aarch64 flags), not disabled." "Built against pytorch-python313-cuda12_8-sm120-armv9 (the same torch derivation)." ];
@@ -4990,6 +5181,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm120-armv9" "torchaudio-python313-cuda12_8-sm120-armv9" "torchvision-python313-cuda12_8-sm120-armv9" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for RTX 5090 / RTX PRO 6000 Blackwell, SM120, CUDA 12.8; Armv9-A (SVE2) + I8MM (aarch64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "aarch64 GCC internal-compiler-error workaround (a DGX Spark aarch64 CUDA wheel build guide; pytorch/pytorch #157842, #136432): the armv9 flags enable SVE2 and I8MM but not +bf16, so no SVE+BF16 code is forced into every translation unit; PyTorch's own SVE kernels are compiled as nixpkgs compiles them (GCC 14 with nixpkgs' aarch64 flags), not disabled." "python3.13.withPackages of pytorch-python313-cuda12_8-sm120-armv9, torchaudio-python313-cuda12_8-sm120-armv9, torchvision-python313-cuda12_8-sm120-armv9 and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -5016,6 +5208,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_12_8";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for DGX Spark (GB10), SM121, CUDA 12.8; Armv8.2-A + FP16 + DotProd (aarch64-linux); Python 3.13";
     notes = [ "Served by binary compatibility: CUDA 12.8's nvcc has no sm_121, so this variant compiles sm_120 (compute capability 12.0), which runs on 12.1 (same major, lower minor; CUDA C++ Programming Guide, \"Binary Compatibility\"). Native sm_121 code needs CUDA 12.9 or 13.0 or 13.2." "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "GB10 is an SoC (Arm CPU + Blackwell GPU): aarch64 only." ];
@@ -5042,6 +5235,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm121-armv8_2" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for DGX Spark (GB10), SM121, CUDA 12.8; Armv8.2-A + FP16 + DotProd (aarch64-linux); Python 3.13";
     notes = [ "Served by binary compatibility: CUDA 12.8's nvcc has no sm_121, so this variant compiles sm_120 (compute capability 12.0), which runs on 12.1 (same major, lower minor; CUDA C++ Programming Guide, \"Binary Compatibility\"). Native sm_121 code needs CUDA 12.9 or 13.0 or 13.2." "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "GB10 is an SoC (Arm CPU + Blackwell GPU): aarch64 only." "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda12_8-sm121-armv8_2 (the same torch derivation)." ];
@@ -5068,6 +5262,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm121-armv8_2" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for DGX Spark (GB10), SM121, CUDA 12.8; Armv8.2-A + FP16 + DotProd (aarch64-linux); Python 3.13";
     notes = [ "Served by binary compatibility: CUDA 12.8's nvcc has no sm_121, so this variant compiles sm_120 (compute capability 12.0), which runs on 12.1 (same major, lower minor; CUDA C++ Programming Guide, \"Binary Compatibility\"). Native sm_121 code needs CUDA 12.9 or 13.0 or 13.2." "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "GB10 is an SoC (Arm CPU + Blackwell GPU): aarch64 only." "Built against pytorch-python313-cuda12_8-sm121-armv8_2 (the same torch derivation)." ];
@@ -5094,6 +5289,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm121-armv8_2" "torchaudio-python313-cuda12_8-sm121-armv8_2" "torchvision-python313-cuda12_8-sm121-armv8_2" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for DGX Spark (GB10), SM121, CUDA 12.8; Armv8.2-A + FP16 + DotProd (aarch64-linux); Python 3.13";
     notes = [ "Served by binary compatibility: CUDA 12.8's nvcc has no sm_121, so this variant compiles sm_120 (compute capability 12.0), which runs on 12.1 (same major, lower minor; CUDA C++ Programming Guide, \"Binary Compatibility\"). Native sm_121 code needs CUDA 12.9 or 13.0 or 13.2." "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "GB10 is an SoC (Arm CPU + Blackwell GPU): aarch64 only." "python3.13.withPackages of pytorch-python313-cuda12_8-sm121-armv8_2, torchaudio-python313-cuda12_8-sm121-armv8_2, torchvision-python313-cuda12_8-sm121-armv8_2 and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -5120,6 +5316,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_12_8";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for DGX Spark (GB10), SM121, CUDA 12.8; Armv9-A (SVE2) + I8MM (aarch64-linux); Python 3.13";
     notes = [ "Served by binary compatibility: CUDA 12.8's nvcc has no sm_121, so this variant compiles sm_120 (compute capability 12.0), which runs on 12.1 (same major, lower minor; CUDA C++ Programming Guide, \"Binary Compatibility\"). Native sm_121 code needs CUDA 12.9 or 13.0 or 13.2." "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "GB10 is an SoC (Arm CPU + Blackwell GPU): aarch64 only." "aarch64 GCC internal-compiler-error workaround (a DGX Spark aarch64 CUDA wheel build guide; pytorch/pytorch #157842, #136432): the armv9 flags enable SVE2 and I8MM but not +bf16, so no SVE+BF16 code is forced into every translation unit; PyTorch's own SVE kernels are compiled as nixpkgs compiles them (GCC 14 with nixpkgs' aarch64 flags), not disabled." ];
@@ -5146,6 +5343,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm121-armv9" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for DGX Spark (GB10), SM121, CUDA 12.8; Armv9-A (SVE2) + I8MM (aarch64-linux); Python 3.13";
     notes = [ "Served by binary compatibility: CUDA 12.8's nvcc has no sm_121, so this variant compiles sm_120 (compute capability 12.0), which runs on 12.1 (same major, lower minor; CUDA C++ Programming Guide, \"Binary Compatibility\"). Native sm_121 code needs CUDA 12.9 or 13.0 or 13.2." "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "GB10 is an SoC (Arm CPU + Blackwell GPU): aarch64 only." "aarch64 GCC internal-compiler-error workaround (a DGX Spark aarch64 CUDA wheel build guide; pytorch/pytorch #157842, #136432): the armv9 flags enable SVE2 and I8MM but not +bf16, so no SVE+BF16 code is forced into every translation unit; PyTorch's own SVE kernels are compiled as nixpkgs compiles them (GCC 14 with nixpkgs' aarch64 flags), not disabled." "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda12_8-sm121-armv9 (the same torch derivation)." ];
@@ -5172,6 +5370,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm121-armv9" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for DGX Spark (GB10), SM121, CUDA 12.8; Armv9-A (SVE2) + I8MM (aarch64-linux); Python 3.13";
     notes = [ "Served by binary compatibility: CUDA 12.8's nvcc has no sm_121, so this variant compiles sm_120 (compute capability 12.0), which runs on 12.1 (same major, lower minor; CUDA C++ Programming Guide, \"Binary Compatibility\"). Native sm_121 code needs CUDA 12.9 or 13.0 or 13.2." "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "GB10 is an SoC (Arm CPU + Blackwell GPU): aarch64 only." "aarch64 GCC internal-compiler-error workaround (a DGX Spark aarch64 CUDA wheel build guide; pytorch/pytorch #157842, #136432): the armv9 flags enable SVE2 and I8MM but not +bf16, so no SVE+BF16 code is forced into every translation unit; PyTorch's own SVE kernels are compiled as nixpkgs compiles them (GCC 14 with nixpkgs' aarch64 flags), not disabled." "Built against pytorch-python313-cuda12_8-sm121-armv9 (the same torch derivation)." ];
@@ -5198,6 +5397,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_12_8";
     dependsOn = [ "pytorch-python313-cuda12_8-sm121-armv9" "torchaudio-python313-cuda12_8-sm121-armv9" "torchvision-python313-cuda12_8-sm121-armv9" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for DGX Spark (GB10), SM121, CUDA 12.8; Armv9-A (SVE2) + I8MM (aarch64-linux); Python 3.13";
     notes = [ "Served by binary compatibility: CUDA 12.8's nvcc has no sm_121, so this variant compiles sm_120 (compute capability 12.0), which runs on 12.1 (same major, lower minor; CUDA C++ Programming Guide, \"Binary Compatibility\"). Native sm_121 code needs CUDA 12.9 or 13.0 or 13.2." "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.8 build comes from nixpkgs 2c423e0." "GB10 is an SoC (Arm CPU + Blackwell GPU): aarch64 only." "aarch64 GCC internal-compiler-error workaround (a DGX Spark aarch64 CUDA wheel build guide; pytorch/pytorch #157842, #136432): the armv9 flags enable SVE2 and I8MM but not +bf16, so no SVE+BF16 code is forced into every translation unit; PyTorch's own SVE kernels are compiled as nixpkgs compiles them (GCC 14 with nixpkgs' aarch64 flags), not disabled." "python3.13.withPackages of pytorch-python313-cuda12_8-sm121-armv9, torchaudio-python313-cuda12_8-sm121-armv9, torchvision-python313-cuda12_8-sm121-armv9 and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -5224,6 +5424,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_9";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for T4 / T4G, SM75, CUDA 12.9; AVX2 (x86-64-v3) (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "T4G is the T4 offered on AWS g5g instances, whose host CPU is Graviton2 (aarch64)." ];
@@ -5250,6 +5451,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm75-avx2" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for T4 / T4G, SM75, CUDA 12.9; AVX2 (x86-64-v3) (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "T4G is the T4 offered on AWS g5g instances, whose host CPU is Graviton2 (aarch64)." "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda12_9-sm75-avx2 (the same torch derivation)." ];
@@ -5276,6 +5478,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm75-avx2" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for T4 / T4G, SM75, CUDA 12.9; AVX2 (x86-64-v3) (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "T4G is the T4 offered on AWS g5g instances, whose host CPU is Graviton2 (aarch64)." "Built against pytorch-python313-cuda12_9-sm75-avx2 (the same torch derivation)." ];
@@ -5302,6 +5505,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm75-avx2" "torchaudio-python313-cuda12_9-sm75-avx2" "torchvision-python313-cuda12_9-sm75-avx2" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for T4 / T4G, SM75, CUDA 12.9; AVX2 (x86-64-v3) (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "T4G is the T4 offered on AWS g5g instances, whose host CPU is Graviton2 (aarch64)." "python3.13.withPackages of pytorch-python313-cuda12_9-sm75-avx2, torchaudio-python313-cuda12_9-sm75-avx2, torchvision-python313-cuda12_9-sm75-avx2 and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -5328,6 +5532,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_9";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for T4 / T4G, SM75, CUDA 12.9; AVX-512 (x86-64-v4) (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "T4G is the T4 offered on AWS g5g instances, whose host CPU is Graviton2 (aarch64)." ];
@@ -5354,6 +5559,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm75-avx512" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for T4 / T4G, SM75, CUDA 12.9; AVX-512 (x86-64-v4) (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "T4G is the T4 offered on AWS g5g instances, whose host CPU is Graviton2 (aarch64)." "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda12_9-sm75-avx512 (the same torch derivation)." ];
@@ -5380,6 +5586,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm75-avx512" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for T4 / T4G, SM75, CUDA 12.9; AVX-512 (x86-64-v4) (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "T4G is the T4 offered on AWS g5g instances, whose host CPU is Graviton2 (aarch64)." "Built against pytorch-python313-cuda12_9-sm75-avx512 (the same torch derivation)." ];
@@ -5406,6 +5613,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm75-avx512" "torchaudio-python313-cuda12_9-sm75-avx512" "torchvision-python313-cuda12_9-sm75-avx512" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for T4 / T4G, SM75, CUDA 12.9; AVX-512 (x86-64-v4) (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "T4G is the T4 offered on AWS g5g instances, whose host CPU is Graviton2 (aarch64)." "python3.13.withPackages of pytorch-python313-cuda12_9-sm75-avx512, torchaudio-python313-cuda12_9-sm75-avx512, torchvision-python313-cuda12_9-sm75-avx512 and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -5432,6 +5640,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_9";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for T4 / T4G, SM75, CUDA 12.9; AVX-512 BF16 (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "T4G is the T4 offered on AWS g5g instances, whose host CPU is Graviton2 (aarch64)." ];
@@ -5458,6 +5667,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm75-avx512bf16" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for T4 / T4G, SM75, CUDA 12.9; AVX-512 BF16 (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "T4G is the T4 offered on AWS g5g instances, whose host CPU is Graviton2 (aarch64)." "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda12_9-sm75-avx512bf16 (the same torch derivation)." ];
@@ -5484,6 +5694,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm75-avx512bf16" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for T4 / T4G, SM75, CUDA 12.9; AVX-512 BF16 (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "T4G is the T4 offered on AWS g5g instances, whose host CPU is Graviton2 (aarch64)." "Built against pytorch-python313-cuda12_9-sm75-avx512bf16 (the same torch derivation)." ];
@@ -5510,6 +5721,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm75-avx512bf16" "torchaudio-python313-cuda12_9-sm75-avx512bf16" "torchvision-python313-cuda12_9-sm75-avx512bf16" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for T4 / T4G, SM75, CUDA 12.9; AVX-512 BF16 (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "T4G is the T4 offered on AWS g5g instances, whose host CPU is Graviton2 (aarch64)." "python3.13.withPackages of pytorch-python313-cuda12_9-sm75-avx512bf16, torchaudio-python313-cuda12_9-sm75-avx512bf16, torchvision-python313-cuda12_9-sm75-avx512bf16 and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -5536,6 +5748,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_9";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for T4 / T4G, SM75, CUDA 12.9; AVX-512 VNNI (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "T4G is the T4 offered on AWS g5g instances, whose host CPU is Graviton2 (aarch64)." ];
@@ -5562,6 +5775,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm75-avx512vnni" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for T4 / T4G, SM75, CUDA 12.9; AVX-512 VNNI (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "T4G is the T4 offered on AWS g5g instances, whose host CPU is Graviton2 (aarch64)." "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda12_9-sm75-avx512vnni (the same torch derivation)." ];
@@ -5588,6 +5802,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm75-avx512vnni" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for T4 / T4G, SM75, CUDA 12.9; AVX-512 VNNI (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "T4G is the T4 offered on AWS g5g instances, whose host CPU is Graviton2 (aarch64)." "Built against pytorch-python313-cuda12_9-sm75-avx512vnni (the same torch derivation)." ];
@@ -5614,6 +5829,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm75-avx512vnni" "torchaudio-python313-cuda12_9-sm75-avx512vnni" "torchvision-python313-cuda12_9-sm75-avx512vnni" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for T4 / T4G, SM75, CUDA 12.9; AVX-512 VNNI (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "T4G is the T4 offered on AWS g5g instances, whose host CPU is Graviton2 (aarch64)." "python3.13.withPackages of pytorch-python313-cuda12_9-sm75-avx512vnni, torchaudio-python313-cuda12_9-sm75-avx512vnni, torchvision-python313-cuda12_9-sm75-avx512vnni and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -5640,6 +5856,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_12_9";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for T4 / T4G, SM75, CUDA 12.9; Armv8.2-A + FP16 + DotProd (aarch64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "T4G is the T4 offered on AWS g5g instances, whose host CPU is Graviton2 (aarch64)." ];
@@ -5666,6 +5883,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm75-armv8_2" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for T4 / T4G, SM75, CUDA 12.9; Armv8.2-A + FP16 + DotProd (aarch64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "T4G is the T4 offered on AWS g5g instances, whose host CPU is Graviton2 (aarch64)." "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda12_9-sm75-armv8_2 (the same torch derivation)." ];
@@ -5692,6 +5910,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm75-armv8_2" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for T4 / T4G, SM75, CUDA 12.9; Armv8.2-A + FP16 + DotProd (aarch64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "T4G is the T4 offered on AWS g5g instances, whose host CPU is Graviton2 (aarch64)." "Built against pytorch-python313-cuda12_9-sm75-armv8_2 (the same torch derivation)." ];
@@ -5718,6 +5937,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm75-armv8_2" "torchaudio-python313-cuda12_9-sm75-armv8_2" "torchvision-python313-cuda12_9-sm75-armv8_2" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for T4 / T4G, SM75, CUDA 12.9; Armv8.2-A + FP16 + DotProd (aarch64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "T4G is the T4 offered on AWS g5g instances, whose host CPU is Graviton2 (aarch64)." "python3.13.withPackages of pytorch-python313-cuda12_9-sm75-armv8_2, torchaudio-python313-cuda12_9-sm75-armv8_2, torchvision-python313-cuda12_9-sm75-armv8_2 and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -5744,6 +5964,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_12_9";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for T4 / T4G, SM75, CUDA 12.9; Armv9-A (SVE2) + I8MM (aarch64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "T4G is the T4 offered on AWS g5g instances, whose host CPU is Graviton2 (aarch64)." "aarch64 GCC internal-compiler-error workaround (a DGX Spark aarch64 CUDA wheel build guide; pytorch/pytorch #157842, #136432): the armv9 flags enable SVE2 and I8MM but not +bf16, so no SVE+BF16 code is forced into every translation unit; PyTorch's own SVE kernels are compiled as nixpkgs compiles them (GCC 14 with nixpkgs' aarch64 flags), not disabled." ];
@@ -5770,6 +5991,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm75-armv9" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for T4 / T4G, SM75, CUDA 12.9; Armv9-A (SVE2) + I8MM (aarch64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "T4G is the T4 offered on AWS g5g instances, whose host CPU is Graviton2 (aarch64)." "aarch64 GCC internal-compiler-error workaround (a DGX Spark aarch64 CUDA wheel build guide; pytorch/pytorch #157842, #136432): the armv9 flags enable SVE2 and I8MM but not +bf16, so no SVE+BF16 code is forced into every translation unit; PyTorch's own SVE kernels are compiled as nixpkgs compiles them (GCC 14 with nixpkgs' aarch64 flags), not disabled." "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda12_9-sm75-armv9 (the same torch derivation)." ];
@@ -5796,6 +6018,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm75-armv9" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for T4 / T4G, SM75, CUDA 12.9; Armv9-A (SVE2) + I8MM (aarch64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "T4G is the T4 offered on AWS g5g instances, whose host CPU is Graviton2 (aarch64)." "aarch64 GCC internal-compiler-error workaround (a DGX Spark aarch64 CUDA wheel build guide; pytorch/pytorch #157842, #136432): the armv9 flags enable SVE2 and I8MM but not +bf16, so no SVE+BF16 code is forced into every translation unit; PyTorch's own SVE kernels are compiled as nixpkgs compiles them (GCC 14 with nixpkgs' aarch64 flags), not disabled." "Built against pytorch-python313-cuda12_9-sm75-armv9 (the same torch derivation)." ];
@@ -5822,6 +6045,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm75-armv9" "torchaudio-python313-cuda12_9-sm75-armv9" "torchvision-python313-cuda12_9-sm75-armv9" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for T4 / T4G, SM75, CUDA 12.9; Armv9-A (SVE2) + I8MM (aarch64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "T4G is the T4 offered on AWS g5g instances, whose host CPU is Graviton2 (aarch64)." "aarch64 GCC internal-compiler-error workaround (a DGX Spark aarch64 CUDA wheel build guide; pytorch/pytorch #157842, #136432): the armv9 flags enable SVE2 and I8MM but not +bf16, so no SVE+BF16 code is forced into every translation unit; PyTorch's own SVE kernels are compiled as nixpkgs compiles them (GCC 14 with nixpkgs' aarch64 flags), not disabled." "python3.13.withPackages of pytorch-python313-cuda12_9-sm75-armv9, torchaudio-python313-cuda12_9-sm75-armv9, torchvision-python313-cuda12_9-sm75-armv9 and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -5848,6 +6072,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_9";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for A100, SM80, CUDA 12.9; AVX2 (x86-64-v3) (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." ];
@@ -5874,6 +6099,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm80-avx2" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for A100, SM80, CUDA 12.9; AVX2 (x86-64-v3) (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda12_9-sm80-avx2 (the same torch derivation)." ];
@@ -5900,6 +6126,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm80-avx2" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for A100, SM80, CUDA 12.9; AVX2 (x86-64-v3) (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "Built against pytorch-python313-cuda12_9-sm80-avx2 (the same torch derivation)." ];
@@ -5926,6 +6153,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm80-avx2" "torchaudio-python313-cuda12_9-sm80-avx2" "torchvision-python313-cuda12_9-sm80-avx2" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for A100, SM80, CUDA 12.9; AVX2 (x86-64-v3) (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "python3.13.withPackages of pytorch-python313-cuda12_9-sm80-avx2, torchaudio-python313-cuda12_9-sm80-avx2, torchvision-python313-cuda12_9-sm80-avx2 and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -5952,6 +6180,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_9";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for A100, SM80, CUDA 12.9; AVX-512 (x86-64-v4) (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." ];
@@ -5978,6 +6207,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm80-avx512" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for A100, SM80, CUDA 12.9; AVX-512 (x86-64-v4) (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda12_9-sm80-avx512 (the same torch derivation)." ];
@@ -6004,6 +6234,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm80-avx512" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for A100, SM80, CUDA 12.9; AVX-512 (x86-64-v4) (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "Built against pytorch-python313-cuda12_9-sm80-avx512 (the same torch derivation)." ];
@@ -6030,6 +6261,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm80-avx512" "torchaudio-python313-cuda12_9-sm80-avx512" "torchvision-python313-cuda12_9-sm80-avx512" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for A100, SM80, CUDA 12.9; AVX-512 (x86-64-v4) (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "python3.13.withPackages of pytorch-python313-cuda12_9-sm80-avx512, torchaudio-python313-cuda12_9-sm80-avx512, torchvision-python313-cuda12_9-sm80-avx512 and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -6056,6 +6288,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_9";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for A100, SM80, CUDA 12.9; AVX-512 BF16 (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." ];
@@ -6082,6 +6315,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm80-avx512bf16" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for A100, SM80, CUDA 12.9; AVX-512 BF16 (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda12_9-sm80-avx512bf16 (the same torch derivation)." ];
@@ -6108,6 +6342,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm80-avx512bf16" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for A100, SM80, CUDA 12.9; AVX-512 BF16 (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "Built against pytorch-python313-cuda12_9-sm80-avx512bf16 (the same torch derivation)." ];
@@ -6134,6 +6369,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm80-avx512bf16" "torchaudio-python313-cuda12_9-sm80-avx512bf16" "torchvision-python313-cuda12_9-sm80-avx512bf16" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for A100, SM80, CUDA 12.9; AVX-512 BF16 (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "python3.13.withPackages of pytorch-python313-cuda12_9-sm80-avx512bf16, torchaudio-python313-cuda12_9-sm80-avx512bf16, torchvision-python313-cuda12_9-sm80-avx512bf16 and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -6160,6 +6396,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_9";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for A100, SM80, CUDA 12.9; AVX-512 VNNI (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." ];
@@ -6186,6 +6423,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm80-avx512vnni" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for A100, SM80, CUDA 12.9; AVX-512 VNNI (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda12_9-sm80-avx512vnni (the same torch derivation)." ];
@@ -6212,6 +6450,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm80-avx512vnni" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for A100, SM80, CUDA 12.9; AVX-512 VNNI (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "Built against pytorch-python313-cuda12_9-sm80-avx512vnni (the same torch derivation)." ];
@@ -6238,6 +6477,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm80-avx512vnni" "torchaudio-python313-cuda12_9-sm80-avx512vnni" "torchvision-python313-cuda12_9-sm80-avx512vnni" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for A100, SM80, CUDA 12.9; AVX-512 VNNI (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "python3.13.withPackages of pytorch-python313-cuda12_9-sm80-avx512vnni, torchaudio-python313-cuda12_9-sm80-avx512vnni, torchvision-python313-cuda12_9-sm80-avx512vnni and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -6264,6 +6504,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_12_9";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for A100, SM80, CUDA 12.9; Armv8.2-A + FP16 + DotProd (aarch64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." ];
@@ -6290,6 +6531,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm80-armv8_2" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for A100, SM80, CUDA 12.9; Armv8.2-A + FP16 + DotProd (aarch64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda12_9-sm80-armv8_2 (the same torch derivation)." ];
@@ -6316,6 +6558,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm80-armv8_2" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for A100, SM80, CUDA 12.9; Armv8.2-A + FP16 + DotProd (aarch64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "Built against pytorch-python313-cuda12_9-sm80-armv8_2 (the same torch derivation)." ];
@@ -6342,6 +6585,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm80-armv8_2" "torchaudio-python313-cuda12_9-sm80-armv8_2" "torchvision-python313-cuda12_9-sm80-armv8_2" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for A100, SM80, CUDA 12.9; Armv8.2-A + FP16 + DotProd (aarch64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "python3.13.withPackages of pytorch-python313-cuda12_9-sm80-armv8_2, torchaudio-python313-cuda12_9-sm80-armv8_2, torchvision-python313-cuda12_9-sm80-armv8_2 and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -6368,6 +6612,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_12_9";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for A100, SM80, CUDA 12.9; Armv9-A (SVE2) + I8MM (aarch64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "aarch64 GCC internal-compiler-error workaround (a DGX Spark aarch64 CUDA wheel build guide; pytorch/pytorch #157842, #136432): the armv9 flags enable SVE2 and I8MM but not +bf16, so no SVE+BF16 code is forced into every translation unit; PyTorch's own SVE kernels are compiled as nixpkgs compiles them (GCC 14 with nixpkgs' aarch64 flags), not disabled." ];
@@ -6394,6 +6639,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm80-armv9" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for A100, SM80, CUDA 12.9; Armv9-A (SVE2) + I8MM (aarch64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "aarch64 GCC internal-compiler-error workaround (a DGX Spark aarch64 CUDA wheel build guide; pytorch/pytorch #157842, #136432): the armv9 flags enable SVE2 and I8MM but not +bf16, so no SVE+BF16 code is forced into every translation unit; PyTorch's own SVE kernels are compiled as nixpkgs compiles them (GCC 14 with nixpkgs' aarch64 flags), not disabled." "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda12_9-sm80-armv9 (the same torch derivation)." ];
@@ -6420,6 +6666,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm80-armv9" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for A100, SM80, CUDA 12.9; Armv9-A (SVE2) + I8MM (aarch64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "aarch64 GCC internal-compiler-error workaround (a DGX Spark aarch64 CUDA wheel build guide; pytorch/pytorch #157842, #136432): the armv9 flags enable SVE2 and I8MM but not +bf16, so no SVE+BF16 code is forced into every translation unit; PyTorch's own SVE kernels are compiled as nixpkgs compiles them (GCC 14 with nixpkgs' aarch64 flags), not disabled." "Built against pytorch-python313-cuda12_9-sm80-armv9 (the same torch derivation)." ];
@@ -6446,6 +6693,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm80-armv9" "torchaudio-python313-cuda12_9-sm80-armv9" "torchvision-python313-cuda12_9-sm80-armv9" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for A100, SM80, CUDA 12.9; Armv9-A (SVE2) + I8MM (aarch64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "aarch64 GCC internal-compiler-error workaround (a DGX Spark aarch64 CUDA wheel build guide; pytorch/pytorch #157842, #136432): the armv9 flags enable SVE2 and I8MM but not +bf16, so no SVE+BF16 code is forced into every translation unit; PyTorch's own SVE kernels are compiled as nixpkgs compiles them (GCC 14 with nixpkgs' aarch64 flags), not disabled." "python3.13.withPackages of pytorch-python313-cuda12_9-sm80-armv9, torchaudio-python313-cuda12_9-sm80-armv9, torchvision-python313-cuda12_9-sm80-armv9 and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -6472,6 +6720,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_9";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for A40 / A10 / RTX 3090, SM86, CUDA 12.9; AVX2 (x86-64-v3) (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." ];
@@ -6498,6 +6747,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm86-avx2" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for A40 / A10 / RTX 3090, SM86, CUDA 12.9; AVX2 (x86-64-v3) (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda12_9-sm86-avx2 (the same torch derivation)." ];
@@ -6524,6 +6774,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm86-avx2" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for A40 / A10 / RTX 3090, SM86, CUDA 12.9; AVX2 (x86-64-v3) (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "Built against pytorch-python313-cuda12_9-sm86-avx2 (the same torch derivation)." ];
@@ -6550,6 +6801,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm86-avx2" "torchaudio-python313-cuda12_9-sm86-avx2" "torchvision-python313-cuda12_9-sm86-avx2" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for A40 / A10 / RTX 3090, SM86, CUDA 12.9; AVX2 (x86-64-v3) (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "python3.13.withPackages of pytorch-python313-cuda12_9-sm86-avx2, torchaudio-python313-cuda12_9-sm86-avx2, torchvision-python313-cuda12_9-sm86-avx2 and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -6576,6 +6828,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_9";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for A40 / A10 / RTX 3090, SM86, CUDA 12.9; AVX-512 (x86-64-v4) (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." ];
@@ -6602,6 +6855,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm86-avx512" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for A40 / A10 / RTX 3090, SM86, CUDA 12.9; AVX-512 (x86-64-v4) (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda12_9-sm86-avx512 (the same torch derivation)." ];
@@ -6628,6 +6882,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm86-avx512" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for A40 / A10 / RTX 3090, SM86, CUDA 12.9; AVX-512 (x86-64-v4) (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "Built against pytorch-python313-cuda12_9-sm86-avx512 (the same torch derivation)." ];
@@ -6654,6 +6909,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm86-avx512" "torchaudio-python313-cuda12_9-sm86-avx512" "torchvision-python313-cuda12_9-sm86-avx512" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for A40 / A10 / RTX 3090, SM86, CUDA 12.9; AVX-512 (x86-64-v4) (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "python3.13.withPackages of pytorch-python313-cuda12_9-sm86-avx512, torchaudio-python313-cuda12_9-sm86-avx512, torchvision-python313-cuda12_9-sm86-avx512 and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -6680,6 +6936,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_9";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for A40 / A10 / RTX 3090, SM86, CUDA 12.9; AVX-512 BF16 (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." ];
@@ -6706,6 +6963,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm86-avx512bf16" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for A40 / A10 / RTX 3090, SM86, CUDA 12.9; AVX-512 BF16 (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda12_9-sm86-avx512bf16 (the same torch derivation)." ];
@@ -6732,6 +6990,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm86-avx512bf16" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for A40 / A10 / RTX 3090, SM86, CUDA 12.9; AVX-512 BF16 (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "Built against pytorch-python313-cuda12_9-sm86-avx512bf16 (the same torch derivation)." ];
@@ -6758,6 +7017,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm86-avx512bf16" "torchaudio-python313-cuda12_9-sm86-avx512bf16" "torchvision-python313-cuda12_9-sm86-avx512bf16" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for A40 / A10 / RTX 3090, SM86, CUDA 12.9; AVX-512 BF16 (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "python3.13.withPackages of pytorch-python313-cuda12_9-sm86-avx512bf16, torchaudio-python313-cuda12_9-sm86-avx512bf16, torchvision-python313-cuda12_9-sm86-avx512bf16 and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -6784,6 +7044,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_9";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for A40 / A10 / RTX 3090, SM86, CUDA 12.9; AVX-512 VNNI (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." ];
@@ -6810,6 +7071,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm86-avx512vnni" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for A40 / A10 / RTX 3090, SM86, CUDA 12.9; AVX-512 VNNI (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda12_9-sm86-avx512vnni (the same torch derivation)." ];
@@ -6836,6 +7098,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm86-avx512vnni" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for A40 / A10 / RTX 3090, SM86, CUDA 12.9; AVX-512 VNNI (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "Built against pytorch-python313-cuda12_9-sm86-avx512vnni (the same torch derivation)." ];
@@ -6862,6 +7125,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm86-avx512vnni" "torchaudio-python313-cuda12_9-sm86-avx512vnni" "torchvision-python313-cuda12_9-sm86-avx512vnni" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for A40 / A10 / RTX 3090, SM86, CUDA 12.9; AVX-512 VNNI (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "python3.13.withPackages of pytorch-python313-cuda12_9-sm86-avx512vnni, torchaudio-python313-cuda12_9-sm86-avx512vnni, torchvision-python313-cuda12_9-sm86-avx512vnni and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -6888,6 +7152,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_12_9";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for A40 / A10 / RTX 3090, SM86, CUDA 12.9; Armv8.2-A + FP16 + DotProd (aarch64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." ];
@@ -6914,6 +7179,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm86-armv8_2" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for A40 / A10 / RTX 3090, SM86, CUDA 12.9; Armv8.2-A + FP16 + DotProd (aarch64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda12_9-sm86-armv8_2 (the same torch derivation)." ];
@@ -6940,6 +7206,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm86-armv8_2" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for A40 / A10 / RTX 3090, SM86, CUDA 12.9; Armv8.2-A + FP16 + DotProd (aarch64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "Built against pytorch-python313-cuda12_9-sm86-armv8_2 (the same torch derivation)." ];
@@ -6966,6 +7233,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm86-armv8_2" "torchaudio-python313-cuda12_9-sm86-armv8_2" "torchvision-python313-cuda12_9-sm86-armv8_2" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for A40 / A10 / RTX 3090, SM86, CUDA 12.9; Armv8.2-A + FP16 + DotProd (aarch64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "python3.13.withPackages of pytorch-python313-cuda12_9-sm86-armv8_2, torchaudio-python313-cuda12_9-sm86-armv8_2, torchvision-python313-cuda12_9-sm86-armv8_2 and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -6992,6 +7260,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_12_9";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for A40 / A10 / RTX 3090, SM86, CUDA 12.9; Armv9-A (SVE2) + I8MM (aarch64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "aarch64 GCC internal-compiler-error workaround (a DGX Spark aarch64 CUDA wheel build guide; pytorch/pytorch #157842, #136432): the armv9 flags enable SVE2 and I8MM but not +bf16, so no SVE+BF16 code is forced into every translation unit; PyTorch's own SVE kernels are compiled as nixpkgs compiles them (GCC 14 with nixpkgs' aarch64 flags), not disabled." ];
@@ -7018,6 +7287,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm86-armv9" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for A40 / A10 / RTX 3090, SM86, CUDA 12.9; Armv9-A (SVE2) + I8MM (aarch64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "aarch64 GCC internal-compiler-error workaround (a DGX Spark aarch64 CUDA wheel build guide; pytorch/pytorch #157842, #136432): the armv9 flags enable SVE2 and I8MM but not +bf16, so no SVE+BF16 code is forced into every translation unit; PyTorch's own SVE kernels are compiled as nixpkgs compiles them (GCC 14 with nixpkgs' aarch64 flags), not disabled." "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda12_9-sm86-armv9 (the same torch derivation)." ];
@@ -7044,6 +7314,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm86-armv9" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for A40 / A10 / RTX 3090, SM86, CUDA 12.9; Armv9-A (SVE2) + I8MM (aarch64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "aarch64 GCC internal-compiler-error workaround (a DGX Spark aarch64 CUDA wheel build guide; pytorch/pytorch #157842, #136432): the armv9 flags enable SVE2 and I8MM but not +bf16, so no SVE+BF16 code is forced into every translation unit; PyTorch's own SVE kernels are compiled as nixpkgs compiles them (GCC 14 with nixpkgs' aarch64 flags), not disabled." "Built against pytorch-python313-cuda12_9-sm86-armv9 (the same torch derivation)." ];
@@ -7070,6 +7341,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm86-armv9" "torchaudio-python313-cuda12_9-sm86-armv9" "torchvision-python313-cuda12_9-sm86-armv9" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for A40 / A10 / RTX 3090, SM86, CUDA 12.9; Armv9-A (SVE2) + I8MM (aarch64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "aarch64 GCC internal-compiler-error workaround (a DGX Spark aarch64 CUDA wheel build guide; pytorch/pytorch #157842, #136432): the armv9 flags enable SVE2 and I8MM but not +bf16, so no SVE+BF16 code is forced into every translation unit; PyTorch's own SVE kernels are compiled as nixpkgs compiles them (GCC 14 with nixpkgs' aarch64 flags), not disabled." "python3.13.withPackages of pytorch-python313-cuda12_9-sm86-armv9, torchaudio-python313-cuda12_9-sm86-armv9, torchvision-python313-cuda12_9-sm86-armv9 and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -7096,6 +7368,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_9";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for L4 / L40S / RTX 4090, SM89, CUDA 12.9; AVX2 (x86-64-v3) (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "L40S is Ada Lovelace (8.9), not Hopper." ];
@@ -7122,6 +7395,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm89-avx2" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for L4 / L40S / RTX 4090, SM89, CUDA 12.9; AVX2 (x86-64-v3) (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "L40S is Ada Lovelace (8.9), not Hopper." "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda12_9-sm89-avx2 (the same torch derivation)." ];
@@ -7148,6 +7422,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm89-avx2" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for L4 / L40S / RTX 4090, SM89, CUDA 12.9; AVX2 (x86-64-v3) (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "L40S is Ada Lovelace (8.9), not Hopper." "Built against pytorch-python313-cuda12_9-sm89-avx2 (the same torch derivation)." ];
@@ -7174,6 +7449,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm89-avx2" "torchaudio-python313-cuda12_9-sm89-avx2" "torchvision-python313-cuda12_9-sm89-avx2" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for L4 / L40S / RTX 4090, SM89, CUDA 12.9; AVX2 (x86-64-v3) (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "L40S is Ada Lovelace (8.9), not Hopper." "python3.13.withPackages of pytorch-python313-cuda12_9-sm89-avx2, torchaudio-python313-cuda12_9-sm89-avx2, torchvision-python313-cuda12_9-sm89-avx2 and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -7200,6 +7476,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_9";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for L4 / L40S / RTX 4090, SM89, CUDA 12.9; AVX-512 (x86-64-v4) (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "L40S is Ada Lovelace (8.9), not Hopper." ];
@@ -7226,6 +7503,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm89-avx512" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for L4 / L40S / RTX 4090, SM89, CUDA 12.9; AVX-512 (x86-64-v4) (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "L40S is Ada Lovelace (8.9), not Hopper." "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda12_9-sm89-avx512 (the same torch derivation)." ];
@@ -7252,6 +7530,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm89-avx512" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for L4 / L40S / RTX 4090, SM89, CUDA 12.9; AVX-512 (x86-64-v4) (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "L40S is Ada Lovelace (8.9), not Hopper." "Built against pytorch-python313-cuda12_9-sm89-avx512 (the same torch derivation)." ];
@@ -7278,6 +7557,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm89-avx512" "torchaudio-python313-cuda12_9-sm89-avx512" "torchvision-python313-cuda12_9-sm89-avx512" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for L4 / L40S / RTX 4090, SM89, CUDA 12.9; AVX-512 (x86-64-v4) (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "L40S is Ada Lovelace (8.9), not Hopper." "python3.13.withPackages of pytorch-python313-cuda12_9-sm89-avx512, torchaudio-python313-cuda12_9-sm89-avx512, torchvision-python313-cuda12_9-sm89-avx512 and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -7304,6 +7584,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_9";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for L4 / L40S / RTX 4090, SM89, CUDA 12.9; AVX-512 BF16 (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "L40S is Ada Lovelace (8.9), not Hopper." ];
@@ -7330,6 +7611,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm89-avx512bf16" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for L4 / L40S / RTX 4090, SM89, CUDA 12.9; AVX-512 BF16 (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "L40S is Ada Lovelace (8.9), not Hopper." "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda12_9-sm89-avx512bf16 (the same torch derivation)." ];
@@ -7356,6 +7638,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm89-avx512bf16" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for L4 / L40S / RTX 4090, SM89, CUDA 12.9; AVX-512 BF16 (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "L40S is Ada Lovelace (8.9), not Hopper." "Built against pytorch-python313-cuda12_9-sm89-avx512bf16 (the same torch derivation)." ];
@@ -7382,6 +7665,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm89-avx512bf16" "torchaudio-python313-cuda12_9-sm89-avx512bf16" "torchvision-python313-cuda12_9-sm89-avx512bf16" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for L4 / L40S / RTX 4090, SM89, CUDA 12.9; AVX-512 BF16 (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "L40S is Ada Lovelace (8.9), not Hopper." "python3.13.withPackages of pytorch-python313-cuda12_9-sm89-avx512bf16, torchaudio-python313-cuda12_9-sm89-avx512bf16, torchvision-python313-cuda12_9-sm89-avx512bf16 and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -7408,6 +7692,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_9";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for L4 / L40S / RTX 4090, SM89, CUDA 12.9; AVX-512 VNNI (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "L40S is Ada Lovelace (8.9), not Hopper." ];
@@ -7434,6 +7719,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm89-avx512vnni" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for L4 / L40S / RTX 4090, SM89, CUDA 12.9; AVX-512 VNNI (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "L40S is Ada Lovelace (8.9), not Hopper." "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda12_9-sm89-avx512vnni (the same torch derivation)." ];
@@ -7460,6 +7746,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm89-avx512vnni" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for L4 / L40S / RTX 4090, SM89, CUDA 12.9; AVX-512 VNNI (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "L40S is Ada Lovelace (8.9), not Hopper." "Built against pytorch-python313-cuda12_9-sm89-avx512vnni (the same torch derivation)." ];
@@ -7486,6 +7773,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm89-avx512vnni" "torchaudio-python313-cuda12_9-sm89-avx512vnni" "torchvision-python313-cuda12_9-sm89-avx512vnni" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for L4 / L40S / RTX 4090, SM89, CUDA 12.9; AVX-512 VNNI (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "L40S is Ada Lovelace (8.9), not Hopper." "python3.13.withPackages of pytorch-python313-cuda12_9-sm89-avx512vnni, torchaudio-python313-cuda12_9-sm89-avx512vnni, torchvision-python313-cuda12_9-sm89-avx512vnni and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -7512,6 +7800,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_12_9";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for L4 / L40S / RTX 4090, SM89, CUDA 12.9; Armv8.2-A + FP16 + DotProd (aarch64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "L40S is Ada Lovelace (8.9), not Hopper." ];
@@ -7538,6 +7827,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm89-armv8_2" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for L4 / L40S / RTX 4090, SM89, CUDA 12.9; Armv8.2-A + FP16 + DotProd (aarch64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "L40S is Ada Lovelace (8.9), not Hopper." "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda12_9-sm89-armv8_2 (the same torch derivation)." ];
@@ -7564,6 +7854,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm89-armv8_2" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for L4 / L40S / RTX 4090, SM89, CUDA 12.9; Armv8.2-A + FP16 + DotProd (aarch64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "L40S is Ada Lovelace (8.9), not Hopper." "Built against pytorch-python313-cuda12_9-sm89-armv8_2 (the same torch derivation)." ];
@@ -7590,6 +7881,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm89-armv8_2" "torchaudio-python313-cuda12_9-sm89-armv8_2" "torchvision-python313-cuda12_9-sm89-armv8_2" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for L4 / L40S / RTX 4090, SM89, CUDA 12.9; Armv8.2-A + FP16 + DotProd (aarch64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "L40S is Ada Lovelace (8.9), not Hopper." "python3.13.withPackages of pytorch-python313-cuda12_9-sm89-armv8_2, torchaudio-python313-cuda12_9-sm89-armv8_2, torchvision-python313-cuda12_9-sm89-armv8_2 and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -7616,6 +7908,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_12_9";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for L4 / L40S / RTX 4090, SM89, CUDA 12.9; Armv9-A (SVE2) + I8MM (aarch64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "L40S is Ada Lovelace (8.9), not Hopper." "aarch64 GCC internal-compiler-error workaround (a DGX Spark aarch64 CUDA wheel build guide; pytorch/pytorch #157842, #136432): the armv9 flags enable SVE2 and I8MM but not +bf16, so no SVE+BF16 code is forced into every translation unit; PyTorch's own SVE kernels are compiled as nixpkgs compiles them (GCC 14 with nixpkgs' aarch64 flags), not disabled." ];
@@ -7642,6 +7935,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm89-armv9" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for L4 / L40S / RTX 4090, SM89, CUDA 12.9; Armv9-A (SVE2) + I8MM (aarch64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "L40S is Ada Lovelace (8.9), not Hopper." "aarch64 GCC internal-compiler-error workaround (a DGX Spark aarch64 CUDA wheel build guide; pytorch/pytorch #157842, #136432): the armv9 flags enable SVE2 and I8MM but not +bf16, so no SVE+BF16 code is forced into every translation unit; PyTorch's own SVE kernels are compiled as nixpkgs compiles them (GCC 14 with nixpkgs' aarch64 flags), not disabled." "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda12_9-sm89-armv9 (the same torch derivation)." ];
@@ -7668,6 +7962,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm89-armv9" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for L4 / L40S / RTX 4090, SM89, CUDA 12.9; Armv9-A (SVE2) + I8MM (aarch64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "L40S is Ada Lovelace (8.9), not Hopper." "aarch64 GCC internal-compiler-error workaround (a DGX Spark aarch64 CUDA wheel build guide; pytorch/pytorch #157842, #136432): the armv9 flags enable SVE2 and I8MM but not +bf16, so no SVE+BF16 code is forced into every translation unit; PyTorch's own SVE kernels are compiled as nixpkgs compiles them (GCC 14 with nixpkgs' aarch64 flags), not disabled." "Built against pytorch-python313-cuda12_9-sm89-armv9 (the same torch derivation)." ];
@@ -7694,6 +7989,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm89-armv9" "torchaudio-python313-cuda12_9-sm89-armv9" "torchvision-python313-cuda12_9-sm89-armv9" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for L4 / L40S / RTX 4090, SM89, CUDA 12.9; Armv9-A (SVE2) + I8MM (aarch64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "L40S is Ada Lovelace (8.9), not Hopper." "aarch64 GCC internal-compiler-error workaround (a DGX Spark aarch64 CUDA wheel build guide; pytorch/pytorch #157842, #136432): the armv9 flags enable SVE2 and I8MM but not +bf16, so no SVE+BF16 code is forced into every translation unit; PyTorch's own SVE kernels are compiled as nixpkgs compiles them (GCC 14 with nixpkgs' aarch64 flags), not disabled." "python3.13.withPackages of pytorch-python313-cuda12_9-sm89-armv9, torchaudio-python313-cuda12_9-sm89-armv9, torchvision-python313-cuda12_9-sm89-armv9 and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -7720,6 +8016,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_9";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for H100 / H200 / GH200, SM90, CUDA 12.9; AVX2 (x86-64-v3) (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "GH200 pairs the GPU with a Grace (Neoverse V2) CPU; H100/H200 also ship in x86 servers." ];
@@ -7746,6 +8043,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm90-avx2" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for H100 / H200 / GH200, SM90, CUDA 12.9; AVX2 (x86-64-v3) (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "GH200 pairs the GPU with a Grace (Neoverse V2) CPU; H100/H200 also ship in x86 servers." "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda12_9-sm90-avx2 (the same torch derivation)." ];
@@ -7772,6 +8070,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm90-avx2" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for H100 / H200 / GH200, SM90, CUDA 12.9; AVX2 (x86-64-v3) (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "GH200 pairs the GPU with a Grace (Neoverse V2) CPU; H100/H200 also ship in x86 servers." "Built against pytorch-python313-cuda12_9-sm90-avx2 (the same torch derivation)." ];
@@ -7798,6 +8097,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm90-avx2" "torchaudio-python313-cuda12_9-sm90-avx2" "torchvision-python313-cuda12_9-sm90-avx2" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for H100 / H200 / GH200, SM90, CUDA 12.9; AVX2 (x86-64-v3) (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "GH200 pairs the GPU with a Grace (Neoverse V2) CPU; H100/H200 also ship in x86 servers." "python3.13.withPackages of pytorch-python313-cuda12_9-sm90-avx2, torchaudio-python313-cuda12_9-sm90-avx2, torchvision-python313-cuda12_9-sm90-avx2 and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -7824,6 +8124,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_9";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for H100 / H200 / GH200, SM90, CUDA 12.9; AVX-512 (x86-64-v4) (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "GH200 pairs the GPU with a Grace (Neoverse V2) CPU; H100/H200 also ship in x86 servers." ];
@@ -7850,6 +8151,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm90-avx512" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for H100 / H200 / GH200, SM90, CUDA 12.9; AVX-512 (x86-64-v4) (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "GH200 pairs the GPU with a Grace (Neoverse V2) CPU; H100/H200 also ship in x86 servers." "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda12_9-sm90-avx512 (the same torch derivation)." ];
@@ -7876,6 +8178,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm90-avx512" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for H100 / H200 / GH200, SM90, CUDA 12.9; AVX-512 (x86-64-v4) (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "GH200 pairs the GPU with a Grace (Neoverse V2) CPU; H100/H200 also ship in x86 servers." "Built against pytorch-python313-cuda12_9-sm90-avx512 (the same torch derivation)." ];
@@ -7902,6 +8205,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm90-avx512" "torchaudio-python313-cuda12_9-sm90-avx512" "torchvision-python313-cuda12_9-sm90-avx512" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for H100 / H200 / GH200, SM90, CUDA 12.9; AVX-512 (x86-64-v4) (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "GH200 pairs the GPU with a Grace (Neoverse V2) CPU; H100/H200 also ship in x86 servers." "python3.13.withPackages of pytorch-python313-cuda12_9-sm90-avx512, torchaudio-python313-cuda12_9-sm90-avx512, torchvision-python313-cuda12_9-sm90-avx512 and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -7928,6 +8232,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_9";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for H100 / H200 / GH200, SM90, CUDA 12.9; AVX-512 BF16 (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "GH200 pairs the GPU with a Grace (Neoverse V2) CPU; H100/H200 also ship in x86 servers." ];
@@ -7954,6 +8259,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm90-avx512bf16" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for H100 / H200 / GH200, SM90, CUDA 12.9; AVX-512 BF16 (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "GH200 pairs the GPU with a Grace (Neoverse V2) CPU; H100/H200 also ship in x86 servers." "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda12_9-sm90-avx512bf16 (the same torch derivation)." ];
@@ -7980,6 +8286,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm90-avx512bf16" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for H100 / H200 / GH200, SM90, CUDA 12.9; AVX-512 BF16 (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "GH200 pairs the GPU with a Grace (Neoverse V2) CPU; H100/H200 also ship in x86 servers." "Built against pytorch-python313-cuda12_9-sm90-avx512bf16 (the same torch derivation)." ];
@@ -8006,6 +8313,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm90-avx512bf16" "torchaudio-python313-cuda12_9-sm90-avx512bf16" "torchvision-python313-cuda12_9-sm90-avx512bf16" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for H100 / H200 / GH200, SM90, CUDA 12.9; AVX-512 BF16 (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "GH200 pairs the GPU with a Grace (Neoverse V2) CPU; H100/H200 also ship in x86 servers." "python3.13.withPackages of pytorch-python313-cuda12_9-sm90-avx512bf16, torchaudio-python313-cuda12_9-sm90-avx512bf16, torchvision-python313-cuda12_9-sm90-avx512bf16 and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -8032,6 +8340,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_9";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for H100 / H200 / GH200, SM90, CUDA 12.9; AVX-512 VNNI (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "GH200 pairs the GPU with a Grace (Neoverse V2) CPU; H100/H200 also ship in x86 servers." ];
@@ -8058,6 +8367,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm90-avx512vnni" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for H100 / H200 / GH200, SM90, CUDA 12.9; AVX-512 VNNI (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "GH200 pairs the GPU with a Grace (Neoverse V2) CPU; H100/H200 also ship in x86 servers." "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda12_9-sm90-avx512vnni (the same torch derivation)." ];
@@ -8084,6 +8394,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm90-avx512vnni" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for H100 / H200 / GH200, SM90, CUDA 12.9; AVX-512 VNNI (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "GH200 pairs the GPU with a Grace (Neoverse V2) CPU; H100/H200 also ship in x86 servers." "Built against pytorch-python313-cuda12_9-sm90-avx512vnni (the same torch derivation)." ];
@@ -8110,6 +8421,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm90-avx512vnni" "torchaudio-python313-cuda12_9-sm90-avx512vnni" "torchvision-python313-cuda12_9-sm90-avx512vnni" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for H100 / H200 / GH200, SM90, CUDA 12.9; AVX-512 VNNI (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "GH200 pairs the GPU with a Grace (Neoverse V2) CPU; H100/H200 also ship in x86 servers." "python3.13.withPackages of pytorch-python313-cuda12_9-sm90-avx512vnni, torchaudio-python313-cuda12_9-sm90-avx512vnni, torchvision-python313-cuda12_9-sm90-avx512vnni and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -8136,6 +8448,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_12_9";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for H100 / H200 / GH200, SM90, CUDA 12.9; Armv8.2-A + FP16 + DotProd (aarch64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "GH200 pairs the GPU with a Grace (Neoverse V2) CPU; H100/H200 also ship in x86 servers." ];
@@ -8162,6 +8475,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm90-armv8_2" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for H100 / H200 / GH200, SM90, CUDA 12.9; Armv8.2-A + FP16 + DotProd (aarch64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "GH200 pairs the GPU with a Grace (Neoverse V2) CPU; H100/H200 also ship in x86 servers." "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda12_9-sm90-armv8_2 (the same torch derivation)." ];
@@ -8188,6 +8502,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm90-armv8_2" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for H100 / H200 / GH200, SM90, CUDA 12.9; Armv8.2-A + FP16 + DotProd (aarch64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "GH200 pairs the GPU with a Grace (Neoverse V2) CPU; H100/H200 also ship in x86 servers." "Built against pytorch-python313-cuda12_9-sm90-armv8_2 (the same torch derivation)." ];
@@ -8214,6 +8529,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm90-armv8_2" "torchaudio-python313-cuda12_9-sm90-armv8_2" "torchvision-python313-cuda12_9-sm90-armv8_2" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for H100 / H200 / GH200, SM90, CUDA 12.9; Armv8.2-A + FP16 + DotProd (aarch64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "GH200 pairs the GPU with a Grace (Neoverse V2) CPU; H100/H200 also ship in x86 servers." "python3.13.withPackages of pytorch-python313-cuda12_9-sm90-armv8_2, torchaudio-python313-cuda12_9-sm90-armv8_2, torchvision-python313-cuda12_9-sm90-armv8_2 and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -8240,6 +8556,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_12_9";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for H100 / H200 / GH200, SM90, CUDA 12.9; Armv9-A (SVE2) + I8MM (aarch64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "GH200 pairs the GPU with a Grace (Neoverse V2) CPU; H100/H200 also ship in x86 servers." "aarch64 GCC internal-compiler-error workaround (a DGX Spark aarch64 CUDA wheel build guide; pytorch/pytorch #157842, #136432): the armv9 flags enable SVE2 and I8MM but not +bf16, so no SVE+BF16 code is forced into every translation unit; PyTorch's own SVE kernels are compiled as nixpkgs compiles them (GCC 14 with nixpkgs' aarch64 flags), not disabled." ];
@@ -8266,6 +8583,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm90-armv9" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for H100 / H200 / GH200, SM90, CUDA 12.9; Armv9-A (SVE2) + I8MM (aarch64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "GH200 pairs the GPU with a Grace (Neoverse V2) CPU; H100/H200 also ship in x86 servers." "aarch64 GCC internal-compiler-error workaround (a DGX Spark aarch64 CUDA wheel build guide; pytorch/pytorch #157842, #136432): the armv9 flags enable SVE2 and I8MM but not +bf16, so no SVE+BF16 code is forced into every translation unit; PyTorch's own SVE kernels are compiled as nixpkgs compiles them (GCC 14 with nixpkgs' aarch64 flags), not disabled." "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda12_9-sm90-armv9 (the same torch derivation)." ];
@@ -8292,6 +8610,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm90-armv9" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for H100 / H200 / GH200, SM90, CUDA 12.9; Armv9-A (SVE2) + I8MM (aarch64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "GH200 pairs the GPU with a Grace (Neoverse V2) CPU; H100/H200 also ship in x86 servers." "aarch64 GCC internal-compiler-error workaround (a DGX Spark aarch64 CUDA wheel build guide; pytorch/pytorch #157842, #136432): the armv9 flags enable SVE2 and I8MM but not +bf16, so no SVE+BF16 code is forced into every translation unit; PyTorch's own SVE kernels are compiled as nixpkgs compiles them (GCC 14 with nixpkgs' aarch64 flags), not disabled." "Built against pytorch-python313-cuda12_9-sm90-armv9 (the same torch derivation)." ];
@@ -8318,6 +8637,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm90-armv9" "torchaudio-python313-cuda12_9-sm90-armv9" "torchvision-python313-cuda12_9-sm90-armv9" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for H100 / H200 / GH200, SM90, CUDA 12.9; Armv9-A (SVE2) + I8MM (aarch64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "GH200 pairs the GPU with a Grace (Neoverse V2) CPU; H100/H200 also ship in x86 servers." "aarch64 GCC internal-compiler-error workaround (a DGX Spark aarch64 CUDA wheel build guide; pytorch/pytorch #157842, #136432): the armv9 flags enable SVE2 and I8MM but not +bf16, so no SVE+BF16 code is forced into every translation unit; PyTorch's own SVE kernels are compiled as nixpkgs compiles them (GCC 14 with nixpkgs' aarch64 flags), not disabled." "python3.13.withPackages of pytorch-python313-cuda12_9-sm90-armv9, torchaudio-python313-cuda12_9-sm90-armv9, torchvision-python313-cuda12_9-sm90-armv9 and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -8344,6 +8664,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_9";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for B200 / GB200, SM100, CUDA 12.9; AVX2 (x86-64-v3) (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." ];
@@ -8370,6 +8691,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm100-avx2" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for B200 / GB200, SM100, CUDA 12.9; AVX2 (x86-64-v3) (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda12_9-sm100-avx2 (the same torch derivation)." ];
@@ -8396,6 +8718,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm100-avx2" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for B200 / GB200, SM100, CUDA 12.9; AVX2 (x86-64-v3) (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "Built against pytorch-python313-cuda12_9-sm100-avx2 (the same torch derivation)." ];
@@ -8422,6 +8745,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm100-avx2" "torchaudio-python313-cuda12_9-sm100-avx2" "torchvision-python313-cuda12_9-sm100-avx2" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for B200 / GB200, SM100, CUDA 12.9; AVX2 (x86-64-v3) (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "python3.13.withPackages of pytorch-python313-cuda12_9-sm100-avx2, torchaudio-python313-cuda12_9-sm100-avx2, torchvision-python313-cuda12_9-sm100-avx2 and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -8448,6 +8772,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_9";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for B200 / GB200, SM100, CUDA 12.9; AVX-512 (x86-64-v4) (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." ];
@@ -8474,6 +8799,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm100-avx512" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for B200 / GB200, SM100, CUDA 12.9; AVX-512 (x86-64-v4) (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda12_9-sm100-avx512 (the same torch derivation)." ];
@@ -8500,6 +8826,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm100-avx512" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for B200 / GB200, SM100, CUDA 12.9; AVX-512 (x86-64-v4) (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "Built against pytorch-python313-cuda12_9-sm100-avx512 (the same torch derivation)." ];
@@ -8526,6 +8853,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm100-avx512" "torchaudio-python313-cuda12_9-sm100-avx512" "torchvision-python313-cuda12_9-sm100-avx512" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for B200 / GB200, SM100, CUDA 12.9; AVX-512 (x86-64-v4) (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "python3.13.withPackages of pytorch-python313-cuda12_9-sm100-avx512, torchaudio-python313-cuda12_9-sm100-avx512, torchvision-python313-cuda12_9-sm100-avx512 and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -8552,6 +8880,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_9";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for B200 / GB200, SM100, CUDA 12.9; AVX-512 BF16 (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." ];
@@ -8578,6 +8907,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm100-avx512bf16" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for B200 / GB200, SM100, CUDA 12.9; AVX-512 BF16 (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda12_9-sm100-avx512bf16 (the same torch derivation)." ];
@@ -8604,6 +8934,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm100-avx512bf16" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for B200 / GB200, SM100, CUDA 12.9; AVX-512 BF16 (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "Built against pytorch-python313-cuda12_9-sm100-avx512bf16 (the same torch derivation)." ];
@@ -8630,6 +8961,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm100-avx512bf16" "torchaudio-python313-cuda12_9-sm100-avx512bf16" "torchvision-python313-cuda12_9-sm100-avx512bf16" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for B200 / GB200, SM100, CUDA 12.9; AVX-512 BF16 (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "python3.13.withPackages of pytorch-python313-cuda12_9-sm100-avx512bf16, torchaudio-python313-cuda12_9-sm100-avx512bf16, torchvision-python313-cuda12_9-sm100-avx512bf16 and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -8656,6 +8988,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_9";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for B200 / GB200, SM100, CUDA 12.9; AVX-512 VNNI (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." ];
@@ -8682,6 +9015,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm100-avx512vnni" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for B200 / GB200, SM100, CUDA 12.9; AVX-512 VNNI (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda12_9-sm100-avx512vnni (the same torch derivation)." ];
@@ -8708,6 +9042,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm100-avx512vnni" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for B200 / GB200, SM100, CUDA 12.9; AVX-512 VNNI (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "Built against pytorch-python313-cuda12_9-sm100-avx512vnni (the same torch derivation)." ];
@@ -8734,6 +9069,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm100-avx512vnni" "torchaudio-python313-cuda12_9-sm100-avx512vnni" "torchvision-python313-cuda12_9-sm100-avx512vnni" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for B200 / GB200, SM100, CUDA 12.9; AVX-512 VNNI (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "python3.13.withPackages of pytorch-python313-cuda12_9-sm100-avx512vnni, torchaudio-python313-cuda12_9-sm100-avx512vnni, torchvision-python313-cuda12_9-sm100-avx512vnni and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -8760,6 +9096,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_12_9";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for B200 / GB200, SM100, CUDA 12.9; Armv8.2-A + FP16 + DotProd (aarch64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." ];
@@ -8786,6 +9123,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm100-armv8_2" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for B200 / GB200, SM100, CUDA 12.9; Armv8.2-A + FP16 + DotProd (aarch64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda12_9-sm100-armv8_2 (the same torch derivation)." ];
@@ -8812,6 +9150,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm100-armv8_2" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for B200 / GB200, SM100, CUDA 12.9; Armv8.2-A + FP16 + DotProd (aarch64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "Built against pytorch-python313-cuda12_9-sm100-armv8_2 (the same torch derivation)." ];
@@ -8838,6 +9177,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm100-armv8_2" "torchaudio-python313-cuda12_9-sm100-armv8_2" "torchvision-python313-cuda12_9-sm100-armv8_2" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for B200 / GB200, SM100, CUDA 12.9; Armv8.2-A + FP16 + DotProd (aarch64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "python3.13.withPackages of pytorch-python313-cuda12_9-sm100-armv8_2, torchaudio-python313-cuda12_9-sm100-armv8_2, torchvision-python313-cuda12_9-sm100-armv8_2 and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -8864,6 +9204,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_12_9";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for B200 / GB200, SM100, CUDA 12.9; Armv9-A (SVE2) + I8MM (aarch64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "aarch64 GCC internal-compiler-error workaround (a DGX Spark aarch64 CUDA wheel build guide; pytorch/pytorch #157842, #136432): the armv9 flags enable SVE2 and I8MM but not +bf16, so no SVE+BF16 code is forced into every translation unit; PyTorch's own SVE kernels are compiled as nixpkgs compiles them (GCC 14 with nixpkgs' aarch64 flags), not disabled." ];
@@ -8890,6 +9231,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm100-armv9" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for B200 / GB200, SM100, CUDA 12.9; Armv9-A (SVE2) + I8MM (aarch64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "aarch64 GCC internal-compiler-error workaround (a DGX Spark aarch64 CUDA wheel build guide; pytorch/pytorch #157842, #136432): the armv9 flags enable SVE2 and I8MM but not +bf16, so no SVE+BF16 code is forced into every translation unit; PyTorch's own SVE kernels are compiled as nixpkgs compiles them (GCC 14 with nixpkgs' aarch64 flags), not disabled." "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda12_9-sm100-armv9 (the same torch derivation)." ];
@@ -8916,6 +9258,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm100-armv9" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for B200 / GB200, SM100, CUDA 12.9; Armv9-A (SVE2) + I8MM (aarch64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "aarch64 GCC internal-compiler-error workaround (a DGX Spark aarch64 CUDA wheel build guide; pytorch/pytorch #157842, #136432): the armv9 flags enable SVE2 and I8MM but not +bf16, so no SVE+BF16 code is forced into every translation unit; PyTorch's own SVE kernels are compiled as nixpkgs compiles them (GCC 14 with nixpkgs' aarch64 flags), not disabled." "Built against pytorch-python313-cuda12_9-sm100-armv9 (the same torch derivation)." ];
@@ -8942,6 +9285,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm100-armv9" "torchaudio-python313-cuda12_9-sm100-armv9" "torchvision-python313-cuda12_9-sm100-armv9" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for B200 / GB200, SM100, CUDA 12.9; Armv9-A (SVE2) + I8MM (aarch64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "aarch64 GCC internal-compiler-error workaround (a DGX Spark aarch64 CUDA wheel build guide; pytorch/pytorch #157842, #136432): the armv9 flags enable SVE2 and I8MM but not +bf16, so no SVE+BF16 code is forced into every translation unit; PyTorch's own SVE kernels are compiled as nixpkgs compiles them (GCC 14 with nixpkgs' aarch64 flags), not disabled." "python3.13.withPackages of pytorch-python313-cuda12_9-sm100-armv9, torchaudio-python313-cuda12_9-sm100-armv9, torchvision-python313-cuda12_9-sm100-armv9 and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -8968,6 +9312,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_9";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for B300 / GB300, SM103, CUDA 12.9; AVX2 (x86-64-v3) (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." ];
@@ -8994,6 +9339,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm103-avx2" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for B300 / GB300, SM103, CUDA 12.9; AVX2 (x86-64-v3) (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda12_9-sm103-avx2 (the same torch derivation)." ];
@@ -9020,6 +9366,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm103-avx2" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for B300 / GB300, SM103, CUDA 12.9; AVX2 (x86-64-v3) (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "Built against pytorch-python313-cuda12_9-sm103-avx2 (the same torch derivation)." ];
@@ -9046,6 +9393,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm103-avx2" "torchaudio-python313-cuda12_9-sm103-avx2" "torchvision-python313-cuda12_9-sm103-avx2" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for B300 / GB300, SM103, CUDA 12.9; AVX2 (x86-64-v3) (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "python3.13.withPackages of pytorch-python313-cuda12_9-sm103-avx2, torchaudio-python313-cuda12_9-sm103-avx2, torchvision-python313-cuda12_9-sm103-avx2 and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -9072,6 +9420,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_9";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for B300 / GB300, SM103, CUDA 12.9; AVX-512 (x86-64-v4) (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." ];
@@ -9098,6 +9447,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm103-avx512" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for B300 / GB300, SM103, CUDA 12.9; AVX-512 (x86-64-v4) (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda12_9-sm103-avx512 (the same torch derivation)." ];
@@ -9124,6 +9474,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm103-avx512" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for B300 / GB300, SM103, CUDA 12.9; AVX-512 (x86-64-v4) (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "Built against pytorch-python313-cuda12_9-sm103-avx512 (the same torch derivation)." ];
@@ -9150,6 +9501,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm103-avx512" "torchaudio-python313-cuda12_9-sm103-avx512" "torchvision-python313-cuda12_9-sm103-avx512" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for B300 / GB300, SM103, CUDA 12.9; AVX-512 (x86-64-v4) (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "python3.13.withPackages of pytorch-python313-cuda12_9-sm103-avx512, torchaudio-python313-cuda12_9-sm103-avx512, torchvision-python313-cuda12_9-sm103-avx512 and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -9176,6 +9528,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_9";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for B300 / GB300, SM103, CUDA 12.9; AVX-512 BF16 (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." ];
@@ -9202,6 +9555,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm103-avx512bf16" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for B300 / GB300, SM103, CUDA 12.9; AVX-512 BF16 (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda12_9-sm103-avx512bf16 (the same torch derivation)." ];
@@ -9228,6 +9582,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm103-avx512bf16" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for B300 / GB300, SM103, CUDA 12.9; AVX-512 BF16 (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "Built against pytorch-python313-cuda12_9-sm103-avx512bf16 (the same torch derivation)." ];
@@ -9254,6 +9609,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm103-avx512bf16" "torchaudio-python313-cuda12_9-sm103-avx512bf16" "torchvision-python313-cuda12_9-sm103-avx512bf16" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for B300 / GB300, SM103, CUDA 12.9; AVX-512 BF16 (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "python3.13.withPackages of pytorch-python313-cuda12_9-sm103-avx512bf16, torchaudio-python313-cuda12_9-sm103-avx512bf16, torchvision-python313-cuda12_9-sm103-avx512bf16 and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -9280,6 +9636,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_9";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for B300 / GB300, SM103, CUDA 12.9; AVX-512 VNNI (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." ];
@@ -9306,6 +9663,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm103-avx512vnni" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for B300 / GB300, SM103, CUDA 12.9; AVX-512 VNNI (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda12_9-sm103-avx512vnni (the same torch derivation)." ];
@@ -9332,6 +9690,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm103-avx512vnni" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for B300 / GB300, SM103, CUDA 12.9; AVX-512 VNNI (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "Built against pytorch-python313-cuda12_9-sm103-avx512vnni (the same torch derivation)." ];
@@ -9358,6 +9717,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm103-avx512vnni" "torchaudio-python313-cuda12_9-sm103-avx512vnni" "torchvision-python313-cuda12_9-sm103-avx512vnni" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for B300 / GB300, SM103, CUDA 12.9; AVX-512 VNNI (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "python3.13.withPackages of pytorch-python313-cuda12_9-sm103-avx512vnni, torchaudio-python313-cuda12_9-sm103-avx512vnni, torchvision-python313-cuda12_9-sm103-avx512vnni and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -9384,6 +9744,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_12_9";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for B300 / GB300, SM103, CUDA 12.9; Armv8.2-A + FP16 + DotProd (aarch64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." ];
@@ -9410,6 +9771,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm103-armv8_2" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for B300 / GB300, SM103, CUDA 12.9; Armv8.2-A + FP16 + DotProd (aarch64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda12_9-sm103-armv8_2 (the same torch derivation)." ];
@@ -9436,6 +9798,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm103-armv8_2" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for B300 / GB300, SM103, CUDA 12.9; Armv8.2-A + FP16 + DotProd (aarch64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "Built against pytorch-python313-cuda12_9-sm103-armv8_2 (the same torch derivation)." ];
@@ -9462,6 +9825,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm103-armv8_2" "torchaudio-python313-cuda12_9-sm103-armv8_2" "torchvision-python313-cuda12_9-sm103-armv8_2" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for B300 / GB300, SM103, CUDA 12.9; Armv8.2-A + FP16 + DotProd (aarch64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "python3.13.withPackages of pytorch-python313-cuda12_9-sm103-armv8_2, torchaudio-python313-cuda12_9-sm103-armv8_2, torchvision-python313-cuda12_9-sm103-armv8_2 and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -9488,6 +9852,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_12_9";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for B300 / GB300, SM103, CUDA 12.9; Armv9-A (SVE2) + I8MM (aarch64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "aarch64 GCC internal-compiler-error workaround (a DGX Spark aarch64 CUDA wheel build guide; pytorch/pytorch #157842, #136432): the armv9 flags enable SVE2 and I8MM but not +bf16, so no SVE+BF16 code is forced into every translation unit; PyTorch's own SVE kernels are compiled as nixpkgs compiles them (GCC 14 with nixpkgs' aarch64 flags), not disabled." ];
@@ -9514,6 +9879,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm103-armv9" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for B300 / GB300, SM103, CUDA 12.9; Armv9-A (SVE2) + I8MM (aarch64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "aarch64 GCC internal-compiler-error workaround (a DGX Spark aarch64 CUDA wheel build guide; pytorch/pytorch #157842, #136432): the armv9 flags enable SVE2 and I8MM but not +bf16, so no SVE+BF16 code is forced into every translation unit; PyTorch's own SVE kernels are compiled as nixpkgs compiles them (GCC 14 with nixpkgs' aarch64 flags), not disabled." "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda12_9-sm103-armv9 (the same torch derivation)." ];
@@ -9540,6 +9906,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm103-armv9" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for B300 / GB300, SM103, CUDA 12.9; Armv9-A (SVE2) + I8MM (aarch64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "aarch64 GCC internal-compiler-error workaround (a DGX Spark aarch64 CUDA wheel build guide; pytorch/pytorch #157842, #136432): the armv9 flags enable SVE2 and I8MM but not +bf16, so no SVE+BF16 code is forced into every translation unit; PyTorch's own SVE kernels are compiled as nixpkgs compiles them (GCC 14 with nixpkgs' aarch64 flags), not disabled." "Built against pytorch-python313-cuda12_9-sm103-armv9 (the same torch derivation)." ];
@@ -9566,6 +9933,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm103-armv9" "torchaudio-python313-cuda12_9-sm103-armv9" "torchvision-python313-cuda12_9-sm103-armv9" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for B300 / GB300, SM103, CUDA 12.9; Armv9-A (SVE2) + I8MM (aarch64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "aarch64 GCC internal-compiler-error workaround (a DGX Spark aarch64 CUDA wheel build guide; pytorch/pytorch #157842, #136432): the armv9 flags enable SVE2 and I8MM but not +bf16, so no SVE+BF16 code is forced into every translation unit; PyTorch's own SVE kernels are compiled as nixpkgs compiles them (GCC 14 with nixpkgs' aarch64 flags), not disabled." "python3.13.withPackages of pytorch-python313-cuda12_9-sm103-armv9, torchaudio-python313-cuda12_9-sm103-armv9, torchvision-python313-cuda12_9-sm103-armv9 and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -9592,6 +9960,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_9";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for RTX 5090 / RTX PRO 6000 Blackwell, SM120, CUDA 12.9; AVX2 (x86-64-v3) (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." ];
@@ -9618,6 +9987,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm120-avx2" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for RTX 5090 / RTX PRO 6000 Blackwell, SM120, CUDA 12.9; AVX2 (x86-64-v3) (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda12_9-sm120-avx2 (the same torch derivation)." ];
@@ -9644,6 +10014,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm120-avx2" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for RTX 5090 / RTX PRO 6000 Blackwell, SM120, CUDA 12.9; AVX2 (x86-64-v3) (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "Built against pytorch-python313-cuda12_9-sm120-avx2 (the same torch derivation)." ];
@@ -9670,6 +10041,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm120-avx2" "torchaudio-python313-cuda12_9-sm120-avx2" "torchvision-python313-cuda12_9-sm120-avx2" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for RTX 5090 / RTX PRO 6000 Blackwell, SM120, CUDA 12.9; AVX2 (x86-64-v3) (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "python3.13.withPackages of pytorch-python313-cuda12_9-sm120-avx2, torchaudio-python313-cuda12_9-sm120-avx2, torchvision-python313-cuda12_9-sm120-avx2 and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -9696,6 +10068,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_9";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for RTX 5090 / RTX PRO 6000 Blackwell, SM120, CUDA 12.9; AVX-512 (x86-64-v4) (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." ];
@@ -9722,6 +10095,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm120-avx512" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for RTX 5090 / RTX PRO 6000 Blackwell, SM120, CUDA 12.9; AVX-512 (x86-64-v4) (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda12_9-sm120-avx512 (the same torch derivation)." ];
@@ -9748,6 +10122,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm120-avx512" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for RTX 5090 / RTX PRO 6000 Blackwell, SM120, CUDA 12.9; AVX-512 (x86-64-v4) (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "Built against pytorch-python313-cuda12_9-sm120-avx512 (the same torch derivation)." ];
@@ -9774,6 +10149,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm120-avx512" "torchaudio-python313-cuda12_9-sm120-avx512" "torchvision-python313-cuda12_9-sm120-avx512" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for RTX 5090 / RTX PRO 6000 Blackwell, SM120, CUDA 12.9; AVX-512 (x86-64-v4) (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "python3.13.withPackages of pytorch-python313-cuda12_9-sm120-avx512, torchaudio-python313-cuda12_9-sm120-avx512, torchvision-python313-cuda12_9-sm120-avx512 and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -9800,6 +10176,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_9";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for RTX 5090 / RTX PRO 6000 Blackwell, SM120, CUDA 12.9; AVX-512 BF16 (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." ];
@@ -9826,6 +10203,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm120-avx512bf16" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for RTX 5090 / RTX PRO 6000 Blackwell, SM120, CUDA 12.9; AVX-512 BF16 (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda12_9-sm120-avx512bf16 (the same torch derivation)." ];
@@ -9852,6 +10230,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm120-avx512bf16" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for RTX 5090 / RTX PRO 6000 Blackwell, SM120, CUDA 12.9; AVX-512 BF16 (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "Built against pytorch-python313-cuda12_9-sm120-avx512bf16 (the same torch derivation)." ];
@@ -9878,6 +10257,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm120-avx512bf16" "torchaudio-python313-cuda12_9-sm120-avx512bf16" "torchvision-python313-cuda12_9-sm120-avx512bf16" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for RTX 5090 / RTX PRO 6000 Blackwell, SM120, CUDA 12.9; AVX-512 BF16 (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "python3.13.withPackages of pytorch-python313-cuda12_9-sm120-avx512bf16, torchaudio-python313-cuda12_9-sm120-avx512bf16, torchvision-python313-cuda12_9-sm120-avx512bf16 and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -9904,6 +10284,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_9";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for RTX 5090 / RTX PRO 6000 Blackwell, SM120, CUDA 12.9; AVX-512 VNNI (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." ];
@@ -9930,6 +10311,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm120-avx512vnni" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for RTX 5090 / RTX PRO 6000 Blackwell, SM120, CUDA 12.9; AVX-512 VNNI (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda12_9-sm120-avx512vnni (the same torch derivation)." ];
@@ -9956,6 +10338,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm120-avx512vnni" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for RTX 5090 / RTX PRO 6000 Blackwell, SM120, CUDA 12.9; AVX-512 VNNI (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "Built against pytorch-python313-cuda12_9-sm120-avx512vnni (the same torch derivation)." ];
@@ -9982,6 +10365,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm120-avx512vnni" "torchaudio-python313-cuda12_9-sm120-avx512vnni" "torchvision-python313-cuda12_9-sm120-avx512vnni" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for RTX 5090 / RTX PRO 6000 Blackwell, SM120, CUDA 12.9; AVX-512 VNNI (x86_64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "python3.13.withPackages of pytorch-python313-cuda12_9-sm120-avx512vnni, torchaudio-python313-cuda12_9-sm120-avx512vnni, torchvision-python313-cuda12_9-sm120-avx512vnni and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -10008,6 +10392,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_12_9";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for RTX 5090 / RTX PRO 6000 Blackwell, SM120, CUDA 12.9; Armv8.2-A + FP16 + DotProd (aarch64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." ];
@@ -10034,6 +10419,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm120-armv8_2" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for RTX 5090 / RTX PRO 6000 Blackwell, SM120, CUDA 12.9; Armv8.2-A + FP16 + DotProd (aarch64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda12_9-sm120-armv8_2 (the same torch derivation)." ];
@@ -10060,6 +10446,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm120-armv8_2" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for RTX 5090 / RTX PRO 6000 Blackwell, SM120, CUDA 12.9; Armv8.2-A + FP16 + DotProd (aarch64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "Built against pytorch-python313-cuda12_9-sm120-armv8_2 (the same torch derivation)." ];
@@ -10086,6 +10473,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm120-armv8_2" "torchaudio-python313-cuda12_9-sm120-armv8_2" "torchvision-python313-cuda12_9-sm120-armv8_2" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for RTX 5090 / RTX PRO 6000 Blackwell, SM120, CUDA 12.9; Armv8.2-A + FP16 + DotProd (aarch64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "python3.13.withPackages of pytorch-python313-cuda12_9-sm120-armv8_2, torchaudio-python313-cuda12_9-sm120-armv8_2, torchvision-python313-cuda12_9-sm120-armv8_2 and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -10112,6 +10500,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_12_9";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for RTX 5090 / RTX PRO 6000 Blackwell, SM120, CUDA 12.9; Armv9-A (SVE2) + I8MM (aarch64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "aarch64 GCC internal-compiler-error workaround (a DGX Spark aarch64 CUDA wheel build guide; pytorch/pytorch #157842, #136432): the armv9 flags enable SVE2 and I8MM but not +bf16, so no SVE+BF16 code is forced into every translation unit; PyTorch's own SVE kernels are compiled as nixpkgs compiles them (GCC 14 with nixpkgs' aarch64 flags), not disabled." ];
@@ -10138,6 +10527,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm120-armv9" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for RTX 5090 / RTX PRO 6000 Blackwell, SM120, CUDA 12.9; Armv9-A (SVE2) + I8MM (aarch64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "aarch64 GCC internal-compiler-error workaround (a DGX Spark aarch64 CUDA wheel build guide; pytorch/pytorch #157842, #136432): the armv9 flags enable SVE2 and I8MM but not +bf16, so no SVE+BF16 code is forced into every translation unit; PyTorch's own SVE kernels are compiled as nixpkgs compiles them (GCC 14 with nixpkgs' aarch64 flags), not disabled." "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda12_9-sm120-armv9 (the same torch derivation)." ];
@@ -10164,6 +10554,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm120-armv9" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for RTX 5090 / RTX PRO 6000 Blackwell, SM120, CUDA 12.9; Armv9-A (SVE2) + I8MM (aarch64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "aarch64 GCC internal-compiler-error workaround (a DGX Spark aarch64 CUDA wheel build guide; pytorch/pytorch #157842, #136432): the armv9 flags enable SVE2 and I8MM but not +bf16, so no SVE+BF16 code is forced into every translation unit; PyTorch's own SVE kernels are compiled as nixpkgs compiles them (GCC 14 with nixpkgs' aarch64 flags), not disabled." "Built against pytorch-python313-cuda12_9-sm120-armv9 (the same torch derivation)." ];
@@ -10190,6 +10581,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm120-armv9" "torchaudio-python313-cuda12_9-sm120-armv9" "torchvision-python313-cuda12_9-sm120-armv9" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for RTX 5090 / RTX PRO 6000 Blackwell, SM120, CUDA 12.9; Armv9-A (SVE2) + I8MM (aarch64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "aarch64 GCC internal-compiler-error workaround (a DGX Spark aarch64 CUDA wheel build guide; pytorch/pytorch #157842, #136432): the armv9 flags enable SVE2 and I8MM but not +bf16, so no SVE+BF16 code is forced into every translation unit; PyTorch's own SVE kernels are compiled as nixpkgs compiles them (GCC 14 with nixpkgs' aarch64 flags), not disabled." "python3.13.withPackages of pytorch-python313-cuda12_9-sm120-armv9, torchaudio-python313-cuda12_9-sm120-armv9, torchvision-python313-cuda12_9-sm120-armv9 and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -10216,6 +10608,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_12_9";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for DGX Spark (GB10), SM121, CUDA 12.9; Armv8.2-A + FP16 + DotProd (aarch64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "GB10 is an SoC (Arm CPU + Blackwell GPU): aarch64 only." ];
@@ -10242,6 +10635,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm121-armv8_2" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for DGX Spark (GB10), SM121, CUDA 12.9; Armv8.2-A + FP16 + DotProd (aarch64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "GB10 is an SoC (Arm CPU + Blackwell GPU): aarch64 only." "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda12_9-sm121-armv8_2 (the same torch derivation)." ];
@@ -10268,6 +10662,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm121-armv8_2" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for DGX Spark (GB10), SM121, CUDA 12.9; Armv8.2-A + FP16 + DotProd (aarch64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "GB10 is an SoC (Arm CPU + Blackwell GPU): aarch64 only." "Built against pytorch-python313-cuda12_9-sm121-armv8_2 (the same torch derivation)." ];
@@ -10294,6 +10689,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm121-armv8_2" "torchaudio-python313-cuda12_9-sm121-armv8_2" "torchvision-python313-cuda12_9-sm121-armv8_2" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for DGX Spark (GB10), SM121, CUDA 12.9; Armv8.2-A + FP16 + DotProd (aarch64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "GB10 is an SoC (Arm CPU + Blackwell GPU): aarch64 only." "python3.13.withPackages of pytorch-python313-cuda12_9-sm121-armv8_2, torchaudio-python313-cuda12_9-sm121-armv8_2, torchvision-python313-cuda12_9-sm121-armv8_2 and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -10320,6 +10716,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_12_9";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for DGX Spark (GB10), SM121, CUDA 12.9; Armv9-A (SVE2) + I8MM (aarch64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "GB10 is an SoC (Arm CPU + Blackwell GPU): aarch64 only." "aarch64 GCC internal-compiler-error workaround (a DGX Spark aarch64 CUDA wheel build guide; pytorch/pytorch #157842, #136432): the armv9 flags enable SVE2 and I8MM but not +bf16, so no SVE+BF16 code is forced into every translation unit; PyTorch's own SVE kernels are compiled as nixpkgs compiles them (GCC 14 with nixpkgs' aarch64 flags), not disabled." ];
@@ -10346,6 +10743,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm121-armv9" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for DGX Spark (GB10), SM121, CUDA 12.9; Armv9-A (SVE2) + I8MM (aarch64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "GB10 is an SoC (Arm CPU + Blackwell GPU): aarch64 only." "aarch64 GCC internal-compiler-error workaround (a DGX Spark aarch64 CUDA wheel build guide; pytorch/pytorch #157842, #136432): the armv9 flags enable SVE2 and I8MM but not +bf16, so no SVE+BF16 code is forced into every translation unit; PyTorch's own SVE kernels are compiled as nixpkgs compiles them (GCC 14 with nixpkgs' aarch64 flags), not disabled." "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda12_9-sm121-armv9 (the same torch derivation)." ];
@@ -10372,6 +10770,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm121-armv9" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for DGX Spark (GB10), SM121, CUDA 12.9; Armv9-A (SVE2) + I8MM (aarch64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "GB10 is an SoC (Arm CPU + Blackwell GPU): aarch64 only." "aarch64 GCC internal-compiler-error workaround (a DGX Spark aarch64 CUDA wheel build guide; pytorch/pytorch #157842, #136432): the armv9 flags enable SVE2 and I8MM but not +bf16, so no SVE+BF16 code is forced into every translation unit; PyTorch's own SVE kernels are compiled as nixpkgs compiles them (GCC 14 with nixpkgs' aarch64 flags), not disabled." "Built against pytorch-python313-cuda12_9-sm121-armv9 (the same torch derivation)." ];
@@ -10398,6 +10797,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_12_9";
     dependsOn = [ "pytorch-python313-cuda12_9-sm121-armv9" "torchaudio-python313-cuda12_9-sm121-armv9" "torchvision-python313-cuda12_9-sm121-armv9" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for DGX Spark (GB10), SM121, CUDA 12.9; Armv9-A (SVE2) + I8MM (aarch64-linux); Python 3.13";
     notes = [ "PyTorch 2.12.0's own binaries are built for CUDA 12.6, 13.0, 13.2; this CUDA 12.9 build comes from nixpkgs 2c423e0." "GB10 is an SoC (Arm CPU + Blackwell GPU): aarch64 only." "aarch64 GCC internal-compiler-error workaround (a DGX Spark aarch64 CUDA wheel build guide; pytorch/pytorch #157842, #136432): the armv9 flags enable SVE2 and I8MM but not +bf16, so no SVE+BF16 code is forced into every translation unit; PyTorch's own SVE kernels are compiled as nixpkgs compiles them (GCC 14 with nixpkgs' aarch64 flags), not disabled." "python3.13.withPackages of pytorch-python313-cuda12_9-sm121-armv9, torchaudio-python313-cuda12_9-sm121-armv9, torchvision-python313-cuda12_9-sm121-armv9 and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -10424,6 +10824,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_13_0";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for T4 / T4G, SM75, CUDA 13.0; AVX2 (x86-64-v3) (x86_64-linux); Python 3.13";
     notes = [ "T4G is the T4 offered on AWS g5g instances, whose host CPU is Graviton2 (aarch64)." ];
@@ -10450,6 +10851,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm75-avx2" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for T4 / T4G, SM75, CUDA 13.0; AVX2 (x86-64-v3) (x86_64-linux); Python 3.13";
     notes = [ "T4G is the T4 offered on AWS g5g instances, whose host CPU is Graviton2 (aarch64)." "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda13_0-sm75-avx2 (the same torch derivation)." ];
@@ -10476,6 +10878,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm75-avx2" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for T4 / T4G, SM75, CUDA 13.0; AVX2 (x86-64-v3) (x86_64-linux); Python 3.13";
     notes = [ "T4G is the T4 offered on AWS g5g instances, whose host CPU is Graviton2 (aarch64)." "Built against pytorch-python313-cuda13_0-sm75-avx2 (the same torch derivation)." ];
@@ -10502,6 +10905,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm75-avx2" "torchaudio-python313-cuda13_0-sm75-avx2" "torchvision-python313-cuda13_0-sm75-avx2" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for T4 / T4G, SM75, CUDA 13.0; AVX2 (x86-64-v3) (x86_64-linux); Python 3.13";
     notes = [ "T4G is the T4 offered on AWS g5g instances, whose host CPU is Graviton2 (aarch64)." "python3.13.withPackages of pytorch-python313-cuda13_0-sm75-avx2, torchaudio-python313-cuda13_0-sm75-avx2, torchvision-python313-cuda13_0-sm75-avx2 and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -10528,6 +10932,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_13_0";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for T4 / T4G, SM75, CUDA 13.0; AVX-512 (x86-64-v4) (x86_64-linux); Python 3.13";
     notes = [ "T4G is the T4 offered on AWS g5g instances, whose host CPU is Graviton2 (aarch64)." ];
@@ -10554,6 +10959,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm75-avx512" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for T4 / T4G, SM75, CUDA 13.0; AVX-512 (x86-64-v4) (x86_64-linux); Python 3.13";
     notes = [ "T4G is the T4 offered on AWS g5g instances, whose host CPU is Graviton2 (aarch64)." "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda13_0-sm75-avx512 (the same torch derivation)." ];
@@ -10580,6 +10986,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm75-avx512" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for T4 / T4G, SM75, CUDA 13.0; AVX-512 (x86-64-v4) (x86_64-linux); Python 3.13";
     notes = [ "T4G is the T4 offered on AWS g5g instances, whose host CPU is Graviton2 (aarch64)." "Built against pytorch-python313-cuda13_0-sm75-avx512 (the same torch derivation)." ];
@@ -10606,6 +11013,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm75-avx512" "torchaudio-python313-cuda13_0-sm75-avx512" "torchvision-python313-cuda13_0-sm75-avx512" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for T4 / T4G, SM75, CUDA 13.0; AVX-512 (x86-64-v4) (x86_64-linux); Python 3.13";
     notes = [ "T4G is the T4 offered on AWS g5g instances, whose host CPU is Graviton2 (aarch64)." "python3.13.withPackages of pytorch-python313-cuda13_0-sm75-avx512, torchaudio-python313-cuda13_0-sm75-avx512, torchvision-python313-cuda13_0-sm75-avx512 and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -10632,6 +11040,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_13_0";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for T4 / T4G, SM75, CUDA 13.0; AVX-512 BF16 (x86_64-linux); Python 3.13";
     notes = [ "T4G is the T4 offered on AWS g5g instances, whose host CPU is Graviton2 (aarch64)." ];
@@ -10658,6 +11067,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm75-avx512bf16" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for T4 / T4G, SM75, CUDA 13.0; AVX-512 BF16 (x86_64-linux); Python 3.13";
     notes = [ "T4G is the T4 offered on AWS g5g instances, whose host CPU is Graviton2 (aarch64)." "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda13_0-sm75-avx512bf16 (the same torch derivation)." ];
@@ -10684,6 +11094,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm75-avx512bf16" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for T4 / T4G, SM75, CUDA 13.0; AVX-512 BF16 (x86_64-linux); Python 3.13";
     notes = [ "T4G is the T4 offered on AWS g5g instances, whose host CPU is Graviton2 (aarch64)." "Built against pytorch-python313-cuda13_0-sm75-avx512bf16 (the same torch derivation)." ];
@@ -10710,6 +11121,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm75-avx512bf16" "torchaudio-python313-cuda13_0-sm75-avx512bf16" "torchvision-python313-cuda13_0-sm75-avx512bf16" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for T4 / T4G, SM75, CUDA 13.0; AVX-512 BF16 (x86_64-linux); Python 3.13";
     notes = [ "T4G is the T4 offered on AWS g5g instances, whose host CPU is Graviton2 (aarch64)." "python3.13.withPackages of pytorch-python313-cuda13_0-sm75-avx512bf16, torchaudio-python313-cuda13_0-sm75-avx512bf16, torchvision-python313-cuda13_0-sm75-avx512bf16 and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -10736,6 +11148,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_13_0";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for T4 / T4G, SM75, CUDA 13.0; AVX-512 VNNI (x86_64-linux); Python 3.13";
     notes = [ "T4G is the T4 offered on AWS g5g instances, whose host CPU is Graviton2 (aarch64)." ];
@@ -10762,6 +11175,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm75-avx512vnni" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for T4 / T4G, SM75, CUDA 13.0; AVX-512 VNNI (x86_64-linux); Python 3.13";
     notes = [ "T4G is the T4 offered on AWS g5g instances, whose host CPU is Graviton2 (aarch64)." "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda13_0-sm75-avx512vnni (the same torch derivation)." ];
@@ -10788,6 +11202,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm75-avx512vnni" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for T4 / T4G, SM75, CUDA 13.0; AVX-512 VNNI (x86_64-linux); Python 3.13";
     notes = [ "T4G is the T4 offered on AWS g5g instances, whose host CPU is Graviton2 (aarch64)." "Built against pytorch-python313-cuda13_0-sm75-avx512vnni (the same torch derivation)." ];
@@ -10814,6 +11229,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm75-avx512vnni" "torchaudio-python313-cuda13_0-sm75-avx512vnni" "torchvision-python313-cuda13_0-sm75-avx512vnni" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for T4 / T4G, SM75, CUDA 13.0; AVX-512 VNNI (x86_64-linux); Python 3.13";
     notes = [ "T4G is the T4 offered on AWS g5g instances, whose host CPU is Graviton2 (aarch64)." "python3.13.withPackages of pytorch-python313-cuda13_0-sm75-avx512vnni, torchaudio-python313-cuda13_0-sm75-avx512vnni, torchvision-python313-cuda13_0-sm75-avx512vnni and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -10840,6 +11256,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_13_0";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for T4 / T4G, SM75, CUDA 13.0; Armv8.2-A + FP16 + DotProd (aarch64-linux); Python 3.13";
     notes = [ "T4G is the T4 offered on AWS g5g instances, whose host CPU is Graviton2 (aarch64)." ];
@@ -10866,6 +11283,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm75-armv8_2" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for T4 / T4G, SM75, CUDA 13.0; Armv8.2-A + FP16 + DotProd (aarch64-linux); Python 3.13";
     notes = [ "T4G is the T4 offered on AWS g5g instances, whose host CPU is Graviton2 (aarch64)." "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda13_0-sm75-armv8_2 (the same torch derivation)." ];
@@ -10892,6 +11310,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm75-armv8_2" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for T4 / T4G, SM75, CUDA 13.0; Armv8.2-A + FP16 + DotProd (aarch64-linux); Python 3.13";
     notes = [ "T4G is the T4 offered on AWS g5g instances, whose host CPU is Graviton2 (aarch64)." "Built against pytorch-python313-cuda13_0-sm75-armv8_2 (the same torch derivation)." ];
@@ -10918,6 +11337,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm75-armv8_2" "torchaudio-python313-cuda13_0-sm75-armv8_2" "torchvision-python313-cuda13_0-sm75-armv8_2" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for T4 / T4G, SM75, CUDA 13.0; Armv8.2-A + FP16 + DotProd (aarch64-linux); Python 3.13";
     notes = [ "T4G is the T4 offered on AWS g5g instances, whose host CPU is Graviton2 (aarch64)." "python3.13.withPackages of pytorch-python313-cuda13_0-sm75-armv8_2, torchaudio-python313-cuda13_0-sm75-armv8_2, torchvision-python313-cuda13_0-sm75-armv8_2 and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -10944,6 +11364,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_13_0";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for T4 / T4G, SM75, CUDA 13.0; Armv9-A (SVE2) + I8MM (aarch64-linux); Python 3.13";
     notes = [ "T4G is the T4 offered on AWS g5g instances, whose host CPU is Graviton2 (aarch64)." "aarch64 GCC internal-compiler-error workaround (a DGX Spark aarch64 CUDA wheel build guide; pytorch/pytorch #157842, #136432): the armv9 flags enable SVE2 and I8MM but not +bf16, so no SVE+BF16 code is forced into every translation unit; PyTorch's own SVE kernels are compiled as nixpkgs compiles them (GCC 14 with nixpkgs' aarch64 flags), not disabled." ];
@@ -10970,6 +11391,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm75-armv9" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for T4 / T4G, SM75, CUDA 13.0; Armv9-A (SVE2) + I8MM (aarch64-linux); Python 3.13";
     notes = [ "T4G is the T4 offered on AWS g5g instances, whose host CPU is Graviton2 (aarch64)." "aarch64 GCC internal-compiler-error workaround (a DGX Spark aarch64 CUDA wheel build guide; pytorch/pytorch #157842, #136432): the armv9 flags enable SVE2 and I8MM but not +bf16, so no SVE+BF16 code is forced into every translation unit; PyTorch's own SVE kernels are compiled as nixpkgs compiles them (GCC 14 with nixpkgs' aarch64 flags), not disabled." "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda13_0-sm75-armv9 (the same torch derivation)." ];
@@ -10996,6 +11418,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm75-armv9" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for T4 / T4G, SM75, CUDA 13.0; Armv9-A (SVE2) + I8MM (aarch64-linux); Python 3.13";
     notes = [ "T4G is the T4 offered on AWS g5g instances, whose host CPU is Graviton2 (aarch64)." "aarch64 GCC internal-compiler-error workaround (a DGX Spark aarch64 CUDA wheel build guide; pytorch/pytorch #157842, #136432): the armv9 flags enable SVE2 and I8MM but not +bf16, so no SVE+BF16 code is forced into every translation unit; PyTorch's own SVE kernels are compiled as nixpkgs compiles them (GCC 14 with nixpkgs' aarch64 flags), not disabled." "Built against pytorch-python313-cuda13_0-sm75-armv9 (the same torch derivation)." ];
@@ -11022,6 +11445,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm75-armv9" "torchaudio-python313-cuda13_0-sm75-armv9" "torchvision-python313-cuda13_0-sm75-armv9" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for T4 / T4G, SM75, CUDA 13.0; Armv9-A (SVE2) + I8MM (aarch64-linux); Python 3.13";
     notes = [ "T4G is the T4 offered on AWS g5g instances, whose host CPU is Graviton2 (aarch64)." "aarch64 GCC internal-compiler-error workaround (a DGX Spark aarch64 CUDA wheel build guide; pytorch/pytorch #157842, #136432): the armv9 flags enable SVE2 and I8MM but not +bf16, so no SVE+BF16 code is forced into every translation unit; PyTorch's own SVE kernels are compiled as nixpkgs compiles them (GCC 14 with nixpkgs' aarch64 flags), not disabled." "python3.13.withPackages of pytorch-python313-cuda13_0-sm75-armv9, torchaudio-python313-cuda13_0-sm75-armv9, torchvision-python313-cuda13_0-sm75-armv9 and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -11048,6 +11472,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_13_0";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for A100, SM80, CUDA 13.0; AVX2 (x86-64-v3) (x86_64-linux); Python 3.13";
     notes = [ ];
@@ -11074,6 +11499,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm80-avx2" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for A100, SM80, CUDA 13.0; AVX2 (x86-64-v3) (x86_64-linux); Python 3.13";
     notes = [ "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda13_0-sm80-avx2 (the same torch derivation)." ];
@@ -11100,6 +11526,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm80-avx2" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for A100, SM80, CUDA 13.0; AVX2 (x86-64-v3) (x86_64-linux); Python 3.13";
     notes = [ "Built against pytorch-python313-cuda13_0-sm80-avx2 (the same torch derivation)." ];
@@ -11126,6 +11553,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm80-avx2" "torchaudio-python313-cuda13_0-sm80-avx2" "torchvision-python313-cuda13_0-sm80-avx2" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for A100, SM80, CUDA 13.0; AVX2 (x86-64-v3) (x86_64-linux); Python 3.13";
     notes = [ "python3.13.withPackages of pytorch-python313-cuda13_0-sm80-avx2, torchaudio-python313-cuda13_0-sm80-avx2, torchvision-python313-cuda13_0-sm80-avx2 and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -11152,6 +11580,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_13_0";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for A100, SM80, CUDA 13.0; AVX-512 (x86-64-v4) (x86_64-linux); Python 3.13";
     notes = [ ];
@@ -11178,6 +11607,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm80-avx512" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for A100, SM80, CUDA 13.0; AVX-512 (x86-64-v4) (x86_64-linux); Python 3.13";
     notes = [ "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda13_0-sm80-avx512 (the same torch derivation)." ];
@@ -11204,6 +11634,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm80-avx512" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for A100, SM80, CUDA 13.0; AVX-512 (x86-64-v4) (x86_64-linux); Python 3.13";
     notes = [ "Built against pytorch-python313-cuda13_0-sm80-avx512 (the same torch derivation)." ];
@@ -11230,6 +11661,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm80-avx512" "torchaudio-python313-cuda13_0-sm80-avx512" "torchvision-python313-cuda13_0-sm80-avx512" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for A100, SM80, CUDA 13.0; AVX-512 (x86-64-v4) (x86_64-linux); Python 3.13";
     notes = [ "python3.13.withPackages of pytorch-python313-cuda13_0-sm80-avx512, torchaudio-python313-cuda13_0-sm80-avx512, torchvision-python313-cuda13_0-sm80-avx512 and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -11256,6 +11688,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_13_0";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for A100, SM80, CUDA 13.0; AVX-512 BF16 (x86_64-linux); Python 3.13";
     notes = [ ];
@@ -11282,6 +11715,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm80-avx512bf16" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for A100, SM80, CUDA 13.0; AVX-512 BF16 (x86_64-linux); Python 3.13";
     notes = [ "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda13_0-sm80-avx512bf16 (the same torch derivation)." ];
@@ -11308,6 +11742,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm80-avx512bf16" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for A100, SM80, CUDA 13.0; AVX-512 BF16 (x86_64-linux); Python 3.13";
     notes = [ "Built against pytorch-python313-cuda13_0-sm80-avx512bf16 (the same torch derivation)." ];
@@ -11334,6 +11769,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm80-avx512bf16" "torchaudio-python313-cuda13_0-sm80-avx512bf16" "torchvision-python313-cuda13_0-sm80-avx512bf16" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for A100, SM80, CUDA 13.0; AVX-512 BF16 (x86_64-linux); Python 3.13";
     notes = [ "python3.13.withPackages of pytorch-python313-cuda13_0-sm80-avx512bf16, torchaudio-python313-cuda13_0-sm80-avx512bf16, torchvision-python313-cuda13_0-sm80-avx512bf16 and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -11360,6 +11796,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_13_0";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for A100, SM80, CUDA 13.0; AVX-512 VNNI (x86_64-linux); Python 3.13";
     notes = [ ];
@@ -11386,6 +11823,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm80-avx512vnni" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for A100, SM80, CUDA 13.0; AVX-512 VNNI (x86_64-linux); Python 3.13";
     notes = [ "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda13_0-sm80-avx512vnni (the same torch derivation)." ];
@@ -11412,6 +11850,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm80-avx512vnni" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for A100, SM80, CUDA 13.0; AVX-512 VNNI (x86_64-linux); Python 3.13";
     notes = [ "Built against pytorch-python313-cuda13_0-sm80-avx512vnni (the same torch derivation)." ];
@@ -11438,6 +11877,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm80-avx512vnni" "torchaudio-python313-cuda13_0-sm80-avx512vnni" "torchvision-python313-cuda13_0-sm80-avx512vnni" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for A100, SM80, CUDA 13.0; AVX-512 VNNI (x86_64-linux); Python 3.13";
     notes = [ "python3.13.withPackages of pytorch-python313-cuda13_0-sm80-avx512vnni, torchaudio-python313-cuda13_0-sm80-avx512vnni, torchvision-python313-cuda13_0-sm80-avx512vnni and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -11464,6 +11904,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_13_0";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for A100, SM80, CUDA 13.0; Armv8.2-A + FP16 + DotProd (aarch64-linux); Python 3.13";
     notes = [ ];
@@ -11490,6 +11931,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm80-armv8_2" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for A100, SM80, CUDA 13.0; Armv8.2-A + FP16 + DotProd (aarch64-linux); Python 3.13";
     notes = [ "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda13_0-sm80-armv8_2 (the same torch derivation)." ];
@@ -11516,6 +11958,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm80-armv8_2" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for A100, SM80, CUDA 13.0; Armv8.2-A + FP16 + DotProd (aarch64-linux); Python 3.13";
     notes = [ "Built against pytorch-python313-cuda13_0-sm80-armv8_2 (the same torch derivation)." ];
@@ -11542,6 +11985,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm80-armv8_2" "torchaudio-python313-cuda13_0-sm80-armv8_2" "torchvision-python313-cuda13_0-sm80-armv8_2" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for A100, SM80, CUDA 13.0; Armv8.2-A + FP16 + DotProd (aarch64-linux); Python 3.13";
     notes = [ "python3.13.withPackages of pytorch-python313-cuda13_0-sm80-armv8_2, torchaudio-python313-cuda13_0-sm80-armv8_2, torchvision-python313-cuda13_0-sm80-armv8_2 and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -11568,6 +12012,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_13_0";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for A100, SM80, CUDA 13.0; Armv9-A (SVE2) + I8MM (aarch64-linux); Python 3.13";
     notes = [ "aarch64 GCC internal-compiler-error workaround (a DGX Spark aarch64 CUDA wheel build guide; pytorch/pytorch #157842, #136432): the armv9 flags enable SVE2 and I8MM but not +bf16, so no SVE+BF16 code is forced into every translation unit; PyTorch's own SVE kernels are compiled as nixpkgs compiles them (GCC 14 with nixpkgs' aarch64 flags), not disabled." ];
@@ -11594,6 +12039,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm80-armv9" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for A100, SM80, CUDA 13.0; Armv9-A (SVE2) + I8MM (aarch64-linux); Python 3.13";
     notes = [ "aarch64 GCC internal-compiler-error workaround (a DGX Spark aarch64 CUDA wheel build guide; pytorch/pytorch #157842, #136432): the armv9 flags enable SVE2 and I8MM but not +bf16, so no SVE+BF16 code is forced into every translation unit; PyTorch's own SVE kernels are compiled as nixpkgs compiles them (GCC 14 with nixpkgs' aarch64 flags), not disabled." "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda13_0-sm80-armv9 (the same torch derivation)." ];
@@ -11620,6 +12066,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm80-armv9" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for A100, SM80, CUDA 13.0; Armv9-A (SVE2) + I8MM (aarch64-linux); Python 3.13";
     notes = [ "aarch64 GCC internal-compiler-error workaround (a DGX Spark aarch64 CUDA wheel build guide; pytorch/pytorch #157842, #136432): the armv9 flags enable SVE2 and I8MM but not +bf16, so no SVE+BF16 code is forced into every translation unit; PyTorch's own SVE kernels are compiled as nixpkgs compiles them (GCC 14 with nixpkgs' aarch64 flags), not disabled." "Built against pytorch-python313-cuda13_0-sm80-armv9 (the same torch derivation)." ];
@@ -11646,6 +12093,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm80-armv9" "torchaudio-python313-cuda13_0-sm80-armv9" "torchvision-python313-cuda13_0-sm80-armv9" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for A100, SM80, CUDA 13.0; Armv9-A (SVE2) + I8MM (aarch64-linux); Python 3.13";
     notes = [ "aarch64 GCC internal-compiler-error workaround (a DGX Spark aarch64 CUDA wheel build guide; pytorch/pytorch #157842, #136432): the armv9 flags enable SVE2 and I8MM but not +bf16, so no SVE+BF16 code is forced into every translation unit; PyTorch's own SVE kernels are compiled as nixpkgs compiles them (GCC 14 with nixpkgs' aarch64 flags), not disabled." "python3.13.withPackages of pytorch-python313-cuda13_0-sm80-armv9, torchaudio-python313-cuda13_0-sm80-armv9, torchvision-python313-cuda13_0-sm80-armv9 and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -11672,6 +12120,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_13_0";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for A40 / A10 / RTX 3090, SM86, CUDA 13.0; AVX2 (x86-64-v3) (x86_64-linux); Python 3.13";
     notes = [ ];
@@ -11698,6 +12147,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm86-avx2" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for A40 / A10 / RTX 3090, SM86, CUDA 13.0; AVX2 (x86-64-v3) (x86_64-linux); Python 3.13";
     notes = [ "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda13_0-sm86-avx2 (the same torch derivation)." ];
@@ -11724,6 +12174,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm86-avx2" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for A40 / A10 / RTX 3090, SM86, CUDA 13.0; AVX2 (x86-64-v3) (x86_64-linux); Python 3.13";
     notes = [ "Built against pytorch-python313-cuda13_0-sm86-avx2 (the same torch derivation)." ];
@@ -11750,6 +12201,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm86-avx2" "torchaudio-python313-cuda13_0-sm86-avx2" "torchvision-python313-cuda13_0-sm86-avx2" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for A40 / A10 / RTX 3090, SM86, CUDA 13.0; AVX2 (x86-64-v3) (x86_64-linux); Python 3.13";
     notes = [ "python3.13.withPackages of pytorch-python313-cuda13_0-sm86-avx2, torchaudio-python313-cuda13_0-sm86-avx2, torchvision-python313-cuda13_0-sm86-avx2 and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -11776,6 +12228,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_13_0";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for A40 / A10 / RTX 3090, SM86, CUDA 13.0; AVX-512 (x86-64-v4) (x86_64-linux); Python 3.13";
     notes = [ ];
@@ -11802,6 +12255,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm86-avx512" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for A40 / A10 / RTX 3090, SM86, CUDA 13.0; AVX-512 (x86-64-v4) (x86_64-linux); Python 3.13";
     notes = [ "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda13_0-sm86-avx512 (the same torch derivation)." ];
@@ -11828,6 +12282,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm86-avx512" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for A40 / A10 / RTX 3090, SM86, CUDA 13.0; AVX-512 (x86-64-v4) (x86_64-linux); Python 3.13";
     notes = [ "Built against pytorch-python313-cuda13_0-sm86-avx512 (the same torch derivation)." ];
@@ -11854,6 +12309,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm86-avx512" "torchaudio-python313-cuda13_0-sm86-avx512" "torchvision-python313-cuda13_0-sm86-avx512" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for A40 / A10 / RTX 3090, SM86, CUDA 13.0; AVX-512 (x86-64-v4) (x86_64-linux); Python 3.13";
     notes = [ "python3.13.withPackages of pytorch-python313-cuda13_0-sm86-avx512, torchaudio-python313-cuda13_0-sm86-avx512, torchvision-python313-cuda13_0-sm86-avx512 and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -11880,6 +12336,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_13_0";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for A40 / A10 / RTX 3090, SM86, CUDA 13.0; AVX-512 BF16 (x86_64-linux); Python 3.13";
     notes = [ ];
@@ -11906,6 +12363,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm86-avx512bf16" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for A40 / A10 / RTX 3090, SM86, CUDA 13.0; AVX-512 BF16 (x86_64-linux); Python 3.13";
     notes = [ "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda13_0-sm86-avx512bf16 (the same torch derivation)." ];
@@ -11932,6 +12390,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm86-avx512bf16" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for A40 / A10 / RTX 3090, SM86, CUDA 13.0; AVX-512 BF16 (x86_64-linux); Python 3.13";
     notes = [ "Built against pytorch-python313-cuda13_0-sm86-avx512bf16 (the same torch derivation)." ];
@@ -11958,6 +12417,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm86-avx512bf16" "torchaudio-python313-cuda13_0-sm86-avx512bf16" "torchvision-python313-cuda13_0-sm86-avx512bf16" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for A40 / A10 / RTX 3090, SM86, CUDA 13.0; AVX-512 BF16 (x86_64-linux); Python 3.13";
     notes = [ "python3.13.withPackages of pytorch-python313-cuda13_0-sm86-avx512bf16, torchaudio-python313-cuda13_0-sm86-avx512bf16, torchvision-python313-cuda13_0-sm86-avx512bf16 and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -11984,6 +12444,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_13_0";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for A40 / A10 / RTX 3090, SM86, CUDA 13.0; AVX-512 VNNI (x86_64-linux); Python 3.13";
     notes = [ ];
@@ -12010,6 +12471,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm86-avx512vnni" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for A40 / A10 / RTX 3090, SM86, CUDA 13.0; AVX-512 VNNI (x86_64-linux); Python 3.13";
     notes = [ "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda13_0-sm86-avx512vnni (the same torch derivation)." ];
@@ -12036,6 +12498,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm86-avx512vnni" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for A40 / A10 / RTX 3090, SM86, CUDA 13.0; AVX-512 VNNI (x86_64-linux); Python 3.13";
     notes = [ "Built against pytorch-python313-cuda13_0-sm86-avx512vnni (the same torch derivation)." ];
@@ -12062,6 +12525,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm86-avx512vnni" "torchaudio-python313-cuda13_0-sm86-avx512vnni" "torchvision-python313-cuda13_0-sm86-avx512vnni" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for A40 / A10 / RTX 3090, SM86, CUDA 13.0; AVX-512 VNNI (x86_64-linux); Python 3.13";
     notes = [ "python3.13.withPackages of pytorch-python313-cuda13_0-sm86-avx512vnni, torchaudio-python313-cuda13_0-sm86-avx512vnni, torchvision-python313-cuda13_0-sm86-avx512vnni and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -12088,6 +12552,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_13_0";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for A40 / A10 / RTX 3090, SM86, CUDA 13.0; Armv8.2-A + FP16 + DotProd (aarch64-linux); Python 3.13";
     notes = [ ];
@@ -12114,6 +12579,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm86-armv8_2" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for A40 / A10 / RTX 3090, SM86, CUDA 13.0; Armv8.2-A + FP16 + DotProd (aarch64-linux); Python 3.13";
     notes = [ "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda13_0-sm86-armv8_2 (the same torch derivation)." ];
@@ -12140,6 +12606,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm86-armv8_2" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for A40 / A10 / RTX 3090, SM86, CUDA 13.0; Armv8.2-A + FP16 + DotProd (aarch64-linux); Python 3.13";
     notes = [ "Built against pytorch-python313-cuda13_0-sm86-armv8_2 (the same torch derivation)." ];
@@ -12166,6 +12633,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm86-armv8_2" "torchaudio-python313-cuda13_0-sm86-armv8_2" "torchvision-python313-cuda13_0-sm86-armv8_2" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for A40 / A10 / RTX 3090, SM86, CUDA 13.0; Armv8.2-A + FP16 + DotProd (aarch64-linux); Python 3.13";
     notes = [ "python3.13.withPackages of pytorch-python313-cuda13_0-sm86-armv8_2, torchaudio-python313-cuda13_0-sm86-armv8_2, torchvision-python313-cuda13_0-sm86-armv8_2 and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -12192,6 +12660,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_13_0";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for A40 / A10 / RTX 3090, SM86, CUDA 13.0; Armv9-A (SVE2) + I8MM (aarch64-linux); Python 3.13";
     notes = [ "aarch64 GCC internal-compiler-error workaround (a DGX Spark aarch64 CUDA wheel build guide; pytorch/pytorch #157842, #136432): the armv9 flags enable SVE2 and I8MM but not +bf16, so no SVE+BF16 code is forced into every translation unit; PyTorch's own SVE kernels are compiled as nixpkgs compiles them (GCC 14 with nixpkgs' aarch64 flags), not disabled." ];
@@ -12218,6 +12687,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm86-armv9" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for A40 / A10 / RTX 3090, SM86, CUDA 13.0; Armv9-A (SVE2) + I8MM (aarch64-linux); Python 3.13";
     notes = [ "aarch64 GCC internal-compiler-error workaround (a DGX Spark aarch64 CUDA wheel build guide; pytorch/pytorch #157842, #136432): the armv9 flags enable SVE2 and I8MM but not +bf16, so no SVE+BF16 code is forced into every translation unit; PyTorch's own SVE kernels are compiled as nixpkgs compiles them (GCC 14 with nixpkgs' aarch64 flags), not disabled." "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda13_0-sm86-armv9 (the same torch derivation)." ];
@@ -12244,6 +12714,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm86-armv9" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for A40 / A10 / RTX 3090, SM86, CUDA 13.0; Armv9-A (SVE2) + I8MM (aarch64-linux); Python 3.13";
     notes = [ "aarch64 GCC internal-compiler-error workaround (a DGX Spark aarch64 CUDA wheel build guide; pytorch/pytorch #157842, #136432): the armv9 flags enable SVE2 and I8MM but not +bf16, so no SVE+BF16 code is forced into every translation unit; PyTorch's own SVE kernels are compiled as nixpkgs compiles them (GCC 14 with nixpkgs' aarch64 flags), not disabled." "Built against pytorch-python313-cuda13_0-sm86-armv9 (the same torch derivation)." ];
@@ -12270,6 +12741,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm86-armv9" "torchaudio-python313-cuda13_0-sm86-armv9" "torchvision-python313-cuda13_0-sm86-armv9" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for A40 / A10 / RTX 3090, SM86, CUDA 13.0; Armv9-A (SVE2) + I8MM (aarch64-linux); Python 3.13";
     notes = [ "aarch64 GCC internal-compiler-error workaround (a DGX Spark aarch64 CUDA wheel build guide; pytorch/pytorch #157842, #136432): the armv9 flags enable SVE2 and I8MM but not +bf16, so no SVE+BF16 code is forced into every translation unit; PyTorch's own SVE kernels are compiled as nixpkgs compiles them (GCC 14 with nixpkgs' aarch64 flags), not disabled." "python3.13.withPackages of pytorch-python313-cuda13_0-sm86-armv9, torchaudio-python313-cuda13_0-sm86-armv9, torchvision-python313-cuda13_0-sm86-armv9 and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -12296,6 +12768,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_13_0";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for L4 / L40S / RTX 4090, SM89, CUDA 13.0; AVX2 (x86-64-v3) (x86_64-linux); Python 3.13";
     notes = [ "L40S is Ada Lovelace (8.9), not Hopper." ];
@@ -12322,6 +12795,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm89-avx2" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for L4 / L40S / RTX 4090, SM89, CUDA 13.0; AVX2 (x86-64-v3) (x86_64-linux); Python 3.13";
     notes = [ "L40S is Ada Lovelace (8.9), not Hopper." "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda13_0-sm89-avx2 (the same torch derivation)." ];
@@ -12348,6 +12822,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm89-avx2" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for L4 / L40S / RTX 4090, SM89, CUDA 13.0; AVX2 (x86-64-v3) (x86_64-linux); Python 3.13";
     notes = [ "L40S is Ada Lovelace (8.9), not Hopper." "Built against pytorch-python313-cuda13_0-sm89-avx2 (the same torch derivation)." ];
@@ -12374,6 +12849,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm89-avx2" "torchaudio-python313-cuda13_0-sm89-avx2" "torchvision-python313-cuda13_0-sm89-avx2" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for L4 / L40S / RTX 4090, SM89, CUDA 13.0; AVX2 (x86-64-v3) (x86_64-linux); Python 3.13";
     notes = [ "L40S is Ada Lovelace (8.9), not Hopper." "python3.13.withPackages of pytorch-python313-cuda13_0-sm89-avx2, torchaudio-python313-cuda13_0-sm89-avx2, torchvision-python313-cuda13_0-sm89-avx2 and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -12400,6 +12876,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_13_0";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for L4 / L40S / RTX 4090, SM89, CUDA 13.0; AVX-512 (x86-64-v4) (x86_64-linux); Python 3.13";
     notes = [ "L40S is Ada Lovelace (8.9), not Hopper." ];
@@ -12426,6 +12903,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm89-avx512" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for L4 / L40S / RTX 4090, SM89, CUDA 13.0; AVX-512 (x86-64-v4) (x86_64-linux); Python 3.13";
     notes = [ "L40S is Ada Lovelace (8.9), not Hopper." "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda13_0-sm89-avx512 (the same torch derivation)." ];
@@ -12452,6 +12930,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm89-avx512" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for L4 / L40S / RTX 4090, SM89, CUDA 13.0; AVX-512 (x86-64-v4) (x86_64-linux); Python 3.13";
     notes = [ "L40S is Ada Lovelace (8.9), not Hopper." "Built against pytorch-python313-cuda13_0-sm89-avx512 (the same torch derivation)." ];
@@ -12478,6 +12957,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm89-avx512" "torchaudio-python313-cuda13_0-sm89-avx512" "torchvision-python313-cuda13_0-sm89-avx512" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for L4 / L40S / RTX 4090, SM89, CUDA 13.0; AVX-512 (x86-64-v4) (x86_64-linux); Python 3.13";
     notes = [ "L40S is Ada Lovelace (8.9), not Hopper." "python3.13.withPackages of pytorch-python313-cuda13_0-sm89-avx512, torchaudio-python313-cuda13_0-sm89-avx512, torchvision-python313-cuda13_0-sm89-avx512 and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -12504,6 +12984,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_13_0";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for L4 / L40S / RTX 4090, SM89, CUDA 13.0; AVX-512 BF16 (x86_64-linux); Python 3.13";
     notes = [ "L40S is Ada Lovelace (8.9), not Hopper." ];
@@ -12530,6 +13011,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm89-avx512bf16" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for L4 / L40S / RTX 4090, SM89, CUDA 13.0; AVX-512 BF16 (x86_64-linux); Python 3.13";
     notes = [ "L40S is Ada Lovelace (8.9), not Hopper." "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda13_0-sm89-avx512bf16 (the same torch derivation)." ];
@@ -12556,6 +13038,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm89-avx512bf16" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for L4 / L40S / RTX 4090, SM89, CUDA 13.0; AVX-512 BF16 (x86_64-linux); Python 3.13";
     notes = [ "L40S is Ada Lovelace (8.9), not Hopper." "Built against pytorch-python313-cuda13_0-sm89-avx512bf16 (the same torch derivation)." ];
@@ -12582,6 +13065,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm89-avx512bf16" "torchaudio-python313-cuda13_0-sm89-avx512bf16" "torchvision-python313-cuda13_0-sm89-avx512bf16" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for L4 / L40S / RTX 4090, SM89, CUDA 13.0; AVX-512 BF16 (x86_64-linux); Python 3.13";
     notes = [ "L40S is Ada Lovelace (8.9), not Hopper." "python3.13.withPackages of pytorch-python313-cuda13_0-sm89-avx512bf16, torchaudio-python313-cuda13_0-sm89-avx512bf16, torchvision-python313-cuda13_0-sm89-avx512bf16 and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -12608,6 +13092,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_13_0";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for L4 / L40S / RTX 4090, SM89, CUDA 13.0; AVX-512 VNNI (x86_64-linux); Python 3.13";
     notes = [ "L40S is Ada Lovelace (8.9), not Hopper." ];
@@ -12634,6 +13119,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm89-avx512vnni" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for L4 / L40S / RTX 4090, SM89, CUDA 13.0; AVX-512 VNNI (x86_64-linux); Python 3.13";
     notes = [ "L40S is Ada Lovelace (8.9), not Hopper." "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda13_0-sm89-avx512vnni (the same torch derivation)." ];
@@ -12660,6 +13146,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm89-avx512vnni" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for L4 / L40S / RTX 4090, SM89, CUDA 13.0; AVX-512 VNNI (x86_64-linux); Python 3.13";
     notes = [ "L40S is Ada Lovelace (8.9), not Hopper." "Built against pytorch-python313-cuda13_0-sm89-avx512vnni (the same torch derivation)." ];
@@ -12686,6 +13173,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm89-avx512vnni" "torchaudio-python313-cuda13_0-sm89-avx512vnni" "torchvision-python313-cuda13_0-sm89-avx512vnni" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for L4 / L40S / RTX 4090, SM89, CUDA 13.0; AVX-512 VNNI (x86_64-linux); Python 3.13";
     notes = [ "L40S is Ada Lovelace (8.9), not Hopper." "python3.13.withPackages of pytorch-python313-cuda13_0-sm89-avx512vnni, torchaudio-python313-cuda13_0-sm89-avx512vnni, torchvision-python313-cuda13_0-sm89-avx512vnni and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -12712,6 +13200,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_13_0";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for L4 / L40S / RTX 4090, SM89, CUDA 13.0; Armv8.2-A + FP16 + DotProd (aarch64-linux); Python 3.13";
     notes = [ "L40S is Ada Lovelace (8.9), not Hopper." ];
@@ -12738,6 +13227,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm89-armv8_2" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for L4 / L40S / RTX 4090, SM89, CUDA 13.0; Armv8.2-A + FP16 + DotProd (aarch64-linux); Python 3.13";
     notes = [ "L40S is Ada Lovelace (8.9), not Hopper." "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda13_0-sm89-armv8_2 (the same torch derivation)." ];
@@ -12764,6 +13254,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm89-armv8_2" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for L4 / L40S / RTX 4090, SM89, CUDA 13.0; Armv8.2-A + FP16 + DotProd (aarch64-linux); Python 3.13";
     notes = [ "L40S is Ada Lovelace (8.9), not Hopper." "Built against pytorch-python313-cuda13_0-sm89-armv8_2 (the same torch derivation)." ];
@@ -12790,6 +13281,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm89-armv8_2" "torchaudio-python313-cuda13_0-sm89-armv8_2" "torchvision-python313-cuda13_0-sm89-armv8_2" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for L4 / L40S / RTX 4090, SM89, CUDA 13.0; Armv8.2-A + FP16 + DotProd (aarch64-linux); Python 3.13";
     notes = [ "L40S is Ada Lovelace (8.9), not Hopper." "python3.13.withPackages of pytorch-python313-cuda13_0-sm89-armv8_2, torchaudio-python313-cuda13_0-sm89-armv8_2, torchvision-python313-cuda13_0-sm89-armv8_2 and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -12816,6 +13308,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_13_0";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for L4 / L40S / RTX 4090, SM89, CUDA 13.0; Armv9-A (SVE2) + I8MM (aarch64-linux); Python 3.13";
     notes = [ "L40S is Ada Lovelace (8.9), not Hopper." "aarch64 GCC internal-compiler-error workaround (a DGX Spark aarch64 CUDA wheel build guide; pytorch/pytorch #157842, #136432): the armv9 flags enable SVE2 and I8MM but not +bf16, so no SVE+BF16 code is forced into every translation unit; PyTorch's own SVE kernels are compiled as nixpkgs compiles them (GCC 14 with nixpkgs' aarch64 flags), not disabled." ];
@@ -12842,6 +13335,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm89-armv9" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for L4 / L40S / RTX 4090, SM89, CUDA 13.0; Armv9-A (SVE2) + I8MM (aarch64-linux); Python 3.13";
     notes = [ "L40S is Ada Lovelace (8.9), not Hopper." "aarch64 GCC internal-compiler-error workaround (a DGX Spark aarch64 CUDA wheel build guide; pytorch/pytorch #157842, #136432): the armv9 flags enable SVE2 and I8MM but not +bf16, so no SVE+BF16 code is forced into every translation unit; PyTorch's own SVE kernels are compiled as nixpkgs compiles them (GCC 14 with nixpkgs' aarch64 flags), not disabled." "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda13_0-sm89-armv9 (the same torch derivation)." ];
@@ -12868,6 +13362,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm89-armv9" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for L4 / L40S / RTX 4090, SM89, CUDA 13.0; Armv9-A (SVE2) + I8MM (aarch64-linux); Python 3.13";
     notes = [ "L40S is Ada Lovelace (8.9), not Hopper." "aarch64 GCC internal-compiler-error workaround (a DGX Spark aarch64 CUDA wheel build guide; pytorch/pytorch #157842, #136432): the armv9 flags enable SVE2 and I8MM but not +bf16, so no SVE+BF16 code is forced into every translation unit; PyTorch's own SVE kernels are compiled as nixpkgs compiles them (GCC 14 with nixpkgs' aarch64 flags), not disabled." "Built against pytorch-python313-cuda13_0-sm89-armv9 (the same torch derivation)." ];
@@ -12894,6 +13389,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm89-armv9" "torchaudio-python313-cuda13_0-sm89-armv9" "torchvision-python313-cuda13_0-sm89-armv9" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for L4 / L40S / RTX 4090, SM89, CUDA 13.0; Armv9-A (SVE2) + I8MM (aarch64-linux); Python 3.13";
     notes = [ "L40S is Ada Lovelace (8.9), not Hopper." "aarch64 GCC internal-compiler-error workaround (a DGX Spark aarch64 CUDA wheel build guide; pytorch/pytorch #157842, #136432): the armv9 flags enable SVE2 and I8MM but not +bf16, so no SVE+BF16 code is forced into every translation unit; PyTorch's own SVE kernels are compiled as nixpkgs compiles them (GCC 14 with nixpkgs' aarch64 flags), not disabled." "python3.13.withPackages of pytorch-python313-cuda13_0-sm89-armv9, torchaudio-python313-cuda13_0-sm89-armv9, torchvision-python313-cuda13_0-sm89-armv9 and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -12920,6 +13416,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_13_0";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for H100 / H200 / GH200, SM90, CUDA 13.0; AVX2 (x86-64-v3) (x86_64-linux); Python 3.13";
     notes = [ "GH200 pairs the GPU with a Grace (Neoverse V2) CPU; H100/H200 also ship in x86 servers." ];
@@ -12946,6 +13443,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm90-avx2" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for H100 / H200 / GH200, SM90, CUDA 13.0; AVX2 (x86-64-v3) (x86_64-linux); Python 3.13";
     notes = [ "GH200 pairs the GPU with a Grace (Neoverse V2) CPU; H100/H200 also ship in x86 servers." "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda13_0-sm90-avx2 (the same torch derivation)." ];
@@ -12972,6 +13470,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm90-avx2" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for H100 / H200 / GH200, SM90, CUDA 13.0; AVX2 (x86-64-v3) (x86_64-linux); Python 3.13";
     notes = [ "GH200 pairs the GPU with a Grace (Neoverse V2) CPU; H100/H200 also ship in x86 servers." "Built against pytorch-python313-cuda13_0-sm90-avx2 (the same torch derivation)." ];
@@ -12998,6 +13497,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm90-avx2" "torchaudio-python313-cuda13_0-sm90-avx2" "torchvision-python313-cuda13_0-sm90-avx2" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for H100 / H200 / GH200, SM90, CUDA 13.0; AVX2 (x86-64-v3) (x86_64-linux); Python 3.13";
     notes = [ "GH200 pairs the GPU with a Grace (Neoverse V2) CPU; H100/H200 also ship in x86 servers." "python3.13.withPackages of pytorch-python313-cuda13_0-sm90-avx2, torchaudio-python313-cuda13_0-sm90-avx2, torchvision-python313-cuda13_0-sm90-avx2 and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -13024,6 +13524,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_13_0";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for H100 / H200 / GH200, SM90, CUDA 13.0; AVX-512 (x86-64-v4) (x86_64-linux); Python 3.13";
     notes = [ "GH200 pairs the GPU with a Grace (Neoverse V2) CPU; H100/H200 also ship in x86 servers." ];
@@ -13050,6 +13551,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm90-avx512" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for H100 / H200 / GH200, SM90, CUDA 13.0; AVX-512 (x86-64-v4) (x86_64-linux); Python 3.13";
     notes = [ "GH200 pairs the GPU with a Grace (Neoverse V2) CPU; H100/H200 also ship in x86 servers." "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda13_0-sm90-avx512 (the same torch derivation)." ];
@@ -13076,6 +13578,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm90-avx512" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for H100 / H200 / GH200, SM90, CUDA 13.0; AVX-512 (x86-64-v4) (x86_64-linux); Python 3.13";
     notes = [ "GH200 pairs the GPU with a Grace (Neoverse V2) CPU; H100/H200 also ship in x86 servers." "Built against pytorch-python313-cuda13_0-sm90-avx512 (the same torch derivation)." ];
@@ -13102,6 +13605,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm90-avx512" "torchaudio-python313-cuda13_0-sm90-avx512" "torchvision-python313-cuda13_0-sm90-avx512" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for H100 / H200 / GH200, SM90, CUDA 13.0; AVX-512 (x86-64-v4) (x86_64-linux); Python 3.13";
     notes = [ "GH200 pairs the GPU with a Grace (Neoverse V2) CPU; H100/H200 also ship in x86 servers." "python3.13.withPackages of pytorch-python313-cuda13_0-sm90-avx512, torchaudio-python313-cuda13_0-sm90-avx512, torchvision-python313-cuda13_0-sm90-avx512 and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -13128,6 +13632,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_13_0";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for H100 / H200 / GH200, SM90, CUDA 13.0; AVX-512 BF16 (x86_64-linux); Python 3.13";
     notes = [ "GH200 pairs the GPU with a Grace (Neoverse V2) CPU; H100/H200 also ship in x86 servers." ];
@@ -13154,6 +13659,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm90-avx512bf16" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for H100 / H200 / GH200, SM90, CUDA 13.0; AVX-512 BF16 (x86_64-linux); Python 3.13";
     notes = [ "GH200 pairs the GPU with a Grace (Neoverse V2) CPU; H100/H200 also ship in x86 servers." "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda13_0-sm90-avx512bf16 (the same torch derivation)." ];
@@ -13180,6 +13686,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm90-avx512bf16" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for H100 / H200 / GH200, SM90, CUDA 13.0; AVX-512 BF16 (x86_64-linux); Python 3.13";
     notes = [ "GH200 pairs the GPU with a Grace (Neoverse V2) CPU; H100/H200 also ship in x86 servers." "Built against pytorch-python313-cuda13_0-sm90-avx512bf16 (the same torch derivation)." ];
@@ -13206,6 +13713,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm90-avx512bf16" "torchaudio-python313-cuda13_0-sm90-avx512bf16" "torchvision-python313-cuda13_0-sm90-avx512bf16" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for H100 / H200 / GH200, SM90, CUDA 13.0; AVX-512 BF16 (x86_64-linux); Python 3.13";
     notes = [ "GH200 pairs the GPU with a Grace (Neoverse V2) CPU; H100/H200 also ship in x86 servers." "python3.13.withPackages of pytorch-python313-cuda13_0-sm90-avx512bf16, torchaudio-python313-cuda13_0-sm90-avx512bf16, torchvision-python313-cuda13_0-sm90-avx512bf16 and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -13232,6 +13740,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_13_0";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for H100 / H200 / GH200, SM90, CUDA 13.0; AVX-512 VNNI (x86_64-linux); Python 3.13";
     notes = [ "GH200 pairs the GPU with a Grace (Neoverse V2) CPU; H100/H200 also ship in x86 servers." ];
@@ -13258,6 +13767,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm90-avx512vnni" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for H100 / H200 / GH200, SM90, CUDA 13.0; AVX-512 VNNI (x86_64-linux); Python 3.13";
     notes = [ "GH200 pairs the GPU with a Grace (Neoverse V2) CPU; H100/H200 also ship in x86 servers." "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda13_0-sm90-avx512vnni (the same torch derivation)." ];
@@ -13284,6 +13794,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm90-avx512vnni" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for H100 / H200 / GH200, SM90, CUDA 13.0; AVX-512 VNNI (x86_64-linux); Python 3.13";
     notes = [ "GH200 pairs the GPU with a Grace (Neoverse V2) CPU; H100/H200 also ship in x86 servers." "Built against pytorch-python313-cuda13_0-sm90-avx512vnni (the same torch derivation)." ];
@@ -13310,6 +13821,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm90-avx512vnni" "torchaudio-python313-cuda13_0-sm90-avx512vnni" "torchvision-python313-cuda13_0-sm90-avx512vnni" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for H100 / H200 / GH200, SM90, CUDA 13.0; AVX-512 VNNI (x86_64-linux); Python 3.13";
     notes = [ "GH200 pairs the GPU with a Grace (Neoverse V2) CPU; H100/H200 also ship in x86 servers." "python3.13.withPackages of pytorch-python313-cuda13_0-sm90-avx512vnni, torchaudio-python313-cuda13_0-sm90-avx512vnni, torchvision-python313-cuda13_0-sm90-avx512vnni and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -13336,6 +13848,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_13_0";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for H100 / H200 / GH200, SM90, CUDA 13.0; Armv8.2-A + FP16 + DotProd (aarch64-linux); Python 3.13";
     notes = [ "GH200 pairs the GPU with a Grace (Neoverse V2) CPU; H100/H200 also ship in x86 servers." ];
@@ -13362,6 +13875,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm90-armv8_2" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for H100 / H200 / GH200, SM90, CUDA 13.0; Armv8.2-A + FP16 + DotProd (aarch64-linux); Python 3.13";
     notes = [ "GH200 pairs the GPU with a Grace (Neoverse V2) CPU; H100/H200 also ship in x86 servers." "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda13_0-sm90-armv8_2 (the same torch derivation)." ];
@@ -13388,6 +13902,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm90-armv8_2" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for H100 / H200 / GH200, SM90, CUDA 13.0; Armv8.2-A + FP16 + DotProd (aarch64-linux); Python 3.13";
     notes = [ "GH200 pairs the GPU with a Grace (Neoverse V2) CPU; H100/H200 also ship in x86 servers." "Built against pytorch-python313-cuda13_0-sm90-armv8_2 (the same torch derivation)." ];
@@ -13414,6 +13929,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm90-armv8_2" "torchaudio-python313-cuda13_0-sm90-armv8_2" "torchvision-python313-cuda13_0-sm90-armv8_2" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for H100 / H200 / GH200, SM90, CUDA 13.0; Armv8.2-A + FP16 + DotProd (aarch64-linux); Python 3.13";
     notes = [ "GH200 pairs the GPU with a Grace (Neoverse V2) CPU; H100/H200 also ship in x86 servers." "python3.13.withPackages of pytorch-python313-cuda13_0-sm90-armv8_2, torchaudio-python313-cuda13_0-sm90-armv8_2, torchvision-python313-cuda13_0-sm90-armv8_2 and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -13440,6 +13956,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_13_0";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for H100 / H200 / GH200, SM90, CUDA 13.0; Armv9-A (SVE2) + I8MM (aarch64-linux); Python 3.13";
     notes = [ "GH200 pairs the GPU with a Grace (Neoverse V2) CPU; H100/H200 also ship in x86 servers." "aarch64 GCC internal-compiler-error workaround (a DGX Spark aarch64 CUDA wheel build guide; pytorch/pytorch #157842, #136432): the armv9 flags enable SVE2 and I8MM but not +bf16, so no SVE+BF16 code is forced into every translation unit; PyTorch's own SVE kernels are compiled as nixpkgs compiles them (GCC 14 with nixpkgs' aarch64 flags), not disabled." ];
@@ -13466,6 +13983,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm90-armv9" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for H100 / H200 / GH200, SM90, CUDA 13.0; Armv9-A (SVE2) + I8MM (aarch64-linux); Python 3.13";
     notes = [ "GH200 pairs the GPU with a Grace (Neoverse V2) CPU; H100/H200 also ship in x86 servers." "aarch64 GCC internal-compiler-error workaround (a DGX Spark aarch64 CUDA wheel build guide; pytorch/pytorch #157842, #136432): the armv9 flags enable SVE2 and I8MM but not +bf16, so no SVE+BF16 code is forced into every translation unit; PyTorch's own SVE kernels are compiled as nixpkgs compiles them (GCC 14 with nixpkgs' aarch64 flags), not disabled." "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda13_0-sm90-armv9 (the same torch derivation)." ];
@@ -13492,6 +14010,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm90-armv9" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for H100 / H200 / GH200, SM90, CUDA 13.0; Armv9-A (SVE2) + I8MM (aarch64-linux); Python 3.13";
     notes = [ "GH200 pairs the GPU with a Grace (Neoverse V2) CPU; H100/H200 also ship in x86 servers." "aarch64 GCC internal-compiler-error workaround (a DGX Spark aarch64 CUDA wheel build guide; pytorch/pytorch #157842, #136432): the armv9 flags enable SVE2 and I8MM but not +bf16, so no SVE+BF16 code is forced into every translation unit; PyTorch's own SVE kernels are compiled as nixpkgs compiles them (GCC 14 with nixpkgs' aarch64 flags), not disabled." "Built against pytorch-python313-cuda13_0-sm90-armv9 (the same torch derivation)." ];
@@ -13518,6 +14037,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm90-armv9" "torchaudio-python313-cuda13_0-sm90-armv9" "torchvision-python313-cuda13_0-sm90-armv9" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for H100 / H200 / GH200, SM90, CUDA 13.0; Armv9-A (SVE2) + I8MM (aarch64-linux); Python 3.13";
     notes = [ "GH200 pairs the GPU with a Grace (Neoverse V2) CPU; H100/H200 also ship in x86 servers." "aarch64 GCC internal-compiler-error workaround (a DGX Spark aarch64 CUDA wheel build guide; pytorch/pytorch #157842, #136432): the armv9 flags enable SVE2 and I8MM but not +bf16, so no SVE+BF16 code is forced into every translation unit; PyTorch's own SVE kernels are compiled as nixpkgs compiles them (GCC 14 with nixpkgs' aarch64 flags), not disabled." "python3.13.withPackages of pytorch-python313-cuda13_0-sm90-armv9, torchaudio-python313-cuda13_0-sm90-armv9, torchvision-python313-cuda13_0-sm90-armv9 and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -13544,6 +14064,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_13_0";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for B200 / GB200, SM100, CUDA 13.0; AVX2 (x86-64-v3) (x86_64-linux); Python 3.13";
     notes = [ ];
@@ -13570,6 +14091,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm100-avx2" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for B200 / GB200, SM100, CUDA 13.0; AVX2 (x86-64-v3) (x86_64-linux); Python 3.13";
     notes = [ "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda13_0-sm100-avx2 (the same torch derivation)." ];
@@ -13596,6 +14118,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm100-avx2" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for B200 / GB200, SM100, CUDA 13.0; AVX2 (x86-64-v3) (x86_64-linux); Python 3.13";
     notes = [ "Built against pytorch-python313-cuda13_0-sm100-avx2 (the same torch derivation)." ];
@@ -13622,6 +14145,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm100-avx2" "torchaudio-python313-cuda13_0-sm100-avx2" "torchvision-python313-cuda13_0-sm100-avx2" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for B200 / GB200, SM100, CUDA 13.0; AVX2 (x86-64-v3) (x86_64-linux); Python 3.13";
     notes = [ "python3.13.withPackages of pytorch-python313-cuda13_0-sm100-avx2, torchaudio-python313-cuda13_0-sm100-avx2, torchvision-python313-cuda13_0-sm100-avx2 and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -13648,6 +14172,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_13_0";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for B200 / GB200, SM100, CUDA 13.0; AVX-512 (x86-64-v4) (x86_64-linux); Python 3.13";
     notes = [ ];
@@ -13674,6 +14199,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm100-avx512" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for B200 / GB200, SM100, CUDA 13.0; AVX-512 (x86-64-v4) (x86_64-linux); Python 3.13";
     notes = [ "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda13_0-sm100-avx512 (the same torch derivation)." ];
@@ -13700,6 +14226,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm100-avx512" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for B200 / GB200, SM100, CUDA 13.0; AVX-512 (x86-64-v4) (x86_64-linux); Python 3.13";
     notes = [ "Built against pytorch-python313-cuda13_0-sm100-avx512 (the same torch derivation)." ];
@@ -13726,6 +14253,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm100-avx512" "torchaudio-python313-cuda13_0-sm100-avx512" "torchvision-python313-cuda13_0-sm100-avx512" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for B200 / GB200, SM100, CUDA 13.0; AVX-512 (x86-64-v4) (x86_64-linux); Python 3.13";
     notes = [ "python3.13.withPackages of pytorch-python313-cuda13_0-sm100-avx512, torchaudio-python313-cuda13_0-sm100-avx512, torchvision-python313-cuda13_0-sm100-avx512 and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -13752,6 +14280,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_13_0";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for B200 / GB200, SM100, CUDA 13.0; AVX-512 BF16 (x86_64-linux); Python 3.13";
     notes = [ ];
@@ -13778,6 +14307,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm100-avx512bf16" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for B200 / GB200, SM100, CUDA 13.0; AVX-512 BF16 (x86_64-linux); Python 3.13";
     notes = [ "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda13_0-sm100-avx512bf16 (the same torch derivation)." ];
@@ -13804,6 +14334,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm100-avx512bf16" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for B200 / GB200, SM100, CUDA 13.0; AVX-512 BF16 (x86_64-linux); Python 3.13";
     notes = [ "Built against pytorch-python313-cuda13_0-sm100-avx512bf16 (the same torch derivation)." ];
@@ -13830,6 +14361,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm100-avx512bf16" "torchaudio-python313-cuda13_0-sm100-avx512bf16" "torchvision-python313-cuda13_0-sm100-avx512bf16" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for B200 / GB200, SM100, CUDA 13.0; AVX-512 BF16 (x86_64-linux); Python 3.13";
     notes = [ "python3.13.withPackages of pytorch-python313-cuda13_0-sm100-avx512bf16, torchaudio-python313-cuda13_0-sm100-avx512bf16, torchvision-python313-cuda13_0-sm100-avx512bf16 and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -13856,6 +14388,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_13_0";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for B200 / GB200, SM100, CUDA 13.0; AVX-512 VNNI (x86_64-linux); Python 3.13";
     notes = [ ];
@@ -13882,6 +14415,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm100-avx512vnni" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for B200 / GB200, SM100, CUDA 13.0; AVX-512 VNNI (x86_64-linux); Python 3.13";
     notes = [ "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda13_0-sm100-avx512vnni (the same torch derivation)." ];
@@ -13908,6 +14442,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm100-avx512vnni" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for B200 / GB200, SM100, CUDA 13.0; AVX-512 VNNI (x86_64-linux); Python 3.13";
     notes = [ "Built against pytorch-python313-cuda13_0-sm100-avx512vnni (the same torch derivation)." ];
@@ -13934,6 +14469,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm100-avx512vnni" "torchaudio-python313-cuda13_0-sm100-avx512vnni" "torchvision-python313-cuda13_0-sm100-avx512vnni" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for B200 / GB200, SM100, CUDA 13.0; AVX-512 VNNI (x86_64-linux); Python 3.13";
     notes = [ "python3.13.withPackages of pytorch-python313-cuda13_0-sm100-avx512vnni, torchaudio-python313-cuda13_0-sm100-avx512vnni, torchvision-python313-cuda13_0-sm100-avx512vnni and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -13960,6 +14496,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_13_0";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for B200 / GB200, SM100, CUDA 13.0; Armv8.2-A + FP16 + DotProd (aarch64-linux); Python 3.13";
     notes = [ ];
@@ -13986,6 +14523,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm100-armv8_2" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for B200 / GB200, SM100, CUDA 13.0; Armv8.2-A + FP16 + DotProd (aarch64-linux); Python 3.13";
     notes = [ "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda13_0-sm100-armv8_2 (the same torch derivation)." ];
@@ -14012,6 +14550,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm100-armv8_2" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for B200 / GB200, SM100, CUDA 13.0; Armv8.2-A + FP16 + DotProd (aarch64-linux); Python 3.13";
     notes = [ "Built against pytorch-python313-cuda13_0-sm100-armv8_2 (the same torch derivation)." ];
@@ -14038,6 +14577,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm100-armv8_2" "torchaudio-python313-cuda13_0-sm100-armv8_2" "torchvision-python313-cuda13_0-sm100-armv8_2" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for B200 / GB200, SM100, CUDA 13.0; Armv8.2-A + FP16 + DotProd (aarch64-linux); Python 3.13";
     notes = [ "python3.13.withPackages of pytorch-python313-cuda13_0-sm100-armv8_2, torchaudio-python313-cuda13_0-sm100-armv8_2, torchvision-python313-cuda13_0-sm100-armv8_2 and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -14064,6 +14604,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_13_0";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for B200 / GB200, SM100, CUDA 13.0; Armv9-A (SVE2) + I8MM (aarch64-linux); Python 3.13";
     notes = [ "aarch64 GCC internal-compiler-error workaround (a DGX Spark aarch64 CUDA wheel build guide; pytorch/pytorch #157842, #136432): the armv9 flags enable SVE2 and I8MM but not +bf16, so no SVE+BF16 code is forced into every translation unit; PyTorch's own SVE kernels are compiled as nixpkgs compiles them (GCC 14 with nixpkgs' aarch64 flags), not disabled." ];
@@ -14090,6 +14631,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm100-armv9" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for B200 / GB200, SM100, CUDA 13.0; Armv9-A (SVE2) + I8MM (aarch64-linux); Python 3.13";
     notes = [ "aarch64 GCC internal-compiler-error workaround (a DGX Spark aarch64 CUDA wheel build guide; pytorch/pytorch #157842, #136432): the armv9 flags enable SVE2 and I8MM but not +bf16, so no SVE+BF16 code is forced into every translation unit; PyTorch's own SVE kernels are compiled as nixpkgs compiles them (GCC 14 with nixpkgs' aarch64 flags), not disabled." "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda13_0-sm100-armv9 (the same torch derivation)." ];
@@ -14116,6 +14658,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm100-armv9" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for B200 / GB200, SM100, CUDA 13.0; Armv9-A (SVE2) + I8MM (aarch64-linux); Python 3.13";
     notes = [ "aarch64 GCC internal-compiler-error workaround (a DGX Spark aarch64 CUDA wheel build guide; pytorch/pytorch #157842, #136432): the armv9 flags enable SVE2 and I8MM but not +bf16, so no SVE+BF16 code is forced into every translation unit; PyTorch's own SVE kernels are compiled as nixpkgs compiles them (GCC 14 with nixpkgs' aarch64 flags), not disabled." "Built against pytorch-python313-cuda13_0-sm100-armv9 (the same torch derivation)." ];
@@ -14142,6 +14685,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm100-armv9" "torchaudio-python313-cuda13_0-sm100-armv9" "torchvision-python313-cuda13_0-sm100-armv9" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for B200 / GB200, SM100, CUDA 13.0; Armv9-A (SVE2) + I8MM (aarch64-linux); Python 3.13";
     notes = [ "aarch64 GCC internal-compiler-error workaround (a DGX Spark aarch64 CUDA wheel build guide; pytorch/pytorch #157842, #136432): the armv9 flags enable SVE2 and I8MM but not +bf16, so no SVE+BF16 code is forced into every translation unit; PyTorch's own SVE kernels are compiled as nixpkgs compiles them (GCC 14 with nixpkgs' aarch64 flags), not disabled." "python3.13.withPackages of pytorch-python313-cuda13_0-sm100-armv9, torchaudio-python313-cuda13_0-sm100-armv9, torchvision-python313-cuda13_0-sm100-armv9 and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -14168,6 +14712,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_13_0";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for B300 / GB300, SM103, CUDA 13.0; AVX2 (x86-64-v3) (x86_64-linux); Python 3.13";
     notes = [ ];
@@ -14194,6 +14739,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm103-avx2" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for B300 / GB300, SM103, CUDA 13.0; AVX2 (x86-64-v3) (x86_64-linux); Python 3.13";
     notes = [ "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda13_0-sm103-avx2 (the same torch derivation)." ];
@@ -14220,6 +14766,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm103-avx2" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for B300 / GB300, SM103, CUDA 13.0; AVX2 (x86-64-v3) (x86_64-linux); Python 3.13";
     notes = [ "Built against pytorch-python313-cuda13_0-sm103-avx2 (the same torch derivation)." ];
@@ -14246,6 +14793,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm103-avx2" "torchaudio-python313-cuda13_0-sm103-avx2" "torchvision-python313-cuda13_0-sm103-avx2" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for B300 / GB300, SM103, CUDA 13.0; AVX2 (x86-64-v3) (x86_64-linux); Python 3.13";
     notes = [ "python3.13.withPackages of pytorch-python313-cuda13_0-sm103-avx2, torchaudio-python313-cuda13_0-sm103-avx2, torchvision-python313-cuda13_0-sm103-avx2 and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -14272,6 +14820,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_13_0";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for B300 / GB300, SM103, CUDA 13.0; AVX-512 (x86-64-v4) (x86_64-linux); Python 3.13";
     notes = [ ];
@@ -14298,6 +14847,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm103-avx512" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for B300 / GB300, SM103, CUDA 13.0; AVX-512 (x86-64-v4) (x86_64-linux); Python 3.13";
     notes = [ "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda13_0-sm103-avx512 (the same torch derivation)." ];
@@ -14324,6 +14874,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm103-avx512" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for B300 / GB300, SM103, CUDA 13.0; AVX-512 (x86-64-v4) (x86_64-linux); Python 3.13";
     notes = [ "Built against pytorch-python313-cuda13_0-sm103-avx512 (the same torch derivation)." ];
@@ -14350,6 +14901,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm103-avx512" "torchaudio-python313-cuda13_0-sm103-avx512" "torchvision-python313-cuda13_0-sm103-avx512" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for B300 / GB300, SM103, CUDA 13.0; AVX-512 (x86-64-v4) (x86_64-linux); Python 3.13";
     notes = [ "python3.13.withPackages of pytorch-python313-cuda13_0-sm103-avx512, torchaudio-python313-cuda13_0-sm103-avx512, torchvision-python313-cuda13_0-sm103-avx512 and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -14376,6 +14928,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_13_0";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for B300 / GB300, SM103, CUDA 13.0; AVX-512 BF16 (x86_64-linux); Python 3.13";
     notes = [ ];
@@ -14402,6 +14955,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm103-avx512bf16" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for B300 / GB300, SM103, CUDA 13.0; AVX-512 BF16 (x86_64-linux); Python 3.13";
     notes = [ "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda13_0-sm103-avx512bf16 (the same torch derivation)." ];
@@ -14428,6 +14982,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm103-avx512bf16" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for B300 / GB300, SM103, CUDA 13.0; AVX-512 BF16 (x86_64-linux); Python 3.13";
     notes = [ "Built against pytorch-python313-cuda13_0-sm103-avx512bf16 (the same torch derivation)." ];
@@ -14454,6 +15009,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm103-avx512bf16" "torchaudio-python313-cuda13_0-sm103-avx512bf16" "torchvision-python313-cuda13_0-sm103-avx512bf16" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for B300 / GB300, SM103, CUDA 13.0; AVX-512 BF16 (x86_64-linux); Python 3.13";
     notes = [ "python3.13.withPackages of pytorch-python313-cuda13_0-sm103-avx512bf16, torchaudio-python313-cuda13_0-sm103-avx512bf16, torchvision-python313-cuda13_0-sm103-avx512bf16 and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -14480,6 +15036,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_13_0";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for B300 / GB300, SM103, CUDA 13.0; AVX-512 VNNI (x86_64-linux); Python 3.13";
     notes = [ ];
@@ -14506,6 +15063,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm103-avx512vnni" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for B300 / GB300, SM103, CUDA 13.0; AVX-512 VNNI (x86_64-linux); Python 3.13";
     notes = [ "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda13_0-sm103-avx512vnni (the same torch derivation)." ];
@@ -14532,6 +15090,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm103-avx512vnni" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for B300 / GB300, SM103, CUDA 13.0; AVX-512 VNNI (x86_64-linux); Python 3.13";
     notes = [ "Built against pytorch-python313-cuda13_0-sm103-avx512vnni (the same torch derivation)." ];
@@ -14558,6 +15117,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm103-avx512vnni" "torchaudio-python313-cuda13_0-sm103-avx512vnni" "torchvision-python313-cuda13_0-sm103-avx512vnni" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for B300 / GB300, SM103, CUDA 13.0; AVX-512 VNNI (x86_64-linux); Python 3.13";
     notes = [ "python3.13.withPackages of pytorch-python313-cuda13_0-sm103-avx512vnni, torchaudio-python313-cuda13_0-sm103-avx512vnni, torchvision-python313-cuda13_0-sm103-avx512vnni and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -14584,6 +15144,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_13_0";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for B300 / GB300, SM103, CUDA 13.0; Armv8.2-A + FP16 + DotProd (aarch64-linux); Python 3.13";
     notes = [ ];
@@ -14610,6 +15171,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm103-armv8_2" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for B300 / GB300, SM103, CUDA 13.0; Armv8.2-A + FP16 + DotProd (aarch64-linux); Python 3.13";
     notes = [ "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda13_0-sm103-armv8_2 (the same torch derivation)." ];
@@ -14636,6 +15198,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm103-armv8_2" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for B300 / GB300, SM103, CUDA 13.0; Armv8.2-A + FP16 + DotProd (aarch64-linux); Python 3.13";
     notes = [ "Built against pytorch-python313-cuda13_0-sm103-armv8_2 (the same torch derivation)." ];
@@ -14662,6 +15225,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm103-armv8_2" "torchaudio-python313-cuda13_0-sm103-armv8_2" "torchvision-python313-cuda13_0-sm103-armv8_2" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for B300 / GB300, SM103, CUDA 13.0; Armv8.2-A + FP16 + DotProd (aarch64-linux); Python 3.13";
     notes = [ "python3.13.withPackages of pytorch-python313-cuda13_0-sm103-armv8_2, torchaudio-python313-cuda13_0-sm103-armv8_2, torchvision-python313-cuda13_0-sm103-armv8_2 and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -14688,6 +15252,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_13_0";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for B300 / GB300, SM103, CUDA 13.0; Armv9-A (SVE2) + I8MM (aarch64-linux); Python 3.13";
     notes = [ "aarch64 GCC internal-compiler-error workaround (a DGX Spark aarch64 CUDA wheel build guide; pytorch/pytorch #157842, #136432): the armv9 flags enable SVE2 and I8MM but not +bf16, so no SVE+BF16 code is forced into every translation unit; PyTorch's own SVE kernels are compiled as nixpkgs compiles them (GCC 14 with nixpkgs' aarch64 flags), not disabled." ];
@@ -14714,6 +15279,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm103-armv9" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for B300 / GB300, SM103, CUDA 13.0; Armv9-A (SVE2) + I8MM (aarch64-linux); Python 3.13";
     notes = [ "aarch64 GCC internal-compiler-error workaround (a DGX Spark aarch64 CUDA wheel build guide; pytorch/pytorch #157842, #136432): the armv9 flags enable SVE2 and I8MM but not +bf16, so no SVE+BF16 code is forced into every translation unit; PyTorch's own SVE kernels are compiled as nixpkgs compiles them (GCC 14 with nixpkgs' aarch64 flags), not disabled." "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda13_0-sm103-armv9 (the same torch derivation)." ];
@@ -14740,6 +15306,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm103-armv9" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for B300 / GB300, SM103, CUDA 13.0; Armv9-A (SVE2) + I8MM (aarch64-linux); Python 3.13";
     notes = [ "aarch64 GCC internal-compiler-error workaround (a DGX Spark aarch64 CUDA wheel build guide; pytorch/pytorch #157842, #136432): the armv9 flags enable SVE2 and I8MM but not +bf16, so no SVE+BF16 code is forced into every translation unit; PyTorch's own SVE kernels are compiled as nixpkgs compiles them (GCC 14 with nixpkgs' aarch64 flags), not disabled." "Built against pytorch-python313-cuda13_0-sm103-armv9 (the same torch derivation)." ];
@@ -14766,6 +15333,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm103-armv9" "torchaudio-python313-cuda13_0-sm103-armv9" "torchvision-python313-cuda13_0-sm103-armv9" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for B300 / GB300, SM103, CUDA 13.0; Armv9-A (SVE2) + I8MM (aarch64-linux); Python 3.13";
     notes = [ "aarch64 GCC internal-compiler-error workaround (a DGX Spark aarch64 CUDA wheel build guide; pytorch/pytorch #157842, #136432): the armv9 flags enable SVE2 and I8MM but not +bf16, so no SVE+BF16 code is forced into every translation unit; PyTorch's own SVE kernels are compiled as nixpkgs compiles them (GCC 14 with nixpkgs' aarch64 flags), not disabled." "python3.13.withPackages of pytorch-python313-cuda13_0-sm103-armv9, torchaudio-python313-cuda13_0-sm103-armv9, torchvision-python313-cuda13_0-sm103-armv9 and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -14792,6 +15360,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_13_0|11.0";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for Jetson/DRIVE Thor, SM110, CUDA 13.0; Armv8.2-A + FP16 + DotProd (aarch64-linux); Python 3.13";
     notes = [ "Thor was compute capability 10.1 (sm_101) in CUDA 12.8–12.9; CUDA 13.0 renamed it 11.0 (sm_110) and removed 10.1. There is no 11.x code before CUDA 13.0, and 10.x code does not run on 11.0 (binary compatibility never crosses a major), so Thor needs CUDA 13.0+. SoC GPU: aarch64 only." "CUDA package-set scope: nixpkgs builds the Jetson capability 11.0 only on request (isJetson in _cuda/db/bootstrap/cuda.nix), so this variant sets config.cudaCapabilities and its whole CUDA closure (magma, NCCL and every other library of the cudaPackages set) is built from source for it; no binary cache holds that closure." ];
@@ -14818,6 +15387,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_13_0|11.0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm110-armv8_2" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for Jetson/DRIVE Thor, SM110, CUDA 13.0; Armv8.2-A + FP16 + DotProd (aarch64-linux); Python 3.13";
     notes = [ "Thor was compute capability 10.1 (sm_101) in CUDA 12.8–12.9; CUDA 13.0 renamed it 11.0 (sm_110) and removed 10.1. There is no 11.x code before CUDA 13.0, and 10.x code does not run on 11.0 (binary compatibility never crosses a major), so Thor needs CUDA 13.0+. SoC GPU: aarch64 only." "CUDA package-set scope: nixpkgs builds the Jetson capability 11.0 only on request (isJetson in _cuda/db/bootstrap/cuda.nix), so this variant sets config.cudaCapabilities and its whole CUDA closure (magma, NCCL and every other library of the cudaPackages set) is built from source for it; no binary cache holds that closure." "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda13_0-sm110-armv8_2 (the same torch derivation)." ];
@@ -14844,6 +15414,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_13_0|11.0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm110-armv8_2" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for Jetson/DRIVE Thor, SM110, CUDA 13.0; Armv8.2-A + FP16 + DotProd (aarch64-linux); Python 3.13";
     notes = [ "Thor was compute capability 10.1 (sm_101) in CUDA 12.8–12.9; CUDA 13.0 renamed it 11.0 (sm_110) and removed 10.1. There is no 11.x code before CUDA 13.0, and 10.x code does not run on 11.0 (binary compatibility never crosses a major), so Thor needs CUDA 13.0+. SoC GPU: aarch64 only." "CUDA package-set scope: nixpkgs builds the Jetson capability 11.0 only on request (isJetson in _cuda/db/bootstrap/cuda.nix), so this variant sets config.cudaCapabilities and its whole CUDA closure (magma, NCCL and every other library of the cudaPackages set) is built from source for it; no binary cache holds that closure." "Built against pytorch-python313-cuda13_0-sm110-armv8_2 (the same torch derivation)." ];
@@ -14870,6 +15441,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_13_0|11.0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm110-armv8_2" "torchaudio-python313-cuda13_0-sm110-armv8_2" "torchvision-python313-cuda13_0-sm110-armv8_2" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for Jetson/DRIVE Thor, SM110, CUDA 13.0; Armv8.2-A + FP16 + DotProd (aarch64-linux); Python 3.13";
     notes = [ "Thor was compute capability 10.1 (sm_101) in CUDA 12.8–12.9; CUDA 13.0 renamed it 11.0 (sm_110) and removed 10.1. There is no 11.x code before CUDA 13.0, and 10.x code does not run on 11.0 (binary compatibility never crosses a major), so Thor needs CUDA 13.0+. SoC GPU: aarch64 only." "CUDA package-set scope: nixpkgs builds the Jetson capability 11.0 only on request (isJetson in _cuda/db/bootstrap/cuda.nix), so this variant sets config.cudaCapabilities and its whole CUDA closure (magma, NCCL and every other library of the cudaPackages set) is built from source for it; no binary cache holds that closure." "python3.13.withPackages of pytorch-python313-cuda13_0-sm110-armv8_2, torchaudio-python313-cuda13_0-sm110-armv8_2, torchvision-python313-cuda13_0-sm110-armv8_2 and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -14896,6 +15468,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_13_0|11.0";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for Jetson/DRIVE Thor, SM110, CUDA 13.0; Armv9-A (SVE2) + I8MM (aarch64-linux); Python 3.13";
     notes = [ "Thor was compute capability 10.1 (sm_101) in CUDA 12.8–12.9; CUDA 13.0 renamed it 11.0 (sm_110) and removed 10.1. There is no 11.x code before CUDA 13.0, and 10.x code does not run on 11.0 (binary compatibility never crosses a major), so Thor needs CUDA 13.0+. SoC GPU: aarch64 only." "CUDA package-set scope: nixpkgs builds the Jetson capability 11.0 only on request (isJetson in _cuda/db/bootstrap/cuda.nix), so this variant sets config.cudaCapabilities and its whole CUDA closure (magma, NCCL and every other library of the cudaPackages set) is built from source for it; no binary cache holds that closure." "aarch64 GCC internal-compiler-error workaround (a DGX Spark aarch64 CUDA wheel build guide; pytorch/pytorch #157842, #136432): the armv9 flags enable SVE2 and I8MM but not +bf16, so no SVE+BF16 code is forced into every translation unit; PyTorch's own SVE kernels are compiled as nixpkgs compiles them (GCC 14 with nixpkgs' aarch64 flags), not disabled." ];
@@ -14922,6 +15495,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_13_0|11.0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm110-armv9" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for Jetson/DRIVE Thor, SM110, CUDA 13.0; Armv9-A (SVE2) + I8MM (aarch64-linux); Python 3.13";
     notes = [ "Thor was compute capability 10.1 (sm_101) in CUDA 12.8–12.9; CUDA 13.0 renamed it 11.0 (sm_110) and removed 10.1. There is no 11.x code before CUDA 13.0, and 10.x code does not run on 11.0 (binary compatibility never crosses a major), so Thor needs CUDA 13.0+. SoC GPU: aarch64 only." "CUDA package-set scope: nixpkgs builds the Jetson capability 11.0 only on request (isJetson in _cuda/db/bootstrap/cuda.nix), so this variant sets config.cudaCapabilities and its whole CUDA closure (magma, NCCL and every other library of the cudaPackages set) is built from source for it; no binary cache holds that closure." "aarch64 GCC internal-compiler-error workaround (a DGX Spark aarch64 CUDA wheel build guide; pytorch/pytorch #157842, #136432): the armv9 flags enable SVE2 and I8MM but not +bf16, so no SVE+BF16 code is forced into every translation unit; PyTorch's own SVE kernels are compiled as nixpkgs compiles them (GCC 14 with nixpkgs' aarch64 flags), not disabled." "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda13_0-sm110-armv9 (the same torch derivation)." ];
@@ -14948,6 +15522,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_13_0|11.0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm110-armv9" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for Jetson/DRIVE Thor, SM110, CUDA 13.0; Armv9-A (SVE2) + I8MM (aarch64-linux); Python 3.13";
     notes = [ "Thor was compute capability 10.1 (sm_101) in CUDA 12.8–12.9; CUDA 13.0 renamed it 11.0 (sm_110) and removed 10.1. There is no 11.x code before CUDA 13.0, and 10.x code does not run on 11.0 (binary compatibility never crosses a major), so Thor needs CUDA 13.0+. SoC GPU: aarch64 only." "CUDA package-set scope: nixpkgs builds the Jetson capability 11.0 only on request (isJetson in _cuda/db/bootstrap/cuda.nix), so this variant sets config.cudaCapabilities and its whole CUDA closure (magma, NCCL and every other library of the cudaPackages set) is built from source for it; no binary cache holds that closure." "aarch64 GCC internal-compiler-error workaround (a DGX Spark aarch64 CUDA wheel build guide; pytorch/pytorch #157842, #136432): the armv9 flags enable SVE2 and I8MM but not +bf16, so no SVE+BF16 code is forced into every translation unit; PyTorch's own SVE kernels are compiled as nixpkgs compiles them (GCC 14 with nixpkgs' aarch64 flags), not disabled." "Built against pytorch-python313-cuda13_0-sm110-armv9 (the same torch derivation)." ];
@@ -14974,6 +15549,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_13_0|11.0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm110-armv9" "torchaudio-python313-cuda13_0-sm110-armv9" "torchvision-python313-cuda13_0-sm110-armv9" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for Jetson/DRIVE Thor, SM110, CUDA 13.0; Armv9-A (SVE2) + I8MM (aarch64-linux); Python 3.13";
     notes = [ "Thor was compute capability 10.1 (sm_101) in CUDA 12.8–12.9; CUDA 13.0 renamed it 11.0 (sm_110) and removed 10.1. There is no 11.x code before CUDA 13.0, and 10.x code does not run on 11.0 (binary compatibility never crosses a major), so Thor needs CUDA 13.0+. SoC GPU: aarch64 only." "CUDA package-set scope: nixpkgs builds the Jetson capability 11.0 only on request (isJetson in _cuda/db/bootstrap/cuda.nix), so this variant sets config.cudaCapabilities and its whole CUDA closure (magma, NCCL and every other library of the cudaPackages set) is built from source for it; no binary cache holds that closure." "aarch64 GCC internal-compiler-error workaround (a DGX Spark aarch64 CUDA wheel build guide; pytorch/pytorch #157842, #136432): the armv9 flags enable SVE2 and I8MM but not +bf16, so no SVE+BF16 code is forced into every translation unit; PyTorch's own SVE kernels are compiled as nixpkgs compiles them (GCC 14 with nixpkgs' aarch64 flags), not disabled." "python3.13.withPackages of pytorch-python313-cuda13_0-sm110-armv9, torchaudio-python313-cuda13_0-sm110-armv9, torchvision-python313-cuda13_0-sm110-armv9 and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -15000,6 +15576,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_13_0";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for RTX 5090 / RTX PRO 6000 Blackwell, SM120, CUDA 13.0; AVX2 (x86-64-v3) (x86_64-linux); Python 3.13";
     notes = [ ];
@@ -15026,6 +15603,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm120-avx2" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for RTX 5090 / RTX PRO 6000 Blackwell, SM120, CUDA 13.0; AVX2 (x86-64-v3) (x86_64-linux); Python 3.13";
     notes = [ "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda13_0-sm120-avx2 (the same torch derivation)." ];
@@ -15052,6 +15630,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm120-avx2" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for RTX 5090 / RTX PRO 6000 Blackwell, SM120, CUDA 13.0; AVX2 (x86-64-v3) (x86_64-linux); Python 3.13";
     notes = [ "Built against pytorch-python313-cuda13_0-sm120-avx2 (the same torch derivation)." ];
@@ -15078,6 +15657,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm120-avx2" "torchaudio-python313-cuda13_0-sm120-avx2" "torchvision-python313-cuda13_0-sm120-avx2" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for RTX 5090 / RTX PRO 6000 Blackwell, SM120, CUDA 13.0; AVX2 (x86-64-v3) (x86_64-linux); Python 3.13";
     notes = [ "python3.13.withPackages of pytorch-python313-cuda13_0-sm120-avx2, torchaudio-python313-cuda13_0-sm120-avx2, torchvision-python313-cuda13_0-sm120-avx2 and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -15104,6 +15684,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_13_0";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for RTX 5090 / RTX PRO 6000 Blackwell, SM120, CUDA 13.0; AVX-512 (x86-64-v4) (x86_64-linux); Python 3.13";
     notes = [ ];
@@ -15130,6 +15711,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm120-avx512" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for RTX 5090 / RTX PRO 6000 Blackwell, SM120, CUDA 13.0; AVX-512 (x86-64-v4) (x86_64-linux); Python 3.13";
     notes = [ "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda13_0-sm120-avx512 (the same torch derivation)." ];
@@ -15156,6 +15738,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm120-avx512" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for RTX 5090 / RTX PRO 6000 Blackwell, SM120, CUDA 13.0; AVX-512 (x86-64-v4) (x86_64-linux); Python 3.13";
     notes = [ "Built against pytorch-python313-cuda13_0-sm120-avx512 (the same torch derivation)." ];
@@ -15182,6 +15765,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm120-avx512" "torchaudio-python313-cuda13_0-sm120-avx512" "torchvision-python313-cuda13_0-sm120-avx512" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for RTX 5090 / RTX PRO 6000 Blackwell, SM120, CUDA 13.0; AVX-512 (x86-64-v4) (x86_64-linux); Python 3.13";
     notes = [ "python3.13.withPackages of pytorch-python313-cuda13_0-sm120-avx512, torchaudio-python313-cuda13_0-sm120-avx512, torchvision-python313-cuda13_0-sm120-avx512 and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -15208,6 +15792,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_13_0";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for RTX 5090 / RTX PRO 6000 Blackwell, SM120, CUDA 13.0; AVX-512 BF16 (x86_64-linux); Python 3.13";
     notes = [ ];
@@ -15234,6 +15819,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm120-avx512bf16" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for RTX 5090 / RTX PRO 6000 Blackwell, SM120, CUDA 13.0; AVX-512 BF16 (x86_64-linux); Python 3.13";
     notes = [ "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda13_0-sm120-avx512bf16 (the same torch derivation)." ];
@@ -15260,6 +15846,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm120-avx512bf16" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for RTX 5090 / RTX PRO 6000 Blackwell, SM120, CUDA 13.0; AVX-512 BF16 (x86_64-linux); Python 3.13";
     notes = [ "Built against pytorch-python313-cuda13_0-sm120-avx512bf16 (the same torch derivation)." ];
@@ -15286,6 +15873,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm120-avx512bf16" "torchaudio-python313-cuda13_0-sm120-avx512bf16" "torchvision-python313-cuda13_0-sm120-avx512bf16" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for RTX 5090 / RTX PRO 6000 Blackwell, SM120, CUDA 13.0; AVX-512 BF16 (x86_64-linux); Python 3.13";
     notes = [ "python3.13.withPackages of pytorch-python313-cuda13_0-sm120-avx512bf16, torchaudio-python313-cuda13_0-sm120-avx512bf16, torchvision-python313-cuda13_0-sm120-avx512bf16 and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -15312,6 +15900,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_13_0";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for RTX 5090 / RTX PRO 6000 Blackwell, SM120, CUDA 13.0; AVX-512 VNNI (x86_64-linux); Python 3.13";
     notes = [ ];
@@ -15338,6 +15927,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm120-avx512vnni" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for RTX 5090 / RTX PRO 6000 Blackwell, SM120, CUDA 13.0; AVX-512 VNNI (x86_64-linux); Python 3.13";
     notes = [ "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda13_0-sm120-avx512vnni (the same torch derivation)." ];
@@ -15364,6 +15954,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm120-avx512vnni" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for RTX 5090 / RTX PRO 6000 Blackwell, SM120, CUDA 13.0; AVX-512 VNNI (x86_64-linux); Python 3.13";
     notes = [ "Built against pytorch-python313-cuda13_0-sm120-avx512vnni (the same torch derivation)." ];
@@ -15390,6 +15981,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm120-avx512vnni" "torchaudio-python313-cuda13_0-sm120-avx512vnni" "torchvision-python313-cuda13_0-sm120-avx512vnni" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for RTX 5090 / RTX PRO 6000 Blackwell, SM120, CUDA 13.0; AVX-512 VNNI (x86_64-linux); Python 3.13";
     notes = [ "python3.13.withPackages of pytorch-python313-cuda13_0-sm120-avx512vnni, torchaudio-python313-cuda13_0-sm120-avx512vnni, torchvision-python313-cuda13_0-sm120-avx512vnni and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -15416,6 +16008,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_13_0";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for RTX 5090 / RTX PRO 6000 Blackwell, SM120, CUDA 13.0; Armv8.2-A + FP16 + DotProd (aarch64-linux); Python 3.13";
     notes = [ ];
@@ -15442,6 +16035,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm120-armv8_2" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for RTX 5090 / RTX PRO 6000 Blackwell, SM120, CUDA 13.0; Armv8.2-A + FP16 + DotProd (aarch64-linux); Python 3.13";
     notes = [ "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda13_0-sm120-armv8_2 (the same torch derivation)." ];
@@ -15468,6 +16062,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm120-armv8_2" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for RTX 5090 / RTX PRO 6000 Blackwell, SM120, CUDA 13.0; Armv8.2-A + FP16 + DotProd (aarch64-linux); Python 3.13";
     notes = [ "Built against pytorch-python313-cuda13_0-sm120-armv8_2 (the same torch derivation)." ];
@@ -15494,6 +16089,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm120-armv8_2" "torchaudio-python313-cuda13_0-sm120-armv8_2" "torchvision-python313-cuda13_0-sm120-armv8_2" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for RTX 5090 / RTX PRO 6000 Blackwell, SM120, CUDA 13.0; Armv8.2-A + FP16 + DotProd (aarch64-linux); Python 3.13";
     notes = [ "python3.13.withPackages of pytorch-python313-cuda13_0-sm120-armv8_2, torchaudio-python313-cuda13_0-sm120-armv8_2, torchvision-python313-cuda13_0-sm120-armv8_2 and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -15520,6 +16116,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_13_0";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for RTX 5090 / RTX PRO 6000 Blackwell, SM120, CUDA 13.0; Armv9-A (SVE2) + I8MM (aarch64-linux); Python 3.13";
     notes = [ "aarch64 GCC internal-compiler-error workaround (a DGX Spark aarch64 CUDA wheel build guide; pytorch/pytorch #157842, #136432): the armv9 flags enable SVE2 and I8MM but not +bf16, so no SVE+BF16 code is forced into every translation unit; PyTorch's own SVE kernels are compiled as nixpkgs compiles them (GCC 14 with nixpkgs' aarch64 flags), not disabled." ];
@@ -15546,6 +16143,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm120-armv9" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for RTX 5090 / RTX PRO 6000 Blackwell, SM120, CUDA 13.0; Armv9-A (SVE2) + I8MM (aarch64-linux); Python 3.13";
     notes = [ "aarch64 GCC internal-compiler-error workaround (a DGX Spark aarch64 CUDA wheel build guide; pytorch/pytorch #157842, #136432): the armv9 flags enable SVE2 and I8MM but not +bf16, so no SVE+BF16 code is forced into every translation unit; PyTorch's own SVE kernels are compiled as nixpkgs compiles them (GCC 14 with nixpkgs' aarch64 flags), not disabled." "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda13_0-sm120-armv9 (the same torch derivation)." ];
@@ -15572,6 +16170,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm120-armv9" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for RTX 5090 / RTX PRO 6000 Blackwell, SM120, CUDA 13.0; Armv9-A (SVE2) + I8MM (aarch64-linux); Python 3.13";
     notes = [ "aarch64 GCC internal-compiler-error workaround (a DGX Spark aarch64 CUDA wheel build guide; pytorch/pytorch #157842, #136432): the armv9 flags enable SVE2 and I8MM but not +bf16, so no SVE+BF16 code is forced into every translation unit; PyTorch's own SVE kernels are compiled as nixpkgs compiles them (GCC 14 with nixpkgs' aarch64 flags), not disabled." "Built against pytorch-python313-cuda13_0-sm120-armv9 (the same torch derivation)." ];
@@ -15598,6 +16197,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm120-armv9" "torchaudio-python313-cuda13_0-sm120-armv9" "torchvision-python313-cuda13_0-sm120-armv9" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for RTX 5090 / RTX PRO 6000 Blackwell, SM120, CUDA 13.0; Armv9-A (SVE2) + I8MM (aarch64-linux); Python 3.13";
     notes = [ "aarch64 GCC internal-compiler-error workaround (a DGX Spark aarch64 CUDA wheel build guide; pytorch/pytorch #157842, #136432): the armv9 flags enable SVE2 and I8MM but not +bf16, so no SVE+BF16 code is forced into every translation unit; PyTorch's own SVE kernels are compiled as nixpkgs compiles them (GCC 14 with nixpkgs' aarch64 flags), not disabled." "python3.13.withPackages of pytorch-python313-cuda13_0-sm120-armv9, torchaudio-python313-cuda13_0-sm120-armv9, torchvision-python313-cuda13_0-sm120-armv9 and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -15624,6 +16224,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_13_0";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for DGX Spark (GB10), SM121, CUDA 13.0; Armv8.2-A + FP16 + DotProd (aarch64-linux); Python 3.13";
     notes = [ "GB10 is an SoC (Arm CPU + Blackwell GPU): aarch64 only." ];
@@ -15650,6 +16251,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm121-armv8_2" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for DGX Spark (GB10), SM121, CUDA 13.0; Armv8.2-A + FP16 + DotProd (aarch64-linux); Python 3.13";
     notes = [ "GB10 is an SoC (Arm CPU + Blackwell GPU): aarch64 only." "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda13_0-sm121-armv8_2 (the same torch derivation)." ];
@@ -15676,6 +16278,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm121-armv8_2" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for DGX Spark (GB10), SM121, CUDA 13.0; Armv8.2-A + FP16 + DotProd (aarch64-linux); Python 3.13";
     notes = [ "GB10 is an SoC (Arm CPU + Blackwell GPU): aarch64 only." "Built against pytorch-python313-cuda13_0-sm121-armv8_2 (the same torch derivation)." ];
@@ -15702,6 +16305,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm121-armv8_2" "torchaudio-python313-cuda13_0-sm121-armv8_2" "torchvision-python313-cuda13_0-sm121-armv8_2" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for DGX Spark (GB10), SM121, CUDA 13.0; Armv8.2-A + FP16 + DotProd (aarch64-linux); Python 3.13";
     notes = [ "GB10 is an SoC (Arm CPU + Blackwell GPU): aarch64 only." "python3.13.withPackages of pytorch-python313-cuda13_0-sm121-armv8_2, torchaudio-python313-cuda13_0-sm121-armv8_2, torchvision-python313-cuda13_0-sm121-armv8_2 and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -15728,6 +16332,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_13_0";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for DGX Spark (GB10), SM121, CUDA 13.0; Armv9-A (SVE2) + I8MM (aarch64-linux); Python 3.13";
     notes = [ "GB10 is an SoC (Arm CPU + Blackwell GPU): aarch64 only." "aarch64 GCC internal-compiler-error workaround (a DGX Spark aarch64 CUDA wheel build guide; pytorch/pytorch #157842, #136432): the armv9 flags enable SVE2 and I8MM but not +bf16, so no SVE+BF16 code is forced into every translation unit; PyTorch's own SVE kernels are compiled as nixpkgs compiles them (GCC 14 with nixpkgs' aarch64 flags), not disabled." ];
@@ -15754,6 +16359,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm121-armv9" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for DGX Spark (GB10), SM121, CUDA 13.0; Armv9-A (SVE2) + I8MM (aarch64-linux); Python 3.13";
     notes = [ "GB10 is an SoC (Arm CPU + Blackwell GPU): aarch64 only." "aarch64 GCC internal-compiler-error workaround (a DGX Spark aarch64 CUDA wheel build guide; pytorch/pytorch #157842, #136432): the armv9 flags enable SVE2 and I8MM but not +bf16, so no SVE+BF16 code is forced into every translation unit; PyTorch's own SVE kernels are compiled as nixpkgs compiles them (GCC 14 with nixpkgs' aarch64 flags), not disabled." "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cuda13_0-sm121-armv9 (the same torch derivation)." ];
@@ -15780,6 +16386,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm121-armv9" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for DGX Spark (GB10), SM121, CUDA 13.0; Armv9-A (SVE2) + I8MM (aarch64-linux); Python 3.13";
     notes = [ "GB10 is an SoC (Arm CPU + Blackwell GPU): aarch64 only." "aarch64 GCC internal-compiler-error workaround (a DGX Spark aarch64 CUDA wheel build guide; pytorch/pytorch #157842, #136432): the armv9 flags enable SVE2 and I8MM but not +bf16, so no SVE+BF16 code is forced into every translation unit; PyTorch's own SVE kernels are compiled as nixpkgs compiles them (GCC 14 with nixpkgs' aarch64 flags), not disabled." "Built against pytorch-python313-cuda13_0-sm121-armv9 (the same torch derivation)." ];
@@ -15806,6 +16413,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cudaPackages_13_0";
     dependsOn = [ "pytorch-python313-cuda13_0-sm121-armv9" "torchaudio-python313-cuda13_0-sm121-armv9" "torchvision-python313-cuda13_0-sm121-armv9" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for DGX Spark (GB10), SM121, CUDA 13.0; Armv9-A (SVE2) + I8MM (aarch64-linux); Python 3.13";
     notes = [ "GB10 is an SoC (Arm CPU + Blackwell GPU): aarch64 only." "aarch64 GCC internal-compiler-error workaround (a DGX Spark aarch64 CUDA wheel build guide; pytorch/pytorch #157842, #136432): the armv9 flags enable SVE2 and I8MM but not +bf16, so no SVE+BF16 code is forced into every translation unit; PyTorch's own SVE kernels are compiled as nixpkgs compiles them (GCC 14 with nixpkgs' aarch64 flags), not disabled." "python3.13.withPackages of pytorch-python313-cuda13_0-sm121-armv9, torchaudio-python313-cuda13_0-sm121-armv9, torchvision-python313-cuda13_0-sm121-armv9 and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -15832,6 +16440,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cpu";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for CPU only; AVX2 (x86-64-v3) (x86_64-linux); Python 3.13";
     notes = [ ];
@@ -15858,6 +16467,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cpu";
     dependsOn = [ "pytorch-python313-cpu-avx2" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for CPU only; AVX2 (x86-64-v3) (x86_64-linux); Python 3.13";
     notes = [ "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cpu-avx2 (the same torch derivation)." ];
@@ -15884,6 +16494,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cpu";
     dependsOn = [ "pytorch-python313-cpu-avx2" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for CPU only; AVX2 (x86-64-v3) (x86_64-linux); Python 3.13";
     notes = [ "Built against pytorch-python313-cpu-avx2 (the same torch derivation)." ];
@@ -15910,6 +16521,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v3" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cpu";
     dependsOn = [ "pytorch-python313-cpu-avx2" "torchaudio-python313-cpu-avx2" "torchvision-python313-cpu-avx2" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for CPU only; AVX2 (x86-64-v3) (x86_64-linux); Python 3.13";
     notes = [ "python3.13.withPackages of pytorch-python313-cpu-avx2, torchaudio-python313-cpu-avx2, torchvision-python313-cpu-avx2 and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -15936,6 +16548,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cpu";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for CPU only; AVX-512 (x86-64-v4) (x86_64-linux); Python 3.13";
     notes = [ ];
@@ -15962,6 +16575,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cpu";
     dependsOn = [ "pytorch-python313-cpu-avx512" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for CPU only; AVX-512 (x86-64-v4) (x86_64-linux); Python 3.13";
     notes = [ "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cpu-avx512 (the same torch derivation)." ];
@@ -15988,6 +16602,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cpu";
     dependsOn = [ "pytorch-python313-cpu-avx512" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for CPU only; AVX-512 (x86-64-v4) (x86_64-linux); Python 3.13";
     notes = [ "Built against pytorch-python313-cpu-avx512 (the same torch derivation)." ];
@@ -16014,6 +16629,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-x86-64-v4" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cpu";
     dependsOn = [ "pytorch-python313-cpu-avx512" "torchaudio-python313-cpu-avx512" "torchvision-python313-cpu-avx512" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for CPU only; AVX-512 (x86-64-v4) (x86_64-linux); Python 3.13";
     notes = [ "python3.13.withPackages of pytorch-python313-cpu-avx512, torchaudio-python313-cpu-avx512, torchvision-python313-cpu-avx512 and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -16040,6 +16656,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cpu";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for CPU only; AVX-512 BF16 (x86_64-linux); Python 3.13";
     notes = [ ];
@@ -16066,6 +16683,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cpu";
     dependsOn = [ "pytorch-python313-cpu-avx512bf16" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for CPU only; AVX-512 BF16 (x86_64-linux); Python 3.13";
     notes = [ "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cpu-avx512bf16 (the same torch derivation)." ];
@@ -16092,6 +16710,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cpu";
     dependsOn = [ "pytorch-python313-cpu-avx512bf16" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for CPU only; AVX-512 BF16 (x86_64-linux); Python 3.13";
     notes = [ "Built against pytorch-python313-cpu-avx512bf16 (the same torch derivation)." ];
@@ -16118,6 +16737,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cooperlake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cpu";
     dependsOn = [ "pytorch-python313-cpu-avx512bf16" "torchaudio-python313-cpu-avx512bf16" "torchvision-python313-cpu-avx512bf16" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for CPU only; AVX-512 BF16 (x86_64-linux); Python 3.13";
     notes = [ "python3.13.withPackages of pytorch-python313-cpu-avx512bf16, torchaudio-python313-cpu-avx512bf16, torchvision-python313-cpu-avx512bf16 and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -16144,6 +16764,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cpu";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for CPU only; AVX-512 VNNI (x86_64-linux); Python 3.13";
     notes = [ ];
@@ -16170,6 +16791,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cpu";
     dependsOn = [ "pytorch-python313-cpu-avx512vnni" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for CPU only; AVX-512 VNNI (x86_64-linux); Python 3.13";
     notes = [ "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cpu-avx512vnni (the same torch derivation)." ];
@@ -16196,6 +16818,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cpu";
     dependsOn = [ "pytorch-python313-cpu-avx512vnni" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for CPU only; AVX-512 VNNI (x86_64-linux); Python 3.13";
     notes = [ "Built against pytorch-python313-cpu-avx512vnni (the same torch derivation)." ];
@@ -16222,6 +16845,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-cascadelake" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|x86_64-linux|cpu";
     dependsOn = [ "pytorch-python313-cpu-avx512vnni" "torchaudio-python313-cpu-avx512vnni" "torchvision-python313-cpu-avx512vnni" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for CPU only; AVX-512 VNNI (x86_64-linux); Python 3.13";
     notes = [ "python3.13.withPackages of pytorch-python313-cpu-avx512vnni, torchaudio-python313-cpu-avx512vnni, torchvision-python313-cpu-avx512vnni and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -16248,6 +16872,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cpu";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for CPU only; Armv8.2-A + FP16 + DotProd (aarch64-linux); Python 3.13";
     notes = [ ];
@@ -16274,6 +16899,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cpu";
     dependsOn = [ "pytorch-python313-cpu-armv8_2" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for CPU only; Armv8.2-A + FP16 + DotProd (aarch64-linux); Python 3.13";
     notes = [ "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cpu-armv8_2 (the same torch derivation)." ];
@@ -16300,6 +16926,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cpu";
     dependsOn = [ "pytorch-python313-cpu-armv8_2" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for CPU only; Armv8.2-A + FP16 + DotProd (aarch64-linux); Python 3.13";
     notes = [ "Built against pytorch-python313-cpu-armv8_2 (the same torch derivation)." ];
@@ -16326,6 +16953,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv8.2-a+fp16+dotprod" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cpu";
     dependsOn = [ "pytorch-python313-cpu-armv8_2" "torchaudio-python313-cpu-armv8_2" "torchvision-python313-cpu-armv8_2" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for CPU only; Armv8.2-A + FP16 + DotProd (aarch64-linux); Python 3.13";
     notes = [ "python3.13.withPackages of pytorch-python313-cpu-armv8_2, torchaudio-python313-cpu-armv8_2, torchvision-python313-cpu-armv8_2 and python313Packages.torchcodec built on the same torch: one torch in the environment." ];
@@ -16352,6 +16980,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cpu";
     dependsOn = [ ];
     description = "PyTorch 2.12.0 for CPU only; Armv9-A (SVE2) + I8MM (aarch64-linux); Python 3.13";
     notes = [ "aarch64 GCC internal-compiler-error workaround (a DGX Spark aarch64 CUDA wheel build guide; pytorch/pytorch #157842, #136432): the armv9 flags enable SVE2 and I8MM but not +bf16, so no SVE+BF16 code is forced into every translation unit; PyTorch's own SVE kernels are compiled as nixpkgs compiles them (GCC 14 with nixpkgs' aarch64 flags), not disabled." ];
@@ -16378,6 +17007,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cpu";
     dependsOn = [ "pytorch-python313-cpu-armv9" ];
     description = "torchaudio 2.11.0 (PyTorch 2.12.0) for CPU only; Armv9-A (SVE2) + I8MM (aarch64-linux); Python 3.13";
     notes = [ "aarch64 GCC internal-compiler-error workaround (a DGX Spark aarch64 CUDA wheel build guide; pytorch/pytorch #157842, #136432): the armv9 flags enable SVE2 and I8MM but not +bf16, so no SVE+BF16 code is forced into every translation unit; PyTorch's own SVE kernels are compiled as nixpkgs compiles them (GCC 14 with nixpkgs' aarch64 flags), not disabled." "nixpkgs' torchaudio 2.11.0 depends on torchcodec (dependencies = [ torch torchcodec ]): both are built on this variant's torch, one torch per closure. torchcodec, torchvision and every other package built on the same torch are in this package's passthru.pythonPackages." "torchaudio 2.11.0 is built on PyTorch's stable ABI and serves torch >= 2.11 (pytorch/audio#4212 ('clarify torchaudio 2.11 supports torch>=2.11'), pytorch/audio#4225 ('set torch dep to torch>=2.11'), pytorch/audio#4142 ('[STABLE ABI] Verify that torchaudio is torch ABI stable')); here it is built from source against PyTorch 2.12.0." "Built against pytorch-python313-cpu-armv9 (the same torch derivation)." ];
@@ -16404,6 +17034,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cpu";
     dependsOn = [ "pytorch-python313-cpu-armv9" ];
     description = "torchvision 0.27.1 (PyTorch 2.12.0) for CPU only; Armv9-A (SVE2) + I8MM (aarch64-linux); Python 3.13";
     notes = [ "aarch64 GCC internal-compiler-error workaround (a DGX Spark aarch64 CUDA wheel build guide; pytorch/pytorch #157842, #136432): the armv9 flags enable SVE2 and I8MM but not +bf16, so no SVE+BF16 code is forced into every translation unit; PyTorch's own SVE kernels are compiled as nixpkgs compiles them (GCC 14 with nixpkgs' aarch64 flags), not disabled." "Built against pytorch-python313-cpu-armv9 (the same torch derivation)." ];
@@ -16430,6 +17061,7 @@
     requiredSystemFeatures = [ "big-parallel" "gccarch-armv9-a+i8mm" ];
     nixpkgsRev = "2c423e03bbafcff28bfadc6781a4a8257f205cb5";
     nixpkgsSha256 = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
+    nixpkgsKey = "2c423e03bbafcff28bfadc6781a4a8257f205cb5|aarch64-linux|cpu";
     dependsOn = [ "pytorch-python313-cpu-armv9" "torchaudio-python313-cpu-armv9" "torchvision-python313-cpu-armv9" ];
     description = "Python environment of PyTorch 2.12.0 and the packages built on it for CPU only; Armv9-A (SVE2) + I8MM (aarch64-linux); Python 3.13";
     notes = [ "aarch64 GCC internal-compiler-error workaround (a DGX Spark aarch64 CUDA wheel build guide; pytorch/pytorch #157842, #136432): the armv9 flags enable SVE2 and I8MM but not +bf16, so no SVE+BF16 code is forced into every translation unit; PyTorch's own SVE kernels are compiled as nixpkgs compiles them (GCC 14 with nixpkgs' aarch64 flags), not disabled." "python3.13.withPackages of pytorch-python313-cpu-armv9, torchaudio-python313-cpu-armv9, torchvision-python313-cpu-armv9 and python313Packages.torchcodec built on the same torch: one torch in the environment." ];

@@ -44,6 +44,8 @@ export function nixFields(v: Variant): [string, unknown][] {
     ["requiredSystemFeatures", v.requiredSystemFeatures],
     ["nixpkgsRev", v.nixpkgs],
     ["nixpkgsSha256", v.nixpkgsSha256],
+    // The nixpkgs instance it is built in (pkgs/matrix.nix groups by it): computed once, here.
+    ["nixpkgsKey", nixpkgsInstanceKey(v)],
     ["dependsOn", v.dependsOn],
     ...(v.packageBuild ? ([["packageBuild", v.packageBuild]] as [string, unknown][]) : []),
     ...(v.extras.length ? ([["extras", v.extras]] as [string, unknown][]) : []),
