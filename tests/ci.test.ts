@@ -1,4 +1,4 @@
-// Issue 10 (6), issue 30 (1, 2): CI exports. The GitHub workflows are checked with GitHub's own workflow parser
+// CI exports. The GitHub workflows are checked with GitHub's own workflow parser
 // (@actions/workflow-parser), the build workflow by its job graph and runner placement (no CUDA torch build on a
 // GitHub-hosted label; timeouts within GitHub's caps), the checks workflow by running its shell steps against the
 // stand-in nixpkgs (NOT nixpkgs) and the real Nix 2.8; the Hydra spec by its fields and the jobset's expression.

@@ -1,4 +1,4 @@
-// Issue 32: the CUDA stack on one torch. flash-attn, xformers and bitsandbytes as packages built on the variant's
+// The CUDA stack on one torch. flash-attn, xformers and bitsandbytes as packages built on the variant's
 // torch: what the catalog keeps and drops (expand), what each build is handed (pkgs/variant-attrs.nix through the real
 // nix-instantiate / nix-build against the stand-in nixpkgs of each file era), one torch per closure and `eval`'s
 // coupling proof, and `verify` judging a modelled correct build of each (passes) and a modelled wrong one (fails).

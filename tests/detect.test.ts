@@ -521,7 +521,7 @@ test("child process: `detect --cpuinfo … --nvidia-smi … --json` against the 
   const out = JSON.parse(r.stdout) as Recommendation;
   assert.is(out.host.system, "aarch64-linux");
   assert.equal(out.host.gpus.map((g) => g.sm), ["121"]);
-  // No --package: the environment of the whole stack, what a user activates (issue 40).
+  // No --package: the environment of the whole stack, what a user activates.
   assert.is(out.package, "torch-env");
   assert.ok(out.variants.length > 0);
   for (const name of out.variants) assert.match(name, /^torch-env\d*-python\d+-cuda\d+_\d+-sm121-armv9$/);

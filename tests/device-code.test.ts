@@ -1,4 +1,4 @@
-// Issue 22: a correct build passes its own proof. The device code of a variant's libraries is checked per origin
+// A correct build passes its own proof. The device code of a variant's libraries is checked per origin
 // (torch's, torchaudio's own kernels; NCCL, MAGMA, NVSHMEM as nixpkgs links them), through the real probe.py
 // with a stand-in cuobjdump that prints the real tool's formats about modelled libraries (tests/helpers/
 // device-model.ts, derived from the catalog's facts), and on what cuobjdump printed on an H100 host.

@@ -1,4 +1,4 @@
-// Issue 12: fleet plan. The cover is checked against brute force, each host's variant against detect's own
+// Fleet plan. The cover is checked against brute force, each host's variant against detect's own
 // recommendation, --write-matrix against generate, and the cost model on recorded (synthetic) reports.
 import { test } from "uvu";
 import * as assert from "uvu/assert";

@@ -1,4 +1,4 @@
-// Issue 30 (4): flox as it really runs, through a STAND-IN `flox` (tests/fixtures/stand-in-flox: no flox binary here)
+// flox as it really runs, through a STAND-IN `flox` (tests/fixtures/stand-in-flox: no flox binary here)
 // that does what flox/flox's source does: callPackage over flox's nixpkgs + catalogs + every .flox/pkgs package, git-
 // tracked files only, `flox build A B` one after another stopping at the first failure, result-NAME, result-NAME-OUTPUT
 // and result-NAME-log links. Real nix-build and nix-instantiate; the toy derivations of tests/fixtures/build-pkgs.

@@ -1,4 +1,4 @@
-// Issue 18: one command layer. Only generator/cli.ts and generator/commands/ import yargs; libraries never import a
+// One command layer. Only generator/cli.ts and generator/commands/ import yargs; libraries never import a
 // command; no import cycles among generator/ modules (static and dynamic imports).
 import { test } from "uvu";
 import * as assert from "uvu/assert";
