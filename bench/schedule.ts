@@ -1,5 +1,5 @@
 /**
- * Scheduling benchmark of the build driver (issue 3, item 12).
+ * Scheduling benchmark of the build driver: does it start the long builds first and keep every slot busy?
  *
  * A synthetic matrix of 40 tiny real derivations (offline nix-build, no sandbox needed): 20 pytorch-like ones
  * sleeping 1.2–3.6 s, two of them 9 s (late in name order, like CUDA builds for many capabilities among CPU-only

@@ -343,7 +343,7 @@ export const packagesOnTorch: PackageOnTorch[] = [
     pinField: "flashAttn",
     // FlashAttention 2 (the `flash_attn_2_cuda` extension). nixpkgs' flash-attn/default.nix takes `torch` and
     // `inherit (torch) cudaCapabilities cudaPackages cudaSupport` (2.8.2 at 30f6c69 and 079ad55; 2.8.3.post1), so in
-    // the variant's Python set it is built on the variant's torch (pkgs/python-set.nix). Read for issue 32:
+    // the variant's Python set it is built on the variant's torch (pkgs/python-set.nix). Read in
     // docs/research/cuda-extensions-on-torch.md §1.
     releases: [
       {

@@ -1,5 +1,5 @@
 /**
- * `publish`: carry built variants to the machines that need them (issue 31). Two roads:
+ * `publish`: carry built variants to the machines that need them. Two roads:
  * - a Nix binary cache: `nix copy --to URI` of each variant's built closure (driver/job.ts pushClosure, the one code
  *   path `build --copy-to` uses; sign with the store URI's `secret-key=` parameter or nix.conf `secret-key-files`);
  * - a Flox catalog: `flox publish -o ORG NAME`, one package per call, pytorch before what is built on it, each on a

@@ -172,8 +172,8 @@ export function renderFlakeLock(p: Project): string {
 }
 
 /**
- * The flox that opens `.flox/env/manifest.toml` and builds `.flox/pkgs/*.nix`, and why (flox/flox 6536dac, read by a
- * helper into the notes of issue 30):
+ * The flox that opens `.flox/env/manifest.toml` and builds `.flox/pkgs/*.nix`, and why (flox/flox 6536dac, read in its
+ * source):
  * - The manifest says `version = 1`, the oldest manifest format: every flox since 1.0.4 reads it, and the newest
  *   still does (cli/flox-manifest/src/parsed/common.rs `VersionKind::Version(1) => Ok(KnownSchemaVersion::V1)`,
  *   migrated in memory, kept as written on disk). It uses `[options] systems` only, which that format has. A

@@ -242,7 +242,7 @@ export function originOf(libPath: string, head: string, facts: CheckerFacts): De
 
 /**
  * The probe's view of one library (probe.py `--cuobjdump`). `heads`/`blocks` are null when -symbols failed. `all`
- * (probes since issue 39): `cuobjdump -all --list-elf/--list-ptx`, which also reads the relocatable fatbins that
+ * (newer probes only): `cuobjdump -all --list-elf/--list-ptx`, which also reads the relocatable fatbins that
  * `-rdc=true` objects leave (`__nv_relfatbin`): archs and the kernel file names, each once.
  */
 export interface LibDeviceCode {
