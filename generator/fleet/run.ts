@@ -44,7 +44,7 @@ import { FleetUsageError, hostId, type FleetArgs } from "./options.ts";
 import { buildCost, fit, leaveOneOut, DEFAULT_BUILD_SECONDS, type BuildSample } from "./cost.ts";
 import { coverFleet, type Element, type FleetHost } from "./cover.ts";
 
-/** The `host` object `detect --json` prints (generator/detect/command.ts). */
+/** The `host` object `detect --json` prints (generator/detect/recommend.ts `Recommendation`). */
 interface DetectJsonHost {
   system: HostInfo["system"];
   machine: HostInfo["machine"];
