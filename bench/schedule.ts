@@ -8,10 +8,10 @@
  * so nothing is cached.
  *
  * Three runs:
- *   1. the driver with `--jobs 4` and no earlier report (pytorch first, otherwise name order);
- *   2. the driver with `--jobs 4` and run 1's report in its logs dir (durations known: longest first);
+ *   1. the build driver with `--jobs 4` and no earlier report (pytorch first, otherwise name order);
+ *   2. the build driver with `--jobs 4` and run 1's report in its logs dir (durations known: longest first);
  *   3. the sequential loop a user runs today: `nix-build pytorch-X; nix-build torchaudio-X` for each X.
- * Printed: each driver makespan as a ratio to (a) the lower bound max(critical path, total work / 4), computed
+ * Printed: each build driver makespan as a ratio to (a) the lower bound max(critical path, total work / 4), computed
  * from that run's measured per-variant durations, and (b) the sequential loop's measured time. Target (a) ≤ 1.15.
  *
  * Run: `npx tsx bench/schedule.ts` (about 2 minutes), or through bench/index.ts. `BENCH_SCALE=0.5` halves every
@@ -85,7 +85,7 @@ function exec(argv: string[], env: NodeJS.ProcessEnv): Promise<{ code: number | 
 
 const salt = () => `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`;
 
-/** Result of one driver run. */
+/** Result of one build driver run. */
 export interface DriverRun {
   makespanS: number;
   criticalPathS: number;

@@ -3,7 +3,7 @@
  *
  * For each toolkit: the nixpkgs package-set attribute (`cudaPackages_X_Y`), the real compute capabilities its nvcc
  * compiles offline (what `nvcc --list-gpu-code` prints as `sm_XY`, written "X.Y", ascending; the `a`/`f`
- * architecture- and family-specific variants are left out), and the minimum Linux x86_64 driver of the GA
+ * architecture- and family-specific variants are left out), and the minimum Linux x86_64 GPU driver of the GA
  * release (NVIDIA CUDA Toolkit release notes, Table 3 "CUDA Toolkit and Corresponding Driver Versions").
  *
  * Facts (ARCHITECTURE.md rule 3): sm_100, sm_101 and sm_120 are new in 12.8; sm_103 and sm_121 in 12.9; CUDA 13.0 adds

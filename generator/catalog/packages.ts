@@ -141,7 +141,7 @@ export interface PackageOnTorch {
   cudaOnly?: string;
   /**
    * Memory one compile process of this package needs, GiB, with its source: the build caps its parallel compile jobs
-   * (MAX_JOBS) to the memory the builder has (pkgs/variant-attrs.nix), and the driver gives its builds at most
+   * (MAX_JOBS) to the memory the builder has (pkgs/variant-attrs.nix), and the build driver gives its builds at most
    * floor(memory per build / this) cores (generator/driver/jobs.ts). Absent: torch's 4 GiB rule of jobs.ts.
    */
   gibPerCompileJob?: { gib: number; source: string };

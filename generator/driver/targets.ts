@@ -1,9 +1,9 @@
 /**
- * Build targets: what the driver can build, and the selection a user asks for.
+ * Build targets: what the build driver can build, and the selection a user asks for.
  *
  * One source: the expanded variant list of the matrix (`loadProject()`, the same list `generate` writes from),
  * each variant with its own system; its file is `ROOT/.flox/pkgs/NAME.nix`, or `PKGS_DIR/NAME.nix` when
- * `--pkgs-dir` points the driver at another directory of files named like the variants (tests use tiny
+ * `--pkgs-dir` points the build driver at another directory of files named like the variants (tests use tiny
  * stand-in derivations there; only the variants with a file there are targets). Names and systems always come
  * from the variant list; nothing is parsed from file names and no system is guessed.
  *

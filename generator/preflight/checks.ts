@@ -458,7 +458,7 @@ function hostGccarch(p: Probes, hostSystem: string): string[] | null {
 /**
  * The GPU driver as the variant's CUDA libraries see it: their runpath holds /run/opengl-driver/lib only.
  * ✓ NixOS with libcuda.so.1 there, or this process inside a flox activation that serves the host's libcuda
- * (floxCudaRoute); ✗ a host whose driver sits elsewhere (nvidia-smi, /dev/nvidia0, `ldconfig -p`), with what
+ * (floxCudaRoute); ✗ a host whose GPU driver sits elsewhere (nvidia-smi, /dev/nvidia0, `ldconfig -p`), with what
  * nix-gl-host would find (nixglhostSearch), what the flox activation lacks, and the routes that work;
  * – no NVIDIA driver here (fine for building).
  */
@@ -626,7 +626,7 @@ export function formatChecks(results: readonly CheckResult[], width: number): st
 }
 
 /**
- * Checked variants of `variants` (schema Variant or driver targets), each with the file of the environment variant of
+ * Checked variants of `variants` (schema Variant or build driver targets), each with the file of the environment variant of
  * its combination when the matrix has one (it carries nixglhost).
  */
 export function checkedVariants(

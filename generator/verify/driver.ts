@@ -2,7 +2,7 @@
  * Why a variant's torch sees no GPU that nvidia-smi sees (pure): nixpkgs' CUDA libraries load libcuda.so.1 from
  * /run/opengl-driver/lib only (the runpath Nix gave them; preflight/facts.ts NIXOS_DRIVER_LIB), which only NixOS
  * creates, while the host keeps it in its own library directory (`ldconfig -p`). verify prints these lines under the
- * GPU checks, with the ways to run again through the host's driver (preflight/facts.ts DRIVER_ROUTES).
+ * GPU checks, with the ways to run again through the host's GPU driver (preflight/facts.ts DRIVER_ROUTES).
  */
 import { NIXOS_DRIVER_LIB } from "../preflight/facts.ts";
 import { driverRouteLines, type CheckedVariant } from "../preflight/checks.ts";
@@ -23,7 +23,7 @@ export interface DriverFacts {
   throughRoute: string | null;
 }
 
-/** The finding for the GPU check and the lines that explain it, or null when the driver is not the cause. */
+/** The finding for the GPU check and the lines that explain it, or null when the GPU driver is not the cause. */
 export interface DriverCause {
   found: string;
   lines: string[];
