@@ -213,7 +213,7 @@ test("--fail-fast: nothing new starts after a failure", async () => {
   assert.match(v.get(TA_CPU)!.reason!, /fail-fast|not started/);
 });
 
-test("interrupt: SIGINT to the driver ends the builds (and their builders), writes interrupted:true, exits 130", async () => {
+test("interrupt: SIGINT to the build driver ends the builds (and their builders), writes interrupted:true, exits 130", async () => {
   const c = ctx({ VM_BUILD_TEST_SLEEP: "30" });
   let pid = 0;
   const started = Date.now();

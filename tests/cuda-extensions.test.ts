@@ -275,7 +275,7 @@ test("nixpkgs' pythonMetadataCheckHook (stand-in at 2c423e0): variants keep the 
   assert.is(build(`(${variantExpr(d2, ta2.name, standIn(PIN_2_11))}).overrideAttrs (old: { pname = "${ta2.name}"; })`), "built");
 });
 
-test("the driver gives a flash-attn build at most one core per 9 GiB of its share of memory; other packages keep coresPerBuild", () => {
+test("the build driver gives a flash-attn build at most one core per 9 GiB of its share of memory; other packages keep coresPerBuild", () => {
   const m = { cpus: 64, memBytes: 128 * 2 ** 30 };
   const rule = jobsRule(m);
   assert.is(rule.coresPerBuild, 8, rule.explanation);

@@ -147,7 +147,7 @@ test("a detect --json file is a host too", () => {
   assert.match(bad.stderr, /no such file/);
 });
 
-test("cost model: fit on recorded reports (built only), leave-one-out error, default table with sources, makespan from the driver's scheduler", () => {
+test("cost model: fit on recorded reports (built only), leave-one-out error, default table with sources, makespan from the build driver's scheduler", () => {
   const samples = readSamples(REPORTS);
   assert.is(samples.length, 10, "the substituted and the failed entries are ignored");
   const m = fit(samples);
