@@ -35,7 +35,7 @@ export function cudaForDriver(driver: string, cuda: readonly CudaToolkit[]): Cud
 }
 
 /** What the rule needs of a host (detect's HostInfo has it). */
-export interface HostFacts {
+interface HostFacts {
   system: string;
   cpu: { features: readonly string[] };
 }

@@ -7,7 +7,7 @@ import { distance } from "fastest-levenshtein";
 import { clip, MAX_SHOWN } from "./errors.ts";
 
 /** Compare two values as numbers when both are numbers ("75" < "100", "3.9" < "3.13" by parts), else as text. */
-export function compareValues(a: string, b: string): number {
+function compareValues(a: string, b: string): number {
   const num = /^\d+(\.\d+)*$/;
   if (num.test(a) && num.test(b)) {
     const pa = a.split(".").map(Number);
@@ -22,7 +22,7 @@ export function compareValues(a: string, b: string): number {
 }
 
 /** `values` without repeats, in natural order (compareValues). */
-export function sortValues(values: Iterable<string>): string[] {
+function sortValues(values: Iterable<string>): string[] {
   return [...new Set(values)].sort(compareValues);
 }
 
@@ -51,7 +51,7 @@ export function allowedAndClosest(value: string, allowed: Iterable<string>, what
   return `${what} here: ${all.join(", ")}${near.length ? `; closest: ${near.join(", ")}` : ""}`;
 }
 
-export { clip, MAX_SHOWN };
+export { clip };
 
 /**
  * A value the user wrote, for a message: as JSON (strings quoted), cut with `clip`. Never throws: a value that cannot

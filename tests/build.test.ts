@@ -8,11 +8,10 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { spawn } from "node:child_process";
-import { chmodSync, cpSync, existsSync, mkdirSync, readFileSync, readlinkSync, readdirSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, readFileSync, readlinkSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { BuildReport, VariantReport } from "../generator/driver/report.ts";
-import { tempDir } from "./helpers/cli.ts";
-import { BUILD_MATRIX, buildTestContext, FIXTURES, latestReport as latestIn, newSalt, runDriver, type BuildTestContext } from "./helpers/driver.ts";
+import { BUILD_MATRIX, buildTestContext, FIXTURES, latestReport as latestIn, runDriver, type BuildTestContext } from "./helpers/driver.ts";
 import { STAND_IN_BUILDER_FEATURES } from "./helpers/nix.ts";
 
 

@@ -4,7 +4,7 @@
 // stand-in nixpkgs (NOT nixpkgs) and the real Nix 2.8; the Hydra spec by its fields and the jobset's expression.
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { chmodSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { chmodSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { execFileSync, spawnSync } from "node:child_process";
 import { join } from "node:path";
 import { parse as parseYaml } from "yaml";

@@ -4,7 +4,7 @@
 // device-model.ts, derived from the catalog's facts), and on what cuobjdump printed on an H100 host.
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { readFileSync, writeFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { spawn, spawnSync } from "node:child_process";
 import { availableParallelism } from "node:os";

@@ -54,7 +54,7 @@ export function bytesFor(origin: keyof typeof DEVICE_CODE_BYTES, capability: str
 }
 
 /** One origin's modelled device code for a list of capabilities. */
-export interface ModelledDeviceCode {
+interface ModelledDeviceCode {
   origin: string;
   library: string;
   capabilities: string[];

@@ -109,7 +109,7 @@ export function evaluationFailureText(failures: readonly EvaluationFailure[], se
 }
 
 /** Which evaluation failures stop the run (evaluationGate). */
-export interface EvaluationGate {
+interface EvaluationGate {
   /** The failures that stop the run (exit 2, nothing built). */
   stop: EvaluationFailure[];
   /** The failures this machine's nix-instantiate cannot judge for the backend: they are built, and fail there if they must. */

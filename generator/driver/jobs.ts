@@ -19,7 +19,7 @@ export const GIB_PER_COMPILE_JOB = 4;
 export const DEFAULT_CORES_PER_BUILD = 8;
 
 /** The machine facts the rule reads. */
-export interface MachineFacts {
+interface MachineFacts {
   /** Logical CPUs (`os.availableParallelism()`). */
   cpus: number;
   /** Total memory in bytes (`os.totalmem()`). */

@@ -143,7 +143,7 @@ export const FLOX_CUDA = {
 } as const;
 
 /** One way a Nix-built CUDA program finds the host's GPU driver outside (or inside) NixOS, and what it needs. */
-export interface DriverRoute {
+interface DriverRoute {
   id: "nixos" | "nixglhost" | "flox";
   /** What the user runs (PROGRAM stands for e.g. result-torch-env-…/bin/python3). */
   command: string;

@@ -8,7 +8,7 @@ import { NIXOS_DRIVER_LIB } from "../preflight/facts.ts";
 import { driverRouteLines, type CheckedVariant } from "../preflight/checks.ts";
 
 /** What the cause is decided from. */
-export interface DriverFacts {
+interface DriverFacts {
   /** The variant's CUDA version, null for a CPU variant. */
   cuda: string | null;
   /** torch.cuda.is_available() in the probe. */
@@ -24,7 +24,7 @@ export interface DriverFacts {
 }
 
 /** The finding for the GPU check and the lines that explain it, or null when the GPU driver is not the cause. */
-export interface DriverCause {
+interface DriverCause {
   found: string;
   lines: string[];
 }
