@@ -1,8 +1,8 @@
 /**
  * Benchmark: the CLI as users run it, whole processes (`node bin/variant-matrix.js …`, compiled JavaScript), each
  * against the floor `node -e 0` measured in the same run, interleaved (floor, A, B, …, floor, A, B, …) so that
- * drift hits all alike. Medians of `runs`. Targets: --help ≤ 3× the floor (issue 11); list --json and explain
- * ≤ 3× (issue 30); detect ≤ 5× (issue 11); no-op generate ≤ 0.3 s; full generate of a ≥ 700-file matrix ≥ 3,000 files/s including start-up.
+ * drift hits all alike. Medians of `runs`. Targets: --help ≤ 3× the floor; list --json and explain
+ * ≤ 3×; detect ≤ 5×; no-op generate ≤ 0.3 s; full generate of a ≥ 700-file matrix ≥ 3,000 files/s including start-up.
  * Runs the launcher, which compiles dist/ first when it is missing or stale (bin/build-dist.mjs).
  */
 import { spawnSync } from "node:child_process";

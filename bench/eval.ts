@@ -1,5 +1,5 @@
 /**
- * Benchmark: evaluating many variants at once (issue 10). For the default matrix and a synthetic matrix of
+ * Benchmark: evaluating many variants at once (release.nix, one nixpkgs instance per key). For the default matrix and a synthetic matrix of
  * ≥ 5,000 package variants, generated into a temporary tree, against the stand-in nixpkgs (which traces each
  * instantiation), measured side by side in one run:
  *   per file     `nix-instantiate .flox/pkgs/*.nix`: every wrapper evaluated on its own (each imports its

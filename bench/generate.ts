@@ -1,7 +1,7 @@
 /**
  * Benchmark: generate a synthetic matrix of ≥ 5,000 package variants into a fresh directory, then regenerate it
  * with nothing to change (the no-op run). Prints seconds, files per second and the no-op/full ratio, both measured
- * in this one run. Targets (issue 2): full < 2 s, no-op < 0.5 s.
+ * in this one run. Targets: full < 2 s, no-op < 0.5 s.
  *
  * The synthetic catalog is the real one plus 50 made-up GPU architectures (SM 200–249, compute capability
  * 20.0–24.9) that every CUDA version "compiles": it exists only to make the matrix large.

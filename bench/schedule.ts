@@ -1,5 +1,5 @@
 /**
- * Scheduling benchmark of the build driver (issue 3, item 12).
+ * Scheduling benchmark of the build driver: does it start the long builds first and keep every slot busy?
  *
  * A synthetic matrix of 40 tiny real derivations (offline nix-build, no sandbox needed): 20 pytorch-like ones
  * sleeping 1.2–3.6 s, two of them 9 s (late in name order, like CUDA builds for many capabilities among CPU-only
@@ -8,10 +8,10 @@
  * so nothing is cached.
  *
  * Three runs:
- *   1. the driver with `--jobs 4` and no earlier report (pytorch first, otherwise name order);
- *   2. the driver with `--jobs 4` and run 1's report in its logs dir (durations known: longest first);
+ *   1. the build driver with `--jobs 4` and no earlier report (pytorch first, otherwise name order);
+ *   2. the build driver with `--jobs 4` and run 1's report in its logs dir (durations known: longest first);
  *   3. the sequential loop a user runs today: `nix-build pytorch-X; nix-build torchaudio-X` for each X.
- * Printed: each driver makespan as a ratio to (a) the lower bound max(critical path, total work / 4), computed
+ * Printed: each build driver makespan as a ratio to (a) the lower bound max(critical path, total work / 4), computed
  * from that run's measured per-variant durations, and (b) the sequential loop's measured time. Target (a) ≤ 1.15.
  *
  * Run: `npx tsx bench/schedule.ts` (about 2 minutes), or through bench/index.ts. `BENCH_SCALE=0.5` halves every
@@ -85,7 +85,7 @@ function exec(argv: string[], env: NodeJS.ProcessEnv): Promise<{ code: number | 
 
 const salt = () => `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`;
 
-/** Result of one driver run. */
+/** Result of one build driver run. */
 export interface DriverRun {
   makespanS: number;
   criticalPathS: number;

@@ -23,7 +23,7 @@ import { DEFAULT_SELF_HOSTED_LABELS, GITHUB_HOSTED_RUNNERS, GITHUB_LIMITS, GITHU
 import type { Catalog, Variant } from "./schema.ts";
 
 /** `timeout-minutes` the build workflow writes: what GitHub allows, never more. */
-export const JOB_TIMEOUT_MINUTES = { hosted: GITHUB_LIMITS.hostedJobMinutes, selfHosted: 4320 } as const;
+const JOB_TIMEOUT_MINUTES = { hosted: GITHUB_LIMITS.hostedJobMinutes, selfHosted: 4320 } as const;
 
 /**
  * The runner label of a gccarch feature: the feature with every character outside letters, digits, `.`, `_` and `-`
@@ -36,10 +36,10 @@ export const runnerLabel = (feature: string) => feature.replace(/[^A-Za-z0-9._-]
 export const isSelfHosted = (labels: readonly string[]) => labels.some((l) => l.toLowerCase() === "self-hosted");
 
 /** A `ci github` request that cannot be met (a CUDA build on a GitHub-hosted label, …): exit 2 with the reason. */
-export class CiError extends InputError {}
+class CiError extends InputError {}
 
 /** Options of the GitHub workflow. */
-export interface GithubOptions {
+interface GithubOptions {
   /** Self-hosted runs-on labels by system; systems not listed use DEFAULT_SELF_HOSTED_LABELS. */
   runsOn?: Record<string, string[]>;
   /**
@@ -64,16 +64,16 @@ function chunk<T>(xs: readonly T[], n: number): T[][] {
 const slug = (s: string) => s.replace(/[^A-Za-z0-9_-]/g, "_");
 
 /** One matrix entry: a pytorch variant and the variants built on it, in build order (space-separated). */
-export interface JobEntry {
+interface JobEntry {
   variant: string;
   dependents: string;
 }
 
 /** Where a job runs: a self-hosted runner, or GitHub's standard hosted runner of its system. */
-export type Placement = "self-hosted" | "hosted";
+type Placement = "self-hosted" | "hosted";
 
 /** One generated job: id, system, placement, ISA feature, its matrix entries, and every variant name it builds. */
-export interface JobPlan {
+interface JobPlan {
   id: string;
   system: string;
   placement: Placement;
@@ -208,13 +208,13 @@ function steps(placement: Placement, feature: string | null) {
 }
 
 /** The standard GitHub-hosted runner of `system`, or undefined. */
-export const hostedRunnerOf = (system: string) => GITHUB_HOSTED_RUNNERS.find((r) => r.system === system);
+const hostedRunnerOf = (system: string) => GITHUB_HOSTED_RUNNERS.find((r) => r.system === system);
 
 /**
  * Where the matrix entry of pytorch variant `pt` runs: hosted only with `hostedCpu`, for a CPU-only variant whose ISA
  * the hosted runner of its system runs (compat.ts's runs-on rule over the runner's CPU features); else self-hosted.
  */
-export function placementOf(pt: Variant, o: Pick<GithubOptions, "hostedCpu" | "isas">): Placement {
+function placementOf(pt: Variant, o: Pick<GithubOptions, "hostedCpu" | "isas">): Placement {
   if (!o.hostedCpu || pt.cuda !== null) return "self-hosted";
   const runner = hostedRunnerOf(pt.system);
   if (!runner || !o.isas) return "self-hosted";
@@ -244,7 +244,7 @@ function whySelfHosted(j: JobPlan, variants: readonly Variant[], o: GithubOption
  * pushes that change what is built; each job is a matrix over variant names.
  * @throws CiError when --runs-on gives a system's self-hosted jobs labels without `self-hosted` (GitHub-hosted ones).
  */
-export function githubWorkflowPlan(variants: readonly Variant[], o: GithubOptions = {}) {
+function githubWorkflowPlan(variants: readonly Variant[], o: GithubOptions = {}) {
   const runsOn = { ...DEFAULT_SELF_HOSTED_LABELS, ...o.runsOn };
   const jobs: Record<string, unknown> = {};
   const comments: Record<string, string> = {};
@@ -293,11 +293,6 @@ export function githubWorkflowPlan(variants: readonly Variant[], o: GithubOption
   return { workflow, comments };
 }
 
-/** The workflow as an object (see githubWorkflowPlan). */
-export function githubWorkflow(variants: readonly Variant[], o: GithubOptions = {}) {
-  return githubWorkflowPlan(variants, o).workflow;
-}
-
 /** YAML of `value` with `comments[key]` written above each key of its `jobs` map. */
 function yamlWithJobComments(value: unknown, comments: Record<string, string>): string {
   const doc = new Document(value);
@@ -320,7 +315,7 @@ export function githubWorkflowYaml(variants: readonly Variant[], o: GithubOption
 }
 
 /** The oldest Nix that evaluates nixpkgs of August 2025 and later, every catalog pin (nixpkgs lib/minver.nix since NixOS/nixpkgs#428076; catalog/host.ts NIX_MIN). */
-export const NIX_MIN_VERSION: string = NIX_MIN.version;
+const NIX_MIN_VERSION: string = NIX_MIN.version;
 
 /**
  * Shell that fails unless `nix --version` is at least `min` (sort -V orders versions: 2.8 < 2.18). Prints the version.
@@ -376,7 +371,7 @@ export function newerTorchScript(source = NIXOS_UNSTABLE_HEAD): string {
 }
 
 /** The NixOS-CUDA binary cache and its signing key (nixos-cuda/infra README, c2b55a1; kept in catalog/host.ts). */
-export const NIXOS_CUDA_CACHE = { url: CUDA_CACHE_SUBSTITUTER.url, publicKey: CUDA_CACHE_SUBSTITUTER.publicKey } as const;
+const NIXOS_CUDA_CACHE = { url: CUDA_CACHE_SUBSTITUTER.url, publicKey: CUDA_CACHE_SUBSTITUTER.publicKey } as const;
 
 /**
  * Shell of the nightly cache check: at every catalog pin, torch's NCCL, NVSHMEM, MAGMA and triton for each Python set
@@ -388,7 +383,7 @@ export function pinCacheScript(extra = ""): string {
 }
 
 /** Options of the checks workflow. */
-export interface ChecksOptions {
+interface ChecksOptions {
   name?: string;
   /** cron of the nightly run (UTC). */
   cron?: string;
@@ -448,7 +443,7 @@ export function checksWorkflowYaml(o: ChecksOptions = {}): string {
 }
 
 /** Options of the Hydra jobset spec. */
-export interface HydraOptions {
+interface HydraOptions {
   /** Git URL of this repository as Hydra fetches it. */
   repo: string;
   branch: string;

@@ -12,7 +12,6 @@ import { join, resolve } from "node:path";
 import { REPO_ROOT } from "./paths.ts";
 // Only light modules load at start; each command imports what it uses in its handler (fast --help, list, explain).
 import { clip, errorLine, EXIT, exitCodeOf } from "./errors.ts";
-export { variantJson, UsageError } from "./commands/shared.ts";
 import { terminalWidth, UsageError } from "./commands/shared.ts";
 import { generateCommand } from "./commands/generate.ts";
 import { listCommand } from "./commands/list.ts";
@@ -34,7 +33,7 @@ import { installCommand } from "./commands/install.ts";
  * the bundle in dist/<hash>/), read when the parser is built (about 0.1 ms). "unknown" only when package.json is
  * missing or unreadable (never thrown: --help must still work).
  */
-export function packageVersion(): string {
+function packageVersion(): string {
   try {
     const v = JSON.parse(readFileSync(join(REPO_ROOT, "package.json"), "utf8")).version;
     return typeof v === "string" ? v : "unknown";
@@ -52,7 +51,7 @@ const EPILOGUE =
  * yargs' own wording of a parse error, as this CLI says it: "Not enough arguments following: report" (a bare option
  * that takes a value) becomes "--report needs a value"; anything else is kept.
  */
-export function usageMessage(msg: string, args: readonly string[] = []): string {
+function usageMessage(msg: string, args: readonly string[] = []): string {
   const bare = /^Not enough arguments following: (\S+)$/.exec(msg);
   if (bare) return `${bare[1]!.length === 1 ? "-" : "--"}${bare[1]} needs a value`;
   // "Invalid values:\n  Argument: backend, Given: "x", Choices: …" (one line per option): one line in all.
@@ -80,7 +79,7 @@ function refuseEmptyAssignments(args: readonly string[]): void {
 }
 
 /** Build the yargs parser (exported for tests). Every command goes through withArgumentRules (commands/arguments.ts). */
-export function cli(args: string[]): Argv {
+function cli(args: string[]): Argv {
   refuseEmptyAssignments(args);
   const rules = <T, U>(m: CommandModule<T, U>, o?: Parameters<typeof withArgumentRules>[1]) => withArgumentRules(m, o) as CommandModule;
   return yargs(args)
@@ -121,7 +120,7 @@ export function cli(args: string[]): Argv {
  * True for an error of writing output (a `write` system call that failed: a full disk, `> /dev/full`, an I/O error).
  * The work itself may have gone right, but what it printed or wrote is incomplete: exit 1, one line, no stack.
  */
-export function isWriteError(e: unknown): e is NodeJS.ErrnoException {
+function isWriteError(e: unknown): e is NodeJS.ErrnoException {
   const x = e as NodeJS.ErrnoException | null;
   return typeof x?.code === "string" && x.syscall === "write";
 }

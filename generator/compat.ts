@@ -1,5 +1,5 @@
 /**
- * The one "runs on" rule: does code compiled for a capability run on a device, which CUDA versions a driver runs,
+ * The one "runs on" rule: does code compiled for a capability run on a device, which CUDA versions a GPU driver runs,
  * which catalog ISAs a CPU runs, and whether a variant runs on a host (its GPU, or its CPU alone). Pure functions;
  * expand (binary compatibility), detect (recommend), fleet (cover) and verify all decide with these.
  *
@@ -19,7 +19,7 @@ export function capabilitiesRunOn(caps: readonly string[], cap: string): boolean
 }
 
 /**
- * The CUDA toolkits a Linux driver can run: those whose `minDriverLinux` is ≤ the driver, compared numerically per
+ * The CUDA toolkits a Linux GPU driver can run: those whose `minDriverLinux` is ≤ the driver, compared numerically per
  * component. Sorted newest CUDA first. CUDA minor-version compatibility (a newer 12.x on an older 12.x driver, with
  * restrictions) is deliberately not relied upon.
  */
@@ -28,7 +28,7 @@ export function cudaForDriver(driver: string, cuda: readonly CudaToolkit[]): Cud
 }
 
 /** What the rule needs of a host (detect's HostInfo has it). */
-export interface HostFacts {
+interface HostFacts {
   system: string;
   cpu: { features: readonly string[] };
 }
@@ -43,10 +43,10 @@ export function isaFit(host: HostFacts, catalog: Pick<Catalog, "isas">) {
 }
 
 /**
- * Does variant `v` run on `host`, for one of its GPUs (`gpu`: compute capability and driver) or, with `gpu` null,
+ * Does variant `v` run on `host`, for one of its GPUs (`gpu`: compute capability and GPU driver) or, with `gpu` null,
  * on its CPU alone (a CPU-only variant)? The variant must be for the host's system and an ISA its CPU runs; for a
  * GPU it must be built for that GPU's SM (one SM per name), carry code that runs on its capability, and need a CUDA
- * version the driver runs.
+ * version the GPU driver runs.
  */
 export function variantRunsOn(
   v: Pick<Variant, "system" | "isa" | "cuda" | "sm" | "cudaCapabilities">,

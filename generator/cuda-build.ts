@@ -46,7 +46,7 @@ export interface ReleaseBuildFacts {
 }
 
 /** The parts of one package on torch (catalog/packages.ts `PackageOnTorch`) a CUDA build depends on. */
-export interface PackageBuildFacts {
+interface PackageBuildFacts {
   /** Name used in prose ("torchvision"). */
   label: string;
   releases: readonly ReleaseBuildFacts[];
@@ -104,7 +104,7 @@ const runsOn = capabilityRunsOn;
  * @param label the package and version in prose ("torchvision 0.26.0"), for the note or reason
  * @returns { entries, notes } or { reason }
  */
-export function torchArchEntriesIn(
+function torchArchEntriesIn(
   caps: readonly string[],
   torchVersion: string | undefined,
   label: string,

@@ -13,13 +13,13 @@ import type { Project } from "./project.ts";
 import type { Matrix, Variant } from "./schema.ts";
 
 /** A name that exists, with why it is suggested ("same GPU on CUDA 12.9"). */
-export interface Suggestion {
+interface Suggestion {
   name: string;
   why: string;
 }
 
 /** What `explain` found for a name. */
-export type Explanation =
+type Explanation =
   | { kind: "variant"; variant: Variant }
   | {
       kind: "excluded" | "not-in-matrix" | "unknown";
@@ -35,7 +35,7 @@ const sameExceptTag = (a: NameParts, b: NameParts) =>
   a.package === b.package && a.python === b.python && a.cuda === b.cuda && a.sm === b.sm && a.isa === b.isa;
 
 /** The matrix widened to every catalog value (each release on the first pin that carries it), same policy. */
-export function widenMatrix(p: Project): Matrix {
+function widenMatrix(p: Project): Matrix {
   // Each release on its pin in matrix.ts, else the catalog's preferred pin; only pins with a tarball hash, since
   // nothing is generated from a pin without one.
   const releases = p.catalog.torch.flatMap((t) => {
@@ -223,7 +223,7 @@ const releaseTag = (p: Project) => (torch: string) => p.catalog.torch.find((t) =
  * allowed values (numbers in numeric order) and the closest ones (edit distance): "SM95 is not a GPU of the
  * catalog; SMs here: 70, …; closest: 90, 75."
  */
-export function unknownValues(parts: NameParts, p: Project): string[] {
+function unknownValues(parts: NameParts, p: Project): string[] {
   const out: string[] = [];
   const check = (value: string | null, allowed: string[], what: string, label: string) => {
     if (value !== null && !allowed.includes(value)) out.push(`${label} is not ${what} of the catalog; ${allowedAndClosest(value, allowed, what === "a GPU" ? "SMs" : "values")}.`);

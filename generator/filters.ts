@@ -10,8 +10,8 @@ import { REPEATABLE } from "./constants.ts";
 import { InputError } from "./errors.ts";
 import { allowedAndClosest, clip, shown } from "./suggest.ts";
 
-export const FILTER_KEYS = ["package", "python", "cuda", "sm", "isa", "system"] as const;
-export type FilterKey = (typeof FILTER_KEYS)[number];
+const FILTER_KEYS = ["package", "python", "cuda", "sm", "isa", "system"] as const;
+type FilterKey = (typeof FILTER_KEYS)[number];
 
 /** The `--filter` option of every command that selects variants (list, build, eval, ci github). */
 export const FILTER_OPTION = {
@@ -20,7 +20,7 @@ export const FILTER_OPTION = {
 } as const;
 
 /** One parsed `KEY=VALUE`. */
-export interface Filter {
+interface Filter {
   key: FilterKey;
   value: string;
 }

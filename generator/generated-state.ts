@@ -15,7 +15,7 @@ import type { Project } from "./project.ts";
 import { renderRelease, renderVariant, renderVariantsData } from "./render/index.ts";
 
 /** Thrown when the generated files differ from what the matrix gives now (exit 2: run `npm run generate`). */
-export class StaleGeneratedError extends InputError {}
+class StaleGeneratedError extends InputError {}
 
 function readOrNull(path: string): string | null {
   try {
@@ -41,7 +41,7 @@ const mtime = (path: string) => {
  * needs them.
  * @param selected names of the variants about to be built or evaluated (default: all)
  */
-export function staleGenerated(p: Project, root: string, selected: readonly { name: string }[] = p.variants): string[] {
+function staleGenerated(p: Project, root: string, selected: readonly { name: string }[] = p.variants): string[] {
   const byName = new Map(p.variants.map((v) => [v.name, v]));
   const stale: string[] = [];
   let generatedWrapper = false;

@@ -6,7 +6,7 @@
 import type { Excluded, Matrix, Variant } from "./schema.ts";
 
 /** A requested package that yields no variant, with the first reason of its first dropped combination. */
-export interface PackageWithoutVariant {
+interface PackageWithoutVariant {
   package: string;
   /** Why, in words: expand's reason, or that no combination of the matrix includes it. */
   reason: string;
@@ -48,7 +48,7 @@ export function noVariantMessage(variants: readonly Variant[], excluded: readonl
 }
 
 /** Dropped combinations that share their packages and reasons: one group of `list --excluded`. */
-export interface ExcludedGroup {
+interface ExcludedGroup {
   /** Combination names without package ("python313-cuda12_8-sm110-avx2"; with the release tag when names carry one). */
   combinations: string[];
   /** The packages dropped at each of them, in the matrix's order. */

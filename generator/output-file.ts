@@ -28,10 +28,10 @@ import { basename, dirname, join, resolve } from "node:path";
 import { InputError } from "./errors.ts";
 
 /** An output path this CLI will not write to (a directory, a device, a link to nothing): exit 2 with its message. */
-export class OutputFileError extends InputError {}
+class OutputFileError extends InputError {}
 
 /** How writeOutputFile treats an output path: "create" or "replace" (atomically), "through" (open and write). */
-export type OutputMode = "create" | "replace" | "through";
+type OutputMode = "create" | "replace" | "through";
 
 /** What a path holds, in words, for messages. */
 function kindOf(st: Stats): string {

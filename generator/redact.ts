@@ -5,7 +5,7 @@
  */
 
 /** What stands in for a removed secret. */
-export const REDACTED = "REDACTED";
+const REDACTED = "REDACTED";
 
 // scheme://userinfo@ : userinfo holds no "/", whitespace or quote, and runs to the LAST "@" before those (a password
 // with an unescaped "@" is still removed whole); a scheme starts with a letter. Quotes and whitespace end it, so that

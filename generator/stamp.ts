@@ -51,7 +51,7 @@ function walk(dir: string, out: string[] = []): string[] {
 }
 
 /** Hash of what a generate's output depends on (see the module comment). */
-export function inputsHash(matrixFile: string): string {
+function inputsHash(matrixFile: string): string {
   const h = createHash("sha256").update(matrixFile).update("\0").update(readFileSync(matrixFile));
   // The local catalog beside the matrix (pin add) is an input too.
   const local = join(dirname(matrixFile), LOCAL_CATALOG_FILE);

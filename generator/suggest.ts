@@ -17,7 +17,7 @@ export function compareValues(a: string, b: string): number {
 }
 
 /** `values` without repeats, in natural order (compareValues). */
-export function sortValues(values: Iterable<string>): string[] {
+function sortValues(values: Iterable<string>): string[] {
   return [...new Set(values)].sort(compareValues);
 }
 
@@ -46,7 +46,7 @@ export function allowedAndClosest(value: string, allowed: Iterable<string>, what
   return `${what} here: ${all.join(", ")}${near.length ? `; closest: ${near.join(", ")}` : ""}`;
 }
 
-export { clip, MAX_SHOWN };
+export { clip };
 
 /**
  * A value the user wrote, for a message: as JSON (strings quoted), cut with `clip`. Never throws: a value that cannot

@@ -7,7 +7,7 @@
 import wrapAnsi from "wrap-ansi";
 
 /** Options of `wrap`: `indent` starts the first line, `hang` every following line (default: `indent`). */
-export interface WrapOptions {
+interface WrapOptions {
   /** Prefix of the first line, counted in the width (e.g. "  ✓ "). */
   indent?: string;
   /** Prefix of every continuation line (default: as many spaces as `indent` is wide). */

@@ -22,13 +22,13 @@ import { cacheDir } from "./paths.ts";
 import { InputError } from "./errors.ts";
 
 /** Directories (repo-relative) whose generated files of the given extension are ours to remove when stale. */
-export const MANAGED_DIRS: { dir: string; ext: string }[] = [
+const MANAGED_DIRS: { dir: string; ext: string }[] = [
   { dir: ".flox/pkgs", ext: ".nix" },
   { dir: "docs/matrix", ext: ".md" },
 ];
 
 /** What a sync did (or, with `check`, would do). Paths are repo-relative, sorted. */
-export interface SyncResult {
+interface SyncResult {
   /** Files created or changed. */
   written: string[];
   /** Stale generated files (and empty files) removed from the managed directories. */
@@ -100,7 +100,7 @@ export function isGenerated(content: string): boolean {
  * Files under the managed directories of `root` that `files` does not hold and that are ours: generated (header) or
  * empty. Repo-relative, sorted.
  */
-export function staleFiles(root: string, files: FileMap, managed = MANAGED_DIRS): string[] {
+function staleFiles(root: string, files: FileMap, managed = MANAGED_DIRS): string[] {
   const stale: string[] = [];
   for (const { dir, ext } of managed)
     for (const n of listOrEmpty(join(root, dir))) {
@@ -118,7 +118,7 @@ export function staleFiles(root: string, files: FileMap, managed = MANAGED_DIRS)
  * `.NAME.vm-tmp-PID-…` files, and `NAME.tmp-PID` beside a file NAME of `files` (an earlier version's naming).
  * Repo-relative, sorted. Only safe to remove while holding the output's lock (`lockOutput`).
  */
-export function temporaryFiles(root: string, files: FileMap, managed = MANAGED_DIRS): string[] {
+function temporaryFiles(root: string, files: FileMap, managed = MANAGED_DIRS): string[] {
   const byDir = new Map<string, Set<string>>();
   for (const rel of files.keys()) {
     const d = dirname(rel);
@@ -242,7 +242,7 @@ export function managedListing(root: string, managed = MANAGED_DIRS): string[] {
 }
 
 /** Thrown when another generate holds the output's lock past the wait (exit 2: run again when it is done). */
-export class LockedError extends InputError {}
+class LockedError extends InputError {}
 
 function alive(pid: number): boolean {
   try {

@@ -1,5 +1,5 @@
 # pkgs/inspect-pin.nix: read, by evaluating a nixpkgs, every fact variant-matrix keeps per nixpkgs pin
-# (hand-written; evaluated by `variant-matrix pin inspect|check|add`, generator/pin/inspect.ts, with the user's Nix).
+# (hand-written; evaluated by `variant-matrix pin inspect|check|add`, generator/pin/nix.ts, with the user's Nix).
 #
 # Takes
 #   nixpkgs   a nixpkgs source (path or string: a checkout, or the store path of a fetched tarball) or a nixpkgs

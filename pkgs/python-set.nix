@@ -13,7 +13,7 @@
 #   exactly that derivation. One torch per closure (ARCHITECTURE.md rule 8). And each sibling's attribute (`torchvision`)
 #   is the sibling variant itself (pkgs/package-on-torch.nix over the set's own package), so where one package takes
 #   another of the table from the set (nixpkgs' torchcodec lists torchvision among its check inputs) it gets the
-#   variant, not a second build of the same package: one derivation per package per closure (issue 34). torchcodec,
+#   variant, not a second build of the same package: one derivation per package per closure. torchcodec,
 #   which runs torch in its tests, gets the variant's gccarch system feature (pkgs/variant-attrs.nix does the same
 #   for the variants).
 #

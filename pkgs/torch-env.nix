@@ -66,7 +66,7 @@ let
       throw "${variant.name}: ${concatStringsSep ", " (map (m: m.variant.name or m.name) foreign)} built on another torch"
     else members;
   # The environment runs no variant code itself (a buildEnv of symlinks and wrappers), but it is a derivation of the
-  # variant: it carries the ISA's gccarch feature like every other (issue 34), so a builder that takes it can run
+  # variant: it carries the ISA's gccarch feature like every other, so a builder that takes it can run
   # what it holds.
   isaFeatures = import ./isa-features.nix variant;
   plainEnv = pythonPackages.python.withPackages (_: checked ++ torchcodec ++ checkedExtras);

@@ -149,7 +149,7 @@ test("a log directory that cannot be created: no build starts, the report goes t
   assert.not.ok(existsSync(join(c.dir, "out", `result-${PT_CPU}`)), "nothing was built");
 });
 
-test("a bug of the driver (its status sink throws) while a build runs: the build's process group is ended, the run still reports", async () => {
+test("a bug of the build driver (its status sink throws) while a build runs: the build's process group is ended, the run still reports", async () => {
   const { runBuilds } = await import("../generator/driver/run.ts");
   const { makePlan } = await import("../generator/driver/plan.ts");
   const c = ctx();

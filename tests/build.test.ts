@@ -8,11 +8,10 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { spawn } from "node:child_process";
-import { chmodSync, cpSync, existsSync, mkdirSync, readFileSync, readlinkSync, readdirSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, readFileSync, readlinkSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { BuildReport, VariantReport } from "../generator/driver/report.ts";
-import { tempDir } from "./helpers/cli.ts";
-import { BUILD_MATRIX, buildTestContext, FIXTURES, latestReport as latestIn, newSalt, runDriver, type BuildTestContext } from "./helpers/driver.ts";
+import { BUILD_MATRIX, buildTestContext, FIXTURES, latestReport as latestIn, runDriver, type BuildTestContext } from "./helpers/driver.ts";
 import { STAND_IN_BUILDER_FEATURES } from "./helpers/nix.ts";
 
 
@@ -213,7 +212,7 @@ test("--fail-fast: nothing new starts after a failure", async () => {
   assert.match(v.get(TA_CPU)!.reason!, /fail-fast|not started/);
 });
 
-test("interrupt: SIGINT to the driver ends the builds (and their builders), writes interrupted:true, exits 130", async () => {
+test("interrupt: SIGINT to the build driver ends the builds (and their builders), writes interrupted:true, exits 130", async () => {
   const c = ctx({ VM_BUILD_TEST_SLEEP: "30" });
   let pid = 0;
   const started = Date.now();

@@ -1,7 +1,7 @@
-// Issue 25: know before you build. The real list comes from Nix (`build --dry-run --probe-store`: nix-store --realise
+// Know before you build. The real list comes from Nix (`build --dry-run --probe-store`: nix-store --realise
 // --dry-run with the user's substituters, here a local file:// binary cache holding part of a variant's closure);
 // `--skip-cached` skips what a substituter holds; without Nix's answer, the cache model of catalog/binary-cache.ts
-// names what the NixOS-CUDA Hydra's jobs do not build (issue 33: the cudaSupport-sensitive attributes of the sets CI
+// names what the NixOS-CUDA Hydra's jobs do not build (its jobs: the cudaSupport-sensitive attributes of the sets CI
 // evaluation recurses into), checked against a stand-in of that jobset run over the stand-in nixpkgs. The nixpkgs is the stand-in (NOT nixpkgs), whose
 // torch has the inputs the real one's closure has (static nccl, magma, libnvshmem, triton), with a salt so that this
 // file's store paths are its own.
@@ -204,7 +204,7 @@ test("the model agrees with a stand-in of the NixOS-CUDA Hydra's jobset run over
     assert.equal(model, built, `${v.name}: the model says ${model.join(", ") || "nothing"}; the Hydra's closures leave ${built.join(", ") || "nothing"}`);
     seen[v.name] = built;
   }
-  // The CUDA 12.8 case of issue 33: NCCL (not magma alone) is built off the cache.
+  // CUDA 12.8, a versioned set no Hydra job builds with: NCCL (not magma alone) is built off the cache.
   assert.equal(seen["pytorch-python313-cuda12_8-sm90-avx2"], ["libnvshmem-stand-in", "magma-stand-in", "nccl-stand-in", "nccl-stand-in-static", "python3.13-triton-stand-in"]);
   assert.equal(seen["pytorch-python313-cuda12_9-sm90-avx2"], []);
   assert.equal(seen["pytorch-python312-cuda12_9-sm90-avx2"], ["python3.12-triton-stand-in"]);

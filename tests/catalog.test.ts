@@ -152,7 +152,7 @@ test("ranks are unique within a system; torch pins name releases the catalog kno
 
 test.run();
 
-// Issue 24: the table of packages built on torch.
+// The table of packages built on torch.
 test("packages on torch: every entry sourced; releases of a package serve disjoint torch minors; every pin's version is a known release", () => {
   for (const p of packagesOnTorch) {
     assert.ok(p.source.length > 10 && p.buildSeconds.source.length > 10 && p.deviceCode.source.length > 10, p.name);

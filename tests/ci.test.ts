@@ -1,10 +1,10 @@
-// Issue 10 (6), issue 30 (1, 2): CI exports. The GitHub workflows are checked with GitHub's own workflow parser
+// CI exports. The GitHub workflows are checked with GitHub's own workflow parser
 // (@actions/workflow-parser), the build workflow by its job graph and runner placement (no CUDA torch build on a
 // GitHub-hosted label; timeouts within GitHub's caps), the checks workflow by running its shell steps against the
 // stand-in nixpkgs (NOT nixpkgs) and the real Nix 2.8; the Hydra spec by its fields and the jobset's expression.
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { chmodSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { chmodSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { execFileSync, spawnSync } from "node:child_process";
 import { join } from "node:path";
 import { parse as parseYaml } from "yaml";

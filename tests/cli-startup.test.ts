@@ -1,4 +1,4 @@
-// Issue 30 (6): start-up. The bundle's string-width stand-in (generator/lazy-string-width.ts, aliased in
+// Start-up. The bundle's string-width stand-in (generator/lazy-string-width.ts, aliased in
 // package.json's `prepare`) answers exactly what string-width answers, and the compiled CLI prints the same help as
 // the TypeScript sources (which use the real string-width); the figures themselves are measured by `npm run bench`.
 import { test } from "uvu";

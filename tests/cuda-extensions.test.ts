@@ -1,4 +1,4 @@
-// Issue 32: the CUDA stack on one torch. flash-attn, xformers and bitsandbytes as packages built on the variant's
+// The CUDA stack on one torch. flash-attn, xformers and bitsandbytes as packages built on the variant's
 // torch: what the catalog keeps and drops (expand), what each build is handed (pkgs/variant-attrs.nix through the real
 // nix-instantiate / nix-build against the stand-in nixpkgs of each file era), one torch per closure and `eval`'s
 // coupling proof, and `verify` judging a modelled correct build of each (passes) and a modelled wrong one (fails).
@@ -275,7 +275,7 @@ test("nixpkgs' pythonMetadataCheckHook (stand-in at 2c423e0): variants keep the 
   assert.is(build(`(${variantExpr(d2, ta2.name, standIn(PIN_2_11))}).overrideAttrs (old: { pname = "${ta2.name}"; })`), "built");
 });
 
-test("the driver gives a flash-attn build at most one core per 9 GiB of its share of memory; other packages keep coresPerBuild", () => {
+test("the build driver gives a flash-attn build at most one core per 9 GiB of its share of memory; other packages keep coresPerBuild", () => {
   const m = { cpus: 64, memBytes: 128 * 2 ** 30 };
   const rule = jobsRule(m);
   assert.is(rule.coresPerBuild, 8, rule.explanation);

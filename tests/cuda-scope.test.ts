@@ -1,4 +1,4 @@
-// Issue 17: the CUDA capability scope. By default ("torch") only torch and the packages built on it get the
+// The CUDA capability scope. By default ("torch") only torch and the packages built on it get the
 // variant's capabilities and the rest of the CUDA set keeps nixpkgs' defaults (binary-cache hits); the catalog forces
 // the package-set scope where those defaults cannot serve a variant (Jetson capabilities, capabilities missing from
 // nixpkgs' default list). Checked on the generator's output, against the stand-in (what crosses into nixpkgs), and in

@@ -283,7 +283,7 @@ test("nvidia-smi csv: one GPU per line; names with commas; no devices; unreadabl
   assert.throws(() => parseNvidiaSmi("9.0, NVIDIA H100, [N/A]\n", "n"), /n:1:.*driver version "\[N\/A\]"/);
 });
 
-test("machine → Nix system; versions compare numerically; driver → CUDA via minDriverLinux", () => {
+test("machine → Nix system; versions compare numerically; GPU driver → CUDA via minDriverLinux", () => {
   assert.equal(machineToSystem("x86_64"), { arch: "x86_64", system: "x86_64-linux" });
   assert.equal(machineToSystem("aarch64"), { arch: "aarch64", system: "aarch64-linux" });
   assert.is(machineToSystem("arm64").system, "aarch64-linux");
@@ -346,7 +346,7 @@ test("DGX Spark (GB10, SM121): 12.0 code on CUDA 12.8 by binary compatibility, n
   assert.not.ok(both.picks[0].binaryCompat);
   assert.ok(both.picks[0].alternatives.includes("torchaudio28-python313-cuda12_8-sm121-armv9"));
 
-  // Same Spark with a driver that predates CUDA 12.9: the binary-compatible 12.8 build, and why not native.
+  // Same Spark with a GPU driver that predates CUDA 12.9: the binary-compatible 12.8 build, and why not native.
   const oldDriver = host("dgx-spark", { smi: "12.1, NVIDIA GB10, 570.124.06\n" });
   const r = rec(oldDriver, { ...M28, releases: [R28, R29] });
   assert.equal(r.variants, ["torchaudio28-python313-cuda12_8-sm121-armv9"]);
@@ -396,7 +396,7 @@ test("no NVIDIA GPU: the CPU-only variant of the widest ISA (AMD EPYC 7763: avx2
   assert.ok(noCpuOnly.picks[0].suggestions.includes("set cpuOnly: true in matrix.ts"));
 });
 
-test("driver too old for the matrix's CUDA: names the minimum driver; suggests a CUDA the driver runs", () => {
+test("GPU driver too old for the matrix's CUDA: names the minimum driver; suggests a CUDA the GPU driver runs", () => {
   const r = rec(host("h100-old-driver"), M28);
   assert.is(r.status, "none");
   assert.equal(r.variants, []);
@@ -405,7 +405,7 @@ test("driver too old for the matrix's CUDA: names the minimum driver; suggests a
   assert.ok(p.suggestions.includes("upgrade the NVIDIA driver to ≥ 570.26 (CUDA 12.8)"));
   assert.match(p.suggestions.join("\n"), "no CUDA version in the catalog runs on driver 535.183.01");
   assert.is(r.cpuFallback, "torchaudio-python313-cpu-avx512bf16");
-  // An R560 driver runs CUDA 12.6, which a pin in the catalog carries: that is the matrix.ts change.
+  // An R560 GPU driver runs CUDA 12.6, which a pin in the catalog carries: that is the matrix.ts change.
   const r560 = rec(host("h100-old-driver", { smi: "9.0, NVIDIA H100 80GB HBM3, 560.35.03\n" }), M28);
   assert.ok(r560.picks[0].suggestions.includes(`or add "12.6" to cuda in matrix.ts (CUDA 12.6 runs on driver 560.35.03)`));
   const with126 = rec(host("h100-old-driver", { smi: "9.0, NVIDIA H100 80GB HBM3, 560.35.03\n" }), {
@@ -521,7 +521,7 @@ test("child process: `detect --cpuinfo … --nvidia-smi … --json` against the 
   const out = JSON.parse(r.stdout) as Recommendation;
   assert.is(out.host.system, "aarch64-linux");
   assert.equal(out.host.gpus.map((g) => g.sm), ["121"]);
-  // No --package: the environment of the whole stack, what a user activates (issue 40).
+  // No --package: the environment of the whole stack, what a user activates.
   assert.is(out.package, "torch-env");
   assert.ok(out.variants.length > 0);
   for (const name of out.variants) assert.match(name, /^torch-env\d*-python\d+-cuda\d+_\d+-sm121-armv9$/);

@@ -1,10 +1,10 @@
-// Issue 22: a correct build passes its own proof. The device code of a variant's libraries is checked per origin
+// A correct build passes its own proof. The device code of a variant's libraries is checked per origin
 // (torch's, torchaudio's own kernels; NCCL, MAGMA, NVSHMEM as nixpkgs links them), through the real probe.py
 // with a stand-in cuobjdump that prints the real tool's formats about modelled libraries (tests/helpers/
 // device-model.ts, derived from the catalog's facts), and on what cuobjdump printed on an H100 host.
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { readFileSync, writeFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { spawn, spawnSync } from "node:child_process";
 import { availableParallelism } from "node:os";

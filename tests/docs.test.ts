@@ -1,4 +1,4 @@
-// Issue 40: docs a newcomer can follow. The README is short and has a table of contents; its sentences are short;
+// Docs a newcomer can follow. The README is short and has a table of contents; its sentences are short;
 // no doc points outside the repository; every relative link resolves; and every count of variants a doc states is
 // the count `list` (or the library, for matrices other than matrix.ts) really gives.
 import { test } from "uvu";

@@ -3,7 +3,7 @@
  * ✓ and a ✗ case on modelled hosts: a fake host root (etc/NIXOS, run/opengl-driver/lib, dev/nvidia0, proc/cpuinfo of
  * a recorded host) and STAND-IN executables on PATH (nix, nix-instantiate, flox, nvidia-smi, ldconfig, df) that print
  * what the real ones print; the route to the host's GPU driver outside NixOS (the stand-in nixpkgs' nix-gl-host, built
- * with the real nix-build); `verify` naming the missing driver path; build and publish refusing with exit 2.
+ * with the real nix-build); `verify` naming the missing GPU driver path; build and publish refusing with exit 2.
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
@@ -144,7 +144,7 @@ test("GPU driver: ✓ on NixOS (/run/opengl-driver/lib/libcuda.so.1); ✗ on a n
   assert.match(r.fix!, new RegExp(`nix-build \\.flox/pkgs/${SPARK_ENV}\\.nix -A nixglhost -o result-nixglhost`));
   assert.match(r.fix!, /flox activate/);
   assert.match(r.fix!, /NixOS/);
-  // nix-gl-host's rule: it takes the driver's directory (libnvidia-ml beside libcuda), reached through ld.so.conf's include.
+  // nix-gl-host's rule: it takes the GPU driver's directory (libnvidia-ml beside libcuda), reached through ld.so.conf's include.
   assert.match(r.detail, /nixglhost would take libcuda from \/usr\/lib\/aarch64-linux-gnu/);
   // Inside `flox activate` of flox 1.5 to 1.12.0, which exported _FLOX_ENV_CUDA_DETECTION=1: the fallback says ✓.
   const inFlox = { ...dgxos.host, env: { ...dgxos.env, FLOX_ENV: "/x/.flox/run/env", _FLOX_ENV_CUDA_DETECTION: "1" } };
@@ -203,7 +203,7 @@ test("GPU driver outside NixOS, as nix-gl-host searches: LD_LIBRARY_PATH, ld.so.
   assert.not.ok(found.some((x) => x.dir === "/does/not/exist"));
 });
 
-test("doctor (CLI) on the recorded DGX Spark as DGX OS: exit 1, one line per check at 80 columns, the driver path and the routes; --json; detect's pick without NAME", () => {
+test("doctor (CLI) on the recorded DGX Spark as DGX OS: exit 1, one line per check at 80 columns, the GPU driver path and the routes; --json; detect's pick without NAME", () => {
   const h = makeHost({ recorded: "dgx-spark", nvidiaSmi: true, devNvidia: true, hostLibcuda: "/usr/lib/aarch64-linux-gnu/libcuda.so.1", nix: "2.24.9", nixConf: { "system-features": variant(SPARK_ENV).requiredSystemFeatures.join(" ") } });
   const args = ["doctor", SPARK_ENV, "--machine", "aarch64", "--host-root", h.root, "--backend", "nix"];
   const r = runCli(args, { env: { ...h.env, COLUMNS: "80" } });

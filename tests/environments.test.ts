@@ -1,4 +1,4 @@
-// Issue 41: named environments (matrix.ts `environments`). For every nixpkgs pin of the catalog, against the stand-in of
+// Named environments (matrix.ts `environments`). For every nixpkgs pin of the catalog, against the stand-in of
 // that pin's era (tests/fixtures/stand-in-nixpkgs: peft on the set's torch, einops without torch, deepspeed on the set's
 // torch where the pin carries it, extras-by-pin.nix), the real CLI generates a matrix with named environments into a
 // temp tree, and the real nix-instantiate / nix-store / nix-build check:

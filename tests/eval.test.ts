@@ -1,4 +1,4 @@
-// Issue 10 (3): `variant-matrix eval` evaluates variants to drvPaths through release.nix in parallel and proves from
+// `variant-matrix eval` evaluates variants to drvPaths through release.nix in parallel and proves from
 // the .drv files that each torchaudio is built against exactly its pytorch variant. Real nix-instantiate and
 // nix-store against the stand-in nixpkgs (by revision).
 import { test } from "uvu";

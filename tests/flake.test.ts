@@ -1,4 +1,4 @@
-// Issue 41: the generated flake. The repository's flake.lock pins equal the catalog's (revision and narHash) and
+// The generated flake. The repository's flake.lock pins equal the catalog's (revision and narHash) and
 // flake.nix's inputs; then, with the real Nix 2.8 here (flakes enabled per command) on a toy matrix copied into a temp
 // git repository (a flake's evaluation copies the git-tracked tree) and its nixpkgs input overridden with the stand-in
 // (tests/fixtures/stand-in-nixpkgs, a `path:` input):

@@ -1,4 +1,4 @@
-// Issue 12: fleet plan. The cover is checked against brute force, each host's variant against detect's own
+// Fleet plan. The cover is checked against brute force, each host's variant against detect's own
 // recommendation, --write-matrix against generate, and the cost model on recorded (synthetic) reports.
 import { test } from "uvu";
 import * as assert from "uvu/assert";
@@ -147,7 +147,7 @@ test("a detect --json file is a host too", () => {
   assert.match(bad.stderr, /no such file/);
 });
 
-test("cost model: fit on recorded reports (built only), leave-one-out error, default table with sources, makespan from the driver's scheduler", () => {
+test("cost model: fit on recorded reports (built only), leave-one-out error, default table with sources, makespan from the build driver's scheduler", () => {
   const samples = readSamples(REPORTS);
   assert.is(samples.length, 10, "the substituted and the failed entries are ignored");
   const m = fit(samples);

@@ -1,4 +1,4 @@
-// Issue 30 (4): flox as it really runs, through a STAND-IN `flox` (tests/fixtures/stand-in-flox: no flox binary here)
+// flox as it really runs, through a STAND-IN `flox` (tests/fixtures/stand-in-flox: no flox binary here)
 // that does what flox/flox's source does: callPackage over flox's nixpkgs + catalogs + every .flox/pkgs package, git-
 // tracked files only, `flox build A B` one after another stopping at the first failure, result-NAME, result-NAME-OUTPUT
 // and result-NAME-log links. Real nix-build and nix-instantiate; the toy derivations of tests/fixtures/build-pkgs.
@@ -77,7 +77,7 @@ test("the stand-in is flox: `flox build A B` stops at the first failure; untrack
   assert.match(untracked.stderr, /not found in \.flox\/pkgs/);
 });
 
-test("driver --backend flox: separate `flox build` processes in parallel; a failure hides nothing else; outputs and flox's log in the report", async () => {
+test("build driver --backend flox: separate `flox build` processes in parallel; a failure hides nothing else; outputs and flox's log in the report", async () => {
   const root = project([PT_CPU, TA_CPU, PT_ARM, PT_FAIL]);
   const dir = join(root, "..");
   const calls = join(dir, "calls.txt");
@@ -109,7 +109,7 @@ test("driver --backend flox: separate `flox build` processes in parallel; a fail
   assert.ok(t0 >= a1, "torchaudio after its pytorch");
 });
 
-test("driver --backend flox: a multi-output variant's other outputs are recorded from flox's result-NAME-OUTPUT links", async () => {
+test("build driver --backend flox: a multi-output variant's other outputs are recorded from flox's result-NAME-OUTPUT links", async () => {
   const root = project([]);
   const salt = newSalt();
   // A toy with two outputs (test only), committed as a user would.

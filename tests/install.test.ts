@@ -111,7 +111,7 @@ function standInEnvironment(): string {
   return pkgs;
 }
 
-test("install on a non-NixOS host with a driver: built through the driver, DIR a GC root, python3 through the environment's nixglhost; the verify line ends the run; a second install builds nothing", () => {
+test("install on a non-NixOS host with a GPU driver: built through the build driver, DIR a GC root, python3 through the environment's nixglhost; the verify line ends the run; a second install builds nothing", () => {
   const pkgs = standInEnvironment();
   const h = makeHost({ ...H100, hostLibcuda: "/usr/lib/x86_64-linux-gnu/libcuda.so.1", realNixTools: true, nixConf: { "system-features": FEATURES, ...CACHE } });
   const dir = join(h.dir, "torch-env");
@@ -141,7 +141,7 @@ test("install on a non-NixOS host with a driver: built through the driver, DIR a
   // The last line: the python, what it is, and the promises held on the H100 it reached through nixglhost.
   const last = first.stdout.trim().split("\n").at(-1)!;
   assert.match(last, new RegExp(`^${join(dir, "bin/python3").replace(/[/.]/g, "\\$&")}: ${NAME} \\(torch 2\\.12\\.0, capabilities 9\\.0, ISA avx512bf16\\): \\d+ of \\d+ promises hold on NVIDIA H100 80GB HBM3 \\(9\\.0\\)$`));
-  // Again, at 80 columns: nothing is built (the driver finds the output), verify runs again, and its line stays one line.
+  // Again, at 80 columns: nothing is built (the build driver finds the output), verify runs again, and its line stays one line.
   const second = runCli(args, { env: { ...env, COLUMNS: "80" } });
   assert.is(second.status, first.status, second.stderr);
   assert.is(latestReport(logs).variants.find((v) => v.name === NAME)?.status, "cached");

@@ -1,4 +1,4 @@
-// Issue 34: each variant built once, on a builder that can run it. (1) Every derivation of a variant requires its
+// Each variant built once, on a builder that can run it. (1) Every derivation of a variant requires its
 // ISA's `gccarch-…` system feature (catalog/cpu-isas.ts), and the real Nix refuses to build one on a machine that
 // does not declare it and builds it on one that does. (2) One derivation per package of the table in every closure:
 // torchcodec's check input is the variant's own torchvision. The nixpkgs is the stand-in (NOT nixpkgs).
@@ -96,7 +96,7 @@ test("the wrong wiring shows: without the siblings, torchcodec's check input is 
   const env = project.variants.find((v) => v.package === "torch-env" && v.cuda !== null)!;
   const [pt, ta, tv] = env.dependsOn.map((n) => project.variants.find((v) => v.name === n)!);
   const n = standInNixpkgs(env.nixpkgs);
-  // pkgs/torch-env.nix called as before issue 34: the members, and a set with torch replaced only.
+  // pkgs/torch-env.nix called the wrong way, without the siblings: the members, and a set with torch replaced only.
   const expr = `let n = ${n}; in
     import ${nixPath(join(ROOT, "pkgs/torch-env.nix"))} {
       variant = (import ${nixPath(join(ROOT, "pkgs/variants.nix"))}).${JSON.stringify(env.name)};

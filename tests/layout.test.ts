@@ -1,9 +1,12 @@
-// Issue 18: one command layer. Only generator/cli.ts and generator/commands/ import yargs; libraries never import a
-// command; no import cycles among generator/ modules (static and dynamic imports).
+// One command layer. Only generator/cli.ts and generator/commands/ import yargs; libraries never import a
+// command; no import cycles among generator/ modules (static and dynamic imports). And words a reader can follow:
+// no comment points at a tracker this repository does not hold ("issue 34"), and every generator/… or pkgs/… path a
+// generator/ comment names exists.
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { readdirSync, readFileSync, statSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
+import ts from "typescript";
 import { ROOT } from "./helpers/cli.ts";
 
 const GEN = join(ROOT, "generator");
@@ -53,6 +56,65 @@ test("no import cycles under generator/", () => {
   };
   for (const f of all) visit(f, []);
   assert.equal(cycles, []);
+});
+
+/** Every text file under `dir` (sources, Nix, templates, generated files), as absolute paths. */
+function textFiles(dir: string): string[] {
+  return readdirSync(dir).flatMap((n) => {
+    const p = join(dir, n);
+    return statSync(p).isDirectory() ? textFiles(p) : /\.(ts|nix|py|njk|mjs|json|md)$/.test(p) ? [p] : [];
+  });
+}
+
+/**
+ * The comments of a file: a TypeScript file's comment ranges (by its syntax tree, so `//` inside a string or template
+ * is not one); elsewhere (Nix, Python, nunjucks) what follows a `#` on a line.
+ */
+function commentsOf(file: string): string[] {
+  const text = readFileSync(file, "utf8");
+  if (!file.endsWith(".ts")) return text.split("\n").flatMap((l) => (l.includes("#") ? [l.slice(l.indexOf("#"))] : []));
+  const sf = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, false);
+  const seen = new Map<number, string>();
+  const take = (ranges: ts.CommentRange[] | undefined) => {
+    for (const r of ranges ?? []) seen.set(r.pos, text.slice(r.pos, r.end));
+  };
+  const visit = (node: ts.Node) => {
+    take(ts.getLeadingCommentRanges(text, node.pos));
+    take(ts.getTrailingCommentRanges(text, node.end));
+    ts.forEachChild(node, visit);
+  };
+  visit(sf);
+  take(ts.getLeadingCommentRanges(text, sf.endOfFileToken.pos));
+  return [...seen.values()];
+}
+
+test('no "issue N" of a tracker this repository does not hold, in generator/ or pkgs/ (an upstream owner/repo issue is fine)', () => {
+  const found: string[] = [];
+  for (const f of [...textFiles(GEN), ...textFiles(join(ROOT, "pkgs"))]) {
+    const text = readFileSync(f, "utf8");
+    for (const m of text.matchAll(/\bissues?\s?#?\d+/gi)) {
+      // "pytorch/pytorch issue #157842", "huggingface/candle issue #733": an upstream tracker, named.
+      if (/[\w.-]+\/[\w.-]+\s+$/.test(text.slice(Math.max(0, m.index! - 80), m.index))) continue;
+      found.push(`${relative(ROOT, f)}:${text.slice(0, m.index).split("\n").length}: ${m[0]}`);
+    }
+  }
+  assert.equal(found, [], "say why the rule exists instead of which issue asked for it");
+});
+
+test("every generator/… and pkgs/… path a generator/ comment names exists (a path below pkgs/<dir>/ is nixpkgs' own)", () => {
+  // This repository's pkgs/ holds files only, so pkgs/top-level/…, pkgs/development/… name nixpkgs' tree.
+  assert.equal(readdirSync(join(ROOT, "pkgs")).filter((n) => statSync(join(ROOT, "pkgs", n)).isDirectory()), []);
+  const missing: string[] = [];
+  for (const f of textFiles(GEN).filter((x) => /\.(ts|nix|py|njk)$/.test(x))) {
+    for (const c of commentsOf(f)) {
+      for (const m of c.matchAll(/(?<![\w./-])((?:generator|pkgs)\/[\w.\/-]*[\w\/])/g)) {
+        const path = m[1]!.replace(/\.$/, "");
+        if (/^pkgs\/[^/]+\//.test(path)) continue;
+        if (!existsSync(join(ROOT, path))) missing.push(`${relative(ROOT, f)}: ${path}`);
+      }
+    }
+  }
+  assert.equal(missing, []);
 });
 
 test.run();

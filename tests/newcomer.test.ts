@@ -1,4 +1,4 @@
-// Issue 18: what a newcomer hit, each with a test that would have caught it.
+// What a newcomer hit, each with a test that would have caught it.
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { catalog } from "../generator/catalog/index.ts";

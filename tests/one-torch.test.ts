@@ -1,4 +1,4 @@
-// Issue 15: one torch per closure, for every nixpkgs pin of the catalog, against the stand-in of that pin's era
+// One torch per closure, for every nixpkgs pin of the catalog, against the stand-in of that pin's era
 // (tests/fixtures/stand-in-nixpkgs: torchaudio 2.9/2.10/2.11 formals, torchcodec 0.8/0.11/0.16, torchvision, and
 // nixpkgs' pythonCatchConflictsHook failing the build on a duplicated Python package).
 //
@@ -17,8 +17,7 @@ import { readFileSync } from "node:fs";
 import { spawnSync } from "node:child_process";
 import path from "node:path";
 import { catalog } from "../generator/catalog/index.ts";
-import type { NixpkgsPin, VariantJson } from "../generator/schema.ts";
-import { runCli } from "./helpers/cli.ts";
+import type { NixpkgsPin } from "../generator/schema.ts";
 import { generateForPin } from "./helpers/matrices.ts";
 import {
   REPO_ROOT,
@@ -114,7 +113,7 @@ test("every pin: torchvision and environment variants hold exactly the pytorch v
         nixInstantiate(importVariant(what === "torchvision" ? tv!.file : env!.file, n), [], { expr: true });
         const seen = torchDrvsIn(drv);
         assert.equal(seen.torch, [pt], `${pin.rev.slice(0, 7)} ${what} ${c.pytorch.name}: torch .drv files in the closure`);
-        // One derivation per package per closure (issue 34): torchcodec's check input is the torchvision variant.
+        // One derivation per package per closure: torchcodec's check input is the torchvision variant.
         for (const [dist, drvs] of seen.byDist) assert.is(drvs.length, 1, `${pin.rev.slice(0, 7)} ${what}: ${dist} ×${drvs.length}`);
       }
       // The environment's runtime closure (what withPackages links: the members and what they propagate) holds torch,

@@ -1,4 +1,4 @@
-// Issue 30 (5): every repeatable option takes one value per occurrence, so names written after it stay names.
+// Every repeatable option takes one value per occurrence, so names written after it stay names.
 // Each command's own yargs module parses the words (its handler replaced by one that records what it got), and
 // `build --dry-run` runs for real with names after `--nix-option` and `--filter`.
 import { test } from "uvu";

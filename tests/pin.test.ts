@@ -1,4 +1,4 @@
-// Issue 23: a pin's facts read by evaluating a nixpkgs (pkgs/inspect-pin.nix) with the real Nix, `pin check` against
+// A pin's facts read by evaluating a nixpkgs (pkgs/inspect-pin.nix) with the real Nix, `pin check` against
 // the catalog, `pin add` into the local catalog, and the version message of a nixpkgs newer than this Nix can read.
 // Every nixpkgs here is the stand-in (tests/fixtures/stand-in-nixpkgs, NOT nixpkgs) of one catalog pin, laid out as a
 // nixpkgs checkout directory (default.nix, .git-revision) or a tarball served from a file:// URL.

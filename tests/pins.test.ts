@@ -1,4 +1,4 @@
-// Issue 9: content-addressed nixpkgs pins, current PyTorch on CUDA 13 (SM110, native SM121/SM103), and a stand-in
+// Content-addressed nixpkgs pins, current PyTorch on CUDA 13 (SM110, native SM121/SM103), and a stand-in
 // nixpkgs that fails where real nixpkgs would.
 import { test } from "uvu";
 import * as assert from "uvu/assert";

@@ -1,4 +1,4 @@
-// Issue 31: ship what you build. The driver's report records each built variant's NAR and closure size (checked
+// Ship what you build. The build driver's report records each built variant's NAR and closure size (checked
 // against nix-store's own answer); `publish --to file:///DIR` leaves the closures in that binary cache; `publish
 // --org ORG --dry-run` plans `flox publish -o ORG NAME` in build order through a STAND-IN flox
 // (tests/fixtures/stand-in-flox) and runs nothing, and refuses a dirty tree naming the file; explain models the

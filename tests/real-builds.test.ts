@@ -1,4 +1,4 @@
-// Issue 39: the promise meets real builds. Each package built from source on the H100 host for exactly capability
+// The promise meets real builds. Each package built from source on the H100 host for exactly capability
 // 9.0 and for a wrong list (tests/fixtures/probes/h100-real-builds, see its README), replayed through the comparison
 // that `verify` and the Nix static check share: a correct build passes every line of its own package, a wrong one
 // fails naming the extra capability or PTX. Also: probe.py's GPU checks run in a child process (a package that ends

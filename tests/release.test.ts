@@ -1,4 +1,4 @@
-// Issue 10 (1, 2): release.nix, the one entry point for engines, and one nixpkgs instance per distinct key.
+// release.nix, the one entry point for engines, and one nixpkgs instance per distinct key.
 // Real nix-instantiate against the STAND-IN nixpkgs (tests/fixtures/stand-in-nixpkgs/by-rev.nix: one stand-in per
 // recorded pin, selected by revision); the stand-in traces every instantiation, so the counts are measured.
 import { test } from "uvu";

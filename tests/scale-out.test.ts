@@ -1,5 +1,5 @@
-// Issue 10 (4, 5): remote builders over Nix's SSH protocol and a binary-cache round trip, for real: a test sshd
-// on 127.0.0.1 (tests/helpers/sshd.ts), the driver as a child process, the tiny fixture derivations of
+// Remote builders over Nix's SSH protocol and a binary-cache round trip, for real: a test sshd
+// on 127.0.0.1 (tests/helpers/sshd.ts), the build driver as a child process, the tiny fixture derivations of
 // tests/fixtures/build-pkgs (stand-ins named like variants; they build in a second).
 import { test } from "uvu";
 import * as assert from "uvu/assert";

@@ -1,7 +1,7 @@
 /**
  * Signals reach the build driver however it was started: through `npm run build:variants` (npm forwards SIGINT and
  * SIGTERM to its script's process, and the script execs node, so no `sh -c` stands between them and swallows the
- * signal), the driver ends its builds and writes a report that says interrupted. Real npm, real nix-build of the
+ * signal), the build driver ends its builds and writes a report that says interrupted. Real npm, real nix-build of the
  * tiny stand-in derivations of tests/fixtures/build-pkgs.
  */
 import { test } from "uvu";
@@ -17,7 +17,7 @@ const PT_ARM = "pytorch-python313-cuda12_8-sm121-armv9";
 const PT_CPU = "pytorch-python313-cpu-avx2";
 
 for (const signal of ["SIGTERM", "SIGINT"] as const)
-  test(`${signal} to npm's pid of \`npm run build:variants\`: the driver stops its builds and reports interrupted`, async () => {
+  test(`${signal} to npm's pid of \`npm run build:variants\`: the build driver stops its builds and reports interrupted`, async () => {
     const { dir, salt, env } = buildTestContext("vm-signal-test-", { VM_BUILD_TEST_SLEEP: "60", NO_COLOR: "1", COLUMNS: "400" });
     const logs = join(dir, "logs");
     const args = [
@@ -45,12 +45,12 @@ for (const signal of ["SIGTERM", "SIGINT"] as const)
     const code = await closed;
     assert.ok(Date.now() - started < 60_000, "did not wait for the 60 s builds");
     assert.ok(code !== 0, `npm exited ${code}`);
-    // The driver (npm's child) wrote its report before it exited.
+    // The build driver (npm's child) wrote its report before it exited.
     for (let i = 0; i < 50 && !(existsSync(join(logs, "latest/report.json")) && latestReport(logs).finishedAt); i++) await new Promise((r) => setTimeout(r, 100));
     const rep = latestReport(logs);
     assert.is(rep.interrupted, true, JSON.stringify(rep).slice(0, 400));
     for (const v of rep.variants) assert.match(v.reason ?? "", new RegExp(`interrupted \\(${signal}\\)`), v.name);
-    // Nothing of this run is left: no builder with this salt, no driver.
+    // Nothing of this run is left: no builder with this salt, no build driver.
     await new Promise((r) => setTimeout(r, 500));
     const ps = spawnSync("ps", ["-eww", "-o", "args"], { encoding: "utf8" }).stdout;
     assert.not.match(ps, new RegExp(`salt ${salt}`), "builders ended");

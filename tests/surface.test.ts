@@ -1,4 +1,4 @@
-// Issue 40: one surface. Every command's help (and each pin action's) describes every option with one name per
+// One surface. Every command's help (and each pin action's) describes every option with one name per
 // concept; every error carries the one prefix on stderr with the documented exit code; --version is package.json's;
 // and with COLUMNS=80 the human output of detect, explain, build --dry-run, list --excluded and fleet on the recorded
 // hosts (tests/fixtures/hosts) fits 80 columns, except a line holding a single unbreakable token.

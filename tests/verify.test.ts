@@ -1,4 +1,4 @@
-// Issue 16: `verify` and the shared comparison, replaying what the probe recorded on a real H100 host
+// `verify` and the shared comparison, replaying what the probe recorded on a real H100 host
 // (tests/fixtures/probes/h100-pypi-torch2.11.0-cu130, see its README), plus real child processes for the failure
 // paths (no torch, an interpreter killed by SIGILL, a result-* style package directory).
 import { test } from "uvu";
@@ -45,7 +45,7 @@ test("replaying the H100 probe: verify picks detect's variant and reports what v
   assert.is(rep.name, onDevice.name);
   assert.is(rep.chosenBy, "picked by detect for this host");
   assert.equal(rep.checks, onDevice.checks);
-  // The text report ends with how to install the picked variant (issue 31).
+  // The text report ends with how to install the picked variant.
   const text = runCli(["verify", "--probe", join(H100, "probe.json"), ...host, "--matrix", m, "--org", "acme"]);
   assert.match(text.stdout, new RegExp(`install ${rep.name}:\n  \\$ flox install acme/${rep.name}\n`));
   assert.match(text.stdout, new RegExp(`\n  \\$ nix-env -if \\.flox/pkgs/${rep.name}\\.nix\n`));
@@ -219,7 +219,7 @@ test("the committed compare bundle and its facts are what generate writes, and a
   assert.match(noFacts.stderr, /usage: verify-compare\.mjs FACTS\.json PROMISE\.json PROBE\.json/);
 });
 
-// Issue 24: the probe recorded on the H100 with PyPI torchvision 0.26 (tests/fixtures/probes/h100-pypi-torch2.11.0-cu130-torchvision).
+// The probe recorded on the H100 with PyPI torchvision 0.26 (tests/fixtures/probes/h100-pypi-torch2.11.0-cu130-torchvision).
 const TV = join(ROOT, "tests/fixtures/probes/h100-pypi-torch2.11.0-cu130-torchvision");
 const tvMatrix = {
   releases: [{ torch: "2.11.0", nixpkgs: "a3116115851d68b8952a2a4221cc25a84e56b532" }],

@@ -1,4 +1,4 @@
-// Issue 4: several PyTorch, CUDA and Python lines in one matrix, without giving up a rule of truth.
+// Several PyTorch, CUDA and Python lines in one matrix, without giving up a rule of truth.
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { catalog } from "../generator/catalog/index.ts";

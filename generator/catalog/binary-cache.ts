@@ -95,7 +95,7 @@ export const REBUILD_SECONDS = {
 } as const;
 
 /** One public binary cache that serves nixpkgs' CUDA packages, and for which systems. */
-export interface PublicCudaCache {
+interface PublicCudaCache {
   name: string;
   /** The substituter URL for nix.conf `extra-substituters`. */
   url: string;

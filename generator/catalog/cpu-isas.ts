@@ -20,7 +20,8 @@ const GCC_X86 =
 const GRAVITON = "aws/aws-graviton-getting-started c-c++.md (Graviton2 N1, Graviton3 V1, Graviton4 V2)";
 
 /**
- * The `gccarch-<arch>` system features (issue 34). nixpkgs lib/systems/architectures.nix (0136356) `inferiors`: "a
+ * The `gccarch-<arch>` system features: a variant runs its own code while it builds, so it needs a builder whose CPU
+ * can run it. nixpkgs lib/systems/architectures.nix (0136356) `inferiors`: "a
  * superior CPU has all the features of an inferior and is able to build and test code for it"; NixOS declares
  * `gccarch-<gcc.arch>` and `gccarch-<each inferior>` on a machine whose nixpkgs.hostPlatform.gcc.arch is set
  * (nixos/modules/config/nix.nix); elsewhere nix.conf `system-features` must list them, for local builds too. x86:

@@ -3,7 +3,7 @@
  *
  * For each toolkit: the nixpkgs package-set attribute (`cudaPackages_X_Y`), the real compute capabilities its nvcc
  * compiles offline (what `nvcc --list-gpu-code` prints as `sm_XY`, written "X.Y", ascending; the `a`/`f`
- * architecture- and family-specific variants are left out), and the minimum Linux x86_64 driver of the GA
+ * architecture- and family-specific variants are left out), and the minimum Linux x86_64 GPU driver of the GA
  * release (NVIDIA CUDA Toolkit release notes, Table 3 "CUDA Toolkit and Corresponding Driver Versions").
  *
  * Facts (ARCHITECTURE.md rule 3): sm_100, sm_101 and sm_120 are new in 12.8; sm_103 and sm_121 in 12.9; CUDA 13.0 adds
@@ -20,7 +20,7 @@ import type { CudaToolkit } from "../schema.ts";
 import { compareVersions } from "../versions.ts";
 import { NIXPKGS_CAPABILITIES, NIXPKGS_CAPABILITIES_SOURCE, nixpkgsDefaultCapabilitiesFor } from "./gpus.ts";
 
-/**
+/*
  * nixpkgs' default `cudaCapabilities` per CUDA package set (`nixpkgsDefaultCapabilities` below): every capability
  * of the table that the CUDA version supports, minus those marked `isJetson`, architecture- or family-specific, or
  * past their `dontDefaultAfterCudaMajorMinorVersion`. Computed (gpus.ts nixpkgsDefaultCapabilitiesFor) by the rule
@@ -29,9 +29,6 @@ import { NIXPKGS_CAPABILITIES, NIXPKGS_CAPABILITIES_SOURCE, nixpkgsDefaultCapabi
  * lists, and tests/facts.test.ts holds the lists an earlier hand evaluation gave); corroborated by graham33/nixos-dgx-spark#176 (2026-08-24: packages such
  * as ucc "compiling for all nine architectures" with CUDA 12.9). Not read off an evaluation of a pinned revision.
  */
-export const NIXPKGS_DEFAULT_CAPABILITIES_SOURCE =
-  "nixpkgs _cudaCapabilityIsDefault (_cuda/lib/cuda.nix at 1da571d) applied by hand to _cuda/db/bootstrap/cuda.nix (55d5788); graham33/nixos-dgx-spark#176";
-
 /**
  * Compute capabilities nixpkgs marks `isJetson` (Jetson Xavier 7.2, Orin 8.7, Thor 10.1 / 11.0 from CUDA 13.0), read
  * off the baseline rows of gpus.ts NIXPKGS_CAPABILITIES: never in the default list ("only built upon request"), built
@@ -135,7 +132,7 @@ export const cuda: CudaToolkit[] = [
 ];
 
 /** One nixpkgs change that patched CUDA's math headers for glibc 2.42. */
-export interface CudaHeaderFix {
+interface CudaHeaderFix {
   /** The pull request ("NixOS/nixpkgs#484031"). */
   pr: string;
   /** When it was on master (YYYY-MM-DD): a pin dated on or after it has the fix. */

@@ -1,6 +1,7 @@
 /**
- * What a variant's device code weighs, per library and origin, as a model (issue 31): uncompressed cubin bytes per
- * compute capability, measured in PyPI torch 2.11.0+cu130 on an H100 host
+ * What a variant's device code weighs, per library and origin, as a model (explain and BUILD_MATRIX.md show it, so a
+ * user weighs a capability list before building): uncompressed cubin bytes per compute capability, measured in PyPI
+ * torch 2.11.0+cu130 on an H100 host
  * (tests/fixtures/probes/h100-pypi-torch2.11.0-cu130/device-code-size.txt, recorded as
  * device-code-size-pypi-torch2.11-h100: `cuobjdump -xelf all LIB`, the extracted cubins' sizes summed per target; get_arch_list
  * sm_75 sm_80 sm_86 sm_90 sm_100 sm_120). A variant's library holds one cubin set per capability it is compiled for
@@ -53,7 +54,7 @@ export function bytesFor(origin: keyof typeof DEVICE_CODE_BYTES, capability: str
 }
 
 /** One origin's modelled device code for a list of capabilities. */
-export interface ModelledDeviceCode {
+interface ModelledDeviceCode {
   origin: string;
   library: string;
   capabilities: string[];

@@ -13,7 +13,7 @@ import { closestValues } from "../suggest.ts";
 import { EXTRAS } from "./extras.ts";
 
 /** An extra of a named environment that the catalog does not know, close to extras it does. */
-export interface ExtraHint {
+interface ExtraHint {
   /** The environment's name in matrix.ts ("llm"). */
   environment: string;
   /** The extra as written ("peftt"). */

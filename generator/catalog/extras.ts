@@ -12,7 +12,7 @@
  */
 
 /** How an extra's own device code relates to the variant's capabilities. */
-export type ExtraDeviceCode =
+type ExtraDeviceCode =
   /** Pure Python (or CPU-only native code): no device code of its own; it runs torch's kernels. */
   | "none"
   /** Compiles its kernels at run time, on the user's host, for the GPUs it sees: nothing of the build to judge. */
@@ -21,7 +21,7 @@ export type ExtraDeviceCode =
   | "notJudged";
 
 /** One extra's facts. */
-export interface ExtraFact {
+interface ExtraFact {
   /** nixpkgs attribute in pythonXYZPackages: "deepspeed". */
   attr: string;
   deviceCode: ExtraDeviceCode;

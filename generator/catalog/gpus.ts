@@ -182,7 +182,7 @@ export const gpus: GpuArch[] = [
  * its CUDA range ("Requested CUDA capabilities which are too old/new for CUDA X.Y"), builds a Jetson capability only
  * on aarch64-linux, and builds Jetson, `a` and `f` capabilities only on request (never in the default list).
  */
-export interface NixpkgsCapabilityInfo {
+interface NixpkgsCapabilityInfo {
   /** "12.1", "9.0a", "10.3f". */
   capability: string;
   archName: string;

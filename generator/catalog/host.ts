@@ -85,7 +85,7 @@ export const FLOX_CACHE_SUBSTITUTER = (() => {
 })();
 
 /**
- * Where nixpkgs' CUDA packages look for the driver's libcuda.so.1 by default: the runpath entry
+ * Where nixpkgs' CUDA packages look for the GPU driver's libcuda.so.1 by default: the runpath entry
  * `${driverLink}/lib` that the addDriverRunpath / autoAddDriverRunpath hooks write into their ELF files. It is not the
  * only way in: the dynamic loader searches LD_LIBRARY_PATH before a library's RUNPATH, so a libcuda.so.1 placed on
  * LD_LIBRARY_PATH is found first (that is how nixglhost works, DRIVER_ROUTES below).
@@ -100,7 +100,7 @@ export const NIXOS_DRIVER_LIB = {
 } as const;
 
 /**
- * How numtide/nix-gl-host's `nixglhost PROGRAM` finds the host's driver (src/nixglhost.py at 5269b23, 2024-11-21; its
+ * How numtide/nix-gl-host's `nixglhost PROGRAM` finds the host's GPU driver (src/nixglhost.py at 5269b23, 2024-11-21; its
  * README calls it alpha): `get_ld_paths` lists the directories of LD_LIBRARY_PATH, /etc/ld.so.conf (its `include`
  * globs followed, relative ones from the including file's directory), then /lib, /usr/lib, /lib64, /usr/lib64,
  * /run/opengl-driver/lib and /usr/lib/wsl/lib, keeping those that are directories ($PREFIX's, for Termux, are not
@@ -134,7 +134,7 @@ export const NIXGLHOST = {
 } as const;
 
 /**
- * How today's flox serves the host's driver to a Nix-built program (flox/flox at 6536dac28dab945560ce1a6652fe77415ae66800,
+ * How today's flox serves the host's GPU driver to a Nix-built program (flox/flox at 6536dac28dab945560ce1a6652fe77415ae66800,
  * v1.14.x): assets/environment-interpreter/common/etc/profile.d/0800_cuda.sh `activate_cuda` runs only when the activate
  * script was given `--cuda-detection` (it sets the unexported `_FLOX_ENV_CUDA_DETECTION_V2=1`, since v1.12.1, commit
  * 588f1f6; earlier flox exported `_FLOX_ENV_CUDA_DETECTION=1` to every child), on Linux, when
@@ -158,8 +158,8 @@ export const FLOX_CUDA = {
     "(la_objsearch: LD_FLOXLIB_FILES_PATH entries by basename); flox manifest options.cuda-detection (default true)",
 } as const;
 
-/** One way a Nix-built CUDA program finds the host's driver outside (or inside) NixOS, and what it needs. */
-export interface DriverRoute {
+/** One way a Nix-built CUDA program finds the host's GPU driver outside (or inside) NixOS, and what it needs. */
+interface DriverRoute {
   id: "nixos" | "nixglhost" | "flox";
   /** What the user runs (PROGRAM stands for e.g. result-torch-env-…/bin/python3). */
   command: string;

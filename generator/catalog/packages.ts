@@ -26,7 +26,7 @@
 // constants.ts, the schema and the catalog read this file, so it imports none of them (only versions.ts and
 // cuda-build.ts, which import no catalog file).
 import { compareVersions, majorMinor } from "../versions.ts";
-import { cudaBuildIn, releaseIn, torchArchEntriesIn, type PackageCudaBuild } from "../cuda-build.ts";
+import { cudaBuildIn, releaseIn, type PackageCudaBuild } from "../cuda-build.ts";
 import { torchArchLists } from "./torch-arch-list.ts";
 
 export type { PackageCudaBuild } from "../cuda-build.ts";
@@ -101,13 +101,13 @@ export type DeviceTargets =
   | { kind: "cmakeList"; flag: string; ptxForHighest: boolean; ptxIn?: PtxLocation; source: string };
 
 /** Where a build keeps its PTX (see DeviceTargets `ptxIn`), with the source of the fact. */
-export interface PtxLocation {
+interface PtxLocation {
   where: "image" | "relocatable";
   source: string;
 }
 
 /** How one era of the package's nixpkgs file hands the CUDA capabilities to its build. */
-export interface ArchListEra {
+interface ArchListEra {
   /** First version of the package whose nixpkgs file does it this way (MAJOR.MINOR). */
   from: string;
   /** Where the file sets `TORCH_CUDA_ARCH_LIST`: in `env`, as a top-level attribute, or not at all. */
@@ -141,7 +141,7 @@ export interface PackageOnTorch {
   cudaOnly?: string;
   /**
    * Memory one compile process of this package needs, GiB, with its source: the build caps its parallel compile jobs
-   * (MAX_JOBS) to the memory the builder has (pkgs/variant-attrs.nix), and the driver gives its builds at most
+   * (MAX_JOBS) to the memory the builder has (pkgs/variant-attrs.nix), and the build driver gives its builds at most
    * floor(memory per build / this) cores (generator/driver/jobs.ts). Absent: torch's 4 GiB rule of jobs.ts.
    */
   gibPerCompileJob?: { gib: number; source: string };
@@ -343,7 +343,7 @@ export const packagesOnTorch: PackageOnTorch[] = [
     pinField: "flashAttn",
     // FlashAttention 2 (the `flash_attn_2_cuda` extension). nixpkgs' flash-attn/default.nix takes `torch` and
     // `inherit (torch) cudaCapabilities cudaPackages cudaSupport` (2.8.2 at 30f6c69 and 079ad55; 2.8.3.post1), so in
-    // the variant's Python set it is built on the variant's torch (pkgs/python-set.nix). Read for issue 32:
+    // the variant's Python set it is built on the variant's torch (pkgs/python-set.nix). Read in
     // docs/research/cuda-extensions-on-torch.md §1.
     releases: [
       {
@@ -590,17 +590,6 @@ export function releaseOf(pkg: PackageOnTorch, version: string): OnTorchRelease 
 export function archListEra(pkg: PackageOnTorch, version: string): ArchListEra | undefined {
   const m = majorMinor(version);
   return [...pkg.archList].reverse().find((e) => compareVersions(m, e.from) >= 0);
-}
-
-/**
- * The TORCH_CUDA_ARCH_LIST entries torch `torchVersion`'s cpp_extension is handed for `caps`: each capability itself
- * where torch accepts it or the catalog cannot say (catalog/torch-arch-list.ts), else the highest accepted entry of
- * the same major below it (its code runs there by binary compatibility), with a note; or the reason none serves
- * (generator/cuda-build.ts `torchArchEntriesIn` with the catalog's lists).
- * @returns { entries, notes } or { reason }
- */
-export function torchArchEntries(caps: readonly string[], torchVersion: string | undefined, label: string): { entries: string[]; notes: string[] } | { reason: string } {
-  return torchArchEntriesIn(caps, torchVersion, label, torchArchLists);
 }
 
 /**

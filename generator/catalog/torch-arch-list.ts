@@ -18,7 +18,7 @@
 import { archEntryAcceptedIn, archListIn } from "../cuda-build.ts";
 
 /** What one torch minor's cpp_extension accepts. */
-export interface TorchArchListFacts {
+interface TorchArchListFacts {
   /** torch MAJOR.MINOR. */
   torch: string;
   /** Every accepted numeric entry (without "+PTX", which any accepted entry takes), or null when the list was not read. */

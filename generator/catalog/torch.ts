@@ -40,7 +40,7 @@ const CUDA_SETS_13_2 =
 const CUDA_SETS_2026 = `cudaPackages_12_8, _12_9 and _13_0 are in every cuda-packages.nix of 2026 found, before and after this rev; ${CUDA_SETS_13_2}`;
 /**
  * Which pythonXYZPackages nixpkgs' CI evaluation recurses into (all-packages.nix `recurseIntoAttrs`), per era. Sources
- * (issue 33's notes): a 2025 all-packages.nix (`python3 = python313`; python312Packages and python313Packages
+ * (as read, kept in no file here): a 2025 all-packages.nix (`python3 = python313`; python312Packages and python313Packages
  * `recurseIntoAttrs`; `python3Packages = dontRecurseIntoAttrs …`); a 2026 all-packages.nix (`python3 = python314`;
  * python313Packages and python314Packages `recurseIntoAttrs`, python312Packages and python315Packages plain). Neither
  * file's commit is known, so every pin's value is inferred from its era.

@@ -1,5 +1,5 @@
 /**
- * The `build` command's work, thin over the preflight (generator/preflight/checks.ts) and the driver (generator/driver):
+ * The `build` command's work, thin over the preflight (generator/preflight/checks.ts) and the build driver (generator/driver):
  * resolve options, select, check the host, plan, probe, then print the plan (`--dry-run`) or build. Loaded only when
  * `build` runs (commands/build.ts holds the light yargs definition).
  */
@@ -281,7 +281,7 @@ async function runAndReport(
 }
 
 /**
- * The run's one error line (without the prefix): an error of the driver that stopped it, with the builds it ended,
+ * The run's one error line (without the prefix): an error of the build driver that stopped it, with the builds it ended,
  * and every report file that could not be written (where and why) or where the report is; null when neither happened.
  */
 function runProblem(r: RunResult): string | null {

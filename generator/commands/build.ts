@@ -63,7 +63,7 @@ export const buildCommand: CommandModule<object, BuildArgs> = {
         ...REPEATABLE,
         describe: "binary cache URL for this run, instead of nix.conf's (repeat for several; nix backend: --option substituters)",
       })
-      // The old spelling, kept working but not shown: one option name per concept across commands (issue 40).
+      // The old spelling, kept working but not shown: one option name per concept across commands.
       .option("substituters", { type: "string", hidden: true })
       .option("cores", { type: "number", describe: "NIX_BUILD_CORES per build, passed as --cores (nix backend)" })
       .option("jobs", { type: "number", alias: "j", describe: JOBS_HELP })

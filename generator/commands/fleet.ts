@@ -37,7 +37,7 @@ export const fleetCommand: CommandModule<object, FleetArgs> = {
       })
       .option("builders", { type: "number", default: 1, describe: "build machines for the makespan estimate" })
       .option("logs-dir", { type: "string", describe: "logs directory of earlier builds (as build --logs-dir) whose report.json files fit the cost model (default: logs)" })
-      // The old spelling, kept working but not shown: build and fleet name the logs directory alike (issue 40).
+      // The old spelling, kept working but not shown: build and fleet name the logs directory alike.
       .option("reports", { type: "string", hidden: true })
       .option("json", { type: "boolean", default: false, describe: "print the plan as JSON (with the cost model's sources)" })
       .option("verbose", { type: "boolean", default: false, describe: "also say why each extra build is needed and where the cost model's figures come from" })

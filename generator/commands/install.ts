@@ -18,7 +18,7 @@
  *   install [NAME] [--dir DIR] [--dry-run] [--backend auto|flox|nix] [--package P]
  *           [--cpuinfo FILE] [--nvidia-smi FILE] [--machine ARCH] [--matrix FILE] [--pkgs-dir DIR]
  *
- * A second run builds nothing (the driver finds the output built) and verifies again. `--dry-run` prints the steps,
+ * A second run builds nothing (the build driver finds the output built) and verifies again. `--dry-run` prints the steps,
  * the checks and the build's plan with its estimate, and changes nothing.
  *
  * Exit status: 0 every promise holds; 1 a build failed or a promise does not hold; 2 bad input, or a check that must
@@ -119,8 +119,8 @@ async function install(args: InstallArgs, io: Io): Promise<number> {
     hostSystem: chosen.system,
   });
   const gpu = results.find((r) => r.id === "gpu-driver");
-  // The route to the driver: NixOS or a flox activation serving libcuda pass the check; a driver elsewhere (its ✗)
-  // is reached through nixglhost; no driver at all (–) leaves the GPU checks to verify's "not checkable here".
+  // The route to the GPU driver: NixOS or a flox activation serving libcuda pass the check; a GPU driver elsewhere (its ✗)
+  // is reached through nixglhost; no GPU driver at all (–) leaves the GPU checks to verify's "not checkable here".
   const throughNixglhost = variant.cuda !== null && gpu?.status === "fail";
   // An environment carries its own wrapped Pythons (withHostDriver); another variant is run through the nixglhost.
   const wrapped = throughNixglhost && variant.role === "env";
@@ -211,7 +211,7 @@ async function install(args: InstallArgs, io: Io): Promise<number> {
     say(`linked ${dir} -> ${out} (a GC root)`);
   }
 
-  // 5. The route to the host's driver for a variant with no python of its own.
+  // 5. The route to the host's GPU driver for a variant with no python of its own.
   let hostDriver: string | undefined;
   if (throughNixglhost && !wrapped) {
     if (!envFile) throw new InstallInputError(`${variant.name} runs on this host only through nixglhost, which its environment variant carries, and the matrix has none (add "torch-env" to packages)`);

@@ -76,7 +76,7 @@ export interface PythonTarget {
   env: Record<string, string>;
   /** What the user named, for messages. */
   label: string;
-  /** A program the interpreter runs under (e.g. ["/…/bin/nixglhost"]: the host's driver route). */
+  /** A program the interpreter runs under (e.g. ["/…/bin/nixglhost"]: the host's GPU driver route). */
   wrapper?: string[];
 }
 
@@ -308,7 +308,7 @@ export async function runVerify(
 
 /**
  * When the variant's torch sees no GPU while nvidia-smi sees one, say why on the GPU check (verify/driver.ts) and how to
- * run again through the host's driver; the check then fails instead of reading "not checkable here".
+ * run again through the host's GPU driver; the check then fails instead of reading "not checkable here".
  */
 function addDriverCause(report: VerifyReport, probe: Probe, variants: readonly Variant[], host: HostInfo | null, args: VerifyArgs): void {
   const v = variants.find((x) => x.name === report.name);

@@ -10,7 +10,7 @@
  *   `i8mm`, `bf16`, `svebf16` (`hwcap_str[]` in arch/arm64/kernel/cpuinfo.c; Documentation/arch/arm64/elf_hwcaps.rst).
  * - `nvidia-smi --query-gpu=compute_cap,name,driver_version --format=csv,noheader`: one line per GPU,
  *   fields separated by ", ", e.g. `9.0, NVIDIA H100 80GB HBM3, 570.124.06` (format as shown in
- *   triton-inference-server/server PR #8070; `compute_cap` is "MAJOR.MINOR"). When the driver sees no GPU it prints
+ *   triton-inference-server/server PR #8070; `compute_cap` is "MAJOR.MINOR"). When the GPU driver sees no GPU it prints
  *   `No devices were found`. Drivers before the R510 series do not know the `compute_cap` field
  *   (huggingface/candle issue #733, driver 470).
  * - `uname -m`: `x86_64` or `aarch64` (`arm64` on some systems is accepted as aarch64).
@@ -190,8 +190,8 @@ export function parseCpuinfo(text: string, file = "/proc/cpuinfo"): CpuInfo {
 
 /**
  * Parse `nvidia-smi --query-gpu=compute_cap,name,driver_version --format=csv,noheader` output. The name may itself
- * contain commas, so the first field is the capability, the last the driver, and everything between the name.
- * `No devices were found` (nvidia-smi's message for a driver without GPUs) yields [].
+ * contain commas, so the first field is the capability, the last the GPU driver's version, and everything between the name.
+ * `No devices were found` (nvidia-smi's message for a GPU driver without GPUs) yields [].
  * @param file name used in error messages.
  * @throws HostInputError naming the line that is not `MAJOR.MINOR, NAME, DRIVER` (a header line, `[N/A]`, an
  *   error such as `Field "compute_cap" is not a valid field to query.` from drivers before R510, ...).
@@ -344,7 +344,7 @@ async function runNvidiaSmi(): Promise<{ text: string | null; reason: string | n
   if (p.exitCode !== 0) {
     const msg = (err.trim() || out.trim() || `exit code ${p.exitCode}`).split("\n")[0];
     if (/No devices were found/i.test(out + err)) return { text: null, reason: "no NVIDIA GPU: nvidia-smi found no devices" };
-    // compute_cap unknown to an old driver: hand the text to the parser, which names the problem.
+    // compute_cap unknown to an old GPU driver: hand the text to the parser, which names the problem.
     if (/compute_cap/.test(out + err)) return { text: out + err, reason: null };
     return { text: null, reason: `no usable NVIDIA GPU: nvidia-smi failed: ${msg}` };
   }

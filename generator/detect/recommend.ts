@@ -9,7 +9,7 @@
  *    and its code runs there: some capability in `cudaCapabilities` has the GPU's major and a minor ≤ the GPU's
  *    (CUDA C++ Programming Guide, "Binary Compatibility"; no PTX is shipped, so nothing newer and no other major);
  *    a host without an NVIDIA GPU gets a CPU-only variant (`sm` null);
- * 3. driver: the minimum Linux driver of the variant's CUDA version (catalog `minDriverLinux`, toolkit release
+ * 3. GPU driver: the minimum Linux GPU driver of the variant's CUDA version (catalog `minDriverLinux`, toolkit release
  *    notes Table 3) is ≤ the host driver, compared numerically per component;
  * 4. CPU: the host has every `requiredCpuFeatures` entry of the variant's ISA (catalog; `/proc/cpuinfo` spelling);
  * 5. order: native code before binary-compatible code (native = the GPU's own capability is in
@@ -58,7 +58,7 @@ export interface Pick {
   reasons: string[];
   /** Why no variant fits (empty when one does). */
   problems: string[];
-  /** Concrete changes that would add a (better) variant: `matrix.ts` edits, a driver upgrade. */
+  /** Concrete changes that would add a (better) variant: `matrix.ts` edits, a GPU driver upgrade. */
   suggestions: string[];
   /** Other variants that fit, best first. */
   alternatives: string[];
@@ -75,7 +75,7 @@ export interface Recommendation {
   /** The chosen names, one per pick that has one, in pick order. */
   variants: string[];
   picks: Pick[];
-  /** Host-level findings: CPU ISA, driver → CUDA, several GPUs. */
+  /** Host-level findings: CPU ISA, GPU driver → CUDA, several GPUs. */
   reasons: string[];
   /** The best CPU-only variant when GPUs exist but no GPU variant fits all of them; null otherwise. */
   cpuFallback: string | null;
@@ -93,7 +93,7 @@ export interface Recommendation {
      */
     systemFeatures: string[];
     gpus: { index: number; name: string; capability: string; sm: string; driver: string }[];
-    /** Newest catalog CUDA version the driver runs, or null (no GPU, or driver older than every one). */
+    /** Newest catalog CUDA version the GPU driver runs, or null (no GPU, or a GPU driver older than every one). */
     maxCuda: string | null;
     sources: HostInfo["sources"];
     gpuAbsentReason: string | null;
@@ -195,7 +195,7 @@ export function recommend(
     );
   }
 
-  // --- driver → CUDA --------------------------------------------------------------------------------------
+  // --- GPU driver → CUDA --------------------------------------------------------------------------------------
   const driver = host.gpus.length
     ? host.gpus.map((g) => g.driver).sort(compareVersions)[0]
     : null;

@@ -24,7 +24,7 @@ import type { NixpkgsPin, System } from "../schema.ts";
 import { DEFAULT_CUDA_CLOSURE_SECONDS } from "./plan.ts";
 
 /** What the model needs of a variant. */
-export interface CacheModelInput {
+interface CacheModelInput {
   name: string;
   system: System;
   python: string;

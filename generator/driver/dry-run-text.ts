@@ -13,7 +13,7 @@ import type { JobsRule } from "./jobs.ts";
 type DryRun = ReturnType<typeof dryRunRows>;
 
 /** What the text needs besides the rows. */
-export interface DryRunTextInput {
+interface DryRunTextInput {
   d: DryRun;
   backend: string;
   rule: Pick<JobsRule, "jobs" | "explanation">;

@@ -10,7 +10,7 @@ import type { ModelledBuild } from "./cache-model.ts";
 import type { BuildTarget } from "./targets.ts";
 
 /** One row of the dry-run plan. */
-export interface DryRunRow {
+interface DryRunRow {
   order: number;
   name: string;
   package: string;

@@ -3,7 +3,7 @@
  * also computes) before the first build starts, and a variant that does not evaluate stops the run with exit 2 before
  * anything is built.
  *
- * Why before: the driver runs one `nix-build` per variant in dependency order, so an environment whose evaluation
+ * Why before: the build driver runs one `nix-build` per variant in dependency order, so an environment whose evaluation
  * fails (an extra its pin's Python set lacks) would fail only after its pytorch, torchaudio and torchvision had built
  * (hours). Evaluation takes seconds and needs nothing built.
  *
@@ -109,7 +109,7 @@ export function evaluationFailureText(failures: readonly EvaluationFailure[], se
 }
 
 /** Which evaluation failures stop the run (evaluationGate). */
-export interface EvaluationGate {
+interface EvaluationGate {
   /** The failures that stop the run (exit 2, nothing built). */
   stop: EvaluationFailure[];
   /** The failures this machine's nix-instantiate cannot judge for the backend: they are built, and fail there if they must. */

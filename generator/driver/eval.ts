@@ -39,7 +39,7 @@ export interface EvalResult {
 }
 
 /** What `eval` needs to run. */
-export interface EvalOptions {
+interface EvalOptions {
   /** Project root holding release.nix. */
   root: string;
   /** Variants to evaluate (pytorch variants of selected torchaudio ones are added for the proof). */
@@ -55,7 +55,7 @@ export interface EvalOptions {
 }
 
 /** Summary of an evaluation. */
-export interface EvalSummary {
+interface EvalSummary {
   engine: "nix-eval-jobs" | "nix-instantiate";
   evaluated: number;
   errors: number;
@@ -76,7 +76,7 @@ export function torchDrvs(paths: readonly string[]): string[] {
 }
 
 /** Split `xs` into at most `n` chunks of near-equal size, keeping order. */
-export function chunks<T>(xs: readonly T[], n: number): T[][] {
+function chunks<T>(xs: readonly T[], n: number): T[][] {
   const k = Math.max(1, Math.min(n, xs.length));
   const out: T[][] = Array.from({ length: k }, () => []);
   const size = Math.ceil(xs.length / k);
@@ -85,7 +85,7 @@ export function chunks<T>(xs: readonly T[], n: number): T[][] {
 }
 
 /** The Nix expression that evaluates `names` of release.nix to { name, drvPath, system, outputs } or a failure. */
-export function chunkExpr(root: string, names: readonly string[], nixpkgsExpr?: string): string {
+function chunkExpr(root: string, names: readonly string[], nixpkgsExpr?: string): string {
   const arg = nixpkgsExpr ? `{ nixpkgs = ${nixpkgsExpr}; }` : "{ }";
   return `
     let

@@ -7,7 +7,7 @@
  */
 
 /** A builder as Nix sees it: "local" or a machines-file URI, its systems and the features it declares. */
-export interface BuilderFeatures {
+interface BuilderFeatures {
   name: string;
   systems: string[];
   features: string[];

@@ -99,7 +99,7 @@ export class LogFile {
  * followed by the last line the builder printed before it when that line is Nix's generic "builder for … failed";
  * otherwise the last non-empty line. At most 300 characters.
  */
-export function failureLine(text: string): string {
+function failureLine(text: string): string {
   // Nix's own chatter is not the builder's reason: substituter warnings ("warning: unable to download
   // '…/nix-cache-info'"), copy and fetch progress.
   const lines = text
@@ -136,7 +136,7 @@ export function failureLine(text: string): string {
  * @param outLink absolute path of `result-NAME`
  * @returns output name → store path; null when `result-NAME` is missing
  */
-export async function resultOutputs(outLink: string): Promise<Record<string, string> | null> {
+async function resultOutputs(outLink: string): Promise<Record<string, string> | null> {
   const out = await readlink(outLink).catch(() => null);
   if (out === null) return null;
   const dir = dirname(outLink);

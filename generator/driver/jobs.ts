@@ -18,7 +18,7 @@ import { GIB_PER_COMPILE_JOB } from "../catalog/host.ts";
 export const DEFAULT_CORES_PER_BUILD = 8;
 
 /** The machine facts the rule reads. */
-export interface MachineFacts {
+interface MachineFacts {
   /** Logical CPUs (`os.availableParallelism()`). */
   cpus: number;
   /** Total memory in bytes (`os.totalmem()`). */

@@ -19,7 +19,7 @@ import { environmentOf } from "../naming.ts";
 
 /**
  * Default build time of a package when no earlier report knows it: seconds and the source of the figure. The one
- * table the driver's plan and the fleet cost model (fleet/cost.ts) both use.
+ * table the build driver's plan and the fleet cost model (fleet/cost.ts) both use.
  */
 export const DEFAULT_BUILD_SECONDS: Record<PackageName, { seconds: number; source: string }> = {
   [TORCH_PACKAGE]: {

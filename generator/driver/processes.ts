@@ -8,7 +8,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 
 /** How one build process ended. */
-export interface ProcessExit {
+interface ProcessExit {
   /** Exit code; null when a signal ended it or it never started. */
   code: number | null;
   /** Why it never started (`cannot run nix-build: spawn nix-build ENOENT`), else undefined. */
@@ -16,7 +16,7 @@ export interface ProcessExit {
 }
 
 /** What to start: an argument vector (no shell), its directory and environment. */
-export interface ProcessCommand {
+interface ProcessCommand {
   argv: readonly string[];
   cwd: string;
   env: NodeJS.ProcessEnv;

@@ -1,5 +1,5 @@
 /**
- * `publish`: carry built variants to the machines that need them (issue 31). Two roads:
+ * `publish`: carry built variants to the machines that need them. Two roads:
  * - a Nix binary cache: `nix copy --to URI` of each variant's built closure (driver/job.ts pushClosure, the one code
  *   path `build --copy-to` uses; sign with the store URI's `secret-key=` parameter or nix.conf `secret-key-files`);
  * - a Flox catalog: `flox publish -o ORG NAME`, one package per call, pytorch before what is built on it, each on a
@@ -18,7 +18,7 @@ import { InputError } from "../errors.ts";
 import { run } from "./store.ts";
 
 /** One of flox publish's preconditions and its verdict. */
-export interface Precondition {
+interface Precondition {
   check: string;
   ok: boolean;
   /** What is wrong (files, commits), or what was found. */
@@ -61,7 +61,7 @@ export async function floxPublishPreconditions(root: string, env: NodeJS.Process
  * `pkg-path = "ORG/NAME"` of the manifests fleet writes: a `/`, a space, a quote or a newline in it would name another
  * package or, in a file, break out of its string or comment.
  */
-export const FLOX_ORG_RE = /^[A-Za-z0-9](?:[A-Za-z0-9._-]{0,62}[A-Za-z0-9])?$/;
+const FLOX_ORG_RE = /^[A-Za-z0-9](?:[A-Za-z0-9._-]{0,62}[A-Za-z0-9])?$/;
 
 /**
  * Refuse an organisation name FLOX_ORG_RE does not match.
@@ -74,7 +74,7 @@ export function checkFloxOrg(org: string, option = "--org"): void {
 }
 
 /** One step of a publish plan. */
-export interface PublishStep {
+interface PublishStep {
   name: string;
   system: string;
   /** "publish": run `argv`; "skip": not on this host's system (run `argv` on a host of `system`). */

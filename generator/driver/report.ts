@@ -9,7 +9,7 @@ import { redactDeep } from "../redact.ts";
 import type { Backend } from "./backend.ts";
 
 /** Final status of a variant in a run. */
-export type VariantStatus = "built" | "cached" | "failed" | "skipped";
+type VariantStatus = "built" | "cached" | "failed" | "skipped";
 
 /** One selected variant in the report. */
 export interface VariantReport {
@@ -129,7 +129,7 @@ export function makeRunId(now = new Date()): string {
  * @throws OutputFileError for a path it will not write (a directory, a socket, a link to nothing); the system error
  *   (ENOSPC, EACCES, EROFS, …) when the file cannot be written; `file` is then unchanged
  */
-export async function writeReportFile(file: string, report: BuildReport): Promise<void> {
+async function writeReportFile(file: string, report: BuildReport): Promise<void> {
   await writeOutputFile(file, JSON.stringify(redactDeep(report), null, 2) + "\n");
 }
 
@@ -268,7 +268,7 @@ export function formatDuration(s: number): string {
 }
 
 /** Bytes for people: "812.4 MB", "1.3 GB", "4.1 kB" (powers of 1000, as `nix path-info -h` does not: said here). */
-export function formatBytes(n: number): string {
+function formatBytes(n: number): string {
   const units = ["B", "kB", "MB", "GB", "TB"];
   let i = 0;
   let x = n;

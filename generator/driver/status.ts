@@ -33,7 +33,7 @@ export interface StatusSink {
 }
 
 /** Should colour be used on `stream`? False when NO_COLOR is set (non-empty) or the stream is not a TTY. */
-export function useColor(stream: { isTTY?: boolean }, env: NodeJS.ProcessEnv = process.env): boolean {
+function useColor(stream: { isTTY?: boolean }, env: NodeJS.ProcessEnv = process.env): boolean {
   return !env.NO_COLOR && stream.isTTY === true;
 }
 

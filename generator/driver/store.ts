@@ -50,7 +50,7 @@ export async function run(
 }
 
 /** Store paths among `paths` that are valid (`nix-store --check-validity --print-invalid`). */
-export async function validPaths(paths: readonly string[], nixOptions: NixOptions = []): Promise<Set<string>> {
+async function validPaths(paths: readonly string[], nixOptions: NixOptions = []): Promise<Set<string>> {
   if (paths.length === 0) return new Set();
   const r = await run(["nix-store", ...nixOptionArgs(nixOptions), "--check-validity", "--print-invalid", ...paths]);
   if (r.code !== 0) {

@@ -1,9 +1,9 @@
 /**
- * Build targets: what the driver can build, and the selection a user asks for.
+ * Build targets: what the build driver can build, and the selection a user asks for.
  *
  * One source: the expanded variant list of the matrix (`loadProject()`, the same list `generate` writes from),
  * each variant with its own system; its file is `ROOT/.flox/pkgs/NAME.nix`, or `PKGS_DIR/NAME.nix` when
- * `--pkgs-dir` points the driver at another directory of files named like the variants (tests use tiny
+ * `--pkgs-dir` points the build driver at another directory of files named like the variants (tests use tiny
  * stand-in derivations there; only the variants with a file there are targets). Names and systems always come
  * from the variant list; nothing is parsed from file names and no system is guessed.
  *
@@ -108,7 +108,7 @@ export function targetsFromVariants(variants: readonly Variant[], root: string):
 }
 
 /** Where the targets' files are: the project's `.flox/pkgs`, or `--pkgs-dir`. */
-export type TargetSource = "project" | "pkgs-dir";
+type TargetSource = "project" | "pkgs-dir";
 
 /**
  * Load the targets for a run: `variants` when given (tests, a caller that expanded the matrix), else the variants
@@ -155,7 +155,7 @@ export function checkFiles(targets: readonly BuildTarget[]): void {
 }
 
 /** What the user asked for. */
-export interface Selection {
+interface Selection {
   /** Variant names given on the command line (empty: all, subject to filters). */
   names?: readonly string[];
   /** `KEY=VALUE` filters as typed (`--filter`), parsed with `parseFilters`. */
@@ -165,10 +165,10 @@ export interface Selection {
 }
 
 /** What selection reads of a build target or a variant. */
-export type Selectable = NearestCandidate & Filterable & { dependsOn: readonly string[]; package: PackageName };
+type Selectable = NearestCandidate & Filterable & { dependsOn: readonly string[]; package: PackageName };
 
 /** Result of `selectTargets`: the closed selection in input order, and why each target is in it. */
-export interface SelectedTargets<T extends Selectable = BuildTarget> {
+interface SelectedTargets<T extends Selectable = BuildTarget> {
   targets: T[];
   /** name → "requested" (named or matched the filters) or "dependency" (pulled in by a dependent). */
   why: Map<string, "requested" | "dependency">;

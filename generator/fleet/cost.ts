@@ -1,7 +1,7 @@
 /**
  * Build-cost model of a set of variants: seconds per package build, fitted on the durations of earlier build
- * reports (the driver's `logs/<run>/report.json`) when there are any, otherwise a default table with its source;
- * total build hours, and the makespan on N builders from the driver's own scheduler (plan.ts `makePlan` +
+ * reports (the build driver's `logs/<run>/report.json`) when there are any, otherwise a default table with its source;
+ * total build hours, and the makespan on N builders from the build driver's own scheduler (plan.ts `makePlan` +
  * `simulate`, the list scheduling `build` runs). `leaveOneOut` says how far to trust the fit.
  *
  * Features of a build: package (pytorch, a package built on torch, the environment), CUDA or CPU-only, and the number of compute capabilities
@@ -17,7 +17,7 @@ import { readReports, realBuilds, type SkippedReport } from "../driver/report.ts
 import { parseName } from "../naming.ts";
 import type { NixpkgsPin, PackageName, Variant } from "../schema.ts";
 
-/** Default seconds per build when no report has the group: the driver's sourced table (driver/plan.ts). */
+/** Default seconds per build when no report has the group: the build driver's sourced table (driver/plan.ts). */
 export { DEFAULT_BUILD_SECONDS };
 
 /** One recorded build. */
@@ -43,7 +43,7 @@ export interface CostModel {
 }
 
 /**
- * Builds recorded in `logsDir/<run>/report.json` files: variants the driver built itself (status built, not
+ * Builds recorded in `logsDir/<run>/report.json` files: variants the build driver built itself (status built, not
  * substituted or already present), with their wall time. Reports that are not JSON or of another shape are left out.
  * @param onSkip called for each report left out (driver/report.ts readReports)
  */
@@ -108,7 +108,7 @@ export function leaveOneOut(samples: readonly BuildSample[]): { n: number; meanP
 
 /**
  * Total build hours and the makespan on `builders` machines of building `variants` and what the binary cache cannot
- * serve them, with the driver's scheduler (dependency order, longest remaining path first). Besides the package
+ * serve them, with the build driver's scheduler (dependency order, longest remaining path first). Besides the package
  * builds, the cache model (driver/cache-model.ts, from catalog/binary-cache.ts) adds each derivation the CUDA cache
  * does not hold, counted once and scheduled before the variants that need it: a CUDA closure per nixpkgs instance in
  * the package-set scope or on a system the cache does not build for, the NCCL, NVSHMEM and magma torch links from a

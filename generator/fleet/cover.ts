@@ -6,7 +6,7 @@
  * candidate variant covers an element when it runs there by the catalog's rules, the same ones `detect` applies:
  * the host's system, an ISA whose instructions the host's CPU has, and for a GPU a variant named for that GPU's SM
  * whose code runs on it (capabilityRunsOn: same major, minor ≤ the GPU's; sm121 on CUDA 12.8 carries 12.0 code)
- * from a CUDA version the driver supports. Like detect, it never hands a GPU a variant built and named for another
+ * from a CUDA version the GPU driver supports. Like detect, it never hands a GPU a variant built and named for another
  * GPU, even where that code would load.
  *
  * The choice is a minimum set cover, solved exactly by branch and bound: pick the uncovered element with the

@@ -44,7 +44,7 @@ import { FleetUsageError, hostId, type FleetArgs } from "./options.ts";
 import { buildCost, fit, leaveOneOut, DEFAULT_BUILD_SECONDS, type BuildSample } from "./cost.ts";
 import { coverFleet, type Element, type FleetHost } from "./cover.ts";
 
-/** The `host` object `detect --json` prints (generator/detect/command.ts). */
+/** The `host` object `detect --json` prints (generator/detect/recommend.ts `Recommendation`). */
 interface DetectJsonHost {
   system: HostInfo["system"];
   machine: HostInfo["machine"];
@@ -94,7 +94,7 @@ function reasonFor(e: Element, host: HostInfo, candidates: readonly Variant[], c
   const r = recommend(host, candidates, catalog, { package: pkg, excluded });
   const pick = r.picks.find((p) => (e.capability === null ? p.kind === "cpu" : p.capability === e.capability));
   // fleet's candidates are already every GPU and ISA of the catalog: detect's "add X to matrix.ts" advice cannot
-  // help here, so only advice outside matrix.ts (a driver upgrade) is kept.
+  // help here, so only advice outside matrix.ts (a GPU driver upgrade) is kept.
   const help = (pick?.suggestions ?? []).filter((s) => !/matrix\.ts/.test(s));
   const why = [...(pick?.problems ?? []), ...help.map((s) => `to serve it: ${s}`)];
   return why.join("; ") || "no candidate variant runs on it";

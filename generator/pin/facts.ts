@@ -26,7 +26,7 @@ export const PinFactsSchema = z.object({
       torchaudio: str,
       torchcodec: str,
       torchvision: str,
-      // The CUDA extensions (catalog/packages.ts pin fields); facts recorded before issue 32 lack them (not read).
+      // The CUDA extensions (catalog/packages.ts pin fields); older recorded facts lack them (not read).
       flashAttn: str.default({ expr: "(not read)", value: null }),
       xformers: str.default({ expr: "(not read)", value: null }),
       bitsandbytes: str.default({ expr: "(not read)", value: null }),

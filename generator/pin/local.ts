@@ -16,10 +16,8 @@ import { checkPairings } from "../catalog/index.ts";
 import { NixpkgsPinSchema, TorchaudioReleaseSchema, TorchReleaseSchema, type Catalog } from "../schema.ts";
 import type { LocalPinEntry } from "./facts.ts";
 
-export { LOCAL_CATALOG_FILE };
-
 /** The local catalog file's schema. */
-export const LocalCatalogSchema = z
+const LocalCatalogSchema = z
   .object({
     nixpkgs: z.array(NixpkgsPinSchema).default([]),
     torch: z.array(TorchReleaseSchema).default([]),
@@ -27,10 +25,10 @@ export const LocalCatalogSchema = z
   })
   .strict();
 /** A parsed local catalog. */
-export type LocalCatalog = z.infer<typeof LocalCatalogSchema>;
+type LocalCatalog = z.infer<typeof LocalCatalogSchema>;
 
 /** A local catalog file that cannot be used: names the file and each bad field. Exit 2. */
-export class LocalCatalogError extends InputError {
+class LocalCatalogError extends InputError {
   override name = "LocalCatalogError";
 }
 
@@ -40,7 +38,7 @@ function issuesText(err: z.ZodError): string {
 }
 
 /** The local catalog file of the matrix in directory `dir`. */
-export function localCatalogFile(dir: string): string {
+function localCatalogFile(dir: string): string {
   return join(dir, LOCAL_CATALOG_FILE);
 }
 
@@ -48,7 +46,7 @@ export function localCatalogFile(dir: string): string {
  * Read and validate the local catalog in `dir` (empty when the file does not exist).
  * @throws LocalCatalogError naming the file, the field path and the problem
  */
-export function readLocalCatalog(dir: string): LocalCatalog {
+function readLocalCatalog(dir: string): LocalCatalog {
   const file = localCatalogFile(dir);
   if (!existsSync(file)) return { nixpkgs: [], torch: [], torchaudio: [] };
   let raw: unknown;

@@ -20,9 +20,9 @@ import { nixString } from "../render/literals.ts";
 import { PinFactsSchema, type PinFacts } from "./facts.ts";
 
 /** The inspection expression (hand-written Nix; see its header). */
-export const INSPECT_NIX = join(REPO_ROOT, "pkgs", "inspect-pin.nix");
+const INSPECT_NIX = join(REPO_ROOT, "pkgs", "inspect-pin.nix");
 /** The expression of `pin cache`'s sample derivations (hand-written Nix; see its header). */
-export const CACHE_SAMPLES_NIX = join(REPO_ROOT, "pkgs", "cache-samples.nix");
+const CACHE_SAMPLES_NIX = join(REPO_ROOT, "pkgs", "cache-samples.nix");
 
 /** A nixpkgs that cannot be read here (too old a Nix, a fetch that failed, an evaluation error): exit 2. */
 export class PinError extends InputError {
@@ -33,7 +33,7 @@ export class PinError extends InputError {
  * The version of the Nix on PATH (`nix-instantiate --version`: "nix-instantiate (Nix) 2.8.0" → "2.8.0").
  * @throws PinError when nix-instantiate cannot be run
  */
-export async function nixVersion(): Promise<string> {
+async function nixVersion(): Promise<string> {
   const r = await run(["nix-instantiate", "--version"]).catch(() => null);
   const m = r?.stdout.match(/(\d+\.\d+(?:\.\d+)?)/);
   if (!r || r.code !== 0 || !m) throw new PinError("cannot run nix-instantiate: install Nix (nix-instantiate on PATH) to read a nixpkgs");
@@ -44,7 +44,7 @@ export async function nixVersion(): Promise<string> {
  * The Nix version a nixpkgs checkout asks for: the string in its `lib/minver.nix` ("2.18"), or null when it has
  * none (the stand-in, or very old nixpkgs).
  */
-export function requiredNixVersion(nixpkgsPath: string): string | null {
+function requiredNixVersion(nixpkgsPath: string): string | null {
   const f = join(nixpkgsPath, "lib", "minver.nix");
   if (!existsSync(f)) return null;
   const m = readFileSync(f, "utf8").match(/"(\d+(?:\.\d+)*)"/);
@@ -55,7 +55,7 @@ export function requiredNixVersion(nixpkgsPath: string): string | null {
  * Refuse, with a plain message, a nixpkgs whose lib/minver.nix asks for a newer Nix than `have`.
  * @throws PinError naming both versions and what to do
  */
-export function checkNixVersion(nixpkgsPath: string, have: string): void {
+function checkNixVersion(nixpkgsPath: string, have: string): void {
   const need = requiredNixVersion(nixpkgsPath);
   if (need !== null && compareVersions(have, need) < 0)
     throw new PinError(
@@ -96,7 +96,7 @@ export async function prefetchTarball(url: string): Promise<{ path: string; sha2
 }
 
 /** Nix base32 sha256 → SRI, by the user's Nix (`nix hash to-sri`). @throws PinError when Nix refuses */
-export async function toSri(base32: string): Promise<string> {
+async function toSri(base32: string): Promise<string> {
   const r = await run(["nix", "--extra-experimental-features", "nix-command", "hash", "to-sri", "--type", "sha256", base32]);
   const out = r.stdout.trim();
   if (r.code !== 0 || !out.startsWith("sha256-")) throw new PinError(`nix hash to-sri ${base32} failed: ${lastLines(r.stderr)}`);
@@ -147,7 +147,7 @@ function lastLines(s: string, n = 3): string {
 }
 
 /** One sample of `pin cache`: torch of a Python set with a CUDA set, and the drvPaths of its CUDA-built inputs. */
-export interface CacheSampleDrvs {
+interface CacheSampleDrvs {
   python: string;
   cuda: string;
   /** torch's drvPath, null when it cannot be evaluated (marked broken with that CUDA set, absent). */

@@ -13,7 +13,7 @@ import { inspectNixpkgs, PinError, prefetchTarball, revisionOf } from "./nix.ts"
 const REV_RE = /^[0-9a-f]{40}$/;
 
 /** A nixpkgs to read: where it is on disk, which revision it is, and its tarball hash when it was fetched. */
-export interface PinSource {
+interface PinSource {
   /** Directory holding nixpkgs (a checkout or the unpacked tarball in the store). */
   path: string;
   /** 40-hex revision, or null when a checkout does not say (no .git-revision, not a git work tree). */
@@ -46,7 +46,7 @@ export async function resolveSource(source: string, opts: { rev?: string; url?: 
 }
 
 /** The facts of one nixpkgs, and what was read them with. */
-export interface Inspection {
+interface Inspection {
   source: PinSource;
   nixVersion: string;
   system: string | null;
@@ -60,7 +60,7 @@ export async function inspect(source: PinSource, system?: string, extras: readon
 }
 
 /** Options shared by `pin check` and `pin cache`: which pins are given as checkouts, and whether others are fetched. */
-export interface ReachOptions {
+interface ReachOptions {
   given: Record<string, string>;
   fetch: boolean;
   url?: (rev: string) => string;
@@ -78,7 +78,7 @@ async function reach(pin: NixpkgsPin, opts: ReachOptions): Promise<PinSource | {
 }
 
 /** One catalog pin's outcome in `pin check`. */
-export type PinCheck =
+type PinCheck =
   | { pin: NixpkgsPin; status: "checked"; comparison: PinComparison; where: string }
   | { pin: NixpkgsPin; status: "unreachable"; why: string };
 
@@ -154,7 +154,7 @@ export async function makePinEntry(
 }
 
 /** One answer of `pin cache`: does the binary cache hold torch's input `input` for (Python, CUDA), and does the model agree? */
-export interface CacheAnswer {
+interface CacheAnswer {
   python: string;
   cuda: string;
   /** The model's name of the input: nccl, nvshmem, magma, triton. */
@@ -167,7 +167,7 @@ export interface CacheAnswer {
 }
 
 /** One catalog pin's outcome in `pin cache`. */
-export type PinCacheCheck =
+type PinCacheCheck =
   | { pin: NixpkgsPin; status: "checked"; where: string; answers: CacheAnswer[]; notes: string[] }
   | { pin: NixpkgsPin; status: "unreachable"; why: string };
 
@@ -176,7 +176,7 @@ export type PinCacheCheck =
  * into and the others) with the default CUDA set, and the Python sets with the first other CUDA set torch accepts, so
  * each rule of the model is asked where it says "cached" and where it says "built". Pure.
  */
-export function cacheSamples(pin: NixpkgsPin): { python: string; cuda: string }[] {
+function cacheSamples(pin: NixpkgsPin): { python: string; cuda: string }[] {
   const accepted = pin.cuda.filter((c) => !(c in pin.brokenCuda));
   const def = pin.defaultCuda !== null && accepted.includes(pin.defaultCuda) ? pin.defaultCuda : null;
   const other = accepted.find((c) => c !== def) ?? null;

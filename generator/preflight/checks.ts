@@ -60,7 +60,7 @@ export interface PreflightContext {
 }
 
 /** A check's answer. */
-export interface Verdict {
+interface Verdict {
   status: "ok" | "fail" | "skip";
   /** What was found (or why the check does not apply). */
   detail: string;
@@ -74,7 +74,7 @@ export interface Verdict {
  * A fix that is nix.conf settings. Each line is a whole `name = value` setting: a line cut inside its value leaves an
  * empty setting and an invalid line, which stop every Nix command reading the file (nix-daemon included).
  */
-export interface NixConfFix {
+interface NixConfFix {
   /** The file the lines are appended to: "/etc/nix/nix.conf" (the daemon's, needs root) or "~/.config/nix/nix.conf". */
   file: "/etc/nix/nix.conf" | "~/.config/nix/nix.conf";
   /** Whole `name = value` lines (`extra-` names, which add to Nix's defaults rather than replace them). */
@@ -90,7 +90,7 @@ export interface NixConfFix {
  * settings; multi-user installs run it as the systemd unit nix-daemon.service). Pure; lines without indentation, since
  * the heredoc's closing EOF must start its line.
  */
-export function nixConfBlock(conf: NixConfFix): string[] {
+function nixConfBlock(conf: NixConfFix): string[] {
   const system = conf.file === "/etc/nix/nix.conf";
   return [
     system ? `sudo tee -a ${conf.file} >/dev/null <<'EOF'` : `mkdir -p ~/.config/nix && tee -a ${conf.file} >/dev/null <<'EOF'`,
@@ -108,7 +108,7 @@ function confFixText(conf: NixConfFix): string {
 }
 
 /** One check: what it applies to, how it probes, its verdict. */
-export interface Check {
+interface Check {
   id: string;
   title: string;
   /** Commands that run it. */
@@ -222,7 +222,7 @@ export class Probes {
 }
 
 /** `ldconfig -p` lines ("\tlibcuda.so.1 (libc6,AArch64) => /usr/lib/aarch64-linux-gnu/libcuda.so.1") as name and path. */
-export function parseLdconfig(text: string): { name: string; path: string }[] {
+function parseLdconfig(text: string): { name: string; path: string }[] {
   return text
     .split("\n")
     .map((l) => l.match(/^\s*(\S+)\s+\(.*\)\s+=>\s+(\S+)\s*$/))
@@ -234,7 +234,7 @@ const gib = (b: number) => `${(b / 1000 ** 3).toFixed(1)} GB`;
 const cudaVariants = (c: PreflightContext) => c.variants.filter((v) => v.cuda !== null);
 
 /** The nix-build line that gives a CUDA environment variant's nixglhost (pkgs/torch-env.nix passthru). */
-export function nixglhostBuildLine(v: Pick<CheckedVariant, "file" | "envFile">): string {
+function nixglhostBuildLine(v: Pick<CheckedVariant, "file" | "envFile">): string {
   return `nix-build ${v.envFile ?? v.file} -A nixglhost -o result-nixglhost`;
 }
 
@@ -262,7 +262,7 @@ export function driverRouteLines(
 }
 
 /** The checks, in the order doctor prints them. */
-export const CHECKS: readonly Check[] = [
+const CHECKS: readonly Check[] = [
   {
     id: "nix-version",
     title: "Nix version",
@@ -464,11 +464,11 @@ function hostGccarch(p: Probes, hostSystem: string): string[] | null {
 /**
  * The GPU driver as the variant's CUDA libraries see it: their runpath holds /run/opengl-driver/lib only.
  * ✓ NixOS with libcuda.so.1 there, or this process inside a flox activation that serves the host's libcuda
- * (floxCudaRoute); ✗ a host whose driver sits elsewhere (nvidia-smi, /dev/nvidia0, `ldconfig -p`), with what
+ * (floxCudaRoute); ✗ a host whose GPU driver sits elsewhere (nvidia-smi, /dev/nvidia0, `ldconfig -p`), with what
  * nix-gl-host would find (nixglhostSearch), what the flox activation lacks, and the routes that work;
  * – no NVIDIA driver here (fine for building).
  */
-export function gpuDriverVerdict(p: Probes, v: CheckedVariant): Verdict {
+function gpuDriverVerdict(p: Probes, v: CheckedVariant): Verdict {
   const nixosLib = `${NIXOS_DRIVER_LIB.dir}/libcuda.so.1`;
   if (existsOn(p.host, nixosLib)) return { status: "ok", detail: `${nixosLib} is there (NixOS): the variant's CUDA libraries load it` };
   const d = p.driver();
@@ -503,7 +503,7 @@ export function gpuDriverVerdict(p: Probes, v: CheckedVariant): Verdict {
  * (run mode, detection off, no libcuda in the ldconfig cache); "" outside any activation. Reads the environment and
  * files under the host root only.
  */
-export function floxCudaRoute(host: Host, device: boolean): { serves: boolean; detail: string } {
+function floxCudaRoute(host: Host, device: boolean): { serves: boolean; detail: string } {
   const env = host.env;
   const audit = (env.LD_AUDIT ?? "").split(/[:\s]/).filter(Boolean);
   const floxlib = audit.find((a) => basename(a) === FLOX_CUDA.auditLibrary);
@@ -632,7 +632,7 @@ export function formatChecks(results: readonly CheckResult[], width: number): st
 }
 
 /**
- * Checked variants of `variants` (schema Variant or driver targets), each with the file of the environment variant of
+ * Checked variants of `variants` (schema Variant or build driver targets), each with the file of the environment variant of
  * its combination when the matrix has one (it carries nixglhost).
  */
 export function checkedVariants(
@@ -656,7 +656,7 @@ export function checkedVariants(
 }
 
 /** build/publish cannot start: a blocking check failed. Exit 2; the message holds the check lines with their fixes. */
-export class PreflightError extends InputError {
+class PreflightError extends InputError {
   override name = "PreflightError";
   constructor(
     readonly results: readonly CheckResult[],

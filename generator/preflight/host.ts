@@ -24,7 +24,7 @@ export function thisHost(): Host {
 }
 
 /** What a command printed and how it ended; `code` null when it could not be started (not on PATH). */
-export interface CommandResult {
+interface CommandResult {
   code: number | null;
   stdout: string;
   stderr: string;

@@ -21,7 +21,7 @@ import { CHECKER_BUNDLE_FILE, CHECKER_FACTS_FILE, renderCheckerBundle, renderChe
 export type FileMap = Map<string, string>;
 
 /** The Nix fields handed to a builder, in the order they are written (the builder's `variant` attrset). */
-export function nixFields(v: Variant): [string, unknown][] {
+function nixFields(v: Variant): [string, unknown][] {
   return [
     ["name", v.name],
     ["package", v.package],
@@ -108,7 +108,7 @@ export function renderRelease(p: Project): string {
 }
 
 /** One pinned nixpkgs of the flake: input name, revision and its NAR hash in SRI form (flake.lock `narHash`). */
-export interface FlakePin {
+interface FlakePin {
   /** "nixpkgs-2c423e0": the flake input (first 7 hex digits of the revision). */
   input: string;
   rev: string;
@@ -140,7 +140,7 @@ export function sha256ToSri(hash: string): string {
 }
 
 /** The nixpkgs pins the matrix's variants use, each once, in revision order (the flake's inputs). */
-export function flakePins(p: Project): FlakePin[] {
+function flakePins(p: Project): FlakePin[] {
   const byRev = new Map<string, string>();
   for (const v of p.variants) byRev.set(v.nixpkgs, v.nixpkgsSha256);
   return [...byRev.entries()]
@@ -149,7 +149,7 @@ export function flakePins(p: Project): FlakePin[] {
 }
 
 /** Render the root `flake.nix` (see the template): the pins as inputs, the outputs from pkgs/flake-outputs.nix. */
-export function renderFlake(p: Project): string {
+function renderFlake(p: Project): string {
   const systems = [...new Set(p.variants.map((v) => v.system))].sort();
   return templates().render("flake.nix.njk", { count: p.variants.length, systems, pins: flakePins(p) });
 }
@@ -161,7 +161,7 @@ export function renderFlake(p: Project): string {
  * time, and Nix compares it only when the lock has it. Pretty JSON (2 spaces) with a final newline; JSON has no comments,
  * so it carries no generated header.
  */
-export function renderFlakeLock(p: Project): string {
+function renderFlakeLock(p: Project): string {
   const pins = flakePins(p);
   const nodes: Record<string, unknown> = {};
   for (const pin of pins)
@@ -175,22 +175,22 @@ export function renderFlakeLock(p: Project): string {
 }
 
 /** The manifest format written: the pre-1.10 `version = 1` field (see FLOX_MIN_VERSION). */
-export const FLOX_MANIFEST_VERSION = 1;
+const FLOX_MANIFEST_VERSION = 1;
 
 /** Name of the flox path environment in `.flox/env.json` (`flox init` writes the directory's name). */
-export const FLOX_ENV_NAME = "variant-matrix";
+const FLOX_ENV_NAME = "variant-matrix";
 
 /**
  * `.flox/env.json`: what makes `.flox` a flox path environment (`{ "name", "version": 1 }`, as `flox init` writes it;
  * without it flox stops with "Failed to read environment metadata … verify that `.flox/env.json` is committed").
  * JSON has no comments, so it carries no generated header and is never removed as stale.
  */
-export function renderFloxEnvJson(): string {
+function renderFloxEnvJson(): string {
   return JSON.stringify({ name: FLOX_ENV_NAME, version: 1 }, null, 2) + "\n";
 }
 
 /** `.flox/.gitignore` as `flox init` writes it: flox's run, cache, lib and log directories stay out of git. */
-export function renderFloxGitignore(): string {
+function renderFloxGitignore(): string {
   return `# ${GENERATED_HEADER}\nrun/\ncache/\nlib/\nlog/\n!env/\n`;
 }
 
@@ -203,7 +203,7 @@ const floxSystems = (p: Project) => [...new Set(p.variants.map((v) => v.system))
  * nothing to resolve, no request), so the committed lock (renderManifestLock) is current and `flox build` needs no
  * FloxHub login; the tools that run the generator (Node, git) come from the user's system.
  */
-export function renderManifest(p: Project): string {
+function renderManifest(p: Project): string {
   const body = tomlStringify({ version: FLOX_MANIFEST_VERSION, options: { systems: floxSystems(p) } });
   return (
     `# ${GENERATED_HEADER}\n` +
@@ -222,7 +222,7 @@ export function renderManifest(p: Project): string {
  * as current when its `manifest` equals the parsed manifest.toml, so it never relocks (or asks the catalog) for it.
  * JSON has no comments: no generated header, never removed as stale.
  */
-export function renderManifestLock(p: Project): string {
+function renderManifestLock(p: Project): string {
   const lock = { "lockfile-version": 1, manifest: { version: FLOX_MANIFEST_VERSION, options: { systems: floxSystems(p) } }, packages: [] };
   return JSON.stringify(lock, null, 2) + "\n";
 }
@@ -231,7 +231,7 @@ export function renderManifestLock(p: Project): string {
 const suffix = (name: string) => formatCombination(parseName(name)!);
 
 /** One (release, CUDA) slice of the matrix, the unit of a docs page and of a grid. */
-export interface MatrixPage {
+interface MatrixPage {
   /** "pytorch-2.8.0-cuda-12.8" (or "…-cpu" for CPU-only). */
   slug: string;
   title: string;
@@ -251,7 +251,7 @@ export interface MatrixPage {
 }
 
 /** Dropped combinations sharing release, Python, CUDA, GPU and reasons, gathered over ISAs and packages. */
-export interface ExcludedGroup {
+interface ExcludedGroup {
   /** The name suffix without the ISA: "python313-cuda12_8-sm110" or "python313-cpu". */
   combination: string;
   isas: string[];
@@ -294,7 +294,7 @@ function pageNotes(variants: Variant[]): { note: string; appliesTo: string[] }[]
 }
 
 /** Slice a project into pages, one per (release, CUDA version) plus one per release for CPU-only variants. */
-export function matrixPages(p: Project): MatrixPage[] {
+function matrixPages(p: Project): MatrixPage[] {
   const pages: MatrixPage[] = [];
   const isas = p.matrix.isas;
   const cudas: (string | null)[] = [...p.matrix.cuda].sort(compareVersions);
@@ -346,7 +346,7 @@ function gpuReference(p: Project) {
 }
 
 /** Render BUILD_MATRIX.md and the docs/matrix pages. */
-export function renderDocs(p: Project): FileMap {
+function renderDocs(p: Project): FileMap {
   const files: FileMap = new Map();
   const pages = matrixPages(p);
   const multi = p.matrix.releases.length > 1;

@@ -52,15 +52,15 @@ export interface Probe {
     rnntLoss: { ok: boolean; error: string | null } | null;
     forcedAlign: { ok: boolean; error: string | null } | null;
   } | null;
-  /** Per package built on torch (probes since issue 24; older probes have `torchaudio` only): see PackageProbe. */
+  /** Per package built on torch (older probes have `torchaudio` only): see PackageProbe. */
   packages?: Record<string, PackageProbe> | null;
   /**
-   * A named environment's extras (probes since issue 41, `--promise=FILE` with `extras`): per nixpkgs attribute, whether
+   * A named environment's extras (`--promise=FILE` with `extras`; absent from older probes): per nixpkgs attribute, whether
    * its modules import, the version of its distribution (importlib.metadata), and libtorch mapped by importing it that is
    * not the variant's.
    */
   extras?: Record<string, { ok: boolean; error: string | null; version: string | null; newLibtorch: string[] }> | null;
-  /** Per library: --list-elf/--list-ptx targets and, from probes since issue 22, -symbols blocks (origins.ts). */
+  /** Per library: --list-elf/--list-ptx targets and, from newer probes, -symbols blocks (origins.ts). */
   cuobjdump: { tool: string | null; error: string | null; libs: Record<string, LibDeviceCode> } | null;
 }
 
@@ -76,7 +76,7 @@ export interface PackageProbe {
   gpu: Record<string, { ok: boolean; error: string | null }>;
 }
 
-/** The probe's packages: its `packages`, or for a probe recorded before issue 24 its `torchaudio` entry. */
+/** The probe's packages: its `packages`, or for an older probe (no `packages`) its `torchaudio` entry. */
 export function packageProbes(probe: Probe): Record<string, PackageProbe> {
   if (probe.packages) return probe.packages;
   const a = probe.torchaudio;

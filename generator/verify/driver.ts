@@ -2,13 +2,13 @@
  * Why a variant's torch sees no GPU that nvidia-smi sees (pure): nixpkgs' CUDA libraries load libcuda.so.1 from
  * /run/opengl-driver/lib only (the runpath Nix gave them; catalog/host.ts NIXOS_DRIVER_LIB), which only NixOS
  * creates, while the host keeps it in its own library directory (`ldconfig -p`). verify prints these lines under the
- * GPU checks, with the ways to run again through the host's driver (catalog/host.ts DRIVER_ROUTES).
+ * GPU checks, with the ways to run again through the host's GPU driver (catalog/host.ts DRIVER_ROUTES).
  */
 import { NIXOS_DRIVER_LIB } from "../catalog/host.ts";
 import { driverRouteLines, type CheckedVariant } from "../preflight/checks.ts";
 
 /** What the cause is decided from. */
-export interface DriverFacts {
+interface DriverFacts {
   /** The variant's CUDA version, null for a CPU variant. */
   cuda: string | null;
   /** torch.cuda.is_available() in the probe. */
@@ -23,8 +23,8 @@ export interface DriverFacts {
   throughRoute: string | null;
 }
 
-/** The finding for the GPU check and the lines that explain it, or null when the driver is not the cause. */
-export interface DriverCause {
+/** The finding for the GPU check and the lines that explain it, or null when the GPU driver is not the cause. */
+interface DriverCause {
   found: string;
   lines: string[];
 }

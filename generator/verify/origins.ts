@@ -30,7 +30,7 @@ export interface DeviceCodeVariant {
 }
 
 /** The version of package `name` a variant holds: its own for a variant of that package, else its pin's; or undefined. */
-export function packageVersionOf(v: Pick<DeviceCodeVariant, "package" | "version" | "onTorchVersions">, name: string): string | undefined {
+function packageVersionOf(v: Pick<DeviceCodeVariant, "package" | "version" | "onTorchVersions">, name: string): string | undefined {
   return v.package === name ? v.version : v.onTorchVersions?.[name];
 }
 
@@ -82,7 +82,7 @@ export function allowedSass(caps: readonly string[], cuda: string, facts: Pick<C
 }
 
 /** nixpkgs' default capabilities of a CUDA version (the facts'), or null when they lack the version. */
-export function nixpkgsDefaults(cudaVersion: string, facts: Pick<CheckerFacts, "nixpkgsDefaultCapabilities">): string[] | null {
+function nixpkgsDefaults(cudaVersion: string, facts: Pick<CheckerFacts, "nixpkgsDefaultCapabilities">): string[] | null {
   return Object.hasOwn(facts.nixpkgsDefaultCapabilities, cudaVersion) ? facts.nixpkgsDefaultCapabilities[cudaVersion]! : null;
 }
 
@@ -90,7 +90,7 @@ export function nixpkgsDefaults(cudaVersion: string, facts: Pick<CheckerFacts, "
  * Whether nixpkgs' torch at revision `rev` links `b` (its `linkedAt`); null when the facts cannot say (a revision
  * that is not one of the catalog's pins, `knownPins`).
  */
-export function linksBundled(b: CheckerBundled, rev: string | undefined, facts: Pick<CheckerFacts, "knownPins">): boolean | null {
+function linksBundled(b: CheckerBundled, rev: string | undefined, facts: Pick<CheckerFacts, "knownPins">): boolean | null {
   if (b.linkedAt === "every pin") return true;
   if (rev === undefined) return null;
   return b.linkedAt.includes(rev) ? true : facts.knownPins.includes(rev) ? false : null;
@@ -103,7 +103,7 @@ export function linksBundled(b: CheckerBundled, rev: string | undefined, facts: 
  * `cudaForwardCompat = false` (pkgs/nixpkgs.nix). Plus what the library's own build adds (`extraSass`).
  * @throws Error when the facts have no default capabilities for the variant's CUDA version.
  */
-export function bundledPromise(b: CheckerBundled, v: DeviceCodeVariant, facts: Pick<CheckerFacts, "nixpkgsDefaultCapabilities">): OriginPromise {
+function bundledPromise(b: CheckerBundled, v: DeviceCodeVariant, facts: Pick<CheckerFacts, "nixpkgsDefaultCapabilities">): OriginPromise {
   const cuda = v.cuda!;
   const packageSet = v.cudaCapabilitiesForPackageSet === true;
   const defaults = nixpkgsDefaults(cuda, facts);
@@ -216,14 +216,14 @@ export function ownerOf(libPath: string, facts: CheckerFacts): string {
 }
 
 /** How a head was attributed: a compiler helper, a bundled library's name, the owner's namespaces, or by default. */
-export type Attribution = { origin: DeviceCodeOrigin | null; by: "helper" | "name" | "own" | "default" };
+type Attribution = { origin: DeviceCodeOrigin | null; by: "helper" | "name" | "own" | "default" };
 
 /**
  * Where a function whose first identifier is `head` in library `libPath` comes from (origin null: code the compiler
  * adds to every cubin). The order: compiler helpers; a bundled library's name patterns; the owner's own namespaces;
  * by default the library's bundled default (MAGMA in libtorch_cuda_linalg.so), else the owner of the directory.
  */
-export function classify(libPath: string, head: string, facts: CheckerFacts): Attribution {
+function classify(libPath: string, head: string, facts: CheckerFacts): Attribution {
   const pt = patterns(facts);
   if (pt.helpers.some((r) => r.test(head))) return { origin: null, by: "helper" };
   for (const { b, re } of pt.bundled) if (re.some((r) => r.test(head))) return { origin: b.origin, by: "name" };
@@ -242,7 +242,7 @@ export function originOf(libPath: string, head: string, facts: CheckerFacts): De
 
 /**
  * The probe's view of one library (probe.py `--cuobjdump`). `heads`/`blocks` are null when -symbols failed. `all`
- * (probes since issue 39): `cuobjdump -all --list-elf/--list-ptx`, which also reads the relocatable fatbins that
+ * (newer probes only): `cuobjdump -all --list-elf/--list-ptx`, which also reads the relocatable fatbins that
  * `-rdc=true` objects leave (`__nv_relfatbin`): archs and the kernel file names, each once.
  */
 export interface LibDeviceCode {
@@ -254,7 +254,7 @@ export interface LibDeviceCode {
 }
 
 /** What one library holds per origin: SASS and PTX targets; PTX whose origin no name tells, apart. */
-export interface LibraryOrigins {
+interface LibraryOrigins {
   byOrigin: Map<DeviceCodeOrigin, { sass: Set<string>; ptx: Set<string> }>;
   /** PTX targets of blocks without entry names (cuobjdump -ptx gave none). */
   unattributedPtx: Set<string>;

@@ -27,7 +27,7 @@ Output shape (every key always present; null where not applicable):
              "cpuCapability": "AVX512", "libDir": ..., "libs": [mapped libtorch*/libc10* paths]},
    "gpu": {"available": bool, "devices": [{"name": ..., "capability": "9.0"}], "matmul": {"ok", "error",
            "maxAbsDiff"} | null},
-   "torchaudio": null (probes recorded before issue 24 held torchaudio's result here; compare.ts still reads them),
+   "torchaudio": null (older probes held torchaudio's result here; compare.ts still reads them),
    "packages": {"torchaudio": {"ok", "error", "version", "file", "libDir", "libsAfterImport", "newLibtorch",
                                "gpu": {"rnntLoss": {"ok", "error"}, "forcedAlign": {...}}},
                 "torchvision": {... "gpu": {"nms": {"ok", "error"}, "roiAlign": {"ok", "error"}}}},

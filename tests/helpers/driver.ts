@@ -14,7 +14,7 @@ export const FIXTURES = join(ROOT, "tests/fixtures/build-pkgs");
 export const BUILD_MATRIX = join(ROOT, "tests/fixtures/build-matrix.ts");
 const MAIN = join(ROOT, "generator/cli.ts");
 
-/** What a driver run printed and how it ended. */
+/** What a build driver run printed and how it ended. */
 export interface DriverResult {
   code: number | null;
   stdout: string;

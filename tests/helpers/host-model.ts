@@ -1,6 +1,6 @@
 /**
  * Modelled hosts for the preflight, doctor and install tests: a fake host root (etc/NIXOS, run/opengl-driver/lib,
- * dev/nvidia0, proc/cpuinfo of a recorded host, the driver's directory with ld.so.conf naming it) and STAND-IN
+ * dev/nvidia0, proc/cpuinfo of a recorded host, the GPU driver's directory with ld.so.conf naming it) and STAND-IN
  * executables on PATH (nix, nix-instantiate, flox, nvidia-smi, ldconfig, df) that print what the real ones print.
  */
 import { chmodSync, copyFileSync, mkdirSync, writeFileSync } from "node:fs";
@@ -33,10 +33,10 @@ export interface HostModel {
   nixos?: boolean;
   /**
    * `ldconfig -p` lists libcuda.so.1 at this path (and the file exists under the root), with libnvidia-ml.so.1 and
-   * libnvidia-ptxjitcompiler.so.1 beside it as a driver installs them (unless libcudaAlone).
+   * libnvidia-ptxjitcompiler.so.1 beside it as a GPU driver installs them (unless libcudaAlone).
    */
   hostLibcuda?: string | null;
-  /** The driver's directory holds libcuda.so.1 and nothing else of NVIDIA's. */
+  /** The GPU driver's directory holds libcuda.so.1 and nothing else of NVIDIA's. */
   libcudaAlone?: boolean;
   /** Free KiB `df -Pk` reports. */
   freeKib?: number;

@@ -1,6 +1,6 @@
 /**
  * Reading Markdown as a reader does: the prose sentences of a page, and the relative links it holds.
- * Used by tests/docs.test.ts (issue 40: "sentences a reader can follow", links that resolve).
+ * Used by tests/docs.test.ts (sentences a reader can follow, links that resolve).
  */
 
 /**
