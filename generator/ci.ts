@@ -363,8 +363,8 @@ export const NIXOS_UNSTABLE_HEAD = '"$(git ls-remote https://github.com/NixOS/ni
 export function newerTorchScript(source = NIXOS_UNSTABLE_HEAD): string {
   const warn =
     'const j = JSON.parse(require("fs").readFileSync("newest-nixpkgs.json", "utf8")); const t = j.newerTorch; ' +
-    "if (t) console.log(`::warning title=a torch the catalog does not know::nixpkgs ${j.rev} carries torch ${t.torch}, newer than the newest the catalog knows (${t.newest}): run variant-matrix pin add ${j.rev}`); " +
-    'else console.log(`nixpkgs ${j.rev}: no torch newer than the catalog knows`);';
+    "if (t) process.stdout.write(`::warning title=a torch the catalog does not know::nixpkgs ${j.rev} carries torch ${t.torch}, newer than the newest the catalog knows (${t.newest}): run variant-matrix pin add ${j.rev}\\n`); " +
+    'else process.stdout.write(`nixpkgs ${j.rev}: no torch newer than the catalog knows\\n`);';
   // The node program goes between single quotes: it holds none.
   if (warn.includes("'")) throw new Error("newerTorchScript: a single quote in the node program");
   return [`src=${source}`, `${CLI} pin inspect "$src" --json > newest-nixpkgs.json`, `node -e '${warn}'`].join("\n");

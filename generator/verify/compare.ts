@@ -241,7 +241,7 @@ function checkDeviceCode(v: PromiseOf, c: Probe["cuobjdump"], facts: CheckerFact
       for (const chk of checkOrigins(v, lib, d, facts)) out.push(chk);
       continue;
     }
-    // A probe without -symbols blocks (recorded before issue 22): the library as a whole.
+    // A probe without -symbols blocks (an older one): the library as a whole.
     const extra = d.elf.filter((s) => !allowed.has(s));
     add(`${short}: no SASS beyond the capabilities (and PyTorch's arch-specific extras)`, extra.length === 0, set(allowed), extra.length ? `also ${set(extra)}` : set(d.elf));
     add(`${short}: no PTX`, d.ptx.length === 0, "(none)", set(d.ptx));
