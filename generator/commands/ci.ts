@@ -5,7 +5,8 @@ import type { CommandModule } from "yargs";
 import { resolve } from "node:path";
 import { checkFilterValues, FILTER_OPTION, matchFilters, parseFilters } from "../filters.ts";
 import { REPO_ROOT } from "../paths.ts";
-import { matrixOption, project, UsageError, variantJson, warnUntracked } from "./shared.ts";
+import { project, UsageError, variantJson, warnUntracked } from "./shared.ts";
+import { matrixOption } from "./options.ts";
 import { REPEATABLE } from "../constants.ts";
 
 interface CiArgs {

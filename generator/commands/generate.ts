@@ -4,7 +4,8 @@
 import type { CommandModule } from "yargs";
 import { relative, resolve } from "node:path";
 import { REPO_ROOT } from "../paths.ts";
-import { matrixOption, terminalWidth, UsageError, warnUntracked } from "./shared.ts";
+import { terminalWidth, UsageError, warnUntracked } from "./shared.ts";
+import { matrixOption } from "./options.ts";
 import { wrap } from "../text.ts";
 import { errorLine } from "../errors.ts";
 import type { SyncProgress } from "../write.ts";

@@ -3,7 +3,8 @@
  */
 import type { CommandModule } from "yargs";
 import { checkFilterValues, FILTER_OPTION, matchFilters, parseFilters } from "../filters.ts";
-import { matrixOption, project, terminalWidth, variantJson } from "./shared.ts";
+import { project, terminalWidth, variantJson } from "./shared.ts";
+import { matrixOption } from "./options.ts";
 import { wrap } from "../text.ts";
 import { groupExcluded } from "../matrix-yield.ts";
 import type { Excluded } from "../schema.ts";

@@ -16,7 +16,8 @@ import type { Argv, CommandModule } from "yargs";
 import { dirname, resolve } from "node:path";
 import { LOCAL_CATALOG_FILE, NIX_ATTR_RE, REPEATABLE } from "../constants.ts";
 import { REPO_ROOT } from "../paths.ts";
-import { matrixOption, parseNixOptions, UsageError } from "./shared.ts";
+import { parseNixOptions, UsageError } from "./shared.ts";
+import { matrixOption } from "./options.ts";
 import { withArgumentRules } from "./arguments.ts";
 
 /** Parsed options of `pin ACTION`. */
