@@ -12,7 +12,7 @@
  * - installLineOptions: where the variants were published (`--org`, `--substituter`): how detect and verify print
  *   the install line.
  */
-import type { InferredOptionType, Options, PositionalOptions } from "yargs";
+import type { Argv, InferredOptionType, Options, PositionalOptions } from "yargs";
 import { PACKAGES, REPEATABLE, type PackageName } from "../constants.ts";
 import { FILTER_OPTION } from "../filters.ts";
 import { BACKEND_CHOICES } from "../driver/backend.ts";
@@ -90,18 +90,25 @@ export function pick<O extends object, K extends keyof O>(o: O, ...keys: K[]): P
 /** "nvidia-smi" → "nvidiaSmi": the camelCase name yargs also sets for an option. */
 type CamelCase<S extends string> = S extends `${infer H}-${infer T}` ? `${H}${Capitalize<CamelCase<T>>}` : S;
 
+/** `T` with each key also by its camelCase name, as yargs sets both ("nvidia-smi" and "nvidiaSmi"). */
+export type CamelCased<T> = { [K in keyof T & string as K | CamelCase<K>]: T[K] };
+
 /**
  * The arguments a handler gets for the options (and positionals) `O`, as yargs infers them: each by its declared
  * (kebab-case) name and by its camelCase name, an option without default or demandOption possibly undefined.
  * Without yargs' `_`, `$0` and index signature, so that one command can call another's function with the arguments
  * it sets, and a misspelt option name is a type error.
  */
-export type ArgsOf<O extends { [key: string]: Options | PositionalOptions }> = {
-  [K in keyof O & string as K | CamelCase<K>]: InferredOptionType<O[K]>;
-};
+export type ArgsOf<O extends { [key: string]: Options | PositionalOptions }> = CamelCased<OptionTypes<O>>;
 
 /**
  * The option types yargs infers for the options (and positionals) `O`, by their declared names: the `U` of a
  * `CommandModule<object, U>` whose builder declares `O` (its handler gets `ArgumentsCamelCase<U>`).
  */
 export type OptionTypes<O extends { [key: string]: Options | PositionalOptions }> = { [K in keyof O]: InferredOptionType<O[K]> };
+
+/**
+ * The option types a builder declares, as yargs infers them from its chain of `.positional(…)` and `.options(…)`
+ * (the `U` of the `Argv<U>` it returns): for a command whose positional is written inline in its builder.
+ */
+export type BuiltTypes<B extends (y: Argv<object>) => Argv<object>> = ReturnType<B> extends Argv<infer U> ? U : never;
