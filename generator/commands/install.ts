@@ -52,7 +52,7 @@ const installOptions = {
   },
   ...hostOptions,
   ...matrixOption,
-  ...pick(nixOptions, "pkgs-dir"),
+  "pkgs-dir": { ...nixOptions["pkgs-dir"], describe: "take each variant's file from DIR/NAME.nix instead of .flox/pkgs (as build --pkgs-dir)" },
   ...pick(outputOptions, "logs-dir", "plain"),
   ...hostRootOption,
 } as const;
