@@ -160,7 +160,7 @@ async function planInstall(args: InstallArgs): Promise<InstallPlan> {
   const file = fileOf(variant.name, variant.file);
   // nixglhost is a passthru of the environment variant of the combination (pkgs/torch-env.nix).
   const parts = parseName(variant.name);
-  const envName = parts ? formatName({ ...parts, package: ENV_PACKAGE as never }) : null;
+  const envName = parts ? formatName({ ...parts, package: ENV_PACKAGE }) : null;
   const env = project.variants.find((v) => v.name === envName);
   const envFile = env ? fileOf(env.name, env.file) : null;
   if (existsSync(dir) && !lstatSync(dir).isSymbolicLink())
