@@ -36,6 +36,7 @@ const ciOptions = {
   ...matrixOption,
 } as const;
 
+/** The yargs command module `ci <engine>`; generator/cli.ts registers it. */
 export const ciCommand: CommandModule<object, OptionTypes<typeof enginePositional & typeof ciOptions>> = {
   command: "ci <engine>",
   describe: "write a CI definition for every variant: github (Actions workflow) or hydra (declarative jobset spec)",

@@ -43,6 +43,7 @@ function line(r: EvalResult): string {
   return `ok    ${r.name}  ${r.drvPath}${c}`;
 }
 
+/** The yargs command module `eval [names..]`; generator/cli.ts registers it. Sets `process.exitCode` 1 on a failure. */
 export const evalCommand: CommandModule<object, BuiltTypes<typeof builder>> = {
   command: "eval [names..]",
   describe: "evaluate variants to drvPaths through release.nix (in parallel) and prove each package built on torch uses its pytorch",

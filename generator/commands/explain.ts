@@ -26,6 +26,7 @@ const explainOptions = {
   ...matrixOption,
 } as const;
 
+/** The yargs command module `explain <name>`; generator/cli.ts registers it. */
 export const explainCommand: CommandModule<object, OptionTypes<typeof namePositional & typeof explainOptions>> = {
   command: "explain <name>",
   describe: "show a variant's resolved parameters and notes, or why a name is dropped and the nearest names that exist",

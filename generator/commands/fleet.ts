@@ -15,7 +15,7 @@ import { REPO_ROOT } from "../paths.ts";
 import { errorLine } from "../errors.ts";
 import { wrap } from "../text.ts";
 import { terminalWidth } from "./shared.ts";
-import { DEFAULT_PACKAGE, matrixOption, outputOptions, type BuiltTypes, type CamelCased } from "./options.ts";
+import { matrixOption, outputOptions, packagePickOption, type BuiltTypes, type CamelCased } from "./options.ts";
 
 export { FleetUsageError, hostId, type FleetArgs } from "../fleet/options.ts";
 import { FleetUsageError } from "../fleet/options.ts";
@@ -29,8 +29,7 @@ const fleetOptions = {
   python: { type: "string", describe: "Python version (default: the newest of the matrix's)" },
   cuda: { ...REPEATABLE, describe: "CUDA versions to choose from (default: the matrix's)" },
   package: {
-    type: "string",
-    default: DEFAULT_PACKAGE,
+    ...packagePickOption.package,
     describe: `the package every host needs: ${PACKAGES.join(" | ")} | NAME-env (an environment of matrix.ts); default torch-env, the Python environment of the whole stack; each package brings what it is built on`,
   },
   builders: { type: "number", default: 1, describe: "build machines for the makespan estimate" },
@@ -51,6 +50,7 @@ const builder = (y: Argv<object>) =>
 /** Arguments of `fleet` as yargs infers them from its builder (`reports`: the logs directory, --logs-dir or the old --reports). */
 type FleetCommandArgs = CamelCased<BuiltTypes<typeof builder>>;
 
+/** The yargs command module `fleet <hosts..>`; generator/cli.ts registers it. Sets `process.exitCode` 1 for a host nothing serves. */
 export const fleetCommand: CommandModule<object, BuiltTypes<typeof builder>> = {
   command: "fleet <hosts..>",
   describe: "the fewest variants that serve every host of a fleet (detect --json files or cpuinfo/nvidia-smi.txt dirs), and their build cost (default package: torch-env)",

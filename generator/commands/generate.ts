@@ -17,6 +17,7 @@ const generateOptions = {
   out: { type: "string", describe: "directory to write into (default: the repository root)" },
 } as const;
 
+/** The yargs command module `generate`; generator/cli.ts registers it. */
 export const generateCommand: CommandModule<object, OptionTypes<typeof generateOptions>> = {
   command: "generate",
   describe: "write .flox/pkgs/*.nix, .flox/env/manifest.toml, BUILD_MATRIX.md and docs/matrix/ from matrix.ts",

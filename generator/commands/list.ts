@@ -18,6 +18,7 @@ const listOptions = {
   ...matrixOption,
 } as const;
 
+/** The yargs command module `list`; generator/cli.ts registers it. */
 export const listCommand: CommandModule<object, OptionTypes<typeof listOptions>> = {
   command: "list",
   describe: "list package variants (or, with --excluded, dropped combinations and their reasons)",

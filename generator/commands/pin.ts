@@ -163,6 +163,7 @@ export function makePinCommand(run: (argv: PinArgs) => void | Promise<void> = ru
   };
 }
 
+/** The `pin` command as generator/cli.ts registers it: each action runs runPin. */
 export const pinCommand = makePinCommand();
 
 /** Run one pin action with its parsed options (see the file header for each action and the exit status). */

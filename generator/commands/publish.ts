@@ -35,6 +35,7 @@ const builder = (y: Argv<object>) =>
 /** Arguments of `publish` as yargs infers them from its builder. */
 type PublishArgs = CamelCased<BuiltTypes<typeof builder>>;
 
+/** The yargs command module `publish [names..]`; generator/cli.ts registers it. Sets `process.exitCode` 1 when one failed. */
 export const publishCommand: CommandModule<object, BuiltTypes<typeof builder>> = {
   command: "publish [names..]",
   describe: "publish built variants: to a Flox catalog (--org ORG: flox publish) or a Nix binary cache (--to URI: nix copy)",
