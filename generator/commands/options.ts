@@ -11,6 +11,10 @@
  * - outputOptions: what is printed and where (`--json`, `--plain`, `--logs-dir`); matrixOption: the matrix read.
  * - installLineOptions: where the variants were published (`--org`, `--substituter`): how detect and verify print
  *   the install line.
+ *
+ * The types: `OptionTypes<O>` is what yargs infers for an option object (a CommandModule's `U`), `ArgsOf<O>` the same
+ * with camelCase names (what a command's function takes), `BuiltTypes<B>` what a builder with an inline positional
+ * declares; no command writes its arguments' interface by hand.
  */
 import type { Argv, InferredOptionType, Options, PositionalOptions } from "yargs";
 import { PACKAGES, REPEATABLE, type PackageName } from "../constants.ts";
