@@ -42,3 +42,22 @@ export const MAX_SHOWN = 80;
 export function clip(text: string, max = MAX_SHOWN): string {
   return text.length <= max ? text : `${text.slice(0, max)}… (${text.length} characters)`;
 }
+
+/**
+ * Run a command's work and map an error to its exit status, the one way every command does: an error with an exit
+ * code (exitCodeOf: an InputError) is written to `err` as one errorLine (after `prefix`, e.g. "doctor: ") and its code
+ * returned; any other error (a bug) is thrown on.
+ * @param err where the error line goes (a command's io.err, or process.stderr.write)
+ * @param work the command's work; its result is the exit status
+ * @returns the work's exit status, or the error's (EXIT.input)
+ */
+export async function withExitCode(err: (s: string) => void, work: () => Promise<number>, prefix = ""): Promise<number> {
+  try {
+    return await work();
+  } catch (e) {
+    const code = exitCodeOf(e);
+    if (code === null) throw e;
+    err(errorLine(`${prefix}${(e as Error).message}`));
+    return code;
+  }
+}

@@ -19,7 +19,7 @@ interface Suggestion {
 }
 
 /** What `explain` found for a name. */
-type Explanation =
+export type Explanation =
   | { kind: "variant"; variant: Variant }
   | {
       kind: "excluded" | "not-in-matrix" | "unknown";

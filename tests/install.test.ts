@@ -39,7 +39,7 @@ test("install --dry-run: the steps, every check and the plan with its estimate; 
   assert.is(r.status, 0, r.stdout + r.stderr);
   const flat = r.stdout.replace(/\s+/g, " ");
   assert.match(flat, `install ${NAME} (picked by detect for this host) at ${dir}`);
-  for (const step of ["1. variant:", "2. checks", "3. build through the build driver", `4. link ${dir} to the environment with its Pythons run through the pin's nix-gl-host`, `5. the host's GPU driver: ${dir}/bin/python3 and ${dir}/bin/python run through nixglhost`, "6. verify"])
+  for (const step of ["1. variant:", "2. checks", "3. build through the build driver", `4. link ${dir} to the environment with its Pythons run through nix-gl-host`, `5. the host's GPU driver: ${dir}/bin/python3 and ${dir}/bin/python run through nixglhost`, "6. verify"])
     assert.ok(flat.includes(step), `missing step "${step}":\n${r.stdout}`);
   assert.ok(flat.includes(`nix-build ${join(ROOT, variant.file)} -A withHostDriver -o ${dir}`), r.stdout);
   for (const check of ["✓ Nix version", "✓ system features", "✓ CUDA binary cache", "✗ GPU driver"]) assert.ok(r.stdout.includes(check), check);

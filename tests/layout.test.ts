@@ -40,6 +40,16 @@ test("libraries decide, commands print: console and process.exitCode only in cli
   assert.equal(offenders.map(rel), []);
 });
 
+test("commands spawn no process: no file under generator/commands imports node:child_process or zx", () => {
+  const commands = all.filter((f) => rel(f).startsWith("commands/"));
+  assert.ok(commands.length > 5, "found the commands");
+  const spawns = /(?:from\s+|import\(\s*)"(?:node:)?child_process"|(?:from\s+|import\(\s*)"zx(?:\/[^"]*)?"/;
+  assert.equal(commands.filter((f) => spawns.test(readFileSync(f, "utf8"))).map(rel), []);
+  // The wrong case fails: the same reading catches either import, static or dynamic.
+  for (const bad of ['import { spawnSync } from "node:child_process";', 'const { $ } = await import("zx");', 'await import("child_process")'])
+    assert.ok(spawns.test(bad), bad);
+});
+
 test("no import cycles under generator/", () => {
   const graph = new Map(all.map((f) => [f, importsOf(f).filter((i) => all.includes(i))]));
   const state = new Map<string, "open" | "done">();

@@ -73,7 +73,7 @@ export function positionalsOf(command: string): Positional[] {
 
 /** The option names yargs declares (not their aliases) of one type, from `getOptions()` (a runtime API @types lacks). */
 function declared(y: Argv, type: "string" | "number"): { names: string[]; aliases: Set<string> } {
-  const o = (y as unknown as { getOptions(): { string: string[]; number: string[]; alias: Record<string, string[]> } }).getOptions();
+  const o = (y as Argv & { getOptions(): { string: string[]; number: string[]; alias: Record<string, string[]> } }).getOptions();
   const aliases = new Set(Object.values(o.alias ?? {}).flat());
   return { names: [...new Set(o[type] ?? [])].filter((k) => !aliases.has(k)), aliases };
 }
@@ -132,9 +132,11 @@ export function withArgumentRules<T, U>(m: CommandModule<T, U>, opts: ArgumentRu
   const optionalValue = new Set(opts.optionalValue ?? []);
   let strings: string[] = [];
   let numbers: string[] = [];
-  const builder = (y: Argv<T>): Argv<U> => {
+  const builder = (y: Argv<T>) => {
     const b = m.builder;
-    const built = (typeof b === "function" ? b(y) : b ? y.options(b) : y) as unknown as Argv<U>;
+    const built = typeof b === "function" ? b(y) : b ? y.options(b) : y;
+    // Every builder of this CLI returns its Argv; a promised one (none here) would be passed on without the rules.
+    if (!("requiresArg" in built)) return built;
     strings = declared(built, "string").names.filter((k) => !positional.has(k) && !optionalValue.has(k));
     numbers = declared(built, "number").names;
     const needValue = [...strings, ...numbers];
@@ -146,7 +148,7 @@ export function withArgumentRules<T, U>(m: CommandModule<T, U>, opts: ArgumentRu
     // Synchronous, as the module's own handler may be (tests parse with parseSync): a throw here reaches yargs' fail
     // and then main like one from the handler.
     handler: (argv) => {
-      const a = argv as unknown as Record<string, unknown> & { _: (string | number)[] };
+      const a: Record<string, unknown> & { _: (string | number)[] } = argv;
       takeWordsAfterDashDash(a, command, opts.depth ?? 1);
       for (const k of strings) {
         const v = a[k];

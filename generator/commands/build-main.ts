@@ -24,7 +24,7 @@ import { resolveBuildOptions, type BuildArgs, type ResolvedBuildOptions } from "
 import { checkedVariants, evaluatesPinnedNixpkgs, formatChecks, Probes, refuseOnBlocking, runChecks, type CheckResult } from "../preflight/checks.ts";
 import { thisHost } from "../preflight/host.ts";
 import { REPO_ROOT as PROJECT_ROOT } from "../paths.ts";
-import { errorLine, EXIT, exitCodeOf } from "../errors.ts";
+import { errorLine, EXIT, withExitCode } from "../errors.ts";
 import { outputMode, writeOutputFile } from "../output-file.ts";
 import { wrap, wrapLines } from "../text.ts";
 import { EvaluationError, evaluationFailures, evaluationFailureText, evaluationGate, type EvaluationFailure } from "../driver/eval-first.ts";
@@ -37,19 +37,12 @@ import { parseNixOptions, terminalWidth } from "./shared.ts";
  * @returns the exit code
  */
 export async function buildMain(a: BuildArgs): Promise<number> {
-  try {
-    return await buildMainInner(a);
-  } catch (e) {
-    const code = exitCodeOf(e);
-    if (code !== null) {
-      process.stderr.write(errorLine((e as Error).message));
-      process.exitCode = code;
-      return code;
-    }
-    throw e;
-  }
+  const code = await withExitCode((s) => process.stderr.write(s), () => buildMainInner(a));
+  process.exitCode = code;
+  return code;
 }
 
+/** build's steps: select and check the host, plan and probe, then print the plan (`--dry-run`) or build. */
 async function buildMainInner(a: BuildArgs): Promise<number> {
   const o = await resolveBuildOptions(a, PROJECT_ROOT, parseNixOptions);
   // A --report this CLI will not write (a directory, a socket, a link to nothing) is refused now, not after the builds.
@@ -95,13 +88,7 @@ async function buildMainInner(a: BuildArgs): Promise<number> {
   // This machine would be refused a variant only once its dependencies are built, hours in: stop now with the fix,
   // before the evaluation's verdict (a host fix first; the matrix's errors after it).
   if (!a.dryRun) refuseOnBlocking(preflight, width);
-  if (!a.dryRun && evalFailures.length) {
-    const gate = evaluationGate(o.backend, context.pinnedNixpkgs, () => new Probes(thisHost()).nixVersion(), evalFailures);
-    if (gate.stop.length) throw new EvaluationError(gate.stop, sel.targets.length, width);
-    const names = gate.pass.map((f) => f.name);
-    const shown = names.length > 3 ? `${names.slice(0, 3).join(", ")} and ${names.length - 3} more` : names.join(", ");
-    process.stderr.write(wrap(`${shown} did not evaluate here, but ${gate.why}: building them`, width, { indent: "warning: ", hang: "  " }) + "\n");
-  }
+  if (!a.dryRun && evalFailures.length) evaluationVerdict(o, context.pinnedNixpkgs, evalFailures, sel.targets.length, width);
 
   // What Nix would build and fetch for each instantiated variant, with the user's substituters: the dry run's real
   // answer (--probe-store) and what --skip-cached decides by.
@@ -109,46 +96,86 @@ async function buildMainInner(a: BuildArgs): Promise<number> {
   const store = askNix ? await storeAnswers(sel.targets, cached, o.nixOptions) : undefined;
   if (!a.dryRun && a.skipCached && store) markSubstitutable(sel.targets, cached, store);
 
-  if (a.dryRun) {
-    const needs = await builderNeeds(toBuild, { host, builders: a.builders, maxJobs: o.maxJobs, nixOptions: o.nixOptions, backend: o.backend });
-    const model = modelCacheMisses(
-      sel.targets
-        .filter((t): t is BuildTarget & { nixpkgs: string } => t.nixpkgs !== undefined && t.check === undefined)
-        .map((t) => ({ name: t.name, system: t.system, python: t.python, cuda: t.cuda, nixpkgs: t.nixpkgs, cudaCapabilitiesForPackageSet: t.cudaCapabilitiesForPackageSet, nixpkgsKey: t.nixpkgsKey })),
-      await pinsOf(o.matrixFile),
-    );
-    const d = dryRunRows(plan, cached, sel.why, backendOpts, { host, force: !!a.force, jobs: rule.jobs, store, model });
-    const coresPerBuild = o.backend === "nix" ? rule.coresPerBuild : null;
-    if (a.json)
-      process.stdout.write(
-        JSON.stringify(
-          {
-            dryRun: true, backend: o.backend, root: o.root, source, jobs: rule.jobs, coresPerBuild, jobsRule: rule.explanation,
-            // Builds given fewer cores than coresPerBuild: a package whose compile jobs need more memory (jobs.ts coresForPackage).
-            coresCapped: Object.fromEntries(capped), force: !!a.force, toBuild: d.toBuild, cached: d.cached,
-            estimatedMakespanS: d.estimatedMakespanS, estimatedMakespanUnknown: d.estimatedMakespanUnknown, cudaClosures: d.cudaClosures, store: d.store, cacheModel: d.cacheModel,
-            systemFeatures: needs.groups, preflight, waves: plan.waves, variants: d.rows,
-            // What a build would stop on before building anything: null when nothing was instantiated (no --probe-store).
-            evaluationErrors: instantiate ? evalFailures : null,
-          },
-          null,
-          2,
-        ) + "\n",
-      );
-    else
-      process.stdout.write(
-        wrapLines(
-          dryRunText({ d, backend: o.backend, rule, coresPerBuild, capped, fromHistory: history.size > 0, probed: !!a.probeStore, needs, preflight: failed.length ? formatChecks(failed, width) : "" }).replace(/\n$/, ""),
-          width,
-        ) + "\n",
-      );
-    dryRunWarnings(sel.targets, evalFailures, width);
-    process.exitCode = 0;
-    return 0;
-  }
-
+  if (a.dryRun)
+    return printDryRun({ a, o, sel, source, history, plan, rule, backendOpts, capped, cached, store, toBuild, preflight, failed, evalFailures, instantiate, host, width });
   warn(failed.filter((r) => !r.blocking), width);
   return await runAndReport(a, o, plan, sel.why, backendOpts, rule.jobs, rule.explanation, cached);
+}
+
+/**
+ * The variants that did not evaluate here, when a build is to start: stop on those that must (EvaluationError, exit
+ * 2), else a warning naming those that build anyway (eval-first.ts evaluationGate: why they may).
+ * @throws EvaluationError when the evaluation's verdict stops the build
+ */
+function evaluationVerdict(o: ResolvedBuildOptions, pinnedNixpkgs: boolean, evalFailures: EvaluationFailure[], selected: number, width: number): void {
+  const gate = evaluationGate(o.backend, pinnedNixpkgs, () => new Probes(thisHost()).nixVersion(), evalFailures);
+  if (gate.stop.length) throw new EvaluationError(gate.stop, selected, width);
+  const names = gate.pass.map((f) => f.name);
+  const shown = names.length > 3 ? `${names.slice(0, 3).join(", ")} and ${names.length - 3} more` : names.join(", ");
+  process.stderr.write(wrap(`${shown} did not evaluate here, but ${gate.why}: building them`, width, { indent: "warning: ", hang: "  " }) + "\n");
+}
+
+/** What a dry run prints from: the plan, the probes and the checks buildMainInner gathered. */
+interface DryRunInputs {
+  a: BuildArgs;
+  o: ResolvedBuildOptions;
+  sel: Awaited<ReturnType<typeof selection>>["sel"];
+  source: Awaited<ReturnType<typeof selection>>["source"];
+  history: ReadonlyMap<string, number>;
+  plan: Plan<BuildTarget>;
+  rule: ReturnType<typeof jobsRule>;
+  backendOpts: BackendOptions;
+  capped: Map<string, { cores: number; why: string }>;
+  cached: Map<string, CacheProbe>;
+  store: Map<string, DryRealise | { error: string }> | undefined;
+  toBuild: BuildTarget[];
+  preflight: CheckResult[];
+  failed: CheckResult[];
+  evalFailures: EvaluationFailure[];
+  /** Whether the variants were instantiated (--probe-store): only then are evaluation errors known. */
+  instantiate: boolean;
+  host: string;
+  width: number;
+}
+
+/** `build --dry-run`: the plan with its estimate, as text or JSON on stdout, and its warnings on stderr. @returns 0 */
+async function printDryRun(d: DryRunInputs): Promise<number> {
+  const { a, o, sel, plan, rule, backendOpts, capped, cached, store, toBuild, preflight, failed, evalFailures, instantiate, host, width } = d;
+  const needs = await builderNeeds(toBuild, { host, builders: a.builders, maxJobs: o.maxJobs, nixOptions: o.nixOptions, backend: o.backend });
+  const model = modelCacheMisses(
+    sel.targets
+      .filter((t): t is BuildTarget & { nixpkgs: string } => t.nixpkgs !== undefined && t.check === undefined)
+      .map((t) => ({ name: t.name, system: t.system, python: t.python, cuda: t.cuda, nixpkgs: t.nixpkgs, cudaCapabilitiesForPackageSet: t.cudaCapabilitiesForPackageSet, nixpkgsKey: t.nixpkgsKey })),
+    await pinsOf(o.matrixFile),
+  );
+  const rows = dryRunRows(plan, cached, sel.why, backendOpts, { host, force: !!a.force, jobs: rule.jobs, store, model });
+  const coresPerBuild = o.backend === "nix" ? rule.coresPerBuild : null;
+  if (a.json)
+    process.stdout.write(
+      JSON.stringify(
+        {
+          dryRun: true, backend: o.backend, root: o.root, source: d.source, jobs: rule.jobs, coresPerBuild, jobsRule: rule.explanation,
+          // Builds given fewer cores than coresPerBuild: a package whose compile jobs need more memory (jobs.ts coresForPackage).
+          coresCapped: Object.fromEntries(capped), force: !!a.force, toBuild: rows.toBuild, cached: rows.cached,
+          estimatedMakespanS: rows.estimatedMakespanS, estimatedMakespanUnknown: rows.estimatedMakespanUnknown, cudaClosures: rows.cudaClosures, store: rows.store, cacheModel: rows.cacheModel,
+          systemFeatures: needs.groups, preflight, waves: plan.waves, variants: rows.rows,
+          // What a build would stop on before building anything: null when nothing was instantiated (no --probe-store).
+          evaluationErrors: instantiate ? evalFailures : null,
+        },
+        null,
+        2,
+      ) + "\n",
+    );
+  else
+    process.stdout.write(
+      wrapLines(
+        dryRunText({ d: rows, backend: o.backend, rule, coresPerBuild, capped, fromHistory: d.history.size > 0, probed: !!a.probeStore, needs, preflight: failed.length ? formatChecks(failed, width) : "" }).replace(/\n$/, ""),
+        width,
+      ) + "\n",
+    );
+  dryRunWarnings(sel.targets, evalFailures, width);
+  process.exitCode = 0;
+  return 0;
 }
 
 /**

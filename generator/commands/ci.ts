@@ -1,51 +1,47 @@
 /**
  * `variant-matrix ci github|hydra`: a GitHub Actions workflow or a Hydra jobset spec for every variant.
  */
-import type { CommandModule } from "yargs";
+import type { ArgumentsCamelCase, Argv, CommandModule } from "yargs";
 import { resolve } from "node:path";
-import { checkFilterValues, FILTER_OPTION, matchFilters, parseFilters } from "../filters.ts";
-import { REPO_ROOT } from "../paths.ts";
-import { matrixOption, project, UsageError, variantJson, warnUntracked } from "./shared.ts";
+import { FILTER_OPTION } from "../filters.ts";
+import { project, UsageError } from "./shared.ts";
+import { matrixOption, type OptionTypes } from "./options.ts";
 import { REPEATABLE } from "../constants.ts";
 
-interface CiArgs {
-  engine: string;
-  output?: string;
-  runsOn?: string[];
-  hostedCpu?: boolean;
-  checks?: boolean;
-  filter?: string[];
-  repo?: string;
-  branch: string;
-  matrix?: string;
-}
+/** The positional of `ci`: which CI. */
+const enginePositional = {
+  engine: { choices: ["github", "hydra"], demandOption: true, describe: "github: a GitHub Actions workflow; hydra: a declarative Hydra jobset spec" },
+} as const;
 
-export const ciCommand: CommandModule<{}, CiArgs> = {
+/** The options of `ci` (yargs), the shared ones defined once in options.ts. */
+const ciOptions = {
+  output: { alias: "o", type: "string", describe: "file to write (default: stdout)" },
+  "runs-on": {
+    ...REPEATABLE,
+    describe:
+      "github: SYSTEM=self-hosted,LABEL... the self-hosted runner labels of a system's torch builds " +
+      "(default self-hosted,linux,X64 / self-hosted,linux,ARM64); labels without self-hosted are refused",
+  },
+  "hosted-cpu": {
+    type: "boolean",
+    describe: "github: CPU-only variants whose ISA GitHub's hosted runner runs go to ubuntu-24.04 / ubuntu-24.04-arm (360-minute cap)",
+  },
+  checks: {
+    type: "boolean",
+    describe: "github: write the nightly workflow that runs pin check and eval against the real nixpkgs instead",
+  },
+  filter: { ...FILTER_OPTION, describe: `github: only these variants; ${FILTER_OPTION.describe}` },
+  repo: { type: "string", describe: "hydra: the git URL Hydra fetches this repository from" },
+  branch: { type: "string", default: "main", describe: "hydra: branch" },
+  ...matrixOption,
+} as const;
+
+/** The yargs command module `ci <engine>`; generator/cli.ts registers it. */
+export const ciCommand: CommandModule<object, OptionTypes<typeof enginePositional & typeof ciOptions>> = {
   command: "ci <engine>",
   describe: "write a CI definition for every variant: github (Actions workflow) or hydra (declarative jobset spec)",
-  builder: (y) =>
-    y
-      .positional("engine", { choices: ["github", "hydra"] as const, demandOption: true, describe: "github: a GitHub Actions workflow; hydra: a declarative Hydra jobset spec" })
-      .option("output", { alias: "o", type: "string", describe: "file to write (default: stdout)" })
-      .option("runs-on", {
-        ...REPEATABLE,
-        describe:
-          "github: SYSTEM=self-hosted,LABEL... the self-hosted runner labels of a system's torch builds " +
-          "(default self-hosted,linux,X64 / self-hosted,linux,ARM64); labels without self-hosted are refused",
-      })
-      .option("hosted-cpu", {
-        type: "boolean",
-        describe: "github: CPU-only variants whose ISA GitHub's hosted runner runs go to ubuntu-24.04 / ubuntu-24.04-arm (360-minute cap)",
-      })
-      .option("checks", {
-        type: "boolean",
-        describe: "github: write the nightly workflow that runs pin check and eval against the real nixpkgs instead",
-      })
-      .option("filter", { ...FILTER_OPTION, describe: `github: only these variants; ${FILTER_OPTION.describe}` })
-      .option("repo", { type: "string", describe: "hydra: the git URL Hydra fetches this repository from" })
-      .option("branch", { type: "string", default: "main", describe: "hydra: branch" })
-      .options(matrixOption) as never,
-  handler: async (argv) => {
+  builder: (y: Argv<object>) => y.positional("engine", enginePositional.engine).options(ciOptions),
+  handler: async (argv: ArgumentsCamelCase<OptionTypes<typeof enginePositional & typeof ciOptions>>) => {
     const { checksWorkflowYaml, githubWorkflowYaml, hydraSpec } = await import("../ci.ts");
     let text: string;
     if (argv.checks && argv.engine !== "github") throw new UsageError("--checks writes a GitHub Actions workflow: use ci github --checks");

@@ -15,33 +15,33 @@
  * why and which matrix.ts change would add one); 2 for bad input (unknown --package or --machine, a host file that
  * cannot be opened or parsed — the message names the line — or an invalid matrix).
  */
-import { exitCodeOf, InputError } from "../errors.ts";
+import { InputError, withExitCode } from "../errors.ts";
 import type { ArgumentsCamelCase, Argv, CommandModule } from "yargs";
 import { PACKAGES, type PackageName } from "../constants.ts";
 import { environmentOf } from "../naming.ts";
-import type { Catalog, Excluded, Variant } from "../schema.ts";
-import { HostFileError, HostInputError, MachineError, readHost, type HostInfo } from "../detect/host.ts";
+import type { Variant } from "../schema.ts";
+import { readHost } from "../detect/host.ts";
 import { recommend, type Recommendation } from "../detect/recommend.ts";
 import { settingLines, wrap, wrapCommand } from "../text.ts";
-import { errorLine } from "../errors.ts";
-import { terminalWidth } from "./shared.ts";
+import { processIo, terminalWidth, type Io } from "./shared.ts";
+import { DEFAULT_PACKAGE, hostOptions, installLineOptions, matrixOption, outputOptions, packagePickOption, type ArgsOf, type OptionTypes } from "./options.ts";
 
-/** Arguments of `detect`, as yargs hands them to the handler. */
-export interface DetectArgs {
-  json?: boolean;
-  package?: string;
-  cpuinfo?: string;
-  "nvidia-smi"?: string;
-  machine?: string;
-  matrix?: string;
-  /** Flox organisation the variants are published to (`publish --org`): the install line is `flox install ORG/NAME`. */
-  org?: string;
-  /** Binary cache the variants are pushed to (`publish --to`): added to the Nix install line as a substituter. */
-  substituter?: string;
-}
+export { DEFAULT_PACKAGE } from "./options.ts";
 
-/** What detect, fleet and verify recommend by default: the Python environment of the whole stack (what you activate). */
-export const DEFAULT_PACKAGE: PackageName = "torch-env";
+/** The options of `detect` (yargs), each group defined once in options.ts. */
+const detectOptions = {
+  json: { ...outputOptions.json, describe: "print the recommendation as JSON" },
+  ...packagePickOption,
+  ...hostOptions,
+  ...matrixOption,
+  ...installLineOptions,
+} as const;
+
+/**
+ * Arguments of `detect` as yargs infers them from its options (each may be left out: `--package` defaults to
+ * torch-env, `--org` and `--substituter` shape the install line).
+ */
+export type DetectArgs = Partial<ArgsOf<typeof detectOptions>>;
 
 /** Bad command-line input for detect (exit 2). */
 export class DetectUsageError extends InputError {}
@@ -121,44 +121,16 @@ export function formatRecommendation(r: Recommendation, install: { org?: string;
  * tests and the CLI share it.
  * @param io where to write (defaults to the process streams).
  */
-export async function runDetect(
-  args: DetectArgs,
-  source: VariantSource = loadVariants,
-  io: { out: (s: string) => void; err: (s: string) => void } = {
-    out: (s) => process.stdout.write(s),
-    err: (s) => process.stderr.write(s),
-  },
-): Promise<number> {
-  let host: HostInfo;
-  let pkg: PackageName;
-  try {
-    pkg = parsePackage(args.package);
-    host = await readHost({ cpuinfo: args.cpuinfo, nvidiaSmi: args["nvidia-smi"], machine: args.machine });
-  } catch (e) {
-    const code = exitCodeOf(e);
-    if (code !== null) {
-      io.err(errorLine((e as Error).message));
-      return code;
-    }
-    throw e;
-  }
-  let project: { catalog: Catalog; variants: Variant[]; excluded?: Excluded[] };
-  try {
-    project = await source(args.matrix);
-  } catch (e) {
-    const code = exitCodeOf(e);
-    if (code !== null) {
-      io.err(errorLine((e as Error).message));
-      return code;
-    }
-    throw e;
-  }
-  try {
-    checkEnvironment(pkg, project.variants);
-  } catch (e) {
-    io.err(errorLine((e as Error).message));
-    return exitCodeOf(e) ?? 2;
-  }
+export async function runDetect(args: DetectArgs, source: VariantSource = loadVariants, io: Io = processIo): Promise<number> {
+  return withExitCode(io.err, () => detect(args, source, io));
+}
+
+/** detect's work (see runDetect). @throws InputError for bad input (an unknown package, a bad host file, a bad matrix) */
+async function detect(args: DetectArgs, source: VariantSource, io: Io): Promise<number> {
+  const pkg = parsePackage(args.package);
+  const host = await readHost({ cpuinfo: args.cpuinfo, nvidiaSmi: args["nvidia-smi"], machine: args.machine });
+  const project = await source(args.matrix);
+  checkEnvironment(pkg, project.variants);
   const r = recommend(host, project.variants, project.catalog, { package: pkg, excluded: project.excluded });
   const install = { org: args.org, substituter: args.substituter };
   io.out(
@@ -170,28 +142,11 @@ export async function runDetect(
 }
 
 /** The yargs command module; generator/cli.ts registers it. Sets `process.exitCode` (0, 1 or 2, see above). */
-export const detectCommand: CommandModule<object, DetectArgs> = {
+export const detectCommand: CommandModule<object, OptionTypes<typeof detectOptions>> = {
   command: "detect",
   describe: "recommend the package variant for this host (GPU, driver, CPU ISA, machine) and say why (default package: torch-env)",
-  builder: (y: Argv<object>) =>
-    y
-      .option("json", { type: "boolean", default: false, describe: "print the recommendation as JSON" })
-      .option("package", {
-        type: "string",
-        default: DEFAULT_PACKAGE,
-        describe: `package to recommend: ${PACKAGES.join(" | ")} | NAME-env (an environment of matrix.ts) (default torch-env: the Python environment of the whole stack, what you activate)`,
-      })
-      .option("cpuinfo", { type: "string", describe: "read this recorded /proc/cpuinfo, or a recorded host directory (cpuinfo and nvidia-smi.txt, as fleet reads them), instead of this machine" })
-      .option("nvidia-smi", {
-        type: "string",
-        describe:
-          "read this recorded output of `nvidia-smi --query-gpu=compute_cap,name,driver_version --format=csv,noheader`",
-      })
-      .option("machine", { type: "string", describe: "machine as `uname -m` prints it: x86_64 | aarch64" })
-      .option("matrix", { type: "string", describe: "matrix file to read (default: matrix.ts in the repository root)" })
-      .option("org", { type: "string", describe: "Flox organisation the variants were published to: print `flox install ORG/NAME`" })
-      .option("substituter", { type: "string", describe: "binary cache the variants were pushed to: added to the Nix install line" }) as Argv<DetectArgs>,
-  handler: async (argv: ArgumentsCamelCase<DetectArgs>) => {
+  builder: (y: Argv<object>) => y.options(detectOptions),
+  handler: async (argv: ArgumentsCamelCase<OptionTypes<typeof detectOptions>>) => {
     process.exitCode = await runDetect(argv);
   },
 };

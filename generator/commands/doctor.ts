@@ -12,26 +12,32 @@
 import type { ArgumentsCamelCase, Argv, CommandModule } from "yargs";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { errorLine, exitCodeOf, InputError } from "../errors.ts";
-import { BACKEND_CHOICES } from "../driver/backend.ts";
-import { terminalWidth } from "./shared.ts";
+import { InputError, withExitCode } from "../errors.ts";
+import { processIo, terminalWidth, type Io } from "./shared.ts";
 import { shown } from "../suggest.ts";
-import { DEFAULT_PACKAGE } from "./detect.ts";
+import { DEFAULT_PACKAGE, hostOptions, hostRootOption, matrixOption, nixOptions, outputOptions, packagePickOption, type ArgsOf, type OptionTypes } from "./options.ts";
+import type { Catalog, Excluded, Variant } from "../schema.ts";
 
-/** Arguments of `doctor`, as yargs hands them to the handler. */
-export interface DoctorArgs {
-  name?: string;
-  package?: string;
-  backend?: string;
-  org?: string;
-  json?: boolean;
-  cpuinfo?: string;
-  "nvidia-smi"?: string;
-  machine?: string;
-  matrix?: string;
-  /** Root directory host files are read under (tests: a fake host root); default "/". */
-  hostRoot?: string;
-}
+/** The positional of `doctor` (and of `install`): the variant to check. */
+export const namePositional = { name: { type: "string", describe: "variant name (default: detect's pick for this host)" } } as const;
+
+/** The options of `doctor` (yargs), each group defined once in options.ts. */
+const doctorOptions = {
+  // The same default as detect's, so that doctor checks what detect just recommended.
+  package: {
+    ...packagePickOption.package,
+    describe: `package detect picks for when NAME is not given (default ${DEFAULT_PACKAGE}, as detect; NAME-env for an environment of matrix.ts)`,
+  },
+  backend: { ...nixOptions.backend, describe: "the backend you will build with (auto: flox if on PATH)" },
+  org: { type: "string", describe: "Flox organisation you will `publish --org` to: also checks `flox auth status`" },
+  json: { ...outputOptions.json, describe: "print the checks as JSON" },
+  ...hostOptions,
+  ...matrixOption,
+  ...hostRootOption,
+} as const;
+
+/** Arguments of `doctor` as yargs infers them from its positional and options (each may be left out). */
+export type DoctorArgs = Partial<ArgsOf<typeof namePositional & typeof doctorOptions>>;
 
 /** Bad input for doctor (exit 2). */
 export class DoctorInputError extends InputError {}
@@ -40,18 +46,8 @@ export class DoctorInputError extends InputError {}
  * Run doctor: choose the variant, run the checks against this host, print. Returns the exit status.
  * @param io where to write (defaults to the process streams)
  */
-export async function runDoctor(
-  args: DoctorArgs,
-  io: { out: (s: string) => void; err: (s: string) => void } = { out: (s) => process.stdout.write(s), err: (s) => process.stderr.write(s) },
-): Promise<number> {
-  try {
-    return await doctor(args, io);
-  } catch (e) {
-    const code = exitCodeOf(e);
-    if (code === null) throw e;
-    io.err(errorLine(`doctor: ${(e as Error).message}`));
-    return code;
-  }
+export async function runDoctor(args: DoctorArgs, io: Io = processIo): Promise<number> {
+  return withExitCode(io.err, () => doctor(args, io), "doctor: ");
 }
 
 /** The variant a command checks: the one named, or detect's pick for the host (and how it was chosen). */
@@ -72,7 +68,7 @@ export interface ChosenVariant {
  */
 export async function chooseVariant(
   args: Pick<DoctorArgs, "name" | "package" | "cpuinfo" | "nvidia-smi" | "machine" | "hostRoot">,
-  project: { variants: import("../schema.ts").Variant[]; catalog: import("../schema.ts").Catalog; excluded?: import("../schema.ts").Excluded[] },
+  project: { variants: Variant[]; catalog: Catalog; excluded?: Excluded[] },
 ): Promise<ChosenVariant> {
   const [{ readHost, hostFromTexts, machineToSystem }, { recommend }, { parsePackage, checkEnvironment }, { hostSystem }, { runOn }] = await Promise.all([
     import("../detect/host.ts"),
@@ -111,7 +107,7 @@ export async function chooseVariant(
   return { name, chosenBy: "picked by detect for this host", system: host.system };
 }
 
-async function doctor(args: DoctorArgs, io: { out: (s: string) => void }): Promise<number> {
+async function doctor(args: DoctorArgs, io: Pick<Io, "out">): Promise<number> {
   const [{ loadVariants }, { resolveBackend }, pre, { wrap }] = await Promise.all([
     import("../variant-source.ts"),
     import("../driver/backend.ts"),
@@ -123,7 +119,7 @@ async function doctor(args: DoctorArgs, io: { out: (s: string) => void }): Promi
   const { name, chosenBy, system } = await chooseVariant(args, project);
   const variant = project.variants.find((v) => v.name === name);
   if (!variant) throw new DoctorInputError(`unknown variant ${shown(name)} (variant-matrix list names them)`);
-  const backend = await resolveBackend((args.backend ?? "auto") as never);
+  const backend = await resolveBackend(args.backend ?? "auto");
   const results = pre.runChecks(
     { root, env: process.env, cpuinfoFile: args.cpuinfo },
     {
@@ -158,23 +154,11 @@ async function doctor(args: DoctorArgs, io: { out: (s: string) => void }): Promi
 }
 
 /** The yargs command module; generator/cli.ts registers it. Sets `process.exitCode` (0, 1 or 2, see above). */
-export const doctorCommand: CommandModule<object, DoctorArgs> = {
+export const doctorCommand: CommandModule<object, OptionTypes<typeof namePositional & typeof doctorOptions>> = {
   command: "doctor [name]",
   describe: "Check this host for a variant (default: the one detect picks): Nix, system features, store space, caches, flox, the GPU driver; each ✗ with its fix",
-  builder: (y: Argv<object>) =>
-    y
-      .positional("name", { type: "string", describe: "variant name (default: detect's pick for this host)" })
-      // The same default as detect's, so that doctor checks what detect just recommended.
-      .option("package", { type: "string", default: DEFAULT_PACKAGE, describe: `package detect picks for when NAME is not given (default ${DEFAULT_PACKAGE}, as detect; NAME-env for an environment of matrix.ts)` })
-      .option("backend", { type: "string", choices: BACKEND_CHOICES, default: "auto", describe: "the backend you will build with (auto: flox if on PATH)" })
-      .option("org", { type: "string", describe: "Flox organisation you will `publish --org` to: also checks `flox auth status`" })
-      .option("json", { type: "boolean", default: false, describe: "print the checks as JSON" })
-      .option("cpuinfo", { type: "string", describe: "read this recorded /proc/cpuinfo for detect's pick" })
-      .option("nvidia-smi", { type: "string", describe: "read this recorded nvidia-smi output for detect's pick" })
-      .option("machine", { type: "string", describe: "machine as `uname -m` prints it: x86_64 | aarch64" })
-      .option("matrix", { type: "string", describe: "matrix file (default: matrix.ts at the repository root)" })
-      .option("host-root", { type: "string", hidden: true, describe: "read host files under this root (tests)" }) as Argv<DoctorArgs>,
-  handler: async (argv: ArgumentsCamelCase<DoctorArgs>) => {
+  builder: (y: Argv<object>) => y.positional("name", namePositional.name).options(doctorOptions),
+  handler: async (argv: ArgumentsCamelCase<OptionTypes<typeof namePositional & typeof doctorOptions>>) => {
     process.exitCode = await runDoctor(argv);
   },
 };

@@ -5,28 +5,37 @@
  */
 import { availableParallelism } from "node:os";
 import { resolve } from "node:path";
-import type { CommandModule } from "yargs";
+import type { ArgumentsCamelCase, Argv, CommandModule } from "yargs";
 import { InputError } from "../errors.ts";
-import { FILTER_OPTION } from "../filters.ts";
 import { REPO_ROOT } from "../paths.ts";
 import type { EvalResult } from "../driver/eval.ts";
-import { REPEATABLE } from "../constants.ts";
+import { matrixOption, nixOptions, outputOptions, selectionOptions, type BuiltTypes } from "./options.ts";
 
 /** Thrown for a selection that cannot be used; the CLI exits 2 with its message. */
 export class EvalUsageError extends InputError {}
 
-interface EvalArgs {
-  names?: string[];
-  filter?: string[];
-  jobs?: number;
-  json: boolean;
-  nixpkgs?: string;
-  engine: "auto" | "nix-eval-jobs" | "nix-instantiate";
-  matrix?: string;
-  root?: string;
-  probeStore?: boolean;
-  nixOption?: string[];
-}
+/** The options of `eval` (yargs), the shared groups defined once in options.ts. */
+const evalOptions = {
+  ...selectionOptions,
+  jobs: { type: "number", describe: "parallel evaluators (default: the number of CPUs)" },
+  json: { ...outputOptions.json, describe: "one JSON object per variant, then a summary object" },
+  nixpkgs: { type: "string", describe: "Nix expression passed as release.nix's nixpkgs (--arg nixpkgs EXPR)" },
+  engine: {
+    choices: ["auto", "nix-eval-jobs", "nix-instantiate"],
+    default: "auto",
+    describe: "evaluator: nix-eval-jobs (parallel workers), nix-instantiate (chunks of variants), auto: nix-eval-jobs when on PATH",
+  },
+  ...matrixOption,
+  root: { type: "string", describe: "directory holding release.nix (default: the repository root)" },
+  "probe-store": {
+    type: "boolean",
+    describe: "then ask Nix what realising each derivation builds and fetches with your substituters (nix-store --realise --dry-run)",
+  },
+  "nix-option": { ...nixOptions["nix-option"], describe: "with --probe-store: NAME=VALUE passed to nix-store as --option NAME VALUE" },
+} as const;
+
+const builder = (y: Argv<object>) =>
+  y.positional("names", { type: "string", array: true, describe: "variant names (default: every variant)" }).options(evalOptions);
 
 function line(r: EvalResult): string {
   if (r.error) return `FAIL  ${r.name}\n      ${r.error.split("\n").join("\n      ")}`;
@@ -34,29 +43,12 @@ function line(r: EvalResult): string {
   return `ok    ${r.name}  ${r.drvPath}${c}`;
 }
 
-export const evalCommand: CommandModule<object, EvalArgs> = {
+/** The yargs command module `eval [names..]`; generator/cli.ts registers it. Sets `process.exitCode` 1 on a failure. */
+export const evalCommand: CommandModule<object, BuiltTypes<typeof builder>> = {
   command: "eval [names..]",
   describe: "evaluate variants to drvPaths through release.nix (in parallel) and prove each package built on torch uses its pytorch",
-  builder: (y) =>
-    y
-      .positional("names", { type: "string", array: true, describe: "variant names (default: every variant)" })
-      .option("filter", FILTER_OPTION)
-      .option("jobs", { type: "number", describe: "parallel evaluators (default: the number of CPUs)" })
-      .option("json", { type: "boolean", default: false, describe: "one JSON object per variant, then a summary object" })
-      .option("nixpkgs", { type: "string", describe: "Nix expression passed as release.nix's nixpkgs (--arg nixpkgs EXPR)" })
-      .option("engine", {
-        choices: ["auto", "nix-eval-jobs", "nix-instantiate"] as const,
-        default: "auto" as const,
-        describe: "evaluator: nix-eval-jobs (parallel workers), nix-instantiate (chunks of variants), auto: nix-eval-jobs when on PATH",
-      })
-      .option("matrix", { type: "string", describe: "matrix file to read (default: matrix.ts in the repository root)" })
-      .option("root", { type: "string", describe: "directory holding release.nix (default: the repository root)" })
-      .option("probe-store", {
-        type: "boolean",
-        describe: "then ask Nix what realising each derivation builds and fetches with your substituters (nix-store --realise --dry-run)",
-      })
-      .option("nix-option", { ...REPEATABLE, describe: "with --probe-store: NAME=VALUE passed to nix-store as --option NAME VALUE" }) as never,
-  handler: async (argv) => {
+  builder,
+  handler: async (argv: ArgumentsCamelCase<BuiltTypes<typeof builder>>) => {
     const [{ loadProject }, { selectTargets }, { evalVariants }] = await Promise.all([
       import("../project.ts"),
       import("../driver/targets.ts"),

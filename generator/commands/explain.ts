@@ -4,132 +4,165 @@
  * Exit status: 0 NAME is a variant of the matrix; 2 it is not (dropped, not in this matrix, or not a variant name):
  * the why, the matrix.ts change that would add it and the nearest names go to stderr as one error (JSON: stdout).
  */
-import type { CommandModule } from "yargs";
-import { resolve } from "node:path";
-import { checkFilterValues, FILTER_OPTION, matchFilters, parseFilters } from "../filters.ts";
-import { REPO_ROOT } from "../paths.ts";
-import { matrixOption, project, terminalWidth, UsageError, variantJson, warnUntracked } from "./shared.ts";
+import type { ArgumentsCamelCase, Argv, CommandModule } from "yargs";
+import { project, terminalWidth } from "./shared.ts";
+import { matrixOption, outputOptions, type ArgsOf, type OptionTypes } from "./options.ts";
 import { wrap } from "../text.ts";
 import { extraFact, extraPromise } from "../catalog/extras.ts";
 import { closeCatalogExtras, didYouMean } from "../catalog/extra-hints.ts";
 import { clip, ERROR_PREFIX, EXIT } from "../errors.ts";
 import { cudaBuildOf, onTorch } from "../catalog/packages.ts";
 import { torchReleaseFacts } from "../catalog/index.ts";
+import type { Project } from "../project.ts";
 import type { Variant } from "../schema.ts";
+import type { Explanation } from "../explain.ts";
 
-export const explainCommand: CommandModule<{}, { name: string; json: boolean; matrix?: string }> = {
+/** The positional of `explain`. */
+const namePositional = { name: { type: "string", demandOption: true, describe: "package variant name" } } as const;
+
+/** The options of `explain` (yargs), the shared ones defined once in options.ts. */
+const explainOptions = {
+  json: { ...outputOptions.json, describe: "print the explanation as JSON (a variant's fields, or why a name is none and the nearest names) on stdout" },
+  ...matrixOption,
+} as const;
+
+/** The yargs command module `explain <name>`; generator/cli.ts registers it. */
+export const explainCommand: CommandModule<object, OptionTypes<typeof namePositional & typeof explainOptions>> = {
   command: "explain <name>",
   describe: "show a variant's resolved parameters and notes, or why a name is dropped and the nearest names that exist",
-  builder: (y) =>
-    y
-      .positional("name", { type: "string", demandOption: true, describe: "package variant name" })
-      .option("json", { type: "boolean", default: false, describe: "print the explanation as JSON (a variant's fields, or why a name is none and the nearest names) on stdout" })
-      .options(matrixOption),
-  handler: async (argv) => {
-    const [p, { explainName }, { modelCacheMisses }, { nixpkgsInstanceKey }, { modelDeviceCode, DEVICE_CODE_BYTES }, { bundledDeviceCode }, { checkedVariants, hostDriverRoute }] = await Promise.all([
-      project(argv.matrix),
-      import("../explain.ts"),
-      import("../driver/cache-model.ts"),
-      import("../expand.ts"),
-      import("../catalog/device-code-size.ts"),
-      import("../catalog/device-code.ts"),
-      import("../preflight/checks.ts"),
-    ]);
-    const e = explainName(argv.name, p);
-    // What the CUDA binary cache cannot serve this variant (the model of catalog/binary-cache.ts).
-    const offCache =
-      e.kind === "variant"
-        ? modelCacheMisses([{ ...e.variant, nixpkgsKey: nixpkgsInstanceKey(e.variant) }], p.catalog.nixpkgs).reasons.get(e.variant.name)!
-        : [];
-    // What its torch's device code weighs in each CUDA scope (catalog/device-code-size.ts: a model from measurements).
-    const deviceCode =
-      e.kind === "variant" && e.variant.cuda !== null
-        ? (() => {
-            const v = e.variant;
-            const defaults = p.catalog.cuda.find((c) => c.version === v.cuda)?.nixpkgsDefaultCapabilities ?? [];
-            const nvshmem = bundledDeviceCode.find((b) => b.origin === "nvshmem");
-            const links = nvshmem !== undefined && (nvshmem.linkedAt === "every pin" || nvshmem.linkedAt.includes(v.nixpkgs));
-            return {
-              torch: modelDeviceCode(v.cudaCapabilities, defaults, "torch", links),
-              packageSet: modelDeviceCode(v.cudaCapabilities, defaults, "packageSet", links),
-              scope: v.cudaCapabilitiesForPackageSet ? "packageSet" : "torch",
-              sources: Object.values(DEVICE_CODE_BYTES).map((d) => d.source),
-            };
-          })()
-        : null;
-    const environment = e.kind === "variant" && e.variant.role === "env"
-        ? environmentOf(e.variant, p.catalog.nixpkgs.find((n) => n.rev === e.variant.nixpkgs)?.torchcodec ?? null)
-        : null;
-    // How it finds the host's GPU driver (preflight/checks.ts: NixOS, nixglhost, flox).
-    const hostDriver = e.kind === "variant" ? hostDriverRoute(checkedVariants([e.variant], p.variants)[0]!) : null;
-    const w = terminalWidth();
-    const say = (text: string, indent = "", hang?: string) => console.log(wrap(text, w, { indent, hang }));
-    if (argv.json) {
-      console.log(JSON.stringify(e.kind === "variant" ? { kind: e.kind, ...e.variant, offCache, deviceCode, hostDriver, releaseFacts: torchReleaseFacts(p.catalog, e.variant.torchVersion), ...(environment ? { environment } : {}) } : e, null, 2));
-    } else if (e.kind === "variant") {
-      const v = e.variant;
-      const rows: [string, string][] = [
-        ["name", v.name],
-        ["description", v.description],
-        ["package", `${v.package} ${v.version} (PyTorch ${v.torchVersion}${Object.entries(v.onTorchVersions).map(([k, x]) => `, ${k} ${x}`).join("")})`],
-        ["release", torchReleaseFacts(p.catalog, v.torchVersion).release],
-        ...(v.cuda !== null ? [["arch entries", torchReleaseFacts(p.catalog, v.torchVersion).archList] as [string, string]] : []),
-        ["system", v.system],
-        ["python", `${v.python} (${v.pythonPackageSet})`],
-        ["cuda", v.cuda ? `${v.cuda} (${v.cudaPackageSet})` : "none (CPU only)"],
-        ["gpu", v.sm ? `SM${v.sm}` : "none"],
-        ["TORCH_CUDA_ARCH_LIST", v.cudaCapabilities.join(";") || "(none)"],
-        ["cudaCapabilities", `${JSON.stringify(v.cudaCapabilities)}${v.cudaCapabilitiesForPackageSet ? " (whole CUDA package set: config.cudaCapabilities)" : " (torch and the packages built on it; the CUDA set keeps nixpkgs' defaults)"}`],
-        ...packageRows(v),
-        ["isa", `${v.isa}: ${v.cflags.join(" ")}`],
-        ["nixpkgs", v.nixpkgs],
-        ["nixpkgs sha256", v.nixpkgsSha256],
-        ["systemFeatures", v.requiredSystemFeatures.join(" ") || "(none)"],
-        ...(hostDriver ? [["host driver", hostDriver.summary] as [string, string]] : []),
-        ["file", v.file],
-        ["dependsOn", v.dependsOn.join(", ") || "(none)"],
-      ];
-      // Key column, then the value wrapped under itself (a long name or hash alone on its line stays whole).
-      for (const [k, val] of rows) say(val, `${k.padEnd(21)} `, " ".repeat(22));
-      if (environment) {
-        say("holds (one Python environment, every package on this variant's torch):");
-        for (const m of environment.members) say(m, "  ");
-        if (environment.torchcodec) say(`${v.pythonPackageSet}.torchcodec (torchaudio's audio I/O), on the same torch`, "  ");
-        for (const x of environment.extras) say(`${v.pythonPackageSet}.${x.attr} (extra; device code ${x.deviceCode}): ${x.promise}`, "  ");
-        for (const x of environment.extras)
-          if (x.closest) say(`extra ${x.attr} is not one the catalog knows; ${didYouMean(x.closest)} (a pin whose Python set lacks it stops this environment's evaluation)`, "note: ", "  ");
-      }
-      for (const n of v.notes) say(n, "note: ", "  ");
-      for (const r of offCache) say(`off the binary cache: ${r}`, "note: ", "  ");
-      if (v.cuda !== null && !offCache.length)
-        say("the CUDA set, magma and triton it needs are the ones the CUDA binary cache builds; only torch-based packages are built", "note: ", "  ");
-      if (deviceCode) {
-        const mb = (b: number) => `${(b / 1e6).toLocaleString("en-US", { minimumFractionDigits: 1, maximumFractionDigits: 1 })} MB`;
-        const line = (parts: typeof deviceCode.torch) =>
-          parts.map((x) => `${x.origin} ${mb(x.bytes)} (${x.capabilities.length} capabilit${x.capabilities.length === 1 ? "y" : "ies"})`).join(", ") +
-          `: ${mb(parts.reduce((a, x) => a + x.bytes, 0))}`;
-        const approx = [...new Set([...deviceCode.torch, ...deviceCode.packageSet].flatMap((x) => x.approximated))];
-        say("device code of its torch (model: uncompressed cubins per library, measured in PyPI torch 2.11 on an H100; catalog/device-code-size.ts):");
-        const label = (name: string, mine: boolean) => `${name}${mine ? " (this variant)" : ""}: `;
-        say(line(deviceCode.torch), `  ${label("torch scope", deviceCode.scope === "torch")}`, "    ");
-        say(line(deviceCode.packageSet), `  ${label("package-set scope", deviceCode.scope === "packageSet")}`, "    ");
-        say(`NCCL is not modelled (PyPI links it dynamically, not per capability)${approx.length ? `; approximated: ${approx.join(", ")}` : ""}`, "  ", "    ");
-      }
-    } else {
-      // Not a variant of this matrix: bad input for explain (exit 2), the why on stderr with the one error prefix.
-      const head = { excluded: "dropped", "not-in-matrix": "not in this matrix", unknown: "not a variant name" }[e.kind];
-      const lines = [wrap(`${ERROR_PREFIX}${clip(e.name)}: ${head}`, w, { hang: "  " })];
-      for (const r of e.reasons) lines.push(wrap(r, w, { indent: "  - ", hang: "    " }));
-      if (e.matrixChanges.length) lines.push(wrap(`to add it, edit matrix.ts: ${e.matrixChanges.join("; ")}`, w, { hang: "  " }));
-      if (e.nearest.length) {
-        lines.push("nearest names that exist:");
-        for (const s of e.nearest) lines.push(wrap(`${s.name} (${s.why})`, w, { indent: "  ", hang: "    " }));
-      }
-      process.stderr.write(lines.join("\n") + "\n");
-    }
-    if (e.kind !== "variant") process.exitCode = EXIT.input;
-  },
+  builder: (y: Argv<object>) => y.positional("name", namePositional.name).options(explainOptions),
+  handler: (argv: ArgumentsCamelCase<OptionTypes<typeof namePositional & typeof explainOptions>>) => runExplain(argv),
 };
+
+/**
+ * Run explain: a variant's rows (or its JSON), or why NAME is none on stderr with exit 2 (process.exitCode).
+ * @throws InputError for an invalid matrix
+ */
+async function runExplain(argv: ArgsOf<typeof namePositional & typeof explainOptions>): Promise<void> {
+  const [p, { explainName }] = await Promise.all([project(argv.matrix), import("../explain.ts")]);
+  const e = explainName(argv.name, p);
+  const w = terminalWidth();
+  if (e.kind !== "variant") {
+    if (argv.json) console.log(JSON.stringify(e, null, 2));
+    else process.stderr.write(notVariantText(e, w));
+    process.exitCode = EXIT.input;
+    return;
+  }
+  const facts = await variantFacts(e.variant, p);
+  if (argv.json)
+    console.log(JSON.stringify({ kind: e.kind, ...e.variant, offCache: facts.offCache, deviceCode: facts.deviceCode, hostDriver: facts.hostDriver, releaseFacts: torchReleaseFacts(p.catalog, e.variant.torchVersion), ...(facts.environment ? { environment: facts.environment } : {}) }, null, 2));
+  else printVariant(e.variant, p, facts, w);
+}
+
+/** What explain says of a variant beyond its fields. */
+type VariantFacts = Awaited<ReturnType<typeof variantFacts>>;
+
+/**
+ * A variant's facts beyond its fields: what the CUDA binary cache cannot serve it, its torch's device code per CUDA
+ * scope, what an environment holds, and how it finds the host's GPU driver.
+ */
+async function variantFacts(v: Variant, p: Project) {
+  const [{ modelCacheMisses }, { nixpkgsInstanceKey }, { modelDeviceCode, DEVICE_CODE_BYTES }, { bundledDeviceCode }, { checkedVariants, hostDriverRoute }] = await Promise.all([
+    import("../driver/cache-model.ts"),
+    import("../expand.ts"),
+    import("../catalog/device-code-size.ts"),
+    import("../catalog/device-code.ts"),
+    import("../preflight/checks.ts"),
+  ]);
+  // What the CUDA binary cache cannot serve this variant (the model of catalog/binary-cache.ts).
+  const offCache = modelCacheMisses([{ ...v, nixpkgsKey: nixpkgsInstanceKey(v) }], p.catalog.nixpkgs).reasons.get(v.name)!;
+  // What its torch's device code weighs in each CUDA scope (catalog/device-code-size.ts: a model from measurements).
+  const deviceCode =
+    v.cuda !== null
+      ? (() => {
+          const defaults = p.catalog.cuda.find((c) => c.version === v.cuda)?.nixpkgsDefaultCapabilities ?? [];
+          const nvshmem = bundledDeviceCode.find((b) => b.origin === "nvshmem");
+          const links = nvshmem !== undefined && (nvshmem.linkedAt === "every pin" || nvshmem.linkedAt.includes(v.nixpkgs));
+          return {
+            torch: modelDeviceCode(v.cudaCapabilities, defaults, "torch", links),
+            packageSet: modelDeviceCode(v.cudaCapabilities, defaults, "packageSet", links),
+            scope: v.cudaCapabilitiesForPackageSet ? "packageSet" : "torch",
+            sources: Object.values(DEVICE_CODE_BYTES).map((d) => d.source),
+          };
+        })()
+      : null;
+  const environment = v.role === "env" ? environmentOf(v, p.catalog.nixpkgs.find((n) => n.rev === v.nixpkgs)?.torchcodec ?? null) : null;
+  // How it finds the host's GPU driver (preflight/checks.ts: NixOS, nixglhost, flox).
+  const hostDriver = hostDriverRoute(checkedVariants([v], p.variants)[0]!);
+  return { offCache, deviceCode, environment, hostDriver };
+}
+
+/** A variant for the terminal: its rows (key, then the value wrapped under itself), what it holds, its notes. */
+function printVariant(v: Variant, p: Project, facts: VariantFacts, w: number): void {
+  const { offCache, deviceCode, environment, hostDriver } = facts;
+  const say = (text: string, indent = "", hang?: string) => console.log(wrap(text, w, { indent, hang }));
+  const rows: [string, string][] = [
+    ["name", v.name],
+    ["description", v.description],
+    ["package", `${v.package} ${v.version} (PyTorch ${v.torchVersion}${Object.entries(v.onTorchVersions).map(([k, x]) => `, ${k} ${x}`).join("")})`],
+    ["release", torchReleaseFacts(p.catalog, v.torchVersion).release],
+    ...(v.cuda !== null ? [["arch entries", torchReleaseFacts(p.catalog, v.torchVersion).archList] as [string, string]] : []),
+    ["system", v.system],
+    ["python", `${v.python} (${v.pythonPackageSet})`],
+    ["cuda", v.cuda ? `${v.cuda} (${v.cudaPackageSet})` : "none (CPU only)"],
+    ["gpu", v.sm ? `SM${v.sm}` : "none"],
+    ["TORCH_CUDA_ARCH_LIST", v.cudaCapabilities.join(";") || "(none)"],
+    ["cudaCapabilities", `${JSON.stringify(v.cudaCapabilities)}${v.cudaCapabilitiesForPackageSet ? " (whole CUDA package set: config.cudaCapabilities)" : " (torch and the packages built on it; the CUDA set keeps nixpkgs' defaults)"}`],
+    ...packageRows(v),
+    ["isa", `${v.isa}: ${v.cflags.join(" ")}`],
+    ["nixpkgs", v.nixpkgs],
+    ["nixpkgs sha256", v.nixpkgsSha256],
+    ["systemFeatures", v.requiredSystemFeatures.join(" ") || "(none)"],
+    ...(hostDriver ? [["host driver", hostDriver.summary] as [string, string]] : []),
+    ["file", v.file],
+    ["dependsOn", v.dependsOn.join(", ") || "(none)"],
+  ];
+  // Key column, then the value wrapped under itself (a long name or hash alone on its line stays whole).
+  for (const [k, val] of rows) say(val, `${k.padEnd(21)} `, " ".repeat(22));
+  if (environment) {
+    say("holds (one Python environment, every package on this variant's torch):");
+    for (const m of environment.members) say(m, "  ");
+    if (environment.torchcodec) say(`${v.pythonPackageSet}.torchcodec (torchaudio's audio I/O), on the same torch`, "  ");
+    for (const x of environment.extras) say(`${v.pythonPackageSet}.${x.attr} (extra; device code ${x.deviceCode}): ${x.promise}`, "  ");
+    for (const x of environment.extras)
+      if (x.closest) say(`extra ${x.attr} is not one the catalog knows; ${didYouMean(x.closest)} (a pin whose Python set lacks it stops this environment's evaluation)`, "note: ", "  ");
+  }
+  for (const n of v.notes) say(n, "note: ", "  ");
+  for (const r of offCache) say(`off the binary cache: ${r}`, "note: ", "  ");
+  if (v.cuda !== null && !offCache.length)
+    say("the CUDA set, magma and triton it needs are the ones the CUDA binary cache builds; only torch-based packages are built", "note: ", "  ");
+  if (deviceCode) printDeviceCode(deviceCode, say);
+}
+
+/** The device code of a variant's torch per CUDA scope (catalog/device-code-size.ts's model), under explain's rows. */
+function printDeviceCode(deviceCode: NonNullable<VariantFacts["deviceCode"]>, say: (text: string, indent?: string, hang?: string) => void): void {
+  const mb = (b: number) => `${(b / 1e6).toLocaleString("en-US", { minimumFractionDigits: 1, maximumFractionDigits: 1 })} MB`;
+  const line = (parts: typeof deviceCode.torch) =>
+    parts.map((x) => `${x.origin} ${mb(x.bytes)} (${x.capabilities.length} capabilit${x.capabilities.length === 1 ? "y" : "ies"})`).join(", ") +
+    `: ${mb(parts.reduce((a, x) => a + x.bytes, 0))}`;
+  const approx = [...new Set([...deviceCode.torch, ...deviceCode.packageSet].flatMap((x) => x.approximated))];
+  say("device code of its torch (model: uncompressed cubins per library, measured in PyPI torch 2.11 on an H100; catalog/device-code-size.ts):");
+  const label = (name: string, mine: boolean) => `${name}${mine ? " (this variant)" : ""}: `;
+  say(line(deviceCode.torch), `  ${label("torch scope", deviceCode.scope === "torch")}`, "    ");
+  say(line(deviceCode.packageSet), `  ${label("package-set scope", deviceCode.scope === "packageSet")}`, "    ");
+  say(`NCCL is not modelled (PyPI links it dynamically, not per capability)${approx.length ? `; approximated: ${approx.join(", ")}` : ""}`, "  ", "    ");
+}
+
+/**
+ * Why NAME is not a variant of this matrix (bad input for explain, exit 2), as one error on stderr with the one
+ * prefix: dropped, not in this matrix, or not a variant name; the matrix.ts change that would add it; the nearest names.
+ */
+function notVariantText(e: Exclude<Explanation, { kind: "variant" }>, w: number): string {
+  const head = { excluded: "dropped", "not-in-matrix": "not in this matrix", unknown: "not a variant name" }[e.kind];
+  const lines = [wrap(`${ERROR_PREFIX}${clip(e.name)}: ${head}`, w, { hang: "  " })];
+  for (const r of e.reasons) lines.push(wrap(r, w, { indent: "  - ", hang: "    " }));
+  if (e.matrixChanges.length) lines.push(wrap(`to add it, edit matrix.ts: ${e.matrixChanges.join("; ")}`, w, { hang: "  " }));
+  if (e.nearest.length) {
+    lines.push("nearest names that exist:");
+    for (const s of e.nearest) lines.push(wrap(`${s.name} (${s.why})`, w, { indent: "  ", hang: "    " }));
+  }
+  return lines.join("\n") + "\n";
+}
 
 /**
  * What an environment variant holds, for `explain`: its members (pytorch first), whether torchcodec comes with them (the

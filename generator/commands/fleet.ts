@@ -9,46 +9,55 @@
  * reads them.
  */
 import { join, resolve } from "node:path";
-import type { CommandModule } from "yargs";
-import { PACKAGES, REPEATABLE, type PackageName } from "../constants.ts";
+import type { ArgumentsCamelCase, Argv, CommandModule } from "yargs";
+import { PACKAGES, REPEATABLE } from "../constants.ts";
 import { REPO_ROOT } from "../paths.ts";
 import { errorLine } from "../errors.ts";
 import { wrap } from "../text.ts";
 import { terminalWidth } from "./shared.ts";
-
+import { matrixOption, outputOptions, packagePickOption, type BuiltTypes, type CamelCased } from "./options.ts";
 
 export { FleetUsageError, hostId, type FleetArgs } from "../fleet/options.ts";
-import { FleetUsageError, type FleetArgs } from "../fleet/options.ts";
+import { FleetUsageError } from "../fleet/options.ts";
 import type { SkippedReport } from "../driver/report.ts";
+import type { FleetPlan } from "../fleet/run.ts";
+import type { Project } from "../project.ts";
 
-export const fleetCommand: CommandModule<object, FleetArgs> = {
+/** The options of `fleet` (yargs), the shared groups defined once in options.ts. */
+const fleetOptions = {
+  torch: { type: "string", describe: "PyTorch release (default: the matrix's first release)" },
+  python: { type: "string", describe: "Python version (default: the newest of the matrix's)" },
+  cuda: { ...REPEATABLE, describe: "CUDA versions to choose from (default: the matrix's)" },
+  package: {
+    ...packagePickOption.package,
+    describe: `the package every host needs: ${PACKAGES.join(" | ")} | NAME-env (an environment of matrix.ts); default torch-env, the Python environment of the whole stack; each package brings what it is built on`,
+  },
+  builders: { type: "number", default: 1, describe: "build machines for the makespan estimate" },
+  "logs-dir": { ...outputOptions["logs-dir"], describe: "logs directory of earlier builds (as build --logs-dir) whose report.json files fit the cost model (default: logs)" },
+  // The old spelling, kept working but not shown: build and fleet name the logs directory alike (issue 40).
+  reports: { type: "string", hidden: true },
+  json: { ...outputOptions.json, describe: "print the plan as JSON (with the cost model's sources)" },
+  verbose: { type: "boolean", default: false, describe: "also say why each extra build is needed and where the cost model's figures come from" },
+  "write-matrix": { type: "string", describe: "print (or, with a file name, write) the matrix.ts that generates exactly these variants" },
+  "write-manifest": { type: "string", describe: "write into DIR one flox manifest per group of hosts sharing a variant (with --org)" },
+  org: { type: "string", describe: "the Flox organisation the variants are published to (publish --org): --write-manifest installs ORG/NAME" },
+  ...matrixOption,
+} as const;
+
+const builder = (y: Argv<object>) =>
+  y.positional("hosts", { type: "string", array: true, demandOption: true, describe: "detect --json files or directories of cpuinfo + nvidia-smi.txt" }).options(fleetOptions);
+
+/** Arguments of `fleet` as yargs infers them from its builder (`reports`: the logs directory, --logs-dir or the old --reports). */
+type FleetCommandArgs = CamelCased<BuiltTypes<typeof builder>>;
+
+/** The yargs command module `fleet <hosts..>`; generator/cli.ts registers it. Sets `process.exitCode` 1 for a host nothing serves. */
+export const fleetCommand: CommandModule<object, BuiltTypes<typeof builder>> = {
   command: "fleet <hosts..>",
   describe: "the fewest variants that serve every host of a fleet (detect --json files or cpuinfo/nvidia-smi.txt dirs), and their build cost (default package: torch-env)",
-  builder: (y) =>
-    y
-      .positional("hosts", { type: "string", array: true, demandOption: true, describe: "detect --json files or directories of cpuinfo + nvidia-smi.txt" })
-      .option("torch", { type: "string", describe: "PyTorch release (default: the matrix's first release)" })
-      .option("python", { type: "string", describe: "Python version (default: the newest of the matrix's)" })
-      .option("cuda", { ...REPEATABLE, describe: "CUDA versions to choose from (default: the matrix's)" })
-      .option("package", {
-        type: "string",
-        default: "torch-env" as PackageName,
-        describe: `the package every host needs: ${PACKAGES.join(" | ")} | NAME-env (an environment of matrix.ts); default torch-env, the Python environment of the whole stack; each package brings what it is built on`,
-      })
-      .option("builders", { type: "number", default: 1, describe: "build machines for the makespan estimate" })
-      .option("logs-dir", { type: "string", describe: "logs directory of earlier builds (as build --logs-dir) whose report.json files fit the cost model (default: logs)" })
-      // The old spelling, kept working but not shown: build and fleet name the logs directory alike.
-      .option("reports", { type: "string", hidden: true })
-      .option("json", { type: "boolean", default: false, describe: "print the plan as JSON (with the cost model's sources)" })
-      .option("verbose", { type: "boolean", default: false, describe: "also say why each extra build is needed and where the cost model's figures come from" })
-      .option("write-matrix", { type: "string", describe: "print (or, with a file name, write) the matrix.ts that generates exactly these variants" })
-      .option("write-manifest", { type: "string", describe: "write into DIR one flox manifest per group of hosts sharing a variant (with --org)" })
-      .option("org", { type: "string", describe: "the Flox organisation the variants are published to (publish --org): --write-manifest installs ORG/NAME" })
-      .option("matrix", { type: "string", describe: "matrix file the defaults come from (default: matrix.ts)" }) as never,
-  handler: async (argv) => {
-    const a = argv as FleetArgs & { logsDir?: string };
-    if (a.logsDir !== undefined && a.reports !== undefined) throw new FleetUsageError("give --logs-dir, not both it and the old --reports");
-    await runFleet({ ...a, reports: a.logsDir ?? a.reports });
+  builder,
+  handler: async (argv: ArgumentsCamelCase<BuiltTypes<typeof builder>>) => {
+    if (argv.logsDir !== undefined && argv.reports !== undefined) throw new FleetUsageError("give --logs-dir, not both it and the old --reports");
+    await runFleet({ ...argv, reports: argv.logsDir ?? argv.reports });
   },
 };
 
@@ -72,7 +81,7 @@ export function buildFor(key: string, withRev: boolean): string {
 }
 
 /** Run fleet with parsed arguments: read, decide (planFleet), then print, write the matrix, set process.exitCode. */
-export async function runFleet(a: FleetArgs): Promise<void> {
+export async function runFleet(a: FleetCommandArgs): Promise<void> {
   // Loaded here, not at start-up: `variant-matrix --help` and the other commands stay light.
   const [{ loadProject }, { readSamples }, { planFleet, readFleetHost }, { skippedReportsWarning }] = await Promise.all([
     import("../project.ts"),
@@ -81,114 +90,134 @@ export async function runFleet(a: FleetArgs): Promise<void> {
     import("../driver/report.ts"),
   ]);
   const p = await loadProject({ matrixFile: a.matrix ? resolve(process.cwd(), a.matrix) : undefined });
-  // A package of the catalog's table, or a named environment the matrix has (`llm-env`).
-  if (!(PACKAGES as readonly string[]).includes(a.package) && !p.variants.some((v) => v.role === "env" && v.package === a.package)) {
-    const envs = [...new Set(p.variants.filter((v) => v.role === "env" && !(PACKAGES as readonly string[]).includes(v.package)).map((v) => v.package))];
-    throw new FleetUsageError(`--package: unknown package "${a.package}"; allowed values: ${[...PACKAGES, ...envs].join(", ")}${envs.length ? "" : " (named environments come from matrix.ts environments)"}`);
-  }
+  checkPackage(a.package, p);
   const hosts = await Promise.all(a.hosts.map(readFleetHost));
   const skipped: SkippedReport[] = [];
   const samples = readSamples(a.reports ? resolve(process.cwd(), a.reports) : join(REPO_ROOT, "logs"), (x) => skipped.push(x));
   const warning = skippedReportsWarning(skipped);
   if (warning) process.stderr.write(warning);
   const f = planFleet(p, hosts, a, samples);
-  const { torch, python, cuda, release, cover, toBuild, unserved, builders, cost, loo, matrixText, refusal, methodText, modelText } = f;
-  const uniq = <T>(xs: T[]) => [...new Set(xs)];
   // What the build machines must declare (driver/features.ts): per system, the features of what is built.
   const { featureNeeds } = await import("../driver/features.ts");
-  const needs = featureNeeds(toBuild, null, []).map((g) => ({ system: g.system, features: g.features, variants: g.variants.length }));
+  const needs = featureNeeds(f.toBuild, null, []).map((g) => ({ system: g.system, features: g.features, variants: g.variants.length }));
+  if (!(await writeFleetFiles(a, f))) return;
+  if (a.json) console.log(JSON.stringify(fleetJson(a, f, needs), null, 2));
+  else if (a.writeMatrix === "") process.stdout.write(f.matrixText);
+  else console.log(fleetText(a, f, hosts.length, needs));
+  if (f.unserved.length) process.exitCode = 1;
+}
+
+/** What the build machines must declare, per system (driver/features.ts featureNeeds). */
+type FeatureNeeds = { system: string; features: string[]; variants: number }[];
+
+/**
+ * `--package`: a package of the catalog's table, or a named environment the matrix has (`llm-env`).
+ * @throws FleetUsageError naming the allowed values
+ */
+function checkPackage(pkg: string, p: Project): void {
+  if ((PACKAGES as readonly string[]).includes(pkg) || p.variants.some((v) => v.role === "env" && v.package === pkg)) return;
+  const envs = [...new Set(p.variants.filter((v) => v.role === "env" && !(PACKAGES as readonly string[]).includes(v.package)).map((v) => v.package))];
+  throw new FleetUsageError(`--package: unknown package "${pkg}"; allowed values: ${[...PACKAGES, ...envs].join(", ")}${envs.length ? "" : " (named environments come from matrix.ts environments)"}`);
+}
+
+/**
+ * Write what `--write-manifest DIR` and `--write-matrix FILE` ask for. A matrix fleet refuses to write is an error line
+ * and exit 1.
+ * @returns false when nothing more is to be printed (a bare --write-matrix whose matrix was refused)
+ * @throws FleetUsageError for --write-manifest without --org
+ */
+async function writeFleetFiles(a: FleetCommandArgs, f: FleetPlan): Promise<boolean> {
   if (a.writeManifest !== undefined) {
     if (!a.org) throw new FleetUsageError("--write-manifest needs --org ORG: the manifests install ORG/NAME (what publish --org ORG published)");
     const [{ hostGroupManifests }, { writeOutputFile }] = await Promise.all([import("../fleet/manifests.ts"), import("../output-file.ts")]);
     const dir = resolve(process.cwd(), a.writeManifest);
-    const files = hostGroupManifests(cover.assignment, a.org);
-    for (const [f, text] of files) await writeOutputFile(join(dir, f), text);
+    const files = hostGroupManifests(f.cover.assignment, a.org);
+    for (const [name, text] of files) await writeOutputFile(join(dir, name), text);
     console.error(`wrote ${files.size} flox manifest(s) into ${a.writeManifest}`);
   }
-  if (a.writeMatrix !== undefined) {
-    if (refusal !== null) {
-      process.stderr.write(errorLine(`--write-matrix: ${refusal}; nothing written`));
-      process.exitCode = 1;
-      if (a.writeMatrix === "") return;
-    } else if (a.writeMatrix !== "") {
-      const { writeOutputFile } = await import("../output-file.ts");
-      await writeOutputFile(resolve(process.cwd(), a.writeMatrix), matrixText);
-      console.error(`wrote ${a.writeMatrix}`);
-    }
+  if (a.writeMatrix === undefined) return true;
+  if (f.refusal !== null) {
+    process.stderr.write(errorLine(`--write-matrix: ${f.refusal}; nothing written`));
+    process.exitCode = 1;
+    return a.writeMatrix !== "";
   }
-  if (a.json) {
-    console.log(
-      JSON.stringify(
-        {
-          choice: { torch, nixpkgs: release.nixpkgs ?? null, python, cuda, package: a.package },
-          method: cover.method,
-          variants: cover.chosen.map((v) => v.name),
-          build: toBuild.map((v) => v.name),
-          hosts: cover.assignment.map((x) => ({
-            host: x.element.hostId,
-            capability: x.element.capability,
-            gpus: x.element.gpus,
-            variant: x.variant.name,
-            native: x.native,
-            bestIsa: x.isaIsBest,
-          })),
-          unserved: unserved.map((u) => ({ host: u.element.hostId, capability: u.element.capability, gpus: u.element.gpus, reason: u.reason })),
-          cost: { ...cost, builders, model: f.samples ? "fit" : "default", modelSources: modelText, samples: f.samples, leaveOneOut: loo },
-          builderFeatures: needs,
-          matrix: a.writeMatrix === "" ? matrixText : undefined,
-        },
-        null,
-        2,
-      ),
-    );
-  } else if (a.writeMatrix === "") process.stdout.write(matrixText);
-  else {
-    const w = terminalWidth();
-    const out: string[] = [];
-    const para = (text: string, indent = "", hang?: string) => out.push(wrap(text, w, { indent, hang }));
-    para(`Fleet: ${hosts.length} host(s); PyTorch ${torch}, Python ${python}, CUDA ${cuda.join(", ")}; package ${a.package}`);
-    para(`Method: ${methodText}.`);
-    out.push(`Variants (${cover.chosen.length}):`);
-    for (const v of cover.chosen) {
-      const who = cover.assignment.filter((x) => x.variant.name === v.name).map((x) => x.element.hostId);
-      para(`${v.name} ← ${uniq(who).join(", ")}`, "  ", "    ");
-    }
-    out.push("Hosts:");
-    for (const x of cover.assignment) {
-      const what = x.element.gpus ? `GPU ${x.element.gpus.indices.join(",")} ${x.element.gpus.name} (${x.element.capability})` : "CPU only";
-      para(
-        `${x.element.hostId}: ${what} → ${x.variant.name} (${x.native ? "native" : "binary-compatible"} code${x.isaIsBest ? ", the host's widest ISA" : `, ISA ${x.variant.isa}: not the host's widest, which would cost another variant`})`,
-        "  ",
-        "    ",
-      );
-    }
-    if (unserved.length) {
-      out.push("Not served:");
-      for (const u of unserved)
-        para(`${u.element.hostId}: ${u.element.gpus ? `GPU ${u.element.gpus.indices.join(",")} ${u.element.gpus.name} (${u.element.capability})` : "CPU"}: ${u.reason}`, "  ", "    ");
-    }
-    const count = (what: string) => cost.rebuilt.filter((b) => b.what === what).length;
+  if (a.writeMatrix !== "") {
+    const { writeOutputFile } = await import("../output-file.ts");
+    await writeOutputFile(resolve(process.cwd(), a.writeMatrix), f.matrixText);
+    console.error(`wrote ${a.writeMatrix}`);
+  }
+  return true;
+}
+
+/** fleet's `--json` answer: the choice, the variants, each host's, the unserved, the cost and its model. */
+function fleetJson(a: FleetCommandArgs, f: FleetPlan, needs: FeatureNeeds) {
+  const { torch, python, cuda, release, cover, toBuild, unserved, builders, cost, loo, matrixText, modelText } = f;
+  return {
+    choice: { torch, nixpkgs: release.nixpkgs ?? null, python, cuda, package: a.package },
+    method: cover.method,
+    variants: cover.chosen.map((v) => v.name),
+    build: toBuild.map((v) => v.name),
+    hosts: cover.assignment.map((x) => ({
+      host: x.element.hostId,
+      capability: x.element.capability,
+      gpus: x.element.gpus,
+      variant: x.variant.name,
+      native: x.native,
+      bestIsa: x.isaIsBest,
+    })),
+    unserved: unserved.map((u) => ({ host: u.element.hostId, capability: u.element.capability, gpus: u.element.gpus, reason: u.reason })),
+    cost: { ...cost, builders, model: f.samples ? "fit" : "default", modelSources: modelText, samples: f.samples, leaveOneOut: loo },
+    builderFeatures: needs,
+    matrix: a.writeMatrix === "" ? matrixText : undefined,
+  };
+}
+
+/** fleet's answer for the terminal, wrapped to its width: the variants, each host's, the unserved, the build cost. */
+function fleetText(a: FleetCommandArgs, f: FleetPlan, hostCount: number, needs: FeatureNeeds): string {
+  const { torch, python, cuda, cover, unserved, builders, cost, methodText, modelText } = f;
+  const uniq = <T>(xs: T[]) => [...new Set(xs)];
+  const w = terminalWidth();
+  const out: string[] = [];
+  const para = (text: string, indent = "", hang?: string) => out.push(wrap(text, w, { indent, hang }));
+  para(`Fleet: ${hostCount} host(s); PyTorch ${torch}, Python ${python}, CUDA ${cuda.join(", ")}; package ${a.package}`);
+  para(`Method: ${methodText}.`);
+  out.push(`Variants (${cover.chosen.length}):`);
+  for (const v of cover.chosen) {
+    const who = cover.assignment.filter((x) => x.variant.name === v.name).map((x) => x.element.hostId);
+    para(`${v.name} ← ${uniq(who).join(", ")}`, "  ", "    ");
+  }
+  out.push("Hosts:");
+  for (const x of cover.assignment) {
+    const what = x.element.gpus ? `GPU ${x.element.gpus.indices.join(",")} ${x.element.gpus.name} (${x.element.capability})` : "CPU only";
     para(
-      `Build cost: ${cost.builds} package builds, and ${cost.rebuilt.length} build(s) the CUDA cache cannot serve ` +
-        `(${cost.cudaClosures} CUDA closure(s), ${count("nccl")} NCCL, ${count("nvshmem")} NVSHMEM, ${count("magma")} magma, ` +
-        `${count("triton")} triton; model: catalog/binary-cache.ts; ${cost.sharedCudaSets} nixpkgs default CUDA set(s) come from the cache). ` +
-        `${cost.hours.toFixed(1)} build-hours; makespan on ${builders} builder(s) ${cost.makespanHours.toFixed(1)} h (the driver's scheduler).`,
-    );
-    const revs = new Set(cost.rebuilt.map((b) => b.key.split("|")[1]));
-    for (const b of cost.rebuilt) {
-      para(`builds ${b.what} for ${buildFor(b.key, revs.size > 1)} (${(b.seconds / 3600).toFixed(1)} h, for ${b.variants.length} variant(s))`, "  ", "    ");
-      if (a.verbose) para(`why: ${b.why}`, "      ", "      ");
-    }
-    para(
-      a.verbose || f.samples
-        ? `Model: ${modelText}.`
-        : "Model: no recorded builds: the default table of build times (--verbose or --json give their sources).",
+      `${x.element.hostId}: ${what} → ${x.variant.name} (${x.native ? "native" : "binary-compatible"} code${x.isaIsBest ? ", the host's widest ISA" : `, ISA ${x.variant.isa}: not the host's widest, which would cost another variant`})`,
       "  ",
       "    ",
     );
-    para("Builders must declare (nix.conf system-features, or the machines file; NixOS adds gccarch-<gcc.arch> and its inferiors):");
-    for (const n of needs) para(`${n.system}: ${n.features.join(" ") || "(nothing)"} for ${n.variants} build(s)`, "  ", "    ");
-    console.log(out.join("\n"));
   }
-  if (unserved.length) process.exitCode = 1;
+  if (unserved.length) {
+    out.push("Not served:");
+    for (const u of unserved)
+      para(`${u.element.hostId}: ${u.element.gpus ? `GPU ${u.element.gpus.indices.join(",")} ${u.element.gpus.name} (${u.element.capability})` : "CPU"}: ${u.reason}`, "  ", "    ");
+  }
+  const count = (what: string) => cost.rebuilt.filter((b) => b.what === what).length;
+  para(
+    `Build cost: ${cost.builds} package builds, and ${cost.rebuilt.length} build(s) the CUDA cache cannot serve ` +
+      `(${cost.cudaClosures} CUDA closure(s), ${count("nccl")} NCCL, ${count("nvshmem")} NVSHMEM, ${count("magma")} magma, ` +
+      `${count("triton")} triton; model: catalog/binary-cache.ts; ${cost.sharedCudaSets} nixpkgs default CUDA set(s) come from the cache). ` +
+      `${cost.hours.toFixed(1)} build-hours; makespan on ${builders} builder(s) ${cost.makespanHours.toFixed(1)} h (the driver's scheduler).`,
+  );
+  const revs = new Set(cost.rebuilt.map((b) => b.key.split("|")[1]));
+  for (const b of cost.rebuilt) {
+    para(`builds ${b.what} for ${buildFor(b.key, revs.size > 1)} (${(b.seconds / 3600).toFixed(1)} h, for ${b.variants.length} variant(s))`, "  ", "    ");
+    if (a.verbose) para(`why: ${b.why}`, "      ", "      ");
+  }
+  para(
+    a.verbose || f.samples ? `Model: ${modelText}.` : "Model: no recorded builds: the default table of build times (--verbose or --json give their sources).",
+    "  ",
+    "    ",
+  );
+  para("Builders must declare (nix.conf system-features, or the machines file; NixOS adds gccarch-<gcc.arch> and its inferiors):");
+  for (const n of needs) para(`${n.system}: ${n.features.join(" ") || "(nothing)"} for ${n.variants} build(s)`, "  ", "    ");
+  return out.join("\n");
 }

@@ -1,23 +1,28 @@
 /**
  * `variant-matrix generate`: write the generated files from matrix.ts (or, with --check, compare them).
  */
-import type { CommandModule } from "yargs";
+import type { ArgumentsCamelCase, Argv, CommandModule } from "yargs";
 import { relative, resolve } from "node:path";
 import { REPO_ROOT } from "../paths.ts";
-import { matrixOption, terminalWidth, UsageError, warnUntracked } from "./shared.ts";
+import { terminalWidth, UsageError, warnUntracked } from "./shared.ts";
+import { matrixOption, type OptionTypes } from "./options.ts";
 import { wrap } from "../text.ts";
 import { errorLine } from "../errors.ts";
 import type { SyncProgress } from "../write.ts";
 
-export const generateCommand: CommandModule<{}, { check: boolean; matrix?: string; out?: string }> = {
+/** The options of `generate` (yargs), the shared ones defined once in options.ts. */
+const generateOptions = {
+  check: { type: "boolean", default: false, describe: "change nothing; exit 1 naming the files that differ" },
+  ...matrixOption,
+  out: { type: "string", describe: "directory to write into (default: the repository root)" },
+} as const;
+
+/** The yargs command module `generate`; generator/cli.ts registers it. */
+export const generateCommand: CommandModule<object, OptionTypes<typeof generateOptions>> = {
   command: "generate",
   describe: "write .flox/pkgs/*.nix, .flox/env/manifest.toml, BUILD_MATRIX.md and docs/matrix/ from matrix.ts",
-  builder: (y) =>
-    y
-      .option("check", { type: "boolean", default: false, describe: "change nothing; exit 1 naming the files that differ" })
-      .options(matrixOption)
-      .option("out", { type: "string", describe: "directory to write into (default: the repository root)" }),
-  handler: async (argv) => {
+  builder: (y: Argv<object>) => y.options(generateOptions),
+  handler: async (argv: ArgumentsCamelCase<OptionTypes<typeof generateOptions>>) => {
     const root = argv.out ? resolve(process.cwd(), argv.out) : REPO_ROOT;
     const matrixFile = argv.matrix ? resolve(process.cwd(), argv.matrix) : resolve(REPO_ROOT, "matrix.ts");
     const [stamp, write] = await Promise.all([import("../stamp.ts"), import("../write.ts")]);

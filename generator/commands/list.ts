@@ -1,24 +1,29 @@
 /**
  * `variant-matrix list`: the package variants (or the dropped combinations) of the matrix, as text or JSON.
  */
-import type { CommandModule } from "yargs";
-import { checkFilterValues, FILTER_OPTION, matchFilters, parseFilters } from "../filters.ts";
-import { matrixOption, project, terminalWidth, variantJson } from "./shared.ts";
+import type { ArgumentsCamelCase, Argv, CommandModule } from "yargs";
+import { checkFilterValues, matchFilters, parseFilters } from "../filters.ts";
+import { project, terminalWidth, variantJson } from "./shared.ts";
+import { matrixOption, outputOptions, selectionOptions, type OptionTypes } from "./options.ts";
 import { wrap } from "../text.ts";
 import { groupExcluded } from "../matrix-yield.ts";
 import type { Excluded } from "../schema.ts";
 
-export const listCommand: CommandModule<{}, { json: boolean; excluded: boolean; verbose: boolean; filter?: string[]; matrix?: string }> = {
+/** The options of `list` (yargs), the shared groups defined once in options.ts. */
+const listOptions = {
+  json: { ...outputOptions.json, describe: "print JSON (the list --json contract)" },
+  excluded: { type: "boolean", default: false, describe: "list dropped combinations with reasons, grouped by combination, each reason once" },
+  verbose: { type: "boolean", default: false, describe: "with --excluded: every dropped package variant by name with all its reasons" },
+  ...selectionOptions,
+  ...matrixOption,
+} as const;
+
+/** The yargs command module `list`; generator/cli.ts registers it. */
+export const listCommand: CommandModule<object, OptionTypes<typeof listOptions>> = {
   command: "list",
   describe: "list package variants (or, with --excluded, dropped combinations and their reasons)",
-  builder: (y) =>
-    y
-      .option("json", { type: "boolean", default: false, describe: "print JSON (the list --json contract)" })
-      .option("excluded", { type: "boolean", default: false, describe: "list dropped combinations with reasons, grouped by combination, each reason once" })
-      .option("verbose", { type: "boolean", default: false, describe: "with --excluded: every dropped package variant by name with all its reasons" })
-      .option("filter", FILTER_OPTION)
-      .options(matrixOption),
-  handler: async (argv) => {
+  builder: (y: Argv<object>) => y.options(listOptions),
+  handler: async (argv: ArgumentsCamelCase<OptionTypes<typeof listOptions>>) => {
     const filters = parseFilters(argv.filter);
     const w = terminalWidth();
     const p = await project(argv.matrix);

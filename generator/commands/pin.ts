@@ -12,31 +12,13 @@
  * cache found a difference (or cache got no answer at a pin); 2 bad input, a Nix too old for the nixpkgs
  * (lib/minver.nix), a failed fetch or evaluation, or check or cache reached no pin at all.
  */
-import type { Argv, CommandModule } from "yargs";
+import type { ArgumentsCamelCase, Argv, CommandModule } from "yargs";
 import { dirname, resolve } from "node:path";
 import { LOCAL_CATALOG_FILE, NIX_ATTR_RE, REPEATABLE } from "../constants.ts";
 import { REPO_ROOT } from "../paths.ts";
-import { matrixOption, parseNixOptions, UsageError } from "./shared.ts";
+import { parseNixOptions, UsageError } from "./shared.ts";
+import { matrixOption, nixOptions, outputOptions, type ArgsOf, type OptionTypes } from "./options.ts";
 import { withArgumentRules } from "./arguments.ts";
-
-/** Parsed options of `pin ACTION`. */
-export interface PinArgs {
-  action: "inspect" | "check" | "add" | "cache";
-  source?: string;
-  json: boolean;
-  system?: string;
-  extra?: string[];
-  rev?: string;
-  url?: string;
-  sha256?: string;
-  date?: string;
-  channel?: string;
-  nixpkgs?: string[];
-  fetch: boolean;
-  substituter: string;
-  nixOption?: string[];
-  matrix?: string;
-}
 
 /** A pin as the check and cache lines name it: "2c423e0 (torch 2.12.0, nixos-unstable 2026-08-22)". */
 const pinHead = (pin: { rev: string; torch: string; channel: string | null; date: string | null }) =>
@@ -67,200 +49,252 @@ async function catalogFor(matrix?: string) {
 }
 
 
-/** Options each action takes (yargs option definitions), so each action's help lists its own. */
+/** Options the actions share (yargs option definitions), so each action's help lists its own. */
 const OPT = {
-  json: (what: string) => ({ type: "boolean", default: false, describe: `print ${what} as JSON` }) as const,
-  system: { type: "string", describe: "Nix system to evaluate for (default: this machine's)" } as const,
-  rev: { type: "string", describe: "the revision of a checkout without .git-revision or .git" } as const,
-  url: { type: "string", describe: "fetch the revision from this tarball URL (default: GitHub's archive of REV)" } as const,
-  nixpkgs: { ...REPEATABLE, describe: "REV=PATH: a checkout of a catalog pin, read instead of fetching it (repeatable)" } as const,
-  fetch: { type: "boolean", default: true, describe: "fetch pins not given with --nixpkgs (--no-fetch: only those given)" } as const,
-  source: { type: "string", demandOption: true, describe: "a nixpkgs revision (40 hex, fetched) or a nixpkgs checkout directory" } as const,
-};
+  system: { type: "string", describe: "Nix system to evaluate for (default: this machine's)" },
+  rev: { type: "string", describe: "the revision of a checkout without .git-revision or .git" },
+  url: { type: "string", describe: "fetch the revision from this tarball URL (default: GitHub's archive of REV)" },
+  nixpkgs: { ...REPEATABLE, describe: "REV=PATH: a checkout of a catalog pin, read instead of fetching it (repeatable)" },
+  fetch: { type: "boolean", default: true, describe: "fetch pins not given with --nixpkgs (--no-fetch: only those given)" },
+} as const;
 
-const ACTIONS: { command: string; describe: string; builder: (y: Argv) => Argv }[] = [
-  {
+/** The positional of inspect and add. */
+const sourcePositional = {
+  source: { type: "string", demandOption: true, describe: "a nixpkgs revision (40 hex, fetched) or a nixpkgs checkout directory" },
+} as const;
+
+const inspectOptions = {
+  json: { ...outputOptions.json, describe: "print the facts as JSON" },
+  system: OPT.system,
+  extra: { ...REPEATABLE, describe: "also read this nixpkgs Python attribute in every Python set (an environment extra; repeatable)" },
+  rev: OPT.rev,
+  url: OPT.url,
+} as const;
+
+const checkOptions = {
+  nixpkgs: OPT.nixpkgs,
+  fetch: OPT.fetch,
+  system: OPT.system,
+  json: { ...outputOptions.json, describe: "print the comparison as JSON" },
+  ...matrixOption,
+} as const;
+
+const addOptions = {
+  rev: OPT.rev,
+  sha256: { type: "string", describe: "the tarball hash, for a checkout (what nix-prefetch-url --unpack prints)" },
+  url: OPT.url,
+  date: { type: "string", describe: "the revision's commit date, YYYY-MM-DD" },
+  channel: { type: "string", describe: "the channel it was taken from (nixos-unstable, nixos-26.05)" },
+  system: OPT.system,
+  ...matrixOption,
+} as const;
+
+const cacheOptions = {
+  substituter: { type: "string", default: "https://cache.nixos-cuda.org", describe: "the binary cache whose contents are compared with the cache model" },
+  nixpkgs: OPT.nixpkgs,
+  fetch: OPT.fetch,
+  "nix-option": { ...nixOptions["nix-option"], describe: "NAME=VALUE passed to nix-store as --option NAME VALUE (e.g. require-sigs=false)" },
+  system: OPT.system,
+  json: { ...outputOptions.json, describe: "print the answers as JSON" },
+  ...matrixOption,
+} as const;
+
+type InspectArgs = ArgsOf<typeof sourcePositional & typeof inspectOptions>;
+type CheckArgs = ArgsOf<typeof checkOptions>;
+type AddArgs = ArgsOf<typeof sourcePositional & typeof addOptions>;
+type CacheArgs = ArgsOf<typeof cacheOptions>;
+
+/** Parsed options of `pin ACTION`, as yargs infers them from that action's options, with `action` set. */
+export type PinArgs =
+  | (InspectArgs & { action: "inspect" })
+  | (CheckArgs & { action: "check" })
+  | (AddArgs & { action: "add" })
+  | (CacheArgs & { action: "cache" });
+
+/** The four actions as command modules, each with its own options and help; `run` gets the options with `action`. */
+function pinActions(run: (argv: PinArgs) => void | Promise<void>) {
+  const inspect: CommandModule<object, OptionTypes<typeof sourcePositional & typeof inspectOptions>> = {
     command: "inspect <source>",
     describe: "read a nixpkgs pin's facts with your Nix: Python and CUDA sets, torch and its packages, static links",
-    builder: (y) =>
-      y
-        .positional("source", OPT.source)
-        .option("json", OPT.json("the facts"))
-        .option("system", OPT.system)
-        .option("extra", { ...REPEATABLE, describe: "also read this nixpkgs Python attribute in every Python set (an environment extra; repeatable)" })
-        .option("rev", OPT.rev)
-        .option("url", OPT.url),
-  },
-  {
+    builder: (y: Argv<object>) => y.positional("source", sourcePositional.source).options(inspectOptions),
+    handler: (argv: ArgumentsCamelCase<OptionTypes<typeof sourcePositional & typeof inspectOptions>>) => run({ ...argv, action: "inspect" }),
+  };
+  const check: CommandModule<object, OptionTypes<typeof checkOptions>> = {
     command: "check",
     describe: "compare every catalog pin's facts with what your Nix reads from that nixpkgs (exit 1 on a difference)",
-    builder: (y) =>
-      y.option("nixpkgs", OPT.nixpkgs).option("fetch", OPT.fetch).option("system", OPT.system).option("json", OPT.json("the comparison")).options(matrixOption),
-  },
-  {
+    builder: (y: Argv<object>) => y.options(checkOptions),
+    handler: (argv: ArgumentsCamelCase<OptionTypes<typeof checkOptions>>) => run({ ...argv, action: "check" }),
+  };
+  const add: CommandModule<object, OptionTypes<typeof sourcePositional & typeof addOptions>> = {
     command: "add <source>",
     describe: "add a nixpkgs pin the built-in catalog does not know to local-catalog.json beside matrix.ts",
-    builder: (y) =>
-      y
-        .positional("source", OPT.source)
-        .option("rev", OPT.rev)
-        .option("sha256", { type: "string", describe: "the tarball hash, for a checkout (what nix-prefetch-url --unpack prints)" })
-        .option("url", OPT.url)
-        .option("date", { type: "string", describe: "the revision's commit date, YYYY-MM-DD" })
-        .option("channel", { type: "string", describe: "the channel it was taken from (nixos-unstable, nixos-26.05)" })
-        .option("system", OPT.system)
-        .options(matrixOption),
-  },
-  {
+    builder: (y: Argv<object>) => y.positional("source", sourcePositional.source).options(addOptions),
+    handler: (argv: ArgumentsCamelCase<OptionTypes<typeof sourcePositional & typeof addOptions>>) => run({ ...argv, action: "add" }),
+  };
+  const cache: CommandModule<object, OptionTypes<typeof cacheOptions>> = {
     command: "cache",
     describe: "ask a binary cache whether it holds what the cache model says it holds, at every catalog pin (exit 1 on a difference)",
-    builder: (y) =>
-      y
-        .option("substituter", { type: "string", default: "https://cache.nixos-cuda.org", describe: "the binary cache whose contents are compared with the cache model" })
-        .option("nixpkgs", OPT.nixpkgs)
-        .option("fetch", OPT.fetch)
-        .option("nix-option", { ...REPEATABLE, describe: "NAME=VALUE passed to nix-store as --option NAME VALUE (e.g. require-sigs=false)" })
-        .option("system", OPT.system)
-        .option("json", OPT.json("the answers"))
-        .options(matrixOption),
-  },
-];
+    builder: (y: Argv<object>) => y.options(cacheOptions),
+    handler: (argv: ArgumentsCamelCase<OptionTypes<typeof cacheOptions>>) => run({ ...argv, action: "cache" }),
+  };
+  return [inspect, check, add, cache] as const;
+}
 
 /**
  * The `pin` command with its four actions, each a subcommand with its own options and help; `run` gets the parsed
  * options with `action` set (tests hand in a recorder).
  */
-export function makePinCommand(run: (argv: PinArgs) => void | Promise<void> = runPin): CommandModule<{}, PinArgs> {
+export function makePinCommand(run: (argv: PinArgs) => void | Promise<void> = runPin): CommandModule<object, object> {
   return {
-  command: "pin <action>",
-  describe:
-    "read a nixpkgs pin's facts with your Nix (inspect), compare the catalog's pins with them (check), add a pin locally (add), " +
-    "ask a binary cache whether it holds what the cache model says (cache); `pin ACTION --help` for each",
-  builder: (y: Argv) => {
-    for (const a of ACTIONS)
-      y.command(
-        withArgumentRules(
-          { command: a.command, describe: a.describe, builder: a.builder, handler: (argv: unknown) => run({ ...(argv as PinArgs), action: a.command.split(" ")[0] as PinArgs["action"] }) },
-          { depth: 2 },
-        ) as never,
-      );
-    return y.demandCommand(1, "name an action: inspect, check, add or cache") as never;
-  },
-  handler: () => {},
+    command: "pin <action>",
+    describe:
+      "read a nixpkgs pin's facts with your Nix (inspect), compare the catalog's pins with them (check), add a pin locally (add), " +
+      "ask a binary cache whether it holds what the cache model says (cache); `pin ACTION --help` for each",
+    builder: (y: Argv<object>) => {
+      const [inspect, check, add, cache] = pinActions(run);
+      return y
+        .command(withArgumentRules(inspect, { depth: 2 }))
+        .command(withArgumentRules(check, { depth: 2 }))
+        .command(withArgumentRules(add, { depth: 2 }))
+        .command(withArgumentRules(cache, { depth: 2 }))
+        .demandCommand(1, "name an action: inspect, check, add or cache");
+    },
+    handler: () => {},
   };
 }
 
+/** The `pin` command as generator/cli.ts registers it: each action runs runPin. */
 export const pinCommand = makePinCommand();
 
 /** Run one pin action with its parsed options (see the file header for each action and the exit status). */
 async function runPin(argv: PinArgs): Promise<void> {
-    const [run, { show }] = await Promise.all([import("../pin/run.ts"), import("../pin/facts.ts")]);
-    if ((argv.action === "inspect" || argv.action === "add") && !argv.source) throw new UsageError(`pin ${argv.action} needs a source: a nixpkgs revision or checkout directory`);
+  if ((argv.action === "inspect" || argv.action === "add") && !argv.source) throw new UsageError(`pin ${argv.action} needs a source: a nixpkgs revision or checkout directory`);
+  if (argv.action === "inspect") return pinInspect(argv);
+  const { builtIn, cat, dir } = await catalogFor(argv.matrix);
+  if (argv.action === "add") return pinAdd(argv, builtIn, dir, cat);
+  const given = givenCheckouts(argv.nixpkgs, cat);
+  if (argv.action === "cache") return pinCache(argv, cat, given);
+  return pinCheck(argv, cat, given);
+}
 
-    if (argv.action === "inspect") {
-      const src = await run.resolveSource(argv.source!, { rev: argv.rev, url: argv.url });
-      const extras = (argv.extra ?? []) as string[];
-      const badExtra = extras.find((e) => !NIX_ATTR_RE.test(e));
-      if (badExtra !== undefined) throw new UsageError(`--extra: "${badExtra}" is not a nixpkgs attribute name`);
-      const ins = await run.inspect(src, argv.system, extras);
-      // A torch newer than the catalog knows: the user's nixpkgs moved past it, and pin add is the way in.
-      const { torchNewerThanCatalog } = await import("../pin/facts.ts");
-      const newer = torchNewerThanCatalog(ins.facts, (await catalogFor(argv.matrix)).cat);
-      if (argv.json) {
-        console.log(JSON.stringify({ path: src.path, rev: src.rev, sha256: src.sha256, url: src.url, nixVersion: ins.nixVersion, system: ins.system, facts: ins.facts, newerTorch: newer }, null, 2));
-        return;
-      }
-      const f = ins.facts;
-      const line = (label: string, value: unknown, expr: string) => console.log(`${label.padEnd(34)} ${show(value)}\n${"".padEnd(36)}← ${expr}`);
-      console.log(`nixpkgs ${src.rev ?? "(revision unknown)"} at ${src.path}, read with Nix ${ins.nixVersion}${ins.system ? ` for ${ins.system}` : ""}`);
-      if (src.sha256) console.log(`sha256 ${src.sha256}  (nix-prefetch-url --unpack ${src.url})`);
-      line("default Python", f.defaultPython.value, f.defaultPython.expr);
-      line("default CUDA", f.defaultCuda.value, f.defaultCuda.expr);
-      for (const s of f.pythonSets) {
-        line(`${s.set} torch`, s.torch.value, s.torch.expr);
-        line(`${s.set} torchaudio`, s.torchaudio.value, s.torchaudio.expr);
-        line(`${s.set} torchcodec`, s.torchcodec.value, s.torchcodec.expr);
-        line(`${s.set} torchvision`, s.torchvision.value, s.torchvision.expr);
-        for (const x of s.extras) line(`${s.set} ${x.attr}`, x.value ?? "absent", x.expr);
-      }
-      for (const s of f.cudaSets) {
-        line(`${s.set} default capabilities`, s.defaultCapabilities.value, s.defaultCapabilities.expr);
-        line(`${s.set} torch broken`, s.torchBroken.value, s.torchBroken.expr);
-      }
-      line("torch formals", f.torchFormals.value, f.torchFormals.expr);
-      line("builder arguments torch lacks", f.builderArgsMissing.value, f.builderArgsMissing.expr);
-      line("torch links NCCL statically", f.staticLinks.nccl.value, f.staticLinks.nccl.expr);
-      line("torch links MAGMA statically", f.staticLinks.magma.value, f.staticLinks.magma.expr);
-      line("torch links NVSHMEM statically", f.staticLinks.nvshmem.value, f.staticLinks.nvshmem.expr);
-      line("torchaudio dependencies", f.torchaudioDependencies.value, f.torchaudioDependencies.expr);
-      if (newer)
-        console.log(
-          `note: torch ${newer.torch} is newer than every PyTorch release the catalog knows (newest ${newer.newest}): ` +
-            `\`variant-matrix pin add ${argv.source}\` records this pin and what it carries in ${LOCAL_CATALOG_FILE}`,
-        );
-      return;
-    }
+type Catalogs = Awaited<ReturnType<typeof catalogFor>>;
 
-    const { builtIn, cat, dir } = await catalogFor(argv.matrix);
-
-    const given: Record<string, string> = {};
-    for (const spec of argv.nixpkgs ?? []) {
-      const m = spec.match(/^([0-9a-f]{40})=(.+)$/);
-      if (!m) throw new UsageError(`--nixpkgs ${spec}: expected REV=PATH (a 40-hex revision, '=', a nixpkgs checkout)`);
-      if (!cat.nixpkgs.some((p) => p.rev === m[1])) throw new UsageError(`--nixpkgs ${spec}: ${m[1]} is not a pin of the catalog (known: ${cat.nixpkgs.map((p) => p.rev.slice(0, 7)).join(", ")})`);
-      given[m[1]!] = m[2]!;
-    }
-
-    if (argv.action === "cache") {
-      const nixOptions = parseNixOptions(argv.nixOption);
-      const results = await run.cachePins(cat, { given, fetch: argv.fetch, system: argv.system, substituter: argv.substituter, nixOptions });
-      const word = (b: boolean) => (b ? "cached" : "built");
-      if (argv.json) console.log(JSON.stringify(results.map((r) => (r.status === "checked" ? { rev: r.pin.rev, status: r.status, where: r.where, answers: r.answers, notes: r.notes } : { rev: r.pin.rev, status: r.status, why: r.why })), null, 2));
-      else
-        printPerPin(results, (r, head) => {
-          const bad = r.answers.filter((a) => a.cached !== a.modelCached);
-          return [
-            bad.length ? `✗ ${head}: ${bad.length} of ${r.answers.length} answers differ from the model` : `✓ ${head}: ${r.answers.length} answers agree with the model`,
-            ...r.answers.map((a) => `    ${a.cached === a.modelCached ? "✓" : "✗"} python${a.python.replace(".", "")}Packages, CUDA ${a.cuda}: ${a.input} ${word(a.cached)} (model: ${word(a.modelCached)})`),
-            ...r.notes.map((n) => `    note: ${n}`),
-          ];
-        });
-      const checked = results.filter((r) => r.status === "checked");
-      if (!checked.length) await noPinReached();
-      if (checked.some((r) => r.status === "checked" && (r.answers.some((a) => a.cached !== a.modelCached) || !r.answers.length))) process.exitCode = 1;
-      return;
-    }
-
-    if (argv.action === "check") {
-      const results = await run.checkPins(cat, { given, fetch: argv.fetch, system: argv.system });
-      const checked = results.filter((r) => r.status === "checked");
-      if (argv.json) console.log(JSON.stringify(results.map((r) => (r.status === "checked" ? { status: r.status, where: r.where, ...r.comparison } : { rev: r.pin.rev, status: r.status, why: r.why })), null, 2));
-      else
-        printPerPin(results, (r, head) => {
-          const c = r.comparison;
-          return [
-            c.differences.length ? `✗ ${head}: ${c.differences.length} of ${c.compared} facts differ` : `✓ ${head}: ${c.compared} facts agree`,
-            ...c.differences.map((d) => `    ${d.message}`),
-            ...c.notes.map((n) => `    note: ${n}`),
-          ];
-        });
-      if (!checked.length) await noPinReached();
-      if (checked.some((r) => r.status === "checked" && r.comparison.differences.length)) process.exitCode = 1;
-      return;
-    }
-
-    // add
-    const { addLocalEntry } = await import("../pin/local.ts");
-    const src = await run.resolveSource(argv.source!, { rev: argv.rev, url: argv.url });
-    if (argv.date !== undefined && !/^\d{4}-\d{2}-\d{2}$/.test(argv.date)) throw new UsageError(`--date ${argv.date}: expected YYYY-MM-DD`);
-    const { SHA256_RE } = await import("../schema.ts");
-    if (argv.sha256 !== undefined && !SHA256_RE.test(argv.sha256))
-      throw new UsageError(`--sha256 ${argv.sha256}: expected an SRI sha256 (sha256-…=) or 52 Nix base32 characters, as nix-prefetch-url --unpack prints`);
-    const { entry } = await run.makePinEntry(src, cat, { sha256: argv.sha256, date: argv.date, channel: argv.channel, system: argv.system });
-    const file = addLocalEntry(builtIn, dir, entry);
-    const p = entry.pin;
-    console.log(`added nixpkgs ${p.rev} (torch ${p.torch}, torchaudio ${p.torchaudio}; Python ${p.python.join(", ")}; CUDA ${p.cuda.join(", ")}${Object.keys(p.brokenCuda).length ? `, torch broken with CUDA ${Object.keys(p.brokenCuda).join(", ")}` : ""}) to ${file}`);
-    if (entry.torch) console.log(`added PyTorch ${entry.torch.version} (name tag ${entry.torch.nameTag}) to ${LOCAL_CATALOG_FILE}: Python and CUDA as nixpkgs builds it`);
-    if (entry.torchaudio) console.log(`added torchaudio ${entry.torchaudio.version} to ${LOCAL_CATALOG_FILE}`);
-    console.log(`use it in matrix.ts: releases: [{ torch: "${p.torch}", nixpkgs: "${p.rev}" }], then \`npm run generate\``);
+/** `pin inspect SOURCE`: the facts of a nixpkgs as the user's Nix reads them, each with the expression it came from. */
+async function pinInspect(argv: InspectArgs): Promise<void> {
+  const [run, { show, torchNewerThanCatalog }] = await Promise.all([import("../pin/run.ts"), import("../pin/facts.ts")]);
+  const src = await run.resolveSource(argv.source, { rev: argv.rev, url: argv.url });
+  const extras = argv.extra ?? [];
+  const badExtra = extras.find((e) => !NIX_ATTR_RE.test(e));
+  if (badExtra !== undefined) throw new UsageError(`--extra: "${badExtra}" is not a nixpkgs attribute name`);
+  const ins = await run.inspect(src, argv.system, extras);
+  // A torch newer than the catalog knows: the user's nixpkgs moved past it, and pin add is the way in.
+  // (inspect takes no --matrix: the catalog beside the repository's matrix.ts.)
+  const newer = torchNewerThanCatalog(ins.facts, (await catalogFor()).cat);
+  if (argv.json) {
+    console.log(JSON.stringify({ path: src.path, rev: src.rev, sha256: src.sha256, url: src.url, nixVersion: ins.nixVersion, system: ins.system, facts: ins.facts, newerTorch: newer }, null, 2));
+    return;
   }
+  const f = ins.facts;
+  const line = (label: string, value: unknown, expr: string) => console.log(`${label.padEnd(34)} ${show(value)}\n${"".padEnd(36)}← ${expr}`);
+  console.log(`nixpkgs ${src.rev ?? "(revision unknown)"} at ${src.path}, read with Nix ${ins.nixVersion}${ins.system ? ` for ${ins.system}` : ""}`);
+  if (src.sha256) console.log(`sha256 ${src.sha256}  (nix-prefetch-url --unpack ${src.url})`);
+  line("default Python", f.defaultPython.value, f.defaultPython.expr);
+  line("default CUDA", f.defaultCuda.value, f.defaultCuda.expr);
+  for (const s of f.pythonSets) {
+    line(`${s.set} torch`, s.torch.value, s.torch.expr);
+    line(`${s.set} torchaudio`, s.torchaudio.value, s.torchaudio.expr);
+    line(`${s.set} torchcodec`, s.torchcodec.value, s.torchcodec.expr);
+    line(`${s.set} torchvision`, s.torchvision.value, s.torchvision.expr);
+    for (const x of s.extras) line(`${s.set} ${x.attr}`, x.value ?? "absent", x.expr);
+  }
+  for (const s of f.cudaSets) {
+    line(`${s.set} default capabilities`, s.defaultCapabilities.value, s.defaultCapabilities.expr);
+    line(`${s.set} torch broken`, s.torchBroken.value, s.torchBroken.expr);
+  }
+  line("torch formals", f.torchFormals.value, f.torchFormals.expr);
+  line("builder arguments torch lacks", f.builderArgsMissing.value, f.builderArgsMissing.expr);
+  line("torch links NCCL statically", f.staticLinks.nccl.value, f.staticLinks.nccl.expr);
+  line("torch links MAGMA statically", f.staticLinks.magma.value, f.staticLinks.magma.expr);
+  line("torch links NVSHMEM statically", f.staticLinks.nvshmem.value, f.staticLinks.nvshmem.expr);
+  line("torchaudio dependencies", f.torchaudioDependencies.value, f.torchaudioDependencies.expr);
+  if (newer)
+    console.log(
+      `note: torch ${newer.torch} is newer than every PyTorch release the catalog knows (newest ${newer.newest}): ` +
+        `\`variant-matrix pin add ${argv.source}\` records this pin and what it carries in ${LOCAL_CATALOG_FILE}`,
+    );
+}
+
+/**
+ * `--nixpkgs REV=PATH` occurrences: the checkout of each catalog pin given, by revision.
+ * @throws UsageError for an occurrence that is not REV=PATH or whose REV is no pin of the catalog
+ */
+function givenCheckouts(specs: readonly string[] | undefined, cat: Catalogs["cat"]): Record<string, string> {
+  const given: Record<string, string> = {};
+  for (const spec of specs ?? []) {
+    const m = spec.match(/^([0-9a-f]{40})=(.+)$/);
+    if (!m) throw new UsageError(`--nixpkgs ${spec}: expected REV=PATH (a 40-hex revision, '=', a nixpkgs checkout)`);
+    if (!cat.nixpkgs.some((p) => p.rev === m[1])) throw new UsageError(`--nixpkgs ${spec}: ${m[1]} is not a pin of the catalog (known: ${cat.nixpkgs.map((p) => p.rev.slice(0, 7)).join(", ")})`);
+    given[m[1]!] = m[2]!;
+  }
+  return given;
+}
+
+/** `pin cache`: ask the binary cache at every catalog pin and compare with the cache model (exit 1 on a difference). */
+async function pinCache(argv: CacheArgs, cat: Catalogs["cat"], given: Record<string, string>): Promise<void> {
+  const run = await import("../pin/run.ts");
+  const nixOptions = parseNixOptions(argv.nixOption);
+  const results = await run.cachePins(cat, { given, fetch: argv.fetch, system: argv.system, substituter: argv.substituter, nixOptions });
+  const word = (b: boolean) => (b ? "cached" : "built");
+  if (argv.json) console.log(JSON.stringify(results.map((r) => (r.status === "checked" ? { rev: r.pin.rev, status: r.status, where: r.where, answers: r.answers, notes: r.notes } : { rev: r.pin.rev, status: r.status, why: r.why })), null, 2));
+  else
+    printPerPin(results, (r, head) => {
+      const bad = r.answers.filter((a) => a.cached !== a.modelCached);
+      return [
+        bad.length ? `✗ ${head}: ${bad.length} of ${r.answers.length} answers differ from the model` : `✓ ${head}: ${r.answers.length} answers agree with the model`,
+        ...r.answers.map((a) => `    ${a.cached === a.modelCached ? "✓" : "✗"} python${a.python.replace(".", "")}Packages, CUDA ${a.cuda}: ${a.input} ${word(a.cached)} (model: ${word(a.modelCached)})`),
+        ...r.notes.map((n) => `    note: ${n}`),
+      ];
+    });
+  const checked = results.filter((r) => r.status === "checked");
+  if (!checked.length) await noPinReached();
+  if (checked.some((r) => r.status === "checked" && (r.answers.some((a) => a.cached !== a.modelCached) || !r.answers.length))) process.exitCode = 1;
+}
+
+/** `pin check`: compare every catalog pin's facts with what the user's Nix reads (exit 1 on a difference). */
+async function pinCheck(argv: CheckArgs, cat: Catalogs["cat"], given: Record<string, string>): Promise<void> {
+  const run = await import("../pin/run.ts");
+  const results = await run.checkPins(cat, { given, fetch: argv.fetch, system: argv.system });
+  const checked = results.filter((r) => r.status === "checked");
+  if (argv.json) console.log(JSON.stringify(results.map((r) => (r.status === "checked" ? { status: r.status, where: r.where, ...r.comparison } : { rev: r.pin.rev, status: r.status, why: r.why })), null, 2));
+  else
+    printPerPin(results, (r, head) => {
+      const c = r.comparison;
+      return [
+        c.differences.length ? `✗ ${head}: ${c.differences.length} of ${c.compared} facts differ` : `✓ ${head}: ${c.compared} facts agree`,
+        ...c.differences.map((d) => `    ${d.message}`),
+        ...c.notes.map((n) => `    note: ${n}`),
+      ];
+    });
+  if (!checked.length) await noPinReached();
+  if (checked.some((r) => r.status === "checked" && r.comparison.differences.length)) process.exitCode = 1;
+}
+
+/**
+ * `pin add SOURCE`: read the pin's facts and add it (and a PyTorch or torchaudio release the catalog does not know)
+ * to local-catalog.json beside matrix.ts.
+ * @throws UsageError for a bad --date or --sha256
+ */
+async function pinAdd(argv: AddArgs, builtIn: Catalogs["builtIn"], dir: string, cat: Catalogs["cat"]): Promise<void> {
+  const [run, { addLocalEntry }, { SHA256_RE }] = await Promise.all([import("../pin/run.ts"), import("../pin/local.ts"), import("../schema.ts")]);
+  const src = await run.resolveSource(argv.source, { rev: argv.rev, url: argv.url });
+  if (argv.date !== undefined && !/^\d{4}-\d{2}-\d{2}$/.test(argv.date)) throw new UsageError(`--date ${argv.date}: expected YYYY-MM-DD`);
+  if (argv.sha256 !== undefined && !SHA256_RE.test(argv.sha256))
+    throw new UsageError(`--sha256 ${argv.sha256}: expected an SRI sha256 (sha256-…=) or 52 Nix base32 characters, as nix-prefetch-url --unpack prints`);
+  const { entry } = await run.makePinEntry(src, cat, { sha256: argv.sha256, date: argv.date, channel: argv.channel, system: argv.system });
+  const file = addLocalEntry(builtIn, dir, entry);
+  const p = entry.pin;
+  console.log(`added nixpkgs ${p.rev} (torch ${p.torch}, torchaudio ${p.torchaudio}; Python ${p.python.join(", ")}; CUDA ${p.cuda.join(", ")}${Object.keys(p.brokenCuda).length ? `, torch broken with CUDA ${Object.keys(p.brokenCuda).join(", ")}` : ""}) to ${file}`);
+  if (entry.torch) console.log(`added PyTorch ${entry.torch.version} (name tag ${entry.torch.nameTag}) to ${LOCAL_CATALOG_FILE}: Python and CUDA as nixpkgs builds it`);
+  if (entry.torchaudio) console.log(`added torchaudio ${entry.torchaudio.version} to ${LOCAL_CATALOG_FILE}`);
+  console.log(`use it in matrix.ts: releases: [{ torch: "${p.torch}", nixpkgs: "${p.rev}" }], then \`npm run generate\``);
+}

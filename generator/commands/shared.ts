@@ -1,6 +1,7 @@
 /**
- * What the generate, list, explain and ci commands share: the matrix option, loading the project, the `list --json`
- * shape, the untracked-files warning, and their usage error.
+ * What the commands share: their usage error, `--nix-option` parsing, loading the project, the `list --json` shape,
+ * the untracked-files warning, the terminal's width, and where a command writes (Io). The options they share are in
+ * options.ts; the mapping of an error to an exit status is errors.ts withExitCode.
  */
 import { resolve } from "node:path";
 import { InputError } from "../errors.ts";
@@ -22,9 +23,14 @@ export function parseNixOptions(specs: readonly string[] | undefined): (readonly
   });
 }
 
-export const matrixOption = {
-  matrix: { type: "string", describe: "matrix file to read (default: matrix.ts in the repository root)" },
-} as const;
+/** Where a command writes its output (`out`) and its errors and warnings (`err`); tests hand in recorders. */
+export interface Io {
+  out: (s: string) => void;
+  err: (s: string) => void;
+}
+
+/** The process's own streams: stdout and stderr. */
+export const processIo: Io = { out: (s) => process.stdout.write(s), err: (s) => process.stderr.write(s) };
 
 /** Load the project, turning a bad matrix into exit 2 with the field paths and allowed values. */
 export async function project(matrix?: string): Promise<Project> {
@@ -55,22 +61,15 @@ export function variantJson(v: Variant): VariantJson {
 
 /** Warn about generated files git does not track: `flox build` evaluates a store copy of tracked files only. */
 export async function warnUntracked(root: string, files: string[]): Promise<void> {
-  // node:child_process rather than zx here, on purpose: `generate` runs on every edit of matrix.ts and loading zx
-  // costs about 15 ms of its start-up for one short, argument-array git call (bench/cli.ts).
-  const { execFile } = await import("node:child_process");
-  const out = await new Promise<string | null>((res) =>
-    execFile("git", ["ls-files", "-z", "--", ".flox", "pkgs"], { cwd: root, maxBuffer: 64 << 20 }, (err, stdout) => res(err ? null : stdout)),
-  );
-  if (out === null) return; // not a git checkout (or no git): nothing to say
-  const tracked = new Set(out.split("\0").filter(Boolean));
-  const untracked = files.filter((f) => (f.startsWith(".flox/") || f.startsWith("pkgs/")) && !tracked.has(f));
+  const { untrackedGenerated } = await import("../git-tracked.ts");
+  const untracked = await untrackedGenerated(root, files);
+  if (untracked === null) return; // not a git checkout (or no git): nothing to say
   if (untracked.length)
     console.error(
       `warning: ${untracked.length} generated file(s) are not git-tracked, and flox build sees only tracked files:` +
         ` run \`git add .flox pkgs\` (first: ${untracked.slice(0, 3).join(", ")})`,
     );
 }
-
 
 /**
  * The width human output wraps to, in columns: `$COLUMNS` when set to a number, else the terminal's width

@@ -16,14 +16,10 @@
  * a GPU, are shown as "–" and do not fail); 1 when one fails, torch is missing or dies on import; 2 for bad input
  * (an unknown NAME, a Python that cannot be run, an unreadable file).
  */
-import { errorLine, exitCodeOf, InputError } from "../errors.ts";
+import { errorLine, withExitCode } from "../errors.ts";
 import { shown } from "../suggest.ts";
 import type { ArgumentsCamelCase, Argv, CommandModule } from "yargs";
-import { spawnSync } from "node:child_process";
-import { existsSync, readFileSync, readdirSync, statSync } from "node:fs";
-import { constants as osConstants } from "node:os";
-import path from "node:path";
-import { REPO_ROOT } from "../paths.ts";
+import { readFileSync } from "node:fs";
 import { environmentOf, parseName } from "../naming.ts";
 import type { Catalog, Variant } from "../schema.ts";
 import { HostFileError, HostInputError, MachineError, readHost, type HostInfo } from "../detect/host.ts";
@@ -32,128 +28,47 @@ import { isaFit } from "../compat.ts";
 import { loadVariants, type VariantSource } from "../variant-source.ts";
 import { allHold, checkPromise, identify, packageProbes, type Probe, type PromiseCheck } from "../verify/compare.ts";
 import { catalogCheckerFacts } from "../verify/catalog-facts.ts";
+import { resolvePython, runProbe, VerifyInputError } from "../verify/run-probe.ts";
 import { ENV_PACKAGE, TORCH_PACKAGE, packagesOnTorch } from "../catalog/packages.ts";
 import { checkedVariants, Probes } from "../preflight/checks.ts";
 import { existsOn } from "../preflight/host.ts";
 import { NIXOS_DRIVER_LIB } from "../catalog/host.ts";
 import { driverCause } from "../verify/driver.ts";
 import { wrap, wrapLines } from "../text.ts";
-import { terminalWidth } from "./shared.ts";
+import { processIo, terminalWidth, type Io } from "./shared.ts";
+import { hostOptions, hostRootOption, installLineOptions, matrixOption, outputOptions, type ArgsOf, type OptionTypes } from "./options.ts";
 
-/** The probe script shipped in the repository (also used by pkgs/checks.nix). */
-export const PROBE_SCRIPT = path.join(REPO_ROOT, "generator", "verify", "probe.py");
+/** The positional of `verify`: the variant whose promise is checked. */
+const verifyPositional = {
+  name: {
+    type: "string",
+    describe: "variant name (default: the one detect picks for this host: torch-env when the environment holds all of its packages, else the package it holds)",
+  },
+} as const;
 
-/** Arguments of `verify`, as yargs hands them to the handler. */
-export interface VerifyArgs {
-  name?: string;
-  python?: string;
-  json?: boolean;
-  probe?: string;
-  gpu?: boolean;
-  cpuinfo?: string;
-  "nvidia-smi"?: string;
-  machine?: string;
-  matrix?: string;
-  /** Flox organisation the variants are published to: how to install the picked variant (`flox install ORG/NAME`). */
-  org?: string;
-  /** Binary cache the variants are pushed to: added to the Nix install line. */
-  substituter?: string;
-  /**
-   * Run the probe through the host's GPU driver route: `nixglhost` (nixpkgs' nix-gl-host) from PATH when "" , else this
-   * path to it (docs/gpu-driver.md).
-   */
-  hostDriver?: string;
-  /** Root directory host files are read under (tests: a fake host root); default "/". */
-  hostRoot?: string;
-}
-
-/** Bad input for verify (exit 2). */
-export class VerifyInputError extends InputError {}
-
-/** How to run the probe: interpreter and extra environment. */
-export interface PythonTarget {
-  interpreter: string;
-  env: Record<string, string>;
-  /** What the user named, for messages. */
-  label: string;
-  /** A program the interpreter runs under (e.g. ["/…/bin/nixglhost"]: the host's GPU driver route). */
-  wrapper?: string[];
-}
+/** The options of `verify` (yargs), the shared groups defined once in options.ts. */
+const verifyOptions = {
+  python: { type: "string", describe: "interpreter, environment directory (bin/python3) or result-* link (default: python3 on PATH)" },
+  json: { ...outputOptions.json, describe: "print the report as JSON" },
+  probe: { type: "string", describe: "replay a recorded probe JSON instead of running one" },
+  gpu: { type: "boolean", default: true, describe: "run the GPU checks (matmul, torchaudio CUDA kernels); --no-gpu skips them" },
+  ...hostOptions,
+  ...matrixOption,
+  ...installLineOptions,
+  // "" (bare): nixglhost from PATH; else the path to it (docs/gpu-driver.md).
+  "host-driver": {
+    type: "string",
+    describe: "run the probe through the host's GPU driver: nixglhost (numtide's nix-gl-host) from PATH, or give its path",
+  },
+  ...hostRootOption,
+} as const;
 
 /**
- * Resolve `--python`: an interpreter file; a directory with bin/python3 (flox environment, venv); or a package
- * output with lib/python3.X/site-packages (a `result-*` link), whose site-packages and those of every path in its
- * nix-support/propagated-build-inputs closure go on PYTHONPATH of `python3` from PATH.
- * @throws VerifyInputError when PATH does not exist or holds none of these.
+ * Arguments of `verify` as yargs infers them from its positional and options (each may be left out; install calls
+ * runVerify with those it sets). `hostDriver`: "" runs the probe through `nixglhost` from PATH, else through this
+ * path to it.
  */
-export function resolvePython(p: string | undefined): PythonTarget {
-  if (p === undefined) return { interpreter: "python3", env: {}, label: "python3 on PATH" };
-  if (!existsSync(p)) throw new VerifyInputError(`--python: ${p} does not exist`);
-  if (!statSync(p).isDirectory()) return { interpreter: p, env: {}, label: p };
-  for (const bin of ["bin/python3", "bin/python"]) if (existsSync(path.join(p, bin))) return { interpreter: path.join(p, bin), env: {}, label: p };
-  const sites = sitePackagesClosure(p);
-  if (sites.length === 0)
-    throw new VerifyInputError(`--python: ${p} has neither bin/python3 nor lib/python3.X/site-packages (not an environment or a Python package output)`);
-  return { interpreter: "python3", env: { PYTHONPATH: sites.join(":") }, label: `${p} (on PYTHONPATH of python3)` };
-}
-
-function sitePackagesClosure(root: string): string[] {
-  const seen = new Set<string>();
-  const sites: string[] = [];
-  const visit = (dir: string) => {
-    const real = path.resolve(dir);
-    if (seen.has(real)) return;
-    seen.add(real);
-    const lib = path.join(real, "lib");
-    if (existsSync(lib))
-      for (const d of readdirSync(lib)) if (/^python3\.\d+$/.test(d) && existsSync(path.join(lib, d, "site-packages"))) sites.push(path.join(lib, d, "site-packages"));
-    const prop = path.join(real, "nix-support", "propagated-build-inputs");
-    if (existsSync(prop)) for (const dep of readFileSync(prop, "utf8").split(/\s+/).filter(Boolean)) visit(dep);
-  };
-  visit(root);
-  return sites;
-}
-
-/** The outcome of running the probe: its JSON, or why there is none. */
-export type ProbeRun = { ok: true; probe: Probe } | { ok: false; exit: 1 | 2; message: string };
-
-/** Run probe.py in `target` (a real child process); never throws for a Python that fails. */
-export function runProbe(target: PythonTarget, opts: { gpu: boolean; extras?: readonly string[] }): ProbeRun {
-  const args = [PROBE_SCRIPT, "--cuobjdump", ...(opts.gpu ? ["--gpu"] : []), ...(opts.extras?.length ? [`--extras=${opts.extras.join(",")}`] : [])];
-  const argv = [...(target.wrapper ?? []), target.interpreter, ...args];
-  const r = spawnSync(argv[0]!, argv.slice(1), {
-    encoding: "utf8",
-    env: { ...process.env, ...target.env },
-    maxBuffer: 64 * 1024 * 1024,
-    timeout: 30 * 60_000,
-  });
-  if (r.error && (r.error as NodeJS.ErrnoException).code === "ENOENT")
-    return {
-      ok: false,
-      exit: 2,
-      message: target.wrapper
-        ? `cannot run ${target.wrapper[0]}: not found (--host-driver: put nixglhost on PATH or give its path; docs/gpu-driver.md)`
-        : `cannot run ${target.interpreter}: not found (give --python PATH)`,
-    };
-  if (r.signal) {
-    const why =
-      r.signal === "SIGILL"
-        ? "illegal instruction: this CPU lacks an instruction the build uses, so the ISA promise does not hold on this host"
-        : r.signal === "SIGSEGV"
-          ? "segmentation fault while importing torch/torchaudio (often a torchaudio built against another torch)"
-          : `signal ${r.signal} (${osConstants.signals[r.signal] ?? "?"})`;
-    return { ok: false, exit: 1, message: `the probe in ${target.label} was killed by ${r.signal}: ${why}` };
-  }
-  const line = (r.stdout ?? "").trim().split("\n").pop() ?? "";
-  try {
-    const probe = JSON.parse(line) as Probe;
-    if (probe.probe !== 1) throw new Error("not a probe");
-    return { ok: true, probe };
-  } catch {
-    const err = (r.stderr ?? "").trim().split("\n").slice(-3).join(" | ");
-    return { ok: false, exit: r.status === 0 ? 2 : 1, message: `the probe in ${target.label} printed no result (exit ${r.status}): ${err || "no output"}` };
-  }
-}
+export type VerifyArgs = Partial<ArgsOf<typeof verifyPositional & typeof verifyOptions>>;
 
 /** What verify reports (also its --json shape). */
 export interface VerifyReport {
@@ -249,66 +164,67 @@ export function formatReport(r: VerifyReport, install: { org?: string; substitut
  * Run verify; returns the exit status (0, 1, 2; see the file header) instead of exiting.
  * @param io where to write (defaults to the process streams).
  */
-export async function runVerify(
-  args: VerifyArgs,
-  source: VariantSource = loadVariants,
-  io: { out: (s: string) => void; err: (s: string) => void } = { out: (s) => process.stdout.write(s), err: (s) => process.stderr.write(s) },
-): Promise<number> {
+export async function runVerify(args: VerifyArgs, source: VariantSource = loadVariants, io: Io = processIo): Promise<number> {
+  return withExitCode(io.err, () => verify(args, source, io));
+}
+
+/** verify's work (see runVerify). @throws VerifyInputError (an InputError) for bad input */
+async function verify(args: VerifyArgs, source: VariantSource, io: Io): Promise<number> {
+  const got = await probeOf(args, source);
+  if (!got.ok) {
+    io.err(errorLine(got.message));
+    return got.exit;
+  }
+  const { probe, label } = got;
+  if (probe.torch && !probe.torch.ok) {
+    io.err(errorLine(`torch cannot be imported in ${label}: ${probe.torch.error}`));
+    return 1;
+  }
+  let host: HostInfo | null = null;
   try {
-    let probe: Probe;
-    let label: string;
-    if (args.probe) {
-      try {
-        probe = JSON.parse(readFileSync(args.probe, "utf8")) as Probe;
-      } catch (e) {
-        throw new VerifyInputError(`--probe: cannot read ${args.probe}: ${(e as Error).message}`);
-      }
-      label = `the recorded probe ${args.probe} (${probe.python?.executable ?? "?"})`;
-    } else {
-      const target = resolvePython(args.python);
-      // A named environment's extras are probed too (they are part of its promise: version, import on its torch).
-      const envName = args.name ? parseName(args.name)?.package : undefined;
-      const extras = envName && environmentOf(envName) !== null && envName !== ENV_PACKAGE
-        ? ((await source(args.matrix)).variants.find((v) => v.name === args.name)?.extras ?? [])
-        : [];
-      if (args.hostDriver !== undefined) target.wrapper = [args.hostDriver || "nixglhost"];
-      const r = runProbe(target, { gpu: args.gpu !== false, extras });
-      if (!r.ok) {
-        io.err(errorLine(r.message));
-        return r.exit;
-      }
-      probe = r.probe;
-      label = `${target.label} (${probe.python.executable})`;
-    }
-    if (probe.torch && !probe.torch.ok) {
-      io.err(errorLine(`torch cannot be imported in ${label}: ${probe.torch.error}`));
-      return 1;
-    }
-    let host: HostInfo | null = null;
-    try {
-      host = await readHost({ cpuinfo: args.cpuinfo, nvidiaSmi: args["nvidia-smi"], machine: args.machine });
-    } catch (e) {
-      if (e instanceof HostInputError || e instanceof HostFileError || e instanceof MachineError) throw new VerifyInputError(e.message);
-      throw e;
-    }
-    const { catalog, variants } = await source(args.matrix);
-    const report = verifyProbe(probe, variants, catalog, host, args.name, label);
-    addDriverCause(report, probe, variants, host, args);
-    io.out(args.json ? JSON.stringify(report, null, 2) + "\n" : formatReport(report, { org: args.org, substituter: args.substituter }, terminalWidth()));
-    return report.holds ? 0 : 1;
+    host = await readHost({ cpuinfo: args.cpuinfo, nvidiaSmi: args["nvidia-smi"], machine: args.machine });
   } catch (e) {
-    const code = exitCodeOf(e);
-    if (code !== null) {
-      io.err(errorLine((e as Error).message));
-      return code;
-    }
+    if (e instanceof HostInputError || e instanceof HostFileError || e instanceof MachineError) throw new VerifyInputError(e.message);
     throw e;
   }
+  const { catalog, variants } = await source(args.matrix);
+  const report = verifyProbe(probe, variants, catalog, host, args.name, label);
+  addDriverCause(report, probe, variants, host, args);
+  io.out(args.json ? JSON.stringify(report, null, 2) + "\n" : formatReport(report, { org: args.org, substituter: args.substituter }, terminalWidth()));
+  return report.holds ? 0 : 1;
+}
+
+/**
+ * The probe verify checks: the recorded one (`--probe FILE`), or one run in `--python` (through `--host-driver` when
+ * given; a named environment's extras probed too), with what it ran in; or why there is none (its exit status).
+ * @throws VerifyInputError for an unreadable --probe file or a --python that is no Python
+ */
+async function probeOf(args: VerifyArgs, source: VariantSource): Promise<{ ok: true; probe: Probe; label: string } | { ok: false; exit: 1 | 2; message: string }> {
+  if (args.probe) {
+    let probe: Probe;
+    try {
+      probe = JSON.parse(readFileSync(args.probe, "utf8")) as Probe;
+    } catch (e) {
+      throw new VerifyInputError(`--probe: cannot read ${args.probe}: ${(e as Error).message}`);
+    }
+    return { ok: true, probe, label: `the recorded probe ${args.probe} (${probe.python?.executable ?? "?"})` };
+  }
+  const target = resolvePython(args.python);
+  // A named environment's extras are probed too (they are part of its promise: version, import on its torch).
+  const envName = args.name ? parseName(args.name)?.package : undefined;
+  const extras =
+    envName && environmentOf(envName) !== null && envName !== ENV_PACKAGE
+      ? ((await source(args.matrix)).variants.find((v) => v.name === args.name)?.extras ?? [])
+      : [];
+  if (args.hostDriver !== undefined) target.wrapper = [args.hostDriver || "nixglhost"];
+  const r = runProbe(target, { gpu: args.gpu !== false, extras });
+  if (!r.ok) return r;
+  return { ok: true, probe: r.probe, label: `${target.label} (${r.probe.python.executable})` };
 }
 
 /**
  * When the variant's torch sees no GPU while nvidia-smi sees one, say why on the GPU check (verify/driver.ts) and how to
- * run again through the host's GPU driver; the check then fails instead of reading "not checkable here".
+ * run again through the host's driver; the check then fails instead of reading "not checkable here".
  */
 function addDriverCause(report: VerifyReport, probe: Probe, variants: readonly Variant[], host: HostInfo | null, args: VerifyArgs): void {
   const v = variants.find((x) => x.name === report.name);
@@ -336,30 +252,13 @@ function addDriverCause(report: VerifyReport, probe: Probe, variants: readonly V
 }
 
 /** The yargs command module; generator/cli.ts registers it. Sets `process.exitCode` (0, 1 or 2). */
-export const verifyCommand: CommandModule<object, VerifyArgs> = {
+export const verifyCommand: CommandModule<object, OptionTypes<typeof verifyPositional & typeof verifyOptions>> = {
   command: "verify [name]",
   describe:
     "check a Python environment's torch and the packages on it against a variant's promise (default: detect's pick: " +
     "the torch-env variant when the environment holds every package of torch-env)",
-  builder: (y: Argv<object>) =>
-    y
-      .positional("name", { type: "string", describe: "variant name (default: the one detect picks for this host: torch-env when the environment holds all of its packages, else the package it holds)" })
-      .option("python", { type: "string", describe: "interpreter, environment directory (bin/python3) or result-* link (default: python3 on PATH)" })
-      .option("json", { type: "boolean", default: false, describe: "print the report as JSON" })
-      .option("probe", { type: "string", describe: "replay a recorded probe JSON instead of running one" })
-      .option("gpu", { type: "boolean", default: true, describe: "run the GPU checks (matmul, torchaudio CUDA kernels); --no-gpu skips them" })
-      .option("cpuinfo", { type: "string", describe: "read this recorded /proc/cpuinfo, or a recorded host directory (cpuinfo and nvidia-smi.txt), instead of this machine" })
-      .option("nvidia-smi", { type: "string", describe: "read this recorded output of `nvidia-smi --query-gpu=compute_cap,name,driver_version --format=csv,noheader`" })
-      .option("machine", { type: "string", describe: "machine as `uname -m` prints it: x86_64 | aarch64" })
-      .option("matrix", { type: "string", describe: "matrix file to read (default: matrix.ts in the repository root)" })
-      .option("org", { type: "string", describe: "Flox organisation the variants were published to: print `flox install ORG/NAME`" })
-      .option("substituter", { type: "string", describe: "binary cache the variants were pushed to: added to the Nix install line" })
-      .option("host-driver", {
-        type: "string",
-        describe: "run the probe through the host's GPU driver: nixglhost (nixpkgs' nix-gl-host) from PATH, or give its path",
-      })
-      .option("host-root", { type: "string", hidden: true, describe: "read host files under this root (tests)" }) as Argv<VerifyArgs>,
-  handler: async (argv: ArgumentsCamelCase<VerifyArgs>) => {
+  builder: (y: Argv<object>) => y.positional("name", verifyPositional.name).options(verifyOptions),
+  handler: async (argv: ArgumentsCamelCase<OptionTypes<typeof verifyPositional & typeof verifyOptions>>) => {
     process.exitCode = await runVerify(argv);
   },
 };

@@ -9,6 +9,7 @@
  * When instantiation succeeds and the outputs are not valid, a `result-NAME` link to an older output is stale
  * (the file changed since) and does not count: the variant is rebuilt.
  */
+import { spawnSync } from "node:child_process";
 import { readlink } from "node:fs/promises";
 import { join } from "node:path";
 import pLimit from "p-limit";
@@ -260,4 +261,34 @@ export async function pathSizes(outPath: string, nixOptions: NixOptions = []): P
   const n = sizes.stdout.split("\n").filter(Boolean).map(Number);
   if (n.length !== paths.length || n.some((x) => !Number.isFinite(x))) return null;
   return { narSize: n[paths.indexOf(outPath)] ?? 0, closureSize: n.reduce((a, b) => a + b, 0) };
+}
+
+/**
+ * Run one Nix command that makes `dir` a GC root and wait for it (a synchronous child process with an argument array,
+ * the process's environment): what install links its environment with.
+ * @returns null when it exited 0, else one line: the command, its exit status (or why it did not start) and the last
+ *   three lines of its stderr
+ */
+function gcRootCommand(argv: readonly string[]): string | null {
+  const r = spawnSync(argv[0]!, argv.slice(1), { encoding: "utf8", env: process.env });
+  if (r.status === 0) return null;
+  return `${argv.join(" ")} failed (exit ${r.status ?? r.error?.message}): ${(r.stderr ?? "").trim().split("\n").slice(-3).join(" | ")}`;
+}
+
+/**
+ * Make `dir` an indirect GC root of the store path `out` (`nix-store --realise OUT --add-root DIR --indirect`): a link
+ * at `dir` to `out`.
+ * @returns null when done, else why not (gcRootCommand)
+ */
+export function addGcRoot(out: string, dir: string): string | null {
+  return gcRootCommand(["nix-store", "--realise", out, "--add-root", dir, "--indirect"]);
+}
+
+/**
+ * Build attribute `attr` of the Nix file `file` and link its output at `link`, a GC root (`nix-build FILE -A ATTR -o
+ * LINK`), e.g. an environment's `withHostDriver` or `nixglhost`.
+ * @returns null when done, else why not (gcRootCommand)
+ */
+export function buildAttrLink(file: string, attr: string, link: string): string | null {
+  return gcRootCommand(["nix-build", file, "-A", attr, "-o", link]);
 }

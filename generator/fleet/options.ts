@@ -9,23 +9,20 @@ import { InputError } from "../errors.ts";
 /** Bad input for fleet (exit 2). */
 export class FleetUsageError extends InputError {}
 
+/** What fleet decides by (run.ts planFleet): the choices of `fleet`'s options that shape the plan. */
 export interface FleetArgs {
-  hosts: string[];
+  /** PyTorch release (default: the matrix's first release). */
   torch?: string;
+  /** Python version (default: the newest of the matrix's). */
   python?: string;
+  /** CUDA versions to choose from (default: the matrix's). */
   cuda?: string[];
+  /** The package every host needs (a package of the catalog's table, or a named environment `NAME-env`). */
   package: PackageName;
+  /** Build machines for the makespan estimate (≥ 1). */
   builders: number;
+  /** Logs directory of earlier builds whose report.json files fit the cost model (`--logs-dir`). */
   reports?: string;
-  json: boolean;
-  /** Say why each extra build is needed and the cost model's sources. */
-  verbose?: boolean;
-  writeMatrix?: string;
-  /** Directory to write one flox manifest per group of hosts sharing a variant (needs org). */
-  writeManifest?: string;
-  /** Flox organisation the variants are published to (`publish --org`). */
-  org?: string;
-  matrix?: string;
 }
 
 
