@@ -130,6 +130,7 @@ export function describeCpu(host: HostInfo): string {
     .join(" + ");
 }
 
+/** True when a variant carries code compiled for a capability itself (rules.ts; fleet/cover.ts imports it from here). */
 export { isNative };
 
 /**
