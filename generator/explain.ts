@@ -3,20 +3,13 @@
  * Pure: works on a loaded Project.
  */
 import { PACKAGES } from "./constants.ts";
-import { distance } from "fastest-levenshtein";
-import { allowedAndClosest, shown } from "./suggest.ts";
+import { allowedAndClosest, nearestNames, sameExceptTag, shown, type Suggestion } from "./suggest.ts";
 import { catalogAxes, preferredPin } from "./catalog/index.ts";
 import { expand } from "./expand.ts";
 import { environmentOf, formatName, parseName, type NameParts } from "./naming.ts";
 import { ENV_PACKAGE } from "./catalog/packages.ts";
 import type { Project } from "./project.ts";
-import type { Matrix, Variant } from "./schema.ts";
-
-/** A name that exists, with why it is suggested ("same GPU on CUDA 12.9"). */
-interface Suggestion {
-  name: string;
-  why: string;
-}
+import type { Excluded, Matrix, Variant } from "./schema.ts";
 
 /** What `explain` found for a name. */
 export type Explanation =
@@ -30,9 +23,6 @@ export type Explanation =
       matrixChanges: string[];
       nearest: Suggestion[];
     };
-
-const sameExceptTag = (a: NameParts, b: NameParts) =>
-  a.package === b.package && a.python === b.python && a.cuda === b.cuda && a.sm === b.sm && a.isa === b.isa;
 
 /** The matrix widened to every catalog value (each release on the first pin that carries it), same policy. */
 function widenMatrix(p: Project): Matrix {
@@ -54,100 +44,82 @@ function widenMatrix(p: Project): Matrix {
   };
 }
 
-/** What nearestNames reads of a variant (a Variant, or a build target). */
-export type NearestCandidate = Pick<Variant, "name" | "torchVersion" | "system">;
+/** The non-variant kinds of `Explanation`. */
+type NotAVariant = Exclude<Explanation, { kind: "variant" }>;
 
 /**
- * The one nearest-name search (explain, eval, build).
- * Nearest existing names to `name`: a name that differs only in its release tag first, then the same GPU on
- * another CUDA version, the same CUDA and GPU on another ISA, the same hardware on another release, then by
- * edit distance. At most `max`.
+ * Explain `name` against project `p`: the variant itself; else why it is none — a dropped combination, a name that
+ * breaks the naming rule, a named environment matrix.ts does not define, or a name not in this matrix (and whether
+ * the catalog could build it) — with the nearest names that exist. Pure; expands the widened matrix when needed.
  */
-export function nearestNames(name: string, variants: readonly NearestCandidate[], max = 5): Suggestion[] {
-  const want = parseName(name);
-  const out: Suggestion[] = [];
-  const add = (v: NearestCandidate, why: string) => {
-    if (v.name !== name && !out.some((s) => s.name === v.name)) out.push({ name: v.name, why });
-  };
-  if (want) {
-    const parsed = variants.map((v) => [v, parseName(v.name)!] as const);
-    for (const [v, p] of parsed)
-      if (sameExceptTag(p, want))
-        add(v, want.tag === "" ? `this matrix's name for it (PyTorch ${v.torchVersion})` : `same combination on PyTorch ${v.torchVersion}`);
-    for (const [v, p] of parsed)
-      if (p.package === want.package && p.sm === want.sm && p.isa === want.isa && p.python === want.python && p.cuda !== want.cuda && p.tag === want.tag)
-        add(v, p.cuda ? `same GPU and ISA on CUDA ${p.cuda}` : "CPU-only build for the same ISA");
-    for (const [v, p] of parsed)
-      if (p.package === want.package && p.sm === want.sm && p.cuda === want.cuda && p.python === want.python && p.isa !== want.isa && p.tag === want.tag)
-        add(v, `same GPU and CUDA on ISA ${p.isa} (${v.system})`);
-    for (const [v, p] of parsed)
-      if (p.package === want.package && p.sm === want.sm && p.isa === want.isa && p.tag !== want.tag)
-        add(v, `same hardware on PyTorch ${v.torchVersion}${p.cuda ? `, CUDA ${p.cuda}` : ""}`);
-    for (const [v, p] of parsed)
-      if (p.package === want.package && p.sm === want.sm && p.isa === want.isa && p.python !== want.python)
-        add(v, `same hardware on Python ${p.python}`);
-  }
-  const byDistance = [...variants].sort((a, b) => distance(a.name, name) - distance(b.name, name) || (a.name < b.name ? -1 : 1));
-  for (const v of byDistance.slice(0, max)) add(v, "similar name");
-  return out.slice(0, max);
-}
-
-/** Explain `name` against project `p`. */
 export function explainName(name: string, p: Project): Explanation {
   const variant = p.variants.find((v) => v.name === name);
   if (variant) return { kind: "variant", variant };
   const nearest = nearestNames(name, p.variants);
   const excluded = p.excluded.find((e) => e.name === name);
+  if (excluded) return explainExcluded(excluded, p, nearest);
   const parts = parseName(name);
-  if (excluded) {
-    // Would another CUDA version, Python or release of the catalog build the same hardware?
-    const { variants } = expand(widenMatrix(p), p.catalog);
-    const same = variants.filter(
-      (v) => v.package === excluded.package && v.sm === excluded.sm && v.isa === excluded.isa && !p.variants.some((k) => sameExceptTag(parseName(k.name)!, parseName(v.name)!) && k.torchVersion === v.torchVersion),
-    );
-    const best = same.find((v) => v.python === excluded.python && !v.binaryCompat) ?? same.find((v) => !v.binaryCompat) ?? same[0];
-    const reasons = [...excluded.reasons];
-    const inMatrix = p.variants.find((v) => v.package === excluded.package && v.sm === excluded.sm && v.isa === excluded.isa);
-    const matrixChanges = best && !inMatrix ? changesFor(best, p.matrix, releaseTag(p)) : [];
-    if (inMatrix) reasons.push(`This matrix builds the same hardware as ${inMatrix.name}.`);
-    else if (best)
-      reasons.push(`The catalog can build this hardware with PyTorch ${best.torchVersion}, CUDA ${best.cuda ?? "none"}, Python ${best.python}${best.binaryCompat ? " (through binary compatibility)" : ""}.`);
-    else if (excluded.sm && onSameSystem(p, excluded.sm, excluded.isa))
-      reasons.push(`No release, CUDA version and nixpkgs pin in the catalog builds SM${excluded.sm} for ${excluded.isa} today.`);
-    return { kind: "excluded", name, reasons, matrixChanges, nearest };
-  }
-  if (!parts) {
-    const loose = /^([a-z][a-z0-9-]*?)(\d*)-python\d+-(?:cuda\d+_\d+-sm\d+|cpu)-[a-z0-9_]+$/.exec(name);
-    const pkg = loose?.[1];
-    return {
-      kind: "unknown",
-      name,
-      reasons: [
-        pkg && !(PACKAGES as readonly string[]).includes(pkg)
-          ? `"${pkg}" is not a package of the catalog; ${allowedAndClosest(pkg, PACKAGES, "packages")}.`
-          : `${shown(name)} does not follow the naming rule {package}-python{PY}-cuda{X_Y}-sm{SM}-{ISA} or {package}-python{PY}-cpu-{ISA}.`,
-      ],
-      matrixChanges: [],
-      nearest,
-    };
-  }
-  // A named environment matrix.ts does not define: say so (the catalog cannot know its extras).
+  if (!parts) return explainUnparsed(name, nearest);
+  return explainUndefinedEnvironment(name, parts, p, nearest) ?? explainNotInMatrix(name, parts, p, nearest);
+}
+
+/**
+ * A dropped combination: its reasons, and whether this matrix builds the same hardware or another CUDA version,
+ * Python or release of the catalog would (with the matrix.ts changes for it).
+ */
+function explainExcluded(excluded: Excluded, p: Project, nearest: Suggestion[]): NotAVariant {
+  const { variants } = expand(widenMatrix(p), p.catalog);
+  const same = variants.filter(
+    (v) => v.package === excluded.package && v.sm === excluded.sm && v.isa === excluded.isa && !p.variants.some((k) => sameExceptTag(parseName(k.name)!, parseName(v.name)!) && k.torchVersion === v.torchVersion),
+  );
+  const best = same.find((v) => v.python === excluded.python && !v.binaryCompat) ?? same.find((v) => !v.binaryCompat) ?? same[0];
+  const reasons = [...excluded.reasons];
+  const inMatrix = p.variants.find((v) => v.package === excluded.package && v.sm === excluded.sm && v.isa === excluded.isa);
+  const matrixChanges = best && !inMatrix ? changesFor(best, p.matrix, releaseTag(p)) : [];
+  if (inMatrix) reasons.push(`This matrix builds the same hardware as ${inMatrix.name}.`);
+  else if (best)
+    reasons.push(`The catalog can build this hardware with PyTorch ${best.torchVersion}, CUDA ${best.cuda ?? "none"}, Python ${best.python}${best.binaryCompat ? " (through binary compatibility)" : ""}.`);
+  else if (excluded.sm && onSameSystem(p, excluded.sm, excluded.isa))
+    reasons.push(`No release, CUDA version and nixpkgs pin in the catalog builds SM${excluded.sm} for ${excluded.isa} today.`);
+  return { kind: "excluded", name: excluded.name, reasons, matrixChanges, nearest };
+}
+
+/** A name that does not follow the naming rule: an unknown package, or the rule itself. */
+function explainUnparsed(name: string, nearest: Suggestion[]): NotAVariant {
+  const loose = /^([a-z][a-z0-9-]*?)(\d*)-python\d+-(?:cuda\d+_\d+-sm\d+|cpu)-[a-z0-9_]+$/.exec(name);
+  const pkg = loose?.[1];
+  return {
+    kind: "unknown",
+    name,
+    reasons: [
+      pkg && !(PACKAGES as readonly string[]).includes(pkg)
+        ? `"${pkg}" is not a package of the catalog; ${allowedAndClosest(pkg, PACKAGES, "packages")}.`
+        : `${shown(name)} does not follow the naming rule {package}-python{PY}-cuda{X_Y}-sm{SM}-{ISA} or {package}-python{PY}-cpu-{ISA}.`,
+    ],
+    matrixChanges: [],
+    nearest,
+  };
+}
+
+/** A named environment matrix.ts does not define: say so (the catalog cannot know its extras); else null. */
+function explainUndefinedEnvironment(name: string, parts: NameParts, p: Project, nearest: Suggestion[]): NotAVariant | null {
   const envName = environmentOf(parts.package);
-  if (envName !== null && parts.package !== ENV_PACKAGE && !(envName in p.matrix.environments)) {
-    const defined = Object.keys(p.matrix.environments);
-    return {
-      kind: "not-in-matrix",
-      name,
-      reasons: [
-        `matrix.ts defines no environment "${envName}" (${defined.length ? `its environments: ${defined.join(", ")}` : "it has no environments"}).`,
-      ],
-      matrixChanges: [`add ${envName}: [ nixpkgs Python attributes, e.g. "transformers" ] to environments`],
-      nearest,
-    };
-  }
-  // Not in this matrix: judge it against every catalog value to say whether matrix.ts could add it.
-  const wide = widenMatrix(p);
-  const { variants, excluded: wideExcluded } = expand(wide, p.catalog);
+  if (envName === null || parts.package === ENV_PACKAGE || envName in p.matrix.environments) return null;
+  const defined = Object.keys(p.matrix.environments);
+  return {
+    kind: "not-in-matrix",
+    name,
+    reasons: [
+      `matrix.ts defines no environment "${envName}" (${defined.length ? `its environments: ${defined.join(", ")}` : "it has no environments"}).`,
+    ],
+    matrixChanges: [`add ${envName}: [ nixpkgs Python attributes, e.g. "transformers" ] to environments`],
+    nearest,
+  };
+}
+
+/** Not in this matrix: judged against every catalog value, to say whether matrix.ts could add it and how. */
+function explainNotInMatrix(name: string, parts: NameParts, p: Project, nearest: Suggestion[]): NotAVariant {
+  const { variants, excluded: wideExcluded } = expand(widenMatrix(p), p.catalog);
   const tagOf = (torch: string) => p.catalog.torch.find((t) => t.version === torch)!.nameTag;
   const matches = (n: string, torch: string) => {
     const q = parseName(n)!;

@@ -1,11 +1,14 @@
 /**
  * Naming an unknown value well (pure): the allowed values in their natural order (numbers as numbers: 75 before
  * 100) and the closest ones by edit distance (fastest-levenshtein), for every "unknown value" message of the CLI
- * (explain, --filter).
+ * (explain, --filter); and for a name that is no variant, the nearest variant names (`nearestNames`: explain, eval,
+ * build).
  */
 import { distance } from "fastest-levenshtein";
+import type { System } from "./constants.ts";
 import { clip, MAX_SHOWN } from "./errors.ts";
 import { compareVersions, isDottedVersion } from "./versions.ts";
+import { parseName, type NameParts } from "./naming.ts";
 
 /**
  * Compare two values as numbers when both are dotted numbers ("75" < "100", "3.9" < "3.13" by parts, versions.ts
@@ -86,4 +89,56 @@ export function unknownKeysMessage(keys: readonly PropertyKey[], allowed: readon
     `unknown key${names.length > 1 ? "s" : ""} ${head.map((k) => shown(k)).join(", ")}${more}; allowed keys: ${allowed.join(", ")}` +
     (near.length ? `; ${near.join("; ")}` : "")
   );
+}
+
+/** A name that exists, with why it is suggested ("same GPU on CUDA 12.9"). */
+export interface Suggestion {
+  name: string;
+  why: string;
+}
+
+/** True when two parsed names differ at most in their release tag (same package, Python, CUDA, SM and ISA). */
+export const sameExceptTag = (a: NameParts, b: NameParts): boolean =>
+  a.package === b.package && a.python === b.python && a.cuda === b.cuda && a.sm === b.sm && a.isa === b.isa;
+
+/** What nearestNames reads of a variant (a Variant, or a build target): Pick<Variant, "name" | "torchVersion" | "system">. */
+export interface NearestCandidate {
+  name: string;
+  torchVersion: string;
+  system: System;
+}
+
+/**
+ * The one nearest-name search (explain, eval, build).
+ * Nearest existing names to `name`: a name that differs only in its release tag first, then the same GPU on
+ * another CUDA version, the same CUDA and GPU on another ISA, the same hardware on another release, then by
+ * edit distance. At most `max`.
+ */
+export function nearestNames(name: string, variants: readonly NearestCandidate[], max = 5): Suggestion[] {
+  const want = parseName(name);
+  const out: Suggestion[] = [];
+  const add = (v: NearestCandidate, why: string) => {
+    if (v.name !== name && !out.some((s) => s.name === v.name)) out.push({ name: v.name, why });
+  };
+  if (want) {
+    const parsed = variants.map((v) => [v, parseName(v.name)!] as const);
+    for (const [v, p] of parsed)
+      if (sameExceptTag(p, want))
+        add(v, want.tag === "" ? `this matrix's name for it (PyTorch ${v.torchVersion})` : `same combination on PyTorch ${v.torchVersion}`);
+    for (const [v, p] of parsed)
+      if (p.package === want.package && p.sm === want.sm && p.isa === want.isa && p.python === want.python && p.cuda !== want.cuda && p.tag === want.tag)
+        add(v, p.cuda ? `same GPU and ISA on CUDA ${p.cuda}` : "CPU-only build for the same ISA");
+    for (const [v, p] of parsed)
+      if (p.package === want.package && p.sm === want.sm && p.cuda === want.cuda && p.python === want.python && p.isa !== want.isa && p.tag === want.tag)
+        add(v, `same GPU and CUDA on ISA ${p.isa} (${v.system})`);
+    for (const [v, p] of parsed)
+      if (p.package === want.package && p.sm === want.sm && p.isa === want.isa && p.tag !== want.tag)
+        add(v, `same hardware on PyTorch ${v.torchVersion}${p.cuda ? `, CUDA ${p.cuda}` : ""}`);
+    for (const [v, p] of parsed)
+      if (p.package === want.package && p.sm === want.sm && p.isa === want.isa && p.python !== want.python)
+        add(v, `same hardware on Python ${p.python}`);
+  }
+  const byDistance = [...variants].sort((a, b) => distance(a.name, name) - distance(b.name, name) || (a.name < b.name ? -1 : 1));
+  for (const v of byDistance.slice(0, max)) add(v, "similar name");
+  return out.slice(0, max);
 }

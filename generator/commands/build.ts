@@ -44,7 +44,7 @@ const buildOptions = {
   "max-jobs": { type: "number", describe: "passed as --max-jobs (nix backend); 0 = build only on remote builders" },
   "copy-to": { type: "string", describe: "push each finished closure to this store URI (nix copy --to; file://, s3://, ssh://)" },
   substituter: { ...REPEATABLE, describe: "binary cache URL for this run, instead of nix.conf's (repeat for several; nix backend: --option substituters)" },
-  // The old spelling, kept working but not shown: one option name per concept across commands (issue 40).
+  // The old spelling, kept working but not shown: one option name per concept across commands.
   substituters: { type: "string", hidden: true },
   cores: { type: "number", describe: "NIX_BUILD_CORES per build, passed as --cores (nix backend)" },
   jobs: { type: "number", alias: "j", describe: JOBS_HELP },

@@ -34,7 +34,7 @@ const fleetOptions = {
   },
   builders: { type: "number", default: 1, describe: "build machines for the makespan estimate" },
   "logs-dir": { ...outputOptions["logs-dir"], describe: "logs directory of earlier builds (as build --logs-dir) whose report.json files fit the cost model (default: logs)" },
-  // The old spelling, kept working but not shown: build and fleet name the logs directory alike (issue 40).
+  // The old spelling, kept working but not shown: build and fleet name the logs directory alike.
   reports: { type: "string", hidden: true },
   json: { ...outputOptions.json, describe: "print the plan as JSON (with the cost model's sources)" },
   verbose: { type: "boolean", default: false, describe: "also say why each extra build is needed and where the cost model's figures come from" },

@@ -9,14 +9,13 @@
  *
  * Selection (`selectTargets`) is pure: names, `--filter KEY=VALUE` (the `list` filters) and `--package`, closed
  * over `dependsOn` (selecting torchaudio-X pulls in pytorch-X). Unknown names throw `SelectionError` listing the
- * nearest names (`nearestNames` of explain.ts, the one nearest-name search).
+ * nearest names (`nearestNames` of suggest.ts, the one nearest-name search).
  */
 import { existsSync } from "node:fs";
 import { isAbsolute, join, relative, resolve } from "node:path";
 import { InputError } from "../errors.ts";
-import { nearestNames, type NearestCandidate } from "../explain.ts";
 import { checkFilterValues, matchFilters, parseFilters, type Filterable } from "../filters.ts";
-import { shown } from "../suggest.ts";
+import { nearestNames, shown, type NearestCandidate } from "../suggest.ts";
 import { loadProject, type Project } from "../project.ts";
 import type { PackageName, System, Variant } from "../schema.ts";
 import { nixpkgsInstanceKey } from "../expand.ts";

@@ -102,21 +102,33 @@ export function preferenceCost(v: Variant, e: Element, host: HostInfo, catalog: 
 }
 
 /**
- * Choose the fewest variants of `pkg` from `candidates` covering every servable element of `hosts`.
- * @param opts.maxNodes search nodes before falling back to greedy (default 2,000,000)
+ * The cover problem of a fleet, as indices: candidate `vi` (into `pool`) covers element `ei` (into `elements`) when
+ * `cost[vi]` has `ei`, at that preference cost. Built once by `coverTable`; the search steps only read it.
  */
-export function coverFleet(
-  hosts: readonly FleetHost[],
-  candidates: readonly Variant[],
-  catalog: Catalog,
-  pkg: PackageName,
-  opts: { maxNodes?: number } = {},
-): FleetCover {
+interface CoverTable {
+  hostOf: Map<string, HostInfo>;
+  elements: Element[];
+  /** The candidates of the package. */
+  pool: Variant[];
+  /** covers[vi]: the element indices candidate vi covers. */
+  covers: number[][];
+  /** cost[vi]: element index → preference cost of candidate vi there. */
+  cost: Map<number, number>[];
+  /** byElement[ei]: the candidates covering element ei. */
+  byElement: number[][];
+  /** Element indices some candidate covers. */
+  servable: number[];
+  unserved: Element[];
+  /** Candidates that cover some element. */
+  relevant: number[];
+}
+
+/** The cover table of `hosts` for the candidates of `pkg` (see `CoverTable`). */
+function coverTable(hosts: readonly FleetHost[], candidates: readonly Variant[], catalog: Catalog, pkg: PackageName): CoverTable {
   const hostOf = new Map(hosts.map((h) => [h.id, h.host]));
   const elements = elementsOf(hosts);
   const pool = candidates.filter((v) => v.package === pkg);
   const cudaOrder = [...new Set(pool.map((v) => v.cuda).filter((c): c is string => c !== null))].sort((a, b) => compareVersions(b, a));
-  // covers[i] = element indices candidate i covers; cost[i][e] = its preference cost there.
   const covers: number[][] = pool.map(() => []);
   const cost: Map<number, number>[] = pool.map(() => new Map());
   elements.forEach((e, ei) => {
@@ -129,30 +141,45 @@ export function coverFleet(
     });
   });
   const byElement: number[][] = elements.map((_, ei) => pool.map((_, vi) => vi).filter((vi) => cost[vi]!.has(ei)));
-  const servable = elements.map((_, ei) => ei).filter((ei) => byElement[ei]!.length > 0);
-  const unserved = elements.filter((_, ei) => byElement[ei]!.length === 0);
-  const relevant = pool.map((_, vi) => vi).filter((vi) => covers[vi]!.length > 0);
+  return {
+    hostOf,
+    elements,
+    pool,
+    covers,
+    cost,
+    byElement,
+    servable: elements.map((_, ei) => ei).filter((ei) => byElement[ei]!.length > 0),
+    unserved: elements.filter((_, ei) => byElement[ei]!.length === 0),
+    relevant: pool.map((_, vi) => vi).filter((vi) => covers[vi]!.length > 0),
+  };
+}
 
-  const assignmentCost = (set: readonly number[]) =>
-    servable.reduce((s, ei) => s + Math.min(...set.filter((vi) => cost[vi]!.has(ei)).map((vi) => cost[vi]!.get(ei)!)), 0);
+/** Total preference cost of a set of candidates: each servable element at its cheapest candidate of the set. */
+function assignmentCost(t: CoverTable, set: readonly number[]): number {
+  return t.servable.reduce((s, ei) => s + Math.min(...set.filter((vi) => t.cost[vi]!.has(ei)).map((vi) => t.cost[vi]!.get(ei)!)), 0);
+}
 
-  // Branch and bound on (number of variants, preference cost).
-  const maxNodes = opts.maxNodes ?? 2_000_000;
+/**
+ * Branch and bound on (number of variants, preference cost): branch on the candidates of the uncovered element with
+ * the fewest, cheapest first; prune a branch that cannot beat the best cover's size. `best` is null when nothing is
+ * servable or the search passed `maxNodes` (`aborted`).
+ */
+function exactCover(t: CoverTable, maxNodes: number): { best: number[] | null; nodes: number; aborted: boolean } {
   let nodes = 0;
   let best: number[] | null = null;
   let bestCost = Infinity;
   let aborted = false;
   const chosen: number[] = [];
-  const count = new Array<number>(elements.length).fill(0);
+  const count = new Array<number>(t.elements.length).fill(0);
   const search = () => {
     if (aborted) return;
     if (++nodes > maxNodes) {
       aborted = true;
       return;
     }
-    const uncovered = servable.filter((ei) => count[ei] === 0);
+    const uncovered = t.servable.filter((ei) => count[ei] === 0);
     if (uncovered.length === 0) {
-      const c = assignmentCost(chosen);
+      const c = assignmentCost(t, chosen);
       if (best === null || chosen.length < best.length || (chosen.length === best.length && c < bestCost)) {
         best = [...chosen];
         bestCost = c;
@@ -161,44 +188,40 @@ export function coverFleet(
     }
     // Every remaining element needs a variant: at least one more; never more than the best cover's size.
     if (best !== null && chosen.length + 1 > (best as number[]).length) return;
-    const pivot = uncovered.reduce((a, b) => (byElement[a]!.length <= byElement[b]!.length ? a : b));
-    for (const vi of [...byElement[pivot]!].sort((a, b) => cost[a]!.get(pivot)! - cost[b]!.get(pivot)!)) {
+    const pivot = uncovered.reduce((a, b) => (t.byElement[a]!.length <= t.byElement[b]!.length ? a : b));
+    for (const vi of [...t.byElement[pivot]!].sort((a, b) => t.cost[a]!.get(pivot)! - t.cost[b]!.get(pivot)!)) {
       if (chosen.includes(vi)) continue;
       chosen.push(vi);
-      for (const ei of covers[vi]!) count[ei]!++;
+      for (const ei of t.covers[vi]!) count[ei]!++;
       search();
-      for (const ei of covers[vi]!) count[ei]!--;
+      for (const ei of t.covers[vi]!) count[ei]!--;
       chosen.pop();
     }
   };
   search();
+  return { best: aborted ? null : best, nodes, aborted };
+}
 
-  let method: CoverMethod;
-  let set: number[];
-  if (!aborted && best !== null) {
-    set = best;
-    method = { kind: "exact", nodes, candidates: relevant.length, elements: servable.length };
-  } else if (!aborted) {
-    set = [];
-    method = { kind: "exact", nodes, candidates: relevant.length, elements: servable.length };
-  } else {
-    // Greedy: the variant covering most uncovered elements (cheapest on ties), until all are covered.
-    set = [];
-    const covered = new Set<number>();
-    while (servable.some((ei) => !covered.has(ei))) {
-      const gain = (vi: number) => covers[vi]!.filter((ei) => !covered.has(ei)).length;
-      const vi = relevant.reduce((a, b) => (gain(b) > gain(a) ? b : a));
-      set.push(vi);
-      for (const ei of covers[vi]!) covered.add(ei);
-    }
-    method = { kind: "greedy", reason: `the exact search passed ${maxNodes} nodes`, candidates: relevant.length, elements: servable.length };
+/** Greedy cover: the candidate covering most uncovered elements (the first on ties), until all are covered. */
+function greedyCover(t: CoverTable): number[] {
+  const set: number[] = [];
+  const covered = new Set<number>();
+  while (t.servable.some((ei) => !covered.has(ei))) {
+    const gain = (vi: number) => t.covers[vi]!.filter((ei) => !covered.has(ei)).length;
+    const vi = t.relevant.reduce((a, b) => (gain(b) > gain(a) ? b : a));
+    set.push(vi);
+    for (const ei of t.covers[vi]!) covered.add(ei);
   }
-  const assignment = servable.map((ei) => {
-    const vi = set.filter((x) => cost[x]!.has(ei)).sort((a, b) => cost[a]!.get(ei)! - cost[b]!.get(ei)!)[0]!;
-    const e = elements[ei]!;
-    const v = pool[vi]!;
-    const host = hostOf.get(e.hostId)!;
-    const ranks = runnableIsas(host, catalog);
+  return set;
+}
+
+/** For each servable element, the cheapest candidate of `set` that covers it, and whether it is native on its best ISA. */
+function assign(t: CoverTable, set: readonly number[], catalog: Catalog): FleetCover["assignment"] {
+  return t.servable.map((ei) => {
+    const vi = set.filter((x) => t.cost[x]!.has(ei)).sort((a, b) => t.cost[a]!.get(ei)! - t.cost[b]!.get(ei)!)[0]!;
+    const e = t.elements[ei]!;
+    const v = t.pool[vi]!;
+    const ranks = runnableIsas(t.hostOf.get(e.hostId)!, catalog);
     return {
       element: e,
       variant: v,
@@ -206,11 +229,33 @@ export function coverFleet(
       isaIsBest: ranks.get(v.isa) === Math.max(...ranks.values()),
     };
   });
+}
+
+/**
+ * Choose the fewest variants of `pkg` from `candidates` covering every servable element of `hosts`: the exact
+ * search (`exactCover`), or past `maxNodes` nodes the greedy cover (`greedyCover`); `method` says which.
+ * @param opts.maxNodes search nodes before falling back to greedy (default 2,000,000)
+ */
+export function coverFleet(
+  hosts: readonly FleetHost[],
+  candidates: readonly Variant[],
+  catalog: Catalog,
+  pkg: PackageName,
+  opts: { maxNodes?: number } = {},
+): FleetCover {
+  const t = coverTable(hosts, candidates, catalog, pkg);
+  const maxNodes = opts.maxNodes ?? 2_000_000;
+  const exact = exactCover(t, maxNodes);
+  const size = { candidates: t.relevant.length, elements: t.servable.length };
+  const set = exact.aborted ? greedyCover(t) : (exact.best ?? []);
+  const method: CoverMethod = exact.aborted
+    ? { kind: "greedy", reason: `the exact search passed ${maxNodes} nodes`, ...size }
+    : { kind: "exact", nodes: exact.nodes, ...size };
   return {
-    chosen: set.map((vi) => pool[vi]!).sort((a, b) => a.name.localeCompare(b.name)),
-    assignment,
-    unserved,
+    chosen: set.map((vi) => t.pool[vi]!).sort((a, b) => a.name.localeCompare(b.name)),
+    assignment: assign(t, set, catalog),
+    unserved: t.unserved,
     method,
-    cost: set.length ? assignmentCost(set) : 0,
+    cost: set.length ? assignmentCost(t, set) : 0,
   };
 }

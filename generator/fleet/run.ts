@@ -42,7 +42,7 @@ import { compareVersions } from "../versions.ts";
 import { commentText } from "../render/literals.ts";
 import { FleetUsageError, hostId, type FleetArgs } from "./options.ts";
 import { buildCost, fit, leaveOneOut, DEFAULT_BUILD_SECONDS, type BuildSample } from "./cost.ts";
-import { coverFleet, type Element, type FleetHost } from "./cover.ts";
+import { coverFleet, type CoverMethod, type Element, type FleetHost } from "./cover.ts";
 
 /** The `host` object `detect --json` prints (generator/detect/recommend.ts `Recommendation`). */
 interface DetectJsonHost {
@@ -100,40 +100,47 @@ function reasonFor(e: Element, host: HostInfo, candidates: readonly Variant[], c
   return why.join("; ") || "no candidate variant runs on it";
 }
 
-/**
- * Decide fleet's answer (pure: no I/O, no printing): candidates of the catalog for the chosen release, Python and
- * CUDA versions, the fewest variants that serve every servable host, why the others are not served, the build cost
- * (fitted on `samples`), and the matrix that generates exactly the chosen variants, or why none can be written.
- * @throws FleetUsageError for two hosts with one name; MatrixError for a bad --torch/--python/--cuda choice
- */
-export function planFleet(
-  p: Project,
-  hosts: readonly FleetHost[],
-  a: Pick<FleetArgs, "torch" | "python" | "cuda" | "package" | "builders" | "reports">,
-  samples: readonly BuildSample[],
-) {
+/** What `planFleet` reads of fleet's arguments. */
+type PlanArgs = Pick<FleetArgs, "torch" | "python" | "cuda" | "package" | "builders" | "reports">;
+
+/** @throws FleetUsageError when two hosts have one name */
+function checkHostNames(hosts: readonly FleetHost[]): void {
   const ids = new Set<string>();
   for (const h of hosts) {
     if (ids.has(h.id)) throw new FleetUsageError(`two hosts are named ${h.id}: rename one file or directory`);
     ids.add(h.id);
   }
+}
+
+/**
+ * The release (--torch, else the matrix's first; on its matrix pin, else the catalog's preferred one), Python
+ * (--python, else the matrix's newest) and CUDA versions (--cuda, else the matrix's) of the fleet's candidates.
+ */
+function fleetChoice(p: Project, a: PlanArgs) {
   const torch = a.torch ?? p.matrix.releases[0]!.torch;
   const rel = p.matrix.releases.find((r) => r.torch === torch);
   const pin = rel?.nixpkgs ? p.catalog.nixpkgs.find((n) => n.rev === rel.nixpkgs) : preferredPin(p.catalog, torch);
   const release = { torch, ...(pin ? { nixpkgs: pin.rev } : {}), ...(rel?.sha256 ? { sha256: rel.sha256 } : {}) };
   const python = a.python ?? [...p.matrix.python].sort(compareVersions).at(-1)!;
   const cuda = a.cuda ?? p.matrix.cuda;
-  // Candidates: every GPU and ISA of the catalog for this release, Python and CUDA choice.
+  return { torch, release, python, cuda };
+}
+
+/**
+ * Candidates: every GPU and ISA of the catalog for the chosen release, Python and CUDA, with what the chosen package
+ * needs as the written matrix will ask for it (the environment: the members the current matrix has, so an
+ * environment never grows opt-in packages the user did not choose).
+ * @throws MatrixError for a bad --torch/--python/--cuda choice
+ */
+function fleetCandidates(p: Project, a: PlanArgs, c: ReturnType<typeof fleetChoice>) {
   const wide = validateMatrix(
     {
-      releases: [release],
-      python: [python],
-      cuda,
+      releases: [c.release],
+      python: [c.python],
+      cuda: c.cuda,
       gpus: catalogAxes(p.catalog).gpus,
       isas: catalogAxes(p.catalog).isas,
       cpuOnly: true,
-      // What the chosen package needs, as the written matrix will ask for it (the environment: the members the current
-      // matrix has, so an environment never grows opt-in packages the user did not choose).
       packages: fleetPackages(a.package, p.matrix.packages),
       environments: fleetEnvironments(a.package, p.matrix.environments),
       policy: p.matrix.policy,
@@ -141,58 +148,92 @@ export function planFleet(
     p.catalog,
     "fleet choice (--torch/--python/--cuda)",
   );
-  const { variants, excluded } = expand(wide, p.catalog);
+  return expand(wide, p.catalog);
+}
+
+/** The matrix that generates exactly the chosen variants (`only`), with what each is built against. */
+function fleetMatrix(p: Project, a: PlanArgs, c: ReturnType<typeof fleetChoice>, chosen: readonly Variant[]) {
+  const uniq = <T>(xs: T[]) => [...new Set(xs)];
+  const keep = {
+    releases: [c.release],
+    python: [c.python],
+    cuda: uniq(chosen.map((v) => v.cuda).filter((x): x is string => x !== null)).sort(compareVersions),
+    gpus: uniq(chosen.map((v) => v.sm).filter((s): s is string => s !== null)).sort((x, y) => Number(x) - Number(y)),
+    isas: uniq(chosen.map((v) => v.isa)),
+    cpuOnly: chosen.some((v) => v.cuda === null),
+    // The package every host needs and what it is built against: pytorch, and for the environment its members.
+    packages: fleetPackages(a.package, p.matrix.packages),
+    environments: fleetEnvironments(a.package, p.matrix.environments),
+    policy: p.matrix.policy,
+    only: chosen.map((v) => formatCombination(v)),
+  };
+  // A matrix needs at least one CUDA version and GPU even when every chosen variant is CPU-only.
+  if (keep.cuda.length === 0) keep.cuda = [c.cuda[0]!];
+  if (keep.gpus.length === 0) keep.gpus = [p.catalog.gpus[0]!.sm];
+  return keep;
+}
+
+/** The matrix.ts text of `keep`, with a comment naming the hosts it serves. */
+function matrixTextOf(hosts: readonly FleetHost[], pkg: FleetArgs["package"], chosen: number, keep: object): string {
+  return (
+    `// Written by \`variant-matrix fleet\` for ${commentText(hosts.map((h) => h.id).join(", "))}: the ${chosen} ${pkg} ` +
+    `variant(s) that serve every servable host${pkg !== TORCH_PACKAGE ? " (and what each is built against)" : ""}.\n` +
+    `import { defineMatrix } from "./generator/schema.ts";\n\nexport default defineMatrix(${JSON.stringify(keep, null, 2)});\n`
+  );
+}
+
+/** How the cover was found, in words. */
+function methodTextOf(method: CoverMethod): string {
+  return method.kind === "exact"
+    ? `exact (branch and bound over ${method.candidates} candidate variants and ${method.elements} host GPUs/CPUs, ${method.nodes} nodes): no smaller set serves them`
+    : `greedy (${method.reason}); ${method.candidates} candidates, ${method.elements} host GPUs/CPUs`;
+}
+
+/** Where the build-time model comes from and how wrong it is, in words. */
+function modelTextOf(samples: readonly BuildSample[], reports: string | undefined, loo: ReturnType<typeof leaveOneOut>): string {
+  if (samples.length)
+    return `fitted on ${samples.length} recorded build(s) (${reports ?? "logs"}); leave-one-out error ${loo.meanPct === null ? "unknown (needs ≥ 2 builds)" : `mean ${loo.meanPct.toFixed(0)}%, median ${loo.medianPct!.toFixed(0)}%`}`;
+  const table = Object.entries(DEFAULT_BUILD_SECONDS)
+    .map(([k, d]) => `${k} ${d.seconds >= 3600 ? `${d.seconds / 3600} h` : `${d.seconds / 60} min`}: ${d.source}`)
+    .join("; ");
+  return `no recorded builds: default table (${table}); its error is unknown`;
+}
+
+/** Never write a matrix generate would reject: why nothing is written (nothing chosen, or a matrix the schema refuses), or null. */
+function refusalOf(chosen: number, keep: unknown): string | null {
+  if (chosen === 0) return "no variant serves any of these hosts, so there is no matrix to write";
+  try {
+    projectFromMatrix(keep);
+  } catch (e) {
+    return `the matrix it would write is invalid: ${(e as Error).message}`;
+  }
+  return null;
+}
+
+/**
+ * Decide fleet's answer (pure: no I/O, no printing): candidates of the catalog for the chosen release, Python and
+ * CUDA versions, the fewest variants that serve every servable host, why the others are not served, the build cost
+ * (fitted on `samples`), and the matrix that generates exactly the chosen variants, or why none can be written.
+ * @throws FleetUsageError for two hosts with one name; MatrixError for a bad --torch/--python/--cuda choice
+ */
+export function planFleet(p: Project, hosts: readonly FleetHost[], a: PlanArgs, samples: readonly BuildSample[]) {
+  checkHostNames(hosts);
+  const choice = fleetChoice(p, a);
+  const { torch, python, cuda, release } = choice;
+  const { variants, excluded } = fleetCandidates(p, a, choice);
   const cover = coverFleet(hosts, variants, p.catalog, a.package);
   const byName = new Map(variants.map((v) => [v.name, v]));
   const toBuild = [...new Set(cover.chosen.flatMap((v) => [...v.dependsOn, v.name]))].map((n) => byName.get(n)!);
   const hostOf = new Map(hosts.map((h) => [h.id, h.host]));
   const unserved = cover.unserved.map((e) => ({ element: e, reason: reasonFor(e, hostOf.get(e.hostId)!, variants, p.catalog, a.package, excluded) }));
-
-  const model = fit(samples);
   const loo = leaveOneOut(samples);
   const builders = Number.isInteger(a.builders) && a.builders >= 1 ? a.builders : 1;
-  const cost = buildCost(toBuild, model, builders);
-
-  const only = cover.chosen.map((v) => formatCombination(v));
-  const uniq = <T>(xs: T[]) => [...new Set(xs)];
-  const keep = {
-    releases: [release],
-    python: [python],
-    cuda: uniq(cover.chosen.map((v) => v.cuda).filter((c): c is string => c !== null)).sort(compareVersions),
-    gpus: uniq(cover.chosen.map((v) => v.sm).filter((s): s is string => s !== null)).sort((x, y) => Number(x) - Number(y)),
-    isas: uniq(cover.chosen.map((v) => v.isa)),
-    cpuOnly: cover.chosen.some((v) => v.cuda === null),
-    // The package every host needs and what it is built against: pytorch, and for the environment its members.
-    packages: fleetPackages(a.package, p.matrix.packages),
-    environments: fleetEnvironments(a.package, p.matrix.environments),
-    policy: p.matrix.policy,
-    only,
-  };
-  // A matrix needs at least one CUDA version and GPU even when every chosen variant is CPU-only.
-  if (keep.cuda.length === 0) keep.cuda = [cuda[0]!];
-  if (keep.gpus.length === 0) keep.gpus = [p.catalog.gpus[0]!.sm];
-  const matrixText =
-    `// Written by \`variant-matrix fleet\` for ${commentText(hosts.map((h) => h.id).join(", "))}: the ${cover.chosen.length} ${a.package} ` +
-    `variant(s) that serve every servable host${a.package !== TORCH_PACKAGE ? " (and what each is built against)" : ""}.\n` +
-    `import { defineMatrix } from "./generator/schema.ts";\n\nexport default defineMatrix(${JSON.stringify(keep, null, 2)});\n`;
-
-  const methodText =
-    cover.method.kind === "exact"
-      ? `exact (branch and bound over ${cover.method.candidates} candidate variants and ${cover.method.elements} host GPUs/CPUs, ${cover.method.nodes} nodes): no smaller set serves them`
-      : `greedy (${cover.method.reason}); ${cover.method.candidates} candidates, ${cover.method.elements} host GPUs/CPUs`;
-  const modelText = samples.length
-    ? `fitted on ${samples.length} recorded build(s) (${a.reports ?? "logs"}); leave-one-out error ${loo.meanPct === null ? "unknown (needs ≥ 2 builds)" : `mean ${loo.meanPct.toFixed(0)}%, median ${loo.medianPct!.toFixed(0)}%`}`
-    : `no recorded builds: default table (${Object.entries(DEFAULT_BUILD_SECONDS).map(([k, d]) => `${k} ${d.seconds >= 3600 ? `${d.seconds / 3600} h` : `${d.seconds / 60} min`}: ${d.source}`).join("; ")}); its error is unknown`;
-
-  // Never write a matrix generate would reject: nothing chosen, or one the schema refuses, is reported instead.
-  let refusal: string | null = cover.chosen.length === 0 ? "no variant serves any of these hosts, so there is no matrix to write" : null;
-  if (refusal === null) {
-    try {
-      projectFromMatrix(keep);
-    } catch (e) {
-      refusal = `the matrix it would write is invalid: ${(e as Error).message}`;
-    }
-  }
+  const cost = buildCost(toBuild, fit(samples), builders);
+  const keep = fleetMatrix(p, a, choice, cover.chosen);
+  const matrixText = matrixTextOf(hosts, a.package, cover.chosen.length, keep);
+  const refusal = refusalOf(cover.chosen.length, keep);
+  const methodText = methodTextOf(cover.method);
+  const modelText = modelTextOf(samples, a.reports, loo);
   return { torch, python, cuda, release, cover, toBuild, unserved, builders, cost, samples: samples.length, loo, keep, matrixText, refusal, methodText, modelText };
 }
 

@@ -1,0 +1,537 @@
+/**
+ * The rules of `recommend` (recommend.ts) as ordered lists of small named checks, in the style of archspec's
+ * `cpu/detect.py` (detection as small registered functions) and nixpkgs' `_cuda/lib` helpers. Pure.
+ *
+ * A rule reads one pick's case — the facts every pick shares (`Facts`: host, matrix variants, catalog) and, for a
+ * GPU pick, the GPU group (`GpuCase`) — and returns its verdict (`Verdict`): a pick (the variant, why, what would
+ * make it better), a drop (why no variant fits, and the `matrix.ts` change or driver upgrade that would add one),
+ * or null, "not mine", leaving the case to the next rule. `decide` walks a list in order and takes the first
+ * verdict; the last rule of each list always gives one.
+ *
+ * GPU_RULES, in order: gpuVariantFits, gpuNotInCatalog, gpuNotOnSystem, packageNotBuilt, gpuDroppedByMatrix,
+ * gpuNotInMatrix, gpuCodeDoesNotRun, driverTooOld, gpuIsaNotRunnable.
+ * CPU_RULES, in order: cpuVariantFits, packageNotBuilt, noCpuOnlyVariants, cpuIsaNotRunnable.
+ * The first rule of each list is the selection rule (compat.ts `variantRunsOn`, ordered by `bestFirst`); the rest
+ * only explain a miss, each at the first filter that left nothing.
+ *
+ * Sources of the facts the rules encode: binary compatibility (same major, minor ≤ the GPU's) from the CUDA C++
+ * Programming Guide, "Binary Compatibility" (compat.ts `capabilitiesRunOn`); a CUDA version's minimum Linux driver
+ * from the toolkit release notes, Table 3 (catalog `minDriverLinux`); which capabilities an nvcc compiles (catalog
+ * `cuda[].capabilities`); the CPU features an ISA needs (catalog/cpu-isas.ts `requiredCpuFeatures`); which nixpkgs
+ * pin carries a CUDA version with a working torch (catalog `nixpkgs[].cuda`, `brokenCuda`).
+ */
+import { capabilitiesRunOn, cudaForDriver, isaFit, variantRunsOn } from "../compat.ts";
+import type { Catalog, CpuIsa, CudaToolkit, Excluded, GpuArch, PackageName, Variant } from "../schema.ts";
+import { compareVersions, type GpuInfo, type HostInfo } from "./host.ts";
+
+const MATRIX = "matrix.ts";
+
+/**
+ * What every pick of one `recommend` call shares: the host, the matrix, the catalog, and the tables derived from
+ * them once. Built by `factsOf`; the rules only read it.
+ */
+export interface Facts {
+  host: HostInfo;
+  /** Every variant of the matrix (all packages, all systems). */
+  variants: readonly Variant[];
+  catalog: Catalog;
+  /** The package asked for (`--package`). */
+  pkg: PackageName;
+  /** The matrix's dropped combinations (Project.excluded); [] when not given. */
+  excluded: readonly Excluded[];
+  /** How many runner-up names a pick lists. */
+  maxAlternatives: number;
+  /** compat.ts `isaFit` of the host: its system's catalog ISAs (widest first), those it runs, what each lacks. */
+  isas: ReturnType<typeof isaFit>;
+  /** The widest catalog ISA this CPU runs, or null. */
+  bestIsa: CpuIsa | null;
+  /** Catalog rank of an ISA key; -1 for a key the host's system does not have. */
+  rankOf: (isa: string) => number;
+  cudaByVersion: Map<string, CudaToolkit>;
+  /** The candidates: variants of `pkg` for the host's system. */
+  pool: Variant[];
+  /** ISA keys of the matrix's variants for the host's system. */
+  matrixIsas: string[];
+  /** CUDA versions of the matrix (every system). */
+  matrixCuda: string[];
+  /** Packages the matrix has variants of. */
+  packagesInMatrix: string[];
+  /** The host's GPUs grouped by compute capability, in nvidia-smi order; empty without an NVIDIA GPU. */
+  groups: Map<string, GpuInfo[]>;
+  /** The oldest driver of the host's GPUs, or null without one. */
+  driver: string | null;
+  /** The catalog CUDA versions `driver` runs, newest first ([] without a GPU). */
+  driverCuda: CudaToolkit[];
+}
+
+/** The CPU pick's case: a host without an NVIDIA GPU, or the CPU-only fallback of one with GPUs. */
+export interface CpuCase {
+  f: Facts;
+  /** Always null: no GPU. */
+  sm: null;
+  /** The CPU-only variants of the pool, fitting or not. */
+  cpuOnly: Variant[];
+  /** The CPU-only variants that run on this host, best first (`bestFirst`). */
+  fits: Variant[];
+}
+
+/** One GPU group's case: the group's capability and driver, and the pool narrowed filter by filter. */
+export interface GpuCase {
+  f: Facts;
+  /** SM "90" of the group. */
+  sm: string;
+  /** Compute capability "9.0" of the group. */
+  cap: string;
+  /** The oldest driver of the group's GPUs. */
+  driver: string;
+  /** The catalog's entry for `sm`, or undefined for a GPU the catalog does not know. */
+  arch: GpuArch | undefined;
+  /** Candidates built for this SM. */
+  forSm: Variant[];
+  /** Of `forSm`, those whose code runs on `cap` (same major, minor ≤ it). */
+  runs: Variant[];
+  /** Of `runs`, those whose CUDA version's minimum driver is ≤ `driver`. */
+  driverOk: Variant[];
+  /** The candidates that run on this GPU (compat.ts `variantRunsOn`), best first (`bestFirst`). */
+  fits: Variant[];
+}
+
+/**
+ * A rule's verdict. "pick": `variant` serves the case; `reasons` say why, `suggestions` what would serve it better,
+ * `alternatives` name the runners-up, best first. "drop": no variant serves it; `problems` say where the filters
+ * left nothing, `suggestions` the `matrix.ts` edits or driver upgrade that would add one.
+ */
+export type Verdict =
+  | { kind: "pick"; variant: Variant; binaryCompat: boolean; reasons: string[]; suggestions: string[]; alternatives: string[] }
+  | { kind: "drop"; problems: string[]; suggestions: string[] };
+
+/** A rule: its verdict on a case, or null when the case is not its to decide. The function's name is the rule's. */
+export type Rule<C> = (c: C) => Verdict | null;
+
+// --- small helpers ----------------------------------------------------------------------------------------------
+
+/** `xs` without repeats, first occurrence first. */
+export function uniq<T>(xs: readonly T[]): T[] {
+  return [...new Set(xs)];
+}
+
+/** `add "VALUE" to FIELD in matrix.ts`. */
+export function addTo(field: string, value: string): string {
+  return `add "${value}" to ${field} in ${MATRIX}`;
+}
+
+/** True when `v` carries code compiled for compute capability `cap` itself (not binary-compatible code). */
+export function isNative(v: Variant, cap: string): boolean {
+  return !v.binaryCompat && v.cudaCapabilities.includes(cap);
+}
+
+/** Newest first; null (CPU-only) last. */
+function cmpDesc(a: string | null, b: string | null): number {
+  if (a === b) return 0;
+  if (a === null) return 1;
+  if (b === null) return -1;
+  return compareVersions(b, a);
+}
+
+/**
+ * The preference order of fitting variants, best first: native code on `cap` before binary-compatible code (no
+ * native test for `cap` null), then the widest ISA, the newest CUDA, the newest PyTorch, the newest Python, the name.
+ */
+export function bestFirst(cap: string | null, rankOf: (k: string) => number) {
+  return (a: Variant, b: Variant): number => {
+    if (cap !== null) {
+      const n = Number(isNative(b, cap)) - Number(isNative(a, cap));
+      if (n !== 0) return n;
+    }
+    return (
+      rankOf(b.isa) - rankOf(a.isa) ||
+      cmpDesc(a.cuda, b.cuda) ||
+      compareVersions(b.torchVersion, a.torchVersion) ||
+      compareVersions(b.python, a.python) ||
+      a.name.localeCompare(b.name)
+    );
+  };
+}
+
+/** The oldest driver of a GPU group (numeric per component). */
+export function oldestDriver(gs: readonly GpuInfo[]): string {
+  return gs.map((g) => g.driver).sort(compareVersions)[0];
+}
+
+const drop = (problems: string[], suggestions: string[] = []): Verdict => ({ kind: "drop", problems, suggestions });
+
+// --- facts and cases --------------------------------------------------------------------------------------------
+
+/**
+ * The facts of one `recommend` call (see `Facts`). Pure; never throws for a well-formed host and catalog.
+ * @param opts the package asked for, how many alternatives to list (default 5), the matrix's drops (default none)
+ */
+export function factsOf(
+  host: HostInfo,
+  variants: readonly Variant[],
+  catalog: Catalog,
+  opts: { package: PackageName; maxAlternatives?: number; excluded?: readonly Excluded[] },
+): Facts {
+  const isas = isaFit(host, catalog);
+  const groups = new Map<string, GpuInfo[]>();
+  for (const g of host.gpus) groups.set(g.capability, [...(groups.get(g.capability) ?? []), g]);
+  const driver = host.gpus.length ? oldestDriver(host.gpus) : null;
+  return {
+    host,
+    variants,
+    catalog,
+    pkg: opts.package,
+    excluded: opts.excluded ?? [],
+    maxAlternatives: opts.maxAlternatives ?? 5,
+    isas,
+    bestIsa: isas.runnable[0] ?? null,
+    rankOf: (k: string) => isas.byKey.get(k)?.rank ?? -1,
+    cudaByVersion: new Map(catalog.cuda.map((c) => [c.version, c] as [string, CudaToolkit])),
+    pool: variants.filter((v) => v.package === opts.package && v.system === host.system),
+    matrixIsas: uniq(variants.filter((v) => v.system === host.system).map((v) => v.isa)),
+    matrixCuda: uniq(variants.map((v) => v.cuda).filter((c): c is string => c !== null)),
+    packagesInMatrix: uniq(variants.map((v) => v.package)),
+    groups,
+    driver,
+    driverCuda: driver ? cudaForDriver(driver, catalog.cuda) : [],
+  };
+}
+
+/** The CPU pick's case (see `CpuCase`). */
+export function cpuCase(f: Facts): CpuCase {
+  return {
+    f,
+    sm: null,
+    cpuOnly: f.pool.filter((v) => v.sm === null),
+    fits: f.pool.filter((v) => variantRunsOn(v, f.host, null, f.catalog)).sort(bestFirst(null, f.rankOf)),
+  };
+}
+
+/** The case of the GPU group `gs` of compute capability `cap` (see `GpuCase`). */
+export function gpuCase(f: Facts, cap: string, gs: readonly GpuInfo[]): GpuCase {
+  const sm = gs[0].sm;
+  const driver = oldestDriver(gs);
+  const forSm = f.pool.filter((v) => v.sm === sm);
+  const runs = forSm.filter((v) => capabilitiesRunOn(v.cudaCapabilities, cap));
+  const driverOk = runs.filter((v) => {
+    const t = v.cuda === null ? undefined : f.cudaByVersion.get(v.cuda);
+    return t !== undefined && compareVersions(t.minDriverLinux, driver) <= 0;
+  });
+  // The one rule (compat.ts); the narrowing above only explains a miss.
+  const fits = f.pool
+    .filter((v) => variantRunsOn(v, f.host, { capability: cap, driver }, f.catalog))
+    .sort(bestFirst(cap, f.rankOf));
+  return { f, sm, cap, driver, arch: f.catalog.gpus.find((g) => g.sm === sm), forSm, runs, driverOk, fits };
+}
+
+/**
+ * Walk `rules` in order and return the first verdict.
+ * @throws Error when no rule decides: a bug, since the last rule of GPU_RULES and CPU_RULES always does
+ */
+export function decide<C>(rules: readonly Rule<C>[], c: C): Verdict {
+  for (const rule of rules) {
+    const v = rule(c);
+    if (v) return v;
+  }
+  throw new Error(`no rule decided (${rules.map((r) => r.name).join(", ")})`);
+}
+
+// --- advice shared by several rules -----------------------------------------------------------------------------
+
+/** The runner-up names of a pick: the fits after the best, at most `maxAlternatives`. */
+function alternativesOf(c: CpuCase | GpuCase): string[] {
+  return c.fits.slice(1, 1 + c.f.maxAlternatives).map((v) => v.name);
+}
+
+/** "add the widest ISA" when the pick's ISA is narrower than the CPU runs and the matrix lacks the widest. */
+function widerIsaSuggestion(f: Facts, best: Variant): string[] {
+  const b = f.bestIsa;
+  if (!b || f.rankOf(best.isa) >= b.rank || f.matrixIsas.includes(b.key)) return [];
+  return [addTo("isas", b.key) + ` for code using ${b.requiredCpuFeatures.join(" ")}`];
+}
+
+/** Candidates exist, but only for ISAs this CPU cannot run: which, what each lacks, and the ISA to add. */
+function isaProblem(f: Facts, candidates: readonly Variant[], what: string): Verdict {
+  const keys = uniq(candidates.map((v) => v.isa));
+  const lacks = keys.map((k) =>
+    f.isas.byKey.has(k) ? `${k} needs ${f.isas.missing.get(k)!.join(" ")}` : `${k} is not in the catalog`,
+  );
+  return drop(
+    [`${what} exist only for ISA ${keys.join(", ")}, which this CPU cannot run: ` + lacks.join("; ")],
+    f.bestIsa
+      ? [addTo("isas", f.bestIsa.key) + ` (the widest ISA this CPU runs)`]
+      : [`no CPU ISA in the catalog runs on this CPU; the catalog (generator/catalog/cpu-isas.ts) needs one`],
+  );
+}
+
+/**
+ * "add "12.9" to cuda in matrix.ts", plus the release to add when no release of the matrix has a nixpkgs pin that
+ * carries that CUDA version with a working torch (a pin's `brokenCuda` counts as not carrying it).
+ */
+function cudaAddition(f: Facts, version: string): string {
+  const matrixPins = new Set(f.variants.map((v) => v.nixpkgs));
+  const pins = f.catalog.nixpkgs
+    .filter((n) => n.cuda.includes(version) && !(version in n.brokenCuda))
+    .sort((a, b) => compareVersions(b.torch, a.torch));
+  if (pins.length === 0)
+    return `${addTo("cuda", version)}, once a nixpkgs pin in the catalog carries a working torch for CUDA ${version} (none does yet)`;
+  if (pins.some((n) => matrixPins.has(n.rev))) return addTo("cuda", version);
+  const pin = pins[0];
+  return (
+    `${addTo("cuda", version)} with a release whose nixpkgs carries it: ` +
+    `{ torch: "${pin.torch}", nixpkgs: "${pin.rev}" } in releases`
+  );
+}
+
+/** The catalog's CUDA versions whose nvcc compiles `cap` natively, oldest first. */
+function nativeToolkits(f: Facts, cap: string): CudaToolkit[] {
+  return f.catalog.cuda.filter((t) => t.capabilities.includes(cap)).sort((a, b) => compareVersions(a.version, b.version));
+}
+
+/**
+ * For a binary-compatible pick: why the matrix's native variants do not fit (a reason), or where native code would
+ * come from (a suggestion: the oldest CUDA version whose nvcc compiles `cap`).
+ */
+function nativeHint(c: GpuCase): { reasons: string[]; suggestions: string[] } {
+  const { f, cap, driver } = c;
+  const nativeInMatrix = c.forSm.filter((v) => isNative(v, cap));
+  if (nativeInMatrix.length) {
+    const why = nativeInMatrix.map((v) => {
+      const t = f.cudaByVersion.get(v.cuda!);
+      if (t && compareVersions(t.minDriverLinux, driver) > 0) return `${v.name} needs driver ≥ ${t.minDriverLinux}`;
+      if (!f.isas.runnable.some((i) => i.key === v.isa)) return `${v.name} needs ${f.isas.missing.get(v.isa)?.join(" ") ?? v.isa}`;
+      return `${v.name} does not fit`;
+    });
+    return { reasons: [`native variants exist but do not fit: ${uniq(why).slice(0, 3).join("; ")}`], suggestions: [] };
+  }
+  const native = nativeToolkits(f, cap)[0];
+  if (!native) return { reasons: [], suggestions: [] };
+  const newer = compareVersions(native.minDriverLinux, driver) > 0;
+  return {
+    reasons: [],
+    suggestions: [
+      `for native ${cap} code: ` +
+        cudaAddition(f, native.version) +
+        (newer ? ` (CUDA ${native.version} needs driver ≥ ${native.minDriverLinux}; this one is ${driver})` : ""),
+    ],
+  };
+}
+
+// --- the rules --------------------------------------------------------------------------------------------------
+
+/** Pick: the best CPU-only variant that runs on this CPU. */
+function cpuVariantFits(c: CpuCase): Verdict | null {
+  const best = c.fits[0];
+  if (!best) return null;
+  return {
+    kind: "pick",
+    variant: best,
+    binaryCompat: false,
+    reasons: [
+      `${best.name}: ISA ${best.isa}, PyTorch ${best.torchVersion}, Python ${best.python} ` +
+        `(widest ISA, then newest PyTorch, then newest Python of ${c.fits.length} fitting CPU-only variant(s))`,
+    ],
+    suggestions: widerIsaSuggestion(c.f, best),
+    alternatives: alternativesOf(c),
+  };
+}
+
+/** Pick: the best variant for this GPU, native code first; a binary-compatible pick says where native code is. */
+function gpuVariantFits(c: GpuCase): Verdict | null {
+  const best = c.fits[0];
+  if (!best) return null;
+  const { cap, driver } = c;
+  const binaryCompat = !isNative(best, cap);
+  const toolkit = c.f.cudaByVersion.get(best.cuda!)!;
+  const hint = binaryCompat ? nativeHint(c) : { reasons: [], suggestions: [] };
+  return {
+    kind: "pick",
+    variant: best,
+    binaryCompat,
+    reasons: [
+      binaryCompat
+        ? `binary-compatible code: CUDA ${best.cuda}'s nvcc cannot compile ${cap}, so ${best.name} carries ` +
+          `${best.cudaCapabilities.join(", ")} code, which runs on ${cap} (same major, lower or equal minor)`
+        : `native code: ${best.name} carries ${best.cudaCapabilities.join(", ")} code compiled by CUDA ${best.cuda}'s nvcc`,
+      `driver ${driver} ≥ ${toolkit.minDriverLinux}, the minimum CUDA ${best.cuda} needs`,
+      `ISA ${best.isa}, CUDA ${best.cuda}, PyTorch ${best.torchVersion}, Python ${best.python}: ` +
+        `of ${c.fits.length} fitting variant(s), ordered native first, then widest ISA, newest CUDA, newest PyTorch, newest Python`,
+      ...hint.reasons,
+    ],
+    suggestions: [...hint.suggestions, ...widerIsaSuggestion(c.f, best)],
+    alternatives: alternativesOf(c),
+  };
+}
+
+/** Drop: the catalog (generator/catalog/gpus.ts) does not know this GPU, so no matrix.ts change can add it. */
+function gpuNotInCatalog(c: GpuCase): Verdict | null {
+  if (c.arch) return null;
+  return drop([
+    `compute capability ${c.cap} (sm${c.sm}) is not in the catalog (generator/catalog/gpus.ts); ` +
+      `no ${MATRIX} change can add it until the catalog knows this GPU`,
+  ]);
+}
+
+/** Drop: the catalog lists this GPU for other systems only (e.g. a Jetson SM on x86_64). */
+function gpuNotOnSystem(c: GpuCase): Verdict | null {
+  const system = c.f.host.system;
+  if (!c.arch || c.arch.systems.includes(system)) return null;
+  return drop([`the catalog lists sm${c.sm} (${c.arch.label}) for ${c.arch.systems.join(", ")} only, not ${system}`]);
+}
+
+/**
+ * Drop: the matrix has no variant of the package for this system. A package the matrix lists whose every
+ * combination was dropped yields no variant, yet is in `packages`: its drops (with the catalog's reasons) tell it
+ * apart from a package the matrix does not list.
+ */
+function packageNotBuilt(c: CpuCase | GpuCase): Verdict | null {
+  const { f } = c;
+  if (f.pool.length) return null;
+  const problems = [`the matrix has no ${f.pkg} variants for ${f.host.system}`];
+  const suggestions: string[] = [];
+  if (!f.packagesInMatrix.includes(f.pkg)) {
+    const dropped = f.excluded.filter((e) => e.package === f.pkg);
+    if (dropped.length)
+      problems.push(
+        `${f.pkg} is in packages of ${MATRIX}, but every one of its ${dropped.length} combination(s) is dropped: ` +
+          `${dropped[0]!.reasons[0] ?? "no reason recorded"} (first: ${dropped[0]!.name}; \`variant-matrix list --excluded\` shows all)`,
+      );
+    else suggestions.push(`add "${f.pkg}" to packages in ${MATRIX}`);
+  }
+  if (f.bestIsa && !f.matrixIsas.includes(f.bestIsa.key)) suggestions.push(addTo("isas", f.bestIsa.key));
+  if (c.sm !== null && !f.variants.some((v) => v.sm === c.sm)) suggestions.push(addTo("gpus", c.sm));
+  return drop(problems, suggestions);
+}
+
+/** "the matrix has no PKG variant for smSM (LABEL) on SYSTEM". */
+const noVariantForSm = (c: GpuCase, arch: GpuArch) =>
+  `the matrix has no ${c.f.pkg} variant for sm${c.sm} (${arch.label}) on ${c.f.host.system}`;
+
+/**
+ * Drop: the matrix asks for this GPU but drops the package for it (flash-attn below SM80): say why (the catalog's
+ * reasons) and suggest nothing.
+ */
+function gpuDroppedByMatrix(c: GpuCase): Verdict | null {
+  const { f, sm } = c;
+  if (!c.arch || c.forSm.length) return null;
+  const systemOf = (isa: string) => f.catalog.isas.find((i) => i.key === isa)?.system;
+  const dropped = f.excluded.filter((e) => e.package === f.pkg && e.sm === sm && systemOf(e.isa) === f.host.system);
+  if (!dropped.length || !f.variants.some((v) => v.sm === sm && v.system === f.host.system)) return null;
+  return drop([noVariantForSm(c, c.arch), ...uniq(dropped.flatMap((e) => e.reasons)).map((r) => `dropped: ${r}`)]);
+}
+
+/**
+ * Drop: the matrix has no variant for this GPU's SM: add it to gpus, and a CUDA version whose nvcc compiles for it
+ * when none of the matrix's does. Variants of another SM of the same major are named, not offered.
+ */
+function gpuNotInMatrix(c: GpuCase): Verdict | null {
+  const { f, sm, cap } = c;
+  if (!c.arch || c.forSm.length) return null;
+  const problems = [noVariantForSm(c, c.arch)];
+  const sameMajor = uniq(
+    f.pool.filter((v) => v.sm !== null && v.sm !== sm && capabilitiesRunOn(v.cudaCapabilities, cap)).map((v) => `sm${v.sm}`),
+  );
+  if (sameMajor.length)
+    problems.push(
+      `(${sameMajor.join(", ")} variants carry code that would load on ${cap}, but they are built and named ` +
+        `for another GPU; detect recommends only variants for this GPU)`,
+    );
+  return drop(problems, [addTo("gpus", sm), ...cudaForGpu(c)]);
+}
+
+/**
+ * When no CUDA version of the matrix compiles for the GPU (natively or same-major): the newest catalog version
+ * whose nvcc compiles it natively and the driver runs (else the oldest such), as a matrix.ts addition.
+ */
+function cudaForGpu(c: GpuCase): string[] {
+  const { f, cap, driver } = c;
+  const servable = f.matrixCuda.filter((ver) => {
+    const t = f.cudaByVersion.get(ver);
+    return t !== undefined && capabilitiesRunOn(t.capabilities, cap);
+  });
+  if (servable.length) return [];
+  const add = nativeToolkits(f, cap);
+  const okDriver = add.filter((t) => compareVersions(t.minDriverLinux, driver) <= 0);
+  const t = okDriver[okDriver.length - 1] ?? add[0];
+  if (!t) return [`no CUDA version in the catalog compiles for ${cap}`];
+  return [
+    `no CUDA version of the matrix (${f.matrixCuda.join(", ") || "none"}) compiles for ${cap}: ` +
+      cudaAddition(f, t.version) +
+      (compareVersions(t.minDriverLinux, driver) > 0 ? ` (CUDA ${t.version} needs driver ≥ ${t.minDriverLinux})` : ""),
+  ];
+}
+
+/** Drop: the matrix's variants for this SM carry no code that runs on its capability (a generator or catalog bug). */
+function gpuCodeDoesNotRun(c: GpuCase): Verdict | null {
+  if (c.runs.length) return null;
+  return drop([
+    `the matrix's sm${c.sm} variants carry ${uniq(c.forSm.flatMap((v) => v.cudaCapabilities)).join(", ")} code, ` +
+      `none of which runs on ${c.cap} (a generator or catalog bug)`,
+  ]);
+}
+
+/**
+ * Drop: the driver is older than every CUDA version of the matrix's variants for this GPU needs: upgrade it, or
+ * add a CUDA version it runs (one a catalog pin carries).
+ */
+function driverTooOld(c: GpuCase): Verdict | null {
+  const { f, sm, driver } = c;
+  if (c.driverOk.length) return null;
+  const needs = uniq(c.runs.map((v) => v.cuda!))
+    .map((ver) => f.cudaByVersion.get(ver))
+    .filter((t): t is CudaToolkit => t !== undefined)
+    .sort((a, b) => compareVersions(a.minDriverLinux, b.minDriverLinux));
+  const lowest = needs[0];
+  const problems = [
+    `driver ${driver} is too old for the matrix's sm${sm} variants: ` +
+      needs.map((t) => `CUDA ${t.version} needs ≥ ${t.minDriverLinux}`).join(", "),
+  ];
+  const upgrade = lowest ? [`upgrade the NVIDIA driver to ≥ ${lowest.minDriverLinux} (CUDA ${lowest.version})`] : [];
+  return drop(problems, [...upgrade, cudaForOldDriver(c)]);
+}
+
+/** The CUDA version a too-old driver runs that could serve the GPU, as advice (or why none can). */
+function cudaForOldDriver(c: GpuCase): string {
+  const { f, cap, driver } = c;
+  const supported = cudaForDriver(driver, f.catalog.cuda).filter((t) => capabilitiesRunOn(t.capabilities, cap));
+  const carried = supported.filter((t) =>
+    f.catalog.nixpkgs.some((n) => n.cuda.includes(t.version) && !(t.version in n.brokenCuda)),
+  );
+  if (carried.length) return `or ${cudaAddition(f, carried[0].version)} (CUDA ${carried[0].version} runs on driver ${driver})`;
+  if (supported.length) return `CUDA ${supported[0].version} runs on driver ${driver}, but no nixpkgs pin in the catalog carries it`;
+  return `(no CUDA version in the catalog runs on driver ${driver}, so no ${MATRIX} change can help: upgrade the driver)`;
+}
+
+/** Drop: the variants for this GPU that the driver runs are all for ISAs this CPU cannot run. */
+function gpuIsaNotRunnable(c: GpuCase): Verdict {
+  return isaProblem(c.f, c.driverOk, `${c.f.pkg} variants for sm${c.sm} that this driver runs`);
+}
+
+/** Drop: the matrix has no CPU-only variants of the package for this system: set cpuOnly. */
+function noCpuOnlyVariants(c: CpuCase): Verdict | null {
+  const { f } = c;
+  if (c.cpuOnly.length) return null;
+  const isa = f.bestIsa && !f.matrixIsas.includes(f.bestIsa.key) ? [addTo("isas", f.bestIsa.key)] : [];
+  return drop([`the matrix has no CPU-only ${f.pkg} variants for ${f.host.system}`], [`set cpuOnly: true in ${MATRIX}`, ...isa]);
+}
+
+/** Drop: the CPU-only variants are all for ISAs this CPU cannot run. */
+function cpuIsaNotRunnable(c: CpuCase): Verdict {
+  return isaProblem(c.f, c.cpuOnly, `CPU-only ${c.f.pkg} variants for ${c.f.host.system}`);
+}
+
+/** The rules of a GPU group's pick, in order (see the module comment); the last always decides. */
+export const GPU_RULES: readonly Rule<GpuCase>[] = [
+  gpuVariantFits,
+  gpuNotInCatalog,
+  gpuNotOnSystem,
+  packageNotBuilt,
+  gpuDroppedByMatrix,
+  gpuNotInMatrix,
+  gpuCodeDoesNotRun,
+  driverTooOld,
+  gpuIsaNotRunnable,
+];
+
+/** The rules of the CPU pick, in order (see the module comment); the last always decides. */
+export const CPU_RULES: readonly Rule<CpuCase>[] = [cpuVariantFits, packageNotBuilt, noCpuOnlyVariants, cpuIsaNotRunnable];
