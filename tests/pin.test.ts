@@ -8,6 +8,7 @@ import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { catalog } from "../generator/catalog/index.ts";
+import { compareVersions } from "../generator/versions.ts";
 import { bundledDeviceCode } from "../generator/catalog/device-code.ts";
 import { comparePin, PinFactsSchema, type PinFacts } from "../generator/pin/facts.ts";
 import { SHA256_RE, type NixpkgsPin } from "../generator/schema.ts";
@@ -69,6 +70,31 @@ test("pin check exits 0 against a faithful stand-in of every catalog pin", () =>
   assert.is(r.status, 0, r.stdout + r.stderr);
   for (const p of catalog.nixpkgs) assert.match(r.stdout, new RegExp(`✓ ${p.rev.slice(0, 7)} \\(torch ${p.torch.replace(/\./g, "\\.")}.*: \\d+ facts agree`));
   assert.not.match(r.stdout, /✗/);
+});
+
+test("pin check --also: the user's nixpkgs beside the pins; a torch newer than the catalog knows names pin add, a known one does not, and neither fails the check", () => {
+  const newest = [...catalog.torch].map((t) => t.version).sort(compareVersions).at(-1)!;
+  const [maj, min] = newest.split(".").map(Number);
+  const next = `${maj}.${min! + 1}.0`;
+  const pin = catalog.nixpkgs.find((p) => p.rev.startsWith("2c423e0"))!;
+  const ahead = standInCheckout(pin.rev, { torch: next }, { gitRevision: "d".repeat(40) });
+  const known = standInCheckout(pin.rev, {}, { gitRevision: "c".repeat(40) });
+  const r = runCli(["pin", "check", "--no-fetch", "--nixpkgs", `${pin.rev}=${checkouts.get(pin.rev)!}`, "--also", ahead, "--also", known]);
+  assert.is(r.status, 0, r.stdout + r.stderr);
+  assert.ok(
+    r.stdout.includes(`note: nixpkgs ${"d".repeat(40)} (--also): torch ${next}, newer than every release the catalog knows (newest ${newest}): \`variant-matrix pin add ${ahead}\` brings it in`),
+    r.stdout,
+  );
+  assert.ok(r.stdout.includes(`✓ nixpkgs ${"c".repeat(40)} (--also): torch ${pin.torch}, a release the catalog knows`), r.stdout);
+  const j = runCli(["pin", "check", "--no-fetch", "--json", "--also", ahead]);
+  assert.is(j.status, 0, j.stderr);
+  const beside = (JSON.parse(j.stdout) as { status: string; newerTorch?: { torch: string } }[]).filter((x) => x.status === "beside");
+  assert.is(beside.length, 1);
+  assert.is(beside[0]!.newerTorch!.torch, next);
+  // A revision to fetch with fetching off: said, exit 2.
+  const off = runCli(["pin", "check", "--no-fetch", "--also", "e".repeat(40)]);
+  assert.is(off.status, 2, off.stdout + off.stderr);
+  assert.match(off.stderr, /fetching a revision is off/);
 });
 
 test("pin check exits 1 and names the fact when the nixpkgs disagrees with the catalog (one fact changed each time)", () => {

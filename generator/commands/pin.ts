@@ -4,7 +4,7 @@
  * beside matrix.ts), and ask a binary cache whether it holds what the cache model says it holds.
  *
  *   pin inspect REV|PATH [--json] [--system S] [--rev REV] [--url URL]
- *   pin check [--nixpkgs REV=PATH ...] [--no-fetch] [--system S] [--json] [--matrix FILE]
+ *   pin check [--nixpkgs REV=PATH ...] [--also REV|PATH ...] [--no-fetch] [--system S] [--json] [--matrix FILE]
  *   pin add REV|PATH [--rev REV] [--sha256 H] [--url URL] [--date YYYY-MM-DD] [--channel C] [--system S] [--matrix FILE]
  *   pin cache [--substituter URL] [--nixpkgs REV=PATH ...] [--no-fetch] [--nix-option K=V ...] [--json]
  *
@@ -73,6 +73,13 @@ const inspectOptions = {
 
 const checkOptions = {
   nixpkgs: OPT.nixpkgs,
+  also: {
+    type: "string",
+    array: true,
+    describe:
+      "REV|PATH: a nixpkgs that is not a catalog pin (yours: a revision, fetched, or a checkout), read beside the pins: " +
+      "the torch it carries, and `pin add` when the catalog knows no release as new (repeatable)",
+  },
   fetch: OPT.fetch,
   system: OPT.system,
   json: { ...outputOptions.json, describe: "print the comparison as JSON" },
@@ -265,8 +272,19 @@ async function pinCheck(argv: CheckArgs, cat: Catalogs["cat"], given: Record<str
   const run = await import("../pin/run.ts");
   const results = await run.checkPins(cat, { given, fetch: argv.fetch, system: argv.system });
   const checked = results.filter((r) => r.status === "checked");
-  if (argv.json) console.log(JSON.stringify(results.map((r) => (r.status === "checked" ? { status: r.status, where: r.where, ...r.comparison } : { rev: r.pin.rev, status: r.status, why: r.why })), null, 2));
-  else
+  const beside = await Promise.all((argv.also ?? []).map((src) => run.checkBeside(src, cat, { fetch: argv.fetch, system: argv.system })));
+  if (argv.json)
+    console.log(
+      JSON.stringify(
+        [
+          ...results.map((r) => (r.status === "checked" ? { status: r.status, where: r.where, ...r.comparison } : { rev: r.pin.rev, status: r.status, why: r.why })),
+          ...beside.map((b) => ({ status: "beside", ...b })),
+        ],
+        null,
+        2,
+      ),
+    );
+  else {
     printPerPin(results, (r, head) => {
       const c = r.comparison;
       return [
@@ -275,8 +293,18 @@ async function pinCheck(argv: CheckArgs, cat: Catalogs["cat"], given: Record<str
         ...c.notes.map((n) => `    note: ${n}`),
       ];
     });
-  if (!checked.length) await noPinReached();
+    for (const b of beside) console.log(besideLine(b));
+  }
+  if (!checked.length && !beside.length) await noPinReached();
   if (checked.some((r) => r.status === "checked" && r.comparison.differences.length)) process.exitCode = 1;
+}
+
+/** One line for a nixpkgs read beside the pins: its torch, and `pin add` when the catalog knows no release as new. */
+function besideLine(b: import("../pin/run.ts").BesideCheck): string {
+  const what = `nixpkgs ${b.rev ?? b.source} (--also)`;
+  if (b.newerTorch)
+    return `note: ${what}: torch ${b.newerTorch.torch}, newer than every release the catalog knows (newest ${b.newerTorch.newest}): \`variant-matrix pin add ${b.source}\` brings it in`;
+  return b.torch === null ? `– ${what}: no Python set has torch` : `✓ ${what}: torch ${b.torch}, a release the catalog knows`;
 }
 
 /**

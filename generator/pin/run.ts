@@ -7,7 +7,8 @@ import { existsSync, statSync } from "node:fs";
 import { resolve } from "node:path";
 import { nixpkgsTarballUrl } from "../catalog/index.ts";
 import type { Catalog, NixpkgsPin } from "../schema.ts";
-import { comparePin, pinEntryFromFacts, type LocalPinEntry, type PinComparison, type PinFacts } from "./facts.ts";
+import { comparePin, pinEntryFromFacts, torchNewerThanCatalog, type LocalPinEntry, type PinComparison, type PinFacts } from "./facts.ts";
+import { compareVersions } from "../versions.ts";
 import { inspectNixpkgs, PinError, prefetchTarball, revisionOf } from "./nix.ts";
 
 const REV_RE = /^[0-9a-f]{40}$/;
@@ -118,6 +119,34 @@ export async function checkPins(
     out.push({ pin, status: "checked", comparison, where: source.where });
   }
   return out;
+}
+
+/** A nixpkgs read beside the catalog's pins (`pin check --also`): what it is and the torch it carries. */
+export interface BesideCheck {
+  /** What the user gave: a revision or a checkout directory. */
+  source: string;
+  /** Its revision, when known (a fetched one, or a checkout's .git-revision / .git). */
+  rev: string | null;
+  /** The newest torch of its Python sets, or null when none has torch. */
+  torch: string | null;
+  /** Set when that torch is newer than every release the catalog knows (pin/facts.ts torchNewerThanCatalog). */
+  newerTorch: { torch: string; newest: string } | null;
+}
+
+/**
+ * Read a nixpkgs that is not a catalog pin (the user's: a revision, or a checkout) and say which torch it carries and
+ * whether the catalog knows a release as new; `pin add SOURCE` is the way in for a newer one.
+ * @throws PinError when the source cannot be read (neither a directory nor a revision, fetching off for a revision,
+ *   a failed fetch or evaluation)
+ */
+export async function checkBeside(source: string, cat: Catalog, opts: { fetch: boolean; system?: string }): Promise<BesideCheck> {
+  const asPath = resolve(process.cwd(), source);
+  if (!opts.fetch && !(existsSync(asPath) && statSync(asPath).isDirectory()))
+    throw new PinError(`--also ${source}: not a directory, and fetching a revision is off (--no-fetch)`);
+  const { source: src, facts } = await inspect(await resolveSource(source), opts.system);
+  const torches = facts.pythonSets.flatMap((s) => (s.torch.value !== null ? [s.torch.value] : []));
+  const torch = torches.reduce<string | null>((a, v) => (a === null || compareVersions(v, a) > 0 ? v : a), null);
+  return { source, rev: src.rev, torch, newerTorch: torchNewerThanCatalog(facts, cat) };
 }
 
 /**
