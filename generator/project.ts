@@ -86,8 +86,8 @@ export interface Project {
 function declaredKeys(schema: z.ZodType, path: readonly PropertyKey[]): string[] | null {
   type Def = { type: string; shape?: Record<string, z.ZodType>; element?: z.ZodType; valueType?: z.ZodType; innerType?: z.ZodType };
   const unwrap = (t: z.ZodType | undefined): Def | null => {
-    let def = t ? (t.def as unknown as Def) : null;
-    while (def && def.innerType && ["optional", "default", "nullable", "prefault", "readonly", "catch"].includes(def.type)) def = def.innerType.def as unknown as Def;
+    let def = t ? (t.def as Def) : null;
+    while (def && def.innerType && ["optional", "default", "nullable", "prefault", "readonly", "catch"].includes(def.type)) def = def.innerType.def as Def;
     return def;
   };
   let def = unwrap(schema);

@@ -51,7 +51,8 @@ const NBSP = "\u00a0";
 export function settingLines(setting: string, width: number, indent = ""): string[] {
   const m = /^(extra-[\w-]+) = (.*)$/.exec(setting);
   if (!m || [...indent].length + setting.length <= width) return [indent + setting];
-  const [, name, values] = m as unknown as [string, string, string];
+  const name = m[1]!;
+  const values = m[2]!;
   const lines: string[] = [];
   let cur: string[] = [];
   const line = (vs: string[]) => `${indent}${name} = ${vs.join(" ")}`;
@@ -105,7 +106,9 @@ export function wrapLines(text: string, width: number): string {
     .map((line) => {
       if (NIX_CONF_LINE.test(line)) return line;
       const m = /^(\s*)((?:[-✓✗–!→•*] |\$ |\d+\. )?)(.*)$/u.exec(line)!;
-      const [, lead, mark, rest] = m as unknown as [string, string, string, string];
+      const lead = m[1]!;
+      const mark = m[2]!;
+      const rest = m[3]!;
       if (rest.trim() === "") return line.trimEnd();
       if ([...line].length <= width) return line; // a line that fits (perhaps wrapped before) is left as it is
       if (mark === "$ ") return wrapCommand(rest, width, lead + mark, lead + "    ");

@@ -185,7 +185,7 @@ export function selectTargets<T extends Selectable>(all: readonly T[], sel: Sele
   let filters;
   try {
     filters = parseFilters(sel.filters);
-    checkFilterValues(filters, all as unknown as Filterable[]);
+    checkFilterValues(filters, all);
   } catch (e) {
     throw new SelectionError((e as Error).message);
   }
@@ -203,7 +203,7 @@ export function selectTargets<T extends Selectable>(all: readonly T[], sel: Sele
     );
   }
   const pass = (t: T) =>
-    matchFilters(t as unknown as Filterable, filters) && (sel.package === undefined || t.package === sel.package);
+    matchFilters(t, filters) && (sel.package === undefined || t.package === sel.package);
   const requested = (names.length > 0 ? names.map((n) => byName.get(n)!) : all).filter(pass);
   // Every value occurs alone (checkFilterValues), but not together: nothing is built or published (exit 2), and
   // the message names the selection so the user sees which parts exclude each other.

@@ -34,9 +34,13 @@ function precompiledLoader(): nunjucks.ILoader | null {
       const code = nunjucks.precompile(TEMPLATES_DIR, {
         env: new nunjucks.Environment(null, OPTIONS),
         include: ["\\.njk$"],
-        // @types/nunjucks types `templates` as one object; nunjucks passes the array of every precompiled template.
-        wrapper: ((ts: { name: string; template: string }[]) =>
-          `module.exports = {\n${ts.map((t) => `${JSON.stringify(t.name)}: (function() {${t.template}})(),`).join("\n")}\n};\n`) as unknown as nunjucks.PrecompileOptions["wrapper"],
+        // @types/nunjucks types `templates` as one object; nunjucks passes the array of every precompiled template:
+        // concat takes either and gives the array.
+        wrapper: (templates) =>
+          `module.exports = {\n${([] as { name: string; template: string }[])
+            .concat(templates)
+            .map((t) => `${JSON.stringify(t.name)}: (function() {${t.template}})(),`)
+            .join("\n")}\n};\n`,
       });
       const tmp = `${file}.${process.pid}.tmp`;
       writeFileSync(tmp, code);
