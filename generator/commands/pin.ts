@@ -74,8 +74,7 @@ const inspectOptions = {
 const checkOptions = {
   nixpkgs: OPT.nixpkgs,
   also: {
-    type: "string",
-    array: true,
+    ...REPEATABLE,
     describe:
       "REV|PATH: a nixpkgs that is not a catalog pin (yours: a revision, fetched, or a checkout), read beside the pins: " +
       "the torch it carries, and `pin add` when the catalog knows no release as new (repeatable)",
