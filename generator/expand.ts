@@ -22,6 +22,7 @@ import { extraPromise } from "./catalog/extras.ts";
 import { compareVersions } from "./versions.ts";
 import { capabilityRunsOn } from "./compat.ts";
 import { nixpkgsAllows, nixpkgsCapability } from "./catalog/gpus.ts";
+import { gccarchFeature } from "./catalog/cpu-isas.ts";
 import type {
   Catalog,
   CpuIsa,
@@ -543,10 +544,3 @@ export function expand(matrix: Matrix, catalog: Catalog): Expansion {
   return { variants: out.variants, excluded: out.excluded };
 }
 
-/**
- * The Nix system feature a builder must declare to run an ISA's code, `gccarch-<arch>` (catalog/cpu-isas.ts `gccarch`):
- * on every derivation of the ISA's variants, beside matrix.ts's `requiredSystemFeatures`.
- */
-export function gccarchFeature(isa: Pick<CpuIsa, "gccarch">): string {
-  return `gccarch-${isa.gccarch.arch}`;
-}

@@ -248,4 +248,10 @@ export const ARM_HOST_HINTS: Record<string, string> = {
   "Cortex-X925": "e.g. NVIDIA GB10 (DGX Spark)",
 };
 
-
+/**
+ * The Nix system feature a builder must declare to run an ISA's code, `gccarch-<arch>` (its `gccarch`):
+ * on every derivation of the ISA's variants, beside matrix.ts's `requiredSystemFeatures`.
+ */
+export function gccarchFeature(isa: Pick<CpuIsa, "gccarch">): string {
+  return `gccarch-${isa.gccarch.arch}`;
+}

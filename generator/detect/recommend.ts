@@ -24,7 +24,7 @@
  * the CPU-only fallback); the first rule picks by the rule above, the others say where a miss stopped and what to
  * add to matrix.ts. The host-level reasons are HOST_FINDINGS below.
  */
-import { gccarchFeature } from "../expand.ts";
+import { gccarchFeature } from "../catalog/cpu-isas.ts";
 import type { Catalog, Excluded, PackageName, Variant } from "../schema.ts";
 import { armHostHint, compareVersions, type GpuInfo, type HostInfo } from "./host.ts";
 import {

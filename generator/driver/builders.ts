@@ -39,7 +39,7 @@ export async function builderNeeds(
       import("../detect/host.ts"),
       import("../compat.ts"),
       import("../catalog/index.ts"),
-      import("../expand.ts"),
+      import("../catalog/cpu-isas.ts"),
     ]);
     const cpu = parseCpuinfo(await readFile("/proc/cpuinfo", "utf8"));
     const runnable = isaFit({ system: o.host as never, cpu }, catalog).runnable;

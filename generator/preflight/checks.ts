@@ -18,7 +18,7 @@ import { existsOn, runOn, type Host } from "./host.ts";
 import { parseCpuinfo } from "../detect/host.ts";
 import { isaFit } from "../compat.ts";
 import { catalog } from "../catalog/index.ts";
-import { gccarchFeature } from "../expand.ts";
+import { gccarchFeature } from "../catalog/cpu-isas.ts";
 import { wrap } from "../text.ts";
 import { formatName, parseName } from "../naming.ts";
 import { ENV_PACKAGE } from "../catalog/packages.ts";

@@ -57,7 +57,7 @@ export { nixString as nixStr } from "../../generator/render/literals.ts";
 import { nixString as nixStr } from "../../generator/render/literals.ts";
 import { WRAPPER_NIXPKGS_ARG } from "../../generator/render/index.ts";
 import { catalog } from "../../generator/catalog/index.ts";
-import { gccarchFeature } from "../../generator/expand.ts";
+import { gccarchFeature } from "../../generator/catalog/cpu-isas.ts";
 
 /** A Nix path value for a file system path (absolute or relative to the repository root), safe for any name. */
 export function nixPath(p: string): string {
