@@ -311,6 +311,14 @@ export function pinEntryFromFacts(
   return { pin, torch: release, torchaudio: audio };
 }
 
+/** The newest of `versions` (versions.ts compareVersions), or null for none. */
+const newestVersion = (versions: readonly string[]) => versions.reduce<string | null>((a, v) => (a === null || compareVersions(v, a) > 0 ? v : a), null);
+
+/** The newest torch of a nixpkgs' Python sets ("2.14.0"), or null when no set has torch. */
+export function newestTorchOf(facts: Pick<PinFacts, "pythonSets">): string | null {
+  return newestVersion(facts.pythonSets.flatMap((s) => (s.torch.value !== null ? [s.torch.value] : [])));
+}
+
 /**
  * A torch in `facts` newer than every PyTorch release the catalog knows: the user's nixpkgs moved past the catalog, and
  * `pin add` is the way in (it records the pin and what it carries in local-catalog.json). Versions compare as
@@ -319,9 +327,8 @@ export function pinEntryFromFacts(
  *   a release at least as new (or the pin has no torch)
  */
 export function torchNewerThanCatalog(facts: Pick<PinFacts, "pythonSets">, cat: Pick<Catalog, "torch">): { torch: string; newest: string } | null {
-  const newestOf = (vs: string[]) => vs.reduce<string | null>((a, v) => (a === null || compareVersions(v, a) > 0 ? v : a), null);
-  const torch = newestOf(facts.pythonSets.flatMap((s) => (s.torch.value !== null ? [s.torch.value] : [])));
-  const newest = newestOf(cat.torch.map((t) => t.version));
+  const torch = newestTorchOf(facts);
+  const newest = newestVersion(cat.torch.map((t) => t.version));
   if (torch === null || newest === null || compareVersions(torch, newest) <= 0) return null;
   return { torch, newest };
 }

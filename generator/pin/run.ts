@@ -7,8 +7,7 @@ import { existsSync, statSync } from "node:fs";
 import { resolve } from "node:path";
 import { nixpkgsTarballUrl } from "../catalog/index.ts";
 import type { Catalog, NixpkgsPin } from "../schema.ts";
-import { comparePin, pinEntryFromFacts, torchNewerThanCatalog, type LocalPinEntry, type PinComparison, type PinFacts } from "./facts.ts";
-import { compareVersions } from "../versions.ts";
+import { comparePin, newestTorchOf, pinEntryFromFacts, torchNewerThanCatalog, type LocalPinEntry, type PinComparison, type PinFacts } from "./facts.ts";
 import { inspectNixpkgs, PinError, prefetchTarball, revisionOf } from "./nix.ts";
 
 const REV_RE = /^[0-9a-f]{40}$/;
@@ -144,9 +143,7 @@ export async function checkBeside(source: string, cat: Catalog, opts: { fetch: b
   if (!opts.fetch && !(existsSync(asPath) && statSync(asPath).isDirectory()))
     throw new PinError(`--also ${source}: not a directory, and fetching a revision is off (--no-fetch)`);
   const { source: src, facts } = await inspect(await resolveSource(source), opts.system);
-  const torches = facts.pythonSets.flatMap((s) => (s.torch.value !== null ? [s.torch.value] : []));
-  const torch = torches.reduce<string | null>((a, v) => (a === null || compareVersions(v, a) > 0 ? v : a), null);
-  return { source, rev: src.rev, torch, newerTorch: torchNewerThanCatalog(facts, cat) };
+  return { source, rev: src.rev, torch: newestTorchOf(facts), newerTorch: torchNewerThanCatalog(facts, cat) };
 }
 
 /**
