@@ -13,7 +13,8 @@ import { catalog } from "../generator/catalog/index.ts";
 import { projectFromMatrix } from "../generator/project.ts";
 import { renderAll } from "../generator/render/index.ts";
 import { syncFiles } from "../generator/write.ts";
-import type { Catalog, MatrixInput } from "../generator/schema.ts";
+import type { MatrixInput } from "../generator/schema.ts";
+import type { Catalog } from "../generator/catalog/schema.ts";
 
 /** The real catalog plus `n` synthetic GPUs. */
 export function syntheticCatalog(n = 50): Catalog {

@@ -20,7 +20,8 @@ import { variantRunsOn } from "./compat.ts";
 import { InputError } from "./errors.ts";
 import { CUDA_CACHE_SUBSTITUTER, NIX_MIN } from "./catalog/host.ts";
 import { DEFAULT_SELF_HOSTED_LABELS, GITHUB_HOSTED_RUNNERS, GITHUB_LIMITS, GITHUB_MATRIX_LIMIT, SELF_HOSTED_NEEDS } from "./catalog/ci-runners.ts";
-import type { Catalog, Variant } from "./schema.ts";
+import type { Variant } from "./schema.ts";
+import type { Catalog } from "./catalog/schema.ts";
 
 /** `timeout-minutes` the build workflow writes: what GitHub allows, never more. */
 const JOB_TIMEOUT_MINUTES = { hosted: GITHUB_LIMITS.hostedJobMinutes, selfHosted: 4320 } as const;

@@ -9,7 +9,8 @@
  */
 import { capabilityRunsOn } from "./capability.ts";
 import { compareVersions } from "./versions.ts";
-import type { Catalog, CpuIsa, CudaToolkit, Variant } from "./schema.ts";
+import type { Variant } from "./schema.ts";
+import type { Catalog, CpuIsa, CudaToolkit } from "./catalog/schema.ts";
 
 export { capabilityRunsOn };
 

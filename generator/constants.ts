@@ -3,8 +3,6 @@
  * command definitions load nothing heavy.
  */
 
-import { DEFAULT_PACKAGE_NAMES, PACKAGE_NAMES } from "./catalog/packages.ts";
-
 /**
  * A repeatable string option of the command line: one value per occurrence (`--filter isa=armv9 --filter sm=121`),
  * so variant names written after it stay names (`build --nix-option substituters= NAME...`). yargs' `array: true`
@@ -25,18 +23,8 @@ export const SYSTEMS = ["x86_64-linux", "aarch64-linux"] as const;
 export type System = (typeof SYSTEMS)[number];
 
 /**
- * The package variants the generator writes per kept combination, in build order: `pytorch`, each package built on
- * torch of the catalog's table (generator/catalog/packages.ts), and the environment of them (`torch-env`).
- */
-export const PACKAGES: readonly string[] = PACKAGE_NAMES;
-/** matrix.ts `packages` when left out: PACKAGES but the opt-in CUDA extensions (flash-attn, xformers, bitsandbytes). */
-export const DEFAULT_PACKAGES: readonly string[] = DEFAULT_PACKAGE_NAMES;
-/** A package variant kind: one of PACKAGES ("pytorch", "torchaudio", "torchvision", "torch-env"). */
-export type PackageName = string;
-
-/**
  * The local catalog file, beside the matrix file (matrix.ts's directory): pins, PyTorch and torchaudio releases the
  * built-in catalog does not know yet, written by `variant-matrix pin add` and read by every command that loads the
- * matrix (generator/pin/local.ts). Validated with the built-in catalog's schemas.
+ * matrix (generator/catalog/local.ts). Validated with the built-in catalog's schemas.
  */
 export const LOCAL_CATALOG_FILE = "local-catalog.json";

@@ -2,7 +2,7 @@
  * `explain NAME`: the resolved parameters of a variant, or why a name is not one, and the nearest names that exist.
  * Pure: works on a loaded Project.
  */
-import { PACKAGES } from "./constants.ts";
+import { PACKAGES } from "./catalog/packages.ts";
 import { allowedAndClosest, nearestNames, sameExceptTag, shown, type Suggestion } from "./suggest.ts";
 import { catalogAxes, preferredPin } from "./catalog/index.ts";
 import { expand } from "./expand.ts";

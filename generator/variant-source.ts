@@ -2,7 +2,8 @@
  * Where a command gets the generated variants (detect, verify); tests hand in their own source instead of the
  * real matrix. A module of its own so commands share it without importing each other.
  */
-import type { Catalog, Excluded, Variant } from "./schema.ts";
+import type { Excluded, Variant } from "./schema.ts";
+import type { Catalog } from "./catalog/schema.ts";
 
 /** Where detect gets the generated matrix; tests replace it to avoid depending on the real matrix. */
 export type VariantSource = (matrixFile?: string) => Promise<{ catalog: Catalog; variants: Variant[]; excluded?: Excluded[] }>;

@@ -16,7 +16,7 @@ import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, statSync, un
 import { rename, writeFile } from "node:fs/promises";
 import { createHash } from "node:crypto";
 import { basename, dirname, join, relative } from "node:path";
-import { GENERATED_MARK } from "./render/literals.ts";
+import { GENERATED_MARK } from "./literals.ts";
 import type { FileMap } from "./render/index.ts";
 import { cacheDir } from "./paths.ts";
 import { InputError } from "./errors.ts";

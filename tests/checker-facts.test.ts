@@ -70,7 +70,7 @@ test("the checker reads the packages an environment holds off its member names a
     gpus: ["90"],
     isas: ["avx2"],
     cpuOnly: true,
-    packages: [...packages.PACKAGE_NAMES],
+    packages: [...packages.PACKAGES],
     environments: { llm: ["peft"] },
   });
   const envs = p.variants.filter((v) => v.package === packages.ENV_PACKAGE || v.package === "llm-env");

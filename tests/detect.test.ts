@@ -27,7 +27,10 @@ import { recommend, type Recommendation } from "../generator/detect/recommend.ts
 import { capabilitiesRunOn, cudaForDriver } from "../generator/compat.ts";
 import { runDetect, type VariantSource } from "../generator/commands/detect.ts";
 import { formatName } from "../generator/naming.ts";
-import type { Catalog, CpuIsa, PackageName, System, Variant } from "../generator/schema.ts";
+import type { Variant } from "../generator/schema.ts";
+import type { Catalog, CpuIsa } from "../generator/catalog/schema.ts";
+import type { PackageName } from "../generator/catalog/packages.ts";
+import type { System } from "../generator/constants.ts";
 
 const ROOT = resolve(fileURLToPath(new URL("..", import.meta.url)));
 const HOSTS = join(ROOT, "tests/fixtures/hosts");

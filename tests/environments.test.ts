@@ -18,7 +18,8 @@ import { formatName, parseName } from "../generator/naming.ts";
 import { torchDrvs } from "../generator/driver/eval.ts";
 import { allHold, checkPromise, type Probe } from "../generator/verify/compare.ts";
 import { validateMatrix } from "../generator/project.ts";
-import type { NixpkgsPin, VariantJson } from "../generator/schema.ts";
+import type { VariantJson } from "../generator/schema.ts";
+import type { NixpkgsPin } from "../generator/catalog/schema.ts";
 import { runCli } from "./helpers/cli.ts";
 import { generateForPin } from "./helpers/matrices.ts";
 import {

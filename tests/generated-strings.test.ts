@@ -1,6 +1,6 @@
 /**
  * Strings from the user (paths, file names, option values) in the code and data the CLI generates
- * (generator/render/literals.ts nixString and commentText, smol-toml, generator/ci.ts hydraSpec): a `${…}` in a path
+ * (generator/literals.ts nixString and commentText, smol-toml, generator/ci.ts hydraSpec): a `${…}` in a path
  * is not evaluated by the real nix-instantiate or nix-build, a newline in an organisation is refused and one in a
  * host's file name stays inside its comment (the TOML still parses to the same keys, the matrix still compiles), and
  * a branch that is not a git branch name never becomes Hydra input fields.

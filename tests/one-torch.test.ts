@@ -17,7 +17,7 @@ import { readFileSync } from "node:fs";
 import { spawnSync } from "node:child_process";
 import path from "node:path";
 import { catalog } from "../generator/catalog/index.ts";
-import type { NixpkgsPin } from "../generator/schema.ts";
+import type { NixpkgsPin } from "../generator/catalog/schema.ts";
 import { generateForPin } from "./helpers/matrices.ts";
 import {
   REPO_ROOT,

@@ -11,7 +11,7 @@ import { catalog } from "../generator/catalog/index.ts";
 import { compareVersions } from "../generator/versions.ts";
 import { bundledDeviceCode } from "../generator/catalog/device-code.ts";
 import { comparePin, PinFactsSchema, type PinFacts } from "../generator/pin/facts.ts";
-import { SHA256_RE, type NixpkgsPin } from "../generator/schema.ts";
+import { SHA256_RE, type NixpkgsPin } from "../generator/catalog/schema.ts";
 import { runCli, tempDir, writeMatrix } from "./helpers/cli.ts";
 import { standInCheckout } from "./helpers/nix.ts";
 

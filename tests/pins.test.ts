@@ -8,7 +8,7 @@ import { execFileSync } from "node:child_process";
 import { onTorch } from "../generator/catalog/packages.ts";
 import { catalog, checkPairings, nixpkgsTarballUrl, preferredPin, torchaudioServes } from "../generator/catalog/index.ts";
 import { projectFromMatrix } from "../generator/project.ts";
-import { SHA256_RE } from "../generator/schema.ts";
+import { SHA256_RE } from "../generator/catalog/schema.ts";
 import { ROOT, runCli, tempDir, writeMatrix } from "./helpers/cli.ts";
 import { widestMatrix } from "./helpers/matrices.ts";
 import { nixEvalJson, nixPath, nixStr, STAND_IN_NIXPKGS } from "./helpers/nix.ts";

@@ -33,7 +33,7 @@
  * oxide-1, ada, pascal) are all x86_64-linux. We follow the Hydra: on aarch64-linux (Grace, DGX Spark, Thor,
  * Graviton) the CUDA set is built locally.
  */
-import type { System } from "../schema.ts";
+import type { System } from "../constants.ts";
 
 /** The cache's jobs and what their closures hold, per the sources above. */
 export const CUDA_CACHE = {

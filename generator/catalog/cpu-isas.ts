@@ -13,7 +13,7 @@
  * andikaseptiadi/local-code-model GRAVITON_VERIFICATION.md. Every `cflags` set is compiled by the real
  * compiler in tests/catalog.test.ts (gcc for x86_64, aarch64-linux-gnu-gcc for aarch64).
  */
-import type { CpuIsa } from "../schema.ts";
+import type { CpuIsa } from "./schema.ts";
 
 const GCC_X86 =
   "GCC manual 'x86 Options' (-march=x86-64-v3/-v4 = x86-64 psABI levels; -mavx512vnni, -mavx512bf16)";

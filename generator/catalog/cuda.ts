@@ -16,7 +16,7 @@
  * pkgs/development/cuda-modules/_cuda/db/bootstrap/cuda.nix; NVIDIA CUDA 13.2 Update 2 release notes (Table 3,
  * and "Deprecated Architectures").
  */
-import type { CudaToolkit } from "../schema.ts";
+import type { CudaToolkit } from "./schema.ts";
 import { compareVersions } from "../versions.ts";
 import { NIXPKGS_CAPABILITIES, NIXPKGS_CAPABILITIES_SOURCE, nixpkgsDefaultCapabilitiesFor } from "./gpus.ts";
 

@@ -12,7 +12,7 @@
  * Capability" (developer.nvidia.com/cuda-legacy-gpus); nixpkgs
  * pkgs/development/cuda-modules/_cuda/db/bootstrap/cuda.nix (`cudaCapabilityToInfo`: archName, isJetson).
  */
-import type { GpuArch } from "../schema.ts";
+import type { GpuArch } from "./schema.ts";
 import { compareVersions } from "../versions.ts";
 
 const CUDA_GPUS = "NVIDIA 'CUDA GPU Compute Capability' table (developer.nvidia.com/cuda-gpus)";

@@ -2,7 +2,7 @@
  * The catalog: every fact the generator knows, each with a `source`. Validated by `CatalogSchema` at load.
  * @throws Error (zod) at import time when a catalog file breaks its schema.
  */
-import { CatalogSchema, type Catalog, type NixpkgsPin, type TorchaudioRelease } from "../schema.ts";
+import { CatalogSchema, type Catalog, type NixpkgsPin, type TorchaudioRelease } from "./schema.ts";
 import { gpus } from "./gpus.ts";
 import { cuda } from "./cuda.ts";
 import { isas } from "./cpu-isas.ts";

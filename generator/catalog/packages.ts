@@ -564,11 +564,17 @@ export const packagesOnTorch: PackageOnTorch[] = [
   },
 ];
 
-/** Names of every package variant kind, in build order: torch, the packages on torch, the environment. */
-export const PACKAGE_NAMES: readonly string[] = [TORCH_PACKAGE, ...packagesOnTorch.map((p) => p.name), ENV_PACKAGE];
+/**
+ * The package variants the generator writes per kept combination, in build order: `pytorch`, each package built on
+ * torch of this table, and the environment of them (`torch-env`).
+ */
+export const PACKAGES: readonly string[] = [TORCH_PACKAGE, ...packagesOnTorch.map((p) => p.name), ENV_PACKAGE];
 
-/** The default of matrix.ts `packages`: every package but the opt-in ones (`optIn`). */
-export const DEFAULT_PACKAGE_NAMES: readonly string[] = PACKAGE_NAMES.filter((n) => !packagesOnTorch.find((p) => p.name === n)?.optIn);
+/** matrix.ts `packages` when left out: PACKAGES but the opt-in CUDA extensions (`optIn`: flash-attn, xformers, bitsandbytes). */
+export const DEFAULT_PACKAGES: readonly string[] = PACKAGES.filter((n) => !packagesOnTorch.find((p) => p.name === n)?.optIn);
+
+/** A package variant kind: one of PACKAGES ("pytorch", "torchaudio", "torchvision", "torch-env"). */
+export type PackageName = string;
 
 /** The table entry of a package on torch, or undefined for `pytorch`, the environment or an unknown name. */
 export function onTorch(name: string): PackageOnTorch | undefined {

@@ -8,7 +8,7 @@
  * (`nixpkgs_pinned.python311Packages.torch` in .flox/pkgs/pytorch-python311-*.nix, python313 variants in its README)
  * and barstoolbluz/build-torchaudio; nixpkgs' naming pattern pythonXYZPackages for CPython X.YZ.
  */
-import type { PythonVersion } from "../schema.ts";
+import type { PythonVersion } from "./schema.ts";
 
 const SRC =
   "nixpkgs attribute pythonXYZPackages, as used by barstoolbluz/build-pytorch .flox/pkgs/pytorch-python311-*.nix " +

@@ -15,7 +15,7 @@
  * as stored for the revisions named below; nixpkgs pull requests named per entry; flake.lock files that pin
  * each revision (narHash).
  */
-import type { NixpkgsPin, TorchRelease, TorchaudioRelease } from "../schema.ts";
+import type { NixpkgsPin, TorchRelease, TorchaudioRelease } from "./schema.ts";
 import { onTorch } from "./packages.ts";
 
 const RELEASE_MD = "pytorch/pytorch RELEASE.md 'Release Compatibility Matrix'";

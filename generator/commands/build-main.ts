@@ -28,7 +28,7 @@ import { errorLine, EXIT, withExitCode } from "../errors.ts";
 import { outputMode, writeOutputFile } from "../output-file.ts";
 import { wrap, wrapLines } from "../text.ts";
 import { EvaluationError, evaluationFailures, evaluationFailureText, evaluationGate, type EvaluationFailure } from "../driver/eval-first.ts";
-import { closeCatalogExtras, didYouMean } from "../catalog/extra-hints.ts";
+import { closeCatalogExtras, didYouMean } from "../extra-hints.ts";
 import { parseNixOptions, terminalWidth } from "./shared.ts";
 
 /**
@@ -351,7 +351,7 @@ async function storeAnswers(
 
 /** The pins of the catalog with the local catalog beside the matrix (for the cache model's pin defaults). */
 async function pinsOf(matrixFile: string) {
-  const [{ catalog }, { withLocalCatalog }, { dirname }] = await Promise.all([import("../catalog/index.ts"), import("../pin/local.ts"), import("node:path")]);
+  const [{ catalog }, { withLocalCatalog }, { dirname }] = await Promise.all([import("../catalog/index.ts"), import("../catalog/local.ts"), import("node:path")]);
   try {
     return withLocalCatalog(catalog, dirname(matrixFile)).nixpkgs;
   } catch {

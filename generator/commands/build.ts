@@ -7,7 +7,8 @@
  * variant: nothing is built), 130 interrupted.
  */
 import type { Argv, ArgumentsCamelCase, CommandModule } from "yargs";
-import { PACKAGES, REPEATABLE } from "../constants.ts";
+import { REPEATABLE } from "../constants.ts";
+import { PACKAGES } from "../catalog/packages.ts";
 import { matrixOption, nixOptions, outputOptions, selectionOptions, type BuiltTypes } from "./options.ts";
 import { DEFAULT_CORES_PER_BUILD } from "../driver/jobs.ts";
 import { GIB_PER_COMPILE_JOB } from "../catalog/host.ts";

@@ -17,7 +17,7 @@
  */
 import { InputError, withExitCode } from "../errors.ts";
 import type { ArgumentsCamelCase, Argv, CommandModule } from "yargs";
-import { PACKAGES, type PackageName } from "../constants.ts";
+import { PACKAGES, type PackageName } from "../catalog/packages.ts";
 import { environmentOf } from "../naming.ts";
 import type { Variant } from "../schema.ts";
 import { readHost } from "../detect/host.ts";

@@ -16,7 +16,8 @@ import { InputError, withExitCode } from "../errors.ts";
 import { processIo, terminalWidth, type Io } from "./shared.ts";
 import { shown } from "../suggest.ts";
 import { DEFAULT_PACKAGE, hostOptions, hostRootOption, matrixOption, nixOptions, outputOptions, packagePickOption, type ArgsOf, type OptionTypes } from "./options.ts";
-import type { Catalog, Excluded, Variant } from "../schema.ts";
+import type { Excluded, Variant } from "../schema.ts";
+import type { Catalog } from "../catalog/schema.ts";
 
 /** The positional of `doctor` (and of `install`): the variant to check. */
 export const namePositional = { name: { type: "string", describe: "variant name (default: detect's pick for this host)" } } as const;

@@ -9,7 +9,7 @@ import { project, terminalWidth } from "./shared.ts";
 import { matrixOption, outputOptions, type ArgsOf, type OptionTypes } from "./options.ts";
 import { wrap } from "../text.ts";
 import { extraFact, extraPromise } from "../catalog/extras.ts";
-import { closeCatalogExtras, didYouMean } from "../catalog/extra-hints.ts";
+import { closeCatalogExtras, didYouMean } from "../extra-hints.ts";
 import { clip, ERROR_PREFIX, EXIT } from "../errors.ts";
 import { cudaBuildOf, onTorch } from "../catalog/packages.ts";
 import { torchReleaseFacts } from "../catalog/index.ts";

@@ -10,7 +10,8 @@
  */
 import { join, resolve } from "node:path";
 import type { ArgumentsCamelCase, Argv, CommandModule } from "yargs";
-import { PACKAGES, REPEATABLE } from "../constants.ts";
+import { REPEATABLE } from "../constants.ts";
+import { PACKAGES } from "../catalog/packages.ts";
 import { REPO_ROOT } from "../paths.ts";
 import { errorLine } from "../errors.ts";
 import { wrap } from "../text.ts";
@@ -97,8 +98,8 @@ export async function runFleet(a: FleetCommandArgs): Promise<void> {
   const warning = skippedReportsWarning(skipped);
   if (warning) process.stderr.write(warning);
   const f = planFleet(p, hosts, a, samples);
-  // What the build machines must declare (driver/features.ts): per system, the features of what is built.
-  const { featureNeeds } = await import("../driver/features.ts");
+  // What the build machines must declare (generator/system-features.ts): per system, the features of what is built.
+  const { featureNeeds } = await import("../system-features.ts");
   const needs = featureNeeds(f.toBuild, null, []).map((g) => ({ system: g.system, features: g.features, variants: g.variants.length }));
   if (!(await writeFleetFiles(a, f))) return;
   if (a.json) console.log(JSON.stringify(fleetJson(a, f, needs), null, 2));
@@ -107,7 +108,7 @@ export async function runFleet(a: FleetCommandArgs): Promise<void> {
   if (f.unserved.length) process.exitCode = 1;
 }
 
-/** What the build machines must declare, per system (driver/features.ts featureNeeds). */
+/** What the build machines must declare, per system (generator/system-features.ts featureNeeds). */
 type FeatureNeeds = { system: string; features: string[]; variants: number }[];
 
 /**

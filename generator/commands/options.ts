@@ -17,7 +17,8 @@
  * declares; no command writes its arguments' interface by hand.
  */
 import type { Argv, InferredOptionType, Options, PositionalOptions } from "yargs";
-import { PACKAGES, REPEATABLE, type PackageName } from "../constants.ts";
+import { REPEATABLE } from "../constants.ts";
+import { PACKAGES, type PackageName } from "../catalog/packages.ts";
 import { FILTER_OPTION } from "../filters.ts";
 import { BACKEND_CHOICES } from "../driver/backend.ts";
 

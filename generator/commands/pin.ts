@@ -43,7 +43,7 @@ async function noPinReached(): Promise<never> {
 }
 
 async function catalogFor(matrix?: string) {
-  const [{ catalog }, { withLocalCatalog }] = await Promise.all([import("../catalog/index.ts"), import("../pin/local.ts")]);
+  const [{ catalog }, { withLocalCatalog }] = await Promise.all([import("../catalog/index.ts"), import("../catalog/local.ts")]);
   const matrixFile = matrix ? resolve(process.cwd(), matrix) : resolve(REPO_ROOT, "matrix.ts");
   return { builtIn: catalog, cat: withLocalCatalog(catalog, dirname(matrixFile)), dir: dirname(matrixFile) };
 }
@@ -312,7 +312,7 @@ function besideLine(b: import("../pin/run.ts").BesideCheck): string {
  * @throws UsageError for a bad --date or --sha256
  */
 async function pinAdd(argv: AddArgs, builtIn: Catalogs["builtIn"], dir: string, cat: Catalogs["cat"]): Promise<void> {
-  const [run, { addLocalEntry }, { SHA256_RE }] = await Promise.all([import("../pin/run.ts"), import("../pin/local.ts"), import("../schema.ts")]);
+  const [run, { addLocalEntry }, { SHA256_RE }] = await Promise.all([import("../pin/run.ts"), import("../catalog/local.ts"), import("../catalog/schema.ts")]);
   const src = await run.resolveSource(argv.source, { rev: argv.rev, url: argv.url });
   if (argv.date !== undefined && !/^\d{4}-\d{2}-\d{2}$/.test(argv.date)) throw new UsageError(`--date ${argv.date}: expected YYYY-MM-DD`);
   if (argv.sha256 !== undefined && !SHA256_RE.test(argv.sha256))

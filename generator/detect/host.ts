@@ -20,7 +20,8 @@ import { readFile, stat } from "node:fs/promises";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { machine as osMachine } from "node:os";
-import type { CudaToolkit, System } from "../schema.ts";
+import type { CudaToolkit } from "../catalog/schema.ts";
+import type { System } from "../constants.ts";
 
 /**
  * A recorded or live host file that cannot be read. `line` is 1-based (0 when the problem is not one line, e.g. a

@@ -25,7 +25,9 @@
  * add to matrix.ts. The host-level reasons are HOST_FINDINGS below.
  */
 import { gccarchFeature } from "../catalog/cpu-isas.ts";
-import type { Catalog, Excluded, PackageName, Variant } from "../schema.ts";
+import type { Excluded, Variant } from "../schema.ts";
+import type { Catalog } from "../catalog/schema.ts";
+import type { PackageName } from "../catalog/packages.ts";
 import { armHostHint, compareVersions, type GpuInfo, type HostInfo } from "./host.ts";
 import {
   CPU_RULES,

@@ -21,7 +21,9 @@
  * pin carries a CUDA version with a working torch (catalog `nixpkgs[].cuda`, `brokenCuda`).
  */
 import { capabilitiesRunOn, cudaForDriver, isaFit, variantRunsOn } from "../compat.ts";
-import type { Catalog, CpuIsa, CudaToolkit, Excluded, GpuArch, PackageName, Variant } from "../schema.ts";
+import type { Excluded, Variant } from "../schema.ts";
+import type { Catalog, CpuIsa, CudaToolkit, GpuArch } from "../catalog/schema.ts";
+import type { PackageName } from "../catalog/packages.ts";
 import { compareVersions, type GpuInfo, type HostInfo } from "./host.ts";
 
 const MATRIX = "matrix.ts";

@@ -1,12 +1,12 @@
 /**
  * Which builders the selected variants need (I/O: this machine's Nix, a machines file, /proc/cpuinfo): this machine
  * (unless --max-jobs 0) with the `system-features` its Nix declares, and the `--builders` machines, against each group
- * of variants' requiredSystemFeatures (features.ts, pure). `build --dry-run` prints the groups; the refusal to start
+ * of variants' requiredSystemFeatures (generator/system-features.ts, pure). `build --dry-run` prints the groups; the refusal to start
  * without a declared feature is preflight/checks.ts's.
  */
 import { readFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
-import { featureNeeds, parseMachines, systemFeaturesLine, type FeatureNeed } from "./features.ts";
+import { featureNeeds, parseMachines, systemFeaturesLine, type FeatureNeed } from "../system-features.ts";
 import { localSystemFeatures, type NixOptions } from "./store.ts";
 
 /** The groups, this machine's declared features (null: Nix did not answer) and the nix.conf line of what this CPU runs. */

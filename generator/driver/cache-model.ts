@@ -20,7 +20,8 @@
  */
 import { CUDA_CACHE, REBUILD_SECONDS, cudaCachesFor } from "../catalog/binary-cache.ts";
 import { bundledDeviceCode } from "../catalog/device-code.ts";
-import type { NixpkgsPin, System } from "../schema.ts";
+import type { NixpkgsPin } from "../catalog/schema.ts";
+import type { System } from "../constants.ts";
 import { DEFAULT_CUDA_CLOSURE_SECONDS } from "./plan.ts";
 
 /** What the model needs of a variant. */

@@ -14,7 +14,7 @@
  *
  * Pure: works on probes already made.
  */
-import { closeCatalogExtras, didYouMean } from "../catalog/extra-hints.ts";
+import { closeCatalogExtras, didYouMean } from "../extra-hints.ts";
 import { ERROR_PREFIX, InputError } from "../errors.ts";
 import { NIX_MIN } from "../catalog/host.ts";
 import { wrap } from "../text.ts";

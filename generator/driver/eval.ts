@@ -14,7 +14,7 @@
  */
 import { $, which } from "zx";
 import pLimit from "p-limit";
-import { nixString } from "../render/literals.ts";
+import { nixString } from "../literals.ts";
 import type { Variant } from "../schema.ts";
 
 /** One evaluated variant, as printed by `eval --json` (one JSON object per line). */

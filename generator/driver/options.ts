@@ -2,7 +2,7 @@
  * The options of `build` as the command hands them to build-main.ts, and its usage error. A module of its own so
  * that the command (yargs) and the work (build-main) both import it and not each other.
  */
-import type { PackageName } from "../constants.ts";
+import type { PackageName } from "../catalog/packages.ts";
 import { InputError } from "../errors.ts";
 import type { Variant } from "../schema.ts";
 import type { BackendChoice } from "./backend.ts";

@@ -13,7 +13,7 @@
  *   (dry-run's estimated makespan); `lowerBound` is max(critical path, total work / jobs).
  */
 import { InputError } from "../errors.ts";
-import type { PackageName } from "../schema.ts";
+import type { PackageName } from "../catalog/packages.ts";
 import { ENV_PACKAGE, TORCH_PACKAGE, packagesOnTorch } from "../catalog/packages.ts";
 import { environmentOf } from "../naming.ts";
 

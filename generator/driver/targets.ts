@@ -17,9 +17,11 @@ import { InputError } from "../errors.ts";
 import { checkFilterValues, matchFilters, parseFilters, type Filterable } from "../filters.ts";
 import { nearestNames, shown, type NearestCandidate } from "../suggest.ts";
 import { loadProject, type Project } from "../project.ts";
-import type { PackageName, System, Variant } from "../schema.ts";
+import type { Variant } from "../schema.ts";
+import type { PackageName } from "../catalog/packages.ts";
+import type { System } from "../constants.ts";
 import { nixpkgsInstanceKey } from "../expand.ts";
-import { commentText, nixString } from "../render/literals.ts";
+import { commentText, nixString } from "../literals.ts";
 
 /** One package variant the driver can build. */
 export interface BuildTarget {

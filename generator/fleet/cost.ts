@@ -15,7 +15,9 @@ import { catalog } from "../catalog/index.ts";
 import { nixpkgsInstanceKey } from "../expand.ts";
 import { readReports, realBuilds, type SkippedReport } from "../driver/report.ts";
 import { parseName } from "../naming.ts";
-import type { NixpkgsPin, PackageName, Variant } from "../schema.ts";
+import type { Variant } from "../schema.ts";
+import type { NixpkgsPin } from "../catalog/schema.ts";
+import type { PackageName } from "../catalog/packages.ts";
 
 /** Default seconds per build when no report has the group: the build driver's sourced table (driver/plan.ts). */
 export { DEFAULT_BUILD_SECONDS };

@@ -20,7 +20,9 @@ import { compareVersions } from "../versions.ts";
 import { isaFit, variantRunsOn } from "../compat.ts";
 import type { HostInfo } from "../detect/host.ts";
 import { isNative } from "../detect/recommend.ts";
-import type { Catalog, PackageName, Variant } from "../schema.ts";
+import type { Variant } from "../schema.ts";
+import type { Catalog } from "../catalog/schema.ts";
+import type { PackageName } from "../catalog/packages.ts";
 
 /** A host of the fleet, by a name the user recognises (its file or directory). */
 export interface FleetHost {

@@ -3,7 +3,7 @@
  * not import each other.
  */
 import { basename, resolve } from "node:path";
-import type { PackageName } from "../constants.ts";
+import type { PackageName } from "../catalog/packages.ts";
 import { InputError } from "../errors.ts";
 
 /** Bad input for fleet (exit 2). */

@@ -2,7 +2,7 @@
  * The work of `fleet`: read the hosts (readFleetHost), then decide (planFleet: candidates, cover, cost, the matrix
  * to write). Printing and writing are commands/fleet.ts's.
  */
-import { PACKAGES } from "../constants.ts";
+import { PACKAGES } from "../catalog/packages.ts";
 import { ENV_PACKAGE, TORCH_PACKAGE, onTorch } from "../catalog/packages.ts";
 
 /**
@@ -39,7 +39,7 @@ import { REPO_ROOT } from "../paths.ts";
 import { projectFromMatrix, validateMatrix, type Project } from "../project.ts";
 import type { Excluded, Variant } from "../schema.ts";
 import { compareVersions } from "../versions.ts";
-import { commentText } from "../render/literals.ts";
+import { commentText } from "../literals.ts";
 import { FleetUsageError, hostId, type FleetArgs } from "./options.ts";
 import { buildCost, fit, leaveOneOut, DEFAULT_BUILD_SECONDS, type BuildSample } from "./cost.ts";
 import { coverFleet, type CoverMethod, type Element, type FleetHost } from "./cover.ts";

@@ -10,8 +10,9 @@
 import * as z from "zod";
 import { bundledDeviceCode } from "../catalog/device-code.ts";
 import { packagesOnTorch } from "../catalog/packages.ts";
-import type { Catalog, NixpkgsPin, TorchaudioRelease, TorchRelease } from "../schema.ts";
+import type { Catalog, NixpkgsPin, TorchaudioRelease, TorchRelease } from "../catalog/schema.ts";
 import { compareVersions, majorMinor } from "../versions.ts";
+import type { LocalPinEntry } from "../catalog/local.ts";
 
 const fact = <T extends z.ZodTypeAny>(value: T) => z.object({ expr: z.string(), value: value.nullable() });
 const str = fact(z.string());
@@ -214,13 +215,6 @@ export function comparePin(pin: NixpkgsPin, facts: PinFacts, cat: Catalog): PinC
 /** The PyTorch version nixpkgs' default Python set carries (the set of `python3`), else the first set's. */
 function defaultSet(facts: PinFacts) {
   return facts.pythonSets.find((s) => s.version === facts.defaultPython.value) ?? facts.pythonSets.find((s) => s.torch.value !== null);
-}
-
-/** What `pin add` writes: the pin, and the PyTorch and torchaudio releases the catalog lacks for it. */
-export interface LocalPinEntry {
-  pin: NixpkgsPin;
-  torch: TorchRelease | null;
-  torchaudio: TorchaudioRelease | null;
 }
 
 /**

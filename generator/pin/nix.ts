@@ -16,7 +16,7 @@ import { InputError } from "../errors.ts";
 import { REPO_ROOT } from "../paths.ts";
 import { run } from "../driver/store.ts";
 import { compareVersions } from "../versions.ts";
-import { nixString } from "../render/literals.ts";
+import { nixString } from "../literals.ts";
 import { PinFactsSchema, type PinFacts } from "./facts.ts";
 
 /** The inspection expression (hand-written Nix; see its header). */

@@ -6,8 +6,9 @@
 import { existsSync, statSync } from "node:fs";
 import { resolve } from "node:path";
 import { nixpkgsTarballUrl } from "../catalog/index.ts";
-import type { Catalog, NixpkgsPin } from "../schema.ts";
-import { comparePin, newestTorchOf, pinEntryFromFacts, torchNewerThanCatalog, type LocalPinEntry, type PinComparison, type PinFacts } from "./facts.ts";
+import type { Catalog, NixpkgsPin } from "../catalog/schema.ts";
+import type { LocalPinEntry } from "../catalog/local.ts";
+import { comparePin, newestTorchOf, pinEntryFromFacts, torchNewerThanCatalog, type PinComparison, type PinFacts } from "./facts.ts";
 import { inspectNixpkgs, PinError, prefetchTarball, revisionOf } from "./nix.ts";
 
 const REV_RE = /^[0-9a-f]{40}$/;

@@ -11,7 +11,7 @@
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { basename, dirname, join, normalize } from "node:path";
 import { compareVersions } from "../versions.ts";
-import { systemFeaturesLine } from "../driver/features.ts";
+import { systemFeaturesLine } from "../system-features.ts";
 import { cachesToOffer } from "../catalog/binary-cache.ts";
 import { DRIVER_ROUTES, FLOX_CUDA, FLOX_MIN, NIX_MIN, NIXGLHOST, NIXOS_DRIVER_LIB, STORE_FREE_FLOOR } from "../catalog/host.ts";
 import { existsOn, runOn, type Host } from "./host.ts";
@@ -23,7 +23,7 @@ import { wrap } from "../text.ts";
 import { formatName, parseName } from "../naming.ts";
 import { ENV_PACKAGE } from "../catalog/packages.ts";
 import { InputError } from "../errors.ts";
-import { GENERATED_MARK } from "../render/literals.ts";
+import { GENERATED_MARK } from "../literals.ts";
 
 /** A variant as the checks need it. */
 export interface CheckedVariant {

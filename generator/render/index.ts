@@ -11,7 +11,7 @@ import type { Project } from "../project.ts";
 import type { Excluded, Variant } from "../schema.ts";
 import { formatCombination, parseName } from "../naming.ts";
 import { nixpkgsInstanceKey } from "../expand.ts";
-import { PACKAGES } from "../constants.ts";
+import { PACKAGES } from "../catalog/packages.ts";
 import { ENV_PACKAGE, packagesOnTorch, type OnTorchRelease } from "../catalog/packages.ts";
 import { GENERATED_HEADER, nixString, nixValue, templates } from "./env.ts";
 import { DEVICE_CODE_BYTES, modelDeviceCode } from "../catalog/device-code-size.ts";

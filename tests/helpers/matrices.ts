@@ -3,7 +3,8 @@ import { catalog, catalogAxes, preferredPin } from "../../generator/catalog/inde
 import { cpSync } from "node:fs";
 import path from "node:path";
 import { REPO_ROOT } from "../../generator/paths.ts";
-import type { MatrixInput, NixpkgsPin, VariantJson } from "../../generator/schema.ts";
+import type { MatrixInput, VariantJson } from "../../generator/schema.ts";
+import type { NixpkgsPin } from "../../generator/catalog/schema.ts";
 import { runCli, tempDir, writeMatrix } from "./cli.ts";
 
 /** The widest catalog matrix: every release whose preferred pin has a hash, every Python and CUDA version one of those pins has, every GPU and ISA. */

@@ -52,9 +52,9 @@ export function hasNix(): boolean {
   }
 }
 
-/** A Nix string literal holding `s` exactly: the generator's own escaping (render/literals.ts). */
-export { nixString as nixStr } from "../../generator/render/literals.ts";
-import { nixString as nixStr } from "../../generator/render/literals.ts";
+/** A Nix string literal holding `s` exactly: the generator's own escaping (generator/literals.ts). */
+export { nixString as nixStr } from "../../generator/literals.ts";
+import { nixString as nixStr } from "../../generator/literals.ts";
 import { WRAPPER_NIXPKGS_ARG } from "../../generator/render/index.ts";
 import { catalog } from "../../generator/catalog/index.ts";
 import { gccarchFeature } from "../../generator/catalog/cpu-isas.ts";

@@ -9,8 +9,8 @@
  * Kept apart from catalog/extras.ts so the checker bundle (pkgs/verify-compare.mjs, which imports extras.ts) does not
  * carry the suggestion code.
  */
-import { closestValues } from "../suggest.ts";
-import { EXTRAS } from "./extras.ts";
+import { closestValues } from "./suggest.ts";
+import { EXTRAS } from "./catalog/extras.ts";
 
 /** An extra of a named environment that the catalog does not know, close to extras it does. */
 interface ExtraHint {

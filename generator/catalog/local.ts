@@ -5,16 +5,22 @@
  * as built-in entries; the built-in files are never touched.
  *
  * File shape (JSON): { "nixpkgs": NixpkgsPin[], "torch": TorchRelease[], "torchaudio": TorchaudioRelease[] }
- * (each key optional; schemas in generator/schema.ts).
+ * (each key optional; schemas in generator/catalog/schema.ts).
  */
 import { existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import * as z from "zod";
 import { LOCAL_CATALOG_FILE } from "../constants.ts";
 import { InputError } from "../errors.ts";
-import { checkPairings } from "../catalog/index.ts";
-import { NixpkgsPinSchema, TorchaudioReleaseSchema, TorchReleaseSchema, type Catalog } from "../schema.ts";
-import type { LocalPinEntry } from "./facts.ts";
+import { checkPairings } from "./index.ts";
+import { NixpkgsPinSchema, TorchaudioReleaseSchema, TorchReleaseSchema, type Catalog, type NixpkgsPin, type TorchaudioRelease, type TorchRelease } from "./schema.ts";
+
+/** What `pin add` writes: the pin, and the PyTorch and torchaudio releases the catalog lacks for it. */
+export interface LocalPinEntry {
+  pin: NixpkgsPin;
+  torch: TorchRelease | null;
+  torchaudio: TorchaudioRelease | null;
+}
 
 /** The local catalog file's schema. */
 const LocalCatalogSchema = z
