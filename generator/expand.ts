@@ -114,6 +114,8 @@ interface Combo {
   cuda: CudaToolkit | null;
   gpu: GpuArch | null;
   isa: CpuIsa;
+  /** The catalog the combination is judged by (the built-in one plus local-catalog.json). */
+  catalog: Catalog;
 }
 
 /** Reasons a combination cannot be built truthfully; [] when it can. Also returns the GPU service when it can. */
@@ -200,7 +202,7 @@ export function onTorchVersion(p: PackageOnTorch, pin: NixpkgsPin, py: PythonVer
 }
 
 function describe(pkg: PackageName, c: Combo, version: string): string {
-  const p = onTorch(pkg);
+  const p = onTorch(c.catalog, pkg);
   const what =
     pkg === TORCH_PACKAGE ? `PyTorch ${version}` : p ? `${p.label} ${version} (PyTorch ${c.release.version})` : `Python environment of PyTorch ${version} and the packages built on it`;
   const gpu = c.gpu && c.cuda ? `${c.gpu.label}, SM${c.gpu.sm}, CUDA ${c.cuda.version}` : "CPU only";
@@ -311,14 +313,14 @@ function packageVerdicts(combo: Combo, packages: PackageName[], reasons: string[
   const versions: Record<string, string> = {};
   const builds = new Map<string, PackageCudaBuild | null>();
   for (const pkg of packages) {
-    const p = onTorch(pkg);
+    const p = onTorch(combo.catalog, pkg);
     const own: string[] = [];
     if (p && pin) {
       const r = onTorchVersion(p, pin, py);
       if ("reason" in r) own.push(r.reason);
       else if (!reasons.length) {
         // What this release builds for the combination, or why not (catalog/packages.ts: cudaOnly, CUDA range, targets).
-        const b = packageBuildFor(p, r.version, cuda?.version ?? null, service?.ok ? service.capabilities : [], release.version);
+        const b = packageBuildFor(combo.catalog, p, r.version, cuda?.version ?? null, service?.ok ? service.capabilities : [], release.version);
         if ("reason" in b) own.push(b.reason);
         else {
           versions[pkg] = r.version;
@@ -346,7 +348,7 @@ function packageNotes(
   envMemberNames: string[],
 ): string[] {
   const { release, pin, py, cuda, gpu, isa } = c;
-  const p = onTorch(pkg);
+  const p = onTorch(c.catalog, pkg);
   const notes: string[] = [];
   if (service?.ok && service.note) notes.push(service.note);
   if (cuda && !release.cuda.includes(cuda.version))
@@ -391,7 +393,7 @@ function packageVariant(
   const { release, pin, py, cuda, gpu, isa } = c;
   const name = formatName({ ...parts, package: pkg });
   const torchName = formatName({ ...parts, package: TORCH_PACKAGE });
-  const p = onTorch(pkg);
+  const p = onTorch(c.catalog, pkg);
   const isEnv = pkg === ENV_PACKAGE;
   const version = p ? verdicts.versions[pkg]! : release.version;
   const scope =
@@ -443,7 +445,7 @@ function environmentVariant(envName: string, extras: readonly string[], c: Combo
       `${pin.torchcodec !== null ? `, ${py.packageSet}.torchcodec` : ""} and the extras ${extras.map((e) => `${py.packageSet}.${e}`).join(", ")}, ` +
       `each taken from the Python set whose torch is ${torchName}: one torch in the environment. nixpkgs ${pin.rev.slice(0, 7)} must carry every extra (evaluation names a missing one).`,
   );
-  const unjudged = extras.filter((e) => !extraPromise(e).judged);
+  const unjudged = extras.filter((e) => !extraPromise(c.catalog, e).judged);
   if (unjudged.length)
     notes.push(`The device code of ${unjudged.join(", ")} is not judged (\`explain\` says why per extra; generator/catalog/extras.ts).`);
   return {
@@ -473,7 +475,7 @@ function expandCombination(combo: Combo, sha256: string | null, packages: Packag
   for (const pkg of packages) {
     const name = formatName({ ...parts, package: pkg });
     // The environment holds torch and the packages on torch the matrix keeps here; it needs torch.
-    const envMembers = pkg === ENV_PACKAGE ? packages.filter((q) => onTorch(q)?.inEnv && kept(q)) : [];
+    const envMembers = pkg === ENV_PACKAGE ? packages.filter((q) => onTorch(combo.catalog, q)?.inEnv && kept(q)) : [];
     if (!kept(pkg) || pin === null) {
       out.excluded.push({ name, package: pkg, torchVersion: release.version, ...parts, reasons: pkgReasons.get(pkg) ?? reasons });
       continue;
@@ -492,7 +494,7 @@ function expandCombination(combo: Combo, sha256: string | null, packages: Packag
     }
     const base = out.torchByName.get(torchName);
     if (!base) throw new Error(`expand: ${name} needs ${torchName}, which this combination did not emit`);
-    const members = packages.filter((q) => onTorch(q)?.inEnv && kept(q)).map((q) => formatName({ ...parts, package: q }));
+    const members = packages.filter((q) => onTorch(combo.catalog, q)?.inEnv && kept(q)).map((q) => formatName({ ...parts, package: q }));
     out.variants.push(environmentVariant(envName, extras, { ...combo, pin }, parts, base, members));
   }
 }
@@ -525,7 +527,7 @@ export function expand(matrix: Matrix, catalog: Catalog): Expansion {
         for (const isa of isas) {
           if (only && !only.has(formatCombination({ python: py.version, cuda: cuda?.version ?? null, sm: gpu?.sm ?? null, isa: isa.key })))
             continue;
-          expandCombination({ release, pin, tag, py, cuda, gpu, isa }, sha256, packages, matrix, catalog, out);
+          expandCombination({ release, pin, tag, py, cuda, gpu, isa, catalog }, sha256, packages, matrix, catalog, out);
         }
       }
     }

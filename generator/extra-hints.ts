@@ -10,7 +10,7 @@
  * carry the suggestion code.
  */
 import { closestValues } from "./suggest.ts";
-import { EXTRAS } from "./catalog/extras.ts";
+import type { Catalog } from "./catalog/schema.ts";
 
 /** An extra of a named environment that the catalog does not know, close to extras it does. */
 interface ExtraHint {
@@ -23,11 +23,11 @@ interface ExtraHint {
 }
 
 /**
- * The catalog extras (EXTRAS attributes) close to `attr` by edit distance (suggest.ts closestValues: within half the
+ * The catalog extras (`cat.extras` attributes) close to `attr` by edit distance (suggest.ts closestValues: within half the
  * longer name), nearest first, at most 3; [] when `attr` is itself a catalog extra or nothing is close.
  */
-export function closeCatalogExtras(attr: string): string[] {
-  const known = EXTRAS.map((e) => e.attr);
+export function closeCatalogExtras(cat: Pick<Catalog, "extras">, attr: string): string[] {
+  const known = cat.extras.map((e) => e.attr);
   if (known.includes(attr)) return [];
   return closestValues(attr, known);
 }
@@ -37,11 +37,11 @@ export function closeCatalogExtras(attr: string): string[] {
  * does, in the matrix's order.
  * @param environments matrix.ts `environments` (environment name → extras)
  */
-export function extraHints(environments: Readonly<Record<string, readonly string[]>>): ExtraHint[] {
+export function extraHints(cat: Pick<Catalog, "extras">, environments: Readonly<Record<string, readonly string[]>>): ExtraHint[] {
   const out: ExtraHint[] = [];
   for (const [environment, extras] of Object.entries(environments))
     for (const extra of extras) {
-      const closest = closeCatalogExtras(extra);
+      const closest = closeCatalogExtras(cat, extra);
       if (closest.length) out.push({ environment, extra, closest });
     }
   return out;

@@ -150,7 +150,7 @@ test("the model (no Nix): a non-default CUDA set's NCCL, NVSHMEM and MAGMA and t
   });
   const m = modelCacheMisses(
     [v("a", "3.13", "12.9"), v("a2", "3.14", "12.9"), v("b", "3.13", "12.8"), v("b2", "3.14", "12.8"), v("c", "3.12", "12.9"), v("d", "3.13", "12.9", "aarch64-linux")],
-    catalog.nixpkgs,
+    catalog,
   );
   assert.equal(m.reasons.get("a"), [], "python313Packages is recursed at 2c423e0 (not the default Python): the cache serves it all");
   assert.equal(m.reasons.get("a2"), []);
@@ -166,7 +166,7 @@ test("the model (no Nix): a non-default CUDA set's NCCL, NVSHMEM and MAGMA and t
   assert.is(m.builds.find((b) => b.what === "magma")!.seconds, REBUILD_SECONDS.magma.seconds);
   for (const b of m.builds) assert.ok(b.source.length > 20, `${b.what}: a source`);
   // A pin whose recursed sets are not known: triton counts as built, and the reason says why.
-  const unknown = modelCacheMisses([v("e", "3.13", "12.9")], catalog.nixpkgs.map((p) => (p.rev === PIN ? { ...p, recursedPython: null } : p)));
+  const unknown = modelCacheMisses([v("e", "3.13", "12.9")], { ...catalog, nixpkgs: catalog.nixpkgs.map((p) => (p.rev === PIN ? { ...p, recursedPython: null } : p)) });
   assert.match(unknown.reasons.get("e")!.join(" "), /which Python sets nixpkgs' CI evaluation recurses into at 2c423e0 is not known/);
 });
 
@@ -200,7 +200,7 @@ test("the model agrees with a stand-in of the NixOS-CUDA Hydra's jobset run over
     assert.is(v.system, "x86_64-linux", "the Hydra's system");
     const drv = nix("nix-instantiate", ["-E", importVariant(join(out, v.file), nixpkgsFn)]);
     const built = requisiteDrvs(drv).filter((d) => !cached.has(d)).map((d) => storeName(d).replace(/\.drv$/, "")).filter((n) => deps.has(n)).sort();
-    const model = modelCacheMisses([{ ...v, nixpkgsKey: nixpkgsInstanceKey(v) }], catalog.nixpkgs).builds.flatMap((b) => standInNames(b.what, v.python)).sort();
+    const model = modelCacheMisses([{ ...v, nixpkgsKey: nixpkgsInstanceKey(v) }], catalog).builds.flatMap((b) => standInNames(b.what, v.python)).sort();
     assert.equal(model, built, `${v.name}: the model says ${model.join(", ") || "nothing"}; the Hydra's closures leave ${built.join(", ") || "nothing"}`);
     seen[v.name] = built;
   }

@@ -182,7 +182,7 @@ test("packages on torch: each GPU check key is one probe.py runs, and each stand
     assert.ok(line, `probe.py knows ${p.name}`);
     for (const c of p.gpuChecks) assert.match(line![1]!, new RegExp(`"${c.key}":`), `${p.name}: probe.py runs ${c.key}`);
   }
-  const tv = onTorch("torchvision")!;
+  const tv = onTorch(catalog, "torchvision")!;
   for (const era of ["0.23", "0.24", "0.26"]) {
     const file = readFileSync(join(ROOT, `tests/fixtures/stand-in-nixpkgs/torchvision-${era}.nix`), "utf8");
     const placement = /archListIn = "(\w+)"/.exec(file)?.[1] ?? "env";

@@ -77,8 +77,8 @@ test("instances and cost: fewer nixpkgs instances under the torch scope; one CUD
   const sm110 = def.variants.filter((v) => v.sm === "110" && v.isa === "armv9");
   const sm90 = def.variants.filter((v) => v.sm === "90" && v.isa === "avx2" && v.cuda === "13.0");
   const none = fit([]);
-  const c110 = buildCost(sm110, none, 1);
-  const c90 = buildCost(sm90, none, 1);
+  const c110 = buildCost(sm110, none, 1, catalog);
+  const c90 = buildCost(sm90, none, 1, catalog);
   assert.is(c110.cudaClosures, 1);
   assert.is(c90.cudaClosures, 0);
   assert.is(c90.sharedCudaSets, 1);

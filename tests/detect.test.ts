@@ -29,6 +29,7 @@ import { runDetect, type VariantSource } from "../generator/commands/detect.ts";
 import { formatName } from "../generator/naming.ts";
 import type { Variant } from "../generator/schema.ts";
 import type { Catalog, CpuIsa } from "../generator/catalog/schema.ts";
+import { catalog as builtInCatalog } from "../generator/catalog/index.ts";
 import type { PackageName } from "../generator/catalog/packages.ts";
 import type { System } from "../generator/constants.ts";
 
@@ -71,6 +72,8 @@ const isa = (key: string, system: System, rank: number, requiredCpuFeatures: str
   source: "test fixture",
 });
 const AVX512 = ["avx2", "fma", "avx512f", "avx512bw", "avx512cd", "avx512dq", "avx512vl"];
+const { packagesOnTorch, extras, torchArchLists, bundledDeviceCode, cudaCache, deviceCodeBytes } = builtInCatalog;
+const builtInTables = { packagesOnTorch, extras, torchArchLists, bundledDeviceCode, cudaCache, deviceCodeBytes };
 const CAT: Catalog = {
   gpus: [
     ["75", "7.5", "T4 / T4G", ["x86_64-linux", "aarch64-linux"]],
@@ -117,10 +120,19 @@ const CAT: Catalog = {
     { version: "2.8.0", nameTag: "28", torchaudio: "2.8.0", python: ["3.12", "3.13"], cuda: ["12.6", "12.8"], source: "t" },
     { version: "2.9.1", nameTag: "29", torchaudio: "2.9.1", python: ["3.12", "3.13"], cuda: ["12.8", "12.9"], source: "t" },
   ],
-  torchaudio: [
-    { version: "2.8.0", servesTorch: { min: "2.8", below: "2.9" }, stableAbi: false, source: "t" },
-    { version: "2.9.1", servesTorch: { min: "2.9", below: "2.10" }, stableAbi: false, source: "t" },
-  ],
+  // The built-in catalog's other tables; torchaudio's releases are this fixture's.
+  ...builtInTables,
+  packagesOnTorch: builtInTables.packagesOnTorch.map((p) =>
+    p.name === "torchaudio"
+      ? {
+          ...p,
+          releases: [
+            { version: "2.8.0", servesTorch: { min: "2.8", below: "2.9" }, stableAbi: false, source: "t" },
+            { version: "2.9.1", servesTorch: { min: "2.9", below: "2.10" }, stableAbi: false, source: "t" },
+          ],
+        }
+      : p,
+  ),
   nixpkgs: [
     { rev: PIN28, date: null, sha256: "sha256-AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=", sha256Source: "test", torch: "2.8.0", torchaudio: "2.8.0", python: ["3.12", "3.13"], cuda: ["12.6", "12.8"], brokenCuda: {}, torchcodec: null, torchvision: null, flashAttn: null, xformers: null, bitsandbytes: null, defaultPython: null, defaultCuda: null, recursedPython: null, channel: null, inferred: {}, source: "t" },
     { rev: PIN29, date: null, sha256: "sha256-AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=", sha256Source: "test", torch: "2.9.1", torchaudio: "2.9.1", python: ["3.12", "3.13"], cuda: ["12.8", "12.9"], brokenCuda: {}, torchcodec: null, torchvision: null, flashAttn: null, xformers: null, bitsandbytes: null, defaultPython: null, defaultCuda: null, recursedPython: null, channel: null, inferred: {}, source: "t" },

@@ -17,9 +17,10 @@ import { widestMatrix } from "./helpers/matrices.ts";
 import defaultMatrix from "../matrix.ts";
 import { modelLibraries, NAMES, STAND_IN_CUOBJDUMP_DIR, writeModel, writeStandInEnv, type ModelLibs } from "./helpers/device-model.ts";
 import { catalogCheckerFacts } from "../generator/verify/catalog-facts.ts";
+import { catalog } from "../generator/catalog/index.ts";
 
 /** The catalog's facts, as `verify` and pkgs/verify-facts.json give them to the comparison. */
-const FACTS = catalogCheckerFacts();
+const FACTS = catalogCheckerFacts(catalog);
 
 const PROBE_DIR = join(ROOT, "generator/verify");
 const CUOBJDUMP = join(STAND_IN_CUOBJDUMP_DIR, "cuobjdump");

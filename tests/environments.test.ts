@@ -39,7 +39,7 @@ import {
 import { catalogCheckerFacts } from "../generator/verify/catalog-facts.ts";
 
 /** The catalog's facts, as `verify` and pkgs/verify-facts.json give them to the comparison. */
-const FACTS = catalogCheckerFacts();
+const FACTS = catalogCheckerFacts(catalog);
 
 const SYSTEM = currentSystem();
 const ISA = SYSTEM === "aarch64-linux" ? "armv9" : "avx2";

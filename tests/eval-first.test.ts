@@ -110,11 +110,11 @@ test("generate and explain say did you mean peft for peftt, and nothing for an e
   assert.match(e.stdout, /^note: extra peftt is not one the catalog knows; did you mean peft\?/m);
   assert.not.match(e.stdout, /extra einops is not one/);
   // The pure side: a known extra, and one close to none, give no hint; two close ones are both named.
-  assert.equal(extraHints({ llm: ["peft", "timm", "peftt"], x: ["transformer"] }), [
+  assert.equal(extraHints(catalog, { llm: ["peft", "timm", "peftt"], x: ["transformer"] }), [
     { environment: "llm", extra: "peftt", closest: ["peft"] },
     { environment: "x", extra: "transformer", closest: ["transformers"] },
   ]);
-  assert.equal(closeCatalogExtras("einops"), []);
+  assert.equal(closeCatalogExtras(catalog, "einops"), []);
 });
 
 test("probeCached: an evaluation error is its own file's, whichever file of the batch fails first", async () => {

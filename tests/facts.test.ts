@@ -47,17 +47,17 @@ test("libcuda: the runpath comes from pkgs/by-name addDriverRunpath; LD_LIBRARY_
 });
 
 test("deepspeed: jit_load blanks TORCH_CUDA_ARCH_LIST, so the variable matters only for DS_BUILD_OPS; not judged", () => {
-  const d = extraFact("deepspeed")!;
+  const d = extraFact(catalog, "deepspeed")!;
   assert.is(d.deviceCode, "runtimeJit");
   assert.match(d.promise, /blanks TORCH_CUDA_ARCH_LIST/);
   assert.not.match(d.promise, /or TORCH_CUDA_ARCH_LIST of that process/);
 });
 
 test("torch 2.9: pytorch/pytorch#166120 shows 10.1 refused, nothing about 10.1a (unknown, not refused)", () => {
-  assert.is(archEntryAccepted("2.9.1", "10.1"), false);
-  assert.is(archEntryAccepted("2.9.1", "10.1+PTX"), false);
-  assert.is(archEntryAccepted("2.9.1", "10.1a"), null);
-  assert.is(archEntryAccepted("2.11.0", "10.1a"), false, "2.11's list was read: 10.1a is not in it");
+  assert.is(archEntryAccepted(catalog, "2.9.1", "10.1"), false);
+  assert.is(archEntryAccepted(catalog, "2.9.1", "10.1+PTX"), false);
+  assert.is(archEntryAccepted(catalog, "2.9.1", "10.1a"), null);
+  assert.is(archEntryAccepted(catalog, "2.11.0", "10.1a"), false, "2.11's list was read: 10.1a is not in it");
 });
 
 test("glibc 2.42 vs CUDA headers: a revision's window, by CUDA version and the fixes it lacks", () => {
@@ -177,7 +177,7 @@ test("caches per system: cache.nixos-cuda.org builds x86_64-linux; cache.flox.de
   );
   // The model names the cache that may hold an aarch64 variant's CUDA closure, with its key, and still counts it as built.
   const pin = nixpkgs.find((p) => p.torch === "2.12.0")!;
-  const m = modelCacheMisses([{ name: "arm", system: "aarch64-linux", python: "3.13", cuda: "12.9", nixpkgs: pin.rev, cudaCapabilitiesForPackageSet: false, nixpkgsKey: "arm" }], nixpkgs);
+  const m = modelCacheMisses([{ name: "arm", system: "aarch64-linux", python: "3.13", cuda: "12.9", nixpkgs: pin.rev, cudaCapabilitiesForPackageSet: false, nixpkgsKey: "arm" }], catalog);
   assert.match(m.reasons.get("arm")!.join(" "), /unless cache\.flox\.dev \(https:\/\/cache\.flox\.dev, key flox-cache-public-1:7F4OyH7ZCnFhcze3fJdfyXYLQw\/aV7GEed86nQ7IsOs=\) holds them: it may/);
   assert.ok(m.builds.some((b) => b.what === "cuda-closure" && b.variants.includes("arm")), "may hold: never counted as cached");
   for (const c of PUBLIC_CUDA_CACHES) {

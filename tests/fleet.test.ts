@@ -161,8 +161,8 @@ test("cost model: fit on recorded reports (built only), leave-one-out error, def
   assert.is(predict(none, { package: "torchaudio", cuda: null, cudaCapabilities: [] }).seconds, DEFAULT_BUILD_SECONDS.torchaudio.seconds);
   assert.match(DEFAULT_BUILD_SECONDS.pytorch.source, /Building PyTorch 2\.9\.1 for ARM64/);
   const chosen = cover.chosen.flatMap((v) => [v, candidates.find((c) => c.name === v.dependsOn[0])!]);
-  const one = buildCost(chosen, none, 1);
-  const four = buildCost(chosen, none, 4);
+  const one = buildCost(chosen, none, 1, catalog);
+  const four = buildCost(chosen, none, 4, catalog);
   assert.ok(Math.abs(one.makespanHours - one.hours) < 1e-9, "one builder: makespan = total");
   assert.ok(four.makespanHours < one.makespanHours && four.makespanHours >= one.hours / 4, "more builders, shorter, not below work/4");
   const r = runCli(["fleet", join(HOSTS, "spr-h100"), "--logs-dir", REPORTS, "--builders", "2"]);

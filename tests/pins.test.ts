@@ -5,8 +5,8 @@ import * as assert from "uvu/assert";
 import { readFileSync, readdirSync, writeFileSync, mkdirSync, existsSync } from "node:fs";
 import { join } from "node:path";
 import { execFileSync } from "node:child_process";
-import { onTorch } from "../generator/catalog/packages.ts";
-import { catalog, checkPairings, nixpkgsTarballUrl, preferredPin, torchaudioServes } from "../generator/catalog/index.ts";
+import { onTorch, packageOnTorch, releaseOf, releaseServes } from "../generator/catalog/packages.ts";
+import { catalog, checkPairings, nixpkgsTarballUrl, preferredPin } from "../generator/catalog/index.ts";
 import { projectFromMatrix } from "../generator/project.ts";
 import { SHA256_RE } from "../generator/catalog/schema.ts";
 import { ROOT, runCli, tempDir, writeMatrix } from "./helpers/cli.ts";
@@ -108,7 +108,7 @@ test("widest matrix: SM110 aarch64-only on 11.0; SM121 12.1 and SM103 10.3 on CU
   for (const v of p.variants) {
     const pin = catalog.nixpkgs.find((n) => n.rev === v.nixpkgs)!;
     assert.is(v.torchVersion, pin.torch, v.name);
-    const on = onTorch(v.package);
+    const on = onTorch(catalog, v.package);
     assert.is(v.version, on ? pin[on.pinField] : pin.torch, v.name);
     assert.ok(v.nixpkgsSha256 && v.nixpkgsSha256 === pin.sha256, v.name);
   }
@@ -135,8 +135,8 @@ test("widest matrix (list --json): torch 2.12.0 and 2.13.0 variants, whose torch
   }
   assert.is(byName.size, list.length, "every name once");
   // The pairing is data: torchaudio 2.11 serves torch >= 2.11, and a release may not name a torchaudio that does not serve it.
-  const ta = catalog.torchaudio.find((a) => a.version === "2.11.0")!;
-  assert.ok(torchaudioServes(ta, "2.12.0") && torchaudioServes(ta, "2.11.0") && !torchaudioServes(ta, "2.10.0"));
+  const ta = releaseOf(packageOnTorch(catalog, "torchaudio"), "2.11.0")!;
+  assert.ok(releaseServes(ta, "2.12.0") && releaseServes(ta, "2.11.0") && !releaseServes(ta, "2.10.0"));
   const bad = { ...catalog, torch: catalog.torch.map((t) => (t.version === "2.10.0" ? { ...t, torchaudio: "2.11.0" } : t)) };
   assert.throws(() => checkPairings(bad), /PyTorch 2\.10\.0 pairs torchaudio 2\.11\.0 with torch 2\.10\.0, but torchaudio 2\.11\.0 serves torch >= 2\.11/);
 });

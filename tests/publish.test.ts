@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { bytesFor, modelDeviceCode } from "../generator/catalog/device-code-size.ts";
 import { ROOT, runCli, tempDir } from "./helpers/cli.ts";
 import { BUILD_MATRIX, FIXTURES, latestReport, newSalt, runDriver } from "./helpers/driver.ts";
+import { catalog } from "../generator/catalog/index.ts";
 
 const PT = "pytorch-python313-cpu-avx2";
 const TA = "torchaudio-python313-cpu-avx2";
@@ -113,11 +114,11 @@ test("explain of a CUDA variant shows its modelled device code per library in bo
   assert.match(r.stdout, /torch scope \(this variant\):\s+torch 1,024\.7 MB \(1 capability\), magma [\d,.]+ MB \(9 capabilities\), nvshmem 1\.0 MB/);
   assert.match(r.stdout, /package-set scope:\s+torch 1,024\.7 MB \(1 capability\), magma 105\.7 MB \(1 capability\)/);
   // The model: sums of the measured per-capability bytes, approximations said.
-  const torchScope = modelDeviceCode(["12.1"], ["7.5", "8.0", "8.6", "8.9", "9.0", "10.0", "10.3", "12.0", "12.1"], "torch", true);
+  const torchScope = modelDeviceCode(catalog, ["12.1"], ["7.5", "8.0", "8.6", "8.9", "9.0", "10.0", "10.3", "12.0", "12.1"], "torch", true);
   const magma = torchScope.find((x) => x.origin === "magma")!;
-  assert.is(magma.bytes, ["7.5", "8.0", "8.6", "8.9", "9.0", "10.0", "10.3", "12.0", "12.1"].reduce((a, c) => a + bytesFor("magma", c).bytes, 0));
-  assert.is(bytesFor("magma", "12.1").from, "12.0");
-  assert.is(bytesFor("torch", "8.9").from, "8.6");
+  assert.is(magma.bytes, ["7.5", "8.0", "8.6", "8.9", "9.0", "10.0", "10.3", "12.0", "12.1"].reduce((a, c) => a + bytesFor(catalog, "magma", c).bytes, 0));
+  assert.is(bytesFor(catalog, "magma", "12.1").from, "12.0");
+  assert.is(bytesFor(catalog, "torch", "8.9").from, "8.6");
   assert.ok(magma.approximated.includes("7.5←8.0"), "MAGMA was not measured at 7.5: said");
   const json = JSON.parse(runCli(["explain", "pytorch-python313-cuda12_9-sm121-armv9", "--json"]).stdout);
   assert.ok(json.deviceCode.sources.every((s: string) => /device-code-size-pypi-torch2\.11-h100/.test(s)));

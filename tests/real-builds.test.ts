@@ -11,11 +11,12 @@ import { spawnSync } from "node:child_process";
 import { checkPromise, type PromiseCheck, type Probe, type PromiseOf } from "../generator/verify/compare.ts";
 import { onTorch } from "../generator/catalog/packages.ts";
 import { archEntryAccepted } from "../generator/catalog/torch-arch-list.ts";
+import { catalog } from "../generator/catalog/index.ts";
 import { ROOT, runCli, tempDir, writeMatrix } from "./helpers/cli.ts";
 import { catalogCheckerFacts } from "../generator/verify/catalog-facts.ts";
 
 /** The catalog's facts, as `verify` and pkgs/verify-facts.json give them to the comparison. */
-const FACTS = catalogCheckerFacts();
+const FACTS = catalogCheckerFacts(catalog);
 
 const REC = join(ROOT, "tests/fixtures/probes/h100-real-builds");
 const PIN = "a3116115851d68b8952a2a4221cc25a84e56b532"; // torch 2.11.0, torchvision 0.26.0, xformers 0.0.35, bitsandbytes 0.49.2
@@ -40,9 +41,9 @@ function variantOf(pkg: string, version: string): PromiseOf {
 
 /** The lines about a package itself: its import, version, libtorch, GPU checks, and its libraries' device code. */
 function ownLines(checks: PromiseCheck[], pkg: string, probe: Probe): PromiseCheck[] {
-  const label = onTorch(pkg)!.label;
+  const label = onTorch(catalog, pkg)!.label;
   const libs = Object.keys(probe.cuobjdump!.libs).map((l) => l.split("/").slice(-3).join("/"));
-  const gpuLabels = onTorch(pkg)!.gpuChecks.map((c) => c.label);
+  const gpuLabels = onTorch(catalog, pkg)!.gpuChecks.map((c) => c.label);
   return checks.filter((c) => c.promise.startsWith(`${label} `) || gpuLabels.includes(c.promise) || libs.some((l) => c.promise.startsWith(`${l}: `)));
 }
 
@@ -58,13 +59,13 @@ for (const [pkg, b] of Object.entries(BUILDS)) {
     const v = variantOf(pkg, b.version);
     const probe = probeOf(b.correct);
     const own = ownLines(checkPromise(v, probe, FACTS), pkg, probe);
-    const kernels = own.filter((c) => c.promise.endsWith(`: ${onTorch(pkg)!.label}'s kernels`));
+    const kernels = own.filter((c) => c.promise.endsWith(`: ${onTorch(catalog, pkg)!.label}'s kernels`));
     assert.is(kernels.length, 1, `one kernels line: ${own.map((c) => c.promise).join(" | ")}`);
     assert.ok(own.length >= 4, `imports/version/libtorch/GPU/kernels lines: ${own.map((c) => c.promise).join(" | ")}`);
     for (const c of own) assert.is(c.ok, true, `${b.correct}: ${c.promise}: expected ${c.expected}, found ${c.found}`);
     for (const [wrong, names] of Object.entries(b.wrong)) {
       const w = probeOf(wrong);
-      const line = ownLines(checkPromise(v, w, FACTS), pkg, w).find((c) => c.promise.endsWith(`: ${onTorch(pkg)!.label}'s kernels`))!;
+      const line = ownLines(checkPromise(v, w, FACTS), pkg, w).find((c) => c.promise.endsWith(`: ${onTorch(catalog, pkg)!.label}'s kernels`))!;
       assert.is(line.ok, false, `${wrong} must fail`);
       assert.match(line.found, names, `${wrong}: ${line.found}`);
     }
@@ -111,7 +112,7 @@ test("a GPU check whose process exits from C is that package's failed check (bit
   assert.is(r.ok, true, "the probe itself ran to its end and printed its JSON");
   assert.is(r.gpu.blockwise8bit!.ok, false);
   assert.match(r.gpu.blockwise8bit!.error!, /exited with status 1 during the check.*PTX JIT compilation was disabled/);
-  const c = checkPromise(variantOf("bitsandbytes", "0.49.2"), p, FACTS).find((x) => x.promise === onTorch("bitsandbytes")!.gpuChecks[0]!.label)!;
+  const c = checkPromise(variantOf("bitsandbytes", "0.49.2"), p, FACTS).find((x) => x.promise === onTorch(catalog, "bitsandbytes")!.gpuChecks[0]!.label)!;
   assert.is(c.ok, false);
   // With JIT allowed the same sm_80 build ran on the 9.0 card through its relocatable PTX.
   assert.is(probeOf("bnb-80").packages!.bitsandbytes!.gpu.blockwise8bit!.ok, true);
@@ -129,12 +130,12 @@ test("flash-attn subset: FLASH_ATTN_CUDA_ARCHS=90 builds sm_90 only; 80;90 adds 
 
 test("torch 2.11's cpp_extension: the accepted TORCH_CUDA_ARCH_LIST entries as read on the H100", () => {
   const rec = JSON.parse(readFileSync(join(REC, "torch-arches.json"), "utf8")) as { accepted: Record<string, string[]>; refused: Record<string, string> };
-  for (const e of Object.keys(rec.accepted)) assert.is(archEntryAccepted("2.11.0", e), true, e);
+  for (const e of Object.keys(rec.accepted)) assert.is(archEntryAccepted(catalog, "2.11.0", e), true, e);
   for (const [e, why] of Object.entries(rec.refused)) {
-    assert.is(archEntryAccepted("2.11.0", e), false, e);
+    assert.is(archEntryAccepted(catalog, "2.11.0", e), false, e);
     assert.match(why, /ValueError: Unknown CUDA arch/);
   }
-  assert.is(archEntryAccepted("2.10.0", "10.1"), null, "a release whose list was not read: unknown");
+  assert.is(archEntryAccepted(catalog, "2.10.0", "10.1"), null, "a release whose list was not read: unknown");
 });
 
 test("verify --probe replays the real bitsandbytes build: its kernels line passes", () => {

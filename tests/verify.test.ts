@@ -13,9 +13,10 @@ import { nixEvalJson, nixInstantiate, runNix } from "./helpers/nix.ts";
 import { spawnSync } from "node:child_process";
 import { catalogCheckerFacts } from "../generator/verify/catalog-facts.ts";
 import { renderCheckerBundle, renderCheckerFacts } from "../generator/render/checker.ts";
+import { catalog } from "../generator/catalog/index.ts";
 
 /** The catalog's facts, as `verify` and pkgs/verify-facts.json give them to the comparison. */
-const FACTS = catalogCheckerFacts();
+const FACTS = catalogCheckerFacts(catalog);
 
 const H100 = join(ROOT, "tests/fixtures/probes/h100-pypi-torch2.11.0-cu130");
 const probe = JSON.parse(readFileSync(join(H100, "probe.json"), "utf8")) as Probe;
@@ -192,7 +193,7 @@ test("Nix checks (release.nix tests.NAME, stand-in): static for every variant, g
 test("the committed compare bundle and its facts are what generate writes, and as a real process they judge like verify", () => {
   const dir = tempDir();
   assert.is(renderCheckerBundle(), readFileSync(join(ROOT, "pkgs/verify-compare.mjs"), "utf8"), "run npm run generate");
-  assert.is(renderCheckerFacts(), readFileSync(join(ROOT, "pkgs/verify-facts.json"), "utf8"), "run npm run generate");
+  assert.is(renderCheckerFacts(catalog), readFileSync(join(ROOT, "pkgs/verify-facts.json"), "utf8"), "run npm run generate");
   const name = "torchaudio-python313-cuda13_0-sm90-avx512bf16";
   const v = variant(name);
   const promise = join(dir, "promise.json");

@@ -34,19 +34,20 @@
  * Graviton) the CUDA set is built locally.
  */
 import type { System } from "../constants.ts";
+import type { CudaCache } from "./schema.ts";
 
 /** The cache's jobs and what their closures hold, per the sources above. */
-export const CUDA_CACHE = {
+export const CUDA_CACHE: CudaCache = {
   name: "cache.nixos-cuda.org",
   /** Systems the Hydra builds for. */
-  systems: ["x86_64-linux"] as System[],
+  systems: ["x86_64-linux"],
   /** What is evaluated: every cudaSupport-sensitive attribute path of the sets CI evaluation recurses into. */
   jobs: "every attribute path whose outputs change when cudaSupport flips, in the sets nixpkgs' CI evaluation recurses into",
   /**
    * torch's CUDA dependencies built from source per CUDA set (catalog/device-code.ts `bundledDeviceCode` says which
    * torch links at each pin), by origin: the attribute torch takes. In a job's closure only with the default set.
    */
-  perCudaSet: { nccl: "nccl", nvshmem: "libnvshmem", magma: "magma-cuda-static" } as Record<string, string>,
+  perCudaSet: { nccl: "nccl", nvshmem: "libnvshmem", magma: "magma-cuda-static" },
   /** Python packages of torch's closure that read cudaSupport (jobs in the recursed sets, with the default CUDA set). */
   perPythonSet: ["triton"],
   source:
@@ -58,7 +59,7 @@ export const CUDA_CACHE = {
     "recurseIntoAttrs cudaPackages_12; python313Packages, python314Packages recurseIntoAttrs; python3Packages " +
     "dontRecurseIntoAttrs); cuda-modules nccl.nix (no config.cudaSupport input); NixOS/nixpkgs#555389 (2026-08-22: " +
     "torch with cudaCapabilities [\"12.0\"] 'not built/cached by … cache.nixos-cuda.org')",
-} as const;
+};
 
 /**
  * Default durations of the derivations the model counts when the cache cannot serve them, in seconds. No measured

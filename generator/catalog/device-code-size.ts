@@ -19,8 +19,10 @@
  *   down per capability), so NCCL's device code per capability is not modelled.
  */
 
+import type { Catalog, DeviceCodeBytes } from "./schema.ts";
+
 /** Measured uncompressed cubin bytes per compute capability, per origin. */
-export const DEVICE_CODE_BYTES: Record<"torch" | "magma" | "nvshmem", { perCapability: Record<string, number>; library: string; source: string }> = {
+export const DEVICE_CODE_BYTES: DeviceCodeBytes = {
   torch: {
     library: "libtorch_cuda.so",
     perCapability: { "7.5": 589374744, "8.0": 647424440, "8.6": 647047480, "9.0": 729827144, "10.0": 995129480, "12.0": 1024743296 },
@@ -42,15 +44,15 @@ const num = (c: string) => Number(c);
 
 /**
  * Modelled uncompressed bytes of `origin`'s device code for one compute capability ("12.1"), and the measured
- * capability it was taken from. Throws on an origin that was not measured.
+ * capability it was taken from, by the catalog's measurements (`cat.deviceCodeBytes`, this file's DEVICE_CODE_BYTES).
  */
-export function bytesFor(origin: keyof typeof DEVICE_CODE_BYTES, capability: string): { bytes: number; from: string } {
-  const measured = Object.keys(DEVICE_CODE_BYTES[origin].perCapability).sort((a, b) => num(a) - num(b));
+export function bytesFor(cat: Pick<Catalog, "deviceCodeBytes">, origin: keyof DeviceCodeBytes, capability: string): { bytes: number; from: string } {
+  const measured = Object.keys(cat.deviceCodeBytes[origin].perCapability).sort((a, b) => num(a) - num(b));
   const major = capability.split(".")[0];
   const sameMajor = measured.filter((m) => m.split(".")[0] === major && num(m) <= num(capability));
   const below = measured.filter((m) => num(m) <= num(capability));
   const from = sameMajor.at(-1) ?? below.at(-1) ?? measured[0]!;
-  return { bytes: DEVICE_CODE_BYTES[origin].perCapability[from]!, from };
+  return { bytes: cat.deviceCodeBytes[origin].perCapability[from]!, from };
 }
 
 /** One origin's modelled device code for a list of capabilities. */
@@ -70,16 +72,17 @@ interface ModelledDeviceCode {
  * @param linksNvshmem whether torch links NVSHMEM at the variant's pin (device-code.ts linkedAt)
  */
 export function modelDeviceCode(
+  cat: Pick<Catalog, "deviceCodeBytes">,
   capabilities: readonly string[],
   defaultCapabilities: readonly string[],
   scope: "torch" | "packageSet",
   linksNvshmem: boolean,
 ): ModelledDeviceCode[] {
-  const one = (origin: keyof typeof DEVICE_CODE_BYTES, caps: readonly string[]): ModelledDeviceCode => {
-    const parts = caps.map((c) => ({ c, ...bytesFor(origin, c) }));
+  const one = (origin: keyof DeviceCodeBytes, caps: readonly string[]): ModelledDeviceCode => {
+    const parts = caps.map((c) => ({ c, ...bytesFor(cat, origin, c) }));
     return {
       origin,
-      library: DEVICE_CODE_BYTES[origin].library,
+      library: cat.deviceCodeBytes[origin].library,
       capabilities: [...caps],
       bytes: parts.reduce((a, p) => a + p.bytes, 0),
       approximated: parts.filter((p) => p.from !== p.c).map((p) => `${p.c}←${p.from}`),

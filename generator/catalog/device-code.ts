@@ -18,7 +18,7 @@
  * the 9.0 card and failed with CUDA_DISABLE_PTX_JIT=1), so probe.py reads `-all` too; whole-program objects (`-dw`, plain `-c`) keep their PTX, listed; a family-specific `sm_100f`
  * cubin is named `…sm_100.cubin` by `--list-elf` and `--list-text`, and `arch = sm_100f` by `-symbols`.
  */
-import { packagesOnTorch } from "./packages.ts";
+import type { BundledDeviceCode, Catalog } from "./schema.ts";
 
 /** Where device code comes from: torch, a package built on torch (catalog/packages.ts names), or a bundled library. */
 export type DeviceCodeOrigin = "torch" | "nccl" | "magma" | "nvshmem" | (string & {});
@@ -44,20 +44,7 @@ export type DeviceCodeOrigin = "torch" | "nccl" | "magma" | "nvshmem" | (string 
  * - `linkedAt`: the catalog pins (nixpkgs revisions) whose torch links it: "every pin", or the list. For a revision
  *   the catalog does not know, the promise cannot say (the check prints "–").
  */
-export interface BundledDeviceCode {
-  origin: "nccl" | "magma" | "nvshmem";
-  label: string;
-  library: string;
-  names: string[];
-  libraryDefault: boolean;
-  flags: "gencode" | "cmake";
-  deviceLinkedByTorch: boolean;
-  ptxVisible: boolean;
-  extraSass: { sass: string; minCuda: string; belowCuda: string | null; why: string }[];
-  linkedAt: "every pin" | string[];
-  source: string;
-  inferred?: string;
-}
+export type { BundledDeviceCode } from "./schema.ts";
 
 const TORCH_NIX =
   "nixpkgs pkgs/development/python-modules/torch/source/default.nix (torch 2.13.0 file, a8b649e; same text at the " +
@@ -194,20 +181,22 @@ export const COMPILER_HELPER_NAMES = ["^__cuda_", "^__internal_", "^__nv_", "^__
  * our builders never write `+PTX` (rule 3); torchaudio and torchvision compile through
  * torch.utils.cpp_extension `_get_cuda_arch_flags`, which adds `compute_XY` only for `+PTX` entries.
  */
-export const ownDeviceCode: { origin: string; directory: string; file?: string; names: string[]; source: string }[] = [
-  {
-    origin: "torch",
-    directory: "torch/lib",
-    // PyTorch's own namespaces, which keep its kernels its own in a library whose default is a bundled origin.
-    names: ["^at$", "^at_cuda_detail$", "^c10", "^torch$", "^caffe2$", "^_INTERNAL_"],
-    source: "PyTorch cmake/public/utils.cmake torch_cuda_get_nvcc_gencode_flag; cmake/Codegen.cmake; the H100 recording's heads",
-  },
-  // Each package built on torch: its library directory from the table (catalog/packages.ts).
-  ...packagesOnTorch.map((p) => ({
-    origin: p.name,
-    directory: p.deviceCode.directory,
-    ...(p.deviceCode.file !== undefined ? { file: p.deviceCode.file } : {}),
-    names: [],
-    source: `torch.utils.cpp_extension _get_cuda_arch_flags; ${p.archList.map((e) => e.source).join("; ")}; ${p.deviceCode.source}`,
-  })),
-];
+export function ownDeviceCode(cat: Pick<Catalog, "packagesOnTorch">): { origin: string; directory: string; file?: string; names: string[]; source: string }[] {
+  return [
+    {
+      origin: "torch",
+      directory: "torch/lib",
+      // PyTorch's own namespaces, which keep its kernels its own in a library whose default is a bundled origin.
+      names: ["^at$", "^at_cuda_detail$", "^c10", "^torch$", "^caffe2$", "^_INTERNAL_"],
+      source: "PyTorch cmake/public/utils.cmake torch_cuda_get_nvcc_gencode_flag; cmake/Codegen.cmake; the H100 recording's heads",
+    },
+    // Each package built on torch: its library directory from the table (catalog/packages.ts).
+    ...cat.packagesOnTorch.map((p) => ({
+      origin: p.name,
+      directory: p.deviceCode.directory,
+      ...(p.deviceCode.file !== undefined ? { file: p.deviceCode.file } : {}),
+      names: [],
+      source: `torch.utils.cpp_extension _get_cuda_arch_flags; ${p.archList.map((e) => e.source).join("; ")}; ${p.deviceCode.source}`,
+    })),
+  ];
+}

@@ -10,29 +10,7 @@
  * An attribute missing from this table is "unknown": its version and import are checked, its device code (if it has
  * any) is not judged.
  */
-
-/** How an extra's own device code relates to the variant's capabilities. */
-type ExtraDeviceCode =
-  /** Pure Python (or CPU-only native code): no device code of its own; it runs torch's kernels. */
-  | "none"
-  /** Compiles its kernels at run time, on the user's host, for the GPUs it sees: nothing of the build to judge. */
-  | "runtimeJit"
-  /** Ships device code that the variant does not compile for its capabilities: present but not judged. */
-  | "notJudged";
-
-/** One extra's facts. */
-interface ExtraFact {
-  /** nixpkgs attribute in pythonXYZPackages: "deepspeed". */
-  attr: string;
-  deviceCode: ExtraDeviceCode;
-  /** Whether it takes `torch` from its Python set (so the environment builds it on the variant's torch). */
-  takesTorch: boolean;
-  /** What the environment's name promises about it, in words (shown by `explain`). */
-  promise: string;
-  /** Where nixpkgs has it: the first revision or PR that carries it, when a source gives it. */
-  since?: string;
-  source: string;
-}
+import type { Catalog, ExtraFact } from "./schema.ts";
 
 /**
  * deepspeed in nixpkgs (pkgs/development/python-modules/deepspeed/default.nix, read at 0699369 (0.19.5); the
@@ -105,17 +83,17 @@ export const EXTRAS: readonly ExtraFact[] = [
   },
 ];
 
-/** The catalog's facts about extra `attr`, or undefined when it has none. */
-export function extraFact(attr: string): ExtraFact | undefined {
-  return EXTRAS.find((e) => e.attr === attr);
+/** The catalog's facts about extra `attr` (`cat.extras`: this table plus local-catalog.json's), or undefined when it has none. */
+export function extraFact(cat: Pick<Catalog, "extras">, attr: string): ExtraFact | undefined {
+  return cat.extras.find((e) => e.attr === attr);
 }
 
 /**
  * One line per extra for `explain` and the environment's notes: what its name promises and whether its device code is
  * judged. Unknown extras say so.
  */
-export function extraPromise(attr: string): { judged: boolean; line: string } {
-  const f = extraFact(attr);
+export function extraPromise(cat: Pick<Catalog, "extras">, attr: string): { judged: boolean; line: string } {
+  const f = extraFact(cat, attr);
   if (!f)
     return {
       judged: false,

@@ -1,35 +1,36 @@
 /**
- * The catalog: every fact the generator knows, each with a `source`. Validated by `CatalogSchema` at load.
+ * The catalog: every fact the generator knows, each with a `source`, every table under one schema (`CatalogSchema`,
+ * generator/catalog/schema.ts), validated at load; a user's local-catalog.json extends it (catalog/local.ts). Code
+ * reads the tables through a `Catalog` value (this `catalog`, or the one with the local additions), never through the
+ * table files' exports.
  * @throws Error (zod) at import time when a catalog file breaks its schema.
  */
-import { CatalogSchema, type Catalog, type NixpkgsPin, type TorchaudioRelease } from "./schema.ts";
+import { CatalogSchema, type Catalog, type NixpkgsPin, type OnTorchRelease } from "./schema.ts";
 import { gpus } from "./gpus.ts";
 import { cuda } from "./cuda.ts";
 import { isas } from "./cpu-isas.ts";
 import { python } from "./python.ts";
-import { torch, torchaudio, nixpkgs } from "./torch.ts";
-import { releaseServes } from "./packages.ts";
-import { torchArchListOf } from "./torch-arch-list.ts";
+import { torch, nixpkgs } from "./torch.ts";
+import { packageOnTorch, packagesOnTorch, releaseOf, releaseServes } from "./packages.ts";
+import { torchArchLists } from "./torch-arch-list.ts";
+import { EXTRAS } from "./extras.ts";
+import { bundledDeviceCode } from "./device-code.ts";
+import { CUDA_CACHE } from "./binary-cache.ts";
+import { DEVICE_CODE_BYTES } from "./device-code-size.ts";
+import { archListIn } from "../cuda-build.ts";
 import { majorMinor } from "../versions.ts";
 
 /**
- * Whether torchaudio release `ta` serves PyTorch `torchVersion` ("2.12.0"): its minor is within
- * `ta.servesTorch` (min inclusive, below exclusive or open): the one rule of catalog/packages.ts `releaseServes`.
- */
-export function torchaudioServes(ta: TorchaudioRelease, torchVersion: string): boolean {
-  return releaseServes(ta, torchVersion);
-}
-
-/**
- * Checks the pairings of a parsed catalog: every PyTorch release names a known torchaudio that serves it, and every
- * pin's torchaudio serves the pin's torch.
+ * Checks the pairings of a parsed catalog, through the generic table of packages built on torch: every PyTorch
+ * release names a torchaudio release of the table that serves it (`releaseServes`), and so does every pin.
  * @throws Error naming the release or pin and the torchaudio's served range.
  */
 export function checkPairings(cat: Catalog): Catalog {
+  const audio = packageOnTorch(cat, "torchaudio");
   const served = (ta: string, t: string, where: string) => {
-    const rel = cat.torchaudio.find((a) => a.version === ta);
+    const rel: OnTorchRelease | undefined = releaseOf(audio, ta);
     if (!rel) throw new Error(`catalog: ${where} names torchaudio ${ta}, which is not in the torchaudio releases`);
-    if (!torchaudioServes(rel, t))
+    if (!releaseServes(rel, t))
       throw new Error(
         `catalog: ${where} pairs torchaudio ${ta} with torch ${t}, but torchaudio ${ta} serves torch >= ${rel.servesTorch.min}` +
           (rel.servesTorch.below ? ` and < ${rel.servesTorch.below}` : ""),
@@ -40,7 +41,23 @@ export function checkPairings(cat: Catalog): Catalog {
   return cat;
 }
 
-export const catalog: Catalog = checkPairings(CatalogSchema.parse({ gpus, cuda, isas, python, torch, torchaudio, nixpkgs }));
+/** The built-in catalog: every table of generator/catalog/, parsed by CatalogSchema and its pairings checked. */
+export const catalog: Catalog = checkPairings(
+  CatalogSchema.parse({
+    gpus,
+    cuda,
+    isas,
+    python,
+    torch,
+    nixpkgs,
+    packagesOnTorch,
+    extras: EXTRAS,
+    torchArchLists,
+    bundledDeviceCode,
+    cudaCache: CUDA_CACHE,
+    deviceCodeBytes: DEVICE_CODE_BYTES,
+  }),
+);
 
 /**
  * The catalog pin to use for PyTorch `torchVersion` when matrix.ts names none: among the pins carrying it, one with
@@ -90,7 +107,7 @@ export function torchReleaseFacts(cat: Catalog, torchVersion: string): { release
     ? `${up ? `PyTorch ${up.version} (released ${up.released}) pairs torchvision ${up.torchvision}${up.torchcodec ? ` and torchcodec ${up.torchcodec}` : ", no torchcodec"}; ` : `PyTorch ${torchVersion}: upstream's torchvision/torchcodec pairing not in the catalog; `}` +
       `Python ${rel.python[0]}–${rel.python[rel.python.length - 1]}; PyTorch's own CUDA builds ${rel.cuda.join(", ")}. Sources: ${rel.source}`
     : `PyTorch ${torchVersion} is not in the catalog's releases (generator/catalog/torch.ts)`;
-  const f = torchArchListOf(torchVersion);
+  const f = archListIn(cat.torchArchLists, torchVersion);
   const archList = !f
     ? `not read for torch ${minor}: which TORCH_CUDA_ARCH_LIST entries its torch/utils/cpp_extension.py accepts is unknown here (no drop, no verdict)`
     : f.accepted

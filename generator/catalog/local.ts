@@ -1,37 +1,79 @@
 /**
- * The local catalog (`local-catalog.json` beside matrix.ts): nixpkgs pins, and the PyTorch and torchaudio releases
- * they carry, that a user added with `variant-matrix pin add` because the built-in catalog (generator/catalog/) does
- * not know them yet. Merged into the built-in catalog when a matrix loads, with the same schemas and pairing checks
- * as built-in entries; the built-in files are never touched.
+ * The local catalog (`local-catalog.json` beside matrix.ts): facts a user adds because the built-in catalog
+ * (generator/catalog/) does not know them yet. Merged into the built-in catalog when a matrix loads, with the same
+ * schemas (generator/catalog/schema.ts) and pairing checks as built-in entries; the built-in files are never touched.
  *
- * File shape (JSON): { "nixpkgs": NixpkgsPin[], "torch": TorchRelease[], "torchaudio": TorchaudioRelease[] }
- * (each key optional; schemas in generator/catalog/schema.ts).
+ * File shape (JSON, each key optional):
+ * {
+ *   "nixpkgs": NixpkgsPin[],                      pins, written by `variant-matrix pin add`
+ *   "torch": TorchRelease[],                      PyTorch releases, written by `pin add` with the pin that carries them
+ *   "packagesOnTorch": { NAME: OnTorchRelease[] }, releases of a package of the table (catalog/packages.ts names:
+ *                                                  torchaudio, torchvision, …), `pin add` writes torchaudio's here
+ *   "extras": ExtraFact[],                        what an environment's extra promises (catalog/extras.ts)
+ *   "torchArchLists": TorchArchListFacts[]        what a torch minor's cpp_extension accepts (catalog/torch-arch-list.ts)
+ * }
+ * A file written before the package table took torchaudio's releases has a top-level "torchaudio" array
+ * ({ version, servesTorch, stableAbi, nixpkgsDependsOnTorchcodec?, source }); it is read as
+ * `packagesOnTorch.torchaudio`, and `pin add` rewrites it in the new shape. New packages built on torch, the bundled
+ * libraries' device code, the cache model and the size model are facts about nixpkgs' builders and this project's
+ * measurements, not something a pin brings: they are added in generator/catalog/ with their tests.
  */
 import { existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import * as z from "zod";
 import { LOCAL_CATALOG_FILE } from "../constants.ts";
 import { InputError } from "../errors.ts";
 import { checkPairings } from "./index.ts";
-import { NixpkgsPinSchema, TorchaudioReleaseSchema, TorchReleaseSchema, type Catalog, type NixpkgsPin, type TorchaudioRelease, type TorchRelease } from "./schema.ts";
+import {
+  ExtraFactSchema,
+  NixpkgsPinSchema,
+  OnTorchReleaseSchema,
+  TorchArchListFactsSchema,
+  TorchReleaseSchema,
+  type Catalog,
+  type NixpkgsPin,
+  type OnTorchRelease,
+  type TorchRelease,
+} from "./schema.ts";
 
 /** What `pin add` writes: the pin, and the PyTorch and torchaudio releases the catalog lacks for it. */
 export interface LocalPinEntry {
   pin: NixpkgsPin;
   torch: TorchRelease | null;
-  torchaudio: TorchaudioRelease | null;
+  torchaudio: OnTorchRelease | null;
 }
+
+/** The legacy top-level torchaudio release (before the package table held torchaudio), read as an OnTorchRelease. */
+const LegacyTorchaudioSchema = z
+  .object({
+    version: z.string(),
+    servesTorch: z.object({ min: z.string(), below: z.string().nullable() }),
+    stableAbi: z.boolean(),
+    nixpkgsDependsOnTorchcodec: z.boolean().optional(),
+    source: z.string(),
+  })
+  .strict()
+  .transform(({ nixpkgsDependsOnTorchcodec, ...r }) => (nixpkgsDependsOnTorchcodec ? { ...r, nixpkgsDependencies: ["torchcodec"] } : r))
+  .pipe(OnTorchReleaseSchema);
 
 /** The local catalog file's schema. */
 const LocalCatalogSchema = z
   .object({
     nixpkgs: z.array(NixpkgsPinSchema).default([]),
     torch: z.array(TorchReleaseSchema).default([]),
-    torchaudio: z.array(TorchaudioReleaseSchema).default([]),
+    packagesOnTorch: z.record(z.string(), z.array(OnTorchReleaseSchema)).default({}),
+    extras: z.array(ExtraFactSchema).default([]),
+    torchArchLists: z.array(TorchArchListFactsSchema).default([]),
+    torchaudio: z.array(LegacyTorchaudioSchema).optional(),
   })
-  .strict();
-/** A parsed local catalog. */
-type LocalCatalog = z.infer<typeof LocalCatalogSchema>;
+  .strict()
+  .transform(({ torchaudio, ...l }) =>
+    torchaudio?.length ? { ...l, packagesOnTorch: { ...l.packagesOnTorch, torchaudio: [...torchaudio, ...(l.packagesOnTorch.torchaudio ?? [])] } } : l,
+  );
+/** A parsed local catalog (the legacy torchaudio key already moved into packagesOnTorch). */
+type LocalCatalog = z.output<typeof LocalCatalogSchema>;
+/** A local catalog with nothing in it. */
+const EMPTY: LocalCatalog = { nixpkgs: [], torch: [], packagesOnTorch: {}, extras: [], torchArchLists: [] };
 
 /** A local catalog file that cannot be used: names the file and each bad field. Exit 2. */
 class LocalCatalogError extends InputError {
@@ -54,7 +96,7 @@ function localCatalogFile(dir: string): string {
  */
 function readLocalCatalog(dir: string): LocalCatalog {
   const file = localCatalogFile(dir);
-  if (!existsSync(file)) return { nixpkgs: [], torch: [], torchaudio: [] };
+  if (!existsSync(file)) return EMPTY;
   let raw: unknown;
   try {
     raw = JSON.parse(readFileSync(file, "utf8"));
@@ -70,29 +112,48 @@ function readLocalCatalog(dir: string): LocalCatalog {
 }
 
 /**
- * The built-in catalog with the local catalog of `dir` added: local pins and releases come after the built-in ones.
- * @throws LocalCatalogError when the file is invalid, repeats a built-in or local pin or release, or pairs a
- *   torchaudio that does not serve its torch (the built-in pairing check, generator/catalog/index.ts checkPairings)
+ * The built-in catalog with the local catalog of `dir` added: local pins, releases, extras and arch lists come after
+ * the built-in ones.
+ * @throws LocalCatalogError when the file is invalid, names a package the table does not have, repeats a built-in or
+ *   local entry, or pairs a torchaudio that does not serve its torch (generator/catalog/index.ts checkPairings)
  */
 export function withLocalCatalog(cat: Catalog, dir: string): Catalog {
   const local = readLocalCatalog(dir);
-  if (!local.nixpkgs.length && !local.torch.length && !local.torchaudio.length) return cat;
-  return merge(cat, local, localCatalogFile(dir));
+  const empty =
+    !local.nixpkgs.length && !local.torch.length && !local.extras.length && !local.torchArchLists.length && !Object.keys(local.packagesOnTorch).length;
+  return empty ? cat : merge(cat, local, localCatalogFile(dir));
 }
 
 /**
- * Add a pin entry (and the releases it brings) to the local catalog of `dir`, written atomically. The built-in
- * catalog `cat` with the new local catalog is validated before anything is written.
+ * The catalog a command run on matrix file `matrixFile` reads: `cat` with the local catalog beside it, or `cat` alone
+ * when that file is invalid (`generate` and every command that loads the matrix report it; a build of files already
+ * generated goes on with the built-in facts).
+ */
+export function catalogBeside(cat: Catalog, matrixFile: string): Catalog {
+  try {
+    return withLocalCatalog(cat, dirname(matrixFile));
+  } catch (e) {
+    if (e instanceof LocalCatalogError) return cat;
+    throw e;
+  }
+}
+
+/**
+ * Add a pin entry (and the releases it brings) to the local catalog of `dir`, written atomically (a file of the
+ * legacy shape is rewritten in the current one). The built-in catalog `cat` with the new local catalog is validated
+ * before anything is written.
  * @returns the file written
  * @throws LocalCatalogError when the entry clashes with the built-in or local catalog (nothing written)
  */
 export function addLocalEntry(cat: Catalog, dir: string, entry: LocalPinEntry): string {
   const local = readLocalCatalog(dir);
   const file = localCatalogFile(dir);
+  const audio = local.packagesOnTorch.torchaudio ?? [];
   const parsed = LocalCatalogSchema.safeParse({
+    ...local,
     nixpkgs: [...local.nixpkgs, entry.pin],
     torch: [...local.torch, ...(entry.torch ? [entry.torch] : [])],
-    torchaudio: [...local.torchaudio, ...(entry.torchaudio ? [entry.torchaudio] : [])],
+    packagesOnTorch: entry.torchaudio ? { ...local.packagesOnTorch, torchaudio: [...audio, entry.torchaudio] } : local.packagesOnTorch,
   });
   if (!parsed.success)
     throw new LocalCatalogError(
@@ -116,13 +177,22 @@ function merge(cat: Catalog, local: LocalCatalog, file: string): Catalog {
     });
   once("nixpkgs pin", cat.nixpkgs.map((p) => p.rev), local.nixpkgs.map((p) => p.rev));
   once("PyTorch release", cat.torch.map((t) => t.version), local.torch.map((t) => t.version));
-  once("torchaudio release", cat.torchaudio.map((t) => t.version), local.torchaudio.map((t) => t.version));
+  once("extra", cat.extras.map((e) => e.attr), local.extras.map((e) => e.attr));
+  once("TORCH_CUDA_ARCH_LIST facts of torch", cat.torchArchLists.map((l) => l.torch), local.torchArchLists.map((l) => l.torch));
+  const names = cat.packagesOnTorch.map((p) => p.name);
+  for (const [name, releases] of Object.entries(local.packagesOnTorch)) {
+    const p = cat.packagesOnTorch.find((x) => x.name === name);
+    if (!p) throw new LocalCatalogError(`${file}: packagesOnTorch.${name}: not a package of the table; allowed: ${names.join(", ")}`);
+    once(`${name} release`, p.releases.map((r) => r.version), releases.map((r) => r.version));
+  }
   try {
     return checkPairings({
       ...cat,
       nixpkgs: [...cat.nixpkgs, ...local.nixpkgs],
       torch: [...cat.torch, ...local.torch],
-      torchaudio: [...cat.torchaudio, ...local.torchaudio],
+      packagesOnTorch: cat.packagesOnTorch.map((p) => ({ ...p, releases: [...p.releases, ...(local.packagesOnTorch[p.name] ?? [])] })),
+      extras: [...cat.extras, ...local.extras],
+      torchArchLists: [...cat.torchArchLists, ...local.torchArchLists],
     });
   } catch (e) {
     throw new LocalCatalogError(`${file}: ${(e as Error).message}`);

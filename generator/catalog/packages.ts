@@ -27,7 +27,9 @@
 // cuda-build.ts, which import no catalog file).
 import { compareVersions, majorMinor } from "../versions.ts";
 import { cudaBuildIn, releaseIn, type PackageCudaBuild } from "../cuda-build.ts";
-import { torchArchLists } from "./torch-arch-list.ts";
+import type { ArchListEra, Catalog, DeviceTargets, OnTorchRelease, PackageOnTorch } from "./schema.ts";
+
+export type { DeviceTargets, OnTorchRelease, PackageOnTorch } from "./schema.ts";
 
 export type { PackageCudaBuild } from "../cuda-build.ts";
 
@@ -35,144 +37,6 @@ export type { PackageCudaBuild } from "../cuda-build.ts";
 export const ENV_PACKAGE = "torch-env";
 /** The root package: torch itself. */
 export const TORCH_PACKAGE = "pytorch";
-
-/** One release of a package built on torch and the torch minors it serves. */
-export interface OnTorchRelease {
-  /** A full version ("2.11.0") or a series ("0.27", matching 0.27.0, 0.27.1). */
-  version: string;
-  /** Torch versions served, MAJOR.MINOR: `min` inclusive, `below` exclusive (null: no upper bound). */
-  servesTorch: { min: string; below: string | null };
-  /** Built against PyTorch's stable C ABI rather than one torch minor's C++ ABI. */
-  stableAbi: boolean;
-  /**
-   * Packages on torch that nixpkgs' file of this release lists in `dependencies` (torchaudio 2.11.0: torchcodec), as
-   * read in that file; `pin check` compares it with the evaluated propagatedBuildInputs.
-   */
-  nixpkgsDependencies?: string[];
-  /** CUDA versions this release builds with, MAJOR.MINOR: `min` inclusive, `below` exclusive (null: no bound); absent: any. */
-  cuda?: { min: string; below: string | null; source: string };
-  /**
-   * CUDA versions with which this release is reported to fail to build, with the source; such combinations are dropped.
-   */
-  failsWithCuda?: { cuda: string[]; source: string };
-  /**
-   * Capabilities for which a build of this release holds code that fails at run time on those very GPUs, with the
-   * source; such combinations are dropped.
-   */
-  failsOnCapabilities?: { capabilities: string[]; source: string };
-  /**
-   * What device code a build of this release holds for a variant's capabilities (absent: `{ kind: "torchArchList" }`,
-   * exactly the capabilities, no PTX).
-   */
-  targets?: DeviceTargets;
-  source: string;
-}
-
-/**
- * How one release turns the variant's capabilities into device code, read in its build scripts:
- * - `torchArchList`: torch.utils.cpp_extension `_get_cuda_arch_flags` from `TORCH_CUDA_ARCH_LIST` ("9.0" →
- *   `-gencode arch=compute_90,code=sm_90`; PTX only for a `+PTX` entry, which we never write): SASS exactly the
- *   capabilities, no PTX. `extraSass` adds what the package's own build adds for a capability (read in its setup.py).
- * - `ownList`: the package builds its own `-gencode` list from `variable`, which accepts only the listed `tokens`; each
- *   capability is served by the token of the same major whose minor is ≤ its own (CUDA Programming Guide, "Binary
- *   Compatibility": a cubin for X.y runs on X.z, z ≥ y; generator/compat.ts `capabilityRunsOn`), from `minCuda` on.
- *   A capability no token serves cannot be built (the variant is dropped with the reason). No PTX.
- * - `cmakeList`: a CMake cache variable (`-D<flag>=80;90`, capabilities without dots) the package's CMakeLists turns
- *   into CMAKE_CUDA_ARCHITECTURES itself; `ptxForHighest`: after sorting and de-duplicating the list, the highest
- *   entry gets PTX besides SASS (CMake's "90" without `-real`), every other entry SASS only (`-real`).
- * `ptxIn` (any kind): where a build that holds PTX keeps it, with the source: "image" (the device-linked fatbin,
- * `.nv_fatbin`, listed by `cuobjdump --list-ptx`) or "relocatable" (`-rdc=true` objects' relocatable fatbin,
- * `__nv_relfatbin`, listed by `cuobjdump -all --list-ptx` only; the CUDA runtime JIT-compiles it all the same).
- * Absent: "image".
- * `fallback` (ownList): what the build compiles when no token of `variable` is recognised (absent: nothing).
- */
-export type DeviceTargets =
-  | { kind: "torchArchList"; extraSass?: { when: string; adds: string; minCuda: string; source: string }[] }
-  | {
-      kind: "ownList";
-      variable: string;
-      tokens: { token: string; capability: string; minCuda: string }[];
-      /** The limit in one clause, for drop reasons ("FlashAttention needs Ampere (SM80) or newer: flash_api.cpp"). */
-      limit: string;
-      /** "torchArchList": with no token recognised, no nvcc flag names an arch and torch's cpp_extension compiles TORCH_CUDA_ARCH_LIST. */
-      fallback?: { to: "torchArchList"; source: string };
-      source: string;
-    }
-  | { kind: "cmakeList"; flag: string; ptxForHighest: boolean; ptxIn?: PtxLocation; source: string };
-
-/** Where a build keeps its PTX (see DeviceTargets `ptxIn`), with the source of the fact. */
-interface PtxLocation {
-  where: "image" | "relocatable";
-  source: string;
-}
-
-/** How one era of the package's nixpkgs file hands the CUDA capabilities to its build. */
-interface ArchListEra {
-  /** First version of the package whose nixpkgs file does it this way (MAJOR.MINOR). */
-  from: string;
-  /** Where the file sets `TORCH_CUDA_ARCH_LIST`: in `env`, as a top-level attribute, or not at all. */
-  placement: "env" | "topLevel" | "none";
-  /** The Nix expression, as written in the file. */
-  expr: string;
-  source: string;
-}
-
-/** One package built on torch. */
-export interface PackageOnTorch {
-  name: string;
-  /** Attribute in nixpkgs' `pythonXYZPackages`. */
-  attr: string;
-  /** Name used in prose ("torchvision"). */
-  label: string;
-  /** Field of a nixpkgs pin (NixpkgsPin) that records this package's version at that revision. */
-  pinField: "torchaudio" | "torchvision" | "torchcodec" | "flashAttn" | "xformers" | "bitsandbytes";
-  releases: OnTorchRelease[];
-  archList: ArchListEra[];
-  /**
-   * Where its libraries with device code are: a directory of the installed package (relative to site-packages, every
-   * shared object in it), or, for an extension module installed beside the packages (flash-attn's
-   * `flash_attn_2_cuda.cpython-…so` sits in site-packages itself), `file`: a RegExp its file name matches.
-   */
-  deviceCode: { directory: string; file?: string; source: string };
-  /**
-   * Set when the package has no CPU-only build: the reason (sourced). The variant's CPU-only combinations are dropped
-   * with it.
-   */
-  cudaOnly?: string;
-  /**
-   * Memory one compile process of this package needs, GiB, with its source: the build caps its parallel compile jobs
-   * (MAX_JOBS) to the memory the builder has (pkgs/variant-attrs.nix), and the build driver gives its builds at most
-   * floor(memory per build / this) cores (generator/driver/jobs.ts). Absent: torch's 4 GiB rule of jobs.ts.
-   */
-  gibPerCompileJob?: { gib: number; source: string };
-  /**
-   * Reports about builds of the package on some systems or CUDA versions that were not reproduced here: a note on
-   * the variants they concern (never a drop), with the source.
-   */
-  caveats?: { system?: string; minCuda?: string; note: string }[];
-  /**
-   * The pname the build must have where nixpkgs' file has another: nixpkgs' pythonMetadataCheckHook (NixOS/nixpkgs#532778)
-   * looks the installed distribution up by `$pname` and fails the build when none has that normalized name. Absent:
-   * the file's pname is the distribution's.
-   */
-  pname?: { value: string; source: string };
-  /** Keys of the probe's per-package `gpu` results that must hold on a GPU (generator/verify/probe.py). */
-  gpuChecks: { key: string; label: string }[];
-  /**
-   * How far this package's device-code promise has met real binaries (docs/real-builds.md): a build from source
-   * recorded on a GPU host, a proxy or subset of one, or null (checked on the tests' models only).
-   */
-  checkedOnRealBuild: string | null;
-  /** Build duration estimate without recorded builds, seconds, with where it comes from. */
-  buildSeconds: { seconds: number; source: string };
-  inEnv: boolean;
-  /**
-   * Built only when matrix.ts `packages` names it (the CUDA extensions: hours of nvcc each); absent/false: also in
-   * the default `packages`.
-   */
-  optIn?: boolean;
-  source: string;
-}
 
 const VISION = "pytorch/vision";
 const VISION_PAIRING =
@@ -576,9 +440,22 @@ export const DEFAULT_PACKAGES: readonly string[] = PACKAGES.filter((n) => !packa
 /** A package variant kind: one of PACKAGES ("pytorch", "torchaudio", "torchvision", "torch-env"). */
 export type PackageName = string;
 
-/** The table entry of a package on torch, or undefined for `pytorch`, the environment or an unknown name. */
-export function onTorch(name: string): PackageOnTorch | undefined {
-  return packagesOnTorch.find((p) => p.name === name);
+/**
+ * The catalog's row of a package on torch (`cat.packagesOnTorch`, the built-in table plus local-catalog.json's
+ * releases), or undefined for `pytorch`, the environment or an unknown name.
+ */
+export function onTorch(cat: Pick<Catalog, "packagesOnTorch">, name: string): PackageOnTorch | undefined {
+  return cat.packagesOnTorch.find((p) => p.name === name);
+}
+
+/**
+ * The row of package `name` in the catalog's table of packages built on torch.
+ * @throws Error when the table has no such package (a name the generator itself uses: a bug, not user input)
+ */
+export function packageOnTorch(cat: Pick<Catalog, "packagesOnTorch">, name: string): PackageOnTorch {
+  const p = cat.packagesOnTorch.find((x) => x.name === name);
+  if (!p) throw new Error(`catalog: no package built on torch named ${name}`);
+  return p;
 }
 
 /** Whether a release serves PyTorch `torchVersion` ("2.12.0"): its minor is within `servesTorch`. */
@@ -617,12 +494,20 @@ export function ownListSass(t: Extract<DeviceTargets, { kind: "ownList" }>, valu
  * `cuda` ("12.8"), from the release's `targets` (see DeviceTargets), or the reason no build of this release can serve
  * them (a capability no token serves, a CUDA the release refuses, code that fails on the capability, a
  * TORCH_CUDA_ARCH_LIST entry the variant's torch `torchVersion` refuses with none to serve it). The rule is
- * generator/cuda-build.ts `cudaBuildIn` (shared with the Nix checks' bundle), with the catalog's torch-arch lists.
+ * generator/cuda-build.ts `cudaBuildIn` (shared with the Nix checks' bundle), with the catalog's torch-arch lists
+ * (`cat.torchArchLists`).
  * @param torchVersion the variant's torch ("2.11.0"); absent: its cpp_extension's accepted entries are not checked.
  * @returns a PackageCudaBuild, or { reason } (a sentence naming the release, the capability or CUDA, and the source).
  */
-export function cudaBuildOf(p: PackageOnTorch, version: string, caps: readonly string[], cuda: string, torchVersion?: string): PackageCudaBuild | { reason: string } {
-  return cudaBuildIn(p, version, caps, cuda, torchVersion, torchArchLists);
+export function cudaBuildOf(
+  cat: Pick<Catalog, "torchArchLists">,
+  p: PackageOnTorch,
+  version: string,
+  caps: readonly string[],
+  cuda: string,
+  torchVersion?: string,
+): PackageCudaBuild | { reason: string } {
+  return cudaBuildIn(p, version, caps, cuda, torchVersion, cat.torchArchLists);
 }
 
 /**
@@ -631,8 +516,15 @@ export function cudaBuildOf(p: PackageOnTorch, version: string, caps: readonly s
  * TORCH_CUDA_ARCH_LIST entries its cpp_extension accepts).
  * @returns { build } (null for a CPU-only build) or { reason }
  */
-export function packageBuildFor(p: PackageOnTorch, version: string, cuda: string | null, caps: readonly string[], torchVersion?: string): { build: PackageCudaBuild | null } | { reason: string } {
+export function packageBuildFor(
+  cat: Pick<Catalog, "torchArchLists">,
+  p: PackageOnTorch,
+  version: string,
+  cuda: string | null,
+  caps: readonly string[],
+  torchVersion?: string,
+): { build: PackageCudaBuild | null } | { reason: string } {
   if (cuda === null) return p.cudaOnly ? { reason: `${p.label} has no CPU-only build: ${p.cudaOnly}.` } : { build: null };
-  const b = cudaBuildOf(p, version, caps, cuda, torchVersion);
+  const b = cudaBuildOf(cat, p, version, caps, cuda, torchVersion);
   return "reason" in b ? b : { build: b };
 }

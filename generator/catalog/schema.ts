@@ -146,28 +146,6 @@ export const TorchReleaseSchema = z.object({
 });
 export type TorchRelease = z.infer<typeof TorchReleaseSchema>;
 
-/**
- * One torchaudio release and the PyTorch releases it serves. Before 2.11 torchaudio X.Y was built against the C++
- * ABI of exactly torch X.Y (`servesTorch = { min: "X.Y", below: "X.(Y+1)" }`); torchaudio 2.11 builds against
- * PyTorch's stable ABI and serves every torch from 2.11 on (`below: null`), and it is the last torchaudio release,
- * so torch 2.12 pairs with torchaudio 2.11.0. A TorchRelease may only name a torchaudio that serves it (checked when
- * the catalog loads, generator/catalog/index.ts).
- */
-export const TorchaudioReleaseSchema = z.object({
-  /** "2.11.0" */
-  version: z.string().regex(/^\d+\.\d+\.\d+$/),
-  /** Torch versions served, MAJOR.MINOR: `min` inclusive, `below` exclusive (null: no upper bound). */
-  servesTorch: z.object({ min: version2, below: version2.nullable() }),
-  /** Built against PyTorch's stable C ABI (libtorch's `torch/csrc/stable`), not one torch's C++ ABI. */
-  stableAbi: z.boolean(),
-  /**
-   * Whether nixpkgs' torchaudio of this release depends on torchcodec (`dependencies = [ torch torchcodec ]`, from
-   * 2.11.0), as read in its nixpkgs file; `pin check` compares it with the evaluated propagatedBuildInputs.
-   */
-  nixpkgsDependsOnTorchcodec: z.boolean().optional(),
-  source,
-});
-export type TorchaudioRelease = z.infer<typeof TorchaudioReleaseSchema>;
 
 /**
  * A nixpkgs revision and what it carries. A variant is only emitted when a known pin carries its torch release,
@@ -237,23 +215,217 @@ export const NixpkgsPinSchema = z.object({
 });
 export type NixpkgsPin = z.infer<typeof NixpkgsPinSchema>;
 
-/** The whole catalog: every fact the generator knows. */
-export interface Catalog {
-  gpus: GpuArch[];
-  cuda: CudaToolkit[];
-  isas: CpuIsa[];
-  python: PythonVersion[];
-  torch: TorchRelease[];
-  torchaudio: TorchaudioRelease[];
-  nixpkgs: NixpkgsPin[];
-}
+/** A TORCH_CUDA_ARCH_LIST-style range of versions, MAJOR.MINOR: `min` inclusive, `below` exclusive (null: no bound). */
+const servesRange = z.object({ min: version2, below: version2.nullable() });
 
+/** Where a build keeps its PTX (see DeviceTargets `ptxIn`), with the source of the fact. */
+const PtxLocationSchema = z.object({ where: z.enum(["image", "relocatable"]), source });
+
+/**
+ * How one release of a package built on torch turns the variant's capabilities into device code, read in its build
+ * scripts:
+ * - `torchArchList`: torch.utils.cpp_extension `_get_cuda_arch_flags` from `TORCH_CUDA_ARCH_LIST` ("9.0" →
+ *   `-gencode arch=compute_90,code=sm_90`; PTX only for a `+PTX` entry, which we never write): SASS exactly the
+ *   capabilities, no PTX. `extraSass` adds what the package's own build adds for a capability (read in its setup.py).
+ * - `ownList`: the package builds its own `-gencode` list from `variable`, which accepts only the listed `tokens`; each
+ *   capability is served by the token of the same major whose minor is ≤ its own (CUDA Programming Guide, "Binary
+ *   Compatibility": a cubin for X.y runs on X.z, z ≥ y; generator/capability.ts), from `minCuda` on. A capability no
+ *   token serves cannot be built (the variant is dropped with the reason). No PTX. `limit`: the limit in one clause,
+ *   for drop reasons. `fallback`: what the build compiles when no token of `variable` is recognised (absent: nothing;
+ *   "torchArchList": no nvcc flag names an arch and cpp_extension compiles TORCH_CUDA_ARCH_LIST).
+ * - `cmakeList`: a CMake cache variable (`-D<flag>=80;90`, capabilities without dots) the package's CMakeLists turns
+ *   into CMAKE_CUDA_ARCHITECTURES itself; `ptxForHighest`: after sorting and de-duplicating the list, the highest
+ *   entry gets PTX besides SASS (CMake's "90" without `-real`), every other entry SASS only (`-real`). `ptxIn`: where
+ *   a build that holds PTX keeps it: "image" (the device-linked fatbin, `.nv_fatbin`, listed by `cuobjdump
+ *   --list-ptx`) or "relocatable" (`-rdc=true` objects' `__nv_relfatbin`, listed by `cuobjdump -all --list-ptx`
+ *   only; the CUDA runtime JIT-compiles it all the same). Absent: "image".
+ */
+export const DeviceTargetsSchema = z.discriminatedUnion("kind", [
+  z.object({
+    kind: z.literal("torchArchList"),
+    extraSass: z.array(z.object({ when: capability, adds: z.string(), minCuda: version2, source })).optional(),
+  }),
+  z.object({
+    kind: z.literal("ownList"),
+    variable: z.string(),
+    tokens: z.array(z.object({ token: z.string(), capability, minCuda: version2 })).min(1),
+    limit: z.string(),
+    fallback: z.object({ to: z.literal("torchArchList"), source }).optional(),
+    source,
+  }),
+  z.object({ kind: z.literal("cmakeList"), flag: z.string(), ptxForHighest: z.boolean(), ptxIn: PtxLocationSchema.optional(), source }),
+]);
+export type DeviceTargets = z.infer<typeof DeviceTargetsSchema>;
+
+/** One release of a package built on torch and the torch minors it serves. */
+export const OnTorchReleaseSchema = z.object({
+  /** A full version ("2.11.0") or a series ("0.27", matching 0.27.0, 0.27.1). */
+  version: z.string().regex(/^\d+\.\d+(\.\d+)?$/),
+  /** Torch versions served, MAJOR.MINOR: `min` inclusive, `below` exclusive (null: no upper bound). */
+  servesTorch: servesRange,
+  /** Built against PyTorch's stable C ABI rather than one torch minor's C++ ABI. */
+  stableAbi: z.boolean(),
+  /**
+   * Packages on torch that nixpkgs' file of this release lists in `dependencies` (torchaudio 2.11.0: torchcodec), as
+   * read in that file; `pin check` compares it with the evaluated propagatedBuildInputs.
+   */
+  nixpkgsDependencies: z.array(z.string()).optional(),
+  /** CUDA versions this release builds with: `min` inclusive, `below` exclusive (null: no bound); absent: any. */
+  cuda: z.object({ min: version2, below: version2.nullable(), source }).optional(),
+  /** CUDA versions with which this release is reported to fail to build, with the source; such combinations are dropped. */
+  failsWithCuda: z.object({ cuda: z.array(version2), source }).optional(),
+  /**
+   * Capabilities for which a build of this release holds code that fails at run time on those very GPUs, with the
+   * source; such combinations are dropped.
+   */
+  failsOnCapabilities: z.object({ capabilities: z.array(capability), source }).optional(),
+  /** What device code a build holds for a variant's capabilities (absent: `torchArchList`, exactly them, no PTX). */
+  targets: DeviceTargetsSchema.optional(),
+  source,
+});
+export type OnTorchRelease = z.infer<typeof OnTorchReleaseSchema>;
+
+/** How one era of a package's nixpkgs file hands the CUDA capabilities to its build. */
+const ArchListEraSchema = z.object({
+  /** First version of the package whose nixpkgs file does it this way (MAJOR.MINOR). */
+  from: version2,
+  /** Where the file sets `TORCH_CUDA_ARCH_LIST`: in `env`, as a top-level attribute, or not at all. */
+  placement: z.enum(["env", "topLevel", "none"]),
+  /** The Nix expression, as written in the file. */
+  expr: z.string(),
+  source,
+});
+export type ArchListEra = z.infer<typeof ArchListEraSchema>;
+
+/** The fields of a nixpkgs pin (NixpkgsPinSchema) that record a package built on torch's version at that revision. */
+export const PIN_FIELDS = ["torchaudio", "torchvision", "torchcodec", "flashAttn", "xformers", "bitsandbytes"] as const;
+
+/** One package built on torch: a row of generator/catalog/packages.ts (whose header says what each field means). */
+export const PackageOnTorchSchema = z.object({
+  name: z.string().regex(/^[a-z][a-z0-9-]*$/),
+  /** Attribute in nixpkgs' `pythonXYZPackages`. */
+  attr: z.string(),
+  /** Name used in prose ("torchvision"). */
+  label: z.string(),
+  /** Field of a nixpkgs pin that records this package's version at that revision. */
+  pinField: z.enum(PIN_FIELDS),
+  releases: z.array(OnTorchReleaseSchema).min(1),
+  archList: z.array(ArchListEraSchema),
+  /**
+   * Where its libraries with device code are: a directory of the installed package (relative to site-packages, every
+   * shared object in it), or `file`: a RegExp the file name of an extension module beside the packages matches.
+   */
+  deviceCode: z.object({ directory: z.string(), file: z.string().optional(), source }),
+  /** Set when the package has no CPU-only build: the reason (sourced); its CPU-only combinations are dropped with it. */
+  cudaOnly: z.string().optional(),
+  /**
+   * Memory one compile process of this package needs, GiB, with its source (pkgs/variant-attrs.nix caps MAX_JOBS by
+   * it; generator/driver/jobs.ts gives builds floor(memory per build / this) cores). Absent: catalog/host.ts's 4 GiB.
+   */
+  gibPerCompileJob: z.object({ gib: z.number().positive(), source }).optional(),
+  /** Reports of builds on some systems or CUDA versions not reproduced here: a note (never a drop), with the source. */
+  caveats: z.array(z.object({ system: z.enum(SYSTEMS).optional(), minCuda: version2.optional(), note: z.string() })).optional(),
+  /** The pname the build must have where nixpkgs' file has another (pythonMetadataCheckHook, NixOS/nixpkgs#532778). */
+  pname: z.object({ value: z.string(), source }).optional(),
+  /** Keys of the probe's per-package `gpu` results that must hold on a GPU (generator/verify/probe.py). */
+  gpuChecks: z.array(z.object({ key: z.string(), label: z.string() })),
+  /** How far its device-code promise has met real binaries (docs/real-builds.md), or null (the tests' models only). */
+  checkedOnRealBuild: z.string().nullable(),
+  /** Build duration estimate without recorded builds, seconds, with where it comes from. */
+  buildSeconds: z.object({ seconds: z.number().positive(), source }),
+  inEnv: z.boolean(),
+  /** Built only when matrix.ts `packages` names it (the CUDA extensions); absent/false: also in the default `packages`. */
+  optIn: z.boolean().optional(),
+  source,
+});
+export type PackageOnTorch = z.infer<typeof PackageOnTorchSchema>;
+
+/**
+ * One extra's facts (an environment's nixpkgs Python attribute, generator/catalog/extras.ts). `deviceCode`: "none"
+ * (pure Python or CPU-only native code), "runtimeJit" (compiles its kernels at run time on the user's host: nothing
+ * of the build to judge), "notJudged" (ships device code the variant does not compile for its capabilities).
+ */
+export const ExtraFactSchema = z.object({
+  /** nixpkgs attribute in pythonXYZPackages: "deepspeed". */
+  attr: z.string().regex(/^[A-Za-z_][A-Za-z0-9_'-]*$/),
+  deviceCode: z.enum(["none", "runtimeJit", "notJudged"]),
+  /** Whether it takes `torch` from its Python set (so the environment builds it on the variant's torch). */
+  takesTorch: z.boolean(),
+  /** What the environment's name promises about it, in words (shown by `explain`). */
+  promise: z.string(),
+  /** Where nixpkgs has it: the first revision or PR that carries it, when a source gives it. */
+  since: z.string().optional(),
+  source,
+});
+export type ExtraFact = z.infer<typeof ExtraFactSchema>;
+
+/** What one torch minor's cpp_extension accepts in TORCH_CUDA_ARCH_LIST (generator/catalog/torch-arch-list.ts). */
+export const TorchArchListFactsSchema = z.object({
+  /** torch MAJOR.MINOR. */
+  torch: version2,
+  /** Every accepted numeric entry (without "+PTX", which any accepted entry takes), or null when the list was not read. */
+  accepted: z.array(z.string()).nullable(),
+  /** Entries seen refused (ValueError); with `accepted` null the only ones known. */
+  refused: z.array(z.string()),
+  source,
+});
+export type TorchArchListFacts = z.infer<typeof TorchArchListFactsSchema>;
+
+/** A third-party library with device code that nixpkgs' torch links statically (generator/catalog/device-code.ts says what each field means). */
+export const BundledDeviceCodeSchema = z.object({
+  origin: z.enum(["nccl", "magma", "nvshmem"]),
+  label: z.string(),
+  library: z.string(),
+  names: z.array(z.string()),
+  libraryDefault: z.boolean(),
+  flags: z.enum(["gencode", "cmake"]),
+  deviceLinkedByTorch: z.boolean(),
+  ptxVisible: z.boolean(),
+  extraSass: z.array(z.object({ sass: z.string(), minCuda: version2, belowCuda: version2.nullable(), why: z.string() })),
+  linkedAt: z.union([z.literal("every pin"), z.array(z.string())]),
+  source,
+  inferred: z.string().optional(),
+});
+export type BundledDeviceCode = z.infer<typeof BundledDeviceCodeSchema>;
+
+/** What the public CUDA binary cache's jobs hold (generator/catalog/binary-cache.ts says why). */
+export const CudaCacheSchema = z.object({
+  name: z.string(),
+  /** Systems the Hydra builds for. */
+  systems: z.array(z.enum(SYSTEMS)),
+  /** What is evaluated, in words. */
+  jobs: z.string(),
+  /** torch's CUDA dependencies built from source per CUDA set, by origin: the attribute torch takes. */
+  perCudaSet: z.record(z.string(), z.string()),
+  /** Python packages of torch's closure that read cudaSupport. */
+  perPythonSet: z.array(z.string()),
+  source,
+});
+export type CudaCache = z.infer<typeof CudaCacheSchema>;
+
+/** Measured uncompressed cubin bytes per compute capability of one origin's library (generator/catalog/device-code-size.ts). */
+const DeviceCodeBytesSchema = z.object({ library: z.string(), perCapability: z.record(capability, z.number().int().positive()), source });
+/** The origins whose device code size was measured. */
+export const MEASURED_ORIGINS = ["torch", "magma", "nvshmem"] as const;
+export type DeviceCodeBytes = Record<(typeof MEASURED_ORIGINS)[number], z.infer<typeof DeviceCodeBytesSchema>>;
+
+/**
+ * The whole catalog: every fact the generator knows, each table under its schema. `packagesOnTorch` is the one table
+ * of packages built on torch (torchaudio included: its releases are that table's torchaudio row).
+ */
 export const CatalogSchema = z.object({
   gpus: z.array(GpuArchSchema).min(1),
   cuda: z.array(CudaToolkitSchema).min(1),
   isas: z.array(CpuIsaSchema).min(1),
   python: z.array(PythonVersionSchema).min(1),
   torch: z.array(TorchReleaseSchema).min(1),
-  torchaudio: z.array(TorchaudioReleaseSchema).min(1),
   nixpkgs: z.array(NixpkgsPinSchema).min(1),
+  packagesOnTorch: z.array(PackageOnTorchSchema).min(1),
+  extras: z.array(ExtraFactSchema),
+  torchArchLists: z.array(TorchArchListFactsSchema),
+  bundledDeviceCode: z.array(BundledDeviceCodeSchema),
+  cudaCache: CudaCacheSchema,
+  deviceCodeBytes: z.object({ torch: DeviceCodeBytesSchema, magma: DeviceCodeBytesSchema, nvshmem: DeviceCodeBytesSchema }),
 });
+/** The whole catalog, as CatalogSchema parses it. */
+export type Catalog = z.infer<typeof CatalogSchema>;

@@ -15,18 +15,8 @@
  * entries in TORCH_CUDA_ARCH_LIST, 2025-07-10) is closed with no merge seen. So `explain` says "not read" for them and
  * no entry is dropped on their account.
  */
-import { archEntryAcceptedIn, archListIn } from "../cuda-build.ts";
-
-/** What one torch minor's cpp_extension accepts. */
-interface TorchArchListFacts {
-  /** torch MAJOR.MINOR. */
-  torch: string;
-  /** Every accepted numeric entry (without "+PTX", which any accepted entry takes), or null when the list was not read. */
-  accepted: string[] | null;
-  /** Entries seen refused (ValueError), with `accepted` null the only ones known. */
-  refused: string[];
-  source: string;
-}
+import { archEntryAcceptedIn } from "../cuda-build.ts";
+import type { Catalog, TorchArchListFacts } from "./schema.ts";
 
 export const torchArchLists: TorchArchListFacts[] = [
   {
@@ -51,16 +41,12 @@ export const torchArchLists: TorchArchListFacts[] = [
   },
 ];
 
-/** The facts for a torch version ("2.11.0" → the "2.11" entry), or undefined. */
-export function torchArchListOf(torchVersion: string): TorchArchListFacts | undefined {
-  return archListIn(torchArchLists, torchVersion);
-}
-
 /**
  * Whether torch `torchVersion`'s cpp_extension accepts TORCH_CUDA_ARCH_LIST entry `entry` ("12.1", "9.0a"; a "+PTX"
- * suffix is ignored): true, false (refused: a ValueError at build time), or null when the catalog cannot say
- * (generator/cuda-build.ts `archEntryAcceptedIn` on this table).
+ * suffix is ignored), by the catalog's lists (`cat.torchArchLists`: this table plus local-catalog.json's): true,
+ * false (refused: a ValueError at build time), or null when the catalog cannot say (generator/cuda-build.ts
+ * `archEntryAcceptedIn`).
  */
-export function archEntryAccepted(torchVersion: string, entry: string): boolean | null {
-  return archEntryAcceptedIn(torchArchLists, torchVersion, entry);
+export function archEntryAccepted(cat: Pick<Catalog, "torchArchLists">, torchVersion: string, entry: string): boolean | null {
+  return archEntryAcceptedIn(cat.torchArchLists, torchVersion, entry);
 }

@@ -15,8 +15,7 @@
  * as stored for the revisions named below; nixpkgs pull requests named per entry; flake.lock files that pin
  * each revision (narHash).
  */
-import type { NixpkgsPin, TorchRelease, TorchaudioRelease } from "./schema.ts";
-import { onTorch } from "./packages.ts";
+import type { NixpkgsPin, TorchRelease } from "./schema.ts";
 
 const RELEASE_MD = "pytorch/pytorch RELEASE.md 'Release Compatibility Matrix'";
 /**
@@ -170,19 +169,6 @@ export const torch: TorchRelease[] = [
       "default, cu126 and cu132 builds); coreweave/ml-containers#233 (torch 2.14.0 with torchvision 0.29.0)",
   },
 ];
-
-/**
- * torchaudio releases and the torch releases each serves: the torchaudio entry of the table of packages built on
- * torch (generator/catalog/packages.ts, where the data and its sources live), in the shape pairing checks and
- * `pin check` read.
- */
-export const torchaudio: TorchaudioRelease[] = onTorch("torchaudio")!.releases.map((r) => ({
-  version: r.version,
-  servesTorch: r.servesTorch,
-  stableAbi: r.stableAbi,
-  nixpkgsDependsOnTorchcodec: (r.nixpkgsDependencies ?? []).includes("torchcodec"),
-  source: r.source,
-}));
 
 export const nixpkgs: NixpkgsPin[] = [
   {

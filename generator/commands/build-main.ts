@@ -8,6 +8,7 @@ import { resolve } from "node:path";
 import { hostSystem, type BackendOptions } from "../driver/backend.ts";
 import { coresForPackage, jobsRule } from "../driver/jobs.ts";
 import { onTorch } from "../catalog/packages.ts";
+import type { Catalog } from "../catalog/schema.ts";
 import { DEFAULT_CHECK_SECONDS, makePlan, type Plan } from "../driver/plan.ts";
 import { dryRunRows } from "../driver/dry-run.ts";
 import { dryRunText } from "../driver/dry-run-text.ts";
@@ -45,6 +46,7 @@ export async function buildMain(a: BuildArgs): Promise<number> {
 /** build's steps: select and check the host, plan and probe, then print the plan (`--dry-run`) or build. */
 async function buildMainInner(a: BuildArgs): Promise<number> {
   const o = await resolveBuildOptions(a, PROJECT_ROOT, parseNixOptions);
+  const cat = await catalogOf(o.matrixFile);
   // A --report this CLI will not write (a directory, a socket, a link to nothing) is refused now, not after the builds.
   if (a.report !== undefined && !a.dryRun) outputMode(resolve(a.report));
   const { sel, source, history } = await selection(a, o);
@@ -69,14 +71,14 @@ async function buildMainInner(a: BuildArgs): Promise<number> {
 
   const plan = makePlan(sel.targets, history);
   const rule = jobsRule({ cpus: availableParallelism(), memBytes: totalmem() }, o.cores, o.jobs);
-  const { backendOpts, capped } = backendOptions(a, o, sel.targets, rule);
+  const { backendOpts, capped } = backendOptions(cat, a, o, sel.targets, rule);
   // A build instantiates every selected variant before the first build starts, --force included (it only ignores what
   // is built); a dry run only with --probe-store (evaluating a generated file may fetch its pinned nixpkgs).
   const instantiate = !a.dryRun || !!a.probeStore;
   const probes: Map<string, CacheProbe> =
     a.force && !instantiate ? new Map() : await probeCached(sel.targets, backendOpts.outDir, o.nixOptions, { instantiate });
   const cached: Map<string, CacheProbe> = a.force ? new Map() : probes;
-  const evalFailures = instantiate ? evaluationFailures(sel.targets, probes, cached) : [];
+  const evalFailures = instantiate ? evaluationFailures(cat, sel.targets, probes, cached) : [];
   const toBuild = sel.targets.filter((t) => !cached.get(t.name)?.cached);
   // The checks of what is left to build: the system features its derivations require, and store space (a warning).
   const late = runChecks(thisHost(), { ...context, variants: context.variants.filter((v) => toBuild.some((t) => t.name === v.name)) }, [
@@ -97,7 +99,7 @@ async function buildMainInner(a: BuildArgs): Promise<number> {
   if (!a.dryRun && a.skipCached && store) markSubstitutable(sel.targets, cached, store);
 
   if (a.dryRun)
-    return printDryRun({ a, o, sel, source, history, plan, rule, backendOpts, capped, cached, store, toBuild, preflight, failed, evalFailures, instantiate, host, width });
+    return printDryRun({ cat, a, o, sel, source, history, plan, rule, backendOpts, capped, cached, store, toBuild, preflight, failed, evalFailures, instantiate, host, width });
   warn(failed.filter((r) => !r.blocking), width);
   return await runAndReport(a, o, plan, sel.why, backendOpts, rule.jobs, rule.explanation, cached);
 }
@@ -117,6 +119,7 @@ function evaluationVerdict(o: ResolvedBuildOptions, pinnedNixpkgs: boolean, eval
 
 /** What a dry run prints from: the plan, the probes and the checks buildMainInner gathered. */
 interface DryRunInputs {
+  cat: Catalog;
   a: BuildArgs;
   o: ResolvedBuildOptions;
   sel: Awaited<ReturnType<typeof selection>>["sel"];
@@ -146,7 +149,7 @@ async function printDryRun(d: DryRunInputs): Promise<number> {
     sel.targets
       .filter((t): t is BuildTarget & { nixpkgs: string } => t.nixpkgs !== undefined && t.check === undefined)
       .map((t) => ({ name: t.name, system: t.system, python: t.python, cuda: t.cuda, nixpkgs: t.nixpkgs, cudaCapabilitiesForPackageSet: t.cudaCapabilitiesForPackageSet, nixpkgsKey: t.nixpkgsKey })),
-    await pinsOf(o.matrixFile),
+    d.cat,
   );
   const rows = dryRunRows(plan, cached, sel.why, backendOpts, { host, force: !!a.force, jobs: rule.jobs, store, model });
   const coresPerBuild = o.backend === "nix" ? rule.coresPerBuild : null;
@@ -173,7 +176,7 @@ async function printDryRun(d: DryRunInputs): Promise<number> {
         width,
       ) + "\n",
     );
-  dryRunWarnings(sel.targets, evalFailures, width);
+  dryRunWarnings(d.cat, sel.targets, evalFailures, width);
   process.exitCode = 0;
   return 0;
 }
@@ -183,13 +186,13 @@ async function printDryRun(d: DryRunInputs): Promise<number> {
  * when it instantiated: --probe-store), and each environment extra close to one the catalog knows (a likely typo that
  * only Nix's evaluation would otherwise find).
  */
-function dryRunWarnings(targets: readonly BuildTarget[], failures: readonly EvaluationFailure[], width: number): void {
+function dryRunWarnings(cat: Catalog, targets: readonly BuildTarget[], failures: readonly EvaluationFailure[], width: number): void {
   const say = (text: string) => process.stderr.write(wrap(text, width, { indent: "warning: ", hang: "  " }) + "\n");
   if (failures.length) process.stderr.write(`warning: ${evaluationFailureText(failures, targets.length, width, true)}\n`);
   const byExtra = new Map<string, string[]>();
-  for (const t of targets) if (!t.check) for (const x of t.extras ?? []) if (closeCatalogExtras(x).length) byExtra.set(x, [...(byExtra.get(x) ?? []), t.name]);
+  for (const t of targets) if (!t.check) for (const x of t.extras ?? []) if (closeCatalogExtras(cat, x).length) byExtra.set(x, [...(byExtra.get(x) ?? []), t.name]);
   for (const [x, names] of byExtra)
-    say(`extra "${x}" of ${names.join(", ")} is not one the catalog knows; ${didYouMean(closeCatalogExtras(x))} (a pin whose Python set lacks it stops the evaluation)`);
+    say(`extra "${x}" of ${names.join(", ")} is not one the catalog knows; ${didYouMean(closeCatalogExtras(cat, x))} (a pin whose Python set lacks it stops the evaluation)`);
 }
 
 /** Load the variants, select (names, filters, package), add their checks (--verify), with earlier durations. */
@@ -224,12 +227,12 @@ async function selection(a: BuildArgs, o: ResolvedBuildOptions) {
 }
 
 /** The backend's options, with fewer cores for packages whose compile jobs need more memory (catalog gibPerCompileJob). */
-function backendOptions(a: BuildArgs, o: ResolvedBuildOptions, targets: readonly BuildTarget[], rule: ReturnType<typeof jobsRule>) {
+function backendOptions(cat: Catalog, a: BuildArgs, o: ResolvedBuildOptions, targets: readonly BuildTarget[], rule: ReturnType<typeof jobsRule>) {
   const machine = { cpus: availableParallelism(), memBytes: totalmem() };
   const capped = new Map<string, { cores: number; why: string }>();
   if (o.backend === "nix" && o.cores === undefined)
     for (const t of targets) {
-      const c = coresForPackage(rule, machine, onTorch(t.package)?.gibPerCompileJob?.gib);
+      const c = coresForPackage(rule, machine, onTorch(cat, t.package)?.gibPerCompileJob?.gib);
       if (c.why) capped.set(t.name, { cores: c.cores, why: `${t.package}: ${c.why}` });
     }
   const backendOpts: BackendOptions = {
@@ -349,12 +352,8 @@ async function storeAnswers(
   return new Map(asked.map((t, i) => [t.name, answers[i]!]));
 }
 
-/** The pins of the catalog with the local catalog beside the matrix (for the cache model's pin defaults). */
-async function pinsOf(matrixFile: string) {
-  const [{ catalog }, { withLocalCatalog }, { dirname }] = await Promise.all([import("../catalog/index.ts"), import("../catalog/local.ts"), import("node:path")]);
-  try {
-    return withLocalCatalog(catalog, dirname(matrixFile)).nixpkgs;
-  } catch {
-    return catalog.nixpkgs; // a bad local catalog is generate's to report; the model uses the built-in pins
-  }
+/** The catalog with the local catalog beside the matrix (catalog/local.ts catalogBeside): pins, extras, releases. */
+async function catalogOf(matrixFile: string): Promise<Catalog> {
+  const [{ catalog }, { catalogBeside }] = await Promise.all([import("../catalog/index.ts"), import("../catalog/local.ts")]);
+  return catalogBeside(catalog, matrixFile);
 }

@@ -15,6 +15,7 @@ import { cudaBuildOf, onTorch } from "../catalog/packages.ts";
 import { torchReleaseFacts } from "../catalog/index.ts";
 import type { Project } from "../project.ts";
 import type { Variant } from "../schema.ts";
+import type { Catalog } from "../catalog/schema.ts";
 import type { Explanation } from "../explain.ts";
 
 /** The positional of `explain`. */
@@ -62,31 +63,30 @@ type VariantFacts = Awaited<ReturnType<typeof variantFacts>>;
  * scope, what an environment holds, and how it finds the host's GPU driver.
  */
 async function variantFacts(v: Variant, p: Project) {
-  const [{ modelCacheMisses }, { nixpkgsInstanceKey }, { modelDeviceCode, DEVICE_CODE_BYTES }, { bundledDeviceCode }, { checkedVariants, hostDriverRoute }] = await Promise.all([
+  const [{ modelCacheMisses }, { nixpkgsInstanceKey }, { modelDeviceCode }, { checkedVariants, hostDriverRoute }] = await Promise.all([
     import("../driver/cache-model.ts"),
     import("../expand.ts"),
     import("../catalog/device-code-size.ts"),
-    import("../catalog/device-code.ts"),
     import("../preflight/checks.ts"),
   ]);
   // What the CUDA binary cache cannot serve this variant (the model of catalog/binary-cache.ts).
-  const offCache = modelCacheMisses([{ ...v, nixpkgsKey: nixpkgsInstanceKey(v) }], p.catalog.nixpkgs).reasons.get(v.name)!;
+  const offCache = modelCacheMisses([{ ...v, nixpkgsKey: nixpkgsInstanceKey(v) }], p.catalog).reasons.get(v.name)!;
   // What its torch's device code weighs in each CUDA scope (catalog/device-code-size.ts: a model from measurements).
   const deviceCode =
     v.cuda !== null
       ? (() => {
           const defaults = p.catalog.cuda.find((c) => c.version === v.cuda)?.nixpkgsDefaultCapabilities ?? [];
-          const nvshmem = bundledDeviceCode.find((b) => b.origin === "nvshmem");
+          const nvshmem = p.catalog.bundledDeviceCode.find((b) => b.origin === "nvshmem");
           const links = nvshmem !== undefined && (nvshmem.linkedAt === "every pin" || nvshmem.linkedAt.includes(v.nixpkgs));
           return {
-            torch: modelDeviceCode(v.cudaCapabilities, defaults, "torch", links),
-            packageSet: modelDeviceCode(v.cudaCapabilities, defaults, "packageSet", links),
+            torch: modelDeviceCode(p.catalog, v.cudaCapabilities, defaults, "torch", links),
+            packageSet: modelDeviceCode(p.catalog, v.cudaCapabilities, defaults, "packageSet", links),
             scope: v.cudaCapabilitiesForPackageSet ? "packageSet" : "torch",
-            sources: Object.values(DEVICE_CODE_BYTES).map((d) => d.source),
+            sources: Object.values(p.catalog.deviceCodeBytes).map((d) => d.source),
           };
         })()
       : null;
-  const environment = v.role === "env" ? environmentOf(v, p.catalog.nixpkgs.find((n) => n.rev === v.nixpkgs)?.torchcodec ?? null) : null;
+  const environment = v.role === "env" ? environmentOf(p.catalog, v, p.catalog.nixpkgs.find((n) => n.rev === v.nixpkgs)?.torchcodec ?? null) : null;
   // How it finds the host's GPU driver (preflight/checks.ts: NixOS, nixglhost, flox).
   const hostDriver = hostDriverRoute(checkedVariants([v], p.variants)[0]!);
   return { offCache, deviceCode, environment, hostDriver };
@@ -108,7 +108,7 @@ function printVariant(v: Variant, p: Project, facts: VariantFacts, w: number): v
     ["gpu", v.sm ? `SM${v.sm}` : "none"],
     ["TORCH_CUDA_ARCH_LIST", v.cudaCapabilities.join(";") || "(none)"],
     ["cudaCapabilities", `${JSON.stringify(v.cudaCapabilities)}${v.cudaCapabilitiesForPackageSet ? " (whole CUDA package set: config.cudaCapabilities)" : " (torch and the packages built on it; the CUDA set keeps nixpkgs' defaults)"}`],
-    ...packageRows(v),
+    ...packageRows(p.catalog, v),
     ["isa", `${v.isa}: ${v.cflags.join(" ")}`],
     ["nixpkgs", v.nixpkgs],
     ["nixpkgs sha256", v.nixpkgsSha256],
@@ -168,7 +168,7 @@ function notVariantText(e: Exclude<Explanation, { kind: "variant" }>, w: number)
  * What an environment variant holds, for `explain`: its members (pytorch first), whether torchcodec comes with them (the
  * pin's Python set has it: pkgs/torch-env.nix adds it), and per extra whether its device code is judged (catalog/extras.ts).
  */
-function environmentOf(v: Variant, pinTorchcodec: string | null): {
+function environmentOf(cat: Catalog, v: Variant, pinTorchcodec: string | null): {
   members: string[];
   torchcodec: boolean;
   /** closest: the catalog's extras an unknown extra is close to (a likely typo), when there are any. */
@@ -178,9 +178,9 @@ function environmentOf(v: Variant, pinTorchcodec: string | null): {
     members: v.dependsOn,
     torchcodec: pinTorchcodec !== null,
     extras: v.extras.map((attr) => {
-      const judged = extraPromise(attr).judged && extraFact(attr)?.deviceCode === "none";
-      const closest = closeCatalogExtras(attr);
-      return { attr, deviceCode: judged ? "none" : "not judged", promise: extraPromise(attr).line.slice(attr.length + 2), ...(closest.length ? { closest } : {}) };
+      const judged = extraPromise(cat, attr).judged && extraFact(cat, attr)?.deviceCode === "none";
+      const closest = closeCatalogExtras(cat, attr);
+      return { attr, deviceCode: judged ? "none" : "not judged", promise: extraPromise(cat, attr).line.slice(attr.length + 2), ...(closest.length ? { closest } : {}) };
     }),
   };
 }
@@ -189,10 +189,10 @@ function environmentOf(v: Variant, pinTorchcodec: string | null): {
  * The rows of a package built on torch with its own arch handling (catalog/packages.ts `cudaBuildOf`): what its build
  * is handed (an own arch variable, a CMake flag, the memory per compile job) and the device code it then holds.
  */
-function packageRows(v: Variant): [string, string][] {
-  const p = onTorch(v.package);
+function packageRows(cat: Catalog, v: Variant): [string, string][] {
+  const p = onTorch(cat, v.package);
   if (!p || v.cuda === null) return [];
-  const b = cudaBuildOf(p, v.version, v.cudaCapabilities, v.cuda, v.torchVersion);
+  const b = cudaBuildOf(cat, p, v.version, v.cudaCapabilities, v.cuda, v.torchVersion);
   if ("reason" in b) return [];
   const rows: [string, string][] = [];
   for (const [k, x] of Object.entries(b.env)) rows.push([k, x]);

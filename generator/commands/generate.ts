@@ -95,7 +95,7 @@ async function generateLocked(
   // A typo in an environment's extras shows only when Nix evaluates the environment: say it now, with the extra the
   // catalog knows that it is close to.
   const { extraHints, extraHintText } = await import("../extra-hints.ts");
-  for (const h of extraHints(p.matrix.environments)) console.error(wrap(extraHintText(h), terminalWidth(), { indent: "warning: ", hang: "  " }));
+  for (const h of extraHints(p.catalog, p.matrix.environments)) console.error(wrap(extraHintText(h), terminalWidth(), { indent: "warning: ", hang: "  " }));
   const files = renderAll(p);
   if (!argv.check) stamp.clearStamp(root);
   const r = await write.syncFiles(root, files, { check: argv.check, progress });

@@ -30,7 +30,7 @@ import { loadVariants, type VariantSource } from "../variant-source.ts";
 import { allHold, checkPromise, identify, packageProbes, type Probe, type PromiseCheck } from "../verify/compare.ts";
 import { catalogCheckerFacts } from "../verify/catalog-facts.ts";
 import { resolvePython, runProbe, VerifyInputError } from "../verify/run-probe.ts";
-import { ENV_PACKAGE, TORCH_PACKAGE, packagesOnTorch } from "../catalog/packages.ts";
+import { ENV_PACKAGE, TORCH_PACKAGE } from "../catalog/packages.ts";
 import { checkedVariants, Probes } from "../preflight/checks.ts";
 import { existsOn } from "../preflight/host.ts";
 import { NIXOS_DRIVER_LIB } from "../catalog/host.ts";
@@ -105,7 +105,7 @@ export function verifyProbe(
     if (!v) throw new VerifyInputError(`unknown variant ${shown(name)} (not in the generated matrix; see \`variant-matrix list\`)`);
   } else {
     if (!host) throw new VerifyInputError("no NAME given and no host to pick one for");
-    const pkg = probedPackage(probe, variants);
+    const pkg = probedPackage(catalog, probe, variants);
     const r = recommend(host, [...variants], catalog, { package: pkg });
     const pick = r.variants[0] ?? r.cpuFallback;
     if (!pick) throw new VerifyInputError(`detect picks no ${pkg} variant of the matrix for this host; give NAME`);
@@ -114,7 +114,7 @@ export function verifyProbe(
   }
   // detect's own rule: the host's CPU runs the ISA when it has every feature the ISA requires.
   const isaRuns = host ? isaFit(host, catalog).runnable.some((i) => i.key === v!.isa) : null;
-  const facts = catalogCheckerFacts();
+  const facts = catalogCheckerFacts(catalog);
   const checks = checkPromise(v, probe, facts, { isaRuns });
   const who = identify(variants.filter((x) => x.package === v!.package), probe, facts);
   return { name: v.name, chosenBy, python: label, checks, holds: allHold(checks), installationIs: who.matches, nearest: who.nearest };
@@ -125,11 +125,11 @@ export function verifyProbe(
  * it holds imports (and the matrix has environments), else the first package on torch that imports (table order),
  * else pytorch.
  */
-export function probedPackage(probe: Probe, variants: readonly Variant[]): string {
+export function probedPackage(cat: Pick<Catalog, "packagesOnTorch">, probe: Probe, variants: readonly Variant[]): string {
   const probed = packageProbes(probe);
-  const ok = packagesOnTorch.filter((p) => probed[p.name]?.ok).map((p) => p.name);
+  const ok = cat.packagesOnTorch.filter((p) => probed[p.name]?.ok).map((p) => p.name);
   const env = variants.find((v) => v.package === ENV_PACKAGE);
-  if (env && ok.length && packagesOnTorch.filter((p) => p.inEnv && variants.some((v) => v.package === p.name)).every((p) => ok.includes(p.name)))
+  if (env && ok.length && cat.packagesOnTorch.filter((p) => p.inEnv && variants.some((v) => v.package === p.name)).every((p) => ok.includes(p.name)))
     return ENV_PACKAGE;
   return ok.find((n) => variants.some((v) => v.package === n)) ?? TORCH_PACKAGE;
 }

@@ -18,9 +18,8 @@
  * - a pin whose default CUDA set or recursed Python sets are not known counts as off (said in the reason).
  * A derivation shared by several variants (same pin, system, CUDA set, and Python for triton) is counted once.
  */
-import { CUDA_CACHE, REBUILD_SECONDS, cudaCachesFor } from "../catalog/binary-cache.ts";
-import { bundledDeviceCode } from "../catalog/device-code.ts";
-import type { NixpkgsPin } from "../catalog/schema.ts";
+import { REBUILD_SECONDS, cudaCachesFor } from "../catalog/binary-cache.ts";
+import type { Catalog, NixpkgsPin } from "../catalog/schema.ts";
 import type { System } from "../constants.ts";
 import { DEFAULT_CUDA_CLOSURE_SECONDS } from "./plan.ts";
 
@@ -51,14 +50,18 @@ export interface ModelledBuild {
   variants: string[];
 }
 
+/** What the cache model reads of the catalog: the pins, the CUDA cache's facts, the statically linked libraries. */
+export type CacheModelCatalog = Pick<Catalog, "nixpkgs" | "cudaCache" | "bundledDeviceCode">;
+
 /**
  * The modelled extra builds of a selection, and per variant the reasons it is off the cache.
- * @param pins the catalog's pins (built-in and local), looked up by revision
+ * @param cat the catalog (built-in and local): its pins, looked up by revision, the CUDA cache's facts (`cudaCache`)
+ *   and the libraries torch links statically (`bundledDeviceCode`)
  * @returns builds (each counted once) and reasons per variant name (empty for a variant the cache serves fully)
  */
 export function modelCacheMisses(
   vs: readonly CacheModelInput[],
-  pins: readonly NixpkgsPin[],
+  cat: CacheModelCatalog,
 ): { builds: ModelledBuild[]; reasons: Map<string, string[]> } {
   const builds = new Map<string, ModelledBuild>();
   const reasons = new Map<string, string[]>();
@@ -79,14 +82,14 @@ export function modelCacheMisses(
   for (const v of vs) {
     reasons.set(v.name, []);
     if (v.cuda === null) continue;
-    const pin = pins.find((p) => p.rev === v.nixpkgs);
+    const pin = cat.nixpkgs.find((p) => p.rev === v.nixpkgs);
     const at = v.nixpkgs.slice(0, 7);
     const set = `cudaPackages_${v.cuda.replace(".", "_")}`;
     const tritonKey = `triton|${v.nixpkgs}|${v.system}|${v.python}|${v.cuda}`;
-    const cachedSystem = CUDA_CACHE.systems.includes(v.system);
+    const cachedSystem = cat.cudaCache.systems.includes(v.system as System);
     if (!cachedSystem || v.cudaCapabilitiesForPackageSet)
       need(v, `cuda-closure|${v.nixpkgsKey}`, "cuda-closure", !cachedSystem
-        ? `${CUDA_CACHE.name} builds CUDA packages for ${CUDA_CACHE.systems.join(", ")} only, not ${v.system}: so the CUDA libraries this variant links (magma, NCCL, NVSHMEM and the rest of its cudaPackages set) are built from source` +
+        ? `${cat.cudaCache.name} builds CUDA packages for ${cat.cudaCache.systems.join(", ")} only, not ${v.system}: so the CUDA libraries this variant links (magma, NCCL, NVSHMEM and the rest of its cudaPackages set) are built from source` +
           mayHold(v.system)
         : `package-set scope: config.cudaCapabilities gives magma, NCCL, NVSHMEM and the rest of the cudaPackages set capabilities no binary cache builds, so they are built from source`);
     if (!cachedSystem) {
@@ -98,14 +101,14 @@ export function modelCacheMisses(
     const cudaWhy = defCuda === null ? `the default cudaPackages at ${at} is not known` : `${set} is not the default cudaPackages at ${at} (CUDA ${defCuda})`;
     // (In the package-set scope these are part of the closure above.)
     if (offCuda && !v.cudaCapabilitiesForPackageSet)
-      for (const lib of bundledDeviceCode) {
+      for (const lib of cat.bundledDeviceCode) {
         if (lib.linkedAt !== "every pin" && !lib.linkedAt.includes(v.nixpkgs)) continue;
-        const attr = CUDA_CACHE.perCudaSet[lib.origin] ?? lib.origin;
+        const attr = cat.cudaCache.perCudaSet[lib.origin] ?? lib.origin;
         need(
           v,
           `${lib.origin}|${v.nixpkgs}|${v.system}|${v.cuda}`,
           lib.origin,
-          `${attr}: ${cudaWhy}; ${CUDA_CACHE.name} holds what the NixOS-CUDA Hydra's jobs build (the cudaSupport-sensitive ` +
+          `${attr}: ${cudaWhy}; ${cat.cudaCache.name} holds what the NixOS-CUDA Hydra's jobs build (the cudaSupport-sensitive ` +
             `attributes), and torch's jobs build with the default set only`,
         );
       }
@@ -136,10 +139,10 @@ export const MODELLED_INPUTS: Record<"nccl" | "nvshmem" | "magma" | "triton", st
  * x86_64-linux in the torch scope: per input (nccl, nvshmem, magma, triton), true when cached. The same rule as
  * modelCacheMisses (it is asked about one such variant); `pin cache` compares it with the real cache.
  */
-export function modelledInputsCached(pin: NixpkgsPin, python: string, cuda: string, pins: readonly NixpkgsPin[]): Record<keyof typeof MODELLED_INPUTS, boolean> {
+export function modelledInputsCached(pin: NixpkgsPin, python: string, cuda: string, cat: CacheModelCatalog): Record<keyof typeof MODELLED_INPUTS, boolean> {
   const { builds } = modelCacheMisses(
     [{ name: "sample", system: "x86_64-linux", python, cuda, nixpkgs: pin.rev, cudaCapabilitiesForPackageSet: false, nixpkgsKey: "sample" }],
-    pins,
+    cat,
   );
   const missed = new Set(builds.map((b) => b.what));
   return { nccl: !missed.has("nccl"), nvshmem: !missed.has("nvshmem"), magma: !missed.has("magma"), triton: !missed.has("triton") };

@@ -15,6 +15,7 @@
  * Pure: works on probes already made.
  */
 import { closeCatalogExtras, didYouMean } from "../extra-hints.ts";
+import type { Catalog } from "../catalog/schema.ts";
 import { ERROR_PREFIX, InputError } from "../errors.ts";
 import { NIX_MIN } from "../catalog/host.ts";
 import { wrap } from "../text.ts";
@@ -57,6 +58,7 @@ export function failingAttribute(message: string): string | null {
  * @param cached what the run treats as built (`probes`, or empty with --force)
  */
 export function evaluationFailures(
+  cat: Pick<Catalog, "extras">,
   targets: readonly Pick<BuildTarget, "name" | "nixpkgs" | "extras">[],
   probes: ReadonlyMap<string, CacheProbe>,
   cached: ReadonlyMap<string, CacheProbe>,
@@ -69,7 +71,7 @@ export function evaluationFailures(
     const attribute = failingAttribute(message);
     // An extra of this environment that is a likely typo of a catalog extra, when Nix names it as what failed.
     const last = attribute?.split(".").at(-1);
-    const typo = last !== undefined && t.extras?.includes(last) ? closeCatalogExtras(last) : [];
+    const typo = last !== undefined && t.extras?.includes(last) ? closeCatalogExtras(cat, last) : [];
     out.push({ name: t.name, nixpkgs: t.nixpkgs ?? null, attribute, message, hint: typo.length ? didYouMean(typo) : null });
   }
   return out;

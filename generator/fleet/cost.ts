@@ -10,13 +10,11 @@
  * their mean; a group without samples falls back to the other kind of the same package, then to the table.
  */
 import { cudaClosures, DEFAULT_BUILD_SECONDS, defaultBuildSeconds, makePlan, simulate } from "../driver/plan.ts";
-import { modelCacheMisses, type ModelledBuild } from "../driver/cache-model.ts";
-import { catalog } from "../catalog/index.ts";
+import { modelCacheMisses, type CacheModelCatalog, type ModelledBuild } from "../driver/cache-model.ts";
 import { nixpkgsInstanceKey } from "../expand.ts";
 import { readReports, realBuilds, type SkippedReport } from "../driver/report.ts";
 import { parseName } from "../naming.ts";
 import type { Variant } from "../schema.ts";
-import type { NixpkgsPin } from "../catalog/schema.ts";
 import type { PackageName } from "../catalog/packages.ts";
 
 /** Default seconds per build when no report has the group: the build driver's sourced table (driver/plan.ts). */
@@ -117,7 +115,8 @@ export function leaveOneOut(samples: readonly BuildSample[]): { n: number; meanP
  * CUDA set other than the pin's default, triton for a Python set CI evaluation does not recurse into or a CUDA set
  * other than the default. A variant without pin, system or Python
  * (a bare cost input) gets no modelled extras.
- * @param pins the catalog's pins (for their default CUDA set and recursed Python sets)
+ * @param cat the catalog: its pins (for their default CUDA set and recursed Python sets) and the cache model's facts
+ *   (driver/cache-model.ts CacheModelCatalog)
  * @returns builds (package builds), cudaClosures (closures built from source), sharedCudaSets (default sets used),
  *   rebuilt (the modelled extra builds), hours (all of them), makespanHours, fromDefaults
  */
@@ -125,7 +124,7 @@ export function buildCost(
   variants: readonly CostInput[],
   m: CostModel,
   builders: number,
-  pins: readonly NixpkgsPin[] = catalog.nixpkgs,
+  cat: CacheModelCatalog,
 ): {
   builds: number;
   cudaClosures: number;
@@ -146,7 +145,7 @@ export function buildCost(
   const modelled = variants.filter((v) => v.nixpkgs !== undefined && v.system !== undefined && v.python !== undefined);
   const { builds: rebuilt } = modelCacheMisses(
     modelled.map((v) => ({ name: v.name, system: v.system!, python: v.python!, cuda: v.cuda, nixpkgs: v.nixpkgs!, cudaCapabilitiesForPackageSet: v.cudaCapabilitiesForPackageSet ?? false, nixpkgsKey: keyOf(v) })),
-    pins,
+    cat,
   );
   const needs = new Map<string, string[]>();
   for (const b of rebuilt) for (const n of b.variants) needs.set(n, [...(needs.get(n) ?? []), b.key]);

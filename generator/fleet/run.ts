@@ -9,11 +9,11 @@ import { ENV_PACKAGE, TORCH_PACKAGE, onTorch } from "../catalog/packages.ts";
  * The `packages` of the matrix fleet writes for a chosen package: pytorch, the package itself, and for the
  * environment the packages on torch it holds that the current matrix has (every one when it lists none).
  */
-export function fleetPackages(pkg: string, current: readonly string[]): string[] {
+export function fleetPackages(cat: Pick<Catalog, "packagesOnTorch">, pkg: string, current: readonly string[]): string[] {
   if (pkg === TORCH_PACKAGE) return [TORCH_PACKAGE];
   // A named environment (`llm-env`) holds the torch stack as torch-env does, plus its extras (fleetEnvironments).
   if (pkg !== ENV_PACKAGE && !isNamedEnvironment(pkg)) return [TORCH_PACKAGE, pkg];
-  const members = PACKAGES.filter((q) => onTorch(q)?.inEnv && (current.length === 0 || current.includes(q)));
+  const members = PACKAGES.filter((q) => onTorch(cat, q)?.inEnv && (current.length === 0 || current.includes(q)));
   return [TORCH_PACKAGE, ...members, ENV_PACKAGE];
 }
 
@@ -38,6 +38,7 @@ import { formatCombination } from "../naming.ts";
 import { REPO_ROOT } from "../paths.ts";
 import { projectFromMatrix, validateMatrix, type Project } from "../project.ts";
 import type { Excluded, Variant } from "../schema.ts";
+import type { Catalog } from "../catalog/schema.ts";
 import { compareVersions } from "../versions.ts";
 import { commentText } from "../literals.ts";
 import { FleetUsageError, hostId, type FleetArgs } from "./options.ts";
@@ -141,7 +142,7 @@ function fleetCandidates(p: Project, a: PlanArgs, c: ReturnType<typeof fleetChoi
       gpus: catalogAxes(p.catalog).gpus,
       isas: catalogAxes(p.catalog).isas,
       cpuOnly: true,
-      packages: fleetPackages(a.package, p.matrix.packages),
+      packages: fleetPackages(p.catalog, a.package, p.matrix.packages),
       environments: fleetEnvironments(a.package, p.matrix.environments),
       policy: p.matrix.policy,
     },
@@ -162,7 +163,7 @@ function fleetMatrix(p: Project, a: PlanArgs, c: ReturnType<typeof fleetChoice>,
     isas: uniq(chosen.map((v) => v.isa)),
     cpuOnly: chosen.some((v) => v.cuda === null),
     // The package every host needs and what it is built against: pytorch, and for the environment its members.
-    packages: fleetPackages(a.package, p.matrix.packages),
+    packages: fleetPackages(p.catalog, a.package, p.matrix.packages),
     environments: fleetEnvironments(a.package, p.matrix.environments),
     policy: p.matrix.policy,
     only: chosen.map((v) => formatCombination(v)),
@@ -228,7 +229,7 @@ export function planFleet(p: Project, hosts: readonly FleetHost[], a: PlanArgs, 
   const unserved = cover.unserved.map((e) => ({ element: e, reason: reasonFor(e, hostOf.get(e.hostId)!, variants, p.catalog, a.package, excluded) }));
   const loo = leaveOneOut(samples);
   const builders = Number.isInteger(a.builders) && a.builders >= 1 ? a.builders : 1;
-  const cost = buildCost(toBuild, fit(samples), builders);
+  const cost = buildCost(toBuild, fit(samples), builders, p.catalog);
   const keep = fleetMatrix(p, a, choice, cover.chosen);
   const matrixText = matrixTextOf(hosts, a.package, cover.chosen.length, keep);
   const refusal = refusalOf(cover.chosen.length, keep);

@@ -8,9 +8,8 @@
  * (torch.ts `torchaudio[].nixpkgsDependsOnTorchcodec`) is compared with the matching fact.
  */
 import * as z from "zod";
-import { bundledDeviceCode } from "../catalog/device-code.ts";
-import { packagesOnTorch } from "../catalog/packages.ts";
-import type { Catalog, NixpkgsPin, TorchaudioRelease, TorchRelease } from "../catalog/schema.ts";
+import { packageOnTorch, releaseOf } from "../catalog/packages.ts";
+import type { Catalog, NixpkgsPin, OnTorchRelease, TorchRelease } from "../catalog/schema.ts";
 import { compareVersions, majorMinor } from "../versions.ts";
 import type { LocalPinEntry } from "../catalog/local.ts";
 
@@ -132,10 +131,10 @@ function comparePackageSets(pin: NixpkgsPin, facts: PinFacts, t: PinTally): void
  * each entry's pin field) and torchcodec (torchaudio's dependency); then the default Python and CUDA sets and the
  * Python sets nixpkgs' CI recurses into.
  */
-function compareVersionFacts(pin: NixpkgsPin, facts: PinFacts, t: PinTally): void {
+function compareVersionFacts(pin: NixpkgsPin, facts: PinFacts, cat: Catalog, t: PinTally): void {
   const { at, differ, notes } = t;
   const py = new Map(facts.pythonSets.map((s) => [s.version, s]));
-  const fields = [...new Set([...packagesOnTorch.map((p) => p.pinField), "torchcodec" as const])];
+  const fields = [...new Set([...cat.packagesOnTorch.map((p) => p.pinField), "torchcodec" as const])];
   const unknown = new Map<string, string[]>();
   for (const v of pin.python) {
     const s = py.get(v);
@@ -183,7 +182,7 @@ function compareTorchFacts(pin: NixpkgsPin, facts: PinFacts, cat: Catalog, t: Pi
     `torch at ${at} lacks formal argument(s) ${show(facts.builderArgsMissing.value)} that pkgs/pytorch.nix passes (${facts.torchFormals.expr})`);
 
   // Bundled libraries (catalog/device-code.ts: which pins' torch links each statically).
-  for (const lib of bundledDeviceCode) {
+  for (const lib of cat.bundledDeviceCode) {
     const expected = lib.linkedAt === "every pin" || lib.linkedAt.includes(pin.rev);
     const f = facts.staticLinks[lib.origin];
     differ(`staticLinks.${lib.origin}`, expected, f.value, f.expr,
@@ -191,10 +190,11 @@ function compareTorchFacts(pin: NixpkgsPin, facts: PinFacts, cat: Catalog, t: Pi
   }
 
   // torchaudio's dependency on torchcodec (nixpkgs' torchaudio file, per torchaudio release).
-  const ta = cat.torchaudio.find((x) => x.version === pin.torchaudio);
-  if (ta && ta.nixpkgsDependsOnTorchcodec !== undefined) {
+  const ta = releaseOf(packageOnTorch(cat, "torchaudio"), pin.torchaudio);
+  if (ta) {
     const deps = facts.torchaudioDependencies.value;
-    differ("torchaudio depends on torchcodec", ta.nixpkgsDependsOnTorchcodec, deps === null ? null : deps.includes("torchcodec"), facts.torchaudioDependencies.expr);
+    const expected = (ta.nixpkgsDependencies ?? []).includes("torchcodec");
+    differ("torchaudio depends on torchcodec", expected, deps === null ? null : deps.includes("torchcodec"), facts.torchaudioDependencies.expr);
   }
 }
 
@@ -206,7 +206,7 @@ function compareTorchFacts(pin: NixpkgsPin, facts: PinFacts, cat: Catalog, t: Pi
 export function comparePin(pin: NixpkgsPin, facts: PinFacts, cat: Catalog): PinComparison {
   const t = pinTally(pin);
   comparePackageSets(pin, facts, t);
-  compareVersionFacts(pin, facts, t);
+  compareVersionFacts(pin, facts, cat, t);
   compareCudaFacts(pin, facts, cat, t);
   compareTorchFacts(pin, facts, cat, t);
   return { rev: pin.rev, differences: t.differences, notes: t.notes, compared: t.compared };
@@ -293,13 +293,13 @@ export function pinEntryFromFacts(
           `nixpkgs ${short(opts.rev)} as evaluated by variant-matrix pin add: Python sets carrying torch ${torch} ` +
           `(${python.join(", ")}) and the CUDA sets its meta.broken accepts; PyTorch's own release matrix was not read`,
       };
-  const audio: TorchaudioRelease | null = cat.torchaudio.some((t) => t.version === torchaudio)
+  const audio: OnTorchRelease | null = releaseOf(packageOnTorch(cat, "torchaudio"), torchaudio)
     ? null
     : {
         version: torchaudio,
         servesTorch: { min: majorMinor(torch), below: nextMinor(torch) },
         stableAbi: false,
-        nixpkgsDependsOnTorchcodec: (facts.torchaudioDependencies.value ?? []).includes("torchcodec"),
+        nixpkgsDependencies: (facts.torchaudioDependencies.value ?? []).filter((d) => d === "torchcodec"),
         source: `nixpkgs ${short(opts.rev)} pairs torchaudio ${torchaudio} with torch ${torch} (variant-matrix pin add); taken to serve that torch minor only`,
       };
   return { pin, torch: release, torchaudio: audio };

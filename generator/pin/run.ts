@@ -242,7 +242,7 @@ export async function cachePins(
         notes.push(`python${s.python.replace(".", "")}Packages.torch with CUDA ${s.cuda} does not evaluate at ${pin.rev.slice(0, 7)}: not asked`);
         continue;
       }
-      const model = modelledInputsCached(pin, s.python, s.cuda, cat.nixpkgs);
+      const model = modelledInputsCached(pin, s.python, s.cuda, cat);
       for (const [input, pname] of Object.entries(MODELLED_INPUTS) as [keyof typeof MODELLED_INPUTS, string][]) {
         const drv = s.deps[pname];
         if (drv) asks.push({ python: s.python, cuda: s.cuda, input, drv, modelCached: model[input] });

@@ -11,10 +11,9 @@ import type { Project } from "../project.ts";
 import type { Excluded, Variant } from "../schema.ts";
 import { formatCombination, parseName } from "../naming.ts";
 import { nixpkgsInstanceKey } from "../expand.ts";
-import { PACKAGES } from "../catalog/packages.ts";
-import { ENV_PACKAGE, packagesOnTorch, type OnTorchRelease } from "../catalog/packages.ts";
+import { ENV_PACKAGE, PACKAGES, packageOnTorch, type OnTorchRelease } from "../catalog/packages.ts";
 import { GENERATED_HEADER, nixString, nixValue, templates } from "./env.ts";
-import { DEVICE_CODE_BYTES, modelDeviceCode } from "../catalog/device-code-size.ts";
+import { modelDeviceCode } from "../catalog/device-code-size.ts";
 import { CHECKER_BUNDLE_FILE, CHECKER_FACTS_FILE, renderCheckerBundle, renderCheckerFacts } from "./checker.ts";
 
 /** Generated files: repo-relative path → content. Insertion order is stable. */
@@ -364,7 +363,7 @@ function renderDocs(p: Project): FileMap {
   const lastWithGpu = (pkg: string) => [...p.variants].reverse().find((v) => v.package === pkg && v.cuda) ?? p.variants.find((v) => v.package === pkg);
   const envExample = lastWithGpu(ENV_PACKAGE) ?? null;
   const example =
-    envExample ?? [...packagesOnTorch].reverse().map((o) => lastWithGpu(o.name)).find((v) => v) ?? p.variants[0] ?? null;
+    envExample ?? [...p.catalog.packagesOnTorch].reverse().map((o) => lastWithGpu(o.name)).find((v) => v) ?? p.variants[0] ?? null;
   const releases = p.matrix.releases.map((r) => {
     const rel = p.catalog.torch.find((t) => t.version === r.torch)!;
     const v = p.variants.find((x) => x.torchVersion === r.torch);
@@ -382,10 +381,10 @@ function renderDocs(p: Project): FileMap {
   // What the scope costs in device code (catalog/device-code-size.ts, a model from cubins measured on an H100): MAGMA at
   // nixpkgs' default list (torch scope) against one capability (package-set scope), per CUDA version of the matrix.
   const mb = (b: number) => `${(b / 1e6).toLocaleString("en-US", { maximumFractionDigits: 0 })} MB`;
-  const perCap = (origin: "torch" | "magma") => Object.values(DEVICE_CODE_BYTES[origin].perCapability);
+  const perCap = (origin: "torch" | "magma") => Object.values(p.catalog.deviceCodeBytes[origin].perCapability);
   const scopeSizes = [...new Set(cudaVariants.map((v) => v.cuda!))].sort().map((version) => {
     const defaults = p.catalog.cuda.find((c) => c.version === version)?.nixpkgsDefaultCapabilities ?? [];
-    const magma = modelDeviceCode([], defaults, "torch", false).find((x) => x.origin === "magma")!;
+    const magma = modelDeviceCode(p.catalog, [], defaults, "torch", false).find((x) => x.origin === "magma")!;
     return { version, defaults: defaults.join(", "), magmaTorchScope: mb(magma.bytes) };
   });
   const sizeRange = (origin: "torch" | "magma") => `${mb(Math.min(...perCap(origin)))}–${mb(Math.max(...perCap(origin)))}`;
@@ -395,7 +394,9 @@ function renderDocs(p: Project): FileMap {
     scopeSizes,
     magmaPerCapability: sizeRange("magma"),
     torchPerCapability: sizeRange("torch"),
-    sizeSource: DEVICE_CODE_BYTES.torch.source,
+    sizeSource: p.catalog.deviceCodeBytes.torch.source,
+    // torchaudio's releases: its row of the table of packages built on torch (catalog/packages.ts).
+    torchaudioReleases: packageOnTorch(p.catalog, "torchaudio").releases,
     releases,
     pages,
     counts,
@@ -405,8 +406,8 @@ function renderDocs(p: Project): FileMap {
     envPackage: ENV_PACKAGE,
     environments: Object.entries(p.matrix.environments).map(([name, extras]) => ({ name, extras })),
     // The packages on torch the matrix asks for (names, the versions table); the reference lists every entry.
-    onTorch: packagesOnTorch.filter((o) => p.matrix.packages.includes(o.name)),
-    allOnTorch: packagesOnTorch.map((o) => ({
+    onTorch: p.catalog.packagesOnTorch.filter((o) => p.matrix.packages.includes(o.name)),
+    allOnTorch: p.catalog.packagesOnTorch.map((o) => ({
       ...o,
       targets: o.releases.map((r) => `${r.version}: ${targetsWords(r)}`),
       cuda: o.releases
@@ -425,14 +426,14 @@ function renderDocs(p: Project): FileMap {
 
 /**
  * Render every generated file of a project, the Nix checks' bundle and facts among them (render/checker.ts: they
- * depend on the generator's sources and catalog, not on the matrix).
+ * depend on the generator's sources and the catalog with its local-catalog.json).
  * @throws Error when the checker's sources do not bundle.
  */
 export function renderAll(p: Project): FileMap {
   const files: FileMap = new Map();
   for (const v of p.variants) files.set(v.file, renderVariant(v));
   files.set("pkgs/variants.nix", renderVariantsData(p));
-  files.set(CHECKER_FACTS_FILE, renderCheckerFacts());
+  files.set(CHECKER_FACTS_FILE, renderCheckerFacts(p.catalog));
   files.set(CHECKER_BUNDLE_FILE, renderCheckerBundle());
   files.set("release.nix", renderRelease(p));
   files.set("flake.nix", renderFlake(p));

@@ -4,15 +4,14 @@
  * with the same facts. Each field is copied by name: a catalog field the comparison does not read (most `source`
  * strings) never reaches the data, so editing it changes no check derivation.
  *
- * The built-in catalog only, not a matrix's local-catalog.json: a local pin is not one whose links the catalog
- * researched, so its bundled-library lines stay "not checked" (docs/matrix.md).
+ * From the catalog a command loaded (the built-in one plus a matrix's local-catalog.json): a local release of a
+ * package is judged by its own facts. `knownPins` alone stays the built-in pins: a local pin is not one whose links
+ * the catalog researched, so its bundled-library lines stay "not checked" (docs/matrix.md).
  */
-import { bundledDeviceCode, COMPILER_HELPER_NAMES, EXTRA_SASS, ownDeviceCode } from "../catalog/device-code.ts";
-import { cuda } from "../catalog/cuda.ts";
-import { EXTRAS, extraPromise } from "../catalog/extras.ts";
-import { packagesOnTorch, type DeviceTargets, type OnTorchRelease } from "../catalog/packages.ts";
-import { nixpkgs } from "../catalog/torch.ts";
-import { torchArchLists } from "../catalog/torch-arch-list.ts";
+import { COMPILER_HELPER_NAMES, EXTRA_SASS, ownDeviceCode } from "../catalog/device-code.ts";
+import { extraPromise } from "../catalog/extras.ts";
+import type { Catalog, DeviceTargets, OnTorchRelease } from "../catalog/schema.ts";
+import { nixpkgs as researchedPins } from "../catalog/torch.ts";
 import type { ReleaseBuildFacts, TargetsFacts } from "../cuda-build.ts";
 import { CHECKER_FACTS_FORMAT, type CheckerFacts } from "./facts.ts";
 
@@ -34,20 +33,22 @@ function releaseFacts(r: OnTorchRelease): ReleaseBuildFacts {
   };
 }
 
-let memo: CheckerFacts | undefined;
+const memo = new WeakMap<Catalog, CheckerFacts>();
 
-/** The checker's facts from the built-in catalog (computed once per process; callers must not mutate it). */
-export function catalogCheckerFacts(): CheckerFacts {
-  memo ??= {
+/** The checker's facts from catalog `cat` (computed once per catalog value; callers must not mutate them). */
+export function catalogCheckerFacts(cat: Catalog): CheckerFacts {
+  const known = memo.get(cat);
+  if (known) return known;
+  const facts: CheckerFacts = {
     format: CHECKER_FACTS_FORMAT,
-    packagesOnTorch: packagesOnTorch.map((p) => ({
+    packagesOnTorch: cat.packagesOnTorch.map((p) => ({
       name: p.name,
       label: p.label,
       gpuChecks: p.gpuChecks.map((g) => ({ key: g.key, label: g.label })),
       releases: p.releases.map(releaseFacts),
     })),
-    torchArchLists: torchArchLists.map((l) => ({ torch: l.torch, accepted: l.accepted && [...l.accepted], refused: [...l.refused], source: l.source })),
-    bundledDeviceCode: bundledDeviceCode.map((b) => ({
+    torchArchLists: cat.torchArchLists.map((l) => ({ torch: l.torch, accepted: l.accepted && [...l.accepted], refused: [...l.refused], source: l.source })),
+    bundledDeviceCode: cat.bundledDeviceCode.map((b) => ({
       origin: b.origin,
       label: b.label,
       library: b.library,
@@ -61,10 +62,11 @@ export function catalogCheckerFacts(): CheckerFacts {
     })),
     extraSass: EXTRA_SASS.map((e) => ({ when: e.when, adds: e.adds, minCuda: e.minCuda })),
     compilerHelperNames: [...COMPILER_HELPER_NAMES],
-    ownDeviceCode: ownDeviceCode.map((o) => ({ origin: o.origin, directory: o.directory, ...(o.file !== undefined ? { file: o.file } : {}), names: [...o.names] })),
-    nixpkgsDefaultCapabilities: Object.fromEntries(cuda.map((c) => [c.version, [...c.nixpkgsDefaultCapabilities]])),
-    knownPins: nixpkgs.map((p) => p.rev),
-    judgedExtras: EXTRAS.filter((e) => extraPromise(e.attr).judged).map((e) => e.attr),
+    ownDeviceCode: ownDeviceCode(cat).map((o) => ({ origin: o.origin, directory: o.directory, ...(o.file !== undefined ? { file: o.file } : {}), names: [...o.names] })),
+    nixpkgsDefaultCapabilities: Object.fromEntries(cat.cuda.map((c) => [c.version, [...c.nixpkgsDefaultCapabilities]])),
+    knownPins: researchedPins.map((p) => p.rev),
+    judgedExtras: cat.extras.filter((e) => extraPromise(cat, e.attr).judged).map((e) => e.attr),
   };
-  return memo;
+  memo.set(cat, facts);
+  return facts;
 }

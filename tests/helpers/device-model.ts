@@ -15,9 +15,10 @@ import { join } from "node:path";
 import { deviceCodePromises, type DeviceCodeVariant, type OriginPromise } from "../../generator/verify/origins.ts";
 import { ROOT } from "./cli.ts";
 import { catalogCheckerFacts } from "../../generator/verify/catalog-facts.ts";
+import { catalog } from "../../generator/catalog/index.ts";
 
 /** The catalog's facts, as `verify` and pkgs/verify-facts.json give them to the comparison. */
-const FACTS = catalogCheckerFacts();
+const FACTS = catalogCheckerFacts(catalog);
 
 /** One fatbin entry of a modelled library ("relptx": PTX in the relocatable fatbin, listed by cuobjdump -all only). */
 export interface ModelBlock {
