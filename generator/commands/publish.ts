@@ -110,7 +110,7 @@ async function publishToOrg(argv: PublishArgs, org: string, root: string, p: Pro
   }
   if (failed.length) throw new UsageError(`flox publish cannot run here: ${failed.map((c) => `${c.check}: ${c.detail}`).join("; ")}`);
   if (argv.dryRun) return;
-  const { run } = await import("../driver/store.ts");
+  const { runTool } = await import("../process.ts");
   const report: { name: string; status: "published" | "failed" | "skipped"; detail: string }[] = [];
   for (const s of steps) {
     if (s.action === "skip") {
@@ -123,7 +123,7 @@ async function publishToOrg(argv: PublishArgs, org: string, root: string, p: Pro
       report.push({ name: s.name, status: "skipped", detail: `${dep} failed` });
       continue;
     }
-    const r = await run(s.argv, { cwd: root });
+    const r = await runTool(s.argv, { cwd: root });
     report.push({ name: s.name, status: r.code === 0 ? "published" : "failed", detail: r.code === 0 ? `${org}/${s.name}` : (r.stderr.trim().split("\n").at(-1) ?? `exit ${r.code}`) });
   }
   if (argv.json) console.log(JSON.stringify({ org, report }, null, 2));

@@ -20,6 +20,7 @@ import { readFile, stat } from "node:fs/promises";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { machine as osMachine } from "node:os";
+import { runTool } from "../process.ts";
 import type { CudaToolkit } from "../catalog/schema.ts";
 import type { System } from "../constants.ts";
 
@@ -335,15 +336,13 @@ async function readText(file: string, what: string): Promise<string> {
 
 /** Run the real nvidia-smi query; returns its stdout, or null with the reason when there is no usable GPU. */
 async function runNvidiaSmi(): Promise<{ text: string | null; reason: string | null }> {
-  // zx only here (loaded on demand): recorded hosts (--cpuinfo/--nvidia-smi) never start a process.
-  const { $ } = await import("zx");
-  const p = await $({ nothrow: true, quiet: true, timeout: "30s" })`nvidia-smi --query-gpu=compute_cap,name,driver_version --format=csv,noheader`;
+  const p = await runTool(["nvidia-smi", "--query-gpu=compute_cap,name,driver_version", "--format=csv,noheader"], { timeoutMs: 30_000 });
   const out = p.stdout;
   const err = p.stderr;
-  // 127: the shell found no nvidia-smi.
-  if (p.exitCode === 127 || /nvidia-smi: (command )?not found/.test(err)) return { text: null, reason: "no NVIDIA GPU: nvidia-smi not found" };
-  if (p.exitCode !== 0) {
-    const msg = (err.trim() || out.trim() || `exit code ${p.exitCode}`).split("\n")[0];
+  // 127: nvidia-smi could not be started (not on PATH), or a wrapper's shell found none.
+  if (p.code === 127 || /nvidia-smi: (command )?not found/.test(err)) return { text: null, reason: "no NVIDIA GPU: nvidia-smi not found" };
+  if (p.code !== 0) {
+    const msg = (err.trim() || out.trim() || `exit code ${p.code}`).split("\n")[0];
     if (/No devices were found/i.test(out + err)) return { text: null, reason: "no NVIDIA GPU: nvidia-smi found no devices" };
     // compute_cap unknown to an old GPU driver: hand the text to the parser, which names the problem.
     if (/compute_cap/.test(out + err)) return { text: out + err, reason: null };

@@ -11,6 +11,7 @@
  * Commands are argument arrays handed to the process without a shell.
  */
 import { join } from "node:path";
+import { findExecutable } from "../process.ts";
 import type { NixOptions } from "./store.ts";
 
 /** A resolved backend. */
@@ -65,9 +66,7 @@ export function hostSystem(): string {
  */
 export async function resolveBackend(choice: BackendChoice, path = process.env.PATH ?? ""): Promise<Backend> {
   if (choice !== "auto") return choice;
-  const { which } = await import("zx");
-  const found = await which("flox", { nothrow: true, path });
-  return found ? "flox" : "nix";
+  return findExecutable("flox", path) ? "flox" : "nix";
 }
 
 /**

@@ -12,8 +12,8 @@
  * Coupling proof: for each variant with a pytorch (`dependsOn[0]`) that was evaluated, `nix-store --query
  * --references` of its .drv (its input derivations and sources) must contain the pytorch variant's .drv.
  */
-import { $, which } from "zx";
 import pLimit from "p-limit";
+import { findExecutable, runTool } from "../process.ts";
 import { nixString } from "../literals.ts";
 import type { Variant } from "../schema.ts";
 
@@ -115,8 +115,8 @@ function nixError(stderr: string): string {
 
 async function evalChunk(root: string, names: string[], nixpkgsExpr?: string): Promise<EvalResult[]> {
   // --read-write-mode: write the .drv files, so drvPaths exist in the store for nix-store and builds.
-  const p = await $({ nothrow: true, quiet: true, cwd: root })`nix-instantiate --eval --strict --json --read-write-mode ${nixArgs(nixpkgsExpr)} -E ${chunkExpr(root, names, nixpkgsExpr)}`;
-  if (p.exitCode !== 0) {
+  const p = await runTool(["nix-instantiate", "--eval", "--strict", "--json", "--read-write-mode", ...nixArgs(nixpkgsExpr), "-E", chunkExpr(root, names, nixpkgsExpr)], { cwd: root });
+  if (p.code !== 0) {
     // An error tryEval cannot catch (e.g. a missing attribute) sinks the whole chunk: evaluate one by one.
     if (names.length > 1) return (await Promise.all(names.map((n) => evalChunk(root, [n], nixpkgsExpr)))).flat();
     return [failed(names[0]!, nixError(p.stderr))];
@@ -125,8 +125,8 @@ async function evalChunk(root: string, names: string[], nixpkgsExpr?: string): P
   const out: EvalResult[] = [];
   for (const r of rows) {
     if ("failed" in r) {
-      const alone = await $({ nothrow: true, quiet: true, cwd: root })`nix-instantiate release.nix -A ${r.name} ${nixArgs(nixpkgsExpr)}`;
-      out.push(failed(r.name, alone.exitCode === 0 ? "evaluation failed (tryEval)" : nixError(alone.stderr)));
+      const alone = await runTool(["nix-instantiate", "release.nix", "-A", r.name, ...nixArgs(nixpkgsExpr)], { cwd: root });
+      out.push(failed(r.name, alone.code === 0 ? "evaluation failed (tryEval)" : nixError(alone.stderr)));
     } else out.push({ name: r.name, attribute: r.name, system: r.system, drvPath: r.drvPath, outputs: r.outputs, error: null });
   }
   return out;
@@ -137,7 +137,7 @@ function failed(name: string, error: string): EvalResult {
 }
 
 async function evalWithNixEvalJobs(o: EvalOptions, wanted: Set<string>): Promise<EvalResult[]> {
-  const p = await $({ nothrow: true, quiet: true, cwd: o.root })`nix-eval-jobs --workers ${String(o.jobs)} ${nixArgs(o.nixpkgsExpr)} release.nix`;
+  const p = await runTool(["nix-eval-jobs", "--workers", String(o.jobs), ...nixArgs(o.nixpkgsExpr), "release.nix"], { cwd: o.root });
   const out: EvalResult[] = [];
   for (const line of p.stdout.split("\n")) {
     if (!line.trim()) continue;
@@ -168,7 +168,7 @@ export async function evalVariants(o: EvalOptions): Promise<{ results: EvalResul
   const engine =
     o.engine === "nix-instantiate" || o.engine === "nix-eval-jobs"
       ? o.engine
-      : (await which("nix-eval-jobs", { nothrow: true }))
+      : findExecutable("nix-eval-jobs")
         ? "nix-eval-jobs"
         : "nix-instantiate";
   let results: EvalResult[];
@@ -191,17 +191,17 @@ export async function evalVariants(o: EvalOptions): Promise<{ results: EvalResul
             r.coupling = { pytorch, pytorchDrvPath: pt?.drvPath ?? null, ok: null };
             return;
           }
-          const refs = await $({ nothrow: true, quiet: true })`nix-store --query --references ${r.drvPath}`;
-          const referenced = refs.exitCode === 0 && refs.stdout.split("\n").includes(pt.drvPath);
+          const refs = await runTool(["nix-store", "--query", "--references", r.drvPath]);
+          const referenced = refs.code === 0 && refs.stdout.split("\n").includes(pt.drvPath);
           // An environment holds packages the matrix did not build (torchcodec, named environments' extras): its whole
           // .drv closure must hold no torch but its pytorch variant's (one torch per closure, ARCHITECTURE.md rule 8).
           if (v.role !== "env") {
             r.coupling = { pytorch, pytorchDrvPath: pt.drvPath, ok: referenced };
             return;
           }
-          const reqs = await $({ nothrow: true, quiet: true })`nix-store --query --requisites ${r.drvPath}`;
-          const otherTorches = reqs.exitCode === 0 ? torchDrvs(reqs.stdout.split("\n")).filter((d) => d !== pt.drvPath) : [];
-          r.coupling = { pytorch, pytorchDrvPath: pt.drvPath, ok: referenced && reqs.exitCode === 0 && otherTorches.length === 0, otherTorches };
+          const reqs = await runTool(["nix-store", "--query", "--requisites", r.drvPath]);
+          const otherTorches = reqs.code === 0 ? torchDrvs(reqs.stdout.split("\n")).filter((d) => d !== pt.drvPath) : [];
+          r.coupling = { pytorch, pytorchDrvPath: pt.drvPath, ok: referenced && reqs.code === 0 && otherTorches.length === 0, otherTorches };
         }),
       ),
   );

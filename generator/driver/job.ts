@@ -9,8 +9,8 @@
 import { closeSync, fstatSync, readSync, writeSync } from "node:fs";
 import { readdir, readlink } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
-import { $ } from "zx";
 import { openLogFile } from "../output-file.ts";
+import { runTool } from "../process.ts";
 import { redactCredentials } from "../redact.ts";
 import type { BackendOptions, BuildCmd } from "./backend.ts";
 import type { ProcessGroups } from "./processes.ts";
@@ -169,11 +169,11 @@ export async function pushClosure(
   const write = typeof log === "number" ? (t: string) => void writeSync(log, t) : (t: string) => log.write(t);
   const opts = nixOptions.flatMap(([k, v]) => ["--option", k, v]);
   write(redactCredentials(`=== nix copy --to ${uri} ${outPath} ===\n`));
-  const p = await $({ nothrow: true, quiet: true, env: env ?? process.env })`nix --extra-experimental-features nix-command copy ${opts} --to ${uri} ${outPath}`;
+  const p = await runTool(["nix", "--extra-experimental-features", "nix-command", "copy", ...opts, "--to", uri, outPath], { env: env ?? process.env });
   write(redactCredentials(p.stdout + p.stderr));
-  if (p.exitCode === 0) return null;
+  if (p.code === 0) return null;
   const last = (p.stderr.split("\n").filter((l) => l.trim()).at(-1) ?? "").trim();
-  return redactCredentials(`exit code ${p.exitCode}: ${last || "(no output)"}`);
+  return redactCredentials(`exit code ${p.code}: ${last || "(no output)"}`);
 }
 
 /** What a job needs from its run. */

@@ -1,26 +1,12 @@
 /**
- * The build processes of a run: each spawned detached into its own process group, and the one way to end them all
- * (nix-fast-build's `ensure_stop`: SIGTERM, a grace period, then SIGKILL).
+ * The build processes of a run, on top of generator/process.ts (which starts each detached in its own process group
+ * and signals the group): which builds run now, and the one way to end them all (nix-fast-build's `ensure_stop`:
+ * SIGTERM, a grace period, then SIGKILL).
  *
  * Why process groups: nix-build starts helpers of its own, and `process.kill(-pid)` reaches all of them; a build
  * left behind by a driver that died would go on for hours with nobody reading its log.
  */
-import { spawn, type ChildProcess } from "node:child_process";
-
-/** How one build process ended. */
-interface ProcessExit {
-  /** Exit code; null when a signal ended it or it never started. */
-  code: number | null;
-  /** Why it never started (`cannot run nix-build: spawn nix-build ENOENT`), else undefined. */
-  spawnError?: string;
-}
-
-/** What to start: an argument vector (no shell), its directory and environment. */
-interface ProcessCommand {
-  argv: readonly string[];
-  cwd: string;
-  env: NodeJS.ProcessEnv;
-}
+import { signalGroup, startInGroup, type ProcessCommand, type ProcessExit } from "../process.ts";
 
 /**
  * The running build processes of one run, by key (the variant's name).
@@ -29,7 +15,7 @@ interface ProcessCommand {
  * attempts cannot slip a new process past the stop.
  */
 export class ProcessGroups {
-  private readonly running = new Map<string, { child: ChildProcess; exited: Promise<void> }>();
+  private readonly running = new Map<string, { pid: number | undefined; exited: Promise<void> }>();
   private killTimer: NodeJS.Timeout | undefined;
   private closed = false;
 
@@ -53,42 +39,18 @@ export class ProcessGroups {
    */
   run(key: string, cmd: ProcessCommand, fd: number): Promise<ProcessExit> {
     if (this.closed) return Promise.resolve({ code: null, spawnError: "not started: the run is stopping" });
-    return new Promise((resolve) => {
-      let child: ChildProcess;
-      try {
-        // The raw spawn stays here, on purpose: zx's ProcessPromise pipes output through Node streams and kills via
-        // its own tree walk, which gives neither the shared descriptor nor the process group.
-        child = spawn(cmd.argv[0]!, cmd.argv.slice(1), { cwd: cmd.cwd, env: cmd.env, detached: true, stdio: ["ignore", fd, fd] });
-      } catch (e) {
-        resolve({ code: null, spawnError: (e as Error).message });
-        return;
-      }
-      let resolveExited!: () => void;
-      const exited = new Promise<void>((r) => (resolveExited = r));
-      this.running.set(key, { child, exited });
-      let done = false;
-      const finish = (res: ProcessExit) => {
-        if (done) return;
-        done = true;
-        this.running.delete(key);
-        resolveExited();
-        resolve(res);
-      };
-      child.on("error", (e) => finish({ code: null, spawnError: `cannot run ${cmd.argv[0]}: ${e.message}` }));
-      child.on("exit", (code) => finish({ code }));
+    // startInGroup, not a captured run: a build's output goes to the shared descriptor, and its group is what stops.
+    const started = startInGroup(cmd, fd);
+    const exited = started.exit.then(() => {
+      this.running.delete(key);
     });
+    this.running.set(key, { pid: started.pid, exited });
+    return exited.then(() => started.exit);
   }
 
   /** Send `signal` to the process group of every running process (one already gone is skipped). */
   signalAll(signal: NodeJS.Signals): void {
-    for (const { child } of this.running.values()) {
-      if (child.pid === undefined) continue;
-      try {
-        process.kill(-child.pid, signal);
-      } catch {
-        /* already gone */
-      }
-    }
+    for (const { pid } of this.running.values()) signalGroup(pid, signal);
   }
 
   /**

@@ -15,7 +15,7 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { InputError } from "../errors.ts";
-import { run } from "./store.ts";
+import { runTool } from "../process.ts";
 
 /** One of flox publish's preconditions and its verdict. */
 interface Precondition {
@@ -31,7 +31,7 @@ interface Precondition {
  * @param env the environment `flox` and `git` run with (PATH)
  */
 export async function floxPublishPreconditions(root: string, env: NodeJS.ProcessEnv = process.env): Promise<Precondition[]> {
-  const git = (...args: string[]) => run(["git", "-C", root, ...args], { env }).catch(() => ({ code: 127, stdout: "", stderr: "git could not run" }));
+  const git = (...args: string[]) => runTool(["git", "-C", root, ...args], { env }).catch(() => ({ code: 127, stdout: "", stderr: "git could not run" }));
   const out: Precondition[] = [];
   const status = await git("status", "--porcelain", "--untracked-files=all", "--", ".flox", "pkgs");
   const dirty = status.code === 0 ? status.stdout.split("\n").filter(Boolean).map((l) => l.slice(3)) : [];
@@ -50,7 +50,7 @@ export async function floxPublishPreconditions(root: string, env: NodeJS.Process
   const lock = ".flox/env/manifest.lock";
   const tracked = await git("ls-files", "--error-unmatch", lock);
   out.push({ check: "locked", ok: existsSync(join(root, lock)) && tracked.code === 0, detail: tracked.code === 0 ? `${lock} committed` : `${lock} is missing or not tracked (npm run generate writes it)` });
-  const auth = await run(["flox", "auth", "status"], { env }).catch(() => ({ code: 127, stdout: "", stderr: "flox is not on PATH" }));
+  const auth = await runTool(["flox", "auth", "status"], { env }).catch(() => ({ code: 127, stdout: "", stderr: "flox is not on PATH" }));
   out.push({ check: "logged in", ok: auth.code === 0, detail: auth.code === 0 ? (auth.stdout || auth.stderr).trim().split("\n")[0] ?? "" : `flox auth status: ${(auth.stderr || auth.stdout).trim().split("\n")[0] || `exit ${auth.code}`} (flox auth login)` });
   return out;
 }

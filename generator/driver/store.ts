@@ -8,11 +8,14 @@
  *    `result-NAME` link points at a valid store path.
  * When instantiation succeeds and the outputs are not valid, a `result-NAME` link to an older output is stale
  * (the file changed since) and does not count: the variant is rebuilt.
+ *
+ * Every command runs through generator/process.ts: runTool (a program not found is exit 127, as zx's shell gave it)
+ * for the questions, runCommandSync for the GC roots.
  */
-import { spawnSync } from "node:child_process";
 import { readlink } from "node:fs/promises";
 import { join } from "node:path";
 import pLimit from "p-limit";
+import { ProcessStartError, runCommandSync, runTool, type CommandResult } from "../process.ts";
 
 /** Result of probing one target. */
 export interface CacheProbe {
@@ -37,23 +40,10 @@ function nixOptionArgs(opts: NixOptions): string[] {
   return opts.flatMap(([k, v]) => ["--option", k, v]);
 }
 
-/**
- * Run a program with an argument array (zx quotes every argument; no word splitting) and collect its output.
- * @returns exit code (null when killed), stdout and stderr as strings; never throws for a non-zero exit
- */
-export async function run(
-  argv: readonly string[],
-  opts: { cwd?: string; env?: NodeJS.ProcessEnv } = {},
-): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const { $ } = await import("zx");
-  const p = await $({ nothrow: true, quiet: true, cwd: opts.cwd, env: opts.env ?? process.env })`${argv}`;
-  return { code: p.exitCode, stdout: p.stdout, stderr: p.stderr };
-}
-
 /** Store paths among `paths` that are valid (`nix-store --check-validity --print-invalid`). */
 async function validPaths(paths: readonly string[], nixOptions: NixOptions = []): Promise<Set<string>> {
   if (paths.length === 0) return new Set();
-  const r = await run(["nix-store", ...nixOptionArgs(nixOptions), "--check-validity", "--print-invalid", ...paths]);
+  const r = await runTool(["nix-store", ...nixOptionArgs(nixOptions), "--check-validity", "--print-invalid", ...paths]);
   if (r.code !== 0) {
     // A malformed path fails the whole call; fall back to one path at a time.
     if (paths.length === 1) return new Set();
@@ -87,13 +77,13 @@ async function instantiate(
   nixOptions: NixOptions,
 ): Promise<({ drv: string } | { error: string })[]> {
   const one = async (f: string) => {
-    const r = await run(["nix-instantiate", ...nixOptionArgs(nixOptions), f]);
+    const r = await runTool(["nix-instantiate", ...nixOptionArgs(nixOptions), f]);
     const lines = r.stdout.split("\n").filter((l) => l.endsWith(".drv"));
     if (r.code === 0 && lines.length === 1) return { drv: lines[0] };
     return { error: nixErrorMessage(r.stderr, `nix-instantiate exited with ${r.code}`) };
   };
   if (files.length > 1) {
-    const r = await run(["nix-instantiate", ...nixOptionArgs(nixOptions), ...files]);
+    const r = await runTool(["nix-instantiate", ...nixOptionArgs(nixOptions), ...files]);
     const lines = r.stdout.split("\n").filter((l) => l.endsWith(".drv"));
     if (r.code === 0 && lines.length === files.length) return lines.map((drv) => ({ drv }));
     // When the first and the last file both fail with the batch's error (typically: the pinned nixpkgs cannot be
@@ -134,7 +124,7 @@ export async function probeCached(
     drvs.map((d) =>
       limit(async () => {
         if (!("drv" in d)) return null;
-        const r = await run(["nix-store", ...nixOptionArgs(nixOptions), "-q", "--outputs", d.drv]);
+        const r = await runTool(["nix-store", ...nixOptionArgs(nixOptions), "-q", "--outputs", d.drv]);
         return r.code === 0 ? r.stdout.split("\n").filter(Boolean) : null;
       }),
     ),
@@ -228,7 +218,7 @@ export async function dryRealise(
   return Promise.all(
     drvs.map((drv) =>
       limit(async () => {
-        const r = await run(["nix-store", ...nixOptionArgs(nixOptions), "--realise", "--dry-run", drv]);
+        const r = await runTool(["nix-store", ...nixOptionArgs(nixOptions), "--realise", "--dry-run", drv]);
         if (r.code !== 0) return { error: nixErrorMessage(r.stderr, `nix-store exited with ${r.code}`) };
         return parseDryRun(r.stderr);
       }),
@@ -242,7 +232,7 @@ export async function dryRealise(
  * requiredSystemFeatures. null when Nix cannot be asked.
  */
 export async function localSystemFeatures(nixOptions: NixOptions = []): Promise<string[] | null> {
-  const r = await run(["nix", "--extra-experimental-features", "nix-command", "show-config", ...nixOptionArgs(nixOptions)]).catch(() => null);
+  const r = await runTool(["nix", "--extra-experimental-features", "nix-command", "show-config", ...nixOptionArgs(nixOptions)]).catch(() => null);
   if (!r || r.code !== 0) return null;
   const line = r.stdout.split("\n").find((l) => l.startsWith("system-features ="));
   return line ? line.slice("system-features =".length).trim().split(/\s+/).filter(Boolean) : [];
@@ -253,10 +243,10 @@ export async function localSystemFeatures(nixOptions: NixOptions = []): Promise<
  * `nix-store --query --size` of each (what `nix path-info -S` sums). null when Nix cannot answer.
  */
 export async function pathSizes(outPath: string, nixOptions: NixOptions = []): Promise<{ narSize: number; closureSize: number } | null> {
-  const req = await run(["nix-store", ...nixOptionArgs(nixOptions), "--query", "--requisites", outPath]).catch(() => null);
+  const req = await runTool(["nix-store", ...nixOptionArgs(nixOptions), "--query", "--requisites", outPath]).catch(() => null);
   if (!req || req.code !== 0) return null;
   const paths = req.stdout.split("\n").filter(Boolean);
-  const sizes = await run(["nix-store", ...nixOptionArgs(nixOptions), "--query", "--size", ...paths]).catch(() => null);
+  const sizes = await runTool(["nix-store", ...nixOptionArgs(nixOptions), "--query", "--size", ...paths]).catch(() => null);
   if (!sizes || sizes.code !== 0) return null;
   const n = sizes.stdout.split("\n").filter(Boolean).map(Number);
   if (n.length !== paths.length || n.some((x) => !Number.isFinite(x))) return null;
@@ -270,9 +260,15 @@ export async function pathSizes(outPath: string, nixOptions: NixOptions = []): P
  *   three lines of its stderr
  */
 function gcRootCommand(argv: readonly string[]): string | null {
-  const r = spawnSync(argv[0]!, argv.slice(1), { encoding: "utf8", env: process.env });
-  if (r.status === 0) return null;
-  return `${argv.join(" ")} failed (exit ${r.status ?? r.error?.message}): ${(r.stderr ?? "").trim().split("\n").slice(-3).join(" | ")}`;
+  let r: CommandResult;
+  try {
+    r = runCommandSync(argv);
+  } catch (e) {
+    if (!(e instanceof ProcessStartError)) throw e;
+    return `${argv.join(" ")} failed (exit ${e.reason}): `;
+  }
+  if (r.code === 0) return null;
+  return `${argv.join(" ")} failed (exit ${r.code ?? r.signal}): ${r.stderr.trim().split("\n").slice(-3).join(" | ")}`;
 }
 
 /**

@@ -14,7 +14,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { InputError } from "../errors.ts";
 import { REPO_ROOT } from "../paths.ts";
-import { run } from "../driver/store.ts";
+import { runTool } from "../process.ts";
 import { compareVersions } from "../versions.ts";
 import { nixString } from "../literals.ts";
 import { PinFactsSchema, type PinFacts } from "./facts.ts";
@@ -34,7 +34,7 @@ export class PinError extends InputError {
  * @throws PinError when nix-instantiate cannot be run
  */
 async function nixVersion(): Promise<string> {
-  const r = await run(["nix-instantiate", "--version"]).catch(() => null);
+  const r = await runTool(["nix-instantiate", "--version"]).catch(() => null);
   const m = r?.stdout.match(/(\d+\.\d+(?:\.\d+)?)/);
   if (!r || r.code !== 0 || !m) throw new PinError("cannot run nix-instantiate: install Nix (nix-instantiate on PATH) to read a nixpkgs");
   return m[1]!;
@@ -73,7 +73,7 @@ function checkNixVersion(nixpkgsPath: string, have: string): void {
 export async function checkNixFeatures(nixpkgsPath: string, have: string): Promise<void> {
   const f = join(nixpkgsPath, "lib", "minfeatures.nix");
   if (!existsSync(f)) return;
-  const r = await run(["nix-instantiate", "--eval", "--strict", "--json", "-E", `map (f: f.description) (import ${nixString(f)}).missing`]);
+  const r = await runTool(["nix-instantiate", "--eval", "--strict", "--json", "-E", `map (f: f.description) (import ${nixString(f)}).missing`]);
   const missing = r.code === 0 ? (JSON.parse(r.stdout) as string[]) : [`(evaluating lib/minfeatures.nix failed: ${lastLines(r.stderr, 1)})`];
   if (missing.length)
     throw new PinError(
@@ -88,7 +88,7 @@ export async function checkNixFeatures(nixpkgsPath: string, have: string): Promi
  * @throws PinError with Nix's message when the fetch fails (offline, unknown revision)
  */
 export async function prefetchTarball(url: string): Promise<{ path: string; sha256: string; base32: string }> {
-  const r = await run(["nix-prefetch-url", "--unpack", "--print-path", url]);
+  const r = await runTool(["nix-prefetch-url", "--unpack", "--print-path", url]);
   const [base32, path] = r.stdout.trim().split("\n");
   if (r.code !== 0 || !base32 || !path)
     throw new PinError(`cannot fetch ${url}: ${lastLines(r.stderr) || `nix-prefetch-url exited ${r.code}`}`);
@@ -97,7 +97,7 @@ export async function prefetchTarball(url: string): Promise<{ path: string; sha2
 
 /** Nix base32 sha256 → SRI, by the user's Nix (`nix hash to-sri`). @throws PinError when Nix refuses */
 async function toSri(base32: string): Promise<string> {
-  const r = await run(["nix", "--extra-experimental-features", "nix-command", "hash", "to-sri", "--type", "sha256", base32]);
+  const r = await runTool(["nix", "--extra-experimental-features", "nix-command", "hash", "to-sri", "--type", "sha256", base32]);
   const out = r.stdout.trim();
   if (r.code !== 0 || !out.startsWith("sha256-")) throw new PinError(`nix hash to-sri ${base32} failed: ${lastLines(r.stderr)}`);
   return out;
@@ -113,7 +113,7 @@ export async function revisionOf(nixpkgsPath: string): Promise<string | null> {
     const rev = readFileSync(f, "utf8").trim();
     if (/^[0-9a-f]{40}$/.test(rev)) return rev;
   }
-  const r = await run(["git", "-C", nixpkgsPath, "rev-parse", "HEAD"]).catch(() => null);
+  const r = await runTool(["git", "-C", nixpkgsPath, "rev-parse", "HEAD"]).catch(() => null);
   const rev = r?.code === 0 ? r.stdout.trim() : "";
   return /^[0-9a-f]{40}$/.test(rev) ? rev : null;
 }
@@ -135,7 +135,7 @@ export async function inspectNixpkgs(nixpkgsPath: string, system?: string, extra
   if (system) args.push("--argstr", "system", system);
   // Attribute names (schema.ts NIX_ATTR_RE, checked by the caller) as a Nix list of strings.
   if (extras.length) args.push("--arg", "extras", `[ ${extras.map(nixString).join(" ")} ]`);
-  const r = await run(args);
+  const r = await runTool(args);
   if (r.code !== 0) throw new PinError(`evaluating ${path} with Nix ${have} failed:\n${lastLines(r.stderr, 8)}`);
   const parsed = PinFactsSchema.safeParse(JSON.parse(r.stdout));
   if (!parsed.success) throw new PinError(`pkgs/inspect-pin.nix printed an unexpected shape: ${parsed.error.message}`);
@@ -173,7 +173,7 @@ export async function cacheSampleDrvs(
   const args = ["nix-instantiate", "--eval", "--strict", "--json", "--read-write-mode", CACHE_SAMPLES_NIX, "--argstr", "nixpkgs", path];
   args.push("--argstr", "samplesJson", JSON.stringify(samples));
   if (system) args.push("--argstr", "system", system);
-  const r = await run(args);
+  const r = await runTool(args);
   if (r.code !== 0) throw new PinError(`evaluating torch's inputs in ${path} with Nix ${have} failed:\n${lastLines(r.stderr, 8)}`);
   return JSON.parse(r.stdout) as CacheSampleDrvs[];
 }

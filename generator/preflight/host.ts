@@ -4,9 +4,9 @@
  * environment its executables (nix, flox, nvidia-smi, ldconfig, df) run with, so tests model hosts with stand-in
  * executables.
  */
-import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
+import { ProcessStartError, runCommandSync } from "../process.ts";
 
 /** A host as the probes see it. */
 export interface Host {
@@ -31,13 +31,20 @@ interface CommandResult {
 }
 
 /**
- * Run `argv` on `host` (found through the host's PATH), with a 60 s limit. Never throws.
- * @returns code null when the executable is not found or cannot start
+ * Run `argv` on `host` (found through the host's PATH), with a 60 s limit and 16 MiB of output (process.ts
+ * runCommandSync). Never throws.
+ * @returns code null when the executable is not found or cannot start (stderr: Node's reason, `spawnSync nix
+ *   ENOENT`), or when it ran past the limit or printed more (stderr: which)
  */
 export function runOn(host: Host, argv: readonly string[]): CommandResult {
-  const r = spawnSync(argv[0]!, argv.slice(1), { env: host.env, encoding: "utf8", timeout: 60_000, maxBuffer: 16 << 20 });
-  if (r.error) return { code: null, stdout: "", stderr: String((r.error as Error).message) };
-  return { code: r.status, stdout: r.stdout ?? "", stderr: r.stderr ?? "" };
+  try {
+    const r = runCommandSync(argv, { env: host.env, timeoutMs: 60_000, maxBuffer: 16 << 20 });
+    if (r.stopped !== null) return { code: null, stdout: "", stderr: r.stopped };
+    return { code: r.code, stdout: r.stdout, stderr: r.stderr };
+  } catch (e) {
+    if (!(e instanceof ProcessStartError)) throw e;
+    return { code: null, stdout: "", stderr: e.reason };
+  }
 }
 
 /** Whether the host path `p` (absolute, e.g. "/dev/nvidia0") exists under the host's root. */

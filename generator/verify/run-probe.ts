@@ -3,12 +3,12 @@
  * PYTHONPATH `--python PATH` means (resolvePython), and the child process that runs the probe and reads its JSON
  * (runProbe). The command (commands/verify.ts) decides and prints; this module owns the process.
  */
-import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync, readdirSync, statSync } from "node:fs";
 import { constants as osConstants } from "node:os";
 import path from "node:path";
 import { InputError } from "../errors.ts";
 import { REPO_ROOT } from "../paths.ts";
+import { ProcessStartError, runCommandSync, type CommandResult } from "../process.ts";
 import type { Probe } from "./compare.ts";
 
 /** The probe script shipped in the repository (also used by pkgs/checks.nix). */
@@ -74,13 +74,12 @@ export type ProbeRun = { ok: true; probe: Probe } | { ok: false; exit: 1 | 2; me
 export function runProbe(target: PythonTarget, opts: { gpu: boolean; extras?: readonly string[] }): ProbeRun {
   const args = [PROBE_SCRIPT, "--cuobjdump", ...(opts.gpu ? ["--gpu"] : []), ...(opts.extras?.length ? [`--extras=${opts.extras.join(",")}`] : [])];
   const argv = [...(target.wrapper ?? []), target.interpreter, ...args];
-  const r = spawnSync(argv[0]!, argv.slice(1), {
-    encoding: "utf8",
-    env: { ...process.env, ...target.env },
-    maxBuffer: 64 * 1024 * 1024,
-    timeout: 30 * 60_000,
-  });
-  if (r.error && (r.error as NodeJS.ErrnoException).code === "ENOENT")
+  let r: CommandResult;
+  try {
+    r = runCommandSync(argv, { env: { ...process.env, ...target.env }, maxBuffer: 64 * 1024 * 1024, timeoutMs: 30 * 60_000 });
+  } catch (e) {
+    if (!(e instanceof ProcessStartError)) throw e;
+    if (e.code !== "ENOENT") return { ok: false, exit: 1, message: `the probe in ${target.label} printed no result (exit null): ${e.message}` };
     return {
       ok: false,
       exit: 2,
@@ -88,22 +87,24 @@ export function runProbe(target: PythonTarget, opts: { gpu: boolean; extras?: re
         ? `cannot run ${target.wrapper[0]}: not found (--host-driver: put nixglhost on PATH or give its path; docs/gpu-driver.md)`
         : `cannot run ${target.interpreter}: not found (give --python PATH)`,
     };
+  }
   if (r.signal) {
     const why =
-      r.signal === "SIGILL"
+      r.stopped ??
+      (r.signal === "SIGILL"
         ? "illegal instruction: this CPU lacks an instruction the build uses, so the ISA promise does not hold on this host"
         : r.signal === "SIGSEGV"
           ? "segmentation fault while importing torch/torchaudio (often a torchaudio built against another torch)"
-          : `signal ${r.signal} (${osConstants.signals[r.signal] ?? "?"})`;
+          : `signal ${r.signal} (${osConstants.signals[r.signal] ?? "?"})`);
     return { ok: false, exit: 1, message: `the probe in ${target.label} was killed by ${r.signal}: ${why}` };
   }
-  const line = (r.stdout ?? "").trim().split("\n").pop() ?? "";
+  const line = r.stdout.trim().split("\n").pop() ?? "";
   try {
     const probe = JSON.parse(line) as Probe;
     if (probe.probe !== 1) throw new Error("not a probe");
     return { ok: true, probe };
   } catch {
-    const err = (r.stderr ?? "").trim().split("\n").slice(-3).join(" | ");
-    return { ok: false, exit: r.status === 0 ? 2 : 1, message: `the probe in ${target.label} printed no result (exit ${r.status}): ${err || "no output"}` };
+    const err = r.stderr.trim().split("\n").slice(-3).join(" | ");
+    return { ok: false, exit: r.code === 0 ? 2 : 1, message: `the probe in ${target.label} printed no result (exit ${r.code}): ${err || "no output"}` };
   }
 }
