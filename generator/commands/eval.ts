@@ -10,6 +10,7 @@ import { InputError } from "../errors.ts";
 import { REPO_ROOT } from "../paths.ts";
 import type { EvalResult } from "../driver/eval.ts";
 import { matrixOption, nixOptions, outputOptions, selectionOptions, type BuiltTypes } from "./options.ts";
+import { terminalWidth } from "./shared.ts";
 
 /** Thrown for a selection that cannot be used; the CLI exits 2 with its message. */
 export class EvalUsageError extends InputError {}
@@ -49,22 +50,22 @@ export const evalCommand: CommandModule<object, BuiltTypes<typeof builder>> = {
   describe: "evaluate variants to drvPaths through release.nix (in parallel) and prove each package built on torch uses its pytorch",
   builder,
   handler: async (argv: ArgumentsCamelCase<BuiltTypes<typeof builder>>) => {
-    const [{ loadProject }, { selectTargets }, { evalVariants }] = await Promise.all([
-      import("../project.ts"),
-      import("../driver/targets.ts"),
+    const [{ checkHost, hostContext, loadMatrixProject, selectCurrent }, { evalVariants }, { refuseOnBlocking }] = await Promise.all([
+      import("../driver/build.ts"),
       import("../driver/eval.ts"),
+      import("../preflight/checks.ts"),
     ]);
-    const p = await loadProject({ matrixFile: argv.matrix ? resolve(process.cwd(), argv.matrix) : undefined });
+    const p = await loadMatrixProject({ matrix: argv.matrix });
     const jobs = argv.jobs ?? availableParallelism();
     if (!Number.isInteger(jobs) || jobs < 1) throw new EvalUsageError(`--jobs ${argv.jobs}: expected a whole number ≥ 1`);
-    // The variants asked for, plus the pytorch each torchaudio needs for the coupling proof.
-    const variants = selectTargets(p.variants, { names: argv.names, filters: argv.filter }).targets;
     const root = argv.root ? resolve(process.cwd(), argv.root) : REPO_ROOT;
-    // release.nix and pkgs/variants.nix (what Nix evaluates) must say what was just expanded.
-    (await import("../generated-state.ts")).assertGeneratedCurrent(p, root, "eval", variants);
-    // The preflight build runs (preflight/checks.ts): a Nix older than the catalog's pins need would only print
-    // download or minver errors per variant. --nixpkgs hands in the user's own nixpkgs: no catalog pin is evaluated.
-    await evalPreflight(variants, argv.nixpkgs === undefined);
+    // The variants asked for, plus the pytorch each torchaudio needs for the coupling proof; release.nix and
+    // pkgs/variants.nix (what Nix evaluates) must say what was just expanded.
+    const variants = selectCurrent(p.variants, { names: argv.names, filters: argv.filter }, { project: p, root, command: "eval" }).targets;
+    // The preflight build runs (preflight/checks.ts, command "eval"): a Nix older than the catalog's pins need would
+    // only print download or minver errors per variant. --nixpkgs hands in the user's own nixpkgs: no catalog pin is
+    // evaluated.
+    refuseOnBlocking(checkHost(hostContext("eval", variants, { backend: "nix", pinnedNixpkgs: argv.nixpkgs === undefined })), terminalWidth());
     const { results, summary } = await evalVariants({
       root,
       variants,
@@ -73,7 +74,7 @@ export const evalCommand: CommandModule<object, BuiltTypes<typeof builder>> = {
       engine: argv.engine,
       onResult: (r) => console.log(argv.json ? JSON.stringify(r) : line(r)),
     });
-    const store = argv.probeStore ? await probeStore(results, argv.nixOption ?? []) : null;
+    const store = argv.probeStore ? await storeProbe(results, argv.nixOption ?? []) : null;
     if (store) {
       for (const s of store.rows) console.log(argv.json ? JSON.stringify({ store: s }) : storeLine(s));
       if (!argv.json)
@@ -93,28 +94,6 @@ export const evalCommand: CommandModule<object, BuiltTypes<typeof builder>> = {
   },
 };
 
-/**
- * Refuse (exit 2, every failed check with its fix) when this host cannot evaluate the selection: the checks `eval`
- * shares with build (preflight/checks.ts, command "eval": the Nix version when a catalog pin is evaluated).
- * @throws PreflightError (an InputError) when a blocking check fails
- */
-async function evalPreflight(variants: readonly { name: string; system: string; cuda?: string | null; package: string; file: string }[], pinnedNixpkgs: boolean): Promise<void> {
-  const [{ checkedVariants, refuseOnBlocking, runChecks }, { thisHost }, { hostSystem }, { terminalWidth }] = await Promise.all([
-    import("../preflight/checks.ts"),
-    import("../preflight/host.ts"),
-    import("../driver/backend.ts"),
-    import("./shared.ts"),
-  ]);
-  const results = runChecks(thisHost(), {
-    command: "eval",
-    variants: checkedVariants(variants.map((v) => ({ ...v, cuda: v.cuda ?? null }))),
-    backend: "nix",
-    pinnedNixpkgs,
-    hostSystem: hostSystem(),
-  });
-  refuseOnBlocking(results, terminalWidth());
-}
-
 type StoreRow = { name: string; toBuild: string[]; toFetch: string[] } | { name: string; error: string };
 
 function storeLine(s: StoreRow): string {
@@ -122,15 +101,16 @@ function storeLine(s: StoreRow): string {
 }
 
 /** Nix's dry-run answer for every evaluated derivation, and the union across them (each derivation/path once). */
-async function probeStore(results: readonly EvalResult[], nixOption: readonly string[]) {
-  const { dryRealise, storeName } = await import("../driver/store.ts");
+async function storeProbe(results: readonly EvalResult[], nixOption: readonly string[]) {
+  const [{ probeStore }, { storeName }] = await Promise.all([import("../driver/build.ts"), import("../driver/store.ts")]);
   const opts = nixOption.map((s) => {
     const eq = s.indexOf("=");
     if (eq < 1) throw new EvalUsageError(`--nix-option "${s}": expected NAME=VALUE`);
     return [s.slice(0, eq), s.slice(eq + 1)] as const;
   });
   const ok = results.filter((r) => r.drvPath !== null);
-  const answers = await dryRealise(ok.map((r) => r.drvPath!), opts);
+  const byName = await probeStore(new Map(ok.map((r) => [r.name, r.drvPath!])), opts);
+  const answers = ok.map((r) => byName.get(r.name)!);
   const rows: StoreRow[] = ok.map((r, i) => {
     const a = answers[i]!;
     return "error" in a ? { name: r.name, error: a.error } : { name: r.name, toBuild: a.toBuild.map(storeName), toFetch: a.toFetch.map(storeName) };

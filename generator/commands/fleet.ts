@@ -20,7 +20,6 @@ import { matrixOption, outputOptions, packagePickOption, type BuiltTypes, type C
 
 export { FleetUsageError, hostId, type FleetArgs } from "../fleet/options.ts";
 import { FleetUsageError } from "../fleet/options.ts";
-import type { SkippedReport } from "../driver/report.ts";
 import type { FleetPlan } from "../fleet/run.ts";
 import type { Project } from "../project.ts";
 
@@ -84,19 +83,17 @@ export function buildFor(key: string, withRev: boolean): string {
 /** Run fleet with parsed arguments: read, decide (planFleet), then print, write the matrix, set process.exitCode. */
 export async function runFleet(a: FleetCommandArgs): Promise<void> {
   // Loaded here, not at start-up: `variant-matrix --help` and the other commands stay light.
-  const [{ loadProject }, { readSamples }, { planFleet, readFleetHost }, { skippedReportsWarning }] = await Promise.all([
-    import("../project.ts"),
+  const [{ loadMatrixProject, readEarlierReports }, { readSamples }, { planFleet, readFleetHost }] = await Promise.all([
+    import("../driver/build.ts"),
     import("../fleet/cost.ts"),
     import("../fleet/run.ts"),
-    import("../driver/report.ts"),
   ]);
-  const p = await loadProject({ matrixFile: a.matrix ? resolve(process.cwd(), a.matrix) : undefined });
+  const p = await loadMatrixProject({ matrix: a.matrix });
   checkPackage(a.package, p);
   const hosts = await Promise.all(a.hosts.map(readFleetHost));
-  const skipped: SkippedReport[] = [];
-  const samples = readSamples(a.reports ? resolve(process.cwd(), a.reports) : join(REPO_ROOT, "logs"), (x) => skipped.push(x));
-  const warning = skippedReportsWarning(skipped);
-  if (warning) process.stderr.write(warning);
+  // The earlier builds the cost model fits (a foreign or damaged report is left out with a warning, as build does).
+  const logs = a.reports ? resolve(process.cwd(), a.reports) : join(REPO_ROOT, "logs");
+  const samples = readEarlierReports((onSkip) => readSamples(logs, onSkip), (text) => process.stderr.write(text));
   const f = planFleet(p, hosts, a, samples);
   // What the build machines must declare (generator/system-features.ts): per system, the features of what is built.
   const { featureNeeds } = await import("../system-features.ts");

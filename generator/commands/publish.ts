@@ -53,20 +53,17 @@ async function runPublish(argv: PublishArgs): Promise<void> {
   if (argv.org && argv.to)
     throw new UsageError("--org and --to exclude each other: publish to a Flox catalog (--org ORG) or to a Nix binary cache (--to STORE_URI), one per run");
   if (!argv.org && !argv.to) throw new UsageError("publish needs one of --org ORG (a Flox catalog) or --to STORE_URI (a Nix binary cache)");
-  const [{ loadProject }, { selectTargets, targetsFromVariants }, { makePlan }] = await Promise.all([
-    import("../project.ts"),
-    import("../driver/targets.ts"),
-    import("../driver/plan.ts"),
-  ]);
+  const [{ loadMatrixProject, orderTargets, selectCurrent }, { targetsFromVariants }] = await Promise.all([import("../driver/build.ts"), import("../driver/targets.ts")]);
   const root = argv.root ? resolve(process.cwd(), argv.root) : REPO_ROOT;
-  const p = await loadProject({ root, matrixFile: argv.matrix ? resolve(process.cwd(), argv.matrix) : undefined });
+  const p = await loadMatrixProject({ root, matrix: argv.matrix });
   let sel;
   try {
-    sel = selectTargets(targetsFromVariants(p.variants, root), { names: argv.names, filters: argv.filter });
+    // The generated files are compared later, and only for --org (publishToOrg): --to copies what a build made.
+    sel = selectCurrent(targetsFromVariants(p.variants, root), { names: argv.names, filters: argv.filter });
   } catch (e) {
     throw new UsageError((e as Error).message);
   }
-  const order = makePlan(sel.targets).order;
+  const order = orderTargets(sel.targets).order;
   const byName = new Map(sel.targets.map((t) => [t.name, t]));
   const ordered = order.map((n) => byName.get(n)!);
   if (argv.org) await publishToOrg(argv, argv.org, root, p, sel.targets, ordered);
@@ -89,12 +86,12 @@ async function publishToOrg(argv: PublishArgs, org: string, root: string, p: Pro
   const host = hostSystem();
   const steps = pub.floxPublishPlan(ordered, org, host);
   // flox itself first (preflight/checks.ts, as doctor and build check it): without it nothing below can answer.
-  const [{ runChecks, refuseOnBlocking, formatChecks }, { thisHost }, { terminalWidth }] = await Promise.all([
+  const [{ checkHost, hostContext }, { refuseOnBlocking, formatChecks }, { terminalWidth }] = await Promise.all([
+    import("../driver/build.ts"),
     import("../preflight/checks.ts"),
-    import("../preflight/host.ts"),
     import("./shared.ts"),
   ]);
-  const preflight = runChecks(thisHost(), { command: "publish", variants: [], backend: "flox", pinnedNixpkgs: false, hostSystem: host, org }, ["flox"]);
+  const preflight = checkHost(hostContext("publish", [], { backend: "flox", pinnedNixpkgs: false, hostSystem: host, org }), ["flox"]);
   if (preflight.some((r) => r.status === "fail")) {
     if (argv.json) console.log(JSON.stringify({ dryRun: !!argv.dryRun, org, preflight, steps }, null, 2));
     else console.log(`flox publish to ${org}:\n${formatChecks(preflight, terminalWidth())}`);

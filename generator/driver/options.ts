@@ -1,6 +1,6 @@
 /**
- * The options of `build` as the command hands them to build-main.ts, and its usage error. A module of its own so
- * that the command (yargs) and the work (build-main) both import it and not each other.
+ * The options of `build` as the command hands them to driver/build.ts planBuild, and its usage error. A module of its
+ * own so that the command (yargs) and the work (driver/build.ts) both import it and not each other.
  */
 import type { PackageName } from "../catalog/packages.ts";
 import { InputError } from "../errors.ts";
