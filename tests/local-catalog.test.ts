@@ -69,7 +69,7 @@ test("a file of the old shape (top-level torchaudio) reads as the table's torcha
 
 test("generate warns of an extra close to a catalog one, and not once local-catalog.json knows it", () => {
   const dir = tempDir("vm-local-cat-gen-");
-  const m = writeMatrix(dir, { python: ["3.13"], cuda: ["12.9"], gpus: ["90"], isas: ["avx2"], cpuOnly: false, environments: { llm: ["einopsx"] } });
+  const m = writeMatrix(dir, { releases: [{ torch: "2.12.0" }], python: ["3.13"], cuda: ["12.9"], gpus: ["90"], isas: ["avx2"], cpuOnly: false, environments: { llm: ["einopsx"] } });
   const before = runCli(["generate", "--matrix", m, "--out", dir]);
   assert.is(before.status, 0, before.stderr);
   assert.match(before.stderr, /environments\.llm: "einopsx" is not an extra the catalog knows/);
