@@ -10,7 +10,8 @@
  * Cache: ROOT/node_modules/.cache/variant-matrix/matrix-HASH.mjs (or the OS temp dir when that is not writable).
  */
 import { createHash } from "node:crypto";
-import { existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
+import { replaceFileSync } from "./output-file.ts";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { cacheDir } from "./paths.ts";
@@ -72,9 +73,7 @@ export async function importMatrixModule(file: string): Promise<Record<string, u
     const code = result.outputFiles[0]!.text;
     const localInputs = Object.keys(result.metafile!.inputs).filter((i) => !i.startsWith("variant-matrix:"));
     const target = localInputs.length > 1 ? join(dir, `matrix-${hash}-${process.pid}-${Date.now()}.mjs`) : cached;
-    const tmp = `${target}.${process.pid}.tmp`;
-    writeFileSync(tmp, code);
-    renameSync(tmp, target);
+    replaceFileSync(target, code);
     return (await import(pathToFileURL(target).href)) as Record<string, unknown>;
   }
   return (await import(pathToFileURL(cached).href)) as Record<string, unknown>;

@@ -21,7 +21,7 @@
  * a fresh `mkdtemp` directory (privateTempDir), never under a predictable name in the shared temp directory.
  */
 import { randomBytes } from "node:crypto";
-import { constants, closeSync, fstatSync, lstatSync, mkdirSync, mkdtempSync, openSync, readlinkSync, renameSync, statSync, symlinkSync, unlinkSync, type Stats } from "node:fs";
+import { constants, closeSync, fstatSync, lstatSync, mkdirSync, mkdtempSync, openSync, readlinkSync, renameSync, rmSync, statSync, symlinkSync, unlinkSync, writeFileSync, type Stats } from "node:fs";
 import { open } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
@@ -202,3 +202,21 @@ export function pointLink(link: string, target: string): string | null {
   }
 }
 
+
+/**
+ * Write `content` to `file` all or nothing, for the project's own files (a cache entry, the stamp, the local
+ * catalog): into a hidden temporary of a random name beside it, created exclusively (O_EXCL: never an existing name or
+ * a link), then renamed over `file`, so a reader or a killed run sees the old content or the new one, never a part.
+ * A user-named file goes through writeOutputFile instead (it never replaces a link, FIFO or device).
+ * @throws the write's or the rename's error (ENOSPC, EACCES, …), after removing the temporary
+ */
+export function replaceFileSync(file: string, content: string): void {
+  const tmp = join(dirname(file), `.${basename(file)}.${randomBytes(6).toString("hex")}.tmp`);
+  try {
+    writeFileSync(tmp, content, { flag: "wx" });
+    renameSync(tmp, file);
+  } catch (e) {
+    rmSync(tmp, { force: true });
+    throw e;
+  }
+}

@@ -15,7 +15,8 @@
  * Stamps live in the cache directory (paths.ts cacheDir, "stamps"), one per output directory.
  */
 import { createHash } from "node:crypto";
-import { existsSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import { replaceFileSync } from "./output-file.ts";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { cacheDir, TEMPLATES_DIR } from "./paths.ts";
@@ -95,9 +96,7 @@ export function writeStamp(outRoot: string, matrixFile: string, rels: Iterable<s
       const s = statSync(join(outRoot, rel));
       files[rel] = [s.size, s.mtimeMs];
     }
-    const tmp = `${file}.${process.pid}.tmp`;
-    writeFileSync(tmp, JSON.stringify({ inputs: inputsHash(matrixFile), files, listing: managedListing(outRoot) } satisfies Stamp));
-    renameSync(tmp, file);
+    replaceFileSync(file, JSON.stringify({ inputs: inputsHash(matrixFile), files, listing: managedListing(outRoot) } satisfies Stamp));
   } catch {
     /* no cache: the next generate takes the full path */
   }

@@ -18,7 +18,8 @@
  * libraries' device code, the cache model and the size model are facts about nixpkgs' builders and this project's
  * measurements, not something a pin brings: they are added in generator/catalog/ with their tests.
  */
-import { existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
+import { replaceFileSync } from "../output-file.ts";
 import { dirname, join } from "node:path";
 import * as z from "zod";
 import { LOCAL_CATALOG_FILE } from "../constants.ts";
@@ -161,9 +162,7 @@ export function addLocalEntry(cat: Catalog, dir: string, entry: LocalPinEntry): 
     );
   const next = parsed.data;
   merge(cat, next, file);
-  const tmp = `${file}.${process.pid}.tmp`;
-  writeFileSync(tmp, JSON.stringify(next, null, 2) + "\n");
-  renameSync(tmp, file);
+  replaceFileSync(file, JSON.stringify(next, null, 2) + "\n");
   return file;
 }
 

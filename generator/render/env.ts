@@ -4,7 +4,8 @@
  */
 import nunjucks from "nunjucks";
 import { createHash } from "node:crypto";
-import { existsSync, readdirSync, renameSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, statSync } from "node:fs";
+import { replaceFileSync } from "../output-file.ts";
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import { cacheDir, TEMPLATES_DIR } from "../paths.ts";
@@ -42,9 +43,7 @@ function precompiledLoader(): nunjucks.ILoader | null {
             .map((t) => `${JSON.stringify(t.name)}: (function() {${t.template}})(),`)
             .join("\n")}\n};\n`,
       });
-      const tmp = `${file}.${process.pid}.tmp`;
-      writeFileSync(tmp, code);
-      renameSync(tmp, file);
+      replaceFileSync(file, code);
     }
     return new nunjucks.PrecompiledLoader(createRequire(import.meta.url)(file));
   } catch {
