@@ -20,21 +20,14 @@
  */
 import { REBUILD_SECONDS, cudaCachesFor } from "../catalog/binary-cache.ts";
 import type { Catalog, NixpkgsPin } from "../catalog/schema.ts";
-import type { System } from "../constants.ts";
+import type { Variant } from "../schema.ts";
 import { DEFAULT_CUDA_CLOSURE_SECONDS } from "./plan.ts";
 
 /** What the model needs of a variant. */
-interface CacheModelInput {
-  name: string;
-  system: System;
-  python: string;
-  cuda: string | null;
-  /** nixpkgs revision of the variant's pin. */
-  nixpkgs: string;
-  cudaCapabilitiesForPackageSet: boolean;
+type CacheModelInput = Pick<Variant, "name" | "system" | "python" | "cuda" | "nixpkgs" | "cudaCapabilitiesForPackageSet"> & {
   /** generator/expand.ts nixpkgsInstanceKey (one CUDA closure per key in the package-set scope). */
   nixpkgsKey: string;
-}
+};
 
 /** One derivation (or closure) the model says is built, counted once for the variants that need it. */
 export interface ModelledBuild {
@@ -86,7 +79,7 @@ export function modelCacheMisses(
     const at = v.nixpkgs.slice(0, 7);
     const set = `cudaPackages_${v.cuda.replace(".", "_")}`;
     const tritonKey = `triton|${v.nixpkgs}|${v.system}|${v.python}|${v.cuda}`;
-    const cachedSystem = cat.cudaCache.systems.includes(v.system as System);
+    const cachedSystem = cat.cudaCache.systems.includes(v.system);
     if (!cachedSystem || v.cudaCapabilitiesForPackageSet)
       need(v, `cuda-closure|${v.nixpkgsKey}`, "cuda-closure", !cachedSystem
         ? `${cat.cudaCache.name} builds CUDA packages for ${cat.cudaCache.systems.join(", ")} only, not ${v.system}: so the CUDA libraries this variant links (magma, NCCL, NVSHMEM and the rest of its cudaPackages set) are built from source` +

@@ -19,33 +19,13 @@ import { nearestNames, shown, type NearestCandidate } from "../suggest.ts";
 import { loadProject, type Project } from "../project.ts";
 import type { Variant } from "../schema.ts";
 import type { PackageName } from "../catalog/packages.ts";
-import type { System } from "../constants.ts";
 import { nixpkgsInstanceKey } from "../expand.ts";
 import { commentText, nixString } from "../literals.ts";
 
 /** One package variant the driver can build. */
-export interface BuildTarget {
-  /** Variant name, e.g. "torchaudio-python313-cuda12_8-sm121-armv9". */
-  name: string;
-  package: PackageName;
-  /** Names of variants this one is built against (must be built first). */
-  dependsOn: string[];
+export type BuildTarget = Pick<Variant, "name" | "package" | "dependsOn" | "python" | "cuda" | "sm" | "isa" | "system" | "torchVersion" | "cudaCapabilitiesForPackageSet"> & {
   /** Absolute path of the variant's `.nix` file. */
   file: string;
-  /** "3.13" */
-  python: string;
-  /** "12.8", or null for CPU-only. */
-  cuda: string | null;
-  /** "121", or null for CPU-only. */
-  sm: string | null;
-  /** ISA key, "armv9". */
-  isa: string;
-  /** Nix system the variant is for ("aarch64-linux"). */
-  system: System;
-  /** PyTorch release ("2.11.0"). */
-  torchVersion: string;
-  /** The variant sets nixpkgs config.cudaCapabilities (package-set scope): it needs its own CUDA closure. */
-  cudaCapabilitiesForPackageSet: boolean;
   /** generator/expand.ts nixpkgsInstanceKey: variants with one key share one nixpkgs instance (and CUDA closure). */
   nixpkgsKey: string;
   /** The nixpkgs revision of the variant's pin (for the cache model, driver/cache-model.ts). */
@@ -56,7 +36,7 @@ export interface BuildTarget {
   check?: { of: string; kind: "static" | "gpuCheck" };
   /** A named environment's extras (nixpkgs Python attribute names, matrix.ts `environments`); [] or absent otherwise. */
   extras?: string[];
-}
+};
 
 /**
  * The check targets of `build --verify`: for each variant, a node `check-static-NAME` (and with `gpu`,

@@ -24,20 +24,16 @@ import { formatName, parseName } from "../naming.ts";
 import { ENV_PACKAGE } from "../catalog/packages.ts";
 import { InputError } from "../errors.ts";
 import { GENERATED_MARK } from "../literals.ts";
+import type { Variant } from "../schema.ts";
 
 /** A variant as the checks need it. */
-export interface CheckedVariant {
-  name: string;
+export type CheckedVariant = Pick<Variant, "name" | "cuda" | "package" | "file"> & {
   system: string;
-  cuda: string | null;
-  package: string;
   /** The derivation's requiredSystemFeatures (big-parallel, gccarch-…). */
   requiredSystemFeatures: readonly string[];
-  /** Its file relative to the project root (`.flox/pkgs/NAME.nix`), for the commands in fixes. */
-  file: string;
   /** The file of the environment variant of its combination (torch-env-…), which carries nixglhost; when the matrix has it. */
   envFile?: string;
-}
+};
 
 /** What the checks are asked about. */
 export interface PreflightContext {

@@ -13,6 +13,7 @@
 import { capabilityRunsOn } from "../compat.ts";
 import { majorMinor } from "../versions.ts";
 import type { CheckerFacts, CheckerPackage } from "./facts.ts";
+import type { Variant } from "../schema.ts";
 import { allowedSass, attribute, deviceCodePromises, formatArchs, ownerOf, smOf, type LibDeviceCode, type OriginPromise } from "./origins.ts";
 
 /** What probe.py prints (see its docstring); every field may be null where not applicable. */
@@ -117,33 +118,21 @@ export function promisedPackages(v: PromiseOf, facts: Pick<CheckerFacts, "packag
   return members.map((m) => [m, versions[m] ?? "?"]);
 }
 
-/** The parts of a variant the comparison reads (a `Variant` or a `list --json` entry has them). */
-export interface PromiseOf {
-  name: string;
-  /** "pytorch", a package of catalog/packages.ts, or the environment ("torch-env"). */
-  package: string;
-  /** Names this variant is built against (an environment: pytorch and its members). */
-  dependsOn?: readonly string[];
-  /** Versions of the packages built on torch at this variant's pin ({ torchvision: "0.27.1" }). */
-  onTorchVersions?: Record<string, string>;
-  version: string;
-  torchVersion: string;
-  python: string;
-  cuda: string | null;
-  sm: string | null;
-  isa: string;
-  system: string;
-  cudaCapabilities: string[];
-  /** The package-set scope (config.cudaCapabilities for the whole CUDA set); absent or false: the torch scope. */
-  cudaCapabilitiesForPackageSet?: boolean;
-  /** nixpkgs revision (what the bundled libraries are depends on the pin). */
-  nixpkgs?: string;
-  /**
-   * A named environment's extras as the Nix side resolved them (pkgs/checks.nix): nixpkgs attribute, the version the
-   * pin carries (null when unknown) and the modules to import (its pythonImportsCheck, else the attribute).
-   */
-  extras?: readonly (string | { attr: string; version: string | null; modules?: string[] })[];
-}
+/**
+ * The parts of a variant the comparison reads (a `Variant` or a `list --json` entry has them; the Nix checks hand in
+ * the same fields, with `extras` as pkgs/checks.nix resolved them).
+ */
+export type PromiseOf = Pick<Variant, "name" | "package" | "version" | "torchVersion" | "python" | "cuda" | "sm" | "isa" | "cudaCapabilities"> &
+  Partial<Pick<Variant, "onTorchVersions" | "cudaCapabilitiesForPackageSet" | "nixpkgs">> & {
+    system: string;
+    /** Names this variant is built against (an environment: pytorch and its members). */
+    dependsOn?: readonly string[];
+    /**
+     * A named environment's extras as the Nix side resolved them (pkgs/checks.nix): nixpkgs attribute, the version the
+     * pin carries (null when unknown) and the modules to import (its pythonImportsCheck, else the attribute).
+     */
+    extras?: readonly (string | { attr: string; version: string | null; modules?: string[] })[];
+  };
 
 /** One promise of the name and what was found. `ok: null` = cannot be checked here (e.g. no GPU on this host). */
 export interface PromiseCheck {
