@@ -40,13 +40,13 @@ test("libraries decide, commands print: console and process.exitCode only in cli
   assert.equal(offenders.map(rel), []);
 });
 
-test("commands spawn no process: no file under generator/commands imports node:child_process or zx", () => {
+test("commands spawn no process: no file under generator/commands imports node:child_process, zx or the process module", () => {
   const commands = all.filter((f) => rel(f).startsWith("commands/"));
   assert.ok(commands.length > 5, "found the commands");
-  const spawns = /(?:from\s+|import\(\s*)"(?:node:)?child_process"|(?:from\s+|import\(\s*)"zx(?:\/[^"]*)?"/;
+  const spawns = /(?:from\s+|import\(\s*)"(?:(?:node:)?child_process|zx(?:\/[^"]*)?|\.\.\/process\.ts)"/;
   assert.equal(commands.filter((f) => spawns.test(readFileSync(f, "utf8"))).map(rel), []);
   // The wrong case fails: the same reading catches either import, static or dynamic.
-  for (const bad of ['import { spawnSync } from "node:child_process";', 'const { $ } = await import("zx");', 'await import("child_process")'])
+  for (const bad of ['import { spawnSync } from "node:child_process";', 'const { $ } = await import("zx");', 'await import("child_process")', 'const { runTool } = await import("../process.ts");'])
     assert.ok(spawns.test(bad), bad);
 });
 

@@ -107,22 +107,7 @@ async function publishToOrg(argv: PublishArgs, org: string, root: string, p: Pro
   }
   if (failed.length) throw new UsageError(`flox publish cannot run here: ${failed.map((c) => `${c.check}: ${c.detail}`).join("; ")}`);
   if (argv.dryRun) return;
-  const { runTool } = await import("../process.ts");
-  const report: { name: string; status: "published" | "failed" | "skipped"; detail: string }[] = [];
-  for (const s of steps) {
-    if (s.action === "skip") {
-      report.push({ name: s.name, status: "skipped", detail: s.reason! });
-      continue;
-    }
-    // What is built on a variant is not published after its own failure.
-    const dep = ordered.find((t) => t.name === s.name)!.dependsOn.find((d) => report.some((r) => r.name === d && r.status === "failed"));
-    if (dep) {
-      report.push({ name: s.name, status: "skipped", detail: `${dep} failed` });
-      continue;
-    }
-    const r = await runTool(s.argv, { cwd: root });
-    report.push({ name: s.name, status: r.code === 0 ? "published" : "failed", detail: r.code === 0 ? `${org}/${s.name}` : (r.stderr.trim().split("\n").at(-1) ?? `exit ${r.code}`) });
-  }
+  const report = await pub.runFloxPublish(steps, org, root, (name) => ordered.find((t) => t.name === name)!.dependsOn);
   if (argv.json) console.log(JSON.stringify({ org, report }, null, 2));
   else for (const r of report) console.log(`${r.status.padEnd(9)} ${r.name}  ${r.detail}`);
   if (report.some((r) => r.status === "failed")) process.exitCode = 1;

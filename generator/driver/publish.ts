@@ -95,3 +95,37 @@ export function floxPublishPlan(order: readonly { name: string; system: string }
       : { name: t.name, system: t.system, action: "skip", argv, reason: `built for ${t.system}; flox publishes for the system it runs on (this host is ${hostSystem}): run \`${argv.join(" ")}\` on a ${t.system} host` };
   });
 }
+
+/** What happened to one step of a flox publish run. */
+export interface PublishOutcome {
+  name: string;
+  status: "published" | "failed" | "skipped";
+  /** ORG/NAME when published, flox's last line of stderr (or the exit code) when failed, why when skipped. */
+  detail: string;
+}
+
+/**
+ * Run a flox publish plan in the project at `root`, in its order: each "publish" step's `flox publish` (through
+ * process.ts runTool), a "skip" step is reported as skipped, and a variant built on one that failed is skipped
+ * rather than published. Prints nothing.
+ * @param dependsOn name → the names it is built on (the build targets' `dependsOn`)
+ * @returns one outcome per step, in the plan's order
+ */
+export async function runFloxPublish(steps: readonly PublishStep[], org: string, root: string, dependsOn: (name: string) => readonly string[]): Promise<PublishOutcome[]> {
+  const report: PublishOutcome[] = [];
+  for (const s of steps) {
+    if (s.action === "skip") {
+      report.push({ name: s.name, status: "skipped", detail: s.reason! });
+      continue;
+    }
+    // What is built on a variant is not published after its own failure.
+    const dep = dependsOn(s.name).find((d) => report.some((r) => r.name === d && r.status === "failed"));
+    if (dep) {
+      report.push({ name: s.name, status: "skipped", detail: `${dep} failed` });
+      continue;
+    }
+    const r = await runTool(s.argv, { cwd: root });
+    report.push({ name: s.name, status: r.code === 0 ? "published" : "failed", detail: r.code === 0 ? `${org}/${s.name}` : (r.stderr.trim().split("\n").at(-1) ?? `exit ${r.code}`) });
+  }
+  return report;
+}
