@@ -12,7 +12,7 @@ import { runCommand } from "./process.ts";
 export async function untrackedGenerated(root: string, files: readonly string[]): Promise<string[] | null> {
   // process.ts stands on node builtins only, so `generate` (run on every edit of matrix.ts) loads nothing more for this
   // one short git call; zx cost it about 15 ms of start-up (bench/cli.ts).
-  const r = await runCommand(["git", "ls-files", "-z", "--", ".flox", "pkgs"], { cwd: root, maxBuffer: 64 << 20 }).catch(() => null);
+  const r = await runCommand(["git", "ls-files", "-z", "--", ".flox", "pkgs"], { cwd: root }).catch(() => null);
   if (r === null || r.code !== 0 || r.stopped !== null) return null;
   const tracked = new Set(r.stdout.split("\0").filter(Boolean));
   return files.filter((f) => (f.startsWith(".flox/") || f.startsWith("pkgs/")) && !tracked.has(f));

@@ -3,17 +3,22 @@
  * run with an argument vector (never a shell), its output captured or written to a descriptor, its time limited, and a
  * build ended with its whole process group.
  *
- * - runCommand / runTool: run to completion and collect stdout and stderr (Nix's store questions, pin/, git, flox).
- * - runCommandSync: the same, synchronously (preflight probes, verify's probe, GC roots).
+ * - runCommand / runTool: run to completion and collect stdout and stderr (Nix's store questions, pin/, git, flox),
+ *   through zx's `$` (the design's process library: it quotes every argument, collects the output, and `kill` ends
+ *   the child's whole tree), loaded on first use so that a command that starts nothing never loads it.
+ * - runCommandSync: the same, synchronously (preflight probes, verify's probe, GC roots), through Node's spawnSync:
+ *   those callers cannot await.
  * - startInGroup / signalGroup: a long build in its own process group, its output on a file descriptor, and the
- *   signal that reaches the group (driver/processes.ts keeps a run's builds and stops them all).
- * - findExecutable: a program on a PATH, without running it.
+ *   signal that reaches the group (driver/processes.ts keeps a run's builds and stops them all), through Node's
+ *   spawn: a build of hours writes its log straight to the file, not through a pipe of this process as zx's would.
+ * - findExecutable: a program on a PATH, without running it (zx's `which`).
  *
- * A low floor: this module imports node builtins only, so any module may use it without a cycle.
+ * A low floor: this module imports node builtins and zx only, so any module may use it without a cycle.
  */
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { accessSync, constants as fsConstants, statSync } from "node:fs";
-import { delimiter, join } from "node:path";
+
+/** zx, loaded on first use. */
+const zx = () => import("zx");
 
 /**
  * A program that could not be started: not found on PATH (ENOENT), not executable (EACCES), or its working
@@ -66,12 +71,12 @@ export interface RunOptions {
   env?: NodeJS.ProcessEnv;
   /**
    * Text written to its stdin, which is then closed. Without it, runCommand's child inherits this process's stdin
-   * (as zx's `$` gave it, so `flox publish` can ask its questions) and runCommandSync's gets an empty pipe.
+   * (zx's default, so `flox publish` can ask its questions) and runCommandSync's gets an empty pipe.
    */
   input?: string;
   /** Limit in milliseconds, after which the child gets `killSignal`; no limit when undefined or 0. */
   timeoutMs?: number;
-  /** The most bytes of stdout and of stderr kept; more ends the child with `killSignal`. Default: 1 GiB. */
+  /** runCommandSync only: the most bytes of stdout and of stderr kept; more ends the child with `killSignal`. Default: 1 GiB. */
   maxBuffer?: number;
   /** The signal a timeout or an overflow sends. Default: SIGTERM. */
   killSignal?: NodeJS.Signals;
@@ -88,57 +93,32 @@ function stoppedWhy(argv: readonly string[], why: "timeout" | "maxBuffer", o: Ru
 }
 
 /**
- * Run `argv` (no shell: argv[0] found on the environment's PATH) to completion and collect its output.
- * Never rejects for a non-zero exit, a signal, a timeout or an overflow: those are in the result.
+ * Run `argv` to completion through zx's `$` (every argument quoted: no word splitting, no globbing) and collect its
+ * output. Never rejects for a non-zero exit, a signal or a timeout: those are in the result.
  * @param argv the program and its arguments (at least one element)
- * @returns exit code or signal, stdout and stderr, and `stopped` when the limit in `opts` ended it
- * @throws ProcessStartError (the promise rejects) when the program cannot be started
+ * @returns exit code or signal, stdout and stderr, and `stopped` when `opts.timeoutMs` ended it
+ * @throws ProcessStartError (the promise rejects) when the program is not on the PATH of `opts.env`, or cannot start
  */
-export function runCommand(argv: readonly string[], opts: RunOptions = {}): Promise<CommandResult> {
-  return new Promise((resolve, reject) => {
-    let child: ChildProcess;
-    const stdin = opts.input === undefined ? "inherit" : "pipe";
-    try {
-      child = spawn(argv[0]!, argv.slice(1), { cwd: opts.cwd, env: opts.env ?? process.env, stdio: [stdin, "pipe", "pipe"] });
-    } catch (e) {
-      reject(new ProcessStartError(argv, e));
-      return;
-    }
-    const max = opts.maxBuffer ?? DEFAULT_MAX_BUFFER;
-    const out = { stdout: [] as Buffer[], stderr: [] as Buffer[], stdoutBytes: 0, stderrBytes: 0 };
-    let stopped: string | null = null;
-    const stop = (why: "timeout" | "maxBuffer") => {
-      stopped ??= stoppedWhy(argv, why, opts);
-      child.kill(opts.killSignal ?? "SIGTERM");
-    };
-    const collect = (which: "stdout" | "stderr") => (chunk: Buffer) => {
-      const bytes = (which === "stdout" ? (out.stdoutBytes += chunk.length) : (out.stderrBytes += chunk.length));
-      if (bytes > max) stop("maxBuffer");
-      else out[which].push(chunk);
-    };
-    child.stdout!.on("data", collect("stdout"));
-    child.stderr!.on("data", collect("stderr"));
-    const timer = opts.timeoutMs ? setTimeout(() => stop("timeout"), opts.timeoutMs) : undefined;
-    let settled = false;
-    child.on("error", (e) => {
-      // An error after the start (a failed kill) changes nothing: "close" still reports the end.
-      if (settled || child.pid !== undefined) return;
-      settled = true;
-      clearTimeout(timer);
-      reject(new ProcessStartError(argv, e));
-    });
-    child.on("close", (code, signal) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      const text = (b: Buffer[]) => Buffer.concat(b).toString("utf8");
-      resolve({ code, signal, stdout: text(out.stdout), stderr: text(out.stderr), stopped });
-    });
-    if (opts.input !== undefined) {
-      child.stdin!.on("error", () => {}); // a child that exits without reading its input closes the pipe early
-      child.stdin!.end(opts.input);
-    }
-  });
+export async function runCommand(argv: readonly string[], opts: RunOptions = {}): Promise<CommandResult> {
+  const env = opts.env ?? process.env;
+  if ((await findExecutable(argv[0]!, env.PATH ?? "")) === null)
+    throw new ProcessStartError(argv, Object.assign(new Error(`spawn ${argv[0]} ENOENT`), { code: "ENOENT" }));
+  const { $ } = await zx();
+  let stopped: string | null = null;
+  try {
+    const p = $({ nothrow: true, quiet: true, cwd: opts.cwd, env, ...(opts.input !== undefined ? { input: opts.input } : {}) })`${argv}`;
+    const timer = opts.timeoutMs
+      ? setTimeout(() => {
+          stopped = stoppedWhy(argv, "timeout", opts);
+          void p.kill(opts.killSignal ?? "SIGTERM").catch(() => {});
+        }, opts.timeoutMs)
+      : undefined;
+    const out = await p;
+    clearTimeout(timer);
+    return { code: out.exitCode, signal: out.signal, stdout: out.stdout, stderr: out.stderr, stopped };
+  } catch (e) {
+    throw new ProcessStartError(argv, e); // a working directory that is not there, a shell that cannot start
+  }
 }
 
 /** The exit status a POSIX shell gives a command it cannot find or run. */
@@ -247,26 +227,13 @@ export function signalGroup(pid: number | undefined, signal: NodeJS.Signals): bo
   }
 }
 
-/** Whether `p` is a regular file this process may execute. */
-function isExecutableFile(p: string): boolean {
-  try {
-    accessSync(p, fsConstants.X_OK);
-    return statSync(p).isFile();
-  } catch {
-    return false;
-  }
-}
-
 /**
- * Where `name` would be run from: the first executable regular file `DIR/name` for the directories of `path` (a
- * colon-separated PATH, empty entries skipped); `name` itself when it holds a slash. Starts nothing.
+ * Where `name` would be run from (zx's `which`): the first executable `DIR/name` for the directories of `path` (a
+ * colon-separated PATH); `name` itself when it holds a slash and is executable. Starts nothing.
  * @param path the PATH to search; the process's when undefined
- * @returns the absolute (or, for a name with a slash, the given) path; null when none is found
+ * @returns the path found; null when none is
  */
-export function findExecutable(name: string, path = process.env.PATH ?? ""): string | null {
-  if (name.includes("/")) return isExecutableFile(name) ? name : null;
-  for (const dir of path.split(delimiter)) {
-    if (dir && isExecutableFile(join(dir, name))) return join(dir, name);
-  }
-  return null;
+export async function findExecutable(name: string, path = process.env.PATH ?? ""): Promise<string | null> {
+  const { which } = await zx();
+  return (await which(name, { nothrow: true, path })) ?? null;
 }

@@ -66,7 +66,7 @@ export function hostSystem(): string {
  */
 export async function resolveBackend(choice: BackendChoice, path = process.env.PATH ?? ""): Promise<Backend> {
   if (choice !== "auto") return choice;
-  return findExecutable("flox", path) ? "flox" : "nix";
+  return (await findExecutable("flox", path)) ? "flox" : "nix";
 }
 
 /**

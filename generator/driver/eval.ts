@@ -168,7 +168,7 @@ export async function evalVariants(o: EvalOptions): Promise<{ results: EvalResul
   const engine =
     o.engine === "nix-instantiate" || o.engine === "nix-eval-jobs"
       ? o.engine
-      : findExecutable("nix-eval-jobs")
+      : (await findExecutable("nix-eval-jobs"))
         ? "nix-eval-jobs"
         : "nix-instantiate";
   let results: EvalResult[];
