@@ -402,7 +402,9 @@ def run_check_in_child(name, key):
         how, (": " + tail[-1][:300]) if tail else "")}
 
 
-def main(argv):
+def check_mode(argv):
+    """`--check=PACKAGE:KEY`: run that one GPU check and print its result (probe.py run in a child by
+    run_check_in_child). Returns the exit code, or None when argv asks for no single check."""
     for a in argv:
         if a.startswith("--check="):
             name, key = a.split("=", 1)[1].split(":", 1)
@@ -413,7 +415,11 @@ def main(argv):
             print(json.dumps(run_check(name, key)))
             sys.stdout.flush()
             return 0
-    gpu = "--gpu" in argv
+    return None
+
+
+def wanted_packages(argv):
+    """The packages to probe (--packages=a,b; --no-torchaudio), or None after naming an unknown one on stderr."""
     wanted = list(PACKAGES)
     for a in argv:
         if a.startswith("--packages="):
@@ -423,29 +429,23 @@ def main(argv):
     unknown = [p for p in wanted if p not in PACKAGES]
     if unknown:
         sys.stderr.write("probe.py: unknown package(s) %s; known: %s\n" % (", ".join(unknown), ", ".join(PACKAGES)))
-        return 2
+        return None
+    return wanted
+
+
+def cuobjdump_tool(argv):
+    """--cuobjdump (found on PATH: its path, or "" when absent) or --cuobjdump=PATH; None when not asked for."""
     tool = None
     for a in argv:
         if a == "--cuobjdump":
             tool = shutil.which("cuobjdump") or ""
         elif a.startswith("--cuobjdump="):
             tool = a.split("=", 1)[1]
-    out = {
-        "probe": 1,
-        "python": {"version": "%d.%d.%d" % sys.version_info[:3], "executable": sys.executable},
-        "machine": platform.machine(),
-        "torch": None,
-        "gpu": None,
-        "torchaudio": None,
-        "packages": None,
-        "cuobjdump": None,
-    }
-    try:
-        import torch
-    except Exception as e:  # noqa: BLE001 - any import failure is a finding
-        out["torch"] = {"ok": False, "error": err(e)}
-        print(json.dumps(out))
-        return 0
+    return tool
+
+
+def probe_torch(torch):
+    """torch's own facts: version, CUDA, the arch list compiled in, nvcc's flags, the CPU capability, its libraries."""
     t = {"ok": True, "error": None, "version": torch.__version__, "file": torch.__file__,
          "cuda": torch.version.cuda, "archFlags": [], "nvccArchFlags": None, "cpuCapability": None,
          "libDir": os.path.join(os.path.dirname(torch.__file__), "lib"), "libs": mapped_libs()}
@@ -462,8 +462,11 @@ def main(argv):
     except Exception as e:  # noqa: BLE001
         t["cpuCapability"] = None
         t["error"] = err(e)
-    out["torch"] = t
+    return t
 
+
+def probe_gpu(torch, gpu):
+    """The GPUs torch sees (name, capability) and, with --gpu, a 512x512 float32 matmul checked against the CPU's."""
     g = {"available": False, "devices": [], "matmul": None}
     try:
         g["available"] = bool(torch.cuda.is_available())
@@ -484,53 +487,57 @@ def main(argv):
             g["matmul"] = {"ok": bool(torch.allclose(got, ref, rtol=1e-3, atol=1e-3)), "error": None, "maxAbsDiff": diff}
         except Exception as e:  # noqa: BLE001 - e.g. "no kernel image is available for execution on the device"
             g["matmul"] = {"ok": False, "error": err(e), "maxAbsDiff": None}
-    out["gpu"] = g
+    return g
 
-    libs = shared_objects(t["libDir"])
-    out["packages"] = {}
-    for name in wanted:
-        module, load, lib_dirs, checks = PACKAGES[name]
-        before = set(mapped_libs())
-        r = {"ok": False, "error": None, "version": None, "file": None, "libDir": None, "libsAfterImport": [],
-             "newLibtorch": [], "gpu": {}}
-        try:
-            mod = __import__(module)
-        except Exception as e:  # noqa: BLE001
-            r["error"] = err(e)
-            out["packages"][name] = r
-            continue
-        if getattr(mod, "__file__", None) is None:
-            # A directory without __init__.py imports as a namespace package: not the package.
-            r["error"] = "ImportError: %s is a namespace package (no __init__.py): not an installed %s" % (module, name)
-            out["packages"][name] = r
-            continue
-        r["ok"] = True
-        r["version"] = getattr(mod, "__version__", None)
-        r["file"] = mod.__file__
-        pkg_dir = os.path.dirname(mod.__file__)
-        r["libDir"] = os.path.join(pkg_dir, lib_dirs[0]) if lib_dirs[0] else pkg_dir
-        try:
-            # Run one CPU op of the extension so that it is loaded (it links libtorch): which libtorch does the
-            # dynamic loader map for it?
-            load(torch)
-        except Exception as e:  # noqa: BLE001
-            r["error"] = "CPU op: " + err(e)
-        after = mapped_libs()
-        r["libsAfterImport"] = after
-        r["newLibtorch"] = sorted(p for p in after if p not in before)
-        for d in lib_dirs:
-            if "*" in d:
-                libs += sorted(p for p in glob.glob(os.path.join(pkg_dir, d)) if os.path.isfile(p))
-            else:
-                libs += shared_objects(os.path.join(pkg_dir, d) if d else pkg_dir)
-        if gpu and g["available"]:
-            for key in checks:
-                r["gpu"][key] = run_check_in_child(name, key)
-        out["packages"][name] = r
 
-    # A named environment's extras (--promise=FILE, the promise pkgs/checks.nix writes: "extras" = [{attr, modules,
-    # dist}]): each imports, its distribution's version, and the libtorch its import maps beside the variant's.
-    # `verify` on a host passes --extras=ATTR,… instead (modules and distribution named as the attribute).
+def probe_package(torch, name, run_gpu_checks):
+    """One package built on torch: it imports, one CPU op runs, the libtorch it maps, its GPU checks (each in a child).
+    Returns its result and the shared objects with its device code (for cuobjdump)."""
+    module, load, lib_dirs, checks = PACKAGES[name]
+    before = set(mapped_libs())
+    r = {"ok": False, "error": None, "version": None, "file": None, "libDir": None, "libsAfterImport": [],
+         "newLibtorch": [], "gpu": {}}
+    try:
+        mod = __import__(module)
+    except Exception as e:  # noqa: BLE001
+        r["error"] = err(e)
+        return r, []
+    if getattr(mod, "__file__", None) is None:
+        # A directory without __init__.py imports as a namespace package: not the package.
+        r["error"] = "ImportError: %s is a namespace package (no __init__.py): not an installed %s" % (module, name)
+        return r, []
+    r["ok"] = True
+    r["version"] = getattr(mod, "__version__", None)
+    r["file"] = mod.__file__
+    pkg_dir = os.path.dirname(mod.__file__)
+    r["libDir"] = os.path.join(pkg_dir, lib_dirs[0]) if lib_dirs[0] else pkg_dir
+    try:
+        # Run one CPU op of the extension so that it is loaded (it links libtorch): which libtorch does the
+        # dynamic loader map for it?
+        load(torch)
+    except Exception as e:  # noqa: BLE001
+        r["error"] = "CPU op: " + err(e)
+    after = mapped_libs()
+    r["libsAfterImport"] = after
+    r["newLibtorch"] = sorted(p for p in after if p not in before)
+    libs = []
+    for d in lib_dirs:
+        if "*" in d:
+            libs += sorted(p for p in glob.glob(os.path.join(pkg_dir, d)) if os.path.isfile(p))
+        else:
+            libs += shared_objects(os.path.join(pkg_dir, d) if d else pkg_dir)
+    if run_gpu_checks:
+        for key in checks:
+            r["gpu"][key] = run_check_in_child(name, key)
+    return r, libs
+
+
+def probe_extras(argv):
+    """A named environment's extras (--promise=FILE, the promise pkgs/checks.nix writes: "extras" = [{attr, modules,
+    dist}]): each imports, its distribution's version, and the libtorch its import maps beside the variant's.
+    `verify` on a host passes --extras=ATTR,... instead (modules and distribution named as the attribute).
+    Returns {attr: result}, or None when argv names no extras (the last such argument wins)."""
+    found = None
     for a in argv:
         extras = None
         if a.startswith("--promise="):
@@ -540,7 +547,7 @@ def main(argv):
             extras = [{"attr": x} for x in a.split("=", 1)[1].split(",") if x]
         if extras is None:
             continue
-        out["extras"] = {}
+        found = {}
         for x in extras:
             before = set(mapped_libs())
             r = {"ok": False, "error": None, "version": None, "newLibtorch": []}
@@ -555,21 +562,63 @@ def main(argv):
             except Exception:  # noqa: BLE001
                 r["version"] = None
             r["newLibtorch"] = sorted(p for p in mapped_libs() if p not in before)
-            out["extras"][x["attr"]] = r
+            found[x["attr"]] = r
+    return found
 
+
+def probe_cuobjdump(tool, libs):
+    """The device code of `libs` as cuobjdump `tool` lists it ("" = not on PATH: said as the error)."""
+    c = {"tool": tool or None, "error": None, "libs": {}}
+    if not tool:
+        c["error"] = "cuobjdump is not on PATH"
+    else:
+        try:
+            c["libs"] = cuobjdump_libs(tool, libs)
+        except OSError as e:
+            c["error"] = err(e)
+    return c
+
+
+def main(argv):
+    """Probe the running Python and print one JSON document (the shape in the module comment). Exit 2 on bad usage."""
+    single = check_mode(argv)
+    if single is not None:
+        return single
+    gpu = "--gpu" in argv
+    wanted = wanted_packages(argv)
+    if wanted is None:
+        return 2
+    tool = cuobjdump_tool(argv)
+    out = {
+        "probe": 1,
+        "python": {"version": "%d.%d.%d" % sys.version_info[:3], "executable": sys.executable},
+        "machine": platform.machine(),
+        "torch": None,
+        "gpu": None,
+        "torchaudio": None,
+        "packages": None,
+        "cuobjdump": None,
+    }
+    try:
+        import torch
+    except Exception as e:  # noqa: BLE001 - any import failure is a finding
+        out["torch"] = {"ok": False, "error": err(e)}
+        print(json.dumps(out))
+        return 0
+    out["torch"] = probe_torch(torch)
+    out["gpu"] = probe_gpu(torch, gpu)
+    libs = shared_objects(out["torch"]["libDir"])
+    out["packages"] = {}
+    for name in wanted:
+        out["packages"][name], own = probe_package(torch, name, gpu and out["gpu"]["available"])
+        libs += own
+    extras = probe_extras(argv)
+    if extras is not None:
+        out["extras"] = extras
     if tool is not None:
-        c = {"tool": tool or None, "error": None, "libs": {}}
-        if not tool:
-            c["error"] = "cuobjdump is not on PATH"
-        else:
-            try:
-                c["libs"] = cuobjdump_libs(tool, libs)
-            except OSError as e:
-                c["error"] = err(e)
-        out["cuobjdump"] = c
+        out["cuobjdump"] = probe_cuobjdump(tool, libs)
     print(json.dumps(out))
     return 0
-
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))
