@@ -23,8 +23,8 @@ export const SYSTEMS = ["x86_64-linux", "aarch64-linux"] as const;
 export type System = (typeof SYSTEMS)[number];
 
 /**
- * The local catalog file, beside the matrix file (matrix.ts's directory): pins, PyTorch and torchaudio releases the
- * built-in catalog does not know yet, written by `variant-matrix pin add` and read by every command that loads the
- * matrix (generator/catalog/local.ts). Validated with the built-in catalog's schemas.
+ * The local catalog file, beside the matrix file (matrix.ts's directory): pins, PyTorch releases, releases of packages
+ * built on torch, extras and arch lists the built-in catalog does not know yet (`variant-matrix pin add` writes pins),
+ * read by every command that loads the matrix (generator/catalog/local.ts). Validated with the built-in catalog's schemas.
  */
 export const LOCAL_CATALOG_FILE = "local-catalog.json";

@@ -29,7 +29,7 @@ export function checkPairings(cat: Catalog): Catalog {
   const audio = packageOnTorch(cat, "torchaudio");
   const served = (ta: string, t: string, where: string) => {
     const rel: OnTorchRelease | undefined = releaseOf(audio, ta);
-    if (!rel) throw new Error(`catalog: ${where} names torchaudio ${ta}, which is not in the torchaudio releases`);
+    if (!rel) throw new Error(`catalog: ${where} names torchaudio ${ta}, which is not a release of the torchaudio row of the package table (catalog/packages.ts)`);
     if (!releaseServes(rel, t))
       throw new Error(
         `catalog: ${where} pairs torchaudio ${ta} with torch ${t}, but torchaudio ${ta} serves torch >= ${rel.servesTorch.min}` +
