@@ -49,4 +49,30 @@ test("the compiled CLI uses it lazily and prints the same help as the sources", 
   }
 });
 
+
+/** Every chunk the compiled `cli.js` loads before any handler runs: its static imports, followed (dynamic ones are not). */
+function startupChunks(dist: string): Map<string, string> {
+  const out = new Map<string, string>();
+  const visit = (file: string) => {
+    if (out.has(file)) return;
+    const text = readFileSync(join(dist, file), "utf8");
+    out.set(file, text);
+    for (const m of text.matchAll(/^(?:import\s+(?:[^'"();]*?\s+from\s+)?|\}\s*from\s+)"\.\/([^"]+)"/gm)) visit(m[1]!);
+  };
+  visit("cli.js");
+  return out;
+}
+
+test("start-up loads neither zod nor the catalog: a command loads them in its handler", () => {
+  assert.is(spawnSync(process.execPath, [join(ROOT, "bin/variant-matrix.js"), "--version"]).status, 0);
+  const dist = dirname(compiledEntry());
+  const chunks = startupChunks(dist);
+  assert.ok(chunks.size > 3, `followed cli.js's imports (${chunks.size} files)`);
+  const heavy = [...chunks].filter(([, text]) => /node_modules\/zod\/|^\/\/ generator\/catalog\/index\.ts$/m.test(text)).map(([f]) => f);
+  assert.equal(heavy, []);
+  // The wrong case fails: a handler's chunk that does load zod (the catalog) is found by the same reading.
+  const all = readdirSync(dist).filter((f) => f.endsWith(".js"));
+  assert.ok(all.some((f) => /node_modules\/zod\//.test(readFileSync(join(dist, f), "utf8"))), "zod is in the bundle, in a chunk loaded later");
+});
+
 test.run();

@@ -12,7 +12,6 @@ import { extraFact, extraPromise } from "../catalog/extras.ts";
 import { closeCatalogExtras, didYouMean } from "../extra-hints.ts";
 import { clip, ERROR_PREFIX, EXIT } from "../errors.ts";
 import { cudaBuildOf, onTorch } from "../catalog/packages.ts";
-import { torchReleaseFacts } from "../catalog/index.ts";
 import type { Project } from "../project.ts";
 import type { Variant } from "../schema.ts";
 import type { Catalog } from "../catalog/schema.ts";
@@ -51,7 +50,7 @@ async function runExplain(argv: ArgsOf<typeof namePositional & typeof explainOpt
   }
   const facts = await variantFacts(e.variant, p);
   if (argv.json)
-    console.log(JSON.stringify({ kind: e.kind, ...e.variant, offCache: facts.offCache, deviceCode: facts.deviceCode, hostDriver: facts.hostDriver, releaseFacts: torchReleaseFacts(p.catalog, e.variant.torchVersion), ...(facts.environment ? { environment: facts.environment } : {}) }, null, 2));
+    console.log(JSON.stringify({ kind: e.kind, ...e.variant, offCache: facts.offCache, deviceCode: facts.deviceCode, hostDriver: facts.hostDriver, releaseFacts: facts.releaseFacts, ...(facts.environment ? { environment: facts.environment } : {}) }, null, 2));
   else printVariant(e.variant, p, facts, w);
 }
 
@@ -63,10 +62,12 @@ type VariantFacts = Awaited<ReturnType<typeof variantFacts>>;
  * scope, what an environment holds, and how it finds the host's GPU driver.
  */
 async function variantFacts(v: Variant, p: Project) {
-  const [{ modelCacheMisses }, { nixpkgsInstanceKey }, { modelDeviceCode }, { checkedVariants, hostDriverRoute }] = await Promise.all([
+  const [{ modelCacheMisses }, { nixpkgsInstanceKey }, { modelDeviceCode }, { torchReleaseFacts }, { checkedVariants, hostDriverRoute }] = await Promise.all([
     import("../driver/cache-model.ts"),
     import("../expand.ts"),
     import("../catalog/device-code-size.ts"),
+    // Loaded here, not at start-up: catalog/index.ts parses the whole catalog when it loads.
+    import("../catalog/index.ts"),
     import("../preflight/checks.ts"),
   ]);
   // What the CUDA binary cache cannot serve this variant (the model of catalog/binary-cache.ts).
@@ -89,7 +90,7 @@ async function variantFacts(v: Variant, p: Project) {
   const environment = v.role === "env" ? environmentOf(p.catalog, v, p.catalog.nixpkgs.find((n) => n.rev === v.nixpkgs)?.torchcodec ?? null) : null;
   // How it finds the host's GPU driver (preflight/checks.ts: NixOS, nixglhost, flox).
   const hostDriver = hostDriverRoute(checkedVariants([v], p.variants)[0]!);
-  return { offCache, deviceCode, environment, hostDriver };
+  return { offCache, deviceCode, environment, hostDriver, releaseFacts: torchReleaseFacts(p.catalog, v.torchVersion) };
 }
 
 /** A variant for the terminal: its rows (key, then the value wrapped under itself), what it holds, its notes. */
@@ -100,8 +101,8 @@ function printVariant(v: Variant, p: Project, facts: VariantFacts, w: number): v
     ["name", v.name],
     ["description", v.description],
     ["package", `${v.package} ${v.version} (PyTorch ${v.torchVersion}${Object.entries(v.onTorchVersions).map(([k, x]) => `, ${k} ${x}`).join("")})`],
-    ["release", torchReleaseFacts(p.catalog, v.torchVersion).release],
-    ...(v.cuda !== null ? [["arch entries", torchReleaseFacts(p.catalog, v.torchVersion).archList] as [string, string]] : []),
+    ["release", facts.releaseFacts.release],
+    ...(v.cuda !== null ? [["arch entries", facts.releaseFacts.archList] as [string, string]] : []),
     ["system", v.system],
     ["python", `${v.python} (${v.pythonPackageSet})`],
     ["cuda", v.cuda ? `${v.cuda} (${v.cudaPackageSet})` : "none (CPU only)"],

@@ -17,8 +17,7 @@ import { DRIVER_ROUTES, FLOX_CUDA, FLOX_MIN, NIX_MIN, NIXGLHOST, NIXOS_DRIVER_LI
 import { existsOn, runOn, type Host } from "./host.ts";
 import { parseCpuinfo } from "../detect/host.ts";
 import { isaFit } from "../compat.ts";
-import { catalog } from "../catalog/index.ts";
-import { gccarchFeature } from "../catalog/cpu-isas.ts";
+import { gccarchFeature, isas } from "../catalog/cpu-isas.ts";
 import { wrap } from "../text.ts";
 import { formatName, parseName } from "../naming.ts";
 import { ENV_PACKAGE } from "../catalog/packages.ts";
@@ -446,12 +445,16 @@ const CHECKS: readonly Check[] = [
   },
 ];
 
-/** The gccarch-… features this host's CPU runs (its /proc/cpuinfo under the root, through compat.ts isaFit), or null. */
+/**
+ * The gccarch-… features this host's CPU runs (its /proc/cpuinfo under the root, through compat.ts isaFit), or null.
+ * Reads the ISA table itself, not the catalog: no local catalog extends it, and loading the catalog would parse every
+ * table for every command that runs a check (ARCHITECTURE.md "Data flow").
+ */
 function hostGccarch(p: Probes, hostSystem: string): string[] | null {
   const text = p.cpuinfo();
   if (text === null) return null;
   try {
-    return isaFit({ system: hostSystem as never, cpu: parseCpuinfo(text) }, catalog).runnable.map(gccarchFeature);
+    return isaFit({ system: hostSystem as never, cpu: parseCpuinfo(text) }, { isas }).runnable.map(gccarchFeature);
   } catch {
     return null;
   }
