@@ -11,8 +11,8 @@ import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { REPO_ROOT } from "./paths.ts";
 // Only light modules load at start; each command imports what it uses in its handler (fast --help, list, explain).
-import { clip, errorLine, EXIT, exitCodeOf } from "./errors.ts";
-import { terminalWidth, UsageError } from "./commands/shared.ts";
+import { clip, errorLine, EXIT, exitCodeOf, UsageError } from "./errors.ts";
+import { terminalWidth } from "./commands/shared.ts";
 import { generateCommand } from "./commands/generate.ts";
 import { listCommand } from "./commands/list.ts";
 import { explainCommand } from "./commands/explain.ts";

@@ -7,6 +7,9 @@ export class InputError extends Error {
   override name = "InputError";
 }
 
+/** A bad command-line option or argument (a value out of range, a missing or unknown name): the one such class, exit 2. */
+export class UsageError extends InputError {}
+
 /**
  * The one exit-code map of every command:
  * - 0 ok: done (every build built, every promise holds, every host served, files up to date);

@@ -453,7 +453,7 @@ export function onTorch(cat: Pick<Catalog, "packagesOnTorch">, name: string): Pa
  * @throws Error when the table has no such package (a name the generator itself uses: a bug, not user input)
  */
 export function packageOnTorch(cat: Pick<Catalog, "packagesOnTorch">, name: string): PackageOnTorch {
-  const p = cat.packagesOnTorch.find((x) => x.name === name);
+  const p = onTorch(cat, name);
   if (!p) throw new Error(`catalog: no package built on torch named ${name}`);
   return p;
 }

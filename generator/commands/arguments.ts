@@ -16,8 +16,8 @@
  * Every violation throws UsageError (exit 2, one `variant-matrix: error: …` line, no stack).
  */
 import type { Argv, CommandModule } from "yargs";
-import { clip } from "../errors.ts";
-import { UsageError } from "./shared.ts";
+import { clip, UsageError } from "../errors.ts";
+
 
 /** What a number option accepts: at least `min`, and only whole numbers when `integer`. */
 export interface NumberRule {

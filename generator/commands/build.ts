@@ -6,6 +6,7 @@
  * failed or was skipped, 2 a usage error (unknown name, bad filter, bad option, a selection that matches no
  * variant: nothing is built), 130 interrupted.
  */
+import { UsageError } from "../errors.ts";
 import type { Argv, ArgumentsCamelCase, CommandModule } from "yargs";
 import { REPEATABLE } from "../constants.ts";
 import { PACKAGES } from "../catalog/packages.ts";
@@ -16,7 +17,7 @@ import { GIB_PER_COMPILE_JOB } from "../catalog/host.ts";
 /** The project root this package lives in (where `.flox/pkgs` and `logs` are by default); see paths.ts. */
 export { REPO_ROOT as PROJECT_ROOT } from "../paths.ts";
 
-export { UsageError, type BuildArgs } from "../driver/options.ts";
+export { type BuildArgs } from "../driver/options.ts";
 
 const JOBS_HELP =
   `concurrent builds. Default from this machine: slots = min(CPUs, floor(memory GiB / ${GIB_PER_COMPILE_JOB})) ` +
@@ -80,7 +81,7 @@ export const buildCommand: CommandModule<object, BuiltTypes<typeof builder>> = {
   describe: "build selected variants in parallel, in dependency order, with logs, resume and a report",
   builder,
   handler: async (argv: ArgumentsCamelCase<BuiltTypes<typeof builder>>) => {
-    const [{ buildMain }, { UsageError }] = await Promise.all([import("./build-main.ts"), import("./shared.ts")]);
+    const { buildMain } = await import("./build-main.ts");
     if (argv.substituter?.length && argv.substituters !== undefined)
       throw new UsageError("give --substituter (repeatable), not both it and the old --substituters");
     await buildMain(argv.substituter?.length ? { ...argv, substituters: argv.substituter.join(" ") } : argv);

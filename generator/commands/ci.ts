@@ -1,10 +1,11 @@
 /**
  * `variant-matrix ci github|hydra`: a GitHub Actions workflow or a Hydra jobset spec for every variant.
  */
+import { UsageError } from "../errors.ts";
 import type { ArgumentsCamelCase, Argv, CommandModule } from "yargs";
 import { resolve } from "node:path";
 import { FILTER_OPTION } from "../filters.ts";
-import { project, UsageError } from "./shared.ts";
+import { project } from "./shared.ts";
 import { matrixOption, type OptionTypes } from "./options.ts";
 import { REPEATABLE } from "../constants.ts";
 

@@ -15,7 +15,7 @@
  * why and which matrix.ts change would add one); 2 for bad input (unknown --package or --machine, a host file that
  * cannot be opened or parsed — the message names the line — or an invalid matrix).
  */
-import { InputError, withExitCode } from "../errors.ts";
+import { UsageError, withExitCode } from "../errors.ts";
 import type { ArgumentsCamelCase, Argv, CommandModule } from "yargs";
 import { PACKAGES, type PackageName } from "../catalog/packages.ts";
 import { environmentOf } from "../naming.ts";
@@ -43,34 +43,31 @@ const detectOptions = {
  */
 export type DetectArgs = Partial<ArgsOf<typeof detectOptions>>;
 
-/** Bad command-line input for detect (exit 2). */
-export class DetectUsageError extends InputError {}
-
 export { loadVariants, type VariantSource } from "../variant-source.ts";
 import { loadVariants, type VariantSource } from "../variant-source.ts";
 import { installLines } from "../detect/recommend.ts";
 
 /**
  * Check `--package` against PACKAGES.
- * @throws DetectUsageError naming the allowed values.
+ * @throws UsageError naming the allowed values.
  */
 export function parsePackage(value: string | undefined): PackageName {
   const v = value ?? DEFAULT_PACKAGE;
   // A named environment of matrix.ts (`llm-env`) is checked against the matrix once it is loaded (checkEnvironment).
   if (!(PACKAGES as readonly string[]).includes(v) && environmentOf(v) === null)
-    throw new DetectUsageError(`--package: unknown package "${v}"; allowed values: ${PACKAGES.join(", ")}, or NAME-env for an environment of matrix.ts`);
+    throw new UsageError(`--package: unknown package "${v}"; allowed values: ${PACKAGES.join(", ")}, or NAME-env for an environment of matrix.ts`);
   return v as PackageName;
 }
 
 /**
  * A `--package NAME-env` that is no environment of the matrix (matrix.ts `environments`).
- * @throws DetectUsageError naming the environments the matrix has.
+ * @throws UsageError naming the environments the matrix has.
  */
 export function checkEnvironment(pkg: PackageName, variants: readonly Pick<Variant, "package" | "role">[]): void {
   if ((PACKAGES as readonly string[]).includes(pkg)) return;
   const envs = [...new Set(variants.filter((x) => x.role === "env").map((x) => x.package))];
   if (!envs.includes(pkg))
-    throw new DetectUsageError(
+    throw new UsageError(
       `--package: the matrix has no environment "${pkg}"; its environments: ${envs.join(", ") || "(none)"} (matrix.ts environments)`,
     );
 }

@@ -64,7 +64,7 @@ export interface ChosenVariant {
  * NAME, or the variant `detect` picks for this host (`--package`, default torch-env as detect's): for doctor and
  * install. A modelled host (`hostRoot` other than "/") is read under its root (cpuinfo) and through the nvidia-smi on
  * PATH; otherwise `--cpuinfo`/`--nvidia-smi`/`--machine` or this machine, as detect reads them.
- * @throws InputError (DoctorInputError, DetectUsageError, host file errors) when detect picks nothing, naming detect's
+ * @throws InputError (DoctorInputError, UsageError, host file errors) when detect picks nothing, naming detect's
  *   problems and what to add to matrix.ts
  */
 export async function chooseVariant(

@@ -6,14 +6,13 @@
 import { availableParallelism } from "node:os";
 import { resolve } from "node:path";
 import type { ArgumentsCamelCase, Argv, CommandModule } from "yargs";
-import { InputError } from "../errors.ts";
+import { UsageError } from "../errors.ts";
 import { REPO_ROOT } from "../paths.ts";
 import type { EvalResult } from "../driver/eval.ts";
 import { matrixOption, nixOptions, outputOptions, selectionOptions, type BuiltTypes } from "./options.ts";
-import { terminalWidth } from "./shared.ts";
+import { parseNixOptions, terminalWidth } from "./shared.ts";
 
 /** Thrown for a selection that cannot be used; the CLI exits 2 with its message. */
-export class EvalUsageError extends InputError {}
 
 /** The options of `eval` (yargs), the shared groups defined once in options.ts. */
 const evalOptions = {
@@ -57,7 +56,7 @@ export const evalCommand: CommandModule<object, BuiltTypes<typeof builder>> = {
     ]);
     const p = await loadMatrixProject({ matrix: argv.matrix });
     const jobs = argv.jobs ?? availableParallelism();
-    if (!Number.isInteger(jobs) || jobs < 1) throw new EvalUsageError(`--jobs ${argv.jobs}: expected a whole number ≥ 1`);
+    if (!Number.isInteger(jobs) || jobs < 1) throw new UsageError(`--jobs ${argv.jobs}: expected a whole number ≥ 1`);
     const root = argv.root ? resolve(process.cwd(), argv.root) : REPO_ROOT;
     // The variants asked for, plus the pytorch each torchaudio needs for the coupling proof; release.nix and
     // pkgs/variants.nix (what Nix evaluates) must say what was just expanded.
@@ -103,11 +102,7 @@ function storeLine(s: StoreRow): string {
 /** Nix's dry-run answer for every evaluated derivation, and the union across them (each derivation/path once). */
 async function storeProbe(results: readonly EvalResult[], nixOption: readonly string[]) {
   const [{ probeStore }, { storeName }] = await Promise.all([import("../driver/build.ts"), import("../driver/store.ts")]);
-  const opts = nixOption.map((s) => {
-    const eq = s.indexOf("=");
-    if (eq < 1) throw new EvalUsageError(`--nix-option "${s}": expected NAME=VALUE`);
-    return [s.slice(0, eq), s.slice(eq + 1)] as const;
-  });
+  const opts = parseNixOptions(nixOption);
   const ok = results.filter((r) => r.drvPath !== null);
   const byName = await probeStore(new Map(ok.map((r) => [r.name, r.drvPath!])), opts);
   const answers = ok.map((r) => byName.get(r.name)!);

@@ -13,13 +13,13 @@ import type { ArgumentsCamelCase, Argv, CommandModule } from "yargs";
 import { REPEATABLE } from "../constants.ts";
 import { PACKAGES } from "../catalog/packages.ts";
 import { REPO_ROOT } from "../paths.ts";
-import { errorLine } from "../errors.ts";
+import { errorLine, UsageError } from "../errors.ts";
 import { wrap } from "../text.ts";
 import { terminalWidth } from "./shared.ts";
 import { matrixOption, outputOptions, packagePickOption, type BuiltTypes, type CamelCased } from "./options.ts";
 
-export { FleetUsageError, hostId, type FleetArgs } from "../fleet/options.ts";
-import { FleetUsageError } from "../fleet/options.ts";
+export { hostId, type FleetArgs } from "../fleet/options.ts";
+
 import type { FleetPlan } from "../fleet/run.ts";
 import type { Project } from "../project.ts";
 
@@ -56,7 +56,7 @@ export const fleetCommand: CommandModule<object, BuiltTypes<typeof builder>> = {
   describe: "the fewest variants that serve every host of a fleet (detect --json files or cpuinfo/nvidia-smi.txt dirs), and their build cost (default package: torch-env)",
   builder,
   handler: async (argv: ArgumentsCamelCase<BuiltTypes<typeof builder>>) => {
-    if (argv.logsDir !== undefined && argv.reports !== undefined) throw new FleetUsageError("give --logs-dir, not both it and the old --reports");
+    if (argv.logsDir !== undefined && argv.reports !== undefined) throw new UsageError("give --logs-dir, not both it and the old --reports");
     await runFleet({ ...argv, reports: argv.logsDir ?? argv.reports });
   },
 };
@@ -110,23 +110,23 @@ type FeatureNeeds = { system: string; features: string[]; variants: number }[];
 
 /**
  * `--package`: a package of the catalog's table, or a named environment the matrix has (`llm-env`).
- * @throws FleetUsageError naming the allowed values
+ * @throws UsageError naming the allowed values
  */
 function checkPackage(pkg: string, p: Project): void {
   if ((PACKAGES as readonly string[]).includes(pkg) || p.variants.some((v) => v.role === "env" && v.package === pkg)) return;
   const envs = [...new Set(p.variants.filter((v) => v.role === "env" && !(PACKAGES as readonly string[]).includes(v.package)).map((v) => v.package))];
-  throw new FleetUsageError(`--package: unknown package "${pkg}"; allowed values: ${[...PACKAGES, ...envs].join(", ")}${envs.length ? "" : " (named environments come from matrix.ts environments)"}`);
+  throw new UsageError(`--package: unknown package "${pkg}"; allowed values: ${[...PACKAGES, ...envs].join(", ")}${envs.length ? "" : " (named environments come from matrix.ts environments)"}`);
 }
 
 /**
  * Write what `--write-manifest DIR` and `--write-matrix FILE` ask for. A matrix fleet refuses to write is an error line
  * and exit 1.
  * @returns false when nothing more is to be printed (a bare --write-matrix whose matrix was refused)
- * @throws FleetUsageError for --write-manifest without --org
+ * @throws UsageError for --write-manifest without --org
  */
 async function writeFleetFiles(a: FleetCommandArgs, f: FleetPlan): Promise<boolean> {
   if (a.writeManifest !== undefined) {
-    if (!a.org) throw new FleetUsageError("--write-manifest needs --org ORG: the manifests install ORG/NAME (what publish --org ORG published)");
+    if (!a.org) throw new UsageError("--write-manifest needs --org ORG: the manifests install ORG/NAME (what publish --org ORG published)");
     const [{ hostGroupManifests }, { writeOutputFile }] = await Promise.all([import("../fleet/manifests.ts"), import("../output-file.ts")]);
     const dir = resolve(process.cwd(), a.writeManifest);
     const files = hostGroupManifests(f.cover.assignment, a.org);

@@ -4,10 +4,10 @@
 import type { ArgumentsCamelCase, Argv, CommandModule } from "yargs";
 import { relative, resolve } from "node:path";
 import { REPO_ROOT } from "../paths.ts";
-import { terminalWidth, UsageError, warnUntracked } from "./shared.ts";
+import { terminalWidth, warnUntracked } from "./shared.ts";
 import { matrixOption, type OptionTypes } from "./options.ts";
 import { wrap } from "../text.ts";
-import { errorLine } from "../errors.ts";
+import { errorLine, UsageError } from "../errors.ts";
 import type { SyncProgress } from "../write.ts";
 
 /** The options of `generate` (yargs), the shared ones defined once in options.ts. */

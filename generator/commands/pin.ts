@@ -12,11 +12,12 @@
  * cache found a difference (or cache got no answer at a pin); 2 bad input, a Nix too old for the nixpkgs
  * (lib/minver.nix), a failed fetch or evaluation, or check or cache reached no pin at all.
  */
+import { UsageError } from "../errors.ts";
 import type { ArgumentsCamelCase, Argv, CommandModule } from "yargs";
 import { dirname, resolve } from "node:path";
 import { LOCAL_CATALOG_FILE, NIX_ATTR_RE, REPEATABLE } from "../constants.ts";
 import { REPO_ROOT } from "../paths.ts";
-import { parseNixOptions, UsageError } from "./shared.ts";
+import { parseNixOptions } from "./shared.ts";
 import { matrixOption, nixOptions, outputOptions, type ArgsOf, type OptionTypes } from "./options.ts";
 import { withArgumentRules } from "./arguments.ts";
 

@@ -8,12 +8,13 @@
  * (or one older than 1.5.0) with --org (preflight/checks.ts, as doctor says it), a failed precondition (a dirty tree under .flox/ or pkgs/, an unpushed revision, no manifest.lock, not logged in:
  * with --dry-run too), or (--to) a variant that is not built (its build command is named).
  */
+import { UsageError } from "../errors.ts";
 import type { ArgumentsCamelCase, Argv, CommandModule } from "yargs";
 import { resolve } from "node:path";
 import { REPO_ROOT } from "../paths.ts";
 import type { BuildTarget } from "../driver/targets.ts";
 import type { Project } from "../project.ts";
-import { parseNixOptions, UsageError } from "./shared.ts";
+import { parseNixOptions } from "./shared.ts";
 import { matrixOption, nixOptions, outputOptions, selectionOptions, type BuiltTypes, type CamelCased } from "./options.ts";
 
 /** The options of `publish` (yargs), the shared groups defined once in options.ts. */

@@ -4,12 +4,10 @@
  * options.ts; the mapping of an error to an exit status is errors.ts withExitCode.
  */
 import { resolve } from "node:path";
-import { InputError } from "../errors.ts";
+import { UsageError } from "../errors.ts";
 import type { Project } from "../project.ts";
 import type { Variant, VariantJson } from "../schema.ts";
 
-/** Thrown for bad command-line input; exits 2 with its message. */
-export class UsageError extends InputError {}
 
 /**
  * `--nix-option NAME=VALUE` occurrences as [name, value] pairs (passed to Nix as `--option NAME VALUE`).

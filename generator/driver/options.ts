@@ -3,7 +3,7 @@
  * own so that the command (yargs) and the work (driver/build.ts) both import it and not each other.
  */
 import type { PackageName } from "../catalog/packages.ts";
-import { InputError } from "../errors.ts";
+import { UsageError } from "../errors.ts";
 import type { Variant } from "../schema.ts";
 import type { BackendChoice } from "./backend.ts";
 
@@ -48,8 +48,6 @@ export interface BuildArgs {
   variants?: readonly Variant[];
 }
 
-/** A usage error: printed without a stack, exit code 2. */
-export class UsageError extends InputError {}
 
 
 /** `build`'s options resolved against the project root and this machine (paths absolute, numbers checked). */

@@ -1,13 +1,9 @@
 /**
- * The options of `fleet`, its usage error and host ids: imported by the command (yargs) and by run.ts, which do
+ * The options of `fleet` and its host ids: imported by the command (yargs) and by run.ts, which do
  * not import each other.
  */
 import { basename, resolve } from "node:path";
 import type { PackageName } from "../catalog/packages.ts";
-import { InputError } from "../errors.ts";
-
-/** Bad input for fleet (exit 2). */
-export class FleetUsageError extends InputError {}
 
 /** What fleet decides by (run.ts planFleet): the choices of `fleet`'s options that shape the plan. */
 export interface FleetArgs {

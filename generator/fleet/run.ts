@@ -2,6 +2,7 @@
  * The work of `fleet`: read the hosts (readFleetHost), then decide (planFleet: candidates, cover, cost, the matrix
  * to write). Printing and writing are commands/fleet.ts's.
  */
+import { UsageError } from "../errors.ts";
 import { PACKAGES } from "../catalog/packages.ts";
 import { ENV_PACKAGE, TORCH_PACKAGE, onTorch } from "../catalog/packages.ts";
 
@@ -41,7 +42,7 @@ import type { Excluded, Variant } from "../schema.ts";
 import type { Catalog } from "../catalog/schema.ts";
 import { compareVersions } from "../versions.ts";
 import { commentText } from "../literals.ts";
-import { FleetUsageError, hostId, type FleetArgs } from "./options.ts";
+import { hostId, type FleetArgs } from "./options.ts";
 import { buildCost, fit, leaveOneOut, DEFAULT_BUILD_SECONDS, type BuildSample } from "./cost.ts";
 import { coverFleet, type CoverMethod, type Element, type FleetHost } from "./cover.ts";
 
@@ -71,10 +72,10 @@ function hostFromDetectJson(h: DetectJsonHost): HostInfo {
 /** Read one host: a detect --json file (its `host`, or a bare HostInfo) or a cpuinfo/nvidia-smi.txt directory. */
 export async function readFleetHost(path: string): Promise<FleetHost> {
   const abs = resolve(path);
-  if (!existsSync(abs)) throw new FleetUsageError(`host ${path}: no such file or directory`);
+  if (!existsSync(abs)) throw new UsageError(`host ${path}: no such file or directory`);
   if (statSync(abs).isDirectory()) {
     const cpuinfo = join(abs, "cpuinfo");
-    if (!existsSync(cpuinfo)) throw new FleetUsageError(`host ${path}: a host directory needs a cpuinfo file (and nvidia-smi.txt for GPUs)`);
+    if (!existsSync(cpuinfo)) throw new UsageError(`host ${path}: a host directory needs a cpuinfo file (and nvidia-smi.txt for GPUs)`);
     const smi = join(abs, "nvidia-smi.txt");
     const host = await readHost({ cpuinfo, nvidiaSmi: existsSync(smi) ? smi : undefined });
     return { id: hostId(path), host };
@@ -83,11 +84,11 @@ export async function readFleetHost(path: string): Promise<FleetHost> {
   try {
     j = JSON.parse(readFileSync(abs, "utf8"));
   } catch (e) {
-    throw new FleetUsageError(`host ${path}: not JSON (${(e as Error).message})`);
+    throw new UsageError(`host ${path}: not JSON (${(e as Error).message})`);
   }
   const h = j.host;
   if (!h || !h.system || !h.machine || !Array.isArray(h.features) || !Array.isArray(h.gpus))
-    throw new FleetUsageError(`host ${path}: not what \`variant-matrix detect --json\` prints (host.system, host.machine, host.features, host.gpus)`);
+    throw new UsageError(`host ${path}: not what \`variant-matrix detect --json\` prints (host.system, host.machine, host.features, host.gpus)`);
   return { id: hostId(path), host: hostFromDetectJson(h) };
 }
 
@@ -104,11 +105,11 @@ function reasonFor(e: Element, host: HostInfo, candidates: readonly Variant[], c
 /** What `planFleet` reads of fleet's arguments. */
 type PlanArgs = Pick<FleetArgs, "torch" | "python" | "cuda" | "package" | "builders" | "reports">;
 
-/** @throws FleetUsageError when two hosts have one name */
+/** @throws UsageError when two hosts have one name */
 function checkHostNames(hosts: readonly FleetHost[]): void {
   const ids = new Set<string>();
   for (const h of hosts) {
-    if (ids.has(h.id)) throw new FleetUsageError(`two hosts are named ${h.id}: rename one file or directory`);
+    if (ids.has(h.id)) throw new UsageError(`two hosts are named ${h.id}: rename one file or directory`);
     ids.add(h.id);
   }
 }
@@ -215,7 +216,7 @@ function refusalOf(chosen: number, keep: unknown): string | null {
  * Decide fleet's answer (pure: no I/O, no printing): candidates of the catalog for the chosen release, Python and
  * CUDA versions, the fewest variants that serve every servable host, why the others are not served, the build cost
  * (fitted on `samples`), and the matrix that generates exactly the chosen variants, or why none can be written.
- * @throws FleetUsageError for two hosts with one name; MatrixError for a bad --torch/--python/--cuda choice
+ * @throws UsageError for two hosts with one name; MatrixError for a bad --torch/--python/--cuda choice
  */
 export function planFleet(p: Project, hosts: readonly FleetHost[], a: PlanArgs, samples: readonly BuildSample[]) {
   checkHostNames(hosts);
