@@ -10,7 +10,7 @@ import { UsageError } from "../errors.ts";
 import { REPO_ROOT } from "../paths.ts";
 import type { EvalResult } from "../driver/eval.ts";
 import { matrixOption, nixOptions, outputOptions, selectionOptions, type BuiltTypes } from "./options.ts";
-import { parseNixOptions, terminalWidth } from "./shared.ts";
+import { parseNixOptions, project, terminalWidth } from "./shared.ts";
 
 /** Thrown for a selection that cannot be used; the CLI exits 2 with its message. */
 
@@ -49,12 +49,12 @@ export const evalCommand: CommandModule<object, BuiltTypes<typeof builder>> = {
   describe: "evaluate variants to drvPaths through release.nix (in parallel) and prove each package built on torch uses its pytorch",
   builder,
   handler: async (argv: ArgumentsCamelCase<BuiltTypes<typeof builder>>) => {
-    const [{ checkHost, hostContext, loadMatrixProject, selectCurrent }, { evalVariants }, { refuseOnBlocking }] = await Promise.all([
+    const [{ checkHost, hostContext, selectCurrent }, { evalVariants }, { refuseOnBlocking }] = await Promise.all([
       import("../driver/build.ts"),
       import("../driver/eval.ts"),
       import("../preflight/checks.ts"),
     ]);
-    const p = await loadMatrixProject({ matrix: argv.matrix });
+    const p = await project(argv.matrix);
     const jobs = argv.jobs ?? availableParallelism();
     if (!Number.isInteger(jobs) || jobs < 1) throw new UsageError(`--jobs ${argv.jobs}: expected a whole number ≥ 1`);
     const root = argv.root ? resolve(process.cwd(), argv.root) : REPO_ROOT;

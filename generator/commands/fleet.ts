@@ -15,7 +15,7 @@ import { PACKAGES } from "../catalog/packages.ts";
 import { REPO_ROOT } from "../paths.ts";
 import { errorLine, UsageError } from "../errors.ts";
 import { wrap } from "../text.ts";
-import { terminalWidth } from "./shared.ts";
+import { project, terminalWidth } from "./shared.ts";
 import { matrixOption, outputOptions, packagePickOption, type BuiltTypes, type CamelCased } from "./options.ts";
 
 export { hostId, type FleetArgs } from "../fleet/options.ts";
@@ -83,12 +83,12 @@ export function buildFor(key: string, withRev: boolean): string {
 /** Run fleet with parsed arguments: read, decide (planFleet), then print, write the matrix, set process.exitCode. */
 export async function runFleet(a: FleetCommandArgs): Promise<void> {
   // Loaded here, not at start-up: `variant-matrix --help` and the other commands stay light.
-  const [{ loadMatrixProject, readEarlierReports }, { readSamples }, { planFleet, readFleetHost }] = await Promise.all([
+  const [{ readEarlierReports }, { readSamples }, { planFleet, readFleetHost }] = await Promise.all([
     import("../driver/build.ts"),
     import("../fleet/cost.ts"),
     import("../fleet/run.ts"),
   ]);
-  const p = await loadMatrixProject({ matrix: a.matrix });
+  const p = await project(a.matrix);
   checkPackage(a.package, p);
   const hosts = await Promise.all(a.hosts.map(readFleetHost));
   // The earlier builds the cost model fits (a foreign or damaged report is left out with a warning, as build does).

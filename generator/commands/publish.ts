@@ -14,7 +14,7 @@ import { resolve } from "node:path";
 import { REPO_ROOT } from "../paths.ts";
 import type { BuildTarget } from "../driver/targets.ts";
 import type { Project } from "../project.ts";
-import { parseNixOptions } from "./shared.ts";
+import { parseNixOptions, project } from "./shared.ts";
 import { matrixOption, nixOptions, outputOptions, selectionOptions, type BuiltTypes, type CamelCased } from "./options.ts";
 
 /** The options of `publish` (yargs), the shared groups defined once in options.ts. */
@@ -54,9 +54,9 @@ async function runPublish(argv: PublishArgs): Promise<void> {
   if (argv.org && argv.to)
     throw new UsageError("--org and --to exclude each other: publish to a Flox catalog (--org ORG) or to a Nix binary cache (--to STORE_URI), one per run");
   if (!argv.org && !argv.to) throw new UsageError("publish needs one of --org ORG (a Flox catalog) or --to STORE_URI (a Nix binary cache)");
-  const [{ loadMatrixProject, orderTargets, selectCurrent }, { targetsFromVariants }] = await Promise.all([import("../driver/build.ts"), import("../driver/targets.ts")]);
+  const [{ orderTargets, selectCurrent }, { targetsFromVariants }] = await Promise.all([import("../driver/build.ts"), import("../driver/targets.ts")]);
   const root = argv.root ? resolve(process.cwd(), argv.root) : REPO_ROOT;
-  const p = await loadMatrixProject({ root, matrix: argv.matrix });
+  const p = await project(argv.matrix, root);
   let sel;
   try {
     // The generated files are compared later, and only for --org (publishToOrg): --to copies what a build made.

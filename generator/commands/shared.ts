@@ -30,10 +30,14 @@ export interface Io {
 /** The process's own streams: stdout and stderr. */
 export const processIo: Io = { out: (s) => process.stdout.write(s), err: (s) => process.stderr.write(s) };
 
-/** Load the project, turning a bad matrix into exit 2 with the field paths and allowed values. */
-export async function project(matrix?: string): Promise<Project> {
+/**
+ * Load the matrix's project as the commands name it: `matrix` relative to the working directory (default
+ * ROOT/matrix.ts, or `root`/matrix.ts), the local catalog beside it. project.ts loads only when this runs.
+ * @throws MatrixError (exit 2) for a missing, unloadable or invalid matrix, with the field paths and allowed values
+ */
+export async function project(matrix?: string, root?: string): Promise<Project> {
   const { loadProject } = await import("../project.ts");
-  return loadProject({ matrixFile: matrix ? resolve(process.cwd(), matrix) : undefined });
+  return loadProject({ root, matrixFile: matrix ? resolve(process.cwd(), matrix) : undefined });
 }
 
 /** The `list --json` contract of ARCHITECTURE.md for one variant. */

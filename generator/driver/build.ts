@@ -159,15 +159,6 @@ export async function planBuild(po: PlanBuildOptions): Promise<BuildPlan> {
 }
 
 /**
- * Load the matrix's project, as the commands name it: `matrix` relative to the working directory (default
- * ROOT/matrix.ts), the local catalog beside it.
- * @throws MatrixError for a missing, unloadable or invalid matrix
- */
-export async function loadMatrixProject(o: { matrix?: string; root?: string } = {}): Promise<Project> {
-  return loadProject({ root: o.root, matrixFile: o.matrix ? resolve(process.cwd(), o.matrix) : undefined });
-}
-
-/**
  * The one selection of `build`, `eval` and `publish`: names, filters and package closed over dependsOn
  * (targets.ts selectTargets); with `current`, the generated files Nix would read for `current.command` must say what
  * the project's matrix gives now.
