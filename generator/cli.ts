@@ -202,5 +202,9 @@ export async function main(argv = hideBin(process.argv), io: Io = processIo): Pr
   }
 }
 
-// Run as a program (`node generator/cli.ts …`; the launcher bin/variant-matrix.js does the same with the bundle).
-if (process.argv[1] && resolve(process.argv[1]) === resolve(new URL(import.meta.url).pathname)) process.exitCode = await main();
+// Run as a program (`node generator/cli.ts …`; the launcher bin/variant-matrix.js does the same with the bundle). No
+// top-level await: tests import this module in-process (tests/helpers/main.ts), and uvu loads them as CommonJS.
+if (process.argv[1] && resolve(process.argv[1]) === resolve(new URL(import.meta.url).pathname))
+  void main().then((code) => {
+    process.exitCode = code;
+  });
