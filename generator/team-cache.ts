@@ -14,6 +14,7 @@
  */
 import * as z from "zod";
 import { shown } from "./suggest.ts";
+import { redactCredentials } from "./redact.ts";
 
 /** Store URL schemes Nix can substitute from (Nix manual, "Store Types": binary caches over HTTP(S), files, S3, SSH). */
 export const CACHE_URL_SCHEMES = ["https", "http", "file", "s3", "ssh", "ssh-ng"] as const;
@@ -97,4 +98,23 @@ export function cacheNixOptions(caches: readonly TeamCache[]): (readonly [string
     ["extra-substituters", caches.map((c) => c.url).join(" ")],
     ["extra-trusted-public-keys", caches.map((c) => c.publicKey).join(" ")],
   ];
+}
+
+/**
+ * Which of `caches` a Nix configuration lacks (`substituters` and `trusted-public-keys` as `nix show-config` prints
+ * them, extra- settings merged in): the nix.conf lines that add what is missing, whole lines, and in words.
+ * URLs are redacted (redact.ts): what is printed never carries a cache's credentials.
+ * @returns no lines when every cache and key is there
+ */
+export function missingTeamCaches(caches: readonly TeamCache[], substituters: readonly string[], keys: readonly string[]): { lines: string[]; what: string; count: number } {
+  const subs = new Set(substituters.map(cacheUrlKey));
+  const noUrl = caches.filter((c) => !subs.has(cacheUrlKey(c.url)));
+  const noKey = caches.filter((c) => !keys.includes(c.publicKey));
+  const lines = [
+    ...(noUrl.length ? [`extra-substituters = ${noUrl.map((c) => c.url).join(" ")}`] : []),
+    ...(noKey.length ? [`extra-trusted-public-keys = ${noKey.map((c) => c.publicKey).join(" ")}`] : []),
+  ];
+  const missing = caches.filter((c) => noUrl.includes(c) || noKey.includes(c));
+  const what = missing.map((c) => `${noUrl.includes(c) ? "the substituter" : "the key"} ${noUrl.includes(c) ? c.url : c.publicKey.split(":")[0]}`).join(" and ");
+  return { lines: lines.map(redactCredentials), what: `${redactCredentials(what)} ${missing.length === 1 ? "is" : "are"}`, count: missing.length };
 }

@@ -174,6 +174,7 @@ async function planInstall(args: InstallArgs): Promise<InstallPlan> {
     backend,
     pinnedNixpkgs: pre.evaluatesPinnedNixpkgs([file]),
     hostSystem: chosen.system,
+    teamCaches: project.caches,
   });
   const gpu = results.find((r) => r.id === "gpu-driver");
   // The route to the driver: NixOS or a flox activation serving libcuda pass the check; a driver elsewhere (its ✗)
