@@ -7,6 +7,7 @@ import { buildCmd, type BackendOptions } from "./backend.ts";
 import { cudaClosures, simulate, type Plan } from "./plan.ts";
 import { storeName, type CacheProbe, type DryRealise } from "./store.ts";
 import type { ModelledBuild } from "./cache-model.ts";
+import type { NixAnswer } from "./ask-nix.ts";
 import type { BuildTarget } from "./targets.ts";
 
 /** One row of the dry-run plan. */
@@ -61,6 +62,8 @@ export function dryRunRows(
     store?: ReadonlyMap<string, DryRealise | { error: string }>;
     /** The cache model of the selection (driver/cache-model.ts modelCacheMisses). */
     model?: { builds: ModelledBuild[]; reasons: ReadonlyMap<string, string[]> };
+    /** What Nix said it would build and fetch, or why the model stands (ask-nix.ts). */
+    nixAnswer?: NixAnswer | null;
   },
 ) {
   const closures = cudaClosures(plan.order.map((n) => plan.nodes.get(n)!.target));
@@ -124,6 +127,8 @@ export function dryRunRows(
     store,
     /** The cache model's extra builds, each counted once (null when not modelled). */
     cacheModel: o.model?.builds ?? null,
+    /** Which answer the plan used: Nix's (asked: true, with its counts) or the model's (asked: false, with why); null when not asked for. */
+    nixAnswer: o.nixAnswer ?? null,
   };
 }
 
