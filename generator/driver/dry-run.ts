@@ -41,6 +41,19 @@ interface DryRunRow {
   offCache: string[];
 }
 
+/** What dryRunRows is told besides the plan (see its parameters). */
+interface DryRunOptions {
+  host: string;
+  force: boolean;
+  jobs: number;
+  /** Per name, Nix's dry-run answer (build --probe-store). */
+  store?: ReadonlyMap<string, DryRealise | { error: string }>;
+  /** The cache model of the selection (driver/cache-model.ts modelCacheMisses). */
+  model?: { builds: ModelledBuild[]; reasons: ReadonlyMap<string, string[]> };
+  /** What Nix said it would build and fetch, or why the model stands (ask-nix.ts). */
+  nixAnswer?: NixAnswer | null;
+}
+
 /**
  * The dry-run rows and totals of `plan`.
  * @param o.host this machine's Nix system; a node for another system without `builders` gets a note
@@ -54,17 +67,7 @@ export function dryRunRows(
   cached: ReadonlyMap<string, CacheProbe>,
   why: ReadonlyMap<string, "requested" | "dependency">,
   backend: BackendOptions,
-  o: {
-    host: string;
-    force: boolean;
-    jobs: number;
-    /** Per name, Nix's dry-run answer (build --probe-store). */
-    store?: ReadonlyMap<string, DryRealise | { error: string }>;
-    /** The cache model of the selection (driver/cache-model.ts modelCacheMisses). */
-    model?: { builds: ModelledBuild[]; reasons: ReadonlyMap<string, string[]> };
-    /** What Nix said it would build and fetch, or why the model stands (ask-nix.ts). */
-    nixAnswer?: NixAnswer | null;
-  },
+  o: DryRunOptions,
 ) {
   const closures = cudaClosures(plan.order.map((n) => plan.nodes.get(n)!.target));
   const done = new Set([...cached].filter(([, c]) => c.cached).map(([n]) => n));
