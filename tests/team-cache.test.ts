@@ -160,9 +160,9 @@ test("the team-cache check passes when the host's Nix has the cache and its key"
   const m = writeMatrix(dir, { ...BASE, caches: [{ url, publicKey: KEY }] });
   const variant = projectFromMatrix({ ...BASE } as never).variants.find((v) => v.name === NAME)!;
   const conf = (subs: string, keys: string) => ({ "system-features": variant.requiredSystemFeatures.join(" "), substituters: subs, "trusted-public-keys": keys });
-  const run = (nixConf: Record<string, string>) => {
+  const run = (nixConf: Record<string, string>, json = true) => {
     const h = makeHost({ recorded: "spr-h100", nvidiaSmi: true, devNvidia: true, nixos: true, nix: "2.24.9", nixConf });
-    return runCli(["doctor", "--matrix", m, "--host-root", h.root, "--backend", "nix", "--json", ...recorded], { env: h.env });
+    return runCli(["doctor", "--matrix", m, "--host-root", h.root, "--backend", "nix", ...(json ? ["--json"] : []), ...recorded], { env: { ...h.env, COLUMNS: "80" } });
   };
   const check = (r: { stdout: string }) => (JSON.parse(r.stdout) as { checks: { id: string; status: string; detail: string }[] }).checks.find((c) => c.id === "team-cache")!;
   const has = check(run(conf(`${CUDA_CACHE_SUBSTITUTER.url} ${url}/`, `${CUDA_CACHE_SUBSTITUTER.publicKey} ${KEY}`)));
@@ -170,6 +170,10 @@ test("the team-cache check passes when the host's Nix has the cache and its key"
   const lacks = check(run(conf(CUDA_CACHE_SUBSTITUTER.url, `${CUDA_CACHE_SUBSTITUTER.publicKey} ${KEY}`)));
   assert.is(lacks.status, "skip");
   assert.match(lacks.detail, `the substituter ${url} is not in this host's Nix configuration`);
+  // At 80 columns the block's lines stay whole (a cut setting is an invalid nix.conf line).
+  const text = run(conf(CUDA_CACHE_SUBSTITUTER.url, CUDA_CACHE_SUBSTITUTER.publicKey), false).stdout.split("\n");
+  assert.ok(text.includes(`extra-substituters = ${url}`), text.join("\n"));
+  assert.ok(text.includes(`extra-trusted-public-keys = ${KEY}`), text.join("\n"));
 });
 
 test.run();
