@@ -25,7 +25,7 @@ export const EXIT = { ok: 0, finding: 1, input: 2, interrupted: 130 } as const;
 /** The prefix of every error message of every command, on stderr. */
 export const ERROR_PREFIX = "variant-matrix: error: ";
 
-/** `message` as every command prints an error: ERROR_PREFIX + message + newline (for process.stderr.write). */
+/** `message` as every command prints an error: ERROR_PREFIX + message + newline (for an Io's err). */
 export function errorLine(message: string): string {
   return `${ERROR_PREFIX}${message}\n`;
 }
@@ -50,7 +50,7 @@ export function clip(text: string, max = MAX_SHOWN): string {
  * Run a command's work and map an error to its exit status, the one way every command does: an error with an exit
  * code (exitCodeOf: an InputError) is written to `err` as one errorLine (after `prefix`, e.g. "doctor: ") and its code
  * returned; any other error (a bug) is thrown on.
- * @param err where the error line goes (a command's io.err, or process.stderr.write)
+ * @param err where the error line goes (a command's io.err)
  * @param work the command's work; its result is the exit status
  * @returns the work's exit status, or the error's (EXIT.input)
  */

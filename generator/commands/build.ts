@@ -2,7 +2,7 @@
  * `variant-matrix build [NAME...]`: the yargs command module (`buildCommand`) and the function behind it
  * (`buildMain`). Register with `yargs(...).command(buildCommand)`.
  *
- * Exit codes (set on `process.exitCode`): 0 every selected variant built or cached (or a dry run), 1 a variant
+ * Exit codes (the run's exit status, returned by main): 0 every selected variant built or cached (or a dry run), 1 a variant
  * failed or was skipped, 2 a usage error (unknown name, bad filter, bad option, a selection that matches no
  * variant: nothing is built), 130 interrupted.
  */
@@ -11,6 +11,7 @@ import type { Argv, ArgumentsCamelCase, CommandModule } from "yargs";
 import { ASK_NIX_TIMEOUT_S, REPEATABLE } from "../constants.ts";
 import { PACKAGES } from "../catalog/packages.ts";
 import { matrixOption, nixOptions, outputOptions, selectionOptions, type BuiltTypes } from "./options.ts";
+import { runOf } from "./shared.ts";
 import { DEFAULT_CORES_PER_BUILD } from "../driver/jobs.ts";
 import { GIB_PER_COMPILE_JOB } from "../catalog/host.ts";
 
@@ -88,6 +89,7 @@ export const buildCommand: CommandModule<object, BuiltTypes<typeof builder>> = {
     const { buildMain } = await import("./build-main.ts");
     if (argv.substituter?.length && argv.substituters !== undefined)
       throw new UsageError("give --substituter (repeatable), not both it and the old --substituters");
-    await buildMain(argv.substituter?.length ? { ...argv, substituters: argv.substituter.join(" ") } : argv);
+    const run = runOf(argv);
+    run.exitCode = await buildMain(argv.substituter?.length ? { ...argv, substituters: argv.substituter.join(" ") } : argv, run.io);
   },
 };

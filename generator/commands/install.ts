@@ -37,7 +37,7 @@ import type { Backend } from "../driver/backend.ts";
 import type { CheckResult } from "../preflight/checks.ts";
 import type { Variant } from "../schema.ts";
 import type { BuildArgs } from "../driver/options.ts";
-import { processIo, terminalWidth, type Io } from "./shared.ts";
+import { runOf, terminalWidth, type Io } from "./shared.ts";
 import { DEFAULT_PACKAGE, hostOptions, hostRootOption, matrixOption, nixOptions, outputOptions, packagePickOption, pick, type ArgsOf, type OptionTypes } from "./options.ts";
 import { namePositional, type ChosenVariant } from "./doctor.ts";
 import type { VerifyReport } from "./verify.ts";
@@ -74,9 +74,9 @@ export class InstallInputError extends InputError {}
 
 /**
  * Run install; returns the exit status (see the file header) instead of exiting.
- * @param io where install's own lines go (the build driver writes to the process streams itself)
+ * @param io where install writes (main's run.io; tests hand in recorders); the build's own lines go there too
  */
-export async function runInstall(args: InstallArgs, io: Io = processIo): Promise<number> {
+export async function runInstall(args: InstallArgs, io: Io): Promise<number> {
   return withExitCode(io.err, () => install(args, io));
 }
 
@@ -106,7 +106,7 @@ interface InstallPlan {
 
 /** install's steps (see the file header): decide, then print the dry run, or check, build, link and verify. */
 async function install(args: InstallArgs, io: Io): Promise<number> {
-  const width = terminalWidth();
+  const width = terminalWidth(io);
   const say = (text: string, indent = "", hang?: string) => io.out(wrap(text, width, { indent, hang }) + "\n");
   const plan = await planInstall(args);
   const pre = await import("../preflight/checks.ts");
@@ -114,7 +114,7 @@ async function install(args: InstallArgs, io: Io): Promise<number> {
   if (args.dryRun) {
     printDryRun(plan, say, (s) => io.out(s), (r) => pre.formatChecks(r, width));
     const { buildMain } = await import("./build-main.ts");
-    return buildMain(buildArgs(args, variant.name, backend, true, dir));
+    return buildMain(buildArgs(args, variant.name, backend, true, dir), io);
   }
   if (stops.length) {
     io.err(
@@ -136,7 +136,7 @@ async function install(args: InstallArgs, io: Io): Promise<number> {
 
   // 3. The build (cached variants are not built again).
   const { buildMain } = await import("./build-main.ts");
-  const built = await buildMain(buildArgs(args, variant.name, backend, false, dir));
+  const built = await buildMain(buildArgs(args, variant.name, backend, false, dir), io);
   if (built !== 0) return built;
   const hostDriver = await linkInstalled(plan, say);
   return verifyInstalled(args, plan, hostDriver, say, io);
@@ -339,12 +339,13 @@ export function closingLine(
   return `${python}: ${report.name} (${what}): ${held} of ${report.checks.length} promises hold${gpus.length ? ` on ${gpus.join(", ")}` : ", no GPU checked"}`;
 }
 
-/** The yargs command module; generator/cli.ts registers it. Sets `process.exitCode` (0, 1 or 2, see above). */
+/** The yargs command module; generator/cli.ts registers it. Sets its run's exit status (0, 1 or 2, see above). */
 export const installCommand: CommandModule<object, OptionTypes<typeof namePositional & typeof installOptions>> = {
   command: "install [name]",
   describe: "detect's pick (or NAME) for this host: check, build, link at --dir, run through the host's GPU driver and verify on the GPU",
   builder: (y: Argv<object>) => y.positional("name", namePositional.name).options(installOptions),
   handler: async (argv: ArgumentsCamelCase<OptionTypes<typeof namePositional & typeof installOptions>>) => {
-    process.exitCode = await runInstall(argv);
+    const run = runOf(argv);
+    run.exitCode = await runInstall(argv, run.io);
   },
 };
