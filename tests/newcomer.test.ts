@@ -83,28 +83,34 @@ test("user-facing text carries no internal references (seed documents, DESIGN.md
   }
 });
 
-test("build --dry-run needs no network: it evaluates nothing unless --probe-store asks the store", async () => {
+test("build --dry-run needs no network: offline, Nix's failed answer falls back to the model, said so; --ask-nix-timeout 0 evaluates nothing", async () => {
   const dir = tempDir();
   const bin = join(dir, "bin");
   mkdirSync(bin);
   const marker = join(dir, "instantiated");
-  // A nix-instantiate that records being called to evaluate (a generated file would fetch its pinned nixpkgs); it
-  // answers `--version` (the preflight's Nix version check) as Nix does, offline.
+  // A nix-instantiate that records being called to evaluate (a generated file would fetch its pinned nixpkgs) and
+  // fails as an offline Nix does; it answers `--version` (the preflight's Nix version check) as Nix does.
   writeFileSync(
     join(bin, "nix-instantiate"),
     `#!/bin/sh\n[ "$1" = --version ] && { echo "nix-instantiate (Nix) 2.24.9"; exit 0; }\necho "$@" >> ${JSON.stringify(marker)}\necho "error: offline" >&2\nexit 1\n`,
   );
   chmodSync(join(bin, "nix-instantiate"), 0o755);
   const env = { PATH: `${bin}:${process.env.PATH}` };
+  const args = ["build", "--dry-run", "--filter", "sm=90", "--filter", "isa=avx2", "--backend", "nix", "--logs-dir", join(dir, "logs")];
   // A PATH of its own: a real process (runMain shares this one's environment).
-  const r = runCli(["build", "--dry-run", "--filter", "sm=90", "--filter", "isa=avx2", "--backend", "nix", "--logs-dir", join(dir, "logs")], { env });
-  assert.is(r.status, 0, r.stderr);
-  assert.match(r.stdout, /to build/);
-  assert.not.ok(existsSync(marker), "nix-instantiate was not run");
-  assert.not.match(r.stdout, /not instantiated here/);
-  const p = runCli(["build", "--dry-run", "--probe-store", "--filter", "sm=90", "--filter", "isa=avx2", "--backend", "nix", "--logs-dir", join(dir, "logs")], { env });
+  const never = runCli([...args, "--ask-nix-timeout", "0"], { env });
+  assert.is(never.status, 0, never.stderr);
+  assert.match(never.stdout, /to build/);
+  assert.not.ok(existsSync(marker), "nix-instantiate was not run with --ask-nix-timeout 0");
+  assert.match(never.stdout, /Nix not asked because --ask-nix-timeout 0/);
+  // By default it asks; offline the answer is "does not evaluate here" and the plan says the model stands.
+  const asked = runCli(args, { env });
+  assert.is(asked.status, 0, asked.stderr);
+  assert.ok(existsSync(marker), "Nix was asked");
+  assert.match(asked.stdout, /to build/);
+  assert.match(asked.stdout, /modelled: .*Nix not asked because no selected file evaluates here \(.*offline/);
+  const p = runCli([...args, "--probe-store"], { env });
   assert.is(p.status, 0, p.stderr);
-  assert.ok(existsSync(marker), "--probe-store instantiates");
   assert.match(p.stdout, /not instantiated here: error: offline/);
 });
 
