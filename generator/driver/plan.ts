@@ -76,7 +76,13 @@ export function cudaClosures(vs: readonly ClosureInput[]): {
 } {
   const group = (pred: (v: ClosureInput) => boolean) => {
     const m = new Map<string, string[]>();
-    for (const v of vs) if (v.cuda !== null && pred(v)) m.set(v.nixpkgsKey, [...(m.get(v.nixpkgsKey) ?? []), v.name]);
+    for (const v of vs) {
+      if (v.cuda === null || !pred(v)) continue;
+      // push, not a copy of the group per variant: linear in the variant count.
+      const names = m.get(v.nixpkgsKey);
+      if (names) names.push(v.name);
+      else m.set(v.nixpkgsKey, [v.name]);
+    }
     return [...m].map(([key, variants]) => ({ key, variants }));
   };
   return { own: group((v) => v.cudaCapabilitiesForPackageSet), shared: group((v) => !v.cudaCapabilitiesForPackageSet) };
@@ -387,7 +393,7 @@ export function transitiveDependents(plan: Plan, name: string): string[] {
     const m = stack.pop()!;
     if (seen.has(m)) continue;
     seen.add(m);
-    stack.push(...plan.nodes.get(m)!.dependents);
+    for (const x of plan.nodes.get(m)!.dependents) stack.push(x);
   }
   return plan.order.filter((n) => seen.has(n));
 }
@@ -457,9 +463,11 @@ export function lowerBound(
   const finish = new Map<string, number>();
   for (const name of plan.order) {
     const n = plan.nodes.get(name)!;
-    finish.set(name, d(name) + Math.max(0, ...n.deps.map((x) => finish.get(x)!)));
+    finish.set(name, d(name) + n.deps.reduce((most, x) => Math.max(most, finish.get(x)!), 0));
   }
-  const criticalPath = Math.max(0, ...finish.values());
+  // reduce, not Math.max(...): a spread of every node overflows the stack past about 100,000 arguments.
+  let criticalPath = 0;
+  for (const f of finish.values()) criticalPath = Math.max(criticalPath, f);
   const totalWork = plan.order.reduce((s, n) => s + d(n), 0);
   return { criticalPath, totalWork, bound: Math.max(criticalPath, totalWork / Math.max(1, jobs)) };
 }
