@@ -56,13 +56,15 @@ const NETWORK = /unable to download '|Couldn't resolve host|Could not resolve ho
 
 /**
  * The cause of one evaluation failure: `network` for Nix's download errors (NETWORK), else `file` when the variant's
- * file is the user's own (`--pkgs-dir`), else `matrix`.
+ * file is the user's own (`--pkgs-dir`) and the error is not one the generated files throw, else `matrix`.
  * @param message Nix's message (one line)
  * @param ownFiles the targets' files come from `--pkgs-dir`
  */
 export function failureCause(message: string, ownFiles: boolean): FailureCause {
   if (NETWORK.test(message)) return "network";
-  return ownFiles ? "file" : "matrix";
+  // A --pkgs-dir file may import a generated wrapper: the generated files' own refusals ("… has no SET.ATTR",
+  // pkgs/torch-env.nix and friends) are the matrix's, whoever's file imported them.
+  return ownFiles && !/\bhas no [A-Za-z_]/.test(message) ? "file" : "matrix";
 }
 
 /** The fix printed after evaluation failures of each cause, in this order. */
