@@ -6,6 +6,7 @@ import { main as cli } from "./cli.ts";
 import { main as expand } from "./expand.ts";
 import { main as caches } from "./caches.ts";
 import { main as buildLog } from "./build-log.ts";
+import { main as dryRun } from "./dry-run.ts";
 
 await expand();
 await cli();
@@ -14,3 +15,4 @@ await schedule();
 await evaluate();
 await caches();
 await buildLog();
+await dryRun();
