@@ -5,6 +5,8 @@ import { main as evaluate } from "./eval.ts";
 import { main as cli } from "./cli.ts";
 import { main as expand } from "./expand.ts";
 import { main as caches } from "./caches.ts";
+import { main as buildLog } from "./build-log.ts";
+import { main as dryRun } from "./dry-run.ts";
 
 await expand();
 await cli();
@@ -12,3 +14,5 @@ await generate();
 await schedule();
 await evaluate();
 await caches();
+await buildLog();
+await dryRun();

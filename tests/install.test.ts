@@ -19,8 +19,9 @@ import { projectFromMatrix } from "../generator/project.ts";
 import matrix from "../matrix.ts";
 import { ROOT, runCli, tempDir, writeMatrix } from "./helpers/cli.ts";
 import { HOSTS, makeHost } from "./helpers/host-model.ts";
-import { latestReport, newSalt } from "./helpers/driver.ts";
-import { nixPath, runNix } from "./helpers/nix.ts";
+import { latestReport } from "./helpers/driver.ts";
+import { standInEnvironment } from "./helpers/install-stand-in.ts";
+import { runNix } from "./helpers/nix.ts";
 
 const NAME = "torch-env-python313-cuda12_8-sm90-avx512bf16";
 const variant = projectFromMatrix(matrix).variants.find((v) => v.name === NAME)!;
@@ -72,45 +73,6 @@ test("install stops before any work when nix.conf lacks a setting: exit 2, the b
   }
 });
 
-/**
- * A --pkgs-dir holding NAME.nix: a STAND-IN environment whose bin/python3 prints the recorded H100 probe (the GPU seen
- * only when libcuda.so.1 is reachable), with `nixglhost` = the stand-in nixpkgs' nix-gl-host of the variant's pin and
- * `withHostDriver` = the real pkgs/host-driver.nix around both, as pkgs/torch-env.nix carries them; beside it a tiny
- * derivation of each variant it is built on.
- */
-function standInEnvironment(): string {
-  const dir = tempDir("vm-install-pkgs-");
-  const probe = JSON.parse(readFileSync(join(ROOT, "tests/fixtures/probes/h100-pypi-torch2.11.0-cu130/probe.json"), "utf8"));
-  writeFileSync(join(dir, "sees.json"), JSON.stringify(probe) + "\n");
-  writeFileSync(join(dir, "blind.json"), JSON.stringify({ ...probe, gpu: { available: false, devices: [], matmul: null } }) + "\n");
-  writeFileSync(
-    join(dir, "python3"),
-    `#!/bin/sh\n# STAND-IN python3 of a Nix-built torch: it sees the GPU only when it can load libcuda.so.1.\n` +
-      `for d in $(echo "\${LD_LIBRARY_PATH:-}" | tr ':' ' ') "\${NIXGLHOST_STAND_IN_ROOT:-}/run/opengl-driver/lib"; do\n` +
-      `  [ -e "$d/libcuda.so.1" ] && exec cat "${join(dir, "sees.json")}"\ndone\nexec cat "${join(dir, "blind.json")}"\n`,
-  );
-  const pkgs = join(dir, "pkgs");
-  mkdirSync(pkgs);
-  writeFileSync(
-    join(pkgs, `${NAME}.nix`),
-    `let standIn = import ${nixPath(join(ROOT, "tests/fixtures/stand-in-nixpkgs"))} { standIn = { pin = "${variant.nixpkgs}"; nixGlHost = true; }; };\n` +
-      `  env = derivation {\n  name = "${NAME}-stand-in-${newSalt()}";\n  system = builtins.currentSystem;\n  builder = "/bin/sh";\n` +
-      `  PATH = "/usr/bin:/bin";\n  python = builtins.readFile ${nixPath(join(dir, "python3"))};\n` +
-      `  args = [ "-c" "mkdir -p $out/bin && printf '%s' \\"$python\\" > $out/bin/python3 && chmod +x $out/bin/python3 && echo pip > $out/bin/pip" ];\n` +
-      `  };\n` +
-      // The real pkgs/host-driver.nix, its script run by a runCommand that runs it (the stand-in nixpkgs' only records).
-      `  runCommand = name: _: script: derivation { inherit name; system = builtins.currentSystem; builder = "/bin/sh"; PATH = "/usr/bin:/bin"; args = [ "-c" script ]; };\n` +
-      `in env // { nixglhost = standIn.nix-gl-host; withHostDriver = import ${nixPath(join(ROOT, "pkgs/host-driver.nix"))} { inherit runCommand env; shell = "/bin/sh"; nixglhost = standIn.nix-gl-host; }; }\n`,
-  );
-  // What the environment is built on (its pytorch, torchaudio, torchvision): tiny derivations, built first.
-  for (const dep of variant.dependsOn)
-    writeFileSync(
-      join(pkgs, `${dep}.nix`),
-      `derivation { name = "${dep}-stand-in-${newSalt()}"; system = builtins.currentSystem; builder = "/bin/sh"; args = [ "-c" "echo > $out" ]; }\n`,
-    );
-  return pkgs;
-}
-
 test("install on a non-NixOS host with a GPU driver: built through the build driver, DIR a GC root, python3 through the environment's nixglhost; the verify line ends the run; a second install builds nothing", () => {
   const pkgs = standInEnvironment();
   const h = makeHost({ ...H100, hostLibcuda: "/usr/lib/x86_64-linux-gnu/libcuda.so.1", realNixTools: true, nixConf: { "system-features": FEATURES, ...CACHE } });
@@ -141,10 +103,13 @@ test("install on a non-NixOS host with a GPU driver: built through the build dri
   // The last line: the python, what it is, and the promises held on the H100 it reached through nixglhost.
   const last = first.stdout.trim().split("\n").at(-1)!;
   assert.match(last, new RegExp(`^${join(dir, "bin/python3").replace(/[/.]/g, "\\$&")}: ${NAME} \\(torch 2\\.12\\.0, capabilities 9\\.0, ISA avx512bf16\\): \\d+ of \\d+ promises hold on NVIDIA H100 80GB HBM3 \\(9\\.0\\)$`));
-  // Again, at 80 columns: nothing is built (the build driver finds the output), verify runs again, and its line stays one line.
+  // Again, at 80 columns: nothing is built and the build driver is not run (the output is in the store: DIR is
+  // linked at once), verify runs again, and its line stays one line.
+  const runId = latestReport(logs).runId;
   const second = runCli(args, { env: { ...env, COLUMNS: "80" } });
   assert.is(second.status, first.status, second.stderr);
-  assert.is(latestReport(logs).variants.find((v) => v.name === NAME)?.status, "cached");
+  assert.is(latestReport(logs).runId, runId, "no second run of the build driver");
+  assert.match(second.stdout.replace(/\s+/g, " "), `${NAME} is in the store (${realpathSync(join(dir, "bin/pip")).replace(/\/bin\/pip$/, "")}): nothing to build`);
   assert.is(realpathSync(dir), out);
   assert.is(second.stdout.trim().split("\n").at(-1), last);
 });

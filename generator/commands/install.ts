@@ -25,7 +25,7 @@
  * be fixed first (the fix is printed).
  */
 import type { ArgumentsCamelCase, Argv, CommandModule } from "yargs";
-import { existsSync, lstatSync, realpathSync } from "node:fs";
+import { realpathSync } from "node:fs";
 import path from "node:path";
 import { InputError, withExitCode } from "../errors.ts";
 import { REPO_ROOT } from "../paths.ts";
@@ -41,6 +41,7 @@ import { runOf, terminalWidth, type Io } from "./shared.ts";
 import { DEFAULT_PACKAGE, hostOptions, hostRootOption, matrixOption, nixOptions, outputOptions, packagePickOption, pick, type ArgsOf, type OptionTypes } from "./options.ts";
 import { namePositional, type ChosenVariant } from "./doctor.ts";
 import type { VerifyReport } from "./verify.ts";
+import type { InstallReady, LinkPlace } from "../driver/install-target.ts";
 
 /** The options of `install` (yargs), the shared groups defined once in options.ts. */
 const installOptions = {
@@ -102,6 +103,8 @@ interface InstallPlan {
   link: string;
   /** DIR/bin/python3. */
   python: string;
+  /** The places install links (DIR first), for driver/install-target.ts. */
+  places: LinkPlace[];
 }
 
 /** install's steps (see the file header): decide, then print the dry run, or check, build, link and verify. */
@@ -114,7 +117,7 @@ async function install(args: InstallArgs, io: Io): Promise<number> {
   if (args.dryRun) {
     printDryRun(plan, say, (s) => io.out(s), (r) => pre.formatChecks(r, width));
     const { buildMain } = await import("./build-main.ts");
-    return buildMain(buildArgs(args, variant.name, backend, true, dir), io);
+    return buildMain(buildArgs(args, variant.name, backend, true), io);
   }
   if (stops.length) {
     io.err(
@@ -134,12 +137,23 @@ async function install(args: InstallArgs, io: Io): Promise<number> {
   if (throughNixglhost) say(`→ GPU driver: the host's is outside /run/opengl-driver/lib: ${python} runs through nix-gl-host`, "  ", "    ");
   if (warned.length) io.err(`warning:\n${pre.formatChecks(warned, width)}\n`);
 
-  // 3. The build (cached variants are not built again).
-  const { buildMain } = await import("./build-main.ts");
-  const built = await buildMain(buildArgs(args, variant.name, backend, false, dir), io);
-  if (built !== 0) return built;
-  const hostDriver = await linkInstalled(plan, say);
-  return verifyInstalled(args, plan, hostDriver, say, io);
+  // 3. The build: none when the output is in the store or fetchable (DIR is linked at once); else through the build
+  // driver, its result links in a directory of their own, so that DIR is the one GC root left.
+  const it = await import("../driver/install-target.ts");
+  const ready = await it.prepareInstall(plan.file, plan.places);
+  const resultDir = ready.atOnce || backend === "flox" ? null : it.makeResultDir();
+  try {
+    if (ready.atOnce) say(`${variant.name} is ${ready.output.state === "present" ? "in the store" : "fetchable from a substituter"} (${ready.outPath}): nothing to build`);
+    else {
+      const { buildMain } = await import("./build-main.ts");
+      const built = await buildMain(buildArgs(args, variant.name, backend, false, resultDir ?? undefined), io);
+      if (built !== 0) return built;
+    }
+    const hostDriver = await linkInstalled(plan, say, ready, resultDir);
+    return verifyInstalled(args, plan, hostDriver, say, io);
+  } finally {
+    if (resultDir !== null) it.dropResultDir(resultDir);
+  }
 }
 
 /**
@@ -168,8 +182,6 @@ async function planInstall(args: InstallArgs): Promise<InstallPlan> {
   const envName = parts ? formatName({ ...parts, package: ENV_PACKAGE }) : null;
   const env = project.variants.find((v) => v.name === envName);
   const envFile = env ? fileOf(env.name, env.file) : null;
-  if (existsSync(dir) && !lstatSync(dir).isSymbolicLink())
-    throw new InstallInputError(`--dir ${dir} exists and is not a link this command made: give another --dir, or move it away`);
 
   // 2. The checks.
   const host = { root: args.hostRoot ?? "/", env: process.env, cpuinfoFile: args.cpuinfo };
@@ -185,6 +197,14 @@ async function planInstall(args: InstallArgs): Promise<InstallPlan> {
   // The route to the driver: NixOS or a flox activation serving libcuda pass the check; a driver elsewhere (its ✗)
   // is reached through nixglhost; no driver at all (–) leaves the GPU checks to verify's "not checkable here".
   const throughNixglhost = variant.cuda !== null && gpu?.status === "fail";
+  // Every place install will link takes a link and holds nothing of another's (driver/install-target.ts), checked
+  // before any build; DIR again with the output's store names once Nix says what the output is (prepareInstall).
+  const places: LinkPlace[] = [
+    { link: dir, own: null, what: "--dir" },
+    ...(throughNixglhost && variant.role !== "env" ? [{ link: `${dir}-nixglhost`, own: [/^nix-gl-host/], what: "the nixglhost link" }] : []),
+    ...(backend === "flox" ? [{ link: path.join(REPO_ROOT, `result-${variant.name}`), own: null, what: "flox's result link" }] : []),
+  ];
+  (await import("../driver/install-target.ts")).assertLinkPlaces(places);
   return {
     variant,
     chosen,
@@ -195,6 +215,7 @@ async function planInstall(args: InstallArgs): Promise<InstallPlan> {
     results,
     gpu,
     throughNixglhost,
+    places,
     // An environment carries its own wrapped Pythons (withHostDriver); another variant is run through the nixglhost.
     wrapped: throughNixglhost && variant.role === "env",
     stops: results.filter((r) => r.status === "fail" && (r.blocking || r.conf !== undefined)),
@@ -239,20 +260,20 @@ function printDryRun(
 /**
  * Steps 4 and 5: DIR as a GC root of the built output (an environment that needs the host's driver: its
  * withHostDriver output), and for another variant that needs it the environment's nixglhost at DIR-nixglhost.
+ * @param ready what install knew before the build (the output's store path, when Nix could say)
+ * @param resultDir where the build driver left `result-NAME` (nix backend), null when there was no build or flox built
  * @returns the nixglhost verify runs the variant through, or undefined
  * @throws InstallInputError when the build left no result link, or a Nix command failed (nix-gl-host not built)
  */
-async function linkInstalled(p: InstallPlan, say: (text: string) => void): Promise<string | undefined> {
-  const { variant, dir, backend, file, envFile, throughNixglhost, wrapped, link } = p;
-  const { addGcRoot, buildAttrLink } = await import("../driver/store.ts");
-  const outDir = backend === "nix" ? path.dirname(dir) : REPO_ROOT;
-  const result = path.join(outDir, `result-${variant.name}`);
-  let out: string;
-  try {
-    out = realpathSync(result);
-  } catch {
-    throw new InstallInputError(`the build left no ${result}: nothing to link at ${dir}`);
-  }
+async function linkInstalled(p: InstallPlan, say: (text: string) => void, ready: InstallReady, resultDir: string | null): Promise<string | undefined> {
+  const { variant, dir, file, envFile, throughNixglhost, wrapped, link } = p;
+  const [{ addGcRoot, buildAttrLink }, it] = await Promise.all([import("../driver/store.ts"), import("../driver/install-target.ts")]);
+  // The output: known before the build, else the build's result link (the nix backend's in resultDir, flox's in the root).
+  const result = path.join(resultDir ?? REPO_ROOT, `result-${variant.name}`);
+  const out = ready.outPath ?? it.resultOutPath(path.dirname(result), variant.name);
+  if (out === null) throw new InstallInputError(`the build left no ${result}: nothing to link at ${dir}`);
+  // Known only now (Nix could not evaluate the file before the build): DIR must hold nothing but this variant's install.
+  if (ready.outPath === null) it.assertLinkPlaces([{ ...p.places[0]!, own: it.ownNames(out) }]);
   // nix-gl-host is built from numtide's source when the pin has none (pkgs/nix-gl-host.nix); a build that fails
   // here (no network for its source, say) leaves the environment built, so say what is left.
   const nixglhostFrom = (failure: string | null) => {
@@ -307,8 +328,8 @@ async function verifyInstalled(args: InstallArgs, p: InstallPlan, hostDriver: st
   return code;
 }
 
-/** The build driver's arguments for install's one variant; the nix backend's result link goes beside DIR. */
-function buildArgs(args: InstallArgs, name: string, backend: Backend, dryRun: boolean, dir: string): BuildArgs {
+/** The build driver's arguments for install's one variant; the nix backend's result links go in `outDir` (install-target.ts makeResultDir). */
+function buildArgs(args: InstallArgs, name: string, backend: Backend, dryRun: boolean, outDir?: string): BuildArgs {
   return {
     names: [name],
     backend,
@@ -317,7 +338,7 @@ function buildArgs(args: InstallArgs, name: string, backend: Backend, dryRun: bo
     matrix: args.matrix,
     logsDir: args.logsDir,
     plain: args.plain,
-    outDir: backend === "nix" ? path.dirname(dir) : undefined,
+    outDir: backend === "nix" ? outDir : undefined,
     retries: 0,
     // Ask Nix before estimating (driver/ask-nix.ts), for the dry run's plan and before the real build.
     askNixTimeout: args.askNixTimeout ?? ASK_NIX_TIMEOUT_S,

@@ -44,7 +44,8 @@ export const listCommand: CommandModule<object, OptionTypes<typeof listOptions>>
     const vs = p.variants.filter((v) => matchFilters(v, filters));
     if (argv.json) print.out(JSON.stringify(vs.map(variantJson), null, 2));
     else {
-      const nw = Math.max(0, ...vs.map((v) => v.name.length));
+      // reduce, not Math.max(...names): a spread of every name overflows the stack past about 100,000 variants.
+      const nw = vs.reduce((most, v) => Math.max(most, v.name.length), 0);
       // One row per variant: name, system, the capabilities nvcc compiles; "*" marks binary-compatible code.
       for (const v of vs) print.out(`${v.name.padEnd(nw)}  ${v.system.padEnd(13)}  ${v.cudaCapabilities.join(",") || "cpu"}${v.binaryCompat ? " *" : ""}`.trimEnd());
       print.err(`${vs.length} of ${p.variants.length} package variants`);

@@ -145,11 +145,12 @@ export async function planBuild(po: PlanBuildOptions): Promise<BuildPlan> {
   const plan = orderTargets(targets, selection.history);
   const rule = jobsRule({ cpus: availableParallelism(), memBytes: totalmem() }, o.cores, o.jobs);
   const { backend, capped } = backendOptions(catalog, a, o, targets, rule);
-  const ev = await evaluateFirst(catalog, targets, backend.outDir, o.nixOptions, { dryRun: !!a.dryRun, probeStore: !!a.probeStore, force: !!a.force });
+  const ev = await evaluateFirst(catalog, targets, backend.outDir, o.nixOptions, { dryRun: !!a.dryRun, probeStore: !!a.probeStore, force: !!a.force, ownFiles: a.pkgsDir !== undefined });
   const asked = await askFirst(a, o, selection, ev);
   const toBuild = targets.filter((t) => !ev.cached.get(t.name)?.cached);
   // The checks of what is left to build: the system features its derivations require, and store space (a warning).
-  const late = checkHost({ ...context, variants: context.variants.filter((v) => toBuild.some((t) => t.name === v.name)) }, LATE_CHECKS);
+  const left = new Set(toBuild.map((t) => t.name));
+  const late = checkHost({ ...context, variants: context.variants.filter((v) => left.has(v.name)) }, LATE_CHECKS);
   const results = [...early, ...late];
   // This machine would be refused a variant only once its dependencies are built, hours in: stop now with the fix,
   // before the evaluation's verdict (a host fix first; the matrix's errors after it).
@@ -292,6 +293,7 @@ function backendOptions(cat: Catalog, a: BuildArgs, o: ResolvedBuildOptions, tar
  * Step 5: instantiate every selected variant and ask what is built (store.ts probeCached). A build instantiates before
  * the first build starts, --force included (it only ignores what is built); a dry run only with --probe-store
  * (evaluating a generated file may fetch its pinned nixpkgs).
+ * @param o.ownFiles the targets' files come from `--pkgs-dir` (eval-first.ts failureCause)
  * @returns whether it instantiated, what counts as built (empty under --force), the variants that do not evaluate
  */
 export async function evaluateFirst(
@@ -299,12 +301,12 @@ export async function evaluateFirst(
   targets: readonly BuildTarget[],
   outDir: string,
   nixOptions: NixOptions,
-  o: { dryRun: boolean; probeStore: boolean; force: boolean },
+  o: { dryRun: boolean; probeStore: boolean; force: boolean; ownFiles?: boolean },
 ): Promise<{ instantiated: boolean; cached: Map<string, CacheProbe>; failures: EvaluationFailure[] }> {
   const instantiated = !o.dryRun || o.probeStore;
   const probes: Map<string, CacheProbe> = o.force && !instantiated ? new Map() : await probeCached(targets, outDir, nixOptions, { instantiate: instantiated });
   const cached: Map<string, CacheProbe> = o.force ? new Map() : probes;
-  return { instantiated, cached, failures: instantiated ? evaluationFailures(cat, targets, probes, cached) : [] };
+  return { instantiated, cached, failures: instantiated ? evaluationFailures(cat, targets, probes, cached, !!o.ownFiles) : [] };
 }
 
 /**

@@ -35,7 +35,47 @@ export interface EvaluationFailure {
   message: string;
   /** For an environment's extra close to one the catalog knows: "did you mean peft?"; else null. */
   hint: string | null;
+  /**
+   * What the failure is about (failureCause): `network` (Nix could not download what the file fetches, e.g. the pinned
+   * nixpkgs: nothing in the matrix is wrong), `file` (the user's own file, `--pkgs-dir`), or `matrix` (the generated
+   * files: matrix.ts or its pin asks for what the pin does not have). Absent in older callers' data: `matrix`.
+   */
+  cause?: FailureCause;
 }
+
+/** What an evaluation failure is about (EvaluationFailure.cause). */
+export type FailureCause = "network" | "file" | "matrix";
+
+/**
+ * Nix's words for a download that did not happen (libstore/filetransfer.cc: "unable to download 'URL': …" with curl's
+ * reason, e.g. "Couldn't resolve host name (6)", "Timeout was reached (28)"; Nix ≥ 2.19's fetchers the same; a
+ * network-less sandbox's "Could not resolve host"). A hash mismatch is not among them: the download worked and the
+ * pin's hash is wrong (a matrix problem).
+ */
+const NETWORK = /unable to download '|Couldn't resolve host|Could not resolve host|Couldn't connect to server|Failed to connect|Timeout was reached|Connection refused|Network is unreachable|SSL connect error/i;
+
+/**
+ * The cause of one evaluation failure: `network` for Nix's download errors (NETWORK), else `file` when the variant's
+ * file is the user's own (`--pkgs-dir`) and the error is not one the generated files throw, else `matrix`.
+ * @param message Nix's message (one line)
+ * @param ownFiles the targets' files come from `--pkgs-dir`
+ */
+export function failureCause(message: string, ownFiles: boolean): FailureCause {
+  if (NETWORK.test(message)) return "network";
+  // A --pkgs-dir file may import a generated wrapper: the generated files' own refusals ("… has no SET.ATTR",
+  // pkgs/torch-env.nix and friends) are the matrix's, whoever's file imported them.
+  return ownFiles && !/\bhas no [A-Za-z_]/.test(message) ? "file" : "matrix";
+}
+
+/** The fix printed after evaluation failures of each cause, in this order. */
+const FIXES: Record<FailureCause, string> = {
+  network:
+    "Nix could not download what the files fetch (the pinned nixpkgs): nothing in matrix.ts is wrong; connect this machine to the network " +
+    "(or give it a substituter or a proxy that serves it), then build again",
+  file: "the failing files are your own (--pkgs-dir): fix them there (a check of `build --verify` reads the file's `tests` attribute), then build again",
+  matrix:
+    "fix matrix.ts (or its pin), run `npm run generate`, then build again; `variant-matrix eval --filter …` evaluates a selection without building",
+};
 
 /**
  * The attribute a Nix error message names: the generated files' own `… has no SET.ATTR` (pkgs/torch-env.nix,
@@ -56,12 +96,14 @@ export function failingAttribute(message: string): string | null {
  * @param targets the selection, as `build` plans it
  * @param probes store.ts probeCached's answers (instantiated)
  * @param cached what the run treats as built (`probes`, or empty with --force)
+ * @param ownFiles the targets' files are the user's own (`--pkgs-dir`): a failure that is no download's is theirs
  */
 export function evaluationFailures(
   cat: Pick<Catalog, "extras">,
   targets: readonly Pick<BuildTarget, "name" | "nixpkgs" | "extras">[],
   probes: ReadonlyMap<string, CacheProbe>,
   cached: ReadonlyMap<string, CacheProbe>,
+  ownFiles = false,
 ): EvaluationFailure[] {
   const out: EvaluationFailure[] = [];
   for (const t of targets) {
@@ -72,7 +114,7 @@ export function evaluationFailures(
     // An extra of this environment that is a likely typo of a catalog extra, when Nix names it as what failed.
     const last = attribute?.split(".").at(-1);
     const typo = last !== undefined && t.extras?.includes(last) ? closeCatalogExtras(cat, last) : [];
-    out.push({ name: t.name, nixpkgs: t.nixpkgs ?? null, attribute, message, hint: typo.length ? didYouMean(typo) : null });
+    out.push({ name: t.name, nixpkgs: t.nixpkgs ?? null, attribute, message, hint: typo.length ? didYouMean(typo) : null, cause: failureCause(message, ownFiles) });
   }
   return out;
 }
@@ -80,7 +122,8 @@ export function evaluationFailures(
 /**
  * The error `build` stops with: how many of the selected variants do not evaluate, then per failure (failures with the
  * same message, a shared cause such as a pin that cannot be fetched, are listed once with their names) the variant,
- * the pin, the attribute and Nix's message, then the fix. At most 10 groups, then how many more.
+ * the pin, the attribute and Nix's message, then the fix of each cause present (failureCause: the network, the user's
+ * own files, matrix.ts). At most 10 groups, then how many more.
  * @param selected how many targets were selected
  * @param width terminal columns the lines are wrapped to
  * @param dryRun say what a build would do (`build --dry-run --probe-store`) instead of what this one did
@@ -101,12 +144,9 @@ export function evaluationFailureText(failures: readonly EvaluationFailure[], se
     if (f.hint) lines.push(wrap(`${f.hint} (an extra the catalog knows; generator/catalog/extras.ts)`, width, { indent: "    ", hang: "      " }));
   }
   if (groups.size > shown.length) lines.push(`  … and ${groups.size - shown.length} more error(s)`);
-  lines.push(
-    wrap(
-      "fix matrix.ts (or its pin), run `npm run generate`, then build again; `variant-matrix eval --filter …` evaluates a selection without building",
-      width,
-    ),
-  );
+  // One fix per cause present, each naming what to change: the network, the user's own files, or matrix.ts.
+  const causes = new Set(failures.map((f) => f.cause ?? "matrix"));
+  for (const c of ["network", "file", "matrix"] as const) if (causes.has(c)) lines.push(wrap(FIXES[c], width));
   return lines.join("\n");
 }
 

@@ -9,12 +9,13 @@
 import { closeSync, fstatSync, readSync, writeSync } from "node:fs";
 import { readdir, readlink } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
+import { StringDecoder } from "node:string_decoder";
 import { openLogFile } from "../output-file.ts";
 import { runTool } from "../process.ts";
 import { redactCredentials } from "../redact.ts";
 import type { BackendOptions, BuildCmd } from "./backend.ts";
 import type { ProcessGroups } from "./processes.ts";
-import { originFromLog, type VariantReport } from "./report.ts";
+import { originReader, type VariantReport } from "./report.ts";
 import type { BuildEvent } from "./status.ts";
 import { pathSizes } from "./store.ts";
 
@@ -71,14 +72,55 @@ export class LogFile {
     }
   }
 
-  /** What was written since byte `from`, at most the last `max` bytes, as UTF-8. @throws DriverIoError */
-  readFrom(from: number, max = Infinity): string {
+  /**
+   * What was written since byte `from`, at most the last `max` bytes, as UTF-8: a bounded tail (the whole log is
+   * never read into memory; scanLines reads it all line by line). @throws DriverIoError
+   */
+  readFrom(from: number, max: number): string {
     try {
       const size = fstatSync(this.fd).size;
       const start = Math.max(from, size - max);
       const buf = Buffer.alloc(Math.max(0, size - start));
       readSync(this.fd, buf, 0, buf.length, start);
       return buf.toString("utf8");
+    } catch (e) {
+      throw new DriverIoError(`reading log ${this.path}`, e);
+    }
+  }
+
+  /**
+   * Every line written since byte `from`, in order, read in 1 MiB chunks: memory stays bounded whatever the build
+   * printed (a log of gigabytes is never one string). A line longer than `maxLine` characters is cut to its first
+   * `maxLine` (the lines read for are Nix's, which are short). The last line is given even without a final newline.
+   * @throws DriverIoError
+   */
+  scanLines(from: number, onLine: (line: string) => void, maxLine = 65536): void {
+    const buf = Buffer.alloc(1 << 20);
+    const decoder = new StringDecoder("utf8");
+    let carry = "";
+    let dropping = false;
+    const take = (text: string, ends: boolean) => {
+      if (!dropping) carry += text;
+      if (carry.length > maxLine) {
+        carry = carry.slice(0, maxLine);
+        dropping = true;
+      }
+      if (ends) {
+        onLine(carry);
+        carry = "";
+        dropping = false;
+      }
+    };
+    try {
+      for (let pos = from; ; ) {
+        const n = readSync(this.fd, buf, 0, buf.length, pos);
+        if (n === 0) break;
+        pos += n;
+        const parts = decoder.write(buf.subarray(0, n)).split("\n");
+        parts.forEach((part, i) => take(part, i < parts.length - 1));
+      }
+      take(decoder.end(), false);
+      if (carry !== "") onLine(carry);
     } catch (e) {
       throw new DriverIoError(`reading log ${this.path}`, e);
     }
@@ -247,7 +289,7 @@ export async function runJob(ctx: JobContext, cmd: BuildCmd, r: VariantReport): 
       r.finishedAt = new Date().toISOString();
       if (res.code === 0) {
         built = true;
-        await collectOutputs(ctx, cmd, r, log.readFrom(from));
+        await collectOutputs(ctx, cmd, r, log, from);
         log.write(
           `=== done in ${r.durationS.toFixed(1)}s (${r.origin}${r.machine ? ` ${r.origin === "built" ? "on" : "from"} ${r.machine}` : ""}): ${r.outPath ?? "(no result link)"} ===\n`,
         );
@@ -275,8 +317,8 @@ export async function runJob(ctx: JobContext, cmd: BuildCmd, r: VariantReport): 
   }
 }
 
-/** After a successful attempt: the result links, sizes, flox's log, and where Nix says the output came from. */
-async function collectOutputs(ctx: JobContext, cmd: BuildCmd, r: VariantReport, attemptLog: string): Promise<void> {
+/** After a successful attempt: the result links, sizes, flox's log, and where Nix says the output came from (the attempt's log from byte `from`). */
+async function collectOutputs(ctx: JobContext, cmd: BuildCmd, r: VariantReport, log: LogFile, from: number): Promise<void> {
   r.outPath = await readlink(cmd.outLink).catch(() => null);
   r.outputs = await resultOutputs(cmd.outLink);
   if (r.outPath) {
@@ -285,7 +327,10 @@ async function collectOutputs(ctx: JobContext, cmd: BuildCmd, r: VariantReport, 
     r.closureSize = sizes?.closureSize ?? null;
   }
   if (ctx.backend.backend === "flox") r.floxLog = await readlink(`${cmd.outLink}-log`).catch(() => null);
-  const where = originFromLog(attemptLog, r.name);
+  // The attempt's log is scanned line by line, never read whole: a build may print gigabytes.
+  const reader = originReader(r.name);
+  log.scanLines(from, reader.line);
+  const where = reader.result();
   r.origin = where.origin;
   r.machine = where.machine;
 }

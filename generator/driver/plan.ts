@@ -76,7 +76,13 @@ export function cudaClosures(vs: readonly ClosureInput[]): {
 } {
   const group = (pred: (v: ClosureInput) => boolean) => {
     const m = new Map<string, string[]>();
-    for (const v of vs) if (v.cuda !== null && pred(v)) m.set(v.nixpkgsKey, [...(m.get(v.nixpkgsKey) ?? []), v.name]);
+    for (const v of vs) {
+      if (v.cuda === null || !pred(v)) continue;
+      // push, not a copy of the group per variant: linear in the variant count.
+      const names = m.get(v.nixpkgsKey);
+      if (names) names.push(v.name);
+      else m.set(v.nixpkgsKey, [v.name]);
+    }
     return [...m].map(([key, variants]) => ({ key, variants }));
   };
   return { own: group((v) => v.cudaCapabilitiesForPackageSet), shared: group((v) => !v.cudaCapabilitiesForPackageSet) };
@@ -228,26 +234,110 @@ function topologicalOrder(nodes: Map<string, PlanNode>): string[] {
     frontier = next;
   }
   if (topo.length !== nodes.size) {
-    const left = [...nodes.keys()].filter((n) => !topo.includes(n));
+    const sorted = new Set(topo);
+    const left = [...nodes.keys()].filter((n) => !sorted.has(n));
     throw new PlanError(`dependency cycle among: ${left.join(", ")}`);
   }
   return topo;
 }
 
+/**
+ * A binary heap of plan nodes, best first by `compareNodes`: push and pop in O(log n), so taking the best ready node
+ * again and again costs O(n log n) over a plan, not O(n²) (a sort of the ready set per pick).
+ */
+class NodeHeap<N extends PlanNode> {
+  private readonly items: N[] = [];
+  get size(): number {
+    return this.items.length;
+  }
+  push(n: N): void {
+    const a = this.items;
+    a.push(n);
+    for (let i = a.length - 1; i > 0; ) {
+      const up = (i - 1) >> 1;
+      if (compareNodes(a[i]!, a[up]!) >= 0) break;
+      [a[i], a[up]] = [a[up]!, a[i]!];
+      i = up;
+    }
+  }
+  pop(): N | undefined {
+    const a = this.items;
+    const top = a[0];
+    const last = a.pop();
+    if (a.length === 0 || last === undefined) return top;
+    a[0] = last;
+    for (let i = 0; ; ) {
+      const l = 2 * i + 1;
+      const r = l + 1;
+      let best = i;
+      if (l < a.length && compareNodes(a[l]!, a[best]!) < 0) best = l;
+      if (r < a.length && compareNodes(a[r]!, a[best]!) < 0) best = r;
+      if (best === i) break;
+      [a[i], a[best]] = [a[best]!, a[i]!];
+      i = best;
+    }
+    return top;
+  }
+}
+
+/** A dependency that no longer holds its dependents back. */
+const isDone = (s: NodeState | undefined) => s === "built" || s === "cached";
+
+/**
+ * The ready nodes of a plan, kept as the run goes (what readyNodes computes from scratch): each node counts its
+ * dependencies not yet built or cached; `finished` counts down its dependents, and a node reaching zero joins a heap
+ * ordered by `compareNodes`. Every pick and every finish is O(log n) (plus the node's edges), so a whole plan is
+ * O((nodes + edges) log nodes) — linear in the variant count up to the logarithm.
+ *
+ * `state` is read when a node is taken: a node that is no longer pending (running, failed, skipped meanwhile) is
+ * passed over.
+ */
+export class ReadyQueue {
+  private readonly waiting = new Map<string, number>();
+  private readonly heap = new NodeHeap<PlanNode>();
+  /**
+   * @param plan the plan
+   * @param state node states as they are now (a missing name is pending); read again on each `take`
+   */
+  constructor(
+    private readonly plan: Plan,
+    private readonly state: ReadonlyMap<string, NodeState>,
+  ) {
+    for (const n of plan.nodes.values()) {
+      let left = 0;
+      for (const d of n.deps) if (!isDone(state.get(d))) left++;
+      this.waiting.set(n.name, left);
+      if (left === 0) this.heap.push(n);
+    }
+  }
+
+  /** The best pending node whose dependencies are all built or cached, removed from the queue; undefined when none. */
+  take(): string | undefined {
+    while (this.heap.size > 0) {
+      const n = this.heap.pop()!;
+      if ((this.state.get(n.name) ?? "pending") === "pending") return n.name;
+    }
+    return undefined;
+  }
+
+  /** `name` is built or cached now: each dependent whose every dependency is done becomes ready. */
+  finished(name: string): void {
+    for (const m of this.plan.nodes.get(name)!.dependents) {
+      const left = this.waiting.get(m)! - 1;
+      this.waiting.set(m, left);
+      if (left === 0) this.heap.push(this.plan.nodes.get(m)!);
+    }
+  }
+}
+
 /** The run order: repeatedly take the best ready node (`compareNodes`; a topological order that follows the priorities). */
 function priorityOrder(nodes: Map<string, PlanNode>): string[] {
-  const done = new Set<string>();
+  const plan = { nodes, order: [], waves: [] };
+  const queue = new ReadyQueue(plan, new Map());
   const order: string[] = [];
-  const ready = [...nodes.values()].filter((n) => n.deps.length === 0);
-  while (ready.length > 0) {
-    ready.sort(compareNodes);
-    const n = ready.shift()!;
-    order.push(n.name);
-    done.add(n.name);
-    for (const m of n.dependents) {
-      const dm = nodes.get(m)!;
-      if (dm.deps.every((d) => done.has(d))) ready.push(dm);
-    }
+  for (let name = queue.take(); name !== undefined; name = queue.take()) {
+    order.push(name);
+    queue.finished(name);
   }
   return order;
 }
@@ -264,10 +354,11 @@ export function makePlan<T extends PlanInput>(targets: readonly T[], history: Re
   // Priority: own estimate plus the longest chain of dependents after it (critical path).
   for (const name of [...topo].reverse()) {
     const n = nodes.get(name)!;
-    n.priority = (n.estimateS ?? 0) + Math.max(0, ...n.dependents.map((m) => nodes.get(m)!.priority));
+    n.priority = (n.estimateS ?? 0) + n.dependents.reduce((most, m) => Math.max(most, nodes.get(m)!.priority), 0);
   }
   const order = priorityOrder(nodes);
-  const waveCount = Math.max(0, ...[...nodes.values()].map((n) => n.wave + 1));
+  let waveCount = 0;
+  for (const n of nodes.values()) waveCount = Math.max(waveCount, n.wave + 1);
   const waves: string[][] = Array.from({ length: waveCount }, () => []);
   for (const name of order) waves[nodes.get(name)!.wave].push(name);
   return { nodes, order, waves };
@@ -302,7 +393,7 @@ export function transitiveDependents(plan: Plan, name: string): string[] {
     const m = stack.pop()!;
     if (seen.has(m)) continue;
     seen.add(m);
-    stack.push(...plan.nodes.get(m)!.dependents);
+    for (const x of plan.nodes.get(m)!.dependents) stack.push(x);
   }
   return plan.order.filter((n) => seen.has(n));
 }
@@ -330,13 +421,14 @@ export function simulate(
 ): { slots: SimSlot[]; makespan: number; unknown: string[] } {
   const state = new Map<string, NodeState>();
   for (const n of done) state.set(n, "cached");
+  const queue = new ReadyQueue(plan, state);
   const running: SimSlot[] = [];
   const slots: SimSlot[] = [];
   const unknown: string[] = [];
   let now = 0;
   for (;;) {
     while (running.length < Math.max(1, jobs)) {
-      const next = pickNext(plan, state);
+      const next = queue.take();
       if (next === undefined) break;
       state.set(next, "running");
       const d = durations.get(next) ?? plan.nodes.get(next)!.estimateS;
@@ -346,11 +438,14 @@ export function simulate(
       slots.push(slot);
     }
     if (running.length === 0) break;
-    running.sort((a, b) => a.end - b.end);
-    const first = running.shift()!;
-    now = first.end;
-    state.set(first.name, "built");
-    while (running.length > 0 && running[0].end <= now) state.set(running.shift()!.name, "built");
+    // At most `jobs` slots run at once: finding the earliest is O(jobs), not a sort of the plan.
+    now = running.reduce((t, r) => Math.min(t, r.end), Infinity);
+    for (let i = running.length - 1; i >= 0; i--)
+      if (running[i]!.end <= now) {
+        const [slot] = running.splice(i, 1);
+        state.set(slot!.name, "built");
+        queue.finished(slot!.name);
+      }
   }
   return { slots, makespan: now, unknown };
 }
@@ -368,9 +463,11 @@ export function lowerBound(
   const finish = new Map<string, number>();
   for (const name of plan.order) {
     const n = plan.nodes.get(name)!;
-    finish.set(name, d(name) + Math.max(0, ...n.deps.map((x) => finish.get(x)!)));
+    finish.set(name, d(name) + n.deps.reduce((most, x) => Math.max(most, finish.get(x)!), 0));
   }
-  const criticalPath = Math.max(0, ...finish.values());
+  // reduce, not Math.max(...): a spread of every node overflows the stack past about 100,000 arguments.
+  let criticalPath = 0;
+  for (const f of finish.values()) criticalPath = Math.max(criticalPath, f);
   const totalWork = plan.order.reduce((s, n) => s + d(n), 0);
   return { criticalPath, totalWork, bound: Math.max(criticalPath, totalWork / Math.max(1, jobs)) };
 }

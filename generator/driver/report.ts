@@ -98,18 +98,35 @@ export interface BuildReport {
  * @param name the variant name (the derivation's name is NAME-VERSION, or NAME)
  */
 export function originFromLog(log: string, name: string): { origin: "built" | "substituted" | "present"; machine: string | null } {
+  const o = originReader(name);
+  for (const line of log.split("\n")) o.line(line);
+  return o.result();
+}
+
+/**
+ * originFromLog one line at a time, so that a log of any size is read in bounded memory (job.ts scanLog): feed every
+ * line with `line`, then ask `result`. The last matching line of each kind wins, as in originFromLog.
+ * @param name the variant name (the derivation's name is NAME-VERSION, or NAME)
+ */
+export function originReader(name: string): { line: (line: string) => void; result: () => { origin: "built" | "substituted" | "present"; machine: string | null } } {
   const esc = name.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
   const built = new RegExp(`building '/nix/store/[a-z0-9]{32}-${esc}(?:-[0-9][^/']*)?\\.drv'(?: on '([^']+)')?`);
   const copied = new RegExp(`copying path '/nix/store/[a-z0-9]{32}-${esc}(?:-[0-9][^/']*)?' from '([^']+)'`);
   let b: RegExpExecArray | null = null;
   let c: RegExpExecArray | null = null;
-  for (const line of log.split("\n")) {
-    b = built.exec(line) ?? b;
-    c = copied.exec(line) ?? c;
-  }
-  if (b) return { origin: "built", machine: b[1] ?? "local" };
-  if (c) return { origin: "substituted", machine: c[1]! };
-  return { origin: "present", machine: null };
+  return {
+    line: (line) => {
+      // Nix's lines are short; a builder's own line (which can be megabytes long) cannot match: skip the regexes.
+      if (line.length > 4096 || !line.includes("'/nix/store/")) return;
+      b = built.exec(line) ?? b;
+      c = copied.exec(line) ?? c;
+    },
+    result: () => {
+      if (b) return { origin: "built", machine: b[1] ?? "local" };
+      if (c) return { origin: "substituted", machine: c[1]! };
+      return { origin: "present", machine: null };
+    },
+  };
 }
 
 /**

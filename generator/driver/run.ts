@@ -26,7 +26,7 @@ import { writeReportFiles, type BuildReport, type UnwrittenReport, type VariantR
 import { pointLink } from "../output-file.ts";
 import { redactDeep } from "../redact.ts";
 import type { StatusSink } from "./status.ts";
-import type { CacheProbe } from "./store.ts";
+import { linkStorePath, type CacheProbe } from "./store.ts";
 import type { BuildTarget } from "./targets.ts";
 
 export { pushClosure } from "./job.ts";
@@ -353,6 +353,21 @@ function seedVariants(s: RunState): void {
 }
 
 /**
+ * Every cached variant gets its result link (`result-NAME` in the out directory) as a built one does: a fresh
+ * `--out-dir`, or a deleted link, otherwise leaves a variant that is in the store without one. A link that cannot be
+ * made is a note, not a failure (the variant is built).
+ */
+function linkCached(s: RunState): void {
+  for (const name of s.o.plan.order) {
+    const c = s.o.cached.get(name);
+    // --skip-cached's substitutable variants are not in the store: nothing to link.
+    if (!c?.cached || c.by === "substituter" || !c.outPath) continue;
+    const why = linkStorePath(c.outPath, s.cmds.get(name)!.outLink);
+    if (why !== null) s.emit({ type: "note", text: `warning: ${name} is built, but has no result link: ${why}`, at: Date.now() });
+  }
+}
+
+/**
  * Unless `o.handleSignals` is false: SIGINT/SIGTERM stop the run (the first one), a second one kills every build.
  * @returns what removes the handlers again
  */
@@ -417,6 +432,7 @@ export async function runBuilds(o: RunOptions): Promise<RunResult> {
     if (ready) {
       const latestProblem = linkLatest(o.logsRoot, o.runId);
       if (latestProblem) s.emit({ type: "note", text: `warning: ${latestProblem}`, at: Date.now() });
+      linkCached(s);
       await schedule(s, o.jobs, ctx);
     }
     return await finish(s, startedAt);

@@ -12,6 +12,7 @@
  * Every command runs through generator/process.ts: runTool (a program not found is exit 127, as zx's shell gave it)
  * for the questions, runCommandSync for the GC roots.
  */
+import { lstatSync, readlinkSync, type Stats } from "node:fs";
 import { readlink } from "node:fs/promises";
 import { join } from "node:path";
 import pLimit from "p-limit";
@@ -293,6 +294,24 @@ function gcRootCommand(argv: readonly string[]): string | null {
  */
 export function addGcRoot(out: string, dir: string): string | null {
   return gcRootCommand(["nix-store", "--realise", out, "--add-root", dir, "--indirect"]);
+}
+
+/**
+ * Give an output already in the store its result link: `link` made an indirect GC root of `out` (addGcRoot), unless
+ * it already points there. What `build` does for a cached variant, so a fresh `--out-dir` has every variant's link.
+ * Something at `link` that is not a symbolic link (a user's file) is left alone.
+ * @returns null when `link` points at `out`, else why it does not
+ */
+export function linkStorePath(out: string, link: string): string | null {
+  let st: Stats | undefined;
+  try {
+    st = lstatSync(link);
+  } catch {
+    st = undefined;
+  }
+  if (st && !st.isSymbolicLink()) return `${link} is there and is not a link: left alone (move it away to get the result link)`;
+  if (st && readlinkSync(link) === out) return null;
+  return addGcRoot(out, link);
 }
 
 /**

@@ -1,0 +1,195 @@
+/**
+ * What `install` (commands/install.ts) checks and decides before it builds anything, and the one GC root it leaves:
+ *
+ * - the places it will link (DIR, and DIR-nixglhost on the nixglhost route; flox's `ROOT/result-NAME` with the flox
+ *   backend): the directory each goes in takes a new link (probed by making and removing one: a read-only or full
+ *   filesystem and a directory the user may not write fail now, not after hours of build), and nothing is there but
+ *   an earlier install's own link (a link into the store whose store name is this variant's output's, or its
+ *   withHostDriver's; a user's link, a file or an unrelated GC root is never replaced);
+ * - where the variant's output is: already in the store or fetchable from a substituter (linked at once, no build,
+ *   no build driver), or to be built (`nix-instantiate FILE`, `nix-store -q --outputs`, `--check-validity`,
+ *   `nix-store --realise --dry-run`);
+ * - one GC root, at DIR: a build goes through the build driver with its result links in a directory of its own under
+ *   the system's temporary directory, removed once DIR is linked, so nothing but DIR keeps the output alive and
+ *   deleting DIR uninstalls (Nix's indirect roots: `nix-store --add-root DIR --indirect` registers DIR in
+ *   /nix/var/nix/gcroots/auto; a root whose link is gone is dropped by the next garbage collection).
+ *
+ * Child processes go through generator/process.ts (runTool).
+ */
+import { lstatSync, mkdtempSync, readlinkSync, rmSync, statSync, symlinkSync, unlinkSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { basename, dirname, join } from "node:path";
+import { InputError } from "../errors.ts";
+import { runTool } from "../process.ts";
+import { dryRealise, nixErrorMessage, storeName } from "./store.ts";
+
+/** A place install will link that it may not (exit 2, before any build); the message lists every such place. */
+export class InstallPlaceError extends InputError {
+  override name = "InstallPlaceError";
+}
+
+/** The Nix store directory links are recognised in (NIX_STORE_DIR, else /nix/store). */
+function storeDir(): string {
+  return (process.env.NIX_STORE_DIR ?? "/nix/store").replace(/\/+$/, "");
+}
+
+/** The nearest directory at or above `dir` that exists (what a link's missing parents would be created in). */
+function nearestExisting(dir: string): string {
+  for (let d = dir; ; d = dirname(d)) {
+    try {
+      statSync(d);
+      return d;
+    } catch {
+      if (dirname(d) === d) return d;
+    }
+  }
+}
+
+/** Words for the errno of a failed link in a directory. */
+function whyNoLink(code: string | undefined, dir: string): string {
+  if (code === "EROFS") return `${dir} is on a read-only filesystem`;
+  if (code === "EACCES" || code === "EPERM") return `${dir} is not writable by this user`;
+  if (code === "ENOSPC" || code === "EDQUOT") return `${dir}'s filesystem is full (no room for a link)`;
+  if (code === "ENOTDIR") return `${dir} is not a directory`;
+  return `a link cannot be made in ${dir} (${code ?? "unknown error"})`;
+}
+
+/**
+ * Why `link` cannot be made now, or null: its directory (or the nearest existing one above it) must take a new link
+ * (a link of `targetLength` characters is made there and removed again: the real test of a read-only or full
+ * filesystem and of permissions), and whatever is at `link` must be a link into the Nix store that `own` accepts by
+ * its store name (an earlier install of the same variant). Changes nothing that was there.
+ * @param own store names (storeName; a RegExp matches a family, e.g. /^nix-gl-host/) install may replace: null when
+ *   they are not known yet (any link into the store passes here; install checks again once the output is known)
+ * @param what how the place is named in the message ("--dir", "the nixglhost link", "flox's result link")
+ */
+export function linkPlaceProblem(link: string, own: readonly (string | RegExp)[] | null, what: string, targetLength = 100): string | null {
+  const dir = nearestExisting(dirname(link));
+  const probe = join(dir, `.${basename(link)}.variant-matrix-probe-${process.pid}`);
+  try {
+    symlinkSync(`${storeDir()}/`.padEnd(targetLength, "x"), probe);
+    unlinkSync(probe);
+  } catch (e) {
+    return `${what} ${link}: ${whyNoLink((e as NodeJS.ErrnoException).code, dir)}`;
+  }
+  let isLink: boolean;
+  try {
+    isLink = lstatSync(link).isSymbolicLink();
+  } catch {
+    return null;
+  }
+  if (!isLink) return `${what} ${link} exists and is not a link install made: give another place, or move it away`;
+  const target = readlinkSync(link);
+  const inStore = target.startsWith(`${storeDir()}/`);
+  const name = storeName(target);
+  if (inStore && (own === null || own.some((o) => (typeof o === "string" ? o === name : o.test(name))))) return null;
+  return (
+    `${what} ${link} is a link to ${target}, ${inStore ? "a GC root of something else" : "not into the Nix store"}, ` +
+    `not an earlier install of this variant${own?.length ? ` (${own.map(String).join(" or ")})` : ""}: install replaces only its own links; ` +
+    "remove it, or give another place"
+  );
+}
+
+/** A place install will link: the link's path, the store names it may replace there (linkPlaceProblem), its name in messages. */
+export interface LinkPlace {
+  link: string;
+  own: readonly (string | RegExp)[] | null;
+  what: string;
+}
+
+/**
+ * Check every place install will link before anything is built (linkPlaceProblem).
+ * @throws InstallPlaceError listing every problem of linkPlaceProblem over `places`
+ */
+export function assertLinkPlaces(places: readonly LinkPlace[], targetLength?: number): void {
+  const problems = places.map((p) => linkPlaceProblem(p.link, p.own, p.what, targetLength)).filter((x): x is string => x !== null);
+  if (problems.length) throw new InstallPlaceError(`nothing was built: ${problems.join("; ")}`);
+}
+
+/** Where a variant's output is, before install builds anything. */
+export type OutputState =
+  | {
+      /** `present`: valid in the store; `fetchable`: a substituter holds it and nothing would be built; `build`: it must be built. */
+      state: "present" | "fetchable" | "build";
+      drvPath: string;
+      /** The derivation's first output (`out`). */
+      outPath: string;
+    }
+  /** Nix could not evaluate the file here (offline, a flox-only file): the build driver evaluates it and says why. */
+  | { state: "unknown"; error: string };
+
+/**
+ * Ask Nix where `file`'s output is: `nix-instantiate FILE`, `nix-store -q --outputs DRV`, `nix-store
+ * --check-validity`, then for an output not in the store `nix-store --realise --dry-run DRV` (store.ts dryRealise:
+ * nothing to build and nothing unknown is `fetchable`).
+ */
+export async function outputState(file: string, nixOptions: readonly (readonly [string, string])[] = []): Promise<OutputState> {
+  const opts = nixOptions.flatMap(([k, v]) => ["--option", k, v]);
+  const inst = await runTool(["nix-instantiate", ...opts, file]);
+  const drvPath = inst.stdout.split("\n").find((l) => l.endsWith(".drv"));
+  if (inst.code !== 0 || !drvPath) return { state: "unknown", error: nixErrorMessage(inst.stderr, `nix-instantiate exited with ${inst.code}`) };
+  const q = await runTool(["nix-store", ...opts, "-q", "--outputs", drvPath]);
+  const outPath = q.stdout.split("\n").find(Boolean);
+  if (q.code !== 0 || !outPath) return { state: "unknown", error: nixErrorMessage(q.stderr, `nix-store -q --outputs exited with ${q.code}`) };
+  const valid = await runTool(["nix-store", ...opts, "--check-validity", outPath]);
+  if (valid.code === 0) return { state: "present", drvPath, outPath };
+  const [dry] = await dryRealise([drvPath], nixOptions);
+  const fetchable = dry !== undefined && !("error" in dry) && dry.toBuild.length === 0 && dry.unknown.length === 0 && dry.unreachable.length === 0;
+  return { state: fetchable ? "fetchable" : "build", drvPath, outPath };
+}
+
+/**
+ * The store names install may replace at DIR: those of an earlier install of the variant (its output, or the
+ * environment's withHostDriver output, named `<env's name>-host-driver` by pkgs/host-driver.nix).
+ * @param outPath the variant's output (OutputState), null when not known yet
+ */
+export function ownNames(outPath: string | null): string[] | null {
+  if (outPath === null) return null;
+  const name = storeName(outPath);
+  return [name, `${name}-host-driver`];
+}
+
+/**
+ * A fresh directory for the build driver's result links of one install (under the system's temporary directory), so
+ * that no `result-NAME` root is left beside DIR: removed by dropResultDir once DIR is linked.
+ */
+export function makeResultDir(): string {
+  return mkdtempSync(join(tmpdir(), "variant-matrix-install-"));
+}
+
+/** The store path `resultDir/result-NAME` points at, or null when the build left none there. */
+export function resultOutPath(resultDir: string, name: string): string | null {
+  try {
+    return readlinkSync(join(resultDir, `result-${name}`));
+  } catch {
+    return null;
+  }
+}
+
+/** Remove a directory made by makeResultDir (its links only; the store paths stay, rooted by DIR). */
+export function dropResultDir(resultDir: string): void {
+  rmSync(resultDir, { recursive: true, force: true });
+}
+
+/** What install decided before any build: where the output is, and where the build driver puts its result links. */
+export interface InstallReady {
+  output: OutputState;
+  /** The output's store path when known before the build (present, fetchable or to build), else null. */
+  outPath: string | null;
+  /** True when DIR is linked at once: the output is in the store or fetchable, so nothing is built. */
+  atOnce: boolean;
+}
+
+/**
+ * Before any build: where `file`'s output is (outputState), then DIR checked again with the output's own store names
+ * (an earlier install of this variant may be replaced; any other link may not), and the other places as they are.
+ * @param places DIR first, then the other links install makes (each already checked with `own` null by the caller)
+ * @throws InstallPlaceError for a place install may not link (nothing built)
+ */
+export async function prepareInstall(file: string, places: readonly LinkPlace[], nixOptions: readonly (readonly [string, string])[] = []): Promise<InstallReady> {
+  const output = await outputState(file, nixOptions);
+  const outPath = output.state === "unknown" ? null : output.outPath;
+  const [dir, ...rest] = places;
+  assertLinkPlaces([...(dir ? [{ ...dir, own: ownNames(outPath) }] : []), ...rest], outPath?.length);
+  return { output, outPath, atOnce: output.state === "present" || output.state === "fetchable" };
+}
