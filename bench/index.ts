@@ -5,6 +5,7 @@ import { main as evaluate } from "./eval.ts";
 import { main as cli } from "./cli.ts";
 import { main as expand } from "./expand.ts";
 import { main as caches } from "./caches.ts";
+import { main as verify } from "./verify.ts";
 
 await expand();
 await cli();
@@ -12,3 +13,4 @@ await generate();
 await schedule();
 await evaluate();
 await caches();
+await verify();
