@@ -134,6 +134,7 @@ async function install(args: InstallArgs, io: Io): Promise<number> {
   const built = await buildMain(buildArgs(args, variant.name, backend, false, dir));
   if (built !== 0) return built;
   const hostDriver = await linkInstalled(plan, say);
+  await (await import("../preflight/nixglhost-cache.ts")).firstStartThroughNixglhost({ dir, throughNixglhost, nixglhost: hostDriver }, say);
   return verifyInstalled(args, plan, hostDriver, say, io);
 }
 
