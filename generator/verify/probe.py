@@ -6,6 +6,7 @@ JSON object on stdout; it judges nothing. The comparison with a variant's promis
 shared by `verify` and the Nix checks of pkgs/checks.nix.
 
 Usage: probe.py [--gpu] [--cuobjdump[=PATH]] [--no-torchaudio] [--packages=torchaudio,torchvision,flash-attn]
+       probe.py --check=PACKAGE:KEY | --checks=PACKAGE:KEY,...   (GPU checks in this process: what the child runs)
   --gpu          also run on the GPU: a matmul compared with the CPU result, and each package's CUDA kernels
                  (torchaudio.functional.rnnt_loss and forced_align; torchvision.ops.nms and roi_align: CUDA tensors
                  against the CPU result; flash-attn's flash_attn_func and xformers' memory_efficient_attention in
