@@ -7,6 +7,7 @@ import { main as expand } from "./expand.ts";
 import { main as caches } from "./caches.ts";
 import { main as buildLog } from "./build-log.ts";
 import { main as dryRun } from "./dry-run.ts";
+import { main as verify } from "./verify.ts";
 
 await expand();
 await cli();
@@ -16,3 +17,4 @@ await evaluate();
 await caches();
 await buildLog();
 await dryRun();
+await verify();

@@ -16,8 +16,11 @@
 #   packages the commit whose src/nixglhost.py generator/catalog/host.ts (NIXGLHOST) models.
 # - The hash is the NAR hash of `git archive 5269b233f83880a0b433eafe026f0bc0d8f1a4a9` of that repository (no
 #   .gitattributes: GitHub's tarball holds the same files), computed with nix-hash --type sha256.
-# - Upstream's checkPhase runs black and nixpkgs-fmt over its sources (style checks, not behaviour): skipped here, so
-#   the build needs neither.
+# - Upstream's checkPhase (default.nix at 5269b23, doCheck = true) runs black and nixpkgs-fmt over its sources (style
+#   checks) and `python src/nixglhost_test.py`, its unit tests of the cache directory's JSON and library records
+#   (CacheDirContent, LibraryPath, ResolvedLib). This file runs no check phase, so neither the style checks nor those
+#   unit tests run here: the behaviour variant-matrix relies on is read from src/nixglhost.py (catalog/host.ts
+#   NIXGLHOST) and was exercised on a real Ubuntu + H100 host (docs/gpu-driver.md).
 pkgs:
 
 pkgs.nix-gl-host or (pkgs.stdenvNoCC.mkDerivation {

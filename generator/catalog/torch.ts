@@ -157,12 +157,16 @@ export const torch: TorchRelease[] = [
     // torchaudio 2.11.0 is torchaudio's last release and serves torch >= 2.11 (see `torchaudio` below).
     torchaudio: "2.11.0",
     torchaudioNote: TORCHCODEC_DEP,
-    python: ["3.10", "3.11", "3.12", "3.13", "3.14"],
+    // As for 2.13: RELEASE.md's matrix says <= 3.15 (3.15t experimental), pytorch.org's table (PyPI classifiers) and
+    // the release manager say <= 3.14. The wider range is kept: 3.15 is in no catalog Python set, so it decides nothing.
+    python: ["3.10", "3.11", "3.12", "3.13", "3.14", "3.15"],
     cuda: ["12.6", "13.0", "13.2"],
     upstream: [{ version: "2.14.0", released: "2026-09-02", torchvision: "0.29.0", torchcodec: "0.16.0" }],
     // No catalog pin carries it: nixpkgs master has torch 2.14.0 (source/src.nix at 0d64e2a) and torchcodec 0.16.0
     // (0873ea5), but no flake.lock or fetchTarball with a hash of such a revision was found. `pin add` is the way in.
     source:
+      `${RELEASE_MD} (2.14: Python >=3.10, <=(3.15, 3.15t experimental); stable CUDA 12.6, 13.0, 13.2; release 2 Sept ` +
+      "2026), read in a stored copy of RELEASE.md whose matrix is kept in English; " +
       "PyTorchKR/pytorch.kr#119 (mirroring pytorch/pytorch.github.io@563f92c: 2.14.0 released 2026/09/02, torchvision " +
       "0.29.0, torchcodec 0.16.0, Python >=3.10, <=3.14 from the PyPI classifiers, CUDA 13.2; 13.0; 12.6, no torchaudio); " +
       "googlecolab/colabtools#6093 (2026-09-03, PyTorch's release manager: 'Python 3.10-Python 3.14', CUDA 13.0 the " +

@@ -150,6 +150,7 @@ async function install(args: InstallArgs, io: Io): Promise<number> {
       if (built !== 0) return built;
     }
     const hostDriver = await linkInstalled(plan, say, ready, resultDir);
+    await (await import("../preflight/nixglhost-cache.ts")).firstStartThroughNixglhost({ dir, throughNixglhost, nixglhost: hostDriver }, say);
     return verifyInstalled(args, plan, hostDriver, say, io);
   } finally {
     if (resultDir !== null) it.dropResultDir(resultDir);

@@ -171,7 +171,13 @@ export async function runVerify(args: VerifyArgs, source: VariantSource = loadVa
 
 /** verify's work (see runVerify). @throws VerifyInputError (an InputError) for bad input */
 async function verify(args: VerifyArgs, source: VariantSource, io: Io): Promise<number> {
-  const got = await probeOf(args, source);
+  // The probe (seconds on a GPU host) runs while the host is read and the matrix loaded; their errors are reported
+  // in this order: the probe's, the host's, the matrix's.
+  const probing = probeOf(args, source);
+  const reading = hostOf(args);
+  const loading = source(args.matrix);
+  for (const p of [reading, loading]) p.catch(() => {}); // awaited below, or not at all when the probe fails
+  const got = await probing;
   if (!got.ok) {
     io.err(errorLine(got.message));
     return got.exit;
@@ -181,18 +187,22 @@ async function verify(args: VerifyArgs, source: VariantSource, io: Io): Promise<
     io.err(errorLine(`torch cannot be imported in ${label}: ${probe.torch.error}`));
     return 1;
   }
-  let host: HostInfo | null = null;
-  try {
-    host = await readHost({ cpuinfo: args.cpuinfo, nvidiaSmi: args["nvidia-smi"], machine: args.machine });
-  } catch (e) {
-    if (e instanceof HostInputError || e instanceof HostFileError || e instanceof MachineError) throw new VerifyInputError(e.message);
-    throw e;
-  }
-  const { catalog, variants } = await source(args.matrix);
+  const host = await reading;
+  const { catalog, variants } = await loading;
   const report = verifyProbe(probe, variants, catalog, host, args.name, label);
   addDriverCause(report, probe, variants, host, args);
   io.out(args.json ? JSON.stringify(report, null, 2) + "\n" : formatReport(report, { org: args.org, substituter: args.substituter }, terminalWidth(io)));
   return report.holds ? 0 : 1;
+}
+
+/** The host as detect reads it (--cpuinfo, --nvidia-smi, --machine or this machine). @throws VerifyInputError for bad input */
+async function hostOf(args: VerifyArgs): Promise<HostInfo> {
+  try {
+    return await readHost({ cpuinfo: args.cpuinfo, nvidiaSmi: args["nvidia-smi"], machine: args.machine });
+  } catch (e) {
+    if (e instanceof HostInputError || e instanceof HostFileError || e instanceof MachineError) throw new VerifyInputError(e.message);
+    throw e;
+  }
 }
 
 /**
@@ -218,7 +228,7 @@ async function probeOf(args: VerifyArgs, source: VariantSource): Promise<{ ok: t
       ? ((await source(args.matrix)).variants.find((v) => v.name === args.name)?.extras ?? [])
       : [];
   if (args.hostDriver !== undefined) target.wrapper = [args.hostDriver || "nixglhost"];
-  const r = runProbe(target, { gpu: args.gpu !== false, extras });
+  const r = await runProbe(target, { gpu: args.gpu !== false, extras });
   if (!r.ok) return r;
   return { ok: true, probe: r.probe, label: `${target.label} (${r.probe.python.executable})` };
 }

@@ -489,7 +489,8 @@ function hostGccarch(p: Probes, hostSystem: string): string[] | null {
 }
 
 /**
- * The GPU driver as the variant's CUDA libraries see it: their runpath holds /run/opengl-driver/lib only.
+ * The GPU driver as the variant's CUDA libraries see it: their runpath holds /run/opengl-driver/lib, and the loader
+ * also searches LD_LIBRARY_PATH (before the runpath), never the host's /etc/ld.so.cache.
  * ✓ NixOS with libcuda.so.1 there, or this process inside a flox activation that serves the host's libcuda
  * (floxCudaRoute); ✗ a host whose GPU driver sits elsewhere (nvidia-smi, /dev/nvidia0, `ldconfig -p`), with what
  * nix-gl-host would find (nixglhostSearch), what the flox activation lacks, and the routes that work;
@@ -515,7 +516,8 @@ function gpuDriverVerdict(p: Probes, v: CheckedVariant): Verdict {
     status: "fail",
     detail:
       `${d.smi ? `nvidia-smi sees ${d.smi.length} GPU(s)` : "/dev/nvidia0 exists"} and ${where}, but ${nixosLib} is missing ` +
-      `(not NixOS): the variant's CUDA libraries look for libcuda only there (the runpath Nix gives them), so torch sees no GPU; ` +
+      `(not NixOS): the variant's CUDA libraries look for libcuda there (the runpath Nix gives them) and in LD_LIBRARY_PATH, ` +
+      `never in the host's ld.so.cache, so torch sees no GPU; ` +
       `${nixglhost}` +
       (flox.detail ? `; ${flox.detail}` : ""),
     fix: `run it through one of:\n${driverRouteLines(v).join("\n")}`,

@@ -1,7 +1,9 @@
 /**
  * Why a variant's torch sees no GPU that nvidia-smi sees (pure): nixpkgs' CUDA libraries load libcuda.so.1 from
- * /run/opengl-driver/lib only (the runpath Nix gave them; catalog/host.ts NIXOS_DRIVER_LIB), which only NixOS
- * creates, while the host keeps it in its own library directory (`ldconfig -p`). verify prints these lines under the
+ * /run/opengl-driver/lib (the runpath Nix gave them, nixpkgs' addDriverRunpath; catalog/host.ts NIXOS_DRIVER_LIB),
+ * which only NixOS creates, or from a directory of LD_LIBRARY_PATH (searched before the runpath: the route
+ * nix-gl-host takes), never through the host's /etc/ld.so.cache, while the host keeps it in its own library
+ * directory (`ldconfig -p`). verify prints these lines under the
  * GPU checks, with the ways to run again through the host's GPU driver (catalog/host.ts DRIVER_ROUTES).
  */
 import { NIXOS_DRIVER_LIB } from "../catalog/host.ts";
@@ -52,7 +54,7 @@ export function driverCause(f: DriverFacts, v: Pick<CheckedVariant, "name" | "fi
   return {
     found: `torch sees no CUDA device though nvidia-smi lists ${f.hostGpus} GPU(s): libcuda.so.1 is not on the runpath Nix gave torch (${NIXOS_DRIVER_LIB.dir})`,
     lines: [
-      `Nix's CUDA libraries load libcuda.so.1 from ${NIXOS_DRIVER_LIB.dir} only, which only NixOS creates (${lib} is missing here); ${where}`,
+      `Nix's CUDA libraries load libcuda.so.1 from ${NIXOS_DRIVER_LIB.dir}, which only NixOS creates (${lib} is missing here), or from a directory of LD_LIBRARY_PATH, never through the host's ld.so.cache; ${where}`,
       `run again through the host's driver: \`${rerun} --host-driver\` (nixglhost on PATH, or PATH of it), or run the environment itself through one of:`,
       ...driverRouteLines(v).map((l) => `- ${l}`),
     ],

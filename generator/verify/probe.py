@@ -6,6 +6,7 @@ JSON object on stdout; it judges nothing. The comparison with a variant's promis
 shared by `verify` and the Nix checks of pkgs/checks.nix.
 
 Usage: probe.py [--gpu] [--cuobjdump[=PATH]] [--no-torchaudio] [--packages=torchaudio,torchvision,flash-attn]
+       probe.py --check=PACKAGE:KEY | --checks=PACKAGE:KEY,...   (GPU checks in this process: what the child runs)
   --gpu          also run on the GPU: a matmul compared with the CPU result, and each package's CUDA kernels
                  (torchaudio.functional.rnnt_loss and forced_align; torchvision.ops.nms and roi_align: CUDA tensors
                  against the CPU result; flash-attn's flash_attn_func and xformers' memory_efficient_attention in
@@ -17,9 +18,12 @@ Usage: probe.py [--gpu] [--cuobjdump[=PATH]] [--no-torchaudio] [--packages=torch
                  --list-ptx, -symbols, and -ptx for the .entry names of each PTX arch; and -all --list-elf/--list-ptx,
                  which also reads the relocatable fatbins of -rdc=true objects, where bitsandbytes keeps its PTX and
                  which the CUDA runtime JIT-compiles too); PATH defaults to `cuobjdump` on PATH
-Each GPU check of a package runs in a child Python (this script with --check=PACKAGE:KEY), so a package that ends the
-process from C (bitsandbytes calls exit(1) when a CUDA call fails) or dies on a signal is that check's failure, with
-the exit status and the last line of its stderr, never a probe with no result.
+The GPU checks of the packages run in one child Python (this script with --checks=PACKAGE:KEY,...; CheckChild), so a
+package that ends the process from C (bitsandbytes calls exit(1) when a CUDA call fails) or dies on a signal is that
+check's failure, with the exit status and the last line of its stderr, never a probe with no result; the checks after
+it go on in a fresh child. The child starts first, and cuobjdump reads the libraries in parallel (DeviceCodeReader:
+every run of every library one job, up to the CPUs, largest library first) from the moment torch imports, so the
+probe takes about torch's import + CUDA initialisation + the longest cuobjdump run, not their sum.
 Output shape (every key always present; null where not applicable):
   {"probe": 1, "python": {"version": "3.13.5", "executable": ...}, "machine": "x86_64",
    "torch": {"ok": true, "error": null, "version": "2.12.0", "file": ..., "cuda": "12.8" | null,
@@ -149,11 +153,22 @@ def ptx_entry_heads(tool, lib):
     return {a: sorted(h) for a, h in heads.items()} if p.wait() == 0 else None
 
 
-def symbol_blocks(tool, lib):
-    """The library's head table and its blocks (see the module docstring), or (None, None) when -symbols fails."""
+def read_symbols(tool, lib):
+    """`cuobjdump -symbols lib` parsed (parse_symbols), and for a library whose blocks include PTX, the heads of each
+    PTX arch's `.entry` names (ptx_entry_heads): (blocks, ptx heads) or None when -symbols fails. One job of
+    DeviceCodeReader: -ptx follows -symbols in the same worker, since it runs only where -symbols found PTX."""
     r = subprocess.run([tool, "-symbols", lib], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     if r.returncode != 0:
+        return None
+    parsed = parse_symbols(r.stdout)
+    return parsed, (ptx_entry_heads(tool, lib) if any(b["kind"] == "ptx" for b in parsed) else {})
+
+
+def heads_and_blocks(symbols):
+    """The head table and blocks of read_symbols' result `symbols`, or (None, None) when it is None."""
+    if symbols is None:
         return None, None
+    parsed, ptx_heads = symbols
     table = []
     index = {}
 
@@ -164,8 +179,6 @@ def symbol_blocks(tool, lib):
         return index[h]
 
     blocks = []
-    parsed = parse_symbols(r.stdout)
-    ptx_heads = ptx_entry_heads(tool, lib) if any(b["kind"] == "ptx" for b in parsed) else {}
     for b in parsed:
         arch = b["arch"] or "?"
         if b["kind"] == "elf":
@@ -199,22 +212,86 @@ def list_archs(tool, flag, lib, key, all_fatbins=False):
     return sorted(archs), names
 
 
-def cuobjdump_libs(tool, libs):
-    out = {}
-    for lib in libs:
-        entry = {"elf": [], "ptx": [], "heads": None, "blocks": None, "all": None}
-        for flag, key in (("--list-elf", "elf"), ("--list-ptx", "ptx")):
-            entry[key] = list_archs(tool, flag, lib, key)[0]
+def cpu_count():
+    """The CPUs this process may run on (its affinity mask; os.cpu_count() where there is none), at least 1."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:
+        return max(1, os.cpu_count() or 1)
+
+
+def file_size(path):
+    """The size of the file at `path` in bytes (0 when it cannot be read: it sorts last)."""
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0
+
+
+# A library this large has its -symbols read beside its lists (DeviceCodeReader), not after them.
+SPECULATE_BYTES = 32 << 20
+# The cuobjdump runs of one library, each reading the whole file: (job key, flag, list key, -all).
+LIST_JOBS = (("elf", "--list-elf", "elf", False), ("ptx", "--list-ptx", "ptx", False),
+             ("all-elf", "--list-elf", "elf", True), ("all-ptx", "--list-ptx", "ptx", True))
+
+
+class DeviceCodeReader:
+    """cuobjdump over libraries in parallel: every run of every library (--list-elf, --list-ptx, the same with -all,
+    and -symbols followed by -ptx where it found PTX) is one job of a pool of `workers` threads (default: the CPUs
+    this process may use), each job a cuobjdump process; libraries are queued largest first, -symbols (the one -ptx
+    waits for) before the lists. `add` queues and returns at once, so the reading overlaps the rest of the probe;
+    `entries` waits and gives what cuobjdump_libs always gave. -symbols is read only for a library the lists find
+    device code in; for one of SPECULATE_BYTES or more (libtorch_cuda.so: 456 MB, seconds a run) it runs beside the
+    lists instead of after them, and its result is dropped when they find none. A cuobjdump that cannot be started
+    raises OSError from `entries`."""
+
+    def __init__(self, tool, workers=None):
+        from concurrent.futures import ThreadPoolExecutor
+        self.tool = tool
+        self.pool = ThreadPoolExecutor(max_workers=workers or cpu_count())
+        self.jobs = {}
+
+    def add(self, libs):
+        """Queue every cuobjdump run of `libs` (largest file first; a library queued before is not read again)."""
+        for lib in sorted(set(libs) - set(self.jobs), key=lambda p: (-file_size(p), p)):
+            jobs = {"symbols": self.pool.submit(read_symbols, self.tool, lib)} if file_size(lib) >= SPECULATE_BYTES else {}
+            for job, flag, key, all_fatbins in LIST_JOBS:
+                jobs[job] = self.pool.submit(list_archs, self.tool, flag, lib, key, all_fatbins)
+            self.jobs[lib] = jobs
+
+    def entry(self, lib):
+        """One library's entry (the module docstring's shape), waiting for its runs."""
+        jobs = self.jobs[lib]
+        entry = {"elf": jobs["elf"].result()[0], "ptx": jobs["ptx"].result()[0], "heads": None, "blocks": None, "all": None}
         # -all: the device-linked image and every relocatable fatbin, de-duplicated per kernel file name.
         rel = {"elf": [], "ptx": [], "files": []}
-        for flag, key in (("--list-elf", "elf"), ("--list-ptx", "ptx")):
-            rel[key], names = list_archs(tool, flag, lib, key, all_fatbins=True)
+        for job, key in (("all-elf", "elf"), ("all-ptx", "ptx")):
+            rel[key], names = jobs[job].result()
             rel["files"] += names
         entry["all"] = rel
         if entry["elf"] or entry["ptx"] or rel["elf"] or rel["ptx"]:
-            entry["heads"], entry["blocks"] = symbol_blocks(tool, lib)
-        out[lib] = entry
-    return out
+            entry["heads"], entry["blocks"] = heads_and_blocks(jobs["symbols"].result())
+        return entry
+
+    def has_device_code(self, lib):
+        """Whether the lists of `lib` (waited for) found any ELF or PTX."""
+        return any(self.jobs[lib][job].result()[0] for job, _flag, _key, _all in LIST_JOBS)
+
+    def entries(self, libs):
+        """{lib: entry} for `libs` in their order (queued here if not yet), then the pool is shut down."""
+        try:
+            self.add(libs)
+            for lib in libs:
+                if "symbols" not in self.jobs[lib] and self.has_device_code(lib):
+                    self.jobs[lib]["symbols"] = self.pool.submit(read_symbols, self.tool, lib)
+            return {lib: self.entry(lib) for lib in libs}
+        finally:
+            self.pool.shutdown(wait=True, cancel_futures=True)
+
+
+def cuobjdump_libs(tool, libs):
+    """The device code of `libs` ({lib: entry}, the module docstring's shape), read in parallel (DeviceCodeReader)."""
+    return DeviceCodeReader(tool).entries(libs)
 
 
 def audio_load(torch):
@@ -364,58 +441,175 @@ PACKAGES = {
 
 def run_check(name, key):
     """Run one GPU check in this process: {"ok": bool, "error": str | None}."""
+    return checked(name, key)[0]
+
+
+def checked(name, key):
+    """run_check's result and whether the check itself raised (its package imported), which may leave the CUDA
+    context unusable (a sticky error such as an illegal address): the checks after it then run in a fresh process."""
     import torch
-    module, load, _dirs, checks = PACKAGES[name]
+    module, _load, _dirs, checks = PACKAGES[name]
     try:
         mod = __import__(module)
-        return {"ok": bool(checks[key](torch, mod)), "error": None}
+    except Exception as e:  # noqa: BLE001 - the package does not import: nothing ran on the GPU
+        return {"ok": False, "error": err(e)}, False
+    try:
+        return {"ok": bool(checks[key](torch, mod)), "error": None}, False
     except Exception as e:  # noqa: BLE001 - e.g. "no kernel image is available for execution"
-        return {"ok": False, "error": err(e)}
+        return {"ok": False, "error": err(e)}, True
 
 
 CHECK_TIMEOUT_S = 600
+# What the check child prints before each result line, so a package's own output on stdout is never taken for one.
+RESULT_MARK = "variant-matrix-check "
+
+
+def run_checks(pairs):
+    """`--checks=P:K,...` (the child CheckChild starts): run the GPU checks in order in this one process, printing one
+    line per result (RESULT_MARK + {"check": "P:K", "ok", "error"}) as each ends; after a check that raised, print
+    RESULT_MARK + {"restart": true} and stop, so its parent runs the rest in a fresh process. Returns 0."""
+    for name, key in pairs:
+        result, raised = checked(name, key)
+        sys.stdout.flush()
+        print(RESULT_MARK + json.dumps(dict(result, check="%s:%s" % (name, key))))
+        sys.stdout.flush()
+        if raised:
+            print(RESULT_MARK + json.dumps({"restart": True}))
+            sys.stdout.flush()
+            return 0
+    return 0
+
+
+def has_nvidia_device():
+    """Whether the host shows an NVIDIA device node (/dev/nvidia0, …; /dev/dxg under WSL): then the check child is
+    started at once, before torch says whether it sees the GPU."""
+    return bool(glob.glob("/dev/nvidia[0-9]*")) or os.path.exists("/dev/dxg")
+
+
+class CheckChild:
+    """The GPU checks `pairs` ([(package, key)]) in one child Python (this script, --checks=...), started at once, so
+    its torch import and CUDA initialisation overlap the probe's own, and paid once for every check instead of once a
+    check. A package that ends the process from C (bitsandbytes calls exit(1) when a CUDA call fails, e.g. with
+    CUDA_DISABLE_PTX_JIT=1 and no SASS for the device) or dies on a signal fails the check it was running, with the
+    exit status and the last line of the child's stderr; a check over CHECK_TIMEOUT_S is stopped and fails; a check
+    that raised ends the child (run_checks). In each case the checks after it go on in a fresh child: each check's
+    verdict is the one it had in a process of its own."""
+
+    def __init__(self, pairs):
+        self.results = {}
+        self.pending = []
+        self.proc = None
+        self.start(list(pairs))
+
+    def start(self, pairs):
+        """Start a child for `pairs` (none when empty), with threads that read its stdout lines and stderr."""
+        import queue
+        import threading
+        self.pending = pairs
+        self.proc = None
+        if not pairs:
+            return
+        cmd = [sys.executable, os.path.abspath(__file__), "--checks=" + ",".join("%s:%s" % p for p in pairs)]
+        try:
+            self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        except OSError as e:
+            for p in pairs:
+                self.results[p] = {"ok": False, "error": err(e)}
+            self.pending = []
+            return
+        self.lines = queue.Queue()
+        self.stderr = []
+        self.readers = [threading.Thread(target=self.read_stdout, args=(self.proc.stdout, self.lines), daemon=True),
+                        threading.Thread(target=self.stderr.extend, args=(self.proc.stderr,), daemon=True)]
+        for t in self.readers:
+            t.start()
+
+    @staticmethod
+    def read_stdout(stream, lines):
+        """Queue the child's result lines (parsed), then None at its end."""
+        for line in stream:
+            i = line.find(RESULT_MARK)
+            if i >= 0:
+                try:
+                    lines.put(json.loads(line[i + len(RESULT_MARK):]))
+                except ValueError:
+                    pass
+        lines.put(None)
+
+    def ended_without_result(self):
+        """The failure of the check the child was running when it ended without printing its result."""
+        rc = self.proc.wait()
+        for t in self.readers:
+            t.join()
+        how = ("was killed by signal %d" % -rc) if rc < 0 else ("exited with status %d" % rc)
+        tail = [x.strip() for x in self.stderr if x.strip()]
+        return {"ok": False, "error": "the process %s during the check, printing no result%s" % (
+            how, (": " + tail[-1][:300]) if tail else "")}
+
+    def fail_current_and_restart(self, result):
+        self.results[self.pending[0]] = result
+        self.start(self.pending[1:])
+
+    def collect(self):
+        """Wait for every check: {(package, key): {"ok": bool, "error": str | None}}."""
+        import queue
+        while self.pending:
+            try:
+                got = self.lines.get(timeout=CHECK_TIMEOUT_S)
+            except queue.Empty:
+                self.stop()
+                self.fail_current_and_restart({"ok": False, "error": "the check ran over %d s and was stopped" % CHECK_TIMEOUT_S})
+                continue
+            if got is None:
+                self.fail_current_and_restart(self.ended_without_result())
+            elif got.get("restart"):
+                self.stop()
+                self.start(self.pending)
+            elif got.get("check") == "%s:%s" % self.pending[0]:
+                self.results[self.pending.pop(0)] = {"ok": bool(got.get("ok")), "error": got.get("error")}
+        self.stop()
+        return self.results
+
+    def stop(self):
+        """End the child now (when its results are not wanted, or it ran over time) and reap it."""
+        if self.proc is not None:
+            if self.proc.poll() is None:
+                self.proc.kill()
+            self.proc.wait()
+            for t in self.readers:
+                t.join()
+            self.proc = None
 
 
 def run_check_in_child(name, key):
-    """Run one GPU check of a package in a child Python (this script, --check=NAME:KEY), so that a package which ends
-    the process from C (bitsandbytes calls exit(1) when a CUDA call fails, e.g. with CUDA_DISABLE_PTX_JIT=1 and no
-    SASS for the device) or dies on a signal is reported as that check's failure, never as a probe with no result.
-    Returns {"ok": bool, "error": str | None}; a child that printed no result gives the exit status and the last line
-    of its stderr."""
-    cmd = [sys.executable, os.path.abspath(__file__), "--check=%s:%s" % (name, key)]
-    try:
-        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=CHECK_TIMEOUT_S)
-    except subprocess.TimeoutExpired:
-        return {"ok": False, "error": "the check ran over %d s and was stopped" % CHECK_TIMEOUT_S}
-    except OSError as e:
-        return {"ok": False, "error": err(e)}
-    for line in reversed(p.stdout.splitlines()):
-        if line.startswith("{"):
-            try:
-                got = json.loads(line)
-                return {"ok": bool(got.get("ok")), "error": got.get("error")}
-            except ValueError:
-                break
-    how = ("was killed by signal %d" % -p.returncode) if p.returncode < 0 else ("exited with status %d" % p.returncode)
-    tail = [x.strip() for x in p.stderr.splitlines() if x.strip()]
-    return {"ok": False, "error": "the process %s during the check, printing no result%s" % (
-        how, (": " + tail[-1][:300]) if tail else "")}
+    """Run one GPU check of a package in a child Python (CheckChild), so that a package which ends the process from C
+    or dies on a signal is reported as that check's failure, never as a probe with no result.
+    Returns {"ok": bool, "error": str | None}."""
+    return CheckChild([(name, key)]).collect()[(name, key)]
 
 
 def check_mode(argv):
-    """`--check=PACKAGE:KEY`: run that one GPU check and print its result (probe.py run in a child by
-    run_check_in_child). Returns the exit code, or None when argv asks for no single check."""
+    """`--check=PACKAGE:KEY` (one check) or `--checks=P:K,P:K` (several in order, run_checks): run them in this
+    process and print the results. Returns the exit code, or None when argv asks for no check."""
     for a in argv:
-        if a.startswith("--check="):
-            name, key = a.split("=", 1)[1].split(":", 1)
-            if name not in PACKAGES or key not in PACKAGES[name][3]:
+        if a.startswith("--check=") or a.startswith("--checks="):
+            pairs = [tuple(x.split(":", 1)) for x in a.split("=", 1)[1].split(",") if x]
+            bad = [p for p in pairs if len(p) != 2 or p[0] not in PACKAGES or p[1] not in PACKAGES[p[0]][3]]
+            if bad or not pairs:
                 sys.stderr.write("probe.py: unknown check %s\n" % a)
                 return 2
+            if a.startswith("--checks="):
+                return run_checks(pairs)
             sys.stdout.flush()
-            print(json.dumps(run_check(name, key)))
+            print(json.dumps(run_check(*pairs[0])))
             sys.stdout.flush()
             return 0
     return None
+
+
+def check_pairs(names):
+    """The GPU checks of the packages `names`, in table order: [(package, key)]."""
+    return [(n, k) for n in names for k in PACKAGES[n][3]]
 
 
 def wanted_packages(argv):
@@ -490,10 +684,10 @@ def probe_gpu(torch, gpu):
     return g
 
 
-def probe_package(torch, name, run_gpu_checks):
-    """One package built on torch: it imports, one CPU op runs, the libtorch it maps, its GPU checks (each in a child).
-    Returns its result and the shared objects with its device code (for cuobjdump)."""
-    module, load, lib_dirs, checks = PACKAGES[name]
+def probe_package(torch, name):
+    """One package built on torch: it imports, one CPU op runs, the libtorch it maps (its GPU checks, in `gpu`, are
+    filled in by probe_packages). Returns its result and the shared objects with its device code (for cuobjdump)."""
+    module, load, lib_dirs, _checks = PACKAGES[name]
     before = set(mapped_libs())
     r = {"ok": False, "error": None, "version": None, "file": None, "libDir": None, "libsAfterImport": [],
          "newLibtorch": [], "gpu": {}}
@@ -526,10 +720,27 @@ def probe_package(torch, name, run_gpu_checks):
             libs += sorted(p for p in glob.glob(os.path.join(pkg_dir, d)) if os.path.isfile(p))
         else:
             libs += shared_objects(os.path.join(pkg_dir, d) if d else pkg_dir)
-    if run_gpu_checks:
-        for key in checks:
-            r["gpu"][key] = run_check_in_child(name, key)
     return r, libs
+
+
+def probe_packages(torch, wanted, gpu_checks, checker, reader):
+    """Every wanted package (probe_package), its libraries queued on the cuobjdump `reader` (None: no cuobjdump) as
+    each is found; with `gpu_checks`, the GPU checks of those that import, from `checker` (the CheckChild started at
+    once, or one started here). A checker whose results are not wanted is stopped. Returns ({package: result}, libs)."""
+    results, libs = {}, []
+    for name in wanted:
+        results[name], own = probe_package(torch, name)
+        libs += own
+        if reader is not None:
+            reader.add(own)
+    needed = check_pairs([n for n in wanted if results[n]["ok"]]) if gpu_checks else []
+    if needed:
+        got = (checker or CheckChild(needed)).collect()
+        for name, key in needed:
+            results[name]["gpu"][key] = got[(name, key)]
+    elif checker is not None:
+        checker.stop()
+    return results, libs
 
 
 def probe_extras(argv):
@@ -566,21 +777,24 @@ def probe_extras(argv):
     return found
 
 
-def probe_cuobjdump(tool, libs):
-    """The device code of `libs` as cuobjdump `tool` lists it ("" = not on PATH: said as the error)."""
+def probe_cuobjdump(tool, libs, reader):
+    """The device code of `libs` as cuobjdump `tool` lists it ("" = not on PATH: said as the error), from `reader`
+    (the DeviceCodeReader that has been reading them since torch imported)."""
     c = {"tool": tool or None, "error": None, "libs": {}}
     if not tool:
         c["error"] = "cuobjdump is not on PATH"
     else:
         try:
-            c["libs"] = cuobjdump_libs(tool, libs)
+            c["libs"] = reader.entries(libs)
         except OSError as e:
             c["error"] = err(e)
     return c
 
 
 def main(argv):
-    """Probe the running Python and print one JSON document (the shape in the module comment). Exit 2 on bad usage."""
+    """Probe the running Python and print one JSON document (the shape in the module comment). Exit 2 on bad usage.
+    What takes time runs side by side: the GPU checks' child starts first (when the host shows an NVIDIA device), and
+    cuobjdump reads torch's libraries from the moment torch imports, while this process goes on probing."""
     single = check_mode(argv)
     if single is not None:
         return single
@@ -599,26 +813,30 @@ def main(argv):
         "packages": None,
         "cuobjdump": None,
     }
+    checker = CheckChild(check_pairs(wanted)) if gpu and has_nvidia_device() else None
     try:
         import torch
     except Exception as e:  # noqa: BLE001 - any import failure is a finding
+        if checker is not None:
+            checker.stop()
         out["torch"] = {"ok": False, "error": err(e)}
         print(json.dumps(out))
         return 0
+    lib_dir = os.path.join(os.path.dirname(torch.__file__), "lib")
+    reader = DeviceCodeReader(tool) if tool else None
+    if reader is not None:
+        reader.add(shared_objects(lib_dir))
     out["torch"] = probe_torch(torch)
     out["gpu"] = probe_gpu(torch, gpu)
-    libs = shared_objects(out["torch"]["libDir"])
-    out["packages"] = {}
-    for name in wanted:
-        out["packages"][name], own = probe_package(torch, name, gpu and out["gpu"]["available"])
-        libs += own
+    out["packages"], own = probe_packages(torch, wanted, gpu and out["gpu"]["available"], checker, reader)
     extras = probe_extras(argv)
     if extras is not None:
         out["extras"] = extras
     if tool is not None:
-        out["cuobjdump"] = probe_cuobjdump(tool, libs)
+        out["cuobjdump"] = probe_cuobjdump(tool, shared_objects(out["torch"]["libDir"]) + own, reader)
     print(json.dumps(out))
     return 0
+
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))

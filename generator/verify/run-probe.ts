@@ -8,7 +8,7 @@ import { constants as osConstants } from "node:os";
 import path from "node:path";
 import { InputError } from "../errors.ts";
 import { REPO_ROOT } from "../paths.ts";
-import { ProcessStartError, runCommandSync, type CommandResult } from "../process.ts";
+import { ProcessStartError, runCommand, type CommandResult } from "../process.ts";
 import type { Probe } from "./compare.ts";
 
 /** The probe script shipped in the repository (also used by pkgs/checks.nix). */
@@ -66,17 +66,18 @@ function sitePackagesClosure(root: string): string[] {
 export type ProbeRun = { ok: true; probe: Probe } | { ok: false; exit: 1 | 2; message: string };
 
 /**
- * Run probe.py in `target` (a real child process, at most 30 minutes, its output up to 64 MiB): with `--cuobjdump`,
- * `--gpu` when `opts.gpu`, and `--extras=A,B` for an environment's extras. Never throws for a Python that fails: a
- * program not found is exit 2, a signal (SIGILL: the ISA promise does not hold) or no JSON result exit 1 (2 when the
- * Python exited 0 without one).
+ * Run probe.py in `target` (a real child process, at most 30 minutes): with `--cuobjdump`, `--gpu` when `opts.gpu`,
+ * and `--extras=A,B` for an environment's extras. Asynchronous, so that verify reads the host and loads the matrix
+ * while the probe runs (seconds on a GPU host: torch's import, CUDA's initialisation, cuobjdump of libtorch_cuda.so).
+ * Never rejects for a Python that fails: a program not found is exit 2, a signal (SIGILL: the ISA promise does not
+ * hold) or no JSON result exit 1 (2 when the Python exited 0 without one).
  */
-export function runProbe(target: PythonTarget, opts: { gpu: boolean; extras?: readonly string[] }): ProbeRun {
+export async function runProbe(target: PythonTarget, opts: { gpu: boolean; extras?: readonly string[] }): Promise<ProbeRun> {
   const args = [PROBE_SCRIPT, "--cuobjdump", ...(opts.gpu ? ["--gpu"] : []), ...(opts.extras?.length ? [`--extras=${opts.extras.join(",")}`] : [])];
   const argv = [...(target.wrapper ?? []), target.interpreter, ...args];
   let r: CommandResult;
   try {
-    r = runCommandSync(argv, { env: { ...process.env, ...target.env }, maxBuffer: 64 * 1024 * 1024, timeoutMs: 30 * 60_000 });
+    r = await runCommand(argv, { env: { ...process.env, ...target.env }, input: "", timeoutMs: 30 * 60_000 });
   } catch (e) {
     if (!(e instanceof ProcessStartError)) throw e;
     if (e.code !== "ENOENT") return { ok: false, exit: 1, message: `the probe in ${target.label} printed no result (exit null): ${e.message}` };
