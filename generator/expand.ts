@@ -171,13 +171,27 @@ function judge(c: Combo, matrix: Matrix, catalog: Catalog): { reasons: string[];
  * nothing when the package needs none (TORCH_CUDA_ARCH_LIST, which pkgs/variant-attrs.nix writes for every CUDA
  * variant, is all it reads).
  */
-function packageBuildOf(p: PackageOnTorch, b: PackageCudaBuild | null): Pick<Variant, "packageBuild"> {
+function packageBuildOf(p: PackageOnTorch, b: PackageCudaBuild | null, fixes: string[]): Pick<Variant, "packageBuild"> {
   const env = b?.env ?? {};
   const cmakeFlags = b?.cmakeFlags ?? [];
   const gib = p.gibPerCompileJob?.gib ?? null;
   const pname = p.pname?.value ?? null;
-  if (!Object.keys(env).length && !cmakeFlags.length && gib === null && pname === null) return {};
-  return { packageBuild: { env, cmakeFlags, gibPerCompileJob: gib, ...(pname !== null ? { pname } : {}) } };
+  if (!Object.keys(env).length && !cmakeFlags.length && gib === null && pname === null && !fixes.length) return {};
+  return { packageBuild: { env, cmakeFlags, gibPerCompileJob: gib, ...(pname !== null ? { pname } : {}), ...(fixes.length ? { fixes } : {}) } };
+}
+
+/**
+ * The catalog's fixes of package `p` (catalog/packages.ts `fixes`) that concern a variant at nixpkgs `rev` with CUDA
+ * `cuda` (null: CPU-only, where none does) on `system`: each fix whose `when` holds.
+ */
+export function fixesFor(p: Pick<PackageOnTorch, "fixes">, rev: string, cuda: string | null, system: string): NonNullable<PackageOnTorch["fixes"]> {
+  if (cuda === null) return [];
+  return (p.fixes ?? []).filter(({ when: w }) =>
+    (w.pins === undefined || w.pins.includes(rev)) &&
+    (w.minCuda === undefined || compareVersions(cuda, w.minCuda) >= 0) &&
+    (w.belowCuda === undefined || compareVersions(cuda, w.belowCuda) < 0) &&
+    (w.system === undefined || w.system === system),
+  );
 }
 
 /**
@@ -287,7 +301,10 @@ function resolveAxes(matrix: Matrix, catalog: Catalog): Axes {
     .sort((a, b) => Number(a) - Number(b))
     .map((sm) => find(catalog.gpus, (g) => g.sm === sm, `GPU SM${sm}`));
   const isas = matrix.isas.map((k) => find(catalog.isas, (i) => i.key === k, `ISA ${k}`));
-  const packages = PACKAGES.filter((p) => matrix.packages.includes(p));
+  // A package of the table that a named environment lists among its extras (`environments: { serve: ["vllm"] }`) is
+  // built as that package's variant, with its verdicts, and is a member of the environment (environmentVariant).
+  const named = new Set(Object.values(matrix.environments).flat().filter((e) => onTorch(catalog, e)));
+  const packages = PACKAGES.filter((p) => matrix.packages.includes(p) || named.has(p));
   return { pythons, cudas, gpus, isas, packages };
 }
 
@@ -399,7 +416,11 @@ function packageVariant(
   const scope =
     cuda && service?.ok ? cudaScopeFor(service.capabilities, cuda, matrix.policy.cudaCapabilitiesScope) : { packageSet: false, reason: null };
   const envMemberNames = envMembers.map((q) => formatName({ ...parts, package: q }));
-  const notes = packageNotes(pkg, version, c, service, scope, torchName, envMemberNames);
+  const fixes = p ? fixesFor(p, pin.rev, cuda?.version ?? null, isa.system) : [];
+  const notes = [
+    ...packageNotes(pkg, version, c, service, scope, torchName, envMemberNames),
+    ...fixes.map((f) => `${f.apply ? "Fix applied" : "Fix recorded, not applied"}: ${f.attr}: ${f.change} (${f.why}; ${f.source}).`),
+  ];
   const dependsOn = p ? [torchName] : isEnv ? [torchName, ...envMemberNames] : [];
   return {
     name,
@@ -421,8 +442,8 @@ function packageVariant(
     binaryCompat: service?.ok ? service.binaryCompat : false,
     cudaCapabilitiesForPackageSet: scope.packageSet,
     // The ISA's gccarch feature: every derivation of the variant runs its code while it builds (catalog/cpu-isas.ts).
-    requiredSystemFeatures: [...new Set([...matrix.policy.requiredSystemFeatures, gccarchFeature(isa)])],
-    ...(p ? packageBuildOf(p, verdicts.builds.get(pkg) ?? null) : {}),
+    requiredSystemFeatures: [...new Set([...matrix.policy.requiredSystemFeatures, ...(p?.requiredSystemFeatures?.features ?? []), gccarchFeature(isa)])],
+    ...(p ? packageBuildOf(p, verdicts.builds.get(pkg) ?? null, fixes.flatMap((f) => (f.apply ? [f.apply] : []))) : {}),
     cflags: [...isa.cflags],
     nixpkgs: pin.rev,
     nixpkgsSha256: sha256,
@@ -442,7 +463,7 @@ function environmentVariant(envName: string, extras: readonly string[], c: Combo
   const notes = base.notes.filter((n) => !n.startsWith("Built against"));
   notes.push(
     `python${py.version}.withPackages of ${[torchName, ...memberNames].join(", ")}` +
-      `${pin.torchcodec !== null ? `, ${py.packageSet}.torchcodec` : ""} and the extras ${extras.map((e) => `${py.packageSet}.${e}`).join(", ")}, ` +
+      `${pin.torchcodec !== null ? `, ${py.packageSet}.torchcodec` : ""}${extras.length ? ` and the extras ${extras.map((e) => `${py.packageSet}.${e}`).join(", ")}` : ""}, ` +
       `each taken from the Python set whose torch is ${torchName}: one torch in the environment. nixpkgs ${pin.rev.slice(0, 7)} must carry every extra (evaluation names a missing one).`,
   );
   const unjudged = extras.filter((e) => !extraPromise(c.catalog, e).judged);
@@ -458,7 +479,7 @@ function environmentVariant(envName: string, extras: readonly string[], c: Combo
     version: release.version,
     dependsOn: [torchName, ...memberNames],
     file: `.flox/pkgs/${name}.nix`,
-    description: `Python environment "${envName}" of PyTorch ${release.version}, the packages built on it and ${extras.join(", ")}${describe(TORCH_PACKAGE, c, release.version).replace(/^PyTorch \S+/, "")}`,
+    description: `Python environment "${envName}" of PyTorch ${release.version}, the packages built on it${extras.length ? ` and ${extras.join(", ")}` : ""}${describe(TORCH_PACKAGE, c, release.version).replace(/^PyTorch \S+/, "")}`,
     notes,
   };
 }
@@ -492,10 +513,19 @@ function expandCombination(combo: Combo, sha256: string | null, packages: Packag
       out.excluded.push({ name, package: pkg, torchVersion: release.version, ...parts, reasons: reasons.length ? reasons : torchReasons });
       continue;
     }
+    // A package of the table named as an extra: the environment has that package's verdicts, and holds its variant.
+    const ownPackages = extras.filter((e) => onTorch(combo.catalog, e));
+    const refused = ownPackages.filter((q) => !kept(q));
+    if (refused.length) {
+      out.excluded.push({ name, package: pkg, torchVersion: release.version, ...parts, reasons: refused.flatMap((q) => (pkgReasons.get(q) ?? []).map((r) => `${q}: ${r}`)) });
+      continue;
+    }
     const base = out.torchByName.get(torchName);
     if (!base) throw new Error(`expand: ${name} needs ${torchName}, which this combination did not emit`);
-    const members = packages.filter((q) => onTorch(combo.catalog, q)?.inEnv && kept(q)).map((q) => formatName({ ...parts, package: q }));
-    out.variants.push(environmentVariant(envName, extras, { ...combo, pin }, parts, base, members));
+    const members = packages
+      .filter((q) => ((onTorch(combo.catalog, q)?.inEnv && kept(q)) || ownPackages.includes(q)))
+      .map((q) => formatName({ ...parts, package: q }));
+    out.variants.push(environmentVariant(envName, extras.filter((e) => !ownPackages.includes(e)), { ...combo, pin }, parts, base, members));
   }
 }
 

@@ -134,8 +134,8 @@ const CAT: Catalog = {
       : p,
   ),
   nixpkgs: [
-    { rev: PIN28, date: null, sha256: "sha256-AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=", sha256Source: "test", torch: "2.8.0", torchaudio: "2.8.0", python: ["3.12", "3.13"], cuda: ["12.6", "12.8"], brokenCuda: {}, torchcodec: null, torchvision: null, flashAttn: null, xformers: null, bitsandbytes: null, defaultPython: null, defaultCuda: null, recursedPython: null, channel: null, inferred: {}, source: "t" },
-    { rev: PIN29, date: null, sha256: "sha256-AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=", sha256Source: "test", torch: "2.9.1", torchaudio: "2.9.1", python: ["3.12", "3.13"], cuda: ["12.8", "12.9"], brokenCuda: {}, torchcodec: null, torchvision: null, flashAttn: null, xformers: null, bitsandbytes: null, defaultPython: null, defaultCuda: null, recursedPython: null, channel: null, inferred: {}, source: "t" },
+    { rev: PIN28, date: null, sha256: "sha256-AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=", sha256Source: "test", torch: "2.8.0", torchaudio: "2.8.0", python: ["3.12", "3.13"], cuda: ["12.6", "12.8"], brokenCuda: {}, torchcodec: null, torchvision: null, flashAttn: null, xformers: null, bitsandbytes: null, vllm: null, defaultPython: null, defaultCuda: null, recursedPython: null, channel: null, inferred: {}, source: "t" },
+    { rev: PIN29, date: null, sha256: "sha256-AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=", sha256Source: "test", torch: "2.9.1", torchaudio: "2.9.1", python: ["3.12", "3.13"], cuda: ["12.8", "12.9"], brokenCuda: {}, torchcodec: null, torchvision: null, flashAttn: null, xformers: null, bitsandbytes: null, vllm: null, defaultPython: null, defaultCuda: null, recursedPython: null, channel: null, inferred: {}, source: "t" },
   ],
 };
 
