@@ -323,8 +323,31 @@ function resolveRelease(r: Matrix["releases"][number], catalog: Catalog, multi: 
   return { release, pin, tag, sha256 };
 }
 
+/**
+ * For an opt-in package on torch dropped for its own reasons at a combination: the nearest combinations that work, in
+ * one sentence. Another CUDA version of the same pin (same GPU, judged as expand judges it) whose build of the package
+ * succeeds; else the catalog's pins that carry a known release of it serving their torch. null when none is known.
+ */
+function nearestFor(p: PackageOnTorch, combo: Combo, policy: "serve" | "drop"): string | null {
+  const { pin, py, gpu, cuda } = combo;
+  const cat = combo.catalog;
+  if (pin && gpu) {
+    const ok = pin.cuda.filter((v) => {
+      const tk = cat.cuda.find((c) => c.version === v);
+      const r = onTorchVersion(p, pin, py);
+      if (!tk || "reason" in r || v === cuda?.version || pin.brokenCuda[v]) return false;
+      const svc = serveGpu(gpu, tk, policy, cat);
+      return svc.ok && !("reason" in packageBuildFor(cat, p, r.version, v, svc.capabilities, pin.torch));
+    });
+    if (ok.length) return `Nearest that works: ${p.label} for SM${gpu.sm} with CUDA ${ok.join(" or ")} at nixpkgs ${pin.rev.slice(0, 7)}.`;
+  }
+  const pins = cat.nixpkgs.filter((q) => q !== pin && q.python.includes(py.version) && !("reason" in onTorchVersion(p, q, py)));
+  if (!pins.length) return null;
+  return `Nearest that works: ${pins.map((q) => `nixpkgs ${q.rev.slice(0, 7)} (${p.label} ${q[p.pinField]}, PyTorch ${q.torch}, CUDA ${q.cuda.join("/")})`).join(", ")}; the package's CUDA range and GPU list still apply there.`;
+}
+
 /** Per package: the combination's reasons, plus (for a package built on torch) its own at this pin. */
-function packageVerdicts(combo: Combo, packages: PackageName[], reasons: string[], service: GpuService | undefined): PackageVerdicts {
+function packageVerdicts(combo: Combo, packages: PackageName[], reasons: string[], service: GpuService | undefined, policy: "serve" | "drop"): PackageVerdicts {
   const { release, pin, py, cuda } = combo;
   const pkgReasons = new Map<string, string[]>();
   const versions: Record<string, string> = {};
@@ -345,7 +368,8 @@ function packageVerdicts(combo: Combo, packages: PackageName[], reasons: string[
         }
       }
     }
-    pkgReasons.set(pkg, [...reasons, ...own]);
+    const near = p?.optIn && own.length && !reasons.length && combo.cuda ? nearestFor(p, combo, policy) : null;
+    pkgReasons.set(pkg, [...reasons, ...own, ...(near ? [near] : [])]);
   }
   return { pkgReasons, versions, builds };
 }
@@ -489,7 +513,7 @@ function expandCombination(combo: Combo, sha256: string | null, packages: Packag
   const { release, pin, tag, py, cuda, gpu, isa } = combo;
   const { reasons, service } = judge(combo, matrix, catalog);
   const parts: ComboParts = { tag, python: py.version, cuda: cuda?.version ?? null, sm: gpu?.sm ?? null, isa: isa.key };
-  const verdicts = packageVerdicts(combo, packages, reasons, service);
+  const verdicts = packageVerdicts(combo, packages, reasons, service, matrix.policy.binaryCompat);
   const { pkgReasons } = verdicts;
   const kept = (pkg: string) => pin !== null && (pkgReasons.get(pkg)?.length ?? 1) === 0;
   const torchName = formatName({ ...parts, package: TORCH_PACKAGE });
