@@ -15,7 +15,7 @@
  */
 import { PACKAGES } from "./catalog/packages.ts";
 import { preferredPin } from "./catalog/index.ts";
-import { ENV_PACKAGE, TORCH_PACKAGE, onTorch, packageBuildFor, releaseOf, releaseServes, type PackageCudaBuild, type PackageOnTorch } from "./catalog/packages.ts";
+import { ENV_PACKAGE, TORCH_PACKAGE, fixesFor, onTorch, packageBuildFor, releaseOf, releaseServes, type PackageCudaBuild, type PackageOnTorch } from "./catalog/packages.ts";
 import { NIXPKGS_JETSON_CAPABILITIES, glibcCudaHeaderNote } from "./catalog/cuda.ts";
 import { environmentPackage, formatCombination, formatName, torchSiblingName } from "./naming.ts";
 import { extraPromise } from "./catalog/extras.ts";
@@ -180,19 +180,6 @@ function packageBuildOf(p: PackageOnTorch, b: PackageCudaBuild | null, fixes: st
   return { packageBuild: { env, cmakeFlags, gibPerCompileJob: gib, ...(pname !== null ? { pname } : {}), ...(fixes.length ? { fixes } : {}) } };
 }
 
-/**
- * The catalog's fixes of package `p` (catalog/packages.ts `fixes`) that concern a variant at nixpkgs `rev` with CUDA
- * `cuda` (null: CPU-only, where none does) on `system`: each fix whose `when` holds.
- */
-export function fixesFor(p: Pick<PackageOnTorch, "fixes">, rev: string, cuda: string | null, system: string): NonNullable<PackageOnTorch["fixes"]> {
-  if (cuda === null) return [];
-  return (p.fixes ?? []).filter(({ when: w }) =>
-    (w.pins === undefined || w.pins.includes(rev)) &&
-    (w.minCuda === undefined || compareVersions(cuda, w.minCuda) >= 0) &&
-    (w.belowCuda === undefined || compareVersions(cuda, w.belowCuda) < 0) &&
-    (w.system === undefined || w.system === system),
-  );
-}
 
 /**
  * The version of a package built on torch at a pin, or the reason there is none: the pin must carry it (its

@@ -15,7 +15,9 @@
 #   another of the table from the set (nixpkgs' torchcodec lists torchvision among its check inputs) it gets the
 #   variant, not a second build of the same package: one derivation per package per closure. torchcodec,
 #   which runs torch in its tests, gets the variant's gccarch system feature (pkgs/variant-attrs.nix does the same
-#   for the variants).
+#   for the variants). A sibling's catalog fixes of other packages of the set (variant.packageBuild.fixes: "cudaCrt"
+#   adds cudaPackages.cuda_crt to bitsandbytes, "cupyCudaPackages" builds cupy on the variant's cudaPackages: vLLM's
+#   dependencies under CUDA 13, generator/catalog/packages.ts) are applied here, once for the set.
 #
 # The idiom, and why this one
 # - nixpkgs offers three: `pythonXYZPackages.overrideScope`, `pythonXYZ.override { packageOverrides; self; }`

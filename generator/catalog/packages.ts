@@ -18,6 +18,10 @@
  *   only for a `+PTX` entry);
  * - `gpuChecks`: the GPU smoke tests generator/verify/probe.py runs for it (keys of the probe's output);
  * - `buildSeconds`: the duration estimate the plan, fleet and `build --dry-run` use without recorded builds;
+ * - `gibPerCompileJob`, `requiredSystemFeatures`: the memory one nvcc job needs and the builder features a build needs
+ *   (vLLM: 6 GiB, big-parallel), each with its source;
+ * - `fixes`: what a pin's nixpkgs needs changed for it (attribute, change, why, where, source); those with `apply` are
+ *   applied by pkgs/variant-attrs.nix and pkgs/python-set.nix, the rest are recorded (vLLM's unbreak, cuda_crt, cupy);
  * - `inEnv`: whether the environment variant (`torch-env-…`) holds it.
  *
  * Adding a package built on torch: one entry here, its pin field on the pins (torch.ts), its nixpkgs file in the
@@ -639,7 +643,7 @@ export const packagesOnTorch: PackageOnTorch[] = [
  */
 export const PACKAGES: readonly string[] = [TORCH_PACKAGE, ...packagesOnTorch.map((p) => p.name), ENV_PACKAGE];
 
-/** matrix.ts `packages` when left out: PACKAGES but the opt-in CUDA extensions (`optIn`: flash-attn, xformers, bitsandbytes). */
+/** matrix.ts `packages` when left out: PACKAGES but the opt-in ones (`optIn`: flash-attn, xformers, bitsandbytes, vllm). */
 export const DEFAULT_PACKAGES: readonly string[] = PACKAGES.filter((n) => !packagesOnTorch.find((p) => p.name === n)?.optIn);
 
 /** A package variant kind: one of PACKAGES ("pytorch", "torchaudio", "torchvision", "torch-env"). */
@@ -732,4 +736,18 @@ export function packageBuildFor(
   if (cuda === null) return p.cudaOnly ? { reason: `${p.label} has no CPU-only build: ${p.cudaOnly}.` } : { build: null };
   const b = cudaBuildOf(cat, p, version, caps, cuda, torchVersion);
   return "reason" in b ? b : { build: b };
+}
+
+/**
+ * The catalog's fixes of package `p` (catalog/packages.ts `fixes`) that concern a variant at nixpkgs `rev` with CUDA
+ * `cuda` (null: CPU-only, where none does) on `system`: each fix whose `when` holds.
+ */
+export function fixesFor(p: Pick<PackageOnTorch, "fixes">, rev: string, cuda: string | null, system: string): NonNullable<PackageOnTorch["fixes"]> {
+  if (cuda === null) return [];
+  return (p.fixes ?? []).filter(({ when: w }) =>
+    (w.pins === undefined || w.pins.includes(rev)) &&
+    (w.minCuda === undefined || compareVersions(cuda, w.minCuda) >= 0) &&
+    (w.belowCuda === undefined || compareVersions(cuda, w.belowCuda) < 0) &&
+    (w.system === undefined || w.system === system),
+  );
 }
