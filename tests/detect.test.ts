@@ -500,7 +500,7 @@ test("runDetect: text and JSON output, exit 0 / 1 / 2", async () => {
   assert.match(none.out.replace(/\s+/g, " "), "upgrade the NVIDIA driver to ≥ 570.26");
   const badPkg = await run({ package: "torchtext", cpuinfo: hostFile("gh200", "cpuinfo") });
   assert.is(badPkg.code, 2);
-  assert.match(badPkg.err, `--package: unknown package "torchtext"; allowed values: pytorch, torchaudio, torchvision, flash-attn, xformers, bitsandbytes, torch-env`);
+  assert.match(badPkg.err, `--package: unknown package "torchtext"; allowed values: pytorch, torchaudio, torchvision, flash-attn, xformers, bitsandbytes, vllm, torch-env`);
   const badMachine = await run({ machine: "riscv64", cpuinfo: hostFile("gh200", "cpuinfo") });
   assert.is(badMachine.code, 2);
   assert.match(badMachine.err, "allowed values: x86_64, amd64, aarch64, arm64");

@@ -162,4 +162,15 @@ test("verify on a stand-in environment of a modelled vLLM install: the correct S
   }
 });
 
+test("detect --package vllm: the SM121 variant for a DGX Spark; with CUDA 12.8 only, vLLM's reason, not a variant", () => {
+  const dir = tempDir("vm-vllm-detect-");
+  const detect = (m: MatrixInput) => runCli(["detect", "--package", "vllm", "--matrix", writeMatrix(dir, m), ...hostArgs("dgx-spark")], { env: { COLUMNS: "400" } });
+  const yes = detect(withVllm);
+  assert.is(yes.status, 0, yes.stdout + yes.stderr);
+  assert.match(yes.stdout, /vllm-python313-cuda13_0-sm121-armv9/);
+  const no = detect({ ...withVllm, cuda: ["12.8"] });
+  assert.is.not(no.status, 0);
+  assert.match(no.stdout + no.stderr, /vLLM 0\.24\.0 builds with CUDA 13\.0 and later, not CUDA 12\.8/);
+});
+
 test.run();
