@@ -29,7 +29,14 @@ export interface ArchListFacts {
 export type TargetsFacts =
   | { kind: "torchArchList"; extraSass?: readonly { when: string; adds: string; minCuda: string; source: string }[] }
   | { kind: "ownList"; variable: string; tokens: readonly { token: string; capability: string; minCuda: string }[]; limit: string }
-  | { kind: "cmakeList"; flag: string; ptxForHighest: boolean; ptxIn?: { where: "image" | "relocatable" } };
+  | { kind: "cmakeList"; flag: string; ptxForHighest: boolean; ptxIn?: { where: "image" | "relocatable" } }
+  | {
+      kind: "supportedArchs";
+      eras: readonly { minCuda: string; belowCuda: string | null; archs: readonly string[]; family: boolean; source: string }[];
+      archFlag: string;
+      dotlessFlag: string;
+      limit: string;
+    };
 
 /** The parts of one release (catalog/packages.ts `OnTorchRelease`) a CUDA build depends on. */
 export interface ReleaseBuildFacts {
@@ -60,6 +67,11 @@ export interface PackageCudaBuild {
   cmakeFlags: string[];
   /** SASS targets the build holds ("sm_90"), sorted by capability. */
   sass: string[];
+  /**
+   * SASS targets the build may hold besides `sass` (vLLM's arch-specific "sm_90a" and family "sm_120f" kernels of the
+   * same entries); absent: none.
+   */
+  sassAlso?: string[];
   /** PTX targets the build holds ("compute_90"). */
   ptx: string[];
   /** Where that PTX is (DeviceTargets `ptxIn`); absent: the device-linked image. */
@@ -196,6 +208,7 @@ export function cudaBuildIn(
       why: `${t.variable}=${chosen.map((x) => x.token).join(";")}: the package's own -gencode list (code=sm_N, no PTX)${chosen.some((x) => !caps.includes(x.capability)) ? ", served to a later minor of the same major by binary compatibility" : ""}`,
     };
   }
+  if (t.kind === "supportedArchs") return supportedArchsBuild(t, label, caps, cuda);
   // The CMakeLists de-duplicates and sorts the list (natural order of the dot-less numbers) before it pops the highest.
   const sorted = [...new Set(caps)].sort((a, b) => Number(dots(a)) - Number(dots(b)));
   const list = sorted.map(dots);
@@ -211,5 +224,48 @@ export function cudaBuildIn(
       `-D${t.flag}=${list.join(";")}: SASS for each` +
       (t.ptxForHighest ? `, and PTX for the highest (${highest}), as the package's CMakeLists makes it` : "") +
       (t.ptxForHighest && ptxIn === "relocatable" ? "; the PTX stays in the relocatable fatbin (separable compilation), which cuobjdump lists with -all" : ""),
+  };
+}
+
+/**
+ * What a package whose CMakeLists intersects the requested architectures with its own list (vLLM's
+ * `CUDA_SUPPORTED_ARCHS`, through `cuda_archs_loose_intersection`) compiles for `caps` with CUDA `cuda`: the era of
+ * its list for that CUDA; each capability served by itself when listed, else by the highest listed entry of the same
+ * major below it (its code runs there: binary compatibility, and under CUDA 13 the `12.0f` family target); both CMake
+ * variables set to those entries (the dotted one, TORCH_CUDA_ARCH_LIST, also in the environment). Required SASS: the
+ * entries (its generic kernels); also allowed: their arch-specific `a` and, where the era has family targets, `f`
+ * forms (its CUTLASS/FP8/FP4 kernel lists).
+ * @returns a PackageCudaBuild, or { reason } naming the CUDA range or the capability and the list.
+ */
+function supportedArchsBuild(
+  t: Extract<TargetsFacts, { kind: "supportedArchs" }>,
+  label: string,
+  caps: readonly string[],
+  cuda: string,
+): PackageCudaBuild | { reason: string } {
+  const era = t.eras.find((e) => compareVersions(cuda, e.minCuda) >= 0 && (e.belowCuda === null || compareVersions(cuda, e.belowCuda) < 0));
+  if (!era) return { reason: `${label} has no architecture list for CUDA ${cuda} (${t.eras.map((e) => `${e.minCuda}${e.belowCuda ? `–${e.belowCuda}` : "+"}`).join(", ")}; ${t.limit}).` };
+  const entries: string[] = [];
+  const served: string[] = [];
+  for (const c of caps) {
+    const e = era.archs.includes(c) ? c : [...era.archs].filter((a) => runsOn(a, c)).sort(compareVersions).pop();
+    if (!e)
+      return { reason: `${label} with CUDA ${cuda} compiles only for ${era.archs.join(", ")} (its CUDA_SUPPORTED_ARCHS; ${era.source}), none of which runs on compute capability ${c}. ${t.limit}.` };
+    if (e !== c) served.push(`${c} by ${e}${era.family ? ` (its ${e}f family kernels run on ${c})` : ""}`);
+    if (!entries.includes(e)) entries.push(e);
+  }
+  entries.sort(compareVersions);
+  const list = entries.join(";");
+  const also = entries.flatMap((e) => [`sm_${dots(e)}a`, ...(era.family ? [`sm_${dots(e)}f`] : [])]);
+  return {
+    env: { [t.archFlag]: list },
+    cmakeFlags: [`-D${t.archFlag}=${list}`, `-D${t.dotlessFlag}=${entries.map(dots).join(";")}`],
+    sass: entries.map((e) => `sm_${dots(e)}`),
+    sassAlso: also,
+    ptx: [],
+    why:
+      `-D${t.archFlag}=${list} and -D${t.dotlessFlag}=${entries.map(dots).join(";")}: its CUDA_SUPPORTED_ARCHS for CUDA ${cuda} (${era.archs.join(", ")}), ` +
+      `SASS for each entry, its kernel lists' arch-specific (a)${era.family ? " and family (f)" : ""} forms of them, no PTX` +
+      (served.length ? `; serves ${served.join(", ")}` : ""),
   };
 }

@@ -15,7 +15,7 @@
  */
 import { PACKAGES } from "./catalog/packages.ts";
 import { preferredPin } from "./catalog/index.ts";
-import { ENV_PACKAGE, TORCH_PACKAGE, onTorch, packageBuildFor, releaseOf, releaseServes, type PackageCudaBuild, type PackageOnTorch } from "./catalog/packages.ts";
+import { ENV_PACKAGE, TORCH_PACKAGE, fixesFor, onTorch, packageBuildFor, releaseOf, releaseServes, type PackageCudaBuild, type PackageOnTorch } from "./catalog/packages.ts";
 import { NIXPKGS_JETSON_CAPABILITIES, glibcCudaHeaderNote } from "./catalog/cuda.ts";
 import { environmentPackage, formatCombination, formatName, torchSiblingName } from "./naming.ts";
 import { extraPromise } from "./catalog/extras.ts";
@@ -171,14 +171,15 @@ function judge(c: Combo, matrix: Matrix, catalog: Catalog): { reasons: string[];
  * nothing when the package needs none (TORCH_CUDA_ARCH_LIST, which pkgs/variant-attrs.nix writes for every CUDA
  * variant, is all it reads).
  */
-function packageBuildOf(p: PackageOnTorch, b: PackageCudaBuild | null): Pick<Variant, "packageBuild"> {
+function packageBuildOf(p: PackageOnTorch, b: PackageCudaBuild | null, fixes: string[]): Pick<Variant, "packageBuild"> {
   const env = b?.env ?? {};
   const cmakeFlags = b?.cmakeFlags ?? [];
   const gib = p.gibPerCompileJob?.gib ?? null;
   const pname = p.pname?.value ?? null;
-  if (!Object.keys(env).length && !cmakeFlags.length && gib === null && pname === null) return {};
-  return { packageBuild: { env, cmakeFlags, gibPerCompileJob: gib, ...(pname !== null ? { pname } : {}) } };
+  if (!Object.keys(env).length && !cmakeFlags.length && gib === null && pname === null && !fixes.length) return {};
+  return { packageBuild: { env, cmakeFlags, gibPerCompileJob: gib, ...(pname !== null ? { pname } : {}), ...(fixes.length ? { fixes } : {}) } };
 }
+
 
 /**
  * The version of a package built on torch at a pin, or the reason there is none: the pin must carry it (its
@@ -287,7 +288,10 @@ function resolveAxes(matrix: Matrix, catalog: Catalog): Axes {
     .sort((a, b) => Number(a) - Number(b))
     .map((sm) => find(catalog.gpus, (g) => g.sm === sm, `GPU SM${sm}`));
   const isas = matrix.isas.map((k) => find(catalog.isas, (i) => i.key === k, `ISA ${k}`));
-  const packages = PACKAGES.filter((p) => matrix.packages.includes(p));
+  // A package of the table that a named environment lists among its extras (`environments: { serve: ["vllm"] }`) is
+  // built as that package's variant, with its verdicts, and is a member of the environment (environmentVariant).
+  const named = new Set(Object.values(matrix.environments).flat().filter((e) => onTorch(catalog, e)));
+  const packages = PACKAGES.filter((p) => matrix.packages.includes(p) || named.has(p));
   return { pythons, cudas, gpus, isas, packages };
 }
 
@@ -306,8 +310,31 @@ function resolveRelease(r: Matrix["releases"][number], catalog: Catalog, multi: 
   return { release, pin, tag, sha256 };
 }
 
+/**
+ * For an opt-in package on torch dropped for its own reasons at a combination: the nearest combinations that work, in
+ * one sentence. Another CUDA version of the same pin (same GPU, judged as expand judges it) whose build of the package
+ * succeeds; else the catalog's pins that carry a known release of it serving their torch. null when none is known.
+ */
+function nearestFor(p: PackageOnTorch, combo: Combo, policy: "serve" | "drop"): string | null {
+  const { pin, py, gpu, cuda } = combo;
+  const cat = combo.catalog;
+  if (pin && gpu) {
+    const ok = pin.cuda.filter((v) => {
+      const tk = cat.cuda.find((c) => c.version === v);
+      const r = onTorchVersion(p, pin, py);
+      if (!tk || "reason" in r || v === cuda?.version || pin.brokenCuda[v]) return false;
+      const svc = serveGpu(gpu, tk, policy, cat);
+      return svc.ok && !("reason" in packageBuildFor(cat, p, r.version, v, svc.capabilities, pin.torch));
+    });
+    if (ok.length) return `Nearest that works: ${p.label} for SM${gpu.sm} with CUDA ${ok.join(" or ")} at nixpkgs ${pin.rev.slice(0, 7)}.`;
+  }
+  const pins = cat.nixpkgs.filter((q) => q !== pin && q.python.includes(py.version) && !("reason" in onTorchVersion(p, q, py)));
+  if (!pins.length) return null;
+  return `Nearest that works: ${pins.map((q) => `nixpkgs ${q.rev.slice(0, 7)} (${p.label} ${q[p.pinField]}, PyTorch ${q.torch}, CUDA ${q.cuda.join("/")})`).join(", ")}; the package's CUDA range and GPU list still apply there.`;
+}
+
 /** Per package: the combination's reasons, plus (for a package built on torch) its own at this pin. */
-function packageVerdicts(combo: Combo, packages: PackageName[], reasons: string[], service: GpuService | undefined): PackageVerdicts {
+function packageVerdicts(combo: Combo, packages: PackageName[], reasons: string[], service: GpuService | undefined, policy: "serve" | "drop"): PackageVerdicts {
   const { release, pin, py, cuda } = combo;
   const pkgReasons = new Map<string, string[]>();
   const versions: Record<string, string> = {};
@@ -328,7 +355,8 @@ function packageVerdicts(combo: Combo, packages: PackageName[], reasons: string[
         }
       }
     }
-    pkgReasons.set(pkg, [...reasons, ...own]);
+    const near = p?.optIn && own.length && !reasons.length && combo.cuda ? nearestFor(p, combo, policy) : null;
+    pkgReasons.set(pkg, [...reasons, ...own, ...(near ? [near] : [])]);
   }
   return { pkgReasons, versions, builds };
 }
@@ -399,7 +427,11 @@ function packageVariant(
   const scope =
     cuda && service?.ok ? cudaScopeFor(service.capabilities, cuda, matrix.policy.cudaCapabilitiesScope) : { packageSet: false, reason: null };
   const envMemberNames = envMembers.map((q) => formatName({ ...parts, package: q }));
-  const notes = packageNotes(pkg, version, c, service, scope, torchName, envMemberNames);
+  const fixes = p ? fixesFor(p, pin.rev, cuda?.version ?? null, isa.system) : [];
+  const notes = [
+    ...packageNotes(pkg, version, c, service, scope, torchName, envMemberNames),
+    ...fixes.map((f) => `${f.apply ? "Fix applied" : "Fix recorded, not applied"}: ${f.attr}: ${f.change} (${f.why}; ${f.source}).`),
+  ];
   const dependsOn = p ? [torchName] : isEnv ? [torchName, ...envMemberNames] : [];
   return {
     name,
@@ -421,8 +453,8 @@ function packageVariant(
     binaryCompat: service?.ok ? service.binaryCompat : false,
     cudaCapabilitiesForPackageSet: scope.packageSet,
     // The ISA's gccarch feature: every derivation of the variant runs its code while it builds (catalog/cpu-isas.ts).
-    requiredSystemFeatures: [...new Set([...matrix.policy.requiredSystemFeatures, gccarchFeature(isa)])],
-    ...(p ? packageBuildOf(p, verdicts.builds.get(pkg) ?? null) : {}),
+    requiredSystemFeatures: [...new Set([...matrix.policy.requiredSystemFeatures, ...(p?.requiredSystemFeatures?.features ?? []), gccarchFeature(isa)])],
+    ...(p ? packageBuildOf(p, verdicts.builds.get(pkg) ?? null, fixes.flatMap((f) => (f.apply ? [f.apply] : []))) : {}),
     cflags: [...isa.cflags],
     nixpkgs: pin.rev,
     nixpkgsSha256: sha256,
@@ -442,7 +474,7 @@ function environmentVariant(envName: string, extras: readonly string[], c: Combo
   const notes = base.notes.filter((n) => !n.startsWith("Built against"));
   notes.push(
     `python${py.version}.withPackages of ${[torchName, ...memberNames].join(", ")}` +
-      `${pin.torchcodec !== null ? `, ${py.packageSet}.torchcodec` : ""} and the extras ${extras.map((e) => `${py.packageSet}.${e}`).join(", ")}, ` +
+      `${pin.torchcodec !== null ? `, ${py.packageSet}.torchcodec` : ""}${extras.length ? ` and the extras ${extras.map((e) => `${py.packageSet}.${e}`).join(", ")}` : ""}, ` +
       `each taken from the Python set whose torch is ${torchName}: one torch in the environment. nixpkgs ${pin.rev.slice(0, 7)} must carry every extra (evaluation names a missing one).`,
   );
   const unjudged = extras.filter((e) => !extraPromise(c.catalog, e).judged);
@@ -458,7 +490,7 @@ function environmentVariant(envName: string, extras: readonly string[], c: Combo
     version: release.version,
     dependsOn: [torchName, ...memberNames],
     file: `.flox/pkgs/${name}.nix`,
-    description: `Python environment "${envName}" of PyTorch ${release.version}, the packages built on it and ${extras.join(", ")}${describe(TORCH_PACKAGE, c, release.version).replace(/^PyTorch \S+/, "")}`,
+    description: `Python environment "${envName}" of PyTorch ${release.version}, the packages built on it${extras.length ? ` and ${extras.join(", ")}` : ""}${describe(TORCH_PACKAGE, c, release.version).replace(/^PyTorch \S+/, "")}`,
     notes,
   };
 }
@@ -468,7 +500,7 @@ function expandCombination(combo: Combo, sha256: string | null, packages: Packag
   const { release, pin, tag, py, cuda, gpu, isa } = combo;
   const { reasons, service } = judge(combo, matrix, catalog);
   const parts: ComboParts = { tag, python: py.version, cuda: cuda?.version ?? null, sm: gpu?.sm ?? null, isa: isa.key };
-  const verdicts = packageVerdicts(combo, packages, reasons, service);
+  const verdicts = packageVerdicts(combo, packages, reasons, service, matrix.policy.binaryCompat);
   const { pkgReasons } = verdicts;
   const kept = (pkg: string) => pin !== null && (pkgReasons.get(pkg)?.length ?? 1) === 0;
   const torchName = formatName({ ...parts, package: TORCH_PACKAGE });
@@ -492,10 +524,19 @@ function expandCombination(combo: Combo, sha256: string | null, packages: Packag
       out.excluded.push({ name, package: pkg, torchVersion: release.version, ...parts, reasons: reasons.length ? reasons : torchReasons });
       continue;
     }
+    // A package of the table named as an extra: the environment has that package's verdicts, and holds its variant.
+    const ownPackages = extras.filter((e) => onTorch(combo.catalog, e));
+    const refused = ownPackages.filter((q) => !kept(q));
+    if (refused.length) {
+      out.excluded.push({ name, package: pkg, torchVersion: release.version, ...parts, reasons: refused.flatMap((q) => (pkgReasons.get(q) ?? []).map((r) => `${q}: ${r}`)) });
+      continue;
+    }
     const base = out.torchByName.get(torchName);
     if (!base) throw new Error(`expand: ${name} needs ${torchName}, which this combination did not emit`);
-    const members = packages.filter((q) => onTorch(combo.catalog, q)?.inEnv && kept(q)).map((q) => formatName({ ...parts, package: q }));
-    out.variants.push(environmentVariant(envName, extras, { ...combo, pin }, parts, base, members));
+    const members = packages
+      .filter((q) => ((onTorch(combo.catalog, q)?.inEnv && kept(q)) || ownPackages.includes(q)))
+      .map((q) => formatName({ ...parts, package: q }));
+    out.variants.push(environmentVariant(envName, extras.filter((e) => !ownPackages.includes(e)), { ...combo, pin }, parts, base, members));
   }
 }
 

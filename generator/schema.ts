@@ -296,9 +296,10 @@ export interface Variant {
    * environment variables (flash-attn's FLASH_ATTN_CUDA_ARCHS), CMake flags replacing any of the same variable
    * (bitsandbytes' -DCOMPUTE_CAPABILITY), and the memory one compile process needs (GiB; the build caps MAX_JOBS to
    * the builder's memory), and the pname nixpkgs' metadata check needs where the file's is not the distribution's.
-   * Absent when the package needs none of them.
+   * `fixes`: the catalog's fixes (catalog/packages.ts `fixes`) the Nix builders apply to this variant's pin, CUDA and
+   * system ("unbreak", "cudaCrt", "cupyCudaPackages"). Absent when the package needs none of them.
    */
-  packageBuild?: { env: Record<string, string>; cmakeFlags: string[]; gibPerCompileJob: number | null; pname?: string };
+  packageBuild?: { env: Record<string, string>; cmakeFlags: string[]; gibPerCompileJob: number | null; pname?: string; fixes?: string[] };
   /** Generated file, relative to the repo root: ".flox/pkgs/NAME.nix". */
   file: string;
   /** One-line description naming the hardware. */

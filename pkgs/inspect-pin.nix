@@ -8,7 +8,7 @@
 #   builderTorchArgs  the arguments pkgs/pytorch.nix passes to torch.override (checked against its formals);
 #             default: the names of pkgs/torch-override-args.nix, the set pkgs/pytorch.nix passes.
 # Returns (nix-instantiate --eval --strict --json)
-#   { pythonSets = [ { set; version; torch; torchaudio; torchcodec; torchvision; flashAttn; xformers; bitsandbytes;
+#   { pythonSets = [ { set; version; torch; torchaudio; torchcodec; torchvision; flashAttn; xformers; bitsandbytes; vllm;
 #                      extras = [ { attr; expr; value; } ]; } ];
 #     defaultPython; defaultCuda; recursedPython;
 #     cudaSets = [ { set; version; defaultCapabilities; torchBroken; } ];
@@ -79,10 +79,11 @@ let
     torchaudio = fact "(${importText}).${set}.torchaudio.version" (plain.${set}.torchaudio.version or null);
     torchcodec = fact "(${importText}).${set}.torchcodec.version" (plain.${set}.torchcodec.version or null);
     torchvision = fact "(${importText}).${set}.torchvision.version" (plain.${set}.torchvision.version or null);
-    # The CUDA extensions of generator/catalog/packages.ts (pin fields flashAttn, xformers, bitsandbytes).
+    # The CUDA extensions of generator/catalog/packages.ts (pin fields flashAttn, xformers, bitsandbytes, vllm).
     flashAttn = fact "(${importText}).${set}.flash-attn.version" (plain.${set}.flash-attn.version or null);
     xformers = fact "(${importText}).${set}.xformers.version" (plain.${set}.xformers.version or null);
     bitsandbytes = fact "(${importText}).${set}.bitsandbytes.version" (plain.${set}.bitsandbytes.version or null);
+    vllm = fact "(${importText}).${set}.vllm.version" (plain.${set}.vllm.version or null);
     # Each asked-for extra: its version, null when the set has no such attribute (an environment holding it would stop
     # at evaluation, pkgs/torch-env.nix).
     extras = map (a: { attr = a; } // fact "(${importText}).${set}.${a}.version" (plain.${set}.${a}.version or null)) extras;

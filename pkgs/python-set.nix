@@ -15,7 +15,9 @@
 #   another of the table from the set (nixpkgs' torchcodec lists torchvision among its check inputs) it gets the
 #   variant, not a second build of the same package: one derivation per package per closure. torchcodec,
 #   which runs torch in its tests, gets the variant's gccarch system feature (pkgs/variant-attrs.nix does the same
-#   for the variants).
+#   for the variants). A sibling's catalog fixes of other packages of the set (variant.packageBuild.fixes: "cudaCrt"
+#   adds cudaPackages.cuda_crt to bitsandbytes, "cupyCudaPackages" builds cupy on the variant's cudaPackages: vLLM's
+#   dependencies under CUDA 13, generator/catalog/packages.ts) are applied here, once for the set.
 #
 # The idiom, and why this one
 # - nixpkgs offers three: `pythonXYZPackages.overrideScope`, `pythonXYZ.override { packageOverrides; self; }`
@@ -54,9 +56,22 @@ else
           pythonPackages = final;
         };
       };
+      variants = builtins.listToAttrs (map asVariant siblings);
+      # The catalog's fixes of the set's other packages that a sibling's build needs (generator/catalog/packages.ts
+      # `fixes`, resolved per pin, CUDA and system by expand): bitsandbytes with cuda_crt under CUDA 13, cupy on the
+      # variant's own cudaPackages (vLLM's dependencies; graham33/nixos-dgx-spark overlays/fixes.nix).
+      fixes = builtins.concatMap (s: (s.packageBuild or { }).fixes or [ ]) siblings;
+      cudaPackages = torch.cudaPackages or pkgs.cudaPackages;
+      current = n: variants.${n} or prev.${n};
     in
     { inherit torch; }
-    // builtins.listToAttrs (map asVariant siblings)
+    // variants
+    // (if builtins.elem "cudaCrt" fixes && prev ? bitsandbytes && cudaPackages ? cuda_crt then {
+      bitsandbytes = (current "bitsandbytes").overrideAttrs (old: { buildInputs = (old.buildInputs or [ ]) ++ [ cudaPackages.cuda_crt ]; });
+    } else { })
+    // (if builtins.elem "cupyCudaPackages" fixes && prev ? cupy then {
+      cupy = prev.cupy.override { inherit cudaPackages; };
+    } else { })
     // (if prev ? torchcodec && isaFeatures != [ ] then {
       torchcodec = prev.torchcodec.overrideAttrs (old: {
         requiredSystemFeatures = (old.requiredSystemFeatures or [ ]) ++ builtins.filter (f: !(builtins.elem f (old.requiredSystemFeatures or [ ]))) isaFeatures;

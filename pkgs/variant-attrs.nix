@@ -20,7 +20,8 @@
 #     NixOS/nixpkgs#561201): nixpkgs' pythonMetadataCheckHook (NixOS/nixpkgs#532778, in nixos-unstable from mid-2026)
 #     runs `importlib.metadata.version("$pname")` after the install and fails the build when no installed
 #     distribution has that (normalized) name, whatever doCheck says;
-#   - sets meta.description, meta.platforms = [ variant.system ];
+#   - sets meta.description, meta.platforms = [ variant.system ]; with the catalog's "unbreak" fix
+#     (variant.packageBuild.fixes), meta.broken = false and aarch64-linux out of meta.badPlatforms;
 #   - adds variant.requiredSystemFeatures (matrix.ts policy, default [ "big-parallel" ]) to the derivation's
 #     requiredSystemFeatures, so remote builders and Hydra route it to machines that declare them;
 #   - adds passthru.variant = variant (plus the given passthru).
@@ -67,7 +68,10 @@ let
 
   # A package's own build inputs besides TORCH_CUDA_ARCH_LIST (generator/catalog/packages.ts `cudaBuildOf`), absent for
   # most variants.
-  build = { env = { }; cmakeFlags = [ ]; gibPerCompileJob = null; pname = null; } // (variant.packageBuild or { });
+  build = { env = { }; cmakeFlags = [ ]; gibPerCompileJob = null; pname = null; fixes = [ ]; } // (variant.packageBuild or { });
+  # The catalog's "unbreak" fix (generator/catalog/packages.ts `fixes`, resolved per pin by expand): nixpkgs marks the
+  # package broken under CUDA, and bad on aarch64-linux for its CPU backend, where a sourced recipe builds it.
+  unbreak = builtins.elem "unbreak" build.fixes;
 
   vars = {
     NIX_CFLAGS_COMPILE = appendWords (current "NIX_CFLAGS_COMPILE") (concatStringsSep " " variant.cflags);
@@ -129,5 +133,8 @@ topLevelVars
   meta = (old.meta or { }) // {
     description = variant.description;
     platforms = [ variant.system ];
-  };
+  } // (if unbreak then {
+    broken = false;
+    badPlatforms = builtins.filter (p: p != "aarch64-linux") (old.meta.badPlatforms or [ ]);
+  } else { });
 }

@@ -111,6 +111,7 @@ function cudaBuildIn(p, version, caps, cuda, torchVersion, lists) {
       why: `${t.variable}=${chosen.map((x) => x.token).join(";")}: the package's own -gencode list (code=sm_N, no PTX)${chosen.some((x) => !caps.includes(x.capability)) ? ", served to a later minor of the same major by binary compatibility" : ""}`
     };
   }
+  if (t.kind === "supportedArchs") return supportedArchsBuild(t, label, caps, cuda);
   const sorted = [...new Set(caps)].sort((a, b) => Number(dots(a)) - Number(dots(b)));
   const list = sorted.map(dots);
   const highest = sorted[sorted.length - 1];
@@ -122,6 +123,30 @@ function cudaBuildIn(p, version, caps, cuda, torchVersion, lists) {
     ptx: t.ptxForHighest && highest ? [`compute_${dots(highest)}`] : [],
     ptxIn,
     why: `-D${t.flag}=${list.join(";")}: SASS for each` + (t.ptxForHighest ? `, and PTX for the highest (${highest}), as the package's CMakeLists makes it` : "") + (t.ptxForHighest && ptxIn === "relocatable" ? "; the PTX stays in the relocatable fatbin (separable compilation), which cuobjdump lists with -all" : "")
+  };
+}
+function supportedArchsBuild(t, label, caps, cuda) {
+  const era = t.eras.find((e) => compareVersions(cuda, e.minCuda) >= 0 && (e.belowCuda === null || compareVersions(cuda, e.belowCuda) < 0));
+  if (!era) return { reason: `${label} has no architecture list for CUDA ${cuda} (${t.eras.map((e) => `${e.minCuda}${e.belowCuda ? `\u2013${e.belowCuda}` : "+"}`).join(", ")}; ${t.limit}).` };
+  const entries = [];
+  const served = [];
+  for (const c of caps) {
+    const e = era.archs.includes(c) ? c : [...era.archs].filter((a) => runsOn(a, c)).sort(compareVersions).pop();
+    if (!e)
+      return { reason: `${label} with CUDA ${cuda} compiles only for ${era.archs.join(", ")} (its CUDA_SUPPORTED_ARCHS; ${era.source}), none of which runs on compute capability ${c}. ${t.limit}.` };
+    if (e !== c) served.push(`${c} by ${e}${era.family ? ` (its ${e}f family kernels run on ${c})` : ""}`);
+    if (!entries.includes(e)) entries.push(e);
+  }
+  entries.sort(compareVersions);
+  const list = entries.join(";");
+  const also = entries.flatMap((e) => [`sm_${dots(e)}a`, ...era.family ? [`sm_${dots(e)}f`] : []]);
+  return {
+    env: { [t.archFlag]: list },
+    cmakeFlags: [`-D${t.archFlag}=${list}`, `-D${t.dotlessFlag}=${entries.map(dots).join(";")}`],
+    sass: entries.map((e) => `sm_${dots(e)}`),
+    sassAlso: also,
+    ptx: [],
+    why: `-D${t.archFlag}=${list} and -D${t.dotlessFlag}=${entries.map(dots).join(";")}: its CUDA_SUPPORTED_ARCHS for CUDA ${cuda} (${era.archs.join(", ")}), SASS for each entry, its kernel lists' arch-specific (a)${era.family ? " and family (f)" : ""} forms of them, no PTX` + (served.length ? `; serves ${served.join(", ")}` : "")
   };
 }
 
@@ -201,7 +226,7 @@ function deviceCodePromises(v, facts) {
     const version = packageVersionOf(v, o.name) ?? "?";
     const b = cudaBuildIn(o, version, caps, cuda, v.torchVersion, facts.torchArchLists);
     out.push(
-      "reason" in b ? { origin: o.name, label: `${o.label}'s kernels`, library: null, sassRequired: [], sassAllowed: [], ptx: [], why: `no build: ${b.reason}` } : { origin: o.name, label: `${o.label}'s kernels`, library: null, sassRequired: b.sass, sassAllowed: b.sass, ptx: b.ptx, ...b.ptxIn ? { ptxIn: b.ptxIn } : {}, why: b.why }
+      "reason" in b ? { origin: o.name, label: `${o.label}'s kernels`, library: null, sassRequired: [], sassAllowed: [], ptx: [], why: `no build: ${b.reason}` } : { origin: o.name, label: `${o.label}'s kernels`, library: null, sassRequired: b.sass, sassAllowed: [...b.sass, ...b.sassAlso ?? []], ptx: b.ptx, ...b.ptxIn ? { ptxIn: b.ptxIn } : {}, why: b.why }
     );
   }
   return out;

@@ -134,8 +134,8 @@ const CAT: Catalog = {
       : p,
   ),
   nixpkgs: [
-    { rev: PIN28, date: null, sha256: "sha256-AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=", sha256Source: "test", torch: "2.8.0", torchaudio: "2.8.0", python: ["3.12", "3.13"], cuda: ["12.6", "12.8"], brokenCuda: {}, torchcodec: null, torchvision: null, flashAttn: null, xformers: null, bitsandbytes: null, defaultPython: null, defaultCuda: null, recursedPython: null, channel: null, inferred: {}, source: "t" },
-    { rev: PIN29, date: null, sha256: "sha256-AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=", sha256Source: "test", torch: "2.9.1", torchaudio: "2.9.1", python: ["3.12", "3.13"], cuda: ["12.8", "12.9"], brokenCuda: {}, torchcodec: null, torchvision: null, flashAttn: null, xformers: null, bitsandbytes: null, defaultPython: null, defaultCuda: null, recursedPython: null, channel: null, inferred: {}, source: "t" },
+    { rev: PIN28, date: null, sha256: "sha256-AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=", sha256Source: "test", torch: "2.8.0", torchaudio: "2.8.0", python: ["3.12", "3.13"], cuda: ["12.6", "12.8"], brokenCuda: {}, torchcodec: null, torchvision: null, flashAttn: null, xformers: null, bitsandbytes: null, vllm: null, defaultPython: null, defaultCuda: null, recursedPython: null, channel: null, inferred: {}, source: "t" },
+    { rev: PIN29, date: null, sha256: "sha256-AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=", sha256Source: "test", torch: "2.9.1", torchaudio: "2.9.1", python: ["3.12", "3.13"], cuda: ["12.8", "12.9"], brokenCuda: {}, torchcodec: null, torchvision: null, flashAttn: null, xformers: null, bitsandbytes: null, vllm: null, defaultPython: null, defaultCuda: null, recursedPython: null, channel: null, inferred: {}, source: "t" },
   ],
 };
 
@@ -500,7 +500,7 @@ test("runDetect: text and JSON output, exit 0 / 1 / 2", async () => {
   assert.match(none.out.replace(/\s+/g, " "), "upgrade the NVIDIA driver to ≥ 570.26");
   const badPkg = await run({ package: "torchtext", cpuinfo: hostFile("gh200", "cpuinfo") });
   assert.is(badPkg.code, 2);
-  assert.match(badPkg.err, `--package: unknown package "torchtext"; allowed values: pytorch, torchaudio, torchvision, flash-attn, xformers, bitsandbytes, torch-env`);
+  assert.match(badPkg.err, `--package: unknown package "torchtext"; allowed values: pytorch, torchaudio, torchvision, flash-attn, xformers, bitsandbytes, vllm, torch-env`);
   const badMachine = await run({ machine: "riscv64", cpuinfo: hostFile("gh200", "cpuinfo") });
   assert.is(badMachine.code, 2);
   assert.match(badMachine.err, "allowed values: x86_64, amd64, aarch64, arm64");

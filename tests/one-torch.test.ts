@@ -19,6 +19,8 @@ import path from "node:path";
 import { catalog } from "../generator/catalog/index.ts";
 import type { NixpkgsPin } from "../generator/catalog/schema.ts";
 import { generateForPin } from "./helpers/matrices.ts";
+import { onTorch, releaseOf } from "../generator/catalog/packages.ts";
+import { compareVersions } from "../generator/versions.ts";
 import {
   REPO_ROOT,
   STAND_IN_BUILDER_FEATURES,
@@ -187,6 +189,50 @@ test("torchaudio's passthru.pythonPackages holds torchcodec and torchvision buil
   assert.is(r.vision, r.pt);
   // torchcodec of this era compiles for torch.cudaCapabilities, which the variant's torch sets to its own list.
   assert.is(r.codecArch, c.pytorch.cudaCapabilities.join(";"));
+});
+
+/** The pins whose vLLM version the catalog knows, each with a CUDA version vLLM's release there builds with. */
+const vllmPins = catalog.nixpkgs.flatMap((pin) => {
+  const p = onTorch(catalog, "vllm")!;
+  const rel = pin.vllm && pin.vllm !== "unknown" ? releaseOf(p, pin.vllm) : undefined;
+  if (!rel) return [];
+  const cuda = pin.cuda.find((c) => compareVersions(c, rel.cuda!.min) >= 0 && (rel.cuda!.below === null || compareVersions(c, rel.cuda!.below) < 0) && !rel.failsWithCuda?.cuda.includes(c));
+  return cuda ? [{ pin, cuda }] : [];
+});
+
+test("vLLM on every pin whose version is known: its .drv closure holds exactly the pytorch variant's torch; each package of it once; it and the environment naming it build; nixpkgs' own file fails where the pin marks it broken", () => {
+  assert.equal(vllmPins.map((x) => x.pin.rev.slice(0, 7)), ["0182a36", "2c423e0", "c043004"]);
+  for (const { pin, cuda } of vllmPins) {
+    const { list } = generateForPin(pin, ISA, "vm-one-torch-vllm-", { cuda: [cuda], packages: ["pytorch", "torchaudio", "torchvision", "vllm"], environments: { serve: ["vllm"] } });
+    const pt = list.find((v) => v.package === "pytorch" && v.cuda !== null)!;
+    const vl = list.find((v) => v.package === "vllm")!;
+    const serve = list.find((v) => v.package === "serve-env" && v.cuda !== null)!;
+    assert.ok(vl && serve, `${pin.rev.slice(0, 7)}: ${list.map((v) => v.name)}`);
+    assert.ok(!list.some((v) => v.package === "vllm" && v.cuda === null), "no CPU-only vLLM");
+    const n = standInNixpkgs(pin.rev);
+    const r = nixEvalJson<{ pt: string; vl: string; era: string; env: string }>(
+      `let n = ${n}; v = ${importVariant(vl.file, "n")}; in { pt = ${importVariant(pt.file, "n")}.drvPath; vl = v.drvPath; era = v.standIn.era; env = ${importVariant(serve.file, "n")}.drvPath; }`,
+    );
+    assert.is(r.era, pin.vllm!.startsWith("0.15") ? "0.19" : "0.24", `${pin.rev.slice(0, 7)}: vllm formals of its era`);
+    for (const f of [vl.file, serve.file]) nixInstantiate(importVariant(f, n), [], { expr: true });
+    for (const drv of [r.vl, r.env]) {
+      const seen = torchDrvsIn(drv);
+      assert.equal(seen.torch, [r.pt], `${pin.rev.slice(0, 7)} ${vl.name}: torch .drv files in the closure`);
+      for (const [dist, drvs] of seen.byDist) assert.is(drvs.length, 1, `${pin.rev.slice(0, 7)}: ${dist} ×${drvs.length}`);
+      for (const d of ["torchaudio", "torchvision", "flashinfer", ...(pin.xformers !== "unknown" ? ["xformers"] : [])])
+        assert.ok(seen.byDist.has(d), `${pin.rev.slice(0, 7)}: ${d} in vLLM's closure`);
+    }
+    const [out] = nixBuild(importVariant(vl.file, n));
+    const arch = vl.cudaCapabilities.join(";").replace(/\./g, "\\.");
+    assert.match(readFileSync(out!, "utf8"), new RegExp(`cmakeFlags=-DTORCH_CUDA_ARCH_LIST=${arch} -DCUTLASS_NVCC_ARCHS_ENABLED=`), `${vl.name}: the variant's arch list replaces nixpkgs' defaults`);
+    assert.is(nixBuild(importVariant(serve.file, n)).length, 1, `${serve.name}: builds`);
+    // nixpkgs' own vllm of the variant's Python set (no fix): refused where the pin marks it broken under CUDA.
+    const own = spawnSync("nix-instantiate", [...STAND_IN_BUILDER_FEATURES, "-E",
+      `let v = ${importVariant(vl.file, n)}; pkgs = import ${nixPath(path.join(REPO_ROOT, "pkgs/nixpkgs.nix"))} { variant = v.variant; nixpkgs = ${n}; }; ` +
+        `in pkgs.python${vl.python.replace(".", "")}Packages.vllm`], { encoding: "utf8" });
+    if (pin.vllm === "0.24.0") assert.match(own.stderr, /Package ‘python3\.\d+-vllm-0\.24\.0’ is marked as broken/, `${pin.rev.slice(0, 7)}: nixpkgs' own vllm`);
+    else assert.is(own.status, 0, own.stderr);
+  }
 });
 
 test.run();

@@ -18,6 +18,10 @@
  *   only for a `+PTX` entry);
  * - `gpuChecks`: the GPU smoke tests generator/verify/probe.py runs for it (keys of the probe's output);
  * - `buildSeconds`: the duration estimate the plan, fleet and `build --dry-run` use without recorded builds;
+ * - `gibPerCompileJob`, `requiredSystemFeatures`: the memory one nvcc job needs and the builder features a build needs
+ *   (vLLM: 6 GiB, big-parallel), each with its source;
+ * - `fixes`: what a pin's nixpkgs needs changed for it (attribute, change, why, where, source); those with `apply` are
+ *   applied by pkgs/variant-attrs.nix and pkgs/python-set.nix, the rest are recorded (vLLM's unbreak, cuda_crt, cupy);
  * - `inEnv`: whether the environment variant (`torch-env-…`) holds it.
  *
  * Adding a package built on torch: one entry here, its pin field on the pins (torch.ts), its nixpkgs file in the
@@ -65,6 +69,13 @@ const BNB_TARGETS: DeviceTargets = {
     "COMPUTE_CAPABILITY _LATEST_CAPABILITY)`: every other entry with `-real`, the highest without: SASS and PTX), so " +
     "a -DCMAKE_CUDA_ARCHITECTURES would be overwritten; H100: COMPUTE_CAPABILITY=\"90;80\" built PTX compute_90",
 };
+
+/** Where vLLM's architecture handling was read (the `supportedArchs` targets of its releases). */
+const VLLM_TARGETS_SOURCE =
+  "vllm-project/vllm CMakeLists.txt: `cuda_archs_loose_intersection(CUDA_ARCHS \"${CUDA_SUPPORTED_ARCHS}\" \"${CUDA_ARCHS}\")` " +
+  "keeps each requested architecture its list has and maps another to the nearest lower one of the same major; the " +
+  "generic kernels (_C, _moe_C) are compiled for those, its CUTLASS/FP8/FP4 kernel lists for their `a` or (CUDA 13) `f` " +
+  "forms; nixpkgs hands it TORCH_CUDA_ARCH_LIST and CUTLASS_NVCC_ARCHS_ENABLED as CMake flags (vllm/default.nix)";
 
 /** A bitsandbytes release: torch >= 2.3, < 3 (0.48.2's pyproject), its CUDA range, BNB_TARGETS. */
 function bnbRelease(version: string, cuda: NonNullable<OnTorchRelease["cuda"]>, source: string): OnTorchRelease {
@@ -426,6 +437,204 @@ export const packagesOnTorch: PackageOnTorch[] = [
     optIn: true,
     source: "bitsandbytes-foundation/bitsandbytes; nixpkgs python-modules/bitsandbytes (docs/research/cuda-extensions-on-torch.md §3)",
   },
+  {
+    name: "vllm",
+    attr: "vllm",
+    label: "vLLM",
+    pinField: "vllm",
+    // nixpkgs' vllm/default.nix takes `torch` from its Python set (build-system and dependencies; postPatch relaxes
+    // pyproject's `torch ==` to `torch >=`, pythonRelaxDeps = true), builds with `buildPythonPackage.override { stdenv =
+    // torch.stdenv; }`, and takes torchaudio, torchvision, xformers, bitsandbytes, cupy, flashinfer, nvidia-ml-py from
+    // the same set (0.19.0 and 0.20.1 files read; `cudaSupport ? torch.cudaSupport`, `cudaPackages ? { }`, `gpuTargets ?
+    // [ ]`). So the variant's torch must be the set's torch (pkgs/python-set.nix), never an argument.
+    releases: [
+      {
+        version: "0.15",
+        servesTorch: { min: "2.9", below: null },
+        stableAbi: false,
+        cuda: {
+          min: "12.8",
+          below: "13.0",
+          source:
+            "barstoolbluz/build-vllm: 88 variants of vLLM 0.15.1 at nixpkgs 0182a36 with cudaPackages_12_8 and _12_9 only " +
+            "(.flox/pkgs/vllm-python312-cuda12_9-sm89.nix …); no CUDA 13 build of 0.15 reported",
+        },
+        failsWithCuda: {
+          cuda: ["12.9"],
+          source:
+            "barstoolbluz/build-vllm .flox/pkgs/vllm-python312-cuda12_9-*.nix at 0182a36 filter bitsandbytes out of vLLM's " +
+            "propagatedBuildInputs: 'Remove bitsandbytes — incompatible with CUDA 12.9 CCCL headers + GCC 15' (a vLLM " +
+            "without bitsandbytes quantization is not the package nixpkgs promises; this catalog drops it instead)",
+        },
+        targets: {
+          kind: "supportedArchs",
+          eras: [
+            {
+              minCuda: "12.8",
+              belowCuda: "13.0",
+              archs: ["7.0", "7.2", "7.5", "8.0", "8.6", "8.7", "8.9", "9.0", "10.0", "10.1", "12.0"],
+              family: false,
+              source:
+                "vllm-project/vllm CMakeLists.txt `CUDA_SUPPORTED_ARCHS` for CUDA >= 12.8 before 10.3 and 12.1 were added " +
+                "(the list build recipes for GB10 patch with sed: 'vLLM's cmake/utils.cmake maps 12.1a → 12.0 (nearest " +
+                "supported)'); its 12.0a FP4/CUTLASS kernels run on 12.0 only",
+            },
+          ],
+          archFlag: "TORCH_CUDA_ARCH_LIST",
+          dotlessFlag: "CUTLASS_NVCC_ARCHS_ENABLED",
+          limit: "vLLM's CMakeLists intersects TORCH_CUDA_ARCH_LIST with its CUDA_SUPPORTED_ARCHS (cuda_archs_loose_intersection)",
+          source: VLLM_TARGETS_SOURCE,
+        },
+        source:
+          "vLLM 0.15.1: NixOS/nixpkgs#483505 (python3Packages.vllm 0.14.0 -> 0.15.1, 2026-01-24); barstoolbluz/build-vllm " +
+          "builds it at 0182a36 on nixpkgs' torch 2.9.1; nixpkgs relaxes its `torch ==` pin to `>=` (postPatch)",
+      },
+      {
+        version: "0.24",
+        servesTorch: { min: "2.9", below: null },
+        stableAbi: false,
+        cuda: {
+          min: "13.0",
+          below: null,
+          source:
+            "graham33/nixos-dgx-spark overlays/fixes.nix: 'The 0.24.0 build succeeds here with CUDA 13.4' (aarch64, DGX " +
+            "Spark), and vLLM 0.19.0 there with cudaPackages_13_2; NixOS/nixpkgs#498040 (vllm 0.16.0 -> 0.24.0, merged " +
+            "2026-08-05): 'The CUDA build is still broken' (CUDA version not stated): no CUDA 12 build of 0.24 is reported",
+        },
+        targets: {
+          kind: "supportedArchs",
+          eras: [
+            {
+              minCuda: "13.0",
+              belowCuda: null,
+              archs: ["7.5", "8.0", "8.6", "8.7", "8.9", "9.0", "10.0", "11.0", "12.0"],
+              family: true,
+              source:
+                "vllm-project/vllm CMakeLists.txt for CUDA >= 13.0, `set(CUDA_SUPPORTED_ARCHS \"7.5;8.0;8.6;8.7;8.9;9.0;10.0;11.0;12.0\")` " +
+                "as quoted from main in vllm-project/vllm#38484 (2026-05-28: a requested 12.1 'gets stripped … the downstream " +
+                "per-kernel arch lists then see only 12.0 (or … 12.0f)'); vllm-project/vllm#52708 (2026-08-18): its 12.0f " +
+                "family kernels run on GB10 (SASS compared on real GB10); vllm-project/vllm#36835 (only sm_120 is built for " +
+                "DGX Spark); graham33/nixos-dgx-spark builds SM121 so",
+            },
+          ],
+          archFlag: "TORCH_CUDA_ARCH_LIST",
+          dotlessFlag: "CUTLASS_NVCC_ARCHS_ENABLED",
+          limit: "vLLM's CMakeLists intersects TORCH_CUDA_ARCH_LIST with its CUDA_SUPPORTED_ARCHS (cuda_archs_loose_intersection)",
+          source: VLLM_TARGETS_SOURCE,
+        },
+        source:
+          "vLLM 0.24.0: NixOS/nixpkgs#498040 (merged 2026-08-05); still 0.24.0 on master at the end of September 2026 " +
+          "(graham33/nixos-dgx-spark fixes.nix: 'pending the bump in NixOS/nixpkgs#549327'); nixpkgs relaxes its `torch ==` pin",
+      },
+    ],
+    archList: [
+      {
+        from: "0.11",
+        placement: "none",
+        expr:
+          '(lib.cmakeFeature "TORCH_CUDA_ARCH_LIST" "${gpuTargetString}") and (lib.cmakeFeature "CUTLASS_NVCC_ARCHS_ENABLED" ' +
+          '"${cudaPackages.flags.cmakeCudaArchitecturesString}"), gpuTargetString = gpuTargets when given, else ' +
+          "flags.cudaCapabilities ∩ supportedTorchCudaCapabilities (throwing 'No supported GPU targets specified' when empty)",
+        source:
+          "nixpkgs pkgs/development/python-modules/vllm/default.nix, the 0.19.0 (00fa62a) and 0.20.1 copies read: cmakeFlags " +
+          "under cudaSupport; in the torch scope flags.cudaCapabilities are nixpkgs' defaults, so our builder replaces both " +
+          "flags (and TORCH_CUDA_ARCH_LIST in the environment) with the variant's entries",
+      },
+    ],
+    deviceCode: {
+      directory: "vllm",
+      source: "vllm-project/vllm setup.py: the `vllm._C`, `vllm._moe_C` (and cumem) extensions in the package directory",
+    },
+    cudaOnly:
+      "the catalog models vLLM's CUDA build only (VLLM_TARGET_DEVICE=cuda); nixpkgs' CPU build (VLLM_TARGET_DEVICE=cpu, " +
+      "oneDNN) is another program whose promise this project does not check, and its 0.24.0 file marks aarch64-linux bad " +
+      "for it ('could not find git for clone of arm_compute-populate', graham33/nixos-dgx-spark fixes.nix)",
+    gibPerCompileJob: {
+      gib: 6,
+      source:
+        "graham33/nixos-dgx-spark caps vLLM's MAX_JOBS at 8 on a DGX Spark (20 cores, 128 GB); a configuration using " +
+        "its overlay: 'nvcc jobs take ~6 GB for vllm and ~2 GB for torch … The dgx-spark overlay sets MAX_JOBS=8 for vllm " +
+        "assuming a 128 GB Spark' (it sets MAX_JOBS=2 on a 15 GB builder); NixOS/nixpkgs#406675: a build OOM'd until run " +
+        "with --cores 2",
+    },
+    requiredSystemFeatures: {
+      features: ["big-parallel"],
+      source:
+        "barstoolbluz/build-vllm: every variant sets `requiredSystemFeatures = [ \"big-parallel\" ]` and limits parallel " +
+        "CUDA compilation ('CUTLASS/FlashAttn templates use 3-8GB each')",
+    },
+    fixes: [
+      {
+        attr: "vllm",
+        change: "meta.broken = false; aarch64-linux out of meta.badPlatforms",
+        why:
+          "nixpkgs marks vllm broken under CUDA with no reason given (NixOS/nixpkgs#553566) pending the bump in " +
+          "NixOS/nixpkgs#549327, and bad on aarch64-linux for a CPU-backend failure ('could not find git for clone of " +
+          "arm_compute-populate') a CUDA build never reaches; whether #553566 predates these revisions was not found, " +
+          "and the change is a no-op where it does not",
+        apply: "unbreak",
+        when: { pins: ["2c423e03bbafcff28bfadc6781a4a8257f205cb5", "c043004d1c6985732bcc1cbc5a9c9aecbbb4e0f0"] },
+        source: "graham33/nixos-dgx-spark overlays/fixes.nix ('The 0.24.0 build succeeds here with CUDA 13.4, so unbreak it')",
+      },
+      {
+        attr: "bitsandbytes",
+        change: "buildInputs ++ [ cudaPackages.cuda_crt ]",
+        why: "CUDA 13 moved the crt/ headers out of cuda_nvcc into cuda_crt, and nixpkgs' bitsandbytes (a vLLM dependency) does not include it",
+        apply: "cudaCrt",
+        when: { minCuda: "13.0" },
+        source: "graham33/nixos-dgx-spark overlays/fixes.nix ('CUDA 13 moved the crt/ headers out of cuda_nvcc into a separate cuda_crt package')",
+      },
+      {
+        attr: "cupy",
+        change: "cupy.override { cudaPackages = <the variant's cudaPackages> }",
+        why: "nixpkgs' cupy takes a fixed cuDNN 8.9.7 that CUDA 13 sets lack; vLLM depends on cupy under cudaSupport",
+        apply: "cupyCudaPackages",
+        when: { minCuda: "13.0" },
+        source: "graham33/nixos-dgx-spark overlays/fixes.nix (0c8f6eb: 'Override cupy to use cudaPackages from final scope instead of hardcoded cuDNN 8.9.7')",
+      },
+      {
+        attr: "cuda-bindings",
+        change: "version 13.4.3 from NVIDIA/cuda-python with its library loaders rewritten",
+        why:
+          "nixpkgs picks cuda-bindings from a table keyed on the CUDA version that stops at 13.3: 'Unsupported " +
+          "cuda-bindings version: 13.4' at evaluation takes vllm with it (tokenspeed-mla -> nvidia-cutlass-dsl); no " +
+          "catalog pin carries CUDA 13.4, so it is recorded, not applied",
+        when: { minCuda: "13.4" },
+        source: "graham33/nixos-dgx-spark overlays/fixes.nix (cuda-bindings, 'that table stops at 13.3 -- on nixpkgs master too, as of 2026-09-26')",
+      },
+      {
+        attr: "flashinfer",
+        change: "none here: every CUDA variant's nixpkgs is imported with config.cudaSupport = true (pkgs/nixpkgs.nix)",
+        why:
+          "flashinfer (a vLLM dependency under cudaSupport) is broken unless the global config.cudaSupport is set, and " +
+          "vLLM's CUDA build needs its dependencies built with CUDA too ('You can't just enable cudaSupport for one package')",
+        when: {},
+        source: "NixOS/nixpkgs#413831 (CertainLach: enable cudaSupport globally); barstoolbluz/build-vllm imports its pin with cudaSupport = true",
+      },
+    ],
+    checkedOnRealBuild: null,
+    gpuChecks: [{ key: "vllmCustomOp", label: "vllm._C's silu_and_mul custom op on CUDA against torch (no model download)" }],
+    buildSeconds: {
+      seconds: 2 * 60 * 60,
+      source:
+        "NixOS/nixpkgs#413831 (CertainLach: 'the build of vllm takes very long time, around 2 hours for me on threadripper " +
+        "CPU'); the issue that asked for vLLM quotes '>60 GB RAM and 35 min for one architecture on a 16-core aarch64' " +
+        "(not re-read here); graham33/nixos-dgx-spark builds it in CI within nixbuild.net's 6-hour limit. Not measured here",
+    },
+    caveats: [
+      {
+        note:
+          "vLLM's nixpkgs file was not built here: NixOS/nixpkgs#498040 merged 0.24.0 with 'The CUDA build is still broken'; " +
+          "the recipes this catalog follows (barstoolbluz/build-vllm at 0182a36, graham33/nixos-dgx-spark with CUDA 13.2/13.4) " +
+          "are the evidence that it builds",
+      },
+    ],
+    inEnv: false,
+    optIn: true,
+    source:
+      "vllm-project/vllm; nixpkgs python-modules/vllm (0.11.0, 0.19.0, 0.20.1 copies read); barstoolbluz/build-vllm; " +
+      "graham33/nixos-dgx-spark",
+  },
 ];
 
 /**
@@ -434,7 +643,7 @@ export const packagesOnTorch: PackageOnTorch[] = [
  */
 export const PACKAGES: readonly string[] = [TORCH_PACKAGE, ...packagesOnTorch.map((p) => p.name), ENV_PACKAGE];
 
-/** matrix.ts `packages` when left out: PACKAGES but the opt-in CUDA extensions (`optIn`: flash-attn, xformers, bitsandbytes). */
+/** matrix.ts `packages` when left out: PACKAGES but the opt-in ones (`optIn`: flash-attn, xformers, bitsandbytes, vllm). */
 export const DEFAULT_PACKAGES: readonly string[] = PACKAGES.filter((n) => !packagesOnTorch.find((p) => p.name === n)?.optIn);
 
 /** A package variant kind: one of PACKAGES ("pytorch", "torchaudio", "torchvision", "torch-env"). */
@@ -527,4 +736,18 @@ export function packageBuildFor(
   if (cuda === null) return p.cudaOnly ? { reason: `${p.label} has no CPU-only build: ${p.cudaOnly}.` } : { build: null };
   const b = cudaBuildOf(cat, p, version, caps, cuda, torchVersion);
   return "reason" in b ? b : { build: b };
+}
+
+/**
+ * The catalog's fixes of package `p` (catalog/packages.ts `fixes`) that concern a variant at nixpkgs `rev` with CUDA
+ * `cuda` (null: CPU-only, where none does) on `system`: each fix whose `when` holds.
+ */
+export function fixesFor(p: Pick<PackageOnTorch, "fixes">, rev: string, cuda: string | null, system: string): NonNullable<PackageOnTorch["fixes"]> {
+  if (cuda === null) return [];
+  return (p.fixes ?? []).filter(({ when: w }) =>
+    (w.pins === undefined || w.pins.includes(rev)) &&
+    (w.minCuda === undefined || compareVersions(cuda, w.minCuda) >= 0) &&
+    (w.belowCuda === undefined || compareVersions(cuda, w.belowCuda) < 0) &&
+    (w.system === undefined || w.system === system),
+  );
 }

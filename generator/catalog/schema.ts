@@ -193,6 +193,8 @@ export const NixpkgsPinSchema = z.object({
   flashAttn: z.string().nullable().default("unknown"),
   xformers: z.string().nullable().default("unknown"),
   bitsandbytes: z.string().nullable().default("unknown"),
+  /** pythonXYZPackages.vllm's version at this revision (the serving stack on torch); as the fields above. */
+  vllm: z.string().nullable().default("unknown"),
   /** The default `python3` at this revision ("3.13"), when a source gives it. */
   defaultPython: version2.nullable(),
   /** The CUDA version of the default `cudaPackages` at this revision ("12.9"), when a source gives it. */
@@ -254,6 +256,27 @@ export const DeviceTargetsSchema = z.discriminatedUnion("kind", [
     source,
   }),
   z.object({ kind: z.literal("cmakeList"), flag: z.string(), ptxForHighest: z.boolean(), ptxIn: PtxLocationSchema.optional(), source }),
+  z.object({
+    kind: z.literal("supportedArchs"),
+    /** The package's own list of the architectures it compiles, per CUDA range (its CMakeLists' CUDA_SUPPORTED_ARCHS). */
+    eras: z
+      .array(
+        z.object({
+          minCuda: version2,
+          belowCuda: version2.nullable(),
+          archs: z.array(capability).min(1),
+          /** CUDA >= 12.9 family targets ("12.0f") its kernel lists compile for an entry (SASS sm_120f, runs on 12.x). */
+          family: z.boolean(),
+          source,
+        }),
+      )
+      .min(1),
+    /** The CMake cache variables that carry the entries: dotted ("TORCH_CUDA_ARCH_LIST") and dot-less (CUTLASS). */
+    archFlag: z.string(),
+    dotlessFlag: z.string(),
+    limit: z.string(),
+    source,
+  }),
 ]);
 export type DeviceTargets = z.infer<typeof DeviceTargetsSchema>;
 
@@ -298,7 +321,7 @@ const ArchListEraSchema = z.object({
 export type ArchListEra = z.infer<typeof ArchListEraSchema>;
 
 /** The fields of a nixpkgs pin (NixpkgsPinSchema) that record a package built on torch's version at that revision. */
-export const PIN_FIELDS = ["torchaudio", "torchvision", "torchcodec", "flashAttn", "xformers", "bitsandbytes"] as const;
+export const PIN_FIELDS = ["torchaudio", "torchvision", "torchcodec", "flashAttn", "xformers", "bitsandbytes", "vllm"] as const;
 
 /** One package built on torch: a row of generator/catalog/packages.ts (whose header says what each field means). */
 export const PackageOnTorchSchema = z.object({
@@ -325,6 +348,28 @@ export const PackageOnTorchSchema = z.object({
   gibPerCompileJob: z.object({ gib: z.number().positive(), source }).optional(),
   /** Reports of builds on some systems or CUDA versions not reproduced here: a note (never a drop), with the source. */
   caveats: z.array(z.object({ system: z.enum(SYSTEMS).optional(), minCuda: version2.optional(), note: z.string() })).optional(),
+  /**
+   * Fixes a pin's nixpkgs needs for this package, as data (which attribute, what change, why, with the source): the
+   * builder applies those with an `apply` key where `when` holds (pkgs/package-on-torch.nix); the others are notes of
+   * what a recipe of that kind does, shown by explain. `when`: the pins (revisions) it concerns, the CUDA range, the
+   * system; an absent key holds everywhere.
+   */
+  fixes: z
+    .array(
+      z.object({
+        attr: z.string(),
+        change: z.string(),
+        why: z.string(),
+        apply: z.enum(["unbreak", "cudaCrt", "cupyCudaPackages"]).optional(),
+        when: z
+          .object({ pins: z.array(z.string()).optional(), minCuda: version2.optional(), belowCuda: version2.optional(), system: z.enum(SYSTEMS).optional() })
+          .default({}),
+        source,
+      }),
+    )
+    .optional(),
+  /** Builder features a build of it needs beyond the matrix policy's (nix.conf system-features), with the source. */
+  requiredSystemFeatures: z.object({ features: z.array(z.string()), source }).optional(),
   /** The pname the build must have where nixpkgs' file has another (pythonMetadataCheckHook, NixOS/nixpkgs#532778). */
   pname: z.object({ value: z.string(), source }).optional(),
   /** Keys of the probe's per-package `gpu` results that must hold on a GPU (generator/verify/probe.py). */

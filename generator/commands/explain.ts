@@ -11,7 +11,7 @@ import { wrap } from "../text.ts";
 import { extraFact, extraPromise } from "../catalog/extras.ts";
 import { closeCatalogExtras, didYouMean } from "../extra-hints.ts";
 import { clip, ERROR_PREFIX, EXIT } from "../errors.ts";
-import { cudaBuildOf, onTorch } from "../catalog/packages.ts";
+import { cudaBuildOf, fixesFor, onTorch } from "../catalog/packages.ts";
 import type { Project } from "../project.ts";
 import type { Variant } from "../schema.ts";
 import type { Catalog } from "../catalog/schema.ts";
@@ -204,6 +204,7 @@ function packageRows(cat: Catalog, v: Variant): [string, string][] {
   for (const [k, x] of Object.entries(b.env)) rows.push([k, x]);
   for (const f of b.cmakeFlags) rows.push(["cmakeFlags", f]);
   if (p.gibPerCompileJob) rows.push(["memory per job", `${p.gibPerCompileJob.gib} GiB (MAX_JOBS capped to the builder's memory; ${p.gibPerCompileJob.source})`]);
-  rows.push(["device code", `SASS ${b.sass.join(" ")}${b.ptx.length ? `, PTX ${b.ptx.join(" ")}` : ", no PTX"} (${b.why})`]);
+  rows.push(["device code", `SASS ${b.sass.join(" ")}${b.sassAlso?.length ? ` (+ ${b.sassAlso.join(" ")} allowed)` : ""}${b.ptx.length ? `, PTX ${b.ptx.join(" ")}` : ", no PTX"} (${b.why})`]);
+  for (const f of fixesFor(p, v.nixpkgs, v.cuda, v.system)) rows.push([f.apply ? "fix applied" : "fix recorded", `${f.attr}: ${f.change} (${f.why}; ${f.source})`]);
   return rows;
 }

@@ -30,6 +30,7 @@ export const PinFactsSchema = z.object({
       flashAttn: str.default({ expr: "(not read)", value: null }),
       xformers: str.default({ expr: "(not read)", value: null }),
       bitsandbytes: str.default({ expr: "(not read)", value: null }),
+      vllm: str.default({ expr: "(not read)", value: null }),
       // Environment extras asked for (`pin inspect --extra ATTR`): version, null when the set lacks the attribute.
       extras: z.array(z.object({ attr: z.string(), expr: z.string(), value: z.string().nullable() })).default([]),
     }),
@@ -248,7 +249,7 @@ export function pinEntryFromFacts(
   const codecs = [...new Set(facts.pythonSets.filter((s) => python.includes(s.version)).map((s) => s.torchcodec.value))];
   const visions = [...new Set(facts.pythonSets.filter((s) => python.includes(s.version)).map((s) => s.torchvision.value))];
   // One version across the pin's Python sets, else "unknown" (as torchcodec and torchvision).
-  const one = (f: "flashAttn" | "xformers" | "bitsandbytes") => {
+  const one = (f: "flashAttn" | "xformers" | "bitsandbytes" | "vllm") => {
     const vs = [...new Set(facts.pythonSets.filter((s) => python.includes(s.version)).map((s) => s[f].value))];
     return vs.length === 1 ? vs[0]! : "unknown";
   };
@@ -267,6 +268,7 @@ export function pinEntryFromFacts(
     flashAttn: one("flashAttn"),
     xformers: one("xformers"),
     bitsandbytes: one("bitsandbytes"),
+    vllm: one("vllm"),
     defaultPython: facts.defaultPython.value,
     defaultCuda: facts.defaultCuda.value,
     recursedPython: facts.recursedPython.value === null ? null : [...facts.recursedPython.value].sort(compareVersions),

@@ -464,6 +464,8 @@ function targetsWords(r: OnTorchRelease): string {
   if (t.kind === "torchArchList") return "TORCH_CUDA_ARCH_LIST: the capabilities exactly, no PTX";
   if (t.kind === "ownList")
     return `its own ${t.variable} (${t.tokens.map((k) => `${k.token} from CUDA ${k.minCuda}`).join(", ")}; a capability gets the token of its major at or below it), no PTX`;
+  if (t.kind === "supportedArchs")
+    return `-D${t.archFlag} and -D${t.dotlessFlag}: its own CUDA_SUPPORTED_ARCHS per CUDA (${t.eras.map((e) => `${e.minCuda}${e.belowCuda ? `–${e.belowCuda}` : "+"}: ${e.archs.join(" ")}${e.family ? ", family f targets" : ""}`).join("; ")}; a capability gets the listed entry of its major at or below it), no PTX`;
   const where = t.ptxIn?.where === "relocatable" ? " (in the relocatable fatbin: cuobjdump -all)" : "";
   return `-D${t.flag}=<capabilities without dots>: SASS for each${t.ptxForHighest ? `, PTX for the highest${where}` : ""}`;
 }

@@ -20,6 +20,14 @@ function targetsFacts(t: DeviceTargets): TargetsFacts {
     return { kind: t.kind, ...(t.extraSass ? { extraSass: t.extraSass.map((e) => ({ when: e.when, adds: e.adds, minCuda: e.minCuda, source: e.source })) } : {}) };
   if (t.kind === "ownList")
     return { kind: t.kind, variable: t.variable, tokens: t.tokens.map((k) => ({ token: k.token, capability: k.capability, minCuda: k.minCuda })), limit: t.limit };
+  if (t.kind === "supportedArchs")
+    return {
+      kind: t.kind,
+      eras: t.eras.map((e) => ({ minCuda: e.minCuda, belowCuda: e.belowCuda, archs: [...e.archs], family: e.family, source: e.source })),
+      archFlag: t.archFlag,
+      dotlessFlag: t.dotlessFlag,
+      limit: t.limit,
+    };
   return { kind: t.kind, flag: t.flag, ptxForHighest: t.ptxForHighest, ...(t.ptxIn ? { ptxIn: { where: t.ptxIn.where } } : {}) };
 }
 

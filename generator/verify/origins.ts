@@ -166,7 +166,7 @@ export function deviceCodePromises(v: DeviceCodeVariant, facts: CheckerFacts): O
     out.push(
       "reason" in b
         ? { origin: o.name, label: `${o.label}'s kernels`, library: null, sassRequired: [], sassAllowed: [], ptx: [], why: `no build: ${b.reason}` }
-        : { origin: o.name, label: `${o.label}'s kernels`, library: null, sassRequired: b.sass, sassAllowed: b.sass, ptx: b.ptx, ...(b.ptxIn ? { ptxIn: b.ptxIn } : {}), why: b.why },
+        : { origin: o.name, label: `${o.label}'s kernels`, library: null, sassRequired: b.sass, sassAllowed: [...b.sass, ...(b.sassAlso ?? [])], ptx: b.ptx, ...(b.ptxIn ? { ptxIn: b.ptxIn } : {}), why: b.why },
     );
   }
   return out;

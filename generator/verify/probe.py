@@ -10,7 +10,8 @@ Usage: probe.py [--gpu] [--cuobjdump[=PATH]] [--no-torchaudio] [--packages=torch
   --gpu          also run on the GPU: a matmul compared with the CPU result, and each package's CUDA kernels
                  (torchaudio.functional.rnnt_loss and forced_align; torchvision.ops.nms and roi_align: CUDA tensors
                  against the CPU result; flash-attn's flash_attn_func and xformers' memory_efficient_attention in
-                 fp16/bf16 against scaled_dot_product_attention's math backend; bitsandbytes' 8-bit blockwise
+                 fp16/bf16 against scaled_dot_product_attention's math backend; vLLM's silu_and_mul custom op against
+                 torch; bitsandbytes' 8-bit blockwise
                  quantize/dequantize round trip)
   --packages     the packages built on torch to probe (default: every one below that imports; one that is not
                  installed is reported as not importable); --no-torchaudio leaves torchaudio out
@@ -426,6 +427,25 @@ def bnb_blockwise_check(torch, bnb):
     return bool(q.is_cuda) and float(diff.mean()) < 0.011 and float((diff / (a.abs() + 1e-8)).mean()) < 0.018
 
 
+def vllm_load(torch):
+    # vllm._C is vLLM's compiled extension: importing it registers its custom ops under torch.ops._C (no model, no
+    # download, no engine start).
+    import vllm._C  # noqa: F401
+
+
+def vllm_silu_and_mul_check(torch, vllm):
+    """vllm._C's silu_and_mul custom op on the GPU (csrc/activation_kernels.cu: out = silu(x[:, :d]) * x[:, d:]) in
+    fp16 against the same computed by torch in fp32, within 1e-2 (vLLM's tests/kernels/core/test_activation.py compares
+    its activation ops with torch's within fp16 tolerances). No model is downloaded."""
+    gen = torch.Generator().manual_seed(0)
+    x = torch.randn(64, 2 * 512, generator=gen).half().cuda()
+    out = torch.empty(64, 512, dtype=torch.float16, device="cuda")
+    torch.ops._C.silu_and_mul(out, x)
+    xf = x.float()
+    ref = torch.nn.functional.silu(xf[:, :512]) * xf[:, 512:]
+    return bool(out.is_cuda) and bool(torch.allclose(out.float(), ref, atol=1e-2, rtol=1e-2))
+
+
 # The packages built on torch this probe knows (generator/catalog/packages.ts names the same packages and GPU check
 # keys): package name -> (its Python module, a CPU op or import that loads its extension, its libraries relative to the
 # package directory (the first is reported as libDir; "" is the package directory itself; an entry with "*" is a glob,
@@ -436,6 +456,7 @@ PACKAGES = {
     "flash-attn": ("flash_attn", flash_attn_load, ["", "../flash_attn_2_cuda*.so"], {"flashAttnFunc": flash_attn_func_check}),
     "xformers": ("xformers", xformers_load, [""], {"memoryEfficientAttention": xformers_mea_check}),
     "bitsandbytes": ("bitsandbytes", bnb_load, [""], {"blockwise8bit": bnb_blockwise_check}),
+    "vllm": ("vllm", vllm_load, [""], {"vllmCustomOp": vllm_silu_and_mul_check}),
 }
 
 

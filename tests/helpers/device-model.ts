@@ -53,6 +53,8 @@ export const NAMES = {
   xformers: ["_Z37fmha_cutlassF_f16_aligned_64x64_rf_sm80N15AttentionKernelIN7cutlass6half_tENS0_4arch5Sm80ELb1ELi64ELi64ELi64ELb1ELb1EE6ParamsE"],
   // bitsandbytes' kernels are global templates (csrc/kernels.cu kQuantizeBlockwise).
   bitsandbytes: ["_Z18kQuantizeBlockwiseIfLi4096ELi4ELi0ELi0EEvPfS0_PhS0_S1_ii"],
+  // vLLM's activation kernels are templates in namespace `vllm` (csrc/activation_kernels.cu act_and_mul_kernel).
+  vllm: ["_ZN4vllm18act_and_mul_kernelIN3c104HalfEXadL_ZNS_11silu_kernelIS2_EET_RKS4_EELb1EEEvPS4_PS5_i"],
 } as const;
 
 /**
@@ -63,6 +65,7 @@ export const EXTENSION_LIBS: Record<string, string> = {
   "flash-attn": "flash_attn_2_cuda.cpython-313-x86_64-linux-gnu.so",
   xformers: "xformers/_C.so",
   bitsandbytes: "bitsandbytes/libbitsandbytes_cuda128.so",
+  vllm: "vllm/_C.abi3.so",
 };
 
 const promiseOf = (ps: OriginPromise[], origin: string) => ps.find((p) => p.origin === origin);
@@ -86,8 +89,10 @@ export function modelLibraries(v: DeviceCodeVariant & { dependsOn?: readonly str
   // Each extension's code exactly as its build makes it (origins.ts from catalog/packages.ts `cudaBuildOf`).
   for (const n of extensions) {
     const p = promiseOf(ps, n)!;
+    // vLLM's CUDA 13 kernel lists also compile family targets of its entries ("12.0f"): a correct build holds them too.
+    const family = n === "vllm" ? p.sassAllowed.filter((a) => a.endsWith("f")) : [];
     libs[EXTENSION_LIBS[n]!] = [
-      ...p.sassRequired.map((arch): ModelBlock => ({ kind: "elf", arch, names: [...NAMES[n as keyof typeof NAMES]] })),
+      ...[...p.sassRequired, ...family].map((arch): ModelBlock => ({ kind: "elf", arch, names: [...NAMES[n as keyof typeof NAMES]] })),
       // Where the build keeps its PTX (catalog `ptxIn`): bitsandbytes' separable compilation leaves it relocatable.
       ...p.ptx.map((arch): ModelBlock => ({ kind: p.ptxIn === "relocatable" ? "relptx" : "ptx", arch, names: [...NAMES[n as keyof typeof NAMES]] })),
     ];
@@ -213,12 +218,17 @@ class cuda:
     "flash-attn": ["flash_attn", { "flash_attn_interface.py": "# stand-in: the real one imports flash_attn_2_cuda\n" }],
     xformers: ["xformers", { "_cpp_lib.py": "_cpp_library_load_exception = None\n" }],
     bitsandbytes: ["bitsandbytes", { "functional.py": "# stand-in\n" }],
+    // A package directory: Python finds it before the modelled vllm/_C.abi3.so (a JSON file, not an ELF).
+    vllm: ["vllm", { "_C/__init__.py": "# stand-in: the real one is the compiled extension that registers torch.ops._C\n" }],
   };
   for (const [pkg, version] of Object.entries(t.extensions ?? {})) {
     const [module, files] = stubs[pkg]!;
     mkdirSync(join(site, module), { recursive: true });
     writeFileSync(join(site, module, "__init__.py"), `__version__ = ${JSON.stringify(version)}\n`);
-    for (const [f, text] of Object.entries(files)) writeFileSync(join(site, module, f), text);
+    for (const [f, text] of Object.entries(files)) {
+      mkdirSync(join(site, module, f, ".."), { recursive: true });
+      writeFileSync(join(site, module, f), text);
+    }
   }
   writeModel(site, libs);
   mkdirSync(join(dir, "bin"), { recursive: true });
