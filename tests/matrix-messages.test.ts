@@ -48,7 +48,7 @@ test("unknown keys name the allowed keys and the nearest; a malformed sha256 lis
     ),
     "unknown keys",
   );
-  assert.match(err, /\n {2}\(root\): unknown key "gpu"; allowed keys: releases, python, cuda, gpus, isas, cpuOnly, packages, environments, only, policy; closest to "gpu": gpus\n/);
+  assert.match(err, /\n {2}\(root\): unknown key "gpu"; allowed keys: releases, python, cuda, gpus, isas, cpuOnly, packages, environments, only, policy, caches; closest to "gpu": gpus\n/);
   assert.match(err, /\n {2}policy: unknown key "binaryCompt"; allowed keys: binaryCompat, cudaCapabilitiesScope, requiredSystemFeatures; closest to "binaryCompt": binaryCompat\n/);
   assert.match(err, /\n {2}releases\.0: unknown key "nixpgks"; allowed keys: torch, nixpkgs, sha256; closest to "nixpgks": nixpkgs\n/);
   const sha = err.split("\n").find((l) => l.startsWith("  releases.0.sha256: "));
