@@ -28,3 +28,11 @@ export type System = (typeof SYSTEMS)[number];
  * read by every command that loads the matrix (generator/catalog/local.ts). Validated with the built-in catalog's schemas.
  */
 export const LOCAL_CATALOG_FILE = "local-catalog.json";
+
+/**
+ * detect's `--prefer` (and install's, doctor's, fleet's pick): how fitting variants are ordered after native code.
+ * "wait": the shortest modelled wait first (driver/wait.ts), the default; "newest": the newest CUDA first (the order
+ * before the wait was modelled). The default first.
+ */
+export const PREFER_VALUES = ["wait", "newest"] as const;
+export type Prefer = (typeof PREFER_VALUES)[number];
