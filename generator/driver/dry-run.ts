@@ -6,7 +6,8 @@
 import { buildCmd, type BackendOptions } from "./backend.ts";
 import { cudaClosures, simulate, type Plan } from "./plan.ts";
 import { storeName, type CacheProbe, type DryRealise } from "./store.ts";
-import type { ModelledBuild } from "./cache-model.ts";
+import { MODELLED_INPUTS, type ModelledBuild } from "./cache-model.ts";
+import { waitOf, type Wait } from "./wait.ts";
 import type { BuildTarget } from "./targets.ts";
 
 /** One row of the dry-run plan. */
@@ -21,8 +22,10 @@ interface DryRunRow {
   file: string;
   /** Estimated build time in seconds; null when unknown (`estimateUnknown` says why). */
   estimateS: number | null;
-  /** "history", "package-median", "default" or "unknown" (plan.ts PlanNode.estimateSource). */
+  /** "history", "package-median", "default", "model" or "unknown" (plan.ts PlanNode.estimateSource). */
   estimateSource: string;
+  /** The estimate's basis in words (plan.ts PlanNode.estimateBasis): "model: CUDA torch, 1 capability, 16 cores". */
+  estimateBasis: string;
   /** Why the estimate is unknown; null when it is known. */
   estimateUnknown: string | null;
   priorityS: number;
@@ -61,6 +64,9 @@ export function dryRunRows(
     store?: ReadonlyMap<string, DryRealise | { error: string }>;
     /** The cache model of the selection (driver/cache-model.ts modelCacheMisses). */
     model?: { builds: ModelledBuild[]; reasons: ReadonlyMap<string, string[]> };
+    /** Earlier durations by name and the cores per build: the estimates the wait is made of (the plan's own). */
+    history?: ReadonlyMap<string, number>;
+    cores?: number | null;
   },
 ) {
   const closures = cudaClosures(plan.order.map((n) => plan.nodes.get(n)!.target));
@@ -90,6 +96,7 @@ export function dryRunRows(
       file: n.target.file,
       estimateS: n.estimateS,
       estimateSource: n.estimateSource,
+      estimateBasis: n.estimateBasis,
       estimateUnknown: n.unknownReason,
       priorityS: n.priority,
       cached: o.force ? false : (c?.cached ?? false),
@@ -111,14 +118,29 @@ export function dryRunRows(
         answered: answers.length,
       }
     : null;
+  const builds = nixBuilds(o.model?.builds ?? [], store);
+  const wait = waitOf(
+    plan.order.map((n) => plan.nodes.get(n)!.target),
+    builds,
+    o.history ?? new Map(),
+    { jobs: o.jobs, cores: o.cores ?? null, done: o.force ? new Set() : done },
+  );
   return {
     rows,
     toBuild: rows.filter((v) => !v.cached).length,
     cached: rows.filter((v) => v.cached).length,
-    /** Seconds, by list scheduling on the estimates; null when a variant to build has no estimate. */
-    estimatedMakespanS: sim.unknown.length ? null : sim.makespan,
-    /** Why the makespan is unknown (the variants without an estimate); null when it is known. */
-    estimatedMakespanUnknown: sim.unknown.length ? `no estimate for ${sim.unknown.join(", ")}` : null,
+    /**
+     * The headline: seconds until the last selected variant is ready, by list scheduling on the estimates, the
+     * dependency builds the cache cannot serve included (the same figure as `wait.seconds`); null when a build to do
+     * has no estimate.
+     */
+    estimatedMakespanS: wait.seconds,
+    /** Why it is unknown (the builds without an estimate); null when it is known. */
+    estimatedMakespanUnknown: wait.unknown.length ? `no estimate for ${wait.unknown.join(", ")}` : null,
+    /** The wait and its parts (the critical chain, summing to it), and the dependency builds it counts. */
+    wait: waitJson(wait),
+    /** The variants' own builds alone (without the dependency builds): what the headline was before it counted them. */
+    variantsMakespanS: sim.unknown.length ? null : sim.makespan,
     cudaClosures: closures,
     /** Nix's answer across the selection (null without --probe-store or when Nix answered for no variant). */
     store,
@@ -131,4 +153,28 @@ function storeRow(s: DryRealise | { error: string } | undefined): DryRunRow["sto
   if (s === undefined) return null;
   if ("error" in s) return { error: s.error };
   return { toBuild: s.toBuild.map(storeName), toFetch: s.toFetch.map(storeName), unreachable: s.unreachable };
+}
+
+/**
+ * The cache model's builds that Nix's answer keeps: with an answer (`--probe-store`), those whose package Nix lists to
+ * build (by pname: cache-model.ts MODELLED_INPUTS; a CUDA closure when any of its libraries is listed), with the model's
+ * durations; without one, all of them.
+ */
+function nixBuilds(builds: readonly ModelledBuild[], store: { toBuild: string[] } | null): ModelledBuild[] {
+  if (!store) return [...builds];
+  const listed = (pname: string) => store.toBuild.some((n) => n === pname || n.startsWith(`${pname}-`) || n.includes(`-${pname}-`));
+  return builds.filter((b) =>
+    b.what === "cuda-closure" ? [MODELLED_INPUTS.nccl, MODELLED_INPUTS.magma, MODELLED_INPUTS.nvshmem].some(listed) : listed(MODELLED_INPUTS[b.what]),
+  );
+}
+
+/** The wait as the dry run's JSON carries it: seconds, the parts (critical chain), the dependency builds it counts. */
+function waitJson(w: Wait) {
+  return {
+    seconds: w.seconds,
+    parts: w.parts,
+    offCacheS: w.offCacheSeconds,
+    offCache: w.offCache.map((b) => ({ key: b.key, what: b.what, seconds: b.seconds, source: b.source })),
+    unknown: w.unknown,
+  };
 }

@@ -117,6 +117,9 @@ export const TORCH_BUILD_MODEL = {
   cpuSource: "pytorch/pytorch#183931: 294 runner-minutes for 5 x86 CPU wheel builds (theneuralfeed.com summary)",
 } as const;
 
+/** The basis of an estimate taken from the catalog's table (DEFAULT_BUILD_SECONDS) as it is. */
+export const CATALOG_FIGURE = "catalog figure";
+
 /** What `estimateBuild` reads of a target besides its package; each field may be unknown (absent). */
 export interface EstimateInput {
   package: PackageName;
@@ -130,16 +133,16 @@ export interface EstimateInput {
  * A build's estimate without earlier builds: for pytorch the model above (CUDA or CPU, the capabilities compiled, the
  * builder's `cores`); for another package its catalog figure (DEFAULT_BUILD_SECONDS, defaultBuildSeconds).
  * @param cores the cores one build gets (`--cores`, the jobs rule's cores per build); null when not known
- * @returns seconds and the basis in words ("model: CUDA torch, 1 capability, 16 cores"); null for a package no table knows
+ * @returns seconds and the basis in words ("model: CUDA, 1 capability, 16 cores"); null for a package no table knows
  */
 export function estimateBuild(t: EstimateInput, cores: number | null): { seconds: number; basis: string } | null {
   const d = defaultBuildSeconds(t.package);
-  if (t.package !== TORCH_PACKAGE || t.cuda === undefined) return d && { seconds: d.seconds, basis: "catalog figure" };
+  if (t.package !== TORCH_PACKAGE || t.cuda === undefined) return d && { seconds: d.seconds, basis: CATALOG_FIGURE };
   const m = TORCH_BUILD_MODEL;
   const caps = t.cuda === null ? 0 : Math.max(1, t.cudaCapabilities?.length ?? 1);
   const atRef = m.cpuSeconds + caps * (m.cudaOneCapabilitySeconds - m.cpuSeconds);
   const seconds = cores !== null && cores > 0 ? (atRef * m.referenceCores) / cores : atRef;
-  const what = t.cuda === null ? "CPU torch" : `CUDA torch, ${caps} capabilit${caps === 1 ? "y" : "ies"}`;
+  const what = t.cuda === null ? "CPU" : `CUDA, ${caps} capabilit${caps === 1 ? "y" : "ies"}`;
   return { seconds, basis: `model: ${what}, ${cores !== null && cores > 0 ? `${cores} cores` : `${m.referenceCores} cores (cores not known)`}` };
 }
 
