@@ -113,8 +113,15 @@ function verboseRow(v: DryRun["rows"][number]): string[] {
     `       in ${shortPath(v.command.cwd)}:`,
     `       $ ${shellLine(v.command.argv)}`,
     ...v.notes.map((x) => `       note: ${x}`),
+    ...extrasLines(v),
     ...rowStoreLines(v),
   ];
+}
+
+/** A named environment's extras: built on this variant's torch from its Python set, not in its estimate. */
+function extrasLines(v: DryRun["rows"][number]): string[] {
+  if (!v.extras.length) return [];
+  return [`       with ${v.extras.join(", ")}: from this variant's Python set, built on its torch (their own time is not estimated)`];
 }
 
 /** "1h45m (model: CUDA torch, 1 capability, 16 cores)", or "unknown (why)". */
@@ -146,7 +153,7 @@ function compactRows(d: DryRun): string[] {
     const est = v.estimateS === null ? "est unknown" : `est ${formatDuration(v.estimateS)}`;
     out.push(`${String(v.order).padStart(3)}. ${v.name}  ${est}, ${state}`);
     if (shapes.size > 1) out.push(`       ${shape(v)}`);
-    out.push(...v.notes.filter((x) => !notes.includes(x)).map((x) => `       note: ${x}`));
+    out.push(...v.notes.filter((x) => !notes.includes(x)).map((x) => `       note: ${x}`), ...extrasLines(v));
     const own = v.offCache.filter((r) => !shared.includes(r));
     if (v.store) out.push(...rowStoreLines(v));
     else if (own.length) out.push(...shortReasons(own).map((r) => `       model: ${r}`));

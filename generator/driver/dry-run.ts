@@ -41,6 +41,11 @@ interface DryRunRow {
   store: { toBuild: string[]; toFetch: string[]; unreachable: string[] } | { error: string } | null;
   /** The cache model's reasons this variant is off the binary cache (driver/cache-model.ts); [] when it is not. */
   offCache: string[];
+  /**
+   * A named environment's extras (matrix.ts `environments`): attributes of the variant's Python set, built on its torch
+   * within this variant's build; their own time has no estimate here, so the plan names them.
+   */
+  extras: string[];
 }
 
 /**
@@ -106,6 +111,7 @@ export function dryRunRows(
       notes,
       store: storeRow(o.store?.get(name)),
       offCache: o.model?.reasons.get(name) ?? [],
+      extras: [...(n.target.extras ?? [])],
     };
   });
   // Across the selection, each derivation and path once (variants share torch, magma, nccl, …).
