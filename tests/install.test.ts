@@ -41,7 +41,8 @@ test("install --dry-run: the steps, every check and the plan with its estimate; 
   assert.match(flat, `install ${NAME} (picked by detect for this host) at ${dir}`);
   for (const step of ["1. variant:", "2. checks", "3. build through the build driver", `4. link ${dir} to the environment with its Pythons run through nix-gl-host`, `5. the host's GPU driver: ${dir}/bin/python3 and ${dir}/bin/python run through nixglhost`, "6. verify"])
     assert.ok(flat.includes(step), `missing step "${step}":\n${r.stdout}`);
-  assert.ok(flat.includes(`nix-build ${join(ROOT, variant.file)} -A withHostDriver -o ${dir}`), r.stdout);
+  // The file as the user would type it here (runCli runs in the repository root).
+  assert.ok(flat.includes(`nix-build ./${variant.file} -A withHostDriver -o ${dir}`), r.stdout);
   for (const check of ["✓ Nix version", "✓ system features", "✓ CUDA binary cache", "✗ GPU driver"]) assert.ok(r.stdout.includes(check), check);
   assert.match(r.stdout, /wait \S+ until the last variant is ready/);
   assert.match(r.stdout, new RegExp(`\\$ nix-build \\S+/${NAME}\\.nix`));
@@ -61,8 +62,10 @@ test("install --dry-run for detect's pick on every recorded host fits one screen
     .map((d) => d.name);
   assert.ok(hosts.includes("h100-driver580") && hosts.length >= 10, hosts.join(", "));
   for (const name of hosts) {
-    // A fresh machine: Nix without the variant's system features or the CUDA cache (both fixes printed in full).
-    const h = makeHost({ recorded: name, nvidiaSmi: true, devNvidia: true, nix: "2.24.9" });
+    // A fresh machine with its GPU driver: Nix without the variant's system features or the CUDA cache (both fixes
+    // printed in full); the driver reached through nixglhost, which install sets up itself (steps 4-5).
+    const gpu = readFileSync(join(HOSTS, name, "nvidia-smi.txt"), "utf8").includes(",");
+    const h = makeHost({ recorded: name, nvidiaSmi: true, devNvidia: gpu, nix: "2.24.9", hostLibcuda: gpu ? "/usr/lib/libcuda.so.1" : null });
     const args = ["install", "--dry-run", "--host-root", h.root, "--backend", "nix", "--logs-dir", join(h.dir, "logs"), "--cpuinfo", join(HOSTS, name, "cpuinfo"), "--nvidia-smi", join(HOSTS, name, "nvidia-smi.txt")];
     const r = runCli(args, { env: { ...h.env, COLUMNS: "80" } });
     // Every recorded host gets a pick (a GPU variant, or the CPU-only fallback where none serves its GPU).

@@ -208,7 +208,10 @@ function printDryRun(
 ): void {
   const { variant, chosen, dir, backend, file, envFile, results, gpu, throughNixglhost, wrapped, stops, link, python } = p;
   // Without --verbose: what stops install or has a fix to paste; the passing and merely informative ones are counted.
-  const shown = verbose ? results : results.filter((r) => r.status === "fail" || (r.status === "skip" && r.fix));
+  // The GPU driver's ✗ whose fix is the nixglhost route install takes itself (steps 4-5) is left out, as the real run does.
+  const shown = verbose
+    ? results
+    : results.filter((r) => (r.status === "fail" || (r.status === "skip" && r.fix)) && !(r.id === "gpu-driver" && throughNixglhost));
   // DIR as the user would type it here: ./torch-env under the working directory, else absolute.
   const here = (f: string) => (f.startsWith(process.cwd() + path.sep) ? `./${path.relative(process.cwd(), f)}` : f);
   const at = here(dir);

@@ -77,43 +77,7 @@ export function dryRunRows(
   const closures = cudaClosures(plan.order.map((n) => plan.nodes.get(n)!.target));
   const done = new Set([...cached].filter(([, c]) => c.cached).map(([n]) => n));
   const sim = simulate(plan, o.jobs, new Map(), o.force ? new Set() : done);
-  const rows: DryRunRow[] = plan.order.map((name, i) => {
-    const n = plan.nodes.get(name)!;
-    const c = cached.get(name);
-    const cmd = buildCmd(n.target, backend);
-    const notes: string[] = [];
-    // --builders is the nix backend's (driver/options.ts refuses it with flox): advice names what this command takes.
-    if (n.target.system !== o.host && backend.builders === undefined)
-      notes.push(
-        backend.backend === "flox"
-          ? `system ${n.target.system} differs from this host (${o.host}): flox builds on this machine only; build it on a ${n.target.system} machine, or with \`--backend nix --builders\``
-          : `system ${n.target.system} differs from this host (${o.host}): needs a remote builder (--builders)`,
-      );
-    if (c?.note && !c.cached) notes.push(`not instantiated here: ${c.note}`);
-    return {
-      order: i + 1,
-      name,
-      package: n.target.package,
-      wave: n.wave,
-      selectedAs: why.get(name),
-      dependsOn: n.deps,
-      system: n.target.system,
-      file: n.target.file,
-      estimateS: n.estimateS,
-      estimateSource: n.estimateSource,
-      estimateBasis: n.estimateBasis,
-      estimateUnknown: n.unknownReason,
-      priorityS: n.priority,
-      cached: o.force ? false : (c?.cached ?? false),
-      cachedBy: c?.by ?? null,
-      outPath: c?.outPath ?? null,
-      command: { argv: cmd.argv, cwd: cmd.cwd },
-      notes,
-      store: storeRow(o.store?.get(name)),
-      offCache: o.model?.reasons.get(name) ?? [],
-      extras: [...(n.target.extras ?? [])],
-    };
-  });
+  const rows: DryRunRow[] = plan.order.map((name, i) => dryRunRow(plan, name, i, { cached, why, backend, ...o }));
   // Across the selection, each derivation and path once (variants share torch, magma, nccl, …).
   const answers = [...(o.store?.values() ?? [])].filter((s): s is DryRealise => !("error" in s));
   const store = answers.length
@@ -152,6 +116,55 @@ export function dryRunRows(
     store,
     /** The cache model's extra builds, each counted once (null when not modelled). */
     cacheModel: o.model?.builds ?? null,
+  };
+}
+
+/** One row of the dry run: the plan's node `name` (at position `i`), its state, command, notes and cache answers. */
+function dryRunRow(
+  plan: Plan<BuildTarget>,
+  name: string,
+  i: number,
+  o: Parameters<typeof dryRunRows>[4] & {
+    cached: ReadonlyMap<string, CacheProbe>;
+    why: ReadonlyMap<string, "requested" | "dependency">;
+    backend: BackendOptions;
+  },
+): DryRunRow {
+  const { cached, why, backend } = o;
+  const n = plan.nodes.get(name)!;
+  const c = cached.get(name);
+  const cmd = buildCmd(n.target, backend);
+  const notes: string[] = [];
+  // --builders is the nix backend's (driver/options.ts refuses it with flox): advice names what this command takes.
+  if (n.target.system !== o.host && backend.builders === undefined)
+    notes.push(
+      backend.backend === "flox"
+        ? `system ${n.target.system} differs from this host (${o.host}): flox builds on this machine only; build it on a ${n.target.system} machine, or with \`--backend nix --builders\``
+        : `system ${n.target.system} differs from this host (${o.host}): needs a remote builder (--builders)`,
+    );
+  if (c?.note && !c.cached) notes.push(`not instantiated here: ${c.note}`);
+  return {
+    order: i + 1,
+    name,
+    package: n.target.package,
+    wave: n.wave,
+    selectedAs: why.get(name),
+    dependsOn: n.deps,
+    system: n.target.system,
+    file: n.target.file,
+    estimateS: n.estimateS,
+    estimateSource: n.estimateSource,
+    estimateBasis: n.estimateBasis,
+    estimateUnknown: n.unknownReason,
+    priorityS: n.priority,
+    cached: o.force ? false : (c?.cached ?? false),
+    cachedBy: c?.by ?? null,
+    outPath: c?.outPath ?? null,
+    command: { argv: cmd.argv, cwd: cmd.cwd },
+    notes,
+    store: storeRow(o.store?.get(name)),
+    offCache: o.model?.reasons.get(name) ?? [],
+    extras: [...(n.target.extras ?? [])],
   };
 }
 
