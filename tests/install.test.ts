@@ -56,7 +56,7 @@ test("install --dry-run: the steps, every check and the plan with its estimate; 
   assert.is(existsSync(join(ROOT, "torch-env")), false);
 });
 
-test("install --dry-run for detect's pick on every recorded host fits one screen (60 lines at 80 columns); --verbose gives every detail", () => {
+test("install --dry-run for detect's pick on every recorded host fits one screen (60 lines at 80 columns); --verbose gives every detail (on the H100 host)", () => {
   const hosts = readdirSync(HOSTS, { withFileTypes: true })
     .filter((d) => d.isDirectory() && existsSync(join(HOSTS, d.name, "cpuinfo")) && existsSync(join(HOSTS, d.name, "nvidia-smi.txt")))
     .map((d) => d.name);
@@ -72,8 +72,11 @@ test("install --dry-run for detect's pick on every recorded host fits one screen
     assert.is(r.status, 0, `${name}: ${r.stderr}`);
     const lines = r.stdout.replace(/\n$/, "").split("\n");
     assert.ok(lines.length <= 60, `${name}: ${lines.length} lines\n${r.stdout}`);
-    assert.ok(lines.every((l) => l.length <= 80 || !l.includes(" ")), `${name}: a line past 80 columns`);
+    // Past 80 columns only what must stay whole to paste: a nix.conf setting line (`name = value`), or one word.
+    const long = lines.filter((l) => l.length > 80 && l.includes(" ") && !/^[a-z-]+ = /.test(l));
+    assert.equal(long, [], `${name}: lines past 80 columns`);
     assert.match(r.stdout, /wait \S+ until the last variant is ready/);
+    if (name !== "h100-driver580") continue;
     const verbose = runCli([...args, "--verbose"], { env: { ...h.env, COLUMNS: "80" } });
     assert.is(verbose.status, 0, verbose.stderr);
     assert.ok(verbose.stdout.split("\n").length > lines.length, `${name}: --verbose says more`);
