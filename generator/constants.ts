@@ -36,3 +36,6 @@ export const LOCAL_CATALOG_FILE = "local-catalog.json";
  */
 export const PREFER_VALUES = ["wait", "newest"] as const;
 export type Prefer = (typeof PREFER_VALUES)[number];
+
+/** Seconds Nix may take by default to say what a plan would build and fetch (`--ask-nix-timeout`, driver/ask-nix.ts). */
+export const ASK_NIX_TIMEOUT_S = 20;

@@ -29,6 +29,7 @@ import { existsSync, lstatSync, realpathSync } from "node:fs";
 import path from "node:path";
 import { InputError, withExitCode } from "../errors.ts";
 import { REPO_ROOT } from "../paths.ts";
+import { ASK_NIX_TIMEOUT_S } from "../constants.ts";
 import { formatName, parseName } from "../naming.ts";
 import { ENV_PACKAGE } from "../catalog/packages.ts";
 import { wrap } from "../text.ts";
@@ -46,6 +47,10 @@ const installOptions = {
   dir: { type: "string", describe: "where the environment is linked (a GC root): DIR/bin/python3 (default ./PACKAGE: ./torch-env, ./llm-env)" },
   "dry-run": { type: "boolean", describe: "print the steps, the checks and the build's plan with its estimate; change nothing" },
   verbose: { type: "boolean", describe: "with --dry-run: the plan's every command, estimate basis and cache reason in full" },
+  "ask-nix-timeout": {
+    type: "number",
+    describe: `seconds Nix may take to say what it would build and fetch, the team's caches included (default ${ASK_NIX_TIMEOUT_S}; 0: the cache model)`,
+  },
   ...pick(nixOptions, "backend"),
   package: {
     ...packagePickOption.package,
@@ -175,6 +180,7 @@ async function planInstall(args: InstallArgs): Promise<InstallPlan> {
     backend,
     pinnedNixpkgs: pre.evaluatesPinnedNixpkgs([file]),
     hostSystem: chosen.system,
+    teamCaches: project.caches,
   });
   const gpu = results.find((r) => r.id === "gpu-driver");
   // The route to the driver: NixOS or a flox activation serving libcuda pass the check; a driver elsewhere (its ✗)
@@ -331,6 +337,8 @@ function buildArgs(args: InstallArgs, name: string, backend: Backend, dryRun: bo
     retries: 0,
     verbose: args.verbose,
     checksShown: dryRun,
+    // Ask Nix before estimating (driver/ask-nix.ts), for the dry run's plan and before the real build.
+    askNixTimeout: args.askNixTimeout ?? ASK_NIX_TIMEOUT_S,
   };
 }
 

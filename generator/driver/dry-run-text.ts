@@ -7,6 +7,7 @@ import { formatDuration } from "./report.ts";
 import { shortPath } from "./run.ts";
 import { DEFAULT_CUDA_CLOSURE_SECONDS } from "./plan.ts";
 import type { dryRunRows } from "./dry-run.ts";
+import { nixAnswerLine } from "./ask-nix.ts";
 import type { BuilderNeeds } from "./builders.ts";
 import type { JobsRule } from "./jobs.ts";
 import { BUILD_LABEL } from "./wait.ts";
@@ -49,6 +50,7 @@ export function dryRunText(i: DryRunTextInput): string {
     ...[...new Set([...i.capped.values()].map((c) => `  cores per build ${c.cores} for ${c.why}`))],
     ...waitLines(d, i.fromHistory),
     ...closureLines(d, !!i.verbose),
+    ...answerLines(d),
     ...(i.verbose || !sharedReasons(d).length ? storeLines(d, i.probed) : []),
     ...(i.verbose ? [] : sharedLines(d)),
     ...(i.checksShown && !i.verbose ? [] : featureLines(i.needs, !!i.verbose || !i.preflight)),
@@ -197,6 +199,16 @@ function sharedLines(d: DryRun): string[] {
     ...(shared.length ? [`  cache model, every variant (--probe-store asks Nix):`, ...shortReasons(shared).map((r) => `    ${r}`)] : []),
     ...(notes.length ? [`  every variant here: ${notes.join("; ")}`] : []),
   ];
+}
+
+/** Which answer the plan used (ask-nix.ts): Nix's, or the model's and why Nix was not asked; none when not asked for. */
+function answerLines(d: DryRun): string[] {
+  if (!d.nixAnswer) return [];
+  const extra = d.cacheModel ?? [];
+  const model =
+    `${d.toBuild} variant(s) to build (result links only)` +
+    (extra.length ? `, ${extra.length} dependency build(s) the CUDA cache cannot serve (about ${(extra.reduce((a, b) => a + b.seconds, 0) / 3600).toFixed(1)} h)` : "");
+  return [`  ${nixAnswerLine(d.nixAnswer, model)}`];
 }
 
 /** The dry run's summary of what is built besides the variants: Nix's answer, or the cache model. */
