@@ -44,14 +44,17 @@ export function dryRunText(i: DryRunTextInput): string {
   const { d } = i;
   const closures = d.cudaClosures;
   const lines = [
-    `plan: ${d.rows.length} variant(s), ${d.cached} already built, ${d.toBuild} to build; backend ${i.backend}; ` +
-      `jobs ${i.rule.jobs}${i.coresPerBuild ? `, cores per build ${i.coresPerBuild}` : ""}`,
+    i.verbose
+      ? `plan: ${d.rows.length} variant(s), ${d.cached} already built, ${d.toBuild} to build; backend ${i.backend}; ` +
+        `jobs ${i.rule.jobs}${i.coresPerBuild ? `, cores per build ${i.coresPerBuild}` : ""}`
+      : `plan: ${d.toBuild} of ${d.rows.length} variant(s) to build; ${i.backend}, jobs ${i.rule.jobs}${i.coresPerBuild ? ` × ${i.coresPerBuild} cores` : ""}`,
     ...(i.verbose ? [`  (${i.rule.explanation})`] : []),
     ...[...new Set([...i.capped.values()].map((c) => `  cores per build ${c.cores} for ${c.why}`))],
     ...waitLines(d, i.fromHistory),
     ...closureLines(d, !!i.verbose),
-    ...answerLines(d),
-    ...(i.verbose || !sharedReasons(d).length ? storeLines(d, i.probed) : []),
+    ...answerLines(d, !!i.verbose),
+    // Without --verbose the answer line (or the shared reasons below) already says what the model counts.
+    ...(i.verbose || (!sharedReasons(d).length && !d.nixAnswer) ? storeLines(d, i.probed) : []),
     ...(i.verbose ? [] : sharedLines(d)),
     ...(i.checksShown && !i.verbose ? [] : featureLines(i.needs, !!i.verbose || !i.preflight)),
     ...(i.preflight && !(i.checksShown && !i.verbose) ? ["  preflight (the real run stops on a ✗ of Nix version, system features or flox):", i.preflight] : []),
@@ -196,14 +199,25 @@ function sharedLines(d: DryRun): string[] {
   const shared = d.store ? [] : sharedReasons(d);
   const notes = sharedNotes(d);
   return [
-    ...(shared.length ? [`  cache model, every variant (--probe-store asks Nix):`, ...shortReasons(shared).map((r) => `    ${r}`)] : []),
+    ...(shared.length === 0
+      ? []
+      : shortReasons(shared).length === 1
+        ? [`  cache model, every variant: ${shortReasons(shared)[0]}`]
+        : [`  cache model, every variant (--probe-store asks Nix):`, ...shortReasons(shared).map((r) => `    ${r}`)]),
     ...(notes.length ? [`  every variant here: ${notes.join("; ")}`] : []),
   ];
 }
 
-/** Which answer the plan used (ask-nix.ts): Nix's, or the model's and why Nix was not asked; none when not asked for. */
-function answerLines(d: DryRun): string[] {
+/**
+ * Which answer the plan used (ask-nix.ts): Nix's, or the model's and why Nix was not asked; none when not asked for.
+ * Without --verbose, Nix's own error text after the reason is left out (`--verbose` prints it).
+ */
+function answerLines(d: DryRun, verbose: boolean): string[] {
   if (!d.nixAnswer) return [];
+  if (!verbose && !d.nixAnswer.asked) {
+    const why = d.nixAnswer.why.replace(/ \(error: [\s\S]*$/, " (--verbose: Nix's error)");
+    return answerLines({ ...d, nixAnswer: { asked: false, why } }, true);
+  }
   const extra = d.cacheModel ?? [];
   const model =
     `${d.toBuild} variant(s) to build (result links only)` +
