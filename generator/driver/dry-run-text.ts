@@ -182,7 +182,7 @@ function shortReasons(reasons: readonly string[]): string[] {
   const by = new Map<string, string[]>();
   for (const r of reasons) {
     const m = /^([\w.-]+): ([^;]*)/.exec(r);
-    const [what, cause] = m ? [m[1]!, m[2]!] : ["", r.split("; ")[0]!.split(" unless ")[0]!];
+    const [what, cause] = m ? [m[1]!, m[2]!] : ["", r.split("; ")[0]!.split(" unless ")[0]!.split(": so ")[0]!];
     by.set(cause, [...(by.get(cause) ?? []), what].filter(Boolean));
   }
   return [...by].map(([cause, whats]) => (whats.length ? `${whats.join(", ")}: ${cause}` : cause));
