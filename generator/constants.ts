@@ -29,5 +29,13 @@ export type System = (typeof SYSTEMS)[number];
  */
 export const LOCAL_CATALOG_FILE = "local-catalog.json";
 
+/**
+ * detect's `--prefer` (and install's, doctor's, fleet's pick): how fitting variants are ordered after native code.
+ * "wait": the shortest modelled wait first (driver/wait.ts), the default; "newest": the newest CUDA first (the order
+ * before the wait was modelled). The default first.
+ */
+export const PREFER_VALUES = ["wait", "newest"] as const;
+export type Prefer = (typeof PREFER_VALUES)[number];
+
 /** Seconds Nix may take by default to say what a plan would build and fetch (`--ask-nix-timeout`, driver/ask-nix.ts). */
 export const ASK_NIX_TIMEOUT_S = 20;

@@ -5,7 +5,7 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { join, resolve } from "node:path";
-import { DEFAULT_ESTIMATE_S, lowerBound, makePlan, pickNext, PlanError, simulate, transitiveDependents, type NodeState } from "../generator/driver/plan.ts";
+import { DEFAULT_ESTIMATE_S, TORCH_BUILD_MODEL, estimateBuild, lowerBound, makePlan, pickNext, PlanError, simulate, transitiveDependents, type NodeState } from "../generator/driver/plan.ts";
 import { jobsRule } from "../generator/driver/jobs.ts";
 import { selectTargets, SelectionError, targetsFromVariants } from "../generator/driver/targets.ts";
 import { projectFromMatrix } from "../generator/project.ts";
@@ -200,7 +200,8 @@ test("estimates: a named environment has torch-env's default; a package no table
   const named = makePlan([target("pytorch-a", "pytorch"), target("llm-env-a", "llm-env", ["pytorch-a"])]);
   assert.is(named.nodes.get("llm-env-a")!.estimateS, 60);
   const ok = dryRunRows(named, new Map(), why, backend, { host: "x86_64-linux", force: false, jobs: 1 });
-  assert.is(ok.estimatedMakespanS, DEFAULT_ESTIMATE_S.pytorch! + 60);
+  // A CPU-only torch (cuda null): the model's CPU figure at its reference cores (plan.ts TORCH_BUILD_MODEL).
+  assert.is(ok.estimatedMakespanS, TORCH_BUILD_MODEL.cpuSeconds + 60);
   assert.is(ok.estimatedMakespanUnknown, null);
   const odd = makePlan([target("pytorch-a", "pytorch"), target("mystery-a", "mystery", ["pytorch-a"])]);
   const node = odd.nodes.get("mystery-a")!;
@@ -213,16 +214,76 @@ test("estimates: a named environment has torch-env's default; a package no table
   assert.match(d.estimatedMakespanUnknown!, /no estimate for mystery-a/);
   // Cached, it needs no estimate: the makespan is known again.
   const cached = new Map([["mystery-a", { cached: true, by: "store" as const, outPath: "/nix/store/x", drvPath: null }]]);
-  assert.is(dryRunRows(odd, cached, why, backend, { host: "x86_64-linux", force: false, jobs: 1 }).estimatedMakespanS, DEFAULT_ESTIMATE_S.pytorch);
+  assert.is(dryRunRows(odd, cached, why, backend, { host: "x86_64-linux", force: false, jobs: 1 }).estimatedMakespanS, TORCH_BUILD_MODEL.cpuSeconds);
   const text = dryRunText({
     d, backend: "nix", rule: { jobs: 1, explanation: "x" }, coresPerBuild: null, capped: new Map(), fromHistory: false, probed: false,
-    needs: { groups: [], local: null, localBuilds: true, hostLine: null }, preflight: "",
+    needs: { groups: [], local: null, localBuilds: true, hostLine: null }, preflight: "", verbose: true,
   });
   assert.not.match(text, /NaN/);
-  assert.match(text, /estimated makespan unknown: no estimate for mystery-a/);
+  assert.match(text, /wait unknown: no estimate for mystery-a/);
   assert.match(text, /mystery-a {2}est unknown \(no earlier build of mystery-a or of another mystery, and no default build time for package "mystery"\)/);
   assert.not.match(JSON.stringify(d), /NaN/);
   assert.is(formatDuration(Number.NaN), "unknown");
+});
+
+test("the wait: dependency builds the cache cannot serve come before torch, and the headline is the sum of its critical chain", async () => {
+  const [{ default: matrix }, { modelCacheMisses }, { dryRunRows }, { dryRunText }] = await Promise.all([
+    import("../matrix.ts"),
+    import("../generator/driver/cache-model.ts"),
+    import("../generator/driver/dry-run.ts"),
+    import("../generator/driver/dry-run-text.ts"),
+  ]);
+  const p = projectFromMatrix(matrix);
+  // CUDA 12.8 is not the default cudaPackages of the pin (12.9): NCCL, NVSHMEM, magma and triton are off the cache.
+  const sel = selectTargets(targetsFromVariants(p.variants, "/x"), { names: ["torch-env-python313-cuda12_8-sm90-avx512bf16"] }).targets;
+  const model = modelCacheMisses(sel.map((t) => ({ ...t, nixpkgs: t.nixpkgs! })), p.catalog);
+  assert.equal(model.builds.map((b) => b.what).sort(), ["magma", "nccl", "nvshmem", "triton"]);
+  const backend = { backend: "nix" as const, root: "/x", outDir: "/out" };
+  const rows = (jobs: number) => dryRunRows(makePlan(sel, new Map(), { cores: 16 }), new Map(), new Map(), backend, { host: "x86_64-linux", force: false, jobs, model, cores: 16 });
+  const est = (pkg: string) => makePlan(sel, new Map(), { cores: 16 }).nodes.get(sel.find((t) => t.package === pkg)!.name)!.estimateS!;
+  const deps = model.builds.map((b) => b.seconds);
+  for (const jobs of [1, 2, 8]) {
+    const d = rows(jobs);
+    const chain = d.wait.parts.reduce((a, x) => a + x.seconds, 0);
+    assert.is(d.estimatedMakespanS, chain, `jobs ${jobs}: the headline is the sum of its parts`);
+    assert.is(d.wait.seconds, d.estimatedMakespanS);
+    assert.ok(d.wait.parts.some((x) => x.offCache) && d.wait.parts.findIndex((x) => x.offCache) < d.wait.parts.findIndex((x) => x.what === "pytorch"), "a dependency build precedes torch on the chain");
+    assert.ok(d.estimatedMakespanS! > d.variantsMakespanS!, "the dependency builds are in the headline");
+    const text = dryRunText({
+      d, backend: "nix", rule: { jobs, explanation: "x" }, coresPerBuild: 16, capped: new Map(), fromHistory: false, probed: false,
+      needs: { groups: [], local: null, localBuilds: true, hostLine: null }, preflight: "",
+    });
+    assert.match(text, `wait ${formatDuration(d.estimatedMakespanS!)} until the last variant is ready: `);
+    assert.not.match(text, /not in the makespan/);
+  }
+  // One build at a time: all the work, the dependencies included.
+  const all = deps.reduce((a, b) => a + b, 0) + est("pytorch") + est("torchaudio") + est("torchvision") + est("torch-env");
+  assert.is(rows(1).estimatedMakespanS, all);
+  // Enough builders: the critical path, computed here from the parts: the longest dependency, torch, the longer
+  // package on torch, the environment.
+  assert.is(rows(8).estimatedMakespanS, Math.max(...deps) + est("pytorch") + Math.max(est("torchaudio"), est("torchvision")) + est("torch-env"));
+});
+
+test("estimates follow what drives them: CUDA or CPU, the capabilities compiled, the builder's cores; an earlier build wins", () => {
+  const cpu = estimateBuild({ package: "pytorch", cuda: null }, 24)!;
+  const one = estimateBuild({ package: "pytorch", cuda: "12.9", cudaCapabilities: ["9.0"] }, 24)!;
+  const two = estimateBuild({ package: "pytorch", cuda: "12.9", cudaCapabilities: ["9.0", "10.0"] }, 24)!;
+  assert.is(cpu.seconds, TORCH_BUILD_MODEL.cpuSeconds);
+  assert.is(one.seconds, TORCH_BUILD_MODEL.cudaOneCapabilitySeconds);
+  assert.ok(cpu.seconds < one.seconds && one.seconds < two.seconds, `${cpu.seconds} < ${one.seconds} < ${two.seconds}`);
+  assert.is(two.seconds - one.seconds, one.seconds - cpu.seconds, "each capability adds the same device-code time");
+  assert.is(estimateBuild({ package: "pytorch", cuda: "12.9", cudaCapabilities: ["9.0"] }, 12)!.seconds, 2 * one.seconds, "half the cores, twice the time");
+  assert.match(one.basis, /^model: CUDA, 1 capability, 24 cores$/);
+  assert.match(cpu.basis, /^model: CPU/);
+  assert.is(estimateBuild({ package: "torchaudio", cuda: "12.9" }, 4)!.basis, "catalog figure");
+  const t = { name: "pytorch-a", package: "pytorch" as const, dependsOn: [], cuda: "12.9", cudaCapabilities: ["9.0"] };
+  const fresh = makePlan([t], new Map(), { cores: 8 }).nodes.get("pytorch-a")!;
+  assert.is(fresh.estimateSource, "model");
+  assert.is(fresh.estimateS, 3 * one.seconds);
+  const earlier = makePlan([t], new Map([["pytorch-a", 1234]]), { cores: 8 }).nodes.get("pytorch-a")!;
+  assert.is(earlier.estimateS, 1234);
+  assert.is(earlier.estimateSource, "history");
+  assert.is(earlier.estimateBasis, "an earlier build of this variant");
 });
 
 test.run();

@@ -7,7 +7,7 @@
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync, readdirSync } from "node:fs";
 import { execFile } from "node:child_process";
 import { machine as osMachine } from "node:os";
 import { join, resolve } from "node:path";
@@ -645,6 +645,68 @@ test("live host (no files): reads /proc/cpuinfo and uname; a missing nvidia-smi 
   assert.is(h.sources.machine, "uname -m");
   assert.is(h.machine, machineToSystem(osMachine()).arch);
   if (h.gpus.length === 0) assert.ok(h.gpuAbsentReason);
+});
+
+// --- the shortest wait ----------------------------------------------------------------------------------------
+
+/** Every recorded host directory with a cpuinfo and an nvidia-smi.txt (tests/fixtures/hosts, `bad/` left out). */
+function recordedHosts(): string[] {
+  return readdirSync(HOSTS, { withFileTypes: true })
+    .filter((d) => d.isDirectory() && d.name !== "bad" && existsSync(hostFile(d.name, "cpuinfo")) && existsSync(hostFile(d.name, "nvidia-smi.txt")))
+    .map((d) => d.name);
+}
+
+test("every recorded host: detect picks a native variant whose modelled wait is the smallest of the fitting native ones", async () => {
+  const [{ loadProject }, { variantWait }, { variantRunsOn }] = await Promise.all([
+    import("../generator/project.ts"),
+    import("../generator/driver/wait.ts"),
+    import("../generator/compat.ts"),
+  ]);
+  const p = await loadProject();
+  const hosts = recordedHosts();
+  assert.ok(hosts.includes("h100-driver580") && hosts.length >= 10, hosts.join(", "));
+  let judged = 0;
+  for (const h of hosts) {
+    const hi = host(h);
+    const r = recommend(hi, p.variants, p.catalog, { package: "torch-env" });
+    for (const pick of r.picks) {
+      if (pick.variant === null) continue;
+      // The fitting variants by the one "runs on" rule, and the minimum wait among the native ones, from the model.
+      const gpu = pick.capability === null ? null : { capability: pick.capability, driver: hi.gpus.find((g) => g.capability === pick.capability)!.driver };
+      const fits = p.variants.filter((v) => v.package === "torch-env" && v.system === hi.system && variantRunsOn(v, hi, gpu, p.catalog));
+      const native = gpu ? fits.filter((v) => !v.binaryCompat && v.cudaCapabilities.includes(gpu.capability)) : fits;
+      const pool = native.length ? native : fits;
+      const min = Math.min(...pool.map((v) => variantWait(v, p.variants, p.catalog).seconds!));
+      const chosen = p.variants.find((v) => v.name === pick.variant)!;
+      assert.ok(pool.includes(chosen), `${h}: ${pick.variant} is ${native.length ? "native" : "a fit"}`);
+      assert.is(variantWait(chosen, p.variants, p.catalog).seconds, min, `${h}: ${pick.variant} waits the least`);
+      judged++;
+    }
+  }
+  assert.ok(judged >= 8, `${judged} picks judged`);
+});
+
+test("H100 with driver 580: a CUDA 12.9 variant (the pin's default CUDA set), the cuda13_0 trade in one line; --prefer newest keeps the newest CUDA", async () => {
+  const { loadProject } = await import("../generator/project.ts");
+  const p = await loadProject();
+  const r = recommend(host("h100-driver580"), p.variants, p.catalog, { package: "torch-env" });
+  assert.is(r.status, "ok");
+  assert.match(r.variants[0]!, /^torch-env-python313-cuda12_9-sm90-avx512bf16$/);
+  const trade = r.picks[0]!.reasons.find((x) => x.startsWith("cuda13_0 also fits"));
+  assert.ok(trade, r.picks[0]!.reasons.join("\n"));
+  assert.match(trade!, "cuda13_0 also fits: about +4.0 h of NCCL, NVSHMEM, magma and triton from source");
+  const newest = recommend(host("h100-driver580"), p.variants, p.catalog, { package: "torch-env", prefer: "newest" });
+  assert.match(newest.variants[0]!, /-cuda13_0-sm90-avx512bf16$/);
+  assert.not.ok(newest.picks[0]!.reasons.some((x) => x.includes("also fits")));
+  // Driver 570 allows CUDA <= 12.8, off the cache: what a driver upgrade would save.
+  const old = recommend(host("spr-h100"), p.variants, p.catalog, { package: "torch-env" });
+  assert.match(old.variants[0]!, /-cuda12_8-sm90-/);
+  assert.ok(old.picks[0]!.suggestions.some((x) => x.startsWith("a driver ≥ 575.51.03 (CUDA 12.9) would save about 4.0 h")), old.picks[0]!.suggestions.join("\n"));
+  // The command: --prefer is checked (yargs choices; runDetect's own check names the values).
+  let err = "";
+  const code = await runDetect({ prefer: "oldest" } as never, async () => ({ catalog: p.catalog, variants: p.variants, excluded: p.excluded }), { out: () => {}, err: (x) => (err += x) });
+  assert.is(code, 2);
+  assert.match(err, /--prefer: unknown value "oldest"; allowed values: wait, newest/);
 });
 
 test.run();

@@ -11,7 +11,7 @@
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { existsSync, lstatSync, mkdirSync, readFileSync, readlinkSync, realpathSync, writeFileSync } from "node:fs";
+import { existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, readlinkSync, realpathSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { CUDA_CACHE_SUBSTITUTER } from "../generator/catalog/host.ts";
 import { closingLine } from "../generator/commands/install.ts";
@@ -36,23 +36,53 @@ const recorded = ["--cpuinfo", join(HOSTS, "spr-h100/cpuinfo"), "--nvidia-smi", 
 test("install --dry-run: the steps, every check and the plan with its estimate; nothing linked, nothing built", () => {
   const h = makeHost({ ...H100, hostLibcuda: "/usr/lib/x86_64-linux-gnu/libcuda.so.1", nix: "2.24.9", nixConf: { "system-features": FEATURES, ...CACHE } });
   const dir = join(h.dir, "torch-env");
-  const r = runCli(["install", "--dry-run", "--dir", dir, "--host-root", h.root, "--backend", "nix", "--logs-dir", join(h.dir, "logs"), ...recorded], { env: h.env });
+  const r = runCli(["install", "--dry-run", "--verbose", "--dir", dir, "--host-root", h.root, "--backend", "nix", "--logs-dir", join(h.dir, "logs"), ...recorded], { env: h.env });
   assert.is(r.status, 0, r.stdout + r.stderr);
   const flat = r.stdout.replace(/\s+/g, " ");
   assert.match(flat, `install ${NAME} (picked by detect for this host) at ${dir}`);
   for (const step of ["1. variant:", "2. checks", "3. build through the build driver", `4. link ${dir} to the environment with its Pythons run through nix-gl-host`, `5. the host's GPU driver: ${dir}/bin/python3 and ${dir}/bin/python run through nixglhost`, "6. verify"])
     assert.ok(flat.includes(step), `missing step "${step}":\n${r.stdout}`);
-  assert.ok(flat.includes(`nix-build ${join(ROOT, variant.file)} -A withHostDriver -o ${dir}`), r.stdout);
+  // The file as the user would type it here (runCli runs in the repository root).
+  assert.ok(flat.includes(`nix-build ./${variant.file} -A withHostDriver -o ${dir}`), r.stdout);
   for (const check of ["✓ Nix version", "✓ system features", "✓ CUDA binary cache", "✗ GPU driver"]) assert.ok(r.stdout.includes(check), check);
-  assert.match(r.stdout, /estimated makespan \S+/);
+  assert.match(r.stdout, /wait \S+ until the last variant is ready/);
   assert.match(r.stdout, new RegExp(`\\$ nix-build \\S+/${NAME}\\.nix`));
   assert.is(existsSync(dir), false);
   assert.is(existsSync(join(h.dir, "logs")), false, "a dry run starts no build");
   // Without --dir: ./PACKAGE, a name the user recognises (here from the repository root, where runCli runs).
   const byDefault = runCli(["install", "--dry-run", "--host-root", h.root, "--backend", "nix", "--logs-dir", join(h.dir, "logs"), ...recorded], { env: h.env });
   assert.is(byDefault.status, 0, byDefault.stderr);
-  assert.match(byDefault.stdout.replace(/\s+/g, " "), `at ${join(ROOT, "torch-env")},`);
+  // Shown as the user would type it here (runCli runs in the repository root).
+  assert.match(byDefault.stdout.replace(/\s+/g, " "), `at ./torch-env,`);
   assert.is(existsSync(join(ROOT, "torch-env")), false);
+});
+
+test("install --dry-run for detect's pick on every recorded host fits one screen (60 lines at 80 columns); --verbose gives every detail (on the H100 host)", () => {
+  const hosts = readdirSync(HOSTS, { withFileTypes: true })
+    .filter((d) => d.isDirectory() && existsSync(join(HOSTS, d.name, "cpuinfo")) && existsSync(join(HOSTS, d.name, "nvidia-smi.txt")))
+    .map((d) => d.name);
+  assert.ok(hosts.includes("h100-driver580") && hosts.length >= 10, hosts.join(", "));
+  for (const name of hosts) {
+    // A fresh machine with its GPU driver: Nix without the variant's system features or the CUDA cache (both fixes
+    // printed in full); the driver reached through nixglhost, which install sets up itself (steps 4-5).
+    const gpu = readFileSync(join(HOSTS, name, "nvidia-smi.txt"), "utf8").includes(",");
+    const h = makeHost({ recorded: name, nvidiaSmi: true, devNvidia: gpu, nix: "2.24.9", hostLibcuda: gpu ? "/usr/lib/libcuda.so.1" : null });
+    const args = ["install", "--dry-run", "--host-root", h.root, "--backend", "nix", "--logs-dir", join(h.dir, "logs"), "--cpuinfo", join(HOSTS, name, "cpuinfo"), "--nvidia-smi", join(HOSTS, name, "nvidia-smi.txt")];
+    const r = runCli(args, { env: { ...h.env, COLUMNS: "80" } });
+    // Every recorded host gets a pick (a GPU variant, or the CPU-only fallback where none serves its GPU).
+    assert.is(r.status, 0, `${name}: ${r.stderr}`);
+    const lines = r.stdout.replace(/\n$/, "").split("\n");
+    assert.ok(lines.length <= 60, `${name}: ${lines.length} lines\n${r.stdout}`);
+    // Past 80 columns only what must stay whole to paste: a nix.conf setting line (`name = value`), or one word.
+    const long = lines.filter((l) => l.length > 80 && l.includes(" ") && !/^[a-z-]+ = /.test(l));
+    assert.equal(long, [], `${name}: lines past 80 columns`);
+    assert.match(r.stdout, /wait \S+ until the last variant is ready/);
+    if (name !== "h100-driver580") continue;
+    const verbose = runCli([...args, "--verbose"], { env: { ...h.env, COLUMNS: "80" } });
+    assert.is(verbose.status, 0, verbose.stderr);
+    assert.ok(verbose.stdout.split("\n").length > lines.length, `${name}: --verbose says more`);
+    assert.match(verbose.stdout, /\$ nix-build/);
+  }
 });
 
 test("install stops before any work when nix.conf lacks a setting: exit 2, the block of whole setting lines and the restart", () => {

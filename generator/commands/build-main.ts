@@ -51,7 +51,8 @@ function printDryRun(p: BuildPlan, width: number, io: Io): number {
           dryRun: true, backend: o.backend, root: o.root, source: p.selection.source, jobs: rule.jobs, coresPerBuild, jobsRule: rule.explanation,
           // Builds given fewer cores than coresPerBuild: a package whose compile jobs need more memory (jobs.ts coresForPackage).
           coresCapped: Object.fromEntries(capped), force: !!a.force, toBuild: rows.toBuild, cached: rows.cached,
-          estimatedMakespanS: rows.estimatedMakespanS, estimatedMakespanUnknown: rows.estimatedMakespanUnknown, cudaClosures: rows.cudaClosures, store: rows.store, cacheModel: rows.cacheModel, nixAnswer: rows.nixAnswer,
+          estimatedMakespanS: rows.estimatedMakespanS, estimatedMakespanUnknown: rows.estimatedMakespanUnknown, wait: rows.wait, variantsMakespanS: rows.variantsMakespanS,
+          cudaClosures: rows.cudaClosures, store: rows.store, cacheModel: rows.cacheModel, nixAnswer: rows.nixAnswer,
           systemFeatures: needs.groups, preflight: checks.results, waves: plan.waves, variants: rows.rows,
           // What a build would stop on before building anything: null when nothing was instantiated (no --probe-store).
           evaluationErrors: p.instantiated ? p.evaluationFailures : null,
@@ -66,6 +67,7 @@ function printDryRun(p: BuildPlan, width: number, io: Io): number {
         dryRunText({
           d: rows, backend: o.backend, rule, coresPerBuild, capped, fromHistory: p.selection.history.size > 0, probed: !!a.probeStore, needs,
           preflight: checks.failed.length ? formatChecks(checks.failed, width) : "",
+          verbose: !!a.verbose, checksShown: !!a.checksShown,
         }).replace(/\n$/, ""),
         width,
       ) + "\n",

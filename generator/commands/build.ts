@@ -30,6 +30,7 @@ const buildOptions = {
   ...selectionOptions,
   package: { type: "string", choices: PACKAGES, describe: "only this package (dependencies still built)" },
   "dry-run": { type: "boolean", describe: "print the plan (order, commands, what is built) and build nothing; offline: only result-NAME links say what is built" },
+  verbose: { type: "boolean", describe: "with --dry-run: every variant's command, estimate basis and cache reasons in full" },
   "probe-store": {
     type: "boolean",
     describe:

@@ -1,8 +1,8 @@
 /**
  * `variant-matrix detect`: recommend the package variant for this host (or a recorded one) and say why.
  *
- *   detect [--json] [--package NAME (default torch-env)] [--cpuinfo FILE] [--nvidia-smi FILE] [--machine ARCH]
- *          [--matrix FILE]
+ *   detect [--json] [--package NAME (default torch-env)] [--prefer wait|newest] [--cpuinfo FILE] [--nvidia-smi FILE]
+ *          [--machine ARCH] [--matrix FILE]
  *
  * Without files it reads /proc/cpuinfo, runs `nvidia-smi --query-gpu=compute_cap,name,driver_version
  * --format=csv,noheader` (absent → no NVIDIA GPU) and takes the machine from `uname -m` (os.machine()). With
@@ -16,6 +16,7 @@
  * cannot be opened or parsed — the message names the line — or an invalid matrix).
  */
 import { UsageError, withExitCode } from "../errors.ts";
+import { PREFER_VALUES, type Prefer } from "../constants.ts";
 import type { ArgumentsCamelCase, Argv, CommandModule } from "yargs";
 import { PACKAGES, type PackageName } from "../catalog/packages.ts";
 import { environmentOf } from "../naming.ts";
@@ -24,7 +25,7 @@ import { readHost } from "../detect/host.ts";
 import { recommend, type Recommendation } from "../detect/recommend.ts";
 import { settingLines, wrap, wrapCommand } from "../text.ts";
 import { runOf, terminalWidth, type Io } from "./shared.ts";
-import { DEFAULT_PACKAGE, hostOptions, installLineOptions, matrixOption, outputOptions, packagePickOption, type ArgsOf, type OptionTypes } from "./options.ts";
+import { DEFAULT_PACKAGE, hostOptions, installLineOptions, matrixOption, outputOptions, packagePickOption, preferOption, type ArgsOf, type OptionTypes } from "./options.ts";
 
 export { DEFAULT_PACKAGE } from "./options.ts";
 
@@ -32,6 +33,7 @@ export { DEFAULT_PACKAGE } from "./options.ts";
 const detectOptions = {
   json: { ...outputOptions.json, describe: "print the recommendation as JSON" },
   ...packagePickOption,
+  ...preferOption,
   ...hostOptions,
   ...matrixOption,
   ...installLineOptions,
@@ -57,6 +59,16 @@ export function parsePackage(value: string | undefined): PackageName {
   if (!(PACKAGES as readonly string[]).includes(v) && environmentOf(v) === null)
     throw new UsageError(`--package: unknown package "${v}"; allowed values: ${PACKAGES.join(", ")}, or NAME-env for an environment of matrix.ts`);
   return v as PackageName;
+}
+
+/**
+ * Check `--prefer` against PREFER_VALUES (yargs checks its choices; a caller of runDetect may not).
+ * @throws UsageError naming the allowed values.
+ */
+export function parsePrefer(value: string | undefined): Prefer {
+  const v = value ?? PREFER_VALUES[0];
+  if (!(PREFER_VALUES as readonly string[]).includes(v)) throw new UsageError(`--prefer: unknown value "${v}"; allowed values: ${PREFER_VALUES.join(", ")}`);
+  return v as Prefer;
 }
 
 /**
@@ -128,7 +140,7 @@ async function detect(args: DetectArgs, source: VariantSource, io: Io): Promise<
   const host = await readHost({ cpuinfo: args.cpuinfo, nvidiaSmi: args["nvidia-smi"], machine: args.machine });
   const project = await source(args.matrix);
   checkEnvironment(pkg, project.variants);
-  const r = recommend(host, project.variants, project.catalog, { package: pkg, excluded: project.excluded });
+  const r = recommend(host, project.variants, project.catalog, { package: pkg, excluded: project.excluded, prefer: parsePrefer(args.prefer) });
   const install = { org: args.org, substituter: args.substituter };
   io.out(
     args.json

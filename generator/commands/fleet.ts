@@ -15,6 +15,7 @@ import { PACKAGES } from "../catalog/packages.ts";
 import { REPO_ROOT } from "../paths.ts";
 import { errorLine, UsageError } from "../errors.ts";
 import { wrap } from "../text.ts";
+import { waitWords } from "../detect/rules.ts";
 import { printer, project, runOf, terminalWidth, type Io } from "./shared.ts";
 import { matrixOption, outputOptions, packagePickOption, type BuiltTypes, type CamelCased } from "./options.ts";
 
@@ -159,6 +160,10 @@ function fleetJson(a: FleetCommandArgs, f: FleetPlan, needs: FeatureNeeds) {
     choice: { torch, nixpkgs: release.nixpkgs ?? null, python, cuda, package: a.package },
     method: cover.method,
     variants: cover.chosen.map((v) => v.name),
+    // Each chosen variant's modelled wait alone (driver/wait.ts variantWait): seconds and the dependency builds it counts.
+    waits: Object.fromEntries(
+      [...cover.waits].map(([n, w]) => [n, { seconds: w.seconds, offCacheS: w.offCacheSeconds, offCache: w.offCache.map((b) => b.what), parts: w.parts }]),
+    ),
     build: toBuild.map((v) => v.name),
     hosts: cover.assignment.map((x) => ({
       host: x.element.hostId,
@@ -187,7 +192,8 @@ function fleetText(a: FleetCommandArgs, f: FleetPlan, hostCount: number, needs: 
   out.push(`Variants (${cover.chosen.length}):`);
   for (const v of cover.chosen) {
     const who = cover.assignment.filter((x) => x.variant.name === v.name).map((x) => x.element.hostId);
-    para(`${v.name} ← ${uniq(who).join(", ")}`, "  ", "    ");
+    const wt = cover.waits.get(v.name);
+    para(`${v.name} ← ${uniq(who).join(", ")}${wt ? `; wait ${waitWords(wt)}` : ""}`, "  ", "    ");
   }
   out.push("Hosts:");
   for (const x of cover.assignment) {

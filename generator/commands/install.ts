@@ -47,6 +47,7 @@ import type { InstallReady, LinkPlace } from "../driver/install-target.ts";
 const installOptions = {
   dir: { type: "string", describe: "where the environment is linked (a GC root): DIR/bin/python3 (default ./PACKAGE: ./torch-env, ./llm-env)" },
   "dry-run": { type: "boolean", describe: "print the steps, the checks and the build's plan with its estimate; change nothing" },
+  verbose: { type: "boolean", describe: "with --dry-run: the plan's every command, estimate basis and cache reason in full" },
   "ask-nix-timeout": {
     type: "number",
     describe: `seconds Nix may take to say what it would build and fetch, the team's caches included (default ${ASK_NIX_TIMEOUT_S}; 0: the cache model)`,
@@ -115,7 +116,7 @@ async function install(args: InstallArgs, io: Io): Promise<number> {
   const pre = await import("../preflight/checks.ts");
   const { variant, chosen, dir, backend, results, throughNixglhost, stops, python } = plan;
   if (args.dryRun) {
-    printDryRun(plan, say, (s) => io.out(s), (r) => pre.formatChecks(r, width));
+    printDryRun(plan, say, (s) => io.out(s), (r) => pre.formatChecks(r, width), !!args.verbose);
     const { buildMain } = await import("./build-main.ts");
     return buildMain(buildArgs(args, variant.name, backend, true), io);
   }
@@ -231,30 +232,45 @@ function printDryRun(
   say: (text: string, indent?: string, hang?: string) => void,
   out: (s: string) => void,
   formatChecks: (results: CheckResult[]) => string,
+  verbose = false,
 ): void {
   const { variant, chosen, dir, backend, file, envFile, results, gpu, throughNixglhost, wrapped, stops, link, python } = p;
-  say(`install ${variant.name} (${chosen.chosenBy}) at ${dir}, backend ${backend}, on ${chosen.system}: the steps (nothing is changed)`);
+  // Without --verbose: what stops install or has a fix to paste; the passing and merely informative ones are counted.
+  // The GPU driver's ✗ whose fix is the nixglhost route install takes itself (steps 4-5) is left out, as the real run does.
+  const shown = verbose
+    ? results
+    : results.filter((r) => (r.status === "fail" || (r.status === "skip" && r.fix)) && !(r.id === "gpu-driver" && throughNixglhost));
+  // DIR as the user would type it here: ./torch-env under the working directory, else absolute.
+  const here = (f: string) => (f.startsWith(process.cwd() + path.sep) ? `./${path.relative(process.cwd(), f)}` : f);
+  const at = here(dir);
+  say(`install ${variant.name} (${chosen.chosenBy}) at ${at}, backend ${backend}, on ${chosen.system}: the steps (nothing is changed)`);
   say(`1. variant: ${variant.name}`, "  ", "     ");
-  say(`2. checks (${stops.length ? `${stops.length} to fix first: install stops on them with exit 2` : "none stops install"}):`, "  ", "     ");
-  out(formatChecks(results) + "\n");
+  const more = results.length - shown.length;
+  say(
+    `2. checks: ${stops.length ? `${stops.length} to fix first (install stops on them, exit 2)` : "none stops install"}` +
+      `${more ? `; ${more} more in --verbose` : ""}:`,
+    "  ",
+    "     ",
+  );
+  if (shown.length) out(formatChecks(shown) + "\n");
   say("3. build through the build driver: the plan and its estimate follow", "  ", "     ");
   say(
     wrapped
-      ? `4. link ${dir} to the environment with its Pythons run through nix-gl-host (a GC root): nix-build ${file} -A withHostDriver -o ${dir}`
-      : `4. link ${dir} to the output (a GC root: nix-store --realise OUT --add-root ${dir})`,
+      ? `4. link ${at} to the environment with its Pythons run through nix-gl-host (a GC root): nix-build ${here(file)} -A withHostDriver -o ${at}`
+      : `4. link ${at} to the output (a GC root: nix-store --realise OUT --add-root ${at})`,
     "  ",
     "     ",
   );
   say(
     wrapped
-      ? `5. the host's GPU driver: ${python} and ${dir}/bin/python run through nixglhost (step 4's output)`
+      ? `5. the host's GPU driver: ${at}/bin/python3 and ${at}/bin/python run through nixglhost (step 4's output)`
       : throughNixglhost
-        ? `5. the host's GPU driver through the environment's nixglhost: nix-build ${envFile ?? file} -A nixglhost -o ${link}`
+        ? `5. the host's GPU driver through the environment's nixglhost: nix-build ${here(envFile ?? file)} -A nixglhost -o ${at}-nixglhost`
         : `5. the GPU driver: ${variant.cuda === null ? "none needed (CPU-only)" : gpu?.status === "ok" ? "loaded directly (the GPU driver check passes)" : "no NVIDIA driver here: the GPU checks are skipped"}`,
     "  ",
     "     ",
   );
-  say(`6. verify ${variant.name} through ${python}${throughNixglhost && !wrapped ? ` run by ${link}/bin/nixglhost` : ""}`, "  ", "     ");
+  say(`6. verify ${variant.name} through ${at}/bin/python3${throughNixglhost && !wrapped ? ` run by ${at}-nixglhost/bin/nixglhost` : ""}`, "  ", "     ");
   out("\n");
 }
 
@@ -341,6 +357,8 @@ function buildArgs(args: InstallArgs, name: string, backend: Backend, dryRun: bo
     plain: args.plain,
     outDir: backend === "nix" ? outDir : undefined,
     retries: 0,
+    verbose: args.verbose,
+    checksShown: dryRun,
     // Ask Nix before estimating (driver/ask-nix.ts), for the dry run's plan and before the real build.
     askNixTimeout: args.askNixTimeout ?? ASK_NIX_TIMEOUT_S,
   };

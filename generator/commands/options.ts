@@ -17,7 +17,7 @@
  * declares; no command writes its arguments' interface by hand.
  */
 import type { Argv, InferredOptionType, Options, PositionalOptions } from "yargs";
-import { REPEATABLE } from "../constants.ts";
+import { PREFER_VALUES, REPEATABLE } from "../constants.ts";
 import { PACKAGES, type PackageName } from "../catalog/packages.ts";
 import { FILTER_OPTION } from "../filters.ts";
 import { BACKEND_CHOICES } from "../driver/backend.ts";
@@ -54,6 +54,16 @@ export const packagePickOption = {
     type: "string",
     default: DEFAULT_PACKAGE,
     describe: `package to recommend: ${PACKAGES.join(" | ")} | NAME-env (an environment of matrix.ts) (default ${DEFAULT_PACKAGE}: the Python environment of the whole stack, what you activate)`,
+  },
+} as const;
+
+/** How detect orders the variants that fit after native code (detect, install, doctor, fleet). */
+export const preferOption = {
+  prefer: {
+    type: "string",
+    choices: PREFER_VALUES,
+    default: PREFER_VALUES[0],
+    describe: "after native code, pick the shortest wait (wait: the cache model's hours plus the build estimate) or the newest CUDA (newest)",
   },
 } as const;
 

@@ -13,7 +13,9 @@
  *    notes Table 3) is ≤ the host driver, compared numerically per component;
  * 4. CPU: the host has every `requiredCpuFeatures` entry of the variant's ISA (catalog; `/proc/cpuinfo` spelling);
  * 5. order: native code before binary-compatible code (native = the GPU's own capability is in
- *    `cudaCapabilities`), then the widest ISA (highest catalog `rank`), then the newest CUDA version, then the
+ *    `cudaCapabilities`), then the shortest wait (driver/wait.ts: the cache model's dependency builds plus the
+ *    build estimates; `prefer: "newest"` skips this step), then the widest ISA (highest catalog `rank`), then the
+ *    newest CUDA version, then the
  *    newest PyTorch release, then the newest Python. Python comes last because the variants differ in nothing
  *    else and a project that pins an older Python finds that variant among `alternatives`.
  *
@@ -42,6 +44,7 @@ import {
   type Facts,
   type Verdict,
 } from "./rules.ts";
+import type { Prefer } from "../constants.ts";
 
 /** Options of `recommend`. */
 export interface RecommendOptions {
@@ -54,6 +57,8 @@ export interface RecommendOptions {
    * variants for it (flash-attn below SM80), the pick says why instead of suggesting to add the GPU.
    */
   excluded?: readonly Excluded[];
+  /** The order after native code: "wait" (default: shortest modelled wait first) or "newest" (newest CUDA first). */
+  prefer?: Prefer;
 }
 
 /** The recommendation for one group of identical GPUs, or for the CPU when the host has no NVIDIA GPU. */

@@ -25,6 +25,9 @@ import type { Excluded, Variant } from "../schema.ts";
 import type { Catalog, CpuIsa, CudaToolkit, GpuArch } from "../catalog/schema.ts";
 import type { PackageName } from "../catalog/packages.ts";
 import { compareVersions, type GpuInfo, type HostInfo } from "./host.ts";
+import { BUILD_LABEL, variantWait, type Wait } from "../driver/wait.ts";
+import { formatDuration } from "../driver/report.ts";
+import type { Prefer } from "../constants.ts";
 
 const MATRIX = "matrix.ts";
 
@@ -64,7 +67,12 @@ export interface Facts {
   driver: string | null;
   /** The catalog CUDA versions `driver` runs, newest first ([] without a GPU). */
   driverCuda: CudaToolkit[];
+  /** How fitting variants are ordered after native code: "wait" (shortest wait first) or "newest" (newest CUDA first). */
+  prefer: Prefer;
+  /** A variant's modelled wait (driver/wait.ts variantWait over `variants`), computed once per variant. */
+  wait: (v: Variant) => Wait;
 }
+
 
 /** The CPU pick's case: a host without an NVIDIA GPU, or the CPU-only fallback of one with GPUs. */
 export interface CpuCase {
@@ -137,13 +145,20 @@ function cmpDesc(a: string | null, b: string | null): number {
 
 /**
  * The preference order of fitting variants, best first: native code on `cap` before binary-compatible code (no
- * native test for `cap` null), then the widest ISA, the newest CUDA, the newest PyTorch, the newest Python, the name.
+ * native test for `cap` null), then with `wait` the shortest modelled wait (driver/wait.ts; an unknown wait last), then
+ * the widest ISA, the newest CUDA, the newest PyTorch, the newest Python, the name. Without `wait` (`--prefer newest`)
+ * the wait is not compared.
  */
-export function bestFirst(cap: string | null, rankOf: (k: string) => number) {
+export function bestFirst(cap: string | null, rankOf: (k: string) => number, wait?: (v: Variant) => Wait) {
+  const secs = (v: Variant) => wait!(v).seconds ?? Infinity;
   return (a: Variant, b: Variant): number => {
     if (cap !== null) {
       const n = Number(isNative(b, cap)) - Number(isNative(a, cap));
       if (n !== 0) return n;
+    }
+    if (wait) {
+      const w = secs(a) - secs(b);
+      if (w !== 0 && !Number.isNaN(w)) return w;
     }
     return (
       rankOf(b.isa) - rankOf(a.isa) ||
@@ -153,6 +168,29 @@ export function bestFirst(cap: string | null, rankOf: (k: string) => number) {
       a.name.localeCompare(b.name)
     );
   };
+}
+
+/** The wait to order by, or undefined with `--prefer newest`. */
+function byWait(f: Facts): ((v: Variant) => Wait) | undefined {
+  return f.prefer === "wait" ? f.wait : undefined;
+}
+
+/** "about 2h46m" with what of it the cache cannot serve ("4.0 h of NCCL, NVSHMEM, magma and triton from source"). */
+export function waitWords(w: Wait): string {
+  if (w.seconds === null) return `unknown (no estimate for ${w.unknown.join(", ")})`;
+  return `about ${formatDuration(w.seconds)}` + (w.offCache.length ? `, of which ${hours(w.offCacheSeconds)} of ${offCacheWords(w)} from source` : ", nothing built from source besides its own packages");
+}
+
+/** Hours with one decimal: "4.0 h". */
+export function hours(s: number): string {
+  return `${(s / 3600).toFixed(1)} h`;
+}
+
+/** "NCCL, NVSHMEM, magma and triton": the dependency builds of a wait, in the model's order. */
+export function offCacheWords(w: Pick<Wait, "offCache">): string {
+  const order = Object.keys(BUILD_LABEL);
+  const labels = uniq([...w.offCache].sort((x, y) => order.indexOf(x.what) - order.indexOf(y.what)).map((b) => BUILD_LABEL[b.what]));
+  return labels.length > 1 ? `${labels.slice(0, -1).join(", ")} and ${labels.at(-1)}` : (labels[0] ?? "");
 }
 
 /** The oldest driver of a GPU group (numeric per component). */
@@ -172,13 +210,17 @@ export function factsOf(
   host: HostInfo,
   variants: readonly Variant[],
   catalog: Catalog,
-  opts: { package: PackageName; maxAlternatives?: number; excluded?: readonly Excluded[] },
+  opts: { package: PackageName; maxAlternatives?: number; excluded?: readonly Excluded[]; prefer?: Prefer },
 ): Facts {
   const isas = isaFit(host, catalog);
   const groups = new Map<string, GpuInfo[]>();
   for (const g of host.gpus) groups.set(g.capability, [...(groups.get(g.capability) ?? []), g]);
   const driver = host.gpus.length ? oldestDriver(host.gpus) : null;
+  const waits = new Map<string, Wait>();
+  const wait = (v: Variant) => waits.get(v.name) ?? waits.set(v.name, variantWait(v, variants, catalog)).get(v.name)!;
   return {
+    prefer: opts.prefer ?? "wait",
+    wait,
     host,
     variants,
     catalog,
@@ -205,7 +247,7 @@ export function cpuCase(f: Facts): CpuCase {
     f,
     sm: null,
     cpuOnly: f.pool.filter((v) => v.sm === null),
-    fits: f.pool.filter((v) => variantRunsOn(v, f.host, null, f.catalog)).sort(bestFirst(null, f.rankOf)),
+    fits: f.pool.filter((v) => variantRunsOn(v, f.host, null, f.catalog)).sort(bestFirst(null, f.rankOf, byWait(f))),
   };
 }
 
@@ -222,7 +264,7 @@ export function gpuCase(f: Facts, cap: string, gs: readonly GpuInfo[]): GpuCase 
   // The one rule (compat.ts); the narrowing above only explains a miss.
   const fits = f.pool
     .filter((v) => variantRunsOn(v, f.host, { capability: cap, driver }, f.catalog))
-    .sort(bestFirst(cap, f.rankOf));
+    .sort(bestFirst(cap, f.rankOf, byWait(f)));
   return { f, sm, cap, driver, arch: f.catalog.gpus.find((g) => g.sm === sm), forSm, runs, driverOk, fits };
 }
 
@@ -331,7 +373,8 @@ function cpuVariantFits(c: CpuCase): Verdict | null {
     binaryCompat: false,
     reasons: [
       `${best.name}: ISA ${best.isa}, PyTorch ${best.torchVersion}, Python ${best.python} ` +
-        `(widest ISA, then newest PyTorch, then newest Python of ${c.fits.length} fitting CPU-only variant(s))`,
+        `(${c.f.prefer === "wait" ? "shortest wait, then " : ""}widest ISA, then newest PyTorch, then newest Python of ${c.fits.length} fitting CPU-only variant(s))`,
+      `wait (model: build estimates): ${waitWords(c.f.wait(best))}`,
     ],
     suggestions: widerIsaSuggestion(c.f, best),
     alternatives: alternativesOf(c),
@@ -342,9 +385,9 @@ function cpuVariantFits(c: CpuCase): Verdict | null {
 function gpuVariantFits(c: GpuCase): Verdict | null {
   const best = c.fits[0];
   if (!best) return null;
-  const { cap, driver } = c;
+  const { cap, driver, f } = c;
   const binaryCompat = !isNative(best, cap);
-  const toolkit = c.f.cudaByVersion.get(best.cuda!)!;
+  const toolkit = f.cudaByVersion.get(best.cuda!)!;
   const hint = binaryCompat ? nativeHint(c) : { reasons: [], suggestions: [] };
   return {
     kind: "pick",
@@ -357,12 +400,57 @@ function gpuVariantFits(c: GpuCase): Verdict | null {
         : `native code: ${best.name} carries ${best.cudaCapabilities.join(", ")} code compiled by CUDA ${best.cuda}'s nvcc`,
       `driver ${driver} ≥ ${toolkit.minDriverLinux}, the minimum CUDA ${best.cuda} needs`,
       `ISA ${best.isa}, CUDA ${best.cuda}, PyTorch ${best.torchVersion}, Python ${best.python}: ` +
-        `of ${c.fits.length} fitting variant(s), ordered native first, then widest ISA, newest CUDA, newest PyTorch, newest Python`,
+        `of ${c.fits.length} fitting variant(s), ordered native first, then ${f.prefer === "wait" ? "shortest wait, " : ""}widest ISA, newest CUDA, newest PyTorch, newest Python` +
+        (f.prefer === "newest" ? " (--prefer newest)" : ""),
+      `wait (model: cache misses and build estimates): ${waitWords(f.wait(best))}`,
       ...hint.reasons,
+      ...newerCudaTrade(c, best),
     ],
-    suggestions: [...hint.suggestions, ...widerIsaSuggestion(c.f, best)],
+    suggestions: [...hint.suggestions, ...driverUpgradeSaves(c, best), ...widerIsaSuggestion(f, best)],
     alternatives: alternativesOf(c),
   };
+}
+
+/**
+ * The trade, in one line, when a newer CUDA fits too but waits longer ("cuda13_0 also fits: about +4.0 h of NCCL,
+ * NVSHMEM, magma and triton from source"); [] when none does or with `--prefer newest`.
+ */
+function newerCudaTrade(c: GpuCase, best: Variant): string[] {
+  const { f, cap } = c;
+  if (f.prefer !== "wait" || best.cuda === null) return [];
+  const newer = c.fits
+    .filter((v) => v.cuda !== null && compareVersions(v.cuda, best.cuda!) > 0 && isNative(v, cap) === isNative(best, cap) && v.isa === best.isa)
+    .sort((a, b) => compareVersions(b.cuda!, a.cuda!))[0];
+  if (!newer) return [];
+  const [wb, wn] = [f.wait(best), f.wait(newer)];
+  if (wb.seconds === null || wn.seconds === null) return [];
+  const extra = wn.offCacheSeconds - wb.offCacheSeconds;
+  const what = wn.offCache.length ? ` of ${offCacheWords(wn)} from source` : "";
+  return [
+    `cuda${newer.cuda!.replace(".", "_")} also fits: about +${hours(Math.max(0, wn.seconds - wb.seconds))}${extra > 0 ? what : ""} ` +
+      `(${newer.name}; \`--prefer newest\` picks it)`,
+  ];
+}
+
+/**
+ * Where the driver limits the choice: the fitting-but-for-the-driver variant of this SM and ISA with the shortest wait,
+ * when it waits less than `best`: "a driver ≥ X (CUDA Y) would save about N h". [] otherwise.
+ */
+function driverUpgradeSaves(c: GpuCase, best: Variant): string[] {
+  const { f, cap } = c;
+  const wb = f.wait(best).seconds;
+  if (f.prefer !== "wait" || wb === null) return [];
+  const blocked = c.runs.filter((v) => v.isa === best.isa && isNative(v, cap) >= isNative(best, cap) && !c.driverOk.includes(v) && f.cudaByVersion.has(v.cuda!));
+  const better = blocked
+    .map((v) => ({ v, s: f.wait(v).seconds }))
+    .filter((x): x is { v: Variant; s: number } => x.s !== null && x.s < wb)
+    .sort((a, b) => a.s - b.s || compareVersions(f.cudaByVersion.get(a.v.cuda!)!.minDriverLinux, f.cudaByVersion.get(b.v.cuda!)!.minDriverLinux))[0];
+  if (!better) return [];
+  const t = f.cudaByVersion.get(better.v.cuda!)!;
+  return [
+    `a driver ≥ ${t.minDriverLinux} (CUDA ${t.version}) would save about ${hours(wb - better.s)}: ${better.v.name} ` +
+      `waits ${waitWords(f.wait(better.v))} (this driver ${c.driver} allows CUDA ≤ ${f.driverCuda[0]?.version ?? "none"})`,
+  ];
 }
 
 /** Drop: the catalog (generator/catalog/gpus.ts) does not know this GPU, so no matrix.ts change can add it. */

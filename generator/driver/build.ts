@@ -142,8 +142,9 @@ export async function planBuild(po: PlanBuildOptions): Promise<BuildPlan> {
   // are left to build) run against every selected one, so that one refusal lists every fix, not the first.
   if (!a.dryRun && early.some((r) => r.status === "fail" && r.blocking)) refuseOnBlocking([...early, ...checkHost(context, LATE_CHECKS)], width);
 
-  const plan = orderTargets(targets, selection.history);
   const rule = jobsRule({ cpus: availableParallelism(), memBytes: totalmem() }, o.cores, o.jobs);
+  // The estimates follow the cores one build gets (nix: --cores or the jobs rule; flox sets none: not known).
+  const plan = orderTargets(targets, selection.history, o.backend === "nix" ? rule.coresPerBuild : null);
   const { backend, capped } = backendOptions(catalog, a, o, targets, rule);
   const ev = await evaluateFirst(catalog, targets, backend.outDir, o.nixOptions, { dryRun: !!a.dryRun, probeStore: !!a.probeStore, force: !!a.force, ownFiles: a.pkgsDir !== undefined });
   const asked = await askFirst(a, o, selection, ev);
@@ -260,9 +261,12 @@ export function checkHost(context: PreflightContext, only?: readonly string[]): 
   return runChecks(thisHost(), context, only);
 }
 
-/** Step 4: the build plan (DAG, order, waves, estimates from `history`): plan.ts makePlan. */
-export function orderTargets<T extends BuildTarget>(targets: readonly T[], history?: ReadonlyMap<string, number>): Plan<T> {
-  return makePlan(targets, history);
+/**
+ * Step 4: the build plan (DAG, order, waves, estimates from `history`, else from plan.ts estimateBuild at `cores` per
+ * build): plan.ts makePlan.
+ */
+export function orderTargets<T extends BuildTarget>(targets: readonly T[], history?: ReadonlyMap<string, number>, cores: number | null = null): Plan<T> {
+  return makePlan(targets, history, { cores });
 }
 
 /** The backend's options, with fewer cores for packages whose compile jobs need more memory (catalog gibPerCompileJob). */
@@ -372,7 +376,10 @@ async function dryRunData(p: Omit<BuildPlan, "checks" | "instantiated" | "evalua
       .map((t) => ({ name: t.name, system: t.system, python: t.python, cuda: t.cuda, nixpkgs: t.nixpkgs, cudaCapabilitiesForPackageSet: t.cudaCapabilitiesForPackageSet, nixpkgsKey: t.nixpkgsKey })),
     p.catalog,
   );
-  const rows = dryRunRows(p.plan, p.cached, sel.why, p.backend, { host, force: !!a.force, jobs: p.rule.jobs, store: p.store, model, nixAnswer: p.nixAnswer });
+  const rows = dryRunRows(p.plan, p.cached, sel.why, p.backend, {
+    host, force: !!a.force, jobs: p.rule.jobs, store: p.store, model, nixAnswer: p.nixAnswer, history: sel.history,
+    cores: o.backend === "nix" ? p.rule.coresPerBuild : null,
+  });
   return { needs, rows, extraTypos: extraTypos(p.catalog, sel.targets) };
 }
 

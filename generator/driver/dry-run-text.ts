@@ -10,6 +10,8 @@ import type { dryRunRows } from "./dry-run.ts";
 import { nixAnswerLine } from "./ask-nix.ts";
 import type { BuilderNeeds } from "./builders.ts";
 import type { JobsRule } from "./jobs.ts";
+import { BUILD_LABEL } from "./wait.ts";
+import { CATALOG_FIGURE } from "./plan.ts";
 
 type DryRun = ReturnType<typeof dryRunRows>;
 
@@ -27,50 +29,195 @@ interface DryRunTextInput {
   needs: BuilderNeeds;
   /** The preflight's lines (preflight/checks.ts formatChecks), or "" when every check passed. */
   preflight: string;
+  /** Every variant's command and reasons in full (`--verbose`); otherwise what variants share is said once. */
+  verbose?: boolean;
+  /** The caller printed the host checks already (install's step 2): the plan leaves out the preflight and the builders' features. */
+  checksShown?: boolean;
 }
 
-/** The dry run's text, lines joined with "\n" (ends with a newline). */
+/**
+ * The dry run's text, lines joined with "\n" (ends with a newline). By default what every variant shares (the cache
+ * model's reasons, the command's shape, the estimates' bases) is said once at the top and each variant gets one line
+ * of what differs; `verbose` gives every variant's command and reasons in full.
+ */
 export function dryRunText(i: DryRunTextInput): string {
   const { d } = i;
   const closures = d.cudaClosures;
-  const toBuild = d.toBuild;
   const lines = [
-    `plan: ${d.rows.length} variant(s), ${d.cached} already built, ${toBuild} to build; backend ${i.backend}; ` +
-      `jobs ${i.rule.jobs}${i.coresPerBuild ? `, cores per build ${i.coresPerBuild}` : ""}`,
-    `  (${i.rule.explanation})`,
+    i.verbose
+      ? `plan: ${d.rows.length} variant(s), ${d.cached} already built, ${d.toBuild} to build; backend ${i.backend}; ` +
+        `jobs ${i.rule.jobs}${i.coresPerBuild ? `, cores per build ${i.coresPerBuild}` : ""}`
+      : `plan: ${d.toBuild} of ${d.rows.length} variant(s) to build; ${i.backend}, jobs ${i.rule.jobs}${i.coresPerBuild ? ` × ${i.coresPerBuild} cores` : ""}`,
+    ...(i.verbose ? [`  (${i.rule.explanation})`] : []),
     ...[...new Set([...i.capped.values()].map((c) => `  cores per build ${c.cores} for ${c.why}`))],
-    d.estimatedMakespanS === null
-      ? `  estimated makespan unknown: ${d.estimatedMakespanUnknown}`
-      : `  estimated makespan ${formatDuration(d.estimatedMakespanS)} (estimates from ${i.fromHistory ? "earlier reports where known" : "defaults"})`,
-    `  CUDA closures: ${closures.shared.length} nixpkgs instance(s) with the default capabilities (what the cache model below says the cache serves) for ` +
-      `${closures.shared.reduce((a, c) => a + c.variants.length, 0)} variant(s); ${closures.own.length} built from source ` +
-      `(package-set scope, about ${formatDuration(DEFAULT_CUDA_CLOSURE_SECONDS.seconds)} each, not in the makespan)` +
-      (closures.own.length ? `: ${closures.own.map((c) => `${c.variants.join(", ")}`).join("; ")}` : ""),
-    ...answerLines(d),
-    ...storeLines(d, i.probed),
-    ...featureLines(i.needs),
-    ...(i.preflight ? ["  preflight (the real run stops on a ✗ of Nix version, system features or flox):", i.preflight] : []),
+    ...waitLines(d, i.fromHistory),
+    ...closureLines(d, !!i.verbose),
+    ...answerLines(d, !!i.verbose),
+    // Without --verbose the answer line (or the shared reasons below) already says what the model counts.
+    ...(i.verbose || (!sharedReasons(d).length && !d.nixAnswer) ? storeLines(d, i.probed) : []),
+    ...(i.verbose ? [] : sharedLines(d)),
+    ...(i.checksShown && !i.verbose ? [] : featureLines(i.needs, !!i.verbose || !i.preflight)),
+    ...(i.preflight && !(i.checksShown && !i.verbose) ? ["  preflight (the real run stops on a ✗ of Nix version, system features or flox):", i.preflight] : []),
     "",
   ];
-  for (const v of d.rows) {
-    const state = v.cached ? `already built (${v.cachedBy}): ${v.outPath}` : "to build";
-    lines.push(
-      `${String(v.order).padStart(3)}. [wave ${v.wave}] ${v.name}  est ${v.estimateS === null ? `unknown (${v.estimateUnknown})` : `${formatDuration(v.estimateS)} (${v.estimateSource})`}` +
-        `${v.dependsOn.length ? `  after ${v.dependsOn.join(", ")}` : ""}`,
-      `       ${state}`,
-      // The directory first, on a line of its own, so the command line below can be pasted as it is.
-      `       in ${shortPath(v.command.cwd)}:`,
-      `       $ ${v.command.argv.map((x) => (/^[\w@%+=:,./-]+$/.test(x) ? x : `'${x.replace(/'/g, `'\\''`)}'`)).join(" ")}`,
-      ...v.notes.map((x) => `       note: ${x}`),
-      ...rowStoreLines(v),
-    );
-  }
+  if (!i.verbose) lines.pop();
+  lines.push(...(i.verbose ? d.rows.flatMap((v) => verboseRow(v)) : compactRows(d)));
   return lines.join("\n") + "\n";
 }
 
-/** Which answer the plan used (ask-nix.ts): Nix's, or the model's and why Nix was not asked; none when not asked for. */
-function answerLines(d: DryRun): string[] {
+/** The CUDA closures: in full with --verbose; otherwise only those built from source, named unless they serve every variant. */
+function closureLines(d: DryRun, verbose: boolean): string[] {
+  const closures = d.cudaClosures;
+  const each = `package-set scope, about ${formatDuration(DEFAULT_CUDA_CLOSURE_SECONDS.seconds)} each, in the wait`;
+  if (verbose)
+    return [
+      `  CUDA closures: ${closures.shared.length} nixpkgs instance(s) with the default capabilities for ` +
+        `${closures.shared.reduce((a, c) => a + c.variants.length, 0)} variant(s); ${closures.own.length} built from source (${each})` +
+        (closures.own.length ? `: ${closures.own.map((c) => `${c.variants.join(", ")}`).join("; ")}` : ""),
+    ];
+  if (!closures.own.length) return [];
+  const all = closures.own.length === 1 && closures.own[0]!.variants.length === d.rows.length;
+  return [
+    `  CUDA closures from source: ${closures.own.length} (package-set scope, ${formatDuration(DEFAULT_CUDA_CLOSURE_SECONDS.seconds)} each, in the wait)` +
+      (all ? "" : `: ${closures.own.map((c) => c.variants.join(", ")).join("; ")}`),
+  ];
+}
+
+/**
+ * The headline: the wait until the last variant is ready, dependency builds included, with its parts (the critical
+ * chain: what runs one after another), then the bases of the estimates.
+ */
+function waitLines(d: DryRun, fromHistory: boolean): string[] {
+  if (d.estimatedMakespanS === null) return [`  wait unknown: ${d.estimatedMakespanUnknown}`];
+  const parts = d.wait.parts;
+  const deps = parts.filter((p) => p.offCache);
+  const own = parts.filter((p) => !p.offCache);
+  const depText = deps.length
+    ? `${deps.map((p) => BUILD_LABEL[p.what as keyof typeof BUILD_LABEL] ?? p.what).join(", ")} from source ${formatDuration(deps.reduce((a, p) => a + p.seconds, 0))}, then `
+    : "";
+  const bases = new Map<string, string[]>();
+  for (const r of d.rows) if (!r.cached) bases.set(r.estimateBasis || "unknown", [...new Set([...(bases.get(r.estimateBasis || "unknown") ?? []), r.package])]);
+  return [
+    `  wait ${formatDuration(d.estimatedMakespanS)} until the last variant is ready: ${depText}` +
+      (own.length ? own.map((p) => `${p.what} ${formatDuration(p.seconds)}`).join(", ") : "nothing to build"),
+    ...(d.wait.offCache.length > deps.length
+      ? [`    (${d.wait.offCache.length - deps.length} more dependency build(s) run beside the chain, in the wait too)`]
+      : []),
+    `  estimates${fromHistory ? " (earlier builds win)" : ""}: ` +
+      [...bases].map(([b, pkgs]) => (b === CATALOG_FIGURE && bases.size > 1 ? `others ${b}s` : `${pkgs.join(", ")} ${b}`)).join("; "),
+  ];
+}
+
+/** One variant in full (--verbose): its estimate, state, directory, command, notes and every reason. */
+function verboseRow(v: DryRun["rows"][number]): string[] {
+  const state = v.cached ? `already built (${v.cachedBy}): ${v.outPath}` : "to build";
+  return [
+    `${String(v.order).padStart(3)}. [wave ${v.wave}] ${v.name}  est ${estimateText(v)}` + `${v.dependsOn.length ? `  after ${v.dependsOn.join(", ")}` : ""}`,
+    `       ${state}`,
+    // The directory first, on a line of its own, so the command line below can be pasted as it is.
+    `       in ${shortPath(v.command.cwd)}:`,
+    `       $ ${shellLine(v.command.argv)}`,
+    ...v.notes.map((x) => `       note: ${x}`),
+    ...extrasLines(v),
+    ...rowStoreLines(v),
+  ];
+}
+
+/** A named environment's extras: built on this variant's torch from its Python set, not in its estimate. */
+function extrasLines(v: DryRun["rows"][number]): string[] {
+  if (!v.extras.length) return [];
+  return [`       with ${v.extras.join(", ")}: from this variant's Python set, built on its torch (their own time is not estimated)`];
+}
+
+/** "1h45m (model: CUDA torch, 1 capability, 16 cores)", or "unknown (why)". */
+function estimateText(v: DryRun["rows"][number]): string {
+  return v.estimateS === null ? `unknown (${v.estimateUnknown})` : `${formatDuration(v.estimateS)} (${v.estimateBasis || v.estimateSource})`;
+}
+
+/** argv as one shell line (each word quoted only where it needs it). */
+function shellLine(argv: readonly string[]): string {
+  return argv.map((x) => (/^[\w@%+=:,./-]+$/.test(x) ? x : `'${x.replace(/'/g, `'\\''`)}'`)).join(" ");
+}
+
+/**
+ * The variants one line each (what differs: name, estimate, state, what it waits for, its own notes and reasons), and
+ * the command once with NAME for the variant's name where every variant's has the same shape.
+ */
+function compactRows(d: DryRun): string[] {
+  const shape = (v: DryRun["rows"][number]) => {
+    const cwd = v.command.cwd.endsWith("/") ? v.command.cwd : `${v.command.cwd}/`;
+    const args = v.command.argv.map((a) => (a.startsWith(cwd) ? a.slice(cwd.length) : a).split(v.name).join("NAME"));
+    return `in ${shortPath(v.command.cwd)}: $ ${shellLine(args)}`;
+  };
+  const shapes = new Set(d.rows.map(shape));
+  const shared = sharedReasons(d);
+  const notes = sharedNotes(d);
+  const out: string[] = [];
+  for (const v of d.rows) {
+    const state = v.cached ? `already built (${v.cachedBy})` : "to build";
+    const est = v.estimateS === null ? "est unknown" : `est ${formatDuration(v.estimateS)}`;
+    out.push(`${String(v.order).padStart(3)}. ${v.name}  ${est}, ${state}`);
+    if (shapes.size > 1) out.push(`       ${shape(v)}`);
+    out.push(...v.notes.filter((x) => !notes.includes(x)).map((x) => `       note: ${x}`), ...extrasLines(v));
+    const own = v.offCache.filter((r) => !shared.includes(r));
+    if (v.store) out.push(...rowStoreLines(v));
+    else if (own.length) out.push(...shortReasons(own).map((r) => `       model: ${r}`));
+  }
+  if (shapes.size === 1 && d.rows.length) out.push(`  each (NAME: the variant; --verbose: each in full): ${[...shapes][0]}`);
+  return out;
+}
+
+/** The cache model's reasons every modelled CUDA variant of the plan shares. */
+function sharedReasons(d: DryRun): string[] {
+  const withReasons = d.rows.filter((r) => r.offCache.length);
+  if (withReasons.length < 2) return [];
+  return withReasons[0]!.offCache.filter((r) => withReasons.every((w) => w.offCache.includes(r)));
+}
+
+/**
+ * Reasons in short: "nccl: X; the cache's rule…" grouped by their first clause X ("nccl, magma-cuda-static, libnvshmem,
+ * triton: cudaPackages_12_8 is not the default cudaPackages at 2c423e0 (CUDA 12.9)"); --verbose prints them whole.
+ */
+function shortReasons(reasons: readonly string[]): string[] {
+  const by = new Map<string, string[]>();
+  for (const r of reasons) {
+    const m = /^([\w.-]+): ([^;]*)/.exec(r);
+    const [what, cause] = m ? [m[1]!, m[2]!] : ["", r.split("; ")[0]!.split(" unless ")[0]!.split(": so ")[0]!];
+    by.set(cause, [...(by.get(cause) ?? []), what].filter(Boolean));
+  }
+  return [...by].map(([cause, whats]) => (whats.length ? `${whats.join(", ")}: ${cause}` : cause));
+}
+
+/** The notes every variant of the plan shares (a system other than this host's). */
+function sharedNotes(d: DryRun): string[] {
+  if (d.rows.length < 2) return [];
+  return d.rows[0]!.notes.filter((n) => d.rows.every((r) => r.notes.includes(n)));
+}
+
+/** What every variant shares, once at the top: the cache model's reasons (short) and the notes. */
+function sharedLines(d: DryRun): string[] {
+  const shared = d.store ? [] : sharedReasons(d);
+  const notes = sharedNotes(d);
+  return [
+    ...(shared.length === 0
+      ? []
+      : shortReasons(shared).length === 1
+        ? [`  cache model, every variant: ${shortReasons(shared)[0]}`]
+        : [`  cache model, every variant (--probe-store asks Nix):`, ...shortReasons(shared).map((r) => `    ${r}`)]),
+    ...(notes.length ? [`  every variant here: ${notes.join("; ")}`] : []),
+  ];
+}
+
+/**
+ * Which answer the plan used (ask-nix.ts): Nix's, or the model's and why Nix was not asked; none when not asked for.
+ * Without --verbose, Nix's own error text after the reason is left out (`--verbose` prints it).
+ */
+function answerLines(d: DryRun, verbose: boolean): string[] {
   if (!d.nixAnswer) return [];
+  if (!verbose && !d.nixAnswer.asked) {
+    const why = d.nixAnswer.why.replace(/ \(error: [\s\S]*$/, " (--verbose: Nix's error)");
+    return answerLines({ ...d, nixAnswer: { asked: false, why } }, true);
+  }
   const extra = d.cacheModel ?? [];
   const model =
     `${d.toBuild} variant(s) to build (result links only)` +
@@ -93,9 +240,10 @@ function storeLines(d: DryRun, probed: boolean): string[] {
   if (!d.store && d.cacheModel) {
     const hours = d.cacheModel.reduce((a, b) => a + b.seconds, 0) / 3600;
     const count = (w: string) => d.cacheModel!.filter((b) => b.what === w).length;
-    out.push(
+    if (!d.cacheModel.length) out.push("  model (catalog/binary-cache.ts; --probe-store asks Nix): the CUDA cache serves every dependency of these variants");
+    else out.push(
       `  model (catalog/binary-cache.ts; --probe-store asks Nix): besides the variants, ${count("cuda-closure")} CUDA closure(s), ` +
-        `${count("nccl")} NCCL, ${count("nvshmem")} NVSHMEM, ${count("magma")} magma and ${count("triton")} triton build(s) the CUDA cache cannot serve, about ${hours.toFixed(1)} h, each counted once`,
+        `${count("nccl")} NCCL, ${count("nvshmem")} NVSHMEM, ${count("magma")} magma and ${count("triton")} triton build(s) the CUDA cache cannot serve, about ${hours.toFixed(1)} h, each counted once, in the wait`,
     );
   }
   return out;
@@ -110,13 +258,13 @@ function rowStoreLines(v: DryRun["rows"][number]): string[] {
 }
 
 /** The dry run's lines on builders: per group of variants, its features and who takes it (or that nobody does). */
-function featureLines(n: BuilderNeeds): string[] {
+function featureLines(n: BuilderNeeds, hostLine: boolean): string[] {
   const out = ["  system features a builder must declare (requiredSystemFeatures; Nix builds a derivation only where all are declared):"];
   for (const g of n.groups)
     out.push(
       `    ${g.system} ${g.features.join(" ") || "(none)"}: ${g.variants.length} variant(s); ` +
         (g.takenBy.length ? `taken by ${g.takenBy.join(", ")}` : `warning: no configured builder declares them (Nix will refuse these)`),
     );
-  if (n.groups.some((g) => !g.takenBy.length) && n.hostLine) out.push(`    this CPU could declare: ${n.hostLine}   (nix.conf; NixOS: nixpkgs.hostPlatform.gcc.arch)`);
+  if (hostLine && n.groups.some((g) => !g.takenBy.length) && n.hostLine) out.push(`    this CPU could declare: ${n.hostLine}   (nix.conf; NixOS: nixpkgs.hostPlatform.gcc.arch)`);
   return out;
 }

@@ -6,7 +6,8 @@
 import { buildCmd, type BackendOptions } from "./backend.ts";
 import { cudaClosures, simulate, type Plan } from "./plan.ts";
 import { storeName, type CacheProbe, type DryRealise } from "./store.ts";
-import type { ModelledBuild } from "./cache-model.ts";
+import { MODELLED_INPUTS, type ModelledBuild } from "./cache-model.ts";
+import { waitOf, type Wait } from "./wait.ts";
 import type { NixAnswer } from "./ask-nix.ts";
 import type { BuildTarget } from "./targets.ts";
 
@@ -22,8 +23,10 @@ interface DryRunRow {
   file: string;
   /** Estimated build time in seconds; null when unknown (`estimateUnknown` says why). */
   estimateS: number | null;
-  /** "history", "package-median", "default" or "unknown" (plan.ts PlanNode.estimateSource). */
+  /** "history", "package-median", "default", "model" or "unknown" (plan.ts PlanNode.estimateSource). */
   estimateSource: string;
+  /** The estimate's basis in words (plan.ts PlanNode.estimateBasis): "model: CUDA torch, 1 capability, 16 cores". */
+  estimateBasis: string;
   /** Why the estimate is unknown; null when it is known. */
   estimateUnknown: string | null;
   priorityS: number;
@@ -39,6 +42,11 @@ interface DryRunRow {
   store: { toBuild: string[]; toFetch: string[]; unreachable: string[] } | { error: string } | null;
   /** The cache model's reasons this variant is off the binary cache (driver/cache-model.ts); [] when it is not. */
   offCache: string[];
+  /**
+   * A named environment's extras (matrix.ts `environments`): attributes of the variant's Python set, built on its torch
+   * within this variant's build; their own time has no estimate here, so the plan names them.
+   */
+  extras: string[];
 }
 
 /** What dryRunRows is told besides the plan (see its parameters). */
@@ -52,6 +60,9 @@ interface DryRunOptions {
   model?: { builds: ModelledBuild[]; reasons: ReadonlyMap<string, string[]> };
   /** What Nix said it would build and fetch, or why the model stands (ask-nix.ts). */
   nixAnswer?: NixAnswer | null;
+  /** Earlier durations by name and the cores per build: the estimates the wait is made of (the plan's own). */
+  history?: ReadonlyMap<string, number>;
+  cores?: number | null;
 }
 
 /**
@@ -72,41 +83,7 @@ export function dryRunRows(
   const closures = cudaClosures(plan.order.map((n) => plan.nodes.get(n)!.target));
   const done = new Set([...cached].filter(([, c]) => c.cached).map(([n]) => n));
   const sim = simulate(plan, o.jobs, new Map(), o.force ? new Set() : done);
-  const rows: DryRunRow[] = plan.order.map((name, i) => {
-    const n = plan.nodes.get(name)!;
-    const c = cached.get(name);
-    const cmd = buildCmd(n.target, backend);
-    const notes: string[] = [];
-    // --builders is the nix backend's (driver/options.ts refuses it with flox): advice names what this command takes.
-    if (n.target.system !== o.host && backend.builders === undefined)
-      notes.push(
-        backend.backend === "flox"
-          ? `system ${n.target.system} differs from this host (${o.host}): flox builds on this machine only; build it on a ${n.target.system} machine, or with \`--backend nix --builders\``
-          : `system ${n.target.system} differs from this host (${o.host}): needs a remote builder (--builders)`,
-      );
-    if (c?.note && !c.cached) notes.push(`not instantiated here: ${c.note}`);
-    return {
-      order: i + 1,
-      name,
-      package: n.target.package,
-      wave: n.wave,
-      selectedAs: why.get(name),
-      dependsOn: n.deps,
-      system: n.target.system,
-      file: n.target.file,
-      estimateS: n.estimateS,
-      estimateSource: n.estimateSource,
-      estimateUnknown: n.unknownReason,
-      priorityS: n.priority,
-      cached: o.force ? false : (c?.cached ?? false),
-      cachedBy: c?.by ?? null,
-      outPath: c?.outPath ?? null,
-      command: { argv: cmd.argv, cwd: cmd.cwd },
-      notes,
-      store: storeRow(o.store?.get(name)),
-      offCache: o.model?.reasons.get(name) ?? [],
-    };
-  });
+  const rows: DryRunRow[] = plan.order.map((name, i) => dryRunRow(plan, name, i, { cached, why, backend, ...o }));
   // Across the selection, each derivation and path once (variants share torch, magma, nccl, …).
   const answers = [...(o.store?.values() ?? [])].filter((s): s is DryRealise => !("error" in s));
   const store = answers.length
@@ -117,14 +94,29 @@ export function dryRunRows(
         answered: answers.length,
       }
     : null;
+  const builds = nixBuilds(o.model?.builds ?? [], store);
+  const wait = waitOf(
+    plan.order.map((n) => plan.nodes.get(n)!.target),
+    builds,
+    o.history ?? new Map(),
+    { jobs: o.jobs, cores: o.cores ?? null, done: o.force ? new Set() : done },
+  );
   return {
     rows,
     toBuild: rows.filter((v) => !v.cached).length,
     cached: rows.filter((v) => v.cached).length,
-    /** Seconds, by list scheduling on the estimates; null when a variant to build has no estimate. */
-    estimatedMakespanS: sim.unknown.length ? null : sim.makespan,
-    /** Why the makespan is unknown (the variants without an estimate); null when it is known. */
-    estimatedMakespanUnknown: sim.unknown.length ? `no estimate for ${sim.unknown.join(", ")}` : null,
+    /**
+     * The headline: seconds until the last selected variant is ready, by list scheduling on the estimates, the
+     * dependency builds the cache cannot serve included (the same figure as `wait.seconds`); null when a build to do
+     * has no estimate.
+     */
+    estimatedMakespanS: wait.seconds,
+    /** Why it is unknown (the builds without an estimate); null when it is known. */
+    estimatedMakespanUnknown: wait.unknown.length ? `no estimate for ${wait.unknown.join(", ")}` : null,
+    /** The wait and its parts (the critical chain, summing to it), and the dependency builds it counts. */
+    wait: waitJson(wait),
+    /** The variants' own builds alone (without the dependency builds): what the headline was before it counted them. */
+    variantsMakespanS: sim.unknown.length ? null : sim.makespan,
     cudaClosures: closures,
     /** Nix's answer across the selection (null without --probe-store or when Nix answered for no variant). */
     store,
@@ -135,8 +127,81 @@ export function dryRunRows(
   };
 }
 
+/** One row of the dry run: the plan's node `name` (at position `i`), its state, command, notes and cache answers. */
+function dryRunRow(
+  plan: Plan<BuildTarget>,
+  name: string,
+  i: number,
+  o: DryRunOptions & {
+    cached: ReadonlyMap<string, CacheProbe>;
+    why: ReadonlyMap<string, "requested" | "dependency">;
+    backend: BackendOptions;
+  },
+): DryRunRow {
+  const { cached, why, backend } = o;
+  const n = plan.nodes.get(name)!;
+  const c = cached.get(name);
+  const cmd = buildCmd(n.target, backend);
+  const notes: string[] = [];
+  // --builders is the nix backend's (driver/options.ts refuses it with flox): advice names what this command takes.
+  if (n.target.system !== o.host && backend.builders === undefined)
+    notes.push(
+      backend.backend === "flox"
+        ? `system ${n.target.system} differs from this host (${o.host}): flox builds on this machine only; build it on a ${n.target.system} machine, or with \`--backend nix --builders\``
+        : `system ${n.target.system} differs from this host (${o.host}): needs a remote builder (--builders)`,
+    );
+  if (c?.note && !c.cached) notes.push(`not instantiated here: ${c.note}`);
+  return {
+    order: i + 1,
+    name,
+    package: n.target.package,
+    wave: n.wave,
+    selectedAs: why.get(name),
+    dependsOn: n.deps,
+    system: n.target.system,
+    file: n.target.file,
+    estimateS: n.estimateS,
+    estimateSource: n.estimateSource,
+    estimateBasis: n.estimateBasis,
+    estimateUnknown: n.unknownReason,
+    priorityS: n.priority,
+    cached: o.force ? false : (c?.cached ?? false),
+    cachedBy: c?.by ?? null,
+    outPath: c?.outPath ?? null,
+    command: { argv: cmd.argv, cwd: cmd.cwd },
+    notes,
+    store: storeRow(o.store?.get(name)),
+    offCache: o.model?.reasons.get(name) ?? [],
+    extras: [...(n.target.extras ?? [])],
+  };
+}
+
 function storeRow(s: DryRealise | { error: string } | undefined): DryRunRow["store"] {
   if (s === undefined) return null;
   if ("error" in s) return { error: s.error };
   return { toBuild: s.toBuild.map(storeName), toFetch: s.toFetch.map(storeName), unreachable: s.unreachable };
+}
+
+/**
+ * The cache model's builds that Nix's answer keeps: with an answer (`--probe-store`), those whose package Nix lists to
+ * build (by pname: cache-model.ts MODELLED_INPUTS; a CUDA closure when any of its libraries is listed), with the model's
+ * durations; without one, all of them.
+ */
+function nixBuilds(builds: readonly ModelledBuild[], store: { toBuild: string[] } | null): ModelledBuild[] {
+  if (!store) return [...builds];
+  const listed = (pname: string) => store.toBuild.some((n) => n === pname || n.startsWith(`${pname}-`) || n.includes(`-${pname}-`));
+  return builds.filter((b) =>
+    b.what === "cuda-closure" ? [MODELLED_INPUTS.nccl, MODELLED_INPUTS.magma, MODELLED_INPUTS.nvshmem].some(listed) : listed(MODELLED_INPUTS[b.what]),
+  );
+}
+
+/** The wait as the dry run's JSON carries it: seconds, the parts (critical chain), the dependency builds it counts. */
+function waitJson(w: Wait) {
+  return {
+    seconds: w.seconds,
+    parts: w.parts,
+    offCacheS: w.offCacheSeconds,
+    offCache: w.offCache.map((b) => ({ key: b.key, what: b.what, seconds: b.seconds, source: b.source })),
+    unknown: w.unknown,
+  };
 }

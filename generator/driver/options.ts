@@ -51,6 +51,10 @@ export interface BuildArgs {
   matrix?: string;
   /** Injected variant list (tests, or a caller that already expanded the matrix). */
   variants?: readonly Variant[];
+  /** Dry run: every variant's command and reasons in full (otherwise what variants share is said once). */
+  verbose?: boolean;
+  /** Dry run: the caller printed the host checks already (install's step 2): the plan says so instead of repeating them. */
+  checksShown?: boolean;
 }
 
 

@@ -6,8 +6,9 @@
  *   the waves (wave k = nodes whose longest dependency chain has k edges).
  * - Priority is the node's "bottom level": its estimate plus the longest chain of estimates among its dependents.
  *   Ready work runs highest priority first, i.e. longest (remaining critical path) first. Estimates come from
- *   earlier reports (`history`); without history each package at `defaultBuildSeconds(package)` (pytorch 1.75 h, the
- *   packages on torch their catalog estimate, an environment, named ones too, a minute), so pytorch goes first. A
+ *   earlier reports (`history`: an earlier build of the same variant wins); without history `estimateBuild` (pytorch
+ *   by TORCH_BUILD_MODEL: CUDA or CPU, capabilities, cores; the packages on torch their catalog estimate, an
+ *   environment, named ones too, a minute), so pytorch goes first. A
  *   package with no figure at all has an unknown estimate (null, with the reason): never a number made up, never NaN.
  * - `pickNext` is the scheduler's choice among ready nodes; `simulate` replays list scheduling on estimates
  *   (dry-run's estimated makespan); `lowerBound` is max(critical path, total work / jobs).
@@ -102,13 +103,62 @@ export function defaultBuildSeconds(pkg: PackageName): { seconds: number; source
   return null;
 }
 
+/**
+ * What drives torch's build time, as a model (not a measurement) over two sourced figures; `estimateBuild` uses it.
+ * - `cudaOneCapability`: DEFAULT_BUILD_SECONDS' 1.75 h, for a CUDA torch compiled for one capability, with
+ *   `MAX_JOBS=24` on an m8g.8xlarge (32 vCPU): the guide's own setting, so `referenceCores` is 24.
+ * - `cpu`: a CPU-only torch: PyTorch CI's x86 CPU wheel builds took 294 runner-minutes for five Python versions
+ *   (3.9–3.13), each job a whole build, so about 59 min each (pytorch/pytorch#183931, as summarised on
+ *   theneuralfeed.com); the runner's cores are not stated there: taken at the same 24 (a model).
+ * - per capability: the CUDA part of the one-capability figure (1.75 h − 59 min), once per capability compiled.
+ *   That the device code grows per capability is the catalog's measurement (catalog/device-code-size.ts: 590–1,025 MB
+ *   of torch kernels per capability in PyPI torch 2.11); that the time grows in proportion is the model.
+ * - cores: the time scales with referenceCores / cores (compile jobs in parallel; a model that ignores the serial
+ *   link steps, so it flatters many cores and is harsh on few).
+ */
+export const TORCH_BUILD_MODEL = {
+  referenceCores: 24,
+  cpuSeconds: 59 * 60,
+  cudaOneCapabilitySeconds: 1.75 * 3600,
+  cpuSource: "pytorch/pytorch#183931: 294 runner-minutes for 5 x86 CPU wheel builds (theneuralfeed.com summary)",
+} as const;
+
+/** The basis of an estimate taken from the catalog's table (DEFAULT_BUILD_SECONDS) as it is. */
+export const CATALOG_FIGURE = "catalog figure";
+
+/** What `estimateBuild` reads of a target besides its package; each field may be unknown (absent). */
+export interface EstimateInput {
+  package: PackageName;
+  /** CUDA version, or null for CPU-only; absent when not known. */
+  cuda?: string | null;
+  /** The capabilities nvcc compiles (Variant.cudaCapabilities); absent when not known (1 is taken). */
+  cudaCapabilities?: readonly string[];
+}
+
+/**
+ * A build's estimate without earlier builds: for pytorch the model above (CUDA or CPU, the capabilities compiled, the
+ * builder's `cores`); for another package its catalog figure (DEFAULT_BUILD_SECONDS, defaultBuildSeconds).
+ * @param cores the cores one build gets (`--cores`, the jobs rule's cores per build); null when not known
+ * @returns seconds and the basis in words ("model: CUDA, 1 capability, 16 cores"); null for a package no table knows
+ */
+export function estimateBuild(t: EstimateInput, cores: number | null): { seconds: number; basis: string } | null {
+  const d = defaultBuildSeconds(t.package);
+  if (t.package !== TORCH_PACKAGE || t.cuda === undefined) return d && { seconds: d.seconds, basis: CATALOG_FIGURE };
+  const m = TORCH_BUILD_MODEL;
+  const caps = t.cuda === null ? 0 : Math.max(1, t.cudaCapabilities?.length ?? 1);
+  const atRef = m.cpuSeconds + caps * (m.cudaOneCapabilitySeconds - m.cpuSeconds);
+  const seconds = cores !== null && cores > 0 ? (atRef * m.referenceCores) / cores : atRef;
+  const what = t.cuda === null ? "CPU" : `CUDA, ${caps} capabilit${caps === 1 ? "y" : "ies"}`;
+  return { seconds, basis: `model: ${what}, ${cores !== null && cores > 0 ? `${cores} cores` : `${m.referenceCores} cores (cores not known)`}` };
+}
+
 /** Default duration estimates in seconds (DEFAULT_BUILD_SECONDS without the sources). */
 export const DEFAULT_ESTIMATE_S: Record<PackageName, number> = Object.fromEntries(
   Object.entries(DEFAULT_BUILD_SECONDS).map(([k, v]) => [k, v.seconds]),
 );
 
 /** The part of a target the plan needs. */
-export interface PlanInput {
+export interface PlanInput extends EstimateInput {
   name: string;
   package: PackageName;
   dependsOn: readonly string[];
@@ -128,7 +178,12 @@ export interface PlanNode<T extends PlanInput = PlanInput> {
    * Where the estimate comes from: an earlier report, the median of the same package's history, the default, or
    * nowhere ("unknown").
    */
-  estimateSource: "history" | "package-median" | "default" | "unknown";
+  estimateSource: "history" | "package-median" | "default" | "model" | "unknown";
+  /**
+   * The estimate's basis in words: "an earlier build of this variant", "median of 3 earlier pytorch builds", "model:
+   * CUDA torch, 1 capability, 16 cores" (TORCH_BUILD_MODEL), "catalog figure"; "" when unknown.
+   */
+  estimateBasis: string;
   /** Why the estimate is unknown, in words; null when it is known. */
   unknownReason: string | null;
   /**
@@ -169,7 +224,11 @@ export function compareNodes(a: PlanNode, b: PlanNode): number {
  * else the package's default, else unknown) and its dependents linked.
  * @throws PlanError for a duplicate name or a dependency that is not in `targets`
  */
-function planNodes<T extends PlanInput>(targets: readonly T[], history: ReadonlyMap<string, number>): Map<string, PlanNode<T>> {
+function planNodes<T extends PlanInput>(
+  targets: readonly T[],
+  history: ReadonlyMap<string, number>,
+  o: { cores: number | null; fixed: ReadonlyMap<string, { seconds: number; basis: string }> },
+): Map<string, PlanNode<T>> {
   const nodes = new Map<string, PlanNode<T>>();
   const byPackage = new Map<PackageName, number[]>();
   for (const [name, s] of history) {
@@ -180,15 +239,15 @@ function planNodes<T extends PlanInput>(targets: readonly T[], history: Readonly
     if (nodes.has(t.name)) throw new PlanError(`duplicate target ${t.name}`);
     const h = history.get(t.name);
     const pkgHist = byPackage.get(t.package);
-    const fallback = defaultBuildSeconds(t.package);
-    const [estimateS, estimateSource] =
+    const fallback = o.fixed.get(t.name) ?? estimateBuild(t, o.cores);
+    const [estimateS, estimateSource, estimateBasis] =
       h !== undefined
-        ? ([h, "history"] as const)
+        ? ([h, "history", "an earlier build of this variant"] as const)
         : pkgHist && pkgHist.length > 0
-          ? ([median(pkgHist), "package-median"] as const)
+          ? ([median(pkgHist), "package-median", `median of ${pkgHist.length} earlier ${t.package} build(s)`] as const)
           : fallback !== null
-            ? ([fallback.seconds, "default"] as const)
-            : ([null, "unknown"] as const);
+            ? ([fallback.seconds, fallback.basis.startsWith("model") ? "model" : "default", fallback.basis] as const)
+            : ([null, "unknown", ""] as const);
     nodes.set(t.name, {
       target: t,
       name: t.name,
@@ -196,6 +255,7 @@ function planNodes<T extends PlanInput>(targets: readonly T[], history: Readonly
       dependents: [],
       estimateS,
       estimateSource,
+      estimateBasis,
       unknownReason:
         estimateS === null ? `no earlier build of ${t.name} or of another ${t.package}, and no default build time for package "${t.package}"` : null,
       priority: 0,
@@ -345,11 +405,18 @@ function priorityOrder(nodes: Map<string, PlanNode>): string[] {
 /**
  * Build the plan.
  * @param targets selected targets; every `dependsOn` entry must be among them
- * @param history name → duration in seconds of an earlier successful build (from `durationsFromReports`)
+ * @param history name → duration in seconds of an earlier successful build (from `durationsFromReports`): it wins
+ * @param opts.cores the cores one build gets, for the estimates without history (`estimateBuild`); null: not known
+ * @param opts.fixed estimates given by the caller for nodes that are no package (driver/wait.ts: the cache model's
+ *   builds), with their basis (one starting "model" counts as source "model")
  * @throws PlanError for a duplicate name, a dependency that is not in `targets`, or a cycle (named)
  */
-export function makePlan<T extends PlanInput>(targets: readonly T[], history: ReadonlyMap<string, number> = new Map()): Plan<T> {
-  const nodes = planNodes(targets, history);
+export function makePlan<T extends PlanInput>(
+  targets: readonly T[],
+  history: ReadonlyMap<string, number> = new Map(),
+  opts: { cores?: number | null; fixed?: ReadonlyMap<string, { seconds: number; basis: string }> } = {},
+): Plan<T> {
+  const nodes = planNodes(targets, history, { cores: opts.cores ?? null, fixed: opts.fixed ?? new Map() });
   const topo = topologicalOrder(nodes);
   // Priority: own estimate plus the longest chain of dependents after it (critical path).
   for (const name of [...topo].reverse()) {

@@ -37,6 +37,8 @@ export type BuildTarget = Pick<Variant, "name" | "package" | "dependsOn" | "pyth
   check?: { of: string; kind: "static" | "gpuCheck" };
   /** A named environment's extras (nixpkgs Python attribute names, matrix.ts `environments`); [] or absent otherwise. */
   extras?: string[];
+  /** The capabilities nvcc compiles (Variant.cudaCapabilities), for the build estimate (plan.ts estimateBuild). */
+  cudaCapabilities?: string[];
 };
 
 /**
@@ -86,6 +88,7 @@ export function targetsFromVariants(variants: readonly Variant[], root: string):
     nixpkgs: v.nixpkgs,
     requiredSystemFeatures: [...v.requiredSystemFeatures],
     extras: [...v.extras],
+    cudaCapabilities: [...v.cudaCapabilities],
   }));
 }
 

@@ -12,7 +12,8 @@
  * The choice is a minimum set cover, solved exactly by branch and bound: pick the uncovered element with the
  * fewest candidates and branch on each candidate covering it (every cover holds one of them), pruning branches
  * that cannot beat the best cover found. Among covers of the fewest variants it minimises the total preference
- * cost: native code before binary-compatible code, then the host's widest ISA, then the newest CUDA. Instances
+ * cost: native code before binary-compatible code, then the shortest modelled wait (driver/wait.ts), then the host's
+ * widest ISA, then the newest CUDA: detect's order. Instances
  * are small (tens of candidates); past `maxNodes` the search stops and the greedy cover is used, and `method`
  * says which ran.
  */
@@ -20,6 +21,7 @@ import { compareVersions } from "../versions.ts";
 import { isaFit, variantRunsOn } from "../compat.ts";
 import type { HostInfo } from "../detect/host.ts";
 import { isNative } from "../detect/recommend.ts";
+import { variantWait, type Wait } from "../driver/wait.ts";
 import type { Variant } from "../schema.ts";
 import type { Catalog } from "../catalog/schema.ts";
 import type { PackageName } from "../catalog/packages.ts";
@@ -57,6 +59,8 @@ export interface FleetCover {
   method: CoverMethod;
   /** Total preference cost of the assignment (0 = every element native on its best ISA and newest CUDA). */
   cost: number;
+  /** Each chosen variant's modelled wait (driver/wait.ts variantWait), by name. */
+  waits: Map<string, Wait>;
 }
 
 /** The elements of a fleet (see the module comment). */
@@ -92,15 +96,16 @@ export function runsOn(v: Variant, e: Element, host: HostInfo, catalog: Catalog)
 }
 
 /**
- * Preference cost of running `v` on `e` (lower is better): 1000 for binary-compatible instead of native code,
- * 10 per ISA rank below the host's widest runnable ISA, 1 per newer CUDA version among the candidates.
+ * Preference cost of running `v` on `e` (lower is better), detect's order (detect/rules.ts bestFirst): 10,000,000 for
+ * binary-compatible instead of native code, then 100 per minute of the variant's modelled wait (`waitS`, driver/wait.ts;
+ * 0 when not given), 10 per ISA rank below the host's widest runnable ISA, 1 per newer CUDA version among the candidates.
  */
-export function preferenceCost(v: Variant, e: Element, host: HostInfo, catalog: Catalog, cudaOrder: readonly string[]): number {
+export function preferenceCost(v: Variant, e: Element, host: HostInfo, catalog: Catalog, cudaOrder: readonly string[], waitS = 0): number {
   const ranks = runnableIsas(host, catalog);
   const best = Math.max(...ranks.values());
   const native = e.capability === null || isNative(v, e.capability);
   const cudaPos = v.cuda === null ? 0 : Math.max(0, cudaOrder.indexOf(v.cuda));
-  return (native ? 0 : 1000) + (best - (ranks.get(v.isa) ?? 0)) * 10 + cudaPos;
+  return (native ? 0 : 10_000_000) + Math.round(waitS / 60) * 100 + (best - (ranks.get(v.isa) ?? 0)) * 10 + cudaPos;
 }
 
 /**
@@ -112,6 +117,8 @@ interface CoverTable {
   elements: Element[];
   /** The candidates of the package. */
   pool: Variant[];
+  /** waits[vi]: candidate vi's modelled wait. */
+  waits: Wait[];
   /** covers[vi]: the element indices candidate vi covers. */
   covers: number[][];
   /** cost[vi]: element index → preference cost of candidate vi there. */
@@ -133,12 +140,13 @@ function coverTable(hosts: readonly FleetHost[], candidates: readonly Variant[],
   const cudaOrder = [...new Set(pool.map((v) => v.cuda).filter((c): c is string => c !== null))].sort((a, b) => compareVersions(b, a));
   const covers: number[][] = pool.map(() => []);
   const cost: Map<number, number>[] = pool.map(() => new Map());
+  const waits = pool.map((v) => variantWait(v, candidates, catalog));
   elements.forEach((e, ei) => {
     const host = hostOf.get(e.hostId)!;
     pool.forEach((v, vi) => {
       if (runsOn(v, e, host, catalog)) {
         covers[vi]!.push(ei);
-        cost[vi]!.set(ei, preferenceCost(v, e, host, catalog, cudaOrder));
+        cost[vi]!.set(ei, preferenceCost(v, e, host, catalog, cudaOrder, waits[vi]!.seconds ?? 0));
       }
     });
   });
@@ -147,6 +155,7 @@ function coverTable(hosts: readonly FleetHost[], candidates: readonly Variant[],
     hostOf,
     elements,
     pool,
+    waits,
     covers,
     cost,
     byElement,
@@ -259,5 +268,6 @@ export function coverFleet(
     unserved: t.unserved,
     method,
     cost: set.length ? assignmentCost(t, set) : 0,
+    waits: new Map(set.map((vi) => [t.pool[vi]!.name, t.waits[vi]!])),
   };
 }

@@ -1,0 +1,137 @@
+/**
+ * The wait: how long until the last selected variant is ready, counting every build that has to happen. Pure.
+ *
+ * The plan (plan.ts) holds the variants; the cache model (cache-model.ts) says which of torch's inputs the binary
+ * cache cannot serve (NCCL, NVSHMEM, magma, triton, a package-set CUDA closure). Those come before the variants that
+ * need them (torch links NCCL, NVSHMEM and magma, and takes triton), so they are nodes of the same plan here, and the
+ * list schedule the build driver runs (plan.ts simulate) gives the wait. Its parts are the schedule's critical chain:
+ * each build of the chain starts when the one before it ends, so the parts sum to the wait exactly.
+ *
+ * `variantWait` is one variant's wait with nothing built yet (its closure, one build at a time, the default
+ * estimates): what detect, doctor, install and fleet rank by.
+ */
+import { TORCH_PACKAGE } from "../catalog/packages.ts";
+import type { Variant } from "../schema.ts";
+import { makePlan, simulate, type PlanInput } from "./plan.ts";
+import { modelCacheMisses, type CacheModelCatalog, type ModelledBuild } from "./cache-model.ts";
+
+/** One build on the wait's critical chain. */
+export interface WaitPart {
+  /** The variant's name, or the cache model's key of a dependency build. */
+  name: string;
+  /** The package ("pytorch", "torchaudio", …) or the dependency ("nccl", "magma", "cuda-closure", …). */
+  what: string;
+  seconds: number;
+  /** True for a dependency the binary cache cannot serve (the cache model's). */
+  offCache: boolean;
+  /** Where the figure comes from (plan.ts PlanNode.estimateBasis). */
+  basis: string;
+}
+
+/** A plan's wait: seconds, the critical chain, and the dependency builds it counts. */
+export interface Wait {
+  /** Seconds until the last node is ready; null when some build to do has no estimate (`unknown` names them). */
+  seconds: number | null;
+  /** The critical chain in order; its seconds sum to `seconds`. */
+  parts: WaitPart[];
+  /** The dependency builds the cache cannot serve that the wait counts (each once). */
+  offCache: ModelledBuild[];
+  /** Seconds of `offCache`, all of it (on the chain or beside it). */
+  offCacheSeconds: number;
+  /** Builds without an estimate. */
+  unknown: string[];
+}
+
+/** Human names of the cache model's builds. */
+export const BUILD_LABEL: Record<ModelledBuild["what"], string> = {
+  nccl: "NCCL",
+  nvshmem: "NVSHMEM",
+  magma: "magma",
+  triton: "triton",
+  "cuda-closure": "CUDA closure",
+};
+
+/**
+ * The wait of `targets` with the dependency builds `builds` before the variants that need them.
+ * @param history earlier durations by name (they win over the estimates)
+ * @param o.jobs concurrent builds; o.cores cores per build (estimates); o.done names already built (no time)
+ */
+export function waitOf(
+  targets: readonly PlanInput[],
+  builds: readonly ModelledBuild[],
+  history: ReadonlyMap<string, number>,
+  o: { jobs: number; cores: number | null; done?: ReadonlySet<string> },
+): Wait {
+  const names = new Set(targets.map((t) => t.name));
+  const needs = new Map<string, string[]>();
+  for (const b of builds) for (const n of b.variants) if (names.has(n)) needs.set(n, [...(needs.get(n) ?? []), b.key]);
+  const used = builds.filter((b) => b.variants.some((n) => names.has(n) && !o.done?.has(n)));
+  const plan = makePlan(
+    [
+      ...used.map((b) => ({ name: b.key, package: TORCH_PACKAGE, dependsOn: [] })),
+      ...targets.map((t) => ({ ...t, dependsOn: [...t.dependsOn, ...(needs.get(t.name) ?? []).filter((k) => used.some((b) => b.key === k))] })),
+    ],
+    history,
+    { cores: o.cores, fixed: new Map(used.map((b) => [b.key, { seconds: b.seconds, basis: `model: ${BUILD_LABEL[b.what]} from source (${b.source.split(":")[0]})` }])) },
+  );
+  const sim = simulate(plan, o.jobs, new Map(), o.done ?? new Set());
+  const byKey = new Map(used.map((b) => [b.key, b]));
+  const parts = criticalChain(sim.slots).map((s) => {
+    const n = plan.nodes.get(s.name)!;
+    const b = byKey.get(s.name);
+    return { name: s.name, what: b ? b.what : n.target.package, seconds: s.end - s.start, offCache: !!b, basis: n.estimateBasis };
+  });
+  return {
+    seconds: sim.unknown.length ? null : sim.makespan,
+    parts,
+    offCache: used,
+    offCacheSeconds: used.reduce((a, b) => a + b.seconds, 0),
+    unknown: sim.unknown,
+  };
+}
+
+/**
+ * The critical chain of a list schedule: from the slot that ends last, back through slots each ending where the next
+ * starts (a slot starts at 0 or when another ends), so the chain's durations sum to the makespan.
+ */
+export function criticalChain(slots: readonly { name: string; start: number; end: number }[]): { name: string; start: number; end: number }[] {
+  if (!slots.length) return [];
+  let cur = [...slots].sort((a, b) => b.end - a.end)[0]!;
+  const chain = [cur];
+  while (cur.start > 0) {
+    const prev = slots.find((s) => s.end === cur.start && s !== cur);
+    if (!prev) break;
+    chain.push(prev);
+    cur = prev;
+  }
+  return chain.reverse();
+}
+
+/** What `variantWait` reads of each variant. */
+export type WaitVariant = Pick<
+  Variant,
+  "name" | "package" | "dependsOn" | "system" | "python" | "cuda" | "nixpkgs" | "cudaCapabilitiesForPackageSet" | "cudaCapabilities"
+>;
+
+/**
+ * One variant's wait from nothing built: its closure in `all` (dependsOn, transitively), the cache model's dependency
+ * builds, one build at a time, default estimates (cores not known: the model's reference cores).
+ */
+export function variantWait(v: WaitVariant, all: readonly WaitVariant[], cat: CacheModelCatalog): Wait {
+  const byName = new Map(all.map((x) => [x.name, x]));
+  const closure = new Map<string, WaitVariant>();
+  const visit = (x: WaitVariant) => {
+    if (closure.has(x.name)) return;
+    closure.set(x.name, x);
+    for (const d of x.dependsOn) {
+      const dv = byName.get(d);
+      if (dv) visit(dv);
+    }
+  };
+  visit(v);
+  const vs = [...closure.values()];
+  // One variant's closure is one nixpkgs instance (torch and the packages on it share it): its name is the key.
+  const model = modelCacheMisses(vs.map((x) => ({ ...x, nixpkgsKey: v.name })), cat);
+  const targets = vs.map((x) => ({ ...x, dependsOn: x.dependsOn.filter((d) => closure.has(d)) }));
+  return waitOf(targets, model.builds, new Map(), { jobs: 1, cores: null });
+}
