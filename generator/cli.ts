@@ -81,7 +81,7 @@ function refuseEmptyAssignments(args: readonly string[]): void {
 /** Build the yargs parser (exported for tests). Every command goes through withArgumentRules (commands/arguments.ts). */
 function cli(args: string[]): Argv {
   refuseEmptyAssignments(args);
-  const rules = <T, U>(m: CommandModule<T, U>, o?: Parameters<typeof withArgumentRules>[1]) => withArgumentRules(m, o) as CommandModule;
+  const rules = <T, U>(m: CommandModule<T, U>, o?: Parameters<typeof withArgumentRules>[1]) => withArgumentRules(m, { ...o, words: args }) as CommandModule;
   return yargs(args)
     .scriptName("variant-matrix")
     .command(rules(generateCommand))
