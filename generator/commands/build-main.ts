@@ -16,6 +16,7 @@ import { REPO_ROOT as PROJECT_ROOT } from "../paths.ts";
 import { errorLine, withExitCode } from "../errors.ts";
 import { wrap, wrapLines } from "../text.ts";
 import { parseNixOptions, terminalWidth } from "./shared.ts";
+import { redactCredentials, redactDeep } from "../redact.ts";
 
 /**
  * Run `build` with parsed options: plan (exit 2 with the fix when the host cannot build, or a variant does not
@@ -45,7 +46,8 @@ function printDryRun(p: BuildPlan, width: number): number {
   if (a.json)
     process.stdout.write(
       JSON.stringify(
-        {
+        // Credentials (a substituter's user:password@, ?token=, access-tokens) redacted as in report.json (redact.ts).
+        redactDeep({
           dryRun: true, backend: o.backend, root: o.root, source: p.selection.source, jobs: rule.jobs, coresPerBuild, jobsRule: rule.explanation,
           // Builds given fewer cores than coresPerBuild: a package whose compile jobs need more memory (jobs.ts coresForPackage).
           coresCapped: Object.fromEntries(capped), force: !!a.force, toBuild: rows.toBuild, cached: rows.cached,
@@ -53,7 +55,7 @@ function printDryRun(p: BuildPlan, width: number): number {
           systemFeatures: needs.groups, preflight: checks.results, waves: plan.waves, variants: rows.rows,
           // What a build would stop on before building anything: null when nothing was instantiated (no --probe-store).
           evaluationErrors: p.instantiated ? p.evaluationFailures : null,
-        },
+        }),
         null,
         2,
       ) + "\n",
@@ -61,10 +63,10 @@ function printDryRun(p: BuildPlan, width: number): number {
   else
     process.stdout.write(
       wrapLines(
-        dryRunText({
+        redactCredentials(dryRunText({
           d: rows, backend: o.backend, rule, coresPerBuild, capped, fromHistory: p.selection.history.size > 0, probed: !!a.probeStore, needs,
           preflight: checks.failed.length ? formatChecks(checks.failed, width) : "",
-        }).replace(/\n$/, ""),
+        })).replace(/\n$/, ""),
         width,
       ) + "\n",
     );
