@@ -22,6 +22,7 @@ export { hostId, type FleetArgs } from "../fleet/options.ts";
 
 import type { FleetPlan } from "../fleet/run.ts";
 import type { Project } from "../project.ts";
+import { terminalSafe } from "../terminal-safe.ts";
 
 /** The options of `fleet` (yargs), the shared groups defined once in options.ts. */
 const fleetOptions = {
@@ -93,15 +94,16 @@ export async function runFleet(a: FleetCommandArgs): Promise<void> {
   const hosts = await Promise.all(a.hosts.map(readFleetHost));
   // The earlier builds the cost model fits (a foreign or damaged report is left out with a warning, as build does).
   const logs = a.reports ? resolve(process.cwd(), a.reports) : join(REPO_ROOT, "logs");
-  const samples = readEarlierReports((onSkip) => readSamples(logs, onSkip), (text) => process.stderr.write(text));
+  const samples = readEarlierReports((onSkip) => readSamples(logs, onSkip), (text) => process.stderr.write(terminalSafe(text)));
   const f = planFleet(p, hosts, a, samples);
   // What the build machines must declare (generator/system-features.ts): per system, the features of what is built.
   const { featureNeeds } = await import("../system-features.ts");
   const needs = featureNeeds(f.toBuild, null, []).map((g) => ({ system: g.system, features: g.features, variants: g.variants.length }));
   if (!(await writeFleetFiles(a, f))) return;
-  if (a.json) console.log(JSON.stringify(fleetJson(a, f, needs), null, 2));
-  else if (a.writeMatrix === "") process.stdout.write(f.matrixText);
-  else console.log(fleetText(a, f, hosts.length, needs));
+  // Host ids, GPU and CPU names come from other machines' files: shown with control characters escaped.
+  if (a.json) console.log(terminalSafe(JSON.stringify(fleetJson(a, f, needs), null, 2)));
+  else if (a.writeMatrix === "") process.stdout.write(terminalSafe(f.matrixText));
+  else console.log(terminalSafe(fleetText(a, f, hosts.length, needs)));
   if (f.unserved.length) process.exitCode = 1;
 }
 

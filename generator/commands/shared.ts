@@ -7,6 +7,7 @@ import { resolve } from "node:path";
 import { UsageError } from "../errors.ts";
 import type { Project } from "../project.ts";
 import type { Variant, VariantJson } from "../schema.ts";
+import { terminalSafe } from "../terminal-safe.ts";
 
 
 /**
@@ -27,8 +28,12 @@ export interface Io {
   err: (s: string) => void;
 }
 
-/** The process's own streams: stdout and stderr. */
-export const processIo: Io = { out: (s) => process.stdout.write(s), err: (s) => process.stderr.write(s) };
+/**
+ * The process's own streams: stdout and stderr, every control character escaped (terminal-safe.ts): what a command
+ * prints quotes recordings, host files, `detect --json` files and arguments, and none of them may drive the terminal.
+ * JSON passes through unchanged in meaning.
+ */
+export const processIo: Io = { out: (s) => process.stdout.write(terminalSafe(s)), err: (s) => process.stderr.write(terminalSafe(s)) };
 
 /**
  * Load the matrix's project as the commands name it: `matrix` relative to the working directory (default
