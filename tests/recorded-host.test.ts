@@ -1,6 +1,6 @@
 /**
- * A recorded host directory's nvidia-smi output may be named nvidia-smi.txt or nvidia-smi.csv (with or without the
- * CSV header `--format=csv` prints); any other nvidia-smi* file is named in an error instead of the host silently
+ * A recorded host directory's nvidia-smi output may be named nvidia-smi.txt or nvidia-smi.csv (the same
+ * `--format=csv,noheader` output); any other nvidia-smi* file is named in an error instead of the host silently
  * becoming CPU-only. Real files, detect and fleet through the real CLI.
  */
 import { test } from "uvu";
@@ -21,8 +21,8 @@ function hostDir(files: Record<string, string>): string {
 
 const SMI = readFileSync(join(SPARK, "nvidia-smi.txt"), "utf8");
 
-test("nvidia-smi.csv (with its header) is the host's GPU list in detect and fleet, as nvidia-smi.txt is", () => {
-  const dir = hostDir({ "nvidia-smi.csv": `compute_cap, name, driver_version\n${SMI}` });
+test("nvidia-smi.csv is the host's GPU list in detect and fleet, as nvidia-smi.txt is", () => {
+  const dir = hostDir({ "nvidia-smi.csv": SMI });
   const d = runCli(["detect", "--cpuinfo", dir, "--json"]);
   assert.is(d.status, 0, d.stderr);
   const j = JSON.parse(d.stdout) as { host: { gpus: { capability: string }[] }; variants: string[] };

@@ -31,12 +31,12 @@ import { InputError, withExitCode } from "../errors.ts";
 import { REPO_ROOT } from "../paths.ts";
 import { formatName, parseName } from "../naming.ts";
 import { ENV_PACKAGE } from "../catalog/packages.ts";
-import { wrap } from "../text.ts";
+import { wrap, wrapCommand } from "../text.ts";
 import type { Backend } from "../driver/backend.ts";
 import type { CheckResult } from "../preflight/checks.ts";
 import type { Variant } from "../schema.ts";
 import type { BuildArgs } from "../driver/options.ts";
-import { processIo, terminalWidth, type Io } from "./shared.ts";
+import { copyableCommand, processIo, terminalWidth, type Io } from "./shared.ts";
 import { DEFAULT_PACKAGE, hostOptions, hostRootOption, matrixOption, nixOptions, outputOptions, packagePickOption, pick, type ArgsOf, type OptionTypes } from "./options.ts";
 import { namePositional, type ChosenVariant } from "./doctor.ts";
 import type { VerifyReport } from "./verify.ts";
@@ -113,7 +113,10 @@ async function install(args: InstallArgs, io: Io): Promise<number> {
   }
   if (stops.length) {
     io.err(
-      `install: ${stops.length} check(s) to fix before anything is built (variant-matrix doctor ${variant.name} runs them all):\n` +
+      wrap(`install: ${stops.length} check(s) to fix before anything is built; this runs them all:`, width) +
+        "\n" +
+        wrapCommand(copyableCommand(["doctor", variant.name], { cpuinfo: args.cpuinfo, "nvidia-smi": args["nvidia-smi"], machine: args.machine, matrix: args.matrix }), width, "  ") +
+        "\n" +
         pre.formatChecks(stops, width) +
         "\n" +
         wrap("Apply each fix (paste the blocks as they are), then run install again.", width) +
@@ -135,6 +138,34 @@ async function install(args: InstallArgs, io: Io): Promise<number> {
   if (built !== 0) return built;
   const hostDriver = await linkInstalled(plan, say);
   return verifyInstalled(args, plan, hostDriver, say, io);
+}
+
+/**
+ * With a recorded host (--cpuinfo, --nvidia-smi, no --host-root), each check says whose fact it is: the GPU driver's
+ * comes from the recording (its nvidia-smi output and driver), with the route that host takes (its driver outside
+ * /run/opengl-driver/lib, as on every host but NixOS: nixglhost), and the checks only this machine can answer (Nix,
+ * the store, system features) say "this machine". Changes `results` in place.
+ */
+async function judgeRecordedHost(args: InstallArgs, results: CheckResult[], cuda: boolean): Promise<void> {
+  const { readHost } = await import("../detect/host.ts");
+  const host = await readHost({ cpuinfo: args.cpuinfo, nvidiaSmi: args.nvidiaSmi, machine: args.machine });
+  const i = results.findIndex((r) => r.id === "gpu-driver");
+  const from = host.sources.nvidiaSmi;
+  if (i >= 0 || cuda) {
+    const base = i >= 0 ? results[i]! : { id: "gpu-driver", title: "GPU driver", blocking: false };
+    const gpus = host.gpus;
+    results.splice(i >= 0 ? i : results.length, i >= 0 ? 1 : 0, gpus.length
+      ? {
+          ...base,
+          status: "fail",
+          detail:
+            `the recorded host (${from}): nvidia-smi sees ${gpus.length} GPU(s), driver ${gpus[0]!.driver}; a driver outside ` +
+            `/run/opengl-driver/lib (every host but NixOS, whose driver the variant's CUDA libraries find directly) is reached through nixglhost`,
+          fix: undefined,
+        }
+      : { ...base, status: "skip", detail: `the recorded host has no NVIDIA GPU (${host.gpuAbsentReason ?? from})`, fix: undefined });
+  }
+  for (const r of results) if (r.id !== "gpu-driver" && !r.detail.startsWith("this machine")) r.detail = `this machine: ${r.detail}`;
 }
 
 /**
@@ -175,6 +206,7 @@ async function planInstall(args: InstallArgs): Promise<InstallPlan> {
     pinnedNixpkgs: pre.evaluatesPinnedNixpkgs([file]),
     hostSystem: chosen.system,
   });
+  if (args.hostRoot === undefined && (args.cpuinfo !== undefined || args.nvidiaSmi !== undefined)) await judgeRecordedHost(args, results, variant.cuda !== null);
   const gpu = results.find((r) => r.id === "gpu-driver");
   // The route to the driver: NixOS or a flox activation serving libcuda pass the check; a driver elsewhere (its ✗)
   // is reached through nixglhost; no driver at all (–) leaves the GPU checks to verify's "not checkable here".

@@ -207,8 +207,6 @@ export function parseNvidiaSmi(text: string, file = "nvidia-smi"): GpuInfo[] {
     const t = raw.trim();
     if (t === "") continue;
     if (/^No devices were found$/i.test(t)) continue;
-    // The header `--format=csv` prints without `noheader` (a recorded nvidia-smi.csv often has it).
-    if (/^compute_cap\s*,/i.test(t)) continue;
     if (/compute_cap/.test(t) && /not a valid field/i.test(t))
       throw new HostInputError(
         file,
@@ -358,7 +356,7 @@ export const RECORDED_SMI_NAMES = ["nvidia-smi.txt", "nvidia-smi.csv"] as const;
 
 /**
  * The recorded nvidia-smi output of host directory `dir`: `nvidia-smi.txt` or `nvidia-smi.csv` (the same query's
- * output, with or without its CSV header); undefined when it has none (a CPU-only host).
+ * output, `--format=csv,noheader`); undefined when it has none (a CPU-only host).
  * @throws HostFileError when it holds both, or another `nvidia-smi*` file that would otherwise be passed over in silence
  */
 export function recordedSmiFile(dir: string): string | undefined {
