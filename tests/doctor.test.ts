@@ -465,7 +465,7 @@ test("detect ends with the install line to run next, whole on its line, for the 
   const smi = join(HOSTS, "dgx-spark/nvidia-smi.txt");
   const r = runCli(["detect", "--cpuinfo", cpuinfo, "--nvidia-smi", smi]);
   assert.is(r.status, 0, r.stderr);
-  const name = /\nNext, on the recorded host:\n  npx variant-matrix install (torch-env-python313-cuda\d+_\d+-sm121-armv9)\n/.exec(r.stdout)?.[1];
+  const name = /\n *Next, on the recorded host:\n  npx variant-matrix install (torch-env-python313-cuda\d+_\d+-sm121-armv9)\n/.exec(r.stdout)?.[1];
   assert.ok(name, r.stdout);
   assert.match(r.stdout, /links \.\/torch-env, takes the host's GPU-driver route and verifies/);
   assert.ok(r.stdout.includes(`\n  npx variant-matrix install --dry-run ${name} --cpuinfo ${cpuinfo} --nvidia-smi ${smi}\n`), r.stdout);

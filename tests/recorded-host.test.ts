@@ -47,4 +47,17 @@ test("another nvidia-smi* file, or both .txt and .csv, is an error naming the fi
   assert.match(r.stderr, /holds both nvidia-smi\.txt and nvidia-smi\.csv: keep one/);
 });
 
+test("install --dry-run of a recorded GPU host: the GPU driver from the recording and the nixglhost route it takes; this machine's checks say so", () => {
+  const cpuinfo = join(SPARK, "cpuinfo");
+  const smi = join(SPARK, "nvidia-smi.txt");
+  const r = runCli(["install", "--dry-run", "--backend", "nix", "--cpuinfo", cpuinfo, "--nvidia-smi", smi, "--machine", "aarch64", "--dir", join(tempDir("vm-rec-install-"), "torch-env")]);
+  const flat = r.stdout.replace(/\s+/g, " ");
+  assert.ok(r.status === 0 || r.status === 2, r.stderr);
+  assert.match(flat, `(picked by detect for the recorded host (${cpuinfo}))`);
+  assert.match(flat, `GPU driver: the recorded host (${smi}): nvidia-smi sees 1 GPU(s), driver 580.95.05`);
+  assert.not.match(flat, /no NVIDIA driver here/);
+  assert.match(flat, /run through nix-gl-host|run through nixglhost/);
+  assert.match(flat, /✓ Nix store space: this machine: |✗ Nix version: this machine: |– flox: this machine: /);
+});
+
 test.run();
