@@ -13,4 +13,4 @@ try {
   process.exit(2);
 }
 const { main } = await import(new URL(`file://${entry}`).href);
-await main(process.argv.slice(2));
+process.exitCode = await main(process.argv.slice(2));

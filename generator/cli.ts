@@ -4,15 +4,22 @@
  * one map (0 ok; 1 the work failed: drift, a failed build or check, a host nothing serves; 2 bad input or an unmet
  * precondition; 130 interrupted). Every error is one `variant-matrix: error: …` message on stderr. Only cli.ts and
  * commands/ import yargs.
+ *
+ * `main(argv, io)` is the one entry: it returns the exit status, and every command writes through the `io` it is
+ * handed (commands/shared.ts Io, CommandRun). This file is the only one under generator/ that touches the process's
+ * streams or its exit (processIo, the stdout error guard, `process.exitCode = await main()` at the bottom, and
+ * CommandRun.exitNow for generate's second signal); the compiled checker's entry (verify/check-main.ts) is a
+ * program of its own. tests/layout.test.ts holds both.
  */
 import yargs, { type Argv, type CommandModule } from "yargs";
 import { hideBin } from "yargs/helpers";
 import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { REPO_ROOT } from "./paths.ts";
+import { terminalSafe } from "./terminal-safe.ts";
 // Only light modules load at start; each command imports what it uses in its handler (fast --help, list, explain).
 import { clip, errorLine, EXIT, exitCodeOf, UsageError } from "./errors.ts";
-import { terminalWidth } from "./commands/shared.ts";
+import { RUN_KEY, terminalWidth, type CommandRun, type Io } from "./commands/shared.ts";
 import { generateCommand } from "./commands/generate.ts";
 import { listCommand } from "./commands/list.ts";
 import { explainCommand } from "./commands/explain.ts";
@@ -78,8 +85,8 @@ function refuseEmptyAssignments(args: readonly string[]): void {
   if (empty !== undefined) throw new UsageError(`${empty.slice(0, -1)} needs a value`);
 }
 
-/** Build the yargs parser (exported for tests). Every command goes through withArgumentRules (commands/arguments.ts). */
-function cli(args: string[]): Argv {
+/** Build the yargs parser. Every command goes through withArgumentRules (commands/arguments.ts); help wraps to `io`'s width. */
+function cli(args: string[], io: Io): Argv {
   refuseEmptyAssignments(args);
   const rules = <T, U>(m: CommandModule<T, U>, o?: Parameters<typeof withArgumentRules>[1]) => withArgumentRules(m, { ...o, words: args }) as CommandModule;
   return yargs(args)
@@ -106,13 +113,12 @@ function cli(args: string[]): Argv {
     .describe("version", "print the version (package.json) and exit")
     .describe("help", "print this help and exit")
     .epilogue(EPILOGUE)
-    .wrap(Math.min(terminalWidth(), 100))
+    .wrap(Math.min(terminalWidth(io), 100))
     .fail((msg, err) => {
-      // yargs' own parse errors (YError: a bare option, an unknown argument) are usage errors like any other; an
-      // error a handler threw goes on to main, which knows its exit code.
+      // yargs' own parse errors (YError: a bare option, an unknown argument) are usage errors like any other (exit 2,
+      // one line); an error a handler threw goes on to main, which knows its exit code.
       if (err && err.name !== "YError") throw err;
-      process.stderr.write(errorLine(`${usageMessage(msg ?? err?.message ?? "invalid arguments", args)} (run with --help for usage)`));
-      process.exit(EXIT.input);
+      throw new UsageError(`${usageMessage(msg ?? err?.message ?? "invalid arguments", args)} (run with --help for usage)`);
     });
 }
 
@@ -126,41 +132,83 @@ function isWriteError(e: unknown): e is NodeJS.ErrnoException {
 }
 
 /**
- * Entry point: runs the CLI; maps MatrixError / FilterError / UsageError to exit 2 with their message, an unusable
- * path to exit 2 and a failed write (stdout or a file) to exit 1, each as one error line.
+ * The process's own streams: stdout and stderr, the width of stdout's terminal (or `$COLUMNS`, read when a command
+ * asks) and whether stderr is a terminal. What goes to stdout has its control characters escaped (terminal-safe.ts):
+ * it quotes recordings, host files, `detect --json` files and arguments, none of which may drive the terminal (JSON
+ * passes through unchanged in meaning). stderr carries the build status' own colours; its error lines are escaped by
+ * errorLine.
  */
-export async function main(argv = hideBin(process.argv)): Promise<void> {
-  // `variant-matrix list | head`: a closed pipe ends the output quietly. Any other error of an asynchronous stdout
-  // (a pipe or socket) is one line and exit 1.
+export const processIo: Io = {
+  out: (s) => void process.stdout.write(terminalSafe(s)),
+  err: (s) => void process.stderr.write(s),
+  get columns() {
+    const env = Number(process.env.COLUMNS);
+    if (Number.isInteger(env) && env > 0) return env;
+    return process.stdout.isTTY && process.stdout.columns ? process.stdout.columns : 80;
+  },
+  get isTTY() {
+    return process.stderr.isTTY === true;
+  },
+  get terminal() {
+    // A terminal that reports no size (rows 0, e.g. `script` without a size) gets plain lines: log-update would draw nothing.
+    return process.stderr.isTTY === true && (process.stderr.rows ?? 0) > 0 ? process.stderr : undefined;
+  },
+};
+
+let stdoutGuarded = false;
+/**
+ * `variant-matrix list | head`: a closed pipe ends the output quietly. Any other error of an asynchronous stdout (a
+ * pipe or socket) is one line and exit 1. Installed once, when main first writes to the process's own streams.
+ */
+function guardStdout(): void {
+  if (stdoutGuarded) return;
+  stdoutGuarded = true;
   process.stdout.on("error", (e: NodeJS.ErrnoException) => {
     if (e.code === "EPIPE") process.exit(process.exitCode ?? 0);
     process.stderr.write(errorLine(`cannot write the output: ${e.message}`));
     process.exit(EXIT.finding);
   });
+}
+
+/**
+ * Entry point: runs the command `argv` names with `io` and returns its exit status (errors.ts EXIT). MatrixError /
+ * FilterError / UsageError are exit 2 with their message, an unusable path exit 2 and a failed write (stdout or a
+ * file) exit 1, each as one error line on `io.err`; help and the version go to `io.out`. Any other error is thrown
+ * (a bug: its stack is the report).
+ */
+export async function main(argv = hideBin(process.argv), io: Io = processIo): Promise<number> {
+  if (io === processIo) guardStdout();
+  const run: CommandRun = { io, exitCode: 0, exitNow: (code) => process.exit(code) };
   try {
-    await cli(argv).parseAsync();
+    let help = "";
+    // A parse callback keeps yargs from printing (--help, --version) or exiting itself: what it would print comes back here.
+    await cli(argv, io).parseAsync(argv, { [RUN_KEY]: run }, (_e, _a, output) => void (help = output));
+    if (help) io.out(`${help}\n`);
+    return run.exitCode;
   } catch (e) {
     const exit = exitCodeOf(e);
     if (exit !== null) {
-      process.stderr.write(errorLine((e as Error).message));
-      process.exitCode = exit;
-      return;
+      io.err(errorLine((e as Error).message));
+      return exit;
     }
     // stdout to a file or a terminal writes synchronously, so its error is thrown here (`list --json > /dev/full`).
     if (isWriteError(e)) {
-      process.stderr.write(errorLine(`cannot write the output: ${e.message}`));
-      process.exitCode = EXIT.finding;
-      return;
+      io.err(errorLine(`cannot write the output: ${e.message}`));
+      return EXIT.finding;
     }
     // A path the user gave that cannot be written or read: say so plainly, no stack trace.
     const code = (e as NodeJS.ErrnoException)?.code;
     if (code && ["EACCES", "EPERM", "ENOENT", "EISDIR", "ENOTDIR", "EROFS", "EEXIST"].includes(code)) {
-      process.stderr.write(errorLine((e as Error).message));
-      process.exitCode = EXIT.input;
-      return;
+      io.err(errorLine((e as Error).message));
+      return EXIT.input;
     }
     throw e;
   }
 }
 
-if (process.argv[1] && resolve(process.argv[1]) === resolve(new URL(import.meta.url).pathname)) await main();
+// Run as a program (`node generator/cli.ts …`; the launcher bin/variant-matrix.js does the same with the bundle). No
+// top-level await: tests import this module in-process (tests/helpers/main.ts), and uvu loads them as CommonJS.
+if (process.argv[1] && resolve(process.argv[1]) === resolve(new URL(import.meta.url).pathname))
+  void main().then((code) => {
+    process.exitCode = code;
+  });

@@ -29,7 +29,7 @@ export const EXIT = { ok: 0, finding: 1, input: 2, interrupted: 130 } as const;
 export const ERROR_PREFIX = "variant-matrix: error: ";
 
 /**
- * `message` as every command prints an error: ERROR_PREFIX + message + newline (for process.stderr.write). A message
+ * `message` as every command prints an error: ERROR_PREFIX + message + newline (for an Io's err). A message
  * often quotes the user's arguments or a file's contents: its credentials are redacted (redact.ts) and its control
  * characters escaped (terminal-safe.ts), so an argument holding ESC cannot drive the terminal.
  */
@@ -59,7 +59,7 @@ export function clip(text: string, max = MAX_SHOWN): string {
  * Run a command's work and map an error to its exit status, the one way every command does: an error with an exit
  * code (exitCodeOf: an InputError) is written to `err` as one errorLine (after `prefix`, e.g. "doctor: ") and its code
  * returned; any other error (a bug) is thrown on.
- * @param err where the error line goes (a command's io.err, or process.stderr.write)
+ * @param err where the error line goes (a command's io.err)
  * @param work the command's work; its result is the exit status
  * @returns the work's exit status, or the error's (EXIT.input)
  */

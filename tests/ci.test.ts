@@ -31,7 +31,8 @@ import { nixPath, STAND_IN_NIXPKGS, standInCheckout } from "./helpers/nix.ts";
 import { projectFromMatrix } from "../generator/project.ts";
 import type { Variant } from "../generator/schema.ts";
 import { widestMatrix } from "./helpers/matrices.ts";
-import { ROOT, runCli, tempDir } from "./helpers/cli.ts";
+import { ROOT, tempDir } from "./helpers/cli.ts";
+import { runMain } from "./helpers/main.ts";
 
 const wide = projectFromMatrix(widestMatrix()).variants;
 
@@ -109,7 +110,7 @@ test("planJobs splits at the limit and keeps each torchaudio in the matrix entry
 
 test("ci github CLI: --runs-on labels, --filter keeps the pytorch of each torchaudio, -o writes the file", async () => {
   const out = join(tempDir("vm-ci-"), ".github/workflows/build-variants.yml");
-  const r = runCli(["ci", "github", "--filter", "package=torchaudio", "--filter", "sm=121", "--runs-on", "aarch64-linux=self-hosted,arm64,big-parallel", "-o", out]);
+  const r = await runMain(["ci", "github", "--filter", "package=torchaudio", "--filter", "sm=121", "--runs-on", "aarch64-linux=self-hosted,arm64,big-parallel", "-o", out]);
   assert.is(r.status, 0, r.stderr);
   const text = readFileSync(out, "utf8");
   await validate(text);
@@ -119,13 +120,13 @@ test("ci github CLI: --runs-on labels, --filter keeps the pytorch of each torcha
     ["self-hosted", "arm64", "big-parallel", "gccarch-armv8.2-a-fp16-dotprod"],
     ["self-hosted", "arm64", "big-parallel", "gccarch-armv9-a-i8mm"],
   ]);
-  const bad = runCli(["ci", "github", "--runs-on", "nonsense"]);
+  const bad = await runMain(["ci", "github", "--runs-on", "nonsense"]);
   assert.is(bad.status, 2);
   assert.match(bad.stderr, /--runs-on "nonsense": expected SYSTEM=LABEL/);
 });
 
-test("ci hydra: a declarative jobset spec evaluating release.nix from the repository", () => {
-  const r = runCli(["ci", "hydra", "--repo", "https://example.org/variants.git", "--branch", "main"]);
+test("ci hydra: a declarative jobset spec evaluating release.nix from the repository", async () => {
+  const r = await runMain(["ci", "hydra", "--repo", "https://example.org/variants.git", "--branch", "main"]);
   assert.is(r.status, 0, r.stderr);
   const spec = JSON.parse(r.stdout);
   const js = spec.variants;
@@ -133,7 +134,7 @@ test("ci hydra: a declarative jobset spec evaluating release.nix from the reposi
   assert.is(js.nixexprpath, "release.nix");
   assert.equal(js.inputs.src, { type: "git", value: "https://example.org/variants.git main", emailresponsible: false });
   assert.ok(readFileSync(join(ROOT, "release.nix"), "utf8").includes("{ nixpkgs ? null }:"), "release.nix takes no required argument");
-  assert.is(runCli(["ci", "hydra"]).status, 2);
+  assert.is((await runMain(["ci", "hydra"])).status, 2);
 });
 
 test("github: the first step skips a variant the store or a substituter already holds (its shell, run for real)", () => {
@@ -213,23 +214,23 @@ test("ci github --hosted-cpu: CPU-only variants whose ISA the hosted runner runs
   assert.ok(ps.some((p) => !p.selfHosted && p.v.system === "aarch64-linux") && ps.some((p) => !p.selfHosted && p.v.system === "x86_64-linux"));
 });
 
-test("ci github CLI: GitHub-hosted labels for CUDA torch builds exit 2 with the reason and an example; self-hosted ones pass", () => {
-  const bad = runCli(["ci", "github", "--runs-on", "x86_64-linux=ubuntu-24.04"]);
+test("ci github CLI: GitHub-hosted labels for CUDA torch builds exit 2 with the reason and an example; self-hosted ones pass", async () => {
+  const bad = await runMain(["ci", "github", "--runs-on", "x86_64-linux=ubuntu-24.04"]);
   assert.is(bad.status, 2, bad.stderr);
   assert.match(bad.stderr, /name no self-hosted runner/);
   assert.match(bad.stderr, /CUDA torch build\(s\) \(e\.g\. pytorch-python313-cuda/);
   assert.match(bad.stderr, /6 hours/);
   assert.match(bad.stderr, /--runs-on x86_64-linux=self-hosted,linux,X64/);
   // A larger runner's custom label is GitHub-hosted too (no 'self-hosted'): refused the same way.
-  assert.is(runCli(["ci", "github", "--filter", "cuda=12.9", "--runs-on", "aarch64-linux=my-64-core-runner"]).status, 2);
-  const ok = runCli(["ci", "github", "--filter", "cuda=12.9", "--runs-on", "x86_64-linux=self-hosted,X64,big-parallel"]);
+  assert.is((await runMain(["ci", "github", "--filter", "cuda=12.9", "--runs-on", "aarch64-linux=my-64-core-runner"])).status, 2);
+  const ok = await runMain(["ci", "github", "--filter", "cuda=12.9", "--runs-on", "x86_64-linux=self-hosted,X64,big-parallel"]);
   assert.is(ok.status, 0, ok.stderr);
   const wf = parseYaml(ok.stdout) as { jobs: Record<string, WfJob> };
   assert.ok(Object.values(wf.jobs).some((j) => labelsOf(j).join(",") === "self-hosted,X64,big-parallel,gccarch-x86-64-v3"));
 });
 
 test("ci github --checks: a valid scheduled workflow that installs Nix ≥ 2.18, runs pin check and eval, uploads both", async () => {
-  const r = runCli(["ci", "github", "--checks"]);
+  const r = await runMain(["ci", "github", "--checks"]);
   assert.is(r.status, 0, r.stderr);
   assert.is(r.stdout, checksWorkflowYaml());
   await validate(r.stdout, "catalog-checks.yml");
@@ -248,7 +249,7 @@ test("ci github --checks: a valid scheduled workflow that installs Nix ≥ 2.18,
   assert.match(upload.with!.path!, /eval\.jsonl/);
   assert.match(upload.with!.path!, /cache-check\.json/);
   assert.is(upload.if, "${{ !cancelled() }}", "uploaded after a failed check too");
-  assert.is(runCli(["ci", "hydra", "--checks", "--repo", "x"]).status, 2);
+  assert.is((await runMain(["ci", "hydra", "--checks", "--repo", "x"])).status, 2);
 });
 
 /** Run one step's shell as GitHub does (bash -e -o pipefail) in `cwd` with the compiled CLI reachable as bin/. */

@@ -13,7 +13,8 @@ import { coverFleet, elementsOf, runsOn } from "../generator/fleet/cover.ts";
 import { readFleetHost } from "../generator/fleet/run.ts";
 import { projectFromMatrix } from "../generator/project.ts";
 import type { Variant } from "../generator/schema.ts";
-import { ROOT, runCli, tempDir, writeMatrix } from "./helpers/cli.ts";
+import { ROOT, tempDir, writeMatrix } from "./helpers/cli.ts";
+import { runMain } from "./helpers/main.ts";
 
 const HOSTS = join(ROOT, "tests/fixtures/hosts");
 const FLEET = ["spr-h100", "gh200", "dgx-spark", "graviton2-t4g", "graviton3-nogpu", "newer-gpu", "two-gpus", "thor"].map((h) => join(HOSTS, h));
@@ -58,7 +59,7 @@ test("fleet cover is exact: it covers every servable host GPU/CPU, and brute for
   assert.is(cover.chosen.length, 8);
 });
 
-test("every served host's variant is one detect itself recommends or accepts for that host; unserved hosts carry reasons", () => {
+test("every served host's variant is one detect itself recommends or accepts for that host; unserved hosts carry reasons", async () => {
   const chosenNames = new Set(cover.chosen.map((v) => v.name));
   for (const x of cover.assignment) {
     const h = hosts.find((y) => y.id === x.element.hostId)!.host;
@@ -69,7 +70,7 @@ test("every served host's variant is one detect itself recommends or accepts for
     assert.is(pick.variant, x.variant.name, `${x.element.key}: detect's pick equals the fleet's`);
   }
   assert.equal(cover.unserved.map((e) => e.key), ["newer-gpu gpu 13.0"]);
-  const r = runCli(["fleet", ...FLEET, "--json"]);
+  const r = await runMain(["fleet", ...FLEET, "--json"]);
   assert.is(r.status, 1, "unserved hosts make the exit code 1");
   const j = JSON.parse(r.stdout);
   assert.match(j.unserved[0].reason, /13\.0.*not in the catalog/);
@@ -98,32 +99,32 @@ test("preferences cost no extra variant: native code and the widest ISA wherever
   assert.equal(only128.assignment[0]!.variant.cudaCapabilities, ["12.0"]);
 });
 
-test("--write-matrix: the matrix it writes generates exactly the chosen variants (and their pytorch)", () => {
+test("--write-matrix: the matrix it writes generates exactly the chosen variants (and their pytorch)", async () => {
   const out = tempDir("vm-fleet-");
   const m = join(out, "matrix.ts");
-  const r = runCli(["fleet", ...FLEET, "--package", "torchaudio", "--write-matrix", m]);
+  const r = await runMain(["fleet", ...FLEET, "--package", "torchaudio", "--write-matrix", m]);
   assert.ok(r.status === 1 && /wrote/.test(r.stderr), r.stderr);
   // The written file imports ./generator/schema.ts; point it at this checkout.
   writeFileSync(m, readFileSync(m, "utf8").replace("./generator/schema.ts", join(ROOT, "generator/schema.ts")));
-  const list = runCli(["list", "--json", "--matrix", m]);
+  const list = await runMain(["list", "--json", "--matrix", m]);
   assert.is(list.status, 0, list.stderr);
   const names = (JSON.parse(list.stdout) as { name: string }[]).map((v) => v.name).sort();
   const want = [...new Set(cover.chosen.flatMap((v) => [v.name, ...v.dependsOn]))].sort();
   assert.equal(names, want);
-  const gen = runCli(["generate", "--matrix", m, "--out", out]);
+  const gen = await runMain(["generate", "--matrix", m, "--out", out]);
   assert.is(gen.status, 0, gen.stderr);
 });
 
-test("--package torchvision and --package torch-env: the matrix written generates the chosen variants and what each is built against", () => {
+test("--package torchvision and --package torch-env: the matrix written generates the chosen variants and what each is built against", async () => {
   for (const pkg of ["torchvision", "torch-env"]) {
     const out = tempDir("vm-fleet-");
     const m = join(out, "matrix.ts");
-    const r = runCli(["fleet", ...FLEET, "--package", pkg, "--write-matrix", m, "--json"]);
+    const r = await runMain(["fleet", ...FLEET, "--package", pkg, "--write-matrix", m, "--json"]);
     assert.ok(r.status === 1 && /wrote/.test(r.stderr), r.stderr);
     const chosen = (JSON.parse(r.stdout) as { variants: string[] }).variants;
     assert.ok(chosen.length > 0 && chosen.every((n) => n.startsWith(`${pkg}-`)), chosen.join(" "));
     writeFileSync(m, readFileSync(m, "utf8").replace("./generator/schema.ts", join(ROOT, "generator/schema.ts")));
-    const list = JSON.parse(runCli(["list", "--json", "--matrix", m]).stdout) as { name: string; dependsOn: string[] }[];
+    const list = JSON.parse((await runMain(["list", "--json", "--matrix", m])).stdout) as { name: string; dependsOn: string[] }[];
     const names = new Set(list.map((v) => v.name));
     for (const n of chosen) {
       assert.ok(names.has(n), `${n} generated`);
@@ -133,21 +134,21 @@ test("--package torchvision and --package torch-env: the matrix written generate
   }
 });
 
-test("a detect --json file is a host too", () => {
+test("a detect --json file is a host too", async () => {
   const out = tempDir("vm-fleet-json-");
   const json = execFileSync(process.execPath, ["--import", "tsx", join(ROOT, "generator/cli.ts"), "detect", "--json", "--cpuinfo", join(HOSTS, "gh200/cpuinfo"), "--nvidia-smi", join(HOSTS, "gh200/nvidia-smi.txt"), "--machine", "aarch64"], { cwd: ROOT, encoding: "utf8" });
   writeFileSync(join(out, "grace-node.json"), json);
-  const r = runCli(["fleet", join(out, "grace-node.json"), join(HOSTS, "spr-h100"), "--json"]);
+  const r = await runMain(["fleet", join(out, "grace-node.json"), join(HOSTS, "spr-h100"), "--json"]);
   assert.is(r.status, 0, r.stderr);
   const j = JSON.parse(r.stdout);
   assert.equal(j.hosts.map((h: { host: string }) => h.host).sort(), ["grace-node", "spr-h100"]);
   assert.ok(j.variants.some((n: string) => /sm90-armv9$/.test(n)));
-  const bad = runCli(["fleet", join(out, "nope.json")]);
+  const bad = await runMain(["fleet", join(out, "nope.json")]);
   assert.is(bad.status, 2);
   assert.match(bad.stderr, /no such file/);
 });
 
-test("cost model: fit on recorded reports (built only), leave-one-out error, default table with sources, makespan from the build driver's scheduler", () => {
+test("cost model: fit on recorded reports (built only), leave-one-out error, default table with sources, makespan from the build driver's scheduler", async () => {
   const samples = readSamples(REPORTS);
   assert.is(samples.length, 10, "the substituted and the failed entries are ignored");
   const m = fit(samples);
@@ -165,12 +166,12 @@ test("cost model: fit on recorded reports (built only), leave-one-out error, def
   const four = buildCost(chosen, none, 4, catalog);
   assert.ok(Math.abs(one.makespanHours - one.hours) < 1e-9, "one builder: makespan = total");
   assert.ok(four.makespanHours < one.makespanHours && four.makespanHours >= one.hours / 4, "more builders, shorter, not below work/4");
-  const r = runCli(["fleet", join(HOSTS, "spr-h100"), "--logs-dir", REPORTS, "--builders", "2"]);
+  const r = await runMain(["fleet", join(HOSTS, "spr-h100"), "--logs-dir", REPORTS, "--builders", "2"]);
   assert.is(r.status, 0, r.stderr);
   assert.match(r.stdout, /makespan on 2 builder\(s\)/);
   assert.match(r.stdout, /leave-one-out error mean \d+%/);
   // The old spelling still works, hidden from the help.
-  const old = runCli(["fleet", join(HOSTS, "spr-h100"), "--reports", REPORTS, "--builders", "2"]);
+  const old = await runMain(["fleet", join(HOSTS, "spr-h100"), "--reports", REPORTS, "--builders", "2"]);
   assert.match(old.stdout, /leave-one-out error mean \d+%/);
 });
 
@@ -248,9 +249,9 @@ test("planFleet decides without printing: cover, cost with the CUDA closure, and
   assert.match(none.unserved[0]!.reason, /not in the catalog/);
 });
 
-test("fleet --write-manifest DIR --org ORG: one flox manifest per variant, installing ORG/NAME on its system, naming its hosts; without --org exit 2", () => {
+test("fleet --write-manifest DIR --org ORG: one flox manifest per variant, installing ORG/NAME on its system, naming its hosts; without --org exit 2", async () => {
   const dir = tempDir("vm-fleet-manifests-");
-  const r = runCli(["fleet", ...FLEET, "--write-manifest", dir, "--org", "acme", "--json"]);
+  const r = await runMain(["fleet", ...FLEET, "--write-manifest", dir, "--org", "acme", "--json"]);
   const j = JSON.parse(r.stdout) as { variants: string[]; hosts: { host: string; variant: string }[] };
   const files = readdirSync(dir).sort();
   assert.equal(files, [...j.variants].sort().map((v) => `${v}.toml`), "one environment per chosen variant (never two torches in one)");
@@ -263,12 +264,12 @@ test("fleet --write-manifest DIR --org ORG: one flox manifest per variant, insta
     assert.equal(m.options.systems, [name.includes("armv") ? "aarch64-linux" : "x86_64-linux"]);
     for (const h of j.hosts.filter((x) => x.variant === name)) assert.match(text, new RegExp(`host\\(s\\) .*${h.host}`));
   }
-  const bad = runCli(["fleet", ...FLEET, "--write-manifest", tempDir("vm-fleet-manifests-")]);
+  const bad = await runMain(["fleet", ...FLEET, "--write-manifest", tempDir("vm-fleet-manifests-")]);
   assert.is(bad.status, 2);
   assert.match(bad.stderr, /--write-manifest needs --org ORG/);
 });
 
-test("fleet --package NAME-env: a named environment of the matrix is served (its extras in the written matrix); an unknown one is refused", () => {
+test("fleet --package NAME-env: a named environment of the matrix is served (its extras in the written matrix); an unknown one is refused", async () => {
   const dir = tempDir("vm-fleet-env-");
   const matrix = writeMatrix(dir, {
     releases: [{ torch: "2.12.0", nixpkgs: "2c423e03bbafcff28bfadc6781a4a8257f205cb5" }],
@@ -280,12 +281,12 @@ test("fleet --package NAME-env: a named environment of the matrix is served (its
     environments: { llm: ["transformers"] },
   });
   const spark = join(ROOT, "tests/fixtures/hosts/dgx-spark");
-  const r = runCli(["fleet", spark, "--matrix", matrix, "--package", "llm-env", "--json"]);
+  const r = await runMain(["fleet", spark, "--matrix", matrix, "--package", "llm-env", "--json"]);
   assert.is(r.status, 0, r.stderr);
   assert.equal(JSON.parse(r.stdout).variants, ["llm-env-python313-cuda12_9-sm121-armv9"]);
-  const written = runCli(["fleet", spark, "--matrix", matrix, "--package", "llm-env", "--write-matrix"]);
+  const written = await runMain(["fleet", spark, "--matrix", matrix, "--package", "llm-env", "--write-matrix"]);
   assert.match(written.stdout, /"environments": \{\s*"llm": \[\s*"transformers"\s*\]/);
-  const bad = runCli(["fleet", spark, "--matrix", matrix, "--package", "chat-env"]);
+  const bad = await runMain(["fleet", spark, "--matrix", matrix, "--package", "chat-env"]);
   assert.is(bad.status, 2);
   assert.match(bad.stderr, /--package: unknown package "chat-env"; allowed values: .*torch-env, llm-env/);
 });

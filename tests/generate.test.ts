@@ -4,7 +4,8 @@ import { existsSync, readdirSync, readFileSync, statSync, writeFileSync, mkdirSy
 import { join } from "node:path";
 import { execFileSync } from "node:child_process";
 import { parse as parseToml } from "smol-toml";
-import { ROOT, runCli, tempDir, writeMatrix } from "./helpers/cli.ts";
+import { ROOT, tempDir, writeMatrix } from "./helpers/cli.ts";
+import { runMain } from "./helpers/main.ts";
 import { projectFromMatrix } from "../generator/project.ts";
 import { renderAll } from "../generator/render/index.ts";
 import { FLOX_MIN_VERSION } from "../generator/catalog/host.ts";
@@ -35,10 +36,10 @@ function listFiles(dir: string): string[] {
   return out.sort();
 }
 
-test("generate writes every file, then a second run writes nothing and says so", () => {
+test("generate writes every file, then a second run writes nothing and says so", async () => {
   const out = tempDir();
   const m = writeMatrix(out, small);
-  const first = runCli(["generate", "--matrix", m, "--out", out]);
+  const first = await runMain(["generate", "--matrix", m, "--out", out]);
   assert.is(first.status, 0, first.stderr);
   const files = listFiles(out).filter((f) => f !== "matrix.ts");
   const expected = [...renderAll(projectFromMatrix(small)).keys()].sort();
@@ -46,7 +47,7 @@ test("generate writes every file, then a second run writes nothing and says so",
   assert.ok(files.includes(".flox/pkgs/torchaudio-python313-cuda12_8-sm121-armv9.nix"));
   assert.not.ok(files.some((f) => f.includes("sm110")), "sm110 must be dropped on CUDA 12.8");
   const before = new Map(files.map((f) => [f, [readFileSync(join(out, f), "utf8"), statSync(join(out, f)).mtimeMs] as const]));
-  const second = runCli(["generate", "--matrix", m, "--out", out]);
+  const second = await runMain(["generate", "--matrix", m, "--out", out]);
   assert.is(second.status, 0);
   assert.match(second.stdout, /nothing to write/);
   for (const f of files) {
@@ -56,36 +57,36 @@ test("generate writes every file, then a second run writes nothing and says so",
   assert.not.ok(listFiles(out).some((f) => f.includes(".tmp-")), "no temporary files left");
 });
 
-test("--check changes nothing and exits 1 naming the files that differ", () => {
+test("--check changes nothing and exits 1 naming the files that differ", async () => {
   const out = tempDir();
   const m = writeMatrix(out, small);
-  const fresh = runCli(["generate", "--check", "--matrix", m, "--out", out]);
+  const fresh = await runMain(["generate", "--check", "--matrix", m, "--out", out]);
   assert.is(fresh.status, 1);
   assert.match(fresh.stderr, /differs: \.flox\/pkgs\/pytorch-python313-cuda12_8-sm90-avx2\.nix/);
   assert.equal(listFiles(out), ["matrix.ts"], "check wrote nothing");
-  assert.is(runCli(["generate", "--matrix", m, "--out", out]).status, 0);
-  assert.is(runCli(["generate", "--check", "--matrix", m, "--out", out]).status, 0);
+  assert.is((await runMain(["generate", "--matrix", m, "--out", out])).status, 0);
+  assert.is((await runMain(["generate", "--check", "--matrix", m, "--out", out])).status, 0);
   const f = join(out, "BUILD_MATRIX.md");
   writeFileSync(f, readFileSync(f, "utf8") + "edited by hand\n");
-  const drift = runCli(["generate", "--check", "--matrix", m, "--out", out]);
+  const drift = await runMain(["generate", "--check", "--matrix", m, "--out", out]);
   assert.is(drift.status, 1);
   assert.match(drift.stderr, /differs: BUILD_MATRIX\.md/);
   assert.match(readFileSync(f, "utf8"), /edited by hand/, "check did not repair the file");
 });
 
-test("stale generated files are removed; hand-written files in .flox/pkgs are kept", () => {
+test("stale generated files are removed; hand-written files in .flox/pkgs are kept", async () => {
   const out = tempDir();
   const m = writeMatrix(out, small);
-  assert.is(runCli(["generate", "--matrix", m, "--out", out]).status, 0);
+  assert.is((await runMain(["generate", "--matrix", m, "--out", out])).status, 0);
   const pkgs = join(out, ".flox", "pkgs");
   const old = "torchaudio-python313-cuda12_8-sm90-armv9.nix";
   assert.ok(existsSync(join(pkgs, old)));
   writeFileSync(join(pkgs, "my-own-package.nix"), "# hand-written\n{ hello }: hello\n");
   const narrowed = writeMatrix(out, { ...small, gpus: ["121"] });
-  const check = runCli(["generate", "--check", "--matrix", narrowed, "--out", out]);
+  const check = await runMain(["generate", "--check", "--matrix", narrowed, "--out", out]);
   assert.is(check.status, 1);
   assert.match(check.stderr, new RegExp(`stale: \\.flox/pkgs/${old.replace(/\./g, "\\.")}`));
-  const r = runCli(["generate", "--matrix", narrowed, "--out", out]);
+  const r = await runMain(["generate", "--matrix", narrowed, "--out", out]);
   assert.is(r.status, 0, r.stderr);
   assert.not.ok(existsSync(join(pkgs, old)), "stale generated file removed");
   assert.ok(existsSync(join(pkgs, "my-own-package.nix")), "hand-written file kept");
@@ -104,29 +105,29 @@ const badCases: [string, Record<string, unknown>, RegExp][] = [
   ["missing axis", { cuda: undefined }, /cuda: .*; allowed values: .*12\.8/],
 ];
 for (const [what, patch, re] of badCases)
-  test(`bad matrix.ts (${what}): exit 2, field path and allowed values, no file written`, () => {
+  test(`bad matrix.ts (${what}): exit 2, field path and allowed values, no file written`, async () => {
     const out = tempDir();
     const m = writeMatrix(out, { ...small, ...patch });
-    const r = runCli(["generate", "--matrix", m, "--out", out]);
+    const r = await runMain(["generate", "--matrix", m, "--out", out]);
     assert.is(r.status, 2, r.stdout + r.stderr);
     assert.match(r.stderr, re);
     assert.equal(listFiles(out), ["matrix.ts"]);
   });
 
-test("a matrix whose every combination is dropped: exit 2 with why (no silent, destructive generate), no file written", () => {
+test("a matrix whose every combination is dropped: exit 2 with why (no silent, destructive generate), no file written", async () => {
   const out = tempDir();
   const m = writeMatrix(out, { ...small, releases: [{ torch: "2.10.0" }] });
-  const r = runCli(["generate", "--matrix", m, "--out", out]);
+  const r = await runMain(["generate", "--matrix", m, "--out", out]);
   assert.is(r.status, 2, r.stdout);
   assert.match(r.stderr, /No nixpkgs revision in the catalog carries PyTorch 2\.10\.0/);
   assert.equal(listFiles(out), ["matrix.ts"]);
 });
 
-test("a matrix.ts that does not load: exit 2, no file written", () => {
+test("a matrix.ts that does not load: exit 2, no file written", async () => {
   const out = tempDir();
   const m = join(out, "matrix.ts");
   writeFileSync(m, "export default {{ broken");
-  const r = runCli(["generate", "--matrix", m, "--out", out]);
+  const r = await runMain(["generate", "--matrix", m, "--out", out]);
   assert.is(r.status, 2);
   assert.match(r.stderr, /cannot load/);
   assert.equal(listFiles(out), ["matrix.ts"]);
@@ -209,8 +210,8 @@ test(".flox is a flox path environment as `flox init` leaves it: env.json, .giti
   assert.ok(files.has(".flox/env.json") && files.has(".flox/.gitignore"));
 });
 
-test("list --json follows the contract", () => {
-  const r = runCli(["list", "--json", "--filter", "sm=121", "--filter", "package=torchaudio"]);
+test("list --json follows the contract", async () => {
+  const r = await runMain(["list", "--json", "--filter", "sm=121", "--filter", "package=torchaudio"]);
   assert.is(r.status, 0, r.stderr);
   const rows = JSON.parse(r.stdout);
   assert.ok(rows.length >= 1);
@@ -223,69 +224,69 @@ test("list --json follows the contract", () => {
     assert.ok(existsSync(join(ROOT, row.file)), `${row.file} is committed`);
     assert.equal(row.dependsOn, [row.name.replace(/^torchaudio/, "pytorch")]);
   }
-  const ex = JSON.parse(runCli(["list", "--excluded", "--json"]).stdout);
+  const ex = JSON.parse((await runMain(["list", "--excluded", "--json"])).stdout);
   assert.ok(ex.some((e: { name: string; reasons: string[] }) => e.name === "pytorch-python313-cuda12_8-sm110-armv9" && e.reasons.length > 0));
   assert.equal(Object.keys(ex[0]).sort(), ["name", "reasons"]);
-  const noSuchIsa = runCli(["list", "--filter", "isa=avx3"]);
+  const noSuchIsa = await runMain(["list", "--filter", "isa=avx3"]);
   assert.is(noSuchIsa.status, 2);
   assert.match(noSuchIsa.stderr, /isa=avx3 matches no variant of this matrix; values of isa here: armv8_2, armv9, avx2.*; closest: avx2/);
   // Numbers sort as numbers (75 before 100), with the closest values.
-  const sm95 = runCli(["list", "--filter", "sm=95"]);
+  const sm95 = await runMain(["list", "--filter", "sm=95"]);
   assert.is(sm95.status, 2);
   assert.match(sm95.stderr, /values of sm here: 75, 80, 86, 89, 90, 100, 103, 110, 120, 121, none; closest: 90, 75/);
-  const badOut = runCli(["generate", "--out", "/proc/version/x"]);
+  const badOut = await runMain(["generate", "--out", "/proc/version/x"]);
   assert.is(badOut.status, 2);
   assert.not.match(badOut.stderr, /    at /, "no stack trace");
-  const badFilter = runCli(["list", "--filter", "gpu=121"]);
+  const badFilter = await runMain(["list", "--filter", "gpu=121"]);
   assert.is(badFilter.status, 2);
   assert.match(badFilter.stderr, /allowed keys: package, python, cuda, sm, isa, system/);
 });
 
-test("explain: a variant's parameters; a dropped name's reasons and nearest names", () => {
-  const ok = runCli(["explain", "torchaudio-python313-cuda12_8-sm121-armv9"]);
+test("explain: a variant's parameters; a dropped name's reasons and nearest names", async () => {
+  const ok = await runMain(["explain", "torchaudio-python313-cuda12_8-sm121-armv9"]);
   assert.is(ok.status, 0, ok.stderr);
   assert.match(ok.stdout, /TORCH_CUDA_ARCH_LIST\s+12\.0/);
   assert.match(ok.stdout, /binary compatibility/i);
   // A name that is no variant of the matrix is bad input for explain: exit 2, the why on stderr, nothing on stdout.
-  const dropped = runCli(["explain", "pytorch-python313-cuda12_8-sm110-armv9"]);
+  const dropped = await runMain(["explain", "pytorch-python313-cuda12_8-sm110-armv9"]);
   assert.is(dropped.status, 2);
   assert.is(dropped.stdout, "");
   assert.match(dropped.stderr, /^variant-matrix: error: pytorch-python313-cuda12_8-sm110-armv9: dropped/);
   assert.match(dropped.stderr, /13\.0/);
   assert.match(dropped.stderr, /nearest names that exist:\n  pytorch-python313-/);
-  const outside = runCli(["explain", "pytorch-python313-cuda12_8-sm70-avx2"]);
+  const outside = await runMain(["explain", "pytorch-python313-cuda12_8-sm70-avx2"]);
   assert.is(outside.status, 2);
   assert.match(outside.stderr, /add "70" to gpus/);
   assert.match(outside.stderr, /as pytorch-python313-cuda12_8-sm70-avx2\)/, "named as this matrix would name it (no release tag)");
-  const nonsense = runCli(["explain", "torch-cuda-whatever"]);
+  const nonsense = await runMain(["explain", "torch-cuda-whatever"]);
   assert.is(nonsense.status, 2);
   assert.match(nonsense.stderr, /naming rule/);
   // An unknown value is named with the allowed values, in numeric order, and the closest ones.
-  const sm95 = runCli(["explain", "pytorch-python313-cuda12_8-sm95-avx2"]);
+  const sm95 = await runMain(["explain", "pytorch-python313-cuda12_8-sm95-avx2"]);
   assert.is(sm95.status, 2);
   assert.match(sm95.stderr, /SM95 is not a GPU of the catalog; SMs here: 70, 72, 75, 80, .*closest: 90, 75\./s);
-  const typo = runCli(["explain", "torchaudoi-python313-cpu-avx2"]);
+  const typo = await runMain(["explain", "torchaudoi-python313-cpu-avx2"]);
   assert.match(typo.stderr, /"torchaudoi" is not a package of the catalog; .*closest: torchaudio/s);
   // explain cites the matrix's own pin (2c423e0), not another pin of the catalog.
-  const py311 = runCli(["explain", "torchaudio-python311-cuda12_8-sm90-avx512"]);
+  const py311 = await runMain(["explain", "torchaudio-python311-cuda12_8-sm90-avx512"]);
   assert.match(py311.stderr, /nixpkgs 2c423e0 has no python311Packages/);
   assert.not.match(py311.stderr, /0182a36/);
   // A suggestion that adds a second release says it renames every variant.
-  const other = runCli(["explain", "pytorch29-python313-cuda12_8-sm90-avx2"]);
+  const other = await runMain(["explain", "pytorch29-python313-cuda12_8-sm90-avx2"]);
   assert.match(other.stderr, /to releases \(this renames every existing variant/);
 });
 
-test("a matrix that yields no variant: exit 2 naming what dropped everything, and no file changes (git status clean)", () => {
+test("a matrix that yields no variant: exit 2 naming what dropped everything, and no file changes (git status clean)", async () => {
   const out = tempDir("vm-empty-");
   execFileSync("git", ["init", "-q", out]);
   const good = writeMatrix(tempDir("vm-empty-m-"), { ...small, gpus: ["90"] });
-  assert.is(runCli(["generate", "--matrix", good, "--out", out]).status, 0);
+  assert.is((await runMain(["generate", "--matrix", good, "--out", out])).status, 0);
   execFileSync("git", ["-c", "user.email=t@t", "-c", "user.name=t", "add", "-A"], { cwd: out });
   execFileSync("git", ["-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "generated"], { cwd: out });
   // SM110 (Thor) on CUDA 12.8 only, no CPU-only variants: every combination is dropped.
   const empty = writeMatrix(tempDir("vm-empty-m-"), { ...small, gpus: ["110"], cpuOnly: false });
   for (const args of [["generate"], ["generate", "--check"]]) {
-    const r = runCli([...args, "--matrix", empty, "--out", out]);
+    const r = await runMain([...args, "--matrix", empty, "--out", out]);
     assert.is(r.status, 2, args.join(" "));
     assert.is(r.stdout, "");
     assert.match(r.stderr, /^variant-matrix: error: .*matrix\.ts yields no package variant: all \d+ of its combinations are dropped, so nothing was written/);
@@ -294,46 +295,46 @@ test("a matrix that yields no variant: exit 2 naming what dropped everything, an
   }
   // The right case passes: the same matrix with CPU-only variants generates.
   const cpu = writeMatrix(tempDir("vm-empty-m-"), { ...small, gpus: ["110"], cpuOnly: true });
-  assert.is(runCli(["generate", "--matrix", cpu, "--out", out]).status, 0);
+  assert.is((await runMain(["generate", "--matrix", cpu, "--out", out])).status, 0);
 });
 
-test("generate names a requested package that yields no variant, with its first reason", () => {
+test("generate names a requested package that yields no variant, with its first reason", async () => {
   const out = tempDir("vm-nopkg-");
   const m = writeMatrix(out, { ...small, gpus: ["90"], packages: ["pytorch", "bitsandbytes"] });
-  const r = runCli(["generate", "--matrix", m, "--out", out]);
+  const r = await runMain(["generate", "--matrix", m, "--out", out]);
   assert.is(r.status, 0, r.stderr);
   assert.match(r.stdout, /note: no variant of bitsandbytes \(asked for in packages; \d+ combination\(s\)\s+dropped\): \S/);
   assert.not.match(r.stdout, /no variant of pytorch/);
 });
 
-test("generate says when a second release renames the variants (not a silent '… stale removed')", () => {
+test("generate says when a second release renames the variants (not a silent '… stale removed')", async () => {
   const out = tempDir("vm-rename-");
   const one = { ...small, gpus: ["90"], isas: ["avx2"], cpuOnly: false };
-  assert.is(runCli(["generate", "--matrix", writeMatrix(tempDir("vm-rename-m-"), one), "--out", out]).status, 0);
-  const r = runCli(["generate", "--matrix", writeMatrix(tempDir("vm-rename-m-"), { ...one, releases: [...one.releases, { torch: "2.12.0" }] }), "--out", out]);
+  assert.is((await runMain(["generate", "--matrix", writeMatrix(tempDir("vm-rename-m-"), one), "--out", out])).status, 0);
+  const r = await runMain(["generate", "--matrix", writeMatrix(tempDir("vm-rename-m-"), { ...one, releases: [...one.releases, { torch: "2.12.0" }] }), "--out", out]);
   assert.is(r.status, 0, r.stderr);
   assert.match(r.stdout, /note: \d+ variant file\(s\) renamed, not dropped: with more than one PyTorch release each name carries its release \(e\.g\. \.flox\/pkgs\/pytorch-python313-cuda12_8-sm90-avx2\.nix is now \.flox\/pkgs\/pytorch28-python313-cuda12_8-sm90-avx2\.nix\)/);
   // The wrong case: a generate that only adds a GPU renames nothing and says nothing of it.
-  const more = runCli(["generate", "--matrix", writeMatrix(tempDir("vm-rename-m-"), { ...one, releases: [...one.releases, { torch: "2.12.0" }], gpus: ["90", "80"] }), "--out", out]);
+  const more = await runMain(["generate", "--matrix", writeMatrix(tempDir("vm-rename-m-"), { ...one, releases: [...one.releases, { torch: "2.12.0" }], gpus: ["90", "80"] }), "--out", out]);
   assert.not.match(more.stdout, /renamed/);
 });
 
-test("generate warns when generated files are not git-tracked (flox build sees tracked files only)", () => {
+test("generate warns when generated files are not git-tracked (flox build sees tracked files only)", async () => {
   const out = tempDir();
   execFileSync("git", ["init", "-q", out]);
   const m = writeMatrix(out, { ...small, gpus: ["121"] });
-  const r = runCli(["generate", "--matrix", m, "--out", out]);
+  const r = await runMain(["generate", "--matrix", m, "--out", out]);
   assert.is(r.status, 0);
   assert.match(r.stderr, /not git-tracked.*git add \.flox pkgs/);
   execFileSync("git", ["add", ".flox", "pkgs"], { cwd: out });
   writeFileSync(join(out, "BUILD_MATRIX.md"), "");
-  const again = runCli(["generate", "--matrix", m, "--out", out]);
+  const again = await runMain(["generate", "--matrix", m, "--out", out]);
   assert.is(again.status, 0);
   assert.not.match(again.stderr, /not git-tracked/);
 });
 
-test("the committed generated files match matrix.ts", () => {
-  const r = runCli(["generate", "--check"]);
+test("the committed generated files match matrix.ts", async () => {
+  const r = await runMain(["generate", "--check"]);
   assert.is(r.status, 0, r.stderr);
 });
 

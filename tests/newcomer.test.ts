@@ -6,28 +6,29 @@ import { execFileSync } from "node:child_process";
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ROOT, runCli, tempDir, writeMatrix } from "./helpers/cli.ts";
+import { runMain } from "./helpers/main.ts";
 import { widestMatrix } from "./helpers/matrices.ts";
 
 const small = { releases: [{ torch: "2.12.0" }], python: ["3.13"], cuda: ["12.8"], gpus: ["90"], isas: ["avx2"], cpuOnly: false };
 
-test("a syntax error in matrix.ts shows file:line:column, the compiler's message and the line; nothing is written", () => {
+test("a syntax error in matrix.ts shows file:line:column, the compiler's message and the line; nothing is written", async () => {
   const dir = tempDir();
   const file = join(dir, "matrix.ts");
   writeFileSync(
     file,
     `import { defineMatrix } from ${JSON.stringify(join(ROOT, "generator/schema.ts"))};\nexport default defineMatrix({\n  releases: [{ torch: "2.12.0" }],\n  python: ["3.13"\n  cuda: ["12.8"],\n});\n`,
   );
-  const r = runCli(["generate", "--matrix", file, "--out", dir]);
+  const r = await runMain(["generate", "--matrix", file, "--out", dir]);
   assert.is(r.status, 2);
   assert.ok(r.stderr.includes(`${file}:5:3: Expected "]" but found "cuda"`), r.stderr);
   assert.match(r.stderr, /\n\s+cuda: \["12\.8"\],/);
   assert.equal(readdirSync(dir), ["matrix.ts"]);
 });
 
-test("a value the catalog knows but no pin of the matrix has is an error naming the pin and what it has", () => {
+test("a value the catalog knows but no pin of the matrix has is an error naming the pin and what it has", async () => {
   const dir = tempDir();
   const m = writeMatrix(dir, { ...small, cuda: ["12.6", "12.8"], python: ["3.11", "3.13"] });
-  const r = runCli(["generate", "--matrix", m, "--out", dir]);
+  const r = await runMain(["generate", "--matrix", m, "--out", dir]);
   assert.is(r.status, 2, r.stdout);
   // What the pin has comes from the catalog (its CUDA sets grow as nixpkgs adds them).
   const pin = catalog.nixpkgs.find((p) => p.rev.startsWith("2c423e0"))!;
@@ -37,16 +38,16 @@ test("a value the catalog knows but no pin of the matrix has is an error naming 
   assert.equal(readdirSync(dir), ["matrix.ts"]);
   // A value one of several pins has is fine (its drops are documented).
   const ok = writeMatrix(tempDir(), { ...small, releases: [{ torch: "2.12.0" }, { torch: "2.9.1" }], cuda: ["12.8", "13.0"] });
-  assert.is(runCli(["list", "--matrix", ok]).status, 0);
+  assert.is((await runMain(["list", "--matrix", ok])).status, 0);
 });
 
-test("matrix.ts may set every policy the schema accepts, and it typechecks (MatrixInput is derived from the schema)", () => {
+test("matrix.ts may set every policy the schema accepts, and it typechecks (MatrixInput is derived from the schema)", async () => {
   const dir = tempDir();
   const m = writeMatrix(dir, { ...widestMatrix(), policy: { binaryCompat: "drop", cudaCapabilitiesScope: "packageSet", requiredSystemFeatures: ["big-parallel", "cuda"] } });
   const tsc = join(ROOT, "node_modules/typescript/bin/tsc");
   const out = execFileSync(process.execPath, [tsc, "--noEmit", "--strict", "--target", "es2022", "--module", "nodenext", "--moduleResolution", "nodenext", "--allowImportingTsExtensions", "--skipLibCheck", "--types", "node", m], { cwd: ROOT, encoding: "utf8" });
   assert.is(out.trim(), "");
-  assert.is(runCli(["list", "--matrix", m]).status, 0);
+  assert.is((await runMain(["list", "--matrix", m])).status, 0);
 });
 
 test("README: the prerequisites the tests need are named (every package .ci/run installs), and `ci hydra --repo`", () => {
@@ -61,7 +62,7 @@ test("README: the prerequisites the tests need are named (every package .ci/run 
   assert.is(readme.split("\n").slice(0, 6).filter((l) => /npm ci && npm run generate|npm test/.test(l)).length, 2, "the two first commands");
 });
 
-test("user-facing text carries no internal references (seed documents, DESIGN.md rules)", () => {
+test("user-facing text carries no internal references (seed documents, DESIGN.md rules)", async () => {
   const texts: [string, string][] = [
     ["README.md", readFileSync(join(ROOT, "README.md"), "utf8")],
     ["BUILD_MATRIX.md", readFileSync(join(ROOT, "BUILD_MATRIX.md"), "utf8")],
@@ -73,16 +74,16 @@ test("user-facing text carries no internal references (seed documents, DESIGN.md
       .map((f) => [f, readFileSync(join(ROOT, "docs", f), "utf8")] as [string, string]),
   ];
   const m = writeMatrix(tempDir(), widestMatrix());
-  texts.push(["list --json (widest)", runCli(["list", "--json", "--matrix", m]).stdout]);
-  texts.push(["list --excluded (widest)", runCli(["list", "--excluded", "--matrix", m]).stdout]);
-  texts.push(["build --dry-run", runCli(["build", "--dry-run", "--filter", "sm=90", "--backend", "nix"]).stdout]);
+  texts.push(["list --json (widest)", (await runMain(["list", "--json", "--matrix", m])).stdout]);
+  texts.push(["list --excluded (widest)", (await runMain(["list", "--excluded", "--matrix", m])).stdout]);
+  texts.push(["build --dry-run", (await runMain(["build", "--dry-run", "--filter", "sm=90", "--backend", "nix"])).stdout]);
   for (const [where, t] of texts) {
     assert.not.match(t, /\bseed 0\d\d\b/i, `${where} cites a seed document`);
     assert.not.match(t, /DESIGN\.md rule/, `${where} cites DESIGN.md`);
   }
 });
 
-test("build --dry-run needs no network: it evaluates nothing unless --probe-store asks the store", () => {
+test("build --dry-run needs no network: it evaluates nothing unless --probe-store asks the store", async () => {
   const dir = tempDir();
   const bin = join(dir, "bin");
   mkdirSync(bin);
@@ -95,6 +96,7 @@ test("build --dry-run needs no network: it evaluates nothing unless --probe-stor
   );
   chmodSync(join(bin, "nix-instantiate"), 0o755);
   const env = { PATH: `${bin}:${process.env.PATH}` };
+  // A PATH of its own: a real process (runMain shares this one's environment).
   const r = runCli(["build", "--dry-run", "--filter", "sm=90", "--filter", "isa=avx2", "--backend", "nix", "--logs-dir", join(dir, "logs")], { env });
   assert.is(r.status, 0, r.stderr);
   assert.match(r.stdout, /to build/);
@@ -106,20 +108,20 @@ test("build --dry-run needs no network: it evaluates nothing unless --probe-stor
   assert.match(p.stdout, /not instantiated here: error: offline/);
 });
 
-test("fleet: for hosts nothing serves, advice names only changes that help, and --write-matrix writes nothing generate would reject", () => {
+test("fleet: for hosts nothing serves, advice names only changes that help, and --write-matrix writes nothing generate would reject", async () => {
   const dir = tempDir();
   const out = join(dir, "m.ts");
   const hosts = ["newer-gpu", "h100-old-driver"].map((h) => join(ROOT, "tests/fixtures/hosts", h));
-  const r = runCli(["fleet", ...hosts, "--write-matrix", out]);
+  const r = await runMain(["fleet", ...hosts, "--write-matrix", out]);
   assert.is(r.status, 1);
   assert.not.ok(existsSync(out), "nothing written");
   assert.match(r.stderr, /--write-matrix: no variant serves any of these hosts, so there is no matrix to write; nothing written/);
   assert.not.match(r.stdout, /to serve it: add "/, "no matrix.ts edit is advised: fleet already considers every catalog GPU and ISA");
   assert.match(r.stdout, /to serve it: upgrade the NVIDIA driver to ≥ 570\.26/);
   // When something is served, the written matrix is one generate accepts.
-  const ok = runCli(["fleet", join(ROOT, "tests/fixtures/hosts/thor"), "--write-matrix", out]);
+  const ok = await runMain(["fleet", join(ROOT, "tests/fixtures/hosts/thor"), "--write-matrix", out]);
   assert.is(ok.status, 0, ok.stderr);
-  assert.is(runCli(["list", "--matrix", out]).status, 0);
+  assert.is((await runMain(["list", "--matrix", out])).status, 0);
 });
 
 test.run();

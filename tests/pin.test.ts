@@ -13,22 +13,23 @@ import { compareVersions } from "../generator/versions.ts";
 import { bundledDeviceCode } from "../generator/catalog/device-code.ts";
 import { comparePin, PinFactsSchema, type PinFacts } from "../generator/pin/facts.ts";
 import { SHA256_RE, type NixpkgsPin } from "../generator/catalog/schema.ts";
-import { runCli, tempDir, writeMatrix } from "./helpers/cli.ts";
+import { tempDir, writeMatrix } from "./helpers/cli.ts";
+import { runMain } from "./helpers/main.ts";
 import { standInCheckout } from "./helpers/nix.ts";
 
 const checkouts = new Map(catalog.nixpkgs.map((p) => [p.rev, standInCheckout(p.rev)]));
 const givenAll = [...checkouts].flatMap(([rev, dir]) => ["--nixpkgs", `${rev}=${dir}`]);
 
-function inspectJson(dir: string): { rev: string; facts: PinFacts } {
-  const r = runCli(["pin", "inspect", dir, "--json"]);
+async function inspectJson(dir: string): Promise<{ rev: string; facts: PinFacts }> {
+  const r = await runMain(["pin", "inspect", dir, "--json"]);
   assert.is(r.status, 0, r.stderr);
   const j = JSON.parse(r.stdout) as { rev: string; facts: unknown };
   return { rev: j.rev, facts: PinFactsSchema.parse(j.facts) };
 }
 
-test("pin inspect PATH --json reads every per-pin fact the catalog holds, each with its Nix expression (every stand-in era)", () => {
+test("pin inspect PATH --json reads every per-pin fact the catalog holds, each with its Nix expression (every stand-in era)", async () => {
   for (const pin of catalog.nixpkgs) {
-    const { rev, facts } = inspectJson(checkouts.get(pin.rev)!);
+    const { rev, facts } = await inspectJson(checkouts.get(pin.rev)!);
     assert.is(rev, pin.rev, "the revision from .git-revision");
     const sets = new Map(facts.pythonSets.map((s) => [s.version, s]));
     for (const v of pin.python) {
@@ -57,48 +58,48 @@ test("pin inspect PATH --json reads every per-pin fact the catalog holds, each w
   }
 });
 
-test("pin inspect (text) names each fact with the expression it came from", () => {
+test("pin inspect (text) names each fact with the expression it came from", async () => {
   const p = catalog.nixpkgs.find((x) => x.torch === "2.13.0")!;
-  const r = runCli(["pin", "inspect", checkouts.get(p.rev)!]);
+  const r = await runMain(["pin", "inspect", checkouts.get(p.rev)!]);
   assert.is(r.status, 0, r.stderr);
   assert.match(r.stdout, /python313Packages torch\s+2\.13\.0\n\s+← \(import <nixpkgs> .*\)\.python313Packages\.torch\.version/);
   assert.match(r.stdout, /cudaPackages_13_0 torch broken\s+false\n\s+← .*meta\.broken/);
   assert.match(r.stdout, /torch links NVSHMEM statically\s+true/);
 });
 
-test("pin check exits 0 against a faithful stand-in of every catalog pin", () => {
-  const r = runCli(["pin", "check", "--no-fetch", ...givenAll]);
+test("pin check exits 0 against a faithful stand-in of every catalog pin", async () => {
+  const r = await runMain(["pin", "check", "--no-fetch", ...givenAll]);
   assert.is(r.status, 0, r.stdout + r.stderr);
   for (const p of catalog.nixpkgs) assert.match(r.stdout, new RegExp(`✓ ${p.rev.slice(0, 7)} \\(torch ${p.torch.replace(/\./g, "\\.")}.*: \\d+ facts agree`));
   assert.not.match(r.stdout, /✗/);
 });
 
-test("pin check --also: the user's nixpkgs beside the pins; a torch newer than the catalog knows names pin add, a known one does not, and neither fails the check", () => {
+test("pin check --also: the user's nixpkgs beside the pins; a torch newer than the catalog knows names pin add, a known one does not, and neither fails the check", async () => {
   const newest = [...catalog.torch].map((t) => t.version).sort(compareVersions).at(-1)!;
   const [maj, min] = newest.split(".").map(Number);
   const next = `${maj}.${min! + 1}.0`;
   const pin = catalog.nixpkgs.find((p) => p.rev.startsWith("2c423e0"))!;
   const ahead = standInCheckout(pin.rev, { torch: next }, { gitRevision: "d".repeat(40) });
   const known = standInCheckout(pin.rev, {}, { gitRevision: "c".repeat(40) });
-  const r = runCli(["pin", "check", "--no-fetch", "--nixpkgs", `${pin.rev}=${checkouts.get(pin.rev)!}`, "--also", ahead, "--also", known]);
+  const r = await runMain(["pin", "check", "--no-fetch", "--nixpkgs", `${pin.rev}=${checkouts.get(pin.rev)!}`, "--also", ahead, "--also", known]);
   assert.is(r.status, 0, r.stdout + r.stderr);
   assert.ok(
     r.stdout.includes(`note: nixpkgs ${"d".repeat(40)} (--also): torch ${next}, newer than every release the catalog knows (newest ${newest}): \`variant-matrix pin add ${ahead}\` brings it in`),
     r.stdout,
   );
   assert.ok(r.stdout.includes(`✓ nixpkgs ${"c".repeat(40)} (--also): torch ${pin.torch}, a release the catalog knows`), r.stdout);
-  const j = runCli(["pin", "check", "--no-fetch", "--json", "--also", ahead]);
+  const j = await runMain(["pin", "check", "--no-fetch", "--json", "--also", ahead]);
   assert.is(j.status, 0, j.stderr);
   const beside = (JSON.parse(j.stdout) as { status: string; newerTorch?: { torch: string } }[]).filter((x) => x.status === "beside");
   assert.is(beside.length, 1);
   assert.is(beside[0]!.newerTorch!.torch, next);
   // A revision to fetch with fetching off: said, exit 2.
-  const off = runCli(["pin", "check", "--no-fetch", "--also", "e".repeat(40)]);
+  const off = await runMain(["pin", "check", "--no-fetch", "--also", "e".repeat(40)]);
   assert.is(off.status, 2, off.stdout + off.stderr);
   assert.match(off.stderr, /fetching a revision is off/);
 });
 
-test("pin check exits 1 and names the fact when the nixpkgs disagrees with the catalog (one fact changed each time)", () => {
+test("pin check exits 1 and names the fact when the nixpkgs disagrees with the catalog (one fact changed each time)", async () => {
   const newest = catalog.nixpkgs.find((p) => p.rev.startsWith("2c423e0"))!;
   const cases: { overrides: Record<string, unknown>; fact: RegExp }[] = [
     // torch 2.12's brokenConditions refusing CUDA 13, as 2.9.1's did
@@ -113,7 +114,7 @@ test("pin check exits 1 and names the fact when the nixpkgs disagrees with the c
   for (const c of cases) {
     const changed = standInCheckout(newest.rev, c.overrides);
     const others = catalog.nixpkgs.filter((p) => p.rev !== newest.rev).flatMap((p) => ["--nixpkgs", `${p.rev}=${checkouts.get(p.rev)!}`]);
-    const r = runCli(["pin", "check", "--no-fetch", "--nixpkgs", `${newest.rev}=${changed}`, ...others]);
+    const r = await runMain(["pin", "check", "--no-fetch", "--nixpkgs", `${newest.rev}=${changed}`, ...others]);
     assert.is(r.status, 1, `${JSON.stringify(c.overrides)}: ${r.stdout}${r.stderr}`);
     assert.match(r.stdout, /✗ 2c423e0 \(torch 2\.12\.0.*\): \d+ of \d+ facts differ/);
     assert.match(r.stdout, c.fact, r.stdout);
@@ -121,22 +122,22 @@ test("pin check exits 1 and names the fact when the nixpkgs disagrees with the c
   }
 });
 
-test("pin check --json: one entry per catalog pin; pins not given and not fetched are said, not failed", () => {
+test("pin check --json: one entry per catalog pin; pins not given and not fetched are said, not failed", async () => {
   const one = catalog.nixpkgs[catalog.nixpkgs.length - 1]!;
-  const r = runCli(["pin", "check", "--no-fetch", "--json", "--nixpkgs", `${one.rev}=${checkouts.get(one.rev)!}`]);
+  const r = await runMain(["pin", "check", "--no-fetch", "--json", "--nixpkgs", `${one.rev}=${checkouts.get(one.rev)!}`]);
   assert.is(r.status, 0, r.stderr);
   const j = JSON.parse(r.stdout) as { rev: string; status: string; differences?: unknown[] }[];
   assert.equal(j.map((x) => x.rev), catalog.nixpkgs.map((p) => p.rev));
   assert.equal(j.filter((x) => x.status === "checked").map((x) => x.rev), [one.rev]);
   assert.equal(j.find((x) => x.rev === one.rev)!.differences, []);
-  const none = runCli(["pin", "check", "--no-fetch"]);
+  const none = await runMain(["pin", "check", "--no-fetch"]);
   assert.is(none.status, 2);
   assert.match(none.stderr, /no pin of the catalog could be read/);
 });
 
-test("comparePin: a catalog that disagrees with the facts yields exactly that difference (pure)", () => {
+test("comparePin: a catalog that disagrees with the facts yields exactly that difference (pure)", async () => {
   const pin = catalog.nixpkgs.find((p) => p.torch === "2.13.0")!;
-  const { facts } = inspectJson(checkouts.get(pin.rev)!);
+  const { facts } = await inspectJson(checkouts.get(pin.rev)!);
   assert.equal(comparePin(pin, facts, catalog).differences, []);
   const wrong: NixpkgsPin = { ...pin, brokenCuda: { "13.0": "a wrong claim" } };
   const d = comparePin(wrong, facts, catalog).differences;
@@ -144,7 +145,7 @@ test("comparePin: a catalog that disagrees with the facts yields exactly that di
   assert.match(d[0]!.message, /catalog says CUDA 13\.0 refused for torch 2\.13\.0 at c043004; your nixpkgs says accepted/);
 });
 
-test("a nixpkgs that needs a newer Nix: a plain message naming both versions, nothing evaluated (lib/minver.nix as in nixpkgs)", () => {
+test("a nixpkgs that needs a newer Nix: a plain message naming both versions, nothing evaluated (lib/minver.nix as in nixpkgs)", async () => {
   const dir = join(tempDir("vm-pin-"), "nixpkgs");
   mkdirSync(join(dir, "lib"), { recursive: true });
   // nixpkgs' own files (lib/minver.nix at 40cc908; the root default.nix's check of the 2018-2025 era).
@@ -156,7 +157,7 @@ test("a nixpkgs that needs a newer Nix: a plain message naming both versions, no
       "  abort ''This version of Nixpkgs requires Nix >= ${requiredVersion}, please upgrade''\nelse throw \"(real nixpkgs would be imported here)\"\n",
   );
   const nixVersion = execFileSync("nix-instantiate", ["--version"], { encoding: "utf8" }).match(/(\d+\.\d+(\.\d+)?)/)![1]!;
-  const r = runCli(["pin", "inspect", dir]);
+  const r = await runMain(["pin", "inspect", dir]);
   assert.is(r.status, 2, r.stdout + r.stderr);
   assert.match(r.stderr, new RegExp(`needs Nix >= 2\\.18\\.0 \\(its lib/minver\\.nix\\), and the Nix on PATH is ${nixVersion.replace(/\./g, "\\.")}`));
   assert.match(r.stderr, /put a Nix >= 2\.18\.0 first on PATH/);
@@ -176,12 +177,12 @@ in
 `,
   );
   writeFileSync(join(dir, "lib", "minver.nix"), '"2.0"\n');
-  const f = runCli(["pin", "inspect", dir]);
+  const f = await runMain(["pin", "inspect", dir]);
   assert.is(f.status, 2, f.stdout + f.stderr);
   assert.match(f.stderr, new RegExp(`needs a Nix with features the Nix on PATH \\(${nixVersion.replace(/\./g, "\\.")}\\) lacks \\(its lib/minfeatures\\.nix\\): \`builtins\.nixVersion\` reports at least 2\.18`));
 });
 
-test("pin add REV (fetched from a file:// tarball) of a torch 2.14.0 / CUDA 13.2 / Python 3.14 nixpkgs: complete variants whose explain shows the release facts, built-in catalog untouched", () => {
+test("pin add REV (fetched from a file:// tarball) of a torch 2.14.0 / CUDA 13.2 / Python 3.14 nixpkgs: complete variants whose explain shows the release facts, built-in catalog untouched", async () => {
   const work = tempDir("vm-pin-add-");
   const base = catalog.nixpkgs.find((p) => p.torch === "2.13.0")!;
   const rev = "1a2b3c4d5e6f708192a3b4c5d6e7f80912345678";
@@ -199,11 +200,11 @@ test("pin add REV (fetched from a file:// tarball) of a torch 2.14.0 / CUDA 13.2
   mkdirSync(project);
   const matrix = { releases: [{ torch: "2.14.0", nixpkgs: rev }], python: ["3.14"], cuda: ["13.2"], gpus: ["121"], isas: ["armv9"], cpuOnly: false };
   const m = writeMatrix(project, matrix);
-  const before = runCli(["generate", "--matrix", m, "--out", project]);
+  const before = await runMain(["generate", "--matrix", m, "--out", project]);
   assert.is(before.status, 2, "no pin carries 2.14.0 before pin add");
   assert.match(before.stderr, /releases\.0\.nixpkgs|1a2b3c4/);
 
-  const r = runCli(["pin", "add", rev, "--url", `file://${tarball}`, "--date", "2026-11-01", "--channel", "nixos-unstable", "--matrix", m]);
+  const r = await runMain(["pin", "add", rev, "--url", `file://${tarball}`, "--date", "2026-11-01", "--channel", "nixos-unstable", "--matrix", m]);
   assert.is(r.status, 0, r.stdout + r.stderr);
   assert.match(r.stdout, /added nixpkgs 1a2b3c4.* \(torch 2\.14\.0, torchaudio 2\.11\.0; Python 3\.13, 3\.14; CUDA 12\.9, 13\.0, 13\.2\)/);
   const local = JSON.parse(readFileSync(join(project, "local-catalog.json"), "utf8")) as { nixpkgs: NixpkgsPin[]; torch?: { version: string }[] };
@@ -223,7 +224,7 @@ test("pin add REV (fetched from a file:// tarball) of a torch 2.14.0 / CUDA 13.2
   assert.ok(catalog.torch.some((t) => t.version === "2.14.0"));
   assert.not.ok(catalog.nixpkgs.some((p) => p.rev === rev), "the built-in catalog is untouched");
 
-  const g = runCli(["generate", "--matrix", m, "--out", project]);
+  const g = await runMain(["generate", "--matrix", m, "--out", project]);
   assert.is(g.status, 0, g.stderr);
   const files = readdirSync(join(project, ".flox/pkgs")).sort();
   assert.equal(files, [
@@ -234,13 +235,13 @@ test("pin add REV (fetched from a file:// tarball) of a torch 2.14.0 / CUDA 13.2
   ]);
   const data = readFileSync(join(project, "pkgs/variants.nix"), "utf8");
   assert.ok(data.includes(`nixpkgsRev = "${rev}";`) && data.includes(`nixpkgsSha256 = "${pin.sha256}";`));
-  const list = runCli(["list", "--json", "--matrix", m]);
+  const list = await runMain(["list", "--json", "--matrix", m]);
   const variants = JSON.parse(list.stdout) as { name: string; torchVersion: string; version: string; cudaCapabilities: string[] }[];
   assert.equal(variants.map((v) => [v.torchVersion, v.version]), [["2.14.0", "2.14.0"], ["2.14.0", "2.11.0"], ["2.14.0", "0.29.0"], ["2.14.0", "2.14.0"]]);
   assert.equal(variants[0]!.cudaCapabilities, ["12.1"], "SM121 native on CUDA 13.2");
 
   // explain: torch 2.14.0, torchvision 0.29.0, torchcodec 0.16.0 and what is known of its arch entries, with sources.
-  const e = runCli(["explain", "pytorch-python314-cuda13_2-sm121-armv9", "--json", "--matrix", m]);
+  const e = await runMain(["explain", "pytorch-python314-cuda13_2-sm121-armv9", "--json", "--matrix", m]);
   assert.is(e.status, 0, e.stderr);
   const x = JSON.parse(e.stdout) as { torchVersion: string; onTorchVersions: Record<string, string>; releaseFacts: { release: string; archList: string } };
   assert.is(x.torchVersion, "2.14.0");
@@ -248,33 +249,33 @@ test("pin add REV (fetched from a file:// tarball) of a torch 2.14.0 / CUDA 13.2
   assert.match(x.releaseFacts.release, /PyTorch 2\.14\.0 \(released 2026-09-02\) pairs torchvision 0\.29\.0 and torchcodec 0\.16\.0; Python 3\.10–3\.14; PyTorch's own CUDA builds 12\.6, 13\.0, 13\.2/);
   assert.match(x.releaseFacts.release, /PyTorchKR\/pytorch\.kr#119/);
   assert.match(x.releaseFacts.archList, /not read for torch 2\.14/);
-  const text = runCli(["explain", "pytorch-python314-cuda13_2-sm121-armv9", "--matrix", m]);
+  const text = await runMain(["explain", "pytorch-python314-cuda13_2-sm121-armv9", "--matrix", m]);
   assert.match(text.stdout.replace(/\s+/g, " "), /release PyTorch 2\.14\.0 \(released 2026-09-02\) pairs torchvision 0\.29\.0 and torchcodec 0\.16\.0/);
 
   // Adding it again is refused and changes nothing.
-  const again = runCli(["pin", "add", rev, "--url", `file://${tarball}`, "--matrix", m]);
+  const again = await runMain(["pin", "add", rev, "--url", `file://${tarball}`, "--matrix", m]);
   assert.is(again.status, 2);
   assert.match(again.stderr, /appears twice/);
   assert.equal((JSON.parse(readFileSync(join(project, "local-catalog.json"), "utf8")) as { nixpkgs: unknown[] }).nixpkgs.length, 1);
 });
 
-test("pin add refuses a pin the built-in catalog has, and a checkout without a revision or a hash; a bad local catalog stops generate", () => {
+test("pin add refuses a pin the built-in catalog has, and a checkout without a revision or a hash; a bad local catalog stops generate", async () => {
   const project = tempDir("vm-pin-add-");
   const m = writeMatrix(project, { python: ["3.13"], cuda: ["12.9"], gpus: ["121"], isas: ["armv9"], cpuOnly: false });
   const builtIn = catalog.nixpkgs.find((p) => p.torch === "2.13.0")!;
-  const dup = runCli(["pin", "add", checkouts.get(builtIn.rev)!, "--sha256", builtIn.sha256!, "--matrix", m]);
+  const dup = await runMain(["pin", "add", checkouts.get(builtIn.rev)!, "--sha256", builtIn.sha256!, "--matrix", m]);
   assert.is(dup.status, 2);
   assert.match(dup.stderr, /c043004d1c6985732bcc1cbc5a9c9aecbbb4e0f0 is already in the built-in catalog/);
-  const noRev = runCli(["pin", "add", standInCheckout(builtIn.rev, {}, { gitRevision: null }), "--matrix", m]);
+  const noRev = await runMain(["pin", "add", standInCheckout(builtIn.rev, {}, { gitRevision: null }), "--matrix", m]);
   assert.is(noRev.status, 2);
   assert.match(noRev.stderr, /which revision is it\? Pass --rev REV/);
-  const noHash = runCli(["pin", "add", checkouts.get(builtIn.rev)!, "--matrix", m]);
+  const noHash = await runMain(["pin", "add", checkouts.get(builtIn.rev)!, "--matrix", m]);
   assert.is(noHash.status, 2);
   assert.match(noHash.stderr, /needs the tarball's sha256; pass --sha256/);
   assert.not.ok(existsSync(join(project, "local-catalog.json")), "nothing written");
 
   writeFileSync(join(project, "local-catalog.json"), JSON.stringify({ nixpkgs: [{ ...builtIn, rev: "f".repeat(40), sha256: "nope" }] }));
-  const g = runCli(["generate", "--matrix", m, "--out", project]);
+  const g = await runMain(["generate", "--matrix", m, "--out", project]);
   assert.is(g.status, 2);
   assert.match(g.stderr, /local-catalog\.json: invalid local catalog\n\s+nixpkgs\.0\.sha256: expected an SRI sha256/);
   assert.not.ok(existsSync(join(project, ".flox")), "no file written");

@@ -6,23 +6,27 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { ROOT, runCli } from "./helpers/cli.ts";
+import { ROOT } from "./helpers/cli.ts";
+import { runMain } from "./helpers/main.ts";
 import { wrap, wrapCommand, wrapLines } from "../generator/text.ts";
 import { described, entries } from "./helpers/help.ts";
 
 const HOSTS = join(ROOT, "tests/fixtures/hosts");
 const RECORDED = readdirSync(HOSTS).filter((h) => h !== "bad" && statSync(join(HOSTS, h)).isDirectory());
 /** Every command the root help lists (a command added later is walked too). */
-const COMMANDS = [...runCli(["--help"]).stdout.matchAll(/^ {2}variant-matrix ([a-z-]+)/gm)].map((m) => m[1]!);
+let COMMANDS: string[] = [];
+test.before(async () => {
+  COMMANDS = [...(await runMain(["--help"])).stdout.matchAll(/^ {2}variant-matrix ([a-z-]+)/gm)].map((m) => m[1]!);
+});
 const PIN_ACTIONS = ["inspect", "check", "add", "cache"];
 
-test("every command's help and each pin action's help describe every option and positional; names are consistent", () => {
+test("every command's help and each pin action's help describe every option and positional; names are consistent", async () => {
   const names = new Map<string, string[]>();
   for (const c of ["generate", "list", "explain", "build", "detect", "eval", "ci", "fleet", "verify", "pin", "publish"])
     assert.ok(COMMANDS.includes(c), `the root help lists ${c}`);
-  const helps: [string, string][] = [["(root)", runCli(["--help"]).stdout]];
-  for (const c of COMMANDS) helps.push([c, runCli([c, "--help"]).stdout]);
-  for (const a of PIN_ACTIONS) helps.push([`pin ${a}`, runCli(["pin", a, "--help"]).stdout]);
+  const helps: [string, string][] = [["(root)", (await runMain(["--help"])).stdout]];
+  for (const c of COMMANDS) helps.push([c, (await runMain([c, "--help"])).stdout]);
+  for (const a of PIN_ACTIONS) helps.push([`pin ${a}`, (await runMain(["pin", a, "--help"])).stdout]);
   for (const [cmd, help] of helps) {
     assert.ok(help.length > 0, `${cmd} --help prints help`);
     // No variant name split across lines (yargs breaks a word wider than its column).
@@ -53,13 +57,13 @@ test("every command's help and each pin action's help describe every option and 
   assert.match(pinHelp["pin add"]!, /--sha256/);
   assert.not.match(pinHelp["pin inspect"]!, /--sha256/);
   // The old spelling still works (hidden): --substituters reaches the build as before.
-  const old = runCli(["build", "--dry-run", "--backend", "nix", "--substituters", "file:///nowhere", "--json", "pytorch-python313-cpu-avx2"]);
+  const old = await runMain(["build", "--dry-run", "--backend", "nix", "--substituters", "file:///nowhere", "--json", "pytorch-python313-cpu-avx2"]);
   assert.is(old.status, 0, old.stderr);
 });
 
-test("--version prints package.json's version; errors of every command carry one prefix on stderr with exit 2", () => {
+test("--version prints package.json's version; errors of every command carry one prefix on stderr with exit 2", async () => {
   const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { version: string };
-  const v = runCli(["--version"]);
+  const v = await runMain(["--version"]);
   assert.is(v.status, 0);
   assert.is(v.stdout.trim(), pkg.version);
   const cases: string[][] = [
@@ -78,16 +82,16 @@ test("--version prints package.json's version; errors of every command carry one
     ["nonsense"],
   ];
   for (const args of cases) {
-    const r = runCli(args);
+    const r = await runMain(args);
     assert.is(r.status, 2, `${args.join(" ")}: ${r.stdout}${r.stderr}`);
     assert.match(r.stderr, /^variant-matrix: error: \S/, `${args.join(" ")}: ${r.stderr}`);
     assert.not.match(r.stderr, /\n\s+at /, `${args.join(" ")}: no stack trace`);
   }
   // A selection that matches nothing builds nothing and names the selection.
-  const none = runCli(["build", "--dry-run", "--filter", "sm=121", "--filter", "isa=avx2"]);
+  const none = await runMain(["build", "--dry-run", "--filter", "sm=121", "--filter", "isa=avx2"]);
   assert.match(none.stderr, /no variant matches.*sm=121.*isa=avx2/s);
   // detect --cpuinfo DIR reads the directory as fleet does (not EISDIR), and recommends torch-env by default.
-  const dir = runCli(["detect", "--cpuinfo", join(HOSTS, "dgx-spark"), "--machine", "aarch64"]);
+  const dir = await runMain(["detect", "--cpuinfo", join(HOSTS, "dgx-spark"), "--machine", "aarch64"]);
   assert.is(dir.status, 0, dir.stderr);
   assert.match(dir.stdout, /Recommended torch-env for GPU 0 \(NVIDIA GB10, sm121\): torch-env-python313-cuda13_0-sm121-armv9/);
 });
@@ -103,34 +107,34 @@ function overflow(text: string, max = 80): string[] {
     });
 }
 
-test("COLUMNS=80: detect, explain, build --dry-run, list --excluded and fleet on the recorded hosts fit 80 columns", () => {
+test("COLUMNS=80: detect, explain, build --dry-run, list --excluded and fleet on the recorded hosts fit 80 columns", async () => {
   const env = { COLUMNS: "80" };
   const outputs: [string, string][] = [];
   for (const h of RECORDED) {
-    const r = runCli(["detect", "--cpuinfo", join(HOSTS, h)], { env });
+    const r = await runMain(["detect", "--cpuinfo", join(HOSTS, h)], { env });
     assert.ok(r.status === 0 || r.status === 1, `${h}: ${r.stderr}`);
     outputs.push([`detect ${h}`, r.stdout + r.stderr]);
   }
   for (const n of ["torchaudio-python313-cuda12_8-sm121-armv9", "torch-env-python313-cuda13_0-sm110-armv9", "pytorch-python313-cpu-avx512bf16"]) {
-    const r = runCli(["explain", n], { env });
+    const r = await runMain(["explain", n], { env });
     assert.is(r.status, 0, r.stderr);
     outputs.push([`explain ${n}`, r.stdout]);
   }
   for (const n of ["torchvision-python313-cuda12_8-sm110-avx512bf16", "pytorch-python313-cuda12_8-sm95-avx2", "hello"])
-    outputs.push([`explain ${n}`, runCli(["explain", n], { env }).stderr]);
-  const dry = runCli(["build", "--dry-run", "--backend", "nix", "--filter", "sm=121", "--filter", "sm=90", "--filter", "cuda=12.8"], { env });
+    outputs.push([`explain ${n}`, (await runMain(["explain", n], { env })).stderr]);
+  const dry = await runMain(["build", "--dry-run", "--backend", "nix", "--filter", "sm=121", "--filter", "sm=90", "--filter", "cuda=12.8"], { env });
   assert.is(dry.status, 0, dry.stderr);
   outputs.push(["build --dry-run", dry.stdout]);
-  const list = runCli(["list"], { env });
+  const list = await runMain(["list"], { env });
   // (Node's own warning when npm sets FORCE_COLOR beside NO_COLOR is not ours.)
   outputs.push(["list", list.stdout + list.stderr.replace(/^\(node:\d+\) Warning: .*\n?/gm, "")]);
   assert.match(list.stdout, /^pytorch-python313-cuda12_8-sm103-avx2 +x86_64-linux +10\.0 \*$/m, "binary-compatible rows marked");
-  const ex = runCli(["list", "--excluded"], { env });
+  const ex = await runMain(["list", "--excluded"], { env });
   assert.is(ex.status, 0, ex.stderr);
   outputs.push(["list --excluded", ex.stdout]);
-  const fleet = runCli(["fleet", ...RECORDED.map((h) => join(HOSTS, h))], { env });
+  const fleet = await runMain(["fleet", ...RECORDED.map((h) => join(HOSTS, h))], { env });
   outputs.push(["fleet", fleet.stdout]);
-  outputs.push(["fleet --verbose", runCli(["fleet", ...RECORDED.map((h) => join(HOSTS, h)), "--verbose"], { env }).stdout]);
+  outputs.push(["fleet --verbose", (await runMain(["fleet", ...RECORDED.map((h) => join(HOSTS, h)), "--verbose"], { env })).stdout]);
   for (const [what, text] of outputs) {
     assert.ok(text.trim().length > 0, `${what} printed something`);
     assert.equal(overflow(text), [], `${what}: lines over 80 columns`);
@@ -138,7 +142,7 @@ test("COLUMNS=80: detect, explain, build --dry-run, list --excluded and fleet on
     assert.not.match(text, /\.\.\/shared|shared\/(seeds|facts)/, `${what} names ../shared`);
   }
   // The wrong case fails: the same outputs on a 400-column terminal have lines the check catches.
-  assert.ok(overflow(runCli(["list", "--excluded", "--verbose"]).stdout).length > 0);
+  assert.ok(overflow((await runMain(["list", "--excluded", "--verbose"])).stdout).length > 0);
   // list --excluded gives each reason once.
   const reasons = ex.stdout.split("\n").filter((l) => /^ {2}\[\d+\] (?!\(as above\))/.test(l)).map((l) => l.replace(/^ {2}\[\d+\] /, ""));
   assert.equal(reasons.length, new Set(reasons).size);

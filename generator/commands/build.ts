@@ -2,15 +2,16 @@
  * `variant-matrix build [NAME...]`: the yargs command module (`buildCommand`) and the function behind it
  * (`buildMain`). Register with `yargs(...).command(buildCommand)`.
  *
- * Exit codes (set on `process.exitCode`): 0 every selected variant built or cached (or a dry run), 1 a variant
+ * Exit codes (the run's exit status, returned by main): 0 every selected variant built or cached (or a dry run), 1 a variant
  * failed or was skipped, 2 a usage error (unknown name, bad filter, bad option, a selection that matches no
  * variant: nothing is built), 130 interrupted.
  */
 import { UsageError } from "../errors.ts";
 import type { Argv, ArgumentsCamelCase, CommandModule } from "yargs";
-import { REPEATABLE } from "../constants.ts";
+import { ASK_NIX_TIMEOUT_S, REPEATABLE } from "../constants.ts";
 import { PACKAGES } from "../catalog/packages.ts";
 import { matrixOption, nixOptions, outputOptions, selectionOptions, type BuiltTypes } from "./options.ts";
+import { runOf } from "./shared.ts";
 import { DEFAULT_CORES_PER_BUILD } from "../driver/jobs.ts";
 import { GIB_PER_COMPILE_JOB } from "../catalog/host.ts";
 
@@ -34,6 +35,10 @@ const buildOptions = {
     describe:
       "with --dry-run: instantiate each file and ask Nix what it would build and fetch with your substituters " +
       "(nix-store --realise --dry-run; fetches the pinned nixpkgs: network); without it the dry run uses the cache model",
+  },
+  "ask-nix-timeout": {
+    type: "number",
+    describe: `with --dry-run: seconds Nix may take to say what it would build and fetch (default ${ASK_NIX_TIMEOUT_S}; 0: the cache model, Nix not asked)`,
   },
   "skip-cached": { type: "boolean", describe: "skip variants whose outputs a substituter already holds (nothing is built or fetched for them)" },
   json: { ...outputOptions.json, describe: "print the plan (dry run) or the report as JSON on stdout" },
@@ -84,6 +89,7 @@ export const buildCommand: CommandModule<object, BuiltTypes<typeof builder>> = {
     const { buildMain } = await import("./build-main.ts");
     if (argv.substituter?.length && argv.substituters !== undefined)
       throw new UsageError("give --substituter (repeatable), not both it and the old --substituters");
-    await buildMain(argv.substituter?.length ? { ...argv, substituters: argv.substituter.join(" ") } : argv);
+    const run = runOf(argv);
+    run.exitCode = await buildMain(argv.substituter?.length ? { ...argv, substituters: argv.substituter.join(" ") } : argv, run.io);
   },
 };

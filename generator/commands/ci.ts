@@ -5,7 +5,7 @@ import { UsageError } from "../errors.ts";
 import type { ArgumentsCamelCase, Argv, CommandModule } from "yargs";
 import { resolve } from "node:path";
 import { FILTER_OPTION } from "../filters.ts";
-import { project } from "./shared.ts";
+import { project, runOf } from "./shared.ts";
 import { matrixOption, type OptionTypes } from "./options.ts";
 import { REPEATABLE } from "../constants.ts";
 
@@ -64,8 +64,8 @@ export const ciCommand: CommandModule<object, OptionTypes<typeof enginePositiona
     if (argv.output) {
       const { writeOutputFile } = await import("../output-file.ts");
       await writeOutputFile(resolve(process.cwd(), argv.output), text);
-      console.error(`wrote ${argv.output}`);
-    } else process.stdout.write(text);
+      runOf(argv).io.err(`wrote ${argv.output}\n`);
+    } else runOf(argv).io.out(text);
   },
 };
 

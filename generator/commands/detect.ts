@@ -23,7 +23,7 @@ import type { Variant } from "../schema.ts";
 import { readHost } from "../detect/host.ts";
 import { recommend, type Recommendation } from "../detect/recommend.ts";
 import { settingLines, wrap, wrapCommand } from "../text.ts";
-import { copyableCommand, processIo, terminalWidth, type Io } from "./shared.ts";
+import { copyableCommand, runOf, terminalWidth, type Io } from "./shared.ts";
 import { DEFAULT_PACKAGE, hostOptions, installLineOptions, matrixOption, outputOptions, packagePickOption, type ArgsOf, type OptionTypes } from "./options.ts";
 
 export { DEFAULT_PACKAGE } from "./options.ts";
@@ -146,9 +146,9 @@ export function nextStep(r: Recommendation, next: string, from: NonNullable<Host
 /**
  * Run detect: read the host, load the variants, recommend, print. Returns the exit status instead of exiting, so
  * tests and the CLI share it.
- * @param io where to write (defaults to the process streams).
+ * @param io where to write (main's run.io; tests hand in recorders).
  */
-export async function runDetect(args: DetectArgs, source: VariantSource = loadVariants, io: Io = processIo): Promise<number> {
+export async function runDetect(args: DetectArgs, source: VariantSource = loadVariants, io: Io): Promise<number> {
   return withExitCode(io.err, () => detect(args, source, io));
 }
 
@@ -163,17 +163,18 @@ async function detect(args: DetectArgs, source: VariantSource, io: Io): Promise<
   io.out(
     args.json
       ? JSON.stringify({ ...r, install: Object.fromEntries(r.variants.map((n) => [n, installLines(n, install)])) }, null, 2) + "\n"
-      : formatRecommendation(r, install, terminalWidth()),
+      : formatRecommendation(r, install, terminalWidth(io)),
   );
   return r.status === "ok" ? 0 : 1;
 }
 
-/** The yargs command module; generator/cli.ts registers it. Sets `process.exitCode` (0, 1 or 2, see above). */
+/** The yargs command module; generator/cli.ts registers it. Sets its run's exit status (0, 1 or 2, see above). */
 export const detectCommand: CommandModule<object, OptionTypes<typeof detectOptions>> = {
   command: "detect",
   describe: "recommend the package variant for this host (GPU, driver, CPU ISA, machine) and say why (default package: torch-env)",
   builder: (y: Argv<object>) => y.options(detectOptions),
   handler: async (argv: ArgumentsCamelCase<OptionTypes<typeof detectOptions>>) => {
-    process.exitCode = await runDetect(argv);
+    const run = runOf(argv);
+    run.exitCode = await runDetect(argv, loadVariants, run.io);
   },
 };

@@ -13,7 +13,7 @@ import type { ArgumentsCamelCase, Argv, CommandModule } from "yargs";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { InputError, withExitCode } from "../errors.ts";
-import { processIo, terminalWidth, type Io } from "./shared.ts";
+import { runOf, terminalWidth, type Io } from "./shared.ts";
 import { shown } from "../suggest.ts";
 import { DEFAULT_PACKAGE, hostOptions, hostRootOption, matrixOption, nixOptions, outputOptions, packagePickOption, type ArgsOf, type OptionTypes } from "./options.ts";
 import type { Excluded, Variant } from "../schema.ts";
@@ -45,9 +45,9 @@ export class DoctorInputError extends InputError {}
 
 /**
  * Run doctor: choose the variant, run the checks against this host, print. Returns the exit status.
- * @param io where to write (defaults to the process streams)
+ * @param io where to write (main's run.io; tests hand in recorders)
  */
-export async function runDoctor(args: DoctorArgs, io: Io = processIo): Promise<number> {
+export async function runDoctor(args: DoctorArgs, io: Io): Promise<number> {
   return withExitCode(io.err, () => doctor(args, io), "doctor: ");
 }
 
@@ -110,7 +110,7 @@ export async function chooseVariant(
   return { name, chosenBy: recorded ? `picked by detect for the recorded host (${args.cpuinfo ?? args["nvidia-smi"]})` : "picked by detect for this host", system: host.system };
 }
 
-async function doctor(args: DoctorArgs, io: Pick<Io, "out">): Promise<number> {
+async function doctor(args: DoctorArgs, io: Pick<Io, "out" | "columns">): Promise<number> {
   const [{ loadVariants }, { resolveBackend }, pre, { wrap }] = await Promise.all([
     import("../variant-source.ts"),
     import("../driver/backend.ts"),
@@ -132,6 +132,7 @@ async function doctor(args: DoctorArgs, io: Pick<Io, "out">): Promise<number> {
       pinnedNixpkgs: true,
       hostSystem: system,
       org: args.org,
+      teamCaches: project.caches,
     },
   );
   const failed = results.filter((r) => r.status === "fail");
@@ -139,7 +140,7 @@ async function doctor(args: DoctorArgs, io: Pick<Io, "out">): Promise<number> {
     io.out(JSON.stringify({ name, chosenBy, system, backend, checks: results, ok: failed.length === 0 }, null, 2) + "\n");
     return failed.length ? 1 : 0;
   }
-  const width = terminalWidth();
+  const width = terminalWidth(io);
   const lines = [
     wrap(`doctor: ${name} (${chosenBy}), backend ${backend}, on ${system}`, width),
     pre.formatChecks(results, width),
@@ -156,12 +157,13 @@ async function doctor(args: DoctorArgs, io: Pick<Io, "out">): Promise<number> {
   return failed.length ? 1 : 0;
 }
 
-/** The yargs command module; generator/cli.ts registers it. Sets `process.exitCode` (0, 1 or 2, see above). */
+/** The yargs command module; generator/cli.ts registers it. Sets its run's exit status (0, 1 or 2, see above). */
 export const doctorCommand: CommandModule<object, OptionTypes<typeof namePositional & typeof doctorOptions>> = {
   command: "doctor [name]",
   describe: "Check this host for a variant (default: the one detect picks): Nix, system features, store space, caches, flox, the GPU driver; each ✗ with its fix",
   builder: (y: Argv<object>) => y.positional("name", namePositional.name).options(doctorOptions),
   handler: async (argv: ArgumentsCamelCase<OptionTypes<typeof namePositional & typeof doctorOptions>>) => {
-    process.exitCode = await runDoctor(argv);
+    const run = runOf(argv);
+    run.exitCode = await runDoctor(argv, run.io);
   },
 };

@@ -10,7 +10,7 @@ import { UsageError } from "../errors.ts";
 import { REPO_ROOT } from "../paths.ts";
 import type { EvalResult } from "../driver/eval.ts";
 import { matrixOption, nixOptions, outputOptions, selectionOptions, type BuiltTypes } from "./options.ts";
-import { parseNixOptions, project, terminalWidth } from "./shared.ts";
+import { parseNixOptions, printer, project, runOf, terminalWidth } from "./shared.ts";
 
 /** Thrown for a selection that cannot be used; the CLI exits 2 with its message. */
 
@@ -43,12 +43,14 @@ function line(r: EvalResult): string {
   return `ok    ${r.name}  ${r.drvPath}${c}`;
 }
 
-/** The yargs command module `eval [names..]`; generator/cli.ts registers it. Sets `process.exitCode` 1 on a failure. */
+/** The yargs command module `eval [names..]`; generator/cli.ts registers it. Sets its run's exit status 1 on a failure. */
 export const evalCommand: CommandModule<object, BuiltTypes<typeof builder>> = {
   command: "eval [names..]",
   describe: "evaluate variants to drvPaths through release.nix (in parallel) and prove each package built on torch uses its pytorch",
   builder,
   handler: async (argv: ArgumentsCamelCase<BuiltTypes<typeof builder>>) => {
+    const run = runOf(argv);
+    const print = printer(run.io);
     const [{ checkHost, hostContext, selectCurrent }, { evalVariants }, { refuseOnBlocking }] = await Promise.all([
       import("../driver/build.ts"),
       import("../driver/eval.ts"),
@@ -64,32 +66,32 @@ export const evalCommand: CommandModule<object, BuiltTypes<typeof builder>> = {
     // The preflight build runs (preflight/checks.ts, command "eval"): a Nix older than the catalog's pins need would
     // only print download or minver errors per variant. --nixpkgs hands in the user's own nixpkgs: no catalog pin is
     // evaluated.
-    refuseOnBlocking(checkHost(hostContext("eval", variants, { backend: "nix", pinnedNixpkgs: argv.nixpkgs === undefined })), terminalWidth());
+    refuseOnBlocking(checkHost(hostContext("eval", variants, { backend: "nix", pinnedNixpkgs: argv.nixpkgs === undefined })), terminalWidth(run.io));
     const { results, summary } = await evalVariants({
       root,
       variants,
       jobs,
       nixpkgsExpr: argv.nixpkgs,
       engine: argv.engine,
-      onResult: (r) => console.log(argv.json ? JSON.stringify(r) : line(r)),
+      onResult: (r) => print.out(argv.json ? JSON.stringify(r) : line(r)),
     });
     const store = argv.probeStore ? await storeProbe(results, argv.nixOption ?? []) : null;
     if (store) {
-      for (const s of store.rows) console.log(argv.json ? JSON.stringify({ store: s }) : storeLine(s));
+      for (const s of store.rows) print.out(argv.json ? JSON.stringify({ store: s }) : storeLine(s));
       if (!argv.json)
-        console.error(
+        print.err(
           `Nix (nix-store --realise --dry-run): ${store.toBuild.length} derivation(s) to build, ${store.toFetch.length} path(s) to fetch across ` +
             `${store.rows.length} variant(s), each counted once${store.unreachable.length ? `; unreachable substituter(s): ${store.unreachable.join(", ")}` : ""}`,
         );
     }
-    if (argv.json) console.log(JSON.stringify(store ? { summary, store: { toBuild: store.toBuild, toFetch: store.toFetch, unreachable: store.unreachable } } : { summary }));
+    if (argv.json) print.out(JSON.stringify(store ? { summary, store: { toBuild: store.toBuild, toFetch: store.toFetch, unreachable: store.unreachable } } : { summary }));
     else
-      console.error(
+      print.err(
         `${summary.evaluated} evaluated with ${summary.engine} in ${summary.seconds.toFixed(1)} s: ${summary.errors} error(s); ` +
           `${summary.coupled} of ${summary.pairs} variants built on torch proven built against their pytorch` +
           (summary.uncoupled ? `, ${summary.uncoupled} NOT` : ""),
       );
-    if (summary.errors || summary.uncoupled) process.exitCode = 1;
+    if (summary.errors || summary.uncoupled) run.exitCode = 1;
   },
 };
 

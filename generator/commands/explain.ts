@@ -5,7 +5,7 @@
  * the why, the matrix.ts change that would add it and the nearest names go to stderr as one error (JSON: stdout).
  */
 import type { ArgumentsCamelCase, Argv, CommandModule } from "yargs";
-import { project, terminalWidth } from "./shared.ts";
+import { printer, project, runOf, terminalWidth, type Io } from "./shared.ts";
 import { matrixOption, outputOptions, type ArgsOf, type OptionTypes } from "./options.ts";
 import { wrap } from "../text.ts";
 import { extraFact, extraPromise } from "../catalog/extras.ts";
@@ -31,27 +31,32 @@ export const explainCommand: CommandModule<object, OptionTypes<typeof namePositi
   command: "explain <name>",
   describe: "show a variant's resolved parameters and notes, or why a name is dropped and the nearest names that exist",
   builder: (y: Argv<object>) => y.positional("name", namePositional.name).options(explainOptions),
-  handler: (argv: ArgumentsCamelCase<OptionTypes<typeof namePositional & typeof explainOptions>>) => runExplain(argv),
+  handler: async (argv: ArgumentsCamelCase<OptionTypes<typeof namePositional & typeof explainOptions>>) => {
+    const run = runOf(argv);
+    run.exitCode = await runExplain(argv, run.io);
+  },
 };
 
 /**
- * Run explain: a variant's rows (or its JSON), or why NAME is none on stderr with exit 2 (process.exitCode).
+ * Run explain: a variant's rows (or its JSON), or why NAME is none on stderr with exit 2.
+ * @returns the exit status (0, or EXIT.input when NAME is not a variant)
  * @throws InputError for an invalid matrix
  */
-async function runExplain(argv: ArgsOf<typeof namePositional & typeof explainOptions>): Promise<void> {
+async function runExplain(argv: ArgsOf<typeof namePositional & typeof explainOptions>, io: Io): Promise<number> {
+  const print = printer(io);
   const [p, { explainName }] = await Promise.all([project(argv.matrix), import("../explain.ts")]);
   const e = explainName(argv.name, p);
-  const w = terminalWidth();
+  const w = terminalWidth(io);
   if (e.kind !== "variant") {
-    if (argv.json) console.log(JSON.stringify(e, null, 2));
-    else process.stderr.write(notVariantText(e, w));
-    process.exitCode = EXIT.input;
-    return;
+    if (argv.json) print.out(JSON.stringify(e, null, 2));
+    else io.err(notVariantText(e, w));
+    return EXIT.input;
   }
   const facts = await variantFacts(e.variant, p);
   if (argv.json)
-    console.log(JSON.stringify({ kind: e.kind, ...e.variant, offCache: facts.offCache, deviceCode: facts.deviceCode, hostDriver: facts.hostDriver, releaseFacts: facts.releaseFacts, ...(facts.environment ? { environment: facts.environment } : {}) }, null, 2));
-  else printVariant(e.variant, p, facts, w);
+    print.out(JSON.stringify({ kind: e.kind, ...e.variant, offCache: facts.offCache, deviceCode: facts.deviceCode, hostDriver: facts.hostDriver, releaseFacts: facts.releaseFacts, ...(facts.environment ? { environment: facts.environment } : {}) }, null, 2));
+  else printVariant(e.variant, p, facts, w, print.out);
+  return 0;
 }
 
 /** What explain says of a variant beyond its fields. */
@@ -93,10 +98,10 @@ async function variantFacts(v: Variant, p: Project) {
   return { offCache, deviceCode, environment, hostDriver, releaseFacts: torchReleaseFacts(p.catalog, v.torchVersion) };
 }
 
-/** A variant for the terminal: its rows (key, then the value wrapped under itself), what it holds, its notes. */
-function printVariant(v: Variant, p: Project, facts: VariantFacts, w: number): void {
+/** A variant for the terminal (each line to `out`): its rows (key, then the value wrapped under itself), what it holds, its notes. */
+function printVariant(v: Variant, p: Project, facts: VariantFacts, w: number, out: (line: string) => void): void {
   const { offCache, deviceCode, environment, hostDriver } = facts;
-  const say = (text: string, indent = "", hang?: string) => console.log(wrap(text, w, { indent, hang }));
+  const say = (text: string, indent = "", hang?: string) => out(wrap(text, w, { indent, hang }));
   const rows: [string, string][] = [
     ["name", v.name],
     ["description", v.description],

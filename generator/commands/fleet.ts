@@ -15,7 +15,7 @@ import { PACKAGES } from "../catalog/packages.ts";
 import { REPO_ROOT } from "../paths.ts";
 import { errorLine, UsageError } from "../errors.ts";
 import { wrap } from "../text.ts";
-import { project, terminalWidth } from "./shared.ts";
+import { printer, project, runOf, terminalWidth, type Io } from "./shared.ts";
 import { matrixOption, outputOptions, packagePickOption, type BuiltTypes, type CamelCased } from "./options.ts";
 
 export { hostId, type FleetArgs } from "../fleet/options.ts";
@@ -51,14 +51,15 @@ const builder = (y: Argv<object>) =>
 /** Arguments of `fleet` as yargs infers them from its builder (`reports`: the logs directory, --logs-dir or the old --reports). */
 type FleetCommandArgs = CamelCased<BuiltTypes<typeof builder>>;
 
-/** The yargs command module `fleet <hosts..>`; generator/cli.ts registers it. Sets `process.exitCode` 1 for a host nothing serves. */
+/** The yargs command module `fleet <hosts..>`; generator/cli.ts registers it. Sets its run's exit status 1 for a host nothing serves. */
 export const fleetCommand: CommandModule<object, BuiltTypes<typeof builder>> = {
   command: "fleet <hosts..>",
   describe: "the fewest variants that serve every host of a fleet (detect --json files or cpuinfo/nvidia-smi.txt dirs), and their build cost (default package: torch-env)",
   builder,
   handler: async (argv: ArgumentsCamelCase<BuiltTypes<typeof builder>>) => {
     if (argv.logsDir !== undefined && argv.reports !== undefined) throw new UsageError("give --logs-dir, not both it and the old --reports");
-    await runFleet({ ...argv, reports: argv.logsDir ?? argv.reports });
+    const run = runOf(argv);
+    run.exitCode = await runFleet({ ...argv, reports: argv.logsDir ?? argv.reports }, run.io);
   },
 };
 
@@ -81,8 +82,12 @@ export function buildFor(key: string, withRev: boolean): string {
   return parts.join(", ");
 }
 
-/** Run fleet with parsed arguments: read, decide (planFleet), then print, write the matrix, set process.exitCode. */
-export async function runFleet(a: FleetCommandArgs): Promise<void> {
+/**
+ * Run fleet with parsed arguments: read, decide (planFleet), then print (to `io`) and write the matrix.
+ * @returns the exit status: 1 for a host nothing serves or a matrix fleet refuses to write, else 0
+ */
+export async function runFleet(a: FleetCommandArgs, io: Io): Promise<number> {
+  const print = printer(io);
   // Loaded here, not at start-up: `variant-matrix --help` and the other commands stay light.
   const [{ readEarlierReports }, { readSamples }, { planFleet, readFleetHost }] = await Promise.all([
     import("../driver/build.ts"),
@@ -94,17 +99,17 @@ export async function runFleet(a: FleetCommandArgs): Promise<void> {
   const hosts = await Promise.all(a.hosts.map(readFleetHost));
   // The earlier builds the cost model fits (a foreign or damaged report is left out with a warning, as build does).
   const logs = a.reports ? resolve(process.cwd(), a.reports) : join(REPO_ROOT, "logs");
-  const samples = readEarlierReports((onSkip) => readSamples(logs, onSkip), (text) => process.stderr.write(terminalSafe(text)));
+  const samples = readEarlierReports((onSkip) => readSamples(logs, onSkip), (text) => io.err(terminalSafe(text)));
   const f = planFleet(p, hosts, a, samples);
   // What the build machines must declare (generator/system-features.ts): per system, the features of what is built.
   const { featureNeeds } = await import("../system-features.ts");
   const needs = featureNeeds(f.toBuild, null, []).map((g) => ({ system: g.system, features: g.features, variants: g.variants.length }));
-  if (!(await writeFleetFiles(a, f))) return;
-  // Host ids, GPU and CPU names come from other machines' files: shown with control characters escaped.
-  if (a.json) console.log(terminalSafe(JSON.stringify(fleetJson(a, f, needs), null, 2)));
-  else if (a.writeMatrix === "") process.stdout.write(terminalSafe(f.matrixText));
-  else console.log(terminalSafe(fleetText(a, f, hosts.length, needs)));
-  if (f.unserved.length) process.exitCode = 1;
+  const failed = f.unserved.length > 0 || (a.writeMatrix !== undefined && f.refusal !== null) ? 1 : 0;
+  if (!(await writeFleetFiles(a, f, io))) return failed;
+  if (a.json) print.out(JSON.stringify(fleetJson(a, f, needs), null, 2));
+  else if (a.writeMatrix === "") io.out(f.matrixText);
+  else print.out(fleetText(a, f, hosts.length, needs, io));
+  return failed;
 }
 
 /** What the build machines must declare, per system (generator/system-features.ts featureNeeds). */
@@ -121,30 +126,29 @@ function checkPackage(pkg: string, p: Project): void {
 }
 
 /**
- * Write what `--write-manifest DIR` and `--write-matrix FILE` ask for. A matrix fleet refuses to write is an error line
- * and exit 1.
+ * Write what `--write-manifest DIR` and `--write-matrix FILE` ask for, saying so on `io.err`. A matrix fleet refuses
+ * to write is an error line (runFleet: exit 1).
  * @returns false when nothing more is to be printed (a bare --write-matrix whose matrix was refused)
  * @throws UsageError for --write-manifest without --org
  */
-async function writeFleetFiles(a: FleetCommandArgs, f: FleetPlan): Promise<boolean> {
+async function writeFleetFiles(a: FleetCommandArgs, f: FleetPlan, io: Io): Promise<boolean> {
   if (a.writeManifest !== undefined) {
     if (!a.org) throw new UsageError("--write-manifest needs --org ORG: the manifests install ORG/NAME (what publish --org ORG published)");
     const [{ hostGroupManifests }, { writeOutputFile }] = await Promise.all([import("../fleet/manifests.ts"), import("../output-file.ts")]);
     const dir = resolve(process.cwd(), a.writeManifest);
     const files = hostGroupManifests(f.cover.assignment, a.org);
     for (const [name, text] of files) await writeOutputFile(join(dir, name), text);
-    console.error(`wrote ${files.size} flox manifest(s) into ${a.writeManifest}`);
+    io.err(`wrote ${files.size} flox manifest(s) into ${a.writeManifest}\n`);
   }
   if (a.writeMatrix === undefined) return true;
   if (f.refusal !== null) {
-    process.stderr.write(errorLine(`--write-matrix: ${f.refusal}; nothing written`));
-    process.exitCode = 1;
+    io.err(errorLine(`--write-matrix: ${f.refusal}; nothing written`));
     return a.writeMatrix !== "";
   }
   if (a.writeMatrix !== "") {
     const { writeOutputFile } = await import("../output-file.ts");
     await writeOutputFile(resolve(process.cwd(), a.writeMatrix), f.matrixText);
-    console.error(`wrote ${a.writeMatrix}`);
+    io.err(`wrote ${a.writeMatrix}\n`);
   }
   return true;
 }
@@ -173,10 +177,10 @@ function fleetJson(a: FleetCommandArgs, f: FleetPlan, needs: FeatureNeeds) {
 }
 
 /** fleet's answer for the terminal, wrapped to its width: the variants, each host's, the unserved, the build cost. */
-function fleetText(a: FleetCommandArgs, f: FleetPlan, hostCount: number, needs: FeatureNeeds): string {
+function fleetText(a: FleetCommandArgs, f: FleetPlan, hostCount: number, needs: FeatureNeeds, io: Io): string {
   const { torch, python, cuda, cover, unserved, builders, cost, methodText, modelText } = f;
   const uniq = <T>(xs: T[]) => [...new Set(xs)];
-  const w = terminalWidth();
+  const w = terminalWidth(io);
   const out: string[] = [];
   const para = (text: string, indent = "", hang?: string) => out.push(wrap(text, w, { indent, hang }));
   para(`Fleet: ${hostCount} host(s); PyTorch ${torch}, Python ${python}, CUDA ${cuda.join(", ")}; package ${a.package}`);

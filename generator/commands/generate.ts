@@ -4,7 +4,7 @@
 import type { ArgumentsCamelCase, Argv, CommandModule } from "yargs";
 import { relative, resolve } from "node:path";
 import { REPO_ROOT } from "../paths.ts";
-import { terminalWidth, warnUntracked } from "./shared.ts";
+import { printer, runOf, terminalWidth, warnUntracked } from "./shared.ts";
 import { matrixOption, type OptionTypes } from "./options.ts";
 import { wrap } from "../text.ts";
 import { errorLine, UsageError } from "../errors.ts";
@@ -17,27 +17,30 @@ const generateOptions = {
   out: { type: "string", describe: "directory to write into (default: the repository root)" },
 } as const;
 
-/** The yargs command module `generate`; generator/cli.ts registers it. */
+/** The yargs command module `generate`; generator/cli.ts registers it. Sets its run's exit status (1: --check found a difference). */
 export const generateCommand: CommandModule<object, OptionTypes<typeof generateOptions>> = {
   command: "generate",
   describe: "write .flox/pkgs/*.nix, .flox/env/manifest.toml, BUILD_MATRIX.md and docs/matrix/ from matrix.ts",
   builder: (y: Argv<object>) => y.options(generateOptions),
   handler: async (argv: ArgumentsCamelCase<OptionTypes<typeof generateOptions>>) => {
+    const run = runOf(argv);
+    const { io } = run;
     const root = argv.out ? resolve(process.cwd(), argv.out) : REPO_ROOT;
     const matrixFile = argv.matrix ? resolve(process.cwd(), argv.matrix) : resolve(REPO_ROOT, "matrix.ts");
     const [stamp, write] = await Promise.all([import("../stamp.ts"), import("../write.ts")]);
     // One generate at a time per output directory: a second one waits, then finds the tree current.
     const release = await write.lockOutput(root, {
-      onWait: (pid, file) => process.stderr.write(`variant-matrix: another generate (pid ${pid}) is writing this tree; waiting for it to finish (lock: ${file})\n`),
+      onWait: (pid, file) => io.err(`variant-matrix: another generate (pid ${pid}) is writing this tree; waiting for it to finish (lock: ${file})\n`),
     });
     // SIGINT and SIGTERM while it runs: a sync in progress stops starting writes, lets the ones in flight end and
     // removes its temporaries (write.ts SyncInterrupted); then the lock is released and one line says how far it got
-    // (the next generate finishes the tree); exit 128 + the signal's number. A second signal exits at once.
+    // (the next generate finishes the tree); exit 128 + the signal's number, returned through main. A signal while no
+    // sync runs, or a second one, ends the process at once (CommandRun.exitNow: the one path that does not return).
     const progress: SyncProgress = { done: 0, total: 0, temporaries: new Set() };
-    const exitOn = (signal: NodeJS.Signals, done: number, total: number): never => {
+    const interrupted = (signal: NodeJS.Signals, done: number, total: number): number => {
       write.removeTemporaries(progress);
       release();
-      process.stderr.write(
+      io.err(
         errorLine(
           done === 0
             ? `generate interrupted (${signal}) before writing anything; the generated files are as they were`
@@ -45,19 +48,19 @@ export const generateCommand: CommandModule<object, OptionTypes<typeof generateO
                 `updated (each file whole, old or new; no temporaries left): run \`npm run generate\` again to finish`,
         ),
       );
-      process.exit(128 + (signal === "SIGINT" ? 2 : 15));
+      return 128 + (signal === "SIGINT" ? 2 : 15);
     };
     const onSignal = (signal: NodeJS.Signals) => {
       if (progress.running && !progress.interrupted) progress.interrupted = signal;
-      else exitOn(signal, progress.done, progress.total);
+      else run.exitNow(interrupted(signal, progress.done, progress.total));
     };
     process.on("SIGINT", onSignal);
     process.on("SIGTERM", onSignal);
     try {
-      await generateLocked(argv, root, matrixFile, stamp, write, progress);
+      run.exitCode = await generateLocked(argv, root, matrixFile, stamp, write, progress);
     } catch (e) {
-      if (e instanceof write.SyncInterrupted) exitOn(e.signal, e.done, e.total);
-      throw e;
+      if (!(e instanceof write.SyncInterrupted)) throw e;
+      run.exitCode = interrupted(e.signal, e.done, e.total);
     } finally {
       process.off("SIGINT", onSignal);
       process.off("SIGTERM", onSignal);
@@ -66,7 +69,7 @@ export const generateCommand: CommandModule<object, OptionTypes<typeof generateO
   },
 };
 
-/** generate's work, holding the output's lock. */
+/** generate's work, holding the output's lock, writing to its run's io (runOf(argv)). @returns the exit status (1: --check found a difference) */
 async function generateLocked(
   argv: { check: boolean },
   root: string,
@@ -74,12 +77,14 @@ async function generateLocked(
   stamp: typeof import("../stamp.ts"),
   write: typeof import("../write.ts"),
   progress: SyncProgress,
-): Promise<void> {
+): Promise<number> {
+  const { io } = runOf(argv);
+  const print = printer(io);
   if (!argv.check) {
     const s = stamp.upToDate(root, matrixFile);
     if (s.upToDate) {
-      console.log(`nothing to write: ${s.files} generated files already up to date (inputs unchanged since the last generate)`);
-      return;
+      print.out(`nothing to write: ${s.files} generated files already up to date (inputs unchanged since the last generate)`);
+      return 0;
     }
   }
   const [p, { renderAll }, { isSingleFileMatrix }] = await Promise.all([
@@ -95,7 +100,7 @@ async function generateLocked(
   // A typo in an environment's extras shows only when Nix evaluates the environment: say it now, with the extra the
   // catalog knows that it is close to.
   const { extraHints, extraHintText } = await import("../extra-hints.ts");
-  for (const h of extraHints(p.catalog, p.matrix.environments)) console.error(wrap(extraHintText(h), terminalWidth(), { indent: "warning: ", hang: "  " }));
+  for (const h of extraHints(p.catalog, p.matrix.environments)) print.err(wrap(extraHintText(h), terminalWidth(io), { indent: "warning: ", hang: "  " }));
   const files = renderAll(p);
   if (!argv.check) stamp.clearStamp(root);
   const r = await write.syncFiles(root, files, { check: argv.check, progress });
@@ -106,17 +111,18 @@ async function generateLocked(
   ];
   if (argv.check) {
     if (changes.length) {
-      process.stderr.write(errorLine(`generated files are out of date with ${p.matrixFile}; run \`npm run generate\`:`));
-      console.error(changes.slice(0, 50).join("\n") + (changes.length > 50 ? `\n  ... and ${changes.length - 50} more` : ""));
-      process.exitCode = 1;
-    } else console.log(`up to date: ${files.size} generated files match ${p.matrixFile}`);
-    return;
+      io.err(errorLine(`generated files are out of date with ${p.matrixFile}; run \`npm run generate\`:`));
+      print.err(changes.slice(0, 50).join("\n") + (changes.length > 50 ? `\n  ... and ${changes.length - 50} more` : ""));
+      return 1;
+    }
+    print.out(`up to date: ${files.size} generated files match ${p.matrixFile}`);
+    return 0;
   }
   stamp.writeStamp(root, matrixFile, files.keys(), isSingleFileMatrix(matrixFile));
-  if (!changes.length) console.log(`nothing to write: ${files.size} generated files already up to date`);
+  if (!changes.length) print.out(`nothing to write: ${files.size} generated files already up to date`);
   else {
-    if (changes.length <= 20) console.log(changes.join("\n"));
-    console.log(
+    if (changes.length <= 20) print.out(changes.join("\n"));
+    print.out(
       `${r.written.length} written, ${r.removed.length} stale removed, ${r.unchanged} unchanged ` +
         `(${p.variants.length} package variants, ${p.excluded.length} dropped; see BUILD_MATRIX.md)`,
     );
@@ -124,22 +130,23 @@ async function generateLocked(
   const { renamedFiles } = await import("../matrix-yield.ts");
   const renamed = renamedFiles(r.removed, r.written);
   if (renamed.length)
-    console.log(
+    print.out(
       wrap(
         `${renamed.length} variant file(s) renamed, not dropped: with more than one PyTorch release each name carries ` +
           `its release (e.g. ${renamed[0]![0]} is now ${renamed[0]![1]}); update what installs or builds them by name.`,
-        terminalWidth(),
+        terminalWidth(io),
         { indent: "note: ", hang: "  " },
       ),
     );
   for (const w of packagesWithoutVariant(p.matrix, p.variants, p.excluded))
-    console.log(
+    print.out(
       wrap(
         `no variant of ${w.package} (asked for in packages; ${w.dropped} combination(s) dropped): ${w.reason} ` +
           `See \`variant-matrix list --excluded --filter package=${w.package}\`.`,
-        terminalWidth(),
+        terminalWidth(io),
         { indent: "note: ", hang: "  " },
       ),
     );
-  await warnUntracked(root, [...files.keys()]);
+  await warnUntracked(root, [...files.keys()], io.err);
+  return 0;
 }

@@ -29,6 +29,7 @@ import { existsSync, lstatSync, realpathSync } from "node:fs";
 import path from "node:path";
 import { InputError, withExitCode } from "../errors.ts";
 import { REPO_ROOT } from "../paths.ts";
+import { ASK_NIX_TIMEOUT_S } from "../constants.ts";
 import { formatName, parseName } from "../naming.ts";
 import { ENV_PACKAGE } from "../catalog/packages.ts";
 import { wrap, wrapCommand } from "../text.ts";
@@ -36,7 +37,7 @@ import type { Backend } from "../driver/backend.ts";
 import type { CheckResult } from "../preflight/checks.ts";
 import type { Variant } from "../schema.ts";
 import type { BuildArgs } from "../driver/options.ts";
-import { copyableCommand, processIo, terminalWidth, type Io } from "./shared.ts";
+import { copyableCommand, runOf, terminalWidth, type Io } from "./shared.ts";
 import { DEFAULT_PACKAGE, hostOptions, hostRootOption, matrixOption, nixOptions, outputOptions, packagePickOption, pick, type ArgsOf, type OptionTypes } from "./options.ts";
 import { namePositional, type ChosenVariant } from "./doctor.ts";
 import type { VerifyReport } from "./verify.ts";
@@ -45,6 +46,10 @@ import type { VerifyReport } from "./verify.ts";
 const installOptions = {
   dir: { type: "string", describe: "where the environment is linked (a GC root): DIR/bin/python3 (default ./PACKAGE: ./torch-env, ./llm-env)" },
   "dry-run": { type: "boolean", describe: "print the steps, the checks and the build's plan with its estimate; change nothing" },
+  "ask-nix-timeout": {
+    type: "number",
+    describe: `seconds Nix may take to say what it would build and fetch, the team's caches included (default ${ASK_NIX_TIMEOUT_S}; 0: the cache model)`,
+  },
   ...pick(nixOptions, "backend"),
   package: {
     ...packagePickOption.package,
@@ -69,9 +74,9 @@ export class InstallInputError extends InputError {}
 
 /**
  * Run install; returns the exit status (see the file header) instead of exiting.
- * @param io where install's own lines go (the build driver writes to the process streams itself)
+ * @param io where install writes (main's run.io; tests hand in recorders); the build's own lines go there too
  */
-export async function runInstall(args: InstallArgs, io: Io = processIo): Promise<number> {
+export async function runInstall(args: InstallArgs, io: Io): Promise<number> {
   return withExitCode(io.err, () => install(args, io));
 }
 
@@ -101,7 +106,7 @@ interface InstallPlan {
 
 /** install's steps (see the file header): decide, then print the dry run, or check, build, link and verify. */
 async function install(args: InstallArgs, io: Io): Promise<number> {
-  const width = terminalWidth();
+  const width = terminalWidth(io);
   const say = (text: string, indent = "", hang?: string) => io.out(wrap(text, width, { indent, hang }) + "\n");
   const plan = await planInstall(args);
   const pre = await import("../preflight/checks.ts");
@@ -109,7 +114,7 @@ async function install(args: InstallArgs, io: Io): Promise<number> {
   if (args.dryRun) {
     printDryRun(plan, say, (s) => io.out(s), (r) => pre.formatChecks(r, width));
     const { buildMain } = await import("./build-main.ts");
-    return buildMain(buildArgs(args, variant.name, backend, true, dir));
+    return buildMain(buildArgs(args, variant.name, backend, true, dir), io);
   }
   if (stops.length) {
     io.err(
@@ -134,7 +139,7 @@ async function install(args: InstallArgs, io: Io): Promise<number> {
 
   // 3. The build (cached variants are not built again).
   const { buildMain } = await import("./build-main.ts");
-  const built = await buildMain(buildArgs(args, variant.name, backend, false, dir));
+  const built = await buildMain(buildArgs(args, variant.name, backend, false, dir), io);
   if (built !== 0) return built;
   const hostDriver = await linkInstalled(plan, say);
   return verifyInstalled(args, plan, hostDriver, say, io);
@@ -205,6 +210,7 @@ async function planInstall(args: InstallArgs): Promise<InstallPlan> {
     backend,
     pinnedNixpkgs: pre.evaluatesPinnedNixpkgs([file]),
     hostSystem: chosen.system,
+    teamCaches: project.caches,
   });
   if (args.hostRoot === undefined && (args.cpuinfo !== undefined || args.nvidiaSmi !== undefined)) await judgeRecordedHost(args, results, variant.cuda !== null);
   const gpu = results.find((r) => r.id === "gpu-driver");
@@ -345,6 +351,8 @@ function buildArgs(args: InstallArgs, name: string, backend: Backend, dryRun: bo
     plain: args.plain,
     outDir: backend === "nix" ? path.dirname(dir) : undefined,
     retries: 0,
+    // Ask Nix before estimating (driver/ask-nix.ts), for the dry run's plan and before the real build.
+    askNixTimeout: args.askNixTimeout ?? ASK_NIX_TIMEOUT_S,
   };
 }
 
@@ -363,12 +371,13 @@ export function closingLine(
   return `${python}: ${report.name} (${what}): ${held} of ${report.checks.length} promises hold${gpus.length ? ` on ${gpus.join(", ")}` : ", no GPU checked"}`;
 }
 
-/** The yargs command module; generator/cli.ts registers it. Sets `process.exitCode` (0, 1 or 2, see above). */
+/** The yargs command module; generator/cli.ts registers it. Sets its run's exit status (0, 1 or 2, see above). */
 export const installCommand: CommandModule<object, OptionTypes<typeof namePositional & typeof installOptions>> = {
   command: "install [name]",
   describe: "detect's pick (or NAME) for this host: check, build, link at --dir, run through the host's GPU driver and verify on the GPU",
   builder: (y: Argv<object>) => y.positional("name", namePositional.name).options(installOptions),
   handler: async (argv: ArgumentsCamelCase<OptionTypes<typeof namePositional & typeof installOptions>>) => {
-    process.exitCode = await runInstall(argv);
+    const run = runOf(argv);
+    run.exitCode = await runInstall(argv, run.io);
   },
 };

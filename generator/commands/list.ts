@@ -3,7 +3,7 @@
  */
 import type { ArgumentsCamelCase, Argv, CommandModule } from "yargs";
 import { checkFilterValues, matchFilters, parseFilters } from "../filters.ts";
-import { project, terminalWidth, variantJson } from "./shared.ts";
+import { printer, project, runOf, terminalWidth, variantJson } from "./shared.ts";
 import { matrixOption, outputOptions, selectionOptions, type OptionTypes } from "./options.ts";
 import { wrap } from "../text.ts";
 import { groupExcluded } from "../matrix-yield.ts";
@@ -24,30 +24,32 @@ export const listCommand: CommandModule<object, OptionTypes<typeof listOptions>>
   describe: "list package variants (or, with --excluded, dropped combinations and their reasons)",
   builder: (y: Argv<object>) => y.options(listOptions),
   handler: async (argv: ArgumentsCamelCase<OptionTypes<typeof listOptions>>) => {
+    const { io } = runOf(argv);
+    const print = printer(io);
     const filters = parseFilters(argv.filter);
-    const w = terminalWidth();
+    const w = terminalWidth(io);
     const p = await project(argv.matrix);
     if (argv.excluded) {
       const ex = p.excluded.filter((e) =>
         matchFilters({ ...e, package: e.package, system: p.catalog.isas.find((i) => i.key === e.isa)!.system }, filters),
       );
-      if (argv.json) console.log(JSON.stringify(ex.map((e) => ({ name: e.name, reasons: e.reasons })), null, 2));
+      if (argv.json) print.out(JSON.stringify(ex.map((e) => ({ name: e.name, reasons: e.reasons })), null, 2));
       else if (argv.verbose)
-        for (const e of ex) console.log(`${e.name}\n${e.reasons.map((r) => wrap(r, w, { indent: "  - ", hang: "    " })).join("\n")}`);
-      else console.log(formatExcluded(ex, w));
-      console.error(`${ex.length} dropped package variant(s)${argv.verbose || argv.json ? "" : " (--verbose: one name per line)"}`);
+        for (const e of ex) print.out(`${e.name}\n${e.reasons.map((r) => wrap(r, w, { indent: "  - ", hang: "    " })).join("\n")}`);
+      else print.out(formatExcluded(ex, w));
+      print.err(`${ex.length} dropped package variant(s)${argv.verbose || argv.json ? "" : " (--verbose: one name per line)"}`);
       return;
     }
     checkFilterValues(filters, p.variants);
     const vs = p.variants.filter((v) => matchFilters(v, filters));
-    if (argv.json) console.log(JSON.stringify(vs.map(variantJson), null, 2));
+    if (argv.json) print.out(JSON.stringify(vs.map(variantJson), null, 2));
     else {
       const nw = Math.max(0, ...vs.map((v) => v.name.length));
       // One row per variant: name, system, the capabilities nvcc compiles; "*" marks binary-compatible code.
-      for (const v of vs) console.log(`${v.name.padEnd(nw)}  ${v.system.padEnd(13)}  ${v.cudaCapabilities.join(",") || "cpu"}${v.binaryCompat ? " *" : ""}`.trimEnd());
-      console.error(`${vs.length} of ${p.variants.length} package variants`);
+      for (const v of vs) print.out(`${v.name.padEnd(nw)}  ${v.system.padEnd(13)}  ${v.cudaCapabilities.join(",") || "cpu"}${v.binaryCompat ? " *" : ""}`.trimEnd());
+      print.err(`${vs.length} of ${p.variants.length} package variants`);
       if (vs.some((v) => v.binaryCompat))
-        console.error(
+        print.err(
           wrap(
             "* binary-compatible: compiled for a lower capability of the same major, which runs on this GPU (`variant-matrix explain NAME` says why)",
             w,

@@ -17,7 +17,7 @@ import type { ArgumentsCamelCase, Argv, CommandModule } from "yargs";
 import { dirname, resolve } from "node:path";
 import { LOCAL_CATALOG_FILE, NIX_ATTR_RE, REPEATABLE } from "../constants.ts";
 import { REPO_ROOT } from "../paths.ts";
-import { parseNixOptions } from "./shared.ts";
+import { parseNixOptions, printer, runOf, type Io } from "./shared.ts";
 import { matrixOption, nixOptions, outputOptions, type ArgsOf, type OptionTypes } from "./options.ts";
 import { withArgumentRules } from "./arguments.ts";
 
@@ -25,15 +25,16 @@ import { withArgumentRules } from "./arguments.ts";
 const pinHead = (pin: { rev: string; torch: string; channel: string | null; date: string | null }) =>
   `${pin.rev.slice(0, 7)} (torch ${pin.torch}${pin.channel ? `, ${pin.channel}` : ""}${pin.date ? ` ${pin.date}` : ""})`;
 
-/** One block per catalog pin: "– PIN: not checked: why" for an unreachable one, else the lines `checked` gives. */
+/** One block per catalog pin, each line to `out`: "– PIN: not checked: why" for an unreachable one, else the lines `checked` gives. */
 function printPerPin<C extends { status: "checked" }, U extends { status: "unreachable"; why: string }>(
   results: readonly ((C | U) & { pin: { rev: string; torch: string; channel: string | null; date: string | null } })[],
   checked: (r: C, head: string) => string[],
+  out: (line: string) => void,
 ): void {
   for (const r of results) {
     const head = pinHead(r.pin);
-    if (r.status === "unreachable") console.log(`– ${head}: not checked: ${(r as U).why}`);
-    else for (const l of checked(r as C, head)) console.log(l);
+    if (r.status === "unreachable") out(`– ${head}: not checked: ${(r as U).why}`);
+    else for (const l of checked(r as C, head)) out(l);
   }
 }
 
@@ -173,21 +174,28 @@ export function makePinCommand(run: (argv: PinArgs) => void | Promise<void> = ru
 /** The `pin` command as generator/cli.ts registers it: each action runs runPin. */
 export const pinCommand = makePinCommand();
 
-/** Run one pin action with its parsed options (see the file header for each action and the exit status). */
+/** Run one pin action with its parsed options and set its run's exit status (see the file header for each action). */
 async function runPin(argv: PinArgs): Promise<void> {
+  const cmd = runOf(argv);
+  cmd.exitCode = await pinAction(argv, cmd.io);
+}
+
+/** One pin action, writing to `io`. @returns the exit status (see the file header) */
+async function pinAction(argv: PinArgs, io: Io): Promise<number> {
   if ((argv.action === "inspect" || argv.action === "add") && !argv.source) throw new UsageError(`pin ${argv.action} needs a source: a nixpkgs revision or checkout directory`);
-  if (argv.action === "inspect") return pinInspect(argv);
+  const out = printer(io).out;
+  if (argv.action === "inspect") return pinInspect(argv, out);
   const { builtIn, cat, dir } = await catalogFor(argv.matrix);
-  if (argv.action === "add") return pinAdd(argv, builtIn, dir, cat);
+  if (argv.action === "add") return pinAdd(argv, builtIn, dir, cat, out);
   const given = givenCheckouts(argv.nixpkgs, cat);
-  if (argv.action === "cache") return pinCache(argv, cat, given);
-  return pinCheck(argv, cat, given);
+  if (argv.action === "cache") return pinCache(argv, cat, given, out);
+  return pinCheck(argv, cat, given, out);
 }
 
 type Catalogs = Awaited<ReturnType<typeof catalogFor>>;
 
-/** `pin inspect SOURCE`: the facts of a nixpkgs as the user's Nix reads them, each with the expression it came from. */
-async function pinInspect(argv: InspectArgs): Promise<void> {
+/** `pin inspect SOURCE`: the facts of a nixpkgs as the user's Nix reads them, each with the expression it came from (lines to `out`). @returns 0 */
+async function pinInspect(argv: InspectArgs, out: (line: string) => void): Promise<number> {
   const [run, { show, torchNewerThanCatalog }] = await Promise.all([import("../pin/run.ts"), import("../pin/facts.ts")]);
   const src = await run.resolveSource(argv.source, { rev: argv.rev, url: argv.url });
   const extras = argv.extra ?? [];
@@ -198,13 +206,13 @@ async function pinInspect(argv: InspectArgs): Promise<void> {
   // (inspect takes no --matrix: the catalog beside the repository's matrix.ts.)
   const newer = torchNewerThanCatalog(ins.facts, (await catalogFor()).cat);
   if (argv.json) {
-    console.log(JSON.stringify({ path: src.path, rev: src.rev, sha256: src.sha256, url: src.url, nixVersion: ins.nixVersion, system: ins.system, facts: ins.facts, newerTorch: newer }, null, 2));
-    return;
+    out(JSON.stringify({ path: src.path, rev: src.rev, sha256: src.sha256, url: src.url, nixVersion: ins.nixVersion, system: ins.system, facts: ins.facts, newerTorch: newer }, null, 2));
+    return 0;
   }
   const f = ins.facts;
-  const line = (label: string, value: unknown, expr: string) => console.log(`${label.padEnd(34)} ${show(value)}\n${"".padEnd(36)}← ${expr}`);
-  console.log(`nixpkgs ${src.rev ?? "(revision unknown)"} at ${src.path}, read with Nix ${ins.nixVersion}${ins.system ? ` for ${ins.system}` : ""}`);
-  if (src.sha256) console.log(`sha256 ${src.sha256}  (nix-prefetch-url --unpack ${src.url})`);
+  const line = (label: string, value: unknown, expr: string) => out(`${label.padEnd(34)} ${show(value)}\n${"".padEnd(36)}← ${expr}`);
+  out(`nixpkgs ${src.rev ?? "(revision unknown)"} at ${src.path}, read with Nix ${ins.nixVersion}${ins.system ? ` for ${ins.system}` : ""}`);
+  if (src.sha256) out(`sha256 ${src.sha256}  (nix-prefetch-url --unpack ${src.url})`);
   line("default Python", f.defaultPython.value, f.defaultPython.expr);
   line("default CUDA", f.defaultCuda.value, f.defaultCuda.expr);
   for (const s of f.pythonSets) {
@@ -225,10 +233,11 @@ async function pinInspect(argv: InspectArgs): Promise<void> {
   line("torch links NVSHMEM statically", f.staticLinks.nvshmem.value, f.staticLinks.nvshmem.expr);
   line("torchaudio dependencies", f.torchaudioDependencies.value, f.torchaudioDependencies.expr);
   if (newer)
-    console.log(
+    out(
       `note: torch ${newer.torch} is newer than every PyTorch release the catalog knows (newest ${newer.newest}): ` +
         `\`variant-matrix pin add ${argv.source}\` records this pin and what it carries in ${LOCAL_CATALOG_FILE}`,
     );
+  return 0;
 }
 
 /**
@@ -246,13 +255,13 @@ function givenCheckouts(specs: readonly string[] | undefined, cat: Catalogs["cat
   return given;
 }
 
-/** `pin cache`: ask the binary cache at every catalog pin and compare with the cache model (exit 1 on a difference). */
-async function pinCache(argv: CacheArgs, cat: Catalogs["cat"], given: Record<string, string>): Promise<void> {
+/** `pin cache`: ask the binary cache at every catalog pin and compare with the cache model (lines to `out`). @returns 1 on a difference, else 0 */
+async function pinCache(argv: CacheArgs, cat: Catalogs["cat"], given: Record<string, string>, out: (line: string) => void): Promise<number> {
   const run = await import("../pin/run.ts");
   const nixOptions = parseNixOptions(argv.nixOption);
   const results = await run.cachePins(cat, { given, fetch: argv.fetch, system: argv.system, substituter: argv.substituter, nixOptions });
   const word = (b: boolean) => (b ? "cached" : "built");
-  if (argv.json) console.log(JSON.stringify(results.map((r) => (r.status === "checked" ? { rev: r.pin.rev, status: r.status, where: r.where, answers: r.answers, notes: r.notes } : { rev: r.pin.rev, status: r.status, why: r.why })), null, 2));
+  if (argv.json) out(JSON.stringify(results.map((r) => (r.status === "checked" ? { rev: r.pin.rev, status: r.status, where: r.where, answers: r.answers, notes: r.notes } : { rev: r.pin.rev, status: r.status, why: r.why })), null, 2));
   else
     printPerPin(results, (r, head) => {
       const bad = r.answers.filter((a) => a.cached !== a.modelCached);
@@ -261,20 +270,20 @@ async function pinCache(argv: CacheArgs, cat: Catalogs["cat"], given: Record<str
         ...r.answers.map((a) => `    ${a.cached === a.modelCached ? "✓" : "✗"} python${a.python.replace(".", "")}Packages, CUDA ${a.cuda}: ${a.input} ${word(a.cached)} (model: ${word(a.modelCached)})`),
         ...r.notes.map((n) => `    note: ${n}`),
       ];
-    });
+    }, out);
   const checked = results.filter((r) => r.status === "checked");
   if (!checked.length) await noPinReached();
-  if (checked.some((r) => r.status === "checked" && (r.answers.some((a) => a.cached !== a.modelCached) || !r.answers.length))) process.exitCode = 1;
+  return checked.some((r) => r.status === "checked" && (r.answers.some((a) => a.cached !== a.modelCached) || !r.answers.length)) ? 1 : 0;
 }
 
-/** `pin check`: compare every catalog pin's facts with what the user's Nix reads (exit 1 on a difference). */
-async function pinCheck(argv: CheckArgs, cat: Catalogs["cat"], given: Record<string, string>): Promise<void> {
+/** `pin check`: compare every catalog pin's facts with what the user's Nix reads (lines to `out`). @returns 1 on a difference, else 0 */
+async function pinCheck(argv: CheckArgs, cat: Catalogs["cat"], given: Record<string, string>, out: (line: string) => void): Promise<number> {
   const run = await import("../pin/run.ts");
   const results = await run.checkPins(cat, { given, fetch: argv.fetch, system: argv.system });
   const checked = results.filter((r) => r.status === "checked");
   const beside = await Promise.all((argv.also ?? []).map((src) => run.checkBeside(src, cat, { fetch: argv.fetch, system: argv.system })));
   if (argv.json)
-    console.log(
+    out(
       JSON.stringify(
         [
           ...results.map((r) => (r.status === "checked" ? { status: r.status, where: r.where, ...r.comparison } : { rev: r.pin.rev, status: r.status, why: r.why })),
@@ -292,11 +301,11 @@ async function pinCheck(argv: CheckArgs, cat: Catalogs["cat"], given: Record<str
         ...c.differences.map((d) => `    ${d.message}`),
         ...c.notes.map((n) => `    note: ${n}`),
       ];
-    });
-    for (const b of beside) console.log(besideLine(b));
+    }, out);
+    for (const b of beside) out(besideLine(b));
   }
   if (!checked.length && !beside.length) await noPinReached();
-  if (checked.some((r) => r.status === "checked" && r.comparison.differences.length)) process.exitCode = 1;
+  return checked.some((r) => r.status === "checked" && r.comparison.differences.length) ? 1 : 0;
 }
 
 /** One line for a nixpkgs read beside the pins: its torch, and `pin add` when the catalog knows no release as new. */
@@ -309,10 +318,11 @@ function besideLine(b: import("../pin/run.ts").BesideCheck): string {
 
 /**
  * `pin add SOURCE`: read the pin's facts and add it (and a PyTorch or torchaudio release the catalog does not know)
- * to local-catalog.json beside matrix.ts.
+ * to local-catalog.json beside matrix.ts; what it added as lines to `out`.
+ * @returns 0
  * @throws UsageError for a bad --date or --sha256
  */
-async function pinAdd(argv: AddArgs, builtIn: Catalogs["builtIn"], dir: string, cat: Catalogs["cat"]): Promise<void> {
+async function pinAdd(argv: AddArgs, builtIn: Catalogs["builtIn"], dir: string, cat: Catalogs["cat"], out: (line: string) => void): Promise<number> {
   const [run, { addLocalEntry }, { SHA256_RE }] = await Promise.all([import("../pin/run.ts"), import("../catalog/local.ts"), import("../catalog/schema.ts")]);
   const src = await run.resolveSource(argv.source, { rev: argv.rev, url: argv.url });
   if (argv.date !== undefined && !/^\d{4}-\d{2}-\d{2}$/.test(argv.date)) throw new UsageError(`--date ${argv.date}: expected YYYY-MM-DD`);
@@ -321,8 +331,9 @@ async function pinAdd(argv: AddArgs, builtIn: Catalogs["builtIn"], dir: string, 
   const { entry } = await run.makePinEntry(src, cat, { sha256: argv.sha256, date: argv.date, channel: argv.channel, system: argv.system });
   const file = addLocalEntry(builtIn, dir, entry);
   const p = entry.pin;
-  console.log(`added nixpkgs ${p.rev} (torch ${p.torch}, torchaudio ${p.torchaudio}; Python ${p.python.join(", ")}; CUDA ${p.cuda.join(", ")}${Object.keys(p.brokenCuda).length ? `, torch broken with CUDA ${Object.keys(p.brokenCuda).join(", ")}` : ""}) to ${file}`);
-  if (entry.torch) console.log(`added PyTorch ${entry.torch.version} (name tag ${entry.torch.nameTag}) to ${LOCAL_CATALOG_FILE}: Python and CUDA as nixpkgs builds it`);
-  if (entry.torchaudio) console.log(`added torchaudio ${entry.torchaudio.version} to ${LOCAL_CATALOG_FILE}`);
-  console.log(`use it in matrix.ts: releases: [{ torch: "${p.torch}", nixpkgs: "${p.rev}" }], then \`npm run generate\``);
+  out(`added nixpkgs ${p.rev} (torch ${p.torch}, torchaudio ${p.torchaudio}; Python ${p.python.join(", ")}; CUDA ${p.cuda.join(", ")}${Object.keys(p.brokenCuda).length ? `, torch broken with CUDA ${Object.keys(p.brokenCuda).join(", ")}` : ""}) to ${file}`);
+  if (entry.torch) out(`added PyTorch ${entry.torch.version} (name tag ${entry.torch.nameTag}) to ${LOCAL_CATALOG_FILE}: Python and CUDA as nixpkgs builds it`);
+  if (entry.torchaudio) out(`added torchaudio ${entry.torchaudio.version} to ${LOCAL_CATALOG_FILE}`);
+  out(`use it in matrix.ts: releases: [{ torch: "${p.torch}", nixpkgs: "${p.rev}" }], then \`npm run generate\``);
+  return 0;
 }

@@ -7,7 +7,6 @@ import { resolve } from "node:path";
 import { UsageError } from "../errors.ts";
 import type { Project } from "../project.ts";
 import type { Variant, VariantJson } from "../schema.ts";
-import { terminalSafe } from "../terminal-safe.ts";
 
 
 /**
@@ -22,18 +21,52 @@ export function parseNixOptions(specs: readonly string[] | undefined): (readonly
   });
 }
 
-/** Where a command writes its output (`out`) and its errors and warnings (`err`); tests hand in recorders. */
+/**
+ * Where a command writes and what it writes to: `out` (its output: stdout), `err` (its errors and warnings: stderr),
+ * the width human output wraps to and whether stderr is a terminal. main (generator/cli.ts) makes the process's one
+ * (`processIo`); tests hand in recorders. Nothing below main writes anywhere else.
+ */
 export interface Io {
   out: (s: string) => void;
   err: (s: string) => void;
+  /** The width human output wraps to, in columns: `$COLUMNS` when set to a number, else stdout's terminal width, else 80. Absent: 80. */
+  columns?: number;
+  /** True when stderr is a terminal (colour in build's status lines). Absent: false. */
+  isTTY?: boolean;
+  /**
+   * stderr itself when it is a terminal that reports its size: build's live status redraws it (log-update needs the
+   * stream's rows and columns). Absent for a pipe, a file or a recorder: plain status lines go to `err`.
+   */
+  terminal?: NodeJS.WriteStream;
 }
 
 /**
- * The process's own streams: stdout and stderr, every control character escaped (terminal-safe.ts): what a command
- * prints quotes recordings, host files, `detect --json` files and arguments, and none of them may drive the terminal.
- * JSON passes through unchanged in meaning.
+ * One run of a command as main (generator/cli.ts) hands it to the command's handler, through yargs' parse context
+ * (the handler's argv carries it under RUN_KEY; read it with runOf): where to write, and the exit status main returns.
  */
-export const processIo: Io = { out: (s) => process.stdout.write(terminalSafe(s)), err: (s) => process.stderr.write(terminalSafe(s)) };
+export interface CommandRun {
+  io: Io;
+  /** The exit status main returns: 0 unless the handler sets it (1 the work failed, 2 bad input; errors.ts EXIT). */
+  exitCode: number;
+  /**
+   * End the process now with `code`, without returning through main (cli.ts: process.exit). Only for generate's
+   * second signal, which must not wait for the work in flight; every other path returns its code through main.
+   */
+  exitNow: (code: number) => never;
+}
+
+/** The key of the CommandRun in a handler's argv (yargs merges its parse context into argv; strict mode ignores it). */
+export const RUN_KEY = "variantMatrixRun";
+
+/**
+ * The CommandRun main handed to a handler with `argv`.
+ * @throws Error when the handler was called without main (no run in argv): a programming error, not user input
+ */
+export function runOf(argv: object): CommandRun {
+  const run = (argv as Record<string, unknown>)[RUN_KEY] as CommandRun | undefined;
+  if (!run) throw new Error("a command handler ran without main (generator/cli.ts): no CommandRun in its arguments");
+  return run;
+}
 
 /**
  * Load the matrix's project as the commands name it: `matrix` relative to the working directory (default
@@ -66,26 +99,26 @@ export function variantJson(v: Variant): VariantJson {
   };
 }
 
-/** Warn about generated files git does not track: `flox build` evaluates a store copy of tracked files only. */
-export async function warnUntracked(root: string, files: string[]): Promise<void> {
+/** Warn (on `err`) about generated files git does not track: `flox build` evaluates a store copy of tracked files only. */
+export async function warnUntracked(root: string, files: string[], err: Io["err"]): Promise<void> {
   const { untrackedGenerated } = await import("../git-tracked.ts");
   const untracked = await untrackedGenerated(root, files);
   if (untracked === null) return; // not a git checkout (or no git): nothing to say
   if (untracked.length)
-    console.error(
+    err(
       `warning: ${untracked.length} generated file(s) are not git-tracked, and flox build sees only tracked files:` +
-        ` run \`git add .flox pkgs\` (first: ${untracked.slice(0, 3).join(", ")})`,
+        ` run \`git add .flox pkgs\` (first: ${untracked.slice(0, 3).join(", ")})\n`,
     );
 }
 
-/**
- * The width human output wraps to, in columns: `$COLUMNS` when set to a number, else the terminal's width
- * (`process.stdout.columns`), else 80 (a pipe, a file, CI).
- */
-export function terminalWidth(): number {
-  const env = Number(process.env.COLUMNS);
-  if (Number.isInteger(env) && env > 0) return env;
-  return process.stdout.isTTY && process.stdout.columns ? process.stdout.columns : 80;
+/** The width human output of a run wraps to, in columns: `io.columns` (main's processIo: $COLUMNS, else the terminal's), else 80. */
+export function terminalWidth(io: Pick<Io, "columns">): number {
+  return io.columns ?? 80;
+}
+
+/** Line writers over `io`: `out(line)` and `err(line)` write the line and a newline (as the console's log and error print a line). */
+export function printer(io: Io): { out: (line: string) => void; err: (line: string) => void } {
+  return { out: (line) => io.out(`${line}\n`), err: (line) => io.err(`${line}\n`) };
 }
 
 /** `word` quoted for a POSIX shell when it needs it (single quotes; a quote inside as '\''). */

@@ -36,7 +36,7 @@ import { existsOn } from "../preflight/host.ts";
 import { NIXOS_DRIVER_LIB } from "../catalog/host.ts";
 import { driverCause } from "../verify/driver.ts";
 import { wrap, wrapLines } from "../text.ts";
-import { processIo, terminalWidth, type Io } from "./shared.ts";
+import { runOf, terminalWidth, type Io } from "./shared.ts";
 import { hostOptions, hostRootOption, installLineOptions, matrixOption, outputOptions, type ArgsOf, type OptionTypes } from "./options.ts";
 
 /** The positional of `verify`: the variant whose promise is checked. */
@@ -144,7 +144,7 @@ export function formatReport(r: VerifyReport, install: { org?: string; substitut
     const mark = c.ok === true ? "✓" : c.ok === false ? "✗" : "–";
     out.push(`  ${mark} ${c.promise}: ${c.ok === true ? c.found : `expected ${c.expected}, found ${c.found}`}`);
   }
-  if (r.hostDriver) for (const l of r.hostDriver.lines) out.push(wrap(l, terminalWidth(), { indent: "    ", hang: "      " }));
+  if (r.hostDriver) for (const l of r.hostDriver.lines) out.push(wrap(l, width, { indent: "    ", hang: "      " }));
   const failed = r.checks.filter((c) => c.ok === false).length;
   const unchecked = r.checks.filter((c) => c.ok === null).length;
   out.push(`${r.checks.length - failed - unchecked} of ${r.checks.length} promises hold, ${failed} failed, ${unchecked} not checkable here.`);
@@ -163,9 +163,9 @@ export function formatReport(r: VerifyReport, install: { org?: string; substitut
 
 /**
  * Run verify; returns the exit status (0, 1, 2; see the file header) instead of exiting.
- * @param io where to write (defaults to the process streams).
+ * @param io where to write (main's run.io; tests hand in recorders).
  */
-export async function runVerify(args: VerifyArgs, source: VariantSource = loadVariants, io: Io = processIo): Promise<number> {
+export async function runVerify(args: VerifyArgs, source: VariantSource = loadVariants, io: Io): Promise<number> {
   return withExitCode(io.err, () => verify(args, source, io));
 }
 
@@ -191,7 +191,7 @@ async function verify(args: VerifyArgs, source: VariantSource, io: Io): Promise<
   const { catalog, variants } = await source(args.matrix);
   const report = verifyProbe(probe, variants, catalog, host, args.name, label);
   addDriverCause(report, probe, variants, host, args);
-  io.out(args.json ? JSON.stringify(report, null, 2) + "\n" : formatReport(report, { org: args.org, substituter: args.substituter }, terminalWidth()));
+  io.out(args.json ? JSON.stringify(report, null, 2) + "\n" : formatReport(report, { org: args.org, substituter: args.substituter }, terminalWidth(io)));
   return report.holds ? 0 : 1;
 }
 
@@ -252,7 +252,7 @@ function addDriverCause(report: VerifyReport, probe: Probe, variants: readonly V
   report.hostDriver = { lines: cause.lines };
 }
 
-/** The yargs command module; generator/cli.ts registers it. Sets `process.exitCode` (0, 1 or 2). */
+/** The yargs command module; generator/cli.ts registers it. Sets its run's exit status (0, 1 or 2). */
 export const verifyCommand: CommandModule<object, OptionTypes<typeof verifyPositional & typeof verifyOptions>> = {
   command: "verify [name]",
   describe:
@@ -260,6 +260,7 @@ export const verifyCommand: CommandModule<object, OptionTypes<typeof verifyPosit
     "the torch-env variant when the environment holds every package of torch-env)",
   builder: (y: Argv<object>) => y.positional("name", verifyPositional.name).options(verifyOptions),
   handler: async (argv: ArgumentsCamelCase<OptionTypes<typeof verifyPositional & typeof verifyOptions>>) => {
-    process.exitCode = await runVerify(argv);
+    const run = runOf(argv);
+    run.exitCode = await runVerify(argv, loadVariants, run.io);
   },
 };

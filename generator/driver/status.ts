@@ -3,7 +3,6 @@
  * time, and one persistent line per finished variant. Otherwise: one plain line per event. `NO_COLOR` (any
  * non-empty value) turns colour off; colour is also off when the stream is not a TTY.
  */
-import type { Writable } from "node:stream";
 import { createLogUpdate } from "log-update";
 import { formatDuration } from "./report.ts";
 
@@ -67,8 +66,8 @@ function eventLine(e: BuildEvent, t0: number, color: ReturnType<typeof paint>): 
   }
 }
 
-/** One plain line per event on `stream`. */
-export function plainStatus(stream: Writable & { isTTY?: boolean }, t0 = Date.now()): StatusSink {
+/** One plain line per event on `stream` (a stream, or main's io.err with whether it is a terminal). */
+export function plainStatus(stream: { write(s: string): unknown; isTTY?: boolean }, t0 = Date.now()): StatusSink {
   const color = paint(useColor(stream));
   return {
     event: (e) => stream.write(eventLine(e, t0, color) + "\n"),
