@@ -204,7 +204,7 @@ export function withArgumentRules<T, U>(m: CommandModule<T, U>, opts: ArgumentRu
     strings = declared(built, "string").names.filter((k) => !positional.has(k) && !optionalValue.has(k));
     numbers = declared(built, "number").names;
     const single = singleValuedOptions(built as Argv).filter((k) => !positionalsOf(command).some((p) => p.variadic && p.name === k));
-    aliases = (built as unknown as { getOptions(): OptionsView }).getOptions().alias ?? {};
+    aliases = (built as Argv as Argv & { getOptions(): OptionsView }).getOptions().alias ?? {};
     // Before validation, so that choices judge the value that counts (`--backend bogus --backend nix` is nix).
     (built as Argv).middleware((argv: Record<string, unknown>) => lastValueWins(argv, single, aliases), true);
     const needValue = [...strings, ...numbers];
