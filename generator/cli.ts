@@ -16,6 +16,7 @@ import { hideBin } from "yargs/helpers";
 import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { REPO_ROOT } from "./paths.ts";
+import { terminalSafe } from "./terminal-safe.ts";
 // Only light modules load at start; each command imports what it uses in its handler (fast --help, list, explain).
 import { clip, errorLine, EXIT, exitCodeOf, UsageError } from "./errors.ts";
 import { RUN_KEY, terminalWidth, type CommandRun, type Io } from "./commands/shared.ts";
@@ -87,7 +88,7 @@ function refuseEmptyAssignments(args: readonly string[]): void {
 /** Build the yargs parser. Every command goes through withArgumentRules (commands/arguments.ts); help wraps to `io`'s width. */
 function cli(args: string[], io: Io): Argv {
   refuseEmptyAssignments(args);
-  const rules = <T, U>(m: CommandModule<T, U>, o?: Parameters<typeof withArgumentRules>[1]) => withArgumentRules(m, o) as CommandModule;
+  const rules = <T, U>(m: CommandModule<T, U>, o?: Parameters<typeof withArgumentRules>[1]) => withArgumentRules(m, { ...o, words: args }) as CommandModule;
   return yargs(args)
     .scriptName("variant-matrix")
     .command(rules(generateCommand))
@@ -132,10 +133,13 @@ function isWriteError(e: unknown): e is NodeJS.ErrnoException {
 
 /**
  * The process's own streams: stdout and stderr, the width of stdout's terminal (or `$COLUMNS`, read when a command
- * asks) and whether stderr is a terminal.
+ * asks) and whether stderr is a terminal. What goes to stdout has its control characters escaped (terminal-safe.ts):
+ * it quotes recordings, host files, `detect --json` files and arguments, none of which may drive the terminal (JSON
+ * passes through unchanged in meaning). stderr carries the build status' own colours; its error lines are escaped by
+ * errorLine.
  */
 export const processIo: Io = {
-  out: (s) => void process.stdout.write(s),
+  out: (s) => void process.stdout.write(terminalSafe(s)),
   err: (s) => void process.stderr.write(s),
   get columns() {
     const env = Number(process.env.COLUMNS);

@@ -1,3 +1,6 @@
+import { redactCredentials } from "./redact.ts";
+import { terminalSafe } from "./terminal-safe.ts";
+
 /**
  * Bad input that the CLI reports with its message and exit code 2, without a stack trace: an invalid matrix.ts,
  * a bad filter or option, an unknown name. Kept in a module of its own so the CLI can recognise these errors
@@ -25,9 +28,13 @@ export const EXIT = { ok: 0, finding: 1, input: 2, interrupted: 130 } as const;
 /** The prefix of every error message of every command, on stderr. */
 export const ERROR_PREFIX = "variant-matrix: error: ";
 
-/** `message` as every command prints an error: ERROR_PREFIX + message + newline (for an Io's err). */
+/**
+ * `message` as every command prints an error: ERROR_PREFIX + message + newline (for an Io's err). A message
+ * often quotes the user's arguments or a file's contents: its credentials are redacted (redact.ts) and its control
+ * characters escaped (terminal-safe.ts), so an argument holding ESC cannot drive the terminal.
+ */
 export function errorLine(message: string): string {
-  return `${ERROR_PREFIX}${message}\n`;
+  return `${ERROR_PREFIX}${terminalSafe(redactCredentials(message))}\n`;
 }
 
 /** The exit code for an error: EXIT.input for bad input (an InputError), null for anything else (a bug). */
@@ -40,10 +47,12 @@ export const MAX_SHOWN = 80;
 
 /**
  * `text` cut to `max` characters, with how long it was: "aaaa… (2000000 characters)". Text within `max` is returned
- * as it is. Messages pass user values through this so a 2 MB string is not echoed whole.
+ * as it is, its control characters escaped (terminal-safe.ts, one line). Messages pass user values through this so a
+ * 2 MB string is not echoed whole, nor an escape sequence raw.
  */
 export function clip(text: string, max = MAX_SHOWN): string {
-  return text.length <= max ? text : `${text.slice(0, max)}… (${text.length} characters)`;
+  const safe = terminalSafe(text, true);
+  return safe.length <= max ? safe : `${safe.slice(0, max)}… (${text.length} characters)`;
 }
 
 /**

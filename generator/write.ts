@@ -1,7 +1,7 @@
 /**
  * Bring the generated files on disk in line with a rendered FileMap: compare, write every file through a temporary
  * name and a rename, remove stale generated files, or with `check` change nothing and report what differs. One
- * generate at a time per output directory (`lockOutput`).
+ * generate at a time per output directory (`lockOutput`, output-lock.ts).
  *
  * What is ours to remove in a managed directory (`MANAGED_DIRS`) when the FileMap no longer holds it: a file with
  * the generated header (`GENERATED_MARK` within its first five lines), an empty file of the directory's extension
@@ -12,14 +12,11 @@
  * A run killed between two renames leaves a mix of old and new files (and, under SIGKILL, temporaries); the next
  * run removes the temporaries and stale files and writes what differs, and `--check` reports all of them.
  */
-import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, statSync, unlinkSync, writeSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, unlinkSync } from "node:fs";
 import { rename, writeFile } from "node:fs/promises";
-import { createHash } from "node:crypto";
 import { basename, dirname, join, relative } from "node:path";
 import { GENERATED_MARK } from "./literals.ts";
 import type { FileMap } from "./render/index.ts";
-import { cacheDir } from "./paths.ts";
-import { InputError } from "./errors.ts";
 
 /** Directories (repo-relative) whose generated files of the given extension are ours to remove when stale. */
 const MANAGED_DIRS: { dir: string; ext: string }[] = [
@@ -241,73 +238,4 @@ export function managedListing(root: string, managed = MANAGED_DIRS): string[] {
   return managed.flatMap(({ dir }) => listOrEmpty(join(root, dir)).map((n) => `${dir}/${n}`)).sort();
 }
 
-/** Thrown when another generate holds the output's lock past the wait (exit 2: run again when it is done). */
-class LockedError extends InputError {}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === "EPERM";
-  }
-}
-
-/**
- * Take the lock of an output directory (one generate at a time writes it): a file in the cache directory named
- * after `root`, created exclusively, holding the owner's pid. A lock whose owner is no longer running (killed) is
- * taken over. While another live generate holds it, wait (polling every 100 ms, telling `onWait` once) up to
- * `waitMs`.
- * @returns a function that releases the lock (idempotent, synchronous: safe in a signal handler)
- * @throws LockedError naming the owner's pid when the wait runs out
- */
-export async function lockOutput(root: string, opts: { waitMs?: number; onWait?: (pid: number) => void } = {}): Promise<() => void> {
-  const file = join(cacheDir("locks"), `generate-${createHash("sha256").update(root).digest("hex").slice(0, 24)}.lock`);
-  const deadline = Date.now() + (opts.waitMs ?? 120_000);
-  let told = false;
-  for (;;) {
-    try {
-      const fd = openSync(file, "wx");
-      writeSync(fd, String(process.pid));
-      closeSync(fd);
-      let held = true;
-      return () => {
-        if (!held) return;
-        held = false;
-        try {
-          if (readFileSync(file, "utf8") === String(process.pid)) unlinkSync(file);
-        } catch {
-          /* already gone */
-        }
-      };
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
-    }
-    const owner = Number.parseInt(readOrNull(file) ?? "", 10);
-    // An empty lock file is one whose owner has not written its pid yet: give it a moment before judging it dead.
-    const fresh = (() => {
-      try {
-        return Date.now() - statSync(file).mtimeMs < 2_000;
-      } catch {
-        return false;
-      }
-    })();
-    if (Number.isNaN(owner) ? !fresh : !alive(owner)) {
-      try {
-        unlinkSync(file);
-      } catch {
-        /* another waiter took it over first */
-      }
-      continue;
-    }
-    if (Date.now() > deadline)
-      throw new LockedError(
-        `another generate (pid ${owner}) is still writing ${relative(process.cwd(), root) || "."}; nothing was written: run again when it has finished`,
-      );
-    if (!told && !Number.isNaN(owner)) {
-      told = true;
-      opts.onWait?.(owner);
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
+export { lockOutput, LockedError } from "./output-lock.ts";

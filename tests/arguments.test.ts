@@ -4,10 +4,15 @@
 // (main, in-process: tests/helpers/main.ts).
 import { test } from "uvu";
 import * as assert from "uvu/assert";
+import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { ROOT, type CliRun } from "./helpers/cli.ts";
+import yargs, { type Argv, type CommandModule } from "yargs";
+import { ROOT, runCli, tempDir, type CliRun } from "./helpers/cli.ts";
 import { runMain } from "./helpers/main.ts";
-import { checkNumbers, positionalsOf, takeWordsAfterDashDash } from "../generator/commands/arguments.ts";
+import {
+  checkNumbers, lastValueWins, NUMBER_RULES, positionalsOf, singleValuedOptions, takeWordsAfterDashDash, withArgumentRules,
+} from "../generator/commands/arguments.ts";
+import { pinActions } from "../generator/commands/pin.ts";
 
 const A = "pytorch-python313-cpu-avx2";
 const HOST = join(ROOT, "tests/fixtures/hosts/dgx-spark");
@@ -99,6 +104,103 @@ test("positionalsOf and takeWordsAfterDashDash: variadic takes all, optional one
   takeWordsAfterDashDash(d, "doctor [name]", 1);
   assert.is(d.name, "n");
   assert.throws(() => takeWordsAfterDashDash({ _: ["doctor", "n", "m"] }, "doctor [name]", 1), /unexpected argument after `--`: "m" \(doctor takes NAME once\)/);
+});
+
+/** Every command module generator/commands/ exports (found by shape, not listed here), pin's actions each on its own. */
+async function everyCommand(): Promise<{ words: string[]; module: CommandModule }[]> {
+  const found: { words: string[]; module: CommandModule }[] = [];
+  for (const f of readdirSync(join(ROOT, "generator/commands")).filter((x) => x.endsWith(".ts")).sort()) {
+    const mod = (await import(join(ROOT, "generator/commands", f))) as Record<string, unknown>;
+    for (const v of Object.values(mod)) {
+      const m = v as CommandModule;
+      if (!m || typeof m !== "object" || typeof m.command !== "string" || typeof m.handler !== "function") continue;
+      if (m.command.startsWith("pin ")) continue;
+      found.push({ words: [m.command.split(" ")[0]!], module: m });
+    }
+  }
+  for (const a of pinActions(() => {})) found.push({ words: ["pin", (a.command as string).split(" ")[0]!], module: a as unknown as CommandModule });
+  return found;
+}
+
+interface OptionsView {
+  string: string[];
+  number: string[];
+  boolean: string[];
+  choices: Record<string, (string | number)[]>;
+  alias: Record<string, string[]>;
+}
+
+/** Two values of option `k` as words: the first and the last given (distinct, each valid on its own). */
+function twoValues(o: OptionsView, k: string): [string[], string[], unknown] {
+  const flag = `--${k}`;
+  const choices = o.choices[k];
+  if (choices && choices.length > 1) return [[flag, String(choices[0])], [flag, String(choices.at(-1))], choices.at(-1)];
+  if (o.boolean.includes(k)) return [[flag], [`--no-${k}`], false];
+  if (o.number.includes(k)) {
+    const min = (NUMBER_RULES[k] ?? { min: 0 }).min;
+    return [[flag, String(min + 1)], [flag, String(min + 2)], min + 2];
+  }
+  return [[flag, "first-value"], [flag, "last-value"], "last-value"];
+}
+
+test("every single-valued option of every command, given twice, reaches the handler as its last value (not an array)", async () => {
+  const commands = await everyCommand();
+  assert.ok(commands.length >= 16, `commands found: ${commands.map((c) => c.words.join(" ")).join(", ")}`);
+  let checked = 0;
+  for (const { words, module } of commands) {
+    const built = (typeof module.builder === "function" ? module.builder(yargs([]) as Argv) : yargs([])) as Argv;
+    const o = (built as Argv & { getOptions(): OptionsView }).getOptions();
+    const positionals = positionalsOf(module.command as string);
+    const required = positionals.filter((p) => p.required).map((p) => String(o.choices[p.name]?.[0] ?? "x"));
+    for (const k of singleValuedOptions(built).filter((x) => !positionals.some((p) => p.name === x))) {
+      const [first, last, want] = twoValues(o, k);
+      let got: Record<string, unknown> | undefined;
+      const wrapped = withArgumentRules({ ...module, handler: (a: Record<string, unknown>) => void (got = a) } as CommandModule, { depth: words.length });
+      const parent = words.length === 1 ? wrapped : { command: `${words[0]} <action>`, describe: "", builder: (y: Argv) => y.command(wrapped), handler: () => {} };
+      const args = [...words, ...required, ...first, ...last];
+      yargs(args).command(parent as CommandModule).strict().fail((msg, err) => { throw err ?? new Error(msg); }).parseSync();
+      const what = args.join(" ");
+      assert.ok(got, `${what}: the handler ran`);
+      assert.equal(got![k], want, `${what}: --${k} is its last value`);
+      const camel = k.replace(/-([a-z0-9])/g, (_, c: string) => c.toUpperCase());
+      assert.equal(got![camel], want, `${what}: ${camel} too`);
+      for (const alias of o.alias[k] ?? []) assert.equal(got![alias], want, `${what}: alias -${alias} too`);
+      checked++;
+    }
+  }
+  // Every command's options were tried (a sanity bound, not a count to keep in step: there are about 90).
+  assert.ok(checked > 50, `options checked: ${checked}`);
+});
+
+test("lastValueWins keeps repeatable options whole and takes the last of a single-valued one, its aliases and camelCase", () => {
+  const a: Record<string, unknown> = { out: ["a", "b"], o: ["a", "b"], "logs-dir": ["x", "y"], logsDir: ["x", "y"], filter: ["p", "q"] };
+  lastValueWins(a, ["out", "logs-dir"], { out: ["o"] });
+  assert.equal(a, { out: "b", o: "b", "logs-dir": "y", logsDir: "y", filter: ["p", "q"] });
+});
+
+test("the real CLI: --backend nix --backend flox plans with flox; --logs-dir and --matrix twice take the last; -o twice too", () => {
+  const dir = tempDir("vm-twice-");
+  const r = runCli(["build", "--dry-run", "--json", "--backend", "nix", "--backend", "flox", "--logs-dir", join(dir, "a"), "--logs-dir", join(dir, "b"), A]);
+  assert.is(r.status, 0, r.stderr);
+  assert.is((JSON.parse(r.stdout) as { backend: unknown }).backend, "flox");
+  // A value outside the choices counts only when it is the last one given.
+  const bogusFirst = runCli(["build", "--dry-run", "--json", "--backend", "bogus", "--backend", "nix", A]);
+  assert.is(bogusFirst.status, 0, bogusFirst.stderr);
+  usageFailure(runCli(["build", "--dry-run", "--backend", "nix", "--backend", "bogus", A]), "--backend bogus last", /--backend: "bogus" is not one of/);
+  const list = runCli(["list", "--json", "--matrix", join(dir, "nonexistent.ts"), "--matrix", join(ROOT, "matrix.ts")]);
+  assert.is(list.status, 0, list.stderr);
+  const out = join(dir, "wf.yml");
+  const ci = runCli(["ci", "github", "-o", join(dir, "first.yml"), "-o", out]);
+  assert.is(ci.status, 0, ci.stderr);
+  assert.match(readFileSync(out, "utf8"), /jobs:/);
+  assert.not.match(ci.stderr, /TypeError/);
+});
+
+test("messages of number options: --kill-grace 1e400 is too large (not null), --jobs \"\" and -j \"\" need a value (not 0)", () => {
+  usageFailure(runCli(["build", "--dry-run", "--kill-grace", "1e400"]), "--kill-grace 1e400", /--kill-grace must be a number ≥ 0, got a number too large to hold/);
+  usageFailure(runCli(["build", "--dry-run", "--jobs", ""]), "--jobs \"\"", /error: --jobs needs a value/);
+  usageFailure(runCli(["build", "--dry-run", "-j", ""]), "-j \"\"", /error: --jobs needs a value/);
+  usageFailure(runCli(["eval", "--jobs", ""]), "eval --jobs \"\"", /error: --jobs needs a value/);
 });
 
 test.run();

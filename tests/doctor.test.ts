@@ -453,11 +453,27 @@ test("publish --org without flox: exit 2 with the install line, before flox's pr
   assert.match(old.stdout + old.stderr, /flox 1\.4\.3 is older than 1\.5\.0/);
 });
 
-test("detect ends with the install line to run next, and the doctor line that only checks", () => {
-  const r = runCli(["detect", "--cpuinfo", join(HOSTS, "dgx-spark/cpuinfo"), "--nvidia-smi", join(HOSTS, "dgx-spark/nvidia-smi.txt")]);
+test("detect ends with the install line to run next, whole on its line, for the right package, DIR and kind of pick", () => {
+  // This machine: install, and the doctor line that only checks, each `npx variant-matrix …` (COLUMNS=80: never cut).
+  const here = runCli(["detect", "--package", "pytorch"], { env: { COLUMNS: "80" } });
+  const mine = /\n  (npx variant-matrix install (\S+))\n/.exec(here.stdout);
+  assert.ok(mine, here.stdout);
+  assert.match(here.stdout, /links \.\/pytorch/);
+  assert.match(here.stdout, new RegExp(`\`npx variant-matrix doctor ${mine![2]}\` only checks`));
+  // A recorded GPU host: install runs there; its plan here is install --dry-run with the same recording.
+  const cpuinfo = join(HOSTS, "dgx-spark/cpuinfo");
+  const smi = join(HOSTS, "dgx-spark/nvidia-smi.txt");
+  const r = runCli(["detect", "--cpuinfo", cpuinfo, "--nvidia-smi", smi]);
   assert.is(r.status, 0, r.stderr);
-  assert.match(r.stdout, /\nNext: npx variant-matrix install torch-env-python313-cuda\d+_\d+-sm121-armv9\n/);
-  assert.match(r.stdout, /`doctor torch-env-python313-cuda\d+_\d+-sm121-armv9` only checks/);
+  const name = /\n *Next, on the recorded host:\n  npx variant-matrix install (torch-env-python313-cuda\d+_\d+-sm121-armv9)\n/.exec(r.stdout)?.[1];
+  assert.ok(name, r.stdout);
+  assert.match(r.stdout, /links \.\/torch-env, takes the host's GPU-driver route and verifies/);
+  assert.ok(r.stdout.includes(`\n  npx variant-matrix install --dry-run ${name} --cpuinfo ${cpuinfo} --nvidia-smi ${smi}\n`), r.stdout);
+  // An environment of the matrix and a CPU-only pick: its own DIR, and no GPU promised.
+  const cpu = runCli(["detect", "--cpuinfo", join(HOSTS, "epyc-nogpu/cpuinfo"), "--package", "pytorch"]);
+  assert.match(cpu.stdout, /links \.\/pytorch and verifies pytorch-\S+-cpu-\S+ \(CPU-only: no GPU check\)/);
+  assert.not.match(cpu.stdout, /on the GPU/);
+  assert.match(cpu.stdout, /npx variant-matrix install --dry-run pytorch-\S+ --package pytorch --cpuinfo /);
 });
 
 test.run();

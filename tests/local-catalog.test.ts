@@ -6,7 +6,7 @@
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { catalog } from "../generator/catalog/index.ts";
 import { addLocalEntry, withLocalCatalog } from "../generator/catalog/local.ts";
@@ -65,6 +65,22 @@ test("a file of the old shape (top-level torchaudio) reads as the table's torcha
   assert.not.ok("torchaudio" in written, "no old key left");
   assert.equal((written.packagesOnTorch as Record<string, { version: string }[]>).torchaudio!.map((r) => r.version), ["2.99.0"]);
   assert.ok(releaseOf(onTorch(withLocalCatalog(catalog, dir), "torchaudio")!, "2.99.0"), "and it still reads");
+});
+
+test("pin add of a pin the built-in catalog has: said so, naming no local-catalog.json (there is none), nothing written", () => {
+  const dir = tempDir("vm-local-cat-known-");
+  const builtIn = catalog.nixpkgs[0]!;
+  const entry = { pin: builtIn, torch: null, torchaudio: null };
+  assert.throws(() => addLocalEntry(catalog, dir, entry), (e: Error) => {
+    assert.match(e.message, new RegExp(`^nixpkgs ${builtIn.rev} is already a pin of the built-in catalog: nothing to add`));
+    assert.not.match(e.message, /local-catalog\.json/);
+    return true;
+  });
+  assert.not.ok(existsSync(join(dir, "local-catalog.json")));
+  // Added once, a second add names the file it is in.
+  const other = { pin: { ...builtIn, rev: "d".repeat(40) }, torch: null, torchaudio: null };
+  addLocalEntry(catalog, dir, other);
+  assert.throws(() => addLocalEntry(catalog, dir, other), /is already in .*local-catalog\.json: nothing to add/);
 });
 
 test("generate warns of an extra close to a catalog one, and not once local-catalog.json knows it", () => {

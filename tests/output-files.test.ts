@@ -14,7 +14,7 @@ import { execFileSync } from "node:child_process";
 import { join } from "node:path";
 import type { BuildReport } from "../generator/driver/report.ts";
 import { ensurePrivateDir, outputMode, writeOutputFile } from "../generator/output-file.ts";
-import { redactCredentials } from "../generator/redact.ts";
+import { redactCredentials, redactDeep } from "../generator/redact.ts";
 import { runCli, tempDir } from "./helpers/cli.ts";
 import { BUILD_MATRIX, FIXTURES, newSalt, runDriver } from "./helpers/driver.ts";
 
@@ -57,11 +57,14 @@ test("--report through a symbolic link: the link stays, its target holds the rep
   assert.match(r.stderr, /warning: .*latest is a directory, not a link: not pointed at/);
 });
 
-test("a token in --substituter is redacted in report.json, --report, the log header and what is printed; logs are owner-only", async () => {
+test("a token in --substituter (user info, ?token=) and --nix-option access-tokens are redacted in report.json, --report, the log header and what is printed; logs are owner-only", async () => {
   const c = ctx();
   const copy = join(c.dir, "report-copy.json");
   // An unreachable cache with credentials in its URL (connection refused at once: Nix warns and builds).
-  const r = await build(c, ["--report", copy, "--substituter", `http://ci-user:${TOKEN}@127.0.0.1:9`]);
+  const r = await build(c, [
+    "--report", copy, "--substituter", `http://ci-user:${TOKEN}@127.0.0.1:9/?token=${TOKEN}&priority=40`,
+    "--nix-option", `access-tokens=github.com=${TOKEN}`,
+  ]);
   assert.is(r.code, 0, r.stderr);
   const runDir = readdirSync(join(c.dir, "logs")).find((d) => d !== "latest")!;
   const reportText = readFileSync(join(c.dir, "logs", runDir, "report.json"), "utf8");
@@ -69,11 +72,13 @@ test("a token in --substituter is redacted in report.json, --report, the log hea
   assert.not.ok(readFileSync(copy, "utf8").includes(TOKEN), "no token in --report");
   assert.not.ok(r.stdout.includes(TOKEN) || r.stderr.includes(TOKEN), "nor in what the run printed");
   const pt = (JSON.parse(reportText) as BuildReport).variants.find((v) => v.name === PT)!;
-  assert.ok(pt.command.includes("http://ci-user:REDACTED@127.0.0.1:9"), pt.command.join(" "));
+  assert.ok(pt.command.includes("http://ci-user:REDACTED@127.0.0.1:9/?token=REDACTED&priority=40"), pt.command.join(" "));
+  assert.ok(pt.command.includes("github.com=REDACTED"), pt.command.join(" "));
   const log = readFileSync(pt.log!, "utf8");
   const headers = log.split("\n").filter((l) => l.startsWith("==="));
   assert.ok(headers.some((h) => h.includes("ci-user:REDACTED@127.0.0.1:9")), headers.join("\n"));
   assert.not.ok(headers.some((h) => h.includes(TOKEN)), "no token in a log header");
+  assert.ok(headers.some((h) => h.includes("?token=REDACTED&priority=40") && h.includes("github.com=REDACTED")), headers.join("\n"));
   // What Nix itself printed reaches the log unfiltered (the builder writes to it directly): owner-only.
   assert.is(statSync(pt.log!).mode & 0o777, 0o600);
 });
@@ -157,6 +162,38 @@ test("ensurePrivateDir: a fixed per-user directory in a shared place is used onl
     chownSync(theirs, 65534, 65534);
     assert.throws(() => ensurePrivateDir(theirs), /belongs to uid 65534/);
   }
+});
+
+test("build --dry-run prints no credential: a substituter's user:password@ and ?token=, access-tokens (text and --json)", () => {
+  const args = ["build", "--dry-run", "--backend", "nix", "--substituter", `https://ci-user:${TOKEN}@cache.example/?token=${TOKEN}`, "--nix-option", `access-tokens=github.com=${TOKEN} gitlab.com=${TOKEN}`, PT];
+  for (const json of [false, true]) {
+    const r = runCli(json ? [...args, "--json"] : args);
+    assert.is(r.status, 0, r.stderr);
+    assert.not.ok((r.stdout + r.stderr).includes(TOKEN), `${json ? "--json" : "text"}: ${r.stdout}`);
+    assert.match(r.stdout, /ci-user:REDACTED@cache\.example/);
+    assert.match(r.stdout, /github\.com=REDACTED/);
+  }
+});
+
+test("redactCredentials: each kind of credential (URL user info and query, access-tokens in every form, NIX_CONFIG, netrc)", () => {
+  const T = "tok123";
+  const cases: [string, string][] = [
+    [`https://u:${T}@h/x`, "https://u:REDACTED@h/x"],
+    [`https://h/cache?token=${T}&priority=40&trusted=1`, "https://h/cache?token=REDACTED&priority=40&trusted=1"],
+    [`s3://bucket?region=eu-west-1&secret=${T}`, "s3://bucket?region=eu-west-1&secret=REDACTED"],
+    [`--nix-option access-tokens=github.com=${T}`, "--nix-option access-tokens=github.com=REDACTED"],
+    [`--option access-tokens github.com=${T} gitlab.com=${T} --option cores 4`, "--option access-tokens github.com=REDACTED gitlab.com=REDACTED --option cores 4"],
+    [`["--option","access-tokens","github.com=${T}"]`, `["--option","access-tokens","github.com=REDACTED"]`],
+    // NIX_CONFIG holds nix.conf lines.
+    [`NIX_CONFIG="extra-access-tokens = github.com=${T}\nsubstituters = https://c/?sig=${T}"`, `NIX_CONFIG="extra-access-tokens = github.com=REDACTED\nsubstituters = https://c/?sig=REDACTED"`],
+    // netrc (the file netrc-file names): one entry per line, or all on one line.
+    [`machine cache.example login ci password ${T}\ndefault login anon password ${T}`, "machine cache.example login ci password REDACTED\ndefault login anon password REDACTED"],
+  ];
+  for (const [given, want] of cases) {
+    assert.is(redactCredentials(given), want, given);
+    assert.not.ok(redactCredentials(given).includes(T));
+  }
+  assert.equal(redactDeep(["--option", "access-tokens", `github.com=${T}`]), ["--option", "access-tokens", "github.com=REDACTED"]);
 });
 
 test("redactCredentials: passwords and bare http tokens go, user names of other schemes stay", () => {

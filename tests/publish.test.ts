@@ -132,11 +132,11 @@ test("detect prints how to install the chosen variant: flox install ORG/NAME wit
   assert.is(r.status, 0, r.stderr);
   const name = /Recommended torch-env for GPU 0 \(NVIDIA GB10, sm121\): (\S+)/.exec(r.stdout)![1]!;
   assert.match(r.stdout, new RegExp(`install:\n    flox install acme/${name}\n`));
-  assert.match(r.stdout, new RegExp(`\n    nix-env -if \\.flox/pkgs/${name}\\.nix --option extra-substituters s3://bucket\n`));
+  assert.match(r.stdout, new RegExp(`\n    NIX_CONFIG='extra-substituters = s3://bucket' npx variant-matrix install ${name}\n`));
   const plain = runCli(args);
   assert.not.match(plain.stdout, /flox install/, "no organisation, no flox line");
   const json = JSON.parse(runCli([...args, "--json", "--org", "acme"]).stdout);
-  assert.equal(json.install[name], [`flox install acme/${name}`, `nix-env -if .flox/pkgs/${name}.nix`]);
+  assert.equal(json.install[name], [`flox install acme/${name}`, `npx variant-matrix install ${name}`]);
 });
 
 test.run();

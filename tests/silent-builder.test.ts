@@ -52,4 +52,25 @@ test("a builder port that accepts and never answers: the run ends in seconds and
   }
 });
 
+test("an ssh_config that ssh refuses is named as such, not as a builder that did not answer", async () => {
+  const dir = tempDir("vm-sshcfg-");
+  const cfg = join(dir, "ssh_config");
+  writeFileSync(cfg, `Host vmbadcfg\n  HostName 127.0.0.1\n  NoSuchOption yes\n`);
+  const machines = join(dir, "machines");
+  writeFileSync(machines, "ssh://vmbadcfg x86_64-linux - 1 1\n");
+  const r = await runDriver(
+    [
+      "pytorch-python313-cpu-avx2", "--pkgs-dir", FIXTURES, "--matrix", BUILD_MATRIX, "--backend", "nix", "--plain",
+      "--out-dir", join(dir, "out"), "--logs-dir", join(dir, "logs"), "--max-jobs", "0", "--builders", `@${machines}`,
+      "--nix-option", "substituters=", "--connect-timeout", "2",
+    ],
+    { ...process.env, NIX_SSHOPTS: `-F ${cfg}`, VM_BUILD_TEST_SALT: newSalt(), VM_BUILD_TEST_SLEEP: "0" },
+  );
+  assert.is(r.code, 1, r.stderr);
+  const v = latestReport(join(dir, "logs")).variants[0]!;
+  assert.is(v.status, "failed");
+  assert.match(v.reason ?? "", /ssh could not read its configuration for remote builder ssh:\/\/vmbadcfg \(.*(Bad configuration option|bad configuration options)/i, JSON.stringify(v));
+  assert.not.match(v.reason ?? "", /did not answer/);
+});
+
 test.run();

@@ -49,7 +49,7 @@ test("replaying the H100 probe: verify picks detect's variant and reports what v
   // The text report ends with how to install the picked variant.
   const text = runCli(["verify", "--probe", join(H100, "probe.json"), ...host, "--matrix", m, "--org", "acme"]);
   assert.match(text.stdout, new RegExp(`install ${rep.name}:\n  \\$ flox install acme/${rep.name}\n`));
-  assert.match(text.stdout, new RegExp(`\n  \\$ nix-env -if \\.flox/pkgs/${rep.name}\\.nix\n`));
+  assert.match(text.stdout, new RegExp(`\n  \\$ npx variant-matrix install ${rep.name}\n`));
   assert.equal(rep.installationIs, []);
   const by = (p: string) => rep.checks.find((c) => c.promise === p)!;
   // An honest verdict on a multi-arch wheel: the GPU, CUDA, torchaudio coupling and kernels hold; the name's

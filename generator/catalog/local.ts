@@ -149,6 +149,11 @@ export function catalogBeside(cat: Catalog, matrixFile: string): Catalog {
 export function addLocalEntry(cat: Catalog, dir: string, entry: LocalPinEntry): string {
   const local = readLocalCatalog(dir);
   const file = localCatalogFile(dir);
+  const rev = entry.pin.rev;
+  // Said before the merge, whose message is about an existing file's entries (the file may not exist yet).
+  if (cat.nixpkgs.some((p) => p.rev === rev))
+    throw new LocalCatalogError(`nixpkgs ${rev} is already a pin of the built-in catalog: nothing to add (nothing written; \`variant-matrix pin check\` compares it with your Nix)`);
+  if (local.nixpkgs.some((p) => p.rev === rev)) throw new LocalCatalogError(`nixpkgs ${rev} is already in ${file}: nothing to add (nothing written)`);
   const audio = local.packagesOnTorch.torchaudio ?? [];
   const parsed = LocalCatalogSchema.safeParse({
     ...local,

@@ -12,6 +12,11 @@
  *   command's variadic positional (`names`, `hosts`), else to its unset optional positionals in order; any left over
  *   is an error naming them.
  * - Numbers are checked against NUMBER_RULES (`--kill-grace -5`, `--jobs abc` and `--jobs 1.5` are errors).
+ * - A single-valued option given twice: the last one wins, as POSIX tools do (`--logs-dir A --logs-dir B` is B,
+ *   `--backend nix --backend flox` is flox). yargs alone makes an array of it, which reached handlers that expect a
+ *   string (a TypeError) or a report (`"backend": ["nix","flox"]`). yargs' `duplicate-arguments-array: false` would do
+ *   the same to the repeatable options and variadic positionals too, so the rule is applied here, per option, before
+ *   yargs validates choices: only options declared `array` (REPEATABLE) and variadic positionals stay arrays.
  *
  * Every violation throws UsageError (exit 2, one `variant-matrix: error: …` line, no stack).
  */
@@ -53,6 +58,11 @@ export interface ArgumentRulesOptions {
    * 2 for an action of one (`pin add`). Default 1.
    */
   depth?: number;
+  /**
+   * The command line's words as given (cli.ts passes them): yargs reads `--jobs ""` as 0, so an empty word after a
+   * number option is found here and refused as a missing value.
+   */
+  words?: readonly string[];
 }
 
 /** A positional of a yargs command string: `[names..]` → { name: "names", variadic: true, required: false }. */
@@ -78,6 +88,43 @@ function declared(y: Argv, type: "string" | "number"): { names: string[]; aliase
   return { names: [...new Set(o[type] ?? [])].filter((k) => !aliases.has(k)), aliases };
 }
 
+/** The option runtime view yargs' `getOptions()` gives (a runtime API @types lacks). */
+interface OptionsView {
+  key: Record<string, unknown>;
+  array: string[];
+  alias: Record<string, string[]>;
+}
+
+/** "logs-dir" → "logsDir": the camelCase key yargs also sets. */
+function camel(name: string): string {
+  return name.replace(/-([a-z0-9])/g, (_, c: string) => c.toUpperCase());
+}
+
+/**
+ * The options of `y` that take one value: every declared key (string, number, boolean, or choices only) but those
+ * declared `array` (REPEATABLE, variadic positionals), `help` and `version`; aliases are not listed (they share the
+ * value). Tests enumerate every command's options through this.
+ */
+export function singleValuedOptions(y: Argv): string[] {
+  const o = (y as Argv & { getOptions(): OptionsView }).getOptions();
+  const aliases = new Set(Object.values(o.alias ?? {}).flat());
+  const arrays = new Set(o.array ?? []);
+  return Object.keys(o.key ?? {}).filter((k) => !arrays.has(k) && !aliases.has(k) && k !== "help" && k !== "version");
+}
+
+/**
+ * In `argv`, each of `names` (and its aliases and camelCase keys) given more than once becomes its last value.
+ * @param aliases yargs' alias map (option → its other names)
+ */
+export function lastValueWins(argv: Record<string, unknown>, names: readonly string[], aliases: Readonly<Record<string, readonly string[]>> = {}): void {
+  for (const name of names) {
+    for (const k of new Set([name, ...(aliases[name] ?? [])].flatMap((n) => [n, camel(n)]))) {
+      const v = argv[k];
+      if (Array.isArray(v)) argv[k] = v[v.length - 1];
+    }
+  }
+}
+
 /**
  * Check the number options' values in `argv` against NUMBER_RULES.
  * @param names the number options (kebab-case, as declared)
@@ -90,10 +137,26 @@ export function checkNumbers(argv: Record<string, unknown>, names: readonly stri
     const rule = NUMBER_RULES[name] ?? DEFAULT_NUMBER_RULE;
     const ok = typeof v === "number" && Number.isFinite(v) && v >= rule.min && (!rule.integer || Number.isInteger(v));
     if (!ok) {
-      const shown = typeof v === "number" && Number.isNaN(v) ? "not a number" : JSON.stringify(v);
+      const shown =
+        typeof v !== "number" ? JSON.stringify(v) : Number.isNaN(v) ? "not a number" : !Number.isFinite(v) ? "a number too large to hold" : String(v);
       throw new UsageError(`--${name} must be ${rule.integer ? "an integer" : "a number"} ≥ ${rule.min}, got ${shown}`);
     }
   }
+}
+
+/**
+ * Refuse a number option followed by an empty word in `words` (`--jobs ""`, `-j ""`), which yargs reads as 0.
+ * @param names the number options; @param aliases yargs' alias map
+ * @throws UsageError "--NAME needs a value"
+ */
+export function refuseEmptyNumbers(words: readonly string[], names: readonly string[], aliases: Readonly<Record<string, readonly string[]>> = {}): void {
+  const end = words.indexOf("--");
+  const head = end < 0 ? words : words.slice(0, end);
+  for (const name of names)
+    for (const n of [name, ...(aliases[name] ?? [])]) {
+      const flag = n.length === 1 ? `-${n}` : `--${n}`;
+      if (head.some((w, i) => w === flag && head[i + 1] === "")) throw new UsageError(`--${name} needs a value`);
+    }
 }
 
 /**
@@ -132,6 +195,7 @@ export function withArgumentRules<T, U>(m: CommandModule<T, U>, opts: ArgumentRu
   const optionalValue = new Set(opts.optionalValue ?? []);
   let strings: string[] = [];
   let numbers: string[] = [];
+  let aliases: Record<string, string[]> = {};
   const builder = (y: Argv<T>) => {
     const b = m.builder;
     const built = typeof b === "function" ? b(y) : b ? y.options(b) : y;
@@ -139,6 +203,10 @@ export function withArgumentRules<T, U>(m: CommandModule<T, U>, opts: ArgumentRu
     if (!("requiresArg" in built)) return built;
     strings = declared(built, "string").names.filter((k) => !positional.has(k) && !optionalValue.has(k));
     numbers = declared(built, "number").names;
+    const single = singleValuedOptions(built as Argv).filter((k) => !positionalsOf(command).some((p) => p.variadic && p.name === k));
+    aliases = (built as Argv as Argv & { getOptions(): OptionsView }).getOptions().alias ?? {};
+    // Before validation, so that choices judge the value that counts (`--backend bogus --backend nix` is nix).
+    (built as Argv).middleware((argv: Record<string, unknown>) => lastValueWins(argv, single, aliases), true);
     const needValue = [...strings, ...numbers];
     return needValue.length ? built.requiresArg(needValue) : built;
   };
@@ -154,6 +222,7 @@ export function withArgumentRules<T, U>(m: CommandModule<T, U>, opts: ArgumentRu
         const v = a[k];
         if (v === "" || (Array.isArray(v) && v.includes(""))) throw new UsageError(`--${k} needs a value`);
       }
+      refuseEmptyNumbers(opts.words ?? [], numbers, aliases);
       checkNumbers(a, numbers);
       return m.handler(argv);
     },

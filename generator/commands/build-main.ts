@@ -17,6 +17,7 @@ import { REPO_ROOT as PROJECT_ROOT } from "../paths.ts";
 import { errorLine, withExitCode } from "../errors.ts";
 import { wrap, wrapLines } from "../text.ts";
 import { parseNixOptions, terminalWidth, type Io } from "./shared.ts";
+import { redactCredentials, redactDeep } from "../redact.ts";
 
 /**
  * Run `build` with parsed options: plan (exit 2 with the fix when the host cannot build, or a variant does not
@@ -47,7 +48,8 @@ function printDryRun(p: BuildPlan, width: number, io: Io): number {
   if (a.json)
     io.out(
       JSON.stringify(
-        {
+        // Credentials (a substituter's user:password@, ?token=, access-tokens) redacted as in report.json (redact.ts).
+        redactDeep({
           dryRun: true, backend: o.backend, root: o.root, source: p.selection.source, jobs: rule.jobs, coresPerBuild, jobsRule: rule.explanation,
           // Builds given fewer cores than coresPerBuild: a package whose compile jobs need more memory (jobs.ts coresForPackage).
           coresCapped: Object.fromEntries(capped), force: !!a.force, toBuild: rows.toBuild, cached: rows.cached,
@@ -56,7 +58,7 @@ function printDryRun(p: BuildPlan, width: number, io: Io): number {
           systemFeatures: needs.groups, preflight: checks.results, waves: plan.waves, variants: rows.rows,
           // What a build would stop on before building anything: null when nothing was instantiated (no --probe-store).
           evaluationErrors: p.instantiated ? p.evaluationFailures : null,
-        },
+        }),
         null,
         2,
       ) + "\n",
@@ -64,11 +66,11 @@ function printDryRun(p: BuildPlan, width: number, io: Io): number {
   else
     io.out(
       wrapLines(
-        dryRunText({
+        redactCredentials(dryRunText({
           d: rows, backend: o.backend, rule, coresPerBuild, capped, fromHistory: p.selection.history.size > 0, probed: !!a.probeStore, needs,
           preflight: checks.failed.length ? formatChecks(checks.failed, width) : "",
           verbose: !!a.verbose, checksShown: !!a.checksShown,
-        }).replace(/\n$/, ""),
+        })).replace(/\n$/, ""),
         width,
       ) + "\n",
     );

@@ -24,7 +24,7 @@ import type { Variant } from "../schema.ts";
 import { readHost } from "../detect/host.ts";
 import { recommend, type Recommendation } from "../detect/recommend.ts";
 import { settingLines, wrap, wrapCommand } from "../text.ts";
-import { runOf, terminalWidth, type Io } from "./shared.ts";
+import { copyableCommand, runOf, terminalWidth, type Io } from "./shared.ts";
 import { DEFAULT_PACKAGE, hostOptions, installLineOptions, matrixOption, outputOptions, packagePickOption, preferOption, type ArgsOf, type OptionTypes } from "./options.ts";
 
 export { DEFAULT_PACKAGE } from "./options.ts";
@@ -88,7 +88,7 @@ export function checkEnvironment(pkg: PackageName, variants: readonly Pick<Varia
  * Render a recommendation for the terminal (plain text, one finding per paragraph), wrapped to `width` columns
  * (generator/text.ts): install commands are broken only at spaces, with shell continuations.
  */
-export function formatRecommendation(r: Recommendation, install: { org?: string; substituter?: string } = {}, width = 80): string {
+export function formatRecommendation(r: Recommendation, install: { org?: string; substituter?: string; from?: HostFlags } = {}, width = 80): string {
   const out: string[] = [];
   const h = r.host;
   const para = (text: string, indent = "", hang?: string) => out.push(wrap(text, width, { indent, hang }));
@@ -119,10 +119,40 @@ export function formatRecommendation(r: Recommendation, install: { org?: string;
   const next = r.variants[0] ?? r.cpuFallback;
   if (next) {
     if (out.at(-1) !== "") out.push("");
-    para(`Next: npx variant-matrix install ${next}`);
-    para(`(checks the host, builds, links ./torch-env and verifies it on the GPU; \`doctor ${next}\` only checks)`, "  ", "  ");
+    for (const l of nextStep(r, next, install.from ?? {})) out.push(l.command ? wrapCommand(l.text, width, "  ") : wrap(l.text, width, { indent: "  ", hang: "  " }));
   }
   return out.join("\n").trimEnd() + "\n";
+}
+
+/** The options that named the host and matrix detect read, repeated in the commands it prints. */
+type HostFlags = Parameters<typeof copyableCommand>[1];
+
+/**
+ * detect's "Next:" lines: install of the pick (`next`) for the package detect picked for, linked at ./PACKAGE, with
+ * what it does for a GPU or a CPU-only pick; for a recorded host (--cpuinfo/--nvidia-smi), that install runs on
+ * that host, and its plan is shown here by `install --dry-run` with the same recording. Commands are whole lines.
+ */
+export function nextStep(r: Recommendation, next: string, from: NonNullable<HostFlags>): { text: string; command: boolean }[] {
+  const gpu = r.picks.some((p) => p.variant === next && p.kind === "gpu");
+  const dir = `./${r.package}`;
+  const does = gpu
+    ? `checks the host, builds, links ${dir}, takes the host's GPU-driver route and verifies ${next} on the GPU`
+    : `checks the host, builds, links ${dir} and verifies ${next} (CPU-only: no GPU check)`;
+  const pkg = r.package === "torch-env" ? [] : ["--package", r.package];
+  const recorded = from.cpuinfo !== undefined || from["nvidia-smi"] !== undefined || from.machine !== undefined;
+  const matrixOnly = { matrix: from.matrix };
+  if (!recorded)
+    return [
+      { text: "Next:", command: false },
+      { text: copyableCommand(["install", next], matrixOnly), command: true },
+      { text: `(${does}; \`${copyableCommand(["doctor", next], matrixOnly)}\` only checks)`, command: false },
+    ];
+  return [
+    { text: "Next, on the recorded host:", command: false },
+    { text: copyableCommand(["install", next], matrixOnly), command: true },
+    { text: `(${does}). Its plan for that host, here:`, command: false },
+    { text: copyableCommand(["install", "--dry-run", next, ...pkg], from), command: true },
+  ];
 }
 
 /**
@@ -141,7 +171,7 @@ async function detect(args: DetectArgs, source: VariantSource, io: Io): Promise<
   const project = await source(args.matrix);
   checkEnvironment(pkg, project.variants);
   const r = recommend(host, project.variants, project.catalog, { package: pkg, excluded: project.excluded, prefer: parsePrefer(args.prefer) });
-  const install = { org: args.org, substituter: args.substituter };
+  const install = { org: args.org, substituter: args.substituter, from: { cpuinfo: args.cpuinfo, "nvidia-smi": args["nvidia-smi"], machine: args.machine, matrix: args.matrix } };
   io.out(
     args.json
       ? JSON.stringify({ ...r, install: Object.fromEntries(r.variants.map((n) => [n, installLines(n, install)])) }, null, 2) + "\n"

@@ -54,7 +54,7 @@ export async function runDoctor(args: DoctorArgs, io: Io): Promise<number> {
 /** The variant a command checks: the one named, or detect's pick for the host (and how it was chosen). */
 export interface ChosenVariant {
   name: string;
-  /** "given" or "picked by detect for this host". */
+  /** "given", "picked by detect for this host" or "… for the recorded host (FILE)". */
   chosenBy: string;
   /** The host's Nix system ("x86_64-linux"): --machine's, the modelled host's, or this machine's. */
   system: string;
@@ -105,7 +105,9 @@ export async function chooseVariant(
     const why = r.picks.flatMap((p) => [...p.problems, ...p.suggestions.map((x) => `to serve it: ${x}`)]);
     throw new DoctorInputError(`detect picks no ${pkg} variant for this host${why.length ? `: ${why.join("; ")}` : ""} (variant-matrix detect says why); or name one`);
   }
-  return { name, chosenBy: "picked by detect for this host", system: host.system };
+  // A recording (--cpuinfo/--nvidia-smi) is another host than this one: say which.
+  const recorded = args.hostRoot === undefined && (args.cpuinfo !== undefined || args["nvidia-smi"] !== undefined);
+  return { name, chosenBy: recorded ? `picked by detect for the recorded host (${args.cpuinfo ?? args["nvidia-smi"]})` : "picked by detect for this host", system: host.system };
 }
 
 async function doctor(args: DoctorArgs, io: Pick<Io, "out" | "columns">): Promise<number> {

@@ -103,7 +103,7 @@ function storeLine(s: StoreRow): string {
 
 /** Nix's dry-run answer for every evaluated derivation, and the union across them (each derivation/path once). */
 async function storeProbe(results: readonly EvalResult[], nixOption: readonly string[]) {
-  const [{ probeStore }, { storeName }] = await Promise.all([import("../driver/build.ts"), import("../driver/store.ts")]);
+  const [{ probeStore }, { storeName }, { redactDeep }] = await Promise.all([import("../driver/build.ts"), import("../driver/store.ts"), import("../redact.ts")]);
   const opts = parseNixOptions(nixOption);
   const ok = results.filter((r) => r.drvPath !== null);
   const byName = await probeStore(new Map(ok.map((r) => [r.name, r.drvPath!])), opts);
@@ -113,10 +113,11 @@ async function storeProbe(results: readonly EvalResult[], nixOption: readonly st
     return "error" in a ? { name: r.name, error: a.error } : { name: r.name, toBuild: a.toBuild.map(storeName), toFetch: a.toFetch.map(storeName) };
   });
   const good = answers.filter((a): a is Exclude<typeof a, { error: string }> => !("error" in a));
-  return {
+  // A substituter's URL (unreachable, or in an error) is printed: credentials redacted (redact.ts).
+  return redactDeep({
     rows,
     toBuild: [...new Set(good.flatMap((a) => a.toBuild))].map(storeName),
     toFetch: [...new Set(good.flatMap((a) => a.toFetch))].map(storeName),
     unreachable: [...new Set(good.flatMap((a) => a.unreachable))],
-  };
+  });
 }

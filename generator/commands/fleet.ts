@@ -23,6 +23,7 @@ export { hostId, type FleetArgs } from "../fleet/options.ts";
 
 import type { FleetPlan } from "../fleet/run.ts";
 import type { Project } from "../project.ts";
+import { terminalSafe } from "../terminal-safe.ts";
 
 /** The options of `fleet` (yargs), the shared groups defined once in options.ts. */
 const fleetOptions = {
@@ -99,7 +100,7 @@ export async function runFleet(a: FleetCommandArgs, io: Io): Promise<number> {
   const hosts = await Promise.all(a.hosts.map(readFleetHost));
   // The earlier builds the cost model fits (a foreign or damaged report is left out with a warning, as build does).
   const logs = a.reports ? resolve(process.cwd(), a.reports) : join(REPO_ROOT, "logs");
-  const samples = readEarlierReports((onSkip) => readSamples(logs, onSkip), io.err);
+  const samples = readEarlierReports((onSkip) => readSamples(logs, onSkip), (text) => io.err(terminalSafe(text)));
   const f = planFleet(p, hosts, a, samples);
   // What the build machines must declare (generator/system-features.ts): per system, the features of what is built.
   const { featureNeeds } = await import("../system-features.ts");

@@ -30,7 +30,7 @@ export const generateCommand: CommandModule<object, OptionTypes<typeof generateO
     const [stamp, write] = await Promise.all([import("../stamp.ts"), import("../write.ts")]);
     // One generate at a time per output directory: a second one waits, then finds the tree current.
     const release = await write.lockOutput(root, {
-      onWait: (pid) => io.err(`variant-matrix: another generate (pid ${pid}) is writing this tree; waiting for it to finish\n`),
+      onWait: (pid, file) => io.err(`variant-matrix: another generate (pid ${pid}) is writing this tree; waiting for it to finish (lock: ${file})\n`),
     });
     // SIGINT and SIGTERM while it runs: a sync in progress stops starting writes, lets the ones in flight end and
     // removes its temporaries (write.ts SyncInterrupted); then the lock is released and one line says how far it got

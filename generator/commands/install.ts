@@ -32,12 +32,12 @@ import { REPO_ROOT } from "../paths.ts";
 import { ASK_NIX_TIMEOUT_S } from "../constants.ts";
 import { formatName, parseName } from "../naming.ts";
 import { ENV_PACKAGE } from "../catalog/packages.ts";
-import { wrap } from "../text.ts";
+import { wrap, wrapCommand } from "../text.ts";
 import type { Backend } from "../driver/backend.ts";
 import type { CheckResult } from "../preflight/checks.ts";
 import type { Variant } from "../schema.ts";
 import type { BuildArgs } from "../driver/options.ts";
-import { runOf, terminalWidth, type Io } from "./shared.ts";
+import { copyableCommand, runOf, terminalWidth, type Io } from "./shared.ts";
 import { DEFAULT_PACKAGE, hostOptions, hostRootOption, matrixOption, nixOptions, outputOptions, packagePickOption, pick, type ArgsOf, type OptionTypes } from "./options.ts";
 import { namePositional, type ChosenVariant } from "./doctor.ts";
 import type { VerifyReport } from "./verify.ts";
@@ -122,7 +122,10 @@ async function install(args: InstallArgs, io: Io): Promise<number> {
   }
   if (stops.length) {
     io.err(
-      `install: ${stops.length} check(s) to fix before anything is built (variant-matrix doctor ${variant.name} runs them all):\n` +
+      wrap(`install: ${stops.length} check(s) to fix before anything is built; this runs them all:`, width) +
+        "\n" +
+        wrapCommand(copyableCommand(["doctor", variant.name], { cpuinfo: args.cpuinfo, "nvidia-smi": args["nvidia-smi"], machine: args.machine, matrix: args.matrix }), width, "  ") +
+        "\n" +
         pre.formatChecks(stops, width) +
         "\n" +
         wrap("Apply each fix (paste the blocks as they are), then run install again.", width) +
@@ -156,6 +159,34 @@ async function install(args: InstallArgs, io: Io): Promise<number> {
   } finally {
     if (resultDir !== null) it.dropResultDir(resultDir);
   }
+}
+
+/**
+ * With a recorded host (--cpuinfo, --nvidia-smi, no --host-root), each check says whose fact it is: the GPU driver's
+ * comes from the recording (its nvidia-smi output and driver), with the route that host takes (its driver outside
+ * /run/opengl-driver/lib, as on every host but NixOS: nixglhost), and the checks only this machine can answer (Nix,
+ * the store, system features) say "this machine". Changes `results` in place.
+ */
+async function judgeRecordedHost(args: InstallArgs, results: CheckResult[], cuda: boolean): Promise<void> {
+  const { readHost } = await import("../detect/host.ts");
+  const host = await readHost({ cpuinfo: args.cpuinfo, nvidiaSmi: args.nvidiaSmi, machine: args.machine });
+  const i = results.findIndex((r) => r.id === "gpu-driver");
+  const from = host.sources.nvidiaSmi;
+  if (i >= 0 || cuda) {
+    const base = i >= 0 ? results[i]! : { id: "gpu-driver", title: "GPU driver", blocking: false };
+    const gpus = host.gpus;
+    results.splice(i >= 0 ? i : results.length, i >= 0 ? 1 : 0, gpus.length
+      ? {
+          ...base,
+          status: "fail",
+          detail:
+            `the recorded host (${from}): nvidia-smi sees ${gpus.length} GPU(s), driver ${gpus[0]!.driver}; a driver outside ` +
+            `/run/opengl-driver/lib (every host but NixOS, whose driver the variant's CUDA libraries find directly) is reached through nixglhost`,
+          fix: undefined,
+        }
+      : { ...base, status: "skip", detail: `the recorded host has no NVIDIA GPU (${host.gpuAbsentReason ?? from})`, fix: undefined });
+  }
+  for (const r of results) if (r.id !== "gpu-driver" && !r.detail.startsWith("this machine")) r.detail = `this machine: ${r.detail}`;
 }
 
 /**
@@ -195,6 +226,7 @@ async function planInstall(args: InstallArgs): Promise<InstallPlan> {
     hostSystem: chosen.system,
     teamCaches: project.caches,
   });
+  if (args.hostRoot === undefined && (args.cpuinfo !== undefined || args.nvidiaSmi !== undefined)) await judgeRecordedHost(args, results, variant.cuda !== null);
   const gpu = results.find((r) => r.id === "gpu-driver");
   // The route to the driver: NixOS or a flox activation serving libcuda pass the check; a driver elsewhere (its ✗)
   // is reached through nixglhost; no driver at all (–) leaves the GPU checks to verify's "not checkable here".

@@ -29,7 +29,7 @@ export const DEFAULT_PACKAGE: PackageName = "torch-env";
 export const hostOptions = {
   cpuinfo: {
     type: "string",
-    describe: "read this recorded /proc/cpuinfo, or a recorded host directory (cpuinfo and nvidia-smi.txt, as fleet reads them), instead of this machine",
+    describe: "read this recorded /proc/cpuinfo, or a recorded host directory (cpuinfo and nvidia-smi.txt or .csv, as fleet reads them), instead of this machine",
   },
   "nvidia-smi": {
     type: "string",

@@ -120,7 +120,7 @@ export type PinArgs =
   | (CacheArgs & { action: "cache" });
 
 /** The four actions as command modules, each with its own options and help; `run` gets the options with `action`. */
-function pinActions(run: (argv: PinArgs) => void | Promise<void>) {
+export function pinActions(run: (argv: PinArgs) => void | Promise<void>) {
   const inspect: CommandModule<object, OptionTypes<typeof sourcePositional & typeof inspectOptions>> = {
     command: "inspect <source>",
     describe: "read a nixpkgs pin's facts with your Nix: Python and CUDA sets, torch and its packages, static links",

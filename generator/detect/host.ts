@@ -17,7 +17,7 @@
  */
 import { InputError } from "../errors.ts";
 import { readFile, stat } from "node:fs/promises";
-import { existsSync } from "node:fs";
+import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { machine as osMachine } from "node:os";
 import { runTool } from "../process.ts";
@@ -351,6 +351,26 @@ async function runNvidiaSmi(): Promise<{ text: string | null; reason: string | n
   return { text: out, reason: null };
 }
 
+/** The names a recorded host directory's nvidia-smi output may have: the documented one first. */
+export const RECORDED_SMI_NAMES = ["nvidia-smi.txt", "nvidia-smi.csv"] as const;
+
+/**
+ * The recorded nvidia-smi output of host directory `dir`: `nvidia-smi.txt` or `nvidia-smi.csv` (the same query's
+ * output, `--format=csv,noheader`); undefined when it has none (a CPU-only host).
+ * @throws HostFileError when it holds both, or another `nvidia-smi*` file that would otherwise be passed over in silence
+ */
+export function recordedSmiFile(dir: string): string | undefined {
+  const found = RECORDED_SMI_NAMES.filter((n) => existsSync(join(dir, n)));
+  if (found.length > 1) throw new HostFileError(`${dir} holds both ${found.join(" and ")}: keep one (the host's nvidia-smi output)`);
+  if (found.length === 1) return join(dir, found[0]!);
+  const other = readdirSync(dir).find((n) => /^nvidia-smi/i.test(n));
+  if (other)
+    throw new HostFileError(
+      `${join(dir, other)}: a recorded host directory's nvidia-smi output is named ${RECORDED_SMI_NAMES.join(" or ")}; rename it (without one, the host counts as having no NVIDIA GPU)`,
+    );
+  return undefined;
+}
+
 /**
  * Read the host: `/proc/cpuinfo` (or `opts.cpuinfo`), `nvidia-smi` (or `opts.nvidiaSmi`; a missing nvidia-smi
  * means no NVIDIA GPU), and the machine (`opts.machine`, else the one the cpuinfo file describes when a file was
@@ -363,9 +383,8 @@ export async function readHost(opts: ReadHostOptions = {}): Promise<HostInfo> {
     const dir = opts.cpuinfo;
     const cpuinfo = join(dir, "cpuinfo");
     if (!existsSync(cpuinfo))
-      throw new HostFileError(`--cpuinfo ${dir} is a directory without a cpuinfo file (a recorded host directory holds cpuinfo and, for GPUs, nvidia-smi.txt)`);
-    const smi = join(dir, "nvidia-smi.txt");
-    opts = { ...opts, cpuinfo, nvidiaSmi: opts.nvidiaSmi ?? (existsSync(smi) ? smi : undefined) };
+      throw new HostFileError(`--cpuinfo ${dir} is a directory without a cpuinfo file (a recorded host directory holds cpuinfo and, for GPUs, nvidia-smi.txt or nvidia-smi.csv)`);
+    opts = { ...opts, cpuinfo, nvidiaSmi: opts.nvidiaSmi ?? recordedSmiFile(dir) };
   }
   const cpuinfoFile = opts.cpuinfo ?? "/proc/cpuinfo";
   const cpuinfo = await readText(cpuinfoFile, opts.cpuinfo ? "--cpuinfo file" : "");

@@ -304,11 +304,13 @@ function hostSummary(f: Facts): Recommendation["host"] {
 }
 
 /**
- * How to install `name` on a host: from a Flox catalog (`flox install ORG/NAME`, when the variants were published
- * with `publish --org ORG`), and with Nix from this repository's file, substituting from `substituter` when given
- * (`publish --to`). Pure; detect and verify print it.
+ * How to install `name` on a host, each a whole command to copy: from a Flox catalog (`flox install ORG/NAME`, when
+ * the variants were published with `publish --org ORG`), and the README's route, `npx variant-matrix install NAME`
+ * (it checks the host, builds, links ./PACKAGE, takes the host's GPU-driver route and verifies), substituting from
+ * `substituter` when given (`publish --to`) through NIX_CONFIG (the Nix manual: NIX_CONFIG holds nix.conf lines).
+ * Pure; detect and verify print it.
  */
 export function installLines(name: string, o: { org?: string; substituter?: string }): string[] {
-  const nix = `nix-env -if .flox/pkgs/${name}.nix${o.substituter ? ` --option extra-substituters ${o.substituter}` : ""}`;
-  return [...(o.org ? [`flox install ${o.org}/${name}`] : []), nix];
+  const env = o.substituter ? `NIX_CONFIG='extra-substituters = ${o.substituter.replace(/'/g, `'\\''`)}' ` : "";
+  return [...(o.org ? [`flox install ${o.org}/${name}`] : []), `${env}npx variant-matrix install ${name}`];
 }

@@ -153,6 +153,14 @@ function failureLine(text: string): string {
   const silent = lines.map((x) => /^cannot build on '([^']+)': error: cannot connect to '[^']*': (.+)$/.exec(x)).filter((m) => m !== null);
   if (silent.length > 0 && lines.some((x) => /^error: unable to start any build/.test(x))) {
     const who = [...new Set(silent.map((m) => m[1]!))];
+    const reason = silent.at(-1)![2]!;
+    // ssh refused its own configuration (`~/.ssh/config: line 3: Bad configuration option: …`): nothing was asked.
+    const config = lines.find((x) => /(ssh_config|\.ssh\/config|\/etc\/ssh\/)[^:]*: (line \d+: )?(Bad configuration|terminating, \d+ bad configuration)/i.test(x)) ??
+      (/bad configuration option|terminating, \d+ bad configuration/i.test(reason) ? reason : undefined);
+    if (config) {
+      const c = `ssh could not read its configuration for remote builder ${who.join(", ")} (${config}): fix that ssh_config line; the builder was never asked`;
+      return c.length > 300 ? c.slice(0, 297) + "…" : c;
+    }
     const l = `remote builder ${who.join(", ")} did not answer (${silent.at(-1)![2]}); nothing else could build it (see --connect-timeout)`;
     return l.length > 300 ? l.slice(0, 297) + "…" : l;
   }

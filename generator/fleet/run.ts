@@ -32,7 +32,7 @@ import { existsSync, readFileSync, statSync } from "node:fs";
 import { environmentOf } from "../naming.ts";
 import { join, resolve } from "node:path";
 import { catalogAxes, preferredPin } from "../catalog/index.ts";
-import { readHost, type HostInfo } from "../detect/host.ts";
+import { readHost, recordedSmiFile, type HostInfo } from "../detect/host.ts";
 import { recommend } from "../detect/recommend.ts";
 import { expand } from "../expand.ts";
 import { formatCombination } from "../naming.ts";
@@ -75,9 +75,8 @@ export async function readFleetHost(path: string): Promise<FleetHost> {
   if (!existsSync(abs)) throw new UsageError(`host ${path}: no such file or directory`);
   if (statSync(abs).isDirectory()) {
     const cpuinfo = join(abs, "cpuinfo");
-    if (!existsSync(cpuinfo)) throw new UsageError(`host ${path}: a host directory needs a cpuinfo file (and nvidia-smi.txt for GPUs)`);
-    const smi = join(abs, "nvidia-smi.txt");
-    const host = await readHost({ cpuinfo, nvidiaSmi: existsSync(smi) ? smi : undefined });
+    if (!existsSync(cpuinfo)) throw new UsageError(`host ${path}: a host directory needs a cpuinfo file (and nvidia-smi.txt or nvidia-smi.csv for GPUs)`);
+    const host = await readHost({ cpuinfo, nvidiaSmi: recordedSmiFile(abs) });
     return { id: hostId(path), host };
   }
   let j: { host?: DetectJsonHost };
