@@ -1,6 +1,6 @@
 /**
  * Build driver, end to end with real nix-build (offline: --nix-option substituters=) on the tiny derivations of
- * tests/fixtures/build-pkgs, driven as a real child process (`node --import tsx generator/cli.ts build`).
+ * tests/fixtures/build-pkgs, driven as a real child process (`node bin/variant-matrix.js build`, the compiled launcher).
  *
  * Each test sets its own VM_BUILD_TEST_SALT, so its derivations are new to the store and "built" vs "cached" is
  * deterministic; result links, logs and reports go to a temporary directory.

@@ -4,9 +4,11 @@
  */
 import { spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+// @ts-expect-error: plain JavaScript module without types (it runs before anything is compiled)
+import { compiledEntry } from "../../bin/build-dist.mjs";
 
 export const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 /**
@@ -16,6 +18,13 @@ export const ROOT = fileURLToPath(new URL("../..", import.meta.url));
  */
 export const BIN = join(ROOT, "bin", "variant-matrix.js");
 const SOURCES = join(ROOT, "generator", "cli.ts");
+
+// The bundle of the current sources is built before the first run (quietly, as `npm run prepare` does), so no run
+// of a test file says "compiling" on its stderr, whether the file runs alone or beside others (they share it).
+if (!existsSync(compiledEntry())) {
+  const built = spawnSync(process.execPath, [join(ROOT, "bin", "build-dist.mjs")], { encoding: "utf8" });
+  if (built.status !== 0) throw new Error(`cannot build dist/: ${built.stderr}`);
+}
 
 /** Result of one CLI run: exit status and captured output. */
 export interface CliRun {
