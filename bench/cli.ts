@@ -3,6 +3,8 @@
  * against the floor `node -e 0` measured in the same run, interleaved (floor, A, B, …, floor, A, B, …) so that
  * drift hits all alike. Medians of `runs`. Targets: --help ≤ 3× the floor; list --json and explain
  * ≤ 3×; detect ≤ 5×; no-op generate ≤ 0.3 s; full generate of a ≥ 700-file matrix ≥ 3,000 files/s including start-up.
+ * Also `npx variant-matrix --help` against the launcher's `--help` (the README's quick start puts the launcher on PATH
+ * once, `npm link`, and keeps npx as the fallback): the ratio says what each call through npx costs.
  * Runs the launcher, which compiles dist/ first when it is missing or stale (bin/build-dist.mjs).
  */
 import { spawnSync } from "node:child_process";
@@ -52,6 +54,8 @@ export async function main(runs = 7) {
     const cmds: Record<string, () => string[]> = {
       floor: () => [node, "-e", "0"],
       help: () => [node, BIN, "--help"],
+      // npx finds the package's own bin in this directory (--no-install: never a download).
+      npxHelp: () => ["npx", "--no-install", "variant-matrix", "--help"],
       list: () => [node, BIN, "list", "--json"],
       explain: () => [node, BIN, "explain", "torchaudio-python313-cuda12_9-sm121-armv9"],
       detect: () => [node, BIN, "detect", "--cpuinfo", join(HOST, "cpuinfo"), "--nvidia-smi", join(HOST, "nvidia-smi.txt"), "--machine", "aarch64"],
@@ -71,6 +75,7 @@ export async function main(runs = 7) {
       console.log(`  ${k.padEnd(13)} median ${m[k]!.toFixed(3)} s  ${ratio(k).toFixed(2)}× floor  ${target}: ${ok ? "met" : "NOT met"}`);
     console.log(`cli (whole processes, compiled JS, ${runs} interleaved runs each): floor \`node -e 0\` median ${floor.toFixed(3)} s`);
     row("help", "≤ 3× floor", ratio("help") <= 3);
+    console.log(`  npxHelp       median ${m.npxHelp!.toFixed(3)} s  ${(m.npxHelp! / m.help!).toFixed(2)}× the launcher's --help (npx variant-matrix --help: what each README command costs without the launcher on PATH)`);
     for (const k of ["list", "explain"]) row(k, "≤ 3× floor", ratio(k) <= 3);
     row("detect", "≤ 5× floor", ratio("detect") <= 5);
     row("noopGenerate", "≤ 0.3 s", m.noopGenerate! <= 0.3);

@@ -28,3 +28,6 @@ export type System = (typeof SYSTEMS)[number];
  * read by every command that loads the matrix (generator/catalog/local.ts). Validated with the built-in catalog's schemas.
  */
 export const LOCAL_CATALOG_FILE = "local-catalog.json";
+
+/** Seconds Nix may take by default to say what a plan would build and fetch (`--ask-nix-timeout`, driver/ask-nix.ts). */
+export const ASK_NIX_TIMEOUT_S = 20;

@@ -13,6 +13,7 @@ import { DEFAULT_PACKAGES, PACKAGES, type PackageName } from "./catalog/packages
 import { SHA256_RE, type Catalog } from "./catalog/schema.ts";
 import { closestValues, shown } from "./suggest.ts";
 import { parseCombination } from "./naming.ts";
+import { cachesSchema } from "./team-cache.ts";
 
 /** "; closest: 90, 75" for an unknown value, or "" when no allowed value is close (suggest.ts, edit distance). */
 const closestTail = (value: string, allowed: readonly string[]) => {
@@ -40,7 +41,8 @@ export type BinaryCompatPolicy = (typeof BINARY_COMPAT_POLICIES)[number];
  * `makeMatrixSchema`), so it cannot drift from what `generate` accepts. Fields (see makeMatrixSchema):
  * releases [{ torch, nixpkgs?, sha256? }], python, cuda, gpus (SM numbers), isas, cpuOnly, packages?, environments?
  * ({ NAME: [nixpkgs Python attribute, …] }: one `NAME-env-…` environment per kept combination), only?,
- * policy? { binaryCompat?, cudaCapabilitiesScope?, requiredSystemFeatures? }.
+ * policy? { binaryCompat?, cudaCapabilitiesScope?, requiredSystemFeatures? }, caches? ([{ url, publicKey }]: the team's
+ * binary caches, team-cache.ts).
  */
 export type MatrixInput = z.input<ReturnType<typeof makeMatrixSchema>>;
 
@@ -227,6 +229,9 @@ export function makeMatrixSchema(catalog: Catalog) {
       environments: environmentsSchema(),
       only: onlySchema(),
       policy: policySchema(),
+      // The team's binary caches (team-cache.ts): URL and public key each; the flake's nixConfig, doctor, install and
+      // publish use them.
+      caches: cachesSchema(),
     })
     .strict();
 }

@@ -11,6 +11,7 @@ import { shortPath } from "../driver/run.ts";
 import { liveStatus, plainStatus } from "../driver/status.ts";
 import type { BuildArgs } from "../driver/options.ts";
 import { evaluationFailureText } from "../driver/eval-first.ts";
+import { nixAnswerLine } from "../driver/ask-nix.ts";
 import { formatChecks, type CheckResult } from "../preflight/checks.ts";
 import { REPO_ROOT as PROJECT_ROOT } from "../paths.ts";
 import { errorLine, withExitCode } from "../errors.ts";
@@ -34,6 +35,8 @@ async function buildMainInner(a: BuildArgs): Promise<number> {
   const plan = await planBuild({ args: a, projectRoot: PROJECT_ROOT, parseNixOptions, width, onWarning: (text) => process.stderr.write(text) });
   if (plan.dryRun) return printDryRun(plan, width);
   warn(plan.checks.failed.filter((r) => !r.blocking), width);
+  // install asks Nix before it builds (askNixTimeout): which answer it goes by, before the build's own lines.
+  if (plan.nixAnswer) process.stderr.write(wrap(nixAnswerLine(plan.nixAnswer, `${plan.toBuild.length} variant(s) to build`), width, { hang: "  " }) + "\n");
   return await runAndReport(plan);
 }
 
@@ -49,7 +52,7 @@ function printDryRun(p: BuildPlan, width: number): number {
           dryRun: true, backend: o.backend, root: o.root, source: p.selection.source, jobs: rule.jobs, coresPerBuild, jobsRule: rule.explanation,
           // Builds given fewer cores than coresPerBuild: a package whose compile jobs need more memory (jobs.ts coresForPackage).
           coresCapped: Object.fromEntries(capped), force: !!a.force, toBuild: rows.toBuild, cached: rows.cached,
-          estimatedMakespanS: rows.estimatedMakespanS, estimatedMakespanUnknown: rows.estimatedMakespanUnknown, cudaClosures: rows.cudaClosures, store: rows.store, cacheModel: rows.cacheModel,
+          estimatedMakespanS: rows.estimatedMakespanS, estimatedMakespanUnknown: rows.estimatedMakespanUnknown, cudaClosures: rows.cudaClosures, store: rows.store, cacheModel: rows.cacheModel, nixAnswer: rows.nixAnswer,
           systemFeatures: needs.groups, preflight: checks.results, waves: plan.waves, variants: rows.rows,
           // What a build would stop on before building anything: null when nothing was instantiated (no --probe-store).
           evaluationErrors: p.instantiated ? p.evaluationFailures : null,

@@ -8,7 +8,7 @@
  */
 import { UsageError } from "../errors.ts";
 import type { Argv, ArgumentsCamelCase, CommandModule } from "yargs";
-import { REPEATABLE } from "../constants.ts";
+import { ASK_NIX_TIMEOUT_S, REPEATABLE } from "../constants.ts";
 import { PACKAGES } from "../catalog/packages.ts";
 import { matrixOption, nixOptions, outputOptions, selectionOptions, type BuiltTypes } from "./options.ts";
 import { DEFAULT_CORES_PER_BUILD } from "../driver/jobs.ts";
@@ -34,6 +34,10 @@ const buildOptions = {
     describe:
       "with --dry-run: instantiate each file and ask Nix what it would build and fetch with your substituters " +
       "(nix-store --realise --dry-run; fetches the pinned nixpkgs: network); without it the dry run uses the cache model",
+  },
+  "ask-nix-timeout": {
+    type: "number",
+    describe: `with --dry-run: seconds Nix may take to say what it would build and fetch (default ${ASK_NIX_TIMEOUT_S}; 0: the cache model, Nix not asked)`,
   },
   "skip-cached": { type: "boolean", describe: "skip variants whose outputs a substituter already holds (nothing is built or fetched for them)" },
   json: { ...outputOptions.json, describe: "print the plan (dry run) or the report as JSON on stdout" },

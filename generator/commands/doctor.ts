@@ -130,6 +130,7 @@ async function doctor(args: DoctorArgs, io: Pick<Io, "out">): Promise<number> {
       pinnedNixpkgs: true,
       hostSystem: system,
       org: args.org,
+      teamCaches: project.caches,
     },
   );
   const failed = results.filter((r) => r.status === "fail");

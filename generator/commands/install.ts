@@ -29,6 +29,7 @@ import { existsSync, lstatSync, realpathSync } from "node:fs";
 import path from "node:path";
 import { InputError, withExitCode } from "../errors.ts";
 import { REPO_ROOT } from "../paths.ts";
+import { ASK_NIX_TIMEOUT_S } from "../constants.ts";
 import { formatName, parseName } from "../naming.ts";
 import { ENV_PACKAGE } from "../catalog/packages.ts";
 import { wrap } from "../text.ts";
@@ -45,6 +46,10 @@ import type { VerifyReport } from "./verify.ts";
 const installOptions = {
   dir: { type: "string", describe: "where the environment is linked (a GC root): DIR/bin/python3 (default ./PACKAGE: ./torch-env, ./llm-env)" },
   "dry-run": { type: "boolean", describe: "print the steps, the checks and the build's plan with its estimate; change nothing" },
+  "ask-nix-timeout": {
+    type: "number",
+    describe: `seconds Nix may take to say what it would build and fetch, the team's caches included (default ${ASK_NIX_TIMEOUT_S}; 0: the cache model)`,
+  },
   ...pick(nixOptions, "backend"),
   package: {
     ...packagePickOption.package,
@@ -174,6 +179,7 @@ async function planInstall(args: InstallArgs): Promise<InstallPlan> {
     backend,
     pinnedNixpkgs: pre.evaluatesPinnedNixpkgs([file]),
     hostSystem: chosen.system,
+    teamCaches: project.caches,
   });
   const gpu = results.find((r) => r.id === "gpu-driver");
   // The route to the driver: NixOS or a flox activation serving libcuda pass the check; a driver elsewhere (its ✗)
@@ -313,6 +319,8 @@ function buildArgs(args: InstallArgs, name: string, backend: Backend, dryRun: bo
     plain: args.plain,
     outDir: backend === "nix" ? path.dirname(dir) : undefined,
     retries: 0,
+    // Ask Nix before estimating (driver/ask-nix.ts), for the dry run's plan and before the real build.
+    askNixTimeout: args.askNixTimeout ?? ASK_NIX_TIMEOUT_S,
   };
 }
 

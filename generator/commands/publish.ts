@@ -1,10 +1,10 @@
 /**
  * `variant-matrix publish [NAME...] [--filter K=V]... (--org ORG | --to STORE_URI) [--dry-run] [--json]`: carry built
  * variants to a Flox catalog (`flox publish -o ORG NAME`, pytorch first, on hosts of each variant's system, after
- * checking flox's preconditions) or to a Nix binary cache (`nix copy --to URI` of each built closure). See
- * driver/publish.ts.
+ * checking flox's preconditions) or to a Nix binary cache (`nix copy --to URI` of each built closure; without --org
+ * or --to, the first cache of matrix.ts `caches`). See driver/publish.ts.
  *
- * Exit status: 0 done; 1 a publish or copy failed; 2 bad input: neither or both of --org/--to, an unknown name, no flox
+ * Exit status: 0 done; 1 a publish or copy failed; 2 bad input: both of --org/--to, neither and no cache in matrix.ts, an unknown name, no flox
  * (or one older than 1.5.0) with --org (preflight/checks.ts, as doctor says it), a failed precondition (a dirty tree under .flox/ or pkgs/, an unpushed revision, no manifest.lock, not logged in:
  * with --dry-run too), or (--to) a variant that is not built (its build command is named).
  */
@@ -12,6 +12,7 @@ import { UsageError } from "../errors.ts";
 import type { ArgumentsCamelCase, Argv, CommandModule } from "yargs";
 import { resolve } from "node:path";
 import { REPO_ROOT } from "../paths.ts";
+import { redactCredentials } from "../redact.ts";
 import type { BuildTarget } from "../driver/targets.ts";
 import type { Project } from "../project.ts";
 import { parseNixOptions, project } from "./shared.ts";
@@ -21,7 +22,7 @@ import { matrixOption, nixOptions, outputOptions, selectionOptions, type BuiltTy
 const publishOptions = {
   ...selectionOptions,
   org: { type: "string", describe: "Flox organisation: flox publish -o ORG NAME per variant, on hosts of its system" },
-  to: { type: "string", describe: "Nix store URI (file://, s3://, ssh://; ?secret-key=FILE to sign): nix copy --to of each built closure" },
+  to: { type: "string", describe: "Nix store URI (file://, s3://, ssh://; ?secret-key=FILE to sign): nix copy --to of each built closure (default: the first cache of matrix.ts `caches`)" },
   "dry-run": { type: "boolean", describe: "print the plan (commands in order) and, with --org, flox's preconditions; run nothing" },
   json: { ...outputOptions.json, describe: "print the plan or the report as JSON" },
   root: { type: "string", describe: "project root (default: the repository root)" },
@@ -53,10 +54,11 @@ export const publishCommand: CommandModule<object, BuiltTypes<typeof builder>> =
 async function runPublish(argv: PublishArgs): Promise<void> {
   if (argv.org && argv.to)
     throw new UsageError("--org and --to exclude each other: publish to a Flox catalog (--org ORG) or to a Nix binary cache (--to STORE_URI), one per run");
-  if (!argv.org && !argv.to) throw new UsageError("publish needs one of --org ORG (a Flox catalog) or --to STORE_URI (a Nix binary cache)");
   const [{ orderTargets, selectCurrent }, { targetsFromVariants }] = await Promise.all([import("../driver/build.ts"), import("../driver/targets.ts")]);
   const root = argv.root ? resolve(process.cwd(), argv.root) : REPO_ROOT;
   const p = await project(argv.matrix, root);
+  // Without --org or --to: the matrix's first team cache (matrix.ts `caches`), said so.
+  const to = argv.org ? undefined : (argv.to ?? defaultCacheTarget(p.matrix.caches));
   let sel;
   try {
     // The generated files are compared later, and only for --org (publishToOrg): --to copies what a build made.
@@ -68,7 +70,19 @@ async function runPublish(argv: PublishArgs): Promise<void> {
   const byName = new Map(sel.targets.map((t) => [t.name, t]));
   const ordered = order.map((n) => byName.get(n)!);
   if (argv.org) await publishToOrg(argv, argv.org, root, p, sel.targets, ordered);
-  else await copyToStore(argv, argv.to!, root, ordered);
+  else await copyToStore(argv, to!, root, ordered);
+}
+
+/**
+ * publish's target when neither --org nor --to is given: the first cache of matrix.ts `caches`, announced on stderr.
+ * @throws UsageError when the matrix names none
+ */
+function defaultCacheTarget(caches: readonly { url: string }[]): string {
+  const first = caches[0];
+  if (!first)
+    throw new UsageError("publish needs one of --org ORG (a Flox catalog) or --to STORE_URI (a Nix binary cache), or a cache named in matrix.ts `caches` (the first is the default)");
+  process.stderr.write(`publish: to ${redactCredentials(first.url)}, the first cache of matrix.ts \`caches\` (--to names another)\n`);
+  return first.url;
 }
 
 /**

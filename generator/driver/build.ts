@@ -26,6 +26,8 @@ import { hostSystem, type BackendOptions } from "./backend.ts";
 import { builderNeeds, type BuilderNeeds } from "./builders.ts";
 import { modelCacheMisses } from "./cache-model.ts";
 import { dryRunRows } from "./dry-run.ts";
+import { askNix, ASK_NIX_TIMEOUT_S, type AskedNix, type NixAnswer } from "./ask-nix.ts";
+import { cacheNixOptions, type TeamCache } from "../team-cache.ts";
 import { EvaluationError, evaluationFailures, evaluationGate, type EvaluationFailure } from "./eval-first.ts";
 import { coresForPackage, jobsRule, type JobsRule } from "./jobs.ts";
 import { resolveBuildOptions, type BuildArgs, type ResolvedBuildOptions } from "./options.ts";
@@ -69,6 +71,8 @@ export interface BuildSelection {
   source: "project" | "pkgs-dir";
   /** name → seconds its last build took (earlier reports). */
   history: Map<string, number>;
+  /** The team's binary caches matrix.ts names (team-cache.ts): passed to Nix for this run. */
+  caches: TeamCache[];
 }
 
 /** What a dry run shows besides the plan: what builders must declare, and the rows with the cache model. */
@@ -107,6 +111,8 @@ export interface BuildPlan {
   toBuild: BuildTarget[];
   /** For `--dry-run` only. */
   dryRun: DryRunData | null;
+  /** What Nix said it would build and fetch, or why the model stands (ask-nix.ts); null when not asked for (--probe-store says it its own way). */
+  nixAnswer: NixAnswer | null;
 }
 
 /** The checks that need nothing evaluated, and those of what is left to build. */
@@ -127,6 +133,8 @@ export async function planBuild(po: PlanBuildOptions): Promise<BuildPlan> {
   if (a.report !== undefined && !a.dryRun) outputMode(resolve(a.report));
   const selection = await select(a, o, warn);
   const { targets } = selection;
+  // The team's caches reach every Nix command of this run (flox build takes no --option: flox users add them to nix.conf).
+  if (o.backend === "nix") o.nixOptions.push(...cacheNixOptions(selection.caches));
   const host = hostSystem();
   const context = hostContext("build", targets, { backend: o.backend, hostSystem: host, builders: a.builders, localBuilds: o.maxJobs !== 0, nixOptions: o.nixOptions });
   const early = checkHost(context, EARLY_CHECKS);
@@ -138,6 +146,7 @@ export async function planBuild(po: PlanBuildOptions): Promise<BuildPlan> {
   const rule = jobsRule({ cpus: availableParallelism(), memBytes: totalmem() }, o.cores, o.jobs);
   const { backend, capped } = backendOptions(catalog, a, o, targets, rule);
   const ev = await evaluateFirst(catalog, targets, backend.outDir, o.nixOptions, { dryRun: !!a.dryRun, probeStore: !!a.probeStore, force: !!a.force });
+  const asked = await askFirst(a, o, selection, ev);
   const toBuild = targets.filter((t) => !ev.cached.get(t.name)?.cached);
   // The checks of what is left to build: the system features its derivations require, and store space (a warning).
   const late = checkHost({ ...context, variants: context.variants.filter((v) => toBuild.some((t) => t.name === v.name)) }, LATE_CHECKS);
@@ -147,8 +156,8 @@ export async function planBuild(po: PlanBuildOptions): Promise<BuildPlan> {
   if (!a.dryRun) refuseOnBlocking(results, width);
   if (!a.dryRun && ev.failures.length) evaluationVerdict(o.backend, context.pinnedNixpkgs, ev.failures, targets.length, width, warn);
 
-  const store = await probe(a, targets, ev.cached, o.nixOptions);
-  const partial = { args: a, options: o, catalog, selection, host, plan, rule, backend, capped, cached: ev.cached, store, toBuild };
+  const store = asked?.store ?? (await probe(a, targets, ev.cached, o.nixOptions));
+  const partial = { args: a, options: o, catalog, selection, host, plan, rule, backend, capped, cached: ev.cached, store, toBuild, nixAnswer: asked?.answer ?? null };
   return {
     ...partial,
     checks: { results, failed: results.filter((r) => r.status === "fail") },
@@ -189,9 +198,23 @@ export function readEarlierReports<T>(read: (onSkip: (s: SkippedReport) => void)
   return out;
 }
 
+/**
+ * Ask Nix what it would build and fetch (ask-nix.ts) for a dry run (unless --probe-store, which asks its own way) and
+ * for a build given `askNixTimeout` (install); what Nix says is built replaces the result links' word (not under
+ * --force). @returns null when not asked for
+ */
+async function askFirst(a: BuildArgs, o: ResolvedBuildOptions, sel: BuildSelection, ev: { instantiated: boolean; cached: Map<string, CacheProbe> }): Promise<AskedNix | null> {
+  if (a.dryRun ? a.probeStore : a.askNixTimeout === undefined) return null;
+  const options = o.backend === "nix" ? o.nixOptions : [...o.nixOptions, ...cacheNixOptions(sel.caches)];
+  const timeoutS = a.askNixTimeout ?? ASK_NIX_TIMEOUT_S;
+  const asked = await askNix(sel.targets, o.outDir, options, sel.caches, timeoutS, ev.instantiated && !a.force ? ev.cached : undefined);
+  if (asked.cached && !a.force) for (const [n, c] of asked.cached) ev.cached.set(n, c);
+  return asked;
+}
+
 /** Step 2: load the targets, select (names, filters, package), check them, add their checks (--verify), with earlier durations. */
 export async function select(a: BuildArgs, o: ResolvedBuildOptions, warn: (text: string) => void): Promise<BuildSelection> {
-  const { targets: all, source, project } = await loadTargets({
+  const { targets: all, source, project, caches } = await loadTargets({
     root: o.root,
     pkgsDir: a.pkgsDir !== undefined ? resolve(a.pkgsDir) : undefined,
     variants: a.variants,
@@ -210,7 +233,7 @@ export async function select(a: BuildArgs, o: ResolvedBuildOptions, warn: (text:
       if (!history.has(t.name)) history.set(t.name, DEFAULT_CHECK_SECONDS.seconds);
     }
   }
-  return { targets: sel.targets, why: sel.why, source, history };
+  return { targets: sel.targets, why: sel.why, source, history, caches };
 }
 
 /**
@@ -347,7 +370,7 @@ async function dryRunData(p: Omit<BuildPlan, "checks" | "instantiated" | "evalua
       .map((t) => ({ name: t.name, system: t.system, python: t.python, cuda: t.cuda, nixpkgs: t.nixpkgs, cudaCapabilitiesForPackageSet: t.cudaCapabilitiesForPackageSet, nixpkgsKey: t.nixpkgsKey })),
     p.catalog,
   );
-  const rows = dryRunRows(p.plan, p.cached, sel.why, p.backend, { host, force: !!a.force, jobs: p.rule.jobs, store: p.store, model });
+  const rows = dryRunRows(p.plan, p.cached, sel.why, p.backend, { host, force: !!a.force, jobs: p.rule.jobs, store: p.store, model, nixAnswer: p.nixAnswer });
   return { needs, rows, extraTypos: extraTypos(p.catalog, sel.targets) };
 }
 

@@ -7,6 +7,7 @@ import { formatDuration } from "./report.ts";
 import { shortPath } from "./run.ts";
 import { DEFAULT_CUDA_CLOSURE_SECONDS } from "./plan.ts";
 import type { dryRunRows } from "./dry-run.ts";
+import { nixAnswerLine } from "./ask-nix.ts";
 import type { BuilderNeeds } from "./builders.ts";
 import type { JobsRule } from "./jobs.ts";
 
@@ -45,6 +46,7 @@ export function dryRunText(i: DryRunTextInput): string {
       `${closures.shared.reduce((a, c) => a + c.variants.length, 0)} variant(s); ${closures.own.length} built from source ` +
       `(package-set scope, about ${formatDuration(DEFAULT_CUDA_CLOSURE_SECONDS.seconds)} each, not in the makespan)` +
       (closures.own.length ? `: ${closures.own.map((c) => `${c.variants.join(", ")}`).join("; ")}` : ""),
+    ...answerLines(d),
     ...storeLines(d, i.probed),
     ...featureLines(i.needs),
     ...(i.preflight ? ["  preflight (the real run stops on a ✗ of Nix version, system features or flox):", i.preflight] : []),
@@ -64,6 +66,16 @@ export function dryRunText(i: DryRunTextInput): string {
     );
   }
   return lines.join("\n") + "\n";
+}
+
+/** Which answer the plan used (ask-nix.ts): Nix's, or the model's and why Nix was not asked; none when not asked for. */
+function answerLines(d: DryRun): string[] {
+  if (!d.nixAnswer) return [];
+  const extra = d.cacheModel ?? [];
+  const model =
+    `${d.toBuild} variant(s) to build (result links only)` +
+    (extra.length ? `, ${extra.length} dependency build(s) the CUDA cache cannot serve (about ${(extra.reduce((a, b) => a + b.seconds, 0) / 3600).toFixed(1)} h)` : "");
+  return [`  ${nixAnswerLine(d.nixAnswer, model)}`];
 }
 
 /** The dry run's summary of what is built besides the variants: Nix's answer, or the cache model. */

@@ -7,6 +7,7 @@ import { buildCmd, type BackendOptions } from "./backend.ts";
 import { cudaClosures, simulate, type Plan } from "./plan.ts";
 import { storeName, type CacheProbe, type DryRealise } from "./store.ts";
 import type { ModelledBuild } from "./cache-model.ts";
+import type { NixAnswer } from "./ask-nix.ts";
 import type { BuildTarget } from "./targets.ts";
 
 /** One row of the dry-run plan. */
@@ -40,6 +41,19 @@ interface DryRunRow {
   offCache: string[];
 }
 
+/** What dryRunRows is told besides the plan (see its parameters). */
+interface DryRunOptions {
+  host: string;
+  force: boolean;
+  jobs: number;
+  /** Per name, Nix's dry-run answer (build --probe-store). */
+  store?: ReadonlyMap<string, DryRealise | { error: string }>;
+  /** The cache model of the selection (driver/cache-model.ts modelCacheMisses). */
+  model?: { builds: ModelledBuild[]; reasons: ReadonlyMap<string, string[]> };
+  /** What Nix said it would build and fetch, or why the model stands (ask-nix.ts). */
+  nixAnswer?: NixAnswer | null;
+}
+
 /**
  * The dry-run rows and totals of `plan`.
  * @param o.host this machine's Nix system; a node for another system without `builders` gets a note
@@ -53,15 +67,7 @@ export function dryRunRows(
   cached: ReadonlyMap<string, CacheProbe>,
   why: ReadonlyMap<string, "requested" | "dependency">,
   backend: BackendOptions,
-  o: {
-    host: string;
-    force: boolean;
-    jobs: number;
-    /** Per name, Nix's dry-run answer (build --probe-store). */
-    store?: ReadonlyMap<string, DryRealise | { error: string }>;
-    /** The cache model of the selection (driver/cache-model.ts modelCacheMisses). */
-    model?: { builds: ModelledBuild[]; reasons: ReadonlyMap<string, string[]> };
-  },
+  o: DryRunOptions,
 ) {
   const closures = cudaClosures(plan.order.map((n) => plan.nodes.get(n)!.target));
   const done = new Set([...cached].filter(([, c]) => c.cached).map(([n]) => n));
@@ -124,6 +130,8 @@ export function dryRunRows(
     store,
     /** The cache model's extra builds, each counted once (null when not modelled). */
     cacheModel: o.model?.builds ?? null,
+    /** Which answer the plan used: Nix's (asked: true, with its counts) or the model's (asked: false, with why); null when not asked for. */
+    nixAnswer: o.nixAnswer ?? null,
   };
 }
 

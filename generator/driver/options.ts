@@ -33,6 +33,11 @@ export interface BuildArgs {
   verifyGpu?: boolean;
   /** Dry run: also instantiate every file to ask the store what is built (may fetch nixpkgs: network). */
   probeStore?: boolean;
+  /**
+   * Seconds Nix may take to say what it would build and fetch (driver/ask-nix.ts): a dry run asks by default (20 s),
+   * a build when given (install); 0 never asks (the cache model).
+   */
+  askNixTimeout?: number;
   /** Skip variants whose outputs a substituter already holds (nix-fast-build's --skip-cached). */
   skipCached?: boolean;
   report?: string;
@@ -82,6 +87,8 @@ export async function resolveBuildOptions(a: BuildArgs, projectRoot: string, par
   const root = resolve(a.root ?? projectRoot);
   const outDir = a.outDir !== undefined ? resolve(a.outDir) : root;
   const cores = positiveInt("cores", a.cores, 1);
+  if (a.askNixTimeout !== undefined && !(Number.isFinite(a.askNixTimeout) && a.askNixTimeout >= 0))
+    throw new UsageError(`--ask-nix-timeout must be a number of seconds ≥ 0 (0: do not ask Nix), got ${a.askNixTimeout}`);
   const maxJobs = a.maxJobs === undefined ? undefined : positiveInt("max-jobs", a.maxJobs, 0);
   const backend = await resolveBackend(a.backend ?? "auto");
   if (backend === "flox") {

@@ -40,14 +40,22 @@ function nixOptionArgs(opts: NixOptions): string[] {
   return opts.flatMap(([k, v]) => ["--option", k, v]);
 }
 
+/**
+ * runTool's options for a question that must be answered by `deadline` (epoch ms): the time left as its timeout (a
+ * child still running then is stopped, and its result says so in `stopped`); no limit without a deadline.
+ */
+function until(deadline: number | undefined): { timeoutMs?: number } {
+  return deadline === undefined ? {} : { timeoutMs: Math.max(1, deadline - Date.now()) };
+}
+
 /** Store paths among `paths` that are valid (`nix-store --check-validity --print-invalid`). */
-async function validPaths(paths: readonly string[], nixOptions: NixOptions = []): Promise<Set<string>> {
+async function validPaths(paths: readonly string[], nixOptions: NixOptions = [], deadline?: number): Promise<Set<string>> {
   if (paths.length === 0) return new Set();
-  const r = await runTool(["nix-store", ...nixOptionArgs(nixOptions), "--check-validity", "--print-invalid", ...paths]);
+  const r = await runTool(["nix-store", ...nixOptionArgs(nixOptions), "--check-validity", "--print-invalid", ...paths], until(deadline));
   if (r.code !== 0) {
     // A malformed path fails the whole call; fall back to one path at a time.
-    if (paths.length === 1) return new Set();
-    const each = await Promise.all(paths.map((p) => validPaths([p], nixOptions)));
+    if (paths.length === 1 || r.stopped) return new Set();
+    const each = await Promise.all(paths.map((p) => validPaths([p], nixOptions, deadline)));
     return new Set(each.flatMap((s) => [...s]));
   }
   const invalid = new Set(r.stdout.split("\n").filter(Boolean));
@@ -75,15 +83,18 @@ export function nixErrorMessage(stderr: string, fallback: string): string {
 async function instantiate(
   files: readonly string[],
   nixOptions: NixOptions,
+  deadline?: number,
 ): Promise<({ drv: string } | { error: string })[]> {
   const one = async (f: string) => {
-    const r = await runTool(["nix-instantiate", ...nixOptionArgs(nixOptions), f]);
+    const r = await runTool(["nix-instantiate", ...nixOptionArgs(nixOptions), f], until(deadline));
+    if (r.stopped) return { error: r.stopped };
     const lines = r.stdout.split("\n").filter((l) => l.endsWith(".drv"));
     if (r.code === 0 && lines.length === 1) return { drv: lines[0] };
     return { error: nixErrorMessage(r.stderr, `nix-instantiate exited with ${r.code}`) };
   };
   if (files.length > 1) {
-    const r = await runTool(["nix-instantiate", ...nixOptionArgs(nixOptions), ...files]);
+    const r = await runTool(["nix-instantiate", ...nixOptionArgs(nixOptions), ...files], until(deadline));
+    if (r.stopped) return files.map(() => ({ error: r.stopped! }));
     const lines = r.stdout.split("\n").filter((l) => l.endsWith(".drv"));
     if (r.code === 0 && lines.length === files.length) return lines.map((drv) => ({ drv }));
     // When the first and the last file both fail with the batch's error (typically: the pinned nixpkgs cannot be
@@ -108,7 +119,7 @@ export async function probeCached(
   targets: readonly { name: string; file: string }[],
   outDir: string,
   nixOptions: NixOptions = [],
-  opts: { instantiate?: boolean } = {},
+  opts: { instantiate?: boolean; deadline?: number } = {},
 ): Promise<Map<string, CacheProbe>> {
   // Without instantiation (a dry run's default) only the result-NAME links are looked at: evaluating a generated
   // file fetches its pinned nixpkgs, which needs the network the first time.
@@ -118,13 +129,14 @@ export async function probeCached(
       : await instantiate(
           targets.map((t) => t.file),
           nixOptions,
+          opts.deadline,
         );
   const limit = pLimit(8);
   const outputs = await Promise.all(
     drvs.map((d) =>
       limit(async () => {
         if (!("drv" in d)) return null;
-        const r = await runTool(["nix-store", ...nixOptionArgs(nixOptions), "-q", "--outputs", d.drv]);
+        const r = await runTool(["nix-store", ...nixOptionArgs(nixOptions), "-q", "--outputs", d.drv], until(opts.deadline));
         return r.code === 0 ? r.stdout.split("\n").filter(Boolean) : null;
       }),
     ),
@@ -133,7 +145,7 @@ export async function probeCached(
     targets.map((t) => readlink(join(outDir, `result-${t.name}`)).catch(() => null as string | null)),
   );
   const candidates = [...outputs.flatMap((o) => o ?? []), ...links.filter((l): l is string => l !== null)];
-  const valid = await validPaths([...new Set(candidates)], nixOptions);
+  const valid = await validPaths([...new Set(candidates)], nixOptions, opts.deadline);
   const result = new Map<string, CacheProbe>();
   targets.forEach((t, i) => {
     const d = drvs[i];
@@ -208,17 +220,20 @@ export function storeName(path: string): string {
 /**
  * Ask Nix what realising each derivation would build and fetch, with the user's substituters (and `nixOptions`):
  * `nix-store --realise --dry-run DRV`, one call per derivation (8 at a time).
+ * @param deadline epoch ms by which Nix must answer: a call still running then is stopped and is `{ error }`
  * @returns per derivation its DryRealise, or `{ error }` with Nix's first error line
  */
 export async function dryRealise(
   drvs: readonly string[],
   nixOptions: NixOptions = [],
+  deadline?: number,
 ): Promise<(DryRealise | { error: string })[]> {
   const limit = pLimit(8);
   return Promise.all(
     drvs.map((drv) =>
       limit(async () => {
-        const r = await runTool(["nix-store", ...nixOptionArgs(nixOptions), "--realise", "--dry-run", drv]);
+        const r = await runTool(["nix-store", ...nixOptionArgs(nixOptions), "--realise", "--dry-run", drv], until(deadline));
+        if (r.stopped) return { error: r.stopped };
         if (r.code !== 0) return { error: nixErrorMessage(r.stderr, `nix-store exited with ${r.code}`) };
         return parseDryRun(r.stderr);
       }),

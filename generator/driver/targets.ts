@@ -18,6 +18,7 @@ import { checkFilterValues, matchFilters, parseFilters, type Filterable } from "
 import { nearestNames, shown, type NearestCandidate } from "../suggest.ts";
 import { loadProject, type Project } from "../project.ts";
 import type { Variant } from "../schema.ts";
+import type { TeamCache } from "../team-cache.ts";
 import type { PackageName } from "../catalog/packages.ts";
 import { nixpkgsInstanceKey } from "../expand.ts";
 import { commentText, nixString } from "../literals.ts";
@@ -104,7 +105,7 @@ export async function loadTargets(opts: {
   pkgsDir?: string;
   variants?: readonly Variant[];
   matrixFile?: string;
-}): Promise<{ targets: BuildTarget[]; source: TargetSource; project?: Project }> {
+}): Promise<{ targets: BuildTarget[]; source: TargetSource; project?: Project; caches: TeamCache[] }> {
   const project = opts.variants ? undefined : await loadProject({ root: opts.root, matrixFile: opts.matrixFile });
   const variants = opts.variants ?? project!.variants;
   let targets = targetsFromVariants(variants, opts.root);
@@ -114,7 +115,7 @@ export async function loadTargets(opts: {
     const dir = resolve(opts.root, opts.pkgsDir);
     if (!existsSync(dir)) throw new SelectionError(`--pkgs-dir ${dir} does not exist`);
     targets = targets.map((t) => ({ ...t, file: join(dir, `${t.name}.nix`) })).filter((t) => existsSync(t.file));
-    return { targets, source: "pkgs-dir" };
+    return { targets, source: "pkgs-dir", caches: project?.matrix.caches ?? [] };
   }
   const missing = targets.filter((t) => !existsSync(t.file));
   if (missing.length > 0)
@@ -126,7 +127,7 @@ export async function loadTargets(opts: {
           .join(", ") +
         (missing.length > 5 ? ", …" : ""),
     );
-  return { targets, source: "project", project };
+  return { targets, source: "project", project, caches: project?.matrix.caches ?? [] };
 }
 
 /** @throws SelectionError naming the selected targets whose file does not exist. */

@@ -24,6 +24,7 @@ import { ENV_PACKAGE } from "../catalog/packages.ts";
 import { InputError } from "../errors.ts";
 import { GENERATED_MARK } from "../literals.ts";
 import type { Variant } from "../schema.ts";
+import { missingTeamCaches, type TeamCache } from "../team-cache.ts";
 
 /** A variant as the checks need it. */
 export type CheckedVariant = Pick<Variant, "name" | "cuda" | "package" | "file"> & {
@@ -52,6 +53,8 @@ export interface PreflightContext {
   org?: string;
   /** --nix-option pairs, passed to `nix show-config`. */
   nixOptions?: readonly (readonly [string, string])[];
+  /** The team's binary caches matrix.ts names (team-cache.ts); none when absent. */
+  teamCaches?: readonly TeamCache[];
 }
 
 /** A check's answer. */
@@ -395,6 +398,31 @@ const CHECKS: readonly Check[] = [
       return {
         status: required ? "fail" : "skip",
         detail: `${what} ${missing.length === 1 ? "is" : "are"} not configured: ${required ? "its CUDA packages would be built here" : "to try it, add the block below"}`,
+        fix: confFixText(fixConf),
+        conf: fixConf,
+      };
+    },
+  },
+  {
+    id: "team-cache",
+    title: "team binary cache",
+    commands: ["doctor", "install"],
+    blocking: false,
+    appliesTo: (c) => (c.teamCaches?.length ? null : "matrix.ts names no team cache (caches)"),
+    // Offered, not required (–, with its block): build and install pass the caches to Nix for their own runs.
+    probe: (p, c) => {
+      const conf = p.nixConfig();
+      if (!conf) return { status: "fail", detail: "`nix show-config` did not answer", fix: `install Nix >= ${NIX_MIN.version}` };
+      const caches = c.teamCaches!;
+      const m = missingTeamCaches(caches, (conf.get("substituters") ?? "").split(/\s+/), (conf.get("trusted-public-keys") ?? "").split(/\s+/));
+      if (m.lines.length === 0) return { status: "ok", detail: `${caches.map((k) => k.url).join(", ")} with ${caches.length === 1 ? "its key" : "their keys"}` };
+      const fixConf: NixConfFix = { file: "/etc/nix/nix.conf", lines: m.lines, nixos: "nix.settings.substituters and nix.settings.trusted-public-keys" };
+      return {
+        status: "skip",
+        detail:
+          `${m.what} not in this host's Nix configuration: build and install pass ${m.count === 1 ? "it" : "them"} for their own runs ` +
+          "(a Nix daemon takes them from trusted users only); add the block below so every Nix command and user fetches from " +
+          (m.count === 1 ? "it" : "them"),
         fix: confFixText(fixConf),
         conf: fixConf,
       };

@@ -14,6 +14,8 @@ import { nixpkgsInstanceKey } from "../expand.ts";
 import { ENV_PACKAGE, PACKAGES, packageOnTorch, type OnTorchRelease } from "../catalog/packages.ts";
 import { GENERATED_HEADER, nixString, nixValue, templates } from "./env.ts";
 import { modelDeviceCode } from "../catalog/device-code-size.ts";
+import { cachesToOffer } from "../catalog/binary-cache.ts";
+import { cacheConfLines, type TeamCache } from "../team-cache.ts";
 import { CHECKER_BUNDLE_FILE, CHECKER_FACTS_FILE, renderCheckerBundle, renderCheckerFacts } from "./checker.ts";
 
 /** Generated files: repo-relative path → content. Insertion order is stable. */
@@ -150,7 +152,7 @@ function flakePins(p: Project): FlakePin[] {
 /** Render the root `flake.nix` (see the template): the pins as inputs, the outputs from pkgs/flake-outputs.nix. */
 function renderFlake(p: Project): string {
   const systems = [...new Set(p.variants.map((v) => v.system))].sort();
-  return templates().render("flake.nix.njk", { count: p.variants.length, systems, pins: flakePins(p) });
+  return templates().render("flake.nix.njk", { count: p.variants.length, systems, pins: flakePins(p), caches: p.matrix.caches.map((c) => ({ url: nixString(c.url), publicKey: nixString(c.publicKey) })) });
 }
 
 /**
@@ -344,6 +346,15 @@ function gpuReference(p: Project) {
   });
 }
 
+/**
+ * BUILD_MATRIX.md's binary caches: the team's (matrix.ts `caches`) and the public CUDA caches for the matrix's CUDA
+ * systems (catalog/binary-cache.ts, the one copy of their URLs and keys), as whole nix.conf lines.
+ */
+function cacheDocs(p: Project): { team: TeamCache[]; publicNames: string[]; lines: string[] } {
+  const publicCaches = cachesToOffer(p.variants.filter((v) => v.cuda !== null).map((v) => v.system));
+  return { team: p.matrix.caches, publicNames: publicCaches.map((c) => c.name), lines: cacheConfLines([...p.matrix.caches, ...publicCaches]) };
+}
+
 /** Render BUILD_MATRIX.md and the docs/matrix pages. */
 function renderDocs(p: Project): FileMap {
   const files: FileMap = new Map();
@@ -417,6 +428,7 @@ function renderDocs(p: Project): FileMap {
     gpus: gpuReference(p),
     header: GENERATED_HEADER,
     systems: [...new Set(p.variants.map((v) => v.system))].sort(),
+    caches: cacheDocs(p),
   };
   files.set("BUILD_MATRIX.md", templates().render("BUILD_MATRIX.md.njk", ctx));
   for (const page of pages)

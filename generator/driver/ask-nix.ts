@@ -1,0 +1,137 @@
+/**
+ * Ask before you estimate: what Nix itself says a selection needs (I/O, child processes through store.ts), within a
+ * time limit, instead of the cache model. `build --dry-run` and `install` (its dry run and its plan) ask by default
+ * when Nix is on the host: every selected file is instantiated (`nix-instantiate`), built outputs are looked up
+ * (`nix-store --check-validity`), and for the rest `nix-store --realise --dry-run DRV` says what would be built and
+ * what fetched, against the configured substituters plus the matrix's team caches (team-cache.ts cacheNixOptions).
+ * For each team cache, the same question with that cache as the only substituter says which paths it serves.
+ *
+ * When Nix is not on PATH, a file does not evaluate here (offline: the pinned nixpkgs cannot be fetched), or the
+ * answer takes longer than the limit, the result says so and the cache model stands (`NixAnswer.asked` false, with
+ * why). The answer is plan data (dry-run.ts `nixAnswer`), rendered as one line by dry-run-text.ts.
+ */
+import { dryRealise, probeCached, type CacheProbe, type DryRealise, type NixOptions } from "./store.ts";
+import { runTool } from "../process.ts";
+import { redactCredentials } from "../redact.ts";
+import type { TeamCache } from "../team-cache.ts";
+
+export { ASK_NIX_TIMEOUT_S } from "../constants.ts";
+
+/** What one question to Nix gave, or why the model was used instead. */
+export type NixAnswer =
+  | {
+      asked: true;
+      /** Derivations Nix would build, across the selection, each once. */
+      toBuild: number;
+      /** Store paths Nix would fetch from a substituter, each once. */
+      toFetch: number;
+      /** Per team cache, how many of those paths it serves (its URL redacted: redact.ts). */
+      fromCaches: { url: string; paths: number }[];
+      /** Selected variants Nix answered for, of all selected; the rest did not evaluate here. */
+      answered: number;
+      of: number;
+      /** Substituters Nix could not reach (their paths count as to build). */
+      unreachable: string[];
+      /** How long the answer took, in seconds. */
+      seconds: number;
+    }
+  | { asked: false; why: string };
+
+/** What askNix gives the plan besides the answer: what is built already, and Nix's answer per variant. */
+export interface AskedNix {
+  answer: NixAnswer;
+  /** Per name, whether its outputs are valid (store.ts probeCached, instantiated); null when Nix was not asked. */
+  cached: Map<string, CacheProbe> | null;
+  /** Per name not built yet, Nix's dry run; null when Nix was not asked. */
+  store: Map<string, DryRealise | { error: string }> | null;
+}
+
+/**
+ * Ask Nix about `targets` within `timeoutS` seconds (see the module comment).
+ * @param nixOptions `--option` pairs of this run, the team caches' included
+ * @param caches the team's caches, for the per-cache count
+ * @param probed what is built, when the caller already instantiated every target (a build, not a dry run)
+ */
+export async function askNix(
+  targets: readonly { name: string; file: string }[],
+  outDir: string,
+  nixOptions: NixOptions,
+  caches: readonly TeamCache[],
+  timeoutS: number,
+  probed?: Map<string, CacheProbe>,
+): Promise<AskedNix> {
+  const none = (why: string): AskedNix => ({ answer: { asked: false, why }, cached: null, store: null });
+  if (timeoutS <= 0) return none("--ask-nix-timeout 0");
+  if (targets.length === 0) return none("nothing is selected");
+  const t0 = Date.now();
+  const deadline = t0 + timeoutS * 1000;
+  const late = () => none(`Nix did not answer within ${timeoutS} s (--ask-nix-timeout)`);
+  const version = await runTool(["nix-store", "--version"], { timeoutMs: timeoutS * 1000 });
+  if (version.code !== 0) return none(version.code === 127 ? "Nix is not on PATH (nix-store)" : `nix-store --version failed: ${version.stderr.trim().split("\n")[0] ?? ""}`);
+  // One download attempt (Nix's default is 5, with back-off: about 5 s per unreachable URL): offline, the answer
+  // "not here" comes at once and the model stands; the build itself keeps the user's setting.
+  const quick: NixOptions = [...nixOptions, ["download-attempts", "1"]];
+  const cached = probed ?? (await probeCached(targets, outDir, quick, { deadline }));
+  if (Date.now() >= deadline) return late();
+  const evaluated = targets.filter((t) => cached.get(t.name)?.drvPath);
+  if (evaluated.length === 0) return none(`no selected file evaluates here (${cached.get(targets[0]!.name)?.note ?? "nix-instantiate gave no derivation"})`);
+  const open = evaluated.filter((t) => !cached.get(t.name)!.cached);
+  const drvs = open.map((t) => cached.get(t.name)!.drvPath!);
+  const replies = await dryRealise(drvs, quick, deadline);
+  if (Date.now() >= deadline) return late();
+  const store = new Map(open.map((t, i) => [t.name, replies[i]!]));
+  const ok = replies.filter((r): r is DryRealise => !("error" in r));
+  if (ok.length < replies.length) return { ...none(`Nix could not answer for ${open[replies.findIndex((r) => "error" in r)]!.name}: ${(replies.find((r) => "error" in r) as { error: string }).error}`) };
+  const toBuild = new Set(ok.flatMap((r) => r.toBuild));
+  const toFetch = new Set(ok.flatMap((r) => r.toFetch));
+  const fromCaches = await perCache(drvs, toFetch, quick, caches, deadline);
+  if (Date.now() >= deadline) return late();
+  return {
+    answer: {
+      asked: true,
+      toBuild: toBuild.size,
+      toFetch: toFetch.size,
+      fromCaches,
+      answered: evaluated.length,
+      of: targets.length,
+      unreachable: [...new Set(ok.flatMap((r) => r.unreachable))].map(redactCredentials),
+      seconds: (Date.now() - t0) / 1000,
+    },
+    cached,
+    store,
+  };
+}
+
+/**
+ * For each team cache, how many of `toFetch` it serves: the same dry run with that cache as the only substituter
+ * (`--option substituters URL`, its key trusted). A Nix daemon ignores a non-trusted user's substituters, which
+ * then count 0 here (the total stays Nix's answer).
+ */
+async function perCache(drvs: readonly string[], toFetch: ReadonlySet<string>, nixOptions: NixOptions, caches: readonly TeamCache[], deadline: number) {
+  const out: { url: string; paths: number }[] = [];
+  if (toFetch.size === 0 || drvs.length === 0) return caches.map((c) => ({ url: redactCredentials(c.url), paths: 0 }));
+  for (const c of caches) {
+    const only: NixOptions = [...nixOptions, ["substituters", c.url], ["trusted-public-keys", c.publicKey]];
+    const replies = await dryRealise(drvs, only, deadline);
+    const served = new Set(replies.flatMap((r) => ("error" in r ? [] : r.toFetch)).filter((p) => toFetch.has(p)));
+    out.push({ url: redactCredentials(c.url), paths: served.size });
+  }
+  return out;
+}
+
+/**
+ * The answer as one line of the plan: "asked Nix (…): 0 to build, 1 to fetch from file:///…" or "modelled: …, Nix
+ * not asked because …" (`model` says what the model counted).
+ */
+export function nixAnswerLine(a: NixAnswer, model: string): string {
+  if (!a.asked) return `modelled: ${model}; Nix not asked because ${a.why}`;
+  const cached = a.fromCaches.filter((c) => c.paths > 0);
+  const rest = a.toFetch - cached.reduce((n, c) => n + c.paths, 0);
+  const from = [...cached.map((c) => `${c.paths} from ${c.url}`), ...(rest > 0 ? [`${rest} from the host's substituters`] : [])];
+  const where = a.toFetch === 0 ? "" : cached.length === 1 && rest <= 0 ? ` from ${cached[0]!.url}` : ` (${from.join(", ")})`;
+  return (
+    `asked Nix (nix-store --realise --dry-run, ${a.seconds.toFixed(1)} s${a.answered < a.of ? `, ${a.answered} of ${a.of} variants evaluate here` : ""}): ` +
+    `${a.toBuild} to build, ${a.toFetch} to fetch${where}` +
+    (a.unreachable.length ? `; unreachable: ${a.unreachable.join(", ")} (their paths count as to build)` : "")
+  );
+}
