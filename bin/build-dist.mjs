@@ -8,9 +8,13 @@
 // temporary directory and renamed into place (atomic), so two commands that start at once never see half a bundle;
 // older bundles are pruned, keeping the newest few.
 //
+// Every start of the launcher asks which bundle is current: currentHash() stats the source files (a few ms) and reads
+// and hashes their contents (some 40 ms) only when their metadata, ctime included, is new; the hash it remembers for
+// a metadata key (dist/.by-metadata/) is of the contents as they are, so a changed file is always hashed again.
+//
 // Plain JavaScript, not TypeScript: it runs before anything is compiled.
 import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -37,14 +41,21 @@ function walk(dir, out = []) {
   return out;
 }
 
+/** The files the bundle is built from: every file under generator/, package-lock.json and this file (sorted). */
+function sourceFiles() {
+  return [...walk(join(ROOT, "generator")), join(ROOT, "package-lock.json"), fileURLToPath(import.meta.url)];
+}
+
 /**
  * The hash (16 hex digits of a SHA-256) of what the bundle is built from: the path and content of every file under
- * generator/, package-lock.json (the bundled dependencies' versions) and this file (the build options). About 5 ms.
+ * generator/, package-lock.json (the bundled dependencies' versions) and this file (the build options). Reads them all
+ * (about 1.4 MB: some 40 ms on a loaded 2-core machine); the launcher asks currentHash(), which reads them only when
+ * a file's metadata changed.
+ * @param {string[]} [files] the files (default: sourceFiles())
  * @returns the hash, e.g. "3f2a9c0d1b4e5f60"
  */
-export function sourcesHash() {
+export function sourcesHash(files = sourceFiles()) {
   const h = createHash("sha256");
-  const files = [...walk(join(ROOT, "generator")), join(ROOT, "package-lock.json"), fileURLToPath(import.meta.url)];
   for (const f of files) {
     h.update(relative(ROOT, f)).update("\0");
     try {
@@ -57,9 +68,77 @@ export function sourcesHash() {
   return h.digest("hex").slice(0, 16);
 }
 
-/** The entry of the bundle built from the current sources: DIST_DIR/<sourcesHash()>/cli.js (it may not exist yet). */
+/**
+ * A key of the files' metadata: path, inode, size, mtime and ctime (nanoseconds) of each. Any write to a file moves
+ * its ctime to the clock's now, and utimes(2) cannot set it back (it sets mtime and atime only), so an edited file does
+ * not keep its key, even at the same size with its mtime restored.
+ * @param {string[]} files
+ * @returns {{ key: string, newestNs: bigint }} 32 hex digits, and the newest ctime or mtime among the files
+ */
+function metadataKey(files) {
+  const h = createHash("sha256");
+  let newestNs = 0n;
+  for (const f of files) {
+    let st = null;
+    try {
+      st = statSync(f, { bigint: true });
+    } catch {
+      /* a missing file has a key too */
+    }
+    if (st) for (const t of [st.mtimeNs, st.ctimeNs]) if (t > newestNs) newestNs = t;
+    h.update(`${relative(ROOT, f)}\0${st ? `${st.ino} ${st.size} ${st.mtimeNs} ${st.ctimeNs}` : "(missing)"}\n`);
+  }
+  return { key: h.digest("hex").slice(0, 32), newestNs };
+}
+
+/** Where currentHash() remembers the content hash of a metadata key: DIST_DIR/.by-metadata/<key>, holding the hash. */
+const BY_METADATA = join(DIST_DIR, ".by-metadata");
+/**
+ * A key is remembered only when every file's times are this much older than the record (nanoseconds). File times
+ * come from a coarse clock (a kernel tick; whole seconds on some file systems), so a file written in the same tick as
+ * an earlier write could keep its times: git's "racily clean" index entries. Two seconds of age rule that out.
+ */
+const SETTLED_NS = 2_000_000_000n;
+
+/**
+ * sourcesHash() of the current sources, cheaply: a walk of generator/ and a stat of each file (a few ms), and the
+ * contents read and hashed only when that metadata has not been seen with these exact values before. The answer is
+ * remembered only when the metadata was the same before and after the contents were read and every file had settled
+ * (SETTLED_NS), so a remembered hash is always that of the files as they are.
+ * @returns the hash, e.g. "3f2a9c0d1b4e5f60"
+ */
+export function currentHash() {
+  const files = sourceFiles();
+  const { key, newestNs } = metadataKey(files);
+  const memo = join(BY_METADATA, key);
+  try {
+    const known = readFileSync(memo, "utf8");
+    if (/^[0-9a-f]{16}$/.test(known)) return known;
+  } catch {
+    /* not seen yet */
+  }
+  const hash = sourcesHash(files);
+  if (metadataKey(files).key === key) remember(memo, hash, newestNs);
+  return hash;
+}
+
+/** Record `hash` at `memo` (atomic) when the record's own time is SETTLED_NS past `newestNs`. Best effort. */
+function remember(memo, hash, newestNs) {
+  const tmp = `${memo}.tmp-${process.pid}`;
+  try {
+    mkdirSync(BY_METADATA, { recursive: true });
+    writeFileSync(tmp, hash);
+    if (statSync(tmp, { bigint: true }).mtimeNs - newestNs > SETTLED_NS) renameSync(tmp, memo);
+  } catch {
+    /* a read-only dist/: hashed again next time */
+  } finally {
+    rmSync(tmp, { force: true });
+  }
+}
+
+/** The entry of the bundle built from the current sources: DIST_DIR/<currentHash()>/cli.js (it may not exist yet). */
 export function compiledEntry() {
-  return join(DIST_DIR, sourcesHash(), "cli.js");
+  return join(DIST_DIR, currentHash(), "cli.js");
 }
 
 /**
@@ -96,7 +175,7 @@ export async function bundle(outdir, opts = {}) {
  * @throws Error when esbuild fails (its messages are in the error)
  */
 export async function ensureDist(opts = {}) {
-  const hash = sourcesHash();
+  const hash = currentHash();
   const dir = join(DIST_DIR, hash);
   const entry = join(dir, "cli.js");
   if (existsSync(entry)) return entry;
@@ -128,6 +207,13 @@ function prune(keep) {
     const stale = dirs.filter((d) => d.name.startsWith(".tmp-") && Date.now() - d.mtime > 10 * 60_000);
     const bundles = dirs.filter((d) => /^[0-9a-f]{16}$/.test(d.name) && d.name !== keep).sort((a, b) => b.mtime - a.mtime);
     for (const d of [...stale, ...bundles.slice(KEEP - 1)]) rmSync(d.path, { recursive: true, force: true });
+    // Remembered hashes of bundles no longer here (currentHash() then hashes the contents again).
+    const kept = new Set(readdirSync(DIST_DIR));
+    try {
+      for (const m of readdirSync(BY_METADATA)) if (!kept.has(readFileSync(join(BY_METADATA, m), "utf8"))) rmSync(join(BY_METADATA, m), { force: true });
+    } catch {
+      /* none remembered yet */
+    }
     // Bundles of the flat layout that came before (dist/cli.js and its chunks) are not ours to keep.
     for (const e of readdirSync(DIST_DIR, { withFileTypes: true })) if (e.isFile() && e.name.endsWith(".js")) rmSync(join(DIST_DIR, e.name), { force: true });
   } catch {

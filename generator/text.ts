@@ -98,13 +98,17 @@ export function wrapCommand(command: string, width: number, indent = "", hang?: 
  * under the text after a leading "- ", "✓ ", "✗ ", "! " or "→ " mark), shell lines starting "$ " through wrapCommand.
  * A line that already fits is kept as it is (text wrapped before keeps its own layout), and so is a nix.conf setting
  * at the start of a line (`name = value`, as preflight/checks.ts nixConfBlock prints it): cut inside its value it would
- * be an empty setting and an invalid line once pasted. Blank lines are kept. Pure.
+ * be an empty setting and an invalid line once pasted. An indented `extra-NAME = …` line is split by settingLines
+ * (several `extra-NAME` lines under the same indent, each one whole). Blank lines are kept. Pure.
  */
 export function wrapLines(text: string, width: number): string {
   return text
     .split("\n")
     .map((line) => {
       if (NIX_CONF_LINE.test(line)) return line;
+      // An indented `extra-NAME = …` setting (shown for copying) splits into several `extra-` lines, never mid-value.
+      const setting = /^(\s+)(extra-[\w-]+ = \S.*)$/.exec(line);
+      if (setting) return settingLines(setting[2]!.trimEnd(), width, setting[1]!).join("\n");
       const m = /^(\s*)((?:[-✓✗–!→•*] |\$ |\d+\. )?)(.*)$/u.exec(line)!;
       const lead = m[1]!;
       const mark = m[2]!;

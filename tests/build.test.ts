@@ -1,6 +1,6 @@
 /**
  * Build driver, end to end with real nix-build (offline: --nix-option substituters=) on the tiny derivations of
- * tests/fixtures/build-pkgs, driven as a real child process (`node --import tsx generator/cli.ts build`).
+ * tests/fixtures/build-pkgs, driven as a real child process (`node bin/variant-matrix.js build`, the compiled launcher).
  *
  * Each test sets its own VM_BUILD_TEST_SALT, so its derivations are new to the store and "built" vs "cached" is
  * deterministic; result links, logs and reports go to a temporary directory.
@@ -45,6 +45,18 @@ function driver(c: Ctx, args: string[], opts: { env?: NodeJS.ProcessEnv; onSpawn
     { ...c.env, ...opts.env },
     opts.onSpawn,
   );
+}
+
+/** Seconds covered by at least one of the intervals [start, end) (epoch milliseconds). */
+function unionSeconds(intervals: [number, number][]): number {
+  let total = 0;
+  let end = -Infinity;
+  for (const [a, b] of [...intervals].sort((x, y) => x[0] - y[0])) {
+    if (b <= end) continue;
+    total += b - Math.max(a, end);
+    end = b;
+  }
+  return total / 1000;
 }
 
 function byName(r: BuildReport): Map<string, VariantReport> {
@@ -159,9 +171,12 @@ test("real run, --jobs 2 --retries 1: parallel, dependency order, failure isolat
     for (let j = i + 1; j < ran.length; j++) if (ran[i][0] < ran[j][1] && ran[j][0] < ran[i][1]) overlaps++;
   assert.ok(overlaps >= 2, `overlapping runs: ${overlaps}`);
   for (const [s] of ran) assert.ok(ran.filter(([a, b]) => a <= s && s < b).length <= 2, "at most 2 concurrent");
-  const makespan = (Date.parse(rep.finishedAt) - Date.parse(rep.startedAt)) / 1000;
+  // Parallel against this run's own sequential time: the builds' durations one after another (their sum) against the
+  // time at least one build ran (the union of their intervals). The run's start-up (instantiation, preflight) is in
+  // neither, so a loaded machine slows both sides alike; two jobs at a time make the union about half the sum.
   const work = rep.variants.reduce((s, x) => s + x.durationS, 0);
-  assert.ok(makespan < work * 0.8, `parallel: makespan ${makespan}s < work ${work}s`);
+  const busy = unionSeconds(ran as [number, number][]);
+  assert.ok(busy < work * 0.85, `parallel: builds ran ${busy}s of wall time for ${work}s of build time`);
   // logs: one per variant that ran, stdout and stderr of the builder in it; latest points at the run
   assert.is(readlinkSync(join(c.dir, "logs/latest")), rep.runId);
   const logs = readdirSync(join(c.dir, "logs", rep.runId)).sort();
@@ -213,7 +228,9 @@ test("--fail-fast: nothing new starts after a failure", async () => {
 });
 
 test("interrupt: SIGINT to the build driver ends the builds (and their builders), writes interrupted:true, exits 130", async () => {
-  const c = ctx({ VM_BUILD_TEST_SLEEP: "30" });
+  // Builds of 120 s, interrupted once both run: an exit long before they would end shows they were stopped, with a
+  // margin a loaded machine meets (the wait for them to start is bounded, not timed).
+  const c = ctx({ VM_BUILD_TEST_SLEEP: "120" });
   let pid = 0;
   const started = Date.now();
   const done = driver(c, [PT_ARM, TA_ARM, PT_CPU, "--backend", "nix", "--jobs", "2"], { onSpawn: (p) => (pid = p) });
@@ -224,12 +241,13 @@ test("interrupt: SIGINT to the build driver ends the builds (and their builders)
     const logs = existsSync(runDir()) ? readdirSync(runDir()).filter((f) => f.endsWith(".log")) : [];
     const busy = logs.filter((f) => /building .*\(salt/.test(readFileSync(join(runDir(), f), "utf8")));
     if (busy.length === 2) break;
-    assert.ok(Date.now() - started < 20_000, "builds started");
+    assert.ok(Date.now() - started < 100_000, "builds started");
   }
+  const killed = Date.now();
   process.kill(pid, "SIGINT");
   const r = await done;
   assert.is(r.code, 130, r.stderr);
-  assert.ok(Date.now() - started < 25_000, "did not wait for the 30 s builds");
+  assert.ok(Date.now() - killed < 60_000, `did not wait for the 120 s builds (exited ${Date.now() - killed} ms after SIGINT)`);
   const rep = latestReport(c);
   assert.is(rep.interrupted, true);
   assert.is(rep.exitCode, 130);

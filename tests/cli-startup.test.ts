@@ -10,7 +10,7 @@ import { dirname, join } from "node:path";
 import { compiledEntry } from "../bin/build-dist.mjs";
 import realStringWidth from "string-width";
 import lazyStringWidth, { NARROW_RANGES } from "../generator/lazy-string-width.ts";
-import { ROOT, runCli } from "./helpers/cli.ts";
+import { ROOT, runSources } from "./helpers/cli.ts";
 
 test("the lazy string-width gives string-width's answer for ASCII, ANSI, CJK, emoji, combining marks and non-strings", () => {
   const samples = ["", "plain ASCII text", " ~", "\u001b[31mred\u001b[39m", "\u009b31m", "tab\there", "≤ 3× floor", "日本語", "👩‍👩‍👧", "e\u0301", "1\u20e3", "\u0000"];
@@ -43,7 +43,7 @@ test("the compiled CLI uses it lazily and prints the same help as the sources", 
   assert.match(withEmoji[0]!, /var init_string_width = __esm\(\{/, "behind a lazy initialiser");
   for (const args of [["--help"], ["build", "--help"], ["ci", "--help"]]) {
     const compiled = spawnSync(process.execPath, [join(ROOT, "bin/variant-matrix.js"), ...args], { encoding: "utf8", env: { ...process.env, COLUMNS: "100" } });
-    const sources = runCli(args, { env: { COLUMNS: "100" } });
+    const sources = runSources(args, { env: { COLUMNS: "100" } });
     assert.is(compiled.status, 0, compiled.stderr);
     assert.is(compiled.stdout, sources.stdout, args.join(" "));
   }

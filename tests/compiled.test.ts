@@ -4,12 +4,12 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { spawnSync } from "node:child_process";
-import { cpSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ROOT, runCli } from "./helpers/cli.ts";
+import { ROOT, runSources } from "./helpers/cli.ts";
 // @ts-expect-error: plain JavaScript module without types (it runs before anything is compiled)
-import { compiledEntry, sourcesHash } from "../bin/build-dist.mjs";
+import { compiledEntry, currentHash, sourcesHash } from "../bin/build-dist.mjs";
 
 const BIN = join(ROOT, "bin/variant-matrix.js");
 const bin = (args: string[], root = ROOT) =>
@@ -28,11 +28,13 @@ test("the launcher and every npm script run the bundle of the current sources, n
   // After one run of the launcher the bundle of these exact sources exists.
   assert.is(bin(["--version"]).status, 0);
   assert.ok(existsSync(compiledEntry()), `dist/${sourcesHash()}/cli.js`);
+  // The launcher's cheap answer (metadata first) is the hash of the contents.
+  assert.is(currentHash(), sourcesHash());
 });
 
 test("the compiled CLI answers like the sources: list --json, explain, a bad matrix value", () => {
   const compiled = bin(["list", "--json"]);
-  const sources = runCli(["list", "--json"]);
+  const sources = runSources(["list", "--json"]);
   assert.is(compiled.status, 0, compiled.stderr);
   assert.equal(JSON.parse(compiled.stdout), JSON.parse(sources.stdout));
   const ex = bin(["explain", "torchaudio-python313-cuda13_0-sm110-armv9"]);
@@ -72,6 +74,22 @@ test("a generator source edited after the bundle was built: the next command run
     // Unchanged sources: no rebuild, nothing said.
     const third = bin(["--version"], work);
     assert.is(third.stderr, "");
+    // The launcher's fast path (bin/build-dist.mjs currentHash): once the files have settled, a start remembers their
+    // metadata's hash; an edit of the same size whose mtime is set back (touch -r, a restore) still moves the
+    // ctime, so the next start hashes the contents again and runs the edited code.
+    const T = Math.floor(Date.now() / 1000) - 60; // a whole second, which utimes sets back exactly
+    utimesSync(cli, T, T);
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 2_200);
+    assert.is(bin(["--version"], work).stderr, "");
+    const remembered = readdirSync(join(work, "dist/.by-metadata")).map((m) => readFileSync(join(work, "dist/.by-metadata", m), "utf8"));
+    assert.ok(remembered.some((h) => existsSync(join(work, "dist", h, "cli.js"))), `a remembered hash names a bundle: ${remembered}`);
+    const before = statSync(cli);
+    writeFileSync(cli, readFileSync(cli, "utf8").replace("Exit status (edited): 0 ok;", "Exit status (EDITED): 0 ok;"));
+    utimesSync(cli, T, T);
+    assert.is(statSync(cli).size, before.size);
+    assert.is(statSync(cli).mtimeMs, before.mtimeMs);
+    const fifth = bin(["--help"], work);
+    assert.match(fifth.stdout, /Exit status \(EDITED\): 0 ok/, "same size, same mtime: the edit is still seen");
     // A source that does not compile: one error line, exit 2, never the old bundle.
     writeFileSync(cli, readFileSync(cli, "utf8") + "\nconst broken = ;\n");
     const fourth = bin(["--version"], work);

@@ -12,6 +12,7 @@ import { execFile } from "node:child_process";
 import { machine as osMachine } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { cliArgv } from "./helpers/cli.ts";
 import {
   HostInputError,
   MachineError,
@@ -516,7 +517,7 @@ function child(args: string[]): Promise<{ code: number; stdout: string; stderr: 
   return new Promise((res) => {
     execFile(
       process.execPath,
-      ["--import", "tsx", join(ROOT, "generator/cli.ts"), ...args],
+      cliArgv(args),
       { cwd: ROOT, timeout: 120_000 },
       (err, stdout, stderr) => res({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
     );

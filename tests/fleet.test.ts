@@ -13,7 +13,7 @@ import { coverFleet, elementsOf, runsOn } from "../generator/fleet/cover.ts";
 import { readFleetHost } from "../generator/fleet/run.ts";
 import { projectFromMatrix } from "../generator/project.ts";
 import type { Variant } from "../generator/schema.ts";
-import { ROOT, tempDir, writeMatrix } from "./helpers/cli.ts";
+import { cliArgv, ROOT, tempDir, writeMatrix } from "./helpers/cli.ts";
 import { runMain } from "./helpers/main.ts";
 
 const HOSTS = join(ROOT, "tests/fixtures/hosts");
@@ -136,7 +136,7 @@ test("--package torchvision and --package torch-env: the matrix written generate
 
 test("a detect --json file is a host too", async () => {
   const out = tempDir("vm-fleet-json-");
-  const json = execFileSync(process.execPath, ["--import", "tsx", join(ROOT, "generator/cli.ts"), "detect", "--json", "--cpuinfo", join(HOSTS, "gh200/cpuinfo"), "--nvidia-smi", join(HOSTS, "gh200/nvidia-smi.txt"), "--machine", "aarch64"], { cwd: ROOT, encoding: "utf8" });
+  const json = execFileSync(process.execPath, cliArgv(["detect", "--json", "--cpuinfo", join(HOSTS, "gh200/cpuinfo"), "--nvidia-smi", join(HOSTS, "gh200/nvidia-smi.txt"), "--machine", "aarch64"]), { cwd: ROOT, encoding: "utf8" });
   writeFileSync(join(out, "grace-node.json"), json);
   const r = await runMain(["fleet", join(out, "grace-node.json"), join(HOSTS, "spr-h100"), "--json"]);
   assert.is(r.status, 0, r.stderr);

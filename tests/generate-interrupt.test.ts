@@ -1,9 +1,9 @@
 /**
  * `generate` is all or nothing per file, and an interrupted run never leaves a tree that a rerun cannot mend: it is
- * killed (SIGKILL) at 20 moments of a run that rewrites 300+ files, interrupted (SIGINT), and run twice at once,
- * and each time the next `generate` brings the output to exactly what the matrix gives, byte for byte against a
- * tree generated from scratch, with no empty, stray or temporary file, and `generate --check` agrees. Real child
- * processes of the compiled CLI (the launcher), real files.
+ * killed (SIGKILL) at 10 to 40 moments of a run that rewrites 300+ files (until 5 kills have landed mid-write),
+ * interrupted (SIGINT), and run twice at once, and each time the next `generate` brings the output to exactly what the
+ * matrix gives, byte for byte against a tree generated from scratch, with no empty, stray or temporary file, and
+ * `generate --check` agrees. Real child processes of the compiled CLI (the launcher), real files.
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
@@ -96,7 +96,7 @@ function reference(body: unknown): Map<string, string> {
   return tree(out);
 }
 
-test("SIGKILL at 20 moments of a 300+ file rewrite, then generate: exactly the matrix's files, --check passes", async () => {
+test("SIGKILL at moments of a 300+ file rewrite until 5 land mid-write, then generate: exactly the matrix's files, --check passes", async () => {
   const refA = reference(A);
   const refB = reference(B);
   // The matrix lives outside the output, at one path the test rewrites (as `git checkout matrix.ts` would).
@@ -113,19 +113,22 @@ test("SIGKILL at 20 moments of a 300+ file rewrite, then generate: exactly the m
   assert.is(check0.status, 1, "--check sees the empty file and the temporary");
   assert.match(check0.stderr, /stale: \.flox\/pkgs\/pytorch-python313-cuda12_8-sm90-avx2-old\.nix/);
   assert.match(check0.stderr, /temporary: flake\.nix\.tmp-4242/);
-  // When the writes of an A → B rewrite start (the first temporary or new wrapper appears) and end, here: the kills
-  // land in that window (16 of them) and before it (4), since the machine's speed varies.
+  // When the writes of an A → B rewrite start (the first temporary or new wrapper appears) and end, here: 4 kills land
+  // before that window, then kills at moments spread over it (golden-ratio steps) until MID_WRITE of them have left a
+  // half-written tree, at least MIN_KILLS in all, at most MAX_KILLS (a machine's speed, and its load, move the window).
   setMatrix(B);
   const calib = await timedRun(matrix, out);
   assertSameTree(out, refB, "a whole run mends what an older version left");
+  const [MIN_KILLS, MID_WRITE, MAX_KILLS] = [10, 5, 40];
   let midWrite = 0;
-  for (let i = 0; i < 20; i++) {
+  let i = 0;
+  for (; i < MAX_KILLS && (i < MIN_KILLS || midWrite < MID_WRITE); i++) {
     // Start from the other matrix's tree, kill a run towards this one.
     const [from, to, refTo, refFrom] = i % 2 === 0 ? [A, B, refB, refA] : [B, A, refA, refB];
     setMatrix(from);
     assert.is(gen(["--matrix", matrix, "--out", out]).status, 0);
     setMatrix(to);
-    const at = i < 4 ? { afterStartMs: Math.round(((i + 0.5) / 4) * calib.writesStartMs) } : { afterWritesMs: Math.round(((i - 4 + 0.5) / 16) * calib.writeMs) };
+    const at = i < 4 ? { afterStartMs: Math.round(((i + 0.5) / 4) * calib.writesStartMs) } : { afterWritesMs: Math.round((((i - 4) * 0.618034 + 0.1) % 1) * calib.writeMs) };
     await timedRun(matrix, out, at);
     const now = tree(out);
     if (!same(now, refFrom) && !same(now, refTo)) midWrite++;
@@ -139,7 +142,7 @@ test("SIGKILL at 20 moments of a 300+ file rewrite, then generate: exactly the m
     const check = gen(["--check", "--matrix", matrix, "--out", out]);
     assert.is(check.status, 0, check.stderr);
   }
-  assert.ok(midWrite >= 5, `kills that left a half-written tree (neither matrix's files): ${midWrite} of 20`);
+  assert.ok(midWrite >= MID_WRITE, `kills that left a half-written tree (neither matrix's files): ${midWrite} of ${i}`);
 });
 
 test("SIGINT: one message saying how far it got, exit 130, no temporaries; the next run finishes the tree", async () => {

@@ -7,7 +7,7 @@ import * as assert from "uvu/assert";
 import { spawnSync } from "node:child_process";
 import { closeSync, existsSync, openSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { ROOT, runCli, tempDir, type CliRun } from "./helpers/cli.ts";
+import { cliArgv, ROOT, runCli, tempDir, type CliRun } from "./helpers/cli.ts";
 import { formatIssues, MAX_ISSUE_LINES } from "../generator/project.ts";
 import { clip, shown, unknownKeysMessage } from "../generator/suggest.ts";
 
@@ -91,7 +91,7 @@ test("list --json > /dev/full: one error line and exit 1, no ENOSPC stack trace"
   assert.ok(existsSync("/dev/full"), "this test needs Linux's /dev/full");
   const fd = openSync("/dev/full", "w");
   try {
-    const r = spawnSync(process.execPath, ["--import", "tsx", join(ROOT, "generator/cli.ts"), "list", "--json"], {
+    const r = spawnSync(process.execPath, cliArgv(["list", "--json"]), {
       cwd: ROOT,
       stdio: ["ignore", fd, "pipe"],
       encoding: "utf8",

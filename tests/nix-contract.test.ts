@@ -41,7 +41,6 @@ import {
   nixInstantiate,
   nixParse,
   nixPath,
-  nixStoreDelete,
   nixStoreReferences,
   nixStr,
   standInNixpkgs,
@@ -228,12 +227,17 @@ test("nix-build: the stand-in packages build offline and MAX_JOBS follows NIX_BU
   const system = currentSystem();
   const buildable = cases.filter((c) => c.pytorch.system === system);
   assert.ok(buildable.length > 0, `no case for this machine's system ${system}`);
+  // Each build gets derivations of its own (a salt of this run and the cores value): a store path that another
+  // test, an earlier run or Nix's default `cores = 0` (all of this machine's cores) already built would answer
+  // whatever NIX_BUILD_CORES it was built with, whatever this machine's core count.
+  const runSalt = `contract-${process.pid}-${Date.now().toString(36)}`;
   for (const c of buildable) {
-    const pt = importVariant(c.pytorch.file, nixpkgsFor(c));
-    const ta = importVariant(c.torchaudio.file, nixpkgsFor(c));
-    const outs = nixEvalJson<string[]>(`[ ${pt}.outPath ${ta}.outPath ]`);
     for (const cores of [3, 5]) {
-      nixStoreDelete([outs[1]!, outs[0]!]);
+      const nixpkgs = standInNixpkgs(c.pytorch.nixpkgs, undefined, `${runSalt}-cores${cores}`);
+      const pt = importVariant(c.pytorch.file, nixpkgs);
+      const ta = importVariant(c.torchaudio.file, nixpkgs);
+      const outs = nixEvalJson<string[]>(`[ ${pt}.outPath ${ta}.outPath ]`);
+      assert.not.equal(outs, nixEvalJson<string[]>(`[ ${importVariant(c.pytorch.file, nixpkgsFor(c))}.outPath ${importVariant(c.torchaudio.file, nixpkgsFor(c))}.outPath ]`), "salted paths are the test's own");
       const built = nixBuild(`[ ${pt} ${ta} ]`, { cores });
       assert.equal(built, outs, `${c.pytorch.name}: built paths`);
       for (const [i, v] of [c.pytorch, c.torchaudio].entries()) {

@@ -9,6 +9,12 @@ import { join } from "node:path";
 import { ROOT } from "./helpers/cli.ts";
 import { runMain } from "./helpers/main.ts";
 import { wrap, wrapCommand, wrapLines } from "../generator/text.ts";
+import { formatChecks } from "../generator/preflight/checks.ts";
+import { systemFeaturesLine } from "../generator/system-features.ts";
+import { parseCpuinfo } from "../generator/detect/host.ts";
+import { isaFit } from "../generator/compat.ts";
+import { gccarchFeature, isas } from "../generator/catalog/cpu-isas.ts";
+import { dryRunText } from "../generator/driver/dry-run-text.ts";
 import { described, entries } from "./helpers/help.ts";
 
 const HOSTS = join(ROOT, "tests/fixtures/hosts");
@@ -81,14 +87,16 @@ test("--version prints package.json's version; errors of every command carry one
     ["publish", "--org", "acme", "hello"],
     ["nonsense"],
   ];
+  const runs = new Map<string, Awaited<ReturnType<typeof runMain>>>();
   for (const args of cases) {
     const r = await runMain(args);
+    runs.set(args.join(" "), r);
     assert.is(r.status, 2, `${args.join(" ")}: ${r.stdout}${r.stderr}`);
     assert.match(r.stderr, /^variant-matrix: error: \S/, `${args.join(" ")}: ${r.stderr}`);
     assert.not.match(r.stderr, /\n\s+at /, `${args.join(" ")}: no stack trace`);
   }
   // A selection that matches nothing builds nothing and names the selection.
-  const none = await runMain(["build", "--dry-run", "--filter", "sm=121", "--filter", "isa=avx2"]);
+  const none = runs.get("build --dry-run --filter sm=121 --filter isa=avx2")!;
   assert.match(none.stderr, /no variant matches.*sm=121.*isa=avx2/s);
   // detect --cpuinfo DIR reads the directory as fleet does (not EISDIR), and recommends torch-env by default.
   const dir = await runMain(["detect", "--cpuinfo", join(HOSTS, "dgx-spark"), "--machine", "aarch64"]);
@@ -150,6 +158,34 @@ test("COLUMNS=80: detect, explain, build --dry-run, list --excluded and fleet on
   const builds = fleet.stdout.split("\n").filter((l) => /^ {2}builds /.test(l));
   assert.equal(builds.length, new Set(builds).size, builds.join("\n"));
   assert.not.match(fleet.stdout, /Build times vary/);
+});
+
+test("COLUMNS=80 on an AVX-512 BF16 host (recorded spr-h100): the nix.conf system-features line splits into whole extra- lines", () => {
+  // What build's preflight and its dry run print for the machine they run on, fed the recorded host instead of this
+  // machine's /proc/cpuinfo: the test holds on every CPU.
+  const cpu = parseCpuinfo(readFileSync(join(HOSTS, "spr-h100/cpuinfo"), "utf8"));
+  const features = isaFit({ system: "x86_64-linux", cpu }, { isas }).runnable.map(gccarchFeature);
+  assert.ok(features.includes("gccarch-cooperlake"), features.join(" "));
+  const setting = systemFeaturesLine(features);
+  assert.ok(setting.length > 80, `the setting itself is wider than 80 columns (${setting.length}), so the case is real`);
+  const check = formatChecks(
+    [{ id: "system-features", title: "system features", blocking: true, status: "fail", detail: "d", fix: "f", conf: { file: "/etc/nix/nix.conf", lines: [setting] } }],
+    80,
+  );
+  const dry = dryRunText({
+    d: { rows: [], cached: 0, toBuild: 0, estimatedMakespanS: 0, cudaClosures: { shared: [], own: [] } } as never,
+    backend: "nix", rule: { jobs: 1, explanation: "x" }, coresPerBuild: null, capped: new Map(), fromHistory: false, probed: false, preflight: "",
+    needs: { groups: [{ system: "x86_64-linux", features: ["gccarch-cooperlake"], variants: ["v"], takenBy: [] }], local: [], localBuilds: true, hostLine: setting },
+  });
+  for (const [what, text] of [["preflight", check], ["build --dry-run", wrapLines(dry, 80)]] as const) {
+    assert.equal(overflow(text), [], `${what}: lines over 80 columns`);
+    // Pasted, the extra- lines add up to the whole setting: every feature once, none cut.
+    const lines = text.split("\n").filter((l) => /^\s*extra-system-features = /.test(l));
+    assert.ok(lines.length >= 2, `${what}: split into several lines:\n${text}`);
+    assert.equal(lines.flatMap((l) => l.replace(/^\s*extra-system-features = /, "").split(" ")), features, what);
+  }
+  // The wrong case fails: the setting as one line is caught by the same reading.
+  assert.ok(overflow(`    ${setting}`).length > 0);
 });
 
 test("text.ts: wrap never breaks a word; wrapCommand breaks a command only at spaces with shell continuations", () => {

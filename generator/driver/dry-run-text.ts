@@ -265,6 +265,8 @@ function featureLines(n: BuilderNeeds, hostLine: boolean): string[] {
       `    ${g.system} ${g.features.join(" ") || "(none)"}: ${g.variants.length} variant(s); ` +
         (g.takenBy.length ? `taken by ${g.takenBy.join(", ")}` : `warning: no configured builder declares them (Nix will refuse these)`),
     );
-  if (hostLine && n.groups.some((g) => !g.takenBy.length) && n.hostLine) out.push(`    this CPU could declare: ${n.hostLine}   (nix.conf; NixOS: nixpkgs.hostPlatform.gcc.arch)`);
+  // The setting on a line of its own, so it can be copied (text.ts wrapLines splits a wide one into extra- lines).
+  if (hostLine && n.groups.some((g) => !g.takenBy.length) && n.hostLine)
+    out.push("    this CPU could declare (nix.conf; NixOS: nixpkgs.hostPlatform.gcc.arch):", `      ${n.hostLine}`);
   return out;
 }

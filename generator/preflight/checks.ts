@@ -18,7 +18,7 @@ import { existsOn, runOn, type Host } from "./host.ts";
 import { parseCpuinfo } from "../detect/host.ts";
 import { isaFit } from "../compat.ts";
 import { gccarchFeature, isas } from "../catalog/cpu-isas.ts";
-import { wrap } from "../text.ts";
+import { settingLines, wrap } from "../text.ts";
 import { formatName, parseName } from "../naming.ts";
 import { ENV_PACKAGE } from "../catalog/packages.ts";
 import { InputError } from "../errors.ts";
@@ -86,14 +86,15 @@ interface NixConfFix {
  * so the settings start on a line of their own even when the file does not end in a newline), then for the system file
  * the restart of nix-daemon, which reads /etc/nix/nix.conf only when it starts (Nix manual, "nix.conf": the daemon's
  * settings; multi-user installs run it as the systemd unit nix-daemon.service). Pure; lines without indentation, since
- * the heredoc's closing EOF must start its line.
+ * the heredoc's closing EOF must start its line. An `extra-` setting wider than `width` becomes several `extra-` lines
+ * of the same name (text.ts settingLines: each appends, so Nix reads the same value), never a line cut inside its value.
  */
-function nixConfBlock(conf: NixConfFix): string[] {
+function nixConfBlock(conf: NixConfFix, width: number): string[] {
   const system = conf.file === "/etc/nix/nix.conf";
   return [
     system ? `sudo tee -a ${conf.file} >/dev/null <<'EOF'` : `mkdir -p ~/.config/nix && tee -a ${conf.file} >/dev/null <<'EOF'`,
     "",
-    ...conf.lines,
+    ...conf.lines.flatMap((l) => settingLines(l, width)),
     "EOF",
     ...(system ? ["sudo systemctl restart nix-daemon"] : []),
   ];
@@ -643,8 +644,8 @@ export function runChecks(host: Host, c: PreflightContext, only?: readonly strin
 /**
  * The lines of `results` at `width` columns: "✓ title: detail", "✗ …" then "    fix: …" (a list when the fix has several
  * lines), "– …". A fix or setting in nix.conf follows as its shell block (nixConfBlock), between blank lines, never
- * wrapped: each nix.conf line keeps its setting and its whole value however narrow the terminal (a line longer than
- * `width` stays whole).
+ * wrapped as prose: each line is a whole setting that can be pasted as it is (an `extra-` setting wider than `width`
+ * is split into several `extra-` lines of the same name; any other setting longer than `width` stays whole).
  */
 export function formatChecks(results: readonly CheckResult[], width: number): string {
   const mark = { ok: "✓", fail: "✗", skip: "–" } as const;
@@ -655,7 +656,7 @@ export function formatChecks(results: readonly CheckResult[], width: number): st
       ...(r.status === "fail" && r.fix
         ? r.fix.split("\n").map((l, i) => (i === 0 ? wrap(`fix: ${l}`, width, { indent: "    ", hang: "      " }) : wrap(l, width, { indent: "      - ", hang: "        " })))
         : []),
-      ...(r.conf && r.status !== "ok" ? ["", ...nixConfBlock(r.conf), ""] : []),
+      ...(r.conf && r.status !== "ok" ? ["", ...nixConfBlock(r.conf, width), ""] : []),
     ])
     .join("\n");
 }

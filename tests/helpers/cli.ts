@@ -1,14 +1,30 @@
 /**
- * Run the real CLI as a child process (node + tsx), the way a user does, and capture what it prints.
+ * Run the real CLI as a child process, the way a user does (the compiled launcher, bin/variant-matrix.js), and capture
+ * what it prints. runSources runs the TypeScript sources through tsx instead, for the few tests that compare the two.
  */
 import { spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+// @ts-expect-error: plain JavaScript module without types (it runs before anything is compiled)
+import { compiledEntry } from "../../bin/build-dist.mjs";
 
 export const ROOT = fileURLToPath(new URL("../..", import.meta.url));
-const CLI = join(ROOT, "generator", "cli.ts");
+/**
+ * The launcher users run (package.json `bin`): it runs dist/<hash>/, the bundle of the current sources, building it
+ * first when generator/ changed (bin/build-dist.mjs; concurrent starts share one bundle). About 0.2 s a start, where
+ * `node --import tsx generator/cli.ts` takes 1–3 s.
+ */
+export const BIN = join(ROOT, "bin", "variant-matrix.js");
+const SOURCES = join(ROOT, "generator", "cli.ts");
+
+// The bundle of the current sources is built before the first run (quietly, as `npm run prepare` does), so no run
+// of a test file says "compiling" on its stderr, whether the file runs alone or beside others (they share it).
+if (!existsSync(compiledEntry())) {
+  const built = spawnSync(process.execPath, [join(ROOT, "bin", "build-dist.mjs")], { encoding: "utf8" });
+  if (built.status !== 0) throw new Error(`cannot build dist/: ${built.stderr}`);
+}
 
 /** Result of one CLI run: exit status and captured output. */
 export interface CliRun {
@@ -17,18 +33,32 @@ export interface CliRun {
   stderr: string;
 }
 
+/** The environment of a CLI run: no colour, a 400-column terminal unless `env` says otherwise. */
+function cliEnv(env?: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  return { ...process.env, NO_COLOR: "1", COLUMNS: "400", ...env };
+}
+
+/** The argv (after `node`) that runs `variant-matrix ARGS…` through the launcher. */
+export function cliArgv(args: string[]): string[] {
+  return [BIN, ...args];
+}
+
 /**
  * Run `variant-matrix ARGS...` synchronously from `cwd` (default: the repo root). Human output wraps to $COLUMNS
  * (commands/shared.ts terminalWidth); tests that check what a line says run as on a 400-column terminal so a
  * sentence stays on one line, and the tests of the width itself pass `env: { COLUMNS: "80" }`.
  */
 export function runCli(args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): CliRun {
-  const r = spawnSync(process.execPath, ["--import", "tsx", CLI, ...args], {
-    cwd: opts.cwd ?? ROOT,
-    encoding: "utf8",
-    env: { ...process.env, NO_COLOR: "1", COLUMNS: "400", ...opts.env },
-    maxBuffer: 256 * 1024 * 1024,
-  });
+  return spawnCli(cliArgv(args), opts);
+}
+
+/** runCli through the TypeScript sources (node --import tsx generator/cli.ts): only to compare them with the bundle. */
+export function runSources(args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): CliRun {
+  return spawnCli(["--import", "tsx", SOURCES, ...args], opts);
+}
+
+function spawnCli(argv: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv }): CliRun {
+  const r = spawnSync(process.execPath, argv, { cwd: opts.cwd ?? ROOT, encoding: "utf8", env: cliEnv(opts.env), maxBuffer: 256 * 1024 * 1024 });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 

@@ -1,5 +1,5 @@
 /**
- * Running the build driver as a child process (`node --import tsx generator/cli.ts build …`, the real CLI) against the
+ * Running the build driver as a child process (`node bin/variant-matrix.js build …`, the real CLI) against the
  * tiny stand-in derivations of tests/fixtures/build-pkgs, selected from the variants of
  * tests/fixtures/build-matrix.ts; shared by tests/build.test.ts and tests/scale-out.test.ts.
  */
@@ -8,11 +8,10 @@ import { spawn } from "node:child_process";
 import { chmodSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { BuildReport } from "../../generator/driver/report.ts";
-import { ROOT, tempDir } from "./cli.ts";
+import { cliArgv, ROOT, tempDir } from "./cli.ts";
 
 export const FIXTURES = join(ROOT, "tests/fixtures/build-pkgs");
 export const BUILD_MATRIX = join(ROOT, "tests/fixtures/build-matrix.ts");
-const MAIN = join(ROOT, "generator/cli.ts");
 
 /** What a build driver run printed and how it ended. */
 export interface DriverResult {
@@ -28,7 +27,7 @@ export function runDriver(args: string[], env: NodeJS.ProcessEnv, onSpawn?: (pid
   // (tests/isa-features.test.ts covers the refusal itself).
   const features = ["--nix-option", `extra-system-features=${STAND_IN_BUILDER_FEATURES[2]}`];
   return new Promise((res) => {
-    const child = spawn(process.execPath, ["--import", "tsx", MAIN, "build", ...features, ...args], { cwd: ROOT, env: { COLUMNS: "400", ...env, NO_COLOR: "1" } });
+    const child = spawn(process.execPath, cliArgv(["build", ...features, ...args]), { cwd: ROOT, env: { COLUMNS: "400", ...env, NO_COLOR: "1" } });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (d) => (stdout += d));

@@ -151,11 +151,12 @@ export function casesFromList(list: VariantJson[]): ContractCase[] {
  * of tests/fixtures/stand-in-nixpkgs/pins.nix: its versions, package sets and torch/torchaudio formal arguments).
  * `versions` overrides the torch/torchaudio versions it carries (to provoke a mismatch).
  */
-export function standInNixpkgs(pin: string, versions?: { torch: string; torchaudio: string }): string {
+export function standInNixpkgs(pin: string, versions?: { torch: string; torchaudio: string }, salt?: string): string {
   const v = versions
     ? ` versions = { torch = ${nixStr(versions.torch)}; torchaudio = ${nixStr(versions.torchaudio)}; };`
     : "";
-  return `(args: import ${nixPath(STAND_IN_NIXPKGS)} (args // { standIn = { pin = ${nixStr(pin)};${v} }; }))`;
+  const s = salt === undefined ? "" : ` salt = ${nixStr(salt)};`;
+  return `(args: import ${nixPath(STAND_IN_NIXPKGS)} (args // { standIn = { pin = ${nixStr(pin)};${v}${s} }; }))`;
 }
 
 /**
