@@ -13,7 +13,7 @@ import { DEFAULT_PACKAGES, PACKAGES, type PackageName } from "./catalog/packages
 import { SHA256_RE, type Catalog } from "./catalog/schema.ts";
 import { closestValues, shown } from "./suggest.ts";
 import { parseCombination } from "./naming.ts";
-import { cachesSchema } from "./team-cache.ts";
+import { CACHE_KEY_FORM, CACHE_URL_FORM, isCacheUrl, isPublicKey } from "./team-cache.ts";
 
 /** "; closest: 90, 75" for an unknown value, or "" when no allowed value is close (suggest.ts, edit distance). */
 const closestTail = (value: string, allowed: readonly string[]) => {
@@ -338,4 +338,26 @@ export interface Excluded {
   sm: string | null;
   isa: string;
   reasons: string[];
+}
+
+/** The zod schema of matrix.ts `caches`: at most a few caches, each with a URL and key of the forms above, no URL twice. */
+function cachesSchema() {
+  return z
+    .array(
+      z
+        .object({
+          url: z.string().refine(isCacheUrl, { error: (iss) => `expected ${CACHE_URL_FORM} (got ${shown(iss.input)})` }),
+          publicKey: z.string().refine(isPublicKey, { error: (iss) => `expected ${CACHE_KEY_FORM} (got ${shown(iss.input)})` }),
+        })
+        .strict(),
+    )
+    .superRefine((arr, ctx) => {
+      const seen = new Set<string>();
+      arr.forEach((c, i) => {
+        const u = c.url.replace(/\/+$/, "");
+        if (seen.has(u)) ctx.addIssue({ code: "custom", path: [i, "url"], message: `duplicate cache ${shown(c.url)}` });
+        seen.add(u);
+      });
+    })
+    .default([]);
 }

@@ -6,14 +6,14 @@
  * "team-cache"), `build`/`install` pass it to Nix for their runs and ask Nix what it holds (driver/ask-nix.ts), and
  * `publish` copies to the first one unless `--to` says otherwise.
  *
+ * The zod schema of `caches` is schema.ts cachesSchema (this module loads no zod: preflight reads it at start-up).
+ *
  * The public NixOS-CUDA and Flox caches are catalog facts (catalog/binary-cache.ts), not matrix entries.
  *
  * Forms (Nix manual, "nix.conf": `substituters` takes store URLs; `trusted-public-keys` takes `name:base64-key`
  * entries, the output of `nix-store --generate-binary-cache-key NAME SECRET PUBLIC`, whose key is an Ed25519 public
  * key: 32 bytes, 44 base64 characters).
  */
-import * as z from "zod";
-import { shown } from "./suggest.ts";
 import { redactCredentials } from "./redact.ts";
 
 /** Store URL schemes Nix can substitute from (Nix manual, "Store Types": binary caches over HTTP(S), files, S3, SSH). */
@@ -49,28 +49,6 @@ export function isCacheUrl(url: string): boolean {
 export function isPublicKey(key: string): boolean {
   const m = /^([^\s:]+):([A-Za-z0-9+/]{43}=)$/.exec(key);
   return m !== null && Buffer.from(m[2]!, "base64").length === 32;
-}
-
-/** The zod schema of matrix.ts `caches`: at most a few caches, each with a URL and key of the forms above, no URL twice. */
-export function cachesSchema() {
-  return z
-    .array(
-      z
-        .object({
-          url: z.string().refine(isCacheUrl, { error: (iss) => `expected ${CACHE_URL_FORM} (got ${shown(iss.input)})` }),
-          publicKey: z.string().refine(isPublicKey, { error: (iss) => `expected ${CACHE_KEY_FORM} (got ${shown(iss.input)})` }),
-        })
-        .strict(),
-    )
-    .superRefine((arr, ctx) => {
-      const seen = new Set<string>();
-      arr.forEach((c, i) => {
-        const u = c.url.replace(/\/+$/, "");
-        if (seen.has(u)) ctx.addIssue({ code: "custom", path: [i, "url"], message: `duplicate cache ${shown(c.url)}` });
-        seen.add(u);
-      });
-    })
-    .default([]);
 }
 
 /** A URL as Nix compares substituters: without trailing slashes. */

@@ -56,11 +56,19 @@ test("planBuild: a dry run's plan as data (selection closed over dependsOn, orde
   assert.equal(p!.selection.targets.map((t) => t.name).sort(), [PT_ARM, TA_ARM].sort());
   assert.is(p!.selection.why.get(PT_ARM), "dependency");
   assert.equal(p!.plan.order, [PT_ARM, TA_ARM]);
-  assert.is(p!.instantiated, false, "a dry run without --probe-store evaluates nothing");
+  assert.is(p!.instantiated, false, "a dry run without --probe-store does not instantiate for the driver");
   assert.equal(p!.evaluationFailures, []);
-  assert.is(p!.store, undefined);
+  // It asks Nix what it would build and fetch (issue 53, ask-nix.ts): real Nix over the stand-in files answers.
+  assert.ok(p!.nixAnswer, "the plan says which answer it used");
+  assert.is(p!.nixAnswer!.asked, true, JSON.stringify(p!.nixAnswer));
+  assert.ok(p!.store instanceof Map);
   assert.equal(p!.dryRun!.rows.rows.map((r) => r.name), [PT_ARM, TA_ARM]);
   assert.is(p!.options.backend, "nix");
+  // --ask-nix-timeout 0: Nix is not asked, the model stands, and the plan says why.
+  const o = options([TA_ARM]);
+  const { value: m } = await quiet(() => planBuild({ ...o, args: { ...o.args, askNixTimeout: 0 } }));
+  assert.is(m!.store, undefined);
+  assert.equal(m!.nixAnswer, { asked: false, why: "--ask-nix-timeout 0" });
 });
 
 test("planBuild: an unknown name is thrown (SelectionError, exit 2), never printed", async () => {

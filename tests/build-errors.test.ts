@@ -250,8 +250,10 @@ test("no NaN in a dry run of a selection holding a named environment, as text or
   const text = await runDriver(args, c.env);
   assert.is(text.code, 0, text.stderr);
   assert.not.match(text.stdout + text.stderr, /NaN/);
-  assert.match(text.stdout, /estimated makespan \d+h\d\dm \(estimates from defaults\)/);
-  assert.match(text.stdout, new RegExp(`${env} {2}est 1m00s \\(default\\)`));
+  // The headline (issue 53): the wait until the last variant is ready, with the bases of its estimates.
+  assert.match(text.stdout, /wait \d+h\d\dm until the last variant is ready/);
+  assert.match(text.stdout, /estimates: .*default/);
+  assert.match(text.stdout, new RegExp(`${env} {2}est 1m00s, to build`));
   const json = await runDriver([...args, "--json"], c.env);
   assert.is(json.code, 0, json.stderr);
   assert.not.match(json.stdout + json.stderr, /NaN/);

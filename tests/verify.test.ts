@@ -37,17 +37,27 @@ const x86Matrix = {
 const project = projectFromMatrix(x86Matrix);
 const variant = (name: string) => project.variants.find((v) => v.name === name)!;
 
-test("replaying the H100 probe: verify picks detect's variant and reports what verify printed on the device", () => {
+test("replaying the H100 probe: verify reports what verify printed on the device; unnamed, it picks detect's variant (the shortest wait)", () => {
   const dir = tempDir();
   const m = writeMatrix(dir, x86Matrix);
-  const r = runCli(["verify", "--json", "--probe", join(H100, "probe.json"), ...host, "--matrix", m]);
+  // Unnamed, verify checks detect's pick for the host. Since detect ranks by wait (issue 53), that is the CUDA 12.9
+  // variant the cache serves, not the CUDA 13.0 one the recording was made against (the device's wheel is cu130):
+  // its CUDA promise does not hold on that wheel, and verify says so.
+  const picked = runCli(["verify", "--json", "--probe", join(H100, "probe.json"), ...host, "--matrix", m]);
+  assert.is(picked.status, 1, picked.stderr);
+  const p = JSON.parse(picked.stdout) as typeof onDevice & { chosenBy: string };
+  assert.is(p.chosenBy, "picked by detect for this host");
+  assert.match(p.name, /-cuda12_9-sm90-/);
+  assert.is(p.checks.find((c) => c.promise === "CUDA of torch")!.ok, false);
+  // Named as it was on the device, the verdicts are exactly what verify printed there.
+  const r = runCli(["verify", onDevice.name, "--json", "--probe", join(H100, "probe.json"), ...host, "--matrix", m]);
   assert.is(r.status, 1, r.stderr);
   const rep = JSON.parse(r.stdout) as typeof onDevice & { chosenBy: string };
   assert.is(rep.name, onDevice.name);
-  assert.is(rep.chosenBy, "picked by detect for this host");
+  assert.is(rep.chosenBy, "given");
   assert.equal(rep.checks, onDevice.checks);
-  // The text report ends with how to install the picked variant.
-  const text = runCli(["verify", "--probe", join(H100, "probe.json"), ...host, "--matrix", m, "--org", "acme"]);
+  // The text report ends with how to install the variant.
+  const text = runCli(["verify", onDevice.name, "--probe", join(H100, "probe.json"), ...host, "--matrix", m, "--org", "acme"]);
   assert.match(text.stdout, new RegExp(`install ${rep.name}:\n  \\$ flox install acme/${rep.name}\n`));
   assert.match(text.stdout, new RegExp(`\n  \\$ npx variant-matrix install ${rep.name}\n`));
   assert.equal(rep.installationIs, []);
