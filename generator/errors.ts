@@ -49,9 +49,11 @@ export const MAX_SHOWN = 80;
  * `text` cut to `max` characters, with how long it was: "aaaa… (2000000 characters)". Text within `max` is returned
  * as it is, its control characters escaped (terminal-safe.ts, one line). Messages pass user values through this so a
  * 2 MB string is not echoed whole, nor an escape sequence raw.
+ * @param oneLine false for a message of several lines of our own (a compiler's message with its code frame): its
+ *   newlines and tabs stay, every other control character is still escaped
  */
-export function clip(text: string, max = MAX_SHOWN): string {
-  const safe = terminalSafe(text, true);
+export function clip(text: string, max = MAX_SHOWN, oneLine = true): string {
+  const safe = terminalSafe(text, oneLine);
   return safe.length <= max ? safe : `${safe.slice(0, max)}… (${text.length} characters)`;
 }
 

@@ -57,7 +57,8 @@ export function formatIssues(issues: readonly { path: string; message: string }[
   let shownIssues = 0;
   for (const [message, paths] of groups) {
     if (lines.length >= MAX_ISSUE_LINES) break;
-    const text = clip(message, MAX_ISSUE_CHARS);
+    // A message may hold lines of its own (the compiler's code frame): kept, other control characters escaped.
+    const text = clip(message, MAX_ISSUE_CHARS, false);
     for (const p of paths.slice(0, MAX_SAME_ISSUE)) lines.push(`  ${path(p)}: ${text}`);
     shownIssues += Math.min(paths.length, MAX_SAME_ISSUE);
     if (paths.length > MAX_SAME_ISSUE) {

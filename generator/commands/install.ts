@@ -106,6 +106,8 @@ interface InstallPlan {
   python: string;
   /** The places install links (DIR first), for driver/install-target.ts. */
   places: LinkPlace[];
+  /** The team's caches (matrix.ts `caches`) as Nix options: where install asks whether the output is fetchable. */
+  cacheOptions: (readonly [string, string])[];
 }
 
 /** install's steps (see the file header): decide, then print the dry run, or check, build, link and verify. */
@@ -144,7 +146,7 @@ async function install(args: InstallArgs, io: Io): Promise<number> {
   // 3. The build: none when the output is in the store or fetchable (DIR is linked at once); else through the build
   // driver, its result links in a directory of their own, so that DIR is the one GC root left.
   const it = await import("../driver/install-target.ts");
-  const ready = await it.prepareInstall(plan.file, plan.places);
+  const ready = await it.prepareInstall(plan.file, plan.places, plan.cacheOptions);
   const resultDir = ready.atOnce || backend === "flox" ? null : it.makeResultDir();
   try {
     if (ready.atOnce) say(`${variant.name} is ${ready.output.state === "present" ? "in the store" : "fetchable from a substituter"} (${ready.outPath}): nothing to build`);
@@ -255,6 +257,7 @@ async function planInstall(args: InstallArgs): Promise<InstallPlan> {
     stops: results.filter((r) => r.status === "fail" && (r.blocking || r.conf !== undefined)),
     link: `${dir}-nixglhost`,
     python: `${dir}/bin/python3`,
+    cacheOptions: (await import("../team-cache.ts")).cacheNixOptions(project.caches ?? []),
   };
 }
 
