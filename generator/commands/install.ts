@@ -338,17 +338,17 @@ async function linkInstalled(p: InstallPlan, say: (text: string) => void, ready:
   // 4. DIR as a GC root of the output.
   if (wrapped) {
     // 4 and 5 as one: DIR is the environment with its Pythons wrapped, a Nix output (nix-build -o makes DIR a GC root).
-    nixglhostFrom(buildAttrLink(file, "withHostDriver", dir));
+    nixglhostFrom(buildAttrLink(file, "withHostDriver", dir, p.cacheOptions));
     say(`linked ${dir} -> ${realpathSync(dir)} (a GC root): ${out} with bin/python3 and bin/python run through nix-gl-host`);
     return undefined;
   }
-  const failed = addGcRoot(out, dir);
+  const failed = addGcRoot(out, dir, p.cacheOptions);
   if (failed !== null) throw new InstallInputError(failed);
   say(`linked ${dir} -> ${out} (a GC root)`);
   // 5. The route to the host's driver for a variant with no python of its own.
   if (!throughNixglhost) return undefined;
   if (!envFile) throw new InstallInputError(`${variant.name} runs on this host only through nixglhost, which its environment variant carries, and the matrix has none (add "torch-env" to packages)`);
-  nixglhostFrom(buildAttrLink(envFile, "nixglhost", link));
+  nixglhostFrom(buildAttrLink(envFile, "nixglhost", link, p.cacheOptions));
   say(`the host's GPU driver through ${link}/bin/nixglhost (the environment's nix-gl-host)`);
   return `${link}/bin/nixglhost`;
 }

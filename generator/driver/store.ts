@@ -292,8 +292,13 @@ function gcRootCommand(argv: readonly string[]): string | null {
  * at `dir` to `out`.
  * @returns null when done, else why not (gcRootCommand)
  */
-export function addGcRoot(out: string, dir: string): string | null {
-  return gcRootCommand(["nix-store", "--realise", out, "--add-root", dir, "--indirect"]);
+export function addGcRoot(out: string, dir: string, nixOptions: NixOptions = []): string | null {
+  return gcRootCommand(["nix-store", "--realise", out, "--add-root", dir, "--indirect", ...optionArgs(nixOptions)]);
+}
+
+/** `--option NAME VALUE` for each pair (the team's caches, say: team-cache.ts cacheNixOptions). */
+function optionArgs(nixOptions: NixOptions): string[] {
+  return nixOptions.flatMap(([k, v]) => ["--option", k, v]);
 }
 
 /**
@@ -319,6 +324,6 @@ export function linkStorePath(out: string, link: string): string | null {
  * LINK`), e.g. an environment's `withHostDriver` or `nixglhost`.
  * @returns null when done, else why not (gcRootCommand)
  */
-export function buildAttrLink(file: string, attr: string, link: string): string | null {
-  return gcRootCommand(["nix-build", file, "-A", attr, "-o", link]);
+export function buildAttrLink(file: string, attr: string, link: string, nixOptions: NixOptions = []): string | null {
+  return gcRootCommand(["nix-build", file, "-A", attr, "-o", link, ...optionArgs(nixOptions)]);
 }

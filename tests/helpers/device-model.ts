@@ -10,10 +10,11 @@
  * of the shapes the real libraries hold (the H100 recording of PyPI torch 2.11.0; NCCL's from its
  * src/device/generate.py and symmetric/generate.py, since PyPI links NCCL dynamically).
  */
-import { chmodSync, mkdirSync, writeFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { chmodSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { deviceCodePromises, type DeviceCodeVariant, type OriginPromise } from "../../generator/verify/origins.ts";
-import { ROOT } from "./cli.ts";
+import { ROOT, tempDir } from "./cli.ts";
 import { catalogCheckerFacts } from "../../generator/verify/catalog-facts.ts";
 import { catalog } from "../../generator/catalog/index.ts";
 
@@ -29,8 +30,26 @@ export interface ModelBlock {
 /** Modelled libraries by path relative to site-packages ("torch/lib/libtorch_cuda.so"). [] = no device code. */
 export type ModelLibs = Record<string, ModelBlock[]>;
 
-/** The stand-in cuobjdump's directory (put it first on PATH, or pass `--cuobjdump=DIR/cuobjdump`). */
-export const STAND_IN_CUOBJDUMP_DIR = join(ROOT, "tests/fixtures/stand-in-cuobjdump");
+/**
+ * The stand-in cuobjdump's directory (put it first on PATH, or pass `--cuobjdump=DIR/cuobjdump`): a copy of
+ * tests/fixtures/stand-in-cuobjdump/cuobjdump, made once per test process, whose `#!` line names the Python that
+ * `python3` runs here. The fixture's `#!/usr/bin/env python3` goes through PATH, and where python3 is a pyenv shim (a
+ * bash script: about 0.1 s a start idle, near 1 s on a loaded 2-core machine, against 0.03 s for the interpreter) the
+ * thousands of calls of the device-code tests would pay it each time. Same script, same output.
+ */
+export const STAND_IN_CUOBJDUMP_DIR = standInCuobjdumpDir();
+
+function standInCuobjdumpDir(): string {
+  const fixture = join(ROOT, "tests/fixtures/stand-in-cuobjdump/cuobjdump");
+  const py = spawnSync("python3", ["-c", "import sys; print(sys.executable)"], { encoding: "utf8" });
+  const interpreter = py.status === 0 ? py.stdout.trim() : "";
+  if (!interpreter.startsWith("/")) return join(ROOT, "tests/fixtures/stand-in-cuobjdump");
+  const dir = tempDir("vm-stand-in-cuobjdump-");
+  const text = readFileSync(fixture, "utf8").replace(/^#!.*\n/, `#!${interpreter}\n`);
+  writeFileSync(join(dir, "cuobjdump"), text);
+  chmodSync(join(dir, "cuobjdump"), 0o755);
+  return dir;
+}
 
 /** Kernel names per origin, as the real libraries spell them. */
 export const NAMES = {
