@@ -252,7 +252,7 @@ test("no NaN in a dry run of a selection holding a named environment, as text or
   assert.not.match(text.stdout + text.stderr, /NaN/);
   // The headline (issue 53): the wait until the last variant is ready, with the bases of its estimates.
   assert.match(text.stdout, /wait \d+h\d\dm until the last variant is ready/);
-  assert.match(text.stdout, /estimates: .*default/);
+  assert.match(text.stdout, /estimates: pytorch model: CUDA, 1 capability, \d+ cores?; others catalog figures/, text.stdout);
   assert.match(text.stdout, new RegExp(`${env} {2}est 1m00s, to build`));
   const json = await runDriver([...args, "--json"], c.env);
   assert.is(json.code, 0, json.stderr);
