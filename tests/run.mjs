@@ -26,8 +26,8 @@ const ROOT = dirname(dirname(fileURLToPath(import.meta.url)));
 const TESTS = join(ROOT, "tests");
 const UVU = join(ROOT, "node_modules/uvu/bin.js");
 const TIMES = join(ROOT, "node_modules/.cache/variant-matrix/test-times.json");
-/** Files that took longest on a 2-core machine (measured 2026-11, longest first): started first when no times are cached. */
-const SLOW_FIRST = ["generate", "pin", "doctor", "generate-interrupt", "cuda-extensions", "surface", "build", "install", "environments", "verify", "fleet", "detect"];
+/** Files that took longest on a 2-core machine (a full run of 2026-11-28, longest first): started first when no times are cached. */
+const SLOW_FIRST = ["device-code", "matrix-messages", "nix-contract", "eval", "generate-interrupt", "install", "cuda-extensions", "isa-features", "install-places", "one-torch", "cache", "build"];
 
 /** Options from argv: --jobs N (or VM_TEST_JOBS) and an optional file-name pattern. */
 function options(argv) {
