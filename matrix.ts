@@ -5,7 +5,7 @@
  * when a value is unknown. Combinations the toolchain cannot build or the hardware cannot run are dropped with a
  * reason (see BUILD_MATRIX.md and `npx variant-matrix list --excluded`).
  */
-import { defineMatrix } from "./generator/schema.ts";
+import { defineMatrix } from "./generator/matrix/schema.ts";
 
 export default defineMatrix({
   // PyTorch releases, each with the nixpkgs revision that carries it (torchaudio is paired by the catalog).

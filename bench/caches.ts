@@ -12,8 +12,8 @@ import { spawnSync } from "node:child_process";
 import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { cacheDir } from "../generator/paths.ts";
-import { cachedModule } from "../generator/load-matrix.ts";
-import { clearStamp } from "../generator/stamp.ts";
+import { cachedModule } from "../generator/matrix/load-matrix.ts";
+import { clearStamp } from "../generator/generate/stamp.ts";
 
 const ROOT = resolve(import.meta.dirname, "..");
 const BIN = join(ROOT, "bin/variant-matrix.js");
@@ -40,7 +40,7 @@ export async function main(runs = 7) {
   const work = mkdtempSync(join(ROOT, "dist", ".tmp-bench-caches-"));
   try {
     const matrix = join(work, "matrix.ts");
-    writeFileSync(matrix, `import { defineMatrix } from ${JSON.stringify(join(ROOT, "generator/schema.ts"))};\nexport default defineMatrix({ releases: [{ torch: "2.12.0" }], python: ["3.13"], cuda: ["12.8", "13.0"], gpus: ["90", "121"], isas: ["avx512bf16", "armv9"], cpuOnly: true });\n`);
+    writeFileSync(matrix, `import { defineMatrix } from ${JSON.stringify(join(ROOT, "generator/matrix/schema.ts"))};\nexport default defineMatrix({ releases: [{ torch: "2.12.0" }], python: ["3.13"], cuda: ["12.8", "13.0"], gpus: ["90", "121"], isas: ["avx512bf16", "armv9"], cpuOnly: true });\n`);
     const out = join(work, "out");
     const { bundle, ensureDist } = (await import(join(ROOT, "bin/build-dist.mjs"))) as { bundle: (dir: string, o?: object) => Promise<void>; ensureDist: () => Promise<string> };
     const cli = await ensureDist();

@@ -45,7 +45,7 @@ export async function main(runs = 7) {
   let memDir: string | null = null;
   try {
     const matrix = join(work, "matrix.ts");
-    writeFileSync(matrix, `import { defineMatrix } from ${JSON.stringify(join(ROOT, "generator/schema.ts"))};\nexport default defineMatrix(${JSON.stringify(WIDE)});\n`);
+    writeFileSync(matrix, `import { defineMatrix } from ${JSON.stringify(join(ROOT, "generator/matrix/schema.ts"))};\nexport default defineMatrix(${JSON.stringify(WIDE)});\n`);
     const noopDir = join(work, "noop");
     // The same full generate into memory (tmpfs), when the machine has /dev/shm: the tool without the disk.
     const mem = existsSync("/dev/shm") ? mkdtempSync("/dev/shm/vm-bench-cli-") : null;

@@ -13,8 +13,8 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { buildMain } from "../generator/commands/build-main.ts";
-import { projectFromMatrix } from "../generator/project.ts";
-import type { MatrixInput } from "../generator/schema.ts";
+import { projectFromMatrix } from "../generator/matrix/project.ts";
+import type { MatrixInput } from "../generator/matrix/schema.ts";
 
 const ROOT = resolve(import.meta.dirname, "..");
 

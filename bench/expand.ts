@@ -9,8 +9,8 @@
  */
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
-import { projectFromMatrix } from "../generator/project.ts";
-import type { MatrixInput } from "../generator/schema.ts";
+import { projectFromMatrix } from "../generator/matrix/project.ts";
+import type { MatrixInput } from "../generator/matrix/schema.ts";
 
 const ROOT = resolve(import.meta.dirname, "..");
 

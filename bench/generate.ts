@@ -10,10 +10,10 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { catalog } from "../generator/catalog/index.ts";
-import { projectFromMatrix } from "../generator/project.ts";
-import { renderAll } from "../generator/render/index.ts";
-import { syncFiles } from "../generator/write.ts";
-import type { MatrixInput } from "../generator/schema.ts";
+import { projectFromMatrix } from "../generator/matrix/project.ts";
+import { renderAll } from "../generator/generate/render/index.ts";
+import { syncFiles } from "../generator/generate/write.ts";
+import type { MatrixInput } from "../generator/matrix/schema.ts";
 import type { Catalog } from "../generator/catalog/schema.ts";
 
 /** The real catalog plus `n` synthetic GPUs. */

@@ -16,11 +16,11 @@
  * `hostedCpu`, CPU-only entries whose ISA the hosted runner's CPU is known to run go to GitHub-hosted labels.
  */
 import { Document, isScalar, type YAMLMap } from "yaml";
-import { variantRunsOn } from "./compat.ts";
+import { variantRunsOn } from "./matrix/compat.ts";
 import { InputError } from "./errors.ts";
-import { CUDA_CACHE_SUBSTITUTER, NIX_MIN } from "./catalog/host.ts";
+import { CUDA_CACHE_SUBSTITUTER, NIX_MIN } from "./catalog/machines.ts";
 import { DEFAULT_SELF_HOSTED_LABELS, GITHUB_HOSTED_RUNNERS, GITHUB_LIMITS, GITHUB_MATRIX_LIMIT, SELF_HOSTED_NEEDS } from "./catalog/ci-runners.ts";
-import type { Variant } from "./schema.ts";
+import type { Variant } from "./matrix/schema.ts";
 import type { Catalog } from "./catalog/schema.ts";
 
 /** `timeout-minutes` the build workflow writes: what GitHub allows, never more. */

@@ -27,7 +27,7 @@ function findRoot(start: string): string {
 export const REPO_ROOT = findRoot(dirname(fileURLToPath(import.meta.url)));
 
 /** The nunjucks templates (kept in the sources; the compiled code reads them from there). */
-export const TEMPLATES_DIR = join(REPO_ROOT, "generator", "render", "templates");
+export const TEMPLATES_DIR = join(REPO_ROOT, "generator", "generate", "render", "templates");
 
 /**
  * The per-user cache directory: $XDG_CACHE_HOME/variant-matrix, else ~/.cache/variant-matrix (XDG Base Directory

@@ -13,7 +13,7 @@
 #
 # Facts relied on
 # - `nixglhost NIX_BINARY ARGS…` (src/nixglhost.py at 5269b23: argparse, NIX_BINARY positional, ARGS
-#   argparse.REMAINDER) puts the host's libcuda.so* (found as generator/catalog/host.ts NIXGLHOST describes) on
+#   argparse.REMAINDER) puts the host's libcuda.so* (found as generator/catalog/machines.ts NIXGLHOST describes) on
 #   LD_LIBRARY_PATH and execs NIX_BINARY with every argument after it unchanged, so `python3 -c …` and `python3 x.py`
 #   keep their meaning.
 # - A Nix output, not a script outside the store: it is garbage-collected with its environment, and a second build of

@@ -36,7 +36,7 @@ let
   variants = import ./variants.nix;
 
   # The nixpkgs instance of a variant: revision, system, CUDA set and (package-set scope) capabilities, computed by
-  # the generator (generator/expand.ts nixpkgsInstanceKey) and written into pkgs/variants.nix as nixpkgsKey.
+  # the generator (generator/matrix/expand.ts nixpkgsInstanceKey) and written into pkgs/variants.nix as nixpkgsKey.
   keyOf = v: v.nixpkgsKey;
 
   instances = mapAttrs

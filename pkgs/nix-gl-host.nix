@@ -13,7 +13,7 @@
 # - No nixpkgs file of nix-gl-host was found: no `pkgs/by-name/ni/nix-gl-host` (or other nix-gl-host package file) in
 #   the stored nixpkgs trees, no init PR in its tracker; upstream documents only its flake (overlays.default adds
 #   `nix-gl-host`) and `callPackage` of its default.nix. So every catalog pin is taken to have none, and this file
-#   packages the commit whose src/nixglhost.py generator/catalog/host.ts (NIXGLHOST) models.
+#   packages the commit whose src/nixglhost.py generator/catalog/machines.ts (NIXGLHOST) models.
 # - The hash is the NAR hash of `git archive 5269b233f83880a0b433eafe026f0bc0d8f1a4a9` of that repository (no
 #   .gitattributes: GitHub's tarball holds the same files), computed with nix-hash --type sha256.
 # - Upstream's checkPhase (default.nix at 5269b23, doCheck = true) runs black and nixpkgs-fmt over its sources (style

@@ -80,7 +80,7 @@ let
   # was found to do, else numtide/nix-gl-host at 5269b23) runs a program with the host's libcuda.so* on
   # LD_LIBRARY_PATH, taken from those directories of LD_LIBRARY_PATH, /etc/ld.so.conf and its includes, /lib,
   # /usr/lib, /lib64, /usr/lib64, /run/opengl-driver/lib and /usr/lib/wsl/lib that also hold one of its NVIDIA
-  # libraries (src/nixglhost.py at 5269b23: get_ld_paths, scan_dsos_from_dir; generator/catalog/host.ts NIXGLHOST).
+  # libraries (src/nixglhost.py at 5269b23: get_ld_paths, scan_dsos_from_dir; generator/catalog/machines.ts NIXGLHOST).
   # `nix-build FILE -A withHostDriver -o DIR` gives this environment with its Pythons run through it. The other route,
   # `flox activate` of an environment that installs the variant (options.cuda-detection), needs nothing here.
   nixglhost =

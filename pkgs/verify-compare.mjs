@@ -3,7 +3,7 @@
 // generator/verify/check-main.ts
 import { readFileSync } from "node:fs";
 
-// generator/capability.ts
+// generator/matrix/capability.ts
 function capabilityRunsOn(code, device) {
   const [cm, cn] = code.split(".").map(Number);
   const [dm, dn] = device.split(".").map(Number);
@@ -29,7 +29,7 @@ function majorMinor(version) {
   return version.split(".").slice(0, 2).join(".");
 }
 
-// generator/cuda-build.ts
+// generator/matrix/cuda-build.ts
 function releaseIn(releases, version) {
   return releases.find((r) => r.version === version) ?? releases.find((r) => version.startsWith(`${r.version}.`));
 }

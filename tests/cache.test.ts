@@ -14,11 +14,11 @@ import { catalog } from "../generator/catalog/index.ts";
 import { CUDA_CACHE, REBUILD_SECONDS } from "../generator/catalog/binary-cache.ts";
 import { modelCacheMisses } from "../generator/driver/cache-model.ts";
 import { parseDryRun, storeName } from "../generator/driver/store.ts";
-import { nixpkgsInstanceKey } from "../generator/expand.ts";
-import { projectFromMatrix } from "../generator/project.ts";
+import { nixpkgsInstanceKey } from "../generator/matrix/expand.ts";
+import { projectFromMatrix } from "../generator/matrix/project.ts";
 import { ROOT, runCli, tempDir, writeMatrix } from "./helpers/cli.ts";
 import { importVariant, nixStoreDelete, STAND_IN_BUILDER_FEATURES, STAND_IN_NIXPKGS } from "./helpers/nix.ts";
-import { WRAPPER_NIXPKGS_ARG } from "../generator/render/index.ts";
+import { WRAPPER_NIXPKGS_ARG } from "../generator/generate/render/index.ts";
 
 const PIN = "2c423e03bbafcff28bfadc6781a4a8257f205cb5"; // the default matrix's pin: default CUDA 12.9, default Python 3.14
 const PT = "pytorch-python313-cuda12_9-sm90-avx2";

@@ -23,12 +23,12 @@ import {
   parseNvidiaSmi,
   readHost,
   type HostInfo,
-} from "../generator/detect/host.ts";
+} from "../generator/detect/read-host.ts";
 import { recommend, type Recommendation } from "../generator/detect/recommend.ts";
-import { capabilitiesRunOn, cudaForDriver } from "../generator/compat.ts";
+import { capabilitiesRunOn, cudaForDriver } from "../generator/matrix/compat.ts";
 import { runDetect, type VariantSource } from "../generator/commands/detect.ts";
-import { formatName } from "../generator/naming.ts";
-import type { Variant } from "../generator/schema.ts";
+import { formatName } from "../generator/matrix/naming.ts";
+import type { Variant } from "../generator/matrix/schema.ts";
 import type { Catalog, CpuIsa } from "../generator/catalog/schema.ts";
 import { catalog as builtInCatalog } from "../generator/catalog/index.ts";
 import type { PackageName } from "../generator/catalog/packages.ts";
@@ -149,7 +149,7 @@ interface FixtureMatrix {
 }
 
 /**
- * Variants of a fixture matrix, built by the documented rules (not by generator/expand.ts): the GPU's own
+ * Variants of a fixture matrix, built by the documented rules (not by generator/matrix/expand.ts): the GPU's own
  * capability when the CUDA version compiles it, else the newest same-major lower capability it compiles
  * (binaryCompat), else dropped; SoC-only GPUs only on their system; the release tag in the name when the matrix
  * holds several releases.
@@ -556,7 +556,7 @@ test("child process: `detect --cpuinfo … --nvidia-smi … --json` against the 
 
 test("real catalog: the recorded hosts get the documented ISA and their GPU's SM", async () => {
   const { catalog } = await import("../generator/catalog/index.ts");
-  const { projectFromMatrix } = await import("../generator/project.ts");
+  const { projectFromMatrix } = await import("../generator/matrix/project.ts");
   const p = projectFromMatrix(
     {
       releases: [
@@ -589,7 +589,7 @@ test("real catalog: the recorded hosts get the documented ISA and their GPU's SM
 });
 
 test("real catalog and default matrix: a Thor host gets an sm110 variant on CUDA 13.0 (armv9)", async () => {
-  const { loadProject } = await import("../generator/project.ts");
+  const { loadProject } = await import("../generator/matrix/project.ts");
   const p = await loadProject();
   const thor = recommend(host("thor"), p.variants, p.catalog, { package: "torchaudio" });
   assert.is(thor.status, "ok", JSON.stringify(thor.picks));
@@ -601,7 +601,7 @@ test("real catalog and default matrix: a Thor host gets an sm110 variant on CUDA
 });
 
 test("a package the matrix lists but drops everywhere (bitsandbytes at the default pin): detect gives the first drop reason, not \"add it to packages\"", async () => {
-  const [{ projectFromMatrix }, { default: matrix }] = await Promise.all([import("../generator/project.ts"), import("../matrix.ts")]);
+  const [{ projectFromMatrix }, { default: matrix }] = await Promise.all([import("../generator/matrix/project.ts"), import("../matrix.ts")]);
   const p = projectFromMatrix({ ...matrix, packages: [...matrix.packages!, "bitsandbytes"] });
   const dropped = p.excluded.filter((e) => e.package === "bitsandbytes");
   assert.ok(dropped.length > 0 && !p.variants.some((v) => v.package === "bitsandbytes"), "the default pin yields no bitsandbytes");
@@ -620,7 +620,7 @@ test("a package the matrix lists but drops everywhere (bitsandbytes at the defau
 });
 
 test("real generated matrix (loadProject): every recommendation is a generated variant for the host", async () => {
-  const { loadProject } = await import("../generator/project.ts");
+  const { loadProject } = await import("../generator/matrix/project.ts");
   const p = await loadProject();
   const names = new Set(p.variants.map((v) => v.name));
   for (const h of ["spr-h100", "gh200", "dgx-spark", "thor", "graviton3-t4g", "epyc-nogpu", "two-gpus", "h100-old-driver"]) {
@@ -659,9 +659,9 @@ function recordedHosts(): string[] {
 
 test("every recorded host: detect picks a native variant whose modelled wait is the smallest of the fitting native ones", async () => {
   const [{ loadProject }, { variantWait }, { variantRunsOn }] = await Promise.all([
-    import("../generator/project.ts"),
+    import("../generator/matrix/project.ts"),
     import("../generator/driver/wait.ts"),
-    import("../generator/compat.ts"),
+    import("../generator/matrix/compat.ts"),
   ]);
   const p = await loadProject();
   const hosts = recordedHosts();
@@ -688,7 +688,7 @@ test("every recorded host: detect picks a native variant whose modelled wait is 
 });
 
 test("H100 with driver 580: a CUDA 12.9 variant (the pin's default CUDA set), the cuda13_0 trade in one line; --prefer newest keeps the newest CUDA", async () => {
-  const { loadProject } = await import("../generator/project.ts");
+  const { loadProject } = await import("../generator/matrix/project.ts");
   const p = await loadProject();
   const r = recommend(host("h100-driver580"), p.variants, p.catalog, { package: "torch-env" });
   assert.is(r.status, "ok");

@@ -8,9 +8,9 @@ import { dirname, join, relative, resolve, sep } from "node:path";
 import { ROOT, runCli } from "./helpers/cli.ts";
 import { relativeLinks, sentences, sentenceStats, withoutCode, wordCount } from "./helpers/prose.ts";
 import { widestMatrix } from "./helpers/matrices.ts";
-import { projectFromMatrix } from "../generator/project.ts";
-import { nixpkgsInstanceKey } from "../generator/expand.ts";
-import type { MatrixInput } from "../generator/schema.ts";
+import { projectFromMatrix } from "../generator/matrix/project.ts";
+import { nixpkgsInstanceKey } from "../generator/matrix/expand.ts";
+import type { MatrixInput } from "../generator/matrix/schema.ts";
 import matrix from "../matrix.ts";
 
 

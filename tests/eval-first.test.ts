@@ -14,7 +14,7 @@ import * as assert from "uvu/assert";
 import { cpSync, existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { catalog } from "../generator/catalog/index.ts";
-import { closeCatalogExtras, extraHints } from "../generator/extra-hints.ts";
+import { closeCatalogExtras, extraHints } from "../generator/matrix/extra-hints.ts";
 import { evaluationGate, failingAttribute, type EvaluationFailure } from "../generator/driver/eval-first.ts";
 import { nixErrorMessage, probeCached } from "../generator/driver/store.ts";
 import { REPO_ROOT } from "../generator/paths.ts";

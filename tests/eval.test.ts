@@ -6,7 +6,7 @@ import * as assert from "uvu/assert";
 import { cpSync } from "node:fs";
 import { join } from "node:path";
 import { evalVariants } from "../generator/driver/eval.ts";
-import { projectFromMatrix } from "../generator/project.ts";
+import { projectFromMatrix } from "../generator/matrix/project.ts";
 import matrix from "../matrix.ts";
 import { runCli, tempDir, writeMatrix, ROOT } from "./helpers/cli.ts";
 import { nixPath, STAND_IN_NIXPKGS } from "./helpers/nix.ts";

@@ -1,9 +1,9 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { catalog } from "../generator/catalog/index.ts";
-import { projectFromMatrix, MatrixError } from "../generator/project.ts";
+import { projectFromMatrix, MatrixError } from "../generator/matrix/project.ts";
 import matrix from "../matrix.ts";
-import type { MatrixInput } from "../generator/schema.ts";
+import type { MatrixInput } from "../generator/matrix/schema.ts";
 
 // The catalog has no tarball hash for PIN28/PIN29: matrix.ts must give one. These tests never fetch it.
 const USER_SHA256 = "sha256-AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=";

@@ -5,7 +5,7 @@
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { NIX_MIN, NIXOS_DRIVER_LIB, STORE_FREE_FLOOR } from "../generator/catalog/host.ts";
+import { NIX_MIN, NIXOS_DRIVER_LIB, STORE_FREE_FLOOR } from "../generator/catalog/machines.ts";
 import { nixpkgs } from "../generator/catalog/torch.ts";
 import { compareVersions } from "../generator/versions.ts";
 import { archEntryAccepted } from "../generator/catalog/torch-arch-list.ts";
@@ -14,11 +14,11 @@ import { extraFact } from "../generator/catalog/extras.ts";
 import { gpus, NIXPKGS_CAPABILITIES, nixpkgsAllows, nixpkgsCapability, nixpkgsDefaultCapabilitiesFor } from "../generator/catalog/gpus.ts";
 import { cuda, NIXPKGS_JETSON_CAPABILITIES } from "../generator/catalog/cuda.ts";
 import { catalog } from "../generator/catalog/index.ts";
-import { cudaScopeFor, nixpkgsInstanceKey, serveGpu } from "../generator/expand.ts";
-import { projectFromMatrix } from "../generator/project.ts";
-import type { MatrixInput } from "../generator/schema.ts";
+import { cudaScopeFor, nixpkgsInstanceKey, serveGpu } from "../generator/matrix/expand.ts";
+import { projectFromMatrix } from "../generator/matrix/project.ts";
+import type { MatrixInput } from "../generator/matrix/schema.ts";
 import { CUDA_CACHE, cudaCachesFor, substituterLines, PUBLIC_CUDA_CACHES } from "../generator/catalog/binary-cache.ts";
-import { CUDA_CACHE_SUBSTITUTER, FLOX_CACHE_SUBSTITUTER } from "../generator/catalog/host.ts";
+import { CUDA_CACHE_SUBSTITUTER, FLOX_CACHE_SUBSTITUTER } from "../generator/catalog/machines.ts";
 import { modelCacheMisses } from "../generator/driver/cache-model.ts";
 import { torchNewerThanCatalog } from "../generator/pin/facts.ts";
 

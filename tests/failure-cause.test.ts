@@ -10,7 +10,7 @@ import * as assert from "uvu/assert";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { evaluationFailureText, failureCause, type EvaluationFailure } from "../generator/driver/eval-first.ts";
-import { projectFromMatrix } from "../generator/project.ts";
+import { projectFromMatrix } from "../generator/matrix/project.ts";
 import matrix from "../matrix.ts";
 import { runCli, tempDir } from "./helpers/cli.ts";
 

@@ -14,7 +14,7 @@ import { cpSync, mkdirSync, readFileSync } from "node:fs";
 import { execFileSync, spawnSync } from "node:child_process";
 import path from "node:path";
 import { catalog } from "../generator/catalog/index.ts";
-import { sha256ToSri } from "../generator/render/index.ts";
+import { sha256ToSri } from "../generator/generate/render/index.ts";
 import { runCli, tempDir, writeMatrix } from "./helpers/cli.ts";
 import { REPO_ROOT, STAND_IN_BUILDER_FEATURES, STAND_IN_NIXPKGS, currentSystem, nixInstantiate, nixStr, runNix } from "./helpers/nix.ts";
 

@@ -10,9 +10,9 @@ import { catalog } from "../generator/catalog/index.ts";
 import { recommend } from "../generator/detect/recommend.ts";
 import { buildCost, fit, leaveOneOut, predict, readSamples, DEFAULT_BUILD_SECONDS } from "../generator/fleet/cost.ts";
 import { coverFleet, elementsOf, runsOn } from "../generator/fleet/cover.ts";
-import { readFleetHost } from "../generator/fleet/run.ts";
-import { projectFromMatrix } from "../generator/project.ts";
-import type { Variant } from "../generator/schema.ts";
+import { readFleetHost } from "../generator/fleet/plan.ts";
+import { projectFromMatrix } from "../generator/matrix/project.ts";
+import type { Variant } from "../generator/matrix/schema.ts";
 import { cliArgv, ROOT, tempDir, writeMatrix } from "./helpers/cli.ts";
 import { runMain } from "./helpers/main.ts";
 
@@ -104,8 +104,8 @@ test("--write-matrix: the matrix it writes generates exactly the chosen variants
   const m = join(out, "matrix.ts");
   const r = await runMain(["fleet", ...FLEET, "--package", "torchaudio", "--write-matrix", m]);
   assert.ok(r.status === 1 && /wrote/.test(r.stderr), r.stderr);
-  // The written file imports ./generator/schema.ts; point it at this checkout.
-  writeFileSync(m, readFileSync(m, "utf8").replace("./generator/schema.ts", join(ROOT, "generator/schema.ts")));
+  // The written file imports ./generator/matrix/schema.ts; point it at this checkout.
+  writeFileSync(m, readFileSync(m, "utf8").replace("./generator/matrix/schema.ts", join(ROOT, "generator/matrix/schema.ts")));
   const list = await runMain(["list", "--json", "--matrix", m]);
   assert.is(list.status, 0, list.stderr);
   const names = (JSON.parse(list.stdout) as { name: string }[]).map((v) => v.name).sort();
@@ -123,7 +123,7 @@ test("--package torchvision and --package torch-env: the matrix written generate
     assert.ok(r.status === 1 && /wrote/.test(r.stderr), r.stderr);
     const chosen = (JSON.parse(r.stdout) as { variants: string[] }).variants;
     assert.ok(chosen.length > 0 && chosen.every((n) => n.startsWith(`${pkg}-`)), chosen.join(" "));
-    writeFileSync(m, readFileSync(m, "utf8").replace("./generator/schema.ts", join(ROOT, "generator/schema.ts")));
+    writeFileSync(m, readFileSync(m, "utf8").replace("./generator/matrix/schema.ts", join(ROOT, "generator/matrix/schema.ts")));
     const list = JSON.parse((await runMain(["list", "--json", "--matrix", m])).stdout) as { name: string; dependsOn: string[] }[];
     const names = new Set(list.map((v) => v.name));
     for (const n of chosen) {
@@ -176,10 +176,10 @@ test("cost model: fit on recorded reports (built only), leave-one-out error, def
 });
 
 test("property: for every recorded host and every variant of the widest matrix, detect and fleet agree on what runs", async () => {
-  const { readFleetHost } = await import("../generator/fleet/run.ts");
+  const { readFleetHost } = await import("../generator/fleet/plan.ts");
   const { elementsOf, runsOn } = await import("../generator/fleet/cover.ts");
   const { recommend } = await import("../generator/detect/recommend.ts");
-  const { projectFromMatrix } = await import("../generator/project.ts");
+  const { projectFromMatrix } = await import("../generator/matrix/project.ts");
   const { widestMatrix } = await import("./helpers/matrices.ts");
   const { readdirSync, statSync } = await import("node:fs");
   const p = projectFromMatrix(widestMatrix());
@@ -232,8 +232,8 @@ test("one report reader: the plan's estimates and the cost model count the same 
 });
 
 test("planFleet decides without printing: cover, cost with the CUDA closure, and the matrix or why none is written", async () => {
-  const { planFleet } = await import("../generator/fleet/run.ts");
-  const { projectFromMatrix } = await import("../generator/project.ts");
+  const { planFleet } = await import("../generator/fleet/plan.ts");
+  const { projectFromMatrix } = await import("../generator/matrix/project.ts");
   const defaultMatrix = (await import("../matrix.ts")).default;
   const p = projectFromMatrix(defaultMatrix);
   const hosts = await Promise.all(["spr-h100", "thor"].map((h) => readFleetHost(join(HOSTS, h))));

@@ -7,7 +7,7 @@ import * as assert from "uvu/assert";
 import { execFileSync, spawnSync } from "node:child_process";
 import { chmodSync, cpSync, existsSync, mkdirSync, readFileSync, readdirSync, readlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { WRAPPER_NIXPKGS_ARG } from "../generator/render/index.ts";
+import { WRAPPER_NIXPKGS_ARG } from "../generator/generate/render/index.ts";
 import { ROOT, tempDir } from "./helpers/cli.ts";
 import { BUILD_MATRIX, FIXTURES, latestReport, newSalt, runDriver } from "./helpers/driver.ts";
 import { nixPath } from "./helpers/nix.ts";

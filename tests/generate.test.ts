@@ -6,9 +6,9 @@ import { execFileSync } from "node:child_process";
 import { parse as parseToml } from "smol-toml";
 import { ROOT, tempDir, writeMatrix } from "./helpers/cli.ts";
 import { runMain } from "./helpers/main.ts";
-import { projectFromMatrix } from "../generator/project.ts";
-import { renderAll } from "../generator/render/index.ts";
-import { FLOX_MIN_VERSION } from "../generator/catalog/host.ts";
+import { projectFromMatrix } from "../generator/matrix/project.ts";
+import { renderAll } from "../generator/generate/render/index.ts";
+import { FLOX_MIN_VERSION } from "../generator/catalog/machines.ts";
 import matrix from "../matrix.ts";
 
 // The catalog has no tarball hash for PIN28/PIN29: matrix.ts must give one. These tests never fetch it.

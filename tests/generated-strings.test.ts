@@ -1,6 +1,6 @@
 /**
  * Strings from the user (paths, file names, option values) in the code and data the CLI generates
- * (generator/literals.ts nixString and commentText, smol-toml, generator/ci.ts hydraSpec): a `${…}` in a path
+ * (generator/generate/render/literals.ts nixString and commentText, smol-toml, generator/ci.ts hydraSpec): a `${…}` in a path
  * is not evaluated by the real nix-instantiate or nix-build, a newline in an organisation is refused and one in a
  * host's file name stays inside its comment (the TOML still parses to the same keys, the matrix still compiles), and
  * a branch that is not a git branch name never becomes Hydra input fields.
@@ -106,8 +106,8 @@ test("fleet --write-matrix: a host name with a newline stays in the matrix's com
   assert.is(r.status, 0, r.stderr);
   const text = readFileSync(m, "utf8");
   assert.match(text.split("\n")[0]!, /^\/\/ Written by .*edge\\nexport const oops = ;\\u2028x: /);
-  // The written file imports ./generator/schema.ts; point it at this checkout.
-  writeFileSync(m, text.replace("./generator/schema.ts", join(ROOT, "generator/schema.ts")));
+  // The written file imports ./generator/matrix/schema.ts; point it at this checkout.
+  writeFileSync(m, text.replace("./generator/matrix/schema.ts", join(ROOT, "generator/matrix/schema.ts")));
   const list = runCli(["list", "--json", "--matrix", m]);
   assert.is(list.status, 0, list.stderr);
   assert.ok((JSON.parse(list.stdout) as unknown[]).length > 0);

@@ -9,7 +9,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { catalog } from "../generator/catalog/index.ts";
 import { gccarchFeature } from "../generator/catalog/cpu-isas.ts";
-import { projectFromMatrix } from "../generator/project.ts";
+import { projectFromMatrix } from "../generator/matrix/project.ts";
 import matrix from "../matrix.ts";
 import { widestMatrix } from "./helpers/matrices.ts";
 import { ROOT, runCli, tempDir } from "./helpers/cli.ts";

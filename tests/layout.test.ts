@@ -58,7 +58,7 @@ function processOutputUses(file: string, text: string): string[] {
 test("main(argv, io) is the one entry: nothing under generator/ but cli.ts writes to the process's streams, uses console or ends the process", () => {
   // cli.ts is the entry (processIo, `process.exitCode = await main()`, CommandRun.exitNow). The one other entry:
   // verify/check-main.ts, the program of the Nix checks, which generate bundles apart to pkgs/verify-compare.mjs
-  // (generator/render/checker.ts) and Nix runs inside a check, where no variant-matrix main exists.
+  // (generator/generate/render/checker.ts) and Nix runs inside a check, where no variant-matrix main exists.
   const entries = new Set(["cli.ts", "verify/check-main.ts"]);
   const offenders = all.filter((f) => !entries.has(rel(f))).flatMap((f) => processOutputUses(f, readFileSync(f, "utf8")).map((u) => `${rel(f)}:${u}`));
   assert.equal(offenders, []);

@@ -13,7 +13,7 @@ import { addLocalEntry, withLocalCatalog } from "../generator/catalog/local.ts";
 import { onTorch, releaseOf } from "../generator/catalog/packages.ts";
 import { extraPromise } from "../generator/catalog/extras.ts";
 import { archEntryAccepted } from "../generator/catalog/torch-arch-list.ts";
-import { closeCatalogExtras } from "../generator/extra-hints.ts";
+import { closeCatalogExtras } from "../generator/matrix/extra-hints.ts";
 import { catalogCheckerFacts } from "../generator/verify/catalog-facts.ts";
 import { runCli, tempDir, writeMatrix } from "./helpers/cli.ts";
 

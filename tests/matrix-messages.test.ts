@@ -8,8 +8,8 @@ import { spawnSync } from "node:child_process";
 import { closeSync, existsSync, openSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { cliArgv, ROOT, runCli, tempDir, type CliRun } from "./helpers/cli.ts";
-import { formatIssues, MAX_ISSUE_LINES } from "../generator/project.ts";
-import { clip, shown, unknownKeysMessage } from "../generator/suggest.ts";
+import { formatIssues, MAX_ISSUE_LINES } from "../generator/matrix/project.ts";
+import { clip, shown, unknownKeysMessage } from "../generator/matrix/suggest.ts";
 
 const BASE = `releases: [{ torch: "2.9.1" }], python: ["3.13"], cuda: ["12.8"], gpus: ["90"], isas: ["avx2"], cpuOnly: true`;
 

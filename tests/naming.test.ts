@@ -1,7 +1,7 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { formatName, parseName, torchSiblingName, type NameParts } from "../generator/naming.ts";
-import { FilterError, matchFilters, parseFilters } from "../generator/filters.ts";
+import { formatName, parseName, torchSiblingName, type NameParts } from "../generator/matrix/naming.ts";
+import { FilterError, matchFilters, parseFilters } from "../generator/matrix/filters.ts";
 
 const cases: [string, NameParts][] = [
   ["torchaudio-python313-cuda12_8-sm121-armv9", { package: "torchaudio", tag: "", python: "3.13", cuda: "12.8", sm: "121", isa: "armv9" }],

@@ -16,7 +16,7 @@ test("a syntax error in matrix.ts shows file:line:column, the compiler's message
   const file = join(dir, "matrix.ts");
   writeFileSync(
     file,
-    `import { defineMatrix } from ${JSON.stringify(join(ROOT, "generator/schema.ts"))};\nexport default defineMatrix({\n  releases: [{ torch: "2.12.0" }],\n  python: ["3.13"\n  cuda: ["12.8"],\n});\n`,
+    `import { defineMatrix } from ${JSON.stringify(join(ROOT, "generator/matrix/schema.ts"))};\nexport default defineMatrix({\n  releases: [{ torch: "2.12.0" }],\n  python: ["3.13"\n  cuda: ["12.8"],\n});\n`,
   );
   const r = await runMain(["generate", "--matrix", file, "--out", dir]);
   assert.is(r.status, 2);

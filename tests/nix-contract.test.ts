@@ -27,7 +27,7 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { cpSync, readFileSync } from "node:fs";
 import path from "node:path";
-import type { VariantJson } from "../generator/schema.ts";
+import type { VariantJson } from "../generator/matrix/schema.ts";
 import {
   REPO_ROOT,
   STAND_IN_NIXPKGS,

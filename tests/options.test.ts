@@ -95,7 +95,7 @@ test("every array option of generator/commands/ is REPEATABLE (one value per occ
     for (const line of text.split("\n"))
       if (/array:\s*true/.test(line)) assert.match(line, /\.positional\(/, `${f}: an array option that is not REPEATABLE: ${line.trim()}`);
   }
-  assert.match(readFileSync(join(ROOT, "generator/filters.ts"), "utf8"), /\.\.\.REPEATABLE/, "--filter is REPEATABLE");
+  assert.match(readFileSync(join(ROOT, "generator/matrix/filters.ts"), "utf8"), /\.\.\.REPEATABLE/, "--filter is REPEATABLE");
 });
 
 test.run();

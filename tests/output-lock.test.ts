@@ -1,5 +1,5 @@
 /**
- * generate's lock (generator/output-lock.ts) cannot strand a user: a lock whose pid now belongs to another process
+ * generate's lock (generator/generate/output-lock.ts) cannot strand a user: a lock whose pid now belongs to another process
  * (a generate was killed and its pid reused) is taken over at once; a lock held by a live generate names its file
  * and how to clear it; `--out` through a symbolic link takes the same lock as the directory. Real files, a real
  * other process (`sleep`), and a real `generate` child process.
@@ -10,7 +10,7 @@ import { spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ROOT, tempDir, writeMatrix } from "./helpers/cli.ts";
-import { lockFileOf, lockOutput, LockedError, processStart, readLockOwner } from "../generator/output-lock.ts";
+import { lockFileOf, lockOutput, LockedError, processStart, readLockOwner } from "../generator/generate/output-lock.ts";
 
 test("the lock records pid, start time and token; a live pid of another start time is not its owner (taken over at once)", async () => {
   const out = tempDir("vm-lock-reuse-");

@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { execFileSync } from "node:child_process";
 import { onTorch, packageOnTorch, releaseOf, releaseServes } from "../generator/catalog/packages.ts";
 import { catalog, checkPairings, nixpkgsTarballUrl, preferredPin } from "../generator/catalog/index.ts";
-import { projectFromMatrix } from "../generator/project.ts";
+import { projectFromMatrix } from "../generator/matrix/project.ts";
 import { SHA256_RE } from "../generator/catalog/schema.ts";
 import { ROOT, runCli, tempDir, writeMatrix } from "./helpers/cli.ts";
 import { widestMatrix } from "./helpers/matrices.ts";

@@ -5,11 +5,11 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { execFileSync, spawnSync } from "node:child_process";
 import { join } from "node:path";
-import { projectFromMatrix } from "../generator/project.ts";
+import { projectFromMatrix } from "../generator/matrix/project.ts";
 import matrix from "../matrix.ts";
-import { nixpkgsInstanceKey } from "../generator/expand.ts";
+import { nixpkgsInstanceKey } from "../generator/matrix/expand.ts";
 import { REPO_ROOT, STAND_IN_NIXPKGS, nixPath } from "./helpers/nix.ts";
-import { WRAPPER_NIXPKGS_ARG } from "../generator/render/index.ts";
+import { WRAPPER_NIXPKGS_ARG } from "../generator/generate/render/index.ts";
 import { catalog } from "../generator/catalog/index.ts";
 
 const BY_REV = `import ${nixPath(join(STAND_IN_NIXPKGS, "by-rev.nix"))}`;

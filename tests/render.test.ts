@@ -1,7 +1,7 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { execFileSync } from "node:child_process";
-import { nixString, nixValue, mdCell } from "../generator/render/env.ts";
+import { nixString, nixValue, mdCell } from "../generator/generate/render/env.ts";
 
 const nixEval = (expr: string): unknown =>
   JSON.parse(execFileSync("nix-instantiate", ["--eval", "--strict", "--json", "-E", expr], { encoding: "utf8" }));

@@ -1,5 +1,5 @@
 /**
- * The team's cache as a first-class place (generator/team-cache.ts, driver/ask-nix.ts):
+ * The team's cache as a first-class place (generator/matrix/team-cache.ts, driver/ask-nix.ts):
  * - matrix.ts `caches`: a malformed URL or key stops generate with exit 2, the field path and the allowed form, and no
  *   file written; a good one reaches flake.nix's nixConfig (Nix parses it) and BUILD_MATRIX.md's nix.conf block;
  * - the team-cache check offers the whole nix.conf lines when the host's Nix lacks them, passes when it has them, and
@@ -16,9 +16,9 @@ import * as assert from "uvu/assert";
 import { chmodSync, existsSync, mkdirSync, readFileSync, readdirSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { execFileSync } from "node:child_process";
-import { CUDA_CACHE_SUBSTITUTER } from "../generator/catalog/host.ts";
-import { isCacheUrl, isPublicKey, missingTeamCaches } from "../generator/team-cache.ts";
-import { projectFromMatrix } from "../generator/project.ts";
+import { CUDA_CACHE_SUBSTITUTER } from "../generator/catalog/machines.ts";
+import { isCacheUrl, isPublicKey, missingTeamCaches } from "../generator/matrix/team-cache.ts";
+import { projectFromMatrix } from "../generator/matrix/project.ts";
 import { ROOT, runCli, tempDir, writeMatrix } from "./helpers/cli.ts";
 import { HOSTS, makeHost } from "./helpers/host-model.ts";
 import { newSalt } from "./helpers/driver.ts";

@@ -7,12 +7,12 @@ import { chmodSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { allHold, checkPromise, identify, sassRunsOn, type Probe } from "../generator/verify/compare.ts";
 import { allowedSass } from "../generator/verify/origins.ts";
-import { projectFromMatrix } from "../generator/project.ts";
+import { projectFromMatrix } from "../generator/matrix/project.ts";
 import { ROOT, runCli, tempDir, writeMatrix } from "./helpers/cli.ts";
 import { nixEvalJson, nixInstantiate, runNix } from "./helpers/nix.ts";
 import { spawnSync } from "node:child_process";
 import { catalogCheckerFacts } from "../generator/verify/catalog-facts.ts";
-import { renderCheckerBundle, renderCheckerFacts } from "../generator/render/checker.ts";
+import { renderCheckerBundle, renderCheckerFacts } from "../generator/generate/render/checker.ts";
 import { catalog } from "../generator/catalog/index.ts";
 
 /** The catalog's facts, as `verify` and pkgs/verify-facts.json give them to the comparison. */

@@ -17,7 +17,7 @@ import { EXTRAS } from "./extras.ts";
 import { bundledDeviceCode } from "./device-code.ts";
 import { CUDA_CACHE } from "./binary-cache.ts";
 import { DEVICE_CODE_BYTES } from "./device-code-size.ts";
-import { archListIn } from "../cuda-build.ts";
+import { archListIn } from "../matrix/cuda-build.ts";
 import { majorMinor } from "../versions.ts";
 
 /**

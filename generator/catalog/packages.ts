@@ -30,12 +30,12 @@
 // constants.ts, the schema and the catalog read this file, so it imports none of them (only versions.ts and
 // cuda-build.ts, which import no catalog file).
 import { compareVersions, majorMinor } from "../versions.ts";
-import { cudaBuildIn, releaseIn, type PackageCudaBuild } from "../cuda-build.ts";
+import { cudaBuildIn, releaseIn, type PackageCudaBuild } from "../matrix/cuda-build.ts";
 import type { ArchListEra, Catalog, DeviceTargets, OnTorchRelease, PackageOnTorch } from "./schema.ts";
 
 export type { DeviceTargets, OnTorchRelease, PackageOnTorch } from "./schema.ts";
 
-export type { PackageCudaBuild } from "../cuda-build.ts";
+export type { PackageCudaBuild } from "../matrix/cuda-build.ts";
 
 /** The name of the environment variant's package part: `torch-env-python313-cuda12_8-sm121-armv9`. */
 export const ENV_PACKAGE = "torch-env";
@@ -703,7 +703,7 @@ export function ownListSass(t: Extract<DeviceTargets, { kind: "ownList" }>, valu
  * `cuda` ("12.8"), from the release's `targets` (see DeviceTargets), or the reason no build of this release can serve
  * them (a capability no token serves, a CUDA the release refuses, code that fails on the capability, a
  * TORCH_CUDA_ARCH_LIST entry the variant's torch `torchVersion` refuses with none to serve it). The rule is
- * generator/cuda-build.ts `cudaBuildIn` (shared with the Nix checks' bundle), with the catalog's torch-arch lists
+ * generator/matrix/cuda-build.ts `cudaBuildIn` (shared with the Nix checks' bundle), with the catalog's torch-arch lists
  * (`cat.torchArchLists`).
  * @param torchVersion the variant's torch ("2.11.0"); absent: its cpp_extension's accepted entries are not checked.
  * @returns a PackageCudaBuild, or { reason } (a sentence naming the release, the capability or CUDA, and the source).

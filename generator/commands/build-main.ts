@@ -9,7 +9,7 @@ import { dryRunText } from "../driver/dry-run-text.ts";
 import { summaryTable } from "../driver/report.ts";
 import { shortPath } from "../driver/run.ts";
 import { liveStatus, plainStatus } from "../driver/status.ts";
-import type { BuildArgs } from "../driver/options.ts";
+import type { BuildArgs } from "../driver/build-options.ts";
 import { evaluationFailureText } from "../driver/eval-first.ts";
 import { nixAnswerLine } from "../driver/ask-nix.ts";
 import { formatChecks, type CheckResult } from "../preflight/checks.ts";

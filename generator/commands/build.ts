@@ -12,13 +12,13 @@ import { ASK_NIX_TIMEOUT_S, REPEATABLE } from "../constants.ts";
 import { PACKAGES } from "../catalog/packages.ts";
 import { matrixOption, nixOptions, outputOptions, selectionOptions, type BuiltTypes } from "./options.ts";
 import { runOf } from "./shared.ts";
-import { DEFAULT_CORES_PER_BUILD } from "../driver/jobs.ts";
-import { GIB_PER_COMPILE_JOB } from "../catalog/host.ts";
+import { DEFAULT_CORES_PER_BUILD } from "../driver/concurrency.ts";
+import { GIB_PER_COMPILE_JOB } from "../catalog/machines.ts";
 
 /** The project root this package lives in (where `.flox/pkgs` and `logs` are by default); see paths.ts. */
 export { REPO_ROOT as PROJECT_ROOT } from "../paths.ts";
 
-export { type BuildArgs } from "../driver/options.ts";
+export { type BuildArgs } from "../driver/build-options.ts";
 
 const JOBS_HELP =
   `concurrent builds. Default from this machine: slots = min(CPUs, floor(memory GiB / ${GIB_PER_COMPILE_JOB})) ` +

@@ -4,7 +4,7 @@
 import { UsageError } from "../errors.ts";
 import type { ArgumentsCamelCase, Argv, CommandModule } from "yargs";
 import { resolve } from "node:path";
-import { FILTER_OPTION } from "../filters.ts";
+import { FILTER_OPTION } from "../matrix/filters.ts";
 import { project, runOf } from "./shared.ts";
 import { matrixOption, type OptionTypes } from "./options.ts";
 import { REPEATABLE } from "../constants.ts";

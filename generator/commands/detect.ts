@@ -19,9 +19,9 @@ import { UsageError, withExitCode } from "../errors.ts";
 import { PREFER_VALUES, type Prefer } from "../constants.ts";
 import type { ArgumentsCamelCase, Argv, CommandModule } from "yargs";
 import { PACKAGES, type PackageName } from "../catalog/packages.ts";
-import { environmentOf } from "../naming.ts";
-import type { Variant } from "../schema.ts";
-import { readHost } from "../detect/host.ts";
+import { environmentOf } from "../matrix/naming.ts";
+import type { Variant } from "../matrix/schema.ts";
+import { readHost } from "../detect/read-host.ts";
 import { recommend, type Recommendation } from "../detect/recommend.ts";
 import { settingLines, wrap, wrapCommand } from "../text.ts";
 import { copyableCommand, runOf, terminalWidth, type Io } from "./shared.ts";
@@ -45,8 +45,8 @@ const detectOptions = {
  */
 export type DetectArgs = Partial<ArgsOf<typeof detectOptions>>;
 
-export { loadVariants, type VariantSource } from "../variant-source.ts";
-import { loadVariants, type VariantSource } from "../variant-source.ts";
+export { loadVariants, type VariantSource } from "../matrix/variant-source.ts";
+import { loadVariants, type VariantSource } from "../matrix/variant-source.ts";
 import { installLines } from "../detect/recommend.ts";
 
 /**

@@ -14,9 +14,9 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { InputError, withExitCode } from "../errors.ts";
 import { runOf, terminalWidth, type Io } from "./shared.ts";
-import { shown } from "../suggest.ts";
+import { shown } from "../matrix/suggest.ts";
 import { DEFAULT_PACKAGE, hostOptions, hostRootOption, matrixOption, nixOptions, outputOptions, packagePickOption, type ArgsOf, type OptionTypes } from "./options.ts";
-import type { Excluded, Variant } from "../schema.ts";
+import type { Excluded, Variant } from "../matrix/schema.ts";
 import type { Catalog } from "../catalog/schema.ts";
 
 /** The positional of `doctor` (and of `install`): the variant to check. */
@@ -72,11 +72,11 @@ export async function chooseVariant(
   project: { variants: Variant[]; catalog: Catalog; excluded?: Excluded[] },
 ): Promise<ChosenVariant> {
   const [{ readHost, hostFromTexts, machineToSystem }, { recommend }, { parsePackage, checkEnvironment }, { hostSystem }, { runOn }] = await Promise.all([
-    import("../detect/host.ts"),
+    import("../detect/read-host.ts"),
     import("../detect/recommend.ts"),
     import("./detect.ts"),
     import("../driver/backend.ts"),
-    import("../preflight/host.ts"),
+    import("../preflight/host-root.ts"),
   ]);
   const root = args.hostRoot ?? "/";
   if (args.name !== undefined) return { name: args.name, chosenBy: "given", system: args.machine ? machineToSystem(args.machine).system : hostSystem() };
@@ -112,7 +112,7 @@ export async function chooseVariant(
 
 async function doctor(args: DoctorArgs, io: Pick<Io, "out" | "columns">): Promise<number> {
   const [{ loadVariants }, { resolveBackend }, pre, { wrap }] = await Promise.all([
-    import("../variant-source.ts"),
+    import("../matrix/variant-source.ts"),
     import("../driver/backend.ts"),
     import("../preflight/checks.ts"),
     import("../text.ts"),

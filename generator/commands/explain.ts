@@ -9,11 +9,11 @@ import { printer, project, runOf, terminalWidth, type Io } from "./shared.ts";
 import { matrixOption, outputOptions, type ArgsOf, type OptionTypes } from "./options.ts";
 import { wrap } from "../text.ts";
 import { extraFact, extraPromise } from "../catalog/extras.ts";
-import { closeCatalogExtras, didYouMean } from "../extra-hints.ts";
+import { closeCatalogExtras, didYouMean } from "../matrix/extra-hints.ts";
 import { clip, ERROR_PREFIX, EXIT } from "../errors.ts";
 import { cudaBuildOf, fixesFor, onTorch } from "../catalog/packages.ts";
-import type { Project } from "../project.ts";
-import type { Variant } from "../schema.ts";
+import type { Project } from "../matrix/project.ts";
+import type { Variant } from "../matrix/schema.ts";
 import type { Catalog } from "../catalog/schema.ts";
 import type { Explanation } from "../explain.ts";
 
@@ -69,7 +69,7 @@ type VariantFacts = Awaited<ReturnType<typeof variantFacts>>;
 async function variantFacts(v: Variant, p: Project) {
   const [{ modelCacheMisses }, { nixpkgsInstanceKey }, { modelDeviceCode }, { torchReleaseFacts }, { checkedVariants, hostDriverRoute }] = await Promise.all([
     import("../driver/cache-model.ts"),
-    import("../expand.ts"),
+    import("../matrix/expand.ts"),
     import("../catalog/device-code-size.ts"),
     // Loaded here, not at start-up: catalog/index.ts parses the whole catalog when it loads.
     import("../catalog/index.ts"),

@@ -19,10 +19,10 @@ import { waitWords } from "../detect/rules.ts";
 import { printer, project, runOf, terminalWidth, type Io } from "./shared.ts";
 import { matrixOption, outputOptions, packagePickOption, type BuiltTypes, type CamelCased } from "./options.ts";
 
-export { hostId, type FleetArgs } from "../fleet/options.ts";
+export { hostId, type FleetArgs } from "../fleet/fleet-options.ts";
 
-import type { FleetPlan } from "../fleet/run.ts";
-import type { Project } from "../project.ts";
+import type { FleetPlan } from "../fleet/plan.ts";
+import type { Project } from "../matrix/project.ts";
 import { terminalSafe } from "../terminal-safe.ts";
 
 /** The options of `fleet` (yargs), the shared groups defined once in options.ts. */
@@ -93,7 +93,7 @@ export async function runFleet(a: FleetCommandArgs, io: Io): Promise<number> {
   const [{ readEarlierReports }, { readSamples }, { planFleet, readFleetHost }] = await Promise.all([
     import("../driver/build.ts"),
     import("../fleet/cost.ts"),
-    import("../fleet/run.ts"),
+    import("../fleet/plan.ts"),
   ]);
   const p = await project(a.matrix);
   checkPackage(a.package, p);

@@ -8,7 +8,7 @@ import { printer, runOf, terminalWidth, warnUntracked } from "./shared.ts";
 import { matrixOption, type OptionTypes } from "./options.ts";
 import { wrap } from "../text.ts";
 import { errorLine, UsageError } from "../errors.ts";
-import type { SyncProgress } from "../write.ts";
+import type { SyncProgress } from "../generate/write.ts";
 
 /** The options of `generate` (yargs), the shared ones defined once in options.ts. */
 const generateOptions = {
@@ -27,7 +27,7 @@ export const generateCommand: CommandModule<object, OptionTypes<typeof generateO
     const { io } = run;
     const root = argv.out ? resolve(process.cwd(), argv.out) : REPO_ROOT;
     const matrixFile = argv.matrix ? resolve(process.cwd(), argv.matrix) : resolve(REPO_ROOT, "matrix.ts");
-    const [stamp, write] = await Promise.all([import("../stamp.ts"), import("../write.ts")]);
+    const [stamp, write] = await Promise.all([import("../generate/stamp.ts"), import("../generate/write.ts")]);
     // One generate at a time per output directory: a second one waits, then finds the tree current.
     const release = await write.lockOutput(root, {
       onWait: (pid, file) => io.err(`variant-matrix: another generate (pid ${pid}) is writing this tree; waiting for it to finish (lock: ${file})\n`),
@@ -74,8 +74,8 @@ async function generateLocked(
   argv: { check: boolean },
   root: string,
   matrixFile: string,
-  stamp: typeof import("../stamp.ts"),
-  write: typeof import("../write.ts"),
+  stamp: typeof import("../generate/stamp.ts"),
+  write: typeof import("../generate/write.ts"),
   progress: SyncProgress,
 ): Promise<number> {
   const { io } = runOf(argv);
@@ -88,18 +88,18 @@ async function generateLocked(
     }
   }
   const [p, { renderAll }, { isSingleFileMatrix }] = await Promise.all([
-    import("../project.ts").then((m) => m.loadProject({ matrixFile })),
-    import("../render/index.ts"),
-    import("../load-matrix.ts"),
+    import("../matrix/project.ts").then((m) => m.loadProject({ matrixFile })),
+    import("../generate/render/index.ts"),
+    import("../matrix/load-matrix.ts"),
   ]);
   // A matrix that yields no variant would delete every generated file and write `systems = []`: refuse (exit 2).
-  const { noVariantMessage, packagesWithoutVariant } = await import("../matrix-yield.ts");
+  const { noVariantMessage, packagesWithoutVariant } = await import("../matrix/matrix-yield.ts");
   const shown = relative(process.cwd(), p.matrixFile);
   const empty = noVariantMessage(p.variants, p.excluded, shown && !shown.startsWith("..") ? shown : p.matrixFile);
   if (empty) throw new UsageError(empty);
   // A typo in an environment's extras shows only when Nix evaluates the environment: say it now, with the extra the
   // catalog knows that it is close to.
-  const { extraHints, extraHintText } = await import("../extra-hints.ts");
+  const { extraHints, extraHintText } = await import("../matrix/extra-hints.ts");
   for (const h of extraHints(p.catalog, p.matrix.environments)) print.err(wrap(extraHintText(h), terminalWidth(io), { indent: "warning: ", hang: "  " }));
   const files = renderAll(p);
   if (!argv.check) stamp.clearStamp(root);
@@ -127,7 +127,7 @@ async function generateLocked(
         `(${p.variants.length} package variants, ${p.excluded.length} dropped; see BUILD_MATRIX.md)`,
     );
   }
-  const { renamedFiles } = await import("../matrix-yield.ts");
+  const { renamedFiles } = await import("../matrix/matrix-yield.ts");
   const renamed = renamedFiles(r.removed, r.written);
   if (renamed.length)
     print.out(

@@ -30,13 +30,13 @@ import path from "node:path";
 import { InputError, withExitCode } from "../errors.ts";
 import { REPO_ROOT } from "../paths.ts";
 import { ASK_NIX_TIMEOUT_S } from "../constants.ts";
-import { formatName, parseName } from "../naming.ts";
+import { formatName, parseName } from "../matrix/naming.ts";
 import { ENV_PACKAGE } from "../catalog/packages.ts";
 import { wrap, wrapCommand } from "../text.ts";
 import type { Backend } from "../driver/backend.ts";
 import type { CheckResult } from "../preflight/checks.ts";
-import type { Variant } from "../schema.ts";
-import type { BuildArgs } from "../driver/options.ts";
+import type { Variant } from "../matrix/schema.ts";
+import type { BuildArgs } from "../driver/build-options.ts";
 import { copyableCommand, runOf, terminalWidth, type Io } from "./shared.ts";
 import { DEFAULT_PACKAGE, hostOptions, hostRootOption, matrixOption, nixOptions, outputOptions, packagePickOption, pick, type ArgsOf, type OptionTypes } from "./options.ts";
 import { namePositional, type ChosenVariant } from "./doctor.ts";
@@ -170,7 +170,7 @@ async function install(args: InstallArgs, io: Io): Promise<number> {
  * the store, system features) say "this machine". Changes `results` in place.
  */
 async function judgeRecordedHost(args: InstallArgs, results: CheckResult[], cuda: boolean): Promise<void> {
-  const { readHost } = await import("../detect/host.ts");
+  const { readHost } = await import("../detect/read-host.ts");
   const host = await readHost({ cpuinfo: args.cpuinfo, nvidiaSmi: args.nvidiaSmi, machine: args.machine });
   const i = results.findIndex((r) => r.id === "gpu-driver");
   const from = host.sources.nvidiaSmi;
@@ -198,7 +198,7 @@ async function judgeRecordedHost(args: InstallArgs, results: CheckResult[], cuda
  */
 async function planInstall(args: InstallArgs): Promise<InstallPlan> {
   const [{ loadVariants }, { chooseVariant }, { resolveBackend }, pre] = await Promise.all([
-    import("../variant-source.ts"),
+    import("../matrix/variant-source.ts"),
     import("./doctor.ts"),
     import("../driver/backend.ts"),
     import("../preflight/checks.ts"),
@@ -257,7 +257,7 @@ async function planInstall(args: InstallArgs): Promise<InstallPlan> {
     stops: results.filter((r) => r.status === "fail" && (r.blocking || r.conf !== undefined)),
     link: `${dir}-nixglhost`,
     python: `${dir}/bin/python3`,
-    cacheOptions: (await import("../team-cache.ts")).cacheNixOptions(project.caches ?? []),
+    cacheOptions: (await import("../matrix/team-cache.ts")).cacheNixOptions(project.caches ?? []),
   };
 }
 
@@ -355,7 +355,7 @@ async function linkInstalled(p: InstallPlan, say: (text: string) => void, ready:
 
 /** Step 6: verify through DIR's python; its report as data for the one closing line. @returns verify's exit status */
 async function verifyInstalled(args: InstallArgs, p: InstallPlan, hostDriver: string | undefined, say: (text: string, indent?: string, hang?: string) => void, io: Io): Promise<number> {
-  const [{ runVerify }, { loadVariants }] = await Promise.all([import("./verify.ts"), import("../variant-source.ts")]);
+  const [{ runVerify }, { loadVariants }] = await Promise.all([import("./verify.ts"), import("../matrix/variant-source.ts")]);
   let json = "";
   const code = await runVerify(
     {

@@ -2,12 +2,12 @@
  * `variant-matrix list`: the package variants (or the dropped combinations) of the matrix, as text or JSON.
  */
 import type { ArgumentsCamelCase, Argv, CommandModule } from "yargs";
-import { checkFilterValues, matchFilters, parseFilters } from "../filters.ts";
+import { checkFilterValues, matchFilters, parseFilters } from "../matrix/filters.ts";
 import { printer, project, runOf, terminalWidth, variantJson } from "./shared.ts";
 import { matrixOption, outputOptions, selectionOptions, type OptionTypes } from "./options.ts";
 import { wrap } from "../text.ts";
-import { groupExcluded } from "../matrix-yield.ts";
-import type { Excluded } from "../schema.ts";
+import { groupExcluded } from "../matrix/matrix-yield.ts";
+import type { Excluded } from "../matrix/schema.ts";
 
 /** The options of `list` (yargs), the shared groups defined once in options.ts. */
 const listOptions = {

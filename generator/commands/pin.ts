@@ -196,7 +196,7 @@ type Catalogs = Awaited<ReturnType<typeof catalogFor>>;
 
 /** `pin inspect SOURCE`: the facts of a nixpkgs as the user's Nix reads them, each with the expression it came from (lines to `out`). @returns 0 */
 async function pinInspect(argv: InspectArgs, out: (line: string) => void): Promise<number> {
-  const [run, { show, torchNewerThanCatalog }] = await Promise.all([import("../pin/run.ts"), import("../pin/facts.ts")]);
+  const [run, { show, torchNewerThanCatalog }] = await Promise.all([import("../pin/actions.ts"), import("../pin/facts.ts")]);
   const src = await run.resolveSource(argv.source, { rev: argv.rev, url: argv.url });
   const extras = argv.extra ?? [];
   const badExtra = extras.find((e) => !NIX_ATTR_RE.test(e));
@@ -257,7 +257,7 @@ function givenCheckouts(specs: readonly string[] | undefined, cat: Catalogs["cat
 
 /** `pin cache`: ask the binary cache at every catalog pin and compare with the cache model (lines to `out`). @returns 1 on a difference, else 0 */
 async function pinCache(argv: CacheArgs, cat: Catalogs["cat"], given: Record<string, string>, out: (line: string) => void): Promise<number> {
-  const run = await import("../pin/run.ts");
+  const run = await import("../pin/actions.ts");
   const nixOptions = parseNixOptions(argv.nixOption);
   const results = await run.cachePins(cat, { given, fetch: argv.fetch, system: argv.system, substituter: argv.substituter, nixOptions });
   const word = (b: boolean) => (b ? "cached" : "built");
@@ -278,7 +278,7 @@ async function pinCache(argv: CacheArgs, cat: Catalogs["cat"], given: Record<str
 
 /** `pin check`: compare every catalog pin's facts with what the user's Nix reads (lines to `out`). @returns 1 on a difference, else 0 */
 async function pinCheck(argv: CheckArgs, cat: Catalogs["cat"], given: Record<string, string>, out: (line: string) => void): Promise<number> {
-  const run = await import("../pin/run.ts");
+  const run = await import("../pin/actions.ts");
   const results = await run.checkPins(cat, { given, fetch: argv.fetch, system: argv.system });
   const checked = results.filter((r) => r.status === "checked");
   const beside = await Promise.all((argv.also ?? []).map((src) => run.checkBeside(src, cat, { fetch: argv.fetch, system: argv.system })));
@@ -309,7 +309,7 @@ async function pinCheck(argv: CheckArgs, cat: Catalogs["cat"], given: Record<str
 }
 
 /** One line for a nixpkgs read beside the pins: its torch, and `pin add` when the catalog knows no release as new. */
-function besideLine(b: import("../pin/run.ts").BesideCheck): string {
+function besideLine(b: import("../pin/actions.ts").BesideCheck): string {
   const what = `nixpkgs ${b.rev ?? b.source} (--also)`;
   if (b.newerTorch)
     return `note: ${what}: torch ${b.newerTorch.torch}, newer than every release the catalog knows (newest ${b.newerTorch.newest}): \`variant-matrix pin add ${b.source}\` brings it in`;
@@ -323,7 +323,7 @@ function besideLine(b: import("../pin/run.ts").BesideCheck): string {
  * @throws UsageError for a bad --date or --sha256
  */
 async function pinAdd(argv: AddArgs, builtIn: Catalogs["builtIn"], dir: string, cat: Catalogs["cat"], out: (line: string) => void): Promise<number> {
-  const [run, { addLocalEntry }, { SHA256_RE }] = await Promise.all([import("../pin/run.ts"), import("../catalog/local.ts"), import("../catalog/schema.ts")]);
+  const [run, { addLocalEntry }, { SHA256_RE }] = await Promise.all([import("../pin/actions.ts"), import("../catalog/local.ts"), import("../catalog/schema.ts")]);
   const src = await run.resolveSource(argv.source, { rev: argv.rev, url: argv.url });
   if (argv.date !== undefined && !/^\d{4}-\d{2}-\d{2}$/.test(argv.date)) throw new UsageError(`--date ${argv.date}: expected YYYY-MM-DD`);
   if (argv.sha256 !== undefined && !SHA256_RE.test(argv.sha256))

@@ -14,7 +14,7 @@ import { resolve } from "node:path";
 import { REPO_ROOT } from "../paths.ts";
 import { redactCredentials } from "../redact.ts";
 import type { BuildTarget } from "../driver/targets.ts";
-import type { Project } from "../project.ts";
+import type { Project } from "../matrix/project.ts";
 import { parseNixOptions, printer, project, runOf } from "./shared.ts";
 import { matrixOption, nixOptions, outputOptions, selectionOptions, type BuiltTypes, type CamelCased } from "./options.ts";
 
@@ -98,7 +98,7 @@ async function publishToOrg(argv: PublishArgs, org: string, root: string, p: Pro
   pub.checkFloxOrg(org);
   // flox publish builds the .flox/pkgs files the last generate wrote: they must say what was just expanded.
   // (--to copies store paths a build already made, whatever wrote them.)
-  (await import("../generated-state.ts")).assertGeneratedCurrent(p, root, "publish", selected);
+  (await import("../generate/generated-state.ts")).assertGeneratedCurrent(p, root, "publish", selected);
   const { hostSystem } = await import("../driver/backend.ts");
   const host = hostSystem();
   const steps = pub.floxPublishPlan(ordered, org, host);

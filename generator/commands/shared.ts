@@ -5,8 +5,8 @@
  */
 import { resolve } from "node:path";
 import { UsageError } from "../errors.ts";
-import type { Project } from "../project.ts";
-import type { Variant, VariantJson } from "../schema.ts";
+import type { Project } from "../matrix/project.ts";
+import type { Variant, VariantJson } from "../matrix/schema.ts";
 
 
 /**
@@ -74,7 +74,7 @@ export function runOf(argv: object): CommandRun {
  * @throws MatrixError (exit 2) for a missing, unloadable or invalid matrix, with the field paths and allowed values
  */
 export async function project(matrix?: string, root?: string): Promise<Project> {
-  const { loadProject } = await import("../project.ts");
+  const { loadProject } = await import("../matrix/project.ts");
   return loadProject({ root, matrixFile: matrix ? resolve(process.cwd(), matrix) : undefined });
 }
 
@@ -101,7 +101,7 @@ export function variantJson(v: Variant): VariantJson {
 
 /** Warn (on `err`) about generated files git does not track: `flox build` evaluates a store copy of tracked files only. */
 export async function warnUntracked(root: string, files: string[], err: Io["err"]): Promise<void> {
-  const { untrackedGenerated } = await import("../git-tracked.ts");
+  const { untrackedGenerated } = await import("../generate/git-tracked.ts");
   const untracked = await untrackedGenerated(root, files);
   if (untracked === null) return; // not a git checkout (or no git): nothing to say
   if (untracked.length)

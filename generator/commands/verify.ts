@@ -17,23 +17,23 @@
  * (an unknown NAME, a Python that cannot be run, an unreadable file).
  */
 import { errorLine, withExitCode } from "../errors.ts";
-import { shown } from "../suggest.ts";
+import { shown } from "../matrix/suggest.ts";
 import type { ArgumentsCamelCase, Argv, CommandModule } from "yargs";
 import { readFileSync } from "node:fs";
-import { environmentOf, parseName } from "../naming.ts";
-import type { Variant } from "../schema.ts";
+import { environmentOf, parseName } from "../matrix/naming.ts";
+import type { Variant } from "../matrix/schema.ts";
 import type { Catalog } from "../catalog/schema.ts";
-import { HostFileError, HostInputError, MachineError, readHost, type HostInfo } from "../detect/host.ts";
+import { HostFileError, HostInputError, MachineError, readHost, type HostInfo } from "../detect/read-host.ts";
 import { installLines, recommend } from "../detect/recommend.ts";
-import { isaFit } from "../compat.ts";
-import { loadVariants, type VariantSource } from "../variant-source.ts";
+import { isaFit } from "../matrix/compat.ts";
+import { loadVariants, type VariantSource } from "../matrix/variant-source.ts";
 import { allHold, checkPromise, identify, packageProbes, type Probe, type PromiseCheck } from "../verify/compare.ts";
 import { catalogCheckerFacts } from "../verify/catalog-facts.ts";
 import { resolvePython, runProbe, VerifyInputError } from "../verify/run-probe.ts";
 import { ENV_PACKAGE, TORCH_PACKAGE } from "../catalog/packages.ts";
 import { checkedVariants, Probes } from "../preflight/checks.ts";
-import { existsOn } from "../preflight/host.ts";
-import { NIXOS_DRIVER_LIB } from "../catalog/host.ts";
+import { existsOn } from "../preflight/host-root.ts";
+import { NIXOS_DRIVER_LIB } from "../catalog/machines.ts";
 import { driverCause } from "../verify/driver.ts";
 import { wrap, wrapLines } from "../text.ts";
 import { runOf, terminalWidth, type Io } from "./shared.ts";

@@ -27,10 +27,10 @@
  * add to matrix.ts. The host-level reasons are HOST_FINDINGS below.
  */
 import { gccarchFeature } from "../catalog/cpu-isas.ts";
-import type { Excluded, Variant } from "../schema.ts";
+import type { Excluded, Variant } from "../matrix/schema.ts";
 import type { Catalog } from "../catalog/schema.ts";
 import type { PackageName } from "../catalog/packages.ts";
-import { armHostHint, compareVersions, type GpuInfo, type HostInfo } from "./host.ts";
+import { armHostHint, compareVersions, type GpuInfo, type HostInfo } from "./read-host.ts";
 import {
   CPU_RULES,
   GPU_RULES,

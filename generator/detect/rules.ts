@@ -20,11 +20,11 @@
  * `cuda[].capabilities`); the CPU features an ISA needs (catalog/cpu-isas.ts `requiredCpuFeatures`); which nixpkgs
  * pin carries a CUDA version with a working torch (catalog `nixpkgs[].cuda`, `brokenCuda`).
  */
-import { capabilitiesRunOn, cudaForDriver, isaFit, variantRunsOn } from "../compat.ts";
-import type { Excluded, Variant } from "../schema.ts";
+import { capabilitiesRunOn, cudaForDriver, isaFit, variantRunsOn } from "../matrix/compat.ts";
+import type { Excluded, Variant } from "../matrix/schema.ts";
 import type { Catalog, CpuIsa, CudaToolkit, GpuArch } from "../catalog/schema.ts";
 import type { PackageName } from "../catalog/packages.ts";
-import { compareVersions, type GpuInfo, type HostInfo } from "./host.ts";
+import { compareVersions, type GpuInfo, type HostInfo } from "./read-host.ts";
 import { BUILD_LABEL, variantWait, type Wait } from "../driver/wait.ts";
 import { formatDuration } from "../driver/report.ts";
 import type { Prefer } from "../constants.ts";

@@ -13,7 +13,7 @@
 import { dryRealise, probeCached, type CacheProbe, type DryRealise, type NixOptions } from "./store.ts";
 import { runTool } from "../process.ts";
 import { redactCredentials } from "../redact.ts";
-import type { TeamCache } from "../team-cache.ts";
+import type { TeamCache } from "../matrix/team-cache.ts";
 
 export { ASK_NIX_TIMEOUT_S } from "../constants.ts";
 

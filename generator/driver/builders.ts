@@ -36,8 +36,8 @@ export async function builderNeeds(
   let hostLine: string | null = null;
   try {
     const [{ parseCpuinfo }, { isaFit }, { catalog }, { gccarchFeature }] = await Promise.all([
-      import("../detect/host.ts"),
-      import("../compat.ts"),
+      import("../detect/read-host.ts"),
+      import("../matrix/compat.ts"),
       import("../catalog/index.ts"),
       import("../catalog/cpu-isas.ts"),
     ]);

@@ -20,12 +20,12 @@
  */
 import { REBUILD_SECONDS, cudaCachesFor } from "../catalog/binary-cache.ts";
 import type { Catalog, NixpkgsPin } from "../catalog/schema.ts";
-import type { Variant } from "../schema.ts";
+import type { Variant } from "../matrix/schema.ts";
 import { DEFAULT_CUDA_CLOSURE_SECONDS } from "./plan.ts";
 
 /** What the model needs of a variant. */
 type CacheModelInput = Pick<Variant, "name" | "system" | "python" | "cuda" | "nixpkgs" | "cudaCapabilitiesForPackageSet"> & {
-  /** generator/expand.ts nixpkgsInstanceKey (one CUDA closure per key in the package-set scope). */
+  /** generator/matrix/expand.ts nixpkgsInstanceKey (one CUDA closure per key in the package-set scope). */
   nixpkgsKey: string;
 };
 

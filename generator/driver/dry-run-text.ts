@@ -9,7 +9,7 @@ import { DEFAULT_CUDA_CLOSURE_SECONDS } from "./plan.ts";
 import type { dryRunRows } from "./dry-run.ts";
 import { nixAnswerLine } from "./ask-nix.ts";
 import type { BuilderNeeds } from "./builders.ts";
-import type { JobsRule } from "./jobs.ts";
+import type { JobsRule } from "./concurrency.ts";
 import { BUILD_LABEL } from "./wait.ts";
 import { CATALOG_FIGURE } from "./plan.ts";
 

@@ -14,10 +14,10 @@
  *
  * Pure: works on probes already made.
  */
-import { closeCatalogExtras, didYouMean } from "../extra-hints.ts";
+import { closeCatalogExtras, didYouMean } from "../matrix/extra-hints.ts";
 import type { Catalog } from "../catalog/schema.ts";
 import { ERROR_PREFIX, InputError } from "../errors.ts";
-import { NIX_MIN } from "../catalog/host.ts";
+import { NIX_MIN } from "../catalog/machines.ts";
 import { wrap } from "../text.ts";
 import { compareVersions } from "../versions.ts";
 import type { CacheProbe } from "./store.ts";

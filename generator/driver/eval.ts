@@ -14,8 +14,8 @@
  */
 import pLimit from "p-limit";
 import { findExecutable, runTool } from "../process.ts";
-import { nixString } from "../literals.ts";
-import type { Variant } from "../schema.ts";
+import { nixString } from "../generate/render/literals.ts";
+import type { Variant } from "../matrix/schema.ts";
 
 /** One evaluated variant, as printed by `eval --json` (one JSON object per line). */
 export interface EvalResult {

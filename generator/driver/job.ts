@@ -14,7 +14,7 @@ import { openLogFile } from "../output-file.ts";
 import { runTool } from "../process.ts";
 import { redactCredentials } from "../redact.ts";
 import type { BackendOptions, BuildCmd } from "./backend.ts";
-import type { ProcessGroups } from "./processes.ts";
+import type { ProcessGroups } from "./build-groups.ts";
 import { originReader, type VariantReport } from "./report.ts";
 import type { BuildEvent } from "./status.ts";
 import { pathSizes } from "./store.ts";

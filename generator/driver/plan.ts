@@ -16,7 +16,7 @@
 import { InputError } from "../errors.ts";
 import type { PackageName } from "../catalog/packages.ts";
 import { ENV_PACKAGE, TORCH_PACKAGE, packagesOnTorch } from "../catalog/packages.ts";
-import { environmentOf } from "../naming.ts";
+import { environmentOf } from "../matrix/naming.ts";
 
 /**
  * Default build time of a package when no earlier report knows it: seconds and the source of the figure. The one
@@ -61,7 +61,7 @@ export interface ClosureInput {
   cuda: string | null;
   /** The variant sets config.cudaCapabilities (package-set scope). */
   cudaCapabilitiesForPackageSet: boolean;
-  /** generator/expand.ts nixpkgsInstanceKey: variants with one key share one nixpkgs instance. */
+  /** generator/matrix/expand.ts nixpkgsInstanceKey: variants with one key share one nixpkgs instance. */
   nixpkgsKey: string;
 }
 

@@ -21,7 +21,7 @@ import pLimit from "p-limit";
 import { buildCmd, withSshTimeouts, type BackendOptions, type BuildCmd } from "./backend.ts";
 import { DriverIoError, LogFile, push, runJob, type JobContext, type JobOutcome } from "./job.ts";
 import { pickNext, readyNodes, transitiveDependents, type NodeState, type Plan } from "./plan.ts";
-import { ProcessGroups } from "./processes.ts";
+import { ProcessGroups } from "./build-groups.ts";
 import { writeReportFiles, type BuildReport, type UnwrittenReport, type VariantReport } from "./report.ts";
 import { pointLink } from "../output-file.ts";
 import { redactDeep } from "../redact.ts";

@@ -14,20 +14,20 @@
 import { existsSync } from "node:fs";
 import { isAbsolute, join, relative, resolve } from "node:path";
 import { InputError } from "../errors.ts";
-import { checkFilterValues, matchFilters, parseFilters, type Filterable } from "../filters.ts";
-import { nearestNames, shown, type NearestCandidate } from "../suggest.ts";
-import { loadProject, type Project } from "../project.ts";
-import type { Variant } from "../schema.ts";
-import type { TeamCache } from "../team-cache.ts";
+import { checkFilterValues, matchFilters, parseFilters, type Filterable } from "../matrix/filters.ts";
+import { nearestNames, shown, type NearestCandidate } from "../matrix/suggest.ts";
+import { loadProject, type Project } from "../matrix/project.ts";
+import type { Variant } from "../matrix/schema.ts";
+import type { TeamCache } from "../matrix/team-cache.ts";
 import type { PackageName } from "../catalog/packages.ts";
-import { nixpkgsInstanceKey } from "../expand.ts";
-import { commentText, nixString } from "../literals.ts";
+import { nixpkgsInstanceKey } from "../matrix/expand.ts";
+import { commentText, nixString } from "../generate/render/literals.ts";
 
 /** One package variant the driver can build. */
 export type BuildTarget = Pick<Variant, "name" | "package" | "dependsOn" | "python" | "cuda" | "sm" | "isa" | "system" | "torchVersion" | "cudaCapabilitiesForPackageSet"> & {
   /** Absolute path of the variant's `.nix` file. */
   file: string;
-  /** generator/expand.ts nixpkgsInstanceKey: variants with one key share one nixpkgs instance (and CUDA closure). */
+  /** generator/matrix/expand.ts nixpkgsInstanceKey: variants with one key share one nixpkgs instance (and CUDA closure). */
   nixpkgsKey: string;
   /** The nixpkgs revision of the variant's pin (for the cache model, driver/cache-model.ts). */
   nixpkgs?: string;

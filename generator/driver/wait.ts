@@ -11,7 +11,7 @@
  * estimates): what detect, doctor, install and fleet rank by.
  */
 import { TORCH_PACKAGE } from "../catalog/packages.ts";
-import type { Variant } from "../schema.ts";
+import type { Variant } from "../matrix/schema.ts";
 import { makePlan, simulate, type PlanInput } from "./plan.ts";
 import { modelCacheMisses, type CacheModelCatalog, type ModelledBuild } from "./cache-model.ts";
 

@@ -11,10 +11,10 @@
  */
 import { cudaClosures, DEFAULT_BUILD_SECONDS, defaultBuildSeconds, makePlan, simulate } from "../driver/plan.ts";
 import { modelCacheMisses, type CacheModelCatalog, type ModelledBuild } from "../driver/cache-model.ts";
-import { nixpkgsInstanceKey } from "../expand.ts";
+import { nixpkgsInstanceKey } from "../matrix/expand.ts";
 import { readReports, realBuilds, type SkippedReport } from "../driver/report.ts";
-import { parseName } from "../naming.ts";
-import type { Variant } from "../schema.ts";
+import { parseName } from "../matrix/naming.ts";
+import type { Variant } from "../matrix/schema.ts";
 import type { PackageName } from "../catalog/packages.ts";
 
 /** Default seconds per build when no report has the group: the build driver's sourced table (driver/plan.ts). */

@@ -18,11 +18,11 @@
  * says which ran.
  */
 import { compareVersions } from "../versions.ts";
-import { isaFit, variantRunsOn } from "../compat.ts";
-import type { HostInfo } from "../detect/host.ts";
+import { isaFit, variantRunsOn } from "../matrix/compat.ts";
+import type { HostInfo } from "../detect/read-host.ts";
 import { isNative } from "../detect/recommend.ts";
 import { variantWait, type Wait } from "../driver/wait.ts";
-import type { Variant } from "../schema.ts";
+import type { Variant } from "../matrix/schema.ts";
 import type { Catalog } from "../catalog/schema.ts";
 import type { PackageName } from "../catalog/packages.ts";
 

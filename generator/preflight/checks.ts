@@ -1,6 +1,6 @@
 /**
  * The checks `doctor`, `build`, `eval`, `install` and `publish` share: each a small record saying what it applies to, how it
- * probes the host (generator/preflight/host.ts: a root directory and a PATH, so tests model hosts) and its verdict,
+ * probes the host (generator/preflight/host-root.ts: a root directory and a PATH, so tests model hosts) and its verdict,
  * ✓ ok, ✗ fail (with the exact fix) or – (does not apply here, and why). The facts compared against are in facts.ts.
  *
  * Which command runs which check: `doctor` all of them; `build` the ones it must not start without (Nix version when
@@ -13,18 +13,18 @@ import { basename, dirname, join, normalize } from "node:path";
 import { compareVersions } from "../versions.ts";
 import { systemFeaturesLine } from "../system-features.ts";
 import { cachesToOffer } from "../catalog/binary-cache.ts";
-import { DRIVER_ROUTES, FLOX_CUDA, FLOX_MIN, NIX_MIN, NIXGLHOST, NIXOS_DRIVER_LIB, STORE_FREE_FLOOR } from "../catalog/host.ts";
-import { existsOn, runOn, type Host } from "./host.ts";
-import { parseCpuinfo } from "../detect/host.ts";
-import { isaFit } from "../compat.ts";
+import { DRIVER_ROUTES, FLOX_CUDA, FLOX_MIN, NIX_MIN, NIXGLHOST, NIXOS_DRIVER_LIB, STORE_FREE_FLOOR } from "../catalog/machines.ts";
+import { existsOn, runOn, type Host } from "./host-root.ts";
+import { parseCpuinfo } from "../detect/read-host.ts";
+import { isaFit } from "../matrix/compat.ts";
 import { gccarchFeature, isas } from "../catalog/cpu-isas.ts";
 import { settingLines, wrap } from "../text.ts";
-import { formatName, parseName } from "../naming.ts";
+import { formatName, parseName } from "../matrix/naming.ts";
 import { ENV_PACKAGE } from "../catalog/packages.ts";
 import { InputError } from "../errors.ts";
-import { GENERATED_MARK } from "../literals.ts";
-import type { Variant } from "../schema.ts";
-import { missingTeamCaches, type TeamCache } from "../team-cache.ts";
+import { GENERATED_MARK } from "../generate/render/literals.ts";
+import type { Variant } from "../matrix/schema.ts";
+import { missingTeamCaches, type TeamCache } from "../matrix/team-cache.ts";
 
 /** A variant as the checks need it. */
 export type CheckedVariant = Pick<Variant, "name" | "cuda" | "package" | "file"> & {

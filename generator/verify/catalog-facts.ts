@@ -1,6 +1,6 @@
 /**
  * The checker's facts (facts.ts `CheckerFacts`) taken from the catalog: what `verify` judges with in TypeScript, and
- * what `generate` writes to pkgs/verify-facts.json for the Nix checks (generator/render/checker.ts), so both judge
+ * what `generate` writes to pkgs/verify-facts.json for the Nix checks (generator/generate/render/checker.ts), so both judge
  * with the same facts. Each field is copied by name: a catalog field the comparison does not read (most `source`
  * strings) never reaches the data, so editing it changes no check derivation.
  *
@@ -12,7 +12,7 @@ import { COMPILER_HELPER_NAMES, EXTRA_SASS, ownDeviceCode } from "../catalog/dev
 import { extraPromise } from "../catalog/extras.ts";
 import type { Catalog, DeviceTargets, OnTorchRelease } from "../catalog/schema.ts";
 import { nixpkgs as researchedPins } from "../catalog/torch.ts";
-import type { ReleaseBuildFacts, TargetsFacts } from "../cuda-build.ts";
+import type { ReleaseBuildFacts, TargetsFacts } from "../matrix/cuda-build.ts";
 import { CHECKER_FACTS_FORMAT, type CheckerFacts } from "./facts.ts";
 
 function targetsFacts(t: DeviceTargets): TargetsFacts {

@@ -3,7 +3,7 @@
  * Compares the probe a check ran with the variant's promise, using the same pure comparison as `verify`
  * (generator/verify/compare.ts) with the facts `generate` wrote (pkgs/verify-facts.json, facts.ts), prints one line
  * per promise and exits 0 only when every promise holds; exit 2 for unreadable input.
- * `generate` bundles this file to pkgs/verify-compare.mjs (generator/render/checker.ts; git-tracked, so flox and Nix
+ * `generate` bundles this file to pkgs/verify-compare.mjs (generator/generate/render/checker.ts; git-tracked, so flox and Nix
  * see it, and `generate --check` fails when the committed bundle is not what the sources give).
  */
 import { readFileSync } from "node:fs";

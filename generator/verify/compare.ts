@@ -7,13 +7,13 @@
  * extras) comes in as a `CheckerFacts` parameter (facts.ts): `verify` passes catalog-facts.ts `catalogCheckerFacts()`,
  * the Nix checks the same facts read from pkgs/verify-facts.json.
  *
- * The "runs on" rules are generator/compat.ts's (shared with expand, detect and fleet): `capabilityRunsOn` (compute capability on a
+ * The "runs on" rules are generator/matrix/compat.ts's (shared with expand, detect and fleet): `capabilityRunsOn` (compute capability on a
  * device: same major, minor ≤), and the command passes in detect's `isaFit` verdict for the host's CPU.
  */
-import { capabilityRunsOn } from "../compat.ts";
+import { capabilityRunsOn } from "../matrix/compat.ts";
 import { majorMinor } from "../versions.ts";
 import type { CheckerFacts, CheckerPackage } from "./facts.ts";
-import type { Variant } from "../schema.ts";
+import type { Variant } from "../matrix/schema.ts";
 import { allowedSass, attribute, deviceCodePromises, formatArchs, ownerOf, smOf, type LibDeviceCode, type OriginPromise } from "./origins.ts";
 
 /** What probe.py prints (see its docstring); every field may be null where not applicable. */
@@ -93,10 +93,10 @@ export function onTorchIn(facts: Pick<CheckerFacts, "packagesOnTorch">, name: st
   return facts.packagesOnTorch.find((p) => p.name === name);
 }
 
-/** An environment's package word, `{NAME}-env` (the rule of generator/naming.ts `environmentOf`; `torch-env` too). */
+/** An environment's package word, `{NAME}-env` (the rule of generator/matrix/naming.ts `environmentOf`; `torch-env` too). */
 const isEnvironment = (pkg: string) => /^[a-z][a-z0-9]*-env$/.test(pkg);
 
-/** What follows the package word in a variant name (generator/naming.ts): release tag, Python, CUDA and SM or cpu, ISA. */
+/** What follows the package word in a variant name (generator/matrix/naming.ts): release tag, Python, CUDA and SM or cpu, ISA. */
 const NAME_TAIL = /^\d*-python\d\d+-(?:cuda\d+_\d+-sm\d{2,3}|cpu)-[a-z0-9]+(?:_[a-z0-9]+)*$/;
 
 /** The package built on torch a variant name is of ("torchvision-python313-cpu-avx2" → "torchvision"), or null. */

@@ -6,7 +6,7 @@
  * directory (`ldconfig -p`). verify prints these lines under the
  * GPU checks, with the ways to run again through the host's GPU driver (catalog/host.ts DRIVER_ROUTES).
  */
-import { NIXOS_DRIVER_LIB } from "../catalog/host.ts";
+import { NIXOS_DRIVER_LIB } from "../catalog/machines.ts";
 import { driverRouteLines, type CheckedVariant } from "../preflight/checks.ts";
 
 /** What the cause is decided from. */

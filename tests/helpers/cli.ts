@@ -82,7 +82,7 @@ export function writeMatrix(dir: string, body: unknown): string {
   const file = join(dir, "matrix.ts");
   writeFileSync(
     file,
-    `import { defineMatrix } from ${JSON.stringify(join(ROOT, "generator", "schema.ts"))};\nexport default defineMatrix(${JSON.stringify(body, null, 2)});\n`,
+    `import { defineMatrix } from ${JSON.stringify(join(ROOT, "generator", "matrix", "schema.ts"))};\nexport default defineMatrix(${JSON.stringify(body, null, 2)});\n`,
   );
   return file;
 }

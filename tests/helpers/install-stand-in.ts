@@ -4,7 +4,7 @@
  */
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { projectFromMatrix } from "../../generator/project.ts";
+import { projectFromMatrix } from "../../generator/matrix/project.ts";
 import matrix from "../../matrix.ts";
 import { ROOT, tempDir } from "./cli.ts";
 import { newSalt } from "./driver.ts";

@@ -3,7 +3,7 @@ import { catalog, catalogAxes, preferredPin } from "../../generator/catalog/inde
 import { cpSync } from "node:fs";
 import path from "node:path";
 import { REPO_ROOT } from "../../generator/paths.ts";
-import type { MatrixInput, VariantJson } from "../../generator/schema.ts";
+import type { MatrixInput, VariantJson } from "../../generator/matrix/schema.ts";
 import type { NixpkgsPin } from "../../generator/catalog/schema.ts";
 import { runCli, tempDir, writeMatrix } from "./cli.ts";
 

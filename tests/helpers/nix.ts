@@ -10,7 +10,7 @@ import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { tempDir } from "./cli.ts";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import type { VariantJson } from "../../generator/schema.ts";
+import type { VariantJson } from "../../generator/matrix/schema.ts";
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 /** The stand-in nixpkgs of the contract tests (NOT nixpkgs; see its header). */
@@ -52,10 +52,10 @@ export function hasNix(): boolean {
   }
 }
 
-/** A Nix string literal holding `s` exactly: the generator's own escaping (generator/literals.ts). */
-export { nixString as nixStr } from "../../generator/literals.ts";
-import { nixString as nixStr } from "../../generator/literals.ts";
-import { WRAPPER_NIXPKGS_ARG } from "../../generator/render/index.ts";
+/** A Nix string literal holding `s` exactly: the generator's own escaping (generator/generate/render/literals.ts). */
+export { nixString as nixStr } from "../../generator/generate/render/literals.ts";
+import { nixString as nixStr } from "../../generator/generate/render/literals.ts";
+import { WRAPPER_NIXPKGS_ARG } from "../../generator/generate/render/index.ts";
 import { catalog } from "../../generator/catalog/index.ts";
 import { gccarchFeature } from "../../generator/catalog/cpu-isas.ts";
 

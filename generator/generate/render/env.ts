@@ -5,13 +5,13 @@
 import nunjucks from "nunjucks";
 import { createHash } from "node:crypto";
 import { existsSync, readdirSync, statSync } from "node:fs";
-import { replaceFileSync } from "../output-file.ts";
+import { replaceFileSync } from "../../output-file.ts";
 import { createRequire } from "node:module";
 import { join } from "node:path";
-import { cacheDir, TEMPLATES_DIR } from "../paths.ts";
+import { cacheDir, TEMPLATES_DIR } from "../../paths.ts";
 
-export { GENERATED_HEADER, mdCell, nixString, nixValue } from "../literals.ts";
-import { GENERATED_HEADER, mdCell, nixValue } from "../literals.ts";
+export { GENERATED_HEADER, mdCell, nixString, nixValue } from "./literals.ts";
+import { GENERATED_HEADER, mdCell, nixValue } from "./literals.ts";
 
 let env: nunjucks.Environment | undefined;
 

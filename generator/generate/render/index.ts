@@ -3,19 +3,19 @@
  * one `docs/matrix/*.md` page per (PyTorch release, CUDA version) and `.flox/env/manifest.toml`.
  * Pure: returns a map of repo-relative path → content; `write.ts` does the I/O.
  */
-import { FLOX_MIN_VERSION } from "../catalog/host.ts";
-import { nixpkgsAllows } from "../catalog/gpus.ts";
+import { FLOX_MIN_VERSION } from "../../catalog/machines.ts";
+import { nixpkgsAllows } from "../../catalog/gpus.ts";
 import { stringify as tomlStringify } from "smol-toml";
-import { compareVersions } from "../versions.ts";
-import type { Project } from "../project.ts";
-import type { Excluded, Variant } from "../schema.ts";
-import { formatCombination, parseName } from "../naming.ts";
-import { nixpkgsInstanceKey } from "../expand.ts";
-import { ENV_PACKAGE, PACKAGES, packageOnTorch, type OnTorchRelease } from "../catalog/packages.ts";
+import { compareVersions } from "../../versions.ts";
+import type { Project } from "../../matrix/project.ts";
+import type { Excluded, Variant } from "../../matrix/schema.ts";
+import { formatCombination, parseName } from "../../matrix/naming.ts";
+import { nixpkgsInstanceKey } from "../../matrix/expand.ts";
+import { ENV_PACKAGE, PACKAGES, packageOnTorch, type OnTorchRelease } from "../../catalog/packages.ts";
 import { GENERATED_HEADER, nixString, nixValue, templates } from "./env.ts";
-import { modelDeviceCode } from "../catalog/device-code-size.ts";
-import { cachesToOffer } from "../catalog/binary-cache.ts";
-import { cacheConfLines, type TeamCache } from "../team-cache.ts";
+import { modelDeviceCode } from "../../catalog/device-code-size.ts";
+import { cachesToOffer } from "../../catalog/binary-cache.ts";
+import { cacheConfLines, type TeamCache } from "../../matrix/team-cache.ts";
 import { CHECKER_BUNDLE_FILE, CHECKER_FACTS_FILE, renderCheckerBundle, renderCheckerFacts } from "./checker.ts";
 
 /** Generated files: repo-relative path → content. Insertion order is stable. */

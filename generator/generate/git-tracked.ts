@@ -2,7 +2,7 @@
  * Which generated files git does not track: `flox build` evaluates a store copy of the tracked files only, so a
  * generated file left untracked is one flox does not see (`generate` warns about them).
  */
-import { runCommand } from "./process.ts";
+import { runCommand } from "../process.ts";
 
 /**
  * The files among `files` (paths relative to `root`) under .flox/ or pkgs/ that git does not track in `root`

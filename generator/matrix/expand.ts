@@ -13,19 +13,19 @@
  *    where the pin carries a release of it that serves the pin's torch.
  * 7. Every dropped combination carries its reasons in words.
  */
-import { PACKAGES } from "./catalog/packages.ts";
-import { preferredPin } from "./catalog/index.ts";
-import { ENV_PACKAGE, TORCH_PACKAGE, fixesFor, onTorch, packageBuildFor, releaseOf, releaseServes, type PackageCudaBuild, type PackageOnTorch } from "./catalog/packages.ts";
-import { NIXPKGS_JETSON_CAPABILITIES, glibcCudaHeaderNote } from "./catalog/cuda.ts";
+import { PACKAGES } from "../catalog/packages.ts";
+import { preferredPin } from "../catalog/index.ts";
+import { ENV_PACKAGE, TORCH_PACKAGE, fixesFor, onTorch, packageBuildFor, releaseOf, releaseServes, type PackageCudaBuild, type PackageOnTorch } from "../catalog/packages.ts";
+import { NIXPKGS_JETSON_CAPABILITIES, glibcCudaHeaderNote } from "../catalog/cuda.ts";
 import { environmentPackage, formatCombination, formatName, torchSiblingName } from "./naming.ts";
-import { extraPromise } from "./catalog/extras.ts";
-import { compareVersions } from "./versions.ts";
+import { extraPromise } from "../catalog/extras.ts";
+import { compareVersions } from "../versions.ts";
 import { capabilityRunsOn } from "./compat.ts";
-import { nixpkgsAllows, nixpkgsCapability } from "./catalog/gpus.ts";
-import { gccarchFeature } from "./catalog/cpu-isas.ts";
+import { nixpkgsAllows, nixpkgsCapability } from "../catalog/gpus.ts";
+import { gccarchFeature } from "../catalog/cpu-isas.ts";
 import type { CudaCapabilitiesScope, Excluded, Matrix, Variant } from "./schema.ts";
-import type { Catalog, CpuIsa, CudaToolkit, GpuArch, NixpkgsPin, PythonVersion, TorchRelease } from "./catalog/schema.ts";
-import type { PackageName } from "./catalog/packages.ts";
+import type { Catalog, CpuIsa, CudaToolkit, GpuArch, NixpkgsPin, PythonVersion, TorchRelease } from "../catalog/schema.ts";
+import type { PackageName } from "../catalog/packages.ts";
 
 /** Result of `expand`: kept variants (stable order) and dropped combinations (stable order). */
 export interface Expansion {

@@ -4,7 +4,7 @@
  */
 import type { PackageName } from "../catalog/packages.ts";
 import { UsageError } from "../errors.ts";
-import type { Variant } from "../schema.ts";
+import type { Variant } from "../matrix/schema.ts";
 import type { BackendChoice } from "./backend.ts";
 
 /** Parsed options of `build`. */

@@ -8,8 +8,8 @@
 import { closeSync, existsSync, openSync, readFileSync, realpathSync, statSync, unlinkSync, writeSync } from "node:fs";
 import { createHash, randomBytes } from "node:crypto";
 import { basename, dirname, join, relative } from "node:path";
-import { cacheDir } from "./paths.ts";
-import { InputError } from "./errors.ts";
+import { cacheDir } from "../paths.ts";
+import { InputError } from "../errors.ts";
 
 /** Thrown when another generate holds the output's lock past the wait (exit 2: run again when it is done). */
 export class LockedError extends InputError {}

@@ -8,9 +8,9 @@
  * per toolkit: generator/catalog/cuda.ts); generator/catalog/cpu-isas.ts (`requiredCpuFeatures` of each ISA).
  */
 import { capabilityRunsOn } from "./capability.ts";
-import { compareVersions } from "./versions.ts";
+import { compareVersions } from "../versions.ts";
 import type { Variant } from "./schema.ts";
-import type { Catalog, CpuIsa, CudaToolkit } from "./catalog/schema.ts";
+import type { Catalog, CpuIsa, CudaToolkit } from "../catalog/schema.ts";
 
 export { capabilityRunsOn };
 

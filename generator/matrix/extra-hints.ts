@@ -10,7 +10,7 @@
  * carry the suggestion code.
  */
 import { closestValues } from "./suggest.ts";
-import type { Catalog } from "./catalog/schema.ts";
+import type { Catalog } from "../catalog/schema.ts";
 
 /** An extra of a named environment that the catalog does not know, close to extras it does. */
 interface ExtraHint {

@@ -29,20 +29,20 @@ export function fleetEnvironments(pkg: string, current: Readonly<Record<string, 
   return name !== null && current[name] ? { [name]: [...current[name]!] } : {};
 }
 import { existsSync, readFileSync, statSync } from "node:fs";
-import { environmentOf } from "../naming.ts";
+import { environmentOf } from "../matrix/naming.ts";
 import { join, resolve } from "node:path";
 import { catalogAxes, preferredPin } from "../catalog/index.ts";
-import { readHost, recordedSmiFile, type HostInfo } from "../detect/host.ts";
+import { readHost, recordedSmiFile, type HostInfo } from "../detect/read-host.ts";
 import { recommend } from "../detect/recommend.ts";
-import { expand } from "../expand.ts";
-import { formatCombination } from "../naming.ts";
+import { expand } from "../matrix/expand.ts";
+import { formatCombination } from "../matrix/naming.ts";
 import { REPO_ROOT } from "../paths.ts";
-import { projectFromMatrix, validateMatrix, type Project } from "../project.ts";
-import type { Excluded, Variant } from "../schema.ts";
+import { projectFromMatrix, validateMatrix, type Project } from "../matrix/project.ts";
+import type { Excluded, Variant } from "../matrix/schema.ts";
 import type { Catalog } from "../catalog/schema.ts";
 import { compareVersions } from "../versions.ts";
-import { commentText } from "../literals.ts";
-import { hostId, type FleetArgs } from "./options.ts";
+import { commentText } from "../generate/render/literals.ts";
+import { hostId, type FleetArgs } from "./fleet-options.ts";
 import { buildCost, fit, leaveOneOut, DEFAULT_BUILD_SECONDS, type BuildSample } from "./cost.ts";
 import { coverFleet, type CoverMethod, type Element, type FleetHost } from "./cover.ts";
 
@@ -179,7 +179,7 @@ function matrixTextOf(hosts: readonly FleetHost[], pkg: FleetArgs["package"], ch
   return (
     `// Written by \`variant-matrix fleet\` for ${commentText(hosts.map((h) => h.id).join(", "))}: the ${chosen} ${pkg} ` +
     `variant(s) that serve every servable host${pkg !== TORCH_PACKAGE ? " (and what each is built against)" : ""}.\n` +
-    `import { defineMatrix } from "./generator/schema.ts";\n\nexport default defineMatrix(${JSON.stringify(keep, null, 2)});\n`
+    `import { defineMatrix } from "./generator/matrix/schema.ts";\n\nexport default defineMatrix(${JSON.stringify(keep, null, 2)});\n`
   );
 }
 

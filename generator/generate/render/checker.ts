@@ -9,9 +9,9 @@
 import { statSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
-import { REPO_ROOT } from "../paths.ts";
-import { catalogCheckerFacts } from "../verify/catalog-facts.ts";
-import type { Catalog } from "../catalog/schema.ts";
+import { REPO_ROOT } from "../../paths.ts";
+import { catalogCheckerFacts } from "../../verify/catalog-facts.ts";
+import type { Catalog } from "../../catalog/schema.ts";
 
 /** The checker's facts, repo-relative (pkgs/checks.nix passes it to the bundle). */
 export const CHECKER_FACTS_FILE = "pkgs/verify-facts.json";

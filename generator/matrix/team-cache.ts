@@ -14,7 +14,7 @@
  * entries, the output of `nix-store --generate-binary-cache-key NAME SECRET PUBLIC`, whose key is an Ed25519 public
  * key: 32 bytes, 44 base64 characters).
  */
-import { redactCredentials } from "./redact.ts";
+import { redactCredentials } from "../redact.ts";
 
 /** Store URL schemes Nix can substitute from (Nix manual, "Store Types": binary caches over HTTP(S), files, S3, SSH). */
 export const CACHE_URL_SCHEMES = ["https", "http", "file", "s3", "ssh", "ssh-ng"] as const;

@@ -2,8 +2,9 @@
  * Load a user's `matrix.ts` without compiling TypeScript on every run: the file is bundled once with esbuild into
  * JavaScript, cached by the hash of its source, and imported from the cache on later runs (no esbuild then).
  *
- * - `import { defineMatrix } from "…/generator/schema.ts"` (what matrix.ts files write) is served by a one-line
- *   stub (`defineMatrix` is the identity), so loading a matrix never loads zod or the catalog.
+ * - `import { defineMatrix } from "…/generator/matrix/schema.ts"` (what matrix.ts files write) is served by a one-line
+ *   stub (`defineMatrix` is the identity), so loading a matrix never loads zod or the catalog. The path of earlier
+ *   releases, `…/generator/schema.ts`, is served by the same stub, so a matrix file written before the move loads.
  * - npm packages stay external (resolved from the project's node_modules, where the cache lives).
  * - A matrix that imports other local files is bundled afresh on every run (its cache key could not see their
  *   changes); the usual single-file matrix is cached.
@@ -11,10 +12,10 @@
  */
 import { createHash } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
-import { replaceFileSync } from "./output-file.ts";
+import { replaceFileSync } from "../output-file.ts";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { cacheDir } from "./paths.ts";
+import { cacheDir } from "../paths.ts";
 
 /** Bumped when the bundling below changes, so old cache entries are not reused. */
 const CACHE_VERSION = "1";
@@ -61,7 +62,7 @@ export async function importMatrixModule(file: string): Promise<Record<string, u
         {
           name: "define-matrix-stub",
           setup(b) {
-            b.onResolve({ filter: /(^|[\\/])generator[\\/]schema(\.ts|\.js)?$/ }, () => ({ path: "define-matrix", namespace: "variant-matrix" }));
+            b.onResolve({ filter: /(^|[\\/])generator[\\/](matrix[\\/])?schema(\.ts|\.js)?$/ }, () => ({ path: "define-matrix", namespace: "variant-matrix" }));
             b.onLoad({ filter: /.*/, namespace: "variant-matrix" }, () => ({
               contents: "export function defineMatrix(m) { return m; }\n",
               loader: "js",

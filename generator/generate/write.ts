@@ -15,7 +15,7 @@
 import { mkdirSync, readdirSync, readFileSync, unlinkSync } from "node:fs";
 import { rename, writeFile } from "node:fs/promises";
 import { basename, dirname, join, relative } from "node:path";
-import { GENERATED_MARK } from "./literals.ts";
+import { GENERATED_MARK } from "./render/literals.ts";
 import type { FileMap } from "./render/index.ts";
 
 /** Directories (repo-relative) whose generated files of the given extension are ours to remove when stale. */

@@ -2,20 +2,20 @@
  * Load and validate the user's matrix, and expand it: the one entry point the CLI commands share.
  * I/O is limited to importing the matrix module; everything after is pure.
  */
-import { PACKAGES } from "./catalog/packages.ts";
-import { TORCH_PACKAGE } from "./catalog/packages.ts";
+import { PACKAGES } from "../catalog/packages.ts";
+import { TORCH_PACKAGE } from "../catalog/packages.ts";
 import { dirname, resolve } from "node:path";
 import { existsSync } from "node:fs";
-import { REPO_ROOT } from "./paths.ts";
-import { InputError } from "./errors.ts";
+import { REPO_ROOT } from "../paths.ts";
+import { InputError } from "../errors.ts";
 import { parseCombination } from "./naming.ts";
 import type { ZodError } from "zod";
 import type * as z from "zod";
 import { clip, shown, unknownKeysMessage } from "./suggest.ts";
-import { catalog as defaultCatalog, nixpkgsTarballUrl, preferredPin } from "./catalog/index.ts";
+import { catalog as defaultCatalog, nixpkgsTarballUrl, preferredPin } from "../catalog/index.ts";
 import { expand } from "./expand.ts";
 import { makeMatrixSchema, reservedNameMessage, type Excluded, type Matrix, type MatrixInput, type Variant } from "./schema.ts";
-import type { Catalog } from "./catalog/schema.ts";
+import type { Catalog } from "../catalog/schema.ts";
 
 /** The repository root (the directory holding package.json and matrix.ts); see paths.ts. */
 export { REPO_ROOT };
@@ -323,7 +323,7 @@ export async function loadProject(opts: { matrixFile?: string; root?: string; ca
   const root = opts.root ?? REPO_ROOT;
   const matrixFile = resolve(root, opts.matrixFile ?? "matrix.ts");
   // The built-in catalog plus the user's local pins and releases beside the matrix (`pin add`, generator/catalog/local.ts).
-  const cat = opts.catalog ?? (await import("./catalog/local.ts")).withLocalCatalog(defaultCatalog, dirname(matrixFile));
+  const cat = opts.catalog ?? (await import("../catalog/local.ts")).withLocalCatalog(defaultCatalog, dirname(matrixFile));
   const matrix = validateMatrix((await importMatrix(matrixFile)).matrix, cat, matrixFile);
   const { variants, excluded } = expand(matrix, cat);
   return { root, matrixFile, matrix, catalog: cat, variants, excluded };

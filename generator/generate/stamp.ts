@@ -16,11 +16,11 @@
  */
 import { createHash } from "node:crypto";
 import { existsSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
-import { replaceFileSync } from "./output-file.ts";
+import { replaceFileSync } from "../output-file.ts";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { cacheDir, TEMPLATES_DIR } from "./paths.ts";
-import { LOCAL_CATALOG_FILE } from "./constants.ts";
+import { cacheDir, TEMPLATES_DIR } from "../paths.ts";
+import { LOCAL_CATALOG_FILE } from "../constants.ts";
 import { managedListing } from "./write.ts";
 
 interface Stamp {

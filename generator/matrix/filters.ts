@@ -6,8 +6,8 @@
  * `cuda=none` / `sm=none` select CPU-only variants. Several filters on one key are alternatives (OR);
  * filters on different keys must all hold (AND).
  */
-import { REPEATABLE } from "./constants.ts";
-import { InputError } from "./errors.ts";
+import { REPEATABLE } from "../constants.ts";
+import { InputError } from "../errors.ts";
 import { allowedAndClosest, clip, shown } from "./suggest.ts";
 
 const FILTER_KEYS = ["package", "python", "cuda", "sm", "isa", "system"] as const;

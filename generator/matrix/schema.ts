@@ -8,9 +8,9 @@
  */
 import * as z from "zod";
 
-import { NIX_ATTR_RE, type System } from "./constants.ts";
-import { DEFAULT_PACKAGES, PACKAGES, type PackageName } from "./catalog/packages.ts";
-import { SHA256_RE, type Catalog } from "./catalog/schema.ts";
+import { NIX_ATTR_RE, type System } from "../constants.ts";
+import { DEFAULT_PACKAGES, PACKAGES, type PackageName } from "../catalog/packages.ts";
+import { SHA256_RE, type Catalog } from "../catalog/schema.ts";
 import { closestValues, shown } from "./suggest.ts";
 import { parseCombination } from "./naming.ts";
 import { CACHE_KEY_FORM, CACHE_URL_FORM, isCacheUrl, isPublicKey } from "./team-cache.ts";
@@ -27,7 +27,7 @@ const closestTail = (value: string, allowed: readonly string[]) => {
  * torchaudio and torchcodec) only; the rest of the CUDA package set keeps nixpkgs' default capabilities, the
  * derivations binary caches serve. "packageSet": also nixpkgs `config.cudaCapabilities`, so magma, nccl, … are
  * compiled for exactly the variant's capabilities (and built from source). A variant whose capabilities nixpkgs'
- * defaults do not cover is always built with "packageSet" (generator/expand.ts `cudaScopeFor`).
+ * defaults do not cover is always built with "packageSet" (generator/matrix/expand.ts `cudaScopeFor`).
  */
 export const CUDA_CAPABILITIES_SCOPES = ["torch", "packageSet"] as const;
 export type CudaCapabilitiesScope = (typeof CUDA_CAPABILITIES_SCOPES)[number];

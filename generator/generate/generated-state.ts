@@ -8,10 +8,10 @@
  */
 import { readFileSync, statSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
-import { InputError } from "./errors.ts";
+import { InputError } from "../errors.ts";
 import { isGenerated } from "./write.ts";
-import { LOCAL_CATALOG_FILE } from "./constants.ts";
-import type { Project } from "./project.ts";
+import { LOCAL_CATALOG_FILE } from "../constants.ts";
+import type { Project } from "../matrix/project.ts";
 import { renderRelease, renderVariant, renderVariantsData } from "./render/index.ts";
 
 /** Thrown when the generated files differ from what the matrix gives now (exit 2: run `npm run generate`). */

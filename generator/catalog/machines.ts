@@ -44,7 +44,7 @@ export const NIX_MIN = {
 /** The oldest flox whose `flox build` builds `.flox/pkgs/*.nix` (render/index.ts FLOX_MIN_VERSION: flox#3281, 1.5 release). */
 export const FLOX_MIN = {
   version: FLOX_MIN_VERSION,
-  source: "flox 1.4.3 had Nix expression builds behind a feature flag; flox/flox#3281 removed it 'in preparation for 1.5 release' (generator/render/index.ts)",
+  source: "flox 1.4.3 had Nix expression builds behind a feature flag; flox/flox#3281 removed it 'in preparation for 1.5 release' (generator/generate/render/index.ts)",
 } as const;
 
 /**

@@ -5,9 +5,9 @@
  * build).
  */
 import { distance } from "fastest-levenshtein";
-import type { System } from "./constants.ts";
-import { clip, MAX_SHOWN } from "./errors.ts";
-import { compareVersions, isDottedVersion } from "./versions.ts";
+import type { System } from "../constants.ts";
+import { clip, MAX_SHOWN } from "../errors.ts";
+import { compareVersions, isDottedVersion } from "../versions.ts";
 import { parseName, type NameParts } from "./naming.ts";
 
 /**

@@ -12,7 +12,7 @@
  * memory. When `--cores` is not given, the nix backend passes `--cores floor(slots / jobs)` so that the product
  * stays within the slots (Nix's own default, cores = 0, would give every build all CPUs).
  */
-import { GIB_PER_COMPILE_JOB } from "../catalog/host.ts";
+import { GIB_PER_COMPILE_JOB } from "../catalog/machines.ts";
 
 /** Cores one build gets by default, when the machine has that many slots. */
 export const DEFAULT_CORES_PER_BUILD = 8;
