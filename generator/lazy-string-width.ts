@@ -19,20 +19,32 @@ const PRINTABLE_ASCII = /^[\u0020-\u007E]*$/;
 /**
  * Printable ASCII plus the narrow, single-column characters the CLI's prose uses (Latin-1 and Latin Extended letters
  * and signs such as ×, general punctuation such as – — … •, arrows such as → ←, mathematical operators such as ≤ ≥,
- * box drawing): string-width 8 gives each of them width 1 alone and beside others (tests/cli-startup.test.ts checks
+ * box drawing, the check marks ✓ ✔ ✕ ✖ ✗ ✘ of doctor's help) and the no-break space U+00A0 that keeps a command whole
+ * in explain's text: string-width 8 gives each of them width 1 alone and beside others (tests/cli-startup.test.ts checks
  * every code point of these ranges against it), so such a string's width is its code point count. Left out: the
- * soft hyphen U+00AD and the bidirectional controls U+202A–U+202E (width 0).
+ * soft hyphen U+00AD and the bidirectional controls U+202A–U+202E (width 0). NARROW_RANGES: the ranges beyond ASCII,
+ * which the test checks code point by code point and NARROW is built from.
  */
-const NARROW = /^[\u0020-\u007E\u00A1-\u00AC\u00AE-\u02FF\u2010-\u2029\u202F-\u205E\u2190-\u22FF\u2500-\u257F]*$/;
-/** The ranges of NARROW beyond ASCII, for the test that checks them against string-width. */
 export const NARROW_RANGES: readonly (readonly [number, number])[] = [
-  [0xa1, 0xac],
+  [0xa0, 0xac],
   [0xae, 0x2ff],
   [0x2010, 0x2029],
   [0x202f, 0x205e],
   [0x2190, 0x22ff],
   [0x2500, 0x257f],
+  [0x2713, 0x2718],
 ];
+const hex = (c: number) => `\\u{${c.toString(16)}}`;
+const NARROW = new RegExp(`^[\\u0020-\\u007E${NARROW_RANGES.map(([a, b]) => `${hex(a)}-${hex(b)}`).join("")}]*$`, "u");
+
+/**
+ * True when stringWidth answers `input` without loading string-width's Unicode tables (printable ASCII, or NARROW's
+ * characters with ambiguous characters narrow, string-width's default): the test that --help and explain's output
+ * never need them reads this.
+ */
+export function widthWithoutTables(input: string): boolean {
+  return PRINTABLE_ASCII.test(input) || NARROW.test(input);
+}
 
 /**
  * string-width's default export: the display width of `input` in terminal columns. Printable ASCII is answered as

@@ -9,8 +9,9 @@ import { dirname, join } from "node:path";
 // @ts-expect-error: plain JavaScript module without types (it runs before anything is compiled)
 import { compiledEntry } from "../bin/build-dist.mjs";
 import realStringWidth from "string-width";
-import lazyStringWidth, { NARROW_RANGES } from "../generator/lazy-string-width.ts";
+import lazyStringWidth, { NARROW_RANGES, widthWithoutTables } from "../generator/lazy-string-width.ts";
 import { ROOT, runSources } from "./helpers/cli.ts";
+import { runMain } from "./helpers/main.ts";
 
 test("the lazy string-width gives string-width's answer for ASCII, ANSI, CJK, emoji, combining marks and non-strings", () => {
   const samples = ["", "plain ASCII text", " ~", "\u001b[31mred\u001b[39m", "\u009b31m", "tab\there", "≤ 3× floor", "日本語", "👩‍👩‍👧", "e\u0301", "1\u20e3", "\u0000"];
@@ -30,6 +31,20 @@ test("its narrow fast path answers as string-width for every code point it cover
   assert.ok(n > 1000, `${n} code points checked`);
   // Outside it, or with ambiguousIsNarrow: false, the real module answers (wide and zero-width characters differ).
   for (const s of ["\u00ad", "a\u202eb", "日本", "→", "×"]) assert.is(lazyStringWidth(s, { ambiguousIsNarrow: false }), realStringWidth(s, { ambiguousIsNarrow: false }), JSON.stringify(s));
+});
+
+test("--help, explain and list print only text the fast path measures: string-width's tables stay unloaded", async () => {
+  // wrap-ansi and yargs measure words and lines of this text; each is a part of a printed line, and the fast path's
+  // character class holds every part of a line it holds. (doctor's ✗ and explain's no-break space once loaded the
+  // tables: about a third of --help's time.)
+  for (const args of [["--help"], ["explain", "torchaudio-python313-cuda12_9-sm121-armv9"], ["list"]]) {
+    const r = await runMain(args, { columns: 80 });
+    assert.is(r.status, 0, r.stderr);
+    const slow = r.stdout.split("\n").filter((l) => !widthWithoutTables(l));
+    assert.equal(slow, [], `${args.join(" ")}: lines that would load string-width's tables`);
+  }
+  // The wrong case: wide and zero-width text is not answered without them.
+  for (const s of ["日本語", "a\u00adb", "👩‍👩‍👧"]) assert.not.ok(widthWithoutTables(s), s);
 });
 
 test("the compiled CLI uses it lazily and prints the same help as the sources", () => {
