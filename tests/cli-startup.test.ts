@@ -40,7 +40,8 @@ test("--help, explain and list print only text the fast path measures: string-wi
   for (const args of [["--help"], ["explain", "torchaudio-python313-cuda12_9-sm121-armv9"], ["list"]]) {
     const r = await runMain(args, { columns: 80 });
     assert.is(r.status, 0, r.stderr);
-    const slow = r.stdout.split("\n").filter((l) => !widthWithoutTables(l));
+    // text.ts wrap() measures a `code span` with its spaces as no-break spaces (U+00A0), which it prints as spaces.
+    const slow = r.stdout.split("\n").filter((l) => !widthWithoutTables(l) || !widthWithoutTables(l.replaceAll(" ", "\u00a0")));
     assert.equal(slow, [], `${args.join(" ")}: lines that would load string-width's tables`);
   }
   // The wrong case: wide and zero-width text is not answered without them.

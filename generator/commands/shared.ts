@@ -78,7 +78,7 @@ export async function project(matrix?: string, root?: string): Promise<Project> 
   return loadProject({ root, matrixFile: matrix ? resolve(process.cwd(), matrix) : undefined });
 }
 
-/** The `list --json` contract of ARCHITECTURE.md for one variant. */
+/** The `list --json` contract of docs/contributing.md for one variant. */
 export function variantJson(v: Variant): VariantJson {
   return {
     name: v.name,

@@ -4,7 +4,7 @@
  * allowed values. The catalog's own schemas are generator/catalog/schema.ts.
  *
  * The `Variant` and `Excluded` types are what `expand()` returns; `VariantJson` is the `list --json` contract of
- * ARCHITECTURE.md.
+ * docs/contributing.md.
  */
 import * as z from "zod";
 
@@ -307,7 +307,7 @@ export interface Variant {
   notes: string[];
 }
 
-/** The `list --json` contract of ARCHITECTURE.md: one object per package variant. */
+/** The `list --json` contract of docs/contributing.md: one object per package variant. */
 export type VariantJson = Pick<
   Variant,
   | "name"

@@ -477,7 +477,7 @@ const CHECKS: readonly Check[] = [
 /**
  * The gccarch-… features this host's CPU runs (its /proc/cpuinfo under the root, through compat.ts isaFit), or null.
  * Reads the ISA table itself, not the catalog: no local catalog extends it, and loading the catalog would parse every
- * table for every command that runs a check (ARCHITECTURE.md "Data flow").
+ * table for every command that runs a check.
  */
 function hostGccarch(p: Probes, hostSystem: string): string[] | null {
   const text = p.cpuinfo();
