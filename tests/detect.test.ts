@@ -26,7 +26,8 @@ import {
 } from "../generator/detect/read-host.ts";
 import { recommend, type Recommendation } from "../generator/detect/recommend.ts";
 import { capabilitiesRunOn, cudaForDriver } from "../generator/matrix/compat.ts";
-import { runDetect, type VariantSource } from "../generator/commands/detect.ts";
+import { runDetect } from "../generator/commands/detect-main.ts";
+import type { VariantSource } from "../generator/matrix/variant-source.ts";
 import { formatName } from "../generator/matrix/naming.ts";
 import type { Variant } from "../generator/matrix/schema.ts";
 import type { Catalog, CpuIsa } from "../generator/catalog/schema.ts";

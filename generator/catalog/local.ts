@@ -21,6 +21,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { replaceFileSync } from "../output-file.ts";
 import { dirname, join } from "node:path";
+import "../zod-jitless.ts";
 import * as z from "zod";
 import { LOCAL_CATALOG_FILE } from "../constants.ts";
 import { InputError } from "../errors.ts";

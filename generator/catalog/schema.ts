@@ -4,6 +4,7 @@
  * validated against `CatalogSchema` when generator/catalog/index.ts loads, and a user's `local-catalog.json`
  * (generator/catalog/local.ts) against the same schemas.
  */
+import "../zod-jitless.ts";
 import * as z from "zod";
 
 import { SYSTEMS } from "../constants.ts";

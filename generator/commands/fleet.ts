@@ -15,7 +15,6 @@ import { PACKAGES } from "../catalog/packages.ts";
 import { REPO_ROOT } from "../paths.ts";
 import { errorLine, UsageError } from "../errors.ts";
 import { wrap } from "../text.ts";
-import { waitWords } from "../detect/rules.ts";
 import { printer, project, runOf, terminalWidth, type Io } from "./shared.ts";
 import { matrixOption, outputOptions, packagePickOption, type BuiltTypes, type CamelCased } from "./options.ts";
 
@@ -109,7 +108,7 @@ export async function runFleet(a: FleetCommandArgs, io: Io): Promise<number> {
   if (!(await writeFleetFiles(a, f, io))) return failed;
   if (a.json) print.out(JSON.stringify(fleetJson(a, f, needs), null, 2));
   else if (a.writeMatrix === "") io.out(f.matrixText);
-  else print.out(fleetText(a, f, hosts.length, needs, io));
+  else print.out(await fleetText(a, f, hosts.length, needs, io));
   return failed;
 }
 
@@ -182,7 +181,9 @@ function fleetJson(a: FleetCommandArgs, f: FleetPlan, needs: FeatureNeeds) {
 }
 
 /** fleet's answer for the terminal, wrapped to its width: the variants, each host's, the unserved, the build cost. */
-function fleetText(a: FleetCommandArgs, f: FleetPlan, hostCount: number, needs: FeatureNeeds, io: Io): string {
+async function fleetText(a: FleetCommandArgs, f: FleetPlan, hostCount: number, needs: FeatureNeeds, io: Io): Promise<string> {
+  // detect/rules.ts (the wait in words) is loaded here, not at every command's start.
+  const { waitWords } = await import("../detect/rules.ts");
   const { torch, python, cuda, cover, unserved, builders, cost, methodText, modelText } = f;
   const uniq = <T>(xs: T[]) => [...new Set(xs)];
   const w = terminalWidth(io);

@@ -40,7 +40,7 @@ import type { BuildArgs } from "../driver/build-options.ts";
 import { copyableCommand, runOf, terminalWidth, type Io } from "./shared.ts";
 import { DEFAULT_PACKAGE, hostOptions, hostRootOption, matrixOption, nixOptions, outputOptions, packagePickOption, pick, type ArgsOf, type OptionTypes } from "./options.ts";
 import { namePositional, type ChosenVariant } from "./doctor.ts";
-import type { VerifyReport } from "./verify.ts";
+import type { VerifyReport } from "./verify-main.ts";
 import type { InstallReady, LinkPlace } from "../driver/install-target.ts";
 
 /** The options of `install` (yargs), the shared groups defined once in options.ts. */
@@ -355,7 +355,7 @@ async function linkInstalled(p: InstallPlan, say: (text: string) => void, ready:
 
 /** Step 6: verify through DIR's python; its report as data for the one closing line. @returns verify's exit status */
 async function verifyInstalled(args: InstallArgs, p: InstallPlan, hostDriver: string | undefined, say: (text: string, indent?: string, hang?: string) => void, io: Io): Promise<number> {
-  const [{ runVerify }, { loadVariants }] = await Promise.all([import("./verify.ts"), import("../matrix/variant-source.ts")]);
+  const [{ runVerify }, { loadVariants }] = await Promise.all([import("./verify-main.ts"), import("../matrix/variant-source.ts")]);
   let json = "";
   const code = await runVerify(
     {

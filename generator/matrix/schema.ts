@@ -6,6 +6,7 @@
  * The `Variant` and `Excluded` types are what `expand()` returns; `VariantJson` is the `list --json` contract of
  * docs/contributing.md.
  */
+import "../zod-jitless.ts";
 import * as z from "zod";
 
 import { NIX_ATTR_RE, type System } from "../constants.ts";

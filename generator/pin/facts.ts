@@ -7,6 +7,7 @@
  * (cuda.ts `nixpkgsDefaultCapabilities`), per bundled library (device-code.ts `linkedAt`) and per torchaudio release
  * (torch.ts `torchaudio[].nixpkgsDependsOnTorchcodec`) is compared with the matching fact.
  */
+import "../zod-jitless.ts";
 import * as z from "zod";
 import { packageOnTorch, releaseOf } from "../catalog/packages.ts";
 import type { Catalog, NixpkgsPin, OnTorchRelease, TorchRelease } from "../catalog/schema.ts";
