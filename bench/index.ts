@@ -3,6 +3,7 @@ import { main as generate } from "./generate.ts";
 import { main as schedule } from "./schedule.ts";
 import { main as evaluate } from "./eval.ts";
 import { main as cli } from "./cli.ts";
+import { main as startup } from "./startup.ts";
 import { main as expand } from "./expand.ts";
 import { main as caches } from "./caches.ts";
 import { main as buildLog } from "./build-log.ts";
@@ -11,6 +12,7 @@ import { main as verify } from "./verify.ts";
 
 await expand();
 await cli();
+await startup();
 await generate();
 await schedule();
 await evaluate();

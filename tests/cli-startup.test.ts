@@ -91,4 +91,28 @@ test("start-up loads neither zod nor the catalog: a command loads them in its ha
   assert.ok(all.some((f) => /node_modules\/zod\//.test(readFileSync(join(dist, f), "utf8"))), "zod is in the bundle, in a chunk loaded later");
 });
 
+/** The places of `text` where zod is imported for its values, and where zod-jitless.ts is: offsets, -1 when absent. */
+function zodImports(text: string): { zod: number; jitless: number } {
+  return { zod: text.search(/^import (?!type\b)[^;]*from "zod";/m), jitless: text.search(/^import "\.\.?\/(?:\.\.\/)*zod-jitless\.ts";/m) };
+}
+
+test("zod parses without its JIT: every generator/ module that imports zod's values imports zod-jitless.ts first", async () => {
+  const walk = (dir: string): string[] =>
+    readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(join(dir, e.name)) : e.name.endsWith(".ts") ? [join(dir, e.name)] : []));
+  const late = walk(join(ROOT, "generator"))
+    .filter((f) => !f.endsWith("/zod-jitless.ts"))
+    .map((f) => [f, zodImports(readFileSync(f, "utf8"))] as const)
+    .filter(([, i]) => i.zod >= 0 && !(i.jitless >= 0 && i.jitless < i.zod))
+    .map(([f]) => f);
+  assert.equal(late, []);
+  // The reading sees the wrong order, and a type-only import needs none.
+  const wrong = zodImports('import * as z from "zod";\nimport "../zod-jitless.ts";\n');
+  assert.ok(wrong.jitless > wrong.zod);
+  assert.is(zodImports('import type * as z from "zod";\n').zod, -1);
+  // And the setting holds once a schema module is loaded.
+  await import("../generator/catalog/schema.ts");
+  const { config } = await import("zod");
+  assert.is(config().jitless, true);
+});
+
 test.run();

@@ -9,7 +9,7 @@ import { installLines, recommend, type Recommendation } from "../detect/recommen
 import { loadVariants, type VariantSource } from "../matrix/variant-source.ts";
 import { settingLines, wrap, wrapCommand } from "../text.ts";
 import { copyableCommand, terminalWidth, type Io } from "./shared.ts";
-import { checkEnvironment, parsePackage, parsePrefer, type DetectArgs } from "./detect.ts";
+import { checkEnvironment, parsePackage, parsePrefer, type DetectArgs } from "./detect-options.ts";
 
 /**
  * Render a recommendation for the terminal (plain text, one finding per paragraph), wrapped to `width` columns

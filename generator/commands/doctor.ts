@@ -74,7 +74,7 @@ export async function chooseVariant(
   const [{ readHost, hostFromTexts, machineToSystem }, { recommend }, { parsePackage, checkEnvironment }, { hostSystem }, { runOn }] = await Promise.all([
     import("../detect/read-host.ts"),
     import("../detect/recommend.ts"),
-    import("./detect.ts"),
+    import("./detect-options.ts"),
     import("../driver/backend.ts"),
     import("../preflight/host-root.ts"),
   ]);

@@ -23,7 +23,7 @@ import { NIXOS_DRIVER_LIB } from "../catalog/machines.ts";
 import { driverCause } from "../verify/driver.ts";
 import { wrap, wrapLines } from "../text.ts";
 import { terminalWidth, type Io } from "./shared.ts";
-import type { VerifyArgs } from "./verify.ts";
+import type { VerifyArgs } from "./verify-options.ts";
 
 /** What verify reports (also its --json shape). */
 export interface VerifyReport {

@@ -18,39 +18,8 @@
  */
 import type { ArgumentsCamelCase, Argv, CommandModule } from "yargs";
 import { runOf } from "./shared.ts";
-import { hostOptions, hostRootOption, installLineOptions, matrixOption, outputOptions, type ArgsOf, type OptionTypes } from "./options.ts";
-
-/** The positional of `verify`: the variant whose promise is checked. */
-const verifyPositional = {
-  name: {
-    type: "string",
-    describe: "variant name (default: the one detect picks for this host: torch-env when the environment holds all of its packages, else the package it holds)",
-  },
-} as const;
-
-/** The options of `verify` (yargs), the shared groups defined once in options.ts. */
-const verifyOptions = {
-  python: { type: "string", describe: "interpreter, environment directory (bin/python3) or result-* link (default: python3 on PATH)" },
-  json: { ...outputOptions.json, describe: "print the report as JSON" },
-  probe: { type: "string", describe: "replay a recorded probe JSON instead of running one" },
-  gpu: { type: "boolean", default: true, describe: "run the GPU checks (matmul, torchaudio CUDA kernels); --no-gpu skips them" },
-  ...hostOptions,
-  ...matrixOption,
-  ...installLineOptions,
-  // "" (bare): nixglhost from PATH; else the path to it (docs/gpu-driver.md).
-  "host-driver": {
-    type: "string",
-    describe: "run the probe through the host's GPU driver: nixglhost (numtide's nix-gl-host) from PATH, or give its path",
-  },
-  ...hostRootOption,
-} as const;
-
-/**
- * Arguments of `verify` as yargs infers them from its positional and options (each may be left out; install calls
- * runVerify with those it sets). `hostDriver`: "" runs the probe through `nixglhost` from PATH, else through this
- * path to it.
- */
-export type VerifyArgs = Partial<ArgsOf<typeof verifyPositional & typeof verifyOptions>>;
+import type { OptionTypes } from "./options.ts";
+import { verifyOptions, verifyPositional } from "./verify-options.ts";
 
 /** The yargs command module; generator/cli.ts registers it. Sets its run's exit status (0, 1 or 2). */
 export const verifyCommand: CommandModule<object, OptionTypes<typeof verifyPositional & typeof verifyOptions>> = {
