@@ -39,3 +39,13 @@ export type Prefer = (typeof PREFER_VALUES)[number];
 
 /** Seconds Nix may take by default to say what a plan would build and fetch (`--ask-nix-timeout`, driver/ask-nix.ts). */
 export const ASK_NIX_TIMEOUT_S = 20;
+
+/** A resolved build backend (driver/backend.ts builds with it). */
+export type Backend = "flox" | "nix";
+/** What the user may ask for. */
+export type BackendChoice = Backend | "auto";
+/**
+ * The values `--backend` accepts: here, not in driver/backend.ts, so that the command definitions load no process
+ * module (node:child_process) at start-up.
+ */
+export const BACKEND_CHOICES: readonly BackendChoice[] = ["auto", "flox", "nix"];

@@ -17,10 +17,9 @@
  * declares; no command writes its arguments' interface by hand.
  */
 import type { Argv, InferredOptionType, Options, PositionalOptions } from "yargs";
-import { PREFER_VALUES, REPEATABLE } from "../constants.ts";
+import { BACKEND_CHOICES, PREFER_VALUES, REPEATABLE } from "../constants.ts";
 import { PACKAGES, type PackageName } from "../catalog/packages.ts";
 import { FILTER_OPTION } from "../matrix/filters.ts";
-import { BACKEND_CHOICES } from "../driver/backend.ts";
 
 /** What detect, doctor, install, fleet and verify pick for by default: the Python environment of the whole stack. */
 export const DEFAULT_PACKAGE: PackageName = "torch-env";

@@ -14,12 +14,8 @@ import { join } from "node:path";
 import { findExecutable } from "../process.ts";
 import type { NixOptions } from "./store.ts";
 
-/** A resolved backend. */
-export type Backend = "flox" | "nix";
-/** What the user may ask for. */
-export type BackendChoice = Backend | "auto";
-/** The values `--backend` accepts. */
-export const BACKEND_CHOICES: readonly BackendChoice[] = ["auto", "flox", "nix"];
+import type { Backend, BackendChoice } from "../constants.ts";
+export { BACKEND_CHOICES, type Backend, type BackendChoice } from "../constants.ts";
 
 /** Options shared by every command of a run. */
 export interface BackendOptions {
