@@ -375,7 +375,7 @@ export function newerTorchScript(source = NIXOS_UNSTABLE_HEAD): string {
   return [`src=${source}`, `${CLI} pin inspect "$src" --json > newest-nixpkgs.json`, `node -e '${warn}'`].join("\n");
 }
 
-/** The NixOS-CUDA binary cache and its signing key (nixos-cuda/infra README, c2b55a1; kept in catalog/host.ts). */
+/** The NixOS-CUDA binary cache and its signing key (nixos-cuda/infra README, c2b55a1; the catalog's publicCudaCaches, catalog/binary-cache.ts). */
 const NIXOS_CUDA_CACHE = cudaCacheSubstituter(builtInCatalog);
 
 /**

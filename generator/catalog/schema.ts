@@ -357,7 +357,7 @@ export const PackageOnTorchSchema = z.object({
   cudaOnly: z.string().optional(),
   /**
    * Memory one compile process of this package needs, GiB, with its source (pkgs/variant-attrs.nix caps MAX_JOBS by
-   * it; generator/driver/concurrency.ts gives builds floor(memory per build / this) cores). Absent: catalog/host.ts's 4 GiB.
+   * it; generator/driver/concurrency.ts gives builds floor(memory per build / this) cores). Absent: catalog/machines.ts GIB_PER_COMPILE_JOB (4 GiB).
    */
   gibPerCompileJob: z.object({ gib: z.number().positive(), source }).optional(),
   /** Reports of builds on some systems or CUDA versions not reproduced here: a note (never a drop), with the source. */
