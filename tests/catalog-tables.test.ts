@@ -118,6 +118,7 @@ const START_UP_EXCEPTIONS: Record<string, { names: string[]; why: string }> = {
 const DYNAMIC_RULES: Record<string, string> = {
   "generator/driver/builders.ts:cpu-isas.ts": "gccarchFeature",
   "generator/commands/explain.ts:device-code-size.ts": "modelDeviceCode",
+  "generator/commands/explain.ts:cuda.ts": "nixpkgsCudaFacts",
 };
 
 /** Every file under `dir` ending in .ts. */
