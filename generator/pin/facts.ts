@@ -282,10 +282,6 @@ export function pinEntryFromFacts(
       `${def.torch.expr} = ${torch}; ${def.torchaudio.expr} = ${torchaudio}; package sets from builtins.attrNames; ` +
       `brokenCuda from torch.meta.broken per cudaPackages_X_Y; nixpkgsDefaultCapabilities from cudaPackages_X_Y.flags.cudaCapabilities`,
   };
-  const nextMinor = (v: string) => {
-    const [a, b] = v.split(".").map(Number);
-    return `${a}.${b! + 1}`;
-  };
   const release: TorchRelease | null = cat.torch.some((t) => t.version === torch)
     ? null
     : {
@@ -308,6 +304,12 @@ export function pinEntryFromFacts(
         source: `nixpkgs ${short(opts.rev)} pairs torchaudio ${torchaudio} with torch ${torch} (variant-matrix pin add); taken to serve that torch minor only`,
       };
   return { pin, torch: release, torchaudio: audio };
+}
+
+/** The next minor of a version: "2.12.0" → "2.13". */
+function nextMinor(v: string): string {
+  const [a, b] = v.split(".").map(Number);
+  return `${a}.${b! + 1}`;
 }
 
 /**
