@@ -19,7 +19,7 @@ import { resolvePython, runProbe, VerifyInputError } from "../verify/run-probe.t
 import { ENV_PACKAGE, TORCH_PACKAGE } from "../catalog/packages.ts";
 import { checkedVariants, Probes } from "../preflight/checks.ts";
 import { existsOn } from "../preflight/host-root.ts";
-import { NIXOS_DRIVER_LIB } from "../catalog/machines.ts";
+import { machines } from "../catalog/index.ts";
 import { driverCause } from "../verify/driver.ts";
 import { wrap, wrapLines } from "../text.ts";
 import { terminalWidth, type Io } from "./shared.ts";
@@ -203,7 +203,7 @@ function addDriverCause(report: VerifyReport, probe: Probe, variants: readonly V
       torchSeesGpu: !!probe.gpu?.available,
       hostGpus: host.gpus.length,
       hostLibcuda: p.driver().hostLibcuda,
-      nixosDriver: existsOn(h, `${NIXOS_DRIVER_LIB.dir}/libcuda.so.1`),
+      nixosDriver: existsOn(h, `${machines.nixosDriverLib.dir}/libcuda.so.1`),
       throughRoute: args.hostDriver !== undefined ? args.hostDriver || "nixglhost" : null,
     },
     checkedVariants([v], variants)[0]!,
