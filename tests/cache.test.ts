@@ -41,21 +41,37 @@ function pkgsDir(names: string[]): string {
 
 const nix = (tool: string, args: string[]) => execFileSync(tool, args, { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] }).trim();
 const requisiteDrvs = (drv: string) => nix("nix-store", ["--query", "--requisites", drv]).split("\n").filter((p) => p.endsWith(".drv"));
-/** Build `drvs`, push their outputs to a file:// cache, and delete them from the store: only the cache has them. */
+/**
+ * Build `drvs`, push their outputs to a file:// cache, and delete them from the store: only the cache has them. One
+ * nix-store builds them all (--keep-going: each it can); with `failed`, a derivation whose outputs are not valid after it
+ * (its build failed, or one it depends on) is left out and recorded there (as a Hydra's failed job); without, a failure
+ * throws. Returns the outputs pushed.
+ */
 function intoCacheOnly(drvs: string[], cache: string, failed?: string[]) {
-  // With `failed`, a derivation that fails to build is left out and recorded there (as a Hydra's failed job).
-  const outs = drvs.flatMap((d) => {
-    try {
-      return nix("nix-store", ["--realise", d, "--option", "substituters", "", ...STAND_IN_BUILDER_FEATURES]).split("\n");
-    } catch (e) {
-      if (!failed) throw e;
-      failed.push(d);
-      return [];
-    }
-  });
+  try {
+    nix("nix-store", ["--realise", "--keep-going", ...drvs, "--option", "substituters", "", ...STAND_IN_BUILDER_FEATURES]);
+  } catch (e) {
+    if (!failed) throw e;
+  }
+  const shown = JSON.parse(nix("nix", ["--extra-experimental-features", "nix-command", "show-derivation", ...drvs])) as Record<string, { outputs: Record<string, { path: string }> }>;
+  const outputsOf = (d: string) => Object.values(shown[d]!.outputs).map((o) => o.path);
+  const invalid = (paths: string[]) => new Set(nix("nix-store", ["--check-validity", "--print-invalid", ...paths]).split("\n").filter(Boolean));
+  const unbuilt = invalid(drvs.flatMap(outputsOf));
+  const outs: string[] = [];
+  for (const d of drvs) {
+    if (!outputsOf(d).some((o) => unbuilt.has(o))) outs.push(...outputsOf(d));
+    else if (failed) failed.push(d);
+    else throw new Error(`${d}: built, yet an output is not valid`);
+  }
   nix("nix", ["--extra-experimental-features", "nix-command", "copy", "--to", `file://${cache}`, ...outs]);
-  nixStoreDelete(outs);
-  for (const o of outs) assert.throws(() => nix("nix-store", ["--check-validity", o]), undefined, `${o} is gone from the store`);
+  // All at once; where one is still alive (nothing deletes then), each on its own, as nixStoreDelete does.
+  try {
+    nix("nix-store", ["--delete", ...outs]);
+  } catch {
+    nixStoreDelete(outs);
+  }
+  const gone = invalid(outs);
+  for (const o of outs) assert.ok(gone.has(o), `${o} is gone from the store`);
   return outs;
 }
 const substituterOptions = (cache: string) => ["--nix-option", `substituters=file://${cache}`, "--nix-option", "require-sigs=false"];
