@@ -109,8 +109,9 @@ test("every pin: a named environment per kept combination, holding the stack; it
       const torchEnv = list.find((v) => v.package === "torch-env" && v.dependsOn[0] === env.dependsOn[0])!;
       assert.equal(env.dependsOn, torchEnv.dependsOn, `${env.name}: the torch stack of torch-env`);
       const pt = list.find((v) => v.name === env.dependsOn[0])!;
-      const r = nixEvalJson<{ pt: string; drv: string; extras: string[] }>(
-        `let n = ${n}; e = ${importVariant(env.file, "n")}; in { pt = ${importVariant(pt.file, "n")}.drvPath; drv = e.drvPath; extras = e.extras; }`,
+      // One evaluation: the pytorch variant's .drv, the environment's, its extras, and the torch peft was called with.
+      const r = nixEvalJson<{ pt: string; drv: string; extras: string[]; peftTorch: string }>(
+        `let n = ${n}; e = ${importVariant(env.file, "n")}; in { pt = ${importVariant(pt.file, "n")}.drvPath; drv = e.drvPath; extras = e.extras; peftTorch = e.pythonPackages.peft.standIn.torchDrvPath; }`,
       );
       assert.equal(r.extras, ["peft", "einops"]);
       nixInstantiate(importVariant(env.file, n), [], { expr: true });
@@ -118,8 +119,7 @@ test("every pin: a named environment per kept combination, holding the stack; it
       assert.equal(dists.get("torch"), [r.pt], `${pin.rev.slice(0, 7)} ${env.name}: torch .drv files in the closure`);
       for (const d of ["peft", "einops", "torchaudio", "torchvision"]) assert.is(dists.get(d)?.length, 1, `${env.name}: ${d} once`);
       // peft is built on the variant's torch (the stand-in records the torch it was called with).
-      const peftTorch = nixEvalJson<string>(`${importVariant(env.file, n)}.pythonPackages.peft.standIn.torchDrvPath`);
-      assert.is(peftTorch, r.pt, `${env.name}: peft on the variant's torch`);
+      assert.is(r.peftTorch, r.pt, `${env.name}: peft on the variant's torch`);
     }
   }
 });
