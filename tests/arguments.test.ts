@@ -7,7 +7,7 @@ import * as assert from "uvu/assert";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import yargs, { type Argv, type CommandModule } from "yargs";
-import { ROOT, runCli, tempDir, type CliRun } from "./helpers/cli.ts";
+import { ROOT, tempDir, type CliRun } from "./helpers/cli.ts";
 import { runMain } from "./helpers/main.ts";
 import {
   checkNumbers, lastValueWins, NUMBER_RULES, positionalsOf, singleValuedOptions, takeWordsAfterDashDash, withArgumentRules,
@@ -178,29 +178,29 @@ test("lastValueWins keeps repeatable options whole and takes the last of a singl
   assert.equal(a, { out: "b", o: "b", "logs-dir": "y", logsDir: "y", filter: ["p", "q"] });
 });
 
-test("the real CLI: --backend nix --backend flox plans with flox; --logs-dir and --matrix twice take the last; -o twice too", () => {
+test("the real CLI: --backend nix --backend flox plans with flox; --logs-dir and --matrix twice take the last; -o twice too", async () => {
   const dir = tempDir("vm-twice-");
-  const r = runCli(["build", "--dry-run", "--json", "--backend", "nix", "--backend", "flox", "--logs-dir", join(dir, "a"), "--logs-dir", join(dir, "b"), A]);
+  const r = await runMain(["build", "--dry-run", "--json", "--backend", "nix", "--backend", "flox", "--logs-dir", join(dir, "a"), "--logs-dir", join(dir, "b"), A]);
   assert.is(r.status, 0, r.stderr);
   assert.is((JSON.parse(r.stdout) as { backend: unknown }).backend, "flox");
   // A value outside the choices counts only when it is the last one given.
-  const bogusFirst = runCli(["build", "--dry-run", "--json", "--backend", "bogus", "--backend", "nix", A]);
+  const bogusFirst = await runMain(["build", "--dry-run", "--json", "--backend", "bogus", "--backend", "nix", A]);
   assert.is(bogusFirst.status, 0, bogusFirst.stderr);
-  usageFailure(runCli(["build", "--dry-run", "--backend", "nix", "--backend", "bogus", A]), "--backend bogus last", /--backend: "bogus" is not one of/);
-  const list = runCli(["list", "--json", "--matrix", join(dir, "nonexistent.ts"), "--matrix", join(ROOT, "matrix.ts")]);
+  usageFailure(await runMain(["build", "--dry-run", "--backend", "nix", "--backend", "bogus", A]), "--backend bogus last", /--backend: "bogus" is not one of/);
+  const list = await runMain(["list", "--json", "--matrix", join(dir, "nonexistent.ts"), "--matrix", join(ROOT, "matrix.ts")]);
   assert.is(list.status, 0, list.stderr);
   const out = join(dir, "wf.yml");
-  const ci = runCli(["ci", "github", "-o", join(dir, "first.yml"), "-o", out]);
+  const ci = await runMain(["ci", "github", "-o", join(dir, "first.yml"), "-o", out]);
   assert.is(ci.status, 0, ci.stderr);
   assert.match(readFileSync(out, "utf8"), /jobs:/);
   assert.not.match(ci.stderr, /TypeError/);
 });
 
-test("messages of number options: --kill-grace 1e400 is too large (not null), --jobs \"\" and -j \"\" need a value (not 0)", () => {
-  usageFailure(runCli(["build", "--dry-run", "--kill-grace", "1e400"]), "--kill-grace 1e400", /--kill-grace must be a number ≥ 0, got a number too large to hold/);
-  usageFailure(runCli(["build", "--dry-run", "--jobs", ""]), "--jobs \"\"", /error: --jobs needs a value/);
-  usageFailure(runCli(["build", "--dry-run", "-j", ""]), "-j \"\"", /error: --jobs needs a value/);
-  usageFailure(runCli(["eval", "--jobs", ""]), "eval --jobs \"\"", /error: --jobs needs a value/);
+test("messages of number options: --kill-grace 1e400 is too large (not null), --jobs \"\" and -j \"\" need a value (not 0)", async () => {
+  usageFailure(await runMain(["build", "--dry-run", "--kill-grace", "1e400"]), "--kill-grace 1e400", /--kill-grace must be a number ≥ 0, got a number too large to hold/);
+  usageFailure(await runMain(["build", "--dry-run", "--jobs", ""]), "--jobs \"\"", /error: --jobs needs a value/);
+  usageFailure(await runMain(["build", "--dry-run", "-j", ""]), "-j \"\"", /error: --jobs needs a value/);
+  usageFailure(await runMain(["eval", "--jobs", ""]), "eval --jobs \"\"", /error: --jobs needs a value/);
 });
 
 test.run();

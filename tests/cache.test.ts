@@ -16,7 +16,8 @@ import { modelCacheMisses } from "../generator/driver/cache-model.ts";
 import { parseDryRun, storeName } from "../generator/driver/store.ts";
 import { nixpkgsInstanceKey } from "../generator/matrix/expand.ts";
 import { projectFromMatrix } from "../generator/matrix/project.ts";
-import { ROOT, runCli, tempDir, writeMatrix } from "./helpers/cli.ts";
+import { ROOT, tempDir, writeMatrix } from "./helpers/cli.ts";
+import { runMain } from "./helpers/main.ts";
 import { importVariant, nixStoreDelete, STAND_IN_BUILDER_FEATURES, STAND_IN_NIXPKGS } from "./helpers/nix.ts";
 import { WRAPPER_NIXPKGS_ARG } from "../generator/generate/render/index.ts";
 
@@ -40,21 +41,37 @@ function pkgsDir(names: string[]): string {
 
 const nix = (tool: string, args: string[]) => execFileSync(tool, args, { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] }).trim();
 const requisiteDrvs = (drv: string) => nix("nix-store", ["--query", "--requisites", drv]).split("\n").filter((p) => p.endsWith(".drv"));
-/** Build `drvs`, push their outputs to a file:// cache, and delete them from the store: only the cache has them. */
+/**
+ * Build `drvs`, push their outputs to a file:// cache, and delete them from the store: only the cache has them. One
+ * nix-store builds them all (--keep-going: each it can); with `failed`, a derivation whose outputs are not valid after it
+ * (its build failed, or one it depends on) is left out and recorded there (as a Hydra's failed job); without, a failure
+ * throws. Returns the outputs pushed.
+ */
 function intoCacheOnly(drvs: string[], cache: string, failed?: string[]) {
-  // With `failed`, a derivation that fails to build is left out and recorded there (as a Hydra's failed job).
-  const outs = drvs.flatMap((d) => {
-    try {
-      return nix("nix-store", ["--realise", d, "--option", "substituters", "", ...STAND_IN_BUILDER_FEATURES]).split("\n");
-    } catch (e) {
-      if (!failed) throw e;
-      failed.push(d);
-      return [];
-    }
-  });
+  try {
+    nix("nix-store", ["--realise", "--keep-going", ...drvs, "--option", "substituters", "", ...STAND_IN_BUILDER_FEATURES]);
+  } catch (e) {
+    if (!failed) throw e;
+  }
+  const shown = JSON.parse(nix("nix", ["--extra-experimental-features", "nix-command", "show-derivation", ...drvs])) as Record<string, { outputs: Record<string, { path: string }> }>;
+  const outputsOf = (d: string) => Object.values(shown[d]!.outputs).map((o) => o.path);
+  const invalid = (paths: string[]) => new Set(nix("nix-store", ["--check-validity", "--print-invalid", ...paths]).split("\n").filter(Boolean));
+  const unbuilt = invalid(drvs.flatMap(outputsOf));
+  const outs: string[] = [];
+  for (const d of drvs) {
+    if (!outputsOf(d).some((o) => unbuilt.has(o))) outs.push(...outputsOf(d));
+    else if (failed) failed.push(d);
+    else throw new Error(`${d}: built, yet an output is not valid`);
+  }
   nix("nix", ["--extra-experimental-features", "nix-command", "copy", "--to", `file://${cache}`, ...outs]);
-  nixStoreDelete(outs);
-  for (const o of outs) assert.throws(() => nix("nix-store", ["--check-validity", o]), undefined, `${o} is gone from the store`);
+  // All at once; where one is still alive (nothing deletes then), each on its own, as nixStoreDelete does.
+  try {
+    nix("nix-store", ["--delete", ...outs]);
+  } catch {
+    nixStoreDelete(outs);
+  }
+  const gone = invalid(outs);
+  for (const o of outs) assert.ok(gone.has(o), `${o} is gone from the store`);
   return outs;
 }
 const substituterOptions = (cache: string) => ["--nix-option", `substituters=file://${cache}`, "--nix-option", "require-sigs=false"];
@@ -78,7 +95,7 @@ test("parseDryRun reads Nix's printMissing report (plural, singular, fetched, un
   assert.equal(parseDryRun("this derivation will be built:\n  /nix/store/eeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee-y.drv\n").toBuild.length, 1);
 });
 
-test("build --dry-run --probe-store: with part of the closure in a local binary cache, Nix's own to-build and to-fetch lists, shared ones once", () => {
+test("build --dry-run --probe-store: with part of the closure in a local binary cache, Nix's own to-build and to-fetch lists, shared ones once", async () => {
   const dir = pkgsDir([PT, TA]);
   const cache = tempDir("vm-cache-bin-");
   const ptDrv = nix("nix-instantiate", [join(dir, `${PT}.nix`)]);
@@ -91,7 +108,7 @@ test("build --dry-run --probe-store: with part of the closure in a local binary 
   assert.is(named(/-triton-/).length, 1, "and triton");
   intoCacheOnly([...magma, ...nccl], cache);
 
-  const r = runCli(["build", TA, "--dry-run", "--probe-store", "--json", "--backend", "nix", "--pkgs-dir", dir, ...substituterOptions(cache)]);
+  const r = await runMain(["build", TA, "--dry-run", "--probe-store", "--json", "--backend", "nix", "--pkgs-dir", dir, ...substituterOptions(cache)]);
   assert.is(r.status, 0, r.stderr);
   const out = JSON.parse(r.stdout) as {
     store: { toBuild: string[]; toFetch: string[]; answered: number };
@@ -112,18 +129,18 @@ test("build --dry-run --probe-store: with part of the closure in a local binary 
   assert.equal(out.store.toBuild, [...new Set([...pt.toBuild, ...ta.toBuild])]);
   assert.equal([...out.store.toFetch].sort(), fetched);
 
-  const text = runCli(["build", PT, "--dry-run", "--probe-store", "--backend", "nix", "--pkgs-dir", dir, ...substituterOptions(cache)]);
+  const text = await runMain(["build", PT, "--dry-run", "--probe-store", "--backend", "nix", "--pkgs-dir", dir, ...substituterOptions(cache)]);
   assert.match(text.stdout, /Nix \(nix-store --realise --dry-run, your substituters\) for 1 variant\(s\): \d+ derivation\(s\) to build, 3 path\(s\) to fetch/);
   assert.match(text.stdout, new RegExp(`Nix: builds \\d+ \\(.*${PT}-2\\.12\\.0.*\\), fetches 3`));
 });
 
-test("build --skip-cached: a variant a substituter holds is not built, and the report says substituted; the rest builds", () => {
+test("build --skip-cached: a variant a substituter holds is not built, and the report says substituted; the rest builds", async () => {
   const dir = pkgsDir([PT, TA]);
   const cache = tempDir("vm-cache-bin-");
   const ptDrv = nix("nix-instantiate", [join(dir, `${PT}.nix`)]);
   intoCacheOnly([ptDrv], cache);
   const work = tempDir("vm-cache-run-");
-  const r = runCli([
+  const r = await runMain([
     "build", PT, TA, "--skip-cached", "--json", "--backend", "nix", "--pkgs-dir", dir, "--out-dir", work, "--logs-dir", join(work, "logs"),
     "--substituters", `file://${cache}`, "--nix-option", "require-sigs=false",
     "--nix-option", `extra-system-features=${STAND_IN_BUILDER_FEATURES[2]}`,
@@ -170,7 +187,7 @@ test("the model (no Nix): a non-default CUDA set's NCCL, NVSHMEM and MAGMA and t
   assert.match(unknown.reasons.get("e")!.join(" "), /which Python sets nixpkgs' CI evaluation recurses into at 2c423e0 is not known/);
 });
 
-test("the model agrees with a stand-in of the NixOS-CUDA Hydra's jobset run over the stand-in nixpkgs (CUDA 12.8 and 12.9, Python 3.12 and 3.13)", () => {
+test("the model agrees with a stand-in of the NixOS-CUDA Hydra's jobset run over the stand-in nixpkgs (CUDA 12.8 and 12.9, Python 3.12 and 3.13)", async () => {
   const pin = catalog.nixpkgs.find((p) => p.rev === PIN)!;
   const nixpkgsFn = `(args: import ${STAND_IN_NIXPKGS} (args // { standIn = { pin = "${PIN}"; salt = "${salt}-hydra"; }; }))`;
   // The jobs: attribute paths whose outputs change when cudaSupport flips, in the sets CI evaluation recurses into.
@@ -188,7 +205,7 @@ test("the model agrees with a stand-in of the NixOS-CUDA Hydra's jobset run over
   cpSync(join(ROOT, "pkgs"), join(out, "pkgs"), { recursive: true });
   const matrix = { releases: [{ torch: "2.12.0", nixpkgs: PIN }], python: ["3.12", "3.13"], cuda: ["12.8", "12.9"], gpus: ["90"], isas: ["avx2"], cpuOnly: false, packages: ["pytorch"] };
   const m = writeMatrix(out, matrix);
-  const g = runCli(["generate", "--matrix", m, "--out", out]);
+  const g = await runMain(["generate", "--matrix", m, "--out", out]);
   assert.is(g.status, 0, g.stderr);
   const p = projectFromMatrix(matrix);
   // The stand-in's derivation names of what the model counts (its nccl has a static output of its own name).
@@ -210,7 +227,7 @@ test("the model agrees with a stand-in of the NixOS-CUDA Hydra's jobset run over
   assert.equal(seen["pytorch-python312-cuda12_9-sm90-avx2"], ["python3.12-triton-stand-in"]);
 });
 
-test("pin cache: the model against a binary cache that the stand-in Hydra filled: every answer agrees; a cache holding more is caught", () => {
+test("pin cache: the model against a binary cache that the stand-in Hydra filled: every answer agrees; a cache holding more is caught", async () => {
   // A checkout of the stand-in nixpkgs (NOT nixpkgs) of the default pin, salted so its store paths are this test's.
   const checkout = join(tempDir("vm-pin-cache-"), "nixpkgs");
   mkdirSync(checkout);
@@ -227,8 +244,8 @@ test("pin cache: the model against a binary cache that the stand-in Hydra filled
   // pythonMetadataCheckPhase until NixOS/nixpkgs#561201; the stand-in models the hook. Nothing torch links is among them.
   assert.ok(failed.length > 0 && failed.every((d) => /-python3\.\d+-flash-attention-/.test(d)), failed.join(", "));
   const ask = () =>
-    runCli(["pin", "cache", "--no-fetch", "--nixpkgs", `${PIN}=${checkout}`, "--substituter", `file://${cache}`, "--nix-option", "require-sigs=false", "--json"]);
-  const r = ask();
+    runMain(["pin", "cache", "--no-fetch", "--nixpkgs", `${PIN}=${checkout}`, "--substituter", `file://${cache}`, "--nix-option", "require-sigs=false", "--json"]);
+  const r = await ask();
   assert.is(r.status, 0, r.stdout + r.stderr);
   const checked = (JSON.parse(r.stdout) as { rev: string; status: string; answers?: { python: string; cuda: string; input: string; drv: string; cached: boolean; modelCached: boolean }[] }[]).find((x) => x.status === "checked")!;
   assert.is(checked.rev, PIN);
@@ -241,13 +258,13 @@ test("pin cache: the model against a binary cache that the stand-in Hydra filled
   // A cache that also holds cudaPackages_12_8's NCCL (as if some job built with it): the model is contradicted, exit 1.
   const nccl128 = answers.find((a) => a.python === "3.13" && a.cuda === "12.8" && a.input === "nccl")!.drv;
   intoCacheOnly([nccl128], cache);
-  const wrong = runCli(["pin", "cache", "--no-fetch", "--nixpkgs", `${PIN}=${checkout}`, "--substituter", `file://${cache}`, "--nix-option", "require-sigs=false"]);
+  const wrong = await runMain(["pin", "cache", "--no-fetch", "--nixpkgs", `${PIN}=${checkout}`, "--substituter", `file://${cache}`, "--nix-option", "require-sigs=false"]);
   assert.is(wrong.status, 1, wrong.stdout + wrong.stderr);
   assert.match(wrong.stdout, /✗ python313Packages, CUDA 12\.8: nccl cached \(model: built\)/);
 });
 
-test("without --probe-store the dry run and explain say what the cache cannot serve (offline, from the catalog)", () => {
-  const r = runCli(["build", "--dry-run", "--json", "--filter", "sm=90", "--filter", "isa=avx2", "--backend", "nix"]);
+test("without --probe-store the dry run and explain say what the cache cannot serve (offline, from the catalog)", async () => {
+  const r = await runMain(["build", "--dry-run", "--json", "--filter", "sm=90", "--filter", "isa=avx2", "--backend", "nix"]);
   assert.is(r.status, 0, r.stderr);
   const out = JSON.parse(r.stdout) as { store: unknown; cacheModel: { what: string; key: string; variants: string[] }[]; variants: { name: string; offCache: string[] }[] };
   assert.is(out.store, null);
@@ -259,26 +276,26 @@ test("without --probe-store the dry run and explain say what the cache cannot se
   const row = (n: string) => out.variants.find((v) => v.name === n)!;
   assert.equal(row("pytorch-python313-cuda12_9-sm90-avx2").offCache, [], "default CUDA set, a recursed Python set: the cache serves the rest");
   assert.ok(row("pytorch-python313-cuda12_8-sm90-avx2").offCache.length === 4);
-  const e = runCli(["explain", "torchaudio-python313-cuda12_8-sm121-armv9"]);
+  const e = await runMain(["explain", "torchaudio-python313-cuda12_8-sm121-armv9"]);
   assert.match(e.stdout, /note: off the binary cache: .*builds CUDA packages for x86_64-linux only, not aarch64-linux/);
-  const x = runCli(["explain", "pytorch-python313-cuda12_8-sm90-avx2"]);
+  const x = await runMain(["explain", "pytorch-python313-cuda12_8-sm90-avx2"]);
   assert.match(x.stdout, /note: off the binary cache: nccl: cudaPackages_12_8 is not the default cudaPackages at 2c423e0 \(CUDA 12\.9\); cache\.nixos-cuda\.org holds what the NixOS-CUDA Hydra's jobs build/);
   assert.match(x.stdout, /note: off the binary cache: libnvshmem: /);
   assert.match(x.stdout, /note: off the binary cache: magma-cuda-static: /);
   assert.match(x.stdout, /note: off the binary cache: triton: cudaPackages_12_8 is not the default/);
-  assert.not.match(runCli(["explain", "pytorch-python313-cuda12_9-sm90-avx2"]).stdout, /off the binary cache/);
+  assert.not.match((await runMain(["explain", "pytorch-python313-cuda12_9-sm90-avx2"])).stdout, /off the binary cache/);
 });
 
-test("eval --probe-store: Nix's to-build and to-fetch lists per evaluated derivation, the union once", () => {
+test("eval --probe-store: Nix's to-build and to-fetch lists per evaluated derivation, the union once", async () => {
   const cache = tempDir("vm-cache-bin-");
   const salted = `(args: import ${STAND_IN_NIXPKGS} (args // { standIn = { pin = "${PIN}"; salt = "${salt}-eval"; }; }))`;
   // Put torch's magma in the cache only (found through the pytorch variant's drv, as eval evaluates it).
-  const first = runCli(["eval", PT, "--json", "--nixpkgs", salted]);
+  const first = await runMain(["eval", PT, "--json", "--nixpkgs", salted]);
   assert.is(first.status, 0, first.stderr);
   const ptDrv = (JSON.parse(first.stdout.split("\n")[0]!) as { drvPath: string }).drvPath;
   const magma = requisiteDrvs(ptDrv).filter((d) => /^magma-/.test(storeName(d)));
   intoCacheOnly(magma, cache);
-  const r = runCli(["eval", PT, TA, "--json", "--probe-store", "--nixpkgs", salted, ...substituterOptions(cache)]);
+  const r = await runMain(["eval", PT, TA, "--json", "--probe-store", "--nixpkgs", salted, ...substituterOptions(cache)]);
   assert.is(r.status, 0, r.stderr);
   const lines = r.stdout.trim().split("\n").map((l) => JSON.parse(l) as Record<string, any>);
   const rows = lines.filter((l) => l.store && l.store.name).map((l) => l.store as { name: string; toBuild: string[]; toFetch: string[] });

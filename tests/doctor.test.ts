@@ -17,7 +17,8 @@ const CUDA_CACHE_SUBSTITUTER = cudaCacheSubstituter(catalogForCaches);
 import { projectFromMatrix } from "../generator/matrix/project.ts";
 import matrix from "../matrix.ts";
 import { checkedVariants, nixglhostSearch } from "../generator/preflight/checks.ts";
-import { ROOT, runCli, tempDir, writeMatrix } from "./helpers/cli.ts";
+import { ROOT, tempDir, writeMatrix } from "./helpers/cli.ts";
+import { runMain } from "./helpers/main.ts";
 import { HOSTS, makeHost, sh, STAND_IN_FLOX } from "./helpers/host-model.ts";
 import { nixPath, runNix } from "./helpers/nix.ts";
 
@@ -86,7 +87,7 @@ test("store space: ✓ with room for a CUDA toolkit and torch, ✗ below the sou
   assert.match(r.detail, /5\.1 GB free at \/nix\/store, less than the 14\.0 GB/);
 });
 
-test("CUDA cache: ✓ with cache.nixos-cuda.org and its key, ✗ with the two nix.conf lines; on aarch64 (the Hydra builds x86_64 only) cache.flox.dev with its key as a copyable block", () => {
+test("CUDA cache: ✓ with cache.nixos-cuda.org and its key, ✗ with the two nix.conf lines; on aarch64 (the Hydra builds x86_64 only) cache.flox.dev with its key as a copyable block", async () => {
   const conf = { substituters: `https://cache.nixos.org/ ${CUDA_CACHE_SUBSTITUTER.url}`, "trusted-public-keys": `cache.nixos.org-1:6NCHdD59X431o0gWypbMrAURkbJ16ZPMQFGspcDShjY= ${CUDA_CACHE_SUBSTITUTER.publicKey}` };
   assert.is(check(runChecks(makeHost({ nixConf: conf }).host, ctx({ names: [H100] })), "cuda-cache").status, "ok");
   const r = check(runChecks(makeHost({}).host, ctx({ names: [H100] })), "cuda-cache");
@@ -105,7 +106,7 @@ test("CUDA cache: ✓ with cache.nixos-cuda.org and its key, ✗ with the two ni
   assert.match(armOk.detail, /may hold them/);
   // Through the CLI at 80 columns: the block's lines whole.
   const h = makeHost({});
-  const out = runCli(["doctor", SPARK_ENV], { env: { ...h.env, COLUMNS: "80" } }).stdout;
+  const out = (await runMain(["doctor", SPARK_ENV], { env: { ...h.env, COLUMNS: "80" } })).stdout;
   assert.ok(out.split("\n").includes("extra-trusted-public-keys = flox-cache-public-1:7F4OyH7ZCnFhcze3fJdfyXYLQw/aV7GEed86nQ7IsOs="), out);
   assert.is(check(runChecks(makeHost({}).host, ctx({})), "cuda-cache").status, "skip", "a CPU variant needs no CUDA cache");
 });
@@ -154,7 +155,7 @@ test("GPU driver: ✓ on NixOS (/run/opengl-driver/lib/libcuda.so.1); ✗ on a n
   assert.is(check(runChecks(makeHost({ recorded: "dgx-spark", hostLibcuda: null }).host, c), "gpu-driver").status, "skip");
 });
 
-test("GPU driver inside a flox >= 1.12.1 activation (the stand-in activation of tests/fixtures/stand-in-flox): ✓ in dev mode (ld-floxlib serves the ldconfig cache's libcuda), ✗ in run mode or with cuda-detection off, saying so", () => {
+test("GPU driver inside a flox >= 1.12.1 activation (the stand-in activation of tests/fixtures/stand-in-flox): ✓ in dev mode (ld-floxlib serves the ldconfig cache's libcuda), ✗ in run mode or with cuda-detection off, saying so", async () => {
   const h = makeHost({ recorded: "spr-h100", nvidiaSmi: true, devNvidia: true, hostLibcuda: "/usr/lib/x86_64-linux-gnu/libcuda.so.1", nix: "2.24.9" });
   const c = ctx({ names: ["torch-env-python313-cuda12_8-sm90-avx512bf16"] });
   const activate = (mode: string, detection = "1") => {
@@ -171,7 +172,7 @@ test("GPU driver inside a flox >= 1.12.1 activation (the stand-in activation of 
   assert.is(ok.status, "ok", ok.detail);
   assert.match(ok.detail, /ld-floxlib \(LD_AUDIT\) serves the host's \/usr\/lib\/x86_64-linux-gnu\/libcuda\.so\.1/);
   // The CLI, run from inside that activation.
-  const cli = runCli(["doctor", "torch-env-python313-cuda12_8-sm90-avx512bf16", "--machine", "x86_64", "--host-root", h.root, "--backend", "nix", "--json"], { env: { ...h.env, ...dev } });
+  const cli = await runMain(["doctor", "torch-env-python313-cuda12_8-sm90-avx512bf16", "--machine", "x86_64", "--host-root", h.root, "--backend", "nix", "--json"], { env: { ...h.env, ...dev } });
   assert.is(check(JSON.parse(cli.stdout).checks, "gpu-driver").status, "ok", cli.stdout + cli.stderr);
   // A LD_FLOXLIB_FILES_PATH whose libcuda does not exist on this host serves nothing.
   const stale = { ...dev, LD_FLOXLIB_FILES_PATH: "/usr/lib/elsewhere/libcuda.so.1" };
@@ -205,10 +206,10 @@ test("GPU driver outside NixOS, as nix-gl-host searches: LD_LIBRARY_PATH, ld.so.
   assert.not.ok(found.some((x) => x.dir === "/does/not/exist"));
 });
 
-test("doctor (CLI) on the recorded DGX Spark as DGX OS: exit 1, one line per check at 80 columns, the GPU driver path and the routes; --json; detect's pick without NAME", () => {
+test("doctor (CLI) on the recorded DGX Spark as DGX OS: exit 1, one line per check at 80 columns, the GPU driver path and the routes; --json; detect's pick without NAME", async () => {
   const h = makeHost({ recorded: "dgx-spark", nvidiaSmi: true, devNvidia: true, hostLibcuda: "/usr/lib/aarch64-linux-gnu/libcuda.so.1", nix: "2.24.9", nixConf: { "system-features": variant(SPARK_ENV).requiredSystemFeatures.join(" ") } });
   const args = ["doctor", SPARK_ENV, "--machine", "aarch64", "--host-root", h.root, "--backend", "nix"];
-  const r = runCli(args, { env: { ...h.env, COLUMNS: "80" } });
+  const r = await runMain(args, { env: { ...h.env, COLUMNS: "80" } });
   assert.is(r.status, 1, r.stderr);
   // Every line fits, but a nix.conf setting, which stays whole (pasted cut, it would break nix.conf).
   for (const l of r.stdout.split("\n")) assert.ok([...l].length <= 80 || /^[a-z][\w-]* = \S+/.test(l), `longer than 80: ${l}`);
@@ -217,32 +218,32 @@ test("doctor (CLI) on the recorded DGX Spark as DGX OS: exit 1, one line per che
   assert.match(r.stdout.replace(/\s+/g, " "), /\/run\/opengl-driver\/lib\/libcuda\.so\.1 is missing/);
   assert.match(r.stdout.replace(/\s+/g, " "), /`nix-build \.flox\/pkgs\/torch-env-python313-cuda12_8-sm121-armv9\.nix -A withHostDriver -o torch-env` links torch-env, whose bin\/python3 runs through it/);
   assert.match(r.stdout.replace(/\s+/g, " "), /result-nixglhost\/bin\/nixglhost result-torch-env-python313-cuda12_8-sm121-armv9\/bin\/python3/);
-  const j = runCli([...args, "--json"], { env: h.env });
+  const j = await runMain([...args, "--json"], { env: h.env });
   const rep = JSON.parse(j.stdout) as { name: string; checks: CheckResult[]; ok: boolean };
   assert.is(rep.ok, false);
   assert.is(check(rep.checks, "gpu-driver").status, "fail");
   // NixOS: the same host passes.
   const nixos = makeHost({ recorded: "dgx-spark", nvidiaSmi: true, devNvidia: true, nixos: true, nix: "2.24.9", nixConf: { "system-features": variant(SPARK_ENV).requiredSystemFeatures.join(" ") } });
-  const ok = runCli(["doctor", SPARK_ENV, "--machine", "aarch64", "--host-root", nixos.root, "--backend", "nix", "--json"], { env: nixos.env });
+  const ok = await runMain(["doctor", SPARK_ENV, "--machine", "aarch64", "--host-root", nixos.root, "--backend", "nix", "--json"], { env: nixos.env });
   assert.equal(JSON.parse(ok.stdout).checks.filter((c: CheckResult) => c.status === "fail").map((c: CheckResult) => c.id), [], ok.stdout);
   assert.is(ok.status, 0);
   // Without NAME: detect's pick for the recorded host (its cpuinfo under the root, its nvidia-smi on PATH).
-  const picked = runCli(["doctor", "--machine", "aarch64", "--host-root", h.root, "--json"], { env: h.env });
+  const picked = await runMain(["doctor", "--machine", "aarch64", "--host-root", h.root, "--json"], { env: h.env });
   // detect's pick is the environment (its default package), not a package of it such as torchaudio.
-  const detected = runCli(["detect", "--json", "--cpuinfo", join(HOSTS, "dgx-spark/cpuinfo"), "--nvidia-smi", join(HOSTS, "dgx-spark/nvidia-smi.txt"), "--machine", "aarch64"], { env: h.env });
+  const detected = await runMain(["detect", "--json", "--cpuinfo", join(HOSTS, "dgx-spark/cpuinfo"), "--nvidia-smi", join(HOSTS, "dgx-spark/nvidia-smi.txt"), "--machine", "aarch64"], { env: h.env });
   const pick = JSON.parse(detected.stdout).variants[0] as string;
   assert.match(pick, /^torch-env-.*-sm121-armv9$/);
   assert.is(JSON.parse(picked.stdout).name, pick);
   assert.is(JSON.parse(picked.stdout).chosenBy, "picked by detect for this host");
   // --package still chooses another package of the same combination.
-  const audio = runCli(["doctor", "--machine", "aarch64", "--host-root", h.root, "--json", "--package", "torchaudio"], { env: h.env });
+  const audio = await runMain(["doctor", "--machine", "aarch64", "--host-root", h.root, "--json", "--package", "torchaudio"], { env: h.env });
   assert.match(JSON.parse(audio.stdout).name, /^torchaudio-.*-sm121-armv9$/);
-  const bad = runCli(["doctor", "torch-env-python313-cuda12_8-sm999-armv9"], { env: h.env });
+  const bad = await runMain(["doctor", "torch-env-python313-cuda12_8-sm999-armv9"], { env: h.env });
   assert.is(bad.status, 2);
   assert.match(bad.stderr, /unknown variant/);
 });
 
-test("nix.conf fixes are blocks that wrapping never splits: at 80 columns and through a pipe, every setting doctor prints is a whole line with its whole value, then the daemon restart", () => {
+test("nix.conf fixes are blocks that wrapping never splits: at 80 columns and through a pipe, every setting doctor prints is a whole line with its whole value, then the daemon restart", async () => {
   const h = makeHost({ recorded: "spr-h100", nvidiaSmi: true, devNvidia: true, hostLibcuda: "/usr/lib/x86_64-linux-gnu/libcuda.so.1", nix: "2.24.9" });
   const name = "torch-env-python313-cuda12_8-sm90-avx512bf16";
   const want = [
@@ -253,7 +254,7 @@ test("nix.conf fixes are blocks that wrapping never splits: at 80 columns and th
   ];
   // COLUMNS=80, and a pipe with no COLUMNS (the width falls back to 80).
   for (const columns of ["80", ""]) {
-    const r = runCli(["doctor", name, "--machine", "x86_64", "--host-root", h.root, "--backend", "nix"], { env: { ...h.env, COLUMNS: columns } });
+    const r = await runMain(["doctor", name, "--machine", "x86_64", "--host-root", h.root, "--backend", "nix"], { env: { ...h.env, COLUMNS: columns } });
     assert.is(r.status, 1, r.stderr);
     const lines = r.stdout.split("\n");
     const settings = lines.filter((l) => /^\s*(extra-)?[a-z][\w-]* =/.test(l));
@@ -269,7 +270,7 @@ test("nix.conf fixes are blocks that wrapping never splits: at 80 columns and th
   }
   // Pasted as printed, the block is a shell script: run with a stand-in sudo and systemctl, it appends exactly the
   // settings to the file (after the file's last line, even one without a newline) and restarts nix-daemon.
-  const r = runCli(["doctor", name, "--machine", "x86_64", "--host-root", h.root, "--backend", "nix"], { env: { ...h.env, COLUMNS: "80" } });
+  const r = await runMain(["doctor", name, "--machine", "x86_64", "--host-root", h.root, "--backend", "nix"], { env: { ...h.env, COLUMNS: "80" } });
   const blocks = r.stdout.match(/^sudo tee -a [\s\S]*?^sudo systemctl restart nix-daemon$/gm) ?? [];
   assert.is(blocks.length, 2);
   const conf = join(h.dir, "etc-nix.conf");
@@ -333,7 +334,7 @@ test("the route outside NixOS: the environment's nixglhost (the pin's nix-gl-hos
   assert.ok(wrapped.script.includes(`"${wrapped.glhost}/bin/nixglhost"`), wrapped.script);
 });
 
-test("verify on a recorded non-NixOS GPU host: a Nix-built torch that cannot load libcuda gets the cause and the rerun; --host-driver runs it through nixglhost and the GPU is seen", () => {
+test("verify on a recorded non-NixOS GPU host: a Nix-built torch that cannot load libcuda gets the cause and the rerun; --host-driver runs it through nixglhost and the GPU is seen", async () => {
   const dir = tempDir("vm-verify-driver-");
   const matrix = writeMatrix(dir, {
     releases: [{ torch: "2.12.0", nixpkgs: "2c423e03bbafcff28bfadc6781a4a8257f205cb5" }],
@@ -358,106 +359,106 @@ test("verify on a recorded non-NixOS GPU host: a Nix-built torch that cannot loa
   const name = "pytorch-python313-cuda12_8-sm90-avx512bf16";
   const rec = ["--cpuinfo", join(HOSTS, "spr-h100/cpuinfo"), "--nvidia-smi", join(HOSTS, "spr-h100/nvidia-smi.txt"), "--machine", "x86_64"];
   const base = ["verify", name, "--python", envDir, ...rec, "--matrix", matrix, "--host-root", h.root];
-  const r = runCli(base, { env: { ...h.env, COLUMNS: "80" } });
+  const r = await runMain(base, { env: { ...h.env, COLUMNS: "80" } });
   assert.is(r.status, 1, r.stderr);
   const flat = r.stdout.replace(/\s+/g, " ");
   assert.match(flat, /✗ a GPU this variant runs on: expected SM90, found torch sees no CUDA device though nvidia-smi lists 8 GPU\(s\): libcuda\.so\.1 is not on the runpath Nix gave torch \(\/run\/opengl-driver\/lib\)/);
   assert.match(flat, /the host has it at \/usr\/lib\/x86_64-linux-gnu\/libcuda\.so\.1 \(ldconfig -p\)/);
   assert.match(flat, new RegExp(`npx variant-matrix verify ${name} --python ${envDir.replace(/[/.]/g, "\\$&")} --host-driver`));
-  const json = JSON.parse(runCli([...base, "--json"], { env: h.env }).stdout);
+  const json = JSON.parse((await runMain([...base, "--json"], { env: h.env })).stdout);
   assert.ok(json.hostDriver.lines.length >= 2);
   // Through the route: the stand-in nix-gl-host of the variant's pin, on PATH, finds the host's libcuda.
   const standIn = `(args: import ${nixPath(join(ROOT, "tests/fixtures/stand-in-nixpkgs"))} (args // { standIn = { pin = "2c423e03bbafcff28bfadc6781a4a8257f205cb5"; nixGlHost = true; }; }))`;
   const envFile = join(ROOT, ".flox/pkgs/torch-env-python313-cuda12_8-sm90-avx512bf16.nix");
   const out = join(dir, "result-nixglhost");
   runNix("nix-build", ["--option", "substituters", "", "-E", `(import ${nixPath(envFile)} { variantMatrixNixpkgs = ${standIn}; }).nixglhost`, "-o", out]);
-  const through = runCli([...base, "--host-driver", join(out, "bin/nixglhost")], { env: { ...h.env, NIXGLHOST_STAND_IN_ROOT: h.root } });
+  const through = await runMain([...base, "--host-driver", join(out, "bin/nixglhost")], { env: { ...h.env, NIXGLHOST_STAND_IN_ROOT: h.root } });
   assert.match(through.stdout, /✓ GPU NVIDIA H100 80GB HBM3 \(9\.0\) runs this variant's code/);
   assert.not.match(through.stdout, /not on the runpath/);
   // Without a nixglhost: exit 2 saying where to get it.
-  const missing = runCli([...base, "--host-driver", join(dir, "nope/nixglhost")], { env: h.env });
+  const missing = await runMain([...base, "--host-driver", join(dir, "nope/nixglhost")], { env: h.env });
   assert.is(missing.status, 2);
   assert.match(missing.stderr, /--host-driver: put nixglhost on PATH or give its path/);
 });
 
-test("build refuses with exit 2 and the fix before any work: Nix older than the pin needs (not with the user's own files), a system feature not declared, the flox backend without flox; --dry-run prints them", () => {
+test("build refuses with exit 2 and the fix before any work: Nix older than the pin needs (not with the user's own files), a system feature not declared, the flox backend without flox; --dry-run prints them", async () => {
   const logs = tempDir("vm-preflight-");
   const h = makeHost({ nix: "2.8.0", recorded: "epyc-nogpu" });
-  const build = (args: string[], env = h.env) => runCli(["build", CPU, "--logs-dir", logs, "--plain", ...args], { env: { ...env, COLUMNS: "80" } });
-  const old = build(["--backend", "nix", "--out-dir", logs]);
+  const build = (args: string[], env = h.env) => runMain(["build", CPU, "--logs-dir", logs, "--plain", ...args], { env: { ...env, COLUMNS: "80" } });
+  const old = await build(["--backend", "nix", "--out-dir", logs]);
   assert.is(old.status, 2, old.stdout + old.stderr);
   assert.match(old.stderr, /✗ Nix version: Nix 2\.8\.0 is older than 2\.18/);
   assert.match(old.stderr.replace(/\s+/g, " "), /fix: install Nix >= 2\.18 with the official installer/);
   assert.is(existsSync(join(logs, `result-${CPU}`)), false);
   // The dry run shows the same line (and plans).
-  const dry = build(["--backend", "nix", "--dry-run"]);
+  const dry = await build(["--backend", "nix", "--dry-run"]);
   assert.is(dry.status, 0, dry.stderr);
   assert.match(dry.stdout, /✗ Nix version: Nix 2\.8\.0 is older than 2\.18/);
   // The user's own files (--pkgs-dir): no catalog pin is evaluated, so no Nix version refusal.
-  const own = build(["--backend", "nix", "--dry-run", "--json", "--pkgs-dir", join(ROOT, "tests/fixtures/build-pkgs"), "--matrix", join(ROOT, "tests/fixtures/build-matrix.ts")]);
+  const own = await build(["--backend", "nix", "--dry-run", "--json", "--pkgs-dir", join(ROOT, "tests/fixtures/build-pkgs"), "--matrix", join(ROOT, "tests/fixtures/build-matrix.ts")]);
   assert.is(own.status, 0, own.stderr);
   assert.is(JSON.parse(own.stdout).preflight.find((c: CheckResult) => c.id === "nix-version").status, "skip");
   // A required system feature not declared (this Nix new enough, its own files): refused with the nix.conf line.
   const newer = makeHost({ nix: "2.24.9", recorded: "epyc-nogpu" });
-  const feat = build(["--backend", "nix", "--out-dir", logs, "--pkgs-dir", join(ROOT, "tests/fixtures/build-pkgs"), "--matrix", join(ROOT, "tests/fixtures/build-matrix.ts")], newer.env);
+  const feat = await build(["--backend", "nix", "--out-dir", logs, "--pkgs-dir", join(ROOT, "tests/fixtures/build-pkgs"), "--matrix", join(ROOT, "tests/fixtures/build-matrix.ts")], newer.env);
   assert.is(feat.status, 2, feat.stderr);
   assert.match(feat.stderr, /\nextra-system-features = gccarch-x86-64-v3\nEOF\nsudo systemctl restart nix-daemon\n/);
   // The flox backend without flox: refused, and the dry run says so too (it used to say nothing).
-  const flox = build(["--backend", "flox"]);
+  const flox = await build(["--backend", "flox"]);
   assert.is(flox.status, 2);
   assert.match(flox.stderr, /✗ flox: flox is not installed/);
   assert.match(flox.stderr.replace(/\s+/g, " "), /fix: install flox ≥ 1\.5\.0 .*, or use `--backend nix`/);
-  const floxDry = build(["--backend", "flox", "--dry-run"]);
+  const floxDry = await build(["--backend", "flox", "--dry-run"]);
   assert.match(floxDry.stdout, /✗ flox: flox is not installed/);
 });
 
-test("one preflight for every command: build lists every failing check at once; eval refuses an old Nix as build does (not with --nixpkgs); flox dry-run advice names only what the command takes", () => {
+test("one preflight for every command: build lists every failing check at once; eval refuses an old Nix as build does (not with --nixpkgs); flox dry-run advice names only what the command takes", async () => {
   const logs = tempDir("vm-preflight-all-");
   // Nix 2.8 and no gccarch feature declared: one refusal names both, not the first only.
   const h = makeHost({ nix: "2.8.0", recorded: "epyc-nogpu" });
-  const both = runCli(["build", CPU, "--logs-dir", logs, "--plain", "--backend", "nix", "--out-dir", logs], { env: { ...h.env, COLUMNS: "80" } });
+  const both = await runMain(["build", CPU, "--logs-dir", logs, "--plain", "--backend", "nix", "--out-dir", logs], { env: { ...h.env, COLUMNS: "80" } });
   assert.is(both.status, 2, both.stdout + both.stderr);
   assert.match(both.stderr, /✗ Nix version: Nix 2\.8\.0 is older than 2\.18/);
   assert.match(both.stderr, /✗ system features: this machine's Nix declares no gccarch-x86-64-v3/);
   assert.is(existsSync(join(logs, `result-${CPU}`)), false);
   // eval on the same Nix: exit 2 with the same line and fix, before evaluating anything.
-  const ev = runCli(["eval", CPU], { env: { ...h.env, COLUMNS: "80" } });
+  const ev = await runMain(["eval", CPU], { env: { ...h.env, COLUMNS: "80" } });
   assert.is(ev.status, 2, ev.stdout + ev.stderr);
   assert.match(ev.stderr, /✗ Nix version: Nix 2\.8\.0 is older than 2\.18/);
   assert.match(ev.stderr.replace(/\s+/g, " "), /fix: install Nix >= 2\.18 with the official installer/);
   assert.is(ev.stdout, "", "nothing was evaluated");
   // With the user's own nixpkgs (--nixpkgs) no catalog pin is evaluated: no Nix version refusal.
-  const own = runCli(["eval", CPU, "--nixpkgs", "import <nixpkgs>", "--engine", "nix-instantiate"], { env: h.env });
+  const own = await runMain(["eval", CPU, "--nixpkgs", "import <nixpkgs>", "--engine", "nix-instantiate"], { env: h.env });
   assert.not.match(own.stderr, /Nix version/);
   // A variant of another system with the flox backend: the dry run's advice takes the nix backend with --builders
   // together, never --builders alone, which this command refuses with flox.
   const other = project.variants.find((v) => v.system !== (process.arch === "arm64" ? "aarch64-linux" : "x86_64-linux") && v.package === "pytorch")!;
   const f = makeHost({ flox: "1.7.0", nix: "2.24.9" });
-  const dry = runCli(["build", other.name, "--backend", "flox", "--dry-run", "--logs-dir", logs], { env: f.env });
+  const dry = await runMain(["build", other.name, "--backend", "flox", "--dry-run", "--logs-dir", logs], { env: f.env });
   assert.is(dry.status, 0, dry.stderr);
   assert.match(dry.stdout.replace(/\s+/g, " "), /flox builds on this machine only; build it on a \S+ machine, or with `--backend nix --builders`/);
   assert.not.match(dry.stdout.replace(/`--backend nix --builders`/g, ""), /--builders/);
-  const refused = runCli(["build", other.name, "--backend", "flox", "--builders", "ssh://b", "--dry-run", "--logs-dir", logs], { env: f.env });
+  const refused = await runMain(["build", other.name, "--backend", "flox", "--builders", "ssh://b", "--dry-run", "--logs-dir", logs], { env: f.env });
   assert.is(refused.status, 2, "the option the advice avoids is indeed refused with flox");
 });
 
-test("publish --org without flox: exit 2 with the install line, before flox's preconditions (never `flox auth login`); an old flox too", () => {
+test("publish --org without flox: exit 2 with the install line, before flox's preconditions (never `flox auth login`); an old flox too", async () => {
   const h = makeHost({});
-  const r = runCli(["publish", CPU, "--org", "acme", "--dry-run"], { env: { ...h.env, COLUMNS: "80" } });
+  const r = await runMain(["publish", CPU, "--org", "acme", "--dry-run"], { env: { ...h.env, COLUMNS: "80" } });
   assert.is(r.status, 2, r.stdout + r.stderr);
   assert.match(r.stdout + r.stderr, /✗ flox: flox is not installed/);
   // publish has no --backend: its way without flox is --to.
   assert.match((r.stdout + r.stderr).replace(/\s+/g, " "), /install flox ≥ 1\.5\.0 .*, or push to a Nix binary cache with `publish --to STORE-URI`/);
   assert.not.match(r.stdout + r.stderr, /--backend/);
   assert.not.match(r.stdout + r.stderr, /flox auth login/);
-  const old = runCli(["publish", CPU, "--org", "acme", "--dry-run"], { env: makeHost({ flox: "1.4.3" }).env });
+  const old = await runMain(["publish", CPU, "--org", "acme", "--dry-run"], { env: makeHost({ flox: "1.4.3" }).env });
   assert.is(old.status, 2);
   assert.match(old.stdout + old.stderr, /flox 1\.4\.3 is older than 1\.5\.0/);
 });
 
-test("detect ends with the install line to run next, whole on its line, for the right package, DIR and kind of pick", () => {
+test("detect ends with the install line to run next, whole on its line, for the right package, DIR and kind of pick", async () => {
   // This machine: install, and the doctor line that only checks, each `npx variant-matrix …` (COLUMNS=80: never cut).
-  const here = runCli(["detect", "--package", "pytorch"], { env: { COLUMNS: "80" } });
+  const here = await runMain(["detect", "--package", "pytorch"], { env: { COLUMNS: "80" } });
   const mine = /\n  (npx variant-matrix install (\S+))\n/.exec(here.stdout);
   assert.ok(mine, here.stdout);
   assert.match(here.stdout, /links \.\/pytorch/);
@@ -465,14 +466,14 @@ test("detect ends with the install line to run next, whole on its line, for the 
   // A recorded GPU host: install runs there; its plan here is install --dry-run with the same recording.
   const cpuinfo = join(HOSTS, "dgx-spark/cpuinfo");
   const smi = join(HOSTS, "dgx-spark/nvidia-smi.txt");
-  const r = runCli(["detect", "--cpuinfo", cpuinfo, "--nvidia-smi", smi]);
+  const r = await runMain(["detect", "--cpuinfo", cpuinfo, "--nvidia-smi", smi]);
   assert.is(r.status, 0, r.stderr);
   const name = /\n *Next, on the recorded host:\n  npx variant-matrix install (torch-env-python313-cuda\d+_\d+-sm121-armv9)\n/.exec(r.stdout)?.[1];
   assert.ok(name, r.stdout);
   assert.match(r.stdout, /links \.\/torch-env, takes the host's GPU-driver route and verifies/);
   assert.ok(r.stdout.includes(`\n  npx variant-matrix install --dry-run ${name} --cpuinfo ${cpuinfo} --nvidia-smi ${smi}\n`), r.stdout);
   // An environment of the matrix and a CPU-only pick: its own DIR, and no GPU promised.
-  const cpu = runCli(["detect", "--cpuinfo", join(HOSTS, "epyc-nogpu/cpuinfo"), "--package", "pytorch"]);
+  const cpu = await runMain(["detect", "--cpuinfo", join(HOSTS, "epyc-nogpu/cpuinfo"), "--package", "pytorch"]);
   assert.match(cpu.stdout, /links \.\/pytorch and verifies pytorch-\S+-cpu-\S+ \(CPU-only: no GPU check\)/);
   assert.not.match(cpu.stdout, /on the GPU/);
   assert.match(cpu.stdout, /npx variant-matrix install --dry-run pytorch-\S+ --package pytorch --cpuinfo /);

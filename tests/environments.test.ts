@@ -20,7 +20,7 @@ import { allHold, checkPromise, type Probe } from "../generator/verify/compare.t
 import { validateMatrix } from "../generator/matrix/project.ts";
 import type { VariantJson } from "../generator/matrix/schema.ts";
 import type { NixpkgsPin } from "../generator/catalog/schema.ts";
-import { runCli } from "./helpers/cli.ts";
+import { runMain } from "./helpers/main.ts";
 import { generateForPin } from "./helpers/matrices.ts";
 import {
   REPO_ROOT,
@@ -109,8 +109,9 @@ test("every pin: a named environment per kept combination, holding the stack; it
       const torchEnv = list.find((v) => v.package === "torch-env" && v.dependsOn[0] === env.dependsOn[0])!;
       assert.equal(env.dependsOn, torchEnv.dependsOn, `${env.name}: the torch stack of torch-env`);
       const pt = list.find((v) => v.name === env.dependsOn[0])!;
-      const r = nixEvalJson<{ pt: string; drv: string; extras: string[] }>(
-        `let n = ${n}; e = ${importVariant(env.file, "n")}; in { pt = ${importVariant(pt.file, "n")}.drvPath; drv = e.drvPath; extras = e.extras; }`,
+      // One evaluation: the pytorch variant's .drv, the environment's, its extras, and the torch peft was called with.
+      const r = nixEvalJson<{ pt: string; drv: string; extras: string[]; peftTorch: string }>(
+        `let n = ${n}; e = ${importVariant(env.file, "n")}; in { pt = ${importVariant(pt.file, "n")}.drvPath; drv = e.drvPath; extras = e.extras; peftTorch = e.pythonPackages.peft.standIn.torchDrvPath; }`,
       );
       assert.equal(r.extras, ["peft", "einops"]);
       nixInstantiate(importVariant(env.file, n), [], { expr: true });
@@ -118,8 +119,7 @@ test("every pin: a named environment per kept combination, holding the stack; it
       assert.equal(dists.get("torch"), [r.pt], `${pin.rev.slice(0, 7)} ${env.name}: torch .drv files in the closure`);
       for (const d of ["peft", "einops", "torchaudio", "torchvision"]) assert.is(dists.get(d)?.length, 1, `${env.name}: ${d} once`);
       // peft is built on the variant's torch (the stand-in records the torch it was called with).
-      const peftTorch = nixEvalJson<string>(`${importVariant(env.file, n)}.pythonPackages.peft.standIn.torchDrvPath`);
-      assert.is(peftTorch, r.pt, `${env.name}: peft on the variant's torch`);
+      assert.is(r.peftTorch, r.pt, `${env.name}: peft on the variant's torch`);
     }
   }
 });
@@ -175,10 +175,10 @@ test("the CUDA environment with extras builds (one torch: no buildEnv collision,
   void STAND_IN_BUILDER_FEATURES;
 });
 
-test("eval: the one-torch proof covers named environments (their whole .drv closure holds their pytorch variant's torch only)", () => {
+test("eval: the one-torch proof covers named environments (their whole .drv closure holds their pytorch variant's torch only)", async () => {
   const { pin, dir } = perPin.find((p) => p.pin.rev === "2c423e03bbafcff28bfadc6781a4a8257f205cb5")!;
   const byRev = `import ${nixPath(path.join(STAND_IN_NIXPKGS, "by-rev.nix"))}`;
-  const r = runCli(["eval", "--json", "--jobs", "1", "--matrix", path.join(dir, "matrix.ts"), "--root", dir, "--nixpkgs", byRev, "--filter", "package=llm-env"]);
+  const r = await runMain(["eval", "--json", "--jobs", "1", "--matrix", path.join(dir, "matrix.ts"), "--root", dir, "--nixpkgs", byRev, "--filter", "package=llm-env"]);
   assert.is(r.status, 0, r.stdout + r.stderr);
   const lines = r.stdout.trim().split("\n").map((l) => JSON.parse(l));
   const envs = lines.filter((l) => l.name?.startsWith("llm-env-"));
@@ -202,14 +202,14 @@ test("eval's torch detector: nixpkgs' torch and the matrix's pytorch variants ar
   assert.equal(torchDrvs(paths), paths.slice(0, 3));
 });
 
-test("detect --package llm-env recommends the named environment; an environment the matrix lacks is a usage error (exit 2)", () => {
+test("detect --package llm-env recommends the named environment; an environment the matrix lacks is a usage error (exit 2)", async () => {
   const { dir } = perPin.find((p) => p.pin.rev === "2c423e03bbafcff28bfadc6781a4a8257f205cb5")!;
   const host = path.join(REPO_ROOT, "tests/fixtures/hosts/epyc-nogpu");
   const args = ["--matrix", path.join(dir, "matrix.ts"), "--cpuinfo", path.join(host, "cpuinfo"), "--nvidia-smi", path.join(host, "nvidia-smi.txt"), "--machine", "x86_64"];
-  const ok = runCli(["detect", "--package", "llm-env", "--json", ...args]);
+  const ok = await runMain(["detect", "--package", "llm-env", "--json", ...args]);
   assert.is(ok.status, 0, ok.stderr);
   assert.equal(JSON.parse(ok.stdout).variants, ["llm-env-python313-cpu-avx2"]);
-  const bad = runCli(["detect", "--package", "audio-env", ...args]);
+  const bad = await runMain(["detect", "--package", "audio-env", ...args]);
   assert.is(bad.status, 2);
   assert.match(bad.stderr, /no environment "audio-env"; its environments: torch-env, llm-env, ds-env/);
 });
@@ -239,34 +239,34 @@ test("the comparison: an extra promises its version and that it imports on the v
   assert.not.ok(allHold(checkPromise(v, probe(null), FACTS)));
 });
 
-test("pin inspect --extra reads an extra's version in every Python set of a pin, null where the pin lacks it", () => {
+test("pin inspect --extra reads an extra's version in every Python set of a pin, null where the pin lacks it", async () => {
   for (const [rev, deepspeed] of [["a3116115851d68b8952a2a4221cc25a84e56b532", null], ["2c423e03bbafcff28bfadc6781a4a8257f205cb5", "0.19.5"]] as const) {
-    const r = runCli(["pin", "inspect", standInCheckout(rev), "--json", "--extra", "deepspeed", "--extra", "peft"]);
+    const r = await runMain(["pin", "inspect", standInCheckout(rev), "--json", "--extra", "deepspeed", "--extra", "peft"]);
     assert.is(r.status, 0, r.stderr);
     const sets = JSON.parse(r.stdout).facts.pythonSets as { set: string; extras: { attr: string; value: string | null }[] }[];
     const py313 = sets.find((x) => x.set === "python313Packages")!;
     assert.equal(py313.extras.map((x) => [x.attr, x.value]), [["deepspeed", deepspeed], ["peft", "0.11.1"]], rev.slice(0, 7));
   }
-  const bad = runCli(["pin", "inspect", standInCheckout("2c423e03bbafcff28bfadc6781a4a8257f205cb5"), "--extra", "not an attr"]);
+  const bad = await runMain(["pin", "inspect", standInCheckout("2c423e03bbafcff28bfadc6781a4a8257f205cb5"), "--extra", "not an attr"]);
   assert.is(bad.status, 2);
   assert.match(bad.stderr, /--extra: "not an attr" is not a nixpkgs attribute name/);
 });
 
-test("explain of a named environment lists what it holds and, per extra, whether its device code is judged (80 columns)", () => {
+test("explain of a named environment lists what it holds and, per extra, whether its device code is judged (80 columns)", async () => {
   const { dir } = perPin.find((p) => p.pin.rev === "2c423e03bbafcff28bfadc6781a4a8257f205cb5")!;
   const m = path.join(dir, "matrix.ts");
-  const r = runCli(["explain", "llm-env-python313-cpu-" + ISA, "--matrix", m], { env: { COLUMNS: "80" } });
+  const r = await runMain(["explain", "llm-env-python313-cpu-" + ISA, "--matrix", m], { env: { COLUMNS: "80" } });
   assert.is(r.status, 0, r.stderr);
   const holds = r.stdout.slice(r.stdout.indexOf("holds ("), r.stdout.indexOf("\nnote: "));
   for (const n of ["pytorch-python313-cpu-", "torchaudio-python313-cpu-", "torchvision-python313-cpu-", "python313Packages.torchcodec"]) assert.ok(holds.includes(n), n);
   assert.match(holds, /python313Packages\.peft \(extra; device code none\)/);
   assert.match(holds, /python313Packages\.einops \(extra; device code none\)/);
   for (const l of holds.split("\n")) assert.ok(l.length <= 80, `wider than 80: ${l}`);
-  const ds = runCli(["explain", "ds-env-python313-cuda" + perPin.find((p) => p.pin.rev === "2c423e03bbafcff28bfadc6781a4a8257f205cb5")!.list.find((v) => v.package === "ds-env" && v.cuda)!.name.split("-cuda")[1], "--matrix", m, "--json"]);
+  const ds = await runMain(["explain", "ds-env-python313-cuda" + perPin.find((p) => p.pin.rev === "2c423e03bbafcff28bfadc6781a4a8257f205cb5")!.list.find((v) => v.package === "ds-env" && v.cuda)!.name.split("-cuda")[1], "--matrix", m, "--json"]);
   const j = JSON.parse(ds.stdout);
   assert.equal(j.environment.extras.map((x: { attr: string; deviceCode: string }) => [x.attr, x.deviceCode]), [["deepspeed", "not judged"]]);
   assert.match(j.environment.extras[0].promise, /compiles each op at run time/);
-  const none = runCli(["explain", "audio-env-python313-cpu-" + ISA, "--matrix", m]);
+  const none = await runMain(["explain", "audio-env-python313-cpu-" + ISA, "--matrix", m]);
   assert.is(none.status, 2, "a name that is no variant is bad input (exit 2, on stderr)");
   assert.match(none.stderr.replace(/\s+/g, " "), /matrix\.ts defines no environment "audio" \(its environments: llm, ds\)/);
 });

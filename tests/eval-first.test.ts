@@ -18,7 +18,8 @@ import { closeCatalogExtras, extraHints } from "../generator/matrix/extra-hints.
 import { evaluationGate, failingAttribute, type EvaluationFailure } from "../generator/driver/eval-first.ts";
 import { nixErrorMessage, probeCached } from "../generator/driver/store.ts";
 import { REPO_ROOT } from "../generator/paths.ts";
-import { runCli, tempDir } from "./helpers/cli.ts";
+import { tempDir } from "./helpers/cli.ts";
+import { runMain } from "./helpers/main.ts";
 import { latestReport, newSalt, runDriver } from "./helpers/driver.ts";
 import { generateForPin } from "./helpers/matrices.ts";
 import { currentSystem, importVariant, standInNixpkgs } from "./helpers/nix.ts";
@@ -96,16 +97,16 @@ test("build --dry-run --probe-store names what a build would stop on (JSON evalu
   assert.match(plain.stderr, `warning: extra "peftt" of ${LLM.name} is not one the catalog knows; did you mean peft?`);
 });
 
-test("generate and explain say did you mean peft for peftt, and nothing for an extra close to no catalog extra", () => {
+test("generate and explain say did you mean peft for peftt, and nothing for an extra close to no catalog extra", async () => {
   const out = tempDir("vm-evalfirst-gen-");
   cpSync(path.join(REPO_ROOT, "pkgs"), path.join(out, "pkgs"), { recursive: true });
-  const r = runCli(["generate", "--matrix", path.join(dir, "matrix.ts"), "--out", out]);
+  const r = await runMain(["generate", "--matrix", path.join(dir, "matrix.ts"), "--out", out]);
   assert.is(r.status, 0, r.stderr);
   const warnings = r.stderr.split("\n").filter((l) => l.startsWith("warning: environments."));
   assert.equal(warnings.length, 1, r.stderr);
   assert.match(warnings[0]!, /^warning: environments\.llm: "peftt" is not an extra the catalog knows .*did you mean peft\?/);
   // explain of the environment says the same beside its extras.
-  const e = runCli(["explain", LLM.name, "--matrix", path.join(dir, "matrix.ts")]);
+  const e = await runMain(["explain", LLM.name, "--matrix", path.join(dir, "matrix.ts")]);
   assert.is(e.status, 0, e.stderr);
   assert.match(e.stdout, /^note: extra peftt is not one the catalog knows; did you mean peft\?/m);
   assert.not.match(e.stdout, /extra einops is not one/);

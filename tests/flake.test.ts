@@ -15,7 +15,8 @@ import { execFileSync, spawnSync } from "node:child_process";
 import path from "node:path";
 import { catalog } from "../generator/catalog/index.ts";
 import { sha256ToSri } from "../generator/generate/render/index.ts";
-import { runCli, tempDir, writeMatrix } from "./helpers/cli.ts";
+import { tempDir, writeMatrix } from "./helpers/cli.ts";
+import { runMain } from "./helpers/main.ts";
 import { REPO_ROOT, STAND_IN_BUILDER_FEATURES, STAND_IN_NIXPKGS, currentSystem, nixInstantiate, nixStr, runNix } from "./helpers/nix.ts";
 
 const FLAKES = ["--extra-experimental-features", "nix-command flakes"];
@@ -29,7 +30,7 @@ interface Lock {
   version: number;
 }
 
-test("flake.lock: every pin of the matrix locked to the catalog's narHash; flake.nix's inputs are exactly those pins", () => {
+test("flake.lock: every pin of the matrix locked to the catalog's narHash; flake.nix's inputs are exactly those pins", async () => {
   const lock = JSON.parse(readFileSync(path.join(REPO_ROOT, "flake.lock"), "utf8")) as Lock;
   const flake = readFileSync(path.join(REPO_ROOT, "flake.nix"), "utf8");
   assert.is(lock.version, 7);
@@ -46,11 +47,11 @@ test("flake.lock: every pin of the matrix locked to the catalog's narHash; flake
   }
   assert.is((flake.match(/url = "github:NixOS\/nixpkgs\//g) ?? []).length, inputs.length, "no input in flake.nix that the lock lacks");
   // The matrix's pins: every variant's nixpkgs revision is an input.
-  const revs = new Set(JSON.parse(runCli(["list", "--json"]).stdout).map((v: { nixpkgs: string }) => v.nixpkgs));
+  const revs = new Set(JSON.parse((await runMain(["list", "--json"])).stdout).map((v: { nixpkgs: string }) => v.nixpkgs));
   assert.equal([...revs].sort(), inputs.map((i) => lock.nodes[i]!.locked!.rev).sort());
 });
 
-test("sha256ToSri: Nix base32 and SRI name the same hash (nix-hash agrees)", () => {
+test("sha256ToSri: Nix base32 and SRI name the same hash (nix-hash agrees)", async () => {
   const sri = "sha256-dt4WdcvsA8/RCe+VZZwqU0X+XMM3wBbGCWA0/sFWzGo=";
   const b32 = runNix("nix-hash", ["--type", "sha256", "--to-base32", sri]).trim();
   assert.is(sha256ToSri(b32), sri);
@@ -59,7 +60,7 @@ test("sha256ToSri: Nix base32 and SRI name the same hash (nix-hash agrees)", () 
 });
 
 /** A toy matrix as a git repository with the generated flake; its stand-in nixpkgs as a path input. */
-function toyFlake(): { dir: string; standIn: string; nix: (args: string[]) => string; list: { name: string; package: string; cuda: string | null; role?: string; file: string }[] } {
+async function toyFlake(): Promise<{ dir: string; standIn: string; nix: (args: string[]) => string; list: { name: string; package: string; cuda: string | null; role?: string; file: string }[] }> {
   const root = tempDir("vm-flake-");
   const dir = path.join(root, "repo");
   mkdirSync(path.join(dir, "generator", "verify"), { recursive: true });
@@ -76,9 +77,9 @@ function toyFlake(): { dir: string; standIn: string; nix: (args: string[]) => st
     cpuOnly: true,
     environments: { llm: ["peft", "einops"] },
   });
-  const gen = runCli(["generate", "--matrix", matrix, "--out", dir]);
+  const gen = await runMain(["generate", "--matrix", matrix, "--out", dir]);
   if (gen.status !== 0) throw new Error(gen.stderr);
-  const list = JSON.parse(runCli(["list", "--json", "--matrix", matrix]).stdout);
+  const list = JSON.parse((await runMain(["list", "--json", "--matrix", matrix])).stdout);
   const git = (...a: string[]) => execFileSync("git", ["-c", "user.email=t@example.org", "-c", "user.name=test", ...a], { cwd: dir, stdio: "ignore" });
   git("init", "-q");
   git("add", "-A");
@@ -88,9 +89,12 @@ function toyFlake(): { dir: string; standIn: string; nix: (args: string[]) => st
   return { dir, standIn, nix: (a) => nix([...a.slice(0, -1), `${dir}${a.at(-1)}`]), list };
 }
 
-const toy = toyFlake();
+/** The toy flake, made once per file when a test first needs it (no test changes it). */
+let made: ReturnType<typeof toyFlake> | undefined;
+const toyFlakeOnce = () => (made ??= toyFlake());
 
-test("nix flake show lists packages, checks and hydraJobs per variant, devShells per environment, overlays per pytorch variant", () => {
+test("nix flake show lists packages, checks and hydraJobs per variant, devShells per environment, overlays per pytorch variant", async () => {
+  const toy = await toyFlakeOnce();
   const show = JSON.parse(toy.nix(["flake", "show", "--json", ""])) as Record<string, Record<string, Record<string, { type?: string; name?: string }>>>;
   const names = toy.list.map((v) => v.name).sort();
   assert.equal(Object.keys(show.packages![SYSTEM]!).sort(), names);
@@ -103,7 +107,8 @@ test("nix flake show lists packages, checks and hydraJobs per variant, devShells
   for (const n of names) assert.ok(show.hydraJobs![n], `hydraJobs.${n}`);
 });
 
-test("nix build .#<toy variant> builds against the stand-in; the flake's derivation is the .flox/pkgs wrapper's", () => {
+test("nix build .#<toy variant> builds against the stand-in; the flake's derivation is the .flox/pkgs wrapper's", async () => {
+  const toy = await toyFlakeOnce();
   const cpu = toy.list.find((v) => v.package === "pytorch" && v.cuda === null)!;
   const built = JSON.parse(toy.nix(["build", "--no-link", "--json", "--option", "substituters", "", ...STAND_IN_BUILDER_FEATURES, `#${cpu.name}`])) as { drvPath: string; outputs: { out: string } }[];
   assert.is(built.length, 1);
@@ -112,7 +117,8 @@ test("nix build .#<toy variant> builds against the stand-in; the flake's derivat
   assert.is(built[0]!.drvPath, wrapperDrv, "flake and flox wrapper: one derivation");
 });
 
-test("an overlay gives the stand-in nixpkgs' python313Packages.torch the variant's capabilities, ISA flags and CUDA set; packages on it follow", () => {
+test("an overlay gives the stand-in nixpkgs' python313Packages.torch the variant's capabilities, ISA flags and CUDA set; packages on it follow", async () => {
+  const toy = await toyFlakeOnce();
   const pt = toy.list.find((v) => v.package === "pytorch" && v.cuda !== null)!;
   const r = JSON.parse(
     toy.nix([
@@ -138,7 +144,8 @@ test("an overlay gives the stand-in nixpkgs' python313Packages.torch the variant
   assert.equal(r.other, [], "python312Packages keeps its own torch");
 });
 
-test("a package-set-scope variant's overlay refuses a nixpkgs config without its capabilities, and takes one with them", () => {
+test("a package-set-scope variant's overlay refuses a nixpkgs config without its capabilities, and takes one with them", async () => {
+  const toy = await toyFlakeOnce();
   // The overlay is pkgs/overlay.nix: evaluate it directly for a variant whose capabilities go to the whole CUDA set.
   const v = `{ name = "pytorch-python313-cuda13_0-sm90-${ISA}"; role = "torch"; python = "3.13"; pythonPackageSet = "python313Packages"; cuda = "13.0";
     cudaPackageSet = "cudaPackages_13_0"; cudaCapabilities = [ "9.0" ]; cudaCapabilitiesForPackageSet = true; version = "2.12.0"; torchVersion = "2.12.0";
@@ -153,7 +160,8 @@ test("a package-set-scope variant's overlay refuses a nixpkgs config without its
   assert.match(good.stdout, /\[ "9\.0" \]/);
 });
 
-test("a devShell holds the environment and nix-gl-host, with a one-line hint for non-NixOS hosts", () => {
+test("a devShell holds the environment and nix-gl-host, with a one-line hint for non-NixOS hosts", async () => {
+  const toy = await toyFlakeOnce();
   const env = toy.list.find((v) => v.name.startsWith("llm-env-") && v.cuda !== null)!;
   const r = JSON.parse(
     toy.nix(["eval", "--json", "--apply", "s: { inherit (s) standInShellPackages shellHook; }", `#devShells.${SYSTEM}.${env.name}`]),

@@ -14,7 +14,8 @@ import { parse as parseToml } from "smol-toml";
 import type { BuildReport } from "../generator/driver/report.ts";
 import { checkNixFeatures } from "../generator/pin/nix.ts";
 import { branchNameProblem } from "../generator/ci.ts";
-import { ROOT, runCli, tempDir } from "./helpers/cli.ts";
+import { ROOT, tempDir } from "./helpers/cli.ts";
+import { runMain } from "./helpers/main.ts";
 import { BUILD_MATRIX, newSalt, runDriver } from "./helpers/driver.ts";
 
 const PT = "pytorch-python313-cpu-avx2";
@@ -76,19 +77,19 @@ function hostNamed(dir: string, fixture: string, name: string): string {
   return to;
 }
 
-test("fleet --write-manifest: an --org with a newline is refused and nothing is written; a host name with a newline stays in its comment", () => {
+test("fleet --write-manifest: an --org with a newline is refused and nothing is written; a host name with a newline stays in its comment", async () => {
   const dir = tempDir("vm-strings-fleet-");
   // (a file name holds no "/")
   const evil = 'edge\nhook.on-activate = "touch pwned" #';
   const host = hostNamed(dir, "graviton3-nogpu", evil);
   const out = join(dir, "manifests");
-  const bad = runCli(["fleet", host, "--write-manifest", out, "--org", 'acme\nhook.on-activate = "touch /tmp/pwned" #']);
+  const bad = await runMain(["fleet", host, "--write-manifest", out, "--org", 'acme\nhook.on-activate = "touch /tmp/pwned" #']);
   assert.is(bad.status, 2, bad.stderr);
   assert.match(bad.stderr, /^variant-matrix: error: --org "acme\\nhook\.on-activate = \\"touch \/tmp\/pwned\\" #": not an organisation name/m);
   assert.not.ok(existsSync(out), "nothing written");
-  assert.is(runCli(["fleet", host, "--write-manifest", out, "--org", "acme/other"]).status, 2, "a / would name another catalog's package");
+  assert.is((await runMain(["fleet", host, "--write-manifest", out, "--org", "acme/other"])).status, 2, "a / would name another catalog's package");
 
-  const ok = runCli(["fleet", host, "--write-manifest", out, "--org", "acme"]);
+  const ok = await runMain(["fleet", host, "--write-manifest", out, "--org", "acme"]);
   assert.is(ok.status, 0, ok.stderr);
   const files = readdirSync(out);
   assert.is(files.length, 1);
@@ -98,30 +99,30 @@ test("fleet --write-manifest: an --org with a newline is refused and nothing is 
   assert.match(text, /^# written by .* host\(s\) edge\\nhook\.on-activate = "touch pwned" #$/m, "the name, escaped, on the comment's line");
 });
 
-test("fleet --write-matrix: a host name with a newline stays in the matrix's comment; the matrix compiles", () => {
+test("fleet --write-matrix: a host name with a newline stays in the matrix's comment; the matrix compiles", async () => {
   const dir = tempDir("vm-strings-matrix-");
   const host = hostNamed(dir, "graviton3-nogpu", "edge\nexport const oops = ;\u2028x");
   const m = join(dir, "matrix.ts");
-  const r = runCli(["fleet", host, "--write-matrix", m]);
+  const r = await runMain(["fleet", host, "--write-matrix", m]);
   assert.is(r.status, 0, r.stderr);
   const text = readFileSync(m, "utf8");
   assert.match(text.split("\n")[0]!, /^\/\/ Written by .*edge\\nexport const oops = ;\\u2028x: /);
   // The written file imports ./generator/matrix/schema.ts; point it at this checkout.
   writeFileSync(m, text.replace("./generator/matrix/schema.ts", join(ROOT, "generator/matrix/schema.ts")));
-  const list = runCli(["list", "--json", "--matrix", m]);
+  const list = await runMain(["list", "--json", "--matrix", m]);
   assert.is(list.status, 0, list.stderr);
   assert.ok((JSON.parse(list.stdout) as unknown[]).length > 0);
 });
 
-test("ci hydra: a --branch that is not a git branch name (extra words, a newline) is refused; git agrees with every verdict", () => {
-  const spec = (branch: string) => runCli(["ci", "hydra", "--repo", "https://example.org/v.git", "--branch", branch]);
-  const bad = spec("main 1");
+test("ci hydra: a --branch that is not a git branch name (extra words, a newline) is refused; git agrees with every verdict", async () => {
+  const spec = (branch: string) => runMain(["ci", "hydra", "--repo", "https://example.org/v.git", "--branch", branch]);
+  const bad = await spec("main 1");
   assert.is(bad.status, 2, bad.stdout);
   assert.match(bad.stderr, /^variant-matrix: error: --branch "main 1": not a git branch name: it holds whitespace/m);
   assert.is(bad.stdout, "");
-  assert.is(spec("main\nx").status, 2);
-  assert.is(runCli(["ci", "hydra", "--repo", "https://example.org/v.git extra"]).status, 2, "a URL with a space would add a field too");
-  const good = spec("release/2.11");
+  assert.is((await spec("main\nx")).status, 2);
+  assert.is((await runMain(["ci", "hydra", "--repo", "https://example.org/v.git extra"])).status, 2, "a URL with a space would add a field too");
+  const good = await spec("release/2.11");
   assert.is(good.status, 0, good.stderr);
   assert.is(JSON.parse(good.stdout).variants.inputs.src.value, "https://example.org/v.git release/2.11");
   // The rules are git's own: check-ref-format --branch says the same of each name.

@@ -18,7 +18,8 @@ import { cudaCacheSubstituter } from "../generator/catalog/binary-cache.ts";
 const CUDA_CACHE_SUBSTITUTER = cudaCacheSubstituter(catalogForCaches);
 import { projectFromMatrix } from "../generator/matrix/project.ts";
 import matrix from "../matrix.ts";
-import { runCli, tempDir } from "./helpers/cli.ts";
+import { tempDir } from "./helpers/cli.ts";
+import { runMain } from "./helpers/main.ts";
 import { HOSTS, makeHost } from "./helpers/host-model.ts";
 import { latestReport } from "./helpers/driver.ts";
 import { NAME, standInEnvironment } from "./helpers/install-stand-in.ts";
@@ -48,20 +49,20 @@ function roots(out: string): string[] {
 }
 
 /** Run `f` with `dir` a real mount of `how` (mount(8)), unmounted after. */
-function mounted<T>(dir: string, how: string[][], f: () => T): T {
+async function mounted<T>(dir: string, how: string[][], f: () => Promise<T>): Promise<T> {
   for (const a of how) execFileSync("mount", a, { stdio: "pipe" });
   try {
-    return f();
+    return await f();
   } finally {
     execFileSync("umount", [dir], { stdio: "pipe" });
   }
 }
 
-test("install of a variant already in the store into a new --dir: linked at once (no build driver); DIR is its only GC root, deleting DIR uninstalls", () => {
+test("install of a variant already in the store into a new --dir: linked at once (no build driver); DIR is its only GC root, deleting DIR uninstalls", async () => {
   const pkgs = standInEnvironment();
   const { h, logs, args, env } = setup(pkgs);
   const first = join(h.dir, "first");
-  const r1 = runCli(args(first), { env });
+  const r1 = await runMain(args(first), { env });
   assert.ok(r1.status === 0 || r1.status === 1, r1.stdout + r1.stderr);
   const out = realpathSync(first);
   assert.is(latestReport(logs).variants.find((v) => v.name === NAME)?.status, "built");
@@ -71,7 +72,7 @@ test("install of a variant already in the store into a new --dir: linked at once
   const runs = readdirSync(logs).length;
 
   const second = join(h.dir, "elsewhere", "env");
-  const r2 = runCli(args(second), { env });
+  const r2 = await runMain(args(second), { env });
   assert.is(r2.status, r1.status, r2.stdout + r2.stderr);
   assert.match(r2.stdout.replace(/\s+/g, " "), `${NAME} is in the store (${out}): nothing to build`);
   assert.not.match(r2.stdout + r2.stderr, /nothing to link/);
@@ -85,11 +86,11 @@ test("install of a variant already in the store into a new --dir: linked at once
   assert.equal(roots(out), []);
 });
 
-test("install stops before any build when DIR cannot take the link: read-only filesystem, full filesystem, a file, a user's link, an unrelated GC root", () => {
+test("install stops before any build when DIR cannot take the link: read-only filesystem, full filesystem, a file, a user's link, an unrelated GC root", async () => {
   const pkgs = standInEnvironment();
   const { h, logs, args, env } = setup(pkgs);
-  const stopped = (dir: string, why: RegExp) => {
-    const r = runCli(args(dir), { env });
+  const stopped = async (dir: string, why: RegExp) => {
+    const r = await runMain(args(dir), { env });
     assert.is(r.status, 2, r.stdout + r.stderr);
     assert.match(r.stderr, why);
     assert.match(r.stderr, /nothing was built/);
@@ -98,44 +99,44 @@ test("install stops before any build when DIR cannot take the link: read-only fi
   // A real read-only bind mount.
   const ro = join(h.dir, "ro");
   mkdirSync(ro);
-  mounted(ro, [["--bind", ro, ro], ["-o", "remount,bind,ro", ro]], () => stopped(join(ro, "torch-env"), /--dir \S+ro\/torch-env: \S+ro is on a read-only filesystem/));
+  await mounted(ro, [["--bind", ro, ro], ["-o", "remount,bind,ro", ro]], () => stopped(join(ro, "torch-env"), /--dir \S+ro\/torch-env: \S+ro is on a read-only filesystem/));
   // A real tmpfs with no inode left (a full filesystem: not even a link fits); DIR's parent missing on it, too.
   const full = join(h.dir, "full");
   mkdirSync(full);
-  mounted(full, [["-t", "tmpfs", "-o", "size=1m,nr_inodes=8", "tmpfs", full]], () => {
+  await mounted(full, [["-t", "tmpfs", "-o", "size=1m,nr_inodes=8", "tmpfs", full]], async () => {
     for (let i = 0; ; i++)
       try {
         writeFileSync(join(full, `f${i}`), "");
       } catch {
         break;
       }
-    stopped(join(full, "sub", "torch-env"), /filesystem is full/);
+    await stopped(join(full, "sub", "torch-env"), /filesystem is full/);
   });
   // A file, a user's link to their own directory, and an unrelated GC root (a link into the store to something else).
   const file = join(h.dir, "file");
   writeFileSync(file, "mine\n");
-  stopped(file, /--dir \S+ exists and is not a link install made/);
+  await stopped(file, /--dir \S+ exists and is not a link install made/);
   const mine = join(h.dir, "mine");
   symlinkSync(h.dir, mine);
-  stopped(mine, /is a link to \S+, not into the Nix store, not an earlier install of this variant/);
+  await stopped(mine, /is a link to \S+, not into the Nix store, not an earlier install of this variant/);
   const other = runNix("nix-build", ["-E", `derivation { name = "unrelated-${Date.now()}"; system = builtins.currentSystem; builder = "/bin/sh"; args = [ "-c" "echo > $out" ]; }`, "-o", join(h.dir, "gcroot")]).trim();
-  stopped(join(h.dir, "gcroot"), /is a link to \/nix\/store\/\S+-unrelated-\d+, a GC root of something else, not an earlier install of this variant/);
+  await stopped(join(h.dir, "gcroot"), /is a link to \/nix\/store\/\S+-unrelated-\d+, a GC root of something else, not an earlier install of this variant/);
   assert.is(readlinkSync(join(h.dir, "gcroot")), other, "the unrelated GC root is unchanged");
   assert.is(readlinkSync(mine), h.dir);
   assert.ok(lstatSync(file).isFile());
 });
 
-test("build with a fresh --out-dir gives a variant already in the store its result link", () => {
+test("build with a fresh --out-dir gives a variant already in the store its result link", async () => {
   const pkgs = standInEnvironment();
   const dep = variant.dependsOn[0]!;
   const features = projectFromMatrix(matrix).variants.find((v) => v.name === dep)!.requiredSystemFeatures.join(" ");
   const dir = tempDir("vm-outdir-");
   const build = (outDir: string) =>
-    runCli(["build", dep, "--backend", "nix", "--pkgs-dir", pkgs, "--out-dir", outDir, "--logs-dir", join(dir, "logs"), "--plain", "--nix-option", "substituters=", "--nix-option", `system-features=${features}`]);
-  const a = build(join(dir, "a"));
+    runMain(["build", dep, "--backend", "nix", "--pkgs-dir", pkgs, "--out-dir", outDir, "--logs-dir", join(dir, "logs"), "--plain", "--nix-option", "substituters=", "--nix-option", `system-features=${features}`]);
+  const a = await build(join(dir, "a"));
   assert.is(a.status, 0, a.stdout + a.stderr);
   const out = readlinkSync(join(dir, "a", `result-${dep}`));
-  const b = build(join(dir, "b"));
+  const b = await build(join(dir, "b"));
   assert.is(b.status, 0, b.stdout + b.stderr);
   assert.is(latestReport(join(dir, "logs")).variants.find((v) => v.name === dep)?.status, "cached");
   assert.is(readlinkSync(join(dir, "b", `result-${dep}`)), out);

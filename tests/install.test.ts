@@ -19,7 +19,8 @@ const CUDA_CACHE_SUBSTITUTER = cudaCacheSubstituter(catalogForCaches);
 import { closingLine } from "../generator/commands/install.ts";
 import { projectFromMatrix } from "../generator/matrix/project.ts";
 import matrix from "../matrix.ts";
-import { ROOT, runCli, tempDir, writeMatrix } from "./helpers/cli.ts";
+import { ROOT, tempDir, writeMatrix } from "./helpers/cli.ts";
+import { runMain } from "./helpers/main.ts";
 import { HOSTS, makeHost } from "./helpers/host-model.ts";
 import { latestReport } from "./helpers/driver.ts";
 import { standInEnvironment } from "./helpers/install-stand-in.ts";
@@ -35,31 +36,31 @@ const CACHE = {
 const H100 = { recorded: "spr-h100", nvidiaSmi: true, devNvidia: true };
 const recorded = ["--cpuinfo", join(HOSTS, "spr-h100/cpuinfo"), "--nvidia-smi", join(HOSTS, "spr-h100/nvidia-smi.txt"), "--machine", "x86_64"];
 
-test("install --dry-run: the steps, every check and the plan with its estimate; nothing linked, nothing built", () => {
+test("install --dry-run: the steps, every check and the plan with its estimate; nothing linked, nothing built", async () => {
   const h = makeHost({ ...H100, hostLibcuda: "/usr/lib/x86_64-linux-gnu/libcuda.so.1", nix: "2.24.9", nixConf: { "system-features": FEATURES, ...CACHE } });
   const dir = join(h.dir, "torch-env");
-  const r = runCli(["install", "--dry-run", "--verbose", "--dir", dir, "--host-root", h.root, "--backend", "nix", "--logs-dir", join(h.dir, "logs"), ...recorded], { env: h.env });
+  const r = await runMain(["install", "--dry-run", "--verbose", "--dir", dir, "--host-root", h.root, "--backend", "nix", "--logs-dir", join(h.dir, "logs"), ...recorded], { env: h.env });
   assert.is(r.status, 0, r.stdout + r.stderr);
   const flat = r.stdout.replace(/\s+/g, " ");
   assert.match(flat, `install ${NAME} (picked by detect for this host) at ${dir}`);
   for (const step of ["1. variant:", "2. checks", "3. build through the build driver", `4. link ${dir} to the environment with its Pythons run through nix-gl-host`, `5. the host's GPU driver: ${dir}/bin/python3 and ${dir}/bin/python run through nixglhost`, "6. verify"])
     assert.ok(flat.includes(step), `missing step "${step}":\n${r.stdout}`);
-  // The file as the user would type it here (runCli runs in the repository root).
+  // The file as the user would type it here (runMain runs in the repository root).
   assert.ok(flat.includes(`nix-build ./${variant.file} -A withHostDriver -o ${dir}`), r.stdout);
   for (const check of ["✓ Nix version", "✓ system features", "✓ CUDA binary cache", "✗ GPU driver"]) assert.ok(r.stdout.includes(check), check);
   assert.match(r.stdout, /wait \S+ until the last variant is ready/);
   assert.match(r.stdout, new RegExp(`\\$ nix-build \\S+/${NAME}\\.nix`));
   assert.is(existsSync(dir), false);
   assert.is(existsSync(join(h.dir, "logs")), false, "a dry run starts no build");
-  // Without --dir: ./PACKAGE, a name the user recognises (here from the repository root, where runCli runs).
-  const byDefault = runCli(["install", "--dry-run", "--host-root", h.root, "--backend", "nix", "--logs-dir", join(h.dir, "logs"), ...recorded], { env: h.env });
+  // Without --dir: ./PACKAGE, a name the user recognises (here from the repository root, where runMain runs).
+  const byDefault = await runMain(["install", "--dry-run", "--host-root", h.root, "--backend", "nix", "--logs-dir", join(h.dir, "logs"), ...recorded], { env: h.env });
   assert.is(byDefault.status, 0, byDefault.stderr);
-  // Shown as the user would type it here (runCli runs in the repository root).
+  // Shown as the user would type it here (runMain runs in the repository root).
   assert.match(byDefault.stdout.replace(/\s+/g, " "), `at ./torch-env,`);
   assert.is(existsSync(join(ROOT, "torch-env")), false);
 });
 
-test("install --dry-run for detect's pick on every recorded host fits one screen (60 lines at 80 columns); --verbose gives every detail (on the H100 host)", () => {
+test("install --dry-run for detect's pick on every recorded host fits one screen (60 lines at 80 columns); --verbose gives every detail (on the H100 host)", async () => {
   const hosts = readdirSync(HOSTS, { withFileTypes: true })
     .filter((d) => d.isDirectory() && existsSync(join(HOSTS, d.name, "cpuinfo")) && existsSync(join(HOSTS, d.name, "nvidia-smi.txt")))
     .map((d) => d.name);
@@ -70,7 +71,7 @@ test("install --dry-run for detect's pick on every recorded host fits one screen
     const gpu = readFileSync(join(HOSTS, name, "nvidia-smi.txt"), "utf8").includes(",");
     const h = makeHost({ recorded: name, nvidiaSmi: true, devNvidia: gpu, nix: "2.24.9", hostLibcuda: gpu ? "/usr/lib/libcuda.so.1" : null });
     const args = ["install", "--dry-run", "--host-root", h.root, "--backend", "nix", "--logs-dir", join(h.dir, "logs"), "--cpuinfo", join(HOSTS, name, "cpuinfo"), "--nvidia-smi", join(HOSTS, name, "nvidia-smi.txt")];
-    const r = runCli(args, { env: { ...h.env, COLUMNS: "80" } });
+    const r = await runMain(args, { env: { ...h.env, COLUMNS: "80" } });
     // Every recorded host gets a pick (a GPU variant, or the CPU-only fallback where none serves its GPU).
     assert.is(r.status, 0, `${name}: ${r.stderr}`);
     const lines = r.stdout.replace(/\n$/, "").split("\n");
@@ -80,19 +81,19 @@ test("install --dry-run for detect's pick on every recorded host fits one screen
     assert.equal(long, [], `${name}: lines past 80 columns`);
     assert.match(r.stdout, /wait \S+ until the last variant is ready/);
     if (name !== "h100-driver580") continue;
-    const verbose = runCli([...args, "--verbose"], { env: { ...h.env, COLUMNS: "80" } });
+    const verbose = await runMain([...args, "--verbose"], { env: { ...h.env, COLUMNS: "80" } });
     assert.is(verbose.status, 0, verbose.stderr);
     assert.ok(verbose.stdout.split("\n").length > lines.length, `${name}: --verbose says more`);
     assert.match(verbose.stdout, /\$ nix-build/);
   }
 });
 
-test("install stops before any work when nix.conf lacks a setting: exit 2, the block of whole setting lines and the restart", () => {
+test("install stops before any work when nix.conf lacks a setting: exit 2, the block of whole setting lines and the restart", async () => {
   const h = makeHost({ ...H100, hostLibcuda: "/usr/lib/x86_64-linux-gnu/libcuda.so.1", nix: "2.24.9" });
   const dir = join(h.dir, "torch-env");
   const logs = join(h.dir, "logs");
   for (const columns of ["80", ""]) {
-    const r = runCli(["install", NAME, "--dir", dir, "--host-root", h.root, "--backend", "nix", "--logs-dir", logs, ...recorded], { env: { ...h.env, COLUMNS: columns } });
+    const r = await runMain(["install", NAME, "--dir", dir, "--host-root", h.root, "--backend", "nix", "--logs-dir", logs, ...recorded], { env: { ...h.env, COLUMNS: columns } });
     assert.is(r.status, 2, r.stdout + r.stderr);
     const lines = r.stderr.split("\n");
     assert.ok(lines.includes(`extra-system-features = ${FEATURES.split(" ").filter((f) => f.startsWith("gccarch-")).join(" ")}`), r.stderr);
@@ -105,14 +106,14 @@ test("install stops before any work when nix.conf lacks a setting: exit 2, the b
   }
 });
 
-test("install on a non-NixOS host with a GPU driver: built through the build driver, DIR a GC root, python3 through the environment's nixglhost; the verify line ends the run; a second install builds nothing", () => {
+test("install on a non-NixOS host with a GPU driver: built through the build driver, DIR a GC root, python3 through the environment's nixglhost; the verify line ends the run; a second install builds nothing", async () => {
   const pkgs = standInEnvironment();
   const h = makeHost({ ...H100, hostLibcuda: "/usr/lib/x86_64-linux-gnu/libcuda.so.1", realNixTools: true, nixConf: { "system-features": FEATURES, ...CACHE } });
   const dir = join(h.dir, "torch-env");
   const logs = join(h.dir, "logs");
   const args = ["install", "--dir", dir, "--host-root", h.root, "--backend", "nix", "--pkgs-dir", pkgs, "--logs-dir", logs, "--plain", ...recorded];
   const env = { ...h.env, NIXGLHOST_STAND_IN_ROOT: h.root };
-  const first = runCli(args, { env });
+  const first = await runMain(args, { env });
   assert.ok(first.status === 0 || first.status === 1, first.stdout + first.stderr);
   assert.ok(lstatSync(dir).isSymbolicLink());
   const out = realpathSync(dir);
@@ -138,7 +139,7 @@ test("install on a non-NixOS host with a GPU driver: built through the build dri
   // Again, at 80 columns: nothing is built and the build driver is not run (the output is in the store: DIR is
   // linked at once), verify runs again, and its line stays one line.
   const runId = latestReport(logs).runId;
-  const second = runCli(args, { env: { ...env, COLUMNS: "80" } });
+  const second = await runMain(args, { env: { ...env, COLUMNS: "80" } });
   assert.is(second.status, first.status, second.stderr);
   assert.is(latestReport(logs).runId, runId, "no second run of the build driver");
   assert.match(second.stdout.replace(/\s+/g, " "), `${NAME} is in the store (${realpathSync(join(dir, "bin/pip")).replace(/\/bin\/pip$/, "")}): nothing to build`);
@@ -146,11 +147,11 @@ test("install on a non-NixOS host with a GPU driver: built through the build dri
   assert.is(second.stdout.trim().split("\n").at(-1), last);
 });
 
-test("install on NixOS: no nixglhost, the environment's python3 loads /run/opengl-driver/lib's libcuda directly", () => {
+test("install on NixOS: no nixglhost, the environment's python3 loads /run/opengl-driver/lib's libcuda directly", async () => {
   const pkgs = standInEnvironment();
   const h = makeHost({ ...H100, nixos: true, realNixTools: true, nixConf: { "system-features": FEATURES, ...CACHE } });
   const dir = join(h.dir, "torch-env");
-  const r = runCli(["install", NAME, "--dir", dir, "--host-root", h.root, "--backend", "nix", "--pkgs-dir", pkgs, "--logs-dir", join(h.dir, "logs"), "--plain", ...recorded], {
+  const r = await runMain(["install", NAME, "--dir", dir, "--host-root", h.root, "--backend", "nix", "--pkgs-dir", pkgs, "--logs-dir", join(h.dir, "logs"), "--plain", ...recorded], {
     env: { ...h.env, NIXGLHOST_STAND_IN_ROOT: h.root },
   });
   assert.ok(r.status === 0 || r.status === 1, r.stdout + r.stderr);
@@ -158,11 +159,11 @@ test("install on NixOS: no nixglhost, the environment's python3 loads /run/openg
   assert.match(r.stdout.trim().split("\n").at(-1)!, /promises hold on NVIDIA H100 80GB HBM3 \(9\.0\)$/);
 });
 
-test("install on a host the matrix does not serve: exit 2 with detect's reasons and what to add to matrix.ts, before any check or build", () => {
+test("install on a host the matrix does not serve: exit 2 with detect's reasons and what to add to matrix.ts, before any check or build", async () => {
   const dir = tempDir("vm-install-unserved-");
   const m = writeMatrix(dir, { releases: [{ torch: "2.12.0", nixpkgs: "2c423e03bbafcff28bfadc6781a4a8257f205cb5" }], python: ["3.13"], cuda: ["12.8"], gpus: ["121"], isas: ["armv9"], cpuOnly: false });
   const h = makeHost({ ...H100, nix: "2.24.9" });
-  const r = runCli(["install", "--dir", join(dir, "torch-env"), "--matrix", m, "--host-root", h.root, "--logs-dir", join(dir, "logs"), ...recorded], { env: h.env });
+  const r = await runMain(["install", "--dir", join(dir, "torch-env"), "--matrix", m, "--host-root", h.root, "--logs-dir", join(dir, "logs"), ...recorded], { env: h.env });
   assert.is(r.status, 2, r.stdout + r.stderr);
   assert.match(r.stderr, /detect picks no torch-env variant for this host: .*no torch-env variants for x86_64-linux/);
   assert.match(r.stderr, /to serve it: add "avx512bf16" to isas in matrix\.ts/);

@@ -15,7 +15,8 @@ import { extraPromise } from "../generator/catalog/extras.ts";
 import { archEntryAccepted } from "../generator/catalog/torch-arch-list.ts";
 import { closeCatalogExtras } from "../generator/matrix/extra-hints.ts";
 import { catalogCheckerFacts } from "../generator/verify/catalog-facts.ts";
-import { runCli, tempDir, writeMatrix } from "./helpers/cli.ts";
+import { tempDir, writeMatrix } from "./helpers/cli.ts";
+import { runMain } from "./helpers/main.ts";
 
 const torchvision091 = { version: "0.91", servesTorch: { min: "2.99", below: null }, stableAbi: false, source: "test: a torchvision series the built-in table lacks" };
 const einopsx = { attr: "einopsx", deviceCode: "none", takesTorch: false, promise: "its version, and that it imports (pure Python)", source: "test" };
@@ -83,14 +84,14 @@ test("pin add of a pin the built-in catalog has: said so, naming no local-catalo
   assert.throws(() => addLocalEntry(catalog, dir, other), /is already in .*local-catalog\.json: nothing to add/);
 });
 
-test("generate warns of an extra close to a catalog one, and not once local-catalog.json knows it", () => {
+test("generate warns of an extra close to a catalog one, and not once local-catalog.json knows it", async () => {
   const dir = tempDir("vm-local-cat-gen-");
   const m = writeMatrix(dir, { releases: [{ torch: "2.12.0" }], python: ["3.13"], cuda: ["12.9"], gpus: ["90"], isas: ["avx2"], cpuOnly: false, environments: { llm: ["einopsx"] } });
-  const before = runCli(["generate", "--matrix", m, "--out", dir]);
+  const before = await runMain(["generate", "--matrix", m, "--out", dir]);
   assert.is(before.status, 0, before.stderr);
   assert.match(before.stderr, /environments\.llm: "einopsx" is not an extra the catalog knows/);
   writeFileSync(join(dir, "local-catalog.json"), JSON.stringify({ extras: [einopsx] }));
-  const after = runCli(["generate", "--matrix", m, "--out", dir]);
+  const after = await runMain(["generate", "--matrix", m, "--out", dir]);
   assert.is(after.status, 0, after.stderr);
   assert.not.match(after.stderr, /einopsx/);
 });

@@ -5,7 +5,7 @@ import { catalog } from "../generator/catalog/index.ts";
 import { execFileSync } from "node:child_process";
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { ROOT, runCli, tempDir, writeMatrix } from "./helpers/cli.ts";
+import { ROOT, tempDir, writeMatrix } from "./helpers/cli.ts";
 import { runMain } from "./helpers/main.ts";
 import { widestMatrix } from "./helpers/matrices.ts";
 
@@ -97,21 +97,21 @@ test("build --dry-run needs no network: offline, Nix's failed answer falls back 
   chmodSync(join(bin, "nix-instantiate"), 0o755);
   const env = { PATH: `${bin}:${process.env.PATH}` };
   const args = ["build", "--dry-run", "--filter", "sm=90", "--filter", "isa=avx2", "--backend", "nix", "--logs-dir", join(dir, "logs")];
-  // A PATH of its own: a real process (runMain shares this one's environment).
-  const never = runCli([...args, "--ask-nix-timeout", "0"], { env });
+  // A PATH of its own, for these calls (runMain sets it and puts it back).
+  const never = await runMain([...args, "--ask-nix-timeout", "0"], { env });
   assert.is(never.status, 0, never.stderr);
   assert.match(never.stdout, /to build/);
   assert.not.ok(existsSync(marker), "nix-instantiate was not run with --ask-nix-timeout 0");
   assert.match(never.stdout, /Nix not asked because --ask-nix-timeout 0/);
   // By default it asks; offline the answer is "does not evaluate here" and the plan says the model stands.
-  const asked = runCli(args, { env });
+  const asked = await runMain(args, { env });
   assert.is(asked.status, 0, asked.stderr);
   assert.ok(existsSync(marker), "Nix was asked");
   assert.match(asked.stdout, /to build/);
   assert.match(asked.stdout, /modelled: .*Nix not asked because no selected file evaluates here/);
   // --verbose gives Nix's own error.
-  assert.match(runCli([...args, "--verbose"], { env }).stdout, /no selected file evaluates here \(.*offline/);
-  const p = runCli([...args, "--probe-store"], { env });
+  assert.match((await runMain([...args, "--verbose"], { env })).stdout, /no selected file evaluates here \(.*offline/);
+  const p = await runMain([...args, "--probe-store"], { env });
   assert.is(p.status, 0, p.stderr);
   assert.match(p.stdout, /not instantiated here: error: offline/);
 });

@@ -13,6 +13,7 @@ import { fleetCommand } from "../generator/commands/fleet.ts";
 import { listCommand } from "../generator/commands/list.ts";
 import { makePinCommand } from "../generator/commands/pin.ts";
 import { ROOT, runCli } from "./helpers/cli.ts";
+import { runMain } from "./helpers/main.ts";
 
 /** Parse `args` with one command module whose handler only records its argv; a yargs failure is thrown. */
 function parse(cmd: CommandModule<any, any>, args: string[]): Record<string, unknown> {
@@ -73,13 +74,13 @@ test("eval, fleet, ci and pin: a repeatable option before the positionals leaves
   assert.throws(() => parse(listCommand, ["list", "--filter", "isa=armv9", A]), /Unknown argument/);
 });
 
-test("the real CLI: build --dry-run with names after --nix-option and after --filter plans exactly those names", () => {
+test("the real CLI: build --dry-run with names after --nix-option and after --filter plans exactly those names", async () => {
   for (const args of [
     ["build", "--dry-run", "--json", "--nix-option", "substituters=file:///c", A, B],
     ["build", "--dry-run", "--json", A, B, "--nix-option", "substituters=file:///c"],
     ["build", "--dry-run", "--json", "--filter", "isa=avx2", A, B],
   ]) {
-    const r = runCli(args);
+    const r = await runMain(args);
     assert.is(r.status, 0, `${args.join(" ")}: ${r.stderr}`);
     const plan = JSON.parse(r.stdout) as { order?: string[]; nodes?: { name: string }[] } & Record<string, unknown>;
     const text = JSON.stringify(plan);

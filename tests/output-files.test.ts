@@ -15,7 +15,8 @@ import { join } from "node:path";
 import type { BuildReport } from "../generator/driver/report.ts";
 import { ensurePrivateDir, outputMode, writeOutputFile } from "../generator/output-file.ts";
 import { redactCredentials, redactDeep } from "../generator/redact.ts";
-import { runCli, tempDir } from "./helpers/cli.ts";
+import { tempDir } from "./helpers/cli.ts";
+import { runMain } from "./helpers/main.ts";
 import { BUILD_MATRIX, FIXTURES, newSalt, runDriver } from "./helpers/driver.ts";
 
 const PT = "pytorch-python313-cpu-avx2";
@@ -164,10 +165,10 @@ test("ensurePrivateDir: a fixed per-user directory in a shared place is used onl
   }
 });
 
-test("build --dry-run prints no credential: a substituter's user:password@ and ?token=, access-tokens (text and --json)", () => {
+test("build --dry-run prints no credential: a substituter's user:password@ and ?token=, access-tokens (text and --json)", async () => {
   const args = ["build", "--dry-run", "--backend", "nix", "--substituter", `https://ci-user:${TOKEN}@cache.example/?token=${TOKEN}`, "--nix-option", `access-tokens=github.com=${TOKEN} gitlab.com=${TOKEN}`, PT];
   for (const json of [false, true]) {
-    const r = runCli(json ? [...args, "--json"] : args);
+    const r = await runMain(json ? [...args, "--json"] : args);
     assert.is(r.status, 0, r.stderr);
     assert.not.ok((r.stdout + r.stderr).includes(TOKEN), `${json ? "--json" : "text"}: ${r.stdout}`);
     assert.match(r.stdout, /ci-user:REDACTED@cache\.example/);
@@ -209,12 +210,12 @@ test("publish --to: nix copy's log is in a fresh private directory (none left af
   const tmp = tempDir("vm-publish-tmp-");
   const env = { TMPDIR: tmp };
   const cache = tempDir("vm-publish-cache-");
-  const ok = runCli(["publish", PT, "--to", `file://${cache}`, "--matrix", BUILD_MATRIX, "--out-dir", join(c.dir, "out"), "--json"], { env });
+  const ok = await runMain(["publish", PT, "--to", `file://${cache}`, "--matrix", BUILD_MATRIX, "--out-dir", join(c.dir, "out"), "--json"], { env });
   assert.is(ok.status, 0, ok.stderr);
   assert.is((JSON.parse(ok.stdout) as { log: string | null }).log, null);
   assert.equal(readdirSync(tmp).filter((f) => f.startsWith("variant-matrix-publish")), [], "nothing left in the temp directory");
 
-  const bad = runCli(
+  const bad = await runMain(
     ["publish", PT, "--to", `http://ci-user:${TOKEN}@127.0.0.1:9`, "--nix-option", "connect-timeout=1", "--matrix", BUILD_MATRIX, "--out-dir", join(c.dir, "out"), "--json"],
     { env },
   );

@@ -9,7 +9,8 @@ import { onTorch, packageOnTorch, releaseOf, releaseServes } from "../generator/
 import { catalog, checkPairings, nixpkgsTarballUrl, preferredPin } from "../generator/catalog/index.ts";
 import { projectFromMatrix } from "../generator/matrix/project.ts";
 import { SHA256_RE } from "../generator/catalog/schema.ts";
-import { ROOT, runCli, tempDir, writeMatrix } from "./helpers/cli.ts";
+import { ROOT, tempDir, writeMatrix } from "./helpers/cli.ts";
+import { runMain } from "./helpers/main.ts";
 import { widestMatrix } from "./helpers/matrices.ts";
 import { nixEvalJson, nixPath, nixStr, STAND_IN_NIXPKGS } from "./helpers/nix.ts";
 
@@ -31,10 +32,10 @@ test("catalog pins: a hash is SRI or base32 with its source; the preferred pin o
   assert.ok(catalog.nixpkgs.some((p) => p.torch.startsWith("2.11.")), "a pin carrying PyTorch 2.11");
 });
 
-test("generate refuses a pin without a hash: exit 2, the pin, the prefetch command, no file written", () => {
+test("generate refuses a pin without a hash: exit 2, the pin, the prefetch command, no file written", async () => {
   const out = tempDir();
   const m = writeMatrix(out, { ...small, releases: [{ torch: HASHLESS.torch, nixpkgs: HASHLESS.rev }] });
-  const r = runCli(["generate", "--matrix", m, "--out", out]);
+  const r = await runMain(["generate", "--matrix", m, "--out", out]);
   assert.is(r.status, 2, r.stdout + r.stderr);
   assert.match(r.stderr, /releases\.0\.sha256: /);
   assert.ok(r.stderr.includes(HASHLESS.rev), "names the pin");
@@ -42,11 +43,11 @@ test("generate refuses a pin without a hash: exit 2, the pin, the prefetch comma
   assert.equal(readdirSync(out), ["matrix.ts"]);
 });
 
-test("a hash given in matrix.ts makes that pin usable and reaches every generated file; a malformed one is refused", () => {
+test("a hash given in matrix.ts makes that pin usable and reaches every generated file; a malformed one is refused", async () => {
   const sha = "0".repeat(52);
   const out = tempDir();
   const m = writeMatrix(out, { ...small, releases: [{ torch: HASHLESS.torch, nixpkgs: HASHLESS.rev, sha256: sha }] });
-  const r = runCli(["generate", "--matrix", m, "--out", out]);
+  const r = await runMain(["generate", "--matrix", m, "--out", out]);
   assert.is(r.status, 0, r.stderr);
   const files = readdirSync(join(out, ".flox/pkgs"));
   assert.ok(files.length > 0);
@@ -55,7 +56,7 @@ test("a hash given in matrix.ts makes that pin usable and reaches every generate
 
   const bad = tempDir();
   const mb = writeMatrix(bad, { ...small, releases: [{ torch: HASHLESS.torch, nixpkgs: HASHLESS.rev, sha256: "abc" }] });
-  const rb = runCli(["generate", "--matrix", mb, "--out", bad]);
+  const rb = await runMain(["generate", "--matrix", mb, "--out", bad]);
   assert.is(rb.status, 2);
   assert.match(rb.stderr, /releases\.0\.sha256: expected the nixpkgs tarball hash/);
   assert.equal(readdirSync(bad), ["matrix.ts"]);
@@ -114,10 +115,10 @@ test("widest matrix: SM110 aarch64-only on 11.0; SM121 12.1 and SM103 10.3 on CU
   }
 });
 
-test("widest matrix (list --json): torch 2.12.0 and 2.13.0 variants, whose torchaudio is 2.11.0 built on them, on hashed pins; names unambiguous", () => {
+test("widest matrix (list --json): torch 2.12.0 and 2.13.0 variants, whose torchaudio is 2.11.0 built on them, on hashed pins; names unambiguous", async () => {
   const dir = tempDir();
   const m = writeMatrix(dir, widestMatrix());
-  const r = runCli(["list", "--json", "--matrix", m]);
+  const r = await runMain(["list", "--json", "--matrix", m]);
   assert.is(r.status, 0, r.stderr);
   const list = JSON.parse(r.stdout) as { name: string; package: string; version: string; torchVersion: string; dependsOn: string[]; nixpkgs: string }[];
   const byName = new Map(list.map((v) => [v.name, v]));

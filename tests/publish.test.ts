@@ -9,7 +9,8 @@ import { execFileSync } from "node:child_process";
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { bytesFor, modelDeviceCode } from "../generator/catalog/device-code-size.ts";
-import { ROOT, runCli, tempDir } from "./helpers/cli.ts";
+import { ROOT, tempDir } from "./helpers/cli.ts";
+import { runMain } from "./helpers/main.ts";
 import { BUILD_MATRIX, FIXTURES, latestReport, newSalt, runDriver } from "./helpers/driver.ts";
 import { catalog } from "../generator/catalog/index.ts";
 
@@ -18,8 +19,13 @@ const TA = "torchaudio-python313-cpu-avx2";
 const STAND_IN_FLOX = join(ROOT, "tests/fixtures/stand-in-flox");
 const nix = (tool: string, args: string[]) => execFileSync(tool, args, { encoding: "utf8" }).trim();
 
-/** Build the toy variants PT and TA into a fresh directory; returns it and the run's report. */
-async function built() {
+/**
+ * Build the toy variants PT and TA into a fresh directory once per file (the tests read the outputs and copy their
+ * closures, neither changes them); returns it and the run's report. A test run alone builds them itself.
+ */
+let once: ReturnType<typeof build> | undefined;
+const built = () => (once ??= build());
+async function build() {
   const dir = tempDir("vm-publish-");
   chmodSync(dir, 0o755);
   const env = { ...process.env, VM_BUILD_TEST_SALT: newSalt() };
@@ -45,7 +51,7 @@ test("the report gives each built variant's narSize and closureSize, equal to ni
 test("publish NAMES --to file:///DIR leaves their closures in that binary cache; a name not built is refused with its build command", async () => {
   const { dir, report } = await built();
   const cache = tempDir("vm-publish-cache-");
-  const r = runCli(["publish", TA, "--to", `file://${cache}`, "--matrix", BUILD_MATRIX, "--out-dir", dir, "--json"]);
+  const r = await runMain(["publish", TA, "--to", `file://${cache}`, "--matrix", BUILD_MATRIX, "--out-dir", dir, "--json"]);
   assert.is(r.status, 0, r.stderr);
   const out = JSON.parse(r.stdout) as { report: { name: string; status: string }[] };
   assert.equal(out.report.map((x) => [x.name, x.status]), [[PT, "copied"], [TA, "copied"]], "pytorch first, then what is built on it");
@@ -55,7 +61,7 @@ test("publish NAMES --to file:///DIR leaves their closures in that binary cache;
     const info = nix("nix", ["--extra-experimental-features", "nix-command", "path-info", "--store", `file://${cache}`, v.outPath!]);
     assert.is(info, v.outPath);
   }
-  const missing = runCli(["publish", "torchaudio-python313-cuda12_8-sm121-armv9", "--to", `file://${cache}`, "--matrix", BUILD_MATRIX, "--out-dir", dir]);
+  const missing = await runMain(["publish", "torchaudio-python313-cuda12_8-sm121-armv9", "--to", `file://${cache}`, "--matrix", BUILD_MATRIX, "--out-dir", dir]);
   assert.is(missing.status, 2);
   assert.match(missing.stderr, /not built .*: pytorch-python313-cuda12_8-sm121-armv9, torchaudio-python313-cuda12_8-sm121-armv9; build first: npx variant-matrix build/);
 });
@@ -81,11 +87,11 @@ function floxProject(): string {
   return root;
 }
 
-test("publish --org ORG --dry-run: flox publish per variant, pytorch first, preconditions checked, nothing run; a dirty tree exits 2 naming the file", () => {
+test("publish --org ORG --dry-run: flox publish per variant, pytorch first, preconditions checked, nothing run; a dirty tree exits 2 naming the file", async () => {
   const root = floxProject();
   const calls = join(root, "..", "calls.txt");
   const env = { PATH: `${STAND_IN_FLOX}:${process.env.PATH}`, STAND_IN_FLOX_CALLS: calls, STAND_IN_FLOX_LOGGED_IN: "1" };
-  const r = runCli(["publish", TA, "--org", "acme", "--dry-run", "--json", "--root", root, "--matrix", BUILD_MATRIX], { env });
+  const r = await runMain(["publish", TA, "--org", "acme", "--dry-run", "--json", "--root", root, "--matrix", BUILD_MATRIX], { env });
   assert.is(r.status, 0, r.stdout + r.stderr);
   const plan = JSON.parse(r.stdout) as { preconditions: { check: string; ok: boolean }[]; steps: { argv: string[]; action: string }[] };
   assert.equal(plan.preconditions.map((c) => [c.check, c.ok]), [["tracked and committed", true], ["pushed", true], ["locked", true], ["logged in", true]]);
@@ -93,22 +99,22 @@ test("publish --org ORG --dry-run: flox publish per variant, pytorch first, prec
   assert.equal(readFileSync(calls, "utf8").trim().split("\n"), ["auth status"], "no flox publish ran");
   // An uncommitted change under .flox/pkgs: exit 2, naming it (with --dry-run too).
   writeFileSync(join(root, ".flox/pkgs", `${PT}.nix`), "# changed\n");
-  const dirty = runCli(["publish", TA, "--org", "acme", "--dry-run", "--root", root, "--matrix", BUILD_MATRIX], { env });
+  const dirty = await runMain(["publish", TA, "--org", "acme", "--dry-run", "--root", root, "--matrix", BUILD_MATRIX], { env });
   assert.is(dirty.status, 2, dirty.stdout + dirty.stderr);
   assert.match(dirty.stderr, new RegExp(`uncommitted or untracked under \\.flox/ or pkgs/: \\.flox/pkgs/${PT}\\.nix`));
   // Not logged in: named too.
   execFileSync("git", ["checkout", "--", "."], { cwd: root });
-  const anon = runCli(["publish", TA, "--org", "acme", "--dry-run", "--root", root, "--matrix", BUILD_MATRIX], { env: { ...env, STAND_IN_FLOX_LOGGED_IN: "0" } });
+  const anon = await runMain(["publish", TA, "--org", "acme", "--dry-run", "--root", root, "--matrix", BUILD_MATRIX], { env: { ...env, STAND_IN_FLOX_LOGGED_IN: "0" } });
   assert.is(anon.status, 2);
   assert.match(anon.stderr, /logged in: flox auth status: You are not logged in/);
   // Without --dry-run and with everything in order, the stand-in records the publishes in that order.
-  const real = runCli(["publish", TA, "--org", "acme", "--root", root, "--matrix", BUILD_MATRIX], { env });
+  const real = await runMain(["publish", TA, "--org", "acme", "--root", root, "--matrix", BUILD_MATRIX], { env });
   assert.is(real.status, 0, real.stdout + real.stderr);
   assert.equal(readFileSync(calls, "utf8").trim().split("\n").filter((l) => l.startsWith("publish")), [`publish -o acme ${PT}`, `publish -o acme ${TA}`]);
 });
 
-test("explain of a CUDA variant shows its modelled device code per library in both scopes, with the source", () => {
-  const r = runCli(["explain", "pytorch-python313-cuda12_9-sm121-armv9"]);
+test("explain of a CUDA variant shows its modelled device code per library in both scopes, with the source", async () => {
+  const r = await runMain(["explain", "pytorch-python313-cuda12_9-sm121-armv9"]);
   assert.is(r.status, 0, r.stderr);
   assert.match(r.stdout, /device code of its torch \(model: uncompressed cubins per library, measured in PyPI torch 2\.11 on an H100/);
   assert.match(r.stdout, /torch scope \(this variant\):\s+torch 1,024\.7 MB \(1 capability\), magma [\d,.]+ MB \(9 capabilities\), nvshmem 1\.0 MB/);
@@ -120,22 +126,22 @@ test("explain of a CUDA variant shows its modelled device code per library in bo
   assert.is(bytesFor(catalog, "magma", "12.1").from, "12.0");
   assert.is(bytesFor(catalog, "torch", "8.9").from, "8.6");
   assert.ok(magma.approximated.includes("7.5←8.0"), "MAGMA was not measured at 7.5: said");
-  const json = JSON.parse(runCli(["explain", "pytorch-python313-cuda12_9-sm121-armv9", "--json"]).stdout);
+  const json = JSON.parse((await runMain(["explain", "pytorch-python313-cuda12_9-sm121-armv9", "--json"])).stdout);
   assert.ok(json.deviceCode.sources.every((s: string) => /device-code-size-pypi-torch2\.11-h100/.test(s)));
-  assert.is(JSON.parse(runCli(["explain", "pytorch-python313-cpu-avx2", "--json"]).stdout).deviceCode, null, "CPU variants carry none");
+  assert.is(JSON.parse((await runMain(["explain", "pytorch-python313-cpu-avx2", "--json"])).stdout).deviceCode, null, "CPU variants carry none");
 });
 
-test("detect prints how to install the chosen variant: flox install ORG/NAME with --org, and the Nix line with the cache", () => {
+test("detect prints how to install the chosen variant: flox install ORG/NAME with --org, and the Nix line with the cache", async () => {
   const host = join(ROOT, "tests/fixtures/hosts/dgx-spark");
   const args = ["detect", "--cpuinfo", join(host, "cpuinfo"), "--nvidia-smi", join(host, "nvidia-smi.txt"), "--machine", "aarch64"];
-  const r = runCli([...args, "--org", "acme", "--substituter", "s3://bucket"]);
+  const r = await runMain([...args, "--org", "acme", "--substituter", "s3://bucket"]);
   assert.is(r.status, 0, r.stderr);
   const name = /Recommended torch-env for GPU 0 \(NVIDIA GB10, sm121\): (\S+)/.exec(r.stdout)![1]!;
   assert.match(r.stdout, new RegExp(`install:\n    flox install acme/${name}\n`));
   assert.match(r.stdout, new RegExp(`\n    NIX_CONFIG='extra-substituters = s3://bucket' npx variant-matrix install ${name}\n`));
-  const plain = runCli(args);
+  const plain = await runMain(args);
   assert.not.match(plain.stdout, /flox install/, "no organisation, no flox line");
-  const json = JSON.parse(runCli([...args, "--json", "--org", "acme"]).stdout);
+  const json = JSON.parse((await runMain([...args, "--json", "--org", "acme"])).stdout);
   assert.equal(json.install[name], [`flox install acme/${name}`, `npx variant-matrix install ${name}`]);
 });
 

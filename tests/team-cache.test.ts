@@ -21,7 +21,8 @@ import { cudaCacheSubstituter } from "../generator/catalog/binary-cache.ts";
 const CUDA_CACHE_SUBSTITUTER = cudaCacheSubstituter(catalogForCaches);
 import { isCacheUrl, isPublicKey, missingTeamCaches } from "../generator/matrix/team-cache.ts";
 import { projectFromMatrix } from "../generator/matrix/project.ts";
-import { ROOT, runCli, tempDir, writeMatrix } from "./helpers/cli.ts";
+import { ROOT, tempDir, writeMatrix } from "./helpers/cli.ts";
+import { runMain } from "./helpers/main.ts";
 import { HOSTS, makeHost } from "./helpers/host-model.ts";
 import { newSalt } from "./helpers/driver.ts";
 import { nixParse, runNix } from "./helpers/nix.ts";
@@ -40,14 +41,14 @@ test("the forms: a store URL of a known scheme, a key name:base64 of 32 bytes", 
   for (const k of ["team-cache-1", "team-cache-1:abc=", `:${KEY.split(":")[1]}`, KEY.replace("=", "")]) assert.not.ok(isPublicKey(k), k);
 });
 
-test("generate refuses a malformed cache URL or key: exit 2, the field path and the allowed form, no file written", () => {
+test("generate refuses a malformed cache URL or key: exit 2, the field path and the allowed form, no file written", async () => {
   const dir = tempDir("vm-team-cache-bad-");
   for (const [caches, path, form] of [
     [[{ url: "cache.example.org", publicKey: KEY }], "caches.0.url", /expected a store URL such as https:\/\/cache\.example\.org.*\(got "cache\.example\.org"\)/],
     [[{ url: "https://cache.example.org", publicKey: "team-cache-1" }], "caches.0.publicKey", /expected name:base64 as `nix-store --generate-binary-cache-key NAME SECRET PUBLIC`/],
   ] as const) {
     const out = join(dir, path);
-    const r = runCli(["generate", "--matrix", writeMatrix(dir, { ...BASE, caches }), "--out", out]);
+    const r = await runMain(["generate", "--matrix", writeMatrix(dir, { ...BASE, caches }), "--out", out]);
     assert.is(r.status, 2, r.stdout + r.stderr);
     assert.ok(r.stderr.includes(`${path}:`), r.stderr);
     assert.match(r.stderr, form);
@@ -55,11 +56,11 @@ test("generate refuses a malformed cache URL or key: exit 2, the field path and 
   }
 });
 
-test("generate writes the caches into flake.nix's nixConfig (Nix parses it) and BUILD_MATRIX.md's nix.conf block", () => {
+test("generate writes the caches into flake.nix's nixConfig (Nix parses it) and BUILD_MATRIX.md's nix.conf block", async () => {
   const dir = tempDir("vm-team-cache-gen-");
   const out = join(dir, "out");
   const url = "https://cache.example.org";
-  const r = runCli(["generate", "--matrix", writeMatrix(dir, { ...BASE, caches: [{ url, publicKey: KEY }] }), "--out", out]);
+  const r = await runMain(["generate", "--matrix", writeMatrix(dir, { ...BASE, caches: [{ url, publicKey: KEY }] }), "--out", out]);
   assert.is(r.status, 0, r.stderr);
   const flake = readFileSync(join(out, "flake.nix"), "utf8");
   assert.match(flake, new RegExp(`nixConfig = \\{\\n\\s+extra-substituters = \\[\\n\\s+"${url.replace(/[./]/g, "\\$&")}"\\n\\s+\\];\\n\\s+extra-trusted-public-keys = \\[\\n\\s+"${KEY.replace(/[+/.]/g, "\\$&")}"`));
@@ -70,7 +71,7 @@ test("generate writes the caches into flake.nix's nixConfig (Nix parses it) and 
   assert.ok(lines.some((l) => l.startsWith(`extra-trusted-public-keys = ${KEY} ${CUDA_CACHE_SUBSTITUTER.publicKey}`)));
   // Without caches: no nixConfig at all.
   const plain = join(dir, "plain");
-  assert.is(runCli(["generate", "--matrix", writeMatrix(join(dir), BASE), "--out", plain]).status, 0);
+  assert.is((await runMain(["generate", "--matrix", writeMatrix(join(dir), BASE), "--out", plain])).status, 0);
   assert.not.match(readFileSync(join(plain, "flake.nix"), "utf8"), /nixConfig/);
 });
 
@@ -102,7 +103,7 @@ function standIn(variant: { dependsOn: string[] }, marker: string): string {
   return pkgs;
 }
 
-test("a file:// team cache with real Nix: publish (no --to) fills it, install --dry-run says 0 to build, 1 to fetch from it, install fetches instead of building", () => {
+test("a file:// team cache with real Nix: publish (no --to) fills it, install --dry-run says 0 to build, 1 to fetch from it, install fetches instead of building", async () => {
   const dir = tempDir("vm-team-cache-");
   chmodSync(dir, 0o755);
   const marker = join(dir, "marker");
@@ -123,7 +124,7 @@ test("a file:// team cache with real Nix: publish (no --to) fills it, install --
   rmSync(join(marker, "built"));
   const out = realpathSync(join(results, `result-${NAME}`));
   nixCmd("store", "sign", "--key-file", join(dir, "sk"), out);
-  const pub = runCli(["publish", NAME, "--matrix", m, "--out-dir", results, "--json"], { env: envConfig });
+  const pub = await runMain(["publish", NAME, "--matrix", m, "--out-dir", results, "--json"], { env: envConfig });
   assert.is(pub.status, 0, pub.stdout + pub.stderr);
   assert.match(pub.stderr, `publish: to file://${cache}, the first cache of matrix.ts`);
   assert.ok(existsSync(join(cache, `${out.slice("/nix/store/".length, "/nix/store/".length + 32)}.narinfo`)), "in the cache");
@@ -135,7 +136,7 @@ test("a file:// team cache with real Nix: publish (no --to) fills it, install --
   const h = makeHost({ recorded: "spr-h100", nvidiaSmi: true, devNvidia: true, nixos: true, realNixTools: true, nixConf: { "system-features": variant.requiredSystemFeatures.join(" "), substituters: "https://cache.nixos.org/ " + CUDA_CACHE_SUBSTITUTER.url, "trusted-public-keys": CUDA_CACHE_SUBSTITUTER.publicKey } });
   const env = { ...h.env, ...envConfig };
   const args = ["install", "--dir", join(dir, "torch-env"), "--matrix", m, "--host-root", h.root, "--backend", "nix", "--pkgs-dir", pkgs, "--logs-dir", join(dir, "logs"), "--plain", ...recorded];
-  const dry = runCli([...args, "--dry-run"], { env });
+  const dry = await runMain([...args, "--dry-run"], { env });
   assert.is(dry.status, 0, dry.stdout + dry.stderr);
   const flat = dry.stdout.replace(/\s+/g, " ");
   assert.match(flat, new RegExp(`asked Nix \\(nix-store --realise --dry-run, [\\d.]+ s\\): 0 to build, 1 to fetch from file://${cache.replace(/[/.]/g, "\\$&")}`));
@@ -145,7 +146,7 @@ test("a file:// team cache with real Nix: publish (no --to) fills it, install --
   assert.ok(dry.stdout.split("\n").includes(`extra-trusted-public-keys = ${publicKey}`), dry.stdout);
   assert.is(existsSync(out), false, "a dry run fetches nothing");
 
-  const real = runCli(args, { env });
+  const real = await runMain(args, { env });
   assert.ok(real.status === 0 || real.status === 1, real.stdout + real.stderr);
   // Fetchable (the team's cache asked too): DIR is linked at once, no build driver (issue 55).
   assert.match(real.stdout.replace(/\s+/g, " "), new RegExp(`${NAME} is fetchable from a substituter \\(${out.replace(/[/.]/g, "\\$&")}\\): nothing to build`));
@@ -157,7 +158,7 @@ test("a file:// team cache with real Nix: publish (no --to) fills it, install --
   execFileSync("nix-store", ["--delete", out], { stdio: "ignore" });
 });
 
-test("the team-cache check passes when the host's Nix has the cache and its key", () => {
+test("the team-cache check passes when the host's Nix has the cache and its key", async () => {
   const dir = tempDir("vm-team-cache-doctor-");
   const url = "https://cache.example.org";
   const m = writeMatrix(dir, { ...BASE, caches: [{ url, publicKey: KEY }] });
@@ -165,16 +166,16 @@ test("the team-cache check passes when the host's Nix has the cache and its key"
   const conf = (subs: string, keys: string) => ({ "system-features": variant.requiredSystemFeatures.join(" "), substituters: subs, "trusted-public-keys": keys });
   const run = (nixConf: Record<string, string>, json = true) => {
     const h = makeHost({ recorded: "spr-h100", nvidiaSmi: true, devNvidia: true, nixos: true, nix: "2.24.9", nixConf });
-    return runCli(["doctor", "--matrix", m, "--host-root", h.root, "--backend", "nix", ...(json ? ["--json"] : []), ...recorded], { env: { ...h.env, COLUMNS: "80" } });
+    return runMain(["doctor", "--matrix", m, "--host-root", h.root, "--backend", "nix", ...(json ? ["--json"] : []), ...recorded], { env: { ...h.env, COLUMNS: "80" } });
   };
   const check = (r: { stdout: string }) => (JSON.parse(r.stdout) as { checks: { id: string; status: string; detail: string }[] }).checks.find((c) => c.id === "team-cache")!;
-  const has = check(run(conf(`${CUDA_CACHE_SUBSTITUTER.url} ${url}/`, `${CUDA_CACHE_SUBSTITUTER.publicKey} ${KEY}`)));
+  const has = check(await run(conf(`${CUDA_CACHE_SUBSTITUTER.url} ${url}/`, `${CUDA_CACHE_SUBSTITUTER.publicKey} ${KEY}`)));
   assert.is(has.status, "ok", has.detail);
-  const lacks = check(run(conf(CUDA_CACHE_SUBSTITUTER.url, `${CUDA_CACHE_SUBSTITUTER.publicKey} ${KEY}`)));
+  const lacks = check(await run(conf(CUDA_CACHE_SUBSTITUTER.url, `${CUDA_CACHE_SUBSTITUTER.publicKey} ${KEY}`)));
   assert.is(lacks.status, "skip");
   assert.match(lacks.detail, `the substituter ${url} is not in this host's Nix configuration`);
   // At 80 columns the block's lines stay whole (a cut setting is an invalid nix.conf line).
-  const text = run(conf(CUDA_CACHE_SUBSTITUTER.url, CUDA_CACHE_SUBSTITUTER.publicKey), false).stdout.split("\n");
+  const text = (await run(conf(CUDA_CACHE_SUBSTITUTER.url, CUDA_CACHE_SUBSTITUTER.publicKey), false)).stdout.split("\n");
   assert.ok(text.includes(`extra-substituters = ${url}`), text.join("\n"));
   assert.ok(text.includes(`extra-trusted-public-keys = ${KEY}`), text.join("\n"));
 });

@@ -9,6 +9,7 @@ import * as assert from "uvu/assert";
 import { copyFileSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ROOT, runCli, tempDir } from "./helpers/cli.ts";
+import { runMain } from "./helpers/main.ts";
 import { terminalSafe } from "../generator/terminal-safe.ts";
 
 const ESC = "\u001b";
@@ -32,6 +33,7 @@ test("terminalSafe escapes C0 (but tab and newline), DEL, C1 and bidi controls a
   assert.equal(JSON.parse(terminalSafe(json)), JSON.parse(json));
 });
 
+// Through the launcher: the escaping of stdout is the process's Io (cli.ts processIo), which an in-process run does not use.
 test("an ESC sequence in a recording: detect, doctor, install --dry-run and fleet print it escaped, text and JSON", () => {
   const host = hostileHost();
   const runs: [string, string[]][] = [
@@ -52,7 +54,7 @@ test("an ESC sequence in a recording: detect, doctor, install --dry-run and flee
   }
 });
 
-test("an ESC sequence in an argument: every error line shows it escaped", () => {
+test("an ESC sequence in an argument: every error line shows it escaped (errorLine escapes it, in-process)", async () => {
   const evil = `${ESC}[2J${ESC}]0;pwned\u0007evil`;
   const runs: string[][] = [
     ["explain", evil],
@@ -63,7 +65,7 @@ test("an ESC sequence in an argument: every error line shows it escaped", () => 
     ["build", "--dry-run", "--backend", evil],
   ];
   for (const args of runs) {
-    const r = runCli(args);
+    const r = await runMain(args);
     assert.is(r.status, 2, `${args.join(" ")}: ${r.stdout}${r.stderr}`);
     assert.not.ok((r.stdout + r.stderr).includes(ESC), `${JSON.stringify(args)}: raw ESC in ${JSON.stringify(r.stderr)}`);
     assert.match(r.stderr, /\\u001b\[2J/, `${JSON.stringify(args)}: shown escaped`);

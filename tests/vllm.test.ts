@@ -14,7 +14,8 @@ import { projectFromMatrix } from "../generator/matrix/project.ts";
 import { compareVersions } from "../generator/versions.ts";
 import type { MatrixInput, Variant } from "../generator/matrix/schema.ts";
 import defaultMatrix from "../matrix.ts";
-import { ROOT, runCli, tempDir, writeMatrix } from "./helpers/cli.ts";
+import { ROOT, tempDir, writeMatrix } from "./helpers/cli.ts";
+import { runMain } from "./helpers/main.ts";
 import { EXTENSION_LIBS, modelLibraries, NAMES, STAND_IN_CUOBJDUMP_DIR, writeStandInEnv } from "./helpers/device-model.ts";
 
 const VLLM = onTorch(catalog, "vllm")!;
@@ -78,7 +79,7 @@ test("an environment naming vllm gets the package's verdicts: kept exactly where
   for (const e of gone) assert.match(e.reasons.join(" "), /^vllm: /);
 });
 
-test("SM121 with CUDA 13: TORCH_CUDA_ARCH_LIST 12.0 (the 12.0f family kernels), the CUTLASS list, 6 GiB per job; explain says so", () => {
+test("SM121 with CUDA 13: TORCH_CUDA_ARCH_LIST 12.0 (the 12.0f family kernels), the CUTLASS list, 6 GiB per job; explain says so", async () => {
   const name = "vllm-python313-cuda13_0-sm121-armv9";
   const v = project.variants.find((x) => x.name === name)!;
   assert.equal(v.cudaCapabilities, ["12.1"]);
@@ -91,7 +92,7 @@ test("SM121 with CUDA 13: TORCH_CUDA_ARCH_LIST 12.0 (the 12.0f family kernels), 
   // A capability its list has is compiled as itself (SM90 → 9.0, 90).
   assert.equal(project.variants.find((x) => x.name === "vllm-python313-cuda13_0-sm90-avx2")!.packageBuild!.cmakeFlags, ["-DTORCH_CUDA_ARCH_LIST=9.0", "-DCUTLASS_NVCC_ARCHS_ENABLED=90"]);
   const dir = tempDir("vm-vllm-explain-");
-  const r = runCli(["explain", name, "--matrix", writeMatrix(dir, withVllm)], { env: { COLUMNS: "400" } });
+  const r = await runMain(["explain", name, "--matrix", writeMatrix(dir, withVllm)], { env: { COLUMNS: "400" } });
   assert.is(r.status, 0, r.stderr);
   assert.match(r.stdout, /TORCH_CUDA_ARCH_LIST\s+12\.0/);
   assert.match(r.stdout, /serves 12\.1 by 12\.0 \(its 12\.0f family kernels run on 12\.1\)/);
@@ -125,7 +126,7 @@ const hostArgs = (h: string) => {
   return ["--cpuinfo", join(d, "cpuinfo"), "--nvidia-smi", join(d, "nvidia-smi.txt"), "--machine", h === "dgx-spark" ? "aarch64" : "x86_64"];
 };
 
-test("verify on a stand-in environment of a modelled vLLM install: the correct SM121 build (sm_120 + sm_120f) passes; a wrong capability fails", () => {
+test("verify on a stand-in environment of a modelled vLLM install: the correct SM121 build (sm_120 + sm_120f) passes; a wrong capability fails", async () => {
   const dir = tempDir("vm-vllm-verify-");
   const m = writeMatrix(dir, withVllm);
   const env = { PATH: `${STAND_IN_CUOBJDUMP_DIR}:${process.env.PATH}` };
@@ -139,11 +140,11 @@ test("verify on a stand-in environment of a modelled vLLM install: the correct S
       python: v.python,
       machine: v.system.split("-")[0]!,
     }, libs);
-  const verify = (v: Variant, e: string, host: string) => runCli(["verify", v.name, "--python", e, "--no-gpu", "--matrix", m, ...hostArgs(host)], { env });
+  const verify = (v: Variant, e: string, host: string) => runMain(["verify", v.name, "--python", e, "--no-gpu", "--matrix", m, ...hostArgs(host)], { env });
   const spark = project.variants.find((x) => x.name === "vllm-python313-cuda13_0-sm121-armv9")!;
   const libs = modelLibraries(spark);
   assert.equal(libs[EXTENSION_LIBS.vllm!]!.map((b) => b.arch), ["sm_120", "sm_120f"]);
-  const ok = verify(spark, standIn(spark, "ok", libs), "dgx-spark");
+  const ok = await verify(spark, standIn(spark, "ok", libs), "dgx-spark");
   assert.is(ok.status, 0, ok.stdout + ok.stderr);
   assert.match(ok.stdout, /✓ \S*vllm\/_C\.abi3\.so: vLLM's kernels: SASS sm_120 sm_120f, no PTX/);
   assert.match(ok.stdout, /✓ vLLM version: 0\.24\.0/);
@@ -155,20 +156,20 @@ test("verify on a stand-in environment of a modelled vLLM install: the correct S
   ] as const) {
     const bad = modelLibraries(spark);
     bad[EXTENSION_LIBS.vllm!] = archs.map((arch) => ({ kind: "elf" as const, arch, names: [...NAMES.vllm] }));
-    const r = verify(spark, standIn(spark, `bad-${label}`, bad), "dgx-spark");
+    const r = await verify(spark, standIn(spark, `bad-${label}`, bad), "dgx-spark");
     assert.is(r.status, 1, `${label}: ${r.stdout}`);
     assert.match(r.stdout.replace(/\n\s+/g, " "), new RegExp(`✗ \\S*vllm/_C\\.abi3\\.so: vLLM's kernels: expected SASS sm_120`));
     assert.match(r.stdout.replace(/\n\s+/g, " "), re);
   }
 });
 
-test("detect --package vllm: the SM121 variant for a DGX Spark; with CUDA 12.8 only, vLLM's reason, not a variant", () => {
+test("detect --package vllm: the SM121 variant for a DGX Spark; with CUDA 12.8 only, vLLM's reason, not a variant", async () => {
   const dir = tempDir("vm-vllm-detect-");
-  const detect = (m: MatrixInput) => runCli(["detect", "--package", "vllm", "--matrix", writeMatrix(dir, m), ...hostArgs("dgx-spark")], { env: { COLUMNS: "400" } });
-  const yes = detect(withVllm);
+  const detect = (m: MatrixInput) => runMain(["detect", "--package", "vllm", "--matrix", writeMatrix(dir, m), ...hostArgs("dgx-spark")], { env: { COLUMNS: "400" } });
+  const yes = await detect(withVllm);
   assert.is(yes.status, 0, yes.stdout + yes.stderr);
   assert.match(yes.stdout, /vllm-python313-cuda13_0-sm121-armv9/);
-  const no = detect({ ...withVllm, cuda: ["12.8"] });
+  const no = await detect({ ...withVllm, cuda: ["12.8"] });
   assert.is.not(no.status, 0);
   assert.match(no.stdout + no.stderr, /vLLM 0\.24\.0 builds with CUDA 13\.0 and later, not CUDA 12\.8/);
 });

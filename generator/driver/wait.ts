@@ -114,11 +114,22 @@ export type WaitVariant = Pick<
 >;
 
 /**
+ * `all` by name, made once per array (detect and fleet ask variantWait for each of thousands of variants with one
+ * array: a Map per call was quadratic). The arrays are not changed after they are made (Project's variants).
+ */
+const byNameOf = new WeakMap<readonly WaitVariant[], Map<string, WaitVariant>>();
+function namesOf(all: readonly WaitVariant[]): Map<string, WaitVariant> {
+  let m = byNameOf.get(all);
+  if (!m) byNameOf.set(all, (m = new Map(all.map((x) => [x.name, x]))));
+  return m;
+}
+
+/**
  * One variant's wait from nothing built: its closure in `all` (dependsOn, transitively), the cache model's dependency
  * builds, one build at a time, default estimates (cores not known: the model's reference cores).
  */
 export function variantWait(v: WaitVariant, all: readonly WaitVariant[], cat: CacheModelCatalog): Wait {
-  const byName = new Map(all.map((x) => [x.name, x]));
+  const byName = namesOf(all);
   const closure = new Map<string, WaitVariant>();
   const visit = (x: WaitVariant) => {
     if (closure.has(x.name)) return;
