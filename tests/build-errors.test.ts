@@ -13,7 +13,8 @@ import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileS
 import { basename, join } from "node:path";
 import type { BuildReport } from "../generator/driver/report.ts";
 import { ERROR_PREFIX } from "../generator/errors.ts";
-import { runCli, tempDir, writeMatrix } from "./helpers/cli.ts";
+import { tempDir, writeMatrix } from "./helpers/cli.ts";
+import { runMain } from "./helpers/main.ts";
 import { BUILD_MATRIX, FIXTURES, newSalt, runDriver } from "./helpers/driver.ts";
 
 const PT_ARM = "pytorch-python313-cuda12_8-sm121-armv9";
@@ -239,7 +240,7 @@ test("no NaN in a dry run of a selection holding a named environment, as text or
     cpuOnly: true,
     environments: { llm: ["peft", "einops"] },
   });
-  const names = (JSON.parse(runCli(["list", "--json", "--matrix", matrix]).stdout) as { name: string; package: string }[]).map((v) => v.name);
+  const names = (JSON.parse((await runMain(["list", "--json", "--matrix", matrix])).stdout) as { name: string; package: string }[]).map((v) => v.name);
   const env = names.find((n) => n.startsWith("llm-env-") && n.includes("cuda"))!;
   assert.ok(env, names.join(" "));
   // A dry run evaluates nothing: files named like the variants are enough for the selection.
