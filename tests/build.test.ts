@@ -155,6 +155,9 @@ test("real run, --jobs 2 --retries 1: parallel, dependency order, failure isolat
   assert.is(failed.attempts, 2);
   assert.is(failed.exitCode, 100);
   assert.match(failed.reason!, /failed with exit code 3; last output: nvcc fatal: stand-in failure/);
+  // Nix's structured log said which derivation failed and its last lines (driver/nix-log.ts), in the builder's order.
+  assert.match(failed.failedDrv ?? "", new RegExp(`^/nix/store/[a-z0-9]{32}-${PT_FAIL}\\.drv$`), JSON.stringify(failed));
+  assert.equal(failed.lastLines, [`building ${PT_FAIL} (salt ${c.salt})`, `nvcc fatal: stand-in failure of ${PT_FAIL}`]);
   assert.is(v.get(TA_FAIL)!.status, "skipped");
   assert.is(v.get(TA_FAIL)!.reason, `dependency ${PT_FAIL} failed`);
   assert.is(v.get(TA_FAIL)!.attempts, 0);
@@ -185,6 +188,11 @@ test("real run, --jobs 2 --retries 1: parallel, dependency order, failure isolat
   assert.match(flog, /building pytorch-python313-cuda12_8-sm90-avx512 \(salt /); // builder stdout
   assert.match(flog, /nvcc fatal: stand-in failure/); // builder stderr
   assert.match(flog, /=== attempt 2\/2/);
+  // The log is Nix's human text (nix-build ran with --log-format internal-json, rendered), not its records.
+  assert.match(flog, /"--log-format","internal-json"/, "the attempt's header shows the command that ran");
+  assert.not.match(flog, /^@nix /m);
+  assert.match(flog, new RegExp(`^building '/nix/store/[a-z0-9]{32}-${PT_FAIL}\\.drv'\\.\\.\\.$`, "m"));
+  assert.match(flog, /^error: builder for '\/nix\/store\/[a-z0-9]{32}-pytorch-python313-cuda12_8-sm90-avx512\.drv' failed with exit code 3$/m);
   assert.match(r.stdout, /VARIANT\s+STATUS\s+TIME\s+TRIES\s+CLOSURE\s+WHERE\s+REASON/);
   assert.match(r.stdout, /5 built, 0 cached, 1 failed, 1 skipped/);
 

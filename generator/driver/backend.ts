@@ -55,7 +55,8 @@ export interface BuildCmd {
   /**
    * The command is nix-build: job.ts runs it with `--log-format internal-json` added (Nix's structured log, read by
    * nix-log.ts for the failure and the origin; the log file gets Nix's human text). `argv` stays the command a user
-   * would type. flox build takes no Nix flags (it runs `nix build` inside its own make): its human log is read instead.
+   * would type. flox build takes no Nix flags (flox/flox cli/flox/doc/flox-build.md: `flox build [-d=<path>]
+   * [<package>]...`; it runs `nix build` inside its own make): its human log is read instead (report.ts originReader).
    */
   nixLog?: boolean;
 }
