@@ -187,19 +187,26 @@ export interface GroupProcess {
   exit: Promise<ProcessExit>;
 }
 
+/** Characters of one stderr line startInGroup hands to `onStderrLine` at most (the rest of a longer line is dropped). */
+const MAX_STDERR_LINE = 1 << 20;
+
 /**
  * Start `cmd` detached, in its own process group (its pid is the group's id), with stdout and stderr both on `fd`: a
  * log then interleaves them exactly as produced, and no pipe through this process is kept busy by a build of hours.
+ * With `onStderrLine`, stderr comes through a pipe instead, one line (without its newline, cut at 1 MiB) a call, as it
+ * is read (a structured log the caller renders into `fd` itself); `exit` then waits until the pipe is read to its end.
  * Never throws: a process that cannot start resolves `exit` with `spawnError`.
  * @param fd an open file descriptor the child writes to
+ * @param onStderrLine called for each line of stderr; it must not throw
  */
-export function startInGroup(cmd: ProcessCommand, fd: number): GroupProcess {
+export function startInGroup(cmd: ProcessCommand, fd: number, onStderrLine?: (line: string) => void): GroupProcess {
   let child: ChildProcess;
   try {
-    child = spawn(cmd.argv[0]!, cmd.argv.slice(1), { cwd: cmd.cwd, env: cmd.env, detached: true, stdio: ["ignore", fd, fd] });
+    child = spawn(cmd.argv[0]!, cmd.argv.slice(1), { cwd: cmd.cwd, env: cmd.env, detached: true, stdio: ["ignore", fd, onStderrLine ? "pipe" : fd] });
   } catch (e) {
     return { pid: undefined, exit: Promise.resolve({ code: null, spawnError: (e as Error).message }) };
   }
+  const drained = onStderrLine && child.stderr ? readLines(child.stderr, onStderrLine) : Promise.resolve();
   const exit = new Promise<ProcessExit>((resolve) => {
     let done = false;
     const finish = (res: ProcessExit) => {
@@ -208,9 +215,42 @@ export function startInGroup(cmd: ProcessCommand, fd: number): GroupProcess {
       resolve(res);
     };
     child.on("error", (e) => finish({ code: null, spawnError: `cannot run ${cmd.argv[0]}: ${e.message}` }));
-    child.on("exit", (code) => finish({ code }));
+    // The pipe is read to its end first (a helper of the group that keeps it open is ended with the group).
+    child.on("exit", (code) => void drained.then(() => finish({ code })));
   });
   return { pid: child.pid, exit };
+}
+
+/** Call `onLine` for every line of `stream` (UTF-8; a line over MAX_STDERR_LINE characters cut); resolves at its end. */
+function readLines(stream: NodeJS.ReadableStream, onLine: (line: string) => void): Promise<void> {
+  stream.setEncoding("utf8");
+  let carry = "";
+  let dropping = false;
+  stream.on("data", (chunk: string) => {
+    const parts = chunk.split("\n");
+    for (let i = 0; i < parts.length; i++) {
+      if (!dropping) carry += parts[i];
+      if (carry.length > MAX_STDERR_LINE) {
+        carry = carry.slice(0, MAX_STDERR_LINE);
+        dropping = true;
+      }
+      if (i < parts.length - 1) {
+        onLine(carry);
+        carry = "";
+        dropping = false;
+      }
+    }
+  });
+  return new Promise((resolve) => {
+    const end = () => {
+      if (carry !== "") onLine(carry);
+      carry = "";
+      resolve();
+    };
+    stream.on("end", end);
+    stream.on("error", end);
+    stream.on("close", end);
+  });
 }
 
 /**

@@ -47,18 +47,6 @@ function driver(c: Ctx, args: string[], opts: { env?: NodeJS.ProcessEnv; onSpawn
   );
 }
 
-/** Seconds covered by at least one of the intervals [start, end) (epoch milliseconds). */
-function unionSeconds(intervals: [number, number][]): number {
-  let total = 0;
-  let end = -Infinity;
-  for (const [a, b] of [...intervals].sort((x, y) => x[0] - y[0])) {
-    if (b <= end) continue;
-    total += b - Math.max(a, end);
-    end = b;
-  }
-  return total / 1000;
-}
-
 function byName(r: BuildReport): Map<string, VariantReport> {
   return new Map(r.variants.map((v) => [v.name, v]));
 }
@@ -155,6 +143,9 @@ test("real run, --jobs 2 --retries 1: parallel, dependency order, failure isolat
   assert.is(failed.attempts, 2);
   assert.is(failed.exitCode, 100);
   assert.match(failed.reason!, /failed with exit code 3; last output: nvcc fatal: stand-in failure/);
+  // Nix's structured log said which derivation failed and its last lines (driver/nix-log.ts), in the builder's order.
+  assert.match(failed.failedDrv ?? "", new RegExp(`^/nix/store/[a-z0-9]{32}-${PT_FAIL}\\.drv$`), JSON.stringify(failed));
+  assert.equal(failed.lastLines, [`building ${PT_FAIL} (salt ${c.salt})`, `nvcc fatal: stand-in failure of ${PT_FAIL}`]);
   assert.is(v.get(TA_FAIL)!.status, "skipped");
   assert.is(v.get(TA_FAIL)!.reason, `dependency ${PT_FAIL} failed`);
   assert.is(v.get(TA_FAIL)!.attempts, 0);
@@ -164,19 +155,14 @@ test("real run, --jobs 2 --retries 1: parallel, dependency order, failure isolat
     [PT_CPU, TA_CPU],
   ])
     assert.ok(Date.parse(v.get(ta)!.startedAt!) >= Date.parse(v.get(pt)!.finishedAt!), `${ta} after ${pt}`);
-  // real parallelism: some runs overlap, and never more than 2 at once
-  const ran = rep.variants.filter((x) => x.startedAt).map((x) => [Date.parse(x.startedAt!), Date.parse(x.finishedAt!)]);
-  let overlaps = 0;
-  for (let i = 0; i < ran.length; i++)
-    for (let j = i + 1; j < ran.length; j++) if (ran[i][0] < ran[j][1] && ran[j][0] < ran[i][1]) overlaps++;
-  assert.ok(overlaps >= 2, `overlapping runs: ${overlaps}`);
+  // Two at once, never more: the two builds that start first (both ready, two slots) run together, and no moment
+  // holds three. This is concurrency, not speed: on a loaded machine the work after each build (its sizes, its
+  // origin) holds the slot past `finishedAt`, so how much wall time parallelism saves is bench/schedule.ts's claim
+  // (makespan against the same run's lower bound and a sequential loop, measured side by side), not a timed test's.
+  const ran = rep.variants.filter((x) => x.startedAt).map((x) => [Date.parse(x.startedAt!), Date.parse(x.finishedAt!)] as const);
+  const [first, second] = [...ran].sort((a, b) => a[0] - b[0]);
+  assert.ok(second![0] < first![1], `the first two builds overlap: ${JSON.stringify(ran)}`);
   for (const [s] of ran) assert.ok(ran.filter(([a, b]) => a <= s && s < b).length <= 2, "at most 2 concurrent");
-  // Parallel against this run's own sequential time: the builds' durations one after another (their sum) against the
-  // time at least one build ran (the union of their intervals). The run's start-up (instantiation, preflight) is in
-  // neither, so a loaded machine slows both sides alike; two jobs at a time make the union about half the sum.
-  const work = rep.variants.reduce((s, x) => s + x.durationS, 0);
-  const busy = unionSeconds(ran as [number, number][]);
-  assert.ok(busy < work * 0.85, `parallel: builds ran ${busy}s of wall time for ${work}s of build time`);
   // logs: one per variant that ran, stdout and stderr of the builder in it; latest points at the run
   assert.is(readlinkSync(join(c.dir, "logs/latest")), rep.runId);
   const logs = readdirSync(join(c.dir, "logs", rep.runId)).sort();
@@ -185,6 +171,11 @@ test("real run, --jobs 2 --retries 1: parallel, dependency order, failure isolat
   assert.match(flog, /building pytorch-python313-cuda12_8-sm90-avx512 \(salt /); // builder stdout
   assert.match(flog, /nvcc fatal: stand-in failure/); // builder stderr
   assert.match(flog, /=== attempt 2\/2/);
+  // The log is Nix's human text (nix-build ran with --log-format internal-json, rendered), not its records.
+  assert.match(flog, /"--log-format","internal-json"/, "the attempt's header shows the command that ran");
+  assert.not.match(flog, /^@nix /m);
+  assert.match(flog, new RegExp(`^building '/nix/store/[a-z0-9]{32}-${PT_FAIL}\\.drv'\\.\\.\\.$`, "m"));
+  assert.match(flog, /^error: builder for '\/nix\/store\/[a-z0-9]{32}-pytorch-python313-cuda12_8-sm90-avx512\.drv' failed with exit code 3$/m);
   assert.match(r.stdout, /VARIANT\s+STATUS\s+TIME\s+TRIES\s+CLOSURE\s+WHERE\s+REASON/);
   assert.match(r.stdout, /5 built, 0 cached, 1 failed, 1 skipped/);
 
@@ -228,9 +219,9 @@ test("--fail-fast: nothing new starts after a failure", async () => {
 });
 
 test("interrupt: SIGINT to the build driver ends the builds (and their builders), writes interrupted:true, exits 130", async () => {
-  // Builds of 120 s, interrupted once both run: an exit long before they would end shows they were stopped, with a
+  // Builds of 600 s, interrupted once both run: an exit long before they would end shows they were stopped, with a
   // margin a loaded machine meets (the wait for them to start is bounded, not timed).
-  const c = ctx({ VM_BUILD_TEST_SLEEP: "120" });
+  const c = ctx({ VM_BUILD_TEST_SLEEP: "600" });
   let pid = 0;
   const started = Date.now();
   const done = driver(c, [PT_ARM, TA_ARM, PT_CPU, "--backend", "nix", "--jobs", "2"], { onSpawn: (p) => (pid = p) });
@@ -241,13 +232,14 @@ test("interrupt: SIGINT to the build driver ends the builds (and their builders)
     const logs = existsSync(runDir()) ? readdirSync(runDir()).filter((f) => f.endsWith(".log")) : [];
     const busy = logs.filter((f) => /building .*\(salt/.test(readFileSync(join(runDir(), f), "utf8")));
     if (busy.length === 2) break;
-    assert.ok(Date.now() - started < 100_000, "builds started");
+    // A loaded 2-core machine takes over a minute to start the driver (start-up, evaluation, preflight).
+    assert.ok(Date.now() - started < 300_000, "builds started");
   }
   const killed = Date.now();
   process.kill(pid, "SIGINT");
   const r = await done;
   assert.is(r.code, 130, r.stderr);
-  assert.ok(Date.now() - killed < 60_000, `did not wait for the 120 s builds (exited ${Date.now() - killed} ms after SIGINT)`);
+  assert.ok(Date.now() - killed < 300_000, `did not wait for the 600 s builds (exited ${Date.now() - killed} ms after SIGINT)`);
   const rep = latestReport(c);
   assert.is(rep.interrupted, true);
   assert.is(rep.exitCode, 130);

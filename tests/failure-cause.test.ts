@@ -12,24 +12,26 @@ import { join } from "node:path";
 import { evaluationFailureText, failureCause, type EvaluationFailure } from "../generator/driver/eval-first.ts";
 import { projectFromMatrix } from "../generator/matrix/project.ts";
 import matrix from "../matrix.ts";
-import { runCli, tempDir } from "./helpers/cli.ts";
+import { tempDir } from "./helpers/cli.ts";
+import { runMain } from "./helpers/main.ts";
 
 const variant = projectFromMatrix(matrix).variants.find((v) => v.package === "pytorch" && v.cuda === null && v.system === "x86_64-linux")!;
 
 /** `build NAME --pkgs-dir DIR` of one file holding `body`, with the features its variant requires declared. */
 function buildOwn(body: string, extra: string[] = []) {
+  // In-process (runMain): the build's errors and exit status are main's; no process boundary matters here.
   const dir = tempDir("vm-cause-");
   const pkgs = join(dir, "pkgs");
   mkdirSync(pkgs);
   writeFileSync(join(pkgs, `${variant.name}.nix`), body);
-  return runCli([
+  return runMain([
     "build", variant.name, "--backend", "nix", "--pkgs-dir", pkgs, "--out-dir", dir, "--logs-dir", join(dir, "logs"), "--plain",
     "--nix-option", "substituters=", "--nix-option", "connect-timeout=1", "--nix-option", `system-features=${variant.requiredSystemFeatures.join(" ")}`, ...extra,
   ]);
 }
 
-test("no network: a download that fails is named as the network's, with no advice to edit matrix.ts", () => {
-  const r = buildOwn(`import (builtins.fetchTarball "https://github.com/NixOS/nixpkgs/archive/2c423e03bbafcff28bfadc6781a4a8257f205cb5.tar.gz") { }\n`);
+test("no network: a download that fails is named as the network's, with no advice to edit matrix.ts", async () => {
+  const r = await buildOwn(`import (builtins.fetchTarball "https://github.com/NixOS/nixpkgs/archive/2c423e03bbafcff28bfadc6781a4a8257f205cb5.tar.gz") { }\n`);
   assert.is(r.status, 2, r.stdout + r.stderr);
   const flat = r.stderr.replace(/\s+/g, " ");
   assert.match(flat, /unable to download 'https:\/\/github\.com\/NixOS\/nixpkgs\/archive\/2c423e0/);
@@ -37,8 +39,8 @@ test("no network: a download that fails is named as the network's, with no advic
   assert.not.match(flat, /fix matrix\.ts/);
 });
 
-test("a --pkgs-dir file of the user's own that does not evaluate is named as theirs, not matrix.ts's", () => {
-  const r = buildOwn(`throw "my own derivation is unfinished"\n`);
+test("a --pkgs-dir file of the user's own that does not evaluate is named as theirs, not matrix.ts's", async () => {
+  const r = await buildOwn(`throw "my own derivation is unfinished"\n`);
   assert.is(r.status, 2, r.stdout + r.stderr);
   const flat = r.stderr.replace(/\s+/g, " ");
   assert.match(flat, /my own derivation is unfinished/);

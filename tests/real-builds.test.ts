@@ -12,7 +12,8 @@ import { checkPromise, type PromiseCheck, type Probe, type PromiseOf } from "../
 import { onTorch } from "../generator/catalog/packages.ts";
 import { archEntryAccepted } from "../generator/catalog/torch-arch-list.ts";
 import { catalog } from "../generator/catalog/index.ts";
-import { ROOT, runCli, tempDir, writeMatrix } from "./helpers/cli.ts";
+import { ROOT, tempDir, writeMatrix } from "./helpers/cli.ts";
+import { runMain } from "./helpers/main.ts";
 import { catalogCheckerFacts } from "../generator/verify/catalog-facts.ts";
 
 /** The catalog's facts, as `verify` and pkgs/verify-facts.json give them to the comparison. */
@@ -138,7 +139,7 @@ test("torch 2.11's cpp_extension: the accepted TORCH_CUDA_ARCH_LIST entries as r
   assert.is(archEntryAccepted(catalog, "2.10.0", "10.1"), null, "a release whose list was not read: unknown");
 });
 
-test("verify --probe replays the real bitsandbytes build: its kernels line passes", () => {
+test("verify --probe replays the real bitsandbytes build: its kernels line passes", async () => {
   const dir = tempDir();
   const m = writeMatrix(dir, {
     releases: [{ torch: "2.11.0", nixpkgs: PIN }],
@@ -150,7 +151,7 @@ test("verify --probe replays the real bitsandbytes build: its kernels line passe
     packages: ["pytorch", "bitsandbytes"],
   });
   const host = ["--machine", "x86_64", "--cpuinfo", join(ROOT, "tests/fixtures/probes/h100-pypi-torch2.11.0-cu130/cpuinfo"), "--nvidia-smi", join(ROOT, "tests/fixtures/probes/h100-pypi-torch2.11.0-cu130/nvidia-smi.txt")];
-  const r = runCli(["verify", "bitsandbytes-python312-cuda13_0-sm90-avx512", "--json", "--probe", join(REC, "bnb-90/probe.json"), ...host, "--matrix", m]);
+  const r = await runMain(["verify", "bitsandbytes-python312-cuda13_0-sm90-avx512", "--json", "--probe", join(REC, "bnb-90/probe.json"), ...host, "--matrix", m]);
   assert.ok(r.stdout.startsWith("{"), r.stderr);
   const rep = JSON.parse(r.stdout) as { checks: PromiseCheck[] };
   const k = rep.checks.find((c) => c.promise.endsWith("bitsandbytes's kernels"))!;

@@ -1,12 +1,13 @@
 // One surface. Every command's help (and each pin action's) describes every option with one name per
 // concept; every error carries the one prefix on stderr with the documented exit code; --version is package.json's;
 // and with COLUMNS=80 the human output of detect, explain, build --dry-run, list --excluded and fleet on the recorded
-// hosts (tests/fixtures/hosts) fits 80 columns, except a line holding a single unbreakable token.
+// hosts (tests/fixtures/hosts) fits 80 columns, except a line holding a single unbreakable token. No output depends on
+// this machine's CPU: build reads a recorded cpuinfo under --host-root.
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { readdirSync, readFileSync, statSync } from "node:fs";
+import { copyFileSync, mkdirSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { ROOT } from "./helpers/cli.ts";
+import { ROOT, tempDir } from "./helpers/cli.ts";
 import { runMain } from "./helpers/main.ts";
 import { wrap, wrapCommand, wrapLines } from "../generator/text.ts";
 import { formatChecks } from "../generator/preflight/checks.ts";
@@ -130,9 +131,21 @@ test("COLUMNS=80: detect, explain, build --dry-run, list --excluded and fleet on
   }
   for (const n of ["torchvision-python313-cuda12_8-sm110-avx512bf16", "pytorch-python313-cuda12_8-sm95-avx2", "hello"])
     outputs.push([`explain ${n}`, (await runMain(["explain", n], { env })).stderr]);
-  const dry = await runMain(["build", "--dry-run", "--backend", "nix", "--filter", "sm=121", "--filter", "sm=90", "--filter", "cuda=12.8"], { env });
+  // build reads this machine's files (its preflight, the nix.conf line of what its CPU runs) under --host-root: a
+  // root holding the recorded spr-h100's cpuinfo (AVX-512 BF16, the widest line), not this machine's CPU.
+  const root = tempDir("vm-surface-root-");
+  mkdirSync(join(root, "proc"));
+  copyFileSync(join(HOSTS, "spr-h100/cpuinfo"), join(root, "proc/cpuinfo"));
+  const dry = await runMain(["build", "--dry-run", "--backend", "nix", "--host-root", root, "--filter", "sm=121", "--filter", "sm=90", "--filter", "cuda=12.8"], { env });
   assert.is(dry.status, 0, dry.stderr);
   outputs.push(["build --dry-run", dry.stdout]);
+  // The recorded CPU's features reach the copyable nix.conf lines, whole, split over several extra- lines (--verbose
+  // prints them whatever this machine's nix.conf declares: no builder here takes the aarch64-linux variants).
+  const verbose = await runMain(["build", "--dry-run", "--verbose", "--backend", "nix", "--host-root", root, "--filter", "sm=121", "--filter", "sm=90", "--filter", "cuda=12.8"], { env });
+  assert.is(verbose.status, 0, verbose.stderr);
+  outputs.push(["build --dry-run --verbose", verbose.stdout]);
+  const extra = verbose.stdout.split("\n").filter((l) => /^\s*extra-system-features = /.test(l)).flatMap((l) => l.replace(/^\s*extra-system-features = /, "").split(" "));
+  assert.ok(extra.includes("gccarch-cooperlake") && extra.includes("gccarch-cascadelake"), verbose.stdout);
   const list = await runMain(["list"], { env });
   // (Node's own warning when npm sets FORCE_COLOR beside NO_COLOR is not ours.)
   outputs.push(["list", list.stdout + list.stderr.replace(/^\(node:\d+\) Warning: .*\n?/gm, "")]);

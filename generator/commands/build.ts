@@ -10,7 +10,7 @@ import { UsageError } from "../errors.ts";
 import type { Argv, ArgumentsCamelCase, CommandModule } from "yargs";
 import { ASK_NIX_TIMEOUT_S, REPEATABLE } from "../constants.ts";
 import { PACKAGES } from "../catalog/packages.ts";
-import { matrixOption, nixOptions, outputOptions, selectionOptions, type BuiltTypes } from "./options.ts";
+import { hostRootOption, matrixOption, nixOptions, outputOptions, selectionOptions, type BuiltTypes } from "./options.ts";
 import { runOf } from "./shared.ts";
 import { DEFAULT_CORES_PER_BUILD } from "../driver/concurrency.ts";
 import { GIB_PER_COMPILE_JOB } from "../catalog/machines.ts";
@@ -66,6 +66,7 @@ const buildOptions = {
   "verify-gpu": { type: "boolean", describe: "also build each CUDA variant's GPU check (needs a builder with the `cuda` system feature)" },
   plain: outputOptions.plain,
   "kill-grace": { type: "number", default: 10, describe: "seconds between SIGTERM and SIGKILL when ending builds" },
+  ...hostRootOption,
   "connect-timeout": {
     type: "number",
     default: 30,

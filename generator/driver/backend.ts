@@ -48,6 +48,13 @@ export interface BuildCmd {
   cwd: string;
   /** The `result-NAME` link the command leaves. */
   outLink: string;
+  /**
+   * The command is nix-build: job.ts runs it with `--log-format internal-json` added (Nix's structured log, read by
+   * nix-log.ts for the failure and the origin; the log file gets Nix's human text). `argv` stays the command a user
+   * would type. flox build takes no Nix flags (flox/flox cli/flox/doc/flox-build.md: `flox build [-d=<path>]
+   * [<package>]...`; it runs `nix build` inside its own make): its human log is read instead (report.ts originReader).
+   */
+  nixLog?: boolean;
 }
 
 /** Host Nix system of this process, e.g. "x86_64-linux" (what `build` and `publish` compare variants' systems with). */
@@ -81,7 +88,7 @@ export function buildCmd(target: { name: string; file: string; check?: unknown }
   const cores = o.coresByName?.get(target.name) ?? o.cores;
   if (cores !== undefined) argv.push("--cores", String(cores));
   for (const [k, v] of o.nixOptions ?? []) argv.push("--option", k, v);
-  return { argv, cwd: o.root, outLink };
+  return { argv, cwd: o.root, outLink, nixLog: true };
 }
 
 /**

@@ -35,12 +35,13 @@ export class ProcessGroups {
    * Never rejects: a process that cannot start resolves with `spawnError`.
    * @param key the name `names()` lists while it runs (one process per key at a time)
    * @param fd an open file descriptor the child writes to
+   * @param onStderrLine stderr through a pipe instead, line by line (process.ts startInGroup): a structured log
    * @returns how it ended; `{ code: null, spawnError: "not started: …" }` when the set is already stopping
    */
-  run(key: string, cmd: ProcessCommand, fd: number): Promise<ProcessExit> {
+  run(key: string, cmd: ProcessCommand, fd: number, onStderrLine?: (line: string) => void): Promise<ProcessExit> {
     if (this.closed) return Promise.resolve({ code: null, spawnError: "not started: the run is stopping" });
     // startInGroup, not a captured run: a build's output goes to the shared descriptor, and its group is what stops.
-    const started = startInGroup(cmd, fd);
+    const started = startInGroup(cmd, fd, onStderrLine);
     const exited = started.exit.then(() => {
       this.running.delete(key);
     });

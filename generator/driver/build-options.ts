@@ -47,6 +47,11 @@ export interface BuildArgs {
   killGrace?: number;
   /** Seconds ssh waits for a remote builder to connect and answer (backend.ts withSshTimeouts). */
   connectTimeout?: number;
+  /**
+   * Root directory this machine's files are read under (the hidden --host-root: tests model a host): the preflight
+   * checks' files and the /proc/cpuinfo whose gccarch features a dry run offers as a nix.conf line. Default "/".
+   */
+  hostRoot?: string;
   /** matrix file (default: ROOT/matrix.ts). */
   matrix?: string;
   /** Injected variant list (tests, or a caller that already expanded the matrix). */

@@ -137,10 +137,10 @@ export async function planBuild(po: PlanBuildOptions): Promise<BuildPlan> {
   if (o.backend === "nix") o.nixOptions.push(...cacheNixOptions(selection.caches));
   const host = hostSystem();
   const context = hostContext("build", targets, { backend: o.backend, hostSystem: host, builders: a.builders, localBuilds: o.maxJobs !== 0, nixOptions: o.nixOptions });
-  const early = checkHost(context, EARLY_CHECKS);
+  const early = checkHost(context, EARLY_CHECKS, a.hostRoot);
   // Without a usable Nix or flox nothing can be probed; the checks that otherwise wait for the probe (which variants
   // are left to build) run against every selected one, so that one refusal lists every fix, not the first.
-  if (!a.dryRun && early.some((r) => r.status === "fail" && r.blocking)) refuseOnBlocking([...early, ...checkHost(context, LATE_CHECKS)], width);
+  if (!a.dryRun && early.some((r) => r.status === "fail" && r.blocking)) refuseOnBlocking([...early, ...checkHost(context, LATE_CHECKS, a.hostRoot)], width);
 
   const rule = jobsRule({ cpus: availableParallelism(), memBytes: totalmem() }, o.cores, o.jobs);
   // The estimates follow the cores one build gets (nix: --cores or the jobs rule; flox sets none: not known).
@@ -151,7 +151,7 @@ export async function planBuild(po: PlanBuildOptions): Promise<BuildPlan> {
   const toBuild = targets.filter((t) => !ev.cached.get(t.name)?.cached);
   // The checks of what is left to build: the system features its derivations require, and store space (a warning).
   const left = new Set(toBuild.map((t) => t.name));
-  const late = checkHost({ ...context, variants: context.variants.filter((v) => left.has(v.name)) }, LATE_CHECKS);
+  const late = checkHost({ ...context, variants: context.variants.filter((v) => left.has(v.name)) }, LATE_CHECKS, a.hostRoot);
   const results = [...early, ...late];
   // This machine would be refused a variant only once its dependencies are built, hours in: stop now with the fix,
   // before the evaluation's verdict (a host fix first; the matrix's errors after it).
@@ -256,9 +256,12 @@ export function hostContext(
   };
 }
 
-/** Step 3: run the checks of `context` against this machine (all of its command's, or `only` those), in order. */
-export function checkHost(context: PreflightContext, only?: readonly string[]): CheckResult[] {
-  return runChecks(thisHost(), context, only);
+/**
+ * Step 3: run the checks of `context` against this machine (all of its command's, or `only` those), in order.
+ * @param hostRoot read the host's files under this root instead of "/" (the hidden --host-root: a modelled host)
+ */
+export function checkHost(context: PreflightContext, only?: readonly string[], hostRoot?: string): CheckResult[] {
+  return runChecks(hostRoot === undefined ? thisHost() : { ...thisHost(), root: hostRoot }, context, only);
 }
 
 /**
@@ -369,7 +372,7 @@ function markSubstitutable(targets: readonly BuildTarget[], cached: Map<string, 
 /** A dry run's data: what builders must declare (builders.ts), the rows with the cache model, likely typos of extras. */
 async function dryRunData(p: Omit<BuildPlan, "checks" | "instantiated" | "evaluationFailures" | "dryRun">): Promise<DryRunData> {
   const { args: a, options: o, selection: sel, host } = p;
-  const needs = await builderNeeds(p.toBuild, { host, builders: a.builders, maxJobs: o.maxJobs, nixOptions: o.nixOptions, backend: o.backend });
+  const needs = await builderNeeds(p.toBuild, { host, builders: a.builders, maxJobs: o.maxJobs, nixOptions: o.nixOptions, backend: o.backend, hostRoot: a.hostRoot });
   const model = modelCacheMisses(
     sel.targets
       .filter((t): t is BuildTarget & { nixpkgs: string } => t.nixpkgs !== undefined && t.check === undefined)

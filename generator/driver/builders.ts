@@ -6,6 +6,7 @@
  */
 import { readFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
+import { join } from "node:path";
 import { featureNeeds, parseMachines, systemFeaturesLine, type FeatureNeed } from "../system-features.ts";
 import { localSystemFeatures, type NixOptions } from "./store.ts";
 
@@ -19,11 +20,12 @@ export interface BuilderNeeds {
 
 /**
  * What builders `targets` need. With the flox backend the local Nix is asked without --nix-option (flox builds with it).
- * @param builders the --builders value: a machines spec, or @FILE
+ * @param o.builders the --builders value: a machines spec, or @FILE
+ * @param o.hostRoot the root this machine's /proc/cpuinfo is read under (default "/"; tests: a modelled host)
  */
 export async function builderNeeds(
   targets: readonly { name: string; system: string; requiredSystemFeatures?: readonly string[] }[],
-  o: { host: string; builders?: string; maxJobs?: number; nixOptions: NixOptions; backend: string },
+  o: { host: string; builders?: string; maxJobs?: number; nixOptions: NixOptions; backend: string; hostRoot?: string },
 ): Promise<BuilderNeeds> {
   const local = await localSystemFeatures(o.backend === "nix" ? o.nixOptions : []);
   const localBuilds = o.maxJobs !== 0;
@@ -41,7 +43,7 @@ export async function builderNeeds(
       import("../catalog/index.ts"),
       import("../catalog/cpu-isas.ts"),
     ]);
-    const cpu = parseCpuinfo(await readFile("/proc/cpuinfo", "utf8"));
+    const cpu = parseCpuinfo(await readFile(join(o.hostRoot ?? "/", "proc/cpuinfo"), "utf8"));
     const runnable = isaFit({ system: o.host as never, cpu }, catalog).runnable;
     if (runnable.length) hostLine = systemFeaturesLine(runnable.map(gccarchFeature));
   } catch {

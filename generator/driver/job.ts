@@ -15,6 +15,7 @@ import { runTool } from "../process.ts";
 import { redactCredentials } from "../redact.ts";
 import type { BackendOptions, BuildCmd } from "./backend.ts";
 import type { ProcessGroups } from "./build-groups.ts";
+import { failureText, NixLog } from "./nix-log.ts";
 import { originReader, type VariantReport } from "./report.ts";
 import type { BuildEvent } from "./status.ts";
 import { pathSizes } from "./store.ts";
@@ -137,33 +138,56 @@ export class LogFile {
 }
 
 /**
- * A one-line failure reason from what an attempt wrote (at most its last 8 KiB): the last `error:` line (Nix's),
- * followed by the last line the builder printed before it when that line is Nix's generic "builder for … failed";
- * otherwise the last non-empty line. At most 300 characters.
+ * A one-line failure reason of an attempt. A remote builder that did not answer is named from the human log (Nix then
+ * blames the machines' features, see remoteBuilderLine); otherwise Nix's structured log says which derivation failed
+ * and its last line (nix-log.ts); without one (flox build, which takes no Nix flags, or a Nix that wrote no record),
+ * the human log is read (failureLine). At most 300 characters.
+ * @param text the human log the attempt wrote (at most its last 8 KiB)
+ * @param nix the attempt's structured log (nix backend), else null
  */
-function failureLine(text: string): string {
+function failureReason(text: string, nix: NixLog | null): string {
+  const lines = logLines(text);
+  const remote = remoteBuilderLine(lines);
+  if (remote !== null) return remote;
+  const f = nix?.failure();
+  if (f) return failureText(f);
+  return failureLine(lines);
+}
+
+/** The lines of a human log worth reading for a reason: no driver headers, no substituter warnings or copy progress. */
+function logLines(text: string): string[] {
   // Nix's own chatter is not the builder's reason: substituter warnings ("warning: unable to download
   // '…/nix-cache-info'"), copy and fetch progress.
-  const lines = text
+  return text
     .split("\n")
     .map((l) => l.trim())
     .filter((l) => l && !l.startsWith("===") && !/^(warning:|copying path |copying \d+ paths|these \d+ paths will be fetched|this path will be fetched)/.test(l));
-  // A remote builder that did not answer (Nix: "cannot build on 'URI': error: cannot connect to 'HOST': SSH's
-  // reason"): Nix's last error then blames the machines' features, so name the builder instead.
+}
+
+/**
+ * A remote builder that did not answer (Nix: "cannot build on 'URI': error: cannot connect to 'HOST': SSH's reason"
+ * beside "error: unable to start any build"): Nix's last error then blames the machines' features, so name the
+ * builder instead (ssh's own complaint about its configuration, when that was it). Null when the log says no such thing.
+ */
+function remoteBuilderLine(lines: readonly string[]): string | null {
   const silent = lines.map((x) => /^cannot build on '([^']+)': error: cannot connect to '[^']*': (.+)$/.exec(x)).filter((m) => m !== null);
-  if (silent.length > 0 && lines.some((x) => /^error: unable to start any build/.test(x))) {
-    const who = [...new Set(silent.map((m) => m[1]!))];
-    const reason = silent.at(-1)![2]!;
-    // ssh refused its own configuration (`~/.ssh/config: line 3: Bad configuration option: …`): nothing was asked.
-    const config = lines.find((x) => /(ssh_config|\.ssh\/config|\/etc\/ssh\/)[^:]*: (line \d+: )?(Bad configuration|terminating, \d+ bad configuration)/i.test(x)) ??
-      (/bad configuration option|terminating, \d+ bad configuration/i.test(reason) ? reason : undefined);
-    if (config) {
-      const c = `ssh could not read its configuration for remote builder ${who.join(", ")} (${config}): fix that ssh_config line; the builder was never asked`;
-      return c.length > 300 ? c.slice(0, 297) + "…" : c;
-    }
-    const l = `remote builder ${who.join(", ")} did not answer (${silent.at(-1)![2]}); nothing else could build it (see --connect-timeout)`;
-    return l.length > 300 ? l.slice(0, 297) + "…" : l;
-  }
+  if (silent.length === 0 || !lines.some((x) => /^error: unable to start any build/.test(x))) return null;
+  const who = [...new Set(silent.map((m) => m[1]!))];
+  const reason = silent.at(-1)![2]!;
+  // ssh refused its own configuration (`~/.ssh/config: line 3: Bad configuration option: …`): nothing was asked.
+  const config = lines.find((x) => /(ssh_config|\.ssh\/config|\/etc\/ssh\/)[^:]*: (line \d+: )?(Bad configuration|terminating, \d+ bad configuration)/i.test(x)) ??
+    (/bad configuration option|terminating, \d+ bad configuration/i.test(reason) ? reason : undefined);
+  const l = config
+    ? `ssh could not read its configuration for remote builder ${who.join(", ")} (${config}): fix that ssh_config line; the builder was never asked`
+    : `remote builder ${who.join(", ")} did not answer (${reason}); nothing else could build it (see --connect-timeout)`;
+  return l.length > 300 ? l.slice(0, 297) + "…" : l;
+}
+
+/**
+ * The reason from a human log (flox build's): the last `error:` line (Nix's), followed by the last line the builder
+ * printed before it when that line is Nix's generic "builder for … failed"; otherwise the last non-empty line.
+ */
+function failureLine(lines: readonly string[]): string {
   let errAt = -1;
   lines.forEach((x, i) => {
     if (x.startsWith("error:")) errAt = i;
@@ -288,16 +312,24 @@ export async function runJob(ctx: JobContext, cmd: BuildCmd, r: VariantReport): 
       const early = ctx.stopReason();
       if (early) return stopped(early);
       const from = log.size();
+      // nix-build writes its structured log; the file gets its human text (nix-log.ts), the driver reads the records.
+      const nix = cmd.nixLog ? new NixLog() : null;
+      const argv = nix ? [...cmd.argv, "--log-format", "internal-json"] : cmd.argv;
       // The header records the command with credentials in URLs redacted (--substituter https://user:TOKEN@host).
-      log.write(redactCredentials(`=== attempt ${k}/${ctx.maxAttempts} at ${new Date().toISOString()}: ${JSON.stringify(cmd.argv)} (cwd ${cmd.cwd}) ===\n`));
+      log.write(redactCredentials(`=== attempt ${k}/${ctx.maxAttempts} at ${new Date().toISOString()}: ${JSON.stringify(argv)} (cwd ${cmd.cwd}) ===\n`));
       r.attempts = k;
-      const res = await ctx.groups.run(name, { argv: cmd.argv, cwd: cmd.cwd, env: ctx.env }, log.fd);
+      const human = nix ? humanWriter(nix, log) : null;
+      const res = await ctx.groups.run(name, { argv, cwd: cmd.cwd, env: ctx.env }, log.fd, human?.line);
+      if (human?.error) throw human.error;
       r.exitCode = res.code;
       r.durationS = (Date.now() - t0) / 1000;
       r.finishedAt = new Date().toISOString();
       if (res.code === 0) {
         built = true;
-        await collectOutputs(ctx, cmd, r, log, from);
+        // An earlier attempt's failure is not this one's.
+        delete r.failedDrv;
+        delete r.lastLines;
+        await collectOutputs(ctx, cmd, r, log, from, nix);
         log.write(
           `=== done in ${r.durationS.toFixed(1)}s (${r.origin}${r.machine ? ` ${r.origin === "built" ? "on" : "from"} ${r.machine}` : ""}): ${r.outPath ?? "(no result link)"} ===\n`,
         );
@@ -306,7 +338,10 @@ export async function runJob(ctx: JobContext, cmd: BuildCmd, r: VariantReport): 
       }
       const stop = ctx.stopReason();
       if (stop) return stopped(stop);
-      const reason = res.spawnError ?? `exit code ${res.code ?? "(signal)"}: ${failureLine(log.readFrom(from, 8192)) || "(no output)"}`;
+      const reason = res.spawnError ?? `exit code ${res.code ?? "(signal)"}: ${failureReason(log.readFrom(from, 8192), nix) || "(no output)"}`;
+      const failed = nix?.failure();
+      r.failedDrv = failed?.drvPath ?? null;
+      r.lastLines = failed?.lastLines ?? [];
       log.write(`=== attempt ${k} failed: ${reason} ===\n`);
       if (k < ctx.maxAttempts) {
         ctx.emit({ type: "retry", name, attempt: k, maxAttempts: ctx.maxAttempts, reason, at: Date.now() });
@@ -325,8 +360,31 @@ export async function runJob(ctx: JobContext, cmd: BuildCmd, r: VariantReport): 
   }
 }
 
-/** After a successful attempt: the result links, sizes, flox's log, and where Nix says the output came from (the attempt's log from byte `from`). */
-async function collectOutputs(ctx: JobContext, cmd: BuildCmd, r: VariantReport, log: LogFile, from: number): Promise<void> {
+/**
+ * The stderr reader of a nix-build with a structured log: each record's human text (nix-log.ts) appended to the log. A
+ * failed write is kept (the pipe is still read to its end, so nix-build never blocks) and thrown after the exit.
+ */
+function humanWriter(nix: NixLog, log: LogFile): { line: (l: string) => void; error: DriverIoError | null } {
+  const w = {
+    error: null as DriverIoError | null,
+    line: (l: string) => {
+      const text = nix.line(l);
+      if (text === null || w.error) return;
+      try {
+        log.write(`${text}\n`);
+      } catch (e) {
+        w.error = e instanceof DriverIoError ? e : new DriverIoError(`writing log ${log.path}`, e);
+      }
+    },
+  };
+  return w;
+}
+
+/**
+ * After a successful attempt: the result links, sizes, flox's log, and where the output came from: Nix's structured
+ * log (`nix`), else the attempt's human log from byte `from` (flox).
+ */
+async function collectOutputs(ctx: JobContext, cmd: BuildCmd, r: VariantReport, log: LogFile, from: number, nix: NixLog | null): Promise<void> {
   r.outPath = await readlink(cmd.outLink).catch(() => null);
   r.outputs = await resultOutputs(cmd.outLink);
   if (r.outPath) {
@@ -335,6 +393,12 @@ async function collectOutputs(ctx: JobContext, cmd: BuildCmd, r: VariantReport, 
     r.closureSize = sizes?.closureSize ?? null;
   }
   if (ctx.backend.backend === "flox") r.floxLog = await readlink(`${cmd.outLink}-log`).catch(() => null);
+  if (nix?.structured) {
+    const where = nix.origin(r.name);
+    r.origin = where.origin;
+    r.machine = where.machine;
+    return;
+  }
   // The attempt's log is scanned line by line, never read whole: a build may print gigabytes.
   const reader = originReader(r.name);
   log.scanLines(from, reader.line);

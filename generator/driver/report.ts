@@ -44,6 +44,13 @@ export interface VariantReport {
   /** Where its derivation was built: "local", or the remote builder ("ssh://big"); the cache it came from when
    * substituted; null otherwise. */
   machine: string | null;
+  /**
+   * The derivation whose builder failed in the last attempt, from Nix's structured log (driver/nix-log.ts); null when
+   * no builder failed (an evaluation error, a fetch) or the backend gives no such log (flox). Optional in older reports.
+   */
+  failedDrv?: string | null;
+  /** That builder's last lines (at most 10), oldest first; [] otherwise. Optional in older reports. */
+  lastLines?: string[];
   /** `--copy-to` store URI the closure was pushed to, null when not pushed. */
   copiedTo: string | null;
   /** Why the push failed (the variant stays built; the run exits 1), else null. */
