@@ -15,7 +15,7 @@ import { renderRelease, renderVariant, renderVariantsData, type FileMap } from "
 import { compareGenerated, expectedFromRender, expectedFromStamp, freshnessReason, isGenerated, lastGenerate, type Freshness } from "./freshness.ts";
 
 /** Thrown when the generated files differ from what the matrix gives now (exit 2: run `npm run generate`). */
-class StaleGeneratedError extends InputError {
+export class StaleGeneratedError extends InputError {
   constructor(
     message: string,
     /** The comparison's answer: which files differ and why (freshness.ts Freshness). */
