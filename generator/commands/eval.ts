@@ -1,18 +1,15 @@
 /**
- * The `eval` command (yargs): select variants of the matrix (names and/or `--filter`), evaluate them through
- * release.nix (generator/driver/eval.ts), print one line per variant (`--json`: one JSON object per line, then a
- * `{"summary": …}` line) and exit 1 when any evaluation failed or a torchaudio is not built against its pytorch.
+ * The `eval` command (yargs): its options mapped onto one library call, plan then run (driver/eval.ts planEval: the
+ * selection, the generated files' freshness, the host's Nix; runEval: evaluate through release.nix), printing one
+ * line per variant (`--json`: one JSON object per line, then a `{"summary": …}` line); exit 1 when any evaluation
+ * failed or a torchaudio is not built against its pytorch.
  */
-import { availableParallelism } from "node:os";
 import { resolve } from "node:path";
 import type { ArgumentsCamelCase, Argv, CommandModule } from "yargs";
-import { UsageError } from "../errors.ts";
 import { REPO_ROOT } from "../paths.ts";
-import type { EvalResult } from "../driver/eval.ts";
+import type { EvalResult, StoreRow } from "../driver/eval.ts";
 import { matrixOption, nixOptions, outputOptions, selectionOptions, type BuiltTypes } from "./options.ts";
-import { parseNixOptions, printer, project, runOf, terminalWidth } from "./shared.ts";
-
-/** Thrown for a selection that cannot be used; the CLI exits 2 with its message. */
+import { parseNixOptions, printer, runOf, terminalWidth } from "./shared.ts";
 
 /** The options of `eval` (yargs), the shared groups defined once in options.ts. */
 const evalOptions = {
@@ -51,31 +48,20 @@ export const evalCommand: CommandModule<object, BuiltTypes<typeof builder>> = {
   handler: async (argv: ArgumentsCamelCase<BuiltTypes<typeof builder>>) => {
     const run = runOf(argv);
     const print = printer(run.io);
-    const [{ checkHost, hostContext, selectCurrent }, { evalVariants }, { refuseOnBlocking }] = await Promise.all([
-      import("../driver/build.ts"),
-      import("../driver/eval.ts"),
-      import("../preflight/checks.ts"),
-    ]);
-    const p = await project(argv.matrix);
-    const jobs = argv.jobs ?? availableParallelism();
-    if (!Number.isInteger(jobs) || jobs < 1) throw new UsageError(`--jobs ${argv.jobs}: expected a whole number ≥ 1`);
-    const root = argv.root ? resolve(process.cwd(), argv.root) : REPO_ROOT;
-    // The variants asked for, plus the pytorch each torchaudio needs for the coupling proof; release.nix and
-    // pkgs/variants.nix (what Nix evaluates) must say what was just expanded.
-    const variants = selectCurrent(p.variants, { names: argv.names, filters: argv.filter }, { project: p, root, command: "eval" }).targets;
-    // The preflight build runs (preflight/checks.ts, command "eval"): a Nix older than the catalog's pins need would
-    // only print download or minver errors per variant. --nixpkgs hands in the user's own nixpkgs: no catalog pin is
-    // evaluated.
-    refuseOnBlocking(checkHost(hostContext("eval", variants, { backend: "nix", pinnedNixpkgs: argv.nixpkgs === undefined })), terminalWidth(run.io));
-    const { results, summary } = await evalVariants({
-      root,
-      variants,
-      jobs,
+    const { planEval, runEval } = await import("../driver/eval.ts");
+    const plan = await planEval({
+      names: argv.names,
+      filters: argv.filter,
+      matrixFile: argv.matrix ? resolve(process.cwd(), argv.matrix) : undefined,
+      root: argv.root ? resolve(process.cwd(), argv.root) : REPO_ROOT,
+      jobs: argv.jobs,
       nixpkgsExpr: argv.nixpkgs,
       engine: argv.engine,
-      onResult: (r) => print.out(argv.json ? JSON.stringify(r) : line(r)),
+      probeStore: argv.probeStore,
+      nixOptions: parseNixOptions(argv.nixOption),
+      width: terminalWidth(run.io),
     });
-    const store = argv.probeStore ? await storeProbe(results, argv.nixOption ?? []) : null;
+    const { summary, store, exitCode } = await runEval(plan, (r) => print.out(argv.json ? JSON.stringify(r) : line(r)));
     if (store) {
       for (const s of store.rows) print.out(argv.json ? JSON.stringify({ store: s }) : storeLine(s));
       if (!argv.json)
@@ -91,33 +77,10 @@ export const evalCommand: CommandModule<object, BuiltTypes<typeof builder>> = {
           `${summary.coupled} of ${summary.pairs} variants built on torch proven built against their pytorch` +
           (summary.uncoupled ? `, ${summary.uncoupled} NOT` : ""),
       );
-    if (summary.errors || summary.uncoupled) run.exitCode = 1;
+    run.exitCode = exitCode;
   },
 };
 
-type StoreRow = { name: string; toBuild: string[]; toFetch: string[] } | { name: string; error: string };
-
 function storeLine(s: StoreRow): string {
   return "error" in s ? `store ${s.name}  ${s.error}` : `store ${s.name}  builds ${s.toBuild.length}${s.toBuild.length ? ` (${s.toBuild.join(", ")})` : ""}, fetches ${s.toFetch.length}`;
-}
-
-/** Nix's dry-run answer for every evaluated derivation, and the union across them (each derivation/path once). */
-async function storeProbe(results: readonly EvalResult[], nixOption: readonly string[]) {
-  const [{ probeStore }, { storeName }, { redactDeep }] = await Promise.all([import("../driver/build.ts"), import("../driver/store.ts"), import("../redact.ts")]);
-  const opts = parseNixOptions(nixOption);
-  const ok = results.filter((r) => r.drvPath !== null);
-  const byName = await probeStore(new Map(ok.map((r) => [r.name, r.drvPath!])), opts);
-  const answers = ok.map((r) => byName.get(r.name)!);
-  const rows: StoreRow[] = ok.map((r, i) => {
-    const a = answers[i]!;
-    return "error" in a ? { name: r.name, error: a.error } : { name: r.name, toBuild: a.toBuild.map(storeName), toFetch: a.toFetch.map(storeName) };
-  });
-  const good = answers.filter((a): a is Exclude<typeof a, { error: string }> => !("error" in a));
-  // A substituter's URL (unreachable, or in an error) is printed: credentials redacted (redact.ts).
-  return redactDeep({
-    rows,
-    toBuild: [...new Set(good.flatMap((a) => a.toBuild))].map(storeName),
-    toFetch: [...new Set(good.flatMap((a) => a.toFetch))].map(storeName),
-    unreachable: [...new Set(good.flatMap((a) => a.unreachable))],
-  });
 }

@@ -2,13 +2,14 @@
  * `variant-matrix generate`: write the generated files from matrix.ts (or, with --check, compare them).
  */
 import type { ArgumentsCamelCase, Argv, CommandModule } from "yargs";
-import { relative, resolve } from "node:path";
+import { resolve } from "node:path";
 import { REPO_ROOT } from "../paths.ts";
-import { printer, runOf, terminalWidth, warnUntracked } from "./shared.ts";
+import { printer, runOf, terminalWidth, warnUntracked, type Io } from "./shared.ts";
 import { matrixOption, type OptionTypes } from "./options.ts";
 import { wrap } from "../text.ts";
-import { errorLine, UsageError } from "../errors.ts";
+import { errorLine } from "../errors.ts";
 import type { SyncProgress } from "../generate/write.ts";
+import type { GenerateOptions, GeneratePlan, GenerateResult } from "../generate/generate.ts";
 
 /** The options of `generate` (yargs), the shared ones defined once in options.ts. */
 const generateOptions = {
@@ -27,7 +28,7 @@ export const generateCommand: CommandModule<object, OptionTypes<typeof generateO
     const { io } = run;
     const root = argv.out ? resolve(process.cwd(), argv.out) : REPO_ROOT;
     const matrixFile = argv.matrix ? resolve(process.cwd(), argv.matrix) : resolve(REPO_ROOT, "matrix.ts");
-    const [stamp, write] = await Promise.all([import("../generate/stamp.ts"), import("../generate/write.ts")]);
+    const write = await import("../generate/write.ts");
     // One generate at a time per output directory: a second one waits, then finds the tree current.
     const release = await write.lockOutput(root, {
       onWait: (pid, file) => io.err(`variant-matrix: another generate (pid ${pid}) is writing this tree; waiting for it to finish (lock: ${file})\n`),
@@ -57,7 +58,7 @@ export const generateCommand: CommandModule<object, OptionTypes<typeof generateO
     process.on("SIGINT", onSignal);
     process.on("SIGTERM", onSignal);
     try {
-      run.exitCode = await generateLocked(argv, root, matrixFile, stamp, write, progress);
+      run.exitCode = await generateLocked(argv, { root, matrixFile, check: argv.check }, progress);
     } catch (e) {
       if (!(e instanceof write.SyncInterrupted)) throw e;
       run.exitCode = interrupted(e.signal, e.done, e.total);
@@ -69,84 +70,64 @@ export const generateCommand: CommandModule<object, OptionTypes<typeof generateO
   },
 };
 
-/** generate's work, holding the output's lock, writing to its run's io (runOf(argv)). @returns the exit status (1: --check found a difference) */
-async function generateLocked(
-  argv: { check: boolean },
-  root: string,
-  matrixFile: string,
-  stamp: typeof import("../generate/stamp.ts"),
-  write: typeof import("../generate/write.ts"),
-  progress: SyncProgress,
-): Promise<number> {
+/**
+ * generate's work, holding the output's lock: plan (generate/generate.ts planGenerate: the one comparison), run
+ * (write what differs), and print to its run's io (runOf(argv)). @returns the exit status (1: --check found a difference)
+ */
+async function generateLocked(argv: { check: boolean }, o: GenerateOptions, progress: SyncProgress): Promise<number> {
   const { io } = runOf(argv);
   const print = printer(io);
-  if (!argv.check) {
-    const s = stamp.upToDate(root, matrixFile);
-    if (s.upToDate) {
-      print.out(`nothing to write: ${s.files} generated files already up to date (inputs unchanged since the last generate)`);
-      return 0;
-    }
+  const { planGenerate, runGenerate } = await import("../generate/generate.ts");
+  const plan = await planGenerate(o);
+  for (const w of plan.warnings) print.err(wrap(w, terminalWidth(io), { indent: "warning: ", hang: "  " }));
+  const count = plan.freshness.compared;
+  if (plan.freshness.current && !plan.rendered) {
+    print.out(o.check ? `up to date: ${count} generated files match ${o.matrixFile}` : `nothing to write: ${count} generated files already up to date (inputs unchanged since the last generate)`);
+    return 0;
   }
-  const [p, { renderAll }, { isSingleFileMatrix }] = await Promise.all([
-    import("../matrix/project.ts").then((m) => m.loadProject({ matrixFile })),
-    import("../generate/render/index.ts"),
-    import("../matrix/load-matrix.ts"),
-  ]);
-  // A matrix that yields no variant would delete every generated file and write `systems = []`: refuse (exit 2).
-  const { noVariantMessage, packagesWithoutVariant } = await import("../matrix/matrix-yield.ts");
-  const shown = relative(process.cwd(), p.matrixFile);
-  const empty = noVariantMessage(p.variants, p.excluded, shown && !shown.startsWith("..") ? shown : p.matrixFile);
-  if (empty) throw new UsageError(empty);
-  // A typo in an environment's extras shows only when Nix evaluates the environment: say it now, with the extra the
-  // catalog knows that it is close to.
-  const { extraHints, extraHintText } = await import("../matrix/extra-hints.ts");
-  for (const h of extraHints(p.catalog, p.matrix.environments)) print.err(wrap(extraHintText(h), terminalWidth(io), { indent: "warning: ", hang: "  " }));
-  const files = renderAll(p);
-  if (!argv.check) stamp.clearStamp(root);
-  const r = await write.syncFiles(root, files, { check: argv.check, progress });
+  const r = await runGenerate(plan, progress);
   const changes = [
-    ...r.written.map((f) => `  ${argv.check ? "differs" : "wrote"}: ${f}`),
-    ...r.removed.map((f) => `  ${argv.check ? "stale" : "removed"}: ${f}`),
-    ...r.temporaries.map((f) => `  ${argv.check ? "temporary" : "removed temporary"}: ${f}`),
+    ...r.written.map((f) => `  ${o.check ? "differs" : "wrote"}: ${f}`),
+    ...r.removed.map((f) => `  ${o.check ? "stale" : "removed"}: ${f}`),
+    ...r.temporaries.map((f) => `  ${o.check ? "temporary" : "removed temporary"}: ${f}`),
   ];
-  if (argv.check) {
+  if (o.check) {
     if (changes.length) {
-      io.err(errorLine(`generated files are out of date with ${p.matrixFile}; run \`npm run generate\`:`));
+      const { freshnessReason } = await import("../generate/freshness.ts");
+      io.err(errorLine(`generated files are out of date with ${o.matrixFile} (${freshnessReason(plan.freshness, o.matrixFile)}); run \`npm run generate\`:`));
       print.err(changes.slice(0, 50).join("\n") + (changes.length > 50 ? `\n  ... and ${changes.length - 50} more` : ""));
       return 1;
     }
-    print.out(`up to date: ${files.size} generated files match ${p.matrixFile}`);
+    print.out(`up to date: ${count} generated files match ${o.matrixFile}`);
     return 0;
   }
-  stamp.writeStamp(root, matrixFile, files.keys(), isSingleFileMatrix(matrixFile));
+  printWritten(r, plan, io);
+  await warnUntracked(o.root, [...plan.rendered!.files.keys()], io.err);
+  return 0;
+}
+
+/** What a writing generate did: the changes (up to 20), the counts, renamed variant files, packages without a variant. */
+function printWritten(r: GenerateResult, plan: GeneratePlan, io: Io): void {
+  const print = printer(io);
+  const note = (text: string) => print.out(wrap(text, terminalWidth(io), { indent: "note: ", hang: "  " }));
+  const { project, files } = plan.rendered!;
+  const changes = [...r.written.map((f) => `  wrote: ${f}`), ...r.removed.map((f) => `  removed: ${f}`), ...r.temporaries.map((f) => `  removed temporary: ${f}`)];
   if (!changes.length) print.out(`nothing to write: ${files.size} generated files already up to date`);
   else {
     if (changes.length <= 20) print.out(changes.join("\n"));
     print.out(
       `${r.written.length} written, ${r.removed.length} stale removed, ${r.unchanged} unchanged ` +
-        `(${p.variants.length} package variants, ${p.excluded.length} dropped; see BUILD_MATRIX.md)`,
+        `(${project.variants.length} package variants, ${project.excluded.length} dropped; see BUILD_MATRIX.md)`,
     );
   }
-  const { renamedFiles } = await import("../matrix/matrix-yield.ts");
-  const renamed = renamedFiles(r.removed, r.written);
-  if (renamed.length)
-    print.out(
-      wrap(
-        `${renamed.length} variant file(s) renamed, not dropped: with more than one PyTorch release each name carries ` +
-          `its release (e.g. ${renamed[0]![0]} is now ${renamed[0]![1]}); update what installs or builds them by name.`,
-        terminalWidth(io),
-        { indent: "note: ", hang: "  " },
-      ),
+  if (r.renamed.length)
+    note(
+      `${r.renamed.length} variant file(s) renamed, not dropped: with more than one PyTorch release each name carries ` +
+        `its release (e.g. ${r.renamed[0]![0]} is now ${r.renamed[0]![1]}); update what installs or builds them by name.`,
     );
-  for (const w of packagesWithoutVariant(p.matrix, p.variants, p.excluded))
-    print.out(
-      wrap(
-        `no variant of ${w.package} (asked for in packages; ${w.dropped} combination(s) dropped): ${w.reason} ` +
-          `See \`variant-matrix list --excluded --filter package=${w.package}\`.`,
-        terminalWidth(io),
-        { indent: "note: ", hang: "  " },
-      ),
+  for (const w of r.withoutVariant)
+    note(
+      `no variant of ${w.package} (asked for in packages; ${w.dropped} combination(s) dropped): ${w.reason} ` +
+        `See \`variant-matrix list --excluded --filter package=${w.package}\`.`,
     );
-  await warnUntracked(root, [...files.keys()], io.err);
-  return 0;
 }

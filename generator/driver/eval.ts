@@ -12,6 +12,7 @@
  * Coupling proof: for each variant with a pytorch (`dependsOn[0]`) that was evaluated, `nix-store --query
  * --references` of its .drv (its input derivations and sources) must contain the pytorch variant's .drv.
  */
+import { availableParallelism } from "node:os";
 import pLimit from "p-limit";
 import { findExecutable, runTool } from "../process.ts";
 import { nixString } from "../generate/render/literals.ts";
@@ -220,4 +221,100 @@ export async function evalVariants(o: EvalOptions): Promise<{ results: EvalResul
       seconds: (Date.now() - t0) / 1000,
     },
   };
+}
+
+/** What planEval is given: eval's options as the command parsed them. */
+export interface PlanEvalOptions {
+  /** Variant names (default: every variant, after filters). */
+  names?: readonly string[];
+  /** `--filter K=V` occurrences. */
+  filters?: readonly string[];
+  /** The matrix file (absolute), or undefined for ROOT/matrix.ts. */
+  matrixFile?: string;
+  /** The directory holding release.nix (absolute). */
+  root: string;
+  /** `--jobs`, or undefined for the number of CPUs. */
+  jobs?: number;
+  nixpkgsExpr?: string;
+  engine?: EvalOptions["engine"];
+  /** `--probe-store`: then ask Nix what realising each derivation builds and fetches. */
+  probeStore?: boolean;
+  /** `--nix-option` pairs for the store probe (commands/shared.ts parseNixOptions). */
+  nixOptions?: (readonly [string, string])[];
+  /** Columns a refusal's message is wrapped to. */
+  width: number;
+}
+
+/** What planEval decided: the variants to evaluate and how. */
+export interface EvalPlan {
+  options: PlanEvalOptions;
+  /** The selected variants (closed over dependsOn: the pytorch each one built on torch needs for the proof). */
+  variants: Variant[];
+  jobs: number;
+}
+
+/**
+ * Plan `eval`: load the project, select (names, filters; closed over dependsOn), check that release.nix and
+ * pkgs/variants.nix say what was just expanded (generated-state.ts, the one freshness comparison) and that this host's
+ * Nix can evaluate the catalog's pins (preflight/checks.ts, command "eval"; --nixpkgs hands in the user's own nixpkgs,
+ * so no pin is evaluated). Prints nothing.
+ * @throws UsageError (exit 2) for a --jobs that is not a whole number ≥ 1; MatrixError, SelectionError, the stale
+ *   generated files' error, PreflightError (exit 2)
+ */
+export async function planEval(o: PlanEvalOptions): Promise<EvalPlan> {
+  const [{ loadProject }, { checkHost, hostContext, selectCurrent }, { refuseOnBlocking }, { UsageError }] = await Promise.all([
+    import("../matrix/project.ts"),
+    import("./build.ts"),
+    import("../preflight/checks.ts"),
+    import("../errors.ts"),
+  ]);
+  const p = await loadProject({ matrixFile: o.matrixFile });
+  const jobs = o.jobs ?? availableParallelism();
+  if (!Number.isInteger(jobs) || jobs < 1) throw new UsageError(`--jobs ${o.jobs}: expected a whole number ≥ 1`);
+  const variants = selectCurrent(p.variants, { names: o.names, filters: o.filters }, { project: p, root: o.root, command: "eval" }).targets;
+  refuseOnBlocking(checkHost(hostContext("eval", variants, { backend: "nix", pinnedNixpkgs: o.nixpkgsExpr === undefined })), o.width);
+  return { options: o, variants, jobs };
+}
+
+/** One variant's answer from Nix's dry run (eval --probe-store): what it builds and fetches, by store name, or why not. */
+export type StoreRow = { name: string; toBuild: string[]; toFetch: string[] } | { name: string; error: string };
+
+/** What runEval returns: each result, the summary, and with --probe-store Nix's answer (credentials redacted). */
+export interface EvalRun {
+  results: EvalResult[];
+  summary: EvalSummary;
+  store: { rows: StoreRow[]; toBuild: string[]; toFetch: string[]; unreachable: string[] } | null;
+  /** 1 when a variant did not evaluate or a package on torch is not built against its pytorch, else 0. */
+  exitCode: number;
+}
+
+/**
+ * Run a plan: evaluate (evalVariants; each result to `onResult` as soon as it is known), then with --probe-store ask
+ * Nix's dry run for every evaluated derivation. Prints nothing; never throws for Nix's errors (they are results).
+ */
+export async function runEval(plan: EvalPlan, onResult?: (r: EvalResult) => void): Promise<EvalRun> {
+  const o = plan.options;
+  const { results, summary } = await evalVariants({ root: o.root, variants: plan.variants, jobs: plan.jobs, nixpkgsExpr: o.nixpkgsExpr, engine: o.engine, onResult });
+  const store = o.probeStore ? await storeProbe(results, o.nixOptions ?? []) : null;
+  return { results, summary, store, exitCode: summary.errors || summary.uncoupled ? 1 : 0 };
+}
+
+/** Nix's dry-run answer for every evaluated derivation, and the union across them (each derivation/path once). */
+async function storeProbe(results: readonly EvalResult[], nixOptions: (readonly [string, string])[]): Promise<NonNullable<EvalRun["store"]>> {
+  const [{ probeStore }, { storeName }, { redactDeep }] = await Promise.all([import("./build.ts"), import("./store.ts"), import("../redact.ts")]);
+  const ok = results.filter((r) => r.drvPath !== null);
+  const byName = await probeStore(new Map(ok.map((r) => [r.name, r.drvPath!])), nixOptions);
+  const answers = ok.map((r) => byName.get(r.name)!);
+  const rows: StoreRow[] = ok.map((r, i) => {
+    const a = answers[i]!;
+    return "error" in a ? { name: r.name, error: a.error } : { name: r.name, toBuild: a.toBuild.map(storeName), toFetch: a.toFetch.map(storeName) };
+  });
+  const good = answers.filter((a): a is Exclude<typeof a, { error: string }> => !("error" in a));
+  // A substituter's URL (unreachable, or in an error) is printed: credentials redacted (redact.ts).
+  return redactDeep({
+    rows,
+    toBuild: [...new Set(good.flatMap((a) => a.toBuild))].map(storeName),
+    toFetch: [...new Set(good.flatMap((a) => a.toFetch))].map(storeName),
+    unreachable: [...new Set(good.flatMap((a) => a.unreachable))],
+  });
 }

@@ -12,9 +12,9 @@
  * status`). A variant that is not built is not built here: `--to` refuses it with the command that builds it
  * (`flox publish` builds from the pushed revision itself).
  */
-import { existsSync } from "node:fs";
+import { closeSync, existsSync, readlinkSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { InputError } from "../errors.ts";
+import { InputError, UsageError } from "../errors.ts";
 import { runTool } from "../process.ts";
 
 /** One of flox publish's preconditions and its verdict. */
@@ -128,4 +128,189 @@ export async function runFloxPublish(steps: readonly PublishStep[], org: string,
     report.push({ name: s.name, status: r.code === 0 ? "published" : "failed", detail: r.code === 0 ? `${org}/${s.name}` : (r.stderr.trim().split("\n").at(-1) ?? `exit ${r.code}`) });
   }
   return report;
+}
+
+/** What planPublish is given: publish's options as the command parsed them. */
+export interface PlanPublishOptions {
+  names?: readonly string[];
+  filters?: readonly string[];
+  /** `--org ORG`: a Flox catalog. */
+  org?: string;
+  /** `--to URI`: a Nix binary cache. Neither: the matrix's first cache (announced through `onNote`). */
+  to?: string;
+  /** The project root (absolute). */
+  root: string;
+  /** The matrix file (absolute), or undefined for ROOT/matrix.ts. */
+  matrixFile?: string;
+  /** `--to`: where the build's result-NAME links are (absolute; default the root), and `--out-dir` as the user typed it. */
+  outDir?: { path: string; typed: string };
+  /** `--nix-option` pairs for nix copy. */
+  nixOptions: (readonly [string, string])[];
+  /** Each note as planning meets it (a line without its newline): stderr in the CLI. */
+  onNote: (line: string) => void;
+}
+
+/** A variant's built output for `--to`: the store path its result link points to. */
+interface BuiltOutput {
+  name: string;
+  out: string;
+}
+
+/**
+ * What planPublish decided. `org`: flox publish's plan with its checks (the host's flox; flox's preconditions, null
+ * when a blocking flox check leaves nothing to ask); `to`: each selected variant's built output, in build order.
+ */
+export type PublishPlan =
+  | {
+      road: "org";
+      org: string;
+      root: string;
+      /** This machine's Nix system. */
+      host: string;
+      steps: PublishStep[];
+      preflight: import("../preflight/checks.ts").CheckResult[];
+      preconditions: Precondition[] | null;
+      /** name → the names it is built on. */
+      dependsOn: Map<string, readonly string[]>;
+    }
+  | { road: "to"; to: string; outs: BuiltOutput[]; nixOptions: (readonly [string, string])[] };
+
+/**
+ * Plan `publish`: the road (--org, --to, or the matrix's first cache), the selection in build order, then for --org
+ * the organisation name, the generated files flox will build (generated-state.ts, the one freshness comparison),
+ * flox itself and its preconditions; for --to each variant's result link. Prints nothing (notes go to `onNote`);
+ * a failed flox check or precondition is in the plan (assertPublishable refuses it after the command shows it).
+ * @throws UsageError (exit 2) for both --org and --to, neither and no cache in the matrix, a bad selection, a variant
+ *   not built (--to, naming its build command); InputError for a bad organisation name or stale generated files
+ */
+export async function planPublish(o: PlanPublishOptions): Promise<PublishPlan> {
+  const [{ loadProject }, { orderTargets, selectCurrent }, { targetsFromVariants }] = await Promise.all([
+    import("../matrix/project.ts"),
+    import("./build.ts"),
+    import("./targets.ts"),
+  ]);
+  if (o.org && o.to)
+    throw new UsageError("--org and --to exclude each other: publish to a Flox catalog (--org ORG) or to a Nix binary cache (--to STORE_URI), one per run");
+  const p = await loadProject({ root: o.root, matrixFile: o.matrixFile });
+  // Without --org or --to: the matrix's first team cache (matrix.ts `caches`), said so.
+  const to = o.org ? undefined : (o.to ?? (await defaultCacheTarget(p.matrix.caches, o.onNote)));
+  let sel;
+  try {
+    // The generated files are compared later, and only for --org: --to copies what a build made.
+    sel = selectCurrent(targetsFromVariants(p.variants, o.root), { names: o.names, filters: o.filters });
+  } catch (e) {
+    throw new UsageError((e as Error).message);
+  }
+  const byName = new Map(sel.targets.map((t) => [t.name, t]));
+  const ordered = orderTargets(sel.targets).order.map((n) => byName.get(n)!);
+  if (!o.org) return { road: "to", to: to!, outs: builtOutputs(ordered, o), nixOptions: o.nixOptions };
+  // The organisation name first: it becomes flox publish's -o argument (a bad one is refused before anything else).
+  checkFloxOrg(o.org);
+  // flox publish builds the .flox/pkgs files the last generate wrote: they must say what was just expanded.
+  (await import("../generate/generated-state.ts")).assertGeneratedCurrent(p, o.root, "publish", sel.targets);
+  const [{ hostSystem }, { checkHost, hostContext }] = await Promise.all([import("./backend.ts"), import("./build.ts")]);
+  const host = hostSystem();
+  // flox itself first (preflight/checks.ts, as doctor and build check it): without it nothing below can answer.
+  const preflight = checkHost(hostContext("publish", [], { backend: "flox", pinnedNixpkgs: false, hostSystem: host, org: o.org }), ["flox"]);
+  const blocked = preflight.some((r) => r.status === "fail" && r.blocking);
+  return {
+    road: "org",
+    org: o.org,
+    root: o.root,
+    host,
+    steps: floxPublishPlan(ordered, o.org, host),
+    preflight,
+    preconditions: blocked ? null : await floxPublishPreconditions(o.root),
+    dependsOn: new Map(ordered.map((t) => [t.name, t.dependsOn])),
+  };
+}
+
+/**
+ * publish's target when neither --org nor --to is given: the first cache of matrix.ts `caches`, announced on `note`.
+ * @throws UsageError when the matrix names none
+ */
+async function defaultCacheTarget(caches: readonly { url: string }[], note: (line: string) => void): Promise<string> {
+  const { redactCredentials } = await import("../redact.ts");
+  const first = caches[0];
+  if (!first)
+    throw new UsageError("publish needs one of --org ORG (a Flox catalog) or --to STORE_URI (a Nix binary cache), or a cache named in matrix.ts `caches` (the first is the default)");
+  note(`publish: to ${redactCredentials(first.url)}, the first cache of matrix.ts \`caches\` (--to names another)`);
+  return first.url;
+}
+
+/**
+ * `--to`: each variant's store path, read off its result link in the out directory.
+ * @throws UsageError (exit 2) naming the variants that are not built, with their build command
+ */
+function builtOutputs(ordered: readonly { name: string }[], o: PlanPublishOptions): BuiltOutput[] {
+  const outDir = o.outDir?.path ?? o.root;
+  const outs = ordered.map((t) => {
+    try {
+      return { name: t.name, out: readlinkSync(join(outDir, `result-${t.name}`)) };
+    } catch {
+      return { name: t.name, out: null };
+    }
+  });
+  const missing = outs.filter((x) => x.out === null).map((x) => x.name);
+  if (missing.length)
+    throw new UsageError(
+      `not built (no result link in ${outDir}): ${missing.join(", ")}; build first: ` +
+        `npx variant-matrix build ${missing.join(" ")}${o.outDir ? ` --out-dir ${o.outDir.typed}` : ""}`,
+    );
+  return outs as BuiltOutput[];
+}
+
+/**
+ * Refuse a plan that cannot run: a blocking flox check (preflight/checks.ts refuseOnBlocking), a failed precondition.
+ * @throws PreflightError or InputError (exit 2)
+ */
+export async function assertPublishable(plan: PublishPlan, width: number): Promise<void> {
+  if (plan.road !== "org") return;
+  if (plan.preconditions === null) (await import("../preflight/checks.ts")).refuseOnBlocking(plan.preflight, width);
+  const failed = (plan.preconditions ?? []).filter((c) => !c.ok);
+  if (failed.length) throw new UsageError(`flox publish cannot run here: ${failed.map((c) => `${c.check}: ${c.detail}`).join("; ")}`);
+}
+
+/** What one `nix copy` of a `--to` run did. */
+export interface CopyOutcome {
+  name: string;
+  outPath: string;
+  status: "copied" | "failed";
+  /** The store URI (credentials redacted) when copied; why, when failed. */
+  detail: string;
+}
+
+/** What runPublish did: flox publish's outcomes (--org), or each copy with the log kept when one failed (--to). */
+export type PublishRun =
+  | { road: "org"; report: PublishOutcome[]; exitCode: number }
+  | { road: "to"; to: string; log: string | null; report: CopyOutcome[]; exitCode: number };
+
+/**
+ * Run a plan (assertPublishable first): `flox publish` per step of this host's system (runFloxPublish), or `nix copy`
+ * of each built closure (a closure shared with an earlier one is skipped by Nix), nix copy's output to a private log
+ * kept only when a copy failed. Prints nothing. @returns the outcomes and the exit code (1 when one failed)
+ */
+export async function runPublish(plan: PublishPlan): Promise<PublishRun> {
+  if (plan.road === "org") {
+    const report = await runFloxPublish(plan.steps, plan.org, plan.root, (name) => plan.dependsOn.get(name) ?? []);
+    return { road: "org", report, exitCode: report.some((r) => r.status === "failed") ? 1 : 0 };
+  }
+  const [{ pushClosure }, { openLogFile, privateTempDir }, { redactCredentials }] = await Promise.all([import("./run.ts"), import("../output-file.ts"), import("../redact.ts")]);
+  // nix copy's output, in a fresh private directory (a fixed name in /tmp could be someone else's file or link).
+  const logDir = privateTempDir("variant-matrix-publish-");
+  const log = join(logDir, "publish.log");
+  const fd = openLogFile(log, { exclusive: true });
+  const shown = redactCredentials(plan.to);
+  const report: CopyOutcome[] = [];
+  try {
+    for (const o of plan.outs) {
+      const err = await pushClosure(o.out, plan.to, fd, plan.nixOptions);
+      report.push({ name: o.name, outPath: o.out, status: err ? "failed" : "copied", detail: err ?? shown });
+    }
+  } finally {
+    closeSync(fd);
+  }
+  const failed = report.some((r) => r.status === "failed");
+  if (!failed) rmSync(logDir, { recursive: true, force: true });
+  return { road: "to", to: shown, log: failed ? log : null, report, exitCode: failed ? 1 : 0 };
 }

@@ -1,41 +1,61 @@
 /**
- * The no-op fast path of `generate` (like make's timestamps, but by content of the inputs): after a generate, a
- * stamp records a hash of the inputs and the size and modification time of every generated file. The next
- * generate with the same inputs whose files all still have that size and time has nothing to write, and says so
- * without loading the catalog, validating or rendering. `generate --check` never uses the stamp (it compares
- * contents, for CI).
+ * The record a generate leaves of what it wrote, keyed by content (never by sizes or modification times): the hashes
+ * of its inputs and the SHA-256 of every file it wrote. freshness.ts reads it two ways:
+ * - as a pure cache in front of the one comparison: when the inputs hash as recorded, the recorded hashes are what a
+ *   render would give now, so the files on disk are compared with them without loading the catalog or rendering;
+ * - as the memory of the last generate, to say why a file differs: the file is not what that generate wrote (edited
+ *   by hand), or it is and an input changed since (which one: the matrix, the local catalog, the generator).
  *
- * Inputs: the matrix file's path and text, the local catalog beside it (local-catalog.json), and the size and time of every file of the running generator (its
- * code, catalog and templates), so a changed catalog or template is never hidden. A matrix that imports other
- * local files is not stamped (their changes would be invisible).
- * The stamp also records the listing of the managed directories (write.ts managedListing), so a stray file there
- * (one an interrupted run or a hand left behind) is never hidden behind "up to date"; and a writing generate removes
- * the stamp before its first write (`clearStamp`), so a run killed halfway never leaves a stamp that vouches for a
- * half-written tree.
- * Stamps live in the cache directory (paths.ts cacheDir, "stamps"), one per output directory.
+ * Inputs: the matrix file's path and text, the local catalog beside it (local-catalog.json), and the generator's code
+ * with its catalog and templates: the hash bin/build-dist.mjs names the bundle by (a SHA-256 of every file under
+ * generator/), read off the bundle's directory when it runs compiled, else computed the same way. A matrix that imports
+ * other local files is recorded but not `cacheable` (their changes would be invisible to the inputs' hash).
+ * A writing generate removes the stamp before its first write (`clearStamp`), so a run killed halfway never leaves a
+ * stamp that vouches for a half-written tree. Stamps live in the cache directory (paths.ts cacheDir, "stamps"), one
+ * per output directory.
  */
 import { createHash } from "node:crypto";
-import { existsSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { replaceFileSync } from "../output-file.ts";
-import { dirname, join } from "node:path";
+import { basename, dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
-import { cacheDir, TEMPLATES_DIR } from "../paths.ts";
+import { cacheDir, REPO_ROOT } from "../paths.ts";
 import { LOCAL_CATALOG_FILE } from "../constants.ts";
-import { managedListing } from "./write.ts";
 
-interface Stamp {
-  inputs: string;
-  /** rel path → [size, mtimeMs] */
-  files: Record<string, [number, number]>;
-  /** write.ts managedListing after the generate: every name in the managed directories. */
-  listing: string[];
+/** The content keys of a generate's inputs (SHA-256 hex, or the bundle's name for the generator). */
+export interface InputKeys {
+  /** The matrix file's path and text. */
+  matrix: string;
+  /** local-catalog.json beside the matrix; null when there is none. */
+  local: string | null;
+  /** The generator's code, catalog and templates. */
+  generator: string;
+}
+
+/** The names of the inputs, as a reason names them. */
+export type InputName = keyof InputKeys;
+
+/** What a generate recorded (the stamp file's JSON). */
+export interface Stamp {
+  /** The format: a stamp of another format is not read. */
+  version: 2;
+  inputs: InputKeys;
+  /** Repo-relative path → SHA-256 hex of the content the generate wrote: every file of the render. */
+  files: Record<string, string>;
+  /** False for a matrix that imports other local files: the record explains, but never stands in for a render. */
+  cacheable: boolean;
+}
+
+/** SHA-256 hex of `content`. */
+export function sha256(content: string | Buffer): string {
+  return createHash("sha256").update(content).digest("hex");
 }
 
 function stampFile(outRoot: string): string {
-  return join(cacheDir("stamps"), `${createHash("sha256").update(outRoot).digest("hex").slice(0, 24)}.json`);
+  return join(cacheDir("stamps"), `${sha256(outRoot).slice(0, 24)}.json`);
 }
 
-/** Every file below `dir` (sorted), for the inputs hash. */
+/** Every file below `dir` (sorted). */
 function walk(dir: string, out: string[] = []): string[] {
   let entries: import("node:fs").Dirent[];
   try {
@@ -43,62 +63,80 @@ function walk(dir: string, out: string[] = []): string[] {
   } catch {
     return out;
   }
-  for (const e of entries.sort((a, b) => (a.name < b.name ? -1 : 1))) {
+  for (const e of entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
     const p = join(dir, e.name);
     if (e.isDirectory()) walk(p, out);
-    else out.push(p);
+    else if (e.isFile()) out.push(p);
   }
   return out;
 }
 
-/** Hash of what a generate's output depends on (see the module comment). */
-function inputsHash(matrixFile: string): string {
-  const h = createHash("sha256").update(matrixFile).update("\0").update(readFileSync(matrixFile));
-  // The local catalog beside the matrix (pin add) is an input too.
+let generatorKeyMemo: string | undefined;
+
+/**
+ * The generator's key, the same whether it runs compiled or through tsx: the name of the bundle it runs from (this
+ * module inside dist/<16 hex digits>/), else that name computed as bin/build-dist.mjs sourcesHash computes it (the first
+ * 16 hex digits of a SHA-256 over the repo-relative path and content of every file under generator/, then
+ * package-lock.json and bin/build-dist.mjs). Computed once per process.
+ */
+function generatorKey(): string {
+  if (generatorKeyMemo !== undefined) return generatorKeyMemo;
+  const here = dirname(fileURLToPath(import.meta.url));
+  if (basename(dirname(here)) === "dist" && /^[0-9a-f]{16}$/.test(basename(here))) return (generatorKeyMemo = basename(here));
+  const h = createHash("sha256");
+  for (const f of [...walk(join(REPO_ROOT, "generator")), join(REPO_ROOT, "package-lock.json"), join(REPO_ROOT, "bin", "build-dist.mjs")]) {
+    h.update(relative(REPO_ROOT, f)).update("\0");
+    try {
+      h.update(readFileSync(f));
+    } catch {
+      h.update("(missing)");
+    }
+    h.update("\0");
+  }
+  return (generatorKeyMemo = h.digest("hex").slice(0, 16));
+}
+
+/** The content keys of what a generate of `matrixFile` reads now (see the module comment); an unreadable matrix has a key no stamp holds. */
+export function inputKeys(matrixFile: string): InputKeys {
   const local = join(dirname(matrixFile), LOCAL_CATALOG_FILE);
-  if (existsSync(local)) h.update("\0local\0").update(readFileSync(local));
-  const codeDir = dirname(fileURLToPath(import.meta.url)); // generator/ or dist/generator/
-  for (const f of [...walk(codeDir), ...walk(TEMPLATES_DIR)]) {
-    const s = statSync(f);
-    h.update(`\0${f}\0${s.size}\0${s.mtimeMs}`);
+  let text: Buffer | string;
+  try {
+    text = readFileSync(matrixFile);
+  } catch (e) {
+    text = `(unreadable: ${(e as NodeJS.ErrnoException).code})`;
   }
-  return h.digest("hex");
+  return {
+    matrix: createHash("sha256").update(matrixFile).update("\0").update(text).digest("hex"),
+    local: existsSync(local) ? sha256(readFileSync(local)) : null,
+    generator: generatorKey(),
+  };
 }
 
-/** True when the stamp of `outRoot` matches `matrixFile` and every generated file is as it was left. */
-export function upToDate(outRoot: string, matrixFile: string): { upToDate: boolean; files: number } {
-  let stamp: Stamp;
-  try {
-    stamp = JSON.parse(readFileSync(stampFile(outRoot), "utf8")) as Stamp;
-  } catch {
-    return { upToDate: false, files: 0 };
-  }
-  try {
-    if (stamp.inputs !== inputsHash(matrixFile)) return { upToDate: false, files: 0 };
-    if (!Array.isArray(stamp.listing) || stamp.listing.join("\0") !== managedListing(outRoot).join("\0")) return { upToDate: false, files: 0 };
-    for (const [rel, [size, mtime]] of Object.entries(stamp.files)) {
-      const s = statSync(join(outRoot, rel));
-      if (s.size !== size || s.mtimeMs !== mtime) return { upToDate: false, files: 0 };
-    }
-  } catch {
-    return { upToDate: false, files: 0 };
-  }
-  return { upToDate: true, files: Object.keys(stamp.files).length };
+/** The inputs whose keys differ between `a` and `b`, in the order matrix, local, generator. */
+export function changedInputs(a: InputKeys, b: InputKeys): InputName[] {
+  return (["matrix", "local", "generator"] as const).filter((k) => a[k] !== b[k]);
 }
 
-/** Record the stamp after a successful generate (best effort: a cache that cannot be written is skipped). */
-export function writeStamp(outRoot: string, matrixFile: string, rels: Iterable<string>, singleFileMatrix: boolean): void {
-  const file = stampFile(outRoot);
+/** The stamp of `outRoot`, or null when there is none (or it cannot be read, or is of another format). */
+export function readStamp(outRoot: string): Stamp | null {
   try {
-    if (!singleFileMatrix) return;
-    const files: Stamp["files"] = {};
-    for (const rel of rels) {
-      const s = statSync(join(outRoot, rel));
-      files[rel] = [s.size, s.mtimeMs];
-    }
-    replaceFileSync(file, JSON.stringify({ inputs: inputsHash(matrixFile), files, listing: managedListing(outRoot) } satisfies Stamp));
+    const s = JSON.parse(readFileSync(stampFile(outRoot), "utf8")) as Stamp;
+    return s.version === 2 && s.inputs && s.files ? s : null;
   } catch {
-    /* no cache: the next generate takes the full path */
+    return null;
+  }
+}
+
+/**
+ * Record the stamp after a generate wrote (or a full comparison found) every file of the render (best effort: a cache
+ * that cannot be written is skipped).
+ * @param files repo-relative path → content hash (freshness.ts hashesOf) of every file of the render
+ */
+export function writeStamp(outRoot: string, inputs: InputKeys, files: ReadonlyMap<string, string>, cacheable: boolean): void {
+  try {
+    replaceFileSync(stampFile(outRoot), JSON.stringify({ version: 2, inputs, files: Object.fromEntries(files), cacheable } satisfies Stamp));
+  } catch {
+    /* no cache: the next comparison renders */
   }
 }
 

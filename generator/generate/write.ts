@@ -1,28 +1,19 @@
 /**
- * Bring the generated files on disk in line with a rendered FileMap: compare, write every file through a temporary
- * name and a rename, remove stale generated files, or with `check` change nothing and report what differs. One
- * generate at a time per output directory (`lockOutput`, output-lock.ts).
- *
- * What is ours to remove in a managed directory (`MANAGED_DIRS`) when the FileMap no longer holds it: a file with
- * the generated header (`GENERATED_MARK` within its first five lines), an empty file of the directory's extension
- * (what an interrupted writer of an older version left: nothing hand-written is empty), and anywhere we write, our
- * temporaries. A hand-written file in `.flox/pkgs/` is never touched.
+ * Bring the generated files on disk in line with a rendered FileMap: what differs is the one comparison's answer
+ * (freshness.ts compareGenerated, which also says what is ours to remove: stale generated files and temporaries);
+ * write every file that differs through a temporary name and a rename, remove stale generated files, or with `check`
+ * change nothing and report what differs. One generate at a time per output directory (`lockOutput`,
+ * output-lock.ts). A hand-written file in `.flox/pkgs/` is never touched.
  *
  * Interruptions: a file is only ever renamed into place whole, so a reader sees an old or a new file, never a part.
  * A run killed between two renames leaves a mix of old and new files (and, under SIGKILL, temporaries); the next
  * run removes the temporaries and stale files and writes what differs, and `--check` reports all of them.
  */
-import { mkdirSync, readdirSync, readFileSync, unlinkSync } from "node:fs";
+import { mkdirSync, unlinkSync } from "node:fs";
 import { rename, writeFile } from "node:fs/promises";
-import { basename, dirname, join, relative } from "node:path";
-import { GENERATED_MARK } from "./render/literals.ts";
+import { basename, dirname, join } from "node:path";
 import type { FileMap } from "./render/index.ts";
-
-/** Directories (repo-relative) whose generated files of the given extension are ours to remove when stale. */
-const MANAGED_DIRS: { dir: string; ext: string }[] = [
-  { dir: ".flox/pkgs", ext: ".nix" },
-  { dir: "docs/matrix", ext: ".md" },
-];
+import { compareGenerated, expectedFromRender, type Freshness } from "./freshness.ts";
 
 /** What a sync did (or, with `check`, would do). Paths are repo-relative, sorted. */
 interface SyncResult {
@@ -66,71 +57,6 @@ export class SyncInterrupted extends Error {
 
 /** The name of a temporary of `base` written by `pid`: hidden, and never ending in a managed extension. */
 const tmpName = (base: string) => `.${base}.vm-tmp-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
-/** Our temporaries (this version's naming). */
-const TMP_RE = /^\..+\.vm-tmp-\d+-[0-9a-z]+$/;
-/** Temporaries of earlier versions: `NAME.tmp-PID` beside a file NAME that generate writes. */
-const LEGACY_TMP_RE = /^(.+)\.tmp-\d+$/;
-
-function readOrNull(path: string): string | null {
-  try {
-    return readFileSync(path, "utf8");
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === "ENOENT") return null;
-    throw e;
-  }
-}
-
-function listOrEmpty(dir: string): string[] {
-  try {
-    return readdirSync(dir);
-  } catch {
-    return [];
-  }
-}
-
-/** True when `content` carries the generated header near its top. */
-export function isGenerated(content: string): boolean {
-  return content.split("\n", 5).some((l) => l.includes(GENERATED_MARK));
-}
-
-/**
- * Files under the managed directories of `root` that `files` does not hold and that are ours: generated (header) or
- * empty. Repo-relative, sorted.
- */
-function staleFiles(root: string, files: FileMap, managed = MANAGED_DIRS): string[] {
-  const stale: string[] = [];
-  for (const { dir, ext } of managed)
-    for (const n of listOrEmpty(join(root, dir))) {
-      if (!n.endsWith(ext)) continue;
-      const rel = `${dir}/${n}`;
-      if (files.has(rel)) continue;
-      const content = readOrNull(join(root, rel));
-      if (content !== null && (content === "" || isGenerated(content))) stale.push(rel);
-    }
-  return stale.sort();
-}
-
-/**
- * Temporaries an interrupted run left in the directories `files` writes into (and the managed ones): our
- * `.NAME.vm-tmp-PID-…` files, and `NAME.tmp-PID` beside a file NAME of `files` (an earlier version's naming).
- * Repo-relative, sorted. Only safe to remove while holding the output's lock (`lockOutput`).
- */
-function temporaryFiles(root: string, files: FileMap, managed = MANAGED_DIRS): string[] {
-  const byDir = new Map<string, Set<string>>();
-  for (const rel of files.keys()) {
-    const d = dirname(rel);
-    if (!byDir.has(d)) byDir.set(d, new Set());
-    byDir.get(d)!.add(basename(rel));
-  }
-  for (const { dir } of managed) if (!byDir.has(dir)) byDir.set(dir, new Set());
-  const found: string[] = [];
-  for (const [dir, names] of byDir)
-    for (const n of listOrEmpty(join(root, dir))) {
-      const legacy = LEGACY_TMP_RE.exec(n);
-      if (TMP_RE.test(n) || (legacy && names.has(legacy[1]!))) found.push(dir === "." ? n : `${dir}/${n}`);
-    }
-  return found.sort();
-}
 
 /** How many file writes are in flight at once (libuv's thread pool does the I/O). */
 const WRITE_CONCURRENCY = 32;
@@ -143,34 +69,39 @@ const WRITE_CONCURRENCY = 32;
  * creating files is most of a full generate's time. Call it holding `lockOutput(root)`.
  * @param opts.check when true, write and remove nothing; the result says what differs (temporaries included).
  * @param opts.progress filled while the sync runs; a signal handler sets its `interrupted` to stop the sync cleanly.
+ * @param opts.freshness the one comparison's answer for the whole tree against `files` (freshness.ts
+ *   compareGenerated with expectedFromRender(files)), when the caller has it; else compared here
  * @throws SyncInterrupted when `progress.interrupted` was set meanwhile (no temporaries left, nothing removed)
  * @throws the underlying fs error if a write, rename or removal fails (files already renamed stay complete; the
  *   temporary of the failed write is removed).
  */
-export async function syncFiles(root: string, files: FileMap, opts: { check?: boolean; progress?: SyncProgress } = {}): Promise<SyncResult> {
-  const temporaries = temporaryFiles(root, files);
-  if (!opts.check) for (const rel of temporaries) unlinkSync(join(root, rel));
-  const written: string[] = [];
-  let unchanged = 0;
-  const madeDirs = new Set<string>();
-  // One readdir per directory instead of a failed read per new file (an ENOENT throw costs more than the read).
-  const listings = new Map<string, Set<string>>();
-  const exists = (dir: string, base: string) => {
-    let names = listings.get(dir);
-    if (!names) listings.set(dir, (names = new Set(listOrEmpty(dir))));
-    return names.has(base);
-  };
+export async function syncFiles(
+  root: string,
+  files: FileMap,
+  opts: { check?: boolean; progress?: SyncProgress; freshness?: Freshness } = {},
+): Promise<SyncResult> {
+  const f = opts.freshness ?? compareGenerated(root, expectedFromRender(files), null);
+  const of = (...kinds: Freshness["differences"][number]["kind"][]) => f.differences.filter((d) => kinds.includes(d.kind)).map((d) => d.file);
+  const [changed, removed, temporaries] = [of("missing", "differs"), of("stale"), of("temporary")];
+  const result = { written: [...changed].sort(), removed, temporaries, unchanged: f.unchanged };
+  if (opts.check) return result;
+  for (const rel of temporaries) unlinkSync(join(root, rel));
   const progress = opts.progress ?? { done: 0, total: 0, temporaries: new Set<string>() };
+  await writeAll(root, changed.map((rel) => [rel, files.get(rel)!] as const), progress);
+  for (const rel of removed) unlinkSync(join(root, rel));
+  return result;
+}
+
+/**
+ * Write each [repo-relative path, content] through a temporary name and a rename, `WRITE_CONCURRENCY` at a time.
+ * @throws SyncInterrupted when `progress.interrupted` was set meanwhile (its temporaries removed)
+ */
+async function writeAll(root: string, entries: readonly (readonly [string, string])[], progress: SyncProgress): Promise<void> {
+  const madeDirs = new Set<string>();
   const jobs: (() => Promise<void>)[] = [];
-  for (const [rel, content] of files) {
+  for (const [rel, content] of entries) {
     const path = join(root, rel);
     const dir = dirname(path);
-    if (exists(dir, basename(path)) && readOrNull(path) === content) {
-      unchanged++;
-      continue;
-    }
-    written.push(rel);
-    if (opts.check) continue;
     if (!madeDirs.has(dir)) {
       mkdirSync(dir, { recursive: true });
       madeDirs.add(dir);
@@ -215,9 +146,6 @@ export async function syncFiles(root: string, files: FileMap, opts: { check?: bo
     removeTemporaries(progress);
     throw new SyncInterrupted(progress.interrupted, progress.done, progress.total);
   }
-  const removed = staleFiles(root, files);
-  if (!opts.check) for (const rel of removed) unlinkSync(join(root, rel));
-  return { written: written.sort(), removed, temporaries, unchanged };
 }
 
 /** Remove the temporaries a running sync has on disk now (from a signal handler). Best effort, synchronous. */
@@ -230,12 +158,5 @@ export function removeTemporaries(progress: SyncProgress): void {
     }
 }
 
-/**
- * The names in the managed directories of `root` (repo-relative, sorted): what the no-op fast path compares with
- * the list it recorded, so a stray file there is never hidden behind "up to date".
- */
-export function managedListing(root: string, managed = MANAGED_DIRS): string[] {
-  return managed.flatMap(({ dir }) => listOrEmpty(join(root, dir)).map((n) => `${dir}/${n}`)).sort();
-}
-
 export { lockOutput, LockedError } from "./output-lock.ts";
+export { isGenerated, managedListing } from "./freshness.ts";
