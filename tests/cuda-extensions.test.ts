@@ -15,6 +15,7 @@ import { checkPromise, type Probe } from "../generator/verify/compare.ts";
 import type { MatrixInput, Variant } from "../generator/matrix/schema.ts";
 import defaultMatrix from "../matrix.ts";
 import { ROOT, runCli, tempDir, writeMatrix } from "./helpers/cli.ts";
+import { runMain } from "./helpers/main.ts";
 import { EXTENSION_LIBS, modelLibraries, NAMES, STAND_IN_CUOBJDUMP_DIR, writeStandInEnv } from "./helpers/device-model.ts";
 import { STAND_IN_BUILDER_FEATURES, STAND_IN_NIXPKGS, currentSystem, nixEvalJson, nixPath, runNix } from "./helpers/nix.ts";
 import { catalogCheckerFacts } from "../generator/verify/catalog-facts.ts";
@@ -98,7 +99,7 @@ test("pins decide the version: a pin without a known version drops the package w
   assert.ok(r.variants.some((v) => v.name === "xformers-python313-cuda12_8-sm89-avx2" && v.version === "0.0.30"));
 });
 
-test("cudaBuildOf: flash-attn's own tokens (same major, minor at or below), bitsandbytes' CMake list with PTX for the highest, CUDA ranges", () => {
+test("cudaBuildOf: flash-attn's own tokens (same major, minor at or below), bitsandbytes' CMake list with PTX for the highest, CUDA ranges", async () => {
   const fa = onTorch(catalog, "flash-attn")!;
   const tok = (caps: string[], cuda = "12.8") => {
     const b = cudaBuildOf(catalog, fa, "2.8.3.post1", caps, cuda);
@@ -148,13 +149,22 @@ test("cudaBuildOf: flash-attn's own tokens (same major, minor at or below), bits
   }
 });
 
-/** Generate a matrix of one pin with every package into a temp tree with pkgs/; returns the tree and its variants. */
-function generated(pin: string, torch: string, cuda: string, gpus: string[]): { dir: string; variants: Variant[] } {
+/**
+ * Generate a matrix of one pin with every package into a temp tree with pkgs/ (in-process through main); returns the
+ * tree and its variants. Made once per argument list in this test process: the tests only read the tree.
+ */
+const trees = new Map<string, Promise<{ dir: string; variants: Variant[] }>>();
+function generated(pin: string, torch: string, cuda: string, gpus: string[]): Promise<{ dir: string; variants: Variant[] }> {
+  const key = JSON.stringify([pin, torch, cuda, gpus]);
+  if (!trees.has(key)) trees.set(key, generateTree(pin, torch, cuda, gpus));
+  return trees.get(key)!;
+}
+async function generateTree(pin: string, torch: string, cuda: string, gpus: string[]): Promise<{ dir: string; variants: Variant[] }> {
   const dir = tempDir("vm-ext-");
   cpSync(join(ROOT, "pkgs"), join(dir, "pkgs"), { recursive: true });
   const m: MatrixInput = { releases: [{ torch, nixpkgs: pin }], python: ["3.13"], cuda: [cuda], gpus, isas: [ISA], cpuOnly: true, packages: ALL };
   const file = writeMatrix(dir, m);
-  const g = runCli(["generate", "--matrix", file, "--out", dir]);
+  const g = await runMain(["generate", "--matrix", file, "--out", dir]);
   if (g.status !== 0) throw new Error(`generate ${pin}: ${g.stderr}`);
   return { dir, variants: projectFromMatrix(m).variants };
 }
@@ -172,9 +182,9 @@ for (const [pin, torch, cuda, eras] of [
   [PIN_2_9, "2.9.1", "12.9", "flash-attn 2.8.2, xformers 0.0.30, bitsandbytes 0.48-file (0.49.1)"],
   [PIN_2_12, "2.12.0", "12.9", "flash-attn 2.8.3 (FLASH_ATTN_CUDA_ARCHS from dropDots), xformers 0.0.35"],
 ] as const)
-  test(`stand-in ${pin.slice(0, 7)} (${eras}): each extension variant's closure holds exactly its pytorch variant's torch; the environment holds each once; eval proves every coupling`, () => {
-    const { dir, variants } = generated(pin, torch, cuda, ["86", "90"]);
-    const r = runCli(["eval", "--json", "--root", dir, "--matrix", join(dir, "matrix.ts"), "--nixpkgs", BY_REV]);
+  test(`stand-in ${pin.slice(0, 7)} (${eras}): each extension variant's closure holds exactly its pytorch variant's torch; the environment holds each once; eval proves every coupling`, async () => {
+    const { dir, variants } = await generated(pin, torch, cuda, ["86", "90"]);
+    const r = await runMain(["eval", "--json", "--root", dir, "--matrix", join(dir, "matrix.ts"), "--nixpkgs", BY_REV]);
     assert.is(r.status, 0, r.stdout + r.stderr);
     const lines = r.stdout.trim().split("\n").map((l) => JSON.parse(l));
     const summary = lines.pop().summary;
@@ -211,8 +221,8 @@ for (const [pin, torch, cuda, eras] of [
     }
   });
 
-test("what each build is handed, in the torch scope: flash-attn's FLASH_ATTN_CUDA_ARCHS (80 for SM86, replacing 2.8.3's dropDots 86), bitsandbytes' -DCOMPUTE_CAPABILITY exactly the capabilities (nixpkgs' own passes none), MAX_JOBS capped by memory", () => {
-  const { dir, variants } = generated(PIN_2_12, "2.12.0", "12.9", ["86"]);
+test("what each build is handed, in the torch scope: flash-attn's FLASH_ATTN_CUDA_ARCHS (80 for SM86, replacing 2.8.3's dropDots 86), bitsandbytes' -DCOMPUTE_CAPABILITY exactly the capabilities (nixpkgs' own passes none), MAX_JOBS capped by memory", async () => {
+  const { dir, variants } = await generated(PIN_2_12, "2.12.0", "12.9", ["86"]);
   const fa = variants.find((v) => v.package === "flash-attn" && v.sm === "86")!;
   assert.is(fa.cudaCapabilitiesForPackageSet, false);
   const nixpkgs = standIn(PIN_2_12, 'bitsandbytes = "0.49.2"; bitsandbytesEra = "0.48";');
@@ -247,7 +257,7 @@ test("what each build is handed, in the torch scope: flash-attn's FLASH_ATTN_CUD
   assert.is(maxJobs(2, 100 * GiB), 2, "memory to spare: the cores decide");
 
   // bitsandbytes (a pin that carries it: 2c423e0's version is unknown, so the stand-in is told one and the variant too).
-  const { dir: d2, variants: v2 } = generated(PIN_2_11, "2.11.0", "12.9", ["86", "90"]);
+  const { dir: d2, variants: v2 } = await generated(PIN_2_11, "2.11.0", "12.9", ["86", "90"]);
   for (const sm of ["86", "90"]) {
     const bnb = v2.find((v) => v.package === "bitsandbytes" && v.sm === sm)!;
     const flags = nixEvalJson<string[]>(`${variantExpr(d2, bnb.name, standIn(PIN_2_11))}.cmakeFlags`);
@@ -271,8 +281,8 @@ test("what each build is handed, in the torch scope: flash-attn's FLASH_ATTN_CUD
   assert.equal(era046.flags, ["-DCOMPUTE_BACKEND:STRING=cuda", "-DCOMPUTE_CAPABILITY=90"]);
 });
 
-test("nixpkgs' pythonMetadataCheckHook (stand-in at 2c423e0): variants keep the distribution's pname and build; nixpkgs' own flash-attn (pname flash-attention) and a pname set to the variant name fail, as they do not before the hook", () => {
-  const { dir, variants } = generated(PIN_2_12, "2.12.0", "12.9", ["90"]);
+test("nixpkgs' pythonMetadataCheckHook (stand-in at 2c423e0): variants keep the distribution's pname and build; nixpkgs' own flash-attn (pname flash-attention) and a pname set to the variant name fail, as they do not before the hook", async () => {
+  const { dir, variants } = await generated(PIN_2_12, "2.12.0", "12.9", ["90"]);
   const nixpkgs = standIn(PIN_2_12);
   const build = (expr: string) => {
     try {
@@ -290,7 +300,7 @@ test("nixpkgs' pythonMetadataCheckHook (stand-in at 2c423e0): variants keep the 
   const renamed = (n: string) => `(${variantExpr(dir, ta.name, n)}).overrideAttrs (old: { pname = "${ta.name}"; })`;
   assert.match(build(renamed(nixpkgs)), new RegExp(`No package metadata was found for ${ta.name}`));
   // Before the hook (549bd84) the same rename builds: the stand-in checks only where nixpkgs does.
-  const { dir: d2, variants: v2 } = generated(PIN_2_11, "2.11.0", "12.9", ["90"]);
+  const { dir: d2, variants: v2 } = await generated(PIN_2_11, "2.11.0", "12.9", ["90"]);
   const ta2 = v2.find((v) => v.package === "torchaudio" && v.cuda !== null)!;
   assert.is(build(`(${variantExpr(d2, ta2.name, standIn(PIN_2_11))}).overrideAttrs (old: { pname = "${ta2.name}"; })`), "built");
 });
@@ -408,13 +418,13 @@ test("replaying the H100 recordings: the attention checks accept PyTorch's fused
   assert.match(c.found, /ModuleNotFoundError: No module named 'flash_attn'/);
 });
 
-test("detect --package flash-attn: the variant for an H100; for a T4G the dropped reason, not advice to add a GPU the matrix has", () => {
+test("detect --package flash-attn: the variant for an H100; for a T4G the dropped reason, not advice to add a GPU the matrix has", async () => {
   const dir = tempDir("vm-ext-detect-");
   const m = writeMatrix(dir, wide);
-  const h100 = runCli(["detect", "--package", "flash-attn", "--matrix", m, ...hostArgs("spr-h100")]);
+  const h100 = await runMain(["detect", "--package", "flash-attn", "--matrix", m, ...hostArgs("spr-h100")]);
   assert.is(h100.status, 0, h100.stdout + h100.stderr);
   assert.match(h100.stdout, /Recommended flash-attn for GPU 0,1,2,3,4,5,6,7 \(NVIDIA H100 80GB HBM3, sm90\): flash-attn-python313-cuda12_8-sm90-avx2/);
-  const t4g = runCli(["detect", "--package", "flash-attn", "--matrix", m, ...hostArgs("graviton2-t4g")]);
+  const t4g = await runMain(["detect", "--package", "flash-attn", "--matrix", m, ...hostArgs("graviton2-t4g")]);
   assert.is(t4g.status, 1, t4g.stdout + t4g.stderr);
   assert.match(t4g.stdout, /dropped: flash-attn 2\.8\.2 compiles device code only for SM80, SM90, SM100, SM120/);
   assert.not.match(t4g.stdout, /add "75" to gpus/);

@@ -7,7 +7,6 @@ import * as assert from "uvu/assert";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { spawn, spawnSync } from "node:child_process";
-import { availableParallelism } from "node:os";
 import { checkPromise, promisedPackages, type Probe, type PromiseCheck } from "../generator/verify/compare.ts";
 import { attribute, originOf } from "../generator/verify/origins.ts";
 import { projectFromMatrix } from "../generator/matrix/project.ts";
@@ -26,23 +25,72 @@ const PROBE_DIR = join(ROOT, "generator/verify");
 const CUOBJDUMP = join(STAND_IN_CUOBJDUMP_DIR, "cuobjdump");
 const TOY = join(ROOT, "tests/fixtures/probes/h100-static-link-toy");
 
-/** Run probe.py's own cuobjdump reading (`cuobjdump_libs`) over many libraries: real Python processes, in parallel. */
+/**
+ * The Python that runs probe.py's own cuobjdump reading (`cuobjdump_libs`: DeviceCodeReader, list_archs,
+ * read_symbols, ptx_entry_heads, the parsers) with an IN-PROCESS STAND-IN for the cuobjdump processes: the stand-in
+ * cuobjdump (tests/fixtures/stand-in-cuobjdump/cuobjdump) is loaded as a module, and probe.py's `subprocess` is
+ * replaced by a shim whose `run` and `Popen` answer a run of that tool with the stand-in's `answer(argv)` (the very
+ * function its `main` prints), and hand any other command to the real subprocess module. probe.py is not changed;
+ * only the process per cuobjdump run is gone (thousands of them here: about 6 per library). The tests of
+ * `verify --python` below and tests/verify-fast.test.ts still run the stand-in as real processes.
+ * argv: PROBE_DIR TOOL; stdin: the libraries as a JSON list; prints {lib: entry} as JSON.
+ */
+const IN_PROCESS_DRIVER = `
+import importlib.util, io, json, subprocess, sys
+from importlib.machinery import SourceFileLoader
+sys.path.insert(0, sys.argv[1])
+import probe
+tool, libs = sys.argv[2], json.load(sys.stdin)
+loader = SourceFileLoader("stand_in_cuobjdump", tool)
+stand_in = importlib.util.module_from_spec(importlib.util.spec_from_loader(loader.name, loader))
+loader.exec_module(stand_in)
+
+class InProcessRun:
+    """subprocess.CompletedProcess of an in-process stand-in cuobjdump run (probe.py passes text=True)."""
+    def __init__(self, argv, stdout, stderr):
+        self.args = argv
+        self.returncode, out, err = stand_in.answer(list(argv[1:]))
+        self.stdout = out if stdout == subprocess.PIPE else None
+        self.stderr = err if stderr == subprocess.PIPE else None
+
+class InProcessPopen(InProcessRun):
+    """subprocess.Popen of an in-process stand-in cuobjdump run: stdout a text stream, wait() its status."""
+    def __init__(self, argv, stdout=None, stderr=None, text=None):
+        super().__init__(argv, stdout, stderr)
+        self.stdout = None if self.stdout is None else io.StringIO(self.stdout)
+    def wait(self, timeout=None):
+        return self.returncode
+
+class InProcessSubprocess:
+    """probe.py's subprocess module, with runs of the stand-in cuobjdump answered in this process."""
+    PIPE, DEVNULL = subprocess.PIPE, subprocess.DEVNULL
+    @staticmethod
+    def run(argv, stdout=None, stderr=None, text=None, **kw):
+        if argv[0] != tool:
+            return subprocess.run(argv, stdout=stdout, stderr=stderr, text=text, **kw)
+        return InProcessRun(argv, stdout, stderr)
+    @staticmethod
+    def Popen(argv, stdout=None, stderr=None, text=None, **kw):
+        if argv[0] != tool:
+            return subprocess.Popen(argv, stdout=stdout, stderr=stderr, text=text, **kw)
+        return InProcessPopen(argv, stdout, stderr)
+
+probe.subprocess = InProcessSubprocess
+print(json.dumps(probe.cuobjdump_libs(tool, libs)))
+`;
+
+/** probe.py's cuobjdump reading (`cuobjdump_libs`) of `libs` in one Python, the stand-in answering in-process (IN_PROCESS_DRIVER). */
 async function probeLibs(libs: string[], tool = CUOBJDUMP): Promise<Record<string, NonNullable<Probe["cuobjdump"]>["libs"][string]>> {
-  const n = Math.max(1, Math.min(availableParallelism(), 8, libs.length));
-  const chunks = Array.from({ length: n }, (_, i) => libs.filter((_, j) => j % n === i));
-  const runs = chunks.map(
-    (chunk) =>
-      new Promise<Record<string, NonNullable<Probe["cuobjdump"]>["libs"][string]>>((resolve, reject) => {
-        const p = spawn("python3", ["-c", "import sys, json; sys.path.insert(0, sys.argv[1]); import probe; print(json.dumps(probe.cuobjdump_libs(sys.argv[2], sys.argv[3:])))", PROBE_DIR, tool, ...chunk]);
-        let out = "";
-        let err = "";
-        p.stdout.on("data", (d) => (out += d));
-        p.stderr.on("data", (d) => (err += d));
-        p.on("error", reject);
-        p.on("close", (code) => (code === 0 ? resolve(JSON.parse(out)) : reject(new Error(`probe.py exited ${code}: ${err}`))));
-      }),
-  );
-  return Object.assign({}, ...(await Promise.all(runs)));
+  return new Promise((resolve, reject) => {
+    const p = spawn("python3", ["-c", IN_PROCESS_DRIVER, PROBE_DIR, tool]);
+    let out = "";
+    let err = "";
+    p.stdout.on("data", (d) => (out += d));
+    p.stderr.on("data", (d) => (err += d));
+    p.on("error", reject);
+    p.on("close", (code) => (code === 0 ? resolve(JSON.parse(out)) : reject(new Error(`probe.py exited ${code}: ${err}`))));
+    p.stdin.end(JSON.stringify(libs));
+  });
 }
 
 /** A probe of a modelled correct build of `v` (everything but the device code as the variant promises). */

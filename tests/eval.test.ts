@@ -1,4 +1,4 @@
-// `variant-matrix eval` evaluates variants to drvPaths through release.nix in parallel and proves from
+// `variant-matrix eval` (in-process through main; Nix runs as its real child processes) evaluates variants to drvPaths through release.nix in parallel and proves from
 // the .drv files that each torchaudio is built against exactly its pytorch variant. Real nix-instantiate and
 // nix-store against the stand-in nixpkgs (by revision).
 import { test } from "uvu";
@@ -8,14 +8,15 @@ import { join } from "node:path";
 import { evalVariants } from "../generator/driver/eval.ts";
 import { projectFromMatrix } from "../generator/matrix/project.ts";
 import matrix from "../matrix.ts";
-import { runCli, tempDir, writeMatrix, ROOT } from "./helpers/cli.ts";
+import { tempDir, writeMatrix, ROOT } from "./helpers/cli.ts";
+import { runMain } from "./helpers/main.ts";
 import { nixPath, STAND_IN_NIXPKGS } from "./helpers/nix.ts";
 
 const BY_REV = `import ${nixPath(join(STAND_IN_NIXPKGS, "by-rev.nix"))}`;
 const project = projectFromMatrix(matrix);
 
-test("eval --json: every variant of the default matrix has a drvPath; every pair is proven coupled; exit 0", () => {
-  const r = runCli(["eval", "--json", "--jobs", "2", "--nixpkgs", BY_REV]);
+test("eval --json: every variant of the default matrix has a drvPath; every pair is proven coupled; exit 0", async () => {
+  const r = await runMain(["eval", "--json", "--jobs", "2", "--nixpkgs", BY_REV]);
   assert.is(r.status, 0, r.stderr);
   const lines = r.stdout.trim().split("\n").map((l) => JSON.parse(l));
   const summary = lines.pop().summary;
@@ -38,15 +39,15 @@ test("eval --json: every variant of the default matrix has a drvPath; every pair
   assert.is(summary.coupled, pairs.length);
 });
 
-test("eval with a filter selects those variants plus the pytorch each torchaudio needs", () => {
-  const r = runCli(["eval", "--json", "--filter", "package=torchaudio", "--filter", "sm=110", "--nixpkgs", BY_REV]);
+test("eval with a filter selects those variants plus the pytorch each torchaudio needs", async () => {
+  const r = await runMain(["eval", "--json", "--filter", "package=torchaudio", "--filter", "sm=110", "--nixpkgs", BY_REV]);
   assert.is(r.status, 0, r.stderr);
   const names = r.stdout.trim().split("\n").map((l) => JSON.parse(l)).filter((l) => l.name).map((l) => l.name);
   const want = project.variants.filter((v) => v.sm === "110" && ["pytorch", "torchaudio"].includes(v.package)).map((v) => v.name);
   assert.equal(names.sort(), want.sort());
 });
 
-test("a variant that fails to evaluate is reported with Nix's error, the others still evaluate; exit 1", () => {
+test("a variant that fails to evaluate is reported with Nix's error, the others still evaluate; exit 1", async () => {
   // A tree with two pins; the nixpkgs handed in knows only one of them, so the other pin's variants fail.
   const out = tempDir("vm-eval-");
   cpSync(join(ROOT, "pkgs"), join(out, "pkgs"), { recursive: true });
@@ -58,9 +59,9 @@ test("a variant that fails to evaluate is reported with Nix's error, the others 
     isas: ["avx512"],
     cpuOnly: false,
   });
-  assert.is(runCli(["generate", "--matrix", m, "--out", out]).status, 0);
+  assert.is((await runMain(["generate", "--matrix", m, "--out", out])).status, 0);
   const onlyNew = `{ "549bd84d6279f9852cae6225e372cc67fb91a4c1" = (${BY_REV})."549bd84d6279f9852cae6225e372cc67fb91a4c1"; }`;
-  const r = runCli(["eval", "--json", "--matrix", m, "--root", out, "--nixpkgs", onlyNew]);
+  const r = await runMain(["eval", "--json", "--matrix", m, "--root", out, "--nixpkgs", onlyNew]);
   assert.is(r.status, 1, r.stdout + r.stderr);
   const lines = r.stdout.trim().split("\n").map((l) => JSON.parse(l));
   const summary = lines.pop().summary;
@@ -86,8 +87,8 @@ test("the coupling proof reads the .drv: a torchaudio paired with another pytorc
   assert.is(summary.uncoupled, 1);
 });
 
-test("eval of an unknown name: exit 2 with the nearest names", () => {
-  const r = runCli(["eval", "torchaudio-python313-cuda12_9-sm121-armv8"]);
+test("eval of an unknown name: exit 2 with the nearest names", async () => {
+  const r = await runMain(["eval", "torchaudio-python313-cuda12_9-sm121-armv8"]);
   assert.is(r.status, 2);
   assert.match(r.stderr, /unknown variant "torchaudio-python313-cuda12_9-sm121-armv8"; close names: torchaudio-python313-cuda12_9-sm121-armv/);
 });

@@ -13,6 +13,7 @@ import { projectFromMatrix } from "../generator/matrix/project.ts";
 import matrix from "../matrix.ts";
 import { widestMatrix } from "./helpers/matrices.ts";
 import { ROOT, runCli, tempDir } from "./helpers/cli.ts";
+import { runMain } from "./helpers/main.ts";
 import { BUILD_MATRIX, FIXTURES } from "./helpers/driver.ts";
 import { importVariant, nixEvalJson, nixPath, runNix, standInNixpkgs, STAND_IN_NIXPKGS } from "./helpers/nix.ts";
 
@@ -108,21 +109,21 @@ test("the wrong wiring shows: without the siblings, torchcodec's check input is 
   assert.is(byDist(drv).get("torchvision")?.length, 2, "the set's own torchvision beside the variant's");
 });
 
-test("build: a machine that does not declare a variant's feature is refused before anything builds, with the nix.conf line; a builder that does takes it", () => {
+test("build: a machine that does not declare a variant's feature is refused before anything builds, with the nix.conf line; a builder that does takes it", async () => {
   const PT = "pytorch-python313-cpu-avx2"; // a toy derivation of tests/fixtures/build-pkgs, selected as a real variant
   const base = ["build", PT, "--backend", "nix", "--pkgs-dir", FIXTURES, "--matrix", BUILD_MATRIX, "--nix-option", "substituters=", "--plain"];
   const logs = tempDir("vm-isa-logs-");
-  const refused = runCli([...base, "--logs-dir", logs, "--out-dir", logs, "--nix-option", "system-features=big-parallel"]);
+  const refused = await runMain([...base, "--logs-dir", logs, "--out-dir", logs, "--nix-option", "system-features=big-parallel"]);
   assert.is(refused.status, 2, refused.stdout + refused.stderr);
   // (wrapped to the terminal's width: any whitespace between words)
   assert.match(refused.stderr, /this machine's Nix declares no gccarch-x86-64-v3, which 1\s+variant\(s\) require/);
   assert.match(refused.stderr, /extra-system-features = .*gccarch-x86-64-v3/, "the nix.conf line of what this CPU runs");
   assert.is(readdirSync(logs).filter((f) => f.startsWith("result-")).length, 0, "nothing was built");
   // The dry run says the same as a warning, and names a remote builder that declares the feature as the one to take it.
-  const dry = runCli([...base, "--dry-run", "--nix-option", "system-features=big-parallel"]);
+  const dry = await runMain([...base, "--dry-run", "--nix-option", "system-features=big-parallel"]);
   assert.is(dry.status, 0, dry.stderr);
   assert.match(dry.stdout, /x86_64-linux big-parallel gccarch-x86-64-v3: 1 variant\(s\); warning: no configured builder declares them/);
-  const remote = runCli([...base, "--dry-run", "--nix-option", "system-features=big-parallel", "--builders", "ssh://big x86_64-linux - 8 1 big-parallel,gccarch-x86-64-v3"]);
+  const remote = await runMain([...base, "--dry-run", "--nix-option", "system-features=big-parallel", "--builders", "ssh://big x86_64-linux - 8 1 big-parallel,gccarch-x86-64-v3"]);
   assert.match(remote.stdout, /gccarch-x86-64-v3: 1 variant\(s\); taken by ssh:\/\/big/);
   // Declared: it builds.
   const ok = runCli([...base, "--logs-dir", logs, "--out-dir", logs, "--nix-option", "system-features=big-parallel gccarch-x86-64-v3"], { env: { VM_BUILD_TEST_SALT: `isa-${Date.now()}` } });

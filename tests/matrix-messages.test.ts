@@ -1,23 +1,25 @@
 // What the CLI says about a matrix.ts it cannot use, and about output it cannot write: a throwing getter or Proxy is
 // "cannot load" (exit 2), unknown keys name the allowed keys and the nearest, a field's message lists only its own
 // allowed values, long values and repeated issues are cut with a count, names every object already has are refused,
-// and a full disk under stdout is one line with exit 1. Each case runs the real CLI on a matrix in a temporary directory.
+// and a full disk under stdout is one line with exit 1. Each case runs the CLI's main in-process on a matrix in a temporary
+// directory; the full disk runs the compiled launcher as a child process (its stdout is the file).
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { spawnSync } from "node:child_process";
 import { closeSync, existsSync, openSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { cliArgv, ROOT, runCli, tempDir, type CliRun } from "./helpers/cli.ts";
+import { cliArgv, ROOT, tempDir, type CliRun } from "./helpers/cli.ts";
+import { runMain } from "./helpers/main.ts";
 import { formatIssues, MAX_ISSUE_LINES } from "../generator/matrix/project.ts";
 import { clip, shown, unknownKeysMessage } from "../generator/matrix/suggest.ts";
 
 const BASE = `releases: [{ torch: "2.9.1" }], python: ["3.13"], cuda: ["12.8"], gpus: ["90"], isas: ["avx2"], cpuOnly: true`;
 
-/** `variant-matrix list --matrix FILE` on a matrix.ts whose module text is `source`. */
-function listWith(source: string): CliRun {
+/** `variant-matrix list --matrix FILE` (in-process through main) on a matrix.ts whose module text is `source`. */
+function listWith(source: string): Promise<CliRun> {
   const file = join(tempDir("vm-matrix-msg-"), "matrix.ts");
   writeFileSync(file, source);
-  return runCli(["list", "--matrix", file]);
+  return runMain(["list", "--matrix", file]);
 }
 
 /** An invalid matrix: exit 2, the common prefix on the first line, no stack trace. */
@@ -28,21 +30,21 @@ function invalid(r: CliRun, what: string): string {
   return r.stderr;
 }
 
-test("a getter or a Proxy that throws while the matrix is read: exit 2, cannot load, no stack", () => {
-  const getter = listWith(
+test("a getter or a Proxy that throws while the matrix is read: exit 2, cannot load, no stack", async () => {
+  const getter = await listWith(
     `const m: any = { ${BASE} };\nObject.defineProperty(m, "python", { enumerable: true, get() { throw new Error("boom from a getter"); } });\nexport default m;\n`,
   );
   assert.match(invalid(getter, "getter"), /\(root\): cannot load: reading the matrix threw Error: boom from a getter/);
   // A Proxy: its `then` is read when the module's value is handed on, its other traps when zod reads it.
-  const proxy = listWith(`export default new Proxy({}, { get() { throw new Error("proxy says no"); }, ownKeys() { throw new Error("no keys"); } });\n`);
+  const proxy = await listWith(`export default new Proxy({}, { get() { throw new Error("proxy says no"); }, ownKeys() { throw new Error("no keys"); } });\n`);
   assert.match(invalid(proxy, "proxy"), /cannot load: reading the matrix threw Error: (proxy says no|no keys)/);
-  const keysOnly = listWith(`export default new Proxy({ ${BASE} }, { ownKeys() { throw new Error("no keys"); } });\n`);
+  const keysOnly = await listWith(`export default new Proxy({ ${BASE} }, { ownKeys() { throw new Error("no keys"); } });\n`);
   assert.match(invalid(keysOnly, "ownKeys trap"), /cannot load: reading the matrix threw Error: no keys/);
 });
 
-test("unknown keys name the allowed keys and the nearest; a malformed sha256 lists no PyTorch releases", () => {
+test("unknown keys name the allowed keys and the nearest; a malformed sha256 lists no PyTorch releases", async () => {
   const err = invalid(
-    listWith(
+    await listWith(
       `export default { releases: [{ torch: "2.9.1", nixpgks: "x", sha256: "nope" }], python: ["3.13"], cuda: ["12.8"], gpus: ["90"], gpu: [], ` +
         `isas: ["avx2"], cpuOnly: true, policy: { binaryCompt: "serve" } };\n`,
     ),
@@ -55,32 +57,32 @@ test("unknown keys name the allowed keys and the nearest; a malformed sha256 lis
   assert.ok(sha, err);
   assert.not.match(sha!, /torch:|allowed values/, "the sha256 line lists no releases");
   // The whole release entry of the wrong type still lists the releases it may name.
-  assert.match(invalid(listWith(`export default { ${BASE.replace(`[{ torch: "2.9.1" }]`, `[42]`)} };\n`), "release entry"), /releases\.0: .*allowed values: \{ torch: "2\.8\.0" \}/);
+  assert.match(invalid(await listWith(`export default { ${BASE.replace(`[{ torch: "2.9.1" }]`, `[42]`)} };\n`), "release entry"), /releases\.0: .*allowed values: \{ torch: "2\.8\.0" \}/);
 });
 
-test("a 2 MB value is cut, and 200,000 duplicate Pythons are three lines and a count", () => {
-  const big = invalid(listWith(`export default { ${BASE.replace(`python: ["3.13"]`, `python: ["3.13".repeat(500000)]`)} };\n`), "2 MB value");
+test("a 2 MB value is cut, and 200,000 duplicate Pythons are three lines and a count", async () => {
+  const big = invalid(await listWith(`export default { ${BASE.replace(`python: ["3.13"]`, `python: ["3.13".repeat(500000)]`)} };\n`), "2 MB value");
   assert.ok(big.length < 2000, `${big.length} characters of stderr`);
   assert.match(big, /python\.0: unknown Python version "3\.133\.13.*… \(2000002 characters\); allowed values: 3\.11/);
-  const dup = invalid(listWith(`export default { ${BASE.replace(`python: ["3.13"]`, `python: Array(200000).fill("3.13")`)} };\n`), "duplicates");
+  const dup = invalid(await listWith(`export default { ${BASE.replace(`python: ["3.13"]`, `python: Array(200000).fill("3.13")`)} };\n`), "duplicates");
   assert.ok(dup.length < 2000, `${dup.length} characters of stderr`);
   assert.equal(dup.match(/: duplicate Python version "3\.13"/g)?.length, 3);
   assert.match(dup, /… and 199996 more field\(s\) with this message: python\.4, python\.5, python\.6, …/);
 });
 
-test("a 100 kB name or filter value on the command line is cut too, not echoed whole", () => {
+test("a 100 kB name or filter value on the command line is cut too, not echoed whole", async () => {
   const long = "x".repeat(100_000);
   for (const args of [["build", "--dry-run", long], ["explain", long], ["list", "--filter", `sm=${long}`], ["list", "--filter", long]]) {
-    const r = runCli(args);
+    const r = await runMain(args);
     assert.is(r.status, 2, r.stderr.slice(0, 500));
     assert.ok(r.stderr.length < 3000, `${args[0]} ${args[1]}: ${r.stderr.length} characters of stderr`);
     assert.match(r.stderr, /… \(10000\d characters\)/, `${args[0]} ${args[1]} says how long the value was`);
   }
 });
 
-test("__proto__ and other names every object has are refused as environment names, not dropped", () => {
+test("__proto__ and other names every object has are refused as environment names, not dropped", async () => {
   const err = invalid(
-    listWith(`export default { ${BASE}, packages: ["pytorch"], environments: JSON.parse('{"__proto__": ["transformers"], "constructor": ["numpy"]}') };\n`),
+    await listWith(`export default { ${BASE}, packages: ["pytorch"], environments: JSON.parse('{"__proto__": ["transformers"], "constructor": ["numpy"]}') };\n`),
     "__proto__",
   );
   assert.match(err, /environments\.__proto__: name "__proto__" is reserved/);

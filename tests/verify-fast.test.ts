@@ -8,7 +8,8 @@ import * as assert from "uvu/assert";
 import { chmodSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { spawnSync } from "node:child_process";
-import { ROOT, runCli, tempDir } from "./helpers/cli.ts";
+import { ROOT, tempDir } from "./helpers/cli.ts";
+import { runMain } from "./helpers/main.ts";
 import { STAND_IN_CUOBJDUMP_DIR } from "./helpers/device-model.ts";
 
 const PROBE_DIR = join(ROOT, "generator/verify");
@@ -166,9 +167,9 @@ test("probe.py: cuobjdump reads the largest library first, up to the CPUs at onc
   assert.ok(runs.some((l) => l === `-symbols ${libs[1]}`), "-symbols after the lists for a small one with device code");
 });
 
-test("the H100 recording: old and new probes printed the same JSON in every mode; verify on it passes every GPU check", () => {
+test("the H100 recording: old and new probes printed the same JSON in every mode; verify on it passes every GPU check", async () => {
   assert.equal(readFileSync(join(REC, "equal.txt"), "utf8").trim().split("\n"), ["plain: old == new: True", "gpu: old == new: True", "cuobjdump: old == new: True", "both: old == new: True"]);
-  const r = runCli(["verify", "--json", "--probe", join(REC, "probe.json"), "--cpuinfo", join(HOST, "cpuinfo"), "--nvidia-smi", join(HOST, "nvidia-smi.txt"), "--machine", "x86_64"]);
+  const r = await runMain(["verify", "--json", "--probe", join(REC, "probe.json"), "--cpuinfo", join(HOST, "cpuinfo"), "--nvidia-smi", join(HOST, "nvidia-smi.txt"), "--machine", "x86_64"]);
   const rep = JSON.parse(r.stdout) as { checks: { promise: string; ok: boolean | null; found: string }[] };
   const gpu = rep.checks.filter((c) => /GPU|CUDA kernels|matmul/i.test(c.promise));
   assert.ok(gpu.length >= 2, rep.checks.map((c) => c.promise).join("\n"));

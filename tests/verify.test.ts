@@ -8,7 +8,8 @@ import { join } from "node:path";
 import { allHold, checkPromise, identify, sassRunsOn, type Probe } from "../generator/verify/compare.ts";
 import { allowedSass } from "../generator/verify/origins.ts";
 import { projectFromMatrix } from "../generator/matrix/project.ts";
-import { ROOT, runCli, tempDir, writeMatrix } from "./helpers/cli.ts";
+import { ROOT, tempDir, writeMatrix } from "./helpers/cli.ts";
+import { runMain } from "./helpers/main.ts";
 import { nixEvalJson, nixInstantiate, runNix } from "./helpers/nix.ts";
 import { spawnSync } from "node:child_process";
 import { catalogCheckerFacts } from "../generator/verify/catalog-facts.ts";
@@ -37,27 +38,27 @@ const x86Matrix = {
 const project = projectFromMatrix(x86Matrix);
 const variant = (name: string) => project.variants.find((v) => v.name === name)!;
 
-test("replaying the H100 probe: verify reports what verify printed on the device; unnamed, it picks detect's variant (the shortest wait)", () => {
+test("replaying the H100 probe: verify reports what verify printed on the device; unnamed, it picks detect's variant (the shortest wait)", async () => {
   const dir = tempDir();
   const m = writeMatrix(dir, x86Matrix);
   // Unnamed, verify checks detect's pick for the host. Since detect ranks by wait (issue 53), that is the CUDA 12.9
   // variant the cache serves, not the CUDA 13.0 one the recording was made against (the device's wheel is cu130):
   // its CUDA promise does not hold on that wheel, and verify says so.
-  const picked = runCli(["verify", "--json", "--probe", join(H100, "probe.json"), ...host, "--matrix", m]);
+  const picked = await runMain(["verify", "--json", "--probe", join(H100, "probe.json"), ...host, "--matrix", m]);
   assert.is(picked.status, 1, picked.stderr);
   const p = JSON.parse(picked.stdout) as typeof onDevice & { chosenBy: string };
   assert.is(p.chosenBy, "picked by detect for this host");
   assert.match(p.name, /-cuda12_9-sm90-/);
   assert.is(p.checks.find((c) => c.promise === "CUDA of torch")!.ok, false);
   // Named as it was on the device, the verdicts are exactly what verify printed there.
-  const r = runCli(["verify", onDevice.name, "--json", "--probe", join(H100, "probe.json"), ...host, "--matrix", m]);
+  const r = await runMain(["verify", onDevice.name, "--json", "--probe", join(H100, "probe.json"), ...host, "--matrix", m]);
   assert.is(r.status, 1, r.stderr);
   const rep = JSON.parse(r.stdout) as typeof onDevice & { chosenBy: string };
   assert.is(rep.name, onDevice.name);
   assert.is(rep.chosenBy, "given");
   assert.equal(rep.checks, onDevice.checks);
   // The text report ends with how to install the variant.
-  const text = runCli(["verify", onDevice.name, "--probe", join(H100, "probe.json"), ...host, "--matrix", m, "--org", "acme"]);
+  const text = await runMain(["verify", onDevice.name, "--probe", join(H100, "probe.json"), ...host, "--matrix", m, "--org", "acme"]);
   assert.match(text.stdout, new RegExp(`install ${rep.name}:\n  \\$ flox install acme/${rep.name}\n`));
   assert.match(text.stdout, new RegExp(`\n  \\$ npx variant-matrix install ${rep.name}\n`));
   assert.equal(rep.installationIs, []);
@@ -133,7 +134,7 @@ test("a CPU-only variant: no GPU promises, and torch must have no CUDA", () => {
   assert.not.ok(checks.some((c) => /GPU|SASS|PTX/.test(c.promise)));
 });
 
-test("real processes: no torch, an interpreter killed by SIGILL, a missing interpreter, a result-* package directory", () => {
+test("real processes: no torch, an interpreter killed by SIGILL, a missing interpreter, a result-* package directory", async () => {
   const dir = tempDir();
   const m = writeMatrix(dir, x86Matrix);
   const name = "pytorch-python313-cpu-avx2";
@@ -149,7 +150,7 @@ test("real processes: no torch, an interpreter killed by SIGILL, a missing inter
     join(pkg, "lib/python3.13/site-packages/torch/__init__.py"),
     "import helper_mod\nraise ImportError('libtorch_cpu.so: cannot open shared object file (' + helper_mod.MARK + ')')\n",
   );
-  const r1 = runCli(["verify", name, "--python", pkg, "--matrix", m, "--no-gpu"]);
+  const r1 = await runMain(["verify", name, "--python", pkg, "--matrix", m, "--no-gpu"]);
   assert.is(r1.status, 1, r1.stdout + r1.stderr);
   assert.match(r1.stderr, /torch cannot be imported in .*result-pytorch.*ImportError: libtorch_cpu\.so: cannot open shared object file \(propagated\)/);
   assert.not.match(r1.stderr, /Traceback|at .*\.ts:\d+/);
@@ -157,15 +158,15 @@ test("real processes: no torch, an interpreter killed by SIGILL, a missing inter
   const sigill = join(dir, "python-sigill");
   writeFileSync(sigill, "#!/bin/sh\nkill -ILL $$\n");
   chmodSync(sigill, 0o755);
-  const r2 = runCli(["verify", name, "--python", sigill, "--matrix", m]);
+  const r2 = await runMain(["verify", name, "--python", sigill, "--matrix", m]);
   assert.is(r2.status, 1);
   assert.match(r2.stderr, /killed by SIGILL: illegal instruction: this CPU lacks an instruction the build uses/);
 
-  const r3 = runCli(["verify", name, "--python", join(dir, "nope"), "--matrix", m]);
+  const r3 = await runMain(["verify", name, "--python", join(dir, "nope"), "--matrix", m]);
   assert.is(r3.status, 2);
   assert.match(r3.stderr, /--python: .*nope does not exist/);
 
-  const r4 = runCli(["verify", "pytorch-python399-cpu-avx2", "--probe", join(H100, "probe.json"), ...host, "--matrix", m]);
+  const r4 = await runMain(["verify", "pytorch-python399-cpu-avx2", "--probe", join(H100, "probe.json"), ...host, "--matrix", m]);
   assert.is(r4.status, 2);
   assert.match(r4.stderr, /unknown variant "pytorch-python399-cpu-avx2"/);
 });
@@ -241,10 +242,10 @@ const tvMatrix = {
   cpuOnly: false,
 };
 
-test("replaying the H100 torchvision probe: verify takes the installation for the environment and checks torchvision's promises", () => {
+test("replaying the H100 torchvision probe: verify takes the installation for the environment and checks torchvision's promises", async () => {
   const dir = tempDir();
   const m = writeMatrix(dir, tvMatrix);
-  const r = runCli(["verify", "--json", "--probe", join(TV, "probe.json"), ...host, "--matrix", m]);
+  const r = await runMain(["verify", "--json", "--probe", join(TV, "probe.json"), ...host, "--matrix", m]);
   assert.is(r.status, 1, r.stderr);
   const rep = JSON.parse(r.stdout) as { name: string; checks: { promise: string; ok: boolean | null; found: string }[] };
   assert.is(rep.name, "torch-env-python312-cuda13_0-sm90-avx512", "torch, torchaudio and torchvision import: the environment");
