@@ -24,7 +24,8 @@ import type { Variant } from "../matrix/schema.ts";
 import { readHost } from "../detect/read-host.ts";
 import { recommend, type Recommendation } from "../detect/recommend.ts";
 import { settingLines, wrap, wrapCommand } from "../text.ts";
-import { copyableCommand, runOf, terminalWidth, type Io } from "./shared.ts";
+import { assertGeneratedFor, copyableCommand, runOf, terminalWidth, type Io } from "./shared.ts";
+import { dirname } from "node:path";
 import { DEFAULT_PACKAGE, hostOptions, installLineOptions, matrixOption, outputOptions, packagePickOption, preferOption, type ArgsOf, type OptionTypes } from "./options.ts";
 
 export { DEFAULT_PACKAGE } from "./options.ts";
@@ -171,6 +172,9 @@ async function detect(args: DetectArgs, source: VariantSource, io: Io): Promise<
   const project = await source(args.matrix);
   checkEnvironment(pkg, project.variants);
   const r = recommend(host, project.variants, project.catalog, { package: pkg, excluded: project.excluded, prefer: parsePrefer(args.prefer) });
+  // What detect names must be what install would build: the files generated beside the matrix say what it gives now.
+  const named = [...r.variants, ...(r.cpuFallback ? [r.cpuFallback] : [])];
+  if (project.project) await assertGeneratedFor(project.project, dirname(project.project.matrixFile), "detect", named);
   const install = { org: args.org, substituter: args.substituter, from: { cpuinfo: args.cpuinfo, "nvidia-smi": args["nvidia-smi"], machine: args.machine, matrix: args.matrix } };
   io.out(
     args.json

@@ -37,7 +37,7 @@ import type { Backend } from "../driver/backend.ts";
 import type { CheckResult } from "../preflight/checks.ts";
 import type { Variant } from "../matrix/schema.ts";
 import type { BuildArgs } from "../driver/build-options.ts";
-import { copyableCommand, runOf, terminalWidth, type Io } from "./shared.ts";
+import { assertGeneratedFor, copyableCommand, runOf, terminalWidth, type Io } from "./shared.ts";
 import { DEFAULT_PACKAGE, hostOptions, hostRootOption, matrixOption, nixOptions, outputOptions, packagePickOption, pick, type ArgsOf, type OptionTypes } from "./options.ts";
 import { namePositional, type ChosenVariant } from "./doctor.ts";
 import type { VerifyReport } from "./verify.ts";
@@ -85,6 +85,8 @@ export async function runInstall(args: InstallArgs, io: Io): Promise<number> {
 /** What install decided before it changes anything: the variant, where it goes, the checks and the driver route. */
 interface InstallPlan {
   variant: Variant;
+  /** The project: the matrix's directory, where its generated files are (the flox backend builds there). */
+  root: string;
   chosen: ChosenVariant;
   /** DIR, absolute. */
   dir: string;
@@ -120,7 +122,7 @@ async function install(args: InstallArgs, io: Io): Promise<number> {
   if (args.dryRun) {
     printDryRun(plan, say, (s) => io.out(s), (r) => pre.formatChecks(r, width), !!args.verbose);
     const { buildMain } = await import("./build-main.ts");
-    return buildMain(buildArgs(args, variant.name, backend, true), io);
+    return buildMain(buildArgs(args, plan, true), io);
   }
   if (stops.length) {
     io.err(
@@ -152,7 +154,7 @@ async function install(args: InstallArgs, io: Io): Promise<number> {
     if (ready.atOnce) say(`${variant.name} is ${ready.output.state === "present" ? "in the store" : "fetchable from a substituter"} (${ready.outPath}): nothing to build`);
     else {
       const { buildMain } = await import("./build-main.ts");
-      const built = await buildMain(buildArgs(args, variant.name, backend, false, resultDir ?? undefined), io);
+      const built = await buildMain(buildArgs(args, plan, false, resultDir ?? undefined), io);
       if (built !== 0) return built;
     }
     const hostDriver = await linkInstalled(plan, say, ready, resultDir);
@@ -207,10 +209,15 @@ async function planInstall(args: InstallArgs): Promise<InstallPlan> {
   const chosen = await chooseVariant({ ...args, package: args.package ?? DEFAULT_PACKAGE }, project);
   const variant = project.variants.find((v) => v.name === chosen.name);
   if (!variant) throw new InstallInputError(`unknown variant "${chosen.name}" (variant-matrix list names them)`);
+  // The files install hands Nix (the project's, unless --pkgs-dir gives the user's own) say what the matrix gives now.
+  // The project is the matrix's directory (the repository's matrix.ts: its root): its generated files are what is built.
+  const root = project.project ? path.dirname(project.project.matrixFile) : REPO_ROOT;
+  // Those files (unless --pkgs-dir gives the user's own) must say what the matrix gives now, as build requires.
+  if (args.pkgsDir === undefined && project.project) await assertGeneratedFor(project.project, root, "install", [variant.name]);
   // A name the user recognises: the package's (./torch-env, ./llm-env, ./pytorch).
   const dir = path.resolve(args.dir ?? variant.package);
   const backend = await resolveBackend(args.backend ?? "auto");
-  const fileOf = (name: string, file: string) => (args.pkgsDir !== undefined ? path.resolve(args.pkgsDir, `${name}.nix`) : path.join(REPO_ROOT, file));
+  const fileOf = (name: string, file: string) => (args.pkgsDir !== undefined ? path.resolve(args.pkgsDir, `${name}.nix`) : path.join(root, file));
   const file = fileOf(variant.name, variant.file);
   // nixglhost is a passthru of the environment variant of the combination (pkgs/torch-env.nix).
   const parts = parseName(variant.name);
@@ -238,11 +245,12 @@ async function planInstall(args: InstallArgs): Promise<InstallPlan> {
   const places: LinkPlace[] = [
     { link: dir, own: null, what: "--dir" },
     ...(throughNixglhost && variant.role !== "env" ? [{ link: `${dir}-nixglhost`, own: [/^nix-gl-host/], what: "the nixglhost link" }] : []),
-    ...(backend === "flox" ? [{ link: path.join(REPO_ROOT, `result-${variant.name}`), own: null, what: "flox's result link" }] : []),
+    ...(backend === "flox" ? [{ link: path.join(root, `result-${variant.name}`), own: null, what: "flox's result link" }] : []),
   ];
   (await import("../driver/install-target.ts")).assertLinkPlaces(places);
   return {
     variant,
+    root,
     chosen,
     dir,
     backend,
@@ -321,7 +329,7 @@ async function linkInstalled(p: InstallPlan, say: (text: string) => void, ready:
   const { variant, dir, file, envFile, throughNixglhost, wrapped, link } = p;
   const [{ addGcRoot, buildAttrLink }, it] = await Promise.all([import("../driver/store.ts"), import("../driver/install-target.ts")]);
   // The output: known before the build, else the build's result link (the nix backend's in resultDir, flox's in the root).
-  const result = path.join(resultDir ?? REPO_ROOT, `result-${variant.name}`);
+  const result = path.join(resultDir ?? p.root, `result-${variant.name}`);
   const out = ready.outPath ?? it.resultOutPath(path.dirname(result), variant.name);
   if (out === null) throw new InstallInputError(`the build left no ${result}: nothing to link at ${dir}`);
   // Known only now (Nix could not evaluate the file before the build): DIR must hold nothing but this variant's install.
@@ -380,10 +388,15 @@ async function verifyInstalled(args: InstallArgs, p: InstallPlan, hostDriver: st
   return code;
 }
 
-/** The build driver's arguments for install's one variant; the nix backend's result links go in `outDir` (install-target.ts makeResultDir). */
-function buildArgs(args: InstallArgs, name: string, backend: Backend, dryRun: boolean, outDir?: string): BuildArgs {
+/**
+ * The build driver's arguments for install's one variant, in its project (`p.root`); the nix backend's result links
+ * go in `outDir` (install-target.ts makeResultDir).
+ */
+function buildArgs(args: InstallArgs, p: Pick<InstallPlan, "variant" | "backend" | "root">, dryRun: boolean, outDir?: string): BuildArgs {
+  const backend = p.backend;
   return {
-    names: [name],
+    names: [p.variant.name],
+    root: p.root,
     backend,
     dryRun,
     pkgsDir: args.pkgsDir,
