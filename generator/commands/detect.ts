@@ -146,7 +146,8 @@ export function nextStep(r: Recommendation, next: string, from: NonNullable<Host
     return [
       { text: "Next:", command: false },
       { text: copyableCommand(["install", next], matrixOnly), command: true },
-      { text: `(${does}; \`${copyableCommand(["doctor", next], matrixOnly)}\` only checks)`, command: false },
+      { text: `(${does}); this only checks:`, command: false },
+      { text: copyableCommand(["doctor", next], matrixOnly), command: true },
     ];
   return [
     { text: "Next, on the recorded host:", command: false },

@@ -39,7 +39,7 @@ import type { Variant } from "../matrix/schema.ts";
 import type { BuildArgs } from "../driver/build-options.ts";
 import { assertGeneratedFor, copyableCommand, runOf, terminalWidth, type Io } from "./shared.ts";
 import { DEFAULT_PACKAGE, hostOptions, hostRootOption, matrixOption, nixOptions, outputOptions, packagePickOption, pick, type ArgsOf, type OptionTypes } from "./options.ts";
-import { namePositional, type ChosenVariant } from "./doctor.ts";
+import { judgeRecordedHost, namePositional, type ChosenVariant } from "./doctor.ts";
 import type { VerifyReport } from "./verify.ts";
 import type { InstallReady, LinkPlace } from "../driver/install-target.ts";
 
@@ -85,6 +85,8 @@ export async function runInstall(args: InstallArgs, io: Io): Promise<number> {
 /** What install decided before it changes anything: the variant, where it goes, the checks and the driver route. */
 interface InstallPlan {
   variant: Variant;
+  /** The recorded host the plan is for (--cpuinfo/--nvidia-smi without --host-root): build-options.ts BuildArgs.forHost. */
+  forHost?: { system: string; cpus: number; label: string };
   /** The project: the matrix's directory, where its generated files are (the flox backend builds there). */
   root: string;
   chosen: ChosenVariant;
@@ -166,34 +168,6 @@ async function install(args: InstallArgs, io: Io): Promise<number> {
 }
 
 /**
- * With a recorded host (--cpuinfo, --nvidia-smi, no --host-root), each check says whose fact it is: the GPU driver's
- * comes from the recording (its nvidia-smi output and driver), with the route that host takes (its driver outside
- * /run/opengl-driver/lib, as on every host but NixOS: nixglhost), and the checks only this machine can answer (Nix,
- * the store, system features) say "this machine". Changes `results` in place.
- */
-async function judgeRecordedHost(args: InstallArgs, results: CheckResult[], cuda: boolean): Promise<void> {
-  const { readHost } = await import("../detect/read-host.ts");
-  const host = await readHost({ cpuinfo: args.cpuinfo, nvidiaSmi: args.nvidiaSmi, machine: args.machine });
-  const i = results.findIndex((r) => r.id === "gpu-driver");
-  const from = host.sources.nvidiaSmi;
-  if (i >= 0 || cuda) {
-    const base = i >= 0 ? results[i]! : { id: "gpu-driver", title: "GPU driver", blocking: false };
-    const gpus = host.gpus;
-    results.splice(i >= 0 ? i : results.length, i >= 0 ? 1 : 0, gpus.length
-      ? {
-          ...base,
-          status: "fail",
-          detail:
-            `the recorded host (${from}): nvidia-smi sees ${gpus.length} GPU(s), driver ${gpus[0]!.driver}; a driver outside ` +
-            `/run/opengl-driver/lib (every host but NixOS, whose driver the variant's CUDA libraries find directly) is reached through nixglhost`,
-          fix: undefined,
-        }
-      : { ...base, status: "skip", detail: `the recorded host has no NVIDIA GPU (${host.gpuAbsentReason ?? from})`, fix: undefined });
-  }
-  for (const r of results) if (r.id !== "gpu-driver" && !r.detail.startsWith("this machine")) r.detail = `this machine: ${r.detail}`;
-}
-
-/**
  * Steps 1 and 2: the variant (NAME or detect's pick), DIR, the backend, the variant's files and the checks of this
  * host, with the route to its GPU driver they imply.
  * @throws InstallInputError for an unknown variant or a DIR this command did not make
@@ -235,7 +209,8 @@ async function planInstall(args: InstallArgs): Promise<InstallPlan> {
     hostSystem: chosen.system,
     teamCaches: project.caches,
   });
-  if (args.hostRoot === undefined && (args.cpuinfo !== undefined || args.nvidiaSmi !== undefined)) await judgeRecordedHost(args, results, variant.cuda !== null);
+  const recorded =
+    args.hostRoot === undefined && (args.cpuinfo !== undefined || args.nvidiaSmi !== undefined) ? await judgeRecordedHost({ cpuinfo: args.cpuinfo, nvidiaSmi: args.nvidiaSmi, machine: args.machine }, results, variant.cuda !== null) : undefined;
   const gpu = results.find((r) => r.id === "gpu-driver");
   // The route to the driver: NixOS or a flox activation serving libcuda pass the check; a driver elsewhere (its ✗)
   // is reached through nixglhost; no driver at all (–) leaves the GPU checks to verify's "not checkable here".
@@ -251,6 +226,7 @@ async function planInstall(args: InstallArgs): Promise<InstallPlan> {
   return {
     variant,
     root,
+    forHost: recorded && { system: recorded.system, cpus: recorded.cpu.logicalCpus, label: `the recorded host (${recorded.sources.cpuinfo})` },
     chosen,
     dir,
     backend,
@@ -392,9 +368,10 @@ async function verifyInstalled(args: InstallArgs, p: InstallPlan, hostDriver: st
  * The build driver's arguments for install's one variant, in its project (`p.root`); the nix backend's result links
  * go in `outDir` (install-target.ts makeResultDir).
  */
-function buildArgs(args: InstallArgs, p: Pick<InstallPlan, "variant" | "backend" | "root">, dryRun: boolean, outDir?: string): BuildArgs {
+function buildArgs(args: InstallArgs, p: Pick<InstallPlan, "variant" | "backend" | "root" | "forHost">, dryRun: boolean, outDir?: string): BuildArgs {
   const backend = p.backend;
   return {
+    forHost: dryRun ? p.forHost : undefined,
     names: [p.variant.name],
     root: p.root,
     backend,
