@@ -68,10 +68,23 @@ export function settingLines(setting: string, width: number, indent = ""): strin
 }
 
 /**
- * A command's words as the units wrapCommand breaks between: `--option value` (an option word followed by a word that
- * is not one) joined by a space when the pair is at most `room` characters, every other word alone.
+ * A command's words as the units wrapCommand breaks between: a single-quoted string whole, `--option value` (an option
+ * word followed by a word that is not one) joined by a space when the pair is at most `room` characters, every other
+ * word alone.
  */
-function commandUnits(words: readonly string[], room: number): string[] {
+function commandUnits(split: readonly string[], room: number): string[] {
+  // A single-quoted word holding spaces (`NIX_CONFIG='extra-substituters = URL'`) is one word: a break inside the quotes
+  // would put the continuation's backslash and newline into the value.
+  const words: string[] = [];
+  let open: string | null = null;
+  for (const w of split) {
+    open = open === null ? w : `${open} ${w}`;
+    if ((open.match(/'/g)?.length ?? 0) % 2 === 0) {
+      words.push(open);
+      open = null;
+    }
+  }
+  if (open !== null) words.push(open);
   const units: string[] = [];
   for (let i = 0; i < words.length; i++) {
     const w = words[i]!;
