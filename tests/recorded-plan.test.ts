@@ -42,6 +42,15 @@ test("install --dry-run for a recorded DGX Spark: the plan is for aarch64-linux 
     assert.match(line, /: this machine/, line);
 });
 
+test("install --dry-run of a CUDA variant for a recorded host without a GPU: the recording has no driver, not 'here'", async () => {
+  const dir = tempDir("vm-recorded-plan-");
+  const host = ["--cpuinfo", join(HOSTS, "epyc-nogpu/cpuinfo"), "--nvidia-smi", join(HOSTS, "epyc-nogpu/nvidia-smi.txt")];
+  const r = await runMain(["install", "pytorch-python313-cuda12_8-sm90-avx512", "--dry-run", "--dir", join(dir, "p"), "--backend", "nix", "--logs-dir", join(dir, "logs"), ...host], { columns: 400 });
+  assert.is(r.status, 0, r.stderr);
+  assert.match(r.stdout, /5\. the GPU driver: no NVIDIA driver on the recorded host: the GPU checks are skipped/);
+  assert.not.match(r.stdout, /no NVIDIA driver here/);
+});
+
 test("install --dry-run without a recording plans for this machine and says nothing of another host", async () => {
   const dir = tempDir("vm-recorded-plan-");
   const r = await runMain(["install", "pytorch-python313-cpu-avx2", "--dry-run", "--dir", join(dir, "pytorch"), "--backend", "nix", "--logs-dir", join(dir, "logs")]);

@@ -285,7 +285,7 @@ function printDryRun(
       ? `5. the host's GPU driver: ${at}/bin/python3 and ${at}/bin/python run through nixglhost (step 4's output)`
       : throughNixglhost
         ? `5. the host's GPU driver through the environment's nixglhost: nix-build ${here(envFile ?? file)} -A nixglhost -o ${at}-nixglhost`
-        : `5. the GPU driver: ${variant.cuda === null ? "none needed (CPU-only)" : gpu?.status === "ok" ? "loaded directly (the GPU driver check passes)" : "no NVIDIA driver here: the GPU checks are skipped"}`,
+        : `5. the GPU driver: ${variant.cuda === null ? "none needed (CPU-only)" : gpu?.status === "ok" ? "loaded directly (the GPU driver check passes)" : `no NVIDIA driver ${p.forHost ? "on the recorded host" : "here"}: the GPU checks are skipped`}`,
     "  ",
     "     ",
   );
