@@ -71,6 +71,14 @@ test("doctor with a recording: the GPU driver from the recording (driver 580), e
   if (gpuless) assert.match(gpuless.detail, /^the recorded host has no NVIDIA GPU/);
 });
 
+test("detect with a recording: host facts name the recording; the wait names its basis (the model's reference cores), not this machine", async () => {
+  const r = await runMain(["detect", ...SPARK], { columns: 400 });
+  assert.is(r.status, 0, r.stderr);
+  assert.match(r.stdout, /^Host: aarch64-linux \(machine aarch64; inferred from \S+dgx-spark\/cpuinfo\)/);
+  assert.match(r.stdout, /CPU: .* \[\S+dgx-spark\/cpuinfo\]/);
+  assert.match(r.stdout, /wait \(model: cache misses and build estimates at the model's 24 reference cores, one build at a time\): about /);
+});
+
 test("a dry run's text holds one line per variant past the spread-argument limit (150,000 rows)", async () => {
   const dir = tempDir("vm-plan-rows-");
   const variants = projectFromMatrix(matrix).variants.filter((v) => v.cuda === null && v.system === "x86_64-linux").slice(0, 4);
