@@ -2,9 +2,12 @@
  * Facts about the machines and tools the project runs on, as data with their sources: what the preflight checks
  * compare a host against (generator/preflight/checks.ts reads them; docs/gpu-driver.md explains them), the oldest flox
  * the generated files need (render/index.ts writes it into them), and the memory one CUDA compile process takes (the
- * build driver's `--jobs` default, driver/jobs.ts).
+ * build driver's `--jobs` default, driver/concurrency.ts). With ci-runners.ts they make the catalog's second value,
+ * `machines` (catalog/index.ts, MachineFactsSchema); the public CUDA caches are in the catalog itself
+ * (catalog/binary-cache.ts). Readers on the CLI's start-up path import this file directly (no zod at start-up:
+ * tests/catalog-tables.test.ts lists them and why).
  */
-import { PUBLIC_CUDA_CACHES } from "./binary-cache.ts";
+import type { DriverRoute } from "./schema.ts";
 
 /**
  * The flox that opens `.flox/env/manifest.toml` and builds `.flox/pkgs/*.nix`, and why (flox/flox 6536dac):
@@ -64,25 +67,6 @@ export const STORE_FREE_FLOOR = {
     "heuristic: matteospanio/torchfx#76 (a pip/dnf CUDA wheel build exhausted a GitHub runner's ~14 GB free; not a Nix store); " +
     "generator/catalog/ci-runners.ts GITHUB_LIMITS (14 GB hosted-runner disk)",
 } as const;
-
-/**
- * The NixOS-CUDA binary cache the cache model counts on, and its signing key: the "builds" entry of
- * catalog/binary-cache.ts PUBLIC_CUDA_CACHES (generator/ci.ts NIXOS_CUDA_CACHE takes it from here). Some other
- * repositories write invented `cache.nixos-cuda.org-1:` keys: the key's name has no `-1`.
- */
-export const CUDA_CACHE_SUBSTITUTER = (() => {
-  const c = PUBLIC_CUDA_CACHES.find((x) => x.holds === "builds")!;
-  return { url: c.url, publicKey: c.publicKey, source: c.source } as const;
-})();
-
-/**
- * Flox's public cache, the one known to serve aarch64-linux CUDA packages ("may hold": which revisions is not known
- * here; `pin cache` asks). For doctor and install to offer on aarch64 as a copyable nix.conf block (nixConfBlock).
- */
-export const FLOX_CACHE_SUBSTITUTER = (() => {
-  const c = PUBLIC_CUDA_CACHES.find((x) => x.name === "cache.flox.dev")!;
-  return { url: c.url, publicKey: c.publicKey, source: c.source } as const;
-})();
 
 /**
  * Where nixpkgs' CUDA packages look for the GPU driver's libcuda.so.1 by default: the runpath entry
@@ -157,16 +141,6 @@ export const FLOX_CUDA = {
     "_FLOX_ENV_CUDA_DETECTION_V2 since v1.12.1, 588f1f6; run mode sources no CUDA detection), ld-floxlib/ld-floxlib.c " +
     "(la_objsearch: LD_FLOXLIB_FILES_PATH entries by basename); flox manifest options.cuda-detection (default true)",
 } as const;
-
-/** One way a Nix-built CUDA program finds the host's GPU driver outside (or inside) NixOS, and what it needs. */
-interface DriverRoute {
-  id: "nixos" | "nixglhost" | "flox";
-  /** What the user runs (PROGRAM stands for e.g. result-torch-env-…/bin/python3). */
-  command: string;
-  /** What must hold on the host for it to work. */
-  needs: string[];
-  source: string;
-}
 
 /**
  * The three routes, as their own sources say they work. No copy of their logic lives here: the environment variants
