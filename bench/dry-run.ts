@@ -18,8 +18,12 @@ import type { MatrixInput } from "../generator/matrix/schema.ts";
 
 const ROOT = resolve(import.meta.dirname, "..");
 
-/** One dry run: the variant count, its seconds (expand excluded) and the characters it printed. */
-export async function dryRunSeconds(envCount: number): Promise<{ variants: number; seconds: number; chars: number }> {
+/**
+ * One dry run: the variant count, its seconds (expand excluded), the CPU seconds this process spent in it (user +
+ * system, `process.cpuUsage`: the figure that holds on a shared, loaded machine, where wall time counts the waiting
+ * too) and the characters it printed.
+ */
+export async function dryRunSeconds(envCount: number): Promise<{ variants: number; seconds: number; cpuSeconds: number; chars: number }> {
   const base = (await import(pathToFileURL(resolve(ROOT, "matrix.ts")).href)).default as MatrixInput;
   const environments = Object.fromEntries(Array.from({ length: envCount }, (_, i) => [`bench${i}`, ["einops"]]));
   const project = projectFromMatrix({ ...base, environments });
@@ -32,10 +36,13 @@ export async function dryRunSeconds(envCount: number): Promise<{ variants: numbe
     // The plan is counted, not written: an Io whose out and err only add up the characters (commands/shared.ts Io).
     const io = { out: (s: string) => void (chars += s.length), err: (s: string) => void (chars += s.length), columns: 80 };
     const t0 = process.hrtime.bigint();
+    const c0 = process.cpuUsage();
     const code = await buildMain({ dryRun: true, backend: "nix", variants: project.variants, pkgsDir: pkgs, outDir: join(dir, "out"), logsDir: join(dir, "logs"), askNixTimeout: 0 }, io);
     const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
+    const cpu = process.cpuUsage(c0);
+    const cpuSeconds = (cpu.user + cpu.system) / 1e6;
     if (code !== 0) throw new Error(`build --dry-run exited ${code}`);
-    return { variants: project.variants.length, seconds, chars };
+    return { variants: project.variants.length, seconds, cpuSeconds, chars };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -49,7 +56,10 @@ export async function main(): Promise<void> {
   console.log("build --dry-run against the variant count (in-process, a --pkgs-dir of empty files)");
   const per = (r: { seconds: number; variants: number }) => (r.seconds / r.variants) * 10_000;
   for (const r of runs)
-    console.log(`  ${r.n} environments, ${r.variants} variants: ${r.seconds.toFixed(1)} s, ${per(r).toFixed(1)} s per 10,000 variants (${(r.chars / 1e6).toFixed(1)} MB of plan)`);
+    console.log(
+      `  ${r.n} environments, ${r.variants} variants: ${r.seconds.toFixed(1)} s (CPU ${r.cpuSeconds.toFixed(1)} s), ` +
+        `${per(r).toFixed(1)} s per 10,000 variants (CPU ${((r.cpuSeconds / r.variants) * 10_000).toFixed(1)} s) (${(r.chars / 1e6).toFixed(1)} MB of plan)`,
+    );
   if (runs.length > 1) console.log(`  ratio of time per 10,000 variants, largest to smallest: ${(per(runs.at(-1)!) / per(runs[0]!)).toFixed(2)} (linear: about 1)`);
 }
 

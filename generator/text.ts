@@ -68,16 +68,48 @@ export function settingLines(setting: string, width: number, indent = ""): strin
 }
 
 /**
+ * A command's words as the units wrapCommand breaks between: a single-quoted string whole, `--option value` (an option
+ * word followed by a word that is not one) joined by a space when the pair is at most `room` characters, every other
+ * word alone.
+ */
+function commandUnits(split: readonly string[], room: number): string[] {
+  // A single-quoted word holding spaces (`NIX_CONFIG='extra-substituters = URL'`) is one word: a break inside the quotes
+  // would put the continuation's backslash and newline into the value.
+  const words: string[] = [];
+  let open: string | null = null;
+  for (const w of split) {
+    open = open === null ? w : `${open} ${w}`;
+    if ((open.match(/'/g)?.length ?? 0) % 2 === 0) {
+      words.push(open);
+      open = null;
+    }
+  }
+  if (open !== null) words.push(open);
+  const units: string[] = [];
+  for (let i = 0; i < words.length; i++) {
+    const w = words[i]!;
+    const next = words[i + 1];
+    if (/^--?[A-Za-z]/.test(w) && next !== undefined && !next.startsWith("-") && [...w].length + 1 + [...next].length <= room) {
+      units.push(`${w} ${next}`);
+      i++;
+    } else units.push(w);
+  }
+  return units;
+}
+
+/**
  * A shell command line fitted to `width` columns without changing what it runs: broken only at spaces between
  * words, each broken line ending in ` \` (a shell line continuation), continuation lines indented by `hang`. A
- * word wider than the line stays whole. Pure; returns the lines joined by newlines, without a trailing newline.
+ * word wider than the line stays whole, and an option stays beside its value where the pair fits a line. Pure;
+ * returns the lines joined by newlines, without a trailing newline.
  * @param indent prefix of the first line (e.g. "  $ "), counted in the width
  * @param hang prefix of every continuation line (default: `indent`'s width plus two spaces)
  */
 export function wrapCommand(command: string, width: number, indent = "", hang?: string): string {
   const cont = hang ?? " ".repeat([...indent].length + 2);
   const max = Math.max(20, width);
-  const words = command.split(" ").filter((w) => w !== "");
+  // An option and its value (`--cpuinfo FILE`) stay on one line when they fit one; else each word is placed alone.
+  const words = commandUnits(command.split(" ").filter((w) => w !== ""), max - [...cont].length - 2);
   const lines: string[] = [];
   let line = indent;
   let empty = true;

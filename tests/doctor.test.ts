@@ -462,7 +462,7 @@ test("detect ends with the install line to run next, whole on its line, for the 
   const mine = /\n  (npx variant-matrix install (\S+))\n/.exec(here.stdout);
   assert.ok(mine, here.stdout);
   assert.match(here.stdout, /links \.\/pytorch/);
-  assert.match(here.stdout, new RegExp(`\`npx variant-matrix doctor ${mine![2]}\` only checks`));
+  assert.match(here.stdout, new RegExp(`this only checks:\n  npx variant-matrix doctor ${mine![2]}\n`));
   // A recorded GPU host: install runs there; its plan here is install --dry-run with the same recording.
   const cpuinfo = join(HOSTS, "dgx-spark/cpuinfo");
   const smi = join(HOSTS, "dgx-spark/nvidia-smi.txt");

@@ -14,6 +14,7 @@ import { evaluationFailureText } from "../driver/eval-first.ts";
 import { nixAnswerLine } from "../driver/ask-nix.ts";
 import { formatChecks, type CheckResult } from "../preflight/checks.ts";
 import { REPO_ROOT as PROJECT_ROOT } from "../paths.ts";
+import { totalmem } from "node:os";
 import { errorLine, withExitCode } from "../errors.ts";
 import { wrap, wrapLines } from "../text.ts";
 import { parseNixOptions, terminalWidth, type Io } from "./shared.ts";
@@ -50,7 +51,7 @@ function printDryRun(p: BuildPlan, width: number, io: Io): number {
       JSON.stringify(
         // Credentials (a substituter's user:password@, ?token=, access-tokens) redacted as in report.json (redact.ts).
         redactDeep({
-          dryRun: true, backend: o.backend, root: o.root, source: p.selection.source, jobs: rule.jobs, coresPerBuild, jobsRule: rule.explanation,
+          dryRun: true, forHost: a.forHost ?? null, backend: o.backend, root: o.root, source: p.selection.source, jobs: rule.jobs, coresPerBuild, jobsRule: rule.explanation,
           // Builds given fewer cores than coresPerBuild: a package whose compile jobs need more memory (jobs.ts coresForPackage).
           coresCapped: Object.fromEntries(capped), force: !!a.force, toBuild: rows.toBuild, cached: rows.cached,
           estimatedMakespanS: rows.estimatedMakespanS, estimatedMakespanUnknown: rows.estimatedMakespanUnknown, wait: rows.wait, variantsMakespanS: rows.variantsMakespanS,
@@ -70,6 +71,7 @@ function printDryRun(p: BuildPlan, width: number, io: Io): number {
           d: rows, backend: o.backend, rule, coresPerBuild, capped, fromHistory: p.selection.history.size > 0, probed: !!a.probeStore, needs,
           preflight: checks.failed.length ? formatChecks(checks.failed, width) : "",
           verbose: !!a.verbose, checksShown: !!a.checksShown,
+          forHost: a.forHost && { ...a.forHost, memBytes: totalmem() },
         })).replace(/\n$/, ""),
         width,
       ) + "\n",

@@ -8,7 +8,8 @@ import { readHost } from "../detect/read-host.ts";
 import { installLines, recommend, type Recommendation } from "../detect/recommend.ts";
 import { loadVariants, type VariantSource } from "../matrix/variant-source.ts";
 import { settingLines, wrap, wrapCommand } from "../text.ts";
-import { copyableCommand, terminalWidth, type Io } from "./shared.ts";
+import { assertGeneratedFor, copyableCommand, terminalWidth, type Io } from "./shared.ts";
+import { dirname } from "node:path";
 import { checkEnvironment, parsePackage, parsePrefer, type DetectArgs } from "./detect-options.ts";
 
 /**
@@ -72,7 +73,8 @@ export function nextStep(r: Recommendation, next: string, from: NonNullable<Host
     return [
       { text: "Next:", command: false },
       { text: copyableCommand(["install", next], matrixOnly), command: true },
-      { text: `(${does}; \`${copyableCommand(["doctor", next], matrixOnly)}\` only checks)`, command: false },
+      { text: `(${does}); this only checks:`, command: false },
+      { text: copyableCommand(["doctor", next], matrixOnly), command: true },
     ];
   return [
     { text: "Next, on the recorded host:", command: false },
@@ -98,6 +100,9 @@ async function detect(args: DetectArgs, source: VariantSource, io: Io): Promise<
   const project = await source(args.matrix);
   checkEnvironment(pkg, project.variants);
   const r = recommend(host, project.variants, project.catalog, { package: pkg, excluded: project.excluded, prefer: parsePrefer(args.prefer) });
+  // What detect names must be what install would build: the files generated beside the matrix say what it gives now.
+  const named = [...r.variants, ...(r.cpuFallback ? [r.cpuFallback] : [])];
+  if (project.project) await assertGeneratedFor(project.project, dirname(project.project.matrixFile), "detect", named);
   const install = { org: args.org, substituter: args.substituter, from: { cpuinfo: args.cpuinfo, "nvidia-smi": args["nvidia-smi"], machine: args.machine, matrix: args.matrix } };
   io.out(
     args.json

@@ -13,11 +13,13 @@ import type { ArgumentsCamelCase, Argv, CommandModule } from "yargs";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { InputError, withExitCode } from "../errors.ts";
-import { runOf, terminalWidth, type Io } from "./shared.ts";
+import { copyableCommand, runOf, terminalWidth, type Io } from "./shared.ts";
 import { shown } from "../matrix/suggest.ts";
 import { DEFAULT_PACKAGE, hostOptions, hostRootOption, matrixOption, nixOptions, outputOptions, packagePickOption, type ArgsOf, type OptionTypes } from "./options.ts";
 import type { Excluded, Variant } from "../matrix/schema.ts";
 import type { Catalog } from "../catalog/schema.ts";
+import type { HostInfo, ReadHostOptions } from "../detect/read-host.ts";
+import type { CheckResult } from "../preflight/checks.ts";
 
 /** The positional of `doctor` (and of `install`): the variant to check. */
 export const namePositional = { name: { type: "string", describe: "variant name (default: detect's pick for this host)" } } as const;
@@ -110,6 +112,37 @@ export async function chooseVariant(
   return { name, chosenBy: recorded ? `picked by detect for the recorded host (${args.cpuinfo ?? args["nvidia-smi"]})` : "picked by detect for this host", system: host.system };
 }
 
+/**
+ * With a recorded host (--cpuinfo, --nvidia-smi, no --host-root), each check says whose fact it is: the GPU driver's
+ * comes from the recording (its nvidia-smi output and driver), with the route that host takes (its driver outside
+ * /run/opengl-driver/lib, as on every host but NixOS: nixglhost), and the checks only this machine can answer (Nix,
+ * the store, system features) say "this machine". Changes `results` in place (doctor's and install's checks).
+ * @returns the recorded host, as detect reads it
+ * @throws HostFileError for a recording that cannot be read
+ */
+export async function judgeRecordedHost(args: ReadHostOptions, results: CheckResult[], cuda: boolean): Promise<HostInfo> {
+  const { readHost } = await import("../detect/read-host.ts");
+  const host = await readHost({ cpuinfo: args.cpuinfo, nvidiaSmi: args.nvidiaSmi, machine: args.machine });
+  const i = results.findIndex((r) => r.id === "gpu-driver");
+  const from = host.sources.nvidiaSmi;
+  if (i >= 0 || cuda) {
+    const base = i >= 0 ? results[i]! : { id: "gpu-driver", title: "GPU driver", blocking: false };
+    const gpus = host.gpus;
+    results.splice(i >= 0 ? i : results.length, i >= 0 ? 1 : 0, gpus.length
+      ? {
+          ...base,
+          status: "fail",
+          detail:
+            `the recorded host (${from}): nvidia-smi sees ${gpus.length} GPU(s), driver ${gpus[0]!.driver}; a driver outside ` +
+            `/run/opengl-driver/lib (every host but NixOS, whose driver the variant's CUDA libraries find directly) is reached through nixglhost`,
+          fix: undefined,
+        }
+      : { ...base, status: "skip", detail: `the recorded host has no NVIDIA GPU (${host.gpuAbsentReason ?? from})`, fix: undefined });
+  }
+  for (const r of results) if (r.id !== "gpu-driver" && !r.detail.startsWith("this machine")) r.detail = `this machine: ${r.detail}`;
+  return host;
+}
+
 async function doctor(args: DoctorArgs, io: Pick<Io, "out" | "columns">): Promise<number> {
   const [{ loadVariants }, { resolveBackend }, pre, { wrap }] = await Promise.all([
     import("../matrix/variant-source.ts"),
@@ -135,6 +168,9 @@ async function doctor(args: DoctorArgs, io: Pick<Io, "out" | "columns">): Promis
       teamCaches: project.caches,
     },
   );
+  // A recording (--cpuinfo/--nvidia-smi, no --host-root): its GPU driver from the recording, the rest "this machine".
+  if (args.hostRoot === undefined && (args.cpuinfo !== undefined || args["nvidia-smi"] !== undefined))
+    await judgeRecordedHost({ cpuinfo: args.cpuinfo, nvidiaSmi: args["nvidia-smi"], machine: args.machine }, results, variant.cuda !== null);
   const failed = results.filter((r) => r.status === "fail");
   if (args.json) {
     io.out(JSON.stringify({ name, chosenBy, system, backend, checks: results, ok: failed.length === 0 }, null, 2) + "\n");
@@ -148,7 +184,7 @@ async function doctor(args: DoctorArgs, io: Pick<Io, "out" | "columns">): Promis
     wrap(
       failed.length
         ? `${failed.length} check(s) failed: apply the fix shown under each ✗, then run doctor again.`
-        : `Ready: install it with \`npx variant-matrix install ${name}\` (or build it with \`npx variant-matrix build ${name}\`)` +
+        : `Ready: install it with \`${copyableCommand(["install", name], { matrix: args.matrix })}\` (or build it with \`${copyableCommand(["build", name], { matrix: args.matrix })}\`)` +
             (variant.cuda !== null && results.find((r) => r.id === "gpu-driver")?.status === "ok" ? "." : "; on a GPU host run it as the GPU driver line says."),
       width,
     ),

@@ -4,7 +4,7 @@
  * options.ts; the mapping of an error to an exit status is errors.ts withExitCode.
  */
 import { resolve } from "node:path";
-import { UsageError } from "../errors.ts";
+import { InputError, UsageError } from "../errors.ts";
 import type { Project } from "../matrix/project.ts";
 import type { Variant, VariantJson } from "../matrix/schema.ts";
 
@@ -76,6 +76,33 @@ export function runOf(argv: object): CommandRun {
 export async function project(matrix?: string, root?: string): Promise<Project> {
   const { loadProject } = await import("../matrix/project.ts");
   return loadProject({ root, matrixFile: matrix ? resolve(process.cwd(), matrix) : undefined });
+}
+
+/**
+ * Stop `command` (detect, install) before it names or builds variants whose generated files do not say what the
+ * matrix gives now: the comparison `build` stops on (generate/generated-state.ts, called here only, so that a change
+ * of that comparison reaches every command), plus a named variant's file that is missing where the project was
+ * generated (a variant the matrix gained since the last generate).
+ * @param root where the generated files are (`pkgs/variants.nix`, `.flox/pkgs`); a directory without
+ *   `pkgs/variants.nix` was never generated and holds nothing to compare
+ * @param names the variants the command names or builds
+ * @throws InputError (exit 2) naming what differs and the fix (`npm run generate`)
+ */
+export async function assertGeneratedFor(p: Project, root: string, command: string, names: readonly string[]): Promise<void> {
+  const [{ assertGeneratedCurrent }, { existsSync }, { join, relative }] = await Promise.all([
+    import("../generate/generated-state.ts"),
+    import("node:fs"),
+    import("node:path"),
+  ]);
+  assertGeneratedCurrent(p, root, command, names.map((name) => ({ name })));
+  if (!existsSync(join(root, "pkgs/variants.nix"))) return;
+  const missing = p.variants.filter((v) => names.includes(v.name) && !existsSync(join(root, v.file))).map((v) => v.file);
+  if (missing.length)
+    throw new InputError(
+      `${missing.join(", ")} ${missing.length === 1 ? "is" : "are"} missing: ${relative(process.cwd(), p.matrixFile) || p.matrixFile} has ` +
+        `${missing.length === 1 ? "a variant" : "variants"} the last generate did not write, so \`${command}\` would name a file that is not there. ` +
+        "Run `npm run generate` first (`npx variant-matrix generate` outside npm); nothing was done.",
+    );
 }
 
 /** The `list --json` contract of docs/contributing.md for one variant. */

@@ -308,10 +308,13 @@ function hostSummary(f: Facts): Recommendation["host"] {
  * How to install `name` on a host, each a whole command to copy: from a Flox catalog (`flox install ORG/NAME`, when
  * the variants were published with `publish --org ORG`), and the README's route, `npx variant-matrix install NAME`
  * (it checks the host, builds, links ./PACKAGE, takes the host's GPU-driver route and verifies), substituting from
- * `substituter` when given (`publish --to`) through NIX_CONFIG (the Nix manual: NIX_CONFIG holds nix.conf lines).
- * Pure; detect and verify print it.
+ * `substituter` when given (`publish --to`) through NIX_CONFIG (the Nix manual: NIX_CONFIG holds nix.conf lines), with
+ * `--matrix` when the answer came from a matrix given so (`from.matrix`). Pure; detect and verify print it.
  */
-export function installLines(name: string, o: { org?: string; substituter?: string }): string[] {
-  const env = o.substituter ? `NIX_CONFIG='extra-substituters = ${o.substituter.replace(/'/g, `'\\''`)}' ` : "";
-  return [...(o.org ? [`flox install ${o.org}/${name}`] : []), `${env}npx variant-matrix install ${name}`];
+export function installLines(name: string, o: { org?: string; substituter?: string; from?: { matrix?: string } }): string[] {
+  const quote = (w: string) => (/^[A-Za-z0-9_@%+=:,./-]+$/.test(w) ? w : `'${w.replace(/'/g, `'\\''`)}'`);
+  const env = o.substituter ? `NIX_CONFIG=${quote(`extra-substituters = ${o.substituter}`)} ` : "";
+  // The matrix that gave the answer (--matrix), so that install builds the variant of that matrix.
+  const matrix = o.from?.matrix !== undefined ? ` --matrix ${quote(o.from.matrix)}` : "";
+  return [...(o.org ? [`flox install ${o.org}/${name}`] : []), `${env}npx variant-matrix install ${name}${matrix}`];
 }

@@ -26,6 +26,7 @@ import type { Catalog, CpuIsa, CudaToolkit, GpuArch } from "../catalog/schema.ts
 import type { PackageName } from "../catalog/packages.ts";
 import { compareVersions, type GpuInfo, type HostInfo } from "./read-host.ts";
 import { BUILD_LABEL, variantWait, type Wait } from "../driver/wait.ts";
+import { TORCH_BUILD_MODEL } from "../driver/plan.ts";
 import { formatDuration } from "../driver/report.ts";
 import type { Prefer } from "../constants.ts";
 
@@ -174,6 +175,12 @@ export function bestFirst(cap: string | null, rankOf: (k: string) => number, wai
 function byWait(f: Facts): ((v: Variant) => Wait) | undefined {
   return f.prefer === "wait" ? f.wait : undefined;
 }
+
+/**
+ * Whose figures detect's wait is: neither this machine's nor a recording's cores (a host file holds no builder), but
+ * the torch model's reference cores, one build at a time (driver/wait.ts variantWait).
+ */
+const WAIT_BASIS = `at the model's ${TORCH_BUILD_MODEL.referenceCores} reference cores, one build at a time`;
 
 /** "about 2h46m" with what of it the cache cannot serve ("4.0 h of NCCL, NVSHMEM, magma and triton from source"). */
 export function waitWords(w: Wait): string {
@@ -374,7 +381,7 @@ function cpuVariantFits(c: CpuCase): Verdict | null {
     reasons: [
       `${best.name}: ISA ${best.isa}, PyTorch ${best.torchVersion}, Python ${best.python} ` +
         `(${c.f.prefer === "wait" ? "shortest wait, then " : ""}widest ISA, then newest PyTorch, then newest Python of ${c.fits.length} fitting CPU-only variant(s))`,
-      `wait (model: build estimates): ${waitWords(c.f.wait(best))}`,
+      `wait (model: build estimates ${WAIT_BASIS}): ${waitWords(c.f.wait(best))}`,
     ],
     suggestions: widerIsaSuggestion(c.f, best),
     alternatives: alternativesOf(c),
@@ -402,7 +409,7 @@ function gpuVariantFits(c: GpuCase): Verdict | null {
       `ISA ${best.isa}, CUDA ${best.cuda}, PyTorch ${best.torchVersion}, Python ${best.python}: ` +
         `of ${c.fits.length} fitting variant(s), ordered native first, then ${f.prefer === "wait" ? "shortest wait, " : ""}widest ISA, newest CUDA, newest PyTorch, newest Python` +
         (f.prefer === "newest" ? " (--prefer newest)" : ""),
-      `wait (model: cache misses and build estimates): ${waitWords(f.wait(best))}`,
+      `wait (model: cache misses and build estimates ${WAIT_BASIS}): ${waitWords(f.wait(best))}`,
       ...hint.reasons,
       ...newerCudaTrade(c, best),
     ],

@@ -58,6 +58,13 @@ export interface BuildArgs {
   variants?: readonly Variant[];
   /** Dry run: every variant's command and reasons in full (otherwise what variants share is said once). */
   verbose?: boolean;
+  /**
+   * Dry run for another host than this machine (install --dry-run with a recording, --cpuinfo/--nvidia-smi): its Nix
+   * system and logical CPUs replace this machine's in the plan (the jobs rule, the estimates' cores, which variants
+   * need a remote builder), and the plan says so; memory and the store stay this machine's (a recording holds
+   * neither), said in the same line. `label` names the host ("the recorded host (FILE)").
+   */
+  forHost?: { system: string; cpus: number; label: string };
   /** Dry run: the caller printed the host checks already (install's step 2): the plan says so instead of repeating them. */
   checksShown?: boolean;
 }

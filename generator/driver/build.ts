@@ -135,17 +135,20 @@ export async function planBuild(po: PlanBuildOptions): Promise<BuildPlan> {
   const { targets } = selection;
   // The team's caches reach every Nix command of this run (flox build takes no --option: flox users add them to nix.conf).
   if (o.backend === "nix") o.nixOptions.push(...cacheNixOptions(selection.caches));
-  const host = hostSystem();
+  // A dry run for a recorded host plans with its system and CPUs (BuildArgs.forHost); memory is this machine's.
+  const other = a.dryRun ? a.forHost : undefined;
+  const host = other?.system ?? hostSystem();
+  const machine = { cpus: other?.cpus ?? availableParallelism(), memBytes: totalmem() };
   const context = hostContext("build", targets, { backend: o.backend, hostSystem: host, builders: a.builders, localBuilds: o.maxJobs !== 0, nixOptions: o.nixOptions });
   const early = checkHost(context, EARLY_CHECKS, a.hostRoot);
   // Without a usable Nix or flox nothing can be probed; the checks that otherwise wait for the probe (which variants
   // are left to build) run against every selected one, so that one refusal lists every fix, not the first.
   if (!a.dryRun && early.some((r) => r.status === "fail" && r.blocking)) refuseOnBlocking([...early, ...checkHost(context, LATE_CHECKS, a.hostRoot)], width);
 
-  const rule = jobsRule({ cpus: availableParallelism(), memBytes: totalmem() }, o.cores, o.jobs);
+  const rule = jobsRule(machine, o.cores, o.jobs);
   // The estimates follow the cores one build gets (nix: --cores or the jobs rule; flox sets none: not known).
   const plan = orderTargets(targets, selection.history, o.backend === "nix" ? rule.coresPerBuild : null);
-  const { backend, capped } = backendOptions(catalog, a, o, targets, rule);
+  const { backend, capped } = backendOptions(catalog, a, o, targets, rule, machine);
   const ev = await evaluateFirst(catalog, targets, backend.outDir, o.nixOptions, { dryRun: !!a.dryRun, probeStore: !!a.probeStore, force: !!a.force, ownFiles: a.pkgsDir !== undefined });
   const asked = await askFirst(a, o, selection, ev);
   const toBuild = targets.filter((t) => !ev.cached.get(t.name)?.cached);
@@ -273,8 +276,7 @@ export function orderTargets<T extends BuildTarget>(targets: readonly T[], histo
 }
 
 /** The backend's options, with fewer cores for packages whose compile jobs need more memory (catalog gibPerCompileJob). */
-function backendOptions(cat: Catalog, a: BuildArgs, o: ResolvedBuildOptions, targets: readonly BuildTarget[], rule: JobsRule) {
-  const machine = { cpus: availableParallelism(), memBytes: totalmem() };
+function backendOptions(cat: Catalog, a: BuildArgs, o: ResolvedBuildOptions, targets: readonly BuildTarget[], rule: JobsRule, machine: { cpus: number; memBytes: number }) {
   const capped = new Map<string, { cores: number; why: string }>();
   if (o.backend === "nix" && o.cores === undefined)
     for (const t of targets) {

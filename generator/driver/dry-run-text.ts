@@ -31,6 +31,11 @@ interface DryRunTextInput {
   preflight: string;
   /** Every variant's command and reasons in full (`--verbose`); otherwise what variants share is said once. */
   verbose?: boolean;
+  /**
+   * The plan is for another host (build-options.ts BuildArgs.forHost): its name, system and CPUs, and this machine's
+   * memory (bytes), which the jobs rule also reads. Said under the plan's first line.
+   */
+  forHost?: { label: string; system: string; cpus: number; memBytes: number };
   /** The caller printed the host checks already (install's step 2): the plan leaves out the preflight and the builders' features. */
   checksShown?: boolean;
 }
@@ -48,6 +53,7 @@ export function dryRunText(i: DryRunTextInput): string {
       ? `plan: ${d.rows.length} variant(s), ${d.cached} already built, ${d.toBuild} to build; backend ${i.backend}; ` +
         `jobs ${i.rule.jobs}${i.coresPerBuild ? `, cores per build ${i.coresPerBuild}` : ""}`
       : `plan: ${d.toBuild} of ${d.rows.length} variant(s) to build; ${i.backend}, jobs ${i.rule.jobs}${i.coresPerBuild ? ` × ${i.coresPerBuild} cores` : ""}`,
+    ...(i.forHost ? [forHostLine(i.forHost)] : []),
     ...(i.verbose ? [`  (${i.rule.explanation})`] : []),
     ...[...new Set([...i.capped.values()].map((c) => `  cores per build ${c.cores} for ${c.why}`))],
     ...waitLines(d, i.fromHistory),
@@ -61,8 +67,16 @@ export function dryRunText(i: DryRunTextInput): string {
     "",
   ];
   if (!i.verbose) lines.pop();
-  lines.push(...(i.verbose ? d.rows.flatMap((v) => verboseRow(v)) : compactRows(d)));
-  return lines.join("\n") + "\n";
+  // concat, not push(...rows): a spread of one line per variant overflows the stack past about 100,000 arguments.
+  return lines.concat(i.verbose ? d.rows.flatMap((v) => verboseRow(v)) : compactRows(d)).join("\n") + "\n";
+}
+
+/** Whose facts the plan reads when it is for another host: the recording's system and CPUs, this machine's memory and store. */
+function forHostLine(h: NonNullable<DryRunTextInput["forHost"]>): string {
+  return (
+    `  for ${h.label}: its system ${h.system} and its ${h.cpus} CPUs set the jobs, the cores and the estimates; ` +
+    `memory (${(h.memBytes / 2 ** 30).toFixed(1)} GiB) and what is built or cached are this machine's (a recording holds neither)`
+  );
 }
 
 /** The CUDA closures: in full with --verbose; otherwise only those built from source, named unless they serve every variant. */

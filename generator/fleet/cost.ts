@@ -7,9 +7,10 @@
  * Features of a build: package (pytorch, a package built on torch, the environment), CUDA or CPU-only, and the number of compute capabilities
  * it compiles (1 for every variant this generator writes: one SM per name). Per (package, CUDA/CPU) the model is
  * a least-squares line in the number of capabilities when the samples hold at least two different counts, else
- * their mean; a group without samples falls back to the other kind of the same package, then to the table.
+ * their mean; a group without samples falls back to the other kind of the same package, then to the build plan's own
+ * estimate (driver/plan.ts estimateBuild: torch's model, the table for the rest), so fleet and `build --dry-run` agree.
  */
-import { cudaClosures, DEFAULT_BUILD_SECONDS, defaultBuildSeconds, makePlan, simulate } from "../driver/plan.ts";
+import { cudaClosures, DEFAULT_BUILD_SECONDS, estimateBuild, makePlan, simulate, TORCH_BUILD_MODEL } from "../driver/plan.ts";
 import { modelCacheMisses, type CacheModelCatalog, type ModelledBuild } from "../driver/cache-model.ts";
 import { nixpkgsInstanceKey } from "../matrix/expand.ts";
 import { readReports, realBuilds, type SkippedReport } from "../driver/report.ts";
@@ -17,8 +18,11 @@ import { parseName } from "../matrix/naming.ts";
 import type { Variant } from "../matrix/schema.ts";
 import type { PackageName } from "../catalog/packages.ts";
 
-/** Default seconds per build when no report has the group: the build driver's sourced table (driver/plan.ts). */
-export { DEFAULT_BUILD_SECONDS };
+/**
+ * Default seconds per build when no report has the group: the build driver's sourced table (driver/plan.ts), and for
+ * torch the plan's model over it (TORCH_BUILD_MODEL, driver/plan.ts estimateBuild), as `predict` uses them.
+ */
+export { DEFAULT_BUILD_SECONDS, TORCH_BUILD_MODEL };
 
 /** One recorded build. */
 export interface BuildSample {
@@ -85,7 +89,9 @@ export function predict(m: CostModel, v: Pick<CostInput, "package" | "cuda" | "c
   const caps = cuda ? v.cudaCapabilities.length : 0;
   const g = m.groups.get(key(v.package, cuda)) ?? m.groups.get(key(v.package, !cuda));
   if (g) return { seconds: Math.max(1, g.a + g.b * caps), from: "fit" };
-  const d = defaultBuildSeconds(v.package);
+  // Without samples, the build plan's own estimate (driver/plan.ts estimateBuild: torch's model by CUDA or CPU and
+  // capabilities, at the model's reference cores, a fleet's builders' cores being unknown; the catalog figure else).
+  const d = estimateBuild({ package: v.package, cuda: v.cuda, cudaCapabilities: v.cudaCapabilities }, null);
   // Every package the matrix can name has a default (named environments torch-env's); a foreign one is a bug.
   if (d === null) throw new Error(`no default build time for package "${v.package}"`);
   return { seconds: d.seconds, from: "default" };

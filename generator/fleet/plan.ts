@@ -43,7 +43,7 @@ import type { Catalog } from "../catalog/schema.ts";
 import { compareVersions } from "../versions.ts";
 import { commentText } from "../generate/render/literals.ts";
 import { hostId, type FleetArgs } from "./fleet-options.ts";
-import { buildCost, fit, leaveOneOut, DEFAULT_BUILD_SECONDS, type BuildSample } from "./cost.ts";
+import { buildCost, fit, leaveOneOut, DEFAULT_BUILD_SECONDS, TORCH_BUILD_MODEL, type BuildSample } from "./cost.ts";
 import { coverFleet, type CoverMethod, type Element, type FleetHost } from "./cover.ts";
 
 /** The `host` object `detect --json` prints (generator/detect/recommend.ts `Recommendation`). */
@@ -194,10 +194,16 @@ function methodTextOf(method: CoverMethod): string {
 function modelTextOf(samples: readonly BuildSample[], reports: string | undefined, loo: ReturnType<typeof leaveOneOut>): string {
   if (samples.length)
     return `fitted on ${samples.length} recorded build(s) (${reports ?? "logs"}); leave-one-out error ${loo.meanPct === null ? "unknown (needs ≥ 2 builds)" : `mean ${loo.meanPct.toFixed(0)}%, median ${loo.medianPct!.toFixed(0)}%`}`;
+  const time = (s: number) => (s >= 3600 ? `${s / 3600} h` : `${s / 60} min`);
+  const m = TORCH_BUILD_MODEL;
+  const torch =
+    `pytorch: the build plan's model at ${m.referenceCores} cores, CUDA ${time(m.cudaOneCapabilitySeconds)} for one capability ` +
+    `(${DEFAULT_BUILD_SECONDS.pytorch!.source}), CPU-only ${time(m.cpuSeconds)} (${m.cpuSource})`;
   const table = Object.entries(DEFAULT_BUILD_SECONDS)
-    .map(([k, d]) => `${k} ${d.seconds >= 3600 ? `${d.seconds / 3600} h` : `${d.seconds / 60} min`}: ${d.source}`)
+    .filter(([k]) => k !== "pytorch")
+    .map(([k, d]) => `${k} ${time(d.seconds)}: ${d.source}`)
     .join("; ");
-  return `no recorded builds: default table (${table}); its error is unknown`;
+  return `no recorded builds: default table (${torch}; ${table}); its error is unknown`;
 }
 
 /** Never write a matrix generate would reject: why nothing is written (nothing chosen, or a matrix the schema refuses), or null. */
