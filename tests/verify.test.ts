@@ -13,6 +13,7 @@ import { runMain } from "./helpers/main.ts";
 import { nixEvalJson, nixInstantiate, runNix } from "./helpers/nix.ts";
 import { spawnSync } from "node:child_process";
 import { catalogCheckerFacts } from "../generator/verify/catalog-facts.ts";
+import { CHECKER_FACTS_FORMAT } from "../generator/verify/facts.ts";
 import { renderCheckerBundle, renderCheckerFacts } from "../generator/generate/render/checker.ts";
 import { catalog } from "../generator/catalog/index.ts";
 
@@ -225,7 +226,7 @@ test("the committed compare bundle and its facts are what generate writes, and a
   writeFileSync(old, JSON.stringify({ ...JSON.parse(readFileSync(facts, "utf8")), format: 0 }));
   const stale = spawnSync(process.execPath, [bundle, old, promise, good], { encoding: "utf8" });
   assert.is(stale.status, 2);
-  assert.match(stale.stderr, /checker facts: format 0, this checker reads format 1/);
+  assert.match(stale.stderr, new RegExp(`checker facts: format 0, this checker reads format ${CHECKER_FACTS_FORMAT}`));
   const noFacts = spawnSync(process.execPath, [bundle, promise, good], { encoding: "utf8" });
   assert.is(noFacts.status, 2);
   assert.match(noFacts.stderr, /usage: verify-compare\.mjs FACTS\.json PROMISE\.json PROBE\.json/);
