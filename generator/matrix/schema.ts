@@ -205,6 +205,20 @@ function policySchema() {
  * Errors name the field path (e.g. `gpus.3`) and list the allowed values.
  */
 export function makeMatrixSchema(catalog: Catalog) {
+  // The matrix is the user's data, which may hold 200,000 bad entries: zod's jitless object parser hands an axis'
+  // issues on with one spread call (`push(...issues)`), which overflows the stack past about 100,000, where its JIT
+  // parser does not (tests/matrix-messages.test.ts). zod reads `jitless` when a schema is built, so this one schema
+  // is built with the JIT and every other keeps zod-jitless.ts's setting.
+  z.config({ jitless: false });
+  try {
+    return matrixSchemaOf(catalog);
+  } finally {
+    z.config({ jitless: true });
+  }
+}
+
+/** makeMatrixSchema's schema, built under the caller's zod configuration. */
+function matrixSchemaOf(catalog: Catalog) {
   return z
     .object({
       releases: releasesSchema(catalog),
