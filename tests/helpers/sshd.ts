@@ -107,10 +107,13 @@ export async function startSshd(system: string): Promise<TestSshd> {
   };
   process.on("exit", stop);
   for (let i = 0; i < 50 && !existsSync(pidFile); i++) await new Promise((r) => setTimeout(r, 100));
-  const login = spawnSync("ssh", ["-F", sshConfig, host, "echo", "ok"], { encoding: "utf8", timeout: 20_000 });
-  if (login.stdout.trim() !== "ok") {
+  // A loaded machine can take seconds to answer a login: up to three tries of 60 s each, then the cause.
+  let login = spawnSync("ssh", ["-F", sshConfig, host, "echo", "ok"], { encoding: "utf8", timeout: 60_000 });
+  for (let i = 1; i < 3 && login.stdout?.trim() !== "ok"; i++) login = spawnSync("ssh", ["-F", sshConfig, host, "echo", "ok"], { encoding: "utf8", timeout: 60_000 });
+  if (login.stdout?.trim() !== "ok") {
     stop();
-    throw new Error(`ssh login to the test sshd failed: ${login.stderr}\n${readFileSync(join(dir, "sshd.log"), "utf8")}`);
+    const how = login.error ? String(login.error) : `exit ${login.status}${login.signal ? `, signal ${login.signal}` : ""}`;
+    throw new Error(`ssh login to the test sshd failed (${how}; stdout ${JSON.stringify(login.stdout)}): ${login.stderr}\n${readFileSync(join(dir, "sshd.log"), "utf8")}`);
   }
   return { dir, port, host, env: { NIX_SSHOPTS: `-F ${sshConfig}` }, machinesFile, remoteRoot, stop };
 }
