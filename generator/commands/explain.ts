@@ -67,16 +67,15 @@ type VariantFacts = Awaited<ReturnType<typeof variantFacts>>;
  * scope, what an environment holds, and how it finds the host's GPU driver.
  */
 async function variantFacts(v: Variant, p: Project) {
-  const [{ modelCacheMisses }, { nixpkgsInstanceKey }, { modelDeviceCode }, { torchReleaseFacts }, { checkedVariants, hostDriverRoute }] = await Promise.all([
+  const [{ modelCacheMisses }, { modelDeviceCode }, { torchReleaseFacts }, { checkedVariants, hostDriverRoute }] = await Promise.all([
     import("../driver/cache-model.ts"),
-    import("../matrix/expand.ts"),
     import("../catalog/device-code-size.ts"),
     // Loaded here, not at start-up: catalog/index.ts parses the whole catalog when it loads.
     import("../catalog/index.ts"),
     import("../preflight/checks.ts"),
   ]);
   // What the CUDA binary cache cannot serve this variant (the model of catalog/binary-cache.ts).
-  const offCache = modelCacheMisses([{ ...v, nixpkgsKey: nixpkgsInstanceKey(v) }], p.catalog).reasons.get(v.name)!;
+  const offCache = modelCacheMisses([v], p.catalog).reasons.get(v.name)!;
   // What its torch's device code weighs in each CUDA scope (catalog/device-code-size.ts: a model from measurements).
   const deviceCode =
     v.cuda !== null

@@ -371,9 +371,7 @@ async function dryRunData(p: Omit<BuildPlan, "checks" | "instantiated" | "evalua
   const { args: a, options: o, selection: sel, host } = p;
   const needs = await builderNeeds(p.toBuild, { host, builders: a.builders, maxJobs: o.maxJobs, nixOptions: o.nixOptions, backend: o.backend });
   const model = modelCacheMisses(
-    sel.targets
-      .filter((t): t is BuildTarget & { nixpkgs: string } => t.nixpkgs !== undefined && t.check === undefined)
-      .map((t) => ({ name: t.name, system: t.system, python: t.python, cuda: t.cuda, nixpkgs: t.nixpkgs, cudaCapabilitiesForPackageSet: t.cudaCapabilitiesForPackageSet, nixpkgsKey: t.nixpkgsKey })),
+    sel.targets.filter((t): t is BuildTarget & { nixpkgs: string } => t.nixpkgs !== undefined && t.check === undefined),
     p.catalog,
   );
   const rows = dryRunRows(p.plan, p.cached, sel.why, p.backend, {
