@@ -18,7 +18,8 @@
 import { Document, isScalar, type YAMLMap } from "yaml";
 import { variantRunsOn } from "./matrix/compat.ts";
 import { InputError } from "./errors.ts";
-import { CUDA_CACHE_SUBSTITUTER, NIX_MIN } from "./catalog/machines.ts";
+import { NIX_MIN } from "./catalog/machines.ts";
+import { NIXOS_CUDA_CACHE } from "./catalog/binary-cache.ts";
 import { DEFAULT_SELF_HOSTED_LABELS, GITHUB_HOSTED_RUNNERS, GITHUB_LIMITS, GITHUB_MATRIX_LIMIT, SELF_HOSTED_NEEDS } from "./catalog/ci-runners.ts";
 import type { Variant } from "./matrix/schema.ts";
 import type { Catalog } from "./catalog/schema.ts";
@@ -370,9 +371,6 @@ export function newerTorchScript(source = NIXOS_UNSTABLE_HEAD): string {
   if (warn.includes("'")) throw new Error("newerTorchScript: a single quote in the node program");
   return [`src=${source}`, `${CLI} pin inspect "$src" --json > newest-nixpkgs.json`, `node -e '${warn}'`].join("\n");
 }
-
-/** The NixOS-CUDA binary cache and its signing key (nixos-cuda/infra README, c2b55a1; kept in catalog/host.ts). */
-const NIXOS_CUDA_CACHE = { url: CUDA_CACHE_SUBSTITUTER.url, publicKey: CUDA_CACHE_SUBSTITUTER.publicKey } as const;
 
 /**
  * Shell of the nightly cache check: at every catalog pin, torch's NCCL, NVSHMEM, MAGMA and triton for each Python set

@@ -11,7 +11,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { spawnSync } from "node:child_process";
 import { runChecks, type CheckResult, type PreflightContext } from "../generator/preflight/checks.ts";
-import { CUDA_CACHE_SUBSTITUTER } from "../generator/catalog/machines.ts";
+import { NIXOS_CUDA_CACHE as CUDA_CACHE_SUBSTITUTER } from "../generator/catalog/binary-cache.ts";
 import { projectFromMatrix } from "../generator/matrix/project.ts";
 import matrix from "../matrix.ts";
 import { checkedVariants, nixglhostSearch } from "../generator/preflight/checks.ts";

@@ -18,7 +18,7 @@ import { cudaScopeFor, nixpkgsInstanceKey, serveGpu } from "../generator/matrix/
 import { projectFromMatrix } from "../generator/matrix/project.ts";
 import type { MatrixInput } from "../generator/matrix/schema.ts";
 import { CUDA_CACHE, cudaCachesFor, substituterLines, PUBLIC_CUDA_CACHES } from "../generator/catalog/binary-cache.ts";
-import { CUDA_CACHE_SUBSTITUTER, FLOX_CACHE_SUBSTITUTER } from "../generator/catalog/machines.ts";
+import { NIXOS_CUDA_CACHE as CUDA_CACHE_SUBSTITUTER, FLOX_CACHE as FLOX_CACHE_SUBSTITUTER } from "../generator/catalog/binary-cache.ts";
 import { modelCacheMisses } from "../generator/driver/cache-model.ts";
 import { torchNewerThanCatalog } from "../generator/pin/facts.ts";
 

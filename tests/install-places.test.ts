@@ -13,7 +13,7 @@ import * as assert from "uvu/assert";
 import { execFileSync } from "node:child_process";
 import { existsSync, lstatSync, mkdirSync, readdirSync, readlinkSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { CUDA_CACHE_SUBSTITUTER } from "../generator/catalog/machines.ts";
+import { NIXOS_CUDA_CACHE as CUDA_CACHE_SUBSTITUTER } from "../generator/catalog/binary-cache.ts";
 import { projectFromMatrix } from "../generator/matrix/project.ts";
 import matrix from "../matrix.ts";
 import { runCli, tempDir } from "./helpers/cli.ts";

@@ -13,7 +13,7 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, readlinkSync, realpathSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { CUDA_CACHE_SUBSTITUTER } from "../generator/catalog/machines.ts";
+import { NIXOS_CUDA_CACHE as CUDA_CACHE_SUBSTITUTER } from "../generator/catalog/binary-cache.ts";
 import { closingLine } from "../generator/commands/install.ts";
 import { projectFromMatrix } from "../generator/matrix/project.ts";
 import matrix from "../matrix.ts";

@@ -16,7 +16,7 @@ import * as assert from "uvu/assert";
 import { chmodSync, existsSync, mkdirSync, readFileSync, readdirSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { execFileSync } from "node:child_process";
-import { CUDA_CACHE_SUBSTITUTER } from "../generator/catalog/machines.ts";
+import { NIXOS_CUDA_CACHE as CUDA_CACHE_SUBSTITUTER } from "../generator/catalog/binary-cache.ts";
 import { isCacheUrl, isPublicKey, missingTeamCaches } from "../generator/matrix/team-cache.ts";
 import { projectFromMatrix } from "../generator/matrix/project.ts";
 import { ROOT, runCli, tempDir, writeMatrix } from "./helpers/cli.ts";

@@ -157,6 +157,21 @@ export const PUBLIC_CUDA_CACHES: readonly PublicCudaCache[] = [
   },
 ];
 
+/**
+ * The NixOS-CUDA binary cache the cache model counts on, with its URL and signing key: the table's "builds" entry
+ * (the one place they are written; `pin cache`'s default substituter, the checks workflow's trusted key, doctor's and
+ * install's nix.conf lines all read it). Some other repositories write invented `cache.nixos-cuda.org-1:` keys: the
+ * key's name has no `-1`.
+ */
+export const NIXOS_CUDA_CACHE: PublicCudaCache = PUBLIC_CUDA_CACHES.find((c) => c.name === CUDA_CACHE.name)!;
+
+/**
+ * Flox's public cache, the one known to serve aarch64-linux CUDA packages ("may hold": which revisions is not known
+ * here; `pin cache` asks): the table's entry, which doctor and install offer on aarch64 as a copyable nix.conf block
+ * (preflight/checks.ts nixConfBlock).
+ */
+export const FLOX_CACHE: PublicCudaCache = PUBLIC_CUDA_CACHES.find((c) => c.name === "cache.flox.dev")!;
+
 /** The public CUDA caches that serve `system` (builds first, then "may hold"). */
 export function cudaCachesFor(system: string): PublicCudaCache[] {
   return PUBLIC_CUDA_CACHES.filter((c) => (c.systems as string[]).includes(system)).sort((a, b) => (a.holds === b.holds ? 0 : a.holds === "builds" ? -1 : 1));

@@ -4,7 +4,6 @@
  * the generated files need (render/index.ts writes it into them), and the memory one CUDA compile process takes (the
  * build driver's `--jobs` default, driver/jobs.ts).
  */
-import { PUBLIC_CUDA_CACHES } from "./binary-cache.ts";
 
 /**
  * The flox that opens `.flox/env/manifest.toml` and builds `.flox/pkgs/*.nix`, and why (flox/flox 6536dac):
@@ -64,25 +63,6 @@ export const STORE_FREE_FLOOR = {
     "heuristic: matteospanio/torchfx#76 (a pip/dnf CUDA wheel build exhausted a GitHub runner's ~14 GB free; not a Nix store); " +
     "generator/catalog/ci-runners.ts GITHUB_LIMITS (14 GB hosted-runner disk)",
 } as const;
-
-/**
- * The NixOS-CUDA binary cache the cache model counts on, and its signing key: the "builds" entry of
- * catalog/binary-cache.ts PUBLIC_CUDA_CACHES (generator/ci.ts NIXOS_CUDA_CACHE takes it from here). Some other
- * repositories write invented `cache.nixos-cuda.org-1:` keys: the key's name has no `-1`.
- */
-export const CUDA_CACHE_SUBSTITUTER = (() => {
-  const c = PUBLIC_CUDA_CACHES.find((x) => x.holds === "builds")!;
-  return { url: c.url, publicKey: c.publicKey, source: c.source } as const;
-})();
-
-/**
- * Flox's public cache, the one known to serve aarch64-linux CUDA packages ("may hold": which revisions is not known
- * here; `pin cache` asks). For doctor and install to offer on aarch64 as a copyable nix.conf block (nixConfBlock).
- */
-export const FLOX_CACHE_SUBSTITUTER = (() => {
-  const c = PUBLIC_CUDA_CACHES.find((x) => x.name === "cache.flox.dev")!;
-  return { url: c.url, publicKey: c.publicKey, source: c.source } as const;
-})();
 
 /**
  * Where nixpkgs' CUDA packages look for the GPU driver's libcuda.so.1 by default: the runpath entry

@@ -197,7 +197,7 @@ function environmentOf(cat: Catalog, v: Variant, pinTorchcodec: string | null): 
 function packageRows(cat: Catalog, v: Variant): [string, string][] {
   const p = onTorch(cat, v.package);
   if (!p || v.cuda === null) return [];
-  const b = cudaBuildOf(cat, p, v.version, v.cudaCapabilities, v.cuda, v.torchVersion);
+  const b = cudaBuildOf(cat, p, { ...v, cuda: v.cuda });
   if ("reason" in b) return [];
   const rows: [string, string][] = [];
   for (const [k, x] of Object.entries(b.env)) rows.push([k, x]);

@@ -327,7 +327,7 @@ function nearestFor(p: PackageOnTorch, combo: Combo, policy: "serve" | "drop"): 
       const r = onTorchVersion(p, pin, py);
       if (!tk || "reason" in r || v === cuda?.version || pin.brokenCuda[v]) return false;
       const svc = serveGpu(gpu, tk, policy, cat);
-      return svc.ok && !("reason" in packageBuildFor(cat, p, r.version, v, svc.capabilities, pin.torch));
+      return svc.ok && !("reason" in packageBuildFor(cat, p, { version: r.version, cuda: v, cudaCapabilities: svc.capabilities, torchVersion: pin.torch }));
     });
     if (ok.length) return `Nearest that works: ${p.label} for SM${gpu.sm} with CUDA ${ok.join(" or ")} at nixpkgs ${pin.rev.slice(0, 7)}.`;
   }
@@ -350,7 +350,7 @@ function packageVerdicts(combo: Combo, packages: PackageName[], reasons: string[
       if ("reason" in r) own.push(r.reason);
       else if (!reasons.length) {
         // What this release builds for the combination, or why not (catalog/packages.ts: cudaOnly, CUDA range, targets).
-        const b = packageBuildFor(combo.catalog, p, r.version, cuda?.version ?? null, service?.ok ? service.capabilities : [], release.version);
+        const b = packageBuildFor(combo.catalog, p, { version: r.version, cuda: cuda?.version ?? null, cudaCapabilities: service?.ok ? service.capabilities : [], torchVersion: release.version });
         if ("reason" in b) own.push(b.reason);
         else {
           versions[pkg] = r.version;
