@@ -27,7 +27,7 @@ export const generateCommand: CommandModule<object, OptionTypes<typeof generateO
     const { io } = run;
     const root = argv.out ? resolve(process.cwd(), argv.out) : REPO_ROOT;
     const matrixFile = argv.matrix ? resolve(process.cwd(), argv.matrix) : resolve(REPO_ROOT, "matrix.ts");
-    const [stamp, write] = await Promise.all([import("../generate/stamp.ts"), import("../generate/write.ts")]);
+    const write = await import("../generate/write.ts");
     // One generate at a time per output directory: a second one waits, then finds the tree current.
     const release = await write.lockOutput(root, {
       onWait: (pid, file) => io.err(`variant-matrix: another generate (pid ${pid}) is writing this tree; waiting for it to finish (lock: ${file})\n`),
@@ -57,7 +57,7 @@ export const generateCommand: CommandModule<object, OptionTypes<typeof generateO
     process.on("SIGINT", onSignal);
     process.on("SIGTERM", onSignal);
     try {
-      run.exitCode = await generateLocked(argv, root, matrixFile, stamp, write, progress);
+      run.exitCode = await generateLocked(argv, root, matrixFile, progress);
     } catch (e) {
       if (!(e instanceof write.SyncInterrupted)) throw e;
       run.exitCode = interrupted(e.signal, e.done, e.total);
@@ -70,14 +70,9 @@ export const generateCommand: CommandModule<object, OptionTypes<typeof generateO
 };
 
 /** generate's work, holding the output's lock, writing to its run's io (runOf(argv)). @returns the exit status (1: --check found a difference) */
-async function generateLocked(
-  argv: { check: boolean },
-  root: string,
-  matrixFile: string,
-  stamp: typeof import("../generate/stamp.ts"),
-  write: typeof import("../generate/write.ts"),
-  progress: SyncProgress,
-): Promise<number> {
+async function generateLocked(argv: { check: boolean }, root: string, matrixFile: string, progress: SyncProgress): Promise<number> {
+  // write.ts is loaded already (the handler's lock and SyncInterrupted): its import takes it from the module cache.
+  const [stamp, write] = await Promise.all([import("../generate/stamp.ts"), import("../generate/write.ts")]);
   const { io } = runOf(argv);
   const print = printer(io);
   if (!argv.check) {

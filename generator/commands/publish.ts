@@ -69,7 +69,7 @@ async function runPublish(argv: PublishArgs): Promise<void> {
   const order = orderTargets(sel.targets).order;
   const byName = new Map(sel.targets.map((t) => [t.name, t]));
   const ordered = order.map((n) => byName.get(n)!);
-  if (argv.org) await publishToOrg(argv, argv.org, root, p, sel.targets, ordered);
+  if (argv.org) await publishToOrg(argv, argv.org, { root, project: p, selected: sel.targets, ordered });
   else await copyToStore(argv, to!, root, ordered);
 }
 
@@ -85,12 +85,21 @@ function defaultCacheTarget(caches: readonly { url: string }[], err: (s: string)
   return first.url;
 }
 
+/** What `publish --org` publishes: the project under `root`, the selected targets, and them in dependency order. */
+interface OrgSelection {
+  root: string;
+  project: Project;
+  selected: readonly BuildTarget[];
+  ordered: readonly BuildTarget[];
+}
+
 /**
  * `publish --org ORG`: check flox and its preconditions, print the plan, then (not --dry-run) `flox publish` each
  * variant of this host's system in order, skipping what is built on a failed one.
  * @throws UsageError (exit 2) for a bad organisation name, stale generated files, or a failed precondition
  */
-async function publishToOrg(argv: PublishArgs, org: string, root: string, p: Project, selected: readonly BuildTarget[], ordered: readonly BuildTarget[]): Promise<void> {
+async function publishToOrg(argv: PublishArgs, org: string, s: OrgSelection): Promise<void> {
+  const { root, project: p, selected, ordered } = s;
   const cmd = runOf(argv);
   const print = printer(cmd.io);
   const pub = await import("../driver/publish.ts");

@@ -156,7 +156,7 @@ export async function planBuild(po: PlanBuildOptions): Promise<BuildPlan> {
   // This machine would be refused a variant only once its dependencies are built, hours in: stop now with the fix,
   // before the evaluation's verdict (a host fix first; the matrix's errors after it).
   if (!a.dryRun) refuseOnBlocking(results, width);
-  if (!a.dryRun && ev.failures.length) evaluationVerdict(o.backend, context.pinnedNixpkgs, ev.failures, targets.length, width, warn);
+  if (!a.dryRun && ev.failures.length) evaluationVerdict(ev.failures, { backend: o.backend, pinnedNixpkgs: context.pinnedNixpkgs, selected: targets.length, width, warn });
 
   const store = asked?.store ?? (await probe(a, targets, ev.cached, o.nixOptions));
   const partial = { args: a, options: o, catalog, selection, host, plan, rule, backend, capped, cached: ev.cached, store, toBuild, nixAnswer: asked?.answer ?? null };
@@ -209,7 +209,7 @@ async function askFirst(a: BuildArgs, o: ResolvedBuildOptions, sel: BuildSelecti
   if (a.dryRun ? a.probeStore : a.askNixTimeout === undefined) return null;
   const options = o.backend === "nix" ? o.nixOptions : [...o.nixOptions, ...cacheNixOptions(sel.caches)];
   const timeoutS = a.askNixTimeout ?? ASK_NIX_TIMEOUT_S;
-  const asked = await askNix(sel.targets, o.outDir, options, sel.caches, timeoutS, ev.instantiated && !a.force ? ev.cached : undefined);
+  const asked = await askNix(sel.targets, { outDir: o.outDir, nixOptions: options, caches: sel.caches, timeoutS, probed: ev.instantiated && !a.force ? ev.cached : undefined });
   if (asked.cached && !a.force) for (const [n, c] of asked.cached) ev.cached.set(n, c);
   return asked;
 }
@@ -319,13 +319,19 @@ export async function evaluateFirst(
  * @throws EvaluationError (exit 2) when the evaluation's verdict stops the build
  */
 export function evaluationVerdict(
-  backend: "flox" | "nix",
-  pinnedNixpkgs: boolean,
   failures: EvaluationFailure[],
-  selected: number,
-  width: number,
-  warn: (text: string) => void,
+  o: {
+    backend: "flox" | "nix";
+    /** The files fetch a pinned nixpkgs (generated wrappers). */
+    pinnedNixpkgs: boolean;
+    /** How many targets are selected (the error's count). */
+    selected: number;
+    /** Terminal columns for the warning. */
+    width: number;
+    warn: (text: string) => void;
+  },
 ): void {
+  const { backend, pinnedNixpkgs, selected, width, warn } = o;
   const gate = evaluationGate(backend, pinnedNixpkgs, () => new Probes(thisHost()).nixVersion(), failures);
   if (gate.stop.length) throw new EvaluationError(gate.stop, selected, width);
   const names = gate.pass.map((f) => f.name);
