@@ -18,9 +18,12 @@
 import { Document, isScalar, type YAMLMap } from "yaml";
 import { variantRunsOn } from "./matrix/compat.ts";
 import { InputError } from "./errors.ts";
-import { NIX_MIN } from "./catalog/machines.ts";
-import { NIXOS_CUDA_CACHE } from "./catalog/binary-cache.ts";
-import { DEFAULT_SELF_HOSTED_LABELS, GITHUB_HOSTED_RUNNERS, GITHUB_LIMITS, GITHUB_MATRIX_LIMIT, SELF_HOSTED_NEEDS } from "./catalog/ci-runners.ts";
+import { catalog as builtInCatalog, machines } from "./catalog/index.ts";
+import { cudaCacheSubstituter } from "./catalog/binary-cache.ts";
+
+/** The CI runners' facts of the catalog's second value (catalog/ci-runners.ts through catalog/index.ts `machines`). */
+const { limits: GITHUB_LIMITS, hostedRunners: GITHUB_HOSTED_RUNNERS, matrixLimit: GITHUB_MATRIX_LIMIT, selfHostedLabels: DEFAULT_SELF_HOSTED_LABELS, selfHostedNeeds: SELF_HOSTED_NEEDS } =
+  machines.github;
 import type { Variant } from "./matrix/schema.ts";
 import type { Catalog } from "./catalog/schema.ts";
 
@@ -316,8 +319,8 @@ export function githubWorkflowYaml(variants: readonly Variant[], o: GithubOption
   return head + yamlWithJobComments(workflow, comments);
 }
 
-/** The oldest Nix that evaluates nixpkgs of August 2025 and later, every catalog pin (nixpkgs lib/minver.nix since NixOS/nixpkgs#428076; catalog/host.ts NIX_MIN). */
-const NIX_MIN_VERSION: string = NIX_MIN.version;
+/** The oldest Nix that evaluates nixpkgs of August 2025 and later, every catalog pin (nixpkgs lib/minver.nix since NixOS/nixpkgs#428076; catalog/machines.ts NIX_MIN). */
+const NIX_MIN_VERSION: string = machines.nixMin.version;
 
 /**
  * Shell that fails unless `nix --version` is at least `min` (sort -V orders versions: 2.8 < 2.18). Prints the version.
@@ -371,6 +374,9 @@ export function newerTorchScript(source = NIXOS_UNSTABLE_HEAD): string {
   if (warn.includes("'")) throw new Error("newerTorchScript: a single quote in the node program");
   return [`src=${source}`, `${CLI} pin inspect "$src" --json > newest-nixpkgs.json`, `node -e '${warn}'`].join("\n");
 }
+
+/** The NixOS-CUDA binary cache and its signing key (nixos-cuda/infra README, c2b55a1; the catalog's publicCudaCaches, catalog/binary-cache.ts). */
+const NIXOS_CUDA_CACHE = cudaCacheSubstituter(builtInCatalog);
 
 /**
  * Shell of the nightly cache check: at every catalog pin, torch's NCCL, NVSHMEM, MAGMA and triton for each Python set

@@ -170,7 +170,9 @@ function allowedSass(caps, cuda, facts) {
   for (const r of facts.extraSass) if (caps.includes(r.when) && (r.minCuda === null || compareVersions(cuda, r.minCuda) >= 0)) s.add(r.adds);
   return s;
 }
-function nixpkgsDefaults(cudaVersion, facts) {
+function nixpkgsDefaults(cudaVersion, rev, facts) {
+  const own = rev !== void 0 && Object.hasOwn(facts.pinDefaultCapabilities, rev) ? facts.pinDefaultCapabilities[rev] : null;
+  if (own && Object.hasOwn(own, cudaVersion)) return own[cudaVersion];
   return Object.hasOwn(facts.nixpkgsDefaultCapabilities, cudaVersion) ? facts.nixpkgsDefaultCapabilities[cudaVersion] : null;
 }
 function linksBundled(b, rev, facts) {
@@ -181,7 +183,7 @@ function linksBundled(b, rev, facts) {
 function bundledPromise(b, v, facts) {
   const cuda = v.cuda;
   const packageSet = v.cudaCapabilitiesForPackageSet === true;
-  const defaults = nixpkgsDefaults(cuda, facts);
+  const defaults = nixpkgsDefaults(cuda, v.nixpkgs, facts);
   if (!packageSet && !defaults) throw new Error(`no nixpkgs default capabilities for CUDA ${cuda} in the catalog`);
   const scopeCaps = packageSet ? v.cudaCapabilities : defaults;
   const extras = b.extraSass.filter((e) => compareVersions(cuda, e.minCuda) >= 0 && (e.belowCuda === null || compareVersions(cuda, e.belowCuda) < 0));
@@ -516,7 +518,7 @@ function checkOrigins(v, lib, d, facts) {
 }
 
 // generator/verify/facts.ts
-var CHECKER_FACTS_FORMAT = 1;
+var CHECKER_FACTS_FORMAT = 2;
 var ARRAYS = ["packagesOnTorch", "torchArchLists", "bundledDeviceCode", "extraSass", "compilerHelperNames", "ownDeviceCode", "knownPins", "judgedExtras"];
 function parseCheckerFacts(text) {
   const f = JSON.parse(text);
@@ -524,8 +526,8 @@ function parseCheckerFacts(text) {
   if (f.format !== CHECKER_FACTS_FORMAT)
     throw new Error(`checker facts: format ${JSON.stringify(f.format)}, this checker reads format ${CHECKER_FACTS_FORMAT} (regenerate with \`npm run generate\`)`);
   for (const k of ARRAYS) if (!Array.isArray(f[k])) throw new Error(`checker facts: "${k}" is not a list`);
-  if (typeof f.nixpkgsDefaultCapabilities !== "object" || f.nixpkgsDefaultCapabilities === null)
-    throw new Error(`checker facts: "nixpkgsDefaultCapabilities" is not an object`);
+  for (const k of ["nixpkgsDefaultCapabilities", "pinDefaultCapabilities"])
+    if (typeof f[k] !== "object" || f[k] === null || Array.isArray(f[k])) throw new Error(`checker facts: "${k}" is not an object`);
   return f;
 }
 

@@ -6,7 +6,8 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { catalog } from "../generator/catalog/index.ts";
-import { NIXPKGS_JETSON_CAPABILITIES } from "../generator/catalog/cuda.ts";
+import { nixpkgsCudaFacts } from "../generator/catalog/cuda.ts";
+import { jetsonCapabilities } from "../generator/catalog/gpus.ts";
 import { cudaScopeFor, nixpkgsInstanceKey } from "../generator/matrix/expand.ts";
 import { projectFromMatrix } from "../generator/matrix/project.ts";
 import defaultMatrix from "../matrix.ts";
@@ -20,14 +21,14 @@ const def = projectFromMatrix(defaultMatrix);
 const cuda = (v: string) => catalog.cuda.find((c) => c.version === v)!;
 
 test("the rule is data: Jetson capabilities and ones outside nixpkgs' default list force the package-set scope", () => {
-  assert.equal(cudaScopeFor(["9.0"], cuda("12.8"), "torch"), { packageSet: false, reason: null });
-  assert.equal(cudaScopeFor(["9.0"], cuda("12.8"), "packageSet"), { packageSet: true, reason: null });
-  assert.match(cudaScopeFor(["11.0"], cuda("13.0"), "torch").reason!, /Jetson capability 11\.0/);
-  assert.match(cudaScopeFor(["7.0"], cuda("12.8"), "torch").reason!, /7\.0 is not in nixpkgs' default cudaCapabilities for CUDA 12\.8/);
+  assert.equal(cudaScopeFor(["9.0"], nixpkgsCudaFacts(catalog, null, cuda("12.8")), "torch"), { packageSet: false, reason: null });
+  assert.equal(cudaScopeFor(["9.0"], nixpkgsCudaFacts(catalog, null, cuda("12.8")), "packageSet"), { packageSet: true, reason: null });
+  assert.match(cudaScopeFor(["11.0"], nixpkgsCudaFacts(catalog, null, cuda("13.0")), "torch").reason!, /Jetson capability 11\.0/);
+  assert.match(cudaScopeFor(["7.0"], nixpkgsCudaFacts(catalog, null, cuda("12.8")), "torch").reason!, /7\.0 is not in nixpkgs' default cudaCapabilities for CUDA 12\.8/);
   // 12.1 (GB10) is a default only from CUDA 12.9 on (nixpkgs: min 12.9); on 12.8 the variant compiles 12.0 anyway.
   assert.ok(cuda("12.9").nixpkgsDefaultCapabilities.includes("12.1") && !cuda("12.8").nixpkgsDefaultCapabilities.includes("12.1"));
   for (const c of catalog.cuda) {
-    for (const j of NIXPKGS_JETSON_CAPABILITIES.capabilities) assert.not.ok(c.nixpkgsDefaultCapabilities.includes(j), `${c.version} ${j}`);
+    for (const j of jetsonCapabilities(catalog.nixpkgsCapabilities)) assert.not.ok(c.nixpkgsDefaultCapabilities.includes(j), `${c.version} ${j}`);
     for (const d of c.nixpkgsDefaultCapabilities) assert.ok(c.capabilities.includes(d), `${c.version}: default ${d} is one nvcc compiles`);
   }
 });
@@ -37,7 +38,7 @@ test("default matrix: only the variants the catalog forces set config.cudaCapabi
   const forced = cudaVs.filter((v) => v.cudaCapabilitiesForPackageSet);
   assert.ok(forced.length > 0 && forced.length < cudaVs.length / 10, `${forced.length} forced of ${cudaVs.length}`);
   for (const v of cudaVs) {
-    const expect = cudaScopeFor(v.cudaCapabilities, cuda(v.cuda!), "torch");
+    const expect = cudaScopeFor(v.cudaCapabilities, nixpkgsCudaFacts(catalog, null, cuda(v.cuda!)), "torch");
     assert.is(v.cudaCapabilitiesForPackageSet, expect.packageSet, v.name);
     assert.is(v.notes.some((n) => n.startsWith("CUDA package-set scope")), expect.packageSet, `${v.name}: note`);
   }

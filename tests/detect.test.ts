@@ -16,6 +16,7 @@ import { cliArgv } from "./helpers/cli.ts";
 import {
   HostInputError,
   MachineError,
+  armCoreName,
   compareVersions,
   hostFromTexts,
   machineToSystem,
@@ -73,8 +74,8 @@ const isa = (key: string, system: System, rank: number, requiredCpuFeatures: str
   source: "test fixture",
 });
 const AVX512 = ["avx2", "fma", "avx512f", "avx512bw", "avx512cd", "avx512dq", "avx512vl"];
-const { packagesOnTorch, extras, torchArchLists, bundledDeviceCode, cudaCache, deviceCodeBytes } = builtInCatalog;
-const builtInTables = { packagesOnTorch, extras, torchArchLists, bundledDeviceCode, cudaCache, deviceCodeBytes };
+// The built-in catalog's tables this fixture does not replace (gpus, cuda, isas, python, torch, nixpkgs are its own).
+const { gpus: _g, cuda: _c, isas: _i, python: _p, torch: _t, nixpkgs: _n, ...builtInTables } = builtInCatalog;
 const CAT: Catalog = {
   gpus: [
     ["75", "7.5", "T4 / T4G", ["x86_64-linux", "aarch64-linux"]],
@@ -135,8 +136,8 @@ const CAT: Catalog = {
       : p,
   ),
   nixpkgs: [
-    { rev: PIN28, date: null, sha256: "sha256-AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=", sha256Source: "test", torch: "2.8.0", torchaudio: "2.8.0", python: ["3.12", "3.13"], cuda: ["12.6", "12.8"], brokenCuda: {}, torchcodec: null, torchvision: null, flashAttn: null, xformers: null, bitsandbytes: null, vllm: null, defaultPython: null, defaultCuda: null, recursedPython: null, channel: null, inferred: {}, source: "t" },
-    { rev: PIN29, date: null, sha256: "sha256-AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=", sha256Source: "test", torch: "2.9.1", torchaudio: "2.9.1", python: ["3.12", "3.13"], cuda: ["12.8", "12.9"], brokenCuda: {}, torchcodec: null, torchvision: null, flashAttn: null, xformers: null, bitsandbytes: null, vllm: null, defaultPython: null, defaultCuda: null, recursedPython: null, channel: null, inferred: {}, source: "t" },
+    { rev: PIN28, date: null, sha256: "sha256-AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=", sha256Source: "test", torch: "2.8.0", torchaudio: "2.8.0", python: ["3.12", "3.13"], cuda: ["12.6", "12.8"], brokenCuda: {}, torchcodec: null, torchvision: null, flashAttn: null, xformers: null, bitsandbytes: null, vllm: null, defaultPython: null, defaultCuda: null, recursedPython: null, nixpkgsDefaultCapabilities: null, bundledLinksKnown: false, channel: null, inferred: {}, source: "t" },
+    { rev: PIN29, date: null, sha256: "sha256-AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=", sha256Source: "test", torch: "2.9.1", torchaudio: "2.9.1", python: ["3.12", "3.13"], cuda: ["12.8", "12.9"], brokenCuda: {}, torchcodec: null, torchvision: null, flashAttn: null, xformers: null, bitsandbytes: null, vllm: null, defaultPython: null, defaultCuda: null, recursedPython: null, nixpkgsDefaultCapabilities: null, bundledLinksKnown: false, channel: null, inferred: {}, source: "t" },
   ],
 };
 
@@ -242,17 +243,21 @@ test("cpuinfo aarch64: Features line and CPU part → core names (Graviton3, Gra
   assert.is(g3.arch, "aarch64");
   assert.ok(g3.features.includes("sve") && g3.features.includes("asimddp") && g3.features.includes("i8mm"));
   assert.not.ok(g3.features.includes("sve2"), "Neoverse V1 has SVE but not SVE2");
-  assert.equal(g3.armCores, [{ implementer: "0x41", part: "0xd40", name: "Neoverse V1", count: 16 }]);
+  assert.equal(g3.armCores, [{ implementer: "0x41", part: "0xd40", count: 16 }]);
+  assert.is(armCoreName(builtInCatalog, g3.armCores[0]!), "Neoverse V1");
   const grace = parseCpuinfo(readFileSync(hostFile("gh200", "cpuinfo"), "utf8"));
-  assert.equal(grace.armCores, [{ implementer: "0x41", part: "0xd4f", name: "Neoverse V2", count: 72 }]);
+  assert.equal(grace.armCores, [{ implementer: "0x41", part: "0xd4f", count: 72 }]);
+  assert.is(armCoreName(builtInCatalog, grace.armCores[0]!), "Neoverse V2");
   assert.ok(grace.features.includes("sve2"));
   const spark = parseCpuinfo(readFileSync(hostFile("dgx-spark", "cpuinfo"), "utf8"));
   assert.equal(
-    spark.armCores.map((k) => [k.name, k.count]),
+    spark.armCores.map((k) => [armCoreName(builtInCatalog, k), k.count]),
     [["Cortex-A725", 10], ["Cortex-X925", 10]],
   );
   const n1 = parseCpuinfo(readFileSync(hostFile("graviton2-t4g", "cpuinfo"), "utf8"));
-  assert.is(n1.armCores[0].name, "Neoverse N1");
+  assert.is(armCoreName(builtInCatalog, n1.armCores[0]!), "Neoverse N1");
+  // The names come from the catalog value: a catalog whose table lacks the core names none.
+  assert.is(armCoreName({ armCores: { names: {}, source: "none" } }, n1.armCores[0]!), null);
 });
 
 test("cpuinfo: features are the intersection over all CPUs (code must run on every core)", () => {

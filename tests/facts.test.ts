@@ -9,16 +9,15 @@ import { NIX_MIN, NIXOS_DRIVER_LIB, STORE_FREE_FLOOR } from "../generator/catalo
 import { nixpkgs } from "../generator/catalog/torch.ts";
 import { compareVersions } from "../generator/versions.ts";
 import { archEntryAccepted } from "../generator/catalog/torch-arch-list.ts";
-import { GLIBC_242_CUDA_HEADERS, glibcCudaHeaderNote } from "../generator/catalog/cuda.ts";
+import { glibcCudaHeaderNote, nixpkgsCudaFacts } from "../generator/catalog/cuda.ts";
 import { extraFact } from "../generator/catalog/extras.ts";
-import { gpus, NIXPKGS_CAPABILITIES, nixpkgsAllows, nixpkgsCapability, nixpkgsDefaultCapabilitiesFor } from "../generator/catalog/gpus.ts";
-import { cuda, NIXPKGS_JETSON_CAPABILITIES } from "../generator/catalog/cuda.ts";
+import { gpus, jetsonCapabilities, nixpkgsAllows, nixpkgsCapability, nixpkgsDefaultCapabilitiesFor } from "../generator/catalog/gpus.ts";
+import { cuda } from "../generator/catalog/cuda.ts";
 import { catalog } from "../generator/catalog/index.ts";
 import { cudaScopeFor, nixpkgsInstanceKey, serveGpu } from "../generator/matrix/expand.ts";
 import { projectFromMatrix } from "../generator/matrix/project.ts";
 import type { MatrixInput } from "../generator/matrix/schema.ts";
-import { CUDA_CACHE, cudaCachesFor, substituterLines, PUBLIC_CUDA_CACHES } from "../generator/catalog/binary-cache.ts";
-import { NIXOS_CUDA_CACHE as CUDA_CACHE_SUBSTITUTER, FLOX_CACHE as FLOX_CACHE_SUBSTITUTER } from "../generator/catalog/binary-cache.ts";
+import { CUDA_CACHE, cudaCacheSubstituter, cudaCachesFor, substituterLines } from "../generator/catalog/binary-cache.ts";
 import { modelCacheMisses } from "../generator/driver/cache-model.ts";
 import { torchNewerThanCatalog } from "../generator/pin/facts.ts";
 
@@ -63,24 +62,24 @@ test("torch 2.9: pytorch/pytorch#166120 shows 10.1 refused, nothing about 10.1a 
 test("glibc 2.42 vs CUDA headers: a revision's window, by CUDA version and the fixes it lacks", () => {
   const rev = "0182a361324364ae3f436a63005877674cf45efb";
   // Before glibc 2.42 reached master, and with an unknown date: nothing to say.
-  assert.is(glibcCudaHeaderNote(rev, "2025-12-01", "12.8"), null);
-  assert.is(glibcCudaHeaderNote(rev, null, "12.8"), null);
+  assert.is(glibcCudaHeaderNote(catalog, rev, "2025-12-01", "12.8"), null);
+  assert.is(glibcCudaHeaderNote(catalog, rev, null, "12.8"), null);
   // Between glibc 2.42 and the first fix: both CUDA 12 fixes missing.
-  const early = glibcCudaHeaderNote(rev, "2026-01-30", "12.8")!;
+  const early = glibcCudaHeaderNote(catalog, rev, "2026-01-30", "12.8")!;
   assert.match(early, /not NixOS\/nixpkgs#484031 .*NixOS\/nixpkgs#498678/);
   // 0182a36 (2026-02-17): math_functions.h patched, math_functions.hpp not.
-  const pin = glibcCudaHeaderNote(rev, "2026-02-17", "12.9")!;
+  const pin = glibcCudaHeaderNote(catalog, rev, "2026-02-17", "12.9")!;
   assert.match(pin, /it has NixOS\/nixpkgs#484031/);
   assert.match(pin, /but not NixOS\/nixpkgs#498678/);
   assert.match(pin, /not to the package/);
   // CUDA 13.0 has its own fix (cuda_crt), CUDA 13.2 needs none.
-  assert.match(glibcCudaHeaderNote(rev, "2026-03-30", "13.0")!, /NixOS\/nixpkgs#512796/);
-  assert.is(glibcCudaHeaderNote(rev, "2026-03-30", "12.8"), null, "both CUDA 12 fixes were in by then");
-  assert.is(glibcCudaHeaderNote(rev, "2026-03-30", "13.2"), null);
-  assert.is(glibcCudaHeaderNote(rev, "2026-05-05", "13.0"), null);
+  assert.match(glibcCudaHeaderNote(catalog, rev, "2026-03-30", "13.0")!, /NixOS\/nixpkgs#512796/);
+  assert.is(glibcCudaHeaderNote(catalog, rev, "2026-03-30", "12.8"), null, "both CUDA 12 fixes were in by then");
+  assert.is(glibcCudaHeaderNote(catalog, rev, "2026-03-30", "13.2"), null);
+  assert.is(glibcCudaHeaderNote(catalog, rev, "2026-05-05", "13.0"), null);
   // Every fix is dated on or after glibc's arrival and names its PR.
-  for (const f of GLIBC_242_CUDA_HEADERS.fixes) {
-    assert.ok(f.merged >= GLIBC_242_CUDA_HEADERS.since, f.pr);
+  for (const f of catalog.glibcCudaHeaders.fixes) {
+    assert.ok(f.merged >= catalog.glibcCudaHeaders.since, f.pr);
     assert.match(f.pr, /^NixOS\/nixpkgs#\d+$/);
   }
 });
@@ -89,24 +88,24 @@ const gpu = (sm: string) => gpus.find((g) => g.sm === sm)!;
 const toolkit = (v: string) => cuda.find((c) => c.version === v)!;
 
 test("nixpkgs' capability table as data: Jetson, a/f, min/max CUDA; every catalog GPU has its row; defaults follow nixpkgs' rule", () => {
-  assert.equal(NIXPKGS_JETSON_CAPABILITIES.capabilities, ["7.2", "8.7", "10.1", "11.0"]);
-  assert.is(nixpkgsCapability("8.8"), undefined, "commented out in nixpkgs");
-  assert.ok(nixpkgsCapability("9.0a")!.isArchitectureSpecific && nixpkgsCapability("10.3f")!.isFamilySpecific);
-  for (const c of NIXPKGS_CAPABILITIES) assert.match(c.source, /55d5788/);
+  assert.equal(jetsonCapabilities(catalog.nixpkgsCapabilities), ["7.2", "8.7", "10.1", "11.0"]);
+  assert.is(nixpkgsCapability(catalog.nixpkgsCapabilities, "8.8"), undefined, "commented out in nixpkgs");
+  assert.ok(nixpkgsCapability(catalog.nixpkgsCapabilities, "9.0a")!.isArchitectureSpecific && nixpkgsCapability(catalog.nixpkgsCapabilities, "10.3f")!.isFamilySpecific);
+  for (const c of catalog.nixpkgsCapabilities.entries) assert.match(c.source, /55d5788/);
   for (const g of gpus) {
-    const info = nixpkgsCapability(g.capability);
+    const info = nixpkgsCapability(catalog.nixpkgsCapabilities, g.capability);
     assert.ok(info, `SM${g.sm}: no nixpkgs row`);
     // A Jetson capability is aarch64-only in nixpkgs; the catalog's row must not offer another system.
     if (info.isJetson) assert.equal(g.systems, ["aarch64-linux"], `SM${g.sm}`);
   }
   // The lists an earlier hand evaluation of _cudaCapabilityIsDefault gave (graham33/nixos-dgx-spark#176: nine with 12.9).
-  assert.equal(nixpkgsDefaultCapabilitiesFor("12.6"), ["7.5", "8.0", "8.6", "8.9", "9.0"]);
-  assert.equal(nixpkgsDefaultCapabilitiesFor("12.8"), ["7.5", "8.0", "8.6", "8.9", "9.0", "10.0", "12.0"]);
-  assert.equal(nixpkgsDefaultCapabilitiesFor("12.9"), ["7.5", "8.0", "8.6", "8.9", "9.0", "10.0", "10.3", "12.0", "12.1"]);
-  assert.equal(nixpkgsDefaultCapabilitiesFor("13.0"), ["7.5", "8.0", "8.6", "8.9", "9.0", "10.0", "10.3", "12.0", "12.1"]);
-  for (const t of cuda) assert.equal(t.nixpkgsDefaultCapabilities, nixpkgsDefaultCapabilitiesFor(t.version), t.version);
+  assert.equal(nixpkgsDefaultCapabilitiesFor(catalog.nixpkgsCapabilities, "12.6"), ["7.5", "8.0", "8.6", "8.9", "9.0"]);
+  assert.equal(nixpkgsDefaultCapabilitiesFor(catalog.nixpkgsCapabilities, "12.8"), ["7.5", "8.0", "8.6", "8.9", "9.0", "10.0", "12.0"]);
+  assert.equal(nixpkgsDefaultCapabilitiesFor(catalog.nixpkgsCapabilities, "12.9"), ["7.5", "8.0", "8.6", "8.9", "9.0", "10.0", "10.3", "12.0", "12.1"]);
+  assert.equal(nixpkgsDefaultCapabilitiesFor(catalog.nixpkgsCapabilities, "13.0"), ["7.5", "8.0", "8.6", "8.9", "9.0", "10.0", "10.3", "12.0", "12.1"]);
+  for (const t of cuda) assert.equal(t.nixpkgsDefaultCapabilities, nixpkgsDefaultCapabilitiesFor(catalog.nixpkgsCapabilities, t.version), t.version);
   // max is inclusive: Thor's 10.1 is allowed with CUDA 12.9 (its last) and not 13.0.
-  assert.ok(nixpkgsAllows("10.1", "12.9") && !nixpkgsAllows("10.1", "13.0") && nixpkgsAllows("10.1f", "12.9"));
+  assert.ok(nixpkgsAllows(catalog.nixpkgsCapabilities, "10.1", "12.9") && !nixpkgsAllows(catalog.nixpkgsCapabilities, "10.1", "13.0") && nixpkgsAllows(catalog.nixpkgsCapabilities, "10.1f", "12.9"));
 });
 
 test("SM121 is native from CUDA 12.9 only (nixpkgs min 12.9); on 12.8 it is served by 12.0 code, or dropped under policy drop", () => {
@@ -155,24 +154,24 @@ test("SM110 (Thor): only aarch64-linux, CUDA 13.0 only, and its CUDA set never h
       assert.equal(v.cudaCapabilities, ["11.0"], v.name);
       assert.ok(v.cudaCapabilitiesForPackageSet, `${v.name}: its own config.cudaCapabilities`);
       // Every variant sharing its nixpkgs instance (its CUDA set) has Jetson capabilities only.
-      for (const c of keys.get(nixpkgsInstanceKey(v))!) assert.ok(NIXPKGS_JETSON_CAPABILITIES.capabilities.includes(c), `${v.name} shares a CUDA set with ${c}`);
+      for (const c of keys.get(nixpkgsInstanceKey(v))!) assert.ok(jetsonCapabilities(catalog.nixpkgsCapabilities).includes(c), `${v.name} shares a CUDA set with ${c}`);
     }
     const x86 = p.excluded.find((e) => e.sm === "110" && e.isa === "avx2" && e.cuda === "13.0")!;
     assert.match(x86.reasons.join(" "), /aarch64-linux/);
   }
-  assert.throws(() => cudaScopeFor(["11.0", "12.1"], toolkit("13.0"), "packageSet"), /Jetson capabilities 11\.0 with non-Jetson 12\.1/);
+  assert.throws(() => cudaScopeFor(["11.0", "12.1"], nixpkgsCudaFacts(catalog, null, toolkit("13.0")), "packageSet"), /Jetson capabilities 11\.0 with non-Jetson 12\.1/);
 });
 
 test("caches per system: cache.nixos-cuda.org builds x86_64-linux; cache.flox.dev may hold aarch64-linux CUDA, with its key as a nix.conf block", () => {
-  assert.equal(cudaCachesFor("x86_64-linux").map((c) => [c.name, c.holds]), [["cache.nixos-cuda.org", "builds"], ["cache.flox.dev", "may hold"]]);
-  assert.equal(cudaCachesFor("aarch64-linux").map((c) => [c.name, c.holds]), [["cache.flox.dev", "may hold"]]);
+  assert.equal(cudaCachesFor(catalog, "x86_64-linux").map((c) => [c.name, c.holds]), [["cache.nixos-cuda.org", "builds"], ["cache.flox.dev", "may hold"]]);
+  assert.equal(cudaCachesFor(catalog, "aarch64-linux").map((c) => [c.name, c.holds]), [["cache.flox.dev", "may hold"]]);
   // The model counts only on a cache whose jobset was read, on its systems.
-  assert.equal(PUBLIC_CUDA_CACHES.filter((c) => c.holds === "builds").flatMap((c) => c.systems), [...CUDA_CACHE.systems]);
-  assert.is(CUDA_CACHE_SUBSTITUTER.publicKey, "cache.nixos-cuda.org:74DUi4Ye579gUqzH4ziL9IyiJBlDpMRn9MBN8oNan9M=");
-  assert.is(FLOX_CACHE_SUBSTITUTER.url, "https://cache.flox.dev");
-  assert.is(FLOX_CACHE_SUBSTITUTER.publicKey, "flox-cache-public-1:7F4OyH7ZCnFhcze3fJdfyXYLQw/aV7GEed86nQ7IsOs=");
+  assert.equal(catalog.publicCudaCaches.filter((c) => c.holds === "builds").flatMap((c) => c.systems), [...CUDA_CACHE.systems]);
+  assert.is(cudaCacheSubstituter(catalog).publicKey, "cache.nixos-cuda.org:74DUi4Ye579gUqzH4ziL9IyiJBlDpMRn9MBN8oNan9M=");
+  assert.is(catalog.publicCudaCaches.find((c) => c.name === "cache.flox.dev")!.url, "https://cache.flox.dev");
+  assert.is(catalog.publicCudaCaches.find((c) => c.name === "cache.flox.dev")!.publicKey, "flox-cache-public-1:7F4OyH7ZCnFhcze3fJdfyXYLQw/aV7GEed86nQ7IsOs=");
   assert.is(
-    substituterLines(cudaCachesFor("aarch64-linux")).join("\n"),
+    substituterLines(cudaCachesFor(catalog, "aarch64-linux")).join("\n"),
     "extra-substituters = https://cache.flox.dev\nextra-trusted-public-keys = flox-cache-public-1:7F4OyH7ZCnFhcze3fJdfyXYLQw/aV7GEed86nQ7IsOs=",
   );
   // The model names the cache that may hold an aarch64 variant's CUDA closure, with its key, and still counts it as built.
@@ -180,7 +179,7 @@ test("caches per system: cache.nixos-cuda.org builds x86_64-linux; cache.flox.de
   const m = modelCacheMisses([{ name: "arm", system: "aarch64-linux", python: "3.13", cuda: "12.9", nixpkgs: pin.rev, cudaCapabilitiesForPackageSet: false, nixpkgsKey: "arm" }], catalog);
   assert.match(m.reasons.get("arm")!.join(" "), /unless cache\.flox\.dev \(https:\/\/cache\.flox\.dev, key flox-cache-public-1:7F4OyH7ZCnFhcze3fJdfyXYLQw\/aV7GEed86nQ7IsOs=\) holds them: it may/);
   assert.ok(m.builds.some((b) => b.what === "cuda-closure" && b.variants.includes("arm")), "may hold: never counted as cached");
-  for (const c of PUBLIC_CUDA_CACHES) {
+  for (const c of catalog.publicCudaCaches) {
     assert.match(c.url, /^https:\/\/[a-z.-]+$/);
     assert.match(c.publicKey, /^[a-z0-9.-]+:[A-Za-z0-9+/]{43}=$/, c.name);
   }

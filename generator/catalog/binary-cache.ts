@@ -33,8 +33,7 @@
  * oxide-1, ada, pascal) are all x86_64-linux. We follow the Hydra: on aarch64-linux (Grace, DGX Spark, Thor,
  * Graviton) the CUDA set is built locally.
  */
-import type { System } from "../constants.ts";
-import type { CudaCache } from "./schema.ts";
+import type { Catalog, CudaCache, PublicCudaCache } from "./schema.ts";
 
 /** The cache's jobs and what their closures hold, per the sources above. */
 export const CUDA_CACHE: CudaCache = {
@@ -67,7 +66,7 @@ export const CUDA_CACHE: CudaCache = {
  * libnvshmem build times; Hydra pages are not reachable here), so these are estimates, said as such, from the one
  * sourced figure for the closure. A user's own build reports replace them in `fleet` (fleet/cost.ts).
  */
-export const REBUILD_SECONDS = {
+export const REBUILD_SECONDS: Catalog["rebuildSeconds"] = {
   magma: {
     seconds: 2 * 3600,
     source:
@@ -93,27 +92,7 @@ export const REBUILD_SECONDS = {
       "estimate: triton builds its own LLVM (triton-llvm); no measured time found. nix-community/infra#2038 ('a system " +
       "rebuild takes 4 hours because of CUDA') bounds a whole CUDA rebuild; 1 h taken for triton with its LLVM",
   },
-} as const;
-
-/** One public binary cache that serves nixpkgs' CUDA packages, and for which systems. */
-interface PublicCudaCache {
-  name: string;
-  /** The substituter URL for nix.conf `extra-substituters`. */
-  url: string;
-  /** Its signing key for nix.conf `extra-trusted-public-keys`. */
-  publicKey: string;
-  /** Systems it serves CUDA packages for. */
-  systems: System[];
-  /**
-   * "builds": what it holds follows from a jobset read here (CUDA_CACHE), so the cache model counts on it;
-   * "may hold": it publishes CUDA packages, but which nixpkgs revisions and capabilities is not known here, so the
-   * model counts on nothing from it and `pin cache` (Nix's own query on the user's machine) is the way to know.
-   */
-  holds: "builds" | "may hold";
-  /** What it holds, in words. */
-  what: string;
-  source: string;
-}
+};
 
 /**
  * The public caches of nixpkgs' CUDA packages, per system. cache.nixos-cuda.org is the one the cache model counts on
@@ -127,7 +106,7 @@ interface PublicCudaCache {
  * project's notes, not read here) uses cache.flox.dev for aarch64-linux. Flox's own page says nothing per system; its
  * flox-cuda guide lists CUDA packages for aarch64-linux and x86_64-linux.
  */
-export const PUBLIC_CUDA_CACHES: readonly PublicCudaCache[] = [
+export const PUBLIC_CUDA_CACHES: PublicCudaCache[] = [
   {
     name: CUDA_CACHE.name,
     url: "https://cache.nixos-cuda.org",
@@ -157,24 +136,9 @@ export const PUBLIC_CUDA_CACHES: readonly PublicCudaCache[] = [
   },
 ];
 
-/**
- * The NixOS-CUDA binary cache the cache model counts on, with its URL and signing key: the table's "builds" entry
- * (the one place they are written; `pin cache`'s default substituter, the checks workflow's trusted key, doctor's and
- * install's nix.conf lines all read it). Some other repositories write invented `cache.nixos-cuda.org-1:` keys: the
- * key's name has no `-1`.
- */
-export const NIXOS_CUDA_CACHE: PublicCudaCache = PUBLIC_CUDA_CACHES.find((c) => c.name === CUDA_CACHE.name)!;
-
-/**
- * Flox's public cache, the one known to serve aarch64-linux CUDA packages ("may hold": which revisions is not known
- * here; `pin cache` asks): the table's entry, which doctor and install offer on aarch64 as a copyable nix.conf block
- * (preflight/checks.ts nixConfBlock).
- */
-export const FLOX_CACHE: PublicCudaCache = PUBLIC_CUDA_CACHES.find((c) => c.name === "cache.flox.dev")!;
-
-/** The public CUDA caches that serve `system` (builds first, then "may hold"). */
-export function cudaCachesFor(system: string): PublicCudaCache[] {
-  return PUBLIC_CUDA_CACHES.filter((c) => (c.systems as string[]).includes(system)).sort((a, b) => (a.holds === b.holds ? 0 : a.holds === "builds" ? -1 : 1));
+/** The public CUDA caches of `cat` that serve `system` (builds first, then "may hold"). */
+export function cudaCachesFor(cat: Pick<Catalog, "publicCudaCaches">, system: string): PublicCudaCache[] {
+  return cat.publicCudaCaches.filter((c) => (c.systems as string[]).includes(system)).sort((a, b) => (a.holds === b.holds ? 0 : a.holds === "builds" ? -1 : 1));
 }
 
 /**
@@ -187,15 +151,27 @@ export function substituterLines(caches: readonly Pick<PublicCudaCache, "url" | 
 }
 
 /**
- * The public caches a host building CUDA variants of `systems` should have: for each system the caches that build
+ * The public caches of `cat` a host building CUDA variants of `systems` should have: for each system the caches that build
  * for it, or where none does (aarch64-linux), the ones that may hold its packages. Deduplicated, builds first.
  */
-export function cachesToOffer(systems: Iterable<string>): PublicCudaCache[] {
+export function cachesToOffer(cat: Pick<Catalog, "publicCudaCaches">, systems: Iterable<string>): PublicCudaCache[] {
   const out = new Map<string, PublicCudaCache>();
   for (const s of new Set(systems)) {
-    const all = cudaCachesFor(s);
+    const all = cudaCachesFor(cat, s);
     const builds = all.filter((c) => c.holds === "builds");
     for (const c of builds.length ? builds : all) out.set(c.url, c);
   }
   return [...out.values()].sort((a, b) => (a.holds === b.holds ? 0 : a.holds === "builds" ? -1 : 1));
+}
+
+/**
+ * The NixOS-CUDA binary cache the cache model counts on, and its signing key: the "builds" entry of `cat`'s public
+ * caches (generator/ci.ts writes it into the workflows). Some other repositories write invented
+ * `cache.nixos-cuda.org-1:` keys: the key's name has no `-1`.
+ * @throws Error when the catalog has no cache that "builds" (the schema allows it; the built-in catalog has one)
+ */
+export function cudaCacheSubstituter(cat: Pick<Catalog, "publicCudaCaches">): Pick<PublicCudaCache, "url" | "publicKey" | "source"> {
+  const c = cat.publicCudaCaches.find((x) => x.holds === "builds");
+  if (!c) throw new Error("catalog: no public CUDA cache with holds \"builds\" (generator/catalog/binary-cache.ts)");
+  return { url: c.url, publicKey: c.publicKey, source: c.source };
 }

@@ -20,20 +20,11 @@ export const GITHUB_LIMITS = {
 } as const;
 
 /**
- * A standard GitHub-hosted Linux runner, as data: its labels, size, and the /proc/cpuinfo features every machine
- * behind those labels is known to have (the variant's code must run there while it builds: torch's import check,
- * the checks of the packages on torch, torchcodec's tests).
+ * A standard GitHub-hosted Linux runner, as data (HostedRunnerSchema): its labels, size, and the /proc/cpuinfo
+ * features every machine behind those labels is known to have (the variant's code must run there while it builds:
+ * torch's import check, the checks of the packages on torch, torchcodec's tests).
  */
-export interface HostedRunner {
-  system: string;
-  labels: string[];
-  cpus: number;
-  memoryGB: number;
-  diskGB: number;
-  /** /proc/cpuinfo feature names (x86 `flags`, arm64 `Features`) every machine behind the labels has. */
-  cpuFeatures: string[];
-  source: string;
-}
+import type { HostedRunner } from "./schema.ts";
 
 const HOSTED_SIZE_SOURCE =
   "docs.github.com 'GitHub-hosted runners reference', 'Standard GitHub-hosted runners for public repositories': " +

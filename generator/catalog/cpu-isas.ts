@@ -13,7 +13,7 @@
  * andikaseptiadi/local-code-model GRAVITON_VERIFICATION.md. Every `cflags` set is compiled by the real
  * compiler in tests/catalog.test.ts (gcc for x86_64, aarch64-linux-gnu-gcc for aarch64).
  */
-import type { CpuIsa } from "./schema.ts";
+import type { Catalog, CpuIsa } from "./schema.ts";
 
 const GCC_X86 =
   "GCC manual 'x86 Options' (-march=x86-64-v3/-v4 = x86-64 psABI levels; -mavx512vnni, -mavx512bf16)";
@@ -221,7 +221,11 @@ export const isas: CpuIsa[] = [
  * _CORTEX_A725 0xD87, ...; NVIDIA_CPU_PART_CARMEL 0x004 under ARM_CPU_IMP_NVIDIA 0x4E). Informational only: the
  * ISA choice reads the feature list, never the core name.
  */
-export const ARM_CORES: Record<string, string> = {
+export const ARM_CORES: Catalog["armCores"] = {
+  source:
+    "Linux arch/arm64/include/asm/cputype.h (ARM_CPU_IMP_ARM 0x41 and its ARM_CPU_PART_* values; NVIDIA_CPU_PART_CARMEL 0x004 " +
+    "under ARM_CPU_IMP_NVIDIA 0x4E; AMPERE_CPU_PART_AMPERE1 0xAC3 under ARM_CPU_IMP_AMPERE 0xC0)",
+  names: {
   "0x41/0xd08": "Cortex-A72",
   "0x41/0xd0b": "Cortex-A76",
   "0x41/0xd0c": "Neoverse N1",
@@ -237,15 +241,21 @@ export const ARM_CORES: Record<string, string> = {
   "0x41/0xd8e": "Neoverse N3",
   "0x4e/0x004": "NVIDIA Carmel",
   "0xc0/0xac3": "AmpereOne",
+  },
 };
 
 /** Hosts people recognise by their cores (informational for detect; the ISA choice reads features). */
-export const ARM_HOST_HINTS: Record<string, string> = {
+export const ARM_HOST_HINTS: Catalog["armHostHints"] = {
+  source:
+    `${GRAVITON}; Ampere Altra and Grace as this file's armv8_2/armv9 rows say (Neoverse N1, Neoverse V2); NVIDIA Jetson ` +
+    "AGX Thor data sheet (Neoverse-V3AE; catalog/gpus.ts); NVIDIA DGX Spark porting guide (GB10: Cortex-X925 and Cortex-A725)",
+  names: {
   "Neoverse N1": "e.g. AWS Graviton2, Ampere Altra",
   "Neoverse V1": "e.g. AWS Graviton3",
   "Neoverse V2": "e.g. NVIDIA Grace (GH200), AWS Graviton4",
   "Neoverse V3AE": "e.g. NVIDIA Jetson AGX / DRIVE Thor",
   "Cortex-X925": "e.g. NVIDIA GB10 (DGX Spark)",
+  },
 };
 
 /**

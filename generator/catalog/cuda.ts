@@ -16,9 +16,9 @@
  * pkgs/development/cuda-modules/_cuda/db/bootstrap/cuda.nix; NVIDIA CUDA 13.2 Update 2 release notes (Table 3,
  * and "Deprecated Architectures").
  */
-import type { CudaToolkit } from "./schema.ts";
+import type { Catalog, CudaHeaderFix, CudaToolkit, NixpkgsPin } from "./schema.ts";
 import { compareVersions } from "../versions.ts";
-import { NIXPKGS_CAPABILITIES, NIXPKGS_CAPABILITIES_SOURCE, nixpkgsDefaultCapabilitiesFor } from "./gpus.ts";
+import { jetsonCapabilities, NIXPKGS_CAPABILITIES, nixpkgsDefaultCapabilitiesFor } from "./gpus.ts";
 
 /*
  * nixpkgs' default `cudaCapabilities` per CUDA package set (`nixpkgsDefaultCapabilities` below): every capability
@@ -29,23 +29,6 @@ import { NIXPKGS_CAPABILITIES, NIXPKGS_CAPABILITIES_SOURCE, nixpkgsDefaultCapabi
  * lists, and tests/facts.test.ts holds the lists an earlier hand evaluation gave); corroborated by graham33/nixos-dgx-spark#176 (2026-08-24: packages such
  * as ucc "compiling for all nine architectures" with CUDA 12.9). Not read off an evaluation of a pinned revision.
  */
-/**
- * Compute capabilities nixpkgs marks `isJetson` (Jetson Xavier 7.2, Orin 8.7, Thor 10.1 / 11.0 from CUDA 13.0), read
- * off the baseline rows of gpus.ts NIXPKGS_CAPABILITIES: never in the default list ("only built upon request"), built
- * only for aarch64-linux, and a variant for one of them sets config.cudaCapabilities to exactly its own capabilities
- * (the package-set scope, expand.ts cudaScopeFor), so its CUDA set never holds a non-Jetson capability.
- *
- * Sources disagree on mixing, by era: nixpkgs' 2025 code (_cuda/lib/flags.nix bd8fef5, packages/backendStdenv.nix)
- * refuses any Jetson capability beside a non-Jetson one ("Jetson devices cannot be targeted by the same binaries
- * which target non-Jetson devices"); the 2026 backendStdenv/default.nix (0cdfaf4) refuses it only before Thor (< 10.1)
- * and lets Thor's 10.1/11.0 join others on linux-sbsa (_cuda/lib/redist.nix getRedistSystem). The catalog's pins span
- * both eras (fe5e41d is of 2025), so the stricter rule is kept for every Jetson capability: it holds under both.
- */
-export const NIXPKGS_JETSON_CAPABILITIES = {
-  capabilities: NIXPKGS_CAPABILITIES.filter((c) => c.isJetson && !c.isArchitectureSpecific && !c.isFamilySpecific).map((c) => c.capability),
-  source: `${NIXPKGS_CAPABILITIES_SOURCE} (isJetson); backendStdenv/default.nix (0cdfaf4: the pre-/post-Thor rules); _cuda/lib/flags.nix (bd8fef5)`,
-} as const;
-
 const DRIVER_TABLE =
   "NVIDIA CUDA Toolkit release notes (13.2 Update 2 edition, docs.nvidia.com/cuda/archive/13.2.2), " +
   "Table 3 'CUDA Toolkit and Corresponding Driver Versions'";
@@ -60,7 +43,7 @@ export const cuda: CudaToolkit[] = [
     packageSet: "cudaPackages_12_6",
     capabilities: [...PRE_TURING, "7.5", "8.0", "8.6", "8.7", "8.9", "9.0"],
     minDriverLinux: "560.28.03",
-    nixpkgsDefaultCapabilities: nixpkgsDefaultCapabilitiesFor("12.6"),
+    nixpkgsDefaultCapabilities: nixpkgsDefaultCapabilitiesFor(NIXPKGS_CAPABILITIES, "12.6"),
     note: "Newest target is sm_90: no Blackwell (10.x/12.x) code before CUDA 12.8.",
     source:
       `${DRIVER_TABLE} (CUDA 12.6 GA >=560.28.03); ${NIX_DB} (every capability with min <= 12.6 <= max; ` +
@@ -73,7 +56,7 @@ export const cuda: CudaToolkit[] = [
     packageSet: "cudaPackages_12_8",
     capabilities: [...PRE_TURING, "7.5", "8.0", "8.6", "8.7", "8.9", "9.0", "10.0", "10.1", "12.0"],
     minDriverLinux: "570.26",
-    nixpkgsDefaultCapabilities: nixpkgsDefaultCapabilitiesFor("12.8"),
+    nixpkgsDefaultCapabilities: nixpkgsDefaultCapabilitiesFor(NIXPKGS_CAPABILITIES, "12.8"),
     note: "First toolkit with Blackwell: sm_100 (B200), sm_101 (Thor, later renamed sm_110), sm_120 (RTX 5090).",
     source:
       `${DRIVER_TABLE} (CUDA 12.8 GA >=570.26); \`/usr/local/cuda-12.8/bin/nvcc --list-gpu-code\` output ` +
@@ -84,7 +67,7 @@ export const cuda: CudaToolkit[] = [
     packageSet: "cudaPackages_12_9",
     capabilities: [...PRE_TURING, "7.5", "8.0", "8.6", "8.7", "8.9", "9.0", "10.0", "10.1", "10.3", "12.0", "12.1"],
     minDriverLinux: "575.51.03",
-    nixpkgsDefaultCapabilities: nixpkgsDefaultCapabilitiesFor("12.9"),
+    nixpkgsDefaultCapabilities: nixpkgsDefaultCapabilitiesFor(NIXPKGS_CAPABILITIES, "12.9"),
     note: "Adds sm_103 (B300) and sm_121 (GB10), plus the `f` family-specific targets (not listed here).",
     source:
       `${DRIVER_TABLE} (CUDA 12.9 GA >=575.51.03); CUDA 12.9 nvcc reference target list as quoted in ` +
@@ -98,7 +81,7 @@ export const cuda: CudaToolkit[] = [
     // before sm_103.
     capabilities: ["7.5", "8.0", "8.6", "8.7", "8.8", "8.9", "9.0", "10.0", "10.3", "11.0", "12.0", "12.1"],
     minDriverLinux: "580.65.06",
-    nixpkgsDefaultCapabilities: nixpkgsDefaultCapabilitiesFor("13.0"),
+    nixpkgsDefaultCapabilities: nixpkgsDefaultCapabilitiesFor(NIXPKGS_CAPABILITIES, "13.0"),
     note:
       "Drops offline compilation for Maxwell, Pascal and Volta (sm_50–sm_72); renames Thor sm_101 to sm_110 " +
       "(no 10.1 any more); adds sm_88 and sm_110.",
@@ -117,7 +100,7 @@ export const cuda: CudaToolkit[] = [
     // "sm_8x in 13.2"), a compiler feature, not a new offline target.
     capabilities: ["7.5", "8.0", "8.6", "8.7", "8.8", "8.9", "9.0", "10.0", "10.3", "11.0", "12.0", "12.1"],
     minDriverLinux: "595.45.04",
-    nixpkgsDefaultCapabilities: nixpkgsDefaultCapabilitiesFor("13.2"),
+    nixpkgsDefaultCapabilities: nixpkgsDefaultCapabilitiesFor(NIXPKGS_CAPABILITIES, "13.2"),
     note:
       "PyTorch's own CUDA 13 line from 2.12 (12.6, 13.0, 13.2); nixpkgs' cudaPackages_13 is 13.2 (13.2.1 since " +
       "NixOS/nixpkgs#525132), and its own math headers need no glibc 2.42 patch (NixOS/nixpkgs#513972). Its capability " +
@@ -131,17 +114,6 @@ export const cuda: CudaToolkit[] = [
   },
 ];
 
-/** One nixpkgs change that patched CUDA's math headers for glibc 2.42. */
-interface CudaHeaderFix {
-  /** The pull request ("NixOS/nixpkgs#484031"). */
-  pr: string;
-  /** When it was on master (YYYY-MM-DD): a pin dated on or after it has the fix. */
-  merged: string;
-  /** The CUDA versions it fixes: `min` inclusive, `below` exclusive (null: open). */
-  cuda: { min: string; below: string | null };
-  /** What it patched. */
-  what: string;
-}
 
 /**
  * glibc 2.42 against CUDA's math headers, a property of a nixpkgs revision rather than of any package: glibc 2.42
@@ -157,30 +129,31 @@ interface CudaHeaderFix {
  * merged; #512796 was opened 2026-04-23 and is merged, its merge date not read (the opening date is taken). #513972
  * (2026-04-27) stops patching from CUDA 13.2, whose own headers match glibc.
  */
-export const GLIBC_242_CUDA_HEADERS = {
+export const GLIBC_242_CUDA_HEADERS: Catalog["glibcCudaHeaders"] = {
   /** When glibc 2.42 was on master (the first report of the failure). */
   since: "2026-01-25",
   fixes: [
     { pr: "NixOS/nixpkgs#484031", merged: "2026-02-09", cuda: { min: "12.0", below: "13.0" }, what: "cuda_nvcc include/crt/math_functions.h (cospi, sinpi, rsqrt)" },
     { pr: "NixOS/nixpkgs#498678", merged: "2026-03-22", cuda: { min: "12.0", below: "13.0" }, what: "cuda_nvcc math_functions.hpp (rsqrt, sinpi, cospi in __func__() macros)" },
     { pr: "NixOS/nixpkgs#512796", merged: "2026-04-23", cuda: { min: "13.0", below: "13.2" }, what: "cuda_crt math_functions.h (rsqrt, rsqrtf)" },
-  ] as CudaHeaderFix[],
+  ],
   source:
     "NixOS/nixpkgs#483507 (2026-01-25: glibc 2.40 -> 2.42 with #479279; bitsandbytes' CMake CUDA compiler check fails on cospi " +
     "with cuda12.8-cuda_nvcc-12.8.93), #484031 (patch math_functions.h, 'This at least breaks bitsandbytes'), #488738 " +
     "(2026-02-09: not on CUDA 13), #498678 (math_functions.hpp, approved 2026-03-22), #512796 (2026-04-23: cuda_crt rsqrt " +
     "for CUDA >= 13.0), #513972 (2026-04-27: no patch from 13.2)",
-} as const;
+};
 
 /**
  * The note for CUDA `cuda` ("12.8") at a nixpkgs revision of date `date`: why nvcc may fail there against glibc 2.42
- * (GLIBC_242_CUDA_HEADERS), naming the fixes the revision lacks; null when the revision predates glibc 2.42, has every
+ * (the catalog's glibcCudaHeaders: GLIBC_242_CUDA_HEADERS), naming the fixes the revision lacks; null when the revision predates glibc 2.42, has every
  * fix for that CUDA, or its date is unknown.
  */
-export function glibcCudaHeaderNote(rev: string, date: string | null, cuda: string): string | null {
-  if (date === null || date < GLIBC_242_CUDA_HEADERS.since) return null;
+export function glibcCudaHeaderNote(cat: Pick<Catalog, "glibcCudaHeaders">, rev: string, date: string | null, cuda: string): string | null {
+  const headers = cat.glibcCudaHeaders;
+  if (date === null || date < headers.since) return null;
   const inRange = (f: CudaHeaderFix) => compareVersions(cuda, f.cuda.min) >= 0 && (f.cuda.below === null || compareVersions(cuda, f.cuda.below) < 0);
-  const fixes = GLIBC_242_CUDA_HEADERS.fixes.filter(inRange);
+  const fixes = headers.fixes.filter(inRange);
   const missing = fixes.filter((f) => date < f.merged);
   if (!missing.length) return null;
   const had = fixes.filter((f) => date >= f.merged);
@@ -191,4 +164,38 @@ export function glibcCudaHeaderNote(rev: string, date: string | null, cuda: stri
     ` but not ${missing.map((f) => `${f.pr} (${f.what}, ${f.merged})`).join(", ")}: nvcc may fail on sources that include those headers. ` +
     "This belongs to the revision, not to the package; a later pin has the fix."
   );
+}
+
+/** What nixpkgs does with capabilities at one pin and CUDA version: the facts `cudaScopeFor` (matrix/expand.ts) decides by. */
+export interface NixpkgsCudaFacts {
+  /** CUDA MAJOR.MINOR. */
+  cuda: string;
+  /** nixpkgs' default cudaCapabilities of that CUDA set, ascending. */
+  defaults: readonly string[];
+  /** The Jetson capabilities of nixpkgs' capability table (never default; never mixed with others). */
+  jetson: readonly string[];
+  /** Where `defaults` were read: "nixpkgs REV (pin add's evaluation)" or the catalog's table and its revision. */
+  readAt: string;
+}
+
+/**
+ * nixpkgs' default capabilities and Jetson capabilities for CUDA `cuda` at `pin`: the pin's own defaults where they
+ * were read at that revision (NixpkgsPin.nixpkgsDefaultCapabilities, written by `pin add`), else the catalog's, computed
+ * from its capability table (Catalog.nixpkgsCapabilities, read at one revision: CudaToolkit.nixpkgsDefaultCapabilities).
+ * `pin` null: the catalog's. Pure.
+ */
+export function nixpkgsCudaFacts(
+  cat: Pick<Catalog, "nixpkgsCapabilities">,
+  pin: Pick<NixpkgsPin, "rev" | "nixpkgsDefaultCapabilities"> | null,
+  cuda: Pick<CudaToolkit, "version" | "nixpkgsDefaultCapabilities">,
+): NixpkgsCudaFacts {
+  const jetson = jetsonCapabilities(cat.nixpkgsCapabilities);
+  const own = pin?.nixpkgsDefaultCapabilities?.[cuda.version];
+  if (pin && own) return { cuda: cuda.version, defaults: [...own].sort(compareVersions), jetson, readAt: `nixpkgs ${pin.rev.slice(0, 7)} (read at the pin)` };
+  return {
+    cuda: cuda.version,
+    defaults: cuda.nixpkgsDefaultCapabilities,
+    jetson,
+    readAt: `the catalog's table (nixpkgs ${cat.nixpkgsCapabilities.rev.slice(0, 7)}, catalog/gpus.ts)`,
+  };
 }

@@ -155,15 +155,21 @@ export const bundledDeviceCode: BundledDeviceCode[] = [
  * 7.5;8.0;8.6;9.0;10.0;12.0, whose libtorch_cuda.so carries exactly sm_89, sm_90a, sm_100a, sm_103a, sm_120a and
  * sm_121a besides (tests/fixtures/probes/h100-pypi-torch2.11.0-cu130, cuobjdump --list-elf on an H100 host).
  */
-export const EXTRA_SASS: readonly { when: string; adds: string; minCuda: string | null }[] = [
-  { when: "8.6", adds: "sm_89", minCuda: null },
-  { when: "9.0", adds: "sm_90a", minCuda: null },
-  { when: "10.0", adds: "sm_100a", minCuda: null },
-  { when: "10.0", adds: "sm_103a", minCuda: "12.9" },
-  { when: "11.0", adds: "sm_110a", minCuda: "13.0" },
-  { when: "12.0", adds: "sm_120a", minCuda: null },
-  { when: "12.0", adds: "sm_121a", minCuda: "12.9" },
-];
+export const EXTRA_SASS: Catalog["extraSass"] = {
+  entries: [
+    { when: "8.6", adds: "sm_89", minCuda: null },
+    { when: "9.0", adds: "sm_90a", minCuda: null },
+    { when: "10.0", adds: "sm_100a", minCuda: null },
+    { when: "10.0", adds: "sm_103a", minCuda: "12.9" },
+    { when: "11.0", adds: "sm_110a", minCuda: "13.0" },
+    { when: "12.0", adds: "sm_120a", minCuda: null },
+    { when: "12.0", adds: "sm_121a", minCuda: "12.9" },
+  ],
+  source:
+    "pytorch/pytorch cmake/Codegen.cmake _BUILD_FOR_ADDITIONAL_ARCHS (2.10/2.11 era; 2.8 at 629e381 has 89/90a/100a only), " +
+    "PRs #148274 and #149978; PyPI torch 2.11.0+cu130's libtorch_cuda.so (cuobjdump --list-elf on an H100 host, " +
+    "tests/fixtures/probes/h100-pypi-torch2.11.0-cu130)",
+};
 
 
 /**
@@ -171,7 +177,10 @@ export const EXTRA_SASS: readonly { when: string; adds: string; minCuda: string 
  * to cubins of any origin (`__cuda_sm20_div_u64`, `$__internal_3_$__cuda_sm20_rem_s64` → "__internal_3_", `__nv_…`,
  * `__assertfail`, `vprintf`), seen in every library of the H100 recording.
  */
-export const COMPILER_HELPER_NAMES = ["^__cuda_", "^__internal_", "^__nv_", "^__unnamed", "^__assertfail$", "^vprintf$"];
+export const COMPILER_HELPER_NAMES: Catalog["compilerHelperNames"] = {
+  patterns: ["^__cuda_", "^__internal_", "^__nv_", "^__unnamed", "^__assertfail$", "^vprintf$"],
+  source: "cuobjdump -symbols of every library of the H100 recording (tests/fixtures/probes/h100-pypi-torch2.11.0-cu130-symbols): heads that belong to no origin",
+};
 
 /**
  * The variant's own packages and the libraries whose device code they compile, by directory of the installed

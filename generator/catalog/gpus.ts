@@ -12,7 +12,7 @@
  * Capability" (developer.nvidia.com/cuda-legacy-gpus); nixpkgs
  * pkgs/development/cuda-modules/_cuda/db/bootstrap/cuda.nix (`cudaCapabilityToInfo`: archName, isJetson).
  */
-import type { GpuArch } from "./schema.ts";
+import type { GpuArch, NixpkgsCapabilityInfo, NixpkgsCapabilityTable } from "./schema.ts";
 import { compareVersions } from "../versions.ts";
 
 const CUDA_GPUS = "NVIDIA 'CUDA GPU Compute Capability' table (developer.nvidia.com/cuda-gpus)";
@@ -176,38 +176,20 @@ export const gpus: GpuArch[] = [
   },
 ];
 
-/**
- * nixpkgs' own facts about one CUDA capability: an entry of `cudaCapabilityToInfo`, read at nixpkgs 55d5788
- * (pkgs/development/cuda-modules/_cuda/db/bootstrap/cuda.nix). nixpkgs' backendStdenv refuses a capability outside
- * its CUDA range ("Requested CUDA capabilities which are too old/new for CUDA X.Y"), builds a Jetson capability only
- * on aarch64-linux, and builds Jetson, `a` and `f` capabilities only on request (never in the default list).
- */
-interface NixpkgsCapabilityInfo {
-  /** "12.1", "9.0a", "10.3f". */
-  capability: string;
-  archName: string;
-  /** Part of NVIDIA's Jetson line: "tells us what architecture to build for (as Jetson devices are aarch64)". */
-  isJetson: boolean;
-  /** An architecture-specific feature set (the `a` suffix). */
-  isArchitectureSpecific: boolean;
-  /** A family-specific feature set (the `f` suffix). */
-  isFamilySpecific: boolean;
-  /** The oldest CUDA (MAJOR.MINOR) nixpkgs allows it with. */
-  minCuda: string;
-  /**
-   * The newest CUDA nixpkgs allows it with, or null. Inclusive: the file's doc comment says "maximum (exclusive)", but
-   * its own entries read only as inclusive ("10.1f" has min = max = 12.9; "10.1" Thor ends at 12.9, the last CUDA that
-   * has it) and the rule in _cuda/lib/cuda.nix compares with versionAtLeast, so nixpkgs' behaviour wins over its comment.
-   */
-  maxCuda: string | null;
-  /** The CUDA after which nixpkgs leaves it out of the default list, or null. */
-  dontDefaultAfter: string | null;
-  source: string;
-}
-
 const NIXPKGS_CAPS_SOURCE =
   "nixpkgs pkgs/development/cuda-modules/_cuda/db/bootstrap/cuda.nix at 55d5788ba119d2eebd029c1997baef6db81d9372 " +
   "(cudaCapabilityToInfo; isArchitectureSpecific/isFamilySpecific default to the a/f suffix); \"8.8\" is commented out there";
+
+/**
+ * Jetson capabilities never share a CUDA set with non-Jetson ones. Sources disagree on mixing, by era: nixpkgs' 2025
+ * code (_cuda/lib/flags.nix bd8fef5, packages/backendStdenv.nix) refuses any Jetson capability beside a non-Jetson one
+ * ("Jetson devices cannot be targeted by the same binaries which target non-Jetson devices"); the 2026
+ * backendStdenv/default.nix (0cdfaf4) refuses it only before Thor (< 10.1) and lets Thor's 10.1/11.0 join others on
+ * linux-sbsa (_cuda/lib/redist.nix getRedistSystem). The catalog's pins span both eras (fe5e41d is of 2025), so the
+ * stricter rule is kept for every Jetson capability: it holds under both.
+ */
+const JETSON_RULE =
+  "nixpkgs _cuda/db/bootstrap/cuda.nix (isJetson); backendStdenv/default.nix (0cdfaf4: the pre-/post-Thor rules); _cuda/lib/flags.nix (bd8fef5)";
 
 /** Builds one row; `a`/`f` come from the suffix, as in nixpkgs' defaults. */
 function cap(capability: string, archName: string, minCuda: string, o: { maxCuda?: string; isJetson?: boolean; dontDefaultAfter?: string } = {}): NixpkgsCapabilityInfo {
@@ -224,8 +206,16 @@ function cap(capability: string, archName: string, minCuda: string, o: { maxCuda
   };
 }
 
-/** Every entry of nixpkgs' capability table at 55d5788, in its order (`source`: NIXPKGS_CAPABILITIES_SOURCE). */
-export const NIXPKGS_CAPABILITIES: readonly NixpkgsCapabilityInfo[] = [
+/**
+ * nixpkgs' capability table (cudaCapabilityToInfo) at 55d5788, every entry in its order: Catalog.nixpkgsCapabilities.
+ * Read at one revision, not at each pin: a pin whose own defaults were read carries them (NixpkgsPin
+ * .nixpkgsDefaultCapabilities, written by `pin add`).
+ */
+export const NIXPKGS_CAPABILITIES: NixpkgsCapabilityTable = {
+  rev: "55d5788ba119d2eebd029c1997baef6db81d9372",
+  source: NIXPKGS_CAPS_SOURCE,
+  jetsonRule: JETSON_RULE,
+  entries: [
   cap("3.5", "Kepler", "10.0", { maxCuda: "11.8", dontDefaultAfter: "11.0" }),
   cap("3.7", "Kepler", "10.0", { maxCuda: "11.8", dontDefaultAfter: "11.0" }),
   cap("5.0", "Maxwell", "10.0", { maxCuda: "12.9", dontDefaultAfter: "11.0" }),
@@ -260,35 +250,45 @@ export const NIXPKGS_CAPABILITIES: readonly NixpkgsCapabilityInfo[] = [
   cap("12.1", "Blackwell", "12.9"),
   cap("12.1a", "Blackwell", "12.9"),
   cap("12.1f", "Blackwell", "12.9"),
-];
+  ],
+};
 
-/** Where NIXPKGS_CAPABILITIES was read. */
-export const NIXPKGS_CAPABILITIES_SOURCE = NIXPKGS_CAPS_SOURCE;
+/** The capability table a rule reads: the catalog's (Catalog.nixpkgsCapabilities) or one given. */
+type Table = Pick<NixpkgsCapabilityTable, "entries">;
 
-/** nixpkgs' entry for capability `c` ("12.1"), or undefined when nixpkgs' table lacks it ("8.8", "5.3"). */
-export function nixpkgsCapability(c: string): NixpkgsCapabilityInfo | undefined {
-  return NIXPKGS_CAPABILITIES.find((x) => x.capability === c);
+/** nixpkgs' entry for capability `c` ("12.1") in `table`, or undefined when the table lacks it ("8.8", "5.3"). */
+export function nixpkgsCapability(table: Table, c: string): NixpkgsCapabilityInfo | undefined {
+  return table.entries.find((x) => x.capability === c);
 }
 
 /**
- * Whether nixpkgs allows capability `c` with CUDA `cuda` (MAJOR.MINOR): its entry exists and min ≤ cuda ≤ max
- * (backendStdenv's "too old" / "too new" assertions).
+ * Whether nixpkgs allows capability `c` with CUDA `cuda` (MAJOR.MINOR) by `table`: its entry exists and
+ * min ≤ cuda ≤ max (backendStdenv's "too old" / "too new" assertions).
  */
-export function nixpkgsAllows(c: string, cuda: string): boolean {
-  const info = nixpkgsCapability(c);
+export function nixpkgsAllows(table: Table, c: string, cuda: string): boolean {
+  const info = nixpkgsCapability(table, c);
   if (!info) return false;
   return compareVersions(info.minCuda, cuda) <= 0 && (info.maxCuda === null || compareVersions(cuda, info.maxCuda) <= 0);
 }
 
 /**
+ * The compute capabilities `table` marks `isJetson` (Jetson Xavier 7.2, Orin 8.7, Thor 10.1 / 11.0), without the
+ * `a`/`f` forms: never in the default list, built only for aarch64-linux, and never in one CUDA set with a non-Jetson
+ * capability (the rule `jetsonRule` of the table names; catalog/cuda.ts says why the stricter era's rule is kept).
+ */
+export function jetsonCapabilities(table: Table): string[] {
+  return table.entries.filter((c) => c.isJetson && !c.isArchitectureSpecific && !c.isFamilySpecific).map((c) => c.capability);
+}
+
+/**
  * nixpkgs' default `cudaCapabilities` for CUDA `cuda`, by its rule `_cudaCapabilityIsDefault` (_cuda/lib/cuda.nix at
- * 1da571d) on NIXPKGS_CAPABILITIES: allowed with that CUDA, not Jetson, not `a`/`f`, and not past its
+ * 1da571d) on `table`: allowed with that CUDA, not Jetson, not `a`/`f`, and not past its
  * `dontDefaultAfterCudaMajorMinorVersion` (dontDefaultAfter ≥ cuda). Ascending, as nixpkgs sorts them.
  */
-export function nixpkgsDefaultCapabilitiesFor(cuda: string): string[] {
-  return NIXPKGS_CAPABILITIES.filter(
+export function nixpkgsDefaultCapabilitiesFor(table: Table, cuda: string): string[] {
+  return table.entries.filter(
     (c) =>
-      nixpkgsAllows(c.capability, cuda) &&
+      nixpkgsAllows(table, c.capability, cuda) &&
       !c.isJetson &&
       !c.isArchitectureSpecific &&
       !c.isFamilySpecific &&

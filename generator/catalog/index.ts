@@ -2,21 +2,25 @@
  * The catalog: every fact the generator knows, each with a `source`, every table under one schema (`CatalogSchema`,
  * generator/catalog/schema.ts), validated at load; a user's local-catalog.json extends it (catalog/local.ts). Code
  * reads the tables through a `Catalog` value (this `catalog`, or the one with the local additions), never through the
- * table files' exports.
+ * table files' exports; the facts of the machines and CI runners are the one second value, `machines`
+ * (MachineFactsSchema). The exceptions (start-up-critical readers that must not load zod) are listed, with why, in
+ * tests/catalog-tables.test.ts, which also holds that every exported table is in one of the two values.
  * @throws Error (zod) at import time when a catalog file breaks its schema.
  */
-import { CatalogSchema, type Catalog, type NixpkgsPin, type OnTorchRelease } from "./schema.ts";
-import { gpus } from "./gpus.ts";
-import { cuda } from "./cuda.ts";
-import { isas } from "./cpu-isas.ts";
+import { CatalogSchema, MachineFactsSchema, type Catalog, type MachineFacts, type NixpkgsPin, type OnTorchRelease } from "./schema.ts";
+import { gpus, NIXPKGS_CAPABILITIES } from "./gpus.ts";
+import { cuda, GLIBC_242_CUDA_HEADERS } from "./cuda.ts";
+import { ARM_CORES, ARM_HOST_HINTS, isas } from "./cpu-isas.ts";
 import { python } from "./python.ts";
 import { torch, nixpkgs } from "./torch.ts";
 import { packageOnTorch, packagesOnTorch, releaseOf, releaseServes } from "./packages.ts";
 import { torchArchLists } from "./torch-arch-list.ts";
 import { EXTRAS } from "./extras.ts";
-import { bundledDeviceCode } from "./device-code.ts";
-import { CUDA_CACHE } from "./binary-cache.ts";
+import { bundledDeviceCode, COMPILER_HELPER_NAMES, EXTRA_SASS } from "./device-code.ts";
+import { CUDA_CACHE, PUBLIC_CUDA_CACHES, REBUILD_SECONDS } from "./binary-cache.ts";
 import { DEVICE_CODE_BYTES } from "./device-code-size.ts";
+import { DRIVER_ROUTES, FLOX_CUDA, FLOX_MIN, FLOX_MIN_VERSION, GIB_PER_COMPILE_JOB, NIX_MIN, NIXGLHOST, NIXOS_DRIVER_LIB, STORE_FREE_FLOOR } from "./machines.ts";
+import { DEFAULT_SELF_HOSTED_LABELS, GITHUB_HOSTED_RUNNERS, GITHUB_LIMITS, GITHUB_MATRIX_LIMIT, SELF_HOSTED_NEEDS } from "./ci-runners.ts";
 import { archListIn } from "../matrix/cuda-build.ts";
 import { majorMinor } from "../versions.ts";
 
@@ -56,8 +60,39 @@ export const catalog: Catalog = checkPairings(
     bundledDeviceCode,
     cudaCache: CUDA_CACHE,
     deviceCodeBytes: DEVICE_CODE_BYTES,
+    nixpkgsCapabilities: NIXPKGS_CAPABILITIES,
+    glibcCudaHeaders: GLIBC_242_CUDA_HEADERS,
+    publicCudaCaches: PUBLIC_CUDA_CACHES,
+    rebuildSeconds: REBUILD_SECONDS,
+    extraSass: EXTRA_SASS,
+    compilerHelperNames: COMPILER_HELPER_NAMES,
+    armCores: ARM_CORES,
+    armHostHints: ARM_HOST_HINTS,
   }),
 );
+
+/**
+ * The catalog's second value: the machines and tools the project runs on and the CI runners its workflows are written
+ * for (catalog/machines.ts, catalog/ci-runners.ts), parsed by MachineFactsSchema. No local-catalog.json extends it.
+ */
+export const machines: MachineFacts = MachineFactsSchema.parse({
+  floxMinVersion: FLOX_MIN_VERSION,
+  gibPerCompileJob: GIB_PER_COMPILE_JOB,
+  nixMin: NIX_MIN,
+  floxMin: FLOX_MIN,
+  storeFreeFloor: STORE_FREE_FLOOR,
+  nixosDriverLib: NIXOS_DRIVER_LIB,
+  nixglhost: NIXGLHOST,
+  floxCuda: FLOX_CUDA,
+  driverRoutes: DRIVER_ROUTES,
+  github: {
+    matrixLimit: GITHUB_MATRIX_LIMIT,
+    limits: GITHUB_LIMITS,
+    hostedRunners: GITHUB_HOSTED_RUNNERS,
+    selfHostedLabels: DEFAULT_SELF_HOSTED_LABELS,
+    selfHostedNeeds: SELF_HOSTED_NEEDS,
+  },
+});
 
 /**
  * The catalog pin to use for PyTorch `torchVersion` when matrix.ts names none: among the pins carrying it, one with

@@ -5,7 +5,10 @@
  *
  * File shape (JSON, each key optional):
  * {
- *   "nixpkgs": NixpkgsPin[],                      pins, written by `variant-matrix pin add`
+ *   "nixpkgs": NixpkgsPin[],                      pins, written by `variant-matrix pin add`, each with the facts read
+ *                                                  at its revision (e.g. `nixpkgsDefaultCapabilities`, nixpkgs' default
+ *                                                  cudaCapabilities per CUDA set there, which decide its variants' CUDA
+ *                                                  scope and the checker's promise for them)
  *   "torch": TorchRelease[],                      PyTorch releases, written by `pin add` with the pin that carries them
  *   "packagesOnTorch": { NAME: OnTorchRelease[] }, releases of a package of the table (catalog/packages.ts names:
  *                                                  torchaudio, torchvision, …), `pin add` writes torchaudio's here

@@ -2,8 +2,12 @@
  * Facts about the machines and tools the project runs on, as data with their sources: what the preflight checks
  * compare a host against (generator/preflight/checks.ts reads them; docs/gpu-driver.md explains them), the oldest flox
  * the generated files need (render/index.ts writes it into them), and the memory one CUDA compile process takes (the
- * build driver's `--jobs` default, driver/jobs.ts).
+ * build driver's `--jobs` default, driver/concurrency.ts). With ci-runners.ts they make the catalog's second value,
+ * `machines` (catalog/index.ts, MachineFactsSchema); the public CUDA caches are in the catalog itself
+ * (catalog/binary-cache.ts). Readers on the CLI's start-up path import this file directly (no zod at start-up:
+ * tests/catalog-tables.test.ts lists them and why).
  */
+import type { DriverRoute } from "./schema.ts";
 
 /**
  * The flox that opens `.flox/env/manifest.toml` and builds `.flox/pkgs/*.nix`, and why (flox/flox 6536dac):
@@ -137,16 +141,6 @@ export const FLOX_CUDA = {
     "_FLOX_ENV_CUDA_DETECTION_V2 since v1.12.1, 588f1f6; run mode sources no CUDA detection), ld-floxlib/ld-floxlib.c " +
     "(la_objsearch: LD_FLOXLIB_FILES_PATH entries by basename); flox manifest options.cuda-detection (default true)",
 } as const;
-
-/** One way a Nix-built CUDA program finds the host's GPU driver outside (or inside) NixOS, and what it needs. */
-interface DriverRoute {
-  id: "nixos" | "nixglhost" | "flox";
-  /** What the user runs (PROGRAM stands for e.g. result-torch-env-…/bin/python3). */
-  command: string;
-  /** What must hold on the host for it to work. */
-  needs: string[];
-  source: string;
-}
 
 /**
  * The three routes, as their own sources say they work. No copy of their logic lives here: the environment variants

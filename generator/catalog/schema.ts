@@ -206,6 +206,20 @@ export const NixpkgsPinSchema = z.object({
    * attributes of exactly these sets (generator/catalog/binary-cache.ts). null when no source gives them.
    */
   recursedPython: z.array(version2).nullable().default(null),
+  /**
+   * nixpkgs' default `cudaCapabilities` per CUDA set at this revision (`cudaPackages_X_Y.flags.cudaCapabilities` with no
+   * config.cudaCapabilities: what the binary caches built with the default config hold), CUDA MAJOR.MINOR → capabilities
+   * ascending, as `pin add` reads it by evaluation (pkgs/inspect-pin.nix; the pin's `source` says so). null: not read at
+   * this revision; the catalog's table stands in (CudaToolkit.nixpkgsDefaultCapabilities, computed from
+   * Catalog.nixpkgsCapabilities, read at one revision). A CUDA version missing from the record falls back the same way.
+   */
+  nixpkgsDefaultCapabilities: z.record(version2, z.array(capability)).nullable().default(null),
+  /**
+   * Whether the catalog read which bundled libraries (catalog/device-code.ts `linkedAt`) torch links statically at this
+   * revision: the checker judges the bundled-library lines of a variant of this pin only when it did (verify/facts.ts
+   * `knownPins`). Absent: false (a pin `pin add` wrote: the lines stay "not checked").
+   */
+  bundledLinksKnown: z.boolean().default(false),
   /** NixOS channel the revision was taken from: "nixos-unstable", "nixos-26.05"; null when unknown. */
   channel: z.string().nullable(),
   /**
@@ -343,7 +357,7 @@ export const PackageOnTorchSchema = z.object({
   cudaOnly: z.string().optional(),
   /**
    * Memory one compile process of this package needs, GiB, with its source (pkgs/variant-attrs.nix caps MAX_JOBS by
-   * it; generator/driver/concurrency.ts gives builds floor(memory per build / this) cores). Absent: catalog/host.ts's 4 GiB.
+   * it; generator/driver/concurrency.ts gives builds floor(memory per build / this) cores). Absent: catalog/machines.ts GIB_PER_COMPILE_JOB (4 GiB).
    */
   gibPerCompileJob: z.object({ gib: z.number().positive(), source }).optional(),
   /** Reports of builds on some systems or CUDA versions not reproduced here: a note (never a drop), with the source. */
@@ -455,6 +469,96 @@ export const MEASURED_ORIGINS = ["torch", "magma", "nvshmem"] as const;
 export type DeviceCodeBytes = Record<(typeof MEASURED_ORIGINS)[number], z.infer<typeof DeviceCodeBytesSchema>>;
 
 /**
+ * nixpkgs' own facts about one CUDA capability: an entry of `cudaCapabilityToInfo`
+ * (pkgs/development/cuda-modules/_cuda/db/bootstrap/cuda.nix). nixpkgs' backendStdenv refuses a capability outside its
+ * CUDA range ("Requested CUDA capabilities which are too old/new for CUDA X.Y"), builds a Jetson capability only on
+ * aarch64-linux, and builds Jetson, `a` and `f` capabilities only on request (never in the default list).
+ */
+export const NixpkgsCapabilityInfoSchema = z.object({
+  /** "12.1", "9.0a", "10.3f". */
+  capability: z.string().regex(/^\d+\.\d+[af]?$/),
+  archName: z.string(),
+  /** Part of NVIDIA's Jetson line: "tells us what architecture to build for (as Jetson devices are aarch64)". */
+  isJetson: z.boolean(),
+  /** An architecture-specific feature set (the `a` suffix). */
+  isArchitectureSpecific: z.boolean(),
+  /** A family-specific feature set (the `f` suffix). */
+  isFamilySpecific: z.boolean(),
+  /** The oldest CUDA (MAJOR.MINOR) nixpkgs allows it with. */
+  minCuda: version2,
+  /**
+   * The newest CUDA nixpkgs allows it with, or null. Inclusive: the file's doc comment says "maximum (exclusive)", but
+   * its own entries read only as inclusive ("10.1f" has min = max = 12.9; "10.1" Thor ends at 12.9, the last CUDA that
+   * has it) and the rule in _cuda/lib/cuda.nix compares with versionAtLeast, so nixpkgs' behaviour wins over its comment.
+   */
+  maxCuda: version2.nullable(),
+  /** The CUDA after which nixpkgs leaves it out of the default list, or null. */
+  dontDefaultAfter: version2.nullable(),
+  source,
+});
+export type NixpkgsCapabilityInfo = z.infer<typeof NixpkgsCapabilityInfoSchema>;
+
+/** nixpkgs' capability table as read at one revision (`rev`), in its order (generator/catalog/gpus.ts). */
+export const NixpkgsCapabilityTableSchema = z.object({
+  rev: z.string().regex(/^[0-9a-f]{40}$/),
+  entries: z.array(NixpkgsCapabilityInfoSchema).min(1),
+  /** The rule that keeps Jetson capabilities apart from the others (catalog/cuda.ts says why the stricter era's). */
+  jetsonRule: source,
+  source,
+});
+export type NixpkgsCapabilityTable = z.infer<typeof NixpkgsCapabilityTableSchema>;
+
+/** One nixpkgs patch of CUDA's math headers against glibc 2.42 (generator/catalog/cuda.ts). */
+const CudaHeaderFixSchema = z.object({
+  /** The pull request ("NixOS/nixpkgs#484031"). */
+  pr: z.string().regex(/^NixOS\/nixpkgs#\d+$/),
+  /** When it was on master (YYYY-MM-DD): a pin dated on or after it has the fix. */
+  merged: z.string().regex(/^\d{4}-\d{2}-\d{2}$/),
+  /** The CUDA versions it fixes: `min` inclusive, `below` exclusive (null: open). */
+  cuda: z.object({ min: version2, below: version2.nullable() }),
+  /** What it patched. */
+  what: z.string(),
+});
+export type CudaHeaderFix = z.infer<typeof CudaHeaderFixSchema>;
+
+/** glibc 2.42 against CUDA's math headers: since when nixpkgs has it, and the fixes (generator/catalog/cuda.ts). */
+export const GlibcCudaHeadersSchema = z.object({
+  since: z.string().regex(/^\d{4}-\d{2}-\d{2}$/),
+  fixes: z.array(CudaHeaderFixSchema).min(1),
+  source,
+});
+
+/** One public binary cache that serves nixpkgs' CUDA packages, and for which systems (generator/catalog/binary-cache.ts). */
+export const PublicCudaCacheSchema = z.object({
+  name: z.string(),
+  /** The substituter URL for nix.conf `extra-substituters`. */
+  url: z.string().url(),
+  /** Its signing key for nix.conf `extra-trusted-public-keys`. */
+  publicKey: z.string().regex(/^[^:\s]+:[A-Za-z0-9+/]+=*$/),
+  /** Systems it serves CUDA packages for. */
+  systems: z.array(z.enum(SYSTEMS)),
+  /**
+   * "builds": what it holds follows from a jobset read here (Catalog.cudaCache), so the cache model counts on it;
+   * "may hold": it publishes CUDA packages, but which nixpkgs revisions and capabilities is not known here, so the
+   * model counts on nothing from it and `pin cache` (Nix's own query on the user's machine) is the way to know.
+   */
+  holds: z.enum(["builds", "may hold"]),
+  /** What it holds, in words. */
+  what: z.string(),
+  source,
+});
+export type PublicCudaCache = z.infer<typeof PublicCudaCacheSchema>;
+
+/** A duration with where it comes from. */
+const SecondsSchema = z.object({ seconds: z.number().positive(), source });
+
+/** The derivations the cache model counts when the cache cannot serve them (generator/catalog/binary-cache.ts). */
+export const REBUILT_ORIGINS = ["magma", "nccl", "nvshmem", "triton"] as const;
+
+/** A table keyed by strings, with its source (the Arm core names, the hosts people know them by). */
+const NamedTableSchema = z.object({ names: z.record(z.string(), z.string()), source });
+
+/**
  * The whole catalog: every fact the generator knows, each table under its schema. `packagesOnTorch` is the one table
  * of packages built on torch (torchaudio included: its releases are that table's torchaudio row).
  */
@@ -471,6 +575,78 @@ export const CatalogSchema = z.object({
   bundledDeviceCode: z.array(BundledDeviceCodeSchema),
   cudaCache: CudaCacheSchema,
   deviceCodeBytes: z.object({ torch: DeviceCodeBytesSchema, magma: DeviceCodeBytesSchema, nvshmem: DeviceCodeBytesSchema }),
+  /** nixpkgs' capability table (cudaCapabilityToInfo) as read at one revision (generator/catalog/gpus.ts). */
+  nixpkgsCapabilities: NixpkgsCapabilityTableSchema,
+  /** glibc 2.42 against CUDA's math headers, per nixpkgs revision date (generator/catalog/cuda.ts). */
+  glibcCudaHeaders: GlibcCudaHeadersSchema,
+  /** The public caches of nixpkgs' CUDA packages (generator/catalog/binary-cache.ts). */
+  publicCudaCaches: z.array(PublicCudaCacheSchema).min(1),
+  /** Default durations of what the cache model counts as rebuilt (generator/catalog/binary-cache.ts). */
+  rebuildSeconds: z.object({ magma: SecondsSchema, nccl: SecondsSchema, nvshmem: SecondsSchema, triton: SecondsSchema }),
+  /** PyTorch's arch-specific SASS beyond TORCH_CUDA_ARCH_LIST (generator/catalog/device-code.ts). */
+  extraSass: z.object({ entries: z.array(z.object({ when: capability, adds: z.string().regex(/^sm_\d+[af]?$/), minCuda: version2.nullable() })), source }),
+  /** Heads of code the compiler adds to cubins of any origin, as RegExp sources (generator/catalog/device-code.ts). */
+  compilerHelperNames: z.object({ patterns: z.array(z.string()).min(1), source }),
+  /** Arm core names by "implementer/part" (MIDR_EL1 as /proc/cpuinfo prints it; generator/catalog/cpu-isas.ts). */
+  armCores: NamedTableSchema,
+  /** Hosts people recognise by their Arm cores, by core name (generator/catalog/cpu-isas.ts). */
+  armHostHints: NamedTableSchema,
 });
 /** The whole catalog, as CatalogSchema parses it. */
 export type Catalog = z.infer<typeof CatalogSchema>;
+
+/** A GitHub-hosted Linux runner (generator/catalog/ci-runners.ts says what each field means). */
+export const HostedRunnerSchema = z.object({
+  system: z.enum(SYSTEMS),
+  labels: z.array(z.string()).min(1),
+  cpus: z.number().int().positive(),
+  memoryGB: z.number().positive(),
+  diskGB: z.number().positive(),
+  cpuFeatures: z.array(z.string()).min(1),
+  source,
+});
+export type HostedRunner = z.infer<typeof HostedRunnerSchema>;
+
+/** One way a Nix-built CUDA program finds the host's GPU driver (generator/catalog/machines.ts DRIVER_ROUTES). */
+export const DriverRouteSchema = z.object({
+  id: z.enum(["nixos", "nixglhost", "flox"]),
+  /** What the user runs (PROGRAM stands for e.g. result-torch-env-…/bin/python3). */
+  command: z.string(),
+  /** What must hold on the host for it to work. */
+  needs: z.array(z.string()).min(1),
+  source,
+});
+export type DriverRoute = z.infer<typeof DriverRouteSchema>;
+
+/**
+ * The catalog's second value: facts about the machines and tools the project runs on (generator/catalog/machines.ts)
+ * and the CI runners its workflows are written for (generator/catalog/ci-runners.ts). Apart from `CatalogSchema`
+ * because no matrix or pin changes them (local-catalog.json does not extend them) and because start-up-critical
+ * readers (the `--jobs` help, the preflight checks) read some of them without loading zod: `machines` of
+ * generator/catalog/index.ts is this value, parsed with the catalog; tests/catalog-tables.test.ts lists the readers
+ * that import the table modules instead, and why.
+ */
+export const MachineFactsSchema = z.object({
+  floxMinVersion: z.string().regex(/^\d+\.\d+\.\d+$/),
+  gibPerCompileJob: z.number().positive(),
+  nixMin: z.object({
+    version: z.string().regex(/^\d+\.\d+(\.\d+)?$/),
+    minverSince: z.object({ pr: z.string(), month: z.string(), previous: z.string(), previousSince: z.string(), torchAfter: z.string(), torchAfterPr: z.string() }),
+    source,
+  }),
+  floxMin: z.object({ version: z.string(), source }),
+  storeFreeFloor: z.object({ bytes: z.number().int().positive(), kind: z.enum(["heuristic", "measured"]), source }),
+  nixosDriverLib: z.object({ dir: z.string().startsWith("/"), source }),
+  nixglhost: z.object({ fixedDirs: z.array(z.string()).min(1), searchList: z.string(), nvidiaDsoPatterns: z.array(z.string()).min(1), cudaDsoPatterns: z.array(z.string()).min(1), source }),
+  floxCuda: z.object({ legacyVariable: z.string(), auditLibrary: z.string(), source }),
+  driverRoutes: z.array(DriverRouteSchema).min(1),
+  github: z.object({
+    matrixLimit: z.number().int().positive(),
+    limits: z.object({ hostedJobMinutes: z.number().positive(), selfHostedJobMinutes: z.number().positive(), source }),
+    hostedRunners: z.array(HostedRunnerSchema).min(1),
+    selfHostedLabels: z.record(z.string(), z.array(z.string()).min(1)),
+    selfHostedNeeds: z.string(),
+  }),
+});
+/** The catalog's second value (MachineFactsSchema). */
+export type MachineFacts = z.infer<typeof MachineFactsSchema>;

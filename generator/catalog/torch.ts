@@ -201,6 +201,10 @@ export const nixpkgs: NixpkgsPin[] = [
     defaultPython: null,
     defaultCuda: null,
     recursedPython: ["3.12", "3.13"],
+    // Not read by evaluation: catalog/cuda.ts nixpkgsDefaultCapabilities (from the table at 55d5788) stands in.
+    nixpkgsDefaultCapabilities: null,
+    // The linkedAt lists of catalog/device-code.ts were read for this revision.
+    bundledLinksKnown: true,
     channel: null,
     inferred: {
       flashAttn: "unknown: nixpkgs' flash-attn was initialised at 2.8.2 on 2025-07-31 (NixOS/nixpkgs#429821); this rev's date is not known",
@@ -242,6 +246,10 @@ export const nixpkgs: NixpkgsPin[] = [
     defaultPython: null,
     defaultCuda: null,
     recursedPython: ["3.12", "3.13"],
+    // Not read by evaluation: catalog/cuda.ts nixpkgsDefaultCapabilities (from the table at 55d5788) stands in.
+    nixpkgsDefaultCapabilities: null,
+    // The linkedAt lists of catalog/device-code.ts were read for this revision.
+    bundledLinksKnown: true,
     channel: null,
     inferred: {
       flashAttn: "2.8.2: nixpkgs' flash-attn was initialised at 2.8.2 (NixOS/nixpkgs#429821, 2025-07-31) and moved to 2.8.3 only with #514440 (reviewed 2026-05-27); not read at this rev",
@@ -287,6 +295,10 @@ export const nixpkgs: NixpkgsPin[] = [
     defaultPython: "3.13",
     defaultCuda: "12.8",
     recursedPython: ["3.12", "3.13"],
+    // Not read by evaluation: catalog/cuda.ts nixpkgsDefaultCapabilities (from the table at 55d5788) stands in.
+    nixpkgsDefaultCapabilities: null,
+    // The linkedAt lists of catalog/device-code.ts were read for this revision.
+    bundledLinksKnown: true,
     channel: "nixos-unstable",
     inferred: {
       flashAttn: "2.8.2: from NixOS/nixpkgs#429821 (init, 2025-07-31) until #514440 (2.8.3, reviewed 2026-05-27); not read at this rev",
@@ -331,6 +343,10 @@ export const nixpkgs: NixpkgsPin[] = [
     defaultPython: "3.13",
     defaultCuda: "12.9",
     recursedPython: ["3.13", "3.14"],
+    // Not read by evaluation: catalog/cuda.ts nixpkgsDefaultCapabilities (from the table at 55d5788) stands in.
+    nixpkgsDefaultCapabilities: null,
+    // The linkedAt lists of catalog/device-code.ts were read for this revision.
+    bundledLinksKnown: true,
     channel: "nixos-unstable",
     inferred: {
       flashAttn: "2.8.2: NixOS/nixpkgs#514440 (2.8.2 -> 2.8.3) was reviewed on 2026-05-27, after this rev; not read at this rev",
@@ -378,6 +394,10 @@ export const nixpkgs: NixpkgsPin[] = [
     defaultPython: "3.13",
     defaultCuda: "12.9",
     recursedPython: ["3.13", "3.14"],
+    // Not read by evaluation: catalog/cuda.ts nixpkgsDefaultCapabilities (from the table at 55d5788) stands in.
+    nixpkgsDefaultCapabilities: null,
+    // The linkedAt lists of catalog/device-code.ts were read for this revision.
+    bundledLinksKnown: true,
     channel: "nixos-26.05",
     inferred: {
       flashAttn: "unknown: 26.05 branched in late May 2026, about when NixOS/nixpkgs#514440 (2.8.2 -> 2.8.3, reviewed 2026-05-27) merged; which side of it the branch is was not found",
@@ -424,6 +444,10 @@ export const nixpkgs: NixpkgsPin[] = [
     defaultPython: "3.14",
     defaultCuda: "12.9",
     recursedPython: ["3.13", "3.14"],
+    // Not read by evaluation: catalog/cuda.ts nixpkgsDefaultCapabilities (from the table at 55d5788) stands in.
+    nixpkgsDefaultCapabilities: null,
+    // The linkedAt lists of catalog/device-code.ts were read for this revision.
+    bundledLinksKnown: true,
     channel: "nixos-unstable",
     inferred: {
       flashAttn: "2.8.3.post1: NixOS/nixpkgs#530811 (2.8.3 -> 2.8.3.post1, 2026-06-11, merged) before this rev; no later flash-attn 2 release (v2.8.3.post1 is upstream's newest tag); not read at this rev",
@@ -472,6 +496,10 @@ export const nixpkgs: NixpkgsPin[] = [
     defaultPython: "3.14",
     defaultCuda: "12.9",
     recursedPython: ["3.13", "3.14"],
+    // Not read by evaluation: catalog/cuda.ts nixpkgsDefaultCapabilities (from the table at 55d5788) stands in.
+    nixpkgsDefaultCapabilities: null,
+    // The linkedAt lists of catalog/device-code.ts were read for this revision.
+    bundledLinksKnown: true,
     channel: "nixos-unstable",
     inferred: {
       flashAttn: "2.8.3.post1: as at 2c423e0 (NixOS/nixpkgs#530811, 2026-06-11); not read at this rev",

@@ -67,9 +67,10 @@ type VariantFacts = Awaited<ReturnType<typeof variantFacts>>;
  * scope, what an environment holds, and how it finds the host's GPU driver.
  */
 async function variantFacts(v: Variant, p: Project) {
-  const [{ modelCacheMisses }, { modelDeviceCode }, { torchReleaseFacts }, { checkedVariants, hostDriverRoute }] = await Promise.all([
+  const [{ modelCacheMisses }, { modelDeviceCode }, { nixpkgsCudaFacts }, { torchReleaseFacts }, { checkedVariants, hostDriverRoute }] = await Promise.all([
     import("../driver/cache-model.ts"),
     import("../catalog/device-code-size.ts"),
+    import("../catalog/cuda.ts"),
     // Loaded here, not at start-up: catalog/index.ts parses the whole catalog when it loads.
     import("../catalog/index.ts"),
     import("../preflight/checks.ts"),
@@ -80,7 +81,10 @@ async function variantFacts(v: Variant, p: Project) {
   const deviceCode =
     v.cuda !== null
       ? (() => {
-          const defaults = p.catalog.cuda.find((c) => c.version === v.cuda)?.nixpkgsDefaultCapabilities ?? [];
+          // nixpkgs' defaults at the variant's pin: its own where pin add read them, else the catalog's table.
+          const tk = p.catalog.cuda.find((c) => c.version === v.cuda);
+          const pin = p.catalog.nixpkgs.find((n) => n.rev === v.nixpkgs) ?? null;
+          const defaults = tk ? [...nixpkgsCudaFacts(p.catalog, pin, tk).defaults] : [];
           const nvshmem = p.catalog.bundledDeviceCode.find((b) => b.origin === "nvshmem");
           const links = nvshmem !== undefined && (nvshmem.linkedAt === "every pin" || nvshmem.linkedAt.includes(v.nixpkgs));
           return {

@@ -21,7 +21,7 @@ import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { machine as osMachine } from "node:os";
 import { runTool } from "../process.ts";
-import type { CudaToolkit } from "../catalog/schema.ts";
+import type { Catalog, CudaToolkit } from "../catalog/schema.ts";
 import type { System } from "../constants.ts";
 
 /**
@@ -48,8 +48,6 @@ export interface ArmCore {
   implementer: string;
   /** `CPU part`, lower-case hex: "0xd4f". */
   part: string;
-  /** Core name from `ARM_CORES`, or null when unknown: "Neoverse V2". */
-  name: string | null;
   /** How many logical CPUs report this core. */
   count: number;
 }
@@ -101,13 +99,17 @@ export interface HostInfo {
   gpuAbsentReason: string | null;
 }
 
-/** The Arm core table lives in the catalog, next to the ISA facts it describes (generator/catalog/cpu-isas.ts). */
-export { ARM_CORES } from "../catalog/cpu-isas.ts";
-import { ARM_CORES, ARM_HOST_HINTS } from "../catalog/cpu-isas.ts";
+/**
+ * The name of an Arm core by the catalog's table (Catalog.armCores, generator/catalog/cpu-isas.ts), or null when
+ * unknown: "Neoverse V2". Informational only: the ISA choice reads the feature list, never the core name.
+ */
+export function armCoreName(cat: Pick<Catalog, "armCores">, core: Pick<ArmCore, "implementer" | "part">): string | null {
+  return cat.armCores.names[`${core.implementer}/${core.part}`] ?? null;
+}
 
-/** A hint naming well-known hosts with this core ("e.g. AWS Graviton3"), or null. */
-export function armHostHint(coreName: string | null): string | null {
-  return coreName ? (ARM_HOST_HINTS[coreName] ?? null) : null;
+/** A hint naming well-known hosts with this core ("e.g. AWS Graviton3") by Catalog.armHostHints, or null. */
+export function armHostHint(cat: Pick<Catalog, "armHostHints">, coreName: string | null): string | null {
+  return coreName ? (cat.armHostHints.names[coreName] ?? null) : null;
 }
 
 const CPUINFO_LINE = /^([A-Za-z][A-Za-z0-9 _()/-]*?)\s*:(.*)$/;
@@ -176,7 +178,7 @@ export function parseCpuinfo(text: string, file = "/proc/cpuinfo"): CpuInfo {
       if (!imp || !part) continue;
       const found = armCores.find((c) => c.implementer === imp && c.part === part);
       if (found) found.count++;
-      else armCores.push({ implementer: imp, part, name: ARM_CORES[`${imp}/${part}`] ?? null, count: 1 });
+      else armCores.push({ implementer: imp, part, count: 1 });
     }
   }
   const first = blocks[0];

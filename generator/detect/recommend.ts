@@ -30,7 +30,7 @@ import { gccarchFeature } from "../catalog/cpu-isas.ts";
 import type { Excluded, Variant } from "../matrix/schema.ts";
 import type { Catalog } from "../catalog/schema.ts";
 import type { PackageName } from "../catalog/packages.ts";
-import { armHostHint, compareVersions, type GpuInfo, type HostInfo } from "./read-host.ts";
+import { armCoreName, armHostHint, compareVersions, type GpuInfo, type HostInfo } from "./read-host.ts";
 import {
   CPU_RULES,
   GPU_RULES,
@@ -123,16 +123,17 @@ export interface Recommendation {
   };
 }
 
-/** One line describing the host CPU: model name (x86) or core types with MIDR ids (aarch64). */
-export function describeCpu(host: HostInfo): string {
+/** One line describing the host CPU: model name (x86) or core types with MIDR ids (aarch64), named by the catalog. */
+export function describeCpu(host: HostInfo, cat: { armCores: Catalog["armCores"]; armHostHints: Catalog["armHostHints"] }): string {
   const c = host.cpu;
   if (c.arch === "x86_64")
     return `${c.modelName ?? "unknown x86_64 CPU"}${c.vendor ? ` (${c.vendor})` : ""}, ${c.logicalCpus} logical CPUs`;
   if (c.armCores.length === 0) return `aarch64 CPU (no CPU implementer/part lines), ${c.logicalCpus} logical CPUs`;
   return c.armCores
     .map((k) => {
-      const hint = armHostHint(k.name);
-      return `${k.name ?? "unknown core"} ×${k.count} (${k.implementer}/${k.part}${hint ? `; ${hint}` : ""})`;
+      const name = armCoreName(cat, k);
+      const hint = armHostHint(cat, name);
+      return `${name ?? "unknown core"} ×${k.count} (${k.implementer}/${k.part}${hint ? `; ${hint}` : ""})`;
     })
     .join(" + ");
 }
@@ -292,7 +293,7 @@ function hostSummary(f: Facts): Recommendation["host"] {
   return {
     system: host.system,
     machine: host.machine,
-    cpu: describeCpu(host),
+    cpu: describeCpu(host, f.catalog),
     features: host.cpu.features,
     isa: f.bestIsa?.key ?? null,
     systemFeatures: f.isas.runnable.map(gccarchFeature),

@@ -18,7 +18,7 @@
  * - a pin whose default CUDA set or recursed Python sets are not known counts as off (said in the reason).
  * A derivation shared by several variants (same pin, system, CUDA set, and Python for triton) is counted once.
  */
-import { REBUILD_SECONDS, cudaCachesFor } from "../catalog/binary-cache.ts";
+import { cudaCachesFor } from "../catalog/binary-cache.ts";
 import type { Catalog, NixpkgsPin } from "../catalog/schema.ts";
 import type { Variant } from "../matrix/schema.ts";
 import { DEFAULT_CUDA_CLOSURE_SECONDS } from "./plan.ts";
@@ -41,7 +41,7 @@ export interface ModelledBuild {
 }
 
 /** What the cache model reads of the catalog: the pins, the CUDA cache's facts, the statically linked libraries. */
-export type CacheModelCatalog = Pick<Catalog, "nixpkgs" | "cudaCache" | "bundledDeviceCode">;
+export type CacheModelCatalog = Pick<Catalog, "nixpkgs" | "cudaCache" | "bundledDeviceCode" | "rebuildSeconds" | "publicCudaCaches">;
 
 /**
  * The modelled extra builds of a selection, and per variant the reasons it is off the cache.
@@ -56,7 +56,7 @@ export function modelCacheMisses(
   const builds = new Map<string, ModelledBuild>();
   const reasons = new Map<string, string[]>();
   const need = (v: CacheModelInput, key: string, what: ModelledBuild["what"], why: string) => {
-    const src = what === "cuda-closure" ? DEFAULT_CUDA_CLOSURE_SECONDS : REBUILD_SECONDS[what];
+    const src = what === "cuda-closure" ? DEFAULT_CUDA_CLOSURE_SECONDS : cat.rebuildSeconds[what];
     const b = builds.get(key) ?? { key, what, seconds: src.seconds, source: src.source, why, variants: [] };
     b.variants.push(v.name);
     builds.set(key, b);
@@ -64,7 +64,7 @@ export function modelCacheMisses(
   };
   /** The public caches that may hold what the model counts as built (catalog/binary-cache.ts): named, never counted. */
   const mayHold = (system: string) => {
-    const m = cudaCachesFor(system).filter((c) => c.holds === "may hold");
+    const m = cudaCachesFor(cat, system).filter((c) => c.holds === "may hold");
     return m.length
       ? ` unless ${m.map((c) => `${c.name} (${c.url}, key ${c.publicKey})`).join(" or ")} holds them: it may, for nixpkgs revisions not known here (\`build --dry-run --probe-store --substituters ${m.map((c) => c.url).join(" ")}\` asks Nix)`
       : "";

@@ -4,7 +4,7 @@
  * variant, never two variants in one: a host whose GPUs need two variants gets two environments (two torches in one
  * environment would collide).
  *
- * The manifest is flox's `version = 1` format, as the project's own (catalog/host.ts FLOX_MIN_VERSION): `[install]
+ * The manifest is flox's `version = 1` format, as the project's own (catalog/machines.ts FLOX_MIN_VERSION): `[install]
  * NAME.pkg-path = "ORG/NAME"` (what `flox install ORG/NAME` writes for a package published by an organisation; flox
  * docs "Publishing") and `[options] systems` = the variant's system (a published package exists for the system it was
  * published from).

@@ -16,7 +16,7 @@
 import { PACKAGES } from "../catalog/packages.ts";
 import { preferredPin } from "../catalog/index.ts";
 import { ENV_PACKAGE, TORCH_PACKAGE, fixesFor, onTorch, packageBuildFor, releaseOf, releaseServes, type PackageCudaBuild, type PackageOnTorch } from "../catalog/packages.ts";
-import { NIXPKGS_JETSON_CAPABILITIES, glibcCudaHeaderNote } from "../catalog/cuda.ts";
+import { glibcCudaHeaderNote, nixpkgsCudaFacts, type NixpkgsCudaFacts } from "../catalog/cuda.ts";
 import { environmentPackage, formatCombination, formatName, torchSiblingName } from "./naming.ts";
 import { extraPromise } from "../catalog/extras.ts";
 import { compareVersions } from "../versions.ts";
@@ -43,21 +43,22 @@ const smOf = (cap: string) => cap.replace(".", "");
 /**
  * Decide which compute capabilities CUDA `cuda`'s nvcc compiles for GPU `gpu` (ARCHITECTURE.md rule 3).
  * A capability is buildable with a CUDA version when its nvcc knows it and nixpkgs' capability table allows it with
- * that CUDA (catalog/gpus.ts NIXPKGS_CAPABILITIES: min/max CUDA; nixpkgs' backendStdenv refuses anything outside, so
+ * that CUDA (the catalog's nixpkgsCapabilities, catalog/gpus.ts: min/max CUDA; nixpkgs' backendStdenv refuses anything outside, so
  * where nvcc and nixpkgs disagree, nixpkgs wins: 7.2 ends at CUDA 12.2 there though nvcc 12.x still lists sm_72).
  * Native when the GPU's capability is buildable; otherwise, under policy `serve`, the highest buildable capability
  * with the same major and a minor ≤ the GPU's (binary compatibility: 12.1 on CUDA 12.8 is served by 12.0, since 12.1
  * needs CUDA 12.9); otherwise a reason naming the CUDA versions of the catalog that build it natively.
  */
 export function serveGpu(gpu: GpuArch, cuda: CudaToolkit, policy: "serve" | "drop", catalog: Catalog): GpuService {
-  const builds = (c: CudaToolkit, cap: string) => c.capabilities.includes(cap) && nixpkgsAllows(cap, c.version);
+  const table = catalog.nixpkgsCapabilities;
+  const builds = (c: CudaToolkit, cap: string) => c.capabilities.includes(cap) && nixpkgsAllows(table, cap, c.version);
   if (builds(cuda, gpu.capability)) return { ok: true, capabilities: [gpu.capability], binaryCompat: false };
   const knownBy = catalog.cuda.filter((c) => builds(c, gpu.capability)).map((c) => c.version);
   const where = knownBy.length
     ? `CUDA ${knownBy.join(", ")} ${knownBy.length === 1 ? "compiles" : "compile"} sm_${gpu.sm} natively`
     : `no CUDA version in the catalog compiles sm_${gpu.sm} where nixpkgs allows it`;
   const earlier = catalog.cuda.filter((c) => compareVersions(c.version, cuda.version) < 0 && c.capabilities.includes(gpu.capability));
-  const info = nixpkgsCapability(gpu.capability);
+  const info = nixpkgsCapability(table, gpu.capability);
   const dropped = cuda.capabilities.includes(gpu.capability)
     ? `nixpkgs allows compute capability ${gpu.capability} with CUDA ${info ? `${info.minCuda}${info.maxCuda ? ` to ${info.maxCuda}` : " and later"}` : "never (not in its capability table)"}, not ${cuda.version}, though CUDA ${cuda.version}'s nvcc lists sm_${gpu.sm} (pkgs/development/cuda-modules/_cuda/db/bootstrap/cuda.nix)`
     : earlier.length > 0
@@ -66,11 +67,11 @@ export function serveGpu(gpu: GpuArch, cuda: CudaToolkit, policy: "serve" | "dro
   // Candidates are capabilities of GPU architectures the catalog knows: CUDA 12.8/12.9's 10.1 was Thor's
   // pre-release number (renamed 11.0 in CUDA 13.0), not an architecture B300 (10.3) belongs with.
   const archs = new Set(catalog.gpus.map((g) => g.capability));
-  const runs = cuda.capabilities.filter((c) => archs.has(c) && capabilityRunsOn(c, gpu.capability) && nixpkgsAllows(c, cuda.version));
+  const runs = cuda.capabilities.filter((c) => archs.has(c) && capabilityRunsOn(c, gpu.capability) && nixpkgsAllows(table, c, cuda.version));
   // A Jetson GPU is served by Jetson code only: nixpkgs builds a Jetson capability against NVIDIA's Jetson
   // redistributables and the others against linux-sbsa (_cuda/lib/redist.nix getRedistSystem), so the CUDA libraries
   // of a non-Jetson capability are not the ones a Jetson runs, whatever the cubin's binary compatibility.
-  const jetson = (c: string) => nixpkgsCapability(c)?.isJetson ?? false;
+  const jetson = (c: string) => nixpkgsCapability(table, c)?.isJetson ?? false;
   const compat = runs
     .filter((c) => jetson(c) === jetson(gpu.capability))
     .sort(compareVersions)
@@ -149,7 +150,7 @@ function judge(c: Combo, matrix: Matrix, catalog: Catalog): { reasons: string[];
     reasons.push(
       `SM${gpu.sm} (${gpu.label}) exists only on ${gpu.systems.join(", ")} hosts, so it has no ${isa.system} variant.`,
     );
-  else if (gpu && nixpkgsCapability(gpu.capability)?.isJetson && isa.system !== "aarch64-linux")
+  else if (gpu && nixpkgsCapability(catalog.nixpkgsCapabilities, gpu.capability)?.isJetson && isa.system !== "aarch64-linux")
     // nixpkgs' own rule, read from its table: a catalog GPU row that listed another system would still be refused here.
     reasons.push(
       `nixpkgs builds the Jetson capability ${gpu.capability} only for aarch64-linux (isJetson in _cuda/db/bootstrap/cuda.nix; ` +
@@ -215,16 +216,18 @@ function describe(pkg: PackageName, c: Combo, version: string): string {
 /**
  * Whether a variant's capabilities must also go to nixpkgs' `config.cudaCapabilities` (the package-set scope), and
  * why. With policy "torch", the package set keeps nixpkgs' defaults unless they cannot serve the variant:
- * - a Jetson capability (NIXPKGS_JETSON_CAPABILITIES: 11.0 Thor, 8.7 Orin, …) is never in nixpkgs' default list;
- * - a capability missing from `cuda.nixpkgsDefaultCapabilities` (e.g. 7.0 on CUDA 12.x) leaves magma, nccl, … with
+ * - a Jetson capability (`nixpkgs.jetson`: 11.0 Thor, 8.7 Orin, …) is never in nixpkgs' default list;
+ * - a capability missing from nixpkgs' default capabilities of that CUDA set at the variant's pin (`nixpkgs.defaults`:
+ *   the pin's own where `pin add` read them, else the catalog's; e.g. 7.0 on CUDA 12.x) leaves magma, nccl, … with
  *   no code for that GPU.
- * Sources: generator/catalog/cuda.ts (nixpkgs' capability table and default rule).
+ * Sources: generator/catalog/cuda.ts nixpkgsCudaFacts (nixpkgs' capability table and default rule).
  * @returns { packageSet, reason } — reason is null when the matrix's policy decided, a sentence when the catalog forced it.
+ * @throws Error when `caps` mixes Jetson and non-Jetson capabilities (expand never builds such a set)
  */
-export function cudaScopeFor(caps: readonly string[], cuda: CudaToolkit, policy: CudaCapabilitiesScope): { packageSet: boolean; reason: string | null } {
-  const jetson = caps.filter((c) => (NIXPKGS_JETSON_CAPABILITIES.capabilities as readonly string[]).includes(c));
-  // A Jetson capability never shares a CUDA set with a non-Jetson one (catalog/cuda.ts NIXPKGS_JETSON_CAPABILITIES:
-  // nixpkgs refuses it before Thor in every era, and for every Jetson capability in 2025's code).
+export function cudaScopeFor(caps: readonly string[], nixpkgs: NixpkgsCudaFacts, policy: CudaCapabilitiesScope): { packageSet: boolean; reason: string | null } {
+  const jetson = caps.filter((c) => nixpkgs.jetson.includes(c));
+  // A Jetson capability never shares a CUDA set with a non-Jetson one (catalog/gpus.ts JETSON_RULE: nixpkgs refuses
+  // it before Thor in every era, and for every Jetson capability in 2025's code).
   if (jetson.length && jetson.length !== caps.length)
     throw new Error(`cudaScopeFor: Jetson capabilities ${jetson.join(", ")} with non-Jetson ${caps.filter((c) => !jetson.includes(c)).join(", ")} in one CUDA set; nixpkgs refuses that mix`);
   if (policy === "packageSet") return { packageSet: true, reason: null };
@@ -236,13 +239,13 @@ export function cudaScopeFor(caps: readonly string[], cuda: CudaToolkit, policy:
         `_cuda/db/bootstrap/cuda.nix), so this variant sets config.cudaCapabilities and its whole CUDA closure (magma, ` +
         `NCCL and every other library of the cudaPackages set) is built from source for it; no binary cache holds that closure.`,
     };
-  const missing = caps.filter((c) => !cuda.nixpkgsDefaultCapabilities.includes(c));
+  const missing = caps.filter((c) => !nixpkgs.defaults.includes(c));
   if (missing.length)
     return {
       packageSet: true,
       reason:
-        `CUDA package-set scope: ${missing.join(", ")} is not in nixpkgs' default cudaCapabilities for CUDA ${cuda.version} ` +
-        `(${cuda.nixpkgsDefaultCapabilities.join(", ")}), so magma, NCCL and the other libraries of the default set would have no code for ` +
+        `CUDA package-set scope: ${missing.join(", ")} is not in nixpkgs' default cudaCapabilities for CUDA ${nixpkgs.cuda} ` +
+        `(${nixpkgs.defaults.join(", ")}), so magma, NCCL and the other libraries of the default set would have no code for ` +
         `this GPU; this variant sets config.cudaCapabilities and builds its CUDA closure from source.`,
     };
   return { packageSet: false, reason: null };
@@ -380,7 +383,7 @@ function packageNotes(c: KeptCombo, k: KeptPackage): string[] {
       `PyTorch ${release.version}'s own binaries are built for CUDA ${release.cuda.join(", ")}; this CUDA ${cuda.version} build comes from nixpkgs ${pin.rev.slice(0, 7)}.`,
     );
   if (gpu?.note) notes.push(gpu.note);
-  const headers = cuda ? glibcCudaHeaderNote(pin.rev, pin.date, cuda.version) : null;
+  const headers = cuda ? glibcCudaHeaderNote(c.catalog, pin.rev, pin.date, cuda.version) : null;
   if (headers) notes.push(headers);
   if (scope.reason) notes.push(scope.reason);
   if (isa.variantNote) notes.push(isa.variantNote);
@@ -438,7 +441,7 @@ function packageVariant(pkg: PackageName, c: KeptCombo, envMembers: PackageName[
   const isEnv = pkg === ENV_PACKAGE;
   const version = p ? verdicts.versions[pkg]! : release.version;
   const scope =
-    cuda && service?.ok ? cudaScopeFor(service.capabilities, cuda, matrix.policy.cudaCapabilitiesScope) : { packageSet: false, reason: null };
+    cuda && service?.ok ? cudaScopeFor(service.capabilities, nixpkgsCudaFacts(c.catalog, pin, cuda), matrix.policy.cudaCapabilitiesScope) : { packageSet: false, reason: null };
   const envMemberNames = envMembers.map((q) => formatName({ ...parts, package: q }));
   const fixes = p ? fixesFor(p, pin.rev, cuda?.version ?? null, isa.system) : [];
   const notes = [

@@ -9,6 +9,7 @@
  */
 import * as z from "zod";
 import { packageOnTorch, releaseOf } from "../catalog/packages.ts";
+import { nixpkgsCudaFacts } from "../catalog/cuda.ts";
 import type { Catalog, NixpkgsPin, OnTorchRelease, TorchRelease } from "../catalog/schema.ts";
 import { compareVersions, majorMinor } from "../versions.ts";
 import type { LocalPinEntry } from "../catalog/local.ts";
@@ -169,9 +170,9 @@ function compareCudaFacts(pin: NixpkgsPin, facts: PinFacts, cat: Catalog, t: Pin
     const word = (b: boolean | null) => (b === null ? "unreadable" : b ? "refused" : "accepted");
     differ(`brokenCuda[${s.version}]`, word(refused), word(nix), s.torchBroken.expr,
       `catalog says CUDA ${s.version} ${word(refused)} for torch ${pin.torch} at ${at}; your nixpkgs says ${word(nix)} (${s.torchBroken.expr})`);
-    // nixpkgs' default capabilities of that CUDA set (a per-CUDA-version fact of the catalog).
+    // nixpkgs' default capabilities of that CUDA set: the pin's own record where it has one, else the catalog's table.
     const tk = cat.cuda.find((c) => c.version === s.version)!;
-    differ(`nixpkgsDefaultCapabilities[${s.version}]`, tk.nixpkgsDefaultCapabilities, s.defaultCapabilities.value, s.defaultCapabilities.expr);
+    differ(`nixpkgsDefaultCapabilities[${s.version}]`, nixpkgsCudaFacts(cat, pin, tk).defaults, s.defaultCapabilities.value, s.defaultCapabilities.expr);
   }
 }
 
@@ -272,16 +273,14 @@ export function pinEntryFromFacts(
     defaultPython: facts.defaultPython.value,
     defaultCuda: facts.defaultCuda.value,
     recursedPython: facts.recursedPython.value === null ? null : [...facts.recursedPython.value].sort(compareVersions),
+    nixpkgsDefaultCapabilities: ownDefaults(cudaSets),
+    bundledLinksKnown: false,
     channel: opts.channel,
     inferred: {},
     source:
       `variant-matrix pin add: evaluated ${opts.where} with Nix ${opts.nixVersion} (pkgs/inspect-pin.nix): ` +
       `${def.torch.expr} = ${torch}; ${def.torchaudio.expr} = ${torchaudio}; package sets from builtins.attrNames; ` +
-      `brokenCuda from torch.meta.broken per cudaPackages_X_Y`,
-  };
-  const nextMinor = (v: string) => {
-    const [a, b] = v.split(".").map(Number);
-    return `${a}.${b! + 1}`;
+      `brokenCuda from torch.meta.broken per cudaPackages_X_Y; nixpkgsDefaultCapabilities from cudaPackages_X_Y.flags.cudaCapabilities`,
   };
   const release: TorchRelease | null = cat.torch.some((t) => t.version === torch)
     ? null
@@ -305,6 +304,21 @@ export function pinEntryFromFacts(
         source: `nixpkgs ${short(opts.rev)} pairs torchaudio ${torchaudio} with torch ${torch} (variant-matrix pin add); taken to serve that torch minor only`,
       };
   return { pin, torch: release, torchaudio: audio };
+}
+
+/** The next minor of a version: "2.12.0" → "2.13". */
+function nextMinor(v: string): string {
+  const [a, b] = v.split(".").map(Number);
+  return `${a}.${b! + 1}`;
+}
+
+/**
+ * The default capabilities of each CUDA set as evaluated (`cudaPackages_X_Y.flags.cudaCapabilities`), sorted, for the
+ * pin's own entry; null when no set's could be read.
+ */
+function ownDefaults(cudaSets: PinFacts["cudaSets"]): Record<string, string[]> | null {
+  const read = cudaSets.flatMap((s) => (s.defaultCapabilities.value === null ? [] : [[s.version, [...s.defaultCapabilities.value].sort(compareVersions)] as const]));
+  return read.length ? Object.fromEntries(read) : null;
 }
 
 /** The newest of `versions` (versions.ts compareVersions), or null for none. */

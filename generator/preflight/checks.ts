@@ -12,7 +12,11 @@ import { readdirSync, readFileSync, statSync } from "node:fs";
 import { basename, dirname, join, normalize } from "node:path";
 import { compareVersions } from "../versions.ts";
 import { systemFeaturesLine } from "../system-features.ts";
-import { cachesToOffer } from "../catalog/binary-cache.ts";
+// Start-up exception (tests/catalog-tables.test.ts): commands/verify.ts loads this module at the CLI's start-up, so it
+// reads the tables below from their modules, not through catalog/index.ts (which parses every table with zod). None of
+// them is extended by local-catalog.json: the public caches, the ISA table (hostGccarch) and the machine facts are the
+// same tables the Catalog value and `machines` hold.
+import { cachesToOffer, PUBLIC_CUDA_CACHES } from "../catalog/binary-cache.ts";
 import { DRIVER_ROUTES, FLOX_CUDA, FLOX_MIN, NIX_MIN, NIXGLHOST, NIXOS_DRIVER_LIB, STORE_FREE_FLOOR } from "../catalog/machines.ts";
 import { existsOn, runOn, type Host } from "./host-root.ts";
 import { parseCpuinfo } from "../detect/read-host.ts";
@@ -373,13 +377,13 @@ const CHECKS: readonly Check[] = [
     // The public caches that serve the CUDA variants' systems (catalog/binary-cache.ts cachesToOffer):
     // cache.nixos-cuda.org where it builds (x86_64-linux), cache.flox.dev where no cache builds (aarch64-linux), which
     // may hold the packages (`pin cache` asks it of a variant).
-    appliesTo: (c) => (cudaVariants(c).length === 0 ? "no CUDA variant" : cachesToOffer(cudaVariants(c).map((v) => v.system)).length === 0 ? "no public cache serves these systems" : null),
+    appliesTo: (c) => (cudaVariants(c).length === 0 ? "no CUDA variant" : cachesToOffer({ publicCudaCaches: PUBLIC_CUDA_CACHES }, cudaVariants(c).map((v) => v.system)).length === 0 ? "no public cache serves these systems" : null),
     probe: (p, c) => {
       const conf = p.nixConfig();
       if (!conf) return { status: "fail", detail: "`nix show-config` did not answer", fix: `install Nix >= ${NIX_MIN.version}` };
       const subs = (conf.get("substituters") ?? "").split(/\s+/).map((s) => s.replace(/\/+$/, ""));
       const keys = (conf.get("trusted-public-keys") ?? "").split(/\s+/);
-      const caches = cachesToOffer(cudaVariants(c).map((v) => v.system));
+      const caches = cachesToOffer({ publicCudaCaches: PUBLIC_CUDA_CACHES }, cudaVariants(c).map((v) => v.system));
       const missing = caches.filter((k) => !subs.includes(k.url) || !keys.includes(k.publicKey));
       const said = (k: (typeof caches)[number]) => (k.holds === "builds" ? `${k.url}` : `${k.url} (may hold them: which revisions it built is not known here)`);
       if (missing.length === 0) return { status: "ok", detail: `${caches.map(said).join(", ")} with ${caches.length === 1 ? "its key" : "their keys"}` };

@@ -5,13 +5,14 @@
  * strings) never reaches the data, so editing it changes no check derivation.
  *
  * From the catalog a command loaded (the built-in one plus a matrix's local-catalog.json): a local release of a
- * package is judged by its own facts. `knownPins` alone stays the built-in pins: a local pin is not one whose links
- * the catalog researched, so its bundled-library lines stay "not checked" (docs/matrix.md).
+ * package is judged by its own facts, and a local pin by its own: `knownPins` are the pins whose bundled-library links
+ * were read (NixpkgsPin.bundledLinksKnown: the built-in pins; a pin `pin add` wrote is not one, so its
+ * bundled-library lines stay "not checked", docs/matrix.md), and `pinDefaultCapabilities` the default capabilities a
+ * pin's own entry records (read at that revision), which judge its bundled libraries instead of the catalog's table.
  */
-import { COMPILER_HELPER_NAMES, EXTRA_SASS, ownDeviceCode } from "../catalog/device-code.ts";
+import { ownDeviceCode } from "../catalog/device-code.ts";
 import { extraPromise } from "../catalog/extras.ts";
 import type { Catalog, DeviceTargets, OnTorchRelease } from "../catalog/schema.ts";
-import { nixpkgs as researchedPins } from "../catalog/torch.ts";
 import type { ReleaseBuildFacts, TargetsFacts } from "../matrix/cuda-build.ts";
 import { CHECKER_FACTS_FORMAT, type CheckerFacts } from "./facts.ts";
 
@@ -68,11 +69,14 @@ export function catalogCheckerFacts(cat: Catalog): CheckerFacts {
       extraSass: b.extraSass.map((e) => ({ sass: e.sass, minCuda: e.minCuda, belowCuda: e.belowCuda, why: e.why })),
       linkedAt: b.linkedAt === "every pin" ? b.linkedAt : [...b.linkedAt],
     })),
-    extraSass: EXTRA_SASS.map((e) => ({ when: e.when, adds: e.adds, minCuda: e.minCuda })),
-    compilerHelperNames: [...COMPILER_HELPER_NAMES],
+    extraSass: cat.extraSass.entries.map((e) => ({ when: e.when, adds: e.adds, minCuda: e.minCuda })),
+    compilerHelperNames: [...cat.compilerHelperNames.patterns],
     ownDeviceCode: ownDeviceCode(cat).map((o) => ({ origin: o.origin, directory: o.directory, ...(o.file !== undefined ? { file: o.file } : {}), names: [...o.names] })),
     nixpkgsDefaultCapabilities: Object.fromEntries(cat.cuda.map((c) => [c.version, [...c.nixpkgsDefaultCapabilities]])),
-    knownPins: researchedPins.map((p) => p.rev),
+    knownPins: cat.nixpkgs.filter((p) => p.bundledLinksKnown).map((p) => p.rev),
+    pinDefaultCapabilities: Object.fromEntries(
+      cat.nixpkgs.flatMap((p) => (p.nixpkgsDefaultCapabilities ? [[p.rev, structuredClone(p.nixpkgsDefaultCapabilities)]] : [])),
+    ),
     judgedExtras: cat.extras.filter((e) => extraPromise(cat, e.attr).judged).map((e) => e.attr),
   };
   memo.set(cat, facts);

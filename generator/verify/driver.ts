@@ -1,10 +1,10 @@
 /**
  * Why a variant's torch sees no GPU that nvidia-smi sees (pure): nixpkgs' CUDA libraries load libcuda.so.1 from
- * /run/opengl-driver/lib (the runpath Nix gave them, nixpkgs' addDriverRunpath; catalog/host.ts NIXOS_DRIVER_LIB),
+ * /run/opengl-driver/lib (the runpath Nix gave them, nixpkgs' addDriverRunpath; catalog/machines.ts NIXOS_DRIVER_LIB),
  * which only NixOS creates, or from a directory of LD_LIBRARY_PATH (searched before the runpath: the route
  * nix-gl-host takes), never through the host's /etc/ld.so.cache, while the host keeps it in its own library
  * directory (`ldconfig -p`). verify prints these lines under the
- * GPU checks, with the ways to run again through the host's GPU driver (catalog/host.ts DRIVER_ROUTES).
+ * GPU checks, with the ways to run again through the host's GPU driver (catalog/machines.ts DRIVER_ROUTES).
  */
 import { NIXOS_DRIVER_LIB } from "../catalog/machines.ts";
 import { driverRouteLines, type CheckedVariant } from "../preflight/checks.ts";

@@ -12,7 +12,7 @@ import type { ArchListFacts, ReleaseBuildFacts } from "../matrix/cuda-build.ts";
 import type { BundledDeviceCode } from "../catalog/device-code.ts";
 
 /** The version of the facts' shape; the checker refuses any other (a bundle and a facts file of different trees). */
-export const CHECKER_FACTS_FORMAT = 1;
+export const CHECKER_FACTS_FORMAT = 2;
 
 /** A package built on torch, as the comparison reads it (catalog/packages.ts `PackageOnTorch`). */
 export interface CheckerPackage {
@@ -41,15 +41,20 @@ export interface CheckerFacts {
   torchArchLists: ArchListFacts[];
   /** The libraries nixpkgs links into torch statically (catalog/device-code.ts `bundledDeviceCode`). */
   bundledDeviceCode: CheckerBundled[];
-  /** PyTorch's arch-specific SASS beyond TORCH_CUDA_ARCH_LIST (catalog/device-code.ts `EXTRA_SASS`). */
+  /** PyTorch's arch-specific SASS beyond TORCH_CUDA_ARCH_LIST (the catalog's `extraSass`, catalog/device-code.ts). */
   extraSass: { when: string; adds: string; minCuda: string | null }[];
-  /** Heads of code the compiler adds to any cubin (catalog/device-code.ts `COMPILER_HELPER_NAMES`), as RegExp sources. */
+  /** Heads of code the compiler adds to any cubin (the catalog's `compilerHelperNames`, catalog/device-code.ts), as RegExp sources. */
   compilerHelperNames: string[];
   /** Own device code by directory or file name (catalog/device-code.ts `ownDeviceCode`). */
   ownDeviceCode: { origin: string; directory: string; file?: string; names: string[] }[];
-  /** nixpkgs' default capabilities per CUDA version ("12.8" → ["7.5", …]; catalog/cuda.ts). */
+  /** nixpkgs' default capabilities per CUDA version ("12.8" → ["7.5", …]; catalog/cuda.ts, from the catalog's table). */
   nixpkgsDefaultCapabilities: Record<string, string[]>;
-  /** Revisions of the catalog's own pins (catalog/torch.ts): a `linkedAt` list decides only for these. */
+  /**
+   * A pin's own default capabilities, read at that revision (NixpkgsPin.nixpkgsDefaultCapabilities; `pin add`): rev →
+   * CUDA version → capabilities. Where a pin has them for the variant's CUDA they replace `nixpkgsDefaultCapabilities`.
+   */
+  pinDefaultCapabilities: Record<string, Record<string, string[]>>;
+  /** Revisions of the pins whose bundled-library links the catalog read (NixpkgsPin.bundledLinksKnown): a `linkedAt` list decides only for these. */
   knownPins: string[];
   /** Extras whose device code the catalog judges (catalog/extras.ts `extraPromise(attr).judged`). */
   judgedExtras: string[];
@@ -67,7 +72,7 @@ export function parseCheckerFacts(text: string): CheckerFacts {
   if (f.format !== CHECKER_FACTS_FORMAT)
     throw new Error(`checker facts: format ${JSON.stringify(f.format)}, this checker reads format ${CHECKER_FACTS_FORMAT} (regenerate with \`npm run generate\`)`);
   for (const k of ARRAYS) if (!Array.isArray(f[k])) throw new Error(`checker facts: "${k}" is not a list`);
-  if (typeof f.nixpkgsDefaultCapabilities !== "object" || f.nixpkgsDefaultCapabilities === null)
-    throw new Error(`checker facts: "nixpkgsDefaultCapabilities" is not an object`);
+  for (const k of ["nixpkgsDefaultCapabilities", "pinDefaultCapabilities"] as const)
+    if (typeof f[k] !== "object" || f[k] === null || Array.isArray(f[k])) throw new Error(`checker facts: "${k}" is not an object`);
   return f as CheckerFacts;
 }

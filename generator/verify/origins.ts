@@ -81,8 +81,13 @@ export function allowedSass(caps: readonly string[], cuda: string, facts: Pick<C
   return s;
 }
 
-/** nixpkgs' default capabilities of a CUDA version (the facts'), or null when they lack the version. */
-function nixpkgsDefaults(cudaVersion: string, facts: Pick<CheckerFacts, "nixpkgsDefaultCapabilities">): string[] | null {
+/**
+ * nixpkgs' default capabilities of a CUDA version at revision `rev`: the pin's own where its entry records them
+ * (`pinDefaultCapabilities`), else the catalog's (`nixpkgsDefaultCapabilities`); null when the facts lack the version.
+ */
+function nixpkgsDefaults(cudaVersion: string, rev: string | undefined, facts: Pick<CheckerFacts, "nixpkgsDefaultCapabilities" | "pinDefaultCapabilities">): string[] | null {
+  const own = rev !== undefined && Object.hasOwn(facts.pinDefaultCapabilities, rev) ? facts.pinDefaultCapabilities[rev]! : null;
+  if (own && Object.hasOwn(own, cudaVersion)) return own[cudaVersion]!;
   return Object.hasOwn(facts.nixpkgsDefaultCapabilities, cudaVersion) ? facts.nixpkgsDefaultCapabilities[cudaVersion]! : null;
 }
 
@@ -103,10 +108,10 @@ function linksBundled(b: CheckerBundled, rev: string | undefined, facts: Pick<Ch
  * `cudaForwardCompat = false` (pkgs/nixpkgs.nix). Plus what the library's own build adds (`extraSass`).
  * @throws Error when the facts have no default capabilities for the variant's CUDA version.
  */
-function bundledPromise(b: CheckerBundled, v: DeviceCodeVariant, facts: Pick<CheckerFacts, "nixpkgsDefaultCapabilities">): OriginPromise {
+function bundledPromise(b: CheckerBundled, v: DeviceCodeVariant, facts: Pick<CheckerFacts, "nixpkgsDefaultCapabilities" | "pinDefaultCapabilities">): OriginPromise {
   const cuda = v.cuda!;
   const packageSet = v.cudaCapabilitiesForPackageSet === true;
-  const defaults = nixpkgsDefaults(cuda, facts);
+  const defaults = nixpkgsDefaults(cuda, v.nixpkgs, facts);
   if (!packageSet && !defaults) throw new Error(`no nixpkgs default capabilities for CUDA ${cuda} in the catalog`);
   const scopeCaps = packageSet ? v.cudaCapabilities : defaults!;
   const extras = b.extraSass.filter((e) => compareVersions(cuda, e.minCuda) >= 0 && (e.belowCuda === null || compareVersions(cuda, e.belowCuda) < 0));

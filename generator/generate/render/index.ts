@@ -3,7 +3,7 @@
  * one `docs/matrix/*.md` page per (PyTorch release, CUDA version) and `.flox/env/manifest.toml`.
  * Pure: returns a map of repo-relative path → content; `write.ts` does the I/O.
  */
-import { FLOX_MIN_VERSION } from "../../catalog/machines.ts";
+import { machines } from "../../catalog/index.ts";
 import { nixpkgsAllows } from "../../catalog/gpus.ts";
 import { stringify as tomlStringify } from "smol-toml";
 import { compareVersions } from "../../versions.ts";
@@ -174,7 +174,7 @@ function renderFlakeLock(p: Project): string {
   return JSON.stringify({ nodes, root: "root", version: 7 }, null, 2) + "\n";
 }
 
-/** The manifest format written: the pre-1.10 `version = 1` field (see FLOX_MIN_VERSION). */
+/** The manifest format written: the pre-1.10 `version = 1` field (see catalog/machines.ts FLOX_MIN_VERSION). */
 const FLOX_MANIFEST_VERSION = 1;
 
 /** Name of the flox path environment in `.flox/env.json` (`flox init` writes the directory's name). */
@@ -207,7 +207,7 @@ function renderManifest(p: Project): string {
   const body = tomlStringify({ version: FLOX_MANIFEST_VERSION, options: { systems: floxSystems(p) } });
   return (
     `# ${GENERATED_HEADER}\n` +
-    `# Packages to build live in .flox/pkgs/ (flox build NAME, flox >= ${FLOX_MIN_VERSION}). No [install] packages: the lock beside\n` +
+    `# Packages to build live in .flox/pkgs/ (flox build NAME, flox >= ${machines.floxMinVersion}). No [install] packages: the lock beside\n` +
     "# this file is made without flox's catalog service and committed, so `flox build` needs no login. Node and git,\n" +
     "# which run the generator, come from your system.\n" +
     `${body}\n`
@@ -340,7 +340,7 @@ function matrixPages(p: Project): MatrixPage[] {
  */
 function gpuReference(p: Project) {
   return p.catalog.gpus.map((g) => {
-    const knownBy = p.catalog.cuda.filter((c) => c.capabilities.includes(g.capability) && nixpkgsAllows(g.capability, c.version)).map((c) => c.version);
+    const knownBy = p.catalog.cuda.filter((c) => c.capabilities.includes(g.capability) && nixpkgsAllows(p.catalog.nixpkgsCapabilities, g.capability, c.version)).map((c) => c.version);
     return { ...g, minCuda: knownBy[0] ?? "—", lastCuda: knownBy[knownBy.length - 1] ?? "—", selected: p.matrix.gpus.includes(g.sm) };
   });
 }
@@ -350,7 +350,7 @@ function gpuReference(p: Project) {
  * systems (catalog/binary-cache.ts, the one copy of their URLs and keys), as whole nix.conf lines.
  */
 function cacheDocs(p: Project): { team: TeamCache[]; publicNames: string[]; lines: string[] } {
-  const publicCaches = cachesToOffer(p.variants.filter((v) => v.cuda !== null).map((v) => v.system));
+  const publicCaches = cachesToOffer(p.catalog, p.variants.filter((v) => v.cuda !== null).map((v) => v.system));
   return { team: p.matrix.caches, publicNames: publicCaches.map((c) => c.name), lines: cacheConfLines([...p.matrix.caches, ...publicCaches]) };
 }
 
