@@ -64,7 +64,8 @@ function torchArchEntriesIn(caps, torchVersion, label, lists) {
   }
   return { entries, notes };
 }
-function cudaBuildIn(p, version, caps, cuda, torchVersion, lists) {
+function cudaBuildIn(p, ask, lists) {
+  const { version, cudaCapabilities: caps, cuda, torchVersion } = ask;
   const rel = releaseIn(p.releases, version);
   const label = `${p.label} ${version}`;
   if (rel?.cuda) {
@@ -226,7 +227,7 @@ function deviceCodePromises(v, facts) {
   ];
   for (const o of facts.packagesOnTorch) {
     const version = packageVersionOf(v, o.name) ?? "?";
-    const b = cudaBuildIn(o, version, caps, cuda, v.torchVersion, facts.torchArchLists);
+    const b = cudaBuildIn(o, { version, cudaCapabilities: caps, cuda, torchVersion: v.torchVersion }, facts.torchArchLists);
     out.push(
       "reason" in b ? { origin: o.name, label: `${o.label}'s kernels`, library: null, sassRequired: [], sassAllowed: [], ptx: [], why: `no build: ${b.reason}` } : { origin: o.name, label: `${o.label}'s kernels`, library: null, sassRequired: b.sass, sassAllowed: [...b.sass, ...b.sassAlso ?? []], ptx: b.ptx, ...b.ptxIn ? { ptxIn: b.ptxIn } : {}, why: b.why }
     );

@@ -110,6 +110,7 @@ const START_UP_EXCEPTIONS: Record<string, { names: string[]; why: string }> = {
   "generator/commands/build.ts": { names: ["GIB_PER_COMPILE_JOB"], why: "build --help's --jobs text" },
   "generator/verify/driver.ts": { names: ["NIXOS_DRIVER_LIB"], why: "loaded at start-up through commands/verify.ts until verify-main.ts; kept until it reads the Catalog value" },
   "generator/driver/plan.ts": { names: ["packagesOnTorch"], why: "detect/rules.ts → driver/wait.ts loaded it at start-up until detect's and verify's work moved to NAME-main.ts (build estimates); kept until it reads the Catalog value" },
+  "generator/commands/pin.ts": { names: ["PUBLIC_CUDA_CACHES"], why: "pin cache --help's --substituter default, a command module loaded at start-up" },
   "generator/driver/eval-first.ts": { names: ["NIX_MIN"], why: "build of files already generated does not parse the catalog" },
 };
 

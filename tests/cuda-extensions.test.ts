@@ -102,7 +102,7 @@ test("pins decide the version: a pin without a known version drops the package w
 test("cudaBuildOf: flash-attn's own tokens (same major, minor at or below), bitsandbytes' CMake list with PTX for the highest, CUDA ranges", async () => {
   const fa = onTorch(catalog, "flash-attn")!;
   const tok = (caps: string[], cuda = "12.8") => {
-    const b = cudaBuildOf(catalog, fa, "2.8.3.post1", caps, cuda);
+    const b = cudaBuildOf(catalog, fa, { version: "2.8.3.post1", cudaCapabilities: caps, cuda });
     return "reason" in b ? b.reason : `${b.env.FLASH_ATTN_CUDA_ARCHS} | ${b.sass.join(" ")} | ${b.ptx.join(" ")}`;
   };
   assert.is(tok(["8.0"]), "80 | sm_80 | ");
@@ -115,7 +115,7 @@ test("cudaBuildOf: flash-attn's own tokens (same major, minor at or below), bits
   assert.match(tok(["10.0"], "12.6"), /compiles SM100 code \(which would serve 10\.0\) only with CUDA 12\.8 and later, not 12\.6/);
   assert.match(tok(["7.5"]), /none of which runs on compute capability 7\.5/);
   const bnb = onTorch(catalog, "bitsandbytes")!;
-  const b = cudaBuildOf(catalog, bnb, "0.49.2", ["8.6", "9.0"], "12.9");
+  const b = cudaBuildOf(catalog, bnb, { version: "0.49.2", cudaCapabilities: ["8.6", "9.0"], cuda: "12.9" });
   assert.ok(!("reason" in b));
   if (!("reason" in b)) {
     assert.equal(b.cmakeFlags, ["-DCOMPUTE_CAPABILITY=86;90"]);
@@ -124,11 +124,11 @@ test("cudaBuildOf: flash-attn's own tokens (same major, minor at or below), bits
     assert.is(b.ptxIn, "relocatable", "separable compilation: the PTX is in the relocatable fatbin");
   }
   // Sorted and de-duplicated before the highest is popped (CMakeLists 0.49.2 lines 189-193; H100: "90;80" → compute_90).
-  const unsorted = cudaBuildOf(catalog, bnb, "0.49.2", ["9.0", "8.0", "9.0"], "13.0");
+  const unsorted = cudaBuildOf(catalog, bnb, { version: "0.49.2", cudaCapabilities: ["9.0", "8.0", "9.0"], cuda: "13.0" });
   assert.ok(!("reason" in unsorted) && unsorted.cmakeFlags.join() === "-DCOMPUTE_CAPABILITY=80;90" && unsorted.ptx.join() === "compute_90");
-  const old = cudaBuildOf(catalog, bnb, "0.47.0", ["9.0"], "13.0");
+  const old = cudaBuildOf(catalog, bnb, { version: "0.47.0", cudaCapabilities: ["9.0"], cuda: "13.0" });
   assert.ok("reason" in old && /bitsandbytes 0\.47\.0 builds with CUDA 11\.4 up to 13\.0 \(exclusive\), not CUDA 13\.0/.test(old.reason));
-  assert.ok(!("reason" in cudaBuildOf(catalog, bnb, "0.47.0", ["8.0"], "11.4")), "0.47.0 accepts CUDA 11.4 (VERSION_LESS 11.4)");
+  assert.ok(!("reason" in cudaBuildOf(catalog, bnb, { version: "0.47.0", cudaCapabilities: ["8.0"], cuda: "11.4" })), "0.47.0 accepts CUDA 11.4 (VERSION_LESS 11.4)");
   // flash-attn's setup.py with no recognised token falls back to TORCH_CUDA_ARCH_LIST (H100: fa-fallback-86).
   const t = fa.releases[0]!.targets as Extract<NonNullable<(typeof fa.releases)[0]["targets"]>, { kind: "ownList" }>;
   assert.equal(ownListSass(t, "86", "8.6", "13.0"), ["sm_86"]);
@@ -136,11 +136,11 @@ test("cudaBuildOf: flash-attn's own tokens (same major, minor at or below), bits
   assert.equal(ownListSass(t, "80;90", "9.0", "13.0"), ["sm_80", "sm_90"]);
   // A TORCH_CUDA_ARCH_LIST entry the variant's torch refuses is served by the nearest accepted one below it, with a note.
   const tv = onTorch(catalog, "torchvision")!;
-  const served = cudaBuildOf(catalog, tv, "0.26.0", ["8.8"], "13.0", "2.11.0");
+  const served = cudaBuildOf(catalog, tv, { version: "0.26.0", cudaCapabilities: ["8.8"], cuda: "13.0", torchVersion: "2.11.0" });
   assert.ok(!("reason" in served) && served.sass.join() === "sm_87" && served.env.TORCH_CUDA_ARCH_LIST === "8.7" && /refuses TORCH_CUDA_ARCH_LIST entry 8\.8/.test(served.why));
-  const plain = cudaBuildOf(catalog, tv, "0.26.0", ["9.0"], "13.0", "2.11.0");
+  const plain = cudaBuildOf(catalog, tv, { version: "0.26.0", cudaCapabilities: ["9.0"], cuda: "13.0", torchVersion: "2.11.0" });
   assert.ok(!("reason" in plain) && Object.keys(plain.env).length === 0 && plain.sass.join() === "sm_90");
-  const xf = cudaBuildOf(catalog, onTorch(catalog, "xformers")!, "0.0.35", ["9.0"], "12.8");
+  const xf = cudaBuildOf(catalog, onTorch(catalog, "xformers")!, { version: "0.0.35", cudaCapabilities: ["9.0"], cuda: "12.8" });
   assert.ok(!("reason" in xf) && xf.sass.join() === "sm_90" && xf.ptx.length === 0 && Object.keys(xf.env).length === 0);
   // Every entry of the table is sourced, with its device-code rule per release.
   for (const p of packagesOnTorch.filter((x) => x.optIn)) {

@@ -207,6 +207,7 @@ function fixtureVariants(m: FixtureMatrix): Variant[] {
               cflags: isaRow.cflags,
               nixpkgs: rel.nixpkgs,
               nixpkgsSha256: "sha256-AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=",
+              nixpkgsKey: [rel.nixpkgs, isaRow.system, c.cuda ? `cudaPackages_${c.cuda.replace(".", "_")}` : "cpu", ...(c.cuda ? c.caps : [])].join("|"),
               dependsOn: pkg === "torchaudio" ? [formatName({ ...parts, package: "pytorch" })] : [],
               file: `.flox/pkgs/${formatName(parts)}.nix`,
               description: "test",

@@ -30,7 +30,7 @@
 // constants.ts, the schema and the catalog read this file, so it imports none of them (only versions.ts and
 // cuda-build.ts, which import no catalog file).
 import { compareVersions, majorMinor } from "../versions.ts";
-import { cudaBuildIn, releaseIn, type PackageCudaBuild } from "../matrix/cuda-build.ts";
+import { cudaBuildIn, releaseIn, type CudaBuildAsk, type PackageCudaBuild } from "../matrix/cuda-build.ts";
 import type { ArchListEra, Catalog, DeviceTargets, OnTorchRelease, PackageOnTorch } from "./schema.ts";
 
 export type { DeviceTargets, OnTorchRelease, PackageOnTorch } from "./schema.ts";
@@ -699,42 +699,33 @@ export function ownListSass(t: Extract<DeviceTargets, { kind: "ownList" }>, valu
 }
 
 /**
- * What a CUDA build of package `p` at `version` is handed and holds for capabilities `caps` (["8.6"]) with CUDA
- * `cuda` ("12.8"), from the release's `targets` (see DeviceTargets), or the reason no build of this release can serve
- * them (a capability no token serves, a CUDA the release refuses, code that fails on the capability, a
- * TORCH_CUDA_ARCH_LIST entry the variant's torch `torchVersion` refuses with none to serve it). The rule is
- * generator/matrix/cuda-build.ts `cudaBuildIn` (shared with the Nix checks' bundle), with the catalog's torch-arch lists
- * (`cat.torchArchLists`).
- * @param torchVersion the variant's torch ("2.11.0"); absent: its cpp_extension's accepted entries are not checked.
+ * What a CUDA build of package `p` is handed and holds for `ask` (its version, capabilities ["8.6"], CUDA "12.8" and
+ * the variant's torch "2.11.0", in the Variant's field names: a CUDA Variant of `p` fits), from the release's
+ * `targets` (see DeviceTargets), or the reason no build of this release can serve them (a capability no token serves,
+ * a CUDA the release refuses, code that fails on the capability, a TORCH_CUDA_ARCH_LIST entry the variant's torch
+ * refuses with none to serve it; without `torchVersion` its cpp_extension's accepted entries are not checked). The
+ * rule is generator/matrix/cuda-build.ts `cudaBuildIn` (shared with the Nix checks' bundle), with the catalog's
+ * torch-arch lists (`cat.torchArchLists`).
  * @returns a PackageCudaBuild, or { reason } (a sentence naming the release, the capability or CUDA, and the source).
  */
-export function cudaBuildOf(
-  cat: Pick<Catalog, "torchArchLists">,
-  p: PackageOnTorch,
-  version: string,
-  caps: readonly string[],
-  cuda: string,
-  torchVersion?: string,
-): PackageCudaBuild | { reason: string } {
-  return cudaBuildIn(p, version, caps, cuda, torchVersion, cat.torchArchLists);
+export function cudaBuildOf(cat: Pick<Catalog, "torchArchLists">, p: PackageOnTorch, ask: CudaBuildAsk): PackageCudaBuild | { reason: string } {
+  return cudaBuildIn(p, ask, cat.torchArchLists);
 }
 
 /**
- * What package `p` at `version` builds for a combination, or why it cannot: a CPU-only combination of a package with
- * `cudaOnly` is refused; a CUDA one is `cudaBuildOf`'s answer (with the variant's torch `torchVersion`, for the
- * TORCH_CUDA_ARCH_LIST entries its cpp_extension accepts).
+ * What package `p` builds for a combination (`ask` as cudaBuildOf's, with `cuda` null for CPU-only), or why it
+ * cannot: a CPU-only combination of a package with `cudaOnly` is refused; a CUDA one is `cudaBuildOf`'s answer (with
+ * the variant's torch `torchVersion`, for the TORCH_CUDA_ARCH_LIST entries its cpp_extension accepts).
  * @returns { build } (null for a CPU-only build) or { reason }
  */
 export function packageBuildFor(
   cat: Pick<Catalog, "torchArchLists">,
   p: PackageOnTorch,
-  version: string,
-  cuda: string | null,
-  caps: readonly string[],
-  torchVersion?: string,
+  ask: Omit<CudaBuildAsk, "cuda"> & { cuda: string | null },
 ): { build: PackageCudaBuild | null } | { reason: string } {
+  const { cuda } = ask;
   if (cuda === null) return p.cudaOnly ? { reason: `${p.label} has no CPU-only build: ${p.cudaOnly}.` } : { build: null };
-  const b = cudaBuildOf(cat, p, version, caps, cuda, torchVersion);
+  const b = cudaBuildOf(cat, p, { ...ask, cuda });
   return "reason" in b ? b : { build: b };
 }
 

@@ -67,9 +67,8 @@ type VariantFacts = Awaited<ReturnType<typeof variantFacts>>;
  * scope, what an environment holds, and how it finds the host's GPU driver.
  */
 async function variantFacts(v: Variant, p: Project) {
-  const [{ modelCacheMisses }, { nixpkgsInstanceKey }, { modelDeviceCode }, { nixpkgsCudaFacts }, { torchReleaseFacts }, { checkedVariants, hostDriverRoute }] = await Promise.all([
+  const [{ modelCacheMisses }, { modelDeviceCode }, { nixpkgsCudaFacts }, { torchReleaseFacts }, { checkedVariants, hostDriverRoute }] = await Promise.all([
     import("../driver/cache-model.ts"),
-    import("../matrix/expand.ts"),
     import("../catalog/device-code-size.ts"),
     import("../catalog/cuda.ts"),
     // Loaded here, not at start-up: catalog/index.ts parses the whole catalog when it loads.
@@ -77,7 +76,7 @@ async function variantFacts(v: Variant, p: Project) {
     import("../preflight/checks.ts"),
   ]);
   // What the CUDA binary cache cannot serve this variant (the model of catalog/binary-cache.ts).
-  const offCache = modelCacheMisses([{ ...v, nixpkgsKey: nixpkgsInstanceKey(v) }], p.catalog).reasons.get(v.name)!;
+  const offCache = modelCacheMisses([v], p.catalog).reasons.get(v.name)!;
   // What its torch's device code weighs in each CUDA scope (catalog/device-code-size.ts: a model from measurements).
   const deviceCode =
     v.cuda !== null
@@ -202,7 +201,7 @@ function environmentOf(cat: Catalog, v: Variant, pinTorchcodec: string | null): 
 function packageRows(cat: Catalog, v: Variant): [string, string][] {
   const p = onTorch(cat, v.package);
   if (!p || v.cuda === null) return [];
-  const b = cudaBuildOf(cat, p, v.version, v.cudaCapabilities, v.cuda, v.torchVersion);
+  const b = cudaBuildOf(cat, p, { ...v, cuda: v.cuda });
   if ("reason" in b) return [];
   const rows: [string, string][] = [];
   for (const [k, x] of Object.entries(b.env)) rows.push([k, x]);

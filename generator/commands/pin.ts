@@ -17,6 +17,7 @@ import type { ArgumentsCamelCase, Argv, CommandModule } from "yargs";
 import { dirname, resolve } from "node:path";
 import { LOCAL_CATALOG_FILE, NIX_ATTR_RE, REPEATABLE } from "../constants.ts";
 import { REPO_ROOT } from "../paths.ts";
+import { PUBLIC_CUDA_CACHES, cudaCacheSubstituter } from "../catalog/binary-cache.ts";
 import { parseNixOptions, printer, runOf, type Io } from "./shared.ts";
 import { matrixOption, nixOptions, outputOptions, type ArgsOf, type OptionTypes } from "./options.ts";
 import { withArgumentRules } from "./arguments.ts";
@@ -98,7 +99,8 @@ const addOptions = {
 } as const;
 
 const cacheOptions = {
-  substituter: { type: "string", default: "https://cache.nixos-cuda.org", describe: "the binary cache whose contents are compared with the cache model" },
+  // The catalog's NixOS-CUDA cache (its table row, read without loading the catalog: this module loads at start-up).
+  substituter: { type: "string", default: cudaCacheSubstituter({ publicCudaCaches: PUBLIC_CUDA_CACHES }).url, describe: "the binary cache whose contents are compared with the cache model" },
   nixpkgs: OPT.nixpkgs,
   fetch: OPT.fetch,
   "nix-option": { ...nixOptions["nix-option"], describe: "NAME=VALUE passed to nix-store as --option NAME VALUE (e.g. require-sigs=false)" },

@@ -40,18 +40,20 @@ export interface VerifyReport {
   hostDriver?: { lines: string[] } | null;
 }
 
+/** What a probe is checked against: the matrix's variants, the catalog, and the host (null when not read). */
+export interface VerifyContext {
+  variants: readonly Variant[];
+  catalog: Catalog;
+  host: HostInfo | null;
+}
+
 /**
- * The pure part: check `name` (or detect's pick on `host`) against `probe` and identify the installation.
+ * The pure part: check `name` (or detect's pick on the context's host) against `probe` (of the Python `label`) and
+ * identify the installation.
  * @throws VerifyInputError for an unknown name or when detect picks nothing.
  */
-export function verifyProbe(
-  probe: Probe,
-  variants: readonly Variant[],
-  catalog: Catalog,
-  host: HostInfo | null,
-  name: string | undefined,
-  label: string,
-): VerifyReport {
+export function verifyProbe(probe: Probe, label: string, ctx: VerifyContext, name: string | undefined): VerifyReport {
+  const { variants, catalog, host } = ctx;
   let chosenBy = "given";
   let v: Variant | undefined;
   if (name !== undefined) {
@@ -143,7 +145,7 @@ async function verify(args: VerifyArgs, source: VariantSource, io: Io): Promise<
   }
   const host = await reading;
   const { catalog, variants } = await loading;
-  const report = verifyProbe(probe, variants, catalog, host, args.name, label);
+  const report = verifyProbe(probe, label, { variants, catalog, host }, args.name);
   addDriverCause(report, probe, variants, host, args);
   io.out(args.json ? JSON.stringify(report, null, 2) + "\n" : formatReport(report, { org: args.org, substituter: args.substituter }, terminalWidth(io)));
   return report.holds ? 0 : 1;

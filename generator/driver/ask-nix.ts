@@ -46,20 +46,23 @@ export interface AskedNix {
   store: Map<string, DryRealise | { error: string }> | null;
 }
 
-/**
- * Ask Nix about `targets` within `timeoutS` seconds (see the module comment).
- * @param nixOptions `--option` pairs of this run, the team caches' included
- * @param caches the team's caches, for the per-cache count
- * @param probed what is built, when the caller already instantiated every target (a build, not a dry run)
- */
-export async function askNix(
-  targets: readonly { name: string; file: string }[],
-  outDir: string,
-  nixOptions: NixOptions,
-  caches: readonly TeamCache[],
-  timeoutS: number,
-  probed?: Map<string, CacheProbe>,
-): Promise<AskedNix> {
+/** How askNix asks: where, with which options and caches, within how long, and what is known built already. */
+export interface NixQuestion {
+  /** Where instantiation's result links go (store.ts probeCached). */
+  outDir: string;
+  /** `--option` pairs of this run, the team caches' included. */
+  nixOptions: NixOptions;
+  /** The team's caches, for the per-cache count. */
+  caches: readonly TeamCache[];
+  /** The time limit in seconds (0: do not ask). */
+  timeoutS: number;
+  /** What is built, when the caller already instantiated every target (a build, not a dry run). */
+  probed?: Map<string, CacheProbe>;
+}
+
+/** Ask Nix about `targets` within `q.timeoutS` seconds (see the module comment). */
+export async function askNix(targets: readonly { name: string; file: string }[], q: NixQuestion): Promise<AskedNix> {
+  const { outDir, nixOptions, caches, timeoutS, probed } = q;
   const none = (why: string): AskedNix => ({ answer: { asked: false, why }, cached: null, store: null });
   if (timeoutS <= 0) return none("--ask-nix-timeout 0");
   if (targets.length === 0) return none("nothing is selected");

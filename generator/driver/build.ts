@@ -148,7 +148,7 @@ export async function planBuild(po: PlanBuildOptions): Promise<BuildPlan> {
   const rule = jobsRule(machine, o.cores, o.jobs);
   // The estimates follow the cores one build gets (nix: --cores or the jobs rule; flox sets none: not known).
   const plan = orderTargets(targets, selection.history, o.backend === "nix" ? rule.coresPerBuild : null);
-  const { backend, capped } = backendOptions(catalog, a, o, targets, rule, machine);
+  const { backend, capped } = backendOptions(catalog, a, o, { targets, rule, machine });
   const ev = await evaluateFirst(catalog, targets, backend.outDir, o.nixOptions, { dryRun: !!a.dryRun, probeStore: !!a.probeStore, force: !!a.force, ownFiles: a.pkgsDir !== undefined });
   const asked = await askFirst(a, o, selection, ev);
   const toBuild = targets.filter((t) => !ev.cached.get(t.name)?.cached);
@@ -159,7 +159,7 @@ export async function planBuild(po: PlanBuildOptions): Promise<BuildPlan> {
   // This machine would be refused a variant only once its dependencies are built, hours in: stop now with the fix,
   // before the evaluation's verdict (a host fix first; the matrix's errors after it).
   if (!a.dryRun) refuseOnBlocking(results, width);
-  if (!a.dryRun && ev.failures.length) evaluationVerdict(o.backend, context.pinnedNixpkgs, ev.failures, targets.length, width, warn);
+  if (!a.dryRun && ev.failures.length) evaluationVerdict(ev.failures, { backend: o.backend, pinnedNixpkgs: context.pinnedNixpkgs, selected: targets.length, width, warn });
 
   const store = asked?.store ?? (await probe(a, targets, ev.cached, o.nixOptions));
   const partial = { args: a, options: o, catalog, selection, host, plan, rule, backend, capped, cached: ev.cached, store, toBuild, nixAnswer: asked?.answer ?? null };
@@ -212,7 +212,7 @@ async function askFirst(a: BuildArgs, o: ResolvedBuildOptions, sel: BuildSelecti
   if (a.dryRun ? a.probeStore : a.askNixTimeout === undefined) return null;
   const options = o.backend === "nix" ? o.nixOptions : [...o.nixOptions, ...cacheNixOptions(sel.caches)];
   const timeoutS = a.askNixTimeout ?? ASK_NIX_TIMEOUT_S;
-  const asked = await askNix(sel.targets, o.outDir, options, sel.caches, timeoutS, ev.instantiated && !a.force ? ev.cached : undefined);
+  const asked = await askNix(sel.targets, { outDir: o.outDir, nixOptions: options, caches: sel.caches, timeoutS, probed: ev.instantiated && !a.force ? ev.cached : undefined });
   if (asked.cached && !a.force) for (const [n, c] of asked.cached) ev.cached.set(n, c);
   return asked;
 }
@@ -275,8 +275,12 @@ export function orderTargets<T extends BuildTarget>(targets: readonly T[], histo
   return makePlan(targets, history, { cores });
 }
 
-/** The backend's options, with fewer cores for packages whose compile jobs need more memory (catalog gibPerCompileJob). */
-function backendOptions(cat: Catalog, a: BuildArgs, o: ResolvedBuildOptions, targets: readonly BuildTarget[], rule: JobsRule, machine: { cpus: number; memBytes: number }) {
+/**
+ * The backend's options, with fewer cores for packages whose compile jobs need more memory (catalog gibPerCompileJob):
+ * `on` holds the selected targets, the --jobs/--cores rule and the machine (CPUs, memory in bytes).
+ */
+function backendOptions(cat: Catalog, a: BuildArgs, o: ResolvedBuildOptions, on: { targets: readonly BuildTarget[]; rule: JobsRule; machine: { cpus: number; memBytes: number } }) {
+  const { targets, rule, machine } = on;
   const capped = new Map<string, { cores: number; why: string }>();
   if (o.backend === "nix" && o.cores === undefined)
     for (const t of targets) {
@@ -324,13 +328,19 @@ export async function evaluateFirst(
  * @throws EvaluationError (exit 2) when the evaluation's verdict stops the build
  */
 export function evaluationVerdict(
-  backend: "flox" | "nix",
-  pinnedNixpkgs: boolean,
   failures: EvaluationFailure[],
-  selected: number,
-  width: number,
-  warn: (text: string) => void,
+  o: {
+    backend: "flox" | "nix";
+    /** The files fetch a pinned nixpkgs (generated wrappers). */
+    pinnedNixpkgs: boolean;
+    /** How many targets are selected (the error's count). */
+    selected: number;
+    /** Terminal columns for the warning. */
+    width: number;
+    warn: (text: string) => void;
+  },
 ): void {
+  const { backend, pinnedNixpkgs, selected, width, warn } = o;
   const gate = evaluationGate(backend, pinnedNixpkgs, () => new Probes(thisHost()).nixVersion(), failures);
   if (gate.stop.length) throw new EvaluationError(gate.stop, selected, width);
   const names = gate.pass.map((f) => f.name);
@@ -376,9 +386,7 @@ async function dryRunData(p: Omit<BuildPlan, "checks" | "instantiated" | "evalua
   const { args: a, options: o, selection: sel, host } = p;
   const needs = await builderNeeds(p.toBuild, { host, builders: a.builders, maxJobs: o.maxJobs, nixOptions: o.nixOptions, backend: o.backend, hostRoot: a.hostRoot });
   const model = modelCacheMisses(
-    sel.targets
-      .filter((t): t is BuildTarget & { nixpkgs: string } => t.nixpkgs !== undefined && t.check === undefined)
-      .map((t) => ({ name: t.name, system: t.system, python: t.python, cuda: t.cuda, nixpkgs: t.nixpkgs, cudaCapabilitiesForPackageSet: t.cudaCapabilitiesForPackageSet, nixpkgsKey: t.nixpkgsKey })),
+    sel.targets.filter((t): t is BuildTarget & { nixpkgs: string } => t.nixpkgs !== undefined && t.check === undefined),
     p.catalog,
   );
   const rows = dryRunRows(p.plan, p.cached, sel.why, p.backend, {

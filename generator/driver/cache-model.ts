@@ -23,11 +23,8 @@ import type { Catalog, NixpkgsPin } from "../catalog/schema.ts";
 import type { Variant } from "../matrix/schema.ts";
 import { DEFAULT_CUDA_CLOSURE_SECONDS } from "./plan.ts";
 
-/** What the model needs of a variant. */
-type CacheModelInput = Pick<Variant, "name" | "system" | "python" | "cuda" | "nixpkgs" | "cudaCapabilitiesForPackageSet"> & {
-  /** generator/matrix/expand.ts nixpkgsInstanceKey (one CUDA closure per key in the package-set scope). */
-  nixpkgsKey: string;
-};
+/** What the model needs of a variant (`nixpkgsKey`: one CUDA closure per key in the package-set scope). */
+type CacheModelInput = Pick<Variant, "name" | "system" | "python" | "cuda" | "nixpkgs" | "cudaCapabilitiesForPackageSet" | "nixpkgsKey">;
 
 /** One derivation (or closure) the model says is built, counted once for the variants that need it. */
 export interface ModelledBuild {

@@ -329,7 +329,7 @@ export async function runJob(ctx: JobContext, cmd: BuildCmd, r: VariantReport): 
         // An earlier attempt's failure is not this one's.
         delete r.failedDrv;
         delete r.lastLines;
-        await collectOutputs(ctx, cmd, r, log, from, nix);
+        await collectOutputs(ctx, cmd, r, { log, from, nix });
         log.write(
           `=== done in ${r.durationS.toFixed(1)}s (${r.origin}${r.machine ? ` ${r.origin === "built" ? "on" : "from"} ${r.machine}` : ""}): ${r.outPath ?? "(no result link)"} ===\n`,
         );
@@ -382,9 +382,10 @@ function humanWriter(nix: NixLog, log: LogFile): { line: (l: string) => void; er
 
 /**
  * After a successful attempt: the result links, sizes, flox's log, and where the output came from: Nix's structured
- * log (`nix`), else the attempt's human log from byte `from` (flox).
+ * log (`attempt.nix`), else the attempt's human log from byte `attempt.from` (flox).
  */
-async function collectOutputs(ctx: JobContext, cmd: BuildCmd, r: VariantReport, log: LogFile, from: number, nix: NixLog | null): Promise<void> {
+async function collectOutputs(ctx: JobContext, cmd: BuildCmd, r: VariantReport, attempt: { log: LogFile; from: number; nix: NixLog | null }): Promise<void> {
+  const { log, from, nix } = attempt;
   r.outPath = await readlink(cmd.outLink).catch(() => null);
   r.outputs = await resultOutputs(cmd.outLink);
   if (r.outPath) {

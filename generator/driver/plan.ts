@@ -17,6 +17,7 @@ import { InputError } from "../errors.ts";
 import type { PackageName } from "../catalog/packages.ts";
 import { ENV_PACKAGE, TORCH_PACKAGE, packagesOnTorch } from "../catalog/packages.ts";
 import { environmentOf } from "../matrix/naming.ts";
+import type { Variant } from "../matrix/schema.ts";
 
 /**
  * Default build time of a package when no earlier report knows it: seconds and the source of the figure. The one
@@ -55,15 +56,11 @@ export const DEFAULT_CHECK_SECONDS = {
     "(tests/fixtures/probes/h100-pypi-torch2.11.0-cu130); 2 min leaves room for the Python environment",
 };
 
-/** What `cudaClosures` needs of a variant. */
-export interface ClosureInput {
-  name: string;
-  cuda: string | null;
-  /** The variant sets config.cudaCapabilities (package-set scope). */
-  cudaCapabilitiesForPackageSet: boolean;
-  /** generator/matrix/expand.ts nixpkgsInstanceKey: variants with one key share one nixpkgs instance. */
-  nixpkgsKey: string;
-}
+/**
+ * What `cudaClosures` needs of a variant: its CUDA version, whether it sets config.cudaCapabilities (package-set
+ * scope), and its nixpkgs instance (variants with one `nixpkgsKey` share one).
+ */
+export type ClosureInput = Pick<Variant, "name" | "cuda" | "cudaCapabilitiesForPackageSet" | "nixpkgsKey">;
 
 /**
  * Which CUDA closures a set of variants needs built. Torch-scope CUDA variants use nixpkgs' default CUDA set of

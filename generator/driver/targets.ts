@@ -20,26 +20,21 @@ import { loadProject, type Project } from "../matrix/project.ts";
 import type { Variant } from "../matrix/schema.ts";
 import type { TeamCache } from "../matrix/team-cache.ts";
 import type { PackageName } from "../catalog/packages.ts";
-import { nixpkgsInstanceKey } from "../matrix/expand.ts";
 import { commentText, nixString } from "../generate/render/literals.ts";
 
-/** One package variant the driver can build. */
-export type BuildTarget = Pick<Variant, "name" | "package" | "dependsOn" | "python" | "cuda" | "sm" | "isa" | "system" | "torchVersion" | "cudaCapabilitiesForPackageSet"> & {
-  /** Absolute path of the variant's `.nix` file. */
-  file: string;
-  /** generator/matrix/expand.ts nixpkgsInstanceKey: variants with one key share one nixpkgs instance (and CUDA closure). */
-  nixpkgsKey: string;
-  /** The nixpkgs revision of the variant's pin (for the cache model, driver/cache-model.ts). */
-  nixpkgs?: string;
-  /** The derivation's requiredSystemFeatures (big-parallel, the ISA's gccarch-…): what a builder must declare. */
-  requiredSystemFeatures?: string[];
-  /** A check of a variant (`build --verify`), not a variant: built with nix-build whatever the backend. */
-  check?: { of: string; kind: "static" | "gpuCheck" };
-  /** A named environment's extras (nixpkgs Python attribute names, matrix.ts `environments`); [] or absent otherwise. */
-  extras?: string[];
-  /** The capabilities nvcc compiles (Variant.cudaCapabilities), for the build estimate (plan.ts estimateBuild). */
-  cudaCapabilities?: string[];
-};
+/**
+ * One package variant the driver can build: the Variant's own fields (read, never copied one by one; `nixpkgsKey`
+ * as expand computed it), with its file made absolute. `nixpkgs` (the cache model), `requiredSystemFeatures` (what a
+ * builder must declare), `extras` and `cudaCapabilities` (plan.ts estimateBuild) may be absent: a target a test
+ * writes by hand, or a check.
+ */
+export type BuildTarget = Pick<Variant, "name" | "package" | "dependsOn" | "python" | "cuda" | "sm" | "isa" | "system" | "torchVersion" | "cudaCapabilitiesForPackageSet" | "nixpkgsKey"> &
+  Partial<Pick<Variant, "nixpkgs" | "requiredSystemFeatures" | "extras" | "cudaCapabilities">> & {
+    /** Absolute path of the variant's `.nix` file. */
+    file: string;
+    /** A check of a variant (`build --verify`), not a variant: built with nix-build whatever the backend. */
+    check?: { of: string; kind: "static" | "gpuCheck" };
+  };
 
 /**
  * The check targets of `build --verify`: for each variant, a node `check-static-NAME` (and with `gpu`,
@@ -67,29 +62,12 @@ export function checkTargets(variants: readonly BuildTarget[], dir: string, gpu:
 export class SelectionError extends InputError {}
 
 /**
- * Targets from the generator's variant list.
+ * Targets from the generator's variant list: each variant as it is, its `file` made absolute.
  * @param variants `Variant[]` (as `loadProject()` returns them); `file` is relative to `root`
  * @param root project root the variants' `file` is relative to
  */
-export function targetsFromVariants(variants: readonly Variant[], root: string): BuildTarget[] {
-  return variants.map((v) => ({
-    name: v.name,
-    package: v.package,
-    dependsOn: [...v.dependsOn],
-    file: isAbsolute(v.file) ? v.file : join(root, v.file),
-    python: v.python,
-    cuda: v.cuda,
-    sm: v.sm,
-    isa: v.isa,
-    system: v.system,
-    torchVersion: v.torchVersion,
-    cudaCapabilitiesForPackageSet: v.cudaCapabilitiesForPackageSet,
-    nixpkgsKey: nixpkgsInstanceKey(v),
-    nixpkgs: v.nixpkgs,
-    requiredSystemFeatures: [...v.requiredSystemFeatures],
-    extras: [...v.extras],
-    cudaCapabilities: [...v.cudaCapabilities],
-  }));
+export function targetsFromVariants(variants: readonly Variant[], root: string): (Variant & BuildTarget)[] {
+  return variants.map((v) => ({ ...v, file: isAbsolute(v.file) ? v.file : join(root, v.file) }));
 }
 
 /** Where the targets' files are: the project's `.flox/pkgs`, or `--pkgs-dir`. */

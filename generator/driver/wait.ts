@@ -110,7 +110,7 @@ export function criticalChain(slots: readonly { name: string; start: number; end
 /** What `variantWait` reads of each variant. */
 export type WaitVariant = Pick<
   Variant,
-  "name" | "package" | "dependsOn" | "system" | "python" | "cuda" | "nixpkgs" | "cudaCapabilitiesForPackageSet" | "cudaCapabilities"
+  "name" | "package" | "dependsOn" | "system" | "python" | "cuda" | "nixpkgs" | "cudaCapabilitiesForPackageSet" | "cudaCapabilities" | "nixpkgsKey"
 >;
 
 /**
@@ -141,8 +141,8 @@ export function variantWait(v: WaitVariant, all: readonly WaitVariant[], cat: Ca
   };
   visit(v);
   const vs = [...closure.values()];
-  // One variant's closure is one nixpkgs instance (torch and the packages on it share it): its name is the key.
-  const model = modelCacheMisses(vs.map((x) => ({ ...x, nixpkgsKey: v.name })), cat);
+  // One variant's closure is one nixpkgs instance: torch and the packages on it share one nixpkgsKey.
+  const model = modelCacheMisses(vs, cat);
   const targets = vs.map((x) => ({ ...x, dependsOn: x.dependsOn.filter((d) => closure.has(d)) }));
   return waitOf(targets, model.builds, new Map(), { jobs: 1, cores: null });
 }

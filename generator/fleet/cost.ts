@@ -12,7 +12,6 @@
  */
 import { cudaClosures, DEFAULT_BUILD_SECONDS, estimateBuild, makePlan, simulate, TORCH_BUILD_MODEL } from "../driver/plan.ts";
 import { modelCacheMisses, type CacheModelCatalog, type ModelledBuild } from "../driver/cache-model.ts";
-import { nixpkgsInstanceKey } from "../matrix/expand.ts";
 import { readReports, realBuilds, type SkippedReport } from "../driver/report.ts";
 import { parseName } from "../matrix/naming.ts";
 import type { Variant } from "../matrix/schema.ts";
@@ -33,9 +32,11 @@ export interface BuildSample {
   seconds: number;
 }
 
-/** What the model needs of a variant. */
-export type CostInput = Pick<Variant, "name" | "package" | "cuda" | "cudaCapabilities" | "dependsOn"> &
-  Partial<Pick<Variant, "cudaCapabilitiesForPackageSet" | "nixpkgs" | "system" | "cudaPackageSet" | "python">>;
+/** What the model needs of a variant: what it builds, and the nixpkgs instance it builds in (for the cache model). */
+export type CostInput = Pick<
+  Variant,
+  "name" | "package" | "cuda" | "cudaCapabilities" | "dependsOn" | "cudaCapabilitiesForPackageSet" | "nixpkgs" | "system" | "python" | "nixpkgsKey"
+>;
 
 type Line = { a: number; b: number; n: number };
 
@@ -119,8 +120,7 @@ export function leaveOneOut(samples: readonly BuildSample[]): { n: number; meanP
  * does not hold, counted once and scheduled before the variants that need it: a CUDA closure per nixpkgs instance in
  * the package-set scope or on a system the cache does not build for, the NCCL, NVSHMEM and magma torch links from a
  * CUDA set other than the pin's default, triton for a Python set CI evaluation does not recurse into or a CUDA set
- * other than the default. A variant without pin, system or Python
- * (a bare cost input) gets no modelled extras.
+ * other than the default.
  * @param cat the catalog: its pins (for their default CUDA set and recursed Python sets) and the cache model's facts
  *   (driver/cache-model.ts CacheModelCatalog)
  * @returns builds (package builds), cudaClosures (closures built from source), sharedCudaSets (default sets used),
@@ -141,18 +141,8 @@ export function buildCost(
   fromDefaults: number;
 } {
   const est = new Map(variants.map((v) => [v.name, predict(m, v)]));
-  const keyOf = (v: CostInput) =>
-    v.nixpkgs !== undefined && v.system !== undefined
-      ? nixpkgsInstanceKey({ nixpkgs: v.nixpkgs, system: v.system, cuda: v.cuda, cudaPackageSet: v.cudaPackageSet ?? null, cudaCapabilities: v.cudaCapabilities, cudaCapabilitiesForPackageSet: v.cudaCapabilitiesForPackageSet ?? false })
-      : v.name;
-  const closures = cudaClosures(
-    variants.map((v) => ({ name: v.name, cuda: v.cuda, cudaCapabilitiesForPackageSet: v.cudaCapabilitiesForPackageSet ?? false, nixpkgsKey: keyOf(v) })),
-  );
-  const modelled = variants.filter((v) => v.nixpkgs !== undefined && v.system !== undefined && v.python !== undefined);
-  const { builds: rebuilt } = modelCacheMisses(
-    modelled.map((v) => ({ name: v.name, system: v.system!, python: v.python!, cuda: v.cuda, nixpkgs: v.nixpkgs!, cudaCapabilitiesForPackageSet: v.cudaCapabilitiesForPackageSet ?? false, nixpkgsKey: keyOf(v) })),
-    cat,
-  );
+  const closures = cudaClosures(variants);
+  const { builds: rebuilt } = modelCacheMisses(variants, cat);
   const needs = new Map<string, string[]>();
   for (const b of rebuilt) for (const n of b.variants) needs.set(n, [...(needs.get(n) ?? []), b.key]);
   const durations = new Map([...est].map(([n, e]) => [n, e.seconds]));

@@ -97,10 +97,12 @@ export function runsOn(v: Variant, e: Element, host: HostInfo, catalog: Catalog)
 
 /**
  * Preference cost of running `v` on `e` (lower is better), detect's order (detect/rules.ts bestFirst): 10,000,000 for
- * binary-compatible instead of native code, then 100 per minute of the variant's modelled wait (`waitS`, driver/wait.ts;
- * 0 when not given), 10 per ISA rank below the host's widest runnable ISA, 1 per newer CUDA version among the candidates.
+ * binary-compatible instead of native code, then 100 per minute of the variant's modelled wait (`o.waitS`, driver/wait.ts;
+ * 0 when not given), 10 per ISA rank below the host's widest runnable ISA, 1 per newer CUDA version among the
+ * candidates (`o.cudaOrder`, newest first).
  */
-export function preferenceCost(v: Variant, e: Element, host: HostInfo, catalog: Catalog, cudaOrder: readonly string[], waitS = 0): number {
+export function preferenceCost(v: Variant, e: Element, host: HostInfo, o: { catalog: Catalog; cudaOrder: readonly string[]; waitS?: number }): number {
+  const { catalog, cudaOrder, waitS = 0 } = o;
   const ranks = runnableIsas(host, catalog);
   const best = Math.max(...ranks.values());
   const native = e.capability === null || isNative(v, e.capability);
@@ -146,7 +148,7 @@ function coverTable(hosts: readonly FleetHost[], candidates: readonly Variant[],
     pool.forEach((v, vi) => {
       if (runsOn(v, e, host, catalog)) {
         covers[vi]!.push(ei);
-        cost[vi]!.set(ei, preferenceCost(v, e, host, catalog, cudaOrder, waits[vi]!.seconds ?? 0));
+        cost[vi]!.set(ei, preferenceCost(v, e, host, { catalog, cudaOrder, waitS: waits[vi]!.seconds ?? 0 }));
       }
     });
   });

@@ -91,8 +91,17 @@ export async function readFleetHost(path: string): Promise<FleetHost> {
   return { id: hostId(path), host: hostFromDetectJson(h) };
 }
 
-function reasonFor(e: Element, host: HostInfo, candidates: readonly Variant[], catalog: Parameters<typeof recommend>[2], pkg: FleetArgs["package"], excluded: readonly Excluded[]): string {
-  const r = recommend(host, candidates, catalog, { package: pkg, excluded });
+/** What fleet chose among: the candidate variants of the package, the dropped combinations, and the catalog. */
+interface FleetCandidates {
+  candidates: readonly Variant[];
+  excluded: readonly Excluded[];
+  catalog: Parameters<typeof recommend>[2];
+  package: FleetArgs["package"];
+}
+
+/** Why no candidate serves element `e` of `host`: detect's problems for it, and its advice outside matrix.ts. */
+function reasonFor(e: Element, host: HostInfo, c: FleetCandidates): string {
+  const r = recommend(host, c.candidates, c.catalog, { package: c.package, excluded: c.excluded });
   const pick = r.picks.find((p) => (e.capability === null ? p.kind === "cpu" : p.capability === e.capability));
   // fleet's candidates are already every GPU and ISA of the catalog: detect's "add X to matrix.ts" advice cannot
   // help here, so only advice outside matrix.ts (a GPU driver upgrade) is kept.
@@ -232,7 +241,8 @@ export function planFleet(p: Project, hosts: readonly FleetHost[], a: PlanArgs, 
   const byName = new Map(variants.map((v) => [v.name, v]));
   const toBuild = [...new Set(cover.chosen.flatMap((v) => [...v.dependsOn, v.name]))].map((n) => byName.get(n)!);
   const hostOf = new Map(hosts.map((h) => [h.id, h.host]));
-  const unserved = cover.unserved.map((e) => ({ element: e, reason: reasonFor(e, hostOf.get(e.hostId)!, variants, p.catalog, a.package, excluded) }));
+  const among: FleetCandidates = { candidates: variants, excluded, catalog: p.catalog, package: a.package };
+  const unserved = cover.unserved.map((e) => ({ element: e, reason: reasonFor(e, hostOf.get(e.hostId)!, among) }));
   const loo = leaveOneOut(samples);
   const builders = Number.isInteger(a.builders) && a.builders >= 1 ? a.builders : 1;
   const cost = buildCost(toBuild, fit(samples), builders, p.catalog);

@@ -140,22 +140,27 @@ function torchArchEntriesIn(
 }
 
 /**
- * What a CUDA build of package `p` at `version` is handed and holds for capabilities `caps` (["8.6"]) with CUDA
- * `cuda` ("12.8"), from the release's `targets`, or the reason no build of this release can serve them (a capability
- * no token serves, a CUDA the release refuses, code that fails on the capability, a TORCH_CUDA_ARCH_LIST entry the
- * variant's torch `torchVersion` refuses with none to serve it).
- * @param torchVersion the variant's torch ("2.11.0"); absent: its cpp_extension's accepted entries are not checked.
+ * The CUDA build asked about, in the Variant's field names (a CUDA Variant of the package fits): the package's
+ * `version`, the capabilities nvcc compiles (`cudaCapabilities`, ["8.6"]), the CUDA version (`cuda`, "12.8") and the
+ * variant's torch (`torchVersion`, "2.11.0"; absent: its cpp_extension's accepted entries are not checked).
+ */
+export interface CudaBuildAsk {
+  version: string;
+  cudaCapabilities: readonly string[];
+  cuda: string;
+  torchVersion?: string;
+}
+
+/**
+ * What a CUDA build of package `p` (`ask`: at its version, for its capabilities with its CUDA) is handed and holds,
+ * from the release's `targets`, or the reason no build of this release can serve them (a capability no token serves,
+ * a CUDA the release refuses, code that fails on the capability, a TORCH_CUDA_ARCH_LIST entry the variant's torch
+ * refuses with none to serve it).
  * @param lists what each torch minor's cpp_extension accepts (catalog/torch-arch-list.ts `torchArchLists`).
  * @returns a PackageCudaBuild, or { reason } (a sentence naming the release, the capability or CUDA, and the source).
  */
-export function cudaBuildIn(
-  p: PackageBuildFacts,
-  version: string,
-  caps: readonly string[],
-  cuda: string,
-  torchVersion: string | undefined,
-  lists: readonly ArchListFacts[],
-): PackageCudaBuild | { reason: string } {
+export function cudaBuildIn(p: PackageBuildFacts, ask: CudaBuildAsk, lists: readonly ArchListFacts[]): PackageCudaBuild | { reason: string } {
+  const { version, cudaCapabilities: caps, cuda, torchVersion } = ask;
   const rel = releaseIn(p.releases, version);
   const label = `${p.label} ${version}`;
   if (rel?.cuda) {

@@ -117,6 +117,8 @@ interface Combo {
   isa: CpuIsa;
   /** The catalog the combination is judged by (the built-in one plus local-catalog.json). */
   catalog: Catalog;
+  /** The pin's tarball hash (catalog pin or matrix.ts), or null when there is no pin. */
+  sha256: string | null;
 }
 
 /** Reasons a combination cannot be built truthfully; [] when it can. Also returns the GPU service when it can. */
@@ -251,8 +253,9 @@ export function cudaScopeFor(caps: readonly string[], nixpkgs: NixpkgsCudaFacts,
 
 /**
  * The nixpkgs instance a variant needs: revision, system, CUDA package set (or "cpu") and, when the capabilities
- * go to the whole package set, those capabilities. Variants with one key share one instance in an evaluation;
- * written into pkgs/variants.nix as `nixpkgsKey`, which pkgs/matrix.nix's `keyOf` reads (tests/release.test.ts checks instantiations = distinct keys).
+ * go to the whole package set, those capabilities. Variants with one key share one instance in an evaluation.
+ * Computed once, here, as each Variant's `nixpkgsKey` (everything else reads that field); written into
+ * pkgs/variants.nix, which pkgs/matrix.nix's `keyOf` reads (tests/release.test.ts checks instantiations = distinct keys).
  */
 export function nixpkgsInstanceKey(v: Pick<Variant, "nixpkgs" | "system" | "cuda" | "cudaPackageSet" | "cudaCapabilities" | "cudaCapabilitiesForPackageSet">): string {
   return [v.nixpkgs, v.system, v.cuda === null ? "cpu" : v.cudaPackageSet, ...(v.cuda !== null && v.cudaCapabilitiesForPackageSet ? v.cudaCapabilities : [])].join("|");
@@ -327,7 +330,7 @@ function nearestFor(p: PackageOnTorch, combo: Combo, policy: "serve" | "drop"): 
       const r = onTorchVersion(p, pin, py);
       if (!tk || "reason" in r || v === cuda?.version || pin.brokenCuda[v]) return false;
       const svc = serveGpu(gpu, tk, policy, cat);
-      return svc.ok && !("reason" in packageBuildFor(cat, p, r.version, v, svc.capabilities, pin.torch));
+      return svc.ok && !("reason" in packageBuildFor(cat, p, { version: r.version, cuda: v, cudaCapabilities: svc.capabilities, torchVersion: pin.torch }));
     });
     if (ok.length) return `Nearest that works: ${p.label} for SM${gpu.sm} with CUDA ${ok.join(" or ")} at nixpkgs ${pin.rev.slice(0, 7)}.`;
   }
@@ -350,7 +353,7 @@ function packageVerdicts(combo: Combo, packages: PackageName[], reasons: string[
       if ("reason" in r) own.push(r.reason);
       else if (!reasons.length) {
         // What this release builds for the combination, or why not (catalog/packages.ts: cudaOnly, CUDA range, targets).
-        const b = packageBuildFor(combo.catalog, p, r.version, cuda?.version ?? null, service?.ok ? service.capabilities : [], release.version);
+        const b = packageBuildFor(combo.catalog, p, { version: r.version, cuda: cuda?.version ?? null, cudaCapabilities: service?.ok ? service.capabilities : [], torchVersion: release.version });
         if ("reason" in b) own.push(b.reason);
         else {
           versions[pkg] = r.version;
@@ -365,20 +368,13 @@ function packageVerdicts(combo: Combo, packages: PackageName[], reasons: string[
 }
 
 /**
- * The notes of one kept package variant (`pkg`, at `version`) of a combination whose pin is `pin`, in the order
- * the Variant carries them: GPU service, CUDA provenance, GPU, glibc headers, scope, ISA, torchaudio, stable ABI,
- * caveats, then what it is built against or holds.
+ * The notes of one kept package variant (`pkg`, at `version`) of a kept combination, in the order the Variant
+ * carries them: GPU service, CUDA provenance, GPU, glibc headers, scope, ISA, torchaudio, stable ABI, caveats, then
+ * what it is built against or holds.
  */
-function packageNotes(
-  pkg: PackageName,
-  version: string,
-  c: Combo & { pin: NixpkgsPin },
-  service: GpuService | undefined,
-  scope: { reason: string | null },
-  torchName: string,
-  envMemberNames: string[],
-): string[] {
-  const { release, pin, py, cuda, gpu, isa } = c;
+function packageNotes(c: KeptCombo, k: KeptPackage): string[] {
+  const { release, pin, py, cuda, gpu, isa, service } = c;
+  const { pkg, version, scope, torchName, envMemberNames } = k;
   const p = onTorch(c.catalog, pkg);
   const notes: string[] = [];
   if (service?.ok && service.note) notes.push(service.note);
@@ -410,18 +406,35 @@ function packageNotes(
   return notes;
 }
 
+/**
+ * A combination whose pin carries it, with what was decided of it: the record every kept package variant and named
+ * environment of the combination is made from (packageVariant, environmentVariant).
+ */
+interface KeptCombo extends Combo {
+  pin: NixpkgsPin;
+  sha256: string;
+  /** The name parts of the combination (formatName without `package`). */
+  parts: ComboParts;
+  /** How the GPU is served (undefined for a CPU-only combination). */
+  service: GpuService | undefined;
+  verdicts: PackageVerdicts;
+  matrix: Matrix;
+}
+
+/** One kept package of a kept combination, for its notes: its version, CUDA scope and the names it is built against. */
+interface KeptPackage {
+  pkg: PackageName;
+  version: string;
+  scope: { reason: string | null };
+  /** The combination's torch variant. */
+  torchName: string;
+  /** The environment's members besides torch ([] for any other package). */
+  envMemberNames: string[];
+}
+
 /** The Variant of one kept package (torch, a package on torch, or the environment) of a combination. */
-function packageVariant(
-  pkg: PackageName,
-  c: Combo & { pin: NixpkgsPin },
-  sha256: string,
-  parts: ComboParts,
-  service: GpuService | undefined,
-  verdicts: PackageVerdicts,
-  envMembers: PackageName[],
-  matrix: Matrix,
-): Variant {
-  const { release, pin, py, cuda, gpu, isa } = c;
+function packageVariant(pkg: PackageName, c: KeptCombo, envMembers: PackageName[]): Variant {
+  const { release, pin, sha256, parts, service, verdicts, matrix, py, cuda, gpu, isa } = c;
   const name = formatName({ ...parts, package: pkg });
   const torchName = formatName({ ...parts, package: TORCH_PACKAGE });
   const p = onTorch(c.catalog, pkg);
@@ -432,10 +445,11 @@ function packageVariant(
   const envMemberNames = envMembers.map((q) => formatName({ ...parts, package: q }));
   const fixes = p ? fixesFor(p, pin.rev, cuda?.version ?? null, isa.system) : [];
   const notes = [
-    ...packageNotes(pkg, version, c, service, scope, torchName, envMemberNames),
+    ...packageNotes(c, { pkg, version, scope, torchName, envMemberNames }),
     ...fixes.map((f) => `${f.apply ? "Fix applied" : "Fix recorded, not applied"}: ${f.attr}: ${f.change} (${f.why}; ${f.source}).`),
   ];
   const dependsOn = p ? [torchName] : isEnv ? [torchName, ...envMemberNames] : [];
+  const cudaCapabilities = service?.ok ? service.capabilities : [];
   return {
     name,
     package: pkg,
@@ -452,7 +466,7 @@ function packageVariant(
     sm: gpu?.sm ?? null,
     isa: isa.key,
     system: isa.system,
-    cudaCapabilities: service?.ok ? service.capabilities : [],
+    cudaCapabilities,
     binaryCompat: service?.ok ? service.binaryCompat : false,
     cudaCapabilitiesForPackageSet: scope.packageSet,
     // The ISA's gccarch feature: every derivation of the variant runs its code while it builds (catalog/cpu-isas.ts).
@@ -461,6 +475,14 @@ function packageVariant(
     cflags: [...isa.cflags],
     nixpkgs: pin.rev,
     nixpkgsSha256: sha256,
+    nixpkgsKey: nixpkgsInstanceKey({
+      nixpkgs: pin.rev,
+      system: isa.system,
+      cuda: cuda?.version ?? null,
+      cudaPackageSet: cuda?.packageSet ?? null,
+      cudaCapabilities,
+      cudaCapabilitiesForPackageSet: scope.packageSet,
+    }),
     dependsOn,
     file: `.flox/pkgs/${name}.nix`,
     description: describe(pkg, c, version),
@@ -468,9 +490,21 @@ function packageVariant(
   };
 }
 
+/** A named environment of a kept combination (matrix.ts `environments`): its name, extras, torch variant and members. */
+interface NamedEnvironment {
+  envName: string;
+  /** The extras that are not packages of the table (those are members). */
+  extras: readonly string[];
+  /** The combination's torch variant, which the environment's fields start from. */
+  base: Variant;
+  /** Names of the member variants besides torch. */
+  memberNames: string[];
+}
+
 /** The Variant of a named environment (matrix.ts `environments`): `base` (the combination's torch) plus `extras`. */
-function environmentVariant(envName: string, extras: readonly string[], c: Combo & { pin: NixpkgsPin }, parts: ComboParts, base: Variant, memberNames: string[]): Variant {
-  const { release, pin, py } = c;
+function environmentVariant(c: KeptCombo, env: NamedEnvironment): Variant {
+  const { release, pin, py, parts } = c;
+  const { envName, extras, base, memberNames } = env;
   const pkg = environmentPackage(envName);
   const name = formatName({ ...parts, package: pkg });
   const torchName = formatName({ ...parts, package: TORCH_PACKAGE });
@@ -499,23 +533,24 @@ function environmentVariant(envName: string, extras: readonly string[], c: Combo
 }
 
 /** Expand one (release, python, cuda|null, gpu|null, isa) combination into `out`: its package variants, then its named environments. */
-function expandCombination(combo: Combo, sha256: string | null, packages: PackageName[], matrix: Matrix, catalog: Catalog, out: ExpandSink): void {
-  const { release, pin, tag, py, cuda, gpu, isa } = combo;
-  const { reasons, service } = judge(combo, matrix, catalog);
+function expandCombination(combo: Combo, packages: PackageName[], matrix: Matrix, out: ExpandSink): void {
+  const { release, pin, sha256, tag, py, cuda, gpu, isa } = combo;
+  const { reasons, service } = judge(combo, matrix, combo.catalog);
   const parts: ComboParts = { tag, python: py.version, cuda: cuda?.version ?? null, sm: gpu?.sm ?? null, isa: isa.key };
   const verdicts = packageVerdicts(combo, packages, reasons, service, matrix.policy.binaryCompat);
   const { pkgReasons } = verdicts;
-  const kept = (pkg: string) => pin !== null && (pkgReasons.get(pkg)?.length ?? 1) === 0;
+  const kept: KeptCombo | null = pin !== null ? { ...combo, pin, sha256: sha256!, parts, service, verdicts, matrix } : null;
+  const keeps = (pkg: string) => kept !== null && (pkgReasons.get(pkg)?.length ?? 1) === 0;
   const torchName = formatName({ ...parts, package: TORCH_PACKAGE });
   for (const pkg of packages) {
     const name = formatName({ ...parts, package: pkg });
     // The environment holds torch and the packages on torch the matrix keeps here; it needs torch.
-    const envMembers = pkg === ENV_PACKAGE ? packages.filter((q) => onTorch(combo.catalog, q)?.inEnv && kept(q)) : [];
-    if (!kept(pkg) || pin === null) {
+    const envMembers = pkg === ENV_PACKAGE ? packages.filter((q) => onTorch(combo.catalog, q)?.inEnv && keeps(q)) : [];
+    if (!keeps(pkg) || kept === null) {
       out.excluded.push({ name, package: pkg, torchVersion: release.version, ...parts, reasons: pkgReasons.get(pkg) ?? reasons });
       continue;
     }
-    out.variants.push(packageVariant(pkg, { ...combo, pin }, sha256!, parts, service, verdicts, envMembers, matrix));
+    out.variants.push(packageVariant(pkg, kept, envMembers));
     if (name === torchName) out.torchByName.set(name, out.variants.at(-1)!);
   }
   // Named environments (matrix.ts `environments`): the torch stack of this combination plus each one's extras.
@@ -523,13 +558,13 @@ function expandCombination(combo: Combo, sha256: string | null, packages: Packag
     const pkg = environmentPackage(envName);
     const name = formatName({ ...parts, package: pkg });
     const torchReasons = pkgReasons.get(TORCH_PACKAGE) ?? reasons;
-    if (pin === null || reasons.length > 0) {
+    if (kept === null || reasons.length > 0) {
       out.excluded.push({ name, package: pkg, torchVersion: release.version, ...parts, reasons: reasons.length ? reasons : torchReasons });
       continue;
     }
     // A package of the table named as an extra: the environment has that package's verdicts, and holds its variant.
     const ownPackages = extras.filter((e) => onTorch(combo.catalog, e));
-    const refused = ownPackages.filter((q) => !kept(q));
+    const refused = ownPackages.filter((q) => !keeps(q));
     if (refused.length) {
       out.excluded.push({ name, package: pkg, torchVersion: release.version, ...parts, reasons: refused.flatMap((q) => (pkgReasons.get(q) ?? []).map((r) => `${q}: ${r}`)) });
       continue;
@@ -537,9 +572,9 @@ function expandCombination(combo: Combo, sha256: string | null, packages: Packag
     const base = out.torchByName.get(torchName);
     if (!base) throw new Error(`expand: ${name} needs ${torchName}, which this combination did not emit`);
     const members = packages
-      .filter((q) => ((onTorch(combo.catalog, q)?.inEnv && kept(q)) || ownPackages.includes(q)))
+      .filter((q) => ((onTorch(combo.catalog, q)?.inEnv && keeps(q)) || ownPackages.includes(q)))
       .map((q) => formatName({ ...parts, package: q }));
-    out.variants.push(environmentVariant(envName, extras.filter((e) => !ownPackages.includes(e)), { ...combo, pin }, parts, base, members));
+    out.variants.push(environmentVariant(kept, { envName, extras: extras.filter((e) => !ownPackages.includes(e)), base, memberNames: members }));
   }
 }
 
@@ -571,7 +606,7 @@ export function expand(matrix: Matrix, catalog: Catalog): Expansion {
         for (const isa of isas) {
           if (only && !only.has(formatCombination({ python: py.version, cuda: cuda?.version ?? null, sm: gpu?.sm ?? null, isa: isa.key })))
             continue;
-          expandCombination({ release, pin, tag, py, cuda, gpu, isa, catalog }, sha256, packages, matrix, catalog, out);
+          expandCombination({ release, pin, sha256, tag, py, cuda, gpu, isa, catalog }, packages, matrix, out);
         }
       }
     }

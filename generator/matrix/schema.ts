@@ -304,6 +304,12 @@ export interface Variant {
   nixpkgs: string;
   /** sha256 of the nixpkgs tarball (catalog pin or matrix.ts), checked by `builtins.fetchTarball`. */
   nixpkgsSha256: string;
+  /**
+   * The nixpkgs instance the variant needs (expand.ts `nixpkgsInstanceKey`, computed once when the matrix is
+   * expanded): revision, system, CUDA package set or "cpu", and the capabilities when they go to the whole package
+   * set. Variants with one key share one nixpkgs instance (and CUDA closure); pkgs/matrix.nix's `keyOf` reads it.
+   */
+  nixpkgsKey: string;
   /** Names of package variants this one is built against. */
   dependsOn: string[];
   /**

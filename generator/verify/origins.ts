@@ -167,7 +167,7 @@ export function deviceCodePromises(v: DeviceCodeVariant, facts: CheckerFacts): O
   // list with PTX for the highest, kept in the relocatable fatbin), whichever variant's environment holds them.
   for (const o of facts.packagesOnTorch) {
     const version = packageVersionOf(v, o.name) ?? "?";
-    const b = cudaBuildIn(o, version, caps, cuda, v.torchVersion, facts.torchArchLists);
+    const b = cudaBuildIn(o, { version, cudaCapabilities: caps, cuda, torchVersion: v.torchVersion }, facts.torchArchLists);
     out.push(
       "reason" in b
         ? { origin: o.name, label: `${o.label}'s kernels`, library: null, sassRequired: [], sassAllowed: [], ptx: [], why: `no build: ${b.reason}` }

@@ -10,7 +10,6 @@ import { compareVersions } from "../../versions.ts";
 import type { Project } from "../../matrix/project.ts";
 import type { Excluded, Variant } from "../../matrix/schema.ts";
 import { formatCombination, parseName } from "../../matrix/naming.ts";
-import { nixpkgsInstanceKey } from "../../matrix/expand.ts";
 import { ENV_PACKAGE, PACKAGES, packageOnTorch, type OnTorchRelease } from "../../catalog/packages.ts";
 import { GENERATED_HEADER, nixString, nixValue, templates } from "./env.ts";
 import { modelDeviceCode } from "../../catalog/device-code-size.ts";
@@ -45,8 +44,8 @@ function nixFields(v: Variant): [string, unknown][] {
     ["requiredSystemFeatures", v.requiredSystemFeatures],
     ["nixpkgsRev", v.nixpkgs],
     ["nixpkgsSha256", v.nixpkgsSha256],
-    // The nixpkgs instance it is built in (pkgs/matrix.nix groups by it): computed once, here.
-    ["nixpkgsKey", nixpkgsInstanceKey(v)],
+    // The nixpkgs instance it is built in (pkgs/matrix.nix groups by it): computed once, by expand.
+    ["nixpkgsKey", v.nixpkgsKey],
     ["dependsOn", v.dependsOn],
     ...(v.packageBuild ? ([["packageBuild", v.packageBuild]] as [string, unknown][]) : []),
     ...(v.extras.length ? ([["extras", v.extras]] as [string, unknown][]) : []),
@@ -382,8 +381,8 @@ function renderDocs(p: Project): FileMap {
   });
   const cudaVariants = p.variants.filter((v) => v.cuda !== null);
   const forced = cudaVariants.filter((v) => v.cudaCapabilitiesForPackageSet);
-  const ownSets = new Set(forced.map(nixpkgsInstanceKey)).size;
-  const sharedSets = new Set(cudaVariants.filter((v) => !v.cudaCapabilitiesForPackageSet).map(nixpkgsInstanceKey)).size;
+  const ownSets = new Set(forced.map((v) => v.nixpkgsKey)).size;
+  const sharedSets = new Set(cudaVariants.filter((v) => !v.cudaCapabilitiesForPackageSet).map((v) => v.nixpkgsKey)).size;
   const scopeSummary = cudaVariants.length
     ? `In this matrix: ${cudaVariants.length - forced.length} of ${cudaVariants.length} CUDA package variants share ` +
       `${sharedSets} nixpkgs default CUDA set(s); ${forced.length} use the package-set scope, with ${ownSets} CUDA ` +
