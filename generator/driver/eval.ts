@@ -9,12 +9,15 @@
  * share their nixpkgs instances, pkgs/matrix.nix), and a variant whose evaluation fails is evaluated alone with
  * `nix-instantiate release.nix -A NAME` to report Nix's own error message.
  *
- * Coupling proof: for each variant with a pytorch (`dependsOn[0]`) that was evaluated, `nix-store --query
- * --references` of its .drv (its input derivations and sources) must contain the pytorch variant's .drv.
+ * Coupling proof: for each variant with a pytorch (`dependsOn[0]`) that was evaluated, the references of its .drv in
+ * Nix's database (its input derivations and sources, what `nix-store --query --references` prints) must contain the
+ * pytorch variant's .drv; an environment's whole .drv closure (`--requisites`) must hold no other torch. Nix is asked
+ * once for all variants (store.ts storeReferences and storeClosures: `nix-store --dump-db`), not once per variant.
  */
 import { availableParallelism } from "node:os";
 import pLimit from "p-limit";
 import { findExecutable, runTool } from "../process.ts";
+import { storeClosures, storeReferences } from "./store.ts";
 import { nixString } from "../generate/render/literals.ts";
 import type { Variant } from "../matrix/schema.ts";
 
@@ -158,6 +161,37 @@ async function evalWithNixEvalJobs(o: EvalOptions, wanted: Set<string>): Promise
 }
 
 /**
+ * Set `coupling` on the result of every variant built on another (`dependsOn[0]`, its pytorch): whether the pytorch
+ * variant's .drv is among its .drv's references, and for an environment also that its whole .drv closure holds no
+ * other torch. Two questions to the store for all variants (driver/store.ts storeReferences, storeClosures), not one
+ * process per variant. `ok` is null when either .drv is missing (not evaluated or failed), false when Nix did not
+ * answer for this .drv.
+ */
+async function proveCoupling(variants: readonly Variant[], res: Map<string, EvalResult>): Promise<void> {
+  const pairs = variants.filter((v) => v.dependsOn.length > 0).map((v) => ({ v, r: res.get(v.name)!, pytorch: v.dependsOn[0]! }));
+  const proven = pairs.filter((p) => p.r.drvPath && res.get(p.pytorch)?.drvPath);
+  const refs = await storeReferences(proven.map((p) => p.r.drvPath!));
+  const closures = await storeClosures(proven.filter((p) => p.v.role === "env").map((p) => p.r.drvPath!));
+  for (const { v, r, pytorch } of pairs) {
+    const ptDrv = res.get(pytorch)?.drvPath ?? null;
+    if (!r.drvPath || !ptDrv) {
+      r.coupling = { pytorch, pytorchDrvPath: ptDrv, ok: null };
+      continue;
+    }
+    const referenced = refs.get(r.drvPath)?.includes(ptDrv) ?? false;
+    if (v.role !== "env") {
+      r.coupling = { pytorch, pytorchDrvPath: ptDrv, ok: referenced };
+      continue;
+    }
+    // An environment holds packages the matrix did not build (torchcodec, named environments' extras): its whole
+    // .drv closure must hold no torch but its pytorch variant's (one torch per closure, ARCHITECTURE.md rule 8).
+    const closure = closures.get(r.drvPath);
+    const otherTorches = closure ? torchDrvs(closure).filter((d) => d !== ptDrv) : [];
+    r.coupling = { pytorch, pytorchDrvPath: ptDrv, ok: referenced && closure !== undefined && otherTorches.length === 0, otherTorches };
+  }
+}
+
+/**
  * Evaluate the selection and prove the pytorch → torchaudio coupling.
  * @returns one result per evaluated variant (selection order) and a summary; never throws for Nix errors (they are
  *   results).
@@ -179,33 +213,7 @@ export async function evalVariants(o: EvalOptions): Promise<{ results: EvalResul
     results = (await Promise.all(chunks(names, o.jobs).map((c) => limit(() => evalChunk(o.root, c, o.nixpkgsExpr))))).flat();
   }
   const res = new Map(results.map((r) => [r.name, r]));
-  const limit = pLimit(Math.max(2, o.jobs * 2));
-  await Promise.all(
-    [...byName.values()]
-      .filter((v) => v.dependsOn.length > 0)
-      .map((v) =>
-        limit(async () => {
-          const r = res.get(v.name)!;
-          const pytorch = v.dependsOn[0]!;
-          const pt = res.get(pytorch);
-          if (!r.drvPath || !pt?.drvPath) {
-            r.coupling = { pytorch, pytorchDrvPath: pt?.drvPath ?? null, ok: null };
-            return;
-          }
-          const refs = await runTool(["nix-store", "--query", "--references", r.drvPath]);
-          const referenced = refs.code === 0 && refs.stdout.split("\n").includes(pt.drvPath);
-          // An environment holds packages the matrix did not build (torchcodec, named environments' extras): its whole
-          // .drv closure must hold no torch but its pytorch variant's (one torch per closure, ARCHITECTURE.md rule 8).
-          if (v.role !== "env") {
-            r.coupling = { pytorch, pytorchDrvPath: pt.drvPath, ok: referenced };
-            return;
-          }
-          const reqs = await runTool(["nix-store", "--query", "--requisites", r.drvPath]);
-          const otherTorches = reqs.code === 0 ? torchDrvs(reqs.stdout.split("\n")).filter((d) => d !== pt.drvPath) : [];
-          r.coupling = { pytorch, pytorchDrvPath: pt.drvPath, ok: referenced && reqs.code === 0 && otherTorches.length === 0, otherTorches };
-        }),
-      ),
-  );
+  await proveCoupling([...byName.values()], res);
   const ordered = names.map((n) => res.get(n)!);
   for (const r of ordered) o.onResult?.(r);
   const pairs = ordered.filter((r) => r.coupling);

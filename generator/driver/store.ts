@@ -63,6 +63,85 @@ async function validPaths(paths: readonly string[], nixOptions: NixOptions = [],
   return new Set(paths.filter((p) => !invalid.has(p)));
 }
 
+/** Most store paths one `nix-store` command is given (the argument list stays far below the system's limit). */
+const PATHS_PER_CALL = 1000;
+
+/**
+ * The stdout of `nix-store ARGS… PATHS…` for `paths` in batches of PATHS_PER_CALL. A batch Nix refuses (a path that
+ * is not valid fails the whole call) is asked again path by path, and a path Nix refuses alone gives no output.
+ */
+async function nixStoreBatched(args: readonly string[], paths: readonly string[]): Promise<string[]> {
+  const out: string[] = [];
+  const limit = pLimit(4);
+  for (let i = 0; i < paths.length; i += PATHS_PER_CALL) {
+    const batch = paths.slice(i, i + PATHS_PER_CALL);
+    const r = await runTool(["nix-store", ...args, ...batch]);
+    if (r.code === 0) out.push(r.stdout);
+    else if (batch.length > 1) {
+      const each = await Promise.all(batch.map((p) => limit(() => runTool(["nix-store", ...args, p]))));
+      out.push(...each.filter((x) => x.code === 0).map((x) => x.stdout));
+    }
+  }
+  return out;
+}
+
+/**
+ * The records of `nix-store --dump-db PATHS…`: per path, in the format `nix-store --register-validity --hash-given`
+ * reads (Nix manual, nix-store --register-validity: the path, its NAR hash, its NAR size, its deriver or an empty
+ * line, the number of references, then one reference per line), as path → references.
+ * @throws Error when the text is not a sequence of such records
+ */
+export function parseValidityRecords(text: string): Map<string, string[]> {
+  const lines = text.split("\n");
+  const refs = new Map<string, string[]>();
+  let i = 0;
+  while (i < lines.length && lines[i] !== "") {
+    const path = lines[i]!;
+    const n = Number(lines[i + 4]);
+    if (!path.startsWith("/") || !Number.isInteger(n) || n < 0 || i + 5 + n > lines.length)
+      throw new Error(`nix-store --dump-db: line ${i + 1} does not start a record (path, hash, size, deriver, count, references): ${JSON.stringify(path.slice(0, 200))}`);
+    refs.set(path, lines.slice(i + 5, i + 5 + n));
+    i += 5 + n;
+  }
+  return refs;
+}
+
+/**
+ * The direct references of each of `paths` (store paths; for a .drv: the derivations and sources it names), from
+ * Nix's database as `nix-store --query --references` reads them, but one `nix-store --dump-db` for up to a thousand
+ * paths instead of one process each (a process start costs about 60 ms of CPU). A path Nix does not know is absent.
+ */
+export async function storeReferences(paths: readonly string[]): Promise<Map<string, string[]>> {
+  const refs = new Map<string, string[]>();
+  for (const text of await nixStoreBatched(["--dump-db"], [...new Set(paths)])) for (const [p, r] of parseValidityRecords(text)) refs.set(p, r);
+  return refs;
+}
+
+/**
+ * The closure of each of `roots` (store paths), as `nix-store --query --requisites ROOT` gives it (ROOT included),
+ * from two questions for all of them: the requisites of all roots at once, then the references of every path in
+ * them (storeReferences); each root's closure is walked here. A root Nix does not know, or whose closure holds a path
+ * whose references Nix did not give, is absent.
+ */
+export async function storeClosures(roots: readonly string[]): Promise<Map<string, string[]>> {
+  const closures = new Map<string, string[]>();
+  if (roots.length === 0) return closures;
+  const all = new Set((await nixStoreBatched(["--query", "--requisites"], [...new Set(roots)])).flatMap((o) => o.split("\n")).filter(Boolean));
+  const refs = await storeReferences([...all]);
+  for (const root of roots) {
+    const seen = new Set([root]);
+    const stack = [root];
+    let known = true;
+    while (stack.length && known) {
+      const next = refs.get(stack.pop()!);
+      if (!next) known = false;
+      else for (const r of next) if (!seen.has(r)) (seen.add(r), stack.push(r));
+    }
+    if (known) closures.set(root, [...seen]);
+  }
+  return closures;
+}
+
 /**
  * Nix's own error message in its stderr, without the trace chatter: from the last line that starts with "error:" and
  * says something (Nix 2.8 prints `error: MESSAGE` first; later versions print a bare `error:`, the trace, then

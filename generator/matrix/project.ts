@@ -14,7 +14,7 @@ import type * as z from "zod";
 import { clip, shown, unknownKeysMessage } from "./suggest.ts";
 import { catalog as defaultCatalog, nixpkgsTarballUrl, preferredPin } from "../catalog/index.ts";
 import { expand } from "./expand.ts";
-import { makeMatrixSchema, reservedNameMessage, type Excluded, type Matrix, type MatrixInput, type Variant } from "./schema.ts";
+import { makeMatrixSchema, reservedNameMessage, SAME_AT, type Excluded, type Matrix, type MatrixInput, type Variant } from "./schema.ts";
 import type { Catalog } from "../catalog/schema.ts";
 
 /** The repository root (the directory holding package.json and matrix.ts); see paths.ts. */
@@ -62,9 +62,10 @@ export function formatIssues(issues: readonly { path: string; message: string }[
     for (const p of paths.slice(0, MAX_SAME_ISSUE)) lines.push(`  ${path(p)}: ${text}`);
     shownIssues += Math.min(paths.length, MAX_SAME_ISSUE);
     if (paths.length > MAX_SAME_ISSUE) {
-      const rest = paths.slice(MAX_SAME_ISSUE);
-      lines.push(`  … and ${rest.length} more field(s) with this message: ${rest.slice(0, 3).map(path).join(", ")}${rest.length > 3 ? ", …" : ""}`);
-      shownIssues += rest.length;
+      const rest = paths.length - MAX_SAME_ISSUE;
+      const named = paths.slice(MAX_SAME_ISSUE, MAX_SAME_ISSUE + 3).map(path);
+      lines.push(`  … and ${rest} more field(s) with this message: ${named.join(", ")}${rest > 3 ? ", …" : ""}`);
+      shownIssues += rest;
     }
   }
   if (shownIssues < issues.length) lines.push(`  … and ${issues.length - shownIssues} more issue(s)`);
@@ -101,16 +102,26 @@ function declaredKeys(schema: z.ZodType, path: readonly PropertyKey[]): string[]
   return def?.type === "object" && def.shape ? Object.keys(def.shape) : null;
 }
 
-function zodIssues(err: ZodError, schema: z.ZodType): { path: string; message: string }[] {
-  return err.issues.map((i) => {
+/**
+ * One `{ path, message }` per field zod found wrong, in zod's order; an issue that stands for several indices of one
+ * array (schema.ts SAME_AT) becomes one per index, all sharing its message. `extend` may add to a message, given
+ * the issue's path (once per zod issue, however many indices it stands for).
+ */
+function zodIssues(err: ZodError, schema: z.ZodType, extend: (path: readonly PropertyKey[], message: string) => string = (_, m) => m): MatrixIssue[] {
+  return err.issues.flatMap((i) => {
     const path = i.path.map(String).join(".");
+    let message = i.message;
     if (i.code === "unrecognized_keys") {
       const allowed = declaredKeys(schema, i.path);
-      if (allowed) return { path, message: unknownKeysMessage(i.keys, allowed) };
+      if (allowed) message = unknownKeysMessage(i.keys, allowed);
     }
     // A record key that fails its own check: zod says "Invalid key in record"; its own messages say why.
-    if (i.code === "invalid_key" && i.issues.length) return { path, message: i.issues.map((x) => x.message).join("; ") };
-    return { path, message: i.message };
+    if (i.code === "invalid_key" && i.issues.length) message = i.issues.map((x) => x.message).join("; ");
+    message = extend(i.path, message);
+    const at = i.code === "custom" ? (i.params?.[SAME_AT] as number[] | undefined) : undefined;
+    if (!at) return [{ path, message }];
+    const parent = i.path.slice(0, -1).map(String).join(".");
+    return at.map((n) => ({ path: parent ? `${parent}.${n}` : String(n), message }));
   });
 }
 
@@ -166,10 +177,9 @@ function parseMatrix(input: unknown, catalog: Catalog, file: string): Matrix {
   };
   // Only for the axis itself or one of its entries (`python`, `python.0`, `releases.0`): a field inside an entry
   // (`releases.0.sha256`) has allowed values of its own, if any.
-  const issues = zodIssues(parsed.error, schema).map((i) => {
-    const parts = i.path.split(".");
-    const axis = parts.length <= 2 ? allowed[parts[0]!] : undefined;
-    return axis && !/allowed (values|keys)/.test(i.message) ? { ...i, message: `${i.message}; allowed values: ${axis.join(", ")}` } : i;
+  const issues = zodIssues(parsed.error, schema, (path, message) => {
+    const axis = path.length <= 2 && Object.hasOwn(allowed, String(path[0])) ? allowed[String(path[0])]! : undefined;
+    return axis && !/allowed (values|keys)/.test(message) ? `${message}; allowed values: ${axis.join(", ")}` : message;
   });
   throw new MatrixError(file, issues);
 }

@@ -77,22 +77,54 @@ export function defineMatrix(m: MatrixInput): MatrixInput {
   return m;
 }
 
+/**
+ * The `params` key of a zod issue that stands for one message at several indices of an array (ascending, relative
+ * to the array; the issue's own path is the first of them). project.ts `zodIssues` expands it to one issue per index.
+ * A matrix with 200,000 repeats of one value is one such issue: zod's cost per issue (building, stamping and copying
+ * each) made 200,000 issues of their own take seconds (bench/matrix-errors.ts).
+ */
+export const SAME_AT = "sameAt";
+
+/** Index `i` under `key` of `groups` (the indices of each distinct bad value, in order of first appearance). */
+function groupAt(groups: Map<string, number[]>, key: string, i: number): void {
+  const at = groups.get(key);
+  if (at) at.push(i);
+  else groups.set(key, [i]);
+}
+
+/** One issue per group: `message(key)` at every index of the group (SAME_AT). */
+function addGrouped(ctx: z.core.$RefinementCtx<unknown>, groups: Map<string, number[]>, message: (key: string) => string): void {
+  for (const [key, at] of groups) ctx.addIssue({ code: "custom", path: [at[0]!], message: message(key), params: { [SAME_AT]: at } });
+}
+
+/**
+ * An axis of allowed strings: each entry one of `values` ("unknown WHAT …; allowed values: …; closest: …"), none
+ * repeated ("duplicate WHAT …"), at least one. Checked in one pass over the array, one issue per distinct bad value
+ * with every index it stands at (SAME_AT). Runs also when some entry is no string (zod's own issue for it), on the
+ * strings.
+ */
 function uniqueEnum(values: readonly string[], what: string) {
   const allowed = [...values];
+  const known = new Set(allowed);
   return z
-    .array(
-      z.string().refine((v) => allowed.includes(v), {
-        error: (iss) => `unknown ${what} ${shown(iss.input)}; allowed values: ${allowed.join(", ")}${closestTail(String(iss.input), allowed)}`,
-      }),
-    )
+    .array(z.string())
     .min(1, `must list at least one ${what}; allowed values: ${allowed.join(", ")}`)
-    .superRefine((arr, ctx) => {
-      const seen = new Set<string>();
-      arr.forEach((v, i) => {
-        if (seen.has(v)) ctx.addIssue({ code: "custom", path: [i], message: `duplicate ${what} ${shown(v)}` });
-        seen.add(v);
-      });
-    });
+    .superRefine(
+      (arr, ctx) => {
+        const unknown = new Map<string, number[]>();
+        const repeated = new Map<string, number[]>();
+        const seen = new Set<string>();
+        arr.forEach((v, i) => {
+          if (typeof v !== "string") return;
+          if (!known.has(v)) groupAt(unknown, v, i);
+          if (seen.has(v)) groupAt(repeated, v, i);
+          else seen.add(v);
+        });
+        addGrouped(ctx, unknown, (v) => `unknown ${what} ${shown(v)}; allowed values: ${allowed.join(", ")}${closestTail(v, allowed)}`);
+        addGrouped(ctx, repeated, (v) => `duplicate ${what} ${shown(v)}`);
+      },
+      { when: (payload) => Array.isArray(payload.value) },
+    );
 }
 
 /** The schema of matrix.ts `releases`: PyTorch releases the catalog knows, each with an optional known pin and hash; no repeats. */

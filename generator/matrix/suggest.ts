@@ -112,7 +112,7 @@ export interface NearestCandidate {
  * The one nearest-name search (explain, eval, build).
  * Nearest existing names to `name`: a name that differs only in its release tag first, then the same GPU on
  * another CUDA version, the same CUDA and GPU on another ISA, the same hardware on another release, then by
- * edit distance. At most `max`.
+ * edit distance (only names at least half as long as `name`). At most `max`.
  */
 export function nearestNames(name: string, variants: readonly NearestCandidate[], max = 5): Suggestion[] {
   const want = parseName(name);
@@ -138,7 +138,13 @@ export function nearestNames(name: string, variants: readonly NearestCandidate[]
       if (p.package === want.package && p.sm === want.sm && p.isa === want.isa && p.python !== want.python)
         add(v, `same hardware on Python ${p.python}`);
   }
-  const byDistance = [...variants].sort((a, b) => distance(a.name, name) - distance(b.name, name) || (a.name < b.name ? -1 : 1));
-  for (const v of byDistance.slice(0, max)) add(v, "similar name");
+  // One distance per variant, not one per comparison of the sort. A name more than twice as long as a variant's is
+  // no misspelling of it (their edit distance is more than half the longer length, closestValues' bound): not
+  // measured, so a 100 kB name costs no edit distances (each would take milliseconds).
+  const byDistance = variants
+    .filter((v) => name.length <= 2 * v.name.length)
+    .map((v) => ({ v, d: distance(v.name, name) }))
+    .sort((a, b) => a.d - b.d || (a.v.name < b.v.name ? -1 : 1));
+  for (const { v } of byDistance.slice(0, max)) add(v, "similar name");
   return out.slice(0, max);
 }
