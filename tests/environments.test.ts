@@ -30,6 +30,7 @@ import {
   importVariant,
   nixBuild,
   nixEvalJson,
+  nixEvalJsonWritingDrvs,
   nixInstantiate,
   nixPath,
   runNix,
@@ -53,12 +54,16 @@ interface PinCase {
 }
 
 /** One CUDA and one CPU combination of the pin with environments `llm` (peft, einops) and `ds` (deepspeed). */
-function caseFor(pin: NixpkgsPin): PinCase {
-  const { dir, list } = generateForPin(pin, ISA, "vm-envs-", { environments: { llm: ["peft", "einops"], ds: ["deepspeed"] } });
+async function caseFor(pin: NixpkgsPin): Promise<PinCase> {
+  const { dir, list } = await generateForPin(pin, ISA, "vm-envs-", { environments: { llm: ["peft", "einops"], ds: ["deepspeed"] } });
   return { pin, hasDeepspeed: "deepspeed" in (extrasByPin[pin.rev] ?? {}), list, dir };
 }
 
-const perPin = catalog.nixpkgs.map(caseFor);
+/** Every pin's case: generated once for the file, before the first test. */
+const perPin: PinCase[] = [];
+test.before(async () => {
+  for (const pin of catalog.nixpkgs) perPin.push(await caseFor(pin));
+});
 
 /** The .drv files of the closure of `drv`, by the Python distribution the stand-in marks them with. */
 function distsIn(drv: string): Map<string, string[]> {
@@ -101,47 +106,48 @@ test("schema: environment names and extras are validated, with the field named",
 });
 
 test("every pin: a named environment per kept combination, holding the stack; its .drv closure holds exactly one torch, the pytorch variant's, and each extra once", () => {
-  for (const { pin, list } of perPin) {
+  const cases = perPin.flatMap(({ pin, list }) => {
     const envs = list.filter((v) => v.package === "llm-env");
     assert.is(envs.length, 2, `${pin.rev.slice(0, 7)}: one llm-env per combination (CUDA, CPU)`);
-    const n = standInNixpkgs(pin.rev);
-    for (const env of envs) {
-      const torchEnv = list.find((v) => v.package === "torch-env" && v.dependsOn[0] === env.dependsOn[0])!;
-      assert.equal(env.dependsOn, torchEnv.dependsOn, `${env.name}: the torch stack of torch-env`);
-      const pt = list.find((v) => v.name === env.dependsOn[0])!;
-      // One evaluation: the pytorch variant's .drv, the environment's, its extras, and the torch peft was called with.
-      const r = nixEvalJson<{ pt: string; drv: string; extras: string[]; peftTorch: string }>(
-        `let n = ${n}; e = ${importVariant(env.file, "n")}; in { pt = ${importVariant(pt.file, "n")}.drvPath; drv = e.drvPath; extras = e.extras; peftTorch = e.pythonPackages.peft.standIn.torchDrvPath; }`,
-      );
-      assert.equal(r.extras, ["peft", "einops"]);
-      nixInstantiate(importVariant(env.file, n), [], { expr: true });
-      const dists = distsIn(r.drv);
-      assert.equal(dists.get("torch"), [r.pt], `${pin.rev.slice(0, 7)} ${env.name}: torch .drv files in the closure`);
-      for (const d of ["peft", "einops", "torchaudio", "torchvision"]) assert.is(dists.get(d)?.length, 1, `${env.name}: ${d} once`);
-      // peft is built on the variant's torch (the stand-in records the torch it was called with).
-      assert.is(r.peftTorch, r.pt, `${env.name}: peft on the variant's torch`);
-    }
+    return envs.map((env) => ({ pin, list, env, pt: list.find((v) => v.name === env.dependsOn[0])! }));
+  });
+  // One evaluation for every environment (its .drv files written for nix-store): the pytorch variant's .drv, the
+  // environment's, its extras, and the torch peft was called with.
+  const rows = nixEvalJsonWritingDrvs<{ pt: string; drv: string; extras: string[]; peftTorch: string }[]>(
+    `[ ${cases.map(({ pin, env, pt }) => `(let n = ${standInNixpkgs(pin.rev)}; e = ${importVariant(env.file, "n")}; in { pt = ${importVariant(pt.file, "n")}.drvPath; drv = e.drvPath; extras = e.extras; peftTorch = e.pythonPackages.peft.standIn.torchDrvPath; })`).join("\n")} ]`,
+  );
+  for (const [i, { pin, list, env }] of cases.entries()) {
+    const r = rows[i]!;
+    const torchEnv = list.find((v) => v.package === "torch-env" && v.dependsOn[0] === env.dependsOn[0])!;
+    assert.equal(env.dependsOn, torchEnv.dependsOn, `${env.name}: the torch stack of torch-env`);
+    assert.equal(r.extras, ["peft", "einops"]);
+    const dists = distsIn(r.drv);
+    assert.equal(dists.get("torch"), [r.pt], `${pin.rev.slice(0, 7)} ${env.name}: torch .drv files in the closure`);
+    for (const d of ["peft", "einops", "torchaudio", "torchvision"]) assert.is(dists.get(d)?.length, 1, `${env.name}: ${d} once`);
+    // peft is built on the variant's torch (the stand-in records the torch it was called with).
+    assert.is(r.peftTorch, r.pt, `${env.name}: peft on the variant's torch`);
   }
 });
 
 test("every pin: deepspeed is in the environment where the pin carries it; where it does not, evaluation names the attribute and the pin", () => {
   assert.ok(perPin.some((p) => p.hasDeepspeed) && perPin.some((p) => !p.hasDeepspeed), "both kinds of pin occur");
-  for (const { pin, list, hasDeepspeed } of perPin) {
-    const env = list.find((v) => v.package === "ds-env" && v.cuda !== null)!;
-    const n = standInNixpkgs(pin.rev);
-    if (hasDeepspeed) {
-      const pt = list.find((v) => v.name === env.dependsOn[0])!;
-      const r = nixEvalJson<{ pt: string; drv: string; arch: string }>(
-        `let n = ${n}; e = ${importVariant(env.file, "n")}; in { pt = ${importVariant(pt.file, "n")}.drvPath; drv = e.drvPath; arch = e.pythonPackages.deepspeed.TORCH_CUDA_ARCH_LIST; }`,
-      );
-      nixInstantiate(importVariant(env.file, n), [], { expr: true });
-      assert.equal(distsIn(r.drv).get("torch"), [r.pt], `${env.name}: one torch`);
-      assert.is(r.arch, pt.cudaCapabilities.join(";"), `${env.name}: deepspeed's build-time TORCH_CUDA_ARCH_LIST is torch.cudaCapabilities`);
-    } else {
-      const p = spawnSync("nix-instantiate", ["-E", importVariant(env.file, n)], { encoding: "utf8" });
-      assert.is.not(p.status, 0, `${pin.rev.slice(0, 7)}: an environment with an extra the pin lacks must not evaluate`);
-      assert.match(p.stderr, new RegExp(`${env.name}: nixpkgs ${pin.rev} has no python\\d+Packages\\.deepspeed`));
-    }
+  const dsEnv = (list: VariantJson[]) => list.find((v) => v.package === "ds-env" && v.cuda !== null)!;
+  // Where the pin carries deepspeed: one evaluation for all of them (.drv files written for nix-store).
+  const carrying = perPin.filter((p) => p.hasDeepspeed).map(({ pin, list }) => ({ pin, env: dsEnv(list), pt: list.find((v) => v.name === dsEnv(list).dependsOn[0])! }));
+  const rows = nixEvalJsonWritingDrvs<{ pt: string; drv: string; arch: string }[]>(
+    `[ ${carrying.map(({ pin, env, pt }) => `(let n = ${standInNixpkgs(pin.rev)}; e = ${importVariant(env.file, "n")}; in { pt = ${importVariant(pt.file, "n")}.drvPath; drv = e.drvPath; arch = e.pythonPackages.deepspeed.TORCH_CUDA_ARCH_LIST; })`).join("\n")} ]`,
+  );
+  for (const [i, { env, pt }] of carrying.entries()) {
+    const r = rows[i]!;
+    assert.equal(distsIn(r.drv).get("torch"), [r.pt], `${env.name}: one torch`);
+    assert.is(r.arch, pt.cudaCapabilities.join(";"), `${env.name}: deepspeed's build-time TORCH_CUDA_ARCH_LIST is torch.cudaCapabilities`);
+  }
+  // Where it does not: each environment alone must fail to evaluate, naming the attribute and the pin.
+  for (const { pin, list } of perPin.filter((p) => !p.hasDeepspeed)) {
+    const env = dsEnv(list);
+    const p = spawnSync("nix-instantiate", ["-E", importVariant(env.file, standInNixpkgs(pin.rev))], { encoding: "utf8" });
+    assert.is.not(p.status, 0, `${pin.rev.slice(0, 7)}: an environment with an extra the pin lacks must not evaluate`);
+    assert.match(p.stderr, new RegExp(`${env.name}: nixpkgs ${pin.rev} has no python\\d+Packages\\.deepspeed`));
   }
 });
 

@@ -1,5 +1,5 @@
 // Evaluate before building. A matrix whose environment `llm` lists "peftt" (a typo of peft) is generated for one
-// catalog pin into a temp tree; the real CLI builds it against the STAND-IN nixpkgs of that pin
+// catalog pin into a temp tree; the CLI (its main, in-process) builds it against the STAND-IN nixpkgs of that pin
 // (tests/fixtures/stand-in-nixpkgs, not nixpkgs: its Python set has peft and einops, no peftt), through a --pkgs-dir
 // of one-line files that import each generated wrapper with the stand-in. Real nix-instantiate and nix-build:
 // - `build` of the environment stops before any nix-build starts (no result link, no run log of its pytorch), exit 2,
@@ -20,38 +20,50 @@ import { nixErrorMessage, probeCached } from "../generator/driver/store.ts";
 import { REPO_ROOT } from "../generator/paths.ts";
 import { tempDir } from "./helpers/cli.ts";
 import { runMain } from "./helpers/main.ts";
-import { latestReport, newSalt, runDriver } from "./helpers/driver.ts";
+import { latestReport, newSalt } from "./helpers/driver.ts";
 import { generateForPin } from "./helpers/matrices.ts";
-import { currentSystem, importVariant, standInNixpkgs } from "./helpers/nix.ts";
+import { currentSystem, importVariant, STAND_IN_BUILDER_FEATURES, standInNixpkgs } from "./helpers/nix.ts";
+import type { VariantJson } from "../generator/matrix/schema.ts";
 
 const PIN = catalog.nixpkgs.find((p) => p.rev === "2c423e03bbafcff28bfadc6781a4a8257f205cb5")!;
 const ISA = currentSystem() === "aarch64-linux" ? "armv9" : "avx2";
 const ENVIRONMENTS = { llm: ["einops", "peftt"] };
-const { dir, list } = generateForPin(PIN, ISA, "vm-evalfirst-", { environments: ENVIRONMENTS });
-const byPackage = (pkg: string) => list.find((v) => v.package === pkg && v.cuda === null)!;
-const LLM = byPackage("llm-env");
-const PYTORCH = byPackage("pytorch");
-const TORCH_ENV = byPackage("torch-env");
-
 /** A directory of `NAME.nix` files, each the generated wrapper of NAME called with the stand-in nixpkgs of the pin. */
-function standInPkgsDir(): string {
+function standInPkgsDir(list: VariantJson[]): string {
   const out = path.join(tempDir("vm-evalfirst-pkgs-"), "pkgs");
   mkdirSync(out);
   for (const v of list) writeFileSync(path.join(out, `${v.name}.nix`), `${importVariant(v.file, standInNixpkgs(PIN.rev))}\n`);
   return out;
 }
-const PKGS = standInPkgsDir();
 
-/** `build ARGS` of the generated tree through the stand-in files; out links and logs in a fresh directory. */
+// The generated tree, its variants and the stand-in files: made once for the file, before the first test.
+let dir: string;
+let list: VariantJson[];
+let LLM: VariantJson;
+let PYTORCH: VariantJson;
+let TORCH_ENV: VariantJson;
+let PKGS: string;
+test.before(async () => {
+  ({ dir, list } = await generateForPin(PIN, ISA, "vm-evalfirst-", { environments: ENVIRONMENTS }));
+  const byPackage = (pkg: string) => list.find((v) => v.package === pkg && v.cuda === null)!;
+  [LLM, PYTORCH, TORCH_ENV] = [byPackage("llm-env"), byPackage("pytorch"), byPackage("torch-env")];
+  PKGS = standInPkgsDir(list);
+});
+
+/**
+ * `build ARGS` of the generated tree through the stand-in files (the CLI's main in-process; Nix runs as its real
+ * child processes), declaring the ISA's system feature as tests/helpers/driver.ts runDriver does; out links and logs in
+ * a fresh directory.
+ */
 async function build(args: string[]) {
   const work = tempDir("vm-evalfirst-run-");
-  const r = await runDriver(
-    ["--backend", "nix", "--root", dir, "--matrix", path.join(dir, "matrix.ts"), "--pkgs-dir", PKGS, "--out-dir", path.join(work, "out"),
-      "--logs-dir", path.join(work, "logs"), "--nix-option", "substituters=", "--plain", ...args],
-    { ...process.env, VM_BUILD_TEST_SALT: newSalt() },
+  const r = await runMain(
+    ["build", "--nix-option", `extra-system-features=${STAND_IN_BUILDER_FEATURES[2]}`, "--backend", "nix", "--root", dir, "--matrix", path.join(dir, "matrix.ts"),
+      "--pkgs-dir", PKGS, "--out-dir", path.join(work, "out"), "--logs-dir", path.join(work, "logs"), "--nix-option", "substituters=", "--plain", ...args],
+    { env: { VM_BUILD_TEST_SALT: newSalt() } },
   );
   const ls = (d: string) => (existsSync(path.join(work, d)) ? readdirSync(path.join(work, d)) : []);
-  return { ...r, outLinks: ls("out"), logs: ls("logs"), logsDir: path.join(work, "logs") };
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr, outLinks: ls("out"), logs: ls("logs"), logsDir: path.join(work, "logs") };
 }
 
 test("build of an environment with an extra the pin lacks stops before any nix-build: exit 2, naming the variant, the attribute and the pin", async () => {

@@ -194,3 +194,12 @@ export function standInCheckout(pin: string, overrides: Record<string, unknown> 
   if (rev !== null) writeFileSync(path.join(dir, ".git-revision"), `${rev}\n`);
   return dir;
 }
+
+/**
+ * nixEvalJson with `--read-write-mode`: each `drvPath` the expression forces is also written to the store (its .drv
+ * and those of its inputs), as `nix-instantiate` of that derivation writes them. One process evaluates and
+ * instantiates many derivations, which nix-store can then query.
+ */
+export function nixEvalJsonWritingDrvs<T = unknown>(expr: string, opts: RunOptions = {}): T {
+  return JSON.parse(runNix("nix-instantiate", ["--eval", "--strict", "--json", "--read-write-mode", "-E", expr], opts)) as T;
+}
