@@ -9,6 +9,8 @@ import { main as caches } from "./caches.ts";
 import { main as buildLog } from "./build-log.ts";
 import { main as dryRun } from "./dry-run.ts";
 import { main as verify } from "./verify.ts";
+import { main as badInput } from "./bad-input.ts";
+import { main as evalProof } from "./eval-proof.ts";
 
 await expand();
 await cli();
@@ -20,3 +22,5 @@ await caches();
 await buildLog();
 await dryRun();
 await verify();
+await badInput();
+await evalProof();

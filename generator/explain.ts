@@ -24,8 +24,13 @@ export type Explanation =
       nearest: Suggestion[];
     };
 
-/** The matrix widened to every catalog value (each release on the first pin that carries it), same policy. */
-function widenMatrix(p: Project): Matrix {
+/**
+ * The matrix widened to every catalog value (each release on the first pin that carries it), same policy; with
+ * `hardware`, to that GPU (none: every GPU) and ISA only where the catalog knows them. Every combination is judged
+ * on its own values, so the widened variants of that hardware are the same either way; expanding only them takes a
+ * fraction of the time (the catalog's GPUs × ISAs are most of the widened matrix).
+ */
+function widenMatrix(p: Project, hardware?: { sm: string | null; isa: string }): Matrix {
   // Each release on its pin in matrix.ts, else the catalog's preferred pin; only pins with a tarball hash, since
   // nothing is generated from a pin without one.
   const releases = p.catalog.torch.flatMap((t) => {
@@ -34,10 +39,14 @@ function widenMatrix(p: Project): Matrix {
     const pin = preferredPin(p.catalog, t.version);
     return pin?.sha256 ? [{ torch: t.version, nixpkgs: pin.rev, sha256: pin.sha256 }] : [];
   });
+  const axes = catalogAxes(p.catalog);
+  const only = (values: string[], value: string | null | undefined) => (value != null && values.includes(value) ? [value] : values);
   return {
     ...p.matrix,
     releases,
-    ...catalogAxes(p.catalog),
+    ...axes,
+    gpus: only(axes.gpus, hardware?.sm),
+    isas: only(axes.isas, hardware?.isa),
     cpuOnly: true,
     packages: [...PACKAGES],
     only: undefined,
@@ -68,7 +77,7 @@ export function explainName(name: string, p: Project): Explanation {
  * Python or release of the catalog would (with the matrix.ts changes for it).
  */
 function explainExcluded(excluded: Excluded, p: Project, nearest: Suggestion[]): NotAVariant {
-  const { variants } = expand(widenMatrix(p), p.catalog);
+  const { variants } = expand(widenMatrix(p, excluded), p.catalog);
   const same = variants.filter(
     (v) => v.package === excluded.package && v.sm === excluded.sm && v.isa === excluded.isa && !p.variants.some((k) => sameExceptTag(parseName(k.name)!, parseName(v.name)!) && k.torchVersion === v.torchVersion),
   );
@@ -119,7 +128,7 @@ function explainUndefinedEnvironment(name: string, parts: NameParts, p: Project,
 
 /** Not in this matrix: judged against every catalog value, to say whether matrix.ts could add it and how. */
 function explainNotInMatrix(name: string, parts: NameParts, p: Project, nearest: Suggestion[]): NotAVariant {
-  const { variants, excluded: wideExcluded } = expand(widenMatrix(p), p.catalog);
+  const { variants, excluded: wideExcluded } = expand(widenMatrix(p, parts), p.catalog);
   const tagOf = (torch: string) => p.catalog.torch.find((t) => t.version === torch)!.nameTag;
   const matches = (n: string, torch: string) => {
     const q = parseName(n)!;

@@ -1,7 +1,7 @@
 /**
  * The files the CLI writes (generator/output-file.ts, generator/redact.ts), against real files, a real FIFO,
- * /dev/null, real nix-build (stand-in derivations of tests/fixtures/build-pkgs) and real `nix copy`, driven as a child
- * process: `--report` writes through a symbolic link, a FIFO and /dev/null and leaves each what it was, and refuses a
+ * /dev/null, real nix-build (stand-in derivations of tests/fixtures/build-pkgs) and real `nix copy`, the CLI's main
+ * run in-process (Nix as its child processes): `--report` writes through a symbolic link, a FIFO and /dev/null and leaves each what it was, and refuses a
  * directory before building; a `logs/latest` directory is warned about and kept; credentials in a substituter URL
  * stay out of report.json and the log headers; logs are owner-only; `publish --to` logs into a fresh private
  * directory, never a fixed name in the temp directory.
@@ -17,7 +17,8 @@ import { ensurePrivateDir, outputMode, writeOutputFile } from "../generator/outp
 import { redactCredentials, redactDeep } from "../generator/redact.ts";
 import { tempDir } from "./helpers/cli.ts";
 import { runMain } from "./helpers/main.ts";
-import { BUILD_MATRIX, FIXTURES, newSalt, runDriver } from "./helpers/driver.ts";
+import { BUILD_MATRIX, FIXTURES, newSalt } from "./helpers/driver.ts";
+import { STAND_IN_BUILDER_FEATURES } from "./helpers/nix.ts";
 
 const PT = "pytorch-python313-cpu-avx2";
 const TOKEN = "s3cr3t-T0KEN";
@@ -26,14 +27,20 @@ const TOKEN = "s3cr3t-T0KEN";
 function ctx() {
   const dir = tempDir("vm-output-files-");
   chmodSync(dir, 0o755);
-  return { dir, env: { ...process.env, VM_BUILD_TEST_SALT: newSalt() } };
+  return { dir, env: { VM_BUILD_TEST_SALT: newSalt() } };
 }
 
-function build(c: ReturnType<typeof ctx>, args: string[]) {
-  return runDriver(
-    ["--pkgs-dir", FIXTURES, "--matrix", BUILD_MATRIX, "--out-dir", join(c.dir, "out"), "--logs-dir", join(c.dir, "logs"), "--backend", "nix", "--nix-option", "substituters=", "--plain", ...args, PT],
-    c.env,
+/**
+ * `build ARGS PT` of the stand-in fixtures through the CLI's main in-process (nix-build runs as its real child
+ * process), declaring the ISA's system feature as tests/helpers/driver.ts runDriver does.
+ */
+async function build(c: ReturnType<typeof ctx>, args: string[]) {
+  const r = await runMain(
+    ["build", "--nix-option", `extra-system-features=${STAND_IN_BUILDER_FEATURES[2]}`, "--pkgs-dir", FIXTURES, "--matrix", BUILD_MATRIX, "--out-dir", join(c.dir, "out"),
+      "--logs-dir", join(c.dir, "logs"), "--backend", "nix", "--nix-option", "substituters=", "--plain", ...args, PT],
+    { env: c.env },
   );
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
 test("--report through a symbolic link: the link stays, its target holds the report; a logs/latest directory is warned about and kept", async () => {
