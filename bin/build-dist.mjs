@@ -15,7 +15,7 @@
 // Plain JavaScript, not TypeScript: it runs before anything is compiled.
 import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { dirname, join, relative } from "node:path";
+import { dirname, join, relative, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 
 /** Absolute path of the repository root (the directory above bin/). */
@@ -142,6 +142,18 @@ export function compiledEntry() {
 }
 
 /**
+ * esbuild plugin: `import … from "wrap-ansi"` in a module of generator/ resolves to generator/lazy-wrap-ansi.ts, which
+ * requires the real module (by its file path) on its first call; other importers (yargs' cliui) are left alone.
+ */
+const lazyWrapAnsi = {
+  name: "lazy-wrap-ansi",
+  setup(build) {
+    const generator = join(ROOT, "generator") + sep;
+    build.onResolve({ filter: /^wrap-ansi$/ }, (args) => (args.importer.startsWith(generator) ? { path: join(ROOT, "generator/lazy-wrap-ansi.ts") } : undefined));
+  },
+};
+
+/**
  * Bundle generator/cli.ts into `outdir` (esbuild: ESM chunks for Node 20, esbuild itself external).
  * @param {string} outdir where cli.js and its chunks go (created)
  * @param {{ lazyStringWidth?: boolean }} [opts] lazyStringWidth (default true): string-width loaded on its first call
@@ -162,6 +174,8 @@ export async function bundle(outdir, opts = {}) {
     external: ["esbuild", "fsevents", "chokidar"],
     // A lazy string-width: most commands never measure wide text (generator/lazy-string-width.ts).
     alias: opts.lazyStringWidth === false ? {} : { "string-width": join(ROOT, "generator/lazy-string-width.ts") },
+    // A lazy wrap-ansi for generator/'s own imports (cliui keeps its copy): most starts wrap no prose (generator/lazy-wrap-ansi.ts).
+    plugins: [lazyWrapAnsi],
     banner: { js: "import { createRequire as __vmCreateRequire } from 'node:module'; const require = __vmCreateRequire(import.meta.url);" },
     logLevel: "warning",
   });

@@ -70,12 +70,13 @@ export function runOf(argv: object): CommandRun {
 
 /**
  * Load the matrix's project as the commands name it: `matrix` relative to the working directory (default
- * ROOT/matrix.ts, or `root`/matrix.ts), the local catalog beside it. project.ts loads only when this runs.
+ * ROOT/matrix.ts, or `root`/matrix.ts), the local catalog beside it, through the project cache (matrix/project-cache.ts:
+ * keyed by content, so it returns what loadProject computes). project.ts loads only on a miss.
  * @throws MatrixError (exit 2) for a missing, unloadable or invalid matrix, with the field paths and allowed values
  */
 export async function project(matrix?: string, root?: string): Promise<Project> {
-  const { loadProject } = await import("../matrix/project.ts");
-  return loadProject({ root, matrixFile: matrix ? resolve(process.cwd(), matrix) : undefined });
+  const { loadProjectCached } = await import("../matrix/project-cache.ts");
+  return loadProjectCached({ root, matrixFile: matrix ? resolve(process.cwd(), matrix) : undefined });
 }
 
 /**
