@@ -119,6 +119,7 @@ const DYNAMIC_RULES: Record<string, string> = {
   "generator/driver/builders.ts:cpu-isas.ts": "gccarchFeature",
   "generator/commands/explain.ts:device-code-size.ts": "modelDeviceCode",
   "generator/commands/explain.ts:cuda.ts": "nixpkgsCudaFacts",
+  "generator/commands/explain.ts:torch-arch-list.ts": "torchReleaseFacts",
 };
 
 /** Every file under `dir` ending in .ts. */

@@ -35,8 +35,10 @@ import type { Project } from "./project.ts";
 
 /** Bumped when what an entry holds changes shape. */
 const ENTRY_VERSION = "1";
-/** How many entries the cache keeps (newest by mtime); each is about 1 MB for the default matrix. */
+/** How many entries the cache keeps (newest by mtime); each is about 1 MB for the default matrix (632 variants). */
 export const MAX_ENTRIES = 32;
+/** A Project of more variants than this is not stored (its entry would pass 25 MB; computing it is the cheaper copy). */
+export const MAX_VARIANTS = 20_000;
 
 /**
  * The build identity of the code running, from the URL of this module: the <hash> of dist/<hash>/ (16 hex digits,
@@ -163,7 +165,7 @@ export async function loadProjectCached(opts: { matrixFile?: string; root?: stri
   // Stored only when local-catalog.json is still what the key holds (the Project read it again).
   const after = localCatalogBytes(dir);
   const same = after === null || after === undefined ? after === localCatalog : localCatalog instanceof Buffer && after.equals(localCatalog);
-  if (file && same) writeEntry(file, p);
+  if (file && same && p.variants.length <= MAX_VARIANTS) writeEntry(file, p);
   return p;
 }
 
