@@ -45,7 +45,9 @@ import { addGcRootArgv, buildAttrLinkArgv, type NixOptions } from "./store.ts";
 export class InstallInputError extends InputError {}
 
 /** A real install asked for a recorded host: it would build, link and verify on this machine (exit 2, nothing done). */
-export class InstallForOtherHostError extends InstallInputError {}
+export class InstallForOtherHostError extends InstallInputError {
+  override name = "InstallForOtherHostError";
+}
 
 /** What planInstall is given: install's options (commands/install.ts maps them), paths as the user typed them. */
 export interface InstallOptions {
