@@ -4,7 +4,6 @@
  * the variant, print the recommendation with its install lines.
  */
 import { withExitCode } from "../errors.ts";
-import { readHost } from "../detect/read-host.ts";
 import { installLines, recommend, type Recommendation } from "../detect/recommend.ts";
 import { loadVariants, type VariantSource } from "../matrix/variant-source.ts";
 import { settingLines, wrap, wrapCommand } from "../text.ts";
@@ -12,7 +11,7 @@ import { copyableCommand, terminalWidth, type Io } from "./shared.ts";
 import { assertGeneratedFor } from "../generate/generated-state.ts";
 import { dirname } from "node:path";
 import { parsePrefer, type DetectArgs } from "./detect-options.ts";
-import { checkEnvironment, parsePackage } from "../detect/choose.ts";
+import { checkEnvironment, parsePackage, readHostUnder } from "../detect/choose.ts";
 
 /**
  * Render a recommendation for the terminal (plain text, one finding per paragraph), wrapped to `width` columns
@@ -98,7 +97,7 @@ export async function runDetect(args: DetectArgs, source: VariantSource = loadVa
 /** detect's work (see runDetect). @throws InputError for bad input (an unknown package, a bad host file, a bad matrix) */
 async function detect(args: DetectArgs, source: VariantSource, io: Io): Promise<number> {
   const pkg = parsePackage(args.package);
-  const host = await readHost({ cpuinfo: args.cpuinfo, nvidiaSmi: args["nvidia-smi"], machine: args.machine });
+  const host = await readHostUnder({ hostRoot: args.hostRoot, cpuinfo: args.cpuinfo, nvidiaSmi: args["nvidia-smi"], machine: args.machine });
   const project = await source(args.matrix);
   checkEnvironment(pkg, project.variants);
   const r = recommend(host, project.variants, project.catalog, { package: pkg, excluded: project.excluded, prefer: parsePrefer(args.prefer) });
@@ -113,4 +112,3 @@ async function detect(args: DetectArgs, source: VariantSource, io: Io): Promise<
   );
   return r.status === "ok" ? 0 : 1;
 }
-

@@ -1,11 +1,10 @@
 /**
- * `variant-matrix detect`'s options and the check of --prefer, shared by the
- * command module (commands/detect.ts) and its work (commands/detect-main.ts); `--package`'s checks, which doctor and
- * install share, are detect/choose.ts's.
+ * `variant-matrix detect`'s options and the check of --prefer, shared by the command module (commands/detect.ts)
+ * and its work (commands/detect-main.ts); `--package`'s checks, which doctor and install share, are detect/choose.ts's.
  */
 import { UsageError } from "../errors.ts";
 import { PREFER_VALUES, type Prefer } from "../constants.ts";
-import { hostOptions, installLineOptions, matrixOption, outputOptions, packagePickOption, preferOption, type ArgsOf } from "./options.ts";
+import { hostOptions, hostRootOption, installLineOptions, matrixOption, outputOptions, packagePickOption, preferOption, type ArgsOf } from "./options.ts";
 
 /** The options of `detect` (yargs), each group defined once in options.ts. */
 export const detectOptions = {
@@ -15,6 +14,7 @@ export const detectOptions = {
   ...hostOptions,
   ...matrixOption,
   ...installLineOptions,
+  ...hostRootOption,
 } as const;
 
 /**

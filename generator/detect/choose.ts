@@ -66,11 +66,12 @@ export function isRecordedHost(o: Pick<ChooseOptions, "cpuinfo" | "nvidiaSmi" | 
 }
 
 /**
- * The host a pick is made for: a modelled host (`hostRoot` other than "/", no recording) read under its root
- * (cpuinfo) and through the nvidia-smi on PATH; otherwise `--cpuinfo`/`--nvidia-smi`/`--machine` or this machine, as
- * detect reads them.
+ * The host detect, doctor and install read: a modelled host when `hostRoot` (the hidden --host-root, tests) is a root
+ * other than "/" holding proc/cpuinfo and no recording is given (its cpuinfo under the root, its `nvidia-smi` on PATH
+ * under the root), else detect's own reading (read-host.ts readHost: the recordings, else this machine).
+ * @throws HostInputError, HostFileError or MachineError as readHost does
  */
-async function hostToPick(o: ChooseOptions): Promise<HostInfo> {
+export async function readHostUnder(o: Pick<ChooseOptions, "hostRoot" | "cpuinfo" | "nvidiaSmi" | "machine">): Promise<HostInfo> {
   const [{ readHost, hostFromTexts }, { runOn }] = await Promise.all([import("./read-host.ts"), import("../preflight/host-root.ts")]);
   const root = o.hostRoot ?? "/";
   const rootCpuinfo = join(root, "proc/cpuinfo");
@@ -90,14 +91,14 @@ async function hostToPick(o: ChooseOptions): Promise<HostInfo> {
 
 /**
  * NAME, or the variant `detect` picks for the host (`package`, default torch-env as detect's): for doctor and
- * install (hostToPick says which host is read).
+ * install (readHostUnder says which host is read).
  * @throws InputError (UsageError, host file errors) when detect picks nothing, naming detect's problems and what to
  *   add to matrix.ts
  */
 export async function chooseVariant(o: ChooseOptions, project: { variants: Variant[]; catalog: Catalog; excluded?: Excluded[] }): Promise<ChosenVariant> {
   const [{ machineToSystem }, { recommend }, { hostSystem }] = await Promise.all([import("./read-host.ts"), import("./recommend.ts"), import("../driver/backend.ts")]);
   if (o.name !== undefined) return { name: o.name, chosenBy: "given", system: o.machine ? machineToSystem(o.machine).system : hostSystem() };
-  const host = await hostToPick(o);
+  const host = await readHostUnder(o);
   const pkg = parsePackage(o.package);
   checkEnvironment(pkg, project.variants);
   const r = recommend(host, project.variants, project.catalog, { package: pkg, excluded: project.excluded });
