@@ -2,7 +2,8 @@
  * Which variant a command works on when it checks or installs one for a host (doctor, install): the one named, or the
  * variant detect picks for the host (recommend.ts), read as detect reads it (`--cpuinfo`/`--nvidia-smi`/`--machine`
  * or this machine), or under a modelled root (`--host-root`, tests). With the checks of `--package` that detect, doctor
- * and install share. A library module: it reads the host and prints nothing.
+ * and install share. A library module: it reads the host and prints nothing. Its imports are static: detect-main.ts
+ * imports it statically, and the host errors it passes on (read-host.ts) must be of the caller's errors.ts.
  */
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -12,7 +13,10 @@ import { PACKAGES, type PackageName } from "../catalog/packages.ts";
 import { environmentOf } from "../matrix/naming.ts";
 import type { Excluded, Variant } from "../matrix/schema.ts";
 import type { Catalog } from "../catalog/schema.ts";
-import type { HostInfo } from "./read-host.ts";
+import { hostFromTexts, machineToSystem, readHost, type HostInfo } from "./read-host.ts";
+import { recommend } from "./recommend.ts";
+import { runOn } from "../preflight/host-root.ts";
+import { hostSystem } from "../driver/backend.ts";
 
 /**
  * Check `--package` against PACKAGES (undefined: DEFAULT_PACKAGE).
@@ -72,7 +76,6 @@ export function isRecordedHost(o: Pick<ChooseOptions, "cpuinfo" | "nvidiaSmi" | 
  * @throws HostInputError, HostFileError or MachineError as readHost does
  */
 export async function readHostUnder(o: Pick<ChooseOptions, "hostRoot" | "cpuinfo" | "nvidiaSmi" | "machine">): Promise<HostInfo> {
-  const [{ readHost, hostFromTexts }, { runOn }] = await Promise.all([import("./read-host.ts"), import("../preflight/host-root.ts")]);
   const root = o.hostRoot ?? "/";
   const rootCpuinfo = join(root, "proc/cpuinfo");
   if (!(root !== "/" && o.cpuinfo === undefined && o.nvidiaSmi === undefined && existsSync(rootCpuinfo)))
@@ -96,7 +99,6 @@ export async function readHostUnder(o: Pick<ChooseOptions, "hostRoot" | "cpuinfo
  *   add to matrix.ts
  */
 export async function chooseVariant(o: ChooseOptions, project: { variants: Variant[]; catalog: Catalog; excluded?: Excluded[] }): Promise<ChosenVariant> {
-  const [{ machineToSystem }, { recommend }, { hostSystem }] = await Promise.all([import("./read-host.ts"), import("./recommend.ts"), import("../driver/backend.ts")]);
   if (o.name !== undefined) return { name: o.name, chosenBy: "given", system: o.machine ? machineToSystem(o.machine).system : hostSystem() };
   const host = await readHostUnder(o);
   const pkg = parsePackage(o.package);
