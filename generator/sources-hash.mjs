@@ -7,7 +7,8 @@
 // generator's bundle can carry it.
 import { createHash } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
-import { join, relative } from "node:path";
+import { basename, dirname, join, relative } from "node:path";
+import { fileURLToPath } from "node:url";
 
 /**
  * Every file below `dir`, sorted by name at each level, as absolute paths; a directory that cannot be read adds none.
@@ -59,4 +60,18 @@ export function sourcesHash(root, files = sourceFiles(root)) {
     h.update("\0");
   }
   return h.digest("hex").slice(0, 16);
+}
+
+/**
+ * The build identity of the code running: the <hash> of the bundle dist/<hash>/ that `moduleUrl` (default: this
+ * module's own URL, which in the bundle is a file of dist/<hash>/) lies in, the sourcesHash its sources had; or null
+ * when it is not such a bundle (the sources under tsx, a bundle written elsewhere). The one reading of a bundle's
+ * name: generate/stamp.ts keys its stamp by it, matrix/project-cache.ts its entries.
+ * @param {string} [moduleUrl]
+ * @returns {string | null} e.g. "3f2a9c0d1b4e5f60"
+ */
+export function bundleIdentity(moduleUrl = import.meta.url) {
+  if (!moduleUrl.startsWith("file:")) return null;
+  const dir = dirname(fileURLToPath(moduleUrl));
+  return /^[0-9a-f]{16}$/.test(basename(dir)) && basename(dirname(dir)) === "dist" ? basename(dir) : null;
 }

@@ -15,7 +15,8 @@ import { deserialize, serialize } from "node:v8";
 import { compiledEntry } from "../bin/build-dist.mjs";
 import { BIN, runCli, tempDir, writeMatrix } from "./helpers/cli.ts";
 import { runMain } from "./helpers/main.ts";
-import { buildIdentity, plainDataBytes, projectCacheFile, projectCacheKey } from "../generator/matrix/project-cache.ts";
+import { plainDataBytes, projectCacheFile, projectCacheKey } from "../generator/matrix/project-cache.ts";
+import { bundleIdentity } from "../generator/sources-hash.mjs";
 import { oneDecimal } from "../generator/commands/explain.ts";
 import type { Project } from "../generator/matrix/project.ts";
 
@@ -194,10 +195,10 @@ test("a matrix that is not plain data is never keyed: getters, a Proxy, class in
 });
 
 test("the build identity is the bundle's dist/<hash>/ name, and the sources have none", () => {
-  assert.is(buildIdentity(pathToFileURL("/x/dist/0123456789abcdef/chunk-ABC.js").href), "0123456789abcdef");
-  assert.is(buildIdentity(pathToFileURL("/x/generator/matrix/project-cache.ts").href), null);
-  assert.is(buildIdentity(pathToFileURL("/x/other/0123456789abcdef/chunk.js").href), null);
-  assert.is(buildIdentity(), null, "this test runs the sources");
+  assert.is(bundleIdentity(pathToFileURL("/x/dist/0123456789abcdef/chunk-ABC.js").href), "0123456789abcdef");
+  assert.is(bundleIdentity(pathToFileURL("/x/generator/matrix/project-cache.ts").href), null);
+  assert.is(bundleIdentity(pathToFileURL("/x/other/0123456789abcdef/chunk.js").href), null);
+  assert.is(bundleIdentity(), null, "this test runs the sources");
   // Two identities, two keys: a rebuilt bundle never reads the entries of another build.
   const k = { matrixFile: "/x/matrix.ts", matrix: plainDataBytes(BODY)!, localCatalog: null };
   assert.is.not(projectCacheKey({ ...k, identity: "0123456789abcdef" }), projectCacheKey({ ...k, identity: "fedcba9876543210" }));

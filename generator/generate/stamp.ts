@@ -17,10 +17,9 @@
 import { createHash } from "node:crypto";
 import { existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { replaceFileSync } from "../output-file.ts";
-import { basename, dirname, join, relative } from "node:path";
-import { fileURLToPath } from "node:url";
+import { dirname, join, relative } from "node:path";
 import { cacheDir, REPO_ROOT } from "../paths.ts";
-import { sourcesHash } from "../sources-hash.mjs";
+import { bundleIdentity, sourcesHash } from "../sources-hash.mjs";
 import { LOCAL_CATALOG_FILE } from "../constants.ts";
 
 /** The content keys of a generate's inputs (SHA-256 hex, or the bundle's name for the generator). */
@@ -60,15 +59,13 @@ let generatorKeyMemo: string | undefined;
 
 /**
  * The generator's key, the same whether it runs compiled or through tsx: the name of the bundle it runs from (this
- * module inside dist/<16 hex digits>/), else that name computed by the same function (sources-hash.mjs sourcesHash: the first
+ * module inside dist/<16 hex digits>/, sources-hash.mjs bundleIdentity), else that name computed by the same function (sources-hash.mjs sourcesHash: the first
  * 16 hex digits of a SHA-256 over the repo-relative path and content of every file under generator/, then
  * package-lock.json and bin/build-dist.mjs). Computed once per process.
  */
 function generatorKey(): string {
   if (generatorKeyMemo !== undefined) return generatorKeyMemo;
-  const here = dirname(fileURLToPath(import.meta.url));
-  if (basename(dirname(here)) === "dist" && /^[0-9a-f]{16}$/.test(basename(here))) return (generatorKeyMemo = basename(here));
-  return (generatorKeyMemo = sourcesHash(REPO_ROOT));
+  return (generatorKeyMemo = bundleIdentity() ?? sourcesHash(REPO_ROOT));
 }
 
 /** The content keys of what a generate of `matrixFile` reads now (see the module comment); an unreadable matrix has a key no stamp holds. */

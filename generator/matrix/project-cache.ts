@@ -13,7 +13,7 @@
  * - the bytes of local-catalog.json beside the matrix (or its absence), read again after the Project is computed,
  *   and nothing is stored when they changed meanwhile;
  * - the code that computes the Project: the bundle's build identity (dist/<hash>/, bin/build-dist.mjs names it by a
- *   hash of every file under generator/ and package-lock.json) and Node's version (v8's serialization format).
+ *   hash of every file under generator/ and package-lock.json; sources-hash.mjs bundleIdentity) and Node's version (v8's serialization format).
  *   Running from the TypeScript sources (tsx, the tests' in-process `main`) has no build identity: no cache.
  * So an entry can never disagree with what the full path would compute now; one whose key differs is never read.
  * Errors are never cached: an invalid matrix or local catalog goes the full path and throws there.
@@ -23,14 +23,14 @@
  */
 import { createHash } from "node:crypto";
 import { existsSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
-import { basename, dirname, join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
+import { dirname, join, resolve } from "node:path";
 import { types } from "node:util";
 import { deserialize, serialize } from "node:v8";
 import { cacheDir, REPO_ROOT } from "../paths.ts";
 import { LOCAL_CATALOG_FILE } from "../constants.ts";
 import { replaceFileSync } from "../output-file.ts";
 import { importMatrixModule } from "./load-matrix.ts";
+import { bundleIdentity } from "../sources-hash.mjs";
 import type { Project } from "./project.ts";
 
 /** Bumped when what an entry holds changes shape. */
@@ -39,17 +39,6 @@ const ENTRY_VERSION = "1";
 export const MAX_ENTRIES = 32;
 /** A Project of more variants than this is not stored (its entry would pass 25 MB; computing it is the cheaper copy). */
 export const MAX_VARIANTS = 20_000;
-
-/**
- * The build identity of the code running, from the URL of this module: the <hash> of dist/<hash>/ (16 hex digits,
- * bin/build-dist.mjs sourcesHash of generator/, package-lock.json and the build script), or null when this module is
- * not running from such a bundle (the TypeScript sources under tsx, a bundle written elsewhere).
- */
-export function buildIdentity(moduleUrl: string = import.meta.url): string | null {
-  if (!moduleUrl.startsWith("file:")) return null;
-  const dir = dirname(fileURLToPath(moduleUrl));
-  return /^[0-9a-f]{16}$/.test(basename(dir)) && basename(dirname(dir)) === "dist" ? basename(dir) : null;
-}
 
 /**
  * The bytes a matrix value is keyed by (`v8.serialize` of it), or null when it is not plain data: only null,
@@ -152,7 +141,7 @@ function writeEntry(file: string, p: Project): void {
 export async function loadProjectCached(opts: { matrixFile?: string; root?: string } = {}): Promise<Project> {
   const root = opts.root ?? REPO_ROOT;
   const matrixFile = resolve(root, opts.matrixFile ?? "matrix.ts");
-  const identity = buildIdentity();
+  const identity = bundleIdentity();
   const value = identity ? await matrixValue(matrixFile) : null;
   if (!identity || !value) return (await import("./project.ts")).loadProject({ root, matrixFile });
   const dir = dirname(matrixFile);
