@@ -75,7 +75,7 @@ async function variantFacts(v: Variant, p: Project) {
     import("../catalog/device-code-size.ts"),
     import("../catalog/cuda.ts"),
     import("../catalog/torch-arch-list.ts"),
-    import("../preflight/checks.ts"),
+    import("../preflight/driver-route.ts"),
   ]);
   // What the CUDA binary cache cannot serve this variant (the model of catalog/binary-cache.ts).
   const offCache = modelCacheMisses([v], p.catalog).reasons.get(v.name)!;
@@ -98,7 +98,7 @@ async function variantFacts(v: Variant, p: Project) {
         })()
       : null;
   const environment = v.role === "env" ? environmentOf(p.catalog, v, p.catalog.nixpkgs.find((n) => n.rev === v.nixpkgs)?.torchcodec ?? null) : null;
-  // How it finds the host's GPU driver (preflight/checks.ts: NixOS, nixglhost, flox).
+  // How it finds the host's GPU driver (preflight/driver-route.ts: NixOS, nixglhost, flox).
   const hostDriver = hostDriverRoute(checkedVariants([v], p.variants)[0]!);
   return { offCache, deviceCode, environment, hostDriver, releaseFacts: torchReleaseFacts(p.catalog, v.torchVersion) };
 }
