@@ -7,7 +7,7 @@ import { PREFER_VALUES, type Prefer } from "../constants.ts";
 import { PACKAGES, type PackageName } from "../catalog/packages.ts";
 import { environmentOf } from "../matrix/naming.ts";
 import type { Variant } from "../matrix/schema.ts";
-import { DEFAULT_PACKAGE, hostOptions, installLineOptions, matrixOption, outputOptions, packagePickOption, preferOption, type ArgsOf } from "./options.ts";
+import { DEFAULT_PACKAGE, hostOptions, hostRootOption, installLineOptions, matrixOption, outputOptions, packagePickOption, preferOption, type ArgsOf } from "./options.ts";
 
 /** The options of `detect` (yargs), each group defined once in options.ts. */
 export const detectOptions = {
@@ -17,6 +17,7 @@ export const detectOptions = {
   ...hostOptions,
   ...matrixOption,
   ...installLineOptions,
+  ...hostRootOption,
 } as const;
 
 /**

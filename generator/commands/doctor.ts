@@ -10,8 +10,6 @@
  * be read, an invalid matrix, no variant for this host).
  */
 import type { ArgumentsCamelCase, Argv, CommandModule } from "yargs";
-import { existsSync, readFileSync } from "node:fs";
-import { join } from "node:path";
 import { InputError, withExitCode } from "../errors.ts";
 import { copyableCommand, runOf, terminalWidth, type Io } from "./shared.ts";
 import { shown } from "../matrix/suggest.ts";
@@ -73,32 +71,16 @@ export async function chooseVariant(
   args: Pick<DoctorArgs, "name" | "package" | "cpuinfo" | "nvidia-smi" | "machine" | "hostRoot">,
   project: { variants: Variant[]; catalog: Catalog; excluded?: Excluded[] },
 ): Promise<ChosenVariant> {
-  const [{ readHost, hostFromTexts, machineToSystem }, { recommend }, { parsePackage, checkEnvironment }, { hostSystem }, { runOn }] = await Promise.all([
+  const [{ machineToSystem }, { recommend }, { parsePackage, checkEnvironment }, { hostSystem }, { readHostUnder }] = await Promise.all([
     import("../detect/read-host.ts"),
     import("../detect/recommend.ts"),
     import("./detect-options.ts"),
     import("../driver/backend.ts"),
-    import("../preflight/host-root.ts"),
+    import("./detect-main.ts"),
   ]);
-  const root = args.hostRoot ?? "/";
   if (args.name !== undefined) return { name: args.name, chosenBy: "given", system: args.machine ? machineToSystem(args.machine).system : hostSystem() };
-  const rootCpuinfo = join(root, "proc/cpuinfo");
   // A modelled host (--host-root): its cpuinfo under the root, its nvidia-smi on PATH; else detect's own reading.
-  const host =
-    root !== "/" && args.cpuinfo === undefined && args["nvidia-smi"] === undefined && existsSync(rootCpuinfo)
-      ? (() => {
-          const smi = runOn({ root, env: process.env }, ["nvidia-smi", "--query-gpu=compute_cap,name,driver_version", "--format=csv,noheader"]);
-          return hostFromTexts({
-            cpuinfo: readFileSync(rootCpuinfo, "utf8"),
-            cpuinfoFile: rootCpuinfo,
-            nvidiaSmi: smi.code === 0 ? smi.stdout : null,
-            nvidiaSmiFile: "nvidia-smi",
-            gpuAbsentReason: smi.code === 0 ? null : "no NVIDIA GPU: nvidia-smi did not answer",
-            machine: args.machine ?? null,
-            machineSource: args.machine ? "--machine" : rootCpuinfo,
-          });
-        })()
-      : await readHost({ cpuinfo: args.cpuinfo, nvidiaSmi: args["nvidia-smi"], machine: args.machine });
+  const host = await readHostUnder(args);
   const pkg = parsePackage(args.package);
   checkEnvironment(pkg, project.variants);
   const r = recommend(host, project.variants, project.catalog, { package: pkg, excluded: project.excluded });
