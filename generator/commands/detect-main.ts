@@ -4,15 +4,14 @@
  * the variant, print the recommendation with its install lines.
  */
 import { withExitCode } from "../errors.ts";
-import { hostFromTexts, readHost, type HostInfo } from "../detect/read-host.ts";
-import { runOn } from "../preflight/host-root.ts";
-import { existsSync, readFileSync } from "node:fs";
 import { installLines, recommend, type Recommendation } from "../detect/recommend.ts";
 import { loadVariants, type VariantSource } from "../matrix/variant-source.ts";
 import { settingLines, wrap, wrapCommand } from "../text.ts";
-import { assertGeneratedFor, copyableCommand, terminalWidth, type Io } from "./shared.ts";
-import { dirname, join } from "node:path";
-import { checkEnvironment, parsePackage, parsePrefer, type DetectArgs } from "./detect-options.ts";
+import { copyableCommand, terminalWidth, type Io } from "./shared.ts";
+import { assertGeneratedFor } from "../generate/generated-state.ts";
+import { dirname } from "node:path";
+import { parsePrefer, type DetectArgs } from "./detect-options.ts";
+import { checkEnvironment, parsePackage, readHostUnder } from "../detect/choose.ts";
 
 /**
  * Render a recommendation for the terminal (plain text, one finding per paragraph), wrapped to `width` columns
@@ -98,13 +97,13 @@ export async function runDetect(args: DetectArgs, source: VariantSource = loadVa
 /** detect's work (see runDetect). @throws InputError for bad input (an unknown package, a bad host file, a bad matrix) */
 async function detect(args: DetectArgs, source: VariantSource, io: Io): Promise<number> {
   const pkg = parsePackage(args.package);
-  const host = await readHostUnder(args);
+  const host = await readHostUnder({ hostRoot: args.hostRoot, cpuinfo: args.cpuinfo, nvidiaSmi: args["nvidia-smi"], machine: args.machine });
   const project = await source(args.matrix);
   checkEnvironment(pkg, project.variants);
   const r = recommend(host, project.variants, project.catalog, { package: pkg, excluded: project.excluded, prefer: parsePrefer(args.prefer) });
   // What detect names must be what install would build: the files generated beside the matrix say what it gives now.
   const named = [...r.variants, ...(r.cpuFallback ? [r.cpuFallback] : [])];
-  if (project.project) await assertGeneratedFor(project.project, dirname(project.project.matrixFile), "detect", named);
+  if (project.project) assertGeneratedFor(project.project, dirname(project.project.matrixFile), "detect", named);
   const install = { org: args.org, substituter: args.substituter, from: { cpuinfo: args.cpuinfo, "nvidia-smi": args["nvidia-smi"], machine: args.machine, matrix: args.matrix } };
   io.out(
     args.json
@@ -112,27 +111,4 @@ async function detect(args: DetectArgs, source: VariantSource, io: Io): Promise<
       : formatRecommendation(r, install, terminalWidth(io)),
   );
   return r.status === "ok" ? 0 : 1;
-}
-
-/**
- * The host detect and doctor read: a modelled host when `hostRoot` (the hidden --host-root, tests) is a root other
- * than "/" holding proc/cpuinfo and no recording is given (its cpuinfo under the root, its `nvidia-smi` on PATH under
- * the root), else detect's own reading (detect/read-host.ts readHost: the recordings, else this machine).
- * @throws HostInputError, HostFileError or MachineError as readHost does
- */
-export async function readHostUnder(args: { hostRoot?: string; cpuinfo?: string; "nvidia-smi"?: string; machine?: string }): Promise<HostInfo> {
-  const root = args.hostRoot ?? "/";
-  const rootCpuinfo = join(root, "proc/cpuinfo");
-  if (root === "/" || args.cpuinfo !== undefined || args["nvidia-smi"] !== undefined || !existsSync(rootCpuinfo))
-    return readHost({ cpuinfo: args.cpuinfo, nvidiaSmi: args["nvidia-smi"], machine: args.machine });
-  const smi = runOn({ root, env: process.env }, ["nvidia-smi", "--query-gpu=compute_cap,name,driver_version", "--format=csv,noheader"]);
-  return hostFromTexts({
-    cpuinfo: readFileSync(rootCpuinfo, "utf8"),
-    cpuinfoFile: rootCpuinfo,
-    nvidiaSmi: smi.code === 0 ? smi.stdout : null,
-    nvidiaSmiFile: "nvidia-smi",
-    gpuAbsentReason: smi.code === 0 ? null : "no NVIDIA GPU: nvidia-smi did not answer",
-    machine: args.machine ?? null,
-    machineSource: args.machine ? "--machine" : rootCpuinfo,
-  });
 }
