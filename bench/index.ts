@@ -9,6 +9,7 @@ import { main as caches } from "./caches.ts";
 import { main as buildLog } from "./build-log.ts";
 import { main as dryRun } from "./dry-run.ts";
 import { main as verify } from "./verify.ts";
+import { main as attribute } from "./attribute.ts";
 
 await expand();
 await cli();
@@ -20,3 +21,4 @@ await caches();
 await buildLog();
 await dryRun();
 await verify();
+await attribute();
