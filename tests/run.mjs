@@ -126,19 +126,32 @@ function runFiles(files) {
   });
 }
 
-/** Each file's counts and seconds from a uvu process' plain output and the times its suites' lines appeared. */
+/**
+ * Each file's counts and seconds from a uvu process' plain output and the times its suites' lines appeared. A file
+ * alone: uvu's closing counts. Files together: the "(passed / total)" that ends a line of its part of the output (from
+ * its name's line to the next file's, or the closing counts; a test may print lines between the dots).
+ */
 function perFile(files, plain, { started, t0, end }) {
   const marks = [...started.entries()].sort((a, b) => a[1] - b[1]);
-  return files.map((file) => {
-    const at = plain.indexOf(`${file}\n`);
-    const counts = at < 0 ? null : /\(\s*(\d+)\s*\/\s*(\d+)\s*\)/.exec(plain.slice(at, plain.indexOf("\n", at + file.length + 1) + 1 || undefined));
-    const [passed, total] = counts ? [Number(counts[1]), Number(counts[2])] : [0, 1];
+  const heads = files.map((f) => plain.search(new RegExp(`^${f.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}$`, "m")));
+  const closing = plain.search(/^\s*Total:/m);
+  return files.map((file, k) => {
+    let passed = 0;
+    let total = 1;
+    let skipped = 0;
+    if (files.length === 1) {
+      const count = (label) => Number(new RegExp(`^\\s*${label}:\\s+(\\d+)`, "m").exec(plain)?.[1] ?? NaN);
+      if (!Number.isNaN(count("Total"))) [total, passed, skipped] = [count("Total"), count("Passed"), count("Skipped")];
+    } else if (heads[k] >= 0) {
+      const next = [...heads.filter((h) => h > heads[k]), closing >= 0 ? closing : plain.length].sort((a, b) => a - b)[0];
+      const c = /\(\s*(\d+)\s*\/\s*(\d+)\s*\)\s*$/m.exec(plain.slice(heads[k], next));
+      if (c) [passed, total] = [Number(c[1]), Number(c[2])];
+    }
     const i = marks.findIndex(([n]) => n === file);
     // Loading the files (before the first suite's line) is shared out evenly: a file may do its slow part at load.
     const loading = ((marks[0]?.[1] ?? end) - t0) / files.length;
     const seconds = (files.length === 1 ? end - t0 : loading + (i < 0 ? 0 : (marks[i + 1]?.[1] ?? end) - marks[i][1])) / 1000;
-    const skipped = files.length === 1 ? Number(/^\s*Skipped:\s+(\d+)/m.exec(plain)?.[1] ?? 0) : 0;
-    return { file, ok: !!counts && passed + skipped === total, total, passed, skipped, seconds };
+    return { file, ok: passed + skipped === total && total > 0, total, passed, skipped, seconds };
   });
 }
 
