@@ -89,6 +89,15 @@ function schedule(pattern, times, { jobs, solo }) {
   return units.sort((a, b) => b.seconds - a.seconds).map((u) => u.files.sort());
 }
 
+/**
+ * The test processes' environment: this one's, with Nix offline. Nothing downloads at test time, and on a machine
+ * without network every nix-build and nix-store --realise that may substitute waited about 5 s for the default
+ * substituter (cache.nixos.org) to fail: `substituters =` (NIX_CONFIG holds nix.conf lines, after the user's own)
+ * makes them ask none. A test that means a substituter names it (team-cache, install-cause); a file run alone without
+ * this runner passes the same, only slower.
+ */
+const TEST_ENV = { ...process.env, NIX_CONFIG: `${process.env.NIX_CONFIG ? `${process.env.NIX_CONFIG}\n` : ""}substituters =` };
+
 const strip = (s) => s.replace(/\x1b\[[0-9;]*m/g, "");
 const children = new Set();
 
@@ -101,7 +110,7 @@ function runFiles(files) {
   return new Promise((resolve) => {
     const t0 = Date.now();
     const escaped = files.map((f) => f.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"));
-    const child = spawn(process.execPath, [UVU, "-r", "tsx", "tests", `^(${escaped.join("|")})$`], { cwd: ROOT, env: process.env, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, [UVU, "-r", "tsx", "tests", `^(${escaped.join("|")})$`], { cwd: ROOT, env: TEST_ENV, stdio: ["ignore", "pipe", "pipe"] });
     children.add(child);
     let out = "";
     const started = new Map();
