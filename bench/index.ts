@@ -11,6 +11,7 @@ import { main as dryRun } from "./dry-run.ts";
 import { main as verify } from "./verify.ts";
 import { main as badInput } from "./bad-input.ts";
 import { main as evalProof } from "./eval-proof.ts";
+import { main as attribute } from "./attribute.ts";
 
 await expand();
 await cli();
@@ -24,3 +25,4 @@ await dryRun();
 await verify();
 await badInput();
 await evalProof();
+await attribute();

@@ -15,8 +15,9 @@
 // Plain JavaScript, not TypeScript: it runs before anything is compiled.
 import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { dirname, join, relative } from "node:path";
+import { dirname, join, relative, sep } from "node:path";
 import { fileURLToPath } from "node:url";
+import { sourceFiles as sourceFilesOf, sourcesHash as hashOf } from "../generator/sources-hash.mjs";
 
 /** Absolute path of the repository root (the directory above bin/). */
 export const ROOT = dirname(dirname(fileURLToPath(import.meta.url)));
@@ -25,47 +26,20 @@ export const DIST_DIR = join(ROOT, "dist");
 /** How many bundles to keep (the current one and the newest others, for commands still running on them). */
 const KEEP = 3;
 
-/** Every file below `dir`, sorted, as absolute paths. */
-function walk(dir, out = []) {
-  let entries;
-  try {
-    entries = readdirSync(dir, { withFileTypes: true });
-  } catch {
-    return out;
-  }
-  for (const e of entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
-    const p = join(dir, e.name);
-    if (e.isDirectory()) walk(p, out);
-    else if (e.isFile()) out.push(p);
-  }
-  return out;
-}
-
-/** The files the bundle is built from: every file under generator/, package-lock.json and this file (sorted). */
+/** The files the bundle is built from (generator/sources-hash.mjs sourceFiles): every file under generator/, package-lock.json and this file. */
 function sourceFiles() {
-  return [...walk(join(ROOT, "generator")), join(ROOT, "package-lock.json"), fileURLToPath(import.meta.url)];
+  return sourceFilesOf(ROOT);
 }
 
 /**
- * The hash (16 hex digits of a SHA-256) of what the bundle is built from: the path and content of every file under
- * generator/, package-lock.json (the bundled dependencies' versions) and this file (the build options). Reads them all
- * (about 1.4 MB: some 40 ms on a loaded 2-core machine); the launcher asks currentHash(), which reads them only when
- * a file's metadata changed.
+ * The hash (16 hex digits of a SHA-256) of what the bundle is built from (sources-hash.mjs, which
+ * generator/generate/stamp.ts reads too). Reads them all (about 1.4 MB: some 40 ms on a loaded 2-core machine); the
+ * launcher asks currentHash(), which reads them only when a file's metadata changed.
  * @param {string[]} [files] the files (default: sourceFiles())
  * @returns the hash, e.g. "3f2a9c0d1b4e5f60"
  */
 export function sourcesHash(files = sourceFiles()) {
-  const h = createHash("sha256");
-  for (const f of files) {
-    h.update(relative(ROOT, f)).update("\0");
-    try {
-      h.update(readFileSync(f));
-    } catch {
-      h.update("(missing)");
-    }
-    h.update("\0");
-  }
-  return h.digest("hex").slice(0, 16);
+  return hashOf(ROOT, files);
 }
 
 /**
@@ -142,6 +116,18 @@ export function compiledEntry() {
 }
 
 /**
+ * esbuild plugin: `import … from "wrap-ansi"` in a module of generator/ resolves to generator/lazy-wrap-ansi.ts, which
+ * requires the real module (by its file path) on its first call; other importers (yargs' cliui) are left alone.
+ */
+const lazyWrapAnsi = {
+  name: "lazy-wrap-ansi",
+  setup(build) {
+    const generator = join(ROOT, "generator") + sep;
+    build.onResolve({ filter: /^wrap-ansi$/ }, (args) => (args.importer.startsWith(generator) ? { path: join(ROOT, "generator/lazy-wrap-ansi.ts") } : undefined));
+  },
+};
+
+/**
  * Bundle generator/cli.ts into `outdir` (esbuild: ESM chunks for Node 20, esbuild itself external).
  * @param {string} outdir where cli.js and its chunks go (created)
  * @param {{ lazyStringWidth?: boolean }} [opts] lazyStringWidth (default true): string-width loaded on its first call
@@ -162,6 +148,8 @@ export async function bundle(outdir, opts = {}) {
     external: ["esbuild", "fsevents", "chokidar"],
     // A lazy string-width: most commands never measure wide text (generator/lazy-string-width.ts).
     alias: opts.lazyStringWidth === false ? {} : { "string-width": join(ROOT, "generator/lazy-string-width.ts") },
+    // A lazy wrap-ansi for generator/'s own imports (cliui keeps its copy): most starts wrap no prose (generator/lazy-wrap-ansi.ts).
+    plugins: [lazyWrapAnsi],
     banner: { js: "import { createRequire as __vmCreateRequire } from 'node:module'; const require = __vmCreateRequire(import.meta.url);" },
     logLevel: "warning",
   });

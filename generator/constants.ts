@@ -49,3 +49,9 @@ export type BackendChoice = Backend | "auto";
  * module (node:child_process) at start-up.
  */
 export const BACKEND_CHOICES: readonly BackendChoice[] = ["auto", "flox", "nix"];
+
+/**
+ * What detect, doctor, install, fleet and verify pick for by default: the Python environment of the whole stack
+ * (catalog/packages.ts ENV_PACKAGE, `torch-env`).
+ */
+export const DEFAULT_PACKAGE = "torch-env";

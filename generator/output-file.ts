@@ -210,7 +210,7 @@ export function pointLink(link: string, target: string): string | null {
  * A user-named file goes through writeOutputFile instead (it never replaces a link, FIFO or device).
  * @throws the write's or the rename's error (ENOSPC, EACCES, …), after removing the temporary
  */
-export function replaceFileSync(file: string, content: string): void {
+export function replaceFileSync(file: string, content: string | Uint8Array): void {
   const tmp = join(dirname(file), `.${basename(file)}.${randomBytes(6).toString("hex")}.tmp`);
   try {
     writeFileSync(tmp, content, { flag: "wx" });

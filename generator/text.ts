@@ -152,3 +152,18 @@ export function wrapLines(text: string, width: number): string {
     })
     .join("\n");
 }
+
+/** `word` quoted for a POSIX shell when it needs it (single quotes; a quote inside as '\''). */
+export function shellWord(word: string): string {
+  return /^[A-Za-z0-9_@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
+}
+
+/**
+ * A command line a user copies: `npx variant-matrix WORDS…`, each word shell-quoted, with the host options that
+ * produced the answer (`--cpuinfo`, `--nvidia-smi`, `--machine`) and `--matrix` when they were given, so the next
+ * command reads the same host and matrix.
+ */
+export function copyableCommand(words: readonly string[], from: { cpuinfo?: string; "nvidia-smi"?: string; machine?: string; matrix?: string } = {}): string {
+  const flags = (["cpuinfo", "nvidia-smi", "machine", "matrix"] as const).flatMap((k) => (from[k] !== undefined ? [`--${k}`, from[k]!] : []));
+  return ["npx", "variant-matrix", ...words, ...flags].map(shellWord).join(" ");
+}

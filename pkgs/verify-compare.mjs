@@ -259,35 +259,42 @@ function ownerOf(libPath, facts) {
   const sorted = patterns(facts).byDirectory;
   return (at >= 0 ? sorted.find((o) => inside.startsWith(`/${o.directory}/`)) : sorted.find((o) => p.includes(`/${o.directory}/`)))?.origin ?? "torch";
 }
-function classify(libPath, head, facts) {
+function classifier(libPath, facts) {
   const pt = patterns(facts);
-  if (pt.helpers.some((r) => r.test(head))) return { origin: null, by: "helper" };
-  for (const { b, re } of pt.bundled) if (re.some((r) => r.test(head))) return { origin: b.origin, by: "name" };
   const owner = ownerOf(libPath, facts);
   const own = pt.own.find((x) => x.o.origin === owner);
-  if (own && own.re.some((r) => r.test(head))) return { origin: owner, by: "own" };
   const base = libPath.split("/").pop();
   const def = facts.bundledDeviceCode.find((b) => b.libraryDefault && b.library === base);
-  return { origin: def && owner === "torch" ? def.origin : owner, by: "default" };
-}
-function originOf(libPath, head, facts) {
-  return classify(libPath, head, facts).origin;
+  const byDefault = { origin: def && owner === "torch" ? def.origin : owner, by: "default" };
+  const classify = (head) => {
+    if (pt.helpers.some((r) => r.test(head))) return { origin: null, by: "helper" };
+    for (const { b, re } of pt.bundled) if (re.some((r) => r.test(head))) return { origin: b.origin, by: "name" };
+    if (own && own.re.some((r) => r.test(head))) return { origin: owner, by: "own" };
+    return byDefault;
+  };
+  const memo = /* @__PURE__ */ new Map();
+  return (head) => {
+    let a = memo.get(head);
+    if (a === void 0) memo.set(head, a = classify(head));
+    return a;
+  };
 }
 function attribute(libPath, d, facts) {
   const byOrigin = /* @__PURE__ */ new Map();
   const unattributedPtx = /* @__PURE__ */ new Set();
   const heads = d.heads ?? [];
   const owner = ownerOf(libPath, facts);
+  const classify = classifier(libPath, facts);
   for (const b of d.blocks ?? []) {
     if (b.kind === "ptx" && b.heads === null) {
       unattributedPtx.add(b.arch);
       continue;
     }
-    const attributions = (b.heads ?? []).map((i) => classify(libPath, heads[i] ?? "", facts));
+    const attributions = (b.heads ?? []).map((i) => classify(heads[i] ?? ""));
     const named = attributions.find((a) => a.by === "name")?.origin ?? null;
     const origins = /* @__PURE__ */ new Set();
     for (const a of attributions) if (a.origin) origins.add(a.by === "default" && named ? named : a.origin);
-    if (origins.size === 0) origins.add(originOf(libPath, "", facts) ?? owner);
+    if (origins.size === 0) origins.add(classify("").origin ?? owner);
     for (const o of origins) {
       const e = byOrigin.get(o) ?? { sass: /* @__PURE__ */ new Set(), ptx: /* @__PURE__ */ new Set() };
       (b.kind === "elf" ? e.sass : e.ptx).add(b.arch);
@@ -370,7 +377,7 @@ function checkGpu(v, t, g, add) {
     add("CPU-only: torch has no CUDA", t.cuda === null, "torch.version.cuda is None", t.cuda ?? "None");
   }
 }
-function checkDeviceCode(v, c, facts, out) {
+function checkDeviceCode(v, c, facts, out, attributions) {
   const add = adder(out);
   if (v.cuda === null || !c) return;
   if (c.error || !c.tool) {
@@ -385,7 +392,7 @@ function checkDeviceCode(v, c, facts, out) {
     const sass = d.blocks ? [...new Set(d.blocks.filter((b) => b.kind === "elf").map((b) => b.arch))] : d.elf;
     if (target) add(`${short}: SASS for SM${v.sm}`, sass.some((s) => sassRunsOn(s, target)), `SASS that runs on ${target}`, d.blocks ? formatArchs(sass) : set(sass));
     if (d.blocks) {
-      for (const chk of checkOrigins(v, lib, d, facts)) out.push(chk);
+      for (const chk of checkOrigins(v, lib, d, facts, attributions)) out.push(chk);
       continue;
     }
     const extra = d.elf.filter((s) => !allowed.has(s));
@@ -437,7 +444,7 @@ function checkPromise(v, probe, facts, opts = {}) {
   }
   checkTorchBuild(v, t, opts, add);
   checkGpu(v, t, probe.gpu, add);
-  checkDeviceCode(v, probe.cuobjdump, facts, out);
+  checkDeviceCode(v, probe.cuobjdump, facts, out, opts.attributions);
   checkPackages(v, probe, t, facts, add);
   checkExtras(v, probe, t, facts, add);
   return out;
@@ -455,7 +462,7 @@ var words = (p) => {
   const where = p.ptx.length && p.ptxIn === "relocatable" ? " in the relocatable fatbin" : "";
   return `SASS ${formatArchs(p.sassRequired)}${extra.length ? ` (+ ${formatArchs(extra)})` : ""}, ${p.ptx.length ? `PTX ${formatArchs(p.ptx)}${where}` : "no PTX"}`;
 };
-function checkOrigins(v, lib, d, facts) {
+function checkOrigins(v, lib, d, facts, attributions) {
   const out = [];
   const short = shortLib(lib);
   const base = baseName(lib);
@@ -465,7 +472,9 @@ function checkOrigins(v, lib, d, facts) {
   } catch (e) {
     return [{ promise: `${short}: device code per origin`, ok: null, expected: "the catalog's facts", found: e.message }];
   }
-  const { byOrigin, unattributedPtx, relocatablePtx } = attribute(lib, d, facts);
+  const attributed = attributions?.get(lib) ?? attribute(lib, d, facts);
+  attributions?.set(lib, attributed);
+  const { byOrigin, unattributedPtx, relocatablePtx } = attributed;
   const owner = ownerOf(lib, facts);
   for (const p of promises) {
     const found = byOrigin.get(p.origin);

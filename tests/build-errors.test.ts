@@ -5,6 +5,7 @@
  *   be (or stderr says where and why not), and it exits 1 with one error line, no stack trace;
  * - an earlier report.json of another shape (`null`, `{"variants":"x"}`) is left out with one warning;
  * - a dry run of a selection holding a named environment prints no NaN, as text or JSON.
+ * Dry runs (nothing built, signalled or killed) run in this process (runMain); builds run the launcher.
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
@@ -16,6 +17,7 @@ import { ERROR_PREFIX } from "../generator/errors.ts";
 import { tempDir, writeMatrix } from "./helpers/cli.ts";
 import { runMain } from "./helpers/main.ts";
 import { BUILD_MATRIX, FIXTURES, newSalt, runDriver } from "./helpers/driver.ts";
+import { STAND_IN_BUILDER_FEATURES } from "./helpers/nix.ts";
 
 const PT_ARM = "pytorch-python313-cuda12_8-sm121-armv9";
 const PT_CPU = "pytorch-python313-cpu-avx2";
@@ -36,6 +38,14 @@ function driver(c: ReturnType<typeof ctx>, logs: string, args: string[], pkgsDir
     ["--pkgs-dir", pkgsDir, "--matrix", BUILD_MATRIX, "--out-dir", join(c.dir, "out"), "--logs-dir", logs, "--nix-option", "substituters=", "--plain", ...args],
     c.env,
   );
+}
+
+/**
+ * `build ARGS…` in this process (runMain), with the features runDriver declares: for dry runs, where no process
+ * matters (nothing is built, signalled or killed).
+ */
+function dryRunInProcess(args: string[]) {
+  return runMain(["build", "--nix-option", `extra-system-features=${STAND_IN_BUILDER_FEATURES[2]}`, ...args]).then((r) => ({ code: r.status, stdout: r.stdout, stderr: r.stderr }));
 }
 
 /** Every process's command line (to find builds left running). */
@@ -210,7 +220,7 @@ test("an earlier report.json of another shape (null, {\"variants\":\"x\"}, not J
   earlier("20260101T000000Z-0004", JSON.stringify({ variants: [{ name: PT_CPU, status: "built", origin: "built", durationS: 4321 }] }));
   const warnings = (stderr: string) => stderr.split("\n").filter((l) => l.startsWith("warning: ") && l.includes("earlier report"));
   for (const json of [false, true]) {
-    const r = await driver(c, logs, [TA_CPU, "--backend", "nix", "--dry-run", ...(json ? ["--json"] : [])]);
+    const r = await dryRunInProcess(["--pkgs-dir", FIXTURES, "--matrix", BUILD_MATRIX, "--out-dir", join(c.dir, "out"), "--logs-dir", logs, "--nix-option", "substituters=", "--plain", TA_CPU, "--backend", "nix", "--dry-run", ...(json ? ["--json"] : [])]);
     assert.is(r.code, 0, r.stderr);
     assert.not.match(r.stderr, /TypeError|\n\s+at /);
     const w = warnings(r.stderr);
@@ -249,14 +259,14 @@ test("no NaN in a dry run of a selection holding a named environment, as text or
   mkdirSync(pkgs);
   for (const n of names) writeFileSync(join(pkgs, `${n}.nix`), "# stand-in: a dry run does not read it\n");
   const args = [env, "--pkgs-dir", pkgs, "--matrix", matrix, "--out-dir", join(c.dir, "out"), "--logs-dir", join(c.dir, "logs"), "--backend", "nix", "--dry-run", "--plain"];
-  const text = await runDriver(args, c.env);
+  const text = await dryRunInProcess(args);
   assert.is(text.code, 0, text.stderr);
   assert.not.match(text.stdout + text.stderr, /NaN/);
   // The headline (issue 53): the wait until the last variant is ready, with the bases of its estimates.
   assert.match(text.stdout, /wait \d+h\d\dm until the last variant is ready/);
   assert.match(text.stdout, /estimates: pytorch model: CUDA, 1 capability, \d+ cores?; others catalog figures/, text.stdout);
   assert.match(text.stdout, new RegExp(`${env} {2}est 1m00s, to build`));
-  const json = await runDriver([...args, "--json"], c.env);
+  const json = await dryRunInProcess([...args, "--json"]);
   assert.is(json.code, 0, json.stderr);
   assert.not.match(json.stdout + json.stderr, /NaN/);
   const plan = JSON.parse(json.stdout);

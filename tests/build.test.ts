@@ -1,6 +1,7 @@
 /**
  * Build driver, end to end with real nix-build (offline: --nix-option substituters=) on the tiny derivations of
- * tests/fixtures/build-pkgs, driven as a real child process (`node bin/variant-matrix.js build`, the compiled launcher).
+ * tests/fixtures/build-pkgs, driven as a real child process (`node bin/variant-matrix.js build`, the compiled launcher);
+ * dry runs and refusals before any build (nothing built, signalled or killed) run in this process (runMain).
  *
  * Each test sets its own VM_BUILD_TEST_SALT, so its derivations are new to the store and "built" vs "cached" is
  * deterministic; result links, logs and reports go to a temporary directory.
@@ -13,6 +14,7 @@ import { join } from "node:path";
 import type { BuildReport, VariantReport } from "../generator/driver/report.ts";
 import { BUILD_MATRIX, buildTestContext, FIXTURES, latestReport as latestIn, runDriver, type BuildTestContext } from "./helpers/driver.ts";
 import { STAND_IN_BUILDER_FEATURES } from "./helpers/nix.ts";
+import { runMain } from "./helpers/main.ts";
 
 
 const PT_ARM = "pytorch-python313-cuda12_8-sm121-armv9";
@@ -28,23 +30,35 @@ type Ctx = BuildTestContext;
 /** A fresh temp dir, salt and environment (helpers/driver.ts buildTestContext). */
 const ctx = (extraEnv: NodeJS.ProcessEnv = {}): Ctx => buildTestContext("vm-build-test-", extraEnv);
 
-function driver(c: Ctx, args: string[], opts: { env?: NodeJS.ProcessEnv; onSpawn?: (pid: number) => void } = {}) {
+/** The arguments of a build test's run: the fixtures, matrix and directories unless `args` names them, offline. */
+function driverArgs(c: Ctx, args: string[]): string[] {
   const defaults = (flag: string, value: string) => (args.includes(flag) ? [] : [flag, value]);
-  return runDriver(
-    [
-      ...defaults("--pkgs-dir", FIXTURES),
-      ...defaults("--matrix", BUILD_MATRIX),
-      ...defaults("--out-dir", join(c.dir, "out")),
-      "--logs-dir",
-      join(c.dir, "logs"),
-      "--nix-option",
-      "substituters=",
-      "--plain",
-      ...args,
-    ],
-    { ...c.env, ...opts.env },
-    opts.onSpawn,
-  );
+  return [
+    ...defaults("--pkgs-dir", FIXTURES),
+    ...defaults("--matrix", BUILD_MATRIX),
+    ...defaults("--out-dir", join(c.dir, "out")),
+    "--logs-dir",
+    join(c.dir, "logs"),
+    "--nix-option",
+    "substituters=",
+    "--plain",
+    ...args,
+  ];
+}
+
+/** `build ARGS…` as a child process of the launcher (helpers/driver.ts runDriver). */
+function driver(c: Ctx, args: string[], opts: { env?: NodeJS.ProcessEnv; onSpawn?: (pid: number) => void } = {}) {
+  return runDriver(driverArgs(c, args), { ...c.env, ...opts.env }, opts.onSpawn);
+}
+
+/**
+ * A dry run (or a refusal before any build) in this process (runMain), with the same arguments and the features
+ * runDriver declares: nothing is built, signalled or killed, so no process matters. `env` is set for the call only.
+ */
+async function dryRun(c: Ctx, args: string[], env: Record<string, string> = {}) {
+  const features = ["--nix-option", `extra-system-features=${STAND_IN_BUILDER_FEATURES[2]}`];
+  const r = await runMain(["build", ...features, ...driverArgs(c, args)], { env: { VM_BUILD_TEST_SALT: c.salt, ...env } });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
 function byName(r: BuildReport): Map<string, VariantReport> {
@@ -57,7 +71,7 @@ function latestReport(c: Ctx): BuildReport {
 
 test("dry run: plan JSON with order, exact commands, nothing built; torchaudio pulls in its pytorch", async () => {
   const c = ctx();
-  const r = await driver(c, [TA_ARM, "--backend", "nix", "--dry-run", "--json", "--jobs", "2"]);
+  const r = await dryRun(c, [TA_ARM, "--backend", "nix", "--dry-run", "--json", "--jobs", "2"]);
   assert.is(r.code, 0, r.stderr);
   const plan = JSON.parse(r.stdout);
   assert.equal(
@@ -93,19 +107,19 @@ test("dry run: plan JSON with order, exact commands, nothing built; torchaudio p
   assert.ok(!existsSync(join(c.dir, "out")), "no result links");
   assert.ok(!existsSync(join(c.dir, "logs")), "no logs");
   // Nothing was built or linked: a second dry run still says "to build".
-  const again = JSON.parse((await driver(c, [TA_ARM, "--backend", "nix", "--dry-run", "--json"])).stdout);
+  const again = JSON.parse((await dryRun(c, [TA_ARM, "--backend", "nix", "--dry-run", "--json"])).stdout);
   assert.is(again.toBuild, 2);
 });
 
 test("selection errors: unknown name lists close names (exit 2); bad filter names the keys", async () => {
   const c = ctx();
-  const r = await driver(c, ["pytorch-python313-cuda12_8-sm12-armv9", "--backend", "nix", "--dry-run"]);
+  const r = await dryRun(c, ["pytorch-python313-cuda12_8-sm12-armv9", "--backend", "nix", "--dry-run"]);
   assert.is(r.code, 2);
   assert.match(r.stderr, /unknown variant "pytorch-python313-cuda12_8-sm12-armv9"; close names: pytorch-python313-cuda12_8-sm121-armv9/);
-  const f = await driver(c, ["--filter", "gpu=121", "--backend", "nix", "--dry-run"]);
+  const f = await dryRun(c, ["--filter", "gpu=121", "--backend", "nix", "--dry-run"]);
   assert.is(f.code, 2);
   assert.match(f.stderr, /allowed keys: package, python, cuda, sm, isa, system/);
-  const flt = await driver(c, ["--filter", "isa=avx2", "--filter", "package=torchaudio", "--backend", "nix", "--dry-run", "--json"]);
+  const flt = await dryRun(c, ["--filter", "isa=avx2", "--filter", "package=torchaudio", "--backend", "nix", "--dry-run", "--json"]);
   assert.equal(
     JSON.parse(flt.stdout).variants.map((v: { name: string }) => v.name),
     [PT_CPU, TA_CPU],
@@ -259,7 +273,7 @@ test("interrupt: SIGINT to the build driver ends the builds (and their builders)
   });
   assert.not.match(ps, new RegExp(`salt ${c.salt}`), "builders ended");
   // the next run resumes: the interrupted variants are still to build
-  const plan = JSON.parse((await driver(c, [PT_ARM, TA_ARM, PT_CPU, "--backend", "nix", "--dry-run", "--json"])).stdout);
+  const plan = JSON.parse((await dryRun(c, [PT_ARM, TA_ARM, PT_CPU, "--backend", "nix", "--dry-run", "--json"])).stdout);
   assert.is(plan.toBuild, 3);
 });
 
@@ -286,7 +300,7 @@ exec nix-build ".flox/pkgs/$2.nix" -o "result-$2" --option substituters ''
   );
   const env = { PATH: `${bin}:${process.env.PATH}` };
   const base = ["--root", root, "--pkgs-dir", join(root, ".flox/pkgs"), "--out-dir", root];
-  const dry = await driver(c, [...base, TA_CPU, "--dry-run", "--json"], { env });
+  const dry = await dryRun(c, [...base, TA_CPU, "--dry-run", "--json"], env);
   assert.is(dry.code, 0, dry.stderr);
   const plan = JSON.parse(dry.stdout);
   assert.is(plan.backend, "flox");
@@ -308,7 +322,7 @@ exec nix-build ".flox/pkgs/$2.nix" -o "result-$2" --option substituters ''
   assert.is(rep.backend, "flox");
   assert.is(readlinkSync(join(root, `result-${TA_CPU}`)), byName(rep).get(TA_CPU)!.outPath);
   // what flox cannot take is refused, not silently dropped
-  const bad = await driver(c, [...base, TA_CPU, "--builders", "ssh://x", "--dry-run"], { env });
+  const bad = await dryRun(c, [...base, TA_CPU, "--builders", "ssh://x", "--dry-run"], env);
   assert.is(bad.code, 2);
   assert.match(bad.stderr, /--builders, --max-jobs, --substituter and --cores pass through to Nix with --backend nix only/);
 });

@@ -150,7 +150,6 @@ test("ranks are unique within a system; torch pins name releases the catalog kno
   }
 });
 
-test.run();
 
 // The table of packages built on torch.
 test("packages on torch: every entry sourced; releases of a package serve disjoint torch minors; every pin's version is a known release", () => {
@@ -189,3 +188,4 @@ test("packages on torch: each GPU check key is one probe.py runs, and each stand
     assert.is(placement, archListEra(tv, `${era}.0`)!.placement, `torchvision ${era}`);
   }
 });
+test.run();

@@ -57,6 +57,12 @@ test("the compiled CLI uses it lazily and prints the same help as the sources", 
   const withEmoji = chunks.filter((c) => c.includes('new RegExp("^\\\\p{RGI_Emoji}$", "v")'));
   assert.is(withEmoji.length, 1, "string-width is bundled once");
   assert.match(withEmoji[0]!, /var init_string_width = __esm\(\{/, "behind a lazy initialiser");
+  // wrap-ansi 10 (text.ts) builds an Intl.Segmenter when it loads: behind a lazy initialiser too (generator/lazy-wrap-ansi.ts),
+  // while cliui's own wrap-ansi (yargs' help) is untouched.
+  const wrapAnsi = chunks.filter((c) => c.includes("// node_modules/wrap-ansi/index.js"));
+  assert.is(wrapAnsi.length, 1, "wrap-ansi 10 is bundled once");
+  assert.match(wrapAnsi[0]!, /var init_wrap_ansi = __esm\(\{/, "behind a lazy initialiser");
+  assert.ok(chunks.some((c) => c.includes("// node_modules/cliui/node_modules/wrap-ansi/index.js")), "cliui keeps its own");
   for (const args of [["--help"], ["build", "--help"], ["ci", "--help"]]) {
     const compiled = spawnSync(process.execPath, [join(ROOT, "bin/variant-matrix.js"), ...args], { encoding: "utf8", env: { ...process.env, COLUMNS: "100" } });
     const sources = runSources(args, { env: { COLUMNS: "100" } });

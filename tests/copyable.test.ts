@@ -8,7 +8,7 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { join } from "node:path";
 import { wrapCommand } from "../generator/text.ts";
-import { HOSTS } from "./helpers/host-model.ts";
+import { HOSTS, makeHost } from "./helpers/host-model.ts";
 import { runMain } from "./helpers/main.ts";
 import { tempDir, writeMatrix } from "./helpers/cli.ts";
 
@@ -44,8 +44,9 @@ test("detect with --matrix at 80 columns: install and doctor of the pick name th
     releases: [{ torch: "2.12.0", nixpkgs: "2c423e03bbafcff28bfadc6781a4a8257f205cb5" }],
     python: ["3.13"], cuda: ["12.8"], gpus: ["90"], isas: ["avx512", "avx2"], cpuOnly: true, environments: { llm: ["transformers"] },
   });
-  // This machine (whatever it is: a GPU pick or a CPU-only one), llm-env.
-  const here = await runMain(["detect", "--package", "llm-env", "--matrix", m], { columns: 80 });
+  // This machine (modelled under --host-root: a Sapphire Rapids + H100 host, the same answer on every machine), llm-env.
+  const h = makeHost({ recorded: "spr-h100", nvidiaSmi: true });
+  const here = await runMain(["detect", "--package", "llm-env", "--matrix", m, "--host-root", h.root], { columns: 80, env: h.env });
   const hereCmds = commands(here.stdout);
   const pick = /^npx variant-matrix install (llm-env-\S+) --matrix /.exec(hereCmds.find((c) => c.startsWith("npx variant-matrix install ")) ?? "")?.[1];
   assert.ok(pick, here.stdout + here.stderr);

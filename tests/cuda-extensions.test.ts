@@ -14,7 +14,7 @@ import { buildCmd } from "../generator/driver/backend.ts";
 import { checkPromise, type Probe } from "../generator/verify/compare.ts";
 import type { MatrixInput, Variant } from "../generator/matrix/schema.ts";
 import defaultMatrix from "../matrix.ts";
-import { ROOT, runCli, tempDir, writeMatrix } from "./helpers/cli.ts";
+import { ROOT, tempDir, writeMatrix } from "./helpers/cli.ts";
 import { runMain } from "./helpers/main.ts";
 import { EXTENSION_LIBS, modelLibraries, NAMES, STAND_IN_CUOBJDUMP_DIR, writeStandInEnv } from "./helpers/device-model.ts";
 import { STAND_IN_BUILDER_FEATURES, STAND_IN_NIXPKGS, currentSystem, nixEvalJson, nixPath, runNix } from "./helpers/nix.ts";
@@ -323,7 +323,7 @@ const hostArgs = (h: string) => {
   return ["--cpuinfo", join(d, "cpuinfo"), "--nvidia-smi", join(d, "nvidia-smi.txt"), "--machine", h === "dgx-spark" || h === "graviton2-t4g" ? "aarch64" : "x86_64"];
 };
 
-test("verify on stand-in environments of modelled builds: a correct build of each extension passes; nixpkgs' unpinned targets, extra PTX or missing PTX fail, naming the library", () => {
+test("verify on stand-in environments of modelled builds: a correct build of each extension passes; nixpkgs' unpinned targets, extra PTX or missing PTX fail, naming the library", async () => {
   const dir = tempDir("vm-ext-verify-");
   const m = writeMatrix(dir, { ...wide, cuda: ["12.8"] });
   const variants = projectFromMatrix({ ...wide, cuda: ["12.8"] }).variants;
@@ -338,8 +338,10 @@ test("verify on stand-in environments of modelled builds: a correct build of eac
       cudaCapabilities: v.cudaCapabilities,
       python: v.python,
       machine: v.system.split("-")[0]!,
-    }, libs);
-  const verify = (v: Variant, e: string, host: string) => runCli(["verify", v.name, "--python", e, "--no-gpu", "--matrix", m, ...hostArgs(host)], { env });
+    }, libs, { cuobjdump: "in-process" });
+  // verify in this process, the real probe.py in the stand-in environment's Python, the stand-in cuobjdump answering
+  // there (its runs as processes: tests/device-code.test.ts and tests/verify-fast.test.ts).
+  const verify = (v: Variant, e: string, host: string) => runMain(["verify", v.name, "--python", e, "--no-gpu", "--matrix", m, ...hostArgs(host)], { env });
   const expected: Record<string, RegExp> = {
     "flash-attn": /✓ \S*flash_attn_2_cuda\.cpython-313-x86_64-linux-gnu\.so: flash-attn's kernels: SASS sm_90, no PTX/,
     xformers: /✓ \S*xformers\/_C\.so: xformers's kernels: SASS sm_90, no PTX/,
@@ -347,7 +349,7 @@ test("verify on stand-in environments of modelled builds: a correct build of eac
   };
   for (const ext of EXTENSIONS) {
     const v = variants.find((x) => x.name === `${ext}-python313-cuda12_8-sm90-avx2`)!;
-    const r = verify(v, standInFor(v, ext), "spr-h100");
+    const r = await verify(v, standInFor(v, ext), "spr-h100");
     assert.is(r.status, 0, r.stdout + r.stderr);
     assert.match(r.stdout, expected[ext]!);
     assert.match(r.stdout, new RegExp(`✓ ${ext} version: ${v.version.replace(/\./g, "\\.")}`));
@@ -358,11 +360,11 @@ test("verify on stand-in environments of modelled builds: a correct build of eac
   const libs = modelLibraries(spark);
   const faLib = Object.keys(libs).find((k) => k.startsWith("flash_attn_2_cuda"))!;
   assert.equal(libs[faLib]!.map((b) => b.arch), ["sm_120"]);
-  const ok = verify(spark, standInFor(spark, "spark", libs), "dgx-spark");
+  const ok = await verify(spark, standInFor(spark, "spark", libs), "dgx-spark");
   assert.is(ok.status, 0, ok.stdout + ok.stderr);
   // The environment: every package of the variant, each with its own promise.
   const envV = variants.find((x) => x.name === "torch-env-python313-cuda12_8-sm90-avx2")!;
-  const envR = verify(envV, standInFor(envV, "env"), "spr-h100");
+  const envR = await verify(envV, standInFor(envV, "env"), "spr-h100");
   assert.is(envR.status, 0, envR.stdout + envR.stderr);
   for (const re of Object.values(expected)) assert.match(envR.stdout, re);
 
@@ -370,14 +372,14 @@ test("verify on stand-in environments of modelled builds: a correct build of eac
   const fa = variants.find((x) => x.name === "flash-attn-python313-cuda12_8-sm90-avx2")!;
   const faLibs = modelLibraries(fa);
   faLibs[EXTENSION_LIBS["flash-attn"]!] = ["sm_80", "sm_90", "sm_100", "sm_120"].map((arch) => ({ kind: "elf" as const, arch, names: [...NAMES["flash-attn"]] }));
-  const badFa = verify(fa, standInFor(fa, "fa-default", faLibs), "spr-h100");
+  const badFa = await verify(fa, standInFor(fa, "fa-default", faLibs), "spr-h100");
   assert.is(badFa.status, 1, badFa.stdout);
   assert.match(badFa.stdout, /✗ \S*flash_attn_2_cuda\S*: flash-attn's kernels: expected SASS sm_90, no PTX .*beyond the promise: sm_80 sm_100 sm_120/);
   // xformers with a forward-compatible PTX (a `+PTX` arch list).
   const xf = variants.find((x) => x.name === "xformers-python313-cuda12_8-sm90-avx2")!;
   const xfLibs = modelLibraries(xf);
   xfLibs["xformers/_C.so"]!.push({ kind: "ptx", arch: "compute_90", names: [...NAMES.xformers] });
-  const badXf = verify(xf, standInFor(xf, "xf-ptx", xfLibs), "spr-h100");
+  const badXf = await verify(xf, standInFor(xf, "xf-ptx", xfLibs), "spr-h100");
   assert.is(badXf.status, 1, badXf.stdout);
   assert.match(badXf.stdout, /✗ \S*xformers\/_C\.so: xformers's kernels: expected SASS sm_90, no PTX .*PTX compute_90/);
   // bitsandbytes without COMPUTE_CAPABILITY: every architecture of the toolkit (what nixpkgs' own file builds).
@@ -388,14 +390,14 @@ test("verify on stand-in environments of modelled builds: a correct build of eac
     ...all.map((arch) => ({ kind: "elf" as const, arch, names: [...NAMES.bitsandbytes] })),
     { kind: "ptx" as const, arch: "compute_120", names: [...NAMES.bitsandbytes] },
   ];
-  const badBnb = verify(bnb, standInFor(bnb, "bnb-all", bnbLibs), "spr-h100");
+  const badBnb = await verify(bnb, standInFor(bnb, "bnb-all", bnbLibs), "spr-h100");
   assert.is(badBnb.status, 1, badBnb.stdout);
   // verify wraps its lines to the terminal (COLUMNS): a finding longer than that continues on indented lines.
   assert.match(badBnb.stdout.replace(/\n\s+/g, " "), /✗ \S*libbitsandbytes_cuda128\.so: bitsandbytes's kernels: expected SASS sm_90, PTX compute_90 .*beyond the promise: sm_75 sm_80 sm_86 sm_89 sm_100 sm_120/);
   // ... and one whose last capability lost its PTX.
   const noPtx = modelLibraries(bnb);
   noPtx["bitsandbytes/libbitsandbytes_cuda128.so"] = noPtx["bitsandbytes/libbitsandbytes_cuda128.so"]!.filter((b) => b.kind === "elf");
-  assert.is(verify(bnb, standInFor(bnb, "bnb-noptx", noPtx), "spr-h100").status, 1);
+  assert.is((await verify(bnb, standInFor(bnb, "bnb-noptx", noPtx), "spr-h100")).status, 1);
 });
 
 test("replaying the H100 recordings: the attention checks accept PyTorch's fused kernels and refuse a wrong one; a probe without the extensions fails their import promise, never passes it", () => {

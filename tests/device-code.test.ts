@@ -11,10 +11,11 @@ import { checkPromise, promisedPackages, type Probe, type PromiseCheck } from ".
 import { attribute, originOf } from "../generator/verify/origins.ts";
 import { projectFromMatrix } from "../generator/matrix/project.ts";
 import type { Variant } from "../generator/matrix/schema.ts";
-import { ROOT, runCli, tempDir, writeMatrix } from "./helpers/cli.ts";
+import { ROOT, tempDir, writeMatrix } from "./helpers/cli.ts";
+import { runMain } from "./helpers/main.ts";
 import { widestMatrix } from "./helpers/matrices.ts";
 import defaultMatrix from "../matrix.ts";
-import { modelLibraries, NAMES, STAND_IN_CUOBJDUMP_DIR, writeModel, writeStandInEnv, type ModelLibs } from "./helpers/device-model.ts";
+import { modelLibraries, NAMES, PYTHON3, STAND_IN_CUOBJDUMP_DIR, writeModel, writeStandInEnv, type ModelLibs } from "./helpers/device-model.ts";
 import { catalogCheckerFacts } from "../generator/verify/catalog-facts.ts";
 import { catalog } from "../generator/catalog/index.ts";
 
@@ -31,8 +32,10 @@ const TOY = join(ROOT, "tests/fixtures/probes/h100-static-link-toy");
  * cuobjdump (tests/fixtures/stand-in-cuobjdump/cuobjdump) is loaded as a module, and probe.py's `subprocess` is
  * replaced by a shim whose `run` and `Popen` answer a run of that tool with the stand-in's `answer(argv)` (the very
  * function its `main` prints), and hand any other command to the real subprocess module. probe.py is not changed;
- * only the process per cuobjdump run is gone (thousands of them here: about 6 per library). The tests of
- * `verify --python` below and tests/verify-fast.test.ts still run the stand-in as real processes.
+ * only the process per cuobjdump run is gone (thousands of them here: about 6 per library). The first `verify
+ * --python` case below and tests/verify-fast.test.ts still run the stand-in as real processes; the other `verify
+ * --python` cases run the real probe.py in a real Python through `verify`, the stand-in answering in that Python
+ * (writeStandInEnv's `cuobjdump: "in-process"`).
  * argv: PROBE_DIR TOOL; stdin: the libraries as a JSON list; prints {lib: entry} as JSON.
  */
 const IN_PROCESS_DRIVER = `
@@ -82,7 +85,7 @@ print(json.dumps(probe.cuobjdump_libs(tool, libs)))
 /** probe.py's cuobjdump reading (`cuobjdump_libs`) of `libs` in one Python, the stand-in answering in-process (IN_PROCESS_DRIVER). */
 async function probeLibs(libs: string[], tool = CUOBJDUMP): Promise<Record<string, NonNullable<Probe["cuobjdump"]>["libs"][string]>> {
   return new Promise((resolve, reject) => {
-    const p = spawn("python3", ["-c", IN_PROCESS_DRIVER, PROBE_DIR, tool]);
+    const p = spawn(PYTHON3, ["-c", IN_PROCESS_DRIVER, PROBE_DIR, tool]);
     let out = "";
     let err = "";
     p.stdout.on("data", (d) => (out += d));
@@ -246,11 +249,13 @@ test("verify NAME --python ENV --no-gpu on a stand-in environment of a modelled 
   const m = writeMatrix(dir, defaultMatrix);
   const variants = projectFromMatrix(defaultMatrix).variants;
   const env = { PATH: `${STAND_IN_CUOBJDUMP_DIR}:${process.env.PATH}` };
-  for (const name of ["torchaudio-python313-cuda12_8-sm121-armv9", "pytorch-python313-cuda13_0-sm110-armv9", "torchaudio-python313-cuda12_9-sm90-avx512"]) {
+  // The first case runs the stand-in cuobjdump as a process per run (as the real tool), the others in the probe's Python.
+  for (const [i, name] of ["torchaudio-python313-cuda12_8-sm121-armv9", "pytorch-python313-cuda13_0-sm110-armv9", "torchaudio-python313-cuda12_9-sm90-avx512"].entries()) {
     const v = variants.find((x) => x.name === name)!;
-    const e = writeStandInEnv(join(dir, name), { torchVersion: v.torchVersion, torchaudioVersion: v.package === "torchaudio" ? v.version : null, cuda: v.cuda, cudaCapabilities: v.cudaCapabilities, python: v.python, machine: v.system.split("-")[0]! }, modelLibraries(v));
+    const t = { torchVersion: v.torchVersion, torchaudioVersion: v.package === "torchaudio" ? v.version : null, cuda: v.cuda, cudaCapabilities: v.cudaCapabilities, python: v.python, machine: v.system.split("-")[0]! };
+    const e = writeStandInEnv(join(dir, name), t, modelLibraries(v), { cuobjdump: i === 0 ? "process" : "in-process" });
     const host = v.system === "aarch64-linux" ? "dgx-spark" : "spr-h100";
-    const r = runCli(["verify", name, "--python", e, "--no-gpu", "--matrix", m, ...hostArgs(host)], { env });
+    const r = await runMain(["verify", name, "--python", e, "--no-gpu", "--matrix", m, ...hostArgs(host)], { env });
     assert.is(r.status, 0, r.stdout + r.stderr);
     assert.match(r.stdout, /✓ torch\/lib\/libtorch_cuda\.so: bundled NCCL: SASS/);
     assert.match(r.stdout, /✓ torch\/lib\/libtorch_cuda_linalg\.so: bundled MAGMA: SASS/);
@@ -259,8 +264,8 @@ test("verify NAME --python ENV --no-gpu on a stand-in environment of a modelled 
   const v = variants.find((x) => x.name === "torchaudio-python313-cuda12_9-sm90-avx512")!;
   const libs = modelLibraries(v);
   libs["torch/lib/libtorch_cuda.so"]!.push({ kind: "elf", arch: "sm_80", names: ["_ZN2at6native18elementwise_kernelILi128ELi2EEEviT1_"] });
-  const e = writeStandInEnv(join(dir, "wrong"), { torchVersion: v.torchVersion, torchaudioVersion: v.version, cuda: v.cuda, cudaCapabilities: v.cudaCapabilities, python: v.python, machine: "x86_64" }, libs);
-  const r = runCli(["verify", v.name, "--python", e, "--no-gpu", "--matrix", m, ...hostArgs("spr-h100")], { env });
+  const e = writeStandInEnv(join(dir, "wrong"), { torchVersion: v.torchVersion, torchaudioVersion: v.version, cuda: v.cuda, cudaCapabilities: v.cudaCapabilities, python: v.python, machine: "x86_64" }, libs, { cuobjdump: "in-process" });
+  const r = await runMain(["verify", v.name, "--python", e, "--no-gpu", "--matrix", m, ...hostArgs("spr-h100")], { env });
   assert.is(r.status, 1, r.stdout + r.stderr);
   assert.match(r.stdout, /✗ torch\/lib\/libtorch_cuda\.so: torch's kernels: expected SASS sm_90 \(\+ sm_90a\), no PTX .*found SASS sm_80 sm_90 sm_90a, no PTX, beyond the promise: sm_80/);
 });
@@ -272,20 +277,20 @@ test("verify --python on a stand-in torch-env (torch, torchaudio, torchvision of
   const env = { PATH: `${STAND_IN_CUOBJDUMP_DIR}:${process.env.PATH}` };
   const v = variants.find((x) => x.name === "torch-env-python313-cuda12_9-sm121-armv9")!;
   const t = { torchVersion: v.torchVersion, torchaudioVersion: v.onTorchVersions.torchaudio!, torchvisionVersion: v.onTorchVersions.torchvision!, cuda: v.cuda, cudaCapabilities: v.cudaCapabilities, python: v.python, machine: "aarch64" };
-  const e = writeStandInEnv(join(dir, "env"), t, modelLibraries(v));
-  const r = runCli(["verify", v.name, "--python", e, "--no-gpu", "--matrix", m, ...hostArgs("dgx-spark")], { env });
+  const e = writeStandInEnv(join(dir, "env"), t, modelLibraries(v), { cuobjdump: "in-process" });
+  const r = await runMain(["verify", v.name, "--python", e, "--no-gpu", "--matrix", m, ...hostArgs("dgx-spark")], { env });
   assert.is(r.status, 0, r.stdout + r.stderr);
   assert.match(r.stdout, /✓ torchvision version: 0\.27\.1/);
   assert.match(r.stdout, /✓ torchaudio version: 2\.11\.0/);
   assert.match(r.stdout, /✓ \S*torchvision\/_C\.so: torchvision's kernels: SASS sm_121, no PTX/);
   assert.match(r.stdout, /– torchvision\.ops\.nms on CUDA: expected runs/);
-  const picked = runCli(["verify", "--json", "--python", e, "--no-gpu", "--matrix", m, ...hostArgs("dgx-spark")], { env });
+  const picked = await runMain(["verify", "--json", "--python", e, "--no-gpu", "--matrix", m, ...hostArgs("dgx-spark")], { env });
   assert.is((JSON.parse(picked.stdout) as { name: string }).name.split("-python")[0], "torch-env", picked.stdout + picked.stderr);
   // The same environment whose torchvision also carries a forward-compatible PTX (as a `+PTX` arch list would).
   const libs = modelLibraries(v);
   libs["torchvision/_C.so"]!.push({ kind: "ptx", arch: "compute_121", names: [...NAMES.torchvision] });
-  const w = writeStandInEnv(join(dir, "wrong"), t, libs);
-  const bad = runCli(["verify", v.name, "--python", w, "--no-gpu", "--matrix", m, ...hostArgs("dgx-spark")], { env });
+  const w = writeStandInEnv(join(dir, "wrong"), t, libs, { cuobjdump: "in-process" });
+  const bad = await runMain(["verify", v.name, "--python", w, "--no-gpu", "--matrix", m, ...hostArgs("dgx-spark")], { env });
   assert.is(bad.status, 1, bad.stdout + bad.stderr);
   assert.match(bad.stdout, /✗ \S*torchvision\/_C\.so: torchvision's kernels: expected SASS sm_121, no PTX .*found SASS sm_121, PTX compute_121/);
 });
@@ -295,7 +300,7 @@ test("on an H100 host: the toy static link shows device-linked NCCL-like code wi
   const text = readFileSync(join(TOY, "toy2-rdc-dw.txt"), "utf8");
   const section = (mode: string) => text.split(`=== cuobjdump ${mode} libtorchish.so\n`)[1]!.split("\n=== ")[0]!;
   const r = spawnSync(
-    "python3",
+    PYTHON3,
     ["-c", "import sys, json; sys.path.insert(0, sys.argv[1]); import probe; print(json.dumps([{**b, 'heads': sorted({probe.head_of(n) for n in b['names']})} for b in probe.parse_symbols(sys.stdin.read())]))", PROBE_DIR],
     { input: section("-symbols"), encoding: "utf8" },
   );

@@ -457,12 +457,15 @@ test("publish --org without flox: exit 2 with the install line, before flox's pr
 });
 
 test("detect ends with the install line to run next, whole on its line, for the right package, DIR and kind of pick", async () => {
-  // This machine: install, and the doctor line that only checks, each `npx variant-matrix …` (COLUMNS=80: never cut).
-  const here = await runMain(["detect", "--package", "pytorch"], { env: { COLUMNS: "80" } });
+  // This machine (modelled: a Sapphire Rapids + H100 host under --host-root, so the answer is the same on every
+  // machine): install, and the doctor line that only checks, each `npx variant-matrix …` (COLUMNS=80: never cut).
+  const h = makeHost({ recorded: "spr-h100", nvidiaSmi: true });
+  const here = await runMain(["detect", "--package", "pytorch", "--host-root", h.root], { env: { ...h.env, COLUMNS: "80" } });
+  assert.match(here.stdout, /GPU 0: .*H100/, "the modelled host's GPU, not this machine's");
   const mine = /\n  (npx variant-matrix install (\S+))\n/.exec(here.stdout);
   assert.ok(mine, here.stdout);
   assert.match(here.stdout, /links \.\/pytorch/);
-  assert.match(here.stdout, new RegExp(`this only checks:\n  npx variant-matrix doctor ${mine![2]}\n`));
+  assert.match(here.stdout, new RegExp(`this only\\s+checks:\n  npx variant-matrix doctor ${mine![2]}\n`));
   // A recorded GPU host: install runs there; its plan here is install --dry-run with the same recording.
   const cpuinfo = join(HOSTS, "dgx-spark/cpuinfo");
   const smi = join(HOSTS, "dgx-spark/nvidia-smi.txt");

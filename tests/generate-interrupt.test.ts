@@ -61,11 +61,14 @@ const same = (x: Map<string, string>, y: Map<string, string>) => x.size === y.si
 
 /**
  * Run generate of `matrix` into `out` in a child, watching `.flox/pkgs` every few ms for the first write (a
- * temporary or a file that was not there). Without `kill`, it runs to the end and the times are measured; with
- * `afterStartMs` it is killed (SIGKILL) that long after it started, with `afterWritesMs` that long after its writes began.
- * @returns ms from the start to the first write, and from the first write to the end (or the kill)
+ * temporary or a file that was not there). Without `kill`, it runs to the end and the times are measured: with
+ * `endNames` (the names `.flox/pkgs` holds once the rewrite is done), the writes end when the directory holds exactly
+ * those names and no temporary (stale files go last), not when the process exits (its stamp, the untracked-files
+ * warning and Node's exit come after: kills there never land mid-write). With `afterStartMs` it is killed (SIGKILL)
+ * that long after it started, with `afterWritesMs` that long after its writes began.
+ * @returns ms from the start to the first write, and from the first write to the last (or the end, or the kill)
  */
-async function timedRun(matrix: string, out: string, kill: { afterStartMs?: number; afterWritesMs?: number } = {}) {
+async function timedRun(matrix: string, out: string, kill: { afterStartMs?: number; afterWritesMs?: number } = {}, endNames?: ReadonlySet<string>) {
   const pkgs = join(out, ".flox/pkgs");
   const before = new Set(readdirSync(pkgs));
   const t0 = Date.now();
@@ -87,10 +90,16 @@ async function timedRun(matrix: string, out: string, kill: { afterStartMs?: numb
     await new Promise((r) => setTimeout(r, kill.afterWritesMs));
     child.kill("SIGKILL");
   }
+  let te = 0;
+  while (endNames && !exited && !te) {
+    const names = readdirSync(pkgs);
+    if (names.length === endNames.size && names.every((n) => endNames.has(n))) te = Date.now();
+    else await new Promise((r) => setTimeout(r, 2));
+  }
   const code = await closed;
   if (kill.afterWritesMs === undefined) assert.is(code, 0);
   assert.ok(tw > 0, "the run wrote into .flox/pkgs");
-  return { writesStartMs: tw - t0, writeMs: Date.now() - tw };
+  return { writesStartMs: tw - t0, writeMs: (te || Date.now()) - tw };
 }
 
 /** Reference trees: each matrix generated into an empty directory, its matrix file outside the output. */
@@ -123,7 +132,8 @@ test("SIGKILL at moments of a 300+ file rewrite until 5 land mid-write, then gen
   // before that window, then kills at moments spread over it (golden-ratio steps) until MID_WRITE of them have left a
   // half-written tree, at least MIN_KILLS in all, at most MAX_KILLS (a machine's speed, and its load, move the window).
   setMatrix(B);
-  const calib = await timedRun(matrix, out);
+  const pkgsOf = (ref: Map<string, string>) => new Set([...ref.keys()].filter((k) => k.startsWith(".flox/pkgs/")).map((k) => k.slice(".flox/pkgs/".length)));
+  const calib = await timedRun(matrix, out, {}, pkgsOf(refB));
   assertSameTree(out, refB, "a whole run mends what an older version left");
   const [MIN_KILLS, MID_WRITE, MAX_KILLS] = [10, 5, 40];
   let midWrite = 0;

@@ -102,8 +102,9 @@ function nixpkgsFor(c: ContractCase): string {
   return standInNixpkgs(c.pytorch.nixpkgs);
 }
 
-function evalCase(c: ContractCase): { pytorch: Seen; torchaudio: Seen } {
-  const expr = `
+/** What one case's two files evaluate to (the attributes `pick` keeps), as a Nix expression. */
+function caseExpr(c: ContractCase): string {
+  return `
     let
       nixpkgs = ${nixpkgsFor(c)};
       pick = d: {
@@ -117,7 +118,22 @@ function evalCase(c: ContractCase): { pytorch: Seen; torchaudio: Seen } {
       pytorch = pick ${importVariant(c.pytorch.file, "nixpkgs")};
       torchaudio = pick ${importVariant(c.torchaudio.file, "nixpkgs")};
     }`;
-  return nixEvalJson(expr);
+}
+
+/**
+ * Every case evaluated, and every torchaudio file instantiated (its .drv written), each in one nix-instantiate for
+ * all cases (a list, in case order), made on first use: the same expressions as one run per case, without starting
+ * Nix and reading the stand-in nixpkgs twice per case.
+ */
+let evaluated: { seen: { pytorch: Seen; torchaudio: Seen }[]; taDrvs: string[] } | undefined;
+function evalCase(c: ContractCase): { pytorch: Seen; torchaudio: Seen; taDrv: string } {
+  evaluated ??= {
+    seen: nixEvalJson(`[ ${cases.map((x) => `(${caseExpr(x)})`).join(" ")} ]`),
+    taDrvs: nixInstantiate(`[ ${cases.map((x) => importVariant(x.torchaudio.file, nixpkgsFor(x))).join(" ")} ]`, [], { expr: true }),
+  };
+  const i = cases.indexOf(c);
+  assert.is(evaluated.taDrvs.length, cases.length, "one torchaudio .drv per case");
+  return { ...evaluated.seen[i]!, taDrv: evaluated.taDrvs[i]! };
 }
 
 const pythonSetOf = (v: VariantJson) => `python${v.python.replace(".", "")}Packages`;
@@ -227,9 +243,9 @@ for (const c of cases) {
     assert.equal(c.torchaudio.dependsOn, [c.pytorch.name], "list --json dependsOn");
 
     // The torchaudio .drv really depends on the torch .drv.
-    const [taDrv] = nixInstantiate(importVariant(c.torchaudio.file, nixpkgsFor(c)), [], { expr: true });
+    const taDrv = seen.taDrv;
     assert.is(taDrv, seen.torchaudio.drvPath);
-    assert.ok(nixStoreReferences(taDrv!).includes(seen.pytorch.drvPath), "torchaudio.drv references pytorch.drv");
+    assert.ok(nixStoreReferences(taDrv).includes(seen.pytorch.drvPath), "torchaudio.drv references pytorch.drv");
   });
 }
 

@@ -41,7 +41,9 @@ test("a read-only checkout: list, explain, build --dry-run, detect, fleet, ci an
   const script = [
     // The checkout really is read-only here.
     `if touch "$R/.ro-probe" 2>/dev/null; then echo writable > "$T/probe"; else echo read-only > "$T/probe"; fi`,
-    ...Object.entries(commands).map(([k, c]) => `node --import tsx generator/cli.ts ${c} > "$T/${k}.out" 2> "$T/${k}.err"; echo $? > "$T/${k}.rc"`),
+    // The compiled launcher users run (its bundle, dist/<hash>/, is built before the checkout turns read-only:
+    // helpers/cli.ts builds it when loaded), not tsx: a start of 0.3 s instead of 2-3 s, and the same caches.
+    ...Object.entries(commands).map(([k, c]) => `node bin/variant-matrix.js ${c} > "$T/${k}.out" 2> "$T/${k}.err"; echo $? > "$T/${k}.rc"`),
   ].join("\n");
   const r = inReadOnlyCheckout(script, { ...process.env, T: work, XDG_CACHE_HOME: xdg, NO_COLOR: "1", COLUMNS: "400" });
   assert.is(r.status, 0, `the namespace ran: ${r.stderr}`);

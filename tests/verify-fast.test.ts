@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { spawnSync } from "node:child_process";
 import { ROOT, tempDir } from "./helpers/cli.ts";
 import { runMain } from "./helpers/main.ts";
-import { STAND_IN_CUOBJDUMP_DIR } from "./helpers/device-model.ts";
+import { PYTHON3, STAND_IN_CUOBJDUMP_DIR } from "./helpers/device-model.ts";
 
 const PROBE_DIR = join(ROOT, "generator/verify");
 const REC = join(ROOT, "tests/fixtures/probes/h100-verify-fast");
@@ -53,7 +53,7 @@ def __getattr__(n): return Any()
 /** Run the checks of torchaudio and torchvision (not installed) through probe.py's CheckChild. */
 function checks(dir: string): { results: Record<string, { ok: boolean; error: string | null }>; processes: number } {
   const r = spawnSync(
-    "python3",
+    PYTHON3,
     ["-c", "import json, probe; r = probe.CheckChild(probe.check_pairs(['torchaudio', 'torchvision'])).collect(); print(json.dumps({'%s:%s' % k: v for k, v in r.items()}))"],
     { env: { ...process.env, PYTHONPATH: `${dir}:${PROBE_DIR}` }, encoding: "utf8" },
   );
@@ -127,7 +127,7 @@ test("probe.py: the parallel cuobjdump reading prints what the probe before it p
   const tool = join(site, "cuobjdump");
   writeFileSync(tool, `#!/bin/sh\necho "$*" >> ${JSON.stringify(log)}\nexec ${JSON.stringify(CUOBJDUMP)} "$@"\n`);
   chmodSync(tool, 0o755);
-  const run = (script: string, args: string[]) => spawnSync("python3", [script, ...args], { env: { ...process.env, PYTHONPATH: site }, encoding: "utf8" });
+  const run = (script: string, args: string[]) => spawnSync(PYTHON3, [script, ...args], { env: { ...process.env, PYTHONPATH: site }, encoding: "utf8" });
   for (const args of [[`--cuobjdump=${tool}`, "--gpu", "--packages=torchaudio,torchvision"], [`--cuobjdump=${join(site, "missing")}`], ["--packages=torchaudio"]]) {
     const [was, now] = [run(join(REC, "probe_old.py"), args), run(join(PROBE_DIR, "probe.py"), args)];
     assert.is(now.status, 0, now.stderr);
@@ -153,7 +153,7 @@ test("probe.py: cuobjdump reads the largest library first, up to the CPUs at onc
   chmodSync(tool, 0o755);
   const libs = ["torch/lib/libtorch_cpu.so", "torch/lib/libtorch_cuda_linalg.so", "torch/lib/libtorch_cuda.so"].map((l) => join(site, l));
   // One worker: the runs happen in the order the reader queues them.
-  const r = spawnSync("python3", ["-c", "import sys, json, probe; print(json.dumps(list(probe.DeviceCodeReader(sys.argv[1], workers=1).entries(sys.argv[2:]))))", tool, ...libs], {
+  const r = spawnSync(PYTHON3, ["-c", "import sys, json, probe; print(json.dumps(list(probe.DeviceCodeReader(sys.argv[1], workers=1).entries(sys.argv[2:]))))", tool, ...libs], {
     env: { ...process.env, PYTHONPATH: PROBE_DIR },
     encoding: "utf8",
   });

@@ -10,6 +10,7 @@ import { allowedSass } from "../generator/verify/origins.ts";
 import { projectFromMatrix } from "../generator/matrix/project.ts";
 import { ROOT, tempDir, writeMatrix } from "./helpers/cli.ts";
 import { runMain } from "./helpers/main.ts";
+import { HOSTS } from "./helpers/host-model.ts";
 import { nixEvalJson, nixInstantiate, runNix } from "./helpers/nix.ts";
 import { spawnSync } from "node:child_process";
 import { catalogCheckerFacts } from "../generator/verify/catalog-facts.ts";
@@ -38,6 +39,9 @@ const x86Matrix = {
 };
 const project = projectFromMatrix(x86Matrix);
 const variant = (name: string) => project.variants.find((v) => v.name === name)!;
+
+/** A recorded host for the verify runs that read one: their answers never depend on this machine's CPU or GPU. */
+const RECORDED = ["--cpuinfo", join(HOSTS, "epyc-nogpu/cpuinfo")];
 
 test("replaying the H100 probe: verify reports what verify printed on the device; unnamed, it picks detect's variant (the shortest wait)", async () => {
   const dir = tempDir();
@@ -151,7 +155,7 @@ test("real processes: no torch, an interpreter killed by SIGILL, a missing inter
     join(pkg, "lib/python3.13/site-packages/torch/__init__.py"),
     "import helper_mod\nraise ImportError('libtorch_cpu.so: cannot open shared object file (' + helper_mod.MARK + ')')\n",
   );
-  const r1 = await runMain(["verify", name, "--python", pkg, "--matrix", m, "--no-gpu"]);
+  const r1 = await runMain(["verify", name, "--python", pkg, "--matrix", m, "--no-gpu", ...RECORDED]);
   assert.is(r1.status, 1, r1.stdout + r1.stderr);
   assert.match(r1.stderr, /torch cannot be imported in .*result-pytorch.*ImportError: libtorch_cpu\.so: cannot open shared object file \(propagated\)/);
   assert.not.match(r1.stderr, /Traceback|at .*\.ts:\d+/);
@@ -159,11 +163,11 @@ test("real processes: no torch, an interpreter killed by SIGILL, a missing inter
   const sigill = join(dir, "python-sigill");
   writeFileSync(sigill, "#!/bin/sh\nkill -ILL $$\n");
   chmodSync(sigill, 0o755);
-  const r2 = await runMain(["verify", name, "--python", sigill, "--matrix", m]);
+  const r2 = await runMain(["verify", name, "--python", sigill, "--matrix", m, ...RECORDED]);
   assert.is(r2.status, 1);
   assert.match(r2.stderr, /killed by SIGILL: illegal instruction: this CPU lacks an instruction the build uses/);
 
-  const r3 = await runMain(["verify", name, "--python", join(dir, "nope"), "--matrix", m]);
+  const r3 = await runMain(["verify", name, "--python", join(dir, "nope"), "--matrix", m, ...RECORDED]);
   assert.is(r3.status, 2);
   assert.match(r3.stderr, /--python: .*nope does not exist/);
 

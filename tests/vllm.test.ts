@@ -139,7 +139,7 @@ test("verify on a stand-in environment of a modelled vLLM install: the correct S
       cudaCapabilities: v.cudaCapabilities,
       python: v.python,
       machine: v.system.split("-")[0]!,
-    }, libs);
+    }, libs, { cuobjdump: "in-process" });
   const verify = (v: Variant, e: string, host: string) => runMain(["verify", v.name, "--python", e, "--no-gpu", "--matrix", m, ...hostArgs(host)], { env });
   const spark = project.variants.find((x) => x.name === "vllm-python313-cuda13_0-sm121-armv9")!;
   const libs = modelLibraries(spark);

@@ -21,8 +21,6 @@ import { CUDA_CACHE, PUBLIC_CUDA_CACHES, REBUILD_SECONDS } from "./binary-cache.
 import { DEVICE_CODE_BYTES } from "./device-code-size.ts";
 import { DRIVER_ROUTES, FLOX_CUDA, FLOX_MIN, FLOX_MIN_VERSION, GIB_PER_COMPILE_JOB, NIX_MIN, NIXGLHOST, NIXOS_DRIVER_LIB, STORE_FREE_FLOOR } from "./machines.ts";
 import { DEFAULT_SELF_HOSTED_LABELS, GITHUB_HOSTED_RUNNERS, GITHUB_LIMITS, GITHUB_MATRIX_LIMIT, SELF_HOSTED_NEEDS } from "./ci-runners.ts";
-import { archListIn } from "../matrix/cuda-build.ts";
-import { majorMinor } from "../versions.ts";
 
 /**
  * Checks the pairings of a parsed catalog, through the generic table of packages built on torch: every PyTorch
@@ -126,27 +124,4 @@ export function catalogAxes(cat: Catalog): { python: string[]; cuda: string[]; g
     gpus: cat.gpus.map((x) => x.sm),
     isas: cat.isas.map((x) => x.key),
   };
-}
-
-/**
- * What the catalog knows of PyTorch `torchVersion`'s release, in words for `explain`: upstream's pairing (date,
- * torchvision, torchcodec; catalog/torch.ts `upstream`) with its Python and CUDA ranges, and which
- * TORCH_CUDA_ARCH_LIST entries its cpp_extension accepts (catalog/torch-arch-list.ts), each with its source, or that
- * the catalog does not know.
- */
-export function torchReleaseFacts(cat: Catalog, torchVersion: string): { release: string; archList: string } {
-  const minor = majorMinor(torchVersion);
-  const rel = cat.torch.find((t) => t.version === torchVersion) ?? cat.torch.find((t) => t.version.startsWith(`${minor}.`));
-  const up = rel?.upstream?.find((u) => u.version === torchVersion);
-  const release = rel
-    ? `${up ? `PyTorch ${up.version} (released ${up.released}) pairs torchvision ${up.torchvision}${up.torchcodec ? ` and torchcodec ${up.torchcodec}` : ", no torchcodec"}; ` : `PyTorch ${torchVersion}: upstream's torchvision/torchcodec pairing not in the catalog; `}` +
-      `Python ${rel.python[0]}–${rel.python[rel.python.length - 1]}; PyTorch's own CUDA builds ${rel.cuda.join(", ")}. Sources: ${rel.source}`
-    : `PyTorch ${torchVersion} is not in the catalog's releases (generator/catalog/torch.ts)`;
-  const f = archListIn(cat.torchArchLists, torchVersion);
-  const archList = !f
-    ? `not read for torch ${minor}: which TORCH_CUDA_ARCH_LIST entries its torch/utils/cpp_extension.py accepts is unknown here (no drop, no verdict)`
-    : f.accepted
-      ? `${f.accepted.join(", ")} (each also with +PTX); refused: ${f.refused.join(", ")}. Source: ${f.source}`
-      : `only known refused: ${f.refused.join(", ")}; the rest not read. Source: ${f.source}`;
-  return { release, archList };
 }

@@ -4,13 +4,14 @@
  * the variant, print the recommendation with its install lines.
  */
 import { withExitCode } from "../errors.ts";
-import { readHost } from "../detect/read-host.ts";
 import { installLines, recommend, type Recommendation } from "../detect/recommend.ts";
 import { loadVariants, type VariantSource } from "../matrix/variant-source.ts";
 import { settingLines, wrap, wrapCommand } from "../text.ts";
-import { assertGeneratedFor, copyableCommand, terminalWidth, type Io } from "./shared.ts";
+import { copyableCommand, terminalWidth, type Io } from "./shared.ts";
+import { assertGeneratedFor } from "../generate/generated-state.ts";
 import { dirname } from "node:path";
-import { checkEnvironment, parsePackage, parsePrefer, type DetectArgs } from "./detect-options.ts";
+import { parsePrefer, type DetectArgs } from "./detect-options.ts";
+import { checkEnvironment, parsePackage, readHostUnder } from "../detect/choose.ts";
 
 /**
  * Render a recommendation for the terminal (plain text, one finding per paragraph), wrapped to `width` columns
@@ -96,13 +97,13 @@ export async function runDetect(args: DetectArgs, source: VariantSource = loadVa
 /** detect's work (see runDetect). @throws InputError for bad input (an unknown package, a bad host file, a bad matrix) */
 async function detect(args: DetectArgs, source: VariantSource, io: Io): Promise<number> {
   const pkg = parsePackage(args.package);
-  const host = await readHost({ cpuinfo: args.cpuinfo, nvidiaSmi: args["nvidia-smi"], machine: args.machine });
+  const host = await readHostUnder({ hostRoot: args.hostRoot, cpuinfo: args.cpuinfo, nvidiaSmi: args["nvidia-smi"], machine: args.machine });
   const project = await source(args.matrix);
   checkEnvironment(pkg, project.variants);
   const r = recommend(host, project.variants, project.catalog, { package: pkg, excluded: project.excluded, prefer: parsePrefer(args.prefer) });
   // What detect names must be what install would build: the files generated beside the matrix say what it gives now.
   const named = [...r.variants, ...(r.cpuFallback ? [r.cpuFallback] : [])];
-  if (project.project) await assertGeneratedFor(project.project, dirname(project.project.matrixFile), "detect", named);
+  if (project.project) assertGeneratedFor(project.project, dirname(project.project.matrixFile), "detect", named);
   const install = { org: args.org, substituter: args.substituter, from: { cpuinfo: args.cpuinfo, "nvidia-smi": args["nvidia-smi"], machine: args.machine, matrix: args.matrix } };
   io.out(
     args.json
@@ -111,4 +112,3 @@ async function detect(args: DetectArgs, source: VariantSource, io: Io): Promise<
   );
   return r.status === "ok" ? 0 : 1;
 }
-

@@ -44,8 +44,10 @@ export const explainCommand: CommandModule<object, OptionTypes<typeof namePositi
  */
 async function runExplain(argv: ArgsOf<typeof namePositional & typeof explainOptions>, io: Io): Promise<number> {
   const print = printer(io);
-  const [p, { explainName }] = await Promise.all([project(argv.matrix), import("../explain.ts")]);
-  const e = explainName(argv.name, p);
+  const p = await project(argv.matrix);
+  // A variant of the matrix needs no more; explain.ts (the catalog's values, expand) is loaded only to say why not.
+  const variant = p.variants.find((v) => v.name === argv.name);
+  const e: Explanation = variant ? { kind: "variant", variant } : (await import("../explain.ts")).explainName(argv.name, p);
   const w = terminalWidth(io);
   if (e.kind !== "variant") {
     if (argv.json) print.out(JSON.stringify(e, null, 2));
@@ -67,13 +69,13 @@ type VariantFacts = Awaited<ReturnType<typeof variantFacts>>;
  * scope, what an environment holds, and how it finds the host's GPU driver.
  */
 async function variantFacts(v: Variant, p: Project) {
+  // None of these loads zod or catalog/index.ts (which parses the whole catalog when it loads): the facts come from p.catalog.
   const [{ modelCacheMisses }, { modelDeviceCode }, { nixpkgsCudaFacts }, { torchReleaseFacts }, { checkedVariants, hostDriverRoute }] = await Promise.all([
     import("../driver/cache-model.ts"),
     import("../catalog/device-code-size.ts"),
     import("../catalog/cuda.ts"),
-    // Loaded here, not at start-up: catalog/index.ts parses the whole catalog when it loads.
-    import("../catalog/index.ts"),
-    import("../preflight/checks.ts"),
+    import("../catalog/torch-arch-list.ts"),
+    import("../preflight/driver-route.ts"),
   ]);
   // What the CUDA binary cache cannot serve this variant (the model of catalog/binary-cache.ts).
   const offCache = modelCacheMisses([v], p.catalog).reasons.get(v.name)!;
@@ -96,7 +98,7 @@ async function variantFacts(v: Variant, p: Project) {
         })()
       : null;
   const environment = v.role === "env" ? environmentOf(p.catalog, v, p.catalog.nixpkgs.find((n) => n.rev === v.nixpkgs)?.torchcodec ?? null) : null;
-  // How it finds the host's GPU driver (preflight/checks.ts: NixOS, nixglhost, flox).
+  // How it finds the host's GPU driver (preflight/driver-route.ts: NixOS, nixglhost, flox).
   const hostDriver = hostDriverRoute(checkedVariants([v], p.variants)[0]!);
   return { offCache, deviceCode, environment, hostDriver, releaseFacts: torchReleaseFacts(p.catalog, v.torchVersion) };
 }
@@ -145,7 +147,7 @@ function printVariant(v: Variant, p: Project, facts: VariantFacts, w: number, ou
 
 /** The device code of a variant's torch per CUDA scope (catalog/device-code-size.ts's model), under explain's rows. */
 function printDeviceCode(deviceCode: NonNullable<VariantFacts["deviceCode"]>, say: (text: string, indent?: string, hang?: string) => void): void {
-  const mb = (b: number) => `${(b / 1e6).toLocaleString("en-US", { minimumFractionDigits: 1, maximumFractionDigits: 1 })} MB`;
+  const mb = (b: number) => `${oneDecimal(b / 1e6)} MB`;
   const line = (parts: typeof deviceCode.torch) =>
     parts.map((x) => `${x.origin} ${mb(x.bytes)} (${x.capabilities.length} capabilit${x.capabilities.length === 1 ? "y" : "ies"})`).join(", ") +
     `: ${mb(parts.reduce((a, x) => a + x.bytes, 0))}`;
@@ -155,6 +157,25 @@ function printDeviceCode(deviceCode: NonNullable<VariantFacts["deviceCode"]>, sa
   say(line(deviceCode.torch), `  ${label("torch scope", deviceCode.scope === "torch")}`, "    ");
   say(line(deviceCode.packageSet), `  ${label("package-set scope", deviceCode.scope === "packageSet")}`, "    ");
   say(`NCCL is not modelled (PyPI links it dynamically, not per capability)${approx.length ? `; approximated: ${approx.join(", ")}` : ""}`, "  ", "    ");
+}
+
+/**
+ * `x` as `x.toLocaleString("en-US", { minimumFractionDigits: 1, maximumFractionDigits: 1 })` writes it ("1,025.3"),
+ * without ICU: the first number format of a process loads ICU's locale data, some 10–25 ms of explain's start-up
+ * (bench/startup.ts). Same rule: the shortest decimal form of `x` (String(x)) rounded to one digit half away from zero
+ * (ECMA-402's default halfExpand), the integer part grouped by threes with ",". A value String() writes otherwise (a
+ * negative, NaN, an exponent) goes to toLocaleString itself. tests/project-cache.test.ts compares the two.
+ */
+export function oneDecimal(x: number): string {
+  const s = String(x);
+  const m = /^(\d+)(?:\.(\d+))?$/.exec(s);
+  if (!m) return x.toLocaleString("en-US", { minimumFractionDigits: 1, maximumFractionDigits: 1 });
+  const frac = m[2] ?? "";
+  // Tenths as one integer (digits of the integer part and the first fraction digit), plus one when the next digit is ≥ 5.
+  let tenths = BigInt(m[1]! + (frac[0] ?? "0"));
+  if ((frac[1] ?? "0") >= "5") tenths += 1n;
+  const t = tenths.toString().padStart(2, "0");
+  return `${t.slice(0, -1).replace(/\B(?=(\d{3})+(?!\d))/g, ",")}.${t.slice(-1)}`;
 }
 
 /**

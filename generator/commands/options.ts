@@ -17,12 +17,11 @@
  * declares; no command writes its arguments' interface by hand.
  */
 import type { Argv, InferredOptionType, Options, PositionalOptions } from "yargs";
-import { BACKEND_CHOICES, PREFER_VALUES, REPEATABLE } from "../constants.ts";
+import { BACKEND_CHOICES, DEFAULT_PACKAGE, PREFER_VALUES, REPEATABLE } from "../constants.ts";
 import { PACKAGES, type PackageName } from "../catalog/packages.ts";
 import { FILTER_OPTION } from "../matrix/filters.ts";
 
-/** What detect, doctor, install, fleet and verify pick for by default: the Python environment of the whole stack. */
-export const DEFAULT_PACKAGE: PackageName = "torch-env";
+export { DEFAULT_PACKAGE };
 
 /** Which host to read: a recorded one (files) or this machine (detect/host.ts readHost). */
 export const hostOptions = {

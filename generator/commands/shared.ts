@@ -70,39 +70,13 @@ export function runOf(argv: object): CommandRun {
 
 /**
  * Load the matrix's project as the commands name it: `matrix` relative to the working directory (default
- * ROOT/matrix.ts, or `root`/matrix.ts), the local catalog beside it. project.ts loads only when this runs.
+ * ROOT/matrix.ts, or `root`/matrix.ts), the local catalog beside it, through the project cache (matrix/project-cache.ts:
+ * keyed by content, so it returns what loadProject computes). project.ts loads only on a miss.
  * @throws MatrixError (exit 2) for a missing, unloadable or invalid matrix, with the field paths and allowed values
  */
 export async function project(matrix?: string, root?: string): Promise<Project> {
-  const { loadProject } = await import("../matrix/project.ts");
-  return loadProject({ root, matrixFile: matrix ? resolve(process.cwd(), matrix) : undefined });
-}
-
-/**
- * Stop `command` (detect, install) before it names or builds variants whose generated files do not say what the
- * matrix gives now: the comparison `build` stops on (generate/generated-state.ts, called here only, so that a change
- * of that comparison reaches every command), plus a named variant's file that is missing where the project was
- * generated (a variant the matrix gained since the last generate).
- * @param root where the generated files are (`pkgs/variants.nix`, `.flox/pkgs`); a directory without
- *   `pkgs/variants.nix` was never generated and holds nothing to compare
- * @param names the variants the command names or builds
- * @throws InputError (exit 2) naming what differs and the fix (`npm run generate`)
- */
-export async function assertGeneratedFor(p: Project, root: string, command: string, names: readonly string[]): Promise<void> {
-  const [{ assertGeneratedCurrent }, { existsSync }, { join, relative }] = await Promise.all([
-    import("../generate/generated-state.ts"),
-    import("node:fs"),
-    import("node:path"),
-  ]);
-  assertGeneratedCurrent(p, root, command, names.map((name) => ({ name })));
-  if (!existsSync(join(root, "pkgs/variants.nix"))) return;
-  const missing = p.variants.filter((v) => names.includes(v.name) && !existsSync(join(root, v.file))).map((v) => v.file);
-  if (missing.length)
-    throw new InputError(
-      `${missing.join(", ")} ${missing.length === 1 ? "is" : "are"} missing: ${relative(process.cwd(), p.matrixFile) || p.matrixFile} has ` +
-        `${missing.length === 1 ? "a variant" : "variants"} the last generate did not write, so \`${command}\` would name a file that is not there. ` +
-        "Run `npm run generate` first (`npx variant-matrix generate` outside npm); nothing was done.",
-    );
+  const { loadProjectCached } = await import("../matrix/project-cache.ts");
+  return loadProjectCached({ root, matrixFile: matrix ? resolve(process.cwd(), matrix) : undefined });
 }
 
 /** The `list --json` contract of docs/contributing.md for one variant. */
@@ -148,17 +122,4 @@ export function printer(io: Io): { out: (line: string) => void; err: (line: stri
   return { out: (line) => io.out(`${line}\n`), err: (line) => io.err(`${line}\n`) };
 }
 
-/** `word` quoted for a POSIX shell when it needs it (single quotes; a quote inside as '\''). */
-export function shellWord(word: string): string {
-  return /^[A-Za-z0-9_@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
-}
-
-/**
- * A command line a user copies: `npx variant-matrix WORDS…`, each word shell-quoted, with the host options that
- * produced the answer (`--cpuinfo`, `--nvidia-smi`, `--machine`) and `--matrix` when they were given, so the next
- * command reads the same host and matrix.
- */
-export function copyableCommand(words: readonly string[], from: { cpuinfo?: string; "nvidia-smi"?: string; machine?: string; matrix?: string } = {}): string {
-  const flags = (["cpuinfo", "nvidia-smi", "machine", "matrix"] as const).flatMap((k) => (from[k] !== undefined ? [`--${k}`, from[k]!] : []));
-  return ["npx", "variant-matrix", ...words, ...flags].map(shellWord).join(" ");
-}
+export { copyableCommand, shellWord } from "../text.ts";

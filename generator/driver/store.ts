@@ -372,7 +372,12 @@ function gcRootCommand(argv: readonly string[]): string | null {
  * @returns null when done, else why not (gcRootCommand)
  */
 export function addGcRoot(out: string, dir: string, nixOptions: NixOptions = []): string | null {
-  return gcRootCommand(["nix-store", "--realise", out, "--add-root", dir, "--indirect", ...optionArgs(nixOptions)]);
+  return gcRootCommand(addGcRootArgv(out, dir, nixOptions));
+}
+
+/** The command addGcRoot runs: `nix-store --realise OUT --add-root DIR --indirect [--option NAME VALUE]…`. */
+export function addGcRootArgv(out: string, dir: string, nixOptions: NixOptions = []): string[] {
+  return ["nix-store", "--realise", out, "--add-root", dir, "--indirect", ...optionArgs(nixOptions)];
 }
 
 /** `--option NAME VALUE` for each pair (the team's caches, say: team-cache.ts cacheNixOptions). */
@@ -404,5 +409,10 @@ export function linkStorePath(out: string, link: string): string | null {
  * @returns null when done, else why not (gcRootCommand)
  */
 export function buildAttrLink(file: string, attr: string, link: string, nixOptions: NixOptions = []): string | null {
-  return gcRootCommand(["nix-build", file, "-A", attr, "-o", link, ...optionArgs(nixOptions)]);
+  return gcRootCommand(buildAttrLinkArgv(file, attr, link, nixOptions));
+}
+
+/** The command buildAttrLink runs: `nix-build FILE -A ATTR -o LINK [--option NAME VALUE]…`. */
+export function buildAttrLinkArgv(file: string, attr: string, link: string, nixOptions: NixOptions = []): string[] {
+  return ["nix-build", file, "-A", attr, "-o", link, ...optionArgs(nixOptions)];
 }

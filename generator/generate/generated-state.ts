@@ -7,7 +7,7 @@
  * (freshness.ts compareGenerated: by content, the stamp in front of a render), for the files this selection reads;
  * the refusal says why they differ (an input changed since the last generate, or a generated file was edited).
  */
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { InputError } from "../errors.ts";
 import type { Project } from "../matrix/project.ts";
@@ -95,4 +95,26 @@ export function assertGeneratedCurrent(p: Project, root: string, command: string
       `(\`npx variant-matrix generate\` outside npm); nothing was done.`,
     f,
   );
+}
+
+/**
+ * Stop `command` (detect, install) before it names or builds variants whose generated files do not say what the
+ * matrix gives now: the comparison `build` stops on (assertGeneratedCurrent, so that a change of that comparison
+ * reaches every command), plus a named variant's file that is missing where the project was
+ * generated (a variant the matrix gained since the last generate).
+ * @param root where the generated files are (`pkgs/variants.nix`, `.flox/pkgs`); a directory without
+ *   `pkgs/variants.nix` was never generated and holds nothing to compare
+ * @param names the variants the command names or builds
+ * @throws InputError (exit 2) naming what differs and the fix (`npm run generate`)
+ */
+export function assertGeneratedFor(p: Project, root: string, command: string, names: readonly string[]): void {
+  assertGeneratedCurrent(p, root, command, names.map((name) => ({ name })));
+  if (!existsSync(join(root, "pkgs/variants.nix"))) return;
+  const missing = p.variants.filter((v) => names.includes(v.name) && !existsSync(join(root, v.file))).map((v) => v.file);
+  if (missing.length)
+    throw new InputError(
+      `${missing.join(", ")} ${missing.length === 1 ? "is" : "are"} missing: ${relative(process.cwd(), p.matrixFile) || p.matrixFile} has ` +
+        `${missing.length === 1 ? "a variant" : "variants"} the last generate did not write, so \`${command}\` would name a file that is not there. ` +
+        "Run `npm run generate` first (`npx variant-matrix generate` outside npm); nothing was done.",
+    );
 }

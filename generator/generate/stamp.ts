@@ -17,9 +17,9 @@
 import { createHash } from "node:crypto";
 import { existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { replaceFileSync } from "../output-file.ts";
-import { basename, dirname, join, relative } from "node:path";
-import { fileURLToPath } from "node:url";
+import { dirname, join, relative } from "node:path";
 import { cacheDir, REPO_ROOT } from "../paths.ts";
+import { bundleIdentity, sourcesHash } from "../sources-hash.mjs";
 import { LOCAL_CATALOG_FILE } from "../constants.ts";
 
 /** The content keys of a generate's inputs (SHA-256 hex, or the bundle's name for the generator). */
@@ -55,45 +55,17 @@ function stampFile(outRoot: string): string {
   return join(cacheDir("stamps"), `${sha256(outRoot).slice(0, 24)}.json`);
 }
 
-/** Every file below `dir` (sorted). */
-function walk(dir: string, out: string[] = []): string[] {
-  let entries: import("node:fs").Dirent[];
-  try {
-    entries = readdirSync(dir, { withFileTypes: true });
-  } catch {
-    return out;
-  }
-  for (const e of entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
-    const p = join(dir, e.name);
-    if (e.isDirectory()) walk(p, out);
-    else if (e.isFile()) out.push(p);
-  }
-  return out;
-}
-
 let generatorKeyMemo: string | undefined;
 
 /**
  * The generator's key, the same whether it runs compiled or through tsx: the name of the bundle it runs from (this
- * module inside dist/<16 hex digits>/), else that name computed as bin/build-dist.mjs sourcesHash computes it (the first
+ * module inside dist/<16 hex digits>/, sources-hash.mjs bundleIdentity), else that name computed by the same function (sources-hash.mjs sourcesHash: the first
  * 16 hex digits of a SHA-256 over the repo-relative path and content of every file under generator/, then
  * package-lock.json and bin/build-dist.mjs). Computed once per process.
  */
 function generatorKey(): string {
   if (generatorKeyMemo !== undefined) return generatorKeyMemo;
-  const here = dirname(fileURLToPath(import.meta.url));
-  if (basename(dirname(here)) === "dist" && /^[0-9a-f]{16}$/.test(basename(here))) return (generatorKeyMemo = basename(here));
-  const h = createHash("sha256");
-  for (const f of [...walk(join(REPO_ROOT, "generator")), join(REPO_ROOT, "package-lock.json"), join(REPO_ROOT, "bin", "build-dist.mjs")]) {
-    h.update(relative(REPO_ROOT, f)).update("\0");
-    try {
-      h.update(readFileSync(f));
-    } catch {
-      h.update("(missing)");
-    }
-    h.update("\0");
-  }
-  return (generatorKeyMemo = h.digest("hex").slice(0, 16));
+  return (generatorKeyMemo = bundleIdentity() ?? sourcesHash(REPO_ROOT));
 }
 
 /** The content keys of what a generate of `matrixFile` reads now (see the module comment); an unreadable matrix has a key no stamp holds. */

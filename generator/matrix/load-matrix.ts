@@ -11,7 +11,7 @@
  * Cache: ROOT/node_modules/.cache/variant-matrix/matrix-HASH.mjs (or the OS temp dir when that is not writable).
  */
 import { createHash } from "node:crypto";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, rmSync } from "node:fs";
 import { replaceFileSync } from "../output-file.ts";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -73,9 +73,19 @@ export async function importMatrixModule(file: string): Promise<Record<string, u
     });
     const code = result.outputFiles[0]!.text;
     const localInputs = Object.keys(result.metafile!.inputs).filter((i) => !i.startsWith("variant-matrix:"));
-    const target = localInputs.length > 1 ? join(dir, `matrix-${hash}-${process.pid}-${Date.now()}.mjs`) : cached;
-    replaceFileSync(target, code);
-    return (await import(pathToFileURL(target).href)) as Record<string, unknown>;
+    // A matrix that imports other local files is compiled on every run (their changes are not in the key), to a file of
+    // this run's own, removed once imported: the module is in memory then, and runs never pile files up.
+    if (localInputs.length > 1) {
+      const once = join(dir, `matrix-${hash}-${process.pid}-${Date.now()}.mjs`);
+      replaceFileSync(once, code);
+      try {
+        return (await import(pathToFileURL(once).href)) as Record<string, unknown>;
+      } finally {
+        rmSync(once, { force: true });
+      }
+    }
+    replaceFileSync(cached, code);
+    return (await import(pathToFileURL(cached).href)) as Record<string, unknown>;
   }
   return (await import(pathToFileURL(cached).href)) as Record<string, unknown>;
 }

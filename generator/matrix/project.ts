@@ -333,10 +333,26 @@ export async function loadProject(opts: { matrixFile?: string; root?: string; ca
   const root = opts.root ?? REPO_ROOT;
   const matrixFile = resolve(root, opts.matrixFile ?? "matrix.ts");
   // The built-in catalog plus the user's local pins and releases beside the matrix (`pin add`, generator/catalog/local.ts).
-  const cat = opts.catalog ?? (await import("../catalog/local.ts")).withLocalCatalog(defaultCatalog, dirname(matrixFile));
-  const matrix = validateMatrix((await importMatrix(matrixFile)).matrix, cat, matrixFile);
+  const cat = opts.catalog ?? (await catalogBesideMatrix(matrixFile));
+  return projectOf((await importMatrix(matrixFile)).matrix, { root, matrixFile, catalog: cat });
+}
+
+/** The built-in catalog with the local catalog of the matrix's directory (catalog/local.ts). @throws LocalCatalogError */
+async function catalogBesideMatrix(matrixFile: string): Promise<Catalog> {
+  return (await import("../catalog/local.ts")).withLocalCatalog(defaultCatalog, dirname(matrixFile));
+}
+
+/**
+ * The Project of a matrix value already imported from `o.matrixFile` (what loadProject does after the import; the
+ * project cache, project-cache.ts, keys the value it imported and hands it here): `o.catalog`, else the built-in one
+ * with the local catalog beside the matrix; the matrix validated and expanded.
+ * @throws MatrixError for an invalid matrix; LocalCatalogError for an invalid local catalog
+ */
+export async function projectOf(input: unknown, o: { root: string; matrixFile: string; catalog?: Catalog }): Promise<Project> {
+  const cat = o.catalog ?? (await catalogBesideMatrix(o.matrixFile));
+  const matrix = validateMatrix(input, cat, o.matrixFile);
   const { variants, excluded } = expand(matrix, cat);
-  return { root, matrixFile, matrix, catalog: cat, variants, excluded };
+  return { root: o.root, matrixFile: o.matrixFile, matrix, catalog: cat, variants, excluded };
 }
 
 /** Project from an in-memory matrix (tests, benchmarks). @throws MatrixError */

@@ -29,14 +29,22 @@ export class PinError extends InputError {
   override name = "PinError";
 }
 
+/** nixVersion's answers by the PATH they were read under: one `nix-instantiate --version` a process, not one a pin. */
+const versionsByPath = new Map<string, string>();
+
 /**
- * The version of the Nix on PATH (`nix-instantiate --version`: "nix-instantiate (Nix) 2.8.0" → "2.8.0").
+ * The version of the Nix on PATH (`nix-instantiate --version`: "nix-instantiate (Nix) 2.8.0" → "2.8.0"), read once per
+ * value of $PATH in this process (`pin check` and `pin cache` read every pin with the same Nix).
  * @throws PinError when nix-instantiate cannot be run
  */
 async function nixVersion(): Promise<string> {
+  const path = process.env.PATH ?? "";
+  const known = versionsByPath.get(path);
+  if (known !== undefined) return known;
   const r = await runTool(["nix-instantiate", "--version"]).catch(() => null);
   const m = r?.stdout.match(/(\d+\.\d+(?:\.\d+)?)/);
   if (!r || r.code !== 0 || !m) throw new PinError("cannot run nix-instantiate: install Nix (nix-instantiate on PATH) to read a nixpkgs");
+  versionsByPath.set(path, m[1]!);
   return m[1]!;
 }
 

@@ -17,27 +17,18 @@ import { systemFeaturesLine } from "../system-features.ts";
 // them is extended by local-catalog.json: the public caches, the ISA table (hostGccarch) and the machine facts are the
 // same tables the Catalog value and `machines` hold.
 import { cachesToOffer, PUBLIC_CUDA_CACHES } from "../catalog/binary-cache.ts";
-import { DRIVER_ROUTES, FLOX_CUDA, FLOX_MIN, NIX_MIN, NIXGLHOST, NIXOS_DRIVER_LIB, STORE_FREE_FLOOR } from "../catalog/machines.ts";
+import { FLOX_CUDA, FLOX_MIN, NIX_MIN, NIXGLHOST, NIXOS_DRIVER_LIB, STORE_FREE_FLOOR } from "../catalog/machines.ts";
 import { existsOn, runOn, type Host } from "./host-root.ts";
 import { parseCpuinfo } from "../detect/read-host.ts";
 import { isaFit } from "../matrix/compat.ts";
 import { gccarchFeature, isas } from "../catalog/cpu-isas.ts";
 import { settingLines, wrap } from "../text.ts";
-import { formatName, parseName } from "../matrix/naming.ts";
-import { ENV_PACKAGE } from "../catalog/packages.ts";
 import { InputError } from "../errors.ts";
 import { GENERATED_MARK } from "../generate/render/literals.ts";
-import type { Variant } from "../matrix/schema.ts";
 import { missingTeamCaches, type TeamCache } from "../matrix/team-cache.ts";
-
-/** A variant as the checks need it. */
-export type CheckedVariant = Pick<Variant, "name" | "cuda" | "package" | "file"> & {
-  system: string;
-  /** The derivation's requiredSystemFeatures (big-parallel, gccarch-…). */
-  requiredSystemFeatures: readonly string[];
-  /** The file of the environment variant of its combination (torch-env-…), which carries nixglhost; when the matrix has it. */
-  envFile?: string;
-};
+import { driverRouteLines, type CheckedVariant } from "./driver-route.ts";
+// The driver routes live in driver-route.ts (explain loads them without the checks); their importers read them here too.
+export { checkedVariants, driverRouteLines, hostDriverRoute, withHostDriverLine, type CheckedVariant } from "./driver-route.ts";
 
 /** What the checks are asked about. */
 export interface PreflightContext {
@@ -235,34 +226,6 @@ function parseLdconfig(text: string): { name: string; path: string }[] {
 
 const gib = (b: number) => `${(b / 1000 ** 3).toFixed(1)} GB`;
 const cudaVariants = (c: PreflightContext) => c.variants.filter((v) => v.cuda !== null);
-
-/** The nix-build line that gives a CUDA environment variant's nixglhost (pkgs/torch-env.nix passthru). */
-function nixglhostBuildLine(v: Pick<CheckedVariant, "file" | "envFile">): string {
-  return `nix-build ${v.envFile ?? v.file} -A nixglhost -o result-nixglhost`;
-}
-
-/** The nix-build line that links a CUDA environment variant with its Pythons run through nixglhost (pkgs/host-driver.nix). */
-export function withHostDriverLine(v: Pick<CheckedVariant, "file" | "envFile">): string {
-  return `nix-build ${v.envFile ?? v.file} -A withHostDriver -o torch-env`;
-}
-
-/**
- * The ways to run on a non-NixOS host, each with its command, for `program` (default: the python3 of the environment
- * variant of the combination, which is what holds an interpreter).
- */
-export function driverRouteLines(
-  v: Pick<CheckedVariant, "file" | "envFile" | "name">,
-  program = `result-${v.envFile ? basename(v.envFile, ".nix") : v.name}/bin/python3`,
-): string[] {
-  const nixglhost = DRIVER_ROUTES.find((r) => r.id === "nixglhost")!;
-  const flox = DRIVER_ROUTES.find((r) => r.id === "flox")!;
-  return [
-    `nixglhost (numtide's nix-gl-host, carried by the environment): \`${withHostDriverLine(v)}\` links torch-env, whose bin/python3 runs through it (what \`variant-matrix install\` does); ` +
-      `for another program, \`${nixglhostBuildLine(v)}\`, then \`result-nixglhost/bin/${nixglhost.command.replace("PROGRAM", program)}\``,
-    `flox: ${flox.command.replace("PROGRAM", "python3")} (cuda-detection, on by default, serves the host's libcuda through ld-floxlib; not in \`flox activate -m run\`)`,
-    "NixOS with hardware.nvidia: /run/opengl-driver/lib is there",
-  ];
-}
 
 /** The checks, in the order doctor prints them. */
 const CHECKS: readonly Check[] = [
@@ -665,29 +628,6 @@ export function formatChecks(results: readonly CheckResult[], width: number): st
     .join("\n");
 }
 
-/**
- * Checked variants of `variants` (schema Variant or build driver targets), each with the file of the environment variant of
- * its combination when the matrix has one (it carries nixglhost).
- */
-export function checkedVariants(
-  variants: readonly { name: string; system: string; cuda: string | null; package: string; requiredSystemFeatures?: readonly string[]; file: string }[],
-  all: readonly { name: string; file: string }[] = variants,
-): CheckedVariant[] {
-  const files = new Map(all.map((v) => [v.name, v.file]));
-  return variants.map((v) => {
-    const parts = parseName(v.name);
-    const env = parts ? formatName({ ...parts, package: ENV_PACKAGE as never }) : null;
-    return {
-      name: v.name,
-      system: v.system,
-      cuda: v.cuda,
-      package: v.package,
-      requiredSystemFeatures: [...(v.requiredSystemFeatures ?? [])],
-      file: v.file,
-      envFile: env !== null ? files.get(env) : undefined,
-    };
-  });
-}
 
 /** build/publish cannot start: a blocking check failed. Exit 2; the message holds the check lines with their fixes. */
 class PreflightError extends InputError {
@@ -723,16 +663,3 @@ export function evaluatesPinnedNixpkgs(files: readonly string[]): boolean {
   });
 }
 
-/**
- * How a variant finds the host's GPU driver, for `explain`: null for a CPU variant; else NixOS natively, and elsewhere
- * nixglhost from the environment variant of its combination (pkgs/torch-env.nix passthru `nixglhost`) or flox.
- */
-export function hostDriverRoute(v: CheckedVariant): { summary: string; routes: string[] } | null {
-  if (v.cuda === null) return null;
-  return {
-    summary:
-      `libcuda.so.1 from ${NIXOS_DRIVER_LIB.dir} (NixOS); elsewhere through nixglhost ` +
-      `(${nixglhostBuildLine(v)}) or \`flox activate\` (cuda-detection): docs/gpu-driver.md`,
-    routes: driverRouteLines(v),
-  };
-}

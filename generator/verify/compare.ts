@@ -14,7 +14,10 @@ import { capabilityRunsOn } from "../matrix/compat.ts";
 import { majorMinor } from "../versions.ts";
 import type { CheckerFacts, CheckerPackage } from "./facts.ts";
 import type { Variant } from "../matrix/schema.ts";
-import { allowedSass, attribute, deviceCodePromises, formatArchs, ownerOf, smOf, type LibDeviceCode, type OriginPromise } from "./origins.ts";
+import { allowedSass, attribute, deviceCodePromises, formatArchs, ownerOf, smOf, type LibDeviceCode, type LibraryOrigins, type OriginPromise } from "./origins.ts";
+
+/** Each library's attribution to origins (origins.ts `attribute`) by its path, for one unchanged probe. */
+type Attributions = Map<string, LibraryOrigins>;
 
 /** What probe.py prints (see its docstring); every field may be null where not applicable. */
 export interface Probe {
@@ -210,7 +213,7 @@ function checkGpu(v: PromiseOf, t: ProbedTorch, g: Probe["gpu"], add: AddCheck):
 }
 
 /** Device code of every library (cuobjdump) of a CUDA variant, into `out`: per origin where the probe has -symbols blocks. */
-function checkDeviceCode(v: PromiseOf, c: Probe["cuobjdump"], facts: CheckerFacts, out: PromiseCheck[]): void {
+function checkDeviceCode(v: PromiseOf, c: Probe["cuobjdump"], facts: CheckerFacts, out: PromiseCheck[], attributions?: Attributions): void {
   const add = adder(out);
   if (v.cuda === null || !c) return;
   if (c.error || !c.tool) {
@@ -227,7 +230,7 @@ function checkDeviceCode(v: PromiseOf, c: Probe["cuobjdump"], facts: CheckerFact
     const sass = d.blocks ? [...new Set(d.blocks.filter((b) => b.kind === "elf").map((b) => b.arch))] : d.elf;
     if (target) add(`${short}: SASS for SM${v.sm}`, sass.some((s) => sassRunsOn(s, target)), `SASS that runs on ${target}`, d.blocks ? formatArchs(sass) : set(sass));
     if (d.blocks) {
-      for (const chk of checkOrigins(v, lib, d, facts)) out.push(chk);
+      for (const chk of checkOrigins(v, lib, d, facts, attributions)) out.push(chk);
       continue;
     }
     // A probe without -symbols blocks (an older one): the library as a whole.
@@ -281,8 +284,10 @@ function checkExtras(v: PromiseOf, probe: Probe, t: ProbedTorch, facts: CheckerF
  * when the probe ran no GPU check (no `--gpu`, or no device).
  * @param facts what the catalog says (facts.ts; `verify`: catalog-facts.ts `catalogCheckerFacts()`).
  * @param opts.isaRuns whether this host's CPU runs the variant's ISA (detect's `isaFit`), or null when unknown.
+ * @param opts.attributions each library's attribution to origins, worked out once for this probe and kept for the
+ *   next variant compared with the same, unchanged probe (identify shares one across its candidates).
  */
-export function checkPromise(v: PromiseOf, probe: Probe, facts: CheckerFacts, opts: { isaRuns?: boolean | null } = {}): PromiseCheck[] {
+export function checkPromise(v: PromiseOf, probe: Probe, facts: CheckerFacts, opts: { isaRuns?: boolean | null; attributions?: Attributions } = {}): PromiseCheck[] {
   const out: PromiseCheck[] = [];
   const add = adder(out);
   add("Python", majorMinor(probe.python.version) === v.python, v.python, probe.python.version);
@@ -295,7 +300,7 @@ export function checkPromise(v: PromiseOf, probe: Probe, facts: CheckerFacts, op
   }
   checkTorchBuild(v, t, opts, add);
   checkGpu(v, t, probe.gpu, add);
-  checkDeviceCode(v, probe.cuobjdump, facts, out);
+  checkDeviceCode(v, probe.cuobjdump, facts, out, opts.attributions);
   checkPackages(v, probe, t, facts, add);
   checkExtras(v, probe, t, facts, add);
   return out;
@@ -321,7 +326,9 @@ export function identify(variants: readonly PromiseOf[], probe: Probe, facts: Ch
   // make a CPU variant look nearer).
   const cudaTorch = probe.torch?.ok ? probe.torch.cuda !== null : null;
   const candidates = cudaTorch === null ? variants : variants.filter((v) => (v.cuda !== null) === cudaTorch);
-  const scored = candidates.map((v) => ({ name: v.name, failed: checkPromise(v, probe, facts).filter((c) => c.ok === false).length }));
+  // A library's attribution depends on the probe alone: worked out once for every candidate (bench/attribute.ts).
+  const attributions: Attributions = new Map();
+  const scored = candidates.map((v) => ({ name: v.name, failed: checkPromise(v, probe, facts, { attributions }).filter((c) => c.ok === false).length }));
   return {
     matches: scored.filter((s) => s.failed === 0).map((s) => s.name),
     nearest: scored.filter((s) => s.failed > 0).sort((a, b) => a.failed - b.failed || a.name.localeCompare(b.name)).slice(0, 5),
@@ -341,7 +348,7 @@ const words = (p: OriginPromise) => {
  * library that nixpkgs links into this file is there, and PTX no name attributes is one some origin of the file
  * promises.
  */
-export function checkOrigins(v: PromiseOf, lib: string, d: LibDeviceCode, facts: CheckerFacts): PromiseCheck[] {
+export function checkOrigins(v: PromiseOf, lib: string, d: LibDeviceCode, facts: CheckerFacts, attributions?: Attributions): PromiseCheck[] {
   const out: PromiseCheck[] = [];
   const short = shortLib(lib);
   const base = baseName(lib);
@@ -351,7 +358,9 @@ export function checkOrigins(v: PromiseOf, lib: string, d: LibDeviceCode, facts:
   } catch (e) {
     return [{ promise: `${short}: device code per origin`, ok: null, expected: "the catalog's facts", found: (e as Error).message }];
   }
-  const { byOrigin, unattributedPtx, relocatablePtx } = attribute(lib, d, facts);
+  const attributed = attributions?.get(lib) ?? attribute(lib, d, facts);
+  attributions?.set(lib, attributed);
+  const { byOrigin, unattributedPtx, relocatablePtx } = attributed;
   const owner = ownerOf(lib, facts);
   for (const p of promises) {
     const found = byOrigin.get(p.origin);

@@ -31,25 +31,80 @@ export interface ModelBlock {
 export type ModelLibs = Record<string, ModelBlock[]>;
 
 /**
+ * The Python interpreter `python3` runs here (its `sys.executable`; "python3" when that cannot be read). Where python3
+ * is a pyenv shim (a bash script: about 0.1 s a start idle, near 1 s on a loaded 2-core machine, against 0.03 s for
+ * the interpreter), tests that start Python many times start this one: the same interpreter, without the shim.
+ */
+export const PYTHON3 = realPython3();
+
+function realPython3(): string {
+  const py = spawnSync("python3", ["-c", "import sys; print(sys.executable)"], { encoding: "utf8" });
+  const interpreter = py.status === 0 ? py.stdout.trim() : "";
+  return interpreter.startsWith("/") ? interpreter : "python3";
+}
+
+/**
  * The stand-in cuobjdump's directory (put it first on PATH, or pass `--cuobjdump=DIR/cuobjdump`): a copy of
- * tests/fixtures/stand-in-cuobjdump/cuobjdump, made once per test process, whose `#!` line names the Python that
- * `python3` runs here. The fixture's `#!/usr/bin/env python3` goes through PATH, and where python3 is a pyenv shim (a
- * bash script: about 0.1 s a start idle, near 1 s on a loaded 2-core machine, against 0.03 s for the interpreter) the
- * thousands of calls of the device-code tests would pay it each time. Same script, same output.
+ * tests/fixtures/stand-in-cuobjdump/cuobjdump, made once per test process, whose `#!` line names PYTHON3 with `-S`
+ * (the stand-in imports the standard library only, so the site-packages' start-up, 40 ms of a 90 ms start here, is
+ * skipped). The fixture's `#!/usr/bin/env python3` goes through PATH, and the thousands of calls of the device-code
+ * tests would pay a pyenv shim each time. Same script, same output.
  */
 export const STAND_IN_CUOBJDUMP_DIR = standInCuobjdumpDir();
 
 function standInCuobjdumpDir(): string {
   const fixture = join(ROOT, "tests/fixtures/stand-in-cuobjdump/cuobjdump");
-  const py = spawnSync("python3", ["-c", "import sys; print(sys.executable)"], { encoding: "utf8" });
-  const interpreter = py.status === 0 ? py.stdout.trim() : "";
-  if (!interpreter.startsWith("/")) return join(ROOT, "tests/fixtures/stand-in-cuobjdump");
+  if (!PYTHON3.startsWith("/")) return join(ROOT, "tests/fixtures/stand-in-cuobjdump");
   const dir = tempDir("vm-stand-in-cuobjdump-");
-  const text = readFileSync(fixture, "utf8").replace(/^#!.*\n/, `#!${interpreter}\n`);
+  const text = readFileSync(fixture, "utf8").replace(/^#!.*\n/, `#!${PYTHON3} -S\n`);
   writeFileSync(join(dir, "cuobjdump"), text);
   chmodSync(join(dir, "cuobjdump"), 0o755);
   return dir;
 }
+
+/**
+ * Python run before probe.py by a stand-in interpreter written with `cuobjdump: "in-process"` (writeStandInEnv):
+ * runs of the stand-in cuobjdump (argv[0] is STAND_IN_CUOBJDUMP_DIR/cuobjdump, as verify finds it on PATH) are
+ * answered in this process by the stand-in's own `answer(argv)` (the function its `main` prints), through
+ * `subprocess.run` and `subprocess.Popen` as probe.py calls them; any other command is a real process. probe.py is not
+ * changed: only the process per cuobjdump run is gone (30 of them for one variant). tests/verify-fast.test.ts and the
+ * first `verify --python` case of tests/device-code.test.ts run the stand-in as real processes.
+ */
+const IN_PROCESS_CUOBJDUMP = (tool: string) => `# STAND-IN (tests/helpers/device-model.ts): the stand-in cuobjdump answered in this process.
+import importlib.util, io, os, subprocess
+from importlib.machinery import SourceFileLoader
+TOOL = ${JSON.stringify(tool)}
+_loader = SourceFileLoader("stand_in_cuobjdump", TOOL)
+stand_in = importlib.util.module_from_spec(importlib.util.spec_from_loader(_loader.name, _loader))
+_loader.exec_module(stand_in)
+_run, _Popen = subprocess.run, subprocess.Popen
+
+def _is_tool(argv):
+    return isinstance(argv, (list, tuple)) and len(argv) > 0 and os.path.realpath(str(argv[0])) == os.path.realpath(TOOL)
+
+def run(argv, *a, stdout=None, stderr=None, **kw):
+    """subprocess.run, a run of the stand-in cuobjdump answered in-process (probe.py passes text=True)."""
+    if not _is_tool(argv):
+        return _run(argv, *a, stdout=stdout, stderr=stderr, **kw)
+    code, out, err = stand_in.answer(list(argv[1:]))
+    return subprocess.CompletedProcess(argv, code, out if stdout == subprocess.PIPE else None, err if stderr == subprocess.PIPE else None)
+
+class _Answered:
+    """subprocess.Popen of an in-process stand-in run: stdout a text stream, wait() its status."""
+    def __init__(self, argv, stdout):
+        self.args = argv
+        self.returncode, out, _err = stand_in.answer(list(argv[1:]))
+        self.stdout = io.StringIO(out) if stdout == subprocess.PIPE else None
+    def wait(self, timeout=None):
+        return self.returncode
+
+def Popen(argv, *a, **kw):
+    if not _is_tool(argv):
+        return _Popen(argv, *a, **kw)
+    return _Answered(argv, kw.get("stdout"))
+
+subprocess.run, subprocess.Popen = run, Popen
+`;
 
 /** Kernel names per origin, as the real libraries spell them. */
 export const NAMES = {
@@ -172,13 +227,20 @@ export interface StandInTorch {
   machine: string;
 }
 
+/** How a stand-in environment's interpreter runs the stand-in cuobjdump. */
+export interface StandInEnvOptions {
+  /** "process" (default): one process per run, as the real tool; "in-process": answered inside the probe's Python. */
+  cuobjdump?: "process" | "in-process";
+}
+
 /**
  * A stand-in Python environment of a modelled build: `DIR/lib/python3.X/site-packages` with a `torch` (and
  * `torchaudio`) package answering probe.py's questions as a build of the variant would, and `DIR/bin/python3`, a
  * STAND-IN interpreter (this machine's python3 reporting the variant's Python version and machine, since the probe
- * reads them from the interpreter). Returns DIR.
+ * reads them from the interpreter). Returns DIR. With `cuobjdump: "in-process"` the interpreter answers runs of the
+ * stand-in cuobjdump in its own process (IN_PROCESS_CUOBJDUMP); by default each run is a process, as the real tool.
  */
-export function writeStandInEnv(dir: string, t: StandInTorch, libs: ModelLibs): string {
+export function writeStandInEnv(dir: string, t: StandInTorch, libs: ModelLibs, opts: StandInEnvOptions = {}): string {
   const site = join(dir, `lib/python${t.python}/site-packages`);
   mkdirSync(join(site, "torch/lib"), { recursive: true });
   const sms = t.cudaCapabilities.map((c) => `sm_${c.replace(".", "")}`);
@@ -253,12 +315,18 @@ class cuda:
   mkdirSync(join(dir, "bin"), { recursive: true });
   const py = join(dir, "bin/python3");
   const [maj, min] = t.python.split(".").map(Number);
+  let prelude = "";
+  if (opts.cuobjdump === "in-process") {
+    const file = join(dir, "bin/in_process_cuobjdump.py");
+    writeFileSync(file, IN_PROCESS_CUOBJDUMP(join(STAND_IN_CUOBJDUMP_DIR, "cuobjdump")));
+    prelude = `runpy.run_path(${JSON.stringify(file)})\n`;
+  }
   writeFileSync(
     py,
     `#!/bin/sh
 # STAND-IN interpreter: this machine's python3, reporting Python ${t.python} on ${t.machine}, with the stand-in torch first.
-PYTHONPATH=${JSON.stringify(site)} exec python3 -c 'import sys, runpy, platform
-sys.version_info = (${maj}, ${min}, 0, "final", 0)
+PYTHONPATH=${JSON.stringify(site)} exec ${JSON.stringify(PYTHON3)} -c 'import sys, runpy, platform
+${prelude}sys.version_info = (${maj}, ${min}, 0, "final", 0)
 platform.machine = lambda: ${JSON.stringify(t.machine)}
 sys.argv = sys.argv[1:]
 runpy.run_path(sys.argv[0], run_name="__main__")' "$@"
