@@ -20,20 +20,8 @@ import { explainName } from "../generator/explain.ts";
 import { expand } from "../generator/matrix/expand.ts";
 import { loadProject, validateMatrix } from "../generator/matrix/project.ts";
 import { nearestNames } from "../generator/matrix/suggest.ts";
+import { time } from "./timing.ts";
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-
-/** Median seconds of `f` over `runs` runs (after one warm-up); the last result. */
-function time<T>(f: () => T, runs: number): { s: number; result: T } {
-  let result = f();
-  const xs: number[] = [];
-  for (let i = 0; i < runs; i++) {
-    const t0 = process.hrtime.bigint();
-    result = f();
-    xs.push(Number(process.hrtime.bigint() - t0) / 1e9);
-  }
-  return { s: median(xs), result };
-}
 
 const line = (label: string, now: number, before: number) =>
   console.log(`  ${label}: now ${(now * 1000).toFixed(1)} ms, before ${(before * 1000).toFixed(1)} ms, ratio before/now ${(before / now).toFixed(1)}×`);

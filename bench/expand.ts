@@ -11,22 +11,10 @@ import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { projectFromMatrix } from "../generator/matrix/project.ts";
 import type { MatrixInput } from "../generator/matrix/schema.ts";
+import { time } from "./timing.ts";
 
 const ROOT = resolve(import.meta.dirname, "..");
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-
-/** Time `f` `runs` times (after one warm-up), returning the median in seconds and the last result. */
-function time<T>(f: () => T, runs: number): { s: number; result: T } {
-  let result = f();
-  const xs: number[] = [];
-  for (let i = 0; i < runs; i++) {
-    const t0 = process.hrtime.bigint();
-    result = f();
-    xs.push(Number(process.hrtime.bigint() - t0) / 1e9);
-  }
-  return { s: median(xs), result };
-}
 
 /** Run the benchmark; returns the medians (seconds) and the variant counts. */
 export async function main(runs = 5) {
