@@ -30,8 +30,8 @@ const ROOT = dirname(dirname(fileURLToPath(import.meta.url)));
 const TESTS = join(ROOT, "tests");
 const UVU = join(ROOT, "node_modules/uvu/bin.js");
 const TIMES = join(ROOT, "node_modules/.cache/variant-matrix/test-times.json");
-/** Files that took longest on a 2-core machine (a full run of 2026-11-28, longest first): started first when no times are cached. */
-const SLOW_FIRST = ["device-code", "matrix-messages", "nix-contract", "eval", "generate-interrupt", "install", "cuda-extensions", "isa-features", "install-places", "one-torch", "cache", "build"];
+/** Files that took 10 s or more on a 2-core machine (a full run of 2026-11-28, longest first): alone and first when no times are cached. */
+const SLOW_FIRST = ["build", "cache", "install", "generate-interrupt", "device-code", "ci", "output-files", "build-log-memory", "checker-facts", "nix-contract", "pin", "cuda-extensions", "build-errors", "doctor", "project-cache", "one-torch", "newcomer", "isa-features", "verify-fast", "scale-out", "install-cause", "compiled", "flox", "surface", "eval", "terminal-safe", "eval-first", "publish", "environments", "install-places"];
 
 /** A file whose last time (seconds) is at least this runs in a process of its own. */
 const SOLO_SECONDS = 10;
