@@ -267,6 +267,11 @@ test("pin add refuses a pin the built-in catalog has, and a checkout without a r
   assert.is(dup.status, 2);
   assert.match(dup.stderr, /nixpkgs c043004d1c6985732bcc1cbc5a9c9aecbbb4e0f0 is already a pin of the built-in catalog: nothing to add \(nothing written/, dup.stderr);
   assert.not.match(dup.stderr, /local-catalog\.json/, "names no local-catalog.json, which does not exist");
+  // Given as a revision, it is said before any download: the --url no one can fetch is never asked.
+  const byRev = await runMain(["pin", "add", builtIn.rev, "--url", "file:///nonexistent/nixpkgs.tar.gz", "--matrix", m]);
+  assert.is(byRev.status, 2);
+  assert.match(byRev.stderr, new RegExp(`nixpkgs ${builtIn.rev} is already a pin of the built-in catalog: nothing to add`), byRev.stderr);
+  assert.not.match(byRev.stderr, /nonexistent|download|unable to/, "nothing was fetched");
   const noRev = await runMain(["pin", "add", standInCheckout(builtIn.rev, {}, { gitRevision: null }), "--matrix", m]);
   assert.is(noRev.status, 2);
   assert.match(noRev.stderr, /which revision is it\? Pass --rev REV/);

@@ -144,6 +144,18 @@ export function catalogBeside(cat: Catalog, matrixFile: string): Catalog {
 }
 
 /**
+ * Refuse a nixpkgs revision the built-in catalog `cat` or the local catalog of `dir` already pins: `pin add` asks
+ * before it downloads anything (a known pin is said at once, not after a tarball fetch that may fail offline).
+ * @throws LocalCatalogError naming where the pin already is (the built-in catalog, or the local file)
+ */
+export function assertNotPinned(cat: Pick<Catalog, "nixpkgs">, dir: string, rev: string): void {
+  if (cat.nixpkgs.some((p) => p.rev === rev))
+    throw new LocalCatalogError(`nixpkgs ${rev} is already a pin of the built-in catalog: nothing to add (nothing written; \`variant-matrix pin check\` compares it with your Nix)`);
+  if (readLocalCatalog(dir).nixpkgs.some((p) => p.rev === rev))
+    throw new LocalCatalogError(`nixpkgs ${rev} is already in ${localCatalogFile(dir)}: nothing to add (nothing written)`);
+}
+
+/**
  * Add a pin entry (and the releases it brings) to the local catalog of `dir`, written atomically (a file of the
  * legacy shape is rewritten in the current one). The built-in catalog `cat` with the new local catalog is validated
  * before anything is written.
@@ -153,11 +165,8 @@ export function catalogBeside(cat: Catalog, matrixFile: string): Catalog {
 export function addLocalEntry(cat: Catalog, dir: string, entry: LocalPinEntry): string {
   const local = readLocalCatalog(dir);
   const file = localCatalogFile(dir);
-  const rev = entry.pin.rev;
   // Said before the merge, whose message is about an existing file's entries (the file may not exist yet).
-  if (cat.nixpkgs.some((p) => p.rev === rev))
-    throw new LocalCatalogError(`nixpkgs ${rev} is already a pin of the built-in catalog: nothing to add (nothing written; \`variant-matrix pin check\` compares it with your Nix)`);
-  if (local.nixpkgs.some((p) => p.rev === rev)) throw new LocalCatalogError(`nixpkgs ${rev} is already in ${file}: nothing to add (nothing written)`);
+  assertNotPinned(cat, dir, entry.pin.rev);
   const audio = local.packagesOnTorch.torchaudio ?? [];
   const parsed = LocalCatalogSchema.safeParse({
     ...local,

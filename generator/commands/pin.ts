@@ -325,7 +325,10 @@ function besideLine(b: import("../pin/actions.ts").BesideCheck): string {
  * @throws UsageError for a bad --date or --sha256
  */
 async function pinAdd(argv: AddArgs, builtIn: Catalogs["builtIn"], dir: string, cat: Catalogs["cat"], out: (line: string) => void): Promise<number> {
-  const [run, { addLocalEntry }, { SHA256_RE }] = await Promise.all([import("../pin/actions.ts"), import("../catalog/local.ts"), import("../catalog/schema.ts")]);
+  const [run, { addLocalEntry, assertNotPinned }, { SHA256_RE }] = await Promise.all([import("../pin/actions.ts"), import("../catalog/local.ts"), import("../catalog/schema.ts")]);
+  // A revision the catalog already pins is said before anything is downloaded.
+  const rev = argv.rev ?? (/^[0-9a-f]{40}$/.test(argv.source) ? argv.source : undefined);
+  if (rev !== undefined) assertNotPinned(builtIn, dir, rev);
   const src = await run.resolveSource(argv.source, { rev: argv.rev, url: argv.url });
   if (argv.date !== undefined && !/^\d{4}-\d{2}-\d{2}$/.test(argv.date)) throw new UsageError(`--date ${argv.date}: expected YYYY-MM-DD`);
   if (argv.sha256 !== undefined && !SHA256_RE.test(argv.sha256))
