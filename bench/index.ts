@@ -12,6 +12,7 @@ import { main as verify } from "./verify.ts";
 import { main as badInput } from "./bad-input.ts";
 import { main as evalProof } from "./eval-proof.ts";
 import { main as attribute } from "./attribute.ts";
+import { main as runCommand } from "./run-command.ts";
 
 await expand();
 await cli();
@@ -26,3 +27,4 @@ await verify();
 await badInput();
 await evalProof();
 await attribute();
+await runCommand();

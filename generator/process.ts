@@ -4,8 +4,9 @@
  * build ended with its whole process group.
  *
  * - runCommand / runTool: run to completion and collect stdout and stderr (Nix's store questions, pin/, git, flox),
- *   through zx's `$` (the design's process library: it quotes every argument, collects the output, and `kill` ends
- *   the child's whole tree), loaded on first use so that a command that starts nothing never loads it.
+ *   through Node's spawn with no shell (zx's `$` always starts bash, which reads ~/.bashrc in some parents: see
+ *   runCommand); zx's `kill` ends a timed-out child's whole tree. zx is loaded on first use, so a command that
+ *   starts nothing never loads it.
  * - runCommandSync: the same, synchronously (preflight probes, verify's probe, GC roots), through Node's spawnSync:
  *   those callers cannot await.
  * - startInGroup / signalGroup: a long build in its own process group, its output on a file descriptor, and the
@@ -93,40 +94,66 @@ function stoppedWhy(argv: readonly string[], why: "timeout" | "maxBuffer", o: Ru
 }
 
 /**
- * Run `argv` to completion through zx's `$` (every argument quoted: no word splitting, no globbing) and collect its
- * output. Never rejects for a non-zero exit, a signal or a timeout: those are in the result.
+ * Run `argv` to completion (Node's spawn: the program itself, no shell) and collect its output. Never rejects for a
+ * non-zero exit, a signal or a timeout: those are in the result. A timeout ends the child and every process it started
+ * (zx's `kill`: the process tree, then its group).
+ *
+ * No shell on purpose: zx's `$` runs `bash -c "set -euo pipefail; …"` with its stdin on a socket, and Debian's bash
+ * then reads the user's ~/.bashrc whenever the parent is not itself a shell (SHLVL unset or 0: cron, systemd, an IDE,
+ * a Python wrapper; bash's shell.c, run_startup_files, "rshd/sshd case"). Measured here, with pyenv's init in
+ * ~/.bashrc: 2.6 s per command under SHLVL=0 against 0.14 s under SHLVL=1 (5 runs of `true` through zx), and a
+ * ~/.bashrc that prints would have corrupted the output read back.
  * @param argv the program and its arguments (at least one element)
- * @returns exit code or signal, stdout and stderr, and `stopped` when `opts.timeoutMs` ended it
+ * @returns exit code or signal, stdout and stderr (UTF-8), and `stopped` when `opts.timeoutMs` ended it
  * @throws ProcessStartError (the promise rejects) when the program is not on the PATH of `opts.env`, or cannot start
+ *   (its working directory is missing)
  */
 export async function runCommand(argv: readonly string[], opts: RunOptions = {}): Promise<CommandResult> {
   const env = opts.env ?? process.env;
   if ((await findExecutable(argv[0]!, env.PATH ?? "")) === null)
     throw new ProcessStartError(argv, Object.assign(new Error(`spawn ${argv[0]} ENOENT`), { code: "ENOENT" }));
-  const { $ } = await zx();
-  let stopped: string | null = null;
-  try {
-    const p = $({ nothrow: true, quiet: true, cwd: opts.cwd, env, ...(opts.input !== undefined ? { input: opts.input } : {}) })`${argv}`;
+  return new Promise<CommandResult>((resolve, reject) => {
+    let child: ChildProcess;
+    try {
+      child = spawn(argv[0]!, argv.slice(1), { cwd: opts.cwd, env, stdio: [opts.input !== undefined ? "pipe" : "inherit", "pipe", "pipe"] });
+    } catch (e) {
+      reject(new ProcessStartError(argv, e));
+      return;
+    }
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    child.stdout!.on("data", (d: Buffer) => out.push(d));
+    child.stderr!.on("data", (d: Buffer) => err.push(d));
+    if (opts.input !== undefined) {
+      child.stdin!.on("error", () => {}); // a child that exits without reading its input
+      child.stdin!.end(opts.input);
+    }
+    let stopped: string | null = null;
     const timer = opts.timeoutMs
       ? setTimeout(() => {
           stopped = stoppedWhy(argv, "timeout", opts);
-          void p.kill(opts.killSignal ?? "SIGTERM").catch(() => {});
+          const signal = opts.killSignal ?? "SIGTERM";
+          if (child.pid !== undefined) void zx().then(({ kill }) => kill(child.pid!, signal)).catch(() => child.kill(signal));
         }, opts.timeoutMs)
       : undefined;
-    const out = await p;
-    clearTimeout(timer);
-    return { code: out.exitCode, signal: out.signal, stdout: out.stdout, stderr: out.stderr, stopped };
-  } catch (e) {
-    throw new ProcessStartError(argv, e); // a working directory that is not there, a shell that cannot start
-  }
+    child.on("error", (e) => {
+      clearTimeout(timer);
+      reject(new ProcessStartError(argv, e)); // a working directory that is not there
+    });
+    // "close": the process has exited and its stdout and stderr are read to their end.
+    child.on("close", (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code, signal, stdout: Buffer.concat(out).toString("utf8"), stderr: Buffer.concat(err).toString("utf8"), stopped });
+    });
+  });
 }
 
 /** The exit status a POSIX shell gives a command it cannot find or run. */
 export const NOT_STARTED_EXIT = 127;
 
 /**
- * runCommand for callers that treat a program that cannot start like one that failed (what zx's `$` gave them,
- * through its shell): never rejects for ProcessStartError; it resolves `{ code: 127, signal: null, stdout: "",
+ * runCommand for callers that treat a program that cannot start like one that failed (what a shell would give
+ * them): never rejects for ProcessStartError; it resolves `{ code: 127, signal: null, stdout: "",
  * stderr: "cannot run nix: spawn nix ENOENT" }` instead.
  * @throws only what runCommand throws besides ProcessStartError (a bug)
  */

@@ -4,7 +4,7 @@
 // stops the child, a missing program named in the error, a process group ended whole.
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import { closeSync, existsSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { builtinModules } from "node:module";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
@@ -169,6 +169,27 @@ test("findExecutable: a program on the PATH given, null when none", async () => 
   assert.is(await findExecutable("node", "/nonexistent"), null);
   assert.is(await findExecutable(process.execPath, ""), process.execPath);
   assert.is(await findExecutable("variant-matrix-no-such-program"), null);
+});
+
+
+test("runCommand starts the program itself: a user's ~/.bashrc never runs, even where bash would read it (the wrong case: zx's `$`)", async () => {
+  // Debian's (and upstream) bash reads ~/.bashrc for `bash -c` when its stdin is a socket and SHLVL is unset or 0 (a
+  // parent that is not a shell: cron, systemd, an IDE). zx's `$` is such a bash: the wrong case shows the trap is real.
+  const home = mkdtempSync(join(tmpdir(), "vm-proc-home-"));
+  try {
+    const marker = join(home, "bashrc-ran");
+    writeFileSync(join(home, ".bashrc"), `echo from-bashrc; touch ${JSON.stringify(marker)}\n`);
+    const env: NodeJS.ProcessEnv = { ...process.env, HOME: home, SHLVL: "0" };
+    delete env.BASH_ENV;
+    const r = await runCommand(["printf", "%s", "out"], { env });
+    assert.equal({ code: r.code, stdout: r.stdout }, { code: 0, stdout: "out" });
+    assert.not.ok(existsSync(marker), "runCommand ran no ~/.bashrc");
+    const { $ } = await import("zx");
+    const z = await $({ env, quiet: true, nothrow: true })`printf %s out`;
+    assert.ok(existsSync(marker) && z.stdout.startsWith("from-bashrc"), `through zx's bash, ~/.bashrc ran (stdout: ${JSON.stringify(z.stdout)})`);
+  } finally {
+    rmSync(home, { recursive: true, force: true });
+  }
 });
 
 test.run();
