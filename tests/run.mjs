@@ -1,7 +1,9 @@
 #!/usr/bin/env node
 // `npm test`: every tests/*.test.ts file under uvu (`uvu -r tsx tests PATTERN`), N processes at a time (N = this
-// machine's available cores, at least 2; `--jobs N` or VM_TEST_JOBS to choose), so a 2-core CI machine keeps both cores
-// busy. A slow file (≥ SOLO_SECONDS by the last run's times, or named in SLOW_FIRST) runs in a uvu process of its own;
+// machine's available cores plus one; `--jobs N` or VM_TEST_JOBS to choose), so a 2-core CI machine keeps both cores
+// busy while a test waits on a build, a sleep or a child (the suite's CPU is about 0.9 of its files' summed wall
+// time). On the 2-core machine, 2026-11-28, one run each with the same cached times: --jobs 3 took 333 s, --jobs 2
+// 359 s, at the same CPU (632 and 638 s). A slow file (≥ SOLO_SECONDS by the last run's times, or named in SLOW_FIRST) runs in a uvu process of its own;
 // quick files share processes, a few at a time (batches of about BATCH_SECONDS), because starting uvu, tsx and the
 // generator's modules costs a quick file more than its tests (20 quick files: 45 CPU s one process each, 18 CPU s in
 // one; tests/run.mjs of 2026-11-28). Each file still runs alone, as `npx uvu -r tsx tests '^FILE$'` runs it, and
@@ -42,7 +44,7 @@ const UNKNOWN_SECONDS = 4;
 
 /** Options from argv: --jobs N (or VM_TEST_JOBS), --solo and an optional file-name pattern. */
 function options(argv) {
-  let jobs = Number(process.env.VM_TEST_JOBS || 0) || Math.max(2, availableParallelism());
+  let jobs = Number(process.env.VM_TEST_JOBS || 0) || availableParallelism() + 1;
   let pattern = /\.test\.ts$/;
   let solo = false;
   for (let i = 0; i < argv.length; i++) {
