@@ -1,5 +1,5 @@
 // The suite's own files: every test a file registers runs. uvu runs only the tests registered before `test.run()`;
-// one registered after it never runs alone, and under tests/run.mjs (quick files share a process) it ran as the next
+// one registered after it never runs alone, and under tests/run.mjs (files share a worker process) it ran as the next
 // file's test (catalog.test.ts had two such tests, found when quick files began sharing processes).
 import { test } from "uvu";
 import * as assert from "uvu/assert";
