@@ -29,7 +29,7 @@ const ROOT = dirname(dirname(fileURLToPath(import.meta.url)));
 const TESTS = join(ROOT, "tests");
 const UVU = join(ROOT, "node_modules/uvu/bin.js");
 const WORKER = join(TESTS, "worker.cjs");
-/** tests/worker.cjs's line after each file's output. */
+/** The line tests/worker.cjs prints after each file's output, `DONE_MARK FILE` (given it in VM_TEST_DONE_MARK). */
 const DONE_MARK = "@@vm-test-file-done";
 const TIMES = join(ROOT, "node_modules/.cache/variant-matrix/test-times.json");
 /** Files that took 10 s or more on a 2-core machine (a full run of 2026-11-28, longest first): first when no times are cached. */
@@ -127,7 +127,7 @@ function runSolo(file) {
 function runWorker(queue) {
   return new Promise((resolve) => {
     const results = [];
-    const child = spawn(process.execPath, [WORKER], { cwd: ROOT, env: TEST_ENV, stdio: ["pipe", "pipe", "pipe"] });
+    const child = spawn(process.execPath, [WORKER], { cwd: ROOT, env: { ...TEST_ENV, VM_TEST_DONE_MARK: DONE_MARK }, stdio: ["pipe", "pipe", "pipe"] });
     children.add(child);
     let current = null;
     let t0 = 0;

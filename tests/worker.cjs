@@ -1,7 +1,7 @@
 // A test process that runs many files, one after another, as tests/run.mjs hands them out: it reads file names
 // (relative to tests/) on stdin, one a line, and runs each as `uvu -r tsx tests '^FILE$'` would (tsx registered as
 // uvu's `-r tsx` does, the file required, uvu's exec over its suites), printing uvu's own output for it, then the line
-// `DONE_MARK FILE`. It ends when stdin ends. Starting Node, tsx and the generator's modules once per worker instead of
+// `MARK FILE`, MARK being what run.mjs gives in VM_TEST_DONE_MARK. It ends when stdin ends. Starting Node, tsx and the generator's modules once per worker instead of
 // once per file is what it is for; a file that cannot load prints its error and gets no counts (run.mjs counts it as
 // one failed test).
 //
@@ -10,8 +10,9 @@
 const { join } = require("node:path");
 const readline = require("node:readline");
 
-/** The line that ends a file's output (run.mjs splits the stream on it). */
-const DONE_MARK = "@@vm-test-file-done";
+/** The start of the line that ends a file's output: run.mjs's, which splits the stream on it. */
+const DONE_MARK = process.env.VM_TEST_DONE_MARK;
+if (!DONE_MARK) throw new Error("tests/worker.cjs runs under tests/run.mjs, which sets VM_TEST_DONE_MARK");
 const TESTS = __dirname;
 
 require("tsx");
