@@ -85,11 +85,15 @@ function refuseEmptyAssignments(args: readonly string[]): void {
   if (empty !== undefined) throw new UsageError(`${empty.slice(0, -1)} needs a value`);
 }
 
-/** Build the yargs parser. Every command goes through withArgumentRules (commands/arguments.ts); help wraps to `io`'s width. */
-function cli(args: string[], io: Io): Argv {
+/**
+ * The yargs parser of `args` (main parses them with it, a CommandRun under RUN_KEY). Every command goes through
+ * withArgumentRules (commands/arguments.ts); help wraps to `io`'s width; yargs renders no help unless asked (withoutHelpCache).
+ * @throws UsageError for `--NAME=` with nothing after `=`
+ */
+export function commandLine(args: string[], io: Io): Argv {
   refuseEmptyAssignments(args);
   const rules = <T, U>(m: CommandModule<T, U>, o?: Parameters<typeof withArgumentRules>[1]) => withArgumentRules(m, { ...o, words: args }) as CommandModule;
-  return yargs(args)
+  const parser = yargs(args)
     .scriptName("variant-matrix")
     .command(rules(generateCommand))
     .command(rules(listCommand))
@@ -120,6 +124,42 @@ function cli(args: string[], io: Io): Argv {
       if (err && err.name !== "YError") throw err;
       throw new UsageError(`${usageMessage(msg ?? err?.message ?? "invalid arguments", args)} (run with --help for usage)`);
     });
+  withoutHelpCache(parser);
+  return parser;
+}
+
+/** What withoutHelpCache reaches of a yargs parser that its types leave out (yargs 18, build/lib/yargs-factory.js). */
+interface YargsInternals {
+  getInternalMethods?: () => { getUsageInstance?: () => YargsUsage };
+}
+
+/** The part of yargs' usage instance withoutHelpCache uses (yargs 18, build/lib/usage.js). */
+interface YargsUsage {
+  cacheHelpMessage(): void;
+  hasCachedHelpMessage(): boolean;
+}
+
+/**
+ * The usage instance of a yargs parser (`getInternalMethods().getUsageInstance()`, not in yargs' types).
+ * @throws Error when this yargs has none (another major version): tests/cli-startup.test.ts runs it, so an upgrade
+ *   that moves it fails a test instead of bringing the cost back unseen
+ */
+export function yargsUsage(parser: Argv): YargsUsage {
+  const usage = (parser as Argv & YargsInternals).getInternalMethods?.().getUsageInstance?.();
+  if (typeof usage?.cacheHelpMessage !== "function") throw new Error("yargs has no usage instance with cacheHelpMessage: see cli.ts withoutHelpCache");
+  return usage;
+}
+
+/**
+ * Keep yargs from rendering the chosen command's whole help after every run. yargs 18 calls
+ * `usage.cacheHelpMessage()` right after a command's handler starts (build/lib/command.js), so that a help shown
+ * after an asynchronous handler fails is that command's. This CLI never shows help for a failure (`.fail` throws, main
+ * prints one line), so the text was never read, and rendering it (cliui's string widths over every option) cost each
+ * `build` about 100 ms of CPU and `detect` 20 ms (medians of 16, in-process, 2026-11-28). `--help` is unchanged: with
+ * nothing cached, yargs renders the help when it is asked for.
+ */
+function withoutHelpCache(parser: Argv): void {
+  yargsUsage(parser).cacheHelpMessage = () => {};
 }
 
 /**
@@ -182,7 +222,7 @@ export async function main(argv = hideBin(process.argv), io: Io = processIo): Pr
   try {
     let help = "";
     // A parse callback keeps yargs from printing (--help, --version) or exiting itself: what it would print comes back here.
-    await cli(argv, io).parseAsync(argv, { [RUN_KEY]: run }, (_e, _a, output) => void (help = output));
+    await commandLine(argv, io).parseAsync(argv, { [RUN_KEY]: run }, (_e, _a, output) => void (help = output));
     if (help) io.out(`${help}\n`);
     return run.exitCode;
   } catch (e) {

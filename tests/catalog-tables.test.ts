@@ -5,10 +5,10 @@
 // why; the checker's facts see a local-catalog.json addition; a pin's own default capabilities decide its variants.
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { tempDir } from "./helpers/cli.ts";
 import { catalog, machines } from "../generator/catalog/index.ts";
 import { withLocalCatalog } from "../generator/catalog/local.ts";
 import { PACKAGES, DEFAULT_PACKAGES, ENV_PACKAGE, TORCH_PACKAGE } from "../generator/catalog/packages.ts";
@@ -184,7 +184,7 @@ function localPin(over: Partial<NixpkgsPin>): NixpkgsPin {
 }
 
 function localCatalogDir(content: unknown): string {
-  const dir = mkdtempSync(join(tmpdir(), "catalog-tables-"));
+  const dir = tempDir("catalog-tables-"); // removed when the test process exits
   writeFileSync(join(dir, "local-catalog.json"), JSON.stringify(content));
   return dir;
 }

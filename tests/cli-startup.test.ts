@@ -121,4 +121,27 @@ test("zod parses without its JIT: every generator/ module that imports zod's val
   assert.is(config().jitless, true);
 });
 
+test("a command's run renders no help text: yargs' help cache stays empty, and --help still prints the command's help", async () => {
+  // Imported as main is (helpers/main.ts): one copy of the modules the commands import.
+  const { commandLine, yargsUsage } = await import("../generator/cli.ts");
+  const { RUN_KEY } = await import("../generator/commands/shared.ts");
+  let out = "";
+  const io = { out: (s: string) => void (out += s), err: () => {}, columns: 80, isTTY: false };
+  const run = { io, exitCode: 0, exitNow: () => assert.unreachable("exitNow") };
+  const parser = commandLine(["list", "--json"], io);
+  await parser.parseAsync(["list", "--json"], { [RUN_KEY]: run });
+  assert.is(run.exitCode, 0);
+  assert.ok(Array.isArray(JSON.parse(out)), "list --json ran");
+  assert.is(yargsUsage(parser).hasCachedHelpMessage(), false);
+  // The wrong case: a yargs parser left as it comes renders and keeps the help of the command it ran.
+  const { default: yargs } = await import("yargs");
+  const plain = yargs(["x"]).command("x", "a command", () => {}, () => {});
+  await plain.parseAsync();
+  assert.is(yargsUsage(plain).hasCachedHelpMessage(), true);
+  // Asked for, the help is rendered as before.
+  const help = await runMain(["build", "--help"], { env: { COLUMNS: "80" } });
+  assert.is(help.status, 0);
+  assert.match(help.stdout, /--dry-run/);
+});
+
 test.run();
