@@ -1,6 +1,6 @@
 /**
  * `generate` is all or nothing per file, and an interrupted run never leaves a tree that a rerun cannot mend: it is
- * killed (SIGKILL) at 10 to 40 moments of a run that rewrites 300+ files (until 5 kills have landed mid-write),
+ * killed (SIGKILL) at 8 to 40 moments of a run that rewrites 300+ files (until 5 kills have landed mid-write),
  * interrupted (SIGINT) mid-write (tried again, up to a cap, until the signal lands while it writes), and run twice at
  * once, and each time the next `generate` brings the output to exactly what the matrix gives, byte for byte against a
  * tree generated from scratch, with no empty, stray or temporary file, and `generate --check` agrees. The runs that
@@ -128,14 +128,14 @@ test("SIGKILL at moments of a 300+ file rewrite until 5 land mid-write, then gen
   assert.is(check0.status, 1, "--check sees the empty file and the temporary");
   assert.match(check0.stderr, /stale: \.flox\/pkgs\/pytorch-python313-cuda12_8-sm90-avx2-old\.nix/);
   assert.match(check0.stderr, /temporary: flake\.nix\.tmp-4242/);
-  // When the writes of an A → B rewrite start (the first temporary or new wrapper appears) and end, here: 4 kills land
+  // When the writes of an A → B rewrite start (the first temporary or new wrapper appears) and end, here: BEFORE kills land
   // before that window, then kills at moments spread over it (golden-ratio steps) until MID_WRITE of them have left a
   // half-written tree, at least MIN_KILLS in all, at most MAX_KILLS (a machine's speed, and its load, move the window).
   setMatrix(B);
   const pkgsOf = (ref: Map<string, string>) => new Set([...ref.keys()].filter((k) => k.startsWith(".flox/pkgs/")).map((k) => k.slice(".flox/pkgs/".length)));
   const calib = await timedRun(matrix, out, {}, pkgsOf(refB));
   assertSameTree(out, refB, "a whole run mends what an older version left");
-  const [MIN_KILLS, MID_WRITE, MAX_KILLS] = [10, 5, 40];
+  const [BEFORE, MIN_KILLS, MID_WRITE, MAX_KILLS] = [2, 8, 5, 40];
   let midWrite = 0;
   let i = 0;
   for (; i < MAX_KILLS && (i < MIN_KILLS || midWrite < MID_WRITE); i++) {
@@ -144,7 +144,7 @@ test("SIGKILL at moments of a 300+ file rewrite until 5 land mid-write, then gen
     setMatrix(from);
     assert.is((await gen(["--matrix", matrix, "--out", out])).status, 0);
     setMatrix(to);
-    const at = i < 4 ? { afterStartMs: Math.round(((i + 0.5) / 4) * calib.writesStartMs) } : { afterWritesMs: Math.round((((i - 4) * 0.618034 + 0.1) % 1) * calib.writeMs) };
+    const at = i < BEFORE ? { afterStartMs: Math.round(((i + 0.5) / BEFORE) * calib.writesStartMs) } : { afterWritesMs: Math.round((((i - BEFORE) * 0.618034 + 0.1) % 1) * calib.writeMs) };
     await timedRun(matrix, out, at);
     const now = tree(out);
     if (!same(now, refFrom) && !same(now, refTo)) midWrite++;
