@@ -79,7 +79,7 @@ export async function installMain(args: InstallArgs, io: Io): Promise<number> {
 }
 
 /** install's options as the library takes them (driver/install.ts planInstall). */
-function installOptionsOf(args: InstallArgs): InstallOptions {
+function installOptionsOf(args: InstallArgs, width: number): InstallOptions {
   return {
     name: args.name,
     package: args.package ?? DEFAULT_PACKAGE,
@@ -96,6 +96,7 @@ function installOptionsOf(args: InstallArgs): InstallOptions {
     plain: args.plain,
     verbose: args.verbose,
     askNixTimeout: args.askNixTimeout,
+    width,
   };
 }
 
@@ -108,7 +109,7 @@ async function install(args: InstallArgs, io: Io): Promise<number> {
   const width = terminalWidth(io);
   const say = (text: string, indent = "", hang?: string) => io.out(wrap(text, width, { indent, hang }) + "\n");
   const [lib, pre] = await Promise.all([import("../driver/install.ts"), import("../preflight/checks.ts")]);
-  const plan = await lib.planInstall(installOptionsOf(args));
+  const plan = await lib.planInstall(installOptionsOf(args, width));
   const formatChecks = (r: CheckResult[]) => pre.formatChecks(r, width);
   if (plan.dryRun) printDryRun(plan, { say, out: (s) => io.out(s), formatChecks });
   else if (plan.stops.length) {

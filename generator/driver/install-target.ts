@@ -115,8 +115,11 @@ export type OutputState =
       /** The derivation's first output (`out`). */
       outPath: string;
     }
-  /** Nix could not evaluate the file here (offline, a flox-only file): the build driver evaluates it and says why. */
-  | { state: "unknown"; error: string };
+  /**
+   * Nix could not say: `step` "instantiate" when the file did not evaluate here (offline, a flox-only file: install
+   * stops with the build driver's verdict on it, driver/install.ts), "query" when a store query failed after it did.
+   */
+  | { state: "unknown"; step: "instantiate" | "query"; error: string };
 
 /**
  * Ask Nix where `file`'s output is: `nix-instantiate FILE`, `nix-store -q --outputs DRV`, `nix-store
@@ -127,10 +130,10 @@ export async function outputState(file: string, nixOptions: readonly (readonly [
   const opts = nixOptions.flatMap(([k, v]) => ["--option", k, v]);
   const inst = await runTool(["nix-instantiate", ...opts, file]);
   const drvPath = inst.stdout.split("\n").find((l) => l.endsWith(".drv"));
-  if (inst.code !== 0 || !drvPath) return { state: "unknown", error: nixErrorMessage(inst.stderr, `nix-instantiate exited with ${inst.code}`) };
+  if (inst.code !== 0 || !drvPath) return { state: "unknown", step: "instantiate", error: nixErrorMessage(inst.stderr, `nix-instantiate exited with ${inst.code}`) };
   const q = await runTool(["nix-store", ...opts, "-q", "--outputs", drvPath]);
   const outPath = q.stdout.split("\n").find(Boolean);
-  if (q.code !== 0 || !outPath) return { state: "unknown", error: nixErrorMessage(q.stderr, `nix-store -q --outputs exited with ${q.code}`) };
+  if (q.code !== 0 || !outPath) return { state: "unknown", step: "query", error: nixErrorMessage(q.stderr, `nix-store -q --outputs exited with ${q.code}`) };
   const valid = await runTool(["nix-store", ...opts, "--check-validity", outPath]);
   if (valid.code === 0) return { state: "present", drvPath, outPath };
   const [dry] = await dryRealise([drvPath], nixOptions);

@@ -16,7 +16,8 @@
  *     flox's result link), each checked before any build (install-target.ts: the directory takes a link, nothing
  *     foreign is there);
  *  5. (a real run whose checks pass) where the output is: in the store or fetchable (DIR linked at once, no build), or
- *     to be built, and DIR checked again with the output's store names;
+ *     to be built, and DIR checked again with the output's store names; a file that does not evaluate stops install
+ *     here with the build driver's verdict (stopsOnEvaluation), before a second evaluation;
  *  6. the commands it will run and the build driver's arguments.
  *
  * runInstall's steps: a dry run hands the build driver its dry run (the plan and its estimate) and stops; else the
@@ -37,6 +38,7 @@ import type { CheckResult, PreflightContext } from "../preflight/checks.ts";
 import type { FirstStart } from "../preflight/nixglhost-cache.ts";
 import type { Variant } from "../matrix/schema.ts";
 import type { ChosenVariant } from "../detect/choose.ts";
+import type { EvaluationFailure } from "./eval-first.ts";
 import type { HostInfo } from "../detect/read-host.ts";
 import type { InstallReady, LinkPlace } from "./install-target.ts";
 import { addGcRootArgv, buildAttrLinkArgv, type NixOptions } from "./store.ts";
@@ -74,6 +76,8 @@ export interface InstallOptions {
   verbose?: boolean;
   /** Seconds Nix may take to say what it would build and fetch (default ASK_NIX_TIMEOUT_S). */
   askNixTimeout?: number;
+  /** Terminal columns the messages install throws are wrapped to (default 80). */
+  width?: number;
 }
 
 /** The facts of a recorded host the plan uses, each with the file it came from. */
@@ -132,6 +136,12 @@ export interface InstallPlan {
    * build driver's dry run asks Nix) or a check that stops install.
    */
   ready: InstallReady | null;
+  /**
+   * The variant's file did not evaluate in that probe, and the build driver would stop on it before building
+   * (eval-first.ts evaluationGate): runInstall stops at once with the driver's verdict (EvaluationError), instead of
+   * evaluating it a second time. Empty when it evaluated, or when the backend builds it anyway (flox).
+   */
+  evaluationStops: EvaluationFailure[];
   /** The commands run after the build, in order. */
   commands: InstallCommand[];
   /** The build driver's arguments (a dry run: its plan and estimate, for the recorded host when there is one). */
@@ -176,6 +186,7 @@ export async function planInstall(o: InstallOptions): Promise<InstallPlan> {
   const stops = judged.checks.filter((r) => r.status === "fail" && (r.blocking || r.conf !== undefined));
   // Where the output is (one nix-instantiate and store queries): asked only when install would go on to build.
   const ready = o.dryRun || stops.length ? null : await it.prepareInstall(file, places, cacheOptions);
+  const evaluationStops = ready ? await stopsOnEvaluation(ready, { variant, file, backend, ownFiles: o.pkgsDir !== undefined }) : [];
   const envFile = env ? fileOf(env.name, env.file) : null;
   const recorded = judged.recorded;
   const base = { variant, backend, root, dryRun: !!o.dryRun, forHost: recorded ? { system: recorded.system, cpus: recorded.cpus, label: recorded.label } : undefined };
@@ -195,6 +206,7 @@ export async function planInstall(o: InstallOptions): Promise<InstallPlan> {
     places,
     cacheOptions,
     ready,
+    evaluationStops,
     commands: installCommands({ file, envFile, dir, cacheOptions, ready, ...route }),
     build: buildArgs(o, base),
   };
@@ -210,6 +222,22 @@ function otherHostRefusal(o: InstallOptions, name: string): string {
     `Plan it for that host here with \`${copyableCommand(["install", "--dry-run", name], host)}\`, ` +
     `and install it on that host with \`${copyableCommand(["install", name], { matrix: o.matrix })}\``
   );
+}
+
+/**
+ * Step 5's verdict on a file that did not evaluate (install-target.ts outputState, step "instantiate"): the failure the
+ * build driver's evaluation would stop on (eval-first.ts: its cause, network, the user's own file or the matrix; the
+ * gate of the backend), so that install says it at once. With the nix backend nix-build evaluates the same file with
+ * the same Nix, so the driver would stop on it after evaluating it again (offline, each evaluation waits out Nix's
+ * download attempts: about 5 s); flox evaluates with its own Nix, and the gate may let it build.
+ */
+async function stopsOnEvaluation(ready: InstallReady, t: { variant: Variant; file: string; backend: Backend; ownFiles: boolean }): Promise<EvaluationFailure[]> {
+  const out = ready.output;
+  if (out.state !== "unknown" || out.step !== "instantiate") return [];
+  const [ef, pre, { thisHost }] = await Promise.all([import("./eval-first.ts"), import("../preflight/checks.ts"), import("../preflight/host-root.ts")]);
+  const message = out.error.replace(/^error:\s*/, "");
+  const failure = { name: t.variant.name, nixpkgs: t.variant.nixpkgs ?? null, attribute: ef.failingAttribute(message), message, hint: null, cause: ef.failureCause(message, t.ownFiles) };
+  return ef.evaluationGate(t.backend, pre.evaluatesPinnedNixpkgs([t.file]), () => new pre.Probes(thisHost()).nixVersion(), [failure]).stop;
 }
 
 /** What hostChecks checks: the variant, the matrix's variants, the variant's file, the backend, the system, the caches. */
@@ -384,6 +412,7 @@ export async function runInstall(plan: InstallPlan, steps: InstallSteps): Promis
   const none = { built: false, outPath: null, firstStart: null, verify: null };
   if (plan.dryRun) return { ...none, stage: "dry-run", exitCode: await steps.build(plan.build) };
   if (plan.stops.length || !plan.ready) throw new InstallInputError(`${plan.stops.length} check(s) to fix before anything is built (variant-matrix doctor ${plan.variant.name})`);
+  if (plan.evaluationStops.length) throw new (await import("./eval-first.ts")).EvaluationError(plan.evaluationStops, 1, plan.options.width ?? 80);
   const it = await import("./install-target.ts");
   const ready = plan.ready;
   // The build: none when the output is in the store or fetchable (DIR is linked at once); else through the build
