@@ -223,7 +223,7 @@ test("publish --to: nix copy's log is in a fresh private directory (none left af
   assert.equal(readdirSync(tmp).filter((f) => f.startsWith("variant-matrix-publish")), [], "nothing left in the temp directory");
 
   const bad = await runMain(
-    ["publish", PT, "--to", `http://ci-user:${TOKEN}@127.0.0.1:9`, "--nix-option", "connect-timeout=1", "--matrix", BUILD_MATRIX, "--out-dir", join(c.dir, "out"), "--json"],
+    ["publish", PT, "--to", `http://ci-user:${TOKEN}@127.0.0.1:9`, "--nix-option", "connect-timeout=1", "--nix-option", "download-attempts=1", "--matrix", BUILD_MATRIX, "--out-dir", join(c.dir, "out"), "--json"],
     { env },
   );
   assert.is(bad.status, 1, bad.stderr);
