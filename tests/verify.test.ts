@@ -3,7 +3,7 @@
 // paths (no torch, an interpreter killed by SIGILL, a result-* style package directory).
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { chmodSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { allHold, checkPromise, identify, sassRunsOn, type Probe } from "../generator/verify/compare.ts";
 import { allowedSass } from "../generator/verify/origins.ts";
@@ -17,6 +17,7 @@ import { catalogCheckerFacts } from "../generator/verify/catalog-facts.ts";
 import { CHECKER_FACTS_FORMAT } from "../generator/verify/facts.ts";
 import { renderCheckerBundle, renderCheckerFacts } from "../generator/generate/render/checker.ts";
 import { catalog } from "../generator/catalog/index.ts";
+import { PYTHON3 } from "./helpers/device-model.ts";
 
 /** The catalog's facts, as `verify` and pkgs/verify-facts.json give them to the comparison. */
 const FACTS = catalogCheckerFacts(catalog);
@@ -137,6 +138,40 @@ test("a CPU-only variant: no GPU promises, and torch must have no CUDA", () => {
   const checks = checkPromise(variant(name), probe, FACTS);
   assert.is(checks.find((c) => c.promise === "CPU-only: torch has no CUDA")!.ok, false);
   assert.not.ok(checks.some((c) => /GPU|SASS|PTX/.test(c.promise)));
+});
+
+test("the probe's foreign libtorch: a library torch maps late from its own lib directory (through an environment's symlink) is not foreign; another torch's is", () => {
+  // What torch maps late, recorded on an H200 (tests/fixtures/probes/h200-late-libs): on its first CUDA linalg op, one
+  // more library of its own lib directory.
+  const late = JSON.parse(readFileSync(join(ROOT, "tests/fixtures/probes/h200-late-libs/late-libs.json"), "utf8")) as { lib: string; allInOwnDir: boolean; steps: Record<string, { new?: string[] }> };
+  const lateNew = Object.values(late.steps).flatMap((s) => s.new ?? []);
+  assert.ok(lateNew.length > 0 && late.allInOwnDir && lateNew.every((p) => p.startsWith(`${late.lib}/`)), "the recording has a late mapping from torch's own lib");
+  const own = lateNew[0]!.slice(late.lib.length + 1); // libtorch_cuda_linalg.so
+  // A real Python runs the probe's foreign_libtorch. Mapping a file (mmap) puts it in /proc/self/maps as loading a
+  // shared object does: torch's own late library, and another torch's libtorch_cpu.so.
+  const d = tempDir("vm-foreign-");
+  for (const dir of ["store-torch/lib", "other-torch/lib", "env/site-packages"]) mkdirSync(join(d, dir), { recursive: true });
+  for (const f of [`store-torch/lib/${own}`, "other-torch/lib/libtorch_cpu.so"]) writeFileSync(join(d, f), "x".repeat(4096));
+  // The environment's torch is a symlink into the store, as a Nix Python environment's site-packages are.
+  symlinkSync(join(d, "store-torch"), join(d, "env/site-packages/torch"));
+  const script = [
+    "import mmap, sys",
+    `sys.path.insert(0, ${JSON.stringify(join(ROOT, "generator/verify"))})`,
+    "import probe",
+    "before = set(probe.mapped_libs())",
+    "held = []",
+    "for f in sys.argv[2:]:",
+    "    fh = open(f, 'rb'); held.append((fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)))",
+    "print('\\n'.join(probe.foreign_libtorch(before, sys.argv[1])))",
+  ].join("\n");
+  const run = (...files: string[]) => {
+    const r = spawnSync(PYTHON3, ["-c", script, join(d, "env/site-packages/torch/lib"), ...files.map((f) => join(d, f))], { encoding: "utf8" });
+    assert.is(r.status, 0, r.stderr);
+    return r.stdout.split("\n").filter(Boolean);
+  };
+  assert.equal(run(`store-torch/lib/${own}`), [], "torch's own, mapped late");
+  // The wrong case: another torch's library is named, also beside the own one.
+  assert.equal(run(`store-torch/lib/${own}`, "other-torch/lib/libtorch_cpu.so"), [join(d, "other-torch/lib/libtorch_cpu.so")]);
 });
 
 test("real processes: no torch, an interpreter killed by SIGILL, a missing interpreter, a result-* package directory", async () => {

@@ -33,7 +33,8 @@ Output shape (every key always present; null where not applicable):
    "gpu": {"available": bool, "devices": [{"name": ..., "capability": "9.0"}], "matmul": {"ok", "error",
            "maxAbsDiff"} | null},
    "torchaudio": null (older probes held torchaudio's result here; compare.ts still reads them),
-   "packages": {"torchaudio": {"ok", "error", "version", "file", "libDir", "libsAfterImport", "newLibtorch",
+   "packages": {"torchaudio": {"ok", "error", "version", "file", "libDir", "libsAfterImport",
+                               "newLibtorch" (mapped by its import and op, outside torch's lib dir: foreign_libtorch),
                                "gpu": {"rnntLoss": {"ok", "error"}, "forcedAlign": {...}}},
                 "torchvision": {... "gpu": {"nms": {"ok", "error"}, "roiAlign": {"ok", "error"}}}},
    "cuobjdump": {"tool": path | null, "error": str | null,
@@ -705,6 +706,16 @@ def probe_gpu(torch, gpu):
     return g
 
 
+def foreign_libtorch(before, torch_lib):
+    """The libtorch*/libc10* objects mapped since `before` (a set of mapped_libs paths) that are not torch's own: not
+    in its lib directory `torch_lib`, the two compared resolved (/proc/self/maps names a file by its real path, while
+    torch.__file__ may be under an environment's symlinks). torch maps some of its own only when first used:
+    libtorch_cuda_linalg.so on the first CUDA linalg op (torch 2.11.0+cu130 on an H200, 2026-11-28), which a
+    package's import or op may be the first to run."""
+    own = os.path.realpath(torch_lib)
+    return sorted(p for p in mapped_libs() if p not in before and os.path.dirname(os.path.realpath(p)) != own)
+
+
 def probe_package(torch, name):
     """One package built on torch: it imports, one CPU op runs, the libtorch it maps (its GPU checks, in `gpu`, are
     filled in by probe_packages). Returns its result and the shared objects with its device code (for cuobjdump)."""
@@ -732,9 +743,8 @@ def probe_package(torch, name):
         load(torch)
     except Exception as e:  # noqa: BLE001
         r["error"] = "CPU op: " + err(e)
-    after = mapped_libs()
-    r["libsAfterImport"] = after
-    r["newLibtorch"] = sorted(p for p in after if p not in before)
+    r["libsAfterImport"] = mapped_libs()
+    r["newLibtorch"] = foreign_libtorch(before, os.path.join(os.path.dirname(torch.__file__), "lib"))
     libs = []
     for d in lib_dirs:
         if "*" in d:
@@ -764,7 +774,7 @@ def probe_packages(torch, wanted, gpu_checks, checker, reader):
     return results, libs
 
 
-def probe_extras(argv):
+def probe_extras(argv, torch_lib):
     """A named environment's extras (--promise=FILE, the promise pkgs/checks.nix writes: "extras" = [{attr, modules,
     dist}]): each imports, its distribution's version, and the libtorch its import maps beside the variant's.
     `verify` on a host passes --extras=ATTR,... instead (modules and distribution named as the attribute).
@@ -793,7 +803,7 @@ def probe_extras(argv):
                 r["version"] = importlib.metadata.version(x.get("dist") or x["attr"])
             except Exception:  # noqa: BLE001
                 r["version"] = None
-            r["newLibtorch"] = sorted(p for p in mapped_libs() if p not in before)
+            r["newLibtorch"] = foreign_libtorch(before, torch_lib)
             found[x["attr"]] = r
     return found
 
@@ -850,7 +860,7 @@ def main(argv):
     out["torch"] = probe_torch(torch)
     out["gpu"] = probe_gpu(torch, gpu)
     out["packages"], own = probe_packages(torch, wanted, gpu and out["gpu"]["available"], checker, reader)
-    extras = probe_extras(argv)
+    extras = probe_extras(argv, lib_dir)
     if extras is not None:
         out["extras"] = extras
     if tool is not None:
