@@ -1,6 +1,6 @@
 /**
  * `generate` is all or nothing per file, and an interrupted run never leaves a tree that a rerun cannot mend: it is
- * killed (SIGKILL) at 8 to 40 moments of a run that rewrites 300+ files (until 5 kills have landed mid-write),
+ * killed (SIGKILL) at 7 to 40 moments of a run that rewrites 300+ files (until 5 kills have landed mid-write),
  * interrupted (SIGINT) mid-write (tried again, up to a cap, until the signal lands while it writes), and run twice at
  * once, and each time the next `generate` brings the output to exactly what the matrix gives, byte for byte against a
  * tree generated from scratch, with no empty, stray or temporary file, and `generate --check` agrees. The runs that
@@ -65,10 +65,11 @@ const same = (x: Map<string, string>, y: Map<string, string>) => x.size === y.si
  * `endNames` (the names `.flox/pkgs` holds once the rewrite is done), the writes end when the directory holds exactly
  * those names and no temporary (stale files go last), not when the process exits (its stamp, the untracked-files
  * warning and Node's exit come after: kills there never land mid-write). With `afterStartMs` it is killed (SIGKILL)
- * that long after it started, with `afterWritesMs` that long after its writes began.
+ * that long after it started; with `afterNewNames` once `.flox/pkgs` holds that many names it did not hold before
+ * (the rewrite's progress, whatever the machine's speed or load).
  * @returns ms from the start to the first write, and from the first write to the last (or the end, or the kill)
  */
-async function timedRun(matrix: string, out: string, kill: { afterStartMs?: number; afterWritesMs?: number } = {}, endNames?: ReadonlySet<string>) {
+async function timedRun(matrix: string, out: string, kill: { afterStartMs?: number; afterNewNames?: number } = {}, endNames?: ReadonlySet<string>) {
   const pkgs = join(out, ".flox/pkgs");
   const before = new Set(readdirSync(pkgs));
   const t0 = Date.now();
@@ -86,8 +87,8 @@ async function timedRun(matrix: string, out: string, kill: { afterStartMs?: numb
     if (readdirSync(pkgs).some((n) => n.includes("vm-tmp") || !before.has(n))) tw = Date.now();
     else await new Promise((r) => setTimeout(r, 2));
   }
-  if (kill.afterWritesMs !== undefined) {
-    await new Promise((r) => setTimeout(r, kill.afterWritesMs));
+  if (kill.afterNewNames !== undefined) {
+    while (!exited && readdirSync(pkgs).filter((n) => !n.includes("vm-tmp") && !before.has(n)).length < kill.afterNewNames) await new Promise((r) => setTimeout(r, 1));
     child.kill("SIGKILL");
   }
   let te = 0;
@@ -97,7 +98,7 @@ async function timedRun(matrix: string, out: string, kill: { afterStartMs?: numb
     else await new Promise((r) => setTimeout(r, 2));
   }
   const code = await closed;
-  if (kill.afterWritesMs === undefined) assert.is(code, 0);
+  if (kill.afterNewNames === undefined) assert.is(code, 0);
   assert.ok(tw > 0, "the run wrote into .flox/pkgs");
   return { writesStartMs: tw - t0, writeMs: (te || Date.now()) - tw };
 }
@@ -128,14 +129,16 @@ test("SIGKILL at moments of a 300+ file rewrite until 5 land mid-write, then gen
   assert.is(check0.status, 1, "--check sees the empty file and the temporary");
   assert.match(check0.stderr, /stale: \.flox\/pkgs\/pytorch-python313-cuda12_8-sm90-avx2-old\.nix/);
   assert.match(check0.stderr, /temporary: flake\.nix\.tmp-4242/);
-  // When the writes of an A → B rewrite start (the first temporary or new wrapper appears) and end, here: BEFORE kills land
-  // before that window, then kills at moments spread over it (golden-ratio steps) until MID_WRITE of them have left a
-  // half-written tree, at least MIN_KILLS in all, at most MAX_KILLS (a machine's speed, and its load, move the window).
+  // When the writes of an A → B rewrite start (the first temporary or new wrapper appears): BEFORE kills land before
+  // that, then kills at points of the rewrite's progress spread over it (the number of new wrappers written, in
+  // golden-ratio steps of those the rewrite adds) until MID_WRITE of them have left a half-written tree, at least
+  // MIN_KILLS in all, at most MAX_KILLS (a kill may still come after the last write: the child can run ahead of the
+  // watcher).
   setMatrix(B);
   const pkgsOf = (ref: Map<string, string>) => new Set([...ref.keys()].filter((k) => k.startsWith(".flox/pkgs/")).map((k) => k.slice(".flox/pkgs/".length)));
   const calib = await timedRun(matrix, out, {}, pkgsOf(refB));
   assertSameTree(out, refB, "a whole run mends what an older version left");
-  const [BEFORE, MIN_KILLS, MID_WRITE, MAX_KILLS] = [2, 8, 5, 40];
+  const [BEFORE, MIN_KILLS, MID_WRITE, MAX_KILLS] = [2, 7, 5, 40];
   let midWrite = 0;
   let i = 0;
   for (; i < MAX_KILLS && (i < MIN_KILLS || midWrite < MID_WRITE); i++) {
@@ -144,7 +147,8 @@ test("SIGKILL at moments of a 300+ file rewrite until 5 land mid-write, then gen
     setMatrix(from);
     assert.is((await gen(["--matrix", matrix, "--out", out])).status, 0);
     setMatrix(to);
-    const at = i < BEFORE ? { afterStartMs: Math.round(((i + 0.5) / BEFORE) * calib.writesStartMs) } : { afterWritesMs: Math.round((((i - BEFORE) * 0.618034 + 0.1) % 1) * calib.writeMs) };
+    const added = [...pkgsOf(refTo)].filter((n) => !pkgsOf(refFrom).has(n)).length;
+    const at = i < BEFORE ? { afterStartMs: Math.round(((i + 0.5) / BEFORE) * calib.writesStartMs) } : { afterNewNames: Math.max(1, Math.round((((i - BEFORE) * 0.618034 + 0.1) % 1) * added)) };
     await timedRun(matrix, out, at);
     const now = tree(out);
     if (!same(now, refFrom) && !same(now, refTo)) midWrite++;
