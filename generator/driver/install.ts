@@ -37,6 +37,7 @@ import type { BuildArgs } from "./build-options.ts";
 import type { CheckResult, PreflightContext } from "../preflight/checks.ts";
 import type { FirstStart } from "../preflight/nixglhost-cache.ts";
 import type { Variant } from "../matrix/schema.ts";
+import type { Catalog } from "../catalog/schema.ts";
 import type { ChosenVariant } from "../detect/choose.ts";
 import type { EvaluationFailure } from "./eval-first.ts";
 import type { HostInfo } from "../detect/read-host.ts";
@@ -186,7 +187,7 @@ export async function planInstall(o: InstallOptions): Promise<InstallPlan> {
   const stops = judged.checks.filter((r) => r.status === "fail" && (r.blocking || r.conf !== undefined));
   // Where the output is (one nix-instantiate and store queries): asked only when install would go on to build.
   const ready = o.dryRun || stops.length ? null : await it.prepareInstall(file, places, cacheOptions);
-  const evaluationStops = ready ? await stopsOnEvaluation(ready, { variant, file, backend, ownFiles: o.pkgsDir !== undefined }) : [];
+  const evaluationStops = ready ? await stopsOnEvaluation(ready, { catalog: project.catalog, variant, file, backend, ownFiles: o.pkgsDir !== undefined }) : [];
   const envFile = env ? fileOf(env.name, env.file) : null;
   const recorded = judged.recorded;
   const base = { variant, backend, root, dryRun: !!o.dryRun, forHost: recorded ? { system: recorded.system, cpus: recorded.cpus, label: recorded.label } : undefined };
@@ -226,18 +227,19 @@ function otherHostRefusal(o: InstallOptions, name: string): string {
 
 /**
  * Step 5's verdict on a file that did not evaluate (install-target.ts outputState, step "instantiate"): the failure the
- * build driver's evaluation would stop on (eval-first.ts: its cause, network, the user's own file or the matrix; the
- * gate of the backend), so that install says it at once. With the nix backend nix-build evaluates the same file with
- * the same Nix, so the driver would stop on it after evaluating it again (offline, each evaluation waits out Nix's
- * download attempts: about 5 s); flox evaluates with its own Nix, and the gate may let it build.
+ * build driver's evaluation would stop on, read by the driver's own eval-first.ts (evaluationFailures: the attribute,
+ * an extra's likely typo, the cause: network, the user's own file or the matrix; evaluationGate: the backend's
+ * verdict), so that install says it at once. With the nix backend nix-build evaluates the same file with the same Nix,
+ * so the driver would stop on it after evaluating it again (offline, each evaluation waits out Nix's download
+ * attempts: about 5 s); flox evaluates with its own Nix, and the gate may let it build.
  */
-async function stopsOnEvaluation(ready: InstallReady, t: { variant: Variant; file: string; backend: Backend; ownFiles: boolean }): Promise<EvaluationFailure[]> {
+async function stopsOnEvaluation(ready: InstallReady, t: { catalog: Catalog; variant: Variant; file: string; backend: Backend; ownFiles: boolean }): Promise<EvaluationFailure[]> {
   const out = ready.output;
   if (out.state !== "unknown" || out.step !== "instantiate") return [];
   const [ef, pre, { thisHost }] = await Promise.all([import("./eval-first.ts"), import("../preflight/checks.ts"), import("../preflight/host-root.ts")]);
-  const message = out.error.replace(/^error:\s*/, "");
-  const failure = { name: t.variant.name, nixpkgs: t.variant.nixpkgs ?? null, attribute: ef.failingAttribute(message), message, hint: null, cause: ef.failureCause(message, t.ownFiles) };
-  return ef.evaluationGate(t.backend, pre.evaluatesPinnedNixpkgs([t.file]), () => new pre.Probes(thisHost()).nixVersion(), [failure]).stop;
+  const probe = { cached: false, by: null, outPath: null, drvPath: null, note: out.error };
+  const failures = ef.evaluationFailures(t.catalog, [t.variant], new Map([[t.variant.name, probe]]), new Map(), t.ownFiles);
+  return ef.evaluationGate(t.backend, pre.evaluatesPinnedNixpkgs([t.file]), () => new pre.Probes(thisHost()).nixVersion(), failures).stop;
 }
 
 /** What hostChecks checks: the variant, the matrix's variants, the variant's file, the backend, the system, the caches. */
