@@ -14,7 +14,6 @@ import { evaluationFailureText } from "../driver/eval-first.ts";
 import { nixAnswerLine } from "../driver/ask-nix.ts";
 import { formatChecks, type CheckResult } from "../preflight/checks.ts";
 import { REPO_ROOT as PROJECT_ROOT } from "../paths.ts";
-import { totalmem } from "node:os";
 import { errorLine, withExitCode } from "../errors.ts";
 import { wrap, wrapLines } from "../text.ts";
 import { parseNixOptions, terminalWidth, type Io } from "./shared.ts";
@@ -51,9 +50,9 @@ function printDryRun(p: BuildPlan, width: number, io: Io): number {
       JSON.stringify(
         // Credentials (a substituter's user:password@, ?token=, access-tokens) redacted as in report.json (redact.ts).
         redactDeep({
-          dryRun: true, forHost: a.forHost ?? null, backend: o.backend, root: o.root, source: p.selection.source, jobs: rule.jobs, coresPerBuild, jobsRule: rule.explanation,
+          dryRun: true, forHost: a.forHost ?? null, backend: o.backend, root: o.root, source: p.selection.source, jobs: rule.jobs, coresPerBuild, jobsRule: rule.explanation, slots: p.capacity.slots, capacity: p.capacity.machine,
           // Builds given fewer cores than coresPerBuild: a package whose compile jobs need more memory (jobs.ts coresForPackage).
-          coresCapped: Object.fromEntries(capped), force: !!a.force, toBuild: rows.toBuild, cached: rows.cached,
+          coresCapped: Object.fromEntries(capped), force: !!a.force, toBuild: rows.toBuild, toFetch: rows.toFetch, cached: rows.cached,
           estimatedMakespanS: rows.estimatedMakespanS, estimatedMakespanUnknown: rows.estimatedMakespanUnknown, wait: rows.wait, variantsMakespanS: rows.variantsMakespanS,
           cudaClosures: rows.cudaClosures, store: rows.store, cacheModel: rows.cacheModel, nixAnswer: rows.nixAnswer,
           systemFeatures: needs.groups, preflight: checks.results, waves: plan.waves, variants: rows.rows,
@@ -68,10 +67,10 @@ function printDryRun(p: BuildPlan, width: number, io: Io): number {
     io.out(
       wrapLines(
         redactCredentials(dryRunText({
-          d: rows, backend: o.backend, rule, coresPerBuild, capped, fromHistory: p.selection.history.size > 0, probed: !!a.probeStore, needs,
+          d: rows, backend: o.backend, rule, coresPerBuild, capped, capacity: p.capacity, fromHistory: p.selection.history.size > 0, probed: !!a.probeStore, needs,
           preflight: checks.failed.length ? formatChecks(checks.failed, width) : "",
           verbose: !!a.verbose, checksShown: !!a.checksShown,
-          forHost: a.forHost && { ...a.forHost, memBytes: totalmem() },
+          forHost: a.forHost,
         })).replace(/\n$/, ""),
         width,
       ) + "\n",

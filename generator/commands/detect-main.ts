@@ -9,7 +9,8 @@ import { loadVariants, type VariantSource } from "../matrix/variant-source.ts";
 import { settingLines, wrap, wrapCommand } from "../text.ts";
 import { copyableCommand, terminalWidth, type Io } from "./shared.ts";
 import { assertGeneratedFor } from "../generate/generated-state.ts";
-import { dirname } from "node:path";
+import { dirname, join } from "node:path";
+import { REPO_ROOT } from "../paths.ts";
 import { parsePrefer, type DetectArgs } from "./detect-options.ts";
 import { checkEnvironment, parsePackage, readHostUnder } from "../detect/choose.ts";
 
@@ -97,10 +98,12 @@ export async function runDetect(args: DetectArgs, source: VariantSource = loadVa
 /** detect's work (see runDetect). @throws InputError for bad input (an unknown package, a bad host file, a bad matrix) */
 async function detect(args: DetectArgs, source: VariantSource, io: Io): Promise<number> {
   const pkg = parsePackage(args.package);
-  const host = await readHostUnder({ hostRoot: args.hostRoot, cpuinfo: args.cpuinfo, nvidiaSmi: args["nvidia-smi"], machine: args.machine });
+  const host = await readHostUnder({ hostRoot: args.hostRoot, cpuinfo: args.cpuinfo, nvidiaSmi: args["nvidia-smi"], machine: args.machine, mem: args.mem });
   const project = await source(args.matrix);
   checkEnvironment(pkg, project.variants);
-  const r = recommend(host, project.variants, project.catalog, { package: pkg, excluded: project.excluded, prefer: parsePrefer(args.prefer) });
+  // The earlier builds `build` and install estimate with (the logs beside the matrix): one wait for one pick.
+  const history = await projectHistory(project.project ? dirname(project.project.matrixFile) : REPO_ROOT, (t) => io.err(t));
+  const r = recommend(host, project.variants, project.catalog, { package: pkg, excluded: project.excluded, prefer: parsePrefer(args.prefer), history });
   // What detect names must be what install would build: the files generated beside the matrix say what it gives now.
   const named = [...r.variants, ...(r.cpuFallback ? [r.cpuFallback] : [])];
   if (project.project) assertGeneratedFor(project.project, dirname(project.project.matrixFile), "detect", named);
@@ -111,4 +114,17 @@ async function detect(args: DetectArgs, source: VariantSource, io: Io): Promise<
       : formatRecommendation(r, install, terminalWidth(io)),
   );
   return r.status === "ok" ? 0 : 1;
+}
+
+/**
+ * The earlier builds of the project at `root` (its `logs/`, as `build` reads them: driver/report.ts
+ * durationsFromReports), so that detect's wait is install's and `build --dry-run`'s. A report left out is one warning.
+ */
+async function projectHistory(root: string, warn: (text: string) => void): Promise<Map<string, number>> {
+  const { durationsFromReports, skippedReportsWarning } = await import("../driver/report.ts");
+  const skipped: Parameters<typeof skippedReportsWarning>[0][number][] = [];
+  const history = durationsFromReports(join(root, "logs"), (x) => skipped.push(x));
+  const warning = skippedReportsWarning(skipped);
+  if (warning) warn(warning);
+  return history;
 }

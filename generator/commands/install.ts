@@ -89,6 +89,7 @@ function installOptionsOf(args: InstallArgs, width: number): InstallOptions {
     cpuinfo: args.cpuinfo,
     nvidiaSmi: args["nvidia-smi"],
     machine: args.machine,
+    mem: args.mem,
     hostRoot: args.hostRoot,
     matrix: args.matrix,
     pkgsDir: args.pkgsDir,

@@ -34,6 +34,10 @@ export const hostOptions = {
     describe: "read this recorded output of `nvidia-smi --query-gpu=compute_cap,name,driver_version --format=csv,noheader`",
   },
   machine: { type: "string", describe: "machine as `uname -m` prints it: x86_64 | aarch64" },
+  mem: {
+    type: "number",
+    describe: "the host's memory in GiB, for the build schedule and its wait (default: a recorded host directory's meminfo, or this machine's)",
+  },
 } as const;
 
 /** Root directory host files are read under (tests: a modelled host); default "/". Hidden from help. */

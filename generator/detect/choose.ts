@@ -13,7 +13,7 @@ import { PACKAGES, type PackageName } from "../catalog/packages.ts";
 import { environmentOf } from "../matrix/naming.ts";
 import type { Excluded, Variant } from "../matrix/schema.ts";
 import type { Catalog } from "../catalog/schema.ts";
-import { hostFromTexts, machineToSystem, readHost, type HostInfo } from "./read-host.ts";
+import { hostFromTexts, machineToSystem, readHost, readMemory, type HostInfo } from "./read-host.ts";
 import { recommend } from "./recommend.ts";
 import { runOn } from "../preflight/host-root.ts";
 import { hostSystem } from "../driver/backend.ts";
@@ -60,6 +60,8 @@ export interface ChooseOptions {
   cpuinfo?: string;
   nvidiaSmi?: string;
   machine?: string;
+  /** `--mem`: the host's memory in GiB (read-host.ts readMemory). */
+  mem?: number;
   /** A modelled host's root (`--host-root`, tests); default "/". */
   hostRoot?: string;
 }
@@ -75,11 +77,11 @@ export function isRecordedHost(o: Pick<ChooseOptions, "cpuinfo" | "nvidiaSmi" | 
  * under the root), else detect's own reading (read-host.ts readHost: the recordings, else this machine).
  * @throws HostInputError, HostFileError or MachineError as readHost does
  */
-export async function readHostUnder(o: Pick<ChooseOptions, "hostRoot" | "cpuinfo" | "nvidiaSmi" | "machine">): Promise<HostInfo> {
+export async function readHostUnder(o: Pick<ChooseOptions, "hostRoot" | "cpuinfo" | "nvidiaSmi" | "machine" | "mem">): Promise<HostInfo> {
   const root = o.hostRoot ?? "/";
   const rootCpuinfo = join(root, "proc/cpuinfo");
   if (!(root !== "/" && o.cpuinfo === undefined && o.nvidiaSmi === undefined && existsSync(rootCpuinfo)))
-    return readHost({ cpuinfo: o.cpuinfo, nvidiaSmi: o.nvidiaSmi, machine: o.machine });
+    return readHost({ cpuinfo: o.cpuinfo, nvidiaSmi: o.nvidiaSmi, machine: o.machine, mem: o.mem });
   const smi = runOn({ root, env: process.env }, ["nvidia-smi", "--query-gpu=compute_cap,name,driver_version", "--format=csv,noheader"]);
   return hostFromTexts({
     cpuinfo: readFileSync(rootCpuinfo, "utf8"),
@@ -89,6 +91,7 @@ export async function readHostUnder(o: Pick<ChooseOptions, "hostRoot" | "cpuinfo
     gpuAbsentReason: smi.code === 0 ? null : "no NVIDIA GPU: nvidia-smi did not answer",
     machine: o.machine ?? null,
     machineSource: o.machine ? "--machine" : rootCpuinfo,
+    memory: await readMemory({ mem: o.mem, cpuinfo: rootCpuinfo }),
   });
 }
 

@@ -18,8 +18,8 @@
 import { InputError } from "../errors.ts";
 import { readFile, stat } from "node:fs/promises";
 import { existsSync, readdirSync } from "node:fs";
-import { join } from "node:path";
-import { machine as osMachine } from "node:os";
+import { dirname, join } from "node:path";
+import { machine as osMachine, totalmem } from "node:os";
 import { runTool } from "../process.ts";
 import type { Catalog, CudaToolkit } from "../catalog/schema.ts";
 import type { System } from "../constants.ts";
@@ -97,6 +97,37 @@ export interface HostInfo {
   sources: { cpuinfo: string; nvidiaSmi: string; machine: string };
   /** Why there is no GPU information, when `gpus` is empty: "nvidia-smi not found", "No devices were found". */
   gpuAbsentReason: string | null;
+  /**
+   * The host's memory in bytes (`MemTotal` of /proc/meminfo, of a recording's `meminfo` file, or `--mem`), and where
+   * it comes from; bytes null when nothing says (a recording without one): the wait's schedule then takes memory as
+   * not limiting and says so.
+   */
+  memory: { bytes: number | null; source: string };
+}
+
+/**
+ * `MemTotal` of a /proc/meminfo text, in bytes (the kernel writes it in kB, i.e. KiB: fs/proc/meminfo.c).
+ * @throws HostInputError naming the file when it has no readable MemTotal line
+ */
+export function parseMeminfo(text: string, file: string): number {
+  const m = /^MemTotal:\s+(\d+)\s*kB\s*$/m.exec(text);
+  if (!m) throw new HostInputError(file, 0, "", `no "MemTotal: N kB" line (a copy of the host's /proc/meminfo is expected)`);
+  return Number(m[1]) * 1024;
+}
+
+/**
+ * The host's memory: `--mem` GiB when given, else the `meminfo` file beside a recorded cpuinfo (a host directory), else
+ * for this machine /proc/meminfo; a recording without one: unknown (null).
+ * @throws HostInputError for an unreadable meminfo file or a --mem that is no positive number
+ */
+export async function readMemory(o: { mem?: number; cpuinfo?: string }): Promise<HostInfo["memory"]> {
+  if (o.mem !== undefined) {
+    if (!(Number.isFinite(o.mem) && o.mem > 0)) throw new HostInputError("--mem", 0, "", `${o.mem}: not a positive number of GiB (e.g. --mem 128)`);
+    return { bytes: o.mem * 2 ** 30, source: "--mem" };
+  }
+  const file = o.cpuinfo !== undefined ? join(dirname(o.cpuinfo), "meminfo") : "/proc/meminfo";
+  if (!existsSync(file)) return o.cpuinfo !== undefined ? { bytes: null, source: `not recorded (no ${file}; --mem GIB gives it)` } : { bytes: totalmem(), source: "os.totalmem()" };
+  return { bytes: parseMeminfo(await readText(file, ""), file), source: file };
 }
 
 /**
@@ -285,6 +316,8 @@ export function hostFromTexts(input: {
   gpuAbsentReason?: string | null;
   machine: string | null;
   machineSource: string;
+  /** The host's memory (readMemory); default: not recorded. */
+  memory?: HostInfo["memory"];
 }): HostInfo {
   const cpu = parseCpuinfo(input.cpuinfo, input.cpuinfoFile);
   const m = machineToSystem(input.machine ?? cpu.arch);
@@ -302,6 +335,7 @@ export function hostFromTexts(input: {
     gpus,
     sources: { cpuinfo: input.cpuinfoFile, nvidiaSmi: input.nvidiaSmiFile, machine: input.machineSource },
     gpuAbsentReason,
+    memory: input.memory ?? { bytes: null, source: "not recorded" },
   };
 }
 
@@ -314,6 +348,8 @@ export interface ReadHostOptions {
   cpuinfo?: string;
   nvidiaSmi?: string;
   machine?: string;
+  /** `--mem`: the host's memory in GiB (default: a recording's meminfo file, or this machine's). */
+  mem?: number;
 }
 
 /** Thrown when a recorded host file named on the command line cannot be opened (exit 2). */
@@ -423,5 +459,6 @@ export async function readHost(opts: ReadHostOptions = {}): Promise<HostInfo> {
     gpuAbsentReason,
     machine,
     machineSource,
+    memory: await readMemory({ mem: opts.mem, cpuinfo: opts.cpuinfo }),
   });
 }

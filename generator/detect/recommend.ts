@@ -45,6 +45,7 @@ import {
   type Verdict,
 } from "./rules.ts";
 import type { Prefer } from "../constants.ts";
+import type { Capacity } from "../driver/concurrency.ts";
 
 /** Options of `recommend`. */
 export interface RecommendOptions {
@@ -59,6 +60,10 @@ export interface RecommendOptions {
   excluded?: readonly Excluded[];
   /** The order after native code: "wait" (default: shortest modelled wait first) or "newest" (newest CUDA first). */
   prefer?: Prefer;
+  /** The build capacity the waits are scheduled on (driver/concurrency.ts); default the host's (hostCapacity). */
+  capacity?: Capacity;
+  /** Earlier build durations by name (driver/report.ts durationsFromReports); default none. */
+  history?: ReadonlyMap<string, number>;
 }
 
 /** The recommendation for one group of identical GPUs, or for the CPU when the host has no NVIDIA GPU. */

@@ -26,7 +26,7 @@ import type { Catalog, CpuIsa, CudaToolkit, GpuArch } from "../catalog/schema.ts
 import type { PackageName } from "../catalog/packages.ts";
 import { compareVersions, type GpuInfo, type HostInfo } from "./read-host.ts";
 import { BUILD_LABEL, variantWait, type Wait } from "../driver/wait.ts";
-import { TORCH_BUILD_MODEL } from "../driver/plan.ts";
+import { hostCapacity, type Capacity } from "../driver/concurrency.ts";
 import { formatDuration } from "../driver/report.ts";
 import type { Prefer } from "../constants.ts";
 
@@ -72,6 +72,8 @@ export interface Facts {
   prefer: Prefer;
   /** A variant's modelled wait (driver/wait.ts variantWait over `variants`), computed once per variant. */
   wait: (v: Variant) => Wait;
+  /** The host's build capacity the waits are scheduled on (driver/concurrency.ts hostCapacity). */
+  capacity: Capacity;
 }
 
 
@@ -177,10 +179,12 @@ function byWait(f: Facts): ((v: Variant) => Wait) | undefined {
 }
 
 /**
- * Whose figures detect's wait is: neither this machine's nor a recording's cores (a host file holds no builder), but
- * the torch model's reference cores, one build at a time (driver/wait.ts variantWait).
+ * Whose figures detect's wait is: the host's compile slots, scheduled as `build` runs them (driver/wait.ts
+ * variantWait on the host's Capacity), so install and `build --dry-run` print the same figure for the same pick.
  */
-const WAIT_BASIS = `at the model's ${TORCH_BUILD_MODEL.referenceCores} reference cores, one build at a time`;
+export function waitBasis(cap: Capacity): string {
+  return `scheduled as \`build\` runs it on ${cap.slots} compile slot${cap.slots === 1 ? "" : "s"}: ${cap.machine}`;
+}
 
 /** "about 2h46m" with what of it the cache cannot serve ("4.0 h of NCCL, NVSHMEM, magma and triton from source"). */
 export function waitWords(w: Wait): string {
@@ -217,17 +221,19 @@ export function factsOf(
   host: HostInfo,
   variants: readonly Variant[],
   catalog: Catalog,
-  opts: { package: PackageName; maxAlternatives?: number; excluded?: readonly Excluded[]; prefer?: Prefer },
+  opts: { package: PackageName; maxAlternatives?: number; excluded?: readonly Excluded[]; prefer?: Prefer; capacity?: Capacity; history?: ReadonlyMap<string, number> },
 ): Facts {
   const isas = isaFit(host, catalog);
   const groups = new Map<string, GpuInfo[]>();
   for (const g of host.gpus) groups.set(g.capability, [...(groups.get(g.capability) ?? []), g]);
   const driver = host.gpus.length ? oldestDriver(host.gpus) : null;
   const waits = new Map<string, Wait>();
-  const wait = (v: Variant) => waits.get(v.name) ?? waits.set(v.name, variantWait(v, variants, catalog)).get(v.name)!;
+  const capacity = opts.capacity ?? hostCapacity(host);
+  const wait = (v: Variant) => waits.get(v.name) ?? waits.set(v.name, variantWait(v, variants, catalog, capacity, opts.history)).get(v.name)!;
   return {
     prefer: opts.prefer ?? "wait",
     wait,
+    capacity,
     host,
     variants,
     catalog,
@@ -381,7 +387,7 @@ function cpuVariantFits(c: CpuCase): Verdict | null {
     reasons: [
       `${best.name}: ISA ${best.isa}, PyTorch ${best.torchVersion}, Python ${best.python} ` +
         `(${c.f.prefer === "wait" ? "shortest wait, then " : ""}widest ISA, then newest PyTorch, then newest Python of ${c.fits.length} fitting CPU-only variant(s))`,
-      `wait (model: build estimates ${WAIT_BASIS}): ${waitWords(c.f.wait(best))}`,
+      `wait (model: build estimates ${waitBasis(c.f.capacity)}): ${waitWords(c.f.wait(best))}`,
     ],
     suggestions: widerIsaSuggestion(c.f, best),
     alternatives: alternativesOf(c),
@@ -409,7 +415,7 @@ function gpuVariantFits(c: GpuCase): Verdict | null {
       `ISA ${best.isa}, CUDA ${best.cuda}, PyTorch ${best.torchVersion}, Python ${best.python}: ` +
         `of ${c.fits.length} fitting variant(s), ordered native first, then ${f.prefer === "wait" ? "shortest wait, " : ""}widest ISA, newest CUDA, newest PyTorch, newest Python` +
         (f.prefer === "newest" ? " (--prefer newest)" : ""),
-      `wait (model: cache misses and build estimates ${WAIT_BASIS}): ${waitWords(f.wait(best))}`,
+      `wait (model: cache misses and build estimates ${waitBasis(f.capacity)}): ${waitWords(f.wait(best))}`,
       ...hint.reasons,
       ...newerCudaTrade(c, best),
     ],

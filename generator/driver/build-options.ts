@@ -60,11 +60,12 @@ export interface BuildArgs {
   verbose?: boolean;
   /**
    * Dry run for another host than this machine (install --dry-run with a recording, --cpuinfo/--nvidia-smi): its Nix
-   * system and logical CPUs replace this machine's in the plan (the jobs rule, the estimates' cores, which variants
-   * need a remote builder), and the plan says so; memory and the store stay this machine's (a recording holds
-   * neither), said in the same line. `label` names the host ("the recorded host (FILE)").
+   * system, logical CPUs and memory replace this machine's in the plan (the schedule's slots, the estimates' cores,
+   * which variants need a remote builder), and the plan says so; the store stays this machine's (a recording holds
+   * none), said in the same line. `memBytes` null: the recording holds no memory (no meminfo, no --mem), taken as not
+   * limiting, said. `label` names the host ("the recorded host (FILE)").
    */
-  forHost?: { system: string; cpus: number; label: string };
+  forHost?: { system: string; cpus: number; label: string; memBytes: number | null; memSource: string };
   /** Dry run: the caller printed the host checks already (install's step 2): the plan says so instead of repeating them. */
   checksShown?: boolean;
 }

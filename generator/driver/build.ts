@@ -29,7 +29,7 @@ import { dryRunRows } from "./dry-run.ts";
 import { askNix, ASK_NIX_TIMEOUT_S, type AskedNix, type NixAnswer } from "./ask-nix.ts";
 import { cacheNixOptions, type TeamCache } from "../matrix/team-cache.ts";
 import { EvaluationError, evaluationFailures, evaluationGate, type EvaluationFailure } from "./eval-first.ts";
-import { coresForPackage, jobsRule, type JobsRule } from "./concurrency.ts";
+import { capacityOf, coresForPackage, jobsRule, type Capacity, type JobsRule } from "./concurrency.ts";
 import { resolveBuildOptions, type BuildArgs, type ResolvedBuildOptions } from "./build-options.ts";
 import { DEFAULT_CHECK_SECONDS, makePlan, type Plan } from "./plan.ts";
 import { durationsFromReports, makeRunId, skippedReportsWarning, type SkippedReport } from "./report.ts";
@@ -100,6 +100,8 @@ export interface BuildPlan {
   evaluationFailures: EvaluationFailure[];
   plan: Plan<BuildTarget>;
   rule: JobsRule;
+  /** The host's build capacity the driver schedules on (concurrency.ts): the cores each build is started with. */
+  capacity: Capacity;
   backend: BackendOptions;
   /** Builds given fewer cores than the rule's (name → cores and why: jobs.ts coresForPackage). */
   capped: Map<string, { cores: number; why: string }>;
@@ -135,10 +137,10 @@ export async function planBuild(po: PlanBuildOptions): Promise<BuildPlan> {
   const { targets } = selection;
   // The team's caches reach every Nix command of this run (flox build takes no --option: flox users add them to nix.conf).
   if (o.backend === "nix") o.nixOptions.push(...cacheNixOptions(selection.caches));
-  // A dry run for a recorded host plans with its system and CPUs (BuildArgs.forHost); memory is this machine's.
+  // A dry run for a recorded host plans with its system, CPUs and memory (BuildArgs.forHost).
   const other = a.dryRun ? a.forHost : undefined;
   const host = other?.system ?? hostSystem();
-  const machine = { cpus: other?.cpus ?? availableParallelism(), memBytes: totalmem() };
+  const machine = { cpus: other?.cpus ?? availableParallelism(), memBytes: other ? (other.memBytes ?? 2 ** 50) : totalmem() };
   const context = hostContext("build", targets, { backend: o.backend, hostSystem: host, builders: a.builders, localBuilds: o.maxJobs !== 0, nixOptions: o.nixOptions });
   const early = checkHost(context, EARLY_CHECKS, a.hostRoot);
   // Without a usable Nix or flox nothing can be probed; the checks that otherwise wait for the probe (which variants
@@ -146,8 +148,14 @@ export async function planBuild(po: PlanBuildOptions): Promise<BuildPlan> {
   if (!a.dryRun && early.some((r) => r.status === "fail" && r.blocking)) refuseOnBlocking([...early, ...checkHost(context, LATE_CHECKS, a.hostRoot)], width);
 
   const rule = jobsRule(machine, o.cores, o.jobs);
-  // The estimates follow the cores one build gets (nix: --cores or the jobs rule; flox sets none: not known).
-  const plan = orderTargets(targets, selection.history, o.backend === "nix" ? rule.coresPerBuild : null);
+  // The schedule's capacity: the host's slots shared out as builds start (concurrency.ts startBuilds), the one the
+  // driver runs and every wait is modelled on.
+  const capacity = capacityOf(
+    { cpus: machine.cpus, memBytes: other ? other.memBytes : machine.memBytes },
+    { cores: o.cores, jobs: o.jobs, gibPerJob: gibPerJobOf(catalog, targets), from: other ? `${other.label}; memory: ${other.memSource}` : "this machine" },
+  );
+  // The estimates' nominal cores (priorities): --cores, else the slots a build alone gets.
+  const plan = orderTargets(targets, selection.history, capacity.cores ?? capacity.slots);
   const { backend, capped } = backendOptions(catalog, a, o, { targets, rule, machine });
   const ev = await evaluateFirst(catalog, targets, backend.outDir, o.nixOptions, { dryRun: !!a.dryRun, probeStore: !!a.probeStore, force: !!a.force, ownFiles: a.pkgsDir !== undefined });
   const asked = await askFirst(a, o, selection, ev);
@@ -162,7 +170,7 @@ export async function planBuild(po: PlanBuildOptions): Promise<BuildPlan> {
   if (!a.dryRun && ev.failures.length) evaluationVerdict(ev.failures, { backend: o.backend, pinnedNixpkgs: context.pinnedNixpkgs, selected: targets.length, width, warn });
 
   const store = asked?.store ?? (await probe(a, targets, ev.cached, o.nixOptions));
-  const partial = { args: a, options: o, catalog, selection, host, plan, rule, backend, capped, cached: ev.cached, store, toBuild, nixAnswer: asked?.answer ?? null };
+  const partial = { args: a, options: o, catalog, selection, host, plan, rule, capacity, backend, capped, cached: ev.cached, store, toBuild, nixAnswer: asked?.answer ?? null };
   return {
     ...partial,
     checks: { results, failed: results.filter((r) => r.status === "fail") },
@@ -273,6 +281,16 @@ export function checkHost(context: PreflightContext, only?: readonly string[], h
  */
 export function orderTargets<T extends BuildTarget>(targets: readonly T[], history?: ReadonlyMap<string, number>, cores: number | null = null): Plan<T> {
   return makePlan(targets, history, { cores });
+}
+
+/** GiB per compile process of the selected packages that need more than a slot's (catalog `gibPerCompileJob`), by package. */
+function gibPerJobOf(cat: Catalog, targets: readonly BuildTarget[]): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const t of targets) {
+    const gib = onTorch(cat, t.package)?.gibPerCompileJob?.gib;
+    if (gib !== undefined) out.set(t.package, gib);
+  }
+  return out;
 }
 
 /**
@@ -390,8 +408,7 @@ async function dryRunData(p: Omit<BuildPlan, "checks" | "instantiated" | "evalua
     p.catalog,
   );
   const rows = dryRunRows(p.plan, p.cached, sel.why, p.backend, {
-    host, force: !!a.force, jobs: p.rule.jobs, store: p.store, model, nixAnswer: p.nixAnswer, history: sel.history,
-    cores: o.backend === "nix" ? p.rule.coresPerBuild : null,
+    host, force: !!a.force, capacity: p.capacity, store: p.store, model, nixAnswer: p.nixAnswer, history: sel.history,
   });
   return { needs, rows, extraTypos: extraTypos(p.catalog, sel.targets) };
 }
@@ -455,6 +472,7 @@ export async function runBuildPlan(p: BuildPlan, o: RunBuildOptions): Promise<Bu
       why: p.selection.why,
       backend: p.backend,
       jobs: rule.jobs,
+      capacity: p.capacity,
       retries: opts.retries,
       failFast: !!a.failFast,
       cached: p.cached,

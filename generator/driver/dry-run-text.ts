@@ -9,7 +9,7 @@ import { DEFAULT_CUDA_CLOSURE_SECONDS } from "./plan.ts";
 import type { dryRunRows } from "./dry-run.ts";
 import { nixAnswerLine } from "./ask-nix.ts";
 import type { BuilderNeeds } from "./builders.ts";
-import type { JobsRule } from "./concurrency.ts";
+import type { Capacity, JobsRule } from "./concurrency.ts";
 import { BUILD_LABEL } from "./wait.ts";
 import { CATALOG_FIGURE } from "./plan.ts";
 
@@ -21,6 +21,8 @@ interface DryRunTextInput {
   backend: string;
   rule: Pick<JobsRule, "jobs" | "explanation">;
   coresPerBuild: number | null;
+  /** The schedule's capacity (concurrency.ts): slots shared out as builds start, or --cores/--jobs fixed. */
+  capacity: Capacity;
   /** Builds given fewer cores (name → cores and why). */
   capped: ReadonlyMap<string, { cores: number; why: string }>;
   /** Whether earlier reports gave any estimate. */
@@ -32,10 +34,10 @@ interface DryRunTextInput {
   /** Every variant's command and reasons in full (`--verbose`); otherwise what variants share is said once. */
   verbose?: boolean;
   /**
-   * The plan is for another host (build-options.ts BuildArgs.forHost): its name, system and CPUs, and this machine's
-   * memory (bytes), which the jobs rule also reads. Said under the plan's first line.
+   * The plan is for another host (build-options.ts BuildArgs.forHost): its name, system, CPUs and memory (bytes, null
+   * when the recording holds none) with where that comes from. Said under the plan's first line.
    */
-  forHost?: { label: string; system: string; cpus: number; memBytes: number };
+  forHost?: { label: string; system: string; cpus: number; memBytes: number | null; memSource: string };
   /** The caller printed the host checks already (install's step 2): the plan leaves out the preflight and the builders' features. */
   checksShown?: boolean;
 }
@@ -50,11 +52,11 @@ export function dryRunText(i: DryRunTextInput): string {
   const closures = d.cudaClosures;
   const lines = [
     i.verbose
-      ? `plan: ${d.rows.length} variant(s), ${d.cached} already built, ${d.toBuild} to build; backend ${i.backend}; ` +
-        `jobs ${i.rule.jobs}${i.coresPerBuild ? `, cores per build ${i.coresPerBuild}` : ""}`
-      : `plan: ${d.toBuild} of ${d.rows.length} variant(s) to build; ${i.backend}, jobs ${i.rule.jobs}${i.coresPerBuild ? ` × ${i.coresPerBuild} cores` : ""}`,
+      ? `plan: ${d.rows.length} variant(s), ${d.cached} already built, ${d.toBuild} to build${fetchWords(d)}; backend ${i.backend}; ` +
+        scheduleWords(i.capacity, i.backend)
+      : `plan: ${d.toBuild} of ${d.rows.length} variant(s) to build${fetchWords(d)}; ${i.backend}, ${scheduleWords(i.capacity, i.backend)}`,
     ...(i.forHost ? [forHostLine(i.forHost)] : []),
-    ...(i.verbose ? [`  (${i.rule.explanation})`] : []),
+    ...(i.verbose ? [`  (${i.capacity.machine}: ${i.capacity.slots} compile slot(s) = min(CPUs, GiB / 4))`] : []),
     ...[...new Set([...i.capped.values()].map((c) => `  cores per build ${c.cores} for ${c.why}`))],
     ...waitLines(d, i.fromHistory),
     ...closureLines(d, !!i.verbose),
@@ -71,12 +73,28 @@ export function dryRunText(i: DryRunTextInput): string {
   return lines.concat(i.verbose ? d.rows.flatMap((v) => verboseRow(v)) : compactRows(d)).join("\n") + "\n";
 }
 
-/** Whose facts the plan reads when it is for another host: the recording's system and CPUs, this machine's memory and store. */
+/** Whose facts the plan reads when it is for another host: the recording's system, CPUs and memory; this machine's store. */
 function forHostLine(h: NonNullable<DryRunTextInput["forHost"]>): string {
+  const mem = h.memBytes === null ? `memory ${h.memSource}, taken as not limiting` : `its memory (${(h.memBytes / 2 ** 30).toFixed(1)} GiB, ${h.memSource})`;
   return (
-    `  for ${h.label}: its system ${h.system} and its ${h.cpus} CPUs set the jobs, the cores and the estimates; ` +
-    `memory (${(h.memBytes / 2 ** 30).toFixed(1)} GiB) and what is built or cached are this machine's (a recording holds neither)`
+    `  for ${h.label}: its system ${h.system}, its ${h.cpus} CPUs and ${mem} set the schedule and the estimates; ` +
+    `what is built or cached is this machine's (a recording holds none)`
   );
+}
+
+/** ", 4 to fetch" when Nix said it fetches some variants; "" otherwise. */
+function fetchWords(d: DryRun): string {
+  return d.toFetch ? `, ${d.toFetch} to fetch` : "";
+}
+
+/**
+ * How the builds get their cores: "16 compile slots shared as builds start" (concurrency.ts startBuilds), or with
+ * --cores "jobs 2 × 8 cores"; flox passes no cores (Nix's own setting applies), said.
+ */
+export function scheduleWords(c: Capacity, backend: string): string {
+  if (c.cores !== null) return `jobs ${c.jobs ?? 1} × ${c.cores} cores`;
+  const most = c.jobs !== null ? `, at most ${c.jobs} at once` : "";
+  return `${c.slots} compile slot${c.slots === 1 ? "" : "s"} shared as builds start${most}${backend === "flox" ? " (modelled: flox passes no --cores)" : ""}`;
 }
 
 /** The CUDA closures: in full with --verbose; otherwise only those built from source, named unless they serve every variant. */
@@ -113,7 +131,7 @@ function waitLines(d: DryRun, fromHistory: boolean): string[] {
   for (const r of d.rows) if (!r.cached) bases.set(r.estimateBasis || "unknown", [...new Set([...(bases.get(r.estimateBasis || "unknown") ?? []), r.package])]);
   return [
     `  wait ${formatDuration(d.estimatedMakespanS)} until the last variant is ready: ${depText}` +
-      (own.length ? own.map((p) => `${p.what} ${formatDuration(p.seconds)}`).join(", ") : "nothing to build"),
+      (own.length ? own.map((p) => `${p.what} ${formatDuration(p.seconds)}${p.cores !== null ? ` (${p.cores} cores)` : ""}`).join(", ") : "nothing to build"),
     ...(d.wait.offCache.length > deps.length
       ? [`    (${d.wait.offCache.length - deps.length} more dependency build(s) run beside the chain, in the wait too)`]
       : []),
@@ -124,7 +142,7 @@ function waitLines(d: DryRun, fromHistory: boolean): string[] {
 
 /** One variant in full (--verbose): its estimate, state, directory, command, notes and every reason. */
 function verboseRow(v: DryRun["rows"][number]): string[] {
-  const state = v.cached ? `already built (${v.cachedBy}): ${v.outPath}` : "to build";
+  const state = v.cached ? `already built (${v.cachedBy}): ${v.outPath}` : v.fetch ? "to fetch: Nix substitutes its outputs" : v.cores !== null ? `to build on ${v.cores} cores` : "to build";
   return [
     `${String(v.order).padStart(3)}. [wave ${v.wave}] ${v.name}  est ${estimateText(v)}` + `${v.dependsOn.length ? `  after ${v.dependsOn.join(", ")}` : ""}`,
     `       ${state}`,
@@ -160,7 +178,9 @@ function shellLine(argv: readonly string[]): string {
 function compactRows(d: DryRun): string[] {
   const shape = (v: DryRun["rows"][number]) => {
     const cwd = v.command.cwd.endsWith("/") ? v.command.cwd : `${v.command.cwd}/`;
-    const args = v.command.argv.map((a) => (a.startsWith(cwd) ? a.slice(cwd.length) : a).split(v.name).join("NAME"));
+    const args = v.command.argv.map((a, k) =>
+      v.cores !== null && v.command.argv[k - 1] === "--cores" ? "CORES" : (a.startsWith(cwd) ? a.slice(cwd.length) : a).split(v.name).join("NAME"),
+    );
     return `in ${shortPath(v.command.cwd)}: $ ${shellLine(args)}`;
   };
   const shapes = new Set(d.rows.map(shape));
@@ -168,7 +188,7 @@ function compactRows(d: DryRun): string[] {
   const notes = sharedNotes(d);
   const out: string[] = [];
   for (const v of d.rows) {
-    const state = v.cached ? `already built (${v.cachedBy})` : "to build";
+    const state = v.cached ? `already built (${v.cachedBy})` : v.fetch ? "to fetch (Nix)" : v.cores !== null ? `to build on ${v.cores} cores` : "to build";
     const est = v.estimateS === null ? "est unknown" : `est ${formatDuration(v.estimateS)}`;
     out.push(`${String(v.order).padStart(3)}. ${v.name}  ${est}, ${state}`);
     if (shapes.size > 1) out.push(`       ${shape(v)}`);
@@ -177,7 +197,8 @@ function compactRows(d: DryRun): string[] {
     if (v.store) out.push(...rowStoreLines(v));
     else if (own.length) out.push(...shortReasons(own).map((r) => `       model: ${r}`));
   }
-  if (shapes.size === 1 && d.rows.length) out.push(`  each (NAME: the variant; --verbose: each in full): ${[...shapes][0]}`);
+  const coresWord = d.rows.some((v) => v.cores !== null) ? "; CORES: its cores, as the schedule gives them when it starts" : "";
+  if (shapes.size === 1 && d.rows.length) out.push(`  each (NAME: the variant${coresWord}; --verbose: each in full): ${[...shapes][0]}`);
   return out;
 }
 

@@ -8,6 +8,7 @@ import { cudaClosures, simulate, type Plan } from "./plan.ts";
 import { storeName, type CacheProbe, type DryRealise } from "./store.ts";
 import { MODELLED_INPUTS, type ModelledBuild } from "./cache-model.ts";
 import { waitOf, type Wait } from "./wait.ts";
+import type { Capacity } from "./concurrency.ts";
 import type { NixAnswer } from "./ask-nix.ts";
 import type { BuildTarget } from "./targets.ts";
 
@@ -30,7 +31,14 @@ interface DryRunRow {
   /** Why the estimate is unknown; null when it is known. */
   estimateUnknown: string | null;
   priorityS: number;
+  /** The cores the schedule starts it with (concurrency.ts startBuilds, as the driver will); null when it is not built. */
+  cores: number | null;
   cached: boolean;
+  /**
+   * Nix was asked and will fetch its outputs from a substituter instead of building it (its derivation is not among
+   * those Nix lists to build): not built, no time in the wait.
+   */
+  fetch: boolean;
   cachedBy: CacheProbe["by"] | null;
   outPath: string | null;
   command: { argv: string[]; cwd: string };
@@ -53,24 +61,24 @@ interface DryRunRow {
 interface DryRunOptions {
   host: string;
   force: boolean;
-  jobs: number;
+  /** The host's build capacity: the driver's schedule (concurrency.ts). */
+  capacity: Capacity;
   /** Per name, Nix's dry-run answer (build --probe-store). */
   store?: ReadonlyMap<string, DryRealise | { error: string }>;
   /** The cache model of the selection (driver/cache-model.ts modelCacheMisses). */
   model?: { builds: ModelledBuild[]; reasons: ReadonlyMap<string, string[]> };
   /** What Nix said it would build and fetch, or why the model stands (ask-nix.ts). */
   nixAnswer?: NixAnswer | null;
-  /** Earlier durations by name and the cores per build: the estimates the wait is made of (the plan's own). */
+  /** Earlier durations by name: the estimates the wait is made of (the plan's own). */
   history?: ReadonlyMap<string, number>;
-  cores?: number | null;
 }
 
 /**
  * The dry-run rows and totals of `plan`.
  * @param o.host this machine's Nix system; a node for another system without `builders` gets a note
  * @param o.force every node counts as to build
- * @param o.jobs concurrent builds, for the estimated makespan (list scheduling on the estimates)
- * @returns the rows; counts to build and already built; the estimated makespan in seconds, or null with the reason
+ * @param o.capacity the host's compile slots: the driver's schedule (concurrency.ts startBuilds) gives the wait
+ * @returns the rows; counts to build, to fetch (Nix's answer) and already built; the estimated makespan in seconds, or null with the reason
  *   when a variant to build has no estimate; the CUDA closures; Nix's answer; the cache model's extra builds
  */
 export function dryRunRows(
@@ -81,9 +89,11 @@ export function dryRunRows(
   o: DryRunOptions,
 ) {
   const closures = cudaClosures(plan.order.map((n) => plan.nodes.get(n)!.target));
-  const done = new Set([...cached].filter(([, c]) => c.cached).map(([n]) => n));
-  const sim = simulate(plan, o.jobs, new Map(), o.force ? new Set() : done);
-  const rows: DryRunRow[] = plan.order.map((name, i) => dryRunRow(plan, name, i, { cached, why, backend, ...o }));
+  const fetched = o.force ? new Set<string>() : nixFetches(plan.order, cached, o.store);
+  const done = new Set([...[...cached].filter(([, c]) => c.cached).map(([n]) => n), ...fetched]);
+  const sim = simulate(plan, o.capacity, new Map(), o.force ? new Set() : done);
+  const cores = new Map(sim.slots.map((x) => [x.name, x.cores]));
+  const rows: DryRunRow[] = plan.order.map((name, i) => dryRunRow(plan, name, i, { cached, why, backend, fetched, cores, ...o }));
   // Across the selection, each derivation and path once (variants share torch, magma, nccl, …).
   const answers = [...(o.store?.values() ?? [])].filter((s): s is DryRealise => !("error" in s));
   const store = answers.length
@@ -99,11 +109,14 @@ export function dryRunRows(
     plan.order.map((n) => plan.nodes.get(n)!.target),
     builds,
     o.history ?? new Map(),
-    { jobs: o.jobs, cores: o.cores ?? null, done: o.force ? new Set() : done },
+    { capacity: o.capacity, done: o.force ? new Set() : done },
   );
   return {
     rows,
-    toBuild: rows.filter((v) => !v.cached).length,
+    /** Variants built here: neither built already nor fetched (Nix's answer, when asked). */
+    toBuild: rows.filter((v) => !v.cached && !v.fetch).length,
+    /** Variants Nix fetches from a substituter (0 when Nix was not asked). */
+    toFetch: rows.filter((v) => v.fetch).length,
     cached: rows.filter((v) => v.cached).length,
     /**
      * The headline: seconds until the last selected variant is ready, by list scheduling on the estimates, the
@@ -136,12 +149,16 @@ function dryRunRow(
     cached: ReadonlyMap<string, CacheProbe>;
     why: ReadonlyMap<string, "requested" | "dependency">;
     backend: BackendOptions;
+    fetched: ReadonlySet<string>;
+    cores: ReadonlyMap<string, number | null>;
   },
 ): DryRunRow {
   const { cached, why, backend } = o;
   const n = plan.nodes.get(name)!;
   const c = cached.get(name);
-  const cmd = buildCmd(n.target, backend);
+  const cores = o.cores.get(name) ?? null;
+  // The command as the driver will start it: with the cores the schedule gives it (unless --cores fixes them).
+  const cmd = buildCmd(n.target, backend.cores !== undefined && cores !== null && !o.capacity.cores ? { ...backend, cores, coresByName: undefined } : backend);
   const notes: string[] = [];
   // --builders is the nix backend's (driver/options.ts refuses it with flox): advice names what this command takes.
   if (n.target.system !== o.host && backend.builders === undefined)
@@ -165,7 +182,9 @@ function dryRunRow(
     estimateBasis: n.estimateBasis,
     estimateUnknown: n.unknownReason,
     priorityS: n.priority,
+    cores,
     cached: o.force ? false : (c?.cached ?? false),
+    fetch: o.fetched.has(name),
     cachedBy: c?.by ?? null,
     outPath: c?.outPath ?? null,
     command: { argv: cmd.argv, cwd: cmd.cwd },
@@ -174,6 +193,21 @@ function dryRunRow(
     offCache: o.model?.reasons.get(name) ?? [],
     extras: [...(n.target.extras ?? [])],
   };
+}
+
+/**
+ * The variants Nix fetches instead of building: those not built already whose own derivation Nix's dry run does not
+ * list to build (store.ts dryRealise: it lists the paths it would substitute instead). Without Nix's answer, none.
+ */
+function nixFetches(order: readonly string[], cached: ReadonlyMap<string, CacheProbe>, store: DryRunOptions["store"]): Set<string> {
+  const out = new Set<string>();
+  for (const name of order) {
+    const c = cached.get(name);
+    const a = store?.get(name);
+    if (c?.cached || !c?.drvPath || a === undefined || "error" in a) continue;
+    if (!a.toBuild.includes(c.drvPath)) out.add(name);
+  }
+  return out;
 }
 
 function storeRow(s: DryRealise | { error: string } | undefined): DryRunRow["store"] {

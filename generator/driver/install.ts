@@ -66,6 +66,8 @@ export interface InstallOptions {
   /** The host: a recording (another host than this one), or a modelled root (`hostRoot`, tests) with its facts. */
   cpuinfo?: string;
   nvidiaSmi?: string;
+  /** `--mem`: the host's memory in GiB (read-host.ts readMemory). */
+  mem?: number;
   machine?: string;
   hostRoot?: string;
   matrix?: string;
@@ -88,6 +90,8 @@ export interface RecordedHost {
   /** Its Nix system and logical CPUs (its cpuinfo, or --machine). */
   system: string;
   cpus: number;
+  /** Its memory (its directory's meminfo, or --mem), or bytes null when not recorded (read-host.ts readMemory). */
+  memory: HostInfo["memory"];
   sources: HostInfo["sources"];
   /** Its GPUs as nvidia-smi recorded them (name, capability, driver); [] when it has none. */
   gpus: { name: string; capability: string; driver: string }[];
@@ -190,7 +194,7 @@ export async function planInstall(o: InstallOptions): Promise<InstallPlan> {
   const evaluationStops = ready ? await stopsOnEvaluation(ready, { catalog: project.catalog, variant, file, backend, ownFiles: o.pkgsDir !== undefined }) : [];
   const envFile = env ? fileOf(env.name, env.file) : null;
   const recorded = judged.recorded;
-  const base = { variant, backend, root, dryRun: !!o.dryRun, forHost: recorded ? { system: recorded.system, cpus: recorded.cpus, label: recorded.label } : undefined };
+  const base = { variant, backend, root, dryRun: !!o.dryRun, forHost: recorded ? { system: recorded.system, cpus: recorded.cpus, label: recorded.label, memBytes: recorded.memory.bytes, memSource: recorded.memory.source } : undefined };
   return {
     options: o,
     dryRun: !!o.dryRun,
@@ -277,6 +281,7 @@ async function hostChecks(o: InstallOptions, c: CheckedInstall): Promise<{ check
       label: `the recorded host (${host.sources.cpuinfo})`,
       system: host.system,
       cpus: host.cpu.logicalCpus,
+      memory: host.memory,
       sources: host.sources,
       gpus: host.gpus.map((g) => ({ name: g.name, capability: g.capability, driver: g.driver })),
     };

@@ -17,6 +17,7 @@ import { InputError } from "../errors.ts";
 import type { PackageName } from "../catalog/packages.ts";
 import { ENV_PACKAGE, TORCH_PACKAGE, packagesOnTorch } from "../catalog/packages.ts";
 import { environmentOf } from "../matrix/naming.ts";
+import { REFERENCE_CORES, startBuilds, type Capacity, type ReadyBuild } from "./concurrency.ts";
 import type { Variant } from "../matrix/schema.ts";
 
 /**
@@ -114,7 +115,7 @@ export function defaultBuildSeconds(pkg: PackageName): { seconds: number; source
  *   link steps, so it flatters many cores and is harsh on few).
  */
 export const TORCH_BUILD_MODEL = {
-  referenceCores: 24,
+  referenceCores: REFERENCE_CORES,
   cpuSeconds: 59 * 60,
   cudaOneCapabilitySeconds: 1.75 * 3600,
   cpuSource: "pytorch/pytorch#183931: 294 runner-minutes for 5 x86 CPU wheel builds (theneuralfeed.com summary)",
@@ -136,9 +137,10 @@ export interface EstimateInput {
  * A build's estimate without earlier builds: for pytorch the model above (CUDA or CPU, the capabilities compiled, the
  * builder's `cores`); for another package its catalog figure (DEFAULT_BUILD_SECONDS, defaultBuildSeconds).
  * @param cores the cores one build gets (`--cores`, the jobs rule's cores per build); null when not known
- * @returns seconds and the basis in words ("model: CUDA, 1 capability, 16 cores"); null for a package no table knows
+ * @returns seconds, the basis in words ("model: CUDA, 1 capability, 16 cores") and, for torch's model, the
+ *   core-seconds (seconds × cores: the schedule divides them by the cores a build gets); null for a package no table knows
  */
-export function estimateBuild(t: EstimateInput, cores: number | null): { seconds: number; basis: string } | null {
+export function estimateBuild(t: EstimateInput, cores: number | null): { seconds: number; basis: string; coreSeconds?: number } | null {
   const d = defaultBuildSeconds(t.package);
   if (t.package !== TORCH_PACKAGE || t.cuda === undefined) return d && { seconds: d.seconds, basis: CATALOG_FIGURE };
   const m = TORCH_BUILD_MODEL;
@@ -146,7 +148,7 @@ export function estimateBuild(t: EstimateInput, cores: number | null): { seconds
   const atRef = m.cpuSeconds + caps * (m.cudaOneCapabilitySeconds - m.cpuSeconds);
   const seconds = cores !== null && cores > 0 ? (atRef * m.referenceCores) / cores : atRef;
   const what = t.cuda === null ? "CPU" : `CUDA, ${caps} capabilit${caps === 1 ? "y" : "ies"}`;
-  return { seconds, basis: `model: ${what}, ${cores !== null && cores > 0 ? `${cores} cores` : `${m.referenceCores} cores (cores not known)`}` };
+  return { seconds, coreSeconds: atRef * m.referenceCores, basis: `model: ${what}, ${cores !== null && cores > 0 ? `${cores} cores` : `${m.referenceCores} cores (cores not known)`}` };
 }
 
 /** Default duration estimates in seconds (DEFAULT_BUILD_SECONDS without the sources). */
@@ -184,6 +186,12 @@ export interface PlanNode<T extends PlanInput = PlanInput> {
   /** Why the estimate is unknown, in words; null when it is known. */
   unknownReason: string | null;
   /**
+   * Core-seconds of a build whose time the model scales with its cores (torch's TORCH_BUILD_MODEL, without history):
+   * at c cores it takes coreSeconds / c. null: its estimate is a fixed figure whatever its cores (a catalog figure,
+   * an earlier build's duration).
+   */
+  coreSeconds: number | null;
+  /**
    * Bottom level in seconds: estimate + the longest estimate chain among dependents. Higher runs first. An unknown
    * estimate counts 0 here: the order needs a number, and no figure is better than a made-up one.
    */
@@ -211,14 +219,46 @@ function median(xs: number[]): number {
   return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
 }
 
+/**
+ * The kind of a build whose earlier durations stand for another's: the package, CPU or CUDA, and the number of
+ * capabilities compiled ("pytorch|cuda|1"); a CPU torch's time says nothing of a CUDA torch's.
+ */
+export function buildKind(t: EstimateInput): string {
+  const kind = t.cuda === undefined ? "?" : t.cuda === null ? "cpu" : "cuda";
+  return `${t.package}|${kind}|${t.cuda ? Math.max(1, t.cudaCapabilities?.length ?? 1) : 0}`;
+}
+
+/** "CUDA pytorch (1 capability)", "CPU pytorch", "torchaudio": a build kind in words. */
+function kindWords(t: EstimateInput): string {
+  if (t.cuda === undefined) return t.package;
+  if (t.cuda === null) return `CPU ${t.package}`;
+  const caps = Math.max(1, t.cudaCapabilities?.length ?? 1);
+  return `CUDA ${t.package} (${caps} capabilit${caps === 1 ? "y" : "ies"})`;
+}
+
+/** What share of the model's shortest build (`historyFloor`) an earlier build must reach to count as history. */
+export const HISTORY_FLOOR_SHARE = 0.1;
+
+/**
+ * The shortest duration in seconds an earlier build of `pkg` must have to count as history: HISTORY_FLOOR_SHARE of the
+ * model's shortest build of it (torch: the CPU build, TORCH_BUILD_MODEL.cpuSeconds; another package: its catalog
+ * figure). A build far shorter than that is no build of the real package (a test's stand-in, a build that reused
+ * its outputs), and would price hours of compiling at seconds. 0 for a package no table knows.
+ */
+export function historyFloor(pkg: PackageName): number {
+  const base = pkg === TORCH_PACKAGE ? TORCH_BUILD_MODEL.cpuSeconds : (defaultBuildSeconds(pkg)?.seconds ?? 0);
+  return base * HISTORY_FLOOR_SHARE;
+}
+
 /** Order of two nodes for "which runs first": priority desc, own estimate desc, name asc. */
 export function compareNodes(a: PlanNode, b: PlanNode): number {
   return b.priority - a.priority || (b.estimateS ?? 0) - (a.estimateS ?? 0) || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
 }
 
 /**
- * The nodes of the plan, each with its estimate (history of that name, else the median of its package's history,
- * else the package's default, else unknown) and its dependents linked.
+ * The nodes of the plan, each with its estimate (history of that name, else the median of the history of its kind:
+ * the same package, CPU or CUDA, and the same number of capabilities (`buildKind`), else the package's default, else
+ * unknown) and its dependents linked.
  * @throws PlanError for a duplicate name or a dependency that is not in `targets`
  */
 function planNodes<T extends PlanInput>(
@@ -227,21 +267,27 @@ function planNodes<T extends PlanInput>(
   o: { cores: number | null; fixed: ReadonlyMap<string, { seconds: number; basis: string }> },
 ): Map<string, PlanNode<T>> {
   const nodes = new Map<string, PlanNode<T>>();
-  const byPackage = new Map<PackageName, number[]>();
+  const byPackage = new Map<string, number[]>();
+  const byName = new Map(targets.map((t) => [t.name, t]));
   for (const [name, s] of history) {
-    const t = targets.find((x) => x.name === name);
-    if (t) byPackage.set(t.package, [...(byPackage.get(t.package) ?? []), s]);
+    const t = byName.get(name);
+    if (!t) continue;
+    const k = buildKind(t);
+    const list = byPackage.get(k);
+    if (list) list.push(s);
+    else byPackage.set(k, [s]);
   }
   for (const t of targets) {
     if (nodes.has(t.name)) throw new PlanError(`duplicate target ${t.name}`);
     const h = history.get(t.name);
-    const pkgHist = byPackage.get(t.package);
+    const pkgHist = byPackage.get(buildKind(t));
     const fallback = o.fixed.get(t.name) ?? estimateBuild(t, o.cores);
+    const scales = h === undefined && !(pkgHist && pkgHist.length > 0) && fallback !== null ? ((fallback as { coreSeconds?: number }).coreSeconds ?? null) : null;
     const [estimateS, estimateSource, estimateBasis] =
       h !== undefined
         ? ([h, "history", "an earlier build of this variant"] as const)
         : pkgHist && pkgHist.length > 0
-          ? ([median(pkgHist), "package-median", `median of ${pkgHist.length} earlier ${t.package} build(s)`] as const)
+          ? ([median(pkgHist), "package-median", `median of ${pkgHist.length} earlier ${kindWords(t)} build(s)`] as const)
           : fallback !== null
             ? ([fallback.seconds, fallback.basis.startsWith("model") ? "model" : "default", fallback.basis] as const)
             : ([null, "unknown", ""] as const);
@@ -253,6 +299,7 @@ function planNodes<T extends PlanInput>(
       estimateS,
       estimateSource,
       estimateBasis,
+      coreSeconds: scales,
       unknownReason:
         estimateS === null ? `no earlier build of ${t.name} or of another ${t.package}, and no default build time for package "${t.package}"` : null,
       priority: 0,
@@ -468,47 +515,73 @@ export interface SimSlot {
   /** Seconds from the start of the run. */
   start: number;
   end: number;
+  /** The cores it was started with (concurrency.ts startBuilds); null in the fixed-jobs replay (`jobs` a number). */
+  cores: number | null;
 }
 
 /**
- * Replay list scheduling (the driver's policy: whenever a slot is free, start the best ready node) with the given
- * durations. Nodes in `done` (cached) take no time and no slot.
- * @param durations name → seconds; defaults to each node's estimate
+ * Replay the driver's schedule on the estimates: whenever slots are free, start the best ready nodes.
+ * - `cap` a Capacity: the driver's own policy (concurrency.ts startBuilds: the free slots shared out among the ready
+ *   builds by priority, or `--cores` each); a build whose estimate scales with its cores (PlanNode.coreSeconds) takes
+ *   coreSeconds / cores, any other its estimate.
+ * - `cap` a number: that many builds at once, each its estimate (the fixed-jobs replay).
+ * Nodes in `done` (cached) take no time and no slot.
+ * @param durations name → seconds; wins over the estimates
  * @returns the slots in start order, the makespan in seconds, and the nodes run without a duration (neither in
  *   `durations` nor estimated: they count 0 s, so with any of them the makespan is only a lower bound)
  */
 export function simulate(
   plan: Plan,
-  jobs: number,
+  cap: number | Capacity,
   durations: ReadonlyMap<string, number> = new Map(),
   done: ReadonlySet<string> = new Set(),
 ): { slots: SimSlot[]; makespan: number; unknown: string[] } {
   const state = new Map<string, NodeState>();
   for (const n of done) state.set(n, "cached");
   const queue = new ReadyQueue(plan, state);
-  const running: SimSlot[] = [];
+  const running: { slot: SimSlot; slots: number }[] = [];
   const slots: SimSlot[] = [];
   const unknown: string[] = [];
+  let used = 0;
   let now = 0;
+  const start = (name: string, cores: number | null, held: number) => {
+    state.set(name, "running");
+    const n = plan.nodes.get(name)!;
+    const d = durations.get(name) ?? (cores !== null && n.coreSeconds !== null ? n.coreSeconds / cores : n.estimateS);
+    if (d === null) unknown.push(name);
+    const slot = { name, start: now, end: now + (d ?? 0), cores };
+    running.push({ slot, slots: held });
+    slots.push(slot);
+    used += held;
+  };
   for (;;) {
-    while (running.length < Math.max(1, jobs)) {
-      const next = queue.take();
-      if (next === undefined) break;
-      state.set(next, "running");
-      const d = durations.get(next) ?? plan.nodes.get(next)!.estimateS;
-      if (d === null) unknown.push(next);
-      const slot = { name: next, start: now, end: now + (d ?? 0) };
-      running.push(slot);
-      slots.push(slot);
+    if (typeof cap === "number") {
+      while (running.length < Math.max(1, cap)) {
+        const next = queue.take();
+        if (next === undefined) break;
+        start(next, null, 1);
+      }
+    } else {
+      // As many ready nodes as could start (startBuilds starts every one it is given up to this count), best first.
+      const room = cap.cores !== null ? (cap.jobs ?? 1) - running.length : Math.min(cap.slots - used, cap.jobs === null ? Infinity : cap.jobs - running.length);
+      const ready: ReadyBuild[] = [];
+      while (ready.length < room) {
+        const next = queue.take();
+        if (next === undefined) break;
+        const n = plan.nodes.get(next)!;
+        ready.push({ name: next, package: n.target.package, weight: n.priority });
+      }
+      for (const b of startBuilds(ready, { count: running.length, slotsUsed: used }, cap)) start(b.name, b.cores, b.slots);
     }
     if (running.length === 0) break;
-    // At most `jobs` slots run at once: finding the earliest is O(jobs), not a sort of the plan.
-    now = running.reduce((t, r) => Math.min(t, r.end), Infinity);
+    // At most one build per slot runs at once: finding the earliest is O(slots), not a sort of the plan.
+    now = running.reduce((t, r) => Math.min(t, r.slot.end), Infinity);
     for (let i = running.length - 1; i >= 0; i--)
-      if (running[i]!.end <= now) {
-        const [slot] = running.splice(i, 1);
-        state.set(slot!.name, "built");
-        queue.finished(slot!.name);
+      if (running[i]!.slot.end <= now) {
+        const [r] = running.splice(i, 1);
+        used -= r!.slots;
+        state.set(r!.slot.name, "built");
+        queue.finished(r!.slot.name);
       }
   }
   return { slots, makespan: now, unknown };

@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { writeOutputFile } from "../output-file.ts";
 import { redactDeep } from "../redact.ts";
 import type { Backend } from "./backend.ts";
+import { historyFloor } from "./plan.ts";
 
 /** Final status of a variant in a run. */
 type VariantStatus = "built" | "cached" | "failed" | "skipped";
@@ -260,14 +261,16 @@ export function skippedReportsWarning(skipped: readonly SkippedReport[], shown: 
 
 /**
  * The builds an earlier report says really happened here: status `built` with a positive duration, and an output
- * built in that run (not substituted from a cache or already present: those durations say nothing about a build).
+ * built in that run (not substituted from a cache or already present: those durations say nothing about a build),
+ * at least the model's floor for its package (plan.ts historyFloor: a 5-second stand-in of torch is no torch build).
  * Both the plan's estimates (durationsFromReports) and the fleet cost model (fleet/cost.ts) count exactly these.
  */
 export function realBuilds(r: Partial<BuildReport>): VariantReport[] {
   return (Array.isArray(r.variants) ? r.variants : []).filter(
     (v) =>
       typeof v === "object" && v !== null && typeof v.name === "string" &&
-      v.status === "built" && typeof v.durationS === "number" && Number.isFinite(v.durationS) && v.durationS > 0 && (!v.origin || v.origin === "built"),
+      v.status === "built" && typeof v.durationS === "number" && Number.isFinite(v.durationS) && v.durationS > 0 && (!v.origin || v.origin === "built") &&
+      v.durationS >= historyFloor(v.package),
   );
 }
 

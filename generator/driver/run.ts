@@ -1,12 +1,14 @@
 /**
- * Run a plan: concurrent builds (p-limit) in dependency order, longest first, with a log per variant, retries,
- * fail-fast, cached variants skipped, and signal handling. I/O lives here; the choices come from plan.ts.
+ * Run a plan: concurrent builds in dependency order, longest first, each started with the cores the schedule gives
+ * it, with a log per variant, retries, fail-fast, cached variants skipped, and signal handling. I/O lives here; the
+ * choices come from plan.ts and concurrency.ts.
  *
  * The parts, as nix-fast-build splits its runner:
  * - a job (job.ts `runJob`): one variant's build with its retries and log;
- * - the scheduler (`schedule`): every time a node becomes ready, one token enters the p-limit queue; when a token
- *   gets a slot it takes the best ready node at that moment (`pickNext`), so priorities are applied at start time,
- *   not enqueue time;
+ * - the scheduler (`schedule`): whenever a build ends (and at the start), the ready nodes, best first, and the free
+ *   compile slots go to concurrency.ts `startBuilds` (the policy the plan's wait is modelled with: plan.ts simulate),
+ *   which says which start now and with how many cores; each is started with those `--cores`. Without a Capacity
+ *   (`jobs` alone) at most `jobs` builds run, each with the backend's cores;
  * - stop-all (processes.ts `ProcessGroups`): every build runs detached in its own process group; ending the run
  *   sends SIGTERM to each group (nix-build then stops its builder, which runs in its own session), and SIGKILL to
  *   the groups still there after a grace period;
@@ -17,10 +19,10 @@
  */
 import { mkdirSync } from "node:fs";
 import { join, relative } from "node:path";
-import pLimit from "p-limit";
 import { buildCmd, withSshTimeouts, type BackendOptions, type BuildCmd } from "./backend.ts";
 import { DriverIoError, LogFile, push, runJob, type JobContext, type JobOutcome } from "./job.ts";
-import { pickNext, readyNodes, transitiveDependents, type NodeState, type Plan } from "./plan.ts";
+import { readyNodes, transitiveDependents, type NodeState, type Plan } from "./plan.ts";
+import { startBuilds, type Capacity } from "./concurrency.ts";
 import { ProcessGroups } from "./build-groups.ts";
 import { writeReportFiles, type BuildReport, type UnwrittenReport, type VariantReport } from "./report.ts";
 import { pointLink } from "../output-file.ts";
@@ -37,8 +39,13 @@ export interface RunOptions {
   /** name → why it is selected (from `selectTargets`). */
   why: ReadonlyMap<string, "requested" | "dependency">;
   backend: BackendOptions;
-  /** Concurrent builds (≥ 1). */
+  /** Concurrent builds (≥ 1), when no `capacity` is given. */
   jobs: number;
+  /**
+   * The host's compile slots (concurrency.ts capacityOf): the driver shares them out as builds start (startBuilds),
+   * passing each build its cores (`--cores`, nix backend). Without it, `jobs` builds at once with the backend's cores.
+   */
+  capacity?: Capacity;
   /** Extra attempts after a failed one (≥ 0). */
   retries: number;
   /** Stop launching and end running builds after the first final failure. */
@@ -209,27 +216,18 @@ function applyOutcome(s: RunState, name: string, out: JobOutcome): void {
 }
 
 /**
- * The scheduler: start the best ready node whenever one of `jobs` slots is free, until nothing is ready or the run
- * stops; then wait for every running build to exit. A job that throws (a bug) is an error of the driver: its variant
- * fails and the run stops; the scheduler itself never rejects.
+ * The scheduler: whenever slots are free (at the start, and each time a build ends), start the ready nodes that
+ * concurrency.ts startBuilds picks, best first, each with the cores it gives (the nix backend's `--cores`, written into
+ * the command and the report); without a Capacity, at most `jobs` at once with the backend's own cores. Until nothing
+ * runs and nothing more can start, or the run stops; then wait for every running build to exit. A job that throws (a
+ * bug) is an error of the driver: its variant fails and the run stops; the scheduler itself never rejects.
  */
 async function schedule(s: RunState, jobs: number, ctx: JobContext): Promise<void> {
-  const limit = pLimit(Math.max(1, jobs));
-  const tokens: Promise<void>[] = [];
-  const announced = new Set<string>();
-  const release = () => {
-    if (s.stopping) return;
-    for (const name of readyNodes(s.o.plan, s.state))
-      if (!announced.has(name)) {
-        announced.add(name);
-        tokens.push(limit(slot));
-      }
-  };
-  const slot = async () => {
-    if (s.stopping) return;
-    const name = pickNext(s.o.plan, s.state);
-    if (name === undefined) return;
-    s.state.set(name, "running");
+  const cap: Capacity = s.o.capacity ?? { slots: Math.max(1, jobs), memGiB: Infinity, cores: s.o.backend.cores ?? 1, jobs: Math.max(1, jobs), gibPerJob: new Map(), machine: "" };
+  const fixed = s.o.capacity === undefined;
+  const running = new Map<string, Promise<void>>();
+  let used = 0;
+  const run = async (name: string, held: number) => {
     try {
       applyOutcome(s, name, await runJob(ctx, s.cmds.get(name)!, s.rep.get(name)!));
     } catch (e) {
@@ -239,16 +237,45 @@ async function schedule(s: RunState, jobs: number, ctx: JobContext): Promise<voi
         settle(s, name, "failed", reason);
         s.emit({ type: "failed", name, reason, at: Date.now() });
       }
+    } finally {
+      used -= held;
+      running.delete(name);
     }
-    release();
+  };
+  const fill = () => {
+    if (s.stopping) return;
+    const { plan } = s.o;
+    const ready = readyNodes(plan, s.state).map((n) => ({ name: n, package: plan.nodes.get(n)!.target.package, weight: plan.nodes.get(n)!.priority }));
+    for (const b of startBuilds(ready, { count: running.size, slotsUsed: used }, cap)) {
+      s.state.set(b.name, "running");
+      if (!fixed) withCores(s, b.name, b.cores);
+      used += b.slots;
+      running.set(b.name, run(b.name, b.slots));
+    }
   };
   try {
-    release();
+    fill();
+    while (running.size > 0) {
+      await Promise.race(running.values());
+      fill();
+    }
   } catch (e) {
     driverFailed(s, e);
+    await Promise.allSettled(running.values());
   }
-  for (let i = 0; i < tokens.length; i++) await tokens[i]!.catch((e: unknown) => driverFailed(s, e));
   await s.groups.settled();
+}
+
+/**
+ * The command of `name` as it starts now, with the cores the schedule gives it (nix backend: `--cores N`; a package
+ * capped for memory keeps its cap when that is lower); the report's entry shows it. flox takes no --cores.
+ */
+function withCores(s: RunState, name: string, cores: number): void {
+  const { backend } = s.o;
+  if (backend.backend !== "nix" || backend.cores === undefined && backend.coresByName === undefined) return;
+  const cmd = buildCmd(s.o.plan.nodes.get(name)!.target, { ...backend, cores, coresByName: undefined });
+  s.cmds.set(name, cmd);
+  s.rep.get(name)!.command = cmd.argv;
 }
 
 /**

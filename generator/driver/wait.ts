@@ -7,12 +7,16 @@
  * list schedule the build driver runs (plan.ts simulate) gives the wait. Its parts are the schedule's critical chain:
  * each build of the chain starts when the one before it ends, so the parts sum to the wait exactly.
  *
- * `variantWait` is one variant's wait with nothing built yet (its closure, one build at a time, the default
- * estimates): what detect, doctor, install and fleet rank by.
+ * The schedule is the driver's own (concurrency.ts startBuilds over the host's Capacity: the free compile slots shared
+ * out among the ready builds, so torch alone gets every slot), so the wait is what `build` then runs.
+ *
+ * `variantWait` is one variant's wait with nothing built yet (its closure on the host's capacity, the earlier builds
+ * of `history`): what detect, install, `build --dry-run`, fleet and doctor print and rank by: one figure for one pick.
  */
 import { TORCH_PACKAGE } from "../catalog/packages.ts";
 import type { Variant } from "../matrix/schema.ts";
 import { makePlan, simulate, type PlanInput } from "./plan.ts";
+import type { Capacity } from "./concurrency.ts";
 import { modelCacheMisses, type CacheModelCatalog, type ModelledBuild } from "./cache-model.ts";
 
 /** One build on the wait's critical chain. */
@@ -24,8 +28,10 @@ export interface WaitPart {
   seconds: number;
   /** True for a dependency the binary cache cannot serve (the cache model's). */
   offCache: boolean;
-  /** Where the figure comes from (plan.ts PlanNode.estimateBasis). */
+  /** Where the figure comes from (plan.ts PlanNode.estimateBasis, with the cores the schedule gave it). */
   basis: string;
+  /** The cores the schedule starts it with (concurrency.ts startBuilds); null in a fixed-jobs replay. */
+  cores: number | null;
 }
 
 /** A plan's wait: seconds, the critical chain, and the dependency builds it counts. */
@@ -54,13 +60,14 @@ export const BUILD_LABEL: Record<ModelledBuild["what"], string> = {
 /**
  * The wait of `targets` with the dependency builds `builds` before the variants that need them.
  * @param history earlier durations by name (they win over the estimates)
- * @param o.jobs concurrent builds; o.cores cores per build (estimates); o.done names already built (no time)
+ * @param o.capacity the host's compile slots and the user's --cores/--jobs (concurrency.ts capacityOf); o.done names
+ *   already built or fetched (no time)
  */
 export function waitOf(
   targets: readonly PlanInput[],
   builds: readonly ModelledBuild[],
   history: ReadonlyMap<string, number>,
-  o: { jobs: number; cores: number | null; done?: ReadonlySet<string> },
+  o: { capacity: Capacity; done?: ReadonlySet<string> },
 ): Wait {
   const names = new Set(targets.map((t) => t.name));
   const needs = new Map<string, string[]>();
@@ -72,14 +79,15 @@ export function waitOf(
       ...targets.map((t) => ({ ...t, dependsOn: [...t.dependsOn, ...(needs.get(t.name) ?? []).filter((k) => used.some((b) => b.key === k))] })),
     ],
     history,
-    { cores: o.cores, fixed: new Map(used.map((b) => [b.key, { seconds: b.seconds, basis: `model: ${BUILD_LABEL[b.what]} from source (${b.source.split(":")[0]})` }])) },
+    { cores: o.capacity.cores ?? o.capacity.slots, fixed: new Map(used.map((b) => [b.key, { seconds: b.seconds, basis: `model: ${BUILD_LABEL[b.what]} from source (${b.source.split(":")[0]})` }])) },
   );
-  const sim = simulate(plan, o.jobs, new Map(), o.done ?? new Set());
+  const sim = simulate(plan, o.capacity, new Map(), o.done ?? new Set());
   const byKey = new Map(used.map((b) => [b.key, b]));
   const parts = criticalChain(sim.slots).map((s) => {
     const n = plan.nodes.get(s.name)!;
     const b = byKey.get(s.name);
-    return { name: s.name, what: b ? b.what : n.target.package, seconds: s.end - s.start, offCache: !!b, basis: n.estimateBasis };
+    const basis = s.cores !== null && n.coreSeconds !== null ? n.estimateBasis.replace(/\d+ cores$/, `${s.cores} cores`) : n.estimateBasis;
+    return { name: s.name, what: b ? b.what : n.target.package, seconds: s.end - s.start, offCache: !!b, basis, cores: s.cores };
   });
   return {
     seconds: sim.unknown.length ? null : sim.makespan,
@@ -94,7 +102,7 @@ export function waitOf(
  * The critical chain of a list schedule: from the slot that ends last, back through slots each ending where the next
  * starts (a slot starts at 0 or when another ends), so the chain's durations sum to the makespan.
  */
-export function criticalChain(slots: readonly { name: string; start: number; end: number }[]): { name: string; start: number; end: number }[] {
+export function criticalChain<S extends { name: string; start: number; end: number }>(slots: readonly S[]): S[] {
   if (!slots.length) return [];
   let cur = [...slots].sort((a, b) => b.end - a.end)[0]!;
   const chain = [cur];
@@ -125,10 +133,18 @@ function namesOf(all: readonly WaitVariant[]): Map<string, WaitVariant> {
 }
 
 /**
- * One variant's wait from nothing built: its closure in `all` (dependsOn, transitively), the cache model's dependency
- * builds, one build at a time, default estimates (cores not known: the model's reference cores).
+ * One variant's wait from nothing built: its closure in `all` (dependsOn, transitively) and the cache model's
+ * dependency builds, scheduled on `capacity` as the driver runs them, with the earlier builds of `history`.
+ * @param capacity the host's (concurrency.ts capacityOf): the same record `build` and install schedule with
+ * @param history earlier durations by name (driver/report.ts durationsFromReports); default none
  */
-export function variantWait(v: WaitVariant, all: readonly WaitVariant[], cat: CacheModelCatalog): Wait {
+export function variantWait(
+  v: WaitVariant,
+  all: readonly WaitVariant[],
+  cat: CacheModelCatalog,
+  capacity: Capacity,
+  history: ReadonlyMap<string, number> = new Map(),
+): Wait {
   const byName = namesOf(all);
   const closure = new Map<string, WaitVariant>();
   const visit = (x: WaitVariant) => {
@@ -144,5 +160,5 @@ export function variantWait(v: WaitVariant, all: readonly WaitVariant[], cat: Ca
   // One variant's closure is one nixpkgs instance: torch and the packages on it share one nixpkgsKey.
   const model = modelCacheMisses(vs, cat);
   const targets = vs.map((x) => ({ ...x, dependsOn: x.dependsOn.filter((d) => closure.has(d)) }));
-  return waitOf(targets, model.builds, new Map(), { jobs: 1, cores: null });
+  return waitOf(targets, model.builds, history, { capacity });
 }

@@ -22,6 +22,8 @@ import { isaFit, variantRunsOn } from "../matrix/compat.ts";
 import type { HostInfo } from "../detect/read-host.ts";
 import { isNative } from "../detect/recommend.ts";
 import { variantWait, type Wait } from "../driver/wait.ts";
+import { capacityOf, type Capacity } from "../driver/concurrency.ts";
+import { availableParallelism, totalmem } from "node:os";
 import type { Variant } from "../matrix/schema.ts";
 import type { Catalog } from "../catalog/schema.ts";
 import type { PackageName } from "../catalog/packages.ts";
@@ -135,14 +137,20 @@ interface CoverTable {
 }
 
 /** The cover table of `hosts` for the candidates of `pkg` (see `CoverTable`). */
-function coverTable(hosts: readonly FleetHost[], candidates: readonly Variant[], catalog: Catalog, pkg: PackageName): CoverTable {
+function coverTable(
+  hosts: readonly FleetHost[],
+  candidates: readonly Variant[],
+  catalog: Catalog,
+  pkg: PackageName,
+  o: { capacity: Capacity; history: ReadonlyMap<string, number> },
+): CoverTable {
   const hostOf = new Map(hosts.map((h) => [h.id, h.host]));
   const elements = elementsOf(hosts);
   const pool = candidates.filter((v) => v.package === pkg);
   const cudaOrder = [...new Set(pool.map((v) => v.cuda).filter((c): c is string => c !== null))].sort((a, b) => compareVersions(b, a));
   const covers: number[][] = pool.map(() => []);
   const cost: Map<number, number>[] = pool.map(() => new Map());
-  const waits = pool.map((v) => variantWait(v, candidates, catalog));
+  const waits = pool.map((v) => variantWait(v, candidates, catalog, o.capacity, o.history));
   elements.forEach((e, ei) => {
     const host = hostOf.get(e.hostId)!;
     pool.forEach((v, vi) => {
@@ -248,15 +256,18 @@ function assign(t: CoverTable, set: readonly number[], catalog: Catalog): FleetC
  * Choose the fewest variants of `pkg` from `candidates` covering every servable element of `hosts`: the exact
  * search (`exactCover`), or past `maxNodes` nodes the greedy cover (`greedyCover`); `method` says which.
  * @param opts.maxNodes search nodes before falling back to greedy (default 2,000,000)
+ * @param opts.capacity the machine the variants are built on, for their waits (driver/concurrency.ts; default this
+ *   machine's, where `build` runs); opts.history earlier builds by name (driver/report.ts durationsFromReports)
  */
 export function coverFleet(
   hosts: readonly FleetHost[],
   candidates: readonly Variant[],
   catalog: Catalog,
   pkg: PackageName,
-  opts: { maxNodes?: number } = {},
+  opts: { maxNodes?: number; capacity?: Capacity; history?: ReadonlyMap<string, number> } = {},
 ): FleetCover {
-  const t = coverTable(hosts, candidates, catalog, pkg);
+  const capacity = opts.capacity ?? capacityOf({ cpus: availableParallelism(), memBytes: totalmem() });
+  const t = coverTable(hosts, candidates, catalog, pkg, { capacity, history: opts.history ?? new Map() });
   const maxNodes = opts.maxNodes ?? 2_000_000;
   const exact = exactCover(t, maxNodes);
   const size = { candidates: t.relevant.length, elements: t.servable.length };

@@ -55,6 +55,7 @@ interface DetectJsonHost {
   gpus: HostInfo["gpus"];
   sources?: HostInfo["sources"];
   gpuAbsentReason?: string | null;
+  memory?: HostInfo["memory"];
 }
 
 /** A HostInfo from what detect --json printed: the feature list and GPUs are all recommend() reads. */
@@ -66,6 +67,7 @@ function hostFromDetectJson(h: DetectJsonHost): HostInfo {
     gpus: h.gpus,
     sources: h.sources ?? { cpuinfo: "detect --json", nvidiaSmi: "detect --json", machine: "detect --json" },
     gpuAbsentReason: h.gpuAbsentReason ?? null,
+    memory: h.memory ?? { bytes: null, source: "not in the detect --json file" },
   };
 }
 

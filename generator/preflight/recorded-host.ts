@@ -18,7 +18,7 @@ import type { CheckResult } from "./checks.ts";
  */
 export async function judgeRecordedHost(args: ReadHostOptions, results: CheckResult[], cuda: boolean): Promise<HostInfo> {
   const { readHost } = await import("../detect/read-host.ts");
-  const host = await readHost({ cpuinfo: args.cpuinfo, nvidiaSmi: args.nvidiaSmi, machine: args.machine });
+  const host = await readHost({ cpuinfo: args.cpuinfo, nvidiaSmi: args.nvidiaSmi, machine: args.machine, mem: args.mem });
   const i = results.findIndex((r) => r.id === "gpu-driver");
   const from = host.sources.nvidiaSmi;
   if (i >= 0 || cuda) {
