@@ -6,7 +6,7 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { join, resolve } from "node:path";
 import { DEFAULT_ESTIMATE_S, TORCH_BUILD_MODEL, estimateBuild, lowerBound, makePlan, pickNext, PlanError, simulate, transitiveDependents, type NodeState } from "../generator/driver/plan.ts";
-import { jobsRule } from "../generator/driver/concurrency.ts";
+import { capacityOf, jobsRule, startBuilds, type Capacity } from "../generator/driver/concurrency.ts";
 import { selectTargets, SelectionError, targetsFromVariants } from "../generator/driver/targets.ts";
 import { projectFromMatrix } from "../generator/matrix/project.ts";
 import buildMatrix from "./fixtures/build-matrix.ts";
@@ -15,6 +15,12 @@ import { formatDuration, makeRunId, summaryTable, type BuildReport } from "../ge
 
 const FIXTURES = resolve(import.meta.dirname, "fixtures/build-pkgs");
 const GiB = 2 ** 30;
+
+/**
+ * The fixed-jobs schedule (`--jobs J --cores C`): J builds at once, C cores each; at the torch model's 24 reference
+ * cores a build takes its estimate of a plan made without cores.
+ */
+const fixedCapacity = (jobs: number, cores: number = TORCH_BUILD_MODEL.referenceCores): Capacity => capacityOf({ cpus: jobs * cores, memBytes: null }, { cores, jobs });
 
 const t = (name: string, dependsOn: string[] = []) => ({
   name,
@@ -163,7 +169,7 @@ test("dry-run rows (pure): plan order, exact commands, cached nodes, cross-syste
   const plan = makePlan(sel.targets);
   const cached = new Map([["pytorch-python313-cuda13_0-sm90-avx2", { cached: true, by: "store" as const, outPath: "/nix/store/x-pt", drvPath: null }]]);
   const backend = { backend: "nix" as const, root: "/repo", outDir: "/out" };
-  const d = dryRunRows(plan, cached, sel.why, backend, { host: "x86_64-linux", force: false, jobs: 2 });
+  const d = dryRunRows(plan, cached, sel.why, backend, { host: "x86_64-linux", force: false, capacity: fixedCapacity(2) });
   assert.equal(d.rows.map((r) => r.name), plan.order);
   assert.is(d.cached, 1);
   assert.is(d.toBuild, 3);
@@ -177,8 +183,8 @@ test("dry-run rows (pure): plan order, exact commands, cached nodes, cross-syste
   assert.is(d.cudaClosures.own.length, 1);
   assert.is(d.cudaClosures.shared.length, 1);
   assert.ok(d.cudaClosures.own[0]!.variants.every((n) => n.includes("sm110")));
-  const forced = dryRunRows(plan, cached, sel.why, backend, { host: "x86_64-linux", force: true, jobs: 1 });
-  const one = dryRunRows(plan, cached, sel.why, backend, { host: "x86_64-linux", force: false, jobs: 1 });
+  const forced = dryRunRows(plan, cached, sel.why, backend, { host: "x86_64-linux", force: true, capacity: fixedCapacity(1) });
+  const one = dryRunRows(plan, cached, sel.why, backend, { host: "x86_64-linux", force: false, capacity: fixedCapacity(1) });
   assert.is(forced.toBuild, 4);
   assert.ok(forced.estimatedMakespanS! > one.estimatedMakespanS!, "on one builder, a built torch shortens the estimate");
 });
@@ -199,7 +205,7 @@ test("estimates: a named environment has torch-env's default; a package no table
   const why = new Map<string, "requested" | "dependency">();
   const named = makePlan([target("pytorch-a", "pytorch"), target("llm-env-a", "llm-env", ["pytorch-a"])]);
   assert.is(named.nodes.get("llm-env-a")!.estimateS, 60);
-  const ok = dryRunRows(named, new Map(), why, backend, { host: "x86_64-linux", force: false, jobs: 1 });
+  const ok = dryRunRows(named, new Map(), why, backend, { host: "x86_64-linux", force: false, capacity: fixedCapacity(1) });
   // A CPU-only torch (cuda null): the model's CPU figure at its reference cores (plan.ts TORCH_BUILD_MODEL).
   assert.is(ok.estimatedMakespanS, TORCH_BUILD_MODEL.cpuSeconds + 60);
   assert.is(ok.estimatedMakespanUnknown, null);
@@ -209,14 +215,14 @@ test("estimates: a named environment has torch-env's default; a package no table
   assert.is(node.estimateSource, "unknown");
   assert.match(node.unknownReason!, /no default build time for package "mystery"/);
   assert.ok(Number.isFinite(node.priority) && Number.isFinite(odd.nodes.get("pytorch-a")!.priority));
-  const d = dryRunRows(odd, new Map(), why, backend, { host: "x86_64-linux", force: false, jobs: 1 });
+  const d = dryRunRows(odd, new Map(), why, backend, { host: "x86_64-linux", force: false, capacity: fixedCapacity(1) });
   assert.is(d.estimatedMakespanS, null);
   assert.match(d.estimatedMakespanUnknown!, /no estimate for mystery-a/);
   // Cached, it needs no estimate: the makespan is known again.
   const cached = new Map([["mystery-a", { cached: true, by: "store" as const, outPath: "/nix/store/x", drvPath: null }]]);
-  assert.is(dryRunRows(odd, cached, why, backend, { host: "x86_64-linux", force: false, jobs: 1 }).estimatedMakespanS, TORCH_BUILD_MODEL.cpuSeconds);
+  assert.is(dryRunRows(odd, cached, why, backend, { host: "x86_64-linux", force: false, capacity: fixedCapacity(1) }).estimatedMakespanS, TORCH_BUILD_MODEL.cpuSeconds);
   const text = dryRunText({
-    d, backend: "nix", rule: { jobs: 1, explanation: "x" }, coresPerBuild: null, capped: new Map(), fromHistory: false, probed: false,
+    d, backend: "nix", rule: { jobs: 1, explanation: "x" }, coresPerBuild: null, capped: new Map(), capacity: fixedCapacity(1), fromHistory: false, probed: false,
     needs: { groups: [], local: null, localBuilds: true, hostLine: null }, preflight: "", verbose: true,
   });
   assert.not.match(text, /NaN/);
@@ -239,7 +245,7 @@ test("the wait: dependency builds the cache cannot serve come before torch, and 
   const model = modelCacheMisses(sel.map((t) => ({ ...t, nixpkgs: t.nixpkgs! })), p.catalog);
   assert.equal(model.builds.map((b) => b.what).sort(), ["magma", "nccl", "nvshmem", "triton"]);
   const backend = { backend: "nix" as const, root: "/x", outDir: "/out" };
-  const rows = (jobs: number) => dryRunRows(makePlan(sel, new Map(), { cores: 16 }), new Map(), new Map(), backend, { host: "x86_64-linux", force: false, jobs, model, cores: 16 });
+  const rows = (jobs: number) => dryRunRows(makePlan(sel, new Map(), { cores: 16 }), new Map(), new Map(), backend, { host: "x86_64-linux", force: false, capacity: fixedCapacity(jobs, 16), model });
   const est = (pkg: string) => makePlan(sel, new Map(), { cores: 16 }).nodes.get(sel.find((t) => t.package === pkg)!.name)!.estimateS!;
   const deps = model.builds.map((b) => b.seconds);
   for (const jobs of [1, 2, 8]) {
@@ -250,7 +256,7 @@ test("the wait: dependency builds the cache cannot serve come before torch, and 
     assert.ok(d.wait.parts.some((x) => x.offCache) && d.wait.parts.findIndex((x) => x.offCache) < d.wait.parts.findIndex((x) => x.what === "pytorch"), "a dependency build precedes torch on the chain");
     assert.ok(d.estimatedMakespanS! > d.variantsMakespanS!, "the dependency builds are in the headline");
     const text = dryRunText({
-      d, backend: "nix", rule: { jobs, explanation: "x" }, coresPerBuild: 16, capped: new Map(), fromHistory: false, probed: false,
+      d, backend: "nix", rule: { jobs, explanation: "x" }, coresPerBuild: 16, capped: new Map(), capacity: fixedCapacity(jobs, 16), fromHistory: false, probed: false,
       needs: { groups: [], local: null, localBuilds: true, hostLine: null }, preflight: "",
     });
     assert.match(text, `wait ${formatDuration(d.estimatedMakespanS!)} until the last variant is ready: `);

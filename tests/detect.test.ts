@@ -26,6 +26,8 @@ import {
   type HostInfo,
 } from "../generator/detect/read-host.ts";
 import { recommend, type Recommendation } from "../generator/detect/recommend.ts";
+import { hostCapacity } from "../generator/driver/concurrency.ts";
+import { variantWait } from "../generator/driver/wait.ts";
 import { capabilitiesRunOn, cudaForDriver } from "../generator/matrix/compat.ts";
 import { runDetect } from "../generator/commands/detect-main.ts";
 import type { VariantSource } from "../generator/matrix/variant-source.ts";
@@ -665,9 +667,8 @@ function recordedHosts(): string[] {
 }
 
 test("every recorded host: detect picks a native variant whose modelled wait is the smallest of the fitting native ones", async () => {
-  const [{ loadProject }, { variantWait }, { variantRunsOn }] = await Promise.all([
+  const [{ loadProject }, { variantRunsOn }] = await Promise.all([
     import("../generator/matrix/project.ts"),
-    import("../generator/driver/wait.ts"),
     import("../generator/matrix/compat.ts"),
   ]);
   const p = await loadProject();
@@ -684,10 +685,10 @@ test("every recorded host: detect picks a native variant whose modelled wait is 
       const fits = p.variants.filter((v) => v.package === "torch-env" && v.system === hi.system && variantRunsOn(v, hi, gpu, p.catalog));
       const native = gpu ? fits.filter((v) => !v.binaryCompat && v.cudaCapabilities.includes(gpu.capability)) : fits;
       const pool = native.length ? native : fits;
-      const min = Math.min(...pool.map((v) => variantWait(v, p.variants, p.catalog).seconds!));
+      const min = Math.min(...pool.map((v) => variantWait(v, p.variants, p.catalog, hostCapacity(hi)).seconds!));
       const chosen = p.variants.find((v) => v.name === pick.variant)!;
       assert.ok(pool.includes(chosen), `${h}: ${pick.variant} is ${native.length ? "native" : "a fit"}`);
-      assert.is(variantWait(chosen, p.variants, p.catalog).seconds, min, `${h}: ${pick.variant} waits the least`);
+      assert.is(variantWait(chosen, p.variants, p.catalog, hostCapacity(hi)).seconds, min, `${h}: ${pick.variant} waits the least`);
       judged++;
     }
   }
@@ -702,14 +703,23 @@ test("H100 with driver 580: a CUDA 12.9 variant (the pin's default CUDA set), th
   assert.match(r.variants[0]!, /^torch-env-python313-cuda12_9-sm90-avx512bf16$/);
   const trade = r.picks[0]!.reasons.find((x) => x.startsWith("cuda13_0 also fits"));
   assert.ok(trade, r.picks[0]!.reasons.join("\n"));
-  assert.match(trade!, "cuda13_0 also fits: about +4.0 h of NCCL, NVSHMEM, magma and triton from source");
+  // The trade is the difference of the two waits on the host's capacity (16 CPUs of the recording).
+  const cap = hostCapacity(host("h100-driver580"));
+  const [wb, wn] = [r.variants[0]!, "torch-env-python313-cuda13_0-sm90-avx512bf16"].map((n) => variantWait(p.variants.find((v) => v.name === n)!, p.variants, p.catalog, cap).seconds!);
+  assert.ok(wn > wb, `${wn} > ${wb}`);
+  assert.match(trade!, `cuda13_0 also fits: about +${((wn - wb) / 3600).toFixed(1)} h of NCCL, NVSHMEM, magma and triton from source`);
   const newest = recommend(host("h100-driver580"), p.variants, p.catalog, { package: "torch-env", prefer: "newest" });
   assert.match(newest.variants[0]!, /-cuda13_0-sm90-avx512bf16$/);
   assert.not.ok(newest.picks[0]!.reasons.some((x) => x.includes("also fits")));
   // Driver 570 allows CUDA <= 12.8, off the cache: what a driver upgrade would save.
   const old = recommend(host("spr-h100"), p.variants, p.catalog, { package: "torch-env" });
   assert.match(old.variants[0]!, /-cuda12_8-sm90-/);
-  assert.ok(old.picks[0]!.suggestions.some((x) => x.startsWith("a driver ≥ 575.51.03 (CUDA 12.9) would save about 4.0 h")), old.picks[0]!.suggestions.join("\n"));
+  // The saving is the difference of the two waits on the recording's capacity (2 CPUs).
+  const oldCap = hostCapacity(host("spr-h100"));
+  const waitOfName = (n: string) => variantWait(p.variants.find((v) => v.name === n)!, p.variants, p.catalog, oldCap).seconds!;
+  const saved = waitOfName(old.variants[0]!) - waitOfName(old.variants[0]!.replace("cuda12_8", "cuda12_9"));
+  assert.ok(saved > 0, String(saved));
+  assert.ok(old.picks[0]!.suggestions.some((x) => x.startsWith(`a driver ≥ 575.51.03 (CUDA 12.9) would save about ${(saved / 3600).toFixed(1)} h`)), old.picks[0]!.suggestions.join("\n"));
   // The command: --prefer is checked (yargs choices; runDetect's own check names the values).
   let err = "";
   const code = await runDetect({ prefer: "oldest" } as never, async () => ({ catalog: p.catalog, variants: p.variants, excluded: p.excluded }), { out: () => {}, err: (x) => (err += x) });

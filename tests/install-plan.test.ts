@@ -79,7 +79,11 @@ test("planInstall for a recorded DGX Spark (dry run): the recording's facts, its
   assert.is(plan.recorded!.sources.nvidiaSmi, SPARK.nvidiaSmi);
   assert.equal(plan.recorded!.gpus.map((g) => [g.capability, g.driver]), [["12.1", "580.95.05"]]);
   // The build driver plans for that host, not this machine.
-  assert.equal(plan.build.forHost, { system: "aarch64-linux", cpus: SPARK_CPUS, label: `the recorded host (${SPARK.cpuinfo})` });
+  // The recording holds no meminfo: its memory is unknown, said (never this machine's).
+  assert.equal(plan.build.forHost, {
+    system: "aarch64-linux", cpus: SPARK_CPUS, label: `the recorded host (${SPARK.cpuinfo})`,
+    memBytes: null, memSource: `not recorded (no ${SPARK.cpuinfo.replace(/cpuinfo$/, "meminfo")}; --mem GIB gives it)`,
+  });
   assert.is(plan.build.dryRun, true);
   assert.equal(plan.build.names, [plan.variant.name]);
   // The route the Spark takes (its driver outside /run/opengl-driver/lib): DIR is the environment with wrapped Pythons.

@@ -27,13 +27,12 @@ test("install --dry-run for a recorded DGX Spark: the plan is for aarch64-linux 
   assert.is(r.status, 0, r.stderr);
   const flat = r.stdout.replace(/\s+/g, " ");
   assert.match(flat, /^install torch-env-python313-cuda\S+-sm121-armv9 \(picked by detect for the recorded host \(\S+dgx-spark\/cpuinfo\)\)/);
-  assert.match(flat, new RegExp(`for the recorded host \\(\\S+dgx-spark/cpuinfo\\): its system aarch64-linux and its ${SPARK_CPUS} CPUs set the jobs, the cores and the estimates; memory \\([\\d.]+ GiB\\) and what is built or cached are this machine's`));
+  assert.match(flat, new RegExp(`for the recorded host \\(\\S+dgx-spark/cpuinfo\\): its system aarch64-linux, its ${SPARK_CPUS} CPUs and its memory \\(not recorded \\(no \\S+dgx-spark/meminfo; --mem GIB gives it\\): taken as not limiting\\) set the schedule and the estimates; what is built or cached is this machine's`));
   // Not this machine's system: no remote builder is asked for, whatever this machine is.
   assert.not.match(flat, /differs from this host/);
-  // The estimate's cores come from the jobs rule over the recording's CPUs (capped by this machine's memory, said above).
-  const cores = Number(/jobs \d+ × (\d+) cores/.exec(flat)?.[1]);
-  assert.ok(cores >= 1 && cores <= SPARK_CPUS, flat);
-  assert.match(flat, new RegExp(`pytorch model: CUDA, 1 capability, ${cores} cores`));
+  // The schedule's slots are the recording's CPUs (its memory is not recorded: not limiting), never this machine's.
+  assert.match(flat, `nix, ${SPARK_CPUS} compile slots shared as builds start`);
+  assert.match(flat, new RegExp(`pytorch model: CUDA, 1 capability, ${SPARK_CPUS} cores`), "torch, ready alone, gets every slot");
   // The route the Spark takes (DGX OS: its driver outside /run/opengl-driver/lib), from the recording's driver.
   assert.match(flat, /4\. link \S+ to the environment with its Pythons run through nix-gl-host/);
   assert.not.match(flat, /no NVIDIA driver here/);
@@ -71,12 +70,12 @@ test("doctor with a recording: the GPU driver from the recording (driver 580), e
   if (gpuless) assert.match(gpuless.detail, /^the recorded host has no NVIDIA GPU/);
 });
 
-test("detect with a recording: host facts name the recording; the wait names its basis (the model's reference cores), not this machine", async () => {
+test("detect with a recording: host facts name the recording; the wait names its basis (the recording's CPUs and memory), not this machine", async () => {
   const r = await runMain(["detect", ...SPARK], { columns: 400 });
   assert.is(r.status, 0, r.stderr);
   assert.match(r.stdout, /^Host: aarch64-linux \(machine aarch64; inferred from \S+dgx-spark\/cpuinfo\)/);
   assert.match(r.stdout, /CPU: .* \[\S+dgx-spark\/cpuinfo\]/);
-  assert.match(r.stdout, /wait \(model: cache misses and build estimates at the model's 24 reference cores, one build at a time\): about /);
+  assert.match(r.stdout.replace(/\s+/g, " "), new RegExp(`wait \\(model: cache misses and build estimates scheduled as \`build\` runs it on ${SPARK_CPUS} compile slots: ${SPARK_CPUS} CPUs, memory not recorded \\(taken as not limiting\\) \\(CPUs: \\S+dgx-spark/cpuinfo; memory: not recorded \\(no \\S+dgx-spark/meminfo; --mem GIB gives it\\)\\)\\): about `));
 });
 
 test("a dry run's text holds one line per variant past the spread-argument limit (150,000 rows)", async () => {
@@ -93,7 +92,7 @@ test("a dry run's text holds one line per variant past the spread-argument limit
   });
   const d = p.dryRun!.rows;
   const rows = Array.from({ length: 150_000 }, (_, i) => ({ ...d.rows[i % d.rows.length]!, order: i + 1 }));
-  const text = dryRunText({ d: { ...d, rows }, backend: "nix", rule: p.rule, coresPerBuild: 1, capped: new Map(), fromHistory: false, probed: false, needs: p.dryRun!.needs, preflight: "" });
+  const text = dryRunText({ d: { ...d, rows }, backend: "nix", rule: p.rule, coresPerBuild: 1, capped: new Map(), capacity: p.capacity, fromHistory: false, probed: false, needs: p.dryRun!.needs, preflight: "" });
   assert.ok(text.includes(`150000. ${rows.at(-1)!.name}`), text.slice(-400));
 });
 

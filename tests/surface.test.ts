@@ -8,6 +8,7 @@ import * as assert from "uvu/assert";
 import { copyFileSync, mkdirSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { ROOT, tempDir } from "./helpers/cli.ts";
+import { capacityOf } from "../generator/driver/concurrency.ts";
 import { runMain } from "./helpers/main.ts";
 import { wrap, wrapCommand, wrapLines } from "../generator/text.ts";
 import { formatChecks } from "../generator/preflight/checks.ts";
@@ -188,6 +189,7 @@ test("COLUMNS=80 on an AVX-512 BF16 host (recorded spr-h100): the nix.conf syste
   const dry = dryRunText({
     d: { rows: [], cached: 0, toBuild: 0, estimatedMakespanS: 0, wait: { seconds: 0, parts: [], offCacheS: 0, offCache: [], unknown: [] }, cudaClosures: { shared: [], own: [] } } as never,
     backend: "nix", rule: { jobs: 1, explanation: "x" }, coresPerBuild: null, capped: new Map(), fromHistory: false, probed: false, preflight: "",
+    capacity: capacityOf({ cpus: 2, memBytes: null }),
     needs: { groups: [{ system: "x86_64-linux", features: ["gccarch-cooperlake"], variants: ["v"], takenBy: [] }], local: [], localBuilds: true, hostLine: setting },
   });
   for (const [what, text] of [["preflight", check], ["build --dry-run", wrapLines(dry, 80)]] as const) {

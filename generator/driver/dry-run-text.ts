@@ -75,7 +75,7 @@ export function dryRunText(i: DryRunTextInput): string {
 
 /** Whose facts the plan reads when it is for another host: the recording's system, CPUs and memory; this machine's store. */
 function forHostLine(h: NonNullable<DryRunTextInput["forHost"]>): string {
-  const mem = h.memBytes === null ? `memory ${h.memSource}, taken as not limiting` : `its memory (${(h.memBytes / 2 ** 30).toFixed(1)} GiB, ${h.memSource})`;
+  const mem = h.memBytes === null ? `its memory (${h.memSource}: taken as not limiting)` : `its memory (${(h.memBytes / 2 ** 30).toFixed(1)} GiB, ${h.memSource})`;
   return (
     `  for ${h.label}: its system ${h.system}, its ${h.cpus} CPUs and ${mem} set the schedule and the estimates; ` +
     `what is built or cached is this machine's (a recording holds none)`
