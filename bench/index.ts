@@ -13,11 +13,13 @@ import { main as badInput } from "./bad-input.ts";
 import { main as evalProof } from "./eval-proof.ts";
 import { main as attribute } from "./attribute.ts";
 import { main as runCommand } from "./run-command.ts";
+import { main as wait } from "./wait.ts";
 
 await expand();
 await cli();
 await startup();
 await generate();
+await wait();
 await schedule();
 await evaluate();
 await caches();
