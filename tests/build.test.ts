@@ -83,13 +83,15 @@ test("dry run: plan JSON with order, exact commands, nothing built; torchaudio p
   assert.is(ta.selectedAs, "requested");
   assert.equal(ta.dependsOn, [PT_ARM]);
   assert.equal(plan.waves, [[PT_ARM], [TA_ARM]]);
+  // Each ready alone: the schedule gives each every compile slot of this machine (concurrency.ts startBuilds).
+  assert.equal([pt.cores, ta.cores], [plan.slots, plan.slots]);
   assert.equal(pt.command.argv, [
     "nix-build",
     join(FIXTURES, `${PT_ARM}.nix`),
     "-o",
     join(c.dir, "out", `result-${PT_ARM}`),
     "--cores",
-    String(plan.coresPerBuild),
+    String(pt.cores),
     "--option",
     "extra-system-features",
     STAND_IN_BUILDER_FEATURES[2]!,

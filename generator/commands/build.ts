@@ -12,7 +12,6 @@ import { ASK_NIX_TIMEOUT_S, REPEATABLE } from "../constants.ts";
 import { PACKAGES } from "../catalog/packages.ts";
 import { hostRootOption, matrixOption, nixOptions, outputOptions, selectionOptions, type BuiltTypes } from "./options.ts";
 import { runOf } from "./shared.ts";
-import { DEFAULT_CORES_PER_BUILD } from "../driver/concurrency.ts";
 import { GIB_PER_COMPILE_JOB } from "../catalog/machines.ts";
 
 /** The project root this package lives in (where `.flox/pkgs` and `logs` are by default); see paths.ts. */
@@ -21,9 +20,9 @@ export { REPO_ROOT as PROJECT_ROOT } from "../paths.ts";
 export { type BuildArgs } from "../driver/build-options.ts";
 
 const JOBS_HELP =
-  `concurrent builds. Default from this machine: slots = min(CPUs, floor(memory GiB / ${GIB_PER_COMPILE_JOB})) ` +
-  `(a CUDA compile job of torch needs ~${GIB_PER_COMPILE_JOB} GB), cores per build = --cores or min(${DEFAULT_CORES_PER_BUILD}, slots), ` +
-  `jobs = max(1, floor(slots / cores per build)); the nix backend then passes --cores floor(slots / jobs)`;
+  `most builds at once. Default: slots = min(CPUs, floor(memory GiB / ${GIB_PER_COMPILE_JOB})) ` +
+  `(a CUDA compile job of torch needs ~${GIB_PER_COMPILE_JOB} GB), shared out among the ready builds as they start (by priority: ` +
+  `torch alone gets every slot), each started with --cores its share; with --cores N, floor(slots / N) builds of N cores`;
 
 /** The options of `build` (yargs), the shared groups defined once in options.ts. */
 const buildOptions = {

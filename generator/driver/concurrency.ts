@@ -1,7 +1,10 @@
 /**
- * The `--jobs` default: how many variant builds run at once, from the machine's CPU count and memory.
+ * How builds share the machine: its compile slots (min(CPUs, floor(memGiB / 4))) and the one policy that shares them
+ * out as builds start (`startBuilds`: the critical path gets the cores), which the build driver runs and every wait the
+ * tool prints is modelled on (`Capacity`, `capacityOf`, `hostCapacity`; docs/building.md).
  *
- * Rule (also in docs/building.md and `build --help`):
+ * `jobsRule` is the fixed rule of earlier releases, kept for the plan's explanation and for the flox backend (which
+ * passes no --cores); with `--cores` the schedule uses it too:
  *
  *   slots         = max(1, min(cpus, floor(memGiB / 4)))      compile processes the machine can hold
  *   coresPerBuild = --cores if given, else min(8, slots)        NIX_BUILD_CORES (→ MAX_JOBS) of one build

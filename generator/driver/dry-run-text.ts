@@ -82,6 +82,11 @@ function forHostLine(h: NonNullable<DryRunTextInput["forHost"]>): string {
   );
 }
 
+/** "1 core", "16 cores". */
+function coresText(n: number): string {
+  return `${n} core${n === 1 ? "" : "s"}`;
+}
+
 /** ", 4 to fetch" when Nix said it fetches some variants; "" otherwise. */
 function fetchWords(d: DryRun): string {
   return d.toFetch ? `, ${d.toFetch} to fetch` : "";
@@ -131,7 +136,7 @@ function waitLines(d: DryRun, fromHistory: boolean): string[] {
   for (const r of d.rows) if (!r.cached) bases.set(r.estimateBasis || "unknown", [...new Set([...(bases.get(r.estimateBasis || "unknown") ?? []), r.package])]);
   return [
     `  wait ${formatDuration(d.estimatedMakespanS)} until the last variant is ready: ${depText}` +
-      (own.length ? own.map((p) => `${p.what} ${formatDuration(p.seconds)}${p.cores !== null ? ` (${p.cores} cores)` : ""}`).join(", ") : "nothing to build"),
+      (own.length ? own.map((p) => `${p.what} ${formatDuration(p.seconds)}`).join(", ") : "nothing to build"),
     ...(d.wait.offCache.length > deps.length
       ? [`    (${d.wait.offCache.length - deps.length} more dependency build(s) run beside the chain, in the wait too)`]
       : []),
@@ -142,7 +147,7 @@ function waitLines(d: DryRun, fromHistory: boolean): string[] {
 
 /** One variant in full (--verbose): its estimate, state, directory, command, notes and every reason. */
 function verboseRow(v: DryRun["rows"][number]): string[] {
-  const state = v.cached ? `already built (${v.cachedBy}): ${v.outPath}` : v.fetch ? "to fetch: Nix substitutes its outputs" : v.cores !== null ? `to build on ${v.cores} cores` : "to build";
+  const state = v.cached ? `already built (${v.cachedBy}): ${v.outPath}` : v.fetch ? "to fetch: Nix substitutes its outputs" : v.cores !== null ? `to build on ${coresText(v.cores)}` : "to build";
   return [
     `${String(v.order).padStart(3)}. [wave ${v.wave}] ${v.name}  est ${estimateText(v)}` + `${v.dependsOn.length ? `  after ${v.dependsOn.join(", ")}` : ""}`,
     `       ${state}`,
@@ -188,7 +193,7 @@ function compactRows(d: DryRun): string[] {
   const notes = sharedNotes(d);
   const out: string[] = [];
   for (const v of d.rows) {
-    const state = v.cached ? `already built (${v.cachedBy})` : v.fetch ? "to fetch (Nix)" : v.cores !== null ? `to build on ${v.cores} cores` : "to build";
+    const state = v.cached ? `already built (${v.cachedBy})` : v.fetch ? "to fetch (Nix)" : v.cores !== null ? `to build (${coresText(v.cores)})` : "to build";
     const est = v.estimateS === null ? "est unknown" : `est ${formatDuration(v.estimateS)}`;
     out.push(`${String(v.order).padStart(3)}. ${v.name}  ${est}, ${state}`);
     if (shapes.size > 1) out.push(`       ${shape(v)}`);
@@ -197,7 +202,7 @@ function compactRows(d: DryRun): string[] {
     if (v.store) out.push(...rowStoreLines(v));
     else if (own.length) out.push(...shortReasons(own).map((r) => `       model: ${r}`));
   }
-  const coresWord = d.rows.some((v) => v.cores !== null) ? "; CORES: its cores, as the schedule gives them when it starts" : "";
+  const coresWord = d.rows.some((v) => v.cores !== null) ? ", CORES: its cores above" : "";
   if (shapes.size === 1 && d.rows.length) out.push(`  each (NAME: the variant${coresWord}; --verbose: each in full): ${[...shapes][0]}`);
   return out;
 }
