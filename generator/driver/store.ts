@@ -17,6 +17,8 @@ import { readlink } from "node:fs/promises";
 import { join } from "node:path";
 import pLimit from "p-limit";
 import { ProcessStartError, runCommandSync, runTool, type CommandResult } from "../process.ts";
+import type { TeamCache } from "../matrix/team-cache.ts";
+import { signaturePolicy, untrustedFetches, type UntrustedFetch } from "./cache-signatures.ts";
 
 /** Result of probing one target. */
 export interface CacheProbe {
@@ -265,6 +267,12 @@ export interface DryRealise {
   unknown: string[];
   /** Substituters Nix could not reach ("unable to download 'URL/nix-cache-info'"): their paths count as to build. */
   unreachable: string[];
+  /**
+   * Paths Nix listed as to fetch that no team cache holding them may give under this host's `require-sigs`
+   * (cache-signatures.ts untrustedFetches): moved from `toFetch` to `toBuild` (as their deriver when the cache names
+   * it), with where and why. Only when dryRealise was given the team's caches.
+   */
+  untrusted?: UntrustedFetch[];
 }
 
 /**
@@ -300,6 +308,11 @@ export function storeName(path: string): string {
 /**
  * Ask Nix what realising each derivation would build and fetch, with the user's substituters (and `nixOptions`):
  * `nix-store --realise --dry-run DRV`, one call per derivation (8 at a time).
+ *
+ * Nix's dry run lists what a substituter holds, not what it will accept: with `caches` (the team's caches, matrix.ts
+ * `caches`, passed to Nix in `nixOptions`), a path it lists as to fetch that every team cache holding it holds
+ * without a signature this host trusts (`require-sigs`; cache-signatures.ts untrustedFetches) is moved to `toBuild`,
+ * as Nix's real run would build it, and named in `untrusted`.
  * @param deadline epoch ms by which Nix must answer: a call still running then is stopped and is `{ error }`
  * @returns per derivation its DryRealise, or `{ error }` with Nix's first error line
  */
@@ -307,9 +320,10 @@ export async function dryRealise(
   drvs: readonly string[],
   nixOptions: NixOptions = [],
   deadline?: number,
+  caches: readonly TeamCache[] = [],
 ): Promise<(DryRealise | { error: string })[]> {
   const limit = pLimit(8);
-  return Promise.all(
+  const replies: (DryRealise | { error: string })[] = await Promise.all(
     drvs.map((drv) =>
       limit(async () => {
         const r = await runTool(["nix-store", ...nixOptionArgs(nixOptions), "--realise", "--dry-run", drv], until(deadline));
@@ -319,6 +333,18 @@ export async function dryRealise(
       }),
     ),
   );
+  const ok = replies.filter((r): r is DryRealise => !("error" in r));
+  const toFetch = [...new Set(ok.flatMap((r) => r.toFetch))];
+  if (caches.length === 0 || toFetch.length === 0) return replies;
+  const policy = () => signaturePolicy(nixOptions, caches.map((c) => c.publicKey), until(deadline).timeoutMs);
+  const untrusted = new Map((await untrustedFetches(toFetch, caches, nixOptions, policy, deadline)).map((u) => [u.path, u]));
+  for (const r of ok) {
+    const moved = r.toFetch.filter((p) => untrusted.has(p)).map((p) => untrusted.get(p)!);
+    r.toFetch = r.toFetch.filter((p) => !untrusted.has(p));
+    r.toBuild = [...new Set([...r.toBuild, ...moved.map((u) => u.deriver ?? u.path)])];
+    r.untrusted = moved;
+  }
+  return replies;
 }
 
 /**
