@@ -323,16 +323,17 @@ export async function dryRealise(
   caches: readonly TeamCache[] = [],
 ): Promise<(DryRealise | { error: string })[]> {
   const limit = pLimit(8);
-  const replies: (DryRealise | { error: string })[] = await Promise.all(
-    drvs.map((drv) =>
-      limit(async () => {
-        const r = await runTool(["nix-store", ...nixOptionArgs(nixOptions), "--realise", "--dry-run", drv], until(deadline));
-        if (r.stopped) return { error: r.stopped };
-        if (r.code !== 0) return { error: nixErrorMessage(r.stderr, `nix-store exited with ${r.code}`) };
-        return parseDryRun(r.stderr);
-      }),
-    ),
-  );
+  const ask = async (drv: string, again: boolean): Promise<DryRealise | { error: string }> => {
+    const r = await runTool(["nix-store", ...nixOptionArgs(nixOptions), "--realise", "--dry-run", drv], until(deadline));
+    if (r.stopped) return { error: r.stopped };
+    // Nix 2.8's narinfo disk cache (~/.cache/nix/binary-cache-v6.sqlite) races when several processes meet a
+    // substituter for the first time ("executing SQLite statement 'insert or replace into NARs…': constraint
+    // failed", seen here with 4 at once on a fresh cache): once the first has recorded the cache, asking again answers.
+    if (r.code !== 0 && again && /SQLite/.test(r.stderr)) return ask(drv, false);
+    if (r.code !== 0) return { error: nixErrorMessage(r.stderr, `nix-store exited with ${r.code}`) };
+    return parseDryRun(r.stderr);
+  };
+  const replies = await Promise.all(drvs.map((drv) => limit(() => ask(drv, true))));
   const ok = replies.filter((r): r is DryRealise => !("error" in r));
   const toFetch = [...new Set(ok.flatMap((r) => r.toFetch))];
   if (caches.length === 0 || toFetch.length === 0) return replies;
