@@ -3,7 +3,9 @@
  *
  * - cache-signatures.ts against Nix itself: its base-32 is `nix hash to-base32`'s, a signature `nix copy
  *   ?secret-key=` wrote verifies with Ed25519 over the fingerprint, and one changed byte of the path's data or a key of
- *   another name does not; a secret key file's public half is `nix key convert-secret-to-public`'s.
+ *   another name does not; a secret key file's public half is `nix key convert-secret-to-public`'s; an unsigned copy
+ *   in a team cache is named unless `?trusted=1`, a signed copy elsewhere or require-sigs = false accepts it; publish's
+ *   key comes from --secret-key-file, the URL or matrix.ts, and one matrix.ts does not give consumers is refused.
  * - End to end: a STAND-IN environment whose output refers to its three dependencies (4 paths, as a user measured) is
  *   built in this machine's store; one dependency goes to a file:// cache unsigned (`publish --to` without a key: it
  *   says so), then `nix copy --to file://…?secret-key=` of the environment signs the other three and leaves that one
@@ -22,7 +24,9 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, readdirSync, readlinkSy
 import { createHash } from "node:crypto";
 import { createServer } from "node:net";
 import { join } from "node:path";
-import { checkSignatures, narHashBase32, nixBase32, publicKeys, queryCache, readSigningKey, untrustedWhy } from "../generator/driver/cache-signatures.ts";
+import { checkSignatures, narHashBase32, nixBase32, publicKeys, queryCache, readSigningKey, untrustedFetches, untrustedWhy } from "../generator/driver/cache-signatures.ts";
+import { signingKeyFor } from "../generator/driver/publish.ts";
+import { InputError } from "../generator/errors.ts";
 import { catalog } from "../generator/catalog/index.ts";
 import { cudaCacheSubstituter } from "../generator/catalog/binary-cache.ts";
 import { projectFromMatrix } from "../generator/matrix/project.ts";
@@ -84,6 +88,27 @@ test("cache-signatures: Nix's base-32, a signature nix copy wrote verifies, a ch
   assert.match(untrustedWhy({ ...info, references: [] }, keys)!, /does not verify/, "the references are signed too");
   assert.match(untrustedWhy(info, publicKeys([makeKey(dir, "other-1").pk]))!, /signed by sigs-test-1 only, a key this host does not trust/);
   assert.is(untrustedWhy({ ...info, signatures: [] }, keys), "unsigned");
+  // untrustedFetches: an unsigned copy is named with where and why, its deriver given; ?trusted=1 (as Nix takes it),
+  // a signed copy in another team cache, or require-sigs = false accept it; a path no team cache holds is Nix's answer.
+  const bare = join(dir, "bare");
+  nix(["copy", "--to", `file://${bare}`, top]);
+  const policy = (requireSigs: boolean) => async () => ({ requireSigs, trustedKeys: [pk] });
+  const asked = [top, dep, "/nix/store/00000000000000000000000000000000-absent"];
+  const none = await untrustedFetches(asked, [{ url: `file://${bare}`, publicKey: pk }], [], policy(true));
+  assert.equal(none.map((u) => [u.path, u.where]).sort(), [[dep, `unsigned in file://${bare}`], [top, `unsigned in file://${bare}`]].sort());
+  assert.match(none.find((u) => u.path === top)!.deriver!, /^\/nix\/store\/[0-9a-z]{32}-top-\S+\.drv$/);
+  assert.equal(await untrustedFetches(asked, [{ url: `file://${bare}?trusted=1`, publicKey: pk }], [], policy(true)), []);
+  assert.equal(await untrustedFetches(asked, [{ url: `file://${bare}`, publicKey: pk }, { url: `file://${cache}`, publicKey: pk }], [], policy(true)), []);
+  assert.equal(await untrustedFetches(asked, [{ url: `file://${bare}`, publicKey: pk }], [], policy(false)), []);
+  // publish's key must be the one matrix.ts gives the cache's consumers (exit 2 otherwise), and is read from a file only.
+  const other = makeKey(dir, "other-2");
+  const caches = [{ url: `file://${cache}/`, publicKey: pk, secretKeyFile: "sigs-test-1.sk" }];
+  assert.is(signingKeyFor(`file://${cache}`, undefined, caches, dir).signing!.name, "sigs-test-1", "matrix.ts secretKeyFile, relative to matrix.ts");
+  assert.is(signingKeyFor(`file://${cache}?secret-key=${other.sk}`, undefined, [], dir).signing!.from, "the store URL's secret-key=");
+  assert.throws(
+    () => signingKeyFor(`file://${cache}`, other.sk, caches, dir),
+    (e: Error) => e instanceof InputError && e.message.includes(`signs as ${other.pk}, but matrix.ts \`caches\` gives consumers of file://${cache} the key ${pk}`),
+  );
   // A Nix secret key file is checked, its contents never shown.
   writeFileSync(join(dir, "bad.sk"), "sigs-test-1:c2hvcnQ=\n");
   assert.throws(() => readSigningKey(join(dir, "bad.sk"), "--secret-key-file"), (e: Error) => /not a Nix secret key/.test(e.message) && !e.message.includes("c2hvcnQ"));
