@@ -24,7 +24,7 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, readdirSync, readlinkSy
 import { createHash } from "node:crypto";
 import { createServer } from "node:net";
 import { join } from "node:path";
-import { checkSignatures, narHashBase32, nixBase32, publicKeys, queryCache, readSigningKey, untrustedFetches, untrustedWhy } from "../generator/driver/cache-signatures.ts";
+import { checkSignatures, narHashBase32, nixBase32, publicKeys, queryCache, readSigningKey, untrustedFetches, untrustedWhy, withoutStoreUrlParam, withStoreUrlParam } from "../generator/driver/cache-signatures.ts";
 import { signingKeyFor } from "../generator/driver/publish.ts";
 import { InputError } from "../generator/errors.ts";
 import { catalog } from "../generator/catalog/index.ts";
@@ -109,6 +109,10 @@ test("cache-signatures: Nix's base-32, a signature nix copy wrote verifies, a ch
     () => signingKeyFor(`file://${cache}`, other.sk, caches, dir),
     (e: Error) => e instanceof InputError && e.message.includes(`signs as ${other.pk}, but matrix.ts \`caches\` gives consumers of file://${cache} the key ${pk}`),
   );
+  // The key reaches nix copy as the URL's secret-key=, the user's other parameters kept as written.
+  assert.is(withStoreUrlParam("s3://b?region=eu&endpoint=https://x.example/y", "secret-key", "/k/team.sk"), "s3://b?region=eu&endpoint=https://x.example/y&secret-key=/k/team.sk");
+  assert.is(withStoreUrlParam("file:///c?secret-key=/old.sk&trusted=1", "secret-key", "/k/team.sk"), "file:///c?trusted=1&secret-key=/k/team.sk");
+  assert.is(withoutStoreUrlParam("file:///c?secret-key=/old.sk", "secret-key"), "file:///c");
   // A Nix secret key file is checked, its contents never shown.
   writeFileSync(join(dir, "bad.sk"), "sigs-test-1:c2hvcnQ=\n");
   assert.throws(() => readSigningKey(join(dir, "bad.sk"), "--secret-key-file"), (e: Error) => /not a Nix secret key/.test(e.message) && !e.message.includes("c2hvcnQ"));

@@ -146,11 +146,21 @@ export function storeUrlBase(url: string): string {
   return (q < 0 ? url : url.slice(0, q)).replace(/\/+$/, "");
 }
 
-/** `url` with the parameter `name=value` added (replacing one of that name). */
+/**
+ * `url` without its parameter `name` (every one of that name), the others kept as written (not re-encoded: the URL
+ * Nix gets is the user's).
+ */
+export function withoutStoreUrlParam(url: string, name: string): string {
+  const q = url.indexOf("?");
+  if (q < 0) return url;
+  const rest = url.slice(q + 1).split("&").filter((kv) => kv !== "" && kv.split("=")[0] !== name);
+  return url.slice(0, q) + (rest.length ? `?${rest.join("&")}` : "");
+}
+
+/** `url` with the parameter `name=value` (replacing any of that name), written as given: a file path stays readable. */
 export function withStoreUrlParam(url: string, name: string, value: string): string {
-  const params = storeUrlParams(url);
-  params.set(name, value);
-  return `${url.split("?")[0]}?${[...params].map(([k, v]) => `${k}=${encodeURIComponent(v).replace(/%2F/g, "/")}`).join("&")}`;
+  const base = withoutStoreUrlParam(url, name);
+  return `${base}${base.includes("?") ? "&" : "?"}${name}=${value}`;
 }
 
 /** Whether a substituter URL says `trusted=…` true, as Nix reads a boolean setting ("true", "yes" or "1"). */

@@ -27,6 +27,7 @@ import {
   storeUrlBase,
   storeUrlParams,
   withStoreUrlParam,
+  withoutStoreUrlParam,
   type CachedPath,
   type SigningKey,
 } from "./cache-signatures.ts";
@@ -451,10 +452,7 @@ async function readCache(plan: Extract<PublishPlan, { road: "to" }>, paths: read
 
 /** The URL without `secret-key=` (a store that only reads needs no key). */
 function storeUrlOnly(url: string): string {
-  const params = storeUrlParams(url);
-  params.delete("secret-key");
-  const rest = [...params].map(([k, v]) => `${k}=${encodeURIComponent(v).replace(/%2F/g, "/")}`).join("&");
-  return url.split("?")[0] + (rest ? `?${rest}` : "");
+  return withoutStoreUrlParam(url, "secret-key");
 }
 
 /** Whether `url` is a binary cache (BINARY_CACHE_SCHEMES). */
