@@ -11,8 +11,9 @@
  *   says so), then `nix copy --to file://…?secret-key=` of the environment signs the other three and leaves that one
  *   unsigned (Nix does not rewrite a narinfo it finds). The cache is served over HTTP (python3 -m http.server, killed
  *   by its pid), and a SECOND store (a chroot store, `store = DIR` in NIX_CONFIG, require-sigs, the key trusted):
- *   Nix's dry run alone says 4 to fetch; install's plan says 1 to build, naming the unsigned one, and the real install
- *   says so before it builds, then builds exactly that one (each builder leaves a marker) and fetches the other three.
+ *   Nix's dry run alone says 4 to fetch; install's plan (and build --dry-run's) says 1 to build, naming the unsigned
+ *   one, and the real install says so before it builds, then builds exactly that one (each builder leaves a marker)
+ *   and fetches the other three.
  *   `publish` with the key (matrix.ts `caches` secretKeyFile) re-signs it in place and says so per path; every
  *   narinfo of the cache then carries a signature by the key (`nix store verify` agrees), a publish again says
  *   "already signed" for each, and in a THIRD store the plan is 0 to build and install fetches all 4: no builder runs.
@@ -243,6 +244,10 @@ test("a signed team cache over HTTP, read by a second store with require-sigs: a
     const plan = await runMain([...before.args, "--dry-run"], { env: before.env });
     assert.is(plan.status, 0, plan.stdout + plan.stderr);
     assert.match(plan.stdout.replace(/\s+/g, " "), unsignedLine);
+    // build --dry-run plans the same.
+    const buildPlan = await runMain(["build", "--dry-run", NAME, "--matrix", mUse, "--pkgs-dir", pkgs, "--backend", "nix", "--plain"], { env: before.env });
+    assert.is(buildPlan.status, 0, buildPlan.stdout + buildPlan.stderr);
+    assert.match(buildPlan.stdout.replace(/\s+/g, " "), unsignedLine);
     assert.equal(takeMarkers(marker), [], "a dry run builds nothing");
     // The real install says so before it builds, and then Nix builds exactly that one and fetches the rest.
     const built = await runMain(before.args, { env: before.env });
