@@ -6,7 +6,8 @@
  *   never prints a cache's password;
  * - with the real Nix 2.8 and the real /nix/store (as the other install tests): a STAND-IN environment is built (its
  *   builder leaves a marker file outside the store), signed with a key of `nix-store --generate-binary-cache-key`,
- *   published by `publish` without --to (the matrix's first cache, a file:// binary cache), deleted from the store;
+ *   published by `publish` without --to (the matrix's first cache, a file:// binary cache; it warns that the 3 paths the
+ *   environment is built on carry no signature by the matrix's key), deleted from the store;
  *   `install --dry-run` then says "asked Nix …: 0 to build, 1 to fetch from file://…", and the real `install` fetches it:
  *   the same store path comes back and the builder's marker stays absent (nothing was built).
  * Substituters: NIX_CONFIG `substituters =` leaves the matrix's cache the only one (offline, as every test here).
@@ -127,6 +128,10 @@ test("a file:// team cache with real Nix: publish (no --to) fills it, install --
   const pub = await runMain(["publish", NAME, "--matrix", m, "--out-dir", results, "--json"], { env: envConfig });
   assert.is(pub.status, 0, pub.stdout + pub.stderr);
   assert.match(pub.stderr, `publish: to file://${cache}, the first cache of matrix.ts`);
+  // Only the environment was signed (nix store sign without -r, as the old docs said): publish says the rest is not.
+  assert.match(pub.stderr, /publish: 3 of 4 path\(s\) in file:\/\/\S+ carry no signature by team-cache-test-1 \(the key matrix\.ts `caches` gives its consumers\): a Nix with require-sigs \(the default\) builds them instead of fetching/);
+  const paths = (JSON.parse(pub.stdout) as { report: { paths: { path: string; trusted: boolean }[] }[] }).report.flatMap((r) => r.paths);
+  assert.equal(paths.filter((p) => p.trusted).map((p) => p.path), [out]);
   assert.ok(existsSync(join(cache, `${out.slice("/nix/store/".length, "/nix/store/".length + 32)}.narinfo`)), "in the cache");
   // Gone from this store: only the environment (what it is built on stays, as on a machine that has the pin's torch).
   rmSync(join(results, `result-${NAME}`));

@@ -1,10 +1,14 @@
 /**
- * `variant-matrix publish [NAME...] [--filter K=V]... (--org ORG | --to STORE_URI) [--dry-run] [--json]`: carry built
- * variants to a Flox catalog (`flox publish -o ORG NAME`, pytorch first, on hosts of each variant's system, after
- * checking flox's preconditions) or to a Nix binary cache (`nix copy --to URI` of each built closure; without --org
- * or --to, the first cache of matrix.ts `caches`). See driver/publish.ts.
+ * `variant-matrix publish [NAME...] [--filter K=V]... (--org ORG | --to STORE_URI [--secret-key-file FILE]) [--dry-run]
+ * [--json]`: carry built variants to a Flox catalog (`flox publish -o ORG NAME`, pytorch first, on hosts of each
+ * variant's system, after checking flox's preconditions) or to a Nix binary cache (`nix copy --to URI` of each built
+ * closure, every path signed with the key and re-signed where the cache held it unsigned; without --org or --to, the
+ * first cache of matrix.ts `caches`). Each path's outcome is printed under its variant (copied, re-signed, already
+ * signed, already there, failed); without a key, paths the consumers' key has not signed are counted on stderr.
+ * See driver/publish.ts.
  *
- * Exit status: 0 done; 1 a publish or copy failed; 2 bad input: both of --org/--to, neither and no cache in matrix.ts, an unknown name, no flox
+ * Exit status: 0 done; 1 a publish or copy failed, or (with a key) a path of the cache still lacks its signature;
+ * 2 bad input: a key file that is not a Nix secret key or not the key matrix.ts gives the cache's consumers, both of --org/--to, neither and no cache in matrix.ts, an unknown name, no flox
  * (or one older than 1.5.0) with --org (preflight/checks.ts, as doctor says it), a failed precondition (a dirty tree under .flox/ or pkgs/, an unpushed revision, no manifest.lock, not logged in:
  * with --dry-run too), or (--to) a variant that is not built (its build command is named).
  */
@@ -19,7 +23,11 @@ import { matrixOption, nixOptions, outputOptions, selectionOptions, type BuiltTy
 const publishOptions = {
   ...selectionOptions,
   org: { type: "string", describe: "Flox organisation: flox publish -o ORG NAME per variant, on hosts of its system" },
-  to: { type: "string", describe: "Nix store URI (file://, s3://, ssh://; ?secret-key=FILE to sign): nix copy --to of each built closure (default: the first cache of matrix.ts `caches`)" },
+  to: { type: "string", describe: "Nix store URI (file://, s3://, ssh://): nix copy --to of each built closure (default: the first cache of matrix.ts `caches`)" },
+  "secret-key-file": {
+    type: "string",
+    describe: "--to: sign every path of each closure with this secret key (nix key generate-secret) and re-sign what the cache holds unsigned (default: the URI's secret-key=, else matrix.ts `caches` secretKeyFile)",
+  },
   "dry-run": { type: "boolean", describe: "print the plan (commands in order) and, with --org, flox's preconditions; run nothing" },
   json: { ...outputOptions.json, describe: "print the plan or the report as JSON" },
   root: { type: "string", describe: "project root (default: the repository root)" },
@@ -62,6 +70,7 @@ async function runPublishCommand(argv: PublishArgs): Promise<void> {
     matrixFile: argv.matrix ? resolve(process.cwd(), argv.matrix) : undefined,
     outDir: argv.outDir ? { path: resolve(process.cwd(), argv.outDir), typed: argv.outDir } : undefined,
     nixOptions: parseNixOptions(argv.nixOption),
+    secretKeyFile: argv.secretKeyFile ? resolve(process.cwd(), argv.secretKeyFile) : undefined,
     onNote: print.err,
   });
   const { formatChecks } = await import("../preflight/checks.ts");
@@ -74,11 +83,15 @@ async function runPublishCommand(argv: PublishArgs): Promise<void> {
   if (r.road === "org") {
     if (argv.json) print.out(JSON.stringify({ org: argv.org, report: r.report }, null, 2));
     else for (const x of r.report) print.out(`${x.status.padEnd(9)} ${x.name}  ${x.detail}`);
-  } else if (argv.json) print.out(JSON.stringify({ to: r.to, log: r.log, report: r.report }, null, 2));
+  } else if (argv.json) print.out(JSON.stringify({ to: r.to, log: r.log, report: r.report, warnings: r.warnings }, null, 2));
   else {
-    for (const x of r.report) print.out(`${x.status.padEnd(7)} ${x.name}  ${x.outPath}  ${x.detail}`);
+    for (const x of r.report) {
+      print.out(`${x.status.padEnd(7)} ${x.name}  ${x.outPath}  ${x.detail}`);
+      for (const p of x.paths) print.out(`  ${p.status.padEnd(14)} ${p.path}  ${p.detail}`);
+    }
     if (r.log) print.err(`nix copy's output: ${r.log}`);
   }
+  if (r.road === "to") for (const w of r.warnings) print.err(w);
   cmd.exitCode = r.exitCode;
 }
 

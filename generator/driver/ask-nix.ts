@@ -10,7 +10,7 @@
  * answer takes longer than the limit, the result says so and the cache model stands (`NixAnswer.asked` false, with
  * why). The answer is plan data (dry-run.ts `nixAnswer`), rendered as one line by dry-run-text.ts.
  */
-import { dryRealise, probeCached, type CacheProbe, type DryRealise, type NixOptions } from "./store.ts";
+import { dryRealise, probeCached, storeName, type CacheProbe, type DryRealise, type NixOptions } from "./store.ts";
 import { runTool } from "../process.ts";
 import { redactCredentials } from "../redact.ts";
 import type { TeamCache } from "../matrix/team-cache.ts";
@@ -32,6 +32,12 @@ export type NixAnswer =
       of: number;
       /** Substituters Nix could not reach (their paths count as to build). */
       unreachable: string[];
+      /**
+       * Paths Nix's dry run lists as to fetch that the team caches holding them hold without a signature this host
+       * trusts (require-sigs): counted in `toBuild`, not `toFetch`, as Nix's real run builds them (store.ts
+       * dryRealise). `where`: "unsigned in URL" (redacted) or another reason.
+       */
+      untrusted: { path: string; where: string }[];
       /** How long the answer took, in seconds. */
       seconds: number;
     }
@@ -80,7 +86,7 @@ export async function askNix(targets: readonly { name: string; file: string }[],
   if (evaluated.length === 0) return none(`no selected file evaluates here (${cached.get(targets[0]!.name)?.note ?? "nix-instantiate gave no derivation"})`);
   const open = evaluated.filter((t) => !cached.get(t.name)!.cached);
   const drvs = open.map((t) => cached.get(t.name)!.drvPath!);
-  const replies = await dryRealise(drvs, quick, deadline);
+  const replies = await dryRealise(drvs, quick, deadline, caches);
   if (Date.now() >= deadline) return late();
   const store = new Map(open.map((t, i) => [t.name, replies[i]!]));
   const ok = replies.filter((r): r is DryRealise => !("error" in r));
@@ -98,6 +104,7 @@ export async function askNix(targets: readonly { name: string; file: string }[],
       answered: evaluated.length,
       of: targets.length,
       unreachable: [...new Set(ok.flatMap((r) => r.unreachable))].map(redactCredentials),
+      untrusted: [...new Map(ok.flatMap((r) => r.untrusted ?? []).map((u) => [u.path, { path: u.path, where: u.where }])).values()],
       seconds: (Date.now() - t0) / 1000,
     },
     cached,
@@ -124,7 +131,8 @@ async function perCache(drvs: readonly string[], toFetch: ReadonlySet<string>, n
 
 /**
  * The answer as one line of the plan: "asked Nix (…): 0 to build, 1 to fetch from file:///…" or "modelled: …, Nix
- * not asked because …" (`model` says what the model counted).
+ * not asked because …" (`model` says what the model counted). Paths a team cache holds without a trusted signature
+ * are named after the count to build: "3 to build (3 unsigned in file:///…: a, b, c)".
  */
 export function nixAnswerLine(a: NixAnswer, model: string): string {
   if (!a.asked) return `modelled: ${model}; Nix not asked because ${a.why}`;
@@ -134,7 +142,19 @@ export function nixAnswerLine(a: NixAnswer, model: string): string {
   const where = a.toFetch === 0 ? "" : cached.length === 1 && rest <= 0 ? ` from ${cached[0]!.url}` : ` (${from.join(", ")})`;
   return (
     `asked Nix (nix-store --realise --dry-run, ${a.seconds.toFixed(1)} s${a.answered < a.of ? `, ${a.answered} of ${a.of} variants evaluate here` : ""}): ` +
-    `${a.toBuild} to build, ${a.toFetch} to fetch${where}` +
+    `${a.toBuild} to build${untrustedNote(a.untrusted ?? [])}, ${a.toFetch} to fetch${where}` +
     (a.unreachable.length ? `; unreachable: ${a.unreachable.join(", ")} (their paths count as to build)` : "")
   );
+}
+
+/**
+ * " (3 unsigned in file:///srv/cache: a, b, c)" for the paths a team cache holds without a trusted signature, grouped
+ * by where and why, their store names (store.ts storeName), at most 4 per group; "" for none.
+ */
+function untrustedNote(untrusted: readonly { path: string; where: string }[]): string {
+  if (untrusted.length === 0) return "";
+  const groups = new Map<string, string[]>();
+  for (const u of untrusted) groups.set(u.where, [...(groups.get(u.where) ?? []), storeName(u.path)]);
+  const parts = [...groups].map(([where, names]) => `${names.length} ${where}: ${names.slice(0, 4).join(", ")}${names.length > 4 ? ` and ${names.length - 4} more` : ""}`);
+  return ` (${parts.join("; ")}; Nix builds what it cannot verify)`;
 }

@@ -169,7 +169,7 @@ export async function planBuild(po: PlanBuildOptions): Promise<BuildPlan> {
   if (!a.dryRun) refuseOnBlocking(results, width);
   if (!a.dryRun && ev.failures.length) evaluationVerdict(ev.failures, { backend: o.backend, pinnedNixpkgs: context.pinnedNixpkgs, selected: targets.length, width, warn });
 
-  const store = asked?.store ?? (await probe(a, targets, ev.cached, o.nixOptions));
+  const store = asked?.store ?? (await probe(a, targets, ev.cached, o.nixOptions, selection.caches));
   const partial = { args: a, options: o, catalog, selection, host, plan, rule, capacity, backend, capped, cached: ev.cached, store, toBuild, nixAnswer: asked?.answer ?? null };
   return {
     ...partial,
@@ -370,22 +370,25 @@ export function evaluationVerdict(
  * Step 6: what Nix would build and fetch for each instantiated variant, with the user's substituters: the dry run's
  * real answer (--probe-store) and what --skip-cached decides by (it then counts the substitutable ones as cached).
  */
-async function probe(a: BuildArgs, targets: readonly BuildTarget[], cached: Map<string, CacheProbe>, nixOptions: NixOptions) {
+async function probe(a: BuildArgs, targets: readonly BuildTarget[], cached: Map<string, CacheProbe>, nixOptions: NixOptions, caches: readonly TeamCache[]) {
   const askNix = (a.dryRun && !!a.probeStore) || (!a.dryRun && !!a.skipCached);
   if (!askNix) return undefined;
   const asked = targets.filter((t) => {
     const c = cached.get(t.name);
     return c !== undefined && !c.cached && c.drvPath !== null;
   });
-  const store = await probeStore(new Map(asked.map((t) => [t.name, cached.get(t.name)!.drvPath!])), nixOptions);
+  const store = await probeStore(new Map(asked.map((t) => [t.name, cached.get(t.name)!.drvPath!])), nixOptions, caches);
   if (!a.dryRun && a.skipCached) markSubstitutable(targets, cached, store);
   return store;
 }
 
-/** Nix's dry-run answer (nix-store --realise --dry-run) for each derivation, by the name it is given under. */
-export async function probeStore(drvPaths: ReadonlyMap<string, string>, nixOptions: NixOptions): Promise<Map<string, DryRealise | { error: string }>> {
+/**
+ * Nix's dry-run answer (nix-store --realise --dry-run) for each derivation, by the name it is given under; with the
+ * team's `caches`, a path they hold without a signature this host trusts counts as to build (store.ts dryRealise).
+ */
+export async function probeStore(drvPaths: ReadonlyMap<string, string>, nixOptions: NixOptions, caches: readonly TeamCache[] = []): Promise<Map<string, DryRealise | { error: string }>> {
   const names = [...drvPaths.keys()];
-  const answers = await dryRealise(names.map((n) => drvPaths.get(n)!), nixOptions);
+  const answers = await dryRealise(names.map((n) => drvPaths.get(n)!), nixOptions, undefined, caches);
   return new Map(names.map((n, i) => [n, answers[i]!]));
 }
 

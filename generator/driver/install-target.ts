@@ -22,6 +22,7 @@ import { basename, dirname, join } from "node:path";
 import { InputError } from "../errors.ts";
 import { runTool } from "../process.ts";
 import { dryRealise, nixErrorMessage, storeName } from "./store.ts";
+import type { TeamCache } from "../matrix/team-cache.ts";
 
 /** A place install will link that it may not (exit 2, before any build); the message lists every such place. */
 export class InstallPlaceError extends InputError {
@@ -124,9 +125,10 @@ export type OutputState =
 /**
  * Ask Nix where `file`'s output is: `nix-instantiate FILE`, `nix-store -q --outputs DRV`, `nix-store
  * --check-validity`, then for an output not in the store `nix-store --realise --dry-run DRV` (store.ts dryRealise:
- * nothing to build and nothing unknown is `fetchable`).
+ * nothing to build and nothing unknown is `fetchable`; a path the team's `caches` hold without a signature this host
+ * trusts is to build, as Nix's real run would build it).
  */
-export async function outputState(file: string, nixOptions: readonly (readonly [string, string])[] = []): Promise<OutputState> {
+export async function outputState(file: string, nixOptions: readonly (readonly [string, string])[] = [], caches: readonly TeamCache[] = []): Promise<OutputState> {
   const opts = nixOptions.flatMap(([k, v]) => ["--option", k, v]);
   const inst = await runTool(["nix-instantiate", ...opts, file]);
   const drvPath = inst.stdout.split("\n").find((l) => l.endsWith(".drv"));
@@ -136,7 +138,7 @@ export async function outputState(file: string, nixOptions: readonly (readonly [
   if (q.code !== 0 || !outPath) return { state: "unknown", step: "query", error: nixErrorMessage(q.stderr, `nix-store -q --outputs exited with ${q.code}`) };
   const valid = await runTool(["nix-store", ...opts, "--check-validity", outPath]);
   if (valid.code === 0) return { state: "present", drvPath, outPath };
-  const [dry] = await dryRealise([drvPath], nixOptions);
+  const [dry] = await dryRealise([drvPath], nixOptions, undefined, caches);
   const fetchable = dry !== undefined && !("error" in dry) && dry.toBuild.length === 0 && dry.unknown.length === 0 && dry.unreachable.length === 0;
   return { state: fetchable ? "fetchable" : "build", drvPath, outPath };
 }
@@ -189,8 +191,8 @@ export interface InstallReady {
  * @param places DIR first, then the other links install makes (each already checked with `own` null by the caller)
  * @throws InstallPlaceError for a place install may not link (nothing built)
  */
-export async function prepareInstall(file: string, places: readonly LinkPlace[], nixOptions: readonly (readonly [string, string])[] = []): Promise<InstallReady> {
-  const output = await outputState(file, nixOptions);
+export async function prepareInstall(file: string, places: readonly LinkPlace[], nixOptions: readonly (readonly [string, string])[] = [], caches: readonly TeamCache[] = []): Promise<InstallReady> {
+  const output = await outputState(file, nixOptions, caches);
   const outPath = output.state === "unknown" ? null : output.outPath;
   const [dir, ...rest] = places;
   assertLinkPlaces([...(dir ? [{ ...dir, own: ownNames(outPath) }] : []), ...rest], outPath?.length);

@@ -190,7 +190,7 @@ export async function planInstall(o: InstallOptions): Promise<InstallPlan> {
   const cacheOptions = (await import("../matrix/team-cache.ts")).cacheNixOptions(project.caches ?? []);
   const stops = judged.checks.filter((r) => r.status === "fail" && (r.blocking || r.conf !== undefined));
   // Where the output is (one nix-instantiate and store queries): asked only when install would go on to build.
-  const ready = o.dryRun || stops.length ? null : await it.prepareInstall(file, places, cacheOptions);
+  const ready = o.dryRun || stops.length ? null : await it.prepareInstall(file, places, cacheOptions, project.caches ?? []);
   const evaluationStops = ready ? await stopsOnEvaluation(ready, { catalog: project.catalog, variant, file, backend, ownFiles: o.pkgsDir !== undefined }) : [];
   const envFile = env ? fileOf(env.name, env.file) : null;
   const recorded = judged.recorded;

@@ -1,7 +1,9 @@
 /**
  * `publish`: carry built variants to the machines that need them. Two roads:
  * - a Nix binary cache: `nix copy --to URI` of each variant's built closure (driver/job.ts pushClosure, the one code
- *   path `build --copy-to` uses; sign with the store URI's `secret-key=` parameter or nix.conf `secret-key-files`);
+ *   path `build --copy-to` uses), every path of it signed with the team's key when one is named (`--secret-key-file`,
+ *   the URI's `secret-key=`, or matrix.ts `caches` `secretKeyFile`), and each path's narinfo in the cache checked
+ *   afterwards (publishToCache below);
  * - a Flox catalog: `flox publish -o ORG NAME`, one package per call, pytorch before what is built on it, each on a
  *   host of its own system (flox records the system it ran on: flox/flox providers/publish.rs).
  *
@@ -12,10 +14,23 @@
  * status`). A variant that is not built is not built here: `--to` refuses it with the command that builds it
  * (`flox publish` builds from the pushed revision itself).
  */
-import { closeSync, existsSync, readlinkSync, rmSync } from "node:fs";
-import { join } from "node:path";
+import { closeSync, existsSync, readlinkSync, rmSync, writeSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
 import { InputError, UsageError } from "../errors.ts";
 import { runTool } from "../process.ts";
+import { redactCredentials } from "../redact.ts";
+import {
+  checkSignatures,
+  publicKeys,
+  queryCache,
+  readSigningKey,
+  storeUrlBase,
+  storeUrlParams,
+  withStoreUrlParam,
+  withoutStoreUrlParam,
+  type CachedPath,
+  type SigningKey,
+} from "./cache-signatures.ts";
 
 /** One of flox publish's preconditions and its verdict. */
 interface Precondition {
@@ -146,6 +161,8 @@ export interface PlanPublishOptions {
   outDir?: { path: string; typed: string };
   /** `--nix-option` pairs for nix copy. */
   nixOptions: (readonly [string, string])[];
+  /** `--to`: `--secret-key-file FILE` (absolute), the key every published path is signed with. */
+  secretKeyFile?: string;
   /** Each note as planning meets it (a line without its newline): stderr in the CLI. */
   onNote: (line: string) => void;
 }
@@ -173,7 +190,16 @@ export type PublishPlan =
       /** name → the names it is built on. */
       dependsOn: Map<string, readonly string[]>;
     }
-  | { road: "to"; to: string; outs: BuiltOutput[]; nixOptions: (readonly [string, string])[] };
+  | {
+      road: "to";
+      to: string;
+      outs: BuiltOutput[];
+      nixOptions: (readonly [string, string])[];
+      /** The key every path is signed with (signingKeyFor), or null: nothing is signed, and publish says so per path. */
+      signing: SigningKey | null;
+      /** The public keys consumers trust for this cache: matrix.ts `caches` `publicKey` of the entry with its URL. */
+      consumerKeys: string[];
+    };
 
 /**
  * Plan `publish`: the road (--org, --to, or the matrix's first cache), the selection in build order, then for --org
@@ -203,7 +229,11 @@ export async function planPublish(o: PlanPublishOptions): Promise<PublishPlan> {
   }
   const byName = new Map(sel.targets.map((t) => [t.name, t]));
   const ordered = orderTargets(sel.targets).order.map((n) => byName.get(n)!);
-  if (!o.org) return { road: "to", to: to!, outs: builtOutputs(ordered, o), nixOptions: o.nixOptions };
+  if (!o.org) {
+    const outs = builtOutputs(ordered, o);
+    const matrixDir = dirname(o.matrixFile ?? join(o.root, "matrix.ts"));
+    return { road: "to", to: to!, outs, nixOptions: o.nixOptions, ...signingKeyFor(to!, o.secretKeyFile, p.matrix.caches, matrixDir) };
+  }
   // The organisation name first: it becomes flox publish's -o argument (a bad one is refused before anything else).
   checkFloxOrg(o.org);
   // flox publish builds the .flox/pkgs files the last generate wrote: they must say what was just expanded.
@@ -223,6 +253,38 @@ export async function planPublish(o: PlanPublishOptions): Promise<PublishPlan> {
     preconditions: blocked ? null : await floxPublishPreconditions(o.root),
     dependsOn: new Map(ordered.map((t) => [t.name, t.dependsOn])),
   };
+}
+
+/**
+ * The key `publish --to URL` signs with, and the keys its consumers trust. The key: `--secret-key-file FILE`, else the
+ * URL's `secret-key=FILE` parameter, else `secretKeyFile` of the matrix.ts `caches` entry with this URL (relative to
+ * the matrix file's directory); none: null. The consumers' keys: `publicKey` of that entry.
+ * @throws InputError (exit 2) for a key file that cannot be read or is not a Nix secret key; UsageError when the key
+ *   is not the one matrix.ts gives consumers for this cache (they would accept none of its signatures)
+ */
+export function signingKeyFor(
+  url: string,
+  secretKeyFile: string | undefined,
+  caches: readonly { url: string; publicKey: string; secretKeyFile?: string }[],
+  matrixDir: string,
+): { signing: SigningKey | null; consumerKeys: string[] } {
+  const entries = caches.filter((c) => storeUrlBase(c.url) === storeUrlBase(url));
+  const consumerKeys = [...new Set(entries.map((c) => c.publicKey))];
+  const inUrl = storeUrlParams(url).get("secret-key");
+  const inMatrix = entries.find((c) => c.secretKeyFile)?.secretKeyFile;
+  const signing = secretKeyFile
+    ? readSigningKey(secretKeyFile, "--secret-key-file")
+    : inUrl
+      ? readSigningKey(inUrl, "the store URL's secret-key=")
+      : inMatrix
+        ? readSigningKey(resolve(matrixDir, inMatrix), "matrix.ts caches secretKeyFile")
+        : null;
+  if (signing && consumerKeys.length && !consumerKeys.includes(signing.publicKey))
+    throw new UsageError(
+      `${signing.from} ${signing.file} signs as ${signing.publicKey}, but matrix.ts \`caches\` gives consumers of ${redactCredentials(storeUrlBase(url))} the key ` +
+        `${consumerKeys.join(" and ")}: they would accept none of its signatures (use that key's secret file, or change the cache's publicKey)`,
+    );
+  return { signing, consumerKeys };
 }
 
 /**
@@ -271,46 +333,204 @@ export async function assertPublishable(plan: PublishPlan, width: number): Promi
   if (failed.length) throw new UsageError(`flox publish cannot run here: ${failed.map((c) => `${c.check}: ${c.detail}`).join("; ")}`);
 }
 
-/** What one `nix copy` of a `--to` run did. */
+/**
+ * What publish did to one store path of a closure, read back from the cache afterwards: "copied" (not in the cache
+ * before), "re-signed" (there without the key's signature: signed in place), "already signed" (there with it),
+ * "already there" (no key given: left as it was), "failed" (the copy failed, or the cache still lacks the signature).
+ */
+export interface PathOutcome {
+  path: string;
+  status: "copied" | "re-signed" | "already signed" | "already there" | "failed";
+  /**
+   * Whether the cache's narinfo carries a signature that verifies with a key its consumers trust (the signing key;
+   * else matrix.ts `caches` publicKey for this URL); null when no key is known to judge by.
+   */
+  trusted: boolean | null;
+  /** The signatures' key names, or why it failed. */
+  detail: string;
+}
+
+/** What one `nix copy` of a `--to` run did, and what happened to each path of its closure not listed before. */
 export interface CopyOutcome {
   name: string;
   outPath: string;
   status: "copied" | "failed";
   /** The store URI (credentials redacted) when copied; why, when failed. */
   detail: string;
+  /** The paths of its closure that no earlier variant of the run listed, in Nix's order (--requisites). */
+  paths: PathOutcome[];
 }
 
-/** What runPublish did: flox publish's outcomes (--org), or each copy with the log kept when one failed (--to). */
+/**
+ * What runPublish did: flox publish's outcomes (--org), or each copy with the log kept when one failed, and warnings
+ * (paths left unsigned by the consumers' key) (--to).
+ */
 export type PublishRun =
   | { road: "org"; report: PublishOutcome[]; exitCode: number }
-  | { road: "to"; to: string; log: string | null; report: CopyOutcome[]; exitCode: number };
+  | { road: "to"; to: string; log: string | null; report: CopyOutcome[]; warnings: string[]; exitCode: number };
 
 /**
- * Run a plan (assertPublishable first): `flox publish` per step of this host's system (runFloxPublish), or `nix copy`
- * of each built closure (a closure shared with an earlier one is skipped by Nix), nix copy's output to a private log
- * kept only when a copy failed. Prints nothing. @returns the outcomes and the exit code (1 when one failed)
+ * Run a plan (assertPublishable first): `flox publish` per step of this host's system (runFloxPublish), or for --to
+ * publishToCache. Prints nothing. @returns the outcomes and the exit code (1 when one failed)
  */
 export async function runPublish(plan: PublishPlan): Promise<PublishRun> {
   if (plan.road === "org") {
     const report = await runFloxPublish(plan.steps, plan.org, plan.root, (name) => plan.dependsOn.get(name) ?? []);
     return { road: "org", report, exitCode: report.some((r) => r.status === "failed") ? 1 : 0 };
   }
-  const [{ pushClosure }, { openLogFile, privateTempDir }, { redactCredentials }] = await Promise.all([import("./run.ts"), import("../output-file.ts"), import("../redact.ts")]);
+  return publishToCache(plan);
+}
+
+/** Store URL schemes of binary caches, whose narinfo `nix copy` signs with the URL's `secret-key=` (BinaryCacheStore). */
+const BINARY_CACHE_SCHEMES = ["file", "http", "https", "s3"];
+
+/**
+ * `publish --to`: each variant's closure (`nix-store --query --requisites`) into the cache, every path signed when
+ * the plan has a key, and what the cache holds afterwards judged path by path (PathOutcome):
+ * 1. what the cache holds of every path before (cache-signatures.ts queryCache, its narinfo read again);
+ * 2. `nix copy --to URL?secret-key=FILE OUT` per variant (a binary cache signs each path it writes; for an ssh store
+ *    the closure is signed in this store first, `nix store sign -r --key-file FILE OUT`, and the copy carries it);
+ *    `nix copy` skips a path the cache holds, signed or not (Nix 2.8: "copying 0 paths", the narinfo unchanged), so
+ * 3. the paths the cache held without the key's signature are signed in place: `nix store sign --store URL
+ *    --key-file FILE PATH…` rewrites their narinfo (Nix's BinaryCacheStore::addSignatures);
+ * 4. the cache is read again, and each path's signatures verified (Ed25519 over Nix's fingerprint).
+ * nix copy's output goes to a private log, kept only when something failed. Without a key nothing is signed, and a
+ * path the consumers' key (matrix.ts) has not signed is counted in a warning.
+ */
+async function publishToCache(plan: Extract<PublishPlan, { road: "to" }>): Promise<PublishRun> {
+  const [{ pushClosure }, { openLogFile, privateTempDir }] = await Promise.all([import("./run.ts"), import("../output-file.ts")]);
   // nix copy's output, in a fresh private directory (a fixed name in /tmp could be someone else's file or link).
   const logDir = privateTempDir("variant-matrix-publish-");
   const log = join(logDir, "publish.log");
   const fd = openLogFile(log, { exclusive: true });
   const shown = redactCredentials(plan.to);
   const report: CopyOutcome[] = [];
+  const closures = await Promise.all(plan.outs.map((o) => closureOf(o.out)));
+  const all = [...new Set(closures.flat())];
+  const ctx = { plan, fd };
+  let states: CacheStates;
   try {
-    for (const o of plan.outs) {
-      const err = await pushClosure(o.out, plan.to, fd, plan.nixOptions);
-      report.push({ name: o.name, outPath: o.out, status: err ? "failed" : "copied", detail: err ?? shown });
+    const before = await readCache(plan, all);
+    for (const [i, o] of plan.outs.entries()) {
+      const err = (await signLocally(ctx, o.out)) ?? (await pushClosure(o.out, copyUrl(plan), fd, plan.nixOptions));
+      report.push({ name: o.name, outPath: o.out, status: err ? "failed" : "copied", detail: err ?? shown, paths: [] });
+      if (err) closures[i] = [];
     }
+    const resignErr = await resignInCache(ctx, before);
+    states = { before, after: await readCache(plan, all), resignErr };
   } finally {
     closeSync(fd);
   }
-  const failed = report.some((r) => r.status === "failed");
+  const seen = new Set<string>();
+  for (const [i, r] of report.entries()) {
+    r.paths = closures[i]!.filter((p) => !seen.has(p)).map((p) => pathOutcome(p, states, plan));
+    for (const p of closures[i]!) seen.add(p);
+  }
+  const failed = report.some((r) => r.status === "failed" || r.paths.some((p) => p.status === "failed"));
   if (!failed) rmSync(logDir, { recursive: true, force: true });
-  return { road: "to", to: shown, log: failed ? log : null, report, exitCode: failed ? 1 : 0 };
+  return { road: "to", to: shown, log: failed ? log : null, report, warnings: unsignedWarnings(plan, report), exitCode: failed ? 1 : 0 };
+}
+
+/** The runtime closure of a store path (`nix-store --query --requisites`), or [] when Nix cannot say. */
+async function closureOf(out: string): Promise<string[]> {
+  const r = await runTool(["nix-store", "--query", "--requisites", out]);
+  return r.code === 0 ? r.stdout.split("\n").filter(Boolean) : [];
+}
+
+/** What the cache held before and holds after, path by path (null: absent; `{ error }`: the cache could not be read). */
+interface CacheStates {
+  before: Map<string, CachedPath | null> | { error: string };
+  after: Map<string, CachedPath | null> | { error: string };
+  /** Why signing in place failed, or null. */
+  resignErr: string | null;
+}
+
+/** The cache's narinfo of `paths`, read again (not Nix's cached answer): cache-signatures.ts queryCache. */
+async function readCache(plan: Extract<PublishPlan, { road: "to" }>, paths: readonly string[]) {
+  return queryCache(storeUrlOnly(plan.to), paths, plan.nixOptions, { fresh: true });
+}
+
+/** The URL without `secret-key=` (a store that only reads needs no key). */
+function storeUrlOnly(url: string): string {
+  return withoutStoreUrlParam(url, "secret-key");
+}
+
+/** Whether `url` is a binary cache (BINARY_CACHE_SCHEMES). */
+function isBinaryCache(url: string): boolean {
+  return BINARY_CACHE_SCHEMES.includes(url.slice(0, Math.max(0, url.indexOf("://"))));
+}
+
+/** The URL nix copy writes to: with the plan's key as `secret-key=` for a binary cache. */
+function copyUrl(plan: Extract<PublishPlan, { road: "to" }>): string {
+  if (!plan.signing || !isBinaryCache(plan.to)) return plan.to;
+  return withStoreUrlParam(storeUrlOnly(plan.to), "secret-key", plan.signing.file);
+}
+
+/** A Nix command of publish, its output to the log. @returns null when it exited 0, else why (redacted) */
+async function logged(fd: number, argv: readonly string[]): Promise<string | null> {
+  writeSync(fd, redactCredentials(`=== ${argv.join(" ")} ===\n`));
+  const r = await runTool(argv);
+  writeSync(fd, redactCredentials(r.stdout + r.stderr));
+  if (r.code === 0) return null;
+  return redactCredentials(`${argv.slice(0, 5).join(" ")}: exit code ${r.code}: ${(r.stderr.split("\n").filter((l) => l.trim()).at(-1) ?? "").trim()}`);
+}
+
+/** For a store that is not a binary cache (ssh://), sign the closure in this store before the copy carries it. */
+async function signLocally(ctx: { plan: Extract<PublishPlan, { road: "to" }>; fd: number }, out: string): Promise<string | null> {
+  const { plan, fd } = ctx;
+  if (!plan.signing || isBinaryCache(plan.to)) return null;
+  return logged(fd, ["nix", "--extra-experimental-features", "nix-command", "store", "sign", "-r", "--key-file", plan.signing.file, out]);
+}
+
+/** Sign in place the paths the cache held before without the key's signature. @returns why it failed, or null */
+async function resignInCache(ctx: { plan: Extract<PublishPlan, { road: "to" }>; fd: number }, before: CacheStates["before"]): Promise<string | null> {
+  const { plan, fd } = ctx;
+  if (!plan.signing || "error" in before) return null;
+  const key = publicKeys([plan.signing.publicKey]);
+  const unsigned = [...before.values()].filter((i): i is CachedPath => i !== null && checkSignatures(i, key).valid.length === 0).map((i) => i.path);
+  if (unsigned.length === 0) return null;
+  const opts = plan.nixOptions.flatMap(([k, v]) => ["--option", k, v]);
+  return logged(fd, ["nix", "--extra-experimental-features", "nix-command", "store", "sign", ...opts, "--store", storeUrlOnly(plan.to), "--key-file", plan.signing.file, ...unsigned]);
+}
+
+/**
+ * What happened to `path` (PathOutcome), from the cache's narinfo before and after: with a key, the key's signature
+ * must verify afterwards (else "failed"); without one, whether a key the consumers trust has signed it.
+ */
+function pathOutcome(path: string, s: CacheStates, plan: Extract<PublishPlan, { road: "to" }>): PathOutcome {
+  if ("error" in s.after) return { path, status: "failed", trusted: null, detail: `the cache could not be read back: ${s.after.error}` };
+  const was = "error" in s.before ? undefined : s.before.get(path);
+  const now = s.after.get(path) ?? null;
+  if (!now) return { path, status: "failed", trusted: null, detail: "not in the cache after the copy" };
+  const judgeBy = plan.signing ? [plan.signing.publicKey] : plan.consumerKeys;
+  const keys = publicKeys(judgeBy);
+  const v = checkSignatures(now, keys);
+  const names = [...v.valid, ...v.broken.map((n) => `${n} (does not verify)`), ...v.others];
+  const signed = names.length ? `signatures: ${names.join(", ")}` : "no signature";
+  const trusted = judgeBy.length ? v.valid.length > 0 : null;
+  if (!plan.signing) return { path, status: was ? "already there" : "copied", trusted, detail: signed };
+  const hadKey = was ? checkSignatures(was, keys).valid.length > 0 : false;
+  if (!trusted) return { path, status: "failed", trusted, detail: `the cache's narinfo lacks a valid signature by ${plan.signing.name} (${signed})${s.resignErr ? `: ${s.resignErr}` : ""}` };
+  if (!was) return { path, status: "copied", trusted, detail: signed };
+  return { path, status: hadKey ? "already signed" : "re-signed", trusted, detail: signed };
+}
+
+/**
+ * Without a key: a warning when paths in the cache carry no signature its consumers trust (matrix.ts `caches`
+ * publicKey), or no signature at all where matrix.ts names no key for the cache. [] otherwise.
+ */
+function unsignedWarnings(plan: Extract<PublishPlan, { road: "to" }>, report: readonly CopyOutcome[]): string[] {
+  if (plan.signing) return [];
+  const paths = report.flatMap((r) => r.paths);
+  const where = redactCredentials(storeUrlBase(plan.to));
+  const fix = "publish again with --secret-key-file FILE (or matrix.ts `caches` secretKeyFile): it signs every path of the closure and re-signs what the cache holds unsigned";
+  if (plan.consumerKeys.length) {
+    const bad = paths.filter((p) => p.trusted === false);
+    if (bad.length === 0) return [];
+    const keyNames = plan.consumerKeys.map((k) => k.split(":")[0]).join(" or ");
+    return [`publish: ${bad.length} of ${paths.length} path(s) in ${where} carry no signature by ${keyNames} (the key matrix.ts \`caches\` gives its consumers): a Nix with require-sigs (the default) builds them instead of fetching; ${fix}`];
+  }
+  const bare = paths.filter((p) => p.detail === "no signature");
+  if (bare.length === 0) return [];
+  return [`publish: ${bare.length} of ${paths.length} path(s) in ${where} carry no signature, and no key was given (matrix.ts \`caches\` names none for this URL): a Nix with require-sigs (the default) builds them instead of fetching; ${fix}`];
 }

@@ -17,6 +17,8 @@ import { readlink } from "node:fs/promises";
 import { join } from "node:path";
 import pLimit from "p-limit";
 import { ProcessStartError, runCommandSync, runTool, type CommandResult } from "../process.ts";
+import type { TeamCache } from "../matrix/team-cache.ts";
+import { signaturePolicy, untrustedFetches, type UntrustedFetch } from "./cache-signatures.ts";
 
 /** Result of probing one target. */
 export interface CacheProbe {
@@ -265,6 +267,12 @@ export interface DryRealise {
   unknown: string[];
   /** Substituters Nix could not reach ("unable to download 'URL/nix-cache-info'"): their paths count as to build. */
   unreachable: string[];
+  /**
+   * Paths Nix listed as to fetch that no team cache holding them may give under this host's `require-sigs`
+   * (cache-signatures.ts untrustedFetches): moved from `toFetch` to `toBuild` (as their deriver when the cache names
+   * it), with where and why. Only when dryRealise was given the team's caches.
+   */
+  untrusted?: UntrustedFetch[];
 }
 
 /**
@@ -300,6 +308,11 @@ export function storeName(path: string): string {
 /**
  * Ask Nix what realising each derivation would build and fetch, with the user's substituters (and `nixOptions`):
  * `nix-store --realise --dry-run DRV`, one call per derivation (8 at a time).
+ *
+ * Nix's dry run lists what a substituter holds, not what it will accept: with `caches` (the team's caches, matrix.ts
+ * `caches`, passed to Nix in `nixOptions`), a path it lists as to fetch that every team cache holding it holds
+ * without a signature this host trusts (`require-sigs`; cache-signatures.ts untrustedFetches) is moved to `toBuild`,
+ * as Nix's real run would build it, and named in `untrusted`.
  * @param deadline epoch ms by which Nix must answer: a call still running then is stopped and is `{ error }`
  * @returns per derivation its DryRealise, or `{ error }` with Nix's first error line
  */
@@ -307,18 +320,32 @@ export async function dryRealise(
   drvs: readonly string[],
   nixOptions: NixOptions = [],
   deadline?: number,
+  caches: readonly TeamCache[] = [],
 ): Promise<(DryRealise | { error: string })[]> {
   const limit = pLimit(8);
-  return Promise.all(
-    drvs.map((drv) =>
-      limit(async () => {
-        const r = await runTool(["nix-store", ...nixOptionArgs(nixOptions), "--realise", "--dry-run", drv], until(deadline));
-        if (r.stopped) return { error: r.stopped };
-        if (r.code !== 0) return { error: nixErrorMessage(r.stderr, `nix-store exited with ${r.code}`) };
-        return parseDryRun(r.stderr);
-      }),
-    ),
-  );
+  const ask = async (drv: string, again: boolean): Promise<DryRealise | { error: string }> => {
+    const r = await runTool(["nix-store", ...nixOptionArgs(nixOptions), "--realise", "--dry-run", drv], until(deadline));
+    if (r.stopped) return { error: r.stopped };
+    // Nix 2.8's narinfo disk cache (~/.cache/nix/binary-cache-v6.sqlite) races when several processes meet a
+    // substituter for the first time ("executing SQLite statement 'insert or replace into NARs…': constraint
+    // failed", seen here with 4 at once on a fresh cache): once the first has recorded the cache, asking again answers.
+    if (r.code !== 0 && again && /SQLite/.test(r.stderr)) return ask(drv, false);
+    if (r.code !== 0) return { error: nixErrorMessage(r.stderr, `nix-store exited with ${r.code}`) };
+    return parseDryRun(r.stderr);
+  };
+  const replies = await Promise.all(drvs.map((drv) => limit(() => ask(drv, true))));
+  const ok = replies.filter((r): r is DryRealise => !("error" in r));
+  const toFetch = [...new Set(ok.flatMap((r) => r.toFetch))];
+  if (caches.length === 0 || toFetch.length === 0) return replies;
+  const policy = () => signaturePolicy(nixOptions, caches.map((c) => c.publicKey), until(deadline).timeoutMs);
+  const untrusted = new Map((await untrustedFetches(toFetch, caches, nixOptions, policy, deadline)).map((u) => [u.path, u]));
+  for (const r of ok) {
+    const moved = r.toFetch.filter((p) => untrusted.has(p)).map((p) => untrusted.get(p)!);
+    r.toFetch = r.toFetch.filter((p) => !untrusted.has(p));
+    r.toBuild = [...new Set([...r.toBuild, ...moved.map((u) => u.deriver ?? u.path)])];
+    r.untrusted = moved;
+  }
+  return replies;
 }
 
 /**

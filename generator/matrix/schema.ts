@@ -401,6 +401,8 @@ function cachesSchema() {
         .object({
           url: z.string().refine(isCacheUrl, { error: (iss) => `expected ${CACHE_URL_FORM} (got ${shown(iss.input)})` }),
           publicKey: z.string().refine(isPublicKey, { error: (iss) => `expected ${CACHE_KEY_FORM} (got ${shown(iss.input)})` }),
+          // The path of the secret key `publish` signs with (relative to matrix.ts), never the key: no generated file holds it.
+          secretKeyFile: z.string().min(1, { error: "expected the path of a secret key file (nix key generate-secret), not empty" }).optional(),
         })
         .strict(),
     )

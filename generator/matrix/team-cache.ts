@@ -30,6 +30,11 @@ export interface TeamCache {
   url: string;
   /** Its signing key, `name:base64` (nix.conf `trusted-public-keys`). */
   publicKey: string;
+  /**
+   * The path of the secret key `publish` signs with (relative to matrix.ts's directory), for the machines that publish;
+   * only the path is in matrix.ts, and no generated file carries it (driver/publish.ts signingKeyFor).
+   */
+  secretKeyFile?: string;
 }
 
 /** Whether `url` is a store URL Nix takes as a substituter: a known scheme, something after it, no whitespace. */
