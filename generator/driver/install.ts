@@ -272,7 +272,7 @@ async function hostChecks(o: InstallOptions, c: CheckedInstall): Promise<{ check
   let recorded: RecordedHost | null = null;
   if (isRecordedHost(o)) {
     const { judgeRecordedHost } = await import("../preflight/recorded-host.ts");
-    const host = await judgeRecordedHost(o, checks, c.variant.cuda !== null);
+    const host = await judgeRecordedHost(o, checks, pre.checkedVariants([c.variant], c.all)[0]!);
     recorded = {
       label: `the recorded host (${host.sources.cpuinfo})`,
       system: host.system,
@@ -286,12 +286,12 @@ async function hostChecks(o: InstallOptions, c: CheckedInstall): Promise<{ check
 
 /**
  * Step 4, the route to the driver: NixOS or a flox activation serving libcuda pass the GPU driver check; a driver
- * elsewhere (its ✗) is reached through nixglhost; no driver at all (–) leaves the GPU checks to verify's "not
- * checkable here". An environment carries its own wrapped Pythons (withHostDriver); another variant is run through
+ * elsewhere (the check's route "nixglhost", ✓ or ✗) is reached through nixglhost; no driver at all (–) leaves the GPU
+ * checks to verify's "not checkable here". An environment carries its own wrapped Pythons (withHostDriver); another variant is run through
  * the environment's nixglhost at DIR-nixglhost.
  */
 function driverRoute(variant: Variant, gpu: CheckResult | undefined, dir: string): Pick<InstallPlan, "throughNixglhost" | "wrapped" | "link" | "python"> {
-  const throughNixglhost = variant.cuda !== null && gpu?.status === "fail";
+  const throughNixglhost = variant.cuda !== null && gpu?.route === "nixglhost";
   return { throughNixglhost, wrapped: throughNixglhost && variant.role === "env", link: `${dir}-nixglhost`, python: `${dir}/bin/python3` };
 }
 
