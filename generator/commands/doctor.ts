@@ -64,7 +64,9 @@ async function doctor(args: DoctorArgs, io: Pick<Io, "out" | "columns">): Promis
   const backend = await resolveBackend(args.backend ?? "auto");
   const checked = pre.checkedVariants([variant], project.variants);
   const results = pre.runChecks(
-    { root, env: process.env, cpuinfoFile: args.cpuinfo },
+    // The checks judge this machine (its Nix, its nix.conf): a recording's CPU (--cpuinfo without --host-root) is not
+    // the one whose nix.conf a system-features line would go to, so its own /proc/cpuinfo decides what it can run.
+    { root, env: process.env, cpuinfoFile: isRecordedHost(host) ? undefined : args.cpuinfo },
     {
       command: "doctor",
       variants: checked,

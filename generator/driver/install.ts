@@ -259,7 +259,9 @@ interface CheckedInstall {
 async function hostChecks(o: InstallOptions, c: CheckedInstall): Promise<{ checks: CheckResult[]; gpu: CheckResult | undefined; recorded: RecordedHost | null }> {
   const [pre, { isRecordedHost }] = await Promise.all([import("../preflight/checks.ts"), import("../detect/choose.ts")]);
   const checks = pre.runChecks(
-    { root: o.hostRoot ?? "/", env: process.env, cpuinfoFile: o.cpuinfo },
+    // This machine's checks (its Nix, its nix.conf) judge its own CPU, not a recording's (as the build's preflight does):
+    // a gccarch feature is offered for this nix.conf only where this CPU runs it.
+    { root: o.hostRoot ?? "/", env: process.env, cpuinfoFile: isRecordedHost(o) ? undefined : o.cpuinfo },
     {
       command: "install",
       variants: pre.checkedVariants([c.variant], c.all),
