@@ -6,7 +6,8 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { join } from "node:path";
-import { cudaBuildOf, onTorch } from "../generator/catalog/packages.ts";
+import { cudaBuildOf, nixpkgsBrokenWarnings, onTorch } from "../generator/catalog/packages.ts";
+import { closurePackages } from "../generator/matrix/naming.ts";
 import { catalog } from "../generator/catalog/index.ts";
 import { coresForPackage, jobsRule } from "../generator/driver/concurrency.ts";
 import { makePlan } from "../generator/driver/plan.ts";
@@ -172,6 +173,41 @@ test("detect --package vllm: the SM121 variant for a DGX Spark; with CUDA 12.8 o
   const no = await detect({ ...withVllm, cuda: ["12.8"] });
   assert.is.not(no.status, 0);
   assert.match(no.stdout + no.stderr, /vLLM 0\.24\.0 builds with CUDA 13\.0 and later, not CUDA 12\.8/);
+});
+
+test("detect, install and explain say nixpkgs' verdict against a vLLM pick in one wording (catalog/packages.ts nixpkgsBrokenWarnings); nothing for a pick without vLLM", async () => {
+  const dir = tempDir("vm-vllm-broken-");
+  const m = writeMatrix(dir, withVllm);
+  const name = "vllm-python313-cuda13_0-sm121-armv9";
+  const v = project.variants.find((x) => x.name === name)!;
+  const words = nixpkgsBrokenWarnings(catalog, closurePackages(v), { rev: v.nixpkgs, cuda: v.cuda, system: v.system });
+  assert.is(words.length, 1);
+  assert.match(words[0]!, /^nixpkgs calls vLLM's CUDA build broken at this revision; this project builds it anyway with vllm: meta\.broken = false/);
+  assert.match(words[0]!, /'The CUDA build is still broken'/);
+  // Where nixpkgs does not mark it broken (a pin the fix does not name), or CPU-only: nothing.
+  assert.equal(nixpkgsBrokenWarnings(catalog, ["vllm", "pytorch"], { rev: "0".repeat(40), cuda: "13.0", system: "aarch64-linux" }), []);
+  assert.equal(nixpkgsBrokenWarnings(catalog, ["vllm", "pytorch"], { rev: v.nixpkgs, cuda: null, system: "aarch64-linux" }), []);
+  const flat = (t: string) => t.replace(/\s+/g, " ");
+  const said = flat(`warning: ${words[0]}`);
+  const run = (...a: string[]) => runMain([...a, "--matrix", m, ...hostArgs("dgx-spark")], { env: { COLUMNS: "100" } });
+  for (const pkg of ["vllm", "serve-env"]) {
+    const d = await run("detect", "--package", pkg);
+    assert.is(d.status, 0, d.stderr);
+    assert.ok(flat(d.stdout).includes(said), `detect --package ${pkg}:\n${d.stdout}`);
+    for (const l of d.stdout.split("\n")) assert.ok([...l].length <= 100 || !l.includes(" "), `wider than 100: ${l}`);
+    const j = JSON.parse((await run("detect", "--package", pkg, "--json")).stdout);
+    assert.equal(j.picks[0].warnings, words);
+    const i = await run("install", "--dry-run", "--package", pkg, "--backend", "nix", "--dir", join(dir, pkg));
+    assert.ok(flat(i.stdout).includes(said), `install --dry-run --package ${pkg}:\n${i.stdout}${i.stderr}`);
+  }
+  const e = await runMain(["explain", name, "--matrix", m, "--json"]);
+  assert.equal(JSON.parse(e.stdout).warnings, words);
+  // The same matrix's torch environment holds no vLLM: no warning from either.
+  const plain = await run("detect");
+  assert.is(plain.status, 0, plain.stderr);
+  assert.not.match(plain.stdout, /CUDA build broken/);
+  const plainInstall = await run("install", "--dry-run", "--backend", "nix", "--dir", join(dir, "torch-env"));
+  assert.not.match(plainInstall.stdout, /CUDA build broken/);
 });
 
 test.run();

@@ -729,6 +729,41 @@ export function packageBuildFor(
   return "reason" in b ? b : { build: b };
 }
 
+/** A catalog fix in words, as explain's rows and a variant's notes print it: "ATTR: CHANGE (WHY; SOURCE)". */
+export function fixText(f: NonNullable<PackageOnTorch["fixes"]>[number]): string {
+  return `${f.attr}: ${f.change} (${f.why}; ${f.source})`;
+}
+
+/** The caveats of package `p` that hold for a variant with CUDA `cuda` (null: CPU-only) on `system`, in the catalog's order. */
+export function caveatsFor(p: Pick<PackageOnTorch, "caveats">, cuda: string | null, system: string): string[] {
+  return (p.caveats ?? [])
+    .filter((cv) => (cv.system === undefined || cv.system === system) && (cv.minCuda === undefined || (cuda !== null && compareVersions(cuda, cv.minCuda) >= 0)))
+    .map((cv) => cv.note);
+}
+
+/**
+ * nixpkgs' own verdict against a variant's CUDA build: for each of `packages` (the variant's package and those it is
+ * built on or holds, matrix/naming.ts closurePackages) whose catalog fix at nixpkgs `at.rev` with CUDA `at.cuda` on
+ * `at.system` unbreaks it (`apply: "unbreak"`: that nixpkgs marks it broken), one warning from the catalog's words (the
+ * fix's why, change and source, then the package's caveats). The one wording `explain`, `detect` and `install` print;
+ * [] for a CPU-only variant or packages nixpkgs does not mark broken there.
+ */
+export function nixpkgsBrokenWarnings(
+  cat: Pick<Catalog, "packagesOnTorch">,
+  packages: readonly string[],
+  at: { rev: string; cuda: string | null; system: string },
+): string[] {
+  return cat.packagesOnTorch
+    .filter((p) => packages.includes(p.name))
+    .flatMap((p) =>
+      fixesFor(p, at.rev, at.cuda, at.system)
+        .filter((f) => f.apply === "unbreak")
+        .map((f) =>
+          [`nixpkgs calls ${p.label}'s CUDA build broken at this revision; this project builds it anyway with ${fixText(f)}`, ...caveatsFor(p, at.cuda, at.system)].join(". ") + ".",
+        ),
+    );
+}
+
 /**
  * The catalog's fixes of package `p` (catalog/packages.ts `fixes`) that concern a variant at nixpkgs `rev` with CUDA
  * `cuda` (null: CPU-only, where none does) on `system`: each fix whose `when` holds.

@@ -152,6 +152,7 @@ interface InstallPrint {
 function printChosen(plan: InstallPlan, p: InstallPrint): void {
   const { variant, chosen, dir, backend, checks, throughNixglhost, python } = plan;
   p.say(`install ${variant.name} (${chosen.chosenBy}) at ${dir}, backend ${backend}, on ${chosen.system}`);
+  for (const w of plan.warnings) p.say(`warning: ${w}`, "  ! ", "    ");
   const warned = checks.filter((r) => r.status === "fail" && !(r.id === "gpu-driver" && throughNixglhost));
   // The GPU driver's line on the nixglhost route is the → line below (its ✓ or ✗ names the route install takes).
   p.out(p.formatChecks(checks.filter((r) => r.status !== "fail" && !(r.id === "gpu-driver" && throughNixglhost))) + "\n");
@@ -205,6 +206,7 @@ function printDryRun(p: InstallPlan, { say, out, formatChecks }: InstallPrint): 
   const at = here(dir);
   say(`install ${variant.name} (${chosen.chosenBy}) at ${at}, backend ${backend}, on ${chosen.system}: the steps (nothing is changed)`);
   say(`1. variant: ${variant.name}`, "  ", "     ");
+  for (const w of p.warnings) say(`warning: ${w}`, "     ! ", "       ");
   const more = results.length - shown.length;
   say(
     `2. checks: ${stops.length ? `${stops.length} to fix first (install stops on them, exit 2)` : "none stops install"}` +

@@ -29,8 +29,8 @@ import path from "node:path";
 import { InputError } from "../errors.ts";
 import { REPO_ROOT } from "../paths.ts";
 import { ASK_NIX_TIMEOUT_S } from "../constants.ts";
-import { formatName, parseName } from "../matrix/naming.ts";
-import { ENV_PACKAGE } from "../catalog/packages.ts";
+import { closurePackages, formatName, parseName } from "../matrix/naming.ts";
+import { ENV_PACKAGE, nixpkgsBrokenWarnings } from "../catalog/packages.ts";
 import { copyableCommand } from "../text.ts";
 import type { Backend, BackendChoice } from "./backend.ts";
 import type { BuildArgs } from "./build-options.ts";
@@ -106,6 +106,11 @@ export interface InstallPlan {
   dryRun: boolean;
   variant: Variant;
   chosen: ChosenVariant;
+  /**
+   * What nixpkgs says against the variant's CUDA build (catalog/packages.ts nixpkgsBrokenWarnings: explain's and
+   * detect's words); [] when nothing of its closure is marked broken at its nixpkgs.
+   */
+  warnings: string[];
   /** The recorded host the plan is for (--cpuinfo/--nvidia-smi without --host-root), else null. */
   recorded: RecordedHost | null;
   /** The project: the matrix's directory, where its generated files are (the flox backend builds there). */
@@ -196,6 +201,7 @@ export async function planInstall(o: InstallOptions): Promise<InstallPlan> {
     dryRun: !!o.dryRun,
     variant,
     chosen,
+    warnings: nixpkgsBrokenWarnings(project.catalog, closurePackages(variant), { rev: variant.nixpkgs, cuda: variant.cuda, system: variant.system }),
     root,
     dir,
     backend,
