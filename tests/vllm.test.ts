@@ -10,6 +10,9 @@ import { cudaBuildOf, nixpkgsBrokenWarnings, onTorch } from "../generator/catalo
 import { closurePackages } from "../generator/matrix/naming.ts";
 import { catalog } from "../generator/catalog/index.ts";
 import { coresForPackage, jobsRule } from "../generator/driver/concurrency.ts";
+import { modelCacheMisses } from "../generator/driver/cache-model.ts";
+import { variantWait, type Wait } from "../generator/driver/wait.ts";
+import { waitWords } from "../generator/detect/rules.ts";
 import { makePlan } from "../generator/driver/plan.ts";
 import { projectFromMatrix } from "../generator/matrix/project.ts";
 import { compareVersions } from "../generator/versions.ts";
@@ -208,6 +211,46 @@ test("detect, install and explain say nixpkgs' verdict against a vLLM pick in on
   assert.not.match(plain.stdout, /CUDA build broken/);
   const plainInstall = await run("install", "--dry-run", "--backend", "nix", "--dir", join(dir, "torch-env"));
   assert.not.match(plainInstall.stdout, /CUDA build broken/);
+});
+
+test("a vLLM environment's wait counts the dependencies explain says are rebuilt for it (bitsandbytes, cupy, flashinfer): the catalog's figure where it has one, unknown where not", () => {
+  const env = project.variants.find((x) => x.name === "serve-env-python313-cuda13_0-sm121-armv9")!;
+  const vllm = project.variants.find((x) => x.name === "vllm-python313-cuda13_0-sm121-armv9")!;
+  const deps = (w: Wait) => w.offCache.filter((b) => b.what === "dependency");
+  const w = variantWait(env, project.variants, catalog);
+  // The packages explain names in its fix rows other than vLLM itself, one build each, before vLLM.
+  assert.equal(deps(w).map((b) => b.attr).sort(), ["bitsandbytes", "cupy", "flashinfer"]);
+  const bnb = deps(w).find((b) => b.attr === "bitsandbytes")!;
+  const figure = onTorch(catalog, "bitsandbytes")!.buildSeconds;
+  assert.equal([bnb.seconds, bnb.source], [figure.seconds, figure.source]);
+  assert.equal(bnb.variants, [vllm.name]);
+  // cupy and flashinfer: no sourced figure in the catalog, so the wait is unknown and names them, never a made-up number.
+  for (const a of ["cupy", "flashinfer"]) {
+    const b = deps(w).find((x) => x.attr === a)!;
+    assert.is(b.seconds, null);
+    assert.match(b.source, new RegExp(`no sourced build time for ${a}`));
+  }
+  assert.is(w.seconds, null);
+  assert.equal(w.unknown.map((n) => n.split("|")[0]).sort(), ["cupy", "flashinfer"]);
+  assert.match(waitWords(w), /^unknown: more than \S+, with no estimate for cupy, flashinfer$/);
+  // The same as explain's reasons for the variant: what is off the cache names them (one model).
+  const reasons = modelCacheMisses([vllm], catalog).reasons.get(vllm.name)!.join("\n");
+  for (const a of ["bitsandbytes", "cupy", "flashinfer"]) assert.match(reasons, new RegExp(`^${a}: a dependency of vLLM that the catalog fixes here`, "m"));
+  // The vLLM variant and its environment share them: one model over both counts each once.
+  assert.is(modelCacheMisses([vllm, env], catalog).builds.filter((b) => b.what === "dependency").length, 3);
+  // Its torch alone rebuilds none of them.
+  assert.equal(deps(variantWait(project.variants.find((x) => x.name === vllm.dependsOn[0])!, project.variants, catalog)), []);
+  // With figures for all three (a catalog whose vLLM fixes name bitsandbytes only), the wait is a number: exactly
+  // bitsandbytes' figure more than with no fix naming a dependency (one build at a time).
+  const withFixes = (keep: (attr: string) => boolean) => ({
+    ...catalog,
+    packagesOnTorch: catalog.packagesOnTorch.map((p) => (p.name === "vllm" ? { ...p, fixes: p.fixes!.filter((f) => f.attr === "vllm" || keep(f.attr)) } : p)),
+  });
+  const only = variantWait(env, project.variants, withFixes((a) => a === "bitsandbytes"));
+  const none = variantWait(env, project.variants, withFixes(() => false));
+  assert.ok(only.seconds !== null && none.seconds !== null);
+  assert.is(only.seconds! - none.seconds!, figure.seconds);
+  assert.ok(only.parts.some((p) => p.what === "dependency"), "on the critical chain, one build at a time");
 });
 
 test.run();
