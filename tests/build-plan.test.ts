@@ -247,7 +247,7 @@ test("the wait: dependency builds the cache cannot serve come before torch, and 
   const backend = { backend: "nix" as const, root: "/x", outDir: "/out" };
   const rows = (jobs: number) => dryRunRows(makePlan(sel, new Map(), { cores: 16 }), new Map(), new Map(), backend, { host: "x86_64-linux", force: false, capacity: fixedCapacity(jobs, 16), model });
   const est = (pkg: string) => makePlan(sel, new Map(), { cores: 16 }).nodes.get(sel.find((t) => t.package === pkg)!.name)!.estimateS!;
-  const deps = model.builds.map((b) => b.seconds);
+  const deps = model.builds.map((b) => b.seconds!);
   for (const jobs of [1, 2, 8]) {
     const d = rows(jobs);
     const chain = d.wait.parts.reduce((a, x) => a + x.seconds, 0);

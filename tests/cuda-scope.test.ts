@@ -85,7 +85,7 @@ test("instances and cost: fewer nixpkgs instances under the torch scope; one CUD
   assert.is(c90.sharedCudaSets, 1);
   // Each modelled extra build is added once: Thor's CUDA closure (and triton with it); SM90 on CUDA 13.0 at a pin whose
   // default set is 12.9: the libraries torch links from that set (NCCL, NVSHMEM, MAGMA) and triton (driver/cache-model.ts).
-  const extra = (c: typeof c110) => c.rebuilt.reduce((a, b) => a + b.seconds, 0) / 3600;
+  const extra = (c: typeof c110) => c.rebuilt.reduce((a, b) => a + b.seconds!, 0) / 3600;
   assert.equal(c110.rebuilt.map((b) => b.what).sort(), ["cuda-closure", "triton"]);
   assert.equal(c90.rebuilt.map((b) => b.what).sort(), ["magma", "nccl", "nvshmem", "triton"]);
   assert.ok(c110.rebuilt.find((b) => b.what === "cuda-closure")!.seconds === DEFAULT_CUDA_CLOSURE_SECONDS.seconds);

@@ -134,17 +134,31 @@ test("flox auth (publish --org only): ✓ logged in, ✗ not, with `flox auth lo
   assert.is(check(runChecks(makeHost({ flox: "1.7.0" }).host, ctx({})), "flox-auth").status, "skip");
 });
 
-test("GPU driver: ✓ on NixOS (/run/opengl-driver/lib/libcuda.so.1); ✗ on a non-NixOS GPU host, naming the path, the host's libcuda and the routes; – without a driver", () => {
+test("GPU driver: ✓ on NixOS (/run/opengl-driver/lib/libcuda.so.1); on a non-NixOS GPU host ✓ through nixglhost (the route install takes) where the environment carries it, else ✗ naming the path, the host's libcuda and the routes; – without a driver", () => {
   const spark = { recorded: "dgx-spark", nvidiaSmi: true, devNvidia: true };
   const c = ctx({ names: [SPARK_ENV], hostSystem: "aarch64-linux" });
-  assert.is(check(runChecks(makeHost({ ...spark, nixos: true }).host, c), "gpu-driver").status, "ok");
+  const nixosOk = check(runChecks(makeHost({ ...spark, nixos: true }).host, c), "gpu-driver");
+  assert.is(nixosOk.status, "ok");
+  assert.is(nixosOk.route, undefined, "NixOS: loaded directly, no route");
   const dgxos = makeHost({ ...spark, hostLibcuda: "/usr/lib/aarch64-linux-gnu/libcuda.so.1" });
-  const r = check(runChecks(dgxos.host, c), "gpu-driver");
+  // The environment carries nixglhost, which finds the driver: nothing is left to fix, the route is said.
+  const routed = check(runChecks(dgxos.host, c), "gpu-driver");
+  assert.is(routed.status, "ok", routed.detail);
+  assert.is(routed.route, "nixglhost");
+  assert.is(routed.fix, undefined);
+  assert.match(routed.detail, /the host's libcuda\.so\.1 is \/usr\/lib\/aarch64-linux-gnu\/libcuda\.so\.1 \(ldconfig -p\), outside \/run\/opengl-driver\/lib \(not NixOS\): reached through nixglhost/);
+  assert.match(routed.detail, new RegExp(`\`nix-build \\.flox/pkgs/${SPARK_ENV}\\.nix -A withHostDriver -o torch-env\``));
+  assert.match(routed.detail, /nixglhost takes libcuda from \/usr\/lib\/aarch64-linux-gnu/);
+  // A matrix without the environment of this combination: nothing carries nixglhost, so ✗ with the routes.
+  const bare = variant(SPARK_ENV.replace("torch-env", "pytorch"));
+  const r = check(runChecks(dgxos.host, { ...c, variants: checkedVariants([bare], [bare]) }), "gpu-driver");
   assert.is(r.status, "fail");
+  assert.is(r.route, "nixglhost", "install still takes the route (and says the matrix lacks the environment)");
+  assert.match(r.detail, /no environment variant of this combination to carry it/);
   assert.match(r.detail, /nvidia-smi sees 1 GPU\(s\)/);
   assert.match(r.detail, /the host's libcuda\.so\.1 is \/usr\/lib\/aarch64-linux-gnu\/libcuda\.so\.1 \(ldconfig -p\)/);
   assert.match(r.detail, /\/run\/opengl-driver\/lib\/libcuda\.so\.1 is missing/);
-  assert.match(r.fix!, new RegExp(`nix-build \\.flox/pkgs/${SPARK_ENV}\\.nix -A nixglhost -o result-nixglhost`));
+  assert.match(r.fix!, /-A nixglhost -o result-nixglhost/);
   assert.match(r.fix!, /flox activate/);
   assert.match(r.fix!, /NixOS/);
   // nix-gl-host's rule: it takes the GPU driver's directory (libnvidia-ml beside libcuda), reached through ld.so.conf's include.
@@ -171,18 +185,26 @@ test("GPU driver inside a flox >= 1.12.1 activation (the stand-in activation of 
   const ok = check(runChecks({ root: h.root, env: { ...h.env, ...dev } }, c), "gpu-driver");
   assert.is(ok.status, "ok", ok.detail);
   assert.match(ok.detail, /ld-floxlib \(LD_AUDIT\) serves the host's \/usr\/lib\/x86_64-linux-gnu\/libcuda\.so\.1/);
+  assert.is(ok.route, undefined, "flox serves libcuda: no nixglhost route");
   // The CLI, run from inside that activation.
   const cli = await runMain(["doctor", "torch-env-python313-cuda12_8-sm90-avx512bf16", "--machine", "x86_64", "--host-root", h.root, "--backend", "nix", "--json"], { env: { ...h.env, ...dev } });
   assert.is(check(JSON.parse(cli.stdout).checks, "gpu-driver").status, "ok", cli.stdout + cli.stderr);
-  // A LD_FLOXLIB_FILES_PATH whose libcuda does not exist on this host serves nothing.
+  // A LD_FLOXLIB_FILES_PATH whose libcuda does not exist on this host serves nothing: the nixglhost route remains
+  // (the environment carries it); the variant alone, whose matrix lacks the environment, has no route left (✗).
   const stale = { ...dev, LD_FLOXLIB_FILES_PATH: "/usr/lib/elsewhere/libcuda.so.1" };
-  assert.is(check(runChecks({ root: h.root, env: { ...h.env, ...stale } }, c), "gpu-driver").status, "fail");
-  // Run mode sets no LD_AUDIT: nothing serves libcuda, and the line names run mode.
-  const run = check(runChecks({ root: h.root, env: { ...h.env, ...activate("run") } }, c), "gpu-driver");
+  const alone = { ...c, variants: checkedVariants([variant("pytorch-python313-cuda12_8-sm90-avx512bf16")], []) };
+  assert.is(check(runChecks({ root: h.root, env: { ...h.env, ...stale } }, c), "gpu-driver").route, "nixglhost");
+  assert.is(check(runChecks({ root: h.root, env: { ...h.env, ...stale } }, alone), "gpu-driver").status, "fail");
+  // Run mode sets no LD_AUDIT: flox serves nothing, and the line names run mode (✓ through nixglhost, ✗ without it).
+  const runEnv = { root: h.root, env: { ...h.env, ...activate("run") } };
+  const run = check(runChecks(runEnv, alone), "gpu-driver");
   assert.is(run.status, "fail");
   assert.match(run.detail, /`run` mode \(flox activate -m run\) does no CUDA detection/);
+  const runRouted = check(runChecks(runEnv, c), "gpu-driver");
+  assert.equal([runRouted.status, runRouted.route], ["ok", "nixglhost"]);
+  assert.match(runRouted.detail, /`run` mode \(flox activate -m run\) does no CUDA detection/);
   // cuda-detection off in the manifest: ld-floxlib is there, no libcuda in its list.
-  const off = check(runChecks({ root: h.root, env: { ...h.env, ...activate("dev", "0") } }, c), "gpu-driver");
+  const off = check(runChecks({ root: h.root, env: { ...h.env, ...activate("dev", "0") } }, alone), "gpu-driver");
   assert.is(off.status, "fail");
   assert.match(off.detail, /LD_FLOXLIB_FILES_PATH holds no libcuda\.so\.1: cuda-detection is off/);
 });
@@ -206,22 +228,30 @@ test("GPU driver outside NixOS, as nix-gl-host searches: LD_LIBRARY_PATH, ld.so.
   assert.not.ok(found.some((x) => x.dir === "/does/not/exist"));
 });
 
-test("doctor (CLI) on the recorded DGX Spark as DGX OS: exit 1, one line per check at 80 columns, the GPU driver path and the routes; --json; detect's pick without NAME", async () => {
+test("doctor (CLI) on the recorded DGX Spark as DGX OS: exit 0 with its system features declared, the GPU driver ✓ through nixglhost at 80 columns; exit 1 where nixglhost finds no driver, with the routes; --json; detect's pick without NAME", async () => {
   const h = makeHost({ recorded: "dgx-spark", nvidiaSmi: true, devNvidia: true, hostLibcuda: "/usr/lib/aarch64-linux-gnu/libcuda.so.1", nix: "2.24.9", nixConf: { "system-features": variant(SPARK_ENV).requiredSystemFeatures.join(" ") } });
   const args = ["doctor", SPARK_ENV, "--machine", "aarch64", "--host-root", h.root, "--backend", "nix"];
   const r = await runMain(args, { env: { ...h.env, COLUMNS: "80" } });
-  assert.is(r.status, 1, r.stderr);
+  assert.is(r.status, 0, r.stdout + r.stderr);
   // Every line fits, but a nix.conf setting, which stays whole (pasted cut, it would break nix.conf).
   for (const l of r.stdout.split("\n")) assert.ok([...l].length <= 80 || /^[a-z][\w-]* = \S+/.test(l), `longer than 80: ${l}`);
   assert.match(r.stdout, /✓ Nix version: Nix 2\.24\.9/);
-  assert.match(r.stdout, /✗ GPU driver:/);
-  assert.match(r.stdout.replace(/\s+/g, " "), /\/run\/opengl-driver\/lib\/libcuda\.so\.1 is missing/);
-  assert.match(r.stdout.replace(/\s+/g, " "), /`nix-build \.flox\/pkgs\/torch-env-python313-cuda12_8-sm121-armv9\.nix -A withHostDriver -o torch-env` links torch-env, whose bin\/python3 runs through it/);
-  assert.match(r.stdout.replace(/\s+/g, " "), /result-nixglhost\/bin\/nixglhost result-torch-env-python313-cuda12_8-sm121-armv9\/bin\/python3/);
+  assert.match(r.stdout, /✓ GPU driver:/);
+  assert.not.match(r.stdout, /✗/);
+  assert.match(r.stdout.replace(/\s+/g, " "), /reached through nixglhost, which the environment variant carries: `variant-matrix install` takes this route itself \(`nix-build \.flox\/pkgs\/torch-env-python313-cuda12_8-sm121-armv9\.nix -A withHostDriver -o torch-env` links torch-env/);
+  assert.match(r.stdout.replace(/\s+/g, " "), /Ready: install it with .*install runs it through nixglhost/);
   const j = await runMain([...args, "--json"], { env: h.env });
   const rep = JSON.parse(j.stdout) as { name: string; checks: CheckResult[]; ok: boolean };
-  assert.is(rep.ok, false);
-  assert.is(check(rep.checks, "gpu-driver").status, "fail");
+  assert.is(rep.ok, true);
+  assert.equal([check(rep.checks, "gpu-driver").status, check(rep.checks, "gpu-driver").route], ["ok", "nixglhost"]);
+  // The driver's directory holds libcuda alone: nixglhost passes it over, so the route fails (✗ with the routes, exit 1).
+  const alone = makeHost({ recorded: "dgx-spark", nvidiaSmi: true, devNvidia: true, hostLibcuda: "/usr/lib/aarch64-linux-gnu/libcuda.so.1", libcudaAlone: true, nix: "2.24.9", nixConf: { "system-features": variant(SPARK_ENV).requiredSystemFeatures.join(" ") } });
+  const failing = await runMain(["doctor", SPARK_ENV, "--machine", "aarch64", "--host-root", alone.root, "--backend", "nix"], { env: { ...alone.env, COLUMNS: "80" } });
+  assert.is(failing.status, 1, failing.stdout + failing.stderr);
+  assert.match(failing.stdout, /✗ GPU driver:/);
+  assert.match(failing.stdout.replace(/\s+/g, " "), /\/run\/opengl-driver\/lib\/libcuda\.so\.1 is missing/);
+  assert.match(failing.stdout.replace(/\s+/g, " "), /result-nixglhost\/bin\/nixglhost result-torch-env-python313-cuda12_8-sm121-armv9\/bin\/python3/);
+  for (const l of failing.stdout.split("\n")) assert.ok([...l].length <= 80 || /^[a-z][\w-]* = \S+/.test(l), `longer than 80: ${l}`);
   // NixOS: the same host passes.
   const nixos = makeHost({ recorded: "dgx-spark", nvidiaSmi: true, devNvidia: true, nixos: true, nix: "2.24.9", nixConf: { "system-features": variant(SPARK_ENV).requiredSystemFeatures.join(" ") } });
   const ok = await runMain(["doctor", SPARK_ENV, "--machine", "aarch64", "--host-root", nixos.root, "--backend", "nix", "--json"], { env: nixos.env });
@@ -285,6 +315,42 @@ test("nix.conf fixes are blocks that wrapping never splits: at 80 columns and th
   const written = readFileSync(conf, "utf8").split("\n").filter((l) => l.trim() !== "");
   assert.equal(written, ["substituters = https://cache.nixos.org/", ...want.filter((l) => !l.includes("nix-command"))]);
   assert.equal(readFileSync(join(h.dir, "restarts"), "utf8").trim().split("\n"), ["restart nix-daemon", "restart nix-daemon"]);
+});
+
+test("doctor on a non-NixOS H100 host exits 0 once every nix.conf block it prints is pasted (the GPU driver ✓ through nixglhost); a real fixable ✗ (store space) still exits 1", async () => {
+  const name = "torch-env-python313-cuda12_8-sm90-avx512bf16";
+  const paste = (h: ReturnType<typeof makeHost>, stdout: string) => {
+    // Doctor's blocks, run as printed with a stand-in sudo and systemctl, into the nix.conf the stand-in nix reads.
+    const blocks = stdout.match(/^sudo tee -a [\s\S]*?^sudo systemctl restart nix-daemon$/gm) ?? [];
+    const bin = join(h.dir, "paste-bin");
+    mkdirSync(bin, { recursive: true });
+    sh(join(bin, "sudo"), 'exec "$@"');
+    sh(join(bin, "systemctl"), "true");
+    const ran = spawnSync("sh", ["-c", blocks.join("\n").replaceAll("/etc/nix/nix.conf", join(h.dir, "nix.conf"))], { env: { PATH: `${bin}:/usr/bin:/bin` }, encoding: "utf8" });
+    assert.is(ran.status, 0, ran.stderr);
+    return blocks.length;
+  };
+  const doctorOn = (h: ReturnType<typeof makeHost>) => runMain(["doctor", name, "--machine", "x86_64", "--host-root", h.root, "--backend", "nix"], { env: { ...h.env, COLUMNS: "80" } });
+  const h = makeHost({ recorded: "spr-h100", nvidiaSmi: true, devNvidia: true, hostLibcuda: "/usr/lib/x86_64-linux-gnu/libcuda.so.1", nix: "2.24.9" });
+  const before = await doctorOn(h);
+  assert.is(before.status, 1, before.stdout);
+  assert.match(before.stdout, /✗ system features/);
+  assert.match(before.stdout, /✗ CUDA binary cache/);
+  assert.match(before.stdout.replace(/\s+/g, " "), /✓ GPU driver: .*reached through nixglhost/);
+  assert.is(paste(h, before.stdout), 2);
+  const after = await doctorOn(h);
+  assert.is(after.status, 0, after.stdout + after.stderr);
+  assert.not.match(after.stdout, /✗/);
+  assert.match(after.stdout, /✓ system features/);
+  assert.match(after.stdout, /✓ CUDA binary cache/);
+  assert.match(after.stdout.replace(/\s+/g, " "), /✓ GPU driver: nvidia-smi sees 8 GPU\(s\) and the host's libcuda\.so\.1 is \/usr\/lib\/x86_64-linux-gnu\/libcuda\.so\.1 \(ldconfig -p\), outside \/run\/opengl-driver\/lib \(not NixOS\): reached through nixglhost/);
+  for (const l of after.stdout.split("\n")) assert.ok([...l].length <= 80, `longer than 80: ${l}`);
+  // The same host with the same blocks pasted, but a store too small: that ✗ is a fix the user must make, exit 1.
+  const small = makeHost({ recorded: "spr-h100", nvidiaSmi: true, devNvidia: true, hostLibcuda: "/usr/lib/x86_64-linux-gnu/libcuda.so.1", nix: "2.24.9", freeKib: 5_000_000 });
+  paste(small, (await doctorOn(small)).stdout);
+  const still = await doctorOn(small);
+  assert.is(still.status, 1, still.stdout);
+  assert.equal(still.stdout.split("\n").filter((l) => l.startsWith("  ✗")).map((l) => l.split(":")[0]), ["  ✗ Nix store space"]);
 });
 
 test("the route outside NixOS: the environment's nixglhost (the pin's nix-gl-host, a stand-in here) finds a stand-in libcuda on a fake host root; nothing without it", () => {

@@ -6,7 +6,7 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { execFileSync } from "node:child_process";
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readFileSync, readlinkSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { bytesFor, modelDeviceCode } from "../generator/catalog/device-code-size.ts";
 import { ROOT, tempDir } from "./helpers/cli.ts";
@@ -63,7 +63,54 @@ test("publish NAMES --to file:///DIR leaves their closures in that binary cache;
   }
   const missing = await runMain(["publish", "torchaudio-python313-cuda12_8-sm121-armv9", "--to", `file://${cache}`, "--matrix", BUILD_MATRIX, "--out-dir", dir]);
   assert.is(missing.status, 2);
-  assert.match(missing.stderr, /not built .*: pytorch-python313-cuda12_8-sm121-armv9, torchaudio-python313-cuda12_8-sm121-armv9; build first: npx variant-matrix build/);
+  assert.match(missing.stderr.replace(/\s*\\\n\s*/g, " ").replace(/\n\s*/g, " "), /not built \(no result link in \S+\): 2 variants; build first, then publish .* \$ npx variant-matrix build pytorch-python313-cuda12_8-sm121-armv9 torchaudio-python313-cuda12_8-sm121-armv9 --out-dir /);
+});
+
+test("publish --to --dry-run before a build: exit 0 at 80 columns, every line fitting, naming what is not built, the build to run first and each copy (a built variant's store path, a pending one's result link); the real run still refuses, wrapped", async () => {
+  const { dir, report } = await built();
+  const cache = tempDir("vm-publish-preview-");
+  const empty = tempDir("vm-publish-unbuilt-");
+  const flat = (t: string) => t.replace(/ \\\n\s*/g, " ").replace(/\n\s*/g, " ");
+  const fits = (t: string) => t.split("\n").filter((l) => [...l].length > 80);
+  const preview = (outDir: string, ...more: string[]) => runMain(["publish", TA, "--to", `file://${cache}`, "--matrix", BUILD_MATRIX, "--out-dir", outDir, "--dry-run", ...more], { env: { COLUMNS: "80" } });
+  // Nothing built yet.
+  const r = await preview(empty);
+  assert.is(r.status, 0, r.stderr);
+  assert.equal(fits(r.stdout + r.stderr), [], "no line wider than 80");
+  const text = flat(r.stdout);
+  assert.match(text, `publish to file://${cache}: 2 variant(s) in build order, 2 not built yet (no result link in ${empty})`);
+  assert.ok(text.includes(`$ npx variant-matrix build ${PT} ${TA} --out-dir ${empty}`), r.stdout);
+  // pytorch first, each copy through the result link the build will leave.
+  const copies = [...text.matchAll(/\$ nix copy --to (\S+) (\S+)/g)].map((m) => [m[1], m[2]]);
+  assert.equal(copies, [[`file://${cache}`, join(empty, `result-${PT}`)], [`file://${cache}`, join(empty, `result-${TA}`)]]);
+  assert.is(existsSync(join(cache, "nix-cache-info")), false, "a dry run copies nothing");
+  // JSON: the built steps (none), and what is not built with the build's argv.
+  const j = JSON.parse((await preview(empty, "--json")).stdout);
+  assert.equal(j.steps, []);
+  assert.equal(j.notBuilt.names, [PT, TA]);
+  assert.equal(j.notBuilt.build, ["npx", "variant-matrix", "build", PT, TA, "--out-dir", empty]);
+  // PT built (its result link), TA not: PT's copy names its store path, TA's its link; the build names TA only.
+  const half = tempDir("vm-publish-half-");
+  symlinkSync(readlinkSync(join(dir, `result-${PT}`)), join(half, `result-${PT}`));
+  const h = await preview(half);
+  assert.is(h.status, 0, h.stderr);
+  assert.equal(fits(h.stdout), []);
+  const ht = flat(h.stdout);
+  assert.match(ht, /2 variant\(s\) in build order, 1 not built yet/);
+  assert.ok(ht.includes(`$ npx variant-matrix build ${TA} --out-dir ${half}`), h.stdout);
+  const ptOut = report.variants.find((v) => v.name === PT)!.outPath!;
+  assert.equal([...ht.matchAll(/\$ nix copy --to \S+ (\S+)/g)].map((m) => m[1]), [ptOut, join(half, `result-${TA}`)]);
+  // Everything built: the copies of the store paths only, as before.
+  const all = await preview(dir);
+  assert.is(all.status, 0, all.stderr);
+  assert.not.match(all.stdout, /not built/);
+  assert.equal([...flat(all.stdout).matchAll(/\$ nix copy --to \S+ (\S+)/g)].map((m) => m[1]), [PT, TA].map((n) => report.variants.find((v) => v.name === n)!.outPath));
+  // Without --dry-run before the build: exit 2, the refusal wrapped to 80 columns, nothing copied.
+  const real = await runMain(["publish", TA, "--to", `file://${cache}`, "--matrix", BUILD_MATRIX, "--out-dir", empty], { env: { COLUMNS: "80" } });
+  assert.is(real.status, 2);
+  assert.equal(fits(real.stderr), [], real.stderr);
+  assert.ok(flat(real.stderr).includes(`$ npx variant-matrix build ${PT} ${TA} --out-dir ${empty}`), real.stderr);
+  assert.is(existsSync(join(cache, "nix-cache-info")), false);
 });
 
 /** A git project with a pushed upstream and a committed manifest.lock: what flox publish needs. */

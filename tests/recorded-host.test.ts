@@ -9,6 +9,7 @@ import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ROOT, tempDir } from "./helpers/cli.ts";
 import { runMain } from "./helpers/main.ts";
+import { makeHost } from "./helpers/host-model.ts";
 
 const SPARK = join(ROOT, "tests/fixtures/hosts/dgx-spark");
 
@@ -61,6 +62,28 @@ test("install --dry-run of a recorded GPU host: the GPU driver from the recordin
   assert.not.match(flat, /no NVIDIA driver here/);
   assert.match(flat, /run through nix-gl-host|run through nixglhost/);
   assert.match(flat, /✓ Nix store space: this machine: |✗ Nix version: this machine: |– flox: this machine: /);
+});
+
+test("the recorded DGX Spark planned on another machine: no nix.conf line offers a gccarch feature this machine's CPU cannot run, in install's checks, the build's preflight or doctor", async () => {
+  // This machine's Nix, modelled (2.24.9, no gccarch feature declared); the CPU judged is this machine's own, whose
+  // nix.conf the line would go to. Where it runs Armv9 with i8mm (a Spark itself), offering the line is right.
+  const h = makeHost({ nix: "2.24.9" });
+  const rec = ["--cpuinfo", join(SPARK, "cpuinfo"), "--nvidia-smi", join(SPARK, "nvidia-smi.txt"), "--machine", "aarch64", "--backend", "nix"];
+  const install = await runMain(["install", "--dry-run", "--verbose", ...rec, "--dir", join(tempDir("vm-rec-features-"), "torch-env")], { env: h.env });
+  assert.ok(install.status === 0 || install.status === 2, install.stderr);
+  const doctor = await runMain(["doctor", ...rec], { env: h.env });
+  assert.is(doctor.status, 1, doctor.stderr);
+  const thisCpuRunsIt = process.arch === "arm64" && /\bi8mm\b/.test(readFileSync("/proc/cpuinfo", "utf8")) && /\bsve2\b/.test(readFileSync("/proc/cpuinfo", "utf8"));
+  for (const [what, r] of [["install", install], ["doctor", doctor]] as const) {
+    const offered = r.stdout.split("\n").flatMap((l) => /^\s*extra-system-features = (.*)$/.exec(l)?.[1]?.split(" ") ?? []);
+    const refused = [...r.stdout.matchAll(/this CPU cannot run (.+?): build on a machine that can/g)].flatMap((m) => m[1]!.split(", "));
+    assert.equal(offered.filter((f) => refused.includes(f)), [], `${what} offers what it says this CPU cannot run:\n${r.stdout}`);
+    if (thisCpuRunsIt) continue;
+    assert.not.ok(offered.includes("gccarch-armv9-a+i8mm"), `${what}:\n${r.stdout}`);
+    assert.ok(refused.includes("gccarch-armv9-a+i8mm"), `${what}:\n${r.stdout}`);
+  }
+  // install says it twice (its own checks, then the build's preflight), the same way both times.
+  if (!thisCpuRunsIt) assert.is([...install.stdout.matchAll(/this CPU cannot run gccarch-armv9-a\+i8mm: build on a machine that can/g)].length, 2, install.stdout);
 });
 
 test.run();

@@ -6,9 +6,14 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { join } from "node:path";
-import { cudaBuildOf, onTorch } from "../generator/catalog/packages.ts";
+import { cudaBuildOf, nixpkgsBrokenWarnings, onTorch } from "../generator/catalog/packages.ts";
+import { closurePackages } from "../generator/matrix/naming.ts";
 import { catalog } from "../generator/catalog/index.ts";
 import { coresForPackage, jobsRule } from "../generator/driver/concurrency.ts";
+import { modelCacheMisses } from "../generator/driver/cache-model.ts";
+import { variantWait, type Wait } from "../generator/driver/wait.ts";
+import { capacityOf } from "../generator/driver/concurrency.ts";
+import { waitWords } from "../generator/detect/rules.ts";
 import { makePlan } from "../generator/driver/plan.ts";
 import { projectFromMatrix } from "../generator/matrix/project.ts";
 import { compareVersions } from "../generator/versions.ts";
@@ -172,6 +177,83 @@ test("detect --package vllm: the SM121 variant for a DGX Spark; with CUDA 12.8 o
   const no = await detect({ ...withVllm, cuda: ["12.8"] });
   assert.is.not(no.status, 0);
   assert.match(no.stdout + no.stderr, /vLLM 0\.24\.0 builds with CUDA 13\.0 and later, not CUDA 12\.8/);
+});
+
+test("detect, install and explain say nixpkgs' verdict against a vLLM pick in one wording (catalog/packages.ts nixpkgsBrokenWarnings); nothing for a pick without vLLM", async () => {
+  const dir = tempDir("vm-vllm-broken-");
+  const m = writeMatrix(dir, withVllm);
+  const name = "vllm-python313-cuda13_0-sm121-armv9";
+  const v = project.variants.find((x) => x.name === name)!;
+  const words = nixpkgsBrokenWarnings(catalog, closurePackages(v), { rev: v.nixpkgs, cuda: v.cuda, system: v.system });
+  assert.is(words.length, 1);
+  assert.match(words[0]!, /^nixpkgs calls vLLM's CUDA build broken at this revision; this project builds it anyway with vllm: meta\.broken = false/);
+  assert.match(words[0]!, /'The CUDA build is still broken'/);
+  // Where nixpkgs does not mark it broken (a pin the fix does not name), or CPU-only: nothing.
+  assert.equal(nixpkgsBrokenWarnings(catalog, ["vllm", "pytorch"], { rev: "0".repeat(40), cuda: "13.0", system: "aarch64-linux" }), []);
+  assert.equal(nixpkgsBrokenWarnings(catalog, ["vllm", "pytorch"], { rev: v.nixpkgs, cuda: null, system: "aarch64-linux" }), []);
+  const flat = (t: string) => t.replace(/\s+/g, " ");
+  const said = flat(`warning: ${words[0]}`);
+  const run = (...a: string[]) => runMain([...a, "--matrix", m, ...hostArgs("dgx-spark")], { env: { COLUMNS: "100" } });
+  for (const pkg of ["vllm", "serve-env"]) {
+    const d = await run("detect", "--package", pkg);
+    assert.is(d.status, 0, d.stderr);
+    assert.ok(flat(d.stdout).includes(said), `detect --package ${pkg}:\n${d.stdout}`);
+    for (const l of d.stdout.split("\n")) assert.ok([...l].length <= 100 || !l.includes(" "), `wider than 100: ${l}`);
+    const j = JSON.parse((await run("detect", "--package", pkg, "--json")).stdout);
+    assert.equal(j.picks[0].warnings, words);
+    const i = await run("install", "--dry-run", "--package", pkg, "--backend", "nix", "--dir", join(dir, pkg));
+    assert.ok(flat(i.stdout).includes(said), `install --dry-run --package ${pkg}:\n${i.stdout}${i.stderr}`);
+  }
+  const e = await runMain(["explain", name, "--matrix", m, "--json"]);
+  assert.equal(JSON.parse(e.stdout).warnings, words);
+  // The same matrix's torch environment holds no vLLM: no warning from either.
+  const plain = await run("detect");
+  assert.is(plain.status, 0, plain.stderr);
+  assert.not.match(plain.stdout, /CUDA build broken/);
+  const plainInstall = await run("install", "--dry-run", "--backend", "nix", "--dir", join(dir, "torch-env"));
+  assert.not.match(plainInstall.stdout, /CUDA build broken/);
+});
+
+test("a vLLM environment's wait counts the dependencies explain says are rebuilt for it (bitsandbytes, cupy, flashinfer): the catalog's figure where it has one, unknown where not", () => {
+  const env = project.variants.find((x) => x.name === "serve-env-python313-cuda13_0-sm121-armv9")!;
+  const vllm = project.variants.find((x) => x.name === "vllm-python313-cuda13_0-sm121-armv9")!;
+  const deps = (w: Wait) => w.offCache.filter((b) => b.what === "dependency");
+  // One build at a time at the torch model's reference cores (--cores 24 --jobs 1): the parts add up.
+  const one = capacityOf({ cpus: 24, memBytes: null }, { cores: 24, jobs: 1 });
+  const w = variantWait(env, project.variants, catalog, one);
+  // The packages explain names in its fix rows other than vLLM itself, one build each, before vLLM.
+  assert.equal(deps(w).map((b) => b.attr).sort(), ["bitsandbytes", "cupy", "flashinfer"]);
+  const bnb = deps(w).find((b) => b.attr === "bitsandbytes")!;
+  const figure = onTorch(catalog, "bitsandbytes")!.buildSeconds;
+  assert.equal([bnb.seconds, bnb.source], [figure.seconds, figure.source]);
+  assert.equal(bnb.variants, [vllm.name]);
+  // cupy and flashinfer: no sourced figure in the catalog, so the wait is unknown and names them, never a made-up number.
+  for (const a of ["cupy", "flashinfer"]) {
+    const b = deps(w).find((x) => x.attr === a)!;
+    assert.is(b.seconds, null);
+    assert.match(b.source, new RegExp(`no sourced build time for ${a}`));
+  }
+  assert.is(w.seconds, null);
+  assert.equal(w.unknown.map((n) => n.split("|")[0]).sort(), ["cupy", "flashinfer"]);
+  assert.match(waitWords(w), /^unknown: more than \S+, with no estimate for cupy, flashinfer$/);
+  // The same as explain's reasons for the variant: what is off the cache names them (one model).
+  const reasons = modelCacheMisses([vllm], catalog).reasons.get(vllm.name)!.join("\n");
+  for (const a of ["bitsandbytes", "cupy", "flashinfer"]) assert.match(reasons, new RegExp(`^${a}: a dependency of vLLM that the catalog fixes here`, "m"));
+  // The vLLM variant and its environment share them: one model over both counts each once.
+  assert.is(modelCacheMisses([vllm, env], catalog).builds.filter((b) => b.what === "dependency").length, 3);
+  // Its torch alone rebuilds none of them.
+  assert.equal(deps(variantWait(project.variants.find((x) => x.name === vllm.dependsOn[0])!, project.variants, catalog, one)), []);
+  // With figures for all three (a catalog whose vLLM fixes name bitsandbytes only), the wait is a number: exactly
+  // bitsandbytes' figure more than with no fix naming a dependency (one build at a time).
+  const withFixes = (keep: (attr: string) => boolean) => ({
+    ...catalog,
+    packagesOnTorch: catalog.packagesOnTorch.map((p) => (p.name === "vllm" ? { ...p, fixes: p.fixes!.filter((f) => f.attr === "vllm" || keep(f.attr)) } : p)),
+  });
+  const only = variantWait(env, project.variants, withFixes((a) => a === "bitsandbytes"), one);
+  const none = variantWait(env, project.variants, withFixes(() => false), one);
+  assert.ok(only.seconds !== null && none.seconds !== null);
+  assert.is(only.seconds! - none.seconds!, figure.seconds);
+  assert.ok(only.parts.some((p) => p.what === "dependency"), "on the critical chain, one build at a time");
 });
 
 test.run();

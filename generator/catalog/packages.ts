@@ -729,6 +729,78 @@ export function packageBuildFor(
   return "reason" in b ? b : { build: b };
 }
 
+/** A catalog fix in words, as explain's rows and a variant's notes print it: "ATTR: CHANGE (WHY; SOURCE)". */
+export function fixText(f: NonNullable<PackageOnTorch["fixes"]>[number]): string {
+  return `${f.attr}: ${f.change} (${f.why}; ${f.source})`;
+}
+
+/** The caveats of package `p` that hold for a variant with CUDA `cuda` (null: CPU-only) on `system`, in the catalog's order. */
+export function caveatsFor(p: Pick<PackageOnTorch, "caveats">, cuda: string | null, system: string): string[] {
+  return (p.caveats ?? [])
+    .filter((cv) => (cv.system === undefined || cv.system === system) && (cv.minCuda === undefined || (cuda !== null && compareVersions(cuda, cv.minCuda) >= 0)))
+    .map((cv) => cv.note);
+}
+
+/**
+ * nixpkgs' own verdict against a variant's CUDA build: for each of `packages` (the variant's package and those it is
+ * built on or holds, matrix/naming.ts closurePackages) whose catalog fix at nixpkgs `at.rev` with CUDA `at.cuda` on
+ * `at.system` unbreaks it (`apply: "unbreak"`: that nixpkgs marks it broken), one warning from the catalog's words (the
+ * fix's why, change and source, then the package's caveats). The one wording `explain`, `detect` and `install` print;
+ * [] for a CPU-only variant or packages nixpkgs does not mark broken there.
+ */
+export function nixpkgsBrokenWarnings(
+  cat: Pick<Catalog, "packagesOnTorch">,
+  packages: readonly string[],
+  at: { rev: string; cuda: string | null; system: string },
+): string[] {
+  return cat.packagesOnTorch
+    .filter((p) => packages.includes(p.name))
+    .flatMap((p) =>
+      fixesFor(p, at.rev, at.cuda, at.system)
+        .filter((f) => f.apply === "unbreak")
+        .map((f) =>
+          [`nixpkgs calls ${p.label}'s CUDA build broken at this revision; this project builds it anyway with ${fixText(f)}`, ...caveatsFor(p, at.cuda, at.system)].join(". ") + ".",
+        ),
+    );
+}
+
+/** A dependency a package variant rebuilds (rebuiltDependencies). */
+export interface RebuiltDependency {
+  /** Its attribute in the variant's Python set ("bitsandbytes", "cupy"). */
+  attr: string;
+  /** The catalog fix that names it, as explain prints it (fixText). */
+  fix: string;
+  /** Its build time: the catalog's figure for the package of that name; null when the catalog has none (unknown). */
+  seconds: number | null;
+  /** Where `seconds` comes from, or why it is unknown. */
+  source: string;
+}
+
+/**
+ * The packages of its Python set a variant of `p` at nixpkgs `rev` with CUDA `cuda` on `system` has built besides
+ * itself: the attribute of each catalog fix of `p` that concerns it (fixesFor, the rows explain prints) other than
+ * `p`'s own. A fixed dependency is a derivation no binary cache holds: overridden (bitsandbytes with cuda_crt, cupy on
+ * the variant's cudaPackages) or built with CUDA on the variant's torch (flashinfer), so it is built here, before `p`.
+ * Each with the catalog's build time of the package of that name (`buildSeconds`, with its source), or seconds null
+ * where the catalog has no sourced figure: unknown, never a number made up.
+ */
+export function rebuiltDependencies(
+  cat: Pick<Catalog, "packagesOnTorch">,
+  p: Pick<PackageOnTorch, "attr" | "fixes">,
+  at: { rev: string; cuda: string | null; system: string },
+): RebuiltDependency[] {
+  const fixes = fixesFor(p, at.rev, at.cuda, at.system).filter((f) => f.attr !== p.attr);
+  // One build per attribute, however many of its fixes concern the variant.
+  return fixes
+    .filter((f, i) => fixes.findIndex((g) => g.attr === f.attr) === i)
+    .map((f) => {
+      const known = cat.packagesOnTorch.find((q) => q.attr === f.attr);
+      return known
+        ? { attr: f.attr, fix: fixText(f), seconds: known.buildSeconds.seconds, source: known.buildSeconds.source }
+        : { attr: f.attr, fix: fixText(f), seconds: null, source: `no sourced build time for ${f.attr} in the catalog (catalog/packages.ts buildSeconds covers the packages built on torch)` };
+    });
+}
+
 /**
  * The catalog's fixes of package `p` (catalog/packages.ts `fixes`) that concern a variant at nixpkgs `rev` with CUDA
  * `cuda` (null: CPU-only, where none does) on `system`: each fix whose `when` holds.

@@ -36,6 +36,7 @@ export function formatRecommendation(r: Recommendation, install: { org?: string;
     const what = p.kind === "cpu" ? "CPU-only" : `GPU ${p.gpuIndices.join(",")} (${p.gpuName}, sm${p.sm})`;
     if (p.variant) {
       para(`Recommended ${r.package} for ${what}: ${p.variant}`);
+      for (const w of p.warnings) para(`warning: ${w}`, "  ! ", "    ");
       out.push("  install:");
       for (const l of installLines(p.variant, install)) out.push(wrapCommand(l, width, "    "));
     } else para(`No ${r.package} variant fits ${what}.`);

@@ -62,11 +62,14 @@ async function doctor(args: DoctorArgs, io: Pick<Io, "out" | "columns">): Promis
   const variant = project.variants.find((v) => v.name === name);
   if (!variant) throw new DoctorInputError(`unknown variant ${shown(name)} (variant-matrix list names them)`);
   const backend = await resolveBackend(args.backend ?? "auto");
+  const checked = pre.checkedVariants([variant], project.variants);
   const results = pre.runChecks(
-    { root, env: process.env, cpuinfoFile: args.cpuinfo },
+    // The checks judge this machine (its Nix, its nix.conf): a recording's CPU (--cpuinfo without --host-root) is not
+    // the one whose nix.conf a system-features line would go to, so its own /proc/cpuinfo decides what it can run.
+    { root, env: process.env, cpuinfoFile: isRecordedHost(host) ? undefined : args.cpuinfo },
     {
       command: "doctor",
-      variants: pre.checkedVariants([variant], project.variants),
+      variants: checked,
       backend,
       pinnedNixpkgs: true,
       hostSystem: system,
@@ -75,8 +78,9 @@ async function doctor(args: DoctorArgs, io: Pick<Io, "out" | "columns">): Promis
     },
   );
   // A recording (--cpuinfo/--nvidia-smi, no --host-root): its GPU driver from the recording, the rest "this machine".
-  if (isRecordedHost(host)) await (await import("../preflight/recorded-host.ts")).judgeRecordedHost(host, results, variant.cuda !== null);
+  if (isRecordedHost(host)) await (await import("../preflight/recorded-host.ts")).judgeRecordedHost(host, results, checked[0]!);
   const failed = results.filter((r) => r.status === "fail");
+  const gpu = results.find((r) => r.id === "gpu-driver");
   if (args.json) {
     io.out(JSON.stringify({ name, chosenBy, system, backend, checks: results, ok: failed.length === 0 }, null, 2) + "\n");
     return failed.length ? 1 : 0;
@@ -90,7 +94,11 @@ async function doctor(args: DoctorArgs, io: Pick<Io, "out" | "columns">): Promis
       failed.length
         ? `${failed.length} check(s) failed: apply the fix shown under each ✗, then run doctor again.`
         : `Ready: install it with \`${copyableCommand(["install", name], { matrix: args.matrix })}\` (or build it with \`${copyableCommand(["build", name], { matrix: args.matrix })}\`)` +
-            (variant.cuda !== null && results.find((r) => r.id === "gpu-driver")?.status === "ok" ? "." : "; on a GPU host run it as the GPU driver line says."),
+            (variant.cuda === null || gpu?.status !== "ok"
+              ? "; on a GPU host run it as the GPU driver line says."
+              : gpu.route === "nixglhost"
+                ? "; install runs it through nixglhost (the GPU driver line)."
+                : "."),
       width,
     ),
   ];

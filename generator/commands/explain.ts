@@ -11,7 +11,8 @@ import { wrap } from "../text.ts";
 import { extraFact, extraPromise } from "../catalog/extras.ts";
 import { closeCatalogExtras, didYouMean } from "../matrix/extra-hints.ts";
 import { clip, ERROR_PREFIX, EXIT } from "../errors.ts";
-import { cudaBuildOf, fixesFor, onTorch } from "../catalog/packages.ts";
+import { cudaBuildOf, fixesFor, fixText, nixpkgsBrokenWarnings, onTorch } from "../catalog/packages.ts";
+import { closurePackages } from "../matrix/naming.ts";
 import type { Project } from "../matrix/project.ts";
 import type { Variant } from "../matrix/schema.ts";
 import type { Catalog } from "../catalog/schema.ts";
@@ -56,7 +57,7 @@ async function runExplain(argv: ArgsOf<typeof namePositional & typeof explainOpt
   }
   const facts = await variantFacts(e.variant, p);
   if (argv.json)
-    print.out(JSON.stringify({ kind: e.kind, ...e.variant, offCache: facts.offCache, deviceCode: facts.deviceCode, hostDriver: facts.hostDriver, releaseFacts: facts.releaseFacts, ...(facts.environment ? { environment: facts.environment } : {}) }, null, 2));
+    print.out(JSON.stringify({ kind: e.kind, ...e.variant, offCache: facts.offCache, deviceCode: facts.deviceCode, hostDriver: facts.hostDriver, releaseFacts: facts.releaseFacts, warnings: brokenRows(p.catalog, e.variant).map(([, w]) => w), ...(facts.environment ? { environment: facts.environment } : {}) }, null, 2));
   else printVariant(e.variant, p, facts, w, print.out);
   return 0;
 }
@@ -120,6 +121,7 @@ function printVariant(v: Variant, p: Project, facts: VariantFacts, w: number, ou
     ["TORCH_CUDA_ARCH_LIST", v.cudaCapabilities.join(";") || "(none)"],
     ["cudaCapabilities", `${JSON.stringify(v.cudaCapabilities)}${v.cudaCapabilitiesForPackageSet ? " (whole CUDA package set: config.cudaCapabilities)" : " (torch and the packages built on it; the CUDA set keeps nixpkgs' defaults)"}`],
     ...packageRows(p.catalog, v),
+    ...brokenRows(p.catalog, v),
     ["isa", `${v.isa}: ${v.cflags.join(" ")}`],
     ["nixpkgs", v.nixpkgs],
     ["nixpkgs sha256", v.nixpkgsSha256],
@@ -229,6 +231,15 @@ function packageRows(cat: Catalog, v: Variant): [string, string][] {
   for (const f of b.cmakeFlags) rows.push(["cmakeFlags", f]);
   if (p.gibPerCompileJob) rows.push(["memory per job", `${p.gibPerCompileJob.gib} GiB (MAX_JOBS capped to the builder's memory; ${p.gibPerCompileJob.source})`]);
   rows.push(["device code", `SASS ${b.sass.join(" ")}${b.sassAlso?.length ? ` (+ ${b.sassAlso.join(" ")} allowed)` : ""}${b.ptx.length ? `, PTX ${b.ptx.join(" ")}` : ", no PTX"} (${b.why})`]);
-  for (const f of fixesFor(p, v.nixpkgs, v.cuda, v.system)) rows.push([f.apply ? "fix applied" : "fix recorded", `${f.attr}: ${f.change} (${f.why}; ${f.source})`]);
+  // An unbreak fix is said by the warning row instead (brokenRows: the words detect and install print too).
+  for (const f of fixesFor(p, v.nixpkgs, v.cuda, v.system)) if (f.apply !== "unbreak") rows.push([f.apply ? "fix applied" : "fix recorded", fixText(f)]);
   return rows;
+}
+
+/**
+ * The warning rows of a variant whose nixpkgs marks a package of its closure broken (catalog/packages.ts
+ * nixpkgsBrokenWarnings, the words detect and install print for their pick).
+ */
+function brokenRows(cat: Catalog, v: Variant): [string, string][] {
+  return nixpkgsBrokenWarnings(cat, closurePackages(v), { rev: v.nixpkgs, cuda: v.cuda, system: v.system }).map((w) => ["warning", w]);
 }

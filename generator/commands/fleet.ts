@@ -215,12 +215,12 @@ async function fleetText(a: FleetCommandArgs, f: FleetPlan, hostCount: number, n
   para(
     `Build cost: ${cost.builds} package builds, and ${cost.rebuilt.length} build(s) the CUDA cache cannot serve ` +
       `(${cost.cudaClosures} CUDA closure(s), ${count("nccl")} NCCL, ${count("nvshmem")} NVSHMEM, ${count("magma")} magma, ` +
-      `${count("triton")} triton; model: catalog/binary-cache.ts; ${cost.sharedCudaSets} nixpkgs default CUDA set(s) come from the cache). ` +
+      `${count("triton")} triton, ${count("dependency")} rebuilt package dependencies; model: catalog/binary-cache.ts; ${cost.sharedCudaSets} nixpkgs default CUDA set(s) come from the cache). ` +
       `${cost.hours.toFixed(1)} build-hours; makespan on ${builders} builder(s) ${cost.makespanHours.toFixed(1)} h (the driver's scheduler).`,
   );
   const revs = new Set(cost.rebuilt.map((b) => b.key.split("|")[1]));
   for (const b of cost.rebuilt) {
-    para(`builds ${b.what} for ${buildFor(b.key, revs.size > 1)} (${(b.seconds / 3600).toFixed(1)} h, for ${b.variants.length} variant(s))`, "  ", "    ");
+    para(`builds ${b.attr ?? b.what} for ${buildFor(b.key, revs.size > 1)} (${b.seconds === null ? "build time unknown" : `${(b.seconds / 3600).toFixed(1)} h`}, for ${b.variants.length} variant(s))`, "  ", "    ");
     if (a.verbose) para(`why: ${b.why}`, "      ", "      ");
   }
   para(

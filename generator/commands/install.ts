@@ -153,8 +153,10 @@ interface InstallPrint {
 function printChosen(plan: InstallPlan, p: InstallPrint): void {
   const { variant, chosen, dir, backend, checks, throughNixglhost, python } = plan;
   p.say(`install ${variant.name} (${chosen.chosenBy}) at ${dir}, backend ${backend}, on ${chosen.system}`);
+  for (const w of plan.warnings) p.say(`warning: ${w}`, "  ! ", "    ");
   const warned = checks.filter((r) => r.status === "fail" && !(r.id === "gpu-driver" && throughNixglhost));
-  p.out(p.formatChecks(checks.filter((r) => r.status !== "fail")) + "\n");
+  // The GPU driver's line on the nixglhost route is the → line below (its ✓ or ✗ names the route install takes).
+  p.out(p.formatChecks(checks.filter((r) => r.status !== "fail" && !(r.id === "gpu-driver" && throughNixglhost))) + "\n");
   if (throughNixglhost) p.say(`→ GPU driver: the host's is outside /run/opengl-driver/lib: ${python} runs through nix-gl-host`, "  ", "    ");
   if (warned.length) p.err?.(`warning:\n${p.formatChecks(warned)}\n`);
 }
@@ -196,7 +198,7 @@ function printDryRun(p: InstallPlan, { say, out, formatChecks }: InstallPrint): 
   const { variant, chosen, dir, backend, file, envFile, checks: results, gpu, throughNixglhost, wrapped, stops } = p;
   const verbose = !!p.options.verbose;
   // Without --verbose: what stops install or has a fix to paste; the passing and merely informative ones are counted.
-  // The GPU driver's ✗ whose fix is the nixglhost route install takes itself (steps 4-5) is left out, as the real run does.
+  // The GPU driver's line on the nixglhost route install takes itself (steps 4-5) is left out, as the real run does.
   const shown = verbose
     ? results
     : results.filter((r) => (r.status === "fail" || (r.status === "skip" && r.fix)) && !(r.id === "gpu-driver" && throughNixglhost));
@@ -205,6 +207,7 @@ function printDryRun(p: InstallPlan, { say, out, formatChecks }: InstallPrint): 
   const at = here(dir);
   say(`install ${variant.name} (${chosen.chosenBy}) at ${at}, backend ${backend}, on ${chosen.system}: the steps (nothing is changed)`);
   say(`1. variant: ${variant.name}`, "  ", "     ");
+  for (const w of p.warnings) say(`warning: ${w}`, "     ! ", "       ");
   const more = results.length - shown.length;
   say(
     `2. checks: ${stops.length ? `${stops.length} to fix first (install stops on them, exit 2)` : "none stops install"}` +

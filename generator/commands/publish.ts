@@ -10,7 +10,8 @@
  * Exit status: 0 done; 1 a publish or copy failed, or (with a key) a path of the cache still lacks its signature;
  * 2 bad input: a key file that is not a Nix secret key or not the key matrix.ts gives the cache's consumers, both of --org/--to, neither and no cache in matrix.ts, an unknown name, no flox
  * (or one older than 1.5.0) with --org (preflight/checks.ts, as doctor says it), a failed precondition (a dirty tree under .flox/ or pkgs/, an unpushed revision, no manifest.lock, not logged in:
- * with --dry-run too), or (--to) a variant that is not built (its build command is named).
+ * with --dry-run too), or (--to) a variant that is not built (its build command is named). `--to … --dry-run` before a
+ * build exits 0: it names the variants not built yet, the build to run first and the copies publish will make.
  */
 import type { ArgumentsCamelCase, Argv, CommandModule } from "yargs";
 import { resolve } from "node:path";
@@ -73,11 +74,12 @@ async function runPublishCommand(argv: PublishArgs): Promise<void> {
     secretKeyFile: argv.secretKeyFile ? resolve(process.cwd(), argv.secretKeyFile) : undefined,
     onNote: print.err,
   });
-  const { formatChecks } = await import("../preflight/checks.ts");
+  const [{ formatChecks }, text, { redactCredentials }] = await Promise.all([import("../preflight/checks.ts"), import("../text.ts"), import("../redact.ts")]);
   printPlan(argv, plan, cmd.io, formatChecks);
+  if (plan.road === "to" && argv.dryRun) printCopySteps(argv, plan, cmd.io, { ...text, redactCredentials });
   // The plan with flox's preconditions, unless a blocking flox check left none to ask (then only the checks show).
   if (plan.road === "org" && plan.preconditions !== null) printOrgSteps(argv, plan, print.out);
-  await pub.assertPublishable(plan, terminalWidth(cmd.io));
+  await pub.assertPublishable(plan, terminalWidth(cmd.io), !!argv.dryRun);
   if (argv.dryRun) return;
   const r = await pub.runPublish(plan);
   if (r.road === "org") {
@@ -95,23 +97,52 @@ async function runPublishCommand(argv: PublishArgs): Promise<void> {
   cmd.exitCode = r.exitCode;
 }
 
-/**
- * What publish shows before it refuses or runs: --org with a failed flox check, the plan with its checks; --to with
- * --dry-run, the commands.
- */
+/** What publish shows before it refuses or runs: --org with a failed flox check, the plan with its checks. */
 function printPlan(argv: PublishArgs, plan: PublishPlan, io: Io, formatChecks: typeof import("../preflight/checks.ts").formatChecks): void {
   const print = printer(io);
-  if (plan.road === "to") {
-    if (!argv.dryRun) return;
-    const steps = plan.outs.map((o) => ({ name: o.name, outPath: o.out, argv: ["nix", "copy", "--to", plan.to, o.out] }));
-    if (argv.json) print.out(JSON.stringify({ dryRun: true, to: plan.to, steps }, null, 2));
-    else for (const s of steps) print.out(`  $ ${s.argv.join(" ")}`);
-    return;
-  }
+  if (plan.road === "to") return;
   const { org, preflight, steps } = plan;
   if (!preflight.some((r) => r.status === "fail")) return;
   if (argv.json) print.out(JSON.stringify({ dryRun: !!argv.dryRun, org, preflight, steps }, null, 2));
   else print.out(`flox publish to ${org}:\n${formatChecks(preflight, terminalWidth(io))}`);
+}
+
+/**
+ * `publish --to … --dry-run`: the copies, in build order, each `nix copy --to URI` of a built variant's store path; a
+ * variant not built yet is said so, with the build to run first and its copy of the result link the build will make.
+ * Text wrapped to the terminal's width (text.ts wrapLines; a command through wrapCommand), or JSON: `steps` as before
+ * (the built ones), `notBuilt` with the build's argv and each pending copy.
+ */
+function printCopySteps(
+  argv: PublishArgs,
+  plan: Extract<PublishPlan, { road: "to" }>,
+  io: Io,
+  { shellWord, wrapLines, redactCredentials }: Pick<typeof import("../text.ts"), "shellWord" | "wrapLines"> & Pick<typeof import("../redact.ts"), "redactCredentials">,
+): void {
+  const print = printer(io);
+  // What is shown: the URI without its credentials (nix copy gets the real one when publish runs).
+  const to = redactCredentials(plan.to);
+  const copy = (path: string) => ["nix", "copy", "--to", to, path];
+  const steps = plan.outs.map((o) => ({ name: o.name, outPath: o.out, argv: copy(o.out) }));
+  const pending = plan.notBuilt;
+  const later = (pending?.links ?? []).map((l) => ({ name: l.name, resultLink: l.link, argv: copy(l.link) }));
+  if (argv.json) {
+    const notBuilt = pending && { names: pending.names, outDir: pending.outDir, build: pending.build, steps: later };
+    return print.out(JSON.stringify({ dryRun: true, to, steps, ...(notBuilt ? { notBuilt } : {}) }, null, 2));
+  }
+  const shown = (a: readonly string[]) => `  $ ${a.map(shellWord).join(" ")}`;
+  if (!pending) return print.out(wrapLines(steps.map((s) => shown(s.argv)).join("\n"), terminalWidth(io)));
+  const total = steps.length + later.length;
+  const lines = [
+    `publish to ${to}: ${total} variant(s) in build order, ${pending.names.length} not built yet (no result link in ${pending.outDir}); nothing is run.`,
+    "  1. build them first:",
+    shown(pending.build),
+    `  2. then publish copies each closure (nix copy --to, in build order${steps.length ? "" : "; each reads the result link the build leaves"}):`,
+    ...steps.map((s) => shown(s.argv)),
+    ...(steps.length && later.length ? ["  and, once built, through the result links the build leaves:"] : []),
+    ...later.map((s) => shown(s.argv)),
+  ];
+  print.out(wrapLines(lines.join("\n"), terminalWidth(io)));
 }
 
 /** `publish --org`: the plan with flox's preconditions (text or JSON). */

@@ -29,7 +29,8 @@
 import { gccarchFeature } from "../catalog/cpu-isas.ts";
 import type { Excluded, Variant } from "../matrix/schema.ts";
 import type { Catalog } from "../catalog/schema.ts";
-import type { PackageName } from "../catalog/packages.ts";
+import { nixpkgsBrokenWarnings, type PackageName } from "../catalog/packages.ts";
+import { closurePackages } from "../matrix/naming.ts";
 import { armCoreName, armHostHint, compareVersions, type GpuInfo, type HostInfo } from "./read-host.ts";
 import {
   CPU_RULES,
@@ -90,6 +91,11 @@ export interface Pick {
   suggestions: string[];
   /** Other variants that fit, best first. */
   alternatives: string[];
+  /**
+   * What nixpkgs says against the chosen variant's CUDA build (catalog/packages.ts nixpkgsBrokenWarnings, explain's
+   * words): [] when nothing of its closure is marked broken at its nixpkgs, or when none is chosen.
+   */
+  warnings: string[];
 }
 
 /** The result of `recommend`. */
@@ -250,16 +256,18 @@ function emptyPick(kind: Pick["kind"], gpus: readonly GpuInfo[], cap: string | n
     problems: [],
     suggestions: [],
     alternatives: [],
+    warnings: [],
   };
 }
 
-/** `p` with the verdict of its rules applied. */
-function withVerdict(p: Pick, v: Verdict): Pick {
+/** `p` with the verdict of its rules applied (a chosen variant with nixpkgs' verdict against its CUDA build). */
+function withVerdict(p: Pick, v: Verdict, catalog: Catalog): Pick {
   if (v.kind === "pick") {
     p.variant = v.variant.name;
     p.binaryCompat = v.binaryCompat;
     p.reasons.push(...v.reasons);
     p.alternatives = v.alternatives;
+    p.warnings = nixpkgsBrokenWarnings(catalog, closurePackages(v.variant), { rev: v.variant.nixpkgs, cuda: v.variant.cuda, system: v.variant.system });
   } else p.problems.push(...v.problems);
   p.suggestions.push(...v.suggestions);
   return p;
@@ -268,7 +276,7 @@ function withVerdict(p: Pick, v: Verdict): Pick {
 /** The CPU pick: CPU_RULES on the CPU-only variants. */
 function cpuPick(f: Facts): Pick {
   const header = `${f.host.gpuAbsentReason ?? "no NVIDIA GPU"}: so a CPU-only variant`;
-  return withVerdict(emptyPick("cpu", [], null, header), decide(CPU_RULES, cpuCase(f)));
+  return withVerdict(emptyPick("cpu", [], null, header), decide(CPU_RULES, cpuCase(f)), f.catalog);
 }
 
 /** The pick of the GPU group `gs` of compute capability `cap`: GPU_RULES. */
@@ -277,7 +285,7 @@ function gpuPick(f: Facts, cap: string, gs: GpuInfo[]): Pick {
   const header =
     `GPU ${gs.map((g) => g.index).join(",")}: ${names.join(" / ")}${gs.length > 1 ? ` ×${gs.length}` : ""}, ` +
     `compute capability ${cap} (sm${gs[0].sm}), driver ${oldestDriver(gs)}`;
-  return withVerdict(emptyPick("gpu", gs, cap, header), decide(GPU_RULES, gpuCase(f, cap, gs)));
+  return withVerdict(emptyPick("gpu", gs, cap, header), decide(GPU_RULES, gpuCase(f, cap, gs)), f.catalog);
 }
 
 /**

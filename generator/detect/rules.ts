@@ -186,9 +186,16 @@ export function waitBasis(cap: Capacity): string {
   return `scheduled as \`build\` runs it on ${cap.slots} compile slot${cap.slots === 1 ? "" : "s"}: ${cap.machine}`;
 }
 
-/** "about 2h46m" with what of it the cache cannot serve ("4.0 h of NCCL, NVSHMEM, magma and triton from source"). */
+/**
+ * "about 2h46m" with what of it the cache cannot serve ("4.0 h of NCCL, NVSHMEM, magma and triton from source"); a
+ * wait with a build of no estimate is unknown, said with the rest as a lower bound and that build named (a rebuilt
+ * dependency by its attribute: "cupy").
+ */
 export function waitWords(w: Wait): string {
-  if (w.seconds === null) return `unknown (no estimate for ${w.unknown.join(", ")})`;
+  if (w.seconds === null) {
+    const named = w.unknown.map((n) => w.offCache.find((b) => b.key === n)?.attr ?? n);
+    return `unknown: more than ${formatDuration(w.parts.reduce((a, p) => a + p.seconds, 0))}, with no estimate for ${named.join(", ")}`;
+  }
   return `about ${formatDuration(w.seconds)}` + (w.offCache.length ? `, of which ${hours(w.offCacheSeconds)} of ${offCacheWords(w)} from source` : ", nothing built from source besides its own packages");
 }
 

@@ -15,24 +15,34 @@
  * - triton when the Python set is not one CI evaluation recurses into at the pin, or the CUDA set is not the default
  *   (triton reads cudaSupport: a job in each recursed set, with the default set; it compiles no code for
  *   capabilities, so the scope does not change it);
- * - a pin whose default CUDA set or recursed Python sets are not known counts as off (said in the reason).
+ * - a pin whose default CUDA set or recursed Python sets are not known counts as off (said in the reason);
+ * - on any system, the dependencies a package variant has rebuilt (catalog/packages.ts rebuiltDependencies: the other
+ *   packages its catalog fixes name, which explain prints: vLLM's bitsandbytes, cupy and flashinfer), one per torch
+ *   (the variant's Python set), with the catalog's build time of each, or unknown where the catalog has none.
  * A derivation shared by several variants (same pin, system, CUDA set, and Python for triton) is counted once.
  */
 import { cudaCachesFor } from "../catalog/binary-cache.ts";
+import { onTorch, rebuiltDependencies } from "../catalog/packages.ts";
 import type { Catalog, NixpkgsPin } from "../catalog/schema.ts";
+import { parseName, torchSiblingName } from "../matrix/naming.ts";
 import type { Variant } from "../matrix/schema.ts";
 import { DEFAULT_CUDA_CLOSURE_SECONDS } from "./plan.ts";
 
-/** What the model needs of a variant (`nixpkgsKey`: one CUDA closure per key in the package-set scope). */
-type CacheModelInput = Pick<Variant, "name" | "system" | "python" | "cuda" | "nixpkgs" | "cudaCapabilitiesForPackageSet" | "nixpkgsKey">;
+/**
+ * What the model needs of a variant (`nixpkgsKey`: one CUDA closure per key in the package-set scope; `package`, when
+ * given, for the dependencies its package has rebuilt).
+ */
+type CacheModelInput = Pick<Variant, "name" | "system" | "python" | "cuda" | "nixpkgs" | "cudaCapabilitiesForPackageSet" | "nixpkgsKey"> & Partial<Pick<Variant, "package">>;
 
 /** One derivation (or closure) the model says is built, counted once for the variants that need it. */
 export interface ModelledBuild {
-  /** Identity: what is built and for which (pin, system, CUDA set[, Python]). */
+  /** Identity: what is built and for which (pin, system, CUDA set[, Python]; a dependency: its torch). */
   key: string;
-  what: "magma" | "nccl" | "nvshmem" | "triton" | "cuda-closure";
-  /** Default duration in seconds and its source. */
-  seconds: number;
+  what: "magma" | "nccl" | "nvshmem" | "triton" | "cuda-closure" | "dependency";
+  /** A dependency's attribute in the Python set ("cupy"); undefined for the others. */
+  attr?: string;
+  /** Default duration in seconds and its source; null when no sourced figure exists (a dependency the catalog has none for). */
+  seconds: number | null;
   source: string;
   /** Why the cache cannot serve it. */
   why: string;
@@ -41,7 +51,7 @@ export interface ModelledBuild {
 }
 
 /** What the cache model reads of the catalog: the pins, the CUDA cache's facts, the statically linked libraries. */
-export type CacheModelCatalog = Pick<Catalog, "nixpkgs" | "cudaCache" | "bundledDeviceCode" | "rebuildSeconds" | "publicCudaCaches">;
+export type CacheModelCatalog = Pick<Catalog, "nixpkgs" | "cudaCache" | "bundledDeviceCode" | "rebuildSeconds" | "publicCudaCaches" | "packagesOnTorch">;
 
 /**
  * The modelled extra builds of a selection, and per variant the reasons it is off the cache.
@@ -55,12 +65,15 @@ export function modelCacheMisses(
 ): { builds: ModelledBuild[]; reasons: Map<string, string[]> } {
   const builds = new Map<string, ModelledBuild>();
   const reasons = new Map<string, string[]>();
-  const need = (v: CacheModelInput, key: string, what: ModelledBuild["what"], why: string) => {
+  const need = (v: CacheModelInput, key: string, what: Exclude<ModelledBuild["what"], "dependency">, why: string) => {
     const src = what === "cuda-closure" ? DEFAULT_CUDA_CLOSURE_SECONDS : cat.rebuildSeconds[what];
-    const b = builds.get(key) ?? { key, what, seconds: src.seconds, source: src.source, why, variants: [] };
+    add(v, { key, what, seconds: src.seconds, source: src.source, why });
+  };
+  const add = (v: CacheModelInput, first: Omit<ModelledBuild, "variants">) => {
+    const b = builds.get(first.key) ?? { ...first, variants: [] };
     b.variants.push(v.name);
-    builds.set(key, b);
-    reasons.get(v.name)!.push(why);
+    builds.set(first.key, b);
+    reasons.get(v.name)!.push(first.why);
   };
   /** The public caches that may hold what the model counts as built (catalog/binary-cache.ts): named, never counted. */
   const mayHold = (system: string) => {
@@ -72,6 +85,7 @@ export function modelCacheMisses(
   for (const v of vs) {
     reasons.set(v.name, []);
     if (v.cuda === null) continue;
+    for (const d of dependencyBuilds({ ...v, cuda: v.cuda }, cat)) add(v, d);
     const pin = cat.nixpkgs.find((p) => p.rev === v.nixpkgs);
     const at = v.nixpkgs.slice(0, 7);
     const set = `cudaPackages_${v.cuda.replace(".", "_")}`;
@@ -114,6 +128,28 @@ export function modelCacheMisses(
     }
   }
   return { builds: [...builds.values()], reasons };
+}
+
+/**
+ * The dependencies variant `v`'s package has rebuilt (catalog/packages.ts rebuiltDependencies), as builds of the
+ * model: keyed by the dependency and the variant's torch (its Python set), so a package variant and an environment
+ * holding it count each once; the catalog's build time, or null (unknown) where it has none.
+ */
+function dependencyBuilds(v: CacheModelInput & { cuda: string }, cat: CacheModelCatalog): Omit<ModelledBuild, "variants">[] {
+  const p = v.package !== undefined ? onTorch(cat, v.package) : undefined;
+  if (!p) return [];
+  const parts = parseName(v.name);
+  const torch = parts ? torchSiblingName(parts) : v.name;
+  return rebuiltDependencies(cat, p, { rev: v.nixpkgs, cuda: v.cuda, system: v.system }).map((d) => ({
+    key: `${d.attr}|${v.nixpkgs}|${v.system}|${torch}`,
+    what: "dependency",
+    attr: d.attr,
+    seconds: d.seconds,
+    source: d.source,
+    why:
+      `${d.attr}: a dependency of ${p.label} that the catalog fixes here (${d.fix}), so a derivation no binary cache holds, ` +
+      `built before it on the variant's torch; ${d.seconds === null ? `its build time is unknown (${d.source})` : "its build time is the catalog's figure for it"}`,
+  }));
 }
 
 /** The pnames of torch's inputs the model speaks of, by what the model calls them (ModelledBuild["what"]). */

@@ -261,8 +261,18 @@ function answerLines(d: DryRun, verbose: boolean): string[] {
   const extra = d.cacheModel ?? [];
   const model =
     `${d.toBuild} variant(s) to build (result links only)` +
-    (extra.length ? `, ${extra.length} dependency build(s) the CUDA cache cannot serve (about ${(extra.reduce((a, b) => a + b.seconds, 0) / 3600).toFixed(1)} h)` : "");
+    (extra.length ? `, ${extra.length} dependency build(s) the CUDA cache cannot serve (${modelledHours(extra)})` : "");
   return [`  ${nixAnswerLine(d.nixAnswer, model)}`];
+}
+
+/**
+ * The duration of the cache model's builds in words: "about 4.0 h", or with builds of no sourced figure (a rebuilt
+ * dependency the catalog has no build time for) "at least 4.0 h (build time unknown: cupy, flashinfer)".
+ */
+function modelledHours(builds: readonly { seconds: number | null; what: string; attr?: string }[]): string {
+  const h = (builds.reduce((a, b) => a + (b.seconds ?? 0), 0) / 3600).toFixed(1);
+  const unknown = [...new Set(builds.filter((b) => b.seconds === null).map((b) => b.attr ?? b.what))];
+  return unknown.length ? `at least ${h} h (build time unknown: ${unknown.join(", ")})` : `about ${h} h`;
 }
 
 /** The dry run's summary of what is built besides the variants: Nix's answer, or the cache model. */
@@ -278,12 +288,11 @@ function storeLines(d: DryRun, probed: boolean): string[] {
       out.push(`    unreachable substituter(s): ${d.store.unreachable.join(", ")}: their paths count as to build (offline?)`);
   } else if (probed) out.push("  Nix could not answer for any variant (not instantiated here, e.g. offline): the cache model follows");
   if (!d.store && d.cacheModel) {
-    const hours = d.cacheModel.reduce((a, b) => a + b.seconds, 0) / 3600;
     const count = (w: string) => d.cacheModel!.filter((b) => b.what === w).length;
     if (!d.cacheModel.length) out.push("  model (catalog/binary-cache.ts; --probe-store asks Nix): the CUDA cache serves every dependency of these variants");
     else out.push(
       `  model (catalog/binary-cache.ts; --probe-store asks Nix): besides the variants, ${count("cuda-closure")} CUDA closure(s), ` +
-        `${count("nccl")} NCCL, ${count("nvshmem")} NVSHMEM, ${count("magma")} magma and ${count("triton")} triton build(s) the CUDA cache cannot serve, about ${hours.toFixed(1)} h, each counted once, in the wait`,
+        `${count("nccl")} NCCL, ${count("nvshmem")} NVSHMEM, ${count("magma")} magma, ${count("triton")} triton and ${count("dependency")} rebuilt package dependency build(s) the CUDA cache cannot serve, ${modelledHours(d.cacheModel)}, each counted once, in the wait`,
     );
   }
   return out;

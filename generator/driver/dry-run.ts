@@ -225,7 +225,9 @@ function nixBuilds(builds: readonly ModelledBuild[], store: { toBuild: string[] 
   if (!store) return [...builds];
   const listed = (pname: string) => store.toBuild.some((n) => n === pname || n.startsWith(`${pname}-`) || n.includes(`-${pname}-`));
   return builds.filter((b) =>
-    b.what === "cuda-closure" ? [MODELLED_INPUTS.nccl, MODELLED_INPUTS.magma, MODELLED_INPUTS.nvshmem].some(listed) : listed(MODELLED_INPUTS[b.what]),
+    b.what === "cuda-closure"
+      ? [MODELLED_INPUTS.nccl, MODELLED_INPUTS.magma, MODELLED_INPUTS.nvshmem].some(listed)
+      : listed(b.what === "dependency" ? b.attr! : MODELLED_INPUTS[b.what]),
   );
 }
 

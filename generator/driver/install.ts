@@ -29,8 +29,8 @@ import path from "node:path";
 import { InputError } from "../errors.ts";
 import { REPO_ROOT } from "../paths.ts";
 import { ASK_NIX_TIMEOUT_S } from "../constants.ts";
-import { formatName, parseName } from "../matrix/naming.ts";
-import { ENV_PACKAGE } from "../catalog/packages.ts";
+import { closurePackages, formatName, parseName } from "../matrix/naming.ts";
+import { ENV_PACKAGE, nixpkgsBrokenWarnings } from "../catalog/packages.ts";
 import { copyableCommand } from "../text.ts";
 import type { Backend, BackendChoice } from "./backend.ts";
 import type { BuildArgs } from "./build-options.ts";
@@ -110,6 +110,11 @@ export interface InstallPlan {
   dryRun: boolean;
   variant: Variant;
   chosen: ChosenVariant;
+  /**
+   * What nixpkgs says against the variant's CUDA build (catalog/packages.ts nixpkgsBrokenWarnings: explain's and
+   * detect's words); [] when nothing of its closure is marked broken at its nixpkgs.
+   */
+  warnings: string[];
   /** The recorded host the plan is for (--cpuinfo/--nvidia-smi without --host-root), else null. */
   recorded: RecordedHost | null;
   /** The project: the matrix's directory, where its generated files are (the flox backend builds there). */
@@ -200,6 +205,7 @@ export async function planInstall(o: InstallOptions): Promise<InstallPlan> {
     dryRun: !!o.dryRun,
     variant,
     chosen,
+    warnings: nixpkgsBrokenWarnings(project.catalog, closurePackages(variant), { rev: variant.nixpkgs, cuda: variant.cuda, system: variant.system }),
     root,
     dir,
     backend,
@@ -263,7 +269,9 @@ interface CheckedInstall {
 async function hostChecks(o: InstallOptions, c: CheckedInstall): Promise<{ checks: CheckResult[]; gpu: CheckResult | undefined; recorded: RecordedHost | null }> {
   const [pre, { isRecordedHost }] = await Promise.all([import("../preflight/checks.ts"), import("../detect/choose.ts")]);
   const checks = pre.runChecks(
-    { root: o.hostRoot ?? "/", env: process.env, cpuinfoFile: o.cpuinfo },
+    // This machine's checks (its Nix, its nix.conf) judge its own CPU, not a recording's (as the build's preflight does):
+    // a gccarch feature is offered for this nix.conf only where this CPU runs it.
+    { root: o.hostRoot ?? "/", env: process.env, cpuinfoFile: isRecordedHost(o) ? undefined : o.cpuinfo },
     {
       command: "install",
       variants: pre.checkedVariants([c.variant], c.all),
@@ -276,7 +284,7 @@ async function hostChecks(o: InstallOptions, c: CheckedInstall): Promise<{ check
   let recorded: RecordedHost | null = null;
   if (isRecordedHost(o)) {
     const { judgeRecordedHost } = await import("../preflight/recorded-host.ts");
-    const host = await judgeRecordedHost(o, checks, c.variant.cuda !== null);
+    const host = await judgeRecordedHost(o, checks, pre.checkedVariants([c.variant], c.all)[0]!);
     recorded = {
       label: `the recorded host (${host.sources.cpuinfo})`,
       system: host.system,
@@ -291,12 +299,12 @@ async function hostChecks(o: InstallOptions, c: CheckedInstall): Promise<{ check
 
 /**
  * Step 4, the route to the driver: NixOS or a flox activation serving libcuda pass the GPU driver check; a driver
- * elsewhere (its ✗) is reached through nixglhost; no driver at all (–) leaves the GPU checks to verify's "not
- * checkable here". An environment carries its own wrapped Pythons (withHostDriver); another variant is run through
+ * elsewhere (the check's route "nixglhost", ✓ or ✗) is reached through nixglhost; no driver at all (–) leaves the GPU
+ * checks to verify's "not checkable here". An environment carries its own wrapped Pythons (withHostDriver); another variant is run through
  * the environment's nixglhost at DIR-nixglhost.
  */
 function driverRoute(variant: Variant, gpu: CheckResult | undefined, dir: string): Pick<InstallPlan, "throughNixglhost" | "wrapped" | "link" | "python"> {
-  const throughNixglhost = variant.cuda !== null && gpu?.status === "fail";
+  const throughNixglhost = variant.cuda !== null && gpu?.route === "nixglhost";
   return { throughNixglhost, wrapped: throughNixglhost && variant.role === "env", link: `${dir}-nixglhost`, python: `${dir}/bin/python3` };
 }
 

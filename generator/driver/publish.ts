@@ -16,9 +16,10 @@
  */
 import { closeSync, existsSync, readlinkSync, rmSync, writeSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
-import { InputError, UsageError } from "../errors.ts";
+import { ERROR_PREFIX, InputError, UsageError } from "../errors.ts";
 import { runTool } from "../process.ts";
 import { redactCredentials } from "../redact.ts";
+import { shellWord, wrap, wrapCommand } from "../text.ts";
 import {
   checkSignatures,
   publicKeys,
@@ -174,6 +175,20 @@ interface BuiltOutput {
 }
 
 /**
+ * `--to`: the selected variants with no result link yet, the build that makes them (its words, `npx variant-matrix
+ * build NAMES [--out-dir DIR]`) and the result links their copies will read once built.
+ */
+export interface NotBuilt {
+  names: string[];
+  /** The directory whose result-NAME links are read (absolute). */
+  outDir: string;
+  /** The build command's words, shell-quoted when shown (text.ts shellWord). */
+  build: string[];
+  /** name → its result link, the path `nix copy` takes once the variant is built. */
+  links: { name: string; link: string }[];
+}
+
+/**
  * What planPublish decided. `org`: flox publish's plan with its checks (the host's flox; flox's preconditions, null
  * when a blocking flox check leaves nothing to ask); `to`: each selected variant's built output, in build order.
  */
@@ -194,6 +209,8 @@ export type PublishPlan =
       road: "to";
       to: string;
       outs: BuiltOutput[];
+      /** The selected variants without a result link (publish --dry-run shows them; the real run refuses). */
+      notBuilt: NotBuilt | null;
       nixOptions: (readonly [string, string])[];
       /** The key every path is signed with (signingKeyFor), or null: nothing is signed, and publish says so per path. */
       signing: SigningKey | null;
@@ -205,9 +222,10 @@ export type PublishPlan =
  * Plan `publish`: the road (--org, --to, or the matrix's first cache), the selection in build order, then for --org
  * the organisation name, the generated files flox will build (generated-state.ts, the one freshness comparison),
  * flox itself and its preconditions; for --to each variant's result link. Prints nothing (notes go to `onNote`);
- * a failed flox check or precondition is in the plan (assertPublishable refuses it after the command shows it).
- * @throws UsageError (exit 2) for both --org and --to, neither and no cache in the matrix, a bad selection, a variant
- *   not built (--to, naming its build command); InputError for a bad organisation name or stale generated files
+ * a failed flox check or precondition, or (--to) a variant not built yet, is in the plan (assertPublishable refuses
+ * it after the command shows it; a --to dry run shows the build to run first instead).
+ * @throws UsageError (exit 2) for both --org and --to, neither and no cache in the matrix, a bad selection;
+ *   InputError for a bad organisation name or stale generated files
  */
 export async function planPublish(o: PlanPublishOptions): Promise<PublishPlan> {
   const [{ loadProject }, { orderTargets, selectCurrent }, { targetsFromVariants }] = await Promise.all([
@@ -230,9 +248,8 @@ export async function planPublish(o: PlanPublishOptions): Promise<PublishPlan> {
   const byName = new Map(sel.targets.map((t) => [t.name, t]));
   const ordered = orderTargets(sel.targets).order.map((n) => byName.get(n)!);
   if (!o.org) {
-    const outs = builtOutputs(ordered, o);
     const matrixDir = dirname(o.matrixFile ?? join(o.root, "matrix.ts"));
-    return { road: "to", to: to!, outs, nixOptions: o.nixOptions, ...signingKeyFor(to!, o.secretKeyFile, p.matrix.caches, matrixDir) };
+    return { road: "to", to: to!, ...builtOutputs(ordered, o), nixOptions: o.nixOptions, ...signingKeyFor(to!, o.secretKeyFile, p.matrix.caches, matrixDir) };
   }
   // The organisation name first: it becomes flox publish's -o argument (a bad one is refused before anything else).
   checkFloxOrg(o.org);
@@ -301,10 +318,10 @@ async function defaultCacheTarget(caches: readonly { url: string }[], note: (lin
 }
 
 /**
- * `--to`: each variant's store path, read off its result link in the out directory.
- * @throws UsageError (exit 2) naming the variants that are not built, with their build command
+ * `--to`: each variant's store path, read off its result link in the out directory, and those with no link yet (the
+ * plan holds them; assertPublishable refuses them but in a dry run, which shows the build to run first).
  */
-function builtOutputs(ordered: readonly { name: string }[], o: PlanPublishOptions): BuiltOutput[] {
+function builtOutputs(ordered: readonly { name: string }[], o: PlanPublishOptions): { outs: BuiltOutput[]; notBuilt: NotBuilt | null } {
   const outDir = o.outDir?.path ?? o.root;
   const outs = ordered.map((t) => {
     try {
@@ -314,19 +331,41 @@ function builtOutputs(ordered: readonly { name: string }[], o: PlanPublishOption
     }
   });
   const missing = outs.filter((x) => x.out === null).map((x) => x.name);
-  if (missing.length)
-    throw new UsageError(
-      `not built (no result link in ${outDir}): ${missing.join(", ")}; build first: ` +
-        `npx variant-matrix build ${missing.join(" ")}${o.outDir ? ` --out-dir ${o.outDir.typed}` : ""}`,
-    );
-  return outs as BuiltOutput[];
+  const notBuilt: NotBuilt | null = missing.length
+    ? {
+        names: missing,
+        outDir,
+        build: ["npx", "variant-matrix", "build", ...missing, ...(o.outDir ? ["--out-dir", o.outDir.typed] : [])],
+        links: missing.map((name) => ({ name, link: join(outDir, `result-${name}`) })),
+      }
+    : null;
+  return { outs: outs.filter((x): x is BuiltOutput => x.out !== null), notBuilt };
 }
 
 /**
- * Refuse a plan that cannot run: a blocking flox check (preflight/checks.ts refuseOnBlocking), a failed precondition.
- * @throws PreflightError or InputError (exit 2)
+ * The refusal of a publish whose variants are not all built: how many, where their links were looked for, and the
+ * build to run first, wrapped to `width` (the first line leaves room for the error prefix cli.ts puts in front; the
+ * command through text.ts wrapCommand). Pure.
  */
-export async function assertPublishable(plan: PublishPlan, width: number): Promise<void> {
+function notBuiltMessage(n: NotBuilt, width: number): string {
+  const text =
+    `not built (no result link in ${n.outDir}): ${n.names.length === 1 ? n.names[0] : `${n.names.length} variants`}; ` +
+    "build first, then publish (publish --dry-run shows the whole plan):";
+  const command = n.build.map(shellWord).join(" ");
+  const pad = " ".repeat([...ERROR_PREFIX].length);
+  // The first line after the prefix, then the rest under a two-space hang, each at the full width.
+  const first = wrap(text, width, { indent: pad }).split("\n")[0]!.slice(pad.length);
+  const rest = text.slice(first.length).trim();
+  return [first, ...(rest ? [wrap(rest, width, { indent: "  " })] : []), wrapCommand(command, width, "  $ ")].join("\n");
+}
+
+/**
+ * Refuse a plan that cannot run: a blocking flox check (preflight/checks.ts refuseOnBlocking), a failed precondition,
+ * (--to) a variant not built yet, unless `dryRun` (a dry run shows the build to run first).
+ * @throws PreflightError or InputError (exit 2), its lines wrapped to `width`
+ */
+export async function assertPublishable(plan: PublishPlan, width: number, dryRun = false): Promise<void> {
+  if (plan.road === "to" && plan.notBuilt && !dryRun) throw new UsageError(notBuiltMessage(plan.notBuilt, width));
   if (plan.road !== "org") return;
   if (plan.preconditions === null) (await import("../preflight/checks.ts")).refuseOnBlocking(plan.preflight, width);
   const failed = (plan.preconditions ?? []).filter((c) => !c.ok);

@@ -42,7 +42,7 @@ export interface Wait {
   parts: WaitPart[];
   /** The dependency builds the cache cannot serve that the wait counts (each once). */
   offCache: ModelledBuild[];
-  /** Seconds of `offCache`, all of it (on the chain or beside it). */
+  /** Seconds of `offCache`, all of it (on the chain or beside it); those of unknown duration count 0 (see `unknown`). */
   offCacheSeconds: number;
   /** Builds without an estimate. */
   unknown: string[];
@@ -55,6 +55,7 @@ export const BUILD_LABEL: Record<ModelledBuild["what"], string> = {
   magma: "magma",
   triton: "triton",
   "cuda-closure": "CUDA closure",
+  dependency: "rebuilt dependencies",
 };
 
 /**
@@ -75,11 +76,12 @@ export function waitOf(
   const used = builds.filter((b) => b.variants.some((n) => names.has(n) && !o.done?.has(n)));
   const plan = makePlan(
     [
-      ...used.map((b) => ({ name: b.key, package: TORCH_PACKAGE, dependsOn: [] })),
+      // A rebuilt dependency is planned as its own package: with no sourced figure its estimate is unknown (plan.ts).
+      ...used.map((b) => ({ name: b.key, package: b.attr ?? TORCH_PACKAGE, dependsOn: [] })),
       ...targets.map((t) => ({ ...t, dependsOn: [...t.dependsOn, ...(needs.get(t.name) ?? []).filter((k) => used.some((b) => b.key === k))] })),
     ],
     history,
-    { cores: o.capacity.cores ?? o.capacity.slots, fixed: new Map(used.map((b) => [b.key, { seconds: b.seconds, basis: `model: ${BUILD_LABEL[b.what]} from source (${b.source.split(":")[0]})` }])) },
+    { cores: o.capacity.cores ?? o.capacity.slots, fixed: new Map(used.flatMap((b) => (b.seconds === null ? [] : [[b.key, { seconds: b.seconds, basis: `model: ${BUILD_LABEL[b.what]} from source (${b.source.split(":")[0]})` }]]))) },
   );
   const sim = simulate(plan, o.capacity, new Map(), o.done ?? new Set());
   const byKey = new Map(used.map((b) => [b.key, b]));
@@ -93,7 +95,7 @@ export function waitOf(
     seconds: sim.unknown.length ? null : sim.makespan,
     parts,
     offCache: used,
-    offCacheSeconds: used.reduce((a, b) => a + b.seconds, 0),
+    offCacheSeconds: used.reduce((a, b) => a + (b.seconds ?? 0), 0),
     unknown: sim.unknown,
   };
 }

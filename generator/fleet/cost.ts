@@ -146,10 +146,11 @@ export function buildCost(
   const needs = new Map<string, string[]>();
   for (const b of rebuilt) for (const n of b.variants) needs.set(n, [...(needs.get(n) ?? []), b.key]);
   const durations = new Map([...est].map(([n, e]) => [n, e.seconds]));
-  for (const b of rebuilt) durations.set(b.key, b.seconds);
+  // A rebuilt dependency with no sourced build time stays unknown: it counts 0 in the hours and the makespan (a lower bound).
+  for (const b of rebuilt) if (b.seconds !== null) durations.set(b.key, b.seconds);
   const plan = makePlan(
     [
-      ...rebuilt.map((b) => ({ name: b.key, package: "pytorch" as const, dependsOn: [] })),
+      ...rebuilt.map((b) => ({ name: b.key, package: b.attr ?? "pytorch", dependsOn: [] })),
       ...variants.map((v) => ({
         name: v.name,
         package: v.package,
@@ -158,7 +159,7 @@ export function buildCost(
     ],
     durations,
   );
-  const total = [...est.values()].reduce((a, e) => a + e.seconds, 0) + rebuilt.reduce((a, b) => a + b.seconds, 0);
+  const total = [...est.values()].reduce((a, e) => a + e.seconds, 0) + rebuilt.reduce((a, b) => a + (b.seconds ?? 0), 0);
   return {
     builds: variants.length,
     cudaClosures: rebuilt.filter((b) => b.what === "cuda-closure").length,

@@ -15,7 +15,7 @@
  */
 import { PACKAGES } from "../catalog/packages.ts";
 import { preferredPin } from "../catalog/index.ts";
-import { ENV_PACKAGE, TORCH_PACKAGE, fixesFor, onTorch, packageBuildFor, releaseOf, releaseServes, type PackageCudaBuild, type PackageOnTorch } from "../catalog/packages.ts";
+import { ENV_PACKAGE, TORCH_PACKAGE, caveatsFor, fixesFor, fixText, onTorch, packageBuildFor, releaseOf, releaseServes, type PackageCudaBuild, type PackageOnTorch } from "../catalog/packages.ts";
 import { glibcCudaHeaderNote, nixpkgsCudaFacts, type NixpkgsCudaFacts } from "../catalog/cuda.ts";
 import { environmentPackage, formatCombination, formatName, torchSiblingName } from "./naming.ts";
 import { extraPromise } from "../catalog/extras.ts";
@@ -394,9 +394,7 @@ function packageNotes(c: KeptCombo, k: KeptPackage): string[] {
       `${p.label} ${version} is built on PyTorch's stable ABI and serves torch >= ${rel.servesTorch.min} ` +
         `(${rel.source.split(";")[0]}); here it is built from source against PyTorch ${release.version}.`,
     );
-  for (const cv of p?.caveats ?? [])
-    if ((cv.system === undefined || cv.system === isa.system) && (cv.minCuda === undefined || (cuda !== null && compareVersions(cuda.version, cv.minCuda) >= 0)))
-      notes.push(`${cv.note}.`);
+  if (p) for (const note of caveatsFor(p, cuda?.version ?? null, isa.system)) notes.push(`${note}.`);
   if (p) notes.push(`Built against ${torchName} (the same torch derivation).`);
   if (pkg === ENV_PACKAGE)
     notes.push(
@@ -446,7 +444,7 @@ function packageVariant(pkg: PackageName, c: KeptCombo, envMembers: PackageName[
   const fixes = p ? fixesFor(p, pin.rev, cuda?.version ?? null, isa.system) : [];
   const notes = [
     ...packageNotes(c, { pkg, version, scope, torchName, envMemberNames }),
-    ...fixes.map((f) => `${f.apply ? "Fix applied" : "Fix recorded, not applied"}: ${f.attr}: ${f.change} (${f.why}; ${f.source}).`),
+    ...fixes.map((f) => `${f.apply ? "Fix applied" : "Fix recorded, not applied"}: ${fixText(f)}.`),
   ];
   const dependsOn = p ? [torchName] : isEnv ? [torchName, ...envMemberNames] : [];
   const cudaCapabilities = service?.ok ? service.capabilities : [];

@@ -90,6 +90,14 @@ export function environmentOf(pkg: string): string | null {
   return m ? m[1]! : null;
 }
 
+/**
+ * The packages of a variant's closure that the catalog describes: its own package and the package of every variant it
+ * is built on or holds (`dependsOn`: pytorch; an environment's members), each once. Names that do not parse are skipped.
+ */
+export function closurePackages(v: { package: string; dependsOn: readonly string[] }): string[] {
+  return [...new Set([v.package, ...v.dependsOn.flatMap((n) => parseName(n)?.package ?? [])])];
+}
+
 /** The pytorch variant a package built on torch (or the environment) of these parts is built against. */
 export function torchSiblingName(p: NameParts): string {
   return formatName({ ...p, package: "pytorch" });

@@ -26,9 +26,9 @@ import { settingLines, wrap } from "../text.ts";
 import { InputError } from "../errors.ts";
 import { GENERATED_MARK } from "../generate/render/literals.ts";
 import { missingTeamCaches, type TeamCache } from "../matrix/team-cache.ts";
-import { driverRouteLines, type CheckedVariant } from "./driver-route.ts";
+import { carriesNixglhost, driverRouteLines, nixglhostRouteNote, type CheckedVariant } from "./driver-route.ts";
 // The driver routes live in driver-route.ts (explain loads them without the checks); their importers read them here too.
-export { checkedVariants, driverRouteLines, hostDriverRoute, withHostDriverLine, type CheckedVariant } from "./driver-route.ts";
+export { carriesNixglhost, checkedVariants, driverRouteLines, hostDriverRoute, withHostDriverLine, type CheckedVariant } from "./driver-route.ts";
 
 /** What the checks are asked about. */
 export interface PreflightContext {
@@ -61,6 +61,11 @@ interface Verdict {
   fix?: string;
   /** The nix.conf lines of the fix (or, for a –, of the optional setting), printed as one block that is never wrapped. */
   conf?: NixConfFix;
+  /**
+   * The GPU driver check's route, when the host's driver sits outside /run/opengl-driver/lib (not NixOS): "nixglhost",
+   * the route install takes (✓ where the variant carries it and nixglhost finds the driver, ✗ otherwise).
+   */
+  route?: "nixglhost";
 }
 
 /**
@@ -460,9 +465,10 @@ function hostGccarch(p: Probes, hostSystem: string): string[] | null {
  * The GPU driver as the variant's CUDA libraries see it: their runpath holds /run/opengl-driver/lib, and the loader
  * also searches LD_LIBRARY_PATH (before the runpath), never the host's /etc/ld.so.cache.
  * ✓ NixOS with libcuda.so.1 there, or this process inside a flox activation that serves the host's libcuda
- * (floxCudaRoute); ✗ a host whose GPU driver sits elsewhere (nvidia-smi, /dev/nvidia0, `ldconfig -p`), with what
- * nix-gl-host would find (nixglhostSearch), what the flox activation lacks, and the routes that work;
- * – no NVIDIA driver here (fine for building).
+ * (floxCudaRoute), or a host whose GPU driver sits elsewhere (nvidia-smi, /dev/nvidia0, `ldconfig -p`) where nix-gl-host
+ * would find it (nixglhostSearch) and the variant carries nixglhost (the route install takes: a ✓ with the route, since
+ * nothing is left to fix); ✗ such a host where nixglhost would find no driver or the matrix has no environment to carry
+ * it, with what the flox activation lacks and the routes that work; – no NVIDIA driver here (fine for building).
  */
 function gpuDriverVerdict(p: Probes, v: CheckedVariant): Verdict {
   const nixosLib = `${NIXOS_DRIVER_LIB.dir}/libcuda.so.1`;
@@ -480,13 +486,22 @@ function gpuDriverVerdict(p: Probes, v: CheckedVariant): Verdict {
     : passedOver.length
       ? `nixglhost would find no driver: ${passedOver.map((x) => x.dir).join(", ")} holds libcuda but none of its NVIDIA libraries (libnvidia-*), so it passes the directory over`
       : `nixglhost would find no libcuda in ${NIXGLHOST.searchList}`;
+  const seen = `${d.smi ? `nvidia-smi sees ${d.smi.length} GPU(s)` : "/dev/nvidia0 exists"} and ${where}`;
+  if (found.length && carriesNixglhost(v))
+    return {
+      status: "ok",
+      route: "nixglhost",
+      detail: `${seen}, outside ${NIXOS_DRIVER_LIB.dir} (not NixOS): ${nixglhostRouteNote(v)}; nixglhost takes libcuda from ${found.map((x) => x.dir).join(", ")}` + (flox.detail ? `; ${flox.detail}` : ""),
+    };
   return {
     status: "fail",
+    route: "nixglhost",
     detail:
-      `${d.smi ? `nvidia-smi sees ${d.smi.length} GPU(s)` : "/dev/nvidia0 exists"} and ${where}, but ${nixosLib} is missing ` +
+      `${seen}, but ${nixosLib} is missing ` +
       `(not NixOS): the variant's CUDA libraries look for libcuda there (the runpath Nix gives them) and in LD_LIBRARY_PATH, ` +
       `never in the host's ld.so.cache, so torch sees no GPU; ` +
       `${nixglhost}` +
+      (found.length ? `, but the matrix has no environment variant of this combination to carry it (add "torch-env" to packages)` : "") +
       (flox.detail ? `; ${flox.detail}` : ""),
     fix: `run it through one of:\n${driverRouteLines(v).join("\n")}`,
   };

@@ -30,6 +30,23 @@ export function withHostDriverLine(v: Pick<CheckedVariant, "file" | "envFile">):
 }
 
 /**
+ * Whether `v` reaches a GPU driver outside NixOS through nixglhost, the route `install` takes itself: a CUDA variant
+ * whose combination has an environment variant in the matrix (pkgs/torch-env.nix carries `nixglhost` and
+ * `withHostDriver`).
+ */
+export function carriesNixglhost(v: Pick<CheckedVariant, "cuda" | "envFile">): boolean {
+  return v.cuda !== null && v.envFile !== undefined;
+}
+
+/**
+ * The note of a passing GPU driver check on the nixglhost route: the route and its command, the one `install` runs.
+ * Pure; doctor's live check and a recorded host's verdict (recorded-host.ts) say it alike.
+ */
+export function nixglhostRouteNote(v: Pick<CheckedVariant, "file" | "envFile">): string {
+  return `reached through nixglhost, which the environment variant carries: \`variant-matrix install\` takes this route itself (\`${withHostDriverLine(v)}\` links torch-env, whose bin/python3 runs through it)`;
+}
+
+/**
  * The ways to run on a non-NixOS host, each with its command, for `program` (default: the python3 of the environment
  * variant of the combination, which is what holds an interpreter).
  */

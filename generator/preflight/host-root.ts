@@ -14,7 +14,7 @@ export interface Host {
   root: string;
   /** Environment executables run with and are found through (its PATH). */
   env: NodeJS.ProcessEnv;
-  /** A recorded /proc/cpuinfo to read instead of ROOT/proc/cpuinfo (doctor --cpuinfo). */
+  /** A /proc/cpuinfo to read instead of ROOT/proc/cpuinfo (--cpuinfo with --host-root; a recording alone is not this machine). */
   cpuinfoFile?: string;
 }
 

@@ -73,11 +73,14 @@ export function makeHost(m: HostModel) {
     writeFileSync(join(dir, "nix.conf"), conf + "\n");
     // STAND-IN nix-instantiate: the version line Nix prints.
     if (!m.realNixTools) sh(join(bin, "nix-instantiate"), `[ "$1" = --version ] && { echo "nix-instantiate (Nix) ${m.nix ?? "2.24.9"}"; exit 0; }; exit 64`);
-    // STAND-IN nix: `show-config` prints the modelled nix.conf; without nix-command Nix refuses with its own message.
+    // STAND-IN nix: `show-config` prints the modelled nix.conf (DIR/nix.conf) as Nix does, each setting once with an
+    // `extra-NAME = V` line appended to NAME's value (Nix manual, "nix.conf": extra- settings add to the setting), so
+    // a test can paste doctor's blocks into that file; without nix-command Nix refuses with its own message.
+    const showConfig = `awk 'index($0, " = ") == 0 { next } { k = substr($0, 1, index($0, " = ") - 1); v = substr($0, index($0, " = ") + 3); if (k ~ /^extra-/) { k = substr(k, 7); if (k in s) v = s[k] " " v } if (!(k in s)) o[++n] = k; s[k] = v } END { for (i = 1; i <= n; i++) print o[i] " = " s[o[i]] }' "${join(dir, "nix.conf")}"`;
     sh(
       join(bin, "nix"),
       `case " $* " in *" nix-command "*) ;; *) ${m.nixCommand ? ":" : `echo "error: experimental Nix feature 'nix-command' is disabled; use '--extra-experimental-features nix-command' to override" >&2; exit 1`};; esac
-case " $* " in *" show-config "*) cat "${join(dir, "nix.conf")}";; *) ${m.realNixTools ? 'exec /usr/bin/env PATH=/usr/bin:/bin nix "$@"' : "exit 64"};; esac`,
+case " $* " in *" show-config "*) ${showConfig};; *) ${m.realNixTools ? 'exec /usr/bin/env PATH=/usr/bin:/bin nix "$@"' : "exit 64"};; esac`,
     );
   }
   if (m.flox !== undefined && m.flox !== null) {
