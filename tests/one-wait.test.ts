@@ -158,4 +158,29 @@ test("history: a build far shorter than the model's floor (a stand-in) is no his
   assert.equal(readSamples(dir).map((s) => [s.name, s.seconds]), [[torch, 2.5 * 3600]]);
 });
 
+test("fleet: its waits and its cost price torch with the one model on one builder; stand-in reports change neither", async () => {
+  const dir = tempDir("vm-fleet-history-");
+  const logs = join(dir, "logs");
+  // A stand-in's report: torch "built" in 5 s (tests/fixtures/build-pkgs builds look like this).
+  mkdirSync(join(logs, "2026-11-29T00-00-00Z-a"), { recursive: true });
+  const torch = "pytorch-python313-cuda12_9-sm90-avx512bf16";
+  writeFileSync(join(logs, "2026-11-29T00-00-00Z-a", "report.json"), JSON.stringify({ runId: "a", variants: [{ name: torch, package: "pytorch", status: "built", durationS: 5, origin: "built" }] }));
+  const args = ["fleet", join(HOSTS, "h100-driver580"), "--json"];
+  const [withStandIns, without] = [await runMain([...args, "--logs-dir", logs]), await runMain([...args, "--logs-dir", join(dir, "none")])];
+  assert.is(withStandIns.status, 0, withStandIns.stderr);
+  const [a, b] = [JSON.parse(withStandIns.stdout), JSON.parse(without.stdout)];
+  assert.is(a.cost.samples, 0, "a 5-second torch is no sample");
+  assert.equal(a.cost, b.cost);
+  assert.equal(a.waits, b.waits);
+  // The torch part of the chosen variant's wait is the build the cost model prices: the same seconds.
+  const { predict, fit } = await import("../generator/fleet/cost.ts");
+  const { loadProject } = await import("../generator/matrix/project.ts");
+  const p = await loadProject();
+  const [name, w] = Object.entries(a.waits as Record<string, { parts: { what: string; seconds: number; cores: number }[] }>)[0]!;
+  const env = p.variants.find((v) => v.name === name)!;
+  const pt = p.variants.find((v) => v.name === env.dependsOn.find((d) => d.startsWith("pytorch-")))!;
+  const part = w.parts.find((x) => x.what === "pytorch")!;
+  assert.is(part.seconds, predict(fit([]), pt, part.cores).seconds, "one estimate of torch on the builder's slots");
+});
+
 test.run();

@@ -244,6 +244,9 @@ test("a signed team cache over HTTP, read by a second store with require-sigs: a
     const plan = await runMain([...before.args, "--dry-run"], { env: before.env });
     assert.is(plan.status, 0, plan.stdout + plan.stderr);
     assert.match(plan.stdout.replace(/\s+/g, " "), unsignedLine);
+    // The headline counts what Nix does: torch (unsigned) to build, the three variants on it fetched.
+    assert.match(plan.stdout, /^plan: 1 of 4 variant\(s\) to build, 3 to fetch;/m, plan.stdout);
+    assert.match(plan.stdout.replace(/\s+/g, " "), /wait \S+ until the last variant is ready: pytorch \S+ estimates/);
     // build --dry-run plans the same.
     const buildPlan = await runMain(["build", "--dry-run", NAME, "--matrix", mUse, "--pkgs-dir", pkgs, "--backend", "nix", "--plain"], { env: before.env });
     assert.is(buildPlan.status, 0, buildPlan.stdout + buildPlan.stderr);
@@ -280,6 +283,9 @@ test("a signed team cache over HTTP, read by a second store with require-sigs: a
     const plan2 = await runMain([...after.args, "--dry-run"], { env: after.env });
     assert.is(plan2.status, 0, plan2.stdout + plan2.stderr);
     assert.match(plan2.stdout.replace(/\s+/g, " "), new RegExp(`: 0 to build, 4 to fetch from ${re(http)}`));
+    // The headline above it says the same: no "1 of 1 to build" over Nix's "0 to build".
+    assert.match(plan2.stdout, /^plan: 0 of 4 variant\(s\) to build, 4 to fetch;/m, plan2.stdout);
+    assert.match(plan2.stdout.replace(/\s+/g, " "), /wait 0\.0s until the last variant is ready: nothing to build/);
     const real = await runMain(after.args, { env: after.env });
     assert.ok(real.status === 0 || real.status === 1, real.stdout + real.stderr);
     assert.match(real.stdout.replace(/\s+/g, " "), new RegExp(`${NAME} is fetchable from a substituter \\(${re(out)}\\): nothing to build`));

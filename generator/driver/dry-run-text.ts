@@ -181,10 +181,11 @@ function shellLine(argv: readonly string[]): string {
  * the command once with NAME for the variant's name where every variant's has the same shape.
  */
 function compactRows(d: DryRun): string[] {
+  const anyCores = d.rows.some((v) => v.cores !== null);
   const shape = (v: DryRun["rows"][number]) => {
     const cwd = v.command.cwd.endsWith("/") ? v.command.cwd : `${v.command.cwd}/`;
     const args = v.command.argv.map((a, k) =>
-      v.cores !== null && v.command.argv[k - 1] === "--cores" ? "CORES" : (a.startsWith(cwd) ? a.slice(cwd.length) : a).split(v.name).join("NAME"),
+      anyCores && v.command.argv[k - 1] === "--cores" ? "CORES" : (a.startsWith(cwd) ? a.slice(cwd.length) : a).split(v.name).join("NAME"),
     );
     return `in ${shortPath(v.command.cwd)}: $ ${shellLine(args)}`;
   };

@@ -85,14 +85,15 @@ export function fit(samples: readonly BuildSample[]): CostModel {
 }
 
 /** Predicted seconds for one build, and where the figure comes from. */
-export function predict(m: CostModel, v: Pick<CostInput, "package" | "cuda" | "cudaCapabilities">): { seconds: number; from: "fit" | "default" } {
+export function predict(m: CostModel, v: Pick<CostInput, "package" | "cuda" | "cudaCapabilities">, cores: number | null = null): { seconds: number; from: "fit" | "default" } {
   const cuda = v.cuda !== null;
   const caps = cuda ? v.cudaCapabilities.length : 0;
   const g = m.groups.get(key(v.package, cuda)) ?? m.groups.get(key(v.package, !cuda));
   if (g) return { seconds: Math.max(1, g.a + g.b * caps), from: "fit" };
   // Without samples, the build plan's own estimate (driver/plan.ts estimateBuild: torch's model by CUDA or CPU and
-  // capabilities, at the model's reference cores, a fleet's builders' cores being unknown; the catalog figure else).
-  const d = estimateBuild({ package: v.package, cuda: v.cuda, cudaCapabilities: v.cudaCapabilities }, null);
+  // capabilities, at `cores` (the builder's slots: the same figure as the waits), else the model's reference cores;
+  // the catalog figure else).
+  const d = estimateBuild({ package: v.package, cuda: v.cuda, cudaCapabilities: v.cudaCapabilities }, cores);
   // Every package the matrix can name has a default (named environments torch-env's); a foreign one is a bug.
   if (d === null) throw new Error(`no default build time for package "${v.package}"`);
   return { seconds: d.seconds, from: "default" };
@@ -123,6 +124,8 @@ export function leaveOneOut(samples: readonly BuildSample[]): { n: number; meanP
  * other than the default.
  * @param cat the catalog: its pins (for their default CUDA set and recursed Python sets) and the cache model's facts
  *   (driver/cache-model.ts CacheModelCatalog)
+ * @param cores the cores one build gets on a builder (its compile slots, driver/concurrency.ts Capacity), as the
+ *   waits fleet prints are scheduled with; null: the torch model's reference cores
  * @returns builds (package builds), cudaClosures (closures built from source), sharedCudaSets (default sets used),
  *   rebuilt (the modelled extra builds), hours (all of them), makespanHours, fromDefaults
  */
@@ -131,6 +134,7 @@ export function buildCost(
   m: CostModel,
   builders: number,
   cat: CacheModelCatalog,
+  cores: number | null = null,
 ): {
   builds: number;
   cudaClosures: number;
@@ -140,7 +144,7 @@ export function buildCost(
   makespanHours: number;
   fromDefaults: number;
 } {
-  const est = new Map(variants.map((v) => [v.name, predict(m, v)]));
+  const est = new Map(variants.map((v) => [v.name, predict(m, v, cores)]));
   const closures = cudaClosures(variants);
   const { builds: rebuilt } = modelCacheMisses(variants, cat);
   const needs = new Map<string, string[]>();

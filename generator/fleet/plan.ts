@@ -44,6 +44,8 @@ import { compareVersions } from "../versions.ts";
 import { commentText } from "../generate/render/literals.ts";
 import { hostId, type FleetArgs } from "./fleet-options.ts";
 import { buildCost, fit, leaveOneOut, DEFAULT_BUILD_SECONDS, TORCH_BUILD_MODEL, type BuildSample } from "./cost.ts";
+import { availableParallelism, totalmem } from "node:os";
+import { capacityOf } from "../driver/concurrency.ts";
 import { coverFleet, type CoverMethod, type Element, type FleetHost } from "./cover.ts";
 
 /** The `host` object `detect --json` prints (generator/detect/recommend.ts `Recommendation`). */
@@ -239,7 +241,11 @@ export function planFleet(p: Project, hosts: readonly FleetHost[], a: PlanArgs, 
   const choice = fleetChoice(p, a);
   const { torch, python, cuda, release } = choice;
   const { variants, excluded } = fleetCandidates(p, a, choice);
-  const cover = coverFleet(hosts, variants, p.catalog, a.package);
+  // One builder's capacity for the waits and the costs alike (this machine's, where `build` runs), and one history: the
+  // samples the cost model fits on are the earlier builds the waits take (stand-ins are neither: report.ts realBuilds).
+  const history = new Map(samples.map((s) => [s.name, s.seconds]));
+  const capacity = capacityOf({ cpus: availableParallelism(), memBytes: totalmem() });
+  const cover = coverFleet(hosts, variants, p.catalog, a.package, { capacity, history });
   const byName = new Map(variants.map((v) => [v.name, v]));
   const toBuild = [...new Set(cover.chosen.flatMap((v) => [...v.dependsOn, v.name]))].map((n) => byName.get(n)!);
   const hostOf = new Map(hosts.map((h) => [h.id, h.host]));
@@ -247,7 +253,7 @@ export function planFleet(p: Project, hosts: readonly FleetHost[], a: PlanArgs, 
   const unserved = cover.unserved.map((e) => ({ element: e, reason: reasonFor(e, hostOf.get(e.hostId)!, among) }));
   const loo = leaveOneOut(samples);
   const builders = Number.isInteger(a.builders) && a.builders >= 1 ? a.builders : 1;
-  const cost = buildCost(toBuild, fit(samples), builders, p.catalog);
+  const cost = buildCost(toBuild, fit(samples), builders, p.catalog, capacity.slots);
   const keep = fleetMatrix(p, a, choice, cover.chosen);
   const matrixText = matrixTextOf(hosts, a.package, cover.chosen.length, keep);
   const refusal = refusalOf(cover.chosen.length, keep);
