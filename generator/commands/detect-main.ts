@@ -9,10 +9,10 @@ import { loadVariants, type VariantSource } from "../matrix/variant-source.ts";
 import { settingLines, wrap, wrapCommand } from "../text.ts";
 import { copyableCommand, terminalWidth, type Io } from "./shared.ts";
 import { assertGeneratedFor } from "../generate/generated-state.ts";
-import { dirname, join } from "node:path";
+import { dirname } from "node:path";
 import { REPO_ROOT } from "../paths.ts";
 import { parsePrefer, type DetectArgs } from "./detect-options.ts";
-import { checkEnvironment, parsePackage, readHostUnder } from "../detect/choose.ts";
+import { checkEnvironment, parsePackage, projectHistory, readHostUnder } from "../detect/choose.ts";
 
 /**
  * Render a recommendation for the terminal (plain text, one finding per paragraph), wrapped to `width` columns
@@ -117,15 +117,3 @@ async function detect(args: DetectArgs, source: VariantSource, io: Io): Promise<
   return r.status === "ok" ? 0 : 1;
 }
 
-/**
- * The earlier builds of the project at `root` (its `logs/`, as `build` reads them: driver/report.ts
- * durationsFromReports), so that detect's wait is install's and `build --dry-run`'s. A report left out is one warning.
- */
-async function projectHistory(root: string, warn: (text: string) => void): Promise<Map<string, number>> {
-  const { durationsFromReports, skippedReportsWarning } = await import("../driver/report.ts");
-  const skipped: Parameters<typeof skippedReportsWarning>[0][number][] = [];
-  const history = durationsFromReports(join(root, "logs"), (x) => skipped.push(x));
-  const warning = skippedReportsWarning(skipped);
-  if (warning) warn(warning);
-  return history;
-}

@@ -57,7 +57,7 @@ async function doctor(args: DoctorArgs, io: Pick<Io, "out" | "columns">): Promis
   ]);
   const root = args.hostRoot ?? "/";
   const project = await loadVariants(args.matrix);
-  const host = { name: args.name, package: args.package, cpuinfo: args.cpuinfo, nvidiaSmi: args["nvidia-smi"], machine: args.machine, hostRoot: args.hostRoot };
+  const host = { name: args.name, package: args.package, cpuinfo: args.cpuinfo, nvidiaSmi: args["nvidia-smi"], machine: args.machine, mem: args.mem, hostRoot: args.hostRoot };
   const { name, chosenBy, system } = await chooseVariant(host, project);
   const variant = project.variants.find((v) => v.name === name);
   if (!variant) throw new DoctorInputError(`unknown variant ${shown(name)} (variant-matrix list names them)`);

@@ -6,7 +6,8 @@
  * imports it statically, and the host errors it passes on (read-host.ts) must be of the caller's errors.ts.
  */
 import { existsSync, readFileSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
+import { REPO_ROOT } from "../paths.ts";
 import { InputError, UsageError } from "../errors.ts";
 import { DEFAULT_PACKAGE } from "../constants.ts";
 import { PACKAGES, type PackageName } from "../catalog/packages.ts";
@@ -101,12 +102,17 @@ export async function readHostUnder(o: Pick<ChooseOptions, "hostRoot" | "cpuinfo
  * @throws InputError (UsageError, host file errors) when detect picks nothing, naming detect's problems and what to
  *   add to matrix.ts
  */
-export async function chooseVariant(o: ChooseOptions, project: { variants: Variant[]; catalog: Catalog; excluded?: Excluded[] }): Promise<ChosenVariant> {
+export async function chooseVariant(
+  o: ChooseOptions,
+  project: { variants: Variant[]; catalog: Catalog; excluded?: Excluded[]; project?: { matrixFile: string } | null },
+): Promise<ChosenVariant> {
   if (o.name !== undefined) return { name: o.name, chosenBy: "given", system: o.machine ? machineToSystem(o.machine).system : hostSystem() };
   const host = await readHostUnder(o);
   const pkg = parsePackage(o.package);
   checkEnvironment(pkg, project.variants);
-  const r = recommend(host, project.variants, project.catalog, { package: pkg, excluded: project.excluded });
+  // The same waits detect ranks by: the host's capacity (recommend's default) and the project's earlier builds.
+  const history = await projectHistory(project.project ? dirname(project.project.matrixFile) : REPO_ROOT);
+  const r = recommend(host, project.variants, project.catalog, { package: pkg, excluded: project.excluded, history });
   const name = r.variants[0] ?? r.cpuFallback ?? undefined;
   if (name === undefined) {
     const why = r.picks.flatMap((p) => [...p.problems, ...p.suggestions.map((x) => `to serve it: ${x}`)]);
@@ -118,4 +124,18 @@ export async function chooseVariant(o: ChooseOptions, project: { variants: Varia
     chosenBy: isRecordedHost(o) ? `picked by detect for the recorded host (${o.cpuinfo ?? o.nvidiaSmi})` : "picked by detect for this host",
     system: host.system,
   };
+}
+
+/**
+ * The earlier builds of the project at `root` (its `logs/`, as `build` reads them: driver/report.ts
+ * durationsFromReports), so that detect's, doctor's and install's waits are `build --dry-run`'s. A report left out is
+ * one warning through `warn` (default: none printed; `build` says it).
+ */
+export async function projectHistory(root: string, warn?: (text: string) => void): Promise<Map<string, number>> {
+  const { durationsFromReports, skippedReportsWarning } = await import("../driver/report.ts");
+  const skipped: Parameters<typeof skippedReportsWarning>[0][number][] = [];
+  const history = durationsFromReports(join(root, "logs"), (x) => skipped.push(x));
+  const warning = skippedReportsWarning(skipped);
+  if (warning && warn) warn(warning);
+  return history;
 }
