@@ -131,6 +131,11 @@ export interface Recommendation {
     maxCuda: string | null;
     sources: HostInfo["sources"];
     gpuAbsentReason: string | null;
+    /** Logical CPUs and memory (read-host.ts readMemory), what the waits are scheduled on. */
+    logicalCpus: number;
+    memory: HostInfo["memory"];
+    /** The build capacity the waits are scheduled on (driver/concurrency.ts): slots, the machine and its sources. */
+    buildCapacity: { slots: number; machine: string; from: string };
   };
 }
 
@@ -314,6 +319,9 @@ function hostSummary(f: Facts): Recommendation["host"] {
     maxCuda: f.driverCuda[0]?.version ?? null,
     sources: host.sources,
     gpuAbsentReason: host.gpuAbsentReason,
+    logicalCpus: host.cpu.logicalCpus,
+    memory: host.memory,
+    buildCapacity: { slots: f.capacity.slots, machine: f.capacity.machine, from: f.capacity.from },
   };
 }
 

@@ -183,7 +183,7 @@ function byWait(f: Facts): ((v: Variant) => Wait) | undefined {
  * variantWait on the host's Capacity), so install and `build --dry-run` print the same figure for the same pick.
  */
 export function waitBasis(cap: Capacity): string {
-  return `scheduled as \`build\` runs it on ${cap.slots} compile slot${cap.slots === 1 ? "" : "s"}: ${cap.machine}`;
+  return `scheduled as \`build\` runs it on ${cap.slots} compile slot${cap.slots === 1 ? "" : "s"}, ${cap.machine}`;
 }
 
 /**

@@ -101,8 +101,10 @@ export interface Capacity {
   jobs: number | null;
   /** GiB per compile process by package, for packages that need more than GIB_PER_COMPILE_JOB (catalog `gibPerCompileJob`). */
   gibPerJob: ReadonlyMap<string, number>;
-  /** The machine the slots are of: "16 CPUs, 125.0 GiB", and where each figure comes from. */
+  /** The machine the slots are of: "16 CPUs, 125.0 GiB" ("…, memory not recorded"). */
   machine: string;
+  /** Where its figures come from: "this machine", "CPUs: FILE; memory: --mem". */
+  from: string;
 }
 
 /**
@@ -124,7 +126,8 @@ export function capacityOf(
     cores: o.cores ?? null,
     jobs,
     gibPerJob: o.gibPerJob ?? new Map(),
-    machine: `${m.cpus} CPUs, ${m.memBytes === null ? "memory not recorded (taken as not limiting)" : `${memGiB.toFixed(1)} GiB`} (${o.from ?? "this machine"})`,
+    machine: `${m.cpus} CPUs, ${m.memBytes === null ? "memory not recorded, taken as not limiting" : `${memGiB.toFixed(1)} GiB`}`,
+    from: o.from ?? "this machine",
   };
 }
 

@@ -56,7 +56,7 @@ export function dryRunText(i: DryRunTextInput): string {
         scheduleWords(i.capacity, i.backend)
       : `plan: ${d.toBuild} of ${d.rows.length} variant(s) to build${fetchWords(d)}; ${i.backend}, ${scheduleWords(i.capacity, i.backend)}`,
     ...(i.forHost ? [forHostLine(i.forHost)] : []),
-    ...(i.verbose ? [`  (${i.capacity.machine}: ${i.capacity.slots} compile slot(s) = min(CPUs, GiB / 4))`] : []),
+    ...(i.verbose ? [`  (${i.capacity.machine}, from ${i.capacity.from}: ${i.capacity.slots} compile slot(s) = min(CPUs, GiB / 4))`] : []),
     ...[...new Set([...i.capped.values()].map((c) => `  cores per build ${c.cores} for ${c.why}`))],
     ...waitLines(d, i.fromHistory),
     ...closureLines(d, !!i.verbose),

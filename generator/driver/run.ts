@@ -223,7 +223,7 @@ function applyOutcome(s: RunState, name: string, out: JobOutcome): void {
  * bug) is an error of the driver: its variant fails and the run stops; the scheduler itself never rejects.
  */
 async function schedule(s: RunState, jobs: number, ctx: JobContext): Promise<void> {
-  const cap: Capacity = s.o.capacity ?? { slots: Math.max(1, jobs), memGiB: Infinity, cores: s.o.backend.cores ?? 1, jobs: Math.max(1, jobs), gibPerJob: new Map(), machine: "" };
+  const cap: Capacity = s.o.capacity ?? { slots: Math.max(1, jobs), memGiB: Infinity, cores: s.o.backend.cores ?? 1, jobs: Math.max(1, jobs), gibPerJob: new Map(), machine: "", from: "" };
   const fixed = s.o.capacity === undefined;
   const running = new Map<string, Promise<void>>();
   let used = 0;

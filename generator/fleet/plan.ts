@@ -58,6 +58,7 @@ interface DetectJsonHost {
   sources?: HostInfo["sources"];
   gpuAbsentReason?: string | null;
   memory?: HostInfo["memory"];
+  logicalCpus?: number;
 }
 
 /** A HostInfo from what detect --json printed: the feature list and GPUs are all recommend() reads. */
@@ -65,7 +66,7 @@ function hostFromDetectJson(h: DetectJsonHost): HostInfo {
   return {
     machine: h.machine,
     system: h.system,
-    cpu: { arch: h.machine, features: [...h.features].sort(), modelName: h.cpu, vendor: null, armCores: [], logicalCpus: 0 },
+    cpu: { arch: h.machine, features: [...h.features].sort(), modelName: h.cpu, vendor: null, armCores: [], logicalCpus: h.logicalCpus ?? 0 },
     gpus: h.gpus,
     sources: h.sources ?? { cpuinfo: "detect --json", nvidiaSmi: "detect --json", machine: "detect --json" },
     gpuAbsentReason: h.gpuAbsentReason ?? null,
