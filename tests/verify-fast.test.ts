@@ -176,4 +176,53 @@ test("the H100 recording: old and new probes printed the same JSON in every mode
   for (const c of gpu) assert.is(c.ok, true, `${c.promise}: ${c.found}`);
 });
 
+test("the probe starts cuobjdump before torch imports: the libraries are found by torch's spec, not torch.__file__", () => {
+  const dir = tempDir("vm-probe-early-");
+  const torch = join(dir, "site", "torch");
+  mkdirSync(join(torch, "lib"), { recursive: true });
+  writeFileSync(join(torch, "lib", "libtorch_cuda.so"), "stand-in library\n");
+  // A cuobjdump that says when it first ran (a marker file) and lists no device code.
+  const bin = join(dir, "bin");
+  mkdirSync(bin);
+  writeFileSync(join(bin, "cuobjdump"), `#!/bin/sh\ntouch "${dir}/cuobjdump-ran"\necho "cuobjdump info: File does not contain device code" >&2\nexit 1\n`);
+  chmodSync(join(bin, "cuobjdump"), 0o755);
+  // torch's import waits (up to 10 s) for cuobjdump to have run, and writes what it saw: on the probe of main 7ddb295
+  // cuobjdump started only after this import, which then saw nothing.
+  writeFileSync(
+    join(torch, "__init__.py"),
+    `import os, time
+d = ${JSON.stringify(dir)}
+for _ in range(200):
+    if os.path.exists(os.path.join(d, "cuobjdump-ran")): break
+    time.sleep(0.05)
+open(os.path.join(d, "seen"), "w").write("yes" if os.path.exists(os.path.join(d, "cuobjdump-ran")) else "no")
+__version__ = "2.12.0"
+class _V: cuda = None
+version = _V()
+class _Cfg:
+    @staticmethod
+    def show(): return ""
+__config__ = _Cfg()
+class _B:
+    class cpu:
+        @staticmethod
+        def get_cpu_capability(): return "AVX2"
+backends = _B()
+class cuda:
+    @staticmethod
+    def is_available(): return False
+`,
+  );
+  const r = spawnSync(PYTHON3, [join(PROBE_DIR, "probe.py"), "--cuobjdump", "--packages="], {
+    env: { ...process.env, PYTHONPATH: join(dir, "site"), PATH: `${bin}:${process.env.PATH}` },
+    encoding: "utf8",
+  });
+  assert.is(r.status, 0, r.stderr);
+  assert.is(readFileSync(join(dir, "seen"), "utf8"), "yes", "cuobjdump ran while torch imported");
+  const out = JSON.parse(r.stdout) as { torch: { ok: boolean; libDir: string }; cuobjdump: { libs: Record<string, unknown> } };
+  assert.ok(out.torch.ok, JSON.stringify(out.torch));
+  // The library read early is the one torch's import says is its own: read once, reported under that path.
+  assert.equal(Object.keys(out.cuobjdump.libs), [join(out.torch.libDir, "libtorch_cuda.so")]);
+});
+
 test.run();

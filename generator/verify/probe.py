@@ -23,8 +23,10 @@ The GPU checks of the packages run in one child Python (this script with --check
 package that ends the process from C (bitsandbytes calls exit(1) when a CUDA call fails) or dies on a signal is that
 check's failure, with the exit status and the last line of its stderr, never a probe with no result; the checks after
 it go on in a fresh child. The child starts first, and cuobjdump reads the libraries in parallel (DeviceCodeReader:
-every run of every library one job, up to the CPUs, largest library first) from the moment torch imports, so the
-probe takes about torch's import + CUDA initialisation + the longest cuobjdump run, not their sum.
+every run of every library one job, up to the CPUs, largest library first) from the start, before torch imports:
+torch's and each package's libraries are found by their import specs (importlib.util.find_spec, which imports
+nothing), so the probe takes about the longest of torch's import + CUDA initialisation + the GPU checks and the
+longest cuobjdump run, not their sum.
 Output shape (every key always present; null where not applicable):
   {"probe": 1, "python": {"version": "3.13.5", "executable": ...}, "machine": "x86_64",
    "torch": {"ok": true, "error": null, "version": "2.12.0", "file": ..., "cuda": "12.8" | null,
@@ -745,13 +747,44 @@ def probe_package(torch, name):
         r["error"] = "CPU op: " + err(e)
     r["libsAfterImport"] = mapped_libs()
     r["newLibtorch"] = foreign_libtorch(before, os.path.join(os.path.dirname(torch.__file__), "lib"))
+    return r, package_libs(name, pkg_dir)
+
+
+def package_libs(name, pkg_dir):
+    """The shared objects of package `name` (PACKAGES' library directories) under its directory `pkg_dir`."""
     libs = []
-    for d in lib_dirs:
+    for d in PACKAGES[name][2]:
         if "*" in d:
             libs += sorted(p for p in glob.glob(os.path.join(pkg_dir, d)) if os.path.isfile(p))
         else:
             libs += shared_objects(os.path.join(pkg_dir, d) if d else pkg_dir)
-    return r, libs
+    return libs
+
+
+def spec_dir(module):
+    """The directory a top-level `module` would be imported from, found without importing it (its spec:
+    importlib.util.find_spec reads the path entries only), or None when it is not installed or has no file."""
+    try:
+        import importlib.util
+        spec = importlib.util.find_spec(module)
+    except Exception:  # noqa: BLE001 - a broken path entry: found after the import instead
+        return None
+    if spec is None or not spec.origin or spec.origin in ("built-in", "frozen"):
+        return None
+    return os.path.dirname(spec.origin)
+
+
+def read_before_import(reader, wanted):
+    """Queue on `reader` the libraries of torch and of each wanted package where their specs put them, before any of
+    them is imported: cuobjdump then reads while torch imports and the GPU child runs, instead of after the import.
+    What the imports later find elsewhere is queued then (DeviceCodeReader.add reads no library twice)."""
+    torch_dir = spec_dir("torch")
+    if torch_dir is not None:
+        reader.add(shared_objects(os.path.join(torch_dir, "lib")))
+    for name in wanted:
+        d = spec_dir(PACKAGES[name][0])
+        if d is not None:
+            reader.add(package_libs(name, d))
 
 
 def probe_packages(torch, wanted, gpu_checks, checker, reader):
@@ -845,16 +878,22 @@ def main(argv):
         "cuobjdump": None,
     }
     checker = CheckChild(check_pairs(wanted)) if gpu and has_nvidia_device() else None
+    # cuobjdump starts before torch imports: the libraries are found by their specs (read_before_import).
+    reader = DeviceCodeReader(tool) if tool else None
+    if reader is not None:
+        read_before_import(reader, wanted)
     try:
         import torch
     except Exception as e:  # noqa: BLE001 - any import failure is a finding
         if checker is not None:
             checker.stop()
+        if reader is not None:
+            # Nothing of it is reported: the queued runs are dropped (the running ones end on their own).
+            reader.pool.shutdown(wait=False, cancel_futures=True)
         out["torch"] = {"ok": False, "error": err(e)}
         print(json.dumps(out))
         return 0
     lib_dir = os.path.join(os.path.dirname(torch.__file__), "lib")
-    reader = DeviceCodeReader(tool) if tool else None
     if reader is not None:
         reader.add(shared_objects(lib_dir))
     out["torch"] = probe_torch(torch)
