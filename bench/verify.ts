@@ -122,8 +122,24 @@ export async function main(runs = 3) {
       ),
     );
     console.log(`  verify's own work here (verify --probe of the recorded probe, whole process): ${fmt(own)}; verify ≈ ${fmt(r.new + own)} at most (new), ${fmt(r.old + own)} (old)`);
+    early();
   }
   return r;
+}
+
+/**
+ * The recorded H200 run of tests/fixtures/probes/h200-verify-early: the probe that starts cuobjdump before torch
+ * imports (new) against the one before it (prev), `--gpu --cuobjdump`, alternating in one run. Returns new / prev.
+ */
+function early(): number {
+  const recs = readFileSync(join(ROOT, "tests/fixtures/probes/h200-verify-early/timings.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l) as { probe: string; wall_s: number });
+  const m = (k: string) => median(recs.filter((x) => x.probe === k).map((x) => x.wall_s));
+  const ratio = m("new") / m("prev");
+  console.log(
+    `  recorded H200 (16 cores, 2026-11-29; tests/fixtures/probes/h200-verify-early): probe --gpu --cuobjdump, cuobjdump ` +
+      `after import torch ${fmt(m("prev"))}, before it ${fmt(m("new"))}: new / prev ${ratio.toFixed(3)}`,
+  );
+  return ratio;
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) await main();
