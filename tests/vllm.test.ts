@@ -20,6 +20,7 @@ import { compareVersions } from "../generator/versions.ts";
 import type { MatrixInput, Variant } from "../generator/matrix/schema.ts";
 import defaultMatrix from "../matrix.ts";
 import { ROOT, tempDir, writeMatrix } from "./helpers/cli.ts";
+import { nixEvalJson, nixPath } from "./helpers/nix.ts";
 import { runMain } from "./helpers/main.ts";
 import { EXTENSION_LIBS, modelLibraries, NAMES, STAND_IN_CUOBJDUMP_DIR, writeStandInEnv } from "./helpers/device-model.ts";
 
@@ -69,6 +70,32 @@ test("a pin whose vLLM version no source gives: every vLLM combination dropped, 
   // The environment naming vllm: the same verdict, with vLLM's reason.
   const env = p.excluded.find((x) => x.name === "serve-env-python313-cuda13_0-sm90-avx2")!;
   assert.match(env.reasons.join(" "), /^vllm: No source gives the vLLM version/);
+});
+
+test("0182a36: vLLM 0.15.1 with CUDA 12.9 is kept, bitsandbytes built for the variant's SM (build-vllm's recipes there), never dropped for bitsandbytes", async () => {
+  const m: MatrixInput = { ...withVllm, releases: [{ torch: "2.9.1", nixpkgs: "0182a361324364ae3f436a63005877674cf45efb" }], cuda: ["12.8", "12.9"], gpus: ["90", "120"], environments: {} };
+  const p = projectFromMatrix(m);
+  const v = p.variants.find((x) => x.name === "vllm-python313-cuda12_9-sm90-avx2")!;
+  assert.ok(v, "vLLM 0.15.1 with CUDA 12.9 is offered");
+  assert.is(v.version, "0.15.1");
+  // The fix is what build-vllm's 47 CUDA 12.9 files do (one capability); CUDA 12.8 needs none.
+  assert.ok(v.packageBuild!.fixes!.includes("bnbCapabilities"), v.packageBuild!.fixes!.join(" "));
+  assert.not.ok(p.variants.find((x) => x.name === "vllm-python313-cuda12_8-sm90-avx2")!.packageBuild!.fixes?.includes("bnbCapabilities"));
+  assert.equal(p.excluded.filter((e) => e.package === "vllm" && /bitsandbytes/.test(e.reasons.join(" "))), []);
+  const dir = tempDir("vm-vllm-129-");
+  const r = await runMain(["list", "--excluded", "--matrix", writeMatrix(dir, m)], { env: { COLUMNS: "400" } });
+  assert.is(r.status, 0, r.stderr);
+  assert.not.match(r.stdout, /vllm-python313-cuda12_9/);
+  // pkgs/python-set.nix: the siblings' capabilities, dotless, replace any COMPUTE_CAPABILITY of nixpkgs' bitsandbytes;
+  // without the fix the set's bitsandbytes is left as it was.
+  const bnbFlags = (fixes: string[]) =>
+    nixEvalJson<string[]>(`let
+      drv = a: a // { overrideAttrs = f: drv (a // f a); };
+      set = { bitsandbytes = drv { cmakeFlags = [ "-DCOMPUTE_BACKEND:STRING=cuda" "-DCOMPUTE_CAPABILITY:STRING=75;80" ]; }; overrideScope = f: let final = set // f final set; in final; };
+      sib = { attr = "vllm"; name = "vllm-x"; pythonPackageSet = "python313Packages"; nixpkgsRev = "r"; cudaCapabilities = [ "9.0" "12.1" ]; packageBuild.fixes = [ ${fixes.map((f) => `"${f}"`).join(" ")} ]; };
+    in (import ${nixPath(join(ROOT, "pkgs/python-set.nix"))} { pkgs = { python313Packages = set; cudaPackages = { }; }; variant = { name = "x"; nixpkgsRev = "r"; pythonPackageSet = "python313Packages"; }; torch = { }; siblings = [ sib ]; }).bitsandbytes.cmakeFlags or [ ]`);
+  assert.equal(bnbFlags(["bnbCapabilities"]), ["-DCOMPUTE_BACKEND:STRING=cuda", "-DCOMPUTE_CAPABILITY=90;121"]);
+  assert.equal(bnbFlags(["cudaCrt"]), ["-DCOMPUTE_BACKEND:STRING=cuda", "-DCOMPUTE_CAPABILITY:STRING=75;80"]);
 });
 
 test("an environment naming vllm gets the package's verdicts: kept exactly where vLLM is, holding the vLLM variant", () => {

@@ -456,15 +456,9 @@ export const packagesOnTorch: PackageOnTorch[] = [
           min: "12.8",
           below: "13.0",
           source:
-            "barstoolbluz/build-vllm: 88 variants of vLLM 0.15.1 at nixpkgs 0182a36 with cudaPackages_12_8 and _12_9 only " +
-            "(.flox/pkgs/vllm-python312-cuda12_9-sm89.nix …); no CUDA 13 build of 0.15 reported",
-        },
-        failsWithCuda: {
-          cuda: ["12.9"],
-          source:
-            "barstoolbluz/build-vllm .flox/pkgs/vllm-python312-cuda12_9-*.nix at 0182a36 filter bitsandbytes out of vLLM's " +
-            "propagatedBuildInputs: 'Remove bitsandbytes — incompatible with CUDA 12.9 CCCL headers + GCC 15' (a vLLM " +
-            "without bitsandbytes quantization is not the package nixpkgs promises; this catalog drops it instead)",
+            "barstoolbluz/build-vllm main at 1b17389 (9250468 'vllm: add CUDA 12.8 variants, expand to 88 total'): 88 variants of " +
+            "vLLM 0.15.1 at nixpkgs 0182a36 with cudaPackages_12_8 (41) and _12_9 (47) only " +
+            "(.flox/pkgs/vllm-python313-cuda12_9-sm90-avx2.nix …), every one keeping bitsandbytes; no CUDA 13 build of 0.15 reported",
         },
         targets: {
           kind: "supportedArchs",
@@ -575,6 +569,20 @@ export const packagesOnTorch: PackageOnTorch[] = [
         apply: "unbreak",
         when: { pins: ["2c423e03bbafcff28bfadc6781a4a8257f205cb5", "c043004d1c6985732bcc1cbc5a9c9aecbbb4e0f0"] },
         source: "graham33/nixos-dgx-spark overlays/fixes.nix ('The 0.24.0 build succeeds here with CUDA 13.4, so unbreak it')",
+      },
+      {
+        attr: "bitsandbytes",
+        change: "-DCOMPUTE_CAPABILITY=<the variant's capabilities without dots> (one capability, not nixpkgs' all)",
+        why:
+          "CUDA 12.9's CCCL 2.8.2 lacks the _CCCL_PP_SPLICE_WITH_IMPL20 macro, and bitsandbytes built for all 19 " +
+          "architectures of the toolkit (nixpkgs' file names none) stops there; restricted to the variant's SM it builds",
+        apply: "bnbCapabilities",
+        when: { minCuda: "12.9", belowCuda: "13.0" },
+        source:
+          "barstoolbluz/build-vllm main 1b17389: all 47 .flox/pkgs/vllm-python313-cuda12_9-*.nix at nixpkgs 0182a36 keep " +
+          "bitsandbytes and override it with `-DCOMPUTE_CAPABILITY=<the variant's SM>` " +
+          "(b276d2c 'bitsandbytes: add single-SM override (CCCL 2.8.2 IMPL20 bug)', 2026-02-24, replacing the filter " +
+          "that had removed bitsandbytes; README 'BnB quantization (NF4/INT8) is fully available')",
       },
       {
         attr: "bitsandbytes",

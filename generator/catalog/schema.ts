@@ -375,7 +375,7 @@ export const PackageOnTorchSchema = z.object({
         attr: z.string(),
         change: z.string(),
         why: z.string(),
-        apply: z.enum(["unbreak", "cudaCrt", "cupyCudaPackages"]).optional(),
+        apply: z.enum(["unbreak", "cudaCrt", "cupyCudaPackages", "bnbCapabilities"]).optional(),
         when: z
           .object({ pins: z.array(z.string()).optional(), minCuda: version2.optional(), belowCuda: version2.optional(), system: z.enum(SYSTEMS).optional() })
           .default({}),

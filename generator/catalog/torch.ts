@@ -304,7 +304,7 @@ export const nixpkgs: NixpkgsPin[] = [
       flashAttn: "2.8.2: from NixOS/nixpkgs#429821 (init, 2025-07-31) until #514440 (2.8.3, reviewed 2026-05-27); not read at this rev",
       xformers: "0.0.30: between NixOS/nixpkgs#446320 (2025-09-26) and #502963 (0.0.35, 2026-03-24); not read at this rev",
       bitsandbytes: "0.49.1: NixOS/nixpkgs#501796 (2026-03-21) bumped 0.49.1 to 0.49.2, and upstream released 0.49.1 on 2026-01-08; when nixpkgs took 0.49.1 was not found (the #406675 cited before is about something else); not read at this rev",
-      vllm: "0.15.1: barstoolbluz/build-vllm's variants at this rev build python312Packages.vllm and name it 'vLLM 0.15.1'; NixOS/nixpkgs#483505 (0.14.0 -> 0.15.1, 2026-01-24) before this rev; the file was not read at this rev",
+      vllm: "0.15.1: barstoolbluz/build-vllm's variants at this rev build python312Packages.vllm (b98f1e4) and python313Packages.vllm with CUDA 12.8 and 12.9, bitsandbytes kept (main, 1b17389) and name it 'vLLM 0.15.1'; NixOS/nixpkgs#483505 (0.14.0 -> 0.15.1, 2026-01-24) before this rev; the file was not read at this rev",
       recursedPython: RECURSED_2025,
       torchvision: "0.24.1: the torchvision paired with torch 2.9.1 (pytorch/vision 0.24 ↔ 2.9), not read at this rev",
       torchcodec: "0.9.1: NixOS/nixpkgs#498390 'torchcodec: 0.9.1 -> 0.10.0' is dated 2026-03-09, after this rev",
