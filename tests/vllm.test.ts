@@ -139,7 +139,7 @@ test("the build plan: vLLM's estimate is hours, its builds get one core per 6 Gi
   const rule = jobsRule(m);
   const c = coresForPackage(rule, m, VLLM.gibPerCompileJob!.gib);
   assert.is(c.cores, Math.min(rule.coresPerBuild, Math.floor(128 / rule.jobs / 6)));
-  // On a 16 GiB builder: 2 jobs at most, as graham33's 15 GB builder was set.
+  // On a 16 GiB builder: 2 jobs at most, as a third party's 15 GB builder (importing graham33's overlay) was set.
   const small = { cpus: 8, memBytes: 16 * 2 ** 30 };
   assert.is(coresForPackage(jobsRule(small), small, 6).cores, Math.max(1, Math.floor(16 / jobsRule(small).jobs / 6)));
   // The plan (driver/plan.ts) estimates the vLLM node with the catalog's hours, on top of its torch.

@@ -546,10 +546,11 @@ export const packagesOnTorch: PackageOnTorch[] = [
     gibPerCompileJob: {
       gib: 6,
       source:
-        "graham33/nixos-dgx-spark caps vLLM's MAX_JOBS at 8 on a DGX Spark (20 cores, 128 GB); a configuration using " +
-        "its overlay: 'nvcc jobs take ~6 GB for vllm and ~2 GB for torch … The dgx-spark overlay sets MAX_JOBS=8 for vllm " +
-        "assuming a 128 GB Spark' (it sets MAX_JOBS=2 on a 15 GB builder); NixOS/nixpkgs#406675: a build OOM'd until run " +
-        "with --cores 2",
+        "graham33/nixos-dgx-spark overlays/fixes.nix caps vLLM's MAX_JOBS at 8 on a DGX Spark (20 cores, 128 GB; 586d458: " +
+        "'nvcc/cicc uses ~6 GiB per job'); a third party's NixOS configuration that imports that overlay (host inference01; " +
+        "its repository not identified) sets MAX_JOBS=2 for vLLM on its own 15 GB builder: 'nvcc jobs take ~6 GB for vllm " +
+        "and ~2 GB for torch … The dgx-spark overlay sets MAX_JOBS=8 for vllm assuming a 128 GB Spark'; " +
+        "NixOS/nixpkgs#406675: a build OOM'd until run with --cores 2",
     },
     requiredSystemFeatures: {
       features: ["big-parallel"],
