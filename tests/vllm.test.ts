@@ -61,15 +61,22 @@ test("the default matrix with vllm: variants exactly where the catalog's facts a
   assert.equal([...new Set(kept.map((v) => v.sm))].sort(), [...defaultMatrix.gpus].sort());
 });
 
-test("a pin whose vLLM version no source gives: every vLLM combination dropped, naming the pins that carry one", () => {
+test("549bd84 and a311611 carry vLLM 0.16.0 (inferred), a release the catalog has no facts for: every vLLM combination dropped saying so, naming the pins that carry one", () => {
+  for (const rev of ["549bd84d6279f9852cae6225e372cc67fb91a4c1", "a3116115851d68b8952a2a4221cc25a84e56b532"]) {
+    const pin = catalog.nixpkgs.find((q) => q.rev === rev)!;
+    assert.is(pin.vllm, "0.16.0");
+    assert.match(pin.inferred.vllm!, /NixOS\/nixpkgs#498040/);
+    assert.not.match(pin.inferred.vllm!, /0\.19\.0 or 0\.20\.1/);
+  }
+  assert.is(VLLM.releases.find((r) => r.version === "0.16"), undefined, "no 0.16 row: its CUDA range and arch lists were not read");
   const p = projectFromMatrix({ ...withVllm, releases: [{ torch: "2.11.0", nixpkgs: "549bd84d6279f9852cae6225e372cc67fb91a4c1" }], cuda: ["12.8", "13.0"] });
   assert.is(p.variants.filter((v) => v.package === "vllm" || v.package === "serve-env").length, 0);
   const e = p.excluded.find((x) => x.name === "vllm-python313-cuda13_0-sm90-avx2")!;
-  assert.match(e.reasons.join(" "), /No source gives the vLLM version at nixpkgs 549bd84/);
+  assert.match(e.reasons.join(" "), /nixpkgs 549bd84 carries vLLM 0\.16\.0, a release the catalog's vLLM table \(generator\/catalog\/packages\.ts\) lacks/);
   assert.match(e.reasons.join(" "), /Nearest that works: nixpkgs 0182a36 \(vLLM 0\.15\.1, PyTorch 2\.9\.1, CUDA 12\.8\/12\.9\), nixpkgs 2c423e0 \(vLLM 0\.24\.0/);
   // The environment naming vllm: the same verdict, with vLLM's reason.
   const env = p.excluded.find((x) => x.name === "serve-env-python313-cuda13_0-sm90-avx2")!;
-  assert.match(env.reasons.join(" "), /^vllm: No source gives the vLLM version/);
+  assert.match(env.reasons.join(" "), /^vllm: nixpkgs 549bd84 carries vLLM 0\.16\.0/);
 });
 
 test("0182a36: vLLM 0.15.1 with CUDA 12.9 is kept, bitsandbytes built for the variant's SM (build-vllm's recipes there), never dropped for bitsandbytes", async () => {

@@ -445,7 +445,7 @@ export const packagesOnTorch: PackageOnTorch[] = [
     // nixpkgs' vllm/default.nix takes `torch` from its Python set (build-system and dependencies; postPatch relaxes
     // pyproject's `torch ==` to `torch >=`, pythonRelaxDeps = true), builds with `buildPythonPackage.override { stdenv =
     // torch.stdenv; }`, and takes torchaudio, torchvision, xformers, bitsandbytes, cupy, flashinfer, nvidia-ml-py from
-    // the same set (0.19.0 and 0.20.1 files read; `cudaSupport ? torch.cudaSupport`, `cudaPackages ? { }`, `gpuTargets ?
+    // the same set (0.19.0 and 0.20.1 files read, of NixOS/nixpkgs#498040's branch; `cudaSupport ? torch.cudaSupport`, `cudaPackages ? { }`, `gpuTargets ?
     // [ ]`). So the variant's torch must be the set's torch (pkgs/python-set.nix), never an argument.
     releases: [
       {
@@ -530,7 +530,7 @@ export const packagesOnTorch: PackageOnTorch[] = [
           '"${cudaPackages.flags.cmakeCudaArchitecturesString}"), gpuTargetString = gpuTargets when given, else ' +
           "flags.cudaCapabilities ∩ supportedTorchCudaCapabilities (throwing 'No supported GPU targets specified' when empty)",
         source:
-          "nixpkgs pkgs/development/python-modules/vllm/default.nix, the 0.19.0 (00fa62a) and 0.20.1 copies read: cmakeFlags " +
+          "nixpkgs pkgs/development/python-modules/vllm/default.nix, the 0.19.0 (00fa62a) and 0.20.1 copies read (NixOS/nixpkgs#498040's branch, not master; 0.24.0 came from it): cmakeFlags " +
           "under cudaSupport; in the torch scope flags.cudaCapabilities are nixpkgs' defaults, so our builder replaces both " +
           "flags (and TORCH_CUDA_ARCH_LIST in the environment) with the variant's entries",
       },
