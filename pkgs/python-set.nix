@@ -17,7 +17,8 @@
 #   which runs torch in its tests, gets the variant's gccarch system feature (pkgs/variant-attrs.nix does the same
 #   for the variants). A sibling's catalog fixes of other packages of the set (variant.packageBuild.fixes: "cudaCrt"
 #   adds cudaPackages.cuda_crt to bitsandbytes, "cupyCudaPackages" builds cupy on the variant's cudaPackages: vLLM's
-#   dependencies under CUDA 13, generator/catalog/packages.ts) are applied here, once for the set.
+#   dependencies under CUDA 13; "bnbCapabilities" builds bitsandbytes for the siblings' capabilities only under CUDA
+#   12.9, generator/catalog/packages.ts) are applied here, once for the set.
 #
 # The idiom, and why this one
 # - nixpkgs offers three: `pythonXYZPackages.overrideScope`, `pythonXYZ.override { packageOverrides; self; }`
@@ -63,11 +64,22 @@ else
       fixes = builtins.concatMap (s: (s.packageBuild or { }).fixes or [ ]) siblings;
       cudaPackages = torch.cudaPackages or pkgs.cudaPackages;
       current = n: variants.${n} or prev.${n};
+      # "bnbCapabilities": CUDA 12.9's CCCL 2.8.2 breaks bitsandbytes built for every architecture (nixpkgs' file names
+      # none), so it is built for the capabilities of the siblings that ask, dotless ("90"), as barstoolbluz/build-vllm
+      # does at 0182a36. A bitsandbytes sibling already carries its own -DCOMPUTE_CAPABILITY (pkgs/variant-attrs.nix).
+      bnbCaps = builtins.concatMap (s: if builtins.elem "bnbCapabilities" ((s.packageBuild or { }).fixes or [ ]) then s.cudaCapabilities else [ ]) siblings;
+      bnbFlag = "-DCOMPUTE_CAPABILITY=" + builtins.concatStringsSep ";" (map (c: builtins.replaceStrings [ "." ] [ "" ] c) (builtins.foldl' (acc: c: if builtins.elem c acc then acc else acc ++ [ c ]) [ ] bnbCaps));
+      isComputeCapability = f: builtins.match "-DCOMPUTE_CAPABILITY(:[A-Z]+)?=.*" f != null;
     in
     { inherit torch; }
     // variants
     // (if builtins.elem "cudaCrt" fixes && prev ? bitsandbytes && cudaPackages ? cuda_crt then {
       bitsandbytes = (current "bitsandbytes").overrideAttrs (old: { buildInputs = (old.buildInputs or [ ]) ++ [ cudaPackages.cuda_crt ]; });
+    } else { })
+    // (if bnbCaps != [ ] && prev ? bitsandbytes && !(variants ? bitsandbytes) then {
+      bitsandbytes = prev.bitsandbytes.overrideAttrs (old: {
+        cmakeFlags = builtins.filter (f: !(isComputeCapability f)) (old.cmakeFlags or [ ]) ++ [ bnbFlag ];
+      });
     } else { })
     // (if builtins.elem "cupyCudaPackages" fixes && prev ? cupy then {
       cupy = prev.cupy.override { inherit cudaPackages; };

@@ -152,6 +152,9 @@ test("ranks are unique within a system; torch pins name releases the catalog kno
 
 
 // The table of packages built on torch.
+/** Pin versions the catalog records without a release row: known versions whose build facts no source gave yet. */
+const NO_ROW_YET = new Set(["vllm 0.16.0"]);
+
 test("packages on torch: every entry sourced; releases of a package serve disjoint torch minors; every pin's version is a known release", () => {
   for (const p of packagesOnTorch) {
     assert.ok(p.source.length > 10 && p.buildSeconds.source.length > 10 && p.deviceCode.source.length > 10, p.name);
@@ -168,6 +171,12 @@ test("packages on torch: every entry sourced; releases of a package serve disjoi
       const v = pin[p.pinField];
       if (v === null || v === "unknown") continue;
       const rel = releaseOf(p, v);
+      // A version the pin is known to carry but whose build facts were not read (vLLM 0.16.0 at 549bd84 and a311611:
+      // neither its CMakeLists nor nixpkgs' 0.16.0 file): no row, so expand drops it with that reason (tests/vllm.test.ts).
+      if (!rel && NO_ROW_YET.has(`${p.name} ${v}`)) {
+        assert.ok(pin.inferred[p.pinField], `${pin.rev.slice(0, 7)}: ${p.name} ${v} says how it was inferred`);
+        continue;
+      }
       assert.ok(rel, `${pin.rev.slice(0, 7)}: ${p.name} ${v} is a release of the table`);
       assert.ok(releaseServes(rel!, pin.torch), `${pin.rev.slice(0, 7)}: ${p.name} ${v} serves its torch ${pin.torch}`);
     }

@@ -20,6 +20,7 @@ import { compareVersions } from "../generator/versions.ts";
 import type { MatrixInput, Variant } from "../generator/matrix/schema.ts";
 import defaultMatrix from "../matrix.ts";
 import { ROOT, tempDir, writeMatrix } from "./helpers/cli.ts";
+import { nixEvalJson, nixPath } from "./helpers/nix.ts";
 import { runMain } from "./helpers/main.ts";
 import { EXTENSION_LIBS, modelLibraries, NAMES, STAND_IN_CUOBJDUMP_DIR, writeStandInEnv } from "./helpers/device-model.ts";
 
@@ -60,15 +61,48 @@ test("the default matrix with vllm: variants exactly where the catalog's facts a
   assert.equal([...new Set(kept.map((v) => v.sm))].sort(), [...defaultMatrix.gpus].sort());
 });
 
-test("a pin whose vLLM version no source gives: every vLLM combination dropped, naming the pins that carry one", () => {
+test("549bd84 and a311611 carry vLLM 0.16.0 (inferred), a release the catalog has no facts for: every vLLM combination dropped saying so, naming the pins that carry one", () => {
+  for (const rev of ["549bd84d6279f9852cae6225e372cc67fb91a4c1", "a3116115851d68b8952a2a4221cc25a84e56b532"]) {
+    const pin = catalog.nixpkgs.find((q) => q.rev === rev)!;
+    assert.is(pin.vllm, "0.16.0");
+    assert.match(pin.inferred.vllm!, /NixOS\/nixpkgs#498040/);
+    assert.not.match(pin.inferred.vllm!, /0\.19\.0 or 0\.20\.1/);
+  }
+  assert.is(VLLM.releases.find((r) => r.version === "0.16"), undefined, "no 0.16 row: its CUDA range and arch lists were not read");
   const p = projectFromMatrix({ ...withVllm, releases: [{ torch: "2.11.0", nixpkgs: "549bd84d6279f9852cae6225e372cc67fb91a4c1" }], cuda: ["12.8", "13.0"] });
   assert.is(p.variants.filter((v) => v.package === "vllm" || v.package === "serve-env").length, 0);
   const e = p.excluded.find((x) => x.name === "vllm-python313-cuda13_0-sm90-avx2")!;
-  assert.match(e.reasons.join(" "), /No source gives the vLLM version at nixpkgs 549bd84/);
+  assert.match(e.reasons.join(" "), /nixpkgs 549bd84 carries vLLM 0\.16\.0, a release the catalog's vLLM table \(generator\/catalog\/packages\.ts\) lacks/);
   assert.match(e.reasons.join(" "), /Nearest that works: nixpkgs 0182a36 \(vLLM 0\.15\.1, PyTorch 2\.9\.1, CUDA 12\.8\/12\.9\), nixpkgs 2c423e0 \(vLLM 0\.24\.0/);
   // The environment naming vllm: the same verdict, with vLLM's reason.
   const env = p.excluded.find((x) => x.name === "serve-env-python313-cuda13_0-sm90-avx2")!;
-  assert.match(env.reasons.join(" "), /^vllm: No source gives the vLLM version/);
+  assert.match(env.reasons.join(" "), /^vllm: nixpkgs 549bd84 carries vLLM 0\.16\.0/);
+});
+
+test("0182a36: vLLM 0.15.1 with CUDA 12.9 is kept, bitsandbytes built for the variant's SM (build-vllm's recipes there), never dropped for bitsandbytes", async () => {
+  const m: MatrixInput = { ...withVllm, releases: [{ torch: "2.9.1", nixpkgs: "0182a361324364ae3f436a63005877674cf45efb" }], cuda: ["12.8", "12.9"], gpus: ["90", "120"], environments: {} };
+  const p = projectFromMatrix(m);
+  const v = p.variants.find((x) => x.name === "vllm-python313-cuda12_9-sm90-avx2")!;
+  assert.ok(v, "vLLM 0.15.1 with CUDA 12.9 is offered");
+  assert.is(v.version, "0.15.1");
+  // The fix is what build-vllm's 47 CUDA 12.9 files do (one capability); CUDA 12.8 needs none.
+  assert.ok(v.packageBuild!.fixes!.includes("bnbCapabilities"), v.packageBuild!.fixes!.join(" "));
+  assert.not.ok(p.variants.find((x) => x.name === "vllm-python313-cuda12_8-sm90-avx2")!.packageBuild!.fixes?.includes("bnbCapabilities"));
+  assert.equal(p.excluded.filter((e) => e.package === "vllm" && /bitsandbytes/.test(e.reasons.join(" "))), []);
+  const dir = tempDir("vm-vllm-129-");
+  const r = await runMain(["list", "--excluded", "--matrix", writeMatrix(dir, m)], { env: { COLUMNS: "400" } });
+  assert.is(r.status, 0, r.stderr);
+  assert.not.match(r.stdout, /vllm-python313-cuda12_9/);
+  // pkgs/python-set.nix: the siblings' capabilities, dotless, replace any COMPUTE_CAPABILITY of nixpkgs' bitsandbytes;
+  // without the fix the set's bitsandbytes is left as it was.
+  const bnbFlags = (fixes: string[]) =>
+    nixEvalJson<string[]>(`let
+      drv = a: a // { overrideAttrs = f: drv (a // f a); };
+      set = { bitsandbytes = drv { cmakeFlags = [ "-DCOMPUTE_BACKEND:STRING=cuda" "-DCOMPUTE_CAPABILITY:STRING=75;80" ]; }; overrideScope = f: let final = set // f final set; in final; };
+      sib = { attr = "vllm"; name = "vllm-x"; pythonPackageSet = "python313Packages"; nixpkgsRev = "r"; cudaCapabilities = [ "9.0" "12.1" ]; packageBuild.fixes = [ ${fixes.map((f) => `"${f}"`).join(" ")} ]; };
+    in (import ${nixPath(join(ROOT, "pkgs/python-set.nix"))} { pkgs = { python313Packages = set; cudaPackages = { }; }; variant = { name = "x"; nixpkgsRev = "r"; pythonPackageSet = "python313Packages"; }; torch = { }; siblings = [ sib ]; }).bitsandbytes.cmakeFlags or [ ]`);
+  assert.equal(bnbFlags(["bnbCapabilities"]), ["-DCOMPUTE_BACKEND:STRING=cuda", "-DCOMPUTE_CAPABILITY=90;121"]);
+  assert.equal(bnbFlags(["cudaCrt"]), ["-DCOMPUTE_BACKEND:STRING=cuda", "-DCOMPUTE_CAPABILITY:STRING=75;80"]);
 });
 
 test("an environment naming vllm gets the package's verdicts: kept exactly where vLLM is, holding the vLLM variant", () => {
@@ -112,7 +146,7 @@ test("the build plan: vLLM's estimate is hours, its builds get one core per 6 Gi
   const rule = jobsRule(m);
   const c = coresForPackage(rule, m, VLLM.gibPerCompileJob!.gib);
   assert.is(c.cores, Math.min(rule.coresPerBuild, Math.floor(128 / rule.jobs / 6)));
-  // On a 16 GiB builder: 2 jobs at most, as graham33's 15 GB builder was set.
+  // On a 16 GiB builder: 2 jobs at most, as a third party's 15 GB builder (importing graham33's overlay) was set.
   const small = { cpus: 8, memBytes: 16 * 2 ** 30 };
   assert.is(coresForPackage(jobsRule(small), small, 6).cores, Math.max(1, Math.floor(16 / jobsRule(small).jobs / 6)));
   // The plan (driver/plan.ts) estimates the vLLM node with the catalog's hours, on top of its torch.

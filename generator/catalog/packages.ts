@@ -445,7 +445,7 @@ export const packagesOnTorch: PackageOnTorch[] = [
     // nixpkgs' vllm/default.nix takes `torch` from its Python set (build-system and dependencies; postPatch relaxes
     // pyproject's `torch ==` to `torch >=`, pythonRelaxDeps = true), builds with `buildPythonPackage.override { stdenv =
     // torch.stdenv; }`, and takes torchaudio, torchvision, xformers, bitsandbytes, cupy, flashinfer, nvidia-ml-py from
-    // the same set (0.19.0 and 0.20.1 files read; `cudaSupport ? torch.cudaSupport`, `cudaPackages ? { }`, `gpuTargets ?
+    // the same set (0.19.0 and 0.20.1 files read, of NixOS/nixpkgs#498040's branch; `cudaSupport ? torch.cudaSupport`, `cudaPackages ? { }`, `gpuTargets ?
     // [ ]`). So the variant's torch must be the set's torch (pkgs/python-set.nix), never an argument.
     releases: [
       {
@@ -456,15 +456,9 @@ export const packagesOnTorch: PackageOnTorch[] = [
           min: "12.8",
           below: "13.0",
           source:
-            "barstoolbluz/build-vllm: 88 variants of vLLM 0.15.1 at nixpkgs 0182a36 with cudaPackages_12_8 and _12_9 only " +
-            "(.flox/pkgs/vllm-python312-cuda12_9-sm89.nix …); no CUDA 13 build of 0.15 reported",
-        },
-        failsWithCuda: {
-          cuda: ["12.9"],
-          source:
-            "barstoolbluz/build-vllm .flox/pkgs/vllm-python312-cuda12_9-*.nix at 0182a36 filter bitsandbytes out of vLLM's " +
-            "propagatedBuildInputs: 'Remove bitsandbytes — incompatible with CUDA 12.9 CCCL headers + GCC 15' (a vLLM " +
-            "without bitsandbytes quantization is not the package nixpkgs promises; this catalog drops it instead)",
+            "barstoolbluz/build-vllm main at 1b17389 (9250468 'vllm: add CUDA 12.8 variants, expand to 88 total'): 88 variants of " +
+            "vLLM 0.15.1 at nixpkgs 0182a36 with cudaPackages_12_8 (41) and _12_9 (47) only " +
+            "(.flox/pkgs/vllm-python313-cuda12_9-sm90-avx2.nix …), every one keeping bitsandbytes; no CUDA 13 build of 0.15 reported",
         },
         targets: {
           kind: "supportedArchs",
@@ -536,7 +530,7 @@ export const packagesOnTorch: PackageOnTorch[] = [
           '"${cudaPackages.flags.cmakeCudaArchitecturesString}"), gpuTargetString = gpuTargets when given, else ' +
           "flags.cudaCapabilities ∩ supportedTorchCudaCapabilities (throwing 'No supported GPU targets specified' when empty)",
         source:
-          "nixpkgs pkgs/development/python-modules/vllm/default.nix, the 0.19.0 (00fa62a) and 0.20.1 copies read: cmakeFlags " +
+          "nixpkgs pkgs/development/python-modules/vllm/default.nix, the 0.19.0 (00fa62a) and 0.20.1 copies read (NixOS/nixpkgs#498040's branch, not master; 0.24.0 came from it): cmakeFlags " +
           "under cudaSupport; in the torch scope flags.cudaCapabilities are nixpkgs' defaults, so our builder replaces both " +
           "flags (and TORCH_CUDA_ARCH_LIST in the environment) with the variant's entries",
       },
@@ -552,10 +546,11 @@ export const packagesOnTorch: PackageOnTorch[] = [
     gibPerCompileJob: {
       gib: 6,
       source:
-        "graham33/nixos-dgx-spark caps vLLM's MAX_JOBS at 8 on a DGX Spark (20 cores, 128 GB); a configuration using " +
-        "its overlay: 'nvcc jobs take ~6 GB for vllm and ~2 GB for torch … The dgx-spark overlay sets MAX_JOBS=8 for vllm " +
-        "assuming a 128 GB Spark' (it sets MAX_JOBS=2 on a 15 GB builder); NixOS/nixpkgs#406675: a build OOM'd until run " +
-        "with --cores 2",
+        "graham33/nixos-dgx-spark overlays/fixes.nix caps vLLM's MAX_JOBS at 8 on a DGX Spark (20 cores, 128 GB; 586d458: " +
+        "'nvcc/cicc uses ~6 GiB per job'); a third party's NixOS configuration that imports that overlay (host inference01; " +
+        "its repository not identified) sets MAX_JOBS=2 for vLLM on its own 15 GB builder: 'nvcc jobs take ~6 GB for vllm " +
+        "and ~2 GB for torch … The dgx-spark overlay sets MAX_JOBS=8 for vllm assuming a 128 GB Spark'; " +
+        "NixOS/nixpkgs#406675: a build OOM'd until run with --cores 2",
     },
     requiredSystemFeatures: {
       features: ["big-parallel"],
@@ -575,6 +570,20 @@ export const packagesOnTorch: PackageOnTorch[] = [
         apply: "unbreak",
         when: { pins: ["2c423e03bbafcff28bfadc6781a4a8257f205cb5", "c043004d1c6985732bcc1cbc5a9c9aecbbb4e0f0"] },
         source: "graham33/nixos-dgx-spark overlays/fixes.nix ('The 0.24.0 build succeeds here with CUDA 13.4, so unbreak it')",
+      },
+      {
+        attr: "bitsandbytes",
+        change: "-DCOMPUTE_CAPABILITY=<the variant's capabilities without dots> (one capability, not nixpkgs' all)",
+        why:
+          "CUDA 12.9's CCCL 2.8.2 lacks the _CCCL_PP_SPLICE_WITH_IMPL20 macro, and bitsandbytes built for all 19 " +
+          "architectures of the toolkit (nixpkgs' file names none) stops there; restricted to the variant's SM it builds",
+        apply: "bnbCapabilities",
+        when: { minCuda: "12.9", belowCuda: "13.0" },
+        source:
+          "barstoolbluz/build-vllm main 1b17389: all 47 .flox/pkgs/vllm-python313-cuda12_9-*.nix at nixpkgs 0182a36 keep " +
+          "bitsandbytes and override it with `-DCOMPUTE_CAPABILITY=<the variant's SM>` " +
+          "(b276d2c 'bitsandbytes: add single-SM override (CCCL 2.8.2 IMPL20 bug)', 2026-02-24, replacing the filter " +
+          "that had removed bitsandbytes; README 'BnB quantization (NF4/INT8) is fully available')",
       },
       {
         attr: "bitsandbytes",

@@ -280,7 +280,11 @@ export const DeviceTargetsSchema = z.discriminatedUnion("kind", [
           minCuda: version2,
           belowCuda: version2.nullable(),
           archs: z.array(capability).min(1),
-          /** CUDA >= 12.9 family targets ("12.0f") its kernel lists compile for an entry (SASS sm_120f, runs on 12.x). */
+          /**
+           * CUDA >= 12.9 family targets ("12.0f") its kernel lists compile for an entry: a cubin for compute_120f that runs on
+           * 12.x, which `cuobjdump --list-elf` (CUDA 13.0) names `sm_120` like the plain one and `-symbols` `arch = sm_120f`
+           * (catalog/device-code.ts; tests/fixtures/probes/h100-static-link-toy, for sm_100f).
+           */
           family: z.boolean(),
           source,
         }),
@@ -375,7 +379,7 @@ export const PackageOnTorchSchema = z.object({
         attr: z.string(),
         change: z.string(),
         why: z.string(),
-        apply: z.enum(["unbreak", "cudaCrt", "cupyCudaPackages"]).optional(),
+        apply: z.enum(["unbreak", "cudaCrt", "cupyCudaPackages", "bnbCapabilities"]).optional(),
         when: z
           .object({ pins: z.array(z.string()).optional(), minCuda: version2.optional(), belowCuda: version2.optional(), system: z.enum(SYSTEMS).optional() })
           .default({}),

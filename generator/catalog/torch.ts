@@ -304,7 +304,7 @@ export const nixpkgs: NixpkgsPin[] = [
       flashAttn: "2.8.2: from NixOS/nixpkgs#429821 (init, 2025-07-31) until #514440 (2.8.3, reviewed 2026-05-27); not read at this rev",
       xformers: "0.0.30: between NixOS/nixpkgs#446320 (2025-09-26) and #502963 (0.0.35, 2026-03-24); not read at this rev",
       bitsandbytes: "0.49.1: NixOS/nixpkgs#501796 (2026-03-21) bumped 0.49.1 to 0.49.2, and upstream released 0.49.1 on 2026-01-08; when nixpkgs took 0.49.1 was not found (the #406675 cited before is about something else); not read at this rev",
-      vllm: "0.15.1: barstoolbluz/build-vllm's variants at this rev build python312Packages.vllm and name it 'vLLM 0.15.1'; NixOS/nixpkgs#483505 (0.14.0 -> 0.15.1, 2026-01-24) before this rev; the file was not read at this rev",
+      vllm: "0.15.1: barstoolbluz/build-vllm's variants at this rev build python312Packages.vllm (b98f1e4) and python313Packages.vllm with CUDA 12.8 and 12.9, bitsandbytes kept (main, 1b17389) and name it 'vLLM 0.15.1'; NixOS/nixpkgs#483505 (0.14.0 -> 0.15.1, 2026-01-24) before this rev; the file was not read at this rev",
       recursedPython: RECURSED_2025,
       torchvision: "0.24.1: the torchvision paired with torch 2.9.1 (pytorch/vision 0.24 ↔ 2.9), not read at this rev",
       torchcodec: "0.9.1: NixOS/nixpkgs#498390 'torchcodec: 0.9.1 -> 0.10.0' is dated 2026-03-09, after this rev",
@@ -339,7 +339,7 @@ export const nixpkgs: NixpkgsPin[] = [
     flashAttn: "2.8.2",
     xformers: "0.0.35",
     bitsandbytes: "0.49.2",
-    vllm: "unknown",
+    vllm: "0.16.0",
     defaultPython: "3.13",
     defaultCuda: "12.9",
     recursedPython: ["3.13", "3.14"],
@@ -353,7 +353,13 @@ export const nixpkgs: NixpkgsPin[] = [
       cuda: `cudaPackages_12_8, _12_9 and _13_0 as NixOS/nixpkgs#498861 and #501079 show them; ${CUDA_SETS_13_2}, before this rev of 2026-05-05`,
       xformers: "0.0.35: NixOS/nixpkgs#502963 (0.0.30 -> 0.0.35, 2026-03-24) before this rev; not read at this rev",
       bitsandbytes: "0.49.2: NixOS/nixpkgs#501796 (0.49.1 -> 0.49.2, 2026-03-21) before this rev; upstream 0.50.0 came on 2026-07-24; not read at this rev",
-      vllm: "unknown: NixOS/nixpkgs#498040 was titled 'vllm: 0.16.0 -> 0.24.0' when opened (March 2026), but nixpkgs files of vllm 0.19.0 and 0.20.1 exist (stored copies, dates not found), so 0.16.0, 0.19.0 or 0.20.1 at this rev of 2026-05-05; not read",
+      vllm:
+        "0.16.0, from pull-request descriptions and a consumer's commits, not read at this rev: NixOS/nixpkgs#498040 " +
+        "'vllm: 0.16.0 -> 0.24.0' (opened 2026-03-08 from master's 0.16.0, merged 2026-08-05, after this rev); #504975 " +
+        "'vllm: 0.16.0 -> 0.18.1' (2026-03-30) was closed unmerged; graham33/nixos-dgx-spark 18a2cb5 (2026-04-16, on nixpkgs " +
+        "459e685 of 2026-03-30) 'Bump vLLM 0.16.0 → 0.19.0 … Ports the vLLM 0.19.0 package from NixOS/nixpkgs#498040' and " +
+        "d770a2e ('the local copy of the package definition from NixOS/nixpkgs#498040 (0.19.0)'): the stored 0.19.0 and " +
+        "0.20.1 files are that pull request's branch, never master",
       recursedPython: RECURSED_2026,
       torchvision: "0.26.0: NixOS/nixpkgs#502810 moved torch 2.11 and torchvision 0.26 together before this rev; not read at this rev",
       defaultCuda: DEFAULT_CUDA_12_9,
@@ -390,7 +396,7 @@ export const nixpkgs: NixpkgsPin[] = [
     flashAttn: "unknown",
     xformers: "0.0.35",
     bitsandbytes: "0.49.2",
-    vllm: "unknown",
+    vllm: "0.16.0",
     defaultPython: "3.13",
     defaultCuda: "12.9",
     recursedPython: ["3.13", "3.14"],
@@ -403,7 +409,7 @@ export const nixpkgs: NixpkgsPin[] = [
       flashAttn: "unknown: 26.05 branched in late May 2026, about when NixOS/nixpkgs#514440 (2.8.2 -> 2.8.3, reviewed 2026-05-27) merged; which side of it the branch is was not found",
       xformers: "0.0.35: NixOS/nixpkgs#502963 (2026-03-24) before 26.05 branched; not read at this rev",
       bitsandbytes: "0.49.2: NixOS/nixpkgs#501796 (2026-03-21) before 26.05 branched, and upstream 0.50.0 (2026-07-24) is a minor update a stable branch does not take; not read at this rev",
-      vllm: "unknown: as at 549bd84, the unstable revision 26.05 branched after (0.16.0, 0.19.0 or 0.20.1); not read",
+      vllm: "0.16.0: as at 549bd84, the unstable revision 26.05 branched after (NixOS/nixpkgs#498040, from 0.16.0, merged 2026-08-05, after 26.05 branched; a stable branch takes no minor vLLM update); not read at this rev",
       recursedPython: RECURSED_2026,
       torchvision: "0.26.0: a 26.05 deployment record (fcb8fcd) lists python3.13-torchvision-0.26.0 beside torch 2.11.0; not read at this rev",
       defaultCuda: DEFAULT_CUDA_12_9,

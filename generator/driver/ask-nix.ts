@@ -114,7 +114,8 @@ export async function askNix(targets: readonly { name: string; file: string }[],
 
 /**
  * For each team cache, how many of `toFetch` it serves: the same dry run with that cache as the only substituter
- * (`--option substituters URL`, its key trusted). A Nix daemon ignores a non-trusted user's substituters, which
+ * (`--option substituters URL`, its key trusted). A Nix daemon ignores a substituter a user not in `trusted-users` passes
+ * unless its URL is in the daemon's `trusted-substituters` (Nix manual, nix.conf `trusted-substituters`); such caches
  * then count 0 here (the total stays Nix's answer).
  */
 async function perCache(drvs: readonly string[], toFetch: ReadonlySet<string>, nixOptions: NixOptions, caches: readonly TeamCache[], deadline: number) {

@@ -1,6 +1,7 @@
 /**
- * Nix's structured log (`--log-format internal-json`, in Nix since 2.3, so in the project's floor 2.8): what a
- * nix-build attempt says, read as data rather than prose (pure; job.ts feeds it the lines).
+ * Nix's structured log (`--log-format internal-json`, new in Nix 2.4 by its release notes: "The new `--log-format`
+ * flag … There is a new `internal-json` output format"; so in the project's floor, 2.18): what a nix-build attempt
+ * says, read as data rather than prose (pure; job.ts feeds it the lines).
  *
  * Nix writes one record a line on stderr, `@nix {"action": "start"|"stop"|"result"|"msg", …}` (src/libutil/logging.cc
  * JSONLogger; the same shape nix-fast-build's log_format.py reads). The records this module reads (logging.hh enums):

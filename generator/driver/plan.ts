@@ -105,20 +105,30 @@ export function defaultBuildSeconds(pkg: PackageName): { seconds: number; source
  * What drives torch's build time, as a model (not a measurement) over two sourced figures; `estimateBuild` uses it.
  * - `cudaOneCapability`: DEFAULT_BUILD_SECONDS' 1.75 h, for a CUDA torch compiled for one capability, with
  *   `MAX_JOBS=24` on an m8g.8xlarge (32 vCPU): the guide's own setting, so `referenceCores` is 24.
- * - `cpu`: a CPU-only torch: PyTorch CI's x86 CPU wheel builds took 294 runner-minutes for five Python versions
- *   (3.9–3.13), each job a whole build, so about 59 min each (pytorch/pytorch#183931, as summarised on
- *   theneuralfeed.com); the runner's cores are not stated there: taken at the same 24 (a model).
- * - per capability: the CUDA part of the one-capability figure (1.75 h − 59 min), once per capability compiled.
- *   That the device code grows per capability is the catalog's measurement (catalog/device-code-size.ts: 590–1,025 MB
- *   of torch kernels per capability in PyPI torch 2.11); that the time grows in proportion is the model.
+ * - `cpuFigure`: a CPU-only torch: PyTorch CI's x86 CPU wheel builds took 294 runner-minutes for six Python versions
+ *   before pytorch/pytorch#183931 (its "Before vs after" table: "6 × ~49m"), each job a whole build, so about 49 min
+ *   each, on `linux.12xlarge.memory.ephemeral`, an r5.12xlarge of 48 vCPUs (PyTorch's runner mapping: `l-x86iavx512-48-384`).
+ *   Its own reference is those 48 cores (vCPUs, which is what Nix's cores count too); `cpuSeconds` is the same
+ *   core-seconds at `referenceCores` (49 min × 48 / 24 = 98 min), so both figures share one reference.
+ * - per capability: the CUDA part of the one-capability figure (1.75 h − the CPU figure at 24 cores), once per
+ *   capability compiled. The two figures come from different machines (a Graviton4 and a Cascade Lake with SMT), so
+ *   this difference (7 min) is weak. That the device code grows per capability is the catalog's measurement
+ *   (catalog/device-code-size.ts: 590–1,025 MB of torch kernels per capability in PyPI torch 2.11); that the time
+ *   grows in proportion is the model.
  * - cores: the time scales with referenceCores / cores (compile jobs in parallel; a model that ignores the serial
  *   link steps, so it flatters many cores and is harsh on few).
  */
+const CPU_FIGURE = { seconds: 49 * 60, cores: 48 } as const;
 export const TORCH_BUILD_MODEL = {
   referenceCores: REFERENCE_CORES,
-  cpuSeconds: 59 * 60,
+  /** The CPU-only figure as read, at its own cores. */
+  cpuFigure: CPU_FIGURE,
+  /** The CPU-only figure at referenceCores: the same core-seconds (estimateBuild's coreSeconds). */
+  cpuSeconds: (CPU_FIGURE.seconds * CPU_FIGURE.cores) / REFERENCE_CORES,
   cudaOneCapabilitySeconds: 1.75 * 3600,
-  cpuSource: "pytorch/pytorch#183931: 294 runner-minutes for 5 x86 CPU wheel builds (theneuralfeed.com summary)",
+  cpuSource:
+    "pytorch/pytorch#183931 'Before vs after': 294 runner-minutes for 6 x86 CPU wheel builds ('6 × ~49m') on " +
+    "linux.12xlarge.memory.ephemeral (r5.12xlarge, 48 vCPUs)",
 } as const;
 
 /** The basis of an estimate taken from the catalog's table (DEFAULT_BUILD_SECONDS) as it is. */

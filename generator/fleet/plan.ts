@@ -212,7 +212,7 @@ function modelTextOf(samples: readonly BuildSample[], reports: string | undefine
   const m = TORCH_BUILD_MODEL;
   const torch =
     `pytorch: the build plan's model at ${m.referenceCores} cores, CUDA ${time(m.cudaOneCapabilitySeconds)} for one capability ` +
-    `(${DEFAULT_BUILD_SECONDS.pytorch!.source}), CPU-only ${time(m.cpuSeconds)} (${m.cpuSource})`;
+    `(${DEFAULT_BUILD_SECONDS.pytorch!.source}), CPU-only ${m.cpuFigure.seconds / 60} min at ${m.cpuFigure.cores} cores, ${Math.round(m.cpuSeconds / 60)} min at ${m.referenceCores} (${m.cpuSource})`;
   const table = Object.entries(DEFAULT_BUILD_SECONDS)
     .filter(([k]) => k !== "pytorch")
     .map(([k, d]) => `${k} ${time(d.seconds)}: ${d.source}`)

@@ -69,7 +69,8 @@ export interface PackageCudaBuild {
   sass: string[];
   /**
    * SASS targets the build may hold besides `sass` (vLLM's arch-specific "sm_90a" and family "sm_120f" kernels of the
-   * same entries); absent: none.
+   * same entries), as `cuobjdump -symbols` names them (`arch = sm_120f`; `--list-elf` lists a family cubin as `sm_120`,
+   * like the plain one: catalog/device-code.ts); absent: none.
    */
   sassAlso?: string[];
   /** PTX targets the build holds ("compute_90"). */

@@ -350,7 +350,7 @@ export interface Variant {
    * (bitsandbytes' -DCOMPUTE_CAPABILITY), and the memory one compile process needs (GiB; the build caps MAX_JOBS to
    * the builder's memory), and the pname nixpkgs' metadata check needs where the file's is not the distribution's.
    * `fixes`: the catalog's fixes (catalog/packages.ts `fixes`) the Nix builders apply to this variant's pin, CUDA and
-   * system ("unbreak", "cudaCrt", "cupyCudaPackages"). Absent when the package needs none of them.
+   * system ("unbreak", "cudaCrt", "cupyCudaPackages", "bnbCapabilities"). Absent when the package needs none of them.
    */
   packageBuild?: { env: Record<string, string>; cmakeFlags: string[]; gibPerCompileJob: number | null; pname?: string; fixes?: string[] };
   /** Generated file, relative to the repo root: ".flox/pkgs/NAME.nix". */

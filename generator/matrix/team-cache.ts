@@ -72,8 +72,10 @@ export function cacheConfLines(caches: readonly TeamCache[]): string[] {
 
 /**
  * `--option` pairs that add `caches` to one Nix command's substituters and keys (`extra-` settings add to nix.conf's
- * and to earlier `--option substituters`). With a Nix daemon, only a trusted user's substituters are used (Nix manual,
- * `trusted-substituters`); others get Nix's "ignoring untrusted substituter" warning and the host's own list.
+ * and to earlier `--option substituters`). With a Nix daemon, a trusted user's substituters are used, and another user's
+ * only where the daemon's `trusted-substituters` lists the URL (Nix manual, `trusted-substituters`: "Unprivileged users
+ * … can pass as `substituters` only those URLs listed in `trusted-substituters`"); others get Nix's "ignoring untrusted
+ * substituter" warning and the host's own list.
  */
 export function cacheNixOptions(caches: readonly TeamCache[]): (readonly [string, string])[] {
   if (caches.length === 0) return [];

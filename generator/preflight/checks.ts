@@ -393,7 +393,7 @@ const CHECKS: readonly Check[] = [
         status: "skip",
         detail:
           `${m.what} not in this host's Nix configuration: build and install pass ${m.count === 1 ? "it" : "them"} for their own runs ` +
-          "(a Nix daemon takes them from trusted users only); add the block below so every Nix command and user fetches from " +
+          "(a Nix daemon takes them from a user not in trusted-users only where its trusted-substituters lists them); add the block below so every Nix command and user fetches from " +
           (m.count === 1 ? "it" : "them"),
         fix: confFixText(fixConf),
         conf: fixConf,

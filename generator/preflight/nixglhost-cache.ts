@@ -5,6 +5,9 @@
  * 2026-11; docs/gpu-driver.md): the first Python start took 32.5 s and copied 5.7 GB; later starts cost about 190 ms
  * more than a direct one. Source of the behaviour: numtide/nix-gl-host `src/nixglhost.py` at 5269b23
  * (`main`: the cache directory; `cache_library_path`: one copy per host driver directory, kept while it is up to date).
+ * A later start lists the driver directories and compares each library's name, path, size and modification time with the
+ * cache's JSON record (`ResolvedLib`, `is_dso_cache_up_to_date`); it hashes no file's content (the one sha256 is of a
+ * directory's path, naming its copy, when the copy is made).
  */
 import { readdirSync, lstatSync } from "node:fs";
 import { homedir } from "node:os";
