@@ -71,6 +71,24 @@ export const CudaToolkitSchema = z.object({
 export type CudaToolkit = z.infer<typeof CudaToolkitSchema>;
 
 /**
+ * One CUDA major release family under NVIDIA's minor-version compatibility: an application built with any toolkit of
+ * the family runs, with a limited feature set, on a driver of at least `minDriverLinux` (generator/catalog/cuda.ts
+ * CUDA_MINOR_VERSION_COMPAT; matrix/compat.ts `driverSupport` applies it).
+ */
+export const CudaMajorSchema = z.object({
+  /** "13" */
+  major: z.string().regex(/^\d+$/),
+  /** The family's minimum Linux driver for minor-version compatibility, e.g. "580.65.06". */
+  minDriverLinux: z.string().regex(/^\d+(\.\d+)*$/),
+  /** What an application of a newer minor gives up on such a driver, each in a few words. */
+  loses: z.array(z.string()).min(1),
+  /** Which parts were read at the source and which are taken (inferred), in words. */
+  inferred: z.string().optional(),
+  source,
+});
+export type CudaMajor = z.infer<typeof CudaMajorSchema>;
+
+/**
  * One CPU ISA level. `cflags` turn on only instructions that every CPU in `for` has (ARCHITECTURE.md rule 4).
  */
 export const CpuIsaSchema = z.object({
@@ -580,6 +598,8 @@ export const CatalogSchema = z.object({
   nixpkgsCapabilities: NixpkgsCapabilityTableSchema,
   /** glibc 2.42 against CUDA's math headers, per nixpkgs revision date (generator/catalog/cuda.ts). */
   glibcCudaHeaders: GlibcCudaHeadersSchema,
+  /** CUDA major families and their minor-version compatibility floors (generator/catalog/cuda.ts). */
+  cudaMajors: z.array(CudaMajorSchema).min(1),
   /** The public caches of nixpkgs' CUDA packages (generator/catalog/binary-cache.ts). */
   publicCudaCaches: z.array(PublicCudaCacheSchema).min(1),
   /** Default durations of what the cache model counts as rebuilt (generator/catalog/binary-cache.ts). */

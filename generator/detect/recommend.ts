@@ -10,10 +10,12 @@
  *    (CUDA C++ Programming Guide, "Binary Compatibility"; no PTX is shipped, so nothing newer and no other major);
  *    a host without an NVIDIA GPU gets a CPU-only variant (`sm` null);
  * 3. driver: the minimum Linux driver of the variant's CUDA version (catalog `minDriverLinux`, toolkit release
- *    notes Table 3) is ≤ the host driver, compared numerically per component;
+ *    notes Table 3) is ≤ the host driver, compared numerically per component; or, through CUDA minor-version
+ *    compatibility, the minimum of its major family (catalog `cudaMajors`) is, and the variant's code on the GPU is
+ *    SASS from every origin (compat.ts `variantDriverSupport`: no PTX JIT);
  * 4. CPU: the host has every `requiredCpuFeatures` entry of the variant's ISA (catalog; `/proc/cpuinfo` spelling);
  * 5. order: native code before binary-compatible code (native = the GPU's own capability is in
- *    `cudaCapabilities`), then the shortest wait (driver/wait.ts: the cache model's dependency builds plus the
+ *    `cudaCapabilities`), then full driver support before minor-version compatibility, then the shortest wait (driver/wait.ts: the cache model's dependency builds plus the
  *    build estimates; `prefer: "newest"` skips this step), then the widest ISA (highest catalog `rank`), then the
  *    newest CUDA version, then the
  *    newest PyTorch release, then the newest Python. Python comes last because the variants differ in nothing
@@ -32,6 +34,7 @@ import type { Catalog } from "../catalog/schema.ts";
 import { nixpkgsBrokenWarnings, type PackageName } from "../catalog/packages.ts";
 import { closurePackages } from "../matrix/naming.ts";
 import { armCoreName, armHostHint, compareVersions, type GpuInfo, type HostInfo } from "./read-host.ts";
+import { cudaMajorOf, driverSupport } from "../matrix/compat.ts";
 import {
   CPU_RULES,
   GPU_RULES,
@@ -198,25 +201,39 @@ function cpuIsaFinding(f: Facts): string {
   );
 }
 
-/** The newest catalog CUDA version the (oldest) driver runs and what the next one needs; null without a GPU. */
+/**
+ * The newest catalog CUDA version the (oldest) driver runs with full support, the ones it runs only through CUDA
+ * minor-version compatibility (catalog `cudaMajors`), and what the next one needs; null without a GPU.
+ */
 function driverFinding(f: Facts): string | null {
   const { driver, catalog } = f;
   if (!driver) return null;
   const top = f.driverCuda[0];
+  const compat = catalog.cuda
+    .filter((t) => driverSupport(driver, t, catalog.cudaMajors) === "minorCompat")
+    .sort((a, b) => compareVersions(a.version, b.version));
+  const majors = uniq(compat.map((t) => cudaMajorOf(t.version, catalog.cudaMajors)!));
+  const compatWords = compat.length
+    ? `under CUDA minor-version compatibility it ${top ? "also " : ""}runs ${compat.map((t) => `${t.version} (needs ≥ ${t.minDriverLinux})`).join(", ")}, ` +
+      `being ≥ ${majors.map((m) => `${m.minDriverLinux} (CUDA ${m.major}.x)`).join(", ")}: a variant of those whose code on the GPU is ` +
+      `SASS runs, losing ${majors[0]!.loses.join("; ")}`
+    : "";
   if (!top) {
     const oldest = [...catalog.cuda].sort((a, b) => compareVersions(a.minDriverLinux, b.minDriverLinux))[0];
     return (
-      `driver ${driver} is older than every CUDA version in the catalog needs (the oldest requirement is ` +
-      `CUDA ${oldest.version}: ≥ ${oldest.minDriverLinux})`
+      `driver ${driver} is older than every CUDA version in the catalog needs with full support (the oldest requirement is ` +
+      `CUDA ${oldest.version}: ≥ ${oldest.minDriverLinux})` +
+      (compat.length ? `; ${compatWords}` : "")
     );
   }
   const next = catalog.cuda
-    .filter((c) => compareVersions(c.version, top.version) > 0)
+    .filter((c) => compareVersions(c.version, top.version) > 0 && !compat.includes(c))
     .sort((a, b) => compareVersions(a.version, b.version))[0];
   return (
     `driver ${driver} runs CUDA up to ${top.version} of the catalog's ${catalog.cuda.map((c) => c.version).join(", ")} ` +
-    `(${top.version} needs ≥ ${top.minDriverLinux}` +
-    (next ? `; ${next.version} would need ≥ ${next.minDriverLinux})` : ")")
+    `with full support (${top.version} needs ≥ ${top.minDriverLinux}` +
+    (next ? `; ${next.version} would need ≥ ${next.minDriverLinux})` : ")") +
+    (compat.length ? `; ${compatWords}` : "")
   );
 }
 
