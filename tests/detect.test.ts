@@ -809,4 +809,27 @@ test("H100 with driver 580 (recorded): CUDA 13.2 variants run under minor-versio
   assert.not.ok(mixed.picks[0]!.alternatives.some((n) => n.includes("cuda13_")), mixed.picks[0]!.alternatives.join(", "));
 });
 
+test("vLLM below 0.20 (CVE-2026-27893, …): each pin's insecure mark as the catalog knows it, in the variant's notes and detect's warnings", async () => {
+  const { insecureNote } = await import("../generator/catalog/advisories.ts");
+  const vllm = builtInCatalog.packagesOnTorch.find((p) => p.name === "vllm")!;
+  const at = (rev: string, v = "0.16.0") => insecureNote(builtInCatalog, vllm, v, rev, "3.13");
+  // 26.05 (a311611): branched before NixOS/nixpkgs#523800; whether its file marks it is not known: the permission is named.
+  assert.match(at("a3116115851d68b8952a2a4221cc25a84e56b532")!, 'whether nixpkgs a311611\'s file does is not known');
+  assert.match(at("a3116115851d68b8952a2a4221cc25a84e56b532")!, 'nixpkgs.config.permittedInsecurePackages = [ "python3.13-vllm-0.16.0" ]');
+  // Revisions before the mark: said so, no permission asked.
+  assert.match(at("549bd84d6279f9852cae6225e372cc67fb91a4c1")!, "predates NixOS/nixpkgs#523800");
+  assert.not.match(at("549bd84d6279f9852cae6225e372cc67fb91a4c1")!, "permittedInsecurePackages");
+  // A fixed version, or another package: nothing.
+  assert.is(at("2c423e03bbafcff28bfadc6781a4a8257f205cb5", "0.24.0"), null);
+  assert.is(insecureNote(builtInCatalog, builtInCatalog.packagesOnTorch.find((p) => p.name === "torchvision")!, "0.1.0", "x", "3.13"), null);
+  // The variants of a pin with vLLM 0.15.1 (0182a36) carry the note; detect repeats it as a warning.
+  const [{ projectFromMatrix }, { default: matrix }] = await Promise.all([import("../generator/matrix/project.ts"), import("../matrix.ts")]);
+  const p = projectFromMatrix({ ...matrix, releases: [{ torch: "2.9.1", nixpkgs: "0182a361324364ae3f436a63005877674cf45efb" }], cuda: ["12.8"], gpus: ["90"], isas: ["avx512bf16"], packages: ["pytorch", "vllm"] });
+  const v = p.variants.find((x) => x.package === "vllm");
+  assert.ok(v, p.excluded.filter((e) => e.package === "vllm").map((e) => e.reasons[0]).join("\n"));
+  assert.ok(v!.notes.some((n) => n.startsWith(`vLLM ${v!.version} is below 0.20.0, which fixes CVE-2026-27893`)), v!.notes.join("\n"));
+  const r = recommend(host("h100-driver580"), p.variants, p.catalog, { package: "vllm" });
+  assert.ok(r.picks[0]!.warnings.some((w) => w.includes("predates NixOS/nixpkgs#523800")), JSON.stringify(r.picks[0]));
+});
+
 test.run();

@@ -575,6 +575,26 @@ const SecondsSchema = z.object({ seconds: z.number().positive(), source });
 export const REBUILT_ORIGINS = ["magma", "nccl", "nvshmem", "triton"] as const;
 
 /** A table keyed by strings, with its source (the Arm core names, the hosts people know them by). */
+/**
+ * Versions of a package built on torch that nixpkgs marks insecure (`meta.knownVulnerabilities`, so evaluation refuses
+ * them unless `config.permittedInsecurePackages` lists their name), and whether each catalog pin's file does
+ * (generator/catalog/advisories.ts).
+ */
+export const KnownVulnerableSchema = z.object({
+  /** A catalog package name ("vllm"). */
+  package: z.string(),
+  /** Versions below this one are affected ("0.20.0", the first with every fix). */
+  below: z.string().regex(/^\d+(\.\d+)*$/),
+  /** The advisories, each with what was read of it. */
+  advisories: z.array(z.string()).min(1),
+  /** The nixpkgs change that marked it, the branch and the day after which it landed. */
+  markedBy: z.object({ pr: z.string(), branch: z.string(), after: z.string().regex(/^\d{4}-\d{2}-\d{2}$/) }),
+  /** Per catalog pin (revision) whose version is below `below`: whether its file marks it, and how that is known. */
+  pins: z.record(z.string(), z.object({ marks: z.enum(["yes", "no", "unknown"]), why: z.string() })),
+  source,
+});
+export type KnownVulnerable = z.infer<typeof KnownVulnerableSchema>;
+
 const NamedTableSchema = z.object({ names: z.record(z.string(), z.string()), source });
 
 /**
@@ -600,6 +620,8 @@ export const CatalogSchema = z.object({
   glibcCudaHeaders: GlibcCudaHeadersSchema,
   /** CUDA major families and their minor-version compatibility floors (generator/catalog/cuda.ts). */
   cudaMajors: z.array(CudaMajorSchema).min(1),
+  /** Package versions nixpkgs marks insecure, per pin (generator/catalog/advisories.ts). */
+  knownVulnerable: z.array(KnownVulnerableSchema),
   /** The public caches of nixpkgs' CUDA packages (generator/catalog/binary-cache.ts). */
   publicCudaCaches: z.array(PublicCudaCacheSchema).min(1),
   /** Default durations of what the cache model counts as rebuilt (generator/catalog/binary-cache.ts). */

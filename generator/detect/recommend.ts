@@ -35,6 +35,7 @@ import { nixpkgsBrokenWarnings, type PackageName } from "../catalog/packages.ts"
 import { closurePackages } from "../matrix/naming.ts";
 import { armCoreName, armHostHint, compareVersions, type GpuInfo, type HostInfo } from "./read-host.ts";
 import { cudaMajorOf, driverSupport } from "../matrix/compat.ts";
+import { insecureNote } from "../catalog/advisories.ts";
 import {
   CPU_RULES,
   GPU_RULES,
@@ -285,6 +286,10 @@ function withVerdict(p: Pick, v: Verdict, catalog: Catalog): Pick {
     p.reasons.push(...v.reasons);
     p.alternatives = v.alternatives;
     p.warnings = nixpkgsBrokenWarnings(catalog, closurePackages(v.variant), { rev: v.variant.nixpkgs, cuda: v.variant.cuda, system: v.variant.system });
+    // nixpkgs' insecure mark on the package itself (catalog/advisories.ts): evaluation may refuse it.
+    const own = catalog.packagesOnTorch.find((x) => x.name === v.variant.package);
+    const insecure = own ? insecureNote(catalog, own, v.variant.version, v.variant.nixpkgs, v.variant.python) : null;
+    if (insecure) p.warnings.push(insecure);
   } else p.problems.push(...v.problems);
   p.suggestions.push(...v.suggestions);
   return p;
