@@ -15,6 +15,10 @@
  * nvcc reference lists as transcribed in galaxyproject/KegAlign PR #38; nixpkgs
  * pkgs/development/cuda-modules/_cuda/db/bootstrap/cuda.nix; NVIDIA CUDA 13.2 Update 2 release notes (Table 3,
  * and "Deprecated Architectures").
+ *
+ * Not here: CUDA 13.3 and 13.4, because no catalog pin is known to carry them. NixOS/nixpkgs#525130 added
+ * cudaPackages_13_3 (13.3.0; merge date not read), and the nixos-cuda fork has cudaPackages_13_4 at 13.4.2 (its
+ * pkgs/top-level/cuda-packages.nix at 2268c4f). docs/matrix.md, "What no catalog pin carries yet".
  */
 import type { Catalog, CudaHeaderFix, CudaMajor, CudaToolkit, NixpkgsPin } from "./schema.ts";
 import { compareVersions } from "../versions.ts";
