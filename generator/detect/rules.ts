@@ -521,7 +521,7 @@ function gpuVariantFits(c: GpuCase): Verdict | null {
       ...newerCudaTrade(c, best),
       ...minorCompatFitsLine(c, best),
     ],
-    suggestions: [...hint.suggestions, ...driverUpgradeSaves(c, best), ...driverUpgradeAdds(c, best), ...widerIsaSuggestion(f, best)],
+    suggestions: [...hint.suggestions, ...driverUpgradeLines(c, best), ...widerIsaSuggestion(f, best)],
     alternatives: alternativesOf(c),
   };
 }
@@ -574,6 +574,19 @@ function driverUpgradeSaves(c: GpuCase, best: Variant): string[] {
       `waits ${waitWords(f.wait(better.v))} (this driver ${c.driver} allows CUDA ≤ ${f.driverCuda[0]?.version ?? "none"} with full support` +
       (c.minorCompat.includes(better.v) ? `; ${better.v.name} runs on it already under CUDA minor-version compatibility, ranked after full support)` : ")"),
   ];
+}
+
+/**
+ * The driver-upgrade suggestions of a pick: what a newer driver would save (`driverUpgradeSaves`) and what it adds over
+ * minor-version compatibility (`driverUpgradeAdds`), as one line when both name the same driver.
+ */
+function driverUpgradeLines(c: GpuCase, best: Variant): string[] {
+  const saves = driverUpgradeSaves(c, best);
+  const adds = driverUpgradeAdds(c, best);
+  const driverOf = (line: string) => /^a driver ≥ (\S+)/.exec(line)?.[1];
+  if (saves.length && adds.length && driverOf(saves[0]!) === driverOf(adds[0]!))
+    return [`${saves[0]}; it also ${adds[0]!.replace(/^a driver ≥ \S+ /, "")}`];
+  return [...saves, ...adds];
 }
 
 /** Drop: the catalog (generator/catalog/gpus.ts) does not know this GPU, so no matrix.ts change can add it. */
