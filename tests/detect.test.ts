@@ -777,6 +777,8 @@ test("H100 with driver 580 (recorded): CUDA 13.2 variants run under minor-versio
   const r = recommend(host("h100-driver580"), p.variants, p.catalog, { package: "pytorch" });
   assert.is(r.status, "ok");
   // Host finding: 13.0 with full support, 13.2 only under minor-version compatibility.
+  assert.is(r.host.maxCuda, "13.0");
+  assert.equal(r.host.minorCompatCuda, ["13.2"]);
   assert.match(r.reasons.join("\n"), "runs CUDA up to 13.0 of the catalog's 12.6, 12.8, 12.9, 13.0, 13.2 with full support (13.0 needs ≥ 580.65.06); under CUDA minor-version compatibility it also runs 13.2 (needs ≥ 595.45.04), being ≥ 580.65.06 (CUDA 13.x)");
   const pick = r.picks[0]!;
   // The 12.9 and 13.0 builds run with full support and rank first; 13.2 is named with what it loses.

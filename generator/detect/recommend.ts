@@ -131,8 +131,10 @@ export interface Recommendation {
      */
     systemFeatures: string[];
     gpus: { index: number; name: string; capability: string; sm: string; driver: string }[];
-    /** Newest catalog CUDA version the driver runs, or null (no GPU, or driver older than every one). */
+    /** Newest catalog CUDA version the driver runs with full support, or null (no GPU, or driver older than every one). */
     maxCuda: string | null;
+    /** Catalog CUDA versions the driver runs only through CUDA minor-version compatibility (for SASS-only code), ascending. */
+    minorCompatCuda: string[];
     sources: HostInfo["sources"];
     gpuAbsentReason: string | null;
   };
@@ -334,6 +336,12 @@ function hostSummary(f: Facts): Recommendation["host"] {
     systemFeatures: f.isas.runnable.map(gccarchFeature),
     gpus: host.gpus.map(({ index, name, capability, sm, driver }) => ({ index, name, capability, sm, driver })),
     maxCuda: f.driverCuda[0]?.version ?? null,
+    minorCompatCuda: f.driver
+      ? f.catalog.cuda
+          .filter((t) => driverSupport(f.driver!, t, f.catalog.cudaMajors) === "minorCompat")
+          .map((t) => t.version)
+          .sort(compareVersions)
+      : [],
     sources: host.sources,
     gpuAbsentReason: host.gpuAbsentReason,
   };
