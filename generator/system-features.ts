@@ -6,6 +6,27 @@
  * building, `build` says which builder takes each group of variants and which group none can take.
  */
 
+/**
+ * The system feature pkgs/checks.nix's gpuCheck requires besides the variant's `gccarch-…` ones: nixpkgs' convention for
+ * GPU tests (torch's passthru.gpuCheck), which NixOS's `programs.nix-required-mounts.presets.nvidia-gpu` declares
+ * together with `nvidia-gpu`, `gpu` and `opengl` (NixOS/nixpkgs#518786's description; the module,
+ * nixos/modules/programs/nix-required-mounts.nix, sets nix.settings.system-features to the preset's onFeatures and
+ * mounts the driver for derivations that require one of them). tests/build-plan.test.ts holds it equal to checks.nix.
+ */
+export const GPU_CHECK_FEATURE = "cuda";
+
+/**
+ * How to declare GPU_CHECK_FEATURE: on NixOS through nix-required-mounts (which also mounts the driver into the
+ * sandbox), elsewhere in nix.conf only where the build sandbox reaches the GPU. NixOS/nixpkgs#380601 (2025-02) reported
+ * that the module's system-features replaced NixOS's defaults (big-parallel, …); whether later nixpkgs merges them was
+ * not read, so the advice says to check.
+ */
+export const GPU_CHECK_FEATURE_HOWTO =
+  "on NixOS: programs.nix-required-mounts.enable = true; and programs.nix-required-mounts.presets.nvidia-gpu.enable = true; " +
+  "(it declares nvidia-gpu, cuda, gpu and opengl and mounts the driver into the sandbox for them; then check that " +
+  "`nix show-config` still lists big-parallel and the gccarch- features, which NixOS/nixpkgs#380601 saw it replace); " +
+  "elsewhere add cuda to system-features only on a machine whose build sandbox reaches the GPU";
+
 /** A builder as Nix sees it: "local" or a machines-file URI, its systems and the features it declares. */
 interface BuilderFeatures {
   name: string;

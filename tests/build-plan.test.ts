@@ -7,7 +7,8 @@ import * as assert from "uvu/assert";
 import { join, resolve } from "node:path";
 import { DEFAULT_ESTIMATE_S, TORCH_BUILD_MODEL, estimateBuild, lowerBound, makePlan, pickNext, PlanError, simulate, transitiveDependents, type NodeState } from "../generator/driver/plan.ts";
 import { capacityOf, jobsRule, startBuilds, type Capacity } from "../generator/driver/concurrency.ts";
-import { selectTargets, SelectionError, targetsFromVariants } from "../generator/driver/targets.ts";
+import { checkTargets, GPU_CHECK_FEATURE, selectTargets, SelectionError, targetsFromVariants } from "../generator/driver/targets.ts";
+import { readFileSync } from "node:fs";
 import { projectFromMatrix } from "../generator/matrix/project.ts";
 import buildMatrix from "./fixtures/build-matrix.ts";
 import { buildCmd } from "../generator/driver/backend.ts";
@@ -290,6 +291,23 @@ test("estimates follow what drives them: CUDA or CPU, the capabilities compiled,
   assert.is(earlier.estimateS, 1234);
   assert.is(earlier.estimateSource, "history");
   assert.is(earlier.estimateBasis, "an earlier build of this variant");
+});
+
+test("build --verify(-gpu): each check target requires the system features its derivation in pkgs/checks.nix requires", () => {
+  const v = { name: "torch-env-python313-cuda13_0-sm90-avx512bf16", system: "x86_64-linux", package: "torch-env", cuda: "13.0", file: "/x.nix", dependsOn: [], requiredSystemFeatures: ["big-parallel", "gccarch-cooperlake"] };
+  const cpu = { ...v, name: "pytorch-python313-cpu-avx2", cuda: null, requiredSystemFeatures: ["big-parallel", "gccarch-haswell"] };
+  const { targets } = checkTargets([v, cpu] as never, "/tmp/checks", true);
+  const by = new Map(targets.map((x) => [x.name, x.requiredSystemFeatures]));
+  // The GPU check: `cuda` (what NixOS's nix-required-mounts nvidia-gpu preset declares) and the ISA feature, not big-parallel.
+  assert.equal(by.get(`check-gpu-${v.name}`), ["cuda", "gccarch-cooperlake"]);
+  assert.equal(by.get(`check-static-${v.name}`), ["gccarch-cooperlake"]);
+  assert.equal(by.get("check-static-pytorch-python313-cpu-avx2"), ["gccarch-haswell"]);
+  assert.not.ok(by.has("check-gpu-pytorch-python313-cpu-avx2"), "no GPU check for a CPU-only variant");
+  // The Nix side says the same: gpuCheck requires [ "cuda" ] ++ isaFeatures, static isaFeatures (the gccarch- entries).
+  const nix = readFileSync(resolve(import.meta.dirname, "../pkgs/checks.nix"), "utf8");
+  assert.match(nix, `gpuCheck = check "gpu" "--gpu \${cuobjdump}" { requiredSystemFeatures = [ "${GPU_CHECK_FEATURE}" ] ++ isaFeatures; }`);
+  assert.match(nix, "static = check \"static\" cuobjdump (if isaFeatures == [ ] then { } else { requiredSystemFeatures = isaFeatures; });");
+  assert.match(readFileSync(resolve(import.meta.dirname, "../pkgs/isa-features.nix"), "utf8"), 'builtins.substring 0 8 f == "gccarch-"');
 });
 
 test.run();

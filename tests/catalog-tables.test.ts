@@ -36,6 +36,8 @@ const WHERE: Record<string, (c: Catalog, m: MachineFacts) => unknown> = {
   "cpu-isas.ts:ARM_HOST_HINTS": (c) => c.armHostHints,
   "cuda.ts:cuda": (c) => c.cuda,
   "cuda.ts:GLIBC_242_CUDA_HEADERS": (c) => c.glibcCudaHeaders,
+  "advisories.ts:KNOWN_VULNERABLE": (c) => c.knownVulnerable,
+  "cuda.ts:CUDA_MINOR_VERSION_COMPAT": (c) => c.cudaMajors,
   "device-code-size.ts:DEVICE_CODE_BYTES": (c) => c.deviceCodeBytes,
   "device-code.ts:bundledDeviceCode": (c) => c.bundledDeviceCode,
   "device-code.ts:EXTRA_SASS": (c) => c.extraSass,

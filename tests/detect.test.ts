@@ -371,11 +371,18 @@ test("DGX Spark (GB10, SM121): 12.0 code on CUDA 12.8 by binary compatibility, n
   assert.not.ok(both.picks[0].binaryCompat);
   assert.ok(both.picks[0].alternatives.includes("torchaudio28-python313-cuda12_8-sm121-armv9"));
 
-  // Same Spark with a GPU driver that predates CUDA 12.9: the binary-compatible 12.8 build, and why not native.
+  // Same Spark with a GPU driver that predates CUDA 12.9 (570 < 575.51.03) but is ≥ 525.60.13, the CUDA 12.x minimum
+  // under minor-version compatibility: the native 12.9 build runs (its code is SASS from every origin), native before
+  // binary-compatible; the reasons say so and what a ≥ 575.51.03 driver adds.
   const oldDriver = host("dgx-spark", { smi: "12.1, NVIDIA GB10, 570.124.06\n" });
   const r = rec(oldDriver, { ...M28, releases: [R28, R29] });
-  assert.equal(r.variants, ["torchaudio28-python313-cuda12_8-sm121-armv9"]);
-  assert.match(r.picks[0].reasons.join("\n"), "needs driver ≥ 575.51.03");
+  assert.equal(r.variants, ["torchaudio29-python313-cuda12_9-sm121-armv9"]);
+  assert.match(r.picks[0].reasons.join("\n"), "runs under CUDA minor-version compatibility: driver 570.124.06 is below 575.51.03, CUDA 12.9's own minimum, but ≥ 525.60.13");
+  assert.ok(r.picks[0].suggestions.some((x) => x.startsWith("a driver ≥ 575.51.03 runs CUDA 12.9 with full support")), r.picks[0].suggestions.join("\n"));
+  // Below 525.60.13 neither runs CUDA 12.9's code nor 12.8's: nothing fits, and the drop names both minimums.
+  const older = rec(host("dgx-spark", { smi: "12.1, NVIDIA GB10, 520.61.05\n" }), { ...M28, releases: [R28, R29] });
+  assert.is(older.status, "none");
+  assert.match(older.picks[0].problems.join("\n"), "and it is below 525.60.13 (the CUDA 12.x minimum under minor-version compatibility)");
 });
 
 test("native before newer: a native build wins over a binary-compatible one on a newer CUDA", () => {
@@ -426,18 +433,25 @@ test("GPU driver too old for the matrix's CUDA: names the minimum driver; sugges
   assert.is(r.status, "none");
   assert.equal(r.variants, []);
   const p = r.picks[0];
-  assert.match(p.problems.join("\n"), "driver 535.183.01 is too old for the matrix's sm90 variants: CUDA 12.8 needs ≥ 570.26");
-  assert.ok(p.suggestions.includes("upgrade the NVIDIA driver to ≥ 570.26 (CUDA 12.8)"));
-  assert.match(p.suggestions.join("\n"), "no CUDA version in the catalog runs on driver 535.183.01");
+  assert.match(p.problems.join("\n"), "driver 520.61.05 is too old for the matrix's sm90 variants: CUDA 12.8 needs ≥ 570.26, and it is below 525.60.13");
+  assert.ok(p.suggestions.some((x) => x.startsWith("upgrade the NVIDIA driver to ≥ 570.26 (CUDA 12.8), or to ≥ 525.60.13 to run it under CUDA minor-version compatibility")), p.suggestions.join("\n"));
+  assert.match(p.suggestions.join("\n"), "no CUDA version in the catalog runs on driver 520.61.05");
   assert.is(r.cpuFallback, "torchaudio-python313-cpu-avx512bf16");
-  // An R560 GPU driver runs CUDA 12.6, which a pin in the catalog carries: that is the matrix.ts change.
-  const r560 = rec(host("h100-old-driver", { smi: "9.0, NVIDIA H100 80GB HBM3, 560.35.03\n" }), M28);
-  assert.ok(r560.picks[0].suggestions.includes(`or add "12.6" to cuda in matrix.ts (CUDA 12.6 runs on driver 560.35.03)`));
+  // R535 and R560 are below CUDA 12.8's own minimum but ≥ 525.60.13: the 12.8 build runs under minor-version
+  // compatibility (SASS 9.0 from every origin), said so; with CUDA 12.6 in the matrix (R560 runs it with full
+  // support) the 12.6 build ranks first.
+  for (const d of ["535.183.01", "560.35.03"]) {
+    const rd = rec(host("h100-old-driver", { smi: `9.0, NVIDIA H100 80GB HBM3, ${d}\n` }), M28);
+    assert.equal(rd.variants, ["torchaudio-python313-cuda12_8-sm90-avx512bf16"], d);
+    assert.match(rd.picks[0].reasons.join("\n"), `runs under CUDA minor-version compatibility: driver ${d} is below 570.26, CUDA 12.8's own minimum, but ≥ 525.60.13`);
+    assert.match(rd.reasons.join("\n"), "under CUDA minor-version compatibility it");
+  }
   const with126 = rec(host("h100-old-driver", { smi: "9.0, NVIDIA H100 80GB HBM3, 560.35.03\n" }), {
     ...M28,
     releases: [{ ...R28, cuda: ["12.6", "12.8"] }],
   });
   assert.equal(with126.variants, ["torchaudio-python313-cuda12_6-sm90-avx512bf16"]);
+  assert.match(with126.picks[0].reasons.join("\n"), "runs under CUDA minor-version compatibility (driver 560.35.03 ≥ 525.60.13");
 });
 
 test("two different GPUs: says so, one variant per GPU kind; a missing SM makes it partial", () => {
@@ -667,7 +681,7 @@ function recordedHosts(): string[] {
 }
 
 test("every recorded host: detect picks a native variant whose modelled wait is the smallest of the fitting native ones", async () => {
-  const [{ loadProject }, { variantRunsOn }] = await Promise.all([
+  const [{ loadProject }, { variantRunsOn, variantDriverSupport }] = await Promise.all([
     import("../generator/matrix/project.ts"),
     import("../generator/matrix/compat.ts"),
   ]);
@@ -683,7 +697,10 @@ test("every recorded host: detect picks a native variant whose modelled wait is 
       // The fitting variants by the one "runs on" rule, and the minimum wait among the native ones, from the model.
       const gpu = pick.capability === null ? null : { capability: pick.capability, driver: hi.gpus.find((g) => g.capability === pick.capability)!.driver };
       const fits = p.variants.filter((v) => v.package === "torch-env" && v.system === hi.system && variantRunsOn(v, hi, gpu, p.catalog));
-      const native = gpu ? fits.filter((v) => !v.binaryCompat && v.cudaCapabilities.includes(gpu.capability)) : fits;
+      const nativeAll = gpu ? fits.filter((v) => !v.binaryCompat && v.cudaCapabilities.includes(gpu.capability)) : fits;
+      // Full driver support ranks before CUDA minor-version compatibility.
+      const full = gpu ? nativeAll.filter((v) => variantDriverSupport(v, gpu, p.catalog) === "full") : nativeAll;
+      const native = full.length ? full : nativeAll;
       const pool = native.length ? native : fits;
       const min = Math.min(...pool.map((v) => variantWait(v, p.variants, p.catalog, hostCapacity(hi)).seconds!));
       const chosen = p.variants.find((v) => v.name === pick.variant)!;
@@ -725,6 +742,96 @@ test("H100 with driver 580: a CUDA 12.9 variant (the pin's default CUDA set), th
   const code = await runDetect({ prefer: "oldest" } as never, async () => ({ catalog: p.catalog, variants: p.variants, excluded: p.excluded }), { out: () => {}, err: (x) => (err += x) });
   assert.is(code, 2);
   assert.match(err, /--prefer: unknown value "oldest"; allowed values: wait, newest/);
+});
+
+test("CUDA minor-version compatibility: a newer minor runs on a driver of its major's minimum when its code needs no PTX JIT", async () => {
+  const { driverSupport, needsPtxJit, variantDriverSupport } = await import("../generator/matrix/compat.ts");
+  const cat = builtInCatalog;
+  const t = (v: string) => cat.cuda.find((c) => c.version === v)!;
+  // The catalog's family minimums (NVIDIA minor-version compatibility: 12.x >= 525, 13.x >= 580).
+  assert.equal(cat.cudaMajors.map((m) => [m.major, m.minDriverLinux]), [["12", "525.60.13"], ["13", "580.65.06"]]);
+  assert.is(driverSupport("595.45.04", t("13.2"), cat.cudaMajors), "full");
+  assert.is(driverSupport("580.159.04", t("13.2"), cat.cudaMajors), "minorCompat");
+  assert.is(driverSupport("575.57.08", t("13.0"), cat.cudaMajors), null, "a 12.x driver never runs 13.x");
+  assert.is(driverSupport("570.124.06", t("12.9"), cat.cudaMajors), "minorCompat");
+  assert.is(driverSupport("520.61.05", t("12.6"), cat.cudaMajors), null, "below 12.x's minimum");
+  assert.is(driverSupport("580.159.04", t("13.2"), []), null, "without the family table, only full support");
+  // The device-code side: SASS for the GPU from torch and from the bundled libraries, or JIT would be needed.
+  const base = { cuda: "13.2", nixpkgs: "2c423e03bbafcff28bfadc6781a4a8257f205cb5" };
+  assert.not.ok(needsPtxJit({ ...base, cudaCapabilities: ["9.0"], cudaCapabilitiesForPackageSet: false }, "9.0", cat), "9.0 is a default of 13.2's set");
+  assert.not.ok(needsPtxJit({ ...base, cudaCapabilities: ["12.0"], cudaCapabilitiesForPackageSet: true }, "12.1", cat), "12.0 SASS runs on 12.1");
+  assert.ok(needsPtxJit({ ...base, cudaCapabilities: ["8.0"], cudaCapabilitiesForPackageSet: true }, "9.0", cat), "no 9.x SASS");
+  // Torch scope on a set whose defaults have no SASS for the GPU: the bundled NCCL/MAGMA would need their PTX JIT-compiled.
+  const noDefaults = { ...cat, nixpkgs: [], cuda: cat.cuda.map((c) => (c.version === "13.2" ? { ...c, nixpkgsDefaultCapabilities: ["7.5", "8.0"] } : c)) };
+  assert.ok(needsPtxJit({ ...base, cudaCapabilities: ["9.0"], cudaCapabilitiesForPackageSet: false }, "9.0", noDefaults));
+  const gpu = { capability: "9.0", driver: "580.159.04" };
+  assert.is(variantDriverSupport({ ...base, cudaCapabilities: ["9.0"], cudaCapabilitiesForPackageSet: false }, gpu, cat), "minorCompat");
+  assert.is(variantDriverSupport({ ...base, cudaCapabilities: ["9.0"], cudaCapabilitiesForPackageSet: false }, gpu, noDefaults), null);
+});
+
+test("H100 with driver 580 (recorded): CUDA 13.2 variants run under minor-version compatibility, said so, ranked after full support; below 580.65.06 no 13.x fits", async () => {
+  const [{ projectFromMatrix }, { default: matrix }] = await Promise.all([import("../generator/matrix/project.ts"), import("../matrix.ts")]);
+  const p = projectFromMatrix({ ...matrix, cuda: ["12.9", "13.0", "13.2"], gpus: ["90"], isas: ["avx512bf16"], packages: ["pytorch"] });
+  const v132 = "pytorch-python313-cuda13_2-sm90-avx512bf16";
+  assert.ok(p.variants.some((v) => v.name === v132), "the default pin carries CUDA 13.2");
+  const r = recommend(host("h100-driver580"), p.variants, p.catalog, { package: "pytorch" });
+  assert.is(r.status, "ok");
+  // Host finding: 13.0 with full support, 13.2 only under minor-version compatibility.
+  assert.is(r.host.maxCuda, "13.0");
+  assert.equal(r.host.minorCompatCuda, ["13.2"]);
+  assert.match(r.reasons.join("\n"), "runs CUDA up to 13.0 of the catalog's 12.6, 12.8, 12.9, 13.0, 13.2 with full support (13.0 needs ≥ 580.65.06); under CUDA minor-version compatibility it also runs 13.2 (needs ≥ 595.45.04), being ≥ 580.65.06 (CUDA 13.x)");
+  const pick = r.picks[0]!;
+  // The 12.9 and 13.0 builds run with full support and rank first; 13.2 is named with what it loses.
+  assert.match(r.variants[0]!, /-cuda(12_9|13_0)-sm90-avx512bf16$/);
+  assert.ok(pick.alternatives.includes(v132), pick.alternatives.join(", "));
+  const line = pick.reasons.find((x) => x.startsWith("runs under CUDA minor-version compatibility"));
+  assert.ok(line, pick.reasons.join("\n"));
+  assert.match(line!, `driver 580.159.04 ≥ 580.65.06, the CUDA 13.x minimum under minor-version compatibility`);
+  assert.match(line!, `${v132} (CUDA 13.2 needs ≥ 595.45.04`);
+  assert.match(line!, "loses JIT of PTX newer than the driver");
+  assert.match(line!, "cudaErrorCallRequiresNewerDriver");
+  assert.not.match(line!, /cuda13_0|cuda12_9/, "13.0 and 12.9 run with full support");
+  // The driver-upgrade line says what a newer driver adds.
+  assert.ok(pick.suggestions.some((x) => x.startsWith("a driver ≥ 595.45.04 runs CUDA 13.2 with full support: it adds JIT of their PTX")), pick.suggestions.join("\n"));
+  // --prefer newest: still full support first (13.0), 13.2 named.
+  const newest = recommend(host("h100-driver580"), p.variants, p.catalog, { package: "pytorch", prefer: "newest" });
+  assert.is(newest.variants[0], "pytorch-python313-cuda13_0-sm90-avx512bf16");
+  // With only 13.2 in the matrix it is the pick, and its own driver line says minor-version compatibility.
+  const only132 = projectFromMatrix({ ...matrix, cuda: ["13.2"], gpus: ["90"], isas: ["avx512bf16"], packages: ["pytorch"] });
+  const r132 = recommend(host("h100-driver580"), only132.variants, only132.catalog, { package: "pytorch" });
+  assert.equal(r132.variants, [v132]);
+  assert.match(r132.picks[0]!.reasons.join("\n"), `runs under CUDA minor-version compatibility: driver 580.159.04 is below 595.45.04, CUDA 13.2's own minimum, but ≥ 580.65.06`);
+  assert.ok(r132.picks[0]!.suggestions.some((x) => x.startsWith("a driver ≥ 595.45.04 runs CUDA 13.2 with full support (the pick's CUDA 13.2 needs ≥ 595.45.04)")));
+  // A driver below the 13.x minimum (an R575 driver): no 13.x variant fits, by either rule.
+  const r575 = recommend(host("h100-driver580", { smi: "9.0, NVIDIA H100 80GB HBM3, 575.57.08\n" }), only132.variants, only132.catalog, { package: "pytorch" });
+  assert.is(r575.status, "none");
+  assert.match(r575.picks[0]!.problems.join("\n"), "driver 575.57.08 is too old for the matrix's sm90 variants: CUDA 13.2 needs ≥ 595.45.04, and it is below 580.65.06 (the CUDA 13.x minimum under minor-version compatibility)");
+  const mixed = recommend(host("h100-driver580", { smi: "9.0, NVIDIA H100 80GB HBM3, 575.57.08\n" }), p.variants, p.catalog, { package: "pytorch" });
+  assert.equal(mixed.variants, ["pytorch-python313-cuda12_9-sm90-avx512bf16"]);
+  assert.not.ok(mixed.picks[0]!.alternatives.some((n) => n.includes("cuda13_")), mixed.picks[0]!.alternatives.join(", "));
+});
+
+test("vLLM below 0.20 (CVE-2026-27893, …): each pin's insecure mark as the catalog knows it, in the variant's notes and detect's warnings", async () => {
+  const { insecureNote } = await import("../generator/catalog/advisories.ts");
+  const vllm = builtInCatalog.packagesOnTorch.find((p) => p.name === "vllm")!;
+  const at = (rev: string, v = "0.16.0") => insecureNote(builtInCatalog, vllm, v, rev, "3.13");
+  // 26.05 (a311611): branched before NixOS/nixpkgs#523800; whether its file marks it is not known: the permission is named.
+  assert.match(at("a3116115851d68b8952a2a4221cc25a84e56b532")!, 'whether nixpkgs a311611\'s file does is not known');
+  assert.match(at("a3116115851d68b8952a2a4221cc25a84e56b532")!, 'nixpkgs.config.permittedInsecurePackages = [ "python3.13-vllm-0.16.0" ]');
+  // Revisions before the mark: said so, no permission asked.
+  assert.match(at("549bd84d6279f9852cae6225e372cc67fb91a4c1")!, "predates NixOS/nixpkgs#523800");
+  assert.not.match(at("549bd84d6279f9852cae6225e372cc67fb91a4c1")!, "permittedInsecurePackages");
+  // A fixed version, or another package: nothing.
+  assert.is(at("2c423e03bbafcff28bfadc6781a4a8257f205cb5", "0.24.0"), null);
+  assert.is(insecureNote(builtInCatalog, builtInCatalog.packagesOnTorch.find((p) => p.name === "torchvision")!, "0.1.0", "x", "3.13"), null);
+  // The variants of a pin with vLLM 0.15.1 (0182a36) carry the note; detect repeats it as a warning.
+  const [{ projectFromMatrix }, { default: matrix }] = await Promise.all([import("../generator/matrix/project.ts"), import("../matrix.ts")]);
+  const p = projectFromMatrix({ ...matrix, releases: [{ torch: "2.9.1", nixpkgs: "0182a361324364ae3f436a63005877674cf45efb" }], cuda: ["12.8"], gpus: ["90"], isas: ["avx512bf16"], packages: ["pytorch", "vllm"] });
+  const v = p.variants.find((x) => x.package === "vllm");
+  assert.ok(v, p.excluded.filter((e) => e.package === "vllm").map((e) => e.reasons[0]).join("\n"));
+  assert.ok(v!.notes.some((n) => n.startsWith(`vLLM ${v!.version} is below 0.20.0, which fixes CVE-2026-27893`)), v!.notes.join("\n"));
+  const r = recommend(host("h100-driver580"), p.variants, p.catalog, { package: "vllm" });
+  assert.ok(r.picks[0]!.warnings.some((w) => w.includes("predates NixOS/nixpkgs#523800")), JSON.stringify(r.picks[0]));
 });
 
 test.run();

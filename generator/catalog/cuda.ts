@@ -15,8 +15,12 @@
  * nvcc reference lists as transcribed in galaxyproject/KegAlign PR #38; nixpkgs
  * pkgs/development/cuda-modules/_cuda/db/bootstrap/cuda.nix; NVIDIA CUDA 13.2 Update 2 release notes (Table 3,
  * and "Deprecated Architectures").
+ *
+ * Not here: CUDA 13.3 and 13.4, because no catalog pin is known to carry them. NixOS/nixpkgs#525130 added
+ * cudaPackages_13_3 (13.3.0; merge date not read), and the nixos-cuda fork has cudaPackages_13_4 at 13.4.2 (its
+ * pkgs/top-level/cuda-packages.nix at 2268c4f). docs/matrix.md, "What no catalog pin carries yet".
  */
-import type { Catalog, CudaHeaderFix, CudaToolkit, NixpkgsPin } from "./schema.ts";
+import type { Catalog, CudaHeaderFix, CudaMajor, CudaToolkit, NixpkgsPin } from "./schema.ts";
 import { compareVersions } from "../versions.ts";
 import { jetsonCapabilities, NIXPKGS_CAPABILITIES, nixpkgsDefaultCapabilitiesFor } from "./gpus.ts";
 
@@ -114,6 +118,51 @@ export const cuda: CudaToolkit[] = [
   },
 ];
 
+
+/**
+ * CUDA minor-version compatibility, per major family: from CUDA 11 on, an application built with any toolkit of a major
+ * family runs "with limited feature-set" on a driver of at least the family's minimum, older than that toolkit's own
+ * Table 3 minimum (`minDriverLinux` above). NVIDIA "CUDA Compatibility", minor-version-compatibility page (read): CUDA
+ * 13.x ≥ 580, CUDA 12.x ≥ 525 (< 580), CUDA 11.x ≥ 450; NVIDIA's data-center driver table (read): R535 and R570
+ * "support CUDA 12.x (through CUDA minor version compatibility)", R580 "CUDA 13.x". The limits, as the page's
+ * "Application Considerations" section states them (read in quotations of that section by stored projects, and in the
+ * page's FAQ: "To use other CUDA APIs introduced in a minor release (that require a new driver)", not in the section
+ * itself): code that reaches the GPU as PTX of the newer toolkit does not JIT on the older driver ("Applications that
+ * compile device code to PTX will not work on older drivers"), and features that need the newer driver fail with
+ * `cudaErrorCallRequiresNewerDriver`. matrix/compat.ts `driverSupport` applies it only to a variant whose code on the
+ * GPU is SASS from every origin (no PTX JIT needed).
+ */
+export const CUDA_MINOR_VERSION_COMPAT: CudaMajor[] = [
+  {
+    major: "12",
+    minDriverLinux: "525.60.13",
+    loses: [
+      "JIT of PTX newer than the driver (code that reaches the GPU only as PTX of the newer toolkit fails to load)",
+      "CUDA APIs of the newer minor that need its driver (cudaErrorCallRequiresNewerDriver)",
+    ],
+    inferred:
+      "the page gives '>= 525'; 525.60.13 is the release notes' Table 2 figure for CUDA 12.x (Linux; Windows 528.33) as " +
+      "quoted by a stored project's fixture of those notes, not read at NVIDIA's page here; taken as the stricter one",
+    source:
+      "NVIDIA CUDA Compatibility, Minor Version Compatibility (docs.nvidia.com/deploy/cuda-compatibility/minor-version-" +
+      "compatibility.html, Table 1: CUDA 12.x >= 525, < 580); NVIDIA data-center drivers, 'Supported Drivers and CUDA " +
+      "Toolkit Versions' (R535, R570: CUDA 12.x through minor version compatibility)",
+  },
+  {
+    major: "13",
+    minDriverLinux: "580.65.06",
+    loses: [
+      "JIT of PTX newer than the driver (code that reaches the GPU only as PTX of the newer toolkit fails to load)",
+      "CUDA APIs of the newer minor that need its driver (cudaErrorCallRequiresNewerDriver)",
+    ],
+    inferred:
+      "the page gives '>= 580'; 580.65.06, CUDA 13.0 GA's own Table 3 minimum (the first 13.x), is taken as the stricter " +
+      "figure: the release notes' Table 2 row for CUDA 13.x was not read",
+    source:
+      "NVIDIA CUDA Compatibility, Minor Version Compatibility (Table 1: CUDA 13.x >= 580, no upper range); NVIDIA " +
+      `data-center drivers, 'Supported Drivers and CUDA Toolkit Versions' (R580: CUDA 13.x through minor version compatibility); ${DRIVER_TABLE} (CUDA 13.0 GA >=580.65.06)`,
+  },
+];
 
 /**
  * glibc 2.42 against CUDA's math headers, a property of a nixpkgs revision rather than of any package: glibc 2.42

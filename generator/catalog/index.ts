@@ -9,7 +9,8 @@
  */
 import { CatalogSchema, MachineFactsSchema, type Catalog, type MachineFacts, type NixpkgsPin, type OnTorchRelease } from "./schema.ts";
 import { gpus, NIXPKGS_CAPABILITIES } from "./gpus.ts";
-import { cuda, GLIBC_242_CUDA_HEADERS } from "./cuda.ts";
+import { cuda, CUDA_MINOR_VERSION_COMPAT, GLIBC_242_CUDA_HEADERS } from "./cuda.ts";
+import { KNOWN_VULNERABLE } from "./advisories.ts";
 import { ARM_CORES, ARM_HOST_HINTS, isas } from "./cpu-isas.ts";
 import { python } from "./python.ts";
 import { torch, nixpkgs } from "./torch.ts";
@@ -60,6 +61,8 @@ export const catalog: Catalog = checkPairings(
     deviceCodeBytes: DEVICE_CODE_BYTES,
     nixpkgsCapabilities: NIXPKGS_CAPABILITIES,
     glibcCudaHeaders: GLIBC_242_CUDA_HEADERS,
+    cudaMajors: CUDA_MINOR_VERSION_COMPAT,
+    knownVulnerable: KNOWN_VULNERABLE,
     publicCudaCaches: PUBLIC_CUDA_CACHES,
     rebuildSeconds: REBUILD_SECONDS,
     extraSass: EXTRA_SASS,

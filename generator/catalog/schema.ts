@@ -71,6 +71,24 @@ export const CudaToolkitSchema = z.object({
 export type CudaToolkit = z.infer<typeof CudaToolkitSchema>;
 
 /**
+ * One CUDA major release family under NVIDIA's minor-version compatibility: an application built with any toolkit of
+ * the family runs, with a limited feature set, on a driver of at least `minDriverLinux` (generator/catalog/cuda.ts
+ * CUDA_MINOR_VERSION_COMPAT; matrix/compat.ts `driverSupport` applies it).
+ */
+export const CudaMajorSchema = z.object({
+  /** "13" */
+  major: z.string().regex(/^\d+$/),
+  /** The family's minimum Linux driver for minor-version compatibility, e.g. "580.65.06". */
+  minDriverLinux: z.string().regex(/^\d+(\.\d+)*$/),
+  /** What an application of a newer minor gives up on such a driver, each in a few words. */
+  loses: z.array(z.string()).min(1),
+  /** Which parts were read at the source and which are taken (inferred), in words. */
+  inferred: z.string().optional(),
+  source,
+});
+export type CudaMajor = z.infer<typeof CudaMajorSchema>;
+
+/**
  * One CPU ISA level. `cflags` turn on only instructions that every CPU in `for` has (ARCHITECTURE.md rule 4).
  */
 export const CpuIsaSchema = z.object({
@@ -561,6 +579,26 @@ const SecondsSchema = z.object({ seconds: z.number().positive(), source });
 export const REBUILT_ORIGINS = ["magma", "nccl", "nvshmem", "triton"] as const;
 
 /** A table keyed by strings, with its source (the Arm core names, the hosts people know them by). */
+/**
+ * Versions of a package built on torch that nixpkgs marks insecure (`meta.knownVulnerabilities`, so evaluation refuses
+ * them unless `config.permittedInsecurePackages` lists their name), and whether each catalog pin's file does
+ * (generator/catalog/advisories.ts).
+ */
+export const KnownVulnerableSchema = z.object({
+  /** A catalog package name ("vllm"). */
+  package: z.string(),
+  /** Versions below this one are affected ("0.20.0", the first with every fix). */
+  below: z.string().regex(/^\d+(\.\d+)*$/),
+  /** The advisories, each with what was read of it. */
+  advisories: z.array(z.string()).min(1),
+  /** The nixpkgs change that marked it, the branch and the day after which it landed. */
+  markedBy: z.object({ pr: z.string(), branch: z.string(), after: z.string().regex(/^\d{4}-\d{2}-\d{2}$/) }),
+  /** Per catalog pin (revision) whose version is below `below`: whether its file marks it, and how that is known. */
+  pins: z.record(z.string(), z.object({ marks: z.enum(["yes", "no", "unknown"]), why: z.string() })),
+  source,
+});
+export type KnownVulnerable = z.infer<typeof KnownVulnerableSchema>;
+
 const NamedTableSchema = z.object({ names: z.record(z.string(), z.string()), source });
 
 /**
@@ -584,6 +622,10 @@ export const CatalogSchema = z.object({
   nixpkgsCapabilities: NixpkgsCapabilityTableSchema,
   /** glibc 2.42 against CUDA's math headers, per nixpkgs revision date (generator/catalog/cuda.ts). */
   glibcCudaHeaders: GlibcCudaHeadersSchema,
+  /** CUDA major families and their minor-version compatibility floors (generator/catalog/cuda.ts). */
+  cudaMajors: z.array(CudaMajorSchema).min(1),
+  /** Package versions nixpkgs marks insecure, per pin (generator/catalog/advisories.ts). */
+  knownVulnerable: z.array(KnownVulnerableSchema),
   /** The public caches of nixpkgs' CUDA packages (generator/catalog/binary-cache.ts). */
   publicCudaCaches: z.array(PublicCudaCacheSchema).min(1),
   /** Default durations of what the cache model counts as rebuilt (generator/catalog/binary-cache.ts). */

@@ -10,10 +10,12 @@
  *    (CUDA C++ Programming Guide, "Binary Compatibility"; no PTX is shipped, so nothing newer and no other major);
  *    a host without an NVIDIA GPU gets a CPU-only variant (`sm` null);
  * 3. driver: the minimum Linux driver of the variant's CUDA version (catalog `minDriverLinux`, toolkit release
- *    notes Table 3) is ≤ the host driver, compared numerically per component;
+ *    notes Table 3) is ≤ the host driver, compared numerically per component; or, through CUDA minor-version
+ *    compatibility, the minimum of its major family (catalog `cudaMajors`) is, and the variant's code on the GPU is
+ *    SASS from every origin (compat.ts `variantDriverSupport`: no PTX JIT);
  * 4. CPU: the host has every `requiredCpuFeatures` entry of the variant's ISA (catalog; `/proc/cpuinfo` spelling);
  * 5. order: native code before binary-compatible code (native = the GPU's own capability is in
- *    `cudaCapabilities`), then the shortest wait (driver/wait.ts: the cache model's dependency builds plus the
+ *    `cudaCapabilities`), then full driver support before minor-version compatibility, then the shortest wait (driver/wait.ts: the cache model's dependency builds plus the
  *    build estimates; `prefer: "newest"` skips this step), then the widest ISA (highest catalog `rank`), then the
  *    newest CUDA version, then the
  *    newest PyTorch release, then the newest Python. Python comes last because the variants differ in nothing
@@ -32,6 +34,8 @@ import type { Catalog } from "../catalog/schema.ts";
 import { nixpkgsBrokenWarnings, type PackageName } from "../catalog/packages.ts";
 import { closurePackages } from "../matrix/naming.ts";
 import { armCoreName, armHostHint, compareVersions, type GpuInfo, type HostInfo } from "./read-host.ts";
+import { cudaMajorOf, driverSupport } from "../matrix/compat.ts";
+import { insecureNote } from "../catalog/advisories.ts";
 import {
   CPU_RULES,
   GPU_RULES,
@@ -127,8 +131,10 @@ export interface Recommendation {
      */
     systemFeatures: string[];
     gpus: { index: number; name: string; capability: string; sm: string; driver: string }[];
-    /** Newest catalog CUDA version the driver runs, or null (no GPU, or driver older than every one). */
+    /** Newest catalog CUDA version the driver runs with full support, or null (no GPU, or driver older than every one). */
     maxCuda: string | null;
+    /** Catalog CUDA versions the driver runs only through CUDA minor-version compatibility (for SASS-only code), ascending. */
+    minorCompatCuda: string[];
     sources: HostInfo["sources"];
     gpuAbsentReason: string | null;
     /** Logical CPUs and memory (read-host.ts readMemory), what the waits are scheduled on. */
@@ -203,25 +209,39 @@ function cpuIsaFinding(f: Facts): string {
   );
 }
 
-/** The newest catalog CUDA version the (oldest) driver runs and what the next one needs; null without a GPU. */
+/**
+ * The newest catalog CUDA version the (oldest) driver runs with full support, the ones it runs only through CUDA
+ * minor-version compatibility (catalog `cudaMajors`), and what the next one needs; null without a GPU.
+ */
 function driverFinding(f: Facts): string | null {
   const { driver, catalog } = f;
   if (!driver) return null;
   const top = f.driverCuda[0];
+  const compat = catalog.cuda
+    .filter((t) => driverSupport(driver, t, catalog.cudaMajors) === "minorCompat")
+    .sort((a, b) => compareVersions(a.version, b.version));
+  const majors = uniq(compat.map((t) => cudaMajorOf(t.version, catalog.cudaMajors)!));
+  const compatWords = compat.length
+    ? `under CUDA minor-version compatibility it ${top ? "also " : ""}runs ${compat.map((t) => `${t.version} (needs ≥ ${t.minDriverLinux})`).join(", ")}, ` +
+      `being ≥ ${majors.map((m) => `${m.minDriverLinux} (CUDA ${m.major}.x)`).join(", ")}: a variant of those whose code on the GPU is ` +
+      `SASS runs, losing ${majors[0]!.loses.join("; ")}`
+    : "";
   if (!top) {
     const oldest = [...catalog.cuda].sort((a, b) => compareVersions(a.minDriverLinux, b.minDriverLinux))[0];
     return (
-      `driver ${driver} is older than every CUDA version in the catalog needs (the oldest requirement is ` +
-      `CUDA ${oldest.version}: ≥ ${oldest.minDriverLinux})`
+      `driver ${driver} is older than every CUDA version in the catalog needs with full support (the oldest requirement is ` +
+      `CUDA ${oldest.version}: ≥ ${oldest.minDriverLinux})` +
+      (compat.length ? `; ${compatWords}` : "")
     );
   }
   const next = catalog.cuda
-    .filter((c) => compareVersions(c.version, top.version) > 0)
+    .filter((c) => compareVersions(c.version, top.version) > 0 && !compat.includes(c))
     .sort((a, b) => compareVersions(a.version, b.version))[0];
   return (
     `driver ${driver} runs CUDA up to ${top.version} of the catalog's ${catalog.cuda.map((c) => c.version).join(", ")} ` +
-    `(${top.version} needs ≥ ${top.minDriverLinux}` +
-    (next ? `; ${next.version} would need ≥ ${next.minDriverLinux})` : ")")
+    `with full support (${top.version} needs ≥ ${top.minDriverLinux}` +
+    (next ? `; ${next.version} would need ≥ ${next.minDriverLinux})` : ")") +
+    (compat.length ? `; ${compatWords}` : "")
   );
 }
 
@@ -273,6 +293,10 @@ function withVerdict(p: Pick, v: Verdict, catalog: Catalog): Pick {
     p.reasons.push(...v.reasons);
     p.alternatives = v.alternatives;
     p.warnings = nixpkgsBrokenWarnings(catalog, closurePackages(v.variant), { rev: v.variant.nixpkgs, cuda: v.variant.cuda, system: v.variant.system });
+    // nixpkgs' insecure mark on the package itself (catalog/advisories.ts): evaluation may refuse it.
+    const own = catalog.packagesOnTorch.find((x) => x.name === v.variant.package);
+    const insecure = own ? insecureNote(catalog, own, v.variant.version, v.variant.nixpkgs, v.variant.python) : null;
+    if (insecure) p.warnings.push(insecure);
   } else p.problems.push(...v.problems);
   p.suggestions.push(...v.suggestions);
   return p;
@@ -317,6 +341,12 @@ function hostSummary(f: Facts): Recommendation["host"] {
     systemFeatures: f.isas.runnable.map(gccarchFeature),
     gpus: host.gpus.map(({ index, name, capability, sm, driver }) => ({ index, name, capability, sm, driver })),
     maxCuda: f.driverCuda[0]?.version ?? null,
+    minorCompatCuda: f.driver
+      ? f.catalog.cuda
+          .filter((t) => driverSupport(f.driver!, t, f.catalog.cudaMajors) === "minorCompat")
+          .map((t) => t.version)
+          .sort(compareVersions)
+      : [],
     sources: host.sources,
     gpuAbsentReason: host.gpuAbsentReason,
     logicalCpus: host.cpu.logicalCpus,

@@ -16,11 +16,14 @@
  *
  * Sources of the facts the rules encode: binary compatibility (same major, minor ≤ the GPU's) from the CUDA C++
  * Programming Guide, "Binary Compatibility" (compat.ts `capabilitiesRunOn`); a CUDA version's minimum Linux driver
- * from the toolkit release notes, Table 3 (catalog `minDriverLinux`); which capabilities an nvcc compiles (catalog
+ * from the toolkit release notes, Table 3 (catalog `minDriverLinux`), and its major family's minimum under CUDA
+ * minor-version compatibility, for a variant that needs no PTX JIT (catalog `cudaMajors`, compat.ts
+ * `variantDriverSupport`): such a fit is named, with what it loses, and ranks after the fits with full driver
+ * support; which capabilities an nvcc compiles (catalog
  * `cuda[].capabilities`); the CPU features an ISA needs (catalog/cpu-isas.ts `requiredCpuFeatures`); which nixpkgs
  * pin carries a CUDA version with a working torch (catalog `nixpkgs[].cuda`, `brokenCuda`).
  */
-import { capabilitiesRunOn, cudaForDriver, isaFit, variantRunsOn } from "../matrix/compat.ts";
+import { capabilitiesRunOn, cudaForDriver, cudaMajorOf, isaFit, variantDriverSupport, variantRunsOn } from "../matrix/compat.ts";
 import type { Excluded, Variant } from "../matrix/schema.ts";
 import type { Catalog, CpuIsa, CudaToolkit, GpuArch } from "../catalog/schema.ts";
 import type { PackageName } from "../catalog/packages.ts";
@@ -103,8 +106,12 @@ export interface GpuCase {
   forSm: Variant[];
   /** Of `forSm`, those whose code runs on `cap` (same major, minor ≤ it). */
   runs: Variant[];
-  /** Of `runs`, those whose CUDA version's minimum driver is ≤ `driver`. */
+  /** Of `runs`, those the driver runs: its CUDA's own minimum driver ≤ `driver`, or minor-version compatibility. */
   driverOk: Variant[];
+  /** Of `runs`, those whose CUDA version's own minimum driver is ≤ `driver` (full support). */
+  fullDriver: Variant[];
+  /** Of `fits`, those that run only through CUDA minor-version compatibility (compat.ts `variantDriverSupport`). */
+  minorCompat: Variant[];
   /** The candidates that run on this GPU (compat.ts `variantRunsOn`), best first (`bestFirst`). */
   fits: Variant[];
 }
@@ -148,16 +155,21 @@ function cmpDesc(a: string | null, b: string | null): number {
 
 /**
  * The preference order of fitting variants, best first: native code on `cap` before binary-compatible code (no
- * native test for `cap` null), then with `wait` the shortest modelled wait (driver/wait.ts; an unknown wait last), then
- * the widest ISA, the newest CUDA, the newest PyTorch, the newest Python, the name. Without `wait` (`--prefer newest`)
- * the wait is not compared.
+ * native test for `cap` null), then full driver support before CUDA minor-version compatibility (`minorCompat`: it
+ * loses PTX JIT and the newer APIs), then with `wait` the shortest modelled wait (driver/wait.ts; an unknown wait last),
+ * then the widest ISA, the newest CUDA, the newest PyTorch, the newest Python, the name. Without `wait` (`--prefer
+ * newest`) the wait is not compared.
  */
-export function bestFirst(cap: string | null, rankOf: (k: string) => number, wait?: (v: Variant) => Wait) {
+export function bestFirst(cap: string | null, rankOf: (k: string) => number, wait?: (v: Variant) => Wait, minorCompat?: (v: Variant) => boolean) {
   const secs = (v: Variant) => wait!(v).seconds ?? Infinity;
   return (a: Variant, b: Variant): number => {
     if (cap !== null) {
       const n = Number(isNative(b, cap)) - Number(isNative(a, cap));
       if (n !== 0) return n;
+    }
+    if (minorCompat) {
+      const m = Number(minorCompat(a)) - Number(minorCompat(b));
+      if (m !== 0) return m;
     }
     if (wait) {
       const w = secs(a) - secs(b);
@@ -277,15 +289,16 @@ export function gpuCase(f: Facts, cap: string, gs: readonly GpuInfo[]): GpuCase 
   const driver = oldestDriver(gs);
   const forSm = f.pool.filter((v) => v.sm === sm);
   const runs = forSm.filter((v) => capabilitiesRunOn(v.cudaCapabilities, cap));
-  const driverOk = runs.filter((v) => {
-    const t = v.cuda === null ? undefined : f.cudaByVersion.get(v.cuda);
-    return t !== undefined && compareVersions(t.minDriverLinux, driver) <= 0;
-  });
+  const support = new Map(runs.map((v) => [v, variantDriverSupport(v, { capability: cap, driver }, f.catalog)] as const));
+  const driverOk = runs.filter((v) => support.get(v) !== null);
+  const fullDriver = runs.filter((v) => support.get(v) === "full");
+  const isMinorCompat = (v: Variant) => support.get(v) === "minorCompat";
   // The one rule (compat.ts); the narrowing above only explains a miss.
   const fits = f.pool
     .filter((v) => variantRunsOn(v, f.host, { capability: cap, driver }, f.catalog))
-    .sort(bestFirst(cap, f.rankOf, byWait(f)));
-  return { f, sm, cap, driver, arch: f.catalog.gpus.find((g) => g.sm === sm), forSm, runs, driverOk, fits };
+    .sort(bestFirst(cap, f.rankOf, byWait(f), isMinorCompat));
+  const minorCompat = fits.filter(isMinorCompat);
+  return { f, sm, cap, driver, arch: f.catalog.gpus.find((g) => g.sm === sm), forSm, runs, driverOk, fullDriver, minorCompat, fits };
 }
 
 /**
@@ -362,7 +375,7 @@ function nativeHint(c: GpuCase): { reasons: string[]; suggestions: string[] } {
   if (nativeInMatrix.length) {
     const why = nativeInMatrix.map((v) => {
       const t = f.cudaByVersion.get(v.cuda!);
-      if (t && compareVersions(t.minDriverLinux, driver) > 0) return `${v.name} needs driver ≥ ${t.minDriverLinux}`;
+      if (t && !c.driverOk.includes(v)) return `${v.name} needs driver ≥ ${t.minDriverLinux}${minorCompatFloor(f, t, cap, v)}`;
       if (!f.isas.runnable.some((i) => i.key === v.isa)) return `${v.name} needs ${f.isas.missing.get(v.isa)?.join(" ") ?? v.isa}`;
       return `${v.name} does not fit`;
     });
@@ -379,6 +392,87 @@ function nativeHint(c: GpuCase): { reasons: string[]; suggestions: string[] } {
         (newer ? ` (CUDA ${native.version} needs driver ≥ ${native.minDriverLinux}; this one is ${driver})` : ""),
     ],
   };
+}
+
+/** "CUDA 13.x's minor-version-compatibility minimum 580.65.06": the family floor of toolkit `t`, or null without one. */
+function majorFloor(f: Facts, t: CudaToolkit): { words: string; min: string; loses: string[] } | null {
+  const m = cudaMajorOf(t.version, f.catalog.cudaMajors);
+  return m ? { words: `the CUDA ${m.major}.x minimum under minor-version compatibility`, min: m.minDriverLinux, loses: m.loses } : null;
+}
+
+/**
+ * For a variant the driver does not run: " (or ≥ M under CUDA minor-version compatibility)" when its major family has
+ * a floor and the variant needs no PTX JIT on `cap`; why that does not help when it needs JIT; "" without a floor.
+ */
+function minorCompatFloor(f: Facts, t: CudaToolkit, cap: string, v: Variant): string {
+  const m = majorFloor(f, t);
+  if (!m) return "";
+  if (variantDriverSupport(v, { capability: cap, driver: m.min }, f.catalog) === null)
+    return ` (minor-version compatibility cannot serve it: it would need PTX JIT on ${cap})`;
+  return ` (or ≥ ${m.min} under CUDA minor-version compatibility)`;
+}
+
+/** "CUDA 13.2 (needs ≥ 595.45.04)" per CUDA version of `vs`, in order. */
+function ownMinimums(f: Facts, vs: readonly Variant[]): string {
+  return uniq(vs.map((v) => v.cuda!))
+    .map((ver) => `CUDA ${ver} (needs ≥ ${f.cudaByVersion.get(ver)!.minDriverLinux})`)
+    .join(", ");
+}
+
+/**
+ * The reason line of a pick that runs through CUDA minor-version compatibility: the driver is below its CUDA's own
+ * minimum but ≥ its major's, its code on `cap` is SASS from every origin (no PTX JIT), and what it loses.
+ */
+function minorCompatPickLine(c: GpuCase, best: Variant): string {
+  const t = c.f.cudaByVersion.get(best.cuda!)!;
+  const m = majorFloor(c.f, t)!;
+  return (
+    `runs under CUDA minor-version compatibility: driver ${c.driver} is below ${t.minDriverLinux}, CUDA ${t.version}'s own minimum, ` +
+    `but ≥ ${m.min}, ${m.words}, and ${best.name} needs no PTX JIT on ${c.cap} (SASS from torch and from the bundled NCCL, MAGMA ` +
+    `and NVSHMEM); loses ${m.loses.join("; ")}`
+  );
+}
+
+/**
+ * The fits other than `best` that run only through CUDA minor-version compatibility, one per CUDA version, with their
+ * wait against `best` and what they lose; [] when there are none.
+ */
+function minorCompatFitsLine(c: GpuCase, best: Variant): string[] {
+  const { f } = c;
+  const others = c.minorCompat.filter((v) => v !== best);
+  if (!others.length) return [];
+  const perCuda = uniq(others.map((v) => v.cuda!)).map((ver) => others.find((v) => v.cuda === ver && v.isa === best.isa) ?? others.find((v) => v.cuda === ver)!);
+  const wb = f.wait(best).seconds;
+  const delta = (v: Variant) => {
+    const w = f.wait(v).seconds;
+    if (wb === null || w === null) return "";
+    const d = w - wb;
+    return `, ${d >= 0 ? "+" : "−"}${hours(Math.abs(d))} against the pick`;
+  };
+  const m = majorFloor(f, f.cudaByVersion.get(perCuda[0].cuda!)!)!;
+  return [
+    `runs under CUDA minor-version compatibility (driver ${c.driver} ≥ ${m.min}, ${m.words}; below each one's own minimum; SASS ` +
+      `for ${c.cap} from every origin, so no PTX JIT): ` +
+      perCuda.map((v) => `${v.name} (CUDA ${v.cuda} needs ≥ ${f.cudaByVersion.get(v.cuda!)!.minDriverLinux}${delta(v)})`).join(", ") +
+      `; loses ${m.loses.join("; ")}; ranked after the variants the driver fully supports`,
+  ];
+}
+
+/**
+ * What a newer driver adds when the pick or other fits run only through minor-version compatibility: the driver that
+ * runs all of them with full support, and what that gives back. [] when none does.
+ */
+function driverUpgradeAdds(c: GpuCase, best: Variant): string[] {
+  const { f } = c;
+  if (!c.minorCompat.length) return [];
+  const ts = uniq(c.minorCompat.map((v) => v.cuda!)).map((ver) => f.cudaByVersion.get(ver)!);
+  const top = [...ts].sort((a, b) => compareVersions(b.minDriverLinux, a.minDriverLinux))[0];
+  const vers = ts.map((t) => t.version).sort(compareVersions).join(", ");
+  return [
+    `a driver ≥ ${top.minDriverLinux} runs CUDA ${vers} with full support` +
+      (c.minorCompat.includes(best) ? ` (the pick's CUDA ${best.cuda} needs ≥ ${f.cudaByVersion.get(best.cuda!)!.minDriverLinux})` : "") +
+      `: it adds JIT of their PTX (extensions or libraries that load PTX of CUDA ${vers}) and the CUDA ${vers} APIs that need their driver`,
+  ];
 }
 
 // --- the rules --------------------------------------------------------------------------------------------------
@@ -418,15 +512,16 @@ function gpuVariantFits(c: GpuCase): Verdict | null {
         ? `binary-compatible code: CUDA ${best.cuda}'s nvcc cannot compile ${cap}, so ${best.name} carries ` +
           `${best.cudaCapabilities.join(", ")} code, which runs on ${cap} (same major, lower or equal minor)`
         : `native code: ${best.name} carries ${best.cudaCapabilities.join(", ")} code compiled by CUDA ${best.cuda}'s nvcc`,
-      `driver ${driver} ≥ ${toolkit.minDriverLinux}, the minimum CUDA ${best.cuda} needs`,
+      c.minorCompat.includes(best) ? minorCompatPickLine(c, best) : `driver ${driver} ≥ ${toolkit.minDriverLinux}, the minimum CUDA ${best.cuda} needs`,
       `ISA ${best.isa}, CUDA ${best.cuda}, PyTorch ${best.torchVersion}, Python ${best.python}: ` +
-        `of ${c.fits.length} fitting variant(s), ordered native first, then ${f.prefer === "wait" ? "shortest wait, " : ""}widest ISA, newest CUDA, newest PyTorch, newest Python` +
+        `of ${c.fits.length} fitting variant(s), ordered native first, then full driver support before minor-version compatibility, then ${f.prefer === "wait" ? "shortest wait, " : ""}widest ISA, newest CUDA, newest PyTorch, newest Python` +
         (f.prefer === "newest" ? " (--prefer newest)" : ""),
       `wait (model: cache misses and build estimates ${waitBasis(f.capacity)}): ${waitWords(f.wait(best))}`,
       ...hint.reasons,
       ...newerCudaTrade(c, best),
+      ...minorCompatFitsLine(c, best),
     ],
-    suggestions: [...hint.suggestions, ...driverUpgradeSaves(c, best), ...widerIsaSuggestion(f, best)],
+    suggestions: [...hint.suggestions, ...driverUpgradeLines(c, best), ...widerIsaSuggestion(f, best)],
     alternatives: alternativesOf(c),
   };
 }
@@ -439,7 +534,14 @@ function newerCudaTrade(c: GpuCase, best: Variant): string[] {
   const { f, cap } = c;
   if (f.prefer !== "wait" || best.cuda === null) return [];
   const newer = c.fits
-    .filter((v) => v.cuda !== null && compareVersions(v.cuda, best.cuda!) > 0 && isNative(v, cap) === isNative(best, cap) && v.isa === best.isa)
+    .filter(
+      (v) =>
+        v.cuda !== null &&
+        compareVersions(v.cuda, best.cuda!) > 0 &&
+        isNative(v, cap) === isNative(best, cap) &&
+        v.isa === best.isa &&
+        c.minorCompat.includes(v) === c.minorCompat.includes(best),
+    )
     .sort((a, b) => compareVersions(b.cuda!, a.cuda!))[0];
   if (!newer) return [];
   const [wb, wn] = [f.wait(best), f.wait(newer)];
@@ -460,7 +562,7 @@ function driverUpgradeSaves(c: GpuCase, best: Variant): string[] {
   const { f, cap } = c;
   const wb = f.wait(best).seconds;
   if (f.prefer !== "wait" || wb === null) return [];
-  const blocked = c.runs.filter((v) => v.isa === best.isa && isNative(v, cap) >= isNative(best, cap) && !c.driverOk.includes(v) && f.cudaByVersion.has(v.cuda!));
+  const blocked = c.runs.filter((v) => v.isa === best.isa && isNative(v, cap) >= isNative(best, cap) && !c.fullDriver.includes(v) && f.cudaByVersion.has(v.cuda!));
   const better = blocked
     .map((v) => ({ v, s: f.wait(v).seconds }))
     .filter((x): x is { v: Variant; s: number } => x.s !== null && x.s < wb)
@@ -469,8 +571,22 @@ function driverUpgradeSaves(c: GpuCase, best: Variant): string[] {
   const t = f.cudaByVersion.get(better.v.cuda!)!;
   return [
     `a driver ≥ ${t.minDriverLinux} (CUDA ${t.version}) would save about ${hours(wb - better.s)}: ${better.v.name} ` +
-      `waits ${waitWords(f.wait(better.v))} (this driver ${c.driver} allows CUDA ≤ ${f.driverCuda[0]?.version ?? "none"})`,
+      `waits ${waitWords(f.wait(better.v))} (this driver ${c.driver} allows CUDA ≤ ${f.driverCuda[0]?.version ?? "none"} with full support` +
+      (c.minorCompat.includes(better.v) ? `; ${better.v.name} runs on it already under CUDA minor-version compatibility, ranked after full support)` : ")"),
   ];
+}
+
+/**
+ * The driver-upgrade suggestions of a pick: what a newer driver would save (`driverUpgradeSaves`) and what it adds over
+ * minor-version compatibility (`driverUpgradeAdds`), as one line when both name the same driver.
+ */
+function driverUpgradeLines(c: GpuCase, best: Variant): string[] {
+  const saves = driverUpgradeSaves(c, best);
+  const adds = driverUpgradeAdds(c, best);
+  const driverOf = (line: string) => /^a driver ≥ (\S+)/.exec(line)?.[1];
+  if (saves.length && adds.length && driverOf(saves[0]!) === driverOf(adds[0]!))
+    return [`${saves[0]}; it also ${adds[0]!.replace(/^a driver ≥ \S+ /, "")}`];
+  return [...saves, ...adds];
 }
 
 /** Drop: the catalog (generator/catalog/gpus.ts) does not know this GPU, so no matrix.ts change can add it. */
@@ -592,11 +708,19 @@ function driverTooOld(c: GpuCase): Verdict | null {
     .filter((t): t is CudaToolkit => t !== undefined)
     .sort((a, b) => compareVersions(a.minDriverLinux, b.minDriverLinux));
   const lowest = needs[0];
+  const floors = uniq(needs.map((t) => majorFloor(f, t)).filter((m): m is NonNullable<typeof m> => m !== null).map((m) => `${m.min} (${m.words})`));
   const problems = [
     `driver ${driver} is too old for the matrix's sm${sm} variants: ` +
-      needs.map((t) => `CUDA ${t.version} needs ≥ ${t.minDriverLinux}`).join(", "),
+      needs.map((t) => `CUDA ${t.version} needs ≥ ${t.minDriverLinux}`).join(", ") +
+      (floors.length ? `, and it is below ${floors.join(", ")}` : ""),
   ];
-  const upgrade = lowest ? [`upgrade the NVIDIA driver to ≥ ${lowest.minDriverLinux} (CUDA ${lowest.version})`] : [];
+  const compatOk = lowest ? c.runs.find((v) => v.cuda === lowest.version) : undefined;
+  const floor = lowest ? majorFloor(f, lowest) : null;
+  const viaCompat =
+    floor && compatOk && variantDriverSupport(compatOk, { capability: c.cap, driver: floor.min }, f.catalog) !== null
+      ? `, or to ≥ ${floor.min} to run it under CUDA minor-version compatibility (losing ${floor.loses.join("; ")})`
+      : "";
+  const upgrade = lowest ? [`upgrade the NVIDIA driver to ≥ ${lowest.minDriverLinux} (CUDA ${lowest.version})${viaCompat}`] : [];
   return drop(problems, [...upgrade, cudaForOldDriver(c)]);
 }
 

@@ -12,6 +12,7 @@
  * nearest names (`nearestNames` of suggest.ts, the one nearest-name search).
  */
 import { existsSync } from "node:fs";
+import { GPU_CHECK_FEATURE } from "../system-features.ts";
 import { isAbsolute, join, relative, resolve } from "node:path";
 import { InputError } from "../errors.ts";
 import { checkFilterValues, matchFilters, parseFilters, type Filterable } from "../matrix/filters.ts";
@@ -37,9 +38,21 @@ export type BuildTarget = Pick<Variant, "name" | "package" | "dependsOn" | "pyth
   };
 
 /**
+ * The requiredSystemFeatures of a check derivation, as pkgs/checks.nix writes them: the variant's `gccarch-…`
+ * features (pkgs/isa-features.nix), and for the GPU check `cuda` before them. Not the variant's `big-parallel`.
+ */
+export function checkFeatures(v: Pick<BuildTarget, "requiredSystemFeatures">, kind: "static" | "gpuCheck"): string[] {
+  const isa = (v.requiredSystemFeatures ?? []).filter((f) => f.startsWith("gccarch-"));
+  return kind === "gpuCheck" ? [GPU_CHECK_FEATURE, ...isa] : isa;
+}
+
+export { GPU_CHECK_FEATURE };
+
+/**
  * The check targets of `build --verify`: for each variant, a node `check-static-NAME` (and with `gpu`,
  * `check-gpu-NAME` for CUDA variants) that depends on it and builds `(import FILE { }).tests.static` (or
- * `.gpuCheck`) of the variant's own file, through a one-line .nix file written to `dir`.
+ * `.gpuCheck`) of the variant's own file, through a one-line .nix file written to `dir`; each with the system
+ * features its derivation requires (`checkFeatures`), so builders are chosen and refused as Nix would.
  * @returns the check targets and the files to write (path → contents); nothing is written here.
  */
 export function checkTargets(variants: readonly BuildTarget[], dir: string, gpu: boolean): { targets: BuildTarget[]; files: Map<string, string> } {
@@ -52,7 +65,7 @@ export function checkTargets(variants: readonly BuildTarget[], dir: string, gpu:
       const name = `check-${kind === "static" ? "static" : "gpu"}-${v.name}`;
       const file = join(dir, `${name}.nix`);
       files.set(file, `# variant-matrix build --verify: the ${kind} check of ${commentText(v.name)} (pkgs/checks.nix)\n(import ${nixString(v.file)} { }).tests.${kind}\n`);
-      targets.push({ ...v, name, file, dependsOn: [v.name], check: { of: v.name, kind } });
+      targets.push({ ...v, name, file, dependsOn: [v.name], check: { of: v.name, kind }, requiredSystemFeatures: checkFeatures(v, kind) });
     }
   }
   return { targets, files };

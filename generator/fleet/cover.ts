@@ -6,19 +6,21 @@
  * candidate variant covers an element when it runs there by the catalog's rules, the same ones `detect` applies:
  * the host's system, an ISA whose instructions the host's CPU has, and for a GPU a variant named for that GPU's SM
  * whose code runs on it (capabilityRunsOn: same major, minor ≤ the GPU's; sm121 on CUDA 12.8 carries 12.0 code)
- * from a CUDA version the GPU driver supports. Like detect, it never hands a GPU a variant built and named for another
+ * from a CUDA version the GPU driver supports (with full support, or through CUDA minor-version compatibility for a
+ * variant that needs no PTX JIT: compat.ts `variantDriverSupport`). Like detect, it never hands a GPU a variant built and named for another
  * GPU, even where that code would load.
  *
  * The choice is a minimum set cover, solved exactly by branch and bound: pick the uncovered element with the
  * fewest candidates and branch on each candidate covering it (every cover holds one of them), pruning branches
  * that cannot beat the best cover found. Among covers of the fewest variants it minimises the total preference
- * cost: native code before binary-compatible code, then the shortest modelled wait (driver/wait.ts), then the host's
+ * cost: native code before binary-compatible code, then full driver support before minor-version compatibility, then
+ * the shortest modelled wait (driver/wait.ts), then the host's
  * widest ISA, then the newest CUDA: detect's order. Instances
  * are small (tens of candidates); past `maxNodes` the search stops and the greedy cover is used, and `method`
  * says which ran.
  */
 import { compareVersions } from "../versions.ts";
-import { isaFit, variantRunsOn } from "../matrix/compat.ts";
+import { isaFit, variantDriverSupport, variantRunsOn } from "../matrix/compat.ts";
 import type { HostInfo } from "../detect/read-host.ts";
 import { isNative } from "../detect/recommend.ts";
 import { variantWait, type Wait } from "../driver/wait.ts";
@@ -99,7 +101,8 @@ export function runsOn(v: Variant, e: Element, host: HostInfo, catalog: Catalog)
 
 /**
  * Preference cost of running `v` on `e` (lower is better), detect's order (detect/rules.ts bestFirst): 10,000,000 for
- * binary-compatible instead of native code, then 100 per minute of the variant's modelled wait (`o.waitS`, driver/wait.ts;
+ * binary-compatible instead of native code, 1,000,000 for a CUDA the GPU driver runs only through minor-version
+ * compatibility, then 100 per minute of the variant's modelled wait (`o.waitS`, driver/wait.ts;
  * 0 when not given), 10 per ISA rank below the host's widest runnable ISA, 1 per newer CUDA version among the
  * candidates (`o.cudaOrder`, newest first).
  */
@@ -109,7 +112,9 @@ export function preferenceCost(v: Variant, e: Element, host: HostInfo, o: { cata
   const best = Math.max(...ranks.values());
   const native = e.capability === null || isNative(v, e.capability);
   const cudaPos = v.cuda === null ? 0 : Math.max(0, cudaOrder.indexOf(v.cuda));
-  return (native ? 0 : 10_000_000) + Math.round(waitS / 60) * 100 + (best - (ranks.get(v.isa) ?? 0)) * 10 + cudaPos;
+  const gpu = e.capability === null ? null : { capability: e.capability, driver: host.gpus.find((g) => g.capability === e.capability)!.driver };
+  const minorCompat = gpu !== null && variantDriverSupport(v, gpu, catalog) === "minorCompat";
+  return (native ? 0 : 10_000_000) + (minorCompat ? 1_000_000 : 0) + Math.round(waitS / 60) * 100 + (best - (ranks.get(v.isa) ?? 0)) * 10 + cudaPos;
 }
 
 /**

@@ -17,6 +17,7 @@ import { PACKAGES } from "../catalog/packages.ts";
 import { preferredPin } from "../catalog/index.ts";
 import { ENV_PACKAGE, TORCH_PACKAGE, caveatsFor, fixesFor, fixText, onTorch, packageBuildFor, releaseOf, releaseServes, type PackageCudaBuild, type PackageOnTorch } from "../catalog/packages.ts";
 import { glibcCudaHeaderNote, nixpkgsCudaFacts, type NixpkgsCudaFacts } from "../catalog/cuda.ts";
+import { insecureNote } from "../catalog/advisories.ts";
 import { environmentPackage, formatCombination, formatName, torchSiblingName } from "./naming.ts";
 import { extraPromise } from "../catalog/extras.ts";
 import { compareVersions } from "../versions.ts";
@@ -395,6 +396,8 @@ function packageNotes(c: KeptCombo, k: KeptPackage): string[] {
         `(${rel.source.split(";")[0]}); here it is built from source against PyTorch ${release.version}.`,
     );
   if (p) for (const note of caveatsFor(p, cuda?.version ?? null, isa.system)) notes.push(`${note}.`);
+  const insecure = p ? insecureNote(c.catalog, p, version, pin.rev, py.version) : null;
+  if (insecure) notes.push(insecure);
   if (p) notes.push(`Built against ${torchName} (the same torch derivation).`);
   if (pkg === ENV_PACKAGE)
     notes.push(

@@ -11,7 +11,7 @@
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { basename, dirname, join, normalize } from "node:path";
 import { compareVersions } from "../versions.ts";
-import { systemFeaturesLine } from "../system-features.ts";
+import { GPU_CHECK_FEATURE, GPU_CHECK_FEATURE_HOWTO, systemFeaturesLine } from "../system-features.ts";
 // Start-up exception (tests/catalog-tables.test.ts): commands/verify.ts loads this module at the CLI's start-up, so it
 // reads the tables below from their modules, not through catalog/index.ts (which parses every table with zod). None of
 // them is extended by local-catalog.json: the public caches, the ISA table (hostGccarch) and the machine facts are the
@@ -316,7 +316,9 @@ const CHECKS: readonly Check[] = [
             (c.backend === "nix" ? " (--builders)" : " (the nix backend's --builders, or flox on that machine)"),
         };
       const fixConf: NixConfFix = { file: "/etc/nix/nix.conf", lines: [systemFeaturesLine(missing)], nixos: "nix.settings.system-features" };
-      return { status: "fail", detail, fix: confFixText(fixConf), conf: fixConf };
+      // The GPU checks' `cuda` (build --verify-gpu) needs the driver in the sandbox too, not only the declaration.
+      const gpu = missing.includes(GPU_CHECK_FEATURE) ? `; for ${GPU_CHECK_FEATURE} (the GPU checks): ${GPU_CHECK_FEATURE_HOWTO}` : "";
+      return { status: "fail", detail, fix: confFixText(fixConf) + gpu, conf: fixConf };
     },
   },
   {
