@@ -29,311 +29,6 @@ function majorMinor(version) {
   return version.split(".").slice(0, 2).join(".");
 }
 
-// generator/catalog/gpus.ts
-var CUDA_GPUS = "NVIDIA 'CUDA GPU Compute Capability' table (developer.nvidia.com/cuda-gpus)";
-var LEGACY_GPUS = "NVIDIA 'Legacy CUDA GPU Compute Capability' table (developer.nvidia.com/cuda-legacy-gpus)";
-var NIX_DB = "nixpkgs pkgs/development/cuda-modules/_cuda/db/bootstrap/cuda.nix (cudaCapabilityToInfo)";
-var gpus = [
-  {
-    sm: "70",
-    capability: "7.0",
-    family: "Volta",
-    products: ["V100", "Quadro GV100", "TITAN V"],
-    label: "V100",
-    systems: ["x86_64-linux", "aarch64-linux"],
-    note: "CUDA 13.0 removed offline compilation for Volta (sm_70/sm_72): build it with CUDA 12.x only.",
-    source: `${LEGACY_GPUS}; ${NIX_DB} ("7.0" Volta, maxCudaMajorMinorVersion 12.9)`
-  },
-  {
-    sm: "72",
-    capability: "7.2",
-    family: "Volta",
-    products: ["Jetson AGX Xavier", "Jetson Xavier NX"],
-    label: "Jetson AGX Xavier",
-    systems: ["aarch64-linux"],
-    note: "Tegra SoC GPU (aarch64 only).",
-    // Carmel is Armv8.2-A but reports no asimddp, so not even armv8_2 (+dotprod) runs on it.
-    socCpu: {
-      cpu: "NVIDIA Carmel (Armv8.2-A, no dot product)",
-      isas: [],
-      source: "LLVM test data, Carmel /proc/cpuinfo Features line (ends 'asimdrdm dcpop', no asimddp)"
-    },
-    source: `${LEGACY_GPUS}; ${NIX_DB} ("7.2" Volta, isJetson = true)`
-  },
-  {
-    sm: "75",
-    capability: "7.5",
-    family: "Turing",
-    products: ["T4", "T4G (AWS g5g, Graviton2 host)", "Quadro RTX 6000", "GeForce RTX 2080 Ti"],
-    label: "T4 / T4G",
-    systems: ["x86_64-linux", "aarch64-linux"],
-    note: "T4G is the T4 offered on AWS g5g instances, whose host CPU is Graviton2 (aarch64).",
-    source: `${NIX_DB} ("7.5" Turing: Tesla T4, RTX 20xx); the guide 'Building PyTorch 2.9.1 for ARM64 with T4G (sm_75) Support' (T4G on AWS g5g is sm_75)`
-  },
-  {
-    sm: "80",
-    capability: "8.0",
-    family: "Ampere",
-    products: ["A100", "A30"],
-    label: "A100",
-    systems: ["x86_64-linux", "aarch64-linux"],
-    source: `${CUDA_GPUS}; ${NIX_DB} ("8.0" Ampere: A100)`
-  },
-  {
-    sm: "86",
-    capability: "8.6",
-    family: "Ampere",
-    products: ["A40", "A10", "A16", "A2", "RTX A6000", "GeForce RTX 3090"],
-    label: "A40 / A10 / RTX 3090",
-    systems: ["x86_64-linux", "aarch64-linux"],
-    source: `${CUDA_GPUS} (8.6: NVIDIA A40, A10, A16, A2, RTX A6000, GeForce RTX 3090); ${NIX_DB}`
-  },
-  {
-    sm: "87",
-    capability: "8.7",
-    family: "Ampere",
-    products: ["Jetson AGX Orin", "Jetson Orin NX", "Jetson Orin Nano"],
-    label: "Jetson AGX Orin",
-    systems: ["aarch64-linux"],
-    note: "Tegra T234 SoC GPU: aarch64 only.",
-    socCpu: {
-      cpu: "Arm Cortex-A78AE (Armv8.2-A with FP16 and dot product, no SVE)",
-      isas: ["armv8_2"],
-      source: "Arm Cortex-A78AE Technical Reference Manual (Armv8.2-A; FP16, DotProd; no SVE); NVIDIA Jetson AGX Orin data sheet"
-    },
-    source: `${CUDA_GPUS} (8.7: Jetson AGX Orin, Orin NX, Orin Nano); ${NIX_DB} ("8.7" isJetson = true)`
-  },
-  {
-    sm: "89",
-    capability: "8.9",
-    family: "Ada Lovelace",
-    products: ["L4", "L40", "L40S", "RTX 6000 Ada", "GeForce RTX 4090"],
-    label: "L4 / L40S / RTX 4090",
-    systems: ["x86_64-linux", "aarch64-linux"],
-    // L40S is Ada (8.9), not Hopper: the the README 'TorchAudio Architecture-Specific Builds' README that lists it under SM90 is wrong.
-    note: "L40S is Ada Lovelace (8.9), not Hopper.",
-    source: `${CUDA_GPUS} (8.9: NVIDIA L4, L40, L40S, GeForce RTX 4090); ${NIX_DB} ("8.9" Ada)`
-  },
-  {
-    sm: "90",
-    capability: "9.0",
-    family: "Hopper",
-    products: ["H100", "H200", "GH200"],
-    label: "H100 / H200 / GH200",
-    systems: ["x86_64-linux", "aarch64-linux"],
-    note: "GH200 pairs the GPU with a Grace (Neoverse V2) CPU; H100/H200 also ship in x86 servers.",
-    source: `${CUDA_GPUS} (9.0: NVIDIA GH200, H200, H100); ${NIX_DB} ("9.0" Hopper)`
-  },
-  {
-    sm: "100",
-    capability: "10.0",
-    family: "Blackwell",
-    products: ["B200", "GB200"],
-    label: "B200 / GB200",
-    systems: ["x86_64-linux", "aarch64-linux"],
-    source: `${CUDA_GPUS} (10.0: NVIDIA GB200, B200); ${NIX_DB} ("10.0" Blackwell)`
-  },
-  {
-    sm: "103",
-    capability: "10.3",
-    family: "Blackwell",
-    products: ["B300", "GB300"],
-    label: "B300 / GB300",
-    systems: ["x86_64-linux", "aarch64-linux"],
-    source: `${CUDA_GPUS} (10.3: NVIDIA GB300, B300); ${NIX_DB} ("10.3" minCudaMajorMinorVersion 12.9)`
-  },
-  {
-    sm: "110",
-    capability: "11.0",
-    family: "Blackwell",
-    products: ["Jetson AGX Thor (Jetson T5000, T4000)", "DRIVE AGX Thor"],
-    label: "Jetson/DRIVE Thor",
-    systems: ["aarch64-linux"],
-    // Surprise: the same silicon was sm_101 in CUDA 12.8/12.9; CUDA 13.0 renamed it sm_110 and dropped 10.1.
-    note: "Thor was compute capability 10.1 (sm_101) in CUDA 12.8\u201312.9; CUDA 13.0 renamed it 11.0 (sm_110) and removed 10.1. There is no 11.x code before CUDA 13.0, and 10.x code does not run on 11.0 (binary compatibility never crosses a major), so Thor needs CUDA 13.0+. SoC GPU: aarch64 only.",
-    socCpu: {
-      cpu: "Arm Neoverse V3AE (Armv9.2-A, SVE2, I8MM)",
-      isas: ["armv8_2", "armv9"],
-      source: "NVIDIA Jetson Thor product page / Jetson AGX Thor data sheet (Arm Neoverse-V3AE CPU); Armv9.2-A includes FEAT_I8MM"
-    },
-    source: `${CUDA_GPUS} (11.0: Jetson T5000, Jetson T4000); ${NIX_DB} ("10.1" Thor for CUDA 12.7\u201312.9, "11.0" Thor from 13.0: "NVIDIA changed the compute capability ... to 11.0 in CUDA 13.0"); nvcc --list-gpu-code of CUDA 13.0 (lists sm_110, no sm_101)`
-  },
-  {
-    sm: "120",
-    capability: "12.0",
-    family: "Blackwell",
-    products: ["GeForce RTX 5090", "RTX PRO 6000 Blackwell (Server / Workstation / Max-Q)", "GeForce RTX 5080"],
-    label: "RTX 5090 / RTX PRO 6000 Blackwell",
-    systems: ["x86_64-linux", "aarch64-linux"],
-    source: `${CUDA_GPUS} (12.0: RTX PRO 6000 Blackwell editions, GeForce RTX 5090); ${NIX_DB} ("12.0" min 12.8)`
-  },
-  {
-    sm: "121",
-    capability: "12.1",
-    family: "Blackwell",
-    products: ["DGX Spark (GB10)"],
-    label: "DGX Spark (GB10)",
-    systems: ["aarch64-linux"],
-    note: "GB10 is an SoC (Arm CPU + Blackwell GPU): aarch64 only.",
-    socCpu: {
-      cpu: "10\xD7 Arm Cortex-X925 + 10\xD7 Cortex-A725 (Armv9.2-A, SVE2, I8MM)",
-      isas: ["armv8_2", "armv9"],
-      source: "NVIDIA DGX Spark porting guide (GB10 CPU: Cortex-X925 and Cortex-A725, Armv9.2-A)"
-    },
-    source: `${CUDA_GPUS} (12.1: NVIDIA GB10 (DGX Spark)); ${NIX_DB} ("12.1" NVIDIA DGX Spark, min 12.9)`
-  }
-];
-var NIXPKGS_CAPS_SOURCE = 'nixpkgs pkgs/development/cuda-modules/_cuda/db/bootstrap/cuda.nix at 55d5788ba119d2eebd029c1997baef6db81d9372 (cudaCapabilityToInfo; isArchitectureSpecific/isFamilySpecific default to the a/f suffix); "8.8" is commented out there';
-var JETSON_RULE = "nixpkgs _cuda/db/bootstrap/cuda.nix (isJetson); backendStdenv/default.nix (0cdfaf4: the pre-/post-Thor rules); _cuda/lib/flags.nix (bd8fef5)";
-function cap(capability, archName, minCuda, o = {}) {
-  return {
-    capability,
-    archName,
-    isJetson: o.isJetson ?? false,
-    isArchitectureSpecific: capability.endsWith("a"),
-    isFamilySpecific: capability.endsWith("f"),
-    minCuda,
-    maxCuda: o.maxCuda ?? null,
-    dontDefaultAfter: o.dontDefaultAfter ?? null,
-    source: NIXPKGS_CAPS_SOURCE
-  };
-}
-var NIXPKGS_CAPABILITIES = {
-  rev: "55d5788ba119d2eebd029c1997baef6db81d9372",
-  source: NIXPKGS_CAPS_SOURCE,
-  jetsonRule: JETSON_RULE,
-  entries: [
-    cap("3.5", "Kepler", "10.0", { maxCuda: "11.8", dontDefaultAfter: "11.0" }),
-    cap("3.7", "Kepler", "10.0", { maxCuda: "11.8", dontDefaultAfter: "11.0" }),
-    cap("5.0", "Maxwell", "10.0", { maxCuda: "12.9", dontDefaultAfter: "11.0" }),
-    cap("5.2", "Maxwell", "10.0", { maxCuda: "12.9", dontDefaultAfter: "11.0" }),
-    cap("6.0", "Pascal", "10.0", { maxCuda: "12.9", dontDefaultAfter: "12.3" }),
-    cap("6.1", "Pascal", "10.0", { maxCuda: "12.9", dontDefaultAfter: "12.3" }),
-    cap("7.0", "Volta", "10.0", { maxCuda: "12.9", dontDefaultAfter: "12.5" }),
-    // "without `cuda_compat`, maxCudaMajorMinorVersion is 11.8" (nixpkgs' comment): 12.2 is with it.
-    cap("7.2", "Volta", "10.0", { maxCuda: "12.2", isJetson: true }),
-    cap("7.5", "Turing", "10.0"),
-    cap("8.0", "Ampere", "11.2"),
-    cap("8.6", "Ampere", "11.2"),
-    cap("8.7", "Ampere", "11.4", { isJetson: true }),
-    cap("8.9", "Ada", "11.8"),
-    cap("9.0", "Hopper", "11.8"),
-    cap("9.0a", "Hopper", "12.0"),
-    cap("10.0", "Blackwell", "12.7"),
-    cap("10.0a", "Blackwell", "12.7"),
-    cap("10.0f", "Blackwell", "12.9"),
-    cap("10.1", "Blackwell", "12.7", { maxCuda: "12.9", isJetson: true }),
-    cap("10.1a", "Blackwell", "12.7", { maxCuda: "12.9", isJetson: true }),
-    cap("10.1f", "Blackwell", "12.9", { maxCuda: "12.9", isJetson: true }),
-    cap("10.3", "Blackwell", "12.9"),
-    cap("10.3a", "Blackwell", "12.9"),
-    cap("10.3f", "Blackwell", "12.9"),
-    cap("11.0", "Blackwell", "13.0", { isJetson: true }),
-    cap("11.0a", "Blackwell", "13.0", { isJetson: true }),
-    cap("11.0f", "Blackwell", "13.0", { isJetson: true }),
-    cap("12.0", "Blackwell", "12.8"),
-    cap("12.0a", "Blackwell", "12.8"),
-    cap("12.0f", "Blackwell", "12.9"),
-    cap("12.1", "Blackwell", "12.9"),
-    cap("12.1a", "Blackwell", "12.9"),
-    cap("12.1f", "Blackwell", "12.9")
-  ]
-};
-function nixpkgsCapability(table, c) {
-  return table.entries.find((x) => x.capability === c);
-}
-function nixpkgsAllows(table, c, cuda2) {
-  const info = nixpkgsCapability(table, c);
-  if (!info) return false;
-  return compareVersions(info.minCuda, cuda2) <= 0 && (info.maxCuda === null || compareVersions(cuda2, info.maxCuda) <= 0);
-}
-function nixpkgsDefaultCapabilitiesFor(table, cuda2) {
-  return table.entries.filter(
-    (c) => nixpkgsAllows(table, c.capability, cuda2) && !c.isJetson && !c.isArchitectureSpecific && !c.isFamilySpecific && (c.dontDefaultAfter === null || compareVersions(c.dontDefaultAfter, cuda2) >= 0)
-  ).map((c) => c.capability).sort(compareVersions);
-}
-
-// generator/catalog/cuda.ts
-var DRIVER_TABLE = "NVIDIA CUDA Toolkit release notes (13.2 Update 2 edition, docs.nvidia.com/cuda/archive/13.2.2), Table 3 'CUDA Toolkit and Corresponding Driver Versions'";
-var NIX_DB2 = "nixpkgs pkgs/development/cuda-modules/_cuda/db/bootstrap/cuda.nix";
-var PRE_TURING = ["5.0", "5.2", "5.3", "6.0", "6.1", "6.2", "7.0", "7.2"];
-var cuda = [
-  {
-    version: "12.6",
-    packageSet: "cudaPackages_12_6",
-    capabilities: [...PRE_TURING, "7.5", "8.0", "8.6", "8.7", "8.9", "9.0"],
-    minDriverLinux: "560.28.03",
-    nixpkgsDefaultCapabilities: nixpkgsDefaultCapabilitiesFor(NIXPKGS_CAPABILITIES, "12.6"),
-    note: "Newest target is sm_90: no Blackwell (10.x/12.x) code before CUDA 12.8.",
-    source: `${DRIVER_TABLE} (CUDA 12.6 GA >=560.28.03); ${NIX_DB2} (every capability with min <= 12.6 <= max; "10.0" min is 12.7, a version never released, so 12.6 has none); the 12.8 nvcc list below minus sm_100/101/120 (nixpkgs: min 12.7/12.8; NVIDIA/nccl-tests PR #271: Blackwell 'officially supported in CUDA 12.8 and later'). No 12.6 \`nvcc --list-gpu-code\` output was found to quote directly`
-  },
-  {
-    version: "12.8",
-    packageSet: "cudaPackages_12_8",
-    capabilities: [...PRE_TURING, "7.5", "8.0", "8.6", "8.7", "8.9", "9.0", "10.0", "10.1", "12.0"],
-    minDriverLinux: "570.26",
-    nixpkgsDefaultCapabilities: nixpkgsDefaultCapabilitiesFor(NIXPKGS_CAPABILITIES, "12.8"),
-    note: "First toolkit with Blackwell: sm_100 (B200), sm_101 (Thor, later renamed sm_110), sm_120 (RTX 5090).",
-    source: `${DRIVER_TABLE} (CUDA 12.8 GA >=570.26); \`/usr/local/cuda-12.8/bin/nvcc --list-gpu-code\` output posted in Dao-AILab/causal-conv1d PR #56 (sm_50 ... sm_90, sm_100, sm_101, sm_120); ${NIX_DB2}`
-  },
-  {
-    version: "12.9",
-    packageSet: "cudaPackages_12_9",
-    capabilities: [...PRE_TURING, "7.5", "8.0", "8.6", "8.7", "8.9", "9.0", "10.0", "10.1", "10.3", "12.0", "12.1"],
-    minDriverLinux: "575.51.03",
-    nixpkgsDefaultCapabilities: nixpkgsDefaultCapabilitiesFor(NIXPKGS_CAPABILITIES, "12.9"),
-    note: "Adds sm_103 (B300) and sm_121 (GB10), plus the `f` family-specific targets (not listed here).",
-    source: `${DRIVER_TABLE} (CUDA 12.9 GA >=575.51.03); CUDA 12.9 nvcc reference target list as quoted in galaxyproject/KegAlign PR #38 ("12.9 docs 50 52 53 60 61 62 70 72 75 80 86 87 89 90 100 101 103 120 121"); eyalroz/cuda-api-wrappers issue #732 (12.9 adds sm_103, sm_121); ${NIX_DB2} ("10.3", "12.1" min 12.9)`
-  },
-  {
-    version: "13.0",
-    packageSet: "cudaPackages_13_0",
-    // Exactly the sm_XY lines of `nvcc --list-gpu-code` (CUDA 13.0, V13.0.88) here, sorted; nvcc prints sm_110
-    // before sm_103.
-    capabilities: ["7.5", "8.0", "8.6", "8.7", "8.8", "8.9", "9.0", "10.0", "10.3", "11.0", "12.0", "12.1"],
-    minDriverLinux: "580.65.06",
-    nixpkgsDefaultCapabilities: nixpkgsDefaultCapabilitiesFor(NIXPKGS_CAPABILITIES, "13.0"),
-    note: "Drops offline compilation for Maxwell, Pascal and Volta (sm_50\u2013sm_72); renames Thor sm_101 to sm_110 (no 10.1 any more); adds sm_88 and sm_110.",
-    source: `${DRIVER_TABLE} (CUDA 13.0 GA >=580.65.06); \`nvcc --list-gpu-code\` of CUDA 13.0 (V13.0.88) on this machine; NVIDIA CUDA release notes 'Deprecated Architectures' (Maxwell, Pascal, Volta offline compilation removed in 13.0); ${NIX_DB2} ("10.1" max 12.9, "11.0" min 13.0)`
-  },
-  {
-    version: "13.2",
-    packageSet: "cudaPackages_13_2",
-    // Inferred, not read off a 13.2 nvcc: no `nvcc --list-gpu-code` of CUDA 13.2 was at hand (this machine has 13.0,
-    // the GPU host has no network to fetch one). Taken as 13.0's list: nixpkgs' table (55d5788) gives no capability a
-    // min of 13.1/13.2 or a max of 13.0/13.1, and CUDA 13 wheels built with 13.2.1 compile "sm_75 and newer"
-    // (abetlen/llama-cpp-python#2239). NVIDIA's 13.2 notes add CUDA Tile for Ampere and Ada (NVlabs/cutile-rs#54:
-    // "sm_8x in 13.2"), a compiler feature, not a new offline target.
-    capabilities: ["7.5", "8.0", "8.6", "8.7", "8.8", "8.9", "9.0", "10.0", "10.3", "11.0", "12.0", "12.1"],
-    minDriverLinux: "595.45.04",
-    nixpkgsDefaultCapabilities: nixpkgsDefaultCapabilitiesFor(NIXPKGS_CAPABILITIES, "13.2"),
-    note: "PyTorch's own CUDA 13 line from 2.12 (12.6, 13.0, 13.2); nixpkgs' cudaPackages_13 is 13.2 (13.2.1 since NixOS/nixpkgs#525132), and its own math headers need no glibc 2.42 patch (NixOS/nixpkgs#513972). Its capability list is inferred from 13.0's (see the comment in catalog/cuda.ts).",
-    source: `CUDA 13.2 GA >=595.45.04 (NVIDIA CUDA Toolkit release notes 13.2, Table 3, as quoted in several stored projects; 13.2 Update 1 >=595.58.03); capabilities INFERRED from CUDA 13.0's nvcc list and ${NIX_DB2} (55d5788: every capability allowed with 13.0 is allowed with 13.2); abetlen/llama-cpp-python#2239 (CUDA 13.2.1 wheels, 'CUDA 13 NVCC recognizes sm_75 and newer'); NixOS/nixpkgs#513972 (2026-04-27: cudaPackages_13_2 exists, cuda_crt unpatched from 13.2)`
-  }
-];
-var CUDA_MINOR_VERSION_COMPAT = [
-  {
-    major: "12",
-    minDriverLinux: "525.60.13",
-    loses: [
-      "JIT of PTX newer than the driver (code that reaches the GPU only as PTX of the newer toolkit fails to load)",
-      "CUDA APIs of the newer minor that need its driver (cudaErrorCallRequiresNewerDriver)"
-    ],
-    inferred: "the page gives '>= 525'; 525.60.13 is the release notes' Table 2 figure for CUDA 12.x (Linux; Windows 528.33) as quoted by a stored project's fixture of those notes, not read at NVIDIA's page here; taken as the stricter one",
-    source: "NVIDIA CUDA Compatibility, Minor Version Compatibility (docs.nvidia.com/deploy/cuda-compatibility/minor-version-compatibility.html, Table 1: CUDA 12.x >= 525, < 580); NVIDIA data-center drivers, 'Supported Drivers and CUDA Toolkit Versions' (R535, R570: CUDA 12.x through minor version compatibility)"
-  },
-  {
-    major: "13",
-    minDriverLinux: "580.65.06",
-    loses: [
-      "JIT of PTX newer than the driver (code that reaches the GPU only as PTX of the newer toolkit fails to load)",
-      "CUDA APIs of the newer minor that need its driver (cudaErrorCallRequiresNewerDriver)"
-    ],
-    inferred: "the page gives '>= 580'; 580.65.06, CUDA 13.0 GA's own Table 3 minimum (the first 13.x), is taken as the stricter figure: the release notes' Table 2 row for CUDA 13.x was not read",
-    source: `NVIDIA CUDA Compatibility, Minor Version Compatibility (Table 1: CUDA 13.x >= 580, no upper range); NVIDIA data-center drivers, 'Supported Drivers and CUDA Toolkit Versions' (R580: CUDA 13.x through minor version compatibility); ${DRIVER_TABLE} (CUDA 13.0 GA >=580.65.06)`
-  }
-];
-
 // generator/matrix/cuda-build.ts
 function releaseIn(releases, version) {
   return releases.find((r) => r.version === version) ?? releases.find((r) => version.startsWith(`${r.version}.`));
@@ -370,16 +65,16 @@ function torchArchEntriesIn(caps, torchVersion, label, lists) {
   return { entries, notes };
 }
 function cudaBuildIn(p, ask, lists) {
-  const { version, cudaCapabilities: caps, cuda: cuda2, torchVersion } = ask;
+  const { version, cudaCapabilities: caps, cuda, torchVersion } = ask;
   const rel = releaseIn(p.releases, version);
   const label = `${p.label} ${version}`;
   if (rel?.cuda) {
     const { min, below } = rel.cuda;
-    if (compareVersions(cuda2, min) < 0 || below !== null && compareVersions(cuda2, below) >= 0)
-      return { reason: `${label} builds with CUDA ${min}${below ? ` up to ${below} (exclusive)` : " and later"}, not CUDA ${cuda2} (${rel.cuda.source}).` };
+    if (compareVersions(cuda, min) < 0 || below !== null && compareVersions(cuda, below) >= 0)
+      return { reason: `${label} builds with CUDA ${min}${below ? ` up to ${below} (exclusive)` : " and later"}, not CUDA ${cuda} (${rel.cuda.source}).` };
   }
-  if (rel?.failsWithCuda?.cuda.some((c) => compareVersions(c, cuda2) === 0))
-    return { reason: `${label} is reported to fail to build with CUDA ${cuda2}: ${rel.failsWithCuda.source}.` };
+  if (rel?.failsWithCuda?.cuda.some((c) => compareVersions(c, cuda) === 0))
+    return { reason: `${label} is reported to fail to build with CUDA ${cuda}: ${rel.failsWithCuda.source}.` };
   const bad = rel?.failsOnCapabilities?.capabilities.find((c) => caps.includes(c));
   if (bad) return { reason: `${label} built for compute capability ${bad} holds code that fails on that GPU at run time: ${rel.failsOnCapabilities.source}.` };
   const t = rel?.targets ?? { kind: "torchArchList" };
@@ -387,7 +82,7 @@ function cudaBuildIn(p, ask, lists) {
   if (t.kind === "torchArchList") {
     const served = torchArchEntriesIn(caps, torchVersion, label, lists);
     if ("reason" in served) return served;
-    const extra = (t.extraSass ?? []).filter((e) => caps.includes(e.when) && compareVersions(cuda2, e.minCuda) >= 0);
+    const extra = (t.extraSass ?? []).filter((e) => caps.includes(e.when) && compareVersions(cuda, e.minCuda) >= 0);
     const substituted = served.notes.length > 0;
     return {
       env: substituted ? { TORCH_CUDA_ARCH_LIST: served.entries.join(";") } : {},
@@ -400,11 +95,11 @@ function cudaBuildIn(p, ask, lists) {
   if (t.kind === "ownList") {
     const chosen = [];
     for (const c of caps) {
-      const tok = [...t.tokens].reverse().find((k) => runsOn(k.capability, c) && compareVersions(cuda2, k.minCuda) >= 0);
+      const tok = [...t.tokens].reverse().find((k) => runsOn(k.capability, c) && compareVersions(cuda, k.minCuda) >= 0);
       if (!tok) {
         const any = t.tokens.find((k) => runsOn(k.capability, c));
         return {
-          reason: any ? `${label} compiles SM${any.token} code (which would serve ${c}) only with CUDA ${any.minCuda} and later, not ${cuda2} (its setup.py).` : `${label} compiles device code only for ${t.tokens.map((k) => `SM${k.token}`).join(", ")} (the ${t.variable} tokens its setup.py accepts; a cubin also runs on later minors of its major), none of which runs on compute capability ${c}. ${t.limit}.`
+          reason: any ? `${label} compiles SM${any.token} code (which would serve ${c}) only with CUDA ${any.minCuda} and later, not ${cuda} (its setup.py).` : `${label} compiles device code only for ${t.tokens.map((k) => `SM${k.token}`).join(", ")} (the ${t.variable} tokens its setup.py accepts; a cubin also runs on later minors of its major), none of which runs on compute capability ${c}. ${t.limit}.`
         };
       }
       if (!chosen.some((x) => x.token === tok.token)) chosen.push(tok);
@@ -417,7 +112,7 @@ function cudaBuildIn(p, ask, lists) {
       why: `${t.variable}=${chosen.map((x) => x.token).join(";")}: the package's own -gencode list (code=sm_N, no PTX)${chosen.some((x) => !caps.includes(x.capability)) ? ", served to a later minor of the same major by binary compatibility" : ""}`
     };
   }
-  if (t.kind === "supportedArchs") return supportedArchsBuild(t, label, caps, cuda2);
+  if (t.kind === "supportedArchs") return supportedArchsBuild(t, label, caps, cuda);
   const sorted = [...new Set(caps)].sort((a, b) => Number(dots(a)) - Number(dots(b)));
   const list = sorted.map(dots);
   const highest = sorted[sorted.length - 1];
@@ -431,15 +126,15 @@ function cudaBuildIn(p, ask, lists) {
     why: `-D${t.flag}=${list.join(";")}: SASS for each` + (t.ptxForHighest ? `, and PTX for the highest (${highest}), as the package's CMakeLists makes it` : "") + (t.ptxForHighest && ptxIn === "relocatable" ? "; the PTX stays in the relocatable fatbin (separable compilation), which cuobjdump lists with -all" : "")
   };
 }
-function supportedArchsBuild(t, label, caps, cuda2) {
-  const era = t.eras.find((e) => compareVersions(cuda2, e.minCuda) >= 0 && (e.belowCuda === null || compareVersions(cuda2, e.belowCuda) < 0));
-  if (!era) return { reason: `${label} has no architecture list for CUDA ${cuda2} (${t.eras.map((e) => `${e.minCuda}${e.belowCuda ? `\u2013${e.belowCuda}` : "+"}`).join(", ")}; ${t.limit}).` };
+function supportedArchsBuild(t, label, caps, cuda) {
+  const era = t.eras.find((e) => compareVersions(cuda, e.minCuda) >= 0 && (e.belowCuda === null || compareVersions(cuda, e.belowCuda) < 0));
+  if (!era) return { reason: `${label} has no architecture list for CUDA ${cuda} (${t.eras.map((e) => `${e.minCuda}${e.belowCuda ? `\u2013${e.belowCuda}` : "+"}`).join(", ")}; ${t.limit}).` };
   const entries = [];
   const served = [];
   for (const c of caps) {
     const e = era.archs.includes(c) ? c : [...era.archs].filter((a) => runsOn(a, c)).sort(compareVersions).pop();
     if (!e)
-      return { reason: `${label} with CUDA ${cuda2} compiles only for ${era.archs.join(", ")} (its CUDA_SUPPORTED_ARCHS; ${era.source}), none of which runs on compute capability ${c}. ${t.limit}.` };
+      return { reason: `${label} with CUDA ${cuda} compiles only for ${era.archs.join(", ")} (its CUDA_SUPPORTED_ARCHS; ${era.source}), none of which runs on compute capability ${c}. ${t.limit}.` };
     if (e !== c) served.push(`${c} by ${e}${era.family ? ` (its ${e}f family kernels run on ${c})` : ""}`);
     if (!entries.includes(e)) entries.push(e);
   }
@@ -452,7 +147,7 @@ function supportedArchsBuild(t, label, caps, cuda2) {
     sass: entries.map((e) => `sm_${dots(e)}`),
     sassAlso: also,
     ptx: [],
-    why: `-D${t.archFlag}=${list} and -D${t.dotlessFlag}=${entries.map(dots).join(";")}: its CUDA_SUPPORTED_ARCHS for CUDA ${cuda2} (${era.archs.join(", ")}), SASS for each entry, its kernel lists' arch-specific (a)${era.family ? " and family (f)" : ""} forms of them, no PTX` + (served.length ? `; serves ${served.join(", ")}` : "")
+    why: `-D${t.archFlag}=${list} and -D${t.dotlessFlag}=${entries.map(dots).join(";")}: its CUDA_SUPPORTED_ARCHS for CUDA ${cuda} (${era.archs.join(", ")}), SASS for each entry, its kernel lists' arch-specific (a)${era.family ? " and family (f)" : ""} forms of them, no PTX` + (served.length ? `; serves ${served.join(", ")}` : "")
   };
 }
 
@@ -460,8 +155,8 @@ function supportedArchsBuild(t, label, caps, cuda2) {
 function packageVersionOf(v, name) {
   return v.package === name ? v.version : v.onTorchVersions?.[name];
 }
-var smOf = (cap2) => `sm_${cap2.replace(".", "")}`;
-var computeOf = (cap2) => `compute_${cap2.replace(".", "")}`;
+var smOf = (cap) => `sm_${cap.replace(".", "")}`;
+var computeOf = (cap) => `compute_${cap.replace(".", "")}`;
 var archKey = (a) => {
   const m = /^(?:sm|compute)_(\d+)([a-z]?)$/.exec(a);
   return m ? Number(m[1]) * 10 + (m[2] ? m[2].charCodeAt(0) - 96 : 0) : 1e9;
@@ -470,9 +165,9 @@ function formatArchs(xs) {
   const s = [...new Set(xs)].sort((a, b) => archKey(a) - archKey(b) || a.localeCompare(b));
   return s.length ? s.join(" ") : "(none)";
 }
-function allowedSass(caps, cuda2, facts) {
+function allowedSass(caps, cuda, facts) {
   const s = new Set(caps.map(smOf));
-  for (const r of facts.extraSass) if (caps.includes(r.when) && (r.minCuda === null || compareVersions(cuda2, r.minCuda) >= 0)) s.add(r.adds);
+  for (const r of facts.extraSass) if (caps.includes(r.when) && (r.minCuda === null || compareVersions(cuda, r.minCuda) >= 0)) s.add(r.adds);
   return s;
 }
 function nixpkgsDefaults(cudaVersion, rev, facts) {
@@ -486,16 +181,16 @@ function linksBundled(b, rev, facts) {
   return b.linkedAt.includes(rev) ? true : facts.knownPins.includes(rev) ? false : null;
 }
 function bundledPromise(b, v, facts) {
-  const cuda2 = v.cuda;
+  const cuda = v.cuda;
   const packageSet = v.cudaCapabilitiesForPackageSet === true;
-  const defaults = nixpkgsDefaults(cuda2, v.nixpkgs, facts);
-  if (!packageSet && !defaults) throw new Error(`no nixpkgs default capabilities for CUDA ${cuda2} in the catalog`);
+  const defaults = nixpkgsDefaults(cuda, v.nixpkgs, facts);
+  if (!packageSet && !defaults) throw new Error(`no nixpkgs default capabilities for CUDA ${cuda} in the catalog`);
   const scopeCaps = packageSet ? v.cudaCapabilities : defaults;
-  const extras = b.extraSass.filter((e) => compareVersions(cuda2, e.minCuda) >= 0 && (e.belowCuda === null || compareVersions(cuda2, e.belowCuda) < 0));
+  const extras = b.extraSass.filter((e) => compareVersions(cuda, e.minCuda) >= 0 && (e.belowCuda === null || compareVersions(cuda, e.belowCuda) < 0));
   let sass;
   let ptx;
   let why;
-  const scopeWords = packageSet ? `package-set scope: the variant's capabilities, cudaForwardCompat = false` : `torch scope: nixpkgs' default capabilities of CUDA ${cuda2}, the cached build`;
+  const scopeWords = packageSet ? `package-set scope: the variant's capabilities, cudaForwardCompat = false` : `torch scope: nixpkgs' default capabilities of CUDA ${cuda}, the cached build`;
   if (b.deviceLinkedByTorch) {
     sass = v.cudaCapabilities.map(smOf);
     ptx = [];
@@ -514,14 +209,14 @@ function bundledPromise(b, v, facts) {
 function deviceCodePromises(v, facts) {
   if (v.cuda === null) return [];
   const caps = v.cudaCapabilities;
-  const cuda2 = v.cuda;
+  const cuda = v.cuda;
   const out = [
     {
       origin: "torch",
       label: "torch's kernels",
       library: null,
       sassRequired: caps.map(smOf),
-      sassAllowed: [...allowedSass(caps, cuda2, facts)],
+      sassAllowed: [...allowedSass(caps, cuda, facts)],
       ptx: [],
       why: "TORCH_CUDA_ARCH_LIST exactly (plus PyTorch's arch-specific extras), no PTX"
     },
@@ -532,7 +227,7 @@ function deviceCodePromises(v, facts) {
   ];
   for (const o of facts.packagesOnTorch) {
     const version = packageVersionOf(v, o.name) ?? "?";
-    const b = cudaBuildIn(o, { version, cudaCapabilities: caps, cuda: cuda2, torchVersion: v.torchVersion }, facts.torchArchLists);
+    const b = cudaBuildIn(o, { version, cudaCapabilities: caps, cuda, torchVersion: v.torchVersion }, facts.torchArchLists);
     out.push(
       "reason" in b ? { origin: o.name, label: `${o.label}'s kernels`, library: null, sassRequired: [], sassAllowed: [], ptx: [], why: `no build: ${b.reason}` } : { origin: o.name, label: `${o.label}'s kernels`, library: null, sassRequired: b.sass, sassAllowed: [...b.sass, ...b.sassAlso ?? []], ptx: b.ptx, ...b.ptxIn ? { ptxIn: b.ptxIn } : {}, why: b.why }
     );
@@ -645,9 +340,9 @@ var capOf = (sm) => {
   return d ? `${d[1]}.${d[2]}` : null;
 };
 function sassRunsOn(sm, device) {
-  const cap2 = capOf(sm);
-  if (cap2 === null) return false;
-  return /a$/.test(sm) ? cap2 === device : capabilityRunsOn(cap2, device);
+  const cap = capOf(sm);
+  if (cap === null) return false;
+  return /a$/.test(sm) ? cap === device : capabilityRunsOn(cap, device);
 }
 function capabilityOfSm(sm) {
   return `${sm.slice(0, -1)}.${sm.slice(-1)}`;
