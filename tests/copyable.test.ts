@@ -6,18 +6,11 @@
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { shellWord, wrapCommand } from "../generator/text.ts";
 import { HOSTS, makeHost } from "./helpers/host-model.ts";
 import { runMain } from "./helpers/main.ts";
-import { ROOT, tempDir, writeMatrix } from "./helpers/cli.ts";
-
-/** `text` with the checkout's path and the temporary directory's written ROOT and TMP (the longer first: one may hold the other). */
-function wherever(text: string): string {
-  const places = ([[ROOT, "ROOT"], [tmpdir(), "TMP"]] as const).slice().sort((a, b) => b[0].length - a[0].length);
-  return places.reduce((t, [path, name]) => t.replaceAll(path, name), text);
-}
+import { placeless, tempDir, writeMatrix } from "./helpers/cli.ts";
 
 /** The commands in `text`: each line starting `npx ` or `NIX_CONFIG=` with its ` \` continuations joined. */
 function commands(text: string): string[] {
@@ -73,7 +66,7 @@ test("detect with --matrix at 80 columns: install and doctor of the pick name th
   assert.not.match(cpu.stdout, /on the GPU/);
   // Every line fits 80 columns but a word that cannot be cut, the paths of the checkout and the temporary directory
   // (the recordings, the matrix) counted as short ones: where the repository is cloned is no part of the promise.
-  for (const l of cpu.stdout.split("\n")) assert.ok(wherever(l).length <= 80 || !wherever(l).trim().includes(" "), l);
+  for (const l of cpu.stdout.split("\n")) assert.ok(placeless(l).length <= 80 || !placeless(l).trim().includes(" "), l);
 });
 
 test.run();
