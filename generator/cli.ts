@@ -15,7 +15,7 @@ import yargs, { type Argv, type CommandModule } from "yargs";
 import { hideBin } from "yargs/helpers";
 import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { REPO_ROOT } from "./paths.ts";
+import { REPO_ROOT, takeCacheWarnings } from "./paths.ts";
 import { terminalSafe } from "./terminal-safe.ts";
 // Only light modules load at start; each command imports what it uses in its handler (fast --help, list, explain).
 import { clip, errorLine, EXIT, exitCodeOf, UsageError } from "./errors.ts";
@@ -219,6 +219,16 @@ function guardStdout(): void {
 export async function main(argv = hideBin(process.argv), io: Io = processIo): Promise<number> {
   if (io === processIo) guardStdout();
   const run: CommandRun = { io, exitCode: 0, exitNow: (code) => process.exit(code) };
+  try {
+    return await runCommandLine(argv, io, run);
+  } finally {
+    // What the cache could not do (paths.ts cacheWarning): the command worked without it.
+    for (const w of takeCacheWarnings()) io.err(`warning: ${w}\n`);
+  }
+}
+
+/** main's work: parse `argv` and run its command with `run`, mapping an error to its exit status (see main). */
+async function runCommandLine(argv: string[], io: Io, run: CommandRun): Promise<number> {
   try {
     let help = "";
     // A parse callback keeps yargs from printing (--help, --version) or exiting itself: what it would print comes back here.

@@ -7,10 +7,10 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { join } from "node:path";
-import { wrapCommand } from "../generator/text.ts";
+import { shellWord, wrapCommand } from "../generator/text.ts";
 import { HOSTS, makeHost } from "./helpers/host-model.ts";
 import { runMain } from "./helpers/main.ts";
-import { tempDir, writeMatrix } from "./helpers/cli.ts";
+import { placeless, tempDir, writeMatrix } from "./helpers/cli.ts";
 
 /** The commands in `text`: each line starting `npx ` or `NIX_CONFIG=` with its ` \` continuations joined. */
 function commands(text: string): string[] {
@@ -50,8 +50,8 @@ test("detect with --matrix at 80 columns: install and doctor of the pick name th
   const hereCmds = commands(here.stdout);
   const pick = /^npx variant-matrix install (llm-env-\S+) --matrix /.exec(hereCmds.find((c) => c.startsWith("npx variant-matrix install ")) ?? "")?.[1];
   assert.ok(pick, here.stdout + here.stderr);
-  assert.ok(hereCmds.includes(`npx variant-matrix install ${pick} --matrix ${m}`), hereCmds.join("\n"));
-  assert.ok(hereCmds.includes(`npx variant-matrix doctor ${pick} --matrix ${m}`), hereCmds.join("\n"));
+  assert.ok(hereCmds.includes(`npx variant-matrix install ${pick} --matrix ${shellWord(m)}`), hereCmds.join("\n"));
+  assert.ok(hereCmds.includes(`npx variant-matrix doctor ${pick} --matrix ${shellWord(m)}`), hereCmds.join("\n"));
   assert.match(here.stdout, /links \.\/llm-env/);
   // A recorded CPU-only host: the pick is CPU-only, promised no GPU check; its plan here with the same recording.
   const cpuinfo = join(HOSTS, "epyc-nogpu/cpuinfo");
@@ -60,12 +60,13 @@ test("detect with --matrix at 80 columns: install and doctor of the pick name th
   assert.is(cpu.status, 0, cpu.stderr);
   const name = "llm-env-python313-cpu-avx2";
   const cmds = commands(cpu.stdout);
-  assert.ok(cmds.includes(`npx variant-matrix install ${name} --matrix ${m}`), cmds.join("\n"));
-  assert.ok(cmds.some((c) => c.startsWith(`npx variant-matrix install --dry-run ${name} `) && c.includes(`--cpuinfo ${cpuinfo} --nvidia-smi ${smi} --matrix ${m}`)), cmds.join("\n"));
+  assert.ok(cmds.includes(`npx variant-matrix install ${name} --matrix ${shellWord(m)}`), cmds.join("\n"));
+  assert.ok(cmds.some((c) => c.startsWith(`npx variant-matrix install --dry-run ${name} `) && c.includes(`--cpuinfo ${shellWord(cpuinfo)} --nvidia-smi ${shellWord(smi)} --matrix ${shellWord(m)}`)), cmds.join("\n"));
   assert.match(cpu.stdout.replace(/\s+/g, " "), `links ./llm-env and verifies ${name} (CPU-only: no GPU check)`);
   assert.not.match(cpu.stdout, /on the GPU/);
-  // Every line fits 80 columns but a word that cannot be cut.
-  for (const l of cpu.stdout.split("\n")) assert.ok(l.length <= 80 || !l.trim().includes(" "), l);
+  // Every line fits 80 columns but a word that cannot be cut, the paths of the checkout and the temporary directory
+  // (the recordings, the matrix) counted as short ones: where the repository is cloned is no part of the promise.
+  for (const l of cpu.stdout.split("\n")) assert.ok(placeless(l).length <= 80 || !placeless(l).trim().includes(" "), l);
 });
 
 test.run();

@@ -18,6 +18,7 @@ import { projectFromMatrix } from "../generator/matrix/project.ts";
 import matrix from "../matrix.ts";
 import { checkedVariants, nixglhostSearch } from "../generator/preflight/checks.ts";
 import { ROOT, tempDir, writeMatrix } from "./helpers/cli.ts";
+import { shellWord } from "../generator/text.ts";
 import { runMain } from "./helpers/main.ts";
 import { HOSTS, makeHost, sh, STAND_IN_FLOX } from "./helpers/host-model.ts";
 import { nixPath, runNix } from "./helpers/nix.ts";
@@ -540,7 +541,10 @@ test("detect ends with the install line to run next, whole on its line, for the 
   const name = /\n *Next, on the recorded host:\n  npx variant-matrix install (torch-env-python313-cuda\d+_\d+-sm121-armv9)\n/.exec(r.stdout)?.[1];
   assert.ok(name, r.stdout);
   assert.match(r.stdout, /links \.\/torch-env, takes the host's GPU-driver route and verifies/);
-  assert.ok(r.stdout.includes(`\n  npx variant-matrix install --dry-run ${name} --cpuinfo ${cpuinfo} --nvidia-smi ${smi}\n`), r.stdout);
+  // The recordings' paths are the checkout's: however long (the line may go on with ` \` then) and whatever they hold
+  // (shell-quoted then), the same command once its continuations are joined.
+  const joined = r.stdout.replace(/ \\\n\s*/g, " ");
+  assert.ok(joined.includes(`\n  npx variant-matrix install --dry-run ${name} --cpuinfo ${shellWord(cpuinfo)} --nvidia-smi ${shellWord(smi)}\n`), r.stdout);
   // An environment of the matrix and a CPU-only pick: its own DIR, and no GPU promised.
   const cpu = await runMain(["detect", "--cpuinfo", join(HOSTS, "epyc-nogpu/cpuinfo"), "--package", "pytorch"]);
   assert.match(cpu.stdout, /links \.\/pytorch and verifies pytorch-\S+-cpu-\S+ \(CPU-only: no GPU check\)/);

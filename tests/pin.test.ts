@@ -287,4 +287,41 @@ test("pin add refuses a pin the built-in catalog has, and a checkout without a r
   assert.not.ok(existsSync(join(project, ".flox")), "no file written");
 });
 
+test("pin add refuses a --date that is no calendar day and a --channel with a newline, escape or space: exit 2, the option and its form, nothing fetched or written", async () => {
+  const work = tempDir("vm-pin-add-fields-");
+  const base = catalog.nixpkgs.find((p) => p.torch === "2.13.0")!;
+  const rev = "2b3c4d5e6f708192a3b4c5d6e7f8091234567890";
+  standInCheckout(base.rev, { torch: "2.14.0", torchvision: "0.29.0", torchcodec: "0.16.0" }, { gitRevision: null, dir: join(work, "src", "nixpkgs") });
+  const tarball = join(work, "nixpkgs.tar.gz");
+  execFileSync("tar", ["-czf", tarball, "-C", join(work, "src"), "nixpkgs"]);
+  const project = join(work, "project");
+  mkdirSync(project);
+  const m = writeMatrix(project, { python: ["3.13"], cuda: ["12.9"], gpus: ["121"], isas: ["armv9"], cpuOnly: false });
+  const add = (...more: string[]) => runMain(["pin", "add", rev, "--url", `file://${tarball}`, "--matrix", m, ...more]);
+  for (const [args, said] of [
+    [["--date", "2026-13-45"], /--date "2026-13-45": expected a calendar date YYYY-MM-DD, such as 2026-11-01 \(nothing written\)/],
+    [["--date", "2026-02-29"], /--date "2026-02-29": expected a calendar date YYYY-MM-DD/],
+    [["--date", "2026-1-5"], /--date "2026-1-5": expected a calendar date YYYY-MM-DD/],
+    [["--channel", "nixos-unstable\n## injected"], /--channel "nixos-unstable\\u000a## injected": expected a channel name of letters, digits, '\.', '-' and '_', such as nixos-unstable, nixos-25\.11 or nixpkgs-unstable \(nothing written\)/],
+    [["--channel", "nixos-\u001b[31munstable"], /--channel "nixos-\\u001b\[31munstable": expected a channel name/],
+    [["--channel", "nixos unstable"], /--channel "nixos unstable": expected a channel name/],
+  ] as const) {
+    const r = await add(...args);
+    assert.is(r.status, 2, `${args.join(" ")}: ${r.stdout}${r.stderr}`);
+    assert.match(r.stderr, said);
+    assert.not.ok(existsSync(join(project, "local-catalog.json")), `${args.join(" ")}: nothing written`);
+  }
+  // The forms it takes: a leap day of a leap year and the channels of nixpkgs' own names, written as given.
+  const ok = await add("--date", "2028-02-29", "--channel", "nixos-25.11");
+  assert.is(ok.status, 0, ok.stderr);
+  const pin = (JSON.parse(readFileSync(join(project, "local-catalog.json"), "utf8")) as { nixpkgs: NixpkgsPin[] }).nixpkgs[0]!;
+  assert.equal([pin.date, pin.channel], ["2028-02-29", "nixos-25.11"]);
+  // A hand-edited local-catalog.json is held to the same forms when it is read.
+  writeFileSync(join(project, "local-catalog.json"), JSON.stringify({ nixpkgs: [{ ...pin, date: "2026-13-45", channel: "a\u001bb" }] }));
+  const g = await runMain(["list", "--matrix", m]);
+  assert.is(g.status, 2);
+  assert.match(g.stderr, /nixpkgs\.0\.date: expected a calendar date YYYY-MM-DD/, g.stderr);
+  assert.match(g.stderr, /nixpkgs\.0\.channel: expected a channel name/, g.stderr);
+});
+
 test.run();

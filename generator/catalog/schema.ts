@@ -16,6 +16,22 @@ const source = z.string().min(3);
 /** A sha256 as Nix accepts it in `fetchTarball { sha256 }`: SRI ("sha256-" + 44 base64 chars) or 52 base32 chars. */
 export const SHA256_RE = /^(sha256-[A-Za-z0-9+/]{43}=|[0-9abcdfghijklmnpqrsvwxyz]{52})$/;
 
+/** A nixpkgs channel's name (nixos-unstable, nixos-25.11, nixpkgs-unstable): letters, digits, ".", "-" and "_". */
+export const CHANNEL_RE = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
+/** The allowed form of a channel, as errors say it. */
+export const CHANNEL_FORM = "a channel name of letters, digits, '.', '-' and '_', such as nixos-unstable, nixos-25.11 or nixpkgs-unstable";
+
+/** Whether `date` is a real calendar date written YYYY-MM-DD (2026-02-29 is not: 2026 is no leap year). */
+export function isCalendarDate(date: string): boolean {
+  const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(date);
+  if (!m) return false;
+  const [y, mo, d] = [Number(m[1]), Number(m[2]), Number(m[3])];
+  const t = new Date(Date.UTC(y, mo - 1, d));
+  return t.getUTCFullYear() === y && t.getUTCMonth() === mo - 1 && t.getUTCDate() === d;
+}
+/** The allowed form of a date, as errors say it. */
+export const DATE_FORM = "a calendar date YYYY-MM-DD, such as 2026-11-01";
+
 /**
  * One GPU architecture, keyed by its SM number (compute capability without the dot: `121` for 12.1).
  * `systems` lists the Nix systems a host of this GPU can be: SoC-only GPUs (Thor, GB10, Orin) are
@@ -174,7 +190,7 @@ export const NixpkgsPinSchema = z.object({
   /** 40-hex git revision of NixOS/nixpkgs. */
   rev: z.string().regex(/^[0-9a-f]{40}$/),
   /** Commit date of the revision (YYYY-MM-DD), when a source gives it; the newer of two pins is preferred. */
-  date: z.string().regex(/^\d{4}-\d{2}-\d{2}$/).nullable(),
+  date: z.string().refine(isCalendarDate, `expected ${DATE_FORM}`).nullable(),
   /**
    * The hash `builtins.fetchTarball` checks: the NAR hash (sha256) of the unpacked GitHub tarball, in SRI form
    * ("sha256-…", equal to a flake.lock `narHash` of the same rev) or Nix base32; null when no source gives it, and
@@ -240,7 +256,7 @@ export const NixpkgsPinSchema = z.object({
    */
   bundledLinksKnown: z.boolean().default(false),
   /** NixOS channel the revision was taken from: "nixos-unstable", "nixos-26.05"; null when unknown. */
-  channel: z.string().nullable(),
+  channel: z.string().regex(CHANNEL_RE, `expected ${CHANNEL_FORM}`).nullable(),
   /**
    * Facts of this entry that were inferred (from dates, neighbouring revisions, PR order) rather than read at this
    * revision: field name ("torch", "cuda", "brokenCuda", ...) → how it was inferred. Shown in BUILD_MATRIX.md.

@@ -12,7 +12,7 @@
  * cache found a difference (or cache got no answer at a pin); 2 bad input, a Nix too old for the nixpkgs
  * (lib/minver.nix), a failed fetch or evaluation, or check or cache reached no pin at all.
  */
-import { UsageError } from "../errors.ts";
+import { clip, UsageError } from "../errors.ts";
 import type { ArgumentsCamelCase, Argv, CommandModule } from "yargs";
 import { dirname, resolve } from "node:path";
 import { LOCAL_CATALOG_FILE, NIX_ATTR_RE, REPEATABLE } from "../constants.ts";
@@ -319,20 +319,37 @@ function besideLine(b: import("../pin/actions.ts").BesideCheck): string {
 }
 
 /**
+ * The fields `pin add` writes into local-catalog.json (and so into BUILD_MATRIX.md), checked before anything is
+ * fetched or written: --date a real calendar date YYYY-MM-DD, --channel a channel name (catalog/schema.ts CHANNEL_RE:
+ * no space, newline or escape), --sha256 a hash Nix's fetchTarball takes. Each error names the option and its form.
+ * @throws UsageError for the first field that is not of its form
+ */
+function checkAddFields(
+  argv: Pick<AddArgs, "date" | "channel" | "sha256">,
+  schema: Pick<typeof import("../catalog/schema.ts"), "SHA256_RE" | "CHANNEL_RE" | "CHANNEL_FORM" | "isCalendarDate" | "DATE_FORM">,
+): void {
+  const nothing = "(nothing written)";
+  if (argv.date !== undefined && !schema.isCalendarDate(argv.date)) throw new UsageError(`--date "${clip(argv.date)}": expected ${schema.DATE_FORM} ${nothing}`);
+  if (argv.channel !== undefined && !schema.CHANNEL_RE.test(argv.channel))
+    throw new UsageError(`--channel "${clip(argv.channel)}": expected ${schema.CHANNEL_FORM} ${nothing}`);
+  if (argv.sha256 !== undefined && !schema.SHA256_RE.test(argv.sha256))
+    throw new UsageError(`--sha256 "${clip(argv.sha256)}": expected an SRI sha256 (sha256-…=) or 52 Nix base32 characters, as nix-prefetch-url --unpack prints ${nothing}`);
+}
+
+/**
  * `pin add SOURCE`: read the pin's facts and add it (and a PyTorch or torchaudio release the catalog does not know)
  * to local-catalog.json beside matrix.ts; what it added as lines to `out`.
  * @returns 0
- * @throws UsageError for a bad --date or --sha256
+ * @throws UsageError for a bad --date, --channel or --sha256 (checkAddFields)
  */
 async function pinAdd(argv: AddArgs, builtIn: Catalogs["builtIn"], dir: string, cat: Catalogs["cat"], out: (line: string) => void): Promise<number> {
-  const [run, { addLocalEntry, assertNotPinned }, { SHA256_RE }] = await Promise.all([import("../pin/actions.ts"), import("../catalog/local.ts"), import("../catalog/schema.ts")]);
+  const [run, { addLocalEntry, assertNotPinned }, schema] = await Promise.all([import("../pin/actions.ts"), import("../catalog/local.ts"), import("../catalog/schema.ts")]);
+  // The fields are checked first: nothing is fetched or written for a pin add that would be refused.
+  checkAddFields(argv, schema);
   // A revision the catalog already pins is said before anything is downloaded.
   const rev = argv.rev ?? (/^[0-9a-f]{40}$/.test(argv.source) ? argv.source : undefined);
   if (rev !== undefined) assertNotPinned(builtIn, dir, rev);
   const src = await run.resolveSource(argv.source, { rev: argv.rev, url: argv.url });
-  if (argv.date !== undefined && !/^\d{4}-\d{2}-\d{2}$/.test(argv.date)) throw new UsageError(`--date ${argv.date}: expected YYYY-MM-DD`);
-  if (argv.sha256 !== undefined && !SHA256_RE.test(argv.sha256))
-    throw new UsageError(`--sha256 ${argv.sha256}: expected an SRI sha256 (sha256-…=) or 52 Nix base32 characters, as nix-prefetch-url --unpack prints`);
   const { entry } = await run.makePinEntry(src, cat, { sha256: argv.sha256, date: argv.date, channel: argv.channel, system: argv.system });
   const file = addLocalEntry(builtIn, dir, entry);
   const p = entry.pin;

@@ -235,6 +235,8 @@ export async function planPublish(o: PlanPublishOptions): Promise<PublishPlan> {
   ]);
   if (o.org && o.to)
     throw new UsageError("--org and --to exclude each other: publish to a Flox catalog (--org ORG) or to a Nix binary cache (--to STORE_URI), one per run");
+  const toProblem = o.to === undefined ? null : (await import("../matrix/team-cache.ts")).storeUriProblem(o.to);
+  if (toProblem) throw new UsageError(`--to ${JSON.stringify(o.to)}: ${toProblem} (nothing copied)`);
   const p = await loadProject({ root: o.root, matrixFile: o.matrixFile });
   // Without --org or --to: the matrix's first team cache (matrix.ts `caches`), said so.
   const to = o.org ? undefined : (o.to ?? (await defaultCacheTarget(p.matrix.caches, o.onNote)));

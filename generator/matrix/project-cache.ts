@@ -16,6 +16,8 @@
  *   hash of every file under generator/ and package-lock.json; sources-hash.mjs bundleIdentity) and Node's version (v8's serialization format).
  *   Running from the TypeScript sources (tsx, the tests' in-process `main`) has no build identity: no cache.
  * So an entry can never disagree with what the full path would compute now; one whose key differs is never read.
+ * An entry read back is checked field by field (entryProblem, without zod: a hit loads none) and one of the wrong
+ * shape is discarded and computed again; the cache directory is the user's own and private (paths.ts cacheDir).
  * Errors are never cached: an invalid matrix or local catalog goes the full path and throws there.
  *
  * Entries: cacheDir("projects")/KEY.v8 (paths.ts: node_modules/.cache/variant-matrix, else the per-user cache
@@ -32,6 +34,10 @@ import { replaceFileSync } from "../output-file.ts";
 import { importMatrixModule } from "./load-matrix.ts";
 import { bundleIdentity } from "../sources-hash.mjs";
 import type { Project } from "./project.ts";
+import type { Excluded, Matrix, Variant } from "./schema.ts";
+import type { Catalog } from "../catalog/schema.ts";
+import { parseName } from "./naming.ts";
+import { isCacheUrl, isPublicKey, type TeamCache } from "./team-cache.ts";
 
 /** Bumped when what an entry holds changes shape. */
 const ENTRY_VERSION = "1";
@@ -108,11 +114,87 @@ export function projectCacheFile(key: string): string | null {
 /** The data of a Project an entry holds (root and matrixFile are the caller's). */
 type Entry = Pick<Project, "matrix" | "catalog" | "variants" | "excluded">;
 
-/** The entry at `file`, or null when there is none or it is not one (never thrown). */
+/** What a member of an entry holds: its JavaScript kind, "?" where null or absent is allowed too. */
+type Kind = "string" | "string?" | "strings" | "strings?" | "boolean" | "record" | "object" | "object?" | "array";
+
+// The shape of an entry's parts, field by field (each list typed by its type's keys: a field added
+// to Variant, Excluded, Matrix or Catalog and not here fails the typecheck). Checked without zod: a hit loads none.
+const VARIANT: Record<keyof Variant, Kind> = {
+  name: "string", package: "string", role: "string", extras: "strings", attr: "string?", version: "string", torchVersion: "string",
+  onTorchVersions: "record", python: "string", pythonPackageSet: "string", cuda: "string?", cudaPackageSet: "string?", sm: "string?",
+  isa: "string", system: "string", cudaCapabilities: "strings", binaryCompat: "boolean", cudaCapabilitiesForPackageSet: "boolean",
+  requiredSystemFeatures: "strings", cflags: "strings", nixpkgs: "string", nixpkgsSha256: "string", nixpkgsKey: "string",
+  dependsOn: "strings", packageBuild: "object?", file: "string", description: "string", notes: "strings",
+};
+const EXCLUDED: Record<keyof Excluded, Kind> = {
+  name: "string", package: "string", torchVersion: "string", python: "string", cuda: "string?", sm: "string?", isa: "string", reasons: "strings",
+};
+const MATRIX: Record<keyof Matrix, Kind> = {
+  releases: "array", python: "strings", cuda: "strings", gpus: "strings", isas: "strings", cpuOnly: "boolean", packages: "strings",
+  environments: "record", only: "strings?", policy: "object", caches: "array",
+};
+const CATALOG: Record<keyof Catalog, Kind> = {
+  gpus: "array", cuda: "array", isas: "array", python: "array", torch: "array", nixpkgs: "array", packagesOnTorch: "array", extras: "array",
+  torchArchLists: "array", bundledDeviceCode: "array", cudaCache: "object", deviceCodeBytes: "object", nixpkgsCapabilities: "object",
+  glibcCudaHeaders: "object", publicCudaCaches: "array", rebuildSeconds: "object", extraSass: "object", compilerHelperNames: "object",
+  armCores: "object", armHostHints: "object",
+};
+
+/** Whether `v` is of `kind`. */
+function isKind(v: unknown, kind: Kind): boolean {
+  if (kind.endsWith("?") && (v === null || v === undefined)) return true;
+  const isObject = typeof v === "object" && v !== null && !Array.isArray(v);
+  switch (kind.replace("?", "")) {
+    case "string": return typeof v === "string";
+    case "strings": return Array.isArray(v) && v.every((x) => typeof x === "string");
+    case "boolean": return typeof v === "boolean";
+    case "array": return Array.isArray(v);
+    case "record": return isObject && Object.values(v as object).every((x) => typeof x === "string" || (Array.isArray(x) && x.every((y) => typeof y === "string")));
+    default: return isObject;
+  }
+}
+
+/** The first member of `v` that is not of its kind in `shape` (or "itself" when `v` is no object); null when none. */
+function misfit(v: unknown, shape: Record<string, Kind>): string | null {
+  if (typeof v !== "object" || v === null || Array.isArray(v)) return "itself";
+  return Object.keys(shape).find((k) => !isKind((v as Record<string, unknown>)[k], shape[k]!)) ?? null;
+}
+
+/**
+ * Why an entry read back is not one (null when it is): not the four parts, a part whose members are not of their
+ * kinds (VARIANT, EXCLUDED, MATRIX, CATALOG), a variant or dropped combination whose name does not follow the naming
+ * rule (naming.ts parseName: a planted name would reach `ci github`'s `run:` lines), a dependency that is no variant
+ * of the entry, or a team cache that matrix.ts would not take (team-cache.ts). Reads no zod (a hit loads none).
+ */
+export function entryProblem(e: unknown): string | null {
+  if (typeof e !== "object" || e === null) return "not an object";
+  const { matrix, catalog, variants, excluded } = e as Record<string, unknown>;
+  if (!Array.isArray(variants) || !Array.isArray(excluded)) return "no variants or dropped combinations";
+  for (const [what, v, shape] of [["matrix", matrix, MATRIX], ["catalog", catalog, CATALOG]] as const) {
+    const bad = misfit(v, shape);
+    if (bad) return `${what}: ${bad}`;
+  }
+  const names = new Set<string>();
+  for (const [what, list, shape] of [["variants", variants, VARIANT], ["excluded", excluded, EXCLUDED]] as const)
+    for (const [i, v] of list.entries()) {
+      const bad = misfit(v, shape);
+      if (bad) return `${what}.${i}: ${bad}`;
+      const name = (v as { name: string }).name;
+      if (parseName(name) === null) return `${what}.${i}.name: ${JSON.stringify(name.slice(0, 80))} is no variant name`;
+      if (what === "variants") names.add(name);
+    }
+  const orphan = (variants as Variant[]).find((v) => v.dependsOn.some((d) => !names.has(d)));
+  if (orphan) return `${orphan.name}: depends on a variant the entry lacks`;
+  const caches = (matrix as Matrix).caches as unknown[];
+  if (!caches.every((c) => typeof c === "object" && c !== null && isCacheUrl((c as TeamCache).url) && isPublicKey((c as TeamCache).publicKey))) return "matrix.caches: not caches matrix.ts takes";
+  return null;
+}
+
+/** The entry at `file`, or null when there is none or it is not one (entryProblem; never thrown). */
 function readEntry(file: string): Entry | null {
   try {
-    const e = deserialize(readFileSync(file)) as Entry;
-    return e && typeof e === "object" && Array.isArray(e.variants) && Array.isArray(e.excluded) && e.catalog && e.matrix ? e : null;
+    const e: unknown = deserialize(readFileSync(file));
+    return entryProblem(e) === null ? (e as Entry) : null;
   } catch {
     return null;
   }

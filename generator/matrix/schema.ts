@@ -14,7 +14,7 @@ import { DEFAULT_PACKAGES, PACKAGES, type PackageName } from "../catalog/package
 import { SHA256_RE, type Catalog } from "../catalog/schema.ts";
 import { closestValues, shown } from "./suggest.ts";
 import { parseCombination } from "./naming.ts";
-import { CACHE_KEY_FORM, CACHE_URL_FORM, isCacheUrl, isPublicKey } from "./team-cache.ts";
+import { CACHE_KEY_FORM, CACHE_URL_FORM, cacheUrlProblem, isCacheUrl, isPublicKey, publicKeyProblem } from "./team-cache.ts";
 
 /** "; closest: 90, 75" for an unknown value, or "" when no allowed value is close (suggest.ts, edit distance). */
 const closestTail = (value: string, allowed: readonly string[]) => {
@@ -399,8 +399,8 @@ function cachesSchema() {
     .array(
       z
         .object({
-          url: z.string().refine(isCacheUrl, { error: (iss) => `expected ${CACHE_URL_FORM} (got ${shown(iss.input)})` }),
-          publicKey: z.string().refine(isPublicKey, { error: (iss) => `expected ${CACHE_KEY_FORM} (got ${shown(iss.input)})` }),
+          url: z.string().refine(isCacheUrl, { error: (iss) => `${cacheUrlProblem(String(iss.input))}: expected ${CACHE_URL_FORM} (got ${shown(iss.input)})` }),
+          publicKey: z.string().refine(isPublicKey, { error: (iss) => `${publicKeyProblem(String(iss.input))}: expected ${CACHE_KEY_FORM} (got ${shown(iss.input)})` }),
           // The path of the secret key `publish` signs with (relative to matrix.ts), never the key: no generated file holds it.
           secretKeyFile: z.string().min(1, { error: "expected the path of a secret key file (nix key generate-secret), not empty" }).optional(),
         })

@@ -20,9 +20,79 @@ import { redactCredentials } from "../redact.ts";
 export const CACHE_URL_SCHEMES = ["https", "http", "file", "s3", "ssh", "ssh-ng"] as const;
 
 /** The allowed form of a cache URL, as errors say it. */
-export const CACHE_URL_FORM = `a store URL such as https://cache.example.org, file:///srv/nix-cache or s3://bucket (schemes: ${CACHE_URL_SCHEMES.join(", ")}; no spaces)`;
+export const CACHE_URL_FORM =
+  `a store URL such as https://cache.example.org, file:///srv/nix-cache or s3://bucket (schemes: ${CACHE_URL_SCHEMES.join(", ")}; ` +
+  "no whitespace, no '#', no control characters; a file:// path as it is on disk, without percent-escapes)";
 /** The allowed form of a public key, as errors say it. */
-export const CACHE_KEY_FORM = "name:base64 as `nix-store --generate-binary-cache-key NAME SECRET PUBLIC` writes it to PUBLIC, e.g. cache.example.org-1:<44 base64 characters>";
+export const CACHE_KEY_FORM =
+  "name:base64 as `nix-store --generate-binary-cache-key NAME SECRET PUBLIC` writes it to PUBLIC, e.g. cache.example.org-1:<44 base64 characters> " +
+  "(the name of letters, digits and . _ - + @ ~; the key 32 bytes)";
+
+// Control characters (C0, DEL, C1), Unicode's invisible and direction-changing ones (zero-width, line/paragraph
+// separators, bidi embeddings, overrides and isolates, BOM): none belongs in a nix.conf line or a generated file.
+const CONTROL = /[\u0000-\u001f\u007f-\u009f\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]/;
+// ASCII characters RFC 3986 never allows raw in a URL (a URL writes them percent-escaped).
+const NOT_IN_URL = /["<>\\^`{|}]/;
+
+/**
+ * What stops `text` from being one word of a nix.conf line (Nix's nix.conf: settings' values are split at whitespace
+ * and a `#` starts a comment anywhere on the line, so `https://c.example/#x` or a key name with `#` cuts the line and
+ * drops every cache after it); null when nothing does.
+ */
+function confWordProblem(text: string): string | null {
+  if (CONTROL.test(text)) return "it holds a control character";
+  if (/\s/.test(text)) return "it holds whitespace, which separates the words of a nix.conf value";
+  if (text.includes("#")) return "it holds '#', which starts a comment in nix.conf and cuts the line there";
+  return null;
+}
+
+/**
+ * Why `url` is not a store URL Nix takes as a substituter and nix.conf can hold (null when it is): a known scheme and
+ * something after it, one word of a nix.conf line (confWordProblem), no character RFC 3986 writes escaped, a file://
+ * path without percent-escapes (Nix reads a file:// path as written: `%20` stays three characters, not a space).
+ */
+export function cacheUrlProblem(url: string): string | null {
+  const word = confWordProblem(url);
+  if (word) return word;
+  if (NOT_IN_URL.test(url)) return `it holds ${JSON.stringify(NOT_IN_URL.exec(url)![0])}, which a URL writes percent-escaped`;
+  const m = /^([a-z][a-z0-9+.-]*):\/\/(.+)$/.exec(url);
+  if (!m || !(CACHE_URL_SCHEMES as readonly string[]).includes(m[1]!)) return "it is not SCHEME://… of a store Nix substitutes from";
+  if (m[1] === "file" && m[2]!.split("?")[0]!.includes("%"))
+    return "Nix reads a file:// path as written, without decoding percent-escapes (%20 stays %20): name the directory as it is on disk";
+  try {
+    new URL(url);
+    return null;
+  } catch {
+    return "it does not parse as a URL";
+  }
+}
+
+/**
+ * Why `uri` (publish's --to: any store URI `nix copy --to` takes, `file://`, `s3://`, `ssh://`, a path, `daemon`)
+ * cannot be used as given (null when it can): a control character, whitespace or `#` (what cacheUrlProblem refuses in
+ * every URL), or a file:// path with percent-escapes, which Nix would read literally.
+ */
+export function storeUriProblem(uri: string): string | null {
+  const word = confWordProblem(uri);
+  if (word) return word;
+  const m = /^file:\/\/([^?]*)/.exec(uri);
+  if (m && m[1]!.includes("%")) return "Nix reads a file:// path as written, without decoding percent-escapes (%20 stays %20): name the directory as it is on disk";
+  return null;
+}
+
+/**
+ * Why `key` is not `name:base64` of a 32-byte Ed25519 public key that nix.conf can hold (null when it is): the name of
+ * letters, digits and `. _ - + @ ~`, the key 44 base64 characters.
+ */
+export function publicKeyProblem(key: string): string | null {
+  const word = confWordProblem(key);
+  if (word) return word;
+  const m = /^([^:]*):(.*)$/.exec(key);
+  if (!m || m[1] === "") return "it is not NAME:KEY";
+  if (!/^[A-Za-z0-9._+@~-]+$/.test(m[1]!)) return `its name ${JSON.stringify(m[1])} holds a character other than letters, digits and . _ - + @ ~`;
+  if (!/^[A-Za-z0-9+/]{43}=$/.test(m[2]!) || Buffer.from(m[2]!, "base64").length !== 32) return "its key is not 44 base64 characters of 32 bytes";
+  return null;
+}
 
 /** One cache of the team, as matrix.ts gives it. */
 export interface TeamCache {
@@ -37,23 +107,14 @@ export interface TeamCache {
   secretKeyFile?: string;
 }
 
-/** Whether `url` is a store URL Nix takes as a substituter: a known scheme, something after it, no whitespace. */
+/** Whether `url` is a store URL Nix takes as a substituter and nix.conf can hold (cacheUrlProblem finds nothing). */
 export function isCacheUrl(url: string): boolean {
-  if (/\s/.test(url)) return false;
-  const m = /^([a-z][a-z0-9+.-]*):\/\/(.+)$/.exec(url);
-  if (!m || !(CACHE_URL_SCHEMES as readonly string[]).includes(m[1]!)) return false;
-  try {
-    new URL(url);
-    return true;
-  } catch {
-    return false;
-  }
+  return cacheUrlProblem(url) === null;
 }
 
-/** Whether `key` is `name:base64` of a 32-byte Ed25519 public key (what Nix's trusted-public-keys holds). */
+/** Whether `key` is `name:base64` of a 32-byte Ed25519 public key that nix.conf can hold (publicKeyProblem finds nothing). */
 export function isPublicKey(key: string): boolean {
-  const m = /^([^\s:]+):([A-Za-z0-9+/]{43}=)$/.exec(key);
-  return m !== null && Buffer.from(m[2]!, "base64").length === 32;
+  return publicKeyProblem(key) === null;
 }
 
 /** A URL as Nix compares substituters: without trailing slashes. */

@@ -24,6 +24,7 @@ import { isaFit } from "../matrix/compat.ts";
 import { gccarchFeature, isas } from "../catalog/cpu-isas.ts";
 import { settingLines, wrap } from "../text.ts";
 import { InputError } from "../errors.ts";
+import { redactCredentials } from "../redact.ts";
 import { GENERATED_MARK } from "../generate/render/literals.ts";
 import { missingTeamCaches, type TeamCache } from "../matrix/team-cache.ts";
 import { carriesNixglhost, driverRouteLines, nixglhostRouteNote, type CheckedVariant } from "./driver-route.ts";
@@ -389,7 +390,7 @@ const CHECKS: readonly Check[] = [
       if (!conf) return { status: "fail", detail: "`nix show-config` did not answer", fix: `install Nix >= ${NIX_MIN.version}` };
       const caches = c.teamCaches!;
       const m = missingTeamCaches(caches, (conf.get("substituters") ?? "").split(/\s+/), (conf.get("trusted-public-keys") ?? "").split(/\s+/));
-      if (m.lines.length === 0) return { status: "ok", detail: `${caches.map((k) => k.url).join(", ")} with ${caches.length === 1 ? "its key" : "their keys"}` };
+      if (m.lines.length === 0) return { status: "ok", detail: `${caches.map((k) => redactCredentials(k.url)).join(", ")} with ${caches.length === 1 ? "its key" : "their keys"}` };
       const fixConf: NixConfFix = { file: "/etc/nix/nix.conf", lines: m.lines, nixos: "nix.settings.substituters and nix.settings.trusted-public-keys" };
       return {
         status: "skip",

@@ -86,3 +86,12 @@ export function writeMatrix(dir: string, body: unknown): string {
   );
   return file;
 }
+
+/**
+ * `text` with the checkout's path written ROOT and the temporary directory's TMP (the longer first: one may hold the
+ * other), for a promise about output (a width, a wording) that must hold wherever the repository is cloned.
+ */
+export function placeless(text: string): string {
+  const places = [[ROOT.replace(/\/$/, ""), "ROOT"], [tmpdir(), "TMP"]] as const;
+  return [...places].sort((a, b) => b[0].length - a[0].length).reduce((t, [path, name]) => t.replaceAll(path, name), text);
+}
