@@ -110,6 +110,20 @@ test("more output than maxBuffer stops the child and says so (runCommandSync)", 
   assert.is(r.signal, "SIGTERM", "ended by this module, not by itself");
 });
 
+test("runCommand with `tail` keeps a bounded tail however much the child prints: the last lines, a long line cut with its length said", async () => {
+  // 100 MB of stdout in short lines, then one 30,000,000-character line on stderr (a Python that prints without end).
+  const script = "yes 0123456789 | head -c 99999999; echo last; head -c 30000000 /dev/zero | tr '\\0' x >&2; printf '\\nafter\\n' >&2";
+  const r = await runCommand(["sh", "-c", script], { tail: { stdout: { lines: 3, lineChars: 1000 }, stderr: { lines: 2, lineChars: 50 } } });
+  assert.is(r.code, 0);
+  // What is kept: 3 lines of stdout, 2 of stderr, whatever came before.
+  assert.equal(r.stdout, "0123456789\n0123456789\nlast\n");
+  assert.equal(r.stderr.split("\n"), [`${"x".repeat(50)}… (30,000,000 characters, cut)`, "after", ""]);
+  assert.ok(r.stdout.length + r.stderr.length < 200, `kept ${r.stdout.length + r.stderr.length} characters`);
+  // A partial last line (no newline) is kept too; without `tail` everything is kept, as before.
+  assert.is((await runCommand(["sh", "-c", "printf 'a\\nbcdef'"], { tail: { stdout: { lines: 5, lineChars: 3 } } })).stdout, "a\nbcd… (5 characters, cut)");
+  assert.is((await runCommand(["sh", "-c", "printf 'a\\nbcdef'"])).stdout, "a\nbcdef");
+});
+
 test("a missing program: ProcessStartError naming it (ENOENT); runTool resolves exit 127 instead", async () => {
   const argv = ["variant-matrix-no-such-program", "--x"];
   const err = await runCommand(argv).then(
