@@ -134,6 +134,7 @@ export async function runCommand(argv: readonly string[], opts: RunOptions = {})
       reject(new ProcessStartError(argv, e));
       return;
     }
+    running.add(child);
     const out = collector(child.stdout!, opts.tail?.stdout);
     const err = collector(child.stderr!, opts.tail?.stderr);
     if (opts.input !== undefined) {
@@ -150,14 +151,32 @@ export async function runCommand(argv: readonly string[], opts: RunOptions = {})
       : undefined;
     child.on("error", (e) => {
       clearTimeout(timer);
+      running.delete(child);
       reject(new ProcessStartError(argv, e)); // a working directory that is not there
     });
     // "close": the process has exited and its stdout and stderr are read to their end.
     child.on("close", (code, signal) => {
       clearTimeout(timer);
+      running.delete(child);
       resolve({ code, signal, stdout: out(), stderr: err(), stopped });
     });
   });
+}
+
+/** The children runCommand started that have not ended yet (stopRunningCommands ends them). */
+const running = new Set<ChildProcess>();
+
+/**
+ * End every child runCommand started that is still running, each with the processes it started (zx's `kill`: the
+ * tree, then its group), with `signal`: a command interrupted by the user ends what it started (install's probe, a Nix
+ * query) instead of leaving it running. Their runCommand calls then resolve as for any child ended by a signal.
+ * @returns how many were still running
+ */
+export async function stopRunningCommands(signal: NodeJS.Signals = "SIGTERM"): Promise<number> {
+  const children = [...running].filter((c) => c.pid !== undefined && c.exitCode === null && c.signalCode === null);
+  const { kill } = await zx();
+  await Promise.all(children.map((c) => kill(c.pid!, signal).catch(() => c.kill(signal))));
+  return children.length;
 }
 
 /**
