@@ -179,11 +179,17 @@ export async function stopRunningCommands(signal: NodeJS.Signals = "SIGTERM"): P
   return children.length;
 }
 
+/** The end cutLine gives a cut line, with the whole line's length. */
+const CUT_MARK = /… \((\d{1,3}(?:,\d{3})*) characters, cut\)$/;
+
 /**
  * `line` cut to `max` characters with its length said: "xxxx… (30,000,000 characters, cut)"; a line within `max` as it
- * is. `length` is the line's whole length when only a part of it was kept (default: `line.length`).
+ * is. `length` is the line's whole length when only a part of it was kept (default: `line.length`). A line cut before
+ * (runCommand's `tail`) is cut again with the length it said, never its own.
  */
 export function cutLine(line: string, max: number, length = line.length): string {
+  const before = CUT_MARK.exec(line);
+  if (before) return `${line.slice(0, Math.min(before.index, max))}… (${before[1]} characters, cut)`;
   return length <= max ? line : `${line.slice(0, max)}… (${length.toLocaleString("en-US")} characters, cut)`;
 }
 

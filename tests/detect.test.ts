@@ -7,7 +7,7 @@
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { existsSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { execFile } from "node:child_process";
 import { machine as osMachine } from "node:os";
 import { join, resolve } from "node:path";
@@ -310,6 +310,22 @@ test("recorded host files with huge lines: the error quotes the line cut, with i
   assert.match(g.stderr, /compute capability "9{40}… \(500,001 characters, cut\)" is not MAJOR\.MINOR/);
   assert.match(g.stderr, /1 \| 9{200}… \(500,026 characters, cut\)/);
   assert.ok(g.stderr.length < 1000, `${g.stderr.length} characters on stderr`);
+  // The live nvidia-smi printing a 1,000,000-character line: read bounded, the line quoted cut.
+  const bin = join(dir, "bin");
+  mkdirSync(bin);
+  writeFileSync(join(bin, "nvidia-smi"), "#!/bin/sh\nhead -c 1000000 /dev/zero | tr '\\0' 9\necho\n", { mode: 0o755 });
+  const path = process.env.PATH;
+  process.env.PATH = `${bin}:${path}`;
+  try {
+    await readHost();
+    assert.unreachable("the live nvidia-smi's line cannot be read");
+  } catch (e) {
+    assert.instance(e, HostInputError);
+    assert.match((e as Error).message, /^nvidia-smi:1: cannot read this line: .*\n  1 \| 9{200}… \(1,000,000 characters, cut\)$/);
+    assert.ok((e as Error).message.length < 1000, `${(e as Error).message.length} characters`);
+  } finally {
+    process.env.PATH = path;
+  }
   // 20 MB of cpuinfo: no host's; refused without being read whole or quoted.
   const big = join(dir, "cpuinfo-big");
   writeFileSync(big, `flags\t: ${"a".repeat(20 << 20)}\n`);

@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import ts from "typescript";
 import { ROOT } from "./helpers/cli.ts";
-import { findExecutable, ProcessStartError, runCommand, runCommandSync, runTool, signalGroup, startInGroup } from "../generator/process.ts";
+import { cutLine, findExecutable, ProcessStartError, runCommand, runCommandSync, runTool, signalGroup, startInGroup } from "../generator/process.ts";
 
 const GEN = join(ROOT, "generator");
 function files(dir: string): string[] {
@@ -122,6 +122,9 @@ test("runCommand with `tail` keeps a bounded tail however much the child prints:
   // A partial last line (no newline) is kept too; without `tail` everything is kept, as before.
   assert.is((await runCommand(["sh", "-c", "printf 'a\\nbcdef'"], { tail: { stdout: { lines: 5, lineChars: 3 } } })).stdout, "a\nbcd… (5 characters, cut)");
   assert.is((await runCommand(["sh", "-c", "printf 'a\\nbcdef'"])).stdout, "a\nbcdef");
+  // A line cut before is cut again with the length it said (a message quoting a kept line).
+  assert.is(cutLine(cutLine("x".repeat(5000), 100), 10), `${"x".repeat(10)}… (5,000 characters, cut)`);
+  assert.is(cutLine("short", 10), "short");
 });
 
 test("a missing program: ProcessStartError naming it (ENOENT); runTool resolves exit 127 instead", async () => {

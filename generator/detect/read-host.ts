@@ -407,7 +407,9 @@ async function readText(file: string, what: string): Promise<string> {
 
 /** Run the real nvidia-smi query; returns its stdout, or null with the reason when there is no usable GPU. */
 async function runNvidiaSmi(): Promise<{ text: string | null; reason: string | null }> {
-  const p = await runTool(["nvidia-smi", "--query-gpu=compute_cap,name,driver_version", "--format=csv,noheader"], { timeoutMs: 30_000 });
+  // Its output kept bounded (a line per GPU; a broken driver's message): a long line is cut with its length said.
+  const tail = { stdout: { lines: 4096, lineChars: 4096 }, stderr: { lines: 20, lineChars: QUOTED_LINE_CHARS } };
+  const p = await runTool(["nvidia-smi", "--query-gpu=compute_cap,name,driver_version", "--format=csv,noheader"], { timeoutMs: 30_000, tail });
   const out = p.stdout;
   const err = p.stderr;
   // 127: nvidia-smi could not be started (not on PATH), or a wrapper's shell found none.
