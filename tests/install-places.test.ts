@@ -194,4 +194,49 @@ test("install interrupted after its build (SIGTERM while verify's probe runs): t
   assert.equal(roots(out), [dir]);
 });
 
+test("install interrupted while the build driver prepares its build (SIGTERM during its evaluation): its Nix ended, no temporary directory left, one line says where it stopped", async () => {
+  const pkgs = standInEnvironment();
+  const { h, args, env } = setup(pkgs);
+  const dir = join(h.dir, "torch-env");
+  const tmp = tempDir("vm-install-tmp-");
+  // nix-instantiate: install's own question first (the real one), then the build driver's evaluation hangs.
+  const calls = join(h.dir, "nix-instantiate.calls");
+  const hung = join(h.dir, "nix-instantiate.pid");
+  writeFileSync(
+    join(h.bin, "nix-instantiate"),
+    `#!/bin/sh\necho "$*" >> "${calls}"\n[ "$(wc -l < "${calls}")" -gt 1 ] && { echo $$ > "${hung}"; exec sleep 300; }\nexec /usr/bin/nix-instantiate "$@"\n`,
+    { mode: 0o755 },
+  );
+  const cli = spawn(process.execPath, cliArgv(args(dir)), { cwd: ROOT, env: { ...process.env, NO_COLOR: "1", COLUMNS: "400", ...env, TMPDIR: tmp } });
+  let stderr = "";
+  cli.stderr.on("data", (d) => (stderr += d));
+  const closed = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((res) => cli.on("close", (code, signal) => res({ code, signal })));
+  const t0 = Date.now();
+  while (!existsSync(hung) || readFileSync(hung, "utf8").trim() === "") {
+    assert.ok(Date.now() - t0 < 300_000, `the build driver never evaluated:\n${stderr}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  const pid = Number(readFileSync(hung, "utf8").trim());
+  assert.is(readdirSync(tmp).filter((f) => f.startsWith("variant-matrix-install-")).length, 1, "its result directory, made before the build");
+  cli.kill("SIGTERM");
+  // Ended by the signal, as without a handler (a shell reports 143), after it said where it stopped.
+  assert.equal(await closed, { code: null, signal: "SIGTERM" }, stderr);
+  const lines = stderr.trim().split("\n").filter((l) => l.startsWith("variant-matrix: error:"));
+  assert.equal(lines.length, 1, stderr);
+  assert.match(lines[0]!, `install interrupted (SIGTERM) while the build driver prepared the build of ${NAME}; it stopped there: ended the 1 process(es) it had started, removed its temporary result links (${tmp}/variant-matrix-install-`);
+  assert.match(lines[0]!, `. Nothing is linked at ${dir}: run install again`);
+  let alive = true;
+  for (let i = 0; i < 50 && alive; i++) {
+    try {
+      process.kill(pid, 0);
+      await new Promise((r) => setTimeout(r, 100));
+    } catch {
+      alive = false;
+    }
+  }
+  assert.not.ok(alive, `the build driver's nix-instantiate (pid ${pid}) still runs`);
+  assert.equal(readdirSync(tmp).filter((f) => f.startsWith("variant-matrix-install-")), []);
+  assert.not.ok(existsSync(dir));
+});
+
 test.run();

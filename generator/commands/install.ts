@@ -28,8 +28,9 @@
  * lines come from their commands' printing (build-main.ts, verify-main.ts), handed to runInstall as its steps.
  *
  * Exit status: 0 every promise holds; 1 a build failed or a promise does not hold; 2 bad input, or a check that must
- * be fixed first (the fix is printed); 130 or 143 a SIGINT or SIGTERM stopped it (after the build: its probe ended,
- * its temporary result links removed, one line says where it stopped).
+ * be fixed first (the fix is printed); 130 or 143 a SIGINT or SIGTERM stopped it (its Nix or its probe ended, its
+ * temporary result links removed, one line says where it stopped; before the build driver's run, the signal then ends
+ * the process, which a shell reports as 130 or 143).
  */
 import type { ArgumentsCamelCase, Argv, CommandModule } from "yargs";
 import path from "node:path";
@@ -124,7 +125,9 @@ async function install(args: InstallArgs, io: Io): Promise<number> {
   const shut: Io = { ...io, out: (s) => gate.open && io.out(s), err: (s) => gate.open && io.err(s) };
   let result: InstallResult;
   try {
-    result = await lib.runInstall(plan, { ...installSteps(plan.variant.name, shut, (t) => gate.open && say(t)), stopped: () => (gate.open = false) });
+    const steps = installSteps(plan.variant.name, shut, (t) => gate.open && say(t));
+    const progress: InstallSteps["progress"] = (e) => (e.kind === "stopped" ? io.err(errorLine(e.line)) : steps.progress(e));
+    result = await lib.runInstall(plan, { ...steps, progress, stopped: () => (gate.open = false) });
   } catch (e) {
     const { InstallInterrupted } = await import("../driver/install-target.ts");
     if (!(e instanceof InstallInterrupted)) throw e;

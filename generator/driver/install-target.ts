@@ -15,7 +15,9 @@
  *   /nix/var/nix/gcroots/auto; a root whose link is gone is dropped by the next garbage collection).
  *
  * - a SIGINT or SIGTERM after the build (watchInterrupt): the children install started are ended, its temporary result
- *   links removed, and it says what it was doing and what is left (InstallInterrupted, exit 130 or 143).
+ *   links removed, and it says what it was doing and what is left (InstallInterrupted, exit 130 or 143); one while the
+ *   build driver prepares its build (stopOnSignalUntilBuilding) does the same, then ends the process by that signal
+ *   (during the driver's run, the driver's own handler stops its builds).
  *
  * Child processes go through generator/process.ts (runTool).
  */
@@ -293,4 +295,30 @@ export function watchInterrupt(onStop: () => void, graceMs = 5_000): InterruptWa
       process.off("SIGTERM", onSignal);
     },
   };
+}
+
+/**
+ * While install hands its build to the build driver: a SIGINT or SIGTERM that the driver does not take (before its run
+ * installs its own handlers: its evaluation, asking Nix) runs `stop` (remove what install made, say so), ends the
+ * children runCommand started, and then ends this process by the same signal, as it would have ended without this
+ * handler. While the driver's run has its handlers, they stop its builds and this one does nothing.
+ * @param stop told the signal and how many children were still running; must not throw
+ * @returns what removes the handlers
+ */
+export function stopOnSignalUntilBuilding(stop: (signal: NodeJS.Signals, ended: number) => void): () => void {
+  const off = () => {
+    process.off("SIGINT", onSignal);
+    process.off("SIGTERM", onSignal);
+  };
+  function onSignal(signal: NodeJS.Signals): void {
+    if (process.listenerCount(signal) > 1) return; // the build driver's run: its own handler stops its builds
+    off();
+    void stopRunningCommands("SIGTERM").then((ended) => {
+      stop(signal, ended);
+      process.kill(process.pid, signal);
+    });
+  }
+  process.on("SIGINT", onSignal);
+  process.on("SIGTERM", onSignal);
+  return off;
 }

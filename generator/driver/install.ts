@@ -390,7 +390,9 @@ export type InstallEvent =
   /** The environment's nixglhost linked at `link` for a variant that is not an environment. */
   | { kind: "nixglhost"; link: string }
   /** The first start through nixglhost (preflight/nixglhost-cache.ts), in its own words. */
-  | { kind: "first-start"; line: string };
+  | { kind: "first-start"; line: string }
+  /** A signal stopped install before the build driver's run took it (install-target.ts stopOnSignalUntilBuilding): where, and what is left. */
+  | { kind: "stopped"; line: string };
 
 /** The work runInstall hands out: the build driver and verify (the caller's, which print their own lines), and progress. */
 export interface InstallSteps {
@@ -451,7 +453,18 @@ export async function runInstall(plan: InstallPlan, steps: InstallSteps): Promis
   try {
     if (ready.atOnce && ready.outPath) steps.progress({ kind: "at-once", state: ready.output.state === "present" ? "present" : "fetchable", outPath: ready.outPath });
     else {
-      const built = await steps.build({ ...plan.build, outDir: plan.backend === "nix" ? (resultDir ?? undefined) : undefined });
+      const made = resultDir;
+      const off = it.stopOnSignalUntilBuilding((signal, ended) => {
+        dropResults();
+        steps.stopped?.();
+        steps.progress({ kind: "stopped", line: interruptedMessage(plan, { signal, ended }, { doing: `the build driver prepared the build of ${plan.variant.name}`, linked: null, removed: made }) });
+      });
+      let built: number;
+      try {
+        built = await steps.build({ ...plan.build, outDir: plan.backend === "nix" ? (resultDir ?? undefined) : undefined });
+      } finally {
+        off();
+      }
       if (built !== 0) return { ...none, stage: "build", exitCode: built };
     }
     watch = it.watchInterrupt(() => steps.stopped?.());
@@ -502,7 +515,7 @@ function interruptedMessage(
   const o = plan.options;
   const left = at.linked
     ? `${plan.dir} stays linked (a GC root of ${at.linked}) but is not verified: run \`${copyableCommand(["verify", plan.variant.name, "--python", plan.dir], { matrix: o.matrix })}\`, or remove ${plan.dir} to uninstall`
-    : `nothing is linked at ${plan.dir}: run install again to link it (what was built stays in the store until a garbage collection)`;
+    : `Nothing is linked at ${plan.dir}: run install again to link it (what was built stays in the store until a garbage collection)`;
   return `install interrupted (${stop.signal}) while ${at.doing}; it stopped there${done.length ? `: ${done.join(", ")}` : ""}. ${left}`;
 }
 
