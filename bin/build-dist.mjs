@@ -155,22 +155,48 @@ export async function bundle(outdir, opts = {}) {
   });
 }
 
+/** dist/ cannot take a new bundle: not writable (a read-only checkout, another user's), or full. One line says so. */
+export class DistNotWritableError extends Error {
+  name = "DistNotWritableError";
+}
+
+/**
+ * mkdir `dir` (its parent exists), or throw DistNotWritableError naming dist/ and why.
+ * @param {string} dir
+ * @param {(e: NodeJS.ErrnoException) => boolean} [fine] an error that is no failure (dist/ already there)
+ */
+function makeWritable(dir, fine = () => false) {
+  try {
+    mkdirSync(dir);
+  } catch (e) {
+    if (fine(e)) return;
+    if (!["EROFS", "EACCES", "EPERM", "ENOSPC", "EDQUOT"].includes(e.code)) throw e;
+    const why = e.code === "EROFS" ? "on a read-only filesystem" : e.code === "ENOSPC" || e.code === "EDQUOT" ? "its filesystem is full" : "not writable by this user";
+    throw new DistNotWritableError(
+      `${DIST_DIR} is not writable (${why}: ${e.code}), and generator/ changed since its bundle was built, so the CLI cannot be compiled there; ` +
+        "make it writable, or run `npm run prepare` where the checkout can be written",
+    );
+  }
+}
+
 /**
  * Make sure dist/ holds a bundle of the current sources, building it when it does not.
  * @param {{ log?: (line: string) => void }} [opts] log: told one line when a rebuild starts (the launcher prints
  *   it on stderr; prepare stays quiet)
  * @returns {Promise<string>} absolute path of the bundle's cli.js
- * @throws Error when esbuild fails (its messages are in the error)
+ * @throws DistNotWritableError when dist/ cannot take the new bundle; Error when esbuild fails (its messages are in the error)
  */
 export async function ensureDist(opts = {}) {
   const hash = currentHash();
   const dir = join(DIST_DIR, hash);
   const entry = join(dir, "cli.js");
   if (existsSync(entry)) return entry;
-  opts.log?.(`generator/ changed since dist/ was built: compiling it (dist/${hash})`);
-  mkdirSync(DIST_DIR, { recursive: true });
   const tmp = join(DIST_DIR, `.tmp-${hash}-${process.pid}`);
   rmSync(tmp, { recursive: true, force: true });
+  // dist/ must take the new bundle: said once, before esbuild would fail on each of its output files.
+  makeWritable(DIST_DIR, (e) => e.code === "EEXIST");
+  makeWritable(tmp);
+  opts.log?.(`generator/ changed since dist/ was built: compiling it (dist/${hash})`);
   try {
     await bundle(tmp);
     try {
@@ -212,7 +238,8 @@ function prune(keep) {
 // `node bin/build-dist.mjs` (the prepare script): build now, print nothing unless it fails.
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   ensureDist().catch((e) => {
-    process.stderr.write(`variant-matrix: cannot compile generator/ into dist/: ${e instanceof Error ? e.message : String(e)}\n`);
+    if (e instanceof DistNotWritableError) process.stderr.write(`variant-matrix: error: ${e.message}\n`);
+    else process.stderr.write(`variant-matrix: cannot compile generator/ into dist/: ${e instanceof Error ? e.message : String(e)}\n`);
     process.exitCode = 1;
   });
 }

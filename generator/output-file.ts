@@ -109,7 +109,7 @@ export async function writeOutputFile(file: string, content: string | Uint8Array
     return;
   }
   const dir = dirname(path);
-  mkdirSync(dir, { recursive: true });
+  makeDirs(dir);
   const mode = how === "replace" ? lstatSync(path).mode & 0o7777 : o.mode ?? 0o666;
   // A random name, created exclusively (O_EXCL refuses an existing name and never follows a link there).
   const tmp = join(dir, `.${basename(path)}.${randomBytes(6).toString("hex")}.tmp`);
@@ -157,6 +157,32 @@ export function openLogFile(file: string, o: { exclusive?: boolean } = {}): numb
  */
 export function privateTempDir(prefix: string): string {
   return mkdtempSync(join(tmpdir(), prefix));
+}
+
+/**
+ * Make `dir` and its missing parents (`mkdir -p`) one level at a time, so that a failure is the real one: Node's
+ * recursive mkdir says ENOENT where the first missing level cannot be made on a read-only filesystem (EROFS) or in a
+ * directory this user may not write (EACCES).
+ * @throws the error of the first level that cannot be made (its `code`: EROFS, EACCES, ENOSPC, ENOTDIR)
+ */
+export function makeDirs(dir: string, mode?: number): void {
+  const missing: string[] = [];
+  for (let d = resolve(dir); ; d = dirname(d)) {
+    try {
+      statSync(d);
+      break;
+    } catch {
+      if (dirname(d) === d) break;
+      missing.unshift(d);
+    }
+  }
+  for (const d of missing) {
+    try {
+      mkdirSync(d, mode === undefined ? undefined : { mode });
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e; // made by another process meanwhile
+    }
+  }
 }
 
 /**

@@ -53,9 +53,9 @@ export interface CommandResult {
   code: number | null;
   /** The signal that ended it (`SIGTERM` after a timeout, `SIGILL`), else null. */
   signal: NodeJS.Signals | null;
-  /** Everything it wrote to stdout, as UTF-8 (up to `maxBuffer`). */
+  /** Everything it wrote to stdout, as UTF-8 (up to `maxBuffer`; with `tail`, its last lines). */
   stdout: string;
-  /** Everything it wrote to stderr, as UTF-8 (up to `maxBuffer`). */
+  /** Everything it wrote to stderr, as UTF-8 (up to `maxBuffer`; with `tail`, its last lines). */
   stderr: string;
   /**
    * Why this module ended it, in words, when it did: it ran past `timeoutMs` ("nix ran past its limit of 60000 ms
@@ -81,6 +81,20 @@ export interface RunOptions {
   maxBuffer?: number;
   /** The signal a timeout or an overflow sends. Default: SIGTERM. */
   killSignal?: NodeJS.Signals;
+  /**
+   * runCommand only: keep a bounded tail of stdout, of stderr or both instead of all of it (a child that may print
+   * without end, a Python under verify). Default: everything is kept.
+   */
+  tail?: { stdout?: TailLimit; stderr?: TailLimit };
+}
+
+/**
+ * How much of a stream runCommand keeps: its last `lines` lines, every line over `lineChars` characters cut with its
+ * length said (cutLine); at most about `(lines + 1) × lineChars` characters, however much the child prints.
+ */
+export interface TailLimit {
+  lines: number;
+  lineChars: number;
 }
 
 const DEFAULT_MAX_BUFFER = 1 << 30;
@@ -120,10 +134,9 @@ export async function runCommand(argv: readonly string[], opts: RunOptions = {})
       reject(new ProcessStartError(argv, e));
       return;
     }
-    const out: Buffer[] = [];
-    const err: Buffer[] = [];
-    child.stdout!.on("data", (d: Buffer) => out.push(d));
-    child.stderr!.on("data", (d: Buffer) => err.push(d));
+    running.add(child);
+    const out = collector(child.stdout!, opts.tail?.stdout);
+    const err = collector(child.stderr!, opts.tail?.stderr);
     if (opts.input !== undefined) {
       child.stdin!.on("error", () => {}); // a child that exits without reading its input
       child.stdin!.end(opts.input);
@@ -138,14 +151,77 @@ export async function runCommand(argv: readonly string[], opts: RunOptions = {})
       : undefined;
     child.on("error", (e) => {
       clearTimeout(timer);
+      running.delete(child);
       reject(new ProcessStartError(argv, e)); // a working directory that is not there
     });
     // "close": the process has exited and its stdout and stderr are read to their end.
     child.on("close", (code, signal) => {
       clearTimeout(timer);
-      resolve({ code, signal, stdout: Buffer.concat(out).toString("utf8"), stderr: Buffer.concat(err).toString("utf8"), stopped });
+      running.delete(child);
+      resolve({ code, signal, stdout: out(), stderr: err(), stopped });
     });
   });
+}
+
+/** The children runCommand started that have not ended yet (stopRunningCommands ends them). */
+const running = new Set<ChildProcess>();
+
+/**
+ * End every child runCommand started that is still running, each with the processes it started (zx's `kill`: the
+ * tree, then its group), with `signal`: a command interrupted by the user ends what it started (install's probe, a Nix
+ * query) instead of leaving it running. Their runCommand calls then resolve as for any child ended by a signal.
+ * @returns how many were still running
+ */
+export async function stopRunningCommands(signal: NodeJS.Signals = "SIGTERM"): Promise<number> {
+  const children = [...running].filter((c) => c.pid !== undefined && c.exitCode === null && c.signalCode === null);
+  const { kill } = await zx();
+  await Promise.all(children.map((c) => kill(c.pid!, signal).catch(() => c.kill(signal))));
+  return children.length;
+}
+
+/** The end cutLine gives a cut line, with the whole line's length. */
+const CUT_MARK = /… \((\d{1,3}(?:,\d{3})*) characters, cut\)$/;
+
+/**
+ * `line` cut to `max` characters with its length said: "xxxx… (30,000,000 characters, cut)"; a line within `max` as it
+ * is. `length` is the line's whole length when only a part of it was kept (default: `line.length`). A line cut before
+ * (runCommand's `tail`) is cut again with the length it said, never its own.
+ */
+export function cutLine(line: string, max: number, length = line.length): string {
+  const before = CUT_MARK.exec(line);
+  if (before) return `${line.slice(0, Math.min(before.index, max))}… (${before[1]} characters, cut)`;
+  return length <= max ? line : `${line.slice(0, max)}… (${length.toLocaleString("en-US")} characters, cut)`;
+}
+
+/**
+ * Read `stream` as runCommand keeps it: every byte (no `tail`), or its last `tail.lines` lines, each cut at
+ * `tail.lineChars` characters (cutLine). @returns what reads the text kept, once the stream has ended
+ */
+function collector(stream: NodeJS.ReadableStream, tail: TailLimit | undefined): () => string {
+  if (!tail) {
+    const chunks: Buffer[] = [];
+    stream.on("data", (d: Buffer) => chunks.push(d));
+    return () => Buffer.concat(chunks).toString("utf8");
+  }
+  stream.setEncoding("utf8");
+  const kept: string[] = [];
+  let cur = "";
+  let curLength = 0;
+  stream.on("data", (chunk: string) => {
+    const parts = chunk.split("\n");
+    for (let i = 0; i < parts.length; i++) {
+      const part = parts[i]!;
+      if (cur.length < tail.lineChars) cur += part.slice(0, tail.lineChars - cur.length);
+      curLength += part.length;
+      if (i === parts.length - 1) break;
+      kept.push(cutLine(cur, tail.lineChars, curLength));
+      if (kept.length > tail.lines) kept.shift();
+      cur = "";
+      curLength = 0;
+    }
+  });
+  // An output that ended with a newline keeps it.
+  return () => (curLength > 0 ? [...kept, cutLine(cur, tail.lineChars, curLength)].slice(-tail.lines).join("\n") : kept.length ? kept.join("\n") + "\n" : "");
 }
 
 /** The exit status a POSIX shell gives a command it cannot find or run. */

@@ -162,6 +162,36 @@ test("a log directory that cannot be created: no build starts, the report goes t
   assert.not.ok(existsSync(join(c.dir, "out", `result-${PT_CPU}`)), "nothing was built");
 });
 
+test("a read-only logs directory: said as not writable (EROFS), not as a missing directory (ENOENT); no build starts, exit 1", async () => {
+  const c = ctx();
+  const logs = join(c.dir, "logs");
+  mkdirSync(logs);
+  // A real read-only filesystem: the directory bind-mounted read-only over itself.
+  for (const a of [["--bind", logs, logs], ["-o", "remount,bind,ro", logs]]) {
+    const m = spawnSync("mount", a, { encoding: "utf8" });
+    assert.is(m.status, 0, `this test mounts (needs root with CAP_SYS_ADMIN): ${m.stderr}`);
+  }
+  const umount = () => void spawnSync("umount", ["-l", logs]);
+  process.once("exit", umount);
+  try {
+    for (const at of [logs, join(logs, "sub")]) {
+      const reportFile = join(c.dir, "report.json");
+      const r = await driver(c, at, [PT_CPU, "--backend", "nix", "--report", reportFile]);
+      assert.is(r.code, 1, r.stderr);
+      const { errors, stack } = errorLines(r.stderr);
+      assert.is(errors.length, 1, r.stderr);
+      assert.equal(stack, []);
+      assert.match(errors[0]!, `creating the log directory ${at}/`);
+      assert.match(errors[0]!, `(the logs directory ${at} is not writable, on a read-only filesystem: give --logs-dir a writable directory): EROFS: read-only file system;`);
+      assert.not.match(errors[0]!, /ENOENT/);
+      assert.match(errors[0]!, /report not written to \S+\/report\.json: EROFS/);
+      assert.is(JSON.parse(readFileSync(reportFile, "utf8")).variants[0].status, "skipped");
+    }
+  } finally {
+    umount();
+  }
+});
+
 test("a bug of the build driver (its status sink throws) while a build runs: the build's process group is ended, the run still reports", async () => {
   const { runBuilds } = await import("../generator/driver/run.ts");
   const { makePlan } = await import("../generator/driver/plan.ts");

@@ -4,7 +4,7 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { spawnSync } from "node:child_process";
-import { cpSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ROOT, runSources } from "./helpers/cli.ts";
@@ -97,6 +97,32 @@ test("a generator source edited after the bundle was built: the next command run
     assert.match(fourth.stderr, /^variant-matrix: error: cannot compile generator\/ into dist\//m);
     assert.is(fourth.stdout, "");
   } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+});
+
+test("a read-only dist/ with sources newer than its bundle: one line says dist/ is not writable and where, exit 2 (not esbuild's error for each file)", () => {
+  const work = mkdtempSync(join(tmpdir(), "vm-ro-dist-"));
+  const dist = join(work, "dist");
+  try {
+    for (const f of ["generator", "bin", "package.json", "package-lock.json", "matrix.ts"]) cpSync(join(ROOT, f), join(work, f), { recursive: true });
+    symlinkSync(join(ROOT, "node_modules"), join(work, "node_modules"));
+    // dist/ on a real read-only filesystem: bind-mounted read-only over itself, empty (no bundle of these sources).
+    mkdirSync(dist);
+    for (const a of [["--bind", dist, dist], ["-o", "remount,bind,ro", dist]]) {
+      const m = spawnSync("mount", a, { encoding: "utf8" });
+      assert.is(m.status, 0, `this test mounts (needs root with CAP_SYS_ADMIN): ${m.stderr}`);
+    }
+    const r = bin(["--version"], work);
+    assert.is(r.status, 2, r.stdout + r.stderr);
+    assert.is(r.stdout, "");
+    assert.equal(r.stderr.trim().split("\n"), [
+      `variant-matrix: error: ${dist} is not writable (on a read-only filesystem: EROFS), and generator/ changed since its bundle was built, so the CLI ` +
+        "cannot be compiled there; make it writable, or run `npm run prepare` where the checkout can be written",
+    ]);
+    assert.not.match(r.stderr, /fix the error|esbuild/);
+  } finally {
+    spawnSync("umount", ["-l", dist]);
     rmSync(work, { recursive: true, force: true });
   }
 });

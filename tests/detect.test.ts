@@ -7,12 +7,13 @@
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { existsSync, readFileSync, readdirSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { execFile } from "node:child_process";
 import { machine as osMachine } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { cliArgv } from "./helpers/cli.ts";
+import { cliArgv, tempDir } from "./helpers/cli.ts";
+import { runMain } from "./helpers/main.ts";
 import {
   HostInputError,
   MachineError,
@@ -288,6 +289,50 @@ test("cpuinfo that cannot be parsed: the error names the file, the line number a
   assert.throws(() => parseCpuinfo("processor\t: 0\nvendor_id\t: GenuineIntel\n", "x"), /no `flags` line/);
   assert.throws(() => parseCpuinfo("processor\t: zero\nflags\t: avx2\n", "x"), /x:1:.*CPU number/);
   assert.throws(() => parseCpuinfo("processor\t: 0\nFeatures\t: fp\nCPU part\t: d40\n", "x"), /x:3:.*hex/);
+});
+
+test("recorded host files with huge lines: the error quotes the line cut, with its length; a file too large for a host is refused unread", async () => {
+  const dir = tempDir("vm-detect-huge-");
+  const good = hostFile("spr-h100", "cpuinfo");
+  // A cpuinfo whose third line is 1,000,000 characters without a colon.
+  const cpuinfo = join(dir, "cpuinfo");
+  writeFileSync(cpuinfo, `processor\t: 0\nflags\t\t: avx2\n${"z".repeat(1_000_000)}\n`);
+  const r = await runMain(["detect", "--cpuinfo", cpuinfo, "--machine", "x86_64"]);
+  assert.is(r.status, 2, r.stdout);
+  assert.match(r.stderr, `${cpuinfo}:3: cannot read this line`);
+  assert.match(r.stderr, new RegExp(`3 \\| z{200}… \\(1,000,000 characters, cut\\)`));
+  assert.ok(r.stderr.length < 1000, `${r.stderr.length} characters on stderr`);
+  // An nvidia-smi line whose capability field is 500,000 characters: the line and the field both cut.
+  const smi = join(dir, "nvidia-smi.txt");
+  writeFileSync(smi, `${"9".repeat(500_000)}x, NVIDIA H100, 570.124.06\n`);
+  const g = await runMain(["detect", "--cpuinfo", good, "--nvidia-smi", smi, "--machine", "x86_64"]);
+  assert.is(g.status, 2, g.stdout);
+  assert.match(g.stderr, /compute capability "9{40}… \(500,001 characters, cut\)" is not MAJOR\.MINOR/);
+  assert.match(g.stderr, /1 \| 9{200}… \(500,026 characters, cut\)/);
+  assert.ok(g.stderr.length < 1000, `${g.stderr.length} characters on stderr`);
+  // The live nvidia-smi printing a 1,000,000-character line: read bounded, the line quoted cut.
+  const bin = join(dir, "bin");
+  mkdirSync(bin);
+  writeFileSync(join(bin, "nvidia-smi"), "#!/bin/sh\nhead -c 1000000 /dev/zero | tr '\\0' 9\necho\n", { mode: 0o755 });
+  const path = process.env.PATH;
+  process.env.PATH = `${bin}:${path}`;
+  try {
+    await readHost();
+    assert.unreachable("the live nvidia-smi's line cannot be read");
+  } catch (e) {
+    assert.instance(e, HostInputError);
+    assert.match((e as Error).message, /^nvidia-smi:1: cannot read this line: .*\n  1 \| 9{200}… \(1,000,000 characters, cut\)$/);
+    assert.ok((e as Error).message.length < 1000, `${(e as Error).message.length} characters`);
+  } finally {
+    process.env.PATH = path;
+  }
+  // 20 MB of cpuinfo: no host's; refused without being read whole or quoted.
+  const big = join(dir, "cpuinfo-big");
+  writeFileSync(big, `flags\t: ${"a".repeat(20 << 20)}\n`);
+  const b = await runMain(["detect", "--cpuinfo", big, "--machine", "x86_64"]);
+  assert.is(b.status, 2, b.stdout);
+  assert.match(b.stderr, `cannot read --cpuinfo file ${big}: it holds more than 16 MiB, which no host's /proc/cpuinfo, meminfo or nvidia-smi output does`);
+  assert.ok(b.stderr.length < 1000, `${b.stderr.length} characters on stderr`);
 });
 
 test("nvidia-smi csv: one GPU per line; names with commas; no devices; unreadable lines name the line", () => {

@@ -299,4 +299,26 @@ test("fleet --package NAME-env: a named environment of the matrix is served (its
   assert.match(bad.stderr, /--package: unknown package "chat-env"; allowed values: .*torch-env, llm-env/);
 });
 
+test("a host file of the wrong shape (null, a null GPU, a numeric capability) is refused naming the file and the field, exit 2, no TypeError", async () => {
+  const out = tempDir("vm-fleet-shape-");
+  const json = execFileSync(process.execPath, cliArgv(["detect", "--json", "--cpuinfo", join(HOSTS, "gh200/cpuinfo"), "--nvidia-smi", join(HOSTS, "gh200/nvidia-smi.txt"), "--machine", "aarch64"]), { cwd: ROOT, encoding: "utf8" });
+  const good = JSON.parse(json);
+  const cases: [string, unknown, RegExp][] = [
+    ["null.json", null, /\(the whole file\): expected an object with a `host` key/],
+    ["null-gpu.json", { ...good, host: { ...good.host, gpus: [null] } }, /host\.gpus\.0: expected a GPU object \{index, name, capability, sm, driver\}/],
+    ["numeric-cap.json", { ...good, host: { ...good.host, gpus: [{ ...good.host.gpus[0], capability: 9.0 }] } }, /host\.gpus\.0\.capability: expected a string/],
+  ];
+  for (const [name, body, field] of cases) {
+    const file = join(out, name);
+    writeFileSync(file, JSON.stringify(body));
+    const r = await runMain(["fleet", file, join(HOSTS, "spr-h100")]);
+    assert.is(r.status, 2, `${name}: ${r.stderr}`);
+    assert.not.match(r.stderr, /TypeError|at .*\.ts:\d+/, name);
+    const lines = r.stderr.trim().split("\n");
+    assert.is(lines.length, 1, `${name}: one line\n${r.stderr}`);
+    assert.match(lines[0]!, new RegExp(`^variant-matrix: error: host ${file.replace(/[/.]/g, "\\$&")}: not what \`variant-matrix detect --json\` prints: `), name);
+    assert.match(lines[0]!, field, name);
+  }
+});
+
 test.run();

@@ -10,15 +10,15 @@
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { execFileSync } from "node:child_process";
-import { existsSync, lstatSync, mkdirSync, readdirSync, readlinkSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { execFileSync, spawn } from "node:child_process";
+import { existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, readlinkSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { catalog as catalogForCaches } from "../generator/catalog/index.ts";
 import { cudaCacheSubstituter } from "../generator/catalog/binary-cache.ts";
 const CUDA_CACHE_SUBSTITUTER = cudaCacheSubstituter(catalogForCaches);
 import { projectFromMatrix } from "../generator/matrix/project.ts";
 import matrix from "../matrix.ts";
-import { tempDir } from "./helpers/cli.ts";
+import { cliArgv, ROOT, tempDir } from "./helpers/cli.ts";
 import { runMain } from "./helpers/main.ts";
 import { HOSTS, makeHost } from "./helpers/host-model.ts";
 import { latestReport } from "./helpers/driver.ts";
@@ -141,6 +141,102 @@ test("build with a fresh --out-dir gives a variant already in the store its resu
   assert.is(latestReport(join(dir, "logs")).variants.find((v) => v.name === dep)?.status, "cached");
   assert.is(readlinkSync(join(dir, "b", `result-${dep}`)), out);
   assert.ok(roots(out).includes(join(dir, "b", `result-${dep}`)), "the link is a GC root");
+});
+
+test("install interrupted after its build (SIGTERM while verify's probe runs): the probe ended, no temporary GC root left, one line says where it stopped; exit 143", async () => {
+  const pkgs = standInEnvironment();
+  // The environment's python3 (the probe's interpreter) writes its pid, then hangs.
+  const started = join(tempDir("vm-install-sigterm-"), "probe.pid");
+  writeFileSync(join(dirname(pkgs), "python3"), `#!/bin/sh\necho $$ > ${started}\nexec sleep 300\n`);
+  const { h, args, env } = setup(pkgs);
+  const dir = join(h.dir, "torch-env");
+  const tmp = tempDir("vm-install-tmp-");
+  // The real CLI, a process of its own: its temporary result links go under TMPDIR.
+  const cli = spawn(process.execPath, cliArgv(args(dir)), { cwd: ROOT, env: { ...process.env, NO_COLOR: "1", COLUMNS: "400", ...env, TMPDIR: tmp } });
+  let stdout = "";
+  let stderr = "";
+  cli.stdout.on("data", (d) => (stdout += d));
+  cli.stderr.on("data", (d) => (stderr += d));
+  const closed = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((res) => cli.on("close", (code, signal) => res({ code, signal })));
+  const t0 = Date.now();
+  while (!existsSync(started) || readFileSync(started, "utf8").trim() === "") {
+    assert.ok(Date.now() - t0 < 300_000, `the probe never started:\n${stdout}\n${stderr}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  const probe = Number(readFileSync(started, "utf8").trim());
+  assert.ok(lstatSync(dir).isSymbolicLink(), "linked before verify");
+  cli.kill("SIGTERM");
+  const end = await closed;
+  assert.equal(end, { code: 143, signal: null }, stderr);
+  // Said in one line, the last (the build driver's progress lines come before it; nothing of the ended probe's):
+  // what it was doing, what it ended and removed, what is left at DIR and how to go on.
+  const lines = stderr.trim().split("\n").filter((l) => l.startsWith("variant-matrix: error:"));
+  assert.is(lines.length, 1, stderr);
+  assert.is(stderr.trim().split("\n").at(-1), lines[0]);
+  const out = realpathSync(dir);
+  assert.match(
+    lines[0]!,
+    `variant-matrix: error: install interrupted (SIGTERM) while verifying ${NAME} through ${dir}/bin/python3; it stopped there: ended the 1 process(es) it had started, removed its temporary result links (${tmp}/variant-matrix-install-`,
+  );
+  assert.match(lines[0]!, `. ${dir} stays linked (a GC root of ${out}) but is not verified: run \`npx variant-matrix verify ${NAME} --python ${dir}\`, or remove ${dir} to uninstall`);
+  // The probe is ended; no temporary directory and no GC root but DIR is left.
+  let alive = true;
+  for (let i = 0; i < 50 && alive; i++) {
+    try {
+      process.kill(probe, 0);
+      await new Promise((r) => setTimeout(r, 100));
+    } catch {
+      alive = false;
+    }
+  }
+  assert.not.ok(alive, `the probe (pid ${probe}) still runs`);
+  assert.equal(readdirSync(tmp).filter((f) => f.startsWith("variant-matrix-install-")), []);
+  assert.equal(roots(out), [dir]);
+});
+
+test("install interrupted while the build driver prepares its build (SIGTERM during its evaluation): its Nix ended, no temporary directory left, one line says where it stopped", async () => {
+  const pkgs = standInEnvironment();
+  const { h, args, env } = setup(pkgs);
+  const dir = join(h.dir, "torch-env");
+  const tmp = tempDir("vm-install-tmp-");
+  // nix-instantiate: install's own question first (the real one), then the build driver's evaluation hangs.
+  const calls = join(h.dir, "nix-instantiate.calls");
+  const hung = join(h.dir, "nix-instantiate.pid");
+  writeFileSync(
+    join(h.bin, "nix-instantiate"),
+    `#!/bin/sh\necho "$*" >> "${calls}"\n[ "$(wc -l < "${calls}")" -gt 1 ] && { echo $$ > "${hung}"; exec sleep 300; }\nexec /usr/bin/nix-instantiate "$@"\n`,
+    { mode: 0o755 },
+  );
+  const cli = spawn(process.execPath, cliArgv(args(dir)), { cwd: ROOT, env: { ...process.env, NO_COLOR: "1", COLUMNS: "400", ...env, TMPDIR: tmp } });
+  let stderr = "";
+  cli.stderr.on("data", (d) => (stderr += d));
+  const closed = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((res) => cli.on("close", (code, signal) => res({ code, signal })));
+  const t0 = Date.now();
+  while (!existsSync(hung) || readFileSync(hung, "utf8").trim() === "") {
+    assert.ok(Date.now() - t0 < 300_000, `the build driver never evaluated:\n${stderr}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  const pid = Number(readFileSync(hung, "utf8").trim());
+  assert.is(readdirSync(tmp).filter((f) => f.startsWith("variant-matrix-install-")).length, 1, "its result directory, made before the build");
+  cli.kill("SIGTERM");
+  // Ended by the signal, as without a handler (a shell reports 143), after it said where it stopped.
+  assert.equal(await closed, { code: null, signal: "SIGTERM" }, stderr);
+  const lines = stderr.trim().split("\n").filter((l) => l.startsWith("variant-matrix: error:"));
+  assert.equal(lines.length, 1, stderr);
+  assert.match(lines[0]!, `install interrupted (SIGTERM) while the build driver prepared the build of ${NAME}; it stopped there: ended the 1 process(es) it had started, removed its temporary result links (${tmp}/variant-matrix-install-`);
+  assert.match(lines[0]!, `. Nothing is linked at ${dir}: run install again`);
+  let alive = true;
+  for (let i = 0; i < 50 && alive; i++) {
+    try {
+      process.kill(pid, 0);
+      await new Promise((r) => setTimeout(r, 100));
+    } catch {
+      alive = false;
+    }
+  }
+  assert.not.ok(alive, `the build driver's nix-instantiate (pid ${pid}) still runs`);
+  assert.equal(readdirSync(tmp).filter((f) => f.startsWith("variant-matrix-install-")), []);
+  assert.not.ok(existsSync(dir));
 });
 
 test.run();

@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import ts from "typescript";
 import { ROOT } from "./helpers/cli.ts";
-import { findExecutable, ProcessStartError, runCommand, runCommandSync, runTool, signalGroup, startInGroup } from "../generator/process.ts";
+import { cutLine, findExecutable, ProcessStartError, runCommand, runCommandSync, runTool, signalGroup, startInGroup } from "../generator/process.ts";
 
 const GEN = join(ROOT, "generator");
 function files(dir: string): string[] {
@@ -108,6 +108,23 @@ test("more output than maxBuffer stops the child and says so (runCommandSync)", 
   const r = runCommandSync([node, "-e", 'process.stdout.write("x".repeat(1 << 20)); setTimeout(() => {}, 30000)'], { maxBuffer: 1024 });
   assert.match(r.stopped ?? "", /printed more than 1024 bytes/);
   assert.is(r.signal, "SIGTERM", "ended by this module, not by itself");
+});
+
+test("runCommand with `tail` keeps a bounded tail however much the child prints: the last lines, a long line cut with its length said", async () => {
+  // 100 MB of stdout in short lines, then one 30,000,000-character line on stderr (a Python that prints without end).
+  const script = "yes 0123456789 | head -c 99999999; echo last; head -c 30000000 /dev/zero | tr '\\0' x >&2; printf '\\nafter\\n' >&2";
+  const r = await runCommand(["sh", "-c", script], { tail: { stdout: { lines: 3, lineChars: 1000 }, stderr: { lines: 2, lineChars: 50 } } });
+  assert.is(r.code, 0);
+  // What is kept: 3 lines of stdout, 2 of stderr, whatever came before.
+  assert.equal(r.stdout, "0123456789\n0123456789\nlast\n");
+  assert.equal(r.stderr.split("\n"), [`${"x".repeat(50)}… (30,000,000 characters, cut)`, "after", ""]);
+  assert.ok(r.stdout.length + r.stderr.length < 200, `kept ${r.stdout.length + r.stderr.length} characters`);
+  // A partial last line (no newline) is kept too; without `tail` everything is kept, as before.
+  assert.is((await runCommand(["sh", "-c", "printf 'a\\nbcdef'"], { tail: { stdout: { lines: 5, lineChars: 3 } } })).stdout, "a\nbcd… (5 characters, cut)");
+  assert.is((await runCommand(["sh", "-c", "printf 'a\\nbcdef'"])).stdout, "a\nbcdef");
+  // A line cut before is cut again with the length it said (a message quoting a kept line).
+  assert.is(cutLine(cutLine("x".repeat(5000), 100), 10), `${"x".repeat(10)}… (5,000 characters, cut)`);
+  assert.is(cutLine("short", 10), "short");
 });
 
 test("a missing program: ProcessStartError naming it (ENOENT); runTool resolves exit 127 instead", async () => {

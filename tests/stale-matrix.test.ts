@@ -77,4 +77,21 @@ test("install (and --dry-run): matrix.ts edited stops before the checks, exit 2;
   assert.not.ok(existsSync(join(dir, "logs")));
 });
 
+test("doctor: matrix.ts edited stops it as it stops detect and install, exit 2 naming npm run generate; fresh, it checks", async () => {
+  const { dir, matrix } = await project();
+  const args = ["doctor", "--backend", "nix", "--matrix", matrix, ...H100];
+  const fresh = await runMain(args);
+  assert.ok(fresh.status === 0 || fresh.status === 1, fresh.stderr);
+  assert.match(fresh.stdout, /^doctor: torch-env-python313-cuda12_8-sm90-avx512 /);
+  writeMatrix(dir, { ...BODY, python: ["3.14", "3.13"] });
+  for (const a of [args, [...args, "--json"], [...args, "torch-env-python313-cuda12_8-sm90-avx512"]]) {
+    const r = await runMain(a);
+    assert.is(r.status, 2, r.stdout + r.stderr);
+    assert.is(r.stdout, "");
+    assert.match(r.stderr, /^variant-matrix: error: doctor: /);
+    assert.match(r.stderr, STALE);
+    assert.match(r.stderr, /Run `npm run generate` first/);
+  }
+});
+
 test.run();

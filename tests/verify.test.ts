@@ -211,6 +211,26 @@ test("real processes: no torch, an interpreter killed by SIGILL, a missing inter
   assert.match(r4.stderr, /unknown variant "pytorch-python399-cpu-avx2"/);
 });
 
+test("a Python that prints without end: verify keeps a bounded tail of its output and quotes a 30 MB stderr line cut, with its length", async () => {
+  const dir = tempDir();
+  const m = writeMatrix(dir, x86Matrix);
+  // 60 MB of stdout in lines, then one line of 30,000,000 characters on stderr, and no result.
+  const loud = join(dir, "python-loud");
+  writeFileSync(loud, "#!/bin/sh\nyes 'torch is loading' | head -c 60000000\nhead -c 30000000 /dev/zero | tr '\\0' E >&2\nexit 1\n");
+  chmodSync(loud, 0o755);
+  const r = await runMain(["verify", "pytorch-python313-cpu-avx2", "--python", loud, "--matrix", m, "--no-gpu", ...RECORDED]);
+  assert.is(r.status, 1, r.stderr.slice(0, 2000));
+  const lines = r.stderr.trim().split("\n");
+  assert.is(lines.length, 1, "one line");
+  assert.match(lines[0]!, /the probe in .*python-loud printed no result \(exit 1\): E{500}… \(30,000,000 characters, cut\)$/);
+  assert.ok(r.stderr.length < 2000, `${r.stderr.length} characters on stderr`);
+  // What runProbe kept of it: bounded by PROBE_OUTPUT_KEPT, not by what the Python printed.
+  const { PROBE_OUTPUT_KEPT } = await import("../generator/verify/run-probe.ts");
+  const { runCommand } = await import("../generator/process.ts");
+  const kept = await runCommand([loud], { tail: PROBE_OUTPUT_KEPT });
+  assert.ok(kept.stdout.length + kept.stderr.length < 2000, `kept ${kept.stdout.length + kept.stderr.length} characters of 90 MB`);
+});
+
 test("Nix checks (release.nix tests.NAME, stand-in): static for every variant, gpuCheck with the cuda feature for CUDA ones; the probe, the compare bundle, its facts and the promise cross the boundary", () => {
   const byRev = `(import ${JSON.stringify(join(ROOT, "tests/fixtures/stand-in-nixpkgs/by-rev.nix"))})`;
   const name = "torchaudio-python313-cuda13_0-sm90-avx512bf16";

@@ -7,9 +7,10 @@
  *          [--cpuinfo FILE] [--nvidia-smi FILE] [--machine ARCH] [--matrix FILE]
  *
  * Exit status: 0 every check that applies passes; 1 one fails; 2 bad input (an unknown NAME, a host file that cannot
- * be read, an invalid matrix, no variant for this host).
+ * be read, an invalid matrix, no variant for this host, generated files that do not say what the matrix gives now).
  */
 import type { ArgumentsCamelCase, Argv, CommandModule } from "yargs";
+import { dirname } from "node:path";
 import { InputError, withExitCode } from "../errors.ts";
 import { copyableCommand, runOf, terminalWidth, type Io } from "./shared.ts";
 import { shown } from "../matrix/suggest.ts";
@@ -61,6 +62,9 @@ async function doctor(args: DoctorArgs, io: Pick<Io, "out" | "columns">): Promis
   const { name, chosenBy, system } = await chooseVariant(host, project);
   const variant = project.variants.find((v) => v.name === name);
   if (!variant) throw new DoctorInputError(`unknown variant ${shown(name)} (variant-matrix list names them)`);
+  // What doctor checks must be what install would build, as detect and install require: the files generated beside
+  // the matrix say what it gives now (generate/generated-state.ts, the one comparison).
+  if (project.project) (await import("../generate/generated-state.ts")).assertGeneratedFor(project.project, dirname(project.project.matrixFile), "doctor", [variant.name]);
   const backend = await resolveBackend(args.backend ?? "auto");
   const checked = pre.checkedVariants([variant], project.variants);
   const results = pre.runChecks(

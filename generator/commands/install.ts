@@ -28,11 +28,13 @@
  * lines come from their commands' printing (build-main.ts, verify-main.ts), handed to runInstall as its steps.
  *
  * Exit status: 0 every promise holds; 1 a build failed or a promise does not hold; 2 bad input, or a check that must
- * be fixed first (the fix is printed).
+ * be fixed first (the fix is printed); 130 or 143 a SIGINT or SIGTERM stopped it (its Nix or its probe ended, its
+ * temporary result links removed, one line says where it stopped; before the build driver's run, the signal then ends
+ * the process, which a shell reports as 130 or 143).
  */
 import type { ArgumentsCamelCase, Argv, CommandModule } from "yargs";
 import path from "node:path";
-import { withExitCode } from "../errors.ts";
+import { errorLine, withExitCode } from "../errors.ts";
 import { ASK_NIX_TIMEOUT_S } from "../constants.ts";
 import { wrap, wrapCommand } from "../text.ts";
 import type { CheckResult } from "../preflight/checks.ts";
@@ -117,7 +119,21 @@ async function install(args: InstallArgs, io: Io): Promise<number> {
     io.err(stopsText(args, plan, width, formatChecks));
     return 2;
   } else printChosen(plan, { say, out: (s) => io.out(s), formatChecks, err: io.err });
-  const result = await lib.runInstall(plan, installSteps(plan.variant.name, io, say));
+  // A signal after the build (install-target.ts watchInterrupt): the steps' io is shut, and install's own line says
+  // where it stopped; exit 130 or 143.
+  const gate = { open: true };
+  const shut: Io = { ...io, out: (s) => gate.open && io.out(s), err: (s) => gate.open && io.err(s) };
+  let result: InstallResult;
+  try {
+    const steps = installSteps(plan.variant.name, shut, (t) => gate.open && say(t));
+    const progress: InstallSteps["progress"] = (e) => (e.kind === "stopped" ? io.err(errorLine(e.line)) : steps.progress(e));
+    result = await lib.runInstall(plan, { ...steps, progress, stopped: () => (gate.open = false) });
+  } catch (e) {
+    const { InstallInterrupted } = await import("../driver/install-target.ts");
+    if (!(e instanceof InstallInterrupted)) throw e;
+    io.err(errorLine(e.message));
+    return e.exitCode;
+  }
   printResult(plan, result, say, io);
   return result.exitCode;
 }

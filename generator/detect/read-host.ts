@@ -16,17 +16,21 @@
  * - `uname -m`: `x86_64` or `aarch64` (`arm64` on some systems is accepted as aarch64).
  */
 import { InputError } from "../errors.ts";
-import { readFile, stat } from "node:fs/promises";
+import { open, stat } from "node:fs/promises";
 import { existsSync, readdirSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { machine as osMachine, totalmem } from "node:os";
-import { runTool } from "../process.ts";
+import { cutLine, runTool } from "../process.ts";
 import type { Catalog, CudaToolkit } from "../catalog/schema.ts";
 import type { System } from "../constants.ts";
 
+/** The most characters of a host file's line a message quotes; a longer line is cut, its length said. */
+export const QUOTED_LINE_CHARS = 200;
+
 /**
  * A recorded or live host file that cannot be read. `line` is 1-based (0 when the problem is not one line, e.g. a
- * missing `flags` line); `text` is that line as found. The message names the file and the line.
+ * missing `flags` line); `text` is that line as found. The message names the file and the line, quoted up to
+ * QUOTED_LINE_CHARS characters (a longer one cut, with its length).
  */
 export class HostInputError extends InputError {
   constructor(
@@ -35,7 +39,7 @@ export class HostInputError extends InputError {
     readonly text: string,
     readonly problem: string,
   ) {
-    super(line > 0 ? `${file}:${line}: ${problem}\n  ${line} | ${text}` : `${file}: ${problem}`);
+    super(line > 0 ? `${file}:${line}: ${problem}\n  ${line} | ${cutLine(text, QUOTED_LINE_CHARS)}` : `${file}: ${problem}`);
   }
 }
 
@@ -258,14 +262,14 @@ export function parseNvidiaSmi(text: string, file = "nvidia-smi"): GpuInfo[] {
         file,
         n,
         raw,
-        `cannot read this line: compute capability "${capability}" is not MAJOR.MINOR (e.g. 9.0)`,
+        `cannot read this line: compute capability "${cutLine(capability, 40)}" is not MAJOR.MINOR (e.g. 9.0)`,
       );
     if (!/^\d+(\.\d+)+$/.test(driver))
       throw new HostInputError(
         file,
         n,
         raw,
-        `cannot read this line: driver version "${driver}" is not numeric (e.g. 570.124.06)`,
+        `cannot read this line: driver version "${cutLine(driver, 40)}" is not numeric (e.g. 570.124.06)`,
       );
     if (name === "")
       throw new HostInputError(file, n, raw, "cannot read this line: the GPU name is empty");
@@ -363,18 +367,49 @@ async function isDirectory(path: string): Promise<boolean> {
   }
 }
 
+/**
+ * The most bytes of a host file read (cpuinfo, nvidia-smi's output, meminfo): a /proc/cpuinfo of a few hundred CPUs is
+ * well under 1 MiB, so a larger file is no recording of a host and is refused, never read whole.
+ */
+export const MAX_HOST_FILE_BYTES = 16 << 20;
+
+/**
+ * `file` as UTF-8, read up to MAX_HOST_FILE_BYTES (a /proc file, whose size stat gives as 0, is read to its end too).
+ * @throws HostFileError when it cannot be read, or holds more than MAX_HOST_FILE_BYTES
+ */
 async function readText(file: string, what: string): Promise<string> {
+  const named = `${what ? `${what} ` : ""}${file}`;
+  let chunks: Buffer[];
   try {
-    return await readFile(file, "utf8");
+    const fh = await open(file, "r");
+    try {
+      chunks = [];
+      let total = 0;
+      for (;;) {
+        const buf = Buffer.alloc(1 << 20);
+        const { bytesRead } = await fh.read(buf, 0, buf.length, null);
+        if (bytesRead === 0) break;
+        chunks.push(buf.subarray(0, bytesRead));
+        total += bytesRead;
+        if (total > MAX_HOST_FILE_BYTES)
+          throw new HostFileError(`cannot read ${named}: it holds more than ${MAX_HOST_FILE_BYTES >> 20} MiB, which no host's /proc/cpuinfo, meminfo or nvidia-smi output does; give the host's own file`);
+      }
+    } finally {
+      await fh.close();
+    }
   } catch (e) {
+    if (e instanceof HostFileError) throw e;
     const why = (e as NodeJS.ErrnoException).code ?? (e as Error).message;
-    throw new HostFileError(`cannot read ${what ? `${what} ` : ""}${file}: ${why}`);
+    throw new HostFileError(`cannot read ${named}: ${why}`);
   }
+  return Buffer.concat(chunks).toString("utf8");
 }
 
 /** Run the real nvidia-smi query; returns its stdout, or null with the reason when there is no usable GPU. */
 async function runNvidiaSmi(): Promise<{ text: string | null; reason: string | null }> {
-  const p = await runTool(["nvidia-smi", "--query-gpu=compute_cap,name,driver_version", "--format=csv,noheader"], { timeoutMs: 30_000 });
+  // Its output kept bounded (a line per GPU; a broken driver's message): a long line is cut with its length said.
+  const tail = { stdout: { lines: 4096, lineChars: 4096 }, stderr: { lines: 20, lineChars: QUOTED_LINE_CHARS } };
+  const p = await runTool(["nvidia-smi", "--query-gpu=compute_cap,name,driver_version", "--format=csv,noheader"], { timeoutMs: 30_000, tail });
   const out = p.stdout;
   const err = p.stderr;
   // 127: nvidia-smi could not be started (not on PATH), or a wrapper's shell found none.

@@ -41,7 +41,7 @@ import { onTorch } from "../catalog/packages.ts";
 import { closeCatalogExtras, didYouMean } from "../matrix/extra-hints.ts";
 import type { Catalog } from "../catalog/schema.ts";
 import { EXIT } from "../errors.ts";
-import { assertGeneratedCurrent } from "../generate/generated-state.ts";
+import { assertGeneratedCurrent, handWrittenWarning, handWrittenWrappers } from "../generate/generated-state.ts";
 import { outputMode, writeOutputFile } from "../output-file.ts";
 import { checkedVariants, evaluatesPinnedNixpkgs, Probes, refuseOnBlocking, runChecks, type CheckResult, type PreflightContext } from "../preflight/checks.ts";
 import { thisHost } from "../preflight/host-root.ts";
@@ -234,6 +234,9 @@ export async function select(a: BuildArgs, o: ResolvedBuildOptions, warn: (text:
     matrixFile: a.matrix !== undefined ? o.matrixFile : undefined,
   });
   const sel = selectCurrent(all, { names: a.names, filters: a.filter, package: a.package }, project ? { project, root: o.root, command: "build" } : undefined);
+  // A wrapper generate did not write is built as it is, never compared with the matrix: said, not passed over.
+  const own = project && a.pkgsDir === undefined ? handWrittenWarning(handWrittenWrappers(project, o.root, sel.targets)) : null;
+  if (own) warn(`warning: ${own}\n`);
   checkFiles(sel.targets);
   const history = readEarlierReports((onSkip) => durationsFromReports(o.logsRoot, onSkip), warn, shortPath);
   if (a.verify || a.verifyGpu) {

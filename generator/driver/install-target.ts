@@ -14,13 +14,18 @@
  *   deleting DIR uninstalls (Nix's indirect roots: `nix-store --add-root DIR --indirect` registers DIR in
  *   /nix/var/nix/gcroots/auto; a root whose link is gone is dropped by the next garbage collection).
  *
+ * - a SIGINT or SIGTERM after the build (watchInterrupt): the children install started are ended, its temporary result
+ *   links removed, and it says what it was doing and what is left (InstallInterrupted, exit 130 or 143); one while the
+ *   build driver prepares its build (stopOnSignalUntilBuilding) does the same, then ends the process by that signal
+ *   (during the driver's run, the driver's own handler stops its builds).
+ *
  * Child processes go through generator/process.ts (runTool).
  */
 import { lstatSync, mkdtempSync, readlinkSync, rmSync, statSync, symlinkSync, unlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, dirname, join } from "node:path";
 import { InputError } from "../errors.ts";
-import { runTool } from "../process.ts";
+import { runTool, stopRunningCommands } from "../process.ts";
 import { dryRealise, nixErrorMessage, storeName } from "./store.ts";
 import type { TeamCache } from "../matrix/team-cache.ts";
 
@@ -197,4 +202,123 @@ export async function prepareInstall(file: string, places: readonly LinkPlace[],
   const [dir, ...rest] = places;
   assertLinkPlaces([...(dir ? [{ ...dir, own: ownNames(outPath) }] : []), ...rest], outPath?.length);
   return { output, outPath, atOnce: output.state === "present" || output.state === "fetchable" };
+}
+
+/**
+ * A SIGINT or SIGTERM stopped install after its build (exit 128 + the signal's number: 130, 143). The message says
+ * what it was doing, what it ended and removed, and what is left.
+ */
+export class InstallInterrupted extends Error {
+  override name = "InstallInterrupted";
+  /** 130 for SIGINT, 143 for SIGTERM. */
+  readonly exitCode: number;
+
+  /**
+   * @param signal the signal that stopped it
+   * @param message the whole message (install's words: interruptedMessage in driver/install.ts)
+   */
+  constructor(
+    readonly signal: NodeJS.Signals,
+    message: string,
+  ) {
+    super(message);
+    this.exitCode = signal === "SIGINT" ? 130 : 143;
+  }
+}
+
+/** Thrown by an InterruptWatch's guard and check once a signal came; the caller turns it into InstallInterrupted. */
+export class StoppedBySignal extends Error {
+  override name = "StoppedBySignal";
+  /**
+   * @param signal the signal that came
+   * @param ended how many child processes were still running and were ended
+   */
+  constructor(
+    readonly signal: NodeJS.Signals,
+    readonly ended: number,
+  ) {
+    super(`stopped by ${signal}`);
+  }
+}
+
+/** What watchInterrupt hands install: its work guarded against SIGINT and SIGTERM until dispose. */
+export interface InterruptWatch {
+  /**
+   * `work`'s result, unless a signal comes first: then the children runCommand started are ended (SIGTERM, SIGKILL
+   * after `graceMs`), `work` is awaited to its end, and StoppedBySignal is thrown.
+   */
+  guard<T>(work: Promise<T>): Promise<T>;
+  /** @throws StoppedBySignal when a signal has come (between two steps that are not guarded) */
+  check(): void;
+  /** Remove the handlers (the process's default for the signals again). */
+  dispose(): void;
+}
+
+/**
+ * Handle SIGINT and SIGTERM for install's steps after its build (linking, the first start, verify): the first one calls
+ * `onStop` (the caller stops printing what its steps print), ends the running children and makes the guarded work throw
+ * StoppedBySignal; a second one kills the children at once (SIGKILL).
+ */
+export function watchInterrupt(onStop: () => void, graceMs = 5_000): InterruptWatch {
+  let signal: NodeJS.Signals | null = null;
+  let ended = 0;
+  let fire: () => void = () => {};
+  const came = new Promise<void>((resolve) => (fire = resolve));
+  const onSignal = (s: NodeJS.Signals) => {
+    if (signal !== null) return void stopRunningCommands("SIGKILL");
+    signal = s;
+    onStop();
+    fire();
+  };
+  process.on("SIGINT", onSignal);
+  process.on("SIGTERM", onSignal);
+  const check = () => {
+    if (signal !== null) throw new StoppedBySignal(signal, ended);
+  };
+  return {
+    check,
+    async guard<T>(work: Promise<T>): Promise<T> {
+      check();
+      const settled = work.then(
+        () => true,
+        () => true,
+      );
+      if (await Promise.race([settled, came.then(() => false)])) return work;
+      ended += await stopRunningCommands("SIGTERM");
+      const kill = setTimeout(() => void stopRunningCommands("SIGKILL"), graceMs);
+      await settled;
+      clearTimeout(kill);
+      throw new StoppedBySignal(signal!, ended);
+    },
+    dispose() {
+      process.off("SIGINT", onSignal);
+      process.off("SIGTERM", onSignal);
+    },
+  };
+}
+
+/**
+ * While install hands its build to the build driver: a SIGINT or SIGTERM that the driver does not take (before its run
+ * installs its own handlers: its evaluation, asking Nix) runs `stop` (remove what install made, say so), ends the
+ * children runCommand started, and then ends this process by the same signal, as it would have ended without this
+ * handler. While the driver's run has its handlers, they stop its builds and this one does nothing.
+ * @param stop told the signal and how many children were still running; must not throw
+ * @returns what removes the handlers
+ */
+export function stopOnSignalUntilBuilding(stop: (signal: NodeJS.Signals, ended: number) => void): () => void {
+  const off = () => {
+    process.off("SIGINT", onSignal);
+    process.off("SIGTERM", onSignal);
+  };
+  function onSignal(signal: NodeJS.Signals): void {
+    if (process.listenerCount(signal) > 1) return; // the build driver's run: its own handler stops its builds
+    off();
+    void stopRunningCommands("SIGTERM").then((ended) => {
+      stop(signal, ended);
+      process.kill(process.pid, signal);
+    });
+  }
+  process.on("SIGINT", onSignal);
+  process.on("SIGTERM", onSignal);
+  return off;
 }

@@ -390,7 +390,9 @@ export type InstallEvent =
   /** The environment's nixglhost linked at `link` for a variant that is not an environment. */
   | { kind: "nixglhost"; link: string }
   /** The first start through nixglhost (preflight/nixglhost-cache.ts), in its own words. */
-  | { kind: "first-start"; line: string };
+  | { kind: "first-start"; line: string }
+  /** A signal stopped install before the build driver's run took it (install-target.ts stopOnSignalUntilBuilding): where, and what is left. */
+  | { kind: "stopped"; line: string };
 
 /** The work runInstall hands out: the build driver and verify (the caller's, which print their own lines), and progress. */
 export interface InstallSteps {
@@ -399,6 +401,11 @@ export interface InstallSteps {
   /** Verify through DIR; @returns verify's exit status and its report (null when it printed none) */
   verify(request: VerifyRequest): Promise<{ code: number; report: InstalledReport | null }>;
   progress(event: InstallEvent): void;
+  /**
+   * Called once when a SIGINT or SIGTERM stops install after its build, before the processes of the step in flight
+   * are ended: the steps print nothing more (install's own message says where it stopped).
+   */
+  stopped?(): void;
 }
 
 /** What runInstall did. */
@@ -421,7 +428,9 @@ export interface InstallResult {
  * Run a plan (the module comment's steps). A plan with checks that stop install is refused (the caller prints them
  * first).
  * @throws InstallInputError when a check stops install, the build left no result link, or a Nix command failed
- *   (nix-gl-host not built); install-target.ts InstallPlaceError for DIR holding another output once it is known
+ *   (nix-gl-host not built); install-target.ts InstallPlaceError for DIR holding another output once it is known;
+ *   install-target.ts InstallInterrupted when a SIGINT or SIGTERM stopped it after its build (its children ended, its
+ *   temporary result links removed)
  */
 export async function runInstall(plan: InstallPlan, steps: InstallSteps): Promise<InstallResult> {
   const none = { built: false, outPath: null, firstStart: null, verify: null };
@@ -431,25 +440,83 @@ export async function runInstall(plan: InstallPlan, steps: InstallSteps): Promis
   const it = await import("./install-target.ts");
   const ready = plan.ready;
   // The build: none when the output is in the store or fetchable (DIR is linked at once); else through the build
-  // driver, its result links in a directory of their own, so that DIR is the one GC root left.
-  const resultDir = ready.atOnce || plan.backend === "flox" ? null : it.makeResultDir();
+  // driver, its result links in a directory of their own, removed once DIR is linked, so that DIR is the one GC root.
+  let resultDir = ready.atOnce || plan.backend === "flox" ? null : it.makeResultDir();
+  const dropResults = () => {
+    if (resultDir !== null) it.dropResultDir(resultDir);
+    resultDir = null;
+  };
+  // After the build a signal is install's (the build driver handles its own while it runs): what it started is ended,
+  // what it made for itself removed, and it says where it stopped (InstallInterrupted).
+  let watch: InstallInterruptWatch | null = null;
+  const at = { doing: `linking ${plan.dir}`, linked: null as string | null, removed: null as string | null };
   try {
     if (ready.atOnce && ready.outPath) steps.progress({ kind: "at-once", state: ready.output.state === "present" ? "present" : "fetchable", outPath: ready.outPath });
     else {
-      const built = await steps.build({ ...plan.build, outDir: plan.backend === "nix" ? (resultDir ?? undefined) : undefined });
+      const made = resultDir;
+      const off = it.stopOnSignalUntilBuilding((signal, ended) => {
+        dropResults();
+        steps.stopped?.();
+        steps.progress({ kind: "stopped", line: interruptedMessage(plan, { signal, ended }, { doing: `the build driver prepared the build of ${plan.variant.name}`, linked: null, removed: made }) });
+      });
+      let built: number;
+      try {
+        built = await steps.build({ ...plan.build, outDir: plan.backend === "nix" ? (resultDir ?? undefined) : undefined });
+      } finally {
+        off();
+      }
       if (built !== 0) return { ...none, stage: "build", exitCode: built };
     }
-    const linked = await linkInstalled(plan, resultDir, steps.progress);
+    watch = it.watchInterrupt(() => steps.stopped?.());
+    const progress = (e: InstallEvent) => {
+      if (e.kind === "linked") at.linked = e.outPath;
+      steps.progress(e);
+    };
+    const linked = await watch.guard(linkInstalled(plan, resultDir, progress));
+    at.removed = resultDir;
+    dropResults();
     const { firstStartThroughNixglhost } = await import("../preflight/nixglhost-cache.ts");
-    const firstStart = await firstStartThroughNixglhost({ dir: plan.dir, throughNixglhost: plan.throughNixglhost, nixglhost: linked.hostDriver }, (line) =>
-      steps.progress({ kind: "first-start", line }),
+    at.doing = `starting ${plan.python} through nixglhost for the first time`;
+    const firstStart = await watch.guard(
+      firstStartThroughNixglhost({ dir: plan.dir, throughNixglhost: plan.throughNixglhost, nixglhost: linked.hostDriver }, (line) => steps.progress({ kind: "first-start", line })),
     );
     const o = plan.options;
-    const verify = await steps.verify({ name: plan.variant.name, python: plan.dir, hostDriver: linked.hostDriver, hostRoot: o.hostRoot, cpuinfo: o.cpuinfo, nvidiaSmi: o.nvidiaSmi, machine: o.machine, matrix: o.matrix });
+    at.doing = `verifying ${plan.variant.name} through ${plan.python}`;
+    const verify = await watch.guard(
+      steps.verify({ name: plan.variant.name, python: plan.dir, hostDriver: linked.hostDriver, hostRoot: o.hostRoot, cpuinfo: o.cpuinfo, nvidiaSmi: o.nvidiaSmi, machine: o.machine, matrix: o.matrix }),
+    );
     return { stage: "verify", exitCode: verify.code, built: !ready.atOnce, outPath: linked.outPath, hostDriver: linked.hostDriver, firstStart, verify };
+  } catch (e) {
+    if (!(e instanceof it.StoppedBySignal)) throw e;
+    if (resultDir !== null) at.removed = resultDir;
+    dropResults();
+    throw new it.InstallInterrupted(e.signal, interruptedMessage(plan, e, at));
   } finally {
-    if (resultDir !== null) it.dropResultDir(resultDir);
+    watch?.dispose();
+    dropResults();
   }
+}
+
+type InstallInterruptWatch = import("./install-target.ts").InterruptWatch;
+
+/**
+ * What install says when a signal stopped it after its build: what it was doing, the processes it ended, the temporary
+ * result links it removed, and what is left at DIR (linked but not verified, or nothing) with the command that goes on.
+ */
+function interruptedMessage(
+  plan: InstallPlan,
+  stop: { signal: NodeJS.Signals; ended: number },
+  at: { doing: string; linked: string | null; removed: string | null },
+): string {
+  const done = [
+    ...(stop.ended ? [`ended the ${stop.ended} process(es) it had started`] : []),
+    ...(at.removed ? [`removed its temporary result links (${at.removed})`] : []),
+  ];
+  const o = plan.options;
+  const left = at.linked
+    ? `${plan.dir} stays linked (a GC root of ${at.linked}) but is not verified: run \`${copyableCommand(["verify", plan.variant.name, "--python", plan.dir], { matrix: o.matrix })}\`, or remove ${plan.dir} to uninstall`
+    : `Nothing is linked at ${plan.dir}: run install again to link it (what was built stays in the store until a garbage collection)`;
+  return `install interrupted (${stop.signal}) while ${at.doing}; it stopped there${done.length ? `: ${done.join(", ")}` : ""}. ${left}`;
 }
 
 /**

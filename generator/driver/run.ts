@@ -17,7 +17,6 @@
  * An error of the driver itself (a log it cannot write on a full disk, a bug) stops the run like --fail-fast does,
  * ends every running build, and is recorded in the report (`driverError`), which is still written where it can be.
  */
-import { mkdirSync } from "node:fs";
 import { join, relative } from "node:path";
 import { buildCmd, withSshTimeouts, type BackendOptions, type BuildCmd } from "./backend.ts";
 import { DriverIoError, LogFile, push, runJob, type JobContext, type JobOutcome } from "./job.ts";
@@ -25,7 +24,7 @@ import { readyNodes, transitiveDependents, type NodeState, type Plan } from "./p
 import { startBuilds, type Capacity } from "./concurrency.ts";
 import { ProcessGroups } from "./build-groups.ts";
 import { writeReportFiles, type BuildReport, type UnwrittenReport, type VariantReport } from "./report.ts";
-import { pointLink } from "../output-file.ts";
+import { makeDirs, pointLink } from "../output-file.ts";
 import { redactDeep } from "../redact.ts";
 import type { StatusSink } from "./status.ts";
 import { linkStorePath, type CacheProbe } from "./store.ts";
@@ -451,9 +450,9 @@ export async function runBuilds(o: RunOptions): Promise<RunResult> {
   try {
     let ready = true;
     try {
-      mkdirSync(runDir, { recursive: true });
+      makeDirs(runDir);
     } catch (e) {
-      driverFailed(s, new DriverIoError(`creating the log directory ${runDir}`, e));
+      driverFailed(s, new DriverIoError(logDirProblem(o.logsRoot, runDir, e), e));
       ready = false;
     }
     if (ready) {
@@ -473,6 +472,18 @@ export async function runBuilds(o: RunOptions): Promise<RunResult> {
     await s.groups.stopAll(o.killGraceMs ?? 10_000);
     unhandleSignals();
   }
+}
+
+/**
+ * What the driver was doing when the run's log directory could not be made, for DriverIoError: a read-only or
+ * unwritable logs directory said as such, with the option that moves it.
+ */
+function logDirProblem(logsRoot: string, runDir: string, e: unknown): string {
+  const code = (e as NodeJS.ErrnoException)?.code;
+  const what = `creating the log directory ${runDir}`;
+  if (code === "EROFS") return `${what} (the logs directory ${logsRoot} is not writable, on a read-only filesystem: give --logs-dir a writable directory)`;
+  if (code === "EACCES" || code === "EPERM") return `${what} (the logs directory ${logsRoot} is not writable by this user: give --logs-dir a writable directory)`;
+  return what;
 }
 
 /** Path of `file` relative to the current directory when that is shorter (for messages). */

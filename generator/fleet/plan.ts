@@ -2,7 +2,9 @@
  * The work of `fleet`: read the hosts (readFleetHost), then decide (planFleet: candidates, cover, cost, the matrix
  * to write). Printing and writing are commands/fleet.ts's.
  */
-import { UsageError } from "../errors.ts";
+import { clip, UsageError } from "../errors.ts";
+import "../zod-jitless.ts";
+import * as z from "zod";
 import { PACKAGES } from "../catalog/packages.ts";
 import { ENV_PACKAGE, TORCH_PACKAGE, onTorch } from "../catalog/packages.ts";
 
@@ -48,25 +50,62 @@ import { availableParallelism, totalmem } from "node:os";
 import { capacityOf } from "../driver/concurrency.ts";
 import { coverFleet, type CoverMethod, type Element, type FleetHost } from "./cover.ts";
 
-/** The `host` object `detect --json` prints (generator/detect/recommend.ts `Recommendation`). */
-interface DetectJsonHost {
-  system: HostInfo["system"];
-  machine: HostInfo["machine"];
-  cpu: string;
-  features: string[];
-  gpus: HostInfo["gpus"];
-  sources?: HostInfo["sources"];
-  gpuAbsentReason?: string | null;
-  memory?: HostInfo["memory"];
-  logicalCpus?: number;
+/** The machines a host file may name (`uname -m`, as detect --json prints it), each with its Nix system. */
+const HOST_MACHINES = { x86_64: "x86_64-linux", aarch64: "aarch64-linux" } as const;
+
+/**
+ * The schema of a host file: what `detect --json` prints (generator/detect/recommend.ts `Recommendation`), of which
+ * fleet reads `host` (its other keys, and the host's own extra keys such as `isa`, are passed over). Built on first use:
+ * a fleet of host directories never builds it.
+ */
+const hostFileSchema = lazySchema(() => {
+  const text = z.string({ error: "expected a string" });
+  const gpu = z.object(
+    {
+      index: z.number({ error: "expected a number" }).int("expected a whole number").nonnegative("expected 0 or more"),
+      name: text.min(1, "expected the GPU's name"),
+      capability: text.regex(/^\d+\.\d+$/, "expected MAJOR.MINOR as a string, e.g. \"9.0\""),
+      sm: text.regex(/^\d+$/, "expected the SM number as a string, e.g. \"90\""),
+      driver: text.regex(/^\d+(\.\d+)+$/, "expected the driver's version as a string, e.g. \"570.124.06\""),
+    },
+    { error: "expected a GPU object {index, name, capability, sm, driver}" },
+  );
+  const host = z
+    .object(
+      {
+        system: z.enum(Object.values(HOST_MACHINES), { error: `expected one of ${Object.values(HOST_MACHINES).join(", ")}` }),
+        machine: z.enum(Object.keys(HOST_MACHINES) as (keyof typeof HOST_MACHINES)[], { error: `expected one of ${Object.keys(HOST_MACHINES).join(", ")}` }),
+        cpu: text.nullable().optional(),
+        features: z.array(text, { error: "expected a list of CPU feature names" }),
+        gpus: z.array(gpu, { error: "expected a list of GPUs ([] for none)" }),
+        sources: z.object({ cpuinfo: text, nvidiaSmi: text, machine: text }, { error: "expected {cpuinfo, nvidiaSmi, machine}" }).optional(),
+        gpuAbsentReason: text.nullable().optional(),
+        memory: z
+          .object({ bytes: z.number({ error: "expected a number of bytes or null" }).nonnegative().nullable(), source: text }, { error: "expected {bytes, source}" })
+          .optional(),
+        logicalCpus: z.number({ error: "expected a number of CPUs" }).int("expected a whole number").nonnegative().optional(),
+      },
+      { error: "expected the host object detect --json prints" },
+    )
+    .refine((h) => HOST_MACHINES[h.machine] === h.system, { message: "machine and system disagree (x86_64 is x86_64-linux, aarch64 is aarch64-linux)", path: ["system"] });
+  return z.object({ host }, { error: "expected an object with a `host` key, as `variant-matrix detect --json` prints" });
+});
+
+/** A zod schema built on first use (zod is loaded with the first call). */
+function lazySchema<T>(build: () => T): () => T {
+  let made: T | undefined;
+  return () => (made ??= build());
 }
+
+/** The `host` of a host file, as the schema gives it. */
+type DetectJsonHost = z.infer<ReturnType<typeof hostFileSchema>>["host"];
 
 /** A HostInfo from what detect --json printed: the feature list and GPUs are all recommend() reads. */
 function hostFromDetectJson(h: DetectJsonHost): HostInfo {
   return {
     machine: h.machine,
     system: h.system,
-    cpu: { arch: h.machine, features: [...h.features].sort(), modelName: h.cpu, vendor: null, armCores: [], logicalCpus: h.logicalCpus ?? 0 },
+    cpu: { arch: h.machine, features: [...h.features].sort(), modelName: h.cpu ?? null, vendor: null, armCores: [], logicalCpus: h.logicalCpus ?? 0 },
     gpus: h.gpus,
     sources: h.sources ?? { cpuinfo: "detect --json", nvidiaSmi: "detect --json", machine: "detect --json" },
     gpuAbsentReason: h.gpuAbsentReason ?? null,
@@ -74,7 +113,15 @@ function hostFromDetectJson(h: DetectJsonHost): HostInfo {
   };
 }
 
-/** Read one host: a detect --json file (its `host`, or a bare HostInfo) or a cpuinfo/nvidia-smi.txt directory. */
+/** A host file that is not what `detect --json` prints (exit 2): the file, then each field that is wrong. */
+export class HostFileShapeError extends UsageError {}
+
+/**
+ * Read one host: a detect --json file (its `host`, checked field by field) or a cpuinfo/nvidia-smi.txt directory.
+ * @throws UsageError for a path that does not exist or a directory without cpuinfo; HostFileShapeError for a file that
+ *   is not JSON or not what detect --json prints (naming the file and each wrong field); read-host.ts errors for a
+ *   directory's unreadable files
+ */
 export async function readFleetHost(path: string): Promise<FleetHost> {
   const abs = resolve(path);
   if (!existsSync(abs)) throw new UsageError(`host ${path}: no such file or directory`);
@@ -84,16 +131,20 @@ export async function readFleetHost(path: string): Promise<FleetHost> {
     const host = await readHost({ cpuinfo, nvidiaSmi: recordedSmiFile(abs) });
     return { id: hostId(path), host };
   }
-  let j: { host?: DetectJsonHost };
+  let j: unknown;
   try {
     j = JSON.parse(readFileSync(abs, "utf8"));
   } catch (e) {
-    throw new UsageError(`host ${path}: not JSON (${(e as Error).message})`);
+    throw new HostFileShapeError(`host ${path}: not JSON (${clip((e as Error).message, 200)}); a host file is what \`variant-matrix detect --json\` prints`);
   }
-  const h = j.host;
-  if (!h || !h.system || !h.machine || !Array.isArray(h.features) || !Array.isArray(h.gpus))
-    throw new UsageError(`host ${path}: not what \`variant-matrix detect --json\` prints (host.system, host.machine, host.features, host.gpus)`);
-  return { id: hostId(path), host: hostFromDetectJson(h) };
+  const parsed = hostFileSchema().safeParse(j);
+  if (!parsed.success) {
+    const issues = parsed.error.issues;
+    const said = issues.slice(0, 3).map((i) => `${i.path.length ? i.path.map(String).join(".") : "(the whole file)"}: ${i.message}`);
+    const more = issues.length > 3 ? `; and ${issues.length - 3} more` : "";
+    throw new HostFileShapeError(`host ${path}: not what \`variant-matrix detect --json\` prints: ${said.join("; ")}${more}`);
+  }
+  return { id: hostId(path), host: hostFromDetectJson(parsed.data.host) };
 }
 
 /** What fleet chose among: the candidate variants of the package, the dropped combinations, and the catalog. */

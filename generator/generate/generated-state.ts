@@ -12,6 +12,7 @@ import { join, relative } from "node:path";
 import { InputError } from "../errors.ts";
 import type { Project } from "../matrix/project.ts";
 import { renderRelease, renderVariant, renderVariantsData, type FileMap } from "./render/index.ts";
+import { GENERATED_MARK } from "./render/literals.ts";
 import { compareGenerated, expectedFromRender, expectedFromStamp, freshnessReason, isGenerated, lastGenerate, type Freshness } from "./freshness.ts";
 
 /** Thrown when the generated files differ from what the matrix gives now (exit 2: run `npm run generate`). */
@@ -58,6 +59,35 @@ function filesRead(p: Project, root: string, selected: readonly { name: string }
     return disk === null ? wrappers.length > 0 : isGenerated(disk);
   });
   return [...shared, ...wrappers];
+}
+
+/**
+ * The wrappers of `selected` under `root` that are there but lack the generated header (freshness.ts isGenerated):
+ * not written by `generate`, so never compared with what the matrix gives (filesRead) and built as they are. The
+ * user's own derivation under a variant's name, or a generated one edited past its header. Repo-relative, in order.
+ */
+export function handWrittenWrappers(p: Project, root: string, selected: readonly { name: string }[]): string[] {
+  const byName = new Map(p.variants.map((v) => [v.name, v]));
+  return selected.flatMap((s) => {
+    const v = byName.get(s.name);
+    const disk = v ? readOrNull(join(root, v.file)) : null;
+    return v && disk !== null && !isGenerated(disk) ? [v.file] : [];
+  });
+}
+
+/**
+ * The warning `build` gives for handWrittenWrappers' files (null when there are none): what builds is each file as it
+ * is, not what the matrix gives for its variant, and how to have either.
+ */
+export function handWrittenWarning(files: readonly string[]): string | null {
+  if (!files.length) return null;
+  const shown = files.slice(0, 5).join(", ") + (files.length > 5 ? ` and ${files.length - 5} more` : "");
+  const one = files.length === 1;
+  return (
+    `${shown} ${one ? "has" : "have"} no generated header (\`# ${GENERATED_MARK}\`): not written by \`npm run generate\`, so ` +
+    `${one ? "it is" : "they are"} built as ${one ? "it is" : "they are"}, not as the matrix gives ${one ? "its variant" : "their variants"}. ` +
+    "`npm run generate` replaces them; keep a derivation of your own in a directory of its own and give it with --pkgs-dir"
+  );
 }
 
 /**

@@ -62,6 +62,14 @@ function sitePackagesClosure(root: string): string[] {
   return sites;
 }
 
+/**
+ * What runProbe keeps of the Python's output, however much it prints (a Python that prints without end would
+ * otherwise fill this process's memory): of stdout the last lines, the probe's JSON result among them (about 0.6 MB on
+ * an H100, so 32 Mi characters leave room); of stderr the last 3 lines a failure quotes, each cut at 500 characters
+ * with its length said.
+ */
+export const PROBE_OUTPUT_KEPT = { stdout: { lines: 4, lineChars: 32 << 20 }, stderr: { lines: 3, lineChars: 500 } } as const;
+
 /** The outcome of running the probe: its JSON, or why there is none. */
 export type ProbeRun = { ok: true; probe: Probe } | { ok: false; exit: 1 | 2; message: string };
 
@@ -77,7 +85,7 @@ export async function runProbe(target: PythonTarget, opts: { gpu: boolean; extra
   const argv = [...(target.wrapper ?? []), target.interpreter, ...args];
   let r: CommandResult;
   try {
-    r = await runCommand(argv, { env: { ...process.env, ...target.env }, input: "", timeoutMs: 30 * 60_000 });
+    r = await runCommand(argv, { env: { ...process.env, ...target.env }, input: "", timeoutMs: 30 * 60_000, tail: PROBE_OUTPUT_KEPT });
   } catch (e) {
     if (!(e instanceof ProcessStartError)) throw e;
     if (e.code !== "ENOENT") return { ok: false, exit: 1, message: `the probe in ${target.label} printed no result (exit null): ${e.message}` };
