@@ -9,6 +9,12 @@
  * When Nix is not on PATH, a file does not evaluate here (offline: the pinned nixpkgs cannot be fetched), or the
  * answer takes longer than the limit, the result says so and the cache model stands (`NixAnswer.asked` false, with
  * why). The answer is plan data (dry-run.ts `nixAnswer`), rendered as one line by dry-run-text.ts.
+ *
+ * At any scale: the files go to `nix-instantiate` and the paths to `nix-store` in chunks (store.ts PER_CALL), so no
+ * argument list grows with the plan; every call runs under the one deadline and none starts after it. Past the
+ * deadline the answer is Nix's for the variants it answered for and names how many it was not heard for
+ * (`NixAnswer.late`): the model stands for those. A real build or install asks under a deadline too (evalLimit) and
+ * ends there with what was waited for (NixDeadlineError).
  */
 import { dryRealise, pastDeadline, probeCached, storeName, until, type CacheProbe, type DryRealise, type NixOptions } from "./store.ts";
 import { runTool } from "../process.ts";

@@ -93,7 +93,10 @@ export function chunks<T>(items: readonly T[], size: (x: T) => number, most: num
 }
 
 /** Most files or store paths one Nix command is given, and most characters of them in all (far below ARG_MAX). */
-const PER_CALL = { items: 1000, bytes: 256 * 1024 };
+export const PER_CALL = { items: 2000, bytes: 256 * 1024 };
+
+/** How many chunks of files `nix-instantiate` is given at once (each one process). */
+const CHUNKS_AT_ONCE = 4;
 
 /**
  * Store paths among `paths` that are valid (`nix-store --check-validity --print-invalid`), asked in chunks (PER_CALL);
@@ -254,9 +257,10 @@ async function instantiate(files: readonly string[], nixOptions: NixOptions, dea
     const middle = await Promise.all(batch.slice(1, -1).map((f) => limit(() => one(f))));
     return [first, ...middle, last];
   };
-  const out: Instantiated[] = [];
-  for (const batch of chunks(files, (f) => f.length, PER_CALL.items, PER_CALL.bytes)) for (const x of await chunk(batch)) out.push(x);
-  return out;
+  // A few chunks at once: an offline call spends most of its time waiting on the network, not on a core.
+  const atOnce = pLimit(CHUNKS_AT_ONCE);
+  const replies = await Promise.all(chunks(files, (f) => f.length, PER_CALL.items, PER_CALL.bytes).map((b) => atOnce(() => chunk(b))));
+  return replies.flat();
 }
 
 /**
