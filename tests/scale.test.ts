@@ -96,6 +96,56 @@ test("asking Nix is linear: at about 1,000 and 10,000 variants the argument list
   assert.match(flat, /--verbose lists the chain/, headline.join("\n"));
 });
 
+/**
+ * Stand-ins that answer: nix-instantiate writes a derivation file per .nix file (under `dir`) and prints its path;
+ * nix-store says every path is invalid, and its dry run answers at once for a CPU variant and hangs for the others.
+ */
+function halfAnsweringNix(dir: string): string {
+  const bin = join(dir, "bin");
+  const drvs = join(dir, "drvs");
+  mkdirSync(bin);
+  mkdirSync(drvs);
+  writeFileSync(
+    join(bin, "nix-instantiate"),
+    `#!/bin/sh\n[ "$1" = --version ] && { echo "nix-instantiate (Nix) 2.8.0"; exit 0; }\n` +
+      `for a; do case "$a" in *.nix) n=$(basename "$a" .nix); d="${drvs}/00000000000000000000000000000000-$n.drv"; ` +
+      `printf 'Derive([("out","/nix/store/11111111111111111111111111111111-%s","","")],[],[],"x86_64-linux","/bin/sh",[],[])' "$n" > "$d"; echo "$d";; esac; done\n`,
+    { mode: 0o755 },
+  );
+  writeFileSync(
+    join(bin, "nix-store"),
+    `#!/bin/sh\n[ "$1" = --version ] && { echo "nix-store (Nix) 2.8.0"; exit 0; }\n` +
+      `case " $* " in *" --check-validity "*) for a; do case "$a" in /*) echo "$a";; esac; done; exit 0;; esac\n` +
+      `for a; do d="$a"; done\ncase "$d" in *-cpu-*) printf 'these 1 derivations will be built:\\n  %s\\n' "$d" >&2; exit 0;; esac\nexec sleep 300\n`,
+    { mode: 0o755 },
+  );
+  return bin;
+}
+
+test("past the deadline the dry run's plan is Nix's answer for what it answered and the model for the rest, and says so", async () => {
+  const dir = tempDir("vm-scale-late-");
+  const bin = halfAnsweringNix(dir);
+  const all = projectFromMatrix(matrix).variants.filter((v) => v.package === "pytorch" && v.system === "x86_64-linux");
+  const variants = [...all.filter((v) => v.cuda === null).slice(0, 3), ...all.filter((v) => v.cuda !== null).slice(0, 3)];
+  const pkgs = join(dir, "pkgs");
+  mkdirSync(pkgs);
+  for (const v of variants) writeFileSync(join(pkgs, `${v.name}.nix`), "");
+  let out = "";
+  const io = { out: (s: string) => void (out += s), err: (s: string) => void (out += s), columns: 400 };
+  const path = process.env.PATH;
+  process.env.PATH = `${bin}:${path}`;
+  const t0 = Date.now();
+  try {
+    const code = await buildMain({ dryRun: true, backend: "nix", variants, pkgsDir: pkgs, outDir: join(dir, "out"), logsDir: join(dir, "logs"), askNixTimeout: 3 }, io);
+    assert.is(code, 0, out);
+  } finally {
+    process.env.PATH = path;
+  }
+  assert.ok(Date.now() - t0 < 30_000, `${Date.now() - t0} ms`);
+  const flat = out.replace(/\s+/g, " ");
+  assert.match(flat, /asked Nix \(nix-store --realise --dry-run, \d+\.\d s, answered for 3 of 6 variants, 3 not answered by the limit \(--ask-nix-timeout; nix-store ran past its limit of \d+ ms and was stopped with SIGTERM\): the model for those\): 3 to build/);
+});
+
 /** A host model whose checks pass, with nix-instantiate and nix-store that answer --version and hang otherwise. */
 function hangingHost(variant: { name: string; requiredSystemFeatures: readonly string[] }) {
   const h = makeHost({ recorded: "spr-h100", nixos: true, realNixTools: true, nixConf: { "system-features": variant.requiredSystemFeatures.join(" "), substituters: "" } });
