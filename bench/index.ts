@@ -14,6 +14,7 @@ import { main as evalProof } from "./eval-proof.ts";
 import { main as attribute } from "./attribute.ts";
 import { main as runCommand } from "./run-command.ts";
 import { main as wait } from "./wait.ts";
+import { main as scale } from "./scale.ts";
 
 await expand();
 await cli();
@@ -25,6 +26,7 @@ await evaluate();
 await caches();
 await buildLog();
 await dryRun();
+await scale();
 await verify();
 await badInput();
 await evalProof();

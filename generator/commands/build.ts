@@ -38,7 +38,9 @@ const buildOptions = {
   },
   "ask-nix-timeout": {
     type: "number",
-    describe: `with --dry-run: seconds Nix may take to say what it would build and fetch (default ${ASK_NIX_TIMEOUT_S}; 0: the cache model, Nix not asked)`,
+    describe:
+      `with --dry-run: seconds Nix may take to say what it would build and fetch (default ${ASK_NIX_TIMEOUT_S}; 0: the cache model, Nix not asked; ` +
+      "past it, Nix's answer for what it answered and the model for the rest); a build's evaluation before it builds ends there too (default 600 s)",
   },
   "skip-cached": { type: "boolean", describe: "skip variants whose outputs a substituter already holds (nothing is built or fetched for them)" },
   json: { ...outputOptions.json, describe: "print the plan (dry run) or the report as JSON on stdout" },

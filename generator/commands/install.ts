@@ -51,7 +51,9 @@ const installOptions = {
   verbose: { type: "boolean", describe: "with --dry-run: the plan's every command, estimate basis and cache reason in full" },
   "ask-nix-timeout": {
     type: "number",
-    describe: `seconds Nix may take to say what it would build and fetch, the team's caches included (default ${ASK_NIX_TIMEOUT_S}; 0: the cache model)`,
+    describe:
+      `seconds Nix may take to say what it would build and fetch, the team's caches included (default ${ASK_NIX_TIMEOUT_S}; 0: the cache model); ` +
+      "given, it also limits the evaluation before the build (default 600 s), which ends there with what was waited for",
   },
   ...pick(nixOptions, "backend"),
   package: {

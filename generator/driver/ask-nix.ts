@@ -9,13 +9,57 @@
  * When Nix is not on PATH, a file does not evaluate here (offline: the pinned nixpkgs cannot be fetched), or the
  * answer takes longer than the limit, the result says so and the cache model stands (`NixAnswer.asked` false, with
  * why). The answer is plan data (dry-run.ts `nixAnswer`), rendered as one line by dry-run-text.ts.
+ *
+ * At any scale: the files go to `nix-instantiate` and the paths to `nix-store` in chunks (store.ts PER_CALL), so no
+ * argument list grows with the plan; every call runs under the one deadline and none starts after it. Past the
+ * deadline the answer is Nix's for the variants it answered for and names how many it was not heard for
+ * (`NixAnswer.late`): the model stands for those. A real build or install asks under a deadline too (evalLimit) and
+ * ends there with what was waited for (NixDeadlineError).
  */
-import { dryRealise, probeCached, storeName, type CacheProbe, type DryRealise, type NixOptions } from "./store.ts";
+import { dryRealise, pastDeadline, probeCached, storeName, until, type CacheProbe, type DryRealise, type NixOptions } from "./store.ts";
 import { runTool } from "../process.ts";
+import { InputError } from "../errors.ts";
 import { redactCredentials } from "../redact.ts";
 import type { TeamCache } from "../matrix/team-cache.ts";
 
 export { ASK_NIX_TIMEOUT_S } from "../constants.ts";
+
+/**
+ * Seconds a real build's (or install's) evaluation and questions to Nix before its first build may take when
+ * `--ask-nix-timeout` is not given: the first evaluation of a pin downloads its nixpkgs (tens of MB), so the dry run's
+ * 20 s would refuse good builds; a Nix that hangs (a silent substituter) still ends.
+ */
+export const EVAL_TIMEOUT_S = 600;
+
+/**
+ * The limit of a real build's questions to Nix before it builds, in seconds, and the words that name it: `given`
+ * (`--ask-nix-timeout`) when above 0, else EVAL_TIMEOUT_S.
+ */
+export function evalLimit(given: number | undefined): { seconds: number; words: string } {
+  return given !== undefined && given > 0
+    ? { seconds: given, words: `--ask-nix-timeout ${given}` }
+    : { seconds: EVAL_TIMEOUT_S, words: `the evaluation's limit of ${EVAL_TIMEOUT_S} s; --ask-nix-timeout sets it` };
+}
+
+/**
+ * Nix was not heard by the deadline of a real build or install (exit 2, nothing built): `waited` says what was waited
+ * for (process.ts CommandResult.stopped: "nix-instantiate ran past its limit of 2000 ms and was stopped with SIGTERM").
+ */
+export class NixDeadlineError extends InputError {
+  override name = "NixDeadlineError";
+  /**
+   * @param waited what was waited for, one line
+   * @param limit the limit's seconds and words (evalLimit)
+   * @param what the command's words for what it did not do ("nothing was built")
+   */
+  constructor(waited: string, limit: { seconds: number; words: string }, what = "nothing was built") {
+    super(
+      `Nix did not answer within ${limit.seconds} s (${limit.words}): ${waited}; ${what}. ` +
+        "A substituter or the network that does not answer, or a Nix daemon that is busy, holds Nix: ask it by hand " +
+        "(nix-instantiate FILE) to see, or give a longer --ask-nix-timeout",
+    );
+  }
+}
 
 /** What one question to Nix gave, or why the model was used instead. */
 export type NixAnswer =
@@ -40,6 +84,11 @@ export type NixAnswer =
       untrusted: { path: string; where: string }[];
       /** How long the answer took, in seconds. */
       seconds: number;
+      /**
+       * Selected variants Nix was not heard for by the deadline (`--ask-nix-timeout`): their calls were stopped at it
+       * or not started after it, and the model stands for them; `why` says what was waited for. Absent when none.
+       */
+      late?: { variants: number; why: string };
     }
   | { asked: false; why: string };
 
@@ -64,50 +113,72 @@ export interface NixQuestion {
   timeoutS: number;
   /** What is built, when the caller already instantiated every target (a build, not a dry run). */
   probed?: Map<string, CacheProbe>;
+  /** The caller's deadline (epoch ms), when earlier than `timeoutS` from now: a build's one deadline. */
+  deadline?: number;
 }
 
-/** Ask Nix about `targets` within `q.timeoutS` seconds (see the module comment). */
+/**
+ * Ask Nix about `targets` within `q.timeoutS` seconds (see the module comment): every call runs under the one
+ * deadline (store.ts until: stopped when it comes, none started after it, Node's timer limit respected), and no
+ * argument list grows with the targets (store.ts chunks). Past the deadline the answer is Nix's for the variants it
+ * answered for and says how many it was not heard for (`late`): the model stands for those.
+ * @returns the answer, or `asked: false` with why (Nix missing, nothing evaluates here, nothing answered in time)
+ */
 export async function askNix(targets: readonly { name: string; file: string }[], q: NixQuestion): Promise<AskedNix> {
   const { outDir, nixOptions, caches, timeoutS, probed } = q;
   const none = (why: string): AskedNix => ({ answer: { asked: false, why }, cached: null, store: null });
   if (timeoutS <= 0) return none("--ask-nix-timeout 0");
   if (targets.length === 0) return none("nothing is selected");
   const t0 = Date.now();
-  const deadline = t0 + timeoutS * 1000;
-  const late = () => none(`Nix did not answer within ${timeoutS} s (--ask-nix-timeout)`);
-  const version = await runTool(["nix-store", "--version"], { timeoutMs: timeoutS * 1000 });
+  const deadline = Math.min(t0 + timeoutS * 1000, q.deadline ?? Infinity);
+  const limitWords = `within ${timeoutS} s (--ask-nix-timeout)`;
+  const version = await runTool(["nix-store", "--version"], until(deadline));
+  if (version.stopped) return none(`Nix did not answer ${limitWords}: ${version.stopped}`);
   if (version.code !== 0) return none(version.code === 127 ? "Nix is not on PATH (nix-store)" : `nix-store --version failed: ${version.stderr.trim().split("\n")[0] ?? ""}`);
   // One download attempt (Nix's default is 5, with back-off: about 5 s per unreachable URL): offline, the answer
   // "not here" comes at once and the model stands; the build itself keeps the user's setting.
   const quick: NixOptions = [...nixOptions, ["download-attempts", "1"]];
   const cached = probed ?? (await probeCached(targets, outDir, quick, { deadline }));
-  if (Date.now() >= deadline) return late();
+  const lateProbes = targets.filter((t) => cached.get(t.name)?.late !== undefined);
   const evaluated = targets.filter((t) => cached.get(t.name)?.drvPath);
-  if (evaluated.length === 0) return none(`no selected file evaluates here (${cached.get(targets[0]!.name)?.note ?? "nix-instantiate gave no derivation"})`);
+  if (evaluated.length === 0)
+    return lateProbes.length
+      ? none(`Nix did not answer ${limitWords}: ${cached.get(lateProbes[0]!.name)!.late}`)
+      : none(`no selected file evaluates here (${cached.get(targets[0]!.name)?.note ?? "nix-instantiate gave no derivation"})`);
   const open = evaluated.filter((t) => !cached.get(t.name)!.cached);
   const drvs = open.map((t) => cached.get(t.name)!.drvPath!);
   const replies = await dryRealise(drvs, quick, deadline, caches);
-  if (Date.now() >= deadline) return late();
-  const store = new Map(open.map((t, i) => [t.name, replies[i]!]));
-  const ok = replies.filter((r): r is DryRealise => !("error" in r));
-  if (ok.length < replies.length) return { ...none(`Nix could not answer for ${open[replies.findIndex((r) => "error" in r)]!.name}: ${(replies.find((r) => "error" in r) as { error: string }).error}`) };
+  const failed = replies.findIndex((r) => "error" in r && !r.late);
+  if (failed >= 0) return none(`Nix could not answer for ${open[failed]!.name}: ${(replies[failed] as { error: string }).error}`);
+  const store = new Map<string, DryRealise | { error: string }>();
+  open.forEach((t, i) => {
+    const r = replies[i]!;
+    if (!("error" in r)) store.set(t.name, r);
+  });
+  const lateReplies = open.filter((t) => !store.has(t.name));
+  const ok = [...store.values()].filter((r): r is DryRealise => !("error" in r));
+  if (ok.length === 0 && open.length > 0) return none(`Nix did not answer ${limitWords}: ${(replies[0] as { error: string }).error}`);
   const toBuild = new Set(ok.flatMap((r) => r.toBuild));
   const toFetch = new Set(ok.flatMap((r) => r.toFetch));
-  const fromCaches = await perCache(drvs, toFetch, quick, caches, deadline);
-  if (Date.now() >= deadline) return late();
+  const answeredDrvs = open.filter((t) => store.has(t.name)).map((t) => cached.get(t.name)!.drvPath!);
+  const fromCaches = pastDeadline(deadline) ? [] : await perCache(answeredDrvs, toFetch, quick, caches, deadline);
+  const lateCount = lateProbes.length + lateReplies.length;
+  const lateWhy = lateProbes.length ? cached.get(lateProbes[0]!.name)!.late! : lateReplies.length ? (replies[open.indexOf(lateReplies[0]!)] as { error: string }).error : "";
   return {
     answer: {
       asked: true,
       toBuild: toBuild.size,
       toFetch: toFetch.size,
       fromCaches,
-      answered: evaluated.length,
+      answered: evaluated.length - lateReplies.length,
       of: targets.length,
       unreachable: [...new Set(ok.flatMap((r) => r.unreachable))].map(redactCredentials),
       untrusted: [...new Map(ok.flatMap((r) => r.untrusted ?? []).map((u) => [u.path, { path: u.path, where: u.where }])).values()],
       seconds: (Date.now() - t0) / 1000,
+      ...(lateCount ? { late: { variants: lateCount, why: lateWhy } } : {}),
     },
-    cached,
+    // Only what Nix answered: a late probe says nothing of what is built (the result links' word stands).
+    cached: new Map([...cached].filter(([, c]) => c.late === undefined)),
     store,
   };
 }
@@ -140,9 +211,11 @@ export function nixAnswerLine(a: NixAnswer, model: string): string {
   const cached = a.fromCaches.filter((c) => c.paths > 0);
   const rest = a.toFetch - cached.reduce((n, c) => n + c.paths, 0);
   const from = [...cached.map((c) => `${c.paths} from ${c.url}`), ...(rest > 0 ? [`${rest} from the host's substituters`] : [])];
-  const where = a.toFetch === 0 ? "" : cached.length === 1 && rest <= 0 ? ` from ${cached[0]!.url}` : ` (${from.join(", ")})`;
+  const where = a.toFetch === 0 || (a.late && a.fromCaches.length === 0) ? "" : cached.length === 1 && rest <= 0 ? ` from ${cached[0]!.url}` : ` (${from.join(", ")})`;
+  const late = a.late ? `, ${a.late.variants} not answered by the limit (--ask-nix-timeout; ${a.late.why}): the model for those` : "";
+  const evaluate = a.answered + (a.late?.variants ?? 0) < a.of ? `, ${a.answered} of ${a.of} variants evaluate here` : a.late ? `, answered for ${a.answered} of ${a.of} variants` : "";
   return (
-    `asked Nix (nix-store --realise --dry-run, ${a.seconds.toFixed(1)} s${a.answered < a.of ? `, ${a.answered} of ${a.of} variants evaluate here` : ""}): ` +
+    `asked Nix (nix-store --realise --dry-run, ${a.seconds.toFixed(1)} s${evaluate}${late}): ` +
     `${a.toBuild} to build${untrustedNote(a.untrusted ?? [])}, ${a.toFetch} to fetch${where}` +
     (a.unreachable.length ? `; unreachable: ${a.unreachable.join(", ")} (their paths count as to build)` : "")
   );

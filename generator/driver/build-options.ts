@@ -38,6 +38,12 @@ export interface BuildArgs {
    * a build when given (install); 0 never asks (the cache model).
    */
   askNixTimeout?: number;
+  /**
+   * Seconds a real build's evaluation and questions to Nix before its first build may take, all under one deadline
+   * (build.ts planBuild): stopped then with a line saying what was waited for. Default: `askNixTimeout` when given and
+   * above 0, else EVAL_TIMEOUT_S (ask-nix.ts).
+   */
+  evalTimeout?: number;
   /** Skip variants whose outputs a substituter already holds (nix-fast-build's --skip-cached). */
   skipCached?: boolean;
   report?: string;
@@ -94,6 +100,9 @@ function positiveInt(name: string, v: number | undefined, min: number): number |
   return v;
 }
 
+/** The largest `--ask-nix-timeout` in seconds: Node's timers hold at most 2^31 - 1 ms (a longer one fires at once). */
+export const MAX_ASK_NIX_TIMEOUT_S = Math.floor((2 ** 31 - 1) / 1000);
+
 /**
  * Resolve `a` (paths against `projectRoot` and the cwd, numbers checked, the backend chosen: auto → flox when on PATH).
  * @throws UsageError for a bad number or an option the flox backend does not take
@@ -104,8 +113,10 @@ export async function resolveBuildOptions(a: BuildArgs, projectRoot: string, par
   const root = resolve(a.root ?? projectRoot);
   const outDir = a.outDir !== undefined ? resolve(a.outDir) : root;
   const cores = positiveInt("cores", a.cores, 1);
-  if (a.askNixTimeout !== undefined && !(Number.isFinite(a.askNixTimeout) && a.askNixTimeout >= 0))
-    throw new UsageError(`--ask-nix-timeout must be a number of seconds ≥ 0 (0: do not ask Nix), got ${a.askNixTimeout}`);
+  if (a.askNixTimeout !== undefined && !(Number.isFinite(a.askNixTimeout) && a.askNixTimeout >= 0 && a.askNixTimeout <= MAX_ASK_NIX_TIMEOUT_S))
+    throw new UsageError(
+      `--ask-nix-timeout must be a number of seconds from 0 (0: do not ask Nix) to ${MAX_ASK_NIX_TIMEOUT_S} (about 24.8 days, the longest timer Node keeps), got ${a.askNixTimeout}`,
+    );
   const maxJobs = a.maxJobs === undefined ? undefined : positiveInt("max-jobs", a.maxJobs, 0);
   const backend = await resolveBackend(a.backend ?? "auto");
   if (backend === "flox") {

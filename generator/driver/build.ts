@@ -26,7 +26,7 @@ import { hostSystem, type BackendOptions } from "./backend.ts";
 import { builderNeeds, type BuilderNeeds } from "./builders.ts";
 import { modelCacheMisses } from "./cache-model.ts";
 import { dryRunRows } from "./dry-run.ts";
-import { askNix, ASK_NIX_TIMEOUT_S, type AskedNix, type NixAnswer } from "./ask-nix.ts";
+import { askNix, ASK_NIX_TIMEOUT_S, evalLimit, NixDeadlineError, type AskedNix, type NixAnswer } from "./ask-nix.ts";
 import { cacheNixOptions, type TeamCache } from "../matrix/team-cache.ts";
 import { EvaluationError, evaluationFailures, evaluationGate, type EvaluationFailure } from "./eval-first.ts";
 import { capacityOf, coresForPackage, jobsRule, type Capacity, type JobsRule } from "./concurrency.ts";
@@ -157,8 +157,16 @@ export async function planBuild(po: PlanBuildOptions): Promise<BuildPlan> {
   // The estimates' nominal cores (priorities): --cores, else the slots a build alone gets.
   const plan = orderTargets(targets, selection.history, capacity.cores ?? capacity.slots);
   const { backend, capped } = backendOptions(catalog, a, o, { targets, rule, machine });
-  const ev = await evaluateFirst(catalog, targets, backend.outDir, o.nixOptions, { dryRun: !!a.dryRun, probeStore: !!a.probeStore, force: !!a.force, ownFiles: a.pkgsDir !== undefined });
-  const asked = await askFirst(a, o, selection, ev);
+  // A real build's questions to Nix before it builds run under one deadline (ask-nix.ts evalLimit): a Nix that hangs
+  // stops the run there, with what was waited for (NixDeadlineError).
+  const limit = a.dryRun ? null : evalLimit(a.evalTimeout ?? a.askNixTimeout);
+  const deadline = limit ? Date.now() + limit.seconds * 1000 : undefined;
+  const ev = await evaluateFirst(catalog, targets, backend.outDir, o.nixOptions, { dryRun: !!a.dryRun, probeStore: !!a.probeStore, force: !!a.force, ownFiles: a.pkgsDir !== undefined, deadline });
+  if (limit && ev.late) throw new NixDeadlineError(ev.late, limit);
+  const asked = await askFirst(a, o, selection, ev, deadline);
+  // Past the build's own deadline (not only the question's shorter --ask-nix-timeout, after which the model stands).
+  const lateWhy = asked === null ? null : asked.answer.asked ? (asked.answer.late?.why ?? null) : /did not answer/.test(asked.answer.why) ? asked.answer.why : null;
+  if (limit && deadline !== undefined && Date.now() >= deadline && lateWhy !== null) throw new NixDeadlineError(lateWhy, limit);
   const toBuild = targets.filter((t) => !ev.cached.get(t.name)?.cached);
   // The checks of what is left to build: the system features its derivations require, and store space (a warning).
   const left = new Set(toBuild.map((t) => t.name));
@@ -169,7 +177,7 @@ export async function planBuild(po: PlanBuildOptions): Promise<BuildPlan> {
   if (!a.dryRun) refuseOnBlocking(results, width);
   if (!a.dryRun && ev.failures.length) evaluationVerdict(ev.failures, { backend: o.backend, pinnedNixpkgs: context.pinnedNixpkgs, selected: targets.length, width, warn });
 
-  const store = asked?.store ?? (await probe(a, targets, ev.cached, o.nixOptions, selection.caches));
+  const store = asked?.store ?? (await probe(a, targets, ev.cached, o.nixOptions, selection.caches, deadline));
   const partial = { args: a, options: o, catalog, selection, host, plan, rule, capacity, backend, capped, cached: ev.cached, store, toBuild, nixAnswer: asked?.answer ?? null };
   return {
     ...partial,
@@ -216,11 +224,18 @@ export function readEarlierReports<T>(read: (onSkip: (s: SkippedReport) => void)
  * for a build given `askNixTimeout` (install); what Nix says is built replaces the result links' word (not under
  * --force). @returns null when not asked for
  */
-async function askFirst(a: BuildArgs, o: ResolvedBuildOptions, sel: BuildSelection, ev: { instantiated: boolean; cached: Map<string, CacheProbe> }): Promise<AskedNix | null> {
+async function askFirst(
+  a: BuildArgs,
+  o: ResolvedBuildOptions,
+  sel: BuildSelection,
+  ev: { instantiated: boolean; cached: Map<string, CacheProbe> },
+  deadline: number | undefined,
+): Promise<AskedNix | null> {
   if (a.dryRun ? a.probeStore : a.askNixTimeout === undefined) return null;
   const options = o.backend === "nix" ? o.nixOptions : [...o.nixOptions, ...cacheNixOptions(sel.caches)];
   const timeoutS = a.askNixTimeout ?? ASK_NIX_TIMEOUT_S;
-  const asked = await askNix(sel.targets, { outDir: o.outDir, nixOptions: options, caches: sel.caches, timeoutS, probed: ev.instantiated && !a.force ? ev.cached : undefined });
+  const probed = ev.instantiated && !a.force ? ev.cached : undefined;
+  const asked = await askNix(sel.targets, { outDir: o.outDir, nixOptions: options, caches: sel.caches, timeoutS, probed, deadline });
   if (asked.cached && !a.force) for (const [n, c] of asked.cached) ev.cached.set(n, c);
   return asked;
 }
@@ -328,19 +343,29 @@ function backendOptions(cat: Catalog, a: BuildArgs, o: ResolvedBuildOptions, on:
  * the first build starts, --force included (it only ignores what is built); a dry run only with --probe-store
  * (evaluating a generated file may fetch its pinned nixpkgs).
  * @param o.ownFiles the targets' files come from `--pkgs-dir` (eval-first.ts failureCause)
- * @returns whether it instantiated, what counts as built (empty under --force), the variants that do not evaluate
+ * @param o.deadline epoch ms: every Nix call is stopped then and none started after (store.ts probeCached)
+ * @returns whether it instantiated, what counts as built (empty under --force), the variants that do not evaluate,
+ *   and what was waited for when Nix was not heard for some variant by the deadline (`late`, else null)
  */
 export async function evaluateFirst(
   cat: Pick<Catalog, "extras">,
   targets: readonly BuildTarget[],
   outDir: string,
   nixOptions: NixOptions,
-  o: { dryRun: boolean; probeStore: boolean; force: boolean; ownFiles?: boolean },
-): Promise<{ instantiated: boolean; cached: Map<string, CacheProbe>; failures: EvaluationFailure[] }> {
+  o: { dryRun: boolean; probeStore: boolean; force: boolean; ownFiles?: boolean; deadline?: number },
+): Promise<{ instantiated: boolean; cached: Map<string, CacheProbe>; failures: EvaluationFailure[]; late: string | null }> {
   const instantiated = !o.dryRun || o.probeStore;
-  const probes: Map<string, CacheProbe> = o.force && !instantiated ? new Map() : await probeCached(targets, outDir, nixOptions, { instantiate: instantiated });
+  const probes: Map<string, CacheProbe> = o.force && !instantiated ? new Map() : await probeCached(targets, outDir, nixOptions, { instantiate: instantiated, deadline: o.deadline });
   const cached: Map<string, CacheProbe> = o.force ? new Map() : probes;
-  return { instantiated, cached, failures: instantiated ? evaluationFailures(cat, targets, probes, cached, !!o.ownFiles) : [] };
+  const late = [...probes.values()].filter((p) => p.late !== undefined);
+  // A variant Nix was not heard for by the deadline neither evaluates nor fails to: not a failure of the matrix's.
+  const heard = late.length ? targets.filter((t) => probes.get(t.name)?.late === undefined) : targets;
+  return {
+    instantiated,
+    cached,
+    failures: instantiated ? evaluationFailures(cat, heard, probes, cached, !!o.ownFiles) : [],
+    late: late.length ? `${late[0]!.late}${late.length > 1 ? ` (${late.length} variants not heard)` : ""}` : null,
+  };
 }
 
 /**
@@ -373,14 +398,14 @@ export function evaluationVerdict(
  * Step 6: what Nix would build and fetch for each instantiated variant, with the user's substituters: the dry run's
  * real answer (--probe-store) and what --skip-cached decides by (it then counts the substitutable ones as cached).
  */
-async function probe(a: BuildArgs, targets: readonly BuildTarget[], cached: Map<string, CacheProbe>, nixOptions: NixOptions, caches: readonly TeamCache[]) {
+async function probe(a: BuildArgs, targets: readonly BuildTarget[], cached: Map<string, CacheProbe>, nixOptions: NixOptions, caches: readonly TeamCache[], deadline?: number) {
   const askNix = (a.dryRun && !!a.probeStore) || (!a.dryRun && !!a.skipCached);
   if (!askNix) return undefined;
   const asked = targets.filter((t) => {
     const c = cached.get(t.name);
     return c !== undefined && !c.cached && c.drvPath !== null;
   });
-  const store = await probeStore(new Map(asked.map((t) => [t.name, cached.get(t.name)!.drvPath!])), nixOptions, caches);
+  const store = await probeStore(new Map(asked.map((t) => [t.name, cached.get(t.name)!.drvPath!])), nixOptions, caches, deadline);
   if (!a.dryRun && a.skipCached) markSubstitutable(targets, cached, store);
   return store;
 }
@@ -388,10 +413,16 @@ async function probe(a: BuildArgs, targets: readonly BuildTarget[], cached: Map<
 /**
  * Nix's dry-run answer (nix-store --realise --dry-run) for each derivation, by the name it is given under; with the
  * team's `caches`, a path they hold without a signature this host trusts counts as to build (store.ts dryRealise).
+ * @param deadline epoch ms (a real build's one deadline): calls stopped then or not started are `{ error }`
  */
-export async function probeStore(drvPaths: ReadonlyMap<string, string>, nixOptions: NixOptions, caches: readonly TeamCache[] = []): Promise<Map<string, DryRealise | { error: string }>> {
+export async function probeStore(
+  drvPaths: ReadonlyMap<string, string>,
+  nixOptions: NixOptions,
+  caches: readonly TeamCache[] = [],
+  deadline?: number,
+): Promise<Map<string, DryRealise | { error: string }>> {
   const names = [...drvPaths.keys()];
-  const answers = await dryRealise(names.map((n) => drvPaths.get(n)!), nixOptions, undefined, caches);
+  const answers = await dryRealise(names.map((n) => drvPaths.get(n)!), nixOptions, deadline, caches);
   return new Map(names.map((n, i) => [n, answers[i]!]));
 }
 

@@ -10,7 +10,7 @@ import type { dryRunRows } from "./dry-run.ts";
 import { nixAnswerLine } from "./ask-nix.ts";
 import type { BuilderNeeds } from "./builders.ts";
 import type { Capacity, JobsRule } from "./concurrency.ts";
-import { BUILD_LABEL } from "./wait.ts";
+import { BUILD_LABEL, type WaitPart } from "./wait.ts";
 import { CATALOG_FIGURE } from "./plan.ts";
 
 type DryRun = ReturnType<typeof dryRunRows>;
@@ -58,7 +58,7 @@ export function dryRunText(i: DryRunTextInput): string {
     ...(i.forHost ? [forHostLine(i.forHost)] : []),
     ...(i.verbose ? [`  (${i.capacity.machine}, from ${i.capacity.from}: ${i.capacity.slots} compile slot(s) = min(CPUs, GiB / 4))`] : []),
     ...[...new Set([...i.capped.values()].map((c) => `  cores per build ${c.cores} for ${c.why}`))],
-    ...waitLines(d, i.fromHistory),
+    ...waitLines(d, i.fromHistory, !!i.verbose),
     ...closureLines(d, !!i.verbose),
     ...answerLines(d, !!i.verbose),
     // Without --verbose the answer line (or the shared reasons below) already says what the model counts.
@@ -122,27 +122,88 @@ function closureLines(d: DryRun, verbose: boolean): string[] {
 
 /**
  * The headline: the wait until the last variant is ready, dependency builds included, with its parts (the critical
- * chain: what runs one after another), then the bases of the estimates.
+ * chain: what runs one after another), then the bases of the estimates. The chain is listed part by part with
+ * `verbose`, or when no kind of build repeats on it; otherwise it is summarised by kind (chainSummary), so the wait
+ * line stays within three lines of 80 columns whatever the plan's size.
  */
-function waitLines(d: DryRun, fromHistory: boolean): string[] {
+function waitLines(d: DryRun, fromHistory: boolean, verbose: boolean): string[] {
   if (d.estimatedMakespanS === null) return [`  wait unknown: ${d.estimatedMakespanUnknown}`];
   const parts = d.wait.parts;
   const deps = parts.filter((p) => p.offCache);
   const own = parts.filter((p) => !p.offCache);
-  const depText = deps.length
-    ? `${deps.map((p) => BUILD_LABEL[p.what as keyof typeof BUILD_LABEL] ?? p.what).join(", ")} from source ${formatDuration(deps.reduce((a, p) => a + p.seconds, 0))}, then `
-    : "";
+  const label = (p: WaitPart) => (p.offCache ? (BUILD_LABEL[p.what as keyof typeof BUILD_LABEL] ?? p.what) : p.what);
+  const repeats = new Set(parts.map((p) => `${p.offCache}:${label(p)}`)).size < parts.length;
+  const head = `  wait ${formatDuration(d.estimatedMakespanS)} until the last variant is ready: `;
+  const chain =
+    verbose || !repeats
+      ? (deps.length ? `${deps.map(label).join(", ")} from source ${formatDuration(deps.reduce((a, p) => a + p.seconds, 0))}, then ` : "") +
+        (own.length ? own.map((p) => `${p.what} ${formatDuration(p.seconds)}`).join(", ") : "nothing to build")
+      : chainSummary(parts, (p) => (!p.offCache && p.what.endsWith("-env") ? "environment" : label(p)), HEADLINE_CHARS - head.length);
   const bases = new Map<string, string[]>();
   for (const r of d.rows) if (!r.cached) bases.set(r.estimateBasis || "unknown", [...new Set([...(bases.get(r.estimateBasis || "unknown") ?? []), r.package])]);
   return [
-    `  wait ${formatDuration(d.estimatedMakespanS)} until the last variant is ready: ${depText}` +
-      (own.length ? own.map((p) => `${p.what} ${formatDuration(p.seconds)}`).join(", ") : "nothing to build"),
+    head + chain,
     ...(d.wait.offCache.length > deps.length
       ? [`    (${d.wait.offCache.length - deps.length} more dependency build(s) run beside the chain, in the wait too)`]
       : []),
     `  estimates${fromHistory ? " (earlier builds win)" : ""}: ` +
       [...bases].map(([b, pkgs]) => (b === CATALOG_FIGURE && bases.size > 1 ? `others ${b}s` : `${pkgs.join(", ")} ${b}`)).join("; "),
   ];
+}
+
+/**
+ * Characters the summarised wait line may take in all: three lines of 80 columns, less what word wrapping may leave
+ * at each line's end and the wrapped lines' indent (text.ts wrapLines).
+ */
+const HEADLINE_CHARS = 3 * 80 - 3 * 14;
+
+/**
+ * The critical chain summarised by kind, in the order each kind first comes: "CUDA closure 4 × 3h00m, magma 2 ×
+ * 1h30m from source, then pytorch 640 × 21h00m on 1 core, environment 3 × 1m00s". A kind's builds of one length give
+ * it once, of several the shortest and the longest; the cores are said when all of a kind's builds share them. The
+ * kinds that take the longest in all are shown first within `budget` characters; the rest are counted at the end
+ * ("and 3 more kinds: --verbose lists the chain").
+ * @param parts the chain (wait.ts Wait.parts), in order
+ * @param label a part's kind as the line names it (the dependency's label, the package, "environment")
+ * @param budget the most characters the summary may take
+ * @returns the summary (never longer than `budget` unless the first kind alone is)
+ */
+export function chainSummary(parts: readonly WaitPart[], label: (p: WaitPart) => string, budget: number): string {
+  const groups = new Map<string, { label: string; offCache: boolean; seconds: number[]; cores: Set<number | null> }>();
+  for (const p of parts) {
+    const key = `${p.offCache}:${label(p)}`;
+    const g = groups.get(key) ?? { label: label(p), offCache: p.offCache, seconds: [], cores: new Set() };
+    g.seconds.push(p.seconds);
+    g.cores.add(p.cores);
+    groups.set(key, g);
+  }
+  const text = (g: { label: string; seconds: number[]; cores: Set<number | null> }) => {
+    const lo = Math.min(...g.seconds);
+    const hi = Math.max(...g.seconds);
+    const each = lo === hi ? formatDuration(lo) : `${formatDuration(lo)}–${formatDuration(hi)}`;
+    const [cores] = g.cores;
+    const on = g.cores.size === 1 && cores !== null && cores !== undefined ? ` on ${coresText(cores)}` : "";
+    return `${g.label} ${g.seconds.length > 1 ? `${g.seconds.length} × ` : ""}${each}${on}`;
+  };
+  const all = [...groups.values()];
+  const total = (g: (typeof all)[number]) => g.seconds.reduce((a, b) => a + b, 0);
+  const more = (n: number) => `and ${n} more kind${n === 1 ? "" : "s"}: --verbose lists the chain`;
+  // The longest kinds first, as many as fit; then shown in the chain's order.
+  const chosen = new Set<(typeof all)[number]>();
+  const render = (set: ReadonlySet<(typeof all)[number]>) => {
+    const shown = all.filter((g) => set.has(g));
+    const deps = shown.filter((g) => g.offCache).map(text);
+    const own = shown.filter((g) => !g.offCache).map(text);
+    const items = [...deps.map((t, i) => (i === deps.length - 1 ? `${t} from source` : t)), ...own.map((t, i) => (i === 0 && deps.length ? `then ${t}` : t))];
+    const left = all.length - shown.length;
+    return [...items, ...(left ? [more(left)] : [])].join(", ");
+  };
+  for (const g of [...all].sort((a, b) => total(b) - total(a))) {
+    const next = new Set([...chosen, g]);
+    if (chosen.size > 0 && render(next).length > budget) continue;
+    chosen.add(g);
+  }
+  return render(chosen) || "nothing to build";
 }
 
 /** One variant in full (--verbose): its estimate, state, directory, command, notes and every reason. */

@@ -26,7 +26,8 @@ import { tmpdir } from "node:os";
 import { basename, dirname, join } from "node:path";
 import { InputError } from "../errors.ts";
 import { runTool, stopRunningCommands } from "../process.ts";
-import { dryRealise, nixErrorMessage, storeName } from "./store.ts";
+import { dryRealise, nixErrorMessage, storeName, until } from "./store.ts";
+import { NixDeadlineError } from "./ask-nix.ts";
 import type { TeamCache } from "../matrix/team-cache.ts";
 
 /** A place install will link that it may not (exit 2, before any build); the message lists every such place. */
@@ -132,18 +133,32 @@ export type OutputState =
  * --check-validity`, then for an output not in the store `nix-store --realise --dry-run DRV` (store.ts dryRealise:
  * nothing to build and nothing unknown is `fetchable`; a path the team's `caches` hold without a signature this host
  * trusts is to build, as Nix's real run would build it).
+ * @param deadline epoch ms: every call is stopped then (store.ts until) and none started after it
+ * @throws NixDeadlineError (exit 2) when Nix was not heard by `deadline`, with what was waited for (`limit` names it)
  */
-export async function outputState(file: string, nixOptions: readonly (readonly [string, string])[] = [], caches: readonly TeamCache[] = []): Promise<OutputState> {
+export async function outputState(
+  file: string,
+  nixOptions: readonly (readonly [string, string])[] = [],
+  caches: readonly TeamCache[] = [],
+  limit?: { deadline: number; seconds: number; words: string },
+): Promise<OutputState> {
   const opts = nixOptions.flatMap(([k, v]) => ["--option", k, v]);
-  const inst = await runTool(["nix-instantiate", ...opts, file]);
+  const deadline = limit?.deadline;
+  const ask = async (argv: string[]) => {
+    const r = await runTool(argv, until(deadline));
+    if (r.stopped && limit) throw new NixDeadlineError(`${r.stopped} (${argv.slice(0, 1).concat(argv.slice(-2)).join(" ")})`, limit, "nothing was built or linked");
+    return r;
+  };
+  const inst = await ask(["nix-instantiate", ...opts, file]);
   const drvPath = inst.stdout.split("\n").find((l) => l.endsWith(".drv"));
   if (inst.code !== 0 || !drvPath) return { state: "unknown", step: "instantiate", error: nixErrorMessage(inst.stderr, `nix-instantiate exited with ${inst.code}`) };
-  const q = await runTool(["nix-store", ...opts, "-q", "--outputs", drvPath]);
+  const q = await ask(["nix-store", ...opts, "-q", "--outputs", drvPath]);
   const outPath = q.stdout.split("\n").find(Boolean);
   if (q.code !== 0 || !outPath) return { state: "unknown", step: "query", error: nixErrorMessage(q.stderr, `nix-store -q --outputs exited with ${q.code}`) };
-  const valid = await runTool(["nix-store", ...opts, "--check-validity", outPath]);
+  const valid = await ask(["nix-store", ...opts, "--check-validity", outPath]);
   if (valid.code === 0) return { state: "present", drvPath, outPath };
-  const [dry] = await dryRealise([drvPath], nixOptions, undefined, caches);
+  const [dry] = await dryRealise([drvPath], nixOptions, deadline, caches);
+  if (dry && "error" in dry && dry.late && limit) throw new NixDeadlineError(`${dry.error} (nix-store --realise --dry-run ${drvPath})`, limit, "nothing was built or linked");
   const fetchable = dry !== undefined && !("error" in dry) && dry.toBuild.length === 0 && dry.unknown.length === 0 && dry.unreachable.length === 0;
   return { state: fetchable ? "fetchable" : "build", drvPath, outPath };
 }
@@ -194,10 +209,18 @@ export interface InstallReady {
  * Before any build: where `file`'s output is (outputState), then DIR checked again with the output's own store names
  * (an earlier install of this variant may be replaced; any other link may not), and the other places as they are.
  * @param places DIR first, then the other links install makes (each already checked with `own` null by the caller)
+ * @param limit the deadline (epoch ms) of Nix's answers, with its seconds and words (ask-nix.ts evalLimit)
  * @throws InstallPlaceError for a place install may not link (nothing built)
+ * @throws NixDeadlineError when Nix was not heard by the deadline (nothing built)
  */
-export async function prepareInstall(file: string, places: readonly LinkPlace[], nixOptions: readonly (readonly [string, string])[] = [], caches: readonly TeamCache[] = []): Promise<InstallReady> {
-  const output = await outputState(file, nixOptions, caches);
+export async function prepareInstall(
+  file: string,
+  places: readonly LinkPlace[],
+  nixOptions: readonly (readonly [string, string])[] = [],
+  caches: readonly TeamCache[] = [],
+  limit?: { deadline: number; seconds: number; words: string },
+): Promise<InstallReady> {
+  const output = await outputState(file, nixOptions, caches, limit);
   const outPath = output.state === "unknown" ? null : output.outPath;
   const [dir, ...rest] = places;
   assertLinkPlaces([...(dir ? [{ ...dir, own: ownNames(outPath) }] : []), ...rest], outPath?.length);

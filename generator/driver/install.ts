@@ -195,7 +195,9 @@ export async function planInstall(o: InstallOptions): Promise<InstallPlan> {
   const cacheOptions = (await import("../matrix/team-cache.ts")).cacheNixOptions(project.caches ?? []);
   const stops = judged.checks.filter((r) => r.status === "fail" && (r.blocking || r.conf !== undefined));
   // Where the output is (one nix-instantiate and store queries): asked only when install would go on to build.
-  const ready = o.dryRun || stops.length ? null : await it.prepareInstall(file, places, cacheOptions, project.caches ?? []);
+  // Every question to Nix before the build runs under one deadline (ask-nix.ts evalLimit): a Nix that hangs ends there.
+  const limit = (await import("./ask-nix.ts")).evalLimit(o.askNixTimeout);
+  const ready = o.dryRun || stops.length ? null : await it.prepareInstall(file, places, cacheOptions, project.caches ?? [], { ...limit, deadline: Date.now() + limit.seconds * 1000 });
   const evaluationStops = ready ? await stopsOnEvaluation(ready, { catalog: project.catalog, variant, file, backend, ownFiles: o.pkgsDir !== undefined }) : [];
   const envFile = env ? fileOf(env.name, env.file) : null;
   const recorded = judged.recorded;
@@ -358,6 +360,8 @@ function buildArgs(o: InstallOptions, p: Pick<InstallPlan, "variant" | "backend"
     checksShown: p.dryRun,
     // Ask Nix before estimating (driver/ask-nix.ts), for the dry run's plan and before the real build.
     askNixTimeout: o.askNixTimeout ?? ASK_NIX_TIMEOUT_S,
+    // The build's evaluation and questions: under --ask-nix-timeout when given, else ask-nix.ts EVAL_TIMEOUT_S.
+    evalTimeout: o.askNixTimeout ?? 0,
   };
 }
 

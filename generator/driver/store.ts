@@ -12,8 +12,8 @@
  * Every command runs through generator/process.ts: runTool (a program not found is exit 127, as zx's shell gave it)
  * for the questions, runCommandSync for the GC roots.
  */
-import { lstatSync, readlinkSync, type Stats } from "node:fs";
-import { readlink } from "node:fs/promises";
+import { lstatSync, readFileSync, readlinkSync, type Stats } from "node:fs";
+import { readdir, readlink } from "node:fs/promises";
 import { join } from "node:path";
 import pLimit from "p-limit";
 import { ProcessStartError, runCommandSync, runTool, type CommandResult } from "../process.ts";
@@ -34,6 +34,12 @@ export interface CacheProbe {
   drvPath: string | null;
   /** Why instantiation failed: Nix's message as one line starting "error: " (nixErrorMessage), when it did. */
   note?: string;
+  /**
+   * Set when Nix was not heard by the deadline for this target: what was waited for ("nix-instantiate (500 files) ran
+   * past its limit …", or "not asked: the deadline had passed"). The target is then neither known built nor known
+   * not to evaluate.
+   */
+  late?: string;
 }
 
 /** `[name, value]` pairs passed to every Nix command as `--option name value`. */
@@ -43,26 +49,79 @@ function nixOptionArgs(opts: NixOptions): string[] {
   return opts.flatMap(([k, v]) => ["--option", k, v]);
 }
 
+/** The longest timer Node keeps (setTimeout's limit, 2^31 - 1 ms, about 24.8 days): a longer one fires at once. */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
+
 /**
  * runTool's options for a question that must be answered by `deadline` (epoch ms): the time left as its timeout (a
- * child still running then is stopped, and its result says so in `stopped`); no limit without a deadline.
+ * child still running then is stopped, and its result says so in `stopped`), never above Node's timer limit
+ * (MAX_TIMER_MS); no limit without a deadline.
  */
-function until(deadline: number | undefined): { timeoutMs?: number } {
-  return deadline === undefined ? {} : { timeoutMs: Math.max(1, deadline - Date.now()) };
+export function until(deadline: number | undefined): { timeoutMs?: number } {
+  return deadline === undefined ? {} : { timeoutMs: Math.min(MAX_TIMER_MS, Math.max(1, deadline - Date.now())) };
 }
 
-/** Store paths among `paths` that are valid (`nix-store --check-validity --print-invalid`). */
-async function validPaths(paths: readonly string[], nixOptions: NixOptions = [], deadline?: number): Promise<Set<string>> {
-  if (paths.length === 0) return new Set();
-  const r = await runTool(["nix-store", ...nixOptionArgs(nixOptions), "--check-validity", "--print-invalid", ...paths], until(deadline));
-  if (r.code !== 0) {
-    // A malformed path fails the whole call; fall back to one path at a time.
-    if (paths.length === 1 || r.stopped) return new Set();
-    const each = await Promise.all(paths.map((p) => validPaths([p], nixOptions, deadline)));
-    return new Set(each.flatMap((s) => [...s]));
+/** Whether `deadline` (epoch ms) has passed: no new question is started then. */
+export function pastDeadline(deadline: number | undefined): boolean {
+  return deadline !== undefined && Date.now() >= deadline;
+}
+
+/** What a question not started because the deadline had passed gives instead of Nix's answer. */
+export const NOT_ASKED = "not asked: the deadline had passed";
+
+/**
+ * `items` in consecutive chunks of at most `most` items and `bytes` characters in all (an item longer than `bytes`
+ * alone is a chunk of its own): what keeps every argument list of a Nix call far below the system's limit, whatever
+ * the number of variants.
+ */
+export function chunks<T>(items: readonly T[], size: (x: T) => number, most: number, bytes: number): T[][] {
+  const out: T[][] = [];
+  let cur: T[] = [];
+  let n = 0;
+  for (const x of items) {
+    const b = size(x) + 1;
+    if (cur.length > 0 && (cur.length >= most || n + b > bytes)) {
+      out.push(cur);
+      cur = [];
+      n = 0;
+    }
+    cur.push(x);
+    n += b;
   }
-  const invalid = new Set(r.stdout.split("\n").filter(Boolean));
-  return new Set(paths.filter((p) => !invalid.has(p)));
+  if (cur.length) out.push(cur);
+  return out;
+}
+
+/**
+ * Most files or store paths one Nix command is given, and most characters of them in all: far below the system's
+ * ARG_MAX (2 MiB here), and large enough that a plan of 60,000 variants takes a few calls. Each call costs more than
+ * its own run: starting a child copies the page tables of this process, whose memory grows with the plan (a CPU
+ * profile of a 10,112-variant dry run, about 300 MiB, on the 2-core machine: 1.15 s of its 6.6 CPU seconds in
+ * ChildProcess.spawn, for about 20 children), so fewer, larger calls keep the planning linear.
+ */
+export const PER_CALL = { items: 4000, bytes: 512 * 1024 };
+
+/** How many chunks of files `nix-instantiate` is given at once (each one process). */
+const CHUNKS_AT_ONCE = 2;
+
+/**
+ * Store paths among `paths` that are valid (`nix-store --check-validity --print-invalid`), asked in chunks (PER_CALL);
+ * a chunk Nix refuses (a malformed path fails the whole call) is asked again path by path. Past `deadline` nothing more
+ * is asked, and what was not asked counts as not valid.
+ */
+async function validPaths(paths: readonly string[], nixOptions: NixOptions = [], deadline?: number): Promise<Set<string>> {
+  const out = new Set<string>();
+  const limit = pLimit(8);
+  const ask = async (batch: readonly string[]): Promise<void> => {
+    if (pastDeadline(deadline)) return;
+    const r = await runTool(["nix-store", ...nixOptionArgs(nixOptions), "--check-validity", "--print-invalid", ...batch], until(deadline));
+    if (r.code === 0) {
+      const invalid = new Set(r.stdout.split("\n").filter(Boolean));
+      for (const p of batch) if (!invalid.has(p)) out.add(p);
+    } else if (batch.length > 1 && !r.stopped) await Promise.all(batch.map((p) => limit(() => ask([p]))));
+  };
+  for (const batch of chunks(paths, (p) => p.length, PER_CALL.items, PER_CALL.bytes)) await ask(batch);
+  return out;
 }
 
 /** Most store paths one `nix-store` command is given (the argument list stays far below the system's limit). */
@@ -161,40 +220,80 @@ export function nixErrorMessage(stderr: string, fallback: string): string {
   return out.join(" ").replace(/^error:\s*/, "error: ");
 }
 
-/** Derivation paths of `files` (one `nix-instantiate` for all, one per file when the batch fails). */
-async function instantiate(
-  files: readonly string[],
-  nixOptions: NixOptions,
-  deadline?: number,
-): Promise<({ drv: string } | { error: string })[]> {
-  const one = async (f: string) => {
+/** What instantiating one file gave: its derivation, Nix's error, or why Nix was not heard by the deadline. */
+type Instantiated = { drv: string } | { error: string; late?: boolean };
+
+/**
+ * Derivation paths of `files`: one `nix-instantiate` per chunk of files (chunks(): no argument list grows with the
+ * files), one per file of a chunk that fails unless its failure is shared (below). Every call runs under `deadline`
+ * (epoch ms): a call still running then is stopped, none is started after it, and those files are `late`.
+ */
+async function instantiate(files: readonly string[], nixOptions: NixOptions, deadline?: number): Promise<Instantiated[]> {
+  const late = (why: string): Instantiated => ({ error: why, late: true });
+  const one = async (f: string): Promise<Instantiated> => {
+    if (pastDeadline(deadline)) return late(NOT_ASKED);
     const r = await runTool(["nix-instantiate", ...nixOptionArgs(nixOptions), f], until(deadline));
-    if (r.stopped) return { error: r.stopped };
+    if (r.stopped) return late(r.stopped);
     const lines = r.stdout.split("\n").filter((l) => l.endsWith(".drv"));
-    if (r.code === 0 && lines.length === 1) return { drv: lines[0] };
+    if (r.code === 0 && lines.length === 1) return { drv: lines[0]! };
     return { error: nixErrorMessage(r.stderr, `nix-instantiate exited with ${r.code}`) };
   };
-  if (files.length > 1) {
-    const r = await runTool(["nix-instantiate", ...nixOptionArgs(nixOptions), ...files], until(deadline));
-    if (r.stopped) return files.map(() => ({ error: r.stopped! }));
+  const limit = pLimit(8);
+  // The error every file of an earlier chunk shared (the pinned nixpkgs cannot be fetched offline): a chunk failing
+  // with the same words shares it too, without asking its first and last file again.
+  let sharedErr: string | null = null;
+  const chunk = async (batch: readonly string[]): Promise<Instantiated[]> => {
+    if (batch.length === 1) return [await one(batch[0]!)];
+    if (pastDeadline(deadline)) return batch.map(() => late(NOT_ASKED));
+    const r = await runTool(["nix-instantiate", ...nixOptionArgs(nixOptions), ...batch], until(deadline));
+    if (r.stopped) return batch.map(() => late(`${r.stopped} (${batch.length} files at once)`));
     const lines = r.stdout.split("\n").filter((l) => l.endsWith(".drv"));
-    if (r.code === 0 && lines.length === files.length) return lines.map((drv) => ({ drv }));
+    if (r.code === 0 && lines.length === batch.length) return lines.map((drv) => ({ drv }));
     // When the first and the last file both fail with the batch's error (typically: the pinned nixpkgs cannot be
     // fetched offline), every file shares the cause: do not pay for it once per file. One file is not enough: an
     // error of that file alone (an extra its environment's pin lacks) is the batch's error too when it comes first.
     const batchErr = nixErrorMessage(r.stderr, "");
-    const [first, last] = await Promise.all([one(files[0]!), one(files[files.length - 1]!)]);
-    const shared = (x: { drv: string } | { error: string }, f: string) => "error" in x && x.error === batchErr && !batchErr.includes(f);
-    if (batchErr !== "" && shared(first, files[0]!) && shared(last, files[files.length - 1]!)) return files.map(() => first);
+    if (batchErr !== "" && batchErr === sharedErr) return batch.map(() => ({ error: batchErr }));
+    const [first, last] = await Promise.all([one(batch[0]!), one(batch[batch.length - 1]!)]);
+    const shared = (x: Instantiated, f: string) => "error" in x && x.error === batchErr && !batchErr.includes(f);
+    if (batchErr !== "" && shared(first, batch[0]!) && shared(last, batch[batch.length - 1]!)) {
+      sharedErr = batchErr;
+      return batch.map(() => first);
+    }
+    const middle = await Promise.all(batch.slice(1, -1).map((f) => limit(() => one(f))));
+    return [first, ...middle, last];
+  };
+  // A few chunks at once: an offline call spends most of its time waiting on the network, not on a core.
+  const atOnce = pLimit(CHUNKS_AT_ONCE);
+  const replies = await Promise.all(chunks(files, (f) => f.length, PER_CALL.items, PER_CALL.bytes).map((b) => atOnce(() => chunk(b))));
+  return replies.flat();
+}
+
+/**
+ * The output paths a derivation file names, read from the file itself (Nix's ATerm: `Derive([("out","/nix/store/…",
+ * …),…],…`), in its order; null when the file cannot be read or names no path (a content-addressed output: asked of
+ * `nix-store -q --outputs` instead).
+ */
+export function drvOutputs(drvPath: string): string[] | null {
+  let text: string;
+  try {
+    text = readFileSync(drvPath, "latin1");
+  } catch {
+    return null;
   }
-  const limit = pLimit(8);
-  return Promise.all(files.map((f) => limit(() => one(f))));
+  const m = /^Derive\(\[((?:\("[^"]*","[^"]*","[^"]*","[^"]*"\),?)*)\]/.exec(text.slice(0, 64 * 1024));
+  if (!m) return null;
+  const paths = [...m[1]!.matchAll(/\("[^"]*","([^"]*)",/g)].map((x) => x[1]!);
+  return paths.length && paths.every((p) => p.startsWith("/")) ? paths : null;
 }
 
 /**
  * Probe whether each target is already built (see the module comment for the rule).
  * @param targets name and `.nix` file of each target
  * @param outDir directory holding the `result-NAME` links
+ * @param opts.instantiate false: only the result links are looked at (a dry run's default)
+ * @param opts.deadline epoch ms: every Nix call is stopped then and none is started after; targets Nix was not heard
+ *   for are `late` (CacheProbe.late), not cached
  * @returns name → probe
  */
 export async function probeCached(
@@ -205,53 +304,52 @@ export async function probeCached(
 ): Promise<Map<string, CacheProbe>> {
   // Without instantiation (a dry run's default) only the result-NAME links are looked at: evaluating a generated
   // file fetches its pinned nixpkgs, which needs the network the first time.
-  const drvs =
+  const drvs: Instantiated[] =
     opts.instantiate === false
-      ? targets.map(() => ({ error: "" }) as { error: string })
+      ? targets.map(() => ({ error: "" }))
       : await instantiate(
           targets.map((t) => t.file),
           nixOptions,
           opts.deadline,
         );
   const limit = pLimit(8);
+  // The outputs, read from each derivation file (no process); `nix-store -q --outputs` only where it names none.
   const outputs = await Promise.all(
     drvs.map((d) =>
-      limit(async () => {
-        if (!("drv" in d)) return null;
-        const r = await runTool(["nix-store", ...nixOptionArgs(nixOptions), "-q", "--outputs", d.drv], until(opts.deadline));
-        return r.code === 0 ? r.stdout.split("\n").filter(Boolean) : null;
-      }),
+      "drv" in d
+        ? (drvOutputs(d.drv) ??
+          limit(async () => {
+            if (pastDeadline(opts.deadline)) return null;
+            const r = await runTool(["nix-store", ...nixOptionArgs(nixOptions), "-q", "--outputs", d.drv], until(opts.deadline));
+            return r.code === 0 ? r.stdout.split("\n").filter(Boolean) : null;
+          }))
+        : null,
     ),
   );
+  // The links there are, read once: a readlink per target that has none costs an error each (3 s of 60,000 variants).
+  const present = await readdir(outDir).then(
+    (names) => new Set(names),
+    () => new Set<string>(),
+  );
   const links = await Promise.all(
-    targets.map((t) => readlink(join(outDir, `result-${t.name}`)).catch(() => null as string | null)),
+    targets.map((t) => (present.has(`result-${t.name}`) ? readlink(join(outDir, `result-${t.name}`)).catch(() => null as string | null) : null)),
   );
   const candidates = [...outputs.flatMap((o) => o ?? []), ...links.filter((l): l is string => l !== null)];
   const valid = await validPaths([...new Set(candidates)], nixOptions, opts.deadline);
   const result = new Map<string, CacheProbe>();
   targets.forEach((t, i) => {
-    const d = drvs[i];
+    const d = drvs[i]!;
     const outs = outputs[i];
     const link = links[i];
+    const note = "error" in d && d.error ? d.error : undefined;
+    const late = "error" in d && d.late ? { late: d.error } : {};
     if ("drv" in d && outs && outs.length > 0) {
       const ok = outs.every((o) => valid.has(o));
-      result.set(t.name, { cached: ok, by: ok ? "store" : null, outPath: ok ? outs[0] : null, drvPath: d.drv });
+      result.set(t.name, { cached: ok, by: ok ? "store" : null, outPath: ok ? outs[0]! : null, drvPath: d.drv });
     } else if (link && valid.has(link)) {
-      result.set(t.name, {
-        cached: true,
-        by: "link",
-        outPath: link,
-        drvPath: null,
-        note: "error" in d && d.error ? d.error : undefined,
-      });
+      result.set(t.name, { cached: true, by: "link", outPath: link, drvPath: null, note, ...late });
     } else {
-      result.set(t.name, {
-        cached: false,
-        by: null,
-        outPath: null,
-        drvPath: "drv" in d ? d.drv : null,
-        note: "error" in d && d.error ? d.error : undefined,
-      });
+      result.set(t.name, { cached: false, by: null, outPath: null, drvPath: "drv" in d ? d.drv : null, note, ...late });
     }
   });
   return result;
@@ -313,7 +411,8 @@ export function storeName(path: string): string {
  * `caches`, passed to Nix in `nixOptions`), a path it lists as to fetch that every team cache holding it holds
  * without a signature this host trusts (`require-sigs`; cache-signatures.ts untrustedFetches) is moved to `toBuild`,
  * as Nix's real run would build it, and named in `untrusted`.
- * @param deadline epoch ms by which Nix must answer: a call still running then is stopped and is `{ error }`
+ * @param deadline epoch ms by which Nix must answer: a call still running then is stopped, none is started after it;
+ *   either is `{ error, late: true }` with what was waited for
  * @returns per derivation its DryRealise, or `{ error }` with Nix's first error line
  */
 export async function dryRealise(
@@ -321,11 +420,12 @@ export async function dryRealise(
   nixOptions: NixOptions = [],
   deadline?: number,
   caches: readonly TeamCache[] = [],
-): Promise<(DryRealise | { error: string })[]> {
+): Promise<(DryRealise | { error: string; late?: boolean })[]> {
   const limit = pLimit(8);
-  const ask = async (drv: string, again: boolean): Promise<DryRealise | { error: string }> => {
+  const ask = async (drv: string, again: boolean): Promise<DryRealise | { error: string; late?: boolean }> => {
+    if (pastDeadline(deadline)) return { error: NOT_ASKED, late: true };
     const r = await runTool(["nix-store", ...nixOptionArgs(nixOptions), "--realise", "--dry-run", drv], until(deadline));
-    if (r.stopped) return { error: r.stopped };
+    if (r.stopped) return { error: r.stopped, late: true };
     // Nix 2.8's narinfo disk cache (~/.cache/nix/binary-cache-v6.sqlite) races when several processes meet a
     // substituter for the first time ("executing SQLite statement 'insert or replace into NARs…': constraint
     // failed", seen here with 4 at once on a fresh cache): once the first has recorded the cache, asking again answers.
