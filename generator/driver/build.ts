@@ -177,7 +177,7 @@ export async function planBuild(po: PlanBuildOptions): Promise<BuildPlan> {
   if (!a.dryRun) refuseOnBlocking(results, width);
   if (!a.dryRun && ev.failures.length) evaluationVerdict(ev.failures, { backend: o.backend, pinnedNixpkgs: context.pinnedNixpkgs, selected: targets.length, width, warn });
 
-  const store = asked?.store ?? (await probe(a, targets, ev.cached, o.nixOptions, selection.caches, deadline));
+  const store = asked?.store ?? (await probe(a, targets, ev.cached, { nixOptions: o.nixOptions, caches: selection.caches, deadline }));
   const partial = { args: a, options: o, catalog, selection, host, plan, rule, capacity, backend, capped, cached: ev.cached, store, toBuild, nixAnswer: asked?.answer ?? null };
   return {
     ...partial,
@@ -397,8 +397,15 @@ export function evaluationVerdict(
 /**
  * Step 6: what Nix would build and fetch for each instantiated variant, with the user's substituters: the dry run's
  * real answer (--probe-store) and what --skip-cached decides by (it then counts the substitutable ones as cached).
+ * @param how the run's Nix options, the team's caches, and the run's one deadline (epoch ms), if any
  */
-async function probe(a: BuildArgs, targets: readonly BuildTarget[], cached: Map<string, CacheProbe>, nixOptions: NixOptions, caches: readonly TeamCache[], deadline?: number) {
+async function probe(
+  a: BuildArgs,
+  targets: readonly BuildTarget[],
+  cached: Map<string, CacheProbe>,
+  how: { nixOptions: NixOptions; caches: readonly TeamCache[]; deadline?: number },
+) {
+  const { nixOptions, caches, deadline } = how;
   const askNix = (a.dryRun && !!a.probeStore) || (!a.dryRun && !!a.skipCached);
   if (!askNix) return undefined;
   const asked = targets.filter((t) => {
