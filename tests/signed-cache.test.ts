@@ -27,6 +27,7 @@ import { createServer } from "node:net";
 import { join } from "node:path";
 import { checkSignatures, narHashBase32, nixBase32, publicKeys, queryCache, readSigningKey, untrustedFetches, untrustedWhy, withoutStoreUrlParam, withStoreUrlParam } from "../generator/driver/cache-signatures.ts";
 import { signingKeyFor } from "../generator/driver/publish.ts";
+import { nixAnswerLine } from "../generator/driver/ask-nix.ts";
 import { InputError } from "../generator/errors.ts";
 import { catalog } from "../generator/catalog/index.ts";
 import { cudaCacheSubstituter } from "../generator/catalog/binary-cache.ts";
@@ -99,6 +100,13 @@ test("cache-signatures: Nix's base-32, a signature nix copy wrote verifies, a ch
   assert.equal(none.map((u) => [u.path, u.where]).sort(), [[dep, `unsigned in file://${bare}`], [top, `unsigned in file://${bare}`]].sort());
   assert.match(none.find((u) => u.path === top)!.deriver!, /^\/nix\/store\/[0-9a-z]{32}-top-\S+\.drv$/);
   assert.equal(await untrustedFetches(asked, [{ url: `file://${bare}?trusted=1`, publicKey: pk }], [], policy(true)), []);
+  // …and the plan's Nix line names ?trusted=1 as what turned the checks off (a URL without it: nothing said).
+  const answer = { asked: true as const, toBuild: 0, toFetch: 2, answered: 1, of: 1, unreachable: [] as string[], untrusted: [], seconds: 0.1 };
+  assert.match(
+    nixAnswerLine({ ...answer, fromCaches: [{ url: `file://${bare}?trusted=1`, paths: 2 }] }, "m"),
+    `; ?trusted=1 in file://${bare}?trusted=1 turns off Nix's signature checks for it: its paths are fetched signed or not`,
+  );
+  assert.not.match(nixAnswerLine({ ...answer, fromCaches: [{ url: `file://${bare}`, paths: 2 }] }, "m"), /trusted=1/);
   assert.equal(await untrustedFetches(asked, [{ url: `file://${bare}`, publicKey: pk }, { url: `file://${cache}`, publicKey: pk }], [], policy(true)), []);
   assert.equal(await untrustedFetches(asked, [{ url: `file://${bare}`, publicKey: pk }], [], policy(false)), []);
   // publish's key must be the one matrix.ts gives the cache's consumers (exit 2 otherwise), and is read from a file only.

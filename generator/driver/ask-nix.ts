@@ -21,6 +21,7 @@ import { runTool } from "../process.ts";
 import { InputError } from "../errors.ts";
 import { redactCredentials } from "../redact.ts";
 import type { TeamCache } from "../matrix/team-cache.ts";
+import { trustedStoreUrl } from "./cache-signatures.ts";
 
 export { ASK_NIX_TIMEOUT_S } from "../constants.ts";
 
@@ -217,8 +218,20 @@ export function nixAnswerLine(a: NixAnswer, model: string): string {
   return (
     `asked Nix (nix-store --realise --dry-run, ${a.seconds.toFixed(1)} s${evaluate}${late}): ` +
     `${a.toBuild} to build${untrustedNote(a.untrusted ?? [])}, ${a.toFetch} to fetch${where}` +
-    (a.unreachable.length ? `; unreachable: ${a.unreachable.join(", ")} (their paths count as to build)` : "")
+    (a.unreachable.length ? `; unreachable: ${a.unreachable.join(", ")} (their paths count as to build)` : "") +
+    trustedNote(a.fromCaches.map((c) => c.url))
   );
+}
+
+/**
+ * "; ?trusted=1 in URL turns off Nix's signature checks for it: its paths are fetched signed or not" for each team
+ * cache whose URL says `trusted=` true (Nix's store URL parameter: the store is trusted, require-sigs does not apply to
+ * it; cache-signatures.ts trustedStoreUrl, "true", "yes" or "1"); "" for none.
+ */
+export function trustedNote(urls: readonly string[]): string {
+  const trusted = urls.filter(trustedStoreUrl);
+  if (!trusted.length) return "";
+  return `; ?trusted=1 in ${trusted.join(", ")} turns off Nix's signature checks for ${trusted.length === 1 ? "it" : "them"}: ${trusted.length === 1 ? "its" : "their"} paths are fetched signed or not`;
 }
 
 /**
