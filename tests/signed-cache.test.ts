@@ -36,7 +36,7 @@ import { ROOT, tempDir, writeMatrix } from "./helpers/cli.ts";
 import { runMain } from "./helpers/main.ts";
 import { makeHost } from "./helpers/host-model.ts";
 import { newSalt } from "./helpers/driver.ts";
-import { runNix } from "./helpers/nix.ts";
+import { markedBuildDir, runNix } from "./helpers/nix.ts";
 
 const CUDA = cudaCacheSubstituter(catalog);
 const NAME = "torch-env-python313-cuda12_8-sm90-avx512bf16";
@@ -200,11 +200,7 @@ function consumer(dir: string, label: string, o: { pk: string; marker: string; m
 }
 
 test("a signed team cache over HTTP, read by a second store with require-sigs: an unsigned dependency is planned and built, publish re-signs it, then install fetches all 4 paths", async () => {
-  const dir = tempDir("vm-signed-");
-  chmodSync(dir, 0o755);
-  const marker = join(dir, "marker");
-  mkdirSync(marker);
-  chmodSync(marker, 0o777); // the builder runs as a nixbld user
+  const { dir, marker } = markedBuildDir("vm-signed-");
   const cache = join(dir, "cache");
   const { sk, pk } = makeKey(dir, "team-signed-1");
   const port = await freePort();

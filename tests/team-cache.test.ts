@@ -26,7 +26,7 @@ import { ROOT, tempDir, writeMatrix } from "./helpers/cli.ts";
 import { runMain } from "./helpers/main.ts";
 import { HOSTS, makeHost } from "./helpers/host-model.ts";
 import { newSalt } from "./helpers/driver.ts";
-import { nixParse, runNix } from "./helpers/nix.ts";
+import { markedBuildDir, nixParse, runNix } from "./helpers/nix.ts";
 
 const NAME = "torch-env-python313-cuda12_8-sm90-avx512bf16";
 const KEY = "team-cache-1:wbOY7fQhhcLWtZ2Hhpkxh4atgI8hzszpE4KDmlwYT+E=";
@@ -160,11 +160,7 @@ function standIn(variant: { dependsOn: string[] }, marker: string): string {
 }
 
 test("a file:// team cache with real Nix: publish (no --to) fills it, install --dry-run says 0 to build, 1 to fetch from it, install fetches instead of building", async () => {
-  const dir = tempDir("vm-team-cache-");
-  chmodSync(dir, 0o755);
-  const marker = join(dir, "marker");
-  mkdirSync(marker);
-  chmodSync(marker, 0o777); // the builder runs as a nixbld user
+  const { dir, marker } = markedBuildDir("vm-team-cache-");
   const cache = join(dir, "cache");
   runNix("nix-store", ["--generate-binary-cache-key", "team-cache-test-1", join(dir, "sk"), join(dir, "pk")]);
   const publicKey = readFileSync(join(dir, "pk"), "utf8").trim();

@@ -132,10 +132,6 @@ export async function chooseVariant(
  * one warning through `warn` (default: none printed; `build` says it).
  */
 export async function projectHistory(root: string, warn?: (text: string) => void): Promise<Map<string, number>> {
-  const { durationsFromReports, skippedReportsWarning } = await import("../driver/report.ts");
-  const skipped: Parameters<typeof skippedReportsWarning>[0][number][] = [];
-  const history = durationsFromReports(join(root, "logs"), (x) => skipped.push(x));
-  const warning = skippedReportsWarning(skipped);
-  if (warning && warn) warn(warning);
-  return history;
+  const { durationsFromReports, readEarlierReports } = await import("../driver/report.ts");
+  return readEarlierReports((onSkip) => durationsFromReports(join(root, "logs"), onSkip), warn ?? (() => {}));
 }

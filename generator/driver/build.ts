@@ -32,7 +32,9 @@ import { EvaluationError, evaluationFailures, evaluationGate, type EvaluationFai
 import { capacityOf, coresForPackage, jobsRule, type Capacity, type JobsRule } from "./concurrency.ts";
 import { resolveBuildOptions, type BuildArgs, type ResolvedBuildOptions } from "./build-options.ts";
 import { DEFAULT_CHECK_SECONDS, makePlan, type Plan } from "./plan.ts";
-import { durationsFromReports, makeRunId, skippedReportsWarning, type SkippedReport } from "./report.ts";
+import { durationsFromReports, makeRunId, readEarlierReports } from "./report.ts";
+
+export { readEarlierReports };
 import { runBuilds, shortPath, type RunResult } from "./run.ts";
 import type { StatusSink } from "./status.ts";
 import { dryRealise, probeCached, type CacheProbe, type DryRealise, type NixOptions } from "./store.ts";
@@ -140,7 +142,7 @@ export async function planBuild(po: PlanBuildOptions): Promise<BuildPlan> {
   // A dry run for a recorded host plans with its system, CPUs and memory (BuildArgs.forHost).
   const other = a.dryRun ? a.forHost : undefined;
   const host = other?.system ?? hostSystem();
-  const machine = { cpus: other?.cpus ?? availableParallelism(), memBytes: other ? (other.memBytes ?? 2 ** 50) : totalmem() };
+  const machine = { cpus: other?.cpus ?? availableParallelism(), memBytes: other ? other.memBytes : totalmem() };
   const context = hostContext("build", targets, { backend: o.backend, hostSystem: host, builders: a.builders, localBuilds: o.maxJobs !== 0, nixOptions: o.nixOptions });
   const early = checkHost(context, EARLY_CHECKS, a.hostRoot);
   // Without a usable Nix or flox nothing can be probed; the checks that otherwise wait for the probe (which variants
@@ -151,7 +153,7 @@ export async function planBuild(po: PlanBuildOptions): Promise<BuildPlan> {
   // The schedule's capacity: the host's slots shared out as builds start (concurrency.ts startBuilds), the one the
   // driver runs and every wait is modelled on.
   const capacity = capacityOf(
-    { cpus: machine.cpus, memBytes: other ? other.memBytes : machine.memBytes },
+    machine,
     { cores: o.cores, jobs: o.jobs, gibPerJob: gibPerJobOf(catalog, targets), from: other ? `${other.label}; memory: ${other.memSource}` : "this machine" },
   );
   // The estimates' nominal cores (priorities): --cores, else the slots a build alone gets.
@@ -204,19 +206,6 @@ export function selectCurrent<T extends Parameters<typeof selectTargets>[0][numb
   // What Nix reads (the last generate's files) must say what was just expanded and is about to be shown or built.
   if (current) assertGeneratedCurrent(current.project, current.root, current.command, selected.targets);
   return selected;
-}
-
-/**
- * What the earlier reports under a logs directory give (`read`: durations for build, samples for fleet); a foreign or
- * damaged report is left out with one warning through `warn` (report.ts skippedReportsWarning), never an error.
- * @param shown how a skipped file's path is shown
- */
-export function readEarlierReports<T>(read: (onSkip: (s: SkippedReport) => void) => T, warn: (text: string) => void, shown?: (file: string) => string): T {
-  const skipped: SkippedReport[] = [];
-  const out = read((x) => skipped.push(x));
-  const warning = skippedReportsWarning(skipped, shown);
-  if (warning) warn(warning);
-  return out;
 }
 
 /**
@@ -315,7 +304,7 @@ function gibPerJobOf(cat: Catalog, targets: readonly BuildTarget[]): Map<string,
  * The backend's options, with fewer cores for packages whose compile jobs need more memory (catalog gibPerCompileJob):
  * `on` holds the selected targets, the --jobs/--cores rule and the machine (CPUs, memory in bytes).
  */
-function backendOptions(cat: Catalog, a: BuildArgs, o: ResolvedBuildOptions, on: { targets: readonly BuildTarget[]; rule: JobsRule; machine: { cpus: number; memBytes: number } }) {
+function backendOptions(cat: Catalog, a: BuildArgs, o: ResolvedBuildOptions, on: { targets: readonly BuildTarget[]; rule: JobsRule; machine: { cpus: number; memBytes: number | null } }) {
   const { targets, rule, machine } = on;
   const capped = new Map<string, { cores: number; why: string }>();
   if (o.backend === "nix" && o.cores === undefined)

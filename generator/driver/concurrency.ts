@@ -27,8 +27,17 @@ export const DEFAULT_CORES_PER_BUILD = 8;
 interface MachineFacts {
   /** Logical CPUs (`os.availableParallelism()`). */
   cpus: number;
-  /** Total memory in bytes (`os.totalmem()`). */
-  memBytes: number;
+  /** Total memory in bytes (`os.totalmem()`); null when not known (a recording without one): not limiting. */
+  memBytes: number | null;
+}
+
+/**
+ * Compile slots of a machine: max(1, min(CPUs, floor(memGiB / GIB_PER_COMPILE_JOB))); unknown memory does not limit.
+ * @returns the slots and the memory in GiB (Infinity when unknown)
+ */
+function slotsOf(m: MachineFacts): { slots: number; memGiB: number } {
+  const memGiB = m.memBytes === null ? Infinity : m.memBytes / 2 ** 30;
+  return { slots: Math.max(1, Math.min(m.cpus, Math.floor(memGiB / GIB_PER_COMPILE_JOB))), memGiB };
 }
 
 /** The rule's result. */
@@ -50,8 +59,7 @@ export interface JobsRule {
  * @param jobs the user's `--jobs`, if any (≥ 1): then only `coresPerBuild` is derived (floor(slots / jobs))
  */
 export function jobsRule(m: MachineFacts, cores?: number, jobs?: number): JobsRule {
-  const memGiB = m.memBytes / 2 ** 30;
-  const slots = Math.max(1, Math.min(m.cpus, Math.floor(memGiB / GIB_PER_COMPILE_JOB)));
+  const { slots, memGiB } = slotsOf(m);
   let coresPerBuild: number;
   let j: number;
   if (jobs !== undefined) {
@@ -74,11 +82,11 @@ export function jobsRule(m: MachineFacts, cores?: number, jobs?: number): JobsRu
  * (catalog/packages.ts `gibPerCompileJob`, e.g. flash-attn's ~9 GiB): the memory of one build slot, total memory / jobs,
  * holds at most floor(share / gib) compile processes, so the build gets min(coresPerBuild, that) cores (≥ 1).
  * Without `gibPerJob`, `rule.coresPerBuild`.
- * @param m the machine (memory in bytes); @param gibPerJob GiB per compile process of the package
+ * @param m the machine (memory in bytes; unknown memory caps nothing); @param gibPerJob GiB per compile process of the package
  * @returns cores and, when capped, the reason in words
  */
 export function coresForPackage(rule: JobsRule, m: MachineFacts, gibPerJob: number | undefined): { cores: number; why: string | null } {
-  if (gibPerJob === undefined) return { cores: rule.coresPerBuild, why: null };
+  if (gibPerJob === undefined || m.memBytes === null) return { cores: rule.coresPerBuild, why: null };
   const share = m.memBytes / 2 ** 30 / rule.jobs;
   const cap = Math.max(1, Math.floor(share / gibPerJob));
   if (cap >= rule.coresPerBuild) return { cores: rule.coresPerBuild, why: null };
@@ -114,11 +122,10 @@ export interface Capacity {
  * @param from where the figures come from, for `machine` ("this machine", "the recorded host …"); default this machine
  */
 export function capacityOf(
-  m: { cpus: number; memBytes: number | null },
+  m: MachineFacts,
   o: { cores?: number; jobs?: number; gibPerJob?: ReadonlyMap<string, number>; from?: string } = {},
 ): Capacity {
-  const memGiB = m.memBytes === null ? Infinity : m.memBytes / 2 ** 30;
-  const slots = Math.max(1, Math.min(m.cpus, Math.floor(memGiB / GIB_PER_COMPILE_JOB)));
+  const { slots, memGiB } = slotsOf(m);
   const jobs = o.jobs !== undefined ? Math.max(1, Math.floor(o.jobs)) : o.cores !== undefined ? Math.max(1, Math.floor(slots / o.cores)) : null;
   return {
     slots,

@@ -285,6 +285,19 @@ export function durationsFromReports(logsDir: string, onSkip?: (s: SkippedReport
   return out;
 }
 
+/**
+ * What the earlier reports under a logs directory give (`read`: durations for build, samples for fleet); a foreign or
+ * damaged report is left out with one warning through `warn` (skippedReportsWarning), never an error.
+ * @param shown how a skipped file's path is shown
+ */
+export function readEarlierReports<T>(read: (onSkip: (s: SkippedReport) => void) => T, warn: (text: string) => void, shown?: (file: string) => string): T {
+  const skipped: SkippedReport[] = [];
+  const out = read((x) => skipped.push(x));
+  const warning = skippedReportsWarning(skipped, shown);
+  if (warning) warn(warning);
+  return out;
+}
+
 /** Seconds as "1h02m", "3m05s" or "4.2s"; "unknown" for a value that is no finite number (never "NaNhNaNm"). */
 export function formatDuration(s: number): string {
   if (!Number.isFinite(s)) return "unknown";

@@ -6,7 +6,7 @@
  * never becomes Nix syntax.
  */
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { tempDir } from "./cli.ts";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -202,4 +202,17 @@ export function standInCheckout(pin: string, overrides: Record<string, unknown> 
  */
 export function nixEvalJsonWritingDrvs<T = unknown>(expr: string, opts: RunOptions = {}): T {
   return JSON.parse(runNix("nix-instantiate", ["--eval", "--strict", "--json", "--read-write-mode", "-E", expr], opts)) as T;
+}
+
+/**
+ * A temporary directory for a test whose Nix builds write markers (`prefix…`, readable by the nixbld users), and in it
+ * `marker/`, writable by them: a stand-in builder touches a file there, so the test sees which derivations were built.
+ */
+export function markedBuildDir(prefix: string): { dir: string; marker: string } {
+  const dir = tempDir(prefix);
+  chmodSync(dir, 0o755);
+  const marker = path.join(dir, "marker");
+  mkdirSync(marker);
+  chmodSync(marker, 0o777); // the builder runs as a nixbld user
+  return { dir, marker };
 }
