@@ -49,13 +49,38 @@ export const DEFAULT_CUDA_CLOSURE_SECONDS = {
     "'several hours'; 3 h is taken for 'several'",
 };
 
-/** Default time of one check of `build --verify` (the probe and the comparison), when no report knows it. */
+/** Default time of one static check of `build` (the probe and the comparison), when no report knows it. */
 export const DEFAULT_CHECK_SECONDS = {
   seconds: 120,
   source:
     "the probe with cuobjdump over torch's and torchaudio's libraries and the GPU checks took 29 s on the H100 host " +
     "(tests/fixtures/probes/h100-pypi-torch2.11.0-cu130); 2 min leaves room for the Python environment",
 };
+
+/** The name of a variant's static check node, in a build's plan, its report and the wait: `check-static-NAME`. */
+export function staticCheckName(variant: string): string {
+  return `check-static-${variant}`;
+}
+
+/**
+ * What a variant's static check waits for: the variant, and the static checks of the variants it is built on that
+ * are checked too (`checked`: the names whose checks are planned). An environment's proof lists its members' proofs
+ * (pkgs/checks.nix members.json), so its check is built after theirs; the build driver (targets.ts checkTargets) and
+ * the wait (wait.ts variantWait) plan it the same way.
+ */
+export function staticCheckDeps(v: { name: string; dependsOn: readonly string[] }, checked: ReadonlySet<string>): string[] {
+  return [v.name, ...v.dependsOn.filter((d) => checked.has(d)).map(staticCheckName)];
+}
+
+/**
+ * The static check nodes of `variants` for a plan: one per variant, after it and after the checks of what it is built
+ * on (staticCheckDeps), with the variant's package (its schedule's memory per compile job, as the driver's check target
+ * has) and `check` naming what it checks.
+ */
+export function staticCheckInputs<T extends PlanInput>(variants: readonly T[]): (T & { check: { of: string; kind: "static" } })[] {
+  const names = new Set(variants.map((v) => v.name));
+  return variants.map((v) => ({ ...v, name: staticCheckName(v.name), dependsOn: staticCheckDeps(v, names), check: { of: v.name, kind: "static" as const } }));
+}
 
 /**
  * What `cudaClosures` needs of a variant: its CUDA version, whether it sets config.cudaCapabilities (package-set
