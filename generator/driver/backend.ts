@@ -13,7 +13,8 @@
 import { join } from "node:path";
 import { findExecutable } from "../process.ts";
 import type { NixOptions } from "./store.ts";
-import { resultLinkName, type BuildTarget } from "./targets.ts";
+import { resultLinkName } from "./plan.ts";
+import type { BuildTarget } from "./targets.ts";
 
 import type { Backend, BackendChoice } from "../constants.ts";
 export { BACKEND_CHOICES, type Backend, type BackendChoice } from "../constants.ts";
@@ -79,7 +80,7 @@ export async function resolveBackend(choice: BackendChoice, path = process.env.P
  */
 export function buildCmd(target: { name: string; file: string; check?: BuildTarget["check"] }, o: BackendOptions): BuildCmd {
   // A check is an attribute of the variant's file, not a flox package: always nix-build, its link the variant's proof
-  // beside the variant's result (targets.ts resultLinkName).
+  // beside the variant's result (plan.ts resultLinkName).
   if (o.backend === "flox" && !target.check) {
     return { argv: ["flox", "build", target.name], cwd: o.root, outLink: join(o.root, `result-${target.name}`) };
   }

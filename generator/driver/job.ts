@@ -19,7 +19,7 @@ import { failureText, NixLog } from "./nix-log.ts";
 import { originReader, type VariantReport } from "./report.ts";
 import type { BuildEvent } from "./status.ts";
 import { pathSizes } from "./store.ts";
-import { PROOF_LINK_SUFFIX } from "./targets.ts";
+import { PROOF_LINK_SUFFIX } from "./plan.ts";
 
 /** An I/O error of the driver on a file it owns (a log), with the file in its message. */
 export class DriverIoError extends Error {
@@ -206,7 +206,7 @@ function failureLine(lines: readonly string[]): string {
  * The outputs a build's result links name: `result-NAME` is `out`, `result-NAME-OUTPUT` each other output (Nix's
  * `--out-link` convention: flox's `nix build --out-link result-NAME 'DRV^*'` links every output; nix-build of a
  * wrapper, the default one). flox's own `result-NAME-log` (a log file in the store, not an output) and the variant's
- * proof `result-NAME-proof` (its static check's output: targets.ts resultLinkName) are left out.
+ * proof `result-NAME-proof` (its static check's output: plan.ts resultLinkName) are left out.
  * Output names are one word (`dev`, `lib`, `cxxdev`), and no variant name extends another by one dash-free word, so
  * the links cannot be confused.
  * @param outLink absolute path of `result-NAME`

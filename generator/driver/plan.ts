@@ -63,6 +63,20 @@ export function staticCheckName(variant: string): string {
 }
 
 /**
+ * The name of the result link a target's build leaves in the out directory: `result-NAME` for a variant; for its
+ * check, the variant's link with `-proof` (static: the variant's proof, a store path holding probe.json and
+ * report.txt) or `-gpu-proof` (the GPU check), beside the result. Output links are `result-NAME-OUTPUT` with a one-word
+ * output (driver/job.ts resultOutputs), so `-proof` is left out of the outputs there, as flox's `-log` is.
+ */
+export function resultLinkName(t: { name: string; check?: { of: string; kind: "static" | "gpuCheck" } }): string {
+  if (!t.check) return `result-${t.name}`;
+  return `result-${t.check.of}-${t.check.kind === "static" ? PROOF_LINK_SUFFIX : `gpu-${PROOF_LINK_SUFFIX}`}`;
+}
+
+/** What the proof's result link adds to the variant's (`result-NAME-proof`). */
+export const PROOF_LINK_SUFFIX = "proof";
+
+/**
  * What a variant's static check waits for: the variant, and the static checks of the variants it is built on that
  * are checked too (`checked`: the names whose checks are planned). An environment's proof lists its members' proofs
  * (pkgs/checks.nix members.json), so its check is built after theirs; the build driver (targets.ts checkTargets) and

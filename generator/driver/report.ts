@@ -80,7 +80,7 @@ export interface VariantReport {
    * null when the variant is unproven (`unproven` says why). Absent on a check's entry and in older reports.
    */
   proof?: string | null;
-  /** The link to the proof beside the variant's result (`OUTDIR/result-NAME-proof`: targets.ts resultLinkName); null when unproven. */
+  /** The link to the proof beside the variant's result (`OUTDIR/result-NAME-proof`: plan.ts resultLinkName); null when unproven. */
   proofLink?: string | null;
   /**
    * Why the variant has no proof, in words: "not checked (--no-verify)", "not built", "its static check failed

@@ -19,7 +19,8 @@ import pLimit from "p-limit";
 import { ProcessStartError, runCommandSync, runTool, type CommandResult } from "../process.ts";
 import type { TeamCache } from "../matrix/team-cache.ts";
 import { signaturePolicy, untrustedFetches, type UntrustedFetch } from "./cache-signatures.ts";
-import { resultLinkName, type BuildTarget } from "./targets.ts";
+import { resultLinkName } from "./plan.ts";
+import type { BuildTarget } from "./targets.ts";
 
 /** Result of probing one target. */
 export interface CacheProbe {

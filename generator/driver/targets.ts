@@ -49,23 +49,6 @@ export function checkFeatures(v: Pick<BuildTarget, "requiredSystemFeatures">, ki
 
 export { GPU_CHECK_FEATURE };
 
-/** The name of a variant's static check node in a build's plan and report: `check-static-NAME` (plan.ts staticCheckName). */
-export { staticCheckName };
-
-/**
- * The name of the result link a target's build leaves in the out directory: `result-NAME` for a variant; for its
- * check, the variant's link with `-proof` (static: the variant's proof, a store path holding probe.json and
- * report.txt) or `-gpu-proof` (the GPU check), beside the result. Output links are `result-NAME-OUTPUT` with a one-word
- * output (job.ts resultOutputs), so `-proof` is left out of the outputs there, as flox's `-log` is.
- */
-export function resultLinkName(t: { name: string; check?: { of: string; kind: "static" | "gpuCheck" } }): string {
-  if (!t.check) return `result-${t.name}`;
-  return `result-${t.check.of}-${t.check.kind === "static" ? PROOF_LINK_SUFFIX : `gpu-${PROOF_LINK_SUFFIX}`}`;
-}
-
-/** What the proof's result link adds to the variant's (`result-NAME-proof`). */
-export const PROOF_LINK_SUFFIX = "proof";
-
 /**
  * The check targets of a build (by default; `--no-verify` adds none): for each variant, a node `check-static-NAME`
  * (and with `gpu`, `check-gpu-NAME` for CUDA variants) that depends on it and builds `(import FILE { }).tests.static`
