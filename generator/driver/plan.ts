@@ -180,6 +180,8 @@ export interface EstimateInput {
   cuda?: string | null;
   /** The capabilities nvcc compiles (Variant.cudaCapabilities); absent when not known (1 is taken). */
   cudaCapabilities?: readonly string[];
+  /** Set on a check of a variant (targets.ts BuildTarget.check): estimated as a check, never as its package's build. */
+  check?: { kind: "static" | "gpuCheck" };
 }
 
 /**
@@ -274,11 +276,13 @@ function median(xs: number[]): number {
  */
 export function buildKind(t: EstimateInput): string {
   const kind = t.cuda === undefined ? "?" : t.cuda === null ? "cpu" : "cuda";
-  return `${t.package}|${kind}|${t.cuda ? Math.max(1, t.cudaCapabilities?.length ?? 1) : 0}`;
+  // A check of a variant is no build of its package: its time is the probe's, never a median of torch builds.
+  return `${t.check ? `check:${t.check.kind}:` : ""}${t.package}|${kind}|${t.cuda ? Math.max(1, t.cudaCapabilities?.length ?? 1) : 0}`;
 }
 
 /** "CUDA pytorch (1 capability)", "CPU pytorch", "torchaudio": a build kind in words. */
 function kindWords(t: EstimateInput): string {
+  if (t.check) return `${t.check.kind === "static" ? "static" : "GPU"} check(s) of ${kindWords({ ...t, check: undefined })}`;
   if (t.cuda === undefined) return t.package;
   if (t.cuda === null) return `CPU ${t.package}`;
   const caps = Math.max(1, t.cudaCapabilities?.length ?? 1);
@@ -292,10 +296,12 @@ export const HISTORY_FLOOR_SHARE = 0.1;
  * The shortest duration in seconds an earlier build of `pkg` must have to count as history: HISTORY_FLOOR_SHARE of the
  * model's shortest build of it (torch: the CPU build, TORCH_BUILD_MODEL.cpuSeconds; another package: its catalog
  * figure). A build far shorter than that is no build of the real package (a test's stand-in, a build that reused
- * its outputs), and would price hours of compiling at seconds. 0 for a package no table knows.
+ * its outputs), and would price hours of compiling at seconds. 0 for a package no table knows. With `check`, the
+ * floor of a check of a variant of `pkg` (its probe, not a build).
  */
-export function historyFloor(pkg: PackageName): number {
-  const base = pkg === TORCH_PACKAGE ? TORCH_BUILD_MODEL.cpuSeconds : (defaultBuildSeconds(pkg)?.seconds ?? 0);
+export function historyFloor(pkg: PackageName, check = false): number {
+  // A check's shortest is its own figure's share (DEFAULT_CHECK_SECONDS), whatever package it checks.
+  const base = check ? DEFAULT_CHECK_SECONDS.seconds : pkg === TORCH_PACKAGE ? TORCH_BUILD_MODEL.cpuSeconds : (defaultBuildSeconds(pkg)?.seconds ?? 0);
   return base * HISTORY_FLOOR_SHARE;
 }
 

@@ -285,7 +285,7 @@ export function realBuilds(r: Partial<BuildReport>): VariantReport[] {
     (v) =>
       typeof v === "object" && v !== null && typeof v.name === "string" &&
       v.status === "built" && typeof v.durationS === "number" && Number.isFinite(v.durationS) && v.durationS > 0 && (!v.origin || v.origin === "built") &&
-      v.durationS >= historyFloor(v.package),
+      v.durationS >= historyFloor(v.package, v.check !== undefined || v.name.startsWith("check-")),
   );
 }
 
