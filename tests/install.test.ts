@@ -128,6 +128,10 @@ test("install on a non-NixOS host with a GPU driver: built through the build dri
   assert.match(readlinkSync(join(dir, "bin/pip")), /^\/nix\/store\/\S+-stand-in-\w+\/bin\/pip$/);
   assert.is(existsSync(`${dir}-nixglhost`), false, "nothing outside DIR");
   assert.is(latestReport(logs).variants.find((v) => v.name === NAME)?.status, "built");
+  // Proven by default: the build driver built the environment's static check; its output is the proof it names.
+  const proof = latestReport(logs).variants.find((v) => v.name === NAME)!.proof!;
+  assert.match(readFileSync(join(proof, "report.txt"), "utf8"), new RegExp(`^${NAME}: every promise holds`));
+  assert.match(first.stdout, new RegExp(`proof of ${NAME}: \\S+-proof -> ${proof}`));
   // What it chose and the checks, before the build's lines; the GPU driver's ✗ is the route taken, not a warning.
   assert.match(first.stdout, new RegExp(`^install ${NAME} \\(picked by detect for this host\\) at `));
   assert.match(first.stdout, /✓ system features: declared: big-parallel gccarch-cooperlake/);

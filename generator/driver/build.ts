@@ -32,7 +32,7 @@ import { cacheNixOptions, type TeamCache } from "../matrix/team-cache.ts";
 import { EvaluationError, evaluationFailures, evaluationGate, type EvaluationFailure } from "./eval-first.ts";
 import { capacityOf, coresForPackage, jobsRule, type Capacity, type JobsRule } from "./concurrency.ts";
 import { resolveBuildOptions, type BuildArgs, type ResolvedBuildOptions } from "./build-options.ts";
-import { DEFAULT_CHECK_SECONDS, makePlan, type Plan } from "./plan.ts";
+import { makePlan, type Plan } from "./plan.ts";
 import { durationsFromReports, makeRunId, readEarlierReports } from "./report.ts";
 
 export { readEarlierReports };
@@ -256,11 +256,12 @@ export async function select(a: BuildArgs, o: ResolvedBuildOptions, warn: (text:
     // Checks of each selected variant's promise, after it (pkgs/checks.nix through the variant's own file): by
     // default; --no-verify leaves the variants unproven.
     const checks = checkTargets(sel.targets, resolve(o.logsRoot, "checks"), !!a.verifyGpu);
-    for (const [f, text] of checks.files) await writeOutputFile(f, text);
+    // Their one-line files are written when Nix is to read them: a dry run that does not instantiate changes nothing.
+    if (!a.dryRun || a.probeStore) for (const [f, text] of checks.files) await writeOutputFile(f, text);
+    // Their estimate: an earlier check's time, else the check figure (plan.ts estimateBuild).
     for (const t of checks.targets) {
       sel.targets.push(t);
       sel.why.set(t.name, "requested");
-      if (!history.has(t.name)) history.set(t.name, DEFAULT_CHECK_SECONDS.seconds);
     }
   }
   return { targets: sel.targets, why: sel.why, source, history, caches };

@@ -11,7 +11,7 @@ import { nixAnswerLine } from "./ask-nix.ts";
 import type { BuilderNeeds } from "./builders.ts";
 import type { Capacity, JobsRule } from "./concurrency.ts";
 import { BUILD_LABEL, type WaitPart } from "./wait.ts";
-import { CATALOG_FIGURE } from "./plan.ts";
+import { CATALOG_FIGURE, CHECK_FIGURE, DEFAULT_CHECK_SECONDS } from "./plan.ts";
 
 type DryRun = ReturnType<typeof dryRunRows>;
 
@@ -147,7 +147,7 @@ function waitLines(d: DryRun, fromHistory: boolean, verbose: boolean): string[] 
       ? [`    (${d.wait.offCache.length - deps.length} more dependency build(s) run beside the chain, in the wait too)`]
       : []),
     `  estimates${fromHistory ? " (earlier builds win)" : ""}: ` +
-      [...bases].map(([b, pkgs]) => (b === CATALOG_FIGURE && bases.size > 1 ? `others ${b}s` : `${pkgs.join(", ")} ${b}`)).join("; "),
+      [...bases].map(([b, pkgs]) => (b === CATALOG_FIGURE && bases.size > 1 ? `others ${b}s` : b === CHECK_FIGURE ? `static checks ${formatDuration(DEFAULT_CHECK_SECONDS.seconds)} each (${b})` : `${pkgs.join(", ")} ${b}`)).join("; "),
   ];
 }
 
@@ -242,6 +242,33 @@ function shellLine(argv: readonly string[]): string {
  * the command once with NAME for the variant's name where every variant's has the same shape.
  */
 function compactRows(d: DryRun): string[] {
+  // The checks after the variants, in lines of their own (checkLines): one line each would double a small plan.
+  return variantRows({ ...d, rows: d.rows.filter((v) => v.check === null) }).concat(checkLines(d.rows.filter((v) => v.check !== null)));
+}
+
+/**
+ * The checks of a compact plan, said once per kind: how many, their estimates and states, and the command's shape
+ * ("  then each variant's static check, its proof: 4 to build, est 2m00s each; $ nix-build logs/checks/check-static-NAME.nix -o result-NAME-proof").
+ */
+function checkLines(rows: DryRun["rows"]): string[] {
+  const out: string[] = [];
+  for (const kind of ["static", "gpuCheck"] as const) {
+    const rs = rows.filter((r) => r.check!.kind === kind);
+    if (!rs.length) continue;
+    const todo = rs.filter((r) => !r.cached && !r.fetch);
+    const ests = [...new Set(todo.map((r) => (r.estimateS === null ? "unknown" : formatDuration(r.estimateS))))];
+    const state = [todo.length ? `${todo.length} to build${ests.length ? `, est ${ests.join(" or ")} each` : ""}` : "", rs.length - todo.length ? `${rs.length - todo.length} already built or fetched` : ""].filter(Boolean).join(", ");
+    const r0 = rs[0]!;
+    const cwd = r0.command.cwd.endsWith("/") ? r0.command.cwd : `${r0.command.cwd}/`;
+    const args = r0.command.argv.map((a, k) => (r0.command.argv[k - 1] === "--cores" ? "CORES" : (a.startsWith(cwd) ? a.slice(cwd.length) : a).split(r0.check!.of).join("NAME")));
+    const what = kind === "static" ? "static check, its proof" : "GPU check";
+    out.push(`  then each variant's ${what}: ${state}; in ${shortPath(r0.command.cwd)}: $ ${shellLine(args)}`);
+  }
+  return out;
+}
+
+/** The variants' rows of a compact plan (compactRows). */
+function variantRows(d: DryRun): string[] {
   const anyCores = d.rows.some((v) => v.cores !== null);
   const shape = (v: DryRun["rows"][number]) => {
     const cwd = v.command.cwd.endsWith("/") ? v.command.cwd : `${v.command.cwd}/`;

@@ -77,13 +77,14 @@ export function resultLinkName(t: { name: string; check?: { of: string; kind: "s
 export const PROOF_LINK_SUFFIX = "proof";
 
 /**
- * What a variant's static check waits for: the variant, and the static checks of the variants it is built on that
- * are checked too (`checked`: the names whose checks are planned). An environment's proof lists its members' proofs
+ * What a variant's static check waits for: the variant, and for an environment (torch-env, a named NAME-env) the static
+ * checks of its members that are checked too (`checked`: the names whose checks are planned). Its proof lists theirs
  * (pkgs/checks.nix members.json), so its check is built after theirs; the build driver (targets.ts checkTargets) and
  * the wait (wait.ts variantWait) plan it the same way.
  */
-export function staticCheckDeps(v: { name: string; dependsOn: readonly string[] }, checked: ReadonlySet<string>): string[] {
-  return [v.name, ...v.dependsOn.filter((d) => checked.has(d)).map(staticCheckName)];
+export function staticCheckDeps(v: { name: string; package: PackageName; dependsOn: readonly string[] }, checked: ReadonlySet<string>): string[] {
+  const env = v.package === ENV_PACKAGE || environmentOf(v.package) !== null;
+  return [v.name, ...(env ? v.dependsOn.filter((d) => checked.has(d)).map(staticCheckName) : [])];
 }
 
 /**
@@ -173,6 +174,9 @@ export const TORCH_BUILD_MODEL = {
 /** The basis of an estimate taken from the catalog's table (DEFAULT_BUILD_SECONDS) as it is. */
 export const CATALOG_FIGURE = "catalog figure";
 
+/** The basis of a check's estimate without an earlier check: DEFAULT_CHECK_SECONDS. */
+export const CHECK_FIGURE = "check figure";
+
 /** What `estimateBuild` reads of a target besides its package; each field may be unknown (absent). */
 export interface EstimateInput {
   package: PackageName;
@@ -187,11 +191,14 @@ export interface EstimateInput {
 /**
  * A build's estimate without earlier builds: for pytorch the model above (CUDA or CPU, the capabilities compiled, the
  * builder's `cores`); for another package its catalog figure (DEFAULT_BUILD_SECONDS, defaultBuildSeconds).
+ * A check of a variant (`t.check`) is DEFAULT_CHECK_SECONDS, basis CHECK_FIGURE.
  * @param cores the cores one build gets (`--cores`, the jobs rule's cores per build); null when not known
  * @returns seconds, the basis in words ("model: CUDA, 1 capability, 16 cores") and, for torch's model, the
  *   core-seconds (seconds × cores: the schedule divides them by the cores a build gets); null for a package no table knows
  */
 export function estimateBuild(t: EstimateInput, cores: number | null): { seconds: number; basis: string; coreSeconds?: number } | null {
+  // A check of a variant runs the probe over what was built: its own figure, whatever the package and cores.
+  if (t.check) return { seconds: DEFAULT_CHECK_SECONDS.seconds, basis: CHECK_FIGURE };
   const d = defaultBuildSeconds(t.package);
   if (t.package !== TORCH_PACKAGE || t.cuda === undefined) return d && { seconds: d.seconds, basis: CATALOG_FIGURE };
   const m = TORCH_BUILD_MODEL;

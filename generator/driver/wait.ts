@@ -15,7 +15,7 @@
  */
 import { TORCH_PACKAGE } from "../catalog/packages.ts";
 import type { Variant } from "../matrix/schema.ts";
-import { DEFAULT_CHECK_SECONDS, makePlan, simulate, staticCheckInputs, type PlanInput } from "./plan.ts";
+import { makePlan, simulate, staticCheckInputs, type PlanInput } from "./plan.ts";
 import type { Capacity } from "./concurrency.ts";
 import { modelCacheMisses, type CacheModelCatalog, type ModelledBuild } from "./cache-model.ts";
 
@@ -146,8 +146,8 @@ function namesOf(all: readonly WaitVariant[]): Map<string, WaitVariant> {
  * One variant's wait from nothing built: its closure in `all` (dependsOn, transitively) and the cache model's
  * dependency builds, scheduled on `capacity` as the driver runs them, with the earlier builds of `history`; and, as
  * `build` builds them by default, the static check of every variant of the closure after it (plan.ts
- * staticCheckInputs; an earlier check's duration from `history`, else DEFAULT_CHECK_SECONDS, as build.ts select gives
- * them): the wait is until the variant is built and proven.
+ * staticCheckInputs; an earlier check's duration from `history`, else the check figure, plan.ts estimateBuild, as
+ * the build's plan has them): the wait is until the variant is built and proven.
  * @param capacity the host's (concurrency.ts capacityOf): the same record `build` and install schedule with
  * @param history earlier durations by name (driver/report.ts durationsFromReports); default none
  * @param o.verify false: no checks (`build --no-verify`); default true
@@ -176,8 +176,5 @@ export function variantWait(
   const model = modelCacheMisses(vs, cat);
   const targets = vs.map((x) => ({ ...x, dependsOn: x.dependsOn.filter((d) => closure.has(d)) }));
   if (o.verify === false) return waitOf(targets, model.builds, history, { capacity });
-  const checks = staticCheckInputs(targets);
-  const withChecks = new Map(history);
-  for (const c of checks) if (!withChecks.has(c.name)) withChecks.set(c.name, DEFAULT_CHECK_SECONDS.seconds);
-  return waitOf([...targets, ...checks], model.builds, withChecks, { capacity });
+  return waitOf([...targets, ...staticCheckInputs(targets)], model.builds, history, { capacity });
 }
