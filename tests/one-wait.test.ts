@@ -72,8 +72,7 @@ test("the schedule gives torch every slot: the default pick on a 16-core, 128 Gi
   assert.match(flat, /wait 3h1\dm until the last variant is ready: pytorch 2h37m on 16 cores, torch(audio|vision) 30m00s on 7 cores, static check 2 × 2m00s/);
   assert.match(flat, /pytorch-python313-cuda12_9-sm90-avx512bf16 est 2h37m, to build \(16 cores\)/);
   assert.match(flat, /torchaudio-python313-cuda12_9-sm90-avx512bf16 est 30m00s, to build \(7 cores\)/);
-  assert.match(flat, /check-static-pytorch-python313-cuda12_9-sm90-avx512bf16 est 2m00s, to build \(2 cores\)/);
-  assert.match(flat, /static checks 2m00s each \(check figure\)/);
+  assert.match(flat, /then each variant's static check, its proof \(result-NAME-proof\): 4, 2m00s each/);
 });
 
 test("startBuilds: ready alone takes every free slot; equals share; a memory-heavy package gets fewer cores; --cores fixes them", () => {

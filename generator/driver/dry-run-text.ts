@@ -11,7 +11,7 @@ import { nixAnswerLine } from "./ask-nix.ts";
 import type { BuilderNeeds } from "./builders.ts";
 import type { Capacity, JobsRule } from "./concurrency.ts";
 import { BUILD_LABEL, type WaitPart } from "./wait.ts";
-import { CATALOG_FIGURE, CHECK_FIGURE, DEFAULT_CHECK_SECONDS } from "./plan.ts";
+import { CATALOG_FIGURE, CHECK_FIGURE } from "./plan.ts";
 
 type DryRun = ReturnType<typeof dryRunRows>;
 
@@ -140,14 +140,15 @@ function waitLines(d: DryRun, fromHistory: boolean, verbose: boolean): string[] 
         (own.length ? own.map((p) => `${p.what} ${formatDuration(p.seconds)}`).join(", ") : "nothing to build")
       : chainSummary(parts, (p) => (!p.offCache && p.what.endsWith("-env") ? "environment" : label(p)), HEADLINE_CHARS - head.length);
   const bases = new Map<string, string[]>();
-  for (const r of d.rows) if (!r.cached) bases.set(r.estimateBasis || "unknown", [...new Set([...(bases.get(r.estimateBasis || "unknown") ?? []), r.package])]);
+  // The checks' figure is said on their own line (checkLines).
+  for (const r of d.rows) if (!r.cached && r.estimateBasis !== CHECK_FIGURE) bases.set(r.estimateBasis || "unknown", [...new Set([...(bases.get(r.estimateBasis || "unknown") ?? []), r.package])]);
   return [
     head + chain,
     ...(d.wait.offCache.length > deps.length
       ? [`    (${d.wait.offCache.length - deps.length} more dependency build(s) run beside the chain, in the wait too)`]
       : []),
     `  estimates${fromHistory ? " (earlier builds win)" : ""}: ` +
-      [...bases].map(([b, pkgs]) => (b === CATALOG_FIGURE && bases.size > 1 ? `others ${b}s` : b === CHECK_FIGURE ? `static checks ${formatDuration(DEFAULT_CHECK_SECONDS.seconds)} each (${b})` : `${pkgs.join(", ")} ${b}`)).join("; "),
+      [...bases].map(([b, pkgs]) => (b === CATALOG_FIGURE && bases.size > 1 ? `others ${b}s` : `${pkgs.join(", ")} ${b}`)).join("; "),
   ];
 }
 
@@ -248,7 +249,8 @@ function compactRows(d: DryRun): string[] {
 
 /**
  * The checks of a compact plan, said once per kind: how many, their estimates and states, and the command's shape
- * ("  then each variant's static check, its proof: 4 to build, est 2m00s each; $ nix-build logs/checks/check-static-NAME.nix -o result-NAME-proof").
+ * ("  then each variant's static check, its proof (result-NAME-proof): 4, 2m00s each"): one line.
+ * --verbose lists every check with its command.
  */
 function checkLines(rows: DryRun["rows"]): string[] {
   const out: string[] = [];
@@ -257,12 +259,8 @@ function checkLines(rows: DryRun["rows"]): string[] {
     if (!rs.length) continue;
     const todo = rs.filter((r) => !r.cached && !r.fetch);
     const ests = [...new Set(todo.map((r) => (r.estimateS === null ? "unknown" : formatDuration(r.estimateS))))];
-    const state = [todo.length ? `${todo.length} to build${ests.length ? `, est ${ests.join(" or ")} each` : ""}` : "", rs.length - todo.length ? `${rs.length - todo.length} already built or fetched` : ""].filter(Boolean).join(", ");
-    const r0 = rs[0]!;
-    const cwd = r0.command.cwd.endsWith("/") ? r0.command.cwd : `${r0.command.cwd}/`;
-    const args = r0.command.argv.map((a, k) => (r0.command.argv[k - 1] === "--cores" ? "CORES" : (a.startsWith(cwd) ? a.slice(cwd.length) : a).split(r0.check!.of).join("NAME")));
-    const what = kind === "static" ? "static check, its proof" : "GPU check";
-    out.push(`  then each variant's ${what}: ${state}; in ${shortPath(r0.command.cwd)}: $ ${shellLine(args)}`);
+    const state = [todo.length ? `${todo.length}, ${ests.join(" or ")} each` : "", rs.length - todo.length ? `${rs.length - todo.length} built` : ""].filter(Boolean).join(", ");
+    out.push(`  then each variant's ${kind === "static" ? "static check, its proof (result-NAME-proof)" : "GPU check"}: ${state}`);
   }
   return out;
 }
