@@ -10,7 +10,7 @@
  * - runCommandSync: the same, synchronously (preflight probes, verify's probe, GC roots), through Node's spawnSync:
  *   those callers cannot await.
  * - startInGroup / signalGroup: a long build in its own process group, its output on a file descriptor, and the
- *   signal that reaches the group (driver/processes.ts keeps a run's builds and stops them all), through Node's
+ *   signal that reaches the group (driver/build-groups.ts keeps a run's builds and stops them all), through Node's
  *   spawn: a build of hours writes its log straight to the file, not through a pipe of this process as zx's would.
  * - findExecutable: a program on a PATH, without running it (zx's `which`).
  *

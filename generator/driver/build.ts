@@ -105,7 +105,7 @@ export interface BuildPlan {
   /** The host's build capacity the driver schedules on (concurrency.ts): the cores each build is started with. */
   capacity: Capacity;
   backend: BackendOptions;
-  /** Builds given fewer cores than the rule's (name → cores and why: jobs.ts coresForPackage). */
+  /** Builds given fewer cores than the rule's (name → cores and why: model/concurrency.ts coresForPackage). */
   capped: Map<string, { cores: number; why: string }>;
   /** What the run treats as built (empty under --force), substitutable ones included with --skip-cached. */
   cached: Map<string, CacheProbe>;

@@ -160,7 +160,7 @@ function dryRunRow(
   // The command as the driver will start it: with the cores the schedule gives it (unless --cores fixes them).
   const cmd = buildCmd(n.target, backend.cores !== undefined && cores !== null && !o.capacity.cores ? { ...backend, cores, coresByName: undefined } : backend);
   const notes: string[] = [];
-  // --builders is the nix backend's (driver/options.ts refuses it with flox): advice names what this command takes.
+  // --builders is the nix backend's (driver/build-options.ts refuses it with flox): advice names what this command takes.
   if (n.target.system !== o.host && backend.builders === undefined)
     notes.push(
       backend.backend === "flox"

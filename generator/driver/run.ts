@@ -9,7 +9,7 @@
  *   compile slots go to concurrency.ts `startBuilds` (the policy the plan's wait is modelled with: plan.ts simulate),
  *   which says which start now and with how many cores; each is started with those `--cores`. Without a Capacity
  *   (`jobs` alone) at most `jobs` builds run, each with the backend's cores;
- * - stop-all (processes.ts `ProcessGroups`): every build runs detached in its own process group; ending the run
+ * - stop-all (build-groups.ts `ProcessGroups`): every build runs detached in its own process group; ending the run
  *   sends SIGTERM to each group (nix-build then stops its builder, which runs in its own session), and SIGKILL to
  *   the groups still there after a grace period;
  * - the report (`finish`): every run ends with one, whatever stopped it.

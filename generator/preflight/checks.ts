@@ -311,7 +311,7 @@ const CHECKS: readonly Check[] = [
         return {
           status: "fail",
           detail,
-          // --builders is an option of the nix backend only (driver/options.ts refuses it with flox).
+          // --builders is an option of the nix backend only (driver/build-options.ts refuses it with flox).
           fix:
             `this CPU cannot run ${unrunnable.join(", ")}: build on a machine that can, whose nix.conf declares it` +
             (c.backend === "nix" ? " (--builders)" : " (the nix backend's --builders, or flox on that machine)"),
