@@ -45,7 +45,7 @@ import type { Catalog } from "../catalog/schema.ts";
 import { EXIT } from "../errors.ts";
 import { assertGeneratedCurrent, handWrittenWarning, handWrittenWrappers } from "../generate/generated-state.ts";
 import { outputMode, writeOutputFile } from "../output-file.ts";
-import { checkedVariants, evaluatesPinnedNixpkgs, Probes, refuseOnBlocking, runChecks, type CheckResult, type PreflightContext } from "../preflight/checks.ts";
+import { checkedVariants, evaluatesPinnedNixpkgs, HostAnswers, refuseOnBlocking, runChecks, type CheckResult, type PreflightContext } from "../preflight/checks.ts";
 import { thisHost } from "../preflight/host-root.ts";
 import { loadProject, type Project } from "../matrix/project.ts";
 import { wrap } from "../text.ts";
@@ -376,7 +376,7 @@ export function evaluationVerdict(
   },
 ): void {
   const { backend, pinnedNixpkgs, selected, width, warn } = o;
-  const gate = evaluationGate(backend, pinnedNixpkgs, () => new Probes(thisHost()).nixVersion(), failures);
+  const gate = evaluationGate(backend, pinnedNixpkgs, () => new HostAnswers(thisHost()).nixVersion(), failures);
   if (gate.stop.length) throw new EvaluationError(gate.stop, selected, width);
   const names = gate.pass.map((f) => f.name);
   const shown = names.length > 3 ? `${names.slice(0, 3).join(", ")} and ${names.length - 3} more` : names.join(", ");
