@@ -5,6 +5,9 @@
  * to the same, its backquoted names too. A name of another project's tree (nixpkgs', flox's, node's, an upstream's)
  * or of a file the tool writes when it runs is listed below with who owns it; a placeholder (`NAME.nix`) is none.
  *
+ * One meaning per name: "probe" is the GPU probe's word (verify/probe.py and what runs it); no identifier elsewhere
+ * holds it.
+ *
  * A name matches a file when it is the file's path from the repository's root or its last parts (`plan.ts`,
  * `model/plan.ts`, `generator/model/plan.ts`); tests/fixtures/ are stand-ins of other trees, so a name there counts
  * only by its full path.
@@ -174,6 +177,31 @@ test("ARCHITECTURE.md names files that exist, and what it names in them is there
   const cited = [...page.matchAll(/tests\/[\w-]+\.test\.ts/g)].map((m) => m[0]);
   assert.ok(cited.length > 20);
   assert.equal(cited.filter((t) => !files.includes(t)), []);
+});
+
+/**
+ * The identifiers of TypeScript `text` (names declared or used, from its syntax tree) that hold "probe" in any case:
+ * the word is the GPU probe's (generator/verify/probe.py and what runs it), not Nix's store questions or preflight's.
+ */
+function probeIdentifiers(file: string, text: string): string[] {
+  const found = new Set<string>();
+  const visit = (node: ts.Node) => {
+    if (ts.isIdentifier(node) && /probe/i.test(node.text)) found.add(node.text);
+    ts.forEachChild(node, visit);
+  };
+  visit(ts.createSourceFile(file, text, ts.ScriptTarget.Latest, false));
+  return [...found];
+}
+
+test('"probe" names the GPU probe only: no identifier holds it outside verify/ and the commands that run verify', () => {
+  const runsTheProbe = (p: string) => /^generator\/(verify\/|commands\/verify[\w-]*\.ts$)/.test(p);
+  // Only a file whose text holds the word is parsed.
+  const sources = files.filter((p) => p.startsWith("generator/") && p.endsWith(".ts") && /probe/i.test(textOf(p)));
+  assert.ok(sources.some((p) => runsTheProbe(p) && probeIdentifiers(p, textOf(p)).includes("runProbe")), "the probe's own are found");
+  assert.equal(sources.filter((p) => !runsTheProbe(p)).flatMap((p) => probeIdentifiers(p, textOf(p)).map((i) => `${p}: ${i}`)), []);
+  // The wrong case fails: the store's and preflight's former names are caught; a comment or a string is not.
+  assert.equal(probeIdentifiers("store.ts", "export interface CacheProbe {}\nconst m = probeCached(t);\nnew Probes(h).nixVersion();"), ["CacheProbe", "probeCached", "Probes"]);
+  assert.equal(probeIdentifiers("x.ts", '// probe\nconst s = "--probe-store";'), []);
 });
 
 test("the reading catches a stale name, and passes a true one", () => {
