@@ -55,7 +55,9 @@ const NAMED_ELSEWHERE: Readonly<Record<string, readonly string[]>> = {
   "numtide/nix-fast-build's tree": ["build.py", "processes.py", "log_format.py"],
   "nixos-cuda/infra's tree": ["hosts/hydra/cache.nix", "hosts/hydra/hydra/builders.nix"],
   "pytorch/pytorch's tree and torch's wheel": ["RELEASE.md", "_get_started/version-compatibility.md", "torch/utils/cpp_extension.py"],
-  "yargs' package (node_modules/yargs)": ["build/lib/command.js", "build/lib/usage.js", "build/lib/yargs-factory.js", "command.js", "yargs/lib/platform-shims/esm.mjs"],
+  "yargs' package (node_modules/yargs)": [
+    "build/lib/command.js", "build/lib/usage.js", "build/lib/yargs-factory.js", "command.js", "yargs/lib/platform-shims/esm.mjs",
+  ],
   "other upstreams' trees, each named with its owner beside it": [
     "GRAVITON_VERIFICATION.md", // andikaseptiadi/local-code-model
     "revisions.json", // fzakaria/nixpkgs-multiverse
@@ -157,7 +159,8 @@ const commented = files.filter(
 const comments = new Map(commented.map((p) => [p, commentsOf(join(ROOT, p))]));
 
 test("every file a comment of generator/, pkgs/ or bin/ names is a file of this repository, with what it names after it", () => {
-  assert.ok(commented.length > 120 && commented.includes("pkgs/nixpkgs.nix") && commented.includes("bin/build-dist.mjs"), "read the sources");
+  const read = ["pkgs/nixpkgs.nix", "bin/build-dist.mjs", "generator/verify/probe.py"];
+  assert.ok(commented.length > 120 && read.every((p) => commented.includes(p)), "read the sources");
   const found = commented.flatMap((p) => comments.get(p)!.flatMap((c) => problemsIn(c).map((x) => `${p}: ${x}`)));
   assert.equal(found, []);
 });
@@ -200,7 +203,8 @@ test('"probe" names the GPU probe only: no identifier holds it outside verify/ a
   assert.ok(sources.some((p) => runsTheProbe(p) && probeIdentifiers(p, textOf(p)).includes("runProbe")), "the probe's own are found");
   assert.equal(sources.filter((p) => !runsTheProbe(p)).flatMap((p) => probeIdentifiers(p, textOf(p)).map((i) => `${p}: ${i}`)), []);
   // The wrong case fails: the store's and preflight's former names are caught; a comment or a string is not.
-  assert.equal(probeIdentifiers("store.ts", "export interface CacheProbe {}\nconst m = probeCached(t);\nnew Probes(h).nixVersion();"), ["CacheProbe", "probeCached", "Probes"]);
+  const before = "export interface CacheProbe {}\nconst m = probeCached(t);\nnew Probes(h).nixVersion();";
+  assert.equal(probeIdentifiers("store.ts", before), ["CacheProbe", "probeCached", "Probes"]);
   assert.equal(probeIdentifiers("x.ts", '// probe\nconst s = "--probe-store";'), []);
 });
 
@@ -225,7 +229,8 @@ test("the reading catches a stale name, and passes a true one", () => {
   // A fixture's file counts only by its full path: a stand-in of another tree's file does not make its name ours.
   assert.ok(files.includes("tests/fixtures/stand-in-nixpkgs/torch-2.12.nix"));
   assert.equal(problemsIn("// tests/fixtures/stand-in-nixpkgs/torch-2.12.nix"), []);
-  assert.equal(problemsIn("// stand-in-nixpkgs/torch-2.12.nix"), ["stand-in-nixpkgs/torch-2.12.nix: no file of the repository has this name"]);
+  const partial = "stand-in-nixpkgs/torch-2.12.nix";
+  assert.equal(problemsIn(`// ${partial}`), [`${partial}: no file of the repository has this name`]);
 });
 
 test.run();

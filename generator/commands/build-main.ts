@@ -51,7 +51,8 @@ function printDryRun(p: BuildPlan, width: number, io: Io): number {
         // Credentials (a substituter's user:password@, ?token=, access-tokens) redacted as in report.json (redact.ts).
         redactDeep({
           dryRun: true, forHost: a.forHost ?? null, backend: o.backend, root: o.root, source: p.selection.source, jobs: rule.jobs, coresPerBuild, jobsRule: rule.explanation, slots: p.capacity.slots, capacity: { machine: p.capacity.machine, from: p.capacity.from },
-          // Builds given fewer cores than coresPerBuild: a package whose compile jobs need more memory (model/concurrency.ts coresForPackage).
+          // Builds given fewer cores than coresPerBuild: a package whose compile jobs need more memory
+          // (model/concurrency.ts coresForPackage).
           coresCapped: Object.fromEntries(capped), force: !!a.force, toBuild: rows.toBuild, toFetch: rows.toFetch, cached: rows.cached,
           estimatedMakespanS: rows.estimatedMakespanS, estimatedMakespanUnknown: rows.estimatedMakespanUnknown, wait: rows.wait, variantsMakespanS: rows.variantsMakespanS,
           cudaClosures: rows.cudaClosures, store: rows.store, cacheModel: rows.cacheModel, nixAnswer: rows.nixAnswer,

@@ -179,7 +179,8 @@ export async function planBuild(po: PlanBuildOptions): Promise<BuildPlan> {
   if (!a.dryRun) refuseOnBlocking(results, width);
   if (!a.dryRun && ev.failures.length) evaluationVerdict(ev.failures, { backend: o.backend, pinnedNixpkgs: context.pinnedNixpkgs, selected: targets.length, width, warn });
 
-  const store = asked?.store ?? (await dryRunAnswers(a, targets, ev.cached, { nixOptions: o.nixOptions, caches: selection.caches, deadline }));
+  const how = { nixOptions: o.nixOptions, caches: selection.caches, deadline };
+  const store = asked?.store ?? (await dryRunAnswers(a, targets, ev.cached, how));
   const partial = { args: a, options: o, catalog, selection, host, plan, rule, capacity, backend, capped, cached: ev.cached, store, toBuild, nixAnswer: asked?.answer ?? null };
   return {
     ...partial,

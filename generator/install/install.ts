@@ -251,7 +251,8 @@ async function stopsOnEvaluation(ready: InstallReady, t: { catalog: Catalog; var
   const [ef, pre, { thisHost }] = await Promise.all([import("../driver/eval-first.ts"), import("../preflight/checks.ts"), import("../preflight/host-root.ts")]);
   const answer = { cached: false, by: null, outPath: null, drvPath: null, note: out.error };
   const failures = ef.evaluationFailures(t.catalog, [t.variant], new Map([[t.variant.name, answer]]), new Map(), t.ownFiles);
-  return ef.evaluationGate(t.backend, pre.evaluatesPinnedNixpkgs([t.file]), () => new pre.HostAnswers(thisHost()).nixVersion(), failures).stop;
+  const nixVersion = () => new pre.HostAnswers(thisHost()).nixVersion();
+  return ef.evaluationGate(t.backend, pre.evaluatesPinnedNixpkgs([t.file]), nixVersion, failures).stop;
 }
 
 /** What hostChecks checks: the variant, the matrix's variants, the variant's file, the backend, the system, the caches. */

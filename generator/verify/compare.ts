@@ -4,8 +4,8 @@
  * checks of pkgs/checks.nix (bundled to pkgs/verify-compare.mjs by `generate`), so both judge alike.
  *
  * Code only: what the catalog says (the packages on torch, the device-code origins, nixpkgs' defaults, the pins, the
- * extras) comes in as a `CheckerFacts` parameter (catalog/lib/checker-facts.ts): `verify` passes catalog/lib/checker.ts `catalogCheckerFacts()`,
- * the Nix checks the same facts read from pkgs/verify-facts.json.
+ * extras) comes in as a `CheckerFacts` parameter (catalog/lib/checker-facts.ts): `verify` passes
+ * catalog/lib/checker.ts `catalogCheckerFacts()`, the Nix checks the same facts read from pkgs/verify-facts.json.
  *
  * The "runs on" rules are generator/catalog/lib/capability.ts's (re-exported by compat.ts; shared with expand, detect and fleet): `capabilityRunsOn` (compute capability on a
  * device: same major, minor ≤), and the command passes in detect's `isaFit` verdict for the host's CPU.
