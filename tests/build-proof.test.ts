@@ -19,7 +19,7 @@ import type { BuildReport, VariantReport } from "../generator/driver/report.ts";
 import type { Variant } from "../generator/matrix/schema.ts";
 import { loadProject, type Project } from "../generator/matrix/project.ts";
 import { renderVariantsData } from "../generator/generate/render/index.ts";
-import { nixString } from "../generator/generate/render/literals.ts";
+import { nixString } from "../generator/nix-literals.ts";
 import { BUILD_MATRIX, buildTestContext, latestReport, runDriver, type BuildTestContext } from "./helpers/driver.ts";
 import { modelLibraries, writeStandInEnv, type ModelLibs } from "./helpers/device-model.ts";
 import { ROOT } from "./helpers/cli.ts";

@@ -19,7 +19,7 @@ import { failureText, NixLog } from "./nix-log.ts";
 import { originReader, type VariantReport } from "./report.ts";
 import type { BuildEvent } from "./status.ts";
 import { pathSizes } from "./store.ts";
-import { PROOF_LINK_SUFFIX } from "./plan.ts";
+import { PROOF_LINK_SUFFIX } from "../model/plan.ts";
 
 /** An I/O error of the driver on a file it owns (a log), with the file in its message. */
 export class DriverIoError extends Error {
