@@ -428,7 +428,7 @@ export function summaryTable(report: BuildReport): string {
     .join(", ");
   // The variants (not their checks) proven and not (reports with proof fields).
   const judged = report.variants.filter((v) => !v.check && v.proof !== undefined);
-  const proven = judged.length ? `; ${judged.filter((v) => v.proof).length} proven, ${judged.filter((v) => !v.proof).length} unproven` : "";
+  const proven = judged.length ? ` (${judged.filter((v) => v.proof).length} proven, ${judged.filter((v) => !v.proof).length} unproven)` : "";
   const took = (Date.parse(report.finishedAt) - Date.parse(report.startedAt)) / 1000;
   return [
     line(head),
