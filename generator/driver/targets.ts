@@ -52,7 +52,8 @@ export { GPU_CHECK_FEATURE };
 /**
  * The check targets of a build (by default; `--no-verify` adds none): for each variant, a node `check-static-NAME`
  * (and with `gpu`, `check-gpu-NAME` for CUDA variants) that depends on it and builds `(import FILE { }).tests.static`
- * (or `.gpuCheck`) of the variant's own file, through a one-line .nix file written to `dir`; each with the system
+ * (or `.gpuCheck`) of the variant's own file (called when it is a function, as nix-build does), through a .nix file
+ * written to `dir`; each with the system
  * features its derivation requires (`checkFeatures`), so builders are chosen and refused as Nix would. A variant's
  * static check also waits for the static checks of the variants it is built on that are in `variants` (an
  * environment's proof lists its members' proofs: pkgs/checks.nix members.json), as plan.ts staticCheckDeps says.
@@ -68,7 +69,12 @@ export function checkTargets(variants: readonly BuildTarget[], dir: string, gpu:
     for (const kind of kinds) {
       const name = kind === "static" ? staticCheckName(v.name) : `check-gpu-${v.name}`;
       const file = join(dir, `${name}.nix`);
-      files.set(file, `# variant-matrix build: the ${kind} check of ${commentText(v.name)} (pkgs/checks.nix)\n(import ${nixString(v.file)} { }).tests.${kind}\n`);
+      // The variant's file as nix-build takes it: a function (a generated wrapper) is called, an attribute set is used as it is.
+      files.set(
+        file,
+        `# variant-matrix build: the ${kind} check of ${commentText(v.name)} (pkgs/checks.nix)\n` +
+          `let f = import ${nixString(v.file)}; in (if builtins.isFunction f then f { } else f).tests.${kind}\n`,
+      );
       const dependsOn = kind === "static" ? staticCheckDeps(v, names) : [v.name];
       targets.push({ ...v, name, file, dependsOn, check: { of: v.name, kind }, requiredSystemFeatures: checkFeatures(v, kind) });
     }
