@@ -24,8 +24,9 @@
  * builds, links and verifies on this machine).
  *
  * This file maps the options onto one library call, plan then run (driver/install.ts planInstall → InstallPlan →
- * runInstall → InstallResult), and prints the plan, the progress and the result; the build driver's and verify's own
- * lines come from their commands' printing (build-main.ts, verify-main.ts), handed to runInstall as its steps.
+ * runInstall → InstallResult), and prints the plan, the progress and the result; the build driver's lines come from its
+ * command's printing (build-main.ts), and verify is its library's call (verify/verify.ts planVerify → runVerify, a
+ * VerifyReport value), both handed to runInstall as its steps.
  *
  * Exit status: 0 every promise holds; 1 a build failed or a promise does not hold; 2 bad input, or a check that must
  * be fixed first (the fix is printed); 130 or 143 a SIGINT or SIGTERM stopped it (its Nix or its probe ended, its
@@ -34,7 +35,7 @@
  */
 import type { ArgumentsCamelCase, Argv, CommandModule } from "yargs";
 import path from "node:path";
-import { errorLine, withExitCode } from "../errors.ts";
+import { errorLine, exitCodeOf, withExitCode } from "../errors.ts";
 import { ASK_NIX_TIMEOUT_S } from "../constants.ts";
 import { wrap, wrapCommand } from "../text.ts";
 import type { CheckResult } from "../preflight/checks.ts";
@@ -42,7 +43,7 @@ import type { InstallEvent, InstallOptions, InstallPlan, InstallResult, InstallS
 import { copyableCommand, runOf, terminalWidth, type Io } from "./shared.ts";
 import { DEFAULT_PACKAGE, hostOptions, hostRootOption, matrixOption, nixOptions, outputOptions, packagePickOption, pick, type ArgsOf, type OptionTypes } from "./options.ts";
 import { namePositional } from "./doctor.ts";
-import type { VerifyReport } from "./verify-main.ts";
+import type { VerifyReport } from "../verify/verify.ts";
 
 /** The options of `install` (yargs), the shared groups defined once in options.ts. */
 const installOptions = {
@@ -184,11 +185,18 @@ function installSteps(name: string, io: Io, say: (text: string) => void): Instal
   return {
     build: async (a) => (await import("./build-main.ts")).buildMain(a, io),
     verify: async (r) => {
-      const [{ runVerify }, { loadVariants }] = await Promise.all([import("./verify-main.ts"), import("../matrix/variant-source.ts")]);
-      let json = "";
-      const request = { name: r.name, python: r.python, json: true, hostDriver: r.hostDriver, hostRoot: r.hostRoot, cpuinfo: r.cpuinfo, "nvidia-smi": r.nvidiaSmi, machine: r.machine, matrix: r.matrix };
-      const code = await runVerify(request, loadVariants, { out: (s) => (json += s), err: io.err });
-      return { code, report: json ? (JSON.parse(json) as VerifyReport) : null };
+      // verify's library (verify/verify.ts): its report is a value; its errors printed as verify prints them.
+      const [lib, { proofLine }] = await Promise.all([import("../verify/verify.ts"), import("./verify-main.ts")]);
+      try {
+        const report = await lib.runVerify(lib.planVerify(r));
+        if (report.proof) say(proofLine(report.proof));
+        return { code: report.holds ? 0 : 1, report };
+      } catch (e) {
+        const code = e instanceof lib.VerifyProbeError ? e.exitCode : exitCodeOf(e);
+        if (code === null) throw e;
+        io.err(errorLine((e as Error).message));
+        return { code, report: null };
+      }
     },
     progress: (e) => say(progressLine(e, name)),
   };

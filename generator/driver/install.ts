@@ -377,9 +377,11 @@ export interface VerifyRequest {
   nvidiaSmi?: string;
   machine?: string;
   matrix?: string;
+  /** The variant's proof (its static check's output: probe.json, report.txt): verify then runs the GPU part only. */
+  proof?: string;
 }
 
-/** verify's report as install reads it (commands/verify-main.ts VerifyReport). */
+/** verify's report as install reads it (verify/verify.ts VerifyReport). */
 export interface InstalledReport {
   name: string;
   checks: { promise: string; ok: boolean | null; expected: string; found: string }[];
