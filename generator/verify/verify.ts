@@ -15,6 +15,7 @@
 import { readFileSync } from "node:fs";
 import { resolvePython, runProbe, VerifyInputError, type PythonTarget } from "./run-probe.ts";
 import { readProof, withProofDeviceCode, type ProofRead } from "./proof.ts";
+import { ENV_PACKAGE, TORCH_PACKAGE } from "../catalog/packages.ts";
 import type { Probe, PromiseCheck } from "./compare.ts";
 import type { Variant } from "../matrix/schema.ts";
 import type { Catalog } from "../catalog/schema.ts";
@@ -190,7 +191,7 @@ async function probeOf(plan: VerifyPlan, source: VariantSource | undefined): Pro
 /** A named environment's extras, probed too (part of its promise: version, import on its torch); [] otherwise. */
 async function extrasOf(o: VerifyOptions, source: VariantSource | undefined): Promise<string[]> {
   if (!o.name) return [];
-  const [{ environmentOf, parseName }, { ENV_PACKAGE }] = await Promise.all([import("../matrix/naming.ts"), import("../catalog/packages.ts")]);
+  const { environmentOf, parseName } = await import("../matrix/naming.ts");
   const envName = parseName(o.name)?.package;
   if (!envName || environmentOf(envName) === null || envName === ENV_PACKAGE) return [];
   const s = source ?? (await import("../matrix/variant-source.ts")).loadVariants;
@@ -256,7 +257,7 @@ export async function verifyProbe(probe: Probe, label: string, ctx: VerifyContex
  * else pytorch.
  */
 export async function probedPackage(cat: Pick<Catalog, "packagesOnTorch">, probe: Probe, variants: readonly Variant[]): Promise<string> {
-  const [{ packageProbes }, { ENV_PACKAGE, TORCH_PACKAGE }] = await Promise.all([import("./compare.ts"), import("../catalog/packages.ts")]);
+  const { packageProbes } = await import("./compare.ts");
   const probed = packageProbes(probe);
   const ok = cat.packagesOnTorch.filter((p) => probed[p.name]?.ok).map((p) => p.name);
   const env = variants.find((v) => v.package === ENV_PACKAGE);
