@@ -32,6 +32,8 @@ const buildOptions = {
   verbose: { type: "boolean", describe: "with --dry-run: every variant's command, estimate basis and cache reasons in full" },
   "ask-store": {
     type: "boolean",
+    // The option's name before "probe" came to mean the GPU probe only: scripts that pass it keep working.
+    alias: "probe-store",
     describe:
       "with --dry-run: instantiate each file and ask Nix what it would build and fetch with your substituters " +
       "(nix-store --realise --dry-run; fetches the pinned nixpkgs: network); without it the dry run uses the cache model",
