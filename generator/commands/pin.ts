@@ -1,7 +1,8 @@
 /**
  * `variant-matrix pin inspect|check|add|cache`: read a nixpkgs pin's facts with the user's own Nix, compare the
  * catalog's pins with them, add a pin the built-in catalog does not know to the local catalog (local-catalog.json
- * beside matrix.ts), and ask a binary cache whether it holds what the cache model says it holds.
+ * beside matrix.ts), and ask a binary cache whether it holds what the cache model says it holds. This file parses the
+ * options and prints; each action's work is one call of generator/pin/run.ts, which returns data.
  *
  *   pin inspect REV|PATH [--json] [--system S] [--rev REV] [--url URL]
  *   pin check [--nixpkgs REV=PATH ...] [--also REV|PATH ...] [--no-fetch] [--system S] [--json] [--matrix FILE]
