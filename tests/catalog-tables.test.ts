@@ -108,7 +108,7 @@ const START_UP_EXCEPTIONS: Record<string, { names: string[]; why: string }> = {
     names: ["PUBLIC_CUDA_CACHES", "FLOX_CUDA", "FLOX_MIN", "NIX_MIN", "NIXGLHOST", "NIXOS_DRIVER_LIB", "STORE_FREE_FLOOR", "isas"],
     why: "loaded at start-up through commands/verify.ts until verify's work moved to commands/verify-main.ts (loaded by its handler); kept until it reads the Catalog value",
   },
-  "generator/preflight/driver-route.ts": { names: ["DRIVER_ROUTES", "NIXOS_DRIVER_LIB"], why: "explain's host driver route, which explain reads without zod or the catalog (bench/startup.ts); kept until it reads the Catalog value" },
+  "generator/matrix/driver-route.ts": { names: ["DRIVER_ROUTES", "NIXOS_DRIVER_LIB"], why: "explain's host driver route, which explain reads without zod or the catalog (bench/startup.ts); kept until it reads the Catalog value" },
   "generator/model/concurrency.ts": { names: ["GIB_PER_COMPILE_JOB"], why: "build's --jobs default, loaded at start-up by commands/build.ts" },
   "generator/commands/build.ts": { names: ["GIB_PER_COMPILE_JOB"], why: "build --help's --jobs text" },
   "generator/verify/driver.ts": { names: ["NIXOS_DRIVER_LIB"], why: "loaded at start-up through commands/verify.ts until verify-main.ts; kept until it reads the Catalog value" },
@@ -120,9 +120,6 @@ const START_UP_EXCEPTIONS: Record<string, { names: string[]; why: string }> = {
 /** What a dynamic import of a data module takes (file:module → the binding), each a rule. */
 const DYNAMIC_RULES: Record<string, string> = {
   "generator/driver/builders.ts:cpu-isas.ts": "gccarchFeature",
-  "generator/commands/explain.ts:device-code-size.ts": "modelDeviceCode",
-  "generator/commands/explain.ts:cuda.ts": "nixpkgsCudaFacts",
-  "generator/commands/explain.ts:torch-arch-list.ts": "torchReleaseFacts",
 };
 
 /** Every file under `dir` ending in .ts. */
