@@ -5,8 +5,8 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { join, resolve } from "node:path";
-import { DEFAULT_ESTIMATE_S, TORCH_BUILD_MODEL, estimateBuild, lowerBound, makePlan, pickNext, PlanError, simulate, transitiveDependents, type NodeState } from "../generator/driver/plan.ts";
-import { capacityOf, jobsRule, startBuilds, type Capacity } from "../generator/driver/concurrency.ts";
+import { DEFAULT_ESTIMATE_S, TORCH_BUILD_MODEL, estimateBuild, lowerBound, makePlan, pickNext, PlanError, simulate, transitiveDependents, type NodeState } from "../generator/model/plan.ts";
+import { capacityOf, jobsRule, startBuilds, type Capacity } from "../generator/model/concurrency.ts";
 import { checkTargets, GPU_CHECK_FEATURE, selectTargets, SelectionError, targetsFromVariants } from "../generator/driver/targets.ts";
 import { readFileSync } from "node:fs";
 import { projectFromMatrix } from "../generator/matrix/project.ts";
@@ -193,7 +193,7 @@ test("dry-run rows (pure): plan order, exact commands, cached nodes, cross-syste
 test("estimates: a named environment has torch-env's default; a package no table knows is unknown with its reason, never NaN", async () => {
   const { dryRunRows } = await import("../generator/driver/dry-run.ts");
   const { dryRunText } = await import("../generator/driver/dry-run-text.ts");
-  const { defaultBuildSeconds } = await import("../generator/driver/plan.ts");
+  const { defaultBuildSeconds } = await import("../generator/model/plan.ts");
   assert.is(defaultBuildSeconds("llm-env")!.seconds, DEFAULT_ESTIMATE_S["torch-env"]);
   assert.match(defaultBuildSeconds("llm-env")!.source, /named environment is built like torch-env/);
   assert.is(defaultBuildSeconds("constructor"), null, "no figure from Object.prototype");
@@ -223,7 +223,7 @@ test("estimates: a named environment has torch-env's default; a package no table
   const cached = new Map([["mystery-a", { cached: true, by: "store" as const, outPath: "/nix/store/x", drvPath: null }]]);
   assert.is(dryRunRows(odd, cached, why, backend, { host: "x86_64-linux", force: false, capacity: fixedCapacity(1) }).estimatedMakespanS, TORCH_BUILD_MODEL.cpuSeconds);
   const text = dryRunText({
-    d, backend: "nix", rule: { jobs: 1, explanation: "x" }, coresPerBuild: null, capped: new Map(), capacity: fixedCapacity(1), fromHistory: false, probed: false,
+    d, backend: "nix", rule: { jobs: 1, explanation: "x" }, coresPerBuild: null, capped: new Map(), capacity: fixedCapacity(1), fromHistory: false, askedStore: false,
     needs: { groups: [], local: null, localBuilds: true, hostLine: null }, preflight: "", verbose: true,
   });
   assert.not.match(text, /NaN/);
@@ -236,7 +236,7 @@ test("estimates: a named environment has torch-env's default; a package no table
 test("the wait: dependency builds the cache cannot serve come before torch, and the headline is the sum of its critical chain", async () => {
   const [{ default: matrix }, { modelCacheMisses }, { dryRunRows }, { dryRunText }] = await Promise.all([
     import("../matrix.ts"),
-    import("../generator/driver/cache-model.ts"),
+    import("../generator/model/cache-model.ts"),
     import("../generator/driver/dry-run.ts"),
     import("../generator/driver/dry-run-text.ts"),
   ]);
@@ -257,7 +257,7 @@ test("the wait: dependency builds the cache cannot serve come before torch, and 
     assert.ok(d.wait.parts.some((x) => x.offCache) && d.wait.parts.findIndex((x) => x.offCache) < d.wait.parts.findIndex((x) => x.what === "pytorch"), "a dependency build precedes torch on the chain");
     assert.ok(d.estimatedMakespanS! > d.variantsMakespanS!, "the dependency builds are in the headline");
     const text = dryRunText({
-      d, backend: "nix", rule: { jobs, explanation: "x" }, coresPerBuild: 16, capped: new Map(), capacity: fixedCapacity(jobs, 16), fromHistory: false, probed: false,
+      d, backend: "nix", rule: { jobs, explanation: "x" }, coresPerBuild: 16, capped: new Map(), capacity: fixedCapacity(jobs, 16), fromHistory: false, askedStore: false,
       needs: { groups: [], local: null, localBuilds: true, hostLine: null }, preflight: "",
     });
     assert.match(text, `wait ${formatDuration(d.estimatedMakespanS!)} until the last variant is ready: `);

@@ -8,12 +8,12 @@ import * as assert from "uvu/assert";
 import { copyFileSync, mkdirSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { ROOT, tempDir } from "./helpers/cli.ts";
-import { capacityOf } from "../generator/driver/concurrency.ts";
+import { capacityOf } from "../generator/model/concurrency.ts";
 import { runMain } from "./helpers/main.ts";
 import { wrap, wrapCommand, wrapLines } from "../generator/text.ts";
 import { formatChecks } from "../generator/preflight/checks.ts";
 import { systemFeaturesLine } from "../generator/system-features.ts";
-import { parseCpuinfo } from "../generator/detect/read-host.ts";
+import { parseCpuinfo } from "../generator/host/read-host.ts";
 import { isaFit } from "../generator/matrix/compat.ts";
 import { gccarchFeature, isas } from "../generator/catalog/cpu-isas.ts";
 import { dryRunText } from "../generator/driver/dry-run-text.ts";
@@ -188,7 +188,7 @@ test("COLUMNS=80 on an AVX-512 BF16 host (recorded spr-h100): the nix.conf syste
   );
   const dry = dryRunText({
     d: { rows: [], cached: 0, toBuild: 0, estimatedMakespanS: 0, wait: { seconds: 0, parts: [], offCacheS: 0, offCache: [], unknown: [] }, cudaClosures: { shared: [], own: [] } } as never,
-    backend: "nix", rule: { jobs: 1, explanation: "x" }, coresPerBuild: null, capped: new Map(), fromHistory: false, probed: false, preflight: "",
+    backend: "nix", rule: { jobs: 1, explanation: "x" }, coresPerBuild: null, capped: new Map(), fromHistory: false, askedStore: false, preflight: "",
     capacity: capacityOf({ cpus: 2, memBytes: null }),
     needs: { groups: [{ system: "x86_64-linux", features: ["gccarch-cooperlake"], variants: ["v"], takenBy: [] }], local: [], localBuilds: true, hostLine: setting },
   });

@@ -6,7 +6,7 @@
  */
 import { errorLine, withExitCode } from "../errors.ts";
 import type { VariantSource } from "../matrix/variant-source.ts";
-import { planVerify, runVerify, VerifyProbeError, type VerifyOptions, type VerifyReport } from "../verify/verify.ts";
+import { planVerify, runVerify, VerifyRunError, type VerifyOptions, type VerifyReport } from "../verify/verify.ts";
 import { terminalWidth, type Io } from "./shared.ts";
 import type { VerifyArgs } from "./verify-options.ts";
 
@@ -76,7 +76,7 @@ export async function verifyMain(args: VerifyArgs, source: VariantSource | undef
     try {
       report = await runVerify(planVerify(verifyOptionsOf(args)), source);
     } catch (e) {
-      if (!(e instanceof VerifyProbeError)) throw e;
+      if (!(e instanceof VerifyRunError)) throw e;
       io.err(errorLine(e.message));
       return e.exitCode;
     }

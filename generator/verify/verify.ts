@@ -19,7 +19,7 @@ import { ENV_PACKAGE, TORCH_PACKAGE } from "../catalog/packages.ts";
 import type { Probe, PromiseCheck } from "./compare.ts";
 import type { Variant } from "../matrix/schema.ts";
 import type { Catalog } from "../catalog/schema.ts";
-import type { HostInfo } from "../detect/read-host.ts";
+import type { HostInfo } from "../host/read-host.ts";
 import type { VariantSource } from "../matrix/variant-source.ts";
 
 export { VerifyInputError } from "./run-probe.ts";
@@ -80,9 +80,9 @@ export interface VerifyPlan {
   proof: ProofRead | null;
 }
 
-/** The probe could not give a result (torch does not import, the Python died): exit 1, with the message. */
-export class VerifyProbeError extends Error {
-  override name = "VerifyProbeError";
+/** verify could not judge anything: the probe gave no result, or torch does not import (exit 1, with the message). */
+export class VerifyRunError extends Error {
+  override name = "VerifyRunError";
   readonly exitCode = 1;
 }
 
@@ -117,7 +117,7 @@ export interface VerifyContext {
  * identity, the driver's cause when torch sees no GPU. Prints nothing.
  * @param source where the variants come from (default the matrix; tests hand in their own)
  * @throws VerifyInputError (exit 2) for an unknown NAME, a host or matrix that cannot be read, a Python that cannot be
- *   run; VerifyProbeError (exit 1) when the probe gives no result or torch does not import
+ *   run; VerifyRunError (exit 1) when the probe gives no result or torch does not import
  */
 export async function runVerify(plan: VerifyPlan, source?: VariantSource): Promise<VerifyReport> {
   const o = plan.options;
@@ -130,10 +130,10 @@ export async function runVerify(plan: VerifyPlan, source?: VariantSource): Promi
   const recordedSmi = o.nvidiaSmi !== undefined || o.cpuinfo !== undefined;
   const reading = hostOf(o, o.name === undefined || recordedSmi);
   // The comparison's modules load while the probe runs too (verifyProbe imports them again from the module cache).
-  const preloading = Promise.all([import("./compare.ts"), import("./catalog-facts.ts"), import("../matrix/compat.ts"), import("../matrix/suggest.ts")]);
+  const preloading = Promise.all([import("./compare.ts"), import("../catalog/lib/checker.ts"), import("../matrix/compat.ts"), import("../matrix/suggest.ts")]);
   for (const p of [reading, loading, preloading]) p.catch(() => {}); // awaited below, or not at all when the probe fails
   const { probe, label, proof } = await probing;
-  if (probe.torch && !probe.torch.ok) throw new VerifyProbeError(`torch cannot be imported in ${label}: ${probe.torch.error}`);
+  if (probe.torch && !probe.torch.ok) throw new VerifyRunError(`torch cannot be imported in ${label}: ${probe.torch.error}`);
   let host = await reading;
   const { catalog, variants } = await loading;
   const report = await verifyProbe(probe, label, { variants, catalog, host }, o.name);
@@ -153,7 +153,7 @@ interface Probed {
 /**
  * The probe verify checks: the recorded one, or one run in the plan's Python (a named environment's extras probed
  * too); with a usable proof, without --cuobjdump and the device code taken from the proof (else run again with it).
- * @throws VerifyInputError when the Python cannot be run; VerifyProbeError when it gives no result
+ * @throws VerifyInputError when the Python cannot be run; VerifyRunError when it gives no result
  */
 async function probeOf(plan: VerifyPlan, source: VariantSource | undefined): Promise<Probed> {
   if (plan.recorded) return { ...plan.recorded, proof: null };
@@ -162,7 +162,7 @@ async function probeOf(plan: VerifyPlan, source: VariantSource | undefined): Pro
   const extras = await extrasOf(o, source);
   const run = async (cuobjdump: boolean) => {
     const r = await runProbe(target, { gpu: o.gpu !== false, extras, cuobjdump });
-    if (!r.ok) throw r.exit === 2 ? new VerifyInputError(r.message) : new VerifyProbeError(r.message);
+    if (!r.ok) throw r.exit === 2 ? new VerifyInputError(r.message) : new VerifyRunError(r.message);
     return r.probe;
   };
   const label = (p: Probe) => `${target.label} (${p.python.executable})`;
@@ -198,7 +198,7 @@ async function extrasOf(o: VerifyOptions, source: VariantSource | undefined): Pr
   return (await s(o.matrix)).variants.find((v) => v.name === o.name)?.extras ?? [];
 }
 
-/** The `sources.nvidiaSmi` of a host read without running nvidia-smi (read-host.ts `gpus: false`). */
+/** The `sources.nvidiaSmi` of a host read without running nvidia-smi (host/read-host.ts `gpus: false`). */
 const NOT_READ = "not read";
 
 /**
@@ -206,7 +206,7 @@ const NOT_READ = "not read";
  * out (no GPUs, their source NOT_READ). @throws VerifyInputError for bad input
  */
 async function hostOf(o: VerifyOptions, gpus: boolean): Promise<HostInfo> {
-  const { HostFileError, HostInputError, MachineError, readHost } = await import("../detect/read-host.ts");
+  const { HostFileError, HostInputError, MachineError, readHost } = await import("../host/read-host.ts");
   try {
     return await readHost({ cpuinfo: o.cpuinfo, nvidiaSmi: o.nvidiaSmi, machine: o.machine, gpus });
   } catch (e) {
@@ -223,7 +223,7 @@ async function hostOf(o: VerifyOptions, gpus: boolean): Promise<HostInfo> {
 export async function verifyProbe(probe: Probe, label: string, ctx: VerifyContext, name: string | undefined): Promise<VerifyReport> {
   const [{ allHold, checkPromise, identify }, { catalogCheckerFacts }, { isaFit }, { shown }] = await Promise.all([
     import("./compare.ts"),
-    import("./catalog-facts.ts"),
+    import("../catalog/lib/checker.ts"),
     import("../matrix/compat.ts"),
     import("../matrix/suggest.ts"),
   ]);
@@ -281,7 +281,7 @@ async function addDriverCause(report: VerifyReport, probe: Probe, ctx: { variant
   const v = variants.find((x) => x.name === report.name);
   // Only when the probe asked torch for the GPU (not --no-gpu, not a probe recorded without it).
   if (!v || !host || !needsDriverCause(report, probe, variants, o) || host.gpus.length === 0) return;
-  const [{ checkedVariants, Probes }, { existsOn }, { machines }, { driverCause }, { allHold }] = await Promise.all([
+  const [{ checkedVariants, HostAnswers }, { existsOn }, { machines }, { driverCause }, { allHold }] = await Promise.all([
     import("../preflight/checks.ts"),
     import("../preflight/host-root.ts"),
     import("../catalog/index.ts"),
@@ -289,7 +289,7 @@ async function addDriverCause(report: VerifyReport, probe: Probe, ctx: { variant
     import("./compare.ts"),
   ]);
   const h = { root: o.hostRoot ?? "/", env: process.env };
-  const p = new Probes(h);
+  const p = new HostAnswers(h);
   const cause = driverCause(
     {
       cuda: v.cuda,

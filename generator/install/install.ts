@@ -32,17 +32,17 @@ import { ASK_NIX_TIMEOUT_S } from "../constants.ts";
 import { closurePackages, formatName, parseName } from "../matrix/naming.ts";
 import { ENV_PACKAGE, nixpkgsBrokenWarnings } from "../catalog/packages.ts";
 import { copyableCommand } from "../text.ts";
-import type { Backend, BackendChoice } from "./backend.ts";
-import type { BuildArgs } from "./build-options.ts";
+import type { Backend, BackendChoice } from "../driver/backend.ts";
+import type { BuildArgs } from "../driver/build-options.ts";
 import type { CheckResult, PreflightContext } from "../preflight/checks.ts";
 import type { FirstStart } from "../preflight/nixglhost-cache.ts";
 import type { Variant } from "../matrix/schema.ts";
 import type { Catalog } from "../catalog/schema.ts";
 import type { ChosenVariant } from "../detect/choose.ts";
-import type { EvaluationFailure } from "./eval-first.ts";
-import type { HostInfo } from "../detect/read-host.ts";
+import type { EvaluationFailure } from "../driver/eval-first.ts";
+import type { HostInfo } from "../host/read-host.ts";
 import type { InstallReady, LinkPlace } from "./install-target.ts";
-import { addGcRootArgv, buildAttrLinkArgv, type NixOptions } from "./store.ts";
+import { addGcRootArgv, buildAttrLinkArgv, type NixOptions } from "../driver/store.ts";
 
 /** Bad input for install, or a check to fix first (exit 2). */
 export class InstallInputError extends InputError {}
@@ -147,7 +147,7 @@ export interface InstallPlan {
    */
   ready: InstallReady | null;
   /**
-   * The variant's file did not evaluate in that probe, and the build driver would stop on it before building
+   * The variant's file did not evaluate when the store was asked, and the build driver would stop on it before building
    * (eval-first.ts evaluationGate): runInstall stops at once with the driver's verdict (EvaluationError), instead of
    * evaluating it a second time. Empty when it evaluated, or when the backend builds it anyway (flox).
    */
@@ -168,7 +168,7 @@ export async function planInstall(o: InstallOptions): Promise<InstallPlan> {
   const [{ loadVariants }, { chooseVariant, isRecordedHost }, { resolveBackend }, it] = await Promise.all([
     import("../matrix/variant-source.ts"),
     import("../detect/choose.ts"),
-    import("./backend.ts"),
+    import("../driver/backend.ts"),
     import("./install-target.ts"),
   ]);
   const project = await loadVariants(o.matrix);
@@ -196,7 +196,7 @@ export async function planInstall(o: InstallOptions): Promise<InstallPlan> {
   const stops = judged.checks.filter((r) => r.status === "fail" && (r.blocking || r.conf !== undefined));
   // Where the output is (one nix-instantiate and store queries): asked only when install would go on to build.
   // Every question to Nix before the build runs under one deadline (ask-nix.ts evalLimit): a Nix that hangs ends there.
-  const limit = (await import("./ask-nix.ts")).evalLimit(o.askNixTimeout);
+  const limit = (await import("../driver/ask-nix.ts")).evalLimit(o.askNixTimeout);
   const ready = o.dryRun || stops.length ? null : await it.prepareInstall(file, places, cacheOptions, project.caches ?? [], { ...limit, deadline: Date.now() + limit.seconds * 1000 });
   const evaluationStops = ready ? await stopsOnEvaluation(ready, { catalog: project.catalog, variant, file, backend, ownFiles: o.pkgsDir !== undefined }) : [];
   const envFile = env ? fileOf(env.name, env.file) : null;
@@ -248,10 +248,11 @@ function otherHostRefusal(o: InstallOptions, name: string): string {
 async function stopsOnEvaluation(ready: InstallReady, t: { catalog: Catalog; variant: Variant; file: string; backend: Backend; ownFiles: boolean }): Promise<EvaluationFailure[]> {
   const out = ready.output;
   if (out.state !== "unknown" || out.step !== "instantiate") return [];
-  const [ef, pre, { thisHost }] = await Promise.all([import("./eval-first.ts"), import("../preflight/checks.ts"), import("../preflight/host-root.ts")]);
-  const probe = { cached: false, by: null, outPath: null, drvPath: null, note: out.error };
-  const failures = ef.evaluationFailures(t.catalog, [t.variant], new Map([[t.variant.name, probe]]), new Map(), t.ownFiles);
-  return ef.evaluationGate(t.backend, pre.evaluatesPinnedNixpkgs([t.file]), () => new pre.Probes(thisHost()).nixVersion(), failures).stop;
+  const [ef, pre, { thisHost }] = await Promise.all([import("../driver/eval-first.ts"), import("../preflight/checks.ts"), import("../preflight/host-root.ts")]);
+  const answer = { cached: false, by: null, outPath: null, drvPath: null, note: out.error };
+  const failures = ef.evaluationFailures(t.catalog, [t.variant], new Map([[t.variant.name, answer]]), new Map(), t.ownFiles);
+  const nixVersion = () => new pre.HostAnswers(thisHost()).nixVersion();
+  return ef.evaluationGate(t.backend, pre.evaluatesPinnedNixpkgs([t.file]), nixVersion, failures).stop;
 }
 
 /** What hostChecks checks: the variant, the matrix's variants, the variant's file, the backend, the system, the caches. */
@@ -442,7 +443,7 @@ export async function runInstall(plan: InstallPlan, steps: InstallSteps): Promis
   const none = { built: false, outPath: null, firstStart: null, verify: null };
   if (plan.dryRun) return { ...none, stage: "dry-run", exitCode: await steps.build(plan.build) };
   if (plan.stops.length || !plan.ready) throw new InstallInputError(`${plan.stops.length} check(s) to fix before anything is built (variant-matrix doctor ${plan.variant.name})`);
-  if (plan.evaluationStops.length) throw new (await import("./eval-first.ts")).EvaluationError(plan.evaluationStops, 1, plan.options.width ?? 80);
+  if (plan.evaluationStops.length) throw new (await import("../driver/eval-first.ts")).EvaluationError(plan.evaluationStops, 1, plan.options.width ?? 80);
   const it = await import("./install-target.ts");
   const ready = plan.ready;
   // The build: none when the output is in the store or fetchable (DIR is linked at once); else through the build
@@ -534,7 +535,7 @@ function interruptedMessage(
  */
 async function linkInstalled(p: InstallPlan, resultDir: string | null, progress: InstallSteps["progress"]): Promise<{ outPath: string; hostDriver?: string }> {
   const { variant, dir, file, envFile, throughNixglhost, wrapped, link } = p;
-  const [{ addGcRoot, buildAttrLink }, it, { realpathSync }] = await Promise.all([import("./store.ts"), import("./install-target.ts"), import("node:fs")]);
+  const [{ addGcRoot, buildAttrLink }, it, { realpathSync }] = await Promise.all([import("../driver/store.ts"), import("./install-target.ts"), import("node:fs")]);
   // The output: known before the build, else the build's result link (the nix backend's in resultDir, flox's in the root).
   const result = path.join(resultDir ?? p.root, `result-${variant.name}`);
   const out = p.ready?.outPath ?? it.resultOutPath(path.dirname(result), variant.name);

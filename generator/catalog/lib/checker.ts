@@ -1,5 +1,5 @@
 /**
- * The checker's facts (facts.ts `CheckerFacts`) taken from the catalog: what `verify` judges with in TypeScript, and
+ * The checker's facts (checker-facts.ts `CheckerFacts`) taken from the catalog: what `verify` judges with in TypeScript, and
  * what `generate` writes to pkgs/verify-facts.json for the Nix checks (generator/generate/render/checker.ts), so both judge
  * with the same facts. Each field is copied by name: a catalog field the comparison does not read (most `source`
  * strings) never reaches the data, so editing it changes no check derivation.
@@ -10,11 +10,11 @@
  * bundled-library lines stay "not checked", docs/matrix.md), and `pinDefaultCapabilities` the default capabilities a
  * pin's own entry records (read at that revision), which judge its bundled libraries instead of the catalog's table.
  */
-import { ownDeviceCode } from "../catalog/device-code.ts";
-import { extraPromise } from "../catalog/extras.ts";
-import type { Catalog, DeviceTargets, OnTorchRelease } from "../catalog/schema.ts";
-import type { ReleaseBuildFacts, TargetsFacts } from "../matrix/cuda-build.ts";
-import { CHECKER_FACTS_FORMAT, type CheckerFacts } from "./facts.ts";
+import { ownDeviceCode } from "../device-code.ts";
+import { extraPromise } from "../extras.ts";
+import type { Catalog, DeviceTargets, OnTorchRelease } from "../schema.ts";
+import type { ReleaseBuildFacts, TargetsFacts } from "./cuda-build.ts";
+import { CHECKER_FACTS_FORMAT, type CheckerFacts } from "./checker-facts.ts";
 
 function targetsFacts(t: DeviceTargets): TargetsFacts {
   if (t.kind === "torchArchList")
