@@ -82,9 +82,9 @@ export async function judgeProofs(files: readonly { name: string; file: string }
   const paths = await proofPaths(files, nixOptions);
   const outs = [...paths.values()].flatMap((p) => ("out" in p ? [p.out] : []));
   const valid = await validStorePaths(outs, nixOptions);
-  return files.map(({ name, file }) => {
+  return files.map(({ name }) => {
     const p = paths.get(name)!;
-    if ("error" in p) return { name, state: "unproven", path: null, why: `its static check (${file} -A ${PROOF_ATTR}) does not evaluate: ${p.error}` };
+    if ("error" in p) return { name, state: "unproven", path: null, why: `its file gives no static check (-A ${PROOF_ATTR}): ${p.error}` };
     if (valid.has(p.out)) return { name, state: "proven", path: p.out };
     return { name, state: "unproven", path: p.out, why: `its static check has not passed here (${p.out} is not in the store: build it, or it failed)` };
   });
