@@ -1,5 +1,6 @@
 /**
- * A variant's proof, and how a binary cache says it has none (issue 66).
+ * A variant's proof, and how a binary cache says it has none (so that a teammate who installs from a cache reads what
+ * was checked, without a GPU).
  *
  * - The proof: the output of the variant's static check, `tests.static` of its own file (pkgs/checks.nix `static`,
  *   the attribute `build --verify` builds: targets.ts checkTargets), a store path holding `probe.json` (probe.py

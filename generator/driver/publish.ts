@@ -3,7 +3,7 @@
  * - a Nix binary cache: `nix copy --to URI` of each variant's built closure (driver/job.ts pushClosure, the one code
  *   path `build --copy-to` uses), every path of it signed with the team's key when one is named (`--secret-key-file`,
  *   the URI's `secret-key=`, or matrix.ts `caches` `secretKeyFile`), and each path's narinfo in the cache checked
- *   afterwards (publishToCache below). Only what is proven goes (issue 66): a variant whose static check's output is
+ *   afterwards (publishToCache below). Only what is proven goes: a variant whose static check's output is
  *   not valid in this store (driver/proof.ts judgeProofs) is refused unless `--allow-unproven`, which copies the
  *   variant with its unproven marker (proof.ts unprovenMarker) instead; a proven variant is copied with its proof (the
  *   check's output and its closure), signed and checked back like the rest;
