@@ -20,12 +20,12 @@ import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { catalog } from "../generator/catalog/index.ts";
-import { catalogCheckerFacts } from "../generator/verify/catalog-facts.ts";
+import { catalogCheckerFacts } from "../generator/catalog/lib/checker.ts";
 import { attribute, ownerOf, type LibDeviceCode } from "../generator/verify/origins.ts";
 import { checkPromise, identify, type Probe } from "../generator/verify/compare.ts";
 import { projectFromMatrix } from "../generator/matrix/project.ts";
 import defaultMatrix from "../matrix.ts";
-import type { CheckerFacts } from "../generator/verify/facts.ts";
+import type { CheckerFacts } from "../generator/catalog/lib/checker-facts.ts";
 import type { DeviceCodeOrigin } from "../generator/catalog/device-code.ts";
 
 const ROOT = resolve(import.meta.dirname, "..");

@@ -16,7 +16,7 @@ import * as z from "zod";
 import { distance } from "fastest-levenshtein";
 import { catalog, catalogAxes } from "../generator/catalog/index.ts";
 import { PACKAGES } from "../generator/catalog/packages.ts";
-import { explainName } from "../generator/explain.ts";
+import { explainName } from "../generator/matrix/explain.ts";
 import { expand } from "../generator/matrix/expand.ts";
 import { loadProject, validateMatrix } from "../generator/matrix/project.ts";
 import { nearestNames } from "../generator/matrix/suggest.ts";

@@ -22,7 +22,7 @@ import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:f
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
-import { lowerBound, makePlan } from "../generator/driver/plan.ts";
+import { lowerBound, makePlan } from "../generator/model/plan.ts";
 import type { BuildReport } from "../generator/driver/report.ts";
 
 const ROOT = resolve(import.meta.dirname, "..");

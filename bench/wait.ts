@@ -1,14 +1,14 @@
 /**
  * The modelled wait of the default pick on a 16-core, 128 GiB host, before and after the critical path gets the cores,
- * side by side in one run from the model's own figures (driver/plan.ts TORCH_BUILD_MODEL and the catalog's):
+ * side by side in one run from the model's own figures (model/plan.ts TORCH_BUILD_MODEL and the catalog's):
  *
  * - before: the fixed jobs rule (every build min(8, slots) cores, floor(slots / 8) builds at once): torch gets 8 of
  *   the 16 cores while nothing can build beside it;
- * - after: the driver's schedule (driver/concurrency.ts startBuilds): the free slots shared out as builds start, so
+ * - after: the driver's schedule (model/concurrency.ts startBuilds): the free slots shared out as builds start, so
  *   torch, ready alone, gets all 16, then torchaudio and torchvision 8 each.
  *
  * The pick is detect's for the recorded H100 host with driver 580 (tests/fixtures/hosts/h100-driver580, 16 CPUs)
- * given 128 GiB; the wait is driver/wait.ts variantWait, the one detect, install and `build --dry-run` print.
+ * given 128 GiB; the wait is model/wait.ts variantWait, the one detect, install and `build --dry-run` print.
  * Target: after ≤ 3h10m (torch alone at 16 cores is about 2h38m, then torchaudio 30 min and the environment 1 min).
  *
  * Run: `npx tsx bench/wait.ts`, or through bench/index.ts (`npm run bench`). No timing: the figures are the model's.
@@ -16,10 +16,10 @@
 import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { loadProject } from "../generator/matrix/project.ts";
-import { readHost } from "../generator/detect/read-host.ts";
+import { readHost } from "../generator/host/read-host.ts";
 import { recommend } from "../generator/detect/recommend.ts";
-import { capacityOf, hostCapacity, DEFAULT_CORES_PER_BUILD } from "../generator/driver/concurrency.ts";
-import { variantWait } from "../generator/driver/wait.ts";
+import { capacityOf, hostCapacity, DEFAULT_CORES_PER_BUILD } from "../generator/model/concurrency.ts";
+import { variantWait } from "../generator/model/wait.ts";
 import { formatDuration } from "../generator/driver/report.ts";
 
 const ROOT = resolve(import.meta.dirname, "..");

@@ -31,7 +31,7 @@ export const LOCAL_CATALOG_FILE = "local-catalog.json";
 
 /**
  * detect's `--prefer` (and install's, doctor's, fleet's pick): how fitting variants are ordered after native code.
- * "wait": the shortest modelled wait first (driver/wait.ts), the default; "newest": the newest CUDA first (the order
+ * "wait": the shortest modelled wait first (model/wait.ts), the default; "newest": the newest CUDA first (the order
  * before the wait was modelled). The default first.
  */
 export const PREFER_VALUES = ["wait", "newest"] as const;

@@ -3,7 +3,7 @@
 // generator/verify/check-main.ts
 import { readFileSync } from "node:fs";
 
-// generator/matrix/capability.ts
+// generator/catalog/lib/capability.ts
 function capabilityRunsOn(code, device) {
   const [cm, cn] = code.split(".").map(Number);
   const [dm, dn] = device.split(".").map(Number);
@@ -29,7 +29,7 @@ function majorMinor(version) {
   return version.split(".").slice(0, 2).join(".");
 }
 
-// generator/matrix/cuda-build.ts
+// generator/catalog/lib/cuda-build.ts
 function releaseIn(releases, version) {
   return releases.find((r) => r.version === version) ?? releases.find((r) => version.startsWith(`${r.version}.`));
 }
@@ -526,7 +526,7 @@ function checkOrigins(v, lib, d, facts, attributions) {
   return out;
 }
 
-// generator/verify/facts.ts
+// generator/catalog/lib/checker-facts.ts
 var CHECKER_FACTS_FORMAT = 2;
 var ARRAYS = ["packagesOnTorch", "torchArchLists", "bundledDeviceCode", "extraSass", "compilerHelperNames", "ownDeviceCode", "knownPins", "judgedExtras"];
 function parseCheckerFacts(text) {

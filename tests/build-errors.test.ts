@@ -194,7 +194,7 @@ test("a read-only logs directory: said as not writable (EROFS), not as a missing
 
 test("a bug of the build driver (its status sink throws) while a build runs: the build's process group is ended, the run still reports", async () => {
   const { runBuilds } = await import("../generator/driver/run.ts");
-  const { makePlan } = await import("../generator/driver/plan.ts");
+  const { makePlan } = await import("../generator/model/plan.ts");
   const c = ctx();
   // A stand-in `flox` (a real child process): `flox build NAME` writes its pid, then sleeps the seconds in NAME.sleep.
   const bin = join(c.dir, "bin");

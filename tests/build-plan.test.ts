@@ -5,8 +5,8 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { join, resolve } from "node:path";
-import { DEFAULT_ESTIMATE_S, TORCH_BUILD_MODEL, estimateBuild, lowerBound, makePlan, pickNext, PlanError, simulate, transitiveDependents, type NodeState } from "../generator/driver/plan.ts";
-import { capacityOf, jobsRule, startBuilds, type Capacity } from "../generator/driver/concurrency.ts";
+import { DEFAULT_ESTIMATE_S, TORCH_BUILD_MODEL, estimateBuild, lowerBound, makePlan, pickNext, PlanError, simulate, transitiveDependents, type NodeState } from "../generator/model/plan.ts";
+import { capacityOf, jobsRule, startBuilds, type Capacity } from "../generator/model/concurrency.ts";
 import { checkTargets, GPU_CHECK_FEATURE, selectTargets, SelectionError, targetsFromVariants } from "../generator/driver/targets.ts";
 import { readFileSync } from "node:fs";
 import { projectFromMatrix } from "../generator/matrix/project.ts";
@@ -193,7 +193,7 @@ test("dry-run rows (pure): plan order, exact commands, cached nodes, cross-syste
 test("estimates: a named environment has torch-env's default; a package no table knows is unknown with its reason, never NaN", async () => {
   const { dryRunRows } = await import("../generator/driver/dry-run.ts");
   const { dryRunText } = await import("../generator/driver/dry-run-text.ts");
-  const { defaultBuildSeconds } = await import("../generator/driver/plan.ts");
+  const { defaultBuildSeconds } = await import("../generator/model/plan.ts");
   assert.is(defaultBuildSeconds("llm-env")!.seconds, DEFAULT_ESTIMATE_S["torch-env"]);
   assert.match(defaultBuildSeconds("llm-env")!.source, /named environment is built like torch-env/);
   assert.is(defaultBuildSeconds("constructor"), null, "no figure from Object.prototype");
@@ -236,7 +236,7 @@ test("estimates: a named environment has torch-env's default; a package no table
 test("the wait: dependency builds the cache cannot serve come before torch, and the headline is the sum of its critical chain", async () => {
   const [{ default: matrix }, { modelCacheMisses }, { dryRunRows }, { dryRunText }] = await Promise.all([
     import("../matrix.ts"),
-    import("../generator/driver/cache-model.ts"),
+    import("../generator/model/cache-model.ts"),
     import("../generator/driver/dry-run.ts"),
     import("../generator/driver/dry-run-text.ts"),
   ]);

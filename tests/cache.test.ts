@@ -12,7 +12,7 @@ import { cpSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { catalog } from "../generator/catalog/index.ts";
 import { CUDA_CACHE, REBUILD_SECONDS } from "../generator/catalog/binary-cache.ts";
-import { modelCacheMisses } from "../generator/driver/cache-model.ts";
+import { modelCacheMisses } from "../generator/model/cache-model.ts";
 import { parseDryRun, storeName } from "../generator/driver/store.ts";
 import { nixpkgsInstanceKey } from "../generator/matrix/expand.ts";
 import { projectFromMatrix } from "../generator/matrix/project.ts";

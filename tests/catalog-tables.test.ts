@@ -12,7 +12,7 @@ import { tempDir } from "./helpers/cli.ts";
 import { catalog, machines } from "../generator/catalog/index.ts";
 import { withLocalCatalog } from "../generator/catalog/local.ts";
 import { PACKAGES, DEFAULT_PACKAGES, ENV_PACKAGE, TORCH_PACKAGE } from "../generator/catalog/packages.ts";
-import { catalogCheckerFacts } from "../generator/verify/catalog-facts.ts";
+import { catalogCheckerFacts } from "../generator/catalog/lib/checker.ts";
 import { projectFromMatrix } from "../generator/matrix/project.ts";
 import type { Catalog, MachineFacts, NixpkgsPin } from "../generator/catalog/schema.ts";
 
@@ -109,10 +109,10 @@ const START_UP_EXCEPTIONS: Record<string, { names: string[]; why: string }> = {
     why: "loaded at start-up through commands/verify.ts until verify's work moved to commands/verify-main.ts (loaded by its handler); kept until it reads the Catalog value",
   },
   "generator/preflight/driver-route.ts": { names: ["DRIVER_ROUTES", "NIXOS_DRIVER_LIB"], why: "explain's host driver route, which explain reads without zod or the catalog (bench/startup.ts); kept until it reads the Catalog value" },
-  "generator/driver/concurrency.ts": { names: ["GIB_PER_COMPILE_JOB"], why: "build's --jobs default, loaded at start-up by commands/build.ts" },
+  "generator/model/concurrency.ts": { names: ["GIB_PER_COMPILE_JOB"], why: "build's --jobs default, loaded at start-up by commands/build.ts" },
   "generator/commands/build.ts": { names: ["GIB_PER_COMPILE_JOB"], why: "build --help's --jobs text" },
   "generator/verify/driver.ts": { names: ["NIXOS_DRIVER_LIB"], why: "loaded at start-up through commands/verify.ts until verify-main.ts; kept until it reads the Catalog value" },
-  "generator/driver/plan.ts": { names: ["packagesOnTorch"], why: "detect/rules.ts → driver/wait.ts loaded it at start-up until detect's and verify's work moved to NAME-main.ts (build estimates); kept until it reads the Catalog value" },
+  "generator/model/plan.ts": { names: ["packagesOnTorch"], why: "detect/rules.ts → model/wait.ts loaded it at start-up until detect's and verify's work moved to NAME-main.ts (build estimates); kept until it reads the Catalog value" },
   "generator/commands/pin.ts": { names: ["PUBLIC_CUDA_CACHES"], why: "pin cache --help's --substituter default, a command module loaded at start-up" },
   "generator/driver/eval-first.ts": { names: ["NIX_MIN"], why: "build of files already generated does not parse the catalog" },
 };

@@ -23,7 +23,7 @@ import {
   checksWorkflow,
   planJobs,
   runnerLabel,
-} from "../generator/ci.ts";
+} from "../generator/generate/ci.ts";
 import { catalog } from "../generator/catalog/index.ts";
 import { GITHUB_HOSTED_RUNNERS, GITHUB_LIMITS, GITHUB_MATRIX_LIMIT } from "../generator/catalog/ci-runners.ts";
 import { compareVersions } from "../generator/versions.ts";

@@ -8,7 +8,7 @@ import { spawnSync } from "node:child_process";
 import { cpSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { cudaBuildOf, onTorch, ownListSass, packagesOnTorch } from "../generator/catalog/packages.ts";
-import { coresForPackage, jobsRule } from "../generator/driver/concurrency.ts";
+import { coresForPackage, jobsRule } from "../generator/model/concurrency.ts";
 import { projectFromMatrix } from "../generator/matrix/project.ts";
 import { buildCmd } from "../generator/driver/backend.ts";
 import { checkPromise, type Probe } from "../generator/verify/compare.ts";
@@ -18,7 +18,7 @@ import { ROOT, tempDir, writeMatrix } from "./helpers/cli.ts";
 import { runMain } from "./helpers/main.ts";
 import { EXTENSION_LIBS, modelLibraries, NAMES, STAND_IN_CUOBJDUMP_DIR, writeStandInEnv } from "./helpers/device-model.ts";
 import { STAND_IN_BUILDER_FEATURES, STAND_IN_NIXPKGS, currentSystem, nixEvalJson, nixPath, runNix } from "./helpers/nix.ts";
-import { catalogCheckerFacts } from "../generator/verify/catalog-facts.ts";
+import { catalogCheckerFacts } from "../generator/catalog/lib/checker.ts";
 import { catalog } from "../generator/catalog/index.ts";
 
 /** The catalog's facts, as `verify` and pkgs/verify-facts.json give them to the comparison. */

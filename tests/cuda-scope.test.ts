@@ -12,7 +12,7 @@ import { cudaScopeFor, nixpkgsInstanceKey } from "../generator/matrix/expand.ts"
 import { projectFromMatrix } from "../generator/matrix/project.ts";
 import defaultMatrix from "../matrix.ts";
 import { buildCost, fit } from "../generator/fleet/cost.ts";
-import { DEFAULT_CUDA_CLOSURE_SECONDS } from "../generator/driver/plan.ts";
+import { DEFAULT_CUDA_CLOSURE_SECONDS } from "../generator/model/plan.ts";
 import { widestMatrix } from "./helpers/matrices.ts";
 import { runCli } from "./helpers/cli.ts";
 import { importVariant, nixEvalJson, standInNixpkgs } from "./helpers/nix.ts";
@@ -84,7 +84,7 @@ test("instances and cost: fewer nixpkgs instances under the torch scope; one CUD
   assert.is(c90.cudaClosures, 0);
   assert.is(c90.sharedCudaSets, 1);
   // Each modelled extra build is added once: Thor's CUDA closure (and triton with it); SM90 on CUDA 13.0 at a pin whose
-  // default set is 12.9: the libraries torch links from that set (NCCL, NVSHMEM, MAGMA) and triton (driver/cache-model.ts).
+  // default set is 12.9: the libraries torch links from that set (NCCL, NVSHMEM, MAGMA) and triton (model/cache-model.ts).
   const extra = (c: typeof c110) => c.rebuilt.reduce((a, b) => a + b.seconds!, 0) / 3600;
   assert.equal(c110.rebuilt.map((b) => b.what).sort(), ["cuda-closure", "triton"]);
   assert.equal(c90.rebuilt.map((b) => b.what).sort(), ["magma", "nccl", "nvshmem", "triton"]);

@@ -25,10 +25,10 @@ import {
   parseNvidiaSmi,
   readHost,
   type HostInfo,
-} from "../generator/detect/read-host.ts";
+} from "../generator/host/read-host.ts";
 import { recommend, type Recommendation } from "../generator/detect/recommend.ts";
-import { hostCapacity } from "../generator/driver/concurrency.ts";
-import { variantWait } from "../generator/driver/wait.ts";
+import { hostCapacity } from "../generator/model/concurrency.ts";
+import { variantWait } from "../generator/model/wait.ts";
 import { capabilitiesRunOn, cudaForDriver } from "../generator/matrix/compat.ts";
 import { runDetect } from "../generator/commands/detect-main.ts";
 import type { VariantSource } from "../generator/matrix/variant-source.ts";

@@ -16,7 +16,7 @@ import { runMain } from "./helpers/main.ts";
 import { widestMatrix } from "./helpers/matrices.ts";
 import defaultMatrix from "../matrix.ts";
 import { modelLibraries, NAMES, PYTHON3, STAND_IN_CUOBJDUMP_DIR, writeModel, writeStandInEnv, type ModelLibs } from "./helpers/device-model.ts";
-import { catalogCheckerFacts } from "../generator/verify/catalog-facts.ts";
+import { catalogCheckerFacts } from "../generator/catalog/lib/checker.ts";
 import { catalog } from "../generator/catalog/index.ts";
 
 /** The catalog's facts, as `verify` and pkgs/verify-facts.json give them to the comparison. */

@@ -37,7 +37,7 @@ import {
   standInCheckout,
   standInNixpkgs,
 } from "./helpers/nix.ts";
-import { catalogCheckerFacts } from "../generator/verify/catalog-facts.ts";
+import { catalogCheckerFacts } from "../generator/catalog/lib/checker.ts";
 
 /** The catalog's facts, as `verify` and pkgs/verify-facts.json give them to the comparison. */
 const FACTS = catalogCheckerFacts(catalog);

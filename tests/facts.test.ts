@@ -18,7 +18,7 @@ import { cudaScopeFor, nixpkgsInstanceKey, serveGpu } from "../generator/matrix/
 import { projectFromMatrix } from "../generator/matrix/project.ts";
 import type { MatrixInput } from "../generator/matrix/schema.ts";
 import { CUDA_CACHE, cudaCacheSubstituter, cudaCachesFor, substituterLines } from "../generator/catalog/binary-cache.ts";
-import { modelCacheMisses } from "../generator/driver/cache-model.ts";
+import { modelCacheMisses } from "../generator/model/cache-model.ts";
 import { torchNewerThanCatalog } from "../generator/pin/facts.ts";
 
 test("Nix 2.18: lib/minver.nix said 2.3.17 before NixOS/nixpkgs#428076 (August 2025); every pin is later, by its torch", () => {

@@ -1,5 +1,5 @@
 /**
- * fleet's cost model without recorded builds uses the build plan's own estimate (driver/plan.ts estimateBuild), not a
+ * fleet's cost model without recorded builds uses the build plan's own estimate (model/plan.ts estimateBuild), not a
  * flat figure per package (issue 55): a CPU-only torch costs what `build --dry-run` says (the model's CPU figure), a
  * CUDA torch the model's one-capability figure, any other package the catalog's; fleet's text names the model.
  */
@@ -7,7 +7,7 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { join } from "node:path";
 import { fit, predict } from "../generator/fleet/cost.ts";
-import { DEFAULT_BUILD_SECONDS, estimateBuild, TORCH_BUILD_MODEL } from "../generator/driver/plan.ts";
+import { DEFAULT_BUILD_SECONDS, estimateBuild, TORCH_BUILD_MODEL } from "../generator/model/plan.ts";
 import { HOSTS } from "./helpers/host-model.ts";
 import { runMain } from "./helpers/main.ts";
 

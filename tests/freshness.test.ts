@@ -17,7 +17,7 @@ import { loadProject } from "../generator/matrix/project.ts";
 import { renderAll } from "../generator/generate/render/index.ts";
 // @ts-expect-error: plain JavaScript module without types (it runs before anything is compiled)
 import { sourcesHash } from "../bin/build-dist.mjs";
-import { GENERATED_MARK } from "../generator/generate/render/literals.ts";
+import { GENERATED_MARK } from "../generator/nix-literals.ts";
 
 const PIN = { torch: "2.12.0", nixpkgs: "2c423e03bbafcff28bfadc6781a4a8257f205cb5" };
 const BODY = { releases: [PIN], python: ["3.13"], cuda: ["12.8"], gpus: ["90"], isas: ["avx512"], cpuOnly: false, policy: { cudaCapabilitiesScope: "torch" } };

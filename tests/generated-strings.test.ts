@@ -1,6 +1,6 @@
 /**
  * Strings from the user (paths, file names, option values) in the code and data the CLI generates
- * (generator/generate/render/literals.ts nixString and commentText, smol-toml, generator/ci.ts hydraSpec): a `${…}` in a path
+ * (generator/nix-literals.ts nixString and commentText, smol-toml, generator/generate/ci.ts hydraSpec): a `${…}` in a path
  * is not evaluated by the real nix-instantiate or nix-build, a newline in an organisation is refused and one in a
  * host's file name stays inside its comment (the TOML still parses to the same keys, the matrix still compiles), and
  * a branch that is not a git branch name never becomes Hydra input fields.
@@ -13,7 +13,7 @@ import { join } from "node:path";
 import { parse as parseToml } from "smol-toml";
 import type { BuildReport } from "../generator/driver/report.ts";
 import { checkNixFeatures } from "../generator/pin/nix.ts";
-import { branchNameProblem } from "../generator/ci.ts";
+import { branchNameProblem } from "../generator/generate/ci.ts";
 import { ROOT, tempDir } from "./helpers/cli.ts";
 import { runMain } from "./helpers/main.ts";
 import { BUILD_MATRIX, newSalt, runDriver } from "./helpers/driver.ts";

@@ -1,5 +1,5 @@
 /**
- * install never fails late and leaves one GC root (generator/driver/install-target.ts), with the real nix-build,
+ * install never fails late and leaves one GC root (generator/install/install-target.ts), with the real nix-build,
  * offline, on the stand-in environment of tests/helpers/install-stand-in.ts:
  * - a variant already in the store is linked at once into a new --dir: no build, no run of the build driver;
  * - the only GC roots of the output are the DIRs install made (no `result-NAME` beside DIR): deleting DIR uninstalls;

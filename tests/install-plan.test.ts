@@ -1,5 +1,5 @@
 /**
- * install as a library call (generator/driver/install.ts): planInstall returns the plan as data, and runInstall runs
+ * install as a library call (generator/install/install.ts): planInstall returns the plan as data, and runInstall runs
  * it through the steps it is handed. Called directly here, in this process, no CLI:
  * - a dry-run plan for a recorded DGX Spark holds the recording's facts (system, CPUs, GPU and driver, each with its
  *   file), the route that host takes (nixglhost: DIR is the environment's withHostDriver output), the commands it
@@ -19,10 +19,10 @@ import { ROOT, tempDir } from "./helpers/cli.ts";
 import { HOSTS, makeHost } from "./helpers/host-model.ts";
 import { runMain } from "./helpers/main.ts";
 import type { BuildArgs } from "../generator/driver/build-options.ts";
-import type { InstallSteps, VerifyRequest } from "../generator/driver/install.ts";
+import type { InstallSteps, VerifyRequest } from "../generator/install/install.ts";
 
 /** The library, as the commands load it (one copy of errors.ts: see tests/helpers/main.ts). */
-const lib = () => import("../generator/driver/install.ts");
+const lib = () => import("../generator/install/install.ts");
 
 const SPARK = { cpuinfo: join(HOSTS, "dgx-spark/cpuinfo"), nvidiaSmi: join(HOSTS, "dgx-spark/nvidia-smi.txt") };
 /** The recorded Spark's logical CPUs: its cpuinfo's processor blocks (10 Cortex-X925 + 10 Cortex-A725). */

@@ -1,5 +1,6 @@
 // One command layer. Only generator/cli.ts and generator/commands/ import yargs; libraries never import a
-// command; no import cycles among generator/ modules (static and dynamic imports). And words a reader can follow:
+// command; no import cycles among generator/ modules (static and dynamic imports); every import runs down the layers
+// and no two folders import each other. And words a reader can follow:
 // no comment points at a tracker this repository does not hold ("issue 34"), and every generator/… or pkgs/… path a
 // generator/ comment names exists.
 import { test } from "uvu";
@@ -37,7 +38,7 @@ test("only cli.ts and commands/ import yargs, and no library imports a command",
 /**
  * The places in TypeScript `text` that touch the process's output or exit: `console.…`, `process.stdout`,
  * `process.stderr`, `process.exit` and `process.exitCode`, read from the syntax tree (so a comment, or a string that
- * holds code for another program, such as the CI workflow's `node -e` script in generator/ci.ts, is not one), as
+ * holds code for another program, such as the CI workflow's `node -e` script in generator/generate/ci.ts, is not one), as
  * "line: text".
  */
 function processOutputUses(file: string, text: string): string[] {
@@ -95,6 +96,62 @@ test("no import cycles under generator/", () => {
   };
   for (const f of all) visit(f, []);
   assert.equal(cycles, []);
+});
+
+/**
+ * The layers of generator/, top to bottom (ARCHITECTURE.md's layout lists them in this order): a module imports only
+ * from its own folder, a folder of its own layer or one below; "" is generator/'s own files (cli.ts aside, which sits
+ * above every command).
+ */
+const LAYERS: readonly (readonly string[])[] = [
+  ["cli.ts"],
+  ["commands"],
+  ["install", "fleet", "pin"],
+  ["detect", "verify", "driver"],
+  ["preflight", "generate"],
+  ["model"],
+  ["matrix", "host"],
+  ["catalog"],
+  [""],
+];
+/** The folder (first path part under generator/) of `f`, "cli.ts" for the entry, "" for generator/'s other files. */
+const folderOf = (f: string) => {
+  const r = rel(f);
+  return r.includes("/") ? r.slice(0, r.indexOf("/")) : r === "cli.ts" ? "cli.ts" : "";
+};
+const layerOf = (folder: string) => LAYERS.findIndex((l) => l.includes(folder));
+
+/** The imports of `graph` (file → its imports) that run from a folder into one of a higher layer, or of no layer. */
+function upwardImports(graph: ReadonlyMap<string, readonly string[]>): string[] {
+  return [...graph].flatMap(([f, imports]) =>
+    imports
+      .filter((i) => layerOf(folderOf(i)) < 0 || layerOf(folderOf(f)) < 0 || layerOf(folderOf(i)) < layerOf(folderOf(f)))
+      .map((i) => `${rel(f)} -> ${rel(i)}`),
+  );
+}
+
+/** Circles between folders of `graph`: folder pairs each importing the other (directly or through others). */
+function folderCircles(graph: ReadonlyMap<string, readonly string[]>): string[] {
+  const edges = new Map<string, Set<string>>();
+  for (const [f, imports] of graph)
+    for (const i of imports) if (folderOf(i) !== folderOf(f)) edges.set(folderOf(f), (edges.get(folderOf(f)) ?? new Set()).add(folderOf(i)));
+  const reaches = (from: string, to: string, seen = new Set<string>()): boolean =>
+    [...(edges.get(from) ?? [])].some((n) => n === to || (!seen.has(n) && (seen.add(n), reaches(n, to, seen))));
+  return [...edges].flatMap(([a, bs]) => [...bs].filter((b) => a < b && reaches(b, a)).map((b) => `${a || "generator/"} <-> ${b || "generator/"}`));
+}
+
+test("every import runs down the layers (commands → install/fleet/pin → detect/verify/driver → preflight/generate → model → matrix/host → catalog → generator/'s helpers), and no two folders import each other", () => {
+  const graph = new Map(all.map((f) => [f, importsOf(f).filter((i) => all.includes(i))]));
+  const unplaced = [...new Set(all.map(folderOf))].filter((d) => layerOf(d) < 0);
+  assert.equal(unplaced, [], "folders of generator/ in no layer");
+  assert.equal(upwardImports(graph), []);
+  assert.equal(folderCircles(graph), []);
+  // The rules catch what they are for: an upward import, and two folders of one layer importing each other.
+  const f = (p: string) => join(GEN, p);
+  assert.equal(upwardImports(new Map([[f("catalog/packages.ts"), [f("matrix/naming.ts")]], [f("model/plan.ts"), [f("catalog/packages.ts")]]])), [
+    "catalog/packages.ts -> matrix/naming.ts",
+  ]);
+  assert.equal(folderCircles(new Map([[f("driver/run.ts"), [f("detect/choose.ts")]], [f("detect/choose.ts"), [f("driver/report.ts")]]])), ["detect <-> driver"]);
 });
 
 /** Every text file under `dir` (sources, Nix, templates, generated files), as absolute paths. */

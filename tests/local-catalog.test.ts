@@ -14,7 +14,7 @@ import { onTorch, releaseOf } from "../generator/catalog/packages.ts";
 import { extraPromise } from "../generator/catalog/extras.ts";
 import { archEntryAccepted } from "../generator/catalog/torch-arch-list.ts";
 import { closeCatalogExtras } from "../generator/matrix/extra-hints.ts";
-import { catalogCheckerFacts } from "../generator/verify/catalog-facts.ts";
+import { catalogCheckerFacts } from "../generator/catalog/lib/checker.ts";
 import { tempDir, writeMatrix } from "./helpers/cli.ts";
 import { runMain } from "./helpers/main.ts";
 

@@ -1,7 +1,7 @@
 /**
  * One wait for one pick (issue: "One wait, every core on the critical path"): detect, `install --dry-run` and
  * `build --dry-run` print the same figure for the same pick on the same host, from the one schedule the build driver
- * runs (driver/concurrency.ts startBuilds); the driver starts each build with the `--cores` that schedule modelled;
+ * runs (model/concurrency.ts startBuilds); the driver starts each build with the `--cores` that schedule modelled;
  * earlier builds far shorter than the model's floor (a test's stand-ins) are no history, for build and fleet alike.
  */
 import { test } from "uvu";
@@ -10,8 +10,8 @@ import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileS
 import { join } from "node:path";
 import { runMain } from "./helpers/main.ts";
 import { ROOT, tempDir } from "./helpers/cli.ts";
-import { capacityOf, startBuilds } from "../generator/driver/concurrency.ts";
-import { historyFloor, makePlan, simulate, TORCH_BUILD_MODEL } from "../generator/driver/plan.ts";
+import { capacityOf, startBuilds } from "../generator/model/concurrency.ts";
+import { historyFloor, makePlan, simulate, TORCH_BUILD_MODEL } from "../generator/model/plan.ts";
 import { durationsFromReports } from "../generator/driver/report.ts";
 import { readSamples } from "../generator/fleet/cost.ts";
 

@@ -1,6 +1,6 @@
 /**
  * Publish only what is proven, with its proof; install reads the proof it fetched (issue 66; driver/proof.ts,
- * driver/publish.ts, driver/install.ts), with the real Nix 2.8 and the real /nix/store:
+ * driver/publish.ts, install/install.ts), with the real Nix 2.8 and the real /nix/store:
  *
  * - the unproven marker's store path, computed without Nix (proof.ts textStorePath), is the one Nix gives
  *   `builtins.toFile` of the same name and text, and the one publish makes;

@@ -14,7 +14,7 @@ import { archEntryAccepted } from "../generator/catalog/torch-arch-list.ts";
 import { catalog } from "../generator/catalog/index.ts";
 import { ROOT, tempDir, writeMatrix } from "./helpers/cli.ts";
 import { runMain } from "./helpers/main.ts";
-import { catalogCheckerFacts } from "../generator/verify/catalog-facts.ts";
+import { catalogCheckerFacts } from "../generator/catalog/lib/checker.ts";
 
 /** The catalog's facts, as `verify` and pkgs/verify-facts.json give them to the comparison. */
 const FACTS = catalogCheckerFacts(catalog);

@@ -9,12 +9,12 @@ import { join } from "node:path";
 import { cudaBuildOf, nixpkgsBrokenWarnings, onTorch } from "../generator/catalog/packages.ts";
 import { closurePackages } from "../generator/matrix/naming.ts";
 import { catalog } from "../generator/catalog/index.ts";
-import { coresForPackage, jobsRule } from "../generator/driver/concurrency.ts";
-import { modelCacheMisses } from "../generator/driver/cache-model.ts";
-import { variantWait, type Wait } from "../generator/driver/wait.ts";
-import { capacityOf } from "../generator/driver/concurrency.ts";
+import { coresForPackage, jobsRule } from "../generator/model/concurrency.ts";
+import { modelCacheMisses } from "../generator/model/cache-model.ts";
+import { variantWait, type Wait } from "../generator/model/wait.ts";
+import { capacityOf } from "../generator/model/concurrency.ts";
 import { waitWords } from "../generator/detect/rules.ts";
-import { makePlan } from "../generator/driver/plan.ts";
+import { makePlan } from "../generator/model/plan.ts";
 import { projectFromMatrix } from "../generator/matrix/project.ts";
 import { compareVersions } from "../generator/versions.ts";
 import type { MatrixInput, Variant } from "../generator/matrix/schema.ts";
@@ -149,7 +149,7 @@ test("the build plan: vLLM's estimate is hours, its builds get one core per 6 Gi
   // On a 16 GiB builder: 2 jobs at most, as a third party's 15 GB builder (importing graham33's overlay) was set.
   const small = { cpus: 8, memBytes: 16 * 2 ** 30 };
   assert.is(coresForPackage(jobsRule(small), small, 6).cores, Math.max(1, Math.floor(16 / jobsRule(small).jobs / 6)));
-  // The plan (driver/plan.ts) estimates the vLLM node with the catalog's hours, on top of its torch.
+  // The plan (model/plan.ts) estimates the vLLM node with the catalog's hours, on top of its torch.
   const v = project.variants.find((x) => x.name === "vllm-python313-cuda13_0-sm121-armv9")!;
   const t = project.variants.find((x) => x.name === v.dependsOn[0])!;
   const plan = makePlan([t, v]);

@@ -4,7 +4,7 @@ import * as assert from "uvu/assert";
 import { catalog } from "../generator/catalog/index.ts";
 import { projectFromMatrix } from "../generator/matrix/project.ts";
 import { renderAll } from "../generator/generate/render/index.ts";
-import { explainName } from "../generator/explain.ts";
+import { explainName } from "../generator/matrix/explain.ts";
 import type { MatrixInput } from "../generator/matrix/schema.ts";
 
 // The catalog has no tarball hash for PIN28/PIN29: matrix.ts must give one. These tests never fetch it.

@@ -1,7 +1,7 @@
 /**
  * What the CUDA binary cache holds, as data: which derivations of a variant's closure a user can substitute and
  * which their machine builds. `build --dry-run` (without `--probe-store`), `fleet`'s cost and `explain` use it
- * (generator/driver/cache-model.ts); `build --dry-run --probe-store` asks Nix itself instead, and stays the authority.
+ * (generator/model/cache-model.ts); `build --dry-run --probe-store` asks Nix itself instead, and stays the authority.
  *
  * nixpkgs' unfree CUDA packages are not built by cache.nixos.org; cache.nixos-cuda.org serves the store of the
  * NixOS-CUDA Hydra (nixos-cuda/infra c2b55a1 hosts/hydra/cache.nix: harmonia over the Hydra host's /nix/store, GC
@@ -71,7 +71,7 @@ export const REBUILD_SECONDS: Catalog["rebuildSeconds"] = {
     seconds: 2 * 3600,
     source:
       "estimate: NixOS/nixpkgs#555389 gives 'several hours even with high parallelism' for torch's CUDA closure (magma, " +
-      "gdrcopy, nccl, …; 3 h taken, driver/plan.ts DEFAULT_CUDA_CLOSURE_SECONDS), of which magma, compiled for every " +
+      "gdrcopy, nccl, …; 3 h taken, model/plan.ts DEFAULT_CUDA_CLOSURE_SECONDS), of which magma, compiled for every " +
       "default capability and needing '50GB+ RAM' (NixOS/nixpkgs#393035), is the largest: 2 h of the 3 h",
   },
   nccl: {
@@ -166,7 +166,7 @@ export function cachesToOffer(cat: Pick<Catalog, "publicCudaCaches">, systems: I
 
 /**
  * The NixOS-CUDA binary cache the cache model counts on, and its signing key: the "builds" entry of `cat`'s public
- * caches (generator/ci.ts writes it into the workflows). Some other repositories write invented
+ * caches (generator/generate/ci.ts writes it into the workflows). Some other repositories write invented
  * `cache.nixos-cuda.org-1:` keys: the key's name has no `-1`.
  * @throws Error when the catalog has no cache that "builds" (the schema allows it; the built-in catalog has one)
  */

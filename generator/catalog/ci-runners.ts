@@ -1,5 +1,5 @@
 /**
- * GitHub Actions' runners and limits as data with their sources: what the workflows of generator/ci.ts are written
+ * GitHub Actions' runners and limits as data with their sources: what the workflows of generator/generate/ci.ts are written
  * for (the jobs one matrix may generate, how long a job may run, the standard hosted runners and the CPU features
  * every machine behind their labels has, the labels of self-hosted runners).
  */

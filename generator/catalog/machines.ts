@@ -2,7 +2,7 @@
  * Facts about the machines and tools the project runs on, as data with their sources: what the preflight checks
  * compare a host against (generator/preflight/checks.ts reads them; docs/gpu-driver.md explains them), the oldest flox
  * the generated files need (render/index.ts writes it into them), and the memory one CUDA compile process takes (the
- * build driver's `--jobs` default, driver/concurrency.ts). With ci-runners.ts they make the catalog's second value,
+ * build driver's `--jobs` default, model/concurrency.ts). With ci-runners.ts they make the catalog's second value,
  * `machines` (catalog/index.ts, MachineFactsSchema); the public CUDA caches are in the catalog itself
  * (catalog/binary-cache.ts). Readers on the CLI's start-up path import this file directly (no zod at start-up:
  * tests/catalog-tables.test.ts lists them and why).

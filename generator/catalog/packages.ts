@@ -30,12 +30,12 @@
 // constants.ts, the schema and the catalog read this file, so it imports none of them (only versions.ts and
 // cuda-build.ts, which import no catalog file).
 import { compareVersions, majorMinor } from "../versions.ts";
-import { cudaBuildIn, releaseIn, type CudaBuildAsk, type PackageCudaBuild } from "../matrix/cuda-build.ts";
+import { cudaBuildIn, releaseIn, type CudaBuildAsk, type PackageCudaBuild } from "./lib/cuda-build.ts";
 import type { ArchListEra, Catalog, DeviceTargets, OnTorchRelease, PackageOnTorch } from "./schema.ts";
 
 export type { DeviceTargets, OnTorchRelease, PackageOnTorch } from "./schema.ts";
 
-export type { PackageCudaBuild } from "../matrix/cuda-build.ts";
+export type { PackageCudaBuild } from "./lib/cuda-build.ts";
 
 /** The name of the environment variant's package part: `torch-env-python313-cuda12_8-sm121-armv9`. */
 export const ENV_PACKAGE = "torch-env";
@@ -713,7 +713,7 @@ export function ownListSass(t: Extract<DeviceTargets, { kind: "ownList" }>, valu
  * `targets` (see DeviceTargets), or the reason no build of this release can serve them (a capability no token serves,
  * a CUDA the release refuses, code that fails on the capability, a TORCH_CUDA_ARCH_LIST entry the variant's torch
  * refuses with none to serve it; without `torchVersion` its cpp_extension's accepted entries are not checked). The
- * rule is generator/matrix/cuda-build.ts `cudaBuildIn` (shared with the Nix checks' bundle), with the catalog's
+ * rule is generator/catalog/lib/cuda-build.ts `cudaBuildIn` (shared with the Nix checks' bundle), with the catalog's
  * torch-arch lists (`cat.torchArchLists`).
  * @returns a PackageCudaBuild, or { reason } (a sentence naming the release, the capability or CUDA, and the source).
  */

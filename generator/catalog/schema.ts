@@ -251,7 +251,7 @@ export const NixpkgsPinSchema = z.object({
   nixpkgsDefaultCapabilities: z.record(version2, z.array(capability)).nullable().default(null),
   /**
    * Whether the catalog read which bundled libraries (catalog/device-code.ts `linkedAt`) torch links statically at this
-   * revision: the checker judges the bundled-library lines of a variant of this pin only when it did (verify/facts.ts
+   * revision: the checker judges the bundled-library lines of a variant of this pin only when it did (catalog/lib/checker-facts.ts
    * `knownPins`). Absent: false (a pin `pin add` wrote: the lines stay "not checked").
    */
   bundledLinksKnown: z.boolean().default(false),
@@ -280,7 +280,7 @@ const PtxLocationSchema = z.object({ where: z.enum(["image", "relocatable"]), so
  *   capabilities, no PTX. `extraSass` adds what the package's own build adds for a capability (read in its setup.py).
  * - `ownList`: the package builds its own `-gencode` list from `variable`, which accepts only the listed `tokens`; each
  *   capability is served by the token of the same major whose minor is ≤ its own (CUDA Programming Guide, "Binary
- *   Compatibility": a cubin for X.y runs on X.z, z ≥ y; generator/matrix/capability.ts), from `minCuda` on. A capability no
+ *   Compatibility": a cubin for X.y runs on X.z, z ≥ y; generator/catalog/lib/capability.ts), from `minCuda` on. A capability no
  *   token serves cannot be built (the variant is dropped with the reason). No PTX. `limit`: the limit in one clause,
  *   for drop reasons. `fallback`: what the build compiles when no token of `variable` is recognised (absent: nothing;
  *   "torchArchList": no nvcc flag names an arch and cpp_extension compiles TORCH_CUDA_ARCH_LIST).
@@ -396,7 +396,7 @@ export const PackageOnTorchSchema = z.object({
   cudaOnly: z.string().optional(),
   /**
    * Memory one compile process of this package needs, GiB, with its source (pkgs/variant-attrs.nix caps MAX_JOBS by
-   * it; generator/driver/concurrency.ts gives builds floor(memory per build / this) cores). Absent: catalog/machines.ts GIB_PER_COMPILE_JOB (4 GiB).
+   * it; generator/model/concurrency.ts gives builds floor(memory per build / this) cores). Absent: catalog/machines.ts GIB_PER_COMPILE_JOB (4 GiB).
    */
   gibPerCompileJob: z.object({ gib: z.number().positive(), source }).optional(),
   /** Reports of builds on some systems or CUDA versions not reproduced here: a note (never a drop), with the source. */

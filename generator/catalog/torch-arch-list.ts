@@ -15,7 +15,7 @@
  * entries in TORCH_CUDA_ARCH_LIST, 2025-07-10) is closed with no merge seen. So `explain` says "not read" for them and
  * no entry is dropped on their account.
  */
-import { archEntryAcceptedIn, archListIn } from "../matrix/cuda-build.ts";
+import { archEntryAcceptedIn, archListIn } from "./lib/cuda-build.ts";
 import { majorMinor } from "../versions.ts";
 import type { Catalog, TorchArchListFacts } from "./schema.ts";
 
@@ -45,7 +45,7 @@ export const torchArchLists: TorchArchListFacts[] = [
 /**
  * Whether torch `torchVersion`'s cpp_extension accepts TORCH_CUDA_ARCH_LIST entry `entry` ("12.1", "9.0a"; a "+PTX"
  * suffix is ignored), by the catalog's lists (`cat.torchArchLists`: this table plus local-catalog.json's): true,
- * false (refused: a ValueError at build time), or null when the catalog cannot say (generator/matrix/cuda-build.ts
+ * false (refused: a ValueError at build time), or null when the catalog cannot say (generator/catalog/lib/cuda-build.ts
  * `archEntryAcceptedIn`).
  */
 export function archEntryAccepted(cat: Pick<Catalog, "torchArchLists">, torchVersion: string, entry: string): boolean | null {

@@ -43,7 +43,7 @@ export const ciCommand: CommandModule<object, OptionTypes<typeof enginePositiona
   describe: "write a CI definition for every variant: github (Actions workflow) or hydra (declarative jobset spec)",
   builder: (y: Argv<object>) => y.positional("engine", enginePositional.engine).options(ciOptions),
   handler: async (argv: ArgumentsCamelCase<OptionTypes<typeof enginePositional & typeof ciOptions>>) => {
-    const { checksWorkflowYaml, githubWorkflowYaml, hydraSpec } = await import("../ci.ts");
+    const { checksWorkflowYaml, githubWorkflowYaml, hydraSpec } = await import("../generate/ci.ts");
     let text: string;
     if (argv.checks && argv.engine !== "github") throw new UsageError("--checks writes a GitHub Actions workflow: use ci github --checks");
     if (argv.checks) text = checksWorkflowYaml();

@@ -16,7 +16,7 @@ import { closurePackages } from "../matrix/naming.ts";
 import type { Project } from "../matrix/project.ts";
 import type { Variant } from "../matrix/schema.ts";
 import type { Catalog } from "../catalog/schema.ts";
-import type { Explanation } from "../explain.ts";
+import type { Explanation } from "../matrix/explain.ts";
 
 /** The positional of `explain`. */
 const namePositional = { name: { type: "string", demandOption: true, describe: "package variant name" } } as const;
@@ -46,9 +46,9 @@ export const explainCommand: CommandModule<object, OptionTypes<typeof namePositi
 async function runExplain(argv: ArgsOf<typeof namePositional & typeof explainOptions>, io: Io): Promise<number> {
   const print = printer(io);
   const p = await project(argv.matrix);
-  // A variant of the matrix needs no more; explain.ts (the catalog's values, expand) is loaded only to say why not.
+  // A variant of the matrix needs no more; matrix/explain.ts (the catalog's values, expand) is loaded only to say why not.
   const variant = p.variants.find((v) => v.name === argv.name);
-  const e: Explanation = variant ? { kind: "variant", variant } : (await import("../explain.ts")).explainName(argv.name, p);
+  const e: Explanation = variant ? { kind: "variant", variant } : (await import("../matrix/explain.ts")).explainName(argv.name, p);
   const w = terminalWidth(io);
   if (e.kind !== "variant") {
     if (argv.json) print.out(JSON.stringify(e, null, 2));
@@ -72,7 +72,7 @@ type VariantFacts = Awaited<ReturnType<typeof variantFacts>>;
 async function variantFacts(v: Variant, p: Project) {
   // None of these loads zod or catalog/index.ts (which parses the whole catalog when it loads): the facts come from p.catalog.
   const [{ modelCacheMisses }, { modelDeviceCode }, { nixpkgsCudaFacts }, { torchReleaseFacts }, { checkedVariants, hostDriverRoute }] = await Promise.all([
-    import("../driver/cache-model.ts"),
+    import("../model/cache-model.ts"),
     import("../catalog/device-code-size.ts"),
     import("../catalog/cuda.ts"),
     import("../catalog/torch-arch-list.ts"),

@@ -65,7 +65,7 @@ export const fleetCommand: CommandModule<object, BuiltTypes<typeof builder>> = {
 
 
 /**
- * What one modelled extra build is for, from its key (driver/cache-model.ts: `what|rev|system|…`): the system, the
+ * What one modelled extra build is for, from its key (model/cache-model.ts: `what|rev|system|…`): the system, the
  * CUDA package set or version, the Python set for triton, the capabilities of a package-set closure, and the
  * nixpkgs revision when the builds span several. E.g. "aarch64-linux, CUDA 12.8, Python 3.13".
  */
@@ -160,7 +160,7 @@ function fleetJson(a: FleetCommandArgs, f: FleetPlan, needs: FeatureNeeds) {
     choice: { torch, nixpkgs: release.nixpkgs ?? null, python, cuda, package: a.package },
     method: cover.method,
     variants: cover.chosen.map((v) => v.name),
-    // Each chosen variant's modelled wait alone (driver/wait.ts variantWait): seconds and the dependency builds it counts.
+    // Each chosen variant's modelled wait alone (model/wait.ts variantWait): seconds and the dependency builds it counts.
     waits: Object.fromEntries(
       [...cover.waits].map(([n, w]) => [n, { seconds: w.seconds, offCacheS: w.offCacheSeconds, offCache: w.offCache.map((b) => b.what), parts: w.parts }]),
     ),

@@ -23,7 +23,7 @@
  * (`--cpuinfo`/`--nvidia-smi`/`--machine`) it plans for the recorded host, and only a dry run takes one (a real install
  * builds, links and verifies on this machine).
  *
- * This file maps the options onto one library call, plan then run (driver/install.ts planInstall → InstallPlan →
+ * This file maps the options onto one library call, plan then run (install/install.ts planInstall → InstallPlan →
  * runInstall → InstallResult), and prints the plan, the progress and the result; the build driver's and verify's own
  * lines come from their commands' printing (build-main.ts, verify-main.ts), handed to runInstall as its steps.
  *
@@ -38,7 +38,7 @@ import { errorLine, withExitCode } from "../errors.ts";
 import { ASK_NIX_TIMEOUT_S } from "../constants.ts";
 import { wrap, wrapCommand } from "../text.ts";
 import type { CheckResult } from "../preflight/checks.ts";
-import type { InstallEvent, InstallOptions, InstallPlan, InstallResult, InstallSteps } from "../driver/install.ts";
+import type { InstallEvent, InstallOptions, InstallPlan, InstallResult, InstallSteps } from "../install/install.ts";
 import { copyableCommand, runOf, terminalWidth, type Io } from "./shared.ts";
 import { DEFAULT_PACKAGE, hostOptions, hostRootOption, matrixOption, nixOptions, outputOptions, packagePickOption, pick, type ArgsOf, type OptionTypes } from "./options.ts";
 import { namePositional } from "./doctor.ts";
@@ -82,7 +82,7 @@ export async function installMain(args: InstallArgs, io: Io): Promise<number> {
   return withExitCode(io.err, () => install(args, io));
 }
 
-/** install's options as the library takes them (driver/install.ts planInstall). */
+/** install's options as the library takes them (install/install.ts planInstall). */
 function installOptionsOf(args: InstallArgs, width: number): InstallOptions {
   return {
     name: args.name,
@@ -106,14 +106,14 @@ function installOptionsOf(args: InstallArgs, width: number): InstallOptions {
 }
 
 /**
- * install as one library call: plan (driver/install.ts planInstall), print the plan (a dry run: the steps; else the
+ * install as one library call: plan (install/install.ts planInstall), print the plan (a dry run: the steps; else the
  * checks to fix, or what it chose and the checks), run it (runInstall: the build driver and verify print their own
  * lines) and print what it did. @returns the exit status
  */
 async function install(args: InstallArgs, io: Io): Promise<number> {
   const width = terminalWidth(io);
   const say = (text: string, indent = "", hang?: string) => io.out(wrap(text, width, { indent, hang }) + "\n");
-  const [lib, pre] = await Promise.all([import("../driver/install.ts"), import("../preflight/checks.ts")]);
+  const [lib, pre] = await Promise.all([import("../install/install.ts"), import("../preflight/checks.ts")]);
   const plan = await lib.planInstall(installOptionsOf(args, width));
   const formatChecks = (r: CheckResult[]) => pre.formatChecks(r, width);
   if (plan.dryRun) printDryRun(plan, { say, out: (s) => io.out(s), formatChecks });
@@ -131,7 +131,7 @@ async function install(args: InstallArgs, io: Io): Promise<number> {
     const progress: InstallSteps["progress"] = (e) => (e.kind === "stopped" ? io.err(errorLine(e.line)) : steps.progress(e));
     result = await lib.runInstall(plan, { ...steps, progress, stopped: () => (gate.open = false) });
   } catch (e) {
-    const { InstallInterrupted } = await import("../driver/install-target.ts");
+    const { InstallInterrupted } = await import("../install/install-target.ts");
     if (!(e instanceof InstallInterrupted)) throw e;
     io.err(errorLine(e.message));
     return e.exitCode;
@@ -186,7 +186,7 @@ function installSteps(name: string, io: Io, say: (text: string, indent?: string,
     verify: async (r) => {
       const [{ runVerify }, { loadVariants }] = await Promise.all([import("./verify-main.ts"), import("../matrix/variant-source.ts")]);
       let json = "";
-      // `proof`: the variant's proof install fetched (driver/install.ts VerifyRequest): verify skips what it proves.
+      // `proof`: the variant's proof install fetched (install/install.ts VerifyRequest): verify skips what it proves.
       const request = { name: r.name, python: r.python, json: true, hostDriver: r.hostDriver, hostRoot: r.hostRoot, cpuinfo: r.cpuinfo, "nvidia-smi": r.nvidiaSmi, machine: r.machine, matrix: r.matrix, proof: r.proof };
       const code = await runVerify(request, loadVariants, { out: (s) => (json += s), err: io.err });
       return { code, report: json ? (JSON.parse(json) as VerifyReport) : null };

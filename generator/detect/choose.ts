@@ -14,7 +14,7 @@ import { PACKAGES, type PackageName } from "../catalog/packages.ts";
 import { environmentOf } from "../matrix/naming.ts";
 import type { Excluded, Variant } from "../matrix/schema.ts";
 import type { Catalog } from "../catalog/schema.ts";
-import { hostFromTexts, machineToSystem, readHost, readMemory, type HostInfo } from "./read-host.ts";
+import { hostFromTexts, machineToSystem, readHost, readMemory, type HostInfo } from "../host/read-host.ts";
 import { recommend } from "./recommend.ts";
 import { runOn } from "../preflight/host-root.ts";
 import { hostSystem } from "../driver/backend.ts";

@@ -15,7 +15,7 @@
  *    SASS from every origin (compat.ts `variantDriverSupport`: no PTX JIT);
  * 4. CPU: the host has every `requiredCpuFeatures` entry of the variant's ISA (catalog; `/proc/cpuinfo` spelling);
  * 5. order: native code before binary-compatible code (native = the GPU's own capability is in
- *    `cudaCapabilities`), then full driver support before minor-version compatibility, then the shortest wait (driver/wait.ts: the cache model's dependency builds plus the
+ *    `cudaCapabilities`), then full driver support before minor-version compatibility, then the shortest wait (model/wait.ts: the cache model's dependency builds plus the
  *    build estimates; `prefer: "newest"` skips this step), then the widest ISA (highest catalog `rank`), then the
  *    newest CUDA version, then the
  *    newest PyTorch release, then the newest Python. Python comes last because the variants differ in nothing
@@ -33,7 +33,7 @@ import type { Excluded, Variant } from "../matrix/schema.ts";
 import type { Catalog } from "../catalog/schema.ts";
 import { nixpkgsBrokenWarnings, type PackageName } from "../catalog/packages.ts";
 import { closurePackages } from "../matrix/naming.ts";
-import { armCoreName, armHostHint, compareVersions, type GpuInfo, type HostInfo } from "./read-host.ts";
+import { armCoreName, armHostHint, compareVersions, type GpuInfo, type HostInfo } from "../host/read-host.ts";
 import { cudaMajorOf, driverSupport } from "../matrix/compat.ts";
 import { insecureNote } from "../catalog/advisories.ts";
 import {
@@ -50,7 +50,7 @@ import {
   type Verdict,
 } from "./rules.ts";
 import type { Prefer } from "../constants.ts";
-import type { Capacity } from "../driver/concurrency.ts";
+import type { Capacity } from "../model/concurrency.ts";
 
 /** Options of `recommend`. */
 export interface RecommendOptions {
@@ -65,7 +65,7 @@ export interface RecommendOptions {
   excluded?: readonly Excluded[];
   /** The order after native code: "wait" (default: shortest modelled wait first) or "newest" (newest CUDA first). */
   prefer?: Prefer;
-  /** The build capacity the waits are scheduled on (driver/concurrency.ts); default the host's (hostCapacity). */
+  /** The build capacity the waits are scheduled on (model/concurrency.ts); default the host's (hostCapacity). */
   capacity?: Capacity;
   /** Earlier build durations by name (driver/report.ts durationsFromReports); default none. */
   history?: ReadonlyMap<string, number>;
@@ -140,7 +140,7 @@ export interface Recommendation {
     /** Logical CPUs and memory (read-host.ts readMemory), what the waits are scheduled on. */
     logicalCpus: number;
     memory: HostInfo["memory"];
-    /** The build capacity the waits are scheduled on (driver/concurrency.ts): slots, the machine and its sources. */
+    /** The build capacity the waits are scheduled on (model/concurrency.ts): slots, the machine and its sources. */
     buildCapacity: { slots: number; machine: string; from: string };
   };
 }

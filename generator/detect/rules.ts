@@ -27,9 +27,9 @@ import { capabilitiesRunOn, cudaForDriver, cudaMajorOf, isaFit, variantDriverSup
 import type { Excluded, Variant } from "../matrix/schema.ts";
 import type { Catalog, CpuIsa, CudaToolkit, GpuArch } from "../catalog/schema.ts";
 import type { PackageName } from "../catalog/packages.ts";
-import { compareVersions, type GpuInfo, type HostInfo } from "./read-host.ts";
-import { BUILD_LABEL, variantWait, type Wait } from "../driver/wait.ts";
-import { hostCapacity, type Capacity } from "../driver/concurrency.ts";
+import { compareVersions, type GpuInfo, type HostInfo } from "../host/read-host.ts";
+import { BUILD_LABEL, variantWait, type Wait } from "../model/wait.ts";
+import { hostCapacity, type Capacity } from "../model/concurrency.ts";
 import { formatDuration } from "../driver/report.ts";
 import type { Prefer } from "../constants.ts";
 
@@ -73,9 +73,9 @@ export interface Facts {
   driverCuda: CudaToolkit[];
   /** How fitting variants are ordered after native code: "wait" (shortest wait first) or "newest" (newest CUDA first). */
   prefer: Prefer;
-  /** A variant's modelled wait (driver/wait.ts variantWait over `variants`), computed once per variant. */
+  /** A variant's modelled wait (model/wait.ts variantWait over `variants`), computed once per variant. */
   wait: (v: Variant) => Wait;
-  /** The host's build capacity the waits are scheduled on (driver/concurrency.ts hostCapacity). */
+  /** The host's build capacity the waits are scheduled on (model/concurrency.ts hostCapacity). */
   capacity: Capacity;
 }
 
@@ -156,7 +156,7 @@ function cmpDesc(a: string | null, b: string | null): number {
 /**
  * The preference order of fitting variants, best first: native code on `cap` before binary-compatible code (no
  * native test for `cap` null), then full driver support before CUDA minor-version compatibility (`minorCompat`: it
- * loses PTX JIT and the newer APIs), then with `wait` the shortest modelled wait (driver/wait.ts; an unknown wait last),
+ * loses PTX JIT and the newer APIs), then with `wait` the shortest modelled wait (model/wait.ts; an unknown wait last),
  * then the widest ISA, the newest CUDA, the newest PyTorch, the newest Python, the name. Without `wait` (`--prefer
  * newest`) the wait is not compared.
  */
@@ -191,7 +191,7 @@ function byWait(f: Facts): ((v: Variant) => Wait) | undefined {
 }
 
 /**
- * Whose figures detect's wait is: the host's compile slots, scheduled as `build` runs them (driver/wait.ts
+ * Whose figures detect's wait is: the host's compile slots, scheduled as `build` runs them (model/wait.ts
  * variantWait on the host's Capacity), so install and `build --dry-run` print the same figure for the same pick.
  */
 export function waitBasis(cap: Capacity): string {

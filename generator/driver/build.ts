@@ -24,14 +24,14 @@ import { availableParallelism, totalmem } from "node:os";
 import { resolve } from "node:path";
 import { hostSystem, type BackendOptions } from "./backend.ts";
 import { builderNeeds, type BuilderNeeds } from "./builders.ts";
-import { modelCacheMisses } from "./cache-model.ts";
+import { modelCacheMisses } from "../model/cache-model.ts";
 import { dryRunRows } from "./dry-run.ts";
 import { askNix, ASK_NIX_TIMEOUT_S, evalLimit, NixDeadlineError, type AskedNix, type NixAnswer } from "./ask-nix.ts";
 import { cacheNixOptions, type TeamCache } from "../matrix/team-cache.ts";
 import { EvaluationError, evaluationFailures, evaluationGate, type EvaluationFailure } from "./eval-first.ts";
-import { capacityOf, coresForPackage, jobsRule, type Capacity, type JobsRule } from "./concurrency.ts";
+import { capacityOf, coresForPackage, jobsRule, type Capacity, type JobsRule } from "../model/concurrency.ts";
 import { resolveBuildOptions, type BuildArgs, type ResolvedBuildOptions } from "./build-options.ts";
-import { DEFAULT_CHECK_SECONDS, makePlan, type Plan } from "./plan.ts";
+import { DEFAULT_CHECK_SECONDS, makePlan, type Plan } from "../model/plan.ts";
 import { durationsFromReports, makeRunId, readEarlierReports } from "./report.ts";
 
 export { readEarlierReports };

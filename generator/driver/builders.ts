@@ -38,7 +38,7 @@ export async function builderNeeds(
   let hostLine: string | null = null;
   try {
     const [{ parseCpuinfo }, { isaFit }, { catalog }, { gccarchFeature }] = await Promise.all([
-      import("../detect/read-host.ts"),
+      import("../host/read-host.ts"),
       import("../matrix/compat.ts"),
       import("../catalog/index.ts"),
       import("../catalog/cpu-isas.ts"),

@@ -5,13 +5,13 @@
  */
 import { formatDuration } from "./report.ts";
 import { shortPath } from "./run.ts";
-import { DEFAULT_CUDA_CLOSURE_SECONDS } from "./plan.ts";
+import { DEFAULT_CUDA_CLOSURE_SECONDS } from "../model/plan.ts";
 import type { dryRunRows } from "./dry-run.ts";
 import { nixAnswerLine } from "./ask-nix.ts";
 import type { BuilderNeeds } from "./builders.ts";
-import type { Capacity, JobsRule } from "./concurrency.ts";
-import { BUILD_LABEL, type WaitPart } from "./wait.ts";
-import { CATALOG_FIGURE } from "./plan.ts";
+import type { Capacity, JobsRule } from "../model/concurrency.ts";
+import { BUILD_LABEL, type WaitPart } from "../model/wait.ts";
+import { CATALOG_FIGURE } from "../model/plan.ts";
 
 type DryRun = ReturnType<typeof dryRunRows>;
 

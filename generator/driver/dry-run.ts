@@ -4,11 +4,11 @@
  * closures the selection needs. commands/build-main.ts prints it as text or JSON.
  */
 import { buildCmd, type BackendOptions } from "./backend.ts";
-import { cudaClosures, simulate, type Plan } from "./plan.ts";
+import { cudaClosures, simulate, type Plan } from "../model/plan.ts";
 import { storeName, type CacheProbe, type DryRealise } from "./store.ts";
-import { MODELLED_INPUTS, type ModelledBuild } from "./cache-model.ts";
-import { waitOf, type Wait } from "./wait.ts";
-import type { Capacity } from "./concurrency.ts";
+import { MODELLED_INPUTS, type ModelledBuild } from "../model/cache-model.ts";
+import { waitOf, type Wait } from "../model/wait.ts";
+import type { Capacity } from "../model/concurrency.ts";
 import type { NixAnswer } from "./ask-nix.ts";
 import type { BuildTarget } from "./targets.ts";
 
@@ -48,7 +48,7 @@ interface DryRunRow {
    * substituters), by store name ("python3.13-torch-2.12.0"); `error` when Nix could not say; null without a probe.
    */
   store: { toBuild: string[]; toFetch: string[]; unreachable: string[] } | { error: string } | null;
-  /** The cache model's reasons this variant is off the binary cache (driver/cache-model.ts); [] when it is not. */
+  /** The cache model's reasons this variant is off the binary cache (model/cache-model.ts); [] when it is not. */
   offCache: string[];
   /**
    * A named environment's extras (matrix.ts `environments`): attributes of the variant's Python set, built on its torch
@@ -65,7 +65,7 @@ interface DryRunOptions {
   capacity: Capacity;
   /** Per name, Nix's dry-run answer (build --probe-store). */
   store?: ReadonlyMap<string, DryRealise | { error: string }>;
-  /** The cache model of the selection (driver/cache-model.ts modelCacheMisses). */
+  /** The cache model of the selection (model/cache-model.ts modelCacheMisses). */
   model?: { builds: ModelledBuild[]; reasons: ReadonlyMap<string, string[]> };
   /** What Nix said it would build and fetch, or why the model stands (ask-nix.ts). */
   nixAnswer?: NixAnswer | null;

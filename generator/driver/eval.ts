@@ -18,7 +18,7 @@ import { availableParallelism } from "node:os";
 import pLimit from "p-limit";
 import { findExecutable, runTool } from "../process.ts";
 import { storeClosures, storeReferences } from "./store.ts";
-import { nixString } from "../generate/render/literals.ts";
+import { nixString } from "../nix-literals.ts";
 import type { Variant } from "../matrix/schema.ts";
 
 /** One evaluated variant, as printed by `eval --json` (one JSON object per line). */

@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { writeOutputFile } from "../output-file.ts";
 import { redactDeep } from "../redact.ts";
 import type { Backend } from "./backend.ts";
-import { historyFloor } from "./plan.ts";
+import { historyFloor } from "../model/plan.ts";
 
 /** Final status of a variant in a run. */
 type VariantStatus = "built" | "cached" | "failed" | "skipped";

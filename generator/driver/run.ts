@@ -20,8 +20,8 @@
 import { join, relative } from "node:path";
 import { buildCmd, withSshTimeouts, type BackendOptions, type BuildCmd } from "./backend.ts";
 import { DriverIoError, LogFile, push, runJob, type JobContext, type JobOutcome } from "./job.ts";
-import { readyNodes, transitiveDependents, type NodeState, type Plan } from "./plan.ts";
-import { startBuilds, type Capacity } from "./concurrency.ts";
+import { readyNodes, transitiveDependents, type NodeState, type Plan } from "../model/plan.ts";
+import { startBuilds, type Capacity } from "../model/concurrency.ts";
 import { ProcessGroups } from "./build-groups.ts";
 import { writeReportFiles, type BuildReport, type UnwrittenReport, type VariantReport } from "./report.ts";
 import { makeDirs, pointLink } from "../output-file.ts";

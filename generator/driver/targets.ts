@@ -21,7 +21,7 @@ import { loadProject, type Project } from "../matrix/project.ts";
 import type { Variant } from "../matrix/schema.ts";
 import type { TeamCache } from "../matrix/team-cache.ts";
 import type { PackageName } from "../catalog/packages.ts";
-import { commentText, nixString } from "../generate/render/literals.ts";
+import { commentText, nixString } from "../nix-literals.ts";
 
 /**
  * One package variant the driver can build: the Variant's own fields (read, never copied one by one; `nixpkgsKey`

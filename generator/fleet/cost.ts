@@ -8,18 +8,18 @@
  * it compiles (1 for every variant this generator writes: one SM per name). Per (package, CUDA/CPU) the model is
  * a least-squares line in the number of capabilities when the samples hold at least two different counts, else
  * their mean; a group without samples falls back to the other kind of the same package, then to the build plan's own
- * estimate (driver/plan.ts estimateBuild: torch's model, the table for the rest), so fleet and `build --dry-run` agree.
+ * estimate (model/plan.ts estimateBuild: torch's model, the table for the rest), so fleet and `build --dry-run` agree.
  */
-import { cudaClosures, DEFAULT_BUILD_SECONDS, estimateBuild, makePlan, simulate, TORCH_BUILD_MODEL } from "../driver/plan.ts";
-import { modelCacheMisses, type CacheModelCatalog, type ModelledBuild } from "../driver/cache-model.ts";
+import { cudaClosures, DEFAULT_BUILD_SECONDS, estimateBuild, makePlan, simulate, TORCH_BUILD_MODEL } from "../model/plan.ts";
+import { modelCacheMisses, type CacheModelCatalog, type ModelledBuild } from "../model/cache-model.ts";
 import { readReports, realBuilds, type SkippedReport } from "../driver/report.ts";
 import { parseName } from "../matrix/naming.ts";
 import type { Variant } from "../matrix/schema.ts";
 import type { PackageName } from "../catalog/packages.ts";
 
 /**
- * Default seconds per build when no report has the group: the build driver's sourced table (driver/plan.ts), and for
- * torch the plan's model over it (TORCH_BUILD_MODEL, driver/plan.ts estimateBuild), as `predict` uses them.
+ * Default seconds per build when no report has the group: the build driver's sourced table (model/plan.ts), and for
+ * torch the plan's model over it (TORCH_BUILD_MODEL, model/plan.ts estimateBuild), as `predict` uses them.
  */
 export { DEFAULT_BUILD_SECONDS, TORCH_BUILD_MODEL };
 
@@ -90,7 +90,7 @@ export function predict(m: CostModel, v: Pick<CostInput, "package" | "cuda" | "c
   const caps = cuda ? v.cudaCapabilities.length : 0;
   const g = m.groups.get(key(v.package, cuda)) ?? m.groups.get(key(v.package, !cuda));
   if (g) return { seconds: Math.max(1, g.a + g.b * caps), from: "fit" };
-  // Without samples, the build plan's own estimate (driver/plan.ts estimateBuild: torch's model by CUDA or CPU and
+  // Without samples, the build plan's own estimate (model/plan.ts estimateBuild: torch's model by CUDA or CPU and
   // capabilities, at `cores` (the builder's slots: the same figure as the waits), else the model's reference cores;
   // the catalog figure else).
   const d = estimateBuild({ package: v.package, cuda: v.cuda, cudaCapabilities: v.cudaCapabilities }, cores);
@@ -117,14 +117,14 @@ export function leaveOneOut(samples: readonly BuildSample[]): { n: number; meanP
 /**
  * Total build hours and the makespan on `builders` machines of building `variants` and what the binary cache cannot
  * serve them, with the build driver's scheduler (dependency order, longest remaining path first). Besides the package
- * builds, the cache model (driver/cache-model.ts, from catalog/binary-cache.ts) adds each derivation the CUDA cache
+ * builds, the cache model (model/cache-model.ts, from catalog/binary-cache.ts) adds each derivation the CUDA cache
  * does not hold, counted once and scheduled before the variants that need it: a CUDA closure per nixpkgs instance in
  * the package-set scope or on a system the cache does not build for, the NCCL, NVSHMEM and magma torch links from a
  * CUDA set other than the pin's default, triton for a Python set CI evaluation does not recurse into or a CUDA set
  * other than the default.
  * @param cat the catalog: its pins (for their default CUDA set and recursed Python sets) and the cache model's facts
- *   (driver/cache-model.ts CacheModelCatalog)
- * @param cores the cores one build gets on a builder (its compile slots, driver/concurrency.ts Capacity), as the
+ *   (model/cache-model.ts CacheModelCatalog)
+ * @param cores the cores one build gets on a builder (its compile slots, model/concurrency.ts Capacity), as the
  *   waits fleet prints are scheduled with; null: the torch model's reference cores
  * @returns builds (package builds), cudaClosures (closures built from source), sharedCudaSets (default sets used),
  *   rebuilt (the modelled extra builds), hours (all of them), makespanHours, fromDefaults

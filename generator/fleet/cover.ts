@@ -14,17 +14,17 @@
  * fewest candidates and branch on each candidate covering it (every cover holds one of them), pruning branches
  * that cannot beat the best cover found. Among covers of the fewest variants it minimises the total preference
  * cost: native code before binary-compatible code, then full driver support before minor-version compatibility, then
- * the shortest modelled wait (driver/wait.ts), then the host's
+ * the shortest modelled wait (model/wait.ts), then the host's
  * widest ISA, then the newest CUDA: detect's order. Instances
  * are small (tens of candidates); past `maxNodes` the search stops and the greedy cover is used, and `method`
  * says which ran.
  */
 import { compareVersions } from "../versions.ts";
 import { isaFit, variantDriverSupport, variantRunsOn } from "../matrix/compat.ts";
-import type { HostInfo } from "../detect/read-host.ts";
+import type { HostInfo } from "../host/read-host.ts";
 import { isNative } from "../detect/recommend.ts";
-import { variantWait, type Wait } from "../driver/wait.ts";
-import { capacityOf, type Capacity } from "../driver/concurrency.ts";
+import { variantWait, type Wait } from "../model/wait.ts";
+import { capacityOf, type Capacity } from "../model/concurrency.ts";
 import { availableParallelism, totalmem } from "node:os";
 import type { Variant } from "../matrix/schema.ts";
 import type { Catalog } from "../catalog/schema.ts";
@@ -63,7 +63,7 @@ export interface FleetCover {
   method: CoverMethod;
   /** Total preference cost of the assignment (0 = every element native on its best ISA and newest CUDA). */
   cost: number;
-  /** Each chosen variant's modelled wait (driver/wait.ts variantWait), by name. */
+  /** Each chosen variant's modelled wait (model/wait.ts variantWait), by name. */
   waits: Map<string, Wait>;
 }
 
@@ -102,7 +102,7 @@ export function runsOn(v: Variant, e: Element, host: HostInfo, catalog: Catalog)
 /**
  * Preference cost of running `v` on `e` (lower is better), detect's order (detect/rules.ts bestFirst): 10,000,000 for
  * binary-compatible instead of native code, 1,000,000 for a CUDA the GPU driver runs only through minor-version
- * compatibility, then 100 per minute of the variant's modelled wait (`o.waitS`, driver/wait.ts;
+ * compatibility, then 100 per minute of the variant's modelled wait (`o.waitS`, model/wait.ts;
  * 0 when not given), 10 per ISA rank below the host's widest runnable ISA, 1 per newer CUDA version among the
  * candidates (`o.cudaOrder`, newest first).
  */
@@ -261,7 +261,7 @@ function assign(t: CoverTable, set: readonly number[], catalog: Catalog): FleetC
  * Choose the fewest variants of `pkg` from `candidates` covering every servable element of `hosts`: the exact
  * search (`exactCover`), or past `maxNodes` nodes the greedy cover (`greedyCover`); `method` says which.
  * @param opts.maxNodes search nodes before falling back to greedy (default 2,000,000)
- * @param opts.capacity the machine the variants are built on, for their waits (driver/concurrency.ts; default this
+ * @param opts.capacity the machine the variants are built on, for their waits (model/concurrency.ts; default this
  *   machine's, where `build` runs); opts.history earlier builds by name (driver/report.ts durationsFromReports)
  */
 export function coverFleet(

@@ -11,7 +11,7 @@
  */
 import { stringify as tomlStringify } from "smol-toml";
 import { checkFloxOrg } from "../driver/publish.ts";
-import { commentText } from "../generate/render/literals.ts";
+import { commentText } from "../nix-literals.ts";
 
 /**
  * The manifests: file name (`NAME.toml`) → text. Values go through smol-toml only; the host names and the

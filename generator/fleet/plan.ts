@@ -34,7 +34,7 @@ import { existsSync, readFileSync, statSync } from "node:fs";
 import { environmentOf } from "../matrix/naming.ts";
 import { join, resolve } from "node:path";
 import { catalogAxes, preferredPin } from "../catalog/index.ts";
-import { readHost, recordedSmiFile, type HostInfo } from "../detect/read-host.ts";
+import { readHost, recordedSmiFile, type HostInfo } from "../host/read-host.ts";
 import { recommend } from "../detect/recommend.ts";
 import { expand } from "../matrix/expand.ts";
 import { formatCombination } from "../matrix/naming.ts";
@@ -43,11 +43,11 @@ import { projectFromMatrix, validateMatrix, type Project } from "../matrix/proje
 import type { Excluded, Variant } from "../matrix/schema.ts";
 import type { Catalog } from "../catalog/schema.ts";
 import { compareVersions } from "../versions.ts";
-import { commentText } from "../generate/render/literals.ts";
+import { commentText } from "../nix-literals.ts";
 import { hostId, type FleetArgs } from "./fleet-options.ts";
 import { buildCost, fit, leaveOneOut, DEFAULT_BUILD_SECONDS, TORCH_BUILD_MODEL, type BuildSample } from "./cost.ts";
 import { availableParallelism, totalmem } from "node:os";
-import { capacityOf } from "../driver/concurrency.ts";
+import { capacityOf } from "../model/concurrency.ts";
 import { coverFleet, type CoverMethod, type Element, type FleetHost } from "./cover.ts";
 
 /** The machines a host file may name (`uname -m`, as detect --json prints it), each with its Nix system. */

@@ -18,7 +18,7 @@
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { basename, dirname, join, relative } from "node:path";
-import { GENERATED_MARK } from "./render/literals.ts";
+import { GENERATED_MARK } from "../nix-literals.ts";
 import type { FileMap } from "./render/index.ts";
 import { LOCAL_CATALOG_FILE } from "../constants.ts";
 import { changedInputs, inputKeys, readStamp, sha256, type InputKeys, type InputName, type Stamp } from "./stamp.ts";

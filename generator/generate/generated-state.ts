@@ -12,7 +12,7 @@ import { join, relative } from "node:path";
 import { InputError } from "../errors.ts";
 import type { Project } from "../matrix/project.ts";
 import { renderRelease, renderVariant, renderVariantsData, type FileMap } from "./render/index.ts";
-import { GENERATED_MARK } from "./render/literals.ts";
+import { GENERATED_MARK } from "../nix-literals.ts";
 import { compareGenerated, expectedFromRender, expectedFromStamp, freshnessReason, isGenerated, lastGenerate, type Freshness } from "./freshness.ts";
 
 /** Thrown when the generated files differ from what the matrix gives now (exit 2: run `npm run generate`). */

@@ -9,7 +9,7 @@
  * newer minor of a major runs on a driver ≥ the major's minimum, without JIT of its PTX and without the APIs that need
  * its driver: catalog/cuda.ts CUDA_MINOR_VERSION_COMPAT); generator/catalog/cpu-isas.ts (`requiredCpuFeatures`).
  */
-import { capabilityRunsOn } from "./capability.ts";
+import { capabilityRunsOn } from "../catalog/lib/capability.ts";
 import { compareVersions } from "../versions.ts";
 import type { Variant } from "./schema.ts";
 import type { Catalog, CpuIsa, CudaMajor, CudaToolkit } from "../catalog/schema.ts";

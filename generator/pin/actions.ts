@@ -189,7 +189,7 @@ interface CacheAnswer {
   drv: string;
   /** The cache holds its outputs (Nix would fetch them, not build the derivation). */
   cached: boolean;
-  /** What the model (driver/cache-model.ts) says. */
+  /** What the model (model/cache-model.ts) says. */
   modelCached: boolean;
 }
 
@@ -225,7 +225,7 @@ export async function cachePins(
   const [{ cacheSampleDrvs }, { dryRealise }, { MODELLED_INPUTS, modelledInputsCached }] = await Promise.all([
     import("./nix.ts"),
     import("../driver/store.ts"),
-    import("../driver/cache-model.ts"),
+    import("../model/cache-model.ts"),
   ]);
   const out: PinCacheCheck[] = [];
   for (const pin of cat.nixpkgs) {

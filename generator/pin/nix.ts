@@ -16,7 +16,7 @@ import { InputError } from "../errors.ts";
 import { REPO_ROOT } from "../paths.ts";
 import { runTool } from "../process.ts";
 import { compareVersions } from "../versions.ts";
-import { nixString } from "../generate/render/literals.ts";
+import { nixString } from "../nix-literals.ts";
 import { PinFactsSchema, type PinFacts } from "./facts.ts";
 
 /** The inspection expression (hand-written Nix; see its header). */

@@ -19,13 +19,13 @@ import { GPU_CHECK_FEATURE, GPU_CHECK_FEATURE_HOWTO, systemFeaturesLine } from "
 import { cachesToOffer, PUBLIC_CUDA_CACHES } from "../catalog/binary-cache.ts";
 import { FLOX_CUDA, FLOX_MIN, NIX_MIN, NIXGLHOST, NIXOS_DRIVER_LIB, STORE_FREE_FLOOR } from "../catalog/machines.ts";
 import { existsOn, runOn, type Host } from "./host-root.ts";
-import { parseCpuinfo } from "../detect/read-host.ts";
+import { parseCpuinfo } from "../host/read-host.ts";
 import { isaFit } from "../matrix/compat.ts";
 import { gccarchFeature, isas } from "../catalog/cpu-isas.ts";
 import { settingLines, wrap } from "../text.ts";
 import { InputError } from "../errors.ts";
 import { redactCredentials } from "../redact.ts";
-import { GENERATED_MARK } from "../generate/render/literals.ts";
+import { GENERATED_MARK } from "../nix-literals.ts";
 import { missingTeamCaches, type TeamCache } from "../matrix/team-cache.ts";
 import { carriesNixglhost, driverRouteLines, nixglhostRouteNote, type CheckedVariant } from "./driver-route.ts";
 // The driver routes live in driver-route.ts (explain loads them without the checks); their importers read them here too.

@@ -4,7 +4,7 @@
  * driver), with the route that host takes; the checks only this machine can answer (Nix, the store, system features,
  * caches, flox) say "this machine".
  */
-import type { HostInfo, ReadHostOptions } from "../detect/read-host.ts";
+import type { HostInfo, ReadHostOptions } from "../host/read-host.ts";
 import type { CheckResult } from "./checks.ts";
 import { carriesNixglhost, driverRouteLines, nixglhostRouteNote, type CheckedVariant } from "./driver-route.ts";
 
@@ -20,7 +20,7 @@ import { carriesNixglhost, driverRouteLines, nixglhostRouteNote, type CheckedVar
  */
 export async function judgeRecordedHost(args: ReadHostOptions, results: CheckResult[], variant: CheckedVariant): Promise<HostInfo> {
   const cuda = variant.cuda !== null;
-  const { readHost } = await import("../detect/read-host.ts");
+  const { readHost } = await import("../host/read-host.ts");
   const host = await readHost({ cpuinfo: args.cpuinfo, nvidiaSmi: args.nvidiaSmi, machine: args.machine, mem: args.mem });
   const i = results.findIndex((r) => r.id === "gpu-driver");
   const from = host.sources.nvidiaSmi;

@@ -8,7 +8,7 @@
  */
 import { readFileSync } from "node:fs";
 import { allHold, checkPromise, type Probe, type PromiseOf } from "./compare.ts";
-import { parseCheckerFacts, type CheckerFacts } from "./facts.ts";
+import { parseCheckerFacts, type CheckerFacts } from "../catalog/lib/checker-facts.ts";
 
 function main(argv: string[]): number {
   if (argv.length !== 3) {

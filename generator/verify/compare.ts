@@ -7,12 +7,12 @@
  * extras) comes in as a `CheckerFacts` parameter (facts.ts): `verify` passes catalog-facts.ts `catalogCheckerFacts()`,
  * the Nix checks the same facts read from pkgs/verify-facts.json.
  *
- * The "runs on" rules are generator/matrix/capability.ts's (re-exported by compat.ts; shared with expand, detect and fleet): `capabilityRunsOn` (compute capability on a
+ * The "runs on" rules are generator/catalog/lib/capability.ts's (re-exported by compat.ts; shared with expand, detect and fleet): `capabilityRunsOn` (compute capability on a
  * device: same major, minor ≤), and the command passes in detect's `isaFit` verdict for the host's CPU.
  */
-import { capabilityRunsOn } from "../matrix/capability.ts";
+import { capabilityRunsOn } from "../catalog/lib/capability.ts";
 import { majorMinor } from "../versions.ts";
-import type { CheckerFacts, CheckerPackage } from "./facts.ts";
+import type { CheckerFacts, CheckerPackage } from "../catalog/lib/checker-facts.ts";
 import type { Variant } from "../matrix/schema.ts";
 import { allowedSass, attribute, deviceCodePromises, formatArchs, ownerOf, smOf, type LibDeviceCode, type LibraryOrigins, type OriginPromise } from "./origins.ts";
 

@@ -7,9 +7,9 @@
  *
  * Used by compare.ts (so by `verify` and the Nix static check alike) and by the tests' model of a correct build.
  */
-import { cudaBuildIn } from "../matrix/cuda-build.ts";
+import { cudaBuildIn } from "../catalog/lib/cuda-build.ts";
 import { compareVersions } from "../versions.ts";
-import type { CheckerBundled, CheckerFacts } from "./facts.ts";
+import type { CheckerBundled, CheckerFacts } from "../catalog/lib/checker-facts.ts";
 // A type only: the bundle keeps no code of the catalog.
 import type { DeviceCodeOrigin } from "../catalog/device-code.ts";
 
@@ -163,7 +163,7 @@ export function deviceCodePromises(v: DeviceCodeVariant, facts: CheckerFacts): O
     }),
   ];
   // The packages built on torch compile for the variant's capabilities as their own build turns them into targets
-  // (generator/matrix/cuda-build.ts `cudaBuildIn`: TORCH_CUDA_ARCH_LIST exactly, flash-attn's own list, bitsandbytes' CMake
+  // (generator/catalog/lib/cuda-build.ts `cudaBuildIn`: TORCH_CUDA_ARCH_LIST exactly, flash-attn's own list, bitsandbytes' CMake
   // list with PTX for the highest, kept in the relocatable fatbin), whichever variant's environment holds them.
   for (const o of facts.packagesOnTorch) {
     const version = packageVersionOf(v, o.name) ?? "?";

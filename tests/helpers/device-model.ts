@@ -15,7 +15,7 @@ import { chmodSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { deviceCodePromises, type DeviceCodeVariant, type OriginPromise } from "../../generator/verify/origins.ts";
 import { ROOT, tempDir } from "./cli.ts";
-import { catalogCheckerFacts } from "../../generator/verify/catalog-facts.ts";
+import { catalogCheckerFacts } from "../../generator/catalog/lib/checker.ts";
 import { catalog } from "../../generator/catalog/index.ts";
 
 /** The catalog's facts, as `verify` and pkgs/verify-facts.json give them to the comparison. */

@@ -52,9 +52,9 @@ export function hasNix(): boolean {
   }
 }
 
-/** A Nix string literal holding `s` exactly: the generator's own escaping (generator/generate/render/literals.ts). */
-export { nixString as nixStr } from "../../generator/generate/render/literals.ts";
-import { nixString as nixStr } from "../../generator/generate/render/literals.ts";
+/** A Nix string literal holding `s` exactly: the generator's own escaping (generator/nix-literals.ts). */
+export { nixString as nixStr } from "../../generator/nix-literals.ts";
+import { nixString as nixStr } from "../../generator/nix-literals.ts";
 import { WRAPPER_NIXPKGS_ARG } from "../../generator/generate/render/index.ts";
 import { catalog } from "../../generator/catalog/index.ts";
 import { gccarchFeature } from "../../generator/catalog/cpu-isas.ts";

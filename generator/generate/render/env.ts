@@ -10,8 +10,8 @@ import { createRequire } from "node:module";
 import { join } from "node:path";
 import { cacheDir, TEMPLATES_DIR } from "../../paths.ts";
 
-export { GENERATED_HEADER, mdCell, nixString, nixValue } from "./literals.ts";
-import { GENERATED_HEADER, mdCell, nixValue } from "./literals.ts";
+export { GENERATED_HEADER, mdCell, nixString, nixValue } from "../../nix-literals.ts";
+import { GENERATED_HEADER, mdCell, nixValue } from "../../nix-literals.ts";
 
 let env: nunjucks.Environment | undefined;
 

@@ -2,14 +2,14 @@
  * `explain NAME`: the resolved parameters of a variant, or why a name is not one, and the nearest names that exist.
  * Pure: works on a loaded Project.
  */
-import { PACKAGES } from "./catalog/packages.ts";
-import { allowedAndClosest, nearestNames, sameExceptTag, shown, type Suggestion } from "./matrix/suggest.ts";
-import { catalogAxes, preferredPin } from "./catalog/index.ts";
-import { expand } from "./matrix/expand.ts";
-import { environmentOf, formatName, parseName, type NameParts } from "./matrix/naming.ts";
-import { ENV_PACKAGE } from "./catalog/packages.ts";
-import type { Project } from "./matrix/project.ts";
-import type { Excluded, Matrix, Variant } from "./matrix/schema.ts";
+import { PACKAGES } from "../catalog/packages.ts";
+import { allowedAndClosest, nearestNames, sameExceptTag, shown, type Suggestion } from "./suggest.ts";
+import { catalogAxes, preferredPin } from "../catalog/index.ts";
+import { expand } from "./expand.ts";
+import { environmentOf, formatName, parseName, type NameParts } from "./naming.ts";
+import { ENV_PACKAGE } from "../catalog/packages.ts";
+import type { Project } from "./project.ts";
+import type { Excluded, Matrix, Variant } from "./schema.ts";
 
 /** What `explain` found for a name. */
 export type Explanation =

@@ -8,7 +8,7 @@
  * The types below name only the fields these functions read; a full catalog entry fits them.
  */
 import { capabilityRunsOn } from "./capability.ts";
-import { compareVersions, majorMinor } from "../versions.ts";
+import { compareVersions, majorMinor } from "../../versions.ts";
 
 /** What one torch minor's cpp_extension accepts in TORCH_CUDA_ARCH_LIST (catalog/torch-arch-list.ts has the sources). */
 export interface ArchListFacts {
@@ -107,7 +107,7 @@ export function archEntryAcceptedIn(lists: readonly ArchListFacts[], torchVersio
 }
 
 const dots = (c: string) => c.replace(".", "");
-/** A cubin for X.y runs on X.z, z ≥ y: the one rule (generator/matrix/capability.ts). */
+/** A cubin for X.y runs on X.z, z ≥ y: the one rule (generator/catalog/lib/capability.ts). */
 const runsOn = capabilityRunsOn;
 
 /**

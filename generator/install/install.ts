@@ -34,17 +34,17 @@ import { ASK_NIX_TIMEOUT_S } from "../constants.ts";
 import { closurePackages, formatName, parseName } from "../matrix/naming.ts";
 import { ENV_PACKAGE, nixpkgsBrokenWarnings } from "../catalog/packages.ts";
 import { copyableCommand } from "../text.ts";
-import type { Backend, BackendChoice } from "./backend.ts";
-import type { BuildArgs } from "./build-options.ts";
+import type { Backend, BackendChoice } from "../driver/backend.ts";
+import type { BuildArgs } from "../driver/build-options.ts";
 import type { CheckResult, PreflightContext } from "../preflight/checks.ts";
 import type { FirstStart } from "../preflight/nixglhost-cache.ts";
 import type { Variant } from "../matrix/schema.ts";
 import type { Catalog } from "../catalog/schema.ts";
 import type { ChosenVariant } from "../detect/choose.ts";
-import type { EvaluationFailure } from "./eval-first.ts";
-import type { HostInfo } from "../detect/read-host.ts";
+import type { EvaluationFailure } from "../driver/eval-first.ts";
+import type { HostInfo } from "../host/read-host.ts";
 import type { InstallReady, LinkPlace } from "./install-target.ts";
-import { addGcRootArgv, buildAttrLinkArgv, type NixOptions } from "./store.ts";
+import { addGcRootArgv, buildAttrLinkArgv, type NixOptions } from "../driver/store.ts";
 
 /** Bad input for install, or a check to fix first (exit 2). */
 export class InstallInputError extends InputError {}
@@ -170,7 +170,7 @@ export async function planInstall(o: InstallOptions): Promise<InstallPlan> {
   const [{ loadVariants }, { chooseVariant, isRecordedHost }, { resolveBackend }, it] = await Promise.all([
     import("../matrix/variant-source.ts"),
     import("../detect/choose.ts"),
-    import("./backend.ts"),
+    import("../driver/backend.ts"),
     import("./install-target.ts"),
   ]);
   const project = await loadVariants(o.matrix);
@@ -198,7 +198,7 @@ export async function planInstall(o: InstallOptions): Promise<InstallPlan> {
   const stops = judged.checks.filter((r) => r.status === "fail" && (r.blocking || r.conf !== undefined));
   // Where the output is (one nix-instantiate and store queries): asked only when install would go on to build.
   // Every question to Nix before the build runs under one deadline (ask-nix.ts evalLimit): a Nix that hangs ends there.
-  const limit = (await import("./ask-nix.ts")).evalLimit(o.askNixTimeout);
+  const limit = (await import("../driver/ask-nix.ts")).evalLimit(o.askNixTimeout);
   const ready = o.dryRun || stops.length ? null : await it.prepareInstall(file, places, cacheOptions, project.caches ?? [], { ...limit, deadline: Date.now() + limit.seconds * 1000 });
   const evaluationStops = ready ? await stopsOnEvaluation(ready, { catalog: project.catalog, variant, file, backend, ownFiles: o.pkgsDir !== undefined }) : [];
   const envFile = env ? fileOf(env.name, env.file) : null;
@@ -250,7 +250,7 @@ function otherHostRefusal(o: InstallOptions, name: string): string {
 async function stopsOnEvaluation(ready: InstallReady, t: { catalog: Catalog; variant: Variant; file: string; backend: Backend; ownFiles: boolean }): Promise<EvaluationFailure[]> {
   const out = ready.output;
   if (out.state !== "unknown" || out.step !== "instantiate") return [];
-  const [ef, pre, { thisHost }] = await Promise.all([import("./eval-first.ts"), import("../preflight/checks.ts"), import("../preflight/host-root.ts")]);
+  const [ef, pre, { thisHost }] = await Promise.all([import("../driver/eval-first.ts"), import("../preflight/checks.ts"), import("../preflight/host-root.ts")]);
   const probe = { cached: false, by: null, outPath: null, drvPath: null, note: out.error };
   const failures = ef.evaluationFailures(t.catalog, [t.variant], new Map([[t.variant.name, probe]]), new Map(), t.ownFiles);
   return ef.evaluationGate(t.backend, pre.evaluatesPinnedNixpkgs([t.file]), () => new pre.Probes(thisHost()).nixVersion(), failures).stop;
@@ -406,7 +406,7 @@ export type InstallEvent =
   /** A signal stopped install before the build driver's run took it (install-target.ts stopOnSignalUntilBuilding): where, and what is left. */
   | { kind: "stopped"; line: string }
   /** What install found of the variant's proof (driver/proof.ts fetchProof), before verify. */
-  | { kind: "proof"; proof: import("./proof.ts").FetchedProof };
+  | { kind: "proof"; proof: import("../driver/proof.ts").FetchedProof };
 
 /** The work runInstall hands out: the build driver and verify (the caller's, which print their own lines), and progress. */
 export interface InstallSteps {
@@ -436,7 +436,7 @@ export interface InstallResult {
   hostDriver?: string;
   firstStart: FirstStart | null;
   /** What install found of the variant's proof (null: not asked, install stopped before). */
-  proof?: import("./proof.ts").FetchedProof | null;
+  proof?: import("../driver/proof.ts").FetchedProof | null;
   verify: { code: number; report: InstalledReport | null } | null;
 }
 
@@ -452,7 +452,7 @@ export async function runInstall(plan: InstallPlan, steps: InstallSteps): Promis
   const none = { built: false, outPath: null, firstStart: null, verify: null };
   if (plan.dryRun) return { ...none, stage: "dry-run", exitCode: await steps.build(plan.build) };
   if (plan.stops.length || !plan.ready) throw new InstallInputError(`${plan.stops.length} check(s) to fix before anything is built (variant-matrix doctor ${plan.variant.name})`);
-  if (plan.evaluationStops.length) throw new (await import("./eval-first.ts")).EvaluationError(plan.evaluationStops, 1, plan.options.width ?? 80);
+  if (plan.evaluationStops.length) throw new (await import("../driver/eval-first.ts")).EvaluationError(plan.evaluationStops, 1, plan.options.width ?? 80);
   const it = await import("./install-target.ts");
   const ready = plan.ready;
   // The build: none when the output is in the store or fetchable (DIR is linked at once); else through the build
@@ -521,8 +521,8 @@ type InstallInterruptWatch = import("./install-target.ts").InterruptWatch;
  * The variant's proof for verify (driver/proof.ts fetchProof): asked of this store and the team's caches (the plan's
  * cacheOptions) under the limit of install's other questions to Nix (ask-nix.ts evalLimit); never built.
  */
-async function proofOf(plan: InstallPlan, outPath: string): Promise<import("./proof.ts").FetchedProof> {
-  const [{ fetchProof }, { evalLimit }] = await Promise.all([import("./proof.ts"), import("./ask-nix.ts")]);
+async function proofOf(plan: InstallPlan, outPath: string): Promise<import("../driver/proof.ts").FetchedProof> {
+  const [{ fetchProof }, { evalLimit }] = await Promise.all([import("../driver/proof.ts"), import("../driver/ask-nix.ts")]);
   const deadline = Date.now() + evalLimit(plan.options.askNixTimeout).seconds * 1000;
   return fetchProof({ name: plan.variant.name, file: plan.file, outPath }, plan.cacheOptions, deadline);
 }
@@ -556,7 +556,7 @@ function interruptedMessage(
  */
 async function linkInstalled(p: InstallPlan, resultDir: string | null, progress: InstallSteps["progress"]): Promise<{ outPath: string; hostDriver?: string }> {
   const { variant, dir, file, envFile, throughNixglhost, wrapped, link } = p;
-  const [{ addGcRoot, buildAttrLink }, it, { realpathSync }] = await Promise.all([import("./store.ts"), import("./install-target.ts"), import("node:fs")]);
+  const [{ addGcRoot, buildAttrLink }, it, { realpathSync }] = await Promise.all([import("../driver/store.ts"), import("./install-target.ts"), import("node:fs")]);
   // The output: known before the build, else the build's result link (the nix backend's in resultDir, flox's in the root).
   const result = path.join(resultDir ?? p.root, `result-${variant.name}`);
   const out = p.ready?.outPath ?? it.resultOutPath(path.dirname(result), variant.name);

@@ -461,7 +461,7 @@ function priorityOrder(nodes: Map<string, PlanNode>): string[] {
  * @param targets selected targets; every `dependsOn` entry must be among them
  * @param history name → duration in seconds of an earlier successful build (from `durationsFromReports`): it wins
  * @param opts.cores the cores one build gets, for the estimates without history (`estimateBuild`); null: not known
- * @param opts.fixed estimates given by the caller for nodes that are no package (driver/wait.ts: the cache model's
+ * @param opts.fixed estimates given by the caller for nodes that are no package (model/wait.ts: the cache model's
  *   builds), with their basis (one starting "model" counts as source "model")
  * @throws PlanError for a duplicate name, a dependency that is not in `targets`, or a cycle (named)
  */

@@ -139,7 +139,7 @@ export function capacityOf(
 }
 
 /**
- * The capacity of a host as detect reads it (detect/read-host.ts HostInfo): its logical CPUs and its memory (a
+ * The capacity of a host as detect reads it (host/read-host.ts HostInfo): its logical CPUs and its memory (a
  * recording's meminfo, `--mem`, or this machine's), with where they come from. A host whose CPU count is not known
  * (a detect --json file without it) is taken at the torch model's reference cores (plan.ts TORCH_BUILD_MODEL), said.
  * @param o the user's --cores/--jobs, and the packages that need more memory per compile process

@@ -26,8 +26,8 @@ import { tmpdir } from "node:os";
 import { basename, dirname, join } from "node:path";
 import { InputError } from "../errors.ts";
 import { runTool, stopRunningCommands } from "../process.ts";
-import { dryRealise, nixErrorMessage, storeName, until } from "./store.ts";
-import { NixDeadlineError } from "./ask-nix.ts";
+import { dryRealise, nixErrorMessage, storeName, until } from "../driver/store.ts";
+import { NixDeadlineError } from "../driver/ask-nix.ts";
 import type { TeamCache } from "../matrix/team-cache.ts";
 
 /** A place install will link that it may not (exit 2, before any build); the message lists every such place. */
@@ -124,7 +124,7 @@ export type OutputState =
     }
   /**
    * Nix could not say: `step` "instantiate" when the file did not evaluate here (offline, a flox-only file: install
-   * stops with the build driver's verdict on it, driver/install.ts), "query" when a store query failed after it did.
+   * stops with the build driver's verdict on it, install/install.ts), "query" when a store query failed after it did.
    */
   | { state: "unknown"; step: "instantiate" | "query"; error: string };
 
@@ -238,7 +238,7 @@ export class InstallInterrupted extends Error {
 
   /**
    * @param signal the signal that stopped it
-   * @param message the whole message (install's words: interruptedMessage in driver/install.ts)
+   * @param message the whole message (install's words: interruptedMessage in install/install.ts)
    */
   constructor(
     readonly signal: NodeJS.Signals,

@@ -10,11 +10,11 @@
  * bundled-library lines stay "not checked", docs/matrix.md), and `pinDefaultCapabilities` the default capabilities a
  * pin's own entry records (read at that revision), which judge its bundled libraries instead of the catalog's table.
  */
-import { ownDeviceCode } from "../catalog/device-code.ts";
-import { extraPromise } from "../catalog/extras.ts";
-import type { Catalog, DeviceTargets, OnTorchRelease } from "../catalog/schema.ts";
-import type { ReleaseBuildFacts, TargetsFacts } from "../matrix/cuda-build.ts";
-import { CHECKER_FACTS_FORMAT, type CheckerFacts } from "./facts.ts";
+import { ownDeviceCode } from "../device-code.ts";
+import { extraPromise } from "../extras.ts";
+import type { Catalog, DeviceTargets, OnTorchRelease } from "../schema.ts";
+import type { ReleaseBuildFacts, TargetsFacts } from "./cuda-build.ts";
+import { CHECKER_FACTS_FORMAT, type CheckerFacts } from "./checker-facts.ts";
 
 function targetsFacts(t: DeviceTargets): TargetsFacts {
   if (t.kind === "torchArchList")

@@ -16,16 +16,16 @@
  * `hostedCpu`, CPU-only entries whose ISA the hosted runner's CPU is known to run go to GitHub-hosted labels.
  */
 import { Document, isScalar, type YAMLMap } from "yaml";
-import { variantRunsOn } from "./matrix/compat.ts";
-import { InputError } from "./errors.ts";
-import { catalog as builtInCatalog, machines } from "./catalog/index.ts";
-import { cudaCacheSubstituter } from "./catalog/binary-cache.ts";
+import { variantRunsOn } from "../matrix/compat.ts";
+import { InputError } from "../errors.ts";
+import { catalog as builtInCatalog, machines } from "../catalog/index.ts";
+import { cudaCacheSubstituter } from "../catalog/binary-cache.ts";
 
 /** The CI runners' facts of the catalog's second value (catalog/ci-runners.ts through catalog/index.ts `machines`). */
 const { limits: GITHUB_LIMITS, hostedRunners: GITHUB_HOSTED_RUNNERS, matrixLimit: GITHUB_MATRIX_LIMIT, selfHostedLabels: DEFAULT_SELF_HOSTED_LABELS, selfHostedNeeds: SELF_HOSTED_NEEDS } =
   machines.github;
-import type { Variant } from "./matrix/schema.ts";
-import type { Catalog } from "./catalog/schema.ts";
+import type { Variant } from "../matrix/schema.ts";
+import type { Catalog } from "../catalog/schema.ts";
 
 /** `timeout-minutes` the build workflow writes: what GitHub allows, never more. */
 const JOB_TIMEOUT_MINUTES = { hosted: GITHUB_LIMITS.hostedJobMinutes, selfHosted: 4320 } as const;

@@ -2,14 +2,14 @@
  * The facts the promise comparison judges with (compare.ts, origins.ts): the catalog's tables, reduced to the fields
  * the comparison reads. Code only: the Nix checks' bundle (pkgs/verify-compare.mjs) imports this module, so it must
  * hold no table. Where the facts come from:
- * - `verify` and the tests: generator/verify/catalog-facts.ts `catalogCheckerFacts()`, from generator/catalog/;
+ * - `verify` and the tests: generator/catalog/lib/checker.ts `catalogCheckerFacts()`, from generator/catalog/;
  * - the Nix checks (pkgs/checks.nix): pkgs/verify-facts.json, the same object as JSON, which `generate` writes
  *   (generator/generate/render/checker.ts) and `generate --check` compares.
  * A catalog edit thus changes that data file, never the bundle; a `source` string the comparison never prints is left
  * out, so fixing its wording changes neither.
  */
-import type { ArchListFacts, ReleaseBuildFacts } from "../matrix/cuda-build.ts";
-import type { BundledDeviceCode } from "../catalog/device-code.ts";
+import type { ArchListFacts, ReleaseBuildFacts } from "./cuda-build.ts";
+import type { BundledDeviceCode } from "../device-code.ts";
 
 /** The version of the facts' shape; the checker refuses any other (a bundle and a facts file of different trees). */
 export const CHECKER_FACTS_FORMAT = 2;
@@ -22,7 +22,7 @@ export interface CheckerPackage {
   label: string;
   /** The probe's per-package GPU checks: key of its `gpu` results and the line's words. */
   gpuChecks: { key: string; label: string }[];
-  /** Its releases' CUDA range and device targets (generator/matrix/cuda-build.ts). */
+  /** Its releases' CUDA range and device targets (generator/catalog/lib/cuda-build.ts). */
   releases: ReleaseBuildFacts[];
 }
 

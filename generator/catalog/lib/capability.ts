@@ -1,6 +1,6 @@
 /**
  * The binary-compatibility rule of compute capabilities, alone in a module with no imports so that every layer can
- * use it (generator/matrix/compat.ts exports it with the other "runs on" rules; generator/matrix/cuda-build.ts, which the Nix
+ * use it (generator/matrix/compat.ts exports it with the other "runs on" rules; generator/catalog/lib/cuda-build.ts, which the Nix
  * checks' bundle holds, takes it from here).
  *
  * Source: CUDA C++ Programming Guide, "Binary Compatibility": a cubin for X.y runs on X.z, z ≥ y, never across a
