@@ -198,6 +198,12 @@ test("publish refuses an unproven variant (exit 2, why, --allow-unproven; cache 
   assert.match(flat(refused.stderr), new RegExp(`${NAME}: its static check has not passed here \\(/nix/store/\\S+-${NAME}-check-static-stand-in-\\S+ is not in the store`));
   assert.match(flat(refused.stderr), /publish them unproven with --allow-unproven/);
   assert.is(existsSync(join(cache, "nix-cache-info")), false, "the cache is untouched");
+  // The dry run says which is which: the three it is built on proven (their stand-in checks built), NAME not.
+  const dryUnproven = await publish("--dry-run");
+  assert.is(dryUnproven.status, 0, dryUnproven.stderr);
+  for (const d of variant.dependsOn) assert.match(flat(dryUnproven.stdout), new RegExp(`proven ${d}: its proof /nix/store/\\S+-${d}-check-static-stand-in-\\S+ goes with it`));
+  assert.match(flat(dryUnproven.stdout), `unproven ${NAME}: its static check has not passed here`);
+  assert.match(flat(dryUnproven.stdout), "(publish refuses it: --allow-unproven publishes it with a mark that says so)");
   // Its check failing (the same derivation: MARKER/fail read at build time) leaves no proof: still refused.
   writeFileSync(join(marker, "fail"), "");
   assert.throws(() => runNix("nix-build", [join(pkgs, `${NAME}.nix`), "-A", "tests.static", "--no-out-link"], { env: offline }), /torch version: expected 2\.12\.0/);

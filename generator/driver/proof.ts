@@ -23,6 +23,7 @@
 import { createHash } from "node:crypto";
 import pLimit from "p-limit";
 import { runTool } from "../process.ts";
+import { nixString } from "../nix-literals.ts";
 import { nixBase32 } from "./cache-signatures.ts";
 import { drvOutputs, nixErrorMessage, until, type NixOptions } from "./store.ts";
 
@@ -127,17 +128,12 @@ export function unprovenMarker(variant: string, outPath: string): UnprovenMarker
   return { name, text, path: textStorePath(name, text) };
 }
 
-/** A Nix string literal holding `s` exactly ("…" with \\, \", \$ escaped; the marker's text holds no other specials). */
-function nixLiteral(s: string): string {
-  return `"${s.replace(/[\\"$]/g, (c) => `\\${c}`).replace(/\n/g, "\\n")}"`;
-}
-
 /**
  * Put the marker in this store (`nix-instantiate --eval --read-write-mode -E 'builtins.toFile NAME TEXT'`).
  * @returns null when Nix made exactly `m.path`, else why not
  */
 export async function addUnprovenMarker(m: UnprovenMarker, nixOptions: NixOptions = []): Promise<string | null> {
-  const r = await runTool(["nix-instantiate", ...optionArgs(nixOptions), "--eval", "--read-write-mode", "-E", `builtins.toFile ${nixLiteral(m.name)} ${nixLiteral(m.text)}`]);
+  const r = await runTool(["nix-instantiate", ...optionArgs(nixOptions), "--eval", "--read-write-mode", "-E", `builtins.toFile ${nixString(m.name)} ${nixString(m.text)}`]);
   if (r.code !== 0) return nixErrorMessage(r.stderr, `nix-instantiate exited with ${r.code}`);
   const made = r.stdout.trim().replace(/^"|"$/g, "");
   return made === m.path ? null : `Nix made ${made}, not the marker's path ${m.path}`;
