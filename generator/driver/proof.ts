@@ -171,15 +171,15 @@ function jsonObject(text: string | null): Record<string, unknown> | null {
  * disk is read too): report.txt, probe.json's cuobjdump, builder.json. Missing parts are null or [].
  */
 export async function readProof(path: string, nixOptions: NixOptions = []): Promise<ProofSummary> {
-  const [report, probeText, builderText] = await Promise.all(["report.txt", "probe.json", "builder.json"].map((f) => storeFile(`${path}/${f}`, nixOptions)));
+  const [report, checkedText, builderText] = await Promise.all(["report.txt", "probe.json", "builder.json"].map((f) => storeFile(`${path}/${f}`, nixOptions)));
   const lines = (report ?? "").split("\n").filter((l) => l.trim() !== "");
-  const probe = jsonObject(probeText!);
-  const c = probe?.cuobjdump as { tool?: unknown } | null | undefined;
+  const checked = jsonObject(checkedText!);
+  const c = checked?.cuobjdump as { tool?: unknown } | null | undefined;
   const b = jsonObject(builderText!);
   const str = (x: unknown) => (typeof x === "string" && x !== "" ? x : null);
   const builder = b
     ? [str(b.hostname) && `host ${str(b.hostname)}`, str(b.system), str(b.kernel) && `kernel ${str(b.kernel)}`, str(b.cpu)].filter(Boolean).join(", ") || null
-    : str(probe?.machine);
+    : str(checked?.machine);
   return { path, lines, cuobjdump: str(c?.tool), builder };
 }
 
