@@ -127,18 +127,11 @@ function commandWork(file: string, text: string): string[] {
 /** What a command may take from catalog/: the names its options' help shows (the packages, the CUDA cache's URL, --jobs' GiB). */
 const OPTION_TEXT_NAMES = new Set(["PACKAGES", "PUBLIC_CUDA_CACHES", "cudaCacheSubstituter", "GIB_PER_COMPILE_JOB"]);
 
-/**
- * Files of commands/ whose work has not yet moved to the library: verify's, which moves into verify/ (a plan and a run
- * returning a VerifyReport, which install calls too); its command then prints, and the file leaves this set.
- */
-const WORK_NOT_YET_MOVED = new Set(["commands/verify-main.ts"]);
-
 test("commands/ only parse and print: no node: module but node:path, no process.env, no host reader, from catalog/ only the names options show", () => {
   const commands = all.filter((f) => rel(f).startsWith("commands/"));
   assert.ok(commands.length > 15, "found the commands");
-  const offences = commands.filter((f) => !WORK_NOT_YET_MOVED.has(rel(f))).flatMap((f) => commandWork(f, readFileSync(f, "utf8")).map((o) => `${rel(f)}:${o}`));
+  const offences = commands.flatMap((f) => commandWork(f, readFileSync(f, "utf8")).map((o) => `${rel(f)}:${o}`));
   assert.equal(offences, []);
-  for (const f of WORK_NOT_YET_MOVED) assert.ok(commands.some((c) => rel(c) === f), `${f} is a file of commands/`);
   // The wrong cases fail, each once: a file read, the OS, the environment, a host reader, a catalog rule (static or by a
   // dynamic import), the catalog's table; types, node:path and the option texts' names pass.
   const cmd = join(GEN, "commands/x.ts");
