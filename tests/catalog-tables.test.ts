@@ -11,7 +11,7 @@ import { fileURLToPath } from "node:url";
 import { tempDir } from "./helpers/cli.ts";
 import { catalog, machines } from "../generator/catalog/index.ts";
 import { withLocalCatalog } from "../generator/catalog/local.ts";
-import { PACKAGES, DEFAULT_PACKAGES, ENV_PACKAGE, TORCH_PACKAGE } from "../generator/catalog/packages.ts";
+import { PACKAGES, DEFAULT_PACKAGES, ENV_PACKAGE, TORCH_PACKAGE } from "../generator/catalog/lib/packages.ts";
 import { catalogCheckerFacts } from "../generator/catalog/lib/checker.ts";
 import { projectFromMatrix } from "../generator/matrix/project.ts";
 import type { Catalog, MachineFacts, NixpkgsPin } from "../generator/catalog/schema.ts";

@@ -15,7 +15,7 @@ import { parseName } from "../generator/matrix/naming.ts";
 import { catalogCheckerFacts } from "../generator/catalog/lib/checker.ts";
 import { parseCheckerFacts } from "../generator/catalog/lib/checker-facts.ts";
 import * as deviceCode from "../generator/catalog/device-code.ts";
-import * as packages from "../generator/catalog/packages.ts";
+import * as packages from "../generator/catalog/lib/packages.ts";
 import * as torch from "../generator/catalog/torch.ts";
 import * as cuda from "../generator/catalog/cuda.ts";
 import * as extras from "../generator/catalog/extras.ts";

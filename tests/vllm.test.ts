@@ -6,7 +6,7 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { join } from "node:path";
-import { cudaBuildOf, nixpkgsBrokenWarnings, onTorch } from "../generator/catalog/packages.ts";
+import { cudaBuildOf, nixpkgsBrokenWarnings, onTorch } from "../generator/catalog/lib/packages.ts";
 import { closurePackages } from "../generator/matrix/naming.ts";
 import { catalog } from "../generator/catalog/index.ts";
 import { coresForPackage, jobsRule } from "../generator/model/concurrency.ts";

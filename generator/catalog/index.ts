@@ -7,14 +7,15 @@
  * tests/catalog-tables.test.ts, which also holds that every exported table is in one of the two values.
  * @throws Error (zod) at import time when a catalog file breaks its schema.
  */
-import { CatalogSchema, MachineFactsSchema, type Catalog, type MachineFacts, type NixpkgsPin, type OnTorchRelease } from "./schema.ts";
+import { CatalogSchema, MachineFactsSchema, type Catalog, type MachineFacts, type OnTorchRelease } from "./schema.ts";
 import { gpus, NIXPKGS_CAPABILITIES } from "./gpus.ts";
 import { cuda, CUDA_MINOR_VERSION_COMPAT, GLIBC_242_CUDA_HEADERS } from "./cuda.ts";
 import { KNOWN_VULNERABLE } from "./advisories.ts";
 import { ARM_CORES, ARM_HOST_HINTS, isas } from "./cpu-isas.ts";
 import { python } from "./python.ts";
 import { torch, nixpkgs } from "./torch.ts";
-import { packageOnTorch, packagesOnTorch, releaseOf, releaseServes } from "./packages.ts";
+import { packageOnTorch, releaseOf, releaseServes } from "./lib/packages.ts";
+import { packagesOnTorch } from "./packages.ts";
 import { torchArchLists } from "./torch-arch-list.ts";
 import { EXTRAS } from "./extras.ts";
 import { bundledDeviceCode, COMPILER_HELPER_NAMES, EXTRA_SASS } from "./device-code.ts";
@@ -94,37 +95,3 @@ export const machines: MachineFacts = MachineFactsSchema.parse({
     selfHostedNeeds: SELF_HOSTED_NEEDS,
   },
 });
-
-/**
- * The catalog pin to use for PyTorch `torchVersion` when matrix.ts names none: among the pins carrying it, one with
- * a known tarball hash first (content-addressed), then the newest `date`, then catalog order.
- * @returns the pin, or undefined when no pin carries the release.
- */
-export function preferredPin(cat: Catalog, torchVersion: string): NixpkgsPin | undefined {
-  const carriers = cat.nixpkgs.filter((p) => p.torch === torchVersion);
-  const score = (p: NixpkgsPin) => [p.sha256 ? 1 : 0, p.date ?? ""] as const;
-  return [...carriers].sort((a, b) => {
-    const [ha, da] = score(a);
-    const [hb, db] = score(b);
-    return hb - ha || (db > da ? 1 : db < da ? -1 : 0);
-  })[0];
-}
-
-/** The URL `builtins.fetchTarball` fetches for a nixpkgs revision (and `nix-prefetch-url --unpack` hashes). */
-export function nixpkgsTarballUrl(rev: string): string {
-  return `https://github.com/NixOS/nixpkgs/archive/${rev}.tar.gz`;
-}
-
-/**
- * The one widening helper: every value the catalog knows on each axis of a matrix, in catalog order
- * ({ python: ["3.10", …], cuda: ["12.6", …], gpus: ["70", …], isas: ["avx2", …] }). explain's widened matrix, fleet's
- * candidates and the tests' widest matrix all take their axes from here (each then keeps what it needs).
- */
-export function catalogAxes(cat: Catalog): { python: string[]; cuda: string[]; gpus: string[]; isas: string[] } {
-  return {
-    python: cat.python.map((x) => x.version),
-    cuda: cat.cuda.map((x) => x.version),
-    gpus: cat.gpus.map((x) => x.sm),
-    isas: cat.isas.map((x) => x.key),
-  };
-}

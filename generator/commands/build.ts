@@ -9,7 +9,7 @@
 import { UsageError } from "../errors.ts";
 import type { Argv, ArgumentsCamelCase, CommandModule } from "yargs";
 import { ASK_NIX_TIMEOUT_S, REPEATABLE } from "../constants.ts";
-import { PACKAGES } from "../catalog/packages.ts";
+import { PACKAGES } from "../catalog/lib/packages.ts";
 import { hostRootOption, matrixOption, nixOptions, outputOptions, selectionOptions, type BuiltTypes } from "./options.ts";
 import { runOf } from "./shared.ts";
 import { GIB_PER_COMPILE_JOB } from "../catalog/machines.ts";

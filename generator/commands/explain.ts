@@ -8,10 +8,10 @@ import type { ArgumentsCamelCase, Argv, CommandModule } from "yargs";
 import { printer, project, runOf, terminalWidth, type Io } from "./shared.ts";
 import { matrixOption, outputOptions, type ArgsOf, type OptionTypes } from "./options.ts";
 import { wrap } from "../text.ts";
-import { extraFact, extraPromise } from "../catalog/extras.ts";
+import { extraFact, extraPromise } from "../catalog/lib/packages.ts";
 import { closeCatalogExtras, didYouMean } from "../matrix/extra-hints.ts";
 import { clip, ERROR_PREFIX, EXIT } from "../errors.ts";
-import { cudaBuildOf, fixesFor, fixText, nixpkgsBrokenWarnings, onTorch } from "../catalog/packages.ts";
+import { cudaBuildOf, fixesFor, fixText, nixpkgsBrokenWarnings, onTorch } from "../catalog/lib/packages.ts";
 import { closurePackages } from "../matrix/naming.ts";
 import type { Project } from "../matrix/project.ts";
 import type { Variant } from "../matrix/schema.ts";
@@ -73,9 +73,9 @@ async function variantFacts(v: Variant, p: Project) {
   // None of these loads zod or catalog/index.ts (which parses the whole catalog when it loads): the facts come from p.catalog.
   const [{ modelCacheMisses }, { modelDeviceCode }, { nixpkgsCudaFacts }, { torchReleaseFacts }, { checkedVariants, hostDriverRoute }] = await Promise.all([
     import("../model/cache-model.ts"),
-    import("../catalog/device-code-size.ts"),
-    import("../catalog/cuda.ts"),
-    import("../catalog/torch-arch-list.ts"),
+    import("../catalog/lib/device-code.ts"),
+    import("../catalog/lib/cuda.ts"),
+    import("../catalog/lib/torch.ts"),
     import("../preflight/driver-route.ts"),
   ]);
   // What the CUDA binary cache cannot serve this variant (the model of catalog/binary-cache.ts).

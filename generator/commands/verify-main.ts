@@ -16,7 +16,7 @@ import { loadVariants, type VariantSource } from "../matrix/variant-source.ts";
 import { allHold, checkPromise, identify, packageProbes, type Probe, type PromiseCheck } from "../verify/compare.ts";
 import { catalogCheckerFacts } from "../catalog/lib/checker.ts";
 import { resolvePython, runProbe, VerifyInputError } from "../verify/run-probe.ts";
-import { ENV_PACKAGE, TORCH_PACKAGE } from "../catalog/packages.ts";
+import { ENV_PACKAGE, TORCH_PACKAGE } from "../catalog/lib/packages.ts";
 import { checkedVariants, Probes } from "../preflight/checks.ts";
 import { existsOn } from "../preflight/host-root.ts";
 import { machines } from "../catalog/index.ts";

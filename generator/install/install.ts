@@ -30,7 +30,7 @@ import { InputError } from "../errors.ts";
 import { REPO_ROOT } from "../paths.ts";
 import { ASK_NIX_TIMEOUT_S } from "../constants.ts";
 import { closurePackages, formatName, parseName } from "../matrix/naming.ts";
-import { ENV_PACKAGE, nixpkgsBrokenWarnings } from "../catalog/packages.ts";
+import { ENV_PACKAGE, nixpkgsBrokenWarnings } from "../catalog/lib/packages.ts";
 import { copyableCommand } from "../text.ts";
 import type { Backend, BackendChoice } from "../driver/backend.ts";
 import type { BuildArgs } from "../driver/build-options.ts";

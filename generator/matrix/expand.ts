@@ -13,20 +13,22 @@
  *    where the pin carries a release of it that serves the pin's torch.
  * 7. Every dropped combination carries its reasons in words.
  */
-import { PACKAGES } from "../catalog/packages.ts";
-import { preferredPin } from "../catalog/index.ts";
-import { ENV_PACKAGE, TORCH_PACKAGE, caveatsFor, fixesFor, fixText, onTorch, packageBuildFor, releaseOf, releaseServes, type PackageCudaBuild, type PackageOnTorch } from "../catalog/packages.ts";
-import { glibcCudaHeaderNote, nixpkgsCudaFacts, type NixpkgsCudaFacts } from "../catalog/cuda.ts";
-import { insecureNote } from "../catalog/advisories.ts";
+import { PACKAGES } from "../catalog/lib/packages.ts";
+import { preferredPin } from "../catalog/lib/torch.ts";
+import { ENV_PACKAGE, TORCH_PACKAGE, caveatsFor, fixesFor, fixText, onTorch, packageBuildFor, releaseOf, releaseServes } from "../catalog/lib/packages.ts";
+import { type PackageCudaBuild } from "../catalog/lib/cuda-build.ts";
+import { type PackageOnTorch } from "../catalog/schema.ts";
+import { glibcCudaHeaderNote, nixpkgsCudaFacts, type NixpkgsCudaFacts } from "../catalog/lib/cuda.ts";
+import { insecureNote } from "../catalog/lib/packages.ts";
 import { environmentPackage, formatCombination, formatName, torchSiblingName } from "./naming.ts";
-import { extraPromise } from "../catalog/extras.ts";
+import { extraPromise } from "../catalog/lib/packages.ts";
 import { compareVersions } from "../versions.ts";
 import { capabilityRunsOn } from "./compat.ts";
-import { nixpkgsAllows, nixpkgsCapability } from "../catalog/gpus.ts";
-import { gccarchFeature } from "../catalog/cpu-isas.ts";
+import { nixpkgsAllows, nixpkgsCapability } from "../catalog/lib/cuda.ts";
+import { gccarchFeature } from "../catalog/lib/machines.ts";
 import type { CudaCapabilitiesScope, Excluded, Matrix, Variant } from "./schema.ts";
 import type { Catalog, CpuIsa, CudaToolkit, GpuArch, NixpkgsPin, PythonVersion, TorchRelease } from "../catalog/schema.ts";
-import type { PackageName } from "../catalog/packages.ts";
+import type { PackageName } from "../catalog/lib/packages.ts";
 
 /** Result of `expand`: kept variants (stable order) and dropped combinations (stable order). */
 export interface Expansion {

@@ -10,7 +10,7 @@ import "../zod-jitless.ts";
 import * as z from "zod";
 
 import { NIX_ATTR_RE, type System } from "../constants.ts";
-import { DEFAULT_PACKAGES, PACKAGES, type PackageName } from "../catalog/packages.ts";
+import { DEFAULT_PACKAGES, PACKAGES, type PackageName } from "../catalog/lib/packages.ts";
 import { SHA256_RE, type Catalog } from "../catalog/schema.ts";
 import { closestValues, shown } from "./suggest.ts";
 import { parseCombination } from "./naming.ts";

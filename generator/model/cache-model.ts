@@ -21,8 +21,8 @@
  *   (the variant's Python set), with the catalog's build time of each, or unknown where the catalog has none.
  * A derivation shared by several variants (same pin, system, CUDA set, and Python for triton) is counted once.
  */
-import { cudaCachesFor } from "../catalog/binary-cache.ts";
-import { onTorch, rebuiltDependencies } from "../catalog/packages.ts";
+import { cudaCachesFor } from "../catalog/lib/binary-cache.ts";
+import { onTorch, rebuiltDependencies } from "../catalog/lib/packages.ts";
 import type { Catalog, NixpkgsPin } from "../catalog/schema.ts";
 import { parseName, torchSiblingName } from "../matrix/naming.ts";
 import type { Variant } from "../matrix/schema.ts";

@@ -14,8 +14,9 @@
  *   (dry-run's estimated makespan); `lowerBound` is max(critical path, total work / jobs).
  */
 import { InputError } from "../errors.ts";
-import type { PackageName } from "../catalog/packages.ts";
-import { ENV_PACKAGE, TORCH_PACKAGE, packagesOnTorch } from "../catalog/packages.ts";
+import type { PackageName } from "../catalog/lib/packages.ts";
+import { ENV_PACKAGE, TORCH_PACKAGE } from "../catalog/lib/packages.ts";
+import { packagesOnTorch } from "../catalog/packages.ts";
 import { environmentOf } from "../matrix/naming.ts";
 import { REFERENCE_CORES, startBuilds, type Capacity, type ReadyBuild } from "./concurrency.ts";
 import type { Variant } from "../matrix/schema.ts";

@@ -16,12 +16,14 @@ import { GPU_CHECK_FEATURE, GPU_CHECK_FEATURE_HOWTO, systemFeaturesLine } from "
 // reads the tables below from their modules, not through catalog/index.ts (which parses every table with zod). None of
 // them is extended by local-catalog.json: the public caches, the ISA table (hostGccarch) and the machine facts are the
 // same tables the Catalog value and `machines` hold.
-import { cachesToOffer, PUBLIC_CUDA_CACHES } from "../catalog/binary-cache.ts";
+import { cachesToOffer } from "../catalog/lib/binary-cache.ts";
+import { PUBLIC_CUDA_CACHES } from "../catalog/binary-cache.ts";
 import { FLOX_CUDA, FLOX_MIN, NIX_MIN, NIXGLHOST, NIXOS_DRIVER_LIB, STORE_FREE_FLOOR } from "../catalog/machines.ts";
 import { existsOn, runOn, type Host } from "./host-root.ts";
 import { parseCpuinfo } from "../host/read-host.ts";
 import { isaFit } from "../matrix/compat.ts";
-import { gccarchFeature, isas } from "../catalog/cpu-isas.ts";
+import { gccarchFeature } from "../catalog/lib/machines.ts";
+import { isas } from "../catalog/cpu-isas.ts";
 import { settingLines, wrap } from "../text.ts";
 import { InputError } from "../errors.ts";
 import { redactCredentials } from "../redact.ts";

@@ -7,7 +7,7 @@
 import { basename } from "node:path";
 import { DRIVER_ROUTES, NIXOS_DRIVER_LIB } from "../catalog/machines.ts";
 import { formatName, parseName } from "../matrix/naming.ts";
-import { ENV_PACKAGE } from "../catalog/packages.ts";
+import { ENV_PACKAGE } from "../catalog/lib/packages.ts";
 import type { Variant } from "../matrix/schema.ts";
 
 /** A variant as the checks need it. */
