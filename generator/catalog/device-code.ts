@@ -20,9 +20,6 @@
  */
 import type { BundledDeviceCode, Catalog } from "./schema.ts";
 
-/** Where device code comes from: torch, a package built on torch (catalog/packages.ts names), or a bundled library. */
-export type DeviceCodeOrigin = "torch" | "nccl" | "magma" | "nvshmem" | (string & {});
-
 /**
  * A third-party library with device code that nixpkgs' torch links statically.
  * - `library`: the file of torch's `lib/` that holds its device code.

@@ -60,7 +60,7 @@ const purePython = (attr: string, what: string, takesTorch: boolean): ExtraFact 
 });
 
 /** The extras this catalog knows, by nixpkgs attribute. */
-export const EXTRAS: readonly ExtraFact[] = [
+export const EXTRAS: ExtraFact[] = [
   deepspeed,
   purePython("transformers", "pure Python, it runs torch's kernels", true),
   purePython("accelerate", "pure Python, it runs torch's kernels", true),

@@ -17,7 +17,6 @@ import type { ArgumentsCamelCase, Argv, CommandModule } from "yargs";
 import { dirname, resolve } from "node:path";
 import { LOCAL_CATALOG_FILE, NIX_ATTR_RE, REPEATABLE } from "../constants.ts";
 import { REPO_ROOT } from "../paths.ts";
-import { PUBLIC_CUDA_CACHES } from "../catalog/binary-cache.ts";
 import { cudaCacheSubstituter } from "../catalog/lib/binary-cache.ts";
 import { parseNixOptions, printer, runOf, type Io } from "./shared.ts";
 import { matrixOption, nixOptions, outputOptions, type ArgsOf, type OptionTypes } from "./options.ts";
@@ -100,8 +99,8 @@ const addOptions = {
 } as const;
 
 const cacheOptions = {
-  // The catalog's NixOS-CUDA cache (its table row, read without loading the catalog: this module loads at start-up).
-  substituter: { type: "string", default: cudaCacheSubstituter({ publicCudaCaches: PUBLIC_CUDA_CACHES }).url, describe: "the binary cache whose contents are compared with the cache model" },
+  // Left out: the catalog's NixOS-CUDA cache, taken from the Catalog value in the handler (this module loads at start-up).
+  substituter: { type: "string", describe: "the binary cache whose contents are compared with the cache model (default: the catalog's NixOS-CUDA cache)" },
   nixpkgs: OPT.nixpkgs,
   fetch: OPT.fetch,
   "nix-option": { ...nixOptions["nix-option"], describe: "NAME=VALUE passed to nix-store as --option NAME VALUE (e.g. require-sigs=false)" },
@@ -262,7 +261,7 @@ function givenCheckouts(specs: readonly string[] | undefined, cat: Catalogs["cat
 async function pinCache(argv: CacheArgs, cat: Catalogs["cat"], given: Record<string, string>, out: (line: string) => void): Promise<number> {
   const run = await import("../pin/actions.ts");
   const nixOptions = parseNixOptions(argv.nixOption);
-  const results = await run.cachePins(cat, { given, fetch: argv.fetch, system: argv.system, substituter: argv.substituter, nixOptions });
+  const results = await run.cachePins(cat, { given, fetch: argv.fetch, system: argv.system, substituter: argv.substituter ?? cudaCacheSubstituter(cat).url, nixOptions });
   const word = (b: boolean) => (b ? "cached" : "built");
   if (argv.json) out(JSON.stringify(results.map((r) => (r.status === "checked" ? { rev: r.pin.rev, status: r.status, where: r.where, answers: r.answers, notes: r.notes } : { rev: r.pin.rev, status: r.status, why: r.why })), null, 2));
   else

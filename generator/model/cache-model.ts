@@ -26,7 +26,6 @@ import { onTorch, rebuiltDependencies } from "../catalog/lib/packages.ts";
 import type { Catalog, NixpkgsPin } from "../catalog/schema.ts";
 import { parseName, torchSiblingName } from "../matrix/naming.ts";
 import type { Variant } from "../matrix/schema.ts";
-import { DEFAULT_CUDA_CLOSURE_SECONDS } from "./plan.ts";
 
 /**
  * What the model needs of a variant (`nixpkgsKey`: one CUDA closure per key in the package-set scope; `package`, when
@@ -50,8 +49,8 @@ export interface ModelledBuild {
   variants: string[];
 }
 
-/** What the cache model reads of the catalog: the pins, the CUDA cache's facts, the statically linked libraries. */
-export type CacheModelCatalog = Pick<Catalog, "nixpkgs" | "cudaCache" | "bundledDeviceCode" | "rebuildSeconds" | "publicCudaCaches" | "packagesOnTorch">;
+/** What the cache model reads of the catalog: the pins, the CUDA cache's facts, the statically linked libraries, the build times. */
+export type CacheModelCatalog = Pick<Catalog, "nixpkgs" | "cudaCache" | "bundledDeviceCode" | "rebuildSeconds" | "buildSeconds" | "publicCudaCaches" | "packagesOnTorch">;
 
 /**
  * The modelled extra builds of a selection, and per variant the reasons it is off the cache.
@@ -66,7 +65,7 @@ export function modelCacheMisses(
   const builds = new Map<string, ModelledBuild>();
   const reasons = new Map<string, string[]>();
   const need = (v: CacheModelInput, key: string, what: Exclude<ModelledBuild["what"], "dependency">, why: string) => {
-    const src = what === "cuda-closure" ? DEFAULT_CUDA_CLOSURE_SECONDS : cat.rebuildSeconds[what];
+    const src = what === "cuda-closure" ? cat.buildSeconds.cudaClosure : cat.rebuildSeconds[what];
     add(v, { key, what, seconds: src.seconds, source: src.source, why });
   };
   const add = (v: CacheModelInput, first: Omit<ModelledBuild, "variants">) => {

@@ -5,6 +5,9 @@
  */
 import type { Catalog, DeviceCodeBytes } from "../schema.ts";
 
+/** Where device code comes from: torch, a package built on torch (catalog/packages.ts names), or a bundled library. */
+export type DeviceCodeOrigin = "torch" | "nccl" | "magma" | "nvshmem" | (string & {});
+
 /**
  * The variant's own packages and the libraries whose device code they compile, by directory of the installed
  * package: torch's `lib/` (every file but the bundled ones' `libraryDefault`), and each package built on torch's

@@ -1,7 +1,31 @@
 /**
- * The rules over the catalog's facts of machines: the Nix system feature an ISA's builds require (catalog/cpu-isas.ts).
+ * The rules over the catalog's facts of machines: the Nix system feature an ISA's builds require (catalog/cpu-isas.ts),
+ * and the compile slots of a machine by the memory one compile job needs (catalog/machines.ts GIB_PER_COMPILE_JOB,
+ * `machines.gibPerCompileJob`), which the build's jobs rule (model/concurrency.ts) and `build --help` state.
  */
+import { GIB_PER_COMPILE_JOB } from "../machines.ts";
 import type { CpuIsa } from "../schema.ts";
+
+/**
+ * Compile slots of a machine: max(1, min(`cpus`, floor(`memGiB` / the catalog's GiB per compile job))); unknown memory
+ * (Infinity) does not limit.
+ */
+export function compileSlots(cpus: number, memGiB: number): number {
+  return Math.max(1, Math.min(cpus, Math.floor(memGiB / GIB_PER_COMPILE_JOB)));
+}
+
+/**
+ * The cores a build of `slots` slots may use when each of its compile processes needs `gibPerJob` GiB: fewer, in
+ * proportion, when that is more than the catalog's GiB per compile job (flash-attn's ~9 GiB); else `slots`. At least 1.
+ */
+export function coresWithinMemory(slots: number, gibPerJob: number | undefined): number {
+  return gibPerJob !== undefined && gibPerJob > GIB_PER_COMPILE_JOB ? Math.max(1, Math.floor((slots * GIB_PER_COMPILE_JOB) / gibPerJob)) : slots;
+}
+
+/** The slot rule in words with the catalog's figure: slotsFormula("2 CPUs", "23.0 GiB") = "min(2 CPUs, floor(23.0 GiB / 4 GiB))". */
+export function slotsFormula(cpus: string, mem: string): string {
+  return `min(${cpus}, floor(${mem} / ${GIB_PER_COMPILE_JOB} GiB))`;
+}
 
 /**
  * The Nix system feature a builder must declare to run an ISA's code, `gccarch-<arch>` (its `gccarch`):
