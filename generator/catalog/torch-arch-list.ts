@@ -3,7 +3,7 @@
  * `_get_cuda_arch_flags` raises `ValueError("Unknown CUDA arch (X) or GPU not supported")` for any entry outside its
  * `supported_arches`, and that list changes by release. Every package that hands TORCH_CUDA_ARCH_LIST to
  * cpp_extension (torchaudio, torchvision, xformers, flash-attn when none of its own tokens is recognised) builds only
- * where the variant's torch accepts the entry (catalog/packages.ts `cudaBuildOf`). torch's own build reads the
+ * where the variant's torch accepts the entry (catalog/lib/packages.ts `cudaBuildOf`). torch's own build reads the
  * variable through CMake (select_compute_arch.cmake), not through this list.
  *
  * Facts are data with sources: a release whose list was read has `accepted` (exactly the list); one known only from

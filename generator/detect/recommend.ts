@@ -96,7 +96,7 @@ export interface Pick {
   /** Other variants that fit, best first. */
   alternatives: string[];
   /**
-   * What nixpkgs says against the chosen variant's CUDA build (catalog/packages.ts nixpkgsBrokenWarnings, explain's
+   * What nixpkgs says against the chosen variant's CUDA build (catalog/lib/packages.ts nixpkgsBrokenWarnings, explain's
    * words): [] when nothing of its closure is marked broken at its nixpkgs, or when none is chosen.
    */
   warnings: string[];

@@ -111,7 +111,7 @@ export interface InstallPlan {
   variant: Variant;
   chosen: ChosenVariant;
   /**
-   * What nixpkgs says against the variant's CUDA build (catalog/packages.ts nixpkgsBrokenWarnings: explain's and
+   * What nixpkgs says against the variant's CUDA build (catalog/lib/packages.ts nixpkgsBrokenWarnings: explain's and
    * detect's words); [] when nothing of its closure is marked broken at its nixpkgs.
    */
   warnings: string[];

@@ -172,7 +172,7 @@ function judge(c: Combo, matrix: Matrix, catalog: Catalog): { reasons: string[];
 }
 
 /**
- * The extra build inputs of a package variant (its catalog/packages.ts `cudaBuildOf` answer, null for CPU-only: an
+ * The extra build inputs of a package variant (its catalog/lib/packages.ts `cudaBuildOf` answer, null for CPU-only: an
  * own arch variable, a CMake flag; `gibPerCompileJob`; the `pname` correction), as the Variant's `packageBuild`, or
  * nothing when the package needs none (TORCH_CUDA_ARCH_LIST, which pkgs/variant-attrs.nix writes for every CUDA
  * variant, is all it reads).
@@ -223,7 +223,7 @@ function describe(pkg: PackageName, c: Combo, version: string): string {
  * - a capability missing from nixpkgs' default capabilities of that CUDA set at the variant's pin (`nixpkgs.defaults`:
  *   the pin's own where `pin add` read them, else the catalog's; e.g. 7.0 on CUDA 12.x) leaves magma, nccl, … with
  *   no code for that GPU.
- * Sources: generator/catalog/cuda.ts nixpkgsCudaFacts (nixpkgs' capability table and default rule).
+ * Sources: generator/catalog/lib/cuda.ts nixpkgsCudaFacts (nixpkgs' capability table and default rule).
  * @returns { packageSet, reason } — reason is null when the matrix's policy decided, a sentence when the catalog forced it.
  * @throws Error when `caps` mixes Jetson and non-Jetson capabilities (expand never builds such a set)
  */

@@ -345,7 +345,7 @@ export interface Variant {
   /** Names of package variants this one is built against. */
   dependsOn: string[];
   /**
-   * What a package built on torch's own build reads besides TORCH_CUDA_ARCH_LIST (catalog/packages.ts `cudaBuildOf`):
+   * What a package built on torch's own build reads besides TORCH_CUDA_ARCH_LIST (catalog/lib/packages.ts `cudaBuildOf`):
    * environment variables (flash-attn's FLASH_ATTN_CUDA_ARCHS), CMake flags replacing any of the same variable
    * (bitsandbytes' -DCOMPUTE_CAPABILITY), and the memory one compile process needs (GiB; the build caps MAX_JOBS to
    * the builder's memory), and the pname nixpkgs' metadata check needs where the file's is not the distribution's.

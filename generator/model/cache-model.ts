@@ -16,7 +16,7 @@
  *   (triton reads cudaSupport: a job in each recursed set, with the default set; it compiles no code for
  *   capabilities, so the scope does not change it);
  * - a pin whose default CUDA set or recursed Python sets are not known counts as off (said in the reason);
- * - on any system, the dependencies a package variant has rebuilt (catalog/packages.ts rebuiltDependencies: the other
+ * - on any system, the dependencies a package variant has rebuilt (catalog/lib/packages.ts rebuiltDependencies: the other
  *   packages its catalog fixes name, which explain prints: vLLM's bitsandbytes, cupy and flashinfer), one per torch
  *   (the variant's Python set), with the catalog's build time of each, or unknown where the catalog has none.
  * A derivation shared by several variants (same pin, system, CUDA set, and Python for triton) is counted once.
@@ -130,7 +130,7 @@ export function modelCacheMisses(
 }
 
 /**
- * The dependencies variant `v`'s package has rebuilt (catalog/packages.ts rebuiltDependencies), as builds of the
+ * The dependencies variant `v`'s package has rebuilt (catalog/lib/packages.ts rebuiltDependencies), as builds of the
  * model: keyed by the dependency and the variant's torch (its Python set), so a package variant and an environment
  * holding it count each once; the catalog's build time, or null (unknown) where it has none.
  */

@@ -344,7 +344,7 @@ const CHECKS: readonly Check[] = [
     title: "CUDA binary cache",
     commands: ["doctor", "install"],
     blocking: false,
-    // The public caches that serve the CUDA variants' systems (catalog/binary-cache.ts cachesToOffer):
+    // The public caches that serve the CUDA variants' systems (catalog/lib/binary-cache.ts cachesToOffer):
     // cache.nixos-cuda.org where it builds (x86_64-linux), cache.flox.dev where no cache builds (aarch64-linux), which
     // may hold the packages (`pin cache` asks it of a variant).
     appliesTo: (c) => (cudaVariants(c).length === 0 ? "no CUDA variant" : cachesToOffer(builtInCatalog, cudaVariants(c).map((v) => v.system)).length === 0 ? "no public cache serves these systems" : null),
