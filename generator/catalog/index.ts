@@ -2,14 +2,16 @@
  * The catalog's two values, validated: `catalog`, every fact the generator knows, each with a `source`, every table
  * under one schema (`CatalogSchema`, generator/catalog/schema.ts), which a user's local-catalog.json extends
  * (catalog/local.ts); and `machines`, the facts of the machines and CI runners (MachineFactsSchema), which nothing
- * extends. Both are parsed here, when this module loads, from the values catalog/lib/built-in.ts assembles from the
- * rows. Code outside generator/catalog/ reads these values (or a catalog/lib rule), never a table of a data module;
- * where zod must not load (start-up, explain's and detect's project-cache path) it reads the built-in values
- * unparsed, which tests/catalog-tables.test.ts holds equal to these.
+ * extends. Both are parsed here, when this module loads, from the values catalog/lib/built-in.ts (`builtInCatalog`)
+ * and catalog/lib/machines.ts (`builtInMachines`) assemble from the rows. Code outside generator/catalog/ reads these
+ * values (or a catalog/lib rule), never a table of a data module; where zod must not load (start-up, explain's and
+ * detect's path from the project cache, the preflight checks) it reads the built-in values unparsed, which
+ * tests/catalog-tables.test.ts holds equal to these.
  * @throws Error (zod) at import time when a catalog file breaks its schema.
  */
 import { CatalogSchema, MachineFactsSchema, type Catalog, type MachineFacts, type OnTorchRelease } from "./schema.ts";
-import { builtInCatalog, builtInMachines } from "./lib/built-in.ts";
+import { builtInCatalog } from "./lib/built-in.ts";
+import { builtInMachines } from "./lib/machines.ts";
 import { packageOnTorch, releaseOf, releaseServes } from "./lib/packages.ts";
 
 /**

@@ -17,7 +17,7 @@
 import { closeCatalogExtras, didYouMean } from "../matrix/extra-hints.ts";
 import type { Catalog } from "../catalog/schema.ts";
 import { ERROR_PREFIX, InputError } from "../errors.ts";
-import { builtInMachines } from "../catalog/lib/built-in.ts";
+import { builtInMachines } from "../catalog/lib/machines.ts";
 import { wrap } from "../text.ts";
 import { compareVersions } from "../versions.ts";
 import type { CacheProbe } from "./store.ts";

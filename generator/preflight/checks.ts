@@ -16,7 +16,8 @@ import { GPU_CHECK_FEATURE, GPU_CHECK_FEATURE_HOWTO, systemFeaturesLine } from "
 // module, and parsing the whole catalog with zod for a check would cost more than the check. None of what the checks
 // read is extended by local-catalog.json (the public caches, the ISA table, the machine facts).
 import { cachesToOffer } from "../catalog/lib/binary-cache.ts";
-import { builtInCatalog, builtInMachines } from "../catalog/lib/built-in.ts";
+import { builtInCatalog } from "../catalog/lib/built-in.ts";
+import { builtInMachines } from "../catalog/lib/machines.ts";
 import { existsOn, runOn, type Host } from "./host-root.ts";
 import { parseCpuinfo } from "../host/read-host.ts";
 import { isaFit } from "../matrix/compat.ts";

@@ -5,8 +5,8 @@
  * process module.
  */
 import { basename } from "node:path";
-// The machine facts unparsed (catalog/lib/built-in.ts): `explain` reads these lines without loading zod.
-import { builtInMachines } from "../catalog/lib/built-in.ts";
+// The machine facts unparsed (catalog/lib/machines.ts): `explain` reads these lines without loading zod.
+import { builtInMachines } from "../catalog/lib/machines.ts";
 import { formatName, parseName } from "../matrix/naming.ts";
 import { ENV_PACKAGE } from "../catalog/lib/packages.ts";
 import type { Variant } from "../matrix/schema.ts";
