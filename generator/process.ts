@@ -7,10 +7,10 @@
  *   through Node's spawn with no shell (zx's `$` always starts bash, which reads ~/.bashrc in some parents: see
  *   runCommand); zx's `kill` ends a timed-out child's whole tree. zx is loaded on first use, so a command that
  *   starts nothing never loads it.
- * - runCommandSync: the same, synchronously (preflight probes, verify's probe, GC roots), through Node's spawnSync:
+ * - runCommandSync: the same, synchronously (preflight's questions to the host, verify's probe, GC roots), through Node's spawnSync:
  *   those callers cannot await.
  * - startInGroup / signalGroup: a long build in its own process group, its output on a file descriptor, and the
- *   signal that reaches the group (driver/processes.ts keeps a run's builds and stops them all), through Node's
+ *   signal that reaches the group (driver/build-groups.ts keeps a run's builds and stops them all), through Node's
  *   spawn: a build of hours writes its log straight to the file, not through a pipe of this process as zx's would.
  * - findExecutable: a program on a PATH, without running it (zx's `which`).
  *

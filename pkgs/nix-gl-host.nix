@@ -19,7 +19,7 @@
 # - Upstream's checkPhase (default.nix at 5269b23, doCheck = true) runs black and nixpkgs-fmt over its sources (style
 #   checks) and `python src/nixglhost_test.py`, its unit tests of the cache directory's JSON and library records
 #   (CacheDirContent, LibraryPath, ResolvedLib). This file runs no check phase, so neither the style checks nor those
-#   unit tests run here: the behaviour variant-matrix relies on is read from src/nixglhost.py (catalog/host.ts
+#   unit tests run here: the behaviour variant-matrix relies on is read from src/nixglhost.py (catalog/machines.ts
 #   NIXGLHOST) and was exercised on a real Ubuntu + H100 host (docs/gpu-driver.md).
 pkgs:
 

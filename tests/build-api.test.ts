@@ -56,7 +56,7 @@ test("planBuild: a dry run's plan as data (selection closed over dependsOn, orde
   assert.equal(p!.selection.targets.map((t) => t.name).sort(), [PT_ARM, TA_ARM].sort());
   assert.is(p!.selection.why.get(PT_ARM), "dependency");
   assert.equal(p!.plan.order, [PT_ARM, TA_ARM]);
-  assert.is(p!.instantiated, false, "a dry run without --probe-store does not instantiate for the driver");
+  assert.is(p!.instantiated, false, "a dry run without --ask-store does not instantiate for the driver");
   assert.equal(p!.evaluationFailures, []);
   // It asks Nix what it would build and fetch (issue 53, ask-nix.ts): real Nix over the stand-in files answers.
   assert.ok(p!.nixAnswer, "the plan says which answer it used");

@@ -223,7 +223,7 @@ test("estimates: a named environment has torch-env's default; a package no table
   const cached = new Map([["mystery-a", { cached: true, by: "store" as const, outPath: "/nix/store/x", drvPath: null }]]);
   assert.is(dryRunRows(odd, cached, why, backend, { host: "x86_64-linux", force: false, capacity: fixedCapacity(1) }).estimatedMakespanS, TORCH_BUILD_MODEL.cpuSeconds);
   const text = dryRunText({
-    d, backend: "nix", rule: { jobs: 1, explanation: "x" }, coresPerBuild: null, capped: new Map(), capacity: fixedCapacity(1), fromHistory: false, probed: false,
+    d, backend: "nix", rule: { jobs: 1, explanation: "x" }, coresPerBuild: null, capped: new Map(), capacity: fixedCapacity(1), fromHistory: false, askedStore: false,
     needs: { groups: [], local: null, localBuilds: true, hostLine: null }, preflight: "", verbose: true,
   });
   assert.not.match(text, /NaN/);
@@ -257,7 +257,7 @@ test("the wait: dependency builds the cache cannot serve come before torch, and 
     assert.ok(d.wait.parts.some((x) => x.offCache) && d.wait.parts.findIndex((x) => x.offCache) < d.wait.parts.findIndex((x) => x.what === "pytorch"), "a dependency build precedes torch on the chain");
     assert.ok(d.estimatedMakespanS! > d.variantsMakespanS!, "the dependency builds are in the headline");
     const text = dryRunText({
-      d, backend: "nix", rule: { jobs, explanation: "x" }, coresPerBuild: 16, capped: new Map(), capacity: fixedCapacity(jobs, 16), fromHistory: false, probed: false,
+      d, backend: "nix", rule: { jobs, explanation: "x" }, coresPerBuild: 16, capped: new Map(), capacity: fixedCapacity(jobs, 16), fromHistory: false, askedStore: false,
       needs: { groups: [], local: null, localBuilds: true, hostLine: null }, preflight: "",
     });
     assert.match(text, `wait ${formatDuration(d.estimatedMakespanS!)} until the last variant is ready: `);

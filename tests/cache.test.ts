@@ -1,4 +1,4 @@
-// Know before you build. The real list comes from Nix (`build --dry-run --probe-store`: nix-store --realise
+// Know before you build. The real list comes from Nix (`build --dry-run --ask-store`: nix-store --realise
 // --dry-run with the user's substituters, here a local file:// binary cache holding part of a variant's closure);
 // `--skip-cached` skips what a substituter holds; without Nix's answer, the cache model of catalog/binary-cache.ts
 // names what the NixOS-CUDA Hydra's jobs do not build (its jobs: the cudaSupport-sensitive attributes of the sets CI
@@ -95,7 +95,7 @@ test("parseDryRun reads Nix's printMissing report (plural, singular, fetched, un
   assert.equal(parseDryRun("this derivation will be built:\n  /nix/store/eeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee-y.drv\n").toBuild.length, 1);
 });
 
-test("build --dry-run --probe-store: with part of the closure in a local binary cache, Nix's own to-build and to-fetch lists, shared ones once", async () => {
+test("build --dry-run --ask-store: with part of the closure in a local binary cache, Nix's own to-build and to-fetch lists, shared ones once", async () => {
   const dir = pkgsDir([PT, TA]);
   const cache = tempDir("vm-cache-bin-");
   const ptDrv = nix("nix-instantiate", [join(dir, `${PT}.nix`)]);
@@ -108,7 +108,7 @@ test("build --dry-run --probe-store: with part of the closure in a local binary 
   assert.is(named(/-triton-/).length, 1, "and triton");
   intoCacheOnly([...magma, ...nccl], cache);
 
-  const r = await runMain(["build", TA, "--dry-run", "--probe-store", "--json", "--backend", "nix", "--pkgs-dir", dir, ...substituterOptions(cache)]);
+  const r = await runMain(["build", TA, "--dry-run", "--ask-store", "--json", "--backend", "nix", "--pkgs-dir", dir, ...substituterOptions(cache)]);
   assert.is(r.status, 0, r.stderr);
   const out = JSON.parse(r.stdout) as {
     store: { toBuild: string[]; toFetch: string[]; answered: number };
@@ -129,7 +129,7 @@ test("build --dry-run --probe-store: with part of the closure in a local binary 
   assert.equal(out.store.toBuild, [...new Set([...pt.toBuild, ...ta.toBuild])]);
   assert.equal([...out.store.toFetch].sort(), fetched);
 
-  const text = await runMain(["build", PT, "--dry-run", "--probe-store", "--backend", "nix", "--pkgs-dir", dir, ...substituterOptions(cache)]);
+  const text = await runMain(["build", PT, "--dry-run", "--ask-store", "--backend", "nix", "--pkgs-dir", dir, ...substituterOptions(cache)]);
   assert.match(text.stdout, /Nix \(nix-store --realise --dry-run, your substituters\) for 1 variant\(s\): \d+ derivation\(s\) to build, 3 path\(s\) to fetch/);
   assert.match(text.stdout, new RegExp(`Nix: builds \\d+ \\(.*${PT}-2\\.12\\.0.*\\), fetches 3`));
 });
@@ -263,7 +263,7 @@ test("pin cache: the model against a binary cache that the stand-in Hydra filled
   assert.match(wrong.stdout, /✗ python313Packages, CUDA 12\.8: nccl cached \(model: built\)/);
 });
 
-test("without --probe-store the dry run and explain say what the cache cannot serve (offline, from the catalog)", async () => {
+test("without --ask-store the dry run and explain say what the cache cannot serve (offline, from the catalog)", async () => {
   const r = await runMain(["build", "--dry-run", "--json", "--filter", "sm=90", "--filter", "isa=avx2", "--backend", "nix"]);
   assert.is(r.status, 0, r.stderr);
   const out = JSON.parse(r.stdout) as { store: unknown; cacheModel: { what: string; key: string; variants: string[] }[]; variants: { name: string; offCache: string[] }[] };
@@ -286,7 +286,7 @@ test("without --probe-store the dry run and explain say what the cache cannot se
   assert.not.match((await runMain(["explain", "pytorch-python313-cuda12_9-sm90-avx2"])).stdout, /off the binary cache/);
 });
 
-test("eval --probe-store: Nix's to-build and to-fetch lists per evaluated derivation, the union once", async () => {
+test("eval --ask-store: Nix's to-build and to-fetch lists per evaluated derivation, the union once", async () => {
   const cache = tempDir("vm-cache-bin-");
   const salted = `(args: import ${STAND_IN_NIXPKGS} (args // { standIn = { pin = "${PIN}"; salt = "${salt}-eval"; }; }))`;
   // Put torch's magma in the cache only (found through the pytorch variant's drv, as eval evaluates it).
@@ -295,7 +295,7 @@ test("eval --probe-store: Nix's to-build and to-fetch lists per evaluated deriva
   const ptDrv = (JSON.parse(first.stdout.split("\n")[0]!) as { drvPath: string }).drvPath;
   const magma = requisiteDrvs(ptDrv).filter((d) => /^magma-/.test(storeName(d)));
   intoCacheOnly(magma, cache);
-  const r = await runMain(["eval", PT, TA, "--json", "--probe-store", "--nixpkgs", salted, ...substituterOptions(cache)]);
+  const r = await runMain(["eval", PT, TA, "--json", "--ask-store", "--nixpkgs", salted, ...substituterOptions(cache)]);
   assert.is(r.status, 0, r.stderr);
   const lines = r.stdout.trim().split("\n").map((l) => JSON.parse(l) as Record<string, any>);
   const rows = lines.filter((l) => l.store && l.store.name).map((l) => l.store as { name: string; toBuild: string[]; toFetch: string[] });

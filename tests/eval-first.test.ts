@@ -5,10 +5,10 @@
 // - `build` of the environment stops before any nix-build starts (no result link, no run log of its pytorch), exit 2,
 //   naming the variant, the attribute and the pin, with "did you mean peft"; --force too;
 // - a selection that evaluates builds as before (the gate is not over-eager);
-// - `build --dry-run --probe-store` reports what a build would stop on, builds nothing and exits 0; a plain dry run
+// - `build --dry-run --ask-store` reports what a build would stop on, builds nothing and exits 0; a plain dry run
 //   instantiates nothing and still says "did you mean peft";
 // - `generate` and `explain` say "did you mean peft" for peftt, and nothing for an unknown extra close to none;
-// - probeCached blames an evaluation error on its own file only, whichever file of the batch comes first.
+// - askCached blames an evaluation error on its own file only, whichever file of the batch comes first.
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { cpSync, existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
@@ -16,7 +16,7 @@ import path from "node:path";
 import { catalog } from "../generator/catalog/index.ts";
 import { closeCatalogExtras, extraHints } from "../generator/matrix/extra-hints.ts";
 import { evaluationGate, failingAttribute, type EvaluationFailure } from "../generator/driver/eval-first.ts";
-import { nixErrorMessage, probeCached } from "../generator/driver/store.ts";
+import { nixErrorMessage, askCached } from "../generator/driver/store.ts";
 import { REPO_ROOT } from "../generator/paths.ts";
 import { tempDir } from "./helpers/cli.ts";
 import { runMain } from "./helpers/main.ts";
@@ -93,16 +93,16 @@ test("a selection that evaluates builds as before: torch-env and what it holds a
   );
 });
 
-test("build --dry-run --probe-store names what a build would stop on (JSON evaluationErrors) and builds nothing; a plain dry run instantiates nothing but says did you mean peft", async () => {
-  const probed = await build([LLM.name, "--dry-run", "--probe-store", "--json"]);
-  assert.is(probed.code, 0, probed.stderr);
-  const plan = JSON.parse(probed.stdout);
+test("build --dry-run --ask-store names what a build would stop on (JSON evaluationErrors) and builds nothing; a plain dry run instantiates nothing but says did you mean peft", async () => {
+  const asked = await build([LLM.name, "--dry-run", "--ask-store", "--json"]);
+  assert.is(asked.code, 0, asked.stderr);
+  const plan = JSON.parse(asked.stdout);
   assert.equal(
     plan.evaluationErrors.map((e: EvaluationFailure) => [e.name, e.nixpkgs, e.attribute, e.hint]),
     [[LLM.name, PIN.rev, "python313Packages.peftt", "did you mean peft?"]],
   );
-  assert.match(probed.stderr, new RegExp(`^warning: 1 of ${LLM.dependsOn.length + 1} selected variant\\(s\\) do not evaluate; \x60build\x60 would stop before building any:`, "m"));
-  assert.equal(probed.outLinks, []);
+  assert.match(asked.stderr, new RegExp(`^warning: 1 of ${LLM.dependsOn.length + 1} selected variant\\(s\\) do not evaluate; \x60build\x60 would stop before building any:`, "m"));
+  assert.equal(asked.outLinks, []);
   const plain = await build([LLM.name, "--dry-run", "--json"]);
   assert.is(plain.code, 0, plain.stderr);
   assert.is(JSON.parse(plain.stdout).evaluationErrors, null, "nothing instantiated: nothing known");
@@ -130,11 +130,11 @@ test("generate and explain say did you mean peft for peftt, and nothing for an e
   assert.equal(closeCatalogExtras(catalog, "einops"), []);
 });
 
-test("probeCached: an evaluation error is its own file's, whichever file of the batch fails first", async () => {
+test("askCached: an evaluation error is its own file's, whichever file of the batch fails first", async () => {
   const files = [LLM, PYTORCH].map((v) => ({ name: v.name, file: path.join(PKGS, `${v.name}.nix`) }));
-  const probes = await probeCached(files, tempDir("vm-evalfirst-probe-"));
-  const llm = probes.get(LLM.name)!;
-  const pt = probes.get(PYTORCH.name)!;
+  const answers = await askCached(files, tempDir("vm-evalfirst-ask-"));
+  const llm = answers.get(LLM.name)!;
+  const pt = answers.get(PYTORCH.name)!;
   assert.is(llm.drvPath, null);
   assert.match(llm.note ?? "", new RegExp(`^error: ${LLM.name}: nixpkgs ${PIN.rev} has no python313Packages\\.peftt`));
   assert.match(pt.drvPath ?? "", /^\/nix\/store\/[0-9a-z]{32}-pytorch-python313-cpu-/, "the file that evaluates has its .drv");

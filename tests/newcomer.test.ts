@@ -111,7 +111,7 @@ test("build --dry-run needs no network: offline, Nix's failed answer falls back 
   assert.match(asked.stdout, /modelled: .*Nix not asked because no selected file evaluates here/);
   // --verbose gives Nix's own error.
   assert.match((await runMain([...args, "--verbose"], { env })).stdout, /no selected file evaluates here \(.*offline/);
-  const p = await runMain([...args, "--probe-store"], { env });
+  const p = await runMain([...args, "--ask-store"], { env });
   assert.is(p.status, 0, p.stderr);
   assert.match(p.stdout, /not instantiated here: error: offline/);
 });

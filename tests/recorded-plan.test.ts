@@ -92,7 +92,7 @@ test("a dry run's text holds one line per variant past the spread-argument limit
   });
   const d = p.dryRun!.rows;
   const rows = Array.from({ length: 150_000 }, (_, i) => ({ ...d.rows[i % d.rows.length]!, order: i + 1 }));
-  const text = dryRunText({ d: { ...d, rows }, backend: "nix", rule: p.rule, coresPerBuild: 1, capped: new Map(), capacity: p.capacity, fromHistory: false, probed: false, needs: p.dryRun!.needs, preflight: "" });
+  const text = dryRunText({ d: { ...d, rows }, backend: "nix", rule: p.rule, coresPerBuild: 1, capped: new Map(), capacity: p.capacity, fromHistory: false, askedStore: false, needs: p.dryRun!.needs, preflight: "" });
   assert.ok(text.includes(`150000. ${rows.at(-1)!.name}`), text.slice(-400));
 });
 

@@ -189,7 +189,7 @@ test("COLUMNS=80 on an AVX-512 BF16 host (recorded spr-h100): the nix.conf syste
   );
   const dry = dryRunText({
     d: { rows: [], cached: 0, toBuild: 0, estimatedMakespanS: 0, wait: { seconds: 0, parts: [], offCacheS: 0, offCache: [], unknown: [] }, cudaClosures: { shared: [], own: [] } } as never,
-    backend: "nix", rule: { jobs: 1, explanation: "x" }, coresPerBuild: null, capped: new Map(), fromHistory: false, probed: false, preflight: "",
+    backend: "nix", rule: { jobs: 1, explanation: "x" }, coresPerBuild: null, capped: new Map(), fromHistory: false, askedStore: false, preflight: "",
     capacity: capacityOf({ cpus: 2, memBytes: null }),
     needs: { groups: [{ system: "x86_64-linux", features: ["gccarch-cooperlake"], variants: ["v"], takenBy: [] }], local: [], localBuilds: true, hostLine: setting },
   });

@@ -1,7 +1,7 @@
 /**
  * What the CUDA binary cache holds, as data: which derivations of a variant's closure a user can substitute and
- * which their machine builds. `build --dry-run` (without `--probe-store`), `fleet`'s cost and `explain` use it
- * (generator/model/cache-model.ts); `build --dry-run --probe-store` asks Nix itself instead, and stays the authority.
+ * which their machine builds. `build --dry-run` (without `--ask-store`), `fleet`'s cost and `explain` use it
+ * (generator/model/cache-model.ts); `build --dry-run --ask-store` asks Nix itself instead, and stays the authority.
  *
  * nixpkgs' unfree CUDA packages are not built by cache.nixos.org; cache.nixos-cuda.org serves the store of the
  * NixOS-CUDA Hydra (nixos-cuda/infra c2b55a1 hosts/hydra/cache.nix: harmonia over the Hydra host's /nix/store, GC

@@ -1,6 +1,6 @@
 /**
  * The `build` command's printing, thin over the build as plan then run (generator/driver/build.ts): planBuild decides
- * (options, selection, host checks, evaluation, plan, probes), then this prints the plan (`--dry-run`) or runs it
+ * (options, selection, host checks, evaluation, plan, the store's answers), then this prints the plan (`--dry-run`) or runs it
  * (runBuildPlan) and prints the report. Loaded only when `build` runs (commands/build.ts holds the light yargs
  * definition).
  */
@@ -51,12 +51,13 @@ function printDryRun(p: BuildPlan, width: number, io: Io): number {
         // Credentials (a substituter's user:password@, ?token=, access-tokens) redacted as in report.json (redact.ts).
         redactDeep({
           dryRun: true, forHost: a.forHost ?? null, backend: o.backend, root: o.root, source: p.selection.source, jobs: rule.jobs, coresPerBuild, jobsRule: rule.explanation, slots: p.capacity.slots, capacity: { machine: p.capacity.machine, from: p.capacity.from },
-          // Builds given fewer cores than coresPerBuild: a package whose compile jobs need more memory (jobs.ts coresForPackage).
+          // Builds given fewer cores than coresPerBuild: a package whose compile jobs need more memory
+          // (model/concurrency.ts coresForPackage).
           coresCapped: Object.fromEntries(capped), force: !!a.force, toBuild: rows.toBuild, toFetch: rows.toFetch, cached: rows.cached,
           estimatedMakespanS: rows.estimatedMakespanS, estimatedMakespanUnknown: rows.estimatedMakespanUnknown, wait: rows.wait, variantsMakespanS: rows.variantsMakespanS,
           cudaClosures: rows.cudaClosures, store: rows.store, cacheModel: rows.cacheModel, nixAnswer: rows.nixAnswer,
           systemFeatures: needs.groups, preflight: checks.results, waves: plan.waves, variants: rows.rows,
-          // What a build would stop on before building anything: null when nothing was instantiated (no --probe-store).
+          // What a build would stop on before building anything: null when nothing was instantiated (no --ask-store).
           evaluationErrors: p.instantiated ? p.evaluationFailures : null,
         }),
         null,
@@ -67,7 +68,7 @@ function printDryRun(p: BuildPlan, width: number, io: Io): number {
     io.out(
       wrapLines(
         redactCredentials(dryRunText({
-          d: rows, backend: o.backend, rule, coresPerBuild, capped, capacity: p.capacity, fromHistory: p.selection.history.size > 0, probed: !!a.probeStore, needs,
+          d: rows, backend: o.backend, rule, coresPerBuild, capped, capacity: p.capacity, fromHistory: p.selection.history.size > 0, askedStore: !!a.askStore, needs,
           preflight: checks.failed.length ? formatChecks(checks.failed, width) : "",
           verbose: !!a.verbose, checksShown: !!a.checksShown,
           forHost: a.forHost,
@@ -81,7 +82,7 @@ function printDryRun(p: BuildPlan, width: number, io: Io): number {
 
 /**
  * A dry run's warnings on stderr (stdout keeps the plan, or its JSON): the variants a build would stop on (known only
- * when it instantiated: --probe-store), and each environment extra close to one the catalog knows (a likely typo that
+ * when it instantiated: --ask-store), and each environment extra close to one the catalog knows (a likely typo that
  * only Nix's evaluation would otherwise find).
  */
 function dryRunWarnings(p: BuildPlan, width: number, io: Io): void {

@@ -30,8 +30,10 @@ const buildOptions = {
   package: { type: "string", choices: PACKAGES, describe: "only this package (dependencies still built)" },
   "dry-run": { type: "boolean", describe: "print the plan (order, commands, what is built) and build nothing; offline: only result-NAME links say what is built" },
   verbose: { type: "boolean", describe: "with --dry-run: every variant's command, estimate basis and cache reasons in full" },
-  "probe-store": {
+  "ask-store": {
     type: "boolean",
+    // The option's name before "probe" came to mean the GPU probe only: scripts that pass it keep working.
+    alias: "probe-store",
     describe:
       "with --dry-run: instantiate each file and ask Nix what it would build and fetch with your substituters " +
       "(nix-store --realise --dry-run; fetches the pinned nixpkgs: network); without it the dry run uses the cache model",
@@ -62,7 +64,7 @@ const buildOptions = {
   force: { type: "boolean", describe: "run the build command even for variants already built" },
   report: { type: "string", describe: "also write the JSON report to this file" },
   "logs-dir": outputOptions["logs-dir"],
-  "nix-option": { ...nixOptions["nix-option"], describe: "NAME=VALUE passed as --option NAME VALUE to nix-build and the store probes (e.g. substituters=)" },
+  "nix-option": { ...nixOptions["nix-option"], describe: "NAME=VALUE passed as --option NAME VALUE to nix-build and the store's dry runs (e.g. substituters=)" },
   verify: { type: "boolean", describe: "after each variant builds, build its static check of the name's promise (nix-build, no GPU)" },
   "verify-gpu": { type: "boolean", describe: "also build each CUDA variant's GPU check (needs a builder with the `cuda` system feature)" },
   plain: outputOptions.plain,

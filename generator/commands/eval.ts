@@ -24,11 +24,13 @@ const evalOptions = {
   },
   ...matrixOption,
   root: { type: "string", describe: "directory holding release.nix (default: the repository root)" },
-  "probe-store": {
+  "ask-store": {
     type: "boolean",
+    // The option's name before "probe" came to mean the GPU probe only: scripts that pass it keep working.
+    alias: "probe-store",
     describe: "then ask Nix what realising each derivation builds and fetches with your substituters (nix-store --realise --dry-run)",
   },
-  "nix-option": { ...nixOptions["nix-option"], describe: "with --probe-store: NAME=VALUE passed to nix-store as --option NAME VALUE" },
+  "nix-option": { ...nixOptions["nix-option"], describe: "with --ask-store: NAME=VALUE passed to nix-store as --option NAME VALUE" },
 } as const;
 
 const builder = (y: Argv<object>) =>
@@ -57,7 +59,7 @@ export const evalCommand: CommandModule<object, BuiltTypes<typeof builder>> = {
       jobs: argv.jobs,
       nixpkgsExpr: argv.nixpkgs,
       engine: argv.engine,
-      probeStore: argv.probeStore,
+      askStore: argv.askStore,
       nixOptions: parseNixOptions(argv.nixOption),
       width: terminalWidth(run.io),
     });

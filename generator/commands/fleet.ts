@@ -1,5 +1,5 @@
 /**
- * `variant-matrix fleet HOST...` (definition, handler and printing; the deciding is fleet/run.ts planFleet): the fewest variants that
+ * `variant-matrix fleet HOST...` (definition, handler and printing; the deciding is fleet/plan.ts planFleet): the fewest variants that
  * serve a whole fleet, which host runs which, who cannot be served and why, the `matrix.ts` that generates
  * exactly those variants, and what they cost to build.
  *

@@ -23,7 +23,7 @@ import { FILTER_OPTION } from "../matrix/filters.ts";
 
 export { DEFAULT_PACKAGE };
 
-/** Which host to read: a recorded one (files) or this machine (detect/host.ts readHost). */
+/** Which host to read: a recorded one (files) or this machine (host/read-host.ts readHost). */
 export const hostOptions = {
   cpuinfo: {
     type: "string",

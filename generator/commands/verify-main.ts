@@ -17,7 +17,7 @@ import { allHold, checkPromise, identify, packageProbes, type Probe, type Promis
 import { catalogCheckerFacts } from "../catalog/lib/checker.ts";
 import { resolvePython, runProbe, VerifyInputError } from "../verify/run-probe.ts";
 import { ENV_PACKAGE, TORCH_PACKAGE } from "../catalog/lib/packages.ts";
-import { checkedVariants, Probes } from "../preflight/checks.ts";
+import { checkedVariants, HostAnswers } from "../preflight/checks.ts";
 import { existsOn } from "../preflight/host-root.ts";
 import { machines } from "../catalog/index.ts";
 import { driverCause } from "../verify/driver.ts";
@@ -198,7 +198,7 @@ function addDriverCause(report: VerifyReport, probe: Probe, variants: readonly V
   // Only when the probe asked torch for the GPU (not --no-gpu, not a probe recorded without it).
   if (!v || !host || v.cuda === null || args.gpu === false || !probe.gpu || probe.gpu.available || host.gpus.length === 0) return;
   const h = { root: args.hostRoot ?? "/", env: process.env };
-  const p = new Probes(h);
+  const p = new HostAnswers(h);
   const cause = driverCause(
     {
       cuda: v.cuda,

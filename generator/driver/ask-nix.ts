@@ -16,7 +16,7 @@
  * (`NixAnswer.late`): the model stands for those. A real build or install asks under a deadline too (evalLimit) and
  * ends there with what was waited for (NixDeadlineError).
  */
-import { dryRealise, pastDeadline, probeCached, storeName, until, type CacheProbe, type DryRealise, type NixOptions } from "./store.ts";
+import { dryRealise, pastDeadline, askCached, storeName, until, type CachedAnswer, type DryRealise, type NixOptions } from "./store.ts";
 import { runTool } from "../process.ts";
 import { InputError } from "../errors.ts";
 import { redactCredentials } from "../redact.ts";
@@ -96,15 +96,15 @@ export type NixAnswer =
 /** What askNix gives the plan besides the answer: what is built already, and Nix's answer per variant. */
 export interface AskedNix {
   answer: NixAnswer;
-  /** Per name, whether its outputs are valid (store.ts probeCached, instantiated); null when Nix was not asked. */
-  cached: Map<string, CacheProbe> | null;
+  /** Per name, whether its outputs are valid (store.ts askCached, instantiated); null when Nix was not asked. */
+  cached: Map<string, CachedAnswer> | null;
   /** Per name not built yet, Nix's dry run; null when Nix was not asked. */
   store: Map<string, DryRealise | { error: string }> | null;
 }
 
 /** How askNix asks: where, with which options and caches, within how long, and what is known built already. */
 export interface NixQuestion {
-  /** Where instantiation's result links go (store.ts probeCached). */
+  /** Where instantiation's result links go (store.ts askCached). */
   outDir: string;
   /** `--option` pairs of this run, the team caches' included. */
   nixOptions: NixOptions;
@@ -113,7 +113,7 @@ export interface NixQuestion {
   /** The time limit in seconds (0: do not ask). */
   timeoutS: number;
   /** What is built, when the caller already instantiated every target (a build, not a dry run). */
-  probed?: Map<string, CacheProbe>;
+  answered?: Map<string, CachedAnswer>;
   /** The caller's deadline (epoch ms), when earlier than `timeoutS` from now: a build's one deadline. */
   deadline?: number;
 }
@@ -126,7 +126,7 @@ export interface NixQuestion {
  * @returns the answer, or `asked: false` with why (Nix missing, nothing evaluates here, nothing answered in time)
  */
 export async function askNix(targets: readonly { name: string; file: string }[], q: NixQuestion): Promise<AskedNix> {
-  const { outDir, nixOptions, caches, timeoutS, probed } = q;
+  const { outDir, nixOptions, caches, timeoutS, answered } = q;
   const none = (why: string): AskedNix => ({ answer: { asked: false, why }, cached: null, store: null });
   if (timeoutS <= 0) return none("--ask-nix-timeout 0");
   if (targets.length === 0) return none("nothing is selected");
@@ -139,12 +139,12 @@ export async function askNix(targets: readonly { name: string; file: string }[],
   // One download attempt (Nix's default is 5, with back-off: about 5 s per unreachable URL): offline, the answer
   // "not here" comes at once and the model stands; the build itself keeps the user's setting.
   const quick: NixOptions = [...nixOptions, ["download-attempts", "1"]];
-  const cached = probed ?? (await probeCached(targets, outDir, quick, { deadline }));
-  const lateProbes = targets.filter((t) => cached.get(t.name)?.late !== undefined);
+  const cached = answered ?? (await askCached(targets, outDir, quick, { deadline }));
+  const lateAnswers = targets.filter((t) => cached.get(t.name)?.late !== undefined);
   const evaluated = targets.filter((t) => cached.get(t.name)?.drvPath);
   if (evaluated.length === 0)
-    return lateProbes.length
-      ? none(`Nix did not answer ${limitWords}: ${cached.get(lateProbes[0]!.name)!.late}`)
+    return lateAnswers.length
+      ? none(`Nix did not answer ${limitWords}: ${cached.get(lateAnswers[0]!.name)!.late}`)
       : none(`no selected file evaluates here (${cached.get(targets[0]!.name)?.note ?? "nix-instantiate gave no derivation"})`);
   const open = evaluated.filter((t) => !cached.get(t.name)!.cached);
   const drvs = open.map((t) => cached.get(t.name)!.drvPath!);
@@ -163,8 +163,8 @@ export async function askNix(targets: readonly { name: string; file: string }[],
   const toFetch = new Set(ok.flatMap((r) => r.toFetch));
   const answeredDrvs = open.filter((t) => store.has(t.name)).map((t) => cached.get(t.name)!.drvPath!);
   const fromCaches = pastDeadline(deadline) ? [] : await perCache(answeredDrvs, toFetch, quick, caches, deadline);
-  const lateCount = lateProbes.length + lateReplies.length;
-  const lateWhy = lateProbes.length ? cached.get(lateProbes[0]!.name)!.late! : lateReplies.length ? (replies[open.indexOf(lateReplies[0]!)] as { error: string }).error : "";
+  const lateCount = lateAnswers.length + lateReplies.length;
+  const lateWhy = lateAnswers.length ? cached.get(lateAnswers[0]!.name)!.late! : lateReplies.length ? (replies[open.indexOf(lateReplies[0]!)] as { error: string }).error : "";
   return {
     answer: {
       asked: true,
@@ -178,7 +178,7 @@ export async function askNix(targets: readonly { name: string; file: string }[],
       seconds: (Date.now() - t0) / 1000,
       ...(lateCount ? { late: { variants: lateCount, why: lateWhy } } : {}),
     },
-    // Only what Nix answered: a late probe says nothing of what is built (the result links' word stands).
+    // Only what Nix answered: a late answer says nothing of what is built (the result links' word stands).
     cached: new Map([...cached].filter(([, c]) => c.late === undefined)),
     store,
   };

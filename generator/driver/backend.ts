@@ -28,7 +28,7 @@ export interface BackendOptions {
   builders?: string;
   /** NIX_BUILD_CORES of each build (nix backend only). */
   cores?: number;
-  /** NIX_BUILD_CORES of particular builds, by variant name, instead of `cores` (a package whose compile jobs need more memory: jobs.ts coresForPackage). */
+  /** NIX_BUILD_CORES of particular builds, by variant name, instead of `cores` (a package whose compile jobs need more memory: model/concurrency.ts coresForPackage). */
   coresByName?: Map<string, number>;
   /** Seconds ssh waits for a remote builder to connect and answer (withSshTimeouts); default 30. */
   connectTimeoutS?: number;

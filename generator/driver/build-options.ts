@@ -32,7 +32,7 @@ export interface BuildArgs {
   /** Also its GPU check (tests.gpuCheck, requiredSystemFeatures = [ "cuda" ]: a local or remote builder with that feature). */
   verifyGpu?: boolean;
   /** Dry run: also instantiate every file to ask the store what is built (may fetch nixpkgs: network). */
-  probeStore?: boolean;
+  askStore?: boolean;
   /**
    * Seconds Nix may take to say what it would build and fetch (driver/ask-nix.ts): a dry run asks by default (20 s),
    * a build when given (install); 0 never asks (the cache model).

@@ -13,7 +13,7 @@
  *  4. `orderTargets`: the plan (DAG) with estimates, then the --jobs rule and the backend's options;
  *  5. `evaluateFirst`: every selected variant instantiated, what is built already, what does not evaluate; then the
  *     checks of what is left to build (system features, store space) and the evaluation's verdict (`evaluationVerdict`);
- *  6. `probe`: Nix's dry-run answer with the user's substituters (`probeStore`), and for a dry run what its builders
+ *  6. `dryRunAnswers`: Nix's dry-run answer with the user's substituters (`askStore`), and for a dry run what its builders
  *     must declare and the cache model (`dryRunData`).
  *
  * Errors planBuild throws, all InputError (exit 2, errors.ts EXIT.input; nothing is built): UsageError (an option),
@@ -37,7 +37,7 @@ import { durationsFromReports, makeRunId, readEarlierReports } from "./report.ts
 export { readEarlierReports };
 import { runBuilds, shortPath, type RunResult } from "./run.ts";
 import type { StatusSink } from "./status.ts";
-import { dryRealise, probeCached, type CacheProbe, type DryRealise, type NixOptions } from "./store.ts";
+import { dryRealise, askCached, type CachedAnswer, type DryRealise, type NixOptions } from "./store.ts";
 import { checkFiles, checkTargets, loadTargets, selectTargets, type BuildTarget } from "./targets.ts";
 import { onTorch } from "../catalog/lib/packages.ts";
 import { closeCatalogExtras, didYouMean } from "../matrix/extra-hints.ts";
@@ -45,7 +45,7 @@ import type { Catalog } from "../catalog/schema.ts";
 import { EXIT } from "../errors.ts";
 import { assertGeneratedCurrent, handWrittenWarning, handWrittenWrappers } from "../generate/generated-state.ts";
 import { outputMode, writeOutputFile } from "../output-file.ts";
-import { checkedVariants, evaluatesPinnedNixpkgs, Probes, refuseOnBlocking, runChecks, type CheckResult, type PreflightContext } from "../preflight/checks.ts";
+import { checkedVariants, evaluatesPinnedNixpkgs, HostAnswers, refuseOnBlocking, runChecks, type CheckResult, type PreflightContext } from "../preflight/checks.ts";
 import { thisHost } from "../preflight/host-root.ts";
 import { loadProject, type Project } from "../matrix/project.ts";
 import { wrap } from "../text.ts";
@@ -96,7 +96,7 @@ export interface BuildPlan {
   host: string;
   /** The host checks that ran (the early ones, then those of what is left to build), and the failed ones among them. */
   checks: { results: CheckResult[]; failed: CheckResult[] };
-  /** Whether the variants were instantiated (a build, or a dry run with --probe-store): only then are `failures` known. */
+  /** Whether the variants were instantiated (a build, or a dry run with --ask-store): only then are `failures` known. */
   instantiated: boolean;
   /** The selected variants to build that did not evaluate (eval-first.ts); [] when none or not instantiated. */
   evaluationFailures: EvaluationFailure[];
@@ -105,17 +105,17 @@ export interface BuildPlan {
   /** The host's build capacity the driver schedules on (concurrency.ts): the cores each build is started with. */
   capacity: Capacity;
   backend: BackendOptions;
-  /** Builds given fewer cores than the rule's (name → cores and why: jobs.ts coresForPackage). */
+  /** Builds given fewer cores than the rule's (name → cores and why: model/concurrency.ts coresForPackage). */
   capped: Map<string, { cores: number; why: string }>;
   /** What the run treats as built (empty under --force), substitutable ones included with --skip-cached. */
-  cached: Map<string, CacheProbe>;
-  /** Nix's dry-run answer per instantiated variant not built yet (--probe-store on a dry run, --skip-cached); else undefined. */
+  cached: Map<string, CachedAnswer>;
+  /** Nix's dry-run answer per instantiated variant not built yet (--ask-store on a dry run, --skip-cached); else undefined. */
   store: Map<string, DryRealise | { error: string }> | undefined;
   /** The selected targets not already built. */
   toBuild: BuildTarget[];
   /** For `--dry-run` only. */
   dryRun: DryRunData | null;
-  /** What Nix said it would build and fetch, or why the model stands (ask-nix.ts); null when not asked for (--probe-store says it its own way). */
+  /** What Nix said it would build and fetch, or why the model stands (ask-nix.ts); null when not asked for (--ask-store says it its own way). */
   nixAnswer: NixAnswer | null;
 }
 
@@ -145,7 +145,7 @@ export async function planBuild(po: PlanBuildOptions): Promise<BuildPlan> {
   const machine = { cpus: other?.cpus ?? availableParallelism(), memBytes: other ? other.memBytes : totalmem() };
   const context = hostContext("build", targets, { backend: o.backend, hostSystem: host, builders: a.builders, localBuilds: o.maxJobs !== 0, nixOptions: o.nixOptions });
   const early = checkHost(context, EARLY_CHECKS, a.hostRoot);
-  // Without a usable Nix or flox nothing can be probed; the checks that otherwise wait for the probe (which variants
+  // Without a usable Nix or flox nothing can be asked; the checks that otherwise wait for the store's answers (which variants
   // are left to build) run against every selected one, so that one refusal lists every fix, not the first.
   if (!a.dryRun && early.some((r) => r.status === "fail" && r.blocking)) refuseOnBlocking([...early, ...checkHost(context, LATE_CHECKS, a.hostRoot)], width);
 
@@ -163,7 +163,7 @@ export async function planBuild(po: PlanBuildOptions): Promise<BuildPlan> {
   // stops the run there, with what was waited for (NixDeadlineError).
   const limit = a.dryRun ? null : evalLimit(a.evalTimeout ?? a.askNixTimeout);
   const deadline = limit ? Date.now() + limit.seconds * 1000 : undefined;
-  const ev = await evaluateFirst(catalog, targets, backend.outDir, o.nixOptions, { dryRun: !!a.dryRun, probeStore: !!a.probeStore, force: !!a.force, ownFiles: a.pkgsDir !== undefined, deadline });
+  const ev = await evaluateFirst(catalog, targets, backend.outDir, o.nixOptions, { dryRun: !!a.dryRun, askStore: !!a.askStore, force: !!a.force, ownFiles: a.pkgsDir !== undefined, deadline });
   if (limit && ev.late) throw new NixDeadlineError(ev.late, limit);
   const asked = await askFirst(a, o, selection, ev, deadline);
   // Past the build's own deadline (not only the question's shorter --ask-nix-timeout, after which the model stands).
@@ -179,7 +179,8 @@ export async function planBuild(po: PlanBuildOptions): Promise<BuildPlan> {
   if (!a.dryRun) refuseOnBlocking(results, width);
   if (!a.dryRun && ev.failures.length) evaluationVerdict(ev.failures, { backend: o.backend, pinnedNixpkgs: context.pinnedNixpkgs, selected: targets.length, width, warn });
 
-  const store = asked?.store ?? (await probe(a, targets, ev.cached, { nixOptions: o.nixOptions, caches: selection.caches, deadline }));
+  const how = { nixOptions: o.nixOptions, caches: selection.caches, deadline };
+  const store = asked?.store ?? (await dryRunAnswers(a, targets, ev.cached, how));
   const partial = { args: a, options: o, catalog, selection, host, plan, rule, capacity, backend, capped, cached: ev.cached, store, toBuild, nixAnswer: asked?.answer ?? null };
   return {
     ...partial,
@@ -209,7 +210,7 @@ export function selectCurrent<T extends Parameters<typeof selectTargets>[0][numb
 }
 
 /**
- * Ask Nix what it would build and fetch (ask-nix.ts) for a dry run (unless --probe-store, which asks its own way) and
+ * Ask Nix what it would build and fetch (ask-nix.ts) for a dry run (unless --ask-store, which asks its own way) and
  * for a build given `askNixTimeout` (install); what Nix says is built replaces the result links' word (not under
  * --force). @returns null when not asked for
  */
@@ -217,14 +218,14 @@ async function askFirst(
   a: BuildArgs,
   o: ResolvedBuildOptions,
   sel: BuildSelection,
-  ev: { instantiated: boolean; cached: Map<string, CacheProbe> },
+  ev: { instantiated: boolean; cached: Map<string, CachedAnswer> },
   deadline: number | undefined,
 ): Promise<AskedNix | null> {
-  if (a.dryRun ? a.probeStore : a.askNixTimeout === undefined) return null;
+  if (a.dryRun ? a.askStore : a.askNixTimeout === undefined) return null;
   const options = o.backend === "nix" ? o.nixOptions : [...o.nixOptions, ...cacheNixOptions(sel.caches)];
   const timeoutS = a.askNixTimeout ?? ASK_NIX_TIMEOUT_S;
-  const probed = ev.instantiated && !a.force ? ev.cached : undefined;
-  const asked = await askNix(sel.targets, { outDir: o.outDir, nixOptions: options, caches: sel.caches, timeoutS, probed, deadline });
+  const answered = ev.instantiated && !a.force ? ev.cached : undefined;
+  const asked = await askNix(sel.targets, { outDir: o.outDir, nixOptions: options, caches: sel.caches, timeoutS, answered, deadline });
   if (asked.cached && !a.force) for (const [n, c] of asked.cached) ev.cached.set(n, c);
   return asked;
 }
@@ -328,11 +329,11 @@ function backendOptions(cat: Catalog, a: BuildArgs, o: ResolvedBuildOptions, on:
 }
 
 /**
- * Step 5: instantiate every selected variant and ask what is built (store.ts probeCached). A build instantiates before
- * the first build starts, --force included (it only ignores what is built); a dry run only with --probe-store
+ * Step 5: instantiate every selected variant and ask what is built (store.ts askCached). A build instantiates before
+ * the first build starts, --force included (it only ignores what is built); a dry run only with --ask-store
  * (evaluating a generated file may fetch its pinned nixpkgs).
  * @param o.ownFiles the targets' files come from `--pkgs-dir` (eval-first.ts failureCause)
- * @param o.deadline epoch ms: every Nix call is stopped then and none started after (store.ts probeCached)
+ * @param o.deadline epoch ms: every Nix call is stopped then and none started after (store.ts askCached)
  * @returns whether it instantiated, what counts as built (empty under --force), the variants that do not evaluate,
  *   and what was waited for when Nix was not heard for some variant by the deadline (`late`, else null)
  */
@@ -341,18 +342,18 @@ export async function evaluateFirst(
   targets: readonly BuildTarget[],
   outDir: string,
   nixOptions: NixOptions,
-  o: { dryRun: boolean; probeStore: boolean; force: boolean; ownFiles?: boolean; deadline?: number },
-): Promise<{ instantiated: boolean; cached: Map<string, CacheProbe>; failures: EvaluationFailure[]; late: string | null }> {
-  const instantiated = !o.dryRun || o.probeStore;
-  const probes: Map<string, CacheProbe> = o.force && !instantiated ? new Map() : await probeCached(targets, outDir, nixOptions, { instantiate: instantiated, deadline: o.deadline });
-  const cached: Map<string, CacheProbe> = o.force ? new Map() : probes;
-  const late = [...probes.values()].filter((p) => p.late !== undefined);
+  o: { dryRun: boolean; askStore: boolean; force: boolean; ownFiles?: boolean; deadline?: number },
+): Promise<{ instantiated: boolean; cached: Map<string, CachedAnswer>; failures: EvaluationFailure[]; late: string | null }> {
+  const instantiated = !o.dryRun || o.askStore;
+  const answers: Map<string, CachedAnswer> = o.force && !instantiated ? new Map() : await askCached(targets, outDir, nixOptions, { instantiate: instantiated, deadline: o.deadline });
+  const cached: Map<string, CachedAnswer> = o.force ? new Map() : answers;
+  const late = [...answers.values()].filter((p) => p.late !== undefined);
   // A variant Nix was not heard for by the deadline neither evaluates nor fails to: not a failure of the matrix's.
-  const heard = late.length ? targets.filter((t) => probes.get(t.name)?.late === undefined) : targets;
+  const heard = late.length ? targets.filter((t) => answers.get(t.name)?.late === undefined) : targets;
   return {
     instantiated,
     cached,
-    failures: instantiated ? evaluationFailures(cat, heard, probes, cached, !!o.ownFiles) : [],
+    failures: instantiated ? evaluationFailures(cat, heard, answers, cached, !!o.ownFiles) : [],
     late: late.length ? `${late[0]!.late}${late.length > 1 ? ` (${late.length} variants not heard)` : ""}` : null,
   };
 }
@@ -376,7 +377,7 @@ export function evaluationVerdict(
   },
 ): void {
   const { backend, pinnedNixpkgs, selected, width, warn } = o;
-  const gate = evaluationGate(backend, pinnedNixpkgs, () => new Probes(thisHost()).nixVersion(), failures);
+  const gate = evaluationGate(backend, pinnedNixpkgs, () => new HostAnswers(thisHost()).nixVersion(), failures);
   if (gate.stop.length) throw new EvaluationError(gate.stop, selected, width);
   const names = gate.pass.map((f) => f.name);
   const shown = names.length > 3 ? `${names.slice(0, 3).join(", ")} and ${names.length - 3} more` : names.join(", ");
@@ -385,23 +386,23 @@ export function evaluationVerdict(
 
 /**
  * Step 6: what Nix would build and fetch for each instantiated variant, with the user's substituters: the dry run's
- * real answer (--probe-store) and what --skip-cached decides by (it then counts the substitutable ones as cached).
+ * real answer (--ask-store) and what --skip-cached decides by (it then counts the substitutable ones as cached).
  * @param how the run's Nix options, the team's caches, and the run's one deadline (epoch ms), if any
  */
-async function probe(
+async function dryRunAnswers(
   a: BuildArgs,
   targets: readonly BuildTarget[],
-  cached: Map<string, CacheProbe>,
+  cached: Map<string, CachedAnswer>,
   how: { nixOptions: NixOptions; caches: readonly TeamCache[]; deadline?: number },
 ) {
   const { nixOptions, caches, deadline } = how;
-  const askNix = (a.dryRun && !!a.probeStore) || (!a.dryRun && !!a.skipCached);
+  const askNix = (a.dryRun && !!a.askStore) || (!a.dryRun && !!a.skipCached);
   if (!askNix) return undefined;
   const asked = targets.filter((t) => {
     const c = cached.get(t.name);
     return c !== undefined && !c.cached && c.drvPath !== null;
   });
-  const store = await probeStore(new Map(asked.map((t) => [t.name, cached.get(t.name)!.drvPath!])), nixOptions, caches, deadline);
+  const store = await storeDryRun(new Map(asked.map((t) => [t.name, cached.get(t.name)!.drvPath!])), nixOptions, caches, deadline);
   if (!a.dryRun && a.skipCached) markSubstitutable(targets, cached, store);
   return store;
 }
@@ -411,7 +412,7 @@ async function probe(
  * team's `caches`, a path they hold without a signature this host trusts counts as to build (store.ts dryRealise).
  * @param deadline epoch ms (a real build's one deadline): calls stopped then or not started are `{ error }`
  */
-export async function probeStore(
+export async function storeDryRun(
   drvPaths: ReadonlyMap<string, string>,
   nixOptions: NixOptions,
   caches: readonly TeamCache[] = [],
@@ -423,7 +424,7 @@ export async function probeStore(
 }
 
 /** --skip-cached: variants whose outputs a substituter holds (Nix builds nothing for them) count as cached. */
-function markSubstitutable(targets: readonly BuildTarget[], cached: Map<string, CacheProbe>, store: ReadonlyMap<string, DryRealise | { error: string }>): void {
+function markSubstitutable(targets: readonly BuildTarget[], cached: Map<string, CachedAnswer>, store: ReadonlyMap<string, DryRealise | { error: string }>): void {
   for (const t of targets) {
     const c = cached.get(t.name);
     const s = store.get(t.name);

@@ -27,7 +27,7 @@ interface DryRunTextInput {
   capped: ReadonlyMap<string, { cores: number; why: string }>;
   /** Whether earlier reports gave any estimate. */
   fromHistory: boolean;
-  probed: boolean;
+  askedStore: boolean;
   needs: BuilderNeeds;
   /** The preflight's lines (preflight/checks.ts formatChecks), or "" when every check passed. */
   preflight: string;
@@ -62,7 +62,7 @@ export function dryRunText(i: DryRunTextInput): string {
     ...closureLines(d, !!i.verbose),
     ...answerLines(d, !!i.verbose),
     // Without --verbose the answer line (or the shared reasons below) already says what the model counts.
-    ...(i.verbose || (!sharedReasons(d).length && !d.nixAnswer) ? storeLines(d, i.probed) : []),
+    ...(i.verbose || (!sharedReasons(d).length && !d.nixAnswer) ? storeLines(d, i.askedStore) : []),
     ...(i.verbose ? [] : sharedLines(d)),
     ...(i.checksShown && !i.verbose ? [] : featureLines(i.needs, !!i.verbose || !i.preflight)),
     ...(i.preflight && !(i.checksShown && !i.verbose) ? ["  preflight (the real run stops on a ✗ of Nix version, system features or flox):", i.preflight] : []),
@@ -305,7 +305,7 @@ function sharedLines(d: DryRun): string[] {
       ? []
       : shortReasons(shared).length === 1
         ? [`  cache model, every variant: ${shortReasons(shared)[0]}`]
-        : [`  cache model, every variant (--probe-store asks Nix):`, ...shortReasons(shared).map((r) => `    ${r}`)]),
+        : [`  cache model, every variant (--ask-store asks Nix):`, ...shortReasons(shared).map((r) => `    ${r}`)]),
     ...(notes.length ? [`  every variant here: ${notes.join("; ")}`] : []),
   ];
 }
@@ -338,7 +338,7 @@ function modelledHours(builds: readonly { seconds: number | null; what: string; 
 }
 
 /** The dry run's summary of what is built besides the variants: Nix's answer, or the cache model. */
-function storeLines(d: DryRun, probed: boolean): string[] {
+function storeLines(d: DryRun, askedStore: boolean): string[] {
   const out: string[] = [];
   if (d.store) {
     out.push(
@@ -348,12 +348,12 @@ function storeLines(d: DryRun, probed: boolean): string[] {
     if (d.store.toBuild.length) out.push(`    to build: ${d.store.toBuild.join(", ")}`);
     if (d.store.unreachable.length)
       out.push(`    unreachable substituter(s): ${d.store.unreachable.join(", ")}: their paths count as to build (offline?)`);
-  } else if (probed) out.push("  Nix could not answer for any variant (not instantiated here, e.g. offline): the cache model follows");
+  } else if (askedStore) out.push("  Nix could not answer for any variant (not instantiated here, e.g. offline): the cache model follows");
   if (!d.store && d.cacheModel) {
     const count = (w: string) => d.cacheModel!.filter((b) => b.what === w).length;
-    if (!d.cacheModel.length) out.push("  model (catalog/binary-cache.ts; --probe-store asks Nix): the CUDA cache serves every dependency of these variants");
+    if (!d.cacheModel.length) out.push("  model (catalog/binary-cache.ts; --ask-store asks Nix): the CUDA cache serves every dependency of these variants");
     else out.push(
-      `  model (catalog/binary-cache.ts; --probe-store asks Nix): besides the variants, ${count("cuda-closure")} CUDA closure(s), ` +
+      `  model (catalog/binary-cache.ts; --ask-store asks Nix): besides the variants, ${count("cuda-closure")} CUDA closure(s), ` +
         `${count("nccl")} NCCL, ${count("nvshmem")} NVSHMEM, ${count("magma")} magma, ${count("triton")} triton and ${count("dependency")} rebuilt package dependency build(s) the CUDA cache cannot serve, ${modelledHours(d.cacheModel)}, each counted once, in the wait`,
     );
   }

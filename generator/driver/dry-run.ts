@@ -5,7 +5,7 @@
  */
 import { buildCmd, type BackendOptions } from "./backend.ts";
 import { cudaClosures, simulate, type Plan } from "../model/plan.ts";
-import { storeName, type CacheProbe, type DryRealise } from "./store.ts";
+import { storeName, type CachedAnswer, type DryRealise } from "./store.ts";
 import { MODELLED_INPUTS, type ModelledBuild } from "../model/cache-model.ts";
 import { waitOf, type Wait } from "../model/wait.ts";
 import type { Capacity } from "../model/concurrency.ts";
@@ -39,13 +39,13 @@ interface DryRunRow {
    * those Nix lists to build): not built, no time in the wait.
    */
   fetch: boolean;
-  cachedBy: CacheProbe["by"] | null;
+  cachedBy: CachedAnswer["by"] | null;
   outPath: string | null;
   command: { argv: string[]; cwd: string };
   notes: string[];
   /**
-   * What Nix says realising it builds and fetches (`--probe-store`: nix-store --realise --dry-run with the user's
-   * substituters), by store name ("python3.13-torch-2.12.0"); `error` when Nix could not say; null without a probe.
+   * What Nix says realising it builds and fetches (`--ask-store`: nix-store --realise --dry-run with the user's
+   * substituters), by store name ("python3.13-torch-2.12.0"); `error` when Nix could not say; null when Nix was not asked.
    */
   store: { toBuild: string[]; toFetch: string[]; unreachable: string[] } | { error: string } | null;
   /** The cache model's reasons this variant is off the binary cache (model/cache-model.ts); [] when it is not. */
@@ -63,7 +63,7 @@ interface DryRunOptions {
   force: boolean;
   /** The host's build capacity: the driver's schedule (concurrency.ts). */
   capacity: Capacity;
-  /** Per name, Nix's dry-run answer (build --probe-store). */
+  /** Per name, Nix's dry-run answer (build --ask-store). */
   store?: ReadonlyMap<string, DryRealise | { error: string }>;
   /** The cache model of the selection (model/cache-model.ts modelCacheMisses). */
   model?: { builds: ModelledBuild[]; reasons: ReadonlyMap<string, string[]> };
@@ -83,7 +83,7 @@ interface DryRunOptions {
  */
 export function dryRunRows(
   plan: Plan<BuildTarget>,
-  cached: ReadonlyMap<string, CacheProbe>,
+  cached: ReadonlyMap<string, CachedAnswer>,
   why: ReadonlyMap<string, "requested" | "dependency">,
   backend: BackendOptions,
   o: DryRunOptions,
@@ -131,7 +131,7 @@ export function dryRunRows(
     /** The variants' own builds alone (without the dependency builds): what the headline was before it counted them. */
     variantsMakespanS: sim.unknown.length ? null : sim.makespan,
     cudaClosures: closures,
-    /** Nix's answer across the selection (null without --probe-store or when Nix answered for no variant). */
+    /** Nix's answer across the selection (null without --ask-store or when Nix answered for no variant). */
     store,
     /** The cache model's extra builds, each counted once (null when not modelled). */
     cacheModel: o.model?.builds ?? null,
@@ -146,7 +146,7 @@ function dryRunRow(
   name: string,
   i: number,
   o: DryRunOptions & {
-    cached: ReadonlyMap<string, CacheProbe>;
+    cached: ReadonlyMap<string, CachedAnswer>;
     why: ReadonlyMap<string, "requested" | "dependency">;
     backend: BackendOptions;
     fetched: ReadonlySet<string>;
@@ -160,7 +160,7 @@ function dryRunRow(
   // The command as the driver will start it: with the cores the schedule gives it (unless --cores fixes them).
   const cmd = buildCmd(n.target, backend.cores !== undefined && cores !== null && !o.capacity.cores ? { ...backend, cores, coresByName: undefined } : backend);
   const notes: string[] = [];
-  // --builders is the nix backend's (driver/options.ts refuses it with flox): advice names what this command takes.
+  // --builders is the nix backend's (driver/build-options.ts refuses it with flox): advice names what this command takes.
   if (n.target.system !== o.host && backend.builders === undefined)
     notes.push(
       backend.backend === "flox"
@@ -199,7 +199,7 @@ function dryRunRow(
  * The variants Nix fetches instead of building: those not built already whose own derivation Nix's dry run does not
  * list to build (store.ts dryRealise: it lists the paths it would substitute instead). Without Nix's answer, none.
  */
-function nixFetches(order: readonly string[], cached: ReadonlyMap<string, CacheProbe>, store: DryRunOptions["store"]): Set<string> {
+function nixFetches(order: readonly string[], cached: ReadonlyMap<string, CachedAnswer>, store: DryRunOptions["store"]): Set<string> {
   const out = new Set<string>();
   for (const name of order) {
     const c = cached.get(name);
@@ -217,7 +217,7 @@ function storeRow(s: DryRealise | { error: string } | undefined): DryRunRow["sto
 }
 
 /**
- * The cache model's builds that Nix's answer keeps: with an answer (`--probe-store`), those whose package Nix lists to
+ * The cache model's builds that Nix's answer keeps: with an answer (`--ask-store`), those whose package Nix lists to
  * build (by pname: cache-model.ts MODELLED_INPUTS; a CUDA closure when any of its libraries is listed), with the model's
  * durations; without one, all of them.
  */

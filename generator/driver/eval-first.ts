@@ -1,5 +1,5 @@
 /**
- * Evaluate before building: `build` instantiates every selected variant (store.ts probeCached, the drvPaths `eval`
+ * Evaluate before building: `build` instantiates every selected variant (store.ts askCached, the drvPaths `eval`
  * also computes) before the first build starts, and a variant that does not evaluate stops the run with exit 2 before
  * anything is built.
  *
@@ -12,7 +12,7 @@
  * host checks that refuse a build before it starts (preflight PreflightError). `eval`, whose work is the evaluation,
  * exits 1 for the same error.
  *
- * Pure: works on probes already made.
+ * Pure: works on the store's answers already given.
  */
 import { closeCatalogExtras, didYouMean } from "../matrix/extra-hints.ts";
 import type { Catalog } from "../catalog/schema.ts";
@@ -20,7 +20,7 @@ import { ERROR_PREFIX, InputError } from "../errors.ts";
 import { builtInMachines } from "../catalog/lib/machines.ts";
 import { wrap } from "../text.ts";
 import { compareVersions } from "../versions.ts";
-import type { CacheProbe } from "./store.ts";
+import type { CachedAnswer } from "./store.ts";
 import type { BuildTarget } from "./targets.ts";
 
 /** A selected variant that does not evaluate. */
@@ -90,24 +90,24 @@ export function failingAttribute(message: string): string | null {
 }
 
 /**
- * The selected targets that will be built and did not evaluate: instantiation failed (probe has no drvPath and a
+ * The selected targets that will be built and did not evaluate: instantiation failed (its answer has no drvPath and a
  * note) and the target is not already built (`cached`: a valid `result-NAME` link counts when Nix cannot evaluate
  * here, unless --force, which passes an empty map). Selection order.
  * @param targets the selection, as `build` plans it
- * @param probes store.ts probeCached's answers (instantiated)
- * @param cached what the run treats as built (`probes`, or empty with --force)
+ * @param answers store.ts askCached's answers (instantiated)
+ * @param cached what the run treats as built (`answers`, or empty with --force)
  * @param ownFiles the targets' files are the user's own (`--pkgs-dir`): a failure that is no download's is theirs
  */
 export function evaluationFailures(
   cat: Pick<Catalog, "extras">,
   targets: readonly Pick<BuildTarget, "name" | "nixpkgs" | "extras">[],
-  probes: ReadonlyMap<string, CacheProbe>,
-  cached: ReadonlyMap<string, CacheProbe>,
+  answers: ReadonlyMap<string, CachedAnswer>,
+  cached: ReadonlyMap<string, CachedAnswer>,
   ownFiles = false,
 ): EvaluationFailure[] {
   const out: EvaluationFailure[] = [];
   for (const t of targets) {
-    const p = probes.get(t.name);
+    const p = answers.get(t.name);
     if (!p || p.drvPath !== null || !p.note || cached.get(t.name)?.cached) continue;
     const message = p.note.replace(/^error:\s*/, "");
     const attribute = failingAttribute(message);
@@ -126,7 +126,7 @@ export function evaluationFailures(
  * own files, matrix.ts). At most 10 groups, then how many more.
  * @param selected how many targets were selected
  * @param width terminal columns the lines are wrapped to
- * @param dryRun say what a build would do (`build --dry-run --probe-store`) instead of what this one did
+ * @param dryRun say what a build would do (`build --dry-run --ask-store`) instead of what this one did
  */
 export function evaluationFailureText(failures: readonly EvaluationFailure[], selected: number, width: number, dryRun = false): string {
   const groups = new Map<string, EvaluationFailure[]>();

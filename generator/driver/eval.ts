@@ -245,9 +245,9 @@ export interface PlanEvalOptions {
   jobs?: number;
   nixpkgsExpr?: string;
   engine?: EvalOptions["engine"];
-  /** `--probe-store`: then ask Nix what realising each derivation builds and fetches. */
-  probeStore?: boolean;
-  /** `--nix-option` pairs for the store probe (commands/shared.ts parseNixOptions). */
+  /** `--ask-store`: then ask Nix what realising each derivation builds and fetches. */
+  askStore?: boolean;
+  /** `--nix-option` pairs for the store's dry run (commands/shared.ts parseNixOptions). */
   nixOptions?: (readonly [string, string])[];
   /** Columns a refusal's message is wrapped to. */
   width: number;
@@ -284,10 +284,10 @@ export async function planEval(o: PlanEvalOptions): Promise<EvalPlan> {
   return { options: o, variants, jobs };
 }
 
-/** One variant's answer from Nix's dry run (eval --probe-store): what it builds and fetches, by store name, or why not. */
+/** One variant's answer from Nix's dry run (eval --ask-store): what it builds and fetches, by store name, or why not. */
 export type StoreRow = { name: string; toBuild: string[]; toFetch: string[] } | { name: string; error: string };
 
-/** What runEval returns: each result, the summary, and with --probe-store Nix's answer (credentials redacted). */
+/** What runEval returns: each result, the summary, and with --ask-store Nix's answer (credentials redacted). */
 export interface EvalRun {
   results: EvalResult[];
   summary: EvalSummary;
@@ -297,21 +297,21 @@ export interface EvalRun {
 }
 
 /**
- * Run a plan: evaluate (evalVariants; each result to `onResult` as soon as it is known), then with --probe-store ask
+ * Run a plan: evaluate (evalVariants; each result to `onResult` as soon as it is known), then with --ask-store ask
  * Nix's dry run for every evaluated derivation. Prints nothing; never throws for Nix's errors (they are results).
  */
 export async function runEval(plan: EvalPlan, onResult?: (r: EvalResult) => void): Promise<EvalRun> {
   const o = plan.options;
   const { results, summary } = await evalVariants({ root: o.root, variants: plan.variants, jobs: plan.jobs, nixpkgsExpr: o.nixpkgsExpr, engine: o.engine, onResult });
-  const store = o.probeStore ? await storeProbe(results, o.nixOptions ?? []) : null;
+  const store = o.askStore ? await storeDryRunOf(results, o.nixOptions ?? []) : null;
   return { results, summary, store, exitCode: summary.errors || summary.uncoupled ? 1 : 0 };
 }
 
 /** Nix's dry-run answer for every evaluated derivation, and the union across them (each derivation/path once). */
-async function storeProbe(results: readonly EvalResult[], nixOptions: (readonly [string, string])[]): Promise<NonNullable<EvalRun["store"]>> {
-  const [{ probeStore }, { storeName }, { redactDeep }] = await Promise.all([import("./build.ts"), import("./store.ts"), import("../redact.ts")]);
+async function storeDryRunOf(results: readonly EvalResult[], nixOptions: (readonly [string, string])[]): Promise<NonNullable<EvalRun["store"]>> {
+  const [{ storeDryRun }, { storeName }, { redactDeep }] = await Promise.all([import("./build.ts"), import("./store.ts"), import("../redact.ts")]);
   const ok = results.filter((r) => r.drvPath !== null);
-  const byName = await probeStore(new Map(ok.map((r) => [r.name, r.drvPath!])), nixOptions);
+  const byName = await storeDryRun(new Map(ok.map((r) => [r.name, r.drvPath!])), nixOptions);
   const answers = ok.map((r) => byName.get(r.name)!);
   const rows: StoreRow[] = ok.map((r, i) => {
     const a = answers[i]!;

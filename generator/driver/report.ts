@@ -112,7 +112,7 @@ export function originFromLog(log: string, name: string): { origin: "built" | "s
 }
 
 /**
- * originFromLog one line at a time, so that a log of any size is read in bounded memory (job.ts scanLog): feed every
+ * originFromLog one line at a time, so that a log of any size is read in bounded memory (job.ts collectOutputs): feed every
  * line with `line`, then ask `result`. The last matching line of each kind wins, as in originFromLog.
  * @param name the variant name (the derivation's name is NAME-VERSION, or NAME)
  */

@@ -9,7 +9,7 @@
  *   compile slots go to concurrency.ts `startBuilds` (the policy the plan's wait is modelled with: plan.ts simulate),
  *   which says which start now and with how many cores; each is started with those `--cores`. Without a Capacity
  *   (`jobs` alone) at most `jobs` builds run, each with the backend's cores;
- * - stop-all (processes.ts `ProcessGroups`): every build runs detached in its own process group; ending the run
+ * - stop-all (build-groups.ts `ProcessGroups`): every build runs detached in its own process group; ending the run
  *   sends SIGTERM to each group (nix-build then stops its builder, which runs in its own session), and SIGKILL to
  *   the groups still there after a grace period;
  * - the report (`finish`): every run ends with one, whatever stopped it.
@@ -27,7 +27,7 @@ import { writeReportFiles, type BuildReport, type UnwrittenReport, type VariantR
 import { makeDirs, pointLink } from "../output-file.ts";
 import { redactDeep } from "../redact.ts";
 import type { StatusSink } from "./status.ts";
-import { linkStorePath, type CacheProbe } from "./store.ts";
+import { linkStorePath, type CachedAnswer } from "./store.ts";
 import type { BuildTarget } from "./targets.ts";
 
 export { pushClosure } from "./job.ts";
@@ -49,8 +49,8 @@ export interface RunOptions {
   retries: number;
   /** Stop launching and end running builds after the first final failure. */
   failFast: boolean;
-  /** Probes of already-built variants; those with `cached: true` are not built. Empty under --force. */
-  cached: ReadonlyMap<string, CacheProbe>;
+  /** The store's answers on already-built variants; those with `cached: true` are not built. Empty under --force. */
+  cached: ReadonlyMap<string, CachedAnswer>;
   /** Logs root (`logs`); this run writes `logsRoot/runId/NAME.log` and `report.json`, and `logsRoot/latest`. */
   logsRoot: string;
   runId: string;

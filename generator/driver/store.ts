@@ -21,7 +21,7 @@ import type { TeamCache } from "../matrix/team-cache.ts";
 import { signaturePolicy, untrustedFetches, type UntrustedFetch } from "./cache-signatures.ts";
 
 /** Result of probing one target. */
-export interface CacheProbe {
+export interface CachedAnswer {
   cached: boolean;
   /**
    * How it was decided: derivation outputs valid, `result-NAME` link valid, a substituter holds its outputs
@@ -288,20 +288,20 @@ export function drvOutputs(drvPath: string): string[] | null {
 }
 
 /**
- * Probe whether each target is already built (see the module comment for the rule).
+ * Ask the store whether each target is already built (see the module comment for the rule).
  * @param targets name and `.nix` file of each target
  * @param outDir directory holding the `result-NAME` links
  * @param opts.instantiate false: only the result links are looked at (a dry run's default)
  * @param opts.deadline epoch ms: every Nix call is stopped then and none is started after; targets Nix was not heard
- *   for are `late` (CacheProbe.late), not cached
- * @returns name → probe
+ *   for are `late` (CachedAnswer.late), not cached
+ * @returns name → its answer
  */
-export async function probeCached(
+export async function askCached(
   targets: readonly { name: string; file: string }[],
   outDir: string,
   nixOptions: NixOptions = [],
   opts: { instantiate?: boolean; deadline?: number } = {},
-): Promise<Map<string, CacheProbe>> {
+): Promise<Map<string, CachedAnswer>> {
   // Without instantiation (a dry run's default) only the result-NAME links are looked at: evaluating a generated
   // file fetches its pinned nixpkgs, which needs the network the first time.
   const drvs: Instantiated[] =
@@ -336,7 +336,7 @@ export async function probeCached(
   );
   const candidates = [...outputs.flatMap((o) => o ?? []), ...links.filter((l): l is string => l !== null)];
   const valid = await validPaths([...new Set(candidates)], nixOptions, opts.deadline);
-  const result = new Map<string, CacheProbe>();
+  const result = new Map<string, CachedAnswer>();
   targets.forEach((t, i) => {
     const d = drvs[i]!;
     const outs = outputs[i];

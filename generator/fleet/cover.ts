@@ -86,7 +86,7 @@ export function elementsOf(hosts: readonly FleetHost[]): Element[] {
   return out;
 }
 
-/** ISA keys the host's CPU runs, with their ranks: detect's own rule (recommend.ts isaFit). */
+/** ISA keys the host's CPU runs, with their ranks: detect's own rule (matrix/compat.ts isaFit). */
 function runnableIsas(host: HostInfo, catalog: Catalog): Map<string, number> {
   return new Map(isaFit(host, catalog).runnable.map((i) => [i.key, i.rank] as [string, number]));
 }

@@ -5,7 +5,7 @@
 import { basename, resolve } from "node:path";
 import type { PackageName } from "../catalog/lib/packages.ts";
 
-/** What fleet decides by (run.ts planFleet): the choices of `fleet`'s options that shape the plan. */
+/** What fleet decides by (plan.ts planFleet): the choices of `fleet`'s options that shape the plan. */
 export interface FleetArgs {
   /** PyTorch release (default: the matrix's first release). */
   torch?: string;

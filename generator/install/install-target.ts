@@ -2,7 +2,7 @@
  * What `install` (commands/install.ts) checks and decides before it builds anything, and the one GC root it leaves:
  *
  * - the places it will link (DIR, and DIR-nixglhost on the nixglhost route; flox's `ROOT/result-NAME` with the flox
- *   backend): the directory each goes in takes a new link (probed by making and removing one: a read-only or full
+ *   backend): the directory each goes in takes a new link (tried by making and removing one: a read-only or full
  *   filesystem and a directory the user may not write fail now, not after hours of build), and nothing is there but
  *   an earlier install's own link (a link into the store whose store name is this variant's output's, or its
  *   withHostDriver's; a user's link, a file or an unrelated GC root is never replaced);
@@ -72,10 +72,10 @@ function whyNoLink(code: string | undefined, dir: string): string {
  */
 export function linkPlaceProblem(link: string, own: readonly (string | RegExp)[] | null, what: string, targetLength = 100): string | null {
   const dir = nearestExisting(dirname(link));
-  const probe = join(dir, `.${basename(link)}.variant-matrix-probe-${process.pid}`);
+  const trial = join(dir, `.${basename(link)}.variant-matrix-trial-${process.pid}`);
   try {
-    symlinkSync(`${storeDir()}/`.padEnd(targetLength, "x"), probe);
-    unlinkSync(probe);
+    symlinkSync(`${storeDir()}/`.padEnd(targetLength, "x"), trial);
+    unlinkSync(trial);
   } catch (e) {
     return `${what} ${link}: ${whyNoLink((e as NodeJS.ErrnoException).code, dir)}`;
   }

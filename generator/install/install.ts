@@ -147,7 +147,7 @@ export interface InstallPlan {
    */
   ready: InstallReady | null;
   /**
-   * The variant's file did not evaluate in that probe, and the build driver would stop on it before building
+   * The variant's file did not evaluate when the store was asked, and the build driver would stop on it before building
    * (eval-first.ts evaluationGate): runInstall stops at once with the driver's verdict (EvaluationError), instead of
    * evaluating it a second time. Empty when it evaluated, or when the backend builds it anyway (flox).
    */
@@ -249,9 +249,10 @@ async function stopsOnEvaluation(ready: InstallReady, t: { catalog: Catalog; var
   const out = ready.output;
   if (out.state !== "unknown" || out.step !== "instantiate") return [];
   const [ef, pre, { thisHost }] = await Promise.all([import("../driver/eval-first.ts"), import("../preflight/checks.ts"), import("../preflight/host-root.ts")]);
-  const probe = { cached: false, by: null, outPath: null, drvPath: null, note: out.error };
-  const failures = ef.evaluationFailures(t.catalog, [t.variant], new Map([[t.variant.name, probe]]), new Map(), t.ownFiles);
-  return ef.evaluationGate(t.backend, pre.evaluatesPinnedNixpkgs([t.file]), () => new pre.Probes(thisHost()).nixVersion(), failures).stop;
+  const answer = { cached: false, by: null, outPath: null, drvPath: null, note: out.error };
+  const failures = ef.evaluationFailures(t.catalog, [t.variant], new Map([[t.variant.name, answer]]), new Map(), t.ownFiles);
+  const nixVersion = () => new pre.HostAnswers(thisHost()).nixVersion();
+  return ef.evaluationGate(t.backend, pre.evaluatesPinnedNixpkgs([t.file]), nixVersion, failures).stop;
 }
 
 /** What hostChecks checks: the variant, the matrix's variants, the variant's file, the backend, the system, the caches. */

@@ -8,7 +8,7 @@
  * - npm packages stay external (resolved from the project's node_modules, where the cache lives).
  * - A matrix that imports other local files is bundled afresh on every run (its cache key could not see their
  *   changes); the usual single-file matrix is cached.
- * Cache: ROOT/node_modules/.cache/variant-matrix/matrix-HASH.mjs (or the OS temp dir when that is not writable).
+ * Cache: ROOT/node_modules/.cache/variant-matrix/matrix-HASH.mjs, else the per-user cache directory (paths.ts cacheDir).
  */
 import { createHash } from "node:crypto";
 import { existsSync, readFileSync, rmSync } from "node:fs";

@@ -298,7 +298,7 @@ export function validateMatrix(input: unknown, catalog: Catalog = defaultCatalog
 
 /**
  * Import a matrix module (default export, or named export `matrix`). The value comes back boxed (`{ matrix }`): an
- * async function's result is probed for `then`, which would run a Proxy's trap or a getter outside any check.
+ * async function's result is looked up for `then`, which would run a Proxy's trap or a getter outside any check.
  * @throws MatrixError when the file is missing, fails to load, or exports no object.
  */
 export async function importMatrix(file: string): Promise<{ matrix: unknown }> {

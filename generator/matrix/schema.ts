@@ -81,7 +81,7 @@ export function defineMatrix(m: MatrixInput): MatrixInput {
  * The `params` key of a zod issue that stands for one message at several indices of an array (ascending, relative
  * to the array; the issue's own path is the first of them). project.ts `zodIssues` expands it to one issue per index.
  * A matrix with 200,000 repeats of one value is one such issue: zod's cost per issue (building, stamping and copying
- * each) made 200,000 issues of their own take seconds (bench/matrix-errors.ts).
+ * each) made 200,000 issues of their own take seconds (bench/bad-input.ts, "matrix errors").
  */
 export const SAME_AT = "sameAt";
 

@@ -1,8 +1,8 @@
 /**
  * The model of what a selection builds besides its own packages, from what the NixOS-CUDA Hydra's jobs hold
  * (generator/catalog/binary-cache.ts) and each pin's facts (generator/catalog/torch.ts `defaultCuda`, `recursedPython`;
- * device-code.ts `linkedAt`: which libraries torch links at the pin). Pure. `build --dry-run` without `--probe-store`,
- * `fleet`'s cost and `explain` use it; the real answer comes from Nix (`build --dry-run --probe-store`, driver/store.ts
+ * device-code.ts `linkedAt`: which libraries torch links at the pin). Pure. `build --dry-run` without `--ask-store`,
+ * `fleet`'s cost and `explain` use it; the real answer comes from Nix (`build --dry-run --ask-store`, driver/store.ts
  * dryRealise), which stays the authority.
  *
  * Per CUDA variant (CPU-only variants need nothing from the CUDA cache):
@@ -78,7 +78,7 @@ export function modelCacheMisses(
   const mayHold = (system: string) => {
     const m = cudaCachesFor(cat, system).filter((c) => c.holds === "may hold");
     return m.length
-      ? ` unless ${m.map((c) => `${c.name} (${c.url}, key ${c.publicKey})`).join(" or ")} holds them: it may, for nixpkgs revisions not known here (\`build --dry-run --probe-store --substituters ${m.map((c) => c.url).join(" ")}\` asks Nix)`
+      ? ` unless ${m.map((c) => `${c.name} (${c.url}, key ${c.publicKey})`).join(" or ")} holds them: it may, for nixpkgs revisions not known here (\`build --dry-run --ask-store --substituters ${m.map((c) => c.url).join(" ")}\` asks Nix)`
       : "";
   };
   for (const v of vs) {

@@ -1,7 +1,8 @@
 /**
- * The checks `doctor`, `build`, `eval`, `install` and `publish` share: each a small record saying what it applies to, how it
- * probes the host (generator/preflight/host-root.ts: a root directory and a PATH, so tests model hosts) and its verdict,
- * ✓ ok, ✗ fail (with the exact fix) or – (does not apply here, and why). The facts compared against are in facts.ts.
+ * The checks `doctor`, `build`, `eval`, `install` and `publish` share: each a small record saying what it applies
+ * to, how it asks the host (HostAnswers, over generator/preflight/host-root.ts: a root directory and a PATH, so tests
+ * model hosts) and its verdict, ✓ ok, ✗ fail (with the exact fix) or – (does not apply here, and why). The facts
+ * compared against are in catalog/machines.ts and catalog/binary-cache.ts.
  *
  * Which command runs which check: `doctor` all of them; `build` the ones it must not start without (Nix version when
  * the pinned nixpkgs is evaluated, system features, flox) plus store space as a warning; `eval` the Nix version;
@@ -107,7 +108,7 @@ function confFixText(conf: NixConfFix): string {
   return `append ${conf.lines.length === 1 ? "this line" : "these lines"} to ${conf.file}${restart} (the block below does both)${conf.nixos ? `; NixOS: set ${conf.nixos} in configuration.nix instead` : ""}`;
 }
 
-/** One check: what it applies to, how it probes, its verdict. */
+/** One check: what it applies to, and its verdict from what the host answers. */
 interface Check {
   id: string;
   title: string;
@@ -117,7 +118,7 @@ interface Check {
   blocking: boolean;
   /** null when it applies, else why not (shown as –). */
   appliesTo(c: PreflightContext): string | null;
-  probe(p: Probes, c: PreflightContext): Verdict;
+  judge(p: HostAnswers, c: PreflightContext): Verdict;
 }
 
 /** A check's result, as doctor prints it and --json writes it. */
@@ -131,7 +132,7 @@ export interface CheckResult extends Verdict {
  * What the host answers, each asked once: `nix-instantiate --version`, `nix show-config` (with and without
  * nix-command), flox, nvidia-smi, ldconfig, df.
  */
-export class Probes {
+export class HostAnswers {
   private memo = new Map<string, unknown>();
   constructor(
     readonly host: Host,
@@ -246,7 +247,7 @@ const CHECKS: readonly Check[] = [
         : !c.pinnedNixpkgs
           ? "the files built are your own (--pkgs-dir): no catalog pin is evaluated by this Nix"
           : null,
-    probe: (p) => {
+    judge: (p) => {
       const have = p.nixVersion();
       const fix = `install Nix >= ${builtInMachines.nixMin.version} with the official installer (the Nix manual, "Installation"), then open a new shell`;
       if (have === null) return { status: "fail", detail: "Nix is not installed (no nix-instantiate on PATH)", fix };
@@ -265,7 +266,7 @@ const CHECKS: readonly Check[] = [
     commands: ["doctor"],
     blocking: false,
     appliesTo: () => null,
-    probe: (p) => {
+    judge: (p) => {
       const on = p.nixCommandOn();
       if (on === null) return { status: "skip", detail: "Nix is not installed" };
       return on
@@ -294,7 +295,7 @@ const CHECKS: readonly Check[] = [
           : c.variants.some((v) => v.system === c.hostSystem)
             ? null
             : `no variant here is for this host's system (${c.hostSystem})`,
-    probe: (p, c) => {
+    judge: (p, c) => {
       const conf = p.nixConfig();
       if (!conf) return { status: "fail", detail: "`nix show-config` did not answer", fix: `install Nix >= ${builtInMachines.nixMin.version} (the official installer)` };
       const declared = (conf.get("system-features") ?? "").split(/\s+/).filter(Boolean);
@@ -311,7 +312,7 @@ const CHECKS: readonly Check[] = [
         return {
           status: "fail",
           detail,
-          // --builders is an option of the nix backend only (driver/options.ts refuses it with flox).
+          // --builders is an option of the nix backend only (driver/build-options.ts refuses it with flox).
           fix:
             `this CPU cannot run ${unrunnable.join(", ")}: build on a machine that can, whose nix.conf declares it` +
             (c.backend === "nix" ? " (--builders)" : " (the nix backend's --builders, or flox on that machine)"),
@@ -328,7 +329,7 @@ const CHECKS: readonly Check[] = [
     commands: ["doctor", "build", "install"],
     blocking: false,
     appliesTo: () => null,
-    probe: (p) => {
+    judge: (p) => {
       const f = p.storeFree();
       if (!f) return { status: "skip", detail: "df could not say how much space is free" };
       return f.bytes >= builtInMachines.storeFreeFloor.bytes
@@ -349,7 +350,7 @@ const CHECKS: readonly Check[] = [
     // cache.nixos-cuda.org where it builds (x86_64-linux), cache.flox.dev where no cache builds (aarch64-linux), which
     // may hold the packages (`pin cache` asks it of a variant).
     appliesTo: (c) => (cudaVariants(c).length === 0 ? "no CUDA variant" : cachesToOffer(builtInCatalog, cudaVariants(c).map((v) => v.system)).length === 0 ? "no public cache serves these systems" : null),
-    probe: (p, c) => {
+    judge: (p, c) => {
       const conf = p.nixConfig();
       if (!conf) return { status: "fail", detail: "`nix show-config` did not answer", fix: `install Nix >= ${builtInMachines.nixMin.version}` };
       const subs = (conf.get("substituters") ?? "").split(/\s+/).map((s) => s.replace(/\/+$/, ""));
@@ -385,7 +386,7 @@ const CHECKS: readonly Check[] = [
     blocking: false,
     appliesTo: (c) => (c.teamCaches?.length ? null : "matrix.ts names no team cache (caches)"),
     // Offered, not required (–, with its block): build and install pass the caches to Nix for their own runs.
-    probe: (p, c) => {
+    judge: (p, c) => {
       const conf = p.nixConfig();
       if (!conf) return { status: "fail", detail: "`nix show-config` did not answer", fix: `install Nix >= ${builtInMachines.nixMin.version}` };
       const caches = c.teamCaches!;
@@ -409,7 +410,7 @@ const CHECKS: readonly Check[] = [
     commands: ["doctor", "build", "publish", "install"],
     blocking: true,
     appliesTo: (c) => (c.backend === "flox" || c.org !== undefined ? null : "the nix backend is chosen"),
-    probe: (p, c) => {
+    judge: (p, c) => {
       const v = p.floxVersion();
       // The way round flox is an option of the command at hand: publish has no --backend, its Nix way is --to.
       const fix =
@@ -428,7 +429,7 @@ const CHECKS: readonly Check[] = [
     commands: ["doctor", "publish"],
     blocking: true,
     appliesTo: (c) => (c.org !== undefined ? null : "only publish --org needs a login"),
-    probe: (p) => {
+    judge: (p) => {
       if (p.floxVersion() === null) return { status: "skip", detail: "flox is not installed (the flox line says how to install it)" };
       const a = p.floxAuth();
       return a.ok ? { status: "ok", detail: a.line || "logged in" } : { status: "fail", detail: `flox auth status: ${a.line || "not logged in"}`, fix: "flox auth login" };
@@ -445,7 +446,7 @@ const CHECKS: readonly Check[] = [
       if (!cuda.some((v) => v.system === c.hostSystem)) return `the CUDA variant is for ${cuda[0]!.system}, not this host (${c.hostSystem})`;
       return null;
     },
-    probe: (p, c) => gpuDriverVerdict(p, cudaVariants(c).find((v) => v.system === c.hostSystem)!),
+    judge: (p, c) => gpuDriverVerdict(p, cudaVariants(c).find((v) => v.system === c.hostSystem)!),
   },
 ];
 
@@ -453,7 +454,7 @@ const CHECKS: readonly Check[] = [
  * The gccarch-… features this host's CPU runs (its /proc/cpuinfo under the root, through compat.ts isaFit), or null.
  * Reads the built-in catalog's ISA table unparsed (catalog/lib/built-in.ts): no local catalog extends it.
  */
-function hostGccarch(p: Probes, hostSystem: string): string[] | null {
+function hostGccarch(p: HostAnswers, hostSystem: string): string[] | null {
   const text = p.cpuinfo();
   if (text === null) return null;
   try {
@@ -472,7 +473,7 @@ function hostGccarch(p: Probes, hostSystem: string): string[] | null {
  * nothing is left to fix); ✗ such a host where nixglhost would find no driver or the matrix has no environment to carry
  * it, with what the flox activation lacks and the routes that work; – no NVIDIA driver here (fine for building).
  */
-function gpuDriverVerdict(p: Probes, v: CheckedVariant): Verdict {
+function gpuDriverVerdict(p: HostAnswers, v: CheckedVariant): Verdict {
   const nixosLib = `${builtInMachines.nixosDriverLib.dir}/libcuda.so.1`;
   if (existsOn(p.host, nixosLib)) return { status: "ok", detail: `${nixosLib} is there (NixOS): the variant's CUDA libraries load it` };
   const d = p.driver();
@@ -617,10 +618,10 @@ function globFiles(host: Host, pattern: string): string[] {
 
 /** Run the checks `command` runs against `host`, in order. */
 export function runChecks(host: Host, c: PreflightContext, only?: readonly string[]): CheckResult[] {
-  const p = new Probes(host, c.nixOptions ?? []);
+  const p = new HostAnswers(host, c.nixOptions ?? []);
   return CHECKS.filter((k) => k.commands.includes(c.command) && (!only || only.includes(k.id))).map((k) => {
     const why = k.appliesTo(c);
-    const v: Verdict = why !== null ? { status: "skip", detail: why } : k.probe(p, c);
+    const v: Verdict = why !== null ? { status: "skip", detail: why } : k.judge(p, c);
     return { id: k.id, title: k.title, blocking: k.blocking, ...v };
   });
 }

@@ -1,8 +1,8 @@
 /**
  * How a variant reaches the host's GPU driver: the variants as the preflight checks see them, and the routes (NixOS,
  * nixglhost from the environment variant, flox) that doctor's fix, verify's driver cause and `explain` print. Apart from
- * checks.ts (which re-exports it) so that `explain` loads these lines without the checks' probes, host readers and
- * process module.
+ * checks.ts (which re-exports it) so that `explain` loads these lines without the checks' questions to the host, host
+ * readers and process module.
  */
 import { basename } from "node:path";
 // The machine facts unparsed (catalog/lib/machines.ts): `explain` reads these lines without loading zod.

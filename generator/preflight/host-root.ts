@@ -8,7 +8,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { ProcessStartError, runCommandSync } from "../process.ts";
 
-/** A host as the probes see it. */
+/** A host as the checks see it. */
 export interface Host {
   /** Root directory host paths are looked up under ("/" on the real host). */
   root: string;

@@ -4,8 +4,8 @@
  * checks of pkgs/checks.nix (bundled to pkgs/verify-compare.mjs by `generate`), so both judge alike.
  *
  * Code only: what the catalog says (the packages on torch, the device-code origins, nixpkgs' defaults, the pins, the
- * extras) comes in as a `CheckerFacts` parameter (facts.ts): `verify` passes catalog-facts.ts `catalogCheckerFacts()`,
- * the Nix checks the same facts read from pkgs/verify-facts.json.
+ * extras) comes in as a `CheckerFacts` parameter (catalog/lib/checker-facts.ts): `verify` passes
+ * catalog/lib/checker.ts `catalogCheckerFacts()`, the Nix checks the same facts read from pkgs/verify-facts.json.
  *
  * The "runs on" rules are generator/catalog/lib/capability.ts's (re-exported by compat.ts; shared with expand, detect and fleet): `capabilityRunsOn` (compute capability on a
  * device: same major, minor ≤), and the command passes in detect's `isaFit` verdict for the host's CPU.
@@ -282,7 +282,7 @@ function checkExtras(v: PromiseOf, probe: Probe, t: ProbedTorch, facts: CheckerF
 /**
  * Compare a probe with a variant's promise; one PromiseCheck per promise, in a stable order. GPU promises are null
  * when the probe ran no GPU check (no `--gpu`, or no device).
- * @param facts what the catalog says (facts.ts; `verify`: catalog-facts.ts `catalogCheckerFacts()`).
+ * @param facts what the catalog says (checker-facts.ts; `verify`: catalog/lib/checker.ts `catalogCheckerFacts()`).
  * @param opts.isaRuns whether this host's CPU runs the variant's ISA (detect's `isaFit`), or null when unknown.
  * @param opts.attributions each library's attribution to origins, worked out once for this probe and kept for the
  *   next variant compared with the same, unchanged probe (identify shares one across its candidates).

@@ -1,5 +1,5 @@
 /**
- * The checker's facts (facts.ts `CheckerFacts`) taken from the catalog: what `verify` judges with in TypeScript, and
+ * The checker's facts (checker-facts.ts `CheckerFacts`) taken from the catalog: what `verify` judges with in TypeScript, and
  * what `generate` writes to pkgs/verify-facts.json for the Nix checks (generator/generate/render/checker.ts), so both judge
  * with the same facts. Each field is copied by name: a catalog field the comparison does not read (most `source`
  * strings) never reaches the data, so editing it changes no check derivation.

@@ -55,7 +55,7 @@ export function slotsFormula(cpus: string, mem: string): string {
 
 /**
  * The Nix system feature a builder must declare to run an ISA's code, `gccarch-<arch>` (its `gccarch`):
- * on every derivation of the ISA's variants, beside matrix.ts's `requiredSystemFeatures`.
+ * on every derivation of the ISA's variants, beside the matrix's `policy.requiredSystemFeatures`.
  */
 export function gccarchFeature(isa: Pick<CpuIsa, "gccarch">): string {
   return `gccarch-${isa.gccarch.arch}`;
