@@ -237,7 +237,7 @@ function packageRows(cat: Catalog, v: Variant): [string, string][] {
 }
 
 /**
- * The warning rows of a variant whose nixpkgs marks a package of its closure broken (catalog/packages.ts
+ * The warning rows of a variant whose nixpkgs marks a package of its closure broken (catalog/lib/packages.ts
  * nixpkgsBrokenWarnings, the words detect and install print for their pick).
  */
 function brokenRows(cat: Catalog, v: Variant): [string, string][] {
