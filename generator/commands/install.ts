@@ -127,7 +127,7 @@ async function install(args: InstallArgs, io: Io): Promise<number> {
   const shut: Io = { ...io, out: (s) => gate.open && io.out(s), err: (s) => gate.open && io.err(s) };
   let result: InstallResult;
   try {
-    const steps = installSteps(plan.variant.name, shut, (t) => gate.open && say(t));
+    const steps = installSteps(plan.variant.name, shut, (t, indent, hang) => gate.open && say(t, indent, hang));
     const progress: InstallSteps["progress"] = (e) => (e.kind === "stopped" ? io.err(errorLine(e.line)) : steps.progress(e));
     result = await lib.runInstall(plan, { ...steps, progress, stopped: () => (gate.open = false) });
   } catch (e) {
@@ -180,22 +180,39 @@ function printChosen(plan: InstallPlan, p: InstallPrint): void {
 }
 
 /** runInstall's work, printed: the build driver's lines and verify's report through `io`, each step's progress through `say`. */
-function installSteps(name: string, io: Io, say: (text: string) => void): InstallSteps {
+function installSteps(name: string, io: Io, say: (text: string, indent?: string, hang?: string) => void): InstallSteps {
   return {
     build: async (a) => (await import("./build-main.ts")).buildMain(a, io),
     verify: async (r) => {
       const [{ runVerify }, { loadVariants }] = await Promise.all([import("./verify-main.ts"), import("../matrix/variant-source.ts")]);
       let json = "";
-      const request = { name: r.name, python: r.python, json: true, hostDriver: r.hostDriver, hostRoot: r.hostRoot, cpuinfo: r.cpuinfo, "nvidia-smi": r.nvidiaSmi, machine: r.machine, matrix: r.matrix };
+      // `proof`: the variant's proof install fetched (install/install.ts VerifyRequest): verify skips what it proves.
+      const request = { name: r.name, python: r.python, json: true, hostDriver: r.hostDriver, hostRoot: r.hostRoot, cpuinfo: r.cpuinfo, "nvidia-smi": r.nvidiaSmi, machine: r.machine, matrix: r.matrix, proof: r.proof };
       const code = await runVerify(request, loadVariants, { out: (s) => (json += s), err: io.err });
       return { code, report: json ? (JSON.parse(json) as VerifyReport) : null };
     },
-    progress: (e) => say(progressLine(e, name)),
+    progress: (e) => (e.kind === "proof" ? proofText(e.proof, name).forEach((l, i) => say(l, i ? "  " : "", i ? "    " : "  ")) : say(progressLine(e, name))),
   };
 }
 
+/**
+ * What install found of the variant's proof, in lines: proven, the proof's path, its builder and cuobjdump, then the
+ * promise's lines of its report; published unproven; or no proof, verify checking everything. Pure.
+ */
+export function proofText(p: import("../driver/proof.ts").FetchedProof, name: string): string[] {
+  if (p.state === "unproven")
+    return [`${name} was published unproven (publish --allow-unproven: its cache holds the mark ${p.marker}, no proof): verify checks everything here, cuobjdump included`];
+  if (p.state === "none") return [`no proof of ${name}: ${p.why}; verify checks everything here, cuobjdump included`];
+  const s = p.summary;
+  const how = [s.builder ? `on ${s.builder}` : "builder not recorded", s.cuobjdump ? `device code read by ${s.cuobjdump}` : "no cuobjdump recorded"].join("; ");
+  return [
+    `proof of ${name}: ${s.path} (${p.fetched ? "fetched from a substituter" : "in the store"}; its static check ran ${how}); verify runs only what needs this host:`,
+    ...s.lines,
+  ];
+}
+
 /** One step of runInstall in words. */
-function progressLine(e: InstallEvent, name: string): string {
+function progressLine(e: Exclude<InstallEvent, { kind: "proof" }>, name: string): string {
   if (e.kind === "at-once") return `${name} is ${e.state === "present" ? "in the store" : "fetchable from a substituter"} (${e.outPath}): nothing to build`;
   if (e.kind === "linked")
     return e.wrapped ? `linked ${e.dir} -> ${e.target} (a GC root): ${e.outPath} with bin/python3 and bin/python run through nix-gl-host` : `linked ${e.dir} -> ${e.target} (a GC root)`;

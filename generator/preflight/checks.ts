@@ -28,9 +28,9 @@ import { InputError } from "../errors.ts";
 import { redactCredentials } from "../redact.ts";
 import { GENERATED_MARK } from "../nix-literals.ts";
 import { missingTeamCaches, type TeamCache } from "../matrix/team-cache.ts";
-import { carriesNixglhost, driverRouteLines, nixglhostRouteNote, type CheckedVariant } from "./driver-route.ts";
-// The driver routes live in driver-route.ts (explain loads them without the checks); their importers read them here too.
-export { carriesNixglhost, checkedVariants, driverRouteLines, hostDriverRoute, withHostDriverLine, type CheckedVariant } from "./driver-route.ts";
+import { carriesNixglhost, driverRouteLines, nixglhostRouteNote, type CheckedVariant } from "../matrix/driver-route.ts";
+// The driver routes live in matrix/driver-route.ts (pure: explain reads them without the checks); their importers read them here too.
+export { carriesNixglhost, checkedVariants, driverRouteLines, hostDriverRoute, withHostDriverLine, type CheckedVariant } from "../matrix/driver-route.ts";
 
 /** What the checks are asked about. */
 export interface PreflightContext {

@@ -1,15 +1,15 @@
 /**
  * How a variant reaches the host's GPU driver: the variants as the preflight checks see them, and the routes (NixOS,
- * nixglhost from the environment variant, flox) that doctor's fix, verify's driver cause and `explain` print. Apart from
- * checks.ts (which re-exports it) so that `explain` loads these lines without the checks' questions to the host, host
- * readers and process module.
+ * nixglhost from the environment variant, flox) that doctor's fix, verify's driver cause and `explain` print. Pure over
+ * a variant and the catalog's machine facts, so it sits below the stages: preflight/checks.ts re-exports it, and
+ * `explain` (model/variant-facts.ts) reads these lines without the checks' questions to the host, host readers and process module.
  */
 import { basename } from "node:path";
 // The machine facts unparsed (catalog/lib/machines.ts): `explain` reads these lines without loading zod.
 import { builtInMachines } from "../catalog/lib/machines.ts";
-import { formatName, parseName } from "../matrix/naming.ts";
+import { formatName, parseName } from "./naming.ts";
 import { ENV_PACKAGE } from "../catalog/lib/packages.ts";
-import type { Variant } from "../matrix/schema.ts";
+import type { Variant } from "./schema.ts";
 
 /** A variant as the checks need it. */
 export type CheckedVariant = Pick<Variant, "name" | "cuda" | "package" | "file"> & {
