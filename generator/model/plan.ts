@@ -16,7 +16,7 @@
 import { InputError } from "../errors.ts";
 import type { PackageName } from "../catalog/lib/packages.ts";
 import { ENV_PACKAGE, TORCH_PACKAGE } from "../catalog/lib/packages.ts";
-import { defaultBuildTable } from "../catalog/lib/build-times.ts";
+import { defaultBuildTable } from "../catalog/lib/packages.ts";
 import { builtInCatalog } from "../catalog/lib/built-in.ts";
 import { environmentOf } from "../matrix/naming.ts";
 import { REFERENCE_CORES, startBuilds, type Capacity, type ReadyBuild } from "./concurrency.ts";
@@ -24,7 +24,7 @@ import type { Variant } from "../matrix/schema.ts";
 
 /**
  * Default build time of a package when no earlier report knows it: seconds and the source of the figure, from the
- * catalog (catalog/lib/build-times.ts defaultBuildTable over the built-in catalog, catalog/lib/built-in.ts: its `buildSeconds`
+ * catalog (catalog/lib/packages.ts defaultBuildTable over the built-in catalog, catalog/lib/built-in.ts: its `buildSeconds`
  * and package rows).
  * The one table the build driver's plan and the fleet cost model (fleet/cost.ts) both use.
  */

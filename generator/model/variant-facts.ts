@@ -107,7 +107,7 @@ function environmentOf(cat: Catalog, v: Variant, pinTorchcodec: string | null): 
 }
 
 /**
- * The rows of a package built on torch with its own arch handling (catalog/packages.ts `cudaBuildOf`): what its build
+ * The rows of a package built on torch with its own arch handling (catalog/lib/packages.ts `cudaBuildOf`): what its build
  * is handed (an own arch variable, a CMake flag, the memory per compile job) and the device code it then holds.
  */
 function buildRows(cat: Catalog, v: Variant): [string, string][] {

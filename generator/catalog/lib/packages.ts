@@ -1,6 +1,7 @@
 /**
  * The rules over the catalog's packages (the table of packages built on torch, catalog/packages.ts; the extras of named
- * environments, catalog/extras.ts; the versions nixpkgs marks insecure, catalog/advisories.ts), and the package names
+ * environments, catalog/extras.ts; the versions nixpkgs marks insecure, catalog/advisories.ts; the default build
+ * times, `defaultBuildTable`), and the package names
  * every layer checks and writes (PACKAGES: the naming rule, option choices, the matrix schema). Each rule reads the
  * `Catalog` value it is handed (`cat`, the built-in one or one with a local-catalog.json), never a table; the names
  * derive from the package table's rows, which local-catalog.json does not extend (it adds releases only).
@@ -230,4 +231,30 @@ export function insecureNote(cat: Pick<Catalog, "knownVulnerable">, pkg: { name:
     `${head}; nixpkgs marked it insecure on ${row.markedBy.branch} with ${row.markedBy.pr} (after ${row.markedBy.after}), and whether ` +
     `nixpkgs ${rev.slice(0, 7)}'s file does is not known (${pin?.why ?? "not read"}): if evaluation refuses it as insecure, ${permit}.`
   );
+}
+
+/**
+ * What the build-time rule reads of a catalog: `Catalog.buildSeconds` (catalog/binary-cache.ts BUILD_SECONDS) and each
+ * package's `buildSeconds`. local-catalog.json extends neither (it adds releases, not packages), so the build plan's
+ * model reads the built-in catalog's (catalog/lib/built-in.ts), where zod is not loaded too.
+ */
+export type BuildTimes = Pick<Catalog, "buildSeconds" | "packagesOnTorch">;
+
+/** A duration in seconds with where it comes from. */
+export interface SourcedSeconds {
+  seconds: number;
+  source: string;
+}
+
+/**
+ * The default build time of each package the catalog names, by package: torch's CUDA figure for `pytorch` (one
+ * capability, at its cores), each package built on torch its row's `buildSeconds`, the environment's for `torch-env`.
+ */
+export function defaultBuildTable(cat: BuildTimes): Record<string, SourcedSeconds> {
+  const { torchCuda, environment } = cat.buildSeconds;
+  return {
+    [TORCH_PACKAGE]: { seconds: torchCuda.seconds, source: torchCuda.source },
+    ...Object.fromEntries(cat.packagesOnTorch.map((p) => [p.name, p.buildSeconds])),
+    [ENV_PACKAGE]: environment,
+  };
 }
