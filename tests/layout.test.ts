@@ -124,8 +124,11 @@ function commandWork(file: string, text: string): string[] {
   return found;
 }
 
-/** What a command may take from catalog/: the names its options' help shows (the packages, the CUDA cache's URL, --jobs' GiB). */
-const OPTION_TEXT_NAMES = new Set(["PACKAGES", "PUBLIC_CUDA_CACHES", "cudaCacheSubstituter", "GIB_PER_COMPILE_JOB"]);
+/**
+ * What a command may take from catalog/: the names its options' help shows (the packages; --jobs' slot rule in words,
+ * catalog/lib/machines.ts slotsFormula). pin cache's default cache is no longer one: pin/run.ts takes it from the Catalog value.
+ */
+const OPTION_TEXT_NAMES = new Set(["PACKAGES", "slotsFormula"]);
 
 test("commands/ only parse and print: no node: module but node:path, no process.env, no host reader, from catalog/ only the names options show", () => {
   const commands = all.filter((f) => rel(f).startsWith("commands/"));

@@ -28,7 +28,7 @@ import { join } from "node:path";
 import { addUnprovenMarker, textStorePath, unprovenMarker } from "../generator/driver/proof.ts";
 import { projectFromMatrix } from "../generator/matrix/project.ts";
 import { catalog } from "../generator/catalog/index.ts";
-import { cudaCacheSubstituter } from "../generator/catalog/binary-cache.ts";
+import { cudaCacheSubstituter } from "../generator/catalog/lib/binary-cache.ts";
 import { ROOT, tempDir, writeMatrix } from "./helpers/cli.ts";
 import { runMain } from "./helpers/main.ts";
 import { HOSTS, makeHost } from "./helpers/host-model.ts";

@@ -8,7 +8,7 @@ import * as assert from "uvu/assert";
 import { execFileSync } from "node:child_process";
 import { chmodSync, existsSync, mkdirSync, readFileSync, readlinkSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { bytesFor, modelDeviceCode } from "../generator/catalog/device-code-size.ts";
+import { bytesFor, modelDeviceCode } from "../generator/catalog/lib/device-code.ts";
 import { ROOT, tempDir } from "./helpers/cli.ts";
 import { runMain } from "./helpers/main.ts";
 import { BUILD_MATRIX, FIXTURES, latestReport, newSalt, runDriver } from "./helpers/driver.ts";

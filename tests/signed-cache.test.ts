@@ -30,7 +30,7 @@ import { signingKeyFor } from "../generator/driver/publish.ts";
 import { nixAnswerLine } from "../generator/driver/ask-nix.ts";
 import { InputError } from "../generator/errors.ts";
 import { catalog } from "../generator/catalog/index.ts";
-import { cudaCacheSubstituter } from "../generator/catalog/binary-cache.ts";
+import { cudaCacheSubstituter } from "../generator/catalog/lib/binary-cache.ts";
 import { projectFromMatrix } from "../generator/matrix/project.ts";
 import { ROOT, tempDir, writeMatrix } from "./helpers/cli.ts";
 import { runMain } from "./helpers/main.ts";

@@ -18,7 +18,7 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, readdirSync, realpathSy
 import { join } from "node:path";
 import { execFileSync } from "node:child_process";
 import { catalog as catalogForCaches } from "../generator/catalog/index.ts";
-import { cudaCacheSubstituter } from "../generator/catalog/binary-cache.ts";
+import { cudaCacheSubstituter } from "../generator/catalog/lib/binary-cache.ts";
 const CUDA_CACHE_SUBSTITUTER = cudaCacheSubstituter(catalogForCaches);
 import { isCacheUrl, isPublicKey, missingTeamCaches } from "../generator/matrix/team-cache.ts";
 import { projectFromMatrix } from "../generator/matrix/project.ts";

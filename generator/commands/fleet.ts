@@ -11,7 +11,7 @@
 import { join, resolve } from "node:path";
 import type { ArgumentsCamelCase, Argv, CommandModule } from "yargs";
 import { REPEATABLE } from "../constants.ts";
-import { PACKAGES } from "../catalog/packages.ts";
+import { PACKAGES } from "../catalog/lib/packages.ts";
 import { errorLine, UsageError } from "../errors.ts";
 import { wrap } from "../text.ts";
 import { printer, project, runOf, terminalWidth, type Io } from "./shared.ts";

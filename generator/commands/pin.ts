@@ -19,7 +19,6 @@ import { resolve } from "node:path";
 import { LOCAL_CATALOG_FILE, REPEATABLE } from "../constants.ts";
 import type { BesideCheck } from "../pin/actions.ts";
 import type { PinCacheReport, PinCheckReport, PinInspection } from "../pin/run.ts";
-import { PUBLIC_CUDA_CACHES, cudaCacheSubstituter } from "../catalog/binary-cache.ts";
 import { parseNixOptions, printer, runOf, type Io } from "./shared.ts";
 import { matrixOption, nixOptions, outputOptions, type ArgsOf, type OptionTypes } from "./options.ts";
 import { withArgumentRules } from "./arguments.ts";
@@ -88,8 +87,8 @@ const addOptions = {
 } as const;
 
 const cacheOptions = {
-  // The catalog's NixOS-CUDA cache (its table row, read without loading the catalog: this module loads at start-up).
-  substituter: { type: "string", default: cudaCacheSubstituter({ publicCudaCaches: PUBLIC_CUDA_CACHES }).url, describe: "the binary cache whose contents are compared with the cache model" },
+  // Left out: pin/run.ts askCacheAtPins takes the catalog's NixOS-CUDA cache from the Catalog value.
+  substituter: { type: "string", describe: "the binary cache whose contents are compared with the cache model (default: the catalog's NixOS-CUDA cache)" },
   nixpkgs: OPT.nixpkgs,
   fetch: OPT.fetch,
   "nix-option": { ...nixOptions["nix-option"], describe: "NAME=VALUE passed to nix-store as --option NAME VALUE (e.g. require-sigs=false)" },

@@ -10,7 +10,7 @@ import { dirname, join } from "node:path";
 import { REPO_ROOT } from "../paths.ts";
 import { InputError, UsageError } from "../errors.ts";
 import { DEFAULT_PACKAGE } from "../constants.ts";
-import { PACKAGES, type PackageName } from "../catalog/packages.ts";
+import { PACKAGES, type PackageName } from "../catalog/lib/packages.ts";
 import { environmentOf } from "../matrix/naming.ts";
 import type { Excluded, Variant } from "../matrix/schema.ts";
 import type { Catalog } from "../catalog/schema.ts";

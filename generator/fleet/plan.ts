@@ -6,8 +6,8 @@
 import { clip, UsageError } from "../errors.ts";
 import "../zod-jitless.ts";
 import * as z from "zod";
-import { PACKAGES } from "../catalog/packages.ts";
-import { ENV_PACKAGE, TORCH_PACKAGE, onTorch } from "../catalog/packages.ts";
+import { PACKAGES } from "../catalog/lib/packages.ts";
+import { ENV_PACKAGE, TORCH_PACKAGE, onTorch } from "../catalog/lib/packages.ts";
 
 /**
  * The `packages` of the matrix fleet writes for a chosen package: pytorch, the package itself, and for the
@@ -34,7 +34,8 @@ export function fleetEnvironments(pkg: string, current: Readonly<Record<string, 
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { environmentOf } from "../matrix/naming.ts";
 import { join, resolve } from "node:path";
-import { catalogAxes, preferredPin } from "../catalog/index.ts";
+import { catalogAxes } from "../catalog/lib/axes.ts";
+import { preferredPin } from "../catalog/lib/torch.ts";
 import { readHost, recordedSmiFile, type HostInfo } from "../host/read-host.ts";
 import { recommend } from "../detect/recommend.ts";
 import { expand } from "../matrix/expand.ts";

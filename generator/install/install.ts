@@ -32,7 +32,7 @@ import { InputError } from "../errors.ts";
 import { REPO_ROOT } from "../paths.ts";
 import { ASK_NIX_TIMEOUT_S } from "../constants.ts";
 import { closurePackages, formatName, parseName } from "../matrix/naming.ts";
-import { ENV_PACKAGE, nixpkgsBrokenWarnings } from "../catalog/packages.ts";
+import { ENV_PACKAGE, nixpkgsBrokenWarnings } from "../catalog/lib/packages.ts";
 import { copyableCommand } from "../text.ts";
 import type { Backend, BackendChoice } from "../driver/backend.ts";
 import type { BuildArgs } from "../driver/build-options.ts";
@@ -113,7 +113,7 @@ export interface InstallPlan {
   variant: Variant;
   chosen: ChosenVariant;
   /**
-   * What nixpkgs says against the variant's CUDA build (catalog/packages.ts nixpkgsBrokenWarnings: explain's and
+   * What nixpkgs says against the variant's CUDA build (catalog/lib/packages.ts nixpkgsBrokenWarnings: explain's and
    * detect's words); [] when nothing of its closure is marked broken at its nixpkgs.
    */
   warnings: string[];

@@ -6,11 +6,11 @@
  * catalog/index.ts (explain of a variant reads p.catalog). The command (generator/commands/explain.ts) prints it.
  */
 import { modelCacheMisses } from "./cache-model.ts";
-import { modelDeviceCode } from "../catalog/device-code-size.ts";
-import { nixpkgsCudaFacts } from "../catalog/cuda.ts";
-import { torchReleaseFacts } from "../catalog/torch-arch-list.ts";
-import { extraFact, extraPromise } from "../catalog/extras.ts";
-import { cudaBuildOf, fixesFor, fixText, nixpkgsBrokenWarnings, onTorch } from "../catalog/packages.ts";
+import { modelDeviceCode } from "../catalog/lib/device-code.ts";
+import { nixpkgsCudaFacts } from "../catalog/lib/cuda.ts";
+import { torchReleaseFacts } from "../catalog/lib/torch.ts";
+import { extraFact, extraPromise } from "../catalog/lib/packages.ts";
+import { cudaBuildOf, fixesFor, fixText, nixpkgsBrokenWarnings, onTorch } from "../catalog/lib/packages.ts";
 import type { Catalog } from "../catalog/schema.ts";
 import { closeCatalogExtras } from "../matrix/extra-hints.ts";
 import { checkedVariants, hostDriverRoute } from "../matrix/driver-route.ts";
@@ -107,7 +107,7 @@ function environmentOf(cat: Catalog, v: Variant, pinTorchcodec: string | null): 
 }
 
 /**
- * The rows of a package built on torch with its own arch handling (catalog/packages.ts `cudaBuildOf`): what its build
+ * The rows of a package built on torch with its own arch handling (catalog/lib/packages.ts `cudaBuildOf`): what its build
  * is handed (an own arch variable, a CMake flag, the memory per compile job) and the device code it then holds.
  */
 function buildRows(cat: Catalog, v: Variant): [string, string][] {

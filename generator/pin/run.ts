@@ -10,6 +10,7 @@ import { NIX_ATTR_RE } from "../constants.ts";
 import { REPO_ROOT } from "../paths.ts";
 import type { Catalog } from "../catalog/schema.ts";
 import type { LocalPinEntry } from "../catalog/local.ts";
+import { cudaCacheSubstituter } from "../catalog/lib/binary-cache.ts";
 import { PinError } from "./nix.ts";
 import type { BesideCheck } from "./actions.ts";
 import type { PinFacts } from "./facts.ts";
@@ -130,15 +131,15 @@ export interface PinCacheReport {
 }
 
 /**
- * `pin cache`: ask `substituter` at every catalog pin whether it holds what the cache model says it holds
- * (actions.ts cachePins).
+ * `pin cache`: ask `substituter` (left out: the catalog's NixOS-CUDA cache, catalog/lib/binary-cache.ts
+ * cudaCacheSubstituter) at every catalog pin whether it holds what the cache model says it holds (actions.ts cachePins).
  * @param nixOptions `--option NAME VALUE` pairs for nix-store, parsed from --nix-option
  * @throws UsageError for a bad --nixpkgs
  */
-export async function askCacheAtPins(o: PinReachOptions & { substituter: string; nixOptions?: readonly (readonly [string, string])[] }): Promise<PinCacheReport> {
+export async function askCacheAtPins(o: PinReachOptions & { substituter?: string; nixOptions?: readonly (readonly [string, string])[] }): Promise<PinCacheReport> {
   const [run, { cat }] = await Promise.all([import("./actions.ts"), pinCatalogs(o.matrixFile)]);
   const given = givenCheckouts(o.nixpkgs, cat);
-  const results = await run.cachePins(cat, { given, fetch: o.fetch, system: o.system, substituter: o.substituter, nixOptions: o.nixOptions });
+  const results = await run.cachePins(cat, { given, fetch: o.fetch, system: o.system, substituter: o.substituter ?? cudaCacheSubstituter(cat).url, nixOptions: o.nixOptions });
   const checked = results.filter((r) => r.status === "checked");
   return {
     results,

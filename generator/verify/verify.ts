@@ -15,7 +15,7 @@
 import { readFileSync } from "node:fs";
 import { resolvePython, runProbe, VerifyInputError, type PythonTarget } from "./run-probe.ts";
 import { readProof, withProofDeviceCode, type ProofRead } from "./proof.ts";
-import { ENV_PACKAGE, TORCH_PACKAGE } from "../catalog/packages.ts";
+import { ENV_PACKAGE, TORCH_PACKAGE } from "../catalog/lib/packages.ts";
 import type { Probe, PromiseCheck } from "./compare.ts";
 import type { Variant } from "../matrix/schema.ts";
 import type { Catalog } from "../catalog/schema.ts";
