@@ -26,7 +26,7 @@ import { checkPromise, identify, type Probe } from "../generator/verify/compare.
 import { projectFromMatrix } from "../generator/matrix/project.ts";
 import defaultMatrix from "../matrix.ts";
 import type { CheckerFacts } from "../generator/catalog/lib/checker-facts.ts";
-import type { DeviceCodeOrigin } from "../generator/catalog/device-code.ts";
+import type { DeviceCodeOrigin } from "../generator/catalog/lib/device-code.ts";
 
 const ROOT = resolve(import.meta.dirname, "..");
 const PROBE = join(ROOT, "tests/fixtures/probes/h100-verify-fast/probe.json");

@@ -9,7 +9,8 @@
  * - Anywhere else (CI, this project's 2-core machine): the recorded H100 run of that fixture (timings.jsonl, the same
  *   side-by-side comparison made on the device machine), said so; plus `verify --probe` of its recorded probe here,
  *   which is verify's own work beside the probe (host, matrix, comparison), measured live.
- * Prints medians; verify itself is about the probe plus that own work (which runs while the probe does).
+ * Prints medians; verify itself is about the probe plus that own work (which runs while the probe does). Then the
+ * recorded H200 runs of the whole `verify`, old against new, and `verify --proof` (tests/fixtures/probes/h200-verify-proof).
  */
 import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
@@ -123,6 +124,7 @@ export async function main(runs = 3) {
     );
     console.log(`  verify's own work here (verify --probe of the recorded probe, whole process): ${fmt(own)}; verify ≈ ${fmt(r.new + own)} at most (new), ${fmt(r.old + own)} (old)`);
     early();
+    proofRuns();
   }
   return r;
 }
@@ -140,6 +142,31 @@ function early(): number {
       `after import torch ${fmt(m("prev"))}, before it ${fmt(m("new"))}: new / prev ${ratio.toFixed(3)}`,
   );
   return ratio;
+}
+
+/**
+ * The recorded H200 runs of tests/fixtures/probes/h200-verify-proof: the whole `verify NAME` of main 84856a1 (old)
+ * against this tree's (new), and `verify NAME --proof` (the GPU part only), alternating in one run; the parts beside
+ * them. Prints each run's medians and the per-round ratios; returns the last run's medians.
+ */
+export function proofRuns(): { old: number; new: number; proof: number } {
+  const dir = join(ROOT, "tests/fixtures/probes/h200-verify-proof");
+  let last = { old: 0, new: 0, proof: 0 };
+  for (const [file, what] of [
+    ["run1-timings.jsonl", "new = verify as a library, the probe started first"],
+    ["run3-timings.jsonl", "new = that, and the probe ends once its output is written"],
+  ] as const) {
+    const recs = readFileSync(join(dir, file), "utf8").trim().split("\n").map((l) => JSON.parse(l) as { run: string; round: number; wall_s: number });
+    const of = (run: string) => recs.filter((x) => x.run === run && x.round > 0);
+    const m = (run: string) => median(of(run).map((x) => x.wall_s));
+    const ratios = (run: string) => of(run).map((x) => (x.wall_s / of("old").find((o) => o.round === x.round)!.wall_s).toFixed(3)).join(" ");
+    last = { old: m("old"), new: m("new"), proof: m("new-proof") };
+    console.log(`  recorded H200 (16 cores, 2026-11-29; h200-verify-proof/${file}; ${what}), medians of ${of("old").length} rounds:`);
+    console.log(`    verify NAME: old ${fmt(last.old)}, new ${fmt(last.new)} (new / old per round ${ratios("new")}); verify NAME --proof ${fmt(last.proof)} (/ old ${ratios("new-proof")})`);
+    const parts = ["probe", "probe-gpu", "import-torch", "import-torchvision", "own-new"].filter((p) => of(p).length).map((p) => `${p} ${fmt(m(p))}`);
+    console.log(`    parts: ${parts.join(", ")}`);
+  }
+  return last;
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) await main();

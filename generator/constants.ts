@@ -52,6 +52,6 @@ export const BACKEND_CHOICES: readonly BackendChoice[] = ["auto", "flox", "nix"]
 
 /**
  * What detect, doctor, install, fleet and verify pick for by default: the Python environment of the whole stack
- * (catalog/packages.ts ENV_PACKAGE, `torch-env`).
+ * (catalog/lib/packages.ts ENV_PACKAGE, `torch-env`).
  */
 export const DEFAULT_PACKAGE = "torch-env";

@@ -25,9 +25,12 @@
 #               torch's and torchaudio 2.11's passthru.gpuCheck): only builders that declare the `cuda` system
 #               feature (e.g. NixOS hosts with `nix-required-mounts`) build it. Absent for CPU-only variants.
 #   }
-#   Each writes the probe (probe.json) and the report (report.txt) to $out and fails when a promise does not hold; an
-#   environment's static check also members.json: [ { "name": MEMBER, "proof": STORE PATH of its static check } ... ].
-#   The static check's output is the variant's proof (`build` links it as result-NAME-proof).
+#   Each writes the probe (probe.json, whose `cuobjdump.tool` names the cuobjdump that read the libraries), the report
+#   (report.txt) and the builder it ran on (builder.json: the Nix system, the host name, kernel and CPU the build saw;
+#   in Nix's sandbox the host name is "localhost") to $out, and fails when a promise does not hold; an environment's
+#   static check also members.json: [ { "name": MEMBER, "proof": STORE PATH of its static check } ... ]. The static
+#   check's $out is the variant's proof: `build` links it as result-NAME-proof, `publish` copies it with the variant,
+#   `install` shows it (generator/driver/proof.ts).
 { pkgs, variant, package, pythonPackages, memberChecks ? [ ] }:
 
 let
@@ -68,6 +71,7 @@ let
     } // extra) ''
       mkdir -p $out
       ${if memberChecks == [ ] then "" else ''printf '%s\n' "$membersJson" > $out/members.json''}
+      node -e 'const os = require("os"); process.stdout.write(JSON.stringify({ system: process.argv[1], hostname: os.hostname(), kernel: os.release(), cpu: (os.cpus()[0] || {}).model || null }) + "\n")' ${variant.system} > $out/builder.json
       ${env}/bin/python3 ${../generator/verify/probe.py} ${probeArgs} --promise=${promise} > $out/probe.json
       status=0
       node ${./verify-compare.mjs} ${./verify-facts.json} ${promise} $out/probe.json > $out/report.txt || status=$?

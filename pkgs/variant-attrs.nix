@@ -66,7 +66,7 @@ let
   current = name: toString (old.${name} or oldEnv.${name} or "");
   appendWords = a: b: if a == "" then b else if b == "" then a else "${a} ${b}";
 
-  # A package's own build inputs besides TORCH_CUDA_ARCH_LIST (generator/catalog/packages.ts `cudaBuildOf`), absent for
+  # A package's own build inputs besides TORCH_CUDA_ARCH_LIST (generator/catalog/lib/packages.ts `cudaBuildOf`), absent for
   # most variants.
   build = { env = { }; cmakeFlags = [ ]; gibPerCompileJob = null; pname = null; fixes = [ ]; } // (variant.packageBuild or { });
   # The catalog's "unbreak" fix (generator/catalog/packages.ts `fixes`, resolved per pin by expand): nixpkgs marks the

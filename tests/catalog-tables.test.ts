@@ -1,17 +1,22 @@
-// One catalog, data apart from rules (issue 54). Every sourced table exported by a module of generator/catalog/ is
-// in the Catalog value (CatalogSchema) or in the one declared second value, `machines` (MachineFactsSchema); outside
-// generator/catalog/ nothing imports a table from a data module, only catalog/index.ts (the values), schema.ts
-// (types, schemas), local.ts and the rules (functions) of a module, except the start-up readers listed below with
-// why; the checker's facts see a local-catalog.json addition; a pin's own default capabilities decide its variants.
+// One catalog, rows apart from rules (issues 54, 67). generator/catalog/'s data modules hold rows only (nixpkgs' _cuda
+// db/): every export is a table, each in the Catalog value (CatalogSchema) or the one declared second value, `machines`
+// (MachineFactsSchema), and they import no rule; the rules are generator/catalog/lib/ (its lib/). Outside
+// generator/catalog/ no module imports a data module: code reads the values (catalog/index.ts), the built-in values
+// unparsed where zod must not load (catalog/lib/built-in.ts, equal to the parsed ones), or a catalog/lib rule; and no
+// sourced figure (a constant number beside a constant `source`) is written outside generator/catalog/. The checker's
+// facts see a local-catalog.json addition; a pin's own default capabilities decide its variants.
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import ts from "typescript";
 import { tempDir } from "./helpers/cli.ts";
 import { catalog, machines } from "../generator/catalog/index.ts";
+import { builtInCatalog } from "../generator/catalog/lib/built-in.ts";
+import { builtInMachines } from "../generator/catalog/lib/machines.ts";
 import { withLocalCatalog } from "../generator/catalog/local.ts";
-import { PACKAGES, DEFAULT_PACKAGES, ENV_PACKAGE, TORCH_PACKAGE } from "../generator/catalog/packages.ts";
+import { PACKAGES, DEFAULT_PACKAGES, ENV_PACKAGE, TORCH_PACKAGE } from "../generator/catalog/lib/packages.ts";
 import { catalogCheckerFacts } from "../generator/catalog/lib/checker.ts";
 import { projectFromMatrix } from "../generator/matrix/project.ts";
 import type { Catalog, MachineFacts, NixpkgsPin } from "../generator/catalog/schema.ts";
@@ -25,6 +30,7 @@ const NOT_DATA = new Set(["index.ts", "schema.ts", "local.ts"]);
 const WHERE: Record<string, (c: Catalog, m: MachineFacts) => unknown> = {
   "binary-cache.ts:CUDA_CACHE": (c) => c.cudaCache,
   "binary-cache.ts:REBUILD_SECONDS": (c) => c.rebuildSeconds,
+  "binary-cache.ts:BUILD_SECONDS": (c) => c.buildSeconds,
   "binary-cache.ts:PUBLIC_CUDA_CACHES": (c) => c.publicCudaCaches,
   "ci-runners.ts:GITHUB_MATRIX_LIMIT": (_, m) => m.github.matrixLimit,
   "ci-runners.ts:GITHUB_LIMITS": (_, m) => m.github.limits,
@@ -61,69 +67,36 @@ const WHERE: Record<string, (c: Catalog, m: MachineFacts) => unknown> = {
   "torch.ts:nixpkgs": (c) => c.nixpkgs,
 };
 
-/**
- * The package vocabulary: names derived from the package table (local-catalog.json adds no package, only releases),
- * read where a name is checked or written (option choices, the naming rule, the matrix schema). Each is checked equal
- * to its derivation from the Catalog value.
- */
-const NAMES: Record<string, (c: Catalog) => unknown> = {
-  "packages.ts:TORCH_PACKAGE": () => "pytorch",
-  "packages.ts:ENV_PACKAGE": () => "torch-env",
-  "packages.ts:PACKAGES": (c) => [TORCH_PACKAGE, ...c.packagesOnTorch.map((p) => p.name), ENV_PACKAGE],
-  "packages.ts:DEFAULT_PACKAGES": (c) => [TORCH_PACKAGE, ...c.packagesOnTorch.filter((p) => !p.optIn).map((p) => p.name), ENV_PACKAGE],
-};
-
 const dataModules = () => readdirSync(CATALOG_DIR).filter((f) => f.endsWith(".ts") && !NOT_DATA.has(f)).sort();
+/** JSON's reading of a value: zod's copies lose no meaning, so a parsed table equals its row this way. */
+const json = (v: unknown) => JSON.parse(JSON.stringify(v)) as unknown;
 
-test("every exported table of generator/catalog/ is in the Catalog value or the second value `machines`, equal to what they hold", async () => {
+test("every export of a data module of generator/catalog/ is a table (no rule), in the Catalog value or `machines`, equal to what they hold", async () => {
   let tables = 0;
   for (const file of dataModules()) {
     const mod = (await import(join(CATALOG_DIR, file))) as Record<string, unknown>;
     for (const [name, value] of Object.entries(mod)) {
-      if (typeof value === "function") continue; // a rule
       const key = `${file}:${name}`;
-      if (NAMES[key]) {
-        assert.equal(value, NAMES[key]!(catalog), key);
-        continue;
-      }
+      assert.is.not(typeof value, "function", `${key}: a rule in a data module (its place is generator/catalog/lib/)`);
       assert.ok(WHERE[key], `${key}: an exported table that is in neither the catalog's schema nor MachineFactsSchema`);
-      // Parsed values equal the tables: nothing was dropped by the schema (JSON: zod's copies lose no meaning).
-      assert.equal(JSON.parse(JSON.stringify(WHERE[key]!(catalog, machines))), JSON.parse(JSON.stringify(value)), key);
+      assert.equal(json(WHERE[key]!(catalog, machines)), json(value), key);
       tables++;
     }
   }
   assert.is(tables, Object.keys(WHERE).length, "every listed table was found in its module");
+  // The built-in values that zod-free readers take (catalog/lib/built-in.ts) are the parsed ones, unparsed.
+  assert.equal(json(builtInCatalog), json(catalog));
+  assert.equal(json(builtInMachines), json(machines));
   // The wrong case fails: a table the values do not hold is found by the same reading.
-  assert.not.equal(JSON.parse(JSON.stringify(catalog.gpus.slice(1))), JSON.parse(JSON.stringify(catalog.gpus)));
+  assert.not.equal(json(catalog.gpus.slice(1)), json(catalog.gpus));
 });
 
-/**
- * Modules outside generator/catalog/ that import tables from a data module, and why: each is loaded at the CLI's start-up
- * (`--help`, `list`, `explain` must load neither zod nor the catalog: tests/cli-startup.test.ts, bench/cli.ts) or on
- * build's path for files already generated, which does not parse the catalog; none of these tables is extended by
- * local-catalog.json, so the Catalog value would hold the same.
- */
-const START_UP_EXCEPTIONS: Record<string, { names: string[]; why: string }> = {
-  "generator/preflight/checks.ts": {
-    names: ["PUBLIC_CUDA_CACHES", "FLOX_CUDA", "FLOX_MIN", "NIX_MIN", "NIXGLHOST", "NIXOS_DRIVER_LIB", "STORE_FREE_FLOOR", "isas"],
-    why: "loaded at start-up through commands/verify.ts until verify's work moved to commands/verify-main.ts (loaded by its handler); kept until it reads the Catalog value",
-  },
-  "generator/preflight/driver-route.ts": { names: ["DRIVER_ROUTES", "NIXOS_DRIVER_LIB"], why: "explain's host driver route, which explain reads without zod or the catalog (bench/startup.ts); kept until it reads the Catalog value" },
-  "generator/model/concurrency.ts": { names: ["GIB_PER_COMPILE_JOB"], why: "build's --jobs default, loaded at start-up by commands/build.ts" },
-  "generator/commands/build.ts": { names: ["GIB_PER_COMPILE_JOB"], why: "build --help's --jobs text" },
-  "generator/verify/driver.ts": { names: ["NIXOS_DRIVER_LIB"], why: "loaded at start-up through commands/verify.ts until verify-main.ts; kept until it reads the Catalog value" },
-  "generator/model/plan.ts": { names: ["packagesOnTorch"], why: "detect/rules.ts → model/wait.ts loaded it at start-up until detect's and verify's work moved to NAME-main.ts (build estimates); kept until it reads the Catalog value" },
-  "generator/commands/pin.ts": { names: ["PUBLIC_CUDA_CACHES"], why: "pin cache --help's --substituter default, a command module loaded at start-up" },
-  "generator/driver/eval-first.ts": { names: ["NIX_MIN"], why: "build of files already generated does not parse the catalog" },
-};
-
-/** What a dynamic import of a data module takes (file:module → the binding), each a rule. */
-const DYNAMIC_RULES: Record<string, string> = {
-  "generator/driver/builders.ts:cpu-isas.ts": "gccarchFeature",
-  "generator/commands/explain.ts:device-code-size.ts": "modelDeviceCode",
-  "generator/commands/explain.ts:cuda.ts": "nixpkgsCudaFacts",
-  "generator/commands/explain.ts:torch-arch-list.ts": "torchReleaseFacts",
-};
+test("the package names of catalog/lib/packages.ts are the package table's, as the Catalog value holds it", () => {
+  assert.is(TORCH_PACKAGE, "pytorch");
+  assert.is(ENV_PACKAGE, "torch-env");
+  assert.equal(PACKAGES, [TORCH_PACKAGE, ...catalog.packagesOnTorch.map((p) => p.name), ENV_PACKAGE]);
+  assert.equal(DEFAULT_PACKAGES, [TORCH_PACKAGE, ...catalog.packagesOnTorch.filter((p) => !p.optIn).map((p) => p.name), ENV_PACKAGE]);
+});
 
 /** Every file under `dir` ending in .ts. */
 function tsFiles(dir: string): string[] {
@@ -132,51 +105,92 @@ function tsFiles(dir: string): string[] {
   );
 }
 
-/** The value bindings (not `type` ones) each import or re-export of `text` takes from a catalog data module. */
-function catalogImports(file: string, text: string): { module: string; names: string[] }[] {
-  const out: { module: string; names: string[] }[] = [];
-  const spec = (s: string) => relative(CATALOG_DIR, resolve(dirname(file), s));
-  for (const m of text.matchAll(/^(import|export)\s+(type\s+)?\{([^}]*)\}\s*from\s*"([^"]+)"/gm)) {
-    const mod = spec(m[4]!);
-    if (m[2] || mod.includes("/") || mod.startsWith("..") || NOT_DATA.has(mod)) continue;
-    const names = m[3]!.split(",").map((n) => n.trim()).filter((n) => n && !n.startsWith("type ")).map((n) => n.split(/\s+as\s+/)[0]!);
-    out.push({ module: mod, names });
+/**
+ * The data modules of generator/catalog/ that `text` (the file `file`) imports or re-exports: static imports (values or
+ * types), `export … from` and dynamic `import("…")`, by base name ("packages.ts").
+ */
+function dataImports(file: string, text: string): string[] {
+  const found: string[] = [];
+  for (const m of text.matchAll(/(?:\bfrom\s*|\bimport\s*\(\s*|^import\s+)"([^"]+)"/gm)) {
+    const target = resolve(dirname(file), m[1]!);
+    if (dirname(target) === CATALOG_DIR && !NOT_DATA.has(relative(CATALOG_DIR, target))) found.push(relative(CATALOG_DIR, target));
   }
-  for (const m of text.matchAll(/import\("([^"]+)"\)/g)) {
-    const mod = spec(m[1]!);
-    if (!mod.includes("/") && !mod.startsWith("..") && !NOT_DATA.has(mod)) out.push({ module: mod, names: ["(dynamic import)"] });
-  }
-  return out;
+  return found;
 }
 
-test("outside generator/catalog/, no table of a data module is imported: only rules, the package names and the listed start-up readers", async () => {
-  const offences: string[] = [];
-  const used = new Set<string>();
-  for (const file of tsFiles(join(ROOT, "generator")).filter((f) => !f.startsWith(CATALOG_DIR + "/"))) {
-    const rel = relative(ROOT, file);
-    for (const { module, names } of catalogImports(file, readFileSync(file, "utf8"))) {
-      const mod = (await import(join(CATALOG_DIR, module))) as Record<string, unknown>;
-      for (const n of names) {
-        if (n !== "(dynamic import)" && (typeof mod[n] === "function" || NAMES[`${module}:${n}`] || !(n in mod))) continue; // a rule, a name, a type
-        // A handler's dynamic import takes the rule named here (checked to be a function of that module).
-        const rule = DYNAMIC_RULES[`${rel}:${module}`];
-        if (n === "(dynamic import)" && rule && typeof mod[rule] === "function") continue;
-        const ex = START_UP_EXCEPTIONS[rel];
-        if (ex?.names.includes(n)) {
-          used.add(`${rel}:${n}`);
-          continue;
-        }
-        offences.push(`${rel} imports ${n} from catalog/${module}`);
-      }
+test("outside generator/catalog/, no module imports a data module: the values (catalog/index.ts, catalog/lib/built-in.ts) or a catalog/lib rule", () => {
+  const outside = tsFiles(join(ROOT, "generator")).filter((f) => !f.startsWith(CATALOG_DIR + "/"));
+  assert.ok(outside.length > 50, "read generator/'s modules");
+  const offences = outside.flatMap((f) => dataImports(f, readFileSync(f, "utf8")).map((m) => `${relative(ROOT, f)} imports catalog/${m}`));
+  assert.equal(offences, [], "read it through the Catalog value or `machines` (catalog/index.ts) or a rule of catalog/lib/");
+  // The wrong case fails: a table import from driver/ (static, type-only, re-exported or dynamic) is found; lib and the values are not.
+  const driverFile = join(ROOT, "generator/driver/x.ts");
+  for (const bad of [
+    'import { packagesOnTorch } from "../catalog/packages.ts";',
+    'import type { PackageOnTorch } from "../catalog/packages.ts";',
+    'export { NIX_MIN } from "../catalog/machines.ts";',
+    'const { isas } = await import("../catalog/cpu-isas.ts");',
+    'import {\n  GIB_PER_COMPILE_JOB,\n} from "../catalog/machines.ts";',
+  ])
+    assert.is(dataImports(driverFile, bad).length, 1, bad);
+  assert.equal(dataImports(driverFile, 'import { PACKAGES } from "../catalog/lib/packages.ts";\nimport { catalog } from "../catalog/index.ts";\nimport type { Catalog } from "../catalog/schema.ts";'), []);
+});
+
+test("rows import no rule: no data module of generator/catalog/ imports catalog/lib/", () => {
+  const lib = join(CATALOG_DIR, "lib");
+  const importsLib = (text: string) => [...text.matchAll(/(?:\bfrom\s*|\bimport\s*\(\s*)"([^"]+)"/g)].some((m) => resolve(CATALOG_DIR, m[1]!).startsWith(lib + "/"));
+  assert.equal(dataModules().filter((f) => importsLib(readFileSync(join(CATALOG_DIR, f), "utf8"))), []);
+  // The wrong case fails: a row computed by a rule (as catalog/cuda.ts once computed nixpkgs' defaults) is found.
+  assert.ok(importsLib('import { nixpkgsDefaultCapabilitiesFor } from "./lib/cuda.ts";'));
+  assert.not.ok(importsLib('import type { CudaToolkit } from "./schema.ts";'));
+});
+
+/** Whether `e` is a constant number: a numeric literal, or arithmetic of them (`1.75 * 3600`). */
+function constantNumber(e: ts.Expression): boolean {
+  if (ts.isNumericLiteral(e)) return true;
+  if (ts.isParenthesizedExpression(e)) return constantNumber(e.expression);
+  if (ts.isPrefixUnaryExpression(e)) return constantNumber(e.operand);
+  return ts.isBinaryExpression(e) && constantNumber(e.left) && constantNumber(e.right);
+}
+/** Whether `e` is constant text: a string literal, a template without substitutions, or `+` of them. */
+function constantText(e: ts.Expression): boolean {
+  if (ts.isStringLiteral(e) || ts.isNoSubstitutionTemplateLiteral(e)) return true;
+  if (ts.isParenthesizedExpression(e)) return constantText(e.expression);
+  return ts.isBinaryExpression(e) && e.operatorToken.kind === ts.SyntaxKind.PlusToken && constantText(e.left) && constantText(e.right);
+}
+
+/**
+ * The sourced figures written in TypeScript `text`: object literals with a constant number (a property whose value is
+ * one) beside a constant source (a property named `source` or `…Source` whose value is constant text), as "line: names".
+ * A source made at run time (pin add's, from what it read; a host's "--mem") is no written fact, and is not one.
+ */
+function sourcedFigures(file: string, text: string): string[] {
+  const sf = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
+  const found: string[] = [];
+  const visit = (node: ts.Node) => {
+    if (ts.isObjectLiteralExpression(node)) {
+      const props = node.properties.filter(ts.isPropertyAssignment);
+      const name = (p: ts.PropertyAssignment) => p.name.getText(sf);
+      const figures = props.filter((p) => constantNumber(p.initializer)).map(name);
+      const sources = props.filter((p) => /^source$|Source$/.test(name(p)) && constantText(p.initializer)).map(name);
+      if (figures.length && sources.length) found.push(`${sf.getLineAndCharacterOfPosition(node.getStart()).line + 1}: ${[...figures, ...sources].join(", ")}`);
     }
-  }
-  assert.equal(offences, [], "read it through the Catalog value (catalog/index.ts) or `machines`");
-  // Every exception is still needed (an exception nobody uses is removed from the list).
-  const listed = Object.entries(START_UP_EXCEPTIONS).flatMap(([f, e]) => e.names.map((n) => `${f}:${n}`));
-  assert.equal(listed.filter((k) => !used.has(k)), []);
-  // The wrong case fails: an import of a table is found by the same reading.
-  const wrong = catalogImports(join(ROOT, "generator/x.ts"), 'import { gpus, nixpkgsAllows } from "./catalog/gpus.ts";');
-  assert.equal(wrong, [{ module: "gpus.ts", names: ["gpus", "nixpkgsAllows"] }]);
+    ts.forEachChild(node, visit);
+  };
+  visit(sf);
+  return found;
+}
+
+test("no sourced figure outside generator/catalog/: a number with its source is a row of the catalog", () => {
+  const outside = tsFiles(join(ROOT, "generator")).filter((f) => !f.startsWith(CATALOG_DIR + "/"));
+  assert.equal(outside.flatMap((f) => sourcedFigures(f, readFileSync(f, "utf8")).map((x) => `${relative(ROOT, f)}:${x}`)), []);
+  // The catalog's rows are found by the same reading (so it reads what it is meant to).
+  assert.ok(sourcedFigures("binary-cache.ts", readFileSync(join(CATALOG_DIR, "binary-cache.ts"), "utf8")).length >= 9);
+  // The wrong case fails: a figure with its source, as model/plan.ts once held them; a run-time source or a figure
+  // without one is not a written fact.
+  assert.is(sourcedFigures("plan.ts", 'export const X = { seconds: 1.75 * 3600, source: "the guide " + "(midpoint)" };').length, 1);
+  assert.is(sourcedFigures("plan.ts", "const M = { cudaOneCapabilitySeconds: 6300, cpuSource: `pytorch/pytorch#183931` };").length, 1);
+  assert.equal(sourcedFigures("read-host.ts", 'const a = { bytes: o.mem * 2 ** 30, source: "--mem" }; const b = { seconds: 60, source: `built like ${env}` }; const c = { n: 1 };'), []);
 });
 
 /** A pin of the built-in catalog, made a new local one (another revision, no hash source needed beyond its own). */

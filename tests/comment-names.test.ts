@@ -71,7 +71,7 @@ const NAMED_ELSEWHERE: Readonly<Record<string, readonly string[]>> = {
   ],
   "files variant-matrix writes when it runs, or a user's own (not committed)": [
     "local-catalog.json", "report.json", "cli.js", "dist/cli.js", "cache-check.json", "pin-check.json",
-    "newest-nixpkgs.json", "spec.json", "probe.json", "members.json", "out/members.json",
+    "newest-nixpkgs.json", "spec.json", "probe.json", "builder.json", "members.json", "out/members.json",
   ],
   "a file a user could write, named to say what it would do": [".flox/pkgs/nixpkgs.nix"],
   "code that reads like a file name (a property of an object)": ["outputOptions.json", "attempt.nix"],
@@ -213,7 +213,7 @@ test("the reading catches a stale name, and passes a true one", () => {
   assert.equal(problemsIn("// the jobs rule (jobs.ts coresForPackage)"), ["jobs.ts: no file of the repository has this name"]);
   assert.equal(problemsIn("/** see detect/host.ts readHost */"), ["detect/host.ts: no file of the repository has this name"]);
   assert.equal(problemsIn("# driver/plan.ts's estimate"), ["driver/plan.ts: no file of the repository has this name"]);
-  assert.equal(problemsIn("// the deciding is run.ts planFleet"), ["run.ts planFleet: planFleet is not in generator/driver/run.ts"]);
+  assert.equal(problemsIn("// the deciding is job.ts planFleet"), ["job.ts planFleet: planFleet is not in generator/driver/job.ts"]);
   assert.equal(problemsIn("// (facts.ts `CheckerFacts`)"), ["facts.ts CheckerFacts: CheckerFacts is not in generator/pin/facts.ts"]);
   // A comment that runs over two lines is read as one text.
   assert.equal(problemsIn("// through\n// processes.ts `ProcessGroups`"), ["processes.ts: no file of the repository has this name"]);

@@ -6,8 +6,8 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { catalog } from "../generator/catalog/index.ts";
-import { nixpkgsCudaFacts } from "../generator/catalog/cuda.ts";
-import { jetsonCapabilities } from "../generator/catalog/gpus.ts";
+import { nixpkgsCudaFacts } from "../generator/catalog/lib/cuda.ts";
+import { jetsonCapabilities } from "../generator/catalog/lib/cuda.ts";
 import { cudaScopeFor, nixpkgsInstanceKey } from "../generator/matrix/expand.ts";
 import { projectFromMatrix } from "../generator/matrix/project.ts";
 import defaultMatrix from "../matrix.ts";

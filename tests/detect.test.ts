@@ -36,7 +36,7 @@ import { formatName } from "../generator/matrix/naming.ts";
 import type { Variant } from "../generator/matrix/schema.ts";
 import type { Catalog, CpuIsa } from "../generator/catalog/schema.ts";
 import { catalog as builtInCatalog } from "../generator/catalog/index.ts";
-import type { PackageName } from "../generator/catalog/packages.ts";
+import type { PackageName } from "../generator/catalog/lib/packages.ts";
 import type { System } from "../generator/constants.ts";
 
 const ROOT = resolve(fileURLToPath(new URL("..", import.meta.url)));
@@ -857,7 +857,7 @@ test("H100 with driver 580 (recorded): CUDA 13.2 variants run under minor-versio
 });
 
 test("vLLM below 0.20 (CVE-2026-27893, …): each pin's insecure mark as the catalog knows it, in the variant's notes and detect's warnings", async () => {
-  const { insecureNote } = await import("../generator/catalog/advisories.ts");
+  const { insecureNote } = await import("../generator/catalog/lib/packages.ts");
   const vllm = builtInCatalog.packagesOnTorch.find((p) => p.name === "vllm")!;
   const at = (rev: string, v = "0.16.0") => insecureNote(builtInCatalog, vllm, v, rev, "3.13");
   // 26.05 (a311611): branched before NixOS/nixpkgs#523800; whether its file marks it is not known: the permission is named.

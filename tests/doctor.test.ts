@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { spawnSync } from "node:child_process";
 import { runChecks, type CheckResult, type PreflightContext } from "../generator/preflight/checks.ts";
 import { catalog as catalogForCaches } from "../generator/catalog/index.ts";
-import { cudaCacheSubstituter } from "../generator/catalog/binary-cache.ts";
+import { cudaCacheSubstituter } from "../generator/catalog/lib/binary-cache.ts";
 const CUDA_CACHE_SUBSTITUTER = cudaCacheSubstituter(catalogForCaches);
 import { projectFromMatrix } from "../generator/matrix/project.ts";
 import matrix from "../matrix.ts";

@@ -14,7 +14,7 @@ import { execFileSync, spawn } from "node:child_process";
 import { existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, readlinkSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { catalog as catalogForCaches } from "../generator/catalog/index.ts";
-import { cudaCacheSubstituter } from "../generator/catalog/binary-cache.ts";
+import { cudaCacheSubstituter } from "../generator/catalog/lib/binary-cache.ts";
 const CUDA_CACHE_SUBSTITUTER = cudaCacheSubstituter(catalogForCaches);
 import { projectFromMatrix } from "../generator/matrix/project.ts";
 import matrix from "../matrix.ts";

@@ -14,7 +14,7 @@ import * as assert from "uvu/assert";
 import { existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, readlinkSync, realpathSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { catalog as catalogForCaches } from "../generator/catalog/index.ts";
-import { cudaCacheSubstituter } from "../generator/catalog/binary-cache.ts";
+import { cudaCacheSubstituter } from "../generator/catalog/lib/binary-cache.ts";
 const CUDA_CACHE_SUBSTITUTER = cudaCacheSubstituter(catalogForCaches);
 import { closingLine } from "../generator/commands/install.ts";
 import { projectFromMatrix } from "../generator/matrix/project.ts";

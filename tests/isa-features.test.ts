@@ -8,7 +8,7 @@ import { spawnSync } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { catalog } from "../generator/catalog/index.ts";
-import { gccarchFeature } from "../generator/catalog/cpu-isas.ts";
+import { gccarchFeature } from "../generator/catalog/lib/machines.ts";
 import { projectFromMatrix } from "../generator/matrix/project.ts";
 import matrix from "../matrix.ts";
 import { widestMatrix } from "./helpers/matrices.ts";

@@ -80,6 +80,88 @@ test("commands spawn no process: no file under generator/commands imports node:c
     assert.ok(spawns.test(bad), bad);
 });
 
+/**
+ * Where a file of generator/commands/ (`file`, its `text`) does work a command leaves to the library, which returns the
+ * data it prints: imports a `node:` module other than node:path (which resolves arguments against the working
+ * directory), reads `process.env`, imports a host reader (generator/host/), or takes from generator/catalog/ anything but
+ * a type or one of OPTION_TEXT_NAMES (statically, or a whole module by a dynamic import). Read from the syntax tree, as
+ * "line: what".
+ */
+function commandWork(file: string, text: string): string[] {
+  const sf = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
+  const found: string[] = [];
+  const at = (n: ts.Node) => sf.getLineAndCharacterOfPosition(n.getStart()).line + 1;
+  const fromModule = (node: ts.Node, spec: string, names: string[] | null) => {
+    const target = relative(GEN, resolve(dirname(file), spec));
+    if (spec.startsWith("node:") || /^(fs|os|path|child_process)(\/|$)/.test(spec)) {
+      if (spec !== "node:path" && spec !== "path") found.push(`${at(node)}: imports ${spec}`);
+    } else if (target.startsWith("host/")) found.push(`${at(node)}: imports ${target}`);
+    else if (target.startsWith("catalog/")) {
+      const taken = names === null ? ["(the whole module)"] : names.filter((n) => !OPTION_TEXT_NAMES.has(n));
+      if (taken.length) found.push(`${at(node)}: takes ${taken.join(", ")} from ${target}`);
+    }
+  };
+  const visit = (node: ts.Node) => {
+    if (ts.isImportDeclaration(node) && ts.isStringLiteral(node.moduleSpecifier)) {
+      const clause = node.importClause;
+      if (!clause?.isTypeOnly) {
+        const bindings = clause?.namedBindings;
+        const names = bindings && ts.isNamedImports(bindings) ? bindings.elements.filter((e) => !e.isTypeOnly).map((e) => (e.propertyName ?? e.name).text) : null;
+        // `import { type A } from` takes nothing; a default or namespace import takes the whole module.
+        if (!(names && names.length === 0 && !clause?.name)) fromModule(node, node.moduleSpecifier.text, clause?.name ? null : names);
+      }
+    } else if (ts.isExportDeclaration(node) && node.moduleSpecifier && ts.isStringLiteral(node.moduleSpecifier) && !node.isTypeOnly) {
+      const names = node.exportClause && ts.isNamedExports(node.exportClause) ? node.exportClause.elements.filter((e) => !e.isTypeOnly).map((e) => (e.propertyName ?? e.name).text) : null;
+      if (!(names && names.length === 0)) fromModule(node, node.moduleSpecifier.text, names);
+    } else if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword && node.arguments[0] && ts.isStringLiteral(node.arguments[0])) {
+      fromModule(node, node.arguments[0].text, null);
+    } else if (ts.isPropertyAccessExpression(node) && ts.isIdentifier(node.expression) && node.expression.text === "process" && node.name.text === "env") {
+      found.push(`${at(node)}: reads process.env`);
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(sf);
+  return found;
+}
+
+/**
+ * What a command may take from catalog/: the names its options' help shows (the packages; --jobs' slot rule in words,
+ * catalog/lib/machines.ts slotsFormula). pin cache's default cache is no longer one: pin/run.ts takes it from the Catalog value.
+ */
+const OPTION_TEXT_NAMES = new Set(["PACKAGES", "slotsFormula"]);
+
+test("commands/ only parse and print: no node: module but node:path, no process.env, no host reader, from catalog/ only the names options show", () => {
+  const commands = all.filter((f) => rel(f).startsWith("commands/"));
+  assert.ok(commands.length > 15, "found the commands");
+  const offences = commands.flatMap((f) => commandWork(f, readFileSync(f, "utf8")).map((o) => `${rel(f)}:${o}`));
+  assert.equal(offences, []);
+  // The wrong cases fail, each once: a file read, the OS, the environment, a host reader, a catalog rule (static or by a
+  // dynamic import), the catalog's table; types, node:path and the option texts' names pass.
+  const cmd = join(GEN, "commands/x.ts");
+  for (const bad of [
+    'import { readFileSync } from "node:fs";',
+    'import { homedir } from "node:os";',
+    'const { readdirSync } = await import("node:fs");',
+    "const home = process.env.HOME;",
+    'import { readHost } from "../host/read-host.ts";',
+    'import { cudaBuildOf, PACKAGES } from "../catalog/packages.ts";',
+    'const { nixpkgsCudaFacts } = await import("../catalog/cuda.ts");',
+    'import { catalog } from "../catalog/index.ts";',
+    'import * as pkgs from "../catalog/packages.ts";',
+    'export { gpus } from "../catalog/gpus.ts";',
+  ])
+    assert.is(commandWork(cmd, bad).length, 1, bad);
+  const ok = [
+    'import { resolve } from "node:path";',
+    'import type { Catalog } from "../catalog/schema.ts";',
+    'import { type Variant } from "../catalog/packages.ts";',
+    'import { PACKAGES } from "../catalog/packages.ts";',
+    'const { variantFacts } = await import("../model/variant-facts.ts");',
+    "// process.env.HOME",
+  ].join("\n");
+  assert.equal(commandWork(cmd, ok), []);
+});
+
 test("no import cycles under generator/", () => {
   const graph = new Map(all.map((f) => [f, importsOf(f).filter((i) => all.includes(i))]));
   const state = new Map<string, "open" | "done">();

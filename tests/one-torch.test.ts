@@ -19,7 +19,7 @@ import path from "node:path";
 import { catalog } from "../generator/catalog/index.ts";
 import type { NixpkgsPin } from "../generator/catalog/schema.ts";
 import { generateForPin } from "./helpers/matrices.ts";
-import { onTorch, releaseOf } from "../generator/catalog/packages.ts";
+import { onTorch, releaseOf } from "../generator/catalog/lib/packages.ts";
 import { compareVersions } from "../generator/versions.ts";
 import {
   REPO_ROOT,

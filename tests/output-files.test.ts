@@ -217,13 +217,13 @@ test("publish --to: nix copy's log is in a fresh private directory (none left af
   const tmp = tempDir("vm-publish-tmp-");
   const env = { TMPDIR: tmp };
   const cache = tempDir("vm-publish-cache-");
-  const ok = await runMain(["publish", PT, "--to", `file://${cache}`, "--matrix", BUILD_MATRIX, "--out-dir", join(c.dir, "out"), "--json"], { env });
+  const ok = await runMain(["publish", PT, "--to", `file://${cache}`, "--matrix", BUILD_MATRIX, "--out-dir", join(c.dir, "out"), "--pkgs-dir", FIXTURES, "--allow-unproven", "--json"], { env });
   assert.is(ok.status, 0, ok.stderr);
   assert.is((JSON.parse(ok.stdout) as { log: string | null }).log, null);
   assert.equal(readdirSync(tmp).filter((f) => f.startsWith("variant-matrix-publish")), [], "nothing left in the temp directory");
 
   const bad = await runMain(
-    ["publish", PT, "--to", `http://ci-user:${TOKEN}@127.0.0.1:9`, "--nix-option", "connect-timeout=1", "--nix-option", "download-attempts=1", "--matrix", BUILD_MATRIX, "--out-dir", join(c.dir, "out"), "--json"],
+    ["publish", PT, "--to", `http://ci-user:${TOKEN}@127.0.0.1:9`, "--nix-option", "connect-timeout=1", "--nix-option", "download-attempts=1", "--matrix", BUILD_MATRIX, "--out-dir", join(c.dir, "out"), "--pkgs-dir", FIXTURES, "--allow-unproven", "--json"],
     { env },
   );
   assert.is(bad.status, 1, bad.stderr);

@@ -8,7 +8,7 @@ import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { catalog } from "../generator/catalog/index.ts";
-import { packageOnTorch, releaseOf } from "../generator/catalog/packages.ts";
+import { packageOnTorch, releaseOf } from "../generator/catalog/lib/packages.ts";
 import { compareVersions } from "../generator/versions.ts";
 import { bundledDeviceCode } from "../generator/catalog/device-code.ts";
 import { comparePin, PinFactsSchema, type PinFacts } from "../generator/pin/facts.ts";

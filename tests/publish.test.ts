@@ -8,7 +8,7 @@ import * as assert from "uvu/assert";
 import { execFileSync } from "node:child_process";
 import { chmodSync, existsSync, mkdirSync, readFileSync, readlinkSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { bytesFor, modelDeviceCode } from "../generator/catalog/device-code-size.ts";
+import { bytesFor, modelDeviceCode } from "../generator/catalog/lib/device-code.ts";
 import { ROOT, tempDir } from "./helpers/cli.ts";
 import { runMain } from "./helpers/main.ts";
 import { BUILD_MATRIX, FIXTURES, latestReport, newSalt, runDriver } from "./helpers/driver.ts";
@@ -52,10 +52,11 @@ test("the report gives each built variant's narSize and closureSize, equal to ni
 test("publish NAMES --to file:///DIR leaves their closures in that binary cache; a name not built is refused with its build command", async () => {
   const { dir, report } = await built();
   const cache = tempDir("vm-publish-cache-");
-  const r = await runMain(["publish", TA, "--to", `file://${cache}`, "--matrix", BUILD_MATRIX, "--out-dir", dir, "--json"]);
+  // The stand-ins carry no static check (no proof): published unproven, each with its marker (tests/proof.test.ts).
+  const r = await runMain(["publish", TA, "--to", `file://${cache}`, "--matrix", BUILD_MATRIX, "--out-dir", dir, "--pkgs-dir", FIXTURES, "--allow-unproven", "--json"]);
   assert.is(r.status, 0, r.stderr);
-  const out = JSON.parse(r.stdout) as { report: { name: string; status: string }[] };
-  assert.equal(out.report.map((x) => [x.name, x.status]), [[PT, "copied"], [TA, "copied"]], "pytorch first, then what is built on it");
+  const out = JSON.parse(r.stdout) as { report: { name: string; role: string; status: string }[] };
+  assert.equal(out.report.map((x) => [x.name, x.role, x.status]), [[PT, "variant", "copied"], [PT, "unproven", "copied"], [TA, "variant", "copied"], [TA, "unproven", "copied"]], "pytorch first, then what is built on it");
   for (const v of report.variants) {
     const hash = v.outPath!.slice("/nix/store/".length, "/nix/store/".length + 32);
     assert.ok(existsSync(join(cache, `${hash}.narinfo`)), `${v.name}: in the cache`);
@@ -73,7 +74,7 @@ test("publish --to --dry-run before a build: exit 0 at 80 columns, every line fi
   const empty = tempDir("vm-publish-unbuilt-");
   const flat = (t: string) => t.replace(/ \\\n\s*/g, " ").replace(/\n\s*/g, " ");
   const fits = (t: string) => t.split("\n").filter((l) => [...l].length > 80);
-  const preview = (outDir: string, ...more: string[]) => runMain(["publish", TA, "--to", `file://${cache}`, "--matrix", BUILD_MATRIX, "--out-dir", outDir, "--dry-run", ...more], { env: { COLUMNS: "80" } });
+  const preview = (outDir: string, ...more: string[]) => runMain(["publish", TA, "--to", `file://${cache}`, "--matrix", BUILD_MATRIX, "--out-dir", outDir, "--pkgs-dir", FIXTURES, "--dry-run", ...more], { env: { COLUMNS: "80" } });
   // Nothing built yet.
   const r = await preview(empty);
   assert.is(r.status, 0, r.stderr);

@@ -30,7 +30,7 @@ import { signingKeyFor } from "../generator/driver/publish.ts";
 import { nixAnswerLine } from "../generator/driver/ask-nix.ts";
 import { InputError } from "../generator/errors.ts";
 import { catalog } from "../generator/catalog/index.ts";
-import { cudaCacheSubstituter } from "../generator/catalog/binary-cache.ts";
+import { cudaCacheSubstituter } from "../generator/catalog/lib/binary-cache.ts";
 import { projectFromMatrix } from "../generator/matrix/project.ts";
 import { ROOT, tempDir, writeMatrix } from "./helpers/cli.ts";
 import { runMain } from "./helpers/main.ts";
@@ -225,10 +225,14 @@ test("a signed team cache over HTTP, read by a second store with require-sigs: a
   const unsigned = readlinkSync(join(results, `result-${unsignedName}`));
 
   // One dependency published without a key: copied, and said so (no key, none named for this URL).
-  const raw = await runMain(["publish", unsignedName!, "--matrix", mUse, "--to", `file://${cache}`, "--out-dir", results, "--json"], { env: offline });
+  // The stand-ins carry no static check: published --allow-unproven, each with its unproven marker (tests/proof.test.ts).
+  const unproven = ["--pkgs-dir", pkgs, "--allow-unproven"];
+  const raw = await runMain(["publish", unsignedName!, "--matrix", mUse, "--to", `file://${cache}`, "--out-dir", results, ...unproven, "--json"], { env: offline });
   assert.is(raw.status, 0, raw.stdout + raw.stderr);
-  assert.equal((JSON.parse(raw.stdout) as { report: { paths: unknown[] }[] }).report[0]!.paths, [{ path: unsigned, status: "copied", trusted: null, detail: "no signature" }]);
-  assert.match(raw.stderr, `publish: 1 of 1 path(s) in file://${cache} carry no signature, and no key was given`);
+  const rawReport = (JSON.parse(raw.stdout) as { report: { role: string; paths: unknown[] }[] }).report;
+  assert.equal(rawReport.map((r) => r.role), ["variant", "unproven"]);
+  assert.equal(rawReport[0]!.paths, [{ path: unsigned, status: "copied", trusted: null, detail: "no signature" }]);
+  assert.match(raw.stderr, `publish: 2 of 2 path(s) in file://${cache} carry no signature, and no key was given`);
   // The rest with nix copy's own ?secret-key=: Nix signs what it writes and leaves the narinfo it found unsigned.
   nix(["copy", "--to", `file://${cache}?secret-key=${sk}`, out]);
   const narinfo = (p: string) => readFileSync(join(cache, `${p.slice("/nix/store/".length, "/nix/store/".length + 32)}.narinfo`), "utf8");
@@ -264,23 +268,27 @@ test("a signed team cache over HTTP, read by a second store with require-sigs: a
     assert.is(readlinkSync(before.link), out);
 
     // publish with the key of matrix.ts caches (secretKeyFile, relative to it): re-signs the one, the rest already signed.
-    const pub = await runMain(["publish", NAME, "--matrix", mPub, "--out-dir", results, "--json"], { env: offline });
+    const pub = await runMain(["publish", NAME, "--matrix", mPub, "--out-dir", results, ...unproven, "--json"], { env: offline });
     assert.is(pub.status, 0, pub.stdout + pub.stderr);
-    const report = JSON.parse(pub.stdout) as { report: { name: string; paths: { path: string; status: string; trusted: boolean }[] }[] };
-    const paths = report.report.flatMap((r) => r.paths);
+    const report = JSON.parse(pub.stdout) as { report: { name: string; role: string; paths: { path: string; status: string; trusted: boolean }[] }[] };
+    // The 4 unproven markers, one per variant: the unsigned dependency's was copied unsigned above, and is re-signed too.
+    const markers = report.report.filter((r) => r.role === "unproven").flatMap((r) => r.paths);
+    assert.is(markers.length, 4);
+    assert.ok(markers.every((p) => p.trusted && p.status === (p.path === rawReport[1]!.paths.map((x) => (x as { path: string }).path)[0] ? "re-signed" : "copied")), JSON.stringify(markers));
+    const paths = report.report.filter((r) => r.role === "variant").flatMap((r) => r.paths);
     assert.equal(paths.map((p) => p.path).sort(), [...closure].sort(), "every path of the closure, each once");
     assert.equal(paths.filter((p) => p.status === "re-signed").map((p) => p.path), [unsigned]);
     assert.equal(paths.filter((p) => p.status !== "re-signed").map((p) => p.status), ["already signed", "already signed", "already signed"]);
     assert.ok(paths.every((p) => p.trusted));
     // Every narinfo of the cache is signed by the key: read as files, and as Nix verifies them.
     const infos = readdirSync(cache).filter((f) => f.endsWith(".narinfo"));
-    assert.is(infos.length, 4);
+    assert.is(infos.length, 8, "4 paths of the closure, 4 unproven markers");
     for (const f of infos) assert.match(readFileSync(join(cache, f), "utf8"), /^Sig: team-signed-1:/m, f);
     nix(["store", "verify", "--store", `file://${cache}`, "--no-contents", "--sigs-needed", "1", "--option", "trusted-public-keys", pk, ...closure]);
     // Published again: nothing to copy or sign, each path said so.
-    const again = await runMain(["publish", NAME, "--matrix", mPub, "--out-dir", results], { env: offline });
+    const again = await runMain(["publish", NAME, "--matrix", mPub, "--out-dir", results, ...unproven], { env: offline });
     assert.is(again.status, 0, again.stdout + again.stderr);
-    assert.is(again.stdout.split("\n").filter((l) => /^ {2}already signed +\/nix\/store\/\S+ {2}signatures: team-signed-1$/.test(l)).length, 4, again.stdout);
+    assert.is(again.stdout.split("\n").filter((l) => /^ {2}already signed +\/nix\/store\/\S+ {2}signatures: team-signed-1$/.test(l)).length, 8, again.stdout);
 
     // A third store: the plan is 0 to build, and install fetches all 4 paths (no builder runs).
     const after = consumer(dir, "after", setup);

@@ -15,7 +15,8 @@ import { formatChecks } from "../generator/preflight/checks.ts";
 import { systemFeaturesLine } from "../generator/system-features.ts";
 import { parseCpuinfo } from "../generator/host/read-host.ts";
 import { isaFit } from "../generator/matrix/compat.ts";
-import { gccarchFeature, isas } from "../generator/catalog/cpu-isas.ts";
+import { gccarchFeature } from "../generator/catalog/lib/machines.ts";
+import { isas } from "../generator/catalog/cpu-isas.ts";
 import { dryRunText } from "../generator/driver/dry-run-text.ts";
 import { described, entries } from "./helpers/help.ts";
 

@@ -6,7 +6,7 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { join } from "node:path";
-import { cudaBuildOf, nixpkgsBrokenWarnings, onTorch } from "../generator/catalog/packages.ts";
+import { cudaBuildOf, nixpkgsBrokenWarnings, onTorch } from "../generator/catalog/lib/packages.ts";
 import { closurePackages } from "../generator/matrix/naming.ts";
 import { catalog } from "../generator/catalog/index.ts";
 import { coresForPackage, jobsRule } from "../generator/model/concurrency.ts";
@@ -213,7 +213,7 @@ test("detect --package vllm: the SM121 variant for a DGX Spark; with CUDA 12.8 o
   assert.match(no.stdout + no.stderr, /vLLM 0\.24\.0 builds with CUDA 13\.0 and later, not CUDA 12\.8/);
 });
 
-test("detect, install and explain say nixpkgs' verdict against a vLLM pick in one wording (catalog/packages.ts nixpkgsBrokenWarnings); nothing for a pick without vLLM", async () => {
+test("detect, install and explain say nixpkgs' verdict against a vLLM pick in one wording (catalog/lib/packages.ts nixpkgsBrokenWarnings); nothing for a pick without vLLM", async () => {
   const dir = tempDir("vm-vllm-broken-");
   const m = writeMatrix(dir, withVllm);
   const name = "vllm-python313-cuda13_0-sm121-armv9";

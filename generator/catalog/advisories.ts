@@ -13,8 +13,7 @@
  * unstable ships vllm >= 0.20.0". That nixos-cuda dropped vllm from its channel blockers for this reason is the
  * issue's word, not read here.
  */
-import type { Catalog, KnownVulnerable } from "./schema.ts";
-import { compareVersions } from "../versions.ts";
+import type { KnownVulnerable } from "./schema.ts";
 
 export const KNOWN_VULNERABLE: KnownVulnerable[] = [
   {
@@ -47,22 +46,3 @@ export const KNOWN_VULNERABLE: KnownVulnerable[] = [
       "off'); NVD CVE-2026-27893 as quoted by stored records",
   },
 ];
-
-/**
- * What a variant of `pkg` at version `version` from nixpkgs `rev` must know about nixpkgs' insecure mark (Python `py`,
- * "3.13", names the package "python3.13-vllm-0.16.0"): null when no row concerns it or the version is not affected.
- */
-export function insecureNote(cat: Pick<Catalog, "knownVulnerable">, pkg: { name: string; label: string }, version: string, rev: string, py: string): string | null {
-  const row = cat.knownVulnerable.find((r) => r.package === pkg.name);
-  if (!row || !/^\d+(\.\d+)*$/.test(version) || compareVersions(version, row.below) >= 0) return null;
-  const name = `python${py}-${pkg.name}-${version}`;
-  const pin = row.pins[rev];
-  const head = `${pkg.label} ${version} is below ${row.below}, which fixes ${row.advisories.map((a) => a.split(" (")[0]).join(", ")}`;
-  const permit = `nixpkgs.config.permittedInsecurePackages = [ "${name}" ] lets it evaluate (this project does not add it)`;
-  if (pin?.marks === "yes") return `${head}; nixpkgs ${rev.slice(0, 7)}'s file marks it insecure, so evaluation refuses it unless ${permit}.`;
-  if (pin?.marks === "no") return `${head}; nixpkgs ${rev.slice(0, 7)} predates ${row.markedBy.pr}, which marked it insecure (${pin.why}).`;
-  return (
-    `${head}; nixpkgs marked it insecure on ${row.markedBy.branch} with ${row.markedBy.pr} (after ${row.markedBy.after}), and whether ` +
-    `nixpkgs ${rev.slice(0, 7)}'s file does is not known (${pin?.why ?? "not read"}): if evaluation refuses it as insecure, ${permit}.`
-  );
-}

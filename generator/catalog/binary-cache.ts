@@ -71,7 +71,7 @@ export const REBUILD_SECONDS: Catalog["rebuildSeconds"] = {
     seconds: 2 * 3600,
     source:
       "estimate: NixOS/nixpkgs#555389 gives 'several hours even with high parallelism' for torch's CUDA closure (magma, " +
-      "gdrcopy, nccl, …; 3 h taken, model/plan.ts DEFAULT_CUDA_CLOSURE_SECONDS), of which magma, compiled for every " +
+      "gdrcopy, nccl, …; 3 h taken, BUILD_SECONDS.cudaClosure below), of which magma, compiled for every " +
       "default capability and needing '50GB+ RAM' (NixOS/nixpkgs#393035), is the largest: 2 h of the 3 h",
   },
   nccl: {
@@ -91,6 +91,48 @@ export const REBUILD_SECONDS: Catalog["rebuildSeconds"] = {
     source:
       "estimate: triton builds its own LLVM (triton-llvm); no measured time found. nix-community/infra#2038 ('a system " +
       "rebuild takes 4 hours because of CUDA') bounds a whole CUDA rebuild; 1 h taken for triton with its LLVM",
+  },
+};
+
+/**
+ * Default build times of what the plan builds when no earlier report knows it, in seconds, each with its source: the
+ * build plan's model (generator/model/plan.ts TORCH_BUILD_MODEL, estimateBuild; the fleet cost model reads the same)
+ * takes torch's two figures at the cores each was measured at (the CUDA one at the guide's own MAX_JOBS=24 on an
+ * m8g.8xlarge of 32 vCPUs; the CPU one on a runner of 48 vCPUs), the environment's for every environment variant, the
+ * CUDA closure's for each package-set-scope closure the cache model counts (model/cache-model.ts), and the check's for
+ * each static check of `build` (by default) (model/plan.ts DEFAULT_CHECK_SECONDS). The packages built on torch have theirs in
+ * their rows (catalog/packages.ts `buildSeconds`).
+ */
+export const BUILD_SECONDS: Catalog["buildSeconds"] = {
+  torchCuda: {
+    seconds: 1.75 * 3600,
+    cores: 24,
+    source: "the guide 'Building PyTorch 2.9.1 for ARM64 with T4G (sm_75) Support': \"Build (takes 1.5-2 hours for single architecture)\"; midpoint; " +
+      "with MAX_JOBS=24 on an m8g.8xlarge (32 vCPU), the guide's own setting",
+  },
+  torchCpu: {
+    seconds: 49 * 60,
+    cores: 48,
+    source:
+      "pytorch/pytorch#183931 'Before vs after': 294 runner-minutes for 6 x86 CPU wheel builds ('6 × ~49m') on " +
+      "linux.12xlarge.memory.ephemeral (r5.12xlarge, 48 vCPUs)",
+  },
+  environment: {
+    seconds: 60,
+    source: "python.withPackages is a buildEnv: symlinks to the members' store paths and wrapped scripts, nothing compiled",
+  },
+  cudaClosure: {
+    seconds: 3 * 3600,
+    source:
+      "NixOS/nixpkgs#555389 (2026-08-22, 26.05): with config.cudaCapabilities = [ \"12.0\" ] torch's CUDA closure " +
+      "(magma, gdrcopy, nccl, … 7 derivations) is not in cache.nixos-cuda.org, 'forcing a full local build' of " +
+      "'several hours'; 3 h is taken for 'several'",
+  },
+  check: {
+    seconds: 120,
+    source:
+      "the probe with cuobjdump over torch's and torchaudio's libraries and the GPU checks took 29 s on the H100 host " +
+      "(tests/fixtures/probes/h100-pypi-torch2.11.0-cu130); 2 min leaves room for the Python environment",
   },
 };
 
@@ -135,43 +177,3 @@ export const PUBLIC_CUDA_CACHES: PublicCudaCache[] = [
       "flox-cuda guide ('CUDA packages only work on [\"aarch64-linux\", \"x86_64-linux\"]')",
   },
 ];
-
-/** The public CUDA caches of `cat` that serve `system` (builds first, then "may hold"). */
-export function cudaCachesFor(cat: Pick<Catalog, "publicCudaCaches">, system: string): PublicCudaCache[] {
-  return cat.publicCudaCaches.filter((c) => (c.systems as string[]).includes(system)).sort((a, b) => (a.holds === b.holds ? 0 : a.holds === "builds" ? -1 : 1));
-}
-
-/**
- * The nix.conf settings that add `caches` as substituters with their keys: two whole `name = value` lines, for
- * /etc/nix/nix.conf (a user's own nix.conf takes `extra-trusted-public-keys` only from a trusted user). preflight's
- * checks print them as a copyable block (preflight/checks.ts nixConfBlock).
- */
-export function substituterLines(caches: readonly Pick<PublicCudaCache, "url" | "publicKey">[]): string[] {
-  return [`extra-substituters = ${caches.map((c) => c.url).join(" ")}`, `extra-trusted-public-keys = ${caches.map((c) => c.publicKey).join(" ")}`];
-}
-
-/**
- * The public caches of `cat` a host building CUDA variants of `systems` should have: for each system the caches that build
- * for it, or where none does (aarch64-linux), the ones that may hold its packages. Deduplicated, builds first.
- */
-export function cachesToOffer(cat: Pick<Catalog, "publicCudaCaches">, systems: Iterable<string>): PublicCudaCache[] {
-  const out = new Map<string, PublicCudaCache>();
-  for (const s of new Set(systems)) {
-    const all = cudaCachesFor(cat, s);
-    const builds = all.filter((c) => c.holds === "builds");
-    for (const c of builds.length ? builds : all) out.set(c.url, c);
-  }
-  return [...out.values()].sort((a, b) => (a.holds === b.holds ? 0 : a.holds === "builds" ? -1 : 1));
-}
-
-/**
- * The NixOS-CUDA binary cache the cache model counts on, and its signing key: the "builds" entry of `cat`'s public
- * caches (generator/generate/ci.ts writes it into the workflows). Some other repositories write invented
- * `cache.nixos-cuda.org-1:` keys: the key's name has no `-1`.
- * @throws Error when the catalog has no cache that "builds" (the schema allows it; the built-in catalog has one)
- */
-export function cudaCacheSubstituter(cat: Pick<Catalog, "publicCudaCaches">): Pick<PublicCudaCache, "url" | "publicKey" | "source"> {
-  const c = cat.publicCudaCaches.find((x) => x.holds === "builds");
-  if (!c) throw new Error("catalog: no public CUDA cache with holds \"builds\" (generator/catalog/binary-cache.ts)");
-  return { url: c.url, publicKey: c.publicKey, source: c.source };
-}

@@ -31,7 +31,7 @@ const HOSTED_SIZE_SOURCE =
   "Linux x64 and arm64, 4 CPU, 16 GB RAM, 14 GB SSD (2 CPU, 7 GB for private repositories)";
 
 /** The standard GitHub-hosted Linux runners (public repositories). */
-export const GITHUB_HOSTED_RUNNERS: readonly HostedRunner[] = [
+export const GITHUB_HOSTED_RUNNERS: HostedRunner[] = [
   {
     system: "x86_64-linux",
     labels: ["ubuntu-24.04"],

@@ -257,11 +257,3 @@ export const ARM_HOST_HINTS: Catalog["armHostHints"] = {
   "Cortex-X925": "e.g. NVIDIA GB10 (DGX Spark)",
   },
 };
-
-/**
- * The Nix system feature a builder must declare to run an ISA's code, `gccarch-<arch>` (its `gccarch`):
- * on every derivation of the ISA's variants, beside the matrix's `policy.requiredSystemFeatures`.
- */
-export function gccarchFeature(isa: Pick<CpuIsa, "gccarch">): string {
-  return `gccarch-${isa.gccarch.arch}`;
-}

@@ -20,14 +20,13 @@
  * cudaPackages_13_3 (13.3.0; merge date not read), and the nixos-cuda fork has cudaPackages_13_4 at 13.4.2 (its
  * pkgs/top-level/cuda-packages.nix at 2268c4f). docs/matrix.md, "What no catalog pin carries yet".
  */
-import type { Catalog, CudaHeaderFix, CudaMajor, CudaToolkit, NixpkgsPin } from "./schema.ts";
-import { compareVersions } from "../versions.ts";
-import { jetsonCapabilities, NIXPKGS_CAPABILITIES, nixpkgsDefaultCapabilitiesFor } from "./gpus.ts";
+import type { Catalog, CudaMajor, CudaToolkit } from "./schema.ts";
 
 /*
  * nixpkgs' default `cudaCapabilities` per CUDA package set (`nixpkgsDefaultCapabilities` below): every capability
  * of the table that the CUDA version supports, minus those marked `isJetson`, architecture- or family-specific, or
- * past their `dontDefaultAfterCudaMajorMinorVersion`. Computed (gpus.ts nixpkgsDefaultCapabilitiesFor) by the rule
+ * past their `dontDefaultAfterCudaMajorMinorVersion`. Written as computed (catalog/lib/cuda.ts nixpkgsDefaultCapabilitiesFor,
+ * which tests/facts.test.ts holds each list equal to) by the rule
  * `_cudaCapabilityIsDefault` (pkgs/development/cuda-modules/_cuda/lib/cuda.nix at 1da571d) on the table
  * _cuda/db/bootstrap/cuda.nix as mirrored in gpus.ts NIXPKGS_CAPABILITIES (55d5788; the older 8c546da gives the same
  * lists, and tests/facts.test.ts holds the lists an earlier hand evaluation gave); corroborated by graham33/nixos-dgx-spark#176 (2026-08-24: packages such
@@ -47,7 +46,7 @@ export const cuda: CudaToolkit[] = [
     packageSet: "cudaPackages_12_6",
     capabilities: [...PRE_TURING, "7.5", "8.0", "8.6", "8.7", "8.9", "9.0"],
     minDriverLinux: "560.28.03",
-    nixpkgsDefaultCapabilities: nixpkgsDefaultCapabilitiesFor(NIXPKGS_CAPABILITIES, "12.6"),
+    nixpkgsDefaultCapabilities: ["7.5", "8.0", "8.6", "8.9", "9.0"],
     note: "Newest target is sm_90: no Blackwell (10.x/12.x) code before CUDA 12.8.",
     source:
       `${DRIVER_TABLE} (CUDA 12.6 GA >=560.28.03); ${NIX_DB} (every capability with min <= 12.6 <= max; ` +
@@ -60,7 +59,7 @@ export const cuda: CudaToolkit[] = [
     packageSet: "cudaPackages_12_8",
     capabilities: [...PRE_TURING, "7.5", "8.0", "8.6", "8.7", "8.9", "9.0", "10.0", "10.1", "12.0"],
     minDriverLinux: "570.26",
-    nixpkgsDefaultCapabilities: nixpkgsDefaultCapabilitiesFor(NIXPKGS_CAPABILITIES, "12.8"),
+    nixpkgsDefaultCapabilities: ["7.5", "8.0", "8.6", "8.9", "9.0", "10.0", "12.0"],
     note: "First toolkit with Blackwell: sm_100 (B200), sm_101 (Thor, later renamed sm_110), sm_120 (RTX 5090).",
     source:
       `${DRIVER_TABLE} (CUDA 12.8 GA >=570.26); \`/usr/local/cuda-12.8/bin/nvcc --list-gpu-code\` output ` +
@@ -71,7 +70,7 @@ export const cuda: CudaToolkit[] = [
     packageSet: "cudaPackages_12_9",
     capabilities: [...PRE_TURING, "7.5", "8.0", "8.6", "8.7", "8.9", "9.0", "10.0", "10.1", "10.3", "12.0", "12.1"],
     minDriverLinux: "575.51.03",
-    nixpkgsDefaultCapabilities: nixpkgsDefaultCapabilitiesFor(NIXPKGS_CAPABILITIES, "12.9"),
+    nixpkgsDefaultCapabilities: ["7.5", "8.0", "8.6", "8.9", "9.0", "10.0", "10.3", "12.0", "12.1"],
     note: "Adds sm_103 (B300) and sm_121 (GB10), plus the `f` family-specific targets (not listed here).",
     source:
       `${DRIVER_TABLE} (CUDA 12.9 GA >=575.51.03); CUDA 12.9 nvcc reference target list as quoted in ` +
@@ -85,7 +84,7 @@ export const cuda: CudaToolkit[] = [
     // before sm_103.
     capabilities: ["7.5", "8.0", "8.6", "8.7", "8.8", "8.9", "9.0", "10.0", "10.3", "11.0", "12.0", "12.1"],
     minDriverLinux: "580.65.06",
-    nixpkgsDefaultCapabilities: nixpkgsDefaultCapabilitiesFor(NIXPKGS_CAPABILITIES, "13.0"),
+    nixpkgsDefaultCapabilities: ["7.5", "8.0", "8.6", "8.9", "9.0", "10.0", "10.3", "12.0", "12.1"],
     note:
       "Drops offline compilation for Maxwell, Pascal and Volta (sm_50–sm_72); renames Thor sm_101 to sm_110 " +
       "(no 10.1 any more); adds sm_88 and sm_110.",
@@ -104,7 +103,7 @@ export const cuda: CudaToolkit[] = [
     // "sm_8x in 13.2"), a compiler feature, not a new offline target.
     capabilities: ["7.5", "8.0", "8.6", "8.7", "8.8", "8.9", "9.0", "10.0", "10.3", "11.0", "12.0", "12.1"],
     minDriverLinux: "595.45.04",
-    nixpkgsDefaultCapabilities: nixpkgsDefaultCapabilitiesFor(NIXPKGS_CAPABILITIES, "13.2"),
+    nixpkgsDefaultCapabilities: ["7.5", "8.0", "8.6", "8.9", "9.0", "10.0", "10.3", "12.0", "12.1"],
     note:
       "PyTorch's own CUDA 13 line from 2.12 (12.6, 13.0, 13.2); nixpkgs' cudaPackages_13 is 13.2 (13.2.1 since " +
       "NixOS/nixpkgs#525132), and its own math headers need no glibc 2.42 patch (NixOS/nixpkgs#513972). Its capability " +
@@ -192,59 +191,3 @@ export const GLIBC_242_CUDA_HEADERS: Catalog["glibcCudaHeaders"] = {
     "(2026-02-09: not on CUDA 13), #498678 (math_functions.hpp, approved 2026-03-22), #512796 (2026-04-23: cuda_crt rsqrt " +
     "for CUDA >= 13.0), #513972 (2026-04-27: no patch from 13.2)",
 };
-
-/**
- * The note for CUDA `cuda` ("12.8") at a nixpkgs revision of date `date`: why nvcc may fail there against glibc 2.42
- * (the catalog's glibcCudaHeaders: GLIBC_242_CUDA_HEADERS), naming the fixes the revision lacks; null when the revision predates glibc 2.42, has every
- * fix for that CUDA, or its date is unknown.
- */
-export function glibcCudaHeaderNote(cat: Pick<Catalog, "glibcCudaHeaders">, rev: string, date: string | null, cuda: string): string | null {
-  const headers = cat.glibcCudaHeaders;
-  if (date === null || date < headers.since) return null;
-  const inRange = (f: CudaHeaderFix) => compareVersions(cuda, f.cuda.min) >= 0 && (f.cuda.below === null || compareVersions(cuda, f.cuda.below) < 0);
-  const fixes = headers.fixes.filter(inRange);
-  const missing = fixes.filter((f) => date < f.merged);
-  if (!missing.length) return null;
-  const had = fixes.filter((f) => date >= f.merged);
-  return (
-    `nixpkgs ${rev.slice(0, 7)} (${date}) has glibc 2.42, whose rsqrt/sinpi/cospi declarations clash with CUDA ${cuda}'s math headers ` +
-    `("exception specification is incompatible"; NixOS/nixpkgs#483507)` +
-    (had.length ? `; it has ${had.map((f) => `${f.pr} (${f.what})`).join(", ")}` : "") +
-    ` but not ${missing.map((f) => `${f.pr} (${f.what}, ${f.merged})`).join(", ")}: nvcc may fail on sources that include those headers. ` +
-    "This belongs to the revision, not to the package; a later pin has the fix."
-  );
-}
-
-/** What nixpkgs does with capabilities at one pin and CUDA version: the facts `cudaScopeFor` (matrix/expand.ts) decides by. */
-export interface NixpkgsCudaFacts {
-  /** CUDA MAJOR.MINOR. */
-  cuda: string;
-  /** nixpkgs' default cudaCapabilities of that CUDA set, ascending. */
-  defaults: readonly string[];
-  /** The Jetson capabilities of nixpkgs' capability table (never default; never mixed with others). */
-  jetson: readonly string[];
-  /** Where `defaults` were read: "nixpkgs REV (pin add's evaluation)" or the catalog's table and its revision. */
-  readAt: string;
-}
-
-/**
- * nixpkgs' default capabilities and Jetson capabilities for CUDA `cuda` at `pin`: the pin's own defaults where they
- * were read at that revision (NixpkgsPin.nixpkgsDefaultCapabilities, written by `pin add`), else the catalog's, computed
- * from its capability table (Catalog.nixpkgsCapabilities, read at one revision: CudaToolkit.nixpkgsDefaultCapabilities).
- * `pin` null: the catalog's. Pure.
- */
-export function nixpkgsCudaFacts(
-  cat: Pick<Catalog, "nixpkgsCapabilities">,
-  pin: Pick<NixpkgsPin, "rev" | "nixpkgsDefaultCapabilities"> | null,
-  cuda: Pick<CudaToolkit, "version" | "nixpkgsDefaultCapabilities">,
-): NixpkgsCudaFacts {
-  const jetson = jetsonCapabilities(cat.nixpkgsCapabilities);
-  const own = pin?.nixpkgsDefaultCapabilities?.[cuda.version];
-  if (pin && own) return { cuda: cuda.version, defaults: [...own].sort(compareVersions), jetson, readAt: `nixpkgs ${pin.rev.slice(0, 7)} (read at the pin)` };
-  return {
-    cuda: cuda.version,
-    defaults: cuda.nixpkgsDefaultCapabilities,
-    jetson,
-    readAt: `the catalog's table (nixpkgs ${cat.nixpkgsCapabilities.rev.slice(0, 7)}, catalog/gpus.ts)`,
-  };
-}

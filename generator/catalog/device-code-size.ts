@@ -19,7 +19,7 @@
  *   down per capability), so NCCL's device code per capability is not modelled.
  */
 
-import type { Catalog, DeviceCodeBytes } from "./schema.ts";
+import type { DeviceCodeBytes } from "./schema.ts";
 
 /** Measured uncompressed cubin bytes per compute capability, per origin. */
 export const DEVICE_CODE_BYTES: DeviceCodeBytes = {
@@ -39,58 +39,3 @@ export const DEVICE_CODE_BYTES: DeviceCodeBytes = {
     source: "PyPI torch 2.11.0+cu130 libtorch_nvshmem.so: one cubin per sm_XX (tests/fixtures/probes/h100-pypi-torch2.11.0-cu130/device-code-size.txt, recorded as device-code-size-pypi-torch2.11-h100)",
   },
 };
-
-const num = (c: string) => Number(c);
-
-/**
- * Modelled uncompressed bytes of `origin`'s device code for one compute capability ("12.1"), and the measured
- * capability it was taken from, by the catalog's measurements (`cat.deviceCodeBytes`, this file's DEVICE_CODE_BYTES).
- */
-export function bytesFor(cat: Pick<Catalog, "deviceCodeBytes">, origin: keyof DeviceCodeBytes, capability: string): { bytes: number; from: string } {
-  const measured = Object.keys(cat.deviceCodeBytes[origin].perCapability).sort((a, b) => num(a) - num(b));
-  const major = capability.split(".")[0];
-  const sameMajor = measured.filter((m) => m.split(".")[0] === major && num(m) <= num(capability));
-  const below = measured.filter((m) => num(m) <= num(capability));
-  const from = sameMajor.at(-1) ?? below.at(-1) ?? measured[0]!;
-  return { bytes: cat.deviceCodeBytes[origin].perCapability[from]!, from };
-}
-
-/** One origin's modelled device code for a list of capabilities. */
-interface ModelledDeviceCode {
-  origin: string;
-  library: string;
-  capabilities: string[];
-  bytes: number;
-  /** Capabilities taken from another measured one ("12.1←12.0"). */
-  approximated: string[];
-}
-
-/**
- * The modelled device code of a CUDA variant's torch in one scope: torch's own kernels and NVSHMEM (device-linked by
- * torch) at the variant's capabilities; MAGMA at the variant's capabilities in the package-set scope and at nixpkgs'
- * default list of the CUDA version in the torch scope (catalog/device-code.ts). NCCL is not modelled (see above).
- * @param linksNvshmem whether torch links NVSHMEM at the variant's pin (device-code.ts linkedAt)
- */
-export function modelDeviceCode(
-  cat: Pick<Catalog, "deviceCodeBytes">,
-  capabilities: readonly string[],
-  defaultCapabilities: readonly string[],
-  scope: "torch" | "packageSet",
-  linksNvshmem: boolean,
-): ModelledDeviceCode[] {
-  const one = (origin: keyof DeviceCodeBytes, caps: readonly string[]): ModelledDeviceCode => {
-    const parts = caps.map((c) => ({ c, ...bytesFor(cat, origin, c) }));
-    return {
-      origin,
-      library: cat.deviceCodeBytes[origin].library,
-      capabilities: [...caps],
-      bytes: parts.reduce((a, p) => a + p.bytes, 0),
-      approximated: parts.filter((p) => p.from !== p.c).map((p) => `${p.c}←${p.from}`),
-    };
-  };
-  return [
-    one("torch", capabilities),
-    one("magma", scope === "torch" ? defaultCapabilities : capabilities),
-    ...(linksNvshmem ? [one("nvshmem", capabilities)] : []),
-  ];
-}

@@ -20,9 +20,6 @@
  */
 import type { BundledDeviceCode, Catalog } from "./schema.ts";
 
-/** Where device code comes from: torch, a package built on torch (catalog/packages.ts names), or a bundled library. */
-export type DeviceCodeOrigin = "torch" | "nccl" | "magma" | "nvshmem" | (string & {});
-
 /**
  * A third-party library with device code that nixpkgs' torch links statically.
  * - `library`: the file of torch's `lib/` that holds its device code.
@@ -181,31 +178,3 @@ export const COMPILER_HELPER_NAMES: Catalog["compilerHelperNames"] = {
   patterns: ["^__cuda_", "^__internal_", "^__nv_", "^__unnamed", "^__assertfail$", "^vprintf$"],
   source: "cuobjdump -symbols of every library of the H100 recording (tests/fixtures/probes/h100-pypi-torch2.11.0-cu130-symbols): heads that belong to no origin",
 };
-
-/**
- * The variant's own packages and the libraries whose device code they compile, by directory of the installed
- * package: torch's `lib/` (every file but the bundled ones' `libraryDefault`), and each package built on torch's
- * `deviceCode.directory` (torchaudio's `lib/`, torchvision's package directory with `_C.so`). Own kernels are compiled from `TORCH_CUDA_ARCH_LIST` with no PTX: PyTorch's
- * cmake/public/utils.cmake `torch_cuda_get_nvcc_gencode_flag` writes `code=sm_XY` unless an entry says `+PTX`, and
- * our builders never write `+PTX` (rule 3); torchaudio and torchvision compile through
- * torch.utils.cpp_extension `_get_cuda_arch_flags`, which adds `compute_XY` only for `+PTX` entries.
- */
-export function ownDeviceCode(cat: Pick<Catalog, "packagesOnTorch">): { origin: string; directory: string; file?: string; names: string[]; source: string }[] {
-  return [
-    {
-      origin: "torch",
-      directory: "torch/lib",
-      // PyTorch's own namespaces, which keep its kernels its own in a library whose default is a bundled origin.
-      names: ["^at$", "^at_cuda_detail$", "^c10", "^torch$", "^caffe2$", "^_INTERNAL_"],
-      source: "PyTorch cmake/public/utils.cmake torch_cuda_get_nvcc_gencode_flag; cmake/Codegen.cmake; the H100 recording's heads",
-    },
-    // Each package built on torch: its library directory from the table (catalog/packages.ts).
-    ...cat.packagesOnTorch.map((p) => ({
-      origin: p.name,
-      directory: p.deviceCode.directory,
-      ...(p.deviceCode.file !== undefined ? { file: p.deviceCode.file } : {}),
-      names: [],
-      source: `torch.utils.cpp_extension _get_cuda_arch_flags; ${p.archList.map((e) => e.source).join("; ")}; ${p.deviceCode.source}`,
-    })),
-  ];
-}

@@ -10,7 +10,7 @@
  * An attribute missing from this table is "unknown": its version and import are checked, its device code (if it has
  * any) is not judged.
  */
-import type { Catalog, ExtraFact } from "./schema.ts";
+import type { ExtraFact } from "./schema.ts";
 
 /**
  * deepspeed in nixpkgs (pkgs/development/python-modules/deepspeed/default.nix, read at 0699369 (0.19.5); the
@@ -60,7 +60,7 @@ const purePython = (attr: string, what: string, takesTorch: boolean): ExtraFact 
 });
 
 /** The extras this catalog knows, by nixpkgs attribute. */
-export const EXTRAS: readonly ExtraFact[] = [
+export const EXTRAS: ExtraFact[] = [
   deepspeed,
   purePython("transformers", "pure Python, it runs torch's kernels", true),
   purePython("accelerate", "pure Python, it runs torch's kernels", true),
@@ -82,23 +82,3 @@ export const EXTRAS: readonly ExtraFact[] = [
     source: "python-soundfile docs (\"based on libsndfile, CFFI and NumPy\"); nixpkgs pkgs/development/python-modules/soundfile/default.nix",
   },
 ];
-
-/** The catalog's facts about extra `attr` (`cat.extras`: this table plus local-catalog.json's), or undefined when it has none. */
-export function extraFact(cat: Pick<Catalog, "extras">, attr: string): ExtraFact | undefined {
-  return cat.extras.find((e) => e.attr === attr);
-}
-
-/**
- * One line per extra for `explain` and the environment's notes: what its name promises and whether its device code is
- * judged. Unknown extras say so.
- */
-export function extraPromise(cat: Pick<Catalog, "extras">, attr: string): { judged: boolean; line: string } {
-  const f = extraFact(cat, attr);
-  if (!f)
-    return {
-      judged: false,
-      line: `${attr}: its version, and that it imports on the variant's torch; not in the catalog (generator/catalog/extras.ts), so its device code, if it has any, is not judged`,
-    };
-  if (f.deviceCode === "none") return { judged: true, line: `${attr}: ${f.promise}` };
-  return { judged: false, line: `${attr}: ${f.promise}` };
-}

@@ -13,7 +13,6 @@
  * pkgs/development/cuda-modules/_cuda/db/bootstrap/cuda.nix (`cudaCapabilityToInfo`: archName, isJetson).
  */
 import type { GpuArch, NixpkgsCapabilityInfo, NixpkgsCapabilityTable } from "./schema.ts";
-import { compareVersions } from "../versions.ts";
 
 const CUDA_GPUS = "NVIDIA 'CUDA GPU Compute Capability' table (developer.nvidia.com/cuda-gpus)";
 const LEGACY_GPUS = "NVIDIA 'Legacy CUDA GPU Compute Capability' table (developer.nvidia.com/cuda-legacy-gpus)";
@@ -252,48 +251,3 @@ export const NIXPKGS_CAPABILITIES: NixpkgsCapabilityTable = {
   cap("12.1f", "Blackwell", "12.9"),
   ],
 };
-
-/** The capability table a rule reads: the catalog's (Catalog.nixpkgsCapabilities) or one given. */
-type Table = Pick<NixpkgsCapabilityTable, "entries">;
-
-/** nixpkgs' entry for capability `c` ("12.1") in `table`, or undefined when the table lacks it ("8.8", "5.3"). */
-export function nixpkgsCapability(table: Table, c: string): NixpkgsCapabilityInfo | undefined {
-  return table.entries.find((x) => x.capability === c);
-}
-
-/**
- * Whether nixpkgs allows capability `c` with CUDA `cuda` (MAJOR.MINOR) by `table`: its entry exists and
- * min ≤ cuda ≤ max (backendStdenv's "too old" / "too new" assertions).
- */
-export function nixpkgsAllows(table: Table, c: string, cuda: string): boolean {
-  const info = nixpkgsCapability(table, c);
-  if (!info) return false;
-  return compareVersions(info.minCuda, cuda) <= 0 && (info.maxCuda === null || compareVersions(cuda, info.maxCuda) <= 0);
-}
-
-/**
- * The compute capabilities `table` marks `isJetson` (Jetson Xavier 7.2, Orin 8.7, Thor 10.1 / 11.0), without the
- * `a`/`f` forms: never in the default list, built only for aarch64-linux, and never in one CUDA set with a non-Jetson
- * capability (the rule `jetsonRule` of the table names; catalog/cuda.ts says why the stricter era's rule is kept).
- */
-export function jetsonCapabilities(table: Table): string[] {
-  return table.entries.filter((c) => c.isJetson && !c.isArchitectureSpecific && !c.isFamilySpecific).map((c) => c.capability);
-}
-
-/**
- * nixpkgs' default `cudaCapabilities` for CUDA `cuda`, by its rule `_cudaCapabilityIsDefault` (_cuda/lib/cuda.nix at
- * 1da571d) on `table`: allowed with that CUDA, not Jetson, not `a`/`f`, and not past its
- * `dontDefaultAfterCudaMajorMinorVersion` (dontDefaultAfter ≥ cuda). Ascending, as nixpkgs sorts them.
- */
-export function nixpkgsDefaultCapabilitiesFor(table: Table, cuda: string): string[] {
-  return table.entries.filter(
-    (c) =>
-      nixpkgsAllows(table, c.capability, cuda) &&
-      !c.isJetson &&
-      !c.isArchitectureSpecific &&
-      !c.isFamilySpecific &&
-      (c.dontDefaultAfter === null || compareVersions(c.dontDefaultAfter, cuda) >= 0),
-  )
-    .map((c) => c.capability)
-    .sort(compareVersions);
-}

@@ -1,27 +1,18 @@
 /**
- * The catalog: every fact the generator knows, each with a `source`, every table under one schema (`CatalogSchema`,
- * generator/catalog/schema.ts), validated at load; a user's local-catalog.json extends it (catalog/local.ts). Code
- * reads the tables through a `Catalog` value (this `catalog`, or the one with the local additions), never through the
- * table files' exports; the facts of the machines and CI runners are the one second value, `machines`
- * (MachineFactsSchema). The exceptions (start-up-critical readers that must not load zod) are listed, with why, in
- * tests/catalog-tables.test.ts, which also holds that every exported table is in one of the two values.
+ * The catalog's two values, validated: `catalog`, every fact the generator knows, each with a `source`, every table
+ * under one schema (`CatalogSchema`, generator/catalog/schema.ts), which a user's local-catalog.json extends
+ * (catalog/local.ts); and `machines`, the facts of the machines and CI runners (MachineFactsSchema), which nothing
+ * extends. Both are parsed here, when this module loads, from the values catalog/lib/built-in.ts (`builtInCatalog`)
+ * and catalog/lib/machines.ts (`builtInMachines`) assemble from the rows. Code outside generator/catalog/ reads these
+ * values (or a catalog/lib rule), never a table of a data module; where zod must not load (start-up, explain's and
+ * detect's path from the project cache, the preflight checks) it reads the built-in values unparsed, which
+ * tests/catalog-tables.test.ts holds equal to these.
  * @throws Error (zod) at import time when a catalog file breaks its schema.
  */
-import { CatalogSchema, MachineFactsSchema, type Catalog, type MachineFacts, type NixpkgsPin, type OnTorchRelease } from "./schema.ts";
-import { gpus, NIXPKGS_CAPABILITIES } from "./gpus.ts";
-import { cuda, CUDA_MINOR_VERSION_COMPAT, GLIBC_242_CUDA_HEADERS } from "./cuda.ts";
-import { KNOWN_VULNERABLE } from "./advisories.ts";
-import { ARM_CORES, ARM_HOST_HINTS, isas } from "./cpu-isas.ts";
-import { python } from "./python.ts";
-import { torch, nixpkgs } from "./torch.ts";
-import { packageOnTorch, packagesOnTorch, releaseOf, releaseServes } from "./packages.ts";
-import { torchArchLists } from "./torch-arch-list.ts";
-import { EXTRAS } from "./extras.ts";
-import { bundledDeviceCode, COMPILER_HELPER_NAMES, EXTRA_SASS } from "./device-code.ts";
-import { CUDA_CACHE, PUBLIC_CUDA_CACHES, REBUILD_SECONDS } from "./binary-cache.ts";
-import { DEVICE_CODE_BYTES } from "./device-code-size.ts";
-import { DRIVER_ROUTES, FLOX_CUDA, FLOX_MIN, FLOX_MIN_VERSION, GIB_PER_COMPILE_JOB, NIX_MIN, NIXGLHOST, NIXOS_DRIVER_LIB, STORE_FREE_FLOOR } from "./machines.ts";
-import { DEFAULT_SELF_HOSTED_LABELS, GITHUB_HOSTED_RUNNERS, GITHUB_LIMITS, GITHUB_MATRIX_LIMIT, SELF_HOSTED_NEEDS } from "./ci-runners.ts";
+import { CatalogSchema, MachineFactsSchema, type Catalog, type MachineFacts, type OnTorchRelease } from "./schema.ts";
+import { builtInCatalog } from "./lib/built-in.ts";
+import { builtInMachines } from "./lib/machines.ts";
+import { packageOnTorch, releaseOf, releaseServes } from "./lib/packages.ts";
 
 /**
  * Checks the pairings of a parsed catalog, through the generic table of packages built on torch: every PyTorch
@@ -45,86 +36,10 @@ export function checkPairings(cat: Catalog): Catalog {
 }
 
 /** The built-in catalog: every table of generator/catalog/, parsed by CatalogSchema and its pairings checked. */
-export const catalog: Catalog = checkPairings(
-  CatalogSchema.parse({
-    gpus,
-    cuda,
-    isas,
-    python,
-    torch,
-    nixpkgs,
-    packagesOnTorch,
-    extras: EXTRAS,
-    torchArchLists,
-    bundledDeviceCode,
-    cudaCache: CUDA_CACHE,
-    deviceCodeBytes: DEVICE_CODE_BYTES,
-    nixpkgsCapabilities: NIXPKGS_CAPABILITIES,
-    glibcCudaHeaders: GLIBC_242_CUDA_HEADERS,
-    cudaMajors: CUDA_MINOR_VERSION_COMPAT,
-    knownVulnerable: KNOWN_VULNERABLE,
-    publicCudaCaches: PUBLIC_CUDA_CACHES,
-    rebuildSeconds: REBUILD_SECONDS,
-    extraSass: EXTRA_SASS,
-    compilerHelperNames: COMPILER_HELPER_NAMES,
-    armCores: ARM_CORES,
-    armHostHints: ARM_HOST_HINTS,
-  }),
-);
+export const catalog: Catalog = checkPairings(CatalogSchema.parse(builtInCatalog));
 
 /**
  * The catalog's second value: the machines and tools the project runs on and the CI runners its workflows are written
  * for (catalog/machines.ts, catalog/ci-runners.ts), parsed by MachineFactsSchema. No local-catalog.json extends it.
  */
-export const machines: MachineFacts = MachineFactsSchema.parse({
-  floxMinVersion: FLOX_MIN_VERSION,
-  gibPerCompileJob: GIB_PER_COMPILE_JOB,
-  nixMin: NIX_MIN,
-  floxMin: FLOX_MIN,
-  storeFreeFloor: STORE_FREE_FLOOR,
-  nixosDriverLib: NIXOS_DRIVER_LIB,
-  nixglhost: NIXGLHOST,
-  floxCuda: FLOX_CUDA,
-  driverRoutes: DRIVER_ROUTES,
-  github: {
-    matrixLimit: GITHUB_MATRIX_LIMIT,
-    limits: GITHUB_LIMITS,
-    hostedRunners: GITHUB_HOSTED_RUNNERS,
-    selfHostedLabels: DEFAULT_SELF_HOSTED_LABELS,
-    selfHostedNeeds: SELF_HOSTED_NEEDS,
-  },
-});
-
-/**
- * The catalog pin to use for PyTorch `torchVersion` when matrix.ts names none: among the pins carrying it, one with
- * a known tarball hash first (content-addressed), then the newest `date`, then catalog order.
- * @returns the pin, or undefined when no pin carries the release.
- */
-export function preferredPin(cat: Catalog, torchVersion: string): NixpkgsPin | undefined {
-  const carriers = cat.nixpkgs.filter((p) => p.torch === torchVersion);
-  const score = (p: NixpkgsPin) => [p.sha256 ? 1 : 0, p.date ?? ""] as const;
-  return [...carriers].sort((a, b) => {
-    const [ha, da] = score(a);
-    const [hb, db] = score(b);
-    return hb - ha || (db > da ? 1 : db < da ? -1 : 0);
-  })[0];
-}
-
-/** The URL `builtins.fetchTarball` fetches for a nixpkgs revision (and `nix-prefetch-url --unpack` hashes). */
-export function nixpkgsTarballUrl(rev: string): string {
-  return `https://github.com/NixOS/nixpkgs/archive/${rev}.tar.gz`;
-}
-
-/**
- * The one widening helper: every value the catalog knows on each axis of a matrix, in catalog order
- * ({ python: ["3.10", …], cuda: ["12.6", …], gpus: ["70", …], isas: ["avx2", …] }). explain's widened matrix, fleet's
- * candidates and the tests' widest matrix all take their axes from here (each then keeps what it needs).
- */
-export function catalogAxes(cat: Catalog): { python: string[]; cuda: string[]; gpus: string[]; isas: string[] } {
-  return {
-    python: cat.python.map((x) => x.version),
-    cuda: cat.cuda.map((x) => x.version),
-    gpus: cat.gpus.map((x) => x.sm),
-    isas: cat.isas.map((x) => x.key),
-  };
-}
+export const machines: MachineFacts = MachineFactsSchema.parse(builtInMachines);

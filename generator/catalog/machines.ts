@@ -7,7 +7,7 @@
  * (catalog/binary-cache.ts). Readers on the CLI's start-up path import this file directly (no zod at start-up:
  * tests/catalog-tables.test.ts lists them and why).
  */
-import type { DriverRoute } from "./schema.ts";
+import type { DriverRoute, MachineFacts } from "./schema.ts";
 
 /**
  * The flox that opens `.flox/env/manifest.toml` and builds `.flox/pkgs/*.nix`, and why (flox/flox 6536dac):
@@ -93,7 +93,7 @@ export const NIXOS_DRIVER_LIB = {
  * libnvidia-ml) copied to the cache directory put on PROGRAM's LD_LIBRARY_PATH. So a directory holding libcuda alone
  * is passed over.
  */
-export const NIXGLHOST = {
+export const NIXGLHOST: MachineFacts["nixglhost"] = {
   /** get_ld_paths' fixed directories, after LD_LIBRARY_PATH and /etc/ld.so.conf. */
   fixedDirs: ["/lib", "/usr/lib", "/lib64", "/usr/lib64", "/run/opengl-driver/lib", "/usr/lib/wsl/lib"],
   searchList: "LD_LIBRARY_PATH, /etc/ld.so.conf (and its includes), /lib, /usr/lib, /lib64, /usr/lib64, /run/opengl-driver/lib or /usr/lib/wsl/lib",
@@ -115,7 +115,7 @@ export const NIXGLHOST = {
     "numtide/nix-gl-host src/nixglhost.py at 5269b233f83880a0b433eafe026f0bc0d8f1a4a9 (2024-11-21): get_ld_paths, " +
     "NVIDIA_DSO_PATTERNS, CUDA_DSO_PATTERNS, scan_dsos_from_dir, resolve_libraries; meta.mainProgram \"nixglhost\"; " +
     "graham33/nixos-dgx-spark puts it in its dev shells on non-NixOS hosts",
-} as const;
+};
 
 /**
  * How today's flox serves the host's GPU driver to a Nix-built program (flox/flox at 6536dac28dab945560ce1a6652fe77415ae66800,
@@ -146,7 +146,7 @@ export const FLOX_CUDA = {
  * The three routes, as their own sources say they work. No copy of their logic lives here: the environment variants
  * carry numtide's nix-gl-host (pkgs/nix-gl-host.nix; pkgs/torch-env.nix passthru `nixglhost`), and flox does its own detection.
  */
-export const DRIVER_ROUTES: readonly DriverRoute[] = [
+export const DRIVER_ROUTES: DriverRoute[] = [
   {
     id: "nixos",
     command: "PROGRAM (nothing to add)",

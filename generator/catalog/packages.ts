@@ -2,7 +2,7 @@
  * The packages built on torch (ARCHITECTURE.md rule 8): one entry per package, read by every part of the generator that
  * handles packages (expand, naming, the Nix builders through pkgs/variants.nix, the plan's durations, CI exports,
  * detect, fleet, verify). Nothing outside this table names a package but the `pytorch` root and the environment
- * (`torch-env`, ENV_PACKAGE below), which holds every package of this table that the matrix keeps.
+ * (`torch-env`, catalog/lib/packages.ts ENV_PACKAGE), which holds every package of this table that the matrix keeps.
  *
  * An entry says:
  * - `name`: the package part of variant names (`torchvision-python313-…`) and the nixpkgs attribute in
@@ -27,20 +27,9 @@
  * Adding a package built on torch: one entry here, its pin field on the pins (torch.ts), its nixpkgs file in the
  * stand-in (tests/fixtures/stand-in-nixpkgs), and its probe keys in probe.py when it has GPU checks.
  */
-// constants.ts, the schema and the catalog read this file, so it imports none of them (only versions.ts and
-// cuda-build.ts, which import no catalog file).
-import { compareVersions, majorMinor } from "../versions.ts";
-import { cudaBuildIn, releaseIn, type CudaBuildAsk, type PackageCudaBuild } from "./lib/cuda-build.ts";
-import type { ArchListEra, Catalog, DeviceTargets, OnTorchRelease, PackageOnTorch } from "./schema.ts";
-
-export type { DeviceTargets, OnTorchRelease, PackageOnTorch } from "./schema.ts";
-
-export type { PackageCudaBuild } from "./lib/cuda-build.ts";
-
-/** The name of the environment variant's package part: `torch-env-python313-cuda12_8-sm121-armv9`. */
-export const ENV_PACKAGE = "torch-env";
-/** The root package: torch itself. */
-export const TORCH_PACKAGE = "pytorch";
+// Rows only (the rules over them, the package names among them, are generator/catalog/lib/packages.ts): it imports
+// the schema's types and nothing else.
+import type { DeviceTargets, OnTorchRelease, PackageOnTorch } from "./schema.ts";
 
 const VISION = "pytorch/vision";
 const VISION_PAIRING =
@@ -645,181 +634,3 @@ export const packagesOnTorch: PackageOnTorch[] = [
       "graham33/nixos-dgx-spark",
   },
 ];
-
-/**
- * The package variants the generator writes per kept combination, in build order: `pytorch`, each package built on
- * torch of this table, and the environment of them (`torch-env`).
- */
-export const PACKAGES: readonly string[] = [TORCH_PACKAGE, ...packagesOnTorch.map((p) => p.name), ENV_PACKAGE];
-
-/** matrix.ts `packages` when left out: PACKAGES but the opt-in ones (`optIn`: flash-attn, xformers, bitsandbytes, vllm). */
-export const DEFAULT_PACKAGES: readonly string[] = PACKAGES.filter((n) => !packagesOnTorch.find((p) => p.name === n)?.optIn);
-
-/** A package variant kind: one of PACKAGES ("pytorch", "torchaudio", "torchvision", "torch-env"). */
-export type PackageName = string;
-
-/**
- * The catalog's row of a package on torch (`cat.packagesOnTorch`, the built-in table plus local-catalog.json's
- * releases), or undefined for `pytorch`, the environment or an unknown name.
- */
-export function onTorch(cat: Pick<Catalog, "packagesOnTorch">, name: string): PackageOnTorch | undefined {
-  return cat.packagesOnTorch.find((p) => p.name === name);
-}
-
-/**
- * The row of package `name` in the catalog's table of packages built on torch.
- * @throws Error when the table has no such package (a name the generator itself uses: a bug, not user input)
- */
-export function packageOnTorch(cat: Pick<Catalog, "packagesOnTorch">, name: string): PackageOnTorch {
-  const p = onTorch(cat, name);
-  if (!p) throw new Error(`catalog: no package built on torch named ${name}`);
-  return p;
-}
-
-/** Whether a release serves PyTorch `torchVersion` ("2.12.0"): its minor is within `servesTorch`. */
-export function releaseServes(r: Pick<OnTorchRelease, "servesTorch">, torchVersion: string): boolean {
-  const v = majorMinor(torchVersion);
-  return compareVersions(v, r.servesTorch.min) >= 0 && (r.servesTorch.below === null || compareVersions(v, r.servesTorch.below) < 0);
-}
-
-/** The release of `pkg` that a version ("0.27.1") belongs to: exact, else its series ("0.27"); undefined if none. */
-export function releaseOf(pkg: PackageOnTorch, version: string): OnTorchRelease | undefined {
-  return releaseIn(pkg.releases, version);
-}
-
-/** The `archList` era of a package version (the last era whose `from` ≤ its minor), or undefined. */
-export function archListEra(pkg: PackageOnTorch, version: string): ArchListEra | undefined {
-  const m = majorMinor(version);
-  return [...pkg.archList].reverse().find((e) => compareVersions(m, e.from) >= 0);
-}
-
-/**
- * What flash-attn-style `ownList` targets compile for a value of their variable, as setup.py and torch do it: the
- * recognised tokens' SASS; with none recognised and a `fallback`, TORCH_CUDA_ARCH_LIST's entries (torch's
- * cpp_extension); else nothing. E.g. FLASH_ATTN_CUDA_ARCHS "86" with TORCH_CUDA_ARCH_LIST "8.6" → ["sm_86"],
- * "86;90" → ["sm_90"] (the H100 recording tests/fixtures/probes/h100-real-builds/fa-*).
- */
-export function ownListSass(t: Extract<DeviceTargets, { kind: "ownList" }>, value: string, torchArchList: string, cuda: string): string[] {
-  const given = value.split(";").map((x) => x.trim());
-  const hit = t.tokens.filter((k) => given.includes(k.token) && compareVersions(cuda, k.minCuda) >= 0);
-  if (hit.length) return hit.map((k) => `sm_${k.token}`);
-  if (!t.fallback) return [];
-  return torchArchList.split(/[;\s]+/).filter(Boolean).map((e) => `sm_${e.replace(/\+PTX$/, "").replace(".", "")}`);
-}
-
-/**
- * What a CUDA build of package `p` is handed and holds for `ask` (its version, capabilities ["8.6"], CUDA "12.8" and
- * the variant's torch "2.11.0", in the Variant's field names: a CUDA Variant of `p` fits), from the release's
- * `targets` (see DeviceTargets), or the reason no build of this release can serve them (a capability no token serves,
- * a CUDA the release refuses, code that fails on the capability, a TORCH_CUDA_ARCH_LIST entry the variant's torch
- * refuses with none to serve it; without `torchVersion` its cpp_extension's accepted entries are not checked). The
- * rule is generator/catalog/lib/cuda-build.ts `cudaBuildIn` (shared with the Nix checks' bundle), with the catalog's
- * torch-arch lists (`cat.torchArchLists`).
- * @returns a PackageCudaBuild, or { reason } (a sentence naming the release, the capability or CUDA, and the source).
- */
-export function cudaBuildOf(cat: Pick<Catalog, "torchArchLists">, p: PackageOnTorch, ask: CudaBuildAsk): PackageCudaBuild | { reason: string } {
-  return cudaBuildIn(p, ask, cat.torchArchLists);
-}
-
-/**
- * What package `p` builds for a combination (`ask` as cudaBuildOf's, with `cuda` null for CPU-only), or why it
- * cannot: a CPU-only combination of a package with `cudaOnly` is refused; a CUDA one is `cudaBuildOf`'s answer (with
- * the variant's torch `torchVersion`, for the TORCH_CUDA_ARCH_LIST entries its cpp_extension accepts).
- * @returns { build } (null for a CPU-only build) or { reason }
- */
-export function packageBuildFor(
-  cat: Pick<Catalog, "torchArchLists">,
-  p: PackageOnTorch,
-  ask: Omit<CudaBuildAsk, "cuda"> & { cuda: string | null },
-): { build: PackageCudaBuild | null } | { reason: string } {
-  const { cuda } = ask;
-  if (cuda === null) return p.cudaOnly ? { reason: `${p.label} has no CPU-only build: ${p.cudaOnly}.` } : { build: null };
-  const b = cudaBuildOf(cat, p, { ...ask, cuda });
-  return "reason" in b ? b : { build: b };
-}
-
-/** A catalog fix in words, as explain's rows and a variant's notes print it: "ATTR: CHANGE (WHY; SOURCE)". */
-export function fixText(f: NonNullable<PackageOnTorch["fixes"]>[number]): string {
-  return `${f.attr}: ${f.change} (${f.why}; ${f.source})`;
-}
-
-/** The caveats of package `p` that hold for a variant with CUDA `cuda` (null: CPU-only) on `system`, in the catalog's order. */
-export function caveatsFor(p: Pick<PackageOnTorch, "caveats">, cuda: string | null, system: string): string[] {
-  return (p.caveats ?? [])
-    .filter((cv) => (cv.system === undefined || cv.system === system) && (cv.minCuda === undefined || (cuda !== null && compareVersions(cuda, cv.minCuda) >= 0)))
-    .map((cv) => cv.note);
-}
-
-/**
- * nixpkgs' own verdict against a variant's CUDA build: for each of `packages` (the variant's package and those it is
- * built on or holds, matrix/naming.ts closurePackages) whose catalog fix at nixpkgs `at.rev` with CUDA `at.cuda` on
- * `at.system` unbreaks it (`apply: "unbreak"`: that nixpkgs marks it broken), one warning from the catalog's words (the
- * fix's why, change and source, then the package's caveats). The one wording `explain`, `detect` and `install` print;
- * [] for a CPU-only variant or packages nixpkgs does not mark broken there.
- */
-export function nixpkgsBrokenWarnings(
-  cat: Pick<Catalog, "packagesOnTorch">,
-  packages: readonly string[],
-  at: { rev: string; cuda: string | null; system: string },
-): string[] {
-  return cat.packagesOnTorch
-    .filter((p) => packages.includes(p.name))
-    .flatMap((p) =>
-      fixesFor(p, at.rev, at.cuda, at.system)
-        .filter((f) => f.apply === "unbreak")
-        .map((f) =>
-          [`nixpkgs calls ${p.label}'s CUDA build broken at this revision; this project builds it anyway with ${fixText(f)}`, ...caveatsFor(p, at.cuda, at.system)].join(". ") + ".",
-        ),
-    );
-}
-
-/** A dependency a package variant rebuilds (rebuiltDependencies). */
-export interface RebuiltDependency {
-  /** Its attribute in the variant's Python set ("bitsandbytes", "cupy"). */
-  attr: string;
-  /** The catalog fix that names it, as explain prints it (fixText). */
-  fix: string;
-  /** Its build time: the catalog's figure for the package of that name; null when the catalog has none (unknown). */
-  seconds: number | null;
-  /** Where `seconds` comes from, or why it is unknown. */
-  source: string;
-}
-
-/**
- * The packages of its Python set a variant of `p` at nixpkgs `rev` with CUDA `cuda` on `system` has built besides
- * itself: the attribute of each catalog fix of `p` that concerns it (fixesFor, the rows explain prints) other than
- * `p`'s own. A fixed dependency is a derivation no binary cache holds: overridden (bitsandbytes with cuda_crt, cupy on
- * the variant's cudaPackages) or built with CUDA on the variant's torch (flashinfer), so it is built here, before `p`.
- * Each with the catalog's build time of the package of that name (`buildSeconds`, with its source), or seconds null
- * where the catalog has no sourced figure: unknown, never a number made up.
- */
-export function rebuiltDependencies(
-  cat: Pick<Catalog, "packagesOnTorch">,
-  p: Pick<PackageOnTorch, "attr" | "fixes">,
-  at: { rev: string; cuda: string | null; system: string },
-): RebuiltDependency[] {
-  const fixes = fixesFor(p, at.rev, at.cuda, at.system).filter((f) => f.attr !== p.attr);
-  // One build per attribute, however many of its fixes concern the variant.
-  return fixes
-    .filter((f, i) => fixes.findIndex((g) => g.attr === f.attr) === i)
-    .map((f) => {
-      const known = cat.packagesOnTorch.find((q) => q.attr === f.attr);
-      return known
-        ? { attr: f.attr, fix: fixText(f), seconds: known.buildSeconds.seconds, source: known.buildSeconds.source }
-        : { attr: f.attr, fix: fixText(f), seconds: null, source: `no sourced build time for ${f.attr} in the catalog (catalog/packages.ts buildSeconds covers the packages built on torch)` };
-    });
-}
-
-/**
- * The catalog's fixes of package `p` (catalog/packages.ts `fixes`) that concern a variant at nixpkgs `rev` with CUDA
- * `cuda` (null: CPU-only, where none does) on `system`: each fix whose `when` holds.
- */
-export function fixesFor(p: Pick<PackageOnTorch, "fixes">, rev: string, cuda: string | null, system: string): NonNullable<PackageOnTorch["fixes"]> {
-  if (cuda === null) return [];
-  return (p.fixes ?? []).filter(({ when: w }) =>
-    (w.pins === undefined || w.pins.includes(rev)) &&
-    (w.minCuda === undefined || compareVersions(cuda, w.minCuda) >= 0) &&
-    (w.belowCuda === undefined || compareVersions(cuda, w.belowCuda) < 0) &&
-    (w.system === undefined || w.system === system),
-  );
-}

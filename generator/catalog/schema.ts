@@ -646,6 +646,17 @@ export const CatalogSchema = z.object({
   publicCudaCaches: z.array(PublicCudaCacheSchema).min(1),
   /** Default durations of what the cache model counts as rebuilt (generator/catalog/binary-cache.ts). */
   rebuildSeconds: z.object({ magma: SecondsSchema, nccl: SecondsSchema, nvshmem: SecondsSchema, triton: SecondsSchema }),
+  /**
+   * Default build times of what the plan builds when no earlier report knows it (generator/catalog/binary-cache.ts):
+   * torch's two figures with the cores each was measured at, the environment, a CUDA closure, one check.
+   */
+  buildSeconds: z.object({
+    torchCuda: SecondsSchema.extend({ cores: z.number().int().positive() }),
+    torchCpu: SecondsSchema.extend({ cores: z.number().int().positive() }),
+    environment: SecondsSchema,
+    cudaClosure: SecondsSchema,
+    check: SecondsSchema,
+  }),
   /** PyTorch's arch-specific SASS beyond TORCH_CUDA_ARCH_LIST (generator/catalog/device-code.ts). */
   extraSass: z.object({ entries: z.array(z.object({ when: capability, adds: z.string().regex(/^sm_\d+[af]?$/), minCuda: version2.nullable() })), source }),
   /** Heads of code the compiler adds to cubins of any origin, as RegExp sources (generator/catalog/device-code.ts). */

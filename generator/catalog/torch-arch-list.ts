@@ -3,7 +3,7 @@
  * `_get_cuda_arch_flags` raises `ValueError("Unknown CUDA arch (X) or GPU not supported")` for any entry outside its
  * `supported_arches`, and that list changes by release. Every package that hands TORCH_CUDA_ARCH_LIST to
  * cpp_extension (torchaudio, torchvision, xformers, flash-attn when none of its own tokens is recognised) builds only
- * where the variant's torch accepts the entry (catalog/packages.ts `cudaBuildOf`). torch's own build reads the
+ * where the variant's torch accepts the entry (catalog/lib/packages.ts `cudaBuildOf`). torch's own build reads the
  * variable through CMake (select_compute_arch.cmake), not through this list.
  *
  * Facts are data with sources: a release whose list was read has `accepted` (exactly the list); one known only from
@@ -15,9 +15,7 @@
  * entries in TORCH_CUDA_ARCH_LIST, 2025-07-10) is closed with no merge seen. So `explain` says "not read" for them and
  * no entry is dropped on their account.
  */
-import { archEntryAcceptedIn, archListIn } from "./lib/cuda-build.ts";
-import { majorMinor } from "../versions.ts";
-import type { Catalog, TorchArchListFacts } from "./schema.ts";
+import type { TorchArchListFacts } from "./schema.ts";
 
 export const torchArchLists: TorchArchListFacts[] = [
   {
@@ -41,37 +39,3 @@ export const torchArchLists: TorchArchListFacts[] = [
       "8.8 (which CUDA 13.0's nvcc lists), 10.1 and the f forms raise ValueError",
   },
 ];
-
-/**
- * Whether torch `torchVersion`'s cpp_extension accepts TORCH_CUDA_ARCH_LIST entry `entry` ("12.1", "9.0a"; a "+PTX"
- * suffix is ignored), by the catalog's lists (`cat.torchArchLists`: this table plus local-catalog.json's): true,
- * false (refused: a ValueError at build time), or null when the catalog cannot say (generator/catalog/lib/cuda-build.ts
- * `archEntryAcceptedIn`).
- */
-export function archEntryAccepted(cat: Pick<Catalog, "torchArchLists">, torchVersion: string, entry: string): boolean | null {
-  return archEntryAcceptedIn(cat.torchArchLists, torchVersion, entry);
-}
-
-/**
- * What the catalog knows of PyTorch `torchVersion`'s release, in words for `explain`: upstream's pairing (date,
- * torchvision, torchcodec; catalog/torch.ts `upstream`) with its Python and CUDA ranges, and which
- * TORCH_CUDA_ARCH_LIST entries its cpp_extension accepts (catalog/torch-arch-list.ts), each with its source, or that
- * the catalog does not know. Here, not in catalog/index.ts, so that `explain` reads it without loading zod or parsing
- * the catalog again (it has the Project's catalog).
- */
-export function torchReleaseFacts(cat: Catalog, torchVersion: string): { release: string; archList: string } {
-  const minor = majorMinor(torchVersion);
-  const rel = cat.torch.find((t) => t.version === torchVersion) ?? cat.torch.find((t) => t.version.startsWith(`${minor}.`));
-  const up = rel?.upstream?.find((u) => u.version === torchVersion);
-  const release = rel
-    ? `${up ? `PyTorch ${up.version} (released ${up.released}) pairs torchvision ${up.torchvision}${up.torchcodec ? ` and torchcodec ${up.torchcodec}` : ", no torchcodec"}; ` : `PyTorch ${torchVersion}: upstream's torchvision/torchcodec pairing not in the catalog; `}` +
-      `Python ${rel.python[0]}–${rel.python[rel.python.length - 1]}; PyTorch's own CUDA builds ${rel.cuda.join(", ")}. Sources: ${rel.source}`
-    : `PyTorch ${torchVersion} is not in the catalog's releases (generator/catalog/torch.ts)`;
-  const f = archListIn(cat.torchArchLists, torchVersion);
-  const archList = !f
-    ? `not read for torch ${minor}: which TORCH_CUDA_ARCH_LIST entries its torch/utils/cpp_extension.py accepts is unknown here (no drop, no verdict)`
-    : f.accepted
-      ? `${f.accepted.join(", ")} (each also with +PTX); refused: ${f.refused.join(", ")}. Source: ${f.source}`
-      : `only known refused: ${f.refused.join(", ")}; the rest not read. Source: ${f.source}`;
-  return { release, archList };
-}

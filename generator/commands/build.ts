@@ -9,10 +9,10 @@
 import { UsageError } from "../errors.ts";
 import type { Argv, ArgumentsCamelCase, CommandModule } from "yargs";
 import { ASK_NIX_TIMEOUT_S, REPEATABLE } from "../constants.ts";
-import { PACKAGES } from "../catalog/packages.ts";
+import { PACKAGES } from "../catalog/lib/packages.ts";
 import { hostRootOption, matrixOption, nixOptions, outputOptions, selectionOptions, type BuiltTypes } from "./options.ts";
 import { runOf } from "./shared.ts";
-import { GIB_PER_COMPILE_JOB } from "../catalog/machines.ts";
+import { slotsFormula } from "../catalog/lib/machines.ts";
 
 /** The project root this package lives in (where `.flox/pkgs` and `logs` are by default); see paths.ts. */
 export { REPO_ROOT as PROJECT_ROOT } from "../paths.ts";
@@ -20,8 +20,8 @@ export { REPO_ROOT as PROJECT_ROOT } from "../paths.ts";
 export { type BuildArgs } from "../driver/build-options.ts";
 
 const JOBS_HELP =
-  `most builds at once. Default: slots = min(CPUs, floor(memory GiB / ${GIB_PER_COMPILE_JOB})) ` +
-  `(a CUDA compile job of torch needs ~${GIB_PER_COMPILE_JOB} GB), shared out among the ready builds as they start (by priority: ` +
+  `most builds at once. Default: slots = ${slotsFormula("CPUs", "memory GiB")} ` +
+  `(the memory a CUDA compile job of torch needs), shared out among the ready builds as they start (by priority: ` +
   `torch alone gets every slot), each started with --cores its share; with --cores N, floor(slots / N) builds of N cores`;
 
 /** The options of `build` (yargs), the shared groups defined once in options.ts. */
@@ -32,6 +32,8 @@ const buildOptions = {
   verbose: { type: "boolean", describe: "with --dry-run: every variant's command, estimate basis and cache reasons in full" },
   "ask-store": {
     type: "boolean",
+    // The option's name before "probe" came to mean the GPU probe only: scripts that pass it keep working.
+    alias: "probe-store",
     describe:
       "with --dry-run: instantiate each file and ask Nix what it would build and fetch with your substituters " +
       "(nix-store --realise --dry-run; fetches the pinned nixpkgs: network); without it the dry run uses the cache model",

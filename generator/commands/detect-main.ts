@@ -1,18 +1,16 @@
 /**
  * `variant-matrix detect`'s work and printing (commands/detect.ts holds its options and loads this module when it
- * runs, so that reading a host and detect's rules stay out of every other command's start-up): read the host, pick
- * the variant, print the recommendation with its install lines.
+ * runs, so that reading a host and detect's rules stay out of every other command's start-up): one call
+ * (detect/choose.ts recommendForHost: read the host, pick the variant), then the recommendation printed with its
+ * install lines.
  */
 import { withExitCode } from "../errors.ts";
-import { installLines, recommend, type Recommendation } from "../detect/recommend.ts";
+import { installLines, type Recommendation } from "../detect/recommend.ts";
 import { loadVariants, type VariantSource } from "../matrix/variant-source.ts";
+import { recommendForHost } from "../detect/choose.ts";
 import { settingLines, wrap, wrapCommand } from "../text.ts";
 import { copyableCommand, terminalWidth, type Io } from "./shared.ts";
-import { assertGeneratedFor } from "../generate/generated-state.ts";
-import { dirname } from "node:path";
-import { REPO_ROOT } from "../paths.ts";
 import { parsePrefer, type DetectArgs } from "./detect-options.ts";
-import { checkEnvironment, parsePackage, projectHistory, readHostUnder } from "../detect/choose.ts";
 
 /**
  * Render a recommendation for the terminal (plain text, one finding per paragraph), wrapped to `width` columns
@@ -96,18 +94,10 @@ export async function runDetect(args: DetectArgs, source: VariantSource = loadVa
   return withExitCode(io.err, () => detect(args, source, io));
 }
 
-/** detect's work (see runDetect). @throws InputError for bad input (an unknown package, a bad host file, a bad matrix) */
+/** detect's work (see runDetect): its options to one call (detect/choose.ts recommendForHost), the answer printed. @throws InputError for bad input (an unknown package, a bad host file, a bad matrix) */
 async function detect(args: DetectArgs, source: VariantSource, io: Io): Promise<number> {
-  const pkg = parsePackage(args.package);
-  const host = await readHostUnder({ hostRoot: args.hostRoot, cpuinfo: args.cpuinfo, nvidiaSmi: args["nvidia-smi"], machine: args.machine, mem: args.mem });
-  const project = await source(args.matrix);
-  checkEnvironment(pkg, project.variants);
-  // The earlier builds `build` and install estimate with (the logs beside the matrix): one wait for one pick.
-  const history = await projectHistory(project.project ? dirname(project.project.matrixFile) : REPO_ROOT, (t) => io.err(t));
-  const r = recommend(host, project.variants, project.catalog, { package: pkg, excluded: project.excluded, prefer: parsePrefer(args.prefer), history });
-  // What detect names must be what install would build: the files generated beside the matrix say what it gives now.
-  const named = [...r.variants, ...(r.cpuFallback ? [r.cpuFallback] : [])];
-  if (project.project) assertGeneratedFor(project.project, dirname(project.project.matrixFile), "detect", named);
+  const host = { package: args.package, hostRoot: args.hostRoot, cpuinfo: args.cpuinfo, nvidiaSmi: args["nvidia-smi"], machine: args.machine, mem: args.mem };
+  const r = await recommendForHost({ ...host, matrix: args.matrix, prefer: parsePrefer(args.prefer) }, source, (t) => io.err(t));
   const install = { org: args.org, substituter: args.substituter, from: { cpuinfo: args.cpuinfo, "nvidia-smi": args["nvidia-smi"], machine: args.machine, matrix: args.matrix } };
   io.out(
     args.json
@@ -116,4 +106,3 @@ async function detect(args: DetectArgs, source: VariantSource, io: Io): Promise<
   );
   return r.status === "ok" ? 0 : 1;
 }
-

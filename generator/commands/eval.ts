@@ -26,6 +26,8 @@ const evalOptions = {
   root: { type: "string", describe: "directory holding release.nix (default: the repository root)" },
   "ask-store": {
     type: "boolean",
+    // The option's name before "probe" came to mean the GPU probe only: scripts that pass it keep working.
+    alias: "probe-store",
     describe: "then ask Nix what realising each derivation builds and fetches with your substituters (nix-store --realise --dry-run)",
   },
   "nix-option": { ...nixOptions["nix-option"], describe: "with --ask-store: NAME=VALUE passed to nix-store as --option NAME VALUE" },

@@ -8,15 +8,11 @@ import type { ArgumentsCamelCase, Argv, CommandModule } from "yargs";
 import { printer, project, runOf, terminalWidth, type Io } from "./shared.ts";
 import { matrixOption, outputOptions, type ArgsOf, type OptionTypes } from "./options.ts";
 import { wrap } from "../text.ts";
-import { extraFact, extraPromise } from "../catalog/extras.ts";
-import { closeCatalogExtras, didYouMean } from "../matrix/extra-hints.ts";
+import { didYouMean } from "../matrix/extra-hints.ts";
 import { clip, ERROR_PREFIX, EXIT } from "../errors.ts";
-import { cudaBuildOf, fixesFor, fixText, nixpkgsBrokenWarnings, onTorch } from "../catalog/packages.ts";
-import { closurePackages } from "../matrix/naming.ts";
-import type { Project } from "../matrix/project.ts";
 import type { Variant } from "../matrix/schema.ts";
-import type { Catalog } from "../catalog/schema.ts";
 import type { Explanation } from "../matrix/explain.ts";
+import type { VariantDeviceCode, VariantFacts } from "../model/variant-facts.ts";
 
 /** The positional of `explain`. */
 const namePositional = { name: { type: "string", demandOption: true, describe: "package variant name" } } as const;
@@ -55,57 +51,16 @@ async function runExplain(argv: ArgsOf<typeof namePositional & typeof explainOpt
     else io.err(notVariantText(e, w));
     return EXIT.input;
   }
-  const facts = await variantFacts(e.variant, p);
+  // What it says beyond the fields (model/variant-facts.ts), loaded with neither zod nor catalog/index.ts.
+  const facts = (await import("../model/variant-facts.ts")).variantFacts(e.variant, p);
   if (argv.json)
-    print.out(JSON.stringify({ kind: e.kind, ...e.variant, offCache: facts.offCache, deviceCode: facts.deviceCode, hostDriver: facts.hostDriver, releaseFacts: facts.releaseFacts, warnings: brokenRows(p.catalog, e.variant).map(([, w]) => w), ...(facts.environment ? { environment: facts.environment } : {}) }, null, 2));
-  else printVariant(e.variant, p, facts, w, print.out);
+    print.out(JSON.stringify({ kind: e.kind, ...e.variant, offCache: facts.offCache, deviceCode: facts.deviceCode, hostDriver: facts.hostDriver, releaseFacts: facts.releaseFacts, warnings: facts.warnings, ...(facts.environment ? { environment: facts.environment } : {}) }, null, 2));
+  else printVariant(e.variant, facts, w, print.out);
   return 0;
 }
 
-/** What explain says of a variant beyond its fields. */
-type VariantFacts = Awaited<ReturnType<typeof variantFacts>>;
-
-/**
- * A variant's facts beyond its fields: what the CUDA binary cache cannot serve it, its torch's device code per CUDA
- * scope, what an environment holds, and how it finds the host's GPU driver.
- */
-async function variantFacts(v: Variant, p: Project) {
-  // None of these loads zod or catalog/index.ts (which parses the whole catalog when it loads): the facts come from p.catalog.
-  const [{ modelCacheMisses }, { modelDeviceCode }, { nixpkgsCudaFacts }, { torchReleaseFacts }, { checkedVariants, hostDriverRoute }] = await Promise.all([
-    import("../model/cache-model.ts"),
-    import("../catalog/device-code-size.ts"),
-    import("../catalog/cuda.ts"),
-    import("../catalog/torch-arch-list.ts"),
-    import("../preflight/driver-route.ts"),
-  ]);
-  // What the CUDA binary cache cannot serve this variant (the model of catalog/binary-cache.ts).
-  const offCache = modelCacheMisses([v], p.catalog).reasons.get(v.name)!;
-  // What its torch's device code weighs in each CUDA scope (catalog/device-code-size.ts: a model from measurements).
-  const deviceCode =
-    v.cuda !== null
-      ? (() => {
-          // nixpkgs' defaults at the variant's pin: its own where pin add read them, else the catalog's table.
-          const tk = p.catalog.cuda.find((c) => c.version === v.cuda);
-          const pin = p.catalog.nixpkgs.find((n) => n.rev === v.nixpkgs) ?? null;
-          const defaults = tk ? [...nixpkgsCudaFacts(p.catalog, pin, tk).defaults] : [];
-          const nvshmem = p.catalog.bundledDeviceCode.find((b) => b.origin === "nvshmem");
-          const links = nvshmem !== undefined && (nvshmem.linkedAt === "every pin" || nvshmem.linkedAt.includes(v.nixpkgs));
-          return {
-            torch: modelDeviceCode(p.catalog, v.cudaCapabilities, defaults, "torch", links),
-            packageSet: modelDeviceCode(p.catalog, v.cudaCapabilities, defaults, "packageSet", links),
-            scope: v.cudaCapabilitiesForPackageSet ? "packageSet" : "torch",
-            sources: Object.values(p.catalog.deviceCodeBytes).map((d) => d.source),
-          };
-        })()
-      : null;
-  const environment = v.role === "env" ? environmentOf(p.catalog, v, p.catalog.nixpkgs.find((n) => n.rev === v.nixpkgs)?.torchcodec ?? null) : null;
-  // How it finds the host's GPU driver (preflight/driver-route.ts: NixOS, nixglhost, flox).
-  const hostDriver = hostDriverRoute(checkedVariants([v], p.variants)[0]!);
-  return { offCache, deviceCode, environment, hostDriver, releaseFacts: torchReleaseFacts(p.catalog, v.torchVersion) };
-}
-
 /** A variant for the terminal (each line to `out`): its rows (key, then the value wrapped under itself), what it holds, its notes. */
-function printVariant(v: Variant, p: Project, facts: VariantFacts, w: number, out: (line: string) => void): void {
+function printVariant(v: Variant, facts: VariantFacts, w: number, out: (line: string) => void): void {
   const { offCache, deviceCode, environment, hostDriver } = facts;
   const say = (text: string, indent = "", hang?: string) => out(wrap(text, w, { indent, hang }));
   const rows: [string, string][] = [
@@ -120,8 +75,8 @@ function printVariant(v: Variant, p: Project, facts: VariantFacts, w: number, ou
     ["gpu", v.sm ? `SM${v.sm}` : "none"],
     ["TORCH_CUDA_ARCH_LIST", v.cudaCapabilities.join(";") || "(none)"],
     ["cudaCapabilities", `${JSON.stringify(v.cudaCapabilities)}${v.cudaCapabilitiesForPackageSet ? " (whole CUDA package set: config.cudaCapabilities)" : " (torch and the packages built on it; the CUDA set keeps nixpkgs' defaults)"}`],
-    ...packageRows(p.catalog, v),
-    ...brokenRows(p.catalog, v),
+    ...facts.buildRows,
+    ...facts.warnings.map((x): [string, string] => ["warning", x]),
     ["isa", `${v.isa}: ${v.cflags.join(" ")}`],
     ["nixpkgs", v.nixpkgs],
     ["nixpkgs sha256", v.nixpkgsSha256],
@@ -148,7 +103,7 @@ function printVariant(v: Variant, p: Project, facts: VariantFacts, w: number, ou
 }
 
 /** The device code of a variant's torch per CUDA scope (catalog/device-code-size.ts's model), under explain's rows. */
-function printDeviceCode(deviceCode: NonNullable<VariantFacts["deviceCode"]>, say: (text: string, indent?: string, hang?: string) => void): void {
+function printDeviceCode(deviceCode: VariantDeviceCode, say: (text: string, indent?: string, hang?: string) => void): void {
   const mb = (b: number) => `${oneDecimal(b / 1e6)} MB`;
   const line = (parts: typeof deviceCode.torch) =>
     parts.map((x) => `${x.origin} ${mb(x.bytes)} (${x.capabilities.length} capabilit${x.capabilities.length === 1 ? "y" : "ies"})`).join(", ") +
@@ -194,52 +149,4 @@ function notVariantText(e: Exclude<Explanation, { kind: "variant" }>, w: number)
     for (const s of e.nearest) lines.push(wrap(`${s.name} (${s.why})`, w, { indent: "  ", hang: "    " }));
   }
   return lines.join("\n") + "\n";
-}
-
-/**
- * What an environment variant holds, for `explain`: its members (pytorch first), whether torchcodec comes with them (the
- * pin's Python set has it: pkgs/torch-env.nix adds it), and per extra whether its device code is judged (catalog/extras.ts).
- */
-function environmentOf(cat: Catalog, v: Variant, pinTorchcodec: string | null): {
-  members: string[];
-  torchcodec: boolean;
-  /** closest: the catalog's extras an unknown extra is close to (a likely typo), when there are any. */
-  extras: { attr: string; deviceCode: "none" | "not judged"; promise: string; closest?: string[] }[];
-} {
-  return {
-    members: v.dependsOn,
-    torchcodec: pinTorchcodec !== null,
-    extras: v.extras.map((attr) => {
-      const judged = extraPromise(cat, attr).judged && extraFact(cat, attr)?.deviceCode === "none";
-      const closest = closeCatalogExtras(cat, attr);
-      return { attr, deviceCode: judged ? "none" : "not judged", promise: extraPromise(cat, attr).line.slice(attr.length + 2), ...(closest.length ? { closest } : {}) };
-    }),
-  };
-}
-
-/**
- * The rows of a package built on torch with its own arch handling (catalog/packages.ts `cudaBuildOf`): what its build
- * is handed (an own arch variable, a CMake flag, the memory per compile job) and the device code it then holds.
- */
-function packageRows(cat: Catalog, v: Variant): [string, string][] {
-  const p = onTorch(cat, v.package);
-  if (!p || v.cuda === null) return [];
-  const b = cudaBuildOf(cat, p, { ...v, cuda: v.cuda });
-  if ("reason" in b) return [];
-  const rows: [string, string][] = [];
-  for (const [k, x] of Object.entries(b.env)) rows.push([k, x]);
-  for (const f of b.cmakeFlags) rows.push(["cmakeFlags", f]);
-  if (p.gibPerCompileJob) rows.push(["memory per job", `${p.gibPerCompileJob.gib} GiB (MAX_JOBS capped to the builder's memory; ${p.gibPerCompileJob.source})`]);
-  rows.push(["device code", `SASS ${b.sass.join(" ")}${b.sassAlso?.length ? ` (+ ${b.sassAlso.join(" ")} allowed)` : ""}${b.ptx.length ? `, PTX ${b.ptx.join(" ")}` : ", no PTX"} (${b.why})`]);
-  // An unbreak fix is said by the warning row instead (brokenRows: the words detect and install print too).
-  for (const f of fixesFor(p, v.nixpkgs, v.cuda, v.system)) if (f.apply !== "unbreak") rows.push([f.apply ? "fix applied" : "fix recorded", fixText(f)]);
-  return rows;
-}
-
-/**
- * The warning rows of a variant whose nixpkgs marks a package of its closure broken (catalog/packages.ts
- * nixpkgsBrokenWarnings, the words detect and install print for their pick).
- */
-function brokenRows(cat: Catalog, v: Variant): [string, string][] {
-  return nixpkgsBrokenWarnings(cat, closurePackages(v), { rev: v.nixpkgs, cuda: v.cuda, system: v.system }).map((w) => ["warning", w]);
 }

@@ -1,5 +1,5 @@
 /**
- * `variant-matrix fleet HOST...` (definition, handler and printing; the deciding is fleet/plan.ts planFleet): the fewest variants that
+ * `variant-matrix fleet HOST...` (definition, handler and printing; the deciding is fleet/plan.ts fleetAnswer): the fewest variants that
  * serve a whole fleet, which host runs which, who cannot be served and why, the `matrix.ts` that generates
  * exactly those variants, and what they cost to build.
  *
@@ -11,8 +11,7 @@
 import { join, resolve } from "node:path";
 import type { ArgumentsCamelCase, Argv, CommandModule } from "yargs";
 import { REPEATABLE } from "../constants.ts";
-import { PACKAGES } from "../catalog/packages.ts";
-import { REPO_ROOT } from "../paths.ts";
+import { PACKAGES } from "../catalog/lib/packages.ts";
 import { errorLine, UsageError } from "../errors.ts";
 import { wrap } from "../text.ts";
 import { printer, project, runOf, terminalWidth, type Io } from "./shared.ts";
@@ -20,8 +19,7 @@ import { matrixOption, outputOptions, packagePickOption, type BuiltTypes, type C
 
 export { hostId, type FleetArgs } from "../fleet/fleet-options.ts";
 
-import type { FleetPlan } from "../fleet/plan.ts";
-import type { Project } from "../matrix/project.ts";
+import type { FeatureNeeds, FleetPlan } from "../fleet/plan.ts";
 import { terminalSafe } from "../terminal-safe.ts";
 
 /** The options of `fleet` (yargs), the shared groups defined once in options.ts. */
@@ -83,46 +81,22 @@ export function buildFor(key: string, withRev: boolean): string {
 }
 
 /**
- * Run fleet with parsed arguments: read, decide (planFleet), then print (to `io`) and write the matrix.
+ * Run fleet with parsed arguments: one call (fleet/plan.ts fleetAnswer), then write what the options ask and print (to `io`).
  * @returns the exit status: 1 for a host nothing serves or a matrix fleet refuses to write, else 0
  */
 export async function runFleet(a: FleetCommandArgs, io: Io): Promise<number> {
   const print = printer(io);
   // Loaded here, not at start-up: `variant-matrix --help` and the other commands stay light.
-  const [{ readEarlierReports }, { readSamples }, { planFleet, readFleetHost }] = await Promise.all([
-    import("../driver/build.ts"),
-    import("../fleet/cost.ts"),
-    import("../fleet/plan.ts"),
-  ]);
+  const { fleetAnswer } = await import("../fleet/plan.ts");
   const p = await project(a.matrix);
-  checkPackage(a.package, p);
-  const hosts = await Promise.all(a.hosts.map(readFleetHost));
-  // The earlier builds the cost model fits (a foreign or damaged report is left out with a warning, as build does).
-  const logs = a.reports ? resolve(process.cwd(), a.reports) : join(REPO_ROOT, "logs");
-  const samples = readEarlierReports((onSkip) => readSamples(logs, onSkip), (text) => io.err(terminalSafe(text)));
-  const f = planFleet(p, hosts, a, samples);
-  // What the build machines must declare (generator/system-features.ts): per system, the features of what is built.
-  const { featureNeeds } = await import("../system-features.ts");
-  const needs = featureNeeds(f.toBuild, null, []).map((g) => ({ system: g.system, features: g.features, variants: g.variants.length }));
+  const logsDir = a.reports ? resolve(process.cwd(), a.reports) : undefined;
+  const { plan: f, needs, hostCount } = await fleetAnswer(p, { ...a, logsDir }, (text) => io.err(terminalSafe(text)));
   const failed = f.unserved.length > 0 || (a.writeMatrix !== undefined && f.refusal !== null) ? 1 : 0;
   if (!(await writeFleetFiles(a, f, io))) return failed;
   if (a.json) print.out(JSON.stringify(fleetJson(a, f, needs), null, 2));
   else if (a.writeMatrix === "") io.out(f.matrixText);
-  else print.out(await fleetText(a, f, hosts.length, needs, io));
+  else print.out(await fleetText(a, f, hostCount, needs, io));
   return failed;
-}
-
-/** What the build machines must declare, per system (generator/system-features.ts featureNeeds). */
-type FeatureNeeds = { system: string; features: string[]; variants: number }[];
-
-/**
- * `--package`: a package of the catalog's table, or a named environment the matrix has (`llm-env`).
- * @throws UsageError naming the allowed values
- */
-function checkPackage(pkg: string, p: Project): void {
-  if ((PACKAGES as readonly string[]).includes(pkg) || p.variants.some((v) => v.role === "env" && v.package === pkg)) return;
-  const envs = [...new Set(p.variants.filter((v) => v.role === "env" && !(PACKAGES as readonly string[]).includes(v.package)).map((v) => v.package))];
-  throw new UsageError(`--package: unknown package "${pkg}"; allowed values: ${[...PACKAGES, ...envs].join(", ")}${envs.length ? "" : " (named environments come from matrix.ts environments)"}`);
 }
 
 /**

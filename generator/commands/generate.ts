@@ -4,7 +4,7 @@
 import type { ArgumentsCamelCase, Argv, CommandModule } from "yargs";
 import { resolve } from "node:path";
 import { REPO_ROOT } from "../paths.ts";
-import { printer, runOf, terminalWidth, warnUntracked, type Io } from "./shared.ts";
+import { printer, runOf, terminalWidth, type Io } from "./shared.ts";
 import { matrixOption, type OptionTypes } from "./options.ts";
 import { wrap } from "../text.ts";
 import { errorLine } from "../errors.ts";
@@ -102,7 +102,11 @@ async function generateLocked(argv: { check: boolean }, o: GenerateOptions, prog
     return 0;
   }
   printWritten(r, plan, io);
-  await warnUntracked(o.root, [...plan.rendered!.files.keys()], io.err);
+  if (r.untracked?.length)
+    io.err(
+      `warning: ${r.untracked.length} generated file(s) are not git-tracked, and flox build sees only tracked files:` +
+        ` run \`git add .flox pkgs\` (first: ${r.untracked.slice(0, 3).join(", ")})\n`,
+    );
   return 0;
 }
 

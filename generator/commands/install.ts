@@ -24,8 +24,9 @@
  * builds, links and verifies on this machine).
  *
  * This file maps the options onto one library call, plan then run (install/install.ts planInstall → InstallPlan →
- * runInstall → InstallResult), and prints the plan, the progress and the result; the build driver's and verify's own
- * lines come from their commands' printing (build-main.ts, verify-main.ts), handed to runInstall as its steps.
+ * runInstall → InstallResult), and prints the plan, the progress and the result; the build driver's lines come from its
+ * command's printing (build-main.ts), and verify is its library's call (verify/verify.ts planVerify → runVerify, a
+ * VerifyReport value), both handed to runInstall as its steps.
  *
  * Exit status: 0 every promise holds; 1 a build failed or a promise does not hold; 2 bad input, or a check that must
  * be fixed first (the fix is printed); 130 or 143 a SIGINT or SIGTERM stopped it (its Nix or its probe ended, its
@@ -34,7 +35,7 @@
  */
 import type { ArgumentsCamelCase, Argv, CommandModule } from "yargs";
 import path from "node:path";
-import { errorLine, withExitCode } from "../errors.ts";
+import { errorLine, exitCodeOf, withExitCode } from "../errors.ts";
 import { ASK_NIX_TIMEOUT_S } from "../constants.ts";
 import { wrap, wrapCommand } from "../text.ts";
 import type { CheckResult } from "../preflight/checks.ts";
@@ -42,7 +43,7 @@ import type { InstallEvent, InstallOptions, InstallPlan, InstallResult, InstallS
 import { copyableCommand, runOf, terminalWidth, type Io } from "./shared.ts";
 import { DEFAULT_PACKAGE, hostOptions, hostRootOption, matrixOption, nixOptions, outputOptions, packagePickOption, pick, type ArgsOf, type OptionTypes } from "./options.ts";
 import { namePositional } from "./doctor.ts";
-import type { VerifyReport } from "./verify-main.ts";
+import type { VerifyReport } from "../verify/verify.ts";
 
 /** The options of `install` (yargs), the shared groups defined once in options.ts. */
 const installOptions = {
@@ -127,7 +128,7 @@ async function install(args: InstallArgs, io: Io): Promise<number> {
   const shut: Io = { ...io, out: (s) => gate.open && io.out(s), err: (s) => gate.open && io.err(s) };
   let result: InstallResult;
   try {
-    const steps = installSteps(plan.variant.name, shut, (t) => gate.open && say(t));
+    const steps = installSteps(plan.variant.name, shut, (t, indent, hang) => gate.open && say(t, indent, hang));
     const progress: InstallSteps["progress"] = (e) => (e.kind === "stopped" ? io.err(errorLine(e.line)) : steps.progress(e));
     result = await lib.runInstall(plan, { ...steps, progress, stopped: () => (gate.open = false) });
   } catch (e) {
@@ -180,22 +181,45 @@ function printChosen(plan: InstallPlan, p: InstallPrint): void {
 }
 
 /** runInstall's work, printed: the build driver's lines and verify's report through `io`, each step's progress through `say`. */
-function installSteps(name: string, io: Io, say: (text: string) => void): InstallSteps {
+function installSteps(name: string, io: Io, say: (text: string, indent?: string, hang?: string) => void): InstallSteps {
   return {
     build: async (a) => (await import("./build-main.ts")).buildMain(a, io),
     verify: async (r) => {
-      const [{ runVerify }, { loadVariants }] = await Promise.all([import("./verify-main.ts"), import("../matrix/variant-source.ts")]);
-      let json = "";
-      const request = { name: r.name, python: r.python, json: true, hostDriver: r.hostDriver, hostRoot: r.hostRoot, cpuinfo: r.cpuinfo, "nvidia-smi": r.nvidiaSmi, machine: r.machine, matrix: r.matrix };
-      const code = await runVerify(request, loadVariants, { out: (s) => (json += s), err: io.err });
-      return { code, report: json ? (JSON.parse(json) as VerifyReport) : null };
+      // verify's library (verify/verify.ts): its report is a value; its errors printed as verify prints them.
+      const [lib, { proofLine }] = await Promise.all([import("../verify/verify.ts"), import("./verify-main.ts")]);
+      try {
+        const report = await lib.runVerify(lib.planVerify(r));
+        if (report.proof) say(proofLine(report.proof));
+        return { code: report.holds ? 0 : 1, report };
+      } catch (e) {
+        const code = e instanceof lib.VerifyRunError ? e.exitCode : exitCodeOf(e);
+        if (code === null) throw e;
+        io.err(errorLine((e as Error).message));
+        return { code, report: null };
+      }
     },
-    progress: (e) => say(progressLine(e, name)),
+    progress: (e) => (e.kind === "proof" ? proofText(e.proof, name).forEach((l, i) => say(l, i ? "  " : "", i ? "    " : "  ")) : say(progressLine(e, name))),
   };
 }
 
+/**
+ * What install found of the variant's proof, in lines: proven, the proof's path, its builder and cuobjdump, then the
+ * promise's lines of its report; published unproven; or no proof, verify checking everything. Pure.
+ */
+export function proofText(p: import("../driver/proof.ts").FetchedProof, name: string): string[] {
+  if (p.state === "unproven")
+    return [`${name} was published unproven (publish --allow-unproven: its cache holds the mark ${p.marker}, no proof): verify checks everything here, cuobjdump included`];
+  if (p.state === "none") return [`no proof of ${name}: ${p.why}; verify checks everything here, cuobjdump included`];
+  const s = p.summary;
+  const how = [s.builder ? `on ${s.builder}` : "builder not recorded", s.cuobjdump ? `device code read by ${s.cuobjdump}` : "no cuobjdump recorded"].join("; ");
+  return [
+    `proof of ${name}: ${s.path} (${p.fetched ? "fetched from a substituter" : "in the store"}; its static check ran ${how}); verify runs only what needs this host:`,
+    ...s.lines,
+  ];
+}
+
 /** One step of runInstall in words. */
-function progressLine(e: InstallEvent, name: string): string {
+function progressLine(e: Exclude<InstallEvent, { kind: "proof" }>, name: string): string {
   if (e.kind === "at-once") return `${name} is ${e.state === "present" ? "in the store" : "fetchable from a substituter"} (${e.outPath}): nothing to build`;
   if (e.kind === "linked")
     return e.wrapped ? `linked ${e.dir} -> ${e.target} (a GC root): ${e.outPath} with bin/python3 and bin/python run through nix-gl-host` : `linked ${e.dir} -> ${e.target} (a GC root)`;

@@ -2,7 +2,7 @@
  * `variant-matrix list`: the package variants (or the dropped combinations) of the matrix, as text or JSON.
  */
 import type { ArgumentsCamelCase, Argv, CommandModule } from "yargs";
-import { checkFilterValues, matchFilters, parseFilters } from "../matrix/filters.ts";
+import { listedExcluded, listedVariants } from "../matrix/filters.ts";
 import { printer, project, runOf, terminalWidth, variantJson } from "./shared.ts";
 import { matrixOption, outputOptions, selectionOptions, type OptionTypes } from "./options.ts";
 import { wrap } from "../text.ts";
@@ -26,13 +26,10 @@ export const listCommand: CommandModule<object, OptionTypes<typeof listOptions>>
   handler: async (argv: ArgumentsCamelCase<OptionTypes<typeof listOptions>>) => {
     const { io } = runOf(argv);
     const print = printer(io);
-    const filters = parseFilters(argv.filter);
     const w = terminalWidth(io);
     const p = await project(argv.matrix);
     if (argv.excluded) {
-      const ex = p.excluded.filter((e) =>
-        matchFilters({ ...e, package: e.package, system: p.catalog.isas.find((i) => i.key === e.isa)!.system }, filters),
-      );
+      const ex = listedExcluded(p.excluded, argv.filter, p.catalog.isas);
       if (argv.json) print.out(JSON.stringify(ex.map((e) => ({ name: e.name, reasons: e.reasons })), null, 2));
       else if (argv.verbose)
         for (const e of ex) print.out(`${e.name}\n${e.reasons.map((r) => wrap(r, w, { indent: "  - ", hang: "    " })).join("\n")}`);
@@ -40,8 +37,7 @@ export const listCommand: CommandModule<object, OptionTypes<typeof listOptions>>
       print.err(`${ex.length} dropped package variant(s)${argv.verbose || argv.json ? "" : " (--verbose: one name per line)"}`);
       return;
     }
-    checkFilterValues(filters, p.variants);
-    const vs = p.variants.filter((v) => matchFilters(v, filters));
+    const vs = listedVariants(p.variants, argv.filter);
     if (argv.json) print.out(JSON.stringify(vs.map(variantJson), null, 2));
     else {
       // reduce, not Math.max(...names): a spread of every name overflows the stack past about 100,000 variants.

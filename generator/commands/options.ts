@@ -18,7 +18,7 @@
  */
 import type { Argv, InferredOptionType, Options, PositionalOptions } from "yargs";
 import { BACKEND_CHOICES, DEFAULT_PACKAGE, PREFER_VALUES, REPEATABLE } from "../constants.ts";
-import { PACKAGES, type PackageName } from "../catalog/packages.ts";
+import { PACKAGES, type PackageName } from "../catalog/lib/packages.ts";
 import { FILTER_OPTION } from "../matrix/filters.ts";
 
 export { DEFAULT_PACKAGE };

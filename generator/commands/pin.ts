@@ -1,7 +1,8 @@
 /**
  * `variant-matrix pin inspect|check|add|cache`: read a nixpkgs pin's facts with the user's own Nix, compare the
  * catalog's pins with them, add a pin the built-in catalog does not know to the local catalog (local-catalog.json
- * beside matrix.ts), and ask a binary cache whether it holds what the cache model says it holds.
+ * beside matrix.ts), and ask a binary cache whether it holds what the cache model says it holds. This file parses the
+ * options and prints; each action's work is one call of generator/pin/run.ts, which returns data.
  *
  *   pin inspect REV|PATH [--json] [--system S] [--rev REV] [--url URL]
  *   pin check [--nixpkgs REV=PATH ...] [--also REV|PATH ...] [--no-fetch] [--system S] [--json] [--matrix FILE]
@@ -12,12 +13,12 @@
  * cache found a difference (or cache got no answer at a pin); 2 bad input, a Nix too old for the nixpkgs
  * (lib/minver.nix), a failed fetch or evaluation, or check or cache reached no pin at all.
  */
-import { clip, UsageError } from "../errors.ts";
+import { UsageError } from "../errors.ts";
 import type { ArgumentsCamelCase, Argv, CommandModule } from "yargs";
-import { dirname, resolve } from "node:path";
-import { LOCAL_CATALOG_FILE, NIX_ATTR_RE, REPEATABLE } from "../constants.ts";
-import { REPO_ROOT } from "../paths.ts";
-import { PUBLIC_CUDA_CACHES, cudaCacheSubstituter } from "../catalog/binary-cache.ts";
+import { resolve } from "node:path";
+import { LOCAL_CATALOG_FILE, REPEATABLE } from "../constants.ts";
+import type { BesideCheck } from "../pin/actions.ts";
+import type { PinCacheReport, PinCheckReport, PinInspection } from "../pin/run.ts";
 import { parseNixOptions, printer, runOf, type Io } from "./shared.ts";
 import { matrixOption, nixOptions, outputOptions, type ArgsOf, type OptionTypes } from "./options.ts";
 import { withArgumentRules } from "./arguments.ts";
@@ -38,19 +39,6 @@ function printPerPin<C extends { status: "checked" }, U extends { status: "unrea
     else for (const l of checked(r as C, head)) out(l);
   }
 }
-
-/** check and cache reached no pin at all: exit 2. */
-async function noPinReached(): Promise<never> {
-  const { PinError } = await import("../pin/nix.ts");
-  throw new PinError("no pin of the catalog could be read: give checkouts with --nixpkgs REV=PATH, or allow fetching");
-}
-
-async function catalogFor(matrix?: string) {
-  const [{ catalog }, { withLocalCatalog }] = await Promise.all([import("../catalog/index.ts"), import("../catalog/local.ts")]);
-  const matrixFile = matrix ? resolve(process.cwd(), matrix) : resolve(REPO_ROOT, "matrix.ts");
-  return { builtIn: catalog, cat: withLocalCatalog(catalog, dirname(matrixFile)), dir: dirname(matrixFile) };
-}
-
 
 /** Options the actions share (yargs option definitions), so each action's help lists its own. */
 const OPT = {
@@ -99,8 +87,8 @@ const addOptions = {
 } as const;
 
 const cacheOptions = {
-  // The catalog's NixOS-CUDA cache (its table row, read without loading the catalog: this module loads at start-up).
-  substituter: { type: "string", default: cudaCacheSubstituter({ publicCudaCaches: PUBLIC_CUDA_CACHES }).url, describe: "the binary cache whose contents are compared with the cache model" },
+  // Left out: pin/run.ts askCacheAtPins takes the catalog's NixOS-CUDA cache from the Catalog value.
+  substituter: { type: "string", describe: "the binary cache whose contents are compared with the cache model (default: the catalog's NixOS-CUDA cache)" },
   nixpkgs: OPT.nixpkgs,
   fetch: OPT.fetch,
   "nix-option": { ...nixOptions["nix-option"], describe: "NAME=VALUE passed to nix-store as --option NAME VALUE (e.g. require-sigs=false)" },
@@ -182,36 +170,43 @@ async function runPin(argv: PinArgs): Promise<void> {
   cmd.exitCode = await pinAction(argv, cmd.io);
 }
 
-/** One pin action, writing to `io`. @returns the exit status (see the file header) */
+/** One pin action: its options to one call of pin/run.ts, what it returns printed to `io`. @returns the exit status (see the file header) */
 async function pinAction(argv: PinArgs, io: Io): Promise<number> {
   if ((argv.action === "inspect" || argv.action === "add") && !argv.source) throw new UsageError(`pin ${argv.action} needs a source: a nixpkgs revision or checkout directory`);
   const out = printer(io).out;
-  if (argv.action === "inspect") return pinInspect(argv, out);
-  const { builtIn, cat, dir } = await catalogFor(argv.matrix);
-  if (argv.action === "add") return pinAdd(argv, builtIn, dir, cat, out);
-  const given = givenCheckouts(argv.nixpkgs, cat);
-  if (argv.action === "cache") return pinCache(argv, cat, given, out);
-  return pinCheck(argv, cat, given, out);
-}
-
-type Catalogs = Awaited<ReturnType<typeof catalogFor>>;
-
-/** `pin inspect SOURCE`: the facts of a nixpkgs as the user's Nix reads them, each with the expression it came from (lines to `out`). @returns 0 */
-async function pinInspect(argv: InspectArgs, out: (line: string) => void): Promise<number> {
-  const [run, { show, torchNewerThanCatalog }] = await Promise.all([import("../pin/actions.ts"), import("../pin/facts.ts")]);
-  const src = await run.resolveSource(argv.source, { rev: argv.rev, url: argv.url });
-  const extras = argv.extra ?? [];
-  const badExtra = extras.find((e) => !NIX_ATTR_RE.test(e));
-  if (badExtra !== undefined) throw new UsageError(`--extra: "${badExtra}" is not a nixpkgs attribute name`);
-  const ins = await run.inspect(src, argv.system, extras);
-  // A torch newer than the catalog knows: the user's nixpkgs moved past it, and pin add is the way in.
-  // (inspect takes no --matrix: the catalog beside the repository's matrix.ts.)
-  const newer = torchNewerThanCatalog(ins.facts, (await catalogFor()).cat);
-  if (argv.json) {
-    out(JSON.stringify({ path: src.path, rev: src.rev, sha256: src.sha256, url: src.url, nixVersion: ins.nixVersion, system: ins.system, facts: ins.facts, newerTorch: newer }, null, 2));
+  const pin = await import("../pin/run.ts");
+  if (argv.action === "inspect") {
+    const ins = await pin.inspectPin({ source: argv.source, rev: argv.rev, url: argv.url, system: argv.system, extras: argv.extra });
+    printInspection(ins, argv, out, (await import("../pin/facts.ts")).show);
     return 0;
   }
-  const f = ins.facts;
+  const reach = { matrixFile: argv.matrix ? resolve(process.cwd(), argv.matrix) : undefined, system: argv.system };
+  if (argv.action === "add") {
+    printAdded(await pin.addPin({ ...reach, source: argv.source, rev: argv.rev, url: argv.url, sha256: argv.sha256, date: argv.date, channel: argv.channel }), out);
+    return 0;
+  }
+  if (argv.action === "cache") {
+    const report = await pin.askCacheAtPins({ ...reach, nixpkgs: argv.nixpkgs, fetch: argv.fetch, substituter: argv.substituter, nixOptions: parseNixOptions(argv.nixOption) });
+    printCache(report, argv.json, out);
+    if (report.error) throw report.error;
+    return report.differs ? 1 : 0;
+  }
+  const report = await pin.checkCatalogPins({ ...reach, nixpkgs: argv.nixpkgs, also: argv.also, fetch: argv.fetch });
+  printCheck(report, argv.json, out);
+  if (report.error) throw report.error;
+  return report.differs ? 1 : 0;
+}
+
+/**
+ * `pin inspect SOURCE`'s answer (lines to `out`): the facts, each with the expression it came from, or their JSON.
+ * @param show how a fact's value is written (pin/facts.ts, loaded with the action)
+ */
+function printInspection(ins: PinInspection, argv: Pick<InspectArgs, "json" | "source">, out: (line: string) => void, show: (v: unknown) => string): void {
+  const { source: src, facts: f, newerTorch: newer } = ins;
+  if (argv.json) {
+    out(JSON.stringify({ path: src.path, rev: src.rev, sha256: src.sha256, url: src.url, nixVersion: ins.nixVersion, system: ins.system, facts: f, newerTorch: newer }, null, 2));
+    return;
+  }
   const line = (label: string, value: unknown, expr: string) => out(`${label.padEnd(34)} ${show(value)}\n${"".padEnd(36)}← ${expr}`);
   out(`nixpkgs ${src.rev ?? "(revision unknown)"} at ${src.path}, read with Nix ${ins.nixVersion}${ins.system ? ` for ${ins.system}` : ""}`);
   if (src.sha256) out(`sha256 ${src.sha256}  (nix-prefetch-url --unpack ${src.url})`);
@@ -239,31 +234,13 @@ async function pinInspect(argv: InspectArgs, out: (line: string) => void): Promi
       `note: torch ${newer.torch} is newer than every PyTorch release the catalog knows (newest ${newer.newest}): ` +
         `\`variant-matrix pin add ${argv.source}\` records this pin and what it carries in ${LOCAL_CATALOG_FILE}`,
     );
-  return 0;
 }
 
-/**
- * `--nixpkgs REV=PATH` occurrences: the checkout of each catalog pin given, by revision.
- * @throws UsageError for an occurrence that is not REV=PATH or whose REV is no pin of the catalog
- */
-function givenCheckouts(specs: readonly string[] | undefined, cat: Catalogs["cat"]): Record<string, string> {
-  const given: Record<string, string> = {};
-  for (const spec of specs ?? []) {
-    const m = spec.match(/^([0-9a-f]{40})=(.+)$/);
-    if (!m) throw new UsageError(`--nixpkgs ${spec}: expected REV=PATH (a 40-hex revision, '=', a nixpkgs checkout)`);
-    if (!cat.nixpkgs.some((p) => p.rev === m[1])) throw new UsageError(`--nixpkgs ${spec}: ${m[1]} is not a pin of the catalog (known: ${cat.nixpkgs.map((p) => p.rev.slice(0, 7)).join(", ")})`);
-    given[m[1]!] = m[2]!;
-  }
-  return given;
-}
-
-/** `pin cache`: ask the binary cache at every catalog pin and compare with the cache model (lines to `out`). @returns 1 on a difference, else 0 */
-async function pinCache(argv: CacheArgs, cat: Catalogs["cat"], given: Record<string, string>, out: (line: string) => void): Promise<number> {
-  const run = await import("../pin/actions.ts");
-  const nixOptions = parseNixOptions(argv.nixOption);
-  const results = await run.cachePins(cat, { given, fetch: argv.fetch, system: argv.system, substituter: argv.substituter, nixOptions });
+/** `pin cache`'s answers (lines to `out`): per pin, each (Python, CUDA, input) cached or built beside the model's word, or their JSON. */
+function printCache(report: PinCacheReport, json: boolean, out: (line: string) => void): void {
+  const { results } = report;
   const word = (b: boolean) => (b ? "cached" : "built");
-  if (argv.json) out(JSON.stringify(results.map((r) => (r.status === "checked" ? { rev: r.pin.rev, status: r.status, where: r.where, answers: r.answers, notes: r.notes } : { rev: r.pin.rev, status: r.status, why: r.why })), null, 2));
+  if (json) out(JSON.stringify(results.map((r) => (r.status === "checked" ? { rev: r.pin.rev, status: r.status, where: r.where, answers: r.answers, notes: r.notes } : { rev: r.pin.rev, status: r.status, why: r.why })), null, 2));
   else
     printPerPin(results, (r, head) => {
       const bad = r.answers.filter((a) => a.cached !== a.modelCached);
@@ -273,89 +250,43 @@ async function pinCache(argv: CacheArgs, cat: Catalogs["cat"], given: Record<str
         ...r.notes.map((n) => `    note: ${n}`),
       ];
     }, out);
-  const checked = results.filter((r) => r.status === "checked");
-  if (!checked.length) await noPinReached();
-  return checked.some((r) => r.status === "checked" && (r.answers.some((a) => a.cached !== a.modelCached) || !r.answers.length)) ? 1 : 0;
 }
 
-/** `pin check`: compare every catalog pin's facts with what the user's Nix reads (lines to `out`). @returns 1 on a difference, else 0 */
-async function pinCheck(argv: CheckArgs, cat: Catalogs["cat"], given: Record<string, string>, out: (line: string) => void): Promise<number> {
-  const run = await import("../pin/actions.ts");
-  const results = await run.checkPins(cat, { given, fetch: argv.fetch, system: argv.system });
-  const checked = results.filter((r) => r.status === "checked");
-  const beside = await Promise.all((argv.also ?? []).map((src) => run.checkBeside(src, cat, { fetch: argv.fetch, system: argv.system })));
-  if (argv.json)
-    out(
-      JSON.stringify(
-        [
-          ...results.map((r) => (r.status === "checked" ? { status: r.status, where: r.where, ...r.comparison } : { rev: r.pin.rev, status: r.status, why: r.why })),
-          ...beside.map((b) => ({ status: "beside", ...b })),
-        ],
-        null,
-        2,
-      ),
-    );
-  else {
-    printPerPin(results, (r, head) => {
-      const c = r.comparison;
-      return [
-        c.differences.length ? `✗ ${head}: ${c.differences.length} of ${c.compared} facts differ` : `✓ ${head}: ${c.compared} facts agree`,
-        ...c.differences.map((d) => `    ${d.message}`),
-        ...c.notes.map((n) => `    note: ${n}`),
-      ];
-    }, out);
-    for (const b of beside) out(besideLine(b));
+/** `pin check`'s answer (lines to `out`): per pin, the facts that agree or differ, then each nixpkgs read beside them; or their JSON. */
+function printCheck(report: PinCheckReport, json: boolean, out: (line: string) => void): void {
+  const { results, beside } = report;
+  if (json) {
+    const rows = [
+      ...results.map((r) => (r.status === "checked" ? { status: r.status, where: r.where, ...r.comparison } : { rev: r.pin.rev, status: r.status, why: r.why })),
+      ...beside.map((b) => ({ status: "beside", ...b })),
+    ];
+    out(JSON.stringify(rows, null, 2));
+    return;
   }
-  if (!checked.length && !beside.length) await noPinReached();
-  return checked.some((r) => r.status === "checked" && r.comparison.differences.length) ? 1 : 0;
+  printPerPin(results, (r, head) => {
+    const c = r.comparison;
+    return [
+      c.differences.length ? `✗ ${head}: ${c.differences.length} of ${c.compared} facts differ` : `✓ ${head}: ${c.compared} facts agree`,
+      ...c.differences.map((d) => `    ${d.message}`),
+      ...c.notes.map((n) => `    note: ${n}`),
+    ];
+  }, out);
+  for (const b of beside) out(besideLine(b));
 }
 
 /** One line for a nixpkgs read beside the pins: its torch, and `pin add` when the catalog knows no release as new. */
-function besideLine(b: import("../pin/actions.ts").BesideCheck): string {
+function besideLine(b: BesideCheck): string {
   const what = `nixpkgs ${b.rev ?? b.source} (--also)`;
   if (b.newerTorch)
     return `note: ${what}: torch ${b.newerTorch.torch}, newer than every release the catalog knows (newest ${b.newerTorch.newest}): \`variant-matrix pin add ${b.source}\` brings it in`;
   return b.torch === null ? `– ${what}: no Python set has torch` : `✓ ${what}: torch ${b.torch}, a release the catalog knows`;
 }
 
-/**
- * The fields `pin add` writes into local-catalog.json (and so into BUILD_MATRIX.md), checked before anything is
- * fetched or written: --date a real calendar date YYYY-MM-DD, --channel a channel name (catalog/schema.ts CHANNEL_RE:
- * no space, newline or escape), --sha256 a hash Nix's fetchTarball takes. Each error names the option and its form.
- * @throws UsageError for the first field that is not of its form
- */
-function checkAddFields(
-  argv: Pick<AddArgs, "date" | "channel" | "sha256">,
-  schema: Pick<typeof import("../catalog/schema.ts"), "SHA256_RE" | "CHANNEL_RE" | "CHANNEL_FORM" | "isCalendarDate" | "DATE_FORM">,
-): void {
-  const nothing = "(nothing written)";
-  if (argv.date !== undefined && !schema.isCalendarDate(argv.date)) throw new UsageError(`--date "${clip(argv.date)}": expected ${schema.DATE_FORM} ${nothing}`);
-  if (argv.channel !== undefined && !schema.CHANNEL_RE.test(argv.channel))
-    throw new UsageError(`--channel "${clip(argv.channel)}": expected ${schema.CHANNEL_FORM} ${nothing}`);
-  if (argv.sha256 !== undefined && !schema.SHA256_RE.test(argv.sha256))
-    throw new UsageError(`--sha256 "${clip(argv.sha256)}": expected an SRI sha256 (sha256-…=) or 52 Nix base32 characters, as nix-prefetch-url --unpack prints ${nothing}`);
-}
-
-/**
- * `pin add SOURCE`: read the pin's facts and add it (and a PyTorch or torchaudio release the catalog does not know)
- * to local-catalog.json beside matrix.ts; what it added as lines to `out`.
- * @returns 0
- * @throws UsageError for a bad --date, --channel or --sha256 (checkAddFields)
- */
-async function pinAdd(argv: AddArgs, builtIn: Catalogs["builtIn"], dir: string, cat: Catalogs["cat"], out: (line: string) => void): Promise<number> {
-  const [run, { addLocalEntry, assertNotPinned }, schema] = await Promise.all([import("../pin/actions.ts"), import("../catalog/local.ts"), import("../catalog/schema.ts")]);
-  // The fields are checked first: nothing is fetched or written for a pin add that would be refused.
-  checkAddFields(argv, schema);
-  // A revision the catalog already pins is said before anything is downloaded.
-  const rev = argv.rev ?? (/^[0-9a-f]{40}$/.test(argv.source) ? argv.source : undefined);
-  if (rev !== undefined) assertNotPinned(builtIn, dir, rev);
-  const src = await run.resolveSource(argv.source, { rev: argv.rev, url: argv.url });
-  const { entry } = await run.makePinEntry(src, cat, { sha256: argv.sha256, date: argv.date, channel: argv.channel, system: argv.system });
-  const file = addLocalEntry(builtIn, dir, entry);
+/** What `pin add` wrote (lines to `out`): the pin, a release it added, and how matrix.ts uses it. */
+function printAdded({ entry, file }: Awaited<ReturnType<typeof import("../pin/run.ts").addPin>>, out: (line: string) => void): void {
   const p = entry.pin;
   out(`added nixpkgs ${p.rev} (torch ${p.torch}, torchaudio ${p.torchaudio}; Python ${p.python.join(", ")}; CUDA ${p.cuda.join(", ")}${Object.keys(p.brokenCuda).length ? `, torch broken with CUDA ${Object.keys(p.brokenCuda).join(", ")}` : ""}) to ${file}`);
   if (entry.torch) out(`added PyTorch ${entry.torch.version} (name tag ${entry.torch.nameTag}) to ${LOCAL_CATALOG_FILE}: Python and CUDA as nixpkgs builds it`);
   if (entry.torchaudio) out(`added torchaudio ${entry.torchaudio.version} to ${LOCAL_CATALOG_FILE}`);
   out(`use it in matrix.ts: releases: [{ torch: "${p.torch}", nixpkgs: "${p.rev}" }], then \`npm run generate\``);
-  return 0;
 }

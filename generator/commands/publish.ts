@@ -5,10 +5,13 @@
  * closure, every path signed with the key and re-signed where the cache held it unsigned; without --org or --to, the
  * first cache of matrix.ts `caches`). Each path's outcome is printed under its variant (copied, re-signed, already
  * signed, already there, failed); without a key, paths the consumers' key has not signed are counted on stderr.
+ * `--to` publishes only proven variants, each with its proof (its static check's output), unless `--allow-unproven`,
+ * which copies each unproven one with a marker that says so (driver/proof.ts); `--dry-run` says which are which.
  * See driver/publish.ts.
  *
  * Exit status: 0 done; 1 a publish or copy failed, or (with a key) a path of the cache still lacks its signature;
- * 2 bad input: a key file that is not a Nix secret key or not the key matrix.ts gives the cache's consumers, both of --org/--to, neither and no cache in matrix.ts, an unknown name, no flox
+ * 2 bad input: (--to) a variant not proven (its static check's output, `tests.static` of its file, is not valid in
+ * this store) without --allow-unproven, nothing copied; a key file that is not a Nix secret key or not the key matrix.ts gives the cache's consumers, both of --org/--to, neither and no cache in matrix.ts, an unknown name, no flox
  * (or one older than 1.5.0) with --org (preflight/checks.ts, as doctor says it), a failed precondition (a dirty tree under .flox/ or pkgs/, an unpushed revision, no manifest.lock, not logged in:
  * with --dry-run too), or (--to) a variant that is not built (its build command is named). `--to … --dry-run` before a
  * build exits 0: it names the variants not built yet, the build to run first and the copies publish will make.
@@ -16,7 +19,7 @@
 import type { ArgumentsCamelCase, Argv, CommandModule } from "yargs";
 import { resolve } from "node:path";
 import { REPO_ROOT } from "../paths.ts";
-import type { PublishPlan } from "../driver/publish.ts";
+import type { CopyRole, PublishPlan } from "../driver/publish.ts";
 import { parseNixOptions, printer, runOf, terminalWidth, type Io } from "./shared.ts";
 import { matrixOption, nixOptions, outputOptions, selectionOptions, type BuiltTypes, type CamelCased } from "./options.ts";
 
@@ -35,6 +38,11 @@ const publishOptions = {
   matrix: { ...matrixOption.matrix, describe: "matrix file (default: ROOT/matrix.ts)" },
   "out-dir": { type: "string", describe: "--to: where the result-NAME links of the build are (default: the root)" },
   "nix-option": { ...nixOptions["nix-option"], describe: "--to: NAME=VALUE passed to nix copy as --option NAME VALUE" },
+  "pkgs-dir": { ...nixOptions["pkgs-dir"], describe: "--to: take each variant's file (its tests.static is its proof) from DIR/NAME.nix instead of ROOT/.flox/pkgs" },
+  "allow-unproven": {
+    type: "boolean",
+    describe: "--to: publish a variant whose static check has not passed here; the cache then says \"unproven\" for it (install reads that)",
+  },
 } as const;
 
 const builder = (y: Argv<object>) =>
@@ -72,11 +80,13 @@ async function runPublishCommand(argv: PublishArgs): Promise<void> {
     outDir: argv.outDir ? { path: resolve(process.cwd(), argv.outDir), typed: argv.outDir } : undefined,
     nixOptions: parseNixOptions(argv.nixOption),
     secretKeyFile: argv.secretKeyFile ? resolve(process.cwd(), argv.secretKeyFile) : undefined,
+    pkgsDir: argv.pkgsDir ? resolve(process.cwd(), argv.pkgsDir) : undefined,
+    allowUnproven: !!argv.allowUnproven,
     onNote: print.err,
   });
   const [{ formatChecks }, text, { redactCredentials }] = await Promise.all([import("../preflight/checks.ts"), import("../text.ts"), import("../redact.ts")]);
   printPlan(argv, plan, cmd.io, formatChecks);
-  if (plan.road === "to" && argv.dryRun) printCopySteps(argv, plan, cmd.io, { ...text, redactCredentials });
+  if (plan.road === "to" && argv.dryRun) printCopySteps(argv, plan, cmd.io, { ...text, redactCredentials }, pub.copiesOf(plan));
   // The plan with flox's preconditions, unless a blocking flox check left none to ask (then only the checks show).
   if (plan.road === "org" && plan.preconditions !== null) printOrgSteps(argv, plan, print.out);
   await pub.assertPublishable(plan, terminalWidth(cmd.io), !!argv.dryRun);
@@ -88,13 +98,27 @@ async function runPublishCommand(argv: PublishArgs): Promise<void> {
   } else if (argv.json) print.out(JSON.stringify({ to: r.to, log: r.log, report: r.report, warnings: r.warnings }, null, 2));
   else {
     for (const x of r.report) {
-      print.out(`${x.status.padEnd(7)} ${x.name}  ${x.outPath}  ${x.detail}`);
+      print.out(`${x.status.padEnd(7)} ${copyLabel(x)}  ${x.outPath}  ${x.detail}`);
       for (const p of x.paths) print.out(`  ${p.status.padEnd(14)} ${p.path}  ${p.detail}`);
     }
     if (r.log) print.err(`nix copy's output: ${r.log}`);
   }
   if (r.road === "to") for (const w of r.warnings) print.err(w);
   cmd.exitCode = r.exitCode;
+}
+
+/** A copy's name in publish's lines: the variant, "its proof" or "unproven (its marker)" after it. */
+function copyLabel(x: { name: string; role: CopyRole }): string {
+  return x.role === "variant" ? x.name : x.role === "proof" ? `${x.name}'s proof` : `${x.name} unproven (its marker)`;
+}
+
+/** `--to`: each built variant's proof in one line (proven, its proof's path; unproven, why), for the dry run. */
+function proofLines(plan: Extract<PublishPlan, { road: "to" }>): string[] {
+  return plan.proofs.map((p) =>
+    p.state === "proven"
+      ? `  proven    ${p.name}: its proof ${p.path} goes with it`
+      : `  unproven  ${p.name}: ${p.why}${plan.allowUnproven ? " (--allow-unproven: published with a mark that says so)" : " (publish refuses it: --allow-unproven publishes it with a mark that says so)"}`,
+  );
 }
 
 /** What publish shows before it refuses or runs: --org with a failed flox check, the plan with its checks. */
@@ -118,20 +142,22 @@ function printCopySteps(
   plan: Extract<PublishPlan, { road: "to" }>,
   io: Io,
   { shellWord, wrapLines, redactCredentials }: Pick<typeof import("../text.ts"), "shellWord" | "wrapLines"> & Pick<typeof import("../redact.ts"), "redactCredentials">,
+  copies: readonly { name: string; role: CopyRole; out: string }[],
 ): void {
   const print = printer(io);
   // What is shown: the URI without its credentials (nix copy gets the real one when publish runs).
   const to = redactCredentials(plan.to);
   const copy = (path: string) => ["nix", "copy", "--to", to, path];
-  const steps = plan.outs.map((o) => ({ name: o.name, outPath: o.out, argv: copy(o.out) }));
+  const steps = copies.map((o) => ({ name: o.name, role: o.role, outPath: o.out, argv: copy(o.out) }));
   const pending = plan.notBuilt;
   const later = (pending?.links ?? []).map((l) => ({ name: l.name, resultLink: l.link, argv: copy(l.link) }));
   if (argv.json) {
     const notBuilt = pending && { names: pending.names, outDir: pending.outDir, build: pending.build, steps: later };
-    return print.out(JSON.stringify({ dryRun: true, to, steps, ...(notBuilt ? { notBuilt } : {}) }, null, 2));
+    return print.out(JSON.stringify({ dryRun: true, to, steps, proofs: plan.proofs, ...(notBuilt ? { notBuilt } : {}) }, null, 2));
   }
   const shown = (a: readonly string[]) => `  $ ${a.map(shellWord).join(" ")}`;
-  if (!pending) return print.out(wrapLines(steps.map((s) => shown(s.argv)).join("\n"), terminalWidth(io)));
+  const proofs = plan.proofs.length ? [`proofs (each variant's static check, tests.static of its file):`, ...proofLines(plan)] : [];
+  if (!pending) return print.out(wrapLines([...proofs, ...steps.map((s) => shown(s.argv))].join("\n"), terminalWidth(io)));
   const total = steps.length + later.length;
   const lines = [
     `publish to ${to}: ${total} variant(s) in build order, ${pending.names.length} not built yet (no result link in ${pending.outDir}); nothing is run.`,
@@ -141,6 +167,7 @@ function printCopySteps(
     ...steps.map((s) => shown(s.argv)),
     ...(steps.length && later.length ? ["  and, once built, through the result links the build leaves:"] : []),
     ...later.map((s) => shown(s.argv)),
+    ...proofs,
   ];
   print.out(wrapLines(lines.join("\n"), terminalWidth(io)));
 }

@@ -100,18 +100,6 @@ export function variantJson(v: Variant): VariantJson {
   };
 }
 
-/** Warn (on `err`) about generated files git does not track: `flox build` evaluates a store copy of tracked files only. */
-export async function warnUntracked(root: string, files: string[], err: Io["err"]): Promise<void> {
-  const { untrackedGenerated } = await import("../generate/git-tracked.ts");
-  const untracked = await untrackedGenerated(root, files);
-  if (untracked === null) return; // not a git checkout (or no git): nothing to say
-  if (untracked.length)
-    err(
-      `warning: ${untracked.length} generated file(s) are not git-tracked, and flox build sees only tracked files:` +
-        ` run \`git add .flox pkgs\` (first: ${untracked.slice(0, 3).join(", ")})\n`,
-    );
-}
-
 /** The width human output of a run wraps to, in columns: `io.columns` (main's processIo: $COLUMNS, else the terminal's), else 80. */
 export function terminalWidth(io: Pick<Io, "columns">): number {
   return io.columns ?? 80;

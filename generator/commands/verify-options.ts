@@ -17,6 +17,10 @@ export const verifyOptions = {
   python: { type: "string", describe: "interpreter, environment directory (bin/python3) or result-* link (default: python3 on PATH)" },
   json: { ...outputOptions.json, describe: "print the report as JSON" },
   probe: { type: "string", describe: "replay a recorded probe JSON instead of running one" },
+  proof: {
+    type: "string",
+    describe: "the variant's proof (its static check's output: probe.json, report.txt): judge the device code from it and run only the GPU part here",
+  },
   gpu: { type: "boolean", default: true, describe: "run the GPU checks (matmul, torchaudio CUDA kernels); --no-gpu skips them" },
   ...hostOptions,
   ...matrixOption,
@@ -30,8 +34,7 @@ export const verifyOptions = {
 } as const;
 
 /**
- * Arguments of `verify` as yargs infers them from its positional and options (each may be left out; install calls
- * runVerify with those it sets). `hostDriver`: "" runs the probe through `nixglhost` from PATH, else through this
+ * Arguments of `verify` as yargs infers them from its positional and options (each may be left out). `hostDriver`: "" runs the probe through `nixglhost` from PATH, else through this
  * path to it.
  */
 export type VerifyArgs = Partial<ArgsOf<typeof verifyPositional & typeof verifyOptions>>;

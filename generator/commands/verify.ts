@@ -2,7 +2,7 @@
  * `variant-matrix verify [NAME]`: run the probe (generator/verify/probe.py) in a Python environment and check the
  * promise of a variant's name against what it finds, one line per promise.
  *
- *   verify [NAME] [--python PATH] [--json] [--probe FILE] [--no-gpu] [--host-driver [NIXGLHOST]]
+ *   verify [NAME] [--python PATH] [--json] [--probe FILE] [--proof DIR] [--no-gpu] [--host-driver [NIXGLHOST]]
  *          [--cpuinfo FILE] [--nvidia-smi FILE] [--machine ARCH] [--matrix FILE]
  *
  * NAME defaults to the variant `detect` picks for this host (the torchaudio variant when the environment has
@@ -11,6 +11,9 @@
  * such as a `result-*` link of a variant (its `lib/python3.X/site-packages` and those of its propagated inputs
  * are put on PYTHONPATH of the `python3` on PATH). Default: `python3` on PATH. `--probe FILE` replays a probe
  * recorded elsewhere (e.g. on a GPU machine: `python3 generator/verify/probe.py --gpu --cuobjdump > probe.json`).
+ * `--proof DIR`: the variant's proof (its static check's output, release.nix `tests.NAME.static`: probe.json and
+ * report.txt); the probe then runs the GPU part only and the device code is judged from the proof, when the proof is
+ * about the same library files (else the report says why it was set aside, and cuobjdump runs here).
  *
  * Exit status: 0 when every promise holds (those that cannot be checked here, such as GPU ones on a host without
  * a GPU, are shown as "–" and do not fail); 1 when one fails, torch is missing or dies on import; 2 for bad input
@@ -30,7 +33,7 @@ export const verifyCommand: CommandModule<object, OptionTypes<typeof verifyPosit
   builder: (y: Argv<object>) => y.positional("name", verifyPositional.name).options(verifyOptions),
   handler: async (argv: ArgumentsCamelCase<OptionTypes<typeof verifyPositional & typeof verifyOptions>>) => {
     const run = runOf(argv);
-    const [{ runVerify }, { loadVariants }] = await Promise.all([import("./verify-main.ts"), import("../matrix/variant-source.ts")]);
-    run.exitCode = await runVerify(argv, loadVariants, run.io);
+    const { verifyMain } = await import("./verify-main.ts");
+    run.exitCode = await verifyMain(argv, undefined, run.io);
   },
 };

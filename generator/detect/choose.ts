@@ -2,7 +2,7 @@
  * Which variant a command works on when it checks or installs one for a host (doctor, install): the one named, or the
  * variant detect picks for the host (recommend.ts), read as detect reads it (`--cpuinfo`/`--nvidia-smi`/`--machine`
  * or this machine), or under a modelled root (`--host-root`, tests). With the checks of `--package` that detect, doctor
- * and install share. A library module: it reads the host and prints nothing. Its imports are static: detect-main.ts
+ * and install share; and detect's own answer (recommendForHost). A library module: it reads the host and prints nothing. Its imports are static: detect-main.ts
  * imports it statically, and the host errors it passes on (read-host.ts) must be of the caller's errors.ts.
  */
 import { existsSync, readFileSync } from "node:fs";
@@ -10,12 +10,15 @@ import { dirname, join } from "node:path";
 import { REPO_ROOT } from "../paths.ts";
 import { InputError, UsageError } from "../errors.ts";
 import { DEFAULT_PACKAGE } from "../constants.ts";
-import { PACKAGES, type PackageName } from "../catalog/packages.ts";
+import { PACKAGES, type PackageName } from "../catalog/lib/packages.ts";
 import { environmentOf } from "../matrix/naming.ts";
 import type { Excluded, Variant } from "../matrix/schema.ts";
 import type { Catalog } from "../catalog/schema.ts";
 import { hostFromTexts, machineToSystem, readHost, readMemory, type HostInfo } from "../host/read-host.ts";
-import { recommend } from "./recommend.ts";
+import { recommend, type Recommendation } from "./recommend.ts";
+import { assertGeneratedFor } from "../generate/generated-state.ts";
+import type { VariantSource } from "../matrix/variant-source.ts";
+import type { Prefer } from "../constants.ts";
 import { runOn } from "../preflight/host-root.ts";
 import { hostSystem } from "../driver/backend.ts";
 
@@ -134,4 +137,29 @@ export async function chooseVariant(
 export async function projectHistory(root: string, warn?: (text: string) => void): Promise<Map<string, number>> {
   const { durationsFromReports, readEarlierReports } = await import("../driver/report.ts");
   return readEarlierReports((onSkip) => durationsFromReports(join(root, "logs"), onSkip), warn ?? (() => {}));
+}
+
+/**
+ * detect's answer for its parsed options: the host read (a recording, a modelled root, or this machine), the variants
+ * of `source` (default in the command: matrix.ts), the pick per GPU and the CPU fallback ranked by one wait (the
+ * project's earlier builds; a report left out is one warning through `warn`), and the files generated beside the
+ * matrix checked to say what it gives now, so that what detect names is what install would build.
+ * @throws UsageError for a bad --package; InputError for a host file that cannot be read, an invalid matrix, or
+ *   generated files out of date with it
+ */
+export async function recommendForHost(
+  o: Omit<ChooseOptions, "name"> & { matrix?: string; prefer: Prefer },
+  source: VariantSource,
+  warn: (text: string) => void,
+): Promise<Recommendation> {
+  const pkg = parsePackage(o.package);
+  const host = await readHostUnder(o);
+  const project = await source(o.matrix);
+  checkEnvironment(pkg, project.variants);
+  // The earlier builds `build` and install estimate with (the logs beside the matrix): one wait for one pick.
+  const history = await projectHistory(project.project ? dirname(project.project.matrixFile) : REPO_ROOT, warn);
+  const r = recommend(host, project.variants, project.catalog, { package: pkg, excluded: project.excluded, prefer: o.prefer, history });
+  const named = [...r.variants, ...(r.cpuFallback ? [r.cpuFallback] : [])];
+  if (project.project) assertGeneratedFor(project.project, dirname(project.project.matrixFile), "detect", named);
+  return r;
 }

@@ -28,14 +28,14 @@
  * the CPU-only fallback); the first rule picks by the rule above, the others say where a miss stopped and what to
  * add to matrix.ts. The host-level reasons are HOST_FINDINGS below.
  */
-import { gccarchFeature } from "../catalog/cpu-isas.ts";
+import { gccarchFeature } from "../catalog/lib/machines.ts";
 import type { Excluded, Variant } from "../matrix/schema.ts";
 import type { Catalog } from "../catalog/schema.ts";
-import { nixpkgsBrokenWarnings, type PackageName } from "../catalog/packages.ts";
+import { nixpkgsBrokenWarnings, type PackageName } from "../catalog/lib/packages.ts";
 import { closurePackages } from "../matrix/naming.ts";
 import { armCoreName, armHostHint, compareVersions, type GpuInfo, type HostInfo } from "../host/read-host.ts";
 import { cudaMajorOf, driverSupport } from "../matrix/compat.ts";
-import { insecureNote } from "../catalog/advisories.ts";
+import { insecureNote } from "../catalog/lib/packages.ts";
 import {
   CPU_RULES,
   GPU_RULES,
@@ -96,7 +96,7 @@ export interface Pick {
   /** Other variants that fit, best first. */
   alternatives: string[];
   /**
-   * What nixpkgs says against the chosen variant's CUDA build (catalog/packages.ts nixpkgsBrokenWarnings, explain's
+   * What nixpkgs says against the chosen variant's CUDA build (catalog/lib/packages.ts nixpkgsBrokenWarnings, explain's
    * words): [] when nothing of its closure is marked broken at its nixpkgs, or when none is chosen.
    */
   warnings: string[];

@@ -26,7 +26,7 @@
 import { capabilitiesRunOn, cudaForDriver, cudaMajorOf, isaFit, variantDriverSupport, variantRunsOn } from "../matrix/compat.ts";
 import type { Excluded, Variant } from "../matrix/schema.ts";
 import type { Catalog, CpuIsa, CudaToolkit, GpuArch } from "../catalog/schema.ts";
-import type { PackageName } from "../catalog/packages.ts";
+import type { PackageName } from "../catalog/lib/packages.ts";
 import { compareVersions, type GpuInfo, type HostInfo } from "../host/read-host.ts";
 import { BUILD_LABEL, variantWait, type Wait } from "../model/wait.ts";
 import { hostCapacity, type Capacity } from "../model/concurrency.ts";

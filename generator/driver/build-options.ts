@@ -2,7 +2,7 @@
  * The options of `build` as the command hands them to driver/build.ts planBuild, and its usage error. A module of its
  * own so that the command (yargs) and the work (driver/build.ts) both import it and not each other.
  */
-import type { PackageName } from "../catalog/packages.ts";
+import type { PackageName } from "../catalog/lib/packages.ts";
 import { UsageError } from "../errors.ts";
 import type { Variant } from "../matrix/schema.ts";
 import type { BackendChoice } from "./backend.ts";

@@ -40,7 +40,7 @@ import { runBuilds, shortPath, type RunResult } from "./run.ts";
 import type { StatusSink } from "./status.ts";
 import { dryRealise, askCached, type CachedAnswer, type DryRealise, type NixOptions } from "./store.ts";
 import { checkFiles, checkTargets, loadTargets, selectTargets, type BuildTarget } from "./targets.ts";
-import { onTorch } from "../catalog/packages.ts";
+import { onTorch } from "../catalog/lib/packages.ts";
 import { closeCatalogExtras, didYouMean } from "../matrix/extra-hints.ts";
 import type { Catalog } from "../catalog/schema.ts";
 import { EXIT } from "../errors.ts";

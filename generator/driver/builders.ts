@@ -41,7 +41,7 @@ export async function builderNeeds(
       import("../host/read-host.ts"),
       import("../matrix/compat.ts"),
       import("../catalog/index.ts"),
-      import("../catalog/cpu-isas.ts"),
+      import("../catalog/lib/machines.ts"),
     ]);
     const cpu = parseCpuinfo(await readFile(join(o.hostRoot ?? "/", "proc/cpuinfo"), "utf8"));
     const runnable = isaFit({ system: o.host as never, cpu }, catalog).runnable;

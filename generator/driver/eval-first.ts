@@ -17,7 +17,7 @@
 import { closeCatalogExtras, didYouMean } from "../matrix/extra-hints.ts";
 import type { Catalog } from "../catalog/schema.ts";
 import { ERROR_PREFIX, InputError } from "../errors.ts";
-import { NIX_MIN } from "../catalog/machines.ts";
+import { builtInMachines } from "../catalog/lib/machines.ts";
 import { wrap } from "../text.ts";
 import { compareVersions } from "../versions.ts";
 import type { CachedAnswer } from "./store.ts";
@@ -163,7 +163,7 @@ interface EvaluationGate {
 /**
  * Which failures stop the run. With the nix backend nix-build evaluates with this very Nix and the same file: all of
  * them. flox evaluates with its own Nix and calls each file with callPackage, so for the flox backend a missing
- * nix-instantiate, or one older than the catalog's pins need (NIX_MIN, when a generated file is built), judges
+ * nix-instantiate, or one older than the catalog's pins need (catalog/machines.ts NIX_MIN, when a generated file is built), judges
  * nothing, and a file whose arguments only callPackage fills ("cannot auto-call a function …") is not judged either.
  * @param nixVersion this PATH's Nix version ("2.8.0"), null when there is no nix-instantiate; asked only for flox
  */
@@ -176,8 +176,8 @@ export function evaluationGate(
   if (backend !== "flox" || failures.length === 0) return { stop: [...failures], pass: [], why: null };
   const have = nixVersion();
   if (have === null) return { stop: [], pass: [...failures], why: "flox evaluates with its own Nix and this PATH has no nix-instantiate" };
-  if (pinnedNixpkgs && compareVersions(have, NIX_MIN.version) < 0)
-    return { stop: [], pass: [...failures], why: `flox evaluates with its own Nix and this PATH's Nix ${have} is older than the ${NIX_MIN.version} the pins need` };
+  if (pinnedNixpkgs && compareVersions(have, builtInMachines.nixMin.version) < 0)
+    return { stop: [], pass: [...failures], why: `flox evaluates with its own Nix and this PATH's Nix ${have} is older than the ${builtInMachines.nixMin.version} the pins need` };
   const autoCall = (f: EvaluationFailure) => /cannot auto-call a function that has an argument without a default value/.test(f.message);
   const pass = failures.filter(autoCall);
   return {

@@ -3,7 +3,10 @@
  * - a Nix binary cache: `nix copy --to URI` of each variant's built closure (driver/job.ts pushClosure, the one code
  *   path `build --copy-to` uses), every path of it signed with the team's key when one is named (`--secret-key-file`,
  *   the URI's `secret-key=`, or matrix.ts `caches` `secretKeyFile`), and each path's narinfo in the cache checked
- *   afterwards (publishToCache below);
+ *   afterwards (publishToCache below). Only what is proven goes: a variant whose static check's output is
+ *   not valid in this store (driver/proof.ts judgeProofs) is refused unless `--allow-unproven`, which copies the
+ *   variant with its unproven marker (proof.ts unprovenMarker) instead; a proven variant is copied with its proof (the
+ *   check's output and its closure), signed and checked back like the rest;
  * - a Flox catalog: `flox publish -o ORG NAME`, one package per call, pytorch before what is built on it, each on a
  *   host of its own system (flox records the system it ran on: flox/flox providers/publish.rs).
  *
@@ -20,6 +23,7 @@ import { ERROR_PREFIX, InputError, UsageError } from "../errors.ts";
 import { runTool } from "../process.ts";
 import { redactCredentials } from "../redact.ts";
 import { shellWord, wrap, wrapCommand } from "../text.ts";
+import { addUnprovenMarker, judgeProofs, unprovenMarker, type VariantProof } from "./proof.ts";
 import {
   checkSignatures,
   publicKeys,
@@ -164,14 +168,19 @@ export interface PlanPublishOptions {
   nixOptions: (readonly [string, string])[];
   /** `--to`: `--secret-key-file FILE` (absolute), the key every published path is signed with. */
   secretKeyFile?: string;
+  /** `--to`: take each variant's file (whose `tests.static` is its proof) from DIR/NAME.nix (absolute), as `build --pkgs-dir`. */
+  pkgsDir?: string;
+  /** `--to`: publish a variant whose static check has not passed here, with its unproven marker (proof.ts). */
+  allowUnproven?: boolean;
   /** Each note as planning meets it (a line without its newline): stderr in the CLI. */
   onNote: (line: string) => void;
 }
 
-/** A variant's built output for `--to`: the store path its result link points to. */
+/** A variant's built output for `--to`: the store path its result link points to, and its `.nix` file (absolute). */
 interface BuiltOutput {
   name: string;
   out: string;
+  file: string;
 }
 
 /**
@@ -216,6 +225,10 @@ export type PublishPlan =
       signing: SigningKey | null;
       /** The public keys consumers trust for this cache: matrix.ts `caches` `publicKey` of the entry with its URL. */
       consumerKeys: string[];
+      /** Each built variant's proof, in `outs`' order (proof.ts judgeProofs). */
+      proofs: VariantProof[];
+      /** `--allow-unproven`: the unproven ones go too, each with its marker. */
+      allowUnproven: boolean;
     };
 
 /**
@@ -251,7 +264,10 @@ export async function planPublish(o: PlanPublishOptions): Promise<PublishPlan> {
   const ordered = orderTargets(sel.targets).order.map((n) => byName.get(n)!);
   if (!o.org) {
     const matrixDir = dirname(o.matrixFile ?? join(o.root, "matrix.ts"));
-    return { road: "to", to: to!, ...builtOutputs(ordered, o), nixOptions: o.nixOptions, ...signingKeyFor(to!, o.secretKeyFile, p.matrix.caches, matrixDir) };
+    const built = builtOutputs(ordered, o);
+    const proofs = await judgeProofs(built.outs, o.nixOptions);
+    const signing = signingKeyFor(to!, o.secretKeyFile, p.matrix.caches, matrixDir);
+    return { road: "to", to: to!, ...built, nixOptions: o.nixOptions, ...signing, proofs, allowUnproven: !!o.allowUnproven };
   }
   // The organisation name first: it becomes flox publish's -o argument (a bad one is refused before anything else).
   checkFloxOrg(o.org);
@@ -323,13 +339,14 @@ async function defaultCacheTarget(caches: readonly { url: string }[], note: (lin
  * `--to`: each variant's store path, read off its result link in the out directory, and those with no link yet (the
  * plan holds them; assertPublishable refuses them but in a dry run, which shows the build to run first).
  */
-function builtOutputs(ordered: readonly { name: string }[], o: PlanPublishOptions): { outs: BuiltOutput[]; notBuilt: NotBuilt | null } {
+function builtOutputs(ordered: readonly { name: string; file: string }[], o: PlanPublishOptions): { outs: BuiltOutput[]; notBuilt: NotBuilt | null } {
   const outDir = o.outDir?.path ?? o.root;
   const outs = ordered.map((t) => {
+    const file = o.pkgsDir ? join(o.pkgsDir, `${t.name}.nix`) : t.file;
     try {
-      return { name: t.name, out: readlinkSync(join(outDir, `result-${t.name}`)) };
+      return { name: t.name, out: readlinkSync(join(outDir, `result-${t.name}`)), file };
     } catch {
-      return { name: t.name, out: null };
+      return { name: t.name, out: null, file };
     }
   });
   const missing = outs.filter((x) => x.out === null).map((x) => x.name);
@@ -362,12 +379,37 @@ function notBuiltMessage(n: NotBuilt, width: number): string {
 }
 
 /**
+ * The refusal of a publish whose variants are not all proven: each with why, and the two ways on (build the check,
+ * or `--allow-unproven`), wrapped to `width`. Pure.
+ */
+function unprovenMessage(unproven: readonly Extract<VariantProof, { state: "unproven" }>[], width: number): string {
+  const pad = " ".repeat([...ERROR_PREFIX].length);
+  const head = wrap(
+    `${unproven.length} variant(s) not proven, so nothing was copied: a variant is published with its proof, the output of its static check (tests.static), which must have passed in this store:`,
+    width,
+    { indent: pad },
+  ).slice(pad.length);
+  const each = unproven.map((u) => wrap(`${u.name}: ${u.why}`, width, { indent: "  ", hang: "    " }));
+  const fix = wrap(
+    `Build the checks first (\`npx variant-matrix build --verify ${unproven.map((u) => u.name).join(" ")}\`), or publish them unproven with --allow-unproven (the cache then says "unproven" for each, and install says so).`,
+    width,
+    { indent: "  ", hang: "  " },
+  );
+  return [head, ...each, fix].join("\n");
+}
+
+/**
  * Refuse a plan that cannot run: a blocking flox check (preflight/checks.ts refuseOnBlocking), a failed precondition,
- * (--to) a variant not built yet, unless `dryRun` (a dry run shows the build to run first).
+ * (--to) a variant not built yet, unless `dryRun` (a dry run shows the build to run first), or (--to) a variant not
+ * proven without `--allow-unproven`, unless `dryRun` (a dry run says which are proven).
  * @throws PreflightError or InputError (exit 2), its lines wrapped to `width`
  */
 export async function assertPublishable(plan: PublishPlan, width: number, dryRun = false): Promise<void> {
   if (plan.road === "to" && plan.notBuilt && !dryRun) throw new UsageError(notBuiltMessage(plan.notBuilt, width));
+  if (plan.road === "to" && !dryRun && !plan.allowUnproven) {
+    const unproven = plan.proofs.filter((p): p is Extract<VariantProof, { state: "unproven" }> => p.state === "unproven");
+    if (unproven.length) throw new UsageError(unprovenMessage(unproven, width));
+  }
   if (plan.road !== "org") return;
   if (plan.preconditions === null) (await import("../preflight/checks.ts")).refuseOnBlocking(plan.preflight, width);
   const failed = (plan.preconditions ?? []).filter((c) => !c.ok);
@@ -394,6 +436,8 @@ export interface PathOutcome {
 /** What one `nix copy` of a `--to` run did, and what happened to each path of its closure not listed before. */
 export interface CopyOutcome {
   name: string;
+  /** What was copied of the variant `name`: its output, its proof, or its unproven marker (proof.ts). */
+  role: CopyRole;
   outPath: string;
   status: "copied" | "failed";
   /** The store URI (credentials redacted) when copied; why, when failed. */
@@ -422,6 +466,26 @@ export async function runPublish(plan: PublishPlan): Promise<PublishRun> {
   return publishToCache(plan);
 }
 
+/** What a copy of a `--to` run carries for a variant: its output, its proof, or the marker that it has none. */
+export type CopyRole = "variant" | "proof" | "unproven";
+
+/**
+ * The copies of a `--to` run, in build order: each variant's output, then its proof when proven, or (--allow-unproven)
+ * its unproven marker. Pure.
+ */
+export function copiesOf(plan: Extract<PublishPlan, { road: "to" }>): { name: string; role: CopyRole; out: string }[] {
+  return plan.outs.flatMap((o) => {
+    const p = plan.proofs.find((x) => x.name === o.name);
+    const extra =
+      p?.state === "proven"
+        ? [{ name: o.name, role: "proof" as const, out: p.path }]
+        : plan.allowUnproven
+          ? [{ name: o.name, role: "unproven" as const, out: unprovenMarker(o.name, o.out).path }]
+          : [];
+    return [{ name: o.name, role: "variant" as const, out: o.out }, ...extra];
+  });
+}
+
 /** Store URL schemes of binary caches, whose narinfo `nix copy` signs with the URL's `secret-key=` (BinaryCacheStore). */
 const BINARY_CACHE_SCHEMES = ["file", "http", "https", "s3"];
 
@@ -446,15 +510,23 @@ async function publishToCache(plan: Extract<PublishPlan, { road: "to" }>): Promi
   const fd = openLogFile(log, { exclusive: true });
   const shown = redactCredentials(plan.to);
   const report: CopyOutcome[] = [];
-  const closures = await Promise.all(plan.outs.map((o) => closureOf(o.out)));
+  const copies = copiesOf(plan);
+  // Each unproven marker is made in this store first (a text file: proof.ts addUnprovenMarker), then copied like the rest.
+  const markerErr = new Map<string, string | null>();
+  for (const c of copies.filter((x) => x.role === "unproven")) {
+    const o = plan.outs.find((x) => x.name === c.name)!;
+    markerErr.set(c.out, await addUnprovenMarker(unprovenMarker(o.name, o.out), plan.nixOptions));
+  }
+  const closures = await Promise.all(copies.map((o) => closureOf(o.out)));
   const all = [...new Set(closures.flat())];
   const ctx = { plan, fd };
   let states: CacheStates;
   try {
     const before = await readCache(plan, all);
-    for (const [i, o] of plan.outs.entries()) {
-      const err = (await signLocally(ctx, o.out)) ?? (await pushClosure(o.out, copyUrl(plan), fd, plan.nixOptions));
-      report.push({ name: o.name, outPath: o.out, status: err ? "failed" : "copied", detail: err ?? shown, paths: [] });
+    for (const [i, o] of copies.entries()) {
+      const made = markerErr.get(o.out);
+      const err = made ? `the unproven marker was not made: ${made}` : ((await signLocally(ctx, o.out)) ?? (await pushClosure(o.out, copyUrl(plan), fd, plan.nixOptions)));
+      report.push({ name: o.name, role: o.role, outPath: o.out, status: err ? "failed" : "copied", detail: err ?? shown, paths: [] });
       if (err) closures[i] = [];
     }
     const resignErr = await resignInCache(ctx, before);

@@ -20,7 +20,7 @@ import { nearestNames, shown, type NearestCandidate } from "../matrix/suggest.ts
 import { loadProject, type Project } from "../matrix/project.ts";
 import type { Variant } from "../matrix/schema.ts";
 import type { TeamCache } from "../matrix/team-cache.ts";
-import type { PackageName } from "../catalog/packages.ts";
+import type { PackageName } from "../catalog/lib/packages.ts";
 import { commentText, nixString } from "../nix-literals.ts";
 import { staticCheckDeps, staticCheckName } from "../model/plan.ts";
 

@@ -15,7 +15,7 @@ import { modelCacheMisses, type CacheModelCatalog, type ModelledBuild } from "..
 import { readReports, realBuilds, type SkippedReport } from "../driver/report.ts";
 import { parseName } from "../matrix/naming.ts";
 import type { Variant } from "../matrix/schema.ts";
-import type { PackageName } from "../catalog/packages.ts";
+import type { PackageName } from "../catalog/lib/packages.ts";
 
 /**
  * Default seconds per build when no report has the group: the build driver's sourced table (model/plan.ts), and for

@@ -28,7 +28,7 @@ import { capacityOf, type Capacity } from "../model/concurrency.ts";
 import { availableParallelism, totalmem } from "node:os";
 import type { Variant } from "../matrix/schema.ts";
 import type { Catalog } from "../catalog/schema.ts";
-import type { PackageName } from "../catalog/packages.ts";
+import type { PackageName } from "../catalog/lib/packages.ts";
 
 /** A host of the fleet, by a name the user recognises (its file or directory). */
 export interface FleetHost {

@@ -3,7 +3,7 @@
  * not import each other.
  */
 import { basename, resolve } from "node:path";
-import type { PackageName } from "../catalog/packages.ts";
+import type { PackageName } from "../catalog/lib/packages.ts";
 
 /** What fleet decides by (plan.ts planFleet): the choices of `fleet`'s options that shape the plan. */
 export interface FleetArgs {

@@ -1,12 +1,13 @@
 /**
- * The work of `fleet`: read the hosts (readFleetHost), then decide (planFleet: candidates, cover, cost, the matrix
- * to write). Printing and writing are commands/fleet.ts's.
+ * The work of `fleet`: fleetAnswer checks --package, reads the hosts (readFleetHost) and the earlier builds, then
+ * decides (planFleet: candidates, cover, cost, the matrix to write) and says what the builders must declare. Printing,
+ * and writing the matrix and manifests where the options say, are commands/fleet.ts's.
  */
 import { clip, UsageError } from "../errors.ts";
 import "../zod-jitless.ts";
 import * as z from "zod";
-import { PACKAGES } from "../catalog/packages.ts";
-import { ENV_PACKAGE, TORCH_PACKAGE, onTorch } from "../catalog/packages.ts";
+import { PACKAGES } from "../catalog/lib/packages.ts";
+import { ENV_PACKAGE, TORCH_PACKAGE, onTorch } from "../catalog/lib/packages.ts";
 
 /**
  * The `packages` of the matrix fleet writes for a chosen package: pytorch, the package itself, and for the
@@ -33,7 +34,8 @@ export function fleetEnvironments(pkg: string, current: Readonly<Record<string, 
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { environmentOf } from "../matrix/naming.ts";
 import { join, resolve } from "node:path";
-import { catalogAxes, preferredPin } from "../catalog/index.ts";
+import { catalogAxes } from "../catalog/lib/axes.ts";
+import { preferredPin } from "../catalog/lib/torch.ts";
 import { readHost, recordedSmiFile, type HostInfo } from "../host/read-host.ts";
 import { recommend } from "../detect/recommend.ts";
 import { expand } from "../matrix/expand.ts";
@@ -45,7 +47,7 @@ import type { Catalog } from "../catalog/schema.ts";
 import { compareVersions } from "../versions.ts";
 import { commentText } from "../nix-literals.ts";
 import { hostId, type FleetArgs } from "./fleet-options.ts";
-import { buildCost, fit, leaveOneOut, DEFAULT_BUILD_SECONDS, TORCH_BUILD_MODEL, type BuildSample } from "./cost.ts";
+import { buildCost, fit, leaveOneOut, readSamples, DEFAULT_BUILD_SECONDS, TORCH_BUILD_MODEL, type BuildSample } from "./cost.ts";
 import { availableParallelism, totalmem } from "node:os";
 import { capacityOf } from "../model/concurrency.ts";
 import { coverFleet, type CoverMethod, type Element, type FleetHost } from "./cover.ts";
@@ -316,3 +318,38 @@ export function planFleet(p: Project, hosts: readonly FleetHost[], a: PlanArgs, 
 
 /** What planFleet decides. */
 export type FleetPlan = ReturnType<typeof planFleet>;
+
+/** What the build machines must declare, per system (generator/system-features.ts featureNeeds). */
+export type FeatureNeeds = { system: string; features: string[]; variants: number }[];
+
+/**
+ * `--package`: a package of the catalog's table, or a named environment the matrix has (`llm-env`).
+ * @throws UsageError naming the allowed values
+ */
+function checkPackage(pkg: string, p: Project): void {
+  if ((PACKAGES as readonly string[]).includes(pkg) || p.variants.some((v) => v.role === "env" && v.package === pkg)) return;
+  const envs = [...new Set(p.variants.filter((v) => v.role === "env" && !(PACKAGES as readonly string[]).includes(v.package)).map((v) => v.package))];
+  throw new UsageError(`--package: unknown package "${pkg}"; allowed values: ${[...PACKAGES, ...envs].join(", ")}${envs.length ? "" : " (named environments come from matrix.ts environments)"}`);
+}
+
+/**
+ * fleet's answer for its parsed options: --package checked, the hosts read (`hosts`: detect --json files or
+ * directories of cpuinfo + nvidia-smi.txt), the earlier builds under `logsDir` (default: logs/ of the repository) that
+ * the cost model fits (a foreign or damaged report left out with one warning through `warn`, as build does), the plan
+ * (planFleet), and what the build machines must declare.
+ * @throws UsageError for an unknown --package or a bad host file; what planFleet throws
+ */
+export async function fleetAnswer(
+  p: Project,
+  a: PlanArgs & { hosts: readonly string[]; logsDir?: string },
+  warn: (text: string) => void,
+): Promise<{ plan: FleetPlan; needs: FeatureNeeds; hostCount: number }> {
+  checkPackage(a.package, p);
+  const hosts = await Promise.all(a.hosts.map(readFleetHost));
+  const [{ readEarlierReports }, { featureNeeds }] = await Promise.all([import("../driver/report.ts"), import("../system-features.ts")]);
+  const logs = a.logsDir ?? join(REPO_ROOT, "logs");
+  const samples = readEarlierReports((onSkip) => readSamples(logs, onSkip), warn);
+  const plan = planFleet(p, hosts, a, samples);
+  const needs = featureNeeds(plan.toBuild, null, []).map((g) => ({ system: g.system, features: g.features, variants: g.variants.length }));
+  return { plan, needs, hostCount: hosts.length };
+}

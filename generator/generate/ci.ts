@@ -19,7 +19,7 @@ import { Document, isScalar, type YAMLMap } from "yaml";
 import { variantRunsOn } from "../matrix/compat.ts";
 import { InputError } from "../errors.ts";
 import { catalog as builtInCatalog, machines } from "../catalog/index.ts";
-import { cudaCacheSubstituter } from "../catalog/binary-cache.ts";
+import { cudaCacheSubstituter } from "../catalog/lib/binary-cache.ts";
 
 /** The CI runners' facts of the catalog's second value (catalog/ci-runners.ts through catalog/index.ts `machines`). */
 const { limits: GITHUB_LIMITS, hostedRunners: GITHUB_HOSTED_RUNNERS, matrixLimit: GITHUB_MATRIX_LIMIT, selfHostedLabels: DEFAULT_SELF_HOSTED_LABELS, selfHostedNeeds: SELF_HOSTED_NEEDS } =

@@ -55,6 +55,11 @@ export interface GenerateResult {
   renamed: [string, string][];
   /** Packages asked for that yield no variant, with the first reason. */
   withoutVariant: { package: string; dropped: number; reason: string }[];
+  /**
+   * A writing run's generated files git does not track (`flox build` evaluates a store copy of tracked files only);
+   * null with --check, with nothing rendered, or outside a git checkout (git-tracked.ts untrackedGenerated).
+   */
+  untracked: string[] | null;
 }
 
 /**
@@ -99,16 +104,25 @@ export async function runGenerate(plan: GeneratePlan, progress: SyncProgress): P
   const of = (kind: Freshness["differences"][number]["kind"], also?: "missing") =>
     f.differences.filter((d) => d.kind === kind || d.kind === also).map((d) => d.file).sort();
   const shown = { written: of("differs", "missing"), removed: of("stale"), temporaries: of("temporary"), unchanged: f.unchanged };
-  if (!rendered) return { ...shown, renamed: [], withoutVariant: [] };
+  if (!rendered) return { ...shown, renamed: [], withoutVariant: [], untracked: null };
   const { files, project } = rendered;
   const record = async () => writeStamp(o.root, plan.last.inputs, hashesOf(files), (await import("../matrix/load-matrix.ts")).isSingleFileMatrix(o.matrixFile));
   if (o.check) {
     if (f.current) await record();
-    return { ...shown, renamed: [], withoutVariant: [] };
+    return { ...shown, renamed: [], withoutVariant: [], untracked: null };
   }
-  const [{ syncFiles }, { renamedFiles, packagesWithoutVariant }] = await Promise.all([import("./write.ts"), import("../matrix/matrix-yield.ts")]);
+  const [{ syncFiles }, { renamedFiles, packagesWithoutVariant }, { untrackedGenerated }] = await Promise.all([
+    import("./write.ts"),
+    import("../matrix/matrix-yield.ts"),
+    import("./git-tracked.ts"),
+  ]);
   if (!f.current) clearStamp(o.root);
   const r = await syncFiles(o.root, files, { progress, freshness: f });
   await record();
-  return { ...r, renamed: renamedFiles(r.removed, r.written), withoutVariant: packagesWithoutVariant(project.matrix, project.variants, project.excluded) };
+  return {
+    ...r,
+    renamed: renamedFiles(r.removed, r.written),
+    withoutVariant: packagesWithoutVariant(project.matrix, project.variants, project.excluded),
+    untracked: await untrackedGenerated(o.root, [...files.keys()]),
+  };
 }

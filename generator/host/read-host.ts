@@ -354,6 +354,11 @@ export interface ReadHostOptions {
   machine?: string;
   /** `--mem`: the host's memory in GiB (default: a recording's meminfo file, or this machine's). */
   mem?: number;
+  /**
+   * false: this machine's GPUs are not asked for (no nvidia-smi run; `gpus` [] and `sources.nvidiaSmi` "not read"), for
+   * a caller that needs them only in some cases (verify with a NAME: only when torch sees no GPU). Default true.
+   */
+  gpus?: boolean;
 }
 
 /** Thrown when a recorded host file named on the command line cannot be opened (exit 2). */
@@ -469,6 +474,9 @@ export async function readHost(opts: ReadHostOptions = {}): Promise<HostInfo> {
     // A recorded CPU without a recorded GPU list: do not mix in this machine's GPUs.
     nvidiaSmi = null;
     gpuAbsentReason = "no NVIDIA GPU recorded (no --nvidia-smi file given with --cpuinfo)";
+  } else if (opts.gpus === false) {
+    nvidiaSmi = null;
+    gpuAbsentReason = "not read (nvidia-smi was not run)";
   } else {
     const r = await runNvidiaSmi();
     nvidiaSmi = r.text;
@@ -490,7 +498,7 @@ export async function readHost(opts: ReadHostOptions = {}): Promise<HostInfo> {
     cpuinfo,
     cpuinfoFile,
     nvidiaSmi,
-    nvidiaSmiFile: opts.nvidiaSmi ?? "nvidia-smi",
+    nvidiaSmiFile: opts.nvidiaSmi ?? (opts.gpus === false && opts.cpuinfo === undefined ? "not read" : "nvidia-smi"),
     gpuAbsentReason,
     machine,
     machineSource,

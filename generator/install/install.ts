@@ -22,7 +22,9 @@
  *
  * runInstall's steps: a dry run hands the build driver its dry run (the plan and its estimate) and stops; else the
  * build (none when the output is in the store or fetchable; through the build driver, its result links in a directory
- * of their own), DIR as the one GC root, the nixglhost route and its first start, then verify through DIR's python.
+ * of their own), DIR as the one GC root, the nixglhost route and its first start, the variant's proof (driver/proof.ts
+ * fetchProof: its static check's output, in the store or substituted, never built; else whether a cache says it was
+ * published unproven), then verify through DIR's python, handed the proof when there is one.
  * The build driver and verify are the caller's (InstallSteps): they print their own lines.
  */
 import path from "node:path";
@@ -30,7 +32,7 @@ import { InputError } from "../errors.ts";
 import { REPO_ROOT } from "../paths.ts";
 import { ASK_NIX_TIMEOUT_S } from "../constants.ts";
 import { closurePackages, formatName, parseName } from "../matrix/naming.ts";
-import { ENV_PACKAGE, nixpkgsBrokenWarnings } from "../catalog/packages.ts";
+import { ENV_PACKAGE, nixpkgsBrokenWarnings } from "../catalog/lib/packages.ts";
 import { copyableCommand } from "../text.ts";
 import type { Backend, BackendChoice } from "../driver/backend.ts";
 import type { BuildArgs } from "../driver/build-options.ts";
@@ -112,7 +114,7 @@ export interface InstallPlan {
   variant: Variant;
   chosen: ChosenVariant;
   /**
-   * What nixpkgs says against the variant's CUDA build (catalog/packages.ts nixpkgsBrokenWarnings: explain's and
+   * What nixpkgs says against the variant's CUDA build (catalog/lib/packages.ts nixpkgsBrokenWarnings: explain's and
    * detect's words); [] when nothing of its closure is marked broken at its nixpkgs.
    */
   warnings: string[];
@@ -379,9 +381,15 @@ export interface VerifyRequest {
   nvidiaSmi?: string;
   machine?: string;
   matrix?: string;
+  /**
+   * The variant's proof (driver/proof.ts): the store path of its static check's output (probe.json, report.txt), which
+   * install fetched or found; verify then checks only what needs this host (the import, CUDA, the GPU checks) and
+   * runs no cuobjdump. Absent: no proof, verify checks everything.
+   */
+  proof?: string;
 }
 
-/** verify's report as install reads it (commands/verify-main.ts VerifyReport). */
+/** verify's report as install reads it (verify/verify.ts VerifyReport). */
 export interface InstalledReport {
   name: string;
   checks: { promise: string; ok: boolean | null; expected: string; found: string }[];
@@ -398,7 +406,9 @@ export type InstallEvent =
   /** The first start through nixglhost (preflight/nixglhost-cache.ts), in its own words. */
   | { kind: "first-start"; line: string }
   /** A signal stopped install before the build driver's run took it (install-target.ts stopOnSignalUntilBuilding): where, and what is left. */
-  | { kind: "stopped"; line: string };
+  | { kind: "stopped"; line: string }
+  /** What install found of the variant's proof (driver/proof.ts fetchProof), before verify. */
+  | { kind: "proof"; proof: import("../driver/proof.ts").FetchedProof };
 
 /** The work runInstall hands out: the build driver and verify (the caller's, which print their own lines), and progress. */
 export interface InstallSteps {
@@ -429,10 +439,13 @@ export interface InstallResult {
   /**
    * The variant's proof from this install's build: the store path of its static check's output (probe.json,
    * report.txt), which the build driver linked as `result-NAME-proof` (driver/report.ts VariantReport.proof); null when
-   * install built nothing (the output was in the store or fetchable), or the build left no proof.
+   * install built nothing (the output was in the store or fetchable), or the build left no proof. `proof` is what install
+   * then found of it (driver/proof.ts fetchProof: this one, in the store).
    */
-  proof: string | null;
+  builtProof: string | null;
   firstStart: FirstStart | null;
+  /** What install found of the variant's proof (null: not asked, install stopped before). */
+  proof?: import("../driver/proof.ts").FetchedProof | null;
   verify: { code: number; report: InstalledReport | null } | null;
 }
 
@@ -445,7 +458,7 @@ export interface InstallResult {
  *   temporary result links removed)
  */
 export async function runInstall(plan: InstallPlan, steps: InstallSteps): Promise<InstallResult> {
-  const none = { built: false, outPath: null, proof: null, firstStart: null, verify: null };
+  const none = { built: false, outPath: null, builtProof: null, firstStart: null, verify: null };
   if (plan.dryRun) return { ...none, stage: "dry-run", exitCode: await steps.build(plan.build) };
   if (plan.stops.length || !plan.ready) throw new InstallInputError(`${plan.stops.length} check(s) to fix before anything is built (variant-matrix doctor ${plan.variant.name})`);
   if (plan.evaluationStops.length) throw new (await import("../driver/eval-first.ts")).EvaluationError(plan.evaluationStops, 1, plan.options.width ?? 80);
@@ -485,7 +498,7 @@ export async function runInstall(plan: InstallPlan, steps: InstallSteps): Promis
       steps.progress(e);
     };
     // The build's proof, read before its result links go: the static check's output beside the variant's result.
-    const proof = ready.atOnce ? null : it.resultOutPath(resultDir ?? plan.root, proofLinkOf(plan.variant.name));
+    const builtProof = ready.atOnce ? null : it.resultOutPath(resultDir ?? plan.root, proofLinkOf(plan.variant.name));
     const linked = await watch.guard(linkInstalled(plan, resultDir, progress));
     at.removed = resultDir;
     dropResults();
@@ -495,11 +508,13 @@ export async function runInstall(plan: InstallPlan, steps: InstallSteps): Promis
       firstStartThroughNixglhost({ dir: plan.dir, throughNixglhost: plan.throughNixglhost, nixglhost: linked.hostDriver }, (line) => steps.progress({ kind: "first-start", line })),
     );
     const o = plan.options;
+    at.doing = `fetching the proof of ${plan.variant.name}`;
+    const proof = await watch.guard(proofOf(plan, linked.outPath));
+    steps.progress({ kind: "proof", proof });
     at.doing = `verifying ${plan.variant.name} through ${plan.python}`;
-    const verify = await watch.guard(
-      steps.verify({ name: plan.variant.name, python: plan.dir, hostDriver: linked.hostDriver, hostRoot: o.hostRoot, cpuinfo: o.cpuinfo, nvidiaSmi: o.nvidiaSmi, machine: o.machine, matrix: o.matrix }),
-    );
-    return { stage: "verify", exitCode: verify.code, built: !ready.atOnce, outPath: linked.outPath, hostDriver: linked.hostDriver, proof, firstStart, verify };
+    const request: VerifyRequest = { name: plan.variant.name, python: plan.dir, hostDriver: linked.hostDriver, hostRoot: o.hostRoot, cpuinfo: o.cpuinfo, nvidiaSmi: o.nvidiaSmi, machine: o.machine, matrix: o.matrix };
+    const verify = await watch.guard(steps.verify(proof.state === "proven" ? { ...request, proof: proof.summary.path } : request));
+    return { stage: "verify", exitCode: verify.code, built: !ready.atOnce, outPath: linked.outPath, hostDriver: linked.hostDriver, builtProof, firstStart, proof, verify };
   } catch (e) {
     if (!(e instanceof it.StoppedBySignal)) throw e;
     if (resultDir !== null) at.removed = resultDir;
@@ -517,6 +532,16 @@ function proofLinkOf(name: string): string {
 }
 
 type InstallInterruptWatch = import("./install-target.ts").InterruptWatch;
+
+/**
+ * The variant's proof for verify (driver/proof.ts fetchProof): asked of this store and the team's caches (the plan's
+ * cacheOptions) under the limit of install's other questions to Nix (ask-nix.ts evalLimit); never built.
+ */
+async function proofOf(plan: InstallPlan, outPath: string): Promise<import("../driver/proof.ts").FetchedProof> {
+  const [{ fetchProof }, { evalLimit }] = await Promise.all([import("../driver/proof.ts"), import("../driver/ask-nix.ts")]);
+  const deadline = Date.now() + evalLimit(plan.options.askNixTimeout).seconds * 1000;
+  return fetchProof({ name: plan.variant.name, file: plan.file, outPath }, plan.cacheOptions, deadline);
+}
 
 /**
  * What install says when a signal stopped it after its build: what it was doing, the processes it ended, the temporary

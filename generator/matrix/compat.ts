@@ -13,7 +13,7 @@ import { capabilityRunsOn } from "../catalog/lib/capability.ts";
 import { compareVersions } from "../versions.ts";
 import type { Variant } from "./schema.ts";
 import type { Catalog, CpuIsa, CudaMajor, CudaToolkit } from "../catalog/schema.ts";
-import { nixpkgsCudaFacts } from "../catalog/cuda.ts";
+import { nixpkgsCudaFacts } from "../catalog/lib/cuda.ts";
 
 export { capabilityRunsOn };
 

@@ -13,20 +13,22 @@
  *    where the pin carries a release of it that serves the pin's torch.
  * 7. Every dropped combination carries its reasons in words.
  */
-import { PACKAGES } from "../catalog/packages.ts";
-import { preferredPin } from "../catalog/index.ts";
-import { ENV_PACKAGE, TORCH_PACKAGE, caveatsFor, fixesFor, fixText, onTorch, packageBuildFor, releaseOf, releaseServes, type PackageCudaBuild, type PackageOnTorch } from "../catalog/packages.ts";
-import { glibcCudaHeaderNote, nixpkgsCudaFacts, type NixpkgsCudaFacts } from "../catalog/cuda.ts";
-import { insecureNote } from "../catalog/advisories.ts";
+import { PACKAGES } from "../catalog/lib/packages.ts";
+import { preferredPin } from "../catalog/lib/torch.ts";
+import { ENV_PACKAGE, TORCH_PACKAGE, caveatsFor, fixesFor, fixText, onTorch, packageBuildFor, releaseOf, releaseServes } from "../catalog/lib/packages.ts";
+import { type PackageCudaBuild } from "../catalog/lib/cuda-build.ts";
+import { type PackageOnTorch } from "../catalog/schema.ts";
+import { glibcCudaHeaderNote, nixpkgsCudaFacts, type NixpkgsCudaFacts } from "../catalog/lib/cuda.ts";
+import { insecureNote } from "../catalog/lib/packages.ts";
 import { environmentPackage, formatCombination, formatName, torchSiblingName } from "./naming.ts";
-import { extraPromise } from "../catalog/extras.ts";
+import { extraPromise } from "../catalog/lib/packages.ts";
 import { compareVersions } from "../versions.ts";
 import { capabilityRunsOn } from "./compat.ts";
-import { nixpkgsAllows, nixpkgsCapability } from "../catalog/gpus.ts";
-import { gccarchFeature } from "../catalog/cpu-isas.ts";
+import { nixpkgsAllows, nixpkgsCapability } from "../catalog/lib/cuda.ts";
+import { gccarchFeature } from "../catalog/lib/machines.ts";
 import type { CudaCapabilitiesScope, Excluded, Matrix, Variant } from "./schema.ts";
 import type { Catalog, CpuIsa, CudaToolkit, GpuArch, NixpkgsPin, PythonVersion, TorchRelease } from "../catalog/schema.ts";
-import type { PackageName } from "../catalog/packages.ts";
+import type { PackageName } from "../catalog/lib/packages.ts";
 
 /** Result of `expand`: kept variants (stable order) and dropped combinations (stable order). */
 export interface Expansion {
@@ -170,7 +172,7 @@ function judge(c: Combo, matrix: Matrix, catalog: Catalog): { reasons: string[];
 }
 
 /**
- * The extra build inputs of a package variant (its catalog/packages.ts `cudaBuildOf` answer, null for CPU-only: an
+ * The extra build inputs of a package variant (its catalog/lib/packages.ts `cudaBuildOf` answer, null for CPU-only: an
  * own arch variable, a CMake flag; `gibPerCompileJob`; the `pname` correction), as the Variant's `packageBuild`, or
  * nothing when the package needs none (TORCH_CUDA_ARCH_LIST, which pkgs/variant-attrs.nix writes for every CUDA
  * variant, is all it reads).
@@ -221,7 +223,7 @@ function describe(pkg: PackageName, c: Combo, version: string): string {
  * - a capability missing from nixpkgs' default capabilities of that CUDA set at the variant's pin (`nixpkgs.defaults`:
  *   the pin's own where `pin add` read them, else the catalog's; e.g. 7.0 on CUDA 12.x) leaves magma, nccl, … with
  *   no code for that GPU.
- * Sources: generator/catalog/cuda.ts nixpkgsCudaFacts (nixpkgs' capability table and default rule).
+ * Sources: generator/catalog/lib/cuda.ts nixpkgsCudaFacts (nixpkgs' capability table and default rule).
  * @returns { packageSet, reason } — reason is null when the matrix's policy decided, a sentence when the catalog forced it.
  * @throws Error when `caps` mixes Jetson and non-Jetson capabilities (expand never builds such a set)
  */

@@ -2,12 +2,13 @@
  * `explain NAME`: the resolved parameters of a variant, or why a name is not one, and the nearest names that exist.
  * Pure: works on a loaded Project.
  */
-import { PACKAGES } from "../catalog/packages.ts";
+import { PACKAGES } from "../catalog/lib/packages.ts";
 import { allowedAndClosest, nearestNames, sameExceptTag, shown, type Suggestion } from "./suggest.ts";
-import { catalogAxes, preferredPin } from "../catalog/index.ts";
+import { catalogAxes } from "../catalog/lib/axes.ts";
+import { preferredPin } from "../catalog/lib/torch.ts";
 import { expand } from "./expand.ts";
 import { environmentOf, formatName, parseName, type NameParts } from "./naming.ts";
-import { ENV_PACKAGE } from "../catalog/packages.ts";
+import { ENV_PACKAGE } from "../catalog/lib/packages.ts";
 import type { Project } from "./project.ts";
 import type { Excluded, Matrix, Variant } from "./schema.ts";
 

@@ -79,3 +79,27 @@ export function checkFilterValues(filters: readonly Filter[], items: readonly Fi
       );
   }
 }
+
+/**
+ * `list`'s variants: those of `variants` that pass `specs` (`--filter KEY=VALUE`).
+ * @throws FilterError for a malformed filter or a value that matches no variant of this matrix
+ */
+export function listedVariants<V extends Filterable>(variants: readonly V[], specs: readonly string[] | undefined): V[] {
+  const filters = parseFilters(specs);
+  checkFilterValues(filters, variants);
+  return variants.filter((v) => matchFilters(v, filters));
+}
+
+/**
+ * `list --excluded`'s dropped combinations: those of `excluded` that pass `specs`, each with its ISA's system (from
+ * `isas`, the catalog's) as its system.
+ * @throws FilterError for a malformed filter
+ */
+export function listedExcluded<E extends Omit<Filterable, "system"> & { isa: string }>(
+  excluded: readonly E[],
+  specs: readonly string[] | undefined,
+  isas: readonly { key: string; system: string }[],
+): E[] {
+  const filters = parseFilters(specs);
+  return excluded.filter((e) => matchFilters({ ...e, system: isas.find((i) => i.key === e.isa)!.system }, filters));
+}

@@ -11,7 +11,7 @@
  * package name would become a quoted attribute, so `armv8.2` is spelled `armv8_2`). `tag` is empty when the
  * matrix holds one PyTorch release, and the release's `nameTag` ("29" for 2.9.x) when it holds several.
  */
-import { PACKAGES, type PackageName } from "../catalog/packages.ts";
+import { PACKAGES, type PackageName } from "../catalog/lib/packages.ts";
 
 /** The parts of a variant name. `cuda`/`sm` are both null for a CPU-only variant. */
 export interface NameParts {

@@ -136,7 +136,7 @@ const MATRIX: Record<keyof Matrix, Kind> = {
 const CATALOG: Record<keyof Catalog, Kind> = {
   gpus: "array", cuda: "array", isas: "array", python: "array", torch: "array", nixpkgs: "array", packagesOnTorch: "array", extras: "array",
   torchArchLists: "array", bundledDeviceCode: "array", cudaCache: "object", deviceCodeBytes: "object", nixpkgsCapabilities: "object",
-  glibcCudaHeaders: "object", publicCudaCaches: "array", rebuildSeconds: "object", extraSass: "object", compilerHelperNames: "object",
+  glibcCudaHeaders: "object", publicCudaCaches: "array", rebuildSeconds: "object", buildSeconds: "object", extraSass: "object", compilerHelperNames: "object",
   armCores: "object", armHostHints: "object", cudaMajors: "array", knownVulnerable: "array",
 };
 

@@ -2,8 +2,8 @@
  * Load and validate the user's matrix, and expand it: the one entry point the CLI commands share.
  * I/O is limited to importing the matrix module; everything after is pure.
  */
-import { PACKAGES } from "../catalog/packages.ts";
-import { TORCH_PACKAGE } from "../catalog/packages.ts";
+import { PACKAGES } from "../catalog/lib/packages.ts";
+import { TORCH_PACKAGE } from "../catalog/lib/packages.ts";
 import { dirname, resolve } from "node:path";
 import { existsSync } from "node:fs";
 import { REPO_ROOT } from "../paths.ts";
@@ -12,7 +12,8 @@ import { parseCombination } from "./naming.ts";
 import type { ZodError } from "zod";
 import type * as z from "zod";
 import { clip, shown, unknownKeysMessage } from "./suggest.ts";
-import { catalog as defaultCatalog, nixpkgsTarballUrl, preferredPin } from "../catalog/index.ts";
+import { catalog as defaultCatalog } from "../catalog/index.ts";
+import { nixpkgsTarballUrl, preferredPin } from "../catalog/lib/torch.ts";
 import { expand } from "./expand.ts";
 import { makeMatrixSchema, reservedNameMessage, SAME_AT, type Excluded, type Matrix, type MatrixInput, type Variant } from "./schema.ts";
 import type { Catalog } from "../catalog/schema.ts";

@@ -10,7 +10,7 @@ import "../zod-jitless.ts";
 import * as z from "zod";
 
 import { NIX_ATTR_RE, type System } from "../constants.ts";
-import { DEFAULT_PACKAGES, PACKAGES, type PackageName } from "../catalog/packages.ts";
+import { DEFAULT_PACKAGES, PACKAGES, type PackageName } from "../catalog/lib/packages.ts";
 import { SHA256_RE, type Catalog } from "../catalog/schema.ts";
 import { closestValues, shown } from "./suggest.ts";
 import { parseCombination } from "./naming.ts";
@@ -345,7 +345,7 @@ export interface Variant {
   /** Names of package variants this one is built against. */
   dependsOn: string[];
   /**
-   * What a package built on torch's own build reads besides TORCH_CUDA_ARCH_LIST (catalog/packages.ts `cudaBuildOf`):
+   * What a package built on torch's own build reads besides TORCH_CUDA_ARCH_LIST (catalog/lib/packages.ts `cudaBuildOf`):
    * environment variables (flash-attn's FLASH_ATTN_CUDA_ARCHS), CMake flags replacing any of the same variable
    * (bitsandbytes' -DCOMPUTE_CAPABILITY), and the memory one compile process needs (GiB; the build caps MAX_JOBS to
    * the builder's memory), and the pname nixpkgs' metadata check needs where the file's is not the distribution's.

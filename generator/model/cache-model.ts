@@ -16,17 +16,16 @@
  *   (triton reads cudaSupport: a job in each recursed set, with the default set; it compiles no code for
  *   capabilities, so the scope does not change it);
  * - a pin whose default CUDA set or recursed Python sets are not known counts as off (said in the reason);
- * - on any system, the dependencies a package variant has rebuilt (catalog/packages.ts rebuiltDependencies: the other
+ * - on any system, the dependencies a package variant has rebuilt (catalog/lib/packages.ts rebuiltDependencies: the other
  *   packages its catalog fixes name, which explain prints: vLLM's bitsandbytes, cupy and flashinfer), one per torch
  *   (the variant's Python set), with the catalog's build time of each, or unknown where the catalog has none.
  * A derivation shared by several variants (same pin, system, CUDA set, and Python for triton) is counted once.
  */
-import { cudaCachesFor } from "../catalog/binary-cache.ts";
-import { onTorch, rebuiltDependencies } from "../catalog/packages.ts";
+import { cudaCachesFor } from "../catalog/lib/binary-cache.ts";
+import { onTorch, rebuiltDependencies } from "../catalog/lib/packages.ts";
 import type { Catalog, NixpkgsPin } from "../catalog/schema.ts";
 import { parseName, torchSiblingName } from "../matrix/naming.ts";
 import type { Variant } from "../matrix/schema.ts";
-import { DEFAULT_CUDA_CLOSURE_SECONDS } from "./plan.ts";
 
 /**
  * What the model needs of a variant (`nixpkgsKey`: one CUDA closure per key in the package-set scope; `package`, when
@@ -50,8 +49,8 @@ export interface ModelledBuild {
   variants: string[];
 }
 
-/** What the cache model reads of the catalog: the pins, the CUDA cache's facts, the statically linked libraries. */
-export type CacheModelCatalog = Pick<Catalog, "nixpkgs" | "cudaCache" | "bundledDeviceCode" | "rebuildSeconds" | "publicCudaCaches" | "packagesOnTorch">;
+/** What the cache model reads of the catalog: the pins, the CUDA cache's facts, the statically linked libraries, the build times. */
+export type CacheModelCatalog = Pick<Catalog, "nixpkgs" | "cudaCache" | "bundledDeviceCode" | "rebuildSeconds" | "buildSeconds" | "publicCudaCaches" | "packagesOnTorch">;
 
 /**
  * The modelled extra builds of a selection, and per variant the reasons it is off the cache.
@@ -66,7 +65,7 @@ export function modelCacheMisses(
   const builds = new Map<string, ModelledBuild>();
   const reasons = new Map<string, string[]>();
   const need = (v: CacheModelInput, key: string, what: Exclude<ModelledBuild["what"], "dependency">, why: string) => {
-    const src = what === "cuda-closure" ? DEFAULT_CUDA_CLOSURE_SECONDS : cat.rebuildSeconds[what];
+    const src = what === "cuda-closure" ? cat.buildSeconds.cudaClosure : cat.rebuildSeconds[what];
     add(v, { key, what, seconds: src.seconds, source: src.source, why });
   };
   const add = (v: CacheModelInput, first: Omit<ModelledBuild, "variants">) => {
@@ -131,7 +130,7 @@ export function modelCacheMisses(
 }
 
 /**
- * The dependencies variant `v`'s package has rebuilt (catalog/packages.ts rebuiltDependencies), as builds of the
+ * The dependencies variant `v`'s package has rebuilt (catalog/lib/packages.ts rebuiltDependencies), as builds of the
  * model: keyed by the dependency and the variant's torch (its Python set), so a package variant and an environment
  * holding it count each once; the catalog's build time, or null (unknown) where it has none.
  */

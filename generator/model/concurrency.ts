@@ -15,10 +15,14 @@
  * memory. When `--cores` is not given, the nix backend passes `--cores floor(slots / jobs)` so that the product
  * stays within the slots (Nix's own default, cores = 0, would give every build all CPUs).
  */
-import { GIB_PER_COMPILE_JOB } from "../catalog/machines.ts";
+import { builtInCatalog } from "../catalog/lib/built-in.ts";
+import { compileSlots, coresWithinMemory, slotsFormula } from "../catalog/lib/machines.ts";
 
-/** The torch model's reference cores (plan.ts TORCH_BUILD_MODEL.referenceCores; plan.ts imports this module). */
-export const REFERENCE_CORES = 24;
+/**
+ * The torch model's reference cores: the cores of the catalog's CUDA torch figure (`Catalog.buildSeconds.torchCuda`;
+ * plan.ts TORCH_BUILD_MODEL.referenceCores; plan.ts imports this module).
+ */
+export const REFERENCE_CORES = builtInCatalog.buildSeconds.torchCuda.cores;
 
 /** Cores one build gets by default, when the machine has that many slots. */
 export const DEFAULT_CORES_PER_BUILD = 8;
@@ -32,12 +36,13 @@ interface MachineFacts {
 }
 
 /**
- * Compile slots of a machine: max(1, min(CPUs, floor(memGiB / GIB_PER_COMPILE_JOB))); unknown memory does not limit.
+ * Compile slots of a machine (catalog/lib/machines.ts compileSlots: min(CPUs, floor(memGiB / the GiB of a compile job)));
+ * unknown memory does not limit.
  * @returns the slots and the memory in GiB (Infinity when unknown)
  */
 function slotsOf(m: MachineFacts): { slots: number; memGiB: number } {
   const memGiB = m.memBytes === null ? Infinity : m.memBytes / 2 ** 30;
-  return { slots: Math.max(1, Math.min(m.cpus, Math.floor(memGiB / GIB_PER_COMPILE_JOB))), memGiB };
+  return { slots: compileSlots(m.cpus, memGiB), memGiB };
 }
 
 /** The rule's result. */
@@ -71,7 +76,7 @@ export function jobsRule(m: MachineFacts, cores?: number, jobs?: number): JobsRu
     if (cores === undefined) coresPerBuild = Math.max(1, Math.floor(slots / j));
   }
   const explanation =
-    `slots = min(${m.cpus} CPUs, floor(${memGiB.toFixed(1)} GiB / ${GIB_PER_COMPILE_JOB} GiB)) = ${slots}; ` +
+    `slots = ${slotsFormula(`${m.cpus} CPUs`, `${memGiB.toFixed(1)} GiB`)} = ${slots}; ` +
     `jobs = ${j}${jobs !== undefined ? " (--jobs)" : ` = floor(${slots} / ${cores ?? Math.min(DEFAULT_CORES_PER_BUILD, slots)})`}; ` +
     `cores per build = ${coresPerBuild}${cores !== undefined ? " (--cores)" : ""}`;
   return { jobs: j, coresPerBuild, slots, explanation };
@@ -188,8 +193,7 @@ export interface BuildStart {
  */
 export function startBuilds(ready: readonly ReadyBuild[], running: { count: number; slotsUsed: number }, cap: Capacity): BuildStart[] {
   const memCap = (pkg: string, slots: number) => {
-    const gib = cap.gibPerJob.get(pkg);
-    return gib !== undefined && gib > GIB_PER_COMPILE_JOB ? Math.max(1, Math.floor((slots * GIB_PER_COMPILE_JOB) / gib)) : slots;
+    return coresWithinMemory(slots, cap.gibPerJob.get(pkg));
   };
   if (cap.cores !== null) {
     const n = Math.min(ready.length, Math.max(0, (cap.jobs ?? 1) - running.count));

@@ -14,48 +14,34 @@
  *   (dry-run's estimated makespan); `lowerBound` is max(critical path, total work / jobs).
  */
 import { InputError } from "../errors.ts";
-import type { PackageName } from "../catalog/packages.ts";
-import { ENV_PACKAGE, TORCH_PACKAGE, packagesOnTorch } from "../catalog/packages.ts";
+import type { PackageName } from "../catalog/lib/packages.ts";
+import { ENV_PACKAGE, TORCH_PACKAGE } from "../catalog/lib/packages.ts";
+import { defaultBuildTable } from "../catalog/lib/packages.ts";
+import { builtInCatalog } from "../catalog/lib/built-in.ts";
 import { environmentOf } from "../matrix/naming.ts";
 import { REFERENCE_CORES, startBuilds, type Capacity, type ReadyBuild } from "./concurrency.ts";
 import type { Variant } from "../matrix/schema.ts";
 
 /**
- * Default build time of a package when no earlier report knows it: seconds and the source of the figure. The one
- * table the build driver's plan and the fleet cost model (fleet/cost.ts) both use.
+ * Default build time of a package when no earlier report knows it: seconds and the source of the figure, from the
+ * catalog (catalog/lib/packages.ts defaultBuildTable over the built-in catalog, catalog/lib/built-in.ts: its `buildSeconds`
+ * and package rows).
+ * The one table the build driver's plan and the fleet cost model (fleet/cost.ts) both use.
  */
-export const DEFAULT_BUILD_SECONDS: Record<PackageName, { seconds: number; source: string }> = {
-  [TORCH_PACKAGE]: {
-    seconds: 1.75 * 3600,
-    source: "the guide 'Building PyTorch 2.9.1 for ARM64 with T4G (sm_75) Support': \"Build (takes 1.5-2 hours for single architecture)\"; midpoint",
-  },
-  // Each package built on torch: its estimate in the catalog's table.
-  ...Object.fromEntries(packagesOnTorch.map((p) => [p.name, p.buildSeconds])),
-  [ENV_PACKAGE]: {
-    seconds: 60,
-    source: "python.withPackages is a buildEnv: symlinks to the members' store paths and wrapped scripts, nothing compiled",
-  },
-};
+export const DEFAULT_BUILD_SECONDS: Record<PackageName, { seconds: number; source: string }> = defaultBuildTable(builtInCatalog);
 
 /**
  * Default time to build one CUDA closure from source (magma, nccl, gdrcopy, ucc, libnvshmem, … for one nixpkgs
- * instance whose config.cudaCapabilities differs from the default, so no binary cache serves it), in seconds.
+ * instance whose config.cudaCapabilities differs from the default, so no binary cache serves it), in seconds: the
+ * catalog's figure (`Catalog.buildSeconds.cudaClosure`, catalog/binary-cache.ts BUILD_SECONDS).
  */
-export const DEFAULT_CUDA_CLOSURE_SECONDS = {
-  seconds: 3 * 3600,
-  source:
-    "NixOS/nixpkgs#555389 (2026-08-22, 26.05): with config.cudaCapabilities = [ \"12.0\" ] torch's CUDA closure " +
-    "(magma, gdrcopy, nccl, … 7 derivations) is not in cache.nixos-cuda.org, 'forcing a full local build' of " +
-    "'several hours'; 3 h is taken for 'several'",
-};
+export const DEFAULT_CUDA_CLOSURE_SECONDS = builtInCatalog.buildSeconds.cudaClosure;
 
-/** Default time of one static check of `build` (the probe and the comparison), when no report knows it. */
-export const DEFAULT_CHECK_SECONDS = {
-  seconds: 120,
-  source:
-    "the probe with cuobjdump over torch's and torchaudio's libraries and the GPU checks took 29 s on the H100 host " +
-    "(tests/fixtures/probes/h100-pypi-torch2.11.0-cu130); 2 min leaves room for the Python environment",
-};
+/**
+ * Default time of one static check of `build` (the probe and the comparison), when no report knows it: the catalog's
+ * figure (`Catalog.buildSeconds.check`, catalog/binary-cache.ts BUILD_SECONDS).
+ */
+export const DEFAULT_CHECK_SECONDS = builtInCatalog.buildSeconds.check;
 
 /** The name of a variant's static check node, in a build's plan, its report and the wait: `check-static-NAME`. */
 export function staticCheckName(variant: string): string {
@@ -135,21 +121,20 @@ export function cudaClosures(vs: readonly ClosureInput[]): {
 export function defaultBuildSeconds(pkg: PackageName): { seconds: number; source: string } | null {
   if (Object.hasOwn(DEFAULT_BUILD_SECONDS, pkg)) return DEFAULT_BUILD_SECONDS[pkg]!;
   if (environmentOf(pkg) !== null) {
-    const env = DEFAULT_BUILD_SECONDS[ENV_PACKAGE]!;
+    const env = builtInCatalog.buildSeconds.environment;
     return { seconds: env.seconds, source: `a named environment is built like ${ENV_PACKAGE}: ${env.source}` };
   }
   return null;
 }
 
 /**
- * What drives torch's build time, as a model (not a measurement) over two sourced figures; `estimateBuild` uses it.
- * - `cudaOneCapability`: DEFAULT_BUILD_SECONDS' 1.75 h, for a CUDA torch compiled for one capability, with
- *   `MAX_JOBS=24` on an m8g.8xlarge (32 vCPU): the guide's own setting, so `referenceCores` is 24.
- * - `cpuFigure`: a CPU-only torch: PyTorch CI's x86 CPU wheel builds took 294 runner-minutes for six Python versions
- *   before pytorch/pytorch#183931 (its "Before vs after" table: "6 × ~49m"), each job a whole build, so about 49 min
- *   each, on `linux.12xlarge.memory.ephemeral`, an r5.12xlarge of 48 vCPUs (PyTorch's runner mapping: `l-x86iavx512-48-384`).
- *   Its own reference is those 48 cores (vCPUs, which is what Nix's cores count too); `cpuSeconds` is the same
- *   core-seconds at `referenceCores` (49 min × 48 / 24 = 98 min), so both figures share one reference.
+ * What drives torch's build time, as a model (not a measurement) over the catalog's two sourced figures
+ * (`Catalog.buildSeconds`, catalog/binary-cache.ts BUILD_SECONDS); `estimateBuild` uses it.
+ * - `cudaOneCapabilitySeconds`: `torchCuda`, 1.75 h for a CUDA torch compiled for one capability at its 24 cores (the
+ *   guide's own MAX_JOBS), which are `referenceCores` (concurrency.ts REFERENCE_CORES).
+ * - `cpuFigure`: `torchCpu`, a CPU-only torch: PyTorch CI's x86 CPU wheel builds, about 49 min each on 48 vCPUs (what
+ *   Nix's cores count too); `cpuSeconds` is the same core-seconds at `referenceCores` (49 min × 48 / 24 = 98 min), so
+ *   both figures share one reference.
  * - per capability: the CUDA part of the one-capability figure (1.75 h − the CPU figure at 24 cores), once per
  *   capability compiled. The two figures come from different machines (a Graviton4 and a Cascade Lake with SMT), so
  *   this difference (7 min) is weak. That the device code grows per capability is the catalog's measurement
@@ -158,17 +143,16 @@ export function defaultBuildSeconds(pkg: PackageName): { seconds: number; source
  * - cores: the time scales with referenceCores / cores (compile jobs in parallel; a model that ignores the serial
  *   link steps, so it flatters many cores and is harsh on few).
  */
-const CPU_FIGURE = { seconds: 49 * 60, cores: 48 } as const;
+const { torchCuda, torchCpu } = builtInCatalog.buildSeconds;
 export const TORCH_BUILD_MODEL = {
   referenceCores: REFERENCE_CORES,
   /** The CPU-only figure as read, at its own cores. */
-  cpuFigure: CPU_FIGURE,
+  cpuFigure: { seconds: torchCpu.seconds, cores: torchCpu.cores },
   /** The CPU-only figure at referenceCores: the same core-seconds (estimateBuild's coreSeconds). */
-  cpuSeconds: (CPU_FIGURE.seconds * CPU_FIGURE.cores) / REFERENCE_CORES,
-  cudaOneCapabilitySeconds: 1.75 * 3600,
-  cpuSource:
-    "pytorch/pytorch#183931 'Before vs after': 294 runner-minutes for 6 x86 CPU wheel builds ('6 × ~49m') on " +
-    "linux.12xlarge.memory.ephemeral (r5.12xlarge, 48 vCPUs)",
+  cpuSeconds: (torchCpu.seconds * torchCpu.cores) / REFERENCE_CORES,
+  /** The CUDA figure for one capability, at its own cores, which are referenceCores. */
+  cudaOneCapabilitySeconds: torchCuda.seconds,
+  cpuSource: torchCpu.source,
 } as const;
 
 /** The basis of an estimate taken from the catalog's table (DEFAULT_BUILD_SECONDS) as it is. */

@@ -13,7 +13,7 @@
  * `variantWait` is one variant's wait with nothing built yet (its closure on the host's capacity, the earlier builds
  * of `history`): what detect, install, `build --dry-run`, fleet and doctor print and rank by: one figure for one pick.
  */
-import { TORCH_PACKAGE } from "../catalog/packages.ts";
+import { TORCH_PACKAGE } from "../catalog/lib/packages.ts";
 import type { Variant } from "../matrix/schema.ts";
 import { makePlan, simulate, staticCheckInputs, type PlanInput } from "./plan.ts";
 import type { Capacity } from "./concurrency.ts";

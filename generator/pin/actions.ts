@@ -5,7 +5,7 @@
  */
 import { existsSync, statSync } from "node:fs";
 import { resolve } from "node:path";
-import { nixpkgsTarballUrl } from "../catalog/index.ts";
+import { nixpkgsTarballUrl } from "../catalog/lib/torch.ts";
 import type { Catalog, NixpkgsPin } from "../catalog/schema.ts";
 import type { LocalPinEntry } from "../catalog/local.ts";
 import { comparePin, newestTorchOf, pinEntryFromFacts, torchNewerThanCatalog, type PinComparison, type PinFacts } from "./facts.ts";

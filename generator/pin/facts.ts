@@ -9,8 +9,8 @@
  */
 import "../zod-jitless.ts";
 import * as z from "zod";
-import { packageOnTorch, releaseOf } from "../catalog/packages.ts";
-import { nixpkgsCudaFacts } from "../catalog/cuda.ts";
+import { packageOnTorch, releaseOf } from "../catalog/lib/packages.ts";
+import { nixpkgsCudaFacts } from "../catalog/lib/cuda.ts";
 import type { Catalog, NixpkgsPin, OnTorchRelease, TorchRelease } from "../catalog/schema.ts";
 import { compareVersions, majorMinor } from "../versions.ts";
 import type { LocalPinEntry } from "../catalog/local.ts";

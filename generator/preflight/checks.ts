@@ -13,24 +13,24 @@ import { readdirSync, readFileSync, statSync } from "node:fs";
 import { basename, dirname, join, normalize } from "node:path";
 import { compareVersions } from "../versions.ts";
 import { GPU_CHECK_FEATURE, GPU_CHECK_FEATURE_HOWTO, systemFeaturesLine } from "../system-features.ts";
-// Start-up exception (tests/catalog-tables.test.ts): commands/verify.ts loads this module at the CLI's start-up, so it
-// reads the tables below from their modules, not through catalog/index.ts (which parses every table with zod). None of
-// them is extended by local-catalog.json: the public caches, the ISA table (hostGccarch) and the machine facts are the
-// same tables the Catalog value and `machines` hold.
-import { cachesToOffer, PUBLIC_CUDA_CACHES } from "../catalog/binary-cache.ts";
-import { FLOX_CUDA, FLOX_MIN, NIX_MIN, NIXGLHOST, NIXOS_DRIVER_LIB, STORE_FREE_FLOOR } from "../catalog/machines.ts";
+// The built-in catalog and machine facts, unparsed (catalog/lib/built-in.ts): every command that runs a check loads this
+// module, and parsing the whole catalog with zod for a check would cost more than the check. None of what the checks
+// read is extended by local-catalog.json (the public caches, the ISA table, the machine facts).
+import { cachesToOffer } from "../catalog/lib/binary-cache.ts";
+import { builtInCatalog } from "../catalog/lib/built-in.ts";
+import { builtInMachines } from "../catalog/lib/machines.ts";
 import { existsOn, runOn, type Host } from "./host-root.ts";
 import { parseCpuinfo } from "../host/read-host.ts";
 import { isaFit } from "../matrix/compat.ts";
-import { gccarchFeature, isas } from "../catalog/cpu-isas.ts";
+import { gccarchFeature } from "../catalog/lib/machines.ts";
 import { settingLines, wrap } from "../text.ts";
 import { InputError } from "../errors.ts";
 import { redactCredentials } from "../redact.ts";
 import { GENERATED_MARK } from "../nix-literals.ts";
 import { missingTeamCaches, type TeamCache } from "../matrix/team-cache.ts";
-import { carriesNixglhost, driverRouteLines, nixglhostRouteNote, type CheckedVariant } from "./driver-route.ts";
-// The driver routes live in driver-route.ts (explain loads them without the checks); their importers read them here too.
-export { carriesNixglhost, checkedVariants, driverRouteLines, hostDriverRoute, withHostDriverLine, type CheckedVariant } from "./driver-route.ts";
+import { carriesNixglhost, driverRouteLines, nixglhostRouteNote, type CheckedVariant } from "../matrix/driver-route.ts";
+// The driver routes live in matrix/driver-route.ts (pure: explain reads them without the checks); their importers read them here too.
+export { carriesNixglhost, checkedVariants, driverRouteLines, hostDriverRoute, withHostDriverLine, type CheckedVariant } from "../matrix/driver-route.ts";
 
 /** What the checks are asked about. */
 export interface PreflightContext {
@@ -249,13 +249,13 @@ const CHECKS: readonly Check[] = [
           : null,
     judge: (p) => {
       const have = p.nixVersion();
-      const fix = `install Nix >= ${NIX_MIN.version} with the official installer (the Nix manual, "Installation"), then open a new shell`;
+      const fix = `install Nix >= ${builtInMachines.nixMin.version} with the official installer (the Nix manual, "Installation"), then open a new shell`;
       if (have === null) return { status: "fail", detail: "Nix is not installed (no nix-instantiate on PATH)", fix };
-      return compareVersions(have, NIX_MIN.version) >= 0
-        ? { status: "ok", detail: `Nix ${have} (the catalog's pins need >= ${NIX_MIN.version}, their lib/minver.nix)` }
+      return compareVersions(have, builtInMachines.nixMin.version) >= 0
+        ? { status: "ok", detail: `Nix ${have} (the catalog's pins need >= ${builtInMachines.nixMin.version}, their lib/minver.nix)` }
         : {
             status: "fail",
-            detail: `Nix ${have} is older than ${NIX_MIN.version}, which the pinned nixpkgs needs (its lib/minver.nix): it would abort evaluating it`,
+            detail: `Nix ${have} is older than ${builtInMachines.nixMin.version}, which the pinned nixpkgs needs (its lib/minver.nix): it would abort evaluating it`,
             fix,
           };
     },
@@ -297,7 +297,7 @@ const CHECKS: readonly Check[] = [
             : `no variant here is for this host's system (${c.hostSystem})`,
     judge: (p, c) => {
       const conf = p.nixConfig();
-      if (!conf) return { status: "fail", detail: "`nix show-config` did not answer", fix: `install Nix >= ${NIX_MIN.version} (the official installer)` };
+      if (!conf) return { status: "fail", detail: "`nix show-config` did not answer", fix: `install Nix >= ${builtInMachines.nixMin.version} (the official installer)` };
       const declared = (conf.get("system-features") ?? "").split(/\s+/).filter(Boolean);
       const required = [...new Set(c.variants.filter((v) => v.system === c.hostSystem).flatMap((v) => v.requiredSystemFeatures))].sort();
       const missing = required.filter((f) => !declared.includes(f));
@@ -332,11 +332,11 @@ const CHECKS: readonly Check[] = [
     judge: (p) => {
       const f = p.storeFree();
       if (!f) return { status: "skip", detail: "df could not say how much space is free" };
-      return f.bytes >= STORE_FREE_FLOOR.bytes
+      return f.bytes >= builtInMachines.storeFreeFloor.bytes
         ? { status: "ok", detail: `${gib(f.bytes)} free at ${f.path}` }
         : {
             status: "fail",
-            detail: `${gib(f.bytes)} free at ${f.path}, less than the ${gib(STORE_FREE_FLOOR.bytes)} that a CUDA toolkit and one CUDA torch fill`,
+            detail: `${gib(f.bytes)} free at ${f.path}, less than the ${gib(builtInMachines.storeFreeFloor.bytes)} that a CUDA toolkit and one CUDA torch fill`,
             fix: "free space (nix-collect-garbage -d) or put /nix on a larger disk",
           };
     },
@@ -346,16 +346,16 @@ const CHECKS: readonly Check[] = [
     title: "CUDA binary cache",
     commands: ["doctor", "install"],
     blocking: false,
-    // The public caches that serve the CUDA variants' systems (catalog/binary-cache.ts cachesToOffer):
+    // The public caches that serve the CUDA variants' systems (catalog/lib/binary-cache.ts cachesToOffer):
     // cache.nixos-cuda.org where it builds (x86_64-linux), cache.flox.dev where no cache builds (aarch64-linux), which
     // may hold the packages (`pin cache` asks it of a variant).
-    appliesTo: (c) => (cudaVariants(c).length === 0 ? "no CUDA variant" : cachesToOffer({ publicCudaCaches: PUBLIC_CUDA_CACHES }, cudaVariants(c).map((v) => v.system)).length === 0 ? "no public cache serves these systems" : null),
+    appliesTo: (c) => (cudaVariants(c).length === 0 ? "no CUDA variant" : cachesToOffer(builtInCatalog, cudaVariants(c).map((v) => v.system)).length === 0 ? "no public cache serves these systems" : null),
     judge: (p, c) => {
       const conf = p.nixConfig();
-      if (!conf) return { status: "fail", detail: "`nix show-config` did not answer", fix: `install Nix >= ${NIX_MIN.version}` };
+      if (!conf) return { status: "fail", detail: "`nix show-config` did not answer", fix: `install Nix >= ${builtInMachines.nixMin.version}` };
       const subs = (conf.get("substituters") ?? "").split(/\s+/).map((s) => s.replace(/\/+$/, ""));
       const keys = (conf.get("trusted-public-keys") ?? "").split(/\s+/);
-      const caches = cachesToOffer({ publicCudaCaches: PUBLIC_CUDA_CACHES }, cudaVariants(c).map((v) => v.system));
+      const caches = cachesToOffer(builtInCatalog, cudaVariants(c).map((v) => v.system));
       const missing = caches.filter((k) => !subs.includes(k.url) || !keys.includes(k.publicKey));
       const said = (k: (typeof caches)[number]) => (k.holds === "builds" ? `${k.url}` : `${k.url} (may hold them: which revisions it built is not known here)`);
       if (missing.length === 0) return { status: "ok", detail: `${caches.map(said).join(", ")} with ${caches.length === 1 ? "its key" : "their keys"}` };
@@ -388,7 +388,7 @@ const CHECKS: readonly Check[] = [
     // Offered, not required (–, with its block): build and install pass the caches to Nix for their own runs.
     judge: (p, c) => {
       const conf = p.nixConfig();
-      if (!conf) return { status: "fail", detail: "`nix show-config` did not answer", fix: `install Nix >= ${NIX_MIN.version}` };
+      if (!conf) return { status: "fail", detail: "`nix show-config` did not answer", fix: `install Nix >= ${builtInMachines.nixMin.version}` };
       const caches = c.teamCaches!;
       const m = missingTeamCaches(caches, (conf.get("substituters") ?? "").split(/\s+/), (conf.get("trusted-public-keys") ?? "").split(/\s+/));
       if (m.lines.length === 0) return { status: "ok", detail: `${caches.map((k) => redactCredentials(k.url)).join(", ")} with ${caches.length === 1 ? "its key" : "their keys"}` };
@@ -414,13 +414,13 @@ const CHECKS: readonly Check[] = [
       const v = p.floxVersion();
       // The way round flox is an option of the command at hand: publish has no --backend, its Nix way is --to.
       const fix =
-        `install flox ≥ ${FLOX_MIN.version} (flox.dev docs, "Install Flox"), ` +
+        `install flox ≥ ${builtInMachines.floxMin.version} (flox.dev docs, "Install Flox"), ` +
         (c.command === "publish" ? "or push to a Nix binary cache with `publish --to STORE-URI`" : "or use `--backend nix`");
       if (v === null) return { status: "fail", detail: "flox is not installed (no flox on PATH)", fix };
       if (v === "unknown") return { status: "ok", detail: "flox is on PATH (it printed no version)" };
-      return compareVersions(v, FLOX_MIN.version) >= 0
+      return compareVersions(v, builtInMachines.floxMin.version) >= 0
         ? { status: "ok", detail: `flox ${v}` }
-        : { status: "fail", detail: `flox ${v} is older than ${FLOX_MIN.version}, the first whose flox build builds .flox/pkgs/*.nix`, fix: `upgrade flox to >= ${FLOX_MIN.version}` };
+        : { status: "fail", detail: `flox ${v} is older than ${builtInMachines.floxMin.version}, the first whose flox build builds .flox/pkgs/*.nix`, fix: `upgrade flox to >= ${builtInMachines.floxMin.version}` };
     },
   },
   {
@@ -452,14 +452,13 @@ const CHECKS: readonly Check[] = [
 
 /**
  * The gccarch-… features this host's CPU runs (its /proc/cpuinfo under the root, through compat.ts isaFit), or null.
- * Reads the ISA table itself, not the catalog: no local catalog extends it, and loading the catalog would parse every
- * table for every command that runs a check.
+ * Reads the built-in catalog's ISA table unparsed (catalog/lib/built-in.ts): no local catalog extends it.
  */
 function hostGccarch(p: HostAnswers, hostSystem: string): string[] | null {
   const text = p.cpuinfo();
   if (text === null) return null;
   try {
-    return isaFit({ system: hostSystem as never, cpu: parseCpuinfo(text) }, { isas }).runnable.map(gccarchFeature);
+    return isaFit({ system: hostSystem as never, cpu: parseCpuinfo(text) }, builtInCatalog).runnable.map(gccarchFeature);
   } catch {
     return null;
   }
@@ -475,7 +474,7 @@ function hostGccarch(p: HostAnswers, hostSystem: string): string[] | null {
  * it, with what the flox activation lacks and the routes that work; – no NVIDIA driver here (fine for building).
  */
 function gpuDriverVerdict(p: HostAnswers, v: CheckedVariant): Verdict {
-  const nixosLib = `${NIXOS_DRIVER_LIB.dir}/libcuda.so.1`;
+  const nixosLib = `${builtInMachines.nixosDriverLib.dir}/libcuda.so.1`;
   if (existsOn(p.host, nixosLib)) return { status: "ok", detail: `${nixosLib} is there (NixOS): the variant's CUDA libraries load it` };
   const d = p.driver();
   const flox = floxCudaRoute(p.host, d.device);
@@ -489,13 +488,13 @@ function gpuDriverVerdict(p: HostAnswers, v: CheckedVariant): Verdict {
     ? `nixglhost would take libcuda from ${found.map((x) => x.dir).join(", ")}`
     : passedOver.length
       ? `nixglhost would find no driver: ${passedOver.map((x) => x.dir).join(", ")} holds libcuda but none of its NVIDIA libraries (libnvidia-*), so it passes the directory over`
-      : `nixglhost would find no libcuda in ${NIXGLHOST.searchList}`;
+      : `nixglhost would find no libcuda in ${builtInMachines.nixglhost.searchList}`;
   const seen = `${d.smi ? `nvidia-smi sees ${d.smi.length} GPU(s)` : "/dev/nvidia0 exists"} and ${where}`;
   if (found.length && carriesNixglhost(v))
     return {
       status: "ok",
       route: "nixglhost",
-      detail: `${seen}, outside ${NIXOS_DRIVER_LIB.dir} (not NixOS): ${nixglhostRouteNote(v)}; nixglhost takes libcuda from ${found.map((x) => x.dir).join(", ")}` + (flox.detail ? `; ${flox.detail}` : ""),
+      detail: `${seen}, outside ${builtInMachines.nixosDriverLib.dir} (not NixOS): ${nixglhostRouteNote(v)}; nixglhost takes libcuda from ${found.map((x) => x.dir).join(", ")}` + (flox.detail ? `; ${flox.detail}` : ""),
     };
   return {
     status: "fail",
@@ -512,7 +511,7 @@ function gpuDriverVerdict(p: HostAnswers, v: CheckedVariant): Verdict {
 }
 
 /**
- * Whether this process runs inside a flox activation that serves the host's libcuda (FLOX_CUDA in facts.ts, read from
+ * Whether this process runs inside a flox activation that serves the host's libcuda (catalog/machines.ts FLOX_CUDA, read from
  * flox's 0800_cuda.sh and ld-floxlib): `LD_AUDIT` names ld-floxlib.so and `LD_FLOXLIB_FILES_PATH` holds a file named
  * libcuda.so.1 that exists (ld-floxlib matches entries by basename); as a fallback for flox 1.5–1.12.0, which exported
  * it, `_FLOX_ENV_CUDA_DETECTION=1` with an NVIDIA device node. `detail` says why not when FLOX_ENV shows an activation
@@ -522,14 +521,14 @@ function gpuDriverVerdict(p: HostAnswers, v: CheckedVariant): Verdict {
 function floxCudaRoute(host: Host, device: boolean): { serves: boolean; detail: string } {
   const env = host.env;
   const audit = (env.LD_AUDIT ?? "").split(/[:\s]/).filter(Boolean);
-  const floxlib = audit.find((a) => basename(a) === FLOX_CUDA.auditLibrary);
+  const floxlib = audit.find((a) => basename(a) === builtInMachines.floxCuda.auditLibrary);
   const files = (env.LD_FLOXLIB_FILES_PATH ?? "").split(":").filter(Boolean);
   const libcuda = files.find((f) => basename(f) === "libcuda.so.1" && existsOn(host, f));
   const where = env.FLOX_ENV ? ` of ${env.FLOX_ENV}` : "";
   if (floxlib && libcuda)
     return { serves: true, detail: `inside \`flox activate\`${where}: ld-floxlib (LD_AUDIT) serves the host's ${libcuda} (LD_FLOXLIB_FILES_PATH, flox's cuda-detection)` };
-  if (env.FLOX_ENV && env[FLOX_CUDA.legacyVariable] === "1" && device)
-    return { serves: true, detail: `inside \`flox activate\`${where} with cuda-detection on (${FLOX_CUDA.legacyVariable}=1, flox 1.5 to 1.12.0): flox serves the host's libcuda` };
+  if (env.FLOX_ENV && env[builtInMachines.floxCuda.legacyVariable] === "1" && device)
+    return { serves: true, detail: `inside \`flox activate\`${where} with cuda-detection on (${builtInMachines.floxCuda.legacyVariable}=1, flox 1.5 to 1.12.0): flox serves the host's libcuda` };
   if (!env.FLOX_ENV) return { serves: false, detail: "" };
   if (!floxlib)
     return {
@@ -547,7 +546,7 @@ function floxCudaRoute(host: Host, device: boolean): { serves: boolean; detail: 
 }
 
 /**
- * The directories numtide/nix-gl-host's `nixglhost` searches on this host, in its order (NIXGLHOST in facts.ts:
+ * The directories numtide/nix-gl-host's `nixglhost` searches on this host, in its order (catalog/machines.ts NIXGLHOST:
  * LD_LIBRARY_PATH, /etc/ld.so.conf with its includes, the fixed list), under the host root, each with whether its rule
  * keeps it (a file matching NVIDIA_DSO_PATTERNS) and its files matching CUDA_DSO_PATTERNS (names). Directories that do
  * not exist are left out, as get_ld_paths does. Never throws (unreadable files count as absent).
@@ -579,9 +578,9 @@ export function nixglhostSearch(host: Host): { dir: string; kept: boolean; cuda:
       return globFiles(host, g).flatMap((f) => confDirs(f, depth + 1));
     });
   };
-  const dirs = [...(host.env.LD_LIBRARY_PATH ?? "").split(":").filter(Boolean), ...confDirs("/etc/ld.so.conf"), ...NIXGLHOST.fixedDirs];
-  const nvidia = NIXGLHOST.nvidiaDsoPatterns.map((x) => new RegExp(x));
-  const cudaRe = NIXGLHOST.cudaDsoPatterns.map((x) => new RegExp(x));
+  const dirs = [...(host.env.LD_LIBRARY_PATH ?? "").split(":").filter(Boolean), ...confDirs("/etc/ld.so.conf"), ...builtInMachines.nixglhost.fixedDirs];
+  const nvidia = builtInMachines.nixglhost.nvidiaDsoPatterns.map((x) => new RegExp(x));
+  const cudaRe = builtInMachines.nixglhost.cudaDsoPatterns.map((x) => new RegExp(x));
   return [...new Set(dirs)].filter(isDir).map((dir) => {
     let names: string[] = [];
     try {

@@ -6,7 +6,7 @@
  */
 import type { HostInfo, ReadHostOptions } from "../host/read-host.ts";
 import type { CheckResult } from "./checks.ts";
-import { carriesNixglhost, driverRouteLines, nixglhostRouteNote, type CheckedVariant } from "./driver-route.ts";
+import { carriesNixglhost, driverRouteLines, nixglhostRouteNote, type CheckedVariant } from "../matrix/driver-route.ts";
 
 /**
  * Judge `results` (doctor's or install's checks, run on this machine) for the recorded host: the GPU driver's check

@@ -64,6 +64,11 @@ export interface Probe {
    * not the variant's.
    */
   extras?: Record<string, { ok: boolean; error: string | null; version: string | null; newLibtorch: string[] }> | null;
+  /**
+   * Every library of torch and of the probed packages (the ones --cuobjdump reads, listed with or without it): its
+   * resolved path and size in bytes. Absent from older probes; verify/proof.ts matches a proof's libraries by it.
+   */
+  libraries?: Record<string, { real: string; bytes: number }> | null;
   /** Per library: --list-elf/--list-ptx targets and, from newer probes, -symbols blocks (origins.ts). */
   cuobjdump: { tool: string | null; error: string | null; libs: Record<string, LibDeviceCode> } | null;
 }

@@ -6,7 +6,7 @@
  * directory (`ldconfig -p`). verify prints these lines under the
  * GPU checks, with the ways to run again through the host's GPU driver (catalog/machines.ts DRIVER_ROUTES).
  */
-import { NIXOS_DRIVER_LIB } from "../catalog/machines.ts";
+import { machines } from "../catalog/index.ts";
 import { driverRouteLines, type CheckedVariant } from "../preflight/checks.ts";
 
 /** What the cause is decided from. */
@@ -38,7 +38,7 @@ interface DriverCause {
  */
 export function driverCause(f: DriverFacts, v: Pick<CheckedVariant, "name" | "file" | "envFile">, rerun: string): DriverCause | null {
   if (f.cuda === null || f.torchSeesGpu || f.hostGpus === 0) return null;
-  const lib = `${NIXOS_DRIVER_LIB.dir}/libcuda.so.1`;
+  const lib = `${machines.nixosDriverLib.dir}/libcuda.so.1`;
   if (f.throughRoute)
     return {
       found: `torch sees no CUDA device though nvidia-smi lists ${f.hostGpus} GPU(s), even through ${f.throughRoute}`,
@@ -52,9 +52,9 @@ export function driverCause(f: DriverFacts, v: Pick<CheckedVariant, "name" | "fi
     ? `the host has it at ${f.hostLibcuda.join(", ")} (ldconfig -p), where Nix's glibc does not look.`
     : "`ldconfig -p` lists no libcuda.so.1 either: check the driver's installation (nvidia-smi runs, so its libraries may sit outside the ldconfig cache).";
   return {
-    found: `torch sees no CUDA device though nvidia-smi lists ${f.hostGpus} GPU(s): libcuda.so.1 is not on the runpath Nix gave torch (${NIXOS_DRIVER_LIB.dir})`,
+    found: `torch sees no CUDA device though nvidia-smi lists ${f.hostGpus} GPU(s): libcuda.so.1 is not on the runpath Nix gave torch (${machines.nixosDriverLib.dir})`,
     lines: [
-      `Nix's CUDA libraries load libcuda.so.1 from ${NIXOS_DRIVER_LIB.dir}, which only NixOS creates (${lib} is missing here), or from a directory of LD_LIBRARY_PATH, never through the host's ld.so.cache; ${where}`,
+      `Nix's CUDA libraries load libcuda.so.1 from ${machines.nixosDriverLib.dir}, which only NixOS creates (${lib} is missing here), or from a directory of LD_LIBRARY_PATH, never through the host's ld.so.cache; ${where}`,
       `run again through the host's driver: \`${rerun} --host-driver\` (nixglhost on PATH, or PATH of it), or run the environment itself through one of:`,
       ...driverRouteLines(v).map((l) => `- ${l}`),
     ],

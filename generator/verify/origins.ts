@@ -11,7 +11,7 @@ import { cudaBuildIn } from "../catalog/lib/cuda-build.ts";
 import { compareVersions } from "../versions.ts";
 import type { CheckerBundled, CheckerFacts } from "../catalog/lib/checker-facts.ts";
 // A type only: the bundle keeps no code of the catalog.
-import type { DeviceCodeOrigin } from "../catalog/device-code.ts";
+import type { DeviceCodeOrigin } from "../catalog/lib/device-code.ts";
 
 /** The parts of a variant the device-code promise reads. */
 export interface DeviceCodeVariant {

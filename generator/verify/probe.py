@@ -39,6 +39,8 @@ Output shape (every key always present; null where not applicable):
                                "newLibtorch" (mapped by its import and op, outside torch's lib dir: foreign_libtorch),
                                "gpu": {"rnntLoss": {"ok", "error"}, "forcedAlign": {...}}},
                 "torchvision": {... "gpu": {"nms": {"ok", "error"}, "roiAlign": {"ok", "error"}}}},
+   "libraries": {"<path>": {"real": resolved path, "bytes": size}} (every library of torch and of the probed packages,
+                 the ones --cuobjdump reads, with or without it: what a proof's device code is matched against) | null,
    "cuobjdump": {"tool": path | null, "error": str | null,
                  "libs": {"<path>": {"elf": ["sm_90", "sm_90a"], "ptx": ["compute_90"],
                                      "all": {"elf": [...], "ptx": ["compute_90"], "files": [kernel file names]},
@@ -841,6 +843,13 @@ def probe_extras(argv, torch_lib):
     return found
 
 
+def library_identities(libs):
+    """{path: {"real": its resolved path, "bytes": its size}} of `libs`: which files they are (in a Nix store, the
+    resolved path names the exact build), so that a proof's device code (a probe.json of another environment of the
+    same libraries) is taken only for these very files."""
+    return {p: {"real": os.path.realpath(p), "bytes": file_size(p)} for p in libs}
+
+
 def probe_cuobjdump(tool, libs, reader):
     """The device code of `libs` as cuobjdump `tool` lists it ("" = not on PATH: said as the error), from `reader`
     (the DeviceCodeReader that has been reading them since torch imported)."""
@@ -875,6 +884,7 @@ def main(argv):
         "gpu": None,
         "torchaudio": None,
         "packages": None,
+        "libraries": None,
         "cuobjdump": None,
     }
     checker = CheckChild(check_pairs(wanted)) if gpu and has_nvidia_device() else None
@@ -902,11 +912,25 @@ def main(argv):
     extras = probe_extras(argv, lib_dir)
     if extras is not None:
         out["extras"] = extras
+    libs = shared_objects(out["torch"]["libDir"]) + own
+    out["libraries"] = library_identities(libs)
     if tool is not None:
-        out["cuobjdump"] = probe_cuobjdump(tool, shared_objects(out["torch"]["libDir"]) + own, reader)
+        out["cuobjdump"] = probe_cuobjdump(tool, libs, reader)
     print(json.dumps(out))
     return 0
 
 
+def exit_now(code):
+    """End the probe as soon as its output is written: flush stdout and stderr, then os._exit, leaving out Python's own
+    teardown of torch and its CUDA state (the module objects, the CUDA caching allocator, cuBLAS handles), which the
+    process's exit releases anyway. That teardown took about 0.8-1 s on an H200 host (a probe process's wall time
+    less its work, 2026-11-29), and the caller waits for the process to end, not only for its output."""
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    finally:
+        os._exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    exit_now(main(sys.argv[1:]))

@@ -74,14 +74,15 @@ export const PROBE_OUTPUT_KEPT = { stdout: { lines: 4, lineChars: 32 << 20 }, st
 export type ProbeRun = { ok: true; probe: Probe } | { ok: false; exit: 1 | 2; message: string };
 
 /**
- * Run probe.py in `target` (a real child process, at most 30 minutes): with `--cuobjdump`, `--gpu` when `opts.gpu`,
- * and `--extras=A,B` for an environment's extras. Asynchronous, so that verify reads the host and loads the matrix
+ * Run probe.py in `target` (a real child process, at most 30 minutes): with `--cuobjdump` (unless `opts.cuobjdump` is
+ * false: verify given a proof reads no device code here), `--gpu` when `opts.gpu`, and `--extras=A,B` for an
+ * environment's extras. Asynchronous, so that verify reads the host and loads the matrix
  * while the probe runs (seconds on a GPU host: torch's import, CUDA's initialisation, cuobjdump of libtorch_cuda.so).
  * Never rejects for a Python that fails: a program not found is exit 2, a signal (SIGILL: the ISA promise does not
  * hold) or no JSON result exit 1 (2 when the Python exited 0 without one).
  */
-export async function runProbe(target: PythonTarget, opts: { gpu: boolean; extras?: readonly string[] }): Promise<ProbeRun> {
-  const args = [PROBE_SCRIPT, "--cuobjdump", ...(opts.gpu ? ["--gpu"] : []), ...(opts.extras?.length ? [`--extras=${opts.extras.join(",")}`] : [])];
+export async function runProbe(target: PythonTarget, opts: { gpu: boolean; extras?: readonly string[]; cuobjdump?: boolean }): Promise<ProbeRun> {
+  const args = [PROBE_SCRIPT, ...(opts.cuobjdump === false ? [] : ["--cuobjdump"]), ...(opts.gpu ? ["--gpu"] : []), ...(opts.extras?.length ? [`--extras=${opts.extras.join(",")}`] : [])];
   const argv = [...(target.wrapper ?? []), target.interpreter, ...args];
   let r: CommandResult;
   try {

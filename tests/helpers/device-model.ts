@@ -160,7 +160,7 @@ export function modelLibraries(v: DeviceCodeVariant & { dependsOn?: readonly str
   for (const n of extensions) libs[EXTENSION_LIBS[n]!] = [];
   if (v.cuda === null) return libs;
   const ps = deviceCodePromises(v, FACTS);
-  // Each extension's code exactly as its build makes it (origins.ts from catalog/packages.ts `cudaBuildOf`).
+  // Each extension's code exactly as its build makes it (origins.ts from catalog/lib/packages.ts `cudaBuildOf`).
   for (const n of extensions) {
     const p = promiseOf(ps, n)!;
     // vLLM's CUDA 13 kernel lists also compile family targets of its entries ("12.0f"): a correct build holds them too.

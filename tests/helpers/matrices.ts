@@ -1,5 +1,7 @@
 /** Matrices several test files share. */
-import { catalog, catalogAxes, preferredPin } from "../../generator/catalog/index.ts";
+import { catalog } from "../../generator/catalog/index.ts";
+import { catalogAxes } from "../../generator/catalog/lib/axes.ts";
+import { preferredPin } from "../../generator/catalog/lib/torch.ts";
 import { cpSync } from "node:fs";
 import path from "node:path";
 import { REPO_ROOT } from "../../generator/paths.ts";

@@ -57,7 +57,7 @@ export { nixString as nixStr } from "../../generator/nix-literals.ts";
 import { nixString as nixStr } from "../../generator/nix-literals.ts";
 import { WRAPPER_NIXPKGS_ARG } from "../../generator/generate/render/index.ts";
 import { catalog } from "../../generator/catalog/index.ts";
-import { gccarchFeature } from "../../generator/catalog/cpu-isas.ts";
+import { gccarchFeature } from "../../generator/catalog/lib/machines.ts";
 
 /** A Nix path value for a file system path (absolute or relative to the repository root), safe for any name. */
 export function nixPath(p: string): string {

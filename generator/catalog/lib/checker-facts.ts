@@ -45,7 +45,7 @@ export interface CheckerFacts {
   extraSass: { when: string; adds: string; minCuda: string | null }[];
   /** Heads of code the compiler adds to any cubin (the catalog's `compilerHelperNames`, catalog/device-code.ts), as RegExp sources. */
   compilerHelperNames: string[];
-  /** Own device code by directory or file name (catalog/device-code.ts `ownDeviceCode`). */
+  /** Own device code by directory or file name (catalog/lib/device-code.ts `ownDeviceCode`). */
   ownDeviceCode: { origin: string; directory: string; file?: string; names: string[] }[];
   /** nixpkgs' default capabilities per CUDA version ("12.8" → ["7.5", …]; catalog/cuda.ts, from the catalog's table). */
   nixpkgsDefaultCapabilities: Record<string, string[]>;

@@ -10,8 +10,8 @@
  * bundled-library lines stay "not checked", docs/matrix.md), and `pinDefaultCapabilities` the default capabilities a
  * pin's own entry records (read at that revision), which judge its bundled libraries instead of the catalog's table.
  */
-import { ownDeviceCode } from "../device-code.ts";
-import { extraPromise } from "../extras.ts";
+import { ownDeviceCode } from "./device-code.ts";
+import { extraPromise } from "./packages.ts";
 import type { Catalog, DeviceTargets, OnTorchRelease } from "../schema.ts";
 import type { ReleaseBuildFacts, TargetsFacts } from "./cuda-build.ts";
 import { CHECKER_FACTS_FORMAT, type CheckerFacts } from "./checker-facts.ts";

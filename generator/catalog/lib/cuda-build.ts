@@ -2,7 +2,7 @@
  * What a CUDA build of a package on torch is handed and holds for a variant's capabilities, as pure functions of the
  * facts they read (the release's device targets and CUDA range, torch's accepted TORCH_CUDA_ARCH_LIST entries).
  *
- * Code only, no table: the catalog (generator/catalog/packages.ts `cudaBuildOf`, catalog/torch-arch-list.ts) calls it
+ * Code only, no table: the catalog (generator/catalog/lib/packages.ts `cudaBuildOf`, catalog/lib/torch.ts) calls it
  * with its own entries, and the Nix checks' bundle (pkgs/verify-compare.mjs, through generator/verify/origins.ts)
  * with the same facts read from pkgs/verify-facts.json, so a catalog edit changes that data and never the bundle.
  * The types below name only the fields these functions read; a full catalog entry fits them.

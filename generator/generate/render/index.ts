@@ -4,16 +4,17 @@
  * Pure: returns a map of repo-relative path → content; `write.ts` does the I/O.
  */
 import { machines } from "../../catalog/index.ts";
-import { nixpkgsAllows } from "../../catalog/gpus.ts";
+import { nixpkgsAllows } from "../../catalog/lib/cuda.ts";
 import { stringify as tomlStringify } from "smol-toml";
 import { compareVersions } from "../../versions.ts";
 import type { Project } from "../../matrix/project.ts";
 import type { Excluded, Variant } from "../../matrix/schema.ts";
 import { formatCombination, parseName } from "../../matrix/naming.ts";
-import { ENV_PACKAGE, PACKAGES, packageOnTorch, type OnTorchRelease } from "../../catalog/packages.ts";
+import { ENV_PACKAGE, PACKAGES, packageOnTorch } from "../../catalog/lib/packages.ts";
+import { type OnTorchRelease } from "../../catalog/schema.ts";
 import { GENERATED_HEADER, nixString, nixValue, templates } from "./env.ts";
-import { modelDeviceCode } from "../../catalog/device-code-size.ts";
-import { cachesToOffer } from "../../catalog/binary-cache.ts";
+import { modelDeviceCode } from "../../catalog/lib/device-code.ts";
+import { cachesToOffer } from "../../catalog/lib/binary-cache.ts";
 import { cacheConfLines, type TeamCache } from "../../matrix/team-cache.ts";
 import { CHECKER_BUNDLE_FILE, CHECKER_FACTS_FILE, renderCheckerBundle, renderCheckerFacts } from "./checker.ts";
 

@@ -1,14 +1,15 @@
 /**
  * How a variant reaches the host's GPU driver: the variants as the preflight checks see them, and the routes (NixOS,
- * nixglhost from the environment variant, flox) that doctor's fix, verify's driver cause and `explain` print. Apart from
- * checks.ts (which re-exports it) so that `explain` loads these lines without the checks' questions to the host, host
- * readers and process module.
+ * nixglhost from the environment variant, flox) that doctor's fix, verify's driver cause and `explain` print. Pure over
+ * a variant and the catalog's machine facts, so it sits below the stages: preflight/checks.ts re-exports it, and
+ * `explain` (model/variant-facts.ts) reads these lines without the checks' questions to the host, host readers and process module.
  */
 import { basename } from "node:path";
-import { DRIVER_ROUTES, NIXOS_DRIVER_LIB } from "../catalog/machines.ts";
-import { formatName, parseName } from "../matrix/naming.ts";
-import { ENV_PACKAGE } from "../catalog/packages.ts";
-import type { Variant } from "../matrix/schema.ts";
+// The machine facts unparsed (catalog/lib/machines.ts): `explain` reads these lines without loading zod.
+import { builtInMachines } from "../catalog/lib/machines.ts";
+import { formatName, parseName } from "./naming.ts";
+import { ENV_PACKAGE } from "../catalog/lib/packages.ts";
+import type { Variant } from "./schema.ts";
 
 /** A variant as the checks need it. */
 export type CheckedVariant = Pick<Variant, "name" | "cuda" | "package" | "file"> & {
@@ -54,8 +55,8 @@ export function driverRouteLines(
   v: Pick<CheckedVariant, "file" | "envFile" | "name">,
   program = `result-${v.envFile ? basename(v.envFile, ".nix") : v.name}/bin/python3`,
 ): string[] {
-  const nixglhost = DRIVER_ROUTES.find((r) => r.id === "nixglhost")!;
-  const flox = DRIVER_ROUTES.find((r) => r.id === "flox")!;
+  const nixglhost = builtInMachines.driverRoutes.find((r) => r.id === "nixglhost")!;
+  const flox = builtInMachines.driverRoutes.find((r) => r.id === "flox")!;
   return [
     `nixglhost (numtide's nix-gl-host, carried by the environment): \`${withHostDriverLine(v)}\` links torch-env, whose bin/python3 runs through it (what \`variant-matrix install\` does); ` +
       `for another program, \`${nixglhostBuildLine(v)}\`, then \`result-nixglhost/bin/${nixglhost.command.replace("PROGRAM", program)}\``,
@@ -96,7 +97,7 @@ export function hostDriverRoute(v: CheckedVariant): { summary: string; routes: s
   if (v.cuda === null) return null;
   return {
     summary:
-      `libcuda.so.1 from ${NIXOS_DRIVER_LIB.dir} (NixOS); elsewhere through nixglhost ` +
+      `libcuda.so.1 from ${builtInMachines.nixosDriverLib.dir} (NixOS); elsewhere through nixglhost ` +
       `(${nixglhostBuildLine(v)}) or \`flox activate\` (cuda-detection): docs/gpu-driver.md`,
     routes: driverRouteLines(v),
   };
