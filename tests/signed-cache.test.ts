@@ -159,17 +159,23 @@ async function serve(dir: string, port: number): Promise<ChildProcess> {
  * (its closure: 4 paths). Each builder touches MARKER/built-<its name> (outside the store: the sandbox is off in this
  * machine's store, and the second stores' sandbox is given MARKER), so a test sees what was built where.
  */
+/** A STAND-IN static check of `name` (a Nix expression; nothing is probed): $out holds probe.json and report.txt. */
+function standInCheck(name: string, salt: string): string {
+  const script = `mkdir -p $out && echo '{}' > $out/probe.json && echo '${name}: every promise holds (stand-in check)' > $out/report.txt`;
+  return `derivation { name = "${name}-check-static-${salt}"; system = builtins.currentSystem; builder = "/bin/sh"; PATH = "/usr/bin:/bin"; args = [ "-c" ${JSON.stringify(script)} ]; }`;
+}
+
 function standIn(deps: readonly string[], marker: string): string {
   const pkgs = tempDir("vm-signed-pkgs-");
   const salt = newSalt();
   for (const d of deps)
-    writeFileSync(join(pkgs, `${d}.nix`), `derivation { name = "${d}-stand-in-${salt}"; system = builtins.currentSystem; builder = "/bin/sh"; PATH = "/usr/bin:/bin"; args = [ "-c" "touch ${marker}/built-${d}; echo ${d} > $out" ]; }\n`);
+    writeFileSync(join(pkgs, `${d}.nix`), `derivation { name = "${d}-stand-in-${salt}"; system = builtins.currentSystem; builder = "/bin/sh"; PATH = "/usr/bin:/bin"; args = [ "-c" "touch ${marker}/built-${d}; echo ${d} > $out" ]; } // { tests.static = ${standInCheck(d, salt)}; }\n`);
   const probe = join(ROOT, "tests/fixtures/probes/h100-pypi-torch2.11.0-cu130/probe.json");
   writeFileSync(
     join(pkgs, `${NAME}.nix`),
     `derivation {\n  name = "${NAME}-stand-in-${salt}";\n  system = builtins.currentSystem;\n  builder = "/bin/sh";\n  PATH = "/usr/bin:/bin";\n` +
       `  deps = [ ${deps.map((d) => `(import ${join(pkgs, `${d}.nix`)})`).join(" ")} ];\n  probe = builtins.readFile ${JSON.stringify(probe)};\n` +
-      `  args = [ "-c" "touch ${marker}/built-${NAME}; mkdir -p $out/bin && echo $deps > $out/deps && printf '#!/bin/sh\\\\ncat <<\\\\EOF\\\\n%s\\\\nEOF\\\\n' \\"$probe\\" > $out/bin/python3 && chmod +x $out/bin/python3" ];\n}\n`,
+      `  args = [ "-c" "touch ${marker}/built-${NAME}; mkdir -p $out/bin && echo $deps > $out/deps && printf '#!/bin/sh\\\\ncat <<\\\\EOF\\\\n%s\\\\nEOF\\\\n' \\"$probe\\" > $out/bin/python3 && chmod +x $out/bin/python3" ];\n} // { tests.static = ${standInCheck(NAME, salt)}; }\n`,
   );
   return pkgs;
 }
@@ -248,13 +254,14 @@ test("a signed team cache over HTTP, read by a second store with require-sigs: a
     const dryNix = execFileSync("sh", ["-c", `nix-store --realise --dry-run "$1" --option substituters "$2" 2>&1`, "sh", drv, http], { encoding: "utf8", env: { ...process.env, NIX_CONFIG: before.nixConfig } });
     assert.match(dryNix, /these 4 paths will be fetched/);
     // The plan: the unsigned one to build, named, the other three to fetch.
-    const unsignedLine = new RegExp(`asked Nix \\(nix-store --realise --dry-run, [\\d.]+ s\\): 1 to build \\(1 unsigned in ${re(http)}: ${unsignedName}-stand-in-\\S+; Nix builds what it cannot verify\\), 3 to fetch from ${re(http)}`);
+    // (The 4 stand-in static checks are built here too, the proofs of what install builds: 5 to build.)
+    const unsignedLine = new RegExp(`asked Nix \\(nix-store --realise --dry-run, [\\d.]+ s\\): 5 to build \\(1 unsigned in ${re(http)}: ${unsignedName}-stand-in-\\S+; Nix builds what it cannot verify\\), 3 to fetch from ${re(http)}`);
     const plan = await runMain([...before.args, "--dry-run"], { env: before.env });
     assert.is(plan.status, 0, plan.stdout + plan.stderr);
-    assert.match(plan.stdout.replace(/\s+/g, " "), unsignedLine);
+    assert.match(plan.stdout.replace(/\s+/g, " "), unsignedLine, plan.stdout);
     // The headline counts what Nix does: torch (unsigned) to build, the three variants on it fetched.
     assert.match(plan.stdout, /^plan: 1 of 4 variant\(s\) to build, 3 to fetch;/m, plan.stdout);
-    assert.match(plan.stdout.replace(/\s+/g, " "), /wait \S+ until the last variant is ready: pytorch \S+ estimates/);
+    assert.match(plan.stdout.replace(/\s+/g, " "), /wait \S+ until the last variant is ready: pytorch \S+ on 1 core, static check 2 × 2m00s/);
     // build --dry-run plans the same.
     const buildPlan = await runMain(["build", "--dry-run", NAME, "--matrix", mUse, "--pkgs-dir", pkgs, "--backend", "nix", "--plain"], { env: before.env });
     assert.is(buildPlan.status, 0, buildPlan.stdout + buildPlan.stderr);

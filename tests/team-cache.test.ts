@@ -196,7 +196,7 @@ test("a file:// team cache with real Nix: publish (no --to) fills it, install --
   const dry = await runMain([...args, "--dry-run"], { env });
   assert.is(dry.status, 0, dry.stdout + dry.stderr);
   const flat = dry.stdout.replace(/\s+/g, " ");
-  assert.match(flat, new RegExp(`asked Nix \\(nix-store --realise --dry-run, [\\d.]+ s\\): 0 to build, 1 to fetch from file://${cache.replace(/[/.]/g, "\\$&")}`));
+  assert.match(flat, new RegExp(`asked Nix \\(nix-store --realise --dry-run, [\\d.]+ s\\): 0 to build, 1 to fetch from file://${cache.replace(/[/.]/g, "\\$&")}`), flat);
   // The host's nix.conf lacks the team cache: offered as whole lines, not required.
   assert.match(flat, /– team binary cache: the substituter file:\/\/\S+ is not in this host's Nix configuration/);
   assert.ok(dry.stdout.split("\n").includes(`extra-substituters = file://${cache}`), dry.stdout);

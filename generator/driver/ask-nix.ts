@@ -72,9 +72,11 @@ export type NixAnswer =
       toFetch: number;
       /** Per team cache, how many of those paths it serves (its URL redacted: redact.ts). */
       fromCaches: { url: string; paths: number }[];
-      /** Selected variants Nix answered for, of all selected; the rest did not evaluate here. */
+      /** Selected variants Nix answered for, of all selected (their checks not counted); the rest did not evaluate here. */
       answered: number;
       of: number;
+      /** The selected variants' checks (targets with `check`) that did not evaluate here, and why the first did not; absent when none. */
+      checksNotEvaluated?: { count: number; why: string };
       /** Substituters Nix could not reach (their paths count as to build). */
       unreachable: string[];
       /**
@@ -125,7 +127,7 @@ export interface NixQuestion {
  * answered for and says how many it was not heard for (`late`): the model stands for those.
  * @returns the answer, or `asked: false` with why (Nix missing, nothing evaluates here, nothing answered in time)
  */
-export async function askNix(targets: readonly { name: string; file: string }[], q: NixQuestion): Promise<AskedNix> {
+export async function askNix(targets: readonly { name: string; file: string; check?: { of: string; kind: "static" | "gpuCheck" } }[], q: NixQuestion): Promise<AskedNix> {
   const { outDir, nixOptions, caches, timeoutS, answered } = q;
   const none = (why: string): AskedNix => ({ answer: { asked: false, why }, cached: null, store: null });
   if (timeoutS <= 0) return none("--ask-nix-timeout 0");
@@ -164,6 +166,10 @@ export async function askNix(targets: readonly { name: string; file: string }[],
   const answeredDrvs = open.filter((t) => store.has(t.name)).map((t) => cached.get(t.name)!.drvPath!);
   const fromCaches = pastDeadline(deadline) ? [] : await perCache(answeredDrvs, toFetch, quick, caches, deadline);
   const lateCount = lateAnswers.length + lateReplies.length;
+  // The headline counts variants; a check that does not evaluate (a hand-written file without tests.static) is said apart.
+  const isVariant = (t: (typeof targets)[number]) => t.check === undefined;
+  const checksOut = targets.filter((t) => !isVariant(t) && !cached.get(t.name)?.drvPath && !cached.get(t.name)?.late);
+  const checksNotEvaluated = checksOut.length ? { count: checksOut.length, why: cached.get(checksOut[0]!.name)?.note ?? "nix-instantiate gave no derivation" } : null;
   const lateWhy = lateAnswers.length ? cached.get(lateAnswers[0]!.name)!.late! : lateReplies.length ? (replies[open.indexOf(lateReplies[0]!)] as { error: string }).error : "";
   return {
     answer: {
@@ -171,8 +177,9 @@ export async function askNix(targets: readonly { name: string; file: string }[],
       toBuild: toBuild.size,
       toFetch: toFetch.size,
       fromCaches,
-      answered: evaluated.length - lateReplies.length,
-      of: targets.length,
+      answered: evaluated.filter(isVariant).length - lateReplies.filter(isVariant).length,
+      of: targets.filter(isVariant).length,
+      ...(checksNotEvaluated ? { checksNotEvaluated } : {}),
       unreachable: [...new Set(ok.flatMap((r) => r.unreachable))].map(redactCredentials),
       untrusted: [...new Map(ok.flatMap((r) => r.untrusted ?? []).map((u) => [u.path, { path: u.path, where: u.where }])).values()],
       seconds: (Date.now() - t0) / 1000,
@@ -215,8 +222,9 @@ export function nixAnswerLine(a: NixAnswer, model: string): string {
   const where = a.toFetch === 0 || (a.late && a.fromCaches.length === 0) ? "" : cached.length === 1 && rest <= 0 ? ` from ${cached[0]!.url}` : ` (${from.join(", ")})`;
   const late = a.late ? `, ${a.late.variants} not answered by the limit (--ask-nix-timeout; ${a.late.why}): the model for those` : "";
   const evaluate = a.answered + (a.late?.variants ?? 0) < a.of ? `, ${a.answered} of ${a.of} variants evaluate here` : a.late ? `, answered for ${a.answered} of ${a.of} variants` : "";
+  const checks = a.checksNotEvaluated ? `, the checks of ${a.checksNotEvaluated.count} do not evaluate here (${a.checksNotEvaluated.why})` : "";
   return (
-    `asked Nix (nix-store --realise --dry-run, ${a.seconds.toFixed(1)} s${evaluate}${late}): ` +
+    `asked Nix (nix-store --realise --dry-run, ${a.seconds.toFixed(1)} s${evaluate}${late}${checks}): ` +
     `${a.toBuild} to build${untrustedNote(a.untrusted ?? [])}, ${a.toFetch} to fetch${where}` +
     (a.unreachable.length ? `; unreachable: ${a.unreachable.join(", ")} (their paths count as to build)` : "") +
     trustedNote(a.fromCaches.map((c) => c.url))

@@ -21,6 +21,8 @@
  * OutputFileError (a --report path), MatrixError, SelectionError (a name, a filter, a missing file), the stale
  * generated files' error (generated-state.ts), PreflightError (a blocking host check), EvaluationError.
  */
+import { createHash } from "node:crypto";
+import { cacheDir } from "../paths.ts";
 import { availableParallelism, totalmem } from "node:os";
 import { resolve } from "node:path";
 import { hostSystem, type BackendOptions } from "./backend.ts";
@@ -256,9 +258,12 @@ export async function select(a: BuildArgs, o: ResolvedBuildOptions, warn: (text:
   if (verifies(a)) {
     // Checks of each selected variant's promise, after it (pkgs/checks.nix through the variant's own file): by
     // default; --no-verify leaves the variants unproven.
-    const checks = checkTargets(sel.targets, resolve(o.logsRoot, "checks"), !!a.verifyGpu);
-    // Their one-line files are written when Nix is to read them: a dry run that does not instantiate changes nothing.
-    if (!a.dryRun || a.askStore) for (const [f, text] of checks.files) await writeOutputFile(f, text);
+    // Their one-line files are written where Nix reads them: a build's in its logs; a dry run's in the tool's cache
+    // (paths.ts cacheDir: a dry run leaves the project and its logs as they were, a read-only checkout included).
+    // One directory per logs directory, so that dry runs of two projects never read each other's files.
+    const dir = a.dryRun ? cacheDir(`checks-${createHash("sha256").update(o.logsRoot).digest("hex").slice(0, 16)}`) : resolve(o.logsRoot, "checks");
+    const checks = checkTargets(sel.targets, dir, !!a.verifyGpu);
+    for (const [f, text] of checks.files) await writeOutputFile(f, text);
     // Their estimate: an earlier check's time, else the check figure (plan.ts estimateBuild).
     for (const t of checks.targets) {
       sel.targets.push(t);

@@ -54,7 +54,7 @@ export function dryRunText(i: DryRunTextInput): string {
     i.verbose
       ? `plan: ${d.rows.length} variant(s), ${d.cached} already built, ${d.toBuild} to build${fetchWords(d)}; backend ${i.backend}; ` +
         scheduleWords(i.capacity, i.backend)
-      : `plan: ${d.toBuild} of ${d.rows.length} variant(s) to build${fetchWords(d)}; ${i.backend}, ${scheduleWords(i.capacity, i.backend)}`,
+      : `plan: ${headCounts(d)}; ${i.backend}, ${scheduleWords(i.capacity, i.backend)}`,
     ...(i.forHost ? [forHostLine(i.forHost)] : []),
     ...(i.verbose ? [`  (${i.capacity.machine}, from ${i.capacity.from}: ${i.capacity.slots} compile slot(s) = min(CPUs, GiB / 4))`] : []),
     ...[...new Set([...i.capped.values()].map((c) => `  cores per build ${c.cores} for ${c.why}`))],
@@ -85,6 +85,20 @@ function forHostLine(h: NonNullable<DryRunTextInput["forHost"]>): string {
 /** "1 core", "16 cores". */
 function coresText(n: number): string {
   return `${n} core${n === 1 ? "" : "s"}`;
+}
+
+/**
+ * The compact headline's counts, variants apart from their checks: "1 of 4 variant(s) to build, 3 to fetch; checks: 4 of
+ * 4 to build" (a check is no variant: its row says whose proof it is).
+ */
+function headCounts(d: DryRun): string {
+  const variants = d.rows.filter((v) => v.check === null);
+  const checks = d.rows.filter((v) => v.check !== null);
+  const state = (rs: readonly DryRun["rows"][number][]) => ({ build: rs.filter((v) => !v.cached && !v.fetch).length, fetch: rs.filter((v) => v.fetch).length });
+  const v = state(variants);
+  const c = state(checks);
+  const checkWords = checks.length ? `; checks: ${c.build} of ${checks.length} to build${c.fetch ? `, ${c.fetch} to fetch` : ""}` : "";
+  return `${v.build} of ${variants.length} variant(s) to build${v.fetch ? `, ${v.fetch} to fetch` : ""}${checkWords}`;
 }
 
 /** ", 4 to fetch" when Nix said it fetches some variants; "" otherwise. */
@@ -347,7 +361,8 @@ function answerLines(d: DryRun, verbose: boolean): string[] {
   }
   const extra = d.cacheModel ?? [];
   const model =
-    `${d.toBuild} variant(s) to build (result links only)` +
+    `${d.rows.filter((v) => v.check === null && !v.cached && !v.fetch).length} variant(s)` +
+    `${d.rows.some((v) => v.check !== null) ? ` + ${d.rows.filter((v) => v.check !== null && !v.cached && !v.fetch).length} check(s)` : ""} to build (result links only)` +
     (extra.length ? `, ${extra.length} dependency build(s) the CUDA cache cannot serve (${modelledHours(extra)})` : "");
   return [`  ${nixAnswerLine(d.nixAnswer, model)}`];
 }

@@ -201,6 +201,10 @@ export async function planInstall(o: InstallOptions): Promise<InstallPlan> {
   // Every question to Nix before the build runs under one deadline (ask-nix.ts evalLimit): a Nix that hangs ends there.
   const limit = (await import("../driver/ask-nix.ts")).evalLimit(o.askNixTimeout);
   const ready = o.dryRun || stops.length ? null : await it.prepareInstall(file, places, cacheOptions, project.caches ?? [], { ...limit, deadline: Date.now() + limit.seconds * 1000 });
+  // A dry run asks where the output is too: an output in the store or fetchable is linked at once, with no build and
+  // so no static check built here (its proof is fetched when the cache holds one, else verify reads the libraries).
+  const dryOutput = o.dryRun && !stops.length ? await it.outputState(file, cacheOptions, project.caches ?? [], { ...limit, deadline: Date.now() + limit.seconds * 1000 }).catch(() => null) : null;
+  const atOnce = ready?.atOnce ?? (dryOutput?.state === "present" || dryOutput?.state === "fetchable");
   const evaluationStops = ready ? await stopsOnEvaluation(ready, { catalog: project.catalog, variant, file, backend, ownFiles: o.pkgsDir !== undefined }) : [];
   const envFile = env ? fileOf(env.name, env.file) : null;
   const recorded = judged.recorded;
@@ -224,7 +228,7 @@ export async function planInstall(o: InstallOptions): Promise<InstallPlan> {
     ready,
     evaluationStops,
     commands: installCommands({ file, envFile, dir, cacheOptions, ready, ...route }),
-    build: buildArgs(o, base),
+    build: buildArgs(o, { ...base, atOnce }),
   };
 }
 
@@ -348,7 +352,7 @@ function installCommands(
  * The build driver's arguments for install's one variant, in its project (`p.root`): a dry run plans for the recorded
  * host when there is one (`forHost`); the nix backend's result links go in a directory runInstall makes.
  */
-function buildArgs(o: InstallOptions, p: Pick<InstallPlan, "variant" | "backend" | "root" | "dryRun"> & { forHost?: BuildArgs["forHost"] }): BuildArgs {
+function buildArgs(o: InstallOptions, p: Pick<InstallPlan, "variant" | "backend" | "root" | "dryRun"> & { forHost?: BuildArgs["forHost"]; atOnce: boolean }): BuildArgs {
   return {
     forHost: p.dryRun ? p.forHost : undefined,
     names: [p.variant.name],
@@ -362,6 +366,8 @@ function buildArgs(o: InstallOptions, p: Pick<InstallPlan, "variant" | "backend"
     retries: 0,
     verbose: o.verbose,
     checksShown: p.dryRun,
+    // A variant built here is proven here (its static check); one linked at once builds nothing, its check neither.
+    verify: !p.atOnce,
     // Ask Nix before estimating (driver/ask-nix.ts), for the dry run's plan and before the real build.
     askNixTimeout: o.askNixTimeout ?? ASK_NIX_TIMEOUT_S,
     // The build's evaluation and questions: under --ask-nix-timeout when given, else ask-nix.ts EVAL_TIMEOUT_S.
