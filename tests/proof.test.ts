@@ -44,6 +44,10 @@ const nix = (args: string[], input?: string) =>
 const offline = { NIX_CONFIG: "substituters =" };
 const flat = (t: string) => t.replace(/ \\\n\s*/g, " ").replace(/\s+/g, " ");
 const CUDA = cudaCacheSubstituter(catalog);
+/** Every line of `text` fits 80 columns, or ends in a store path (one word no wrap can cut) after at most one word. */
+const fits80 = (text: string) => {
+  for (const l of text.split("\n")) assert.ok([...l].length <= 80 || /^\s*(\S+\s+)?\S*\/nix\/store\/\S+$/.test(l), `over 80 columns: ${l}`);
+};
 
 test("the unproven marker's path is Nix's: builtins.toFile of its name and text gives it, and publish's addUnprovenMarker makes exactly it", async () => {
   for (const [name, text] of [
@@ -189,7 +193,7 @@ test("publish refuses an unproven variant (exit 2, why, --allow-unproven; cache 
   mkdirSync(results);
   const out = buildAll(pkgs, results, [...variant.dependsOn, NAME]).get(NAME)!;
   buildChecks(pkgs, results, variant.dependsOn);
-  const publish = (...more: string[]) => runMain(["publish", NAME, "--matrix", m, "--to", `file://${cache}`, "--out-dir", results, "--pkgs-dir", pkgs, "--secret-key-file", sk, ...more], { env: { ...offline, COLUMNS: "100" } });
+  const publish = (...more: string[]) => runMain(["publish", NAME, "--matrix", m, "--to", `file://${cache}`, "--out-dir", results, "--pkgs-dir", pkgs, "--secret-key-file", sk, ...more], { env: { ...offline, COLUMNS: "80" } });
 
   // 1. Built, its check not: refused, nothing copied.
   const refused = await publish();
@@ -197,6 +201,10 @@ test("publish refuses an unproven variant (exit 2, why, --allow-unproven; cache 
   assert.match(flat(refused.stderr), `1 variant(s) not proven, so nothing was copied`);
   assert.match(flat(refused.stderr), new RegExp(`${NAME}: its static check has not passed here \\(/nix/store/\\S+-${NAME}-check-static-stand-in-\\S+ is not in the store`));
   assert.match(flat(refused.stderr), /publish them unproven with --allow-unproven/);
+  // At 80 columns: the checks' build on a line of its own, to copy; every line fits.
+  assert.match(refused.stderr, /^ {2}\$ npx variant-matrix build /m);
+  assert.ok(flat(refused.stderr).includes(`$ npx variant-matrix build --verify ${NAME}`), refused.stderr);
+  fits80(refused.stderr);
   assert.is(existsSync(join(cache, "nix-cache-info")), false, "the cache is untouched");
   // The dry run says which is which: the three it is built on proven (their stand-in checks built), NAME not.
   const dryUnproven = await publish("--dry-run");
@@ -204,6 +212,7 @@ test("publish refuses an unproven variant (exit 2, why, --allow-unproven; cache 
   for (const d of variant.dependsOn) assert.match(flat(dryUnproven.stdout), new RegExp(`proven ${d}: its proof /nix/store/\\S+-${d}-check-static-stand-in-\\S+ goes with it`));
   assert.match(flat(dryUnproven.stdout), `unproven ${NAME}: its static check has not passed here`);
   assert.match(flat(dryUnproven.stdout), "(publish refuses it: --allow-unproven publishes it with a mark that says so)");
+  fits80(dryUnproven.stdout);
   // Its check failing (the same derivation: MARKER/fail read at build time) leaves no proof: still refused.
   writeFileSync(join(marker, "fail"), "");
   assert.throws(() => runNix("nix-build", [join(pkgs, `${NAME}.nix`), "-A", "tests.static", "--no-out-link"], { env: offline }), /torch version: expected 2\.12\.0/);
@@ -262,10 +271,12 @@ test("publish --allow-unproven marks the variant unproven in the cache (signed),
   const out = buildAll(pkgs, results, [...variant.dependsOn, NAME]).get(NAME)!;
   buildChecks(pkgs, results, variant.dependsOn);
   const mark = unprovenMarker(NAME, out).path;
-  const pub = await runMain(["publish", NAME, "--matrix", m, "--to", `file://${cache}`, "--out-dir", results, "--pkgs-dir", pkgs, "--secret-key-file", sk, "--allow-unproven"], { env: offline });
+  const pub = await runMain(["publish", NAME, "--matrix", m, "--to", `file://${cache}`, "--out-dir", results, "--pkgs-dir", pkgs, "--secret-key-file", sk, "--allow-unproven"], { env: { ...offline, COLUMNS: "80" } });
   assert.is(pub.status, 0, pub.stdout + pub.stderr);
-  assert.match(pub.stdout, new RegExp(`^copied  ${NAME}  ${out} `, "m"));
-  assert.match(pub.stdout, new RegExp(`^copied  ${NAME} unproven \\(its marker\\)  ${mark} `, "m"));
+  // At 80 columns each copy's line is laid out under its head: the status and what was copied, then its path.
+  assert.match(pub.stdout, new RegExp(`^copied  ${NAME}\\n {8}${out}\\n {8}file://`, "m"));
+  assert.match(pub.stdout, new RegExp(`^copied  ${NAME} unproven \\(its marker\\)\\n {8}${mark}\\n`, "m"));
+  fits80(pub.stdout);
   nix(["store", "verify", "--store", `file://${cache}`, "--no-contents", "--sigs-needed", "1", "--option", "trusted-public-keys", pk, out, mark]);
   // Another cache holds the variant without any mark (copied by hand, signed).
   const bare = join(dir, "bare");

@@ -391,11 +391,12 @@ function unprovenMessage(unproven: readonly Extract<VariantProof, { state: "unpr
   ).slice(pad.length);
   const each = unproven.map((u) => wrap(`${u.name}: ${u.why}`, width, { indent: "  ", hang: "    " }));
   const fix = wrap(
-    `Build the checks first (\`npx variant-matrix build --verify ${unproven.map((u) => u.name).join(" ")}\`), or publish them unproven with --allow-unproven (the cache then says "unproven" for each, and install says so).`,
+    `Build the checks first, then publish again; or publish them unproven with --allow-unproven (the cache then says "unproven" for each, and install says so). The checks' build:`,
     width,
     { indent: "  ", hang: "  " },
   );
-  return [head, ...each, fix].join("\n");
+  const build = wrapCommand(["npx", "variant-matrix", "build", "--verify", ...unproven.map((u) => u.name)].map(shellWord).join(" "), width, "  $ ");
+  return [head, ...each, fix, build].join("\n");
 }
 
 /**
