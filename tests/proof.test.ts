@@ -22,14 +22,14 @@
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { chmodSync, existsSync, mkdirSync, readFileSync, readdirSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { addUnprovenMarker, textStorePath, unprovenMarker } from "../generator/driver/proof.ts";
 import { projectFromMatrix } from "../generator/matrix/project.ts";
 import { catalog } from "../generator/catalog/index.ts";
 import { cudaCacheSubstituter } from "../generator/catalog/lib/binary-cache.ts";
-import { ROOT, tempDir, writeMatrix } from "./helpers/cli.ts";
+import { BIN, ROOT, tempDir, writeMatrix } from "./helpers/cli.ts";
 import { runMain } from "./helpers/main.ts";
 import { HOSTS, makeHost } from "./helpers/host-model.ts";
 import { newSalt } from "./helpers/driver.ts";
@@ -298,6 +298,56 @@ test("publish --allow-unproven marks the variant unproven in the cache (signed),
   assert.match(flat(b.r.stdout), "or a mark that it was published unproven; verify checks everything here, cuobjdump included");
   assert.not.match(b.r.stdout, /published unproven \(/);
   forget([b.link], [out]);
+});
+
+test("publish --to interrupted (SIGINT to its process group) while it copies a proof: exit 130, the copy ended, what was and was not copied said; the same publish again finishes", async () => {
+  const { dir, marker } = markedBuildDir("vm-proof-interrupt-");
+  const cache = join(dir, "cache");
+  const { sk, pk } = makeKey(dir, "proof-test-3");
+  const caches = [{ url: `file://${cache}`, publicKey: pk }];
+  const m = writeMatrix(dir, { ...BASE, caches });
+  const variant = projectFromMatrix({ ...BASE, caches } as never).variants.find((v) => v.name === NAME)!;
+  const pkgs = standIn(variant.dependsOn, marker);
+  const results = join(dir, "results");
+  mkdirSync(results);
+  const out = buildAll(pkgs, results, [...variant.dependsOn, NAME]).get(NAME)!;
+  const proof = buildChecks(pkgs, results, [...variant.dependsOn, NAME]).get(NAME)!;
+  // A `nix` first on PATH: the real one, but the copy of NAME's proof (the run's last) hangs until a signal ends it.
+  const bin = join(dir, "nix-bin");
+  mkdirSync(bin);
+  const log = join(dir, "nix-calls");
+  const realNix = execFileSync("sh", ["-c", "command -v nix"], { encoding: "utf8" }).trim();
+  writeFileSync(join(bin, "nix"), `#!/bin/sh\ncase "$*" in *" copy "*${proof}*) echo "hang $$" >> ${log}; exec sleep 600;; esac\nexec ${realNix} "$@"\n`);
+  chmodSync(join(bin, "nix"), 0o755);
+  const args = ["publish", NAME, "--matrix", m, "--to", `file://${cache}`, "--out-dir", results, "--pkgs-dir", pkgs, "--secret-key-file", sk];
+  const child = spawn(process.execPath, [BIN, ...args], { cwd: ROOT, detached: true, env: { ...process.env, ...offline, PATH: `${bin}:${process.env.PATH}`, COLUMNS: "80", NO_COLOR: "1" } });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.on("data", (d) => (stdout += d));
+  child.stderr.on("data", (d) => (stderr += d));
+  const closed = new Promise<number | null>((res) => child.on("close", (code) => res(code)));
+  const started = Date.now();
+  while (!(existsSync(log) && readFileSync(log, "utf8").includes("hang"))) {
+    assert.ok(Date.now() - started < 300_000, `the proof's copy started: ${stdout}${stderr}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  const hung = Number(/hang (\d+)/.exec(readFileSync(log, "utf8"))![1]);
+  process.kill(-child.pid!, "SIGINT");
+  const code = await closed;
+  assert.is(code, 130, stdout + stderr);
+  assert.throws(() => process.kill(hung, 0), /ESRCH/, "the hung nix copy was ended");
+  assert.match(flat(stderr), `publish: interrupted (SIGINT) after 7 of 8 copies: file://${cache} may hold a variant without its proof or unproven mark`);
+  assert.match(flat(stderr), "run the same publish again to finish");
+  assert.match(flat(stdout), `interrupted ${NAME}'s proof ${proof} not copied: publish was interrupted (SIGINT)`);
+  fits80(stdout);
+  fits80(stderr);
+  const narinfo = (p: string) => join(cache, `${p.slice("/nix/store/".length, "/nix/store/".length + 32)}.narinfo`);
+  assert.ok(existsSync(narinfo(out)), "the variant was copied before the signal");
+  assert.is(existsSync(narinfo(proof)), false, "its proof was not");
+  // The same publish again: the rest is copied, the proof beside its variant.
+  const again = await runMain(args, { env: offline });
+  assert.is(again.status, 0, again.stdout + again.stderr);
+  assert.ok(existsSync(narinfo(proof)), "the proof is in the cache");
 });
 
 test.run();

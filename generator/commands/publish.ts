@@ -15,6 +15,8 @@
  * (or one older than 1.5.0) with --org (preflight/checks.ts, as doctor says it), a failed precondition (a dirty tree under .flox/ or pkgs/, an unpushed revision, no manifest.lock, not logged in:
  * with --dry-run too), or (--to) a variant that is not built (its build command is named). `--to … --dry-run` before a
  * build exits 0: it names the variants not built yet, the build to run first and the copies publish will make.
+ * 130 (SIGINT) or 143 (SIGTERM): `--to` was interrupted; the running copy is ended and the copies are reported as far
+ * as they went (driver/publish.ts interruptedRun).
  */
 import type { ArgumentsCamelCase, Argv, CommandModule } from "yargs";
 import { resolve } from "node:path";
@@ -104,7 +106,7 @@ async function runPublishCommand(argv: PublishArgs): Promise<void> {
     }
     if (r.log) print.err(text.wrap(`nix copy's output: ${r.log}`, width, { hang: "  " }));
   }
-  if (r.road === "to") for (const w of r.warnings) print.err(w);
+  if (r.road === "to") for (const w of r.warnings) print.err(text.wrap(w, terminalWidth(cmd.io), { hang: "  " }));
   cmd.exitCode = r.exitCode;
 }
 
