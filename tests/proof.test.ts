@@ -300,6 +300,35 @@ test("publish --allow-unproven marks the variant unproven in the cache (signed),
   forget([b.link], [out]);
 });
 
+test("publish refuses a variant whose result link is another build than its file gives now (its check proves that one): exit 2, why; built again, it goes", async () => {
+  const { dir, marker } = markedBuildDir("vm-proof-stale-");
+  const cache = join(dir, "cache");
+  const m = writeMatrix(dir, { ...BASE, caches: [] });
+  const variant = projectFromMatrix({ ...BASE, caches: [] } as never).variants.find((v) => v.name === NAME)!;
+  const pkgs = standIn(variant.dependsOn, marker);
+  const results = join(dir, "results");
+  mkdirSync(results);
+  const old = buildAll(pkgs, results, [...variant.dependsOn, NAME]).get(NAME)!;
+  // The file changes after the build (another environment: its name), and only the check is built anew.
+  const file = join(pkgs, `${NAME}.nix`);
+  writeFileSync(file, readFileSync(file, "utf8").replace(`"${NAME}-stand-in-`, `"${NAME}-changed-stand-in-`));
+  const proof = buildChecks(pkgs, results, [...variant.dependsOn, NAME]).get(NAME)!;
+  const publish = () => runMain(["publish", NAME, "--matrix", m, "--to", `file://${cache}`, "--out-dir", results, "--pkgs-dir", pkgs], { env: { ...offline, COLUMNS: "80" } });
+  const r = await publish();
+  assert.is(r.status, 2, r.stdout + r.stderr);
+  assert.match(flat(r.stderr), `${NAME}: its result link is another build (${old}) than its file gives now (/nix/store/`);
+  assert.match(flat(r.stderr), `-${NAME}-changed-stand-in-`);
+  assert.match(flat(r.stderr), `and its static check proves that one: build ${NAME} again`);
+  assert.is(existsSync(join(cache, "nix-cache-info")), false, "nothing copied");
+  fits80(r.stderr);
+  // Built again from the file as it is: its result link is the build the proof is of, and it goes.
+  const now = buildAll(pkgs, results, [NAME]).get(NAME)!;
+  const ok = await publish();
+  assert.is(ok.status, 0, ok.stdout + ok.stderr);
+  assert.match(flat(ok.stdout), `copied ${NAME} ${now} file://`);
+  assert.match(flat(ok.stdout), `copied ${NAME}'s proof ${proof} file://`);
+});
+
 test("publish --to interrupted (SIGINT to its process group) while it copies a proof: exit 130, the copy ended, what was and was not copied said; the same publish again finishes", async () => {
   const { dir, marker } = markedBuildDir("vm-proof-interrupt-");
   const cache = join(dir, "cache");
