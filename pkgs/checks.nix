@@ -7,6 +7,9 @@
 #   package         the built variant (torch; a package built on torch, with passthru.pythonPackages; or the
 #                   environment, pkgs/torch-env.nix, which is itself the Python environment checked).
 #   pythonPackages  the variant's Python set in which `torch` is the variant's torch (pkgs/python-set.nix).
+#   memberChecks    (environments) [ { name = MEMBER; static = its static check; } ... ] for the members (dependsOn):
+#                   the environment's static check writes them to $out/members.json, so its proof lists its members'
+#                   proofs (and is built after them). Default [ ].
 # Returns
 #   {
 #     static    runs generator/verify/probe.py --cuobjdump in a Python environment holding `package`, then
@@ -24,9 +27,11 @@
 #   }
 #   Each writes the probe (probe.json, whose `cuobjdump.tool` names the cuobjdump that read the libraries), the report
 #   (report.txt) and the builder it ran on (builder.json: the Nix system, the host name, kernel and CPU the build saw;
-#   in Nix's sandbox the host name is "localhost") to $out, and fails when a promise does not hold. The static check's
-#   $out is the variant's proof: `publish` copies it with the variant, `install` shows it (generator/driver/proof.ts).
-{ pkgs, variant, package, pythonPackages }:
+#   in Nix's sandbox the host name is "localhost") to $out, and fails when a promise does not hold; an environment's
+#   static check also members.json: [ { "name": MEMBER, "proof": STORE PATH of its static check } ... ]. The static
+#   check's $out is the variant's proof: `build` links it as result-NAME-proof, `publish` copies it with the variant,
+#   `install` shows it (generator/driver/proof.ts).
+{ pkgs, variant, package, pythonPackages, memberChecks ? [ ] }:
 
 let
   isCuda = variant.cuda != null;
@@ -53,12 +58,19 @@ let
   # variant (pkgs/variant-attrs.nix).
   isaFeatures = import ./isa-features.nix variant;
   cuobjdump = if isCuda then "--cuobjdump=${pkgs.cudaPackages.cuda_cuobjdump}/bin/cuobjdump" else "";
+  # The members' proofs as JSON, an attribute of the check's derivation: the store paths' context makes each member's
+  # check an input (built first), and the builder writes it as it is (Nix 2.8: builtins.toJSON keeps string context;
+  # builtins.toFile could not hold it).
+  members = if memberChecks == [ ] then { } else {
+    membersJson = builtins.toJSON (map (m: { inherit (m) name; proof = "${m.static}"; }) memberChecks);
+  };
   check = kind: probeArgs: extra:
     pkgs.runCommand "${variant.name}-check-${kind}" ({
       nativeBuildInputs = [ env pkgs.nodejs ];
       passthru = { inherit variant; };
     } // extra) ''
       mkdir -p $out
+      ${if memberChecks == [ ] then "" else ''printf '%s\n' "$membersJson" > $out/members.json''}
       node -e 'const os = require("os"); process.stdout.write(JSON.stringify({ system: process.argv[1], hostname: os.hostname(), kernel: os.release(), cpu: (os.cpus()[0] || {}).model || null }) + "\n")' ${variant.system} > $out/builder.json
       ${env}/bin/python3 ${../generator/verify/probe.py} ${probeArgs} --promise=${promise} > $out/probe.json
       status=0
@@ -68,6 +80,6 @@ let
     '';
 in
 {
-  static = check "static" cuobjdump (if isaFeatures == [ ] then { } else { requiredSystemFeatures = isaFeatures; });
+  static = check "static" cuobjdump ((if isaFeatures == [ ] then { } else { requiredSystemFeatures = isaFeatures; }) // members);
 }
 // (if isCuda then { gpuCheck = check "gpu" "--gpu ${cuobjdump}" { requiredSystemFeatures = [ "cuda" ] ++ isaFeatures; }; } else { })

@@ -57,17 +57,19 @@ let
 
   built = mapAttrs (_: v: buildWith instances.${keyOf v} (n: built.${n}) v) variants;
 
-  # The checks of a variant's promise (pkgs/checks.nix): { static; gpuCheck (CUDA only); }.
-  checksOf = pkgs: v: p:
+  # The checks of a variant's promise (pkgs/checks.nix): { static; gpuCheck (CUDA only); }. `testsOf` gives a member's
+  # checks: an environment's static check lists its members' static checks (their proofs).
+  checksOf = pkgs: testsOf: v: p:
     import ./checks.nix {
       inherit pkgs;
       variant = v;
       package = p;
       pythonPackages = p.pythonPackages or (import ./python-set.nix { inherit pkgs; variant = v; torch = p; });
+      memberChecks = if v.role == "env" then map (m: { name = m; static = (testsOf m).static; }) v.dependsOn else [ ];
     };
 
   # Each package with its checks as `tests` (nixpkgs' passthru.tests convention).
-  packages = mapAttrs (n: v: built.${n} // { tests = checksOf instances.${keyOf v} v built.${n}; }) variants;
+  packages = mapAttrs (n: v: built.${n} // { tests = checksOf instances.${keyOf v} (m: packages.${m}.tests) v built.${n}; }) variants;
 
   # release.nix's `tests.NAME`: recursed by nix-eval-jobs and Hydra.
   tests = mapAttrs (n: _: packages.${n}.tests // { recurseForDerivations = true; }) variants;
@@ -79,8 +81,10 @@ let
       # This variant and what it depends on (a member's own dependency, its pytorch, is among them), each once.
       local = builtins.listToAttrs (map (n: { name = n; value = buildWith pkgs (m: local.${m}) variants.${n}; }) ([ name ] ++ v.dependsOn));
       p = local.${name};
+      # The checks of this variant and of what it depends on (an environment's proof lists its members' proofs).
+      localTests = n: checksOf pkgs localTests variants.${n} local.${n};
     in
-    p // { tests = checksOf pkgs v p; };
+    p // { tests = localTests name; };
 
   bySystem = mapAttrs
     (_: vs: builtins.listToAttrs (map (v: { inherit (v) name; value = packages.${v.name}; }) vs))

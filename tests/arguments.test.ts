@@ -31,13 +31,15 @@ test("build -- NAME selects that one variant; build --dry-run -- nosuchname is a
   const one = await runMain(["build", "--dry-run", "--json", "--backend", "nix", "--", A]);
   assert.is(one.status, 0, one.stderr);
   const plan = JSON.parse(one.stdout) as { toBuild: number; variants: { name: string }[] };
-  assert.equal(plan.variants.map((v) => v.name), [A]);
-  assert.is(plan.toBuild, 1);
+  // The variant, and its static check after it (built by default).
+  assert.equal(plan.variants.map((v) => v.name), [A, `check-static-${A}`]);
+  assert.is(plan.toBuild, 2);
   usageFailure(await runMain(["build", "--dry-run", "--backend", "nix", "--", "nosuchname"]), "build -- nosuchname", /unknown variant "nosuchname"/);
   // Names before and after `--` are one list.
   const two = await runMain(["build", "--dry-run", "--json", "--backend", "nix", A, "--", "torchaudio-python313-cpu-avx2"]);
   assert.is(two.status, 0, two.stderr);
-  assert.equal((JSON.parse(two.stdout) as { variants: { name: string }[] }).variants.map((v) => v.name).sort(), [A, "torchaudio-python313-cpu-avx2"]);
+  const variants = (JSON.parse(two.stdout) as { variants: { name: string; check: unknown }[] }).variants.filter((v) => v.check === null);
+  assert.equal(variants.map((v) => v.name).sort(), [A, "torchaudio-python313-cpu-avx2"]);
 });
 
 test("words after -- that a command cannot take are refused, naming them", async () => {

@@ -293,7 +293,7 @@ test("estimates follow what drives them: CUDA or CPU, the capabilities compiled,
   assert.is(earlier.estimateBasis, "an earlier build of this variant");
 });
 
-test("build --verify(-gpu): each check target requires the system features its derivation in pkgs/checks.nix requires", () => {
+test("build's checks (static by default, --verify-gpu): each check target requires the system features its derivation in pkgs/checks.nix requires", () => {
   const v = { name: "torch-env-python313-cuda13_0-sm90-avx512bf16", system: "x86_64-linux", package: "torch-env", cuda: "13.0", file: "/x.nix", dependsOn: [], requiredSystemFeatures: ["big-parallel", "gccarch-cooperlake"] };
   const cpu = { ...v, name: "pytorch-python313-cpu-avx2", cuda: null, requiredSystemFeatures: ["big-parallel", "gccarch-haswell"] };
   const { targets } = checkTargets([v, cpu] as never, "/tmp/checks", true);
@@ -303,10 +303,16 @@ test("build --verify(-gpu): each check target requires the system features its d
   assert.equal(by.get(`check-static-${v.name}`), ["gccarch-cooperlake"]);
   assert.equal(by.get("check-static-pytorch-python313-cpu-avx2"), ["gccarch-haswell"]);
   assert.not.ok(by.has("check-gpu-pytorch-python313-cpu-avx2"), "no GPU check for a CPU-only variant");
+  // An environment's static check comes after its members' static checks (its proof lists theirs: members.json), the
+  // GPU check after the variant alone; a member outside the selection has no check to wait for.
+  const env = { ...cpu, name: "torch-env-python313-cpu-avx2", package: "torch-env", dependsOn: ["pytorch-python313-cpu-avx2", "torchaudio-python313-cpu-avx2"] };
+  const deps = new Map(checkTargets([v, cpu, env] as never, "/tmp/checks", true).targets.map((x) => [x.name, x.dependsOn]));
+  assert.equal(deps.get(`check-static-${env.name}`), [env.name, "check-static-pytorch-python313-cpu-avx2"]);
+  assert.equal(deps.get(`check-gpu-${v.name}`), [v.name]);
   // The Nix side says the same: gpuCheck requires [ "cuda" ] ++ isaFeatures, static isaFeatures (the gccarch- entries).
   const nix = readFileSync(resolve(import.meta.dirname, "../pkgs/checks.nix"), "utf8");
   assert.match(nix, `gpuCheck = check "gpu" "--gpu \${cuobjdump}" { requiredSystemFeatures = [ "${GPU_CHECK_FEATURE}" ] ++ isaFeatures; }`);
-  assert.match(nix, "static = check \"static\" cuobjdump (if isaFeatures == [ ] then { } else { requiredSystemFeatures = isaFeatures; });");
+  assert.match(nix, "static = check \"static\" cuobjdump ((if isaFeatures == [ ] then { } else { requiredSystemFeatures = isaFeatures; }) // members);");
   assert.match(readFileSync(resolve(import.meta.dirname, "../pkgs/isa-features.nix"), "utf8"), 'builtins.substring 0 8 f == "gccarch-"');
 });
 

@@ -108,7 +108,7 @@ test("build --dry-run --ask-store: with part of the closure in a local binary ca
   assert.is(named(/-triton-/).length, 1, "and triton");
   intoCacheOnly([...magma, ...nccl], cache);
 
-  const r = await runMain(["build", TA, "--dry-run", "--ask-store", "--json", "--backend", "nix", "--pkgs-dir", dir, ...substituterOptions(cache)]);
+  const r = await runMain(["build", TA, "--dry-run", "--ask-store", "--no-verify", "--json", "--backend", "nix", "--pkgs-dir", dir, ...substituterOptions(cache)]);
   assert.is(r.status, 0, r.stderr);
   const out = JSON.parse(r.stdout) as {
     store: { toBuild: string[]; toFetch: string[]; answered: number };
@@ -129,7 +129,7 @@ test("build --dry-run --ask-store: with part of the closure in a local binary ca
   assert.equal(out.store.toBuild, [...new Set([...pt.toBuild, ...ta.toBuild])]);
   assert.equal([...out.store.toFetch].sort(), fetched);
 
-  const text = await runMain(["build", PT, "--dry-run", "--ask-store", "--backend", "nix", "--pkgs-dir", dir, ...substituterOptions(cache)]);
+  const text = await runMain(["build", PT, "--dry-run", "--ask-store", "--no-verify", "--backend", "nix", "--pkgs-dir", dir, ...substituterOptions(cache)]);
   assert.match(text.stdout, /Nix \(nix-store --realise --dry-run, your substituters\) for 1 variant\(s\): \d+ derivation\(s\) to build, 3 path\(s\) to fetch/);
   assert.match(text.stdout, new RegExp(`Nix: builds \\d+ \\(.*${PT}-2\\.12\\.0.*\\), fetches 3`));
 });
@@ -141,7 +141,7 @@ test("build --skip-cached: a variant a substituter holds is not built, and the r
   intoCacheOnly([ptDrv], cache);
   const work = tempDir("vm-cache-run-");
   const r = await runMain([
-    "build", PT, TA, "--skip-cached", "--json", "--backend", "nix", "--pkgs-dir", dir, "--out-dir", work, "--logs-dir", join(work, "logs"),
+    "build", PT, TA, "--skip-cached", "--no-verify", "--json", "--backend", "nix", "--pkgs-dir", dir, "--out-dir", work, "--logs-dir", join(work, "logs"),
     "--substituters", `file://${cache}`, "--nix-option", "require-sigs=false",
     "--nix-option", `extra-system-features=${STAND_IN_BUILDER_FEATURES[2]}`,
   ]);

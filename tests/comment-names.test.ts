@@ -71,7 +71,7 @@ const NAMED_ELSEWHERE: Readonly<Record<string, readonly string[]>> = {
   ],
   "files variant-matrix writes when it runs, or a user's own (not committed)": [
     "local-catalog.json", "report.json", "cli.js", "dist/cli.js", "cache-check.json", "pin-check.json",
-    "newest-nixpkgs.json", "spec.json", "probe.json", "builder.json",
+    "newest-nixpkgs.json", "spec.json", "probe.json", "builder.json", "members.json", "out/members.json",
   ],
   "a file a user could write, named to say what it would do": [".flox/pkgs/nixpkgs.nix"],
   "code that reads like a file name (a property of an object)": ["outputOptions.json", "attempt.nix"],

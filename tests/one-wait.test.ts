@@ -61,15 +61,18 @@ test("this machine: detect, install --dry-run and build --dry-run of the pick pr
   assert.equal(new Set(figures).size, 1, `detect, install, build: ${figures.join(", ")}`);
 });
 
-test("the schedule gives torch every slot: the default pick on a 16-core, 128 GiB host waits about 3h08m, not 5h46m", async () => {
+test("the schedule gives torch every slot: the default pick on a 16-core, 128 GiB host waits about 3h11m (3h08m of builds, then the proofs), not 5h46m", async () => {
   const r = await runMain(["install", "--dry-run", "torch-env-python313-cuda12_9-sm90-avx512bf16", "--backend", "nix", "--ask-nix-timeout", "0",
     "--cpuinfo", join(HOSTS, "h100-driver580/cpuinfo"), "--nvidia-smi", join(HOSTS, "h100-driver580/nvidia-smi.txt"), "--mem", "128"]);
   assert.is(r.status, 0, r.stderr);
   const flat = r.stdout.replace(/\s+/g, " ");
-  // torch alone: 16 cores (the model: 1.75 h at 24 cores → 2h37m at 16); then torchaudio and torchvision share the 16.
-  assert.match(flat, /wait 3h0\dm until the last variant is ready: pytorch 2h37m, torch(audio|vision) 30m00s, torch-env 1m00s/);
+  // torch alone: 16 cores (the model: 1.75 h at 24 cores → 2h37m at 16); then torchaudio and torchvision share the 16
+  // with torch's static check; then the members' checks, and the environment's check after them (2 min each: the
+  // environment's own 1 min build runs beside its members' checks).
+  assert.match(flat, /wait 3h1\dm until the last variant is ready: pytorch 2h37m on 16 cores, torch(audio|vision) 30m00s on 7 cores, static check 2 × 2m00s/);
   assert.match(flat, /pytorch-python313-cuda12_9-sm90-avx512bf16 est 2h37m, to build \(16 cores\)/);
-  assert.match(flat, /torchaudio-python313-cuda12_9-sm90-avx512bf16 est 30m00s, to build \(8 cores\)/);
+  assert.match(flat, /torchaudio-python313-cuda12_9-sm90-avx512bf16 est 30m00s, to build \(7 cores\)/);
+  assert.match(flat, /then each variant's static check, its proof \(result-NAME-proof\): 4, 2m00s each/);
 });
 
 test("startBuilds: ready alone takes every free slot; equals share; a memory-heavy package gets fewer cores; --cores fixes them", () => {

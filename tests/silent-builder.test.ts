@@ -33,7 +33,7 @@ test("a builder port that accepts and never answers: the run ends in seconds and
     const started = Date.now();
     const r = await runDriver(
       [
-        "pytorch-python313-cpu-avx2", "--pkgs-dir", FIXTURES, "--matrix", BUILD_MATRIX, "--backend", "nix", "--plain",
+        "pytorch-python313-cpu-avx2", "--no-verify", "--pkgs-dir", FIXTURES, "--matrix", BUILD_MATRIX, "--backend", "nix", "--plain",
         "--out-dir", join(dir, "out"), "--logs-dir", join(dir, "logs"), "--max-jobs", "0", "--builders", `@${machines}`,
         "--nix-option", "substituters=", "--connect-timeout", "2",
       ],
@@ -62,7 +62,7 @@ test("an ssh_config that ssh refuses is named as such, not as a builder that did
   writeFileSync(machines, "ssh://vmbadcfg x86_64-linux - 1 1\n");
   const r = await runDriver(
     [
-      "pytorch-python313-cpu-avx2", "--pkgs-dir", FIXTURES, "--matrix", BUILD_MATRIX, "--backend", "nix", "--plain",
+      "pytorch-python313-cpu-avx2", "--no-verify", "--pkgs-dir", FIXTURES, "--matrix", BUILD_MATRIX, "--backend", "nix", "--plain",
       "--out-dir", join(dir, "out"), "--logs-dir", join(dir, "logs"), "--max-jobs", "0", "--builders", `@${machines}`,
       "--nix-option", "substituters=", "--connect-timeout", "2",
     ],

@@ -100,7 +100,7 @@ export const REBUILD_SECONDS: Catalog["rebuildSeconds"] = {
  * takes torch's two figures at the cores each was measured at (the CUDA one at the guide's own MAX_JOBS=24 on an
  * m8g.8xlarge of 32 vCPUs; the CPU one on a runner of 48 vCPUs), the environment's for every environment variant, the
  * CUDA closure's for each package-set-scope closure the cache model counts (model/cache-model.ts), and the check's for
- * each check of `build --verify` (model/plan.ts DEFAULT_CHECK_SECONDS). The packages built on torch have theirs in
+ * each static check of `build` (by default) (model/plan.ts DEFAULT_CHECK_SECONDS). The packages built on torch have theirs in
  * their rows (catalog/packages.ts `buildSeconds`).
  */
 export const BUILD_SECONDS: Catalog["buildSeconds"] = {

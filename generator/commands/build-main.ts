@@ -6,7 +6,7 @@
  */
 import { planBuild, runBuildPlan, type BuildPlan } from "../driver/build.ts";
 import { dryRunText } from "../driver/dry-run-text.ts";
-import { summaryTable } from "../driver/report.ts";
+import { proofLines, summaryTable } from "../driver/report.ts";
 import { shortPath } from "../driver/run.ts";
 import { liveStatus, plainStatus } from "../driver/status.ts";
 import type { BuildArgs } from "../driver/build-options.ts";
@@ -109,7 +109,12 @@ async function runAndReport(p: BuildPlan, io: Io): Promise<number> {
   if (run) {
     const { report } = run;
     if (a.json) io.out(JSON.stringify(report, null, 2) + "\n");
-    else io.out(summaryTable(report) + (run.written.length ? `\nreport: ${run.written.map((f) => shortPath(f)).join(", ")}\n` : "\n"));
+    else {
+      io.out(summaryTable(report) + (run.written.length ? `\nreport: ${run.written.map((f) => shortPath(f)).join(", ")}\n` : "\n"));
+      // The last lines: each variant's proof (its static check's output, beside its result), or why it has none.
+      const proofs = proofLines(report, shortPath);
+      if (proofs.length) io.out(proofs.join("\n") + "\n");
+    }
   }
   if (problem) io.err(errorLine(problem));
   return exitCode;

@@ -65,7 +65,13 @@ const buildOptions = {
   report: { type: "string", describe: "also write the JSON report to this file" },
   "logs-dir": outputOptions["logs-dir"],
   "nix-option": { ...nixOptions["nix-option"], describe: "NAME=VALUE passed as --option NAME VALUE to nix-build and the store's dry runs (e.g. substituters=)" },
-  verify: { type: "boolean", describe: "after each variant builds, build its static check of the name's promise (nix-build, no GPU)" },
+  verify: {
+    type: "boolean",
+    default: true,
+    describe:
+      "after each variant builds, build its static check of the name's promise (nix-build, no GPU): its output, result-NAME-proof, is the variant's proof; " +
+      "--no-verify skips the checks and leaves the variants unproven",
+  },
   "verify-gpu": { type: "boolean", describe: "also build each CUDA variant's GPU check (needs a builder with the `cuda` system feature)" },
   plain: outputOptions.plain,
   "kill-grace": { type: "number", default: 10, describe: "seconds between SIGTERM and SIGKILL when ending builds" },

@@ -13,6 +13,8 @@
 import { join } from "node:path";
 import { findExecutable } from "../process.ts";
 import type { NixOptions } from "./store.ts";
+import { resultLinkName } from "../model/plan.ts";
+import type { BuildTarget } from "./targets.ts";
 
 import type { Backend, BackendChoice } from "../constants.ts";
 export { BACKEND_CHOICES, type Backend, type BackendChoice } from "../constants.ts";
@@ -76,12 +78,13 @@ export async function resolveBackend(choice: BackendChoice, path = process.env.P
  * The command that builds `target` with the given backend.
  * @param target variant name and absolute path of its `.nix` file
  */
-export function buildCmd(target: { name: string; file: string; check?: unknown }, o: BackendOptions): BuildCmd {
-  // A check (build --verify) is an attribute of the variant's file, not a flox package: always nix-build.
+export function buildCmd(target: { name: string; file: string; check?: BuildTarget["check"] }, o: BackendOptions): BuildCmd {
+  // A check is an attribute of the variant's file, not a flox package: always nix-build, its link the variant's proof
+  // beside the variant's result (plan.ts resultLinkName).
   if (o.backend === "flox" && !target.check) {
     return { argv: ["flox", "build", target.name], cwd: o.root, outLink: join(o.root, `result-${target.name}`) };
   }
-  const outLink = join(o.outDir, `result-${target.name}`);
+  const outLink = join(o.outDir, resultLinkName(target));
   const argv = ["nix-build", target.file, "-o", outLink];
   if (o.builders !== undefined) argv.push("--builders", o.builders);
   if (o.maxJobs !== undefined) argv.push("--max-jobs", String(o.maxJobs));

@@ -27,7 +27,11 @@ export interface BuildArgs {
   retries?: number;
   failFast?: boolean;
   force?: boolean;
-  /** After each variant builds, build its static check (tests.static of pkgs/checks.nix). */
+  /**
+   * After each variant builds, build its static check (tests.static of pkgs/checks.nix), whose output is the variant's
+   * proof: default true (undefined counts as true); false (`--no-verify`) leaves the variants unproven, as the report
+   * and the summary say.
+   */
   verify?: boolean;
   /** Also its GPU check (tests.gpuCheck, requiredSystemFeatures = [ "cuda" ]: a local or remote builder with that feature). */
   verifyGpu?: boolean;

@@ -8,7 +8,8 @@
  * planBuild's steps, in the order build checks (the first that fails stops it, and nothing is built):
  *  1. `resolveBuildOptions` (options.ts): paths, numbers, the backend; a `--report` file this CLI would not write;
  *  2. `select`: the targets of the matrix (or `--pkgs-dir`), the selection closed over dependsOn, the generated files
- *     compared with what matrix.ts gives (`selectCurrent`), earlier durations (`readEarlierReports`), --verify's checks;
+ *     compared with what matrix.ts gives (`selectCurrent`), earlier durations (`readEarlierReports`), the variants'
+ *     static checks (by default; not with --no-verify);
  *  3. `checkHost`: the preflight checks that need nothing evaluated (the Nix version, flox);
  *  4. `orderTargets`: the plan (DAG) with estimates, then the --jobs rule and the backend's options;
  *  5. `evaluateFirst`: every selected variant instantiated, what is built already, what does not evaluate; then the
@@ -31,7 +32,7 @@ import { cacheNixOptions, type TeamCache } from "../matrix/team-cache.ts";
 import { EvaluationError, evaluationFailures, evaluationGate, type EvaluationFailure } from "./eval-first.ts";
 import { capacityOf, coresForPackage, jobsRule, type Capacity, type JobsRule } from "../model/concurrency.ts";
 import { resolveBuildOptions, type BuildArgs, type ResolvedBuildOptions } from "./build-options.ts";
-import { DEFAULT_CHECK_SECONDS, makePlan, type Plan } from "../model/plan.ts";
+import { makePlan, type Plan } from "../model/plan.ts";
 import { durationsFromReports, makeRunId, readEarlierReports } from "./report.ts";
 
 export { readEarlierReports };
@@ -64,7 +65,7 @@ export interface PlanBuildOptions {
   onWarning?: (text: string) => void;
 }
 
-/** What `select` returns: the closed selection (with --verify's checks), where the files are, earlier durations. */
+/** What `select` returns: the closed selection (with the variants' checks unless --no-verify), where the files are, earlier durations. */
 export interface BuildSelection {
   targets: BuildTarget[];
   /** name → "requested" or "dependency" (targets.ts selectTargets). */
@@ -230,7 +231,15 @@ async function askFirst(
   return asked;
 }
 
-/** Step 2: load the targets, select (names, filters, package), check them, add their checks (--verify), with earlier durations. */
+/**
+ * Whether a build builds the variants' static checks: by default, and whenever `--verify-gpu` asks for the GPU checks;
+ * not with `--no-verify` (`verify: false`) alone.
+ */
+export function verifies(a: Pick<BuildArgs, "verify" | "verifyGpu">): boolean {
+  return a.verify !== false || !!a.verifyGpu;
+}
+
+/** Step 2: load the targets, select (names, filters, package), check them, add their checks (unless --no-verify), with earlier durations. */
 export async function select(a: BuildArgs, o: ResolvedBuildOptions, warn: (text: string) => void): Promise<BuildSelection> {
   const { targets: all, source, project, caches } = await loadTargets({
     root: o.root,
@@ -244,14 +253,16 @@ export async function select(a: BuildArgs, o: ResolvedBuildOptions, warn: (text:
   if (own) warn(`warning: ${own}\n`);
   checkFiles(sel.targets);
   const history = readEarlierReports((onSkip) => durationsFromReports(o.logsRoot, onSkip), warn, shortPath);
-  if (a.verify || a.verifyGpu) {
-    // Checks of each selected variant's promise, after it (pkgs/checks.nix through the variant's own file).
+  if (verifies(a)) {
+    // Checks of each selected variant's promise, after it (pkgs/checks.nix through the variant's own file): by
+    // default; --no-verify leaves the variants unproven.
     const checks = checkTargets(sel.targets, resolve(o.logsRoot, "checks"), !!a.verifyGpu);
-    for (const [f, text] of checks.files) await writeOutputFile(f, text);
+    // Their one-line files are written when Nix is to read them: a dry run that does not instantiate changes nothing.
+    if (!a.dryRun || a.askStore) for (const [f, text] of checks.files) await writeOutputFile(f, text);
+    // Their estimate: an earlier check's time, else the check figure (plan.ts estimateBuild).
     for (const t of checks.targets) {
       sel.targets.push(t);
       sel.why.set(t.name, "requested");
-      if (!history.has(t.name)) history.set(t.name, DEFAULT_CHECK_SECONDS.seconds);
     }
   }
   return { targets: sel.targets, why: sel.why, source, history, caches };

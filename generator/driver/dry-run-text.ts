@@ -11,7 +11,7 @@ import { nixAnswerLine } from "./ask-nix.ts";
 import type { BuilderNeeds } from "./builders.ts";
 import type { Capacity, JobsRule } from "../model/concurrency.ts";
 import { BUILD_LABEL, type WaitPart } from "../model/wait.ts";
-import { CATALOG_FIGURE } from "../model/plan.ts";
+import { CATALOG_FIGURE, CHECK_FIGURE } from "../model/plan.ts";
 
 type DryRun = ReturnType<typeof dryRunRows>;
 
@@ -140,7 +140,8 @@ function waitLines(d: DryRun, fromHistory: boolean, verbose: boolean): string[] 
         (own.length ? own.map((p) => `${p.what} ${formatDuration(p.seconds)}`).join(", ") : "nothing to build")
       : chainSummary(parts, (p) => (!p.offCache && p.what.endsWith("-env") ? "environment" : label(p)), HEADLINE_CHARS - head.length);
   const bases = new Map<string, string[]>();
-  for (const r of d.rows) if (!r.cached) bases.set(r.estimateBasis || "unknown", [...new Set([...(bases.get(r.estimateBasis || "unknown") ?? []), r.package])]);
+  // The checks' figure is said on their own line (checkLines).
+  for (const r of d.rows) if (!r.cached && r.estimateBasis !== CHECK_FIGURE) bases.set(r.estimateBasis || "unknown", [...new Set([...(bases.get(r.estimateBasis || "unknown") ?? []), r.package])]);
   return [
     head + chain,
     ...(d.wait.offCache.length > deps.length
@@ -242,6 +243,30 @@ function shellLine(argv: readonly string[]): string {
  * the command once with NAME for the variant's name where every variant's has the same shape.
  */
 function compactRows(d: DryRun): string[] {
+  // The checks after the variants, in lines of their own (checkLines): one line each would double a small plan.
+  return variantRows({ ...d, rows: d.rows.filter((v) => v.check === null) }).concat(checkLines(d.rows.filter((v) => v.check !== null)));
+}
+
+/**
+ * The checks of a compact plan, said once per kind: how many, their estimates and states, and the command's shape
+ * ("  then each variant's static check, its proof (result-NAME-proof): 4, 2m00s each"): one line.
+ * --verbose lists every check with its command.
+ */
+function checkLines(rows: DryRun["rows"]): string[] {
+  const out: string[] = [];
+  for (const kind of ["static", "gpuCheck"] as const) {
+    const rs = rows.filter((r) => r.check!.kind === kind);
+    if (!rs.length) continue;
+    const todo = rs.filter((r) => !r.cached && !r.fetch);
+    const ests = [...new Set(todo.map((r) => (r.estimateS === null ? "unknown" : formatDuration(r.estimateS))))];
+    const state = [todo.length ? `${todo.length}, ${ests.join(" or ")} each` : "", rs.length - todo.length ? `${rs.length - todo.length} built` : ""].filter(Boolean).join(", ");
+    out.push(`  then each variant's ${kind === "static" ? "static check, its proof (result-NAME-proof)" : "GPU check"}: ${state}`);
+  }
+  return out;
+}
+
+/** The variants' rows of a compact plan (compactRows). */
+function variantRows(d: DryRun): string[] {
   const anyCores = d.rows.some((v) => v.cores !== null);
   const shape = (v: DryRun["rows"][number]) => {
     const cwd = v.command.cwd.endsWith("/") ? v.command.cwd : `${v.command.cwd}/`;

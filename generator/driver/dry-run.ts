@@ -17,6 +17,8 @@ interface DryRunRow {
   order: number;
   name: string;
   package: string;
+  /** A check of a variant (its static check, the variant's proof; or its GPU check): which variant and which check; null for a variant. */
+  check: { of: string; kind: "static" | "gpuCheck" } | null;
   wave: number;
   selectedAs: "requested" | "dependency" | undefined;
   dependsOn: string[];
@@ -172,6 +174,7 @@ function dryRunRow(
     order: i + 1,
     name,
     package: n.target.package,
+    check: n.target.check ?? null,
     wave: n.wave,
     selectedAs: why.get(name),
     dependsOn: n.deps,

@@ -72,7 +72,7 @@ const FIXES: Record<FailureCause, string> = {
   network:
     "Nix could not download what the files fetch (the pinned nixpkgs): nothing in matrix.ts is wrong; connect this machine to the network " +
     "(or give it a substituter or a proxy that serves it), then build again",
-  file: "the failing files are your own (--pkgs-dir): fix them there (a check of `build --verify` reads the file's `tests` attribute), then build again",
+  file: "the failing files are your own (--pkgs-dir): fix them there (a variant's static check, built by default, reads the file's `tests` attribute: give it one, or build with --no-verify), then build again",
   matrix:
     "fix matrix.ts (or its pin), run `npm run generate`, then build again; `variant-matrix eval --filter …` evaluates a selection without building",
 };

@@ -19,6 +19,7 @@ import { failureText, NixLog } from "./nix-log.ts";
 import { originReader, type VariantReport } from "./report.ts";
 import type { BuildEvent } from "./status.ts";
 import { pathSizes } from "./store.ts";
+import { PROOF_LINK_SUFFIX } from "../model/plan.ts";
 
 /** An I/O error of the driver on a file it owns (a log), with the file in its message. */
 export class DriverIoError extends Error {
@@ -204,7 +205,8 @@ function failureLine(lines: readonly string[]): string {
 /**
  * The outputs a build's result links name: `result-NAME` is `out`, `result-NAME-OUTPUT` each other output (Nix's
  * `--out-link` convention: flox's `nix build --out-link result-NAME 'DRV^*'` links every output; nix-build of a
- * wrapper, the default one). flox's own `result-NAME-log` (a log file in the store, not an output) is left out.
+ * wrapper, the default one). flox's own `result-NAME-log` (a log file in the store, not an output) and the variant's
+ * proof `result-NAME-proof` (its static check's output: plan.ts resultLinkName) are left out.
  * Output names are one word (`dev`, `lib`, `cxxdev`), and no variant name extends another by one dash-free word, so
  * the links cannot be confused.
  * @param outLink absolute path of `result-NAME`
@@ -218,7 +220,7 @@ async function resultOutputs(outLink: string): Promise<Record<string, string> | 
   const outputs: Record<string, string> = { out };
   for (const f of await readdir(dir).catch(() => [] as string[])) {
     const m = f.startsWith(prefix) ? /^([A-Za-z][A-Za-z0-9_]*)$/.exec(f.slice(prefix.length)) : null;
-    if (!m || m[1] === "log") continue;
+    if (!m || m[1] === "log" || m[1] === PROOF_LINK_SUFFIX) continue;
     const p = await readlink(join(dir, f)).catch(() => null);
     if (p !== null) outputs[m[1]!] = p;
   }

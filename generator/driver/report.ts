@@ -72,6 +72,21 @@ export interface VariantReport {
    * --requisites OUT` (what `nix path-info -S` gives), when built; null otherwise. What a host downloads to run it.
    */
   closureSize?: number | null;
+  /** On a check's entry (`check-static-NAME`, `check-gpu-NAME`): the variant it checks and which check; absent on a variant's. */
+  check?: { of: string; kind: "static" | "gpuCheck" };
+  /**
+   * A variant's proof: the store path of its static check's output (pkgs/checks.nix: probe.json and report.txt; an
+   * environment's also members.json, its members' proofs), when that check passed in this run or was built before;
+   * null when the variant is unproven (`unproven` says why). Absent on a check's entry and in older reports.
+   */
+  proof?: string | null;
+  /** The link to the proof beside the variant's result (`OUTDIR/result-NAME-proof`: plan.ts resultLinkName); null when unproven. */
+  proofLink?: string | null;
+  /**
+   * Why the variant has no proof, in words: "not checked (--no-verify)", "not built", "its static check failed
+   * (check-static-NAME): ✗ …" (the broken promises), "its static check did not run: …"; null when it is proven.
+   */
+  unproven?: string | null;
 }
 
 /** The whole report. */
@@ -270,7 +285,7 @@ export function realBuilds(r: Partial<BuildReport>): VariantReport[] {
     (v) =>
       typeof v === "object" && v !== null && typeof v.name === "string" &&
       v.status === "built" && typeof v.durationS === "number" && Number.isFinite(v.durationS) && v.durationS > 0 && (!v.origin || v.origin === "built") &&
-      v.durationS >= historyFloor(v.package),
+      v.durationS >= historyFloor(v.package, v.check !== undefined || v.name.startsWith("check-")),
   );
 }
 
@@ -319,6 +334,75 @@ function formatBytes(n: number): string {
   return i === 0 ? `${n} B` : `${x.toFixed(1)} ${units[i]}`;
 }
 
+/** What unproven says for a variant built without its static check. */
+export const NOT_CHECKED = "not checked (--no-verify)";
+
+/** The broken promises a check's log names: its report.txt's ✗ lines (pkgs/checks.nix prints report.txt), each once, in order. */
+export function brokenPromises(log: string): string[] {
+  const out: string[] = [];
+  for (const line of log.split("\n")) {
+    const l = line.trim();
+    if (l.startsWith("✗ ") && !out.includes(l)) out.push(l);
+  }
+  return out;
+}
+
+/** The most broken promises a variant's reason quotes; the rest are counted ("and 3 more: see LOG"). */
+const PROMISES_QUOTED = 5;
+
+/**
+ * Each variant's proof from its static check's entry (pure; changes `entries`): a check that passed (built or built
+ * before) is the variant's proof (its output, and the link `proofLink(check)` it left); a failed check fails the
+ * variant, its reason the broken promises (`broken(check)`: brokenPromises of the check's log), or the check's own
+ * reason when its log names none (the probe could not run); a check that did not run, or none (--no-verify: `verified`
+ * false), leaves it unproven with why. A variant that was not built is unproven, "not built". Check entries get no
+ * proof fields.
+ * @param entries the run's entries, variants and checks alike
+ * @param o.broken the broken promises of a failed check's entry; o.proofLink where a passed check's link is
+ */
+export function proveVariants(
+  entries: VariantReport[],
+  o: { broken: (check: VariantReport) => string[]; proofLink: (check: VariantReport) => string },
+): void {
+  const checks = new Map(entries.filter((e) => e.check?.kind === "static").map((e) => [e.check!.of, e]));
+  for (const v of entries) {
+    if (v.check) continue;
+    const c = checks.get(v.name);
+    v.proof = null;
+    v.proofLink = null;
+    if (v.status !== "built" && v.status !== "cached") v.unproven = "not built";
+    else if (!c) v.unproven = NOT_CHECKED;
+    else if (c.status === "built" || c.status === "cached") {
+      v.proof = c.outPath;
+      v.proofLink = c.outPath ? o.proofLink(c) : null;
+      v.unproven = c.outPath ? null : `its static check ${c.name} left no result link`;
+    } else if (c.status === "failed") {
+      const broken = o.broken(c);
+      const quoted = broken.slice(0, PROMISES_QUOTED).join("; ");
+      const more = broken.length > PROMISES_QUOTED ? `; and ${broken.length - PROMISES_QUOTED} more${c.log ? ` (${c.log})` : ""}` : "";
+      v.unproven = `its static check ${c.name} failed: ${broken.length ? quoted + more : (c.reason ?? "no reason given")}`;
+      // The broken promise fails the variant itself: its output is there, but it is not what its name promises.
+      v.status = "failed";
+      v.reason = broken.length ? `a promise does not hold: ${quoted}${more}` : `its static check failed: ${c.reason ?? "no reason given"}`;
+    } else v.unproven = `its static check did not run: ${c.reason ?? "not started"}`;
+  }
+}
+
+/**
+ * The summary's last lines about proofs: each proven variant with its proof's link and store path, each unproven one
+ * with why; the variants left unproven by --no-verify in one line. [] for a report without proof fields (older ones).
+ * @param shown how a path is shown (e.g. relative to the current directory)
+ */
+export function proofLines(report: BuildReport, shown: (file: string) => string = (f) => f): string[] {
+  const vs = report.variants.filter((v) => !v.check && v.proof !== undefined);
+  const unchecked = vs.filter((v) => v.unproven === NOT_CHECKED).map((v) => v.name);
+  return [
+    ...vs.filter((v) => v.proof).map((v) => `proof of ${v.name}: ${v.proofLink ? `${shown(v.proofLink)} -> ` : ""}${v.proof}`),
+    ...vs.filter((v) => !v.proof && v.unproven !== NOT_CHECKED).map((v) => `unproven: ${v.name}: ${v.unproven}`),
+    ...(unchecked.length ? [`unproven (built without their static checks, --no-verify): ${unchecked.join(", ")}`] : []),
+  ];
+}
+
 /** The closing summary: a table of every variant, then counts. Plain text, no colour. */
 export function summaryTable(report: BuildReport): string {
   const rows = report.variants.map((v) => [
@@ -342,11 +426,14 @@ export function summaryTable(report: BuildReport): string {
   const counts = (["built", "cached", "failed", "skipped"] as const)
     .map((s) => `${report.variants.filter((v) => v.status === s).length} ${s}`)
     .join(", ");
+  // The variants (not their checks) proven and not (reports with proof fields).
+  const judged = report.variants.filter((v) => !v.check && v.proof !== undefined);
+  const proven = judged.length ? ` (${judged.filter((v) => v.proof).length} proven, ${judged.filter((v) => !v.proof).length} unproven)` : "";
   const took = (Date.parse(report.finishedAt) - Date.parse(report.startedAt)) / 1000;
   return [
     line(head),
     ...rows.map(line),
     "",
-    `${counts} in ${formatDuration(took)}${report.interrupted ? " (interrupted)" : ""}${report.driverError ? " (stopped by an error of the driver)" : ""}; exit ${report.exitCode}`,
+    `${counts}${proven} in ${formatDuration(took)}${report.interrupted ? " (interrupted)" : ""}${report.driverError ? " (stopped by an error of the driver)" : ""}; exit ${report.exitCode}`,
   ].join("\n");
 }

@@ -17,13 +17,14 @@
  * An error of the driver itself (a log it cannot write on a full disk, a bug) stops the run like --fail-fast does,
  * ends every running build, and is recorded in the report (`driverError`), which is still written where it can be.
  */
+import { closeSync, fstatSync, openSync, readSync } from "node:fs";
 import { join, relative } from "node:path";
 import { buildCmd, withSshTimeouts, type BackendOptions, type BuildCmd } from "./backend.ts";
 import { DriverIoError, LogFile, push, runJob, type JobContext, type JobOutcome } from "./job.ts";
 import { readyNodes, transitiveDependents, type NodeState, type Plan } from "../model/plan.ts";
 import { startBuilds, type Capacity } from "../model/concurrency.ts";
 import { ProcessGroups } from "./build-groups.ts";
-import { writeReportFiles, type BuildReport, type UnwrittenReport, type VariantReport } from "./report.ts";
+import { brokenPromises, proveVariants, writeReportFiles, type BuildReport, type UnwrittenReport, type VariantReport } from "./report.ts";
 import { makeDirs, pointLink } from "../output-file.ts";
 import { redactDeep } from "../redact.ts";
 import type { StatusSink } from "./status.ts";
@@ -131,6 +132,7 @@ function emptyEntry(plan: Plan<BuildTarget>, o: RunOptions, name: string, cmd: B
     floxLog: null,
     narSize: null,
     closureSize: null,
+    ...(n.target.check ? { check: n.target.check } : {}),
   };
 }
 
@@ -309,6 +311,8 @@ async function finish(s: RunState, startedAt: Date): Promise<RunResult> {
       }
     }
   const variants = o.plan.order.map((n) => s.rep.get(n)!);
+  // Each variant's proof, its static check's output; a broken promise fails the variant (report.ts proveVariants).
+  proveVariants(variants, { broken: (c) => brokenPromises(logTail(c.log)), proofLink: (c) => s.cmds.get(c.name)!.outLink });
   const interrupted = s.stopping?.kind === "interrupt";
   const ok = variants.every((v) => (v.status === "built" || v.status === "cached") && !v.copyError);
   // Credentials in URLs (--substituter https://user:TOKEN@host) stay out of report.json and what is printed.
@@ -327,6 +331,28 @@ async function finish(s: RunState, startedAt: Date): Promise<RunResult> {
   const files = [join(s.runDir, "report.json"), ...(o.reportFile ? [o.reportFile] : [])];
   const unwritten = await writeReportFiles(report, files);
   return { report, unwritten, written: files.filter((f) => !unwritten.some((u) => u.file === f)), ended: s.ended };
+}
+
+/** Bytes of a check's log read for its broken promises: its report.txt is printed at its end. */
+const CHECK_LOG_TAIL = 1 << 20;
+
+/** The last CHECK_LOG_TAIL bytes of a log file as text; "" when there is none or it cannot be read. */
+function logTail(file: string | null): string {
+  if (file === null) return "";
+  try {
+    const fd = openSync(file, "r");
+    try {
+      const size = fstatSync(fd).size;
+      const len = Math.min(size, CHECK_LOG_TAIL);
+      const buf = Buffer.alloc(len);
+      readSync(fd, buf, 0, len, size - len);
+      return buf.toString("utf8");
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    return "";
+  }
 }
 
 /** A fresh run's state: nothing started, no entries yet; `emit` forwards to `o.status`, and a throwing sink fails the driver. */

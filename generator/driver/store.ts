@@ -19,6 +19,8 @@ import pLimit from "p-limit";
 import { ProcessStartError, runCommandSync, runTool, type CommandResult } from "../process.ts";
 import type { TeamCache } from "../matrix/team-cache.ts";
 import { signaturePolicy, untrustedFetches, type UntrustedFetch } from "./cache-signatures.ts";
+import { resultLinkName } from "../model/plan.ts";
+import type { BuildTarget } from "./targets.ts";
 
 /** Result of probing one target. */
 export interface CachedAnswer {
@@ -297,7 +299,7 @@ export function drvOutputs(drvPath: string): string[] | null {
  * @returns name → its answer
  */
 export async function askCached(
-  targets: readonly { name: string; file: string }[],
+  targets: readonly { name: string; file: string; check?: BuildTarget["check"] }[],
   outDir: string,
   nixOptions: NixOptions = [],
   opts: { instantiate?: boolean; deadline?: number } = {},
@@ -332,7 +334,7 @@ export async function askCached(
     () => new Set<string>(),
   );
   const links = await Promise.all(
-    targets.map((t) => (present.has(`result-${t.name}`) ? readlink(join(outDir, `result-${t.name}`)).catch(() => null as string | null) : null)),
+    targets.map((t) => (present.has(resultLinkName(t)) ? readlink(join(outDir, resultLinkName(t))).catch(() => null as string | null) : null)),
   );
   const candidates = [...outputs.flatMap((o) => o ?? []), ...links.filter((l): l is string => l !== null)];
   const valid = await validPaths([...new Set(candidates)], nixOptions, opts.deadline);

@@ -22,6 +22,7 @@ import type { Variant } from "../matrix/schema.ts";
 import type { TeamCache } from "../matrix/team-cache.ts";
 import type { PackageName } from "../catalog/lib/packages.ts";
 import { commentText, nixString } from "../nix-literals.ts";
+import { staticCheckDeps, staticCheckName } from "../model/plan.ts";
 
 /**
  * One package variant the driver can build: the Variant's own fields (read, never copied one by one; `nixpkgsKey`
@@ -33,7 +34,7 @@ export type BuildTarget = Pick<Variant, "name" | "package" | "dependsOn" | "pyth
   Partial<Pick<Variant, "nixpkgs" | "requiredSystemFeatures" | "extras" | "cudaCapabilities">> & {
     /** Absolute path of the variant's `.nix` file. */
     file: string;
-    /** A check of a variant (`build --verify`), not a variant: built with nix-build whatever the backend. */
+    /** A check of a variant (built by default; `--no-verify` skips them), not a variant: built with nix-build whatever the backend. */
     check?: { of: string; kind: "static" | "gpuCheck" };
   };
 
@@ -49,23 +50,33 @@ export function checkFeatures(v: Pick<BuildTarget, "requiredSystemFeatures">, ki
 export { GPU_CHECK_FEATURE };
 
 /**
- * The check targets of `build --verify`: for each variant, a node `check-static-NAME` (and with `gpu`,
- * `check-gpu-NAME` for CUDA variants) that depends on it and builds `(import FILE { }).tests.static` (or
- * `.gpuCheck`) of the variant's own file, through a one-line .nix file written to `dir`; each with the system
- * features its derivation requires (`checkFeatures`), so builders are chosen and refused as Nix would.
+ * The check targets of a build (by default; `--no-verify` adds none): for each variant, a node `check-static-NAME`
+ * (and with `gpu`, `check-gpu-NAME` for CUDA variants) that depends on it and builds `(import FILE { }).tests.static`
+ * (or `.gpuCheck`) of the variant's own file (called when it is a function, as nix-build does), through a .nix file
+ * written to `dir`; each with the system
+ * features its derivation requires (`checkFeatures`), so builders are chosen and refused as Nix would. A variant's
+ * static check also waits for the static checks of the variants it is built on that are in `variants` (an
+ * environment's proof lists its members' proofs: pkgs/checks.nix members.json), as plan.ts staticCheckDeps says.
  * @returns the check targets and the files to write (path → contents); nothing is written here.
  */
 export function checkTargets(variants: readonly BuildTarget[], dir: string, gpu: boolean): { targets: BuildTarget[]; files: Map<string, string> } {
   const targets: BuildTarget[] = [];
   const files = new Map<string, string>();
+  const names = new Set(variants.filter((v) => !v.check).map((v) => v.name));
   for (const v of variants) {
     if (v.check) continue;
     const kinds: ("static" | "gpuCheck")[] = gpu && v.cuda !== null ? ["static", "gpuCheck"] : ["static"];
     for (const kind of kinds) {
-      const name = `check-${kind === "static" ? "static" : "gpu"}-${v.name}`;
+      const name = kind === "static" ? staticCheckName(v.name) : `check-gpu-${v.name}`;
       const file = join(dir, `${name}.nix`);
-      files.set(file, `# variant-matrix build --verify: the ${kind} check of ${commentText(v.name)} (pkgs/checks.nix)\n(import ${nixString(v.file)} { }).tests.${kind}\n`);
-      targets.push({ ...v, name, file, dependsOn: [v.name], check: { of: v.name, kind }, requiredSystemFeatures: checkFeatures(v, kind) });
+      // The variant's file as nix-build takes it: a function (a generated wrapper) is called, an attribute set is used as it is.
+      files.set(
+        file,
+        `# variant-matrix build: the ${kind} check of ${commentText(v.name)} (pkgs/checks.nix)\n` +
+          `let f = import ${nixString(v.file)}; in (if builtins.isFunction f then f { } else f).tests.${kind}\n`,
+      );
+      const dependsOn = kind === "static" ? staticCheckDeps(v, names) : [v.name];
+      targets.push({ ...v, name, file, dependsOn, check: { of: v.name, kind }, requiredSystemFeatures: checkFeatures(v, kind) });
     }
   }
   return { targets, files };

@@ -45,6 +45,7 @@ import type { EvaluationFailure } from "../driver/eval-first.ts";
 import type { HostInfo } from "../host/read-host.ts";
 import type { InstallReady, LinkPlace } from "./install-target.ts";
 import { addGcRootArgv, buildAttrLinkArgv, type NixOptions } from "../driver/store.ts";
+import { PROOF_LINK_SUFFIX } from "../model/plan.ts";
 
 /** Bad input for install, or a check to fix first (exit 2). */
 export class InstallInputError extends InputError {}
@@ -435,6 +436,13 @@ export interface InstallResult {
   outPath: string | null;
   /** The nixglhost verify ran the variant through, when it is not an environment. */
   hostDriver?: string;
+  /**
+   * The variant's proof from this install's build: the store path of its static check's output (probe.json,
+   * report.txt), which the build driver linked as `result-NAME-proof` (driver/report.ts VariantReport.proof); null when
+   * install built nothing (the output was in the store or fetchable), or the build left no proof. `proof` is what install
+   * then found of it (driver/proof.ts fetchProof: this one, in the store).
+   */
+  builtProof: string | null;
   firstStart: FirstStart | null;
   /** What install found of the variant's proof (null: not asked, install stopped before). */
   proof?: import("../driver/proof.ts").FetchedProof | null;
@@ -450,7 +458,7 @@ export interface InstallResult {
  *   temporary result links removed)
  */
 export async function runInstall(plan: InstallPlan, steps: InstallSteps): Promise<InstallResult> {
-  const none = { built: false, outPath: null, firstStart: null, verify: null };
+  const none = { built: false, outPath: null, builtProof: null, firstStart: null, verify: null };
   if (plan.dryRun) return { ...none, stage: "dry-run", exitCode: await steps.build(plan.build) };
   if (plan.stops.length || !plan.ready) throw new InstallInputError(`${plan.stops.length} check(s) to fix before anything is built (variant-matrix doctor ${plan.variant.name})`);
   if (plan.evaluationStops.length) throw new (await import("../driver/eval-first.ts")).EvaluationError(plan.evaluationStops, 1, plan.options.width ?? 80);
@@ -489,6 +497,8 @@ export async function runInstall(plan: InstallPlan, steps: InstallSteps): Promis
       if (e.kind === "linked") at.linked = e.outPath;
       steps.progress(e);
     };
+    // The build's proof, read before its result links go: the static check's output beside the variant's result.
+    const builtProof = ready.atOnce ? null : it.resultOutPath(resultDir ?? plan.root, proofLinkOf(plan.variant.name));
     const linked = await watch.guard(linkInstalled(plan, resultDir, progress));
     at.removed = resultDir;
     dropResults();
@@ -504,7 +514,7 @@ export async function runInstall(plan: InstallPlan, steps: InstallSteps): Promis
     at.doing = `verifying ${plan.variant.name} through ${plan.python}`;
     const request: VerifyRequest = { name: plan.variant.name, python: plan.dir, hostDriver: linked.hostDriver, hostRoot: o.hostRoot, cpuinfo: o.cpuinfo, nvidiaSmi: o.nvidiaSmi, machine: o.machine, matrix: o.matrix };
     const verify = await watch.guard(steps.verify(proof.state === "proven" ? { ...request, proof: proof.summary.path } : request));
-    return { stage: "verify", exitCode: verify.code, built: !ready.atOnce, outPath: linked.outPath, hostDriver: linked.hostDriver, firstStart, proof, verify };
+    return { stage: "verify", exitCode: verify.code, built: !ready.atOnce, outPath: linked.outPath, hostDriver: linked.hostDriver, builtProof, firstStart, proof, verify };
   } catch (e) {
     if (!(e instanceof it.StoppedBySignal)) throw e;
     if (resultDir !== null) at.removed = resultDir;
@@ -514,6 +524,11 @@ export async function runInstall(plan: InstallPlan, steps: InstallSteps): Promis
     watch?.dispose();
     dropResults();
   }
+}
+
+/** The name resultOutPath reads the proof of variant `name` under: `NAME-proof` (plan.ts resultLinkName, the static check's link). */
+function proofLinkOf(name: string): string {
+  return `${name}-${PROOF_LINK_SUFFIX}`;
 }
 
 type InstallInterruptWatch = import("./install-target.ts").InterruptWatch;

@@ -38,10 +38,50 @@ export const DEFAULT_BUILD_SECONDS: Record<PackageName, { seconds: number; sourc
 export const DEFAULT_CUDA_CLOSURE_SECONDS = builtInCatalog.buildSeconds.cudaClosure;
 
 /**
- * Default time of one check of `build --verify` (the probe and the comparison), when no report knows it: the catalog's
+ * Default time of one static check of `build` (the probe and the comparison), when no report knows it: the catalog's
  * figure (`Catalog.buildSeconds.check`, catalog/binary-cache.ts BUILD_SECONDS).
  */
 export const DEFAULT_CHECK_SECONDS = builtInCatalog.buildSeconds.check;
+
+/** The name of a variant's static check node, in a build's plan, its report and the wait: `check-static-NAME`. */
+export function staticCheckName(variant: string): string {
+  return `check-static-${variant}`;
+}
+
+/**
+ * The name of the result link a target's build leaves in the out directory: `result-NAME` for a variant; for its
+ * check, the variant's link with `-proof` (static: the variant's proof, a store path holding probe.json and
+ * report.txt) or `-gpu-proof` (the GPU check), beside the result. Output links are `result-NAME-OUTPUT` with a one-word
+ * output (driver/job.ts resultOutputs), so `-proof` is left out of the outputs there, as flox's `-log` is.
+ */
+export function resultLinkName(t: { name: string; check?: { of: string; kind: "static" | "gpuCheck" } }): string {
+  if (!t.check) return `result-${t.name}`;
+  return `result-${t.check.of}-${t.check.kind === "static" ? PROOF_LINK_SUFFIX : `gpu-${PROOF_LINK_SUFFIX}`}`;
+}
+
+/** What the proof's result link adds to the variant's (`result-NAME-proof`). */
+export const PROOF_LINK_SUFFIX = "proof";
+
+/**
+ * What a variant's static check waits for: the variant, and for an environment (torch-env, a named NAME-env) the static
+ * checks of its members that are checked too (`checked`: the names whose checks are planned). Its proof lists theirs
+ * (pkgs/checks.nix members.json), so its check is built after theirs; the build driver (targets.ts checkTargets) and
+ * the wait (wait.ts variantWait) plan it the same way.
+ */
+export function staticCheckDeps(v: { name: string; package: PackageName; dependsOn: readonly string[] }, checked: ReadonlySet<string>): string[] {
+  const env = v.package === ENV_PACKAGE || environmentOf(v.package) !== null;
+  return [v.name, ...(env ? v.dependsOn.filter((d) => checked.has(d)).map(staticCheckName) : [])];
+}
+
+/**
+ * The static check nodes of `variants` for a plan: one per variant, after it and after the checks of what it is built
+ * on (staticCheckDeps), with the variant's package (its schedule's memory per compile job, as the driver's check target
+ * has) and `check` naming what it checks.
+ */
+export function staticCheckInputs<T extends PlanInput>(variants: readonly T[]): (T & { check: { of: string; kind: "static" } })[] {
+  const names = new Set(variants.map((v) => v.name));
+  return variants.map((v) => ({ ...v, name: staticCheckName(v.name), dependsOn: staticCheckDeps(v, names), check: { of: v.name, kind: "static" as const } }));
+}
 
 /**
  * What `cudaClosures` needs of a variant: its CUDA version, whether it sets config.cudaCapabilities (package-set
@@ -118,6 +158,9 @@ export const TORCH_BUILD_MODEL = {
 /** The basis of an estimate taken from the catalog's table (DEFAULT_BUILD_SECONDS) as it is. */
 export const CATALOG_FIGURE = "catalog figure";
 
+/** The basis of a check's estimate without an earlier check: DEFAULT_CHECK_SECONDS. */
+export const CHECK_FIGURE = "check figure";
+
 /** What `estimateBuild` reads of a target besides its package; each field may be unknown (absent). */
 export interface EstimateInput {
   package: PackageName;
@@ -125,16 +168,21 @@ export interface EstimateInput {
   cuda?: string | null;
   /** The capabilities nvcc compiles (Variant.cudaCapabilities); absent when not known (1 is taken). */
   cudaCapabilities?: readonly string[];
+  /** Set on a check of a variant (targets.ts BuildTarget.check): estimated as a check, never as its package's build. */
+  check?: { kind: "static" | "gpuCheck" };
 }
 
 /**
  * A build's estimate without earlier builds: for pytorch the model above (CUDA or CPU, the capabilities compiled, the
  * builder's `cores`); for another package its catalog figure (DEFAULT_BUILD_SECONDS, defaultBuildSeconds).
+ * A check of a variant (`t.check`) is DEFAULT_CHECK_SECONDS, basis CHECK_FIGURE.
  * @param cores the cores one build gets (`--cores`, the jobs rule's cores per build); null when not known
  * @returns seconds, the basis in words ("model: CUDA, 1 capability, 16 cores") and, for torch's model, the
  *   core-seconds (seconds × cores: the schedule divides them by the cores a build gets); null for a package no table knows
  */
 export function estimateBuild(t: EstimateInput, cores: number | null): { seconds: number; basis: string; coreSeconds?: number } | null {
+  // A check of a variant runs the probe over what was built: its own figure, whatever the package and cores.
+  if (t.check) return { seconds: DEFAULT_CHECK_SECONDS.seconds, basis: CHECK_FIGURE };
   const d = defaultBuildSeconds(t.package);
   if (t.package !== TORCH_PACKAGE || t.cuda === undefined) return d && { seconds: d.seconds, basis: CATALOG_FIGURE };
   const m = TORCH_BUILD_MODEL;
@@ -219,11 +267,13 @@ function median(xs: number[]): number {
  */
 export function buildKind(t: EstimateInput): string {
   const kind = t.cuda === undefined ? "?" : t.cuda === null ? "cpu" : "cuda";
-  return `${t.package}|${kind}|${t.cuda ? Math.max(1, t.cudaCapabilities?.length ?? 1) : 0}`;
+  // A check of a variant is no build of its package: its time is the probe's, never a median of torch builds.
+  return `${t.check ? `check:${t.check.kind}:` : ""}${t.package}|${kind}|${t.cuda ? Math.max(1, t.cudaCapabilities?.length ?? 1) : 0}`;
 }
 
 /** "CUDA pytorch (1 capability)", "CPU pytorch", "torchaudio": a build kind in words. */
 function kindWords(t: EstimateInput): string {
+  if (t.check) return `${t.check.kind === "static" ? "static" : "GPU"} check(s) of ${kindWords({ ...t, check: undefined })}`;
   if (t.cuda === undefined) return t.package;
   if (t.cuda === null) return `CPU ${t.package}`;
   const caps = Math.max(1, t.cudaCapabilities?.length ?? 1);
@@ -237,10 +287,12 @@ export const HISTORY_FLOOR_SHARE = 0.1;
  * The shortest duration in seconds an earlier build of `pkg` must have to count as history: HISTORY_FLOOR_SHARE of the
  * model's shortest build of it (torch: the CPU build, TORCH_BUILD_MODEL.cpuSeconds; another package: its catalog
  * figure). A build far shorter than that is no build of the real package (a test's stand-in, a build that reused
- * its outputs), and would price hours of compiling at seconds. 0 for a package no table knows.
+ * its outputs), and would price hours of compiling at seconds. 0 for a package no table knows. With `check`, the
+ * floor of a check of a variant of `pkg` (its probe, not a build).
  */
-export function historyFloor(pkg: PackageName): number {
-  const base = pkg === TORCH_PACKAGE ? TORCH_BUILD_MODEL.cpuSeconds : (defaultBuildSeconds(pkg)?.seconds ?? 0);
+export function historyFloor(pkg: PackageName, check = false): number {
+  // A check's shortest is its own figure's share (DEFAULT_CHECK_SECONDS), whatever package it checks.
+  const base = check ? DEFAULT_CHECK_SECONDS.seconds : pkg === TORCH_PACKAGE ? TORCH_BUILD_MODEL.cpuSeconds : (defaultBuildSeconds(pkg)?.seconds ?? 0);
   return base * HISTORY_FLOOR_SHARE;
 }
 

@@ -15,7 +15,7 @@
  */
 import { TORCH_PACKAGE } from "../catalog/lib/packages.ts";
 import type { Variant } from "../matrix/schema.ts";
-import { makePlan, simulate, type PlanInput } from "./plan.ts";
+import { makePlan, simulate, staticCheckInputs, type PlanInput } from "./plan.ts";
 import type { Capacity } from "./concurrency.ts";
 import { modelCacheMisses, type CacheModelCatalog, type ModelledBuild } from "./cache-model.ts";
 
@@ -46,6 +46,14 @@ export interface Wait {
   offCacheSeconds: number;
   /** Builds without an estimate. */
   unknown: string[];
+}
+
+/** A wait part's `what` for a variant's static check (its proof: plan.ts staticCheckName). */
+export const STATIC_CHECK_WHAT = "static check";
+
+/** Whether a plan input is a check of a variant (targets.ts BuildTarget.check, plan.ts staticCheckInputs). */
+function isCheck(t: PlanInput): boolean {
+  return (t as { check?: unknown }).check !== undefined;
 }
 
 /** Human names of the cache model's builds. */
@@ -89,7 +97,7 @@ export function waitOf(
     const n = plan.nodes.get(s.name)!;
     const b = byKey.get(s.name);
     const basis = s.cores !== null && n.coreSeconds !== null ? n.estimateBasis.replace(/\d+ cores$/, `${s.cores} cores`) : n.estimateBasis;
-    return { name: s.name, what: b ? b.what : n.target.package, seconds: s.end - s.start, offCache: !!b, basis, cores: s.cores };
+    return { name: s.name, what: b ? b.what : isCheck(n.target) ? STATIC_CHECK_WHAT : n.target.package, seconds: s.end - s.start, offCache: !!b, basis, cores: s.cores };
   });
   return {
     seconds: sim.unknown.length ? null : sim.makespan,
@@ -136,9 +144,13 @@ function namesOf(all: readonly WaitVariant[]): Map<string, WaitVariant> {
 
 /**
  * One variant's wait from nothing built: its closure in `all` (dependsOn, transitively) and the cache model's
- * dependency builds, scheduled on `capacity` as the driver runs them, with the earlier builds of `history`.
+ * dependency builds, scheduled on `capacity` as the driver runs them, with the earlier builds of `history`; and, as
+ * `build` builds them by default, the static check of every variant of the closure after it (plan.ts
+ * staticCheckInputs; an earlier check's duration from `history`, else the check figure, plan.ts estimateBuild, as
+ * the build's plan has them): the wait is until the variant is built and proven.
  * @param capacity the host's (concurrency.ts capacityOf): the same record `build` and install schedule with
  * @param history earlier durations by name (driver/report.ts durationsFromReports); default none
+ * @param o.verify false: no checks (`build --no-verify`); default true
  */
 export function variantWait(
   v: WaitVariant,
@@ -146,6 +158,7 @@ export function variantWait(
   cat: CacheModelCatalog,
   capacity: Capacity,
   history: ReadonlyMap<string, number> = new Map(),
+  o: { verify?: boolean } = {},
 ): Wait {
   const byName = namesOf(all);
   const closure = new Map<string, WaitVariant>();
@@ -162,5 +175,6 @@ export function variantWait(
   // One variant's closure is one nixpkgs instance: torch and the packages on it share one nixpkgsKey.
   const model = modelCacheMisses(vs, cat);
   const targets = vs.map((x) => ({ ...x, dependsOn: x.dependsOn.filter((d) => closure.has(d)) }));
-  return waitOf(targets, model.builds, history, { capacity });
+  if (o.verify === false) return waitOf(targets, model.builds, history, { capacity });
+  return waitOf([...targets, ...staticCheckInputs(targets)], model.builds, history, { capacity });
 }
