@@ -171,7 +171,7 @@ async function installFromCache(dir: string, label: string, o: { m: string; pkgs
   const env = { ...h.env, PATH: `${o.countBin}:${h.env.PATH}`, NIX_CONFIG: `substituters =\nrequire-sigs = true\ntrusted-public-keys = ${o.pk}` };
   const link = join(dir, `torch-env-${label}`);
   const args = ["install", NAME, "--dir", link, "--matrix", o.m, "--host-root", h.root, "--backend", "nix", "--pkgs-dir", o.pkgs, "--logs-dir", join(dir, `logs-${label}`), "--plain", ...recorded];
-  return { r: await runMain(args, { env: env as Record<string, string> }), link };
+  return { r: await runMain(args, { env: { ...(env as Record<string, string>), COLUMNS: "80" } }), link };
 }
 
 /** Remove GC roots (links) and delete store paths from this store, what refers to them first. */
@@ -255,6 +255,9 @@ test("publish refuses an unproven variant (exit 2, why, --allow-unproven; cache 
   assert.ok(existsSync(proof), "the proof is in the store");
   assert.is(realpathSync(link), out);
   assert.equal(count.calls(), [], "install's verify ran no cuobjdump: the proof holds the device code");
+  // At 80 columns the proof's path is printed once (its summary), and verify's use of it refers to it.
+  assert.is(r.stdout.split(proof).length - 1, 1, r.stdout);
+  assert.match(r.stdout, /^device code judged from that proof: cuobjdump did not run here$/m);
   forget([link], [proof, out]);
 });
 
