@@ -22,14 +22,14 @@
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { chmodSync, existsSync, mkdirSync, readFileSync, readdirSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { addUnprovenMarker, textStorePath, unprovenMarker } from "../generator/driver/proof.ts";
 import { projectFromMatrix } from "../generator/matrix/project.ts";
 import { catalog } from "../generator/catalog/index.ts";
 import { cudaCacheSubstituter } from "../generator/catalog/lib/binary-cache.ts";
-import { ROOT, tempDir, writeMatrix } from "./helpers/cli.ts";
+import { BIN, ROOT, tempDir, writeMatrix } from "./helpers/cli.ts";
 import { runMain } from "./helpers/main.ts";
 import { HOSTS, makeHost } from "./helpers/host-model.ts";
 import { newSalt } from "./helpers/driver.ts";
@@ -44,6 +44,10 @@ const nix = (args: string[], input?: string) =>
 const offline = { NIX_CONFIG: "substituters =" };
 const flat = (t: string) => t.replace(/ \\\n\s*/g, " ").replace(/\s+/g, " ");
 const CUDA = cudaCacheSubstituter(catalog);
+/** Every line of `text` fits 80 columns, or ends in a store path (one word no wrap can cut) after at most one word. */
+const fits80 = (text: string) => {
+  for (const l of text.split("\n")) assert.ok([...l].length <= 80 || /^\s*(\S+\s+)?\S*\/nix\/store\/\S+$/.test(l), `over 80 columns: ${l}`);
+};
 
 test("the unproven marker's path is Nix's: builtins.toFile of its name and text gives it, and publish's addUnprovenMarker makes exactly it", async () => {
   for (const [name, text] of [
@@ -167,7 +171,7 @@ async function installFromCache(dir: string, label: string, o: { m: string; pkgs
   const env = { ...h.env, PATH: `${o.countBin}:${h.env.PATH}`, NIX_CONFIG: `substituters =\nrequire-sigs = true\ntrusted-public-keys = ${o.pk}` };
   const link = join(dir, `torch-env-${label}`);
   const args = ["install", NAME, "--dir", link, "--matrix", o.m, "--host-root", h.root, "--backend", "nix", "--pkgs-dir", o.pkgs, "--logs-dir", join(dir, `logs-${label}`), "--plain", ...recorded];
-  return { r: await runMain(args, { env: env as Record<string, string> }), link };
+  return { r: await runMain(args, { env: { ...(env as Record<string, string>), COLUMNS: "80" } }), link };
 }
 
 /** Remove GC roots (links) and delete store paths from this store, what refers to them first. */
@@ -189,7 +193,7 @@ test("publish refuses an unproven variant (exit 2, why, --allow-unproven; cache 
   mkdirSync(results);
   const out = buildAll(pkgs, results, [...variant.dependsOn, NAME]).get(NAME)!;
   buildChecks(pkgs, results, variant.dependsOn);
-  const publish = (...more: string[]) => runMain(["publish", NAME, "--matrix", m, "--to", `file://${cache}`, "--out-dir", results, "--pkgs-dir", pkgs, "--secret-key-file", sk, ...more], { env: { ...offline, COLUMNS: "100" } });
+  const publish = (...more: string[]) => runMain(["publish", NAME, "--matrix", m, "--to", `file://${cache}`, "--out-dir", results, "--pkgs-dir", pkgs, "--secret-key-file", sk, ...more], { env: { ...offline, COLUMNS: "80" } });
 
   // 1. Built, its check not: refused, nothing copied.
   const refused = await publish();
@@ -197,6 +201,10 @@ test("publish refuses an unproven variant (exit 2, why, --allow-unproven; cache 
   assert.match(flat(refused.stderr), `1 variant(s) not proven, so nothing was copied`);
   assert.match(flat(refused.stderr), new RegExp(`${NAME}: its static check has not passed here \\(/nix/store/\\S+-${NAME}-check-static-stand-in-\\S+ is not in the store`));
   assert.match(flat(refused.stderr), /publish them unproven with --allow-unproven/);
+  // At 80 columns: the checks' build on a line of its own, to copy; every line fits.
+  assert.match(refused.stderr, /^ {2}\$ npx variant-matrix build /m);
+  assert.ok(flat(refused.stderr).includes(`$ npx variant-matrix build --verify ${NAME}`), refused.stderr);
+  fits80(refused.stderr);
   assert.is(existsSync(join(cache, "nix-cache-info")), false, "the cache is untouched");
   // The dry run says which is which: the three it is built on proven (their stand-in checks built), NAME not.
   const dryUnproven = await publish("--dry-run");
@@ -204,6 +212,7 @@ test("publish refuses an unproven variant (exit 2, why, --allow-unproven; cache 
   for (const d of variant.dependsOn) assert.match(flat(dryUnproven.stdout), new RegExp(`proven ${d}: its proof /nix/store/\\S+-${d}-check-static-stand-in-\\S+ goes with it`));
   assert.match(flat(dryUnproven.stdout), `unproven ${NAME}: its static check has not passed here`);
   assert.match(flat(dryUnproven.stdout), "(publish refuses it: --allow-unproven publishes it with a mark that says so)");
+  fits80(dryUnproven.stdout);
   // Its check failing (the same derivation: MARKER/fail read at build time) leaves no proof: still refused.
   writeFileSync(join(marker, "fail"), "");
   assert.throws(() => runNix("nix-build", [join(pkgs, `${NAME}.nix`), "-A", "tests.static", "--no-out-link"], { env: offline }), /torch version: expected 2\.12\.0/);
@@ -246,6 +255,9 @@ test("publish refuses an unproven variant (exit 2, why, --allow-unproven; cache 
   assert.ok(existsSync(proof), "the proof is in the store");
   assert.is(realpathSync(link), out);
   assert.equal(count.calls(), [], "install's verify ran no cuobjdump: the proof holds the device code");
+  // At 80 columns the proof's path is printed once (its summary), and verify's use of it refers to it.
+  assert.is(r.stdout.split(proof).length - 1, 1, r.stdout);
+  assert.match(r.stdout, /^device code judged from that proof: cuobjdump did not run here$/m);
   forget([link], [proof, out]);
 });
 
@@ -262,10 +274,12 @@ test("publish --allow-unproven marks the variant unproven in the cache (signed),
   const out = buildAll(pkgs, results, [...variant.dependsOn, NAME]).get(NAME)!;
   buildChecks(pkgs, results, variant.dependsOn);
   const mark = unprovenMarker(NAME, out).path;
-  const pub = await runMain(["publish", NAME, "--matrix", m, "--to", `file://${cache}`, "--out-dir", results, "--pkgs-dir", pkgs, "--secret-key-file", sk, "--allow-unproven"], { env: offline });
+  const pub = await runMain(["publish", NAME, "--matrix", m, "--to", `file://${cache}`, "--out-dir", results, "--pkgs-dir", pkgs, "--secret-key-file", sk, "--allow-unproven"], { env: { ...offline, COLUMNS: "80" } });
   assert.is(pub.status, 0, pub.stdout + pub.stderr);
-  assert.match(pub.stdout, new RegExp(`^copied  ${NAME}  ${out} `, "m"));
-  assert.match(pub.stdout, new RegExp(`^copied  ${NAME} unproven \\(its marker\\)  ${mark} `, "m"));
+  // At 80 columns each copy's line is laid out under its head: the status and what was copied, then its path.
+  assert.match(pub.stdout, new RegExp(`^copied  ${NAME}\\n {8}${out}\\n {8}file://`, "m"));
+  assert.match(pub.stdout, new RegExp(`^copied  ${NAME} unproven \\(its marker\\)\\n {8}${mark}\\n`, "m"));
+  fits80(pub.stdout);
   nix(["store", "verify", "--store", `file://${cache}`, "--no-contents", "--sigs-needed", "1", "--option", "trusted-public-keys", pk, out, mark]);
   // Another cache holds the variant without any mark (copied by hand, signed).
   const bare = join(dir, "bare");
@@ -287,6 +301,97 @@ test("publish --allow-unproven marks the variant unproven in the cache (signed),
   assert.match(flat(b.r.stdout), "or a mark that it was published unproven; verify checks everything here, cuobjdump included");
   assert.not.match(b.r.stdout, /published unproven \(/);
   forget([b.link], [out]);
+});
+
+test("publish refuses a variant whose result link is another build than its file gives now (its check proves that one): exit 2, why; built again, it goes", async () => {
+  const { dir, marker } = markedBuildDir("vm-proof-stale-");
+  const cache = join(dir, "cache");
+  const m = writeMatrix(dir, { ...BASE, caches: [] });
+  const variant = projectFromMatrix({ ...BASE, caches: [] } as never).variants.find((v) => v.name === NAME)!;
+  const pkgs = standIn(variant.dependsOn, marker);
+  const results = join(dir, "results");
+  mkdirSync(results);
+  const old = buildAll(pkgs, results, [...variant.dependsOn, NAME]).get(NAME)!;
+  // The file changes after the build (another environment: its name), and only the check is built anew.
+  const file = join(pkgs, `${NAME}.nix`);
+  writeFileSync(file, readFileSync(file, "utf8").replace(`"${NAME}-stand-in-`, `"${NAME}-changed-stand-in-`));
+  const proof = buildChecks(pkgs, results, [...variant.dependsOn, NAME]).get(NAME)!;
+  const publish = () => runMain(["publish", NAME, "--matrix", m, "--to", `file://${cache}`, "--out-dir", results, "--pkgs-dir", pkgs], { env: { ...offline, COLUMNS: "80" } });
+  const r = await publish();
+  assert.is(r.status, 2, r.stdout + r.stderr);
+  assert.match(flat(r.stderr), `${NAME}: its result link is another build (${old}) than its file gives now (/nix/store/`);
+  assert.match(flat(r.stderr), `-${NAME}-changed-stand-in-`);
+  assert.match(flat(r.stderr), `and its static check proves that one: build ${NAME} again`);
+  assert.is(existsSync(join(cache, "nix-cache-info")), false, "nothing copied");
+  fits80(r.stderr);
+  // Built again from the file as it is: its result link is the build the proof is of, and it goes.
+  const now = buildAll(pkgs, results, [NAME]).get(NAME)!;
+  const ok = await publish();
+  assert.is(ok.status, 0, ok.stdout + ok.stderr);
+  assert.match(flat(ok.stdout), `copied ${NAME} ${now} file://`);
+  assert.match(flat(ok.stdout), `copied ${NAME}'s proof ${proof} file://`);
+});
+
+for (const [signal, to, exit] of [["SIGINT", "its process group", 130], ["SIGTERM", "its process alone", 143]] as const)
+test(`publish --to interrupted (${signal} to ${to}) while it copies a proof: exit ${exit}, the copy ended, what was and was not copied said; the same publish again finishes`, async () => {
+  const { dir, marker } = markedBuildDir("vm-proof-interrupt-");
+  const cache = join(dir, "cache");
+  const { sk, pk } = makeKey(dir, `proof-test-3-${signal}`);
+  const caches = [{ url: `file://${cache}`, publicKey: pk }];
+  const m = writeMatrix(dir, { ...BASE, caches });
+  const variant = projectFromMatrix({ ...BASE, caches } as never).variants.find((v) => v.name === NAME)!;
+  const pkgs = standIn(variant.dependsOn, marker);
+  const results = join(dir, "results");
+  mkdirSync(results);
+  const out = buildAll(pkgs, results, [...variant.dependsOn, NAME]).get(NAME)!;
+  const proof = buildChecks(pkgs, results, [...variant.dependsOn, NAME]).get(NAME)!;
+  // A `nix` first on PATH: the real one, but the copy of NAME's proof (the run's last) hangs until a signal ends it.
+  const bin = join(dir, "nix-bin");
+  mkdirSync(bin);
+  const log = join(dir, "nix-calls");
+  const realNix = execFileSync("sh", ["-c", "command -v nix"], { encoding: "utf8" }).trim();
+  writeFileSync(join(bin, "nix"), `#!/bin/sh\ncase "$*" in *" copy "*${proof}*) echo "hang $$" >> ${log}; exec sleep 600;; esac\nexec ${realNix} "$@"\n`);
+  chmodSync(join(bin, "nix"), 0o755);
+  const args = ["publish", NAME, "--matrix", m, "--to", `file://${cache}`, "--out-dir", results, "--pkgs-dir", pkgs, "--secret-key-file", sk];
+  const child = spawn(process.execPath, [BIN, ...args], { cwd: ROOT, detached: true, env: { ...process.env, ...offline, PATH: `${bin}:${process.env.PATH}`, COLUMNS: "80", NO_COLOR: "1" } });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.on("data", (d) => (stdout += d));
+  child.stderr.on("data", (d) => (stderr += d));
+  const closed = new Promise<number | null>((res) => child.on("close", (code) => res(code)));
+  const started = Date.now();
+  while (!(existsSync(log) && readFileSync(log, "utf8").includes("hang"))) {
+    assert.ok(Date.now() - started < 300_000, `the proof's copy started: ${stdout}${stderr}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  const hung = Number(/hang (\d+)/.exec(readFileSync(log, "utf8"))![1]);
+  // To the group, the hung copy gets the signal too; to publish alone, publish must end it.
+  process.kill(to === "its process group" ? -child.pid! : child.pid!, signal);
+  const code = await closed;
+  // The hung copy must have been ended (ended here if not, so that a failing run leaves no process behind).
+  const alive = (() => {
+    try {
+      process.kill(hung, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  })();
+  if (alive) process.kill(hung, "SIGKILL");
+  assert.is(alive, false, "the hung nix copy was ended");
+  assert.is(code, exit, stdout + stderr);
+  assert.match(flat(stderr), `publish: interrupted (${signal}) after 7 of 8 copies: file://${cache} may hold a variant without its proof or unproven mark`);
+  assert.match(flat(stderr), "run the same publish again to finish");
+  assert.match(flat(stdout), `interrupted ${NAME}'s proof ${proof} not copied: publish was interrupted (${signal})`);
+  fits80(stdout);
+  fits80(stderr);
+  const narinfo = (p: string) => join(cache, `${p.slice("/nix/store/".length, "/nix/store/".length + 32)}.narinfo`);
+  assert.ok(existsSync(narinfo(out)), "the variant was copied before the signal");
+  assert.is(existsSync(narinfo(proof)), false, "its proof was not");
+  // The same publish again: the rest is copied, the proof beside its variant.
+  const again = await runMain(args, { env: offline });
+  assert.is(again.status, 0, again.stdout + again.stderr);
+  assert.ok(existsSync(narinfo(proof)), "the proof is in the cache");
 });
 
 test.run();

@@ -138,7 +138,7 @@ test("verify --proof that cannot be used (a library changed in place, no probe.j
   probe.libraries[lib]!.bytes += 1;
   writeFileSync(join(own, "probe.json"), JSON.stringify(probe));
   assert.match((JSON.parse((await verify("--proof", own)).stdout) as Report).proof!.why!, /other libraries: 1 of the \d+ libraries here are not in it/);
-  // No probe.json; a probe from before proofs (no resolved paths); a path that does not exist: each said, never a failure.
+  // No probe.json; a probe from before proofs (no resolved paths): each said, never a failure.
   mkdirSync(join(dir, "empty"));
   delete (probe as { libraries?: unknown }).libraries;
   mkdirSync(join(dir, "older"));
@@ -146,7 +146,6 @@ test("verify --proof that cannot be used (a library changed in place, no probe.j
   for (const [p, why] of [
     [join(dir, "empty"), /holds no probe\.json \(a proof is the output of release\.nix tests\.NAME\.static/],
     [join(dir, "older"), /names no library's resolved path/],
-    [join(dir, "nope"), /nope does not exist/],
   ] as const) {
     const x = await verify("--proof", p);
     assert.is(x.status, 0, x.stderr);
@@ -154,6 +153,28 @@ test("verify --proof that cannot be used (a library changed in place, no probe.j
     assert.is(got.proof!.used, false);
     assert.match(got.proof!.why!, why);
     assert.equal(got.checks, plain.checks);
+  }
+});
+
+test("verify --proof of no proof at all (no such path, a file): bad input, exit 2 naming --proof (wrapped at 80 columns), and nothing runs", async () => {
+  const dir = tempDir("vm-proof-none-");
+  const m = writeMatrix(dir, defaultMatrix);
+  const env = writeStandInEnv(join(dir, "env"), torch, modelLibraries(v));
+  const tool = countingCuobjdump(dir);
+  writeFileSync(join(dir, "probe.json"), "{}");
+  for (const [p, why] of [
+    [join(dir, "nope"), /--proof: \S+\/nope does not exist \(a proof is the output of release\.nix tests\.NAME\.static/],
+    [join(dir, "probe.json"), /--proof: \S+\/probe\.json is not a directory \(a proof is/],
+  ] as const) {
+    for (const json of [[], ["--json"]]) {
+      const x = await runMain(["verify", NAME, "--python", env, "--no-gpu", "--matrix", m, ...HOST, ...json, "--proof", p], { env: { PATH: tool.path }, columns: 80 });
+      assert.is(x.status, 2, x.stdout + x.stderr);
+      assert.is(x.stdout, "", "no report: nothing was verified");
+      assert.match(x.stderr.replace(/\s+/g, " "), why);
+      assert.match(x.stderr.replace(/\s+/g, " "), /nothing was run \(leave out --proof to read the device code here with cuobjdump\)/);
+      assert.is(tool.runs(), 0, "no probe ran");
+      for (const l of x.stderr.split("\n")) assert.ok([...l].length <= 80, `wrapped to 80 columns: ${l}`);
+    }
   }
 });
 

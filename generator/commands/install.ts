@@ -189,7 +189,8 @@ function installSteps(name: string, io: Io, say: (text: string, indent?: string,
       const [lib, { proofLine }] = await Promise.all([import("../verify/verify.ts"), import("./verify-main.ts")]);
       try {
         const report = await lib.runVerify(lib.planVerify(r));
-        if (report.proof) say(proofLine(report.proof));
+        // The proof install fetched is printed above (proofText): its use is said without its path and tool again.
+        if (report.proof) say(report.proof.used ? "device code judged from that proof: cuobjdump did not run here" : proofLine(report.proof));
         return { code: report.holds ? 0 : 1, report };
       } catch (e) {
         const code = e instanceof lib.VerifyRunError ? e.exitCode : exitCodeOf(e);

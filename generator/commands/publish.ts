@@ -15,6 +15,8 @@
  * (or one older than 1.5.0) with --org (preflight/checks.ts, as doctor says it), a failed precondition (a dirty tree under .flox/ or pkgs/, an unpushed revision, no manifest.lock, not logged in:
  * with --dry-run too), or (--to) a variant that is not built (its build command is named). `--to … --dry-run` before a
  * build exits 0: it names the variants not built yet, the build to run first and the copies publish will make.
+ * 130 (SIGINT) or 143 (SIGTERM): `--to` was interrupted; the running copy is ended and the copies are reported as far
+ * as they went (driver/publish.ts interruptedRun).
  */
 import type { ArgumentsCamelCase, Argv, CommandModule } from "yargs";
 import { resolve } from "node:path";
@@ -97,14 +99,26 @@ async function runPublishCommand(argv: PublishArgs): Promise<void> {
     else for (const x of r.report) print.out(`${x.status.padEnd(9)} ${x.name}  ${x.detail}`);
   } else if (argv.json) print.out(JSON.stringify({ to: r.to, log: r.log, report: r.report, warnings: r.warnings }, null, 2));
   else {
+    const width = terminalWidth(cmd.io);
     for (const x of r.report) {
-      print.out(`${x.status.padEnd(7)} ${copyLabel(x)}  ${x.outPath}  ${x.detail}`);
-      for (const p of x.paths) print.out(`  ${p.status.padEnd(14)} ${p.path}  ${p.detail}`);
+      print.out(reportLine(`${x.status.padEnd(7)} ${copyLabel(x)}`, [x.outPath, x.detail], width, text.wrap));
+      for (const p of x.paths) print.out(reportLine(`  ${p.status.padEnd(14)} ${p.path}`, [p.detail], width, text.wrap));
     }
-    if (r.log) print.err(`nix copy's output: ${r.log}`);
+    if (r.log) print.err(text.wrap(`nix copy's output: ${r.log}`, width, { hang: "  " }));
   }
-  if (r.road === "to") for (const w of r.warnings) print.err(w);
+  if (r.road === "to") for (const w of r.warnings) print.err(text.wrap(w, terminalWidth(cmd.io), { hang: "  " }));
   cmd.exitCode = r.exitCode;
+}
+
+/**
+ * One line of publish's report, `head` then `parts` two spaces apart; wider than `width`, `head` alone and each part
+ * under it on lines of its own, wrapped at its spaces (a store path is one word: never cut). Pure.
+ */
+function reportLine(head: string, parts: readonly string[], width: number, wrap: typeof import("../text.ts").wrap): string {
+  const line = [head, ...parts].join("  ");
+  if ([...line].length <= width) return line;
+  const hang = " ".repeat(Math.min(head.length - head.trimStart().length + 8, 20));
+  return [head, ...parts.map((p) => wrap(p, width, { indent: hang, hang }))].join("\n");
 }
 
 /** A copy's name in publish's lines: the variant, "its proof" or "unproven (its marker)" after it. */

@@ -4,9 +4,9 @@
  * the report. This module's own imports are light, so that the probe starts before the comparison, the catalog and
  * detect's rules load (runVerify loads them while the probe runs).
  */
-import { errorLine, withExitCode } from "../errors.ts";
+import { errorLine, EXIT, withExitCode } from "../errors.ts";
 import type { VariantSource } from "../matrix/variant-source.ts";
-import { planVerify, runVerify, VerifyRunError, type VerifyOptions, type VerifyReport } from "../verify/verify.ts";
+import { planVerify, runVerify, VerifyInputError, VerifyRunError, type VerifyOptions, type VerifyReport } from "../verify/verify.ts";
 import { terminalWidth, type Io } from "./shared.ts";
 import type { VerifyArgs } from "./verify-options.ts";
 
@@ -76,9 +76,11 @@ export async function verifyMain(args: VerifyArgs, source: VariantSource | undef
     try {
       report = await runVerify(planVerify(verifyOptionsOf(args)), source);
     } catch (e) {
-      if (!(e instanceof VerifyRunError)) throw e;
-      io.err(errorLine(e.message));
-      return e.exitCode;
+      if (!(e instanceof VerifyRunError) && !(e instanceof VerifyInputError)) throw e;
+      // Wrapped to the terminal, continuation lines under a two-space hang (the message names paths and options).
+      const { wrap } = await import("../text.ts");
+      io.err(wrap(errorLine(e.message).trimEnd(), terminalWidth(io), { hang: "  " }) + "\n");
+      return e instanceof VerifyRunError ? e.exitCode : EXIT.input;
     }
     io.out(args.json ? JSON.stringify(report, null, 2) + "\n" : await formatReport(report, { org: args.org, substituter: args.substituter }, terminalWidth(io)));
     return report.holds ? 0 : 1;

@@ -17,7 +17,8 @@
  *
  * Exit status: 0 when every promise holds (those that cannot be checked here, such as GPU ones on a host without
  * a GPU, are shown as "–" and do not fail); 1 when one fails, torch is missing or dies on import; 2 for bad input
- * (an unknown NAME, a Python that cannot be run, an unreadable file).
+ * (an unknown NAME, a Python that cannot be run, an unreadable file, a --proof path that does not exist or is not a
+ * directory).
  */
 import type { ArgumentsCamelCase, Argv, CommandModule } from "yargs";
 import { runOf } from "./shared.ts";

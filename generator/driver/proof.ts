@@ -30,8 +30,11 @@ import { drvOutputs, nixErrorMessage, until, type NixOptions } from "./store.ts"
 /** The attribute of a variant's file that is its static check (pkgs/checks.nix, as release.nix `tests.NAME.static`). */
 export const PROOF_ATTR = "tests.static";
 
-/** What the static check of one variant gives: its derivation and output path, or why Nix could not say. */
-export type ProofPath = { drv: string; out: string } | { error: string };
+/**
+ * What the static check of one variant gives: its derivation and output path, and the output paths of the variant its
+ * file gives now (whose check it is; [] when Nix could not say), or why Nix could not say.
+ */
+export type ProofPath = { drv: string; out: string; variantOuts: string[] } | { error: string };
 
 /** `--option NAME VALUE` for each pair. */
 function optionArgs(nixOptions: NixOptions): string[] {
@@ -39,8 +42,9 @@ function optionArgs(nixOptions: NixOptions): string[] {
 }
 
 /**
- * The static check's derivation and output path of each variant file (`nix-instantiate FILE -A tests.static`, its
- * output read off the .drv file, store.ts drvOutputs; else `nix-store -q --outputs`), 8 files at a time.
+ * The static check's derivation and output path of each variant file (`nix-instantiate FILE -A "" -A tests.static`:
+ * the variant's derivation, then its check's; outputs read off the .drv files, store.ts drvOutputs; else `nix-store -q
+ * --outputs`), 8 files at a time.
  * @param files name → absolute path of the variant's `.nix` file
  * @param deadline epoch ms: a call still running then is stopped (its file gets an error saying so)
  * @returns name → ProofPath (an error is Nix's message as one line, e.g. a file with no `tests.static`)
@@ -48,15 +52,17 @@ function optionArgs(nixOptions: NixOptions): string[] {
 export async function proofPaths(files: readonly { name: string; file: string }[], nixOptions: NixOptions = [], deadline?: number): Promise<Map<string, ProofPath>> {
   const limit = pLimit(8);
   const one = async (file: string): Promise<ProofPath> => {
-    const r = await runTool(["nix-instantiate", ...optionArgs(nixOptions), file, "-A", PROOF_ATTR], until(deadline));
+    const r = await runTool(["nix-instantiate", ...optionArgs(nixOptions), file, "-A", "", "-A", PROOF_ATTR], until(deadline));
     if (r.stopped) return { error: r.stopped };
-    const drv = r.stdout.split("\n").find((l) => l.endsWith(".drv"));
+    const drvs = r.stdout.split("\n").filter((l) => l.endsWith(".drv"));
+    const drv = drvs.at(-1);
     if (r.code !== 0 || !drv) return { error: nixErrorMessage(r.stderr, `nix-instantiate ${file} -A ${PROOF_ATTR} exited with ${r.code}`) };
+    const variantOuts = drvs.length === 2 ? (drvOutputs(drvs[0]!) ?? []) : [];
     const outs = drvOutputs(drv);
-    if (outs?.[0]) return { drv, out: outs[0] };
+    if (outs?.[0]) return { drv, out: outs[0], variantOuts };
     const q = await runTool(["nix-store", ...optionArgs(nixOptions), "-q", "--outputs", drv], until(deadline));
     const out = q.stdout.split("\n").find(Boolean);
-    return q.code === 0 && out ? { drv, out } : { error: nixErrorMessage(q.stderr, `nix-store -q --outputs ${drv} exited with ${q.code}`) };
+    return q.code === 0 && out ? { drv, out, variantOuts } : { error: nixErrorMessage(q.stderr, `nix-store -q --outputs ${drv} exited with ${q.code}`) };
   };
   const answers = await Promise.all(files.map((f) => limit(() => one(f.file))));
   return new Map(files.map((f, i) => [f.name, answers[i]!]));
@@ -77,16 +83,20 @@ export type VariantProof =
   | { name: string; state: "unproven"; /** Why, in words (no check in its file, the check not built or failed). */ why: string; /** The check's output path when known. */ path: string | null };
 
 /**
- * Judge each variant by its proof (the module comment): proven when its static check's output is valid in this store.
- * @param files name → absolute path of the variant's `.nix` file
+ * Judge each variant by its proof (the module comment): proven when its static check's output is valid in this store
+ * and is the check of the very build `out` (the store path publish copies, read off its result link): a result link
+ * left by an earlier build, before the file changed, is another build than the one the check proves.
+ * @param files name → absolute path of the variant's `.nix` file, and `out` the build to publish
  */
-export async function judgeProofs(files: readonly { name: string; file: string }[], nixOptions: NixOptions = []): Promise<VariantProof[]> {
+export async function judgeProofs(files: readonly { name: string; file: string; out?: string }[], nixOptions: NixOptions = []): Promise<VariantProof[]> {
   const paths = await proofPaths(files, nixOptions);
   const outs = [...paths.values()].flatMap((p) => ("out" in p ? [p.out] : []));
   const valid = await validStorePaths(outs, nixOptions);
-  return files.map(({ name }) => {
+  return files.map(({ name, out }) => {
     const p = paths.get(name)!;
     if ("error" in p) return { name, state: "unproven", path: null, why: `its file gives no static check (-A ${PROOF_ATTR}): ${p.error}` };
+    if (out && p.variantOuts.length && !p.variantOuts.includes(out))
+      return { name, state: "unproven", path: p.out, why: `its result link is another build (${out}) than its file gives now (${p.variantOuts[0]}), and its static check proves that one: build ${name} again` };
     if (valid.has(p.out)) return { name, state: "proven", path: p.out };
     return { name, state: "unproven", path: p.out, why: `its static check has not passed here (${p.out} is not in the store: build it, or it failed)` };
   });

@@ -20,7 +20,7 @@
 import { closeSync, existsSync, readlinkSync, rmSync, writeSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { ERROR_PREFIX, InputError, UsageError } from "../errors.ts";
-import { runTool } from "../process.ts";
+import { runTool, stopRunningCommands } from "../process.ts";
 import { redactCredentials } from "../redact.ts";
 import { shellWord, wrap, wrapCommand } from "../text.ts";
 import { addUnprovenMarker, judgeProofs, unprovenMarker, type VariantProof } from "./proof.ts";
@@ -391,11 +391,12 @@ function unprovenMessage(unproven: readonly Extract<VariantProof, { state: "unpr
   ).slice(pad.length);
   const each = unproven.map((u) => wrap(`${u.name}: ${u.why}`, width, { indent: "  ", hang: "    " }));
   const fix = wrap(
-    `Build the checks first (\`npx variant-matrix build --verify ${unproven.map((u) => u.name).join(" ")}\`), or publish them unproven with --allow-unproven (the cache then says "unproven" for each, and install says so).`,
+    `Build the checks first, then publish again; or publish them unproven with --allow-unproven (the cache then says "unproven" for each, and install says so). The checks' build:`,
     width,
     { indent: "  ", hang: "  " },
   );
-  return [head, ...each, fix].join("\n");
+  const build = wrapCommand(["npx", "variant-matrix", "build", "--verify", ...unproven.map((u) => u.name)].map(shellWord).join(" "), width, "  $ ");
+  return [head, ...each, fix, build].join("\n");
 }
 
 /**
@@ -439,8 +440,9 @@ export interface CopyOutcome {
   /** What was copied of the variant `name`: its output, its proof, or its unproven marker (proof.ts). */
   role: CopyRole;
   outPath: string;
-  status: "copied" | "failed";
-  /** The store URI (credentials redacted) when copied; why, when failed. */
+  /** "interrupted": a signal stopped publish before this copy ended (what the cache holds of it is unknown). */
+  status: "copied" | "failed" | "interrupted";
+  /** The store URI (credentials redacted) when copied; why, when failed or interrupted. */
   detail: string;
   /** The paths of its closure that no earlier variant of the run listed, in Nix's order (--requisites). */
   paths: PathOutcome[];
@@ -521,17 +523,29 @@ async function publishToCache(plan: Extract<PublishPlan, { road: "to" }>): Promi
   const all = [...new Set(closures.flat())];
   const ctx = { plan, fd };
   let states: CacheStates;
+  const stop = onInterrupt();
   try {
     const before = await readCache(plan, all);
     for (const [i, o] of copies.entries()) {
       const made = markerErr.get(o.out);
-      const err = made ? `the unproven marker was not made: ${made}` : ((await signLocally(ctx, o.out)) ?? (await pushClosure(o.out, copyUrl(plan), fd, plan.nixOptions)));
-      report.push({ name: o.name, role: o.role, outPath: o.out, status: err ? "failed" : "copied", detail: err ?? shown, paths: [] });
-      if (err) closures[i] = [];
+      const err = stop.signal
+        ? null
+        : made
+          ? `the unproven marker was not made: ${made}`
+          : ((await signLocally(ctx, o.out)) ?? (await pushClosure(o.out, copyUrl(plan), fd, plan.nixOptions)));
+      // A signal to the process group ends the copy and reaches this process too, in either order: let it land.
+      if (err && !stop.signal) await new Promise((r) => setTimeout(r, 250));
+      // A copy the signal stopped, or not started after it, is said so: what the cache holds of it is unknown.
+      if (stop.signal) report.push({ name: o.name, role: o.role, outPath: o.out, status: "interrupted", detail: `not copied: publish was interrupted (${stop.signal})`, paths: [] });
+      else report.push({ name: o.name, role: o.role, outPath: o.out, status: err ? "failed" : "copied", detail: err ?? shown, paths: [] });
+      if (err || stop.signal) closures[i] = [];
     }
+    if (stop.signal) return interruptedRun(plan, report, log, stop.signal);
     const resignErr = await resignInCache(ctx, before);
     states = { before, after: await readCache(plan, all), resignErr };
+    if (stop.signal) return interruptedRun(plan, report, log, stop.signal);
   } finally {
+    stop.end();
     closeSync(fd);
   }
   const seen = new Set<string>();
@@ -542,6 +556,39 @@ async function publishToCache(plan: Extract<PublishPlan, { road: "to" }>): Promi
   const failed = report.some((r) => r.status === "failed" || r.paths.some((p) => p.status === "failed"));
   if (!failed) rmSync(logDir, { recursive: true, force: true });
   return { road: "to", to: shown, log: failed ? log : null, report, warnings: unsignedWarnings(plan, report), exitCode: failed ? 1 : 0 };
+}
+
+/**
+ * Catch SIGINT and SIGTERM while publish copies: the first ends the running `nix copy` (process.ts
+ * stopRunningCommands) and no further copy starts; `signal` says which came. `end` removes the handlers.
+ */
+function onInterrupt(): { signal: NodeJS.Signals | null; end: () => void } {
+  const state = { signal: null as NodeJS.Signals | null, end: () => {} };
+  const on = (sig: NodeJS.Signals) => {
+    if (state.signal) return;
+    state.signal = sig;
+    void stopRunningCommands(sig);
+  };
+  process.on("SIGINT", on);
+  process.on("SIGTERM", on);
+  state.end = () => {
+    process.off("SIGINT", on);
+    process.off("SIGTERM", on);
+  };
+  return state;
+}
+
+/**
+ * The run a signal stopped: the copies as far as they went, the log kept, exit 130 (SIGINT) or 143 (SIGTERM), and a
+ * warning that says what the cache may now hold. Nix writes a path's narinfo after its contents, so a cache holds a
+ * path whole or not at all; but a variant may be there without its proof (install then says it has none).
+ */
+function interruptedRun(plan: Extract<PublishPlan, { road: "to" }>, report: CopyOutcome[], log: string, signal: NodeJS.Signals): PublishRun {
+  const done = report.filter((r) => r.status === "copied").length;
+  const warning =
+    `publish: interrupted (${signal}) after ${done} of ${report.length} copies: ${redactCredentials(storeUrlBase(plan.to))} may hold a variant without its ` +
+    "proof or unproven mark (install then says it has no proof, and verify reads everything); run the same publish again to finish";
+  return { road: "to", to: redactCredentials(plan.to), log, report, warnings: [warning], exitCode: signal === "SIGINT" ? 130 : 143 };
 }
 
 /** The runtime closure of a store path (`nix-store --query --requisites`), or [] when Nix cannot say. */

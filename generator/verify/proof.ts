@@ -28,13 +28,23 @@ export type ProofRead = { ok: true; proof: Proof } | { ok: false; path: string; 
 const WHAT = "a proof is the output of release.nix tests.NAME.static: probe.json and report.txt";
 
 /**
+ * Why `path` cannot be a proof at all (it does not exist, or is not a directory), or null. A path the user typed that
+ * is no proof is bad input (verify planVerify refuses it, exit 2); what readProof sets aside is a proof it cannot use.
+ */
+export function notAProof(path: string): string | null {
+  if (!existsSync(path)) return `${path} does not exist (${WHAT})`;
+  if (!statSync(path).isDirectory()) return `${path} is not a directory (${WHAT})`;
+  return null;
+}
+
+/**
  * Read the proof at `path` (a directory holding probe.json and, usually, report.txt). Never throws: a proof that
  * cannot be read is set aside with the reason, so that verify goes on as without one.
  */
 export function readProof(path: string): ProofRead {
   const no = (reason: string): ProofRead => ({ ok: false, path, reason });
-  if (!existsSync(path)) return no(`${path} does not exist`);
-  if (!statSync(path).isDirectory()) return no(`${path} is not a directory (${WHAT})`);
+  const none = notAProof(path);
+  if (none) return no(none);
   const file = join(path, "probe.json");
   if (!existsSync(file)) return no(`${path} holds no probe.json (${WHAT})`);
   let probe: Probe;

@@ -14,7 +14,7 @@
  */
 import { readFileSync } from "node:fs";
 import { resolvePython, runProbe, VerifyInputError, type PythonTarget } from "./run-probe.ts";
-import { readProof, withProofDeviceCode, type ProofRead } from "./proof.ts";
+import { notAProof, readProof, withProofDeviceCode, type ProofRead } from "./proof.ts";
 import { ENV_PACKAGE, TORCH_PACKAGE } from "../catalog/lib/packages.ts";
 import type { Probe, PromiseCheck } from "./compare.ts";
 import type { Variant } from "../matrix/schema.ts";
@@ -88,7 +88,8 @@ export class VerifyRunError extends Error {
 
 /**
  * Check the options before anything runs: the recorded probe is read, `--python` resolved, the proof read.
- * @throws VerifyInputError (exit 2) for an unreadable --probe file or a --python that is no Python
+ * @throws VerifyInputError (exit 2) for an unreadable --probe file, a --python that is no Python, or a --proof that is
+ *   no proof at all (no such path, not a directory: proof.ts notAProof); a proof that cannot be used is set aside
  */
 export function planVerify(options: VerifyOptions): VerifyPlan {
   if (options.probe) {
@@ -100,6 +101,8 @@ export function planVerify(options: VerifyOptions): VerifyPlan {
     }
     return { options, recorded: { probe, label: `the recorded probe ${options.probe} (${probe.python?.executable ?? "?"})` }, target: null, proof: null };
   }
+  const none = options.proof === undefined ? null : notAProof(options.proof);
+  if (none) throw new VerifyInputError(`--proof: ${none}; nothing was run (leave out --proof to read the device code here with cuobjdump)`);
   const target = resolvePython(options.python);
   if (options.hostDriver !== undefined) target.wrapper = [options.hostDriver || "nixglhost"];
   return { options, recorded: null, target, proof: options.proof === undefined ? null : readProof(options.proof) };
