@@ -203,7 +203,7 @@ test("publish refuses an unproven variant (exit 2, why, --allow-unproven; cache 
   assert.match(flat(refused.stderr), /publish them unproven with --allow-unproven/);
   // At 80 columns: the checks' build on a line of its own, to copy; every line fits.
   assert.match(refused.stderr, /^ {2}\$ npx variant-matrix build /m);
-  assert.ok(flat(refused.stderr).includes(`$ npx variant-matrix build --verify ${NAME}`), refused.stderr);
+  assert.ok(flat(refused.stderr).includes(`$ npx variant-matrix build ${NAME}`), refused.stderr);
   fits80(refused.stderr);
   assert.is(existsSync(join(cache, "nix-cache-info")), false, "the cache is untouched");
   // The dry run says which is which: the three it is built on proven (their stand-in checks built), NAME not.

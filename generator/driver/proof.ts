@@ -3,7 +3,7 @@
  * was checked, without a GPU).
  *
  * - The proof: the output of the variant's static check, `tests.static` of its own file (pkgs/checks.nix `static`,
- *   the attribute `build --verify` builds: targets.ts checkTargets), a store path holding `probe.json` (probe.py
+ *   the attribute `build` builds after each variant by default: targets.ts checkTargets), a store path holding `probe.json` (probe.py
  *   `--cuobjdump`, run in the sandbox), `report.txt` (one line per promise, verify/check-main.ts) and `builder.json`
  *   (the Nix system, host name, kernel and CPU the check ran on). Nix makes that path valid only when the check
  *   succeeded, so "proven" is: the check's output path, read off its derivation (`nix-instantiate FILE -A

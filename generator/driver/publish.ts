@@ -391,11 +391,11 @@ function unprovenMessage(unproven: readonly Extract<VariantProof, { state: "unpr
   ).slice(pad.length);
   const each = unproven.map((u) => wrap(`${u.name}: ${u.why}`, width, { indent: "  ", hang: "    " }));
   const fix = wrap(
-    `Build the checks first, then publish again; or publish them unproven with --allow-unproven (the cache then says "unproven" for each, and install says so). The checks' build:`,
+    `Build them (build proves each variant by default), then publish again; or publish them unproven with --allow-unproven (the cache then says "unproven" for each, and install says so). The build:`,
     width,
     { indent: "  ", hang: "  " },
   );
-  const build = wrapCommand(["npx", "variant-matrix", "build", "--verify", ...unproven.map((u) => u.name)].map(shellWord).join(" "), width, "  $ ");
+  const build = wrapCommand(["npx", "variant-matrix", "build", ...unproven.map((u) => u.name)].map(shellWord).join(" "), width, "  $ ");
   return [head, ...each, fix, build].join("\n");
 }
 
