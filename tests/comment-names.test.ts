@@ -17,6 +17,7 @@ import * as assert from "uvu/assert";
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
 import ts from "typescript";
+import { commentsOf } from "./helpers/comments.ts";
 import { ROOT } from "./helpers/cli.ts";
 
 /** Directories of the checkout that are no source: dependencies, outputs, git's own. */
@@ -128,27 +129,6 @@ function problemsIn(text: string): string[] {
   return found;
 }
 
-/**
- * The comments of a file: a TypeScript or JavaScript file's comment ranges (by its syntax tree, so `//` inside a
- * string is not one); elsewhere (Nix, Python, nunjucks) what follows a `#` on a line.
- */
-function commentsOf(file: string): string[] {
-  const text = readFileSync(file, "utf8");
-  if (!/\.(ts|mjs|js)$/.test(file)) return text.split("\n").flatMap((l) => (l.includes("#") ? [l.slice(l.indexOf("#"))] : []));
-  const sf = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, false);
-  const seen = new Map<number, string>();
-  const take = (ranges: ts.CommentRange[] | undefined) => {
-    for (const r of ranges ?? []) seen.set(r.pos, text.slice(r.pos, r.end));
-  };
-  const visit = (node: ts.Node) => {
-    take(ts.getLeadingCommentRanges(text, node.pos));
-    take(ts.getTrailingCommentRanges(text, node.end));
-    ts.forEachChild(node, visit);
-  };
-  visit(sf);
-  take(ts.getLeadingCommentRanges(text, sf.endOfFileToken.pos));
-  return [...seen.values()];
-}
 
 /** The files whose comments are read: generator/'s sources and templates, pkgs/ (but the generated bundle), bin/. */
 const commented = files.filter(

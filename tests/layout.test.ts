@@ -8,6 +8,7 @@ import * as assert from "uvu/assert";
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import ts from "typescript";
+import { commentsOf } from "./helpers/comments.ts";
 import { ROOT } from "./helpers/cli.ts";
 
 const GEN = join(ROOT, "generator");
@@ -244,27 +245,6 @@ function textFiles(dir: string): string[] {
   });
 }
 
-/**
- * The comments of a file: a TypeScript file's comment ranges (by its syntax tree, so `//` inside a string or template
- * is not one); elsewhere (Nix, Python, nunjucks) what follows a `#` on a line.
- */
-function commentsOf(file: string): string[] {
-  const text = readFileSync(file, "utf8");
-  if (!file.endsWith(".ts")) return text.split("\n").flatMap((l) => (l.includes("#") ? [l.slice(l.indexOf("#"))] : []));
-  const sf = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, false);
-  const seen = new Map<number, string>();
-  const take = (ranges: ts.CommentRange[] | undefined) => {
-    for (const r of ranges ?? []) seen.set(r.pos, text.slice(r.pos, r.end));
-  };
-  const visit = (node: ts.Node) => {
-    take(ts.getLeadingCommentRanges(text, node.pos));
-    take(ts.getTrailingCommentRanges(text, node.end));
-    ts.forEachChild(node, visit);
-  };
-  visit(sf);
-  take(ts.getLeadingCommentRanges(text, sf.endOfFileToken.pos));
-  return [...seen.values()];
-}
 
 test('no "issue N" of a tracker this repository does not hold, in generator/ or pkgs/ (an upstream owner/repo issue is fine)', () => {
   const found: string[] = [];
