@@ -20,6 +20,8 @@
  *
  * Child processes go through generator/process.ts (runTool); nothing here prints.
  */
+import { existsSync } from "node:fs";
+import { join } from "node:path";
 import { createHash } from "node:crypto";
 import pLimit from "p-limit";
 import { runTool } from "../process.ts";
@@ -212,9 +214,15 @@ export type FetchedProof =
 export async function fetchProof(variant: { name: string; file: string; outPath: string }, nixOptions: NixOptions = [], deadline?: number): Promise<FetchedProof> {
   const p = (await proofPaths([variant], nixOptions, deadline)).get(variant.name)!;
   const realise = async (path: string) => (await runTool(["nix-store", ...optionArgs(nixOptions), "--realise", path], until(deadline))).code === 0;
+  // A proof verify cannot read where its path says (a store not mounted at /nix/store, e.g. `store = /some/root`): verify
+  // then reads the device code itself, and install says why.
+  const unreadable = (path: string): FetchedProof => ({
+    state: "none",
+    why: `its proof ${path} is in the store, but its files are not at that path on this machine (a store kept elsewhere): verify reads the device code itself`,
+  });
   if ("out" in p) {
-    if ((await validStorePaths([p.out], nixOptions)).has(p.out)) return { state: "proven", fetched: false, summary: await readProof(p.out, nixOptions) };
-    if (await realise(p.out)) return { state: "proven", fetched: true, summary: await readProof(p.out, nixOptions) };
+    const fetched = (await validStorePaths([p.out], nixOptions)).has(p.out) ? false : (await realise(p.out)) ? true : null;
+    if (fetched !== null) return existsSync(join(p.out, "probe.json")) ? { state: "proven", fetched, summary: await readProof(p.out, nixOptions) } : unreadable(p.out);
   }
   const marker = unprovenMarker(variant.name, variant.outPath);
   if (await realise(marker.path)) return { state: "unproven", marker: marker.path };
