@@ -53,16 +53,20 @@ test("planBuild: a dry run's plan as data (selection closed over dependsOn, orde
   assert.is(error, undefined);
   assert.is(written, "");
   assert.equal(warnings, []);
-  assert.equal(p!.selection.targets.map((t) => t.name).sort(), [PT_ARM, TA_ARM].sort());
+  // The selection closed over dependsOn, and each variant's static check after it (build proves by default).
+  const checks = [PT_ARM, TA_ARM].map((n) => `check-static-${n}`);
+  assert.equal(p!.selection.targets.map((t) => t.name).sort(), [PT_ARM, TA_ARM, ...checks].sort());
   assert.is(p!.selection.why.get(PT_ARM), "dependency");
-  assert.equal(p!.plan.order, [PT_ARM, TA_ARM]);
+  assert.equal(p!.plan.order.filter((n) => !n.startsWith("check-")), [PT_ARM, TA_ARM]);
+  for (const [i, n] of [PT_ARM, TA_ARM].entries()) assert.ok(p!.plan.order.indexOf(checks[i]!) > p!.plan.order.indexOf(n), `${n}'s check after it`);
   assert.is(p!.instantiated, false, "a dry run without --ask-store does not instantiate for the driver");
   assert.equal(p!.evaluationFailures, []);
   // It asks Nix what it would build and fetch (issue 53, ask-nix.ts): real Nix over the stand-in files answers.
   assert.ok(p!.nixAnswer, "the plan says which answer it used");
   assert.is(p!.nixAnswer!.asked, true, JSON.stringify(p!.nixAnswer));
   assert.ok(p!.store instanceof Map);
-  assert.equal(p!.dryRun!.rows.rows.map((r) => r.name), [PT_ARM, TA_ARM]);
+  assert.equal(p!.dryRun!.rows.rows.filter((r) => r.check === null).map((r) => r.name), [PT_ARM, TA_ARM]);
+  assert.equal(p!.dryRun!.rows.rows.filter((r) => r.check !== null).map((r) => r.name).sort(), [...checks].sort());
   assert.is(p!.options.backend, "nix");
   // --ask-nix-timeout 0: Nix is not asked, the model stands, and the plan says why.
   const o = options([TA_ARM]);

@@ -248,7 +248,7 @@ export function factsOf(
   const driver = host.gpus.length ? oldestDriver(host.gpus) : null;
   const waits = new Map<string, Wait>();
   const capacity = opts.capacity ?? hostCapacity(host);
-  const wait = (v: Variant) => waits.get(v.name) ?? waits.set(v.name, variantWait(v, variants, catalog, capacity, opts.history)).get(v.name)!;
+  const wait = (v: Variant) => waits.get(v.name) ?? waits.set(v.name, variantWait(v, variants, catalog, capacity, { history: opts.history })).get(v.name)!;
   return {
     prefer: opts.prefer ?? "wait",
     wait,

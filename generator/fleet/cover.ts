@@ -155,7 +155,7 @@ function coverTable(
   const cudaOrder = [...new Set(pool.map((v) => v.cuda).filter((c): c is string => c !== null))].sort((a, b) => compareVersions(b, a));
   const covers: number[][] = pool.map(() => []);
   const cost: Map<number, number>[] = pool.map(() => new Map());
-  const waits = pool.map((v) => variantWait(v, candidates, catalog, o.capacity, o.history));
+  const waits = pool.map((v) => variantWait(v, candidates, catalog, o.capacity, { history: o.history }));
   elements.forEach((e, ei) => {
     const host = hostOf.get(e.hostId)!;
     pool.forEach((v, vi) => {

@@ -149,7 +149,7 @@ function namesOf(all: readonly WaitVariant[]): Map<string, WaitVariant> {
  * staticCheckInputs; an earlier check's duration from `history`, else the check figure, plan.ts estimateBuild, as
  * the build's plan has them): the wait is until the variant is built and proven.
  * @param capacity the host's (concurrency.ts capacityOf): the same record `build` and install schedule with
- * @param history earlier durations by name (driver/report.ts durationsFromReports); default none
+ * @param o.history earlier durations by name (driver/report.ts durationsFromReports); default none
  * @param o.verify false: no checks (`build --no-verify`); default true
  */
 export function variantWait(
@@ -157,9 +157,9 @@ export function variantWait(
   all: readonly WaitVariant[],
   cat: CacheModelCatalog,
   capacity: Capacity,
-  history: ReadonlyMap<string, number> = new Map(),
-  o: { verify?: boolean } = {},
+  o: { history?: ReadonlyMap<string, number>; verify?: boolean } = {},
 ): Wait {
+  const history = o.history ?? new Map<string, number>();
   const byName = namesOf(all);
   const closure = new Map<string, WaitVariant>();
   const visit = (x: WaitVariant) => {
