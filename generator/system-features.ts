@@ -90,3 +90,12 @@ export function featureNeeds(
 export function systemFeaturesLine(gccarchFeatures: readonly string[]): string {
   return `extra-system-features = ${[...new Set(gccarchFeatures)].join(" ")}`;
 }
+
+/**
+ * How many of `names` are variants and how many their checks (a check's name is `check-KIND-VARIANT`,
+ * driver/targets.ts checkTargets): "2 variant(s)", or "2 variant(s), 2 check(s)".
+ */
+export function variantsAndChecks(names: readonly string[]): string {
+  const checks = names.filter((n) => n.startsWith("check-")).length;
+  return `${names.length - checks} variant(s)${checks ? `, ${checks} check(s)` : ""}`;
+}

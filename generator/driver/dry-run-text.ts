@@ -12,6 +12,7 @@ import type { BuilderNeeds } from "./builders.ts";
 import type { Capacity, JobsRule } from "../model/concurrency.ts";
 import { BUILD_LABEL, type WaitPart } from "../model/wait.ts";
 import { CATALOG_FIGURE, CHECK_FIGURE } from "../model/plan.ts";
+import { variantsAndChecks } from "../system-features.ts";
 
 type DryRun = ReturnType<typeof dryRunRows>;
 
@@ -413,7 +414,7 @@ function featureLines(n: BuilderNeeds, hostLine: boolean): string[] {
   const out = ["  system features a builder must declare (requiredSystemFeatures; Nix builds a derivation only where all are declared):"];
   for (const g of n.groups)
     out.push(
-      `    ${g.system} ${g.features.join(" ") || "(none)"}: ${g.variants.length} variant(s); ` +
+      `    ${g.system} ${g.features.join(" ") || "(none)"}: ${variantsAndChecks(g.variants)}; ` +
         (g.takenBy.length ? `taken by ${g.takenBy.join(", ")}` : `warning: no configured builder declares them (Nix will refuse these)`),
     );
   // The setting on a line of its own, so it can be copied (text.ts wrapLines splits a wide one into extra- lines).

@@ -12,7 +12,7 @@
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { basename, dirname, join, normalize } from "node:path";
 import { compareVersions } from "../versions.ts";
-import { GPU_CHECK_FEATURE, GPU_CHECK_FEATURE_HOWTO, systemFeaturesLine } from "../system-features.ts";
+import { GPU_CHECK_FEATURE, GPU_CHECK_FEATURE_HOWTO, systemFeaturesLine, variantsAndChecks } from "../system-features.ts";
 // The built-in catalog and machine facts, unparsed (catalog/lib/built-in.ts): every command that runs a check loads this
 // module, and parsing the whole catalog with zod for a check would cost more than the check. None of what the checks
 // read is extended by local-catalog.json (the public caches, the ISA table, the machine facts).
@@ -306,7 +306,7 @@ const CHECKS: readonly Check[] = [
       const runnable = hostGccarch(p, c.hostSystem);
       const unrunnable = missing.filter((f) => f.startsWith("gccarch-") && runnable !== null && !runnable.includes(f));
       const detail =
-        `this machine's Nix declares no ${missing.join(", ")}, which ${who.length} variant(s) require (e.g. ${who[0]}): Nix would refuse ` +
+        `this machine's Nix declares no ${missing.join(", ")}, which ${variantsAndChecks(who)} require (e.g. ${who.find((n) => !n.startsWith("check-")) ?? who[0]}): Nix would refuse ` +
         "them after building their dependencies";
       if (unrunnable.length)
         return {
