@@ -22,7 +22,8 @@ for (const signal of ["SIGTERM", "SIGINT"] as const)
     const logs = join(dir, "logs");
     const args = [
       "run", "--silent", "build:variants", "--",
-      PT_ARM, PT_CPU, "--backend", "nix", "--jobs", "2", "--plain",
+      // The stand-ins carry no static checks: the driver's stop is what is tested, not a proof.
+      PT_ARM, PT_CPU, "--no-verify", "--backend", "nix", "--jobs", "2", "--plain",
       "--pkgs-dir", FIXTURES, "--matrix", BUILD_MATRIX, "--out-dir", join(dir, "out"), "--logs-dir", logs,
       "--nix-option", "substituters=", "--nix-option", `extra-system-features=${STAND_IN_BUILDER_FEATURES[2]}`,
     ];
