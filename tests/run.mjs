@@ -33,11 +33,11 @@ const WORKER = join(TESTS, "worker.cjs");
 const DONE_MARK = "@@vm-test-file-done";
 const TIMES = join(ROOT, "node_modules/.cache/variant-matrix/test-times.json");
 /**
- * Every file that took 6 s or more on a 2-core machine with a core-bound job beside it (a clean clone's run of
- * 2026-11-28), longest first: the order when no times are cached, as on CI's clean clone. A file of 10 s or more
+ * Every file that took 3 s or more on the 2-core machine (a clean clone's `.ci/run` of 2026-11-29, the machine
+ * otherwise idle), longest first: the order when no times are cached, as on CI's clean clone. A file of 10 s or more
  * missing here is named after the run (a clean clone would start it late and end on it).
  */
-const SLOW_FIRST = ["build", "scale", "install", "proof", "build-proof", "signed-cache", "generate-interrupt", "cache", "nix-contract", "checker-facts", "ci", "project-cache", "build-log-memory", "pin", "cuda-extensions", "output-files", "doctor", "one-torch", "build-errors", "device-code", "verify-fast", "isa-features", "release", "newcomer", "scale-out", "flox", "compiled", "terminal-safe", "arguments", "install-places", "read-only", "publish", "environments", "surface", "pins", "recorded-plan", "install-cause", "one-wait", "eval-first", "eval", "cli-startup", "team-cache", "signals", "options", "process-module", "generate", "verify", "silent-builder", "real-builds", "generated-strings", "fleet", "function-length", "output-lock", "failure-cause", "docs", "install-plan"];
+const SLOW_FIRST = ["proof", "project-cache", "build", "signed-cache", "install", "generate-interrupt", "build-proof", "nix-contract", "cache", "ci", "install-places", "scale", "checker-facts", "build-errors", "output-files", "pin", "one-wait", "fleet", "one-torch", "doctor", "verify-fast", "device-code", "cuda-extensions", "flox", "compiled", "publish", "newcomer", "isa-features", "scale-out", "release", "arguments", "team-cache", "environments", "build-log-memory", "verify-proof", "surface", "read-only", "eval", "terminal-safe", "recorded-plan", "pins", "cli-startup", "verify", "generated-state", "eval-first", "process-module", "signals", "install-cause", "generate", "options", "silent-builder", "failure-cause", "vllm", "recorded-host", "detect", "stale-matrix", "function-length", "generated-strings", "output-lock", "install-plan", "load-matrix", "real-builds", "comment-names", "flake"];
 /** A file that took this long (seconds) and is not in SLOW_FIRST is named after the run. */
 const SLOW_SECONDS = 10;
 /** The time assumed for a file with none recorded (seconds). */
