@@ -181,10 +181,14 @@ function forget(links: readonly string[], paths: readonly string[]): void {
   for (const p of paths) assert.is(existsSync(p), false, `${p} deleted`);
 }
 
-test("publish refuses an unproven variant (exit 2, why, --allow-unproven; cache untouched); a proven one goes with its proof, signed; install fetches both, prints the proof's summary and runs no cuobjdump", async () => {
-  const { dir, marker } = markedBuildDir("vm-proof-");
+/**
+ * A team's first machine: a project whose matrix names a file:// cache with a fresh key (`keyName`), the STAND-IN
+ * variants built into `results` with their dependencies, and the dependencies' static checks built (NAME's not).
+ */
+function publishedSetUp(prefix: string, keyName: string) {
+  const { dir, marker } = markedBuildDir(prefix);
   const cache = join(dir, "cache");
-  const { sk, pk } = makeKey(dir, "proof-test-1");
+  const { sk, pk } = makeKey(dir, keyName);
   const caches = [{ url: `file://${cache}`, publicKey: pk }];
   const m = writeMatrix(dir, { ...BASE, caches });
   const variant = projectFromMatrix({ ...BASE, caches } as never).variants.find((v) => v.name === NAME)!;
@@ -193,6 +197,11 @@ test("publish refuses an unproven variant (exit 2, why, --allow-unproven; cache 
   mkdirSync(results);
   const out = buildAll(pkgs, results, [...variant.dependsOn, NAME]).get(NAME)!;
   buildChecks(pkgs, results, variant.dependsOn);
+  return { dir, marker, cache, sk, pk, m, variant, pkgs, results, out };
+}
+
+test("publish refuses an unproven variant (exit 2, why, --allow-unproven; cache untouched); a proven one goes with its proof, signed; install fetches both, prints the proof's summary and runs no cuobjdump", async () => {
+  const { dir, marker, cache, sk, pk, m, variant, pkgs, results, out } = publishedSetUp("vm-proof-", "proof-test-1");
   const publish = (...more: string[]) => runMain(["publish", NAME, "--matrix", m, "--to", `file://${cache}`, "--out-dir", results, "--pkgs-dir", pkgs, "--secret-key-file", sk, ...more], { env: { ...offline, COLUMNS: "80" } });
 
   // 1. Built, its check not: refused, nothing copied.
@@ -262,17 +271,7 @@ test("publish refuses an unproven variant (exit 2, why, --allow-unproven; cache 
 });
 
 test("publish --allow-unproven marks the variant unproven in the cache (signed), and install says so; without the mark install says there is no proof", async () => {
-  const { dir, marker } = markedBuildDir("vm-proof-unproven-");
-  const cache = join(dir, "cache");
-  const { sk, pk } = makeKey(dir, "proof-test-2");
-  const caches = [{ url: `file://${cache}`, publicKey: pk }];
-  const m = writeMatrix(dir, { ...BASE, caches });
-  const variant = projectFromMatrix({ ...BASE, caches } as never).variants.find((v) => v.name === NAME)!;
-  const pkgs = standIn(variant.dependsOn, marker);
-  const results = join(dir, "results");
-  mkdirSync(results);
-  const out = buildAll(pkgs, results, [...variant.dependsOn, NAME]).get(NAME)!;
-  buildChecks(pkgs, results, variant.dependsOn);
+  const { dir, marker, cache, sk, pk, m, variant, pkgs, results, out } = publishedSetUp("vm-proof-unproven-", "proof-test-2");
   const mark = unprovenMarker(NAME, out).path;
   const pub = await runMain(["publish", NAME, "--matrix", m, "--to", `file://${cache}`, "--out-dir", results, "--pkgs-dir", pkgs, "--secret-key-file", sk, "--allow-unproven"], { env: { ...offline, COLUMNS: "80" } });
   assert.is(pub.status, 0, pub.stdout + pub.stderr);
